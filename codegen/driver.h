@@ -1,0 +1,46 @@
+// The generator's driver: sequences the stages (load -> check -> emit) and writes generated/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diag.h"
+#include "emitter.h"
+#include "ir.h"
+
+namespace sb {
+
+// specs/*.yaml under `root`, sorted by name.
+std::vector<std::string> default_spec_paths(const std::string& root);
+
+// Stage names accepted by `dump_after`: "load", "check".
+// Loads and checks one spec. When `dump_after` names a stage, the IR after that stage is
+// printed to stdout.
+Result<Spec> load_and_check(const std::string& path, const std::string& dump_after = "");
+
+// Loads and checks every path; the first error wins. Spec names must be unique.
+Result<std::vector<Spec>> load_all(const std::vector<std::string>& paths,
+                                   const std::string& dump_after = "");
+
+// Emits every backend's file for every spec (paths relative to generated/).
+std::vector<GeneratedFile> generate(const std::vector<Spec>& specs);
+
+struct GenOptions {
+  std::string root;                // repository root (holds specs/ and generated/)
+  std::vector<std::string> specs;  // empty = default_spec_paths(root)
+  bool check = false;              // compare only; write nothing
+  std::string dump_after;          // see load_and_check
+  std::string out_dir;             // default root + "/generated"
+};
+
+// `specbench gen`. Returns the process exit code: 0 ok; 1 when --check finds stale files (each
+// listed on stderr); 2 on a user error (printed with file:line:col). Writes nothing unless every
+// spec loads and checks; each file is written atomically (temporary file, then rename). Without
+// explicit specs it also removes generated files that no spec produces.
+int run_gen(const GenOptions& opt);
+
+// Writes `content` to `path` atomically: a temporary file in the same folder, then rename.
+// Creates parent folders. Returns an error naming the path on failure.
+Status write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace sb

@@ -1,0 +1,2 @@
+// Placeholder; the CLI lands with the harness.
+int main() { return 0; }
