@@ -1,5 +1,6 @@
 #include "diag.h"
 
+#include <algorithm>
 #include <fstream>
 
 namespace sb {
@@ -23,20 +24,33 @@ std::string format_error(const Error& e) {
   if (!e.loc.file.empty()) {
     out += e.loc.file;
     if (e.loc.line > 0) {
-      out += ":" + std::to_string(e.loc.line);
-      if (e.loc.col > 0) out += ":" + std::to_string(e.loc.col);
+      out.append(":").append(std::to_string(e.loc.line));
+      if (e.loc.col > 0) out.append(":").append(std::to_string(e.loc.col));
     }
     out += ": ";
   }
   out += "error: " + e.message + "\n";
   if (!e.excerpt.empty()) {
-    out += "  " + e.excerpt + "\n";
-    if (e.loc.col > 0) {
+    // Long lines are cut to a window around the column, marked with "...".
+    constexpr int kWidth = 100;
+    std::string shown = e.excerpt;
+    int col = e.loc.col;
+    if (static_cast<int>(shown.size()) > kWidth) {
+      int start = std::max(0, std::min(col - 1 - kWidth / 2, static_cast<int>(shown.size()) - kWidth));
+      shown = shown.substr(start, kWidth);
+      if (start > 0) {
+        shown.insert(0, "...");
+        col = col - start + 3;
+      }
+      if (start + kWidth < static_cast<int>(e.excerpt.size())) shown += "...";
+    }
+    out.append("  ").append(shown).append("\n");
+    if (col > 0) {
       std::string pad;
       // Keep tabs so the caret lines up under tab-indented excerpts.
-      for (int i = 0; i < e.loc.col - 1 && i < static_cast<int>(e.excerpt.size()); ++i)
-        pad += e.excerpt[i] == '\t' ? '\t' : ' ';
-      out += "  " + pad + "^\n";
+      for (int i = 0; i < col - 1 && i < static_cast<int>(shown.size()); ++i)
+        pad += shown[i] == '\t' ? '\t' : ' ';
+      out.append("  ").append(pad).append("^\n");
     }
   }
   return out;

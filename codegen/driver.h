@@ -13,7 +13,7 @@ namespace sb {
 // specs/*.yaml under `root`, sorted by name.
 std::vector<std::string> default_spec_paths(const std::string& root);
 
-// Stage names accepted by `dump_after`: "load", "check".
+// Stage names accepted by `dump_after`: "load", "typecheck", "check".
 // Loads and checks one spec. When `dump_after` names a stage, the IR after that stage is
 // printed to stdout.
 Result<Spec> load_and_check(const std::string& path, const std::string& dump_after = "");

@@ -37,6 +37,7 @@ enum class ExprKind {
   Call,       // fn; args
   Cast,       // cast_to (== type); args[0]
   Reduce,     // rop; ref = index into Statement::vars (the reduction variable); args[0] = body
+              // (before checking: name = the variable, args = {body, lo, hi})
 };
 
 enum class UnOp { Neg, Not };
@@ -108,7 +109,8 @@ struct Tensor {
 // indices in subscript order (vars[0..rank)), then reduction variables in order of appearance.
 struct Statement {
   Loc loc;
-  int out = -1;  // index into Spec::tensors
+  std::string target;  // the written tensor's name, as in the spec
+  int out = -1;        // index into Spec::tensors (set by check_spec)
   std::vector<IndexVar> vars;
   ExprPtr rhs;
   size_t rank() const;  // number of output indices
@@ -119,6 +121,7 @@ struct Variant {
   std::string strategy;
   Loc loc;
   std::map<std::string, int64_t> params;  // as written in the spec; defaults are the emitter's
+  std::map<std::string, Loc> param_locs;  // where each parameter is named
 };
 
 struct Tolerance {
@@ -139,6 +142,7 @@ struct Spec {
   std::vector<Statement> stmts;
   Tolerance tol;
   std::map<std::string, std::vector<Variant>> variants;  // backend -> variants, spec order
+  std::map<std::string, Loc> backend_locs;                // backend -> where it is named
 
   // Size points: each parameter's list is zipped with the others; a list of length 1 is
   // broadcast. Lengths are validated by the loader.

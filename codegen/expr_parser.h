@@ -1,0 +1,44 @@
+// The parser of the spec's index notation: statements, expressions, reductions.
+//
+// Produces untyped ASTs (ExprKind::Name for every plain identifier; Reduce nodes carry their
+// variable in `name` and args = {body, lo, hi}); check_spec() resolves and types them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diag.h"
+#include "ir.h"
+
+namespace sb {
+
+// Maps offsets in a text taken from a YAML scalar back to file positions: line i of the text
+// starts at `starts[i]` in the file.
+struct TextMap {
+  std::string file;
+  std::vector<Loc> starts;
+  Loc at(const std::string& text, size_t offset) const;
+};
+
+struct ParsedIndex {
+  std::string name;
+  Loc loc;
+};
+
+struct ParsedStatement {
+  Loc loc;                          // of the target name
+  std::string target;
+  bool subscripted = false;         // `y[...] = ` rather than `y = `
+  std::vector<ParsedIndex> indices; // left-hand side index variables, as written
+  ExprPtr rhs;
+};
+
+// Parses statements separated by newlines or ';' ('#' starts a comment; a newline inside
+// parentheses or brackets does not end a statement). Returns an error at the first problem.
+Result<std::vector<ParsedStatement>> parse_statements(const std::string& text,
+                                                      const TextMap& map);
+
+// Parses one expression that must span the whole text (used for shapes).
+Result<ExprPtr> parse_expression(const std::string& text, const TextMap& map);
+
+}  // namespace sb

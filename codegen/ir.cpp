@@ -1,0 +1,379 @@
+#include "ir.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <sstream>
+
+namespace sb {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::I32: return "i32";
+    case DType::Index: return "index";
+    case DType::Bool: return "bool";
+    case DType::FloatLit: return "float literal";
+    case DType::IntLit: return "integer literal";
+    case DType::Unknown: break;
+  }
+  return "unknown";
+}
+
+int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::F64:
+    case DType::Index: return 8;
+    default: return 0;
+  }
+}
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F64; }
+
+const char* binop_symbol(BinOp op) {
+  switch (op) {
+    case BinOp::Add: return "+";
+    case BinOp::Sub: return "-";
+    case BinOp::Mul: return "*";
+    case BinOp::Div: return "/";
+    case BinOp::Mod: return "%";
+    case BinOp::Lt: return "<";
+    case BinOp::Le: return "<=";
+    case BinOp::Gt: return ">";
+    case BinOp::Ge: return ">=";
+    case BinOp::Eq: return "==";
+    case BinOp::Ne: return "!=";
+    case BinOp::And: return "&&";
+    case BinOp::Or: return "||";
+  }
+  return "?";
+}
+
+const char* fn_name(Fn fn) {
+  switch (fn) {
+    case Fn::Min: return "min";
+    case Fn::Max: return "max";
+    case Fn::Abs: return "abs";
+    case Fn::Exp: return "exp";
+    case Fn::Log: return "log";
+    case Fn::Sqrt: return "sqrt";
+    case Fn::Tanh: return "tanh";
+    case Fn::Erf: return "erf";
+    case Fn::Select: return "select";
+  }
+  return "?";
+}
+
+const char* reduce_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+  }
+  return "?";
+}
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::In: return "in";
+    case Role::Out: return "out";
+    case Role::Temp: return "temp";
+  }
+  return "?";
+}
+
+const char* boundary_name(Boundary b) {
+  switch (b) {
+    case Boundary::None: return "none";
+    case Boundary::Zero: return "zero";
+    case Boundary::Clamp: return "clamp";
+  }
+  return "?";
+}
+
+ExprPtr clone(const Expr& e) {
+  auto c = std::make_unique<Expr>();
+  c->kind = e.kind;
+  c->loc = e.loc;
+  c->type = e.type;
+  c->fval = e.fval;
+  c->ival = e.ival;
+  c->name = e.name;
+  c->ref = e.ref;
+  c->uop = e.uop;
+  c->bop = e.bop;
+  c->fn = e.fn;
+  c->rop = e.rop;
+  c->cast_to = e.cast_to;
+  for (const auto& a : e.args) c->args.push_back(clone(*a));
+  return c;
+}
+
+size_t Statement::rank() const {
+  size_t n = 0;
+  while (n < vars.size() && !vars[n].is_reduction) ++n;
+  return n;
+}
+
+static std::vector<SizePoint> zip_points(const std::vector<SizeParam>& sizes, bool bench) {
+  size_t n = 1;
+  for (const auto& s : sizes) n = std::max(n, (bench ? s.bench : s.verify).size());
+  std::vector<SizePoint> pts(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& s : sizes) {
+      const auto& l = bench ? s.bench : s.verify;
+      SB_ASSERT(!l.empty(), "size list of " + s.name + " is empty");
+      pts[i].push_back(l.size() == 1 ? l[0] : l[i]);
+    }
+  }
+  return pts;
+}
+
+std::vector<SizePoint> Spec::bench_points() const { return zip_points(sizes, true); }
+std::vector<SizePoint> Spec::verify_points() const { return zip_points(sizes, false); }
+
+int Spec::find_tensor(const std::string& n) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Spec::find_size(const std::string& n) const {
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars) {
+  switch (e.kind) {
+    case ExprKind::IntLit: return e.ival;
+    case ExprKind::SizeRef:
+      SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(sizes.size()), "size ref out of range");
+      return sizes[e.ref];
+    case ExprKind::IndexVar:
+      SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(vars.size()), "index var out of range");
+      return vars[e.ref];
+    case ExprKind::Unary:
+      SB_ASSERT(e.uop == UnOp::Neg, "non-integer unary op in integer expression");
+      return -eval_int(*e.args[0], sizes, vars);
+    case ExprKind::Binary: {
+      int64_t a = eval_int(*e.args[0], sizes, vars);
+      int64_t b = eval_int(*e.args[1], sizes, vars);
+      switch (e.bop) {
+        case BinOp::Add: return a + b;
+        case BinOp::Sub: return a - b;
+        case BinOp::Mul: return a * b;
+        case BinOp::Div: SB_ASSERT(b != 0, "integer division by zero"); return a / b;
+        case BinOp::Mod: SB_ASSERT(b != 0, "integer modulo by zero"); return a % b;
+        default: break;
+      }
+      break;
+    }
+    case ExprKind::Call:
+      if (e.fn == Fn::Min || e.fn == Fn::Max) {
+        int64_t a = eval_int(*e.args[0], sizes, vars);
+        int64_t b = eval_int(*e.args[1], sizes, vars);
+        return e.fn == Fn::Min ? std::min(a, b) : std::max(a, b);
+      }
+      if (e.fn == Fn::Abs) return std::llabs(eval_int(*e.args[0], sizes, vars));
+      break;
+    default: break;
+  }
+  SB_ASSERT(false, "expression is not an integer expression");
+  return 0;
+}
+
+std::vector<int64_t> tensor_extents(const Spec& s, int t, const SizePoint& sizes) {
+  std::vector<int64_t> ext;
+  for (const auto& d : s.tensors[t].shape) ext.push_back(eval_int(*d, sizes));
+  return ext;
+}
+
+int64_t tensor_elements(const Spec& s, int t, const SizePoint& sizes) {
+  int64_t n = 1;
+  for (int64_t e : tensor_extents(s, t, sizes)) n *= e;
+  return n;
+}
+
+namespace {
+
+int precedence(const Expr& e) {
+  if (e.kind == ExprKind::Binary) {
+    switch (e.bop) {
+      case BinOp::Or: return 1;
+      case BinOp::And: return 2;
+      case BinOp::Eq:
+      case BinOp::Ne: return 3;
+      case BinOp::Lt:
+      case BinOp::Le:
+      case BinOp::Gt:
+      case BinOp::Ge: return 4;
+      case BinOp::Add:
+      case BinOp::Sub: return 5;
+      default: return 6;
+    }
+  }
+  if (e.kind == ExprKind::Unary) return 7;
+  return 8;
+}
+
+std::string format_double(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  // Prefer the shortest text that reads back exactly.
+  for (int p = 1; p <= 17; ++p) {
+    char b2[64];
+    std::snprintf(b2, sizeof b2, "%.*g", p, v);
+    if (std::strtod(b2, nullptr) == v) {
+      std::snprintf(buf, sizeof buf, "%s", b2);
+      break;
+    }
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+void print(std::ostream& o, const Expr& e, const Spec& s, const Statement* st, int parent_prec,
+           bool right);
+
+void print_args(std::ostream& o, const Expr& e, const Spec& s, const Statement* st) {
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    if (i) o << ", ";
+    print(o, *e.args[i], s, st, 0, false);
+  }
+}
+
+std::string var_name(const Expr& e, const Statement* st) {
+  if (st && e.ref >= 0 && e.ref < static_cast<int>(st->vars.size())) return st->vars[e.ref].name;
+  return e.name;
+}
+
+void print(std::ostream& o, const Expr& e, const Spec& s, const Statement* st, int parent_prec,
+           bool right) {
+  switch (e.kind) {
+    case ExprKind::FloatLit: o << format_double(e.fval); return;
+    case ExprKind::IntLit: o << e.ival; return;
+    case ExprKind::Name:
+    case ExprKind::Const: o << e.name; return;
+    case ExprKind::IndexVar: o << var_name(e, st); return;
+    case ExprKind::SizeRef: o << (e.ref >= 0 ? s.sizes[e.ref].name : e.name); return;
+    case ExprKind::Read:
+      o << (e.ref >= 0 ? s.tensors[e.ref].name : e.name);
+      if (!e.args.empty()) {
+        o << "[";
+        print_args(o, e, s, st);
+        o << "]";
+      }
+      return;
+    case ExprKind::Unary:
+      o << (e.uop == UnOp::Neg ? "-" : "!");
+      print(o, *e.args[0], s, st, 7, false);
+      return;
+    case ExprKind::Binary: {
+      int p = precedence(e);
+      bool paren = p < parent_prec || (p == parent_prec && right);
+      if (paren) o << "(";
+      print(o, *e.args[0], s, st, p, false);
+      o << " " << binop_symbol(e.bop) << " ";
+      print(o, *e.args[1], s, st, p, true);
+      if (paren) o << ")";
+      return;
+    }
+    case ExprKind::Call:
+      o << fn_name(e.fn) << "(";
+      print_args(o, e, s, st);
+      o << ")";
+      return;
+    case ExprKind::Cast:
+      o << dtype_name(e.cast_to) << "(";
+      print_args(o, e, s, st);
+      o << ")";
+      return;
+    case ExprKind::Reduce: {
+      o << reduce_name(e.rop) << "(";
+      if (st && e.ref >= 0) {
+        const IndexVar& v = st->vars[e.ref];
+        o << v.name << " in ";
+        print(o, *v.lo, s, st, 8, false);
+        o << "..";
+        print(o, *v.hi, s, st, 8, false);
+      } else {
+        o << e.name;
+      }
+      o << ": ";
+      print(o, *e.args[0], s, st, 0, false);
+      o << ")";
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_string(const Expr& e, const Spec& s, const Statement* st) {
+  std::ostringstream o;
+  print(o, e, s, st, 0, false);
+  return o.str();
+}
+
+std::string to_string(const Statement& st, const Spec& s) {
+  std::ostringstream o;
+  o << (st.out >= 0 ? s.tensors[st.out].name : "?");
+  size_t r = st.rank();
+  if (st.out >= 0 && !s.tensors[st.out].shape.empty()) {
+    o << "[";
+    for (size_t i = 0; i < r; ++i) o << (i ? ", " : "") << st.vars[i].name;
+    o << "]";
+  }
+  o << " = ";
+  if (st.rhs) print(o, *st.rhs, s, &st, 0, false);
+  return o.str();
+}
+
+std::string dump(const Spec& s) {
+  std::ostringstream o;
+  o << "spec " << s.name << "  (" << s.path << ")\n";
+  o << "  doc: " << s.doc << "\n";
+  for (const auto& z : s.sizes) {
+    o << "  size " << z.name << " bench=[";
+    for (size_t i = 0; i < z.bench.size(); ++i) o << (i ? "," : "") << z.bench[i];
+    o << "] verify=[";
+    for (size_t i = 0; i < z.verify.size(); ++i) o << (i ? "," : "") << z.verify[i];
+    o << "]\n";
+  }
+  for (const auto& t : s.tensors) {
+    o << "  tensor " << t.name << ": " << dtype_name(t.type) << "[";
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      o << (i ? ", " : "") << to_string(*t.shape[i], s, nullptr);
+    o << "] " << role_name(t.role);
+    if (t.boundary != Boundary::None) o << " boundary=" << boundary_name(t.boundary);
+    o << "\n";
+  }
+  for (const auto& st : s.stmts) {
+    o << "  stmt " << to_string(st, s);
+    if (st.rhs) o << "   : " << dtype_name(st.rhs->type);
+    o << "\n";
+    for (const auto& v : st.vars) {
+      o << "    var " << v.name << (v.is_reduction ? " (reduction)" : "") << " in ";
+      o << (v.lo ? to_string(*v.lo, s, &st) : "?") << ".." << (v.hi ? to_string(*v.hi, s, &st) : "?")
+        << "\n";
+    }
+  }
+  o << "  tolerance rtol=" << s.tol.rtol << " atol=" << s.tol.atol << "\n";
+  for (const auto& [backend, vs] : s.variants) {
+    for (const auto& v : vs) {
+      o << "  variant " << backend << "/" << v.name << " strategy=" << v.strategy;
+      for (const auto& [k, val] : v.params) o << " " << k << "=" << val;
+      o << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace sb

@@ -1,0 +1,77 @@
+#include "names.h"
+
+#include <set>
+#include <string_view>
+
+namespace sb {
+
+namespace {
+
+// Keywords and reserved names of every target language. A spec name becomes a C++/CUDA local,
+// a Mojo variable and a Python-visible result key. (MLIR values are %-prefixed, so MLIR
+// reserves no plain identifiers.)
+const std::set<std::string_view>& target_keywords() {
+  static const std::set<std::string_view> k = {
+      // C and C++
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "restrict", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union",
+      "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      "main", "NULL", "size_t", "int64_t", "int32_t", "uint64_t", "INFINITY", "NAN",
+      // CUDA
+      "__global__", "__device__", "__host__", "__shared__", "__constant__", "__restrict__",
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cudaStream_t",
+      // Mojo
+      "fn", "def", "var", "let", "alias", "comptime", "struct", "trait", "raises", "inout",
+      "owned", "borrowed", "ref", "mut", "out", "read", "self", "Self", "import", "from", "as",
+      "with", "pass", "lambda", "in", "is", "elif", "raise", "except", "finally", "yield",
+      "global", "nonlocal", "assert", "del", "async", "await", "None", "True", "False", "Int",
+      "Float32", "Float64", "Int32", "SIMD", "DType", "Pointer", "UnsafePointer",
+  };
+  return k;
+}
+
+const std::set<std::string_view>& builtins() {
+  static const std::set<std::string_view> b = {
+      "sum", "max", "min", "abs", "exp", "log", "sqrt", "tanh", "erf", "select", "where",
+      "f32", "f64", "i32", "pi", "inf",
+  };
+  return b;
+}
+
+}  // namespace
+
+bool is_builtin_name(const std::string& name) { return builtins().count(name) > 0; }
+
+std::string check_identifier(const std::string& name) {
+  if (name.empty()) return "a name must not be empty";
+  bool ok = (name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z');
+  for (char c : name) {
+    ok = ok && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                c == '_');
+  }
+  if (!ok) return "'" + name + "' is not an identifier (expected [A-Za-z][A-Za-z0-9_]*)";
+  if (name.size() > 64) return "'" + name + "' is longer than 64 characters";
+  if (name.rfind("sb_", 0) == 0 || name.rfind("SB_", 0) == 0)
+    return "'" + name + "' uses the reserved prefix 'sb_'";
+  if (is_builtin_name(name)) return "'" + name + "' is a built-in name of the spec language";
+  if (target_keywords().count(name)) return "'" + name + "' is a keyword in a target language";
+  return "";
+}
+
+std::string check_kernel_name(const std::string& name) {
+  std::string why = check_identifier(name);
+  if (!why.empty()) return why;
+  for (char c : name)
+    if (c >= 'A' && c <= 'Z') return "kernel name '" + name + "' must be lower case";
+  return "";
+}
+
+}  // namespace sb
