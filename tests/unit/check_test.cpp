@@ -1,0 +1,144 @@
+// Unit tests of the spec loader and the check passes (types, bounds), on small inline specs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "bounds.h"
+#include "spec_loader.h"
+#include "typecheck.h"
+
+namespace sb {
+namespace {
+
+// A minimal 1D spec whose compute, tensors and sizes can be replaced.
+std::string spec_text(const std::string& tensors, const std::string& compute,
+                      const std::string& sizes = "  N: {bench: [1024], verify: [1, 7]}\n") {
+  return "name: t\ndoc: test spec\nsizes:\n" + sizes + "tensors:\n" + tensors +
+         "compute: |\n" + compute + "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
+}
+
+struct Loaded {
+  Spec spec;
+  std::string error;  // first line of the formatted error, "" on success
+};
+
+Loaded load_checked(const std::string& text) {
+  static int n = 0;
+  auto path = std::filesystem::temp_directory_path() /
+              ("sb_check_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".yaml");
+  std::ofstream(path) << text;
+  Loaded out;
+  auto s = load_spec(path.string());
+  Status st = s.ok() ? typecheck(s.value()) : Status(s.error());
+  if (st.ok()) st = check_bounds(s.value());
+  if (!st.ok()) {
+    std::string f = format_error(st.error());
+    out.error = f.substr(0, f.find('\n'));
+  } else {
+    out.spec = std::move(s.value());
+  }
+  std::filesystem::remove(path);
+  return out;
+}
+
+const char* kVec =
+    "  a: {type: f32, shape: [N], role: in}\n"
+    "  c: {type: f32, shape: [N], role: out}\n";
+
+TEST(CheckTest, ResolvesNamesAndTypes) {
+  auto l = load_checked(spec_text(kVec, "  c[i] = 2 * a[i] + 1\n"));
+  ASSERT_EQ(l.error, "");
+  const Statement& st = l.spec.stmts[0];
+  EXPECT_EQ(st.out, 1);
+  EXPECT_EQ(st.rhs->type, DType::F32);
+  // Integer literals in a float context become float literals (no integer division).
+  const Expr& one = *st.rhs->args[1];
+  EXPECT_EQ(one.kind, ExprKind::FloatLit);
+  EXPECT_EQ(one.type, DType::F32);
+  EXPECT_EQ(to_string(st, l.spec), "c[i] = 2.0 * a[i] + 1.0");
+}
+
+TEST(CheckTest, ReductionVariablesMoveIntoStatement) {
+  auto l = load_checked(spec_text(
+      "  a: {type: f32, shape: [N, K], role: in}\n  c: {type: f32, shape: [N], role: out}\n",
+      "  c[i] = sum(k in 0..K: a[i, k])\n",
+      "  N: {bench: [64], verify: [3]}\n  K: {bench: [64], verify: [5]}\n"));
+  ASSERT_EQ(l.error, "");
+  const Statement& st = l.spec.stmts[0];
+  ASSERT_EQ(st.vars.size(), 2u);
+  EXPECT_EQ(st.rank(), 1u);
+  EXPECT_TRUE(st.vars[1].is_reduction);
+  EXPECT_EQ(st.rhs->kind, ExprKind::Reduce);
+  EXPECT_EQ(st.rhs->ref, 1);
+  EXPECT_EQ(st.rhs->args.size(), 1u);
+}
+
+TEST(CheckTest, ProvesAffineReadsInBounds) {
+  // A valid convolution: x has N + K - 1 elements, so x[i + k] never leaves it.
+  auto l = load_checked(spec_text(
+      "  x: {type: f32, shape: [N + K - 1], role: in}\n  w: {type: f32, shape: [K], role: in}\n"
+      "  y: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..K: x[i + k] * w[k])\n",
+      "  N: {bench: [64], verify: [3]}\n  K: {bench: [3], verify: [5]}\n"));
+  EXPECT_EQ(l.error, "");
+  // A triangular range (prefix sum) is proven through the outer index.
+  auto p = load_checked(spec_text(kVec, "  c[i] = sum(j in 0..i + 1: a[j])\n"));
+  EXPECT_EQ(p.error, "");
+}
+
+TEST(CheckTest, RejectsRaggedReadWithoutBoundary) {
+  auto l = load_checked(spec_text(kVec, "  c[i] = a[i + 1]\n"));
+  EXPECT_NE(l.error.find("can reach past its extent 'N'"), std::string::npos) << l.error;
+  auto n = load_checked(spec_text(kVec, "  c[i] = a[i - 1]\n"));
+  EXPECT_NE(n.error.find("can be negative"), std::string::npos) << n.error;
+  auto d = load_checked(spec_text(kVec, "  c[i] = a[i / 2]\n"));
+  EXPECT_NE(d.error.find("not affine"), std::string::npos) << d.error;
+}
+
+TEST(CheckTest, BoundaryRuleAllowsRaggedRead) {
+  auto l = load_checked(spec_text(
+      "  a: {type: f32, shape: [N], role: in, boundary: zero}\n"
+      "  c: {type: f32, shape: [N], role: out}\n",
+      "  c[i] = a[i + 1] + a[i - 1]\n"));
+  EXPECT_EQ(l.error, "");
+}
+
+TEST(CheckTest, TypeErrors) {
+  auto mix = load_checked(spec_text(kVec, "  c[i] = a[i] * i\n"));
+  EXPECT_NE(mix.error.find("type mismatch in '*': f32 and index"), std::string::npos) << mix.error;
+  auto cast = load_checked(spec_text(kVec, "  c[i] = a[i] * f32(i)\n"));
+  EXPECT_EQ(cast.error, "");
+  auto cond = load_checked(spec_text(kVec, "  c[i] = select(a[i], a[i], 0)\n"));
+  EXPECT_NE(cond.error.find("condition of select() must be a comparison"), std::string::npos);
+  auto mod = load_checked(spec_text(kVec, "  c[i] = a[i] % 2\n"));
+  EXPECT_NE(mod.error.find("'%' needs integer operands"), std::string::npos) << mod.error;
+}
+
+TEST(CheckTest, StatementStructure) {
+  auto twice = load_checked(spec_text(kVec, "  c[i] = a[i]\n  c[i] = a[i]\n"));
+  EXPECT_NE(twice.error.find("written twice"), std::string::npos);
+  auto input = load_checked(spec_text(kVec, "  a[i] = c[i]\n"));
+  EXPECT_NE(input.error.find("cannot write input tensor 'a'"), std::string::npos);
+  auto self = load_checked(spec_text(kVec, "  c[i] = c[i] + a[i]\n"));
+  EXPECT_NE(self.error.find("read before a statement writes it"), std::string::npos);
+}
+
+TEST(CheckTest, ErrorPositionsPointIntoComputeBlock) {
+  auto l = load_checked(spec_text(kVec, "  c[i] = a[i] + zz[i]\n"));
+  // "compute: |" is line 8 of the text, so the statement is line 9, indented by 2.
+  EXPECT_NE(l.error.find(":9:17: error: undefined tensor 'zz'"), std::string::npos) << l.error;
+}
+
+TEST(CheckTest, AbsurdSizesAreRejected) {
+  auto l = load_checked(spec_text(
+      "  a: {type: f32, shape: [N, N], role: in}\n  c: {type: f32, shape: [N, N], role: out}\n",
+      "  c[i, j] = a[i, j]\n", "  N: {bench: [100000], verify: [1]}\n"));
+  EXPECT_NE(l.error.find("at most 2^31 - 1 are supported"), std::string::npos) << l.error;
+}
+
+}  // namespace
+}  // namespace sb
