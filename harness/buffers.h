@@ -14,8 +14,8 @@ struct HostTensor {
   DType type = DType::F32;
   int64_t elements = 0;
   std::vector<unsigned char> bytes;
-  double get(int64_t i) const;            // converts to double
-  void set(int64_t i, double v);          // converts from double (rounds to the tensor's type)
+  double get(int64_t i) const;    // converts to double
+  void set(int64_t i, double v);  // converts from double (rounds to the tensor's type)
   void* data() { return bytes.data(); }
 };
 

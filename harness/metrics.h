@@ -14,6 +14,9 @@ int64_t bytes_moved(const Spec& spec, const SizePoint& sizes);
 // Floating-point operations: arithmetic, comparisons and calls on floating-point values, counted
 // per output element and multiplied by the iteration space (reduction ranges whose bounds depend
 // on outer indices are counted at those indices' midpoints). Integer index arithmetic is free.
+// Each operator or call is 1 (exp counts like +); a floating-point reduction costs trip count x
+// (body + 1 for the combining add or compare), so matmul is 2*M*N*K; select(c, a, b) counts 1,
+// its condition and the costlier branch; casts and reads are free. Temporaries are included.
 double flops(const Spec& spec, const SizePoint& sizes);
 
 }  // namespace sb

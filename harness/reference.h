@@ -2,6 +2,20 @@
 // emitter. It evaluates output elements on demand ("pull"): an element of a temporary is computed
 // once when first needed and memoised, so verifying a random sample of a huge output costs only
 // the work that sample depends on.
+//
+// Semantics (the contract every backend is verified against):
+//  - Floating-point values are computed in double whatever the declared type; casts to f32/f64
+//    and stores into f32 temporaries keep double precision.
+//  - Integer arithmetic is exact in int64 and wraps to 32 bits on i32-typed results; integer /
+//    and % truncate toward zero, as in C; integer division by zero yields 0. A cast to i32 of a
+//    floating-point value truncates; NaN and out-of-range values give INT32_MIN (as x86 does).
+//  - `&&`, `||` and select() evaluate only what C would (short-circuit; the chosen branch).
+//  - Reductions over an empty range give their identity: sum 0, max -inf, min +inf (the type's
+//    smallest/largest value for integer reductions). max/min (reductions and functions)
+//    propagate NaN.
+//  - Reads: boundary `zero` reads 0 outside the tensor, `clamp` clamps each subscript into
+//    [0, extent - 1]; a read of a tensor without a rule that falls outside fails SB_ASSERT
+//    (the checker proved it cannot happen).
 #pragma once
 
 #include <cstdint>
@@ -14,10 +28,27 @@ namespace sb {
 
 struct RefValue {
   double value = 0;
-  // The magnitude of the terms that produced `value`: for a sum, the sum of the absolute values
-  // of its terms; for a product, the product of the operands' magnitudes; for other operations
-  // |value| (scaled by the argument magnitude where the function amplifies it, as exp does).
-  // Verification accepts |got - value| <= atol + rtol * mag.
+  // The magnitude of the terms that produced `value`: up to small constant factors, a
+  // first-order bound on how far relative errors of size r in every input and every operation
+  // can move `value`, divided by r. So rounding in any order, in f32, passes a small rtol.
+  // Verification accepts |got - value| <= atol + rtol * mag. Rules (a, b: operands; ma, mb:
+  // their magnitudes; v: the result):
+  //   read of an In tensor, literal, constant, integer-valued expression: |v|
+  //   read of an Out/Temp tensor: that element's mag
+  //   -a, casts to f32/f64: ma
+  //   a + b, a - b: ma + mb
+  //   a * b: ma * mb
+  //   a / b: ma / |b| + |a| * mb / b^2 (inf when b == 0)
+  //   sum reduction: the sum of its terms' mags (0 for an empty range)
+  //   max/min reductions, min(), max(), select(): the mag of the selected operand (of ties, the
+  //   larger)
+  //   abs(a): max(|v|, ma)
+  //   exp(a): |v| * max(1, ma)
+  //   log(a): max(|v|, ma / |a|)
+  //   sqrt(a): max(|v|, ma / (2 |v|)); at a == 0: 0 when ma == 0, otherwise inf
+  //   tanh(a): max(|v|, ma * (1 - v^2))
+  //   erf(a): max(|v|, ma * 2 / sqrt(pi) * exp(-a^2))
+  //   a % b on floating-point values: max(|v|, ma)
   double mag = 0;
 };
 
@@ -30,7 +61,8 @@ class Reference {
   Reference(const Reference&) = delete;
   Reference& operator=(const Reference&) = delete;
 
-  // Value of element `flat` (row-major) of tensor `t` (an Out or Temp tensor).
+  // Value of element `flat` (row-major) of tensor `t` (an Out or Temp tensor). Every element of
+  // every Out/Temp tensor is memoised, so asking twice is cheap and gives the same answer.
   RefValue element(int t, int64_t flat);
 
  private:

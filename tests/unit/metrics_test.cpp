@@ -1,0 +1,73 @@
+// Bytes moved and floating-point operations derived from the IR.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver.h"
+#include "metrics.h"
+
+namespace sb {
+namespace {
+
+void load(const std::string& file, Spec* out) {
+  Result<Spec> r = load_and_check(std::string(SB_TESTS_DIR) + "/unit/specs/" + file);
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  *out = std::move(r.value());
+}
+
+TEST(Metrics, VectorAdd) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("vadd.yaml", &s));
+  EXPECT_EQ(bytes_moved(s, {1000}), 3 * 1000 * 4);  // two f32 inputs read, one output written
+  EXPECT_EQ(flops(s, {1000}), 1000.0);
+}
+
+TEST(Metrics, MatmulIsTwoMNK) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("matmul.yaml", &s));
+  const int64_t M = 64, N = 32, K = 16;
+  EXPECT_EQ(flops(s, {M, N, K}), 2.0 * M * N * K);
+  EXPECT_EQ(bytes_moved(s, {M, N, K}), (M * K + K * N + M * N) * 4);
+  EXPECT_EQ(flops(s, {2048, 2048, 2048}), 2.0 * 2048 * 2048 * 2048);
+}
+
+TEST(Metrics, TemporariesCountInFlopsButNotInBytes) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("softmax.yaml", &s));
+  const int64_t R = 17, C = 130;
+  // rowmax: one compare per term; e: a subtraction and an exp; rowsum: one add per term;
+  // y: one division.
+  EXPECT_EQ(flops(s, {R, C}), 5.0 * R * C);
+  EXPECT_EQ(bytes_moved(s, {R, C}), 2 * R * C * 4);
+}
+
+TEST(Metrics, TriangularRangeCountsEveryTerm) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("prefix_sum.yaml", &s));
+  for (int64_t n : {1, 2, 7, 8, 1000}) {
+    EXPECT_EQ(flops(s, {n}), n * (n + 1) / 2.0) << n;  // sum over i of (i + 1) adds
+    EXPECT_EQ(bytes_moved(s, {n}), 2 * n * 8);
+  }
+}
+
+TEST(Metrics, ConvolutionAndScalarOutput) {
+  Spec conv;
+  ASSERT_NO_FATAL_FAILURE(load("conv1d.yaml", &conv));
+  EXPECT_EQ(flops(conv, {13, 5}), 2.0 * 13 * 5);
+  EXPECT_EQ(bytes_moved(conv, {13, 5}), (13 + 5 + 13) * 4);
+  Spec dot;
+  ASSERT_NO_FATAL_FAILURE(load("dot.yaml", &dot));
+  EXPECT_EQ(flops(dot, {10}), 20.0);
+  EXPECT_EQ(bytes_moved(dot, {10}), (10 + 10 + 1) * 8);
+}
+
+TEST(Metrics, IntegerArithmeticIsFree) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("intops.yaml", &s));
+  // q, r and t are integer-only; h = f32(i / 2) + f32(a[i]) costs one float addition.
+  EXPECT_EQ(flops(s, {8}), 8.0);
+  EXPECT_EQ(bytes_moved(s, {8}), 8 * 4 * 6);
+}
+
+}  // namespace
+}  // namespace sb
