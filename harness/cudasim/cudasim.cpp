@@ -1,0 +1,724 @@
+// The CUDA simulator: one fiber per CUDA thread, one block at a time per worker OS thread.
+#include "cudasim.h"
+
+#include <boost/context/detail/fcontext.hpp>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "include/cuda_runtime.h"
+
+namespace sb::sim {
+
+namespace bctx = boost::context::detail;
+
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kStackBytes = 64 * 1024;
+constexpr int kMaxBlockThreads = 1024;
+constexpr size_t kMaxDynamicShared = 227 * 1024;
+
+enum class St { Fresh, Runnable, Barrier, Warp, Done };
+enum class WarpOp { Sync, Shuffle, Vote };
+
+struct Fiber {
+  ThreadState ts{};
+  int linear = 0;
+  int warp = 0;
+  int lane = 0;
+  St st = St::Fresh;
+  bctx::fcontext_t ctx = nullptr;
+  bctx::fcontext_t caller = nullptr;
+  const char* file = "";
+  int line = 0;
+  WarpOp op = WarpOp::Sync;
+  int kind = 0;  // ShuffleKind or VoteKind
+  unsigned mask = 0;
+  uint64_t value = 0;
+  int arg = 0;
+  int width = 32;
+  uint64_t result = 0;
+};
+
+// Fiber stacks for one worker: kMaxBlockThreads stacks, each above a guard page.
+struct StackSet {
+  char* base = nullptr;
+  size_t stride = kStackBytes + kPage;
+  StackSet() {
+    size_t len = stride * kMaxBlockThreads;
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+      std::perror("cudasim: mmap of fiber stacks");
+      std::abort();
+    }
+    base = static_cast<char*>(p);
+    for (int i = 0; i < kMaxBlockThreads; ++i) mprotect(base + i * stride, kPage, PROT_NONE);
+  }
+  void* top(int i) const { return base + (i + 1) * stride; }
+};
+
+std::mutex g_pool_mu;
+std::vector<StackSet*> g_pool;
+
+StackSet* take_stacks() {
+  std::lock_guard<std::mutex> lk(g_pool_mu);
+  if (g_pool.empty()) return new StackSet();
+  StackSet* s = g_pool.back();
+  g_pool.pop_back();
+  return s;
+}
+void give_stacks(StackSet* s) {
+  std::lock_guard<std::mutex> lk(g_pool_mu);
+  g_pool.push_back(s);
+}
+
+struct Launch {
+  const char* kernel;
+  const char* file;
+  int line;
+  dim3 grid, block;
+  size_t smem;
+  void (*tramp)(void*);
+  void* body;
+};
+
+struct Block {
+  const Launch* launch = nullptr;
+  uint3 bid{};
+  std::vector<Fiber> fibers;
+  std::vector<uint32_t> warp_sync;
+  std::vector<unsigned char> dyn;
+  std::vector<ShadowCell> dyn_shadow;
+  std::string error;
+  StackSet* stacks = nullptr;
+};
+
+// Allocation records for guard-page lookups; read by the signal handler without locking.
+struct AllocRec {
+  char* map = nullptr;
+  size_t map_len = 0;
+  char* user = nullptr;
+  size_t bytes = 0;
+};
+constexpr int kMaxAllocs = 4096;
+AllocRec g_allocs[kMaxAllocs];
+std::mutex g_alloc_mu;
+
+std::atomic<int> g_schedule{0};
+std::mutex g_err_mu;
+std::string g_error;
+cudaError_t g_last = cudaSuccess;
+std::atomic<uint64_t> g_threads{0}, g_steps{0};
+std::atomic<int64_t> g_nanos{0};
+
+thread_local Block* t_block = nullptr;
+thread_local Fiber* t_fiber = nullptr;
+thread_local uint64_t t_epoch = 1;
+thread_local sigjmp_buf t_jmp;
+thread_local volatile sig_atomic_t t_in_block = 0;
+thread_local bool t_altstack = false;
+
+std::string dim_str(uint3 d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+std::string thread_str(const Fiber& f) { return "thread " + dim_str(f.ts.tid); }
+
+std::string where(const Block& b) {
+  return std::string("cudasim: kernel ") + b.launch->kernel + " (launched at " + b.launch->file +
+         ":" + std::to_string(b.launch->line) + "), block " + dim_str(b.bid) + ": ";
+}
+
+void fail(Block& b, const std::string& what) {
+  if (b.error.empty()) b.error = where(b) + what;
+}
+
+void set_global_error(const std::string& msg, cudaError_t code) {
+  std::lock_guard<std::mutex> lk(g_err_mu);
+  if (g_error.empty()) g_error = msg;
+  if (g_last == cudaSuccess) g_last = code;
+}
+
+void fiber_entry(bctx::transfer_t t) {
+  Fiber* f = static_cast<Fiber*>(t.data);
+  f->caller = t.fctx;
+  t_block->launch->tramp(t_block->launch->body);
+  f->st = St::Done;
+  bctx::jump_fcontext(f->caller, nullptr);
+}
+
+void yield(Fiber& f) {
+  bctx::transfer_t t = bctx::jump_fcontext(f.caller, nullptr);
+  f.caller = t.fctx;
+}
+
+void resume(Block& b, Fiber& f) {
+  if (f.st == St::Fresh)
+    f.ctx = bctx::make_fcontext(b.stacks->top(f.linear), kStackBytes, &fiber_entry);
+  f.st = St::Runnable;
+  t_fiber = &f;
+  g_steps.fetch_add(1, std::memory_order_relaxed);
+  bctx::transfer_t t = bctx::jump_fcontext(f.ctx, &f);
+  f.ctx = t.fctx;
+  t_fiber = nullptr;
+}
+
+const char* op_name(const Fiber& f) {
+  if (f.op == WarpOp::Sync) return "__syncwarp";
+  if (f.op == WarpOp::Vote) return f.kind == kVoteBallot ? "__ballot_sync" : f.kind == kVoteAny ? "__any_sync" : "__all_sync";
+  switch (f.kind) {
+    case kShflIdx: return "__shfl_sync";
+    case kShflUp: return "__shfl_up_sync";
+    case kShflDown: return "__shfl_down_sync";
+    default: return "__shfl_xor_sync";
+  }
+}
+
+std::string hex(unsigned m) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", m);
+  return buf;
+}
+
+std::string state_str(const Fiber& f) {
+  switch (f.st) {
+    case St::Done: return "has exited";
+    case St::Barrier: return std::string("waits at __syncthreads (") + f.file + ":" + std::to_string(f.line) + ")";
+    case St::Warp:
+      return std::string("waits at ") + op_name(f) + " with mask " + hex(f.mask) + " (" + f.file +
+             ":" + std::to_string(f.line) + ")";
+    default: return "is running";
+  }
+}
+
+// Completes every warp operation whose mask's lanes have all arrived. Returns true if any did.
+bool complete_warp_ops(Block& b) {
+  bool progress = false;
+  int n = static_cast<int>(b.fibers.size());
+  for (int w = 0; w * 32 < n; ++w) {
+    int lanes = std::min(32, n - w * 32);
+    for (int l = 0; l < lanes; ++l) {
+      Fiber& f = b.fibers[w * 32 + l];
+      if (f.st != St::Warp) continue;
+      unsigned m = f.mask;
+      if (lanes < 32 && (m >> lanes) != 0) {
+        fail(b, thread_str(f) + " calls " + op_name(f) + " with mask " + hex(m) +
+                    ", which names lanes that do not exist in its warp of " + std::to_string(lanes) +
+                    " threads (" + f.file + ":" + std::to_string(f.line) + ")");
+        return false;
+      }
+      bool ready = true;
+      for (int k = 0; k < lanes && ready; ++k) {
+        if (!(m >> k & 1u)) continue;
+        const Fiber& g = b.fibers[w * 32 + k];
+        ready = g.st == St::Warp && g.mask == m && g.op == f.op && g.kind == f.kind;
+      }
+      if (!ready) continue;
+      uint64_t ballot = 0;
+      for (int k = 0; k < lanes; ++k)
+        if (m >> k & 1u) ballot |= (b.fibers[w * 32 + k].value != 0 ? 1ull : 0ull) << k;
+      for (int k = 0; k < lanes; ++k) {
+        if (!(m >> k & 1u)) continue;
+        Fiber& g = b.fibers[w * 32 + k];
+        if (g.op == WarpOp::Shuffle) {
+          int width = g.width;
+          int seg = (k / width) * width;
+          int src = k;
+          switch (g.kind) {
+            case kShflIdx: src = seg + (g.arg & (width - 1)); break;
+            case kShflUp: src = k - g.arg < seg ? k : k - g.arg; break;
+            case kShflDown: src = k + g.arg >= seg + width ? k : k + g.arg; break;
+            default: {
+              int x = k ^ g.arg;
+              src = (x < seg || x >= seg + width) ? k : x;
+            }
+          }
+          if (src < 0 || src >= lanes || !(m >> src & 1u)) {
+            fail(b, thread_str(g) + " (lane " + std::to_string(k) + ") reads lane " +
+                        std::to_string(src) + " through " + op_name(g) + ", but mask " + hex(m) +
+                        " does not include that lane (" + g.file + ":" + std::to_string(g.line) + ")");
+            return false;
+          }
+          g.result = b.fibers[w * 32 + src].value;
+        } else if (g.op == WarpOp::Vote) {
+          unsigned bal = static_cast<unsigned>(ballot);
+          g.result = g.kind == kVoteBallot ? bal : g.kind == kVoteAny ? (bal != 0) : (bal == m);
+        }
+        g.st = St::Runnable;
+      }
+      ++b.warp_sync[w];
+      progress = true;
+    }
+  }
+  return progress;
+}
+
+void deadlock(Block& b) {
+  for (const Fiber& f : b.fibers) {
+    if (f.st != St::Warp) continue;
+    int w = f.warp;
+    std::string missing;
+    for (int k = 0; k < 32; ++k) {
+      if (!(f.mask >> k & 1u)) continue;
+      size_t idx = static_cast<size_t>(w * 32 + k);
+      if (idx >= b.fibers.size()) continue;
+      const Fiber& g = b.fibers[idx];
+      if (g.st == St::Warp && g.mask == f.mask && g.op == f.op) continue;
+      missing += (missing.empty() ? "" : "; ") + ("lane " + std::to_string(k) + " " + state_str(g));
+    }
+    fail(b, "deadlock: " + thread_str(f) + " " + state_str(f) + ", but " + missing);
+    return;
+  }
+  fail(b, "deadlock: no thread can make progress");
+}
+
+void barrier(Block& b) {
+  const Fiber* waiting = nullptr;
+  std::string exited;
+  int n_exited = 0;
+  for (const Fiber& f : b.fibers) {
+    if (f.st == St::Warp) return deadlock(b);
+    if (f.st == St::Barrier) {
+      if (!waiting) waiting = &f;
+      if (f.line != waiting->line || std::strcmp(f.file, waiting->file) != 0) {
+        fail(b, "barrier divergence: " + thread_str(*waiting) + " " + state_str(*waiting) +
+                    " while " + thread_str(f) + " " + state_str(f));
+        return;
+      }
+    } else if (f.st == St::Done) {
+      if (n_exited++ < 4) exited += (exited.empty() ? "" : ", ") + dim_str(f.ts.tid);
+    }
+  }
+  if (n_exited) {
+    fail(b, "barrier divergence: " + thread_str(*waiting) + " " + state_str(*waiting) + ", but " +
+                std::to_string(n_exited) + " thread(s) of the block already exited without reaching it (" +
+                exited + (n_exited > 4 ? ", ..." : "") + ")");
+    return;
+  }
+  for (Fiber& f : b.fibers)
+    if (f.st == St::Barrier) f.st = St::Runnable;
+  ++t_epoch;
+}
+
+std::vector<int> make_order(int n, int schedule, uint64_t block_linear) {
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  if (schedule == 1) {
+    std::reverse(order.begin(), order.end());
+  } else if (schedule >= 2) {
+    std::mt19937_64 rng(static_cast<uint64_t>(schedule) * 0x9E3779B97F4A7C15ull + block_linear);
+    for (int i = n - 1; i > 0; --i) std::swap(order[i], order[rng() % (i + 1)]);
+  }
+  return order;
+}
+
+void run_block(Block& b, uint64_t block_linear) {
+  const Launch& L = *b.launch;
+  int n = static_cast<int>(L.block.x * L.block.y * L.block.z);
+  b.fibers.assign(n, Fiber{});
+  b.warp_sync.assign((n + 31) / 32, 0);
+  if (L.smem) {
+    b.dyn.assign(L.smem, 0);
+    b.dyn_shadow.clear();
+  }
+  for (int i = 0; i < n; ++i) {
+    Fiber& f = b.fibers[i];
+    f.linear = i;
+    f.warp = i / 32;
+    f.lane = i % 32;
+    f.ts.tid = uint3{i % L.block.x, (i / L.block.x) % L.block.y, i / (L.block.x * L.block.y)};
+    f.ts.bid = b.bid;
+    f.ts.bdim = L.block;
+    f.ts.gdim = L.grid;
+  }
+  g_threads.fetch_add(n, std::memory_order_relaxed);
+  ++t_epoch;
+  std::vector<int> order = make_order(n, g_schedule.load(), block_linear);
+  while (true) {
+    for (int i : order) {
+      Fiber& f = b.fibers[i];
+      if (f.st == St::Fresh || f.st == St::Runnable) resume(b, f);
+      if (!b.error.empty()) return;
+    }
+    if (complete_warp_ops(b)) continue;
+    if (!b.error.empty()) return;
+    bool all_done = true;
+    for (const Fiber& f : b.fibers) all_done = all_done && f.st == St::Done;
+    if (all_done) return;
+    barrier(b);
+    if (!b.error.empty()) return;
+  }
+}
+
+const AllocRec* find_alloc(const void* addr) {
+  const char* a = static_cast<const char*>(addr);
+  for (const AllocRec& r : g_allocs)
+    if (r.map && a >= r.map && a < r.map + r.map_len) return &r;
+  return nullptr;
+}
+
+void on_segv(int sig, siginfo_t* si, void*) {
+  if (t_in_block && t_block) {
+    Block& b = *t_block;
+    const AllocRec* r = find_alloc(si->si_addr);
+    const char* a = static_cast<const char*>(si->si_addr);
+    std::string who = t_fiber ? thread_str(*t_fiber) : std::string("a thread");
+    if (r) {
+      long long off = a - r->user;
+      fail(b, "out-of-bounds global access by " + who + ": byte offset " + std::to_string(off) +
+                  " of a buffer of " + std::to_string(r->bytes) + " bytes");
+    } else {
+      fail(b, "invalid memory access (signal " + std::to_string(sig) + ") by " + who +
+                  " at address " + std::to_string(reinterpret_cast<uintptr_t>(a)));
+    }
+    siglongjmp(t_jmp, 1);
+  }
+  signal(sig, SIG_DFL);
+}
+
+void install_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = &on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
+  });
+  if (!t_altstack) {
+    static thread_local std::vector<char> alt(64 * 1024);
+    stack_t ss;
+    ss.ss_sp = alt.data();
+    ss.ss_size = alt.size();
+    ss.ss_flags = 0;
+    sigaltstack(&ss, nullptr);
+    t_altstack = true;
+  }
+}
+
+void worker(const Launch& L, std::atomic<uint64_t>& next, std::atomic<bool>& abort_all) {
+  install_handler();
+  Block b;
+  b.launch = &L;
+  b.stacks = take_stacks();
+  uint64_t nblocks = static_cast<uint64_t>(L.grid.x) * L.grid.y * L.grid.z;
+  t_block = &b;
+  while (!abort_all.load()) {
+    uint64_t i = next.fetch_add(1);
+    if (i >= nblocks) break;
+    b.bid = uint3{static_cast<unsigned>(i % L.grid.x), static_cast<unsigned>((i / L.grid.x) % L.grid.y),
+                  static_cast<unsigned>(i / (static_cast<uint64_t>(L.grid.x) * L.grid.y))};
+    b.error.clear();
+    if (sigsetjmp(t_jmp, 1) == 0) {
+      t_in_block = 1;
+      run_block(b, i);
+    }
+    t_in_block = 0;
+    t_fiber = nullptr;
+    if (!b.error.empty()) {
+      set_global_error(b.error, cudaErrorLaunchFailure);
+      abort_all = true;
+    }
+  }
+  t_block = nullptr;
+  give_stacks(b.stacks);
+}
+
+}  // namespace
+
+ThreadState* current() {
+  static thread_local ThreadState host{};  // host code sees zeros
+  return t_fiber ? &t_fiber->ts : &host;
+}
+
+void syncthreads(const char* file, int line) {
+  Fiber* f = t_fiber;
+  if (!f) return;
+  f->st = St::Barrier;
+  f->file = file;
+  f->line = line;
+  yield(*f);
+}
+
+static uint64_t warp_op(WarpOp op, int kind, unsigned mask, uint64_t value, int arg, int width,
+                        const char* file, int line) {
+  Fiber* f = t_fiber;
+  if (!f) return value;
+  Block& b = *t_block;
+  f->op = op;
+  f->kind = kind;
+  f->mask = mask;
+  f->value = value;
+  f->arg = arg;
+  f->width = width;
+  f->file = file;
+  f->line = line;
+  if (!(mask >> f->lane & 1u)) {
+    fail(b, thread_str(*f) + " (lane " + std::to_string(f->lane) + ") calls " + op_name(*f) +
+                " with mask " + hex(mask) + ", which does not include its own lane (" + file +
+                ":" + std::to_string(line) + ")");
+  }
+  if (width <= 0 || width > 32 || (width & (width - 1)) != 0)
+    fail(b, thread_str(*f) + " calls " + op_name(*f) + " with width " + std::to_string(width) +
+                " (must be a power of two up to 32)");
+  f->st = St::Warp;
+  yield(*f);
+  return f->result;
+}
+
+void syncwarp(unsigned mask, const char* file, int line) {
+  warp_op(WarpOp::Sync, 0, mask, 0, 0, 32, file, line);
+}
+
+uint64_t shuffle(ShuffleKind kind, unsigned mask, uint64_t value, int arg, int width,
+                 const char* file, int line) {
+  return warp_op(WarpOp::Shuffle, kind, mask, value, arg, width, file, line);
+}
+
+unsigned vote(VoteKind kind, unsigned mask, int predicate, const char* file, int line) {
+  return static_cast<unsigned>(warp_op(WarpOp::Vote, kind, mask, predicate != 0, 0, 32, file, line));
+}
+
+void* dynamic_shared(size_t* bytes) {
+  if (!t_block) {
+    *bytes = 0;
+    return nullptr;
+  }
+  *bytes = t_block->dyn.size();
+  return t_block->dyn.data();
+}
+
+ShadowCell* dynamic_shadow(size_t cells) {
+  Block& b = *t_block;
+  if (b.dyn_shadow.size() < cells) b.dyn_shadow.assign(cells, ShadowCell{0, -1, -1, 0});
+  return b.dyn_shadow.data();
+}
+
+void shared_index_error(const char* name, long long index, size_t count) {
+  if (!t_block || !t_fiber) return;
+  fail(*t_block, thread_str(*t_fiber) + " indexes shared array '" + name + "' at " +
+                     std::to_string(index) + ", outside [0, " + std::to_string(count) + ")");
+}
+
+void shared_access(ShadowCell* cells, size_t, size_t index, bool write, const char* name,
+                   const void* address) {
+  Fiber* f = t_fiber;
+  if (!f) return;
+  Block& b = *t_block;
+  ShadowCell& c = cells[index];
+  if (c.epoch != t_epoch) c = ShadowCell{t_epoch, -1, -1, 0};
+  uint32_t ws = b.warp_sync[f->warp];
+  int me = f->linear;
+  // Lanes of one warp are ordered by a warp operation completed between their accesses.
+  auto ordered = [&](int other) { return other / 32 == f->warp && ws != c.warp_sync; };
+  auto race = [&](int other, const char* other_did) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%p", address);
+    std::string who = other >= 0 ? thread_str(b.fibers[other]) : std::string("other threads");
+    fail(b, "shared-memory race on " + std::string(name) + "[" + std::to_string(index) +
+                "] (address " + addr + "): " + thread_str(*f) + (write ? " writes" : " reads") +
+                " it and " + who + " " + other_did + " it in the same barrier interval");
+  };
+  if (c.writer >= 0 && c.writer != me && !ordered(c.writer)) return race(c.writer, "wrote");
+  if (write) {
+    if (c.reader == -2) return race(-1, "read");
+    if (c.reader >= 0 && c.reader != me && !ordered(c.reader)) return race(c.reader, "read");
+    c.writer = me;
+    c.reader = -1;
+  } else {
+    c.reader = (c.reader == -1 || c.reader == me) ? me : -2;
+  }
+  c.warp_sync = ws;
+}
+
+void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* file, int line,
+            void (*tramp)(void*), void* body) {
+  Launch L{kernel, file, line, grid, block, smem, tramp, body};
+  uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
+  if (threads == 0 || threads > kMaxBlockThreads || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      grid.y > 65535 || grid.z > 65535 || smem > kMaxDynamicShared) {
+    set_global_error(std::string("cudasim: kernel ") + kernel + " (" + file + ":" +
+                         std::to_string(line) + "): invalid launch configuration grid (" +
+                         std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
+                         std::to_string(grid.z) + ") block (" + std::to_string(block.x) + "," +
+                         std::to_string(block.y) + "," + std::to_string(block.z) + ") smem " +
+                         std::to_string(smem),
+                     cudaErrorInvalidConfiguration);
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  uint64_t nblocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  unsigned nw = static_cast<unsigned>(std::min<uint64_t>(hw, nblocks));
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> abort_all{false};
+  if (nw <= 1) {
+    worker(L, next, abort_all);
+  } else {
+    std::vector<std::thread> ts;
+    for (unsigned w = 0; w < nw; ++w) ts.emplace_back([&] { worker(L, next, abort_all); });
+    for (auto& t : ts) t.join();
+  }
+  g_nanos.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count());
+}
+
+void set_schedule(int schedule) { g_schedule = schedule; }
+
+void* alloc(size_t bytes) {
+  size_t data_pages = (std::max<size_t>(bytes, 1) + kPage - 1) / kPage;
+  size_t len = (data_pages + 2) * kPage;
+  void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  char* map = static_cast<char*>(m);
+  mprotect(map + kPage, data_pages * kPage, PROT_READ | PROT_WRITE);
+  char* user;
+  if (g_schedule.load() % 2 == 0) {
+    // Against the trailing guard page; 4-byte granularity keeps every f32/i32 element aligned.
+    size_t rounded = (bytes + 3) / 4 * 4;
+    user = map + kPage + data_pages * kPage - rounded;
+  } else {
+    user = map + kPage;
+  }
+  std::lock_guard<std::mutex> lk(g_alloc_mu);
+  for (AllocRec& r : g_allocs) {
+    if (!r.map) {
+      r.user = user;
+      r.bytes = bytes;
+      r.map_len = len;
+      r.map = map;
+      return user;
+    }
+  }
+  munmap(map, len);
+  return nullptr;
+}
+
+void free(void* p) {
+  if (!p) return;
+  std::lock_guard<std::mutex> lk(g_alloc_mu);
+  for (AllocRec& r : g_allocs) {
+    if (r.map && r.user == p) {
+      char* map = r.map;
+      size_t len = r.map_len;
+      r.map = nullptr;
+      munmap(map, len);
+      return;
+    }
+  }
+}
+
+std::string take_error() {
+  std::lock_guard<std::mutex> lk(g_err_mu);
+  std::string e = std::move(g_error);
+  g_error.clear();
+  g_last = cudaSuccess;
+  return e;
+}
+
+Stats stats() {
+  Stats s;
+  s.threads = g_threads.load();
+  s.steps = g_steps.load();
+  s.seconds = static_cast<double>(g_nanos.load()) * 1e-9;
+  return s;
+}
+
+void reset_stats() {
+  g_threads = 0;
+  g_steps = 0;
+  g_nanos = 0;
+}
+
+}  // namespace sb::sim
+
+using namespace sb::sim;
+
+cudaError_t cudaGetLastError() {
+  std::lock_guard<std::mutex> lk(g_err_mu);
+  cudaError_t e = g_last;
+  g_last = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError() {
+  std::lock_guard<std::mutex> lk(g_err_mu);
+  return g_last;
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchFailure: return "unspecified launch failure (see the cudasim report)";
+  }
+  return "unknown error";
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; return cudaSuccess;
+    case cudaDevAttrWarpSize: *value = 32; return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount: *value = 4; return cudaSuccess;
+    case cudaDevAttrL2CacheSize: *value = 1 << 20; return cudaSuccess;
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t cudaMalloc(void** p, size_t bytes) {
+  *p = sb::sim::alloc(bytes);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFree(void* p) {
+  sb::sim::free(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t) {
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+
+cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
+  return cudaMemset(p, value, bytes);
+}
+
+cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
