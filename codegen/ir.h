@@ -119,7 +119,8 @@ struct Statement {
 struct Variant {
   std::string name;
   std::string strategy;
-  Loc loc;
+  Loc loc;           // of the variant's name
+  Loc strategy_loc;  // of its strategy
   std::map<std::string, int64_t> params;  // as written in the spec; defaults are the emitter's
   std::map<std::string, Loc> param_locs;  // where each parameter is named
 };

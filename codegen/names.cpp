@@ -68,9 +68,9 @@ std::string check_identifier(const std::string& name) {
 
 std::string check_kernel_name(const std::string& name) {
   std::string why = check_identifier(name);
-  if (!why.empty()) return why;
+  if (!why.empty()) return "invalid kernel name: " + why;
   for (char c : name)
-    if (c >= 'A' && c <= 'Z') return "kernel name '" + name + "' must be lower case";
+    if (c >= 'A' && c <= 'Z') return "kernel name '" + name + "' must be lower case (it names a folder)";
   return "";
 }
 

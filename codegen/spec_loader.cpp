@@ -98,6 +98,13 @@ class Loader {
     if (text_.size() > kMaxFileBytes)
       return make_error(Loc{path_, 0, 0}, "spec file is larger than 1 MiB");
     split_lines();
+    for (size_t l = 0; l < lines_.size(); ++l) {
+      size_t first = lines_[l].find_first_not_of(" \t");
+      size_t tab = lines_[l].find('\t');
+      if (tab != std::string::npos && (first == std::string::npos || tab < first))
+        return make_error(Loc{path_, static_cast<int>(l) + 1, static_cast<int>(tab) + 1},
+                          "YAML syntax error: tabs are not allowed for indentation");
+    }
 
     YAML::Node root;
     GuardHandler guard(path_);
@@ -237,7 +244,7 @@ class Loader {
     auto name = scalar(root["name"], "'name'");
     if (!name.ok()) return name.error();
     std::string why = check_kernel_name(name.value());
-    if (!why.empty()) return err(root["name"], "invalid kernel name: " + why);
+    if (!why.empty()) return err(root["name"], why);
     spec_.name = name.value();
     spec_.loc = loc(root["name"]);
 
@@ -432,6 +439,7 @@ class Loader {
         auto strategy = scalar(vn["strategy"], "variant 'strategy'");
         if (!strategy.ok()) return strategy.error();
         v.strategy = strategy.value();
+        v.strategy_loc = loc(vn["strategy"]);
         for (auto& [pk, pv] : params) {
           std::string why2 = check_identifier(pk);
           if (!why2.empty()) return err(key_node(vn, pk), "invalid parameter name: " + why2);

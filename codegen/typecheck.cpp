@@ -147,8 +147,12 @@ class Checker {
 
   static std::string fmt_count(double n) {
     char b[64];
-    std::snprintf(b, sizeof b, "%.3g", n);
+    std::snprintf(b, sizeof b, "%.0f", n);
     return b;
+  }
+
+  static std::string count(size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
   }
 
   std::string point_name(const SizePoint& p) const {
@@ -170,7 +174,7 @@ class Checker {
     if (st.vars.size() != tn.shape.size())
       return make_error(st.loc, "'" + tn.name + "' has rank " + std::to_string(tn.shape.size()) +
                                     " but the left-hand side has " +
-                                    std::to_string(st.vars.size()) + " indices");
+                                    count(st.vars.size(), "index", "indices"));
     st.out = t;
     std::vector<int> scope;
     for (size_t i = 0; i < st.vars.size(); ++i) {
@@ -195,7 +199,9 @@ class Checker {
     if (s_.find_size(n) >= 0 || s_.find_tensor(n) >= 0)
       return make_error(loc, "index '" + n + "' has the same name as a size or tensor");
     for (int v : scope)
-      if (st.vars[v].name == n) return make_error(loc, "index '" + n + "' is already in use here");
+      if (st.vars[v].name == n)
+        return make_error(loc, "index '" + n + "' is already bound by an enclosing index or "
+                               "reduction (each index needs its own name)");
     return {};
   }
 
@@ -238,7 +244,7 @@ class Checker {
         if (e->args.size() != tn.shape.size())
           return make_error(e->loc, "'" + tn.name + "' has rank " +
                                         std::to_string(tn.shape.size()) + " but is read with " +
-                                        std::to_string(e->args.size()) + " subscripts");
+                                        count(e->args.size(), "subscript", "subscripts"));
         e->ref = t;
         SB_TRY(note_read(*e));
         for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
@@ -300,8 +306,12 @@ class Checker {
     if (tn.role != Role::In) {
       bool ready = false;
       for (int i = 0; i < cur_; ++i) ready = ready || s_.stmts[i].out == e.ref;
-      if (!ready)
+      if (!ready) {
+        if (s_.stmts[cur_].target == tn.name)
+          return make_error(e.loc, "'" + tn.name + "' is read by the statement that writes it "
+                                                   "(use a temp tensor for the earlier value)");
         return make_error(e.loc, "'" + tn.name + "' is read before a statement writes it");
+      }
     }
     read_[e.ref] = true;
     return {};

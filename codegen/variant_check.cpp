@@ -19,7 +19,7 @@ Status check_variants(const Spec& spec) {
       if (!info) {
         std::string known;
         for (const auto& s : em->strategies()) known += (known.empty() ? "" : ", ") + s.name;
-        return make_error(v.loc, "unknown strategy '" + v.strategy + "' for backend '" + backend +
+        return make_error(v.strategy_loc, "unknown strategy '" + v.strategy + "' for backend '" + backend +
                                      "' (known: " + known + ")");
       }
       for (const auto& [name, value] : v.params) {
