@@ -125,9 +125,10 @@ unsigned vote(VoteKind kind, unsigned mask, int predicate, const char* file, int
 void launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem, const char* file,
             int line, void (*trampoline)(void*), void* body);
 
+// The stream is accepted and ignored: simulated launches run to completion in order.
 template <typename F>
 void launch_kernel(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* file,
-                   int line, F body) {
+                   int line, F body, cudaStream_t = nullptr) {
   launch(kernel, grid, block, smem, file, line, [](void* p) { (*static_cast<F*>(p))(); }, &body);
 }
 
@@ -258,7 +259,8 @@ inline T from_bits(uint64_t b) {
 // Arguments are evaluated once, at the launch, as with <<<...>>>.
 #define SB_LAUNCH(kernel, grid, block, smem, stream, ...)                                    \
   ::sb::sim::launch_kernel(#kernel, grid, block, smem, __FILE__, __LINE__,                   \
-                           [sb_args_ = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, sb_args_); })
+                           [sb_args_ = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, sb_args_); }, \
+                           stream)
 
 // Shared arrays that the simulator checks for races and out-of-range indices. Generated code
 // declares shared memory through these; under nvcc they are plain __shared__ arrays.

@@ -1,0 +1,48 @@
+#include "emitter.h"
+
+#include <map>
+#include <mutex>
+
+#include "emit_cpu.h"
+#include "emit_cuda.h"
+
+namespace sb {
+
+Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const {
+  return {};
+}
+
+const std::vector<const Emitter*>& all_emitters() {
+  static const std::vector<const Emitter*> kEmitters = {&cpu_emitter(), &cuda_emitter()};
+  return kEmitters;
+}
+
+const Emitter* find_emitter(const std::string& backend) {
+  for (const Emitter* e : all_emitters())
+    if (e->backend() == backend) return e;
+  return nullptr;
+}
+
+int64_t param(const Variant& v, const StrategyInfo& info, const std::string& name) {
+  auto it = v.params.find(name);
+  if (it != v.params.end()) return it->second;
+  for (const ParamInfo& p : info.params)
+    if (p.name == name) return p.def;
+  SB_ASSERT(false, "strategy '" + info.name + "' has no parameter '" + name + "'");
+  return 0;
+}
+
+const StrategyInfo* find_strategy(const Emitter& e, const std::string& strategy) {
+  // strategies() returns by value; keep one copy per emitter so the returned pointer stays valid
+  // (map nodes never move).
+  static std::map<const Emitter*, std::vector<StrategyInfo>> cache;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(&e);
+  if (it == cache.end()) it = cache.emplace(&e, e.strategies()).first;
+  for (const StrategyInfo& s : it->second)
+    if (s.name == strategy) return &s;
+  return nullptr;
+}
+
+}  // namespace sb
