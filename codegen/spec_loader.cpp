@@ -147,7 +147,7 @@ class Loader {
     if (!m.IsMap()) return err(m, what + " must be a map, found " + node_kind(m));
     std::set<std::string> seen;
     for (auto it = m.begin(); it != m.end(); ++it) {
-      const YAML::Node& k = it->first;
+      YAML::Node k = it->first;
       if (!k.IsScalar()) return err(k, "keys of " + what + " must be plain names");
       std::string key = k.Scalar();
       if (!seen.insert(key).second) return err(k, "duplicate key '" + key + "' in " + what);

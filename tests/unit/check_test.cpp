@@ -124,7 +124,7 @@ TEST(CheckTest, StatementStructure) {
   auto input = load_checked(spec_text(kVec, "  a[i] = c[i]\n"));
   EXPECT_NE(input.error.find("cannot write input tensor 'a'"), std::string::npos);
   auto self = load_checked(spec_text(kVec, "  c[i] = c[i] + a[i]\n"));
-  EXPECT_NE(self.error.find("read before a statement writes it"), std::string::npos);
+  EXPECT_NE(self.error.find("read by the statement that writes it"), std::string::npos);
 }
 
 TEST(CheckTest, ErrorPositionsPointIntoComputeBlock) {

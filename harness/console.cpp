@@ -1,0 +1,256 @@
+#include "console.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "runtime.h"
+
+namespace sb {
+
+namespace {
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string duration(double s) {
+  char buf[32];
+  if (s >= 1)
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else if (s >= 1e-6)
+    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g ns", s * 1e9);
+  return buf;
+}
+
+std::string first_line(const std::string& s) {
+  size_t e = s.find('\n');
+  return e == std::string::npos ? s : s.substr(0, e);
+}
+
+size_t display_width(const std::string& s) {
+  // UTF-8: count code points, not bytes.
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) w[i] = display_width(header[i]);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i)
+      w[i] = std::max(w[i], display_width(r[i]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (size_t i = 0; i < w.size(); ++i) {
+      std::string c = i < cells.size() ? cells[i] : "";
+      s += c;
+      if (i + 1 < w.size()) s += std::string(w[i] - display_width(c) + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(header);
+  std::vector<std::string> rule;
+  for (size_t x : w) rule.push_back(std::string(x, '-'));
+  out += line(rule);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string format_verify_table(const std::vector<VerifyRecord>& records) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : records) {
+    std::string note = r.outcome == Outcome::Pass ? "" : first_line(r.detail);
+    bool measured = r.outcome != Outcome::Skipped && r.sizes != "-";
+    rows.push_back({r.kernel, r.backend, r.variant, r.sizes, r.inputs, outcome_name(r.outcome),
+                    measured ? sci(r.max_abs_err) : "-", note});
+  }
+  return format_table(
+      {"kernel", "backend", "variant", "size", "inputs", "result", "max abs err", "note"}, rows);
+}
+
+std::string format_verify_summary(const std::vector<VerifyRecord>& records) {
+  struct Agg {
+    std::string kernel, backend, variant;
+    int pass = 0, fail = 0, skipped = 0;
+    double max_abs = 0;
+    std::string note;
+  };
+  std::vector<Agg> aggs;
+  std::map<std::string, size_t> index;
+  for (const auto& r : records) {
+    std::string key = r.kernel + "/" + r.backend + "/" + r.variant;
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(key, aggs.size()).first;
+      aggs.push_back(Agg{r.kernel, r.backend, r.variant, 0, 0, 0, 0, ""});
+    }
+    Agg& a = aggs[it->second];
+    if (r.outcome == Outcome::Pass) ++a.pass;
+    if (r.outcome == Outcome::Fail) ++a.fail;
+    if (r.outcome == Outcome::Skipped) ++a.skipped;
+    a.max_abs = std::max(a.max_abs, r.max_abs_err);
+    if (r.outcome != Outcome::Pass && a.note.empty()) a.note = first_line(r.detail);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& a : aggs) {
+    int run = a.pass + a.fail;
+    std::string result = a.fail ? "FAIL" : (a.skipped ? "skipped" : "pass");
+    rows.push_back({a.kernel, a.backend, a.variant,
+                    run ? std::to_string(a.pass) + "/" + std::to_string(run) : "-", result,
+                    run ? sci(a.max_abs) : "-", a.note});
+  }
+  return format_table({"kernel", "backend", "variant", "checks", "result", "max abs err", "note"},
+                      rows);
+}
+
+std::string format_verify_failures(const std::vector<VerifyRecord>& records, size_t limit) {
+  std::string out;
+  size_t shown = 0, total = 0;
+  for (const auto& r : records) {
+    if (r.outcome != Outcome::Fail) continue;
+    ++total;
+    if (shown >= limit) continue;
+    ++shown;
+    out += "FAIL " + r.kernel + "/" + r.backend + "/" + r.variant;
+    if (r.sizes != "-") out += " " + r.sizes + " (" + r.inputs + ")";
+    out += ":\n";
+    std::string d = r.detail;
+    while (!d.empty() && d.back() == '\n') d.pop_back();
+    size_t pos = 0;
+    while (pos <= d.size()) {
+      size_t e = d.find('\n', pos);
+      out += "  " + d.substr(pos, e == std::string::npos ? std::string::npos : e - pos) + "\n";
+      if (e == std::string::npos) break;
+      pos = e + 1;
+    }
+  }
+  if (total > shown) out += "... and " + std::to_string(total - shown) + " more failed checks\n";
+  return out;
+}
+
+std::string format_verify_totals(const std::vector<VerifyRecord>& records) {
+  int pass = 0, fail = 0, skipped = 0;
+  for (const auto& r : records) {
+    pass += r.outcome == Outcome::Pass;
+    fail += r.outcome == Outcome::Fail;
+    skipped += r.outcome == Outcome::Skipped;
+  }
+  return std::to_string(records.size()) + " checks: " + std::to_string(pass) + " passed, " +
+         std::to_string(fail) + " failed, " + std::to_string(skipped) + " skipped";
+}
+
+std::string format_bench_summary(const std::vector<BenchRecord>& best) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : best) {
+    if (r.status != BenchStatus::Measured) continue;
+    rows.push_back({r.kernel, r.backend, r.variant, r.sizes, duration(r.seconds),
+                    r.gbps > 0 ? fixed(r.gbps, 2) : "-", r.gflops > 0 ? fixed(r.gflops, 2) : "-"});
+  }
+  std::string out;
+  if (!rows.empty())
+    out += format_table({"kernel", "backend", "best variant", "size", "time", "GB/s", "GFLOP/s"},
+                        rows);
+  else
+    out += "no benchmark was measured\n";
+
+  std::vector<std::vector<std::string>> failed;
+  for (const auto& r : best) {
+    if (r.status == BenchStatus::Failed)
+      failed.push_back({r.kernel, r.backend, r.variant, r.sizes, first_line(r.reason)});
+  }
+  if (!failed.empty()) {
+    out += "\nnot timed (failed):\n";
+    out += format_table({"kernel", "backend", "variant", "size", "reason"}, failed);
+  }
+  // Skipped cases share their reason per kernel/backend; one line each.
+  std::vector<std::vector<std::string>> skipped;
+  std::set<std::string> seen;
+  for (const auto& r : best) {
+    if (r.status != BenchStatus::Skipped) continue;
+    if (!seen.insert(r.kernel + "/" + r.backend).second) continue;
+    skipped.push_back({r.kernel, r.backend, "skipped: " + first_line(r.reason)});
+  }
+  if (!skipped.empty()) {
+    out += "\nskipped:\n";
+    out += format_table({"kernel", "backend", "reason"}, skipped);
+  }
+  return out;
+}
+
+std::string format_spec_list(const std::vector<Spec>& specs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Spec& s : specs) {
+    std::string sizes;
+    for (const auto& p : s.sizes) sizes += (sizes.empty() ? "" : " ") + p.name;
+    bool first = true;
+    for (const auto& [backend, variants] : s.variants) {
+      for (const Variant& v : variants) {
+        std::string params;
+        for (const auto& [k, val] : v.params)
+          params += (params.empty() ? "" : " ") + k + "=" + std::to_string(val);
+        rows.push_back(
+            {first ? s.name : "", first ? sizes : "", backend, v.name, v.strategy, params});
+        first = false;
+      }
+    }
+    if (first) rows.push_back({s.name, sizes, "-", "-", "-", ""});
+  }
+  std::string out =
+      format_table({"kernel", "sizes", "backend", "variant", "strategy", "params"}, rows);
+  out += "\n";
+  for (const Spec& s : specs) out += s.name + ": " + s.doc + "\n";
+  return out;
+}
+
+std::string format_backends() {
+  std::vector<std::vector<std::string>> rows;
+  for (Runtime* rt : all_runtimes()) {
+    const Emitter* e = find_emitter(rt->backend());
+    Availability a = rt->availability();
+    rows.push_back({rt->backend(), e ? "." + e->extension() : "(no emitter)",
+                    a.ok ? "available (" + rt->device_name() + ")" : "skipped: " + a.reason});
+  }
+  return format_table({"backend", "file", "status"}, rows);
+}
+
+std::string format_strategies() {
+  std::vector<std::vector<std::string>> rows;
+  for (const Emitter* e : all_emitters()) {
+    for (const StrategyInfo& s : e->strategies()) {
+      if (s.params.empty()) rows.push_back({e->backend(), s.name, "-", "", "", s.doc});
+      bool first = true;
+      for (const ParamInfo& p : s.params) {
+        std::string range = "[" + std::to_string(p.min) + ", " + std::to_string(p.max) + "]";
+        if (p.power_of_two) range += " power of 2";
+        std::string doc = first ? s.doc : "";
+        if (!p.doc.empty()) doc += (doc.empty() ? "" : "; ") + p.name + ": " + p.doc;
+        rows.push_back({first ? e->backend() : "", first ? s.name : "", p.name,
+                        std::to_string(p.def), range, doc});
+        first = false;
+      }
+    }
+  }
+  return format_table({"backend", "strategy", "param", "default", "range", "doc"}, rows);
+}
+
+}  // namespace sb

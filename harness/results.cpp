@@ -1,0 +1,121 @@
+#include "results.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cmath>
+#include <filesystem>
+
+#include "driver.h"
+
+namespace sb {
+
+namespace {
+
+nlohmann::json sizes_object(const SizeValues& sizes) {
+  nlohmann::json o = nlohmann::json::object();
+  for (const auto& [name, value] : sizes) o[name] = value;
+  return o;
+}
+
+nlohmann::json problem_json(const ResultProblem& p, bool with_error) {
+  nlohmann::json j = {{"kernel", p.kernel},   {"backend", p.backend},
+                      {"variant", p.variant}, {"sizes", sizes_object(p.sizes)},
+                      {"reason", p.reason},   {"verified", false}};
+  if (with_error) j["max_error"] = p.max_error;
+  return j;
+}
+
+// A counter in units per second, as GB/s-style 1e9 units; the cv aggregate is a ratio, kept as
+// is. null when the counter is absent.
+nlohmann::json rate(const nlohmann::json& entry, const char* counter) {
+  auto it = entry.find(counter);
+  if (it == entry.end() || !it->is_number()) return nullptr;
+  double v = it->get<double>();
+  if (entry.value("aggregate_unit", "") == "percentage") return v;
+  return v * 1e-9;
+}
+
+std::string iso_utc(std::time_t when) {
+  std::tm tm{};
+  gmtime_r(&when, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+bool entry_is_of(const nlohmann::json& entry, const std::string& name) {
+  std::string run = entry.value("run_name", entry.value("name", ""));
+  return run == name || (run.size() > name.size() && run.compare(0, name.size(), name) == 0 &&
+                         run[name.size()] == '/');
+}
+
+Result<nlohmann::json> make_results_document(const std::string& gbench_json,
+                                             const std::vector<ResultCase>& cases,
+                                             const std::vector<ResultProblem>& skipped,
+                                             const std::vector<ResultProblem>& failed,
+                                             const std::map<std::string, std::string>& context) {
+  nlohmann::json doc;
+  if (gbench_json.empty()) {
+    doc["context"] = {{"date", iso_utc(std::time(nullptr))}, {"host_name", host_name()}};
+    doc["benchmarks"] = nlohmann::json::array();
+  } else {
+    doc = nlohmann::json::parse(gbench_json, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object())
+      return Error{Loc{}, "cannot parse Google Benchmark's JSON output", ""};
+    if (!doc.contains("context") || !doc["context"].is_object())
+      doc["context"] = nlohmann::json::object();
+    if (!doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+      doc["benchmarks"] = nlohmann::json::array();
+  }
+  for (const auto& [k, v] : context) doc["context"][k] = v;
+
+  for (auto& e : doc["benchmarks"]) {
+    for (const ResultCase& c : cases) {
+      if (!entry_is_of(e, c.name)) continue;
+      e["kernel"] = c.kernel;
+      e["backend"] = c.backend;
+      e["variant"] = c.variant;
+      e["sizes"] = sizes_object(c.sizes);
+      e["verified"] = c.verified;
+      e["max_error"] = c.max_error;
+      e["gbps"] = rate(e, "bytes");
+      e["gflops"] = rate(e, "flops");
+      break;
+    }
+  }
+  doc["skipped"] = nlohmann::json::array();
+  for (const auto& p : skipped) doc["skipped"].push_back(problem_json(p, false));
+  doc["failed"] = nlohmann::json::array();
+  for (const auto& p : failed) doc["failed"].push_back(problem_json(p, true));
+  return doc;
+}
+
+std::string utc_stamp(std::time_t when) {
+  std::tm tm{};
+  gmtime_r(&when, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
+  return buf;
+}
+
+std::string default_results_path(const std::string& root, std::time_t when) {
+  return (std::filesystem::path(root) / "results" / host_name() / (utc_stamp(when) + ".json"))
+      .string();
+}
+
+Status write_results(const std::string& path, const nlohmann::json& doc) {
+  // Reasons may quote compiler output; never let a stray byte make the dump throw.
+  return write_file_atomic(
+      path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace sb

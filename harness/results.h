@@ -1,0 +1,81 @@
+// The results document of `specbench bench` / `specbench run`, and writing it.
+//
+// It is Google Benchmark's JSON output, extended:
+//   {
+//     "context": { Google Benchmark's (date, host_name, num_cpus, caches, ...) plus git_commit,
+//                  cxx, nvcc, cpu_model, gpu, specbench_version },
+//     "benchmarks": [ each Google Benchmark entry (name, run_name, run_type, aggregate_name,
+//                     real_time, cpu_time, time_unit, iterations, counters "bytes" and "flops"
+//                     in units per second, error_occurred, ...) plus
+//                     "kernel", "backend", "variant", "sizes" {"N": 65536, ...},
+//                     "verified" (true: only verified cases are timed), "max_error" (absolute, of
+//                     the sampled pre-timing check), "gbps" and "gflops" (1e9 per second; for the
+//                     "cv" aggregate they hold the coefficient of variation instead; null when the
+//                     spec moves no bytes / does no flops) ],
+//     "skipped": [ {"kernel", "backend", "variant", "sizes", "reason", "verified": false} ]
+//                 the backend cannot run here (e.g. no GPU): not a failure
+//     "failed":  [ {"kernel", "backend", "variant", "sizes", "reason", "verified": false,
+//                   "max_error"} ]
+//                 build failures, modules that do not load, failed verification: never timed
+//   }
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diag.h"
+
+namespace sb {
+
+using SizeValues = std::vector<std::pair<std::string, int64_t>>;  // spec order
+
+// A timed case: `name` is the name it was registered with in Google Benchmark.
+struct ResultCase {
+  std::string name;
+  std::string kernel;
+  std::string backend;
+  std::string variant;
+  SizeValues sizes;
+  bool verified = true;
+  double max_error = 0;
+};
+
+// A case that was not timed.
+struct ResultProblem {
+  std::string kernel;
+  std::string backend;
+  std::string variant;
+  SizeValues sizes;
+  std::string reason;
+  double max_error = 0;
+};
+
+// Whether a Google Benchmark JSON entry belongs to the benchmark registered as `name` (its
+// run_name is `name` or `name` followed by "/..." such as "/real_time" or "/manual_time").
+bool entry_is_of(const nlohmann::json& entry, const std::string& name);
+
+// Builds the document from Google Benchmark's JSON text (may be empty when nothing was timed:
+// then "benchmarks" is empty and the context holds date and host_name only besides `context`).
+// Entries that match no case are kept unchanged. Error when the text is not valid JSON.
+Result<nlohmann::json> make_results_document(const std::string& gbench_json,
+                                             const std::vector<ResultCase>& cases,
+                                             const std::vector<ResultProblem>& skipped,
+                                             const std::vector<ResultProblem>& failed,
+                                             const std::map<std::string, std::string>& context);
+
+// <root>/results/<hostname>/<UTC yyyymmddThhmmssZ>.json for time `when`.
+std::string default_results_path(const std::string& root, std::time_t when);
+std::string utc_stamp(std::time_t when);  // "20250101T120000Z"
+std::string host_name();                  // gethostname(), "unknown" on failure
+
+// Writes `doc` (indented, newline-terminated) atomically: a temporary file in the same folder,
+// then rename, so a reader sees the old file or the whole new one. Creates parent folders.
+Status write_results(const std::string& path, const nlohmann::json& doc);
+
+}  // namespace sb

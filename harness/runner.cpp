@@ -1,0 +1,621 @@
+#include "runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "buffers.h"
+#include "compare.h"
+#include "emitter.h"
+#include "metrics.h"
+#include "module.h"
+#include "reference.h"
+#include "results.h"
+
+namespace sb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string fmt_seconds(double s) {
+  char buf[32];
+  if (s < 10)
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
+  else
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  return buf;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string first_line(const std::string& s) {
+  size_t b = s.find_first_not_of("\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find('\n', b);
+  return s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+std::string last_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  size_t p = t.rfind('\n');
+  return p == std::string::npos ? t : t.substr(p + 1);
+}
+
+std::string variant_key(const std::string& k, const std::string& b, const std::string& v) {
+  return k + "/" + b + "/" + v;
+}
+
+const std::vector<Variant>& variants_of(const Spec& spec, const std::string& backend) {
+  static const std::vector<Variant> none;
+  auto it = spec.variants.find(backend);
+  return it == spec.variants.end() ? none : it->second;
+}
+
+std::vector<int> out_tensors(const Spec& spec) {
+  std::vector<int> outs;
+  for (size_t t = 0; t < spec.tensors.size(); ++t) {
+    if (spec.tensors[t].role == Role::Out) outs.push_back(static_cast<int>(t));
+  }
+  return outs;
+}
+
+// The result of running one variant on one input set and comparing its outputs.
+struct CheckResult {
+  bool ok = true;
+  double max_abs = 0;
+  double max_rel = 0;
+  std::string detail;
+};
+
+// Runs `fn` once on `kind` inputs and compares every Out tensor with the reference, at every
+// element (sample == 0) or at `sample` elements.
+CheckResult check_once(Runtime& rt, const Spec& spec, const std::string& backend,
+                       const std::string& variant, sb_variant_fn fn, const SizePoint& sizes,
+                       InputKind kind, uint64_t seed, int64_t sample, uint64_t sample_seed) {
+  CheckResult cr;
+  try {
+    HostTensors host = make_host_tensors(spec, sizes, kind, seed);
+    auto dev = rt.upload(host);
+    if (!dev.ok()) return CheckResult{false, 0, 0, dev.error().message};
+    Status s = rt.run(fn, *dev.value(), sizes);
+    if (!s.ok()) return CheckResult{false, 0, 0, s.error().message};
+    std::vector<int> outs = out_tensors(spec);
+    std::vector<HostTensor> got;
+    for (int t : outs) {
+      got.push_back(host[t]);  // same type and size; contents replaced by download
+      Status d = rt.download(*dev.value(), t, got.back());
+      if (!d.ok()) return CheckResult{false, 0, 0, d.error().message};
+    }
+    dev.value().reset();
+    Reference ref(spec, sizes, host);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      CompareResult r = compare_tensor(spec, sizes, outs[i], got[i], ref, sample, sample_seed);
+      cr.max_abs = std::max(cr.max_abs, r.max_abs_err);
+      cr.max_rel = std::max(cr.max_rel, r.max_rel_err);
+      if (!r.ok) {
+        cr.ok = false;
+        // Mismatches with no finite error are non-finite values where finite ones belong.
+        if (r.max_abs_err == 0) cr.max_abs = cr.max_rel = HUGE_VAL;
+        if (!cr.detail.empty()) cr.detail += "\n";
+        cr.detail += describe_failure(spec, backend, variant, sizes, outs[i], r);
+      }
+    }
+  } catch (const std::exception& e) {
+    return CheckResult{false, cr.max_abs, cr.max_rel, std::string("exception: ") + e.what()};
+  }
+  return cr;
+}
+
+// What stands between a target and running its variants: a failed build, an unavailable
+// backend, a module that does not load. Empty reason = runnable.
+struct Readiness {
+  Outcome outcome = Outcome::Pass;
+  std::string reason;
+  std::unique_ptr<Module> module;
+};
+
+Readiness readiness(const Target& t) {
+  Readiness r;
+  if (!t.build.ok) {
+    r.outcome = Outcome::Fail;
+    // The compiler's first error line ("file:line:col: error: ...") says the most.
+    std::string summary = first_line(t.build.error);
+    std::istringstream lines(t.build.error);
+    for (std::string l; std::getline(lines, l);) {
+      if (l.find("error") != std::string::npos && l.rfind("compiling ", 0) != 0) {
+        summary = l;
+        break;
+      }
+    }
+    r.reason = "build failed: " + summary;
+    return r;
+  }
+  Availability a = t.runtime->availability();
+  if (!a.ok) {
+    r.outcome = Outcome::Skipped;
+    r.reason = a.reason;
+    return r;
+  }
+  auto m = Module::load(t.build.module_path, *t.spec, t.backend);
+  if (!m.ok()) {
+    r.outcome = Outcome::Fail;
+    r.reason = format_error(m.error());
+    while (!r.reason.empty() && r.reason.back() == '\n') r.reason.pop_back();
+    return r;
+  }
+  r.module = std::make_unique<Module>(std::move(m.value()));
+  return r;
+}
+
+std::vector<std::pair<std::string, int64_t>> size_pairs(const Spec& spec, const SizePoint& p) {
+  std::vector<std::pair<std::string, int64_t>> v;
+  for (size_t i = 0; i < spec.sizes.size() && i < p.size(); ++i)
+    v.emplace_back(spec.sizes[i].name, p[i]);
+  return v;
+}
+
+// Google Benchmark's display and file output in one pass: the console table for the user and
+// the JSON document into a string (a custom file reporter needs --benchmark_out in 1.7.1).
+class TeeReporter : public benchmark::BenchmarkReporter {
+ public:
+  TeeReporter(bool display, std::ostream* json_out)
+      : console_(isatty(1) ? benchmark::ConsoleReporter::OO_ColorTabular
+                           : benchmark::ConsoleReporter::OO_Tabular),
+        display_(display) {
+    json_.SetOutputStream(json_out);
+    json_.SetErrorStream(&json_errors_);
+  }
+  bool ReportContext(const Context& context) override {
+    if (display_) console_.ReportContext(context);
+    return json_.ReportContext(context);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    if (display_) console_.ReportRuns(runs);
+    json_.ReportRuns(runs);
+  }
+  void Finalize() override {
+    if (display_) console_.Finalize();
+    json_.Finalize();
+  }
+
+ private:
+  benchmark::ConsoleReporter console_;
+  benchmark::JSONReporter json_;
+  std::ostringstream json_errors_;
+  bool display_;
+};
+
+// One benchmark case, shared by its registered lambda. Its tensors are created when the case
+// first runs and released when another case starts, so only one case's data is alive at a time.
+struct Case {
+  const Target* target = nullptr;
+  std::string variant;
+  sb_variant_fn fn = nullptr;
+  SizePoint sizes;
+  std::string name;
+  double bytes = 0;
+  double flops = 0;
+  double max_error = 0;
+  std::unique_ptr<DeviceTensors> dev;
+  std::string setup_error;
+};
+
+double to_seconds(double t, const std::string& unit) {
+  if (unit == "ns") return t * 1e-9;
+  if (unit == "us") return t * 1e-6;
+  if (unit == "ms") return t * 1e-3;
+  return t;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+std::string format_sizes(const Spec& spec, const SizePoint& sizes) {
+  std::string s;
+  for (size_t i = 0; i < spec.sizes.size() && i < sizes.size(); ++i) {
+    if (i) s += ",";
+    s += spec.sizes[i].name + "=" + std::to_string(sizes[i]);
+  }
+  return s;
+}
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Pass:
+      return "pass";
+    case Outcome::Fail:
+      return "FAIL";
+    case Outcome::Skipped:
+      return "skipped";
+  }
+  return "?";
+}
+
+std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
+                                  const std::vector<std::string>& backends,
+                                  const BuildSettings& settings, const ProgressFn& progress) {
+  std::vector<Target> targets;
+  std::vector<BuildJob> jobs;
+  std::string abi_header = (fs::path(settings.tools.abi_dir) / "specbench_abi.h").string();
+  for (const Spec* spec : specs) {
+    for (const std::string& b : backends) {
+      if (variants_of(*spec, b).empty()) continue;
+      Runtime* rt = find_runtime(b);
+      const Emitter* em = find_emitter(b);
+      SB_ASSERT(rt && em, "backend '" + b + "' has no runtime or no emitter");
+      Target t;
+      t.spec = spec;
+      t.backend = b;
+      t.runtime = rt;
+      t.source = (fs::path(settings.root) / "generated" / spec->name / b /
+                  (spec->name + "." + em->extension()))
+                     .string();
+      if (progress && fs::exists(t.source)) {
+        // A hand edit is legitimate (that is how one experiments); say so, and build it as is.
+        if (read_text(t.source) != em->emit(*spec).content)
+          progress("note: " + t.source + " differs from what " + spec->path +
+                   " generates (edited by hand, or stale: run `specbench gen`); building it as is");
+      }
+      BuildJob job;
+      job.kernel = spec->name;
+      job.backend = b;
+      job.source = t.source;
+      job.abi_header = abi_header;
+      job.cmd = rt->compile_command(settings.tools);
+      jobs.push_back(job);
+      targets.push_back(std::move(t));
+    }
+  }
+  auto t0 = Clock::now();
+  size_t total = jobs.size();
+  int parallel = std::max(1, settings.jobs);
+  auto on_done = [&](size_t i, const BuildResult& r, size_t done) {
+    if (!progress) return;
+    std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
+                       jobs[i].cmd.label + " " + jobs[i].kernel + " (" + jobs[i].backend + ") ";
+    if (!r.ok)
+      line += "FAILED";
+    else if (r.cached)
+      line += "cached";
+    else
+      line += fmt_seconds(r.seconds);
+    if (done < total) {
+      // Remaining jobs at the average pace so far, spread over the worker threads.
+      double elapsed = since(t0);
+      double per_job = elapsed * std::min<double>(parallel, total) / done;
+      double eta = per_job * (total - done) / std::min<double>(parallel, total - done);
+      if (elapsed > 1.0) line += " (ETA " + fmt_seconds(eta) + ")";
+    }
+    progress(line);
+  };
+  std::vector<BuildResult> results = build_modules(jobs, settings.cache_dir, parallel, on_done);
+  for (size_t i = 0; i < targets.size(); ++i) targets[i].build = std::move(results[i]);
+  return targets;
+}
+
+std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const VerifyOptions& opt,
+                                 const ProgressFn& progress) {
+  std::vector<VerifyRecord> records;
+  struct InputSet {
+    InputKind kind;
+    uint64_t seed;
+    std::string label;
+  };
+  std::vector<InputSet> inputs;
+  for (int s = 1; s <= opt.seeds; ++s)
+    inputs.push_back({InputKind::Random, static_cast<uint64_t>(s), "seed " + std::to_string(s)});
+  inputs.push_back({InputKind::Zeros, 1, input_kind_name(InputKind::Zeros)});
+  inputs.push_back({InputKind::Large, 1, input_kind_name(InputKind::Large)});
+
+  size_t total = 0, done = 0;
+  for (const Target& t : targets) total += variants_of(*t.spec, t.backend).size();
+
+  for (const Target& t : targets) {
+    const Spec& spec = *t.spec;
+    Readiness ready = readiness(t);
+    for (const Variant& v : variants_of(spec, t.backend)) {
+      auto t0 = Clock::now();
+      ++done;
+      std::string head = "[" + std::to_string(done) + "/" + std::to_string(total) + "] verify " +
+                         variant_key(spec.name, t.backend, v.name);
+      VerifyRecord base;
+      base.kernel = spec.name;
+      base.backend = t.backend;
+      base.variant = v.name;
+      if (!ready.module) {
+        VerifyRecord r = base;
+        r.sizes = r.inputs = "-";
+        r.outcome = ready.outcome;
+        r.detail = ready.reason;
+        records.push_back(r);
+        if (progress)
+          progress(head + ": " + outcome_name(r.outcome) + " (" + first_line(r.detail) + ")");
+        continue;
+      }
+      sb_variant_fn fn = ready.module->find(v.name);
+      if (!fn) {
+        VerifyRecord r = base;
+        r.sizes = r.inputs = "-";
+        r.outcome = Outcome::Fail;
+        r.detail = ready.module->path() + ": module has no variant '" + v.name + "'";
+        records.push_back(r);
+        if (progress) progress(head + ": FAIL (variant missing from module)");
+        continue;
+      }
+      int passed = 0, checks = 0;
+      for (const SizePoint& p : spec.verify_points()) {
+        for (const InputSet& in : inputs) {
+          CheckResult c =
+              check_once(*t.runtime, spec, t.backend, v.name, fn, p, in.kind, in.seed, 0, 0);
+          VerifyRecord r = base;
+          r.sizes = format_sizes(spec, p);
+          r.inputs = in.label;
+          r.outcome = c.ok ? Outcome::Pass : Outcome::Fail;
+          r.max_abs_err = c.max_abs;
+          r.max_rel_err = c.max_rel;
+          r.detail = c.detail;
+          records.push_back(std::move(r));
+          ++checks;
+          passed += c.ok;
+        }
+      }
+      if (progress)
+        progress(head + ": " + std::to_string(passed) + "/" + std::to_string(checks) + " passed (" +
+                 fmt_seconds(since(t0)) + ")");
+    }
+  }
+  return records;
+}
+
+std::set<std::string> failed_variants(const std::vector<VerifyRecord>& records) {
+  std::set<std::string> s;
+  for (const auto& r : records) {
+    if (r.outcome == Outcome::Fail) s.insert(variant_key(r.kernel, r.backend, r.variant));
+  }
+  return s;
+}
+
+std::map<std::string, std::string> run_context(const std::string& root,
+                                               const ToolchainOptions& tools) {
+  std::map<std::string, std::string> c;
+  ProcessResult git = run_process({"git", "-C", root, "rev-parse", "HEAD"});
+  std::string commit = last_line(git.output);
+  c["git_commit"] = git.exit_code == 0 && !commit.empty() ? commit : "unknown";
+  std::string cxx = first_line(compiler_version(tools.cxx));
+  c["cxx"] = cxx.empty() ? tools.cxx : cxx;
+  std::string nvcc = last_line(compiler_version(tools.nvcc));
+  c["nvcc"] = nvcc.empty() ? "none" : nvcc;
+  c["cpu_model"] = cpu_model();
+  Runtime* cuda = find_runtime("cuda");
+  c["gpu"] = cuda ? cuda->device_name() : "none";
+  c["specbench_version"] = kSpecbenchVersion;
+  return c;
+}
+
+Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions& opt,
+                          const ProgressFn& progress) {
+  std::vector<ResultProblem> skipped, failed;
+  std::vector<std::unique_ptr<Case>> cases;
+
+  size_t total = 0, done = 0;
+  for (const Target& t : targets) {
+    const auto pts = opt.verify_sizes ? t.spec->verify_points() : t.spec->bench_points();
+    total += variants_of(*t.spec, t.backend).size() * pts.size();
+  }
+
+  for (const Target& t : targets) {
+    const Spec& spec = *t.spec;
+    const std::vector<SizePoint> points =
+        opt.verify_sizes ? spec.verify_points() : spec.bench_points();
+    Readiness ready = readiness(t);
+    for (const Variant& v : variants_of(spec, t.backend)) {
+      sb_variant_fn fn = ready.module ? ready.module->find(v.name) : nullptr;
+      for (const SizePoint& p : points) {
+        ++done;
+        ResultProblem prob{spec.name, t.backend, v.name, size_pairs(spec, p), "", 0};
+        std::string head = "[" + std::to_string(done) + "/" + std::to_string(total) + "] check " +
+                           variant_key(spec.name, t.backend, v.name) + " " + format_sizes(spec, p);
+        if (!ready.module) {
+          prob.reason = ready.reason;
+          (ready.outcome == Outcome::Skipped ? skipped : failed).push_back(prob);
+          continue;
+        }
+        if (!fn) {
+          prob.reason = "module has no variant '" + v.name + "'";
+          failed.push_back(prob);
+          continue;
+        }
+        if (opt.exclude.count(variant_key(spec.name, t.backend, v.name))) {
+          prob.reason = "failed verification at the verify sizes";
+          failed.push_back(prob);
+          continue;
+        }
+        auto t0 = Clock::now();
+        CheckResult c = check_once(*t.runtime, spec, t.backend, v.name, fn, p, InputKind::Random, 1,
+                                   opt.sample, opt.sample_seed);
+        if (!c.ok) {
+          prob.reason = c.detail;
+          prob.max_error = c.max_abs;
+          failed.push_back(prob);
+          if (progress) progress(head + ": FAIL, not timed");
+          continue;
+        }
+        if (progress) progress(head + ": ok (" + fmt_seconds(since(t0)) + ")");
+        auto k = std::make_unique<Case>();
+        k->target = &t;
+        k->variant = v.name;
+        k->fn = fn;
+        k->sizes = p;
+        k->name = variant_key(spec.name, t.backend, v.name) + "/" + format_sizes(spec, p);
+        k->bytes = static_cast<double>(bytes_moved(spec, p));
+        k->flops = flops(spec, p);
+        k->max_error = c.max_abs;
+        cases.push_back(std::move(k));
+      }
+    }
+  }
+
+  std::string gbench_json;
+  if (!cases.empty()) {
+    std::vector<std::string> args{"specbench",
+                                  "--benchmark_min_time=" + std::to_string(opt.min_time),
+                                  "--benchmark_repetitions=" + std::to_string(opt.repetitions)};
+    if (opt.repetitions > 1) args.push_back("--benchmark_report_aggregates_only=true");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    benchmark::Initialize(&argc, argv.data());
+    // Google Benchmark keeps custom context in a global map that rejects duplicate keys.
+    static std::set<std::string> added;
+    for (const auto& [key, value] : opt.context) {
+      if (added.insert(key).second) benchmark::AddCustomContext(key, value);
+    }
+
+    Case* active = nullptr;
+    for (auto& kp : cases) {
+      Case* k = kp.get();
+      auto* b = benchmark::RegisterBenchmark(k->name.c_str(), [k, &active](benchmark::State& st) {
+        if (active != k) {
+          if (active) active->dev.reset();
+          active = k;
+          k->setup_error.clear();
+          try {
+            HostTensors host = make_host_tensors(*k->target->spec, k->sizes, InputKind::Random, 1);
+            auto dev = k->target->runtime->upload(host);
+            if (dev.ok())
+              k->dev = std::move(dev.value());
+            else
+              k->setup_error = dev.error().message;
+          } catch (const std::exception& e) {
+            k->setup_error = std::string("setting up inputs: ") + e.what();
+          }
+        }
+        if (!k->dev) {
+          st.SkipWithError(k->setup_error.c_str());
+          return;
+        }
+        k->target->runtime->time(st, k->fn, *k->dev, k->sizes);
+        using C = benchmark::Counter;
+        if (k->bytes > 0) st.counters["bytes"] = C(k->bytes, C::kIsIterationInvariantRate);
+        if (k->flops > 0) st.counters["flops"] = C(k->flops, C::kIsIterationInvariantRate);
+      });
+      k->target->runtime->configure(b);
+    }
+    std::ostringstream json_out;
+    {
+      TeeReporter tee(opt.display, &json_out);
+      benchmark::RunSpecifiedBenchmarks(&tee);
+    }
+    if (active) active->dev.reset();
+    benchmark::ClearRegisteredBenchmarks();
+    gbench_json = json_out.str();
+  }
+
+  std::vector<ResultCase> rcases;
+  for (const auto& k : cases) {
+    rcases.push_back(ResultCase{k->name, k->target->spec->name, k->target->backend, k->variant,
+                                size_pairs(*k->target->spec, k->sizes), true, k->max_error});
+  }
+  auto doc = make_results_document(gbench_json, rcases, skipped, failed, opt.context);
+  if (!doc.ok()) return doc.error();
+
+  BenchReport report;
+  report.doc = std::move(doc.value());
+  // Plain records: one per case, from its median (or only) entry in the document.
+  for (const auto& k : cases) {
+    BenchRecord r;
+    r.kernel = k->target->spec->name;
+    r.backend = k->target->backend;
+    r.variant = k->variant;
+    r.sizes = format_sizes(*k->target->spec, k->sizes);
+    r.verified = true;
+    r.max_error = k->max_error;
+    const nlohmann::json* pick = nullptr;
+    for (const auto& e : report.doc["benchmarks"]) {
+      if (!entry_is_of(e, k->name)) continue;
+      if (e.value("error_occurred", false)) {
+        pick = &e;
+        break;
+      }
+      std::string agg = e.value("aggregate_name", "");
+      if (agg == "median" || (agg.empty() && !pick)) pick = &e;
+    }
+    if (!pick) {
+      r.status = BenchStatus::Failed;
+      r.reason = "no result from Google Benchmark";
+    } else if (pick->value("error_occurred", false)) {
+      r.status = BenchStatus::Failed;
+      r.reason = pick->value("error_message", "error");
+    } else {
+      r.status = BenchStatus::Measured;
+      r.seconds = to_seconds(pick->value("real_time", 0.0), pick->value("time_unit", "ns"));
+      if (r.seconds > 0) {
+        r.gbps = k->bytes / r.seconds * 1e-9;
+        r.gflops = k->flops / r.seconds * 1e-9;
+      }
+    }
+    report.records.push_back(std::move(r));
+  }
+  for (const auto* list : {&skipped, &failed}) {
+    for (const ResultProblem& p : *list) {
+      BenchRecord r;
+      r.kernel = p.kernel;
+      r.backend = p.backend;
+      r.variant = p.variant;
+      for (const auto& [n, v] : p.sizes)
+        r.sizes += (r.sizes.empty() ? "" : ",") + n + "=" + std::to_string(v);
+      r.status = list == &skipped ? BenchStatus::Skipped : BenchStatus::Failed;
+      r.verified = false;
+      r.max_error = p.max_error;
+      r.reason = p.reason;
+      report.records.push_back(std::move(r));
+    }
+  }
+  return report;
+}
+
+std::vector<BenchRecord> best_per_size(const std::vector<BenchRecord>& records) {
+  std::vector<BenchRecord> best;
+  std::map<std::string, size_t> index;
+  for (const BenchRecord& r : records) {
+    if (r.status != BenchStatus::Measured) continue;
+    std::string key = r.kernel + "/" + r.backend + "/" + r.sizes;
+    auto it = index.find(key);
+    if (it == index.end()) {
+      index[key] = best.size();
+      best.push_back(r);
+    } else if (r.seconds < best[it->second].seconds) {
+      best[it->second] = r;
+    }
+  }
+  for (const BenchRecord& r : records) {
+    if (r.status != BenchStatus::Measured) best.push_back(r);
+  }
+  return best;
+}
+
+}  // namespace sb

@@ -1,0 +1,136 @@
+// Orchestration: build every kernel x backend module, verify every variant against the reference,
+// and benchmark the verified ones with Google Benchmark. Produces plain records (and the results
+// document); printing them is console.h's job, writing them results.h's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir.h"
+#include "runtime.h"
+#include "toolchain.h"
+
+namespace sb {
+
+inline constexpr const char* kSpecbenchVersion = "0.1.0";
+
+// One progress line for the user (no trailing newline); callers print it to stderr.
+using ProgressFn = std::function<void(const std::string&)>;
+
+// One kernel on one backend: its generated file and the module built from it.
+struct Target {
+  const Spec* spec = nullptr;
+  std::string backend;
+  Runtime* runtime = nullptr;
+  std::string source;  // <root>/generated/<kernel>/<backend>/<kernel>.<ext>
+  BuildResult build;
+};
+
+struct BuildSettings {
+  std::string root;       // holds generated/
+  std::string cache_dir;  // module cache
+  ToolchainOptions tools;
+  int jobs = 1;  // parallel compiles
+};
+
+// Builds the module of every spec for every backend in `backends` that the spec has variants
+// for, in parallel. Progress lines look like "[3/10] nvcc conv1d 4.2s (ETA 8s)". A generated file
+// that differs from what its spec generates now (hand edit or stale) is built as is, with a note.
+// Build failures are recorded in Target::build (never thrown); the caller shows the errors.
+std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
+                                  const std::vector<std::string>& backends,
+                                  const BuildSettings& settings, const ProgressFn& progress);
+
+// "R=64,C=1024": the spec's size names with the point's values, in spec order.
+std::string format_sizes(const Spec& spec, const SizePoint& sizes);
+
+// ---------------------------------------------------------------------------------------------
+// Verification
+
+enum class Outcome { Pass, Fail, Skipped };
+const char* outcome_name(Outcome o);  // "pass", "FAIL", "skipped"
+
+// One check: a variant at one size point with one input set. Records that cover a whole variant
+// (build failure, unavailable backend) have sizes and inputs "-".
+struct VerifyRecord {
+  std::string kernel;
+  std::string backend;
+  std::string variant;
+  std::string sizes;   // "R=3,C=7"
+  std::string inputs;  // "seed 1", "zeros", "large"
+  Outcome outcome = Outcome::Pass;
+  double max_abs_err = 0;  // over every Out tensor
+  double max_rel_err = 0;
+  std::string detail;  // Fail: what went wrong (describe_failure's text); Skipped: the reason
+};
+
+struct VerifyOptions {
+  int seeds = 3;  // random input sets with seeds 1..seeds; Zeros and Large are always added
+};
+
+// Full (every element) comparison at each of the spec's verify sizes.
+std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const VerifyOptions& opt,
+                                 const ProgressFn& progress);
+
+// "kernel/backend/variant" of each variant with at least one failed check.
+std::set<std::string> failed_variants(const std::vector<VerifyRecord>& records);
+
+// ---------------------------------------------------------------------------------------------
+// Benchmarks
+
+enum class BenchStatus { Measured, Skipped, Failed };
+
+// One kernel/backend/variant at one size point.
+struct BenchRecord {
+  std::string kernel;
+  std::string backend;
+  std::string variant;
+  std::string sizes;  // "R=64,C=1024"
+  BenchStatus status = BenchStatus::Measured;
+  bool verified = false;  // the sampled pre-timing check passed
+  double max_error = 0;   // of that check (absolute)
+  std::string reason;     // Skipped/Failed: why
+  double seconds = 0;     // per iteration; the median over repetitions when there are several
+  double gbps = 0;        // bytes_moved / time, 1e9 bytes/s; 0 when the spec moves none
+  double gflops = 0;      // flops / time, 1e9/s; 0 when the spec has none
+};
+
+struct BenchOptions {
+  bool verify_sizes = false;  // benchmark at the spec's verify sizes instead of its bench sizes
+  int repetitions = 3;
+  double min_time = 0.05;  // seconds per repetition (Google Benchmark's --benchmark_min_time)
+  int64_t sample = 1000;   // elements checked per Out tensor before timing
+  uint64_t sample_seed = 12345;
+  bool display = true;            // Google Benchmark's console reporter on stdout
+  std::set<std::string> exclude;  // "kernel/backend/variant" already failed: recorded, not run
+  std::map<std::string, std::string> context;  // extra context (see run_context)
+};
+
+struct BenchReport {
+  nlohmann::json doc;  // the results document (see results.h)
+  std::vector<BenchRecord> records;
+};
+
+// Before timing, each case runs once on Random inputs (seed 1) and is compared at a fixed sample
+// of elements; a case that fails is recorded as Failed with the error and never timed. Cases of
+// an unavailable backend are Skipped with its reason. Benchmarks are named
+// "kernel/backend/variant/R=64,C=1024" and report counters "bytes" and "flops" as rates (when
+// the spec implies any). Returns an error only when Google Benchmark's output cannot be parsed.
+Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions& opt,
+                          const ProgressFn& progress);
+
+// The fastest measured variant for each kernel/backend/size (in first-seen order), followed by
+// every Skipped and Failed record. Input of the summary table.
+std::vector<BenchRecord> best_per_size(const std::vector<BenchRecord>& records);
+
+// Context for results files: git_commit, cxx, nvcc, cpu_model, gpu, specbench_version.
+std::map<std::string, std::string> run_context(const std::string& root,
+                                               const ToolchainOptions& tools);
+
+}  // namespace sb

@@ -1,0 +1,101 @@
+// Backend runtimes: how the harness compiles, feeds, runs and times one backend's modules.
+//
+// Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/emitter.h), one Runtime
+// subclass in its own file, and one line in all_runtimes() (runtime.cpp). Nothing else in the
+// harness names a backend. A backend whose modules live in host memory can derive from
+// HostRuntime and override only backend() and compile_command().
+//
+// Protocol, as used by the runner for one variant at one size point:
+//   availability()                       -- once; when !ok the backend is reported as skipped
+//   upload(host) -> dev                  -- allocate every spec tensor, copy all of `host` in
+//   run(fn, dev, sizes)                  -- call the variant once and wait for it to finish
+//   download(dev, t, host[t])            -- copy tensor t back (for each Out tensor)
+//   time(state, fn, dev, sizes)          -- the Google Benchmark loop, inside a registered
+//                                           benchmark that configure() has set up
+// Every call returns a user-facing error (never aborts) when the backend reports a failure; the
+// message names the failing runtime call, and for CUDA the source file and line of the call.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "buffers.h"
+#include "diag.h"
+#include "ir.h"
+#include "specbench_abi.h"
+#include "toolchain.h"
+
+namespace sb {
+
+struct Availability {
+  bool ok = true;
+  std::string reason;  // when !ok: why, e.g. cudaGetErrorString() of cudaGetDeviceCount's error
+};
+
+// Every tensor of a spec in one backend's memory space. Freed by the destructor.
+class DeviceTensors {
+ public:
+  virtual ~DeviceTensors() = default;
+  std::vector<void*> ptrs;  // one base pointer per spec tensor, spec order
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  // Backend name, as in specs and emitters: "cpu", "cuda".
+  virtual std::string backend() const = 0;
+  // The compiler invocation that turns this backend's generated file into a module.
+  virtual CompileCommand compile_command(const ToolchainOptions& opt) const = 0;
+  // Whether modules can run on this machine. Memoised; cheap after the first call. Modules are
+  // still compiled when a backend is unavailable.
+  virtual Availability availability() = 0;
+  // A human-readable name of the device, or "none" when unavailable.
+  virtual std::string device_name() = 0;
+
+  virtual Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) = 0;
+  // Copies tensor `t` of `dev` into `host` (which has the right type and size).
+  virtual Status download(const DeviceTensors& dev, int t, HostTensor& host) = 0;
+  // Runs the variant once to completion. A non-zero return of the variant is an error.
+  virtual Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) = 0;
+
+  // Sets the timing mode of a registered benchmark (real time for host code, manual time for
+  // device code timed with events).
+  virtual void configure(benchmark::internal::Benchmark* b) const = 0;
+  // The benchmark loop: `for (auto _ : state)` running the variant once per iteration. On a
+  // backend error it calls state.SkipWithError() with the message and leaves the loop.
+  virtual void time(benchmark::State& state, sb_variant_fn fn, DeviceTensors& dev,
+                    const SizePoint& sizes) = 0;
+};
+
+// A runtime whose tensors live in host memory (64-byte aligned) and whose variants run
+// synchronously on the calling thread; timed by wall clock (UseRealTime, since variants may use
+// OpenMP threads).
+class HostRuntime : public Runtime {
+ public:
+  Availability availability() override { return {}; }
+  std::string device_name() override { return "host"; }
+  Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override;
+  Status download(const DeviceTensors& dev, int t, HostTensor& host) override;
+  Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) override;
+  void configure(benchmark::internal::Benchmark* b) const override;
+  void time(benchmark::State& state, sb_variant_fn fn, DeviceTensors& dev,
+            const SizePoint& sizes) override;
+};
+
+// cpu: SPECBENCH_CXX -std=c++17 -O3 -march=native -fopenmp -fPIC -shared -I<abi>.
+std::unique_ptr<Runtime> make_cpu_runtime();
+// cuda: SPECBENCH_NVCC -std=c++17 -O3 -gencode ... -Xcompiler -fPIC -shared -cudart shared
+// -I<abi>; device memory through cudart; timed with CUDA events around each launch after an L2
+// flush (cudaMemsetAsync of an L2-sized buffer). Unavailable (with cudaGetErrorString's text)
+// when cudaGetDeviceCount fails or finds no device, or when the harness was built without cudart.
+std::unique_ptr<Runtime> make_cuda_runtime();
+
+// Every runtime, in a fixed order (cpu, cuda, ...). Created on first use; live until exit.
+const std::vector<Runtime*>& all_runtimes();
+// The runtime for `backend`, or nullptr.
+Runtime* find_runtime(const std::string& backend);
+
+}  // namespace sb

@@ -1,0 +1,91 @@
+// Compiling generated translation units into kernel modules (shared libraries), with a
+// content-addressed cache.
+//
+// A module is always built from the file as it is on disk now: the cache key hashes (FNV-1a-64)
+// the source text, the ABI header text, the compiler path, the flags and the compiler's
+// `--version` output (plus the host CPU model when the flags say -march=native). A hand-edited
+// file therefore gets a new key and is rebuilt on the next run, with no CMake step. Modules live
+// at <cache_dir>/<kernel>-<backend>-<key>.so; each is written under a temporary name and renamed
+// into place, so concurrent builders and readers never see a partial file. Old entries are never
+// deleted by specbench (remove the cache folder to reclaim space).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sb {
+
+// How to invoke a compiler on one translation unit: the toolchain runs
+// `compiler flags... -o <module> <source>`.
+struct CompileCommand {
+  std::string compiler;  // absolute path or a name looked up in PATH; empty = not available
+  std::vector<std::string> flags;
+  std::string label;  // short name for progress lines: "g++", "nvcc"
+};
+
+// Settings shared by every backend's compile command.
+struct ToolchainOptions {
+  std::string cxx;                      // C++ compiler for host modules
+  std::string nvcc;                     // CUDA compiler; empty when the toolkit was not found
+  std::string abi_dir;                  // folder holding specbench_abi.h
+  std::vector<int> cuda_archs{80, 90};  // SM architectures to compile CUDA modules for
+};
+
+// The compile-time defaults: SPECBENCH_CXX, SPECBENCH_NVCC, SPECBENCH_ABI_DIR, archs 80 and 90.
+ToolchainOptions default_toolchain_options();
+
+// A child process run to completion. exit_code is the process's status, 127 when it could not be
+// started, 128 + signal when killed. `output` holds stdout and stderr interleaved.
+struct ProcessResult {
+  int exit_code = 0;
+  std::string output;
+};
+ProcessResult run_process(const std::vector<std::string>& argv);
+
+// `compiler --version`, whole output; memoised per compiler; "" when it cannot be run.
+std::string compiler_version(const std::string& compiler);
+
+uint64_t fnv1a64(std::string_view data, uint64_t h = 0xcbf29ce484222325ull);
+
+// The cache key: 16 lower-case hex digits.
+std::string cache_key(const std::string& source_text, const std::string& abi_text,
+                      const CompileCommand& cmd, const std::string& compiler_version_text);
+
+struct BuildJob {
+  std::string kernel;
+  std::string backend;
+  std::string source;      // path of the generated translation unit
+  std::string abi_header;  // path of specbench_abi.h (its text is part of the key)
+  CompileCommand cmd;
+};
+
+struct BuildResult {
+  bool ok = false;
+  bool cached = false;      // the module was already in the cache; nothing was compiled
+  std::string module_path;  // set when ok
+  std::string key;
+  // When !ok: what went wrong, for the user. For a compiler failure this is the command line
+  // followed by the compiler's own output (which names the source file and line).
+  std::string error;
+  std::string log;     // compiler output of a successful build (warnings), may be empty
+  double seconds = 0;  // wall time spent, including hashing
+};
+
+// Builds one module (or finds it in the cache). Creates cache_dir when missing. Thread-safe.
+BuildResult build_module(const BuildJob& job, const std::string& cache_dir);
+
+// Called once per finished job, serialised: (index into jobs, result, finished count).
+using BuildProgress = std::function<void(size_t, const BuildResult&, size_t)>;
+
+// Builds every job on up to `parallel` threads. Results are in job order.
+std::vector<BuildResult> build_modules(const std::vector<BuildJob>& jobs,
+                                       const std::string& cache_dir, int parallel,
+                                       const BuildProgress& progress = {});
+
+// The first line of /proc/cpuinfo's "model name", or "unknown".
+std::string cpu_model();
+
+}  // namespace sb

@@ -1,0 +1,312 @@
+// The results document, its atomic writer, and the runner's skipped / failed / measured paths.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "driver.h"
+#include "results.h"
+#include "runner.h"
+#include "runtime.h"
+#include "toolchain.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() /
+               ("specbench_results_test_" + std::to_string(getpid()) + "_" + tag);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Results, WrittenAtomicallyAndParseable) {
+  fs::path dir = fresh_dir("atomic");
+  std::string path = (dir / "host" / "r.json").string();  // parent folder does not exist yet
+  nlohmann::json doc = {{"benchmarks", nlohmann::json::array()}, {"note", "first"}};
+  ASSERT_TRUE(sb::write_results(path, doc).ok());
+  doc["note"] = "second \xff byte";  // invalid UTF-8 must not make the writer throw
+  ASSERT_TRUE(sb::write_results(path, doc).ok());
+  nlohmann::json back = nlohmann::json::parse(slurp(path), nullptr, false);
+  ASSERT_FALSE(back.is_discarded());
+  EXPECT_EQ(back["note"].get<std::string>().substr(0, 6), "second");
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "host")) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "r.json") << "left behind: " << e.path();
+  }
+  EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+}
+
+TEST(Results, UnwritablePathIsAnError) {
+  EXPECT_FALSE(
+      sb::write_results("/proc/specbench/cannot/write.json", nlohmann::json::object()).ok());
+}
+
+TEST(Results, DefaultPathIsHostAndUtcStamp) {
+  EXPECT_EQ(sb::utc_stamp(0), "19700101T000000Z");
+  std::string p = sb::default_results_path("/r", 86400 + 3661);
+  EXPECT_EQ(p, "/r/results/" + sb::host_name() + "/19700102T010101Z.json");
+}
+
+TEST(Results, AnnotatesGoogleBenchmarkEntries) {
+  const char* gb = R"({
+    "context": {"date": "x", "host_name": "h"},
+    "benchmarks": [
+      {"name": "k/cpu/v/N=8/real_time_median", "run_name": "k/cpu/v/N=8/real_time",
+       "run_type": "aggregate", "aggregate_name": "median", "aggregate_unit": "time",
+       "real_time": 10.0, "time_unit": "ns", "bytes": 2.0e9, "flops": 5.0e8},
+      {"name": "k/cpu/v/N=8/real_time_cv", "run_name": "k/cpu/v/N=8/real_time",
+       "run_type": "aggregate", "aggregate_name": "cv", "aggregate_unit": "percentage",
+       "real_time": 0.01, "time_unit": "ns", "bytes": 0.02},
+      {"name": "k/cpu/v/N=80/real_time", "run_name": "k/cpu/v/N=80/real_time",
+       "run_type": "iteration", "real_time": 10.0, "time_unit": "ns"},
+      {"name": "other", "run_name": "other", "real_time": 1.0}
+    ]})";
+  std::vector<sb::ResultCase> cases{{"k/cpu/v/N=8", "k", "cpu", "v", {{"N", 8}}, true, 1e-7},
+                                    {"k/cpu/v/N=80", "k", "cpu", "v", {{"N", 80}}, true, 0}};
+  std::vector<sb::ResultProblem> skipped{{"k", "cuda", "naive", {{"N", 8}}, "no GPU", 0}};
+  std::vector<sb::ResultProblem> failed{{"k", "cpu", "bad", {{"N", 8}}, "y[0] wrong", 0.5}};
+  auto doc = sb::make_results_document(gb, cases, skipped, failed, {{"git_commit", "abc"}});
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const auto& j = doc.value();
+  EXPECT_EQ(j["context"]["git_commit"], "abc");
+  EXPECT_EQ(j["context"]["host_name"], "h");
+  const auto& b = j["benchmarks"];
+  ASSERT_EQ(b.size(), 4u);
+  EXPECT_EQ(b[0]["kernel"], "k");
+  EXPECT_EQ(b[0]["backend"], "cpu");
+  EXPECT_EQ(b[0]["variant"], "v");
+  EXPECT_EQ(b[0]["sizes"]["N"], 8);
+  EXPECT_EQ(b[0]["verified"], true);
+  EXPECT_DOUBLE_EQ(b[0]["max_error"].get<double>(), 1e-7);
+  EXPECT_DOUBLE_EQ(b[0]["gbps"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(b[0]["gflops"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(b[1]["gbps"].get<double>(), 0.02);  // cv stays a ratio
+  EXPECT_EQ(b[2]["sizes"]["N"], 80);                   // N=8 must not claim N=80
+  EXPECT_TRUE(b[2]["gbps"].is_null());
+  EXPECT_FALSE(b[3].contains("kernel"));
+  ASSERT_EQ(j["skipped"].size(), 1u);
+  EXPECT_EQ(j["skipped"][0]["reason"], "no GPU");
+  EXPECT_EQ(j["skipped"][0]["sizes"]["N"], 8);
+  ASSERT_EQ(j["failed"].size(), 1u);
+  EXPECT_EQ(j["failed"][0]["variant"], "bad");
+  EXPECT_EQ(j["failed"][0]["verified"], false);
+  EXPECT_DOUBLE_EQ(j["failed"][0]["max_error"].get<double>(), 0.5);
+}
+
+TEST(Results, NothingTimedStillMakesADocument) {
+  auto doc = sb::make_results_document("", {}, {}, {}, {{"gpu", "none"}});
+  ASSERT_TRUE(doc.ok());
+  EXPECT_TRUE(doc.value()["benchmarks"].is_array());
+  EXPECT_TRUE(doc.value()["benchmarks"].empty());
+  EXPECT_EQ(doc.value()["context"]["gpu"], "none");
+  EXPECT_TRUE(doc.value()["context"].contains("date"));
+  EXPECT_FALSE(sb::make_results_document("{not json", {}, {}, {}, {}).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runner on a tiny spec with a hand-written module.
+
+const char* kSpec = R"(name: toyadd
+doc: c = a + b, for the harness tests.
+sizes:
+  N: {bench: [4096], verify: [1, 7]}
+tensors:
+  a: {type: f32, shape: [N], role: in}
+  b: {type: f32, shape: [N], role: in}
+  c: {type: f32, shape: [N], role: out}
+compute: |
+  c[i] = a[i] + b[i]
+variants:
+  cpu:
+    - {name: right, strategy: loops}
+    - {name: wrong, strategy: loops}
+  cuda:
+    - {name: naive, strategy: thread_per_output}
+)";
+
+const char* kModule = R"(#include "specbench_abi.h"
+static int right(const sb_args* s) {
+  const float* a = (const float*)s->tensors[0];
+  const float* b = (const float*)s->tensors[1];
+  float* c = (float*)s->tensors[2];
+  for (int64_t i = 0; i < s->sizes[0]; ++i) c[i] = a[i] + b[i];
+  return 0;
+}
+static int wrong(const sb_args* s) {
+  const float* a = (const float*)s->tensors[0];
+  const float* b = (const float*)s->tensors[1];
+  float* c = (float*)s->tensors[2];
+  for (int64_t i = 0; i < s->sizes[0]; ++i) c[i] = a[i] - b[i];
+  return 0;
+}
+static const sb_variant variants[] = {{"right", right}, {"wrong", wrong}};
+static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2, variants};
+extern "C" const sb_module* specbench_module(void) { return &module; }
+)";
+
+// A backend that is never available, like CUDA on a machine without a GPU.
+class NoDeviceRuntime : public sb::HostRuntime {
+ public:
+  std::string backend() const override { return "cuda"; }
+  sb::CompileCommand compile_command(const sb::ToolchainOptions&) const override { return {}; }
+  sb::Availability availability() override { return {false, "no CUDA-capable device is detected"}; }
+  std::string device_name() override { return "none"; }
+};
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::ofstream(dir_ / "toyadd.yaml") << kSpec;
+    auto s = sb::load_and_check((dir_ / "toyadd.yaml").string());
+    ASSERT_TRUE(s.ok()) << sb::format_error(s.error());
+    spec_ = std::move(s.value());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  sb::Target cpu_target() {
+    std::ofstream(dir_ / "toyadd.cpp") << kModule;
+    sb::ToolchainOptions tools = sb::default_toolchain_options();
+    sb::Target t;
+    t.spec = &spec_;
+    t.backend = "cpu";
+    t.runtime = sb::find_runtime("cpu");
+    t.source = (dir_ / "toyadd.cpp").string();
+    sb::BuildJob j{"toyadd", "cpu", t.source, tools.abi_dir + "/specbench_abi.h",
+                   t.runtime->compile_command(tools)};
+    t.build = sb::build_module(j, (dir_ / "cache").string());
+    return t;
+  }
+
+  sb::Target nodevice_target() {
+    sb::Target t;
+    t.spec = &spec_;
+    t.backend = "cuda";
+    t.runtime = &nodevice_;
+    t.build.ok = true;  // compiled fine; the machine just cannot run it
+    t.build.module_path = "/nonexistent.so";
+    return t;
+  }
+
+  fs::path dir_;
+  sb::Spec spec_;
+  NoDeviceRuntime nodevice_;
+};
+
+TEST_F(RunnerTest, NoGpuPathYieldsSkippedNotFailed) {
+  std::vector<sb::Target> targets{nodevice_target()};
+  auto records = sb::verify(targets, sb::VerifyOptions{}, {});
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].outcome, sb::Outcome::Skipped);
+  EXPECT_EQ(records[0].detail, "no CUDA-capable device is detected");
+  EXPECT_TRUE(sb::failed_variants(records).empty());
+
+  sb::BenchOptions bo;
+  bo.display = false;
+  auto report = sb::bench(targets, bo, {});
+  ASSERT_TRUE(report.ok());
+  const auto& doc = report.value().doc;
+  EXPECT_TRUE(doc["benchmarks"].empty());
+  EXPECT_TRUE(doc["failed"].empty());
+  ASSERT_EQ(doc["skipped"].size(), 1u);
+  EXPECT_EQ(doc["skipped"][0]["backend"], "cuda");
+  EXPECT_EQ(doc["skipped"][0]["variant"], "naive");
+  EXPECT_EQ(doc["skipped"][0]["sizes"]["N"], 4096);
+  EXPECT_EQ(doc["skipped"][0]["reason"], "no CUDA-capable device is detected");
+  ASSERT_EQ(report.value().records.size(), 1u);
+  EXPECT_EQ(report.value().records[0].status, sb::BenchStatus::Skipped);
+}
+
+TEST_F(RunnerTest, RealCudaRuntimeWithoutGpuReportsAReason) {
+  sb::Runtime* cuda = sb::find_runtime("cuda");
+  ASSERT_NE(cuda, nullptr);
+  sb::Availability a = cuda->availability();
+  if (a.ok) GTEST_SKIP() << "a GPU is present: " << cuda->device_name();
+  EXPECT_FALSE(a.reason.empty());
+  EXPECT_EQ(cuda->device_name(), "none");
+  sb::Target t = nodevice_target();
+  t.runtime = cuda;
+  auto records = sb::verify({t}, sb::VerifyOptions{}, {});
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].outcome, sb::Outcome::Skipped);
+  EXPECT_EQ(records[0].detail, a.reason);
+}
+
+TEST_F(RunnerTest, VerifiesEveryInputSetAndCatchesAWrongVariant) {
+  std::vector<sb::Target> targets{cpu_target()};
+  ASSERT_TRUE(targets[0].build.ok) << targets[0].build.error;
+  sb::VerifyOptions vo;
+  vo.seeds = 2;
+  auto records = sb::verify(targets, vo, {});
+  // 2 variants x 2 sizes x (2 seeds + zeros + large)
+  ASSERT_EQ(records.size(), 16u);
+  for (const auto& r : records) {
+    if (r.variant == "right") {
+      EXPECT_EQ(r.outcome, sb::Outcome::Pass) << r.sizes << " " << r.inputs << " " << r.detail;
+    } else if (r.inputs != "zeros") {  // a - b == a + b when both are zero
+      EXPECT_EQ(r.outcome, sb::Outcome::Fail) << r.sizes << " " << r.inputs;
+      EXPECT_NE(r.detail.find("toyadd"), std::string::npos) << r.detail;
+    }
+  }
+  auto failed = sb::failed_variants(records);
+  EXPECT_EQ(failed, std::set<std::string>{"toyadd/cpu/wrong"});
+}
+
+TEST_F(RunnerTest, BenchTimesVerifiedCasesOnlyAndAnnotatesJson) {
+  std::vector<sb::Target> targets{cpu_target(), nodevice_target()};
+  ASSERT_TRUE(targets[0].build.ok) << targets[0].build.error;
+  sb::BenchOptions bo;
+  bo.display = false;
+  bo.repetitions = 2;
+  bo.min_time = 0.01;
+  bo.context = {{"specbench_version", sb::kSpecbenchVersion}};
+  auto report = sb::bench(targets, bo, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const auto& doc = report.value().doc;
+  EXPECT_EQ(doc["context"]["specbench_version"], sb::kSpecbenchVersion);
+  ASSERT_FALSE(doc["benchmarks"].empty());
+  bool median = false;
+  for (const auto& e : doc["benchmarks"]) {
+    EXPECT_EQ(e["kernel"], "toyadd");
+    EXPECT_EQ(e["variant"], "right");  // the wrong variant is never timed
+    EXPECT_EQ(e["sizes"]["N"], 4096);
+    EXPECT_EQ(e["verified"], true);
+    EXPECT_EQ(e["name"].get<std::string>().rfind("toyadd/cpu/right/N=4096", 0), 0u);
+    if (e.value("aggregate_name", "") == "median") {
+      median = true;
+      EXPECT_GT(e["gbps"].get<double>(), 0);
+      EXPECT_GT(e["gflops"].get<double>(), 0);
+    }
+  }
+  EXPECT_TRUE(median);
+  ASSERT_EQ(doc["failed"].size(), 1u);
+  EXPECT_EQ(doc["failed"][0]["variant"], "wrong");
+  EXPECT_GT(doc["failed"][0]["max_error"].get<double>(), 0);
+  ASSERT_EQ(doc["skipped"].size(), 1u);
+
+  auto best = sb::best_per_size(report.value().records);
+  ASSERT_GE(best.size(), 1u);
+  EXPECT_EQ(best[0].status, sb::BenchStatus::Measured);
+  EXPECT_EQ(best[0].variant, "right");
+  EXPECT_GT(best[0].seconds, 0);
+  EXPECT_GT(best[0].gbps, 0);
+}
+
+}  // namespace
