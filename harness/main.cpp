@@ -110,7 +110,7 @@ std::vector<const sb::Spec*> select_specs(const std::vector<sb::Spec>& all,
 std::vector<std::string> known_backends() {
   std::vector<std::string> v;
   for (sb::Runtime* r : sb::all_runtimes()) {
-    if (sb::find_emitter(r->backend())) v.push_back(r->backend());
+    if (sb::find_emitter(r->source_backend())) v.push_back(r->backend());
   }
   return v;
 }
@@ -230,9 +230,18 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   return true;
 }
 
+// Backends that bench times by default: simulators are left out unless asked for by name.
+std::vector<std::string> timed_only(const std::vector<std::string>& backends) {
+  std::vector<std::string> out;
+  for (const auto& b : backends)
+    if (sb::find_runtime(b)->timed()) out.push_back(b);
+  return out;
+}
+
 int cmd_bench(const Globals& g, const std::vector<std::string>& kernels,
               const std::vector<std::string>& backends_asked, const BenchFlags& f) {
   std::vector<std::string> backends = select_backends(backends_asked);
+  if (backends_asked.empty()) backends = timed_only(backends);
   std::vector<sb::Spec> all = load_specs(g);
   auto specs = select_specs(all, kernels);
   bool build_failed = false;
@@ -271,7 +280,10 @@ int cmd_run(const Globals& g, const std::vector<std::string>& kernels,
     vsum[k] = vsum[k].get<int>() + 1;
   }
   std::cerr << "== bench\n";
-  bool ok = bench_and_report(g, targets, f, failed, &vsum);
+  std::vector<sb::Target> timed;
+  for (auto& t : targets)
+    if (t.runtime->timed() || !backends_asked.empty()) timed.push_back(std::move(t));
+  bool ok = bench_and_report(g, timed, f, failed, &vsum);
   return ok && !build_failed && failed.empty() ? 0 : 1;
 }
 

@@ -73,6 +73,11 @@ const std::vector<Variant>& variants_of(const Spec& spec, const std::string& bac
   return it == spec.variants.end() ? none : it->second;
 }
 
+// The spec's variants that a target runs: those of the backend its runtime takes code from.
+const std::vector<Variant>& variants_of(const Target& t) {
+  return variants_of(*t.spec, t.runtime->source_backend());
+}
+
 std::vector<int> out_tensors(const Spec& spec) {
   std::vector<int> outs;
   for (size_t t = 0; t < spec.tensors.size(); ++t) {
@@ -158,7 +163,7 @@ Readiness readiness(const Target& t) {
     r.reason = a.reason;
     return r;
   }
-  auto m = Module::load(t.build.module_path, *t.spec, t.backend);
+  auto m = Module::load(t.build.module_path, *t.spec, t.runtime->source_backend());
   if (!m.ok()) {
     r.outcome = Outcome::Fail;
     r.reason = format_error(m.error());
@@ -262,15 +267,17 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
   std::string abi_header = (fs::path(settings.tools.abi_dir) / "specbench_abi.h").string();
   for (const Spec* spec : specs) {
     for (const std::string& b : backends) {
-      if (variants_of(*spec, b).empty()) continue;
       Runtime* rt = find_runtime(b);
-      const Emitter* em = find_emitter(b);
-      SB_ASSERT(rt && em, "backend '" + b + "' has no runtime or no emitter");
+      SB_ASSERT(rt, "backend '" + b + "' has no runtime");
+      const std::string src = rt->source_backend();
+      if (variants_of(*spec, src).empty()) continue;
+      const Emitter* em = find_emitter(src);
+      SB_ASSERT(em, "backend '" + src + "' has no emitter");
       Target t;
       t.spec = spec;
       t.backend = b;
       t.runtime = rt;
-      t.source = (fs::path(settings.root) / "generated" / spec->name / b /
+      t.source = (fs::path(settings.root) / "generated" / spec->name / src /
                   (spec->name + "." + em->extension()))
                      .string();
       if (progress && fs::exists(t.source)) {
@@ -331,12 +338,12 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
   inputs.push_back({InputKind::Large, 1, input_kind_name(InputKind::Large)});
 
   size_t total = 0, done = 0;
-  for (const Target& t : targets) total += variants_of(*t.spec, t.backend).size();
+  for (const Target& t : targets) total += variants_of(t).size();
 
   for (const Target& t : targets) {
     const Spec& spec = *t.spec;
     Readiness ready = readiness(t);
-    for (const Variant& v : variants_of(spec, t.backend)) {
+    for (const Variant& v : variants_of(t)) {
       auto t0 = Clock::now();
       ++done;
       std::string head = "[" + std::to_string(done) + "/" + std::to_string(total) + "] verify " +
@@ -367,12 +374,15 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
       }
       int passed = 0, checks = 0;
       for (const SizePoint& p : spec.verify_points()) {
+        for (int sched = 0; sched < t.runtime->schedules(); ++sched)
         for (const InputSet& in : inputs) {
+          t.runtime->set_schedule(sched);
           CheckResult c =
               check_once(*t.runtime, spec, t.backend, v.name, fn, p, in.kind, in.seed, 0, 0);
           VerifyRecord r = base;
           r.sizes = format_sizes(spec, p);
-          r.inputs = in.label;
+          std::string order = t.runtime->schedule_name(sched);
+          r.inputs = order.empty() ? in.label : in.label + ", " + order;
           r.outcome = c.ok ? Outcome::Pass : Outcome::Fail;
           r.max_abs_err = c.max_abs;
           r.max_rel_err = c.max_rel;
@@ -386,6 +396,8 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
         progress(head + ": " + std::to_string(passed) + "/" + std::to_string(checks) + " passed (" +
                  fmt_seconds(since(t0)) + ")");
     }
+    std::string note = t.runtime->report();
+    if (progress && !note.empty()) progress(note);
   }
   return records;
 }
@@ -423,7 +435,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   size_t total = 0, done = 0;
   for (const Target& t : targets) {
     const auto pts = opt.verify_sizes ? t.spec->verify_points() : t.spec->bench_points();
-    total += variants_of(*t.spec, t.backend).size() * pts.size();
+    total += variants_of(t).size() * pts.size();
   }
 
   for (const Target& t : targets) {
@@ -431,7 +443,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     const std::vector<SizePoint> points =
         opt.verify_sizes ? spec.verify_points() : spec.bench_points();
     Readiness ready = readiness(t);
-    for (const Variant& v : variants_of(spec, t.backend)) {
+    for (const Variant& v : variants_of(t)) {
       sb_variant_fn fn = ready.module ? ready.module->find(v.name) : nullptr;
       for (const SizePoint& p : points) {
         ++done;
@@ -441,6 +453,11 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         if (!ready.module) {
           prob.reason = ready.reason;
           (ready.outcome == Outcome::Skipped ? skipped : failed).push_back(prob);
+          continue;
+        }
+        if (!t.runtime->timed()) {
+          prob.reason = t.backend + " is a simulator: it verifies, it is not timed";
+          skipped.push_back(prob);
           continue;
         }
         if (!fn) {

@@ -298,6 +298,7 @@ const std::vector<Runtime*>& all_runtimes() {
     auto* v = new std::vector<Runtime*>;
     v->push_back(make_cpu_runtime().release());
     v->push_back(make_cuda_runtime().release());
+    v->push_back(make_cudasim_runtime().release());
     return v;
   }();
   return *runtimes;

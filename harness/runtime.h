@@ -45,8 +45,20 @@ class DeviceTensors {
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  // Backend name, as in specs and emitters: "cpu", "cuda".
+  // Backend name, as on the command line and in records: "cpu", "cuda", "cudasim".
   virtual std::string backend() const = 0;
+  // The backend whose emitter, generated files and spec variants this runtime runs. The same as
+  // backend() except for runtimes that run another backend's code (cudasim runs "cuda").
+  virtual std::string source_backend() const { return backend(); }
+  // Whether bench times this backend. A simulator verifies but is never timed.
+  virtual bool timed() const { return true; }
+  // Verification runs every check once per schedule (thread orders, for a simulator);
+  // set_schedule(s) applies to the following upload() and run() calls.
+  virtual int schedules() const { return 1; }
+  virtual void set_schedule(int /*s*/) {}
+  virtual std::string schedule_name(int /*s*/) const { return ""; }
+  // A line about the work done so far (a simulator's rate), or "" for nothing to report.
+  virtual std::string report() { return ""; }
   // The compiler invocation that turns this backend's generated file into a module.
   virtual CompileCommand compile_command(const ToolchainOptions& opt) const = 0;
   // Whether modules can run on this machine. Memoised; cheap after the first call. Modules are
@@ -92,6 +104,11 @@ std::unique_ptr<Runtime> make_cpu_runtime();
 // flush (cudaMemsetAsync of an L2-sized buffer). Unavailable (with cudaGetErrorString's text)
 // when cudaGetDeviceCount fails or finds no device, or when the harness was built without cudart.
 std::unique_ptr<Runtime> make_cuda_runtime();
+
+// cudasim: runs the cuda backend's generated files on the CPU through the CUDA simulator
+// (harness/cudasim): compiled by SPECBENCH_CXX with the simulator's cuda_runtime.h, tensors in
+// guarded host memory, every check under two thread orders. Never timed.
+std::unique_ptr<Runtime> make_cudasim_runtime();
 
 // Every runtime, in a fixed order (cpu, cuda, ...). Created on first use; live until exit.
 const std::vector<Runtime*>& all_runtimes();
