@@ -54,16 +54,30 @@ std::optional<Affine> affine(const Expr& e) {
       if (!a || !b) return std::nullopt;
       Affine r;
       switch (e.bop) {
-        case BinOp::Add: r.add(*a, 1); r.add(*b, 1); return r;
-        case BinOp::Sub: r.add(*a, 1); r.add(*b, -1); return r;
+        case BinOp::Add:
+          r.add(*a, 1);
+          r.add(*b, 1);
+          return r;
+        case BinOp::Sub:
+          r.add(*a, 1);
+          r.add(*b, -1);
+          return r;
         case BinOp::Mul:
-          if (a->constant()) { r.add(*b, a->c0); return r; }
-          if (b->constant()) { r.add(*a, b->c0); return r; }
+          if (a->constant()) {
+            r.add(*b, a->c0);
+            return r;
+          }
+          if (b->constant()) {
+            r.add(*a, b->c0);
+            return r;
+          }
           return std::nullopt;
-        default: return std::nullopt;
+        default:
+          return std::nullopt;
       }
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -117,7 +131,8 @@ class Prover {
         if (!nonnegative(*lo))
           return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name +
                                          "' can be negative; declare a boundary rule (zero or "
-                                         "clamp) for '" + tn.name + "' or change the range");
+                                         "clamp) for '" +
+                                         tn.name + "' or change the range");
         auto extent = affine(*tn.shape[d]);
         SB_ASSERT(extent.has_value(), "shape was checked to be affine");
         Affine room = *extent;  // extent - 1 - max(subscript) >= 0
@@ -125,7 +140,8 @@ class Prover {
         room.add(*hi, -1);
         if (!nonnegative(room))
           return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name + "' can reach " +
-                                         "past its extent '" + to_string(*tn.shape[d], s_, nullptr) +
+                                         "past its extent '" +
+                                         to_string(*tn.shape[d], s_, nullptr) +
                                          "'; declare a boundary rule (zero or clamp) for '" +
                                          tn.name + "' or change the range");
       }

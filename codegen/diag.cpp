@@ -36,7 +36,8 @@ std::string format_error(const Error& e) {
     std::string shown = e.excerpt;
     int col = e.loc.col;
     if (static_cast<int>(shown.size()) > kWidth) {
-      int start = std::max(0, std::min(col - 1 - kWidth / 2, static_cast<int>(shown.size()) - kWidth));
+      int start =
+          std::max(0, std::min(col - 1 - kWidth / 2, static_cast<int>(shown.size()) - kWidth));
       shown = shown.substr(start, kWidth);
       if (start > 0) {
         shown.insert(0, "...");

@@ -70,14 +70,14 @@ class [[nodiscard]] Status {
 }  // namespace sb
 
 // Checked assertion for internal invariants; active in every build type.
-#define SB_ASSERT(cond, msg)                                                      \
-  do {                                                                            \
+#define SB_ASSERT(cond, msg)                                                     \
+  do {                                                                           \
     if (!(cond)) ::sb::assert_fail(#cond, __FILE__, __LINE__, std::string(msg)); \
   } while (0)
 
 // Propagates a failed Status/Result from the current function.
-#define SB_TRY(expr)                          \
-  do {                                        \
-    auto sb_try_status_ = (expr);             \
+#define SB_TRY(expr)                                         \
+  do {                                                       \
+    auto sb_try_status_ = (expr);                            \
     if (!sb_try_status_.ok()) return sb_try_status_.error(); \
   } while (0)

@@ -53,8 +53,8 @@ Result<std::vector<Spec>> load_all(const std::vector<std::string>& paths,
     if (!s.ok()) return s.error();
     auto [it, fresh] = seen.emplace(s.value().name, p);
     if (!fresh)
-      return make_error(s.value().loc, "spec name '" + s.value().name + "' is already used by " +
-                                           it->second);
+      return make_error(s.value().loc,
+                        "spec name '" + s.value().name + "' is already used by " + it->second);
     specs.push_back(std::move(s.value()));
   }
   return specs;
@@ -179,8 +179,8 @@ int run_gen(const GenOptions& opt) {
          d = d.parent_path())
       fs::remove(d, ec);
   }
-  std::cout << "generated " << files.size() << " files from " << specs.value().size()
-            << " specs (" << written << " updated, " << orphans.size() << " removed)\n";
+  std::cout << "generated " << files.size() << " files from " << specs.value().size() << " specs ("
+            << written << " updated, " << orphans.size() << " removed)\n";
   return 0;
 }
 

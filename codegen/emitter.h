@@ -31,7 +31,7 @@ struct StrategyInfo {
 };
 
 struct GeneratedFile {
-  std::string path;     // relative to the generated/ root, e.g. "saxpy/cuda/saxpy.cu"
+  std::string path;  // relative to the generated/ root, e.g. "saxpy/cuda/saxpy.cu"
   std::string content;
 };
 

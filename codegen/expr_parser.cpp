@@ -65,7 +65,8 @@ class Parser {
         continue;
       }
       if (std::isdigit(static_cast<unsigned char>(c)) ||
-          (c == '.' && i + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
+          (c == '.' && i + 1 < text_.size() &&
+           std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
         bool is_float = false;
         while (i < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i]))) ++i;
         // "0..N" is a range, not the float "0."
@@ -84,7 +85,8 @@ class Parser {
           }
         }
         std::string num = text_.substr(start, i - start);
-        if (i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[i])) || text_[i] == '_'))
+        if (i < text_.size() &&
+            (std::isalpha(static_cast<unsigned char>(text_[i])) || text_[i] == '_'))
           return err(i, "unexpected character '" + std::string(1, text_[i]) + "' after number '" +
                             num + "'");
         Token t;
@@ -118,7 +120,8 @@ class Parser {
         ++i;
         continue;
       }
-      std::string shown = std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "\\x" + hex(c);
+      std::string shown =
+          std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "\\x" + hex(c);
       return err(i, "unexpected character '" + shown + "'");
     }
     Token end;
@@ -177,15 +180,19 @@ class Parser {
 
   static std::string describe(const Token& t) {
     switch (t.kind) {
-      case Tok::End: return "the end of the text";
-      case Tok::Newline: return "the end of the line";
-      default: return "'" + t.text + "'";
+      case Tok::End:
+        return "the end of the text";
+      case Tok::Newline:
+        return "the end of the line";
+      default:
+        return "'" + t.text + "'";
     }
   }
 
   Status expect(const char* sym, const std::string& what) {
-    if (!is_sym(sym)) return err(peek().off, "expected '" + std::string(sym) + "' " + what +
-                                                 ", found " + describe(peek()));
+    if (!is_sym(sym))
+      return err(peek().off,
+                 "expected '" + std::string(sym) + "' " + what + ", found " + describe(peek()));
     ++pos_;
     return {};
   }
@@ -339,7 +346,8 @@ class Parser {
         e->kind = ExprKind::FloatLit;
         e->fval = t.fval;
         return e;
-      case Tok::Ident: break;
+      case Tok::Ident:
+        break;
       case Tok::Sym:
         if (t.text == "(") {
           ++pos_;
@@ -349,7 +357,8 @@ class Parser {
           return inner;
         }
         return err(t.off, "expected an expression, found " + describe(t));
-      default: return err(t.off, "expected an expression, found " + describe(t));
+      default:
+        return err(t.off, "expected an expression, found " + describe(t));
     }
     ++pos_;
     e->name = t.text;
@@ -367,8 +376,8 @@ class Parser {
       return e;
     }
     ++pos_;
-    bool reduction_form = peek().kind == Tok::Ident && peek(1).kind == Tok::Ident &&
-                          peek(1).text == "in";
+    bool reduction_form =
+        peek().kind == Tok::Ident && peek(1).kind == Tok::Ident && peek(1).text == "in";
     if (reduction_form) {
       if (t.text != "sum" && t.text != "max" && t.text != "min")
         return err(t.off, "'" + t.text + "' is not a reduction (expected sum, max or min)");
@@ -407,8 +416,7 @@ class Parser {
 
 }  // namespace
 
-Result<std::vector<ParsedStatement>> parse_statements(const std::string& text,
-                                                      const TextMap& map) {
+Result<std::vector<ParsedStatement>> parse_statements(const std::string& text, const TextMap& map) {
   Parser p(text, map);
   SB_TRY(p.lex());
   return p.statements();

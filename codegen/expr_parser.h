@@ -26,17 +26,16 @@ struct ParsedIndex {
 };
 
 struct ParsedStatement {
-  Loc loc;                          // of the target name
+  Loc loc;  // of the target name
   std::string target;
-  bool subscripted = false;         // `y[...] = ` rather than `y = `
-  std::vector<ParsedIndex> indices; // left-hand side index variables, as written
+  bool subscripted = false;          // `y[...] = ` rather than `y = `
+  std::vector<ParsedIndex> indices;  // left-hand side index variables, as written
   ExprPtr rhs;
 };
 
 // Parses statements separated by newlines or ';' ('#' starts a comment; a newline inside
 // parentheses or brackets does not end a statement). Returns an error at the first problem.
-Result<std::vector<ParsedStatement>> parse_statements(const std::string& text,
-                                                      const TextMap& map);
+Result<std::vector<ParsedStatement>> parse_statements(const std::string& text, const TextMap& map);
 
 // Parses one expression that must span the whole text (used for shapes).
 Result<ExprPtr> parse_expression(const std::string& text, const TextMap& map);

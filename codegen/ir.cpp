@@ -2,22 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace sb {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::F64: return "f64";
-    case DType::I32: return "i32";
-    case DType::Index: return "index";
-    case DType::Bool: return "bool";
-    case DType::FloatLit: return "float literal";
-    case DType::IntLit: return "integer literal";
-    case DType::Unknown: break;
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::I32:
+      return "i32";
+    case DType::Index:
+      return "index";
+    case DType::Bool:
+      return "bool";
+    case DType::FloatLit:
+      return "float literal";
+    case DType::IntLit:
+      return "integer literal";
+    case DType::Unknown:
+      break;
   }
   return "unknown";
 }
@@ -25,72 +33,108 @@ const char* dtype_name(DType t) {
 int dtype_bytes(DType t) {
   switch (t) {
     case DType::F32:
-    case DType::I32: return 4;
+    case DType::I32:
+      return 4;
     case DType::F64:
-    case DType::Index: return 8;
-    default: return 0;
+    case DType::Index:
+      return 8;
+    default:
+      return 0;
   }
 }
 
-bool is_float(DType t) { return t == DType::F32 || t == DType::F64; }
+bool is_float(DType t) {
+  return t == DType::F32 || t == DType::F64;
+}
 
 const char* binop_symbol(BinOp op) {
   switch (op) {
-    case BinOp::Add: return "+";
-    case BinOp::Sub: return "-";
-    case BinOp::Mul: return "*";
-    case BinOp::Div: return "/";
-    case BinOp::Mod: return "%";
-    case BinOp::Lt: return "<";
-    case BinOp::Le: return "<=";
-    case BinOp::Gt: return ">";
-    case BinOp::Ge: return ">=";
-    case BinOp::Eq: return "==";
-    case BinOp::Ne: return "!=";
-    case BinOp::And: return "&&";
-    case BinOp::Or: return "||";
+    case BinOp::Add:
+      return "+";
+    case BinOp::Sub:
+      return "-";
+    case BinOp::Mul:
+      return "*";
+    case BinOp::Div:
+      return "/";
+    case BinOp::Mod:
+      return "%";
+    case BinOp::Lt:
+      return "<";
+    case BinOp::Le:
+      return "<=";
+    case BinOp::Gt:
+      return ">";
+    case BinOp::Ge:
+      return ">=";
+    case BinOp::Eq:
+      return "==";
+    case BinOp::Ne:
+      return "!=";
+    case BinOp::And:
+      return "&&";
+    case BinOp::Or:
+      return "||";
   }
   return "?";
 }
 
 const char* fn_name(Fn fn) {
   switch (fn) {
-    case Fn::Min: return "min";
-    case Fn::Max: return "max";
-    case Fn::Abs: return "abs";
-    case Fn::Exp: return "exp";
-    case Fn::Log: return "log";
-    case Fn::Sqrt: return "sqrt";
-    case Fn::Tanh: return "tanh";
-    case Fn::Erf: return "erf";
-    case Fn::Select: return "select";
+    case Fn::Min:
+      return "min";
+    case Fn::Max:
+      return "max";
+    case Fn::Abs:
+      return "abs";
+    case Fn::Exp:
+      return "exp";
+    case Fn::Log:
+      return "log";
+    case Fn::Sqrt:
+      return "sqrt";
+    case Fn::Tanh:
+      return "tanh";
+    case Fn::Erf:
+      return "erf";
+    case Fn::Select:
+      return "select";
   }
   return "?";
 }
 
 const char* reduce_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Min:
+      return "min";
   }
   return "?";
 }
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::In: return "in";
-    case Role::Out: return "out";
-    case Role::Temp: return "temp";
+    case Role::In:
+      return "in";
+    case Role::Out:
+      return "out";
+    case Role::Temp:
+      return "temp";
   }
   return "?";
 }
 
 const char* boundary_name(Boundary b) {
   switch (b) {
-    case Boundary::None: return "none";
-    case Boundary::Zero: return "zero";
-    case Boundary::Clamp: return "clamp";
+    case Boundary::None:
+      return "none";
+    case Boundary::Zero:
+      return "zero";
+    case Boundary::Clamp:
+      return "clamp";
   }
   return "?";
 }
@@ -133,8 +177,12 @@ static std::vector<SizePoint> zip_points(const std::vector<SizeParam>& sizes, bo
   return pts;
 }
 
-std::vector<SizePoint> Spec::bench_points() const { return zip_points(sizes, true); }
-std::vector<SizePoint> Spec::verify_points() const { return zip_points(sizes, false); }
+std::vector<SizePoint> Spec::bench_points() const {
+  return zip_points(sizes, true);
+}
+std::vector<SizePoint> Spec::verify_points() const {
+  return zip_points(sizes, false);
+}
 
 int Spec::find_tensor(const std::string& n) const {
   for (size_t i = 0; i < tensors.size(); ++i)
@@ -150,7 +198,8 @@ int Spec::find_size(const std::string& n) const {
 
 int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars) {
   switch (e.kind) {
-    case ExprKind::IntLit: return e.ival;
+    case ExprKind::IntLit:
+      return e.ival;
     case ExprKind::SizeRef:
       SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(sizes.size()), "size ref out of range");
       return sizes[e.ref];
@@ -164,12 +213,20 @@ int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_
       int64_t a = eval_int(*e.args[0], sizes, vars);
       int64_t b = eval_int(*e.args[1], sizes, vars);
       switch (e.bop) {
-        case BinOp::Add: return a + b;
-        case BinOp::Sub: return a - b;
-        case BinOp::Mul: return a * b;
-        case BinOp::Div: SB_ASSERT(b != 0, "integer division by zero"); return a / b;
-        case BinOp::Mod: SB_ASSERT(b != 0, "integer modulo by zero"); return a % b;
-        default: break;
+        case BinOp::Add:
+          return a + b;
+        case BinOp::Sub:
+          return a - b;
+        case BinOp::Mul:
+          return a * b;
+        case BinOp::Div:
+          SB_ASSERT(b != 0, "integer division by zero");
+          return a / b;
+        case BinOp::Mod:
+          SB_ASSERT(b != 0, "integer modulo by zero");
+          return a % b;
+        default:
+          break;
       }
       break;
     }
@@ -181,7 +238,8 @@ int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_
       }
       if (e.fn == Fn::Abs) return std::llabs(eval_int(*e.args[0], sizes, vars));
       break;
-    default: break;
+    default:
+      break;
   }
   SB_ASSERT(false, "expression is not an integer expression");
   return 0;
@@ -204,17 +262,23 @@ namespace {
 int precedence(const Expr& e) {
   if (e.kind == ExprKind::Binary) {
     switch (e.bop) {
-      case BinOp::Or: return 1;
-      case BinOp::And: return 2;
+      case BinOp::Or:
+        return 1;
+      case BinOp::And:
+        return 2;
       case BinOp::Eq:
-      case BinOp::Ne: return 3;
+      case BinOp::Ne:
+        return 3;
       case BinOp::Lt:
       case BinOp::Le:
       case BinOp::Gt:
-      case BinOp::Ge: return 4;
+      case BinOp::Ge:
+        return 4;
       case BinOp::Add:
-      case BinOp::Sub: return 5;
-      default: return 6;
+      case BinOp::Sub:
+        return 5;
+      default:
+        return 6;
     }
   }
   if (e.kind == ExprKind::Unary) return 7;
@@ -257,12 +321,22 @@ std::string var_name(const Expr& e, const Statement* st) {
 void print(std::ostream& o, const Expr& e, const Spec& s, const Statement* st, int parent_prec,
            bool right) {
   switch (e.kind) {
-    case ExprKind::FloatLit: o << format_double(e.fval); return;
-    case ExprKind::IntLit: o << e.ival; return;
+    case ExprKind::FloatLit:
+      o << format_double(e.fval);
+      return;
+    case ExprKind::IntLit:
+      o << e.ival;
+      return;
     case ExprKind::Name:
-    case ExprKind::Const: o << e.name; return;
-    case ExprKind::IndexVar: o << var_name(e, st); return;
-    case ExprKind::SizeRef: o << (e.ref >= 0 ? s.sizes[e.ref].name : e.name); return;
+    case ExprKind::Const:
+      o << e.name;
+      return;
+    case ExprKind::IndexVar:
+      o << var_name(e, st);
+      return;
+    case ExprKind::SizeRef:
+      o << (e.ref >= 0 ? s.sizes[e.ref].name : e.name);
+      return;
     case ExprKind::Read:
       o << (e.ref >= 0 ? s.tensors[e.ref].name : e.name);
       if (!e.args.empty()) {
@@ -361,8 +435,8 @@ std::string dump(const Spec& s) {
     o << "\n";
     for (const auto& v : st.vars) {
       o << "    var " << v.name << (v.is_reduction ? " (reduction)" : "") << " in ";
-      o << (v.lo ? to_string(*v.lo, s, &st) : "?") << ".." << (v.hi ? to_string(*v.hi, s, &st) : "?")
-        << "\n";
+      o << (v.lo ? to_string(*v.lo, s, &st) : "?") << ".."
+        << (v.hi ? to_string(*v.hi, s, &st) : "?") << "\n";
     }
   }
   o << "  tolerance rtol=" << s.tol.rtol << " atol=" << s.tol.atol << "\n";

@@ -20,24 +20,24 @@ namespace sb {
 // literals before check_spec() resolves them against their context.
 enum class DType { Unknown, F32, F64, I32, Index, Bool, FloatLit, IntLit };
 
-const char* dtype_name(DType t);       // "f32", "f64", "i32", "index", "bool", ...
-int dtype_bytes(DType t);              // 4 for f32/i32, 8 for f64/index; 0 otherwise
-bool is_float(DType t);                // F32, F64 (not FloatLit)
+const char* dtype_name(DType t);  // "f32", "f64", "i32", "index", "bool", ...
+int dtype_bytes(DType t);         // 4 for f32/i32, 8 for f64/index; 0 otherwise
+bool is_float(DType t);           // F32, F64 (not FloatLit)
 
 enum class ExprKind {
-  FloatLit,   // fval
-  IntLit,     // ival
-  Name,       // unresolved identifier (parser output only); `name`
-  Const,      // named constant (pi, inf); fval holds its value, `name` its name
-  IndexVar,   // ref = index into Statement::vars
-  SizeRef,    // ref = index into Spec::sizes
-  Read,       // ref = index into Spec::tensors; args = subscripts (empty for a scalar tensor)
-  Unary,      // uop; args[0]
-  Binary,     // bop; args[0], args[1]
-  Call,       // fn; args
-  Cast,       // cast_to (== type); args[0]
-  Reduce,     // rop; ref = index into Statement::vars (the reduction variable); args[0] = body
-              // (before checking: name = the variable, args = {body, lo, hi})
+  FloatLit,  // fval
+  IntLit,    // ival
+  Name,      // unresolved identifier (parser output only); `name`
+  Const,     // named constant (pi, inf); fval holds its value, `name` its name
+  IndexVar,  // ref = index into Statement::vars
+  SizeRef,   // ref = index into Spec::sizes
+  Read,      // ref = index into Spec::tensors; args = subscripts (empty for a scalar tensor)
+  Unary,     // uop; args[0]
+  Binary,    // bop; args[0], args[1]
+  Call,      // fn; args
+  Cast,      // cast_to (== type); args[0]
+  Reduce,    // rop; ref = index into Statement::vars (the reduction variable); args[0] = body
+             // (before checking: name = the variable, args = {body, lo, hi})
 };
 
 enum class UnOp { Neg, Not };
@@ -46,8 +46,8 @@ enum class BinOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
 enum class Fn { Min, Max, Abs, Exp, Log, Sqrt, Tanh, Erf, Select };
 enum class ReduceOp { Sum, Max, Min };
 
-const char* binop_symbol(BinOp op);  // "+", "<=", "&&", ...
-const char* fn_name(Fn fn);          // "min", "exp", "select", ...
+const char* binop_symbol(BinOp op);    // "+", "<=", "&&", ...
+const char* fn_name(Fn fn);            // "min", "exp", "select", ...
 const char* reduce_name(ReduceOp op);  // "sum", "max", "min"
 
 struct Expr;
@@ -85,7 +85,7 @@ struct IndexVar {
 struct SizeParam {
   std::string name;
   Loc loc;
-  std::vector<int64_t> bench;   // as written; see Spec::bench_points
+  std::vector<int64_t> bench;  // as written; see Spec::bench_points
   std::vector<int64_t> verify;
 };
 
@@ -101,7 +101,7 @@ struct Tensor {
   Role role = Role::In;
   std::vector<ExprPtr> shape;  // affine in sizes; empty = scalar
   Boundary boundary = Boundary::None;
-  double init_lo = -1.0;       // random inputs are drawn uniformly from [init_lo, init_hi]
+  double init_lo = -1.0;  // random inputs are drawn uniformly from [init_lo, init_hi]
   double init_hi = 1.0;
 };
 
@@ -119,8 +119,8 @@ struct Statement {
 struct Variant {
   std::string name;
   std::string strategy;
-  Loc loc;           // of the variant's name
-  Loc strategy_loc;  // of its strategy
+  Loc loc;                                // of the variant's name
+  Loc strategy_loc;                       // of its strategy
   std::map<std::string, int64_t> params;  // as written in the spec; defaults are the emitter's
   std::map<std::string, Loc> param_locs;  // where each parameter is named
 };
@@ -143,7 +143,7 @@ struct Spec {
   std::vector<Statement> stmts;
   Tolerance tol;
   std::map<std::string, std::vector<Variant>> variants;  // backend -> variants, spec order
-  std::map<std::string, Loc> backend_locs;                // backend -> where it is named
+  std::map<std::string, Loc> backend_locs;               // backend -> where it is named
 
   // Size points: each parameter's list is zipped with the others; a list of length 1 is
   // broadcast. Lengths are validated by the loader.

@@ -65,8 +65,8 @@ class GuardHandler : public YAML::EventHandler {
   }
   void open(const YAML::Mark& m) {
     if (++depth_ > kMaxYamlDepth)
-      fail(m, "YAML is nested too deeply (a spec needs at most " +
-                  std::to_string(kMaxYamlDepth) + " levels)");
+      fail(m, "YAML is nested too deeply (a spec needs at most " + std::to_string(kMaxYamlDepth) +
+                  " levels)");
   }
   void fail(const YAML::Mark& m, std::string msg) {
     if (!error) error = make_error(Loc{file_, m.line + 1, m.column + 1}, std::move(msg));
@@ -77,11 +77,16 @@ class GuardHandler : public YAML::EventHandler {
 
 const char* node_kind(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "nothing";
-    default: return "an undefined value";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Null:
+      return "nothing";
+    default:
+      return "an undefined value";
   }
 }
 
@@ -91,7 +96,9 @@ class Loader {
 
   Result<Spec> run() {
     std::ifstream in(path_, std::ios::binary);
-    if (!in) return make_error(Loc{path_, 0, 0}, "cannot read spec file: " + std::string(std::strerror(errno)));
+    if (!in)
+      return make_error(Loc{path_, 0, 0},
+                        "cannot read spec file: " + std::string(std::strerror(errno)));
     std::ostringstream ss;
     ss << in.rdbuf();
     text_ = ss.str();
@@ -121,8 +128,8 @@ class Loader {
                         "YAML syntax error: " + e.msg);
     }
     if (!root.IsMap())
-      return make_error(Loc{path_, 1, 1}, std::string("a spec must be a YAML map, found ") +
-                                              node_kind(root));
+      return make_error(Loc{path_, 1, 1},
+                        std::string("a spec must be a YAML map, found ") + node_kind(root));
     spec_.path = path_;
     spec_.loc = Loc{path_, 1, 1};
     SB_TRY(top(root));
@@ -131,7 +138,9 @@ class Loader {
 
  private:
   Loc loc(const YAML::Node& n) const { return Loc{path_, n.Mark().line + 1, n.Mark().column + 1}; }
-  Error err(const YAML::Node& n, std::string msg) const { return make_error(loc(n), std::move(msg)); }
+  Error err(const YAML::Node& n, std::string msg) const {
+    return make_error(loc(n), std::move(msg));
+  }
 
   void split_lines() {
     std::string line;
@@ -215,9 +224,10 @@ class Loader {
     m.file = path_;
     int line0 = n.Mark().line;  // 0-based
     int col0 = n.Mark().column;
-    char c = (line0 < static_cast<int>(lines_.size()) && col0 < static_cast<int>(lines_[line0].size()))
-                 ? lines_[line0][col0]
-                 : ' ';
+    char c =
+        (line0 < static_cast<int>(lines_.size()) && col0 < static_cast<int>(lines_[line0].size()))
+            ? lines_[line0][col0]
+            : ' ';
     if (c == '|' || c == '>') {
       int indent = -1;
       for (size_t l = line0 + 1; l < lines_.size(); ++l) {
@@ -250,9 +260,11 @@ class Loader {
 
     auto doc = scalar(root["doc"], "'doc'");
     if (!doc.ok()) return doc.error();
-    if (doc.value().empty() || doc.value().find('\n') != std::string::npos || doc.value().size() > 200)
-      return err(root["doc"], "'doc' must be one non-empty line of at most 200 characters"
-                              " (is a quote left open?)");
+    if (doc.value().empty() || doc.value().find('\n') != std::string::npos ||
+        doc.value().size() > 200)
+      return err(root["doc"],
+                 "'doc' must be one non-empty line of at most 200 characters"
+                 " (is a quote left open?)");
     spec_.doc = doc.value();
     // Checked after name and doc, so that a quote left open in 'doc' is reported there.
     SB_TRY(keys(root, "the spec", known, {"sizes", "tensors", "compute", "variants"}));
@@ -282,7 +294,8 @@ class Loader {
       for (const char* field : {"bench", "verify"}) {
         const YAML::Node list = body[field];
         std::string lwhat = "'" + std::string(field) + "' of " + what;
-        if (!list.IsSequence()) return err(list, lwhat + " must be a list of integers, found " + node_kind(list));
+        if (!list.IsSequence())
+          return err(list, lwhat + " must be a list of integers, found " + node_kind(list));
         if (list.size() == 0) return err(list, lwhat + " must not be empty");
         if (list.size() > kMaxListLength)
           return err(list, lwhat + " has more than " + std::to_string(kMaxListLength) + " entries");
@@ -316,26 +329,38 @@ class Loader {
       std::string why = check_identifier(name);
       if (!why.empty()) return err(k, "invalid tensor name: " + why);
       std::string what = "tensor '" + name + "'";
-      SB_TRY(keys(body, what, {"type", "shape", "role", "boundary", "init"}, {"type", "shape", "role"}));
+      SB_TRY(keys(body, what, {"type", "shape", "role", "boundary", "init"},
+                  {"type", "shape", "role"}));
       Tensor t;
       t.name = name;
       t.loc = loc(k);
       auto type = scalar(body["type"], "'type' of " + what);
       if (!type.ok()) return type.error();
-      if (type.value() == "f32") t.type = DType::F32;
-      else if (type.value() == "f64") t.type = DType::F64;
-      else if (type.value() == "i32") t.type = DType::I32;
-      else return err(body["type"], "unknown type '" + type.value() + "' for " + what + " (expected f32, f64 or i32)");
+      if (type.value() == "f32")
+        t.type = DType::F32;
+      else if (type.value() == "f64")
+        t.type = DType::F64;
+      else if (type.value() == "i32")
+        t.type = DType::I32;
+      else
+        return err(body["type"], "unknown type '" + type.value() + "' for " + what +
+                                     " (expected f32, f64 or i32)");
 
       auto role = scalar(body["role"], "'role' of " + what);
       if (!role.ok()) return role.error();
-      if (role.value() == "in") t.role = Role::In;
-      else if (role.value() == "out") t.role = Role::Out;
-      else if (role.value() == "temp") t.role = Role::Temp;
-      else return err(body["role"], "unknown role '" + role.value() + "' for " + what + " (expected in, out or temp)");
+      if (role.value() == "in")
+        t.role = Role::In;
+      else if (role.value() == "out")
+        t.role = Role::Out;
+      else if (role.value() == "temp")
+        t.role = Role::Temp;
+      else
+        return err(body["role"], "unknown role '" + role.value() + "' for " + what +
+                                     " (expected in, out or temp)");
 
       const YAML::Node shape = body["shape"];
-      if (!shape.IsSequence()) return err(shape, "'shape' of " + what + " must be a list, found " + node_kind(shape));
+      if (!shape.IsSequence())
+        return err(shape, "'shape' of " + what + " must be a list, found " + node_kind(shape));
       if (shape.size() > kMaxRank)
         return err(shape, what + " has rank " + std::to_string(shape.size()) + "; at most " +
                               std::to_string(kMaxRank) + " dimensions are supported");
@@ -350,9 +375,13 @@ class Loader {
       if (body["boundary"]) {
         auto b = scalar(body["boundary"], "'boundary' of " + what);
         if (!b.ok()) return b.error();
-        if (b.value() == "zero") t.boundary = Boundary::Zero;
-        else if (b.value() == "clamp") t.boundary = Boundary::Clamp;
-        else return err(body["boundary"], "unknown boundary rule '" + b.value() + "' (expected zero or clamp)");
+        if (b.value() == "zero")
+          t.boundary = Boundary::Zero;
+        else if (b.value() == "clamp")
+          t.boundary = Boundary::Clamp;
+        else
+          return err(body["boundary"],
+                     "unknown boundary rule '" + b.value() + "' (expected zero or clamp)");
       }
       if (body["init"]) {
         const YAML::Node init = body["init"];
@@ -362,7 +391,8 @@ class Loader {
         if (!lo.ok()) return lo.error();
         auto hi = number(init[1], "'init' upper bound");
         if (!hi.ok()) return hi.error();
-        if (!(lo.value() <= hi.value()) || std::abs(lo.value()) > 1e30 || std::abs(hi.value()) > 1e30)
+        if (!(lo.value() <= hi.value()) || std::abs(lo.value()) > 1e30 ||
+            std::abs(hi.value()) > 1e30)
           return err(init, "'init' of " + what + " must satisfy lo <= hi with |lo|, |hi| <= 1e30");
         t.init_lo = lo.value();
         t.init_hi = hi.value();
@@ -389,7 +419,8 @@ class Loader {
         st.vars.push_back(std::move(v));
       }
       if (ps.subscripted && ps.indices.empty())
-        return make_error(ps.loc, "empty subscript on '" + ps.target + "'; write a scalar as '" + ps.target + " = ...'");
+        return make_error(ps.loc, "empty subscript on '" + ps.target + "'; write a scalar as '" +
+                                      ps.target + " = ...'");
       st.rhs = std::move(ps.rhs);
       spec_.stmts.push_back(std::move(st));
     }
@@ -426,7 +457,8 @@ class Loader {
       std::set<std::string> names;
       for (const auto& vn : list) {
         std::vector<std::pair<std::string, YAML::Node>> params;
-        SB_TRY(keys(vn, "a variant of '" + backend + "'", {"name", "strategy"}, {"name", "strategy"}, true, &params));
+        SB_TRY(keys(vn, "a variant of '" + backend + "'", {"name", "strategy"},
+                    {"name", "strategy"}, true, &params));
         Variant v;
         v.loc = loc(vn["name"]);
         auto name = scalar(vn["name"], "variant 'name'");
@@ -434,7 +466,8 @@ class Loader {
         std::string why = check_identifier(name.value());
         if (!why.empty()) return err(vn["name"], "invalid variant name: " + why);
         if (!names.insert(name.value()).second)
-          return err(vn["name"], "duplicate variant name '" + name.value() + "' for backend '" + backend + "'");
+          return err(vn["name"],
+                     "duplicate variant name '" + name.value() + "' for backend '" + backend + "'");
         v.name = name.value();
         auto strategy = scalar(vn["strategy"], "variant 'strategy'");
         if (!strategy.ok()) return strategy.error();
@@ -443,7 +476,8 @@ class Loader {
         for (auto& [pk, pv] : params) {
           std::string why2 = check_identifier(pk);
           if (!why2.empty()) return err(key_node(vn, pk), "invalid parameter name: " + why2);
-          auto x = integer(pv, "parameter '" + pk + "' of variant '" + v.name + "'", -kMaxSize, kMaxSize);
+          auto x = integer(pv, "parameter '" + pk + "' of variant '" + v.name + "'", -kMaxSize,
+                           kMaxSize);
           if (!x.ok()) return x.error();
           v.params[pk] = x.value();
           v.param_locs[pk] = loc(key_node(vn, pk));

@@ -13,13 +13,21 @@ namespace sb {
 
 namespace {
 
-constexpr double kMaxElements = 2147483647.0;            // 2^31 - 1
-constexpr double kMaxTotalBytes = 16.0 * (1ull << 30);   // 16 GiB
+constexpr double kMaxElements = 2147483647.0;           // 2^31 - 1
+constexpr double kMaxTotalBytes = 16.0 * (1ull << 30);  // 16 GiB
 
-bool is_int(DType t) { return t == DType::Index || t == DType::I32 || t == DType::IntLit; }
-bool is_literal(DType t) { return t == DType::FloatLit || t == DType::IntLit; }
-bool is_floatish(DType t) { return is_float(t) || t == DType::FloatLit; }
-bool is_numeric(DType t) { return is_int(t) || is_floatish(t); }
+bool is_int(DType t) {
+  return t == DType::Index || t == DType::I32 || t == DType::IntLit;
+}
+bool is_literal(DType t) {
+  return t == DType::FloatLit || t == DType::IntLit;
+}
+bool is_floatish(DType t) {
+  return is_float(t) || t == DType::FloatLit;
+}
+bool is_numeric(DType t) {
+  return is_int(t) || is_floatish(t);
+}
 
 ExprPtr int_lit(int64_t v, const Loc& loc) {
   auto e = std::make_unique<Expr>();
@@ -85,12 +93,14 @@ class Checker {
   // A shape dimension: an integer expression of sizes and literals with + - * (affine).
   Status shape_dim(Expr& e, const Tensor& t) {
     switch (e.kind) {
-      case ExprKind::IntLit: e.type = DType::Index; return {};
+      case ExprKind::IntLit:
+        e.type = DType::Index;
+        return {};
       case ExprKind::Name: {
         int z = s_.find_size(e.name);
         if (z < 0)
-          return make_error(e.loc, "unknown size '" + e.name + "' in the shape of tensor '" +
-                                       t.name + "'");
+          return make_error(
+              e.loc, "unknown size '" + e.name + "' in the shape of tensor '" + t.name + "'");
         e.kind = ExprKind::SizeRef;
         e.ref = z;
         e.type = DType::Index;
@@ -109,7 +119,8 @@ class Checker {
           return {};
         }
         break;
-      default: break;
+      default:
+        break;
     }
     return make_error(e.loc, "shape of tensor '" + t.name +
                                  "' must be built from sizes, integer literals, + - and *");
@@ -125,8 +136,8 @@ class Checker {
           for (const auto& d : tn.shape) {
             int64_t x = eval_int(*d, p);
             if (x < 1)
-              return make_error(tn.loc, "tensor '" + tn.name + "' has extent " +
-                                            std::to_string(x) + " at " + point_name(p) +
+              return make_error(tn.loc, "tensor '" + tn.name + "' has extent " + std::to_string(x) +
+                                            " at " + point_name(p) +
                                             " (extents must be at least 1)");
             n *= static_cast<double>(x);
           }
@@ -169,8 +180,9 @@ class Checker {
     if (tn.role == Role::In)
       return make_error(st.loc, "cannot write input tensor '" + tn.name + "' (role: in)");
     if (written_by[t] >= 0)
-      return make_error(st.loc, "tensor '" + tn.name + "' is written twice (each out or temp "
-                                                       "tensor is written by one statement)");
+      return make_error(st.loc, "tensor '" + tn.name +
+                                    "' is written twice (each out or temp "
+                                    "tensor is written by one statement)");
     if (st.vars.size() != tn.shape.size())
       return make_error(st.loc, "'" + tn.name + "' has rank " + std::to_string(tn.shape.size()) +
                                     " but the left-hand side has " +
@@ -200,8 +212,9 @@ class Checker {
       return make_error(loc, "index '" + n + "' has the same name as a size or tensor");
     for (int v : scope)
       if (st.vars[v].name == n)
-        return make_error(loc, "index '" + n + "' is already bound by an enclosing index or "
-                               "reduction (each index needs its own name)");
+        return make_error(loc, "index '" + n +
+                                   "' is already bound by an enclosing index or "
+                                   "reduction (each index needs its own name)");
     return {};
   }
 
@@ -252,9 +265,9 @@ class Checker {
       }
       case ExprKind::Call: {
         static const std::map<std::string, std::pair<Fn, size_t>> fns = {
-            {"min", {Fn::Min, 2}},   {"max", {Fn::Max, 2}},   {"abs", {Fn::Abs, 1}},
-            {"exp", {Fn::Exp, 1}},   {"log", {Fn::Log, 1}},   {"sqrt", {Fn::Sqrt, 1}},
-            {"tanh", {Fn::Tanh, 1}}, {"erf", {Fn::Erf, 1}},   {"select", {Fn::Select, 3}},
+            {"min", {Fn::Min, 2}},     {"max", {Fn::Max, 2}}, {"abs", {Fn::Abs, 1}},
+            {"exp", {Fn::Exp, 1}},     {"log", {Fn::Log, 1}}, {"sqrt", {Fn::Sqrt, 1}},
+            {"tanh", {Fn::Tanh, 1}},   {"erf", {Fn::Erf, 1}}, {"select", {Fn::Select, 3}},
             {"where", {Fn::Select, 3}}};
         static const std::map<std::string, DType> casts = {
             {"f32", DType::F32}, {"f64", DType::F64}, {"i32", DType::I32}};
@@ -308,8 +321,9 @@ class Checker {
       for (int i = 0; i < cur_; ++i) ready = ready || s_.stmts[i].out == e.ref;
       if (!ready) {
         if (s_.stmts[cur_].target == tn.name)
-          return make_error(e.loc, "'" + tn.name + "' is read by the statement that writes it "
-                                                   "(use a temp tensor for the earlier value)");
+          return make_error(e.loc, "'" + tn.name +
+                                       "' is read by the statement that writes it "
+                                       "(use a temp tensor for the earlier value)");
         return make_error(e.loc, "'" + tn.name + "' is read before a statement writes it");
       }
     }
@@ -327,10 +341,11 @@ class Checker {
     }
     if (e.type == t) return {};
     if (t == DType::Index && e.type == DType::I32) return {};
-    return make_error(e.loc, what + " must be " + dtype_name(t) + ", found " + dtype_name(e.type) +
-                                 (is_float(t) || is_float(e.type) ? " (use a cast such as " +
-                                                                        std::string(dtype_name(t)) + "(...))"
-                                                                  : ""));
+    return make_error(e.loc,
+                      what + " must be " + dtype_name(t) + ", found " + dtype_name(e.type) +
+                          (is_float(t) || is_float(e.type)
+                               ? " (use a cast such as " + std::string(dtype_name(t)) + "(...))"
+                               : ""));
   }
 
   // The common type of two operands, settling literals; error when they disagree.
@@ -358,8 +373,8 @@ class Checker {
       out = DType::Index;
       return {};
     }
-    return make_error(op.loc, std::string("type mismatch in '") + binop_or_fn(op) + "': " +
-                                  dtype_name(ta) + " and " + dtype_name(tb) +
+    return make_error(op.loc, std::string("type mismatch in '") + binop_or_fn(op) +
+                                  "': " + dtype_name(ta) + " and " + dtype_name(tb) +
                                   " (convert one side with a cast such as f32(...))");
   }
 
@@ -371,11 +386,19 @@ class Checker {
 
   Status type(Expr& e, Statement& st) {
     switch (e.kind) {
-      case ExprKind::FloatLit: e.type = DType::FloatLit; return {};
-      case ExprKind::IntLit: e.type = DType::IntLit; return {};
-      case ExprKind::Const: e.type = DType::FloatLit; return {};
+      case ExprKind::FloatLit:
+        e.type = DType::FloatLit;
+        return {};
+      case ExprKind::IntLit:
+        e.type = DType::IntLit;
+        return {};
+      case ExprKind::Const:
+        e.type = DType::FloatLit;
+        return {};
       case ExprKind::IndexVar:
-      case ExprKind::SizeRef: e.type = DType::Index; return {};
+      case ExprKind::SizeRef:
+        e.type = DType::Index;
+        return {};
       case ExprKind::Read:
         for (auto& a : e.args) {
           SB_TRY(type(*a, st));
@@ -388,11 +411,13 @@ class Checker {
         SB_TRY(type(a, st));
         if (e.uop == UnOp::Not) {
           if (a.type != DType::Bool)
-            return make_error(e.loc, std::string("'!' needs a comparison, found ") + dtype_name(a.type));
+            return make_error(e.loc,
+                              std::string("'!' needs a comparison, found ") + dtype_name(a.type));
           e.type = DType::Bool;
         } else {
           if (!is_numeric(a.type))
-            return make_error(e.loc, std::string("'-' needs a number, found ") + dtype_name(a.type));
+            return make_error(e.loc,
+                              std::string("'-' needs a number, found ") + dtype_name(a.type));
           e.type = a.type;
         }
         return {};
@@ -441,8 +466,8 @@ class Checker {
         }
         for (auto& a : e.args)
           if (!is_numeric(a->type))
-            return make_error(a->loc, std::string("'") + fn_name(e.fn) + "' needs a number, found " +
-                                          dtype_name(a->type));
+            return make_error(a->loc, std::string("'") + fn_name(e.fn) +
+                                          "' needs a number, found " + dtype_name(a->type));
         if (e.fn == Fn::Min || e.fn == Fn::Max) {
           DType t;
           SB_TRY(unify(e, *e.args[0], *e.args[1], t));
@@ -484,7 +509,8 @@ class Checker {
         e.type = e.args[0]->type;
         return {};
       }
-      case ExprKind::Name: break;
+      case ExprKind::Name:
+        break;
     }
     SB_ASSERT(false, "unresolved name survived resolution");
     return {};

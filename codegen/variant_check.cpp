@@ -19,8 +19,8 @@ Status check_variants(const Spec& spec) {
       if (!info) {
         std::string known;
         for (const auto& s : em->strategies()) known += (known.empty() ? "" : ", ") + s.name;
-        return make_error(v.strategy_loc, "unknown strategy '" + v.strategy + "' for backend '" + backend +
-                                     "' (known: " + known + ")");
+        return make_error(v.strategy_loc, "unknown strategy '" + v.strategy + "' for backend '" +
+                                              backend + "' (known: " + known + ")");
       }
       for (const auto& [name, value] : v.params) {
         Loc ploc = v.param_locs.count(name) ? v.param_locs.at(name) : v.loc;
@@ -31,15 +31,15 @@ Status check_variants(const Spec& spec) {
           std::string known;
           for (const auto& pi : info->params) known += (known.empty() ? "" : ", ") + pi.name;
           return make_error(ploc, "strategy '" + v.strategy + "' has no parameter '" + name +
-                                       "' (parameters: " + (known.empty() ? "none" : known) + ")");
+                                      "' (parameters: " + (known.empty() ? "none" : known) + ")");
         }
         if (value < p->min || value > p->max)
           return make_error(ploc, "parameter '" + name + "' of variant '" + v.name + "' is " +
-                                       std::to_string(value) + ", outside [" +
-                                       std::to_string(p->min) + ", " + std::to_string(p->max) + "]");
+                                      std::to_string(value) + ", outside [" +
+                                      std::to_string(p->min) + ", " + std::to_string(p->max) + "]");
         if (p->power_of_two && (value & (value - 1)) != 0)
           return make_error(ploc, "parameter '" + name + "' of variant '" + v.name + "' is " +
-                                       std::to_string(value) + ", which is not a power of two");
+                                      std::to_string(value) + ", which is not a power of two");
       }
       SB_TRY(em->check_variant(spec, v));
     }

@@ -375,22 +375,22 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
       int passed = 0, checks = 0;
       for (const SizePoint& p : spec.verify_points()) {
         for (int sched = 0; sched < t.runtime->schedules(); ++sched)
-        for (const InputSet& in : inputs) {
-          t.runtime->set_schedule(sched);
-          CheckResult c =
-              check_once(*t.runtime, spec, t.backend, v.name, fn, p, in.kind, in.seed, 0, 0);
-          VerifyRecord r = base;
-          r.sizes = format_sizes(spec, p);
-          std::string order = t.runtime->schedule_name(sched);
-          r.inputs = order.empty() ? in.label : in.label + ", " + order;
-          r.outcome = c.ok ? Outcome::Pass : Outcome::Fail;
-          r.max_abs_err = c.max_abs;
-          r.max_rel_err = c.max_rel;
-          r.detail = c.detail;
-          records.push_back(std::move(r));
-          ++checks;
-          passed += c.ok;
-        }
+          for (const InputSet& in : inputs) {
+            t.runtime->set_schedule(sched);
+            CheckResult c =
+                check_once(*t.runtime, spec, t.backend, v.name, fn, p, in.kind, in.seed, 0, 0);
+            VerifyRecord r = base;
+            r.sizes = format_sizes(spec, p);
+            std::string order = t.runtime->schedule_name(sched);
+            r.inputs = order.empty() ? in.label : in.label + ", " + order;
+            r.outcome = c.ok ? Outcome::Pass : Outcome::Fail;
+            r.max_abs_err = c.max_abs;
+            r.max_rel_err = c.max_rel;
+            r.detail = c.detail;
+            records.push_back(std::move(r));
+            ++checks;
+            passed += c.ok;
+          }
       }
       if (progress)
         progress(head + ": " + std::to_string(passed) + "/" + std::to_string(checks) + " passed (" +

@@ -28,20 +28,22 @@ class CudasimRuntime : public HostRuntime {
   std::string device_name() override { return "cudasim (CUDA simulated on the CPU)"; }
 
   CompileCommand compile_command(const ToolchainOptions& opt) const override {
-    return CompileCommand{opt.cxx,
-                          {"-std=c++20", "-O2", "-fPIC", "-shared", "-x", "c++",
-                           "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE), "-I" + opt.abi_dir,
-                           "-Wl,--no-as-needed", "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR),
-                           "-lspecbench_cudasim",
-                           "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
-                          "g++ (cudasim)"};
+    return CompileCommand{
+        opt.cxx,
+        {"-std=c++20", "-O2", "-fPIC", "-shared", "-x", "c++",
+         "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE), "-I" + opt.abi_dir, "-Wl,--no-as-needed",
+         "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR), "-lspecbench_cudasim",
+         "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
+        "g++ (cudasim)"};
   }
 
   Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override {
     auto dev = std::make_unique<SimTensors>();
     for (const HostTensor& h : host) {
       void* p = sim::alloc(h.bytes.size());
-      if (!p) return Error{Loc{}, "cudasim: cannot allocate " + std::to_string(h.bytes.size()) + " bytes", ""};
+      if (!p)
+        return Error{Loc{}, "cudasim: cannot allocate " + std::to_string(h.bytes.size()) + " bytes",
+                     ""};
       if (!h.bytes.empty()) std::memcpy(p, h.bytes.data(), h.bytes.size());
       dev->ptrs.push_back(p);
     }
@@ -74,6 +76,8 @@ class CudasimRuntime : public HostRuntime {
 
 }  // namespace
 
-std::unique_ptr<Runtime> make_cudasim_runtime() { return std::make_unique<CudasimRuntime>(); }
+std::unique_ptr<Runtime> make_cudasim_runtime() {
+  return std::make_unique<CudasimRuntime>();
+}
 
 }  // namespace sb

@@ -20,9 +20,9 @@ extern "C" {
 #endif
 
 typedef struct sb_args {
-  void* const* tensors;  /* one base pointer per spec tensor, spec order */
-  const int64_t* sizes;  /* one value per size parameter, spec order */
-  void* stream;          /* cudaStream_t for CUDA modules; NULL elsewhere */
+  void* const* tensors; /* one base pointer per spec tensor, spec order */
+  const int64_t* sizes; /* one value per size parameter, spec order */
+  void* stream;         /* cudaStream_t for CUDA modules; NULL elsewhere */
 } sb_args;
 
 typedef int (*sb_variant_fn)(const sb_args* args);
@@ -33,9 +33,9 @@ typedef struct sb_variant {
 } sb_variant;
 
 typedef struct sb_module {
-  int abi_version;       /* SPECBENCH_ABI_VERSION */
-  const char* spec;      /* spec name */
-  const char* backend;   /* backend name */
+  int abi_version;     /* SPECBENCH_ABI_VERSION */
+  const char* spec;    /* spec name */
+  const char* backend; /* backend name */
   int num_tensors;
   int num_sizes;
   int num_variants;

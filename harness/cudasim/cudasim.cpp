@@ -1,11 +1,11 @@
 // The CUDA simulator: one fiber per CUDA thread, one block at a time per worker OS thread.
 #include "cudasim.h"
 
-#include <boost/context/detail/fcontext.hpp>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -56,8 +56,8 @@ struct StackSet {
   size_t stride = kStackBytes + kPage;
   StackSet() {
     size_t len = stride * kMaxBlockThreads;
-    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
       std::perror("cudasim: mmap of fiber stacks");
       std::abort();
@@ -132,7 +132,9 @@ thread_local bool t_altstack = false;
 std::string dim_str(uint3 d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
-std::string thread_str(const Fiber& f) { return "thread " + dim_str(f.ts.tid); }
+std::string thread_str(const Fiber& f) {
+  return "thread " + dim_str(f.ts.tid);
+}
 
 std::string where(const Block& b) {
   return std::string("cudasim: kernel ") + b.launch->kernel + " (launched at " + b.launch->file +
@@ -175,12 +177,19 @@ void resume(Block& b, Fiber& f) {
 
 const char* op_name(const Fiber& f) {
   if (f.op == WarpOp::Sync) return "__syncwarp";
-  if (f.op == WarpOp::Vote) return f.kind == kVoteBallot ? "__ballot_sync" : f.kind == kVoteAny ? "__any_sync" : "__all_sync";
+  if (f.op == WarpOp::Vote)
+    return f.kind == kVoteBallot ? "__ballot_sync"
+           : f.kind == kVoteAny  ? "__any_sync"
+                                 : "__all_sync";
   switch (f.kind) {
-    case kShflIdx: return "__shfl_sync";
-    case kShflUp: return "__shfl_up_sync";
-    case kShflDown: return "__shfl_down_sync";
-    default: return "__shfl_xor_sync";
+    case kShflIdx:
+      return "__shfl_sync";
+    case kShflUp:
+      return "__shfl_up_sync";
+    case kShflDown:
+      return "__shfl_down_sync";
+    default:
+      return "__shfl_xor_sync";
   }
 }
 
@@ -192,12 +201,15 @@ std::string hex(unsigned m) {
 
 std::string state_str(const Fiber& f) {
   switch (f.st) {
-    case St::Done: return "has exited";
-    case St::Barrier: return std::string("waits at __syncthreads (") + f.file + ":" + std::to_string(f.line) + ")";
+    case St::Done:
+      return "has exited";
+    case St::Barrier:
+      return std::string("waits at __syncthreads (") + f.file + ":" + std::to_string(f.line) + ")";
     case St::Warp:
       return std::string("waits at ") + op_name(f) + " with mask " + hex(f.mask) + " (" + f.file +
              ":" + std::to_string(f.line) + ")";
-    default: return "is running";
+    default:
+      return "is running";
   }
 }
 
@@ -213,8 +225,9 @@ bool complete_warp_ops(Block& b) {
       unsigned m = f.mask;
       if (lanes < 32 && (m >> lanes) != 0) {
         fail(b, thread_str(f) + " calls " + op_name(f) + " with mask " + hex(m) +
-                    ", which names lanes that do not exist in its warp of " + std::to_string(lanes) +
-                    " threads (" + f.file + ":" + std::to_string(f.line) + ")");
+                    ", which names lanes that do not exist in its warp of " +
+                    std::to_string(lanes) + " threads (" + f.file + ":" + std::to_string(f.line) +
+                    ")");
         return false;
       }
       bool ready = true;
@@ -235,9 +248,15 @@ bool complete_warp_ops(Block& b) {
           int seg = (k / width) * width;
           int src = k;
           switch (g.kind) {
-            case kShflIdx: src = seg + (g.arg & (width - 1)); break;
-            case kShflUp: src = k - g.arg < seg ? k : k - g.arg; break;
-            case kShflDown: src = k + g.arg >= seg + width ? k : k + g.arg; break;
+            case kShflIdx:
+              src = seg + (g.arg & (width - 1));
+              break;
+            case kShflUp:
+              src = k - g.arg < seg ? k : k - g.arg;
+              break;
+            case kShflDown:
+              src = k + g.arg >= seg + width ? k : k + g.arg;
+              break;
             default: {
               int x = k ^ g.arg;
               src = (x < seg || x >= seg + width) ? k : x;
@@ -246,7 +265,8 @@ bool complete_warp_ops(Block& b) {
           if (src < 0 || src >= lanes || !(m >> src & 1u)) {
             fail(b, thread_str(g) + " (lane " + std::to_string(k) + ") reads lane " +
                         std::to_string(src) + " through " + op_name(g) + ", but mask " + hex(m) +
-                        " does not include that lane (" + g.file + ":" + std::to_string(g.line) + ")");
+                        " does not include that lane (" + g.file + ":" + std::to_string(g.line) +
+                        ")");
             return false;
           }
           g.result = b.fibers[w * 32 + src].value;
@@ -301,8 +321,9 @@ void barrier(Block& b) {
   }
   if (n_exited) {
     fail(b, "barrier divergence: " + thread_str(*waiting) + " " + state_str(*waiting) + ", but " +
-                std::to_string(n_exited) + " thread(s) of the block already exited without reaching it (" +
-                exited + (n_exited > 4 ? ", ..." : "") + ")");
+                std::to_string(n_exited) +
+                " thread(s) of the block already exited without reaching it (" + exited +
+                (n_exited > 4 ? ", ..." : "") + ")");
     return;
   }
   for (Fiber& f : b.fibers)
@@ -418,8 +439,9 @@ void worker(const Launch& L, std::atomic<uint64_t>& next, std::atomic<bool>& abo
   while (!abort_all.load()) {
     uint64_t i = next.fetch_add(1);
     if (i >= nblocks) break;
-    b.bid = uint3{static_cast<unsigned>(i % L.grid.x), static_cast<unsigned>((i / L.grid.x) % L.grid.y),
-                  static_cast<unsigned>(i / (static_cast<uint64_t>(L.grid.x) * L.grid.y))};
+    b.bid =
+        uint3{static_cast<unsigned>(i % L.grid.x), static_cast<unsigned>((i / L.grid.x) % L.grid.y),
+              static_cast<unsigned>(i / (static_cast<uint64_t>(L.grid.x) * L.grid.y))};
     b.error.clear();
     if (sigsetjmp(t_jmp, 1) == 0) {
       t_in_block = 1;
@@ -467,8 +489,8 @@ static uint64_t warp_op(WarpOp op, int kind, unsigned mask, uint64_t value, int 
   f->line = line;
   if (!(mask >> f->lane & 1u)) {
     fail(b, thread_str(*f) + " (lane " + std::to_string(f->lane) + ") calls " + op_name(*f) +
-                " with mask " + hex(mask) + ", which does not include its own lane (" + file +
-                ":" + std::to_string(line) + ")");
+                " with mask " + hex(mask) + ", which does not include its own lane (" + file + ":" +
+                std::to_string(line) + ")");
   }
   if (width <= 0 || width > 32 || (width & (width - 1)) != 0)
     fail(b, thread_str(*f) + " calls " + op_name(*f) + " with width " + std::to_string(width) +
@@ -488,7 +510,8 @@ uint64_t shuffle(ShuffleKind kind, unsigned mask, uint64_t value, int arg, int w
 }
 
 unsigned vote(VoteKind kind, unsigned mask, int predicate, const char* file, int line) {
-  return static_cast<unsigned>(warp_op(WarpOp::Vote, kind, mask, predicate != 0, 0, 32, file, line));
+  return static_cast<unsigned>(
+      warp_op(WarpOp::Vote, kind, mask, predicate != 0, 0, 32, file, line));
 }
 
 void* dynamic_shared(size_t* bytes) {
@@ -571,12 +594,14 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* 
     for (unsigned w = 0; w < nw; ++w) ts.emplace_back([&] { worker(L, next, abort_all); });
     for (auto& t : ts) t.join();
   }
-  g_nanos.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count());
+  g_nanos.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
 }
 
-void set_schedule(int schedule) { g_schedule = schedule; }
+void set_schedule(int schedule) {
+  g_schedule = schedule;
+}
 
 void* alloc(size_t bytes) {
   size_t data_pages = (std::max<size_t>(bytes, 1) + kPage - 1) / kPage;
@@ -661,12 +686,18 @@ cudaError_t cudaPeekAtLastError() {
 
 const char* cudaGetErrorString(cudaError_t e) {
   switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure (see the cudasim report)";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorIllegalAddress:
+      return "an illegal memory access was encountered";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure (see the cudasim report)";
   }
   return "unknown error";
 }
@@ -683,10 +714,18 @@ cudaError_t cudaGetDeviceCount(int* count) {
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; return cudaSuccess;
-    case cudaDevAttrWarpSize: *value = 32; return cudaSuccess;
-    case cudaDevAttrMultiProcessorCount: *value = 4; return cudaSuccess;
-    case cudaDevAttrL2CacheSize: *value = 1 << 20; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = 1024;
+      return cudaSuccess;
+    case cudaDevAttrWarpSize:
+      *value = 32;
+      return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount:
+      *value = 4;
+      return cudaSuccess;
+    case cudaDevAttrL2CacheSize:
+      *value = 1 << 20;
+      return cudaSuccess;
   }
   return cudaErrorInvalidValue;
 }
@@ -720,5 +759,9 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
   return cudaMemset(p, value, bytes);
 }
 
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize() {
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  return cudaSuccess;
+}

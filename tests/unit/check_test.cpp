@@ -17,8 +17,8 @@ namespace {
 // A minimal 1D spec whose compute, tensors and sizes can be replaced.
 std::string spec_text(const std::string& tensors, const std::string& compute,
                       const std::string& sizes = "  N: {bench: [1024], verify: [1, 7]}\n") {
-  return "name: t\ndoc: test spec\nsizes:\n" + sizes + "tensors:\n" + tensors +
-         "compute: |\n" + compute + "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
+  return "name: t\ndoc: test spec\nsizes:\n" + sizes + "tensors:\n" + tensors + "compute: |\n" +
+         compute + "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
 }
 
 struct Loaded {
@@ -100,10 +100,10 @@ TEST(CheckTest, RejectsRaggedReadWithoutBoundary) {
 }
 
 TEST(CheckTest, BoundaryRuleAllowsRaggedRead) {
-  auto l = load_checked(spec_text(
-      "  a: {type: f32, shape: [N], role: in, boundary: zero}\n"
-      "  c: {type: f32, shape: [N], role: out}\n",
-      "  c[i] = a[i + 1] + a[i - 1]\n"));
+  auto l =
+      load_checked(spec_text("  a: {type: f32, shape: [N], role: in, boundary: zero}\n"
+                             "  c: {type: f32, shape: [N], role: out}\n",
+                             "  c[i] = a[i + 1] + a[i - 1]\n"));
   EXPECT_EQ(l.error, "");
 }
 

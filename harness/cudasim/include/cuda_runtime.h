@@ -39,12 +39,20 @@ struct dim3 {
   constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
-#define SB_SIM_VEC2(name, T) \
-  struct alignas(2 * sizeof(T)) name { T x, y; }; \
-  inline name make_##name(T x, T y) { return name{x, y}; }
-#define SB_SIM_VEC4(name, T) \
-  struct alignas(4 * sizeof(T)) name { T x, y, z, w; }; \
-  inline name make_##name(T x, T y, T z, T w) { return name{x, y, z, w}; }
+#define SB_SIM_VEC2(name, T)           \
+  struct alignas(2 * sizeof(T)) name { \
+    T x, y;                            \
+  };                                   \
+  inline name make_##name(T x, T y) {  \
+    return name{x, y};                 \
+  }
+#define SB_SIM_VEC4(name, T)                    \
+  struct alignas(4 * sizeof(T)) name {          \
+    T x, y, z, w;                               \
+  };                                            \
+  inline name make_##name(T x, T y, T z, T w) { \
+    return name{x, y, z, w};                    \
+  }
 SB_SIM_VEC2(float2, float)
 SB_SIM_VEC4(float4, float)
 SB_SIM_VEC2(double2, double)
@@ -129,7 +137,8 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem, cons
 template <typename F>
 void launch_kernel(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* file,
                    int line, F body, cudaStream_t = nullptr) {
-  launch(kernel, grid, block, smem, file, line, [](void* p) { (*static_cast<F*>(p))(); }, &body);
+  launch(
+      kernel, grid, block, smem, file, line, [](void* p) { (*static_cast<F*>(p))(); }, &body);
 }
 
 void* dynamic_shared(size_t* bytes);
@@ -216,7 +225,8 @@ struct DynamicShared {
 
 template <typename T>
 inline uint64_t to_bits(T v) {
-  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffle of a value over 8 bytes");
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>,
+                "shuffle of a value over 8 bytes");
   uint64_t b = 0;
   std::memcpy(&b, &v, sizeof(T));
   return b;
@@ -238,29 +248,32 @@ inline T from_bits(uint64_t b) {
 
 #define __syncthreads() ::sb::sim::syncthreads(__FILE__, __LINE__)
 #define __syncwarp(...) ::sb::sim::syncwarp(SB_SIM_MASK_OR_ALL(__VA_ARGS__), __FILE__, __LINE__)
-#define SB_SIM_MASK_OR_ALL(...) (0xffffffffu __VA_OPT__(& 0u) __VA_OPT__(| (__VA_ARGS__)))
+#define SB_SIM_MASK_OR_ALL(...) (0xffffffffu __VA_OPT__(&0u) __VA_OPT__(| (__VA_ARGS__)))
 
 #define __shfl_sync(mask, v, lane, ...) \
-  SB_SIM_SHFL(::sb::sim::kShflIdx, mask, v, lane __VA_OPT__(,) __VA_ARGS__, 32)
+  SB_SIM_SHFL(::sb::sim::kShflIdx, mask, v, lane __VA_OPT__(, ) __VA_ARGS__, 32)
 #define __shfl_up_sync(mask, v, d, ...) \
-  SB_SIM_SHFL(::sb::sim::kShflUp, mask, v, d __VA_OPT__(,) __VA_ARGS__, 32)
+  SB_SIM_SHFL(::sb::sim::kShflUp, mask, v, d __VA_OPT__(, ) __VA_ARGS__, 32)
 #define __shfl_down_sync(mask, v, d, ...) \
-  SB_SIM_SHFL(::sb::sim::kShflDown, mask, v, d __VA_OPT__(,) __VA_ARGS__, 32)
+  SB_SIM_SHFL(::sb::sim::kShflDown, mask, v, d __VA_OPT__(, ) __VA_ARGS__, 32)
 #define __shfl_xor_sync(mask, v, m, ...) \
-  SB_SIM_SHFL(::sb::sim::kShflXor, mask, v, m __VA_OPT__(,) __VA_ARGS__, 32)
-#define SB_SIM_SHFL(kind, mask, v, arg, width, ...)                                         \
-  ::sb::sim::from_bits<std::decay_t<decltype(v)>>(::sb::sim::shuffle(                       \
+  SB_SIM_SHFL(::sb::sim::kShflXor, mask, v, m __VA_OPT__(, ) __VA_ARGS__, 32)
+#define SB_SIM_SHFL(kind, mask, v, arg, width, ...)                   \
+  ::sb::sim::from_bits<std::decay_t<decltype(v)>>(::sb::sim::shuffle( \
       kind, mask, ::sb::sim::to_bits(v), static_cast<int>(arg), width, __FILE__, __LINE__))
 
-#define __ballot_sync(mask, p) ::sb::sim::vote(::sb::sim::kVoteBallot, mask, (p) ? 1 : 0, __FILE__, __LINE__)
-#define __any_sync(mask, p) (::sb::sim::vote(::sb::sim::kVoteAny, mask, (p) ? 1 : 0, __FILE__, __LINE__) != 0)
-#define __all_sync(mask, p) (::sb::sim::vote(::sb::sim::kVoteAll, mask, (p) ? 1 : 0, __FILE__, __LINE__) != 0)
+#define __ballot_sync(mask, p) \
+  ::sb::sim::vote(::sb::sim::kVoteBallot, mask, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __any_sync(mask, p) \
+  (::sb::sim::vote(::sb::sim::kVoteAny, mask, (p) ? 1 : 0, __FILE__, __LINE__) != 0)
+#define __all_sync(mask, p) \
+  (::sb::sim::vote(::sb::sim::kVoteAll, mask, (p) ? 1 : 0, __FILE__, __LINE__) != 0)
 
 // Arguments are evaluated once, at the launch, as with <<<...>>>.
-#define SB_LAUNCH(kernel, grid, block, smem, stream, ...)                                    \
-  ::sb::sim::launch_kernel(#kernel, grid, block, smem, __FILE__, __LINE__,                   \
-                           [sb_args_ = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, sb_args_); }, \
-                           stream)
+#define SB_LAUNCH(kernel, grid, block, smem, stream, ...) \
+  ::sb::sim::launch_kernel(                               \
+      #kernel, grid, block, smem, __FILE__, __LINE__,     \
+      [sb_args_ = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, sb_args_); }, stream)
 
 // Shared arrays that the simulator checks for races and out-of-range indices. Generated code
 // declares shared memory through these; under nvcc they are plain __shared__ arrays.
@@ -307,10 +320,20 @@ inline T atomicMin(T* p, T v) {
   return old;
 }
 
-inline float __expf(float x) { return std::exp(x); }
-inline float __logf(float x) { return std::log(x); }
-inline float __fdividef(float a, float b) { return a / b; }
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __expf(float x) {
+  return std::exp(x);
+}
+inline float __logf(float x) {
+  return std::log(x);
+}
+inline float __fdividef(float a, float b) {
+  return a / b;
+}
+inline float rsqrtf(float x) {
+  return 1.0f / std::sqrt(x);
+}
+inline double rsqrt(double x) {
+  return 1.0 / std::sqrt(x);
+}
 
 #endif  // SPECBENCH_CUDASIM_RUNTIME_H
