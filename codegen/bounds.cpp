@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace sb {
 
@@ -23,7 +24,11 @@ struct Affine {
   bool constant() const { return terms.empty(); }
 };
 
-std::optional<Affine> affine(const Expr& e) {
+// Gathered values (reads of i32 inputs with a declared range) become opaque terms with keys
+// from kReadKey up; `reads` collects them so that their ranges can be substituted.
+constexpr int kReadKey = 1 << 20;
+
+std::optional<Affine> affine(const Expr& e, std::vector<const Expr*>* reads = nullptr) {
   switch (e.kind) {
     case ExprKind::IntLit: {
       Affine a;
@@ -42,15 +47,15 @@ std::optional<Affine> affine(const Expr& e) {
     }
     case ExprKind::Unary: {
       if (e.uop != UnOp::Neg) return std::nullopt;
-      auto a = affine(*e.args[0]);
+      auto a = affine(*e.args[0], reads);
       if (!a) return std::nullopt;
       Affine r;
       r.add(*a, -1);
       return r;
     }
     case ExprKind::Binary: {
-      auto a = affine(*e.args[0]);
-      auto b = affine(*e.args[1]);
+      auto a = affine(*e.args[0], reads);
+      auto b = affine(*e.args[1], reads);
       if (!a || !b) return std::nullopt;
       Affine r;
       switch (e.bop) {
@@ -76,6 +81,13 @@ std::optional<Affine> affine(const Expr& e) {
           return std::nullopt;
       }
     }
+    case ExprKind::Read: {
+      if (!reads) return std::nullopt;
+      Affine a;
+      a.terms[kReadKey + static_cast<int>(reads->size())] = 1;
+      reads->push_back(&e);
+      return a;
+    }
     default:
       return std::nullopt;
   }
@@ -88,6 +100,18 @@ class Prover {
   // The minimum (want_max = false) or maximum of `a` over every index variable's range,
   // as an affine form in sizes only; nullopt when a range bound is not affine.
   std::optional<Affine> extreme(Affine a, bool want_max) const {
+    // A gathered value lies in its tensor's declared range, whatever the indices.
+    for (size_t r = 0; r < reads_.size(); ++r) {
+      auto it = a.terms.find(kReadKey + static_cast<int>(r));
+      if (it == a.terms.end()) continue;
+      int64_t c = it->second;
+      a.terms.erase(it);
+      const Tensor& tn = s_.tensors[reads_[r]->ref];
+      bool take_hi = (c > 0) == want_max;
+      auto bound = affine(take_hi ? *tn.init_hi_expr : *tn.init_lo_expr);
+      if (!bound) return std::nullopt;
+      a.add(*bound, c);
+    }
     // Inner variables' ranges may mention outer ones, so eliminate from the last variable.
     for (int v = static_cast<int>(st_.vars.size()) - 1; v >= 0; --v) {
       auto it = a.terms.find(-1 - v);
@@ -120,13 +144,22 @@ class Prover {
       for (size_t d = 0; d < e.args.size(); ++d) {
         const Expr& sub = *e.args[d];
         std::string text = to_string(sub, s_, &st_);
-        auto a = affine(sub);
+        reads_.clear();
+        auto a = affine(sub, &reads_);
+        for (const Expr* r : reads_) {
+          const Tensor& src = s_.tensors[r->ref];
+          if (src.role != Role::In || !src.init_lo_expr) {
+            a.reset();
+            break;
+          }
+        }
         std::optional<Affine> lo = a ? extreme(*a, false) : std::nullopt;
         std::optional<Affine> hi = a ? extreme(*a, true) : std::nullopt;
         if (!lo || !hi)
           return make_error(sub.loc, "cannot prove that subscript '" + text + "' of '" + tn.name +
-                                         "' stays in bounds (it is not affine in indices and "
-                                         "sizes); declare a boundary rule (zero or clamp) for '" +
+                                         "' stays in bounds (it is not affine in indices, sizes "
+                                         "and gathered i32 inputs with an integer 'init' range); "
+                                         "declare a boundary rule (zero or clamp) for '" +
                                          tn.name + "'");
         if (!nonnegative(*lo))
           return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name +
@@ -162,6 +195,7 @@ class Prover {
  private:
   const Spec& s_;
   const Statement& st_;
+  mutable std::vector<const Expr*> reads_;  // gathers in the subscript being checked
 };
 
 }  // namespace

@@ -103,6 +103,11 @@ struct Tensor {
   Boundary boundary = Boundary::None;
   double init_lo = -1.0;  // random inputs are drawn uniformly from [init_lo, init_hi]
   double init_hi = 1.0;
+  // i32 tensors: the inclusive range of their values, as integer expressions affine in sizes
+  // (`init: [0, V - 1]`). Set for every i32 tensor with an `init`; a read of such an input used
+  // as a subscript (a gather) is proven in bounds from this range.
+  ExprPtr init_lo_expr;
+  ExprPtr init_hi_expr;
 };
 
 // out[lhs...] = rhs. `vars` holds every index variable of the statement: first the output

@@ -387,6 +387,18 @@ class Loader {
         const YAML::Node init = body["init"];
         if (!init.IsSequence() || init.size() != 2)
           return err(init, "'init' of " + what + " must be a list [lo, hi]");
+        if (t.type == DType::I32) {
+          // Integer ranges may use sizes, e.g. token ids in [0, V - 1].
+          for (int i = 0; i < 2; ++i) {
+            auto s = scalar(init[i], "a bound of 'init' of " + what);
+            if (!s.ok()) return s.error();
+            auto e = parse_expression(s.value(), text_map(init[i]));
+            if (!e.ok()) return e.error();
+            (i == 0 ? t.init_lo_expr : t.init_hi_expr) = std::move(e.value());
+          }
+          spec_.tensors.push_back(std::move(t));
+          continue;
+        }
         auto lo = number(init[0], "'init' lower bound");
         if (!lo.ok()) return lo.error();
         auto hi = number(init[1], "'init' upper bound");

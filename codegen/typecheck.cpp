@@ -62,6 +62,8 @@ class Checker {
     SB_TRY(unique_names());
     for (auto& t : s_.tensors) {
       for (auto& d : t.shape) SB_TRY(shape_dim(*d, t));
+      if (t.init_lo_expr) SB_TRY(shape_dim(*t.init_lo_expr, t));
+      if (t.init_hi_expr) SB_TRY(shape_dim(*t.init_hi_expr, t));
     }
     SB_TRY(size_points());
     std::vector<int> written_by(s_.tensors.size(), -1);
@@ -146,6 +148,9 @@ class Checker {
                                           " elements at " + point_name(p) +
                                           " (at most 2^31 - 1 are supported)");
           total += n * dtype_bytes(tn.type);
+          if (tn.init_lo_expr && eval_int(*tn.init_lo_expr, p) > eval_int(*tn.init_hi_expr, p))
+            return make_error(tn.init_lo_expr->loc, "'init' of tensor '" + tn.name +
+                                                        "' is an empty range at " + point_name(p));
         }
         if (total > kMaxTotalBytes)
           return make_error(s_.sizes[0].loc, "the tensors would take " + fmt_count(total) +

@@ -112,8 +112,10 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
 
     std::mt19937_64 rng(mix_seed(seed ^ mix_seed(t + 1)));
     if (ten.type == DType::I32) {
-      const int64_t lo = static_cast<int64_t>(std::ceil(ten.init_lo));
-      const int64_t hi = static_cast<int64_t>(std::floor(ten.init_hi));
+      const int64_t lo = ten.init_lo_expr ? eval_int(*ten.init_lo_expr, sizes)
+                                          : static_cast<int64_t>(std::ceil(ten.init_lo));
+      const int64_t hi = ten.init_hi_expr ? eval_int(*ten.init_hi_expr, sizes)
+                                          : static_cast<int64_t>(std::floor(ten.init_hi));
       SB_ASSERT(lo <= hi, "empty integer init range for tensor " + ten.name);
       const uint64_t n = static_cast<uint64_t>(hi - lo) + 1;
       for (int64_t i = 0; i < h.elements; ++i) {

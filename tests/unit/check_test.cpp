@@ -142,3 +142,45 @@ TEST(CheckTest, AbsurdSizesAreRejected) {
 
 }  // namespace
 }  // namespace sb
+
+namespace sb {
+namespace {
+
+const char* kGatherTensors =
+    "  idx: {type: i32, shape: [B], role: in, init: [0, V - 1]}\n"
+    "  table: {type: f32, shape: [V, C], role: in}\n"
+    "  y: {type: f32, shape: [B, C], role: out}\n";
+const char* kGatherSizes =
+    "  B: {bench: [8], verify: [3]}\n  V: {bench: [8], verify: [5]}\n"
+    "  C: {bench: [8], verify: [2]}\n";
+
+TEST(CheckTest, GatherIsProvenFromTheIndexRange) {
+  auto ok = load_checked(spec_text(kGatherTensors, "  y[b, c] = table[idx[b], c]\n", kGatherSizes));
+  EXPECT_EQ(ok.error, "");
+  // A declared range one past the table is caught at generation time.
+  std::string wide = kGatherTensors;
+  wide.replace(wide.find("V - 1"), 5, "V");
+  auto bad = load_checked(spec_text(wide, "  y[b, c] = table[idx[b], c]\n", kGatherSizes));
+  EXPECT_NE(bad.error.find("subscript 'idx[b]' of 'table' can reach past its extent 'V'"),
+            std::string::npos)
+      << bad.error;
+  // Without a declared integer range, a gather cannot be proven.
+  std::string none = kGatherTensors;
+  none.replace(none.find(", init: [0, V - 1]"), 18, "");
+  auto unproven = load_checked(spec_text(none, "  y[b, c] = table[idx[b], c]\n", kGatherSizes));
+  EXPECT_NE(unproven.error.find("cannot prove that subscript 'idx[b]' of 'table'"),
+            std::string::npos)
+      << unproven.error;
+}
+
+TEST(CheckTest, GatherNeedsAnIntegerIndex) {
+  auto l = load_checked(spec_text(
+      "  idx: {type: f32, shape: [B], role: in}\n  table: {type: f32, shape: [V, C], role: in}\n"
+      "  y: {type: f32, shape: [B, C], role: out}\n",
+      "  y[b, c] = table[idx[b], c]\n", kGatherSizes));
+  EXPECT_NE(l.error.find("a subscript of 'table' must be index, found f32"), std::string::npos)
+      << l.error;
+}
+
+}  // namespace
+}  // namespace sb
