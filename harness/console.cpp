@@ -159,40 +159,204 @@ std::string format_verify_totals(const std::vector<VerifyRecord>& records) {
          std::to_string(fail) + " failed, " + std::to_string(skipped) + " skipped";
 }
 
-std::string format_bench_summary(const std::vector<BenchRecord>& best) {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& r : best) {
-    if (r.status != BenchStatus::Measured) continue;
-    rows.push_back({r.kernel, r.backend, r.variant, r.sizes, duration(r.seconds),
-                    r.gbps > 0 ? fixed(r.gbps, 2) : "-", r.gflops > 0 ? fixed(r.gflops, 2) : "-"});
-  }
-  std::string out;
-  if (!rows.empty())
-    out += format_table({"kernel", "backend", "best variant", "size", "time", "GB/s", "GFLOP/s"},
-                        rows);
-  else
-    out += "no benchmark was measured\n";
+namespace {
 
-  std::vector<std::vector<std::string>> failed;
-  for (const auto& r : best) {
-    if (r.status == BenchStatus::Failed)
-      failed.push_back({r.kernel, r.backend, r.variant, r.sizes, first_line(r.reason)});
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f * 100 < 9.95 ? "%.1f%%" : "%.0f%%", f * 100);
+  return buf;
+}
+
+std::string times(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, x < 9.995 ? "%.2f×" : (x < 99.95 ? "%.1f×" : "%.0f×"), x);
+  return buf;
+}
+
+std::string rate(double v, const std::string& unit) {
+  if (!(v > 0)) return "-";
+  return fixed(v, v < 10 ? 2 : (v < 1000 ? 1 : 0)) + " " + unit;
+}
+
+const char* kSummaryNote =
+    "naive = the first variant the spec lists for that backend; × vs naive = naive time / best "
+    "time; × vs vendor = time of the fastest vendor_* variant on the same kind of device / best "
+    "time (> 1: faster); % of limit = the bound's rate over the probe that bounds it (memory: "
+    "triad GB/s; compute: the better of sgemm and the FMA loop).";
+
+const char* kCacheNote =
+    "Above 100% of a memory limit: the working set fits in a cache, while the limit is main "
+    "memory's (the triad runs on arrays far beyond the last-level cache).";
+
+bool above_memory_limit(const std::vector<SummaryRow>& summary) {
+  for (const auto& r : summary) {
+    if (r.roofline.bound == Bound::Memory && r.fraction && *r.fraction > 1) return true;
   }
+  return false;
+}
+
+std::vector<std::string> summary_header() {
+  return {"kernel", "size", "backend",    "best variant", "time",
+          "bound",  "rate", "% of limit", "× vs naive",   "× vs vendor"};
+}
+
+std::vector<std::vector<std::string>> summary_rows(const std::vector<SummaryRow>& summary) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : summary) {
+    rows.push_back({r.kernel, r.sizes, r.backend, r.variant, duration(r.seconds),
+                    r.roofline.bound == Bound::Unknown ? "-" : bound_name(r.roofline.bound),
+                    rate(r.rate, r.unit), r.fraction ? percent(*r.fraction) : "-",
+                    r.vs_naive ? times(*r.vs_naive) : "-",
+                    r.vs_vendor ? times(*r.vs_vendor) : "-"});
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::string>> failed_rows(const std::vector<BenchRecord>& records) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : records) {
+    if (r.status == BenchStatus::Failed)
+      rows.push_back({r.kernel, r.backend, r.variant, r.sizes, first_line(r.reason)});
+  }
+  return rows;
+}
+
+// Skipped cases share their reason per kernel/backend; one row each.
+std::vector<std::vector<std::string>> skipped_rows(const std::vector<BenchRecord>& records) {
+  std::vector<std::vector<std::string>> rows;
+  std::set<std::string> seen;
+  for (const auto& r : records) {
+    if (r.status != BenchStatus::Skipped) continue;
+    if (!seen.insert(r.kernel + "/" + r.backend).second) continue;
+    rows.push_back({r.kernel, r.backend, "skipped: " + first_line(r.reason)});
+  }
+  return rows;
+}
+
+std::string limits_line(const std::string& device, const DeviceLimits& d) {
+  std::string s = device + ": ";
+  if (d.bandwidth_gbps <= 0 && d.compute_gflops <= 0) return s + "none (" + d.missing + ")";
+  s += d.bandwidth_gbps > 0 ? rate(d.bandwidth_gbps, "GB/s") + " (" + d.bandwidth_probe + ")"
+                            : "bandwidth unknown";
+  s += ", ";
+  s += d.compute_gflops > 0 ? rate(d.compute_gflops, "GFLOP/s") + " (" + d.compute_probe + ")"
+                            : "compute unknown";
+  if (d.balance() > 0) s += ", balance " + fixed(d.balance(), 1) + " flop/byte";
+  return s;
+}
+
+std::string md_cell(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n')
+      o += ' ';
+    else
+      o += c;
+  }
+  return o;
+}
+
+std::string md_table(const std::vector<std::string>& header,
+                     const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "|";
+  for (const auto& h : header) out += " " + md_cell(h) + " |";
+  out += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& r : rows) {
+    out += "|";
+    for (size_t i = 0; i < header.size(); ++i)
+      out += " " + md_cell(i < r.size() ? r[i] : "") + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_probes(const ProbeResults& probes, const MachineLimits& limits) {
+  std::string out;
+  if (!probes.ran) {
+    out += "machine probes: not run (" + probes.reason + ")\n";
+  } else {
+    out += "machine probes (" + fixed(probes.seconds, 1) + "s):\n";
+    for (const auto& p : probes.probes)
+      out += "  " + p.device + " " + p.name + ": " + describe_probe(p) + "\n";
+  }
+  out += "limits: " + limits_line("cpu", limits.cpu) + "\n";
+  out += "        " + limits_line("gpu", limits.gpu) + "\n";
+  return out;
+}
+
+std::string format_bench_summary(const BenchReport& report) {
+  std::string out = format_probes(report.probes, report.limits) + "\n";
+  auto rows = summary_rows(report.summary);
+  if (!rows.empty()) {
+    out += format_table(summary_header(), rows);
+    out += std::string(kSummaryNote) + "\n";
+    if (above_memory_limit(report.summary)) out += std::string(kCacheNote) + "\n";
+  } else {
+    out += "no benchmark was measured\n";
+  }
+  auto failed = failed_rows(report.records);
   if (!failed.empty()) {
     out += "\nnot timed (failed):\n";
     out += format_table({"kernel", "backend", "variant", "size", "reason"}, failed);
   }
-  // Skipped cases share their reason per kernel/backend; one line each.
-  std::vector<std::vector<std::string>> skipped;
-  std::set<std::string> seen;
-  for (const auto& r : best) {
-    if (r.status != BenchStatus::Skipped) continue;
-    if (!seen.insert(r.kernel + "/" + r.backend).second) continue;
-    skipped.push_back({r.kernel, r.backend, "skipped: " + first_line(r.reason)});
-  }
+  auto skipped = skipped_rows(report.records);
   if (!skipped.empty()) {
     out += "\nskipped:\n";
     out += format_table({"kernel", "backend", "reason"}, skipped);
+  }
+  return out;
+}
+
+std::string format_bench_summary_markdown(const BenchReport& report,
+                                          const std::string& results_file) {
+  const nlohmann::json& ctx =
+      report.doc.contains("context") ? report.doc["context"] : nlohmann::json::object();
+  auto field = [&ctx](const char* k) {
+    auto it = ctx.find(k);
+    return it != ctx.end() && it->is_string() ? it->get<std::string>() : std::string("?");
+  };
+  std::string out = "# specbench summary\n\n";
+  out += "- date: " + field("date") + "\n";
+  out += "- host: " + field("host_name") + " (" + field("cpu_model") + "; gpu: " + field("gpu") +
+         ")\n";
+  out += "- commit: " + field("git_commit") + "\n";
+  out += "- results: `" + results_file + "`\n\n";
+
+  out += "## Limits\n\n";
+  if (!report.probes.ran) {
+    out += "Machine probes not run (" + report.probes.reason + ").\n\n";
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& p : report.probes.probes)
+      rows.push_back({p.device, p.name, p.ok ? rate(p.rate, p.unit) : "-",
+                      p.ok ? p.detail : "skipped: " + p.reason});
+    out += md_table({"device", "probe", "rate", "detail"}, rows) + "\n";
+  }
+  out += "- " + limits_line("cpu", report.limits.cpu) + "\n";
+  out += "- " + limits_line("gpu", report.limits.gpu) + "\n\n";
+
+  out += "## Best variant per kernel, backend and size\n\n";
+  auto rows = summary_rows(report.summary);
+  if (rows.empty())
+    out += "No benchmark was measured.\n";
+  else
+    out += md_table(summary_header(), rows) + "\n" + kSummaryNote + "\n";
+  if (above_memory_limit(report.summary)) out += std::string("\n") + kCacheNote + "\n";
+  auto failed = failed_rows(report.records);
+  if (!failed.empty()) {
+    out += "\n## Not timed (failed)\n\n";
+    out += md_table({"kernel", "backend", "variant", "size", "reason"}, failed);
+  }
+  auto skipped = skipped_rows(report.records);
+  if (!skipped.empty()) {
+    out += "\n## Skipped\n\n";
+    out += md_table({"kernel", "backend", "reason"}, skipped);
   }
   return out;
 }

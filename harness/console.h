@@ -27,9 +27,19 @@ std::string format_verify_failures(const std::vector<VerifyRecord>& records, siz
 // "N checks: P passed, F failed, S skipped".
 std::string format_verify_totals(const std::vector<VerifyRecord>& records);
 
-// The summary after bench/run, from best_per_size(): kernel, backend, best variant, size, time,
-// GB/s, GFLOP/s; then the failed cases and, one line per kernel/backend, the skipped ones.
-std::string format_bench_summary(const std::vector<BenchRecord>& best);
+// The machine probes and the limits taken from them, one line each.
+std::string format_probes(const ProbeResults& probes, const MachineLimits& limits);
+
+// The summary after bench/run: the probes and limits, then one row per kernel/backend/size from
+// report.summary: kernel, size, backend, best variant, time, bound, the bound's rate (GB/s or
+// GFLOP/s), % of the limit, x vs naive, x vs vendor, and a note on what those mean; then the
+// failed cases and, one line per kernel/backend, the skipped ones.
+std::string format_bench_summary(const BenchReport& report);
+
+// The same summary as a Markdown document (written beside the results JSON); `results_file`
+// names the JSON file it accompanies.
+std::string format_bench_summary_markdown(const BenchReport& report,
+                                          const std::string& results_file);
 
 // `specbench list`: every spec with its sizes and, per backend, its variants and strategies.
 std::string format_spec_list(const std::vector<Spec>& specs);

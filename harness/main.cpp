@@ -197,6 +197,7 @@ struct BenchFlags {
   int repetitions = 3;
   double min_time = 0.05;
   std::string sizes = "bench";
+  bool no_probes = false;
 };
 
 // Benchmarks `targets`, prints the summary and writes the results file. Returns true when no
@@ -209,6 +210,15 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   bo.min_time = f.min_time;
   bo.exclude = exclude;
   bo.context = sb::run_context(g.root, toolchain(g));
+  if (f.no_probes) {
+    bo.probes.reason = "--no-probes";
+  } else {
+    std::cerr << "== probes\n";
+    sb::ProbeOptions po;
+    po.tools = toolchain(g);
+    po.cache_dir = cache_dir(g);
+    bo.probes = sb::run_probes(po, progress);
+  }
   auto report = sb::bench(targets, bo, progress);
   if (!report.ok()) {
     std::cerr << sb::format_error(report.error());
@@ -216,14 +226,21 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   }
   auto& doc = report.value().doc;
   if (verification) doc["verification"] = *verification;
-  std::cout << "\n" << sb::format_bench_summary(sb::best_per_size(report.value().records));
+  std::cout << "\n" << sb::format_bench_summary(report.value());
   std::string path = f.out.empty() ? sb::default_results_path(g.root, std::time(nullptr)) : f.out;
   sb::Status st = sb::write_results(path, doc);
   if (!st.ok()) {
     std::cerr << sb::format_error(st.error());
     return false;
   }
-  std::cout << "\nresults: " << path << "\n";
+  std::string md = sb::markdown_path(path);
+  st = sb::write_file_atomic(
+      md, sb::format_bench_summary_markdown(report.value(), fs::path(path).filename().string()));
+  if (!st.ok()) {
+    std::cerr << sb::format_error(st.error());
+    return false;
+  }
+  std::cout << "\nresults: " << path << "\nsummary: " << md << "\n";
   for (const auto& r : report.value().records) {
     if (r.status == sb::BenchStatus::Failed) return false;
   }
@@ -344,6 +361,9 @@ int real_main(int argc, char** argv) {
                    "which size points to time: the spec's bench or verify sizes")
         ->check(CLI::IsMember({"bench", "verify"}))
         ->capture_default_str();
+    sc->add_flag("--no-probes", bf.no_probes,
+                 "skip the machine probes (memory bandwidth, sgemm, FMA peak) that give each "
+                 "result its limit");
   };
 
   auto* gen = app.add_subcommand("gen", "generate code from specs into generated/");

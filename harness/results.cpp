@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "driver.h"
 
@@ -34,6 +35,27 @@ nlohmann::json rate(const nlohmann::json& entry, const char* counter) {
   double v = it->get<double>();
   if (entry.value("aggregate_unit", "") == "percentage") return v;
   return v * 1e-9;
+}
+
+// "bound", "arithmetic_intensity", "roofline_limit" and "roofline_fraction" of one entry whose
+// "gbps" and "gflops" are set.
+void annotate_roofline(nlohmann::json& e, const Roofline& r) {
+  auto num = [&e](const char* k) { return e[k].is_number() ? e[k].get<double>() : 0.0; };
+  bool has_bytes = e["gbps"].is_number();
+  e["bound"] = r.bound == Bound::Unknown ? nlohmann::json(nullptr) : bound_name(r.bound);
+  // A zero intensity with an unknown bound is a case without a roofline decision, not a copy.
+  bool known = has_bytes && (r.bound != Bound::Unknown || r.intensity > 0);
+  e["arithmetic_intensity"] = known ? nlohmann::json(r.intensity) : nlohmann::json(nullptr);
+  e["roofline_limit"] = r.limit > 0 ? nlohmann::json(r.limit) : nlohmann::json(nullptr);
+  std::optional<double> f;
+  if (e.value("aggregate_unit", "") == "percentage") {
+    // The cv of the fraction is the cv of the bound's rate (the limit is a constant).
+    if (r.bound != Bound::Unknown && r.limit > 0)
+      f = r.bound == Bound::Memory ? num("gbps") : num("gflops");
+  } else {
+    f = roofline_fraction(r, num("gbps"), num("gflops"));
+  }
+  e["roofline_fraction"] = f && std::isfinite(*f) ? nlohmann::json(*f) : nlohmann::json(nullptr);
 }
 
 std::string iso_utc(std::time_t when) {
@@ -83,6 +105,7 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
       e["max_error"] = c.max_error;
       e["gbps"] = rate(e, "bytes");
       e["gflops"] = rate(e, "flops");
+      annotate_roofline(e, c.roofline);
       break;
     }
   }
@@ -105,6 +128,12 @@ std::string host_name() {
   char buf[HOST_NAME_MAX + 1] = {};
   if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
   return buf;
+}
+
+std::string markdown_path(const std::string& results_path) {
+  std::filesystem::path p(results_path);
+  if (p.extension() == ".json") return p.replace_extension(".md").string();
+  return results_path + ".md";
 }
 
 std::string default_results_path(const std::string& root, std::time_t when) {

@@ -3,7 +3,9 @@
 // It is Google Benchmark's JSON output, extended:
 //   {
 //     "context": { Google Benchmark's (date, host_name, num_cpus, caches, ...) plus git_commit,
-//                  cxx, nvcc, cpu_model, gpu, specbench_version },
+//                  cxx, nvcc, cpu_model, gpu, specbench_version; "probes": the machine probes
+//                  of the run (probes_json in probes.h); "limits": the limits derived from
+//                  them per device (limits_json in analysis.h) },
 //     "benchmarks": [ each Google Benchmark entry (name, run_name, run_type, aggregate_name,
 //                     real_time, cpu_time, time_unit, iterations, counters "bytes" and "flops"
 //                     in units per second, error_occurred, ...) plus
@@ -11,13 +13,25 @@
 //                     "verified" (true: only verified cases are timed), "max_error" (absolute, of
 //                     the sampled pre-timing check), "gbps" and "gflops" (1e9 per second; for the
 //                     "cv" aggregate they hold the coefficient of variation instead; null when the
-//                     spec moves no bytes / does no flops) ],
+//                     spec moves no bytes / does no flops),
+//                     "bound" ("memory" | "compute"; null when unknown: no probes),
+//                     "arithmetic_intensity" (flops per byte of the spec at these sizes; null when
+//                     it moves no bytes), "roofline_limit" (the bounding probe's rate, GB/s or
+//                     GFLOP/s; null when not measured), "roofline_fraction" (gbps or gflops,
+//                     whichever is the bound, over roofline_limit; for "stddev" the standard
+//                     deviation of that fraction, for "cv" its coefficient of variation; null
+//                     when the bound or limit is unknown) ],
 //     "skipped": [ {"kernel", "backend", "variant", "sizes", "reason", "verified": false} ]
 //                 the backend cannot run here (e.g. no GPU): not a failure
 //     "failed":  [ {"kernel", "backend", "variant", "sizes", "reason", "verified": false,
 //                   "max_error"} ]
 //                 build failures, modules that do not load, failed verification: never timed
+//     "summary": [ the summary table's rows (summary_json in analysis.h): the fastest variant
+//                  per kernel/backend/size with "bound", "rate", "unit", "roofline_fraction",
+//                  "naive_variant", "vs_naive", "vendor", "vs_vendor" ]
 //   }
+// `specbench bench` and `run` also write the summary as Markdown beside the JSON file
+// (markdown_path).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +43,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis.h"
 #include "diag.h"
 
 namespace sb {
@@ -44,6 +59,7 @@ struct ResultCase {
   SizeValues sizes;
   bool verified = true;
   double max_error = 0;
+  Roofline roofline;  // the bound of this case and its limit (analysis.h)
 };
 
 // A case that was not timed.
@@ -73,6 +89,8 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
 std::string default_results_path(const std::string& root, std::time_t when);
 std::string utc_stamp(std::time_t when);  // "20250101T120000Z"
 std::string host_name();                  // gethostname(), "unknown" on failure
+// The summary file beside a results file: "x.json" -> "x.md"; other names get ".md" appended.
+std::string markdown_path(const std::string& results_path);
 
 // Writes `doc` (indented, newline-terminated) atomically: a temporary file in the same folder,
 // then rename, so a reader sees the old file or the whole new one. Creates parent folders.

@@ -222,6 +222,8 @@ struct Case {
   std::string name;
   double bytes = 0;
   double flops = 0;
+  std::string naive_variant;
+  Roofline roofline;
   double max_error = 0;
   std::unique_ptr<DeviceTensors> dev;
   std::string setup_error;
@@ -431,6 +433,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                           const ProgressFn& progress) {
   std::vector<ResultProblem> skipped, failed;
   std::vector<std::unique_ptr<Case>> cases;
+  const MachineLimits limits = limits_from_probes(opt.probes);
 
   size_t total = 0, done = 0;
   for (const Target& t : targets) {
@@ -489,6 +492,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         k->name = variant_key(spec.name, t.backend, v.name) + "/" + format_sizes(spec, p);
         k->bytes = static_cast<double>(bytes_moved(spec, p));
         k->flops = flops(spec, p);
+        k->naive_variant = variants_of(t).front().name;
+        k->roofline = choose_bound(k->bytes, k->flops, limits_for(limits, t.backend));
         k->max_error = c.max_abs;
         cases.push_back(std::move(k));
       }
@@ -555,13 +560,18 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   std::vector<ResultCase> rcases;
   for (const auto& k : cases) {
     rcases.push_back(ResultCase{k->name, k->target->spec->name, k->target->backend, k->variant,
-                                size_pairs(*k->target->spec, k->sizes), true, k->max_error});
+                                size_pairs(*k->target->spec, k->sizes), true, k->max_error,
+                                k->roofline});
   }
   auto doc = make_results_document(gbench_json, rcases, skipped, failed, opt.context);
   if (!doc.ok()) return doc.error();
 
   BenchReport report;
   report.doc = std::move(doc.value());
+  report.probes = opt.probes;
+  report.limits = limits;
+  report.doc["context"]["probes"] = probes_json(opt.probes);
+  report.doc["context"]["limits"] = limits_json(limits);
   // Plain records: one per case, from its median (or only) entry in the document.
   for (const auto& k : cases) {
     BenchRecord r;
@@ -571,6 +581,10 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     r.sizes = format_sizes(*k->target->spec, k->sizes);
     r.verified = true;
     r.max_error = k->max_error;
+    r.bytes = k->bytes;
+    r.flops = k->flops;
+    r.naive_variant = k->naive_variant;
+    r.roofline = k->roofline;
     const nlohmann::json* pick = nullptr;
     for (const auto& e : report.doc["benchmarks"]) {
       if (!entry_is_of(e, k->name)) continue;
@@ -594,6 +608,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         r.gbps = k->bytes / r.seconds * 1e-9;
         r.gflops = k->flops / r.seconds * 1e-9;
       }
+      r.roofline_fraction = roofline_fraction(r.roofline, r.gbps, r.gflops);
     }
     report.records.push_back(std::move(r));
   }
@@ -612,6 +627,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
       report.records.push_back(std::move(r));
     }
   }
+  report.summary = summarize(report.records);
+  report.doc["summary"] = summary_json(report.summary);
   return report;
 }
 

@@ -6,13 +6,16 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "analysis.h"
 #include "ir.h"
+#include "probes.h"
 #include "runtime.h"
 #include "toolchain.h"
 
@@ -93,12 +96,17 @@ struct BenchRecord {
   std::string variant;
   std::string sizes;  // "R=64,C=1024"
   BenchStatus status = BenchStatus::Measured;
-  bool verified = false;  // the sampled pre-timing check passed
-  double max_error = 0;   // of that check (absolute)
-  std::string reason;     // Skipped/Failed: why
-  double seconds = 0;     // per iteration; the median over repetitions when there are several
-  double gbps = 0;        // bytes_moved / time, 1e9 bytes/s; 0 when the spec moves none
-  double gflops = 0;      // flops / time, 1e9/s; 0 when the spec has none
+  bool verified = false;      // the sampled pre-timing check passed
+  double max_error = 0;       // of that check (absolute)
+  std::string reason;         // Skipped/Failed: why
+  double seconds = 0;         // per iteration; the median over repetitions when there are several
+  double gbps = 0;            // bytes_moved / time, 1e9 bytes/s; 0 when the spec moves none
+  double gflops = 0;          // flops / time, 1e9/s; 0 when the spec has none
+  double bytes = 0;           // per call, from metrics.h (bytes_moved)
+  double flops = 0;           // per call, from metrics.h (flops)
+  std::string naive_variant;  // the first variant the spec lists for this backend
+  Roofline roofline;          // the bound and its limit (analysis.h), from the run's probes
+  std::optional<double> roofline_fraction;  // Measured: the bound's rate over its limit
 };
 
 struct BenchOptions {
@@ -110,18 +118,24 @@ struct BenchOptions {
   bool display = true;            // Google Benchmark's console reporter on stdout
   std::set<std::string> exclude;  // "kernel/backend/variant" already failed: recorded, not run
   std::map<std::string, std::string> context;  // extra context (see run_context)
+  ProbeResults probes;  // the machine probes of this run (run_probes); ran = false: none
 };
 
 struct BenchReport {
   nlohmann::json doc;  // the results document (see results.h)
   std::vector<BenchRecord> records;
+  ProbeResults probes;              // opt.probes
+  MachineLimits limits;             // from the probes
+  std::vector<SummaryRow> summary;  // summarize(records)
 };
 
 // Before timing, each case runs once on Random inputs (seed 1) and is compared at a fixed sample
 // of elements; a case that fails is recorded as Failed with the error and never timed. Cases of
 // an unavailable backend are Skipped with its reason. Benchmarks are named
 // "kernel/backend/variant/R=64,C=1024" and report counters "bytes" and "flops" as rates (when
-// the spec implies any). Returns an error only when Google Benchmark's output cannot be parsed.
+// the spec implies any). Every case is put against the limit that bounds it (analysis.h) from
+// opt.probes; the document's context carries "probes" and "limits", and its "summary" the
+// summary rows. Returns an error only when Google Benchmark's output cannot be parsed.
 Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions& opt,
                           const ProgressFn& progress);
 

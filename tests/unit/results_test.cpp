@@ -78,8 +78,8 @@ TEST(Results, AnnotatesGoogleBenchmarkEntries) {
        "run_type": "iteration", "real_time": 10.0, "time_unit": "ns"},
       {"name": "other", "run_name": "other", "real_time": 1.0}
     ]})";
-  std::vector<sb::ResultCase> cases{{"k/cpu/v/N=8", "k", "cpu", "v", {{"N", 8}}, true, 1e-7},
-                                    {"k/cpu/v/N=80", "k", "cpu", "v", {{"N", 80}}, true, 0}};
+  std::vector<sb::ResultCase> cases{{"k/cpu/v/N=8", "k", "cpu", "v", {{"N", 8}}, true, 1e-7, {}},
+                                    {"k/cpu/v/N=80", "k", "cpu", "v", {{"N", 80}}, true, 0, {}}};
   std::vector<sb::ResultProblem> skipped{{"k", "cuda", "naive", {{"N", 8}}, "no GPU", 0}};
   std::vector<sb::ResultProblem> failed{{"k", "cpu", "bad", {{"N", 8}}, "y[0] wrong", 0.5}};
   auto doc = sb::make_results_document(gb, cases, skipped, failed, {{"git_commit", "abc"}});

@@ -1,0 +1,190 @@
+// Machine probes compiled by the harness with the cpu backend's own compile command (see
+// harness/probes.h), so that they see the same compiler, flags and OpenMP runtime as the
+// generated cpu kernels. Plain C entry points; every function returns 0 or an error code.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+namespace {
+
+double now() {
+  return omp_get_wtime();
+}
+
+}  // namespace
+
+// STREAM triad a[i] = b[i] + s * c[i] on f64 arrays of n elements each, OpenMP parallel with
+// the static schedule (first touch by the same threads). Runs `reps` times after one untimed
+// pass; *best_seconds is the fastest pass. Returns 1 when the arrays cannot be allocated, 2 when
+// the result is wrong.
+extern "C" int sb_probe_triad(int64_t n, int reps, double* best_seconds, int* threads) {
+  const size_t bytes = (static_cast<size_t>(n) * sizeof(double) + 63) / 64 * 64;
+  double* a = static_cast<double*>(std::aligned_alloc(64, bytes));
+  double* b = static_cast<double*>(std::aligned_alloc(64, bytes));
+  double* c = static_cast<double*>(std::aligned_alloc(64, bytes));
+  if (!a || !b || !c) {
+    std::free(a);
+    std::free(b);
+    std::free(c);
+    return 1;
+  }
+  const double s = 3.0;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = 0.0;
+    b[i] = 1.0;
+    c[i] = 2.0;
+  }
+  int nthreads = 1;
+  double best = 1e300;
+  for (int r = 0; r <= reps; ++r) {
+    double t0 = now();
+#pragma omp parallel
+    {
+#pragma omp single
+      nthreads = omp_get_num_threads();
+      double* __restrict__ pa = a;
+      const double* __restrict__ pb = b;
+      const double* __restrict__ pc = c;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
+    }
+    double t = now() - t0;
+    if (r > 0 && t < best) best = t;  // the first pass is a warm-up, as in STREAM
+  }
+  // Every element is 1 + 3 * 2 = 7 exactly; check a spread of them (also keeps the stores live).
+  int rc = 0;
+  for (int64_t i = 0; i < n; i += 1 + n / 97)
+    if (a[i] != 7.0) rc = 2;
+  if (n > 0 && a[n - 1] != 7.0) rc = 2;
+  std::free(a);
+  std::free(b);
+  std::free(c);
+  *best_seconds = best;
+  *threads = nthreads;
+  return rc;
+}
+
+namespace {
+
+// 12 independent multiply-add chains (enough to cover FMA latency x issue width on current
+// x86 cores) on the widest vectors the compile flags allow.
+#if defined(__AVX512F__)
+using V = __m512;
+constexpr int kLanes = 16;
+inline V splat(float x) {
+  return _mm512_set1_ps(x);
+}
+inline V fmadd(V x, V a, V b) {
+  return _mm512_fmadd_ps(x, a, b);
+}
+inline float hsum(V x) {
+  return _mm512_reduce_add_ps(x);
+}
+#elif defined(__FMA__)
+using V = __m256;
+constexpr int kLanes = 8;
+inline V splat(float x) {
+  return _mm256_set1_ps(x);
+}
+inline V fmadd(V x, V a, V b) {
+  return _mm256_fmadd_ps(x, a, b);
+}
+inline float hsum(V x) {
+  alignas(32) float f[8];
+  _mm256_store_ps(f, x);
+  float s = 0;
+  for (float v : f) s += v;
+  return s;
+}
+#else
+using V = float;
+constexpr int kLanes = 1;
+inline V splat(float x) {
+  return x;
+}
+inline V fmadd(V x, V a, V b) {
+  return x * a + b;
+}
+inline float hsum(V x) {
+  return x;
+}
+#endif
+constexpr int kChains = 12;
+
+float fma_chains(int64_t iters, float seed) {
+  const V a = splat(0.999999f), b = splat(1e-6f);
+  V x0 = splat(seed), x1 = splat(seed + 1), x2 = splat(seed + 2), x3 = splat(seed + 3);
+  V x4 = splat(seed + 4), x5 = splat(seed + 5), x6 = splat(seed + 6), x7 = splat(seed + 7);
+  V x8 = splat(seed + 8), x9 = splat(seed + 9), x10 = splat(seed + 10), x11 = splat(seed + 11);
+  for (int64_t i = 0; i < iters; ++i) {
+    x0 = fmadd(x0, a, b);
+    x1 = fmadd(x1, a, b);
+    x2 = fmadd(x2, a, b);
+    x3 = fmadd(x3, a, b);
+    x4 = fmadd(x4, a, b);
+    x5 = fmadd(x5, a, b);
+    x6 = fmadd(x6, a, b);
+    x7 = fmadd(x7, a, b);
+    x8 = fmadd(x8, a, b);
+    x9 = fmadd(x9, a, b);
+    x10 = fmadd(x10, a, b);
+    x11 = fmadd(x11, a, b);
+  }
+  return hsum(x0) + hsum(x1) + hsum(x2) + hsum(x3) + hsum(x4) + hsum(x5) + hsum(x6) + hsum(x7) +
+         hsum(x8) + hsum(x9) + hsum(x10) + hsum(x11);
+}
+
+}  // namespace
+
+// Peak f32 multiply-add rate: every OpenMP thread runs independent FMA chains from registers.
+// The iteration count doubles until one pass takes at least min_seconds, then the fastest of
+// `reps` passes at that count is kept. *flops is the work of one pass (2 per lane per FMA).
+// Returns 2 when the chains produce a non-finite value.
+namespace {
+
+// One parallel pass of fma_chains on every OpenMP thread; returns its wall time.
+double fma_pass(int64_t iters, float seed, int* nthreads, float* sink) {
+  float sum = 0;
+  int n = 1;
+  double t0 = now();
+#pragma omp parallel reduction(+ : sum)
+  {
+#pragma omp single nowait
+    n = omp_get_num_threads();
+    sum += fma_chains(iters, seed + static_cast<float>(omp_get_thread_num()));
+  }
+  double t = now() - t0;
+  *nthreads = n;
+  *sink += sum;
+  return t;
+}
+
+}  // namespace
+
+// Peak f32 multiply-add rate: every OpenMP thread runs independent FMA chains from registers.
+// The iteration count doubles until one pass takes at least min_seconds, then the fastest of
+// `reps` passes at that count is kept. *flops is the work of one pass (2 per lane per FMA).
+// Returns 2 when the chains produce a non-finite value.
+extern "C" int sb_probe_fma(double min_seconds, int reps, double* best_seconds, double* flops,
+                            int* threads, int* lanes) {
+  volatile float seed = 1.0f;
+  int nthreads = 1;
+  float sink = 0;
+  int64_t iters = 1 << 14;
+  while (fma_pass(iters, seed, &nthreads, &sink) < min_seconds && iters < (int64_t{1} << 40))
+    iters *= 2;
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    double t = fma_pass(iters, seed, &nthreads, &sink);
+    if (t < best) best = t;
+  }
+  *best_seconds = best;
+  *flops = 2.0 * kChains * kLanes * static_cast<double>(iters) * nthreads;
+  *threads = nthreads;
+  *lanes = kLanes;
+  return std::isfinite(sink) ? 0 : 2;
+}
