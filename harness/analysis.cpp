@@ -1,5 +1,6 @@
 #include "analysis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -201,6 +202,96 @@ nlohmann::json summary_json(const std::vector<SummaryRow>& rows) {
     j["vendor"] = s.vendor.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.vendor);
     j["vs_vendor"] = opt_json(s.vs_vendor);
     a.push_back(std::move(j));
+  }
+  return a;
+}
+
+const std::vector<std::pair<std::string, std::string>>& matched_strategies() {
+  static const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"loops", "loops"}, {"omp_simd", "vectorize_parallel"}};
+  return pairs;
+}
+
+namespace {
+
+bool within_noise(const BenchRecord& a, const BenchRecord& b) {
+  double noise = std::max(a.cv * a.seconds, b.cv * b.seconds);
+  return std::abs(a.seconds - b.seconds) <= noise;
+}
+
+LanguageRow language_row(const std::string& kind, const BenchRecord& cpp, const BenchRecord& o) {
+  LanguageRow r;
+  r.kernel = cpp.kernel;
+  r.sizes = cpp.sizes;
+  r.kind = kind;
+  r.language = o.backend;
+  r.cpp_variant = cpp.backend + "/" + cpp.variant;
+  r.other_variant = o.backend + "/" + o.variant;
+  r.cpp_seconds = cpp.seconds;
+  r.other_seconds = o.seconds;
+  r.ratio = o.seconds > 0 ? cpp.seconds / o.seconds : 0;
+  r.within_noise = within_noise(cpp, o);
+  return r;
+}
+
+}  // namespace
+
+std::vector<LanguageRow> compare_languages(const std::vector<BenchRecord>& records) {
+  static const std::vector<std::string> kLanguages = {"mojo", "mlir"};
+  // Measured records per kernel and size, in first-seen order.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::vector<const BenchRecord*>> by_case;
+  for (const BenchRecord& r : records) {
+    if (r.status != BenchStatus::Measured || r.seconds <= 0) continue;
+    auto key = std::make_pair(r.kernel, r.sizes);
+    if (!by_case.count(key)) order.push_back(key);
+    by_case[key].push_back(&r);
+  }
+  auto fastest = [](const std::vector<const BenchRecord*>& rs,
+                    const std::string& backend) -> const BenchRecord* {
+    const BenchRecord* best = nullptr;
+    for (const BenchRecord* r : rs)
+      if (r->backend == backend && (!best || r->seconds < best->seconds)) best = r;
+    return best;
+  };
+  std::vector<LanguageRow> rows;
+  for (const auto& key : order) {
+    const auto& rs = by_case[key];
+    for (const std::string& lang : kLanguages) {
+      const BenchRecord* cpp = fastest(rs, "cpu");
+      const BenchRecord* other = fastest(rs, lang);
+      if (!cpp || !other) continue;
+      rows.push_back(language_row("best", *cpp, *other));
+      for (const auto& [cs, os] : matched_strategies()) {
+        const BenchRecord* a = nullptr;
+        const BenchRecord* b = nullptr;
+        for (const BenchRecord* r : rs) {
+          if (r->backend == "cpu" && r->strategy == cs) a = r;
+          if (r->backend == lang && r->strategy == os) b = r;
+        }
+        if (a && b) rows.push_back(language_row("matched", *a, *b));
+      }
+      const BenchRecord* gpu = fastest(rs, "cuda");
+      const BenchRecord* other_gpu = fastest(rs, lang + "_gpu");
+      if (gpu && other_gpu) rows.push_back(language_row("gpu", *gpu, *other_gpu));
+    }
+  }
+  return rows;
+}
+
+nlohmann::json languages_json(const std::vector<LanguageRow>& rows) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const LanguageRow& r : rows) {
+    a.push_back({{"kernel", r.kernel},
+                 {"sizes", r.sizes},
+                 {"kind", r.kind},
+                 {"language", r.language},
+                 {"cpp_variant", r.cpp_variant},
+                 {"other_variant", r.other_variant},
+                 {"cpp_seconds", r.cpp_seconds},
+                 {"other_seconds", r.other_seconds},
+                 {"ratio", r.ratio},
+                 {"within_noise", r.within_noise}});
   }
   return a;
 }

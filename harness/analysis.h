@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,35 @@ struct SummaryRow {
 // Summary rows in first-seen kernel/backend/size order, from every record of a benchmark run
 // (Skipped and Failed records are ignored here).
 std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records);
+
+// One row of the language comparison: the same kernel at the same size in C++ (`cpu`) and in
+// another language's backend (`mojo`, later `mlir`), from one benchmark run.
+//   kind "best":    the fastest verified variant of each backend;
+//   kind "matched": the same schedule in both languages, paired by strategy
+//                   (loops with loops, omp_simd with vectorize_parallel);
+//   kind "gpu":     the fastest `cuda` variant against the other language's GPU backend.
+// ratio = C++ time / other time, so > 1 means the other language is faster. within_noise: the
+// difference is no larger than the larger of the two runs' spreads (cv x time), nvbench's rule.
+struct LanguageRow {
+  std::string kernel;
+  std::string sizes;
+  std::string kind;
+  std::string language;  // the other backend: "mojo"
+  std::string cpp_variant;
+  std::string other_variant;
+  double cpp_seconds = 0;
+  double other_seconds = 0;
+  double ratio = 0;
+  bool within_noise = false;
+};
+
+// Pairs of strategies that are the same schedule in C++ and in another language's backend.
+const std::vector<std::pair<std::string, std::string>>& matched_strategies();
+
+// Comparison rows for every kernel and size measured on `cpu` and on a comparison backend
+// (mojo, mlir), in first-seen order: "best" first, then "matched" pairs, then "gpu".
+std::vector<LanguageRow> compare_languages(const std::vector<BenchRecord>& records);
+nlohmann::json languages_json(const std::vector<LanguageRow>& rows);
 
 // The limits as stored in the results context: {"cpu": {"bandwidth_gbps", "compute_gflops",
 // "bandwidth_probe", "compute_probe", "balance_flops_per_byte", "missing"}, "gpu": {...}}, with

@@ -290,6 +290,28 @@ std::string format_probes(const ProbeResults& probes, const MachineLimits& limit
   return out;
 }
 
+namespace {
+
+constexpr const char* kLanguageNote =
+    "ratio = C++ time / other time (> 1: the other language is faster); '~' marks a difference "
+    "within the runs' noise. matched = the same schedule in both languages.";
+
+std::vector<std::vector<std::string>> language_rows(const std::vector<LanguageRow>& rows) {
+  std::vector<std::vector<std::string>> out;
+  for (const LanguageRow& r : rows) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2fx%s", r.ratio, r.within_noise ? " ~" : "");
+    out.push_back({r.kernel, r.sizes, r.kind, r.cpp_variant, r.other_variant,
+                   duration(r.cpp_seconds), duration(r.other_seconds), ratio});
+  }
+  return out;
+}
+
+const std::vector<std::string> kLanguageHeader = {"kernel", "size",       "kind",    "C++",
+                                                  "other",  "C++ time",   "other time", "ratio"};
+
+}  // namespace
+
 std::string format_bench_summary(const BenchReport& report) {
   std::string out = format_probes(report.probes, report.limits) + "\n";
   auto rows = summary_rows(report.summary);
@@ -299,6 +321,11 @@ std::string format_bench_summary(const BenchReport& report) {
     if (above_memory_limit(report.summary)) out += std::string(kCacheNote) + "\n";
   } else {
     out += "no benchmark was measured\n";
+  }
+  if (!report.languages.empty()) {
+    out += "\nC++ against other languages:\n";
+    out += format_table(kLanguageHeader, language_rows(report.languages));
+    out += std::string(kLanguageNote) + "\n";
   }
   auto failed = failed_rows(report.records);
   if (!failed.empty()) {
@@ -348,6 +375,11 @@ std::string format_bench_summary_markdown(const BenchReport& report,
   else
     out += md_table(summary_header(), rows) + "\n" + kSummaryNote + "\n";
   if (above_memory_limit(report.summary)) out += std::string("\n") + kCacheNote + "\n";
+  if (!report.languages.empty()) {
+    out += "\n## C++ against other languages\n\n";
+    out += md_table(kLanguageHeader, language_rows(report.languages)) + "\n" + kLanguageNote +
+           "\n";
+  }
   auto failed = failed_rows(report.records);
   if (!failed.empty()) {
     out += "\n## Not timed (failed)\n\n";

@@ -222,6 +222,7 @@ struct Case {
   std::string name;
   double bytes = 0;
   double flops = 0;
+  std::string strategy;
   std::string naive_variant;
   Roofline roofline;
   double max_error = 0;
@@ -425,6 +426,11 @@ std::map<std::string, std::string> run_context(const std::string& root,
   c["cpu_model"] = cpu_model();
   Runtime* cuda = find_runtime("cuda");
   c["gpu"] = cuda ? cuda->device_name() : "none";
+  Runtime* mojo = find_runtime("mojo");  // `mojo --version`, e.g. "Mojo 1.2.0 (2016d0cd)"
+  std::string mojo_version;
+  if (mojo && mojo->availability().ok)
+    mojo_version = first_line(compiler_version(mojo->compile_command(tools).compiler));
+  c["mojo"] = mojo_version.empty() ? "none" : mojo_version;
   c["specbench_version"] = kSpecbenchVersion;
   return c;
 }
@@ -487,6 +493,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         auto k = std::make_unique<Case>();
         k->target = &t;
         k->variant = v.name;
+        k->strategy = v.strategy;
         k->fn = fn;
         k->sizes = p;
         k->name = variant_key(spec.name, t.backend, v.name) + "/" + format_sizes(spec, p);
@@ -583,6 +590,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     r.max_error = k->max_error;
     r.bytes = k->bytes;
     r.flops = k->flops;
+    r.strategy = k->strategy;
     r.naive_variant = k->naive_variant;
     r.roofline = k->roofline;
     const nlohmann::json* pick = nullptr;
@@ -593,6 +601,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         break;
       }
       std::string agg = e.value("aggregate_name", "");
+      if (agg == "cv") r.cv = e.value("real_time", 0.0);  // a fraction, not a time
       if (agg == "median" || (agg.empty() && !pick)) pick = &e;
     }
     if (!pick) {
@@ -629,6 +638,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   }
   report.summary = summarize(report.records);
   report.doc["summary"] = summary_json(report.summary);
+  report.languages = compare_languages(report.records);
+  report.doc["languages"] = languages_json(report.languages);
   return report;
 }
 

@@ -104,6 +104,8 @@ struct BenchRecord {
   double gflops = 0;          // flops / time, 1e9/s; 0 when the spec has none
   double bytes = 0;           // per call, from metrics.h (bytes_moved)
   double flops = 0;           // per call, from metrics.h (flops)
+  std::string strategy;       // the variant's lowering strategy
+  double cv = 0;              // coefficient of variation of the time over repetitions (0: one)
   std::string naive_variant;  // the first variant the spec lists for this backend
   Roofline roofline;          // the bound and its limit (analysis.h), from the run's probes
   std::optional<double> roofline_fraction;  // Measured: the bound's rate over its limit
@@ -127,6 +129,7 @@ struct BenchReport {
   ProbeResults probes;              // opt.probes
   MachineLimits limits;             // from the probes
   std::vector<SummaryRow> summary;  // summarize(records)
+  std::vector<LanguageRow> languages;  // compare_languages(records)
 };
 
 // Before timing, each case runs once on Random inputs (seed 1) and is compared at a fixed sample
