@@ -527,6 +527,10 @@ std::string StmtLowering::flat_index_p(int t, const std::vector<Piece>& subs) {
 
 StmtLowering::Piece StmtLowering::print(const Expr& e, CodeWriter& w, int depth,
                                         const ReducePragma& pragma) {
+  if (!overrides_.empty()) {
+    auto it = overrides_.find(&e);
+    if (it != overrides_.end()) return {it->second, kPrecPrimary};
+  }
   const DType t = value_type(e);
   switch (e.kind) {
     case ExprKind::FloatLit:

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -175,6 +176,12 @@ class StmtLowering {
   // Row-major flat index of tensor `t` from per-dimension subscripts given as identifiers.
   std::string flat_index(int t, const std::vector<std::string>& subs);
 
+  // Prints `text` (a primary expression) in place of node `e`, matched by address, instead of
+  // lowering it: for strategies that compute a read or a reduction themselves (a value staged in
+  // shared memory, a vector lane, a reduction's combined accumulator).
+  void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
+  void clear_overrides() { overrides_.clear(); }
+
   // Tensors and sizes the printed code used, ascending (spec order).
   const std::set<int>& used_tensors() const { return used_tensors_; }
   const std::set<int>& used_sizes() const { return used_sizes_; }
@@ -205,6 +212,7 @@ class StmtLowering {
   std::set<int> used_sizes_;
   int next_acc_ = 0;
   int next_load_ = 0;
+  std::map<const Expr*, std::string> overrides_;
 };
 
 // ---- File assembly ----------------------------------------------------------------------------

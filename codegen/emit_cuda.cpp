@@ -1,5 +1,6 @@
 #include "emit_cuda.h"
 
+#include "cuda_kernels.h"
 #include "emit_common.h"
 
 namespace sb {
@@ -14,10 +15,63 @@ class CudaEmitter final : public Emitter {
     const ParamInfo block{"block_size", 256, 32, 1024, true, "threads per block"};
     const ParamInfo per_sm{
         "blocks_per_sm", 4, 1, 32, false, "grid size cap, in blocks per streaming multiprocessor"};
+    auto pow2 = [](const char* name, int64_t def, int64_t lo, int64_t hi, const char* doc) {
+      return ParamInfo{name, def, lo, hi, true, doc};
+    };
     return {
         {"thread_per_output", "one thread per output element, one launch per statement", {block}},
         {"grid_stride", "a grid-stride loop over output elements", {block, per_sm}},
+        {"vectorized",
+         "elementwise statements with 16-byte vector loads and stores (float4, double2, int4) "
+         "and a scalar tail; scalar when a buffer is not 16-byte aligned",
+         {block, per_sm}},
+        {"block_reduce",
+         "a reduction to a scalar: per-block shared-memory trees, then one block over the "
+         "partial results",
+         {block, per_sm}},
+        {"warp_reduce",
+         "a reduction to a scalar: warp shuffles and one value per warp in shared memory, then "
+         "one block over the partial results",
+         {block, per_sm}},
+        {"atomic_reduce",
+         "a reduction to a scalar: per-block warp-shuffle reductions combined atomically into "
+         "the output",
+         {block, per_sm}},
+        {"warp_per_row",
+         "row-wise reductions: one warp per output element, lanes striding the reduction, a "
+         "shuffle combine",
+         {block}},
+        {"block_per_row",
+         "row-wise reductions: one block per output element, a shared-memory tree", {block}},
+        {"tiled_matmul",
+         "matrix products: tile x tile output tiles, with a and b staged through shared memory",
+         {pow2("tile", 16, 8, 32, "output tile edge; the block is tile x tile threads")}},
+        {"register_blocked_matmul",
+         "matrix products: bm x bn output tiles, tm x tn outputs per thread in registers, "
+         "vector loads of a and b where aligned",
+         {pow2("bm", 64, 16, 256, "rows of the block's output tile"),
+          pow2("bn", 64, 16, 256, "columns of the block's output tile"),
+          pow2("bk", 8, 4, 64, "k values per shared-memory stage"),
+          pow2("tm", 4, 1, 16, "rows per thread"), pow2("tn", 4, 1, 16, "columns per thread")}},
+        {"tiled_transpose",
+         "transposed reads through padded shared-memory tiles ([tile][tile + 1])",
+         {pow2("tile", 32, 8, 64, "tile edge"),
+          pow2("block_rows", 8, 1, 64, "thread rows per block; each does tile / block_rows rows")}},
+        {"tiled_stencil",
+         "reads at offsets of the output index, staged with their halo in dynamic shared "
+         "memory",
+         {block, pow2("tile_x", 32, 1, 1024, "2D: tile width; the block is tile_x x "
+                                               "(block_size / tile_x)")}},
+        {"scan",
+         "prefix reductions in three phases: per-block totals, their scan in one block, and a "
+         "block scan of each chunk from its carry",
+         {block}},
     };
+  }
+  Status check_variant(const Spec& spec, const Variant& v) const override {
+    const StrategyInfo* info = find_strategy(*this, v.strategy);
+    SB_ASSERT(info != nullptr, "unknown cuda strategy " + v.strategy);
+    return cuda::check_strategy(spec, v, *info);
   }
   GeneratedFile emit(const Spec& spec) const override;
 };
@@ -46,135 +100,46 @@ const char* const kMacros =
 
 )";
 
-// Binds the output indices from the flat output index sb_t (row-major de-linearisation).
-void bind_outputs(StmtLowering& L, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  const size_t rank = st.rank();
-  for (size_t d = 0; d < rank; ++d) {
-    // Index d = sb_t / (extents after d) % extent d; the outermost needs no modulo.
-    std::string e = "sb_t";
-    for (size_t j = rank - 1; j > d; --j) e += " / " + L.extent(st.out, j, kPrecMul + 1);
-    if (d > 0) e += " % " + L.extent(st.out, d, kPrecMul + 1);
-    w.line("const int64_t " + L.var_name(static_cast<int>(d)) + " = " + e + ";");
-  }
-}
+const char* const kSharedMacros =
+    R"(// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
-// Writes the body of the statement's kernel into `w`.
-void emit_kernel_body(StmtLowering& L, bool grid_stride, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  if (st.rank() == 0) {
-    w.line("// A scalar output: one thread (the launch is <<<1, 1>>>).");
-    L.assign(w);
-    return;
-  }
-  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
-  if (grid_stride) {
-    w.line("const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
-    w.line("const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;");
-    w.open("for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {");
-  } else {
-    w.line("const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
-    w.line("if (sb_t >= sb_total) return;");
-  }
-  bind_outputs(L, w);
-  L.assign(w);
-  if (grid_stride) w.close();
-}
+)";
 
 GeneratedFile CudaEmitter::emit(const Spec& spec) const {
-  HelperSet helpers;
+  cuda::FileParts file;
   std::string kernels, launchers;
-  const auto& variants = backend_variants(spec, backend());
-
-  for (const Variant& v : variants) {
+  for (const Variant& v : backend_variants(spec, backend())) {
     const StrategyInfo* info = find_strategy(*this, v.strategy);
     SB_ASSERT(info != nullptr, "unknown cuda strategy " + v.strategy);
-    const bool grid_stride = v.strategy == "grid_stride";
-    SB_ASSERT(grid_stride || v.strategy == "thread_per_output",
-              "cuda strategy without a lowering: " + v.strategy);
-    const int64_t block = param(v, *info, "block_size");
-    const std::string bs = std::to_string(block);
-
-    kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
-    CodeWriter body(1);
-    std::set<int> used_tensors, used_sizes;
-    bool any_rank = false;
-    for (size_t k = 0; k < spec.stmts.size(); ++k) {
-      const Statement& st = spec.stmts[k];
-      const std::string text = to_string(st, spec);
-      const bool scalar = st.rank() == 0;
-      any_rank = any_rank || !scalar;
-      StmtLowering L(spec, st, &helpers);
-      CodeWriter kb(1);
-      emit_kernel_body(L, grid_stride, kb);
-
-      const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
-      const std::string head =
-          "__global__ void " + (scalar ? std::string() : "__launch_bounds__(" + bs + ") ") + fn;
-      kernels += "// " + text + "\n";
-      kernels +=
-          wrap_call(head,
-                    kernel_params(spec, L.used_tensors(), L.used_sizes(), st.out, "__restrict__"),
-                    " {", 0) +
-          "\n";
-      kernels += kb.str() + "}\n\n";
-
-      // The launcher's block for this statement. The launch passes exactly the kernel's
-      // parameters, so take them before the launcher's own code records more uses.
-      const std::set<int> kt = L.used_tensors(), ks = L.used_sizes();
-      if (k > 0) body.line("");
-      body.line("// " + text);
-      body.open("{");
-      std::string grid = "1", threads = "1";
-      if (!scalar) {
-        body.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
-        if (grid_stride) {
-          body.line("const int64_t sb_blocks = (sb_total + " + std::to_string(block - 1) + ") / " +
-                    bs + ";");
-          body.line(
-              "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : "
-              "sb_max_grid);");
-        } else {
-          body.line("const unsigned sb_grid = (unsigned)((sb_total + " + std::to_string(block - 1) +
-                    ") / " + bs + ");");
-        }
-        grid = "sb_grid";
-        threads = bs;
-      }
-      std::vector<std::string> args = {fn, grid, threads, "0", "sb_stream"};
-      for (const auto& a : call_args(spec, kt, ks)) args.push_back(a);
-      body.line(wrap_call("SB_LAUNCH", args, ";", 2 * body.indent()));
-      body.line("SB_CHECK_LAUNCH(" + fn + ");");
-      body.close();
-      used_tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-      used_sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
-    }
-
-    CodeWriter fn(1);
-    unpack_args(spec, "sb_a", used_tensors, used_sizes, fn);
-    fn.line("cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;");
-    if (grid_stride && any_rank) {
-      fn.line("int sb_device = 0;");
-      fn.line("SB_CUDA_CHECK(cudaGetDevice(&sb_device));");
-      fn.line("int sb_sm_count = 0;");
-      fn.line("SB_CUDA_CHECK(");
-      fn.line(
-          "    cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));");
-      fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " +
-              std::to_string(param(v, *info, "blocks_per_sm")) + ";  // blocks_per_sm");
-    }
-    launchers += "// Variant " + v.name + " (strategy " + v.strategy + ").\n";
-    launchers += "static int " + variant_fn(v) + "(const sb_args* sb_a) {\n";
-    launchers += fn.str() + "\n" + body.str() + "  return 0;\n}\n\n";
+    const cuda::VariantCode code = cuda::lower_variant(spec, v, *info, file);
+    kernels += code.kernels;
+    launchers += code.launcher;
   }
 
   std::string out = file_header(spec, *this);
-  out +=
-      "\n#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n\n";
-  out += "#include \"specbench_abi.h\"\n\n";
+  out += "\n#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n";
+  if (file.needs_string_h) out += "#include <string.h>\n";
+  out += "\n#include \"specbench_abi.h\"\n\n";
   out += kMacros;
-  if (!helpers.empty())
-    out += banner("Helpers") + helpers.definitions("static inline __host__ __device__") + "\n";
+  const bool shared = kernels.find("SB_SHARED_ARRAY(") != std::string::npos ||
+                      kernels.find("SB_DYNAMIC_SHARED(") != std::string::npos;
+  if (shared) out += kSharedMacros;
+  if (!file.helpers.empty())
+    out += banner("Helpers") + file.helpers.definitions("static inline __host__ __device__") + "\n";
+  if (!file.device_helpers.empty()) {
+    out += banner("Device helpers");
+    for (const auto& [name, def] : file.device_helpers) out += def + "\n";
+  }
+  if (!file.globals.empty())
+    out += banner("Scratch buffers in device memory (one launch of a variant at a time)") +
+           file.globals + "\n";
   out += banner("Kernels: one __global__ function per variant and statement") + kernels;
   out +=
       banner("Launchers: one function per variant, launching its statements in order") + launchers;

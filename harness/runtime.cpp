@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #ifdef SPECBENCH_HAVE_CUDART
 #include <cuda_runtime.h>
@@ -86,7 +87,12 @@ Error variant_error(int rc) {
 
 class CudaRuntime : public Runtime {
  public:
-  std::string backend() const override { return "cuda"; }
+  // `backend` names the runtime (and the generated files it runs); `link_flags` are appended to
+  // the nvcc command (libraries such as -lcublas for the vendor_cuda backend).
+  explicit CudaRuntime(std::string backend = "cuda", std::vector<std::string> link_flags = {})
+      : backend_(std::move(backend)), link_flags_(std::move(link_flags)) {}
+
+  std::string backend() const override { return backend_; }
 
   CompileCommand compile_command(const ToolchainOptions& opt) const override {
     CompileCommand c{opt.nvcc, {"-std=c++17", "-O3"}, "nvcc"};
@@ -97,6 +103,7 @@ class CudaRuntime : public Runtime {
     for (const char* f : {"-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"})
       c.flags.push_back(f);
     c.flags.push_back("-I" + opt.abi_dir);
+    for (const std::string& f : link_flags_) c.flags.push_back(f);
     return c;
   }
 
@@ -230,6 +237,8 @@ class CudaRuntime : public Runtime {
   }
 #endif
 
+  std::string backend_;
+  std::vector<std::string> link_flags_;
   std::once_flag probe_once_;
   Availability avail_;
   std::string device_name_;
@@ -290,6 +299,12 @@ std::unique_ptr<Runtime> make_cpu_runtime() {
 std::unique_ptr<Runtime> make_cuda_runtime() {
   return std::make_unique<CudaRuntime>();
 }
+std::unique_ptr<Runtime> make_cuda_runtime_as(const std::string& backend,
+                                              const std::vector<std::string>& link_flags) {
+  return std::make_unique<CudaRuntime>(backend, link_flags);
+}
+
+std::unique_ptr<Runtime> make_mojo_runtime();  // harness/runtime_mojo.cpp
 
 const std::vector<Runtime*>& all_runtimes() {
   // Leaked on purpose: runtimes own device resources that must not be released after the CUDA
@@ -299,6 +314,9 @@ const std::vector<Runtime*>& all_runtimes() {
     v->push_back(make_cpu_runtime().release());
     v->push_back(make_cuda_runtime().release());
     v->push_back(make_cudasim_runtime().release());
+    v->push_back(make_mojo_runtime().release());  // harness/runtime_mojo.cpp
+    v->push_back(make_vendor_cpu_runtime().release());
+    v->push_back(make_vendor_cuda_runtime().release());
     return v;
   }();
   return *runtimes;

@@ -105,6 +105,17 @@ std::unique_ptr<Runtime> make_cpu_runtime();
 // when cudaGetDeviceCount fails or finds no device, or when the harness was built without cudart.
 std::unique_ptr<Runtime> make_cuda_runtime();
 
+// A CUDA runtime (memory, launches and event timing exactly as `cuda`) under another backend
+// name, with `link_flags` appended to the nvcc command: for backends whose generated .cu files
+// call CUDA libraries (vendor_cuda links -lcublas).
+std::unique_ptr<Runtime> make_cuda_runtime_as(const std::string& backend,
+                                              const std::vector<std::string>& link_flags);
+
+// vendor_cpu: like cpu, linked with OpenBLAS (found by CMake; unavailable when it was not).
+// vendor_cuda: make_cuda_runtime_as("vendor_cuda", {"-lcublas"}). Both in runtime_vendor.cpp.
+std::unique_ptr<Runtime> make_vendor_cpu_runtime();
+std::unique_ptr<Runtime> make_vendor_cuda_runtime();
+
 // cudasim: runs the cuda backend's generated files on the CPU through the CUDA simulator
 // (harness/cudasim): compiled by SPECBENCH_CXX with the simulator's cuda_runtime.h, tensors in
 // guarded host memory, every check under two thread orders. Never timed.

@@ -4,7 +4,10 @@
 #      through sudo when not root);
 #   2. puts the CUDA toolkit's nvcc on PATH when it is installed in /usr/local/cuda (optional:
 #      without it the CUDA backend is generated but not compiled);
-#   3. configures and builds with the `default` CMake preset (Release, Ninja, build/).
+#   3. installs the pinned Mojo compiler (mojo 1.2.0, with max-core 26.7.0 for the `max` Mojo
+#      package) into the project-local virtual environment .venv/ when missing (optional:
+#      without it the mojo backend is generated but skipped; SPECBENCH_SKIP_MOJO=1 skips this);
+#   4. configures and builds with the `default` CMake preset (Release, Ninja, build/).
 # Safe to run again: a set-up machine only rebuilds what changed.
 set -euo pipefail
 
@@ -43,6 +46,29 @@ if ! command -v nvcc >/dev/null 2>&1; then
     export PATH="/usr/local/cuda/bin:$PATH"
   else
     echo "setup: no CUDA toolkit found; CUDA code is generated but not compiled" >&2
+  fi
+fi
+
+# Mojo, for the mojo backend: a pinned compiler in .venv/ (gitignored), where the harness looks
+# for it (SPECBENCH_MOJO overrides). `max-core` brings the `max` Mojo package (parallelize, the
+# GPU API) and the runtime library that parallel Mojo code links against. About 1 GB.
+mojo_version=1.2.0
+max_version=26.7.0
+mojo_ok() {
+  [[ -x .venv/bin/mojo ]] && .venv/bin/python - "$mojo_version" "$max_version" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+sys.exit(0 if (version("mojo"), version("max-core")) == (sys.argv[1], sys.argv[2]) else 1)
+PY
+}
+if [[ "${SPECBENCH_SKIP_MOJO:-0}" != 1 ]] && ! mojo_ok; then
+  echo "setup: installing mojo==$mojo_version and max-core==$max_version into .venv/"
+  if { [[ -x .venv/bin/python ]] || python3 -m venv .venv; } &&
+    .venv/bin/python -m pip install --disable-pip-version-check --quiet \
+      "mojo==$mojo_version" "max-core==$max_version" && mojo_ok; then
+    MODULAR_TELEMETRY_ENABLED=0 MODULAR_CRASH_REPORTING_ENABLED=0 .venv/bin/mojo --version
+  else
+    echo "setup: could not install Mojo; the mojo backend will be reported as skipped" >&2
   fi
 fi
 

@@ -40,7 +40,7 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
 // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                            float* __restrict y, const int64_t N, const int64_t K) {
-  #pragma omp parallel for simd
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float sb_acc0 = 0.0f;
     for (int64_t k = 0; k < K; ++k) {

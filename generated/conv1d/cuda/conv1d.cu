@@ -9,6 +9,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_stencil      strategy tiled_stencil: block_size = 256 (default), tile_x = 32 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -38,6 +39,23 @@
     }                                                                                \
   } while (0)
 
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+
+// -----------------------------------------------------------------------------
+// Helpers
+// -----------------------------------------------------------------------------
+
+// Integer min, max and abs.
+static inline __host__ __device__ int64_t sb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline __host__ __device__ int64_t sb_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
 // -----------------------------------------------------------------------------
 // Kernels: one __global__ function per variant and statement
 // -----------------------------------------------------------------------------
@@ -65,6 +83,56 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 
 // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
+    const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+    const int64_t N, const int64_t K) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    float sb_acc0 = 0.0f;
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t sb_ld0_x_i0 = i + k - K / 2;
+      const float sb_ld0_x = (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < N) ? x[sb_ld0_x_i0] : 0.0f;
+      sb_acc0 += sb_ld0_x * w[k];
+    }
+    y[i] = sb_acc0;
+  }
+}
+
+// Variant tiled_stencil: reads at offsets of the output index, staged with their halo in dynamic
+// shared memory.
+
+// y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
+// Each block stages its outputs' window of x (halo included) in dynamic shared memory.
+__global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
+    const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+    const int64_t N, const int64_t K) {
+  SB_DYNAMIC_SHARED(float, sb_tile_f32);  // x over the block's outputs and their halo
+  int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+  sb_lo0 = sb_min_i64(sb_lo0, -(K / 2));
+  sb_hi0 = sb_max_i64(sb_hi0, -(K / 2) + (K - 1));
+  const int64_t sb_len0 = 256 + sb_hi0 - sb_lo0;
+  const int64_t sb_base0 = (int64_t)blockIdx.x * 256 + sb_lo0;
+  for (int64_t sb_l = threadIdx.x; sb_l < sb_len0; sb_l += 256) {
+    const int64_t sb_g0 = sb_base0 + sb_l;
+    float sb_x = 0.0f;  // outside x: zero by its boundary rule
+    if (sb_g0 >= 0 && sb_g0 < N) sb_x = x[sb_g0];
+    sb_tile_f32[sb_l] = sb_x;
+  }
+  __syncthreads();
+  const int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
+  if (i < N) {
+    float sb_acc0 = 0.0f;
+    for (int64_t k = 0; k < K; ++k) {
+      sb_acc0 += sb_tile_f32[(i + k - K / 2) - sb_base0] * w[k];
+    }
+    y[i] = sb_acc0;
+  }
+}
+
+// The same statement with a grid-stride loop, for launches the tiles do not fit.
+__global__ void __launch_bounds__(256) sb_tiled_stencil_s0_untiled(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
     const int64_t N, const int64_t K) {
   const int64_t sb_total = N;
@@ -131,6 +199,43 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_stencil (strategy tiled_stencil).
+static int sb_variant_tiled_stencil(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  float* y = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  const int64_t K = sb_a->sizes[1];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
+  {
+    int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+    sb_lo0 = sb_min_i64(sb_lo0, -(K / 2));
+    sb_hi0 = sb_max_i64(sb_hi0, -(K / 2) + (K - 1));
+    const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_LAUNCH(sb_tiled_stencil_s0, (unsigned)((N + 255) / 256), 256, (size_t)sb_smem, sb_stream,
+                x, w, y, N, K);
+      SB_CHECK_LAUNCH(sb_tiled_stencil_s0);
+    } else {
+      // The halo does not fit in shared memory: the untiled kernel.
+      const int64_t sb_total = N;
+      const int64_t sb_blocks = (sb_total + 255) / 256;
+      const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+      SB_LAUNCH(sb_tiled_stencil_s0_untiled, sb_grid, 256, 0, sb_stream, x, w, y, N, K);
+      SB_CHECK_LAUNCH(sb_tiled_stencil_s0_untiled);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -138,6 +243,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_stencil", sb_variant_tiled_stencil},
 };
 
 static const sb_module sb_module_info = {
@@ -146,7 +252,7 @@ static const sb_module sb_module_info = {
     "cuda",    // backend
     3,         // tensors
     2,         // sizes
-    2,         // variants
+    3,         // variants
     sb_variants,
 };
 

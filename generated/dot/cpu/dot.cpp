@@ -37,7 +37,7 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict y, fl
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict y,
                            float* __restrict d, const int64_t N) {
   float sb_acc0 = 0.0f;
-  #pragma omp parallel for simd reduction(+:sb_acc0)
+  #pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += x[i] * y[i];
   }

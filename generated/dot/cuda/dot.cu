@@ -9,6 +9,9 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   block_reduce       strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   warp_reduce        strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   atomic_reduce      strategy atomic_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -38,6 +41,37 @@
     }                                                                                \
   } while (0)
 
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+
+// -----------------------------------------------------------------------------
+// Device helpers
+// -----------------------------------------------------------------------------
+
+// The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
+  for (int sb_o = 16; sb_o > 0; sb_o >>= 1) {
+    const float sb_n = __shfl_xor_sync(0xffffffffu, v, sb_o);
+    v = v + sb_n;
+  }
+  return v;
+}
+
+// -----------------------------------------------------------------------------
+// Scratch buffers in device memory (one launch of a variant at a time)
+// -----------------------------------------------------------------------------
+
+// Per-block results of sb_block_reduce_s0_partial (at most 1024 blocks).
+static __device__ float sb_part_block_reduce_s0[1024];
+// Per-block results of sb_warp_reduce_s0_partial (at most 1024 blocks).
+static __device__ float sb_part_warp_reduce_s0[1024];
+
 // -----------------------------------------------------------------------------
 // Kernels: one __global__ function per variant and statement
 // -----------------------------------------------------------------------------
@@ -66,6 +100,129 @@ __global__ void sb_grid_stride_s0(const float* __restrict__ x, const float* __re
     sb_acc0 += x[i] * y[i];
   }
   d[0] = sb_acc0;
+}
+
+// Variant block_reduce: a reduction to a scalar: per-block shared-memory trees, then one block over
+// the partial results.
+
+// d = sum(i in 0..N: x[i] * y[i])
+// Pass 1: each block combines a grid-stride share into sb_part_block_reduce_s0[blockIdx.x].
+__global__ void __launch_bounds__(256) sb_block_reduce_s0_partial(
+    const float* __restrict__ x, const float* __restrict__ y, const int64_t N) {
+  SB_SHARED_ARRAY(float, sb_red, 256);
+  float sb_acc = 0.0f;
+  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+    sb_acc += x[i] * y[i];
+  }
+  sb_red[threadIdx.x] = sb_acc;
+  __syncthreads();
+  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
+    if (threadIdx.x < sb_s) {
+      const float sb_a = sb_red[threadIdx.x];
+      const float sb_b = sb_red[threadIdx.x + sb_s];
+      sb_red[threadIdx.x] = sb_a + sb_b;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sb_acc = sb_red[0];
+  if (threadIdx.x == 0) sb_part_block_reduce_s0[blockIdx.x] = sb_acc;
+}
+
+// Pass 2: one block combines the sb_part_block_reduce_s0[0, sb_parts) into the output.
+__global__ void __launch_bounds__(256) sb_block_reduce_s0_final(
+    float* __restrict__ d, const int64_t sb_parts) {
+  SB_SHARED_ARRAY(float, sb_red, 256);
+  float sb_acc = 0.0f;
+  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+    sb_acc += sb_part_block_reduce_s0[sb_p];
+  }
+  sb_red[threadIdx.x] = sb_acc;
+  __syncthreads();
+  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
+    if (threadIdx.x < sb_s) {
+      const float sb_a = sb_red[threadIdx.x];
+      const float sb_b = sb_red[threadIdx.x + sb_s];
+      sb_red[threadIdx.x] = sb_a + sb_b;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sb_acc = sb_red[0];
+  if (threadIdx.x == 0) {
+    d[0] = sb_acc;
+  }
+}
+
+// Variant warp_reduce: a reduction to a scalar: warp shuffles and one value per warp in shared
+// memory, then one block over the partial results.
+
+// d = sum(i in 0..N: x[i] * y[i])
+// Pass 1: each block combines a grid-stride share into sb_part_warp_reduce_s0[blockIdx.x].
+__global__ void __launch_bounds__(256) sb_warp_reduce_s0_partial(
+    const float* __restrict__ x, const float* __restrict__ y, const int64_t N) {
+  float sb_acc = 0.0f;
+  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+    sb_acc += x[i] * y[i];
+  }
+  sb_acc = sb_warp_sum_f32(sb_acc);
+  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
+  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    sb_acc = 0.0f;
+    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    sb_acc = sb_warp_sum_f32(sb_acc);
+  }
+  if (threadIdx.x == 0) sb_part_warp_reduce_s0[blockIdx.x] = sb_acc;
+}
+
+// Pass 2: one block combines the sb_part_warp_reduce_s0[0, sb_parts) into the output.
+__global__ void __launch_bounds__(256) sb_warp_reduce_s0_final(
+    float* __restrict__ d, const int64_t sb_parts) {
+  float sb_acc = 0.0f;
+  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+    sb_acc += sb_part_warp_reduce_s0[sb_p];
+  }
+  sb_acc = sb_warp_sum_f32(sb_acc);
+  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
+  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    sb_acc = 0.0f;
+    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    sb_acc = sb_warp_sum_f32(sb_acc);
+  }
+  if (threadIdx.x == 0) {
+    d[0] = sb_acc;
+  }
+}
+
+// Variant atomic_reduce: a reduction to a scalar: per-block warp-shuffle reductions combined
+// atomically into the output.
+
+// d = sum(i in 0..N: x[i] * y[i])
+// The accumulator, d[0], starts at the identity.
+__global__ void sb_atomic_reduce_s0_init(float* __restrict__ d) {
+  d[0] = 0.0f;
+}
+
+// Each block combines a grid-stride share and adds it atomically to d[0].
+__global__ void __launch_bounds__(256) sb_atomic_reduce_s0_atomic(
+    const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ d,
+    const int64_t N) {
+  float sb_acc = 0.0f;
+  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+    sb_acc += x[i] * y[i];
+  }
+  sb_acc = sb_warp_sum_f32(sb_acc);
+  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
+  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    sb_acc = 0.0f;
+    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    sb_acc = sb_warp_sum_f32(sb_acc);
+  }
+  if (threadIdx.x == 0) atomicAdd(d, sb_acc);
 }
 
 // -----------------------------------------------------------------------------
@@ -104,6 +261,92 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant block_reduce (strategy block_reduce).
+static int sb_variant_block_reduce(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const float* y = (const float*)sb_a->tensors[1];
+  float* d = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // d = sum(i in 0..N: x[i] * y[i])
+  {
+    const int64_t sb_n = N;  // reduction length
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part_block_reduce_s0
+    if (sb_blocks < 1) sb_blocks = 1;
+    SB_LAUNCH(sb_block_reduce_s0_partial, (unsigned)sb_blocks, 256, 0, sb_stream, x, y, N);
+    SB_CHECK_LAUNCH(sb_block_reduce_s0_partial);
+    SB_LAUNCH(sb_block_reduce_s0_final, 1, 256, 0, sb_stream, d, sb_blocks);
+    SB_CHECK_LAUNCH(sb_block_reduce_s0_final);
+  }
+  return 0;
+}
+
+// Variant warp_reduce (strategy warp_reduce).
+static int sb_variant_warp_reduce(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const float* y = (const float*)sb_a->tensors[1];
+  float* d = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // d = sum(i in 0..N: x[i] * y[i])
+  {
+    const int64_t sb_n = N;  // reduction length
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part_warp_reduce_s0
+    if (sb_blocks < 1) sb_blocks = 1;
+    SB_LAUNCH(sb_warp_reduce_s0_partial, (unsigned)sb_blocks, 256, 0, sb_stream, x, y, N);
+    SB_CHECK_LAUNCH(sb_warp_reduce_s0_partial);
+    SB_LAUNCH(sb_warp_reduce_s0_final, 1, 256, 0, sb_stream, d, sb_blocks);
+    SB_CHECK_LAUNCH(sb_warp_reduce_s0_final);
+  }
+  return 0;
+}
+
+// Variant atomic_reduce (strategy atomic_reduce).
+static int sb_variant_atomic_reduce(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const float* y = (const float*)sb_a->tensors[1];
+  float* d = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // d = sum(i in 0..N: x[i] * y[i])
+  {
+    const int64_t sb_n = N;  // reduction length
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    SB_LAUNCH(sb_atomic_reduce_s0_init, 1, 1, 0, sb_stream, d);
+    SB_CHECK_LAUNCH(sb_atomic_reduce_s0_init);
+    SB_LAUNCH(sb_atomic_reduce_s0_atomic, (unsigned)sb_blocks, 256, 0, sb_stream, x, y, d, N);
+    SB_CHECK_LAUNCH(sb_atomic_reduce_s0_atomic);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -111,6 +354,9 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"block_reduce", sb_variant_block_reduce},
+    {"warp_reduce", sb_variant_warp_reduce},
+    {"atomic_reduce", sb_variant_atomic_reduce},
 };
 
 static const sb_module sb_module_info = {
@@ -119,7 +365,7 @@ static const sb_module sb_module_info = {
     "cuda",  // backend
     3,       // tensors
     1,       // sizes
-    2,       // variants
+    5,       // variants
     sb_variants,
 };
 

@@ -11,6 +11,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "specbench_abi.h"
 
@@ -21,6 +25,58 @@
 // i32 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
 static inline int32_t sb_add_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+// -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
+// `dst` is aligned), at most `left`.
+static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 // -----------------------------------------------------------------------------
@@ -44,11 +100,38 @@ static void sb_loops_s0(const int32_t* __restrict a, int32_t* __restrict b, cons
 // b[i, j] = a[i, j] + 10
 static void sb_omp_simd_s0(const int32_t* __restrict a, int32_t* __restrict b, const int64_t R,
                            const int64_t C) {
-  #pragma omp parallel for
-  for (int64_t i = 0; i < R; ++i) {
-    #pragma omp simd
-    for (int64_t j = 0; j < C; ++j) {
-      b[i * C + j] = sb_add_i32(a[i * C + j], 10);
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (R * C) + 4 * (R * C);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(2)
+      for (int64_t i = 0; i < R; ++i) {
+        for (int64_t sb_b = 0; sb_b < C; sb_b += SB_STREAM_BLOCK) {
+          const int64_t sb_e = C - sb_b < SB_STREAM_BLOCK ? C : sb_b + SB_STREAM_BLOCK;
+          int64_t sb_n = 0;
+          for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
+            int32_t* sb_dst = &b[i * C + sb_j];
+            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(int32_t), sb_e - sb_j);
+            int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t j = sb_j + sb_q;
+              sb_line[sb_q] = sb_add_i32(a[i * C + j], 10);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < R; ++i) {
+      #pragma omp simd
+      for (int64_t j = 0; j < C; ++j) {
+        b[i * C + j] = sb_add_i32(a[i * C + j], 10);
+      }
     }
   }
 }

@@ -37,7 +37,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict s, const in
 // s[r] = sum(c in 0..C: x[r, c])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const int64_t R,
                            const int64_t C) {
-  #pragma omp parallel for
+  #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     float sb_acc0 = 0.0f;
     #pragma omp simd reduction(+:sb_acc0)

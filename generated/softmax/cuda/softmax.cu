@@ -11,6 +11,8 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+//   block_per_row      strategy block_per_row: block_size = 256 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -40,6 +42,15 @@
     }                                                                                \
   } while (0)
 
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+
 // -----------------------------------------------------------------------------
 // Helpers
 // -----------------------------------------------------------------------------
@@ -47,6 +58,28 @@
 // Floating-point min and max; NaN propagates.
 static inline __host__ __device__ float sb_max_f32(float a, float b) {
   return (a > b || a != a) ? a : b;
+}
+
+// -----------------------------------------------------------------------------
+// Device helpers
+// -----------------------------------------------------------------------------
+
+// The max of v over the 32 lanes of a full warp (every lane calls it and gets it).
+static __device__ __forceinline__ float sb_warp_max_f32(float v) {
+  for (int sb_o = 16; sb_o > 0; sb_o >>= 1) {
+    const float sb_n = __shfl_xor_sync(0xffffffffu, v, sb_o);
+    v = sb_max_f32(v, sb_n);
+  }
+  return v;
+}
+
+// The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
+  for (int sb_o = 16; sb_o > 0; sb_o >>= 1) {
+    const float sb_n = __shfl_xor_sync(0xffffffffu, v, sb_o);
+    v = v + sb_n;
+  }
+  return v;
 }
 
 // -----------------------------------------------------------------------------
@@ -169,6 +202,167 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s3(
   }
 }
 
+// Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+// reduction, a shuffle combine.
+
+// rowmax[r] = max(c in 0..C: x[r, c])
+__global__ void __launch_bounds__(256) sb_warp_per_row_s0(
+    const float* __restrict__ x, float* __restrict__ rowmax, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R;
+  const int64_t sb_lane = threadIdx.x % 32;
+  // One warp per output element: the loop bound is the same for all its lanes.
+  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t r = sb_t;
+    float sb_acc = -INFINITY;
+    for (int64_t c = sb_lane; c < C; c += 32) {
+      sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
+    }
+    sb_acc = sb_warp_max_f32(sb_acc);
+    if (sb_lane == 0) {
+      rowmax[r] = sb_acc;
+    }
+  }
+}
+
+// e[r, c] = exp(x[r, c] - rowmax[r])
+__global__ void __launch_bounds__(256) sb_warp_per_row_s1(
+    const float* __restrict__ x, const float* __restrict__ rowmax, float* __restrict__ e,
+    const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t r = sb_t / C;
+    const int64_t c = sb_t % C;
+    e[r * C + c] = expf(x[r * C + c] - rowmax[r]);
+  }
+}
+
+// rowsum[r] = sum(c in 0..C: e[r, c])
+__global__ void __launch_bounds__(256) sb_warp_per_row_s2(
+    const float* __restrict__ e, float* __restrict__ rowsum, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R;
+  const int64_t sb_lane = threadIdx.x % 32;
+  // One warp per output element: the loop bound is the same for all its lanes.
+  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t r = sb_t;
+    float sb_acc = 0.0f;
+    for (int64_t c = sb_lane; c < C; c += 32) {
+      sb_acc += e[r * C + c];
+    }
+    sb_acc = sb_warp_sum_f32(sb_acc);
+    if (sb_lane == 0) {
+      rowsum[r] = sb_acc;
+    }
+  }
+}
+
+// y[r, c] = e[r, c] / rowsum[r]
+__global__ void __launch_bounds__(256) sb_warp_per_row_s3(
+    const float* __restrict__ e, const float* __restrict__ rowsum, float* __restrict__ y,
+    const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t r = sb_t / C;
+    const int64_t c = sb_t % C;
+    y[r * C + c] = e[r * C + c] / rowsum[r];
+  }
+}
+
+// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree.
+
+// rowmax[r] = max(c in 0..C: x[r, c])
+__global__ void __launch_bounds__(256) sb_block_per_row_s0(
+    const float* __restrict__ x, float* __restrict__ rowmax, const int64_t R, const int64_t C) {
+  SB_SHARED_ARRAY(float, sb_red, 256);
+  const int64_t sb_total = R;
+  // One block per output element.
+  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+    const int64_t r = sb_t;
+    float sb_acc = -INFINITY;
+    for (int64_t c = threadIdx.x; c < C; c += 256) {
+      sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
+    }
+    sb_red[threadIdx.x] = sb_acc;
+    __syncthreads();
+    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
+      if (threadIdx.x < sb_s) {
+        const float sb_a = sb_red[threadIdx.x];
+        const float sb_b = sb_red[threadIdx.x + sb_s];
+        sb_red[threadIdx.x] = sb_max_f32(sb_a, sb_b);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) sb_acc = sb_red[0];
+    if (threadIdx.x == 0) {
+      rowmax[r] = sb_acc;
+    }
+  }
+}
+
+// e[r, c] = exp(x[r, c] - rowmax[r])
+__global__ void __launch_bounds__(256) sb_block_per_row_s1(
+    const float* __restrict__ x, const float* __restrict__ rowmax, float* __restrict__ e,
+    const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t r = sb_t / C;
+    const int64_t c = sb_t % C;
+    e[r * C + c] = expf(x[r * C + c] - rowmax[r]);
+  }
+}
+
+// rowsum[r] = sum(c in 0..C: e[r, c])
+__global__ void __launch_bounds__(256) sb_block_per_row_s2(
+    const float* __restrict__ e, float* __restrict__ rowsum, const int64_t R, const int64_t C) {
+  SB_SHARED_ARRAY(float, sb_red, 256);
+  const int64_t sb_total = R;
+  // One block per output element.
+  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+    const int64_t r = sb_t;
+    float sb_acc = 0.0f;
+    for (int64_t c = threadIdx.x; c < C; c += 256) {
+      sb_acc += e[r * C + c];
+    }
+    sb_red[threadIdx.x] = sb_acc;
+    __syncthreads();
+    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
+      if (threadIdx.x < sb_s) {
+        const float sb_a = sb_red[threadIdx.x];
+        const float sb_b = sb_red[threadIdx.x + sb_s];
+        sb_red[threadIdx.x] = sb_a + sb_b;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) sb_acc = sb_red[0];
+    if (threadIdx.x == 0) {
+      rowsum[r] = sb_acc;
+    }
+  }
+}
+
+// y[r, c] = e[r, c] / rowsum[r]
+__global__ void __launch_bounds__(256) sb_block_per_row_s3(
+    const float* __restrict__ e, const float* __restrict__ rowsum, float* __restrict__ y,
+    const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t r = sb_t / C;
+    const int64_t c = sb_t % C;
+    y[r * C + c] = e[r * C + c] / rowsum[r];
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -273,6 +467,112 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant warp_per_row (strategy warp_per_row).
+static int sb_variant_warp_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* rowmax = (float*)sb_a->tensors[1];
+  float* e = (float*)sb_a->tensors[2];
+  float* rowsum = (float*)sb_a->tensors[3];
+  float* y = (float*)sb_a->tensors[4];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // rowmax[r] = max(c in 0..C: x[r, c])
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
+    SB_LAUNCH(sb_warp_per_row_s0, sb_grid, 256, 0, sb_stream, x, rowmax, R, C);
+    SB_CHECK_LAUNCH(sb_warp_per_row_s0);
+  }
+
+  // e[r, c] = exp(x[r, c] - rowmax[r])
+  {
+    const int64_t sb_total = R * C;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_warp_per_row_s1, sb_grid, 256, 0, sb_stream, x, rowmax, e, R, C);
+    SB_CHECK_LAUNCH(sb_warp_per_row_s1);
+  }
+
+  // rowsum[r] = sum(c in 0..C: e[r, c])
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
+    SB_LAUNCH(sb_warp_per_row_s2, sb_grid, 256, 0, sb_stream, e, rowsum, R, C);
+    SB_CHECK_LAUNCH(sb_warp_per_row_s2);
+  }
+
+  // y[r, c] = e[r, c] / rowsum[r]
+  {
+    const int64_t sb_total = R * C;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_warp_per_row_s3, sb_grid, 256, 0, sb_stream, e, rowsum, y, R, C);
+    SB_CHECK_LAUNCH(sb_warp_per_row_s3);
+  }
+  return 0;
+}
+
+// Variant block_per_row (strategy block_per_row).
+static int sb_variant_block_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* rowmax = (float*)sb_a->tensors[1];
+  float* e = (float*)sb_a->tensors[2];
+  float* rowsum = (float*)sb_a->tensors[3];
+  float* y = (float*)sb_a->tensors[4];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // rowmax[r] = max(c in 0..C: x[r, c])
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
+    SB_LAUNCH(sb_block_per_row_s0, sb_grid, 256, 0, sb_stream, x, rowmax, R, C);
+    SB_CHECK_LAUNCH(sb_block_per_row_s0);
+  }
+
+  // e[r, c] = exp(x[r, c] - rowmax[r])
+  {
+    const int64_t sb_total = R * C;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_block_per_row_s1, sb_grid, 256, 0, sb_stream, x, rowmax, e, R, C);
+    SB_CHECK_LAUNCH(sb_block_per_row_s1);
+  }
+
+  // rowsum[r] = sum(c in 0..C: e[r, c])
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
+    SB_LAUNCH(sb_block_per_row_s2, sb_grid, 256, 0, sb_stream, e, rowsum, R, C);
+    SB_CHECK_LAUNCH(sb_block_per_row_s2);
+  }
+
+  // y[r, c] = e[r, c] / rowsum[r]
+  {
+    const int64_t sb_total = R * C;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_block_per_row_s3, sb_grid, 256, 0, sb_stream, e, rowsum, y, R, C);
+    SB_CHECK_LAUNCH(sb_block_per_row_s3);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -280,6 +580,8 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"warp_per_row", sb_variant_warp_per_row},
+    {"block_per_row", sb_variant_block_per_row},
 };
 
 static const sb_module sb_module_info = {
@@ -288,7 +590,7 @@ static const sb_module sb_module_info = {
     "cuda",     // backend
     5,          // tensors
     2,          // sizes
-    2,          // variants
+    4,          // variants
     sb_variants,
 };
 

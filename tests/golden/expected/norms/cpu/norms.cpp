@@ -88,7 +88,7 @@ static void sb_loops_s3(const double* __restrict a, double* __restrict rowmax_su
 static void sb_omp_simd_s0(const double* __restrict a, double* __restrict l2, const int64_t R,
                            const int64_t C) {
   double sb_acc0 = 0.0;
-  #pragma omp parallel for reduction(+:sb_acc0)
+  #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = 0.0;
     #pragma omp simd reduction(+:sb_acc1)
@@ -104,7 +104,7 @@ static void sb_omp_simd_s0(const double* __restrict a, double* __restrict l2, co
 static void sb_omp_simd_s1(const double* __restrict a, double* __restrict peak, const int64_t R,
                            const int64_t C) {
   double sb_acc0 = -INFINITY;
-  #pragma omp parallel for reduction(max:sb_acc0)
+  #pragma omp parallel for schedule(static) reduction(max:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
     #pragma omp simd reduction(max:sb_acc1)
@@ -119,7 +119,7 @@ static void sb_omp_simd_s1(const double* __restrict a, double* __restrict peak, 
 // lowest = min(c in 0..C: a[0, c]) - 1.0
 static void sb_omp_simd_s2(const double* __restrict a, double* __restrict lowest, const int64_t C) {
   double sb_acc0 = INFINITY;
-  #pragma omp parallel for simd reduction(min:sb_acc0)
+  #pragma omp parallel for simd schedule(static) reduction(min:sb_acc0)
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_f64(sb_acc0, a[c]);
   }
@@ -130,7 +130,7 @@ static void sb_omp_simd_s2(const double* __restrict a, double* __restrict lowest
 static void sb_omp_simd_s3(const double* __restrict a, double* __restrict rowmax_sum,
                            const int64_t R, const int64_t C) {
   double sb_acc0 = 0.0;
-  #pragma omp parallel for reduction(+:sb_acc0)
+  #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
     #pragma omp simd reduction(max:sb_acc1)

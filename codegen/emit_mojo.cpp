@@ -1,0 +1,1376 @@
+#include "emit_mojo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../harness/abi/specbench_abi.h"
+#include "emit_common.h"
+
+namespace sb {
+
+namespace {
+
+// ---- Text -------------------------------------------------------------------------------------
+
+// Lines of Mojo with four-space indentation; blocks end by dedenting.
+class PyWriter {
+ public:
+  explicit PyWriter(int indent = 0) : indent_(indent) {}
+  void line(const std::string& text) {
+    if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 4, ' ').append(text);
+    out_ += '\n';
+  }
+  // Writes `text` (ending in ':') and indents what follows.
+  void open(const std::string& text) {
+    line(text);
+    ++indent_;
+  }
+  void dedent() {
+    SB_ASSERT(indent_ > 0, "unbalanced PyWriter::dedent");
+    --indent_;
+  }
+  int columns() const { return indent_ * 4; }
+  const std::string& str() const { return out_; }
+
+ private:
+  int indent_;
+  std::string out_;
+};
+
+std::string mojo_banner(const std::string& title) {
+  const std::string rule = "# " + std::string(77, '-') + "\n";
+  return rule + "# " + title + "\n" + rule + "\n";
+}
+
+// The shared header (written with // comments for the C family) as # comments.
+std::string hash_comments(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string l = text.substr(pos, end - pos);
+    if (l.rfind("//", 0) == 0) l = "#" + l.substr(2);
+    out += l + "\n";
+    pos = end + 1;
+  }
+  return out;
+}
+
+// ---- Names and types --------------------------------------------------------------------------
+
+// Names the generated Mojo uses (built-ins, imports, its own structs). A spec name equal to one
+// of these is renamed sb_u_<name>. Spec names are never keywords (names.cpp). Sorted.
+constexpr const char* kMojoReserved[] = {
+    "Bool",
+    "CStringSpan",
+    "DType",
+    "Float32",
+    "Float64",
+    "ImmStaticOrigin",
+    "ImmUntrackedOrigin",
+    "Int",
+    "Int32",
+    "Int64",
+    "Layout",
+    "MutUntrackedOrigin",
+    "NoneType",
+    "Pointer",
+    "SIMD",
+    "SbArgs",
+    "SbModule",
+    "SbVariant",
+    "SbVariantFn",
+    "Scalar",
+    "String",
+    "UInt8",
+    "abs",
+    "alloc",
+    "dealloc",
+    "erf",
+    "exp",
+    "external_call",
+    "inf",
+    "initialize_runtime",
+    "len",
+    "log",
+    "max",
+    "min",
+    "nan",
+    "parallelism_level",
+    "parallelize",
+    "print",
+    "range",
+    "simd_width_of",
+    "specbench_module",
+    "sqrt",
+    "tanh",
+    "vectorize",
+};
+
+bool mojo_reserved(const std::string& name) {
+  static const bool sorted =
+      std::is_sorted(std::begin(kMojoReserved), std::end(kMojoReserved),
+                     [](const char* a, const char* b) { return std::string(a) < std::string(b); });
+  SB_ASSERT(sorted, "kMojoReserved must be sorted");
+  return std::binary_search(std::begin(kMojoReserved), std::end(kMojoReserved), name,
+                            [](const std::string& a, const std::string& b) { return a < b; });
+}
+
+std::string mojo_name(const std::string& name) {
+  return mojo_reserved(name) ? "sb_u_" + name : name;
+}
+
+const char* mojo_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "Float32";
+    case DType::F64:
+    case DType::FloatLit:
+      return "Float64";
+    case DType::I32:
+      return "Int32";
+    case DType::Bool:
+      return "Bool";
+    default:
+      return "Int";
+  }
+}
+
+const char* mojo_dtype(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "DType.float32";
+    case DType::F64:
+    case DType::FloatLit:
+      return "DType.float64";
+    case DType::I32:
+      return "DType.int32";
+    case DType::Bool:
+      return "DType.bool";
+    default:
+      return "DType.int";
+  }
+}
+
+// The module-level SIMD width constant of a value type (its native vector length).
+std::string width_const(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "sb_w_f32";
+    case DType::F64:
+      return "sb_w_f64";
+    case DType::I32:
+      return "sb_w_i32";
+    case DType::Bool:
+      return "sb_w_bool";
+    default:
+      return "sb_w_int";
+  }
+}
+
+// A floating-point constant of type F32 or F64 as Float32(...)/Float64(...). The decimal text is
+// the shortest that reads back to the value; for f32 it is checked to read back also through an
+// f64 rounding (Mojo's literal may be rounded twice), otherwise the f32 value's exact f64 digits
+// are printed.
+std::string mojo_float(double v, DType t, std::set<std::string>& math) {
+  const bool f32 = t == DType::F32;
+  const std::string dt = f32 ? "DType.float32" : "DType.float64";
+  if (std::isnan(v)) {
+    math.insert("nan");
+    return "nan[" + dt + "]()";
+  }
+  if (std::isinf(v)) {
+    math.insert("inf");
+    return std::string(v > 0 ? "" : "-") + "inf[" + dt + "]()";
+  }
+  std::string s = float_literal(v, f32 ? DType::F32 : DType::F64);
+  if (f32) {
+    s.pop_back();  // the 'f' suffix
+    const float want = static_cast<float>(v);
+    if (static_cast<float>(std::strtod(s.c_str(), nullptr)) != want) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(want));
+      s = buf;
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    }
+  }
+  return std::string(f32 ? "Float32(" : "Float64(") + s + ")";
+}
+
+// ---- Helpers in generated code ----------------------------------------------------------------
+
+enum class MHelper {
+  MinMax,  // sb_min, sb_max: NaN-propagating, any element type and SIMD width
+  AbsInt,  // sb_abs: integer abs that wraps
+  Clamp,   // sb_clamp
+  DivI32,
+  ModI32,
+  DivInt,
+  ModInt,
+  F32ToI32,
+  F64ToI32,
+  F32ToInt,
+  F64ToInt,
+};
+
+std::string helper_text(MHelper h) {
+  switch (h) {
+    case MHelper::MinMax:
+      return "# Min and max that propagate NaN, for any element type and SIMD width.\n"
+             "@always_inline\n"
+             "def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, "
+             "w]:\n"
+             "    return (a.lt(b) | a.ne(a)).select(a, b)\n\n\n"
+             "@always_inline\n"
+             "def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, "
+             "w]:\n"
+             "    return (a.gt(b) | a.ne(a)).select(a, b)\n";
+    case MHelper::AbsInt:
+      return "# Integer abs that wraps: the abs of the minimum is the minimum.\n"
+             "@always_inline\n"
+             "def sb_abs[dt: DType, w: SIMDLength](a: SIMD[dt, w]) -> SIMD[dt, w]:\n"
+             "    return a.lt(SIMD[dt, w](0)).select(-a, a)\n";
+    case MHelper::Clamp:
+      return "# Subscript clamped into [0, n - 1] (boundary: clamp).\n"
+             "@always_inline\n"
+             "def sb_clamp(v: Int, n: Int) -> Int:\n"
+             "    return 0 if v < 0 else (n - 1 if v >= n else v)\n";
+    case MHelper::DivI32:
+    case MHelper::DivInt: {
+      const std::string T = h == MHelper::DivI32 ? "Int32" : "Int";
+      const std::string n = h == MHelper::DivI32 ? "i32" : "int";
+      return "# " + T +
+             " division as in C: it truncates toward zero; x / 0 is 0 and x / -1 wraps, as in the\n"
+             "# reference (Mojo's // rounds toward negative infinity).\n"
+             "@always_inline\n"
+             "def sb_div_" +
+             n + "(a: " + T + ", b: " + T + ") -> " + T +
+             ":\n"
+             "    if b == 0:\n"
+             "        return 0\n"
+             "    if b == -1:\n"
+             "        return -a\n"
+             "    var q = a // b\n"
+             "    if q * b != a and (a < 0) != (b < 0):\n"
+             "        q += 1\n"
+             "    return q\n";
+    }
+    case MHelper::ModI32:
+    case MHelper::ModInt: {
+      const std::string T = h == MHelper::ModI32 ? "Int32" : "Int";
+      const std::string n = h == MHelper::ModI32 ? "i32" : "int";
+      return "# " + T +
+             " remainder as in C (the sign of the dividend); x % 0 and x % -1 are 0.\n"
+             "@always_inline\n"
+             "def sb_mod_" +
+             n + "(a: " + T + ", b: " + T + ") -> " + T +
+             ":\n"
+             "    if b == 0 or b == -1:\n"
+             "        return 0\n"
+             "    return a - sb_div_" +
+             n + "(a, b) * b\n";
+    }
+    case MHelper::F32ToI32:
+    case MHelper::F64ToI32:
+    case MHelper::F32ToInt:
+    case MHelper::F64ToInt: {
+      const bool f32 = h == MHelper::F32ToI32 || h == MHelper::F32ToInt;
+      const bool i32 = h == MHelper::F32ToI32 || h == MHelper::F64ToI32;
+      const std::string from = f32 ? "Float32" : "Float64";
+      const std::string to = i32 ? "Int32" : "Int";
+      const std::string name =
+          std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + (i32 ? "i32" : "int");
+      const std::string lo = i32 ? "d > -2147483649.0" : "d >= -9223372036854775808.0";
+      const std::string hi = i32 ? "d < 2147483648.0" : "d < 9223372036854775808.0";
+      std::string s =
+          "# Truncating cast; NaN and out-of-range values give the minimum.\n"
+          "@always_inline\n"
+          "def " +
+          name + "(x: " + from + ") -> " + to + ":\n";
+      if (f32)
+        s += "    var d = Float64(x)\n";
+      else
+        s += "    var d = x\n";
+      s += "    return " + to + "(d) if " + lo + " and " + hi + " else " + to + ".MIN\n";
+      return s;
+    }
+  }
+  return "";
+}
+
+// What the file needs besides its kernels: imports, width constants and helpers.
+struct FileNeeds {
+  std::set<std::string> math;  // names imported from std.math
+  bool vectorize = false;
+  bool parallel = false;  // parallelize, initialize_runtime, parallelism_level
+  bool dealloc = false;
+  bool external_call = false;
+  std::set<DType> widths;
+  std::set<MHelper> helpers;
+};
+
+// ---- Precedence (Python's, which Mojo follows) ------------------------------------------------
+
+enum MPrec {
+  kMTernary = 1,  // a if c else b
+  kMOr = 2,
+  kMAnd = 3,
+  kMNot = 4,
+  kMCmp = 5,  // comparisons chain in Python: never nest them unparenthesised
+  kMBitOr = 6,
+  kMBitAnd = 8,
+  kMAdd = 10,
+  kMMul = 11,
+  kMUnary = 12,
+  kMPrimary = 14,
+};
+
+std::string mparen(const std::string& text, int prec, int min_prec) {
+  return prec < min_prec ? "(" + text + ")" : text;
+}
+
+// An affine range bound (a name, a literal or a sum) on the right of a subtraction.
+std::string subtrahend(const std::string& text) {
+  return text.find(' ') == std::string::npos ? text : "(" + text + ")";
+}
+
+bool same_expr(const Expr& a, const Expr& b) {
+  if (a.kind != b.kind || a.args.size() != b.args.size()) return false;
+  switch (a.kind) {
+    case ExprKind::IntLit:
+      if (a.ival != b.ival) return false;
+      break;
+    case ExprKind::FloatLit:
+    case ExprKind::Const:
+      if (a.fval != b.fval) return false;
+      break;
+    case ExprKind::IndexVar:
+    case ExprKind::SizeRef:
+    case ExprKind::Read:
+    case ExprKind::Reduce:
+      if (a.ref != b.ref || a.rop != b.rop) return false;
+      break;
+    case ExprKind::Unary:
+      if (a.uop != b.uop) return false;
+      break;
+    case ExprKind::Binary:
+      if (a.bop != b.bop) return false;
+      break;
+    case ExprKind::Call:
+      if (a.fn != b.fn) return false;
+      break;
+    case ExprKind::Cast:
+      if (a.cast_to != b.cast_to) return false;
+      break;
+    case ExprKind::Name:
+      if (a.name != b.name) return false;
+      break;
+  }
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!same_expr(*a.args[i], *b.args[i])) return false;
+  return true;
+}
+
+// Reduction variables whose name is already bound where their loop runs.
+void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
+                    std::set<int>& shadowing) {
+  if (e.kind == ExprKind::Reduce) {
+    for (int o : live)
+      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
+    live.push_back(e.ref);
+    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
+    live.pop_back();
+    return;
+  }
+  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
+}
+
+// ---- Statement lowering -----------------------------------------------------------------------
+
+struct Piece {
+  std::string text;
+  int prec = kMPrimary;
+  bool vec = false;  // a SIMD vector over the lanes of the vectorised variable
+};
+
+// Vector mode: expressions that depend on index variable `v` are SIMD vectors of `width` lanes,
+// lane l holding the value at v + l (v itself is bound to the first lane's index).
+struct Mode {
+  int v = -1;
+  std::string width;
+  bool vector() const { return v >= 0; }
+};
+
+// Prints one statement's expressions as Mojo over: tensors as Pointers named after the tensor
+// (mojo_name), sizes as Int, index variables as Int named var_name(ref). Reductions and guarded
+// loads are hoisted as in the C lowering (emit_common.h).
+class MojoLowering {
+ public:
+  MojoLowering(const Spec& spec, const Statement& st, FileNeeds* needs)
+      : spec_(spec), st_(st), needs_(needs) {
+    std::set<std::string> taken;
+    for (const auto& t : spec.tensors) taken.insert(t.name);
+    for (const auto& s : spec.sizes) taken.insert(s.name);
+    std::vector<int> live;
+    for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
+    std::set<int> shadowing;
+    if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+    for (size_t i = 0; i < st.vars.size(); ++i) {
+      const std::string& n = st.vars[i].name;
+      const bool keep =
+          !mojo_reserved(n) && !taken.count(n) && !shadowing.count(static_cast<int>(i));
+      var_names_.push_back(keep ? n : "sb_" + n + "_" + std::to_string(i));
+    }
+  }
+
+  const Statement& stmt() const { return st_; }
+  const std::string& var_name(int ref) const { return var_names_[ref]; }
+  const std::set<int>& used_tensors() const { return used_tensors_; }
+  const std::set<int>& used_sizes() const { return used_sizes_; }
+  FileNeeds& needs() { return *needs_; }
+
+  // Strip-mine innermost reductions into SIMD accumulators where their reads are contiguous.
+  bool strip = false;
+
+  std::string tensor_name(int t) {
+    used_tensors_.insert(t);
+    return mojo_name(spec_.tensors[t].name);
+  }
+  std::string size_name(int s) {
+    used_sizes_.insert(s);
+    return mojo_name(spec_.sizes[s].name);
+  }
+
+  std::string extent(int t, size_t d, int min_prec) {
+    PyWriter none;
+    Piece p = print(*spec_.tensors[t].shape[d], none, Mode{});
+    SB_ASSERT(none.str().empty(), "a shape expression needed hoisted code");
+    return mparen(p.text, p.prec, min_prec);
+  }
+
+  std::string scalar(const Expr& e, PyWriter& w, int min_prec) {
+    Piece p = print(e, w, Mode{});
+    return mparen(p.text, p.prec, min_prec);
+  }
+
+  void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
+
+  // True when `e` depends on index variable `v`, including through a reduction's range.
+  bool depends(const Expr& e, int v) const {
+    if (e.kind == ExprKind::IndexVar && e.ref == v) return true;
+    if (e.kind == ExprKind::Reduce) {
+      const IndexVar& r = st_.vars[e.ref];
+      if ((r.lo && depends(*r.lo, v)) || (r.hi && depends(*r.hi, v))) return true;
+    }
+    for (const auto& a : e.args)
+      if (depends(*a, v)) return true;
+    return false;
+  }
+
+  // Whether `e` has a SIMD lowering over the lanes of `v`.
+  bool vec_ok(const Expr& e, int v) const {
+    if (!depends(e, v)) return true;
+    switch (e.kind) {
+      case ExprKind::IndexVar:
+        return false;  // the index itself as a value
+      case ExprKind::Read: {
+        const Tensor& tn = spec_.tensors[e.ref];
+        const size_t n = e.args.size();
+        for (size_t d = 0; d + 1 < n; ++d)
+          if (depends(*e.args[d], v)) return false;
+        // Contiguous in v; under a boundary rule, a guarded load (print_read).
+        (void)tn;
+        return unit_stride(*e.args[n - 1], v);
+      }
+      case ExprKind::Binary: {
+        const DType t = value_type(e);
+        if ((e.bop == BinOp::Div || e.bop == BinOp::Mod) && !is_float(t)) return false;
+        if (e.bop == BinOp::Mod) return false;  // fmod
+        return vec_ok(*e.args[0], v) && vec_ok(*e.args[1], v);
+      }
+      case ExprKind::Cast: {
+        const DType from = value_type(*e.args[0]);
+        const DType to = e.cast_to == DType::Unknown ? value_type(e) : e.cast_to;
+        if (is_float(from) && !is_float(to)) return false;
+        return vec_ok(*e.args[0], v);
+      }
+      case ExprKind::Reduce:
+        return vec_ok(*e.args[0], v);  // its range does not depend on v (checked above)
+      default:
+        for (const auto& a : e.args)
+          if (!vec_ok(*a, v)) return false;
+        return true;
+    }
+  }
+
+  // out[...] = rhs, scalar.
+  void assign(PyWriter& w) {
+    const std::string rhs = mparen(print(*st_.rhs, w, Mode{}).text, 0, 0);
+    const int t = st_.out;
+    const std::string name = tensor_name(t);
+    if (spec_.tensors[t].shape.empty()) {
+      w.line(name + "[] = " + rhs);
+      return;
+    }
+    w.line(name + "[unsafe_offset=" + out_flat() + "] = " + rhs);
+  }
+
+  // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index).
+  void assign_vector(PyWriter& w, const Mode& m) {
+    Piece rhs = print(*st_.rhs, w, m);
+    const DType ot = spec_.tensors[st_.out].type;
+    const std::string name = tensor_name(st_.out);
+    std::string value = vec_text(rhs, ot, m);
+    const std::string head = name + ".unsafe_store[width=" + m.width + "](" + out_flat() + ", ";
+    if (static_cast<size_t>(w.columns()) + head.size() + value.size() + 1 > 100) {
+      w.line("var sb_val = " + value);
+      value = "sb_val";
+    }
+    w.line(head + value + ")");
+  }
+
+  // A top-level reduction of a scalar output, split into chunks computed in parallel (one partial
+  // result per chunk, combined in chunk order). Returns the variable holding the result.
+  std::string parallel_reduce(const Expr& r, PyWriter& w) {
+    const std::string id = std::to_string(next_acc_++);
+    const IndexVar& v = st_.vars[r.ref];
+    const std::string lo = scalar(*v.lo, w, 0);
+    const std::string hi = scalar(*v.hi, w, kMAdd);
+    const DType t = value_type(r);
+    const std::string n = "sb_n" + id, chunks = "sb_chunks" + id, part = "sb_part" + id,
+                      p = "sb_p" + id;
+    needs_->parallel = true;
+    needs_->dealloc = true;
+    w.line("# " + to_string(r, spec_, &st_) + ": one partial result per chunk");
+    w.line("var " + n + " = " + (lo == "0" ? hi : hi + " - " + subtrahend(lo)));
+    w.line("var " + chunks + " = max(min(" + n + ", parallelism_level()), 1)");
+    w.line("var " + part + " = alloc(Layout[" + mojo_type(t) + "](count=" + chunks + "))");
+    w.line("var " + p + " = " + part + ".unsafe_ptr()");
+    w.line("");
+    w.open("def sb_chunk" + id + "(sb_c: Int) {imm}:");
+    const std::string base = lo == "0" ? "" : lo + " + ";
+    w.line("var sb_lo = " + base + "sb_c * " + n + " // " + chunks);
+    w.line("var sb_hi = " + base + "(sb_c + 1) * " + n + " // " + chunks);
+    const std::string acc = reduce_loop(r, w, "sb_lo", "sb_hi");
+    w.line(p + "[unsafe_offset=sb_c] = " + acc);
+    w.dedent();
+    w.line("");
+    w.line("parallelize(sb_chunk" + id + ", " + chunks + ")");
+    const std::string total = "sb_acc" + std::to_string(next_acc_++);
+    w.line("var " + total + " = " + identity(r.rop, t));
+    w.open("for sb_c in range(" + chunks + "):");
+    w.line(update(r.rop, t, total, p + "[unsafe_offset=sb_c]"));
+    w.dedent();
+    w.line("dealloc(" + part + "^)");
+    return total;
+  }
+
+ private:
+  bool unit_stride(const Expr& e, int v) const {
+    if (e.kind == ExprKind::IndexVar) return e.ref == v;
+    if (e.kind != ExprKind::Binary) return false;
+    const Expr& a = *e.args[0];
+    const Expr& b = *e.args[1];
+    if (e.bop == BinOp::Add) {
+      if (depends(a, v) == depends(b, v)) return false;
+      return depends(a, v) ? unit_stride(a, v) : unit_stride(b, v);
+    }
+    if (e.bop == BinOp::Sub) return depends(a, v) && !depends(b, v) && unit_stride(a, v);
+    return false;
+  }
+
+  bool obviously_inside(const Expr& sub, int t, size_t d) const {
+    if (sub.kind != ExprKind::IndexVar) return false;
+    const Expr& ext = *spec_.tensors[t].shape[d];
+    if (static_cast<size_t>(sub.ref) < st_.rank())
+      return same_expr(*spec_.tensors[st_.out].shape[sub.ref], ext);
+    const IndexVar& v = st_.vars[sub.ref];
+    return v.lo && v.hi && v.lo->kind == ExprKind::IntLit && v.lo->ival == 0 &&
+           same_expr(*v.hi, ext);
+  }
+
+  // An integer expression that is never negative (sizes are at least 1).
+  bool nonneg(const Expr& e) const {
+    switch (e.kind) {
+      case ExprKind::IntLit:
+        return e.ival >= 0;
+      case ExprKind::SizeRef:
+        return true;
+      case ExprKind::IndexVar:
+        return static_cast<size_t>(e.ref) < st_.rank() ||
+               (st_.vars[e.ref].lo && nonneg(*st_.vars[e.ref].lo));
+      case ExprKind::Binary:
+        return (e.bop == BinOp::Add || e.bop == BinOp::Mul || e.bop == BinOp::Div ||
+                e.bop == BinOp::Mod) &&
+               nonneg(*e.args[0]) && nonneg(*e.args[1]);
+      default:
+        return false;
+    }
+  }
+
+  std::string out_flat() {
+    std::vector<Piece> subs;
+    for (size_t d = 0; d < st_.rank(); ++d) subs.push_back({var_names_[d], kMPrimary, false});
+    return flat_index(st_.out, subs);
+  }
+
+  // Row-major flat index in Horner form from per-dimension subscripts.
+  std::string flat_index(int t, const std::vector<Piece>& subs) {
+    if (subs.empty()) return "0";
+    std::string acc = subs[0].text;
+    int acc_prec = subs[0].prec;
+    for (size_t d = 1; d < subs.size(); ++d) {
+      if (acc == "0") {
+        acc = subs[d].text;
+        acc_prec = subs[d].prec;
+        continue;
+      }
+      acc = mparen(acc, acc_prec, kMMul) + " * " + extent(t, d, kMMul + 1) + " + " +
+            mparen(subs[d].text, subs[d].prec, kMAdd + 1);
+      acc_prec = kMAdd;
+    }
+    return acc;
+  }
+
+  // A uniform value as a vector (broadcast), or a vector as is.
+  std::string vec_text(const Piece& p, DType t, const Mode& m) {
+    if (p.vec) return p.text;
+    return "SIMD[" + std::string(mojo_dtype(t)) + ", " + m.width + "](" + p.text + ")";
+  }
+
+  std::string identity(ReduceOp op, DType t) {
+    const bool fl = is_float(t);
+    switch (op) {
+      case ReduceOp::Sum:
+        return fl ? mojo_float(0.0, t, needs_->math) : t == DType::I32 ? "Int32(0)" : "0";
+      case ReduceOp::Max:
+        return fl ? mojo_float(-INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MIN";
+      case ReduceOp::Min:
+        return fl ? mojo_float(INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MAX";
+    }
+    return "0";
+  }
+
+  std::string update(ReduceOp op, DType /*t*/, const std::string& acc, const std::string& value) {
+    if (op == ReduceOp::Sum) return acc + " += " + value;
+    needs_->helpers.insert(MHelper::MinMax);
+    return acc + " = " + (op == ReduceOp::Max ? "sb_max(" : "sb_min(") + acc + ", " + value + ")";
+  }
+
+  std::string range_text(const std::string& lo, const std::string& hi) {
+    return lo == "0" ? "range(" + hi + ")" : "range(" + lo + ", " + hi + ")";
+  }
+
+  // The loop of reduction `e` over [lo, hi) (texts), written to `w`; returns its accumulator.
+  // Strip-mined into a SIMD accumulator when `strip` is set, the reduction is innermost and its
+  // body is contiguous in the reduction variable.
+  std::string reduce_loop(const Expr& e, PyWriter& w, const std::string& lo,
+                          const std::string& hi) {
+    const DType t = value_type(e);
+    const std::string acc = "sb_acc" + std::to_string(next_acc_++);
+    const std::string& k = var_names_[e.ref];
+    const Expr& body = *e.args[0];
+    const bool vectorise = strip && !contains_reduce(body) && depends(body, e.ref) &&
+                           vec_ok(body, e.ref) && t != DType::Bool;
+    if (!vectorise) {
+      w.line("var " + acc + " = " + identity(e.rop, t));
+      w.open("for " + k + " in " + range_text(lo, hi) + ":");
+      const std::string b = scalar(body, w, 0);
+      w.line(update(e.rop, t, acc, b));
+      w.dedent();
+      return acc;
+    }
+    const std::string W = width_const(t);
+    needs_->widths.insert(t);
+    const std::string vacc = acc + "v", end = "sb_end" + acc.substr(6);
+    const Mode m{e.ref, W};
+    w.line("var " + vacc + " = SIMD[" + mojo_dtype(t) + ", " + W + "](" + identity(e.rop, t) + ")");
+    // The SIMD part covers whole vectors from lo; the rest is scalar.
+    const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
+    w.line("var " + end + " = " + (lo == "0" ? "" : lo + " + ") + "max(" + len + ", 0) // " + W +
+           " * " + W);
+    w.open("for " + k + " in range(" + lo + ", " + end + ", " + W + "):");
+    Piece vb = print(body, w, m);
+    w.line(update(e.rop, t, vacc, vec_text(vb, t, m)));
+    w.dedent();
+    if (e.rop == ReduceOp::Sum) {
+      w.line("var " + acc + " = " + vacc + ".reduce_add()");
+    } else {
+      w.line("var " + acc + " = " + identity(e.rop, t));
+      w.open("for sb_l in range(" + W + "):");
+      w.line(update(e.rop, t, acc, vacc + "[sb_l]"));
+      w.dedent();
+    }
+    w.open("for " + k + " in range(" + end + ", " + hi + "):");
+    const std::string b = scalar(body, w, 0);
+    w.line(update(e.rop, t, acc, b));
+    w.dedent();
+    return acc;
+  }
+
+  Piece print(const Expr& e, PyWriter& w, const Mode& m) {
+    if (!overrides_.empty()) {
+      auto it = overrides_.find(&e);
+      if (it != overrides_.end()) return {it->second, kMPrimary, false};
+    }
+    if (m.vector() && !depends(e, m.v)) return print(e, w, Mode{});
+    const DType t = value_type(e);
+    switch (e.kind) {
+      case ExprKind::FloatLit:
+      case ExprKind::IntLit: {
+        if (is_float(t)) {
+          const double v = e.kind == ExprKind::FloatLit ? e.fval : static_cast<double>(e.ival);
+          return {mojo_float(v, t, needs_->math), kMPrimary, false};
+        }
+        SB_ASSERT(e.kind == ExprKind::IntLit, "float literal of integer type");
+        if (t == DType::I32) return {"Int32(" + std::to_string(e.ival) + ")", kMPrimary, false};
+        if (e.ival == INT64_MIN) return {"Int.MIN", kMPrimary, false};
+        std::string s = std::to_string(e.ival);
+        return {s, s[0] == '-' ? kMUnary : kMPrimary, false};
+      }
+      case ExprKind::Const:
+        return {mojo_float(e.fval, is_float(t) ? t : DType::F64, needs_->math), kMPrimary, false};
+      case ExprKind::IndexVar:
+        SB_ASSERT(!m.vector(), "the vectorised index used as a value");
+        return {var_names_[e.ref], kMPrimary, false};
+      case ExprKind::SizeRef:
+        return {size_name(e.ref), kMPrimary, false};
+      case ExprKind::Read:
+        return print_read(e, w, m);
+      case ExprKind::Unary: {
+        Piece a = print(*e.args[0], w, m);
+        if (e.uop == UnOp::Not) {
+          if (a.vec) return {"~" + mparen(a.text, a.prec, kMUnary), kMUnary, true};
+          return {"not " + mparen(a.text, a.prec, kMNot), kMNot, false};
+        }
+        std::string s = mparen(a.text, a.prec, kMUnary);
+        if (s[0] == '-') s = "(" + s + ")";
+        return {"-" + s, kMUnary, a.vec};
+      }
+      case ExprKind::Binary:
+        return print_binary(e, w, m);
+      case ExprKind::Call:
+        return print_call(e, w, m);
+      case ExprKind::Cast:
+        return print_cast(e, w, m);
+      case ExprKind::Reduce:
+        return print_reduce(e, w, m);
+      case ExprKind::Name:
+        break;
+    }
+    SB_ASSERT(false, "unresolved name '" + e.name + "' reached the emitter");
+    return {};
+  }
+
+  Piece print_binary(const Expr& e, PyWriter& w, const Mode& m) {
+    const Expr& A = *e.args[0];
+    const Expr& B = *e.args[1];
+    Piece a = print(A, w, m);
+    Piece b = print(B, w, m);
+    const bool vec = a.vec || b.vec;
+    switch (e.bop) {
+      case BinOp::And:
+      case BinOp::Or: {
+        const bool is_and = e.bop == BinOp::And;
+        if (vec) {
+          const int self = is_and ? kMBitAnd : kMBitOr;
+          std::string l = vec_text(a, DType::Bool, m), r = vec_text(b, DType::Bool, m);
+          auto side = [&](const std::string& s, const Piece& p) {
+            return (p.prec == kMBitAnd || p.prec == kMBitOr) && p.prec != self
+                       ? "(" + s + ")"
+                       : mparen(s, p.vec ? p.prec : kMPrimary, self);
+          };
+          return {side(l, a) + (is_and ? " & " : " | ") + side(r, b), self, true};
+        }
+        const int self = is_and ? kMAnd : kMOr;
+        auto side = [&](const Piece& p, bool right) {
+          const bool other = (p.prec == kMAnd || p.prec == kMOr) && p.prec != self;
+          return other ? "(" + p.text + ")" : mparen(p.text, p.prec, right ? self + 1 : self);
+        };
+        return {side(a, false) + (is_and ? " and " : " or ") + side(b, true), self, false};
+      }
+      case BinOp::Lt:
+      case BinOp::Le:
+      case BinOp::Gt:
+      case BinOp::Ge:
+      case BinOp::Eq:
+      case BinOp::Ne: {
+        if (vec) {
+          // A method of the vector operand; a uniform operand is broadcast implicitly. With the
+          // vector on the right, the comparison is mirrored (a < v is v.gt(a)).
+          BinOp op = e.bop;
+          if (!a.vec) {
+            std::swap(a, b);
+            op = op == BinOp::Lt   ? BinOp::Gt
+                 : op == BinOp::Le ? BinOp::Ge
+                 : op == BinOp::Gt ? BinOp::Lt
+                 : op == BinOp::Ge ? BinOp::Le
+                                   : op;
+          }
+          const char* method = op == BinOp::Lt   ? ".lt("
+                               : op == BinOp::Le ? ".le("
+                               : op == BinOp::Gt ? ".gt("
+                               : op == BinOp::Ge ? ".ge("
+                               : op == BinOp::Eq ? ".eq("
+                                                 : ".ne(";
+          return {mparen(a.text, a.prec, kMPrimary) + method + b.text + ")", kMPrimary, true};
+        }
+        return {mparen(a.text, a.prec, kMCmp + 1) + " " + binop_symbol(e.bop) + " " +
+                    mparen(b.text, b.prec, kMCmp + 1),
+                kMCmp, false};
+      }
+      default:
+        break;
+    }
+    const DType t = value_type(e);
+    if (is_float(t) && e.bop == BinOp::Mod) {
+      SB_ASSERT(!vec, "fmod in vector mode");
+      needs_->external_call = true;
+      const bool f32 = t == DType::F32;
+      return {std::string("external_call[\"") + (f32 ? "fmodf" : "fmod") + "\", " + mojo_type(t) +
+                  "](" + a.text + ", " + b.text + ")",
+              kMPrimary, false};
+    }
+    if (!is_float(t) && (e.bop == BinOp::Div || e.bop == BinOp::Mod)) {
+      SB_ASSERT(!vec, "integer division in vector mode");
+      const bool div = e.bop == BinOp::Div;
+      const bool safe = (B.kind == ExprKind::IntLit && B.ival > 0) || B.kind == ExprKind::SizeRef;
+      if (safe && nonneg(A))
+        return {mparen(a.text, a.prec, kMMul) + (div ? " // " : " % ") +
+                    mparen(b.text, b.prec, kMMul + 1),
+                kMMul, false};
+      const bool i32 = t == DType::I32;
+      needs_->helpers.insert(div ? (i32 ? MHelper::DivI32 : MHelper::DivInt)
+                                 : (i32 ? MHelper::ModI32 : MHelper::ModInt));
+      if (!div) needs_->helpers.insert(i32 ? MHelper::DivI32 : MHelper::DivInt);
+      return {std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "int(") + a.text + ", " +
+                  b.text + ")",
+              kMPrimary, false};
+    }
+    // A uniform operand of a vector one is broadcast implicitly.
+    const int self = (e.bop == BinOp::Add || e.bop == BinOp::Sub) ? kMAdd : kMMul;
+    return {mparen(a.text, a.prec, self) + " " + binop_symbol(e.bop) + " " +
+                mparen(b.text, b.prec, self + 1),
+            self, vec};
+  }
+
+  Piece print_call(const Expr& e, PyWriter& w, const Mode& m) {
+    const DType t = value_type(e);
+    std::vector<Piece> args;
+    bool vec = false;
+    for (const auto& a : e.args) {
+      args.push_back(print(*a, w, m));
+      vec = vec || args.back().vec;
+    }
+    if (e.fn == Fn::Select) {
+      if (args[0].vec)  // the uniform branch, if any, is broadcast implicitly
+        return {mparen(args[0].text, args[0].prec, kMPrimary) + ".select(" + args[1].text + ", " +
+                    args[2].text + ")",
+                kMPrimary, true};
+      if (vec)  // a uniform condition choosing between vectors
+        return {vec_text(args[1], t, m) + " if " +
+                    mparen(args[0].text, args[0].prec, kMTernary + 1) + " else " +
+                    vec_text(args[2], t, m),
+                kMTernary, true};
+      return {mparen(args[1].text, args[1].prec, kMTernary + 1) + " if " +
+                  mparen(args[0].text, args[0].prec, kMTernary + 1) + " else " +
+                  mparen(args[2].text, args[2].prec, kMTernary + 1),
+              kMTernary, false};
+    }
+    auto arg = [&](size_t i) { return vec ? vec_text(args[i], t, m) : args[i].text; };
+    std::string fn;
+    switch (e.fn) {
+      case Fn::Min:
+      case Fn::Max:
+        needs_->helpers.insert(MHelper::MinMax);
+        return {std::string(e.fn == Fn::Min ? "sb_min(" : "sb_max(") + arg(0) + ", " + arg(1) + ")",
+                kMPrimary, vec};
+      case Fn::Abs:
+        if (is_float(t)) return {"abs(" + arg(0) + ")", kMPrimary, vec};
+        needs_->helpers.insert(MHelper::AbsInt);
+        return {"sb_abs(" + arg(0) + ")", kMPrimary, vec};
+      default:
+        fn = fn_name(e.fn);
+        SB_ASSERT(is_float(t), fn + " of a non-floating-point value");
+        needs_->math.insert(fn);
+        return {fn + "(" + arg(0) + ")", kMPrimary, vec};
+    }
+  }
+
+  Piece print_cast(const Expr& e, PyWriter& w, const Mode& m) {
+    const Expr& A = *e.args[0];
+    const DType from = value_type(A);
+    const DType to = e.cast_to == DType::Unknown ? value_type(e) : e.cast_to;
+    if (from == to) return print(A, w, m);
+    Piece a = print(A, w, m);
+    if (a.vec)
+      return {mparen(a.text, a.prec, kMPrimary) + ".cast[" + mojo_dtype(to) + "]()", kMPrimary,
+              true};
+    if (from == DType::Bool)
+      return {std::string(mojo_type(to)) + "(Int(" + a.text + "))", kMPrimary, false};
+    if (is_float(to) || !is_float(from))
+      return {std::string(mojo_type(to)) + "(" + a.text + ")", kMPrimary, false};
+    const bool f32 = from == DType::F32;
+    const bool i32 = to == DType::I32;
+    needs_->helpers.insert(f32 ? (i32 ? MHelper::F32ToI32 : MHelper::F32ToInt)
+                               : (i32 ? MHelper::F64ToI32 : MHelper::F64ToInt));
+    return {std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + (i32 ? "i32(" : "int(") + a.text +
+                ")",
+            kMPrimary, false};
+  }
+
+  // A subscript as an Int (a gathered i32 value is converted).
+  Piece subscript(const Expr& e, PyWriter& w) {
+    Piece p = print(e, w, Mode{});
+    if (value_type(e) == DType::I32) return {"Int(" + p.text + ")", kMPrimary, false};
+    return p;
+  }
+
+  Piece print_read(const Expr& e, PyWriter& w, const Mode& m) {
+    const int t = e.ref;
+    const std::string name = tensor_name(t);
+    const Tensor& tn = spec_.tensors[t];
+    if (e.args.empty()) return {name + "[]", kMPrimary, false};
+    SB_ASSERT(e.args.size() == tn.shape.size(), "read with the wrong number of subscripts");
+    std::vector<Piece> subs;
+    if (m.vector()) {  // contiguous in the lanes (vec_ok)
+      bool inside = true;
+      for (size_t d = 0; d < e.args.size(); ++d)
+        inside = inside && obviously_inside(*e.args[d], t, d);
+      if (tn.boundary == Boundary::None || inside) {
+        for (const auto& a : e.args) subs.push_back(subscript(*a, w));
+        return {name + ".unsafe_load[width=" + m.width + "](" + flat_index(t, subs) + ")",
+                kMPrimary, true};
+      }
+      return guarded_vector_read(e, w, m);
+    }
+    switch (tn.boundary) {
+      case Boundary::None:
+        for (const auto& a : e.args) subs.push_back(subscript(*a, w));
+        return {name + "[unsafe_offset=" + flat_index(t, subs) + "]", kMPrimary, false};
+      case Boundary::Clamp:
+        for (size_t d = 0; d < e.args.size(); ++d) {
+          Piece s = subscript(*e.args[d], w);
+          if (!obviously_inside(*e.args[d], t, d)) {
+            needs_->helpers.insert(MHelper::Clamp);
+            s = {"sb_clamp(" + s.text + ", " + extent(t, d, 0) + ")", kMPrimary, false};
+          }
+          subs.push_back(s);
+        }
+        return {name + "[unsafe_offset=" + flat_index(t, subs) + "]", kMPrimary, false};
+      case Boundary::Zero: {
+        std::vector<Piece> printed;
+        std::vector<bool> checked;
+        for (size_t d = 0; d < e.args.size(); ++d) {
+          printed.push_back(subscript(*e.args[d], w));
+          checked.push_back(!obviously_inside(*e.args[d], t, d));
+        }
+        const std::string value = "sb_ld" + std::to_string(next_load_) + "_" + name;
+        std::string inside;
+        for (size_t d = 0; d < e.args.size(); ++d) {
+          std::string s = printed[d].text;
+          if (checked[d]) {
+            if (printed[d].prec != kMPrimary || s.find('(') != std::string::npos) {
+              s = value + "_i" + std::to_string(d);
+              w.line("var " + s + " = " + printed[d].text);
+            }
+            inside += (inside.empty() ? "" : " and ") + s + " >= 0 and " + s + " < " +
+                      extent(t, d, kMAdd);
+          }
+          subs.push_back({s, kMPrimary, false});
+        }
+        const std::string load = name + "[unsafe_offset=" + flat_index(t, subs) + "]";
+        if (inside.empty()) return {load, kMPrimary, false};
+        ++next_load_;
+        const std::string zero =
+            is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : "Int32(0)";
+        const std::string lhs = "var " + value + " = ";
+        const std::string rhs = load + " if " + inside + " else " + zero;
+        if (static_cast<size_t>(w.columns()) + lhs.size() + rhs.size() <= 100) {
+          w.line(lhs + rhs);
+        } else {
+          w.line(lhs + "(");
+          w.line("    " + load);
+          w.line("    if " + inside);
+          w.line("    else " + zero);
+          w.line(")");
+        }
+        return {value, kMPrimary, false};
+      }
+    }
+    return {};
+  }
+
+  // A read under a boundary rule whose last subscript runs over the lanes: one SIMD load when
+  // every lane is inside the tensor, else lane by lane with the rule applied.
+  Piece guarded_vector_read(const Expr& e, PyWriter& w, const Mode& m) {
+    const int t = e.ref;
+    const std::string name = tensor_name(t);
+    const Tensor& tn = spec_.tensors[t];
+    const size_t n = e.args.size();
+    const std::string value = "sb_ld" + std::to_string(next_load_++) + "_" + name;
+    const std::string base = value + "_i" + std::to_string(n - 1);
+    std::vector<Piece> subs;
+    std::string uniform;  // the other subscripts inside (boundary zero)
+    for (size_t d = 0; d + 1 < n; ++d) {
+      Piece s = subscript(*e.args[d], w);
+      if (!obviously_inside(*e.args[d], t, d)) {
+        if (tn.boundary == Boundary::Clamp) {
+          needs_->helpers.insert(MHelper::Clamp);
+          s = {"sb_clamp(" + s.text + ", " + extent(t, d, 0) + ")", kMPrimary, false};
+        } else {
+          if (s.prec != kMPrimary || s.text.find('(') != std::string::npos) {
+            const std::string local = value + "_i" + std::to_string(d);
+            w.line("var " + local + " = " + s.text);
+            s = {local, kMPrimary, false};
+          }
+          uniform += s.text + " >= 0 and " + s.text + " < " + extent(t, d, kMAdd) + " and ";
+        }
+      }
+      subs.push_back(s);
+    }
+    const std::string ext = extent(t, n - 1, kMAdd);
+    w.line("var " + base + " = " + subscript(*e.args[n - 1], w).text);
+    const std::string zero =
+        is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : "Int32(0)";
+    w.line("var " + value + " = SIMD[" + mojo_dtype(tn.type) + ", " + m.width + "](" + zero + ")");
+    subs.push_back({base, kMPrimary, false});
+    w.open("if " + uniform + base + " >= 0 and " + base + " + " + m.width + " <= " + ext + ":");
+    w.line(value + " = " + name + ".unsafe_load[width=" + m.width + "](" + flat_index(t, subs) +
+           ")");
+    w.dedent();
+    w.open("else:");
+    w.open("for sb_l in range(" + m.width + "):");
+    subs.pop_back();
+    if (tn.boundary == Boundary::Clamp) {
+      needs_->helpers.insert(MHelper::Clamp);
+      subs.push_back(
+          {"sb_clamp(" + base + " + sb_l, " + extent(t, n - 1, 0) + ")", kMPrimary, false});
+      w.line(value + "[sb_l] = " + name + "[unsafe_offset=" + flat_index(t, subs) + "]");
+    } else {
+      subs.push_back({base + " + sb_l", kMAdd, false});
+      w.open("if " + uniform + base + " + sb_l >= 0 and " + base + " + sb_l < " + ext + ":");
+      w.line(value + "[sb_l] = " + name + "[unsafe_offset=" + flat_index(t, subs) + "]");
+      w.dedent();
+    }
+    w.dedent();
+    w.dedent();
+    return {value, kMPrimary, true};
+  }
+
+  Piece print_reduce(const Expr& e, PyWriter& w, const Mode& m) {
+    const IndexVar& v = st_.vars[e.ref];
+    SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+    const std::string lo = scalar(*v.lo, w, 0);
+    const std::string hi = scalar(*v.hi, w, 0);
+    if (!m.vector()) return {reduce_loop(e, w, lo, hi), kMPrimary, false};
+    // One SIMD accumulator: lane l reduces for output index v + l.
+    const DType t = value_type(e);
+    const std::string acc = "sb_acc" + std::to_string(next_acc_++);
+    w.line("var " + acc + " = SIMD[" + mojo_dtype(t) + ", " + m.width + "](" + identity(e.rop, t) +
+           ")");
+    w.open("for " + var_names_[e.ref] + " in " + range_text(lo, hi) + ":");
+    Piece b = print(*e.args[0], w, m);
+    w.line(update(e.rop, t, acc, vec_text(b, t, m)));
+    w.dedent();
+    return {acc, kMPrimary, true};
+  }
+
+  const Spec& spec_;
+  const Statement& st_;
+  FileNeeds* needs_;
+  std::vector<std::string> var_names_;
+  std::set<int> used_tensors_;
+  std::set<int> used_sizes_;
+  int next_acc_ = 0;
+  int next_load_ = 0;
+  std::map<const Expr*, std::string> overrides_;
+};
+
+// Whether vectorising the innermost output loop gives contiguous accesses in the hot loops (the
+// cpu backend's omp_simd rule): some read inside a reduction varies with an enclosing reduction
+// variable and has `out_var` in its last subscript, as b[k, j] in a matrix product.
+bool simd_over_outputs(const Expr& e, int out_var, std::vector<int>& reductions) {
+  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
+      uses_var(*e.args.back(), out_var)) {
+    for (int r : reductions)
+      for (const auto& a : e.args)
+        if (uses_var(*a, r)) return true;
+  }
+  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
+  bool found = false;
+  for (const auto& a : e.args) found = found || simd_over_outputs(*a, out_var, reductions);
+  if (e.kind == ExprKind::Reduce) reductions.pop_back();
+  return found;
+}
+
+// Top-level reductions of an expression (not nested in another reduction), in order.
+void top_reductions(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) top_reductions(*a, out);
+}
+
+// ---- Strategies -------------------------------------------------------------------------------
+
+void emit_loops(MojoLowering& L, PyWriter& w) {
+  const Statement& st = L.stmt();
+  for (size_t d = 0; d < st.rank(); ++d)
+    w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
+  L.assign(w);
+  for (size_t d = 0; d < st.rank(); ++d) w.dedent();
+}
+
+void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  L.needs().parallel = true;
+  if (rank == 0) {
+    L.strip = true;
+    std::vector<const Expr*> tops;
+    top_reductions(*st.rhs, tops);
+    for (const Expr* r : tops) L.set_override(r, L.parallel_reduce(*r, w));
+    L.assign(w);
+    return;
+  }
+  const int v = static_cast<int>(rank) - 1;
+  std::vector<int> reductions;
+  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v, reductions);
+  const bool vec = simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
+  L.strip = !vec;
+
+  w.line("var sb_n = " + L.extent(st.out, 0, 0));
+  w.line("var sb_chunks = min(sb_n, parallelism_level())");
+  w.line("");
+  w.open("def sb_chunk(sb_c: Int) {imm}:");
+  w.line("var sb_lo = sb_c * sb_n // sb_chunks");
+  w.line("var sb_hi = (sb_c + 1) * sb_n // sb_chunks");
+  size_t opened = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (vec && d + 1 == rank) break;
+    const std::string range =
+        d == 0 ? "range(sb_lo, sb_hi)" : "range(" + L.extent(st.out, d, 0) + ")";
+    w.open("for " + L.var_name(static_cast<int>(d)) + " in " + range + ":");
+    ++opened;
+  }
+  if (vec) {
+    const DType t = value_type(*st.rhs);
+    L.needs().vectorize = true;
+    L.needs().widths.insert(t);
+    const std::string& name = L.var_name(v);
+    std::string count;
+    if (rank == 1) {
+      w.open("def sb_vec[sb_w: Int](sb_k: Int) {imm}:");
+      w.line("var " + name + " = sb_lo + sb_k");
+      count = "sb_hi - sb_lo";
+    } else {
+      w.open("def sb_vec[sb_w: Int](" + name + ": Int) {imm}:");
+      count = L.extent(st.out, rank - 1, 0);
+    }
+    L.assign_vector(w, Mode{v, "sb_w"});
+    w.dedent();
+    w.line("");
+    w.line("vectorize[" + width_const(t) + "](" + count + ", sb_vec)");
+  } else {
+    L.assign(w);
+  }
+  for (size_t d = 0; d < opened; ++d) w.dedent();
+  w.dedent();
+  w.line("");
+  w.line("parallelize(sb_chunk, sb_chunks)");
+}
+
+// ---- The emitter ------------------------------------------------------------------------------
+
+class MojoEmitter final : public Emitter {
+ public:
+  std::string backend() const override { return "mojo"; }
+  std::string extension() const override { return "mojo"; }
+  std::vector<StrategyInfo> strategies() const override {
+    return {
+        {"loops", "a scalar loop nest per statement", {}},
+        {"vectorize_parallel",
+         "parallel chunks of the outer output dimension, SIMD inner loop or reduction",
+         {}},
+    };
+  }
+  GeneratedFile emit(const Spec& spec) const override;
+};
+
+std::string pointer_type(const Spec& spec, int t, bool mut) {
+  return std::string("Pointer[") + mojo_type(spec.tensors[t].type) + ", " +
+         (mut ? "MutUntrackedOrigin" : "ImmUntrackedOrigin") + "]";
+}
+
+GeneratedFile MojoEmitter::emit(const Spec& spec) const {
+  FileNeeds needs;
+  std::string kernels, launchers;
+  const auto& variants = backend_variants(spec, backend());
+
+  for (const Variant& v : variants) {
+    const StrategyInfo* info = find_strategy(*this, v.strategy);
+    SB_ASSERT(info != nullptr, "unknown mojo strategy " + v.strategy);
+    const bool vp = v.strategy == "vectorize_parallel";
+    SB_ASSERT(vp || v.strategy == "loops", "mojo strategy without a lowering: " + v.strategy);
+
+    kernels += "# Variant " + v.name + ": " + info->doc + ".\n\n";
+    PyWriter calls(1);
+    std::set<int> used_tensors, used_sizes;
+    for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      const Statement& st = spec.stmts[k];
+      const std::string text = to_string(st, spec);
+      MojoLowering L(spec, st, &needs);
+      PyWriter body(1);
+      if (vp)
+        emit_vectorize_parallel(L, body);
+      else
+        emit_loops(L, body);
+
+      std::vector<std::string> params, args;
+      for (int t : L.used_tensors()) {
+        const std::string n = mojo_name(spec.tensors[t].name);
+        params.push_back(n + ": " + pointer_type(spec, t, t == st.out));
+        args.push_back(n);
+      }
+      for (int s : L.used_sizes()) {
+        const std::string n = mojo_name(spec.sizes[s].name);
+        params.push_back(n + ": Int");
+        args.push_back(n);
+      }
+      const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
+      kernels += "# " + text + "\n";
+      kernels += wrap_call("def " + fn, params, ":", 0) + "\n";
+      kernels += body.str() + "\n\n";
+
+      calls.line("# " + text);
+      calls.line(wrap_call(fn, args, "", 4));
+      used_tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+      used_sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+    }
+
+    launchers += "# Variant " + v.name + " (strategy " + v.strategy + ").\n";
+    launchers += "def " + variant_fn(v) +
+                 "(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi(\"C\") -> Int32:\n";
+    if (vp) launchers += "    initialize_runtime()\n";
+    for (int t : used_tensors) {
+      launchers += "    var " + mojo_name(spec.tensors[t].name) +
+                   " = sb_a[].tensors[unsafe_offset=" + std::to_string(t) + "].unsafe_bitcast[" +
+                   mojo_type(spec.tensors[t].type) + "]()\n";
+    }
+    for (int s : used_sizes) {
+      launchers += "    var " + mojo_name(spec.sizes[s].name) +
+                   " = Int(sb_a[].sizes[unsafe_offset=" + std::to_string(s) + "])\n";
+    }
+    launchers += "\n" + calls.str() + "    return 0\n\n\n";
+  }
+
+  // Imports.
+  std::string imports;
+  if (needs.vectorize) imports += "from std.algorithm.functional import vectorize\n";
+  imports += std::string("from std.ffi import CStringSpan") +
+             (needs.external_call ? ", external_call" : "") + "\n";
+  if (!needs.math.empty()) {
+    std::string names;
+    for (const auto& n : needs.math) names += (names.empty() ? "" : ", ") + n;
+    imports += "from std.math import " + names + "\n";
+  }
+  imports += std::string("from std.memory import Layout, alloc") +
+             (needs.dealloc ? ", dealloc" : "") + "\n";
+  if (needs.parallel) imports += "from std.runtime import initialize_runtime, parallelism_level\n";
+  if (!needs.widths.empty()) imports += "from std.sys import simd_width_of\n";
+  if (needs.parallel) imports += "\nfrom max.algorithm import parallelize\n";
+
+  std::string out = hash_comments(file_header(spec, *this));
+  out +=
+      "#\n# Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library "
+      "that\n# exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.\n\n";
+  out += imports + "\n";
+  if (!needs.widths.empty()) {
+    out += "# Native SIMD widths of this machine.\n";
+    for (DType t : needs.widths)
+      out += "comptime " + width_const(t) + " = simd_width_of[" + mojo_dtype(t) + "]()\n";
+    out += "\n";
+  }
+  out += "\n" + mojo_banner("The C ABI (harness/abi/specbench_abi.h)");
+  out +=
+      "@fieldwise_init\n"
+      "struct SbArgs(TrivialRegisterPassable):\n"
+      "    var tensors: Pointer[Pointer[NoneType, MutUntrackedOrigin], ImmUntrackedOrigin]\n"
+      "    var sizes: Pointer[Int64, ImmUntrackedOrigin]\n"
+      "    var stream: Pointer[NoneType, MutUntrackedOrigin]\n"
+      "\n\n"
+      "comptime SbVariantFn = def(Pointer[SbArgs, ImmUntrackedOrigin]) abi(\"C\") thin -> Int32\n"
+      "\n\n"
+      "@fieldwise_init\n"
+      "struct SbVariant(TrivialRegisterPassable):\n"
+      "    var name: CStringSpan[ImmStaticOrigin]\n"
+      "    var function: SbVariantFn\n"
+      "\n\n"
+      "@fieldwise_init\n"
+      "struct SbModule(TrivialRegisterPassable):\n"
+      "    var abi_version: Int32\n"
+      "    var spec: CStringSpan[ImmStaticOrigin]\n"
+      "    var backend: CStringSpan[ImmStaticOrigin]\n"
+      "    var num_tensors: Int32\n"
+      "    var num_sizes: Int32\n"
+      "    var num_variants: Int32\n"
+      "    var variants: Pointer[SbVariant, ImmUntrackedOrigin]\n"
+      "\n\n";
+  if (!needs.helpers.empty()) {
+    out += mojo_banner("Helpers");
+    for (MHelper h : needs.helpers) out += helper_text(h) + "\n\n";
+  }
+  out += mojo_banner("Kernels: one function per variant and statement") + kernels;
+  out += mojo_banner("Launchers: one function per variant, running its statements in order") +
+         launchers;
+
+  // Dispatch.
+  std::string d = mojo_banner("Dispatch");
+  d += "@export(\"specbench_module\")\n";
+  d += "def specbench_module() abi(\"C\") -> Pointer[SbModule, ImmUntrackedOrigin]:\n";
+  d +=
+      "    # Mojo has no global variables and a global_constant cannot hold pointers, so the table "
+      "is\n"
+      "    # built in memory that is never freed; the harness calls this once per module load.\n";
+  d += "    var variants = alloc(Layout[SbVariant](count=" +
+       std::to_string(std::max<size_t>(variants.size(), 1)) + ")).unsafe_leak()\n";
+  for (size_t i = 0; i < variants.size(); ++i) {
+    d += "    variants.unsafe_offset(" + std::to_string(i) + ").unsafe_write(SbVariant(\"" +
+         variants[i].name + "\".as_c_string_span(), " + variant_fn(variants[i]) + "))\n";
+  }
+  d += "    var info = alloc(Layout[SbModule].single()).unsafe_leak()\n";
+  d += "    info.unsafe_write(\n";
+  d += "        SbModule(\n";
+  d += "            abi_version=" + std::to_string(SPECBENCH_ABI_VERSION) + ",\n";
+  d += "            spec=\"" + spec.name + "\".as_c_string_span(),\n";
+  d += "            backend=\"" + backend() + "\".as_c_string_span(),\n";
+  d += "            num_tensors=" + std::to_string(spec.tensors.size()) + ",\n";
+  d += "            num_sizes=" + std::to_string(spec.sizes.size()) + ",\n";
+  d += "            num_variants=" + std::to_string(variants.size()) + ",\n";
+  d += "            variants=variants,\n";
+  d += "        )\n";
+  d += "    )\n";
+  d += "    return info\n";
+  out += d;
+  return {spec.name + "/" + backend() + "/" + spec.name + "." + extension(), out};
+}
+
+}  // namespace
+
+const Emitter& mojo_emitter() {
+  static const MojoEmitter kEmitter;
+  return kEmitter;
+}
+
+}  // namespace sb

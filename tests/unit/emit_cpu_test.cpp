@@ -1,0 +1,227 @@
+// Unit tests of the cpu emitter's strategies (omp_simd streaming, blocked_matmul) and of the
+// vendor emitters (vendor_cpu blas, vendor_cuda cublas/cub_reduce/cub_scan): what the emitted
+// text must contain for hand-written specs. Running the code is the e2e tests' job.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "driver.h"
+#include "emitter.h"
+
+namespace sb {
+namespace {
+
+Spec load(const std::string& tensors, const std::string& compute, const std::string& variants) {
+  static int n = 0;
+  const std::string text =
+      "name: t\ndoc: test spec\nsizes:\n"
+      "  M: {bench: [64], verify: [3]}\n"
+      "  N: {bench: [64], verify: [5]}\n"
+      "  K: {bench: [64], verify: [7]}\n"
+      "tensors:\n" +
+      tensors + "compute: |\n" + compute + "variants:\n" + variants;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sb_emit_cpu_test_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(n++) + ".yaml");
+  std::ofstream(path) << text;
+  Result<Spec> s = load_and_check(path.string());
+  std::filesystem::remove(path);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
+  return s.ok() ? std::move(s.value()) : Spec{};
+}
+
+std::string emit(const std::string& backend, const Spec& s) {
+  const Emitter* e = find_emitter(backend);
+  EXPECT_NE(e, nullptr) << backend;
+  return e ? e->emit(s).content : "";
+}
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+const char* kMats =
+    "  a: {type: f32, shape: [M, K], role: in}\n"
+    "  at: {type: f32, shape: [K, M], role: in}\n"
+    "  b: {type: f32, shape: [K, N], role: in}\n"
+    "  bt: {type: f32, shape: [N, K], role: in}\n"
+    "  bias: {type: f32, shape: [N], role: in}\n"
+    "  c: {type: f32, shape: [M, N], role: out}\n"
+    "  d: {type: f32, shape: [M, N], role: out}\n"
+    "  r: {type: f32, shape: [M], role: out}\n";
+
+const char* kGemmCompute =
+    "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n"
+    "  d[i, j] = sum(k in 1..K: bt[j, k] * at[k, i]) + bias[j]\n"
+    "  r[i] = sum(j in 0..N: d[i, j])\n";
+
+TEST(EmitCpuStrategies, BlockedMatmulParameters) {
+  const Emitter& cpu = *find_emitter("cpu");
+  const StrategyInfo* bm = find_strategy(cpu, "blocked_matmul");
+  ASSERT_NE(bm, nullptr);
+  ASSERT_EQ(bm->params.size(), 3u);
+  Variant v;
+  v.strategy = "blocked_matmul";
+  v.params["kc"] = 64;
+  EXPECT_EQ(param(v, *bm, "mc"), 128);
+  EXPECT_EQ(param(v, *bm, "kc"), 64);
+  EXPECT_EQ(param(v, *bm, "nc"), 4096);
+  EXPECT_NE(find_strategy(*find_emitter("vendor_cpu"), "blas"), nullptr);
+  for (const char* s : {"cublas", "cub_reduce", "cub_scan"})
+    EXPECT_NE(find_strategy(*find_emitter("vendor_cuda"), s), nullptr) << s;
+  EXPECT_EQ(find_emitter("vendor_cuda")->extension(), "cu");
+  EXPECT_EQ(find_emitter("vendor_cpu")->extension(), "cpp");
+}
+
+TEST(EmitCpuBlockedMatmul, GemmCallsEpilogueAndOtherStatements) {
+  const Spec s = load(kMats, kGemmCompute,
+                      "  cpu:\n    - {name: bm, strategy: blocked_matmul, mc: 96, nc: 1024}\n");
+  const std::string c = emit("cpu", s);
+  // One f32 GEMM, no f64 one; the micro-kernel and packing routines come with it.
+  EXPECT_TRUE(has(c, "static int sb_gemm_f32(int64_t M, int64_t N, int64_t K,")) << c;
+  EXPECT_FALSE(has(c, "sb_gemm_f64"));
+  EXPECT_TRUE(has(c, "static inline void sb_gemm_tile_f32("));
+  EXPECT_TRUE(has(c, "static inline void sb_gemm_pack_x_f32("));
+  EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_GEMM_VBYTES 64\n#define SB_GEMM_MR 12"));
+  // Plain layout; then both operands transposed, with the sum starting at k = 1.
+  EXPECT_TRUE(has(c, "if (sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 96, 512, 1024) != 0) "
+                     "return 1;"))
+      << c;
+  EXPECT_TRUE(has(c, "const int64_t sb_k0 = 1;  // first k of the sum"));
+  EXPECT_TRUE(has(c, "sb_gemm_f32(M, N, K - sb_k0, at + sb_k0 * M, 1, M, bt + sb_k0, 1, K, d, N,"))
+      << c;
+  // The bias is a second, elementwise pass reading the product back.
+  EXPECT_TRUE(has(c, "d[i * N + j] = d[i * N + j] + bias[j];")) << c;
+  // The row sum is lowered as omp_simd; the launcher checks the GEMM kernels' status.
+  EXPECT_TRUE(has(c, "static int sb_bm_s0("));
+  EXPECT_TRUE(has(c, "static void sb_bm_s2("));
+  EXPECT_TRUE(has(c, "#pragma omp simd reduction(+:sb_acc"));
+  EXPECT_TRUE(has(c, "  if (sb_bm_s0(a, b, c, M, N, K) != 0) return 1;")) << c;
+  EXPECT_TRUE(has(c, "#include <omp.h>"));
+}
+
+TEST(EmitCpuBlockedMatmul, F64AndNoGemmWithoutTheStrategy) {
+  const Spec s = load(
+      "  a: {type: f64, shape: [M, K], role: in}\n  b: {type: f64, shape: [K, N], role: in}\n"
+      "  c: {type: f64, shape: [M, N], role: out}\n",
+      "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n    - {name: bm, strategy: blocked_matmul}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "static int sb_gemm_f64("));
+  EXPECT_FALSE(has(c, "sb_gemm_f32"));
+  EXPECT_TRUE(has(c, "typedef double sb_gemm_vec_f64"));
+
+  const Spec plain = load(
+      "  a: {type: f64, shape: [M, K], role: in}\n  b: {type: f64, shape: [K, N], role: in}\n"
+      "  c: {type: f64, shape: [M, N], role: out}\n",
+      "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string p = emit("cpu", plain);
+  EXPECT_FALSE(has(p, "sb_gemm"));
+  EXPECT_FALSE(has(p, "#include <omp.h>"));
+}
+
+TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: in}\n"
+      "  z: {type: f32, shape: [M, N], role: out}\n  t: {type: f32, shape: [], role: out}\n",
+      "  z[i, j] = x[i, j] * y[j]\n  t = sum(i in 0..N: y[i])\n",
+      "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "#pragma omp parallel for schedule(static)\n")) << c;
+  EXPECT_TRUE(has(c, "#pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)")) << c;
+  // The elementwise statement: a run-time choice between streaming and plain loops.
+  EXPECT_TRUE(has(c, "const int64_t sb_bytes = 4 * (M * N) + 4 * N + 4 * (M * N);")) << c;
+  EXPECT_TRUE(has(c, "if (sb_bytes >= SB_STREAM_MIN_BYTES) {"));
+  EXPECT_TRUE(has(c, "#pragma omp for schedule(static) nowait collapse(2)"));
+  EXPECT_TRUE(has(c, "float* sb_dst = &z[i * N + sb_j];")) << c;
+  EXPECT_TRUE(has(c, "const int64_t j = sb_j + sb_q;"));
+  EXPECT_TRUE(has(c, "sb_line[sb_q] = x[i * N + j] * y[j];"));
+  EXPECT_TRUE(has(c, "sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));"));
+  EXPECT_TRUE(has(c, "static inline void sb_store_line(void* dst, const void* line, int64_t bytes)"));
+  EXPECT_TRUE(has(c, "_mm512_stream_si512"));
+  EXPECT_TRUE(has(c, "#include <immintrin.h>"));
+  // The loops variant never streams: exactly one streaming kernel.
+  EXPECT_EQ(c.find("sb_store_line(sb_dst"), c.rfind("sb_store_line(sb_dst"));
+
+  // Without elementwise statements there is no streaming support code.
+  const Spec r = load("  y: {type: f32, shape: [N], role: in}\n  t: {type: f32, shape: [], role: out}\n",
+                      "  t = sum(i in 0..N: y[i])\n", "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  EXPECT_FALSE(has(emit("cpu", r), "sb_stream"));
+}
+
+TEST(EmitVendorCpu, CblasCalls) {
+  const Spec s = load(kMats, kGemmCompute, "  vendor_cpu:\n    - {name: ob, strategy: blas}\n");
+  const std::string c = emit("vendor_cpu", s);
+  EXPECT_TRUE(has(c, "#include <cblas.h>"));
+  EXPECT_TRUE(has(c, "cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)sb_m, (int)sb_n, "
+                     "(int)sb_k, 1.0f, a,"))
+      << c;
+  EXPECT_TRUE(has(c, "(int)K, b, (int)N, 0.0f, c, (int)sb_n);"));
+  EXPECT_TRUE(has(c, "cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans,")) << c;
+  EXPECT_TRUE(has(c, "at + 1 * M, (int)M, bt + 1, (int)K")) << c;
+  EXPECT_TRUE(has(c, "const int64_t sb_k = K - 1;"));
+  EXPECT_TRUE(has(c, "d[i * N + j] = d[i * N + j] + bias[j];"));
+  EXPECT_TRUE(has(c, "static void sb_ob_s2("));  // the row sum, as omp_simd
+}
+
+TEST(EmitVendorCuda, CublasRowMajorTrick) {
+  const Spec s = load(
+      "  a: {type: f64, shape: [M, K], role: in}\n  bt: {type: f64, shape: [N, K], role: in}\n"
+      "  bias: {type: f64, shape: [N], role: in}\n  c: {type: f64, shape: [M, N], role: out}\n",
+      "  c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k]) + bias[j]\n",
+      "  vendor_cuda:\n    - {name: cb, strategy: cublas}\n");
+  const std::string c = emit("vendor_cuda", s);
+  EXPECT_TRUE(has(c, "#include <cublas_v2.h>"));
+  EXPECT_FALSE(has(c, "#include <cub/"));
+  // Column-major c^T = bt * a^T: bt transposed back (op T), a as stored (op N), n and m swapped.
+  EXPECT_TRUE(has(c, "cublasDgemm(sb_cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)sb_n, (int)sb_m,"))
+      << c;
+  EXPECT_TRUE(has(c, "&sb_one, bt, (int)K, a, (int)K, &sb_zero, c,")) << c;
+  EXPECT_TRUE(has(c, "SB_CUBLAS_CHECK(cublasSetStream(sb_cublas, sb_stream));"));
+  EXPECT_TRUE(has(c, "c[i * N + j] = c[i * N + j] + bias[j];"));
+  EXPECT_TRUE(has(c, "sb_cb_s0_rest<<<sb_grid, 256, 0, sb_stream>>>(bias, c, M, N);")) << c;
+}
+
+TEST(EmitVendorCuda, CubReduceAndScan) {
+  const Spec r = load(
+      "  x: {type: f32, shape: [N], role: in}\n  d: {type: f32, shape: [], role: out}\n",
+      "  d = sqrt(max(i in 0..N: x[i] * x[i]))\n",
+      "  vendor_cuda:\n    - {name: cub, strategy: cub_reduce}\n");
+  const std::string c = emit("vendor_cuda", r);
+  EXPECT_TRUE(has(c, "#include <cub/device/device_reduce.cuh>"));
+  EXPECT_TRUE(has(c, "struct sb_op_max_f32 {"));
+  EXPECT_TRUE(has(c, "return sb_max_f32(a, b);"));
+  EXPECT_TRUE(has(c, "return x[i] * x[i];"));
+  EXPECT_TRUE(has(c, "cub::DeviceReduce::TransformReduce("));
+  EXPECT_TRUE(has(c, "sb_tmp, sb_tmp_bytes, sb_index, d, sb_count, sb_op_max_f32(), sb_term, "
+                     "-INFINITY,"))
+      << c;
+  EXPECT_TRUE(has(c, "cudaMallocAsync(&sb_tmp, sb_tmp_bytes, sb_stream)"));
+  EXPECT_TRUE(has(c, "cudaFreeAsync(sb_tmp, sb_stream)"));
+  EXPECT_TRUE(has(c, "d[0] = sqrtf(d[0]);")) << c;
+  EXPECT_FALSE(has(c, "(void)x;"));  // captured by the term functor, so used
+
+  const Spec sc = load(
+      "  x: {type: f64, shape: [N], role: in}\n  y: {type: f64, shape: [N], role: out}\n"
+      "  z: {type: f64, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..i + 1: x[k])\n  z[i] = min(k in 0..i: 2 * x[k])\n",
+      "  vendor_cuda:\n    - {name: scan, strategy: cub_scan}\n");
+  const std::string t = emit("vendor_cuda", sc);
+  EXPECT_TRUE(has(t, "#include <cub/device/device_scan.cuh>"));
+  EXPECT_TRUE(has(t, "cub::DeviceScan::InclusiveScan("));
+  EXPECT_TRUE(has(t, "sb_tmp, sb_tmp_bytes, sb_in, y, sb_op_sum_f64(), sb_count, sb_stream));"))
+      << t;
+  EXPECT_TRUE(has(t, "cub::DeviceScan::ExclusiveScan("));
+  EXPECT_TRUE(has(t, "sb_tmp, sb_tmp_bytes, sb_in, z, sb_op_min_f64(), INFINITY, sb_count, "
+                     "sb_stream));"))
+      << t;
+  EXPECT_TRUE(has(t, "return 2.0 * x[k];"));
+}
+
+}  // namespace
+}  // namespace sb

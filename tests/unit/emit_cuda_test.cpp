@@ -1,0 +1,321 @@
+// Unit tests of the cuda emitter's optimised strategies: which statements each strategy targets
+// (by shape, never by name), the generation-time errors of variants that fit nothing, and the
+// shape of the code each one emits (shared memory through the simulator's macros, full-mask
+// shuffles, every launch through SB_LAUNCH).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "cuda_shapes.h"
+#include "driver.h"
+#include "emit_common.h"
+#include "emitter.h"
+
+namespace sb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes a spec with the given sizes, tensors, compute and cuda variants to a temporary file
+// and loads it (the variant checks run as part of load_and_check).
+Result<Spec> load(const std::string& name, const std::string& sizes, const std::string& tensors,
+                  const std::string& compute, const std::string& variants) {
+  const fs::path dir = fs::temp_directory_path() / ("sb_emit_cuda_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path path = dir / (name + ".yaml");
+  std::ofstream(path) << "name: " << name << "\ndoc: test\nsizes:\n"
+                      << sizes << "tensors:\n"
+                      << tensors << "compute: |\n"
+                      << compute << "variants:\n  cuda:\n"
+                      << variants;
+  return load_and_check(path.string());
+}
+
+const char* const kVecSizes = "  N: {bench: [64], verify: [1, 7]}\n";
+const char* const kVecTensors =
+    "  a: {type: f32, shape: [N], role: in}\n"
+    "  b: {type: f32, shape: [N], role: in}\n"
+    "  c: {type: f32, shape: [N], role: out}\n";
+const char* const kVecCompute = "  c[i] = a[i] + b[i]\n";
+
+std::string vadd_error(const std::string& variant) {
+  Result<Spec> r = load("vadd", kVecSizes, kVecTensors, kVecCompute, "    - " + variant + "\n");
+  EXPECT_FALSE(r.ok()) << variant << " was accepted on a vector add";
+  return r.ok() ? "" : r.error().message;
+}
+
+TEST(EmitCudaCheck, MatmulStrategiesRejectAVectorAdd) {
+  const std::string e = vadd_error("{name: tm, strategy: tiled_matmul}");
+  EXPECT_NE(e.find("strategy 'tiled_matmul' of variant 'tm' fits no statement of kernel 'vadd'"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])"), std::string::npos) << e;
+  EXPECT_NE(e.find("'c[i] = a[i] + b[i]' does not fit: it has rank 1, not 2"), std::string::npos)
+      << e;
+  EXPECT_NE(vadd_error("{name: rb, strategy: register_blocked_matmul}").find("rank 1, not 2"),
+            std::string::npos);
+}
+
+TEST(EmitCudaCheck, ErrorsPointAtTheVariant) {
+  Result<Spec> r = load("vadd", kVecSizes, kVecTensors, kVecCompute,
+                        "    - {name: ok, strategy: vectorized}\n"
+                        "    - {name: bad, strategy: warp_reduce}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().loc.line, 14);  // the second variant's line
+  EXPECT_NE(r.error().message.find("fits no statement"), std::string::npos);
+  EXPECT_NE(r.error().message.find("it has rank 1, not a scalar output"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(EmitCudaCheck, EveryShapeStrategyRejectsWhatItCannotLower) {
+  EXPECT_NE(vadd_error("{name: x, strategy: block_reduce}").find("not a scalar output"),
+            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: atomic_reduce}").find("not a scalar output"),
+            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: warp_per_row}").find("it has no reduction"),
+            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: block_per_row}").find("it has no reduction"),
+            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: tiled_transpose}").find("rank 1, not 2"),
+            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: scan}").find("it has no reduction"),
+            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: tiled_stencil}").find("only at the output's own index"),
+            std::string::npos);
+
+  // A dot product is no elementwise statement, and a row sum no scalar reduction.
+  const std::string dot_sizes = kVecSizes;
+  const std::string dot_tensors =
+      "  x: {type: f32, shape: [N], role: in}\n  d: {type: f32, shape: [], role: out}\n";
+  Result<Spec> r = load("dotv", dot_sizes, dot_tensors, "  d = sum(i in 0..N: x[i])\n",
+                        "    - {name: v, strategy: vectorized}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("it writes a scalar"), std::string::npos) << r.error().message;
+
+  // Matmul through warp_per_row: k is not contiguous in b[k, j].
+  const std::string mm_sizes =
+      "  M: {bench: [8], verify: [3]}\n  N: {bench: [8], verify: [3]}\n"
+      "  K: {bench: [8], verify: [3]}\n";
+  const std::string mm_tensors =
+      "  a: {type: f32, shape: [M, K], role: in}\n  b: {type: f32, shape: [K, N], role: in}\n"
+      "  c: {type: f32, shape: [M, N], role: out}\n";
+  r = load("mmrow", mm_sizes, mm_tensors, "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n",
+           "    - {name: w, strategy: warp_per_row}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("'k' is not contiguous in the read 'b[k, j]'"),
+            std::string::npos)
+      << r.error().message;
+
+  // atomic_reduce accumulates in the output: the types must agree.
+  r = load("castsum", kVecSizes,
+           "  x: {type: i32, shape: [N], role: in}\n  d: {type: f32, shape: [], role: out}\n",
+           "  d = f32(sum(i in 0..N: x[i]))\n", "    - {name: a, strategy: atomic_reduce}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("type i32 but the output has type f32"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(EmitCudaCheck, ParametersMustFitTogether) {
+  const std::string mm_sizes =
+      "  M: {bench: [8], verify: [3]}\n  N: {bench: [8], verify: [3]}\n"
+      "  K: {bench: [8], verify: [3]}\n";
+  const std::string mm_tensors =
+      "  a: {type: f32, shape: [M, K], role: in}\n  b: {type: f32, shape: [K, N], role: in}\n"
+      "  c: {type: f32, shape: [M, N], role: out}\n";
+  const std::string mm = "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n";
+  Result<Spec> r = load("mmp", mm_sizes, mm_tensors, mm,
+                        "    - {name: r, strategy: register_blocked_matmul, bm: 256, bn: 256, "
+                        "tm: 1, tn: 1}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("variant 'r' would run (bm / tm) * (bn / tn) = 65536 threads"),
+            std::string::npos)
+      << r.error().message;
+  r = load("mmp", mm_sizes, mm_tensors, mm,
+           "    - {name: r, strategy: register_blocked_matmul, bm: 16, bn: 16, tm: 4, tn: 4}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("= 16 threads per block"), std::string::npos)
+      << r.error().message;
+  r = load("mmp", mm_sizes, mm_tensors, mm,
+           "    - {name: r, strategy: register_blocked_matmul, bm: 256, bn: 256, bk: 64, "
+           "tm: 16, tn: 16}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("needs 131072 bytes of shared memory"), std::string::npos)
+      << r.error().message;
+  // Two f64 transposed reads in 64 x 65 tiles: 66560 bytes of shared memory.
+  r = load("tp", "  R: {bench: [8], verify: [3]}\n  C: {bench: [8], verify: [3]}\n",
+           "  a: {type: f64, shape: [R, C], role: in}\n  b: {type: f64, shape: [R, C], role: in}\n"
+           "  t: {type: f64, shape: [C, R], role: out}\n",
+           "  t[j, i] = a[i, j] - b[i, j]\n",
+           "    - {name: t, strategy: tiled_transpose, tile: 64, block_rows: 16}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("variant 't' needs 66560 bytes of shared memory"),
+            std::string::npos)
+      << r.error().message;
+  r = load("mmp", mm_sizes, mm_tensors, mm, "    - {name: t, strategy: tiled_matmul, tile: 64}\n");
+  ASSERT_FALSE(r.ok());  // outside the parameter's range: 64 x 64 threads
+  r = load("mmp", mm_sizes, mm_tensors, mm,
+           "    - {name: r, strategy: register_blocked_matmul}\n"
+           "    - {name: t, strategy: tiled_matmul, tile: 32}\n");
+  EXPECT_TRUE(r.ok()) << format_error(r.error());
+}
+
+// ---- Which statements a strategy targets -------------------------------------------------------
+
+const char* const kSoftmaxSizes =
+    "  R: {bench: [8], verify: [3]}\n  C: {bench: [8], verify: [5]}\n";
+const char* const kSoftmaxTensors =
+    "  x: {type: f32, shape: [R, C], role: in}\n"
+    "  rowmax: {type: f32, shape: [R], role: temp}\n"
+    "  e: {type: f32, shape: [R, C], role: temp}\n"
+    "  rowsum: {type: f32, shape: [R], role: temp}\n"
+    "  y: {type: f32, shape: [R, C], role: out}\n";
+const char* const kSoftmaxCompute =
+    "  rowmax[r] = max(c in 0..C: x[r, c])\n"
+    "  e[r, c] = exp(x[r, c] - rowmax[r])\n"
+    "  rowsum[r] = sum(c in 0..C: e[r, c])\n"
+    "  y[r, c] = e[r, c] / rowsum[r]\n";
+
+TEST(EmitCudaShapes, SoftmaxRowsAndElementwiseStatements) {
+  Result<Spec> r = load("smax", kSoftmaxSizes, kSoftmaxTensors, kSoftmaxCompute,
+                        "    - {name: w, strategy: warp_per_row}\n"
+                        "    - {name: b, strategy: block_per_row, block_size: 128}\n"
+                        "    - {name: v, strategy: vectorized}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const Spec& s = r.value();
+  std::string why;
+  cuda::ReduceMatch rm;
+  cuda::VectorizeMatch vm;
+  EXPECT_TRUE(cuda::match_row_reduce(s, s.stmts[0], &rm, &why));
+  EXPECT_FALSE(cuda::match_row_reduce(s, s.stmts[1], &rm, &why));
+  EXPECT_TRUE(cuda::match_row_reduce(s, s.stmts[2], &rm, &why));
+  EXPECT_FALSE(cuda::match_vectorized(s, s.stmts[0], &vm, &why));
+  ASSERT_TRUE(cuda::match_vectorized(s, s.stmts[1], &vm, &why));
+  EXPECT_EQ(vm.contiguous.size(), 1u);  // x[r, c]; rowmax[r] is a broadcast read
+
+  const std::string c = find_emitter("cuda")->emit(s).content;
+  // The rows use warps; the elementwise statements of the same variant keep a grid-stride loop.
+  EXPECT_NE(c.find("sb_acc = sb_warp_max_f32(sb_acc);"), std::string::npos);
+  EXPECT_NE(c.find("sb_acc = sb_warp_sum_f32(sb_acc);"), std::string::npos);
+  EXPECT_NE(c.find("__global__ void __launch_bounds__(256) sb_w_s1("), std::string::npos);
+  EXPECT_NE(c.find("SB_SHARED_ARRAY(float, sb_red, 128);"), std::string::npos);
+  EXPECT_NE(c.find("const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];"),
+            std::string::npos);
+  EXPECT_NE(c.find("#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]"), std::string::npos);
+  EXPECT_EQ(c.find("<<<"), c.rfind("<<<")) << "only the SB_LAUNCH definition launches";
+  EXPECT_EQ(c.find("__shared__ float"), std::string::npos) << "shared memory bypasses the macros";
+}
+
+TEST(EmitCudaShapes, MatmulWithAnEpilogue) {
+  const std::string sizes =
+      "  M: {bench: [8], verify: [3]}\n  N: {bench: [8], verify: [3]}\n"
+      "  K: {bench: [8], verify: [3]}\n";
+  const std::string tensors =
+      "  w: {type: f32, shape: [K, N], role: in}\n  p: {type: f32, shape: [M, K], role: in}\n"
+      "  bias: {type: f32, shape: [N], role: in}\n  q: {type: f32, shape: [M, N], role: out}\n";
+  // Operand order and names differ from the textbook form; the shape is what counts.
+  Result<Spec> r = load("mmb", sizes, tensors,
+                        "  q[m, n] = max(sum(t in 0..K: w[t, n] * p[m, t]) + bias[n], 0)\n",
+                        "    - {name: t, strategy: tiled_matmul}\n"
+                        "    - {name: r, strategy: register_blocked_matmul}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  cuda::MatmulMatch m;
+  std::string why;
+  ASSERT_TRUE(cuda::match_matmul(r.value(), r.value().stmts[0], &m, &why)) << why;
+  EXPECT_EQ(r.value().tensors[m.a->ref].name, "p");
+  EXPECT_EQ(r.value().tensors[m.b->ref].name, "w");
+  const std::string c = find_emitter("cuda")->emit(r.value()).content;
+  EXPECT_NE(c.find("q[m * N + n] = sb_max_f32(sb_acc + bias[n], 0.0f);"), std::string::npos) << c;
+  EXPECT_NE(c.find("const float4 sb_v = *reinterpret_cast<const float4*>(p + sb_gx * K + sb_gk);"),
+            std::string::npos);
+}
+
+TEST(EmitCudaShapes, TransposedMatmulOperands) {
+  const std::string sizes =
+      "  BT: {bench: [8], verify: [3]}\n  C: {bench: [8], verify: [3]}\n"
+      "  OC: {bench: [8], verify: [3]}\n";
+  const std::string tensors =
+      "  inp: {type: f32, shape: [BT, C], role: in}\n"
+      "  weight: {type: f32, shape: [OC, C], role: in}\n"
+      "  bias: {type: f32, shape: [OC], role: in}\n"
+      "  y: {type: f32, shape: [BT, OC], role: out}\n"
+      "  z: {type: f32, shape: [OC, OC], role: out}\n";
+  // y = inp weight^T + bias (b stored [j, k]); z = y^T y (a stored [k, i], b [k, j]).
+  Result<Spec> r = load("mmnt", sizes, tensors,
+                        "  y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]\n"
+                        "  z[p, q] = sum(t in 0..BT: y[t, p] * y[t, q])\n",
+                        "    - {name: t, strategy: tiled_matmul}\n"
+                        "    - {name: r, strategy: register_blocked_matmul}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const Spec& s = r.value();
+  cuda::MatmulMatch m;
+  std::string why;
+  ASSERT_TRUE(cuda::match_matmul(s, s.stmts[0], &m, &why)) << why;
+  EXPECT_TRUE(m.a_k_inner);
+  EXPECT_TRUE(m.b_k_inner);
+  ASSERT_TRUE(cuda::match_matmul(s, s.stmts[1], &m, &why)) << why;
+  EXPECT_FALSE(m.a_k_inner);
+  EXPECT_FALSE(m.b_k_inner);
+  const std::string c = find_emitter("cuda")->emit(s).content;
+  // weight[o, c] is loaded along c (its contiguous subscript), in float4 vectors when aligned.
+  EXPECT_NE(c.find("// Tile of weight[o, c]: 8 k x 64, loaded along c in vectors of 4."),
+            std::string::npos);
+  EXPECT_NE(c.find("*reinterpret_cast<const float4*>(weight + sb_gx * C + sb_gk);"),
+            std::string::npos);
+  EXPECT_NE(c.find("// Tile of y[t, q]: 8 k x 64, loaded along q in vectors of 4."),
+            std::string::npos);
+}
+
+TEST(EmitCudaShapes, StencilOffsetsAndScans) {
+  const std::string sizes = "  N: {bench: [8], verify: [3]}\n  K: {bench: [3], verify: [3]}\n";
+  Result<Spec> r = load("conv", sizes,
+                        "  x: {type: f32, shape: [N], role: in, boundary: zero}\n"
+                        "  w: {type: f32, shape: [K], role: in}\n"
+                        "  y: {type: f32, shape: [N], role: out}\n"
+                        "  z: {type: f32, shape: [N], role: out}\n",
+                        "  y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])\n"
+                        "  z[i] = sum(j in 0..i + 1: x[j])\n",
+                        "    - {name: t, strategy: tiled_stencil}\n"
+                        "    - {name: s, strategy: scan}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const Spec& s = r.value();
+  cuda::StencilMatch sm;
+  cuda::ScanMatch scm;
+  std::string why;
+  ASSERT_TRUE(cuda::match_stencil(s, s.stmts[0], &sm, &why)) << why;
+  EXPECT_EQ(s.tensors[sm.tensor].name, "x");
+  ASSERT_EQ(sm.offsets.size(), 1u);
+  EXPECT_EQ(sm.offsets[0][0].coef.size(), 1u);   // k
+  EXPECT_EQ(sm.offsets[0][0].consts.size(), 1u);  // -(K / 2)
+  EXPECT_FALSE(cuda::match_stencil(s, s.stmts[1], &sm, &why));
+  EXPECT_TRUE(cuda::match_scan(s, s.stmts[1], &scm, &why)) << why;
+  EXPECT_FALSE(cuda::match_scan(s, s.stmts[0], &scm, &why));
+  const std::string c = find_emitter("cuda")->emit(s).content;
+  EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_tile_f32);"), std::string::npos);
+  EXPECT_NE(c.find("sb_acc0 += sb_tile_f32[(i + k - K / 2) - sb_base0] * w[k];"),
+            std::string::npos)
+      << c;
+  EXPECT_NE(c.find("static __device__ float sb_part_s_s1[1024];"), std::string::npos);
+  EXPECT_NE(c.find("__shfl_up_sync(0xffffffffu, v, sb_d)"), std::string::npos);
+}
+
+TEST(EmitCudaShapes, AffineSubscripts) {
+  Result<Spec> r = load("aff", kVecSizes,
+                        "  x: {type: f32, shape: [3 * N + 4], role: in}\n"
+                        "  y: {type: f32, shape: [N], role: out}\n",
+                        "  y[i] = x[2 * (i + 1) - i + N]\n",
+                        "    - {name: g, strategy: grid_stride}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const Statement& st = r.value().stmts[0];
+  const Expr& sub = *st.rhs->args[0];
+  cuda::Affine a;
+  ASSERT_TRUE(cuda::affine(sub, &a));
+  ASSERT_EQ(a.coef.size(), 1u);
+  EXPECT_EQ(a.coef.at(0), 1);  // 2i - i
+  EXPECT_EQ(a.consts.size(), 2u);  // 2 * 1 and N
+}
+
+}  // namespace
+}  // namespace sb

@@ -1,0 +1,295 @@
+// Unit tests of the shape matchers (codegen/patterns.h) and of the check_variant() errors of the
+// strategies built on them (cpu blocked_matmul, vendor_cpu blas, vendor_cuda cublas/cub_*).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "driver.h"
+#include "patterns.h"
+
+namespace sb {
+namespace {
+
+// Writes a spec with the given tensors, compute and variants to a temporary file and loads and
+// checks it. Returns the spec, or the first line of the error in `error`.
+struct Loaded {
+  Spec spec;
+  std::string error;
+};
+
+Loaded load(const std::string& tensors, const std::string& compute,
+            const std::string& variants = "  cpu:\n    - {name: loops, strategy: loops}\n") {
+  static int n = 0;
+  const std::string text =
+      "name: t\ndoc: test spec\nsizes:\n"
+      "  M: {bench: [64], verify: [3]}\n"
+      "  N: {bench: [64], verify: [5]}\n"
+      "  K: {bench: [64], verify: [7]}\n"
+      "tensors:\n" +
+      tensors + "compute: |\n" + compute + "variants:\n" + variants;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sb_patterns_test_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(n++) + ".yaml");
+  std::ofstream(path) << text;
+  Loaded out;
+  Result<Spec> s = load_and_check(path.string());
+  if (s.ok()) {
+    out.spec = std::move(s.value());
+  } else {
+    const std::string f = format_error(s.error());
+    out.error = f.substr(0, f.find('\n'));
+  }
+  std::filesystem::remove(path);
+  return out;
+}
+
+const char* kMats =
+    "  a: {type: f32, shape: [M, K], role: in}\n"
+    "  at: {type: f32, shape: [K, M], role: in}\n"
+    "  b: {type: f32, shape: [K, N], role: in}\n"
+    "  bt: {type: f32, shape: [N, K], role: in}\n"
+    "  bias: {type: f32, shape: [N], role: in}\n"
+    "  c: {type: f32, shape: [M, N], role: out}\n";
+
+// The match on the first statement; the spec stays alive for the pointers in the result.
+std::optional<Contraction> contraction(const std::string& compute,
+                                       const std::string& tensors = kMats) {
+  static std::deque<Loaded> alive;
+  alive.push_back(load(tensors, "  " + compute + "\n"));
+  const Loaded& l = alive.back();
+  EXPECT_EQ(l.error, "") << compute;
+  if (!l.error.empty()) return std::nullopt;
+  return match_contraction(l.spec, l.spec.stmts[0]);
+}
+
+TEST(MatchContraction, PlainProduct) {
+  auto m = contraction("c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->x, 0);
+  EXPECT_EQ(m->y, 2);
+  EXPECT_FALSE(m->x_trans);
+  EXPECT_FALSE(m->y_trans);
+  EXPECT_FALSE(m->epilogue);
+  EXPECT_EQ(m->type, DType::F32);
+  EXPECT_EQ(m->k, 2);
+  ASSERT_NE(m->reduce, nullptr);
+  EXPECT_EQ(m->reduce->kind, ExprKind::Reduce);
+}
+
+TEST(MatchContraction, OperandOrderAndLayouts) {
+  auto swapped = contraction("c[i, j] = sum(k in 0..K: b[k, j] * a[i, k])");
+  ASSERT_TRUE(swapped);
+  EXPECT_EQ(swapped->x, 0);  // the operand carrying i, whatever its position
+  EXPECT_EQ(swapped->y, 2);
+
+  auto tt = contraction("c[i, j] = sum(k in 0..K: bt[j, k] * at[k, i])");
+  ASSERT_TRUE(tt);
+  EXPECT_EQ(tt->x, 1);
+  EXPECT_EQ(tt->y, 3);
+  EXPECT_TRUE(tt->x_trans);
+  EXPECT_TRUE(tt->y_trans);
+
+  auto nt = contraction("c[r, s] = sum(q in 1..K: a[r, q] * bt[s, q])");
+  ASSERT_TRUE(nt);
+  EXPECT_FALSE(nt->x_trans);
+  EXPECT_TRUE(nt->y_trans);
+}
+
+TEST(MatchContraction, EpilogueTerms) {
+  for (const char* c : {"c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]) + bias[j]",
+                        "c[i, j] = bias[j] + sum(k in 0..K: a[i, k] * b[k, j])",
+                        "c[i, j] = max(2 * sum(k in 0..K: a[i, k] * b[k, j]), 0)"}) {
+    auto m = contraction(c);
+    ASSERT_TRUE(m) << c;
+    EXPECT_TRUE(m->epilogue) << c;
+  }
+}
+
+TEST(MatchContraction, F64) {
+  auto m = contraction("c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])",
+                       "  a: {type: f64, shape: [M, K], role: in}\n"
+                       "  b: {type: f64, shape: [K, N], role: in}\n"
+                       "  c: {type: f64, shape: [M, N], role: out}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->type, DType::F64);
+}
+
+TEST(MatchContraction, RejectsOtherShapes) {
+  for (const char* c : {
+           "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j] * 2)",            // not a bare product
+           "c[i, j] = sum(k in 0..K: a[i, k] + b[k, j])",                // not a product
+           "c[i, j] = max(k in 0..K: a[i, k] * b[k, j])",                // not a sum
+           "c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k]) + sum(k in 0..K: a[i, k] * b[k, j])",
+           "c[i, j] = sum(k in 0..K: a[i, k] * at[k, i]) + bias[j]",     // no operand carries j
+           "c[i, j] = sum(k in 0..K: a[i, k] * b[k, N - 1 - j])",         // not a bare index
+           "c[i, j] = sum(k in 0..K - i: a[i, k] * b[k, j])",            // bounds use i
+       }) {
+    EXPECT_FALSE(contraction(c)) << c;
+  }
+  // A rank-1 output (a matrix-vector product) is not a GEMM.
+  Loaded mv = load(
+      "  a: {type: f32, shape: [M, K], role: in}\n  x: {type: f32, shape: [K], role: in}\n"
+      "  y: {type: f32, shape: [M], role: out}\n",
+      "  y[i] = sum(k in 0..K: a[i, k] * x[k])\n");
+  ASSERT_EQ(mv.error, "");
+  EXPECT_FALSE(match_contraction(mv.spec, mv.spec.stmts[0]));
+  // Mixed types (f32 operands cast into an f64 sum) and boundary rules do not match.
+  Loaded mixed = load(
+      "  a: {type: f32, shape: [M, K], role: in}\n  b: {type: f32, shape: [K, N], role: in}\n"
+      "  c: {type: f64, shape: [M, N], role: out}\n",
+      "  c[i, j] = sum(k in 0..K: f64(a[i, k]) * f64(b[k, j]))\n");
+  ASSERT_EQ(mixed.error, "");
+  EXPECT_FALSE(match_contraction(mixed.spec, mixed.spec.stmts[0]));
+  Loaded padded = load(
+      "  a: {type: f32, shape: [M, K], role: in, boundary: zero}\n"
+      "  b: {type: f32, shape: [K, N], role: in}\n  c: {type: f32, shape: [M, N], role: out}\n",
+      "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n");
+  ASSERT_EQ(padded.error, "");
+  EXPECT_FALSE(match_contraction(padded.spec, padded.spec.stmts[0]));
+}
+
+TEST(EpilogueStatement, ReplacesTheSumByTheOutput) {
+  Loaded l = load(kMats, "  c[i, j] = max(sum(k in 0..K: a[i, k] * b[k, j]) + bias[j], 0)\n");
+  ASSERT_EQ(l.error, "");
+  const Statement& st = l.spec.stmts[0];
+  auto m = match_contraction(l.spec, st);
+  ASSERT_TRUE(m);
+  const Statement e = epilogue_statement(l.spec, st, m->reduce);
+  EXPECT_EQ(to_string(e, l.spec), "c[i, j] = max(c[i, j] + bias[j], 0.0)");
+  EXPECT_EQ(e.rank(), 2u);
+  EXPECT_EQ(e.out, st.out);
+  // The original is untouched.
+  EXPECT_EQ(to_string(st, l.spec), "c[i, j] = max(sum(k in 0..K: a[i, k] * b[k, j]) + bias[j], 0.0)");
+}
+
+const char* kVecIn =
+    "  x: {type: f32, shape: [N], role: in}\n"
+    "  y: {type: f32, shape: [N], role: in}\n"
+    "  v: {type: i32, shape: [N], role: in}\n";
+const std::string kD = "  d: {type: f32, shape: [], role: out}\n";
+const std::string kN = "  n: {type: i32, shape: [], role: out}\n";
+const std::string kS = "  s: {type: f32, shape: [N], role: out}\n";
+const std::string kVecs = kVecIn + kD + kN + kS;
+
+TEST(MatchScalarReduction, SumsMaxMinWithEpilogue) {
+  Loaded l = load(kVecs,
+                  "  d = sqrt(sum(i in 0..N: x[i] * y[i]))\n  n = max(i in 1..N: v[i])\n"
+                  "  s[i] = x[i]\n");
+  ASSERT_EQ(l.error, "");
+  auto d = match_scalar_reduction(l.spec, l.spec.stmts[0]);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->op, ReduceOp::Sum);
+  EXPECT_TRUE(d->epilogue);
+  EXPECT_EQ(d->type, DType::F32);
+  auto n = match_scalar_reduction(l.spec, l.spec.stmts[1]);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->op, ReduceOp::Max);
+  EXPECT_FALSE(n->epilogue);
+  EXPECT_EQ(n->type, DType::I32);
+  EXPECT_FALSE(match_scalar_reduction(l.spec, l.spec.stmts[2]));  // not a scalar
+  EXPECT_FALSE(match_scan(l.spec, l.spec.stmts[0]));
+  EXPECT_FALSE(match_contraction(l.spec, l.spec.stmts[0]));
+}
+
+TEST(MatchScalarReduction, RejectsNestedOrSeveralReductions) {
+  Loaded l = load(kVecIn + kD + kN,
+                  "  d = sum(i in 0..N: x[i]) + max(i in 0..N: y[i])\n"
+                  "  n = sum(i in 0..N: max(j in 0..N: v[j]))\n");
+  ASSERT_EQ(l.error, "");
+  EXPECT_FALSE(match_scalar_reduction(l.spec, l.spec.stmts[0]));
+  EXPECT_FALSE(match_scalar_reduction(l.spec, l.spec.stmts[1]));
+}
+
+TEST(MatchScan, InclusiveAndExclusive) {
+  Loaded l = load(
+      "  x: {type: f64, shape: [N], role: in}\n  y: {type: f64, shape: [N], role: out}\n"
+      "  z: {type: f64, shape: [N], role: out}\n  w: {type: f64, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..i + 1: x[k])\n  z[i] = max(k in 0..i: x[k] * x[k])\n"
+      "  w[i] = min(k in 0..1 + i: 2 * x[k])\n");
+  ASSERT_EQ(l.error, "");
+  auto y = match_scan(l.spec, l.spec.stmts[0]);
+  ASSERT_TRUE(y);
+  EXPECT_TRUE(y->inclusive);
+  EXPECT_EQ(y->op, ReduceOp::Sum);
+  EXPECT_EQ(y->type, DType::F64);
+  auto z = match_scan(l.spec, l.spec.stmts[1]);
+  ASSERT_TRUE(z);
+  EXPECT_FALSE(z->inclusive);
+  EXPECT_EQ(z->op, ReduceOp::Max);
+  auto w = match_scan(l.spec, l.spec.stmts[2]);
+  ASSERT_TRUE(w);
+  EXPECT_TRUE(w->inclusive);
+}
+
+TEST(MatchScan, RejectsOtherRanges) {
+  Loaded l = load(
+      "  x: {type: f64, shape: [N + 1], role: in}\n  y: {type: f64, shape: [N], role: out}\n"
+      "  z: {type: f64, shape: [N], role: out}\n  w: {type: f64, shape: [N], role: out}\n"
+      "  u: {type: f64, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..i + 2: x[k])\n"      // not i + 1
+      "  z[i] = sum(k in 1..i + 1: x[k])\n"      // does not start at 0
+      "  w[i] = sum(k in 0..i + 1: x[k] * x[i])\n"  // the body uses i
+      "  u[i] = 2 * sum(k in 0..i + 1: x[k])\n");  // more than the scan
+  ASSERT_EQ(l.error, "");
+  for (const Statement& st : l.spec.stmts) EXPECT_FALSE(match_scan(l.spec, st)) << st.target;
+}
+
+// ---- check_variant errors ---------------------------------------------------------------------
+
+TEST(StrategyChecks, BlockedMatmulNeedsAContraction) {
+  Loaded ok = load(kMats, "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]) + bias[j]\n",
+                   "  cpu:\n    - {name: blocked, strategy: blocked_matmul, mc: 64}\n"
+                   "  vendor_cpu:\n    - {name: blas, strategy: blas}\n"
+                   "  vendor_cuda:\n    - {name: cublas, strategy: cublas}\n");
+  EXPECT_EQ(ok.error, "");
+
+  Loaded bad = load(kVecIn + kS, "  s[i] = x[i] + y[i]\n",
+                    "  cpu:\n    - {name: loops, strategy: loops}\n"
+                    "    - {name: blocked, strategy: blocked_matmul}\n");
+  EXPECT_NE(bad.error.find(":17:14: error: variant 'blocked' (strategy blocked_matmul) needs a "
+                           "contraction statement"),
+            std::string::npos)
+      << bad.error;
+
+  Loaded blas = load(kVecIn + kS, "  s[i] = x[i] + y[i]\n",
+                     "  vendor_cpu:\n    - {name: ob, strategy: blas}\n");
+  EXPECT_NE(blas.error.find(":16:14: error: variant 'ob' (strategy blas) needs a contraction"),
+            std::string::npos)
+      << blas.error;
+}
+
+TEST(StrategyChecks, VendorCudaNamesTheStatementThatDoesNotFit) {
+  Loaded ok = load(kVecIn + kD + kN, "  d = sum(i in 0..N: x[i] * y[i])\n  n = min(i in 0..N: v[i])\n",
+                   "  vendor_cuda:\n    - {name: cub, strategy: cub_reduce}\n");
+  EXPECT_EQ(ok.error, "");
+
+  Loaded reduce = load(kVecIn + kD + kS, "  d = sum(i in 0..N: x[i] * y[i])\n  s[i] = x[i] * d\n",
+                       "  vendor_cuda:\n    - {name: cub, strategy: cub_reduce}\n");
+  EXPECT_NE(reduce.error.find("error: variant 'cub' (strategy cub_reduce) needs every statement "
+                              "to have the shape d = sum|max|min"),
+            std::string::npos)
+      << reduce.error;
+  EXPECT_NE(reduce.error.find("statement 's[i] = x[i] * d' (line 15) does not"), std::string::npos)
+      << reduce.error;
+
+  Loaded scan = load(kVecIn + kS, "  s[i] = sum(k in 0..i + 1: x[k]) + 1\n",
+                     "  vendor_cuda:\n    - {name: scan, strategy: cub_scan}\n");
+  EXPECT_NE(scan.error.find("variant 'scan' (strategy cub_scan) needs every statement"),
+            std::string::npos)
+      << scan.error;
+
+  Loaded gemm = load(kVecIn + kD, "  d = sum(i in 0..N: x[i] * y[i])\n",
+                     "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
+  EXPECT_NE(gemm.error.find(":16:14: error: variant 'g' (strategy cublas) needs every statement "
+                            "to have the shape c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])"),
+            std::string::npos)
+      << gemm.error;
+}
+
+}  // namespace
+}  // namespace sb
