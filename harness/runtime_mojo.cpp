@@ -5,8 +5,8 @@
 // The compiler is SPECBENCH_MOJO from the environment when set, else <source>/.venv/bin/mojo, the
 // pinned Mojo that harness/scripts/setup.sh installs (mojo 1.2.0 with max-core 26.7.0, which
 // brings the `max` Mojo package that `parallelize` lives in). It runs as
-//   mojo build --emit shared-lib -O3 --fp-mode contract=fast -D specbench_host_cpu=<cpu> \
-//        -o <module>.so <kernel>.mojo
+//   mojo build --emit shared-lib -O3 --fp-mode contract=fast -D specbench_host_cpu=<cpu>
+//        -o <module>.so <kernel>.mojo       (one command line)
 // with MODULAR_TELEMETRY_ENABLED=0 and MODULAR_CRASH_REPORTING_ENABLED=0 (set in this process's
 // environment, which every compiler invocation inherits). -O3 is Mojo's default, made explicit.
 // `--fp-mode contract=fast` is also Mojo's default, made explicit: it fuses a*b+c into FMAs, as
