@@ -249,7 +249,8 @@ class Gen {
   std::string warp_scan(ReduceOp op, DType t);
   std::string atomic_stmt(ReduceOp op, DType t, const std::string& ptr, const std::string& value);
 
-  // Block-wide combination of each thread's `sb_acc`; the result is left in thread 0's sb_acc.
+  // Block-wide combination of each thread's `sb_acc`: tree_combine leaves the result in
+  // sb_red[0], warp_combine in thread 0's sb_acc.
   void tree_declare(CodeWriter& w, DType t) {
     w.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", sb_red, " + str(bs_) + ");");
   }
@@ -362,7 +363,6 @@ void Gen::tree_combine(CodeWriter& w, ReduceOp op, DType t) {
   w.close();
   w.line("__syncthreads();");
   w.close();
-  w.line("if (threadIdx.x == 0) sb_acc = sb_red[0];");
 }
 
 void Gen::warp_combine(CodeWriter& w, ReduceOp op, DType t) {
@@ -594,7 +594,8 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
     file_.globals += wrap_comment("// Per-block results of " + fn(k, "_partial") + " (at most " +
                                   str(kMaxPartials) + " blocks).");
     file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
-    w.line("if (threadIdx.x == 0) " + part + "[blockIdx.x] = sb_acc;");
+    w.line("if (threadIdx.x == 0) " + part + "[blockIdx.x] = " +
+           (kind == 't' ? "sb_red[0]" : "sb_acc") + ";");
     first = fn(k, "_partial");
     kernel("// " + text + "\n// Pass 1: each block combines a grid-stride share into " + part +
                "[blockIdx.x].\n",
@@ -646,6 +647,7 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
       warp_combine(w2, red.rop, t);
     }
     w2.open("if (threadIdx.x == 0) {");
+    if (kind == 't') w2.line("sb_acc = sb_red[0];");
     L2.set_override(&red, "sb_acc");
     L2.assign(w2);
     w2.close();
@@ -696,6 +698,7 @@ void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) 
   } else {
     tree_combine(w, red.rop, t);
     w.open("if (threadIdx.x == 0) {");
+    w.line("sb_acc = sb_red[0];");
   }
   L.set_override(&red, "sb_acc");
   L.assign(w);

@@ -214,6 +214,14 @@ const char* const kStreamCode = R"(// Elementwise statements whose tensors total
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -269,6 +277,12 @@ const char* const kGemmCommon = R"(// Register tile of the micro-kernel: SB_GEMM
 #else
 #define SB_GEMM_VBYTES 16
 #define SB_GEMM_MR 4
+#endif
+
+// Products of fewer multiply-adds than this (about 160^3) run on one thread: there a fork/join
+// costs more than it saves, and far more when another process holds one of the cores.
+#ifndef SB_GEMM_MIN_PARALLEL
+#define SB_GEMM_MIN_PARALLEL 4194304.0
 #endif
 
 )";
@@ -375,7 +389,7 @@ static int sb_gemm_$S(int64_t M, int64_t N, int64_t K, const $T* x, int64_t xs_i
   }
   int nt = 1;
 #ifdef _OPENMP
-  nt = omp_get_max_threads();
+  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
 #endif
   if (kc > K) kc = K;
   if (nc > N) nc = N;
@@ -533,6 +547,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
       CodeWriter body(1);
       std::set<int> kt, ks;
       std::optional<Contraction> m;
+      bool stream_kernel = false;
       if (blocked) m = match_contraction(spec, st);
       if (m) {
         (m->type == DType::F32 ? gemm_f32 : gemm_f64) = true;
@@ -542,9 +557,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           epi = epilogue_statement(spec, st, m->reduce);
           E.emplace(spec, epi, &helpers);
         }
-        streaming = emit_gemm_statement(L, E ? &*E : nullptr, *m, param(v, *info, "mc"),
-                                        param(v, *info, "kc"), param(v, *info, "nc"), body) ||
-                    streaming;
+        stream_kernel = emit_gemm_statement(L, E ? &*E : nullptr, *m, param(v, *info, "mc"),
+                                            param(v, *info, "kc"), param(v, *info, "nc"), body);
         kt = L.used_tensors();
         ks = L.used_sizes();
         if (E) {
@@ -552,13 +566,15 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           ks.insert(E->used_sizes().begin(), E->used_sizes().end());
         }
       } else {
-        streaming = emit_cpu_statement(L, omp, body) || streaming;
+        stream_kernel = emit_cpu_statement(L, omp, body);
         kt = L.used_tensors();
         ks = L.used_sizes();
       }
 
       kernels += "// " + text + "\n";
-      kernels += wrap_call(std::string(m ? "static int " : "static void ") + fn,
+      streaming = streaming || stream_kernel;
+      kernels += wrap_call(std::string(stream_kernel ? "SB_STREAM_KERNEL " : "") +
+                               (m ? "static int " : "static void ") + fn,
                            kernel_params(spec, kt, ks, st.out, "__restrict"), " {", 0) +
                  "\n";
       kernels += body.str() + "}\n\n";

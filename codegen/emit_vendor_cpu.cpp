@@ -96,6 +96,7 @@ GeneratedFile VendorCpuEmitter::emit(const Spec& spec) const {
       StmtLowering L(spec, st, &helpers);
       CodeWriter body(1);
       std::set<int> kt, ks;
+      bool stream_kernel = false;
       if (std::optional<Contraction> m = match_contraction(spec, st)) {
         Statement epi;
         std::optional<StmtLowering> E;
@@ -103,7 +104,7 @@ GeneratedFile VendorCpuEmitter::emit(const Spec& spec) const {
           epi = epilogue_statement(spec, st, m->reduce);
           E.emplace(spec, epi, &helpers);
         }
-        streaming = emit_blas_statement(L, E ? &*E : nullptr, *m, body) || streaming;
+        stream_kernel = emit_blas_statement(L, E ? &*E : nullptr, *m, body);
         kt = L.used_tensors();
         ks = L.used_sizes();
         if (E) {
@@ -111,13 +112,14 @@ GeneratedFile VendorCpuEmitter::emit(const Spec& spec) const {
           ks.insert(E->used_sizes().begin(), E->used_sizes().end());
         }
       } else {
-        streaming = emit_cpu_statement(L, true, body) || streaming;
+        stream_kernel = emit_cpu_statement(L, true, body);
         kt = L.used_tensors();
         ks = L.used_sizes();
       }
+      streaming = streaming || stream_kernel;
       kernels += "// " + text + "\n";
-      kernels += wrap_call("static void " + fn, kernel_params(spec, kt, ks, st.out, "__restrict"),
-                           " {", 0) +
+      kernels += wrap_call(std::string(stream_kernel ? "SB_STREAM_KERNEL " : "") + "static void " + fn,
+                           kernel_params(spec, kt, ks, st.out, "__restrict"), " {", 0) +
                  "\n";
       kernels += body.str() + "}\n\n";
       calls.line("// " + text);

@@ -44,6 +44,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -119,9 +127,9 @@ static void sb_loops_s2(const float* __restrict param, const float* __restrict l
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
-static void sb_omp_simd_s0(const float* __restrict grad, const float* __restrict m,
-                           const float* __restrict beta1, float* __restrict m_out,
-                           const int64_t N) {
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict grad, const float* __restrict m,
+                                            const float* __restrict beta1, float* __restrict m_out,
+                                            const int64_t N) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * N + 4 * N + 4 * 1 + 4 * N;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -154,9 +162,9 @@ static void sb_omp_simd_s0(const float* __restrict grad, const float* __restrict
 }
 
 // v_out[i] = beta2 * v[i] + (1.0 - beta2) * grad[i] * grad[i]
-static void sb_omp_simd_s1(const float* __restrict grad, const float* __restrict v,
-                           const float* __restrict beta2, float* __restrict v_out,
-                           const int64_t N) {
+SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict grad, const float* __restrict v,
+                                            const float* __restrict beta2, float* __restrict v_out,
+                                            const int64_t N) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * N + 4 * N + 4 * 1 + 4 * N;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -189,12 +197,14 @@ static void sb_omp_simd_s1(const float* __restrict grad, const float* __restrict
 }
 
 // param_out[i] = param[i] - lr * (m_out[i] / beta1_correction / (sqrt(v_out[i] / beta2_correction) + eps) + weight_decay * param[i])
-static void sb_omp_simd_s2(const float* __restrict param, const float* __restrict lr,
-                           const float* __restrict eps, const float* __restrict weight_decay,
-                           const float* __restrict beta1_correction,
-                           const float* __restrict beta2_correction, float* __restrict param_out,
-                           const float* __restrict m_out, const float* __restrict v_out,
-                           const int64_t N) {
+SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict param,
+                                            const float* __restrict lr, const float* __restrict eps,
+                                            const float* __restrict weight_decay,
+                                            const float* __restrict beta1_correction,
+                                            const float* __restrict beta2_correction,
+                                            float* __restrict param_out,
+                                            const float* __restrict m_out,
+                                            const float* __restrict v_out, const int64_t N) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * N + 4 * 1 + 4 * 1 + 4 * 1 + 4 * 1 + 4 * 1 + 4 * N + 4 * N + 4 * N;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -35,6 +35,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -91,9 +99,10 @@ static void sb_loops_s0(const double* __restrict a, const double* __restrict b,
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // a_out[i] = a[i] + b[i] + scalar * c[i]
-static void sb_omp_simd_s0(const double* __restrict a, const double* __restrict b,
-                           const double* __restrict c, const double* __restrict scalar,
-                           double* __restrict a_out, const int64_t N) {
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict a, const double* __restrict b,
+                                            const double* __restrict c,
+                                            const double* __restrict scalar,
+                                            double* __restrict a_out, const int64_t N) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 8 * N + 8 * N + 8 * N + 8 * 1 + 8 * N;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -124,8 +124,7 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s0_partial(
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) sb_acc = sb_red[0];
-  if (threadIdx.x == 0) sb_part_block_reduce_s0[blockIdx.x] = sb_acc;
+  if (threadIdx.x == 0) sb_part_block_reduce_s0[blockIdx.x] = sb_red[0];
 }
 
 // Pass 2: one block combines the sb_part_block_reduce_s0[0, sb_parts) into the output.
@@ -146,8 +145,8 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s0_final(
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) sb_acc = sb_red[0];
   if (threadIdx.x == 0) {
+    sb_acc = sb_red[0];
     d[0] = sb_acc;
   }
 }

@@ -34,6 +34,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -94,9 +102,11 @@ static void sb_loops_s0(const int32_t* __restrict inp, const float* __restrict w
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
-static void sb_omp_simd_s0(const int32_t* __restrict inp, const float* __restrict wte,
-                           const float* __restrict wpe, float* __restrict y, const int64_t B,
-                           const int64_t T, const int64_t C, const int64_t V) {
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const int32_t* __restrict inp,
+                                            const float* __restrict wte,
+                                            const float* __restrict wpe, float* __restrict y,
+                                            const int64_t B, const int64_t T, const int64_t C,
+                                            const int64_t V) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (B * T) + 4 * (V * C) + 4 * (T * C) + 4 * (B * T * C);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -37,6 +37,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -156,8 +164,8 @@ static void sb_omp_simd_s1(const float* __restrict inp, const float* __restrict 
 }
 
 // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-static void sb_omp_simd_s2(float* __restrict rstd, const float* __restrict variance,
-                           const int64_t BT) {
+SB_STREAM_KERNEL static void sb_omp_simd_s2(float* __restrict rstd,
+                                            const float* __restrict variance, const int64_t BT) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * BT + 4 * BT;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -190,10 +198,12 @@ static void sb_omp_simd_s2(float* __restrict rstd, const float* __restrict varia
 }
 
 // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-static void sb_omp_simd_s3(const float* __restrict inp, const float* __restrict weight,
-                           const float* __restrict bias, float* __restrict y,
-                           const float* __restrict mean, const float* __restrict rstd,
-                           const int64_t BT, const int64_t C) {
+SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict inp,
+                                            const float* __restrict weight,
+                                            const float* __restrict bias, float* __restrict y,
+                                            const float* __restrict mean,
+                                            const float* __restrict rstd, const int64_t BT,
+                                            const int64_t C) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (BT * C) + 4 * C + 4 * C + 4 * (BT * C) + 4 * BT + 4 * BT;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

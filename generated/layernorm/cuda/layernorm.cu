@@ -283,8 +283,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0(
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) sb_acc = sb_red[0];
     if (threadIdx.x == 0) {
+      sb_acc = sb_red[0];
       mean[r] = sb_acc / (float)C;
     }
   }
@@ -313,8 +313,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s1(
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) sb_acc = sb_red[0];
     if (threadIdx.x == 0) {
+      sb_acc = sb_red[0];
       variance[r] = sb_acc / (float)C;
     }
   }

@@ -39,6 +39,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -94,6 +102,12 @@ static inline void sb_stream_fence(void) {
 #else
 #define SB_GEMM_VBYTES 16
 #define SB_GEMM_MR 4
+#endif
+
+// Products of fewer multiply-adds than this (about 160^3) run on one thread: there a fork/join
+// costs more than it saves, and far more when another process holds one of the cores.
+#ifndef SB_GEMM_MIN_PARALLEL
+#define SB_GEMM_MIN_PARALLEL 4194304.0
 #endif
 
 typedef float sb_gemm_vec_f32 __attribute__((vector_size(SB_GEMM_VBYTES)));
@@ -197,7 +211,7 @@ static int sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int64_t 
   }
   int nt = 1;
 #ifdef _OPENMP
-  nt = omp_get_max_threads();
+  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
 #endif
   if (kc > K) kc = K;
   if (nc > N) nc = N;
@@ -301,9 +315,11 @@ static void sb_omp_simd_s0(const float* __restrict inp, const float* __restrict 
 // Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as omp_simd.
 
 // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
-static int sb_blocked_matmul_s0(const float* __restrict inp, const float* __restrict weight,
-                                const float* __restrict bias, float* __restrict y, const int64_t BT,
-                                const int64_t C, const int64_t OC) {
+SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict inp,
+                                                 const float* __restrict weight,
+                                                 const float* __restrict bias, float* __restrict y,
+                                                 const int64_t BT, const int64_t C,
+                                                 const int64_t OC) {
   // y = inp * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
   if (sb_gemm_f32(BT, OC, C, inp, C, 1, weight, 1, C, y, OC, 128, 512, 4096) != 0) return 1;
   // The rest of the statement, elementwise, with the sum read back from y.

@@ -34,6 +34,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -79,9 +87,10 @@ static inline void sb_stream_fence(void) {
 // Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd.
 
 // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
-static void sb_openblas_s0(const float* __restrict inp, const float* __restrict weight,
-                           const float* __restrict bias, float* __restrict y, const int64_t BT,
-                           const int64_t C, const int64_t OC) {
+SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict inp,
+                                            const float* __restrict weight,
+                                            const float* __restrict bias, float* __restrict y,
+                                            const int64_t BT, const int64_t C, const int64_t OC) {
   const int64_t sb_m = BT;
   const int64_t sb_n = OC;
   const int64_t sb_k = C;

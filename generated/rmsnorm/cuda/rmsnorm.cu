@@ -189,8 +189,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0(
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) sb_acc = sb_red[0];
     if (threadIdx.x == 0) {
+      sb_acc = sb_red[0];
       rstd[r] = 1.0f / sqrtf(sb_acc / (float)C + 1.0e-5f);
     }
   }

@@ -38,6 +38,12 @@
 #define SB_GEMM_MR 4
 #endif
 
+// Products of fewer multiply-adds than this (about 160^3) run on one thread: there a fork/join
+// costs more than it saves, and far more when another process holds one of the cores.
+#ifndef SB_GEMM_MIN_PARALLEL
+#define SB_GEMM_MIN_PARALLEL 4194304.0
+#endif
+
 typedef float sb_gemm_vec_f32 __attribute__((vector_size(SB_GEMM_VBYTES)));
 #define SB_GEMM_NR_F32 (2 * (int)(SB_GEMM_VBYTES / sizeof(float)))
 
@@ -139,7 +145,7 @@ static int sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int64_t 
   }
   int nt = 1;
 #ifdef _OPENMP
-  nt = omp_get_max_threads();
+  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
 #endif
   if (kc > K) kc = K;
   if (nc > N) nc = N;

@@ -7,7 +7,6 @@
 #   2  c  f32[M, N]  out
 # Sizes (ABI order): M, N, K
 # Variants:
-#   loops               strategy loops
 #   vectorize_parallel  strategy vectorize_parallel
 #
 # Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library that
@@ -60,19 +59,6 @@ struct SbModule(TrivialRegisterPassable):
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
 
-# Variant loops: a scalar loop nest per statement.
-
-# c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
-def sb_loops_s0(a: Pointer[Float32, ImmUntrackedOrigin], b: Pointer[Float32, ImmUntrackedOrigin],
-                c: Pointer[Float32, MutUntrackedOrigin], M: Int, N: Int, K: Int):
-    for i in range(M):
-        for j in range(N):
-            var sb_acc0 = Float32(0.0)
-            for k in range(K):
-                sb_acc0 += a[unsafe_offset=i * K + k] * b[unsafe_offset=k * N + j]
-            c[unsafe_offset=i * N + j] = sb_acc0
-
-
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
 # c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
@@ -101,20 +87,6 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
 
-# Variant loops (strategy loops).
-def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
-    var a = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
-    var b = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
-    var c = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
-    var M = Int(sb_a[].sizes[unsafe_offset=0])
-    var N = Int(sb_a[].sizes[unsafe_offset=1])
-    var K = Int(sb_a[].sizes[unsafe_offset=2])
-
-    # c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
-    sb_loops_s0(a, b, c, M, N, K)
-    return 0
-
-
 # Variant vectorize_parallel (strategy vectorize_parallel).
 def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
     initialize_runtime()
@@ -138,9 +110,8 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
 def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
     # Mojo has no global variables and a global_constant cannot hold pointers, so the table is
     # built in memory that is never freed; the harness calls this once per module load.
-    var variants = alloc(Layout[SbVariant](count=2)).unsafe_leak()
-    variants.unsafe_offset(0).unsafe_write(SbVariant("loops".as_c_string_span(), sb_variant_loops))
-    variants.unsafe_offset(1).unsafe_write(SbVariant("vectorize_parallel".as_c_string_span(), sb_variant_vectorize_parallel))
+    var variants = alloc(Layout[SbVariant](count=1)).unsafe_leak()
+    variants.unsafe_offset(0).unsafe_write(SbVariant("vectorize_parallel".as_c_string_span(), sb_variant_vectorize_parallel))
     var info = alloc(Layout[SbModule].single()).unsafe_leak()
     info.unsafe_write(
         SbModule(
@@ -149,7 +120,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             backend="mojo".as_c_string_span(),
             num_tensors=3,
             num_sizes=3,
-            num_variants=2,
+            num_variants=1,
             variants=variants,
         )
     )

@@ -42,6 +42,14 @@ static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a 
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -147,8 +155,9 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict rowmax, 
 }
 
 // e[r, c] = exp(x[r, c] - rowmax[r])
-static void sb_omp_simd_s1(const float* __restrict x, const float* __restrict rowmax,
-                           float* __restrict e, const int64_t R, const int64_t C) {
+SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
+                                            const float* __restrict rowmax, float* __restrict e,
+                                            const int64_t R, const int64_t C) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (R * C) + 4 * R + 4 * (R * C);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -200,8 +209,9 @@ static void sb_omp_simd_s2(const float* __restrict e, float* __restrict rowsum, 
 }
 
 // y[r, c] = e[r, c] / rowsum[r]
-static void sb_omp_simd_s3(const float* __restrict e, const float* __restrict rowsum,
-                           float* __restrict y, const int64_t R, const int64_t C) {
+SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict e,
+                                            const float* __restrict rowsum, float* __restrict y,
+                                            const int64_t R, const int64_t C) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (R * C) + 4 * R + 4 * (R * C);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -299,8 +299,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0(
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) sb_acc = sb_red[0];
     if (threadIdx.x == 0) {
+      sb_acc = sb_red[0];
       rowmax[r] = sb_acc;
     }
   }
@@ -342,8 +342,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s2(
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) sb_acc = sb_red[0];
     if (threadIdx.x == 0) {
+      sb_acc = sb_red[0];
       rowsum[r] = sb_acc;
     }
   }

@@ -39,6 +39,14 @@ static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= 
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -98,8 +106,8 @@ static void sb_loops_s0(const double* __restrict x, double* __restrict y, const 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
-static void sb_omp_simd_s0(const double* __restrict x, double* __restrict y, const int64_t D,
-                           const int64_t H, const int64_t W) {
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* __restrict y,
+                                            const int64_t D, const int64_t H, const int64_t W) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 8 * (D * H * W) + 8 * (D * H * W);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -41,6 +41,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -96,6 +104,12 @@ static inline void sb_stream_fence(void) {
 #else
 #define SB_GEMM_VBYTES 16
 #define SB_GEMM_MR 4
+#endif
+
+// Products of fewer multiply-adds than this (about 160^3) run on one thread: there a fork/join
+// costs more than it saves, and far more when another process holds one of the cores.
+#ifndef SB_GEMM_MIN_PARALLEL
+#define SB_GEMM_MIN_PARALLEL 4194304.0
 #endif
 
 typedef float sb_gemm_vec_f32 __attribute__((vector_size(SB_GEMM_VBYTES)));
@@ -199,7 +213,7 @@ static int sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int64_t 
   }
   int nt = 1;
 #ifdef _OPENMP
-  nt = omp_get_max_threads();
+  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
 #endif
   if (kc > K) kc = K;
   if (nc > N) nc = N;
@@ -361,7 +375,7 @@ static int sb_gemm_f64(int64_t M, int64_t N, int64_t K, const double* x, int64_t
   }
   int nt = 1;
 #ifdef _OPENMP
-  nt = omp_get_max_threads();
+  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
 #endif
   if (kc > K) kc = K;
   if (nc > N) nc = N;
@@ -465,9 +479,9 @@ static void sb_omp_simd_s1(const double* __restrict p, const double* __restrict 
 // Variant blocked: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as omp_simd.
 
 // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
-static int sb_blocked_s0(const float* __restrict a, const float* __restrict bt,
-                         const float* __restrict bias, float* __restrict y, const int64_t M,
-                         const int64_t N, const int64_t K) {
+SB_STREAM_KERNEL static int sb_blocked_s0(const float* __restrict a, const float* __restrict bt,
+                                          const float* __restrict bias, float* __restrict y,
+                                          const int64_t M, const int64_t N, const int64_t K) {
   const int64_t sb_k0 = 1;  // first k of the sum
   // y = a * bt^T, blocked with mc = 64, kc = 256, nc = 512.
   if (sb_gemm_f32(M, N, K - sb_k0, a + sb_k0, K, 1, bt + sb_k0, 1, K, y, N, 64, 256,

@@ -37,6 +37,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -82,9 +90,9 @@ static inline void sb_stream_fence(void) {
 // Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd.
 
 // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
-static void sb_openblas_s0(const float* __restrict a, const float* __restrict bt,
-                           const float* __restrict bias, float* __restrict y, const int64_t M,
-                           const int64_t N, const int64_t K) {
+SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict a, const float* __restrict bt,
+                                            const float* __restrict bias, float* __restrict y,
+                                            const int64_t M, const int64_t N, const int64_t K) {
   const int64_t sb_m = M;
   const int64_t sb_n = N;
   const int64_t sb_k = K - 1;

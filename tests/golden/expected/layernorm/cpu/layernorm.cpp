@@ -35,6 +35,14 @@
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -156,9 +164,10 @@ static void sb_omp_simd_s1(const float* __restrict x, const float* __restrict me
 }
 
 // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-static void sb_omp_simd_s2(const float* __restrict x, const float* __restrict gain,
-                           const float* __restrict mean, const float* __restrict rstd,
-                           float* __restrict y, const int64_t B, const int64_t R, const int64_t C) {
+SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, const float* __restrict gain,
+                                            const float* __restrict mean,
+                                            const float* __restrict rstd, float* __restrict y,
+                                            const int64_t B, const int64_t R, const int64_t C) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (B * R * C) + 4 * C + 4 * (B * R) + 4 * (B * R) + 4 * (B * R * C);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -42,6 +42,14 @@ static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a 
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -105,8 +113,9 @@ static void sb_loops_s1(const float* __restrict x, const float* __restrict alpha
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
-static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict alpha,
-                           float* __restrict y, const int64_t N) {
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x,
+                                            const float* __restrict alpha, float* __restrict y,
+                                            const int64_t N) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * N + 4 * 1 + 4 * N;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -139,8 +148,9 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict al
 }
 
 // z[i] = select(x[i] > 1.0, tanh(x[i]) + erf(-x[i]), sqrt(abs(log(x[i]))) * exp(-pi)) + max(x[i], 1.0) - min(-x[i], alpha)
-static void sb_omp_simd_s1(const float* __restrict x, const float* __restrict alpha,
-                           float* __restrict z, const int64_t N) {
+SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
+                                            const float* __restrict alpha, float* __restrict z,
+                                            const int64_t N) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * N + 4 * 1 + 4 * N;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {

@@ -42,6 +42,14 @@ static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= 
 #define SB_STREAM_BLOCK 1024
 #endif
 
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
 // Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
 // `dst` is aligned), at most `left`.
 static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
@@ -129,8 +137,8 @@ static void sb_loops_s2(const float* __restrict x, float* __restrict cum, const 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
-static void sb_omp_simd_s0(const float* __restrict x, float* __restrict lap, const int64_t H,
-                           const int64_t W) {
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict lap,
+                                            const int64_t H, const int64_t W) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (H * W) + 4 * (H * W);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -192,7 +200,8 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict lap, con
 }
 
 // smooth[j] = (s[j - 1] + 2.0 * s[j + 1] + s[j + 3]) / 4.0
-static void sb_omp_simd_s1(const float* __restrict s, float* __restrict smooth, const int64_t W) {
+SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __restrict smooth,
+                                            const int64_t W) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (W + 2) + 4 * W;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
