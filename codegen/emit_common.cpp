@@ -745,46 +745,6 @@ StmtLowering::Piece StmtLowering::print_cast(const Expr& e, CodeWriter& w, int d
   return {fn + sub(a, w, depth, pragma, 0) + ")", kPrecPrimary};
 }
 
-namespace {
-
-bool same_expr(const Expr& a, const Expr& b) {
-  if (a.kind != b.kind || a.args.size() != b.args.size()) return false;
-  switch (a.kind) {
-    case ExprKind::IntLit:
-      if (a.ival != b.ival) return false;
-      break;
-    case ExprKind::FloatLit:
-    case ExprKind::Const:
-      if (a.fval != b.fval) return false;
-      break;
-    case ExprKind::IndexVar:
-    case ExprKind::SizeRef:
-    case ExprKind::Read:
-    case ExprKind::Reduce:
-      if (a.ref != b.ref || a.rop != b.rop) return false;
-      break;
-    case ExprKind::Unary:
-      if (a.uop != b.uop) return false;
-      break;
-    case ExprKind::Binary:
-      if (a.bop != b.bop) return false;
-      break;
-    case ExprKind::Call:
-      if (a.fn != b.fn) return false;
-      break;
-    case ExprKind::Cast:
-      if (a.cast_to != b.cast_to) return false;
-      break;
-    case ExprKind::Name:
-      if (a.name != b.name) return false;
-      break;
-  }
-  for (size_t i = 0; i < a.args.size(); ++i)
-    if (!same_expr(*a.args[i], *b.args[i])) return false;
-  return true;
-}
-
-}  // namespace
 
 bool StmtLowering::obviously_inside(const Expr& sub, int t, size_t d) const {
   // A bare index variable whose range is exactly [0, extent d of tensor t).
