@@ -745,7 +745,6 @@ StmtLowering::Piece StmtLowering::print_cast(const Expr& e, CodeWriter& w, int d
   return {fn + sub(a, w, depth, pragma, 0) + ")", kPrecPrimary};
 }
 
-
 bool StmtLowering::obviously_inside(const Expr& sub, int t, size_t d) const {
   // A bare index variable whose range is exactly [0, extent d of tensor t).
   if (sub.kind != ExprKind::IndexVar) return false;
