@@ -361,6 +361,28 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
   return out;
 }
 
+std::string vector_math_name(const std::string& libm_name) {
+  return "sb_vec_" + libm_name;
+}
+
+std::string vector_math_declarations(const VectorMathNames& libm_names) {
+  if (libm_names.empty()) return "";
+  std::string out =
+      "// libm functions under names that vectorised loops call: on x86-64 glibc they carry the\n"
+      "// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).\n"
+      "#if defined(__x86_64__) && defined(__GLIBC__)\n"
+      "#define SB_VECTOR_MATH __attribute__((simd(\"notinbranch\")))\n"
+      "#else\n"
+      "#define SB_VECTOR_MATH\n"
+      "#endif\n";
+  for (const auto& [n, type] : libm_names) {
+    const char* t = c_type(type);
+    out += std::string("extern \"C\" SB_VECTOR_MATH ") + t + " " + vector_math_name(n) + "(" + t +
+           ") noexcept __asm__(\"" + n + "\");\n";
+  }
+  return out;
+}
+
 // ---- Statement lowering -----------------------------------------------------------------------
 
 std::string paren(const std::string& text, int prec, int min_prec) {
@@ -443,8 +465,16 @@ StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* hel
   }
 }
 
+void StmtLowering::set_row_local(int t, const std::string& name) {
+  SB_ASSERT(t >= 0 && t < static_cast<int>(spec_.tensors.size()), "tensor ref out of range");
+  SB_ASSERT(!spec_.tensors[t].shape.empty() && spec_.tensors[t].boundary == Boundary::None,
+            "a row-local tensor needs rank >= 1 and no boundary rule");
+  row_local_[t] = name;
+}
+
 std::string StmtLowering::tensor_name(int t) {
   SB_ASSERT(t >= 0 && t < static_cast<int>(spec_.tensors.size()), "tensor ref out of range");
+  if (auto it = row_local_.find(t); it != row_local_.end()) return it->second;
   used_tensors_.insert(t);
   return c_name(spec_.tensors[t].name);
 }
@@ -508,11 +538,12 @@ std::string StmtLowering::flat_index(int t, const std::vector<std::string>& subs
 std::string StmtLowering::flat_index_p(int t, const std::vector<Piece>& subs) {
   const Tensor& tn = spec_.tensors[t];
   SB_ASSERT(subs.size() == tn.shape.size(), "subscript count differs from the tensor's rank");
-  if (subs.empty()) return "0";
+  const size_t first = row_local_.count(t) ? 1 : 0;  // a row-local tensor drops the row
+  if (subs.size() <= first) return "0";
   // Horner form: ((s0 * d1 + s1) * d2 + s2) ...
-  std::string acc = subs[0].text;
-  int acc_prec = subs[0].prec;
-  for (size_t d = 1; d < subs.size(); ++d) {
+  std::string acc = subs[first].text;
+  int acc_prec = subs[first].prec;
+  for (size_t d = first + 1; d < subs.size(); ++d) {
     if (acc == "0") {  // a leading zero subscript contributes nothing
       acc = subs[d].text;
       acc_prec = subs[d].prec;
@@ -709,6 +740,10 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
     case Fn::Erf:
       SB_ASSERT(is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
       fn = std::string(fn_name(e.fn)) + (t == DType::F32 ? "f" : "");
+      if (vector_math_ && e.fn != Fn::Sqrt) {  // sqrt is an instruction already
+        vector_math_->emplace(fn, t);
+        fn = vector_math_name(fn);
+      }
       break;
     case Fn::Select:
       break;
@@ -988,16 +1023,22 @@ void unpack_args(const Spec& spec, const std::string& args, const std::set<int>&
 }
 
 std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
-                                       const std::set<int>& sizes, int out_tensor,
+                                       const std::set<int>& sizes, const std::set<int>& out_tensors,
                                        const std::string& restrict_kw) {
   std::vector<std::string> ps;
   for (int t : tensors) {
     const Tensor& tn = spec.tensors[t];
-    ps.push_back(std::string(t == out_tensor ? "" : "const ") + c_type(tn.type) + "* " +
+    ps.push_back(std::string(out_tensors.count(t) ? "" : "const ") + c_type(tn.type) + "* " +
                  restrict_kw + " " + c_name(tn.name));
   }
   for (int s : sizes) ps.push_back("const int64_t " + c_name(spec.sizes[s].name));
   return ps;
+}
+
+std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
+                                       const std::set<int>& sizes, int out_tensor,
+                                       const std::string& restrict_kw) {
+  return kernel_params(spec, tensors, sizes, std::set<int>{out_tensor}, restrict_kw);
 }
 
 std::vector<std::string> call_args(const Spec& spec, const std::set<int>& tensors,

@@ -146,6 +146,9 @@ using ReducePragma = std::function<std::string(const ReduceSite&)>;
 // "reduction(+:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an OpenMP clause.
 std::string omp_reduction_clause(const ReduceSite& site);
 
+// libm function names ("expf", "erf") and their value type (F32 or F64).
+using VectorMathNames = std::map<std::string, DType>;
+
 class StmtLowering {
  public:
   StmtLowering(const Spec& spec, const Statement& st, HelperSet* helpers);
@@ -182,6 +185,17 @@ class StmtLowering {
   void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
   void clear_overrides() { overrides_.clear(); }
 
+  // When `names` is set, exp, log, tanh and erf print as vector_math_name(<libm name>) and
+  // that libm name ("expf", "tanh", ...) is recorded in *names with its type (F32 or F64): for
+  // SIMD loops that call a vector math library (vector_math_declarations). nullptr (the
+  // default) prints libm names.
+  void set_vector_math(VectorMathNames* names) { vector_math_ = names; }
+
+  // Holds tensor `t` (rank >= 1, no boundary rule) as one row in the local array `name`: every
+  // access prints `name[flat index of dimensions 1..]`, dropping the first subscript, which the
+  // caller guarantees is the row being computed. The tensor is then not a used tensor.
+  void set_row_local(int t, const std::string& name);
+
   // Tensors and sizes the printed code used, ascending (spec order).
   const std::set<int>& used_tensors() const { return used_tensors_; }
   const std::set<int>& used_sizes() const { return used_sizes_; }
@@ -213,7 +227,18 @@ class StmtLowering {
   int next_acc_ = 0;
   int next_load_ = 0;
   std::map<const Expr*, std::string> overrides_;
+  VectorMathNames* vector_math_ = nullptr;
+  std::map<int, std::string> row_local_;
 };
+
+// The name generated code uses for the vector form of libm function `libm_name`: "sb_vec_expf".
+std::string vector_math_name(const std::string& libm_name);
+
+// Declarations of vector_math_name(n) for every n in `libm_names` (by name): each is libm's
+// function under another C++ name, declared with GCC's simd attribute on x86-64 glibc so that
+// vectorised loops call glibc's libmvec (the module must link -lmvec there), and a plain alias of
+// the libm function elsewhere. "" when the set is empty.
+std::string vector_math_declarations(const VectorMathNames& libm_names);
 
 // ---- File assembly ----------------------------------------------------------------------------
 
@@ -239,6 +264,10 @@ void unpack_args(const Spec& spec, const std::string& args, const std::set<int>&
 // Parameter declarations for a kernel using `tensors` and `sizes`: pointers first (spec order;
 // const unless the tensor is `out_tensor`, qualified by `restrict_kw`), then `const int64_t`
 // sizes. The matching call arguments are the names alone (call_args).
+// As kernel_params above, with every tensor in `out_tensors` writable.
+std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
+                                       const std::set<int>& sizes, const std::set<int>& out_tensors,
+                                       const std::string& restrict_kw);
 std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
                                        const std::set<int>& sizes, int out_tensor,
                                        const std::string& restrict_kw);

@@ -1,5 +1,6 @@
 #include "emit_cpu.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -41,10 +42,9 @@ Status CpuEmitter::check_variant(const Spec& spec, const Variant& v) const {
   if (v.strategy != "blocked_matmul") return {};
   for (const Statement& st : spec.stmts)
     if (match_contraction(spec, st)) return {};
-  return make_error(v.loc, "variant '" + v.name +
-                               "' (strategy blocked_matmul) needs a contraction statement, " +
-                               kContractionShape + "; no statement of '" + spec.name +
-                               "' has that shape");
+  return make_error(
+      v.loc, "variant '" + v.name + "' (strategy blocked_matmul) needs a contraction statement, " +
+                 kContractionShape + "; no statement of '" + spec.name + "' has that shape");
 }
 
 // Whether vectorising the innermost output loop (index `out_var`) gives contiguous accesses in
@@ -69,15 +69,20 @@ bool simd_over_outputs(const Expr& e, int out_var, std::vector<int>& reductions)
 
 namespace {
 
-// Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement).
-void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w) {
+// Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
+// `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
+// loop): only the other dimensions get loops, none of them parallel.
+void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   std::vector<int> reductions;
-  const bool simd_out = !contains_reduce(*st.rhs) ||
-                        simd_over_outputs(*st.rhs, static_cast<int>(rank) - 1, reductions);
-  for (size_t d = 0; d < rank; ++d) {
-    if (omp) {
+  const bool simd_out =
+      (!in_row || rank > 1) && (!contains_reduce(*st.rhs) ||
+                                simd_over_outputs(*st.rhs, static_cast<int>(rank) - 1, reductions));
+  for (size_t d = in_row ? 1 : 0; d < rank; ++d) {
+    if (omp && in_row) {
+      if (d + 1 == rank && simd_out) w.line("#pragma omp simd");
+    } else if (omp) {
       // Static schedule: each thread gets one contiguous range of the outer loop, so threads
       // share at most the cache lines at the range boundaries.
       std::string p;
@@ -97,7 +102,7 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w) {
     };
   }
   L.assign(w, pragma);
-  for (size_t d = 0; d < rank; ++d) w.close();
+  for (size_t d = in_row ? 1 : 0; d < rank; ++d) w.close();
 }
 
 // The streaming form of an elementwise statement: the outer output loops and the blocks of
@@ -142,6 +147,163 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   for (size_t d = 0; d + 1 < rank; ++d) w.close();
   w.line("sb_stream_fence();");
   w.close();
+}
+
+}  // namespace
+
+namespace {
+
+// ---- Row fusion -------------------------------------------------------------------------------
+
+// Statements [first, last] that omp_simd runs as one parallel loop over rows, and the temps among
+// their outputs that it holds as one row per thread instead of in memory.
+struct RowGroup {
+  size_t first = 0;
+  size_t last = 0;
+  std::vector<int> row_local;
+};
+
+void collect_reads(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Read) out.push_back(&e);
+  for (const auto& a : e.args) collect_reads(*a, out);
+}
+
+// Whether a read's first subscript is the statement's first output index itself.
+bool reads_own_row(const Expr& read) {
+  return !read.args.empty() && read.args[0]->kind == ExprKind::IndexVar && read.args[0]->ref == 0;
+}
+
+// Whether statements [first, last] can share one loop over rows: all of rank >= 1 with the same
+// extent of the first output dimension, and every read of a tensor that one of them writes is of
+// the reading statement's own row. Then the loop over rows computes, for each row, the group's
+// statements in order, and gives the same values as running the statements one after another:
+// no row reads what another row of the group writes.
+bool fusable(const Spec& spec, size_t first, size_t last) {
+  if (spec.stmts[first].rank() == 0) return false;
+  const Expr& extent = *spec.tensors[spec.stmts[first].out].shape.at(0);
+  std::set<int> written;
+  for (size_t k = first; k <= last; ++k) {
+    const Statement& st = spec.stmts[k];
+    if (st.rank() == 0 || !same_expr(*spec.tensors[st.out].shape[0], extent)) return false;
+    written.insert(st.out);
+  }
+  for (size_t k = first; k <= last; ++k) {
+    std::vector<const Expr*> reads;
+    collect_reads(*spec.stmts[k].rhs, reads);
+    for (const Expr* r : reads)
+      if (written.count(r->ref) && !reads_own_row(*r)) return false;
+  }
+  return true;
+}
+
+bool touches(const Statement& st, int t) {
+  if (st.out == t) return true;
+  std::vector<const Expr*> reads;
+  collect_reads(*st.rhs, reads);
+  for (const Expr* r : reads)
+    if (r->ref == t) return true;
+  return false;
+}
+
+std::vector<RowGroup> find_row_groups(const Spec& spec) {
+  std::vector<RowGroup> groups;
+  const size_t n = spec.stmts.size();
+  for (size_t k = 0; k < n;) {
+    size_t m = k;
+    while (m + 1 < n && fusable(spec, k, m + 1)) ++m;
+    // Fusion pays when a statement reads what an earlier one of the group wrote, from a row that
+    // is still in cache. Rows of one element (elementwise statements of rank 1) are left to the
+    // streaming form, which saves as much traffic.
+    bool reuse = false, long_rows = false;
+    for (size_t j = k; j <= m; ++j) {
+      const Statement& st = spec.stmts[j];
+      long_rows = long_rows || st.rank() > 1 || contains_reduce(*st.rhs);
+      for (size_t i = k; i < j; ++i) reuse = reuse || touches(st, spec.stmts[i].out);
+    }
+    if (!reuse || !long_rows) {
+      ++k;
+      continue;
+    }
+    RowGroup g{k, m, {}};
+    // A temp that no statement outside the group touches, and that the group writes before it
+    // reads it, lives only as the current row.
+    for (size_t j = k; j <= m; ++j) {
+      const int t = spec.stmts[j].out;
+      const Tensor& tn = spec.tensors[t];
+      if (tn.role != Role::Temp || tn.boundary != Boundary::None) continue;
+      if (std::find(g.row_local.begin(), g.row_local.end(), t) != g.row_local.end()) continue;
+      bool local = true;
+      for (size_t i = 0; i < n && local; ++i)
+        if ((i < k || i > m) && touches(spec.stmts[i], t)) local = false;
+      for (size_t i = k; i < j && local; ++i)
+        if (touches(spec.stmts[i], t)) local = false;
+      std::vector<const Expr*> reads;
+      collect_reads(*spec.stmts[j].rhs, reads);
+      for (const Expr* r : reads)
+        if (r->ref == t) local = false;
+      if (local) g.row_local.push_back(t);
+    }
+    groups.push_back(g);
+    k = m + 1;
+  }
+  return groups;
+}
+
+// Writes the body of a fused group's kernel (an `int` function returning non-zero when a row
+// buffer could not be allocated). `Ls` holds one lowering per statement of the group, in order.
+void emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter& w) {
+  const Spec& spec = Ls.front().spec();
+  std::vector<int> heap;  // row-local tensors of rank > 1; those of rank 1 are one local value
+  for (int t : g.row_local) {
+    for (StmtLowering& L : Ls) L.set_row_local(t, "sb_row_" + c_name(spec.tensors[t].name));
+    if (spec.tensors[t].shape.size() > 1) heap.push_back(t);
+  }
+  const bool alloc = !heap.empty();
+  if (alloc) w.line("int sb_failed = 0;");
+  w.line("#pragma omp parallel");
+  w.open("{");
+  for (int t : g.row_local) {
+    const Tensor& tn = spec.tensors[t];
+    if (tn.shape.size() == 1)
+      w.line(std::string(c_type(tn.type)) + " sb_row_" + c_name(tn.name) + "[1];");
+  }
+  if (alloc) {
+    std::string ok;
+    for (int t : heap) {
+      const Tensor& tn = spec.tensors[t];
+      const std::string name = "sb_row_" + c_name(tn.name);
+      std::string bytes = "sizeof(" + std::string(c_type(tn.type)) + ")";
+      for (size_t d = 1; d < tn.shape.size(); ++d)
+        bytes += " * " + Ls.front().extent(t, d, kPrecMul + 1);
+      w.line(std::string(c_type(tn.type)) + "* " + name + " = (" + c_type(tn.type) + "*)malloc(" +
+             bytes + ");");
+      ok += (ok.empty() ? "" : " && ") + name + " != NULL";
+    }
+    w.line("const int sb_ok = " + ok + ";");
+    w.open("if (!sb_ok) {");
+    w.line("#pragma omp atomic write");
+    w.line("sb_failed = 1;");
+    w.close();
+  }
+  w.line("#pragma omp for schedule(static)");
+  w.open("for (int64_t sb_row = 0; sb_row < " +
+         Ls.front().extent(Ls.front().stmt().out, 0, kPrecRel + 1) + "; ++sb_row) {");
+  if (alloc) w.line("if (!sb_ok) continue;");
+  for (size_t i = 0; i < Ls.size(); ++i) {
+    StmtLowering& L = Ls[i];
+    w.open("{  // " + to_string(L.stmt(), spec));
+    // The row index may go unused when the statement touches only row-local tensors.
+    const bool own =
+        std::find(g.row_local.begin(), g.row_local.end(), L.stmt().out) != g.row_local.end();
+    w.line(std::string(own ? "[[maybe_unused]] " : "") + "const int64_t " + L.var_name(0) +
+           " = sb_row;");
+    emit_loop_nest(L, true, w, /*in_row=*/true);
+    w.close();
+  }
+  w.close();
+  for (int t : heap) w.line("free(sb_row_" + c_name(spec.tensors[t].name) + ");");
+  w.close();
+  w.line(alloc ? "return sb_failed;" : "return 0;");
 }
 
 }  // namespace
@@ -204,7 +366,8 @@ namespace {
 
 // ---- Streaming stores -------------------------------------------------------------------------
 
-const char* const kStreamCode = R"(// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+const char* const kStreamCode =
+    R"(// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
 // last-level cache) write their output with non-temporal stores, one cache line at a time, in
 // parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
 #ifndef SB_STREAM_MIN_BYTES
@@ -264,7 +427,8 @@ static inline void sb_stream_fence(void) {
 
 // ---- Blocked GEMM support code ----------------------------------------------------------------
 
-const char* const kGemmCommon = R"(// Register tile of the micro-kernel: SB_GEMM_MR rows by two vectors of columns of C, held in
+const char* const kGemmCommon =
+    R"(// Register tile of the micro-kernel: SB_GEMM_MR rows by two vectors of columns of C, held in
 // 2 * MR vector registers: 12 x 2 zmm with AVX-512 (32 registers), 6 x 2 ymm with AVX (16
 // registers), 4 x 2 xmm otherwise. GCC vector extensions leave the instruction choice to the
 // compiler (-O3 -march=native): broadcast, two vector loads and 2 * MR FMAs per step.
@@ -288,7 +452,8 @@ const char* const kGemmCommon = R"(// Register tile of the micro-kernel: SB_GEMM
 )";
 
 // The GEMM of one element type: $T the C type, $S the suffix (f32), $U its upper case, $Z zero.
-const char* const kGemmTyped = R"(typedef $T sb_gemm_vec_$S __attribute__((vector_size(SB_GEMM_VBYTES)));
+const char* const kGemmTyped =
+    R"(typedef $T sb_gemm_vec_$S __attribute__((vector_size(SB_GEMM_VBYTES)));
 #define SB_GEMM_NR_$U (2 * (int)(SB_GEMM_VBYTES / sizeof($T)))
 
 // Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] = X(r, p),
@@ -509,10 +674,20 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
   w.line("// " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
          ", blocked with mc = " + std::to_string(mc) + ", kc = " + std::to_string(kc) +
          ", nc = " + std::to_string(nc) + ".");
-  const std::vector<std::string> args = {L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext,
-                                         xp, xs_i, xs_k, yp, ys_k, ys_j, c,
-                                         L.extent(st.out, 1, 0), std::to_string(mc),
-                                         std::to_string(kc), std::to_string(nc)};
+  const std::vector<std::string> args = {L.extent(st.out, 0, 0),
+                                         L.extent(st.out, 1, 0),
+                                         kext,
+                                         xp,
+                                         xs_i,
+                                         xs_k,
+                                         yp,
+                                         ys_k,
+                                         ys_j,
+                                         c,
+                                         L.extent(st.out, 1, 0),
+                                         std::to_string(mc),
+                                         std::to_string(kc),
+                                         std::to_string(nc)};
   w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
   bool streaming = false;
   if (E) {
@@ -525,9 +700,10 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
 
 GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   HelperSet helpers;
+  VectorMathNames vector_math;
   std::string kernels, launchers;
   const auto& variants = backend_variants(spec, em.backend());
-  bool gemm_f32 = false, gemm_f64 = false, streaming = false;
+  bool gemm_f32 = false, gemm_f64 = false, streaming = false, uses_malloc = false;
 
   for (const Variant& v : variants) {
     const StrategyInfo* info = find_strategy(em, v.strategy);
@@ -539,11 +715,53 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
     CodeWriter calls(1);
     std::set<int> used_tensors, used_sizes;
+    const std::vector<RowGroup> groups =
+        v.strategy == "omp_simd" ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      if (next_group < groups.size() && groups[next_group].first == k) {
+        const RowGroup& g = groups[next_group++];
+        std::vector<StmtLowering> Ls;
+        Ls.reserve(g.last - g.first + 1);
+        std::set<int> outs;
+        std::string texts;
+        for (size_t j = g.first; j <= g.last; ++j) {
+          Ls.emplace_back(spec, spec.stmts[j], &helpers);
+          Ls.back().set_vector_math(&vector_math);
+          outs.insert(spec.stmts[j].out);
+          texts += "// " + to_string(spec.stmts[j], spec) + "\n";
+          calls.line("// " + to_string(spec.stmts[j], spec));
+        }
+        CodeWriter body(1);
+        emit_row_group(Ls, g, body);
+        uses_malloc = uses_malloc || !g.row_local.empty();
+        std::set<int> kt, ks;
+        for (const StmtLowering& L : Ls) {
+          kt.insert(L.used_tensors().begin(), L.used_tensors().end());
+          ks.insert(L.used_sizes().begin(), L.used_sizes().end());
+        }
+        const std::string fn =
+            "sb_" + v.name + "_s" + std::to_string(g.first) + "_" + std::to_string(g.last);
+        std::string local;
+        for (int t : g.row_local) local += (local.empty() ? "" : ", ") + spec.tensors[t].name;
+        kernels += "// Statements " + std::to_string(g.first) + " to " + std::to_string(g.last) +
+                   " in one parallel loop over rows" +
+                   (local.empty() ? "" : " (" + local + " kept as one row per thread)") + ":\n" +
+                   texts;
+        kernels += wrap_call("static int " + fn, kernel_params(spec, kt, ks, outs, "__restrict"),
+                             " {", 0) +
+                   "\n" + body.str() + "}\n\n";
+        calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
+        used_tensors.insert(kt.begin(), kt.end());
+        used_sizes.insert(ks.begin(), ks.end());
+        k = g.last;
+        continue;
+      }
       const Statement& st = spec.stmts[k];
       const std::string text = to_string(st, spec);
       const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
       StmtLowering L(spec, st, &helpers);
+      if (omp) L.set_vector_math(&vector_math);
       CodeWriter body(1);
       std::set<int> kt, ks;
       std::optional<Contraction> m;
@@ -556,6 +774,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         if (m->epilogue) {
           epi = epilogue_statement(spec, st, m->reduce);
           E.emplace(spec, epi, &helpers);
+          E->set_vector_math(&vector_math);
         }
         stream_kernel = emit_gemm_statement(L, E ? &*E : nullptr, *m, param(v, *info, "mc"),
                                             param(v, *info, "kc"), param(v, *info, "nc"), body);
@@ -597,7 +816,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
 
   std::string out = file_header(spec, em);
   out += "\n#include <math.h>\n#include <stdint.h>\n";
-  if (gemm_f32 || gemm_f64) out += "#include <stdlib.h>\n";
+  if (gemm_f32 || gemm_f64 || uses_malloc) out += "#include <stdlib.h>\n";
   if (streaming) {
     out += cpu_stream_includes();
   } else if (gemm_f32 || gemm_f64) {
@@ -606,6 +825,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   if (gemm_f32 || gemm_f64) out += "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
   out += "\n#include \"specbench_abi.h\"\n\n";
   if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
+  if (!vector_math.empty())
+    out += banner("Vector math") + vector_math_declarations(vector_math) + "\n";
   if (streaming) out += cpu_stream_support();
   if (gemm_f32 || gemm_f64) {
     out += banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");

@@ -97,7 +97,13 @@ class HostRuntime : public Runtime {
             const SizePoint& sizes) override;
 };
 
-// cpu: SPECBENCH_CXX -std=c++17 -O3 -march=native -fopenmp -fPIC -shared -I<abi>.
+// The flags of host C++ modules: -std=c++17 -O3 -march=native -fno-math-errno -fopenmp -fPIC
+// -shared -I<abi>, and on x86-64 glibc -lmvec (glibc's vector math library, which the cpu
+// emitter's SIMD loops call for exp, log, tanh and erf; see vector_math_declarations in
+// codegen/emit_common.h).
+std::vector<std::string> cpu_module_flags(const ToolchainOptions& opt);
+
+// cpu: SPECBENCH_CXX with cpu_module_flags.
 std::unique_ptr<Runtime> make_cpu_runtime();
 // cuda: SPECBENCH_NVCC -std=c++17 -O3 -gencode ... -Xcompiler -fPIC -shared -cudart shared
 // -I<abi>; device memory through cudart; timed with CUDA events around each launch after an L2

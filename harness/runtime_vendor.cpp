@@ -22,17 +22,17 @@ class VendorCpuRuntime : public HostRuntime {
     if (!found()) return CompileCommand{"", {}, "g++ (OpenBLAS)"};
     const std::string lib = kOpenblasLibrary;
     const std::string dir = lib.substr(0, lib.find_last_of('/'));
-    return CompileCommand{opt.cxx,
-                          {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared",
-                           "-I" + opt.abi_dir, "-I" + std::string(kOpenblasInclude),
-                           "-Wl,--no-as-needed", lib, "-Wl,-rpath," + dir},
-                          "g++ (OpenBLAS)"};
+    std::vector<std::string> flags = cpu_module_flags(opt);
+    flags.insert(flags.end(), {"-I" + std::string(kOpenblasInclude), "-Wl,--no-as-needed", lib,
+                               "-Wl,-rpath," + dir});
+    return CompileCommand{opt.cxx, flags, "g++ (OpenBLAS)"};
   }
 
   Availability availability() override {
     if (found()) return {};
-    return {false, "OpenBLAS was not found when specbench was built (install libopenblas-dev "
-                   "and re-run cmake)"};
+    return {false,
+            "OpenBLAS was not found when specbench was built (install libopenblas-dev "
+            "and re-run cmake)"};
   }
 
   std::string device_name() override { return found() ? "host (OpenBLAS)" : "none"; }

@@ -20,6 +20,19 @@
 #include "specbench_abi.h"
 
 // -----------------------------------------------------------------------------
+// Vector math
+// -----------------------------------------------------------------------------
+
+// libm functions under names that vectorised loops call: on x86-64 glibc they carry the
+// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).
+#if defined(__x86_64__) && defined(__GLIBC__)
+#define SB_VECTOR_MATH __attribute__((simd("notinbranch")))
+#else
+#define SB_VECTOR_MATH
+#endif
+extern "C" SB_VECTOR_MATH float sb_vec_logf(float) noexcept __asm__("logf");
+
+// -----------------------------------------------------------------------------
 // Streaming stores for large elementwise outputs
 // -----------------------------------------------------------------------------
 
@@ -116,7 +129,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict probs,
           #pragma omp simd
           for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
             const int64_t r = sb_j + sb_q;
-            sb_line[sb_q] = -logf(probs[r * V + targets[r]]);
+            sb_line[sb_q] = -sb_vec_logf(probs[r * V + targets[r]]);
           }
           sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
@@ -126,7 +139,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict probs,
   } else {
     #pragma omp parallel for simd schedule(static)
     for (int64_t r = 0; r < BT; ++r) {
-      losses[r] = -logf(probs[r * V + targets[r]]);
+      losses[r] = -sb_vec_logf(probs[r * V + targets[r]]);
     }
   }
 }

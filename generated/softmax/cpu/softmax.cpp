@@ -14,10 +14,7 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
-#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
-#include <immintrin.h>
-#endif
+#include <stdlib.h>
 
 #include "specbench_abi.h"
 
@@ -29,64 +26,17 @@
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
 // -----------------------------------------------------------------------------
-// Streaming stores for large elementwise outputs
+// Vector math
 // -----------------------------------------------------------------------------
 
-// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
-// last-level cache) write their output with non-temporal stores, one cache line at a time, in
-// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
-#ifndef SB_STREAM_MIN_BYTES
-#define SB_STREAM_MIN_BYTES (32LL << 20)
-#endif
-#ifndef SB_STREAM_BLOCK
-#define SB_STREAM_BLOCK 1024
-#endif
-
-// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
-// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
-#if defined(__GNUC__) && !defined(__clang__)
-#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+// libm functions under names that vectorised loops call: on x86-64 glibc they carry the
+// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).
+#if defined(__x86_64__) && defined(__GLIBC__)
+#define SB_VECTOR_MATH __attribute__((simd("notinbranch")))
 #else
-#define SB_STREAM_KERNEL
+#define SB_VECTOR_MATH
 #endif
-
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
-  return n < left ? n : left;
-}
-
-// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
-// non-temporal stores where the target has them, anything else with plain stores.
-static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
-#if defined(__AVX512F__)
-  if (bytes == 64) {
-    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
-    return;
-  }
-#elif defined(__AVX__)
-  if (bytes == 64) {
-    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
-    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
-    return;
-  }
-#elif defined(__SSE2__)
-  if (bytes == 64) {
-    for (int q = 0; q < 4; ++q)
-      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
-    return;
-  }
-#endif
-  memcpy(dst, line, (size_t)bytes);
-}
-
-// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
-static inline void sb_stream_fence(void) {
-#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
+extern "C" SB_VECTOR_MATH float sb_vec_expf(float) noexcept __asm__("expf");
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -140,112 +90,63 @@ static void sb_loops_s3(const float* __restrict e, const float* __restrict rowsu
 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
+// Statements 0 to 3 in one parallel loop over rows (rowmax, e, rowsum kept as one row per thread):
 // rowmax[r] = max(c in 0..C: x[r, c])
-static void sb_omp_simd_s0(const float* __restrict x, float* __restrict rowmax, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    float sb_acc0 = -INFINITY;
-    #pragma omp simd reduction(max:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
-      sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
-    }
-    rowmax[r] = sb_acc0;
-  }
-}
-
 // e[r, c] = exp(x[r, c] - rowmax[r])
-SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
-                                            const float* __restrict rowmax, float* __restrict e,
-                                            const int64_t R, const int64_t C) {
-  // Bytes of the tensors this statement touches.
-  const int64_t sb_bytes = 4 * (R * C) + 4 * R + 4 * (R * C);
-  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
-    #pragma omp parallel
-    {
-      #pragma omp for schedule(static) nowait collapse(2)
-      for (int64_t r = 0; r < R; ++r) {
-        for (int64_t sb_b = 0; sb_b < C; sb_b += SB_STREAM_BLOCK) {
-          const int64_t sb_e = C - sb_b < SB_STREAM_BLOCK ? C : sb_b + SB_STREAM_BLOCK;
-          int64_t sb_n = 0;
-          for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-            float* sb_dst = &e[r * C + sb_j];
-            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t c = sb_j + sb_q;
-              sb_line[sb_q] = expf(x[r * C + c] - rowmax[r]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
-          }
-        }
-      }
-      sb_stream_fence();
-    }
-  } else {
-    #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < R; ++r) {
-      #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) {
-        e[r * C + c] = expf(x[r * C + c] - rowmax[r]);
-      }
-    }
-  }
-}
-
 // rowsum[r] = sum(c in 0..C: e[r, c])
-static void sb_omp_simd_s2(const float* __restrict e, float* __restrict rowsum, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    float sb_acc0 = 0.0f;
-    #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
-      sb_acc0 += e[r * C + c];
-    }
-    rowsum[r] = sb_acc0;
-  }
-}
-
 // y[r, c] = e[r, c] / rowsum[r]
-SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict e,
-                                            const float* __restrict rowsum, float* __restrict y,
-                                            const int64_t R, const int64_t C) {
-  // Bytes of the tensors this statement touches.
-  const int64_t sb_bytes = 4 * (R * C) + 4 * R + 4 * (R * C);
-  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
-    #pragma omp parallel
-    {
-      #pragma omp for schedule(static) nowait collapse(2)
-      for (int64_t r = 0; r < R; ++r) {
-        for (int64_t sb_b = 0; sb_b < C; sb_b += SB_STREAM_BLOCK) {
-          const int64_t sb_e = C - sb_b < SB_STREAM_BLOCK ? C : sb_b + SB_STREAM_BLOCK;
-          int64_t sb_n = 0;
-          for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-            float* sb_dst = &y[r * C + sb_j];
-            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t c = sb_j + sb_q;
-              sb_line[sb_q] = e[r * C + c] / rowsum[r];
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
-          }
+static int sb_omp_simd_s0_3(const float* __restrict x, float* __restrict y, const int64_t R,
+                            const int64_t C) {
+  int sb_failed = 0;
+  #pragma omp parallel
+  {
+    float sb_row_rowmax[1];
+    float sb_row_rowsum[1];
+    float* sb_row_e = (float*)malloc(sizeof(float) * C);
+    const int sb_ok = sb_row_e != NULL;
+    if (!sb_ok) {
+      #pragma omp atomic write
+      sb_failed = 1;
+    }
+    #pragma omp for schedule(static)
+    for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
+      if (!sb_ok) continue;
+      {  // rowmax[r] = max(c in 0..C: x[r, c])
+        [[maybe_unused]] const int64_t r = sb_row;
+        float sb_acc0 = -INFINITY;
+        #pragma omp simd reduction(max:sb_acc0)
+        for (int64_t c = 0; c < C; ++c) {
+          sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
+        }
+        sb_row_rowmax[0] = sb_acc0;
+      }
+      {  // e[r, c] = exp(x[r, c] - rowmax[r])
+        [[maybe_unused]] const int64_t r = sb_row;
+        #pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          sb_row_e[c] = sb_vec_expf(x[r * C + c] - sb_row_rowmax[0]);
         }
       }
-      sb_stream_fence();
-    }
-  } else {
-    #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < R; ++r) {
-      #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) {
-        y[r * C + c] = e[r * C + c] / rowsum[r];
+      {  // rowsum[r] = sum(c in 0..C: e[r, c])
+        [[maybe_unused]] const int64_t r = sb_row;
+        float sb_acc0 = 0.0f;
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int64_t c = 0; c < C; ++c) {
+          sb_acc0 += sb_row_e[c];
+        }
+        sb_row_rowsum[0] = sb_acc0;
+      }
+      {  // y[r, c] = e[r, c] / rowsum[r]
+        const int64_t r = sb_row;
+        #pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          y[r * C + c] = sb_row_e[c] / sb_row_rowsum[0];
+        }
       }
     }
+    free(sb_row_e);
   }
+  return sb_failed;
 }
 
 // -----------------------------------------------------------------------------
@@ -282,15 +183,15 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[4];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
+  (void)rowmax;  // not used by any statement
+  (void)e;  // not used by any statement
+  (void)rowsum;  // not used by any statement
 
   // rowmax[r] = max(c in 0..C: x[r, c])
-  sb_omp_simd_s0(x, rowmax, R, C);
   // e[r, c] = exp(x[r, c] - rowmax[r])
-  sb_omp_simd_s1(x, rowmax, e, R, C);
   // rowsum[r] = sum(c in 0..C: e[r, c])
-  sb_omp_simd_s2(e, rowsum, R, C);
   // y[r, c] = e[r, c] / rowsum[r]
-  sb_omp_simd_s3(e, rowsum, y, R, C);
+  if (sb_omp_simd_s0_3(x, y, R, C) != 0) return 1;
   return 0;
 }
 

@@ -14,72 +14,9 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
-#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
-#include <immintrin.h>
-#endif
+#include <stdlib.h>
 
 #include "specbench_abi.h"
-
-// -----------------------------------------------------------------------------
-// Streaming stores for large elementwise outputs
-// -----------------------------------------------------------------------------
-
-// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
-// last-level cache) write their output with non-temporal stores, one cache line at a time, in
-// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
-#ifndef SB_STREAM_MIN_BYTES
-#define SB_STREAM_MIN_BYTES (32LL << 20)
-#endif
-#ifndef SB_STREAM_BLOCK
-#define SB_STREAM_BLOCK 1024
-#endif
-
-// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
-// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
-#if defined(__GNUC__) && !defined(__clang__)
-#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#else
-#define SB_STREAM_KERNEL
-#endif
-
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
-  return n < left ? n : left;
-}
-
-// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
-// non-temporal stores where the target has them, anything else with plain stores.
-static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
-#if defined(__AVX512F__)
-  if (bytes == 64) {
-    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
-    return;
-  }
-#elif defined(__AVX__)
-  if (bytes == 64) {
-    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
-    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
-    return;
-  }
-#elif defined(__SSE2__)
-  if (bytes == 64) {
-    for (int q = 0; q < 4; ++q)
-      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
-    return;
-  }
-#endif
-  memcpy(dst, line, (size_t)bytes);
-}
-
-// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
-static inline void sb_stream_fence(void) {
-#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -130,82 +67,62 @@ static void sb_loops_s2(const float* __restrict x, const float* __restrict gain,
 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
+// Statements 0 to 2 in one parallel loop over rows (mean, rstd kept as one row per thread):
 // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
-static void sb_omp_simd_s0(const float* __restrict x, float* __restrict mean, const int64_t B,
-                           const int64_t R, const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t r = 0; r < R; ++r) {
-      float sb_acc0 = 0.0f;
-      #pragma omp simd reduction(+:sb_acc0)
-      for (int64_t c = 0; c < C; ++c) {
-        sb_acc0 += x[(b * R + r) * C + c];
-      }
-      mean[b * R + r] = sb_acc0 / (float)C;
-    }
-  }
-}
-
 // rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
-static void sb_omp_simd_s1(const float* __restrict x, const float* __restrict mean,
-                           float* __restrict rstd, const int64_t B, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t r = 0; r < R; ++r) {
-      float sb_acc0 = 0.0f;
-      #pragma omp simd reduction(+:sb_acc0)
-      for (int64_t c = 0; c < C; ++c) {
-        sb_acc0 += (x[(b * R + r) * C + c] - mean[b * R + r]) * (x[(b * R + r) * C + c] - mean[b * R + r]);
-      }
-      rstd[b * R + r] = 1.0f / sqrtf(sb_acc0 / (float)C + 1.0e-5f);
-    }
-  }
-}
-
 // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, const float* __restrict gain,
-                                            const float* __restrict mean,
-                                            const float* __restrict rstd, float* __restrict y,
-                                            const int64_t B, const int64_t R, const int64_t C) {
-  // Bytes of the tensors this statement touches.
-  const int64_t sb_bytes = 4 * (B * R * C) + 4 * C + 4 * (B * R) + 4 * (B * R) + 4 * (B * R * C);
-  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
-    #pragma omp parallel
-    {
-      #pragma omp for schedule(static) nowait collapse(3)
-      for (int64_t b = 0; b < B; ++b) {
+static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict gain,
+                            float* __restrict y, const int64_t B, const int64_t R,
+                            const int64_t C) {
+  int sb_failed = 0;
+  #pragma omp parallel
+  {
+    float* sb_row_mean = (float*)malloc(sizeof(float) * R);
+    float* sb_row_rstd = (float*)malloc(sizeof(float) * R);
+    const int sb_ok = sb_row_mean != NULL && sb_row_rstd != NULL;
+    if (!sb_ok) {
+      #pragma omp atomic write
+      sb_failed = 1;
+    }
+    #pragma omp for schedule(static)
+    for (int64_t sb_row = 0; sb_row < B; ++sb_row) {
+      if (!sb_ok) continue;
+      {  // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
+        [[maybe_unused]] const int64_t b = sb_row;
         for (int64_t r = 0; r < R; ++r) {
-          for (int64_t sb_b = 0; sb_b < C; sb_b += SB_STREAM_BLOCK) {
-            const int64_t sb_e = C - sb_b < SB_STREAM_BLOCK ? C : sb_b + SB_STREAM_BLOCK;
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-              float* sb_dst = &y[(b * R + r) * C + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t c = sb_j + sb_q;
-                sb_line[sb_q] = (x[(b * R + r) * C + c] - mean[b * R + r]) * rstd[b * R + r] * gain[c];
-              }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
-            }
+          float sb_acc0 = 0.0f;
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int64_t c = 0; c < C; ++c) {
+            sb_acc0 += x[(b * R + r) * C + c];
+          }
+          sb_row_mean[r] = sb_acc0 / (float)C;
+        }
+      }
+      {  // rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
+        [[maybe_unused]] const int64_t b = sb_row;
+        for (int64_t r = 0; r < R; ++r) {
+          float sb_acc0 = 0.0f;
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int64_t c = 0; c < C; ++c) {
+            sb_acc0 += (x[(b * R + r) * C + c] - sb_row_mean[r]) * (x[(b * R + r) * C + c] - sb_row_mean[r]);
+          }
+          sb_row_rstd[r] = 1.0f / sqrtf(sb_acc0 / (float)C + 1.0e-5f);
+        }
+      }
+      {  // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
+        const int64_t b = sb_row;
+        for (int64_t r = 0; r < R; ++r) {
+          #pragma omp simd
+          for (int64_t c = 0; c < C; ++c) {
+            y[(b * R + r) * C + c] = (x[(b * R + r) * C + c] - sb_row_mean[r]) * sb_row_rstd[r] * gain[c];
           }
         }
       }
-      sb_stream_fence();
     }
-  } else {
-    #pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t r = 0; r < R; ++r) {
-        #pragma omp simd
-        for (int64_t c = 0; c < C; ++c) {
-          y[(b * R + r) * C + c] = (x[(b * R + r) * C + c] - mean[b * R + r]) * rstd[b * R + r] * gain[c];
-        }
-      }
-    }
+    free(sb_row_mean);
+    free(sb_row_rstd);
   }
+  return sb_failed;
 }
 
 // -----------------------------------------------------------------------------
@@ -242,13 +159,13 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   const int64_t B = sb_a->sizes[0];
   const int64_t R = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
+  (void)mean;  // not used by any statement
+  (void)rstd;  // not used by any statement
 
   // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
-  sb_omp_simd_s0(x, mean, B, R, C);
   // rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
-  sb_omp_simd_s1(x, mean, rstd, B, R, C);
   // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-  sb_omp_simd_s2(x, gain, mean, rstd, y, B, R, C);
+  if (sb_omp_simd_s0_2(x, gain, y, B, R, C) != 0) return 1;
   return 0;
 }
 

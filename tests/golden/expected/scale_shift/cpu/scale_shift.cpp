@@ -29,6 +29,22 @@ static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a 
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
 // -----------------------------------------------------------------------------
+// Vector math
+// -----------------------------------------------------------------------------
+
+// libm functions under names that vectorised loops call: on x86-64 glibc they carry the
+// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).
+#if defined(__x86_64__) && defined(__GLIBC__)
+#define SB_VECTOR_MATH __attribute__((simd("notinbranch")))
+#else
+#define SB_VECTOR_MATH
+#endif
+extern "C" SB_VECTOR_MATH float sb_vec_erff(float) noexcept __asm__("erff");
+extern "C" SB_VECTOR_MATH float sb_vec_expf(float) noexcept __asm__("expf");
+extern "C" SB_VECTOR_MATH float sb_vec_logf(float) noexcept __asm__("logf");
+extern "C" SB_VECTOR_MATH float sb_vec_tanhf(float) noexcept __asm__("tanhf");
+
+// -----------------------------------------------------------------------------
 // Streaming stores for large elementwise outputs
 // -----------------------------------------------------------------------------
 
@@ -167,7 +183,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
           #pragma omp simd
           for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
             const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = (x[i] > 1.0f ? tanhf(x[i]) + erff(-x[i]) : sqrtf(fabsf(logf(x[i]))) * expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+            sb_line[sb_q] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
           }
           sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
@@ -177,7 +193,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
   } else {
     #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < N; ++i) {
-      z[i] = (x[i] > 1.0f ? tanhf(x[i]) + erff(-x[i]) : sqrtf(fabsf(logf(x[i]))) * expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+      z[i] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
     }
   }
 }
