@@ -159,6 +159,34 @@ std::string format_verify_totals(const std::vector<VerifyRecord>& records) {
          std::to_string(fail) + " failed, " + std::to_string(skipped) + " skipped";
 }
 
+std::string format_traffic_table(const std::vector<VerifyRecord>& records) {
+  std::vector<std::vector<std::string>> rows;
+  std::map<std::string, uint64_t> naive;  // kernel/backend -> sectors of its first variant
+  for (const VerifyRecord& r : records) {
+    if (!r.traffic) continue;
+    const MemoryTraffic& t = *r.traffic;
+    const std::string key = r.kernel + "/" + r.backend;
+    naive.emplace(key, t.sectors);
+    char ratio[32] = "-", vs[32] = "-";
+    if (r.spec_bytes > 0)
+      std::snprintf(ratio, sizeof ratio, "%.2f",
+                    32.0 * static_cast<double>(t.sectors) / static_cast<double>(r.spec_bytes));
+    if (t.sectors > 0)
+      std::snprintf(vs, sizeof vs, "%.2f×",
+                    static_cast<double>(naive[key]) / static_cast<double>(t.sectors));
+    rows.push_back({r.kernel, r.backend, r.variant, r.sizes, std::to_string(t.requests),
+                    std::to_string(t.sectors), std::to_string(r.spec_bytes / 32), ratio, vs});
+  }
+  if (rows.empty()) return "";
+  return format_table({"kernel", "backend", "variant", "sizes", "requests", "sectors",
+                       "spec sectors", "sectors/spec", "× vs naive"},
+                      rows) +
+         "Global-memory traffic counted by the simulator at the largest verify size: requests = "
+         "warp memory instructions, sectors = 32-byte transactions they cause (a profiler's "
+         "gld/gst transactions, before any cache), spec sectors = the bytes the spec implies / 32; "
+         "× vs naive = the first variant's sectors / this variant's (> 1: fewer transactions).\n";
+}
+
 namespace {
 
 std::string percent(double f) {
@@ -307,8 +335,8 @@ std::vector<std::vector<std::string>> language_rows(const std::vector<LanguageRo
   return out;
 }
 
-const std::vector<std::string> kLanguageHeader = {"kernel", "size",       "kind",    "C++",
-                                                  "other",  "C++ time",   "other time", "ratio"};
+const std::vector<std::string> kLanguageHeader = {"kernel", "size",     "kind",       "C++",
+                                                  "other",  "C++ time", "other time", "ratio"};
 
 }  // namespace
 
@@ -377,8 +405,7 @@ std::string format_bench_summary_markdown(const BenchReport& report,
   if (above_memory_limit(report.summary)) out += std::string("\n") + kCacheNote + "\n";
   if (!report.languages.empty()) {
     out += "\n## C++ against other languages\n\n";
-    out += md_table(kLanguageHeader, language_rows(report.languages)) + "\n" + kLanguageNote +
-           "\n";
+    out += md_table(kLanguageHeader, language_rows(report.languages)) + "\n" + kLanguageNote + "\n";
   }
   auto failed = failed_rows(report.records);
   if (!failed.empty()) {

@@ -27,6 +27,10 @@ std::string format_verify_failures(const std::vector<VerifyRecord>& records, siz
 // "N checks: P passed, F failed, S skipped".
 std::string format_verify_totals(const std::vector<VerifyRecord>& records);
 
+// The global-memory traffic of the records that carry it (one per simulated variant), with the
+// spec's implied traffic and the ratio to the kernel's first (naive) variant; "" when none do.
+std::string format_traffic_table(const std::vector<VerifyRecord>& records);
+
 // The machine probes and the limits taken from them, one line each.
 std::string format_probes(const ProbeResults& probes, const MachineLimits& limits);
 

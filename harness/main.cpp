@@ -186,6 +186,8 @@ int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
   vo.seeds = seeds;
   auto records = sb::verify(targets, vo, progress);
   std::cout << sb::format_verify_table(records);
+  if (std::string traffic = sb::format_traffic_table(records); !traffic.empty())
+    std::cout << "\n" << traffic;
   std::string failures = sb::format_verify_failures(records);
   if (!failures.empty()) std::cout << "\n" << failures;
   std::cout << "\n" << sb::format_verify_totals(records) << "\n";

@@ -376,6 +376,7 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
         continue;
       }
       int passed = 0, checks = 0;
+      std::optional<size_t> traffic_record;  // index into records
       for (const SizePoint& p : spec.verify_points()) {
         for (int sched = 0; sched < t.runtime->schedules(); ++sched)
           for (const InputSet& in : inputs) {
@@ -390,6 +391,16 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
             r.max_abs_err = c.max_abs;
             r.max_rel_err = c.max_rel;
             r.detail = c.detail;
+            std::optional<MemoryTraffic> traffic = t.runtime->last_traffic();
+            if (c.ok && traffic && sched == 0 && &in == &inputs.front()) {
+              const int64_t bytes = bytes_moved(spec, p);
+              if (!traffic_record || bytes > records[*traffic_record].spec_bytes) {
+                if (traffic_record) records[*traffic_record].traffic.reset();
+                r.traffic = traffic;
+                r.spec_bytes = bytes;
+                traffic_record = records.size();
+              }
+            }
             records.push_back(std::move(r));
             ++checks;
             passed += c.ok;

@@ -71,6 +71,11 @@ struct VerifyRecord {
   double max_abs_err = 0;  // over every Out tensor
   double max_rel_err = 0;
   std::string detail;  // Fail: what went wrong (describe_failure's text); Skipped: the reason
+  // Set on one passing check per variant, for runtimes that count global-memory traffic (the
+  // simulator): the first input set in the first schedule at the verify size that moves the most
+  // bytes. spec_bytes is what the spec implies at those sizes (bytes_moved in metrics.h).
+  std::optional<MemoryTraffic> traffic;
+  int64_t spec_bytes = 0;
 };
 
 struct VerifyOptions {
@@ -126,9 +131,9 @@ struct BenchOptions {
 struct BenchReport {
   nlohmann::json doc;  // the results document (see results.h)
   std::vector<BenchRecord> records;
-  ProbeResults probes;              // opt.probes
-  MachineLimits limits;             // from the probes
-  std::vector<SummaryRow> summary;  // summarize(records)
+  ProbeResults probes;                 // opt.probes
+  MachineLimits limits;                // from the probes
+  std::vector<SummaryRow> summary;     // summarize(records)
   std::vector<LanguageRow> languages;  // compare_languages(records)
 };
 

@@ -18,7 +18,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,14 @@ class DeviceTensors {
   std::vector<void*> ptrs;  // one base pointer per spec tensor, spec order
 };
 
+// Global-memory traffic of one run, as a simulator counts it (see sb::sim::Traffic in
+// harness/cudasim/cudasim.h): warp-level requests, 32-byte sectors (transactions), bytes asked.
+struct MemoryTraffic {
+  uint64_t requests = 0;
+  uint64_t sectors = 0;
+  uint64_t bytes = 0;
+};
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
@@ -59,6 +69,9 @@ class Runtime {
   virtual std::string schedule_name(int /*s*/) const { return ""; }
   // A line about the work done so far (a simulator's rate), or "" for nothing to report.
   virtual std::string report() { return ""; }
+  // The global-memory traffic of the last successful run(), for runtimes that count it (the
+  // simulator); nullopt for the others.
+  virtual std::optional<MemoryTraffic> last_traffic() const { return std::nullopt; }
   // The compiler invocation that turns this backend's generated file into a module.
   virtual CompileCommand compile_command(const ToolchainOptions& opt) const = 0;
   // Whether modules can run on this machine. Memoised; cheap after the first call. Modules are

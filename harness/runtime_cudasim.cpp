@@ -30,7 +30,12 @@ class CudasimRuntime : public HostRuntime {
   CompileCommand compile_command(const ToolchainOptions& opt) const override {
     return CompileCommand{
         opt.cxx,
-        {"-std=c++20", "-O2", "-fPIC", "-shared", "-x", "c++",
+        {"-std=c++20", "-O2", "-fPIC", "-shared",
+         // Calls the simulator's access hooks before every load and store (traffic counting);
+         // no sanitizer runtime is linked. Without scalar replacement of aggregates, a float4 or
+         // double2 copy stays one 16-byte access, as the vector load it stands for.
+         "-fno-tree-sra", "-fsanitize=kernel-address", "--param", "asan-instrumentation-with-call-threshold=0",
+         "--param", "asan-stack=0", "--param", "asan-globals=0", "-x", "c++",
          "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE), "-I" + opt.abi_dir, "-Wl,--no-as-needed",
          "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR), "-lspecbench_cudasim",
          "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
@@ -52,13 +57,21 @@ class CudasimRuntime : public HostRuntime {
 
   Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) override {
     sim::take_error();
+    last_traffic_.reset();
+    sim::reset_traffic();
+    sim::count_traffic(true);
     sb_args args{dev.ptrs.data(), sizes.data(), nullptr};
     int rc = fn(&args);
+    sim::count_traffic(false);
     std::string report = sim::take_error();
     if (!report.empty()) return Error{Loc{}, report, ""};
     if (rc != 0) return Error{Loc{}, "variant returned error code " + std::to_string(rc), ""};
+    const sim::Traffic t = sim::traffic();
+    last_traffic_ = MemoryTraffic{t.requests, t.sectors, t.bytes};
     return {};
   }
+
+  std::optional<MemoryTraffic> last_traffic() const override { return last_traffic_; }
 
   std::string report() override {
     sim::Stats s = sim::stats();
@@ -72,6 +85,9 @@ class CudasimRuntime : public HostRuntime {
     sim::reset_stats();
     return buf;
   }
+
+ private:
+  std::optional<MemoryTraffic> last_traffic_;
 };
 
 }  // namespace

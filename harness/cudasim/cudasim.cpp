@@ -7,8 +7,10 @@
 #include <unistd.h>
 #include <boost/context/detail/fcontext.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <string>
@@ -48,6 +50,9 @@ struct Fiber {
   int arg = 0;
   int width = 32;
   uint64_t result = 0;
+  // Global-memory accesses in program order while traffic is counted: (first 32-byte sector << 8)
+  // | number of sectors touched.
+  std::vector<uint64_t> accesses;
 };
 
 // Fiber stacks for one worker: kMaxBlockThreads stacks, each above a guard page.
@@ -121,6 +126,12 @@ std::string g_error;
 cudaError_t g_last = cudaSuccess;
 std::atomic<uint64_t> g_threads{0}, g_steps{0};
 std::atomic<int64_t> g_nanos{0};
+
+// Traffic counting: the global buffers of the current launch as sorted [begin, end) address
+// ranges (set before the workers start, read-only while they run) and the running totals.
+std::atomic<bool> g_count_traffic{false};
+std::vector<std::pair<uintptr_t, uintptr_t>> g_ranges;
+std::atomic<uint64_t> g_requests{0}, g_sectors{0}, g_bytes{0};
 
 thread_local Block* t_block = nullptr;
 thread_local Fiber* t_fiber = nullptr;
@@ -429,6 +440,35 @@ void install_handler() {
   }
 }
 
+// Adds a finished block's accesses to the totals, as a GPU's load/store units would issue them:
+// the k-th global access of every lane of a warp is one request (one warp instruction), which
+// costs one transaction per distinct 32-byte sector its lanes touch. Lanes that diverge into
+// different numbers of accesses are paired by their order, an approximation.
+void fold_traffic(Block& b) {
+  uint64_t requests = 0, sectors = 0;
+  std::vector<uint64_t> touched;
+  for (size_t w0 = 0; w0 < b.fibers.size(); w0 += 32) {
+    const size_t w1 = std::min(b.fibers.size(), w0 + 32);
+    size_t longest = 0;
+    for (size_t i = w0; i < w1; ++i) longest = std::max(longest, b.fibers[i].accesses.size());
+    for (size_t k = 0; k < longest; ++k) {
+      touched.clear();
+      for (size_t i = w0; i < w1; ++i) {
+        const std::vector<uint64_t>& a = b.fibers[i].accesses;
+        if (k >= a.size()) continue;
+        for (uint64_t s = 0; s < (a[k] & 0xff); ++s) touched.push_back((a[k] >> 8) + s);
+      }
+      std::sort(touched.begin(), touched.end());
+      sectors +=
+          static_cast<uint64_t>(std::unique(touched.begin(), touched.end()) - touched.begin());
+      ++requests;
+    }
+  }
+  for (Fiber& f : b.fibers) f.accesses.clear();
+  g_requests.fetch_add(requests, std::memory_order_relaxed);
+  g_sectors.fetch_add(sectors, std::memory_order_relaxed);
+}
+
 void worker(const Launch& L, std::atomic<uint64_t>& next, std::atomic<bool>& abort_all) {
   install_handler();
   Block b;
@@ -449,6 +489,7 @@ void worker(const Launch& L, std::atomic<uint64_t>& next, std::atomic<bool>& abo
     }
     t_in_block = 0;
     t_fiber = nullptr;
+    if (g_count_traffic.load(std::memory_order_relaxed)) fold_traffic(b);
     if (!b.error.empty()) {
       set_global_error(b.error, cudaErrorLaunchFailure);
       abort_all = true;
@@ -581,6 +622,16 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* 
                      cudaErrorInvalidConfiguration);
     return;
   }
+  if (g_count_traffic.load()) {
+    std::lock_guard<std::mutex> lk(g_alloc_mu);
+    g_ranges.clear();
+    for (const AllocRec& r : g_allocs) {
+      if (!r.map) continue;
+      const auto begin = reinterpret_cast<uintptr_t>(r.user);
+      g_ranges.emplace_back(begin, begin + r.bytes);
+    }
+    std::sort(g_ranges.begin(), g_ranges.end());
+  }
   auto t0 = std::chrono::steady_clock::now();
   uint64_t nblocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
@@ -666,6 +717,31 @@ void reset_stats() {
   g_threads = 0;
   g_steps = 0;
   g_nanos = 0;
+}
+
+void count_traffic(bool on) {
+  g_count_traffic = on;
+}
+
+Traffic traffic() {
+  return Traffic{g_requests.load(), g_sectors.load(), g_bytes.load()};
+}
+
+void reset_traffic() {
+  g_requests = 0;
+  g_sectors = 0;
+  g_bytes = 0;
+}
+
+void note_access(uintptr_t addr, size_t size) {
+  Fiber* f = t_fiber;
+  if (!f || size == 0 || !g_count_traffic.load(std::memory_order_relaxed)) return;
+  auto it = std::upper_bound(g_ranges.begin(), g_ranges.end(),
+                             std::make_pair(addr, std::numeric_limits<uintptr_t>::max()));
+  if (it == g_ranges.begin() || addr >= std::prev(it)->second) return;  // not global memory
+  const uint64_t first = addr / 32, last = (addr + size - 1) / 32;
+  f->accesses.push_back(first << 8 | std::min<uint64_t>(last - first + 1, 0xff));
+  g_bytes.fetch_add(size, std::memory_order_relaxed);
 }
 
 }  // namespace sb::sim
@@ -764,4 +840,32 @@ cudaError_t cudaDeviceSynchronize() {
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
   return cudaSuccess;
+}
+
+// Memory-access hooks. Simulated modules are compiled with -fsanitize=kernel-address and
+// --param asan-instrumentation-with-call-threshold=0, so GCC calls these before every load and
+// store; the simulator counts the global-memory ones (see traffic() in cudasim.h) and checks
+// nothing else here (guard pages catch out-of-bounds accesses). A harness built with a real
+// address sanitizer would clash with these definitions.
+extern "C" {
+#define SB_SIM_ACCESS_HOOKS(n)                  \
+  void __asan_load##n##_noabort(uintptr_t a) {  \
+    sb::sim::note_access(a, n);                 \
+  }                                             \
+  void __asan_store##n##_noabort(uintptr_t a) { \
+    sb::sim::note_access(a, n);                 \
+  }
+SB_SIM_ACCESS_HOOKS(1)
+SB_SIM_ACCESS_HOOKS(2)
+SB_SIM_ACCESS_HOOKS(4)
+SB_SIM_ACCESS_HOOKS(8)
+SB_SIM_ACCESS_HOOKS(16)
+#undef SB_SIM_ACCESS_HOOKS
+void __asan_loadN_noabort(uintptr_t a, size_t n) {
+  sb::sim::note_access(a, n);
+}
+void __asan_storeN_noabort(uintptr_t a, size_t n) {
+  sb::sim::note_access(a, n);
+}
+void __asan_handle_no_return() {}
 }

@@ -10,8 +10,9 @@
 //   placed after the end under even schedules and before the start under odd ones;
 // - schedule-order dependence: each schedule runs a block's threads in another order
 //   (0 forward, 1 reversed, n >= 2 a shuffle seeded with n).
-// What it cannot check: timing, memory coalescing, bank conflicts, or races on raw __shared__
-// arrays and global memory.
+// What it cannot check: timing, bank conflicts, or races on raw __shared__ arrays and global
+// memory. It can count global-memory traffic as warp requests and 32-byte sectors (traffic()),
+// the coalescing measure of a profiler's transaction counts, without caches or timing.
 #pragma once
 
 #include <cstddef>
@@ -38,5 +39,23 @@ struct Stats {
 };
 Stats stats();
 void reset_stats();
+
+// Global-memory traffic of simulated threads while counting is on (off by default): `requests`
+// are warp-level memory instructions (the k-th global access of each lane of a warp form one),
+// `sectors` the distinct 32-byte sectors each request touches, summed (a profiler's
+// transactions), `bytes` the bytes the threads asked for. Only accesses to alloc() buffers
+// count, in modules compiled with the access hooks (see the end of cudasim.cpp).
+struct Traffic {
+  uint64_t requests = 0;
+  uint64_t sectors = 0;
+  uint64_t bytes = 0;
+};
+void count_traffic(bool on);
+Traffic traffic();
+void reset_traffic();
+
+// Records one access of `size` bytes at `addr` by the running simulated thread (a no-op outside
+// simulated threads, for addresses outside alloc() buffers, or while counting is off).
+void note_access(uintptr_t addr, size_t size);
 
 }  // namespace sb::sim

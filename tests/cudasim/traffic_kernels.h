@@ -1,0 +1,10 @@
+// Host launchers of the traffic-counting test kernels (traffic_kernels.cpp). Buffers come from
+// sb::sim::alloc; every launch uses one-dimensional blocks of `block` threads.
+#pragma once
+
+// out[i] = in[i] for i < n.
+void launch_copy_coalesced(const float* in, float* out, int n, int block);
+// out[i] = in[i * stride] for i < n (in holds n * stride floats).
+void launch_gather_strided(const float* in, float* out, int n, int stride, int block);
+// Copies n4 float4 values (4 * n4 floats, 16-byte aligned) with one vector load and store each.
+void launch_copy_float4(const float* in, float* out, int n4, int block);
