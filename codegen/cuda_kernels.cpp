@@ -196,9 +196,8 @@ class Gen {
   }
 
   // Appends a kernel: `comments` (each line "// ...\n"), then its signature from L's uses.
-  void kernel(const std::string& comments, const std::string& name, int64_t bounds,
-              StmtLowering& L, int out, const std::vector<std::string>& extra,
-              const CodeWriter& body) {
+  void kernel(const std::string& comments, const std::string& name, int64_t bounds, StmtLowering& L,
+              int out, const std::vector<std::string>& extra, const CodeWriter& body) {
     const std::string head =
         "__global__ void " + (bounds > 0 ? "__launch_bounds__(" + str(bounds) + ") " : "") + name;
     std::vector<std::string> ps =
@@ -324,7 +323,8 @@ std::string Gen::atomic_stmt(ReduceOp op, DType t, const std::string& ptr,
                              const std::string& value) {
   if (op == ReduceOp::Sum) return "atomicAdd(" + ptr + ", " + value + ");";
   const bool mx = op == ReduceOp::Max;
-  if (t == DType::I32) return std::string(mx ? "atomicMax(" : "atomicMin(") + ptr + ", " + value + ");";
+  if (t == DType::I32)
+    return std::string(mx ? "atomicMax(" : "atomicMin(") + ptr + ", " + value + ");";
   // Floating-point max and min: a compare-and-swap loop on the bits.
   const std::string name = std::string("sb_atomic_") + reduce_name(op) + "_" + sfx(t);
   const std::string ct = c_type(t);
@@ -594,8 +594,8 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
     file_.globals += wrap_comment("// Per-block results of " + fn(k, "_partial") + " (at most " +
                                   str(kMaxPartials) + " blocks).");
     file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
-    w.line("if (threadIdx.x == 0) " + part + "[blockIdx.x] = " +
-           (kind == 't' ? "sb_red[0]" : "sb_acc") + ";");
+    w.line("if (threadIdx.x == 0) " + part +
+           "[blockIdx.x] = " + (kind == 't' ? "sb_red[0]" : "sb_acc") + ";");
     first = fn(k, "_partial");
     kernel("// " + text + "\n// Pass 1: each block combines a grid-stride share into " + part +
                "[blockIdx.x].\n",
@@ -861,9 +861,8 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     const bool lo_aligned =
         !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
     w.line("const bool " + o.flag + " = ((uintptr_t)" + L.tensor_name(o.read->ref) +
-           " & 15) == 0 && " + L.extent(o.read->ref, 1, kPrecMul + 1) + " % " + str(o.W) +
-           " == 0" + (lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") +
-           ";");
+           " & 15) == 0 && " + L.extent(o.read->ref, 1, kPrecMul + 1) + " % " + str(o.W) + " == 0" +
+           (lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") + ";");
   }
   const std::string rct = c_type(rt);
   w.line(rct + " sb_acc[" + str(TM) + "][" + str(TN) + "];");
@@ -878,9 +877,8 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     x.close();
     x.close();
   };
-  mn_loops(w, [&](CodeWriter& x) {
-    x.line("sb_acc[sb_m][sb_n] = " + identity(red.rop, rt) + ";");
-  });
+  mn_loops(w,
+           [&](CodeWriter& x) { x.line("sb_acc[sb_m][sb_n] = " + identity(red.rop, rt) + ";"); });
   w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + str(BK) + ") {");
   for (const Operand& o : ops) {
     const std::string X = str(o.X);
@@ -906,8 +904,8 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     w.line("const int64_t sb_gx = " + gx + ";");
     w.line("const int64_t sb_gk = " + gk + ";");
     const std::string vt = vector_type(o.t->type, W);
-    const std::vector<std::string> subs =
-        o.k_inner ? std::vector<std::string>{"sb_gx", "sb_gk"} : std::vector<std::string>{"sb_gk", "sb_gx"};
+    const std::vector<std::string> subs = o.k_inner ? std::vector<std::string>{"sb_gx", "sb_gk"}
+                                                    : std::vector<std::string>{"sb_gk", "sb_gx"};
     const std::string whole = o.k_inner ? "sb_gx < " + o.lim + " && sb_gk + " + str(W) + " <= sb_hi"
                                         : "sb_gk < sb_hi && sb_gx + " + str(W) + " <= " + o.lim;
     auto dest = [&](const std::string& q) {
@@ -1006,8 +1004,8 @@ void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
   w.open("if (" + iv + " < " + E0 + " && " + jv + " < " + E1 + ") {");
   for (size_t q = 0; q < m.reads.size(); ++q) {
     const std::string v = L.expr(*m.reads[q], w);
-    w.line("sb_tile" + str(static_cast<int64_t>(q)) + "[sb_y * " + pitch + " + threadIdx.x] = " +
-           v + ";");
+    w.line("sb_tile" + str(static_cast<int64_t>(q)) + "[sb_y * " + pitch +
+           " + threadIdx.x] = " + v + ";");
   }
   w.close();
   w.close();
@@ -1105,8 +1103,17 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const size_t rank = st.rank();
   const Tensor& X = spec_.tensors[m.tensor];
   const std::string xt = c_type(X.type);
-  const int64_t BX = rank == 1 ? bs_ : p("tile_x");
-  const int64_t BY = rank == 1 ? 1 : bs_ / BX;
+  // Block edge per output dimension; the last dimension runs along threadIdx.x, the one before
+  // along threadIdx.y, the first of three along threadIdx.z (and likewise for blockIdx).
+  std::vector<int64_t> B(rank);
+  B[rank - 1] = rank == 1 ? bs_ : p("tile_x");
+  if (rank == 2) B[0] = bs_ / B[1];
+  if (rank == 3) {
+    B[1] = p("tile_y");
+    B[0] = bs_ / (B[1] * B[2]);
+  }
+  auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
+  auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
   // One name per element type: nvcc gives every `extern __shared__` array of a file one address.
   const std::string tile = std::string("sb_tile_") + sfx(X.type);
   StmtLowering L(spec_, st, &h_);
@@ -1116,22 +1123,31 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
          " over the block's outputs and their halo");
   halo_lines(L, st, m, rank, w, h_);
   std::vector<std::string> gs;
-  if (rank == 1) {
-    w.line("const int64_t sb_len0 = " + str(BX) + " + sb_hi0 - sb_lo0;");
-    w.line("const int64_t sb_base0 = (int64_t)blockIdx.x * " + str(BX) + " + sb_lo0;");
-    w.open("for (int64_t sb_l = threadIdx.x; sb_l < sb_len0; sb_l += " + str(BX) + ") {");
-    w.line("const int64_t sb_g0 = sb_base0 + sb_l;");
-    gs = {"sb_g0"};
-  } else {
-    w.line("const int64_t sb_len0 = " + str(BY) + " + sb_hi0 - sb_lo0;");
-    w.line("const int64_t sb_len1 = " + str(BX) + " + sb_hi1 - sb_lo1;");
-    w.line("const int64_t sb_base0 = (int64_t)blockIdx.y * " + str(BY) + " + sb_lo0;");
-    w.line("const int64_t sb_base1 = (int64_t)blockIdx.x * " + str(BX) + " + sb_lo1;");
-    w.open("for (int64_t sb_l = threadIdx.y * " + str(BX) +
-           " + threadIdx.x; sb_l < sb_len0 * sb_len1; sb_l += " + str(BX * BY) + ") {");
-    w.line("const int64_t sb_g0 = sb_base0 + sb_l / sb_len1;");
-    w.line("const int64_t sb_g1 = sb_base1 + sb_l % sb_len1;");
-    gs = {"sb_g0", "sb_g1"};
+  for (size_t d = 0; d < rank; ++d)
+    w.line("const int64_t sb_len" + ds(d) + " = " + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
+           ds(d) + ";");
+  for (size_t d = 0; d < rank; ++d)
+    w.line("const int64_t sb_base" + ds(d) + " = (int64_t)blockIdx." + axis(d) + " * " + str(B[d]) +
+           " + sb_lo" + ds(d) + ";");
+  // The block's threads, numbered x fastest, load the window's elements in row-major order.
+  std::string thread = "threadIdx.x", count = "sb_len0";
+  if (rank >= 2) thread = "threadIdx.y * " + str(B[rank - 1]) + " + threadIdx.x";
+  if (rank == 3)
+    thread = "(threadIdx.z * " + str(B[1]) + " + threadIdx.y) * " + str(B[2]) + " + threadIdx.x";
+  for (size_t d = 1; d < rank; ++d) count += " * sb_len" + ds(d);
+  int64_t threads = 1;
+  for (int64_t b : B) threads *= b;
+  w.open("for (int64_t sb_l = " + thread + "; sb_l < " + count + "; sb_l += " + str(threads) +
+         ") {");
+  for (size_t d = 0; d < rank; ++d) {
+    std::string inner;  // the product of the window's later extents
+    for (size_t e = d + 1; e < rank; ++e)
+      inner += std::string(inner.empty() ? "" : " * ") + "sb_len" + ds(e);
+    std::string pos = "sb_l";
+    if (!inner.empty()) pos += " / " + (d + 2 < rank ? "(" + inner + ")" : inner);
+    if (d > 0) pos = (inner.empty() ? pos : "(" + pos + ")") + " % sb_len" + ds(d);
+    w.line("const int64_t sb_g" + ds(d) + " = sb_base" + ds(d) + " + " + pos + ";");
+    gs.push_back("sb_g" + ds(d));
   }
   std::string inside;
   for (size_t d = 0; d < rank; ++d)
@@ -1152,26 +1168,20 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   w.line(tile + "[sb_l] = sb_x;");
   w.close();
   w.line("__syncthreads();");
-  const std::string iv = L.var_name(0);
   std::string cond;
-  if (rank == 1) {
-    w.line("const int64_t " + iv + " = (int64_t)blockIdx.x * " + str(BX) + " + threadIdx.x;");
-    cond = iv + " < " + L.extent(st.out, 0, kPrecRel + 1);
-  } else {
-    const std::string jv = L.var_name(1);
-    w.line("const int64_t " + iv + " = (int64_t)blockIdx.y * " + str(BY) + " + threadIdx.y;");
-    w.line("const int64_t " + jv + " = (int64_t)blockIdx.x * " + str(BX) + " + threadIdx.x;");
-    cond = iv + " < " + L.extent(st.out, 0, kPrecRel + 1) + " && " + jv + " < " +
-           L.extent(st.out, 1, kPrecRel + 1);
+  for (size_t d = 0; d < rank; ++d) {
+    const std::string v = L.var_name(static_cast<int>(d));
+    w.line("const int64_t " + v + " = (int64_t)blockIdx." + axis(d) + " * " + str(B[d]) +
+           " + threadIdx." + axis(d) + ";");
+    cond += (d ? " && " : "") + v + " < " + L.extent(st.out, d, kPrecRel + 1);
   }
   CodeWriter none;
   for (const Expr* r : m.reads) {
-    std::vector<std::string> rel;
-    for (size_t d = 0; d < rank; ++d)
-      rel.push_back(L.expr(*r->args[d], none, kPrecAdd + 1) + " - sb_base" +
-                    str(static_cast<int64_t>(d)));
-    const std::string idx =
-        rank == 1 ? rel[0] : "(" + rel[0] + ") * sb_len1 + " + rel[1];
+    std::string idx;
+    for (size_t d = 0; d < rank; ++d) {
+      const std::string rel = L.expr(*r->args[d], none, kPrecAdd + 1) + " - sb_base" + ds(d);
+      idx = d == 0 ? rel : "(" + idx + ") * sb_len" + ds(d) + " + " + rel;
+    }
     L.set_override(r, tile + "[" + idx + "]");
   }
   w.open("if (" + cond + ") {");
@@ -1181,26 +1191,34 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const std::string name = fn(k);
   kernel("// " + text + "\n// Each block stages its outputs' window of " + X.name +
              " (halo included) in dynamic shared memory.\n",
-         name, BX * BY, L, st.out, {}, w);
+         name, threads, L, st.out, {}, w);
   StmtLowering G(spec_, st, &h_);
   const std::string untiled = generic_kernel(k, st, "_untiled", G);
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
   halo_lines(H, st, m, rank, body_, h_);
-  std::string bytes = "(" + str(BX) + " + sb_hi0 - sb_lo0)";
-  if (rank == 2) bytes = "(" + str(BY) + " + sb_hi0 - sb_lo0) * (" + str(BX) + " + sb_hi1 - sb_lo1)";
+  std::string bytes;
+  for (size_t d = 0; d < rank; ++d)
+    bytes += (d ? " * " : "") + std::string("(") + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
+             ds(d) + ")";
   body_.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + xt + ");");
-  std::string grid;
-  const std::string e0 = H.extent(st.out, 0, kPrecAdd);
-  if (rank == 1) {
-    grid = "(unsigned)((" + e0 + " + " + str(BX - 1) + ") / " + str(BX) + ")";
-  } else {
-    const std::string e1 = H.extent(st.out, 1, kPrecAdd);
-    grid = "dim3((unsigned)((" + e1 + " + " + str(BX - 1) + ") / " + str(BX) + "), (unsigned)((" +
-           e0 + " + " + str(BY - 1) + ") / " + str(BY) + "))";
+  std::vector<std::string> gdim;  // x first
+  for (size_t d = rank; d-- > 0;) {
+    const std::string e = H.extent(st.out, d, kPrecAdd);
+    gdim.push_back("(unsigned)((" + e + " + " + str(B[d] - 1) + ") / " + str(B[d]) + ")");
   }
-  const std::string block = rank == 1 ? str(BX) : "dim3(" + str(BX) + ", " + str(BY) + ")";
+  std::string grid = gdim[0], block = str(B[rank - 1]);
+  if (rank > 1) {
+    grid = "dim3(" + gdim[0];
+    block = "dim3(" + str(B[rank - 1]);
+    for (size_t a = 1; a < rank; ++a) {
+      grid += ", " + gdim[a];
+      block += ", " + str(B[rank - 1 - a]);
+    }
+    grid += ")";
+    block += ")";
+  }
   if_else(
       body_, "sb_smem <= " + str(kMaxStencilSmem),
       [&](CodeWriter& x) { launch(x, name, grid, block, "(size_t)sb_smem", L); },
@@ -1226,9 +1244,9 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   const int64_t nw = bs_ / 32;
   const std::string wscan = warp_scan(red.rop, t);
 
-  file_.globals += wrap_comment("// Per-block totals of " + fn(k, "_partial") +
-                                ", then their inclusive scan (" + fn(k, "_carry") + "); at most " +
-                                str(kMaxPartials) + " blocks.");
+  file_.globals +=
+      wrap_comment("// Per-block totals of " + fn(k, "_partial") + ", then their inclusive scan (" +
+                   fn(k, "_carry") + "); at most " + str(kMaxPartials) + " blocks.");
   file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
 
   // The block-wide inclusive scan of sb_v (one element per thread), continued from sb_carry.
@@ -1259,8 +1277,8 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   // Phase 1: each block reduces its chunk of elements.
   StmtLowering L1(spec_, st, &h_);
   CodeWriter w1(1);
-  w1.line("const int64_t sb_lo = " + L1.expr(*var.lo, w1) + ";  // element p is " +
-          jv + " = sb_lo + p");
+  w1.line("const int64_t sb_lo = " + L1.expr(*var.lo, w1) + ";  // element p is " + jv +
+          " = sb_lo + p");
   w1.line("const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;");
   w1.line("const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;");
   w1.line(ct + " sb_acc = " + id + ";");
@@ -1289,8 +1307,7 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   w2.line("if (sb_p < sb_parts) " + part + "[sb_p] = sb_v;");
   block_scan_end(w2);
   w2.close();
-  kernel("// Scan phase 2: one block turns " + part +
-             "[0, sb_parts) into its inclusive scan.\n",
+  kernel("// Scan phase 2: one block turns " + part + "[0, sb_parts) into its inclusive scan.\n",
          fn(k, "_carry"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
 
   // Element p (j = lo + p) completes output i = p + sb_shift, sb_shift = lo + 1 - c; known now
@@ -1334,7 +1351,7 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   w3.close();
   block_scan(w3);
   w3.open(!shift_known || shift < 0 ? "if (sb_p < sb_end && sb_p + sb_shift >= 0) {"
-                                     : "if (sb_p < sb_end) {");
+                                    : "if (sb_p < sb_end) {");
   w3.line("const int64_t " + iv + " = sb_p + sb_shift;");
   L3.set_override(&red, "sb_v");
   L3.assign(w3);
@@ -1357,10 +1374,11 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
     const std::string lo = H.expr(*var.lo, none, kPrecAdd);
     body_.line("// Output " + st.vars[0].name + " folds elements " + st.vars[red.ref].name +
                " in " + to_string(*var.lo, spec_, &st) + ".." + to_string(*var.hi, spec_, &st) +
-               ", so element p (" + st.vars[red.ref].name + " = lo + p) completes output p + "
+               ", so element p (" + st.vars[red.ref].name +
+               " = lo + p) completes output p + "
                "sb_shift.");
-    body_.line("const int64_t sb_shift = " + (shift_known ? str(shift) : lo + " + 1 - (" + c + ")") +
-               ";");
+    body_.line(
+        "const int64_t sb_shift = " + (shift_known ? str(shift) : lo + " + 1 - (" + c + ")") + ";");
   }
   const std::string hn = H.extent(st.out, 0, kPrecAdd);
   body_.line("const int64_t sb_len = " + hn + " - sb_shift > 0 ? " + hn + " - sb_shift : 0;");
@@ -1450,7 +1468,8 @@ VariantCode Gen::run() {
     fn.line("SB_CUDA_CHECK(cudaGetDevice(&sb_device));");
     fn.line("int sb_sm_count = 0;");
     fn.line("SB_CUDA_CHECK(");
-    fn.line("    cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));");
+    fn.line(
+        "    cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));");
     fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(bps_) +
             ";  // blocks_per_sm");
   }
@@ -1489,7 +1508,7 @@ std::string needs(const std::string& s) {
            "elementwise expression";
   if (s == "tiled_transpose") return "a rank-2 elementwise statement such as b[j, i] = a[i, j]";
   if (s == "tiled_stencil")
-    return "an output of rank 1 or 2 reading one tensor at offsets of its indices, e.g. "
+    return "an output of rank 1, 2 or 3 reading one tensor at offsets of its indices, e.g. "
            "y[i] = x[i - 1] + x[i + 1]";
   if (s == "scan") return "a prefix reduction y[i] = sum(j in 0..i + 1: x[j]) (or max, min)";
   return "";
@@ -1544,8 +1563,8 @@ Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& in
     }
     const int64_t threads = (p("bm") / p("tm")) * (p("bn") / p("tn"));
     if (threads < 32 || threads > 1024)
-      return make_error(v.loc, who + " would run (bm / tm) * (bn / tn) = " +
-                                   std::to_string(threads) +
+      return make_error(v.loc, who +
+                                   " would run (bm / tm) * (bn / tn) = " + std::to_string(threads) +
                                    " threads per block; it must be between 32 and 1024");
   }
   if (s == "tiled_transpose") {
@@ -1558,11 +1577,22 @@ Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& in
                                    std::to_string(p("tile") * p("block_rows")) +
                                    " threads per block, more than 1024");
   }
+  if (s == "tiled_stencil") {
+    for (const Statement& st : spec.stmts) {
+      StencilMatch m;
+      std::string why;
+      if (st.rank() == 3 && match_stencil(spec, st, &m, &why) &&
+          p("tile_x") * p("tile_y") > p("block_size"))
+        return make_error(v.loc, who + " tiles a 3D statement with tile_x * tile_y = " +
+                                     std::to_string(p("tile_x") * p("tile_y")) +
+                                     " threads per z-layer, more than block_size = " +
+                                     std::to_string(p("block_size")));
+    }
+  }
   if (s == "tiled_stencil" && p("tile_x") > p("block_size"))
-    return make_error(ploc("tile_x"), "parameter 'tile_x' of " + who + " is " +
-                                          std::to_string(p("tile_x")) +
-                                          ", more than block_size = " +
-                                          std::to_string(p("block_size")));
+    return make_error(ploc("tile_x"),
+                      "parameter 'tile_x' of " + who + " is " + std::to_string(p("tile_x")) +
+                          ", more than block_size = " + std::to_string(p("block_size")));
 
   // The strategy must target at least one statement.
   std::string first;
@@ -1581,9 +1611,8 @@ Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& in
                                        " bytes of shared memory for its tiles, more than 48 KiB");
       }
       if (s == "register_blocked_matmul") {
-        const int64_t bytes =
-            p("bk") * (p("bm") * dtype_bytes(spec.tensors[mm.a->ref].type) +
-                       p("bn") * dtype_bytes(spec.tensors[mm.b->ref].type));
+        const int64_t bytes = p("bk") * (p("bm") * dtype_bytes(spec.tensors[mm.a->ref].type) +
+                                         p("bn") * dtype_bytes(spec.tensors[mm.b->ref].type));
         if (bytes > 48 * 1024)
           return make_error(v.loc, who + " needs " + std::to_string(bytes) +
                                        " bytes of shared memory for its tiles, more than 48 KiB");

@@ -125,7 +125,8 @@ bool var_free(const Expr& e) {
 bool affine(const Expr& e, Affine* out) {
   Affine a;
   if (!affine_rec(e, 1, &a)) return false;
-  for (auto it = a.coef.begin(); it != a.coef.end();) it = it->second == 0 ? a.coef.erase(it) : ++it;
+  for (auto it = a.coef.begin(); it != a.coef.end();)
+    it = it->second == 0 ? a.coef.erase(it) : ++it;
   *out = std::move(a);
   return true;
 }
@@ -181,8 +182,9 @@ bool match_scalar_reduce(const Spec& s, const Statement& st, bool atomic, Reduce
 bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::string* why) {
   (void)s;
   if (st.rank() == 0) {
-    *why = rank_text(0) + " (a reduction to a scalar takes block_reduce, warp_reduce or "
-                          "atomic_reduce)";
+    *why = rank_text(0) +
+           " (a reduction to a scalar takes block_reduce, warp_reduce or "
+           "atomic_reduce)";
     return false;
   }
   if (!one_outer_reduction(st, &m->red, why)) return false;
@@ -203,8 +205,8 @@ bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::s
     }
   }
   if (!any) {
-    *why = "no read in its reduction is subscripted by the reduction variable '" +
-           st.vars[k].name + "'";
+    *why = "no read in its reduction is subscripted by the reduction variable '" + st.vars[k].name +
+           "'";
     return false;
   }
   return true;
@@ -287,14 +289,15 @@ bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std:
 
 bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::string* why) {
   const size_t rank = st.rank();
-  if (rank != 1 && rank != 2) {
-    *why = rank_text(rank) + ", not 1 or 2";
+  if (rank < 1 || rank > 3) {
+    *why = rank_text(rank) + ", not 1, 2 or 3";
     return false;
   }
   // Reduction variables whose range uses no index variable: their offsets have a fixed range.
   std::set<int> fixed_range;
   for (size_t v = rank; v < st.vars.size(); ++v)
-    if (var_free(*st.vars[v].lo) && var_free(*st.vars[v].hi)) fixed_range.insert(static_cast<int>(v));
+    if (var_free(*st.vars[v].lo) && var_free(*st.vars[v].hi))
+      fixed_range.insert(static_cast<int>(v));
 
   const std::vector<const Expr*> rs = reads_of(*st.rhs);
   std::string first_reason;
@@ -338,8 +341,8 @@ bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::str
       return true;
     }
     if (first_reason.empty())
-      first_reason = ok ? "'" + s.tensors[t].name + "' is read only at the output's own index"
-                        : reason;
+      first_reason =
+          ok ? "'" + s.tensors[t].name + "' is read only at the output's own index" : reason;
   }
   *why = first_reason.empty()
              ? "it reads no tensor of rank " + std::to_string(rank) + " at offsets of its indices"

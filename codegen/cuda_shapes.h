@@ -77,7 +77,7 @@ struct TransposeMatch {
 };
 bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std::string* why);
 
-// tiled_stencil: a rank-1 or rank-2 output and one tensor of the same rank, every read of which
+// tiled_stencil: an output of rank 1 to 3 and one tensor of the same rank, every read of which
 // is subscripted by the output indices plus offsets: x[i + o0, j + o1], each offset affine in
 // reduction variables (with ranges that use no output index), sizes and literals, and at least
 // one offset not identically zero. For each read, `offsets[r][d]` is subscript d minus the

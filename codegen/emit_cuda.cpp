@@ -42,7 +42,8 @@ class CudaEmitter final : public Emitter {
          "shuffle combine",
          {block}},
         {"block_per_row",
-         "row-wise reductions: one block per output element, a shared-memory tree", {block}},
+         "row-wise reductions: one block per output element, a shared-memory tree",
+         {block}},
         {"tiled_matmul",
          "matrix products: tile x tile output tiles, with a and b staged through shared memory",
          {pow2("tile", 16, 8, 32, "output tile edge; the block is tile x tile threads")}},
@@ -60,8 +61,12 @@ class CudaEmitter final : public Emitter {
         {"tiled_stencil",
          "reads at offsets of the output index, staged with their halo in dynamic shared "
          "memory",
-         {block, pow2("tile_x", 32, 1, 1024, "2D: tile width; the block is tile_x x "
-                                               "(block_size / tile_x)")}},
+         {block,
+          pow2("tile_x", 32, 1, 1024,
+               "2D and 3D: tile width; a 2D block is tile_x x (block_size / tile_x)"),
+          pow2(
+              "tile_y", 4, 1, 1024,
+              "3D: tile height; the block is tile_x x tile_y x (block_size / (tile_x * tile_y))")}},
         {"scan",
          "prefix reductions in three phases: per-block totals, their scan in one block, and a "
          "block scan of each chunk from its carry",
@@ -124,7 +129,8 @@ GeneratedFile CudaEmitter::emit(const Spec& spec) const {
   }
 
   std::string out = file_header(spec, *this);
-  out += "\n#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n";
+  out +=
+      "\n#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n";
   if (file.needs_string_h) out += "#include <string.h>\n";
   out += "\n#include \"specbench_abi.h\"\n\n";
   out += kMacros;

@@ -47,12 +47,14 @@
 //   tiled_transpose    (tile 32, block_rows 8): rank-2 elementwise statements reading x[j, i]
 //                      for output [i, j]: such reads go through [tile][tile + 1] shared tiles
 //                      so that loads and stores are both coalesced; other reads are direct.
-//   tiled_stencil      (block_size 256, tile_x 32): rank-1/2 outputs reading one tensor at
-//                      offsets of the output index (constants and reduction variables with
-//                      fixed ranges: conv1d, pooling, 5-point stencils). Each block stages its
-//                      window plus halo in dynamic shared memory, honouring the tensor's
-//                      boundary rule (zero, clamp); 2D blocks are tile_x x block_size / tile_x.
-//                      Halos over 48 KiB fall back to an untiled grid-stride kernel.
+//   tiled_stencil      (block_size 256, tile_x 32, tile_y 4): rank-1/2/3 outputs reading one
+//                      tensor at offsets of the output index (constants and reduction variables
+//                      with fixed ranges: conv1d, pooling, 5- and 7-point stencils). Each block
+//                      stages its window plus halo in dynamic shared memory, honouring the
+//                      tensor's boundary rule (zero, clamp); 2D blocks are tile_x x block_size /
+//                      tile_x, 3D blocks tile_x x tile_y x block_size / (tile_x * tile_y) (an
+//                      error when tile_x * tile_y > block_size). Halos over 48 KiB fall back to
+//                      an untiled grid-stride kernel.
 //   scan               (block_size): y[i] = epilogue(red(j in lo..i + c: f(j))), rank 1, c and lo
 //                      free of indices (inclusive for c = 1, exclusive for c = 0): three phases
 //                      (per-block chunk totals, their inclusive scan in one block, then a block

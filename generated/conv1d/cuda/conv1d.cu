@@ -9,7 +9,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-//   tiled_stencil      strategy tiled_stencil: block_size = 256 (default), tile_x = 32 (default)
+//   tiled_stencil      strategy tiled_stencil: block_size = 256 (default), tile_x = 32 (default), tile_y = 4 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>

@@ -8,6 +8,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_stencil      strategy tiled_stencil: block_size = 256, tile_x = 32, tile_y = 4
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -36,6 +37,15 @@
       return (int)sb_err;                                                            \
     }                                                                                \
   } while (0)
+
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 // -----------------------------------------------------------------------------
 // Helpers
@@ -69,6 +79,57 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
 
 // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
+    const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
+    const int64_t W) {
+  const int64_t sb_total = D * H * W;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / W / H;
+    const int64_t j = sb_t / W % H;
+    const int64_t k = sb_t % W;
+    y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+  }
+}
+
+// Variant tiled_stencil: reads at offsets of the output index, staged with their halo in dynamic
+// shared memory.
+
+// y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
+// Each block stages its outputs' window of x (halo included) in dynamic shared memory.
+__global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
+    const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
+    const int64_t W) {
+  SB_DYNAMIC_SHARED(double, sb_tile_f64);  // x over the block's outputs and their halo
+  const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+  const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
+  const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
+  const int64_t sb_len0 = 2 + sb_hi0 - sb_lo0;
+  const int64_t sb_len1 = 4 + sb_hi1 - sb_lo1;
+  const int64_t sb_len2 = 32 + sb_hi2 - sb_lo2;
+  const int64_t sb_base0 = (int64_t)blockIdx.z * 2 + sb_lo0;
+  const int64_t sb_base1 = (int64_t)blockIdx.y * 4 + sb_lo1;
+  const int64_t sb_base2 = (int64_t)blockIdx.x * 32 + sb_lo2;
+  for (int64_t sb_l = (threadIdx.z * 4 + threadIdx.y) * 32 + threadIdx.x; sb_l < sb_len0 * sb_len1 * sb_len2; sb_l += 256) {
+    const int64_t sb_g0 = sb_base0 + sb_l / (sb_len1 * sb_len2);
+    const int64_t sb_g1 = sb_base1 + (sb_l / sb_len2) % sb_len1;
+    const int64_t sb_g2 = sb_base2 + sb_l % sb_len2;
+    double sb_x = 0.0;  // outside x: clamped by its boundary rule
+    if (sb_g0 >= 0 && sb_g0 < D && sb_g1 >= 0 && sb_g1 < H && sb_g2 >= 0 && sb_g2 < W) sb_x = x[(sb_g0 * H + sb_g1) * W + sb_g2];
+    else sb_x = x[(sb_clamp(sb_g0, D) * H + sb_clamp(sb_g1, H)) * W + sb_clamp(sb_g2, W)];
+    sb_tile_f64[sb_l] = sb_x;
+  }
+  __syncthreads();
+  const int64_t i = (int64_t)blockIdx.z * 2 + threadIdx.z;
+  const int64_t j = (int64_t)blockIdx.y * 4 + threadIdx.y;
+  const int64_t k = (int64_t)blockIdx.x * 32 + threadIdx.x;
+  if (i < D && j < H && k < W) {
+    y[(i * H + j) * W + k] = 0.4 * sb_tile_f64[((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + 0.1 * (sb_tile_f64[(((i - 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[(((i + 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j - 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j + 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k - 1) - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k + 1) - sb_base2]);
+  }
+}
+
+// The same statement with a grid-stride loop, for launches the tiles do not fit.
+__global__ void __launch_bounds__(256) sb_tiled_stencil_s0_untiled(
     const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
     const int64_t W) {
   const int64_t sb_total = D * H * W;
@@ -131,6 +192,44 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_stencil (strategy tiled_stencil).
+static int sb_variant_tiled_stencil(const sb_args* sb_a) {
+  const double* x = (const double*)sb_a->tensors[0];
+  double* y = (double*)sb_a->tensors[1];
+  const int64_t D = sb_a->sizes[0];
+  const int64_t H = sb_a->sizes[1];
+  const int64_t W = sb_a->sizes[2];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
+  {
+    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+    const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
+    const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
+    const int64_t sb_smem = (2 + sb_hi0 - sb_lo0) * (4 + sb_hi1 - sb_lo1) * (32 + sb_hi2 - sb_lo2) * (int64_t)sizeof(double);
+    if (sb_smem <= 49152) {
+      SB_LAUNCH(sb_tiled_stencil_s0,
+                dim3((unsigned)((W + 31) / 32), (unsigned)((H + 3) / 4), (unsigned)((D + 1) / 2)),
+                dim3(32, 4, 2), (size_t)sb_smem, sb_stream, x, y, D, H, W);
+      SB_CHECK_LAUNCH(sb_tiled_stencil_s0);
+    } else {
+      // The halo does not fit in shared memory: the untiled kernel.
+      const int64_t sb_total = D * H * W;
+      const int64_t sb_blocks = (sb_total + 255) / 256;
+      const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+      SB_LAUNCH(sb_tiled_stencil_s0_untiled, sb_grid, 256, 0, sb_stream, x, y, D, H, W);
+      SB_CHECK_LAUNCH(sb_tiled_stencil_s0_untiled);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -138,6 +237,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_stencil", sb_variant_tiled_stencil},
 };
 
 static const sb_module sb_module_info = {
@@ -146,7 +246,7 @@ static const sb_module sb_module_info = {
     "cuda",       // backend
     2,            // tensors
     3,            // sizes
-    2,            // variants
+    3,            // variants
     sb_variants,
 };
 
