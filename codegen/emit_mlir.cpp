@@ -736,9 +736,17 @@ class MlirEmitter final : public Emitter {
 };
 
 GeneratedFile MlirEmitter::emit(const Spec& spec) const {
-  Status fits = mlir_fits(spec);
-  SB_ASSERT(fits.ok(), "mlir emit of a spec it cannot express: " + spec.name);
   const auto& variants = backend_variants(spec, backend());
+  Status fits = mlir_fits(spec);
+  if (!fits.ok()) {
+    // check_variant rejects an mlir variant of such a spec, so there is nothing to lower: the
+    // file only says why.
+    SB_ASSERT(variants.empty(), "mlir variants of a spec the backend cannot express: " + spec.name);
+    const Error& e = fits.error();
+    return {spec.name + "/mlir/" + spec.name + ".mlir",
+            file_header(spec, *this) + "//\n// Not lowered: at line " + std::to_string(e.loc.line) +
+                ", column " + std::to_string(e.loc.col) + ", " + e.message + ".\n"};
+  }
 
   Body body(spec);
   body.emit_extents();

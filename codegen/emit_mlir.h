@@ -15,7 +15,8 @@
 //   - rhs a reduction `op(k in lo..hi: body)`: `linalg.fill` with op's identity, then one
 //     `linalg.generic` with iterators (parallel..., reduction) accumulating into `out`;
 //   - reductions inside an elementwise term (`y = x / sum(...)`): each reduction into a
-//     `memref.alloc`ed buffer of out's shape as above, then the elementwise generic reading them.
+//     `memref.alloc`ed buffer of out's full shape as above (recomputed per output point even
+//     where it does not depend on every output index), then the elementwise generic reading them.
 // The iteration domain of every generic is given by its first input, a view of the output with
 // the domain's extents and zero strides that the body never reads, so loop ranges are exactly the
 // statement's ranges whatever the other operands' shapes are. Reads whose subscripts are affine
@@ -26,7 +27,8 @@
 //
 // Not expressible yet (check_variant rejects an mlir variant of such a spec, at the statement,
 // with the reason): a reduction whose range depends on an output index (triangular ranges, prefix
-// scans) and a reduction nested in another reduction's body.
+// scans) and a reduction nested in another reduction's body. The file emitted for such a spec
+// (which then has no mlir variants) holds only the header and that reason.
 //
 // At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
 // beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR
