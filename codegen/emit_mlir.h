@@ -12,23 +12,24 @@
 //
 // Lowering of a statement `out[i...] = rhs`:
 //   - rhs without reductions: one all-parallel `linalg.generic` writing `out`;
-//   - rhs a reduction `op(k in lo..hi: body)`: `linalg.fill` with op's identity, then one
-//     `linalg.generic` with iterators (parallel..., reduction) accumulating into `out`;
-//   - reductions inside an elementwise term (`y = x / sum(...)`): each reduction into a
-//     `memref.alloc`ed buffer of out's full shape as above (recomputed per output point even
-//     where it does not depend on every output index), then the elementwise generic reading them.
+//   - rhs a reduction `op(k in lo..hi: body)` whose range does not depend on an index variable:
+//     `linalg.fill` with op's identity, then one `linalg.generic` with iterators
+//     (parallel..., reduction) accumulating into `out`;
+//   - such reductions inside an elementwise term (`y = x / sum(...)`): each into a
+//     `memref.alloc`ed buffer over the output indices it depends on, as above, then the
+//     elementwise generic reading the buffers with projected indexing maps;
+//   - reductions whose range depends on an index variable (scans, triangular ranges) and
+//     reductions nested in a reduction's body: an `scf.for` loop carrying the accumulator inside
+//     the body of the generic that needs the value.
 // The iteration domain of every generic is given by its first input, a view of the output with
 // the domain's extents and zero strides that the body never reads, so loop ranges are exactly the
 // statement's ranges whatever the other operands' shapes are. Reads whose subscripts are affine
-// in the loop indices (literal coefficients and offsets, no boundary rule) are generic operands
-// with explicit indexing maps; other reads (gathers, subscripts with sizes, boundary rules) are
-// `memref.load`s in the body, from indices computed with `linalg.index`. Bodies use the `arith`
-// and `math` dialects.
-//
-// Not expressible yet (check_variant rejects an mlir variant of such a spec, at the statement,
-// with the reason): a reduction whose range depends on an output index (triangular ranges, prefix
-// scans) and a reduction nested in another reduction's body. The file emitted for such a spec
-// (which then has no mlir variants) holds only the header and that reason.
+// in the generic's loop indices (literal coefficients and offsets, no boundary rule) are operands
+// with explicit indexing maps; other reads (gathers, subscripts with sizes, boundary rules, reads
+// inside an scf.for reduction) are `memref.load`s in the body, from indices computed with
+// `linalg.index`. Bodies use the `arith` and `math` dialects (and `scf.for` as above). A spec
+// without mlir variants (the golden tests emit every backend) gets the header and a shim whose
+// table is empty.
 //
 // At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
 // beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR
@@ -41,9 +42,5 @@ namespace sb {
 
 // The mlir emitter (stateless; lives for the whole program).
 const Emitter& mlir_emitter();
-
-// Whether the mlir backend can lower every statement of a checked spec; otherwise an error at
-// the first statement it cannot, naming the reason.
-Status mlir_fits(const Spec& spec);
 
 }  // namespace sb

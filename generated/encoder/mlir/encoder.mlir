@@ -30,9 +30,9 @@ module {
         ins(%3, %inp, %wpe : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xi32>, memref<?x?xf32>)
         outs(%y : memref<?x?x?xf32>) {
       ^bb0(%4: f32, %5: i32, %6: f32, %7: f32):
-      %8 = arith.index_cast %5 : i32 to index
-      %9 = linalg.index 2 : index
-      %10 = memref.load %wte[%8, %9] : memref<?x?xf32>
+      %8 = linalg.index 2 : index
+      %9 = arith.index_cast %5 : i32 to index
+      %10 = memref.load %wte[%9, %8] : memref<?x?xf32>
       %11 = arith.addf %10, %6 : f32
       linalg.yield %11 : f32
     }
@@ -54,9 +54,9 @@ module {
         ins(%3, %inp, %wpe : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xi32>, memref<?x?xf32>)
         outs(%y : memref<?x?x?xf32>) {
       ^bb0(%4: f32, %5: i32, %6: f32, %7: f32):
-      %8 = arith.index_cast %5 : i32 to index
-      %9 = linalg.index 2 : index
-      %10 = memref.load %wte[%8, %9] : memref<?x?xf32>
+      %8 = linalg.index 2 : index
+      %9 = arith.index_cast %5 : i32 to index
+      %10 = memref.load %wte[%9, %8] : memref<?x?xf32>
       %11 = arith.addf %10, %6 : f32
       linalg.yield %11 : f32
     }
@@ -78,9 +78,9 @@ module {
         ins(%3, %inp, %wpe : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xi32>, memref<?x?xf32>)
         outs(%y : memref<?x?x?xf32>) {
       ^bb0(%4: f32, %5: i32, %6: f32, %7: f32):
-      %8 = arith.index_cast %5 : i32 to index
-      %9 = linalg.index 2 : index
-      %10 = memref.load %wte[%8, %9] : memref<?x?xf32>
+      %8 = linalg.index 2 : index
+      %9 = arith.index_cast %5 : i32 to index
+      %10 = memref.load %wte[%9, %8] : memref<?x?xf32>
       %11 = arith.addf %10, %6 : f32
       linalg.yield %11 : f32
     }

@@ -8,6 +8,504 @@
 //   3  lowest      f64[]      out
 //   4  rowmax_sum  f64[]      out
 // Sizes (ABI order): R, C
-// Variants: none
+// Variants:
+//   loops         strategy loops
+//   tiled_vector  strategy tiled_vector: tile = 32, vector = 4
+//   openmp        strategy openmp
 //
-// Not lowered: at line 13, column 17, the mlir backend cannot express this yet: a reduction nested in another reduction's body.
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: loops
+// sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @norms_loops(%a: memref<?x?xf64>, %l2: memref<f64>, %peak: memref<f64>, %lowest: memref<f64>, %rowmax_sum: memref<f64>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+    // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
+    %0 = memref.alloc() : memref<f64>
+    %1 = arith.constant 0.0 : f64
+    linalg.fill ins(%1 : f64) outs(%0 : memref<f64>)
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %R, %2 : index
+    %4 = arith.constant 0 : index
+    %5 = arith.maxsi %3, %4 : index
+    %6 = arith.constant 0 : index
+    %7 = memref.reinterpret_cast %0 to offset: [0], sizes: [%5], strides: [%6] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%7 : memref<?xf64, strided<[?]>>)
+        outs(%0 : memref<f64>) {
+      ^bb0(%8: f64, %9: f64):
+      %10 = linalg.index 0 : index
+      %11 = arith.addi %10, %2 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 1 : index
+      %14 = arith.constant 0.0 : f64
+      %15 = scf.for %16 = %12 to %C step %13 iter_args(%17 = %14) -> (f64) {
+        %18 = memref.load %a[%11, %16] : memref<?x?xf64>
+        %19 = memref.load %a[%11, %16] : memref<?x?xf64>
+        %20 = arith.mulf %18, %19 : f64
+        %21 = arith.addf %17, %20 : f64
+        scf.yield %21 : f64
+      }
+      %22 = arith.addf %9, %15 : f64
+      linalg.yield %22 : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%0 : memref<f64>)
+        outs(%l2 : memref<f64>) {
+      ^bb0(%23: f64, %24: f64):
+      %25 = math.sqrt %23 : f64
+      linalg.yield %25 : f64
+    }
+    memref.dealloc %0 : memref<f64>
+    // peak = max(r in 0..R: max(c in 0..C: abs(a[r, c])))
+    %26 = arith.constant 0xFFF0000000000000 : f64
+    linalg.fill ins(%26 : f64) outs(%peak : memref<f64>)
+    %27 = arith.constant 0 : index
+    %28 = arith.subi %R, %27 : index
+    %29 = arith.constant 0 : index
+    %30 = arith.maxsi %28, %29 : index
+    %31 = arith.constant 0 : index
+    %32 = memref.reinterpret_cast %peak to offset: [0], sizes: [%30], strides: [%31] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%32 : memref<?xf64, strided<[?]>>)
+        outs(%peak : memref<f64>) {
+      ^bb0(%33: f64, %34: f64):
+      %35 = linalg.index 0 : index
+      %36 = arith.addi %35, %27 : index
+      %37 = arith.constant 0 : index
+      %38 = arith.constant 1 : index
+      %39 = arith.constant 0xFFF0000000000000 : f64
+      %40 = scf.for %41 = %37 to %C step %38 iter_args(%42 = %39) -> (f64) {
+        %43 = memref.load %a[%36, %41] : memref<?x?xf64>
+        %44 = math.absf %43 : f64
+        %45 = arith.maximumf %42, %44 : f64
+        scf.yield %45 : f64
+      }
+      %46 = arith.maximumf %34, %40 : f64
+      linalg.yield %46 : f64
+    }
+    // lowest = min(c in 0..C: a[0, c]) - 1.0
+    %47 = memref.alloc() : memref<f64>
+    %48 = arith.constant 0x7FF0000000000000 : f64
+    linalg.fill ins(%48 : f64) outs(%47 : memref<f64>)
+    %49 = arith.constant 0 : index
+    %50 = arith.subi %C, %49 : index
+    %51 = arith.constant 0 : index
+    %52 = arith.maxsi %50, %51 : index
+    %53 = arith.constant 0 : index
+    %54 = memref.reinterpret_cast %47 to offset: [0], sizes: [%52], strides: [%53] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%54, %a : memref<?xf64, strided<[?]>>, memref<?x?xf64>)
+        outs(%47 : memref<f64>) {
+      ^bb0(%55: f64, %56: f64, %57: f64):
+      %58 = arith.minimumf %57, %56 : f64
+      linalg.yield %58 : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%47 : memref<f64>)
+        outs(%lowest : memref<f64>) {
+      ^bb0(%59: f64, %60: f64):
+      %61 = arith.constant 1.0 : f64
+      %62 = arith.subf %59, %61 : f64
+      linalg.yield %62 : f64
+    }
+    memref.dealloc %47 : memref<f64>
+    // rowmax_sum = sum(r in 0..R: max(c in 0..C: a[r, c]))
+    %63 = arith.constant 0.0 : f64
+    linalg.fill ins(%63 : f64) outs(%rowmax_sum : memref<f64>)
+    %64 = arith.constant 0 : index
+    %65 = arith.subi %R, %64 : index
+    %66 = arith.constant 0 : index
+    %67 = arith.maxsi %65, %66 : index
+    %68 = arith.constant 0 : index
+    %69 = memref.reinterpret_cast %rowmax_sum to offset: [0], sizes: [%67], strides: [%68] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%69 : memref<?xf64, strided<[?]>>)
+        outs(%rowmax_sum : memref<f64>) {
+      ^bb0(%70: f64, %71: f64):
+      %72 = linalg.index 0 : index
+      %73 = arith.addi %72, %64 : index
+      %74 = arith.constant 0 : index
+      %75 = arith.constant 1 : index
+      %76 = arith.constant 0xFFF0000000000000 : f64
+      %77 = scf.for %78 = %74 to %C step %75 iter_args(%79 = %76) -> (f64) {
+        %80 = memref.load %a[%73, %78] : memref<?x?xf64>
+        %81 = arith.maximumf %79, %80 : f64
+        scf.yield %81 : f64
+      }
+      %82 = arith.addf %71, %77 : f64
+      linalg.yield %82 : f64
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: tiled_vector
+// sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @norms_tiled_vector(%a: memref<?x?xf64>, %l2: memref<f64>, %peak: memref<f64>, %lowest: memref<f64>, %rowmax_sum: memref<f64>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+    // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
+    %0 = memref.alloc() : memref<f64>
+    %1 = arith.constant 0.0 : f64
+    linalg.fill ins(%1 : f64) outs(%0 : memref<f64>)
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %R, %2 : index
+    %4 = arith.constant 0 : index
+    %5 = arith.maxsi %3, %4 : index
+    %6 = arith.constant 0 : index
+    %7 = memref.reinterpret_cast %0 to offset: [0], sizes: [%5], strides: [%6] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%7 : memref<?xf64, strided<[?]>>)
+        outs(%0 : memref<f64>) {
+      ^bb0(%8: f64, %9: f64):
+      %10 = linalg.index 0 : index
+      %11 = arith.addi %10, %2 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 1 : index
+      %14 = arith.constant 0.0 : f64
+      %15 = scf.for %16 = %12 to %C step %13 iter_args(%17 = %14) -> (f64) {
+        %18 = memref.load %a[%11, %16] : memref<?x?xf64>
+        %19 = memref.load %a[%11, %16] : memref<?x?xf64>
+        %20 = arith.mulf %18, %19 : f64
+        %21 = arith.addf %17, %20 : f64
+        scf.yield %21 : f64
+      }
+      %22 = arith.addf %9, %15 : f64
+      linalg.yield %22 : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%0 : memref<f64>)
+        outs(%l2 : memref<f64>) {
+      ^bb0(%23: f64, %24: f64):
+      %25 = math.sqrt %23 : f64
+      linalg.yield %25 : f64
+    }
+    memref.dealloc %0 : memref<f64>
+    // peak = max(r in 0..R: max(c in 0..C: abs(a[r, c])))
+    %26 = arith.constant 0xFFF0000000000000 : f64
+    linalg.fill ins(%26 : f64) outs(%peak : memref<f64>)
+    %27 = arith.constant 0 : index
+    %28 = arith.subi %R, %27 : index
+    %29 = arith.constant 0 : index
+    %30 = arith.maxsi %28, %29 : index
+    %31 = arith.constant 0 : index
+    %32 = memref.reinterpret_cast %peak to offset: [0], sizes: [%30], strides: [%31] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%32 : memref<?xf64, strided<[?]>>)
+        outs(%peak : memref<f64>) {
+      ^bb0(%33: f64, %34: f64):
+      %35 = linalg.index 0 : index
+      %36 = arith.addi %35, %27 : index
+      %37 = arith.constant 0 : index
+      %38 = arith.constant 1 : index
+      %39 = arith.constant 0xFFF0000000000000 : f64
+      %40 = scf.for %41 = %37 to %C step %38 iter_args(%42 = %39) -> (f64) {
+        %43 = memref.load %a[%36, %41] : memref<?x?xf64>
+        %44 = math.absf %43 : f64
+        %45 = arith.maximumf %42, %44 : f64
+        scf.yield %45 : f64
+      }
+      %46 = arith.maximumf %34, %40 : f64
+      linalg.yield %46 : f64
+    }
+    // lowest = min(c in 0..C: a[0, c]) - 1.0
+    %47 = memref.alloc() : memref<f64>
+    %48 = arith.constant 0x7FF0000000000000 : f64
+    linalg.fill ins(%48 : f64) outs(%47 : memref<f64>)
+    %49 = arith.constant 0 : index
+    %50 = arith.subi %C, %49 : index
+    %51 = arith.constant 0 : index
+    %52 = arith.maxsi %50, %51 : index
+    %53 = arith.constant 0 : index
+    %54 = memref.reinterpret_cast %47 to offset: [0], sizes: [%52], strides: [%53] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%54, %a : memref<?xf64, strided<[?]>>, memref<?x?xf64>)
+        outs(%47 : memref<f64>) {
+      ^bb0(%55: f64, %56: f64, %57: f64):
+      %58 = arith.minimumf %57, %56 : f64
+      linalg.yield %58 : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%47 : memref<f64>)
+        outs(%lowest : memref<f64>) {
+      ^bb0(%59: f64, %60: f64):
+      %61 = arith.constant 1.0 : f64
+      %62 = arith.subf %59, %61 : f64
+      linalg.yield %62 : f64
+    }
+    memref.dealloc %47 : memref<f64>
+    // rowmax_sum = sum(r in 0..R: max(c in 0..C: a[r, c]))
+    %63 = arith.constant 0.0 : f64
+    linalg.fill ins(%63 : f64) outs(%rowmax_sum : memref<f64>)
+    %64 = arith.constant 0 : index
+    %65 = arith.subi %R, %64 : index
+    %66 = arith.constant 0 : index
+    %67 = arith.maxsi %65, %66 : index
+    %68 = arith.constant 0 : index
+    %69 = memref.reinterpret_cast %rowmax_sum to offset: [0], sizes: [%67], strides: [%68] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%69 : memref<?xf64, strided<[?]>>)
+        outs(%rowmax_sum : memref<f64>) {
+      ^bb0(%70: f64, %71: f64):
+      %72 = linalg.index 0 : index
+      %73 = arith.addi %72, %64 : index
+      %74 = arith.constant 0 : index
+      %75 = arith.constant 1 : index
+      %76 = arith.constant 0xFFF0000000000000 : f64
+      %77 = scf.for %78 = %74 to %C step %75 iter_args(%79 = %76) -> (f64) {
+        %80 = memref.load %a[%73, %78] : memref<?x?xf64>
+        %81 = arith.maximumf %79, %80 : f64
+        scf.yield %81 : f64
+      }
+      %82 = arith.addf %71, %77 : f64
+      linalg.yield %82 : f64
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: openmp
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @norms_openmp(%a: memref<?x?xf64>, %l2: memref<f64>, %peak: memref<f64>, %lowest: memref<f64>, %rowmax_sum: memref<f64>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+    // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
+    %0 = memref.alloc() : memref<f64>
+    %1 = arith.constant 0.0 : f64
+    linalg.fill ins(%1 : f64) outs(%0 : memref<f64>)
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %R, %2 : index
+    %4 = arith.constant 0 : index
+    %5 = arith.maxsi %3, %4 : index
+    %6 = arith.constant 0 : index
+    %7 = memref.reinterpret_cast %0 to offset: [0], sizes: [%5], strides: [%6] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%7 : memref<?xf64, strided<[?]>>)
+        outs(%0 : memref<f64>) {
+      ^bb0(%8: f64, %9: f64):
+      %10 = linalg.index 0 : index
+      %11 = arith.addi %10, %2 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 1 : index
+      %14 = arith.constant 0.0 : f64
+      %15 = scf.for %16 = %12 to %C step %13 iter_args(%17 = %14) -> (f64) {
+        %18 = memref.load %a[%11, %16] : memref<?x?xf64>
+        %19 = memref.load %a[%11, %16] : memref<?x?xf64>
+        %20 = arith.mulf %18, %19 : f64
+        %21 = arith.addf %17, %20 : f64
+        scf.yield %21 : f64
+      }
+      %22 = arith.addf %9, %15 : f64
+      linalg.yield %22 : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%0 : memref<f64>)
+        outs(%l2 : memref<f64>) {
+      ^bb0(%23: f64, %24: f64):
+      %25 = math.sqrt %23 : f64
+      linalg.yield %25 : f64
+    }
+    memref.dealloc %0 : memref<f64>
+    // peak = max(r in 0..R: max(c in 0..C: abs(a[r, c])))
+    %26 = arith.constant 0xFFF0000000000000 : f64
+    linalg.fill ins(%26 : f64) outs(%peak : memref<f64>)
+    %27 = arith.constant 0 : index
+    %28 = arith.subi %R, %27 : index
+    %29 = arith.constant 0 : index
+    %30 = arith.maxsi %28, %29 : index
+    %31 = arith.constant 0 : index
+    %32 = memref.reinterpret_cast %peak to offset: [0], sizes: [%30], strides: [%31] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%32 : memref<?xf64, strided<[?]>>)
+        outs(%peak : memref<f64>) {
+      ^bb0(%33: f64, %34: f64):
+      %35 = linalg.index 0 : index
+      %36 = arith.addi %35, %27 : index
+      %37 = arith.constant 0 : index
+      %38 = arith.constant 1 : index
+      %39 = arith.constant 0xFFF0000000000000 : f64
+      %40 = scf.for %41 = %37 to %C step %38 iter_args(%42 = %39) -> (f64) {
+        %43 = memref.load %a[%36, %41] : memref<?x?xf64>
+        %44 = math.absf %43 : f64
+        %45 = arith.maximumf %42, %44 : f64
+        scf.yield %45 : f64
+      }
+      %46 = arith.maximumf %34, %40 : f64
+      linalg.yield %46 : f64
+    }
+    // lowest = min(c in 0..C: a[0, c]) - 1.0
+    %47 = memref.alloc() : memref<f64>
+    %48 = arith.constant 0x7FF0000000000000 : f64
+    linalg.fill ins(%48 : f64) outs(%47 : memref<f64>)
+    %49 = arith.constant 0 : index
+    %50 = arith.subi %C, %49 : index
+    %51 = arith.constant 0 : index
+    %52 = arith.maxsi %50, %51 : index
+    %53 = arith.constant 0 : index
+    %54 = memref.reinterpret_cast %47 to offset: [0], sizes: [%52], strides: [%53] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%54, %a : memref<?xf64, strided<[?]>>, memref<?x?xf64>)
+        outs(%47 : memref<f64>) {
+      ^bb0(%55: f64, %56: f64, %57: f64):
+      %58 = arith.minimumf %57, %56 : f64
+      linalg.yield %58 : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%47 : memref<f64>)
+        outs(%lowest : memref<f64>) {
+      ^bb0(%59: f64, %60: f64):
+      %61 = arith.constant 1.0 : f64
+      %62 = arith.subf %59, %61 : f64
+      linalg.yield %62 : f64
+    }
+    memref.dealloc %47 : memref<f64>
+    // rowmax_sum = sum(r in 0..R: max(c in 0..C: a[r, c]))
+    %63 = arith.constant 0.0 : f64
+    linalg.fill ins(%63 : f64) outs(%rowmax_sum : memref<f64>)
+    %64 = arith.constant 0 : index
+    %65 = arith.subi %R, %64 : index
+    %66 = arith.constant 0 : index
+    %67 = arith.maxsi %65, %66 : index
+    %68 = arith.constant 0 : index
+    %69 = memref.reinterpret_cast %rowmax_sum to offset: [0], sizes: [%67], strides: [%68] : memref<f64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%69 : memref<?xf64, strided<[?]>>)
+        outs(%rowmax_sum : memref<f64>) {
+      ^bb0(%70: f64, %71: f64):
+      %72 = linalg.index 0 : index
+      %73 = arith.addi %72, %64 : index
+      %74 = arith.constant 0 : index
+      %75 = arith.constant 1 : index
+      %76 = arith.constant 0xFFF0000000000000 : f64
+      %77 = scf.for %78 = %74 to %C step %75 iter_args(%79 = %76) -> (f64) {
+        %80 = memref.load %a[%73, %78] : memref<?x?xf64>
+        %81 = arith.maximumf %79, %80 : f64
+        scf.yield %81 : f64
+      }
+      %82 = arith.addf %71, %77 : f64
+      linalg.yield %82 : f64
+    }
+    return
+  }
+}
+
+//| #include <stdint.h>
+//|
+//| #include "specbench_abi.h"
+//|
+//| // MLIR's memref descriptors, by rank; element pointers are untyped here.
+//| typedef struct { void* allocated; void* aligned; int64_t offset; } sb_memref0;
+//| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
+//|
+//| void _mlir_ciface_norms_loops(sb_memref2*, sb_memref0*, sb_memref0*, sb_memref0*, sb_memref0*,
+//|                               int64_t, int64_t);
+//| static int sb_variant_loops(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref0 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_memref0 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_memref0 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_memref0 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   _mlir_ciface_norms_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_norms_tiled_vector(sb_memref2*, sb_memref0*, sb_memref0*, sb_memref0*,
+//|                                      sb_memref0*, int64_t, int64_t);
+//| static int sb_variant_tiled_vector(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref0 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_memref0 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_memref0 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_memref0 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   _mlir_ciface_norms_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_norms_openmp(sb_memref2*, sb_memref0*, sb_memref0*, sb_memref0*, sb_memref0*,
+//|                                int64_t, int64_t);
+//| static int sb_variant_openmp(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref0 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_memref0 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_memref0 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_memref0 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   _mlir_ciface_norms_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"loops", sb_variant_loops},
+//|   {"tiled_vector", sb_variant_tiled_vector},
+//|   {"openmp", sb_variant_openmp},
+//| };
+//|
+//| const sb_module* specbench_module(void) {
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "norms", "mlir", 5, 2, 3, sb_variants};
+//|   return &m;
+//| }

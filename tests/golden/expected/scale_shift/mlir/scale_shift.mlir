@@ -28,9 +28,9 @@ module {
         ins(%1, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
         outs(%y : memref<?xf32>) {
       ^bb0(%2: f32, %3: f32, %4: f32, %5: f32):
-      %6 = arith.mulf %3, %4 : f32
-      %7 = arith.constant 0.1 : f32
-      %8 = linalg.index 0 : index
+      %6 = linalg.index 0 : index
+      %7 = arith.mulf %3, %4 : f32
+      %8 = arith.constant 0.1 : f32
       %9 = arith.constant 3 : index
       %10 = arith.constant 0 : index
       %11 = arith.constant 1 : index
@@ -39,12 +39,12 @@ module {
       %14 = arith.cmpi eq, %9, %12 : index
       %15 = arith.ori %13, %14 : i1
       %16 = arith.select %15, %11, %9 : index
-      %17 = arith.remsi %8, %16 : index
+      %17 = arith.remsi %6, %16 : index
       %18 = arith.select %15, %10, %17 : index
       %19 = arith.index_cast %18 : index to i64
       %20 = arith.sitofp %19 : i64 to f32
-      %21 = arith.mulf %7, %20 : f32
-      %22 = arith.addf %6, %21 : f32
+      %21 = arith.mulf %8, %20 : f32
+      %22 = arith.addf %7, %21 : f32
       %23 = arith.constant 2.5e-07 : f32
       %24 = arith.subf %22, %23 : f32
       linalg.yield %24 : f32
@@ -94,9 +94,9 @@ module {
         ins(%1, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
         outs(%y : memref<?xf32>) {
       ^bb0(%2: f32, %3: f32, %4: f32, %5: f32):
-      %6 = arith.mulf %3, %4 : f32
-      %7 = arith.constant 0.1 : f32
-      %8 = linalg.index 0 : index
+      %6 = linalg.index 0 : index
+      %7 = arith.mulf %3, %4 : f32
+      %8 = arith.constant 0.1 : f32
       %9 = arith.constant 3 : index
       %10 = arith.constant 0 : index
       %11 = arith.constant 1 : index
@@ -105,12 +105,12 @@ module {
       %14 = arith.cmpi eq, %9, %12 : index
       %15 = arith.ori %13, %14 : i1
       %16 = arith.select %15, %11, %9 : index
-      %17 = arith.remsi %8, %16 : index
+      %17 = arith.remsi %6, %16 : index
       %18 = arith.select %15, %10, %17 : index
       %19 = arith.index_cast %18 : index to i64
       %20 = arith.sitofp %19 : i64 to f32
-      %21 = arith.mulf %7, %20 : f32
-      %22 = arith.addf %6, %21 : f32
+      %21 = arith.mulf %8, %20 : f32
+      %22 = arith.addf %7, %21 : f32
       %23 = arith.constant 2.5e-07 : f32
       %24 = arith.subf %22, %23 : f32
       linalg.yield %24 : f32
@@ -160,9 +160,9 @@ module {
         ins(%1, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
         outs(%y : memref<?xf32>) {
       ^bb0(%2: f32, %3: f32, %4: f32, %5: f32):
-      %6 = arith.mulf %3, %4 : f32
-      %7 = arith.constant 0.1 : f32
-      %8 = linalg.index 0 : index
+      %6 = linalg.index 0 : index
+      %7 = arith.mulf %3, %4 : f32
+      %8 = arith.constant 0.1 : f32
       %9 = arith.constant 3 : index
       %10 = arith.constant 0 : index
       %11 = arith.constant 1 : index
@@ -171,12 +171,12 @@ module {
       %14 = arith.cmpi eq, %9, %12 : index
       %15 = arith.ori %13, %14 : i1
       %16 = arith.select %15, %11, %9 : index
-      %17 = arith.remsi %8, %16 : index
+      %17 = arith.remsi %6, %16 : index
       %18 = arith.select %15, %10, %17 : index
       %19 = arith.index_cast %18 : index to i64
       %20 = arith.sitofp %19 : i64 to f32
-      %21 = arith.mulf %7, %20 : f32
-      %22 = arith.addf %6, %21 : f32
+      %21 = arith.mulf %8, %20 : f32
+      %22 = arith.addf %7, %21 : f32
       %23 = arith.constant 2.5e-07 : f32
       %24 = arith.subf %22, %23 : f32
       linalg.yield %24 : f32

@@ -8,6 +8,855 @@
 //   3  smooth  f32[W]      out
 //   4  cum     f32[H, W]   out
 // Sizes (ABI order): H, W
-// Variants: none
+// Variants:
+//   loops         strategy loops
+//   tiled_vector  strategy tiled_vector: tile = 32, vector = 4
+//   openmp        strategy openmp
 //
-// Not lowered: at line 15, column 19, the mlir backend cannot express this yet: the range of 'k' depends on an index variable (a triangular range or a scan), which a linalg.generic iteration domain cannot hold.
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: loops
+// sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @stencil_loops(%x: memref<?x?xf32>, %s: memref<?xf32>, %lap: memref<?x?xf32>, %smooth: memref<?xf32>, %cum: memref<?x?xf32>, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 2 : index
+    %1 = arith.addi %W, %0 : index
+    // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0 : index
+    %4 = memref.reinterpret_cast %lap to offset: [0], sizes: [%H, %W], strides: [%2, %3] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%4 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%lap : memref<?x?xf32>) {
+      ^bb0(%5: f32, %6: f32):
+      %7 = linalg.index 0 : index
+      %8 = linalg.index 1 : index
+      %9 = arith.constant 1 : index
+      %10 = arith.subi %7, %9 : index
+      %11 = arith.constant 0 : index
+      %12 = arith.cmpi sge, %10, %11 : index
+      %13 = arith.cmpi slt, %10, %H : index
+      %14 = arith.andi %12, %13 : i1
+      %15 = arith.constant 1 : index
+      %16 = arith.subi %H, %15 : index
+      %17 = arith.minsi %10, %16 : index
+      %18 = arith.constant 0 : index
+      %19 = arith.maxsi %17, %18 : index
+      %20 = arith.constant 0 : index
+      %21 = arith.cmpi sge, %8, %20 : index
+      %22 = arith.cmpi slt, %8, %W : index
+      %23 = arith.andi %21, %22 : i1
+      %24 = arith.andi %14, %23 : i1
+      %25 = arith.constant 1 : index
+      %26 = arith.subi %W, %25 : index
+      %27 = arith.minsi %8, %26 : index
+      %28 = arith.constant 0 : index
+      %29 = arith.maxsi %27, %28 : index
+      %30 = memref.load %x[%19, %29] : memref<?x?xf32>
+      %31 = arith.constant 0.0 : f32
+      %32 = arith.select %24, %30, %31 : f32
+      %33 = arith.constant 1 : index
+      %34 = arith.addi %7, %33 : index
+      %35 = arith.constant 0 : index
+      %36 = arith.cmpi sge, %34, %35 : index
+      %37 = arith.cmpi slt, %34, %H : index
+      %38 = arith.andi %36, %37 : i1
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %H, %39 : index
+      %41 = arith.minsi %34, %40 : index
+      %42 = arith.constant 0 : index
+      %43 = arith.maxsi %41, %42 : index
+      %44 = arith.constant 0 : index
+      %45 = arith.cmpi sge, %8, %44 : index
+      %46 = arith.cmpi slt, %8, %W : index
+      %47 = arith.andi %45, %46 : i1
+      %48 = arith.andi %38, %47 : i1
+      %49 = arith.constant 1 : index
+      %50 = arith.subi %W, %49 : index
+      %51 = arith.minsi %8, %50 : index
+      %52 = arith.constant 0 : index
+      %53 = arith.maxsi %51, %52 : index
+      %54 = memref.load %x[%43, %53] : memref<?x?xf32>
+      %55 = arith.constant 0.0 : f32
+      %56 = arith.select %48, %54, %55 : f32
+      %57 = arith.addf %32, %56 : f32
+      %58 = arith.constant 0 : index
+      %59 = arith.cmpi sge, %7, %58 : index
+      %60 = arith.cmpi slt, %7, %H : index
+      %61 = arith.andi %59, %60 : i1
+      %62 = arith.constant 1 : index
+      %63 = arith.subi %H, %62 : index
+      %64 = arith.minsi %7, %63 : index
+      %65 = arith.constant 0 : index
+      %66 = arith.maxsi %64, %65 : index
+      %67 = arith.constant 1 : index
+      %68 = arith.subi %8, %67 : index
+      %69 = arith.constant 0 : index
+      %70 = arith.cmpi sge, %68, %69 : index
+      %71 = arith.cmpi slt, %68, %W : index
+      %72 = arith.andi %70, %71 : i1
+      %73 = arith.andi %61, %72 : i1
+      %74 = arith.constant 1 : index
+      %75 = arith.subi %W, %74 : index
+      %76 = arith.minsi %68, %75 : index
+      %77 = arith.constant 0 : index
+      %78 = arith.maxsi %76, %77 : index
+      %79 = memref.load %x[%66, %78] : memref<?x?xf32>
+      %80 = arith.constant 0.0 : f32
+      %81 = arith.select %73, %79, %80 : f32
+      %82 = arith.addf %57, %81 : f32
+      %83 = arith.constant 0 : index
+      %84 = arith.cmpi sge, %7, %83 : index
+      %85 = arith.cmpi slt, %7, %H : index
+      %86 = arith.andi %84, %85 : i1
+      %87 = arith.constant 1 : index
+      %88 = arith.subi %H, %87 : index
+      %89 = arith.minsi %7, %88 : index
+      %90 = arith.constant 0 : index
+      %91 = arith.maxsi %89, %90 : index
+      %92 = arith.constant 1 : index
+      %93 = arith.addi %8, %92 : index
+      %94 = arith.constant 0 : index
+      %95 = arith.cmpi sge, %93, %94 : index
+      %96 = arith.cmpi slt, %93, %W : index
+      %97 = arith.andi %95, %96 : i1
+      %98 = arith.andi %86, %97 : i1
+      %99 = arith.constant 1 : index
+      %100 = arith.subi %W, %99 : index
+      %101 = arith.minsi %93, %100 : index
+      %102 = arith.constant 0 : index
+      %103 = arith.maxsi %101, %102 : index
+      %104 = memref.load %x[%91, %103] : memref<?x?xf32>
+      %105 = arith.constant 0.0 : f32
+      %106 = arith.select %98, %104, %105 : f32
+      %107 = arith.addf %82, %106 : f32
+      %108 = arith.constant 4.0 : f32
+      %109 = arith.constant 0 : index
+      %110 = arith.cmpi sge, %7, %109 : index
+      %111 = arith.cmpi slt, %7, %H : index
+      %112 = arith.andi %110, %111 : i1
+      %113 = arith.constant 1 : index
+      %114 = arith.subi %H, %113 : index
+      %115 = arith.minsi %7, %114 : index
+      %116 = arith.constant 0 : index
+      %117 = arith.maxsi %115, %116 : index
+      %118 = arith.constant 0 : index
+      %119 = arith.cmpi sge, %8, %118 : index
+      %120 = arith.cmpi slt, %8, %W : index
+      %121 = arith.andi %119, %120 : i1
+      %122 = arith.andi %112, %121 : i1
+      %123 = arith.constant 1 : index
+      %124 = arith.subi %W, %123 : index
+      %125 = arith.minsi %8, %124 : index
+      %126 = arith.constant 0 : index
+      %127 = arith.maxsi %125, %126 : index
+      %128 = memref.load %x[%117, %127] : memref<?x?xf32>
+      %129 = arith.constant 0.0 : f32
+      %130 = arith.select %122, %128, %129 : f32
+      %131 = arith.mulf %108, %130 : f32
+      %132 = arith.subf %107, %131 : f32
+      linalg.yield %132 : f32
+    }
+    // smooth[j] = (s[j - 1] + 2.0 * s[j + 1] + s[j + 3]) / 4.0
+    %133 = arith.constant 0 : index
+    %134 = memref.reinterpret_cast %smooth to offset: [0], sizes: [%W], strides: [%133] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%134 : memref<?xf32, strided<[?]>>)
+        outs(%smooth : memref<?xf32>) {
+      ^bb0(%135: f32, %136: f32):
+      %137 = linalg.index 0 : index
+      %138 = arith.constant 1 : index
+      %139 = arith.subi %137, %138 : index
+      %140 = arith.constant 1 : index
+      %141 = arith.subi %1, %140 : index
+      %142 = arith.minsi %139, %141 : index
+      %143 = arith.constant 0 : index
+      %144 = arith.maxsi %142, %143 : index
+      %145 = memref.load %s[%144] : memref<?xf32>
+      %146 = arith.constant 2.0 : f32
+      %147 = arith.constant 1 : index
+      %148 = arith.addi %137, %147 : index
+      %149 = arith.constant 1 : index
+      %150 = arith.subi %1, %149 : index
+      %151 = arith.minsi %148, %150 : index
+      %152 = arith.constant 0 : index
+      %153 = arith.maxsi %151, %152 : index
+      %154 = memref.load %s[%153] : memref<?xf32>
+      %155 = arith.mulf %146, %154 : f32
+      %156 = arith.addf %145, %155 : f32
+      %157 = arith.constant 3 : index
+      %158 = arith.addi %137, %157 : index
+      %159 = arith.constant 1 : index
+      %160 = arith.subi %1, %159 : index
+      %161 = arith.minsi %158, %160 : index
+      %162 = arith.constant 0 : index
+      %163 = arith.maxsi %161, %162 : index
+      %164 = memref.load %s[%163] : memref<?xf32>
+      %165 = arith.addf %156, %164 : f32
+      %166 = arith.constant 4.0 : f32
+      %167 = arith.divf %165, %166 : f32
+      linalg.yield %167 : f32
+    }
+    // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
+    %168 = arith.constant 0 : index
+    %169 = arith.constant 0 : index
+    %170 = memref.reinterpret_cast %cum to offset: [0], sizes: [%H, %W], strides: [%168, %169] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%170 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%cum : memref<?x?xf32>) {
+      ^bb0(%171: f32, %172: f32):
+      %173 = linalg.index 0 : index
+      %174 = linalg.index 1 : index
+      %175 = arith.constant 0 : index
+      %176 = arith.constant 1 : index
+      %177 = arith.addi %174, %176 : index
+      %178 = arith.constant 1 : index
+      %179 = arith.constant 0.0 : f32
+      %180 = scf.for %181 = %175 to %177 step %178 iter_args(%182 = %179) -> (f32) {
+        %183 = arith.constant 0 : index
+        %184 = arith.cmpi sge, %173, %183 : index
+        %185 = arith.cmpi slt, %173, %H : index
+        %186 = arith.andi %184, %185 : i1
+        %187 = arith.constant 1 : index
+        %188 = arith.subi %H, %187 : index
+        %189 = arith.minsi %173, %188 : index
+        %190 = arith.constant 0 : index
+        %191 = arith.maxsi %189, %190 : index
+        %192 = arith.constant 0 : index
+        %193 = arith.cmpi sge, %181, %192 : index
+        %194 = arith.cmpi slt, %181, %W : index
+        %195 = arith.andi %193, %194 : i1
+        %196 = arith.andi %186, %195 : i1
+        %197 = arith.constant 1 : index
+        %198 = arith.subi %W, %197 : index
+        %199 = arith.minsi %181, %198 : index
+        %200 = arith.constant 0 : index
+        %201 = arith.maxsi %199, %200 : index
+        %202 = memref.load %x[%191, %201] : memref<?x?xf32>
+        %203 = arith.constant 0.0 : f32
+        %204 = arith.select %196, %202, %203 : f32
+        %205 = arith.addf %182, %204 : f32
+        scf.yield %205 : f32
+      }
+      linalg.yield %180 : f32
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: tiled_vector
+// sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @stencil_tiled_vector(%x: memref<?x?xf32>, %s: memref<?xf32>, %lap: memref<?x?xf32>, %smooth: memref<?xf32>, %cum: memref<?x?xf32>, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 2 : index
+    %1 = arith.addi %W, %0 : index
+    // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0 : index
+    %4 = memref.reinterpret_cast %lap to offset: [0], sizes: [%H, %W], strides: [%2, %3] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%4 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%lap : memref<?x?xf32>) {
+      ^bb0(%5: f32, %6: f32):
+      %7 = linalg.index 0 : index
+      %8 = linalg.index 1 : index
+      %9 = arith.constant 1 : index
+      %10 = arith.subi %7, %9 : index
+      %11 = arith.constant 0 : index
+      %12 = arith.cmpi sge, %10, %11 : index
+      %13 = arith.cmpi slt, %10, %H : index
+      %14 = arith.andi %12, %13 : i1
+      %15 = arith.constant 1 : index
+      %16 = arith.subi %H, %15 : index
+      %17 = arith.minsi %10, %16 : index
+      %18 = arith.constant 0 : index
+      %19 = arith.maxsi %17, %18 : index
+      %20 = arith.constant 0 : index
+      %21 = arith.cmpi sge, %8, %20 : index
+      %22 = arith.cmpi slt, %8, %W : index
+      %23 = arith.andi %21, %22 : i1
+      %24 = arith.andi %14, %23 : i1
+      %25 = arith.constant 1 : index
+      %26 = arith.subi %W, %25 : index
+      %27 = arith.minsi %8, %26 : index
+      %28 = arith.constant 0 : index
+      %29 = arith.maxsi %27, %28 : index
+      %30 = memref.load %x[%19, %29] : memref<?x?xf32>
+      %31 = arith.constant 0.0 : f32
+      %32 = arith.select %24, %30, %31 : f32
+      %33 = arith.constant 1 : index
+      %34 = arith.addi %7, %33 : index
+      %35 = arith.constant 0 : index
+      %36 = arith.cmpi sge, %34, %35 : index
+      %37 = arith.cmpi slt, %34, %H : index
+      %38 = arith.andi %36, %37 : i1
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %H, %39 : index
+      %41 = arith.minsi %34, %40 : index
+      %42 = arith.constant 0 : index
+      %43 = arith.maxsi %41, %42 : index
+      %44 = arith.constant 0 : index
+      %45 = arith.cmpi sge, %8, %44 : index
+      %46 = arith.cmpi slt, %8, %W : index
+      %47 = arith.andi %45, %46 : i1
+      %48 = arith.andi %38, %47 : i1
+      %49 = arith.constant 1 : index
+      %50 = arith.subi %W, %49 : index
+      %51 = arith.minsi %8, %50 : index
+      %52 = arith.constant 0 : index
+      %53 = arith.maxsi %51, %52 : index
+      %54 = memref.load %x[%43, %53] : memref<?x?xf32>
+      %55 = arith.constant 0.0 : f32
+      %56 = arith.select %48, %54, %55 : f32
+      %57 = arith.addf %32, %56 : f32
+      %58 = arith.constant 0 : index
+      %59 = arith.cmpi sge, %7, %58 : index
+      %60 = arith.cmpi slt, %7, %H : index
+      %61 = arith.andi %59, %60 : i1
+      %62 = arith.constant 1 : index
+      %63 = arith.subi %H, %62 : index
+      %64 = arith.minsi %7, %63 : index
+      %65 = arith.constant 0 : index
+      %66 = arith.maxsi %64, %65 : index
+      %67 = arith.constant 1 : index
+      %68 = arith.subi %8, %67 : index
+      %69 = arith.constant 0 : index
+      %70 = arith.cmpi sge, %68, %69 : index
+      %71 = arith.cmpi slt, %68, %W : index
+      %72 = arith.andi %70, %71 : i1
+      %73 = arith.andi %61, %72 : i1
+      %74 = arith.constant 1 : index
+      %75 = arith.subi %W, %74 : index
+      %76 = arith.minsi %68, %75 : index
+      %77 = arith.constant 0 : index
+      %78 = arith.maxsi %76, %77 : index
+      %79 = memref.load %x[%66, %78] : memref<?x?xf32>
+      %80 = arith.constant 0.0 : f32
+      %81 = arith.select %73, %79, %80 : f32
+      %82 = arith.addf %57, %81 : f32
+      %83 = arith.constant 0 : index
+      %84 = arith.cmpi sge, %7, %83 : index
+      %85 = arith.cmpi slt, %7, %H : index
+      %86 = arith.andi %84, %85 : i1
+      %87 = arith.constant 1 : index
+      %88 = arith.subi %H, %87 : index
+      %89 = arith.minsi %7, %88 : index
+      %90 = arith.constant 0 : index
+      %91 = arith.maxsi %89, %90 : index
+      %92 = arith.constant 1 : index
+      %93 = arith.addi %8, %92 : index
+      %94 = arith.constant 0 : index
+      %95 = arith.cmpi sge, %93, %94 : index
+      %96 = arith.cmpi slt, %93, %W : index
+      %97 = arith.andi %95, %96 : i1
+      %98 = arith.andi %86, %97 : i1
+      %99 = arith.constant 1 : index
+      %100 = arith.subi %W, %99 : index
+      %101 = arith.minsi %93, %100 : index
+      %102 = arith.constant 0 : index
+      %103 = arith.maxsi %101, %102 : index
+      %104 = memref.load %x[%91, %103] : memref<?x?xf32>
+      %105 = arith.constant 0.0 : f32
+      %106 = arith.select %98, %104, %105 : f32
+      %107 = arith.addf %82, %106 : f32
+      %108 = arith.constant 4.0 : f32
+      %109 = arith.constant 0 : index
+      %110 = arith.cmpi sge, %7, %109 : index
+      %111 = arith.cmpi slt, %7, %H : index
+      %112 = arith.andi %110, %111 : i1
+      %113 = arith.constant 1 : index
+      %114 = arith.subi %H, %113 : index
+      %115 = arith.minsi %7, %114 : index
+      %116 = arith.constant 0 : index
+      %117 = arith.maxsi %115, %116 : index
+      %118 = arith.constant 0 : index
+      %119 = arith.cmpi sge, %8, %118 : index
+      %120 = arith.cmpi slt, %8, %W : index
+      %121 = arith.andi %119, %120 : i1
+      %122 = arith.andi %112, %121 : i1
+      %123 = arith.constant 1 : index
+      %124 = arith.subi %W, %123 : index
+      %125 = arith.minsi %8, %124 : index
+      %126 = arith.constant 0 : index
+      %127 = arith.maxsi %125, %126 : index
+      %128 = memref.load %x[%117, %127] : memref<?x?xf32>
+      %129 = arith.constant 0.0 : f32
+      %130 = arith.select %122, %128, %129 : f32
+      %131 = arith.mulf %108, %130 : f32
+      %132 = arith.subf %107, %131 : f32
+      linalg.yield %132 : f32
+    }
+    // smooth[j] = (s[j - 1] + 2.0 * s[j + 1] + s[j + 3]) / 4.0
+    %133 = arith.constant 0 : index
+    %134 = memref.reinterpret_cast %smooth to offset: [0], sizes: [%W], strides: [%133] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%134 : memref<?xf32, strided<[?]>>)
+        outs(%smooth : memref<?xf32>) {
+      ^bb0(%135: f32, %136: f32):
+      %137 = linalg.index 0 : index
+      %138 = arith.constant 1 : index
+      %139 = arith.subi %137, %138 : index
+      %140 = arith.constant 1 : index
+      %141 = arith.subi %1, %140 : index
+      %142 = arith.minsi %139, %141 : index
+      %143 = arith.constant 0 : index
+      %144 = arith.maxsi %142, %143 : index
+      %145 = memref.load %s[%144] : memref<?xf32>
+      %146 = arith.constant 2.0 : f32
+      %147 = arith.constant 1 : index
+      %148 = arith.addi %137, %147 : index
+      %149 = arith.constant 1 : index
+      %150 = arith.subi %1, %149 : index
+      %151 = arith.minsi %148, %150 : index
+      %152 = arith.constant 0 : index
+      %153 = arith.maxsi %151, %152 : index
+      %154 = memref.load %s[%153] : memref<?xf32>
+      %155 = arith.mulf %146, %154 : f32
+      %156 = arith.addf %145, %155 : f32
+      %157 = arith.constant 3 : index
+      %158 = arith.addi %137, %157 : index
+      %159 = arith.constant 1 : index
+      %160 = arith.subi %1, %159 : index
+      %161 = arith.minsi %158, %160 : index
+      %162 = arith.constant 0 : index
+      %163 = arith.maxsi %161, %162 : index
+      %164 = memref.load %s[%163] : memref<?xf32>
+      %165 = arith.addf %156, %164 : f32
+      %166 = arith.constant 4.0 : f32
+      %167 = arith.divf %165, %166 : f32
+      linalg.yield %167 : f32
+    }
+    // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
+    %168 = arith.constant 0 : index
+    %169 = arith.constant 0 : index
+    %170 = memref.reinterpret_cast %cum to offset: [0], sizes: [%H, %W], strides: [%168, %169] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%170 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%cum : memref<?x?xf32>) {
+      ^bb0(%171: f32, %172: f32):
+      %173 = linalg.index 0 : index
+      %174 = linalg.index 1 : index
+      %175 = arith.constant 0 : index
+      %176 = arith.constant 1 : index
+      %177 = arith.addi %174, %176 : index
+      %178 = arith.constant 1 : index
+      %179 = arith.constant 0.0 : f32
+      %180 = scf.for %181 = %175 to %177 step %178 iter_args(%182 = %179) -> (f32) {
+        %183 = arith.constant 0 : index
+        %184 = arith.cmpi sge, %173, %183 : index
+        %185 = arith.cmpi slt, %173, %H : index
+        %186 = arith.andi %184, %185 : i1
+        %187 = arith.constant 1 : index
+        %188 = arith.subi %H, %187 : index
+        %189 = arith.minsi %173, %188 : index
+        %190 = arith.constant 0 : index
+        %191 = arith.maxsi %189, %190 : index
+        %192 = arith.constant 0 : index
+        %193 = arith.cmpi sge, %181, %192 : index
+        %194 = arith.cmpi slt, %181, %W : index
+        %195 = arith.andi %193, %194 : i1
+        %196 = arith.andi %186, %195 : i1
+        %197 = arith.constant 1 : index
+        %198 = arith.subi %W, %197 : index
+        %199 = arith.minsi %181, %198 : index
+        %200 = arith.constant 0 : index
+        %201 = arith.maxsi %199, %200 : index
+        %202 = memref.load %x[%191, %201] : memref<?x?xf32>
+        %203 = arith.constant 0.0 : f32
+        %204 = arith.select %196, %202, %203 : f32
+        %205 = arith.addf %182, %204 : f32
+        scf.yield %205 : f32
+      }
+      linalg.yield %180 : f32
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: openmp
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @stencil_openmp(%x: memref<?x?xf32>, %s: memref<?xf32>, %lap: memref<?x?xf32>, %smooth: memref<?xf32>, %cum: memref<?x?xf32>, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 2 : index
+    %1 = arith.addi %W, %0 : index
+    // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0 : index
+    %4 = memref.reinterpret_cast %lap to offset: [0], sizes: [%H, %W], strides: [%2, %3] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%4 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%lap : memref<?x?xf32>) {
+      ^bb0(%5: f32, %6: f32):
+      %7 = linalg.index 0 : index
+      %8 = linalg.index 1 : index
+      %9 = arith.constant 1 : index
+      %10 = arith.subi %7, %9 : index
+      %11 = arith.constant 0 : index
+      %12 = arith.cmpi sge, %10, %11 : index
+      %13 = arith.cmpi slt, %10, %H : index
+      %14 = arith.andi %12, %13 : i1
+      %15 = arith.constant 1 : index
+      %16 = arith.subi %H, %15 : index
+      %17 = arith.minsi %10, %16 : index
+      %18 = arith.constant 0 : index
+      %19 = arith.maxsi %17, %18 : index
+      %20 = arith.constant 0 : index
+      %21 = arith.cmpi sge, %8, %20 : index
+      %22 = arith.cmpi slt, %8, %W : index
+      %23 = arith.andi %21, %22 : i1
+      %24 = arith.andi %14, %23 : i1
+      %25 = arith.constant 1 : index
+      %26 = arith.subi %W, %25 : index
+      %27 = arith.minsi %8, %26 : index
+      %28 = arith.constant 0 : index
+      %29 = arith.maxsi %27, %28 : index
+      %30 = memref.load %x[%19, %29] : memref<?x?xf32>
+      %31 = arith.constant 0.0 : f32
+      %32 = arith.select %24, %30, %31 : f32
+      %33 = arith.constant 1 : index
+      %34 = arith.addi %7, %33 : index
+      %35 = arith.constant 0 : index
+      %36 = arith.cmpi sge, %34, %35 : index
+      %37 = arith.cmpi slt, %34, %H : index
+      %38 = arith.andi %36, %37 : i1
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %H, %39 : index
+      %41 = arith.minsi %34, %40 : index
+      %42 = arith.constant 0 : index
+      %43 = arith.maxsi %41, %42 : index
+      %44 = arith.constant 0 : index
+      %45 = arith.cmpi sge, %8, %44 : index
+      %46 = arith.cmpi slt, %8, %W : index
+      %47 = arith.andi %45, %46 : i1
+      %48 = arith.andi %38, %47 : i1
+      %49 = arith.constant 1 : index
+      %50 = arith.subi %W, %49 : index
+      %51 = arith.minsi %8, %50 : index
+      %52 = arith.constant 0 : index
+      %53 = arith.maxsi %51, %52 : index
+      %54 = memref.load %x[%43, %53] : memref<?x?xf32>
+      %55 = arith.constant 0.0 : f32
+      %56 = arith.select %48, %54, %55 : f32
+      %57 = arith.addf %32, %56 : f32
+      %58 = arith.constant 0 : index
+      %59 = arith.cmpi sge, %7, %58 : index
+      %60 = arith.cmpi slt, %7, %H : index
+      %61 = arith.andi %59, %60 : i1
+      %62 = arith.constant 1 : index
+      %63 = arith.subi %H, %62 : index
+      %64 = arith.minsi %7, %63 : index
+      %65 = arith.constant 0 : index
+      %66 = arith.maxsi %64, %65 : index
+      %67 = arith.constant 1 : index
+      %68 = arith.subi %8, %67 : index
+      %69 = arith.constant 0 : index
+      %70 = arith.cmpi sge, %68, %69 : index
+      %71 = arith.cmpi slt, %68, %W : index
+      %72 = arith.andi %70, %71 : i1
+      %73 = arith.andi %61, %72 : i1
+      %74 = arith.constant 1 : index
+      %75 = arith.subi %W, %74 : index
+      %76 = arith.minsi %68, %75 : index
+      %77 = arith.constant 0 : index
+      %78 = arith.maxsi %76, %77 : index
+      %79 = memref.load %x[%66, %78] : memref<?x?xf32>
+      %80 = arith.constant 0.0 : f32
+      %81 = arith.select %73, %79, %80 : f32
+      %82 = arith.addf %57, %81 : f32
+      %83 = arith.constant 0 : index
+      %84 = arith.cmpi sge, %7, %83 : index
+      %85 = arith.cmpi slt, %7, %H : index
+      %86 = arith.andi %84, %85 : i1
+      %87 = arith.constant 1 : index
+      %88 = arith.subi %H, %87 : index
+      %89 = arith.minsi %7, %88 : index
+      %90 = arith.constant 0 : index
+      %91 = arith.maxsi %89, %90 : index
+      %92 = arith.constant 1 : index
+      %93 = arith.addi %8, %92 : index
+      %94 = arith.constant 0 : index
+      %95 = arith.cmpi sge, %93, %94 : index
+      %96 = arith.cmpi slt, %93, %W : index
+      %97 = arith.andi %95, %96 : i1
+      %98 = arith.andi %86, %97 : i1
+      %99 = arith.constant 1 : index
+      %100 = arith.subi %W, %99 : index
+      %101 = arith.minsi %93, %100 : index
+      %102 = arith.constant 0 : index
+      %103 = arith.maxsi %101, %102 : index
+      %104 = memref.load %x[%91, %103] : memref<?x?xf32>
+      %105 = arith.constant 0.0 : f32
+      %106 = arith.select %98, %104, %105 : f32
+      %107 = arith.addf %82, %106 : f32
+      %108 = arith.constant 4.0 : f32
+      %109 = arith.constant 0 : index
+      %110 = arith.cmpi sge, %7, %109 : index
+      %111 = arith.cmpi slt, %7, %H : index
+      %112 = arith.andi %110, %111 : i1
+      %113 = arith.constant 1 : index
+      %114 = arith.subi %H, %113 : index
+      %115 = arith.minsi %7, %114 : index
+      %116 = arith.constant 0 : index
+      %117 = arith.maxsi %115, %116 : index
+      %118 = arith.constant 0 : index
+      %119 = arith.cmpi sge, %8, %118 : index
+      %120 = arith.cmpi slt, %8, %W : index
+      %121 = arith.andi %119, %120 : i1
+      %122 = arith.andi %112, %121 : i1
+      %123 = arith.constant 1 : index
+      %124 = arith.subi %W, %123 : index
+      %125 = arith.minsi %8, %124 : index
+      %126 = arith.constant 0 : index
+      %127 = arith.maxsi %125, %126 : index
+      %128 = memref.load %x[%117, %127] : memref<?x?xf32>
+      %129 = arith.constant 0.0 : f32
+      %130 = arith.select %122, %128, %129 : f32
+      %131 = arith.mulf %108, %130 : f32
+      %132 = arith.subf %107, %131 : f32
+      linalg.yield %132 : f32
+    }
+    // smooth[j] = (s[j - 1] + 2.0 * s[j + 1] + s[j + 3]) / 4.0
+    %133 = arith.constant 0 : index
+    %134 = memref.reinterpret_cast %smooth to offset: [0], sizes: [%W], strides: [%133] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%134 : memref<?xf32, strided<[?]>>)
+        outs(%smooth : memref<?xf32>) {
+      ^bb0(%135: f32, %136: f32):
+      %137 = linalg.index 0 : index
+      %138 = arith.constant 1 : index
+      %139 = arith.subi %137, %138 : index
+      %140 = arith.constant 1 : index
+      %141 = arith.subi %1, %140 : index
+      %142 = arith.minsi %139, %141 : index
+      %143 = arith.constant 0 : index
+      %144 = arith.maxsi %142, %143 : index
+      %145 = memref.load %s[%144] : memref<?xf32>
+      %146 = arith.constant 2.0 : f32
+      %147 = arith.constant 1 : index
+      %148 = arith.addi %137, %147 : index
+      %149 = arith.constant 1 : index
+      %150 = arith.subi %1, %149 : index
+      %151 = arith.minsi %148, %150 : index
+      %152 = arith.constant 0 : index
+      %153 = arith.maxsi %151, %152 : index
+      %154 = memref.load %s[%153] : memref<?xf32>
+      %155 = arith.mulf %146, %154 : f32
+      %156 = arith.addf %145, %155 : f32
+      %157 = arith.constant 3 : index
+      %158 = arith.addi %137, %157 : index
+      %159 = arith.constant 1 : index
+      %160 = arith.subi %1, %159 : index
+      %161 = arith.minsi %158, %160 : index
+      %162 = arith.constant 0 : index
+      %163 = arith.maxsi %161, %162 : index
+      %164 = memref.load %s[%163] : memref<?xf32>
+      %165 = arith.addf %156, %164 : f32
+      %166 = arith.constant 4.0 : f32
+      %167 = arith.divf %165, %166 : f32
+      linalg.yield %167 : f32
+    }
+    // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
+    %168 = arith.constant 0 : index
+    %169 = arith.constant 0 : index
+    %170 = memref.reinterpret_cast %cum to offset: [0], sizes: [%H, %W], strides: [%168, %169] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%170 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%cum : memref<?x?xf32>) {
+      ^bb0(%171: f32, %172: f32):
+      %173 = linalg.index 0 : index
+      %174 = linalg.index 1 : index
+      %175 = arith.constant 0 : index
+      %176 = arith.constant 1 : index
+      %177 = arith.addi %174, %176 : index
+      %178 = arith.constant 1 : index
+      %179 = arith.constant 0.0 : f32
+      %180 = scf.for %181 = %175 to %177 step %178 iter_args(%182 = %179) -> (f32) {
+        %183 = arith.constant 0 : index
+        %184 = arith.cmpi sge, %173, %183 : index
+        %185 = arith.cmpi slt, %173, %H : index
+        %186 = arith.andi %184, %185 : i1
+        %187 = arith.constant 1 : index
+        %188 = arith.subi %H, %187 : index
+        %189 = arith.minsi %173, %188 : index
+        %190 = arith.constant 0 : index
+        %191 = arith.maxsi %189, %190 : index
+        %192 = arith.constant 0 : index
+        %193 = arith.cmpi sge, %181, %192 : index
+        %194 = arith.cmpi slt, %181, %W : index
+        %195 = arith.andi %193, %194 : i1
+        %196 = arith.andi %186, %195 : i1
+        %197 = arith.constant 1 : index
+        %198 = arith.subi %W, %197 : index
+        %199 = arith.minsi %181, %198 : index
+        %200 = arith.constant 0 : index
+        %201 = arith.maxsi %199, %200 : index
+        %202 = memref.load %x[%191, %201] : memref<?x?xf32>
+        %203 = arith.constant 0.0 : f32
+        %204 = arith.select %196, %202, %203 : f32
+        %205 = arith.addf %182, %204 : f32
+        scf.yield %205 : f32
+      }
+      linalg.yield %180 : f32
+    }
+    return
+  }
+}
+
+//| #include <stdint.h>
+//|
+//| #include "specbench_abi.h"
+//|
+//| // MLIR's memref descriptors, by rank; element pointers are untyped here.
+//| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[1]; int64_t strides[1]; } sb_memref1;
+//| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
+//|
+//| void _mlir_ciface_stencil_loops(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref1*, sb_memref2*,
+//|                                 int64_t, int64_t);
+//| static int sb_variant_loops(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = (sb_s[1] + 2LL);
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref1 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[0] = sb_s[1];
+//|   sb_m3.strides[0] = 1;
+//|   sb_memref2 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = 1;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   _mlir_ciface_stencil_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_stencil_tiled_vector(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref1*,
+//|                                        sb_memref2*, int64_t, int64_t);
+//| static int sb_variant_tiled_vector(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = (sb_s[1] + 2LL);
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref1 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[0] = sb_s[1];
+//|   sb_m3.strides[0] = 1;
+//|   sb_memref2 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = 1;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   _mlir_ciface_stencil_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_stencil_openmp(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref1*, sb_memref2*,
+//|                                  int64_t, int64_t);
+//| static int sb_variant_openmp(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = (sb_s[1] + 2LL);
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref1 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[0] = sb_s[1];
+//|   sb_m3.strides[0] = 1;
+//|   sb_memref2 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = 1;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   _mlir_ciface_stencil_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"loops", sb_variant_loops},
+//|   {"tiled_vector", sb_variant_tiled_vector},
+//|   {"openmp", sb_variant_openmp},
+//| };
+//|
+//| const sb_module* specbench_module(void) {
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "stencil", "mlir", 5, 2, 3, sb_variants};
+//|   return &m;
+//| }

@@ -6,6 +6,251 @@
 //   1  y  f32[N]  out
 //   2  z  f32[N]  out
 // Sizes (ABI order): N
-// Variants: none
+// Variants:
+//   loops         strategy loops
+//   tiled_vector  strategy tiled_vector: tile = 32, vector = 4
+//   openmp        strategy openmp
 //
-// Not lowered: at line 10, column 14, the mlir backend cannot express this yet: the range of 'k' depends on an index variable (a triangular range or a scan), which a linalg.generic iteration domain cannot hold.
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: loops
+// sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @vendor_scan_loops(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i] = sum(k in 0..(i + 1): x[k])
+    %0 = arith.constant 0 : index
+    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%1 : memref<?xf32, strided<[?]>>)
+        outs(%y : memref<?xf32>) {
+      ^bb0(%2: f32, %3: f32):
+      %4 = linalg.index 0 : index
+      %5 = arith.constant 0 : index
+      %6 = arith.constant 1 : index
+      %7 = arith.addi %4, %6 : index
+      %8 = arith.constant 1 : index
+      %9 = arith.constant 0.0 : f32
+      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+        %13 = memref.load %x[%11] : memref<?xf32>
+        %14 = arith.addf %12, %13 : f32
+        scf.yield %14 : f32
+      }
+      linalg.yield %10 : f32
+    }
+    // z[i] = min(k in 0..i: abs(x[k]))
+    %15 = arith.constant 0 : index
+    %16 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%15] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%16 : memref<?xf32, strided<[?]>>)
+        outs(%z : memref<?xf32>) {
+      ^bb0(%17: f32, %18: f32):
+      %19 = linalg.index 0 : index
+      %20 = arith.constant 0 : index
+      %21 = arith.constant 1 : index
+      %22 = arith.constant 0x7F800000 : f32
+      %23 = scf.for %24 = %20 to %19 step %21 iter_args(%25 = %22) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = math.absf %26 : f32
+        %28 = arith.minimumf %25, %27 : f32
+        scf.yield %28 : f32
+      }
+      linalg.yield %23 : f32
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: tiled_vector
+// sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @vendor_scan_tiled_vector(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i] = sum(k in 0..(i + 1): x[k])
+    %0 = arith.constant 0 : index
+    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%1 : memref<?xf32, strided<[?]>>)
+        outs(%y : memref<?xf32>) {
+      ^bb0(%2: f32, %3: f32):
+      %4 = linalg.index 0 : index
+      %5 = arith.constant 0 : index
+      %6 = arith.constant 1 : index
+      %7 = arith.addi %4, %6 : index
+      %8 = arith.constant 1 : index
+      %9 = arith.constant 0.0 : f32
+      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+        %13 = memref.load %x[%11] : memref<?xf32>
+        %14 = arith.addf %12, %13 : f32
+        scf.yield %14 : f32
+      }
+      linalg.yield %10 : f32
+    }
+    // z[i] = min(k in 0..i: abs(x[k]))
+    %15 = arith.constant 0 : index
+    %16 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%15] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%16 : memref<?xf32, strided<[?]>>)
+        outs(%z : memref<?xf32>) {
+      ^bb0(%17: f32, %18: f32):
+      %19 = linalg.index 0 : index
+      %20 = arith.constant 0 : index
+      %21 = arith.constant 1 : index
+      %22 = arith.constant 0x7F800000 : f32
+      %23 = scf.for %24 = %20 to %19 step %21 iter_args(%25 = %22) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = math.absf %26 : f32
+        %28 = arith.minimumf %25, %27 : f32
+        scf.yield %28 : f32
+      }
+      linalg.yield %23 : f32
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: openmp
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @vendor_scan_openmp(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i] = sum(k in 0..(i + 1): x[k])
+    %0 = arith.constant 0 : index
+    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%1 : memref<?xf32, strided<[?]>>)
+        outs(%y : memref<?xf32>) {
+      ^bb0(%2: f32, %3: f32):
+      %4 = linalg.index 0 : index
+      %5 = arith.constant 0 : index
+      %6 = arith.constant 1 : index
+      %7 = arith.addi %4, %6 : index
+      %8 = arith.constant 1 : index
+      %9 = arith.constant 0.0 : f32
+      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+        %13 = memref.load %x[%11] : memref<?xf32>
+        %14 = arith.addf %12, %13 : f32
+        scf.yield %14 : f32
+      }
+      linalg.yield %10 : f32
+    }
+    // z[i] = min(k in 0..i: abs(x[k]))
+    %15 = arith.constant 0 : index
+    %16 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%15] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%16 : memref<?xf32, strided<[?]>>)
+        outs(%z : memref<?xf32>) {
+      ^bb0(%17: f32, %18: f32):
+      %19 = linalg.index 0 : index
+      %20 = arith.constant 0 : index
+      %21 = arith.constant 1 : index
+      %22 = arith.constant 0x7F800000 : f32
+      %23 = scf.for %24 = %20 to %19 step %21 iter_args(%25 = %22) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = math.absf %26 : f32
+        %28 = arith.minimumf %25, %27 : f32
+        scf.yield %28 : f32
+      }
+      linalg.yield %23 : f32
+    }
+    return
+  }
+}
+
+//| #include <stdint.h>
+//|
+//| #include "specbench_abi.h"
+//|
+//| // MLIR's memref descriptors, by rank; element pointers are untyped here.
+//| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[1]; int64_t strides[1]; } sb_memref1;
+//|
+//| void _mlir_ciface_vendor_scan_loops(sb_memref1*, sb_memref1*, sb_memref1*, int64_t);
+//| static int sb_variant_loops(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   _mlir_ciface_vendor_scan_loops(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_vendor_scan_tiled_vector(sb_memref1*, sb_memref1*, sb_memref1*, int64_t);
+//| static int sb_variant_tiled_vector(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   _mlir_ciface_vendor_scan_tiled_vector(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_vendor_scan_openmp(sb_memref1*, sb_memref1*, sb_memref1*, int64_t);
+//| static int sb_variant_openmp(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   _mlir_ciface_vendor_scan_openmp(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"loops", sb_variant_loops},
+//|   {"tiled_vector", sb_variant_tiled_vector},
+//|   {"openmp", sb_variant_openmp},
+//| };
+//|
+//| const sb_module* specbench_module(void) {
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "vendor_scan", "mlir", 3, 1, 3, sb_variants};
+//|   return &m;
+//| }
