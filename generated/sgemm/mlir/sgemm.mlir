@@ -7,41 +7,11 @@
 //   2  c  f32[M, N]  out
 // Sizes (ABI order): M, N, K
 // Variants:
-//   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
 // shim at the end (lines starting with `//|`) exports specbench_module().
-
-// -----
-// sb-variant: loops
-// sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
-module {
-  func.func @sgemm_loops(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
-    // c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%c : memref<?x?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %K, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %c to offset: [0], sizes: [%M, %N, %4], strides: [%5, %6, %7] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%8, %a, %b : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xf32>, memref<?x?xf32>)
-        outs(%c : memref<?x?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32, %12: f32):
-      %13 = arith.mulf %10, %11 : f32
-      %14 = arith.addf %12, %13 : f32
-      linalg.yield %14 : f32
-    }
-    return
-  }
-}
 
 // -----
 // sb-variant: tiled_vector
@@ -71,72 +41,12 @@ module {
   }
 }
 
-// -----
-// sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
-  func.func @sgemm_openmp(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
-    // c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%c : memref<?x?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %K, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %c to offset: [0], sizes: [%M, %N, %4], strides: [%5, %6, %7] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%8, %a, %b : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xf32>, memref<?x?xf32>)
-        outs(%c : memref<?x?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32, %12: f32):
-      %13 = arith.mulf %10, %11 : f32
-      %14 = arith.addf %12, %13 : f32
-      linalg.yield %14 : f32
-    }
-    return
-  }
-}
-
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
 //|
 //| // MLIR's memref descriptors, by rank; element pointers are untyped here.
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
-//|
-//| void _mlir_ciface_sgemm_loops(sb_memref2*, sb_memref2*, sb_memref2*, int64_t, int64_t, int64_t);
-//| static int sb_variant_loops(const sb_args* sb_a) {
-//|   const int64_t* sb_s = sb_a->sizes;
-//|   (void)sb_s;
-//|   sb_memref2 sb_m0;
-//|   sb_m0.allocated = sb_a->tensors[0];
-//|   sb_m0.aligned = sb_a->tensors[0];
-//|   sb_m0.offset = 0;
-//|   sb_m0.sizes[1] = sb_s[2];
-//|   sb_m0.strides[1] = 1;
-//|   sb_m0.sizes[0] = sb_s[0];
-//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
-//|   sb_memref2 sb_m1;
-//|   sb_m1.allocated = sb_a->tensors[1];
-//|   sb_m1.aligned = sb_a->tensors[1];
-//|   sb_m1.offset = 0;
-//|   sb_m1.sizes[1] = sb_s[1];
-//|   sb_m1.strides[1] = 1;
-//|   sb_m1.sizes[0] = sb_s[2];
-//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
-//|   sb_memref2 sb_m2;
-//|   sb_m2.allocated = sb_a->tensors[2];
-//|   sb_m2.aligned = sb_a->tensors[2];
-//|   sb_m2.offset = 0;
-//|   sb_m2.sizes[1] = sb_s[1];
-//|   sb_m2.strides[1] = 1;
-//|   sb_m2.sizes[0] = sb_s[0];
-//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
-//|   _mlir_ciface_sgemm_loops(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2]);
-//|   return 0;
-//| }
 //|
 //| void _mlir_ciface_sgemm_tiled_vector(sb_memref2*, sb_memref2*, sb_memref2*, int64_t, int64_t,
 //|                                      int64_t);
@@ -171,45 +81,11 @@ module {
 //|   return 0;
 //| }
 //|
-//| void _mlir_ciface_sgemm_openmp(sb_memref2*, sb_memref2*, sb_memref2*, int64_t, int64_t, int64_t);
-//| static int sb_variant_openmp(const sb_args* sb_a) {
-//|   const int64_t* sb_s = sb_a->sizes;
-//|   (void)sb_s;
-//|   sb_memref2 sb_m0;
-//|   sb_m0.allocated = sb_a->tensors[0];
-//|   sb_m0.aligned = sb_a->tensors[0];
-//|   sb_m0.offset = 0;
-//|   sb_m0.sizes[1] = sb_s[2];
-//|   sb_m0.strides[1] = 1;
-//|   sb_m0.sizes[0] = sb_s[0];
-//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
-//|   sb_memref2 sb_m1;
-//|   sb_m1.allocated = sb_a->tensors[1];
-//|   sb_m1.aligned = sb_a->tensors[1];
-//|   sb_m1.offset = 0;
-//|   sb_m1.sizes[1] = sb_s[1];
-//|   sb_m1.strides[1] = 1;
-//|   sb_m1.sizes[0] = sb_s[2];
-//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
-//|   sb_memref2 sb_m2;
-//|   sb_m2.allocated = sb_a->tensors[2];
-//|   sb_m2.aligned = sb_a->tensors[2];
-//|   sb_m2.offset = 0;
-//|   sb_m2.sizes[1] = sb_s[1];
-//|   sb_m2.strides[1] = 1;
-//|   sb_m2.sizes[0] = sb_s[0];
-//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
-//|   _mlir_ciface_sgemm_openmp(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2]);
-//|   return 0;
-//| }
-//|
 //| static const sb_variant sb_variants[] = {
-//|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
-//|   {"openmp", sb_variant_openmp},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "sgemm", "mlir", 3, 3, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "sgemm", "mlir", 3, 3, 1, sb_variants};
 //|   return &m;
 //| }
