@@ -7,6 +7,7 @@
 #include "emit_cuda.h"
 #include "emit_vendor_cpu.h"
 #include "emit_vendor_cuda.h"
+#include "emit_mlir.h"
 #include "emit_mojo.h"
 
 namespace sb {
@@ -18,7 +19,7 @@ Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const 
 const std::vector<const Emitter*>& all_emitters() {
   static const std::vector<const Emitter*> kEmitters = {&cpu_emitter(), &cuda_emitter(),
                                                         &mojo_emitter(), &vendor_cpu_emitter(),
-                                                        &vendor_cuda_emitter()};
+                                                        &vendor_cuda_emitter(), &mlir_emitter()};
   return kEmitters;
 }
 

@@ -101,10 +101,11 @@ struct SummaryRow {
 std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records);
 
 // One row of the language comparison: the same kernel at the same size in C++ (`cpu`) and in
-// another language's backend (`mojo`, later `mlir`), from one benchmark run.
+// another language's backend (`mojo`, `mlir`), from one benchmark run.
 //   kind "best":    the fastest verified variant of each backend;
 //   kind "matched": the same schedule in both languages, paired by strategy
-//                   (loops with loops, omp_simd with vectorize_parallel);
+//                   (loops with loops, omp_simd with mojo's vectorize_parallel and with
+//                   mlir's openmp);
 //   kind "gpu":     the fastest `cuda` variant against the other language's GPU backend.
 // ratio = C++ time / other time, so > 1 means the other language is faster. within_noise: the
 // difference is no larger than the larger of the two runs' spreads (cv x time), nvbench's rule.

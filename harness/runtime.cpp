@@ -314,6 +314,7 @@ std::unique_ptr<Runtime> make_cuda_runtime_as(const std::string& backend,
 }
 
 std::unique_ptr<Runtime> make_mojo_runtime();  // harness/runtime_mojo.cpp
+std::unique_ptr<Runtime> make_mlir_runtime();  // harness/runtime_mlir.cpp
 
 const std::vector<Runtime*>& all_runtimes() {
   // Leaked on purpose: runtimes own device resources that must not be released after the CUDA
@@ -326,6 +327,7 @@ const std::vector<Runtime*>& all_runtimes() {
     v->push_back(make_mojo_runtime().release());  // harness/runtime_mojo.cpp
     v->push_back(make_vendor_cpu_runtime().release());
     v->push_back(make_vendor_cuda_runtime().release());
+    v->push_back(make_mlir_runtime().release());  // harness/runtime_mlir.cpp
     return v;
   }();
   return *runtimes;

@@ -7,7 +7,9 @@
 #   3. installs the pinned Mojo compiler (mojo 1.2.0, with max-core 26.7.0 for the `max` Mojo
 #      package) into the project-local virtual environment .venv/ when missing (optional:
 #      without it the mojo backend is generated but skipped; SPECBENCH_SKIP_MOJO=1 skips this);
-#   4. configures and builds with the `default` CMake preset (Release, Ninja, build/).
+#   4. (the mlir backend's tools come with the packages of step 1: mlir-opt-19, mlir-translate-19,
+#      clang-19, LLVM's libomp, and FileCheck-19 for the golden tests)
+#   5. configures and builds with the `default` CMake preset (Release, Ninja, build/).
 # Safe to run again: a set-up machine only rebuilds what changed.
 set -euo pipefail
 
@@ -17,6 +19,7 @@ packages=(
   cmake ninja-build g++ git
   libyaml-cpp-dev libbenchmark-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libboost-context-dev libopenblas-dev
+  mlir-19-tools llvm-19-tools clang-19 libomp-19-dev
 )
 
 missing=()

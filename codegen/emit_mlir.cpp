@@ -1,0 +1,881 @@
+#include "emit_mlir.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emit_common.h"
+#include "mlir_pipelines.h"
+
+namespace sb {
+
+namespace {
+
+const char* mlir_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::I32:
+      return "i32";
+    case DType::Index:
+      return "index";
+    case DType::Bool:
+      return "i1";
+    default:
+      SB_ASSERT(false, std::string("no MLIR type for ") + dtype_name(t));
+      return "";
+  }
+}
+
+// A float literal MLIR reads back exactly: the shortest %g text that round-trips, always with a
+// '.' (MLIR's float literals need one); infinities and NaN as bit patterns.
+std::string mlir_float(double v, DType t) {
+  const bool f32 = t == DType::F32;
+  if (!std::isfinite(v)) {
+    if (std::isnan(v)) return f32 ? "0x7FC00000" : "0x7FF8000000000000";
+    if (v > 0) return f32 ? "0x7F800000" : "0x7FF0000000000000";
+    return f32 ? "0xFF800000" : "0xFFF0000000000000";
+  }
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    if (f32) {
+      float x = static_cast<float>(v);
+      std::snprintf(buf, sizeof buf, "%.*g", p, static_cast<double>(x));
+      if (std::strtof(buf, nullptr) == x) break;
+    } else {
+      std::snprintf(buf, sizeof buf, "%.*g", p, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
+  }
+  std::string s = buf;
+  if (s.find('.') == std::string::npos) {
+    size_t e = s.find('e');
+    if (e == std::string::npos)
+      s += ".0";
+    else
+      s.insert(e, ".0");
+  }
+  return s;
+}
+
+std::string memref_type(int rank, DType t) {
+  std::string s = "memref<";
+  for (int i = 0; i < rank; ++i) s += "?x";
+  return s + mlir_type(t) + ">";
+}
+
+// The outermost Reduce nodes of `e`, in evaluation order.
+void top_reduces(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) top_reduces(*a, out);
+}
+
+bool uses_any_var(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar) return true;
+  for (const auto& a : e.args)
+    if (uses_any_var(*a)) return true;
+  return false;
+}
+
+// The index variables `e` depends on, including through the ranges of reductions inside it.
+void vars_used(const Expr& e, const Statement& st, std::set<int>& out) {
+  if (e.kind == ExprKind::IndexVar) out.insert(e.ref);
+  if (e.kind == ExprKind::Reduce) {
+    vars_used(*st.vars[e.ref].lo, st, out);
+    vars_used(*st.vars[e.ref].hi, st, out);
+  }
+  for (const auto& a : e.args) vars_used(*a, st, out);
+}
+
+// Whether a reduction becomes a reduction dimension of a linalg.generic: its range must not
+// depend on any index variable (a generic's iteration domain is a box). Other reductions are
+// scf.for loops inside the body of the generic that evaluates them.
+bool linalg_reduction(const Expr& r, const Statement& st) {
+  const IndexVar& iv = st.vars[r.ref];
+  return !uses_any_var(*iv.lo) && !uses_any_var(*iv.hi);
+}
+
+// ---- Code generation for one function body --------------------------------------------------
+
+class Body {
+ public:
+  explicit Body(const Spec& spec) : spec_(spec), w_(2) {}
+
+  CodeWriter& w() { return w_; }
+  std::string fresh() { return "%" + std::to_string(next_++); }
+
+  // Function-scope values: every tensor extent, as index values.
+  void emit_extents() {
+    for (size_t t = 0; t < spec_.tensors.size(); ++t) {
+      std::vector<std::string> dims;
+      for (const auto& d : spec_.tensors[t].shape) dims.push_back(val(*d));
+      extents_.push_back(dims);
+    }
+  }
+
+  void emit_statement(const Statement& st) {
+    st_ = &st;
+    w_.line("// " + to_string(st, spec_));
+    const Tensor& out = spec_.tensors[st.out];
+    const std::string out_mem = "%" + spec_.tensors[st.out].name;
+    const std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
+    std::vector<int> all_outer;
+    for (size_t d = 0; d < st.rank(); ++d) all_outer.push_back(static_cast<int>(d));
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
+      emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
+    } else {
+      std::vector<const Expr*> reds;
+      top_reduces(*st.rhs, reds);
+      std::vector<const Expr*> buffered;
+      for (const Expr* r : reds) {
+        if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
+        // A buffer over the output indices the reduction depends on.
+        std::set<int> used;
+        vars_used(*r, st, used);
+        std::vector<int> outer;
+        std::string dims;
+        for (int d : all_outer) {
+          if (!used.count(d)) continue;
+          outer.push_back(d);
+          dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
+        }
+        const std::string tmp = fresh();
+        const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
+        w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
+        emit_reduce(*r, tmp, ty, outer);
+        temp_of_[r] = {tmp, ty, outer};
+        buffered.push_back(r);
+      }
+      emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
+      for (const Expr* r : buffered)
+        w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
+      temp_of_.clear();
+    }
+  }
+
+  // The value of an expression evaluated at the current place (function scope or a generic's
+  // body); returns its SSA name.
+  std::string val(const Expr& e) {
+    const DType t = value_type(e);
+    switch (e.kind) {
+      case ExprKind::FloatLit:
+      case ExprKind::Const:
+        return constant(mlir_float(e.fval, t), t);
+      case ExprKind::IntLit:
+        return constant(std::to_string(e.ival), t);
+      case ExprKind::SizeRef:
+        return "%" + spec_.sizes[e.ref].name;
+      case ExprKind::IndexVar:
+        return index_var(e.ref);
+      case ExprKind::Read:
+        return read(e);
+      case ExprKind::Unary:
+        return unary(e);
+      case ExprKind::Binary:
+        return binary(e);
+      case ExprKind::Call:
+        return call(e);
+      case ExprKind::Cast:
+        return cast(val(*e.args[0]), value_type(*e.args[0]), t);
+      case ExprKind::Reduce: {
+        auto it = reduce_arg_.find(&e);
+        if (it != reduce_arg_.end()) return it->second;
+        return loop_reduce(e);
+      }
+      default:
+        SB_ASSERT(false, "unexpected expression kind in the mlir emitter");
+        return "";
+    }
+  }
+
+ private:
+  std::string constant(const std::string& text, DType t) {
+    const std::string v = fresh();
+    w_.line(v + " = arith.constant " + text + " : " + mlir_type(t));
+    return v;
+  }
+  std::string op(const std::string& name, const std::vector<std::string>& args, DType t) {
+    std::string a;
+    for (const auto& x : args) a += (a.empty() ? "" : ", ") + x;
+    const std::string v = fresh();
+    w_.line(v + " = " + name + " " + a + " : " + mlir_type(t));
+    return v;
+  }
+  std::string cmp(const std::string& name, const std::string& pred, const std::string& a,
+                  const std::string& b, DType t) {
+    const std::string v = fresh();
+    w_.line(v + " = " + name + " " + pred + ", " + a + ", " + b + " : " + mlir_type(t));
+    return v;
+  }
+  std::string select(const std::string& c, const std::string& a, const std::string& b, DType t) {
+    const std::string v = fresh();
+    w_.line(v + " = arith.select " + c + ", " + a + ", " + b + " : " + mlir_type(t));
+    return v;
+  }
+
+  // A reduction as an scf.for loop carrying the accumulator, inside a generic's body.
+  std::string loop_reduce(const Expr& r) {
+    const DType t = value_type(r);
+    const IndexVar& iv = st_->vars[r.ref];
+    const std::string lo = val(*iv.lo);
+    const std::string hi = val(*iv.hi);
+    const std::string one = constant("1", DType::Index);
+    const std::string init = identity(r.rop, t);
+    const std::string res = fresh();
+    const std::string k = fresh();
+    const std::string acc = fresh();
+    w_.open(res + " = scf.for " + k + " = " + lo + " to " + hi + " step " + one + " iter_args(" +
+            acc + " = " + init + ") -> (" + mlir_type(t) + ") {");
+    loop_var_[r.ref] = k;
+    const std::string v = val(*r.args[0]);
+    const std::string next = combine(r.rop, acc, v, t);
+    w_.line("scf.yield " + next + " : " + mlir_type(t));
+    loop_var_.erase(r.ref);
+    w_.close("}");
+    return res;
+  }
+
+  std::string index_var(int ref) {
+    if (auto it = loop_var_.find(ref); it != loop_var_.end()) return it->second;
+    auto it = index_val_.find(ref);
+    SB_ASSERT(it != index_val_.end(), "index variable outside of its generic");
+    return it->second;
+  }
+
+  // The index variables whose values the body computes (not those only in operand reads'
+  // indexing maps), including those in the ranges of scf.for reductions.
+  void needed_vars(const Expr& e, std::set<int>& out) const {
+    if (e.kind == ExprKind::Read && read_arg_.count(&e)) return;
+    if (e.kind == ExprKind::Reduce) {
+      if (reduce_arg_.count(&e)) return;
+      needed_vars(*st_->vars[e.ref].lo, out);
+      needed_vars(*st_->vars[e.ref].hi, out);
+    }
+    if (e.kind == ExprKind::IndexVar) out.insert(e.ref);
+    for (const auto& a : e.args) needed_vars(*a, out);
+  }
+
+  // linalg.index must sit directly in the generic's region (not in an scf.for inside it), so
+  // the loop indices the body needs are read once at its top.
+  void emit_indices(const Expr& body) {
+    std::set<int> needed;
+    needed_vars(body, needed);
+    index_val_.clear();
+    for (int v : needed) {
+      if (v >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[v] < 0) continue;
+      std::string x = fresh();
+      w_.line(x + " = linalg.index " + std::to_string(dim_of_var_[v]) + " : index");
+      if (st_->vars[v].is_reduction) x = op("arith.addi", {x, lo_of_var_.at(v)}, DType::Index);
+      index_val_[v] = x;
+    }
+  }
+
+  std::string read(const Expr& e) {
+    auto it = read_arg_.find(&e);
+    if (it != read_arg_.end()) return it->second;
+    const Tensor& t = spec_.tensors[e.ref];
+    std::vector<std::string> subs;
+    std::string inside;
+    for (size_t d = 0; d < e.args.size(); ++d) {
+      std::string s = val(*e.args[d]);
+      if (value_type(*e.args[d]) != DType::Index) s = cast(s, value_type(*e.args[d]), DType::Index);
+      const std::string& ext = extents_[e.ref][d];
+      if (t.boundary != Boundary::None) {
+        if (t.boundary == Boundary::Zero) {
+          const std::string lo_ok = cmp("arith.cmpi", "sge", s, zero_index(), DType::Index);
+          const std::string hi_ok = cmp("arith.cmpi", "slt", s, ext, DType::Index);
+          const std::string ok = op("arith.andi", {lo_ok, hi_ok}, DType::Bool);
+          inside = inside.empty() ? ok : op("arith.andi", {inside, ok}, DType::Bool);
+        }
+        const std::string one = constant("1", DType::Index);
+        const std::string last = op("arith.subi", {ext, one}, DType::Index);
+        s = op("arith.minsi", {s, last}, DType::Index);
+        s = op("arith.maxsi", {s, zero_index()}, DType::Index);
+      }
+      subs.push_back(s);
+    }
+    std::string idx;
+    for (const auto& s : subs) idx += (idx.empty() ? "" : ", ") + s;
+    const std::string v = fresh();
+    w_.line(v + " = memref.load %" + t.name + "[" + idx +
+            "] : " + memref_type(static_cast<int>(t.shape.size()), t.type));
+    if (inside.empty()) return v;
+    const std::string z =
+        is_float(t.type) ? constant(mlir_float(0.0, t.type), t.type) : constant("0", t.type);
+    return select(inside, v, z, t.type);
+  }
+
+  std::string zero_index() { return constant("0", DType::Index); }
+
+  std::string unary(const Expr& e) {
+    const std::string a = val(*e.args[0]);
+    const DType t = value_type(e);
+    if (e.uop == UnOp::Not) return op("arith.xori", {a, constant("true", DType::Bool)}, t);
+    if (is_float(t)) return op("arith.negf", {a}, t);
+    return op("arith.subi", {constant("0", t), a}, t);
+  }
+
+  std::string binary(const Expr& e) {
+    const DType lt = value_type(*e.args[0]);
+    const std::string a = val(*e.args[0]);
+    const std::string b = val(*e.args[1]);
+    const DType t = value_type(e);
+    const bool f = is_float(lt);
+    switch (e.bop) {
+      case BinOp::Add:
+        return op(f ? "arith.addf" : "arith.addi", {a, b}, t);
+      case BinOp::Sub:
+        return op(f ? "arith.subf" : "arith.subi", {a, b}, t);
+      case BinOp::Mul:
+        return op(f ? "arith.mulf" : "arith.muli", {a, b}, t);
+      case BinOp::Div:
+        if (f) return op("arith.divf", {a, b}, t);
+        return int_div(a, b, t, false);
+      case BinOp::Mod:
+        SB_ASSERT(!f, "floating-point % reached the mlir emitter");
+        return int_div(a, b, t, true);
+      case BinOp::Lt:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "olt" : "slt", a, b, lt);
+      case BinOp::Le:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "ole" : "sle", a, b, lt);
+      case BinOp::Gt:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "ogt" : "sgt", a, b, lt);
+      case BinOp::Ge:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "oge" : "sge", a, b, lt);
+      case BinOp::Eq:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "oeq" : "eq", a, b, lt);
+      case BinOp::Ne:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "une" : "ne", a, b, lt);
+      case BinOp::And:
+        return op("arith.andi", {a, b}, DType::Bool);
+      case BinOp::Or:
+        return op("arith.ori", {a, b}, DType::Bool);
+    }
+    SB_ASSERT(false, "unknown binary operator");
+    return "";
+  }
+
+  // C's truncating division and remainder, defined as the generated C code defines them:
+  // x / 0 == 0, x % 0 == 0, x % -1 == 0, and x / -1 == -x (wrapping), never undefined.
+  std::string int_div(const std::string& a, const std::string& b, DType t, bool mod) {
+    const std::string zero = constant("0", t);
+    const std::string one = constant("1", t);
+    const std::string m1 = constant("-1", t);
+    const std::string is0 = cmp("arith.cmpi", "eq", b, zero, t);
+    const std::string ism1 = cmp("arith.cmpi", "eq", b, m1, t);
+    const std::string special = op("arith.ori", {is0, ism1}, DType::Bool);
+    const std::string safe = select(special, one, b, t);
+    if (mod) {
+      const std::string r = op("arith.remsi", {a, safe}, t);
+      return select(special, zero, r, t);
+    }
+    const std::string q = op("arith.divsi", {a, safe}, t);
+    const std::string neg = op("arith.subi", {zero, a}, t);
+    const std::string by_m1 = select(ism1, neg, q, t);
+    return select(is0, zero, by_m1, t);
+  }
+
+  std::string call(const Expr& e) {
+    const DType t = value_type(e);
+    std::vector<std::string> a;
+    for (const auto& x : e.args) a.push_back(val(*x));
+    const bool f = is_float(t);
+    switch (e.fn) {
+      case Fn::Min:
+        return op(f ? "arith.minimumf" : "arith.minsi", {a[0], a[1]}, t);
+      case Fn::Max:
+        return op(f ? "arith.maximumf" : "arith.maxsi", {a[0], a[1]}, t);
+      case Fn::Abs:
+        return op(f ? "math.absf" : "math.absi", {a[0]}, t);
+      case Fn::Exp:
+        return op("math.exp", {a[0]}, t);
+      case Fn::Log:
+        return op("math.log", {a[0]}, t);
+      case Fn::Sqrt:
+        return op("math.sqrt", {a[0]}, t);
+      case Fn::Tanh:
+        return op("math.tanh", {a[0]}, t);
+      case Fn::Erf:
+        return op("math.erf", {a[0]}, t);
+      case Fn::Select:
+        return select(a[0], a[1], a[2], t);
+    }
+    SB_ASSERT(false, "unknown function");
+    return "";
+  }
+
+  std::string cast(const std::string& v, DType from, DType to) {
+    if (from == to) return v;
+    const std::string tt = mlir_type(to);
+    auto conv = [&](const std::string& name, const std::string& x, DType xt, DType rt) {
+      const std::string r = fresh();
+      w_.line(r + " = " + name + " " + x + " : " + mlir_type(xt) + " to " + mlir_type(rt));
+      return r;
+    };
+    if (is_float(from) && is_float(to))
+      return conv(to == DType::F64 ? "arith.extf" : "arith.truncf", v, from, to);
+    if (!is_float(from) && !is_float(to)) return conv("arith.index_cast", v, from, to);
+    if (is_float(to)) {
+      if (from == DType::Index) {
+        const std::string i64 = fresh();
+        w_.line(i64 + " = arith.index_cast " + v + " : index to i64");
+        const std::string r = fresh();
+        w_.line(r + " = arith.sitofp " + i64 + " : i64 to " + tt);
+        return r;
+      }
+      return conv("arith.sitofp", v, from, to);
+    }
+    // Float to integer: truncation; NaN and values out of range give the type's minimum, as the
+    // generated C code defines it.
+    const bool wide = to == DType::Index;
+    const std::string lo = constant(wide ? "-9223372036854775808.0" : "-2147483648.0", from);
+    const std::string hi = constant(wide ? "9223372036854775808.0" : "2147483648.0", from);
+    const std::string ge = cmp("arith.cmpf", "oge", v, lo, from);
+    const std::string lt = cmp("arith.cmpf", "olt", v, hi, from);
+    const std::string ok = op("arith.andi", {ge, lt}, DType::Bool);
+    std::string r = fresh();
+    w_.line(r + " = arith.fptosi " + v + " : " + mlir_type(from) + " to " + (wide ? "i64" : "i32"));
+    std::string minv =
+        constant(wide ? "-9223372036854775808" : "-2147483648", wide ? DType::Index : DType::I32);
+    if (wide) {
+      const std::string ri = fresh();
+      w_.line(ri + " = arith.index_cast " + r + " : i64 to index");
+      r = ri;
+    }
+    return select(ok, r, minv, to);
+  }
+
+  // The identity of a reduction and its combining operation.
+  std::string identity(ReduceOp rop, DType t) {
+    if (is_float(t)) {
+      const double inf = std::numeric_limits<double>::infinity();
+      return constant(mlir_float(rop == ReduceOp::Sum   ? 0.0
+                                 : rop == ReduceOp::Max ? -inf
+                                                        : inf,
+                                 t),
+                      t);
+    }
+    const bool wide = t == DType::Index;
+    if (rop == ReduceOp::Sum) return constant("0", t);
+    if (rop == ReduceOp::Max) return constant(wide ? "-9223372036854775808" : "-2147483648", t);
+    return constant(wide ? "9223372036854775807" : "2147483647", t);
+  }
+  std::string combine(ReduceOp rop, const std::string& acc, const std::string& v, DType t) {
+    const bool f = is_float(t);
+    switch (rop) {
+      case ReduceOp::Sum:
+        return op(f ? "arith.addf" : "arith.addi", {acc, v}, t);
+      case ReduceOp::Max:
+        return op(f ? "arith.maximumf" : "arith.maxsi", {acc, v}, t);
+      case ReduceOp::Min:
+        return op(f ? "arith.minimumf" : "arith.minsi", {acc, v}, t);
+    }
+    return "";
+  }
+
+  // `dst` (of memref type `ty`) = op(k in lo..hi: body) at every output point.
+  // `outer` lists the output indices that are dst's dimensions, in order.
+  void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty,
+                   const std::vector<int>& outer) {
+    const DType t = value_type(r);
+    const std::string id = identity(r.rop, t);
+    w_.line("linalg.fill ins(" + id + " : " + mlir_type(t) + ") outs(" + dst + " : " + ty + ")");
+    emit_generic(*r.args[0], dst, ty, t, &r, outer);
+  }
+
+  // Affine text of a subscript over the generic's dims, or false when it is not affine in them
+  // with literal coefficients.
+  bool affine(const Expr& e, std::string& out) {
+    switch (e.kind) {
+      case ExprKind::IntLit:
+        out = std::to_string(e.ival);
+        return true;
+      case ExprKind::IndexVar: {
+        if (e.ref >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[e.ref] < 0) return false;
+        out = "d" + std::to_string(dim_of_var_[e.ref]);
+        const IndexVar& iv = st_->vars[e.ref];
+        if (!iv.is_reduction) return true;
+        if (iv.lo->kind != ExprKind::IntLit) return false;
+        if (iv.lo->ival != 0) out = "(" + out + " + " + std::to_string(iv.lo->ival) + ")";
+        return true;
+      }
+      case ExprKind::Unary: {
+        std::string a;
+        if (e.uop != UnOp::Neg || !affine(*e.args[0], a)) return false;
+        out = "(" + a + " * -1)";
+        return true;
+      }
+      case ExprKind::Binary: {
+        std::string a, b;
+        if (e.bop == BinOp::Add || e.bop == BinOp::Sub) {
+          if (!affine(*e.args[0], a) || !affine(*e.args[1], b)) return false;
+          out = "(" + a + (e.bop == BinOp::Add ? " + " : " - ") + b + ")";
+          return true;
+        }
+        if (e.bop == BinOp::Mul) {
+          const bool l = e.args[0]->kind == ExprKind::IntLit;
+          const bool r = e.args[1]->kind == ExprKind::IntLit;
+          if (!l && !r) return false;
+          if (!affine(*e.args[0], a) || !affine(*e.args[1], b)) return false;
+          out = "(" + a + " * " + b + ")";
+          return true;
+        }
+        return false;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // Reads of `e` (not inside nested reductions) that can be generic operands.
+  void collect_reads(const Expr& e, std::vector<const Expr*>& reads) {
+    if (e.kind == ExprKind::Reduce) return;
+    if (e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None) {
+      bool ok = true;
+      for (const auto& s : e.args) {
+        std::string text;
+        if (!affine(*s, text)) ok = false;
+      }
+      if (ok) {
+        reads.push_back(&e);
+        return;  // an operand's subscripts are not evaluated in the body
+      }
+    }
+    for (const auto& a : e.args) collect_reads(*a, reads);
+  }
+
+  // One linalg.generic computing `body` at every point of the domain: the statement's output
+  // indices, plus the reduction variable of `red` when given (then accumulating into `dst`).
+  // `outer` lists the output indices that are the leading dimensions of the domain (and dst's).
+  void emit_generic(const Expr& body, const std::string& dst, const std::string& dst_ty,
+                    DType dst_elem, const Expr* red, const std::vector<int>& outer) {
+    const Statement& st = *st_;
+    const int rank = static_cast<int>(outer.size());
+    dim_of_var_.assign(st.vars.size(), -1);
+    lo_of_var_.clear();
+    std::vector<std::string> domain;
+    for (int d = 0; d < rank; ++d) {
+      dim_of_var_[outer[d]] = d;
+      domain.push_back(extents_[st.out][outer[d]]);
+    }
+    if (red) {
+      const IndexVar& iv = st.vars[red->ref];
+      const std::string lo = val(*iv.lo);
+      const std::string hi = val(*iv.hi);
+      const std::string n = op("arith.subi", {hi, lo}, DType::Index);
+      domain.push_back(op("arith.maxsi", {n, zero_index()}, DType::Index));
+      dim_of_var_[red->ref] = rank;
+      lo_of_var_[red->ref] = lo;
+    }
+    const int nd = static_cast<int>(domain.size());
+    std::string dims;
+    for (int d = 0; d < nd; ++d) dims += (d ? ", d" : "d") + std::to_string(d);
+    auto map = [&](const std::string& results) {
+      return "affine_map<(" + dims + ") -> (" + results + ")>";
+    };
+
+    std::vector<std::string> ins, in_types, maps, arg_types;
+    if (nd > 0) {
+      // The domain view: extents of the iteration space, zero strides, never read.
+      std::string sizes, strides, lay;
+      for (int d = 0; d < nd; ++d) {
+        sizes += (d ? ", " : "") + domain[d];
+        strides += d ? ", " + zero_index() : zero_index();
+        lay += d ? ", ?" : "?";
+      }
+      const std::string view = fresh();
+      std::string vty = "memref<";
+      for (int d = 0; d < nd; ++d) vty += "?x";
+      vty += std::string(mlir_type(dst_elem)) + ", strided<[" + lay + "]>>";
+      w_.line(view + " = memref.reinterpret_cast " + dst + " to offset: [0], sizes: [" + sizes +
+              "], strides: [" + strides + "] : " + dst_ty + " to " + vty);
+      ins.push_back(view);
+      in_types.push_back(vty);
+      maps.push_back(map(dims));
+      arg_types.push_back(mlir_type(dst_elem));
+    }
+
+    std::vector<const Expr*> reads;
+    collect_reads(body, reads);
+    std::map<std::string, int> operand_of;  // "tensor|map" -> index into ins
+    std::vector<std::pair<const Expr*, int>> read_operand;
+    for (const Expr* r : reads) {
+      std::string res;
+      for (const auto& s : r->args) {
+        std::string text;
+        affine(*s, text);
+        res += (res.empty() ? "" : ", ") + text;
+      }
+      const Tensor& t = spec_.tensors[r->ref];
+      const std::string key = t.name + "|" + res;
+      auto it = operand_of.find(key);
+      if (it == operand_of.end()) {
+        it = operand_of.emplace(key, static_cast<int>(ins.size())).first;
+        ins.push_back("%" + t.name);
+        in_types.push_back(memref_type(static_cast<int>(t.shape.size()), t.type));
+        maps.push_back(map(res));
+        arg_types.push_back(mlir_type(t.type));
+      }
+      read_operand.push_back({r, it->second});
+    }
+    std::vector<const Expr*> reds;
+    top_reduces(body, reds);
+    std::vector<std::pair<const Expr*, int>> red_operand;
+    std::string out_dims;
+    for (int d = 0; d < rank; ++d) out_dims += (d ? ", d" : "d") + std::to_string(d);
+    for (const Expr* r : reds) {
+      auto it = temp_of_.find(r);
+      if (it == temp_of_.end()) continue;  // evaluated in the body by an scf.for
+      std::string res;
+      for (int v : it->second.outer)
+        res += (res.empty() ? "d" : ", d") + std::to_string(dim_of_var_[v]);
+      red_operand.push_back({r, static_cast<int>(ins.size())});
+      ins.push_back(it->second.buffer);
+      in_types.push_back(it->second.type);
+      maps.push_back(map(res));
+      arg_types.push_back(mlir_type(value_type(*r)));
+    }
+    maps.push_back(map(out_dims));
+
+    std::string iters;
+    for (int d = 0; d < nd; ++d)
+      iters += std::string(d ? ", " : "") + (d < rank ? "\"parallel\"" : "\"reduction\"");
+    std::string maps_text;
+    for (size_t i = 0; i < maps.size(); ++i) maps_text += (i ? ", " : "") + maps[i];
+    w_.line("linalg.generic {indexing_maps = [" + maps_text + "], iterator_types = [" + iters +
+            "]}");
+    std::string ins_text, ins_ty;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      ins_text += (i ? ", " : "") + ins[i];
+      ins_ty += (i ? ", " : "") + in_types[i];
+    }
+    w_.line("    ins(" + ins_text + " : " + ins_ty + ")");
+    w_.open("    outs(" + dst + " : " + dst_ty + ") {");
+    std::vector<std::string> args;
+    std::string block;
+    for (size_t i = 0; i < arg_types.size(); ++i) {
+      args.push_back(fresh());
+      block += (i ? ", " : "") + args.back() + ": " + arg_types[i];
+    }
+    const std::string acc = fresh();
+    block += (block.empty() ? "" : ", ") + acc + ": " + mlir_type(dst_elem);
+    w_.line("^bb0(" + block + "):");
+    read_arg_.clear();
+    reduce_arg_.clear();
+    for (const auto& [r, i] : read_operand) read_arg_[r] = args[i];
+    for (const auto& [r, i] : red_operand) reduce_arg_[r] = args[i];
+    emit_indices(body);
+    std::string v = val(body);
+    if (red) v = combine(red->rop, acc, v, dst_elem);
+    w_.line("linalg.yield " + v + " : " + mlir_type(dst_elem));
+    w_.close("}");
+    read_arg_.clear();
+    reduce_arg_.clear();
+    index_val_.clear();
+    dim_of_var_.clear();
+  }
+
+  const Spec& spec_;
+  CodeWriter w_;
+  int next_ = 0;
+  const Statement* st_ = nullptr;
+  std::vector<std::vector<std::string>> extents_;
+  std::vector<int> dim_of_var_;           // statement var -> generic dim, or -1
+  std::map<int, std::string> lo_of_var_;  // reduction var -> its lower bound's value
+  std::map<const Expr*, std::string> read_arg_;
+  std::map<const Expr*, std::string> reduce_arg_;
+  struct Temp {
+    std::string buffer;      // SSA name of the memref.alloc
+    std::string type;        // its memref type
+    std::vector<int> outer;  // the output indices that are its dimensions
+  };
+  std::map<const Expr*, Temp> temp_of_;
+  std::map<int, std::string> loop_var_;
+  std::map<int, std::string> index_val_;  // var -> its value in the current body  // reduction var
+                                          // of an scf.for in a body -> its IV
+};
+
+// ---- The C shim ---------------------------------------------------------------------------------
+
+std::string c_int(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+      return std::to_string(e.ival) + "LL";
+    case ExprKind::SizeRef:
+      return "sb_s[" + std::to_string(e.ref) + "]";
+    case ExprKind::Unary:
+      return "(-" + c_int(*e.args[0]) + ")";
+    case ExprKind::Binary: {
+      const char* o = e.bop == BinOp::Add   ? " + "
+                      : e.bop == BinOp::Sub ? " - "
+                      : e.bop == BinOp::Mul ? " * "
+                      : e.bop == BinOp::Div ? " / "
+                      : e.bop == BinOp::Mod ? " % "
+                                            : nullptr;
+      SB_ASSERT(o != nullptr, "non-affine shape expression");
+      return "(" + c_int(*e.args[0]) + o + c_int(*e.args[1]) + ")";
+    }
+    default:
+      SB_ASSERT(false, "unexpected shape expression");
+      return "";
+  }
+}
+
+std::string shim(const Spec& spec, const std::vector<Variant>& variants) {
+  CodeWriter w;
+  w.line("#include <stdint.h>");
+  w.line("");
+  w.line("#include \"specbench_abi.h\"");
+  w.line("");
+  w.line("// MLIR's memref descriptors, by rank; element pointers are untyped here.");
+  std::set<size_t> ranks;
+  for (const auto& t : spec.tensors) ranks.insert(t.shape.size());
+  for (size_t r : ranks) {
+    std::string s = "typedef struct { void* allocated; void* aligned; int64_t offset;";
+    if (r > 0)
+      s += " int64_t sizes[" + std::to_string(r) + "]; int64_t strides[" + std::to_string(r) + "];";
+    w.line(s + " } sb_memref" + std::to_string(r) + ";");
+  }
+  w.line("");
+  std::vector<std::string> params;
+  for (const auto& t : spec.tensors)
+    params.push_back("sb_memref" + std::to_string(t.shape.size()) + "*");
+  for (size_t i = 0; i < spec.sizes.size(); ++i) params.push_back("int64_t");
+  for (const Variant& v : variants) {
+    const std::string fn = spec.name + "_" + v.name;
+    w.line(wrap_call("void _mlir_ciface_" + fn, params, ";", 0));
+    w.open("static int sb_variant_" + v.name + "(const sb_args* sb_a) {");
+    w.line("const int64_t* sb_s = sb_a->sizes;");
+    w.line("(void)sb_s;");
+    std::vector<std::string> call;
+    for (size_t t = 0; t < spec.tensors.size(); ++t) {
+      const Tensor& tt = spec.tensors[t];
+      const std::string m = "sb_m" + std::to_string(t);
+      const std::string p = "sb_a->tensors[" + std::to_string(t) + "]";
+      const size_t r = tt.shape.size();
+      w.line("sb_memref" + std::to_string(r) + " " + m + ";");
+      w.line(m + ".allocated = " + p + ";");
+      w.line(m + ".aligned = " + p + ";");
+      w.line(m + ".offset = 0;");
+      for (size_t d = r; d-- > 0;) {
+        w.line(m + ".sizes[" + std::to_string(d) + "] = " + c_int(*tt.shape[d]) + ";");
+        w.line(m + ".strides[" + std::to_string(d) + "] = " +
+               (d + 1 == r ? std::string("1")
+                           : m + ".strides[" + std::to_string(d + 1) + "] * " + m + ".sizes[" +
+                                 std::to_string(d + 1) + "]") +
+               ";");
+      }
+      call.push_back("&" + m);
+    }
+    for (size_t i = 0; i < spec.sizes.size(); ++i)
+      call.push_back("sb_s[" + std::to_string(i) + "]");
+    w.line(wrap_call("_mlir_ciface_" + fn, call, ";", w.indent()));
+    w.line("return 0;");
+    w.close();
+    w.line("");
+  }
+  if (!variants.empty()) {
+    w.open("static const sb_variant sb_variants[] = {");
+    for (const Variant& v : variants) w.line("{\"" + v.name + "\", sb_variant_" + v.name + "},");
+    w.close("};");
+    w.line("");
+  }
+  w.open("const sb_module* specbench_module(void) {");
+  w.line("static const sb_module m = {SPECBENCH_ABI_VERSION, \"" + spec.name + "\", \"mlir\", " +
+         std::to_string(spec.tensors.size()) + ", " + std::to_string(spec.sizes.size()) + ", " +
+         std::to_string(variants.size()) + ", " +
+         (variants.empty() ? "(const sb_variant*)0" : "sb_variants") + "};");
+  w.line("return &m;");
+  w.close();
+  std::string out;
+  const std::string& text = w.str();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl - pos);
+    out += line.empty() ? "//|\n" : "//| " + line + "\n";
+    pos = nl + 1;
+  }
+  return out;
+}
+
+class MlirEmitter final : public Emitter {
+ public:
+  std::string backend() const override { return "mlir"; }
+  std::string extension() const override { return "mlir"; }
+  std::vector<StrategyInfo> strategies() const override {
+    return {
+        {"loops", "linalg lowered to scf loops", {}},
+        {"tiled_vector",
+         "linalg lowered to affine loops, tiled, then vectorised by affine-super-vectorize",
+         {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
+          {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
+        {"openmp", "linalg lowered to parallel loops, then to OpenMP (LLVM libomp)", {}},
+    };
+  }
+  GeneratedFile emit(const Spec& spec) const override;
+};
+
+GeneratedFile MlirEmitter::emit(const Spec& spec) const {
+  const auto& variants = backend_variants(spec, backend());
+  if (variants.empty()) {
+    // Emitted for every spec by the golden and unit tests: no module to lower, an empty table.
+    return {spec.name + "/mlir/" + spec.name + ".mlir",
+            file_header(spec, *this) + "\n" + shim(spec, variants)};
+  }
+
+  Body body(spec);
+  body.emit_extents();
+  for (const Statement& st : spec.stmts) body.emit_statement(st);
+  body.w().line("return");
+
+  std::string sig;
+  for (const auto& t : spec.tensors)
+    sig += (sig.empty() ? "%" : ", %") + t.name + ": " +
+           memref_type(static_cast<int>(t.shape.size()), t.type);
+  for (const auto& s : spec.sizes) sig += (sig.empty() ? "%" : ", %") + s.name + ": index";
+
+  std::string out = file_header(spec, *this);
+  out += "//\n";
+  out +=
+      "// One module per variant, each after a split marker line (mlir-opt --split-input-file);\n";
+  out +=
+      "// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C\n";
+  out += "// shim at the end (lines starting with `//|`) exports specbench_module().\n";
+  for (const Variant& v : variants) {
+    const StrategyInfo* info = find_strategy(*this, v.strategy);
+    SB_ASSERT(info != nullptr, "unknown mlir strategy " + v.strategy);
+    std::map<std::string, int64_t> params;
+    for (const auto& p : info->params) params[p.name] = param(v, *info, p.name);
+    out += "\n// -----\n";
+    out += "// sb-variant: " + v.name + "\n";
+    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params) + "\n";
+    out += "module {\n";
+    out += "  func.func @" + spec.name + "_" + v.name + "(" + sig +
+           ") attributes {llvm.emit_c_interface} {\n";
+    out += body.w().str();
+    out += "  }\n";
+    out += "}\n";
+  }
+  out += "\n" + shim(spec, variants);
+  return {spec.name + "/mlir/" + spec.name + ".mlir", out};
+}
+
+}  // namespace
+
+const Emitter& mlir_emitter() {
+  static const MlirEmitter e;
+  return e;
+}
+
+}  // namespace sb

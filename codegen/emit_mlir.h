@@ -1,0 +1,46 @@
+// The `mlir` backend: one MLIR file per spec, generated/<spec>/mlir/<spec>.mlir, lowered by the
+// harness (harness/runtime_mlir.cpp) through mlir-opt-19, mlir-translate-19 and clang-19 into a
+// module with the same C ABI as every other backend.
+//
+// The file holds one `module` per variant, separated by `// -----` lines (the separator of
+// `mlir-opt --split-input-file`). Above each module, two comment lines name the variant and its
+// pass pipeline: `// sb-variant: <name>` and `// sb-pipeline: <mlir-opt arguments>`, taken from
+// codegen/mlir_pipelines.h, the one place where pipelines are written. Each module defines
+// `func.func @<spec>_<variant>` with `llvm.emit_c_interface`: one memref argument per spec tensor
+// (ABI order, row-major, dynamic extents; rank 0 for a scalar) and one `index` argument per size.
+// The function bodies of all variants are the same; only the pipeline differs.
+//
+// Lowering of a statement `out[i...] = rhs`:
+//   - rhs without reductions: one all-parallel `linalg.generic` writing `out`;
+//   - rhs a reduction `op(k in lo..hi: body)` whose range does not depend on an index variable:
+//     `linalg.fill` with op's identity, then one `linalg.generic` with iterators
+//     (parallel..., reduction) accumulating into `out`;
+//   - such reductions inside an elementwise term (`y = x / sum(...)`): each into a
+//     `memref.alloc`ed buffer over the output indices it depends on, as above, then the
+//     elementwise generic reading the buffers with projected indexing maps;
+//   - reductions whose range depends on an index variable (scans, triangular ranges) and
+//     reductions nested in a reduction's body: an `scf.for` loop carrying the accumulator inside
+//     the body of the generic that needs the value.
+// The iteration domain of every generic is given by its first input, a view of the output with
+// the domain's extents and zero strides that the body never reads, so loop ranges are exactly the
+// statement's ranges whatever the other operands' shapes are. Reads whose subscripts are affine
+// in the generic's loop indices (literal coefficients and offsets, no boundary rule) are operands
+// with explicit indexing maps; other reads (gathers, subscripts with sizes, boundary rules, reads
+// inside an scf.for reduction) are `memref.load`s in the body, from indices computed with
+// `linalg.index`. Bodies use the `arith` and `math` dialects (and `scf.for` as above). A spec
+// without mlir variants (the golden tests emit every backend) gets the header and a shim whose
+// table is empty.
+//
+// At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
+// beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR
+// function (calling `_mlir_ciface_<spec>_<variant>`), and `specbench_module()`.
+#pragma once
+
+#include "emitter.h"
+
+namespace sb {
+
+// The mlir emitter (stateless; lives for the whole program).
+const Emitter& mlir_emitter();
+
+}  // namespace sb

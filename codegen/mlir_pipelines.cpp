@@ -1,0 +1,51 @@
+#include "mlir_pipelines.h"
+
+#include "diag.h"
+
+namespace sb {
+
+namespace {
+
+// From loops (scf/affine, possibly with vector ops) down to the LLVM dialect. math ops without an
+// LLVM intrinsic (tanh, erf) become libm calls first.
+const char* const kToLLVM =
+    "--lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm "
+    "--expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm "
+    "--convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm "
+    "--convert-cf-to-llvm --reconcile-unrealized-casts";
+
+// The OpenMP variant: memrefs are lowered before scf.parallel regions are outlined by the
+// OpenMP lowering, and the omp dialect is converted last.
+const char* const kOmpToLLVM =
+    "--convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata "
+    "--lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm "
+    "--convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm "
+    "--convert-openmp-to-llvm --reconcile-unrealized-casts";
+
+}  // namespace
+
+// Every pipeline is a list of mlir-opt arguments without spaces inside any of them (the runtime
+// splits the line at spaces), so a pass takes at most one option.
+std::string mlir_pipeline(const std::string& strategy,
+                          const std::map<std::string, int64_t>& params) {
+  auto p = [&params](const char* name) {
+    auto it = params.find(name);
+    SB_ASSERT(it != params.end(), std::string("mlir pipeline parameter missing: ") + name);
+    return std::to_string(it->second);
+  };
+  if (strategy == "loops")
+    return std::string("--convert-linalg-to-loops --canonicalize ") + kToLLVM;
+  if (strategy == "tiled_vector")
+    // Vectorised first, then tiled: MLIR 19's affine-super-vectorize crashes on a tiled loop
+    // nest that holds a reduction (row_sum), and tiles the vector loops fine.
+    return "--convert-linalg-to-affine-loops --canonicalize "
+           "--affine-super-vectorize=virtual-vector-size=" +
+           p("vector") + " --affine-loop-tile=tile-size=" + p("tile") + " --canonicalize " +
+           kToLLVM;
+  if (strategy == "openmp")
+    return std::string("--convert-linalg-to-parallel-loops --canonicalize ") + kOmpToLLVM;
+  SB_ASSERT(false, "mlir strategy without a pipeline: " + strategy);
+  return "";
+}
+
+}  // namespace sb

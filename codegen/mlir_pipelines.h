@@ -1,0 +1,28 @@
+// The mlir backend's variants are pass pipelines. This header and mlir_pipelines.cpp are the one
+// place where they are written down: the emitter copies a variant's pipeline into the generated
+// file (a `// sb-pipeline:` line above the variant's module), and the mlir runtime
+// (harness/runtime_mlir.cpp) runs exactly that line through `mlir-opt-19`, then
+// `mlir-translate-19 --mlir-to-llvmir` and `clang-19 -O3 -march=native -c`.
+//
+// Strategies:
+//   loops         linalg -> scf loops (convert-linalg-to-loops), then LLVM.
+//   tiled_vector  linalg -> affine loops, affine-super-vectorize (vector lanes along the
+//                 innermost parallel loop), affine-loop-tile (tile), then LLVM.
+//   openmp        linalg -> scf.parallel over the parallel dimensions (reductions stay
+//                 sequential inside), convert-scf-to-openmp, then LLVM with the OpenMP dialect;
+//                 the module is linked against LLVM's libomp (libgomp lacks __kmpc_*).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace sb {
+
+// The mlir-opt arguments (space-separated, no shell quoting needed) that lower a module of
+// memref-based linalg ops for `strategy` with the variant's parameters (already defaulted).
+// SB_ASSERTs on an unknown strategy: variant_check has validated it.
+std::string mlir_pipeline(const std::string& strategy,
+                          const std::map<std::string, int64_t>& params);
+
+}  // namespace sb
