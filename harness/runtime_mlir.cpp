@@ -13,10 +13,11 @@
 // part of the module's cache key), run as `bash -c SCRIPT mlir -o <module> <kernel>.mlir`:
 //   1. split the file at its `// -----` lines, one module per variant;
 //   2. for each: mlir-opt-19 <the module's `// sb-pipeline:` line> (codegen/mlir_pipelines.cpp),
-//      mlir-translate-19 --mlir-to-llvmir, clang-19 -O3 -march=native -fPIC -c;
+//      mlir-translate-19 --mlir-to-llvmir, clang-19 -O3 -march=native -fPIC -c (with
+//      -fveclib=libmvec on x86-64 glibc);
 //   3. the C shim (the file's `//| ` lines) compiled by clang-19 -O3 -fPIC -c against
 //      specbench_abi.h;
-//   4. clang-19 -shared, linked with -lm and libomp (rpath to its folder).
+//   4. clang-19 -shared, linked with -lm, libomp (rpath to its folder) and there -lmvec.
 // A failing step prints which variant and which command failed, then the tool's own message.
 //
 // The environment: KMP_BLOCKTIME=1 unless set (see MlirRuntime()).
@@ -147,6 +148,12 @@ class MlirRuntime : public HostRuntime {
     s += "set -eu -o pipefail\n";
     s += "opt=" + quote(t.opt) + "\ntranslate=" + quote(t.translate) + "\nclang=" + quote(t.clang) +
          "\nabi=" + quote(opt.abi_dir) + "\nomp=" + quote(t.libomp_dir) + "\n";
+#if defined(__x86_64__) && defined(__GLIBC__)
+    // Vector math calls to glibc's libmvec, as the cpu backend's SIMD loops.
+    s += "veclib=-fveclib=libmvec\nmvec='-Wl,--no-as-needed -lmvec'\n";
+#else
+    s += "veclib=\nmvec=\n";
+#endif
     s += R"SH(out=$2
 src=$3
 work=$(mktemp -d)
@@ -172,18 +179,22 @@ for f in "$work"/v*.mlir; do
   read -r -a passes <<< "$pipeline"
   step "variant $name: mlir-opt" "$opt" "${passes[@]}" "$f" -o "${f%.mlir}.llvm.mlir"
   step "variant $name: mlir-translate" "$translate" --mlir-to-llvmir "${f%.mlir}.llvm.mlir" -o "${f%.mlir}.ll"
-  step "variant $name: clang" "$clang" -O3 -march=native -fPIC -Wno-override-module -c "${f%.mlir}.ll" -o "${f%.mlir}.o"
+  step "variant $name: clang" "$clang" -O3 -march=native -fPIC -Wno-override-module $veclib -c "${f%.mlir}.ll" -o "${f%.mlir}.o"
   objs+=("${f%.mlir}.o")
 done
 step "the C shim" "$clang" -O3 -fPIC -Wall -Werror -x c -I"$abi" -c "$work/shim.c" -o "$work/shim.o"
-step "linking" "$clang" -shared -o "$out" "${objs[@]}" "$work/shim.o" -lm -L"$omp" -Wl,-rpath,"$omp" -lomp
+step "linking" "$clang" -shared -o "$out" "${objs[@]}" "$work/shim.o" $mvec -lm -L"$omp" -Wl,-rpath,"$omp" -lomp
 )SH";
     return CompileCommand{"/bin/bash", {"-c", s, "mlir"}, "mlir"};
   }
 
-  Availability availability() override { return mlir_tools().avail; }
+  Availability availability() override {
+    return mlir_tools().avail;
+  }
 
-  std::string device_name() override { return mlir_tools().avail.ok ? "host" : "none"; }
+  std::string device_name() override {
+    return mlir_tools().avail.ok ? "host" : "none";
+  }
 };
 
 }  // namespace
