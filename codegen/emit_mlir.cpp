@@ -821,9 +821,9 @@ class MlirEmitter final : public Emitter {
          {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
           {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
         {"openmp",
-         "linalg lowered to affine loops, vectorised by affine-super-vectorize, outer parallel "
-         "loops (affine-parallelize) run through OpenMP (LLVM libomp)",
-         {{"vector", 16, 1, 64, true, "affine-super-vectorize vector width"}}},
+         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); tanh expanded into "
+         "exp, exp and log as LLVM intrinsics that clang vectorises",
+         {}},
     };
   }
   GeneratedFile emit(const Spec& spec) const override;

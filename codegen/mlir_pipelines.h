@@ -8,10 +8,10 @@
 //   loops         linalg -> scf loops (convert-linalg-to-loops), then LLVM.
 //   tiled_vector  linalg -> affine loops, affine-super-vectorize (vector lanes along the
 //                 innermost parallel loop), affine-loop-tile (tile), then LLVM.
-//   openmp        linalg -> affine loops, affine-super-vectorize (vector), affine-parallelize
-//                 (loops without carried dependences; reductions stay sequential inside),
-//                 lower-affine to scf.parallel, convert-scf-to-openmp, then LLVM with the OpenMP
-//                 dialect; the module is linked against LLVM's libomp (libgomp lacks __kmpc_*).
+//   openmp        linalg -> scf.parallel over the parallel dimensions (reductions stay
+//                 sequential inside), tanh expanded into exp (test-expand-math), exp/log/sqrt as
+//                 LLVM intrinsics, convert-scf-to-openmp, then LLVM with the OpenMP dialect; the
+//                 module is linked against LLVM's libomp (libgomp lacks __kmpc_*).
 // clang compiles the LLVM IR with -fveclib=libmvec, so vector math calls become glibc's libmvec
 // (linked -lmvec) instead of one libm call per lane.
 #pragma once
