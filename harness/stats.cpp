@@ -43,7 +43,8 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b) {
+MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b,
+                           bool exact_allowed) {
   SB_ASSERT(!a.empty() && !b.empty(), "Mann-Whitney U of an empty sample");
   const size_t n1 = a.size(), n2 = b.size(), n = n1 + n2;
   std::vector<std::pair<double, int>> all;  // value, sample (0: a, 1: b)
@@ -70,7 +71,7 @@ MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<doubl
   const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2);
   r.u = rank_sum_a - dn1 * (dn1 + 1) / 2;
 
-  if (!ties && static_cast<int>(n) <= kExactLimit) {
+  if (exact_allowed && !ties && static_cast<int>(n) <= kExactLimit) {
     std::vector<double> c = u_distribution(static_cast<int>(n1), static_cast<int>(n2));
     double total = std::accumulate(c.begin(), c.end(), 0.0);
     long u = std::lround(r.u);

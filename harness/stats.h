@@ -17,7 +17,9 @@ struct MannWhitney {
 // tie correction of the variance and a continuity correction of 1/2; p = 1 when every value is
 // tied.
 inline constexpr int kExactLimit = 40;
-MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
+// `exact_allowed` = false forces the normal approximation (for tests).
+MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b,
+                           bool exact_allowed = true);
 
 // The smallest two-sided p-value the test can give for samples of sizes n1 and n2, whatever the
 // data (complete separation, no ties): 2 / C(n1 + n2, n1), at most 1. When it is not below the
