@@ -198,8 +198,14 @@ class TeeReporter : public benchmark::BenchmarkReporter {
     if (display_ && show_context_) console_.ReportContext(context);
     return json_.ReportContext(context);
   }
+  // The JSON gets every repetition; the console only the aggregates when there are any.
   void ReportRuns(const std::vector<Run>& runs) override {
-    if (display_) console_.ReportRuns(runs);
+    if (display_) {
+      std::vector<Run> shown;
+      for (const Run& r : runs)
+        if (r.run_type == Run::RT_Aggregate) shown.push_back(r);
+      console_.ReportRuns(shown.empty() ? runs : shown);
+    }
     json_.ReportRuns(runs);
   }
   void Finalize() override {
@@ -558,9 +564,6 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     std::vector<std::string> args{"specbench",
                                   "--benchmark_min_time=" + std::to_string(opt.min_time),
                                   "--benchmark_repetitions=" + std::to_string(opt.repetitions)};
-    // Every repetition is kept in the document (the compare test needs them); the console shows
-    // the aggregates only.
-    if (opt.repetitions > 1) args.push_back("--benchmark_display_aggregates_only=true");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
