@@ -708,17 +708,26 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
           {{"variant", key}, {"status", status[key].first}, {"reason", status[key].second}});
   }
 
-  // Trend: per kernel and backend, the best variant at the backend's largest size in the latest
-  // run, followed through every run; verdict against the previous run holding that case.
+  // Kernels of earlier runs only: a page with their history.
+  for (const StoredRun* r : runs)
+    for (const auto& b : r->benchmarks) kernel_entry(b.record.kernel);
+
+  // Trend: per kernel and backend, the best variant at the backend's largest size in the newest
+  // run that measured it, followed through every run; verdict against the previous run.
   for (const std::string& kname : order) {
     json& k = data["kernels"][kname];
     std::map<std::string, std::pair<double, std::string>> largest;  // backend -> (size, sizes)
-    for (const auto& b : latest.benchmarks) {
-      const BenchRecord& r = b.record;
-      if (r.kernel != kname || r.status != BenchStatus::Measured) continue;
-      double s = size_product(r.sizes);
-      auto it = largest.find(r.backend);
-      if (it == largest.end() || s > it->second.first) largest[r.backend] = {s, r.sizes};
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      std::map<std::string, std::pair<double, std::string>> here;
+      for (const auto& b : (*it)->benchmarks) {
+        const BenchRecord& r = b.record;
+        if (r.kernel != kname || r.status != BenchStatus::Measured || largest.count(r.backend))
+          continue;
+        double s = size_product(r.sizes);
+        auto h = here.find(r.backend);
+        if (h == here.end() || s > h->second.first) here[r.backend] = {s, r.sizes};
+      }
+      largest.insert(here.begin(), here.end());
     }
     for (const auto& [backend, sz] : largest) {
       json series = {{"backend", backend}, {"sizes", sz.second}, {"points", json::array()}};

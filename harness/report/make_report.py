@@ -5,8 +5,8 @@ Usage: make_report.py REPORT_DATA_JSON OUT_DIR
 
 Writes OUT_DIR/index.html, one OUT_DIR/kernel-<name>.html per kernel and OUT_DIR/summary.md.
 Every figure is an inline SVG drawn by matplotlib with its text as paths, so the pages need no
-script, font or file beyond themselves. Every string from the data is HTML-escaped (Markdown:
-table cells have '|' and newlines neutralised). The numbers are computed by specbench
+script, font or file beyond themselves. Every string from the data is HTML-escaped (in Markdown too,
+where table cells also have '|' and newlines neutralised). The numbers are computed by specbench
 (harness/history.cpp); this script only draws and formats them.
 """
 
@@ -49,7 +49,10 @@ def esc(value):
 
 
 def md(value):
-    return str("" if value is None else value).replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    """A Markdown table cell: markup characters as entities (Markdown passes raw HTML through),
+    '|' escaped and line breaks flattened so the row stays one row."""
+    text = html.escape(str("" if value is None else value), quote=False)
+    return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
 def fmt_time(s):

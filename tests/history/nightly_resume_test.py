@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""`specbench nightly` killed and restarted, then compared against a planted earlier run.
+
+Usage: nightly_resume_test.py SPECBENCH WORK_DIR CACHE_DIR
+
+1. A nightly run on one small spec (cpu backend, its verify sizes) is killed with SIGKILL once its
+   checkpoint holds two measured cases. Restarted, it says it resumes, keeps those entries exactly
+   as they were, measures the rest, writes one complete results file and removes the checkpoint,
+   and renders the report.
+2. In a fresh results folder, an earlier run is planted: the complete file with every time divided
+   by 100. The next nightly finds every case slower against it and exits 1, naming the
+   regression; its ETA comes from the planted run's step times.
+"""
+
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+KERNEL = "vector_add"
+
+
+def fail(msg):
+    sys.stderr.write("FAIL: " + msg + "\n")
+    sys.exit(1)
+
+
+def nightly_cmd(specbench, results, report, cache):
+    return [specbench, "nightly", KERNEL, "-b", "cpu", "--sizes", "verify", "--repetitions", "5",
+            "--min-time", "0.01", "--no-probes", "--results-dir", results, "--report-dir", report,
+            "--cache-dir", cache]
+
+
+def measured(doc):
+    return {e["run_name"] for e in doc["benchmarks"]}
+
+
+def main(argv):
+    specbench, work, cache = argv[1], argv[2], argv[3]
+    shutil.rmtree(work, ignore_errors=True)
+    results, report = os.path.join(work, "results"), os.path.join(work, "report")
+    os.makedirs(results)
+    cmd = nightly_cmd(specbench, results, report, cache)
+
+    # 1. Kill once two cases are checkpointed.
+    with open(os.path.join(work, "first.log"), "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        checkpoint, kept = None, None
+        deadline = time.time() + 300
+        while time.time() < deadline and proc.poll() is None:
+            found = glob.glob(os.path.join(results, "*.partial.json"))
+            if found:
+                try:
+                    doc = json.load(open(found[0]))
+                except ValueError:
+                    fail("the checkpoint is not valid JSON: it must be written atomically")
+                if len(measured(doc)) >= 2:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    checkpoint, kept = found[0], doc
+                    break
+            time.sleep(0.05)
+    if kept is None:
+        fail("the nightly run ended (exit %s) before two cases were checkpointed" % proc.poll())
+    if kept["nightly"]["state"] != "in_progress" or "verification" not in kept:
+        fail("the checkpoint lacks the nightly state or the verification")
+
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("resumed nightly exited %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    if "resuming the interrupted run" not in r.stderr:
+        fail("the restarted nightly did not resume\n" + r.stderr)
+    if "verification was done before the interruption" not in r.stderr:
+        fail("the restarted nightly verified again\n" + r.stderr)
+    if os.path.exists(checkpoint):
+        fail("the checkpoint was not removed after the run completed")
+    final = checkpoint.replace(".partial.json", ".json")
+    if not os.path.exists(final):
+        fail("no results file %s (the resumed run must keep the interrupted run's name)" % final)
+    doc = json.load(open(final))
+    if doc["schema_version"] != 1 or doc["nightly"]["state"] != "complete":
+        fail("the results file is not a complete schema-1 document")
+    by_name = {}
+    for e in doc["benchmarks"]:
+        by_name.setdefault(e["run_name"], []).append(e)
+    for e in kept["benchmarks"]:
+        same = [x for x in by_name.get(e["run_name"], []) if x.get("name") == e["name"] and
+                x.get("repetition_index") == e.get("repetition_index")]
+        if not same or same[0]["real_time"] != e["real_time"]:
+            fail("a measurement taken before the kill was lost or redone: " + e["name"])
+    # Every case of the spec's verify sizes on every cpu variant, each with 5 repetitions.
+    reps = {n: len([e for e in es if e.get("run_type") == "iteration"])
+            for n, es in by_name.items()}
+    if len(reps) < 4 or any(v != 5 for v in reps.values()):
+        fail("cases and repetitions in the final file: %s" % reps)
+    if not os.path.exists(os.path.join(report, "index.html")):
+        fail("no report written")
+
+    # 2. A planted, much faster earlier run: everything regresses.
+    results2, report2 = os.path.join(work, "results2"), os.path.join(work, "report2")
+    os.makedirs(results2)
+    planted = json.loads(json.dumps(doc))
+    for e in planted["benchmarks"]:
+        if e.get("aggregate_name") != "cv":
+            e["real_time"] /= 100
+    with open(os.path.join(results2, "20000101T000000Z.json"), "w") as f:
+        json.dump(planted, f)
+    r = subprocess.run(nightly_cmd(specbench, results2, report2, cache), capture_output=True,
+                       text=True)
+    if r.returncode != 1:
+        fail("nightly against a 100x faster run exited %d, expected 1\n%s%s"
+             % (r.returncode, r.stdout, r.stderr))
+    if "regression" not in r.stderr or "SLOWER" not in r.stdout:
+        fail("the regression is not reported\n%s%s" % (r.stdout, r.stderr))
+    if "by the previous run" not in r.stderr:
+        fail("no ETA from the previous run's step times\n" + r.stderr)
+    comparison = json.load(open(os.path.join(report2, "compare.json")))
+    if comparison["counts"]["slower"] != len(reps) or not comparison["regressed"]:
+        fail("compare.json: %s" % comparison["counts"])
+    print("ok: resumed after SIGKILL with %d cases kept; regression caught" % len(measured(kept)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
