@@ -185,39 +185,33 @@ std::vector<std::pair<std::string, int64_t>> size_pairs(const Spec& spec, const 
 // the JSON document into a string (a custom file reporter needs --benchmark_out in 1.7.1).
 class TeeReporter : public benchmark::BenchmarkReporter {
  public:
-  TeeReporter(bool display, std::ostream* json_out, bool show_context)
-      : console_(isatty(1) ? benchmark::ConsoleReporter::OO_ColorTabular
-                           : benchmark::ConsoleReporter::OO_Tabular),
-        display_(display),
-        show_context_(show_context) {
+  // `console` (may be null: no display) is shared by every case's session so that its context
+  // and table head are printed once; `show_context` is true for the first session only.
+  TeeReporter(benchmark::ConsoleReporter* console, std::ostream* json_out, bool show_context)
+      : console_(console), show_context_(show_context) {
     json_.SetOutputStream(json_out);
     json_.SetErrorStream(&json_errors_);
   }
   bool ReportContext(const Context& context) override {
-    // The console's header (and its table head) once per bench, not once per case.
-    if (display_ && show_context_) console_.ReportContext(context);
+    if (console_ && show_context_) console_->ReportContext(context);
     return json_.ReportContext(context);
   }
-  // The JSON gets every repetition; the console only the aggregates when there are any.
+  // The JSON gets every repetition; the console only the aggregates when there are several.
   void ReportRuns(const std::vector<Run>& runs) override {
-    if (display_) {
+    if (console_) {
       std::vector<Run> shown;
       for (const Run& r : runs)
-        if (r.run_type == Run::RT_Aggregate) shown.push_back(r);
-      console_.ReportRuns(shown.empty() ? runs : shown);
+        if (r.run_type == Run::RT_Aggregate || r.repetitions <= 1) shown.push_back(r);
+      if (!shown.empty()) console_->ReportRuns(shown);
     }
     json_.ReportRuns(runs);
   }
-  void Finalize() override {
-    if (display_) console_.Finalize();
-    json_.Finalize();
-  }
+  void Finalize() override { json_.Finalize(); }
 
  private:
-  benchmark::ConsoleReporter console_;
+  benchmark::ConsoleReporter* console_;
   benchmark::JSONReporter json_;
   std::ostringstream json_errors_;
-  bool display_;
   bool show_context_;
 };
 
@@ -575,6 +569,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
       if (added.insert(key).second) benchmark::AddCustomContext(key, value);
     }
 
+    benchmark::ConsoleReporter console(isatty(1) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                 : benchmark::ConsoleReporter::OO_Tabular);
     Case* active = nullptr;
     auto t_start = Clock::now();
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -607,7 +603,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
       k->target->runtime->configure(b);
       std::ostringstream json_out;
       {
-        TeeReporter tee(opt.display, &json_out, /*show_context=*/i == 0);
+        TeeReporter tee(opt.display ? &console : nullptr, &json_out, /*show_context=*/i == 0);
         benchmark::RunSpecifiedBenchmarks(&tee);
       }
       if (active) active->dev.reset();
@@ -636,6 +632,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                  k->name + " (" + fmt_seconds(elapsed) + " so far, ETA " + fmt_seconds(eta) + ")");
       }
     }
+    if (opt.display) console.Finalize();
   }
 
   auto doc = document();

@@ -7,7 +7,8 @@
 #   3. installs the pinned Mojo compiler (mojo 1.2.0, with max-core 26.7.0 for the `max` Mojo
 #      package) into the project-local virtual environment .venv/ when missing (optional:
 #      without it the mojo backend is generated but skipped; SPECBENCH_SKIP_MOJO=1 skips this);
-#   4. configures and builds with the `default` CMake preset (Release, Ninja, build/).
+#   4. installs matplotlib into .venv/ and Chromium, for the report and its tests (optional);
+#   5. configures and builds with the `default` CMake preset (Release, Ninja, build/).
 # Safe to run again: a set-up machine only rebuilds what changed.
 set -euo pipefail
 
@@ -69,6 +70,27 @@ if [[ "${SPECBENCH_SKIP_MOJO:-0}" != 1 ]] && ! mojo_ok; then
     MODULAR_TELEMETRY_ENABLED=0 MODULAR_CRASH_REPORTING_ENABLED=0 .venv/bin/mojo --version
   else
     echo "setup: could not install Mojo; the mojo backend will be reported as skipped" >&2
+  fi
+fi
+
+# The report (`specbench report`, `nightly`): matplotlib in .venv/ draws the charts; Chromium renders
+# the site in the `report` tests. Optional: without them the report fails with a message naming
+# what is missing, and report.browser reports itself as skipped.
+if ! { [[ -x .venv/bin/python ]] && .venv/bin/python -c 'import matplotlib' 2>/dev/null; }; then
+  echo "setup: installing matplotlib into .venv/"
+  if ! { { [[ -x .venv/bin/python ]] || python3 -m venv .venv; } &&
+    .venv/bin/python -m pip install --disable-pip-version-check --quiet matplotlib; }; then
+    echo "setup: could not install matplotlib; specbench report will not work" >&2
+  fi
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing chromium (for the report tests)"
+  sudo=()
+  [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1 && sudo=(sudo)
+  if ! { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update &&
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      chromium; }; then
+    echo "setup: could not install chromium; the report.browser test will be skipped" >&2
   fi
 fi
 
