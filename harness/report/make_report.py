@@ -152,10 +152,12 @@ def roofline_chart(kernel, points, limits):
             if lim.get("bandwidth_gbps") and lim.get("compute_gflops"):
                 xs.append(lim["compute_gflops"] / lim["bandwidth_gbps"])  # the ridge point
         lo, hi = min(xs) / 8, max(xs) * 8
+        roofs = 0
         for dev in sorted({device_of(p["backend"]) for p in with_flops}):
             lim = limits.get(dev) or {}
             bw, peak = lim.get("bandwidth_gbps"), lim.get("compute_gflops")
             if bw and peak:
+                roofs += 1
                 grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
                 ax.plot(grid, [min(peak, bw * x) for x in grid], linestyle="--",
                         label="%s roof: %.0f GB/s, %.0f GFLOP/s" % (dev, bw, peak))
@@ -168,6 +170,8 @@ def roofline_chart(kernel, points, limits):
         ax.set_ylabel("GFLOP/s")
         caption = ("Roofline at each variant's largest size: min(compute probe, intensity x "
                    "bandwidth probe) per device, from the latest run's probes.")
+        if not roofs:
+            caption += " No roof: the latest run has no probe results (e.g. --no-probes)."
     else:
         # No flops: the memory roof alone, as achieved GB/s against the bandwidth probe.
         ps = sorted(largest.values(), key=lambda p: (p["backend"], p["variant"]))
@@ -181,6 +185,8 @@ def roofline_chart(kernel, points, limits):
         ax.set_xlabel("GB/s")
         caption = ("The kernel does no floating-point work: achieved bandwidth at each "
                    "variant's largest size against the bandwidth probe.")
+        if not any((limits.get(device_of(p["backend"])) or {}).get("bandwidth_gbps") for p in ps):
+            caption += " No limit line: the latest run has no probe results (e.g. --no-probes)."
     ax.set_title("%s: roofline" % kernel)
     ax.grid(True, which="both", alpha=0.3)
     if with_flops:
@@ -270,15 +276,13 @@ def write_atomic(path, text):
         raise
 
 
-def latest_verdicts(data):
-    """Per kernel, the slower/failed rows of the latest comparison are not in the data; the trend's
-    last point carries the verdict of each backend's best variant."""
-    out = {}
-    for kernel, k in data["kernels"].items():
-        out[kernel] = [s for s in k["trend"] if s["points"] and
-                       s["points"][-1].get("verdict") == "slower"
-                       and s["points"][-1]["run"] == len(data["runs"]) - 1]
-    return out
+def latest_regressions(data):
+    """Per kernel, the trend series (one per backend) whose best variant was significantly slower
+    in the latest run than in the run before."""
+    last = len(data["runs"]) - 1
+    return {kernel: [s for s in k["trend"] if s["points"] and s["points"][-1]["run"] == last
+                     and s["points"][-1].get("verdict") == "slower"]
+            for kernel, k in data["kernels"].items()}
 
 
 def kernel_page(kernel, k, data, runs):
@@ -341,7 +345,7 @@ def index_page(data, pages):
                       ("slower", "faster", "same", "new", "missing", "failed")))))
         for w in c.get("warnings", []):
             body.append("<p class='muted'>warning: %s</p>" % esc(w))
-    regress = latest_verdicts(data)
+    regress = latest_regressions(data)
     rows = []
     for kernel, k in data["kernels"].items():
         failed = sum(1 for v in k["variants"] if v["status"] == "failed")

@@ -37,7 +37,8 @@ ctest_configure(
 if(NOT configure_rc EQUAL 0)
   message(FATAL_ERROR "nightly: configure failed")
 endif()
-ctest_build(RETURN_VALUE build_rc NUMBER_ERRORS build_errors)
+# Only the command: the nightly test needs nothing else.
+ctest_build(TARGET specbench RETURN_VALUE build_rc NUMBER_ERRORS build_errors)
 if(NOT build_rc EQUAL 0 OR build_errors GREATER 0)
   message(FATAL_ERROR "nightly: build failed")
 endif()
