@@ -270,6 +270,18 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   return true;
 }
 
+// The results document's "verification": {"checks", "passed", "failed", "skipped"}.
+nlohmann::json verification_summary(const std::vector<sb::VerifyRecord>& records) {
+  nlohmann::json v = {{"checks", records.size()}, {"passed", 0}, {"failed", 0}, {"skipped", 0}};
+  for (const auto& r : records) {
+    const char* k = r.outcome == sb::Outcome::Pass   ? "passed"
+                    : r.outcome == sb::Outcome::Fail ? "failed"
+                                                     : "skipped";
+    v[k] = v[k].get<int>() + 1;
+  }
+  return v;
+}
+
 // Backends that bench times by default: simulators are left out unless asked for by name.
 std::vector<std::string> timed_only(const std::vector<std::string>& backends) {
   std::vector<std::string> out;
@@ -312,13 +324,7 @@ int cmd_run(const Globals& g, const std::vector<std::string>& kernels,
   if (!failures.empty()) std::cout << "\n" << failures;
   std::cout << sb::format_verify_totals(records) << "\n";
   auto failed = sb::failed_variants(records);
-  nlohmann::json vsum = {{"checks", records.size()}, {"passed", 0}, {"failed", 0}, {"skipped", 0}};
-  for (const auto& r : records) {
-    const char* k = r.outcome == sb::Outcome::Pass   ? "passed"
-                    : r.outcome == sb::Outcome::Fail ? "failed"
-                                                     : "skipped";
-    vsum[k] = vsum[k].get<int>() + 1;
-  }
+  nlohmann::json vsum = verification_summary(records);
   std::cerr << "== bench\n";
   std::vector<sb::Target> timed;
   for (auto& t : targets)
@@ -617,20 +623,13 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     if (!failures.empty()) std::cout << "\n" << failures;
     std::cout << sb::format_verify_totals(records) << "\n";
     failed = sb::failed_variants(records);
-    verification = {{"checks", records.size()}, {"passed", 0}, {"failed", 0}, {"skipped", 0}};
-    for (const auto& r : records) {
-      const char* k = r.outcome == sb::Outcome::Pass   ? "passed"
-                      : r.outcome == sb::Outcome::Fail ? "failed"
-                                                       : "skipped";
-      verification[k] = verification[k].get<int>() + 1;
-    }
+    verification = verification_summary(records);
     state["failed_variants"] = failed;
-    nlohmann::json doc = {{"context", {{"date", ""}}},
-                          {"benchmarks", nlohmann::json::array()},
-                          {"verification", verification}};
-    doc["context"] = sb::run_context(g.root, toolchain(g));
-    doc["context"]["date"] = stamp;
-    checkpoint(doc);
+    nlohmann::json context = sb::run_context(g.root, toolchain(g));
+    context["date"] = stamp;
+    checkpoint({{"context", context},
+                {"benchmarks", nlohmann::json::array()},
+                {"verification", verification}});
   }
 
   np.step(4, "bench");
@@ -732,7 +731,17 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     if (!base.ok()) {
       std::cerr << "warning: cannot compare: " << sb::format_error(base.error());
     } else {
-      sb::Comparison c = sb::compare_runs(base.value(), now.value(), compare_options(h));
+      // Only what this run could have measured: a run of a few kernels does not call every
+      // other kernel of a full previous run missing.
+      sb::StoredRun& b = base.value();
+      std::set<std::string> names, chosen(backends.begin(), backends.end());
+      for (const auto* sp : specs) names.insert(sp->name);
+      auto outside = [&](const sb::BenchRecord& r) {
+        return !names.count(r.kernel) || !chosen.count(r.backend);
+      };
+      std::erase_if(b.benchmarks, [&](const sb::StoredBenchmark& x) { return outside(x.record); });
+      std::erase_if(b.problems, outside);
+      sb::Comparison c = sb::compare_runs(b, now.value(), compare_options(h));
       compare_rc = show_comparison(c, (fs::path(report_dir) / "compare.md").string(),
                                    (fs::path(report_dir) / "compare.json").string());
     }

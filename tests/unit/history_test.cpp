@@ -234,3 +234,35 @@ TEST(ResultsReader, BadFilesAreErrorsNamingTheFile) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReportData, TrendMarksTheRegressionOfTheBestVariant) {
+  std::vector<sb::StoredRun> runs;
+  // Given newest first: report_data orders runs by date.
+  for (const char* f : {"slower.json", "same.json", "base.json"}) {
+    auto r = sb::load_results(std::string(SB_TESTS_DIR) + "/history/data/" + f);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    runs.push_back(std::move(r.value()));
+  }
+  nlohmann::json d = sb::report_data(runs, {});
+  ASSERT_EQ(d["runs"].size(), 3u);
+  EXPECT_LT(d["runs"][0]["date"].get<std::string>(), d["runs"][2]["date"].get<std::string>());
+  ASSERT_EQ(d["comparisons"].size(), 2u);
+  EXPECT_FALSE(d["comparisons"][0]["regressed"].get<bool>());
+  EXPECT_TRUE(d["comparisons"][1]["regressed"].get<bool>());
+  const auto& saxpy = d["kernels"]["saxpy"];
+  ASSERT_EQ(saxpy["trend"].size(), 1u);
+  const auto& points = saxpy["trend"][0]["points"];
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0]["verdict"], "");
+  EXPECT_EQ(points[1]["verdict"], "same");
+  EXPECT_EQ(points[2]["verdict"], "slower");
+  EXPECT_GT(points[2]["seconds"].get<double>(), points[0]["seconds"].get<double>());
+  // The latest run's points and verification status.
+  ASSERT_EQ(saxpy["points"].size(), 1u);
+  EXPECT_EQ(saxpy["points"][0]["unit"], "GB/s");
+  EXPECT_EQ(saxpy["variants"][0]["status"], "verified");
+}
+
+}  // namespace
