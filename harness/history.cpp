@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -342,6 +343,9 @@ Result<StoredRun> parse_results(const std::string& text, const std::string& path
 }
 
 Result<StoredRun> load_results(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return file_error(path, "is a folder, not a results file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return file_error(path, "cannot read the results file");
   std::ostringstream ss;

@@ -63,5 +63,6 @@ expect(2 "schema_version 99 is not supported" compare "${B}" "${DATA}/wrong_vers
 expect(2 "truncated or corrupt" compare "${B}" "${DATA}/truncated.json")
 expect(2 "no_such\\.json: error: cannot read" compare "${B}" "${DATA}/no_such.json")
 expect(2 "new is required" compare "${B}")
+expect(2 "data: error: is a folder" compare "${DATA}" "${B}")
 expect(2 "--min-effect" compare "${B}" "${B}" --min-effect -1)
 expect(2 "--out" report "${B}")
