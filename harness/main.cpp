@@ -1,6 +1,7 @@
 // The `specbench` command line. Exit codes: 0 success; 1 a verification, build or benchmark
-// failure (or stale files for `gen --check`); 2 a user error (bad flag, unknown kernel or backend,
-// bad spec), printed without a stack trace.
+// failure (or stale files for `gen --check`, or a regression found by `compare` or `nightly`);
+// 2 a user error (bad flag, unknown kernel or backend, bad spec, unreadable results file), printed
+// without a stack trace.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
