@@ -18,6 +18,13 @@ namespace {
 
 using json = nlohmann::json;
 
+// obj[key] when obj is an object and the value a string, else "" (for optional text).
+std::string text_of(const json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 Error file_error(const std::string& path, const std::string& message) {
   return Error{Loc{path, 0, 0}, message, ""};
 }
@@ -189,8 +196,8 @@ Status read_benchmarks(const json& list, int version, StoredRun& run) {
     BenchRecord& r = b.record;
     if (error) {
       r.status = BenchStatus::Failed;
-      r.reason = e.value("error_message", std::string("error"));
-      if (!e["error_message"].is_string() && e.contains("error_message")) r.reason = "error";
+      r.reason = text_of(e, "error_message");
+      if (r.reason.empty()) r.reason = "error";
       continue;
     }
     double seconds = to_seconds(real_time, unit);
@@ -338,7 +345,7 @@ Result<StoredRun> parse_results(const std::string& text, const std::string& path
     run.verification = v;
   }
   if (doc.contains("nightly") && doc["nightly"].is_object())
-    run.partial = doc["nightly"].value("state", "") == "in_progress";
+    run.partial = text_of(doc["nightly"], "state") == "in_progress";
   return run;
 }
 
@@ -603,7 +610,7 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   data["runs"] = json::array();
   for (const StoredRun* r : runs) {
     const json& ctx = r->context;
-    auto s = [&ctx](const char* k) { return ctx.value(k, std::string()); };
+    auto s = [&ctx](const char* k) { return text_of(ctx, k); };
     data["runs"].push_back({{"path", r->path},
                             {"date", r->date()},
                             {"host", s("host_name")},
@@ -629,8 +636,22 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   data["kernels"] = json::object();
   if (runs.empty()) return data;
   const StoredRun& latest = *runs.back();
-  data["limits"] = latest.context.value("limits", json(nullptr));
-  data["probes"] = latest.context.value("probes", json(nullptr));
+  // The limits the roofline is drawn against: only positive numbers pass.
+  json limits = json::object();
+  const json ctx_limits = latest.context.is_object() && latest.context.contains("limits")
+                              ? latest.context["limits"]
+                              : json(nullptr);
+  for (const char* dev : {"cpu", "gpu"}) {
+    limits[dev] = json::object();
+    for (const char* k : {"bandwidth_gbps", "compute_gflops"}) {
+      const json* v = nullptr;
+      if (ctx_limits.is_object() && ctx_limits.contains(dev) && ctx_limits[dev].is_object() &&
+          ctx_limits[dev].contains(k))
+        v = &ctx_limits[dev][k];
+      limits[dev][k] = v && v->is_number() && v->get<double>() > 0 ? *v : json(nullptr);
+    }
+  }
+  data["limits"] = limits;
 
   std::vector<BenchRecord> records = latest.records();
   std::vector<SummaryRow> summary = summarize(records);

@@ -459,6 +459,12 @@ struct NightlyFlags {
   bool fresh = false;       // ignore an interrupted run
 };
 
+// doc["nightly"][key], or null when either is missing or doc["nightly"] is not an object.
+nlohmann::json nightly_field(const nlohmann::json& doc, const char* key) {
+  if (!doc.is_object() || !doc.contains("nightly") || !doc["nightly"].is_object()) return nullptr;
+  return doc["nightly"].value(key, nlohmann::json());
+}
+
 // Progress of the nightly's steps: "== nightly [3/8] verify (12s elapsed, ETA 40s)". The ETA
 // comes from the step times of the previous complete nightly run with the same options.
 class NightlyProgress {
@@ -474,7 +480,8 @@ class NightlyProgress {
       bool counting = false;
       for (const char* s : kSteps) {
         if (name == s) counting = true;
-        if (counting) rest += previous_.value(s, 0.0);
+        auto it = previous_.find(s);
+        if (counting && it != previous_.end() && it->is_number()) rest += it->get<double>();
       }
       eta = "ETA " + seconds(rest) + " by the previous run";
     }
@@ -551,8 +558,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     if (!run.ok()) {
       std::cerr << "warning: cannot resume: " << sb::format_error(run.error())
                 << "starting a new run\n";
-    } else if (doc.value("nightly", nlohmann::json::object()).value("options", nlohmann::json()) !=
-               options) {
+    } else if (nightly_field(doc, "options") != options) {
       std::cerr << "note: " << p << " is an interrupted run with other options; starting a new "
                 << "run (it is left as it is)\n";
     } else {
@@ -573,9 +579,8 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   if (!previous_runs.empty()) {
     std::ifstream in(previous_runs.back());
     nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (doc.is_object() && doc.contains("nightly") && doc["nightly"].is_object() &&
-        doc["nightly"].value("options", nlohmann::json()) == options)
-      previous_steps = doc["nightly"].value("step_seconds", nlohmann::json());
+    if (nightly_field(doc, "options") == options)
+      previous_steps = nightly_field(doc, "step_seconds");
   }
   NightlyProgress np(previous_steps);
 
@@ -612,8 +617,8 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   std::set<std::string> failed;
   if (resumed.is_object() && resumed.contains("verification")) {
     verification = resumed["verification"];
-    for (const auto& v : state.value("failed_variants", nlohmann::json::array()))
-      failed.insert(v.get<std::string>());
+    for (const auto& v : nightly_field(resumed, "failed_variants"))
+      if (v.is_string()) failed.insert(v.get<std::string>());
     std::cerr << "verification was done before the interruption: " << verification.dump() << "\n";
   } else {
     sb::VerifyOptions vo;

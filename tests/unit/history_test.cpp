@@ -266,3 +266,33 @@ TEST(ReportData, TrendMarksTheRegressionOfTheBestVariant) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ResultsReader, OddTypesInOptionalFieldsNeverThrow) {
+  // Valid enough to read; every optional field has a surprising type.
+  const char* text = R"({
+    "schema_version": 1,
+    "context": {"date": 5, "host_name": ["x"], "limits": {"cpu": {"bandwidth_gbps": "fast"}},
+                "cpu_model": null},
+    "nightly": {"state": 7},
+    "benchmarks": [
+      {"name": "k/cpu/v/N=4/real_time", "run_name": "k/cpu/v/N=4/real_time",
+       "kernel": "k", "backend": "cpu", "variant": "v", "run_type": "iteration",
+       "real_time": 10, "time_unit": "ns"},
+      {"name": "k/cpu/w/N=4/real_time", "kernel": "k", "backend": "cpu", "variant": "w",
+       "error_occurred": true, "error_message": 42}
+    ]})";
+  auto r = sb::parse_results(text, "odd.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r.value().partial);
+  ASSERT_EQ(r.value().benchmarks.size(), 2u);
+  EXPECT_EQ(r.value().benchmarks[1].record.status, sb::BenchStatus::Failed);
+  EXPECT_EQ(r.value().benchmarks[1].record.reason, "error");
+  nlohmann::json d = sb::report_data({r.value()}, {});
+  EXPECT_EQ(d["runs"][0]["host"], "");
+  EXPECT_TRUE(d["limits"]["cpu"]["bandwidth_gbps"].is_null());
+  EXPECT_EQ(d["kernels"]["k"]["variants"][1]["status"], "failed");
+}
+
+}  // namespace
