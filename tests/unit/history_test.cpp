@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -293,6 +296,45 @@ TEST(ResultsReader, OddTypesInOptionalFieldsNeverThrow) {
   EXPECT_EQ(d["runs"][0]["host"], "");
   EXPECT_TRUE(d["limits"]["cpu"]["bandwidth_gbps"].is_null());
   EXPECT_EQ(d["kernels"]["k"]["variants"][1]["status"], "failed");
+}
+
+}  // namespace
+
+namespace {
+
+// Every truncation and a few hundred single-byte corruptions of a good file: each is read back
+// or rejected with an error naming the file; what is read can be compared and reported.
+TEST(ResultsReader, DamagedFilesAreReadOrRejectedNeverThrown) {
+  std::ifstream in(std::string(SB_TESTS_DIR) + "/history/data/base.json", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string good = ss.str();
+  auto base = sb::parse_results(good, "base.json");
+  ASSERT_TRUE(base.ok());
+  std::vector<std::string> damaged;
+  for (size_t n = 0; n < good.size(); n += 61) damaged.push_back(good.substr(0, n));
+  std::mt19937 rng(7);
+  const std::string bytes = "{}[]\",:0123456789.-eE \ntrufalsn\xff";
+  for (int i = 0; i < 400; ++i) {
+    std::string s = good;
+    s[rng() % s.size()] = bytes[rng() % bytes.size()];
+    damaged.push_back(s);
+  }
+  int rejected = 0;
+  for (const auto& text : damaged) {
+    sb::Result<sb::StoredRun> r = sb::parse_results(text, "damaged.json");
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().loc.file, "damaged.json");
+      EXPECT_FALSE(r.error().message.empty());
+      ++rejected;
+      continue;
+    }
+    sb::Comparison c = sb::compare_runs(base.value(), r.value(), {});
+    EXPECT_FALSE(sb::comparison_json(c).empty());
+    EXPECT_TRUE(sb::report_data({base.value(), r.value()}, {}).contains("kernels"));
+  }
+  // Every truncation but the whole file is rejected; most corruptions are too.
+  EXPECT_GE(rejected, static_cast<int>(good.size() / 61));
 }
 
 }  // namespace
