@@ -387,6 +387,22 @@ int repetitions_needed(double alpha) {
   return 1000;
 }
 
+SampleVerdict judge_samples(const std::vector<double>& base, const std::vector<double>& now,
+                            const CompareOptions& opt) {
+  SB_ASSERT(!base.empty() && !now.empty(), "a verdict needs samples on both sides");
+  SampleVerdict v;
+  double b = median(base);
+  v.ratio = b > 0 ? median(now) / b : 0;
+  v.p = mann_whitney_u(base, now).p;
+  v.testable = min_p_value(static_cast<int>(base.size()), static_cast<int>(now.size())) < opt.alpha;
+  bool significant = v.p < opt.alpha;
+  if (significant && v.ratio >= 1 + opt.min_effect)
+    v.verdict = Verdict::Slower;
+  else if (significant && v.ratio > 0 && v.ratio <= 1 / (1 + opt.min_effect))
+    v.verdict = Verdict::Faster;
+  return v;
+}
+
 Comparison compare_runs(const StoredRun& base, const StoredRun& now, const CompareOptions& opt) {
   SB_ASSERT(opt.alpha > 0 && opt.alpha < 1, "alpha out of (0, 1)");
   SB_ASSERT(opt.min_effect >= 0, "negative minimum effect");
@@ -439,14 +455,9 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& now, const Compa
         row.note = "too few repetitions for the test";
       }
       if (!nb.samples.empty()) {
-        row.p = mann_whitney_u(bb->samples, nb.samples).p;
-        bool significant = *row.p < opt.alpha;
-        if (significant && row.ratio >= 1 + opt.min_effect)
-          row.verdict = Verdict::Slower;
-        else if (significant && row.ratio > 0 && row.ratio <= 1 / (1 + opt.min_effect))
-          row.verdict = Verdict::Faster;
-        else
-          row.verdict = Verdict::Same;
+        SampleVerdict v = judge_samples(bb->samples, nb.samples, opt);
+        row.p = v.p;
+        row.verdict = v.verdict;
       }
     }
     c.rows.push_back(std::move(row));
@@ -665,7 +676,8 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
       order.push_back(k);
       data["kernels"][k] = {{"points", json::array()},    {"summary", json::array()},
                             {"languages", json::array()}, {"variants", json::array()},
-                            {"problems", json::array()},  {"trend", json::array()}};
+                            {"problems", json::array()},  {"trend", json::array()},
+                            {"changes", json::array()}};
     }
     return data["kernels"][k];
   };
@@ -737,6 +749,16 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   for (const StoredRun* r : runs)
     for (const auto& b : r->benchmarks) kernel_entry(b.record.kernel);
 
+  // What the latest comparison found per kernel, beyond "same": every benchmark that changed,
+  // failed, appeared or went missing.
+  if (!steps.empty()) {
+    json rows = comparison_json(steps.back())["benchmarks"];
+    for (const auto& row : rows) {
+      if (row["verdict"] == "same") continue;
+      kernel_entry(row["kernel"].get<std::string>())["changes"].push_back(row);
+    }
+  }
+
   // Trend: per kernel and backend, the best variant at the backend's largest size in the newest
   // run that measured it, followed through every run; verdict against the previous run.
   for (const std::string& kname : order) {
@@ -756,6 +778,7 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
     }
     for (const auto& [backend, sz] : largest) {
       json series = {{"backend", backend}, {"sizes", sz.second}, {"points", json::array()}};
+      const StoredBenchmark* previous = nullptr;
       for (size_t i = 0; i < runs.size(); ++i) {
         const StoredBenchmark* best = nullptr;
         for (const auto& b : runs[i]->benchmarks) {
@@ -766,13 +789,13 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
           if (!best || r.seconds < best->record.seconds) best = &b;
         }
         if (!best) continue;
+        // The best time against the previous run's best time, whichever variants they are: a
+        // backend whose fastest variant lost its edge regressed even if another took its place.
         std::string verdict;
-        if (i > 0) {
-          for (const auto& row : steps[i - 1].rows)
-            if (match_key(row.kernel, row.backend, row.variant, row.sizes) == best->key)
-              verdict = verdict_name(row.verdict);
-        }
+        if (previous && !previous->samples.empty() && !best->samples.empty())
+          verdict = verdict_name(judge_samples(previous->samples, best->samples, opt).verdict);
         std::transform(verdict.begin(), verdict.end(), verdict.begin(), ::tolower);
+        previous = best;
         series["points"].push_back({{"run", i},
                                     {"date", runs[i]->date()},
                                     {"variant", best->record.variant},

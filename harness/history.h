@@ -87,7 +87,20 @@ struct Comparison {
   bool verification_failed = false;     // the new run's verification reports failures
 };
 
-// Verdict per benchmark. Faster/Slower need both p < alpha and a median change of at least
+// The verdict on two samples of times (each non-empty; SB_ASSERT otherwise): Slower when the
+// Mann-Whitney U test gives p < alpha and median(now) / median(base) >= 1 + min_effect, Faster
+// when p < alpha and the ratio <= 1 / (1 + min_effect), else Same.
+struct SampleVerdict {
+  Verdict verdict = Verdict::Same;
+  double ratio = 0;  // median(now) / median(base)
+  double p = 1;
+  bool testable = false;  // the sample sizes allow p < alpha at all
+};
+SampleVerdict judge_samples(const std::vector<double>& base, const std::vector<double>& now,
+                            const CompareOptions& opt);
+
+// Verdict per benchmark (judge_samples on the repetitions). Faster/Slower need both p < alpha
+// and a median change of at least
 // min_effect: slower when new/base >= 1 + min_effect, faster when new/base <= 1/(1 + min_effect).
 // A case of the new run that failed (verification, build, Google Benchmark error) is Failed.
 Comparison compare_runs(const StoredRun& base, const StoredRun& now, const CompareOptions& opt);
@@ -106,7 +119,8 @@ nlohmann::json comparison_json(const Comparison& c);
 // Everything the report site shows, computed here so that make_report.py only draws and formats:
 // runs (sorted by date, oldest first), per kernel the latest run's points, summary and language
 // rows, verification status, problems, and the trend of each backend's best variant at its
-// largest size across runs with the verdict against the previous run. Shape documented in
+// largest size across runs with the verdict of its time against the previous run's best (which
+// may be another variant), and the latest comparison's changes. Shape documented in
 // results/README.md ("report data").
 nlohmann::json report_data(const std::vector<StoredRun>& runs, const CompareOptions& opt);
 

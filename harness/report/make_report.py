@@ -214,7 +214,8 @@ def trend_chart(kernel, trend, runs):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     return figure(fig, "Median time of each backend's best variant at its largest size, per run; "
-                       "a red cross marks a significant slowdown against the previous run.")
+                       "a red cross marks a significant slowdown against the previous run's best "
+                       "(which may have been another variant).")
 
 
 def table(header, rows, num_cols=()):
@@ -276,13 +277,33 @@ def write_atomic(path, text):
         raise
 
 
-def latest_regressions(data):
-    """Per kernel, the trend series (one per backend) whose best variant was significantly slower
-    in the latest run than in the run before."""
-    last = len(data["runs"]) - 1
-    return {kernel: [s for s in k["trend"] if s["points"] and s["points"][-1]["run"] == last
-                     and s["points"][-1].get("verdict") == "slower"]
-            for kernel, k in data["kernels"].items()}
+def change_counts(k):
+    """"2 slower, 1 faster" from a kernel's changes in the latest comparison ("" when none)."""
+    counts = {}
+    for row in k.get("changes", []):
+        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    order = ["slower", "failed", "faster", "new", "missing"]
+    return ", ".join("%d %s" % (counts[v], v) for v in order if v in counts)
+
+
+def fmt_change(ratio):
+    return "-" if not ratio else "%+.1f%%" % ((ratio - 1) * 100)
+
+
+def changes_table(k, data):
+    if not data["comparisons"]:
+        return "<p class='muted'>One run so far: nothing to compare with.</p>\n"
+    rows = k.get("changes", [])
+    if not rows:
+        return "<p class='good'>Every benchmark is the same as in the previous run.</p>\n"
+    return table(["benchmark", "previous", "latest", "change", "p", "reps", "verdict", "note"],
+                 [[r["name"], fmt_time(r.get("base_seconds")), fmt_time(r.get("new_seconds")),
+                   fmt_change(r.get("ratio")), fmt_num(r.get("p_value"), 2),
+                   "%s/%s" % (r["base_repetitions"], r["new_repetitions"]),
+                   (r["verdict"], "bad" if r["verdict"] in ("slower", "failed") else
+                    "good" if r["verdict"] == "faster" else ""),
+                   (r.get("note") or "").split("\n")[0][:200]] for r in rows],
+                 num_cols=(1, 2, 3, 4, 5))
 
 
 def kernel_page(kernel, k, data, runs):
@@ -315,6 +336,11 @@ def kernel_page(kernel, k, data, runs):
     body.append(table(["backend/variant", "status", "reason"],
                       [[v["variant"], (v["status"], "bad" if v["status"] == "failed" else ""),
                         (v.get("reason") or "").split("\n")[0][:200]] for v in k["variants"]]))
+    body.append("<h2>Since the previous run</h2>")
+    body.append("<p>Benchmarks whose verdict is not <em>same</em>: a change counts when the "
+                "Mann&ndash;Whitney U test gives p &lt; %s and the median time moves by at least "
+                "%s%%.</p>" % (esc(data.get("alpha")), esc(100 * data.get("min_effect", 0))))
+    body.append(changes_table(k, data))
     body.append("<h2>History</h2>")
     body.append(trend_chart(kernel, k["trend"], runs))
     rows = []
@@ -323,7 +349,8 @@ def kernel_page(kernel, k, data, runs):
             v = p.get("verdict") or ""
             rows.append([s["backend"], s["sizes"], (runs[p["run"]].get("date") or "?"),
                          p["variant"], fmt_time(p["seconds"]), (v, "bad" if v == "slower" else "")])
-    body.append(table(["backend", "sizes", "run", "best variant", "time", "verdict vs previous run"],
+    body.append(table(["backend", "sizes", "run", "best variant", "time",
+                       "verdict vs the previous run's best"],
                       rows, num_cols=(4,)))
     return page("specbench: " + kernel, "\n".join(body))
 
@@ -345,7 +372,6 @@ def index_page(data, pages):
                       ("slower", "faster", "same", "new", "missing", "failed")))))
         for w in c.get("warnings", []):
             body.append("<p class='muted'>warning: %s</p>" % esc(w))
-    regress = latest_regressions(data)
     rows = []
     for kernel, k in data["kernels"].items():
         failed = sum(1 for v in k["variants"] if v["status"] == "failed")
@@ -357,14 +383,16 @@ def index_page(data, pages):
                      failed > 0,
                      ("%s/%s" % (best["backend"], best["variant"])) if best else "-",
                      ("%s %s" % (fmt_num(best.get("rate")), best.get("unit"))) if best else "-",
-                     ", ".join(s["backend"] for s in regress[kernel]) or "none"])
+                     change_counts(k) or ("same" if data["comparisons"] else "-")])
     out = ["<table><thead><tr><th>kernel</th><th>verification</th>"
-           "<th>fastest at the largest size</th><th>rate</th><th>regressed</th></tr></thead><tbody>"]
+           "<th>fastest at the largest size</th><th>rate</th><th>against the previous run</th>"
+           "</tr></thead><tbody>"]
     for kernel, href, ver, bad, best, rate, reg in rows:
         out.append("<tr><td><a href='%s'>%s</a></td><td%s>%s</td><td>%s</td>"
                    "<td class='num'>%s</td><td%s>%s</td></tr>" % (
                        esc(href), esc(kernel), " class='bad'" if bad else "", esc(ver), esc(best),
-                       esc(rate), " class='bad'" if reg != "none" else "", esc(reg)))
+                       esc(rate), " class='bad'" if ("slower" in reg or "failed" in reg) else "",
+                       esc(reg)))
     out.append("</tbody></table>")
     body.append("<h2>Kernels</h2>")
     body.append("".join(out))

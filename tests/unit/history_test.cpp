@@ -338,3 +338,31 @@ TEST(ResultsReader, DamagedFilesAreReadOrRejectedNeverThrown) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReportData, TrendJudgesTheBestTimeEvenWhenTheBestVariantChanges) {
+  std::vector<double> fast, slow;
+  for (int i = 0; i < 10; ++i) {
+    fast.push_back(1 + 0.01 * i);
+    slow.push_back(5 + 0.01 * i);
+  }
+  sb::StoredRun before = run_of({{"a", fast}, {"b", slow}});
+  before.context = {{"date", "2026-01-01T00:00:00Z"}};
+  sb::StoredRun after = run_of({{"a", {9, 9.1, 9.2, 9.3, 9.4, 9.5, 9.6, 9.7, 9.8, 9.9}},
+                                {"b", slow}});  // a lost its edge: b is now the best
+  after.context = {{"date", "2026-01-02T00:00:00Z"}};
+  nlohmann::json d = sb::report_data({after, before}, {});
+  const auto& points = d["kernels"]["k"]["trend"][0]["points"];
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0]["variant"], "a");
+  EXPECT_EQ(points[1]["variant"], "b");
+  EXPECT_EQ(points[1]["verdict"], "slower");
+  // The latest comparison's changes: a slower, b same (left out).
+  const auto& changes = d["kernels"]["k"]["changes"];
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0]["variant"], "a");
+  EXPECT_EQ(changes[0]["verdict"], "slower");
+}
+
+}  // namespace
