@@ -720,7 +720,6 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
           sb::markdown_path(final_path),
           sb::format_bench_summary_markdown(full, fs::path(final_path).filename().string())))
     return 2;
-  fs::remove(partial_path, ec);
   std::cout << "\nresults: " << final_path << "\n";
 
   np.step(6, "compare");
@@ -767,6 +766,10 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     }
     report_rc = make_report(runs, report_dir, h);
   }
+
+  // The checkpoint goes only now: killed during compare or report, the run resumes with nothing
+  // left to measure and does them again.
+  fs::remove(partial_path, ec);
 
   np.step(8, "verdict");
   bool bench_failed = false;

@@ -6,7 +6,8 @@ Usage: nightly_resume_test.py SPECBENCH WORK_DIR CACHE_DIR
 1. A nightly run on one small spec (cpu backend, its verify sizes) is killed with SIGKILL once its
    checkpoint holds two measured cases. Restarted, it says it resumes, keeps those entries exactly
    as they were, measures the rest, writes one complete results file and removes the checkpoint,
-   and renders the report.
+   and renders the report. Killed after that (the checkpoint put back), a restart measures nothing
+   and finishes the same run.
 2. In a fresh results folder, an earlier run is planted: the complete file with every time divided
    by 10^6 (far beyond any noise, even OpenMP on busy cores). The next nightly finds every case
    slower against it and exits 1, naming the regression; its ETA comes from the planted run's
@@ -100,6 +101,24 @@ def main(argv):
         fail("cases and repetitions in the final file: %s" % reps)
     if not os.path.exists(os.path.join(report, "index.html")):
         fail("no report written")
+
+    # Killed after storing, during compare or report: the checkpoint is still there, and the
+    # restart measures nothing and finishes the same run.
+    stale = json.loads(json.dumps(doc))
+    stale["nightly"]["state"] = "in_progress"
+    with open(checkpoint, "w") as f:
+        json.dump(stale, f)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0 or "resuming the interrupted run" not in r.stderr:
+        fail("restart after the store step: exit %d\n%s" % (r.returncode, r.stderr))
+    if "] timed " in r.stderr:
+        fail("restart after the store step measured again\n" + r.stderr)
+    files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(results, "*.json")))
+    if files != [os.path.basename(final)] or os.path.exists(checkpoint):
+        fail("restart after the store step left %s" % files)
+    again = json.load(open(final))
+    if [e["real_time"] for e in again["benchmarks"]] != [e["real_time"] for e in doc["benchmarks"]]:
+        fail("restart after the store step changed the measurements")
 
     # 2. A planted, a million times faster earlier run: everything regresses.
     results2, report2 = os.path.join(work, "results2"), os.path.join(work, "report2")
