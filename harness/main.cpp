@@ -516,6 +516,38 @@ class NightlyProgress {
   Clock::time_point t0_ = Clock::now();
 };
 
+// The newest checkpoint (<stamp>.partial.json) in `dir` of a nightly run with `options`, read
+// back; sets `stamp` to its stamp. null (and `stamp` unchanged) when there is none to resume.
+nlohmann::json find_checkpoint(const std::string& dir, const nlohmann::json& options,
+                               std::string& stamp) {
+  static const std::regex partial(R"(\d{8}T\d{6}Z\.partial\.json)");
+  std::vector<std::string> partials;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && std::regex_match(e.path().filename().string(), partial))
+      partials.push_back(e.path().string());
+  if (partials.empty()) return nullptr;
+  std::sort(partials.begin(), partials.end());
+  const std::string& p = partials.back();
+  auto run = sb::load_results(p);
+  if (!run.ok()) {
+    std::cerr << "warning: cannot resume: " << sb::format_error(run.error())
+              << "starting a new run\n";
+    return nullptr;
+  }
+  std::ifstream in(p);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (nightly_field(doc, "options") != options) {
+    std::cerr << "note: " << p << " is an interrupted run with other options; starting a new "
+              << "run (it is left as it is)\n";
+    return nullptr;
+  }
+  stamp = fs::path(p).filename().string().substr(0, 16);
+  std::cerr << "== nightly: resuming the interrupted run " << stamp << " ("
+            << run.value().benchmarks.size() << " benchmark(s) already measured)\n";
+  return doc;
+}
+
 int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
                 const std::vector<std::string>& backends_asked, int seeds, const BenchFlags& f,
                 const HistoryFlags& h, const NightlyFlags& nf) {
@@ -541,33 +573,8 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   // An interrupted run with the same options is resumed: its checkpoint holds the verification
   // and every case measured so far.
   std::string stamp = sb::utc_stamp(std::time(nullptr));
-  nlohmann::json resumed;  // the checkpoint document, null when starting afresh
+  nlohmann::json resumed = nf.fresh ? nlohmann::json() : find_checkpoint(dir, options, stamp);
   std::error_code ec;
-  std::vector<std::string> partials;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    static const std::regex partial(R"(\d{8}T\d{6}Z\.partial\.json)");
-    if (e.is_regular_file() && std::regex_match(e.path().filename().string(), partial))
-      partials.push_back(e.path().string());
-  }
-  std::sort(partials.begin(), partials.end());
-  if (!partials.empty() && !nf.fresh) {
-    const std::string& p = partials.back();
-    auto run = sb::load_results(p);
-    std::ifstream in(p);
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (!run.ok()) {
-      std::cerr << "warning: cannot resume: " << sb::format_error(run.error())
-                << "starting a new run\n";
-    } else if (nightly_field(doc, "options") != options) {
-      std::cerr << "note: " << p << " is an interrupted run with other options; starting a new "
-                << "run (it is left as it is)\n";
-    } else {
-      resumed = std::move(doc);
-      stamp = fs::path(p).filename().string().substr(0, 16);
-      std::cerr << "== nightly: resuming the interrupted run " << stamp << " ("
-                << run.value().benchmarks.size() << " benchmark(s) already measured)\n";
-    }
-  }
   const std::string partial_path = (fs::path(dir) / (stamp + ".partial.json")).string();
   const std::string final_path = (fs::path(dir) / (stamp + ".json")).string();
 
