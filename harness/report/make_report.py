@@ -104,6 +104,16 @@ def figure(fig, caption):
     return "<figure>%s<figcaption>%s</figcaption></figure>\n" % (svg_of(fig), esc(caption))
 
 
+def colors_for(points):
+    """One colour per backend/variant, the same in every chart of a page."""
+    names = sorted({"%s/%s" % (p["backend"], p["variant"]) for p in points})
+    palette = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    return {n: palette(i % palette.N) for i, n in enumerate(names)}
+
+
+ROOF_STYLE = {"cpu": ("0.25", "--"), "gpu": ("0.55", "-.")}
+
+
 def throughput_chart(kernel, points):
     series = {}
     for p in points:
@@ -113,11 +123,13 @@ def throughput_chart(kernel, points):
     if not series:
         return "<p class='muted'>No measured points to plot.</p>\n"
     units = sorted({p["unit"] for ps in series.values() for p in ps})
+    colors = colors_for(points)
     fig, ax = plt.subplots(figsize=(7, 4))
     for (backend, variant), ps in sorted(series.items()):
         ps = sorted(ps, key=lambda p: p["size"])
-        ax.plot([p["size"] for p in ps], [p["rate"] for p in ps], marker="o",
-                label="%s/%s" % (backend, variant))
+        name = "%s/%s" % (backend, variant)
+        ax.plot([p["size"] for p in ps], [p["rate"] for p in ps], marker="o", label=name,
+                color=colors[name])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("problem size (product of the sizes)")
@@ -143,6 +155,7 @@ def roofline_chart(kernel, points, limits):
     if not largest:
         return "<p class='muted'>No measured points for a roofline.</p>\n"
     limits = limits or {}
+    colors = colors_for(points)
     fig, ax = plt.subplots(figsize=(7, 4))
     with_flops = [p for p in largest.values() if p.get("intensity") and p.get("gflops")]
     if with_flops:
@@ -159,11 +172,13 @@ def roofline_chart(kernel, points, limits):
             if bw and peak:
                 roofs += 1
                 grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-                ax.plot(grid, [min(peak, bw * x) for x in grid], linestyle="--",
+                color, dash = ROOF_STYLE[dev]
+                ax.plot(grid, [min(peak, bw * x) for x in grid], linestyle=dash, color=color,
                         label="%s roof: %.0f GB/s, %.0f GFLOP/s" % (dev, bw, peak))
         for p in sorted(with_flops, key=lambda p: (p["backend"], p["variant"])):
-            ax.plot([p["intensity"]], [p["gflops"]], marker="o", linestyle="none",
-                    label="%s/%s" % (p["backend"], p["variant"]))
+            name = "%s/%s" % (p["backend"], p["variant"])
+            ax.plot([p["intensity"]], [p["gflops"]], marker="o", linestyle="none", label=name,
+                    color=colors[name])
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (flop/byte)")
@@ -176,11 +191,12 @@ def roofline_chart(kernel, points, limits):
         # No flops: the memory roof alone, as achieved GB/s against the bandwidth probe.
         ps = sorted(largest.values(), key=lambda p: (p["backend"], p["variant"]))
         names = ["%s/%s" % (p["backend"], p["variant"]) for p in ps]
-        ax.barh(names, [p.get("gbps") or 0 for p in ps])
+        ax.barh(names, [p.get("gbps") or 0 for p in ps], color=[colors[n] for n in names])
         for dev in sorted({device_of(p["backend"]) for p in ps}):
             bw = (limits.get(dev) or {}).get("bandwidth_gbps")
             if bw:
-                ax.axvline(bw, linestyle="--", color="k")
+                color, dash = ROOF_STYLE[dev]
+                ax.axvline(bw, linestyle=dash, color=color)
                 ax.text(bw, len(ps) - 0.5, " %s bandwidth %.0f GB/s" % (dev, bw), fontsize=7)
         ax.set_xlabel("GB/s")
         caption = ("The kernel does no floating-point work: achieved bandwidth at each "
