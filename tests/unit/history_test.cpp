@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "history.h"
+#include "history_format.h"
 #include "stats.h"
 
 namespace {
@@ -363,6 +364,33 @@ TEST(ReportData, TrendJudgesTheBestTimeEvenWhenTheBestVariantChanges) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0]["variant"], "a");
   EXPECT_EQ(changes[0]["verdict"], "slower");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CompareFormat, MarkdownRowsSurviveNotesWithPipesAndNewlines) {
+  auto b = run_of({{"v", {1, 2, 3, 4, 5}}});
+  auto n = run_of({{"v", {1, 2, 3, 4, 5}}});
+  sb::BenchRecord f;
+  f.kernel = "k";
+  f.backend = "cpu";
+  f.variant = "w|x";
+  f.sizes = "N=8";
+  f.status = sb::BenchStatus::Failed;
+  f.reason = "line one | a\nline two";
+  n.problems.push_back(f);
+  std::string md = sb::format_comparison_markdown(sb::compare_runs(b, n, {}));
+  size_t row = md.find("| k/cpu/w\\|x/N=8 |");
+  ASSERT_NE(row, std::string::npos) << md;
+  std::string line = md.substr(row, md.find('\n', row) - row);
+  EXPECT_NE(line.find("**FAILED**"), std::string::npos) << line;
+  EXPECT_NE(line.find("line one \\| a line two"), std::string::npos) << line;
+  // The terminal table shows the first line of the note only.
+  std::string text = sb::format_comparison(sb::compare_runs(b, n, {}));
+  EXPECT_NE(text.find("line one | a"), std::string::npos);
+  EXPECT_EQ(text.find("line two"), std::string::npos);
 }
 
 }  // namespace

@@ -309,4 +309,49 @@ TEST_F(RunnerTest, BenchTimesVerifiedCasesOnlyAndAnnotatesJson) {
   EXPECT_GT(best[0].gbps, 0);
 }
 
+TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
+  // Two bench sizes, so there are two cases of the right variant.
+  std::string two_sizes = kSpec;
+  two_sizes.replace(two_sizes.find("bench: [4096]"), 13, "bench: [1024, 4096]");
+  std::ofstream(dir_ / "toyadd.yaml") << two_sizes;
+  auto s = sb::load_and_check((dir_ / "toyadd.yaml").string());
+  ASSERT_TRUE(s.ok()) << sb::format_error(s.error());
+  spec_ = std::move(s.value());
+  std::vector<sb::Target> targets{cpu_target()};
+  ASSERT_TRUE(targets[0].build.ok) << targets[0].build.error;
+
+  sb::BenchOptions bo;
+  bo.display = false;
+  bo.repetitions = 3;
+  bo.min_time = 0.001;
+  std::vector<size_t> checkpointed;  // entries in each checkpoint
+  bo.checkpoint = [&](const nlohmann::json& doc) {
+    EXPECT_EQ(doc["schema_version"], sb::kResultsSchemaVersion);
+    checkpointed.push_back(doc["benchmarks"].size());
+  };
+  auto report = sb::bench(targets, bo, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  // 3 repetitions + mean, median, stddev, cv per case; a checkpoint after each of the 2 cases.
+  EXPECT_EQ(checkpointed, (std::vector<size_t>{7, 14}));
+  int iterations = 0;
+  for (const auto& e : report.value().doc["benchmarks"]) {
+    if (e["run_type"] == "iteration") {
+      ++iterations;
+      EXPECT_EQ(e["strategy"], "loops");
+      EXPECT_EQ(e["naive_variant"], "right");
+      EXPECT_EQ(e["bytes_per_call"].get<double>(), 3.0 * 4 * e["sizes"]["N"].get<double>());
+    }
+  }
+  EXPECT_EQ(iterations, 6);
+
+  // Resuming: a case measured before is neither checked, timed nor recorded.
+  bo.done = {"toyadd/cpu/right/N=1024"};
+  checkpointed.clear();
+  auto resumed = sb::bench(targets, bo, {});
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(checkpointed, (std::vector<size_t>{7}));
+  for (const auto& e : resumed.value().doc["benchmarks"]) EXPECT_EQ(e["sizes"]["N"], 4096);
+  ASSERT_EQ(resumed.value().doc["failed"].size(), 2u);  // the wrong variant, at both sizes
+}
+
 }  // namespace
