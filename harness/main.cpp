@@ -551,8 +551,9 @@ nlohmann::json find_checkpoint(const std::string& dir, const nlohmann::json& opt
 int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
                 const std::vector<std::string>& backends_asked, int seeds, const BenchFlags& f,
                 const HistoryFlags& h, const NightlyFlags& nf) {
+  // Every backend is built and verified (the simulators too, as `run` does); only timed ones
+  // are benchmarked.
   std::vector<std::string> backends = select_backends(backends_asked);
-  if (backends_asked.empty()) backends = timed_only(backends);
   std::string dir = nf.results_dir.empty()
                         ? (fs::path(g.root) / "results" / sb::host_name()).string()
                         : nf.results_dir;
