@@ -390,10 +390,20 @@ bool write_or_report(const std::string& path, const std::string& content) {
 
 // Prints the comparison and writes the requested files. Returns compare_exit_code, or 2 when a
 // file cannot be written.
+// A path of "-" puts that format on stdout instead of the table (its warnings go to stderr).
 int show_comparison(const sb::Comparison& c, const std::string& markdown, const std::string& json) {
-  std::cout << sb::format_comparison(c);
-  if (!markdown.empty() && !write_or_report(markdown, sb::format_comparison_markdown(c))) return 2;
-  if (!json.empty() && !write_or_report(json, sb::comparison_json(c).dump(2) + "\n")) return 2;
+  auto put = [](const std::string& path, const std::string& text) {
+    if (path != "-") return write_or_report(path, text);
+    std::cout << text;
+    return true;
+  };
+  if (markdown == "-" || json == "-") {
+    for (const auto& w : c.warnings) std::cerr << "warning: " << w << "\n";
+  } else {
+    std::cout << sb::format_comparison(c);
+  }
+  if (!markdown.empty() && !put(markdown, sb::format_comparison_markdown(c))) return 2;
+  if (!json.empty() && !put(json, sb::comparison_json(c).dump(2) + "\n")) return 2;
   return sb::compare_exit_code(c);
 }
 
@@ -905,8 +915,10 @@ int real_main(int argc, char** argv) {
   compare_sc->add_option("base", base_file, "the earlier results file")->required();
   compare_sc->add_option("new", new_file, "the later results file")->required();
   add_verdict(compare_sc);
-  compare_sc->add_option("--markdown", hf.markdown, "also write the comparison as Markdown here");
-  compare_sc->add_option("--json", hf.json, "also write the comparison as JSON here");
+  compare_sc->add_option("--markdown", hf.markdown,
+                         "also write the comparison as Markdown here ('-': stdout, no table)");
+  compare_sc->add_option("--json", hf.json,
+                         "also write the comparison as JSON here ('-': stdout, no table)");
 
   auto* report_sc = app.add_subcommand(
       "report", "publish results as a static site (index.html, a page per kernel) and summary.md");

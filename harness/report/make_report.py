@@ -374,7 +374,9 @@ def kernel_page(kernel, k, data, runs):
 def index_page(data, pages):
     runs = data["runs"]
     latest = runs[-1] if runs else {}
-    body = ["<h1>specbench results</h1>"]
+    body = ["<h1>specbench results</h1>",
+            "<p><a href='summary.md'>summary.md</a>: the same as Markdown, for a pull request "
+            "or a post.</p>"]
     if latest:
         body.append("<p>Latest run %s on %s (%s; GPU: %s), commit %s.</p>" % (
             esc(latest.get("date")), esc(latest.get("host")), esc(latest.get("cpu_model")),

@@ -53,6 +53,15 @@ if(NOT regressed OR NOT slower EQUAL 1 OR NOT verdict STREQUAL "slower")
   message(FATAL_ERROR "compare --json: regressed=${regressed} slower=${slower} verdict=${verdict}")
 endif()
 
+# "-" puts a format on stdout instead of the table.
+execute_process(COMMAND "${SPECBENCH}" compare "${B}" "${DATA}/slower.json" --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE js)
+string(JSON verdict ERROR_VARIABLE json_error GET "${js}" benchmarks 0 verdict)
+if(NOT rc EQUAL 1 OR NOT verdict STREQUAL "slower")
+  message(FATAL_ERROR "compare --json -: exit ${rc}, verdict '${verdict}' ${json_error}\n${js}")
+endif()
+expect(0 "^# Benchmark comparison" compare "${B}" "${DATA}/same.json" --markdown -)
+
 # Bad input: exit 2, a message naming the file, never a crash.
 foreach(bad wrong_version truncated wrong_type not_results empty)
   expect(2 "${bad}\\.json: error: " compare "${B}" "${DATA}/${bad}.json")
