@@ -553,9 +553,49 @@ nlohmann::json find_checkpoint(const std::string& dir, const nlohmann::json& opt
     return nullptr;
   }
   stamp = fs::path(p).filename().string().substr(0, 16);
-  std::cerr << "== nightly: resuming the interrupted run " << stamp << " ("
-            << run.value().benchmarks.size() << " benchmark(s) already measured)\n";
+  std::cerr << "== nightly: resuming the interrupted run " << stamp << "\n";
   return doc;
+}
+
+// The cases an interrupted nightly run measured: the entries of `state` (its checkpoint) and of
+// every case file in `cases_dir` (<n>.json: {"case", "benchmarks"}), kept when their case was
+// measured without error; `done` receives those case names.
+nlohmann::json measured_before(const nlohmann::json& state, const std::string& cases_dir,
+                               std::set<std::string>& done) {
+  nlohmann::json all = nlohmann::json::array();
+  if (state.contains("benchmarks") && state["benchmarks"].is_array()) all = state["benchmarks"];
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cases_dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    nlohmann::json c = nlohmann::json::parse(in, nullptr, false);
+    if (!c.is_object() || !c.contains("benchmarks") || !c["benchmarks"].is_array()) {
+      std::cerr << "warning: " << f << ": not a case checkpoint; its case is measured again\n";
+      continue;
+    }
+    for (const auto& e : c["benchmarks"]) all.push_back(e);
+  }
+  nlohmann::json doc = {{"schema_version", sb::kResultsSchemaVersion},
+                        {"context", nlohmann::json::object()},
+                        {"benchmarks", all}};
+  auto run = sb::parse_results(doc.dump(), cases_dir);
+  nlohmann::json kept = nlohmann::json::array();
+  if (!run.ok()) {
+    std::cerr << "warning: " << sb::format_error(run.error()) << "measuring every case again\n";
+    return kept;
+  }
+  for (const auto& b : run.value().benchmarks)
+    if (b.record.status == sb::BenchStatus::Measured) done.insert(b.name);
+  for (const auto& e : all)
+    for (const auto& d : done)
+      if (sb::entry_is_of(e, d)) {
+        kept.push_back(e);
+        break;
+      }
+  return kept;
 }
 
 int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
@@ -587,6 +627,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   nlohmann::json resumed = nf.fresh ? nlohmann::json() : find_checkpoint(dir, options, stamp);
   std::error_code ec;
   const std::string partial_path = (fs::path(dir) / (stamp + ".partial.json")).string();
+  const std::string cases_dir = (fs::path(dir) / (stamp + ".partial")).string();
   const std::string final_path = (fs::path(dir) / (stamp + ".json")).string();
 
   // The ETA source: the newest complete run in `dir` made by a nightly with these options.
@@ -658,23 +699,11 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
 
   np.step(4, "bench");
   // The entries measured before the interruption, kept as they are.
-  nlohmann::json kept = nlohmann::json::array();
   sb::BenchOptions bo;
+  nlohmann::json kept = nlohmann::json::array();
   if (resumed.is_object()) {
-    auto run = sb::parse_results(resumed.dump(), partial_path);
-    if (run.ok()) {
-      std::set<std::string> done;
-      for (const auto& b : run.value().benchmarks)
-        if (b.record.status == sb::BenchStatus::Measured) done.insert(b.name);
-      for (const auto& e : resumed["benchmarks"]) {
-        for (const auto& d : done)
-          if (sb::entry_is_of(e, d)) {
-            kept.push_back(e);
-            break;
-          }
-      }
-      bo.done = done;
-    }
+    kept = measured_before(resumed, cases_dir, bo.done);
+    std::cerr << bo.done.size() << " case(s) measured before the interruption are kept\n";
   }
   bo.verify_sizes = f.sizes == "verify";
   bo.repetitions = f.repetitions;
@@ -698,7 +727,20 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     doc["context"]["spec_hashes"] = hashes;
     return doc;
   };
-  bo.checkpoint = [&](const nlohmann::json& doc) { checkpoint(with_kept(doc)); };
+  // Each timed case is saved at once, in a small file of its own written atomically, so a kill
+  // loses at most the case being timed and checkpointing stays linear in the run's size.
+  int case_files = 0;
+  {
+    std::error_code ec2;
+    for (const auto& e : fs::directory_iterator(cases_dir, ec2)) case_files += e.is_regular_file();
+  }
+  bo.checkpoint = [&](const std::string& name, const nlohmann::json& entries) {
+    char file[32];
+    std::snprintf(file, sizeof file, "%06d.json", ++case_files);
+    sb::Status st = sb::write_results((fs::path(cases_dir) / file).string(),
+                                      {{"case", name}, {"benchmarks", entries}});
+    if (!st.ok()) std::cerr << sb::format_error(st.error());
+  };
   std::vector<sb::Target> timed;
   for (auto& t : targets)
     if (t.runtime->timed()) timed.push_back(std::move(t));
@@ -786,7 +828,9 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   }
 
   // The checkpoint goes only now: killed during compare or report, the run resumes with nothing
-  // left to measure and does them again.
+  // left to measure and does them again. The case files go first: a checkpoint without them
+  // only means measuring again, never losing a case.
+  fs::remove_all(cases_dir, ec);
   fs::remove(partial_path, ec);
 
   np.step(8, "verdict");

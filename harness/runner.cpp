@@ -526,9 +526,10 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     }
   }
 
-  // Each case runs in its own Google Benchmark session, so the document can be checkpointed
-  // after every case (opt.checkpoint); the sessions' entries are merged into one JSON document.
-  nlohmann::json merged;  // {"context": first session's, "benchmarks": every session's}
+  // Each case runs in its own Google Benchmark session, so that it can be checkpointed as soon as
+  // it is done (opt.checkpoint). Its entries are annotated then, once, and collected.
+  nlohmann::json gbench_context;  // the first session's context
+  nlohmann::json entries = nlohmann::json::array();
   std::vector<ResultCase> rcases;
   auto result_case = [](const Case& k) {
     return ResultCase{k.name,
@@ -543,16 +544,6 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                       k.naive_variant,
                       k.bytes,
                       k.flops};
-  };
-  auto document = [&]() -> Result<nlohmann::json> {
-    auto doc = make_results_document(
-        merged.is_null() ? std::string()
-                         : merged.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-        rcases, skipped, failed, opt.context);
-    if (!doc.ok()) return doc.error();
-    doc.value()["context"]["probes"] = probes_json(opt.probes);
-    doc.value()["context"]["limits"] = limits_json(limits);
-    return doc;
   };
   if (!cases.empty()) {
     std::vector<std::string> args{"specbench",
@@ -609,21 +600,15 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
       if (active) active->dev.reset();
       active = nullptr;
       benchmark::ClearRegisteredBenchmarks();
-      auto session = nlohmann::json::parse(json_out.str(), nullptr, /*allow_exceptions=*/false);
-      if (session.is_discarded() || !session.is_object())
-        return Error{Loc{}, "cannot parse Google Benchmark's JSON output for " + k->name, ""};
-      if (merged.is_null()) {
-        merged = {{"context", session.value("context", nlohmann::json::object())},
-                  {"benchmarks", nlohmann::json::array()}};
-      }
-      for (auto& e : session.value("benchmarks", nlohmann::json::array()))
-        merged["benchmarks"].push_back(std::move(e));
-      rcases.push_back(result_case(*k));
-      if (opt.checkpoint) {
-        auto doc = document();
-        if (!doc.ok()) return doc.error();
-        opt.checkpoint(doc.value());
-      }
+      ResultCase rc = result_case(*k);
+      auto session = make_results_document(json_out.str(), {rc}, {}, {}, {});
+      if (!session.ok())
+        return Error{Loc{}, session.error().message + " (timing " + k->name + ")", ""};
+      if (gbench_context.is_null()) gbench_context = session.value()["context"];
+      const nlohmann::json& mine = session.value()["benchmarks"];
+      if (opt.checkpoint) opt.checkpoint(k->name, mine);
+      for (const auto& e : mine) entries.push_back(e);
+      rcases.push_back(std::move(rc));
       if (progress) {
         double elapsed = since(t_start);
         double eta =
@@ -635,8 +620,15 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     if (opt.display) console.Finalize();
   }
 
-  auto doc = document();
+  nlohmann::json shell = {
+      {"context", gbench_context.is_null() ? nlohmann::json::object() : gbench_context},
+      {"benchmarks", nlohmann::json::array()}};
+  auto doc = make_results_document(gbench_context.is_null() ? std::string() : shell.dump(), {},
+                                   skipped, failed, opt.context);
   if (!doc.ok()) return doc.error();
+  doc.value()["benchmarks"] = std::move(entries);
+  doc.value()["context"]["probes"] = probes_json(opt.probes);
+  doc.value()["context"]["limits"] = limits_json(limits);
 
   BenchReport report;
   report.doc = std::move(doc.value());

@@ -124,9 +124,9 @@ struct BenchOptions {
   // Cases ("kernel/backend/variant/R=64,C=1024") measured by an earlier, interrupted run: neither
   // checked, timed nor recorded.
   std::set<std::string> done;
-  // Called after each timed case with the document of everything measured so far (the same
-  // shape as BenchReport::doc, without "summary" and "languages"), e.g. to save it for a resume.
-  std::function<void(const nlohmann::json&)> checkpoint;
+  // Called after each timed case with its name and its entries as the document will hold them
+  // (every repetition and aggregate, annotated), e.g. to save them for a resume.
+  std::function<void(const std::string& case_name, const nlohmann::json& entries)> checkpoint;
 };
 
 struct BenchReport {

@@ -3,8 +3,8 @@
 
 Usage: nightly_resume_test.py SPECBENCH WORK_DIR CACHE_DIR
 
-1. A nightly run on one small spec (cpu backend, its verify sizes) is killed with SIGKILL once its
-   checkpoint holds two measured cases. Restarted, it says it resumes, keeps those entries exactly
+1. A nightly run on one small spec (cpu backend, its verify sizes) is killed with SIGKILL once it
+   has checkpointed two measured cases. Restarted, it says it resumes, keeps those entries exactly
    as they were, measures the rest, writes one complete results file and removes the checkpoint,
    and renders the report. Killed after that (the checkpoint put back), a restart measures nothing
    and finishes the same run.
@@ -37,10 +37,6 @@ def nightly_cmd(specbench, results, report, cache):
             "--cache-dir", cache]
 
 
-def measured(doc):
-    return {e["run_name"] for e in doc["benchmarks"]}
-
-
 def main(argv):
     specbench, work, cache = argv[1], argv[2], argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -48,27 +44,31 @@ def main(argv):
     os.makedirs(results)
     cmd = nightly_cmd(specbench, results, report, cache)
 
-    # 1. Kill once two cases are checkpointed.
+    # 1. Kill once two cases are checkpointed: <stamp>.partial.json holds the run's state and
+    # <stamp>.partial/ one file per timed case.
     with open(os.path.join(work, "first.log"), "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        checkpoint, kept = None, None
+        case_files = []
         deadline = time.time() + 300
         while time.time() < deadline and proc.poll() is None:
-            found = glob.glob(os.path.join(results, "*.partial.json"))
-            if found:
-                try:
-                    doc = json.load(open(found[0]))
-                except ValueError:
-                    fail("the checkpoint is not valid JSON: it must be written atomically")
-                if len(measured(doc)) >= 2:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                    checkpoint, kept = found[0], doc
-                    break
+            case_files = sorted(glob.glob(os.path.join(results, "*.partial", "*.json")))
+            if len(case_files) >= 2:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                break
             time.sleep(0.05)
-    if kept is None:
+    if len(case_files) < 2:
         fail("the nightly run ended (exit %s) before two cases were checkpointed" % proc.poll())
-    if kept["nightly"]["state"] != "in_progress" or "verification" not in kept:
+    case_files = sorted(glob.glob(os.path.join(results, "*.partial", "*.json")))
+    kept = {"benchmarks": []}
+    for f in case_files:
+        try:
+            kept["benchmarks"] += json.load(open(f))["benchmarks"]
+        except ValueError:
+            fail("%s is not valid JSON: case files must be written atomically" % f)
+    checkpoint = glob.glob(os.path.join(results, "*.partial.json"))[0]
+    state = json.load(open(checkpoint))
+    if state["nightly"]["state"] != "in_progress" or "verification" not in state:
         fail("the checkpoint lacks the nightly state or the verification")
 
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -78,7 +78,7 @@ def main(argv):
         fail("the restarted nightly did not resume\n" + r.stderr)
     if "verification was done before the interruption" not in r.stderr:
         fail("the restarted nightly verified again\n" + r.stderr)
-    if os.path.exists(checkpoint):
+    if os.path.exists(checkpoint) or glob.glob(os.path.join(results, "*.partial")):
         fail("the checkpoint was not removed after the run completed")
     final = checkpoint.replace(".partial.json", ".json")
     if not os.path.exists(final):
@@ -106,15 +106,21 @@ def main(argv):
     # restart measures nothing and finishes the same run.
     stale = json.loads(json.dumps(doc))
     stale["nightly"]["state"] = "in_progress"
+    stale["benchmarks"] = []
     with open(checkpoint, "w") as f:
         json.dump(stale, f)
+    os.makedirs(checkpoint.replace(".partial.json", ".partial"))
+    with open(os.path.join(checkpoint.replace(".partial.json", ".partial"), "000001.json"),
+              "w") as f:
+        json.dump({"case": "every case", "benchmarks": doc["benchmarks"]}, f)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0 or "resuming the interrupted run" not in r.stderr:
         fail("restart after the store step: exit %d\n%s" % (r.returncode, r.stderr))
     if "] timed " in r.stderr:
         fail("restart after the store step measured again\n" + r.stderr)
     files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(results, "*.json")))
-    if files != [os.path.basename(final)] or os.path.exists(checkpoint):
+    if files != [os.path.basename(final)] or os.path.exists(checkpoint) or \
+            glob.glob(os.path.join(results, "*.partial")):
         fail("restart after the store step left %s" % files)
     again = json.load(open(final))
     if [e["real_time"] for e in again["benchmarks"]] != [e["real_time"] for e in doc["benchmarks"]]:
@@ -141,7 +147,7 @@ def main(argv):
     comparison = json.load(open(os.path.join(report2, "compare.json")))
     if comparison["counts"]["slower"] != len(reps) or not comparison["regressed"]:
         fail("compare.json: %s" % comparison["counts"])
-    print("ok: resumed after SIGKILL with %d cases kept; regression caught" % len(measured(kept)))
+    print("ok: resumed after SIGKILL with %d cases kept; regression caught" % len(case_files))
     return 0
 
 

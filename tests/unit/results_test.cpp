@@ -324,15 +324,24 @@ TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
   bo.display = false;
   bo.repetitions = 3;
   bo.min_time = 0.001;
-  std::vector<size_t> checkpointed;  // entries in each checkpoint
-  bo.checkpoint = [&](const nlohmann::json& doc) {
-    EXPECT_EQ(doc["schema_version"], sb::kResultsSchemaVersion);
-    checkpointed.push_back(doc["benchmarks"].size());
+  std::vector<std::string> checkpointed;  // case names, in order
+  size_t checkpointed_entries = 0;
+  bo.checkpoint = [&](const std::string& name, const nlohmann::json& entries) {
+    checkpointed.push_back(name);
+    checkpointed_entries += entries.size();
+    for (const auto& e : entries) {
+      EXPECT_TRUE(sb::entry_is_of(e, name));
+      EXPECT_EQ(e["kernel"], "toyadd");  // annotated already
+    }
   };
   auto report = sb::bench(targets, bo, {});
   ASSERT_TRUE(report.ok()) << report.error().message;
-  // 3 repetitions + mean, median, stddev, cv per case; a checkpoint after each of the 2 cases.
-  EXPECT_EQ(checkpointed, (std::vector<size_t>{7, 14}));
+  // A checkpoint after each of the 2 cases, with its 3 repetitions + mean, median, stddev, cv:
+  // exactly the document's entries.
+  EXPECT_EQ(checkpointed,
+            (std::vector<std::string>{"toyadd/cpu/right/N=1024", "toyadd/cpu/right/N=4096"}));
+  EXPECT_EQ(checkpointed_entries, 14u);
+  EXPECT_EQ(report.value().doc["benchmarks"].size(), 14u);
   int iterations = 0;
   for (const auto& e : report.value().doc["benchmarks"]) {
     if (e["run_type"] == "iteration") {
@@ -349,7 +358,7 @@ TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
   checkpointed.clear();
   auto resumed = sb::bench(targets, bo, {});
   ASSERT_TRUE(resumed.ok());
-  EXPECT_EQ(checkpointed, (std::vector<size_t>{7}));
+  EXPECT_EQ(checkpointed, (std::vector<std::string>{"toyadd/cpu/right/N=4096"}));
   for (const auto& e : resumed.value().doc["benchmarks"]) EXPECT_EQ(e["sizes"]["N"], 4096);
   ASSERT_EQ(resumed.value().doc["failed"].size(), 2u);  // the wrong variant, at both sizes
 }
