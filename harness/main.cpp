@@ -1,14 +1,20 @@
 // The `specbench` command line. Exit codes: 0 success; 1 a verification, build or benchmark
-// failure (or stale files for `gen --check`); 2 a user error (bad flag, unknown kernel or backend,
-// bad spec), printed without a stack trace.
+// failure (or stale files for `gen --check`, or a regression found by `compare` or `nightly`);
+// 2 a user error (bad flag, unknown kernel or backend, bad spec, unreadable results file), printed
+// without a stack trace.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -18,6 +24,8 @@
 #include "console.h"
 #include "driver.h"
 #include "emitter.h"
+#include "history.h"
+#include "history_format.h"
 #include "results.h"
 #include "runner.h"
 #include "runtime.h"
@@ -194,6 +202,21 @@ int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
   return build_failed || !sb::failed_variants(records).empty() ? 1 : 0;
 }
 
+// {"<kernel>": FNV-1a-64 of its spec file} for the results context.
+nlohmann::json spec_hashes(const std::vector<sb::Target>& targets) {
+  nlohmann::json h = nlohmann::json::object();
+  for (const auto& t : targets) {
+    std::ifstream in(t.spec->path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    char buf[20];
+    std::snprintf(buf, sizeof buf, "%016llx",
+                  static_cast<unsigned long long>(sb::fnv1a64(ss.str())));
+    h[t.spec->name] = buf;
+  }
+  return h;
+}
+
 struct BenchFlags {
   std::string out;
   int repetitions = 3;
@@ -228,6 +251,7 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   }
   auto& doc = report.value().doc;
   if (verification) doc["verification"] = *verification;
+  doc["context"]["spec_hashes"] = spec_hashes(targets);
   std::cout << "\n" << sb::format_bench_summary(report.value());
   std::string path = f.out.empty() ? sb::default_results_path(g.root, std::time(nullptr)) : f.out;
   sb::Status st = sb::write_results(path, doc);
@@ -247,6 +271,18 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
     if (r.status == sb::BenchStatus::Failed) return false;
   }
   return true;
+}
+
+// The results document's "verification": {"checks", "passed", "failed", "skipped"}.
+nlohmann::json verification_summary(const std::vector<sb::VerifyRecord>& records) {
+  nlohmann::json v = {{"checks", records.size()}, {"passed", 0}, {"failed", 0}, {"skipped", 0}};
+  for (const auto& r : records) {
+    const char* k = r.outcome == sb::Outcome::Pass   ? "passed"
+                    : r.outcome == sb::Outcome::Fail ? "failed"
+                                                     : "skipped";
+    v[k] = v[k].get<int>() + 1;
+  }
+  return v;
 }
 
 // Backends that bench times by default: simulators are left out unless asked for by name.
@@ -291,19 +327,528 @@ int cmd_run(const Globals& g, const std::vector<std::string>& kernels,
   if (!failures.empty()) std::cout << "\n" << failures;
   std::cout << sb::format_verify_totals(records) << "\n";
   auto failed = sb::failed_variants(records);
-  nlohmann::json vsum = {{"checks", records.size()}, {"passed", 0}, {"failed", 0}, {"skipped", 0}};
-  for (const auto& r : records) {
-    const char* k = r.outcome == sb::Outcome::Pass   ? "passed"
-                    : r.outcome == sb::Outcome::Fail ? "failed"
-                                                     : "skipped";
-    vsum[k] = vsum[k].get<int>() + 1;
-  }
+  nlohmann::json vsum = verification_summary(records);
   std::cerr << "== bench\n";
   std::vector<sb::Target> timed;
   for (auto& t : targets)
     if (t.runtime->timed() || !backends_asked.empty()) timed.push_back(std::move(t));
   bool ok = bench_and_report(g, timed, f, failed, &vsum);
   return ok && !build_failed && failed.empty() ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// History: compare, report, nightly
+
+struct HistoryFlags {
+  double alpha = 0.05;
+  double min_effect = 0.05;
+  std::string markdown;  // compare: also write Markdown here
+  std::string json;      // compare: also write JSON here
+  std::string out;       // report: the site's folder
+};
+
+sb::CompareOptions compare_options(const HistoryFlags& h) {
+  sb::CompareOptions o;
+  o.alpha = h.alpha;
+  o.min_effect = h.min_effect;
+  return o;
+}
+
+// A results file of a run: "<UTC stamp>.json" (not a checkpoint, summary or comparison).
+bool is_run_file(const fs::path& p) {
+  static const std::regex stamp(R"(\d{8}T\d{6}Z\.json)");
+  return std::regex_match(p.filename().string(), stamp);
+}
+
+// The run files in `dir`, oldest first (stamps sort by time).
+std::vector<std::string> run_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && is_run_file(e.path())) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Loads results files, printing the first error (which names the file). nullopt on error.
+std::optional<std::vector<sb::StoredRun>> load_runs(const std::vector<std::string>& paths) {
+  std::vector<sb::StoredRun> runs;
+  for (const auto& p : paths) {
+    auto r = sb::load_results(p);
+    if (!r.ok()) {
+      std::cerr << sb::format_error(r.error());
+      return std::nullopt;
+    }
+    runs.push_back(std::move(r.value()));
+  }
+  return runs;
+}
+
+bool write_or_report(const std::string& path, const std::string& content) {
+  sb::Status st = sb::write_file_atomic(path, content);
+  if (!st.ok()) std::cerr << sb::format_error(st.error());
+  return st.ok();
+}
+
+// Prints the comparison and writes the requested files. Returns compare_exit_code, or 2 when a
+// file cannot be written.
+// A path of "-" puts that format on stdout instead of the table (its warnings go to stderr).
+int show_comparison(const sb::Comparison& c, const std::string& markdown, const std::string& json) {
+  auto put = [](const std::string& path, const std::string& text) {
+    if (path != "-") return write_or_report(path, text);
+    std::cout << text;
+    return true;
+  };
+  if (markdown == "-" || json == "-") {
+    for (const auto& w : c.warnings) std::cerr << "warning: " << w << "\n";
+  } else {
+    std::cout << sb::format_comparison(c);
+  }
+  if (!markdown.empty() && !put(markdown, sb::format_comparison_markdown(c))) return 2;
+  if (!json.empty() && !put(json, sb::comparison_json(c).dump(2) + "\n")) return 2;
+  return sb::compare_exit_code(c);
+}
+
+int cmd_compare(const std::string& base, const std::string& now, const HistoryFlags& h) {
+  auto runs = load_runs({base, now});
+  if (!runs) return 2;
+  sb::Comparison c = sb::compare_runs((*runs)[0], (*runs)[1], compare_options(h));
+  return show_comparison(c, h.markdown, h.json);
+}
+
+std::string python_for_report() {
+  if (const char* env = std::getenv("SPECBENCH_PYTHON"); env && *env) return env;
+  fs::path venv = fs::path(SPECBENCH_SOURCE_DIR) / ".venv" / "bin" / "python";
+  if (fs::exists(venv)) return venv.string();
+  return "python3";
+}
+
+// Writes <out>/report-data.json from `runs` and draws the site with make_report.py.
+int make_report(const std::vector<sb::StoredRun>& runs, const std::string& out,
+                const HistoryFlags& h) {
+  nlohmann::json data = sb::report_data(runs, compare_options(h));
+  std::string data_path = (fs::path(out) / "report-data.json").string();
+  if (!write_or_report(data_path,
+                       data.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
+    return 2;
+  std::string script =
+      (fs::path(SPECBENCH_SOURCE_DIR) / "harness" / "report" / "make_report.py").string();
+  sb::ProcessResult pr = sb::run_process({python_for_report(), script, data_path, out});
+  if (pr.exit_code != 0) {
+    std::cerr << pr.output;
+    std::cerr << "specbench: error: the report generator failed (" << script
+              << "); it needs Python 3 with matplotlib: run harness/scripts/setup.sh, or set "
+                 "SPECBENCH_PYTHON\n";
+    return 2;
+  }
+  std::cout << "report: " << (fs::path(out) / "index.html").string()
+            << "\nsummary: " << (fs::path(out) / "summary.md").string() << "\n";
+  return 0;
+}
+
+int cmd_report(const std::vector<std::string>& inputs, const HistoryFlags& h) {
+  std::vector<std::string> paths;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      auto files = run_files(in);
+      if (files.empty()) throw UserError{"no results files (<UTC stamp>.json) in " + in};
+      paths.insert(paths.end(), files.begin(), files.end());
+    } else {
+      paths.push_back(in);
+    }
+  }
+  auto runs = load_runs(paths);
+  if (!runs) return 2;
+  return make_report(*runs, h.out, h);
+}
+
+// The default repetitions of `nightly`: the test then resolves p far below 0.05 (min p ~1e-5).
+constexpr int kNightlyRepetitions = 10;
+
+struct NightlyFlags {
+  std::string results_dir;  // default <root>/results/<host>
+  std::string report_dir;   // default <root>/build/nightly-report
+  bool fresh = false;       // ignore an interrupted run
+};
+
+// doc["nightly"][key], or null when either is missing or doc["nightly"] is not an object.
+nlohmann::json nightly_field(const nlohmann::json& doc, const char* key) {
+  if (!doc.is_object() || !doc.contains("nightly") || !doc["nightly"].is_object()) return nullptr;
+  return doc["nightly"].value(key, nlohmann::json());
+}
+
+// Progress of the nightly's steps: "== nightly [3/8] verify (12s elapsed, ETA 40s)". The ETA
+// comes from the step times of the previous complete nightly run with the same options.
+class NightlyProgress {
+ public:
+  NightlyProgress(nlohmann::json previous_steps) : previous_(std::move(previous_steps)) {}
+  void step(int k, const std::string& name) {
+    finish();
+    current_ = name;
+    started_ = Clock::now();
+    std::string eta = "ETA unknown (no earlier nightly run to go by)";
+    if (previous_.is_object() && !previous_.empty()) {
+      double rest = 0;
+      bool counting = false;
+      for (const char* s : kSteps) {
+        if (name == s) counting = true;
+        auto it = previous_.find(s);
+        if (counting && it != previous_.end() && it->is_number()) rest += it->get<double>();
+      }
+      eta = "ETA " + seconds(rest) + " by the previous run";
+    }
+    std::cerr << "== nightly [" << k << "/8] " << name << " (" << seconds(elapsed()) << " elapsed, "
+              << eta << ")" << std::endl;
+  }
+  void finish() {
+    if (!current_.empty())
+      steps_[current_] = steps_.value(current_, 0.0) +
+                         std::chrono::duration<double>(Clock::now() - started_).count();
+    current_.clear();
+  }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  nlohmann::json& steps() { return steps_; }
+  static std::string seconds(double s) {
+    char buf[32];
+    if (s < 120)
+      std::snprintf(buf, sizeof buf, "%.0fs", s);
+    else
+      std::snprintf(buf, sizeof buf, "%.0fm%02.0fs", std::floor(s / 60), std::fmod(s, 60));
+    return buf;
+  }
+  static constexpr const char* kSteps[] = {"gen --check", "build",   "verify", "bench",
+                                           "store",       "compare", "report", "verdict"};
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  nlohmann::json previous_;
+  nlohmann::json steps_ = nlohmann::json::object();
+  std::string current_;
+  Clock::time_point started_ = Clock::now();
+  Clock::time_point t0_ = Clock::now();
+};
+
+// The newest checkpoint (<stamp>.partial.json) in `dir` of a nightly run with `options`, read
+// back; sets `stamp` to its stamp. null (and `stamp` unchanged) when there is none to resume.
+nlohmann::json find_checkpoint(const std::string& dir, const nlohmann::json& options,
+                               std::string& stamp) {
+  static const std::regex partial(R"(\d{8}T\d{6}Z\.partial\.json)");
+  std::vector<std::string> partials;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && std::regex_match(e.path().filename().string(), partial))
+      partials.push_back(e.path().string());
+  if (partials.empty()) return nullptr;
+  std::sort(partials.begin(), partials.end());
+  const std::string& p = partials.back();
+  auto run = sb::load_results(p);
+  if (!run.ok()) {
+    std::cerr << "warning: cannot resume: " << sb::format_error(run.error())
+              << "starting a new run\n";
+    return nullptr;
+  }
+  std::ifstream in(p);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (nightly_field(doc, "options") != options) {
+    std::cerr << "note: " << p << " is an interrupted run with other options; starting a new "
+              << "run (it is left as it is)\n";
+    return nullptr;
+  }
+  stamp = fs::path(p).filename().string().substr(0, 16);
+  std::cerr << "== nightly: resuming the interrupted run " << stamp << "\n";
+  return doc;
+}
+
+// The cases an interrupted nightly run measured: the entries of `state` (its checkpoint) and of
+// every case file in `cases_dir` (<n>.json: {"case", "benchmarks"}), kept when their case was
+// measured without error; `done` receives those case names.
+nlohmann::json measured_before(const nlohmann::json& state, const std::string& cases_dir,
+                               std::set<std::string>& done) {
+  nlohmann::json all = nlohmann::json::array();
+  if (state.contains("benchmarks") && state["benchmarks"].is_array()) all = state["benchmarks"];
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cases_dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    nlohmann::json c = nlohmann::json::parse(in, nullptr, false);
+    if (!c.is_object() || !c.contains("benchmarks") || !c["benchmarks"].is_array()) {
+      std::cerr << "warning: " << f << ": not a case checkpoint; its case is measured again\n";
+      continue;
+    }
+    for (const auto& e : c["benchmarks"]) all.push_back(e);
+  }
+  nlohmann::json doc = {{"schema_version", sb::kResultsSchemaVersion},
+                        {"context", nlohmann::json::object()},
+                        {"benchmarks", all}};
+  auto run = sb::parse_results(doc.dump(), cases_dir);
+  nlohmann::json kept = nlohmann::json::array();
+  if (!run.ok()) {
+    std::cerr << "warning: " << sb::format_error(run.error()) << "measuring every case again\n";
+    return kept;
+  }
+  for (const auto& b : run.value().benchmarks)
+    if (b.record.status == sb::BenchStatus::Measured) done.insert(b.name);
+  for (const auto& e : all)
+    for (const auto& d : done)
+      if (sb::entry_is_of(e, d)) {
+        kept.push_back(e);
+        break;
+      }
+  return kept;
+}
+
+int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
+                const std::vector<std::string>& backends_asked, int seeds, const BenchFlags& f,
+                const HistoryFlags& h, const NightlyFlags& nf) {
+  // Every backend is built and verified (the simulators too, as `run` does); only timed ones
+  // are benchmarked.
+  std::vector<std::string> backends = select_backends(backends_asked);
+  std::string dir = nf.results_dir.empty()
+                        ? (fs::path(g.root) / "results" / sb::host_name()).string()
+                        : nf.results_dir;
+  std::string report_dir = nf.report_dir.empty()
+                               ? (fs::path(g.root) / "build" / "nightly-report").string()
+                               : nf.report_dir;
+  if (f.repetitions < sb::repetitions_needed(h.alpha))
+    std::cerr << "warning: " << f.repetitions << " repetitions are too few for the compare test "
+              << "to reach p < " << h.alpha << "; use --repetitions "
+              << sb::repetitions_needed(h.alpha) << " or more\n";
+  std::vector<std::string> kernel_list = kernels;
+  std::sort(kernel_list.begin(), kernel_list.end());
+  nlohmann::json options = {
+      {"kernels", kernel_list}, {"backends", backends}, {"repetitions", f.repetitions},
+      {"min_time", f.min_time}, {"sizes", f.sizes},     {"seeds", seeds},
+      {"probes", !f.no_probes}};
+
+  // An interrupted run with the same options is resumed: its checkpoint holds the verification
+  // and every case measured so far.
+  std::string stamp = sb::utc_stamp(std::time(nullptr));
+  nlohmann::json resumed = nf.fresh ? nlohmann::json() : find_checkpoint(dir, options, stamp);
+  std::error_code ec;
+  const std::string partial_path = (fs::path(dir) / (stamp + ".partial.json")).string();
+  const std::string cases_dir = (fs::path(dir) / (stamp + ".partial")).string();
+  const std::string final_path = (fs::path(dir) / (stamp + ".json")).string();
+
+  // The ETA source: the newest complete run in `dir` made by a nightly with these options.
+  std::vector<std::string> previous_runs;
+  for (const auto& p : run_files(dir))
+    if (fs::path(p).filename().string() < stamp + ".json") previous_runs.push_back(p);
+  nlohmann::json previous_steps;
+  if (!previous_runs.empty()) {
+    std::ifstream in(previous_runs.back());
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (nightly_field(doc, "options") == options)
+      previous_steps = nightly_field(doc, "step_seconds");
+  }
+  NightlyProgress np(previous_steps);
+
+  nlohmann::json state = resumed.is_object() ? resumed["nightly"] : nlohmann::json::object();
+  state["state"] = "in_progress";
+  state["options"] = options;
+  state["stamp"] = stamp;
+  // The checkpoint: `doc` plus the nightly state, written atomically.
+  auto checkpoint = [&](nlohmann::json doc) {
+    doc["nightly"] = state;
+    if (!doc.contains("schema_version")) doc["schema_version"] = sb::kResultsSchemaVersion;
+    sb::Status st = sb::write_results(partial_path, doc);
+    if (!st.ok()) std::cerr << sb::format_error(st.error());
+  };
+
+  np.step(1, "gen --check");
+  sb::GenOptions go;
+  go.root = g.root;
+  go.check = true;
+  int rc = sb::run_gen(go);
+  if (rc != 0) {
+    std::cerr << "nightly: generated/ does not match the specs; run `specbench gen` and commit\n";
+    return rc;
+  }
+  std::vector<sb::Spec> all = load_specs(g);
+  auto specs = select_specs(all, kernels);
+
+  np.step(2, "build");
+  bool build_failed = false;
+  auto targets = build(g, specs, backends, build_failed);
+
+  np.step(3, "verify");
+  nlohmann::json verification;
+  std::set<std::string> failed;
+  if (resumed.is_object() && resumed.contains("verification")) {
+    verification = resumed["verification"];
+    for (const auto& v : nightly_field(resumed, "failed_variants"))
+      if (v.is_string()) failed.insert(v.get<std::string>());
+    std::cerr << "verification was done before the interruption: " << verification.dump() << "\n";
+  } else {
+    sb::VerifyOptions vo;
+    vo.seeds = seeds;
+    auto records = sb::verify(targets, vo, progress);
+    std::cout << sb::format_verify_summary(records);
+    std::string failures = sb::format_verify_failures(records);
+    if (!failures.empty()) std::cout << "\n" << failures;
+    std::cout << sb::format_verify_totals(records) << "\n";
+    failed = sb::failed_variants(records);
+    verification = verification_summary(records);
+    state["failed_variants"] = failed;
+    nlohmann::json context = sb::run_context(g.root, toolchain(g));
+    context["date"] = stamp;
+    checkpoint({{"context", context},
+                {"benchmarks", nlohmann::json::array()},
+                {"verification", verification}});
+  }
+
+  np.step(4, "bench");
+  // The entries measured before the interruption, kept as they are.
+  sb::BenchOptions bo;
+  nlohmann::json kept = nlohmann::json::array();
+  if (resumed.is_object()) {
+    kept = measured_before(resumed, cases_dir, bo.done);
+    std::cerr << bo.done.size() << " case(s) measured before the interruption are kept\n";
+  }
+  bo.verify_sizes = f.sizes == "verify";
+  bo.repetitions = f.repetitions;
+  bo.min_time = f.min_time;
+  bo.exclude = failed;
+  bo.context = sb::run_context(g.root, toolchain(g));
+  const nlohmann::json hashes = spec_hashes(targets);
+  if (f.no_probes) {
+    bo.probes.reason = "--no-probes";
+  } else {
+    sb::ProbeOptions po;
+    po.tools = toolchain(g);
+    po.cache_dir = cache_dir(g);
+    bo.probes = sb::run_probes(po, progress);
+  }
+  auto with_kept = [&](nlohmann::json doc) {
+    nlohmann::json all_entries = kept;
+    for (auto& e : doc["benchmarks"]) all_entries.push_back(std::move(e));
+    doc["benchmarks"] = std::move(all_entries);
+    doc["verification"] = verification;
+    doc["context"]["spec_hashes"] = hashes;
+    return doc;
+  };
+  // Each timed case is saved at once, in a small file of its own written atomically, so a kill
+  // loses at most the case being timed and checkpointing stays linear in the run's size.
+  int case_files = 0;
+  {
+    std::error_code ec2;
+    for (const auto& e : fs::directory_iterator(cases_dir, ec2)) case_files += e.is_regular_file();
+  }
+  bo.checkpoint = [&](const std::string& name, const nlohmann::json& entries) {
+    char file[32];
+    std::snprintf(file, sizeof file, "%06d.json", ++case_files);
+    sb::Status st = sb::write_results((fs::path(cases_dir) / file).string(),
+                                      {{"case", name}, {"benchmarks", entries}});
+    if (!st.ok()) std::cerr << sb::format_error(st.error());
+  };
+  std::vector<sb::Target> timed;
+  for (auto& t : targets)
+    if (t.runtime->timed()) timed.push_back(std::move(t));
+  auto report = sb::bench(timed, bo, progress);
+  if (!report.ok()) {
+    std::cerr << sb::format_error(report.error());
+    return 1;
+  }
+
+  np.step(5, "store");
+  nlohmann::json doc = with_kept(report.value().doc);
+  auto stored = sb::parse_results(doc.dump(), final_path);
+  if (!stored.ok()) {
+    std::cerr << sb::format_error(stored.error());
+    return 1;
+  }
+  sb::BenchReport full;
+  full.records = stored.value().records();
+  full.probes = report.value().probes;
+  full.limits = report.value().limits;
+  full.summary = sb::summarize(full.records);
+  full.languages = sb::compare_languages(full.records);
+  doc["summary"] = sb::summary_json(full.summary);
+  doc["languages"] = sb::languages_json(full.languages);
+  full.doc = doc;
+  std::cout << "\n" << sb::format_bench_summary(full);
+  np.finish();
+  state["state"] = "complete";
+  state["step_seconds"] = np.steps();
+  doc["nightly"] = state;
+  sb::Status st = sb::write_results(final_path, doc);
+  if (!st.ok()) {
+    std::cerr << sb::format_error(st.error());
+    return 2;
+  }
+  if (!write_or_report(
+          sb::markdown_path(final_path),
+          sb::format_bench_summary_markdown(full, fs::path(final_path).filename().string())))
+    return 2;
+  std::cout << "\nresults: " << final_path << "\n";
+
+  np.step(6, "compare");
+  int compare_rc = 0;
+  auto now = sb::load_results(final_path);
+  if (!now.ok()) {
+    std::cerr << sb::format_error(now.error());
+    return 2;
+  }
+  if (previous_runs.empty()) {
+    std::cout << "no earlier run in " << dir << " to compare with\n";
+  } else {
+    auto base = sb::load_results(previous_runs.back());
+    if (!base.ok()) {
+      std::cerr << "warning: cannot compare: " << sb::format_error(base.error());
+    } else {
+      // Only what this run could have measured: a run of a few kernels does not call every
+      // other kernel of a full previous run missing.
+      sb::StoredRun& b = base.value();
+      std::set<std::string> names, chosen(backends.begin(), backends.end());
+      for (const auto* sp : specs) names.insert(sp->name);
+      auto outside = [&](const sb::BenchRecord& r) {
+        return !names.count(r.kernel) || !chosen.count(r.backend);
+      };
+      std::erase_if(b.benchmarks, [&](const sb::StoredBenchmark& x) { return outside(x.record); });
+      std::erase_if(b.problems, outside);
+      sb::Comparison c = sb::compare_runs(b, now.value(), compare_options(h));
+      compare_rc = show_comparison(c, (fs::path(report_dir) / "compare.md").string(),
+                                   (fs::path(report_dir) / "compare.json").string());
+    }
+  }
+
+  np.step(7, "report");
+  int report_rc = 0;
+  {
+    std::vector<std::string> paths = run_files(dir);
+    std::vector<sb::StoredRun> runs;
+    for (const auto& p : paths) {
+      auto r = sb::load_results(p);
+      if (r.ok())
+        runs.push_back(std::move(r.value()));
+      else
+        std::cerr << "warning: left out of the report: " << sb::format_error(r.error());
+    }
+    report_rc = make_report(runs, report_dir, h);
+  }
+
+  // The checkpoint goes only now: killed during compare or report, the run resumes with nothing
+  // left to measure and does them again. The case files go first: a checkpoint without them
+  // only means measuring again, never losing a case.
+  fs::remove_all(cases_dir, ec);
+  fs::remove(partial_path, ec);
+
+  np.step(8, "verdict");
+  bool bench_failed = false;
+  for (const auto& r : full.records)
+    if (r.status == sb::BenchStatus::Failed) bench_failed = true;
+  np.finish();
+  std::cerr << "== nightly: done in " << NightlyProgress::seconds(np.elapsed()) << "\n";
+  if (compare_rc == 2 || report_rc != 0) return 2;
+  if (build_failed || !failed.empty() || bench_failed || compare_rc != 0) {
+    std::cerr << "nightly: FAILED:" << (build_failed ? " build" : "")
+              << (!failed.empty() || bench_failed ? " verification" : "")
+              << (compare_rc != 0 ? " regression" : "") << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 int cmd_list(const Globals& g, bool strategies) {
@@ -395,6 +940,62 @@ int real_main(int argc, char** argv) {
   add_seeds(run_sc);
   add_bench(run_sc);
 
+  HistoryFlags hf;
+  NightlyFlags nf;
+  std::string base_file, new_file;
+  std::vector<std::string> report_inputs;
+  auto add_verdict = [&](CLI::App* sc) {
+    sc->add_option("--alpha", hf.alpha, "significance level of the Mann-Whitney U test")
+        ->check(CLI::Range(1e-9, 0.5))
+        ->capture_default_str();
+    sc->add_option("--min-effect", hf.min_effect,
+                   "smallest change of the median time that counts (0.05: 5%)")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
+  };
+
+  auto* compare_sc = app.add_subcommand(
+      "compare",
+      "compare two results files: faster/slower/same/new/missing per benchmark; exit 1 "
+      "on a regression or a failed verification");
+  compare_sc->add_option("base", base_file, "the earlier results file")->required();
+  compare_sc->add_option("new", new_file, "the later results file")->required();
+  add_verdict(compare_sc);
+  compare_sc->add_option("--markdown", hf.markdown,
+                         "also write the comparison as Markdown here ('-': stdout, no table)");
+  compare_sc->add_option("--json", hf.json,
+                         "also write the comparison as JSON here ('-': stdout, no table)");
+
+  auto* report_sc = app.add_subcommand(
+      "report", "publish results as a static site (index.html, a page per kernel) and summary.md");
+  report_sc
+      ->add_option("results", report_inputs,
+                   "results files, or folders of them (every <UTC stamp>.json inside)")
+      ->required();
+  report_sc->add_option("--out", hf.out, "the site's folder")->required();
+  add_verdict(report_sc);
+
+  auto* nightly_sc = app.add_subcommand(
+      "nightly",
+      "gen --check, build, verify, bench, store, compare with the previous run, report; "
+      "resumes an interrupted run");
+  add_kernels(nightly_sc);
+  add_backends(nightly_sc);
+  add_seeds(nightly_sc);
+  add_bench(nightly_sc);
+  add_verdict(nightly_sc);
+  nightly_sc->remove_option(nightly_sc->get_option("--out"));
+  nightly_sc->add_option("--results-dir", nf.results_dir,
+                         "where runs are stored and the previous one is found (default: "
+                         "<root>/results/<host>)");
+  nightly_sc->add_option("--report-dir", nf.report_dir,
+                         "the report site, with compare.md and compare.json (default: "
+                         "<root>/build/nightly-report)");
+  nightly_sc->get_option("--repetitions")
+      ->description("repetitions of every benchmark (default for nightly: " +
+                    std::to_string(kNightlyRepetitions) + ")");
+  nightly_sc->add_flag("--fresh", nf.fresh, "start a new run even if an interrupted one exists");
+
   auto* list_sc = app.add_subcommand("list", "show specs, variants and backends");
   list_sc->add_flag("--strategies", strategies, "also show every backend's strategies");
 
@@ -412,6 +1013,13 @@ int real_main(int argc, char** argv) {
     if (*bench_sc) return cmd_bench(g, kernels, backends, bf);
     if (*run_sc) return cmd_run(g, kernels, backends, seeds, bf);
     if (*list_sc) return cmd_list(g, strategies);
+    if (*compare_sc) return cmd_compare(base_file, new_file, hf);
+    if (*report_sc) return cmd_report(report_inputs, hf);
+    if (*nightly_sc) {
+      // Enough repetitions for the compare test, unless asked otherwise.
+      if (nightly_sc->count("--repetitions") == 0) bf.repetitions = kNightlyRepetitions;
+      return cmd_nightly(g, kernels, backends, seeds, bf, hf, nf);
+    }
   } catch (const UserError& e) {
     std::cerr << "specbench: error: " << e.message << "\n";
     return 2;

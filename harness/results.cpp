@@ -93,6 +93,7 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
       doc["benchmarks"] = nlohmann::json::array();
   }
   for (const auto& [k, v] : context) doc["context"][k] = v;
+  doc["schema_version"] = kResultsSchemaVersion;
 
   for (auto& e : doc["benchmarks"]) {
     for (const ResultCase& c : cases) {
@@ -103,6 +104,10 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
       e["sizes"] = sizes_object(c.sizes);
       e["verified"] = c.verified;
       e["max_error"] = c.max_error;
+      e["strategy"] = c.strategy;
+      e["naive_variant"] = c.naive_variant;
+      e["bytes_per_call"] = c.bytes;
+      e["flops_per_call"] = c.flops;
       e["gbps"] = rate(e, "bytes");
       e["gflops"] = rate(e, "flops");
       annotate_roofline(e, c.roofline);

@@ -1,15 +1,21 @@
 // The results document of `specbench bench` / `specbench run`, and writing it.
 //
-// It is Google Benchmark's JSON output, extended:
+// It is Google Benchmark's JSON output, extended; results/README.md documents the schema and its
+// versions. Version kResultsSchemaVersion:
 //   {
+//     "schema_version": 1,
 //     "context": { Google Benchmark's (date, host_name, num_cpus, caches, ...) plus git_commit,
 //                  cxx, nvcc, cpu_model, gpu, specbench_version; "probes": the machine probes
 //                  of the run (probes_json in probes.h); "limits": the limits derived from
 //                  them per device (limits_json in analysis.h) },
-//     "benchmarks": [ each Google Benchmark entry (name, run_name, run_type, aggregate_name,
+//     "benchmarks": [ each Google Benchmark entry: every repetition (run_type "iteration",
+//                     repetition_index) and, with several, the aggregates (run_type "aggregate",
+//                     aggregate_name mean/median/stddev/cv); fields name, run_name, run_type,
 //                     real_time, cpu_time, time_unit, iterations, counters "bytes" and "flops"
 //                     in units per second, error_occurred, ...) plus
-//                     "kernel", "backend", "variant", "sizes" {"N": 65536, ...},
+//                     "kernel", "backend", "variant", "sizes" {"N": 65536, ...}, "strategy",
+//                     "naive_variant" (the backend's first variant in the spec),
+//                     "bytes_per_call" and "flops_per_call" (metrics.h),
 //                     "verified" (true: only verified cases are timed), "max_error" (absolute, of
 //                     the sampled pre-timing check), "gbps" and "gflops" (1e9 per second; for the
 //                     "cv" aggregate they hold the coefficient of variation instead; null when the
@@ -50,6 +56,9 @@ namespace sb {
 
 using SizeValues = std::vector<std::pair<std::string, int64_t>>;  // spec order
 
+// The version of the results document written by make_results_document.
+inline constexpr int kResultsSchemaVersion = 1;
+
 // A timed case: `name` is the name it was registered with in Google Benchmark.
 struct ResultCase {
   std::string name;
@@ -60,6 +69,10 @@ struct ResultCase {
   bool verified = true;
   double max_error = 0;
   Roofline roofline;  // the bound of this case and its limit (analysis.h)
+  std::string strategy;
+  std::string naive_variant;
+  double bytes = 0;  // per call
+  double flops = 0;  // per call
 };
 
 // A case that was not timed.

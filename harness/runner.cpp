@@ -185,31 +185,34 @@ std::vector<std::pair<std::string, int64_t>> size_pairs(const Spec& spec, const 
 // the JSON document into a string (a custom file reporter needs --benchmark_out in 1.7.1).
 class TeeReporter : public benchmark::BenchmarkReporter {
  public:
-  TeeReporter(bool display, std::ostream* json_out)
-      : console_(isatty(1) ? benchmark::ConsoleReporter::OO_ColorTabular
-                           : benchmark::ConsoleReporter::OO_Tabular),
-        display_(display) {
+  // `console` (may be null: no display) is shared by every case's session so that its context
+  // and table head are printed once; `show_context` is true for the first session only.
+  TeeReporter(benchmark::ConsoleReporter* console, std::ostream* json_out, bool show_context)
+      : console_(console), show_context_(show_context) {
     json_.SetOutputStream(json_out);
     json_.SetErrorStream(&json_errors_);
   }
   bool ReportContext(const Context& context) override {
-    if (display_) console_.ReportContext(context);
+    if (console_ && show_context_) console_->ReportContext(context);
     return json_.ReportContext(context);
   }
+  // The JSON gets every repetition; the console only the aggregates when there are several.
   void ReportRuns(const std::vector<Run>& runs) override {
-    if (display_) console_.ReportRuns(runs);
+    if (console_) {
+      std::vector<Run> shown;
+      for (const Run& r : runs)
+        if (r.run_type == Run::RT_Aggregate || r.repetitions <= 1) shown.push_back(r);
+      if (!shown.empty()) console_->ReportRuns(shown);
+    }
     json_.ReportRuns(runs);
   }
-  void Finalize() override {
-    if (display_) console_.Finalize();
-    json_.Finalize();
-  }
+  void Finalize() override { json_.Finalize(); }
 
  private:
-  benchmark::ConsoleReporter console_;
+  benchmark::ConsoleReporter* console_;
   benchmark::JSONReporter json_;
   std::ostringstream json_errors_;
-  bool display_;
+  bool show_context_;
 };
 
 // One benchmark case, shared by its registered lambda. Its tensors are created when the case
@@ -443,6 +446,19 @@ std::map<std::string, std::string> run_context(const std::string& root,
     mojo_version = first_line(compiler_version(mojo->compile_command(tools).compiler));
   c["mojo"] = mojo_version.empty() ? "none" : mojo_version;
   c["specbench_version"] = kSpecbenchVersion;
+  // The generator's identity beyond the commit (which misses uncommitted edits): a hash over
+  // the codegen sources in file-name order.
+  std::vector<fs::path> gen_files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(root) / "codegen", ec))
+    if (e.is_regular_file()) gen_files.push_back(e.path());
+  std::sort(gen_files.begin(), gen_files.end());
+  uint64_t h = fnv1a64("");
+  for (const auto& p : gen_files)
+    h = fnv1a64(p.filename().string() + "\n" + read_text(p.string()), h);
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  c["generator_hash"] = gen_files.empty() ? "unknown" : buf;
   return c;
 }
 
@@ -485,6 +501,9 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
           failed.push_back(prob);
           continue;
         }
+        const std::string case_name =
+            variant_key(spec.name, t.backend, v.name) + "/" + format_sizes(spec, p);
+        if (opt.done.count(case_name)) continue;  // measured before a resume
         if (opt.exclude.count(variant_key(spec.name, t.backend, v.name))) {
           prob.reason = "failed verification at the verify sizes";
           failed.push_back(prob);
@@ -507,7 +526,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         k->strategy = v.strategy;
         k->fn = fn;
         k->sizes = p;
-        k->name = variant_key(spec.name, t.backend, v.name) + "/" + format_sizes(spec, p);
+        k->name = case_name;
         k->bytes = static_cast<double>(bytes_moved(spec, p));
         k->flops = flops(spec, p);
         k->naive_variant = variants_of(t).front().name;
@@ -518,12 +537,29 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     }
   }
 
-  std::string gbench_json;
+  // Each case runs in its own Google Benchmark session, so that it can be checkpointed as soon as
+  // it is done (opt.checkpoint). Its entries are annotated then, once, and collected.
+  nlohmann::json gbench_context;  // the first session's context
+  nlohmann::json entries = nlohmann::json::array();
+  std::vector<ResultCase> rcases;
+  auto result_case = [](const Case& k) {
+    return ResultCase{k.name,
+                      k.target->spec->name,
+                      k.target->backend,
+                      k.variant,
+                      size_pairs(*k.target->spec, k.sizes),
+                      true,
+                      k.max_error,
+                      k.roofline,
+                      k.strategy,
+                      k.naive_variant,
+                      k.bytes,
+                      k.flops};
+  };
   if (!cases.empty()) {
     std::vector<std::string> args{"specbench",
                                   "--benchmark_min_time=" + std::to_string(opt.min_time),
                                   "--benchmark_repetitions=" + std::to_string(opt.repetitions)};
-    if (opt.repetitions > 1) args.push_back("--benchmark_report_aggregates_only=true");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -535,9 +571,12 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
       if (added.insert(key).second) benchmark::AddCustomContext(key, value);
     }
 
+    benchmark::ConsoleReporter console(isatty(1) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                 : benchmark::ConsoleReporter::OO_Tabular);
     Case* active = nullptr;
-    for (auto& kp : cases) {
-      Case* k = kp.get();
+    auto t_start = Clock::now();
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Case* k = cases[i].get();
       auto* b = benchmark::RegisterBenchmark(k->name.c_str(), [k, &active](benchmark::State& st) {
         if (active != k) {
           if (active) active->dev.reset();
@@ -564,32 +603,48 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         if (k->flops > 0) st.counters["flops"] = C(k->flops, C::kIsIterationInvariantRate);
       });
       k->target->runtime->configure(b);
+      std::ostringstream json_out;
+      {
+        TeeReporter tee(opt.display ? &console : nullptr, &json_out, /*show_context=*/i == 0);
+        benchmark::RunSpecifiedBenchmarks(&tee);
+      }
+      if (active) active->dev.reset();
+      active = nullptr;
+      benchmark::ClearRegisteredBenchmarks();
+      ResultCase rc = result_case(*k);
+      auto session = make_results_document(json_out.str(), {rc}, {}, {}, {});
+      if (!session.ok())
+        return Error{Loc{}, session.error().message + " (timing " + k->name + ")", ""};
+      if (gbench_context.is_null()) gbench_context = session.value()["context"];
+      const nlohmann::json& mine = session.value()["benchmarks"];
+      if (opt.checkpoint) opt.checkpoint(k->name, mine);
+      for (const auto& e : mine) entries.push_back(e);
+      rcases.push_back(std::move(rc));
+      if (progress) {
+        double elapsed = since(t_start);
+        double eta =
+            elapsed / static_cast<double>(i + 1) * static_cast<double>(cases.size() - i - 1);
+        progress("[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + "] timed " +
+                 k->name + " (" + fmt_seconds(elapsed) + " so far, ETA " + fmt_seconds(eta) + ")");
+      }
     }
-    std::ostringstream json_out;
-    {
-      TeeReporter tee(opt.display, &json_out);
-      benchmark::RunSpecifiedBenchmarks(&tee);
-    }
-    if (active) active->dev.reset();
-    benchmark::ClearRegisteredBenchmarks();
-    gbench_json = json_out.str();
+    if (opt.display) console.Finalize();
   }
 
-  std::vector<ResultCase> rcases;
-  for (const auto& k : cases) {
-    rcases.push_back(ResultCase{k->name, k->target->spec->name, k->target->backend, k->variant,
-                                size_pairs(*k->target->spec, k->sizes), true, k->max_error,
-                                k->roofline});
-  }
-  auto doc = make_results_document(gbench_json, rcases, skipped, failed, opt.context);
+  nlohmann::json shell = {
+      {"context", gbench_context.is_null() ? nlohmann::json::object() : gbench_context},
+      {"benchmarks", nlohmann::json::array()}};
+  auto doc = make_results_document(gbench_context.is_null() ? std::string() : shell.dump(), {},
+                                   skipped, failed, opt.context);
   if (!doc.ok()) return doc.error();
+  doc.value()["benchmarks"] = std::move(entries);
+  doc.value()["context"]["probes"] = probes_json(opt.probes);
+  doc.value()["context"]["limits"] = limits_json(limits);
 
   BenchReport report;
   report.doc = std::move(doc.value());
   report.probes = opt.probes;
   report.limits = limits;
-  report.doc["context"]["probes"] = probes_json(opt.probes);
-  report.doc["context"]["limits"] = limits_json(limits);
   // Plain records: one per case, from its median (or only) entry in the document.
   for (const auto& k : cases) {
     BenchRecord r;

@@ -126,6 +126,12 @@ struct BenchOptions {
   std::set<std::string> exclude;  // "kernel/backend/variant" already failed: recorded, not run
   std::map<std::string, std::string> context;  // extra context (see run_context)
   ProbeResults probes;  // the machine probes of this run (run_probes); ran = false: none
+  // Cases ("kernel/backend/variant/R=64,C=1024") measured by an earlier, interrupted run: neither
+  // checked, timed nor recorded.
+  std::set<std::string> done;
+  // Called after each timed case with its name and its entries as the document will hold them
+  // (every repetition and aggregate, annotated), e.g. to save them for a resume.
+  std::function<void(const std::string& case_name, const nlohmann::json& entries)> checkpoint;
 };
 
 struct BenchReport {
@@ -141,9 +147,11 @@ struct BenchReport {
 // of elements; a case that fails is recorded as Failed with the error and never timed. Cases of
 // an unavailable backend are Skipped with its reason. Benchmarks are named
 // "kernel/backend/variant/R=64,C=1024" and report counters "bytes" and "flops" as rates (when
-// the spec implies any). Every case is put against the limit that bounds it (analysis.h) from
-// opt.probes; the document's context carries "probes" and "limits", and its "summary" the
-// summary rows. Returns an error only when Google Benchmark's output cannot be parsed.
+// the spec implies any). Each case is timed in a Google Benchmark session of its own; the
+// document keeps every repetition and the aggregates. Every case is put against the limit that
+// bounds it (analysis.h) from opt.probes; the document's context carries "probes" and "limits", and
+// its "summary" the summary rows. Returns an error only when Google Benchmark's output cannot be
+// parsed.
 Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions& opt,
                           const ProgressFn& progress);
 
@@ -151,7 +159,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
 // every Skipped and Failed record. Input of the summary table.
 std::vector<BenchRecord> best_per_size(const std::vector<BenchRecord>& records);
 
-// Context for results files: git_commit, cxx, nvcc, cpu_model, gpu, specbench_version.
+// Context for results files: git_commit, cxx, nvcc, cpu_model, gpu, mojo, specbench_version,
+// generator_hash (FNV-1a-64 over <root>/codegen's files).
 std::map<std::string, std::string> run_context(const std::string& root,
                                                const ToolchainOptions& tools);
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Sets up a machine for specbench and builds it:
 #   1. installs the Debian packages the build needs (only those missing; `apt-get update` once,
-#      through sudo when not root);
+#      through sudo when not root), among them the mlir backend's tools: mlir-opt-19,
+#      mlir-translate-19, clang-19, LLVM's libomp, and FileCheck-19 for its golden tests;
 #   2. puts the CUDA toolkit's nvcc on PATH when it is installed in /usr/local/cuda (optional:
 #      without it the CUDA backend is generated but not compiled);
 #   3. installs the pinned Mojo compiler (mojo 1.2.0, with max-core 26.7.0 for the `max` Mojo
 #      package) into the project-local virtual environment .venv/ when missing (optional:
 #      without it the mojo backend is generated but skipped; SPECBENCH_SKIP_MOJO=1 skips this);
-#   4. (the mlir backend's tools come with the packages of step 1: mlir-opt-19, mlir-translate-19,
-#      clang-19, LLVM's libomp, and FileCheck-19 for the golden tests)
+#   4. installs matplotlib into .venv/ for the report (optional; Chromium, for the report's
+#      browser test, is a package of step 1);
 #   5. configures and builds with the `default` CMake preset (Release, Ninja, build/).
 # Safe to run again: a set-up machine only rebuilds what changed.
 set -euo pipefail
@@ -20,6 +21,7 @@ packages=(
   libyaml-cpp-dev libbenchmark-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libboost-context-dev libopenblas-dev
   mlir-19-tools llvm-19-tools clang-19 libomp-19-dev
+  chromium
 )
 
 missing=()
@@ -72,6 +74,23 @@ if [[ "${SPECBENCH_SKIP_MOJO:-0}" != 1 ]] && ! mojo_ok; then
     MODULAR_TELEMETRY_ENABLED=0 MODULAR_CRASH_REPORTING_ENABLED=0 .venv/bin/mojo --version
   else
     echo "setup: could not install Mojo; the mojo backend will be reported as skipped" >&2
+  fi
+fi
+
+# The report (`specbench report`, `nightly`): matplotlib (pinned) in .venv/ draws the charts;
+# Chromium (a Debian package of step 1) renders the site in the `report` tests. Optional: without
+# matplotlib the report fails with a message naming what is missing.
+matplotlib_version=3.11.2
+if ! { [[ -x .venv/bin/python ]] && .venv/bin/python - "$matplotlib_version" <<'PY' 2>/dev/null; }; then
+import sys
+from importlib.metadata import version
+sys.exit(0 if version("matplotlib") == sys.argv[1] else 1)
+PY
+  echo "setup: installing matplotlib==$matplotlib_version into .venv/"
+  if ! { { [[ -x .venv/bin/python ]] || python3 -m venv .venv; } &&
+    .venv/bin/python -m pip install --disable-pip-version-check --quiet \
+      "matplotlib==$matplotlib_version"; }; then
+    echo "setup: could not install matplotlib; specbench report will not work" >&2
   fi
 fi
 

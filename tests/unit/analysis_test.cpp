@@ -225,11 +225,22 @@ TEST(Analysis, ResultsEntriesCarryBoundAndFraction) {
        "flops": 1.0e12}
     ]})";
   sb::MachineLimits m{limits(40, 200), sb::DeviceLimits{}};
-  sb::ResultCase memory{"k/cpu/v/N=8", "k",  "cpu", "v",
-                        {{"N", 8}},    true, 0,     sb::choose_bound(8, 0.2, m.cpu)};
-  sb::ResultCase gpu{
-      "m/cuda/v/N=8", "m",  "cuda", "v",
-      {{"N", 8}},     true, 0,      sb::choose_bound(8, 8000, sb::limits_for(m, "cuda"))};
+  // One case per device: named fields, the rest default.
+  auto make_case = [](const std::string& name, const std::string& kernel,
+                      const std::string& backend, sb::Roofline roofline) {
+    sb::ResultCase c;
+    c.name = name;
+    c.kernel = kernel;
+    c.backend = backend;
+    c.variant = "v";
+    c.sizes = {{"N", 8}};
+    c.roofline = roofline;
+    return c;
+  };
+  const sb::ResultCase memory =
+      make_case("k/cpu/v/N=8", "k", "cpu", sb::choose_bound(8, 0.2, m.cpu));
+  const sb::ResultCase gpu =
+      make_case("m/cuda/v/N=8", "m", "cuda", sb::choose_bound(8, 8000, sb::limits_for(m, "cuda")));
   auto doc = sb::make_results_document(gb, {memory, gpu}, {}, {}, {});
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   const auto& b = doc.value()["benchmarks"];

@@ -78,8 +78,16 @@ TEST(Results, AnnotatesGoogleBenchmarkEntries) {
        "run_type": "iteration", "real_time": 10.0, "time_unit": "ns"},
       {"name": "other", "run_name": "other", "real_time": 1.0}
     ]})";
-  std::vector<sb::ResultCase> cases{{"k/cpu/v/N=8", "k", "cpu", "v", {{"N", 8}}, true, 1e-7, {}},
-                                    {"k/cpu/v/N=80", "k", "cpu", "v", {{"N", 80}}, true, 0, {}}};
+  std::vector<sb::ResultCase> cases(2);
+  for (int i = 0; i < 2; ++i) {
+    const int n = i == 0 ? 8 : 80;
+    cases[i].name = "k/cpu/v/N=" + std::to_string(n);
+    cases[i].kernel = "k";
+    cases[i].backend = "cpu";
+    cases[i].variant = "v";
+    cases[i].sizes = {{"N", n}};
+  }
+  cases[0].max_error = 1e-7;
   std::vector<sb::ResultProblem> skipped{{"k", "cuda", "naive", {{"N", 8}}, "no GPU", 0}};
   std::vector<sb::ResultProblem> failed{{"k", "cpu", "bad", {{"N", 8}}, "y[0] wrong", 0.5}};
   auto doc = sb::make_results_document(gb, cases, skipped, failed, {{"git_commit", "abc"}});
@@ -307,6 +315,60 @@ TEST_F(RunnerTest, BenchTimesVerifiedCasesOnlyAndAnnotatesJson) {
   EXPECT_EQ(best[0].variant, "right");
   EXPECT_GT(best[0].seconds, 0);
   EXPECT_GT(best[0].gbps, 0);
+}
+
+TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
+  // Two bench sizes, so there are two cases of the right variant.
+  std::string two_sizes = kSpec;
+  two_sizes.replace(two_sizes.find("bench: [4096]"), 13, "bench: [1024, 4096]");
+  std::ofstream(dir_ / "toyadd.yaml") << two_sizes;
+  auto s = sb::load_and_check((dir_ / "toyadd.yaml").string());
+  ASSERT_TRUE(s.ok()) << sb::format_error(s.error());
+  spec_ = std::move(s.value());
+  std::vector<sb::Target> targets{cpu_target()};
+  ASSERT_TRUE(targets[0].build.ok) << targets[0].build.error;
+
+  sb::BenchOptions bo;
+  bo.display = false;
+  bo.repetitions = 3;
+  bo.min_time = 0.001;
+  std::vector<std::string> checkpointed;  // case names, in order
+  size_t checkpointed_entries = 0;
+  bo.checkpoint = [&](const std::string& name, const nlohmann::json& entries) {
+    checkpointed.push_back(name);
+    checkpointed_entries += entries.size();
+    for (const auto& e : entries) {
+      EXPECT_TRUE(sb::entry_is_of(e, name));
+      EXPECT_EQ(e["kernel"], "toyadd");  // annotated already
+    }
+  };
+  auto report = sb::bench(targets, bo, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  // A checkpoint after each of the 2 cases, with its 3 repetitions + mean, median, stddev, cv:
+  // exactly the document's entries.
+  EXPECT_EQ(checkpointed,
+            (std::vector<std::string>{"toyadd/cpu/right/N=1024", "toyadd/cpu/right/N=4096"}));
+  EXPECT_EQ(checkpointed_entries, 14u);
+  EXPECT_EQ(report.value().doc["benchmarks"].size(), 14u);
+  int iterations = 0;
+  for (const auto& e : report.value().doc["benchmarks"]) {
+    if (e["run_type"] == "iteration") {
+      ++iterations;
+      EXPECT_EQ(e["strategy"], "loops");
+      EXPECT_EQ(e["naive_variant"], "right");
+      EXPECT_EQ(e["bytes_per_call"].get<double>(), 3.0 * 4 * e["sizes"]["N"].get<double>());
+    }
+  }
+  EXPECT_EQ(iterations, 6);
+
+  // Resuming: a case measured before is neither checked, timed nor recorded.
+  bo.done = {"toyadd/cpu/right/N=1024"};
+  checkpointed.clear();
+  auto resumed = sb::bench(targets, bo, {});
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(checkpointed, (std::vector<std::string>{"toyadd/cpu/right/N=4096"}));
+  for (const auto& e : resumed.value().doc["benchmarks"]) EXPECT_EQ(e["sizes"]["N"], 4096);
+  ASSERT_EQ(resumed.value().doc["failed"].size(), 2u);  // the wrong variant, at both sizes
 }
 
 }  // namespace
