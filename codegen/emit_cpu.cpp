@@ -249,23 +249,55 @@ std::vector<RowGroup> find_row_groups(const Spec& spec) {
   return groups;
 }
 
+// Writes the row-streaming form of a rank-2 elementwise statement inside a fused group's row
+// loop (its row index bound): the row is computed one output cache line at a time into a
+// line-sized buffer and written with non-temporal stores, as emit_stream_nest does for a whole
+// statement.
+void emit_row_stream(StmtLowering& L, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const std::string ty = c_type(L.spec().tensors[st.out].type);
+  const std::string inner = L.extent(st.out, 1, kPrecAdd + 1);
+  w.line("int64_t sb_n = 0;");
+  w.open("for (int64_t sb_j = 0; sb_j < " + inner + "; sb_j += sb_n) {");
+  w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" +
+         L.flat_index(st.out, {L.var_name(0), "sb_j"}) + "];");
+  w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), " + inner + " - sb_j);");
+  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {");
+  w.line("const int64_t " + L.var_name(1) + " = sb_j + sb_q;");
+  const std::string rhs = L.expr(*st.rhs, w, 0);
+  w.line("sb_line[sb_q] = " + rhs + ";");
+  w.close();
+  w.line("sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(" + ty + "));");
+  w.close();
+}
+
 // Writes the body of a fused group's kernel (an `int` function returning non-zero when a row
 // buffer could not be allocated). `Ls` holds one lowering per statement of the group, in order.
-void emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter& w) {
+// Rank-2 elementwise statements whose output is in memory get a streaming form too, chosen at run
+// time when the group's tensors outgrow the caches (SB_STREAM_MIN_BYTES). Returns whether the
+// code uses the streaming support (cpu_stream_support()).
+bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter& w) {
   const Spec& spec = Ls.front().spec();
+  auto row_local = [&](int t) {
+    return std::find(g.row_local.begin(), g.row_local.end(), t) != g.row_local.end();
+  };
   std::vector<int> heap;  // row-local tensors of rank > 1; those of rank 1 are one local value
   for (int t : g.row_local) {
     for (StmtLowering& L : Ls) L.set_row_local(t, "sb_row_" + c_name(spec.tensors[t].name));
     if (spec.tensors[t].shape.size() > 1) heap.push_back(t);
   }
   const bool alloc = !heap.empty();
-  if (alloc) w.line("int sb_failed = 0;");
-  w.line("#pragma omp parallel");
-  w.open("{");
+  bool streaming = false;
+  CodeWriter b(w.indent());
+  if (alloc) b.line("int sb_failed = 0;");
+  b.line("#pragma omp parallel");
+  b.open("{");
   for (int t : g.row_local) {
     const Tensor& tn = spec.tensors[t];
     if (tn.shape.size() == 1)
-      w.line(std::string(c_type(tn.type)) + " sb_row_" + c_name(tn.name) + "[1];");
+      b.line(std::string(c_type(tn.type)) + " sb_row_" + c_name(tn.name) + "[1];");
   }
   if (alloc) {
     std::string ok;
@@ -275,35 +307,59 @@ void emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter
       std::string bytes = "sizeof(" + std::string(c_type(tn.type)) + ")";
       for (size_t d = 1; d < tn.shape.size(); ++d)
         bytes += " * " + Ls.front().extent(t, d, kPrecMul + 1);
-      w.line(std::string(c_type(tn.type)) + "* " + name + " = (" + c_type(tn.type) + "*)malloc(" +
+      b.line(std::string(c_type(tn.type)) + "* " + name + " = (" + c_type(tn.type) + "*)malloc(" +
              bytes + ");");
       ok += (ok.empty() ? "" : " && ") + name + " != NULL";
     }
-    w.line("const int sb_ok = " + ok + ";");
-    w.open("if (!sb_ok) {");
-    w.line("#pragma omp atomic write");
-    w.line("sb_failed = 1;");
-    w.close();
+    b.line("const int sb_ok = " + ok + ";");
+    b.open("if (!sb_ok) {");
+    b.line("#pragma omp atomic write");
+    b.line("sb_failed = 1;");
+    b.close();
   }
-  w.line("#pragma omp for schedule(static)");
-  w.open("for (int64_t sb_row = 0; sb_row < " +
+  b.line("#pragma omp for schedule(static)");
+  b.open("for (int64_t sb_row = 0; sb_row < " +
          Ls.front().extent(Ls.front().stmt().out, 0, kPrecRel + 1) + "; ++sb_row) {");
-  if (alloc) w.line("if (!sb_ok) continue;");
-  for (size_t i = 0; i < Ls.size(); ++i) {
-    StmtLowering& L = Ls[i];
-    w.open("{  // " + to_string(L.stmt(), spec));
+  if (alloc) b.line("if (!sb_ok) continue;");
+  for (StmtLowering& L : Ls) {
+    const Statement& st = L.stmt();
+    b.open("{  // " + to_string(st, spec));
     // The row index may go unused when the statement touches only row-local tensors.
-    const bool own =
-        std::find(g.row_local.begin(), g.row_local.end(), L.stmt().out) != g.row_local.end();
-    w.line(std::string(own ? "[[maybe_unused]] " : "") + "const int64_t " + L.var_name(0) +
-           " = sb_row;");
-    emit_loop_nest(L, true, w, /*in_row=*/true);
-    w.close();
+    b.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
+           L.var_name(0) + " = sb_row;");
+    if (st.rank() == 2 && !contains_reduce(*st.rhs) && !row_local(st.out)) {
+      streaming = true;
+      b.open("if (sb_stream) {");
+      emit_row_stream(L, b);
+      CodeWriter plain(b.indent());
+      emit_loop_nest(L, true, plain, /*in_row=*/true);
+      b.close("} else {");
+      b.raw(plain.str());
+      b.line("}");
+    } else {
+      emit_loop_nest(L, true, b, /*in_row=*/true);
+    }
+    b.close();
   }
-  w.close();
-  for (int t : heap) w.line("free(sb_row_" + c_name(spec.tensors[t].name) + ");");
-  w.close();
-  w.line(alloc ? "return sb_failed;" : "return 0;");
+  b.close();
+  if (streaming) b.line("if (sb_stream) sb_stream_fence();");
+  for (int t : heap) b.line("free(sb_row_" + c_name(spec.tensors[t].name) + ");");
+  b.close();
+  b.line(alloc ? "return sb_failed;" : "return 0;");
+
+  if (streaming) {
+    std::set<int> tensors;
+    for (const StmtLowering& L : Ls)
+      tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+    std::string sum;
+    for (int t : tensors)
+      sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(spec.tensors[t].type)) +
+             " * " + Ls.front().element_count(t, kPrecMul + 1);
+    w.line("// Stream the outputs when the tensors in memory outgrow the caches.");
+    w.line("const int sb_stream = " + sum + " >= SB_STREAM_MIN_BYTES;");
+  }
+  w.raw(b.str());
+  return streaming;
 }
 
 }  // namespace
@@ -733,7 +789,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           calls.line("// " + to_string(spec.stmts[j], spec));
         }
         CodeWriter body(1);
-        emit_row_group(Ls, g, body);
+        const bool stream_group = emit_row_group(Ls, g, body);
+        streaming = streaming || stream_group;
         uses_malloc = uses_malloc || !g.row_local.empty();
         std::set<int> kt, ks;
         for (const StmtLowering& L : Ls) {
@@ -748,9 +805,10 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
                    " in one parallel loop over rows" +
                    (local.empty() ? "" : " (" + local + " kept as one row per thread)") + ":\n" +
                    texts;
-        kernels += wrap_call("static int " + fn, kernel_params(spec, kt, ks, outs, "__restrict"),
-                             " {", 0) +
-                   "\n" + body.str() + "}\n\n";
+        kernels +=
+            wrap_call(std::string(stream_group ? "SB_STREAM_KERNEL " : "") + "static int " + fn,
+                      kernel_params(spec, kt, ks, outs, "__restrict"), " {", 0) +
+            "\n" + body.str() + "}\n\n";
         calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
         used_tensors.insert(kt.begin(), kt.end());
         used_sizes.insert(ks.begin(), ks.end());
