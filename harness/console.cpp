@@ -159,6 +159,19 @@ std::string format_verify_totals(const std::vector<VerifyRecord>& records) {
          std::to_string(fail) + " failed, " + std::to_string(skipped) + " skipped";
 }
 
+std::string md_cell(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n' || c == '\r')
+      o += ' ';
+    else
+      o += c;
+  }
+  return o;
+}
+
 std::string format_traffic_table(const std::vector<VerifyRecord>& records) {
   std::vector<std::vector<std::string>> rows;
   std::map<std::string, uint64_t> naive;  // kernel/backend -> sectors of its first variant
@@ -271,19 +284,6 @@ std::string limits_line(const std::string& device, const DeviceLimits& d) {
                             : "compute unknown";
   if (d.balance() > 0) s += ", balance " + fixed(d.balance(), 1) + " flop/byte";
   return s;
-}
-
-std::string md_cell(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '|')
-      o += "\\|";
-    else if (c == '\n')
-      o += ' ';
-    else
-      o += c;
-  }
-  return o;
 }
 
 std::string md_table(const std::vector<std::string>& header,

@@ -11,6 +11,9 @@
 namespace sb {
 
 // Left-aligned columns separated by two spaces, a header and a rule under it.
+// `s` as the text of one Markdown table cell: '|' escaped, line breaks as spaces.
+std::string md_cell(const std::string& s);
+
 std::string format_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows);
 

@@ -61,20 +61,6 @@ std::string criteria(const Comparison& c) {
   return buf;
 }
 
-// Markdown table cells: no '|' or newline may break the row.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '\n' || ch == '\r')
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string format_comparison(const Comparison& c) {
@@ -94,18 +80,18 @@ std::string format_comparison(const Comparison& c) {
 
 std::string format_comparison_markdown(const Comparison& c) {
   std::string out = "# Benchmark comparison\n\n";
-  out += "- base: `" + cell(c.base_path) + "`\n- new: `" + cell(c.new_path) + "`\n";
+  out += "- base: `" + md_cell(c.base_path) + "`\n- new: `" + md_cell(c.new_path) + "`\n";
   out += "- " + counts(c) + "\n- " + criteria(c) + "\n";
-  for (const auto& w : c.warnings) out += "- **warning**: " + cell(w) + "\n";
+  for (const auto& w : c.warnings) out += "- **warning**: " + md_cell(w) + "\n";
   out += "\n| benchmark | base | new | change | p | reps | verdict | note |\n";
   out += "|---|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& r : c.rows) {
     std::string verdict = verdict_name(r.verdict);
     if (r.verdict == Verdict::Slower || r.verdict == Verdict::Failed)
       verdict = "**" + verdict + "**";
-    out += "| " + cell(r.name) + " | " + fmt_time(r.base_seconds) + " | " +
+    out += "| " + md_cell(r.name) + " | " + fmt_time(r.base_seconds) + " | " +
            fmt_time(r.new_seconds) + " | " + fmt_change(r.ratio) + " | " + fmt_p(r.p) + " | " +
-           reps(r) + " | " + verdict + " | " + cell(r.note) + " |\n";
+           reps(r) + " | " + verdict + " | " + md_cell(r.note) + " |\n";
   }
   return out;
 }

@@ -285,6 +285,20 @@ nlohmann::json verification_summary(const std::vector<sb::VerifyRecord>& records
   return v;
 }
 
+// Verifies `targets` (the given random input sets per size) and prints the per-variant summary,
+// the first failures and the totals, as `run` and `nightly` show them.
+std::vector<sb::VerifyRecord> verify_and_summarize(const std::vector<sb::Target>& targets,
+                                                   int seeds, const sb::ProgressFn& progress) {
+  sb::VerifyOptions vo;
+  vo.seeds = seeds;
+  auto records = sb::verify(targets, vo, progress);
+  std::cout << sb::format_verify_summary(records);
+  std::string failures = sb::format_verify_failures(records);
+  if (!failures.empty()) std::cout << "\n" << failures;
+  std::cout << sb::format_verify_totals(records) << "\n";
+  return records;
+}
+
 // Backends that bench times by default: simulators are left out unless asked for by name.
 std::vector<std::string> timed_only(const std::vector<std::string>& backends) {
   std::vector<std::string> out;
@@ -319,13 +333,7 @@ int cmd_run(const Globals& g, const std::vector<std::string>& kernels,
   bool build_failed = false;
   auto targets = build(g, specs, backends, build_failed);
   std::cerr << "== verify\n";
-  sb::VerifyOptions vo;
-  vo.seeds = seeds;
-  auto records = sb::verify(targets, vo, progress);
-  std::cout << sb::format_verify_summary(records);
-  std::string failures = sb::format_verify_failures(records);
-  if (!failures.empty()) std::cout << "\n" << failures;
-  std::cout << sb::format_verify_totals(records) << "\n";
+  auto records = verify_and_summarize(targets, seeds, progress);
   auto failed = sb::failed_variants(records);
   nlohmann::json vsum = verification_summary(records);
   std::cerr << "== bench\n";
@@ -682,13 +690,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
       if (v.is_string()) failed.insert(v.get<std::string>());
     std::cerr << "verification was done before the interruption: " << verification.dump() << "\n";
   } else {
-    sb::VerifyOptions vo;
-    vo.seeds = seeds;
-    auto records = sb::verify(targets, vo, progress);
-    std::cout << sb::format_verify_summary(records);
-    std::string failures = sb::format_verify_failures(records);
-    if (!failures.empty()) std::cout << "\n" << failures;
-    std::cout << sb::format_verify_totals(records) << "\n";
+    auto records = verify_and_summarize(targets, seeds, progress);
     failed = sb::failed_variants(records);
     verification = verification_summary(records);
     state["failed_variants"] = failed;
