@@ -20,7 +20,9 @@ extern "C" {
 #endif
 
 typedef struct sb_args {
-  void* const* tensors; /* one base pointer per spec tensor, spec order */
+  /* One base pointer per spec tensor, spec order. Each tensor is a separate allocation: no two
+     overlap, so generated code may declare them non-aliasing (__restrict, llvm.noalias). */
+  void* const* tensors;
   const int64_t* sizes; /* one value per size parameter, spec order */
   void* stream;         /* cudaStream_t for CUDA modules; NULL elsewhere */
 } sb_args;

@@ -30,7 +30,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @adamw_loops(%param: memref<?xf32>, %grad: memref<?xf32>, %m: memref<?xf32>, %v: memref<?xf32>, %lr: memref<f32>, %beta1: memref<f32>, %beta2: memref<f32>, %eps: memref<f32>, %weight_decay: memref<f32>, %beta1_correction: memref<f32>, %beta2_correction: memref<f32>, %param_out: memref<?xf32>, %m_out: memref<?xf32>, %v_out: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @adamw_loops(%param: memref<?xf32> {llvm.noalias}, %grad: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %v: memref<?xf32> {llvm.noalias}, %lr: memref<f32> {llvm.noalias}, %beta1: memref<f32> {llvm.noalias}, %beta2: memref<f32> {llvm.noalias}, %eps: memref<f32> {llvm.noalias}, %weight_decay: memref<f32> {llvm.noalias}, %beta1_correction: memref<f32> {llvm.noalias}, %beta2_correction: memref<f32> {llvm.noalias}, %param_out: memref<?xf32> {llvm.noalias}, %m_out: memref<?xf32> {llvm.noalias}, %v_out: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -86,7 +86,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @adamw_tiled_vector(%param: memref<?xf32>, %grad: memref<?xf32>, %m: memref<?xf32>, %v: memref<?xf32>, %lr: memref<f32>, %beta1: memref<f32>, %beta2: memref<f32>, %eps: memref<f32>, %weight_decay: memref<f32>, %beta1_correction: memref<f32>, %beta2_correction: memref<f32>, %param_out: memref<?xf32>, %m_out: memref<?xf32>, %v_out: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @adamw_tiled_vector(%param: memref<?xf32> {llvm.noalias}, %grad: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %v: memref<?xf32> {llvm.noalias}, %lr: memref<f32> {llvm.noalias}, %beta1: memref<f32> {llvm.noalias}, %beta2: memref<f32> {llvm.noalias}, %eps: memref<f32> {llvm.noalias}, %weight_decay: memref<f32> {llvm.noalias}, %beta1_correction: memref<f32> {llvm.noalias}, %beta2_correction: memref<f32> {llvm.noalias}, %param_out: memref<?xf32> {llvm.noalias}, %m_out: memref<?xf32> {llvm.noalias}, %v_out: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -142,7 +142,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @adamw_openmp(%param: memref<?xf32>, %grad: memref<?xf32>, %m: memref<?xf32>, %v: memref<?xf32>, %lr: memref<f32>, %beta1: memref<f32>, %beta2: memref<f32>, %eps: memref<f32>, %weight_decay: memref<f32>, %beta1_correction: memref<f32>, %beta2_correction: memref<f32>, %param_out: memref<?xf32>, %m_out: memref<?xf32>, %v_out: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @adamw_openmp(%param: memref<?xf32> {llvm.noalias}, %grad: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %v: memref<?xf32> {llvm.noalias}, %lr: memref<f32> {llvm.noalias}, %beta1: memref<f32> {llvm.noalias}, %beta2: memref<f32> {llvm.noalias}, %eps: memref<f32> {llvm.noalias}, %weight_decay: memref<f32> {llvm.noalias}, %beta1_correction: memref<f32> {llvm.noalias}, %beta2_correction: memref<f32> {llvm.noalias}, %param_out: memref<?xf32> {llvm.noalias}, %m_out: memref<?xf32> {llvm.noalias}, %v_out: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>

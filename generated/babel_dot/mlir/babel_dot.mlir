@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @babel_dot_loops(%a: memref<?xf64>, %b: memref<?xf64>, %total: memref<f64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @babel_dot_loops(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %total: memref<f64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // total = sum(i in 0..N: a[i] * b[i])
     %0 = arith.constant 0.0 : f64
     linalg.fill ins(%0 : f64) outs(%total : memref<f64>)
@@ -45,7 +45,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @babel_dot_tiled_vector(%a: memref<?xf64>, %b: memref<?xf64>, %total: memref<f64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @babel_dot_tiled_vector(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %total: memref<f64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // total = sum(i in 0..N: a[i] * b[i])
     %0 = arith.constant 0.0 : f64
     linalg.fill ins(%0 : f64) outs(%total : memref<f64>)
@@ -60,7 +60,7 @@ module {
         outs(%total : memref<f64>) {
       ^bb0(%7: f64, %8: f64, %9: f64, %10: f64):
       %11 = arith.mulf %8, %9 : f64
-      %12 = arith.addf %10, %11 : f64
+      %12 = arith.addf %10, %11 fastmath<reassoc> : f64
       linalg.yield %12 : f64
     }
     return
@@ -71,7 +71,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @babel_dot_openmp(%a: memref<?xf64>, %b: memref<?xf64>, %total: memref<f64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @babel_dot_openmp(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %total: memref<f64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // total = sum(i in 0..N: a[i] * b[i])
     %0 = arith.constant 0.0 : f64
     linalg.fill ins(%0 : f64) outs(%total : memref<f64>)
@@ -86,7 +86,7 @@ module {
         outs(%total : memref<f64>) {
       ^bb0(%7: f64, %8: f64, %9: f64, %10: f64):
       %11 = arith.mulf %8, %9 : f64
-      %12 = arith.addf %10, %11 : f64
+      %12 = arith.addf %10, %11 fastmath<reassoc> : f64
       linalg.yield %12 : f64
     }
     return

@@ -21,7 +21,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @babel_nstream_loops(%a: memref<?xf64>, %b: memref<?xf64>, %c: memref<?xf64>, %scalar: memref<f64>, %a_out: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @babel_nstream_loops(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %scalar: memref<f64> {llvm.noalias}, %a_out: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a_out[i] = a[i] + b[i] + scalar * c[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
@@ -42,7 +42,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @babel_nstream_tiled_vector(%a: memref<?xf64>, %b: memref<?xf64>, %c: memref<?xf64>, %scalar: memref<f64>, %a_out: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @babel_nstream_tiled_vector(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %scalar: memref<f64> {llvm.noalias}, %a_out: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a_out[i] = a[i] + b[i] + scalar * c[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
@@ -63,7 +63,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @babel_nstream_openmp(%a: memref<?xf64>, %b: memref<?xf64>, %c: memref<?xf64>, %scalar: memref<f64>, %a_out: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @babel_nstream_openmp(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %scalar: memref<f64> {llvm.noalias}, %a_out: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a_out[i] = a[i] + b[i] + scalar * c[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>

@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @conv1d_loops(%x: memref<?xf32>, %w: memref<?xf32>, %y: memref<?xf32>, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @conv1d_loops(%x: memref<?xf32> {llvm.noalias}, %w: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -75,7 +75,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @conv1d_tiled_vector(%x: memref<?xf32>, %w: memref<?xf32>, %y: memref<?xf32>, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @conv1d_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %w: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -120,7 +120,7 @@ module {
       %38 = arith.constant 0.0 : f32
       %39 = arith.select %31, %37, %38 : f32
       %40 = arith.mulf %39, %9 : f32
-      %41 = arith.addf %10, %40 : f32
+      %41 = arith.addf %10, %40 fastmath<reassoc> : f32
       linalg.yield %41 : f32
     }
     return
@@ -131,7 +131,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @conv1d_openmp(%x: memref<?xf32>, %w: memref<?xf32>, %y: memref<?xf32>, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @conv1d_openmp(%x: memref<?xf32> {llvm.noalias}, %w: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -176,7 +176,7 @@ module {
       %38 = arith.constant 0.0 : f32
       %39 = arith.select %31, %37, %38 : f32
       %40 = arith.mulf %39, %9 : f32
-      %41 = arith.addf %10, %40 : f32
+      %41 = arith.addf %10, %40 fastmath<reassoc> : f32
       linalg.yield %41 : f32
     }
     return

@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @cross_entropy_loops(%probs: memref<?x?xf32>, %targets: memref<?xi32>, %losses: memref<?xf32>, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
+  func.func @cross_entropy_loops(%probs: memref<?x?xf32> {llvm.noalias}, %targets: memref<?xi32> {llvm.noalias}, %losses: memref<?xf32> {llvm.noalias}, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
     // losses[r] = -log(probs[r, targets[r]])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -42,7 +42,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @cross_entropy_tiled_vector(%probs: memref<?x?xf32>, %targets: memref<?xi32>, %losses: memref<?xf32>, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
+  func.func @cross_entropy_tiled_vector(%probs: memref<?x?xf32> {llvm.noalias}, %targets: memref<?xi32> {llvm.noalias}, %losses: memref<?xf32> {llvm.noalias}, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
     // losses[r] = -log(probs[r, targets[r]])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -65,7 +65,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @cross_entropy_openmp(%probs: memref<?x?xf32>, %targets: memref<?xi32>, %losses: memref<?xf32>, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
+  func.func @cross_entropy_openmp(%probs: memref<?x?xf32> {llvm.noalias}, %targets: memref<?xi32> {llvm.noalias}, %losses: memref<?xf32> {llvm.noalias}, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
     // losses[r] = -log(probs[r, targets[r]])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>

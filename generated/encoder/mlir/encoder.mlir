@@ -20,7 +20,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @encoder_loops(%inp: memref<?x?xi32>, %wte: memref<?x?xf32>, %wpe: memref<?x?xf32>, %y: memref<?x?x?xf32>, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
+  func.func @encoder_loops(%inp: memref<?x?xi32> {llvm.noalias}, %wte: memref<?x?xf32> {llvm.noalias}, %wpe: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
     // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -44,7 +44,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @encoder_tiled_vector(%inp: memref<?x?xi32>, %wte: memref<?x?xf32>, %wpe: memref<?x?xf32>, %y: memref<?x?x?xf32>, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
+  func.func @encoder_tiled_vector(%inp: memref<?x?xi32> {llvm.noalias}, %wte: memref<?x?xf32> {llvm.noalias}, %wpe: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
     // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -68,7 +68,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @encoder_openmp(%inp: memref<?x?xi32>, %wte: memref<?x?xf32>, %wpe: memref<?x?xf32>, %y: memref<?x?x?xf32>, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
+  func.func @encoder_openmp(%inp: memref<?x?xi32> {llvm.noalias}, %wte: memref<?x?xf32> {llvm.noalias}, %wpe: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
     // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index

@@ -23,7 +23,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @layernorm_loops(%inp: memref<?x?xf32>, %weight: memref<?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %variance: memref<?xf32>, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @layernorm_loops(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %mean: memref<?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %variance: memref<?xf32> {llvm.noalias}, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
     // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
     %0 = memref.alloc(%BT) : memref<?xf32>
     %1 = arith.constant 0.0 : f32
@@ -123,7 +123,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @layernorm_tiled_vector(%inp: memref<?x?xf32>, %weight: memref<?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %variance: memref<?xf32>, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @layernorm_tiled_vector(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %mean: memref<?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %variance: memref<?xf32> {llvm.noalias}, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
     // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
     %0 = memref.alloc(%BT) : memref<?xf32>
     %1 = arith.constant 0.0 : f32
@@ -139,7 +139,7 @@ module {
         ins(%8, %inp : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%0 : memref<?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32):
-      %12 = arith.addf %11, %10 : f32
+      %12 = arith.addf %11, %10 fastmath<reassoc> : f32
       linalg.yield %12 : f32
     }
     %13 = arith.constant 0 : index
@@ -172,7 +172,7 @@ module {
       %34 = arith.subf %31, %32 : f32
       %35 = arith.subf %31, %32 : f32
       %36 = arith.mulf %34, %35 : f32
-      %37 = arith.addf %33, %36 : f32
+      %37 = arith.addf %33, %36 fastmath<reassoc> : f32
       linalg.yield %37 : f32
     }
     %38 = arith.constant 0 : index
@@ -223,7 +223,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @layernorm_openmp(%inp: memref<?x?xf32>, %weight: memref<?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %variance: memref<?xf32>, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @layernorm_openmp(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %mean: memref<?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %variance: memref<?xf32> {llvm.noalias}, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
     // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
     %0 = memref.alloc(%BT) : memref<?xf32>
     %1 = arith.constant 0.0 : f32
@@ -239,7 +239,7 @@ module {
         ins(%8, %inp : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%0 : memref<?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32):
-      %12 = arith.addf %11, %10 : f32
+      %12 = arith.addf %11, %10 fastmath<reassoc> : f32
       linalg.yield %12 : f32
     }
     %13 = arith.constant 0 : index
@@ -272,7 +272,7 @@ module {
       %34 = arith.subf %31, %32 : f32
       %35 = arith.subf %31, %32 : f32
       %36 = arith.mulf %34, %35 : f32
-      %37 = arith.addf %33, %36 : f32
+      %37 = arith.addf %33, %36 fastmath<reassoc> : f32
       linalg.yield %37 : f32
     }
     %38 = arith.constant 0 : index

@@ -20,7 +20,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @matmul_bias_loops(%inp: memref<?x?xf32>, %weight: memref<?x?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @matmul_bias_loops(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
     %0 = memref.alloc(%BT, %OC) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -60,7 +60,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @matmul_bias_tiled_vector(%inp: memref<?x?xf32>, %weight: memref<?x?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @matmul_bias_tiled_vector(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
     %0 = memref.alloc(%BT, %OC) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -78,7 +78,7 @@ module {
         outs(%0 : memref<?x?xf32>) {
       ^bb0(%10: f32, %11: f32, %12: f32, %13: f32):
       %14 = arith.mulf %11, %12 : f32
-      %15 = arith.addf %13, %14 : f32
+      %15 = arith.addf %13, %14 fastmath<reassoc> : f32
       linalg.yield %15 : f32
     }
     %16 = arith.constant 0 : index
@@ -100,7 +100,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @matmul_bias_openmp(%inp: memref<?x?xf32>, %weight: memref<?x?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @matmul_bias_openmp(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
     %0 = memref.alloc(%BT, %OC) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -118,7 +118,7 @@ module {
         outs(%0 : memref<?x?xf32>) {
       ^bb0(%10: f32, %11: f32, %12: f32, %13: f32):
       %14 = arith.mulf %11, %12 : f32
-      %15 = arith.addf %13, %14 : f32
+      %15 = arith.addf %13, %14 fastmath<reassoc> : f32
       linalg.yield %15 : f32
     }
     %16 = arith.constant 0 : index

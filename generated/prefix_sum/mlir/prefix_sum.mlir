@@ -18,7 +18,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @prefix_sum_loops(%x: memref<?xf32>, %y: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @prefix_sum_loops(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..(i + 1): x[j])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -47,7 +47,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @prefix_sum_tiled_vector(%x: memref<?xf32>, %y: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @prefix_sum_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..(i + 1): x[j])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -63,7 +63,7 @@ module {
       %9 = arith.constant 0.0 : f32
       %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 : f32
+        %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
       linalg.yield %10 : f32
@@ -76,7 +76,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @prefix_sum_openmp(%x: memref<?xf32>, %y: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @prefix_sum_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..(i + 1): x[j])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -92,7 +92,7 @@ module {
       %9 = arith.constant 0.0 : f32
       %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 : f32
+        %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
       linalg.yield %10 : f32

@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_conv1d_loops(%a: memref<?xf32>, %b: memref<?xf32>, %y: memref<?xf32>, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_conv1d_loops(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..K: a[i + j] * b[j])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -62,7 +62,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_conv1d_tiled_vector(%a: memref<?xf32>, %b: memref<?xf32>, %y: memref<?xf32>, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_conv1d_tiled_vector(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..K: a[i + j] * b[j])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -94,7 +94,7 @@ module {
       %25 = arith.constant 0.0 : f32
       %26 = arith.select %18, %24, %25 : f32
       %27 = arith.mulf %26, %9 : f32
-      %28 = arith.addf %10, %27 : f32
+      %28 = arith.addf %10, %27 fastmath<reassoc> : f32
       linalg.yield %28 : f32
     }
     return
@@ -105,7 +105,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_conv1d_openmp(%a: memref<?xf32>, %b: memref<?xf32>, %y: memref<?xf32>, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_conv1d_openmp(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..K: a[i + j] * b[j])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -137,7 +137,7 @@ module {
       %25 = arith.constant 0.0 : f32
       %26 = arith.select %18, %24, %25 : f32
       %27 = arith.mulf %26, %9 : f32
-      %28 = arith.addf %10, %27 : f32
+      %28 = arith.addf %10, %27 fastmath<reassoc> : f32
       linalg.yield %28 : f32
     }
     return

@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_dot_loops(%a: memref<?xf32>, %b: memref<?xf32>, %y: memref<f32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_dot_loops(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<f32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y = sum(i in 0..N: a[i] * b[i])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<f32>)
@@ -45,7 +45,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_dot_tiled_vector(%a: memref<?xf32>, %b: memref<?xf32>, %y: memref<f32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_dot_tiled_vector(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<f32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y = sum(i in 0..N: a[i] * b[i])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<f32>)
@@ -60,7 +60,7 @@ module {
         outs(%y : memref<f32>) {
       ^bb0(%7: f32, %8: f32, %9: f32, %10: f32):
       %11 = arith.mulf %8, %9 : f32
-      %12 = arith.addf %10, %11 : f32
+      %12 = arith.addf %10, %11 fastmath<reassoc> : f32
       linalg.yield %12 : f32
     }
     return
@@ -71,7 +71,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_dot_openmp(%a: memref<?xf32>, %b: memref<?xf32>, %y: memref<f32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_dot_openmp(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<f32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y = sum(i in 0..N: a[i] * b[i])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<f32>)
@@ -86,7 +86,7 @@ module {
         outs(%y : memref<f32>) {
       ^bb0(%7: f32, %8: f32, %9: f32, %10: f32):
       %11 = arith.mulf %8, %9 : f32
-      %12 = arith.addf %10, %11 : f32
+      %12 = arith.addf %10, %11 fastmath<reassoc> : f32
       linalg.yield %12 : f32
     }
     return

@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_matmul_loops(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %y: memref<?x?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_matmul_loops(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?x?xf32>)
@@ -47,7 +47,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_matmul_tiled_vector(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %y: memref<?x?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_matmul_tiled_vector(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?x?xf32>)
@@ -64,7 +64,7 @@ module {
         outs(%y : memref<?x?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32, %12: f32):
       %13 = arith.mulf %10, %11 : f32
-      %14 = arith.addf %12, %13 : f32
+      %14 = arith.addf %12, %13 fastmath<reassoc> : f32
       linalg.yield %14 : f32
     }
     return
@@ -75,7 +75,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_matmul_openmp(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %y: memref<?x?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_matmul_openmp(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?x?xf32>)
@@ -92,7 +92,7 @@ module {
         outs(%y : memref<?x?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32, %12: f32):
       %13 = arith.mulf %10, %11 : f32
-      %14 = arith.addf %12, %13 : f32
+      %14 = arith.addf %12, %13 fastmath<reassoc> : f32
       linalg.yield %14 : f32
     }
     return

@@ -18,7 +18,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_pooling_loops(%a: memref<?xf32>, %y: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_pooling_loops(%a: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..3: a[i - k])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -61,7 +61,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_pooling_tiled_vector(%a: memref<?xf32>, %y: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_pooling_tiled_vector(%a: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..3: a[i - k])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -93,7 +93,7 @@ module {
       %24 = memref.load %a[%23] : memref<?xf32>
       %25 = arith.constant 0.0 : f32
       %26 = arith.select %18, %24, %25 : f32
-      %27 = arith.addf %10, %26 : f32
+      %27 = arith.addf %10, %26 fastmath<reassoc> : f32
       linalg.yield %27 : f32
     }
     return
@@ -104,7 +104,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @puzzle_pooling_openmp(%a: memref<?xf32>, %y: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @puzzle_pooling_openmp(%a: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..3: a[i - k])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
@@ -136,7 +136,7 @@ module {
       %24 = memref.load %a[%23] : memref<?xf32>
       %25 = arith.constant 0.0 : f32
       %26 = arith.select %18, %24, %25 : f32
-      %27 = arith.addf %10, %26 : f32
+      %27 = arith.addf %10, %26 fastmath<reassoc> : f32
       linalg.yield %27 : f32
     }
     return

@@ -20,7 +20,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @rmsnorm_loops(%x: memref<?x?xf32>, %weight: memref<?xf32>, %y: memref<?x?xf32>, %rstd: memref<?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @rmsnorm_loops(%x: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
     %0 = memref.alloc(%R) : memref<?xf32>
     %1 = arith.constant 0.0 : f32
@@ -77,7 +77,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @rmsnorm_tiled_vector(%x: memref<?x?xf32>, %weight: memref<?xf32>, %y: memref<?x?xf32>, %rstd: memref<?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @rmsnorm_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
     %0 = memref.alloc(%R) : memref<?xf32>
     %1 = arith.constant 0.0 : f32
@@ -94,7 +94,7 @@ module {
         outs(%0 : memref<?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32):
       %12 = arith.mulf %10, %10 : f32
-      %13 = arith.addf %11, %12 : f32
+      %13 = arith.addf %11, %12 fastmath<reassoc> : f32
       linalg.yield %13 : f32
     }
     %14 = arith.constant 0 : index
@@ -134,7 +134,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @rmsnorm_openmp(%x: memref<?x?xf32>, %weight: memref<?xf32>, %y: memref<?x?xf32>, %rstd: memref<?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @rmsnorm_openmp(%x: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
     %0 = memref.alloc(%R) : memref<?xf32>
     %1 = arith.constant 0.0 : f32
@@ -151,7 +151,7 @@ module {
         outs(%0 : memref<?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32):
       %12 = arith.mulf %10, %10 : f32
-      %13 = arith.addf %11, %12 : f32
+      %13 = arith.addf %11, %12 fastmath<reassoc> : f32
       linalg.yield %13 : f32
     }
     %14 = arith.constant 0 : index

@@ -18,7 +18,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @row_sum_loops(%x: memref<?x?xf32>, %s: memref<?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @row_sum_loops(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // s[r] = sum(c in 0..C: x[r, c])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%s : memref<?xf32>)
@@ -44,7 +44,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @row_sum_tiled_vector(%x: memref<?x?xf32>, %s: memref<?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @row_sum_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // s[r] = sum(c in 0..C: x[r, c])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%s : memref<?xf32>)
@@ -59,7 +59,7 @@ module {
         ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%s : memref<?xf32>) {
       ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.addf %10, %9 : f32
+      %11 = arith.addf %10, %9 fastmath<reassoc> : f32
       linalg.yield %11 : f32
     }
     return
@@ -70,7 +70,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @row_sum_openmp(%x: memref<?x?xf32>, %s: memref<?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @row_sum_openmp(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // s[r] = sum(c in 0..C: x[r, c])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%s : memref<?xf32>)
@@ -85,7 +85,7 @@ module {
         ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%s : memref<?xf32>) {
       ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.addf %10, %9 : f32
+      %11 = arith.addf %10, %9 fastmath<reassoc> : f32
       linalg.yield %11 : f32
     }
     return

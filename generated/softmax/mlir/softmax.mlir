@@ -21,7 +21,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @softmax_loops(%x: memref<?x?xf32>, %rowmax: memref<?xf32>, %e: memref<?x?xf32>, %rowsum: memref<?xf32>, %y: memref<?x?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @softmax_loops(%x: memref<?x?xf32> {llvm.noalias}, %rowmax: memref<?xf32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %rowsum: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // rowmax[r] = max(c in 0..C: x[r, c])
     %0 = arith.constant 0xFF800000 : f32
     linalg.fill ins(%0 : f32) outs(%rowmax : memref<?xf32>)
@@ -87,7 +87,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @softmax_tiled_vector(%x: memref<?x?xf32>, %rowmax: memref<?xf32>, %e: memref<?x?xf32>, %rowsum: memref<?xf32>, %y: memref<?x?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @softmax_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %rowmax: memref<?xf32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %rowsum: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // rowmax[r] = max(c in 0..C: x[r, c])
     %0 = arith.constant 0xFF800000 : f32
     linalg.fill ins(%0 : f32) outs(%rowmax : memref<?xf32>)
@@ -131,7 +131,7 @@ module {
         ins(%28, %e : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%rowsum : memref<?xf32>) {
       ^bb0(%29: f32, %30: f32, %31: f32):
-      %32 = arith.addf %31, %30 : f32
+      %32 = arith.addf %31, %30 fastmath<reassoc> : f32
       linalg.yield %32 : f32
     }
     // y[r, c] = e[r, c] / rowsum[r]
@@ -153,7 +153,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @softmax_openmp(%x: memref<?x?xf32>, %rowmax: memref<?xf32>, %e: memref<?x?xf32>, %rowsum: memref<?xf32>, %y: memref<?x?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @softmax_openmp(%x: memref<?x?xf32> {llvm.noalias}, %rowmax: memref<?xf32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %rowsum: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // rowmax[r] = max(c in 0..C: x[r, c])
     %0 = arith.constant 0xFF800000 : f32
     linalg.fill ins(%0 : f32) outs(%rowmax : memref<?xf32>)
@@ -197,7 +197,7 @@ module {
         ins(%28, %e : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%rowsum : memref<?xf32>) {
       ^bb0(%29: f32, %30: f32, %31: f32):
-      %32 = arith.addf %31, %30 : f32
+      %32 = arith.addf %31, %30 fastmath<reassoc> : f32
       linalg.yield %32 : f32
     }
     // y[r, c] = e[r, c] / rowsum[r]

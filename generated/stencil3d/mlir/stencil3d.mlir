@@ -18,7 +18,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @stencil3d_loops(%x: memref<?x?x?xf64>, %y: memref<?x?x?xf64>, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+  func.func @stencil3d_loops(%x: memref<?x?x?xf64> {llvm.noalias}, %y: memref<?x?x?xf64> {llvm.noalias}, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -175,7 +175,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @stencil3d_tiled_vector(%x: memref<?x?x?xf64>, %y: memref<?x?x?xf64>, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+  func.func @stencil3d_tiled_vector(%x: memref<?x?x?xf64> {llvm.noalias}, %y: memref<?x?x?xf64> {llvm.noalias}, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -332,7 +332,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @stencil3d_openmp(%x: memref<?x?x?xf64>, %y: memref<?x?x?xf64>, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+  func.func @stencil3d_openmp(%x: memref<?x?x?xf64> {llvm.noalias}, %y: memref<?x?x?xf64> {llvm.noalias}, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index

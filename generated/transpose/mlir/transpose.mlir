@@ -18,7 +18,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @transpose_loops(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @transpose_loops(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[j, i] = x[i, j]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -37,7 +37,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @transpose_tiled_vector(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @transpose_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[j, i] = x[i, j]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -56,7 +56,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @transpose_openmp(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @transpose_openmp(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[j, i] = x[i, j]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index

@@ -20,7 +20,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @triad_loops(%b: memref<?xf64>, %c: memref<?xf64>, %s: memref<f64>, %a: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @triad_loops(%b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %s: memref<f64> {llvm.noalias}, %a: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a[i] = b[i] + s * c[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
@@ -40,7 +40,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @triad_tiled_vector(%b: memref<?xf64>, %c: memref<?xf64>, %s: memref<f64>, %a: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @triad_tiled_vector(%b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %s: memref<f64> {llvm.noalias}, %a: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a[i] = b[i] + s * c[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
@@ -60,7 +60,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @triad_openmp(%b: memref<?xf64>, %c: memref<?xf64>, %s: memref<f64>, %a: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @triad_openmp(%b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %s: memref<f64> {llvm.noalias}, %a: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a[i] = b[i] + s * c[i]
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>

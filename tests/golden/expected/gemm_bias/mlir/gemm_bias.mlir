@@ -23,7 +23,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @gemm_bias_loops(%a: memref<?x?xf32>, %bt: memref<?x?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %p: memref<?x?xf64>, %q: memref<?x?xf64>, %z: memref<?x?xf64>, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @gemm_bias_loops(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
     %0 = memref.alloc(%M, %N) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -82,7 +82,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @gemm_bias_tiled_vector(%a: memref<?x?xf32>, %bt: memref<?x?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %p: memref<?x?xf64>, %q: memref<?x?xf64>, %z: memref<?x?xf64>, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @gemm_bias_tiled_vector(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
     %0 = memref.alloc(%M, %N) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -100,7 +100,7 @@ module {
         outs(%0 : memref<?x?xf32>) {
       ^bb0(%10: f32, %11: f32, %12: f32, %13: f32):
       %14 = arith.mulf %11, %12 : f32
-      %15 = arith.addf %13, %14 : f32
+      %15 = arith.addf %13, %14 fastmath<reassoc> : f32
       linalg.yield %15 : f32
     }
     %16 = arith.constant 0 : index
@@ -130,7 +130,7 @@ module {
         outs(%z : memref<?x?xf64>) {
       ^bb0(%33: f64, %34: f64, %35: f64, %36: f64):
       %37 = arith.mulf %34, %35 : f64
-      %38 = arith.addf %36, %37 : f64
+      %38 = arith.addf %36, %37 fastmath<reassoc> : f64
       linalg.yield %38 : f64
     }
     return
@@ -141,7 +141,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @gemm_bias_openmp(%a: memref<?x?xf32>, %bt: memref<?x?xf32>, %bias: memref<?xf32>, %y: memref<?x?xf32>, %p: memref<?x?xf64>, %q: memref<?x?xf64>, %z: memref<?x?xf64>, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @gemm_bias_openmp(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
     %0 = memref.alloc(%M, %N) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -159,7 +159,7 @@ module {
         outs(%0 : memref<?x?xf32>) {
       ^bb0(%10: f32, %11: f32, %12: f32, %13: f32):
       %14 = arith.mulf %11, %12 : f32
-      %15 = arith.addf %13, %14 : f32
+      %15 = arith.addf %13, %14 fastmath<reassoc> : f32
       linalg.yield %15 : f32
     }
     %16 = arith.constant 0 : index
@@ -189,7 +189,7 @@ module {
         outs(%z : memref<?x?xf64>) {
       ^bb0(%33: f64, %34: f64, %35: f64, %36: f64):
       %37 = arith.mulf %34, %35 : f64
-      %38 = arith.addf %36, %37 : f64
+      %38 = arith.addf %36, %37 fastmath<reassoc> : f64
       linalg.yield %38 : f64
     }
     return

@@ -24,7 +24,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @intmix_loops(%a: memref<?xi32>, %b: memref<?xi32>, %f: memref<?xf64>, %q: memref<?xi32>, %m: memref<?xi32>, %total: memref<i32>, %lut: memref<?xf64>, %g: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @intmix_loops(%a: memref<?xi32> {llvm.noalias}, %b: memref<?xi32> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %q: memref<?xi32> {llvm.noalias}, %m: memref<?xi32> {llvm.noalias}, %total: memref<i32> {llvm.noalias}, %lut: memref<?xf64> {llvm.noalias}, %g: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 16 : index
     // q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
     %1 = arith.constant 0 : index
@@ -192,7 +192,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @intmix_tiled_vector(%a: memref<?xi32>, %b: memref<?xi32>, %f: memref<?xf64>, %q: memref<?xi32>, %m: memref<?xi32>, %total: memref<i32>, %lut: memref<?xf64>, %g: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @intmix_tiled_vector(%a: memref<?xi32> {llvm.noalias}, %b: memref<?xi32> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %q: memref<?xi32> {llvm.noalias}, %m: memref<?xi32> {llvm.noalias}, %total: memref<i32> {llvm.noalias}, %lut: memref<?xf64> {llvm.noalias}, %g: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 16 : index
     // q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
     %1 = arith.constant 0 : index
@@ -360,7 +360,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @intmix_openmp(%a: memref<?xi32>, %b: memref<?xi32>, %f: memref<?xf64>, %q: memref<?xi32>, %m: memref<?xi32>, %total: memref<i32>, %lut: memref<?xf64>, %g: memref<?xf64>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @intmix_openmp(%a: memref<?xi32> {llvm.noalias}, %b: memref<?xi32> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %q: memref<?xi32> {llvm.noalias}, %m: memref<?xi32> {llvm.noalias}, %total: memref<i32> {llvm.noalias}, %lut: memref<?xf64> {llvm.noalias}, %g: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 16 : index
     // q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
     %1 = arith.constant 0 : index

@@ -21,7 +21,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @layernorm_loops(%x: memref<?x?x?xf32>, %gain: memref<?xf32>, %mean: memref<?x?xf32>, %rstd: memref<?x?xf32>, %y: memref<?x?x?xf32>, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @layernorm_loops(%x: memref<?x?x?xf32> {llvm.noalias}, %gain: memref<?xf32> {llvm.noalias}, %mean: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
     %0 = memref.alloc(%B, %R) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -116,7 +116,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @layernorm_tiled_vector(%x: memref<?x?x?xf32>, %gain: memref<?xf32>, %mean: memref<?x?xf32>, %rstd: memref<?x?xf32>, %y: memref<?x?x?xf32>, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @layernorm_tiled_vector(%x: memref<?x?x?xf32> {llvm.noalias}, %gain: memref<?xf32> {llvm.noalias}, %mean: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
     %0 = memref.alloc(%B, %R) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -133,7 +133,7 @@ module {
         ins(%9, %x : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?x?xf32>)
         outs(%0 : memref<?x?xf32>) {
       ^bb0(%10: f32, %11: f32, %12: f32):
-      %13 = arith.addf %12, %11 : f32
+      %13 = arith.addf %12, %11 fastmath<reassoc> : f32
       linalg.yield %13 : f32
     }
     %14 = arith.constant 0 : index
@@ -168,7 +168,7 @@ module {
       %37 = arith.subf %34, %35 : f32
       %38 = arith.subf %34, %35 : f32
       %39 = arith.mulf %37, %38 : f32
-      %40 = arith.addf %36, %39 : f32
+      %40 = arith.addf %36, %39 fastmath<reassoc> : f32
       linalg.yield %40 : f32
     }
     %41 = arith.constant 0 : index
@@ -211,7 +211,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @layernorm_openmp(%x: memref<?x?x?xf32>, %gain: memref<?xf32>, %mean: memref<?x?xf32>, %rstd: memref<?x?xf32>, %y: memref<?x?x?xf32>, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @layernorm_openmp(%x: memref<?x?x?xf32> {llvm.noalias}, %gain: memref<?xf32> {llvm.noalias}, %mean: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
     %0 = memref.alloc(%B, %R) : memref<?x?xf32>
     %1 = arith.constant 0.0 : f32
@@ -228,7 +228,7 @@ module {
         ins(%9, %x : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?x?xf32>)
         outs(%0 : memref<?x?xf32>) {
       ^bb0(%10: f32, %11: f32, %12: f32):
-      %13 = arith.addf %12, %11 : f32
+      %13 = arith.addf %12, %11 fastmath<reassoc> : f32
       linalg.yield %13 : f32
     }
     %14 = arith.constant 0 : index
@@ -263,7 +263,7 @@ module {
       %37 = arith.subf %34, %35 : f32
       %38 = arith.subf %34, %35 : f32
       %39 = arith.mulf %37, %38 : f32
-      %40 = arith.addf %36, %39 : f32
+      %40 = arith.addf %36, %39 fastmath<reassoc> : f32
       linalg.yield %40 : f32
     }
     %41 = arith.constant 0 : index

@@ -21,7 +21,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @norms_loops(%a: memref<?x?xf64>, %l2: memref<f64>, %peak: memref<f64>, %lowest: memref<f64>, %rowmax_sum: memref<f64>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @norms_loops(%a: memref<?x?xf64> {llvm.noalias}, %l2: memref<f64> {llvm.noalias}, %peak: memref<f64> {llvm.noalias}, %lowest: memref<f64> {llvm.noalias}, %rowmax_sum: memref<f64> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
     %0 = memref.alloc() : memref<f64>
     %1 = arith.constant 0.0 : f64
@@ -146,7 +146,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @norms_tiled_vector(%a: memref<?x?xf64>, %l2: memref<f64>, %peak: memref<f64>, %lowest: memref<f64>, %rowmax_sum: memref<f64>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @norms_tiled_vector(%a: memref<?x?xf64> {llvm.noalias}, %l2: memref<f64> {llvm.noalias}, %peak: memref<f64> {llvm.noalias}, %lowest: memref<f64> {llvm.noalias}, %rowmax_sum: memref<f64> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
     %0 = memref.alloc() : memref<f64>
     %1 = arith.constant 0.0 : f64
@@ -170,10 +170,10 @@ module {
         %18 = memref.load %a[%11, %16] : memref<?x?xf64>
         %19 = memref.load %a[%11, %16] : memref<?x?xf64>
         %20 = arith.mulf %18, %19 : f64
-        %21 = arith.addf %17, %20 : f64
+        %21 = arith.addf %17, %20 fastmath<reassoc> : f64
         scf.yield %21 : f64
       }
-      %22 = arith.addf %9, %15 : f64
+      %22 = arith.addf %9, %15 fastmath<reassoc> : f64
       linalg.yield %22 : f64
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
@@ -260,7 +260,7 @@ module {
         %81 = arith.maximumf %79, %80 : f64
         scf.yield %81 : f64
       }
-      %82 = arith.addf %71, %77 : f64
+      %82 = arith.addf %71, %77 fastmath<reassoc> : f64
       linalg.yield %82 : f64
     }
     return
@@ -271,7 +271,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @norms_openmp(%a: memref<?x?xf64>, %l2: memref<f64>, %peak: memref<f64>, %lowest: memref<f64>, %rowmax_sum: memref<f64>, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @norms_openmp(%a: memref<?x?xf64> {llvm.noalias}, %l2: memref<f64> {llvm.noalias}, %peak: memref<f64> {llvm.noalias}, %lowest: memref<f64> {llvm.noalias}, %rowmax_sum: memref<f64> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
     %0 = memref.alloc() : memref<f64>
     %1 = arith.constant 0.0 : f64
@@ -295,10 +295,10 @@ module {
         %18 = memref.load %a[%11, %16] : memref<?x?xf64>
         %19 = memref.load %a[%11, %16] : memref<?x?xf64>
         %20 = arith.mulf %18, %19 : f64
-        %21 = arith.addf %17, %20 : f64
+        %21 = arith.addf %17, %20 fastmath<reassoc> : f64
         scf.yield %21 : f64
       }
-      %22 = arith.addf %9, %15 : f64
+      %22 = arith.addf %9, %15 fastmath<reassoc> : f64
       linalg.yield %22 : f64
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
@@ -385,7 +385,7 @@ module {
         %81 = arith.maximumf %79, %80 : f64
         scf.yield %81 : f64
       }
-      %82 = arith.addf %71, %77 : f64
+      %82 = arith.addf %71, %77 fastmath<reassoc> : f64
       linalg.yield %82 : f64
     }
     return

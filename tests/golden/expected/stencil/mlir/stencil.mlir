@@ -21,7 +21,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @stencil_loops(%x: memref<?x?xf32>, %s: memref<?xf32>, %lap: memref<?x?xf32>, %smooth: memref<?xf32>, %cum: memref<?x?xf32>, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+  func.func @stencil_loops(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %lap: memref<?x?xf32> {llvm.noalias}, %smooth: memref<?xf32> {llvm.noalias}, %cum: memref<?x?xf32> {llvm.noalias}, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 2 : index
     %1 = arith.addi %W, %0 : index
     // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
@@ -251,7 +251,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @stencil_tiled_vector(%x: memref<?x?xf32>, %s: memref<?xf32>, %lap: memref<?x?xf32>, %smooth: memref<?xf32>, %cum: memref<?x?xf32>, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+  func.func @stencil_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %lap: memref<?x?xf32> {llvm.noalias}, %smooth: memref<?xf32> {llvm.noalias}, %cum: memref<?x?xf32> {llvm.noalias}, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 2 : index
     %1 = arith.addi %W, %0 : index
     // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
@@ -468,7 +468,7 @@ module {
         %202 = memref.load %x[%191, %201] : memref<?x?xf32>
         %203 = arith.constant 0.0 : f32
         %204 = arith.select %196, %202, %203 : f32
-        %205 = arith.addf %182, %204 : f32
+        %205 = arith.addf %182, %204 fastmath<reassoc> : f32
         scf.yield %205 : f32
       }
       linalg.yield %180 : f32
@@ -481,7 +481,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @stencil_openmp(%x: memref<?x?xf32>, %s: memref<?xf32>, %lap: memref<?x?xf32>, %smooth: memref<?xf32>, %cum: memref<?x?xf32>, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+  func.func @stencil_openmp(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %lap: memref<?x?xf32> {llvm.noalias}, %smooth: memref<?xf32> {llvm.noalias}, %cum: memref<?x?xf32> {llvm.noalias}, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 2 : index
     %1 = arith.addi %W, %0 : index
     // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
@@ -698,7 +698,7 @@ module {
         %202 = memref.load %x[%191, %201] : memref<?x?xf32>
         %203 = arith.constant 0.0 : f32
         %204 = arith.select %196, %202, %203 : f32
-        %205 = arith.addf %182, %204 : f32
+        %205 = arith.addf %182, %204 fastmath<reassoc> : f32
         scf.yield %205 : f32
       }
       linalg.yield %180 : f32

@@ -20,7 +20,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @vendor_reduce_loops(%x: memref<?xf32>, %v: memref<?xi32>, %norm: memref<f32>, %top: memref<i32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @vendor_reduce_loops(%x: memref<?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %norm: memref<f32> {llvm.noalias}, %top: memref<i32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // norm = sqrt(sum(i in 0..N: x[i] * x[i]))
     %0 = memref.alloc() : memref<f32>
     %1 = arith.constant 0.0 : f32
@@ -71,7 +71,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @vendor_reduce_tiled_vector(%x: memref<?xf32>, %v: memref<?xi32>, %norm: memref<f32>, %top: memref<i32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @vendor_reduce_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %norm: memref<f32> {llvm.noalias}, %top: memref<i32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // norm = sqrt(sum(i in 0..N: x[i] * x[i]))
     %0 = memref.alloc() : memref<f32>
     %1 = arith.constant 0.0 : f32
@@ -87,7 +87,7 @@ module {
         outs(%0 : memref<f32>) {
       ^bb0(%8: f32, %9: f32, %10: f32):
       %11 = arith.mulf %9, %9 : f32
-      %12 = arith.addf %10, %11 : f32
+      %12 = arith.addf %10, %11 fastmath<reassoc> : f32
       linalg.yield %12 : f32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
@@ -122,7 +122,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @vendor_reduce_openmp(%x: memref<?xf32>, %v: memref<?xi32>, %norm: memref<f32>, %top: memref<i32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @vendor_reduce_openmp(%x: memref<?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %norm: memref<f32> {llvm.noalias}, %top: memref<i32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // norm = sqrt(sum(i in 0..N: x[i] * x[i]))
     %0 = memref.alloc() : memref<f32>
     %1 = arith.constant 0.0 : f32
@@ -138,7 +138,7 @@ module {
         outs(%0 : memref<f32>) {
       ^bb0(%8: f32, %9: f32, %10: f32):
       %11 = arith.mulf %9, %9 : f32
-      %12 = arith.addf %10, %11 : f32
+      %12 = arith.addf %10, %11 fastmath<reassoc> : f32
       linalg.yield %12 : f32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}

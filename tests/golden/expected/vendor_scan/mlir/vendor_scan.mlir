@@ -19,7 +19,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @vendor_scan_loops(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @vendor_scan_loops(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -67,7 +67,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @vendor_scan_tiled_vector(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @vendor_scan_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -83,7 +83,7 @@ module {
       %9 = arith.constant 0.0 : f32
       %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 : f32
+        %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
       linalg.yield %10 : f32
@@ -115,7 +115,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @vendor_scan_openmp(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %N: index) attributes {llvm.emit_c_interface} {
+  func.func @vendor_scan_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
@@ -131,7 +131,7 @@ module {
       %9 = arith.constant 0.0 : f32
       %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 : f32
+        %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
       linalg.yield %10 : f32
