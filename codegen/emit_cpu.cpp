@@ -110,10 +110,32 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
 // block is computed one output cache line at a time into a line-sized buffer (an `omp simd` loop
 // the compiler keeps in registers) and written with one non-temporal store, so a large output
 // costs no read-for-ownership traffic; the partial lines at unaligned ends use plain stores.
+// Writes the output elements [first, end) of the innermost dimension, at the outer subscripts
+// `outer` (bound variables), one cache line at a time: computed into a line-sized buffer by an
+// `omp simd` loop, then stored with sb_store_line (non-temporal for a whole aligned line).
+void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const std::string& first,
+                       const std::string& end, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const std::string ty = c_type(L.spec().tensors[st.out].type);
+  w.line("int64_t sb_n = 0;");
+  w.open("for (int64_t sb_j = " + first + "; sb_j < " + end + "; sb_j += sb_n) {");
+  outer.push_back("sb_j");
+  w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, outer) + "];");
+  w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), " + end + " - sb_j);");
+  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {");
+  w.line("const int64_t " + L.var_name(static_cast<int>(st.rank()) - 1) + " = sb_j + sb_q;");
+  const std::string rhs = L.expr(*st.rhs, w, 0);
+  w.line("sb_line[sb_q] = " + rhs + ";");
+  w.close();
+  w.line("sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(" + ty + "));");
+  w.close();
+}
+
 void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  const std::string ty = c_type(L.spec().tensors[st.out].type);
   w.line("#pragma omp parallel");
   w.open("{");
   w.line(std::string("#pragma omp for schedule(static) nowait") +
@@ -129,20 +151,7 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   w.open("for (int64_t sb_b = 0; sb_b < " + inner + "; sb_b += SB_STREAM_BLOCK) {");
   w.line("const int64_t sb_e = " + inner + " - sb_b < SB_STREAM_BLOCK ? " + inner +
          " : sb_b + SB_STREAM_BLOCK;");
-  w.line("int64_t sb_n = 0;");
-  w.open("for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {");
-  subs.push_back("sb_j");
-  w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, subs) + "];");
-  w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), sb_e - sb_j);");
-  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
-  w.line("#pragma omp simd");
-  w.open("for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {");
-  w.line("const int64_t " + L.var_name(static_cast<int>(rank) - 1) + " = sb_j + sb_q;");
-  const std::string rhs = L.expr(*st.rhs, w, 0);
-  w.line("sb_line[sb_q] = " + rhs + ";");
-  w.close();
-  w.line("sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(" + ty + "));");
-  w.close();
+  emit_stream_lines(L, subs, "sb_b", "sb_e", w);
   w.close();
   for (size_t d = 0; d + 1 < rank; ++d) w.close();
   w.line("sb_stream_fence();");
@@ -249,30 +258,6 @@ std::vector<RowGroup> find_row_groups(const Spec& spec) {
   return groups;
 }
 
-// Writes the row-streaming form of a rank-2 elementwise statement inside a fused group's row
-// loop (its row index bound): the row is computed one output cache line at a time into a
-// line-sized buffer and written with non-temporal stores, as emit_stream_nest does for a whole
-// statement.
-void emit_row_stream(StmtLowering& L, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  const std::string ty = c_type(L.spec().tensors[st.out].type);
-  const std::string inner = L.extent(st.out, 1, kPrecAdd + 1);
-  w.line("int64_t sb_n = 0;");
-  w.open("for (int64_t sb_j = 0; sb_j < " + inner + "; sb_j += sb_n) {");
-  w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" +
-         L.flat_index(st.out, {L.var_name(0), "sb_j"}) + "];");
-  w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), " + inner + " - sb_j);");
-  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
-  w.line("#pragma omp simd");
-  w.open("for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {");
-  w.line("const int64_t " + L.var_name(1) + " = sb_j + sb_q;");
-  const std::string rhs = L.expr(*st.rhs, w, 0);
-  w.line("sb_line[sb_q] = " + rhs + ";");
-  w.close();
-  w.line("sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(" + ty + "));");
-  w.close();
-}
-
 // Writes the body of a fused group's kernel (an `int` function returning non-zero when a row
 // buffer could not be allocated). `Ls` holds one lowering per statement of the group, in order.
 // Rank-2 elementwise statements whose output is in memory get a streaming form too, chosen at run
@@ -330,7 +315,7 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter
     if (st.rank() == 2 && !contains_reduce(*st.rhs) && !row_local(st.out)) {
       streaming = true;
       b.open("if (sb_stream) {");
-      emit_row_stream(L, b);
+      emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1), b);
       CodeWriter plain(b.indent());
       emit_loop_nest(L, true, plain, /*in_row=*/true);
       b.close("} else {");
