@@ -209,10 +209,7 @@ nlohmann::json spec_hashes(const std::vector<sb::Target>& targets) {
     std::ifstream in(t.spec->path, std::ios::binary);
     std::ostringstream ss;
     ss << in.rdbuf();
-    char buf[20];
-    std::snprintf(buf, sizeof buf, "%016llx",
-                  static_cast<unsigned long long>(sb::fnv1a64(ss.str())));
-    h[t.spec->name] = buf;
+    h[t.spec->name] = sb::hex64(sb::fnv1a64(ss.str()));
   }
   return h;
 }

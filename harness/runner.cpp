@@ -456,9 +456,7 @@ std::map<std::string, std::string> run_context(const std::string& root,
   uint64_t h = fnv1a64("");
   for (const auto& p : gen_files)
     h = fnv1a64(p.filename().string() + "\n" + read_text(p.string()), h);
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  c["generator_hash"] = gen_files.empty() ? "unknown" : buf;
+  c["generator_hash"] = gen_files.empty() ? "unknown" : hex64(h);
   return c;
 }
 

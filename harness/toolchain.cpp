@@ -138,6 +138,12 @@ std::string compiler_version(const std::string& compiler) {
   return v;
 }
 
+std::string hex64(uint64_t h) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 uint64_t fnv1a64(std::string_view data, uint64_t h) {
   for (unsigned char c : data) {
     h ^= c;
@@ -181,9 +187,7 @@ std::string cache_key(const std::string& source_text, const std::string& abi_tex
   field(compiler_version_text);
   // -march=native code depends on the machine, and a cache folder may be shared between machines.
   if (native) field(cpu_model());
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return hex64(h);
 }
 
 BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {

@@ -49,6 +49,8 @@ ProcessResult run_process(const std::vector<std::string>& argv);
 std::string compiler_version(const std::string& compiler);
 
 uint64_t fnv1a64(std::string_view data, uint64_t h = 0xcbf29ce484222325ull);
+// `h` as 16 lower-case hex digits, the form of every hash specbench shows or stores.
+std::string hex64(uint64_t h);
 
 // The cache key: 16 lower-case hex digits.
 std::string cache_key(const std::string& source_text, const std::string& abi_text,
