@@ -34,11 +34,11 @@ class CudasimRuntime : public HostRuntime {
          // Calls the simulator's access hooks before every load and store (traffic counting);
          // no sanitizer runtime is linked. Without scalar replacement of aggregates, a float4 or
          // double2 copy stays one 16-byte access, as the vector load it stands for.
-         "-fno-tree-sra", "-fsanitize=kernel-address", "--param", "asan-instrumentation-with-call-threshold=0",
-         "--param", "asan-stack=0", "--param", "asan-globals=0", "-x", "c++",
-         "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE), "-I" + opt.abi_dir, "-Wl,--no-as-needed",
-         "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR), "-lspecbench_cudasim",
-         "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
+         "-fno-tree-sra", "-fsanitize=kernel-address", "--param",
+         "asan-instrumentation-with-call-threshold=0", "--param", "asan-stack=0", "--param",
+         "asan-globals=0", "-x", "c++", "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE),
+         "-I" + opt.abi_dir, "-Wl,--no-as-needed", "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR),
+         "-lspecbench_cudasim", "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
         "g++ (cudasim)"};
   }
 
