@@ -365,20 +365,82 @@ std::string vector_math_name(const std::string& libm_name) {
   return "sb_vec_" + libm_name;
 }
 
-std::string vector_math_declarations(const VectorMathNames& libm_names) {
-  if (libm_names.empty()) return "";
-  std::string out =
-      "// libm functions under names that vectorised loops call: on x86-64 glibc they carry the\n"
-      "// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).\n"
-      "#if defined(__x86_64__) && defined(__GLIBC__)\n"
-      "#define SB_VECTOR_MATH __attribute__((simd(\"notinbranch\")))\n"
-      "#else\n"
-      "#define SB_VECTOR_MATH\n"
-      "#endif\n";
-  for (const auto& [n, type] : libm_names) {
-    const char* t = c_type(type);
-    out += std::string("extern \"C\" SB_VECTOR_MATH ") + t + " " + vector_math_name(n) + "(" + t +
-           ") noexcept __asm__(\"" + n + "\");\n";
+namespace {
+
+// The inline approximations, branch-free so that SIMD loops evaluate them in registers.
+// e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2 (ln 2 split in two parts, the first
+// exact in products with |k| < 512); e^r - 1 by its Taylor polynomial to degree 7 (truncation
+// under 6e-9 relative); 2^k as two factors, so that no factor overflows before the result does.
+// tanh |x| = -m / (2 + m) with m = e^(-2|x|) - 1, which keeps full relative accuracy near 0
+// because m is 2^k (1 + q) - 1 = q exactly when k = 0.
+const char* const kApproxCommon = R"(static inline float sb_pow2i_f32(int32_t k) {
+  const uint32_t bits = (uint32_t)(k + 127) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+// e^r - 1 for x = k ln 2 + r; x in [-104, 89].
+static inline float sb_expm1_reduced_f32(float x, int32_t* k) {
+  const float shift = 12582912.0f;  // 1.5 * 2^23: the low bits of t hold round(x / ln 2)
+  const float t = x * 1.44269504f + shift;
+  const float n = t - shift;
+  int32_t tb;
+  __builtin_memcpy(&tb, &t, sizeof tb);
+  *k = tb - 0x4B400000;
+  const float r = (x - n * 0.693145751953125f) - n * 1.42860682e-6f;
+  return r * (1.0f + r * (0.5f + r * (0.166666672f + r * (0.0416666679f +
+              r * (0.00833333377f + r * (0.00138888892f + r * 0.000198412701f))))));
+}
+)";
+
+const char* const kApproxExp = R"(static inline float sb_approx_expf(float x) {
+  x = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // beyond: 0 and +inf; NaN stays
+  int32_t k;
+  const float q = sb_expm1_reduced_f32(x, &k);
+  const int32_t k1 = k >> 1;
+  return (1.0f + q) * sb_pow2i_f32(k1) * sb_pow2i_f32(k - k1);
+}
+)";
+
+const char* const kApproxTanh = R"(static inline float sb_approx_tanhf(float x) {
+  float a = fabsf(x);
+  a = a > 9.0f ? 9.0f : a;  // tanh(9) rounds to 1; NaN stays
+  int32_t k;
+  const float q = sb_expm1_reduced_f32(-2.0f * a, &k);
+  const float s = sb_pow2i_f32(k);
+  const float m = s * q + (s - 1.0f);
+  return copysignf(-m / (2.0f + m), x);
+}
+)";
+
+}  // namespace
+
+std::string vector_math_declarations(const VectorMath& math) {
+  if (math.empty()) return "";
+  std::string out;
+  if (!math.libm.empty()) {
+    out +=
+        "// libm functions under names that vectorised loops call: on x86-64 glibc they carry the\n"
+        "// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).\n"
+        "#if defined(__x86_64__) && defined(__GLIBC__)\n"
+        "#define SB_VECTOR_MATH __attribute__((simd(\"notinbranch\")))\n"
+        "#else\n"
+        "#define SB_VECTOR_MATH\n"
+        "#endif\n";
+    for (const auto& [n, type] : math.libm) {
+      const char* t = c_type(type);
+      out += std::string("extern \"C\" SB_VECTOR_MATH ") + t + " " + vector_math_name(n) + "(" +
+             t + ") noexcept __asm__(\"" + n + "\");\n";
+    }
+  }
+  if (!math.approx_used.empty()) {
+    if (!out.empty()) out += "\n";
+    out +=
+        "// f32 exp and tanh as branch-free polynomial forms that vectorise in place (variant\n"
+        "// parameter approx_math), within 4 ulp of the correctly rounded result.\n";
+    out += kApproxCommon;
+    if (math.approx_used.count(Fn::Exp)) out += kApproxExp;
+    if (math.approx_used.count(Fn::Tanh)) out += kApproxTanh;
   }
   return out;
 }
@@ -740,8 +802,12 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
     case Fn::Erf:
       SB_ASSERT(is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
       fn = std::string(fn_name(e.fn)) + (t == DType::F32 ? "f" : "");
-      if (vector_math_ && e.fn != Fn::Sqrt) {  // sqrt is an instruction already
-        vector_math_->emplace(fn, t);
+      if (vector_math_ && vector_math_->approx && t == DType::F32 &&
+          (e.fn == Fn::Exp || e.fn == Fn::Tanh)) {
+        vector_math_->approx_used.insert(e.fn);
+        fn = "sb_approx_" + fn;
+      } else if (vector_math_ && e.fn != Fn::Sqrt) {  // sqrt is an instruction already
+        vector_math_->libm.emplace(fn, t);
         fn = vector_math_name(fn);
       }
       break;

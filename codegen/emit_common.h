@@ -146,8 +146,18 @@ using ReducePragma = std::function<std::string(const ReduceSite&)>;
 // "reduction(+:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an OpenMP clause.
 std::string omp_reduction_clause(const ReduceSite& site);
 
-// libm function names ("expf", "erf") and their value type (F32 or F64).
-using VectorMathNames = std::map<std::string, DType>;
+// The math functions of a module's SIMD loops, collected while statements are printed.
+struct VectorMath {
+  // In: f32 exp and tanh print as inline polynomial forms (sb_approx_expf, sb_approx_tanhf)
+  // instead of calls into the vector math library.
+  bool approx = false;
+  // Out: libm function names ("expf", "erf") called through vector_math_name(), with their value
+  // type (F32 or F64).
+  std::map<std::string, DType> libm;
+  // Out: the functions printed as inline approximations.
+  std::set<Fn> approx_used;
+  bool empty() const { return libm.empty() && approx_used.empty(); }
+};
 
 class StmtLowering {
  public:
@@ -185,11 +195,12 @@ class StmtLowering {
   void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
   void clear_overrides() { overrides_.clear(); }
 
-  // When `names` is set, exp, log, tanh and erf print as vector_math_name(<libm name>) and
-  // that libm name ("expf", "tanh", ...) is recorded in *names with its type (F32 or F64): for
-  // SIMD loops that call a vector math library (vector_math_declarations). nullptr (the
-  // default) prints libm names.
-  void set_vector_math(VectorMathNames* names) { vector_math_ = names; }
+  // When `math` is set, exp, log, tanh and erf print as vector_math_name(<libm name>) and that
+  // libm name ("expf", "tanh", ...) is recorded in math->libm with its type (F32 or F64): for
+  // SIMD loops that call a vector math library (vector_math_declarations). With math->approx,
+  // f32 exp and tanh print as their inline approximations instead, recorded in
+  // math->approx_used. nullptr (the default) prints libm names.
+  void set_vector_math(VectorMath* math) { vector_math_ = math; }
 
   // Holds tensor `t` (rank >= 1, no boundary rule) as one row in the local array `name`: every
   // access prints `name[flat index of dimensions 1..]`, dropping the first subscript, which the
@@ -227,18 +238,20 @@ class StmtLowering {
   int next_acc_ = 0;
   int next_load_ = 0;
   std::map<const Expr*, std::string> overrides_;
-  VectorMathNames* vector_math_ = nullptr;
+  VectorMath* vector_math_ = nullptr;
   std::map<int, std::string> row_local_;
 };
 
 // The name generated code uses for the vector form of libm function `libm_name`: "sb_vec_expf".
 std::string vector_math_name(const std::string& libm_name);
 
-// Declarations of vector_math_name(n) for every n in `libm_names` (by name): each is libm's
+// Declarations of vector_math_name(n) for every n in `math.libm` (by name): each is libm's
 // function under another C++ name, declared with GCC's simd attribute on x86-64 glibc so that
 // vectorised loops call glibc's libmvec (the module must link -lmvec there), and a plain alias of
-// the libm function elsewhere. "" when the set is empty.
-std::string vector_math_declarations(const VectorMathNames& libm_names);
+// the libm function elsewhere. Then the definitions of the approximations in `math.approx_used`:
+// branch-free C++ (static inline) that vectorises in place, within 4 ulp of the correctly rounded
+// f32 result over the whole f32 range (NaN and infinities included). "" when `math` is empty.
+std::string vector_math_declarations(const VectorMath& math);
 
 // ---- File assembly ----------------------------------------------------------------------------
 

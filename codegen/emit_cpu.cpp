@@ -24,7 +24,12 @@ class CpuEmitter final : public Emitter {
   std::vector<StrategyInfo> strategies() const override {
     return {
         {"loops", "a scalar loop nest per statement", {}},
-        {"omp_simd", "OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions", {}},
+        {"omp_simd",
+         "OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions",
+         {
+             {"approx_math", 0, 0, 1, false,
+              "1: f32 exp and tanh as inline polynomial forms (within 4 ulp) instead of libmvec"},
+         }},
         {"blocked_matmul",
          "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
          "micro-kernel; other statements as omp_simd",
@@ -642,7 +647,7 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
 
 GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   HelperSet helpers;
-  VectorMathNames vector_math;
+  VectorMath vector_math;
   std::string kernels, launchers;
   const auto& variants = backend_variants(spec, em.backend());
   bool gemm_f32 = false, gemm_f64 = false, streaming = false, uses_malloc = false;
@@ -653,6 +658,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     const bool blocked = v.strategy == "blocked_matmul";
     const bool omp = v.strategy == "omp_simd" || blocked;
     SB_ASSERT(omp || v.strategy == "loops", "cpu strategy without a lowering: " + v.strategy);
+    vector_math.approx = v.strategy == "omp_simd" && param(v, *info, "approx_math") == 1;
 
     kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
     CodeWriter calls(1);

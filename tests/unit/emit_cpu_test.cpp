@@ -24,9 +24,9 @@ Spec load(const std::string& tensors, const std::string& compute, const std::str
       "  K: {bench: [64], verify: [7]}\n"
       "tensors:\n" +
       tensors + "compute: |\n" + compute + "variants:\n" + variants;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("sb_emit_cpu_test_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(n++) + ".yaml");
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("sb_emit_cpu_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".yaml");
   std::ofstream(path) << text;
   Result<Spec> s = load_and_check(path.string());
   std::filesystem::remove(path);
@@ -88,8 +88,9 @@ TEST(EmitCpuBlockedMatmul, GemmCallsEpilogueAndOtherStatements) {
   EXPECT_TRUE(has(c, "static inline void sb_gemm_pack_x_f32("));
   EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_GEMM_VBYTES 64\n#define SB_GEMM_MR 12"));
   // Plain layout; then both operands transposed, with the sum starting at k = 1.
-  EXPECT_TRUE(has(c, "if (sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 96, 512, 1024) != 0) "
-                     "return 1;"))
+  EXPECT_TRUE(has(c,
+                  "if (sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 96, 512, 1024) != 0) "
+                  "return 1;"))
       << c;
   EXPECT_TRUE(has(c, "const int64_t sb_k0 = 1;  // first k of the sum"));
   EXPECT_TRUE(has(c, "sb_gemm_f32(M, N, K - sb_k0, at + sb_k0 * M, 1, M, bt + sb_k0, 1, K, d, N,"))
@@ -109,7 +110,8 @@ TEST(EmitCpuBlockedMatmul, F64AndNoGemmWithoutTheStrategy) {
       "  a: {type: f64, shape: [M, K], role: in}\n  b: {type: f64, shape: [K, N], role: in}\n"
       "  c: {type: f64, shape: [M, N], role: out}\n",
       "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n",
-      "  cpu:\n    - {name: omp, strategy: omp_simd}\n    - {name: bm, strategy: blocked_matmul}\n");
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n    - {name: bm, strategy: "
+      "blocked_matmul}\n");
   const std::string c = emit("cpu", s);
   EXPECT_TRUE(has(c, "static int sb_gemm_f64("));
   EXPECT_FALSE(has(c, "sb_gemm_f32"));
@@ -123,6 +125,33 @@ TEST(EmitCpuBlockedMatmul, F64AndNoGemmWithoutTheStrategy) {
   const std::string p = emit("cpu", plain);
   EXPECT_FALSE(has(p, "sb_gemm"));
   EXPECT_FALSE(has(p, "#include <omp.h>"));
+}
+
+TEST(EmitCpuOmpSimd, ApproxMathOnlyForF32ExpAndTanhOfThatVariant) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [N], role: in}\n  w: {type: f64, shape: [N], role: in}\n"
+      "  y: {type: f32, shape: [N], role: out}\n  z: {type: f64, shape: [N], role: out}\n",
+      "  y[i] = exp(x[i]) + tanh(x[i]) + log(x[i])\n  z[i] = exp(w[i])\n",
+      "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n"
+      "    - {name: fast, strategy: omp_simd, approx_math: 1}\n");
+  const std::string c = emit("cpu", s);
+  // loops calls libm, omp the vector library, fast the inline forms for f32 exp and tanh only.
+  EXPECT_TRUE(has(c, "expf(x[i]) + tanhf(x[i]) + logf(x[i])")) << c;
+  EXPECT_TRUE(has(c, "sb_vec_expf(x[i]) + sb_vec_tanhf(x[i]) + sb_vec_logf(x[i])")) << c;
+  EXPECT_TRUE(has(c, "sb_approx_expf(x[i]) + sb_approx_tanhf(x[i]) + sb_vec_logf(x[i])")) << c;
+  EXPECT_FALSE(has(c, "sb_approx_exp(w[i])")) << c;
+  EXPECT_TRUE(has(c, "static inline float sb_approx_expf(float x) {"));
+  EXPECT_TRUE(has(c, "static inline float sb_approx_tanhf(float x) {"));
+  EXPECT_TRUE(has(c, "//   fast   strategy omp_simd: approx_math = 1")) << c;
+
+  // Without the parameter no approximation is emitted at all.
+  const Spec plain = load(
+      "  x: {type: f32, shape: [N], role: in}\n"
+      "  y: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = exp(x[i])\n", "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string p = emit("cpu", plain);
+  EXPECT_TRUE(has(p, "sb_vec_expf(x[i])")) << p;
+  EXPECT_FALSE(has(p, "sb_approx")) << p;
 }
 
 TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
@@ -142,15 +171,17 @@ TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
   EXPECT_TRUE(has(c, "const int64_t j = sb_j + sb_q;"));
   EXPECT_TRUE(has(c, "sb_line[sb_q] = x[i * N + j] * y[j];"));
   EXPECT_TRUE(has(c, "sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));"));
-  EXPECT_TRUE(has(c, "static inline void sb_store_line(void* dst, const void* line, int64_t bytes)"));
+  EXPECT_TRUE(
+      has(c, "static inline void sb_store_line(void* dst, const void* line, int64_t bytes)"));
   EXPECT_TRUE(has(c, "_mm512_stream_si512"));
   EXPECT_TRUE(has(c, "#include <immintrin.h>"));
   // The loops variant never streams: exactly one streaming kernel.
   EXPECT_EQ(c.find("sb_store_line(sb_dst"), c.rfind("sb_store_line(sb_dst"));
 
   // Without elementwise statements there is no streaming support code.
-  const Spec r = load("  y: {type: f32, shape: [N], role: in}\n  t: {type: f32, shape: [], role: out}\n",
-                      "  t = sum(i in 0..N: y[i])\n", "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const Spec r =
+      load("  y: {type: f32, shape: [N], role: in}\n  t: {type: f32, shape: [], role: out}\n",
+           "  t = sum(i in 0..N: y[i])\n", "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
   EXPECT_FALSE(has(emit("cpu", r), "sb_stream"));
 }
 
@@ -158,8 +189,9 @@ TEST(EmitVendorCpu, CblasCalls) {
   const Spec s = load(kMats, kGemmCompute, "  vendor_cpu:\n    - {name: ob, strategy: blas}\n");
   const std::string c = emit("vendor_cpu", s);
   EXPECT_TRUE(has(c, "#include <cblas.h>"));
-  EXPECT_TRUE(has(c, "cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)sb_m, (int)sb_n, "
-                     "(int)sb_k, 1.0f, a,"))
+  EXPECT_TRUE(has(c,
+                  "cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)sb_m, (int)sb_n, "
+                  "(int)sb_k, 1.0f, a,"))
       << c;
   EXPECT_TRUE(has(c, "(int)K, b, (int)N, 0.0f, c, (int)sb_n);"));
   EXPECT_TRUE(has(c, "cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans,")) << c;
@@ -188,18 +220,19 @@ TEST(EmitVendorCuda, CublasRowMajorTrick) {
 }
 
 TEST(EmitVendorCuda, CubReduceAndScan) {
-  const Spec r = load(
-      "  x: {type: f32, shape: [N], role: in}\n  d: {type: f32, shape: [], role: out}\n",
-      "  d = sqrt(max(i in 0..N: x[i] * x[i]))\n",
-      "  vendor_cuda:\n    - {name: cub, strategy: cub_reduce}\n");
+  const Spec r =
+      load("  x: {type: f32, shape: [N], role: in}\n  d: {type: f32, shape: [], role: out}\n",
+           "  d = sqrt(max(i in 0..N: x[i] * x[i]))\n",
+           "  vendor_cuda:\n    - {name: cub, strategy: cub_reduce}\n");
   const std::string c = emit("vendor_cuda", r);
   EXPECT_TRUE(has(c, "#include <cub/device/device_reduce.cuh>"));
   EXPECT_TRUE(has(c, "struct sb_op_max_f32 {"));
   EXPECT_TRUE(has(c, "return sb_max_f32(a, b);"));
   EXPECT_TRUE(has(c, "return x[i] * x[i];"));
   EXPECT_TRUE(has(c, "cub::DeviceReduce::TransformReduce("));
-  EXPECT_TRUE(has(c, "sb_tmp, sb_tmp_bytes, sb_index, d, sb_count, sb_op_max_f32(), sb_term, "
-                     "-INFINITY,"))
+  EXPECT_TRUE(has(c,
+                  "sb_tmp, sb_tmp_bytes, sb_index, d, sb_count, sb_op_max_f32(), sb_term, "
+                  "-INFINITY,"))
       << c;
   EXPECT_TRUE(has(c, "cudaMallocAsync(&sb_tmp, sb_tmp_bytes, sb_stream)"));
   EXPECT_TRUE(has(c, "cudaFreeAsync(sb_tmp, sb_stream)"));
@@ -217,8 +250,9 @@ TEST(EmitVendorCuda, CubReduceAndScan) {
   EXPECT_TRUE(has(t, "sb_tmp, sb_tmp_bytes, sb_in, y, sb_op_sum_f64(), sb_count, sb_stream));"))
       << t;
   EXPECT_TRUE(has(t, "cub::DeviceScan::ExclusiveScan("));
-  EXPECT_TRUE(has(t, "sb_tmp, sb_tmp_bytes, sb_in, z, sb_op_min_f64(), INFINITY, sb_count, "
-                     "sb_stream));"))
+  EXPECT_TRUE(has(t,
+                  "sb_tmp, sb_tmp_bytes, sb_in, z, sb_op_min_f64(), INFINITY, sb_count, "
+                  "sb_stream));"))
       << t;
   EXPECT_TRUE(has(t, "return 2.0 * x[k];"));
 }

@@ -298,7 +298,13 @@ TEST(EmitRegistry, OrderLookupAndParameters) {
   EXPECT_TRUE(tpo->params[0].power_of_two);
   EXPECT_EQ(tpo->params[0].min, 32);
   EXPECT_EQ(tpo->params[0].max, 1024);
-  EXPECT_TRUE(find_strategy(*find_emitter("cpu"), "omp_simd")->params.empty());
+  const StrategyInfo* omp = find_strategy(*find_emitter("cpu"), "omp_simd");
+  ASSERT_NE(omp, nullptr);
+  ASSERT_EQ(omp->params.size(), 1u);
+  EXPECT_EQ(omp->params[0].name, "approx_math");
+  EXPECT_EQ(omp->params[0].def, 0);
+  EXPECT_EQ(omp->params[0].min, 0);
+  EXPECT_EQ(omp->params[0].max, 1);
   EXPECT_TRUE(cuda.check_variant(Spec{}, v).ok());
 }
 

@@ -6,8 +6,9 @@
 //   1  y  f32[N]  out
 // Sizes (ABI order): N
 // Variants:
-//   loops     strategy loops
-//   omp_simd  strategy omp_simd
+//   loops            strategy loops
+//   omp_simd         strategy omp_simd: approx_math = 0 (default)
+//   omp_simd_approx  strategy omp_simd: approx_math = 1
 
 #include <math.h>
 #include <stdint.h>
@@ -30,6 +31,36 @@
 #define SB_VECTOR_MATH
 #endif
 extern "C" SB_VECTOR_MATH float sb_vec_tanhf(float) noexcept __asm__("tanhf");
+
+// f32 exp and tanh as branch-free polynomial forms that vectorise in place (variant
+// parameter approx_math), within 4 ulp of the correctly rounded result.
+static inline float sb_pow2i_f32(int32_t k) {
+  const uint32_t bits = (uint32_t)(k + 127) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+// e^r - 1 for x = k ln 2 + r; x in [-104, 89].
+static inline float sb_expm1_reduced_f32(float x, int32_t* k) {
+  const float shift = 12582912.0f;  // 1.5 * 2^23: the low bits of t hold round(x / ln 2)
+  const float t = x * 1.44269504f + shift;
+  const float n = t - shift;
+  int32_t tb;
+  __builtin_memcpy(&tb, &t, sizeof tb);
+  *k = tb - 0x4B400000;
+  const float r = (x - n * 0.693145751953125f) - n * 1.42860682e-6f;
+  return r * (1.0f + r * (0.5f + r * (0.166666672f + r * (0.0416666679f +
+              r * (0.00833333377f + r * (0.00138888892f + r * 0.000198412701f))))));
+}
+static inline float sb_approx_tanhf(float x) {
+  float a = fabsf(x);
+  a = a > 9.0f ? 9.0f : a;  // tanh(9) rounds to 1; NaN stays
+  int32_t k;
+  const float q = sb_expm1_reduced_f32(-2.0f * a, &k);
+  const float s = sb_pow2i_f32(k);
+  const float m = s * q + (s - 1.0f);
+  return copysignf(-m / (2.0f + m), x);
+}
 
 // -----------------------------------------------------------------------------
 // Streaming stores for large elementwise outputs
@@ -140,6 +171,42 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
   }
 }
 
+// Variant omp_simd_approx: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+
+// y[i] = 0.5 * x[i] * (1.0 + tanh(sqrt(2.0 / pi) * (x[i] + 0.044715 * x[i] * x[i] * x[i])))
+SB_STREAM_KERNEL static void sb_omp_simd_approx_s0(
+    const float* __restrict x, float* __restrict y, const int64_t N) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * N + 4 * N;
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait
+      for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
+        const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
+        int64_t sb_n = 0;
+        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
+          float* sb_dst = &y[sb_j];
+          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
+          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+            const int64_t i = sb_j + sb_q;
+            sb_line[sb_q] = 0.5f * x[i] * (1.0f + sb_approx_tanhf(sqrtf(2.0f / 3.1415927f) * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+          }
+          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < N; ++i) {
+      y[i] = 0.5f * x[i] * (1.0f + sb_approx_tanhf(sqrtf(2.0f / 3.1415927f) * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -166,6 +233,17 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant omp_simd_approx (strategy omp_simd).
+static int sb_variant_omp_simd_approx(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* y = (float*)sb_a->tensors[1];
+  const int64_t N = sb_a->sizes[0];
+
+  // y[i] = 0.5 * x[i] * (1.0 + tanh(sqrt(2.0 / pi) * (x[i] + 0.044715 * x[i] * x[i] * x[i])))
+  sb_omp_simd_approx_s0(x, y, N);
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -173,6 +251,7 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"loops", sb_variant_loops},
     {"omp_simd", sb_variant_omp_simd},
+    {"omp_simd_approx", sb_variant_omp_simd_approx},
 };
 
 static const sb_module sb_module_info = {
@@ -181,7 +260,7 @@ static const sb_module sb_module_info = {
     "cpu",   // backend
     2,       // tensors
     1,       // sizes
-    2,       // variants
+    3,       // variants
     sb_variants,
 };
 

@@ -7,7 +7,7 @@
 // Sizes (ABI order): N
 // Variants:
 //   loops     strategy loops
-//   omp_simd  strategy omp_simd
+//   omp_simd  strategy omp_simd: approx_math = 0 (default)
 
 #include <math.h>
 #include <stdint.h>

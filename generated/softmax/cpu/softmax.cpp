@@ -9,8 +9,9 @@
 //   4  y       f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
-//   loops     strategy loops
-//   omp_simd  strategy omp_simd
+//   loops            strategy loops
+//   omp_simd         strategy omp_simd: approx_math = 0 (default)
+//   omp_simd_approx  strategy omp_simd: approx_math = 1
 
 #include <math.h>
 #include <stdint.h>
@@ -41,6 +42,34 @@ static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a 
 #define SB_VECTOR_MATH
 #endif
 extern "C" SB_VECTOR_MATH float sb_vec_expf(float) noexcept __asm__("expf");
+
+// f32 exp and tanh as branch-free polynomial forms that vectorise in place (variant
+// parameter approx_math), within 4 ulp of the correctly rounded result.
+static inline float sb_pow2i_f32(int32_t k) {
+  const uint32_t bits = (uint32_t)(k + 127) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+// e^r - 1 for x = k ln 2 + r; x in [-104, 89].
+static inline float sb_expm1_reduced_f32(float x, int32_t* k) {
+  const float shift = 12582912.0f;  // 1.5 * 2^23: the low bits of t hold round(x / ln 2)
+  const float t = x * 1.44269504f + shift;
+  const float n = t - shift;
+  int32_t tb;
+  __builtin_memcpy(&tb, &t, sizeof tb);
+  *k = tb - 0x4B400000;
+  const float r = (x - n * 0.693145751953125f) - n * 1.42860682e-6f;
+  return r * (1.0f + r * (0.5f + r * (0.166666672f + r * (0.0416666679f +
+              r * (0.00833333377f + r * (0.00138888892f + r * 0.000198412701f))))));
+}
+static inline float sb_approx_expf(float x) {
+  x = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // beyond: 0 and +inf; NaN stays
+  int32_t k;
+  const float q = sb_expm1_reduced_f32(x, &k);
+  const int32_t k1 = k >> 1;
+  return (1.0f + q) * sb_pow2i_f32(k1) * sb_pow2i_f32(k - k1);
+}
 
 // -----------------------------------------------------------------------------
 // Streaming stores for large elementwise outputs
@@ -231,6 +260,85 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
   return sb_failed;
 }
 
+// Variant omp_simd_approx: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+
+// Statements 0 to 3 in one parallel loop over rows (rowmax, e, rowsum kept as one row per thread):
+// rowmax[r] = max(c in 0..C: x[r, c])
+// e[r, c] = exp(x[r, c] - rowmax[r])
+// rowsum[r] = sum(c in 0..C: e[r, c])
+// y[r, c] = e[r, c] / rowsum[r]
+SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
+    const float* __restrict x, float* __restrict y, const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors in memory outgrow the caches.
+  const int sb_stream = 4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES;
+  int sb_failed = 0;
+  #pragma omp parallel
+  {
+    float sb_row_rowmax[1];
+    float sb_row_rowsum[1];
+    float* sb_row_e = (float*)malloc(sizeof(float) * C);
+    const int sb_ok = sb_row_e != NULL;
+    if (!sb_ok) {
+      #pragma omp atomic write
+      sb_failed = 1;
+    }
+    #pragma omp for schedule(static)
+    for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
+      if (!sb_ok) continue;
+      {  // rowmax[r] = max(c in 0..C: x[r, c])
+        [[maybe_unused]] const int64_t r = sb_row;
+        float sb_acc0 = -INFINITY;
+        #pragma omp simd reduction(max:sb_acc0)
+        for (int64_t c = 0; c < C; ++c) {
+          sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
+        }
+        sb_row_rowmax[0] = sb_acc0;
+      }
+      {  // e[r, c] = exp(x[r, c] - rowmax[r])
+        [[maybe_unused]] const int64_t r = sb_row;
+        #pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          sb_row_e[c] = sb_approx_expf(x[r * C + c] - sb_row_rowmax[0]);
+        }
+      }
+      {  // rowsum[r] = sum(c in 0..C: e[r, c])
+        [[maybe_unused]] const int64_t r = sb_row;
+        float sb_acc0 = 0.0f;
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int64_t c = 0; c < C; ++c) {
+          sb_acc0 += sb_row_e[c];
+        }
+        sb_row_rowsum[0] = sb_acc0;
+      }
+      {  // y[r, c] = e[r, c] / rowsum[r]
+        const int64_t r = sb_row;
+        if (sb_stream) {
+          int64_t sb_n = 0;
+          for (int64_t sb_j = 0; sb_j < C; sb_j += sb_n) {
+            float* sb_dst = &y[r * C + sb_j];
+            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), C - sb_j);
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t c = sb_j + sb_q;
+              sb_line[sb_q] = sb_row_e[c] / sb_row_rowsum[0];
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t c = 0; c < C; ++c) {
+            y[r * C + c] = sb_row_e[c] / sb_row_rowsum[0];
+          }
+        }
+      }
+    }
+    if (sb_stream) sb_stream_fence();
+    free(sb_row_e);
+  }
+  return sb_failed;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -277,6 +385,27 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant omp_simd_approx (strategy omp_simd).
+static int sb_variant_omp_simd_approx(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* rowmax = (float*)sb_a->tensors[1];
+  float* e = (float*)sb_a->tensors[2];
+  float* rowsum = (float*)sb_a->tensors[3];
+  float* y = (float*)sb_a->tensors[4];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)rowmax;  // not used by any statement
+  (void)e;  // not used by any statement
+  (void)rowsum;  // not used by any statement
+
+  // rowmax[r] = max(c in 0..C: x[r, c])
+  // e[r, c] = exp(x[r, c] - rowmax[r])
+  // rowsum[r] = sum(c in 0..C: e[r, c])
+  // y[r, c] = e[r, c] / rowsum[r]
+  if (sb_omp_simd_approx_s0_3(x, y, R, C) != 0) return 1;
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -284,6 +413,7 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"loops", sb_variant_loops},
     {"omp_simd", sb_variant_omp_simd},
+    {"omp_simd_approx", sb_variant_omp_simd_approx},
 };
 
 static const sb_module sb_module_info = {
@@ -292,7 +422,7 @@ static const sb_module sb_module_info = {
     "cpu",      // backend
     5,          // tensors
     2,          // sizes
-    2,          // variants
+    3,          // variants
     sb_variants,
 };
 

@@ -11,7 +11,7 @@
 //   6  z     f64[M, N]  out
 // Sizes (ABI order): M, N, K
 // Variants:
-//   omp_simd  strategy omp_simd
+//   omp_simd  strategy omp_simd: approx_math = 0 (default)
 //   blocked   strategy blocked_matmul: mc = 64, kc = 256, nc = 512
 
 #include <math.h>

@@ -8,7 +8,7 @@
 //   3  top   i32[]   out
 // Sizes (ABI order): N
 // Variants:
-//   omp_simd  strategy omp_simd
+//   omp_simd  strategy omp_simd: approx_math = 0 (default)
 
 #include <math.h>
 #include <stdint.h>
