@@ -240,6 +240,10 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
     po.tools = toolchain(g);
     po.cache_dir = cache_dir(g);
     bo.probes = sb::run_probes(po, progress);
+    bo.end_probes = [po] {
+      std::cerr << "== probes again, at the end of the run\n";
+      return sb::run_probes(po, progress);
+    };
   }
   auto report = sb::bench(targets, bo, progress);
   if (!report.ok()) {
@@ -719,6 +723,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     po.tools = toolchain(g);
     po.cache_dir = cache_dir(g);
     bo.probes = sb::run_probes(po, progress);
+    bo.end_probes = [po] { return sb::run_probes(po, progress); };
   }
   auto with_kept = [&](nlohmann::json doc) {
     nlohmann::json all_entries = kept;

@@ -85,6 +85,7 @@ void finish(ProbeResult& p, double rate) {
   if (std::isfinite(rate) && rate > 0) {
     p.ok = true;
     p.rate = rate;
+    p.runs = {rate};
   } else {
     p.ok = false;
     p.reason = "measured a non-positive or non-finite rate";
@@ -317,6 +318,29 @@ ProbeResults run_probes(const ProbeOptions& opt,
   return r;
 }
 
+ProbeResults merge_probe_runs(const ProbeResults& start, const ProbeResults& end) {
+  if (!start.ran) return end;
+  if (!end.ran) return start;
+  ProbeResults r = start;
+  r.seconds = start.seconds + end.seconds;
+  for (ProbeResult& p : r.probes) {
+    const ProbeResult* q = end.find(p.device, p.name);
+    if (!q || !q->ok) continue;
+    if (!p.ok) {
+      p = *q;
+      continue;
+    }
+    const std::vector<double> runs{p.rate, q->rate};
+    if (q->rate > p.rate) p = *q;
+    p.runs = runs;
+    p.detail += "; start " + num(runs[0], runs[0] < 100 ? 1 : 0) + ", end " +
+                num(runs[1], runs[1] < 100 ? 1 : 0);
+  }
+  for (const ProbeResult& q : end.probes)
+    if (!start.find(q.device, q.name)) r.probes.push_back(q);
+  return r;
+}
+
 nlohmann::json probes_json(const ProbeResults& r) {
   nlohmann::json j;
   j["ran"] = r.ran;
@@ -333,6 +357,7 @@ nlohmann::json probes_json(const ProbeResults& r) {
       e["seconds"] = p.seconds;
       e["reps"] = p.reps;
       e["detail"] = p.detail;
+      e["runs"] = p.runs;
       for (const auto& [k, v] : p.params.items()) e[k] = v;
     } else {
       e["reason"] = p.reason;

@@ -1,5 +1,6 @@
-// Machine probes: what this machine can do at best, measured at the start of every benchmark run
-// so that each result can be put against a limit (see analysis.h).
+// Machine probes: what this machine can do at best, measured at the start and at the end of every
+// benchmark run so that each result can be put against a limit (see analysis.h). A shared machine's
+// bandwidth drifts within minutes; the better of the two measurements is the limit.
 //
 //   cpu triad   STREAM triad a[i] = b[i] + s*c[i] on three f64 arrays (256 MiB each by default,
 //               far beyond any last-level cache), OpenMP parallel; best of N passes after a
@@ -40,6 +41,9 @@ struct ProbeResult {
   int reps = 0;        // timed passes
   std::string detail;  // "3 x 256 MiB f64, 2 threads", "OpenBLAS ..., n=2048", ...
   nlohmann::json params = nlohmann::json::object();  // the numbers behind detail
+  // The rate of each time this probe ran in the benchmark run, in order (start, end); one entry
+  // when it ran once.
+  std::vector<double> runs;
 };
 
 struct ProbeResults {
@@ -86,9 +90,15 @@ BuildResult build_probe(const ProbeOptions& opt, const ProbeModule& m);
 ProbeResults run_probes(const ProbeOptions& opt,
                         const std::function<void(const std::string&)>& progress);
 
+// The probes of a run measured at its start and again at its end: each probe whose both
+// measurements succeeded keeps the one with the higher rate, with both rates in `runs` and in
+// its detail ("...; start 35.1, end 33.0"); a probe that succeeded only once keeps that one.
+// `seconds` is the sum of both. When either did not run, returns the other.
+ProbeResults merge_probe_runs(const ProbeResults& start, const ProbeResults& end);
+
 // {"ran": true, "seconds": 1.9, "cpu": {"triad": {"ok", "gbps" | "gflops", "seconds", "reps",
-// "detail", params...} | {"ok": false, "reason"}, ...}, "gpu": {...}}; {"ran": false, "reason"}
-// when not run.
+// "detail", "runs", params...} | {"ok": false, "reason"}, ...}, "gpu": {...}}; {"ran": false,
+// "reason"} when not run.
 nlohmann::json probes_json(const ProbeResults& r);
 
 // "37.1 GB/s (3 x 256 MiB f64, best of 10, 2 threads)" or "skipped: <reason>".

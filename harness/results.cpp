@@ -37,8 +37,22 @@ nlohmann::json rate(const nlohmann::json& entry, const char* counter) {
   return v * 1e-9;
 }
 
-// "bound", "arithmetic_intensity", "roofline_limit" and "roofline_fraction" of one entry whose
-// "gbps" and "gflops" are set.
+std::string iso_utc(std::time_t when) {
+  std::tm tm{};
+  gmtime_r(&when, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+bool entry_is_of(const nlohmann::json& entry, const std::string& name) {
+  std::string run = entry.value("run_name", entry.value("name", ""));
+  return run == name || (run.size() > name.size() && run.compare(0, name.size(), name) == 0 &&
+                         run[name.size()] == '/');
+}
+
 void annotate_roofline(nlohmann::json& e, const Roofline& r) {
   auto num = [&e](const char* k) { return e[k].is_number() ? e[k].get<double>() : 0.0; };
   bool has_bytes = e["gbps"].is_number();
@@ -56,22 +70,6 @@ void annotate_roofline(nlohmann::json& e, const Roofline& r) {
     f = roofline_fraction(r, num("gbps"), num("gflops"));
   }
   e["roofline_fraction"] = f && std::isfinite(*f) ? nlohmann::json(*f) : nlohmann::json(nullptr);
-}
-
-std::string iso_utc(std::time_t when) {
-  std::tm tm{};
-  gmtime_r(&when, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
-
-bool entry_is_of(const nlohmann::json& entry, const std::string& name) {
-  std::string run = entry.value("run_name", entry.value("name", ""));
-  return run == name || (run.size() > name.size() && run.compare(0, name.size(), name) == 0 &&
-                         run[name.size()] == '/');
 }
 
 Result<nlohmann::json> make_results_document(const std::string& gbench_json,

@@ -89,6 +89,10 @@ struct ResultProblem {
 // run_name is `name` or `name` followed by "/..." such as "/real_time" or "/manual_time").
 bool entry_is_of(const nlohmann::json& entry, const std::string& name);
 
+// Sets an entry's "bound", "arithmetic_intensity", "roofline_limit" and "roofline_fraction" from
+// `r` and the entry's "gbps" and "gflops" (make_results_document does this for every case).
+void annotate_roofline(nlohmann::json& entry, const Roofline& r);
+
 // Builds the document from Google Benchmark's JSON text (may be empty when nothing was timed:
 // then "benchmarks" is empty and the context holds date and host_name only besides `context`).
 // Entries that match no case are kept unchanged. Error when the text is not valid JSON.

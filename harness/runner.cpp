@@ -464,7 +464,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                           const ProgressFn& progress) {
   std::vector<ResultProblem> skipped, failed;
   std::vector<std::unique_ptr<Case>> cases;
-  const MachineLimits limits = limits_from_probes(opt.probes);
+  MachineLimits limits = limits_from_probes(opt.probes);
 
   size_t total = 0, done = 0;
   for (const Target& t : targets) {
@@ -629,6 +629,20 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     if (opt.display) console.Finalize();
   }
 
+  ProbeResults probes = opt.probes;
+  if (opt.end_probes) {
+    probes = merge_probe_runs(opt.probes, opt.end_probes());
+    limits = limits_from_probes(probes);
+    for (auto& k : cases)
+      k->roofline = choose_bound(k->bytes, k->flops, limits_for(limits, k->target->backend));
+    for (auto& e : entries)
+      for (const auto& k : cases)
+        if (entry_is_of(e, k->name)) {
+          annotate_roofline(e, k->roofline);
+          break;
+        }
+  }
+
   nlohmann::json shell = {
       {"context", gbench_context.is_null() ? nlohmann::json::object() : gbench_context},
       {"benchmarks", nlohmann::json::array()}};
@@ -636,12 +650,12 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                                    skipped, failed, opt.context);
   if (!doc.ok()) return doc.error();
   doc.value()["benchmarks"] = std::move(entries);
-  doc.value()["context"]["probes"] = probes_json(opt.probes);
+  doc.value()["context"]["probes"] = probes_json(probes);
   doc.value()["context"]["limits"] = limits_json(limits);
 
   BenchReport report;
   report.doc = std::move(doc.value());
-  report.probes = opt.probes;
+  report.probes = probes;
   report.limits = limits;
   // Plain records: one per case, from its median (or only) entry in the document.
   for (const auto& k : cases) {

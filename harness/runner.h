@@ -126,6 +126,10 @@ struct BenchOptions {
   std::set<std::string> exclude;  // "kernel/backend/variant" already failed: recorded, not run
   std::map<std::string, std::string> context;  // extra context (see run_context)
   ProbeResults probes;  // the machine probes of this run (run_probes); ran = false: none
+  // When set, called once after the last case is timed to probe the machine again; the limits
+  // then come from merge_probe_runs(probes, end_probes()), and every timed entry is annotated
+  // with them (entries passed to `checkpoint` carry the limits of the start probes).
+  std::function<ProbeResults()> end_probes;
   // Cases ("kernel/backend/variant/R=64,C=1024") measured by an earlier, interrupted run: neither
   // checked, timed nor recorded.
   std::set<std::string> done;
@@ -137,7 +141,7 @@ struct BenchOptions {
 struct BenchReport {
   nlohmann::json doc;  // the results document (see results.h)
   std::vector<BenchRecord> records;
-  ProbeResults probes;                 // opt.probes
+  ProbeResults probes;                 // opt.probes, merged with the end probes when taken
   MachineLimits limits;                // from the probes
   std::vector<SummaryRow> summary;     // summarize(records)
   std::vector<LanguageRow> languages;  // compare_languages(records)

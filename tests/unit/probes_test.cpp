@@ -137,4 +137,52 @@ TEST(Probes, NotRunIsDescribed) {
   EXPECT_EQ(r.find("cpu", "triad"), nullptr);
 }
 
+sb::ProbeResult probe(const std::string& name, bool ok, double rate) {
+  sb::ProbeResult p;
+  p.device = "cpu";
+  p.name = name;
+  p.unit = name == "triad" ? "GB/s" : "GFLOP/s";
+  p.ok = ok;
+  p.rate = ok ? rate : 0;
+  p.reason = ok ? "" : "failed";
+  p.detail = name;
+  if (ok) p.runs = {rate};
+  return p;
+}
+
+TEST(Probes, StartAndEndRunsKeepTheBetterRateAndBoth) {
+  sb::ProbeResults start, end;
+  start.ran = end.ran = true;
+  start.seconds = 1.5;
+  end.seconds = 2.0;
+  start.probes = {probe("triad", true, 35.1), probe("fma", true, 230), probe("sgemm", false, 0)};
+  end.probes = {probe("triad", true, 48.0), probe("fma", true, 210), probe("sgemm", true, 190),
+                probe("extra", true, 1)};
+  const sb::ProbeResults m = sb::merge_probe_runs(start, end);
+  EXPECT_DOUBLE_EQ(m.seconds, 3.5);
+  const sb::ProbeResult* triad = m.find("cpu", "triad");
+  ASSERT_NE(triad, nullptr);
+  EXPECT_DOUBLE_EQ(triad->rate, 48.0);  // the end was better
+  EXPECT_EQ(triad->runs, (std::vector<double>{35.1, 48.0}));
+  EXPECT_EQ(triad->detail, "triad; start 35.1, end 48.0");
+  const sb::ProbeResult* fma = m.find("cpu", "fma");
+  ASSERT_NE(fma, nullptr);
+  EXPECT_DOUBLE_EQ(fma->rate, 230.0);  // the start was better
+  EXPECT_EQ(fma->runs, (std::vector<double>{230.0, 210.0}));
+  const sb::ProbeResult* sgemm = m.find("cpu", "sgemm");  // failed at the start only
+  ASSERT_NE(sgemm, nullptr);
+  EXPECT_TRUE(sgemm->ok);
+  EXPECT_DOUBLE_EQ(sgemm->rate, 190.0);
+  EXPECT_EQ(sgemm->runs, (std::vector<double>{190.0}));
+  EXPECT_NE(m.find("cpu", "extra"), nullptr);
+  const nlohmann::json j = sb::probes_json(m);
+  EXPECT_EQ(j["cpu"]["triad"]["runs"], nlohmann::json({35.1, 48.0}));
+  EXPECT_DOUBLE_EQ(j["cpu"]["triad"]["gbps"].get<double>(), 48.0);
+
+  sb::ProbeResults none;
+  none.reason = "--no-probes";
+  EXPECT_EQ(sb::merge_probe_runs(none, end).probes.size(), end.probes.size());
+  EXPECT_EQ(sb::merge_probe_runs(start, none).probes.size(), start.probes.size());
+}
+
 }  // namespace
