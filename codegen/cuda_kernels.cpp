@@ -479,49 +479,104 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
   w.line("const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;");
   w.line("int64_t sb_done = 0;  // elements written by the vector loop");
   w.line("// " + str(lanes) + "-lane vectors need every vector-accessed buffer 16-byte aligned.");
+  // Row-contiguous reads of the vector width load as vectors when the output's rows hold whole
+  // vectors (checked at run time); narrower or wider ones stay per lane.
+  std::vector<const Expr*> rows;
+  for (const Expr* r : m.row_contiguous)
+    if (dtype_bytes(spec_.tensors[r->ref].type) * lanes == 16) rows.push_back(r);
+
+  // Writes the vector loop to `o`; `row_loads`: whether the reads in `rows` load as vectors.
+  auto vector_loop = [&](bool row_loads, CodeWriter& o) {
+    o.open("for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {");
+    for (int t : vt) {
+      const std::string n = c_name(spec_.tensors[t].name);
+      const std::string vty = vector_type(spec_.tensors[t].type, lanes);
+      o.line("const " + vty + " sb_vec_" + n + " = reinterpret_cast<const " + vty + "*>(" + n +
+             ")[sb_v];");
+    }
+    std::set<const Expr*> skip(contiguous);
+    if (row_loads) {
+      // Lane 0's indices address the vector: the other lanes differ only in the innermost one.
+      std::set<int> at;
+      for (const Expr* r : rows)
+        for (const auto& a : r->args)
+          for (size_t d = 0; d < st.rank(); ++d)
+            if (uses_var(*a, static_cast<int>(d))) at.insert(static_cast<int>(d));
+      for (size_t i = 0; i < rows.size(); ++i)
+        o.line(vector_type(spec_.tensors[rows[i]->ref].type, lanes) + " sb_row" + str(i) + ";");
+      CodeWriter blk(o.indent() + 1);
+      blk.line("const int64_t sb_t = " + str(lanes) + " * sb_v;");
+      bind_outputs(L, blk, "sb_t", &at);
+      L.clear_overrides();
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const std::string vty = vector_type(spec_.tensors[rows[i]->ref].type, lanes);
+        blk.line("sb_row" + str(i) + " = *reinterpret_cast<const " + vty + "*>(&" +
+                 L.expr(*rows[i], blk, kPrecUnary) + ");");
+        skip.insert(rows[i]);
+      }
+      o.line("{");
+      o.raw(blk.str());
+      o.line("}");
+    }
+    o.line(out_vt + " sb_res;");
+    // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
+    std::set<int> needed;
+    std::function<void(const Expr&)> collect = [&](const Expr& e) {
+      if (skip.count(&e)) return;
+      if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
+        needed.insert(e.ref);
+      for (const auto& a : e.args) collect(*a);
+    };
+    collect(*st.rhs);
+    const bool bind = !needed.empty();
+    for (int q = 0; q < lanes; ++q) {
+      L.clear_overrides();
+      for (const Expr* r : m.contiguous)
+        L.set_override(r, "sb_vec_" + c_name(spec_.tensors[r->ref].name) + "." + kLane[q]);
+      if (row_loads)
+        for (size_t i = 0; i < rows.size(); ++i)
+          L.set_override(rows[i], "sb_row" + str(i) + "." + kLane[q]);
+      CodeWriter lane(o.indent() + 1);
+      if (bind) {
+        lane.line("const int64_t sb_t = " + str(lanes) + " * sb_v + " + str(q) + ";");
+        bind_outputs(L, lane, "sb_t", &needed);
+      }
+      const std::string rhs = L.expr(*st.rhs, lane);
+      const std::string set = "sb_res." + std::string(kLane[q]) + " = " + rhs + ";";
+      if (lane.str().empty()) {
+        o.line(set);
+      } else {
+        lane.line(set);
+        o.line("{");
+        o.raw(lane.str());
+        o.line("}");
+      }
+    }
+    L.clear_overrides();
+    o.line("reinterpret_cast<" + out_vt + "*>(" + out + ")[sb_v] = sb_res;");
+    o.close();
+  };
+
   w.open("if (((" + ptrs + ") & 15) == 0) {");
   w.line("const int64_t sb_vectors = sb_total / " + str(lanes) + ";");
-  w.open("for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {");
-  for (int t : vt) {
-    const std::string n = c_name(spec_.tensors[t].name);
-    const std::string vty = vector_type(spec_.tensors[t].type, lanes);
-    w.line("const " + vty + " sb_vec_" + n + " = reinterpret_cast<const " + vty + "*>(" + n +
-           ")[sb_v];");
+  if (rows.empty()) {
+    vector_loop(false, w);
+  } else {
+    std::string row_ptrs;
+    std::set<int> seen;
+    for (const Expr* r : rows)
+      if (seen.insert(r->ref).second)
+        row_ptrs += (row_ptrs.empty() ? "(uintptr_t)" : " | (uintptr_t)") + L.tensor_name(r->ref);
+    w.line("// Rows of whole vectors: the reads along a row load as vectors too.");
+    w.open("if (" + L.extent(st.out, st.rank() - 1, kPrecMul + 1) + " % " + str(lanes) +
+           " == 0 && ((" + row_ptrs + ") & 15) == 0) {");
+    vector_loop(true, w);
+    CodeWriter per_lane(w.indent());
+    vector_loop(false, per_lane);
+    w.close("} else {");
+    w.raw(per_lane.str());
+    w.line("}");
   }
-  w.line(out_vt + " sb_res;");
-  // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
-  std::set<int> needed;
-  std::function<void(const Expr&)> collect = [&](const Expr& e) {
-    if (contiguous.count(&e)) return;
-    if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
-      needed.insert(e.ref);
-    for (const auto& a : e.args) collect(*a);
-  };
-  collect(*st.rhs);
-  const bool bind = !needed.empty();
-  for (int q = 0; q < lanes; ++q) {
-    L.clear_overrides();
-    for (const Expr* r : m.contiguous)
-      L.set_override(r, "sb_vec_" + c_name(spec_.tensors[r->ref].name) + "." + kLane[q]);
-    CodeWriter lane(w.indent() + 1);
-    if (bind) {
-      lane.line("const int64_t sb_t = " + str(lanes) + " * sb_v + " + str(q) + ";");
-      bind_outputs(L, lane, "sb_t", &needed);
-    }
-    const std::string rhs = L.expr(*st.rhs, lane);
-    const std::string set = "sb_res." + std::string(kLane[q]) + " = " + rhs + ";";
-    if (lane.str().empty()) {
-      w.line(set);
-    } else {
-      lane.line(set);
-      w.line("{");
-      w.raw(lane.str());
-      w.line("}");
-    }
-  }
-  L.clear_overrides();
-  w.line("reinterpret_cast<" + out_vt + "*>(" + out + ")[sb_v] = sb_res;");
-  w.close();
   w.line("sb_done = sb_vectors * " + str(lanes) + ";");
   w.close();
   w.line("// The scalar tail (everything when a buffer is not aligned).");

@@ -152,6 +152,21 @@ bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std
              to_string(*t.shape[d], s, nullptr) == to_string(*out.shape[d], s, nullptr);
     if (same) m->contiguous.push_back(r);
   }
+  m->row_contiguous.clear();
+  if (rank < 2) return true;
+  const int inner = static_cast<int>(rank) - 1;
+  const std::string inner_extent = to_string(*out.shape.back(), s, nullptr);
+  for (const Expr* r : reads_of(*st.rhs)) {
+    const Tensor& t = s.tensors[r->ref];
+    if (std::find(m->contiguous.begin(), m->contiguous.end(), r) != m->contiguous.end() ||
+        t.boundary != Boundary::None || r->args.empty() || !is_var(*r->args.back(), inner) ||
+        to_string(*t.shape.back(), s, nullptr) != inner_extent)
+      continue;
+    bool elsewhere = false;
+    for (size_t d = 0; d + 1 < r->args.size(); ++d)
+      elsewhere = elsewhere || uses_var(*r->args[d], inner);
+    if (!elsewhere) m->row_contiguous.push_back(r);
+  }
   return true;
 }
 

@@ -39,6 +39,11 @@ bool affine(const Expr& e, Affine* out);
 // contiguous in the flat output index and so load as vectors; other reads load per element.
 struct VectorizeMatch {
   std::vector<const Expr*> contiguous;
+  // Reads of an output of rank >= 2 that subscript their tensor's last dimension (of the same
+  // extent as the output's last) with the output's innermost index and use it nowhere else, from
+  // a tensor without a boundary rule: when the output's rows hold whole vectors, the lanes of a
+  // vector read consecutive elements of one row of it (b[j] in c[i, j] = a[i] + b[j]).
+  std::vector<const Expr*> row_contiguous;
 };
 bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std::string* why);
 

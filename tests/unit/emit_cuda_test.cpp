@@ -4,10 +4,10 @@
 // shuffles, every launch through SB_LAUNCH).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "cuda_shapes.h"
 #include "driver.h"
@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 // and loads it (the variant checks run as part of load_and_check).
 Result<Spec> load(const std::string& name, const std::string& sizes, const std::string& tensors,
                   const std::string& compute, const std::string& variants) {
-  const fs::path dir = fs::temp_directory_path() / ("sb_emit_cuda_test_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("sb_emit_cuda_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path path = dir / (name + ".yaml");
   std::ofstream(path) << "name: " << name << "\ndoc: test\nsizes:\n"
@@ -81,8 +82,7 @@ TEST(EmitCudaCheck, EveryShapeStrategyRejectsWhatItCannotLower) {
             std::string::npos);
   EXPECT_NE(vadd_error("{name: x, strategy: tiled_transpose}").find("rank 1, not 2"),
             std::string::npos);
-  EXPECT_NE(vadd_error("{name: x, strategy: scan}").find("it has no reduction"),
-            std::string::npos);
+  EXPECT_NE(vadd_error("{name: x, strategy: scan}").find("it has no reduction"), std::string::npos);
   EXPECT_NE(vadd_error("{name: x, strategy: tiled_stencil}").find("only at the output's own index"),
             std::string::npos);
 
@@ -208,6 +208,35 @@ TEST(EmitCudaShapes, SoftmaxRowsAndElementwiseStatements) {
   EXPECT_EQ(c.find("__shared__ float"), std::string::npos) << "shared memory bypasses the macros";
 }
 
+TEST(EmitCudaShapes, VectorizedLoadsRowReadsAsVectorsWhenRowsHoldWholeVectors) {
+  Result<Spec> r = load(
+      "outer", "  M: {bench: [64], verify: [3]}\n  N: {bench: [64], verify: [8]}\n",
+      "  a: {type: f32, shape: [M], role: in}\n"
+      "  b: {type: f32, shape: [N], role: in}\n"
+      "  bt: {type: f32, shape: [N, M], role: in}\n"
+      "  w: {type: f64, shape: [N], role: in}\n"
+      "  c: {type: f32, shape: [M, N], role: out}\n",
+      "  c[i, j] = a[i] + b[j] + bt[j, i] + f32(w[j])\n", "    - {name: v, strategy: vectorized}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const Spec& s = r.value();
+  std::string why;
+  cuda::VectorizeMatch vm;
+  ASSERT_TRUE(cuda::match_vectorized(s, s.stmts[0], &vm, &why));
+  EXPECT_TRUE(vm.contiguous.empty());
+  // b[j] and w[j]; not a[i] (no innermost index) nor bt[j, i] (innermost index not last).
+  ASSERT_EQ(vm.row_contiguous.size(), 2u);
+  EXPECT_EQ(s.tensors[vm.row_contiguous[0]->ref].name, "b");
+  EXPECT_EQ(s.tensors[vm.row_contiguous[1]->ref].name, "w");
+
+  const std::string c = find_emitter("cuda")->emit(s).content;
+  EXPECT_NE(c.find("if (N % 4 == 0 && (((uintptr_t)b) & 15) == 0) {"), std::string::npos) << c;
+  EXPECT_NE(c.find("sb_row0 = *reinterpret_cast<const float4*>(&b[j]);"), std::string::npos) << c;
+  EXPECT_NE(c.find("a[i] + sb_row0.x + bt[j * M + i] + (float)w[j]"), std::string::npos) << c;
+  // The f64 read is not of the 4-lane width: per lane in both loops.
+  EXPECT_EQ(c.find("reinterpret_cast<const double2*>"), std::string::npos) << c;
+  EXPECT_NE(c.find("} else {"), std::string::npos);
+}
+
 TEST(EmitCudaShapes, MatmulWithAnEpilogue) {
   const std::string sizes =
       "  M: {bench: [8], verify: [3]}\n  N: {bench: [8], verify: [3]}\n"
@@ -287,33 +316,32 @@ TEST(EmitCudaShapes, StencilOffsetsAndScans) {
   ASSERT_TRUE(cuda::match_stencil(s, s.stmts[0], &sm, &why)) << why;
   EXPECT_EQ(s.tensors[sm.tensor].name, "x");
   ASSERT_EQ(sm.offsets.size(), 1u);
-  EXPECT_EQ(sm.offsets[0][0].coef.size(), 1u);   // k
+  EXPECT_EQ(sm.offsets[0][0].coef.size(), 1u);    // k
   EXPECT_EQ(sm.offsets[0][0].consts.size(), 1u);  // -(K / 2)
   EXPECT_FALSE(cuda::match_stencil(s, s.stmts[1], &sm, &why));
   EXPECT_TRUE(cuda::match_scan(s, s.stmts[1], &scm, &why)) << why;
   EXPECT_FALSE(cuda::match_scan(s, s.stmts[0], &scm, &why));
   const std::string c = find_emitter("cuda")->emit(s).content;
   EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_tile_f32);"), std::string::npos);
-  EXPECT_NE(c.find("sb_acc0 += sb_tile_f32[(i + k - K / 2) - sb_base0] * w[k];"),
-            std::string::npos)
+  EXPECT_NE(c.find("sb_acc0 += sb_tile_f32[(i + k - K / 2) - sb_base0] * w[k];"), std::string::npos)
       << c;
   EXPECT_NE(c.find("static __device__ float sb_part_s_s1[1024];"), std::string::npos);
   EXPECT_NE(c.find("__shfl_up_sync(0xffffffffu, v, sb_d)"), std::string::npos);
 }
 
 TEST(EmitCudaShapes, AffineSubscripts) {
-  Result<Spec> r = load("aff", kVecSizes,
-                        "  x: {type: f32, shape: [3 * N + 4], role: in}\n"
-                        "  y: {type: f32, shape: [N], role: out}\n",
-                        "  y[i] = x[2 * (i + 1) - i + N]\n",
-                        "    - {name: g, strategy: grid_stride}\n");
+  Result<Spec> r =
+      load("aff", kVecSizes,
+           "  x: {type: f32, shape: [3 * N + 4], role: in}\n"
+           "  y: {type: f32, shape: [N], role: out}\n",
+           "  y[i] = x[2 * (i + 1) - i + N]\n", "    - {name: g, strategy: grid_stride}\n");
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Statement& st = r.value().stmts[0];
   const Expr& sub = *st.rhs->args[0];
   cuda::Affine a;
   ASSERT_TRUE(cuda::affine(sub, &a));
   ASSERT_EQ(a.coef.size(), 1u);
-  EXPECT_EQ(a.coef.at(0), 1);  // 2i - i
+  EXPECT_EQ(a.coef.at(0), 1);      // 2i - i
   EXPECT_EQ(a.consts.size(), 2u);  // 2 * 1 and N
 }
 

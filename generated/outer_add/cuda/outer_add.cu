@@ -87,33 +87,67 @@ __global__ void __launch_bounds__(256) sb_vectorized_s0(
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
   if ((((uintptr_t)c) & 15) == 0) {
     const int64_t sb_vectors = sb_total / 4;
-    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      float4 sb_res;
-      {
-        const int64_t sb_t = 4 * sb_v + 0;
-        const int64_t i = sb_t / N;
-        const int64_t j = sb_t % N;
-        sb_res.x = a[i] + b[j];
+    // Rows of whole vectors: the reads along a row load as vectors too.
+    if (N % 4 == 0 && (((uintptr_t)b) & 15) == 0) {
+      for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+        float4 sb_row0;
+        {
+          const int64_t sb_t = 4 * sb_v;
+          const int64_t j = sb_t % N;
+          sb_row0 = *reinterpret_cast<const float4*>(&b[j]);
+        }
+        float4 sb_res;
+        {
+          const int64_t sb_t = 4 * sb_v + 0;
+          const int64_t i = sb_t / N;
+          sb_res.x = a[i] + sb_row0.x;
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 1;
+          const int64_t i = sb_t / N;
+          sb_res.y = a[i] + sb_row0.y;
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 2;
+          const int64_t i = sb_t / N;
+          sb_res.z = a[i] + sb_row0.z;
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 3;
+          const int64_t i = sb_t / N;
+          sb_res.w = a[i] + sb_row0.w;
+        }
+        reinterpret_cast<float4*>(c)[sb_v] = sb_res;
       }
-      {
-        const int64_t sb_t = 4 * sb_v + 1;
-        const int64_t i = sb_t / N;
-        const int64_t j = sb_t % N;
-        sb_res.y = a[i] + b[j];
+    } else {
+      for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+        float4 sb_res;
+        {
+          const int64_t sb_t = 4 * sb_v + 0;
+          const int64_t i = sb_t / N;
+          const int64_t j = sb_t % N;
+          sb_res.x = a[i] + b[j];
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 1;
+          const int64_t i = sb_t / N;
+          const int64_t j = sb_t % N;
+          sb_res.y = a[i] + b[j];
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 2;
+          const int64_t i = sb_t / N;
+          const int64_t j = sb_t % N;
+          sb_res.z = a[i] + b[j];
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 3;
+          const int64_t i = sb_t / N;
+          const int64_t j = sb_t % N;
+          sb_res.w = a[i] + b[j];
+        }
+        reinterpret_cast<float4*>(c)[sb_v] = sb_res;
       }
-      {
-        const int64_t sb_t = 4 * sb_v + 2;
-        const int64_t i = sb_t / N;
-        const int64_t j = sb_t % N;
-        sb_res.z = a[i] + b[j];
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 3;
-        const int64_t i = sb_t / N;
-        const int64_t j = sb_t % N;
-        sb_res.w = a[i] + b[j];
-      }
-      reinterpret_cast<float4*>(c)[sb_v] = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
