@@ -249,8 +249,9 @@ std::string vector_math_name(const std::string& libm_name);
 // function under another C++ name, declared with GCC's simd attribute on x86-64 glibc so that
 // vectorised loops call glibc's libmvec (the module must link -lmvec there), and a plain alias of
 // the libm function elsewhere. Then the definitions of the approximations in `math.approx_used`:
-// branch-free C++ (static inline) that vectorises in place, within 4 ulp of the correctly rounded
-// f32 result over the whole f32 range (NaN and infinities included). "" when `math` is empty.
+// branch-free C++ (static inline) that vectorises in place, over the whole f32 range (NaN and
+// infinities included) within 4 ulp (exp) and 6 ulp (tanh) of the correctly rounded result. ""
+// when `math` is empty.
 std::string vector_math_declarations(const VectorMath& math);
 
 // ---- File assembly ----------------------------------------------------------------------------

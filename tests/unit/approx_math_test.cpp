@@ -120,15 +120,15 @@ TEST_F(ApproxMathTest, ExpWithinFourUlpEverywhere) {
   EXPECT_LE(w, 4.0) << "at x = " << at;
 }
 
-TEST_F(ApproxMathTest, TanhWithinFourUlpEverywhere) {
-  // Tiny arguments (relative accuracy near 0), the switch-over of the reduction, saturation.
+TEST_F(ApproxMathTest, TanhWithinSixUlpEverywhere) {
+  // Tiny arguments (relative accuracy near 0), the end of the fitted range, saturation.
   const std::vector<float> extra{0.0f,  -0.0f,  kInf,   -kInf,   kNaN,   1e-30f,  -1e-30f,
                                  1e-6f, -1e-6f, 0.173f, -0.173f, 0.347f, 9.0f,    -9.0f,
                                  9.01f, 20.0f,  -20.0f, 1e30f,   -1e30f, 0.5493f, -0.5493f};
   float at = 0;
   const double w = worst(
       tanh_, [](double v) { return std::tanh(v); }, extra, at);
-  EXPECT_LE(w, 4.0) << "at x = " << at;
+  EXPECT_LE(w, 6.0) << "at x = " << at;
 }
 
 TEST_F(ApproxMathTest, SignsAndSpecialValues) {
