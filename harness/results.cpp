@@ -37,12 +37,17 @@ nlohmann::json rate(const nlohmann::json& entry, const char* counter) {
   return v * 1e-9;
 }
 
-std::string iso_utc(std::time_t when) {
+// `when` in UTC, formatted by strftime's `format` (at most 31 characters).
+std::string format_utc(std::time_t when, const char* format) {
   std::tm tm{};
   gmtime_r(&when, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
+}
+
+std::string iso_utc(std::time_t when) {
+  return format_utc(when, "%Y-%m-%dT%H:%M:%SZ");
 }
 
 }  // namespace
@@ -120,11 +125,7 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
 }
 
 std::string utc_stamp(std::time_t when) {
-  std::tm tm{};
-  gmtime_r(&when, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
+  return format_utc(when, "%Y%m%dT%H%M%SZ");
 }
 
 std::string host_name() {
