@@ -11,6 +11,7 @@
 
 #include "emit_common.h"
 #include "mlir_pipelines.h"
+#include "row_fusion.h"
 
 namespace sb {
 
@@ -112,7 +113,14 @@ class Body {
   // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
   // reduction's terms open, and the flag lets LLVM vectorise the sum (as `omp simd reduction`
   // does in the cpu backend).
-  Body(const Spec& spec, bool reassoc) : spec_(spec), w_(2), reassoc_(reassoc) {}
+  // With `parallel` (the openmp strategy), fused row groups are explicit scf.parallel loops over
+  // blocks of rows (emit_row_group).
+  Body(const Spec& spec, bool reassoc, bool parallel)
+      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel) {}
+
+  // Whether the body holds explicit scf.parallel loops (whose linalg ops are then lowered to
+  // sequential loops inside them: mlir_parallel_loops_schedule()).
+  bool explicit_loops() const { return explicit_loops_; }
 
   CodeWriter& w() { return w_; }
   std::string fresh() { return "%" + std::to_string(next_++); }
@@ -130,40 +138,173 @@ class Body {
     st_ = &st;
     w_.line("// " + to_string(st, spec_));
     const Tensor& out = spec_.tensors[st.out];
-    const std::string out_mem = "%" + spec_.tensors[st.out].name;
-    const std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
-    std::vector<int> all_outer;
-    for (size_t d = 0; d < st.rank(); ++d) all_outer.push_back(static_cast<int>(d));
+    // Inside a row loop the statement computes row row_ of its output (dimension 0 is fixed).
+    const bool in_row = !row_.empty();
+    std::string out_mem = "%" + spec_.tensors[st.out].name;
+    std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
+    if (in_row) {
+      out_mem = row_view_.at(st.out).name;
+      out_ty = row_view_.at(st.out).type;
+      loop_var_[0] = row_;
+    }
+    const std::vector<int> all_outer = outer_dims(st, in_row);
     if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
       emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
     } else {
-      std::vector<const Expr*> reds;
-      top_reduces(*st.rhs, reds);
-      std::vector<const Expr*> buffered;
-      for (const Expr* r : reds) {
-        if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
-        // A buffer over the output indices the reduction depends on.
-        std::set<int> used;
-        vars_used(*r, st, used);
-        std::vector<int> outer;
-        std::string dims;
-        for (int d : all_outer) {
-          if (!used.count(d)) continue;
-          outer.push_back(d);
-          dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
+      std::vector<const Expr*> allocated;
+      for (const auto& [r, outer] : buffered_reduces(st, in_row)) {
+        auto pre = row_temp_.find(r);
+        if (pre != row_temp_.end()) {
+          temp_of_[r] = pre->second;
+        } else {
+          // A buffer over the output indices the reduction depends on.
+          std::string dims;
+          for (int d : outer) dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
+          const std::string tmp = fresh();
+          const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
+          w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
+          temp_of_[r] = {tmp, ty, outer};
+          allocated.push_back(r);
         }
-        const std::string tmp = fresh();
-        const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
-        w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
-        emit_reduce(*r, tmp, ty, outer);
-        temp_of_[r] = {tmp, ty, outer};
-        buffered.push_back(r);
+        emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, outer);
       }
       emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
-      for (const Expr* r : buffered)
+      for (const Expr* r : allocated)
         w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
       temp_of_.clear();
     }
+    loop_var_.erase(0);
+  }
+
+  // A fused group of statements (codegen/row_fusion.h), under `parallel`: one scf.parallel loop
+  // over blocks of rows, each block a sequential loop over its rows, each row computed by the
+  // group's statements in order as generics on rank-reduced views of that row. The group's
+  // row-local temps and the buffers of its reductions are allocated once per block, one row
+  // long.
+  void emit_row_group(const RowGroup& g) {
+    explicit_loops_ = true;
+    const Statement& first = spec_.stmts[g.first];
+    const std::string& rows = extents_[first.out][0];
+    w_.line("// Statements " + std::to_string(g.first + 1) + " to " + std::to_string(g.last + 1) +
+            " fused: row by row, in parallel blocks of rows.");
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string block = block_length(rows);
+    const std::string b = fresh();
+    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + rows + ") step (" + block + ") {");
+    const std::string b_end = op("arith.addi", {b, block}, DType::Index);
+    const std::string end = op("arith.minsi", {b_end, rows}, DType::Index);
+    std::vector<std::pair<std::string, std::string>> heap;  // buffer, type
+    auto row_buffer = [&](DType t, const std::vector<std::string>& dims) {
+      const std::string buf = fresh();
+      const std::string ty = memref_type(static_cast<int>(dims.size()), t);
+      if (dims.empty()) {
+        w_.line(buf + " = memref.alloca() : " + ty);
+      } else {
+        std::string d;
+        for (const auto& x : dims) d += (d.empty() ? "" : ", ") + x;
+        w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
+        heap.push_back({buf, ty});
+      }
+      return View{buf, ty};
+    };
+    for (int t : g.row_local) {
+      const std::vector<std::string> dims(extents_[t].begin() + 1, extents_[t].end());
+      row_view_[t] = row_buffer(spec_.tensors[t].type, dims);
+    }
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      for (const auto& [r, outer] : buffered_reduces(st, true)) {
+        std::vector<std::string> dims;
+        for (int d : outer) dims.push_back(extents_[st.out][d]);
+        const View v = row_buffer(value_type(*r), dims);
+        row_temp_[r] = {v.name, v.type, outer};
+      }
+    }
+    row_ = fresh();
+    w_.open("scf.for " + row_ + " = " + b + " to " + end + " step " + one + " {");
+    // Views of this row of every tensor in memory that the group writes or reads by its own row.
+    std::set<int> viewed;
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      viewed.insert(st.out);
+      own_row_reads(*st.rhs, viewed);
+    }
+    for (int t : viewed) {
+      if (row_view_.count(t)) continue;  // row-local
+      const Tensor& tn = spec_.tensors[t];
+      const int rank = static_cast<int>(tn.shape.size());
+      std::string offs = row_, sizes = "1", strides = "1", lay;
+      for (int d = 1; d < rank; ++d) {
+        offs += ", 0";
+        sizes += ", " + extents_[t][d];
+        strides += ", 1";
+        lay += d + 1 < rank ? "?, " : "1";
+      }
+      std::string ty = "memref<";
+      for (int d = 1; d < rank; ++d) ty += "?x";
+      ty += std::string(mlir_type(tn.type)) + ", strided<[" + lay + "], offset: ?>>";
+      const std::string v = fresh();
+      w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
+              "] : " + memref_type(rank, tn.type) + " to " + ty);
+      row_view_[t] = {v, ty};
+    }
+    for (size_t k = g.first; k <= g.last; ++k) emit_statement(spec_.stmts[k]);
+    w_.close("}");
+    for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
+    w_.line("scf.reduce");
+    w_.close("}");
+    row_.clear();
+    row_view_.clear();
+    row_temp_.clear();
+  }
+
+  // The output indices that are the leading dimensions of a statement's generics: all of them,
+  // or all but the row index inside a row loop.
+  std::vector<int> outer_dims(const Statement& st, bool in_row) const {
+    std::vector<int> outer;
+    for (size_t d = in_row ? 1 : 0; d < st.rank(); ++d) outer.push_back(static_cast<int>(d));
+    return outer;
+  }
+
+  // The reductions inside an elementwise term of `st` that get a buffer of their own, each with
+  // the output indices (dimensions of the buffer) it depends on.
+  std::vector<std::pair<const Expr*, std::vector<int>>> buffered_reduces(const Statement& st,
+                                                                         bool in_row) const {
+    std::vector<std::pair<const Expr*, std::vector<int>>> out;
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) return out;
+    std::vector<const Expr*> reds;
+    top_reduces(*st.rhs, reds);
+    for (const Expr* r : reds) {
+      if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
+      std::set<int> used;
+      vars_used(*r, st, used);
+      std::vector<int> outer;
+      for (int d : outer_dims(st, in_row))
+        if (used.count(d)) outer.push_back(d);
+      out.push_back({r, outer});
+    }
+    return out;
+  }
+
+  // Tensors that `e` reads by the statement's own row (first subscript the first output index,
+  // no boundary rule).
+  void own_row_reads(const Expr& e, std::set<int>& out) const {
+    if (own_row_read(e)) out.insert(e.ref);
+    for (const auto& a : e.args) own_row_reads(*a, out);
+  }
+  bool own_row_read(const Expr& e) const {
+    return e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None &&
+           !e.args.empty() && e.args[0]->kind == ExprKind::IndexVar && e.args[0]->ref == 0;
+  }
+
+  // The length of the blocks that split `n` iterations into at most kBlocks parallel blocks
+  // (at least 1, so that the loop step is positive).
+  std::string block_length(const std::string& n) {
+    const std::string sum =
+        op("arith.addi", {n, constant(std::to_string(kBlocks - 1), DType::Index)}, DType::Index);
+    const std::string q =
+        op("arith.divui", {sum, constant(std::to_string(kBlocks), DType::Index)}, DType::Index);
+    return op("arith.maxsi", {q, constant("1", DType::Index)}, DType::Index);
   }
 
   // The value of an expression evaluated at the current place (function scope or a generic's
@@ -287,6 +428,19 @@ class Body {
     auto it = read_arg_.find(&e);
     if (it != read_arg_.end()) return it->second;
     const Tensor& t = spec_.tensors[e.ref];
+    if (auto rv = row_view_.find(e.ref); rv != row_view_.end() && own_row_read(e)) {
+      // The current row's view: the subscripts after the row index.
+      std::string idx;
+      for (size_t d = 1; d < e.args.size(); ++d) {
+        std::string s = val(*e.args[d]);
+        if (value_type(*e.args[d]) != DType::Index)
+          s = cast(s, value_type(*e.args[d]), DType::Index);
+        idx += (idx.empty() ? "" : ", ") + s;
+      }
+      const std::string v = fresh();
+      w_.line(v + " = memref.load " + rv->second.name + "[" + idx + "] : " + rv->second.type);
+      return v;
+    }
     std::vector<std::string> subs;
     std::string inside;
     for (size_t d = 0; d < e.args.size(); ++d) {
@@ -549,10 +703,12 @@ class Body {
   void collect_reads(const Expr& e, std::vector<const Expr*>& reads) {
     if (e.kind == ExprKind::Reduce) return;
     if (e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None) {
+      // Inside a row loop, a read of the current row is an operand of the row's view.
+      const size_t from = row_view_.count(e.ref) && own_row_read(e) ? 1 : 0;
       bool ok = true;
-      for (const auto& s : e.args) {
+      for (size_t d = from; d < e.args.size(); ++d) {
         std::string text;
-        if (!affine(*s, text)) ok = false;
+        if (!affine(*e.args[d], text)) ok = false;
       }
       if (ok) {
         reads.push_back(&e);
@@ -618,19 +774,22 @@ class Body {
     std::map<std::string, int> operand_of;  // "tensor|map" -> index into ins
     std::vector<std::pair<const Expr*, int>> read_operand;
     for (const Expr* r : reads) {
+      const auto rv = row_view_.find(r->ref);
+      const bool row = rv != row_view_.end() && own_row_read(*r);
       std::string res;
-      for (const auto& s : r->args) {
+      for (size_t d = row ? 1 : 0; d < r->args.size(); ++d) {
         std::string text;
-        affine(*s, text);
+        affine(*r->args[d], text);
         res += (res.empty() ? "" : ", ") + text;
       }
       const Tensor& t = spec_.tensors[r->ref];
-      const std::string key = t.name + "|" + res;
+      const std::string key = (row ? "row " : "") + t.name + "|" + res;
       auto it = operand_of.find(key);
       if (it == operand_of.end()) {
         it = operand_of.emplace(key, static_cast<int>(ins.size())).first;
-        ins.push_back("%" + t.name);
-        in_types.push_back(memref_type(static_cast<int>(t.shape.size()), t.type));
+        ins.push_back(row ? rv->second.name : "%" + t.name);
+        in_types.push_back(row ? rv->second.type
+                               : memref_type(static_cast<int>(t.shape.size()), t.type));
         maps.push_back(map(res));
         arg_types.push_back(mlir_type(t.type));
       }
@@ -693,9 +852,22 @@ class Body {
     dim_of_var_.clear();
   }
 
+  // Parallel loops split their iterations into at most this many blocks: enough for a static
+  // schedule to balance them over the threads, few enough that each block's buffers are
+  // allocated rarely.
+  static constexpr int kBlocks = 64;
+
   const Spec& spec_;
   CodeWriter w_;
   bool reassoc_ = false;
+  bool parallel_ = false;
+  bool explicit_loops_ = false;
+  struct View {
+    std::string name;  // SSA name
+    std::string type;  // its memref type
+  };
+  std::string row_;               // inside a row loop: the row index; else empty
+  std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
   int next_ = 0;
   const Statement* st_ = nullptr;
   std::vector<std::vector<std::string>> extents_;
@@ -704,14 +876,16 @@ class Body {
   std::map<const Expr*, std::string> read_arg_;
   std::map<const Expr*, std::string> reduce_arg_;
   struct Temp {
-    std::string buffer;      // SSA name of the memref.alloc
+    std::string buffer;      // SSA name of the buffer
     std::string type;        // its memref type
     std::vector<int> outer;  // the output indices that are its dimensions
   };
   std::map<const Expr*, Temp> temp_of_;
+  std::map<const Expr*, Temp> row_temp_;  // a row group's reduction buffers, one row long
+  // Vars with a value from outside the generic: the reduction var of an scf.for in a body -> its
+  // IV, and the row index (var 0) inside a row loop -> row_.
   std::map<int, std::string> loop_var_;
-  std::map<int, std::string> index_val_;  // var -> its value in the current body  // reduction var
-                                          // of an scf.for in a body -> its IV
+  std::map<int, std::string> index_val_;  // var -> its value in the current body
 };
 
 // ---- The C shim ---------------------------------------------------------------------------------
@@ -847,15 +1021,29 @@ GeneratedFile MlirEmitter::emit(const Spec& spec) const {
   }
 
   // The `loops` strategy keeps every sum in the spec's order, like the cpu backend's loops; the
-  // others may reassociate sums.
-  auto make_body = [&spec](bool reassoc) {
-    Body body(spec, reassoc);
-    body.emit_extents();
-    for (const Statement& st : spec.stmts) body.emit_statement(st);
-    body.w().line("return");
-    return body.w().str();
+  // others may reassociate sums. Only `openmp` has explicit parallel loops (fused row groups).
+  struct Text {
+    std::string body;
+    bool explicit_loops = false;
   };
-  const std::string in_order = make_body(false), reassociated = make_body(true);
+  auto make_body = [&spec](bool reassoc, bool parallel) {
+    Body body(spec, reassoc, parallel);
+    body.emit_extents();
+    const std::vector<RowGroup> groups = parallel ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
+    for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      if (next_group < groups.size() && groups[next_group].first == k) {
+        body.emit_row_group(groups[next_group]);
+        k = groups[next_group++].last;
+      } else {
+        body.emit_statement(spec.stmts[k]);
+      }
+    }
+    body.w().line("return");
+    return Text{body.w().str(), body.explicit_loops()};
+  };
+  const Text in_order = make_body(false, false), reassociated = make_body(true, false),
+             parallel = make_body(true, true);
 
   // Every tensor is a buffer of its own (specbench_abi.h), so the memrefs are noalias, as the
   // C-family backends declare their pointers __restrict.
@@ -879,12 +1067,17 @@ GeneratedFile MlirEmitter::emit(const Spec& spec) const {
     for (const auto& p : info->params) params[p.name] = param(v, *info, p.name);
     out += "\n// -----\n";
     out += "// sb-variant: " + v.name + "\n";
-    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params) + "\n";
-    out += "module {\n";
+    const Text& text = v.strategy == "loops"    ? in_order
+                       : v.strategy == "openmp" ? parallel
+                                                : reassociated;
+    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params, text.explicit_loops) + "\n";
+    out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
+                               : "module {\n";
     out += "  func.func @" + spec.name + "_" + v.name + "(" + sig +
            ") attributes {llvm.emit_c_interface} {\n";
-    out += v.strategy == "loops" ? in_order : reassociated;
+    out += text.body;
     out += "  }\n";
+    if (text.explicit_loops) out += mlir_parallel_loops_schedule();
     out += "}\n";
   }
   out += "\n" + shim(spec, variants);

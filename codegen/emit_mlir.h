@@ -8,7 +8,8 @@
 // codegen/mlir_pipelines.h, the one place where pipelines are written. Each module defines
 // `func.func @<spec>_<variant>` with `llvm.emit_c_interface`: one memref argument per spec tensor
 // (ABI order, row-major, dynamic extents; rank 0 for a scalar) and one `index` argument per size.
-// The function bodies of all variants are the same; only the pipeline differs.
+// The function bodies differ by strategy only as follows: `loops` keeps every floating-point sum in
+// the spec's order, the others mark sums fastmath<reassoc>; `openmp` also fuses row groups (below).
 //
 // Lowering of a statement `out[i...] = rhs`:
 //   - rhs without reductions: one all-parallel `linalg.generic` writing `out`;
@@ -30,6 +31,19 @@
 // `linalg.index`. Bodies use the `arith` and `math` dialects (and `scf.for` as above). A spec
 // without mlir variants (the golden tests emit every backend) gets the header and a shim whose
 // table is empty.
+//
+//
+// Under `openmp`, the statements of each group that codegen/row_fusion.h finds (consecutive
+// statements over the same rows, each reading only its own row of what the group writes) are one
+// `scf.parallel` loop over blocks of rows (at most 64 blocks), each block an `scf.for` over its
+// rows. Each row is computed by the group's statements in order, lowered as above but on
+// rank-reduced `memref.subview`s of that row (the row index is fixed, the generics run over the
+// other dimensions). The group's row-local temps and the buffers of reductions inside its
+// elementwise terms are one row long: allocated once per block (`memref.alloca` for a scalar,
+// `memref.alloc` otherwise), never written to the full tensor. Such a module carries the
+// attribute `transform.with_named_sequence` and the transform schedule of
+// mlir_parallel_loops_schedule() (codegen/mlir_pipelines.h), which lowers the linalg ops inside
+// the explicit loops to sequential loops.
 //
 // At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
 // beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR

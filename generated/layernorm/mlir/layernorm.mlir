@@ -221,101 +221,117 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @layernorm_openmp(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %mean: memref<?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %variance: memref<?xf32> {llvm.noalias}, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
-    // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-    %0 = memref.alloc(%BT) : memref<?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?xf32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %C, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %0 to offset: [0], sizes: [%BT, %5], strides: [%6, %7] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%8, %inp : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%0 : memref<?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32):
-      %12 = arith.addf %11, %10 fastmath<reassoc> : f32
-      linalg.yield %12 : f32
-    }
-    %13 = arith.constant 0 : index
-    %14 = memref.reinterpret_cast %mean to offset: [0], sizes: [%BT], strides: [%13] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%14, %0 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%mean : memref<?xf32>) {
-      ^bb0(%15: f32, %16: f32, %17: f32):
-      %18 = arith.index_cast %C : index to i64
-      %19 = arith.sitofp %18 : i64 to f32
-      %20 = arith.divf %16, %19 : f32
-      linalg.yield %20 : f32
-    }
-    memref.dealloc %0 : memref<?xf32>
-    // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-    %21 = memref.alloc(%BT) : memref<?xf32>
-    %22 = arith.constant 0.0 : f32
-    linalg.fill ins(%22 : f32) outs(%21 : memref<?xf32>)
-    %23 = arith.constant 0 : index
-    %24 = arith.subi %C, %23 : index
-    %25 = arith.constant 0 : index
-    %26 = arith.maxsi %24, %25 : index
-    %27 = arith.constant 0 : index
-    %28 = arith.constant 0 : index
-    %29 = memref.reinterpret_cast %21 to offset: [0], sizes: [%BT, %26], strides: [%27, %28] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%29, %inp, %mean : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%21 : memref<?xf32>) {
-      ^bb0(%30: f32, %31: f32, %32: f32, %33: f32):
-      %34 = arith.subf %31, %32 : f32
-      %35 = arith.subf %31, %32 : f32
-      %36 = arith.mulf %34, %35 : f32
-      %37 = arith.addf %33, %36 fastmath<reassoc> : f32
-      linalg.yield %37 : f32
-    }
-    %38 = arith.constant 0 : index
-    %39 = memref.reinterpret_cast %variance to offset: [0], sizes: [%BT], strides: [%38] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%39, %21 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%variance : memref<?xf32>) {
-      ^bb0(%40: f32, %41: f32, %42: f32):
-      %43 = arith.index_cast %C : index to i64
-      %44 = arith.sitofp %43 : i64 to f32
-      %45 = arith.divf %41, %44 : f32
-      linalg.yield %45 : f32
-    }
-    memref.dealloc %21 : memref<?xf32>
-    // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-    %46 = arith.constant 0 : index
-    %47 = memref.reinterpret_cast %rstd to offset: [0], sizes: [%BT], strides: [%46] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%47, %variance : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%rstd : memref<?xf32>) {
-      ^bb0(%48: f32, %49: f32, %50: f32):
-      %51 = arith.constant 1.0 : f32
-      %52 = arith.constant 1.0e-05 : f32
-      %53 = arith.addf %49, %52 : f32
-      %54 = math.sqrt %53 : f32
-      %55 = arith.divf %51, %54 : f32
-      linalg.yield %55 : f32
-    }
-    // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-    %56 = arith.constant 0 : index
-    %57 = arith.constant 0 : index
-    %58 = memref.reinterpret_cast %y to offset: [0], sizes: [%BT, %C], strides: [%56, %57] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%58, %rstd, %inp, %mean, %weight, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%59: f32, %60: f32, %61: f32, %62: f32, %63: f32, %64: f32, %65: f32):
-      %66 = arith.subf %61, %62 : f32
-      %67 = arith.mulf %60, %66 : f32
-      %68 = arith.mulf %67, %63 : f32
-      %69 = arith.addf %68, %64 : f32
-      linalg.yield %69 : f32
+    // Statements 1 to 4 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %BT, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%BT) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %BT : index
+      %11 = memref.alloca() : memref<f32>
+      %12 = memref.alloca() : memref<f32>
+      %13 = memref.alloca() : memref<f32>
+      scf.for %14 = %8 to %10 step %1 {
+        %15 = memref.subview %inp[%14, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %16 = memref.subview %y[%14, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %17 = memref.subview %mean[%14] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %18 = memref.subview %rstd[%14] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        %19 = arith.constant 0.0 : f32
+        linalg.fill ins(%19 : f32) outs(%12 : memref<f32>)
+        %20 = arith.constant 0 : index
+        %21 = arith.subi %C, %20 : index
+        %22 = arith.constant 0 : index
+        %23 = arith.maxsi %21, %22 : index
+        %24 = arith.constant 0 : index
+        %25 = memref.reinterpret_cast %12 to offset: [0], sizes: [%23], strides: [%24] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%25, %15 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%12 : memref<f32>) {
+          ^bb0(%26: f32, %27: f32, %28: f32):
+          %29 = arith.addf %28, %27 fastmath<reassoc> : f32
+          linalg.yield %29 : f32
+        }
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%12 : memref<f32>)
+            outs(%17 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%30: f32, %31: f32):
+          %32 = arith.index_cast %C : index to i64
+          %33 = arith.sitofp %32 : i64 to f32
+          %34 = arith.divf %30, %33 : f32
+          linalg.yield %34 : f32
+        }
+        // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        %35 = arith.constant 0.0 : f32
+        linalg.fill ins(%35 : f32) outs(%13 : memref<f32>)
+        %36 = arith.constant 0 : index
+        %37 = arith.subi %C, %36 : index
+        %38 = arith.constant 0 : index
+        %39 = arith.maxsi %37, %38 : index
+        %40 = arith.constant 0 : index
+        %41 = memref.reinterpret_cast %13 to offset: [0], sizes: [%39], strides: [%40] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%41, %15, %17 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+            outs(%13 : memref<f32>) {
+          ^bb0(%42: f32, %43: f32, %44: f32, %45: f32):
+          %46 = arith.subf %43, %44 : f32
+          %47 = arith.subf %43, %44 : f32
+          %48 = arith.mulf %46, %47 : f32
+          %49 = arith.addf %45, %48 fastmath<reassoc> : f32
+          linalg.yield %49 : f32
+        }
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%13 : memref<f32>)
+            outs(%11 : memref<f32>) {
+          ^bb0(%50: f32, %51: f32):
+          %52 = arith.index_cast %C : index to i64
+          %53 = arith.sitofp %52 : i64 to f32
+          %54 = arith.divf %50, %53 : f32
+          linalg.yield %54 : f32
+        }
+        // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%11 : memref<f32>)
+            outs(%18 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%55: f32, %56: f32):
+          %57 = arith.constant 1.0 : f32
+          %58 = arith.constant 1.0e-05 : f32
+          %59 = arith.addf %55, %58 : f32
+          %60 = math.sqrt %59 : f32
+          %61 = arith.divf %57, %60 : f32
+          linalg.yield %61 : f32
+        }
+        // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        %62 = arith.constant 0 : index
+        %63 = memref.reinterpret_cast %16 to offset: [0], sizes: [%C], strides: [%62] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%63, %18, %15, %17, %weight, %bias : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>, memref<?xf32>)
+            outs(%16 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%64: f32, %65: f32, %66: f32, %67: f32, %68: f32, %69: f32, %70: f32):
+          %71 = arith.subf %66, %67 : f32
+          %72 = arith.mulf %65, %71 : f32
+          %73 = arith.mulf %72, %68 : f32
+          %74 = arith.addf %73, %69 : f32
+          linalg.yield %74 : f32
+        }
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loops : (!transform.any_op) -> !transform.any_op
+    %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    transform.yield
   }
 }
 

@@ -132,58 +132,78 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @rmsnorm_openmp(%x: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
-    // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-    %0 = memref.alloc(%R) : memref<?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?xf32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %C, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %0 to offset: [0], sizes: [%R, %5], strides: [%6, %7] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%8, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%0 : memref<?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32):
-      %12 = arith.mulf %10, %10 : f32
-      %13 = arith.addf %11, %12 fastmath<reassoc> : f32
-      linalg.yield %13 : f32
-    }
-    %14 = arith.constant 0 : index
-    %15 = memref.reinterpret_cast %rstd to offset: [0], sizes: [%R], strides: [%14] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%15, %0 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%rstd : memref<?xf32>) {
-      ^bb0(%16: f32, %17: f32, %18: f32):
-      %19 = arith.constant 1.0 : f32
-      %20 = arith.index_cast %C : index to i64
-      %21 = arith.sitofp %20 : i64 to f32
-      %22 = arith.divf %17, %21 : f32
-      %23 = arith.constant 1.0e-05 : f32
-      %24 = arith.addf %22, %23 : f32
-      %25 = math.sqrt %24 : f32
-      %26 = arith.divf %19, %25 : f32
-      linalg.yield %26 : f32
-    }
-    memref.dealloc %0 : memref<?xf32>
-    // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-    %27 = arith.constant 0 : index
-    %28 = arith.constant 0 : index
-    %29 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%27, %28] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%29, %weight, %rstd, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%30: f32, %31: f32, %32: f32, %33: f32, %34: f32):
-      %35 = arith.mulf %32, %33 : f32
-      %36 = arith.mulf %31, %35 : f32
-      linalg.yield %36 : f32
+    // Statements 1 to 2 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %R, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%R) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %R : index
+      %11 = memref.alloca() : memref<f32>
+      %12 = memref.alloca() : memref<f32>
+      scf.for %13 = %8 to %10 step %1 {
+        %14 = memref.subview %x[%13, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %15 = memref.subview %y[%13, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+        %16 = arith.constant 0.0 : f32
+        linalg.fill ins(%16 : f32) outs(%12 : memref<f32>)
+        %17 = arith.constant 0 : index
+        %18 = arith.subi %C, %17 : index
+        %19 = arith.constant 0 : index
+        %20 = arith.maxsi %18, %19 : index
+        %21 = arith.constant 0 : index
+        %22 = memref.reinterpret_cast %12 to offset: [0], sizes: [%20], strides: [%21] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%22, %14 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%12 : memref<f32>) {
+          ^bb0(%23: f32, %24: f32, %25: f32):
+          %26 = arith.mulf %24, %24 : f32
+          %27 = arith.addf %25, %26 fastmath<reassoc> : f32
+          linalg.yield %27 : f32
+        }
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%12 : memref<f32>)
+            outs(%11 : memref<f32>) {
+          ^bb0(%28: f32, %29: f32):
+          %30 = arith.constant 1.0 : f32
+          %31 = arith.index_cast %C : index to i64
+          %32 = arith.sitofp %31 : i64 to f32
+          %33 = arith.divf %28, %32 : f32
+          %34 = arith.constant 1.0e-05 : f32
+          %35 = arith.addf %33, %34 : f32
+          %36 = math.sqrt %35 : f32
+          %37 = arith.divf %30, %36 : f32
+          linalg.yield %37 : f32
+        }
+        // y[r, c] = weight[c] * (rstd[r] * x[r, c])
+        %38 = arith.constant 0 : index
+        %39 = memref.reinterpret_cast %15 to offset: [0], sizes: [%C], strides: [%38] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%39, %weight, %11, %14 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%15 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%40: f32, %41: f32, %42: f32, %43: f32, %44: f32):
+          %45 = arith.mulf %42, %43 : f32
+          %46 = arith.mulf %41, %45 : f32
+          linalg.yield %46 : f32
+        }
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loops : (!transform.any_op) -> !transform.any_op
+    %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    transform.yield
   }
 }
 

@@ -151,67 +151,91 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @softmax_openmp(%x: memref<?x?xf32> {llvm.noalias}, %rowmax: memref<?xf32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %rowsum: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
-    // rowmax[r] = max(c in 0..C: x[r, c])
-    %0 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%0 : f32) outs(%rowmax : memref<?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %C, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %rowmax to offset: [0], sizes: [%R, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%rowmax : memref<?xf32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.maximumf %10, %9 : f32
-      linalg.yield %11 : f32
-    }
-    // e[r, c] = exp(x[r, c] - rowmax[r])
-    %12 = arith.constant 0 : index
-    %13 = arith.constant 0 : index
-    %14 = memref.reinterpret_cast %e to offset: [0], sizes: [%R, %C], strides: [%12, %13] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%14, %x, %rowmax : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%e : memref<?x?xf32>) {
-      ^bb0(%15: f32, %16: f32, %17: f32, %18: f32):
-      %19 = arith.subf %16, %17 : f32
-      %20 = math.exp %19 : f32
-      linalg.yield %20 : f32
-    }
-    // rowsum[r] = sum(c in 0..C: e[r, c])
-    %21 = arith.constant 0.0 : f32
-    linalg.fill ins(%21 : f32) outs(%rowsum : memref<?xf32>)
-    %22 = arith.constant 0 : index
-    %23 = arith.subi %C, %22 : index
-    %24 = arith.constant 0 : index
-    %25 = arith.maxsi %23, %24 : index
-    %26 = arith.constant 0 : index
-    %27 = arith.constant 0 : index
-    %28 = memref.reinterpret_cast %rowsum to offset: [0], sizes: [%R, %25], strides: [%26, %27] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%28, %e : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%rowsum : memref<?xf32>) {
-      ^bb0(%29: f32, %30: f32, %31: f32):
-      %32 = arith.addf %31, %30 fastmath<reassoc> : f32
-      linalg.yield %32 : f32
-    }
-    // y[r, c] = e[r, c] / rowsum[r]
-    %33 = arith.constant 0 : index
-    %34 = arith.constant 0 : index
-    %35 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%33, %34] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%35, %e, %rowsum : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%36: f32, %37: f32, %38: f32, %39: f32):
-      %40 = arith.divf %37, %38 : f32
-      linalg.yield %40 : f32
+    // Statements 1 to 4 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %R, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%R) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %R : index
+      %11 = memref.alloca() : memref<f32>
+      %12 = memref.alloc(%C) : memref<?xf32>
+      %13 = memref.alloca() : memref<f32>
+      scf.for %14 = %8 to %10 step %1 {
+        %15 = memref.subview %x[%14, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %16 = memref.subview %y[%14, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // rowmax[r] = max(c in 0..C: x[r, c])
+        %17 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%17 : f32) outs(%11 : memref<f32>)
+        %18 = arith.constant 0 : index
+        %19 = arith.subi %C, %18 : index
+        %20 = arith.constant 0 : index
+        %21 = arith.maxsi %19, %20 : index
+        %22 = arith.constant 0 : index
+        %23 = memref.reinterpret_cast %11 to offset: [0], sizes: [%21], strides: [%22] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%23, %15 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%11 : memref<f32>) {
+          ^bb0(%24: f32, %25: f32, %26: f32):
+          %27 = arith.maximumf %26, %25 : f32
+          linalg.yield %27 : f32
+        }
+        // e[r, c] = exp(x[r, c] - rowmax[r])
+        %28 = arith.constant 0 : index
+        %29 = memref.reinterpret_cast %12 to offset: [0], sizes: [%C], strides: [%28] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%29, %15, %11 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
+            outs(%12 : memref<?xf32>) {
+          ^bb0(%30: f32, %31: f32, %32: f32, %33: f32):
+          %34 = arith.subf %31, %32 : f32
+          %35 = math.exp %34 : f32
+          linalg.yield %35 : f32
+        }
+        // rowsum[r] = sum(c in 0..C: e[r, c])
+        %36 = arith.constant 0.0 : f32
+        linalg.fill ins(%36 : f32) outs(%13 : memref<f32>)
+        %37 = arith.constant 0 : index
+        %38 = arith.subi %C, %37 : index
+        %39 = arith.constant 0 : index
+        %40 = arith.maxsi %38, %39 : index
+        %41 = arith.constant 0 : index
+        %42 = memref.reinterpret_cast %13 to offset: [0], sizes: [%40], strides: [%41] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%42, %12 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+            outs(%13 : memref<f32>) {
+          ^bb0(%43: f32, %44: f32, %45: f32):
+          %46 = arith.addf %45, %44 fastmath<reassoc> : f32
+          linalg.yield %46 : f32
+        }
+        // y[r, c] = e[r, c] / rowsum[r]
+        %47 = arith.constant 0 : index
+        %48 = memref.reinterpret_cast %16 to offset: [0], sizes: [%C], strides: [%47] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%48, %12, %13 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+            outs(%16 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%49: f32, %50: f32, %51: f32, %52: f32):
+          %53 = arith.divf %50, %51 : f32
+          linalg.yield %53 : f32
+        }
+      }
+      memref.dealloc %12 : memref<?xf32>
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loops : (!transform.any_op) -> !transform.any_op
+    %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    transform.yield
   }
 }
 
