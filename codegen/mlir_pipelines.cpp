@@ -65,10 +65,13 @@ std::string mlir_parallel_loops_schedule() {
          "{transform.readonly}) {\n"
          "    %loops = transform.structured.match ops{[\"scf.parallel\"]} in %root : "
          "(!transform.any_op) -> !transform.any_op\n"
-         "    %inner = transform.structured.match ops{[\"linalg.generic\", \"linalg.fill\"]} in "
-         "%loops : (!transform.any_op) -> !transform.any_op\n"
-         "    %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> "
+         "    transform.foreach %loops : !transform.any_op {\n"
+         "    ^bb0(%loop: !transform.any_op):\n"
+         "      %inner = transform.structured.match ops{[\"linalg.generic\", \"linalg.fill\"]} in "
+         "%loop : (!transform.any_op) -> !transform.any_op\n"
+         "      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> "
          "!transform.any_op\n"
+         "    }\n"
          "    transform.yield\n"
          "  }\n";
 }
