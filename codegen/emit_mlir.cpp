@@ -113,8 +113,8 @@ class Body {
   // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
   // reduction's terms open, and the flag lets LLVM vectorise the sum (as `omp simd reduction`
   // does in the cpu backend).
-  // With `parallel` (the openmp strategy), fused row groups are explicit scf.parallel loops over
-  // blocks of rows (emit_row_group).
+  // With `parallel` (the openmp strategy), fused row groups and full reductions are explicit
+  // scf.parallel loops over blocks (emit_row_group, emit_blocked_reduce).
   Body(const Spec& spec, bool reassoc, bool parallel)
       : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel) {}
 
@@ -649,10 +649,73 @@ class Body {
   // `outer` lists the output indices that are dst's dimensions, in order.
   void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty,
                    const std::vector<int>& outer) {
+    if (parallel_ && row_.empty() && outer.empty()) return emit_blocked_reduce(r, dst, ty);
     const DType t = value_type(r);
     const std::string id = identity(r.rop, t);
     w_.line("linalg.fill ins(" + id + " : " + mlir_type(t) + ") outs(" + dst + " : " + ty + ")");
     emit_generic(*r.args[0], dst, ty, t, &r, outer);
+  }
+
+  // A full reduction (scalar `dst`) under `parallel`: an scf.parallel loop over at most kBlocks
+  // blocks of the range, each reduced by a generic into a scalar of its own and stored as the
+  // block's partial result, then a generic combining the partial results. The blocks depend only
+  // on the range, so the result does not depend on the number of threads.
+  void emit_blocked_reduce(const Expr& r, const std::string& dst, const std::string& ty) {
+    explicit_loops_ = true;
+    const DType t = value_type(r);
+    const std::string et = mlir_type(t);
+    const IndexVar& iv = st_->vars[r.ref];
+    w_.line("// In parallel blocks, then the blocks' partial results.");
+    const std::string lo = val(*iv.lo);
+    const std::string hi = val(*iv.hi);
+    const std::string n =
+        op("arith.maxsi", {op("arith.subi", {hi, lo}, DType::Index), zero_index()}, DType::Index);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string block = block_length(n);
+    const std::string last = op("arith.subi", {block, one}, DType::Index);
+    const std::string blocks =
+        op("arith.divui", {op("arith.addi", {n, last}, DType::Index), block}, DType::Index);
+    const std::string partials = fresh();
+    const std::string pty = "memref<" + std::to_string(kBlocks) + "x" + et + ">";
+    w_.line(partials + " = memref.alloca() : " + pty);
+    const std::string k = fresh();
+    w_.open("scf.parallel (" + k + ") = (" + zero + ") to (" + blocks + ") step (" + one + ") {");
+    const std::string b = op("arith.muli", {k, block}, DType::Index);
+    const std::string end =
+        op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), n}, DType::Index);
+    block_len_ = op("arith.subi", {end, b}, DType::Index);
+    block_base_ = op("arith.addi", {lo, b}, DType::Index);
+    block_var_ = r.ref;
+    // The block's accumulator is local to the loop body, where LLVM keeps it in registers.
+    const std::string acc = fresh();
+    const std::string aty = memref_type(0, t);
+    w_.line(acc + " = memref.alloca() : " + aty);
+    w_.line("linalg.fill ins(" + identity(r.rop, t) + " : " + et + ") outs(" + acc + " : " + aty +
+            ")");
+    emit_generic(*r.args[0], acc, aty, t, &r, {});
+    block_var_ = -1;
+    block_len_.clear();
+    block_base_.clear();
+    const std::string part = fresh();
+    w_.line(part + " = memref.load " + acc + "[] : " + aty);
+    w_.line("memref.store " + part + ", " + partials + "[" + k + "] : " + pty);
+    w_.line("scf.reduce");
+    w_.close("}");
+    w_.line("linalg.fill ins(" + identity(r.rop, t) + " : " + et + ") outs(" + dst + " : " + ty +
+            ")");
+    const std::string used = fresh();
+    const std::string uty = "memref<?x" + et + ", strided<[1]>>";
+    w_.line(used + " = memref.subview " + partials + "[0] [" + blocks + "] [1] : " + pty + " to " +
+            uty);
+    w_.line(
+        "linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], "
+        "iterator_types = [\"reduction\"]}");
+    w_.line("    ins(" + used + " : " + uty + ")");
+    w_.open("    outs(" + dst + " : " + ty + ") {");
+    const std::string x = fresh(), a = fresh();
+    w_.line("^bb0(" + x + ": " + et + ", " + a + ": " + et + "):");
+    w_.line("linalg.yield " + combine(r.rop, a, x, t) + " : " + et);
+    w_.close("}");
   }
 
   // Affine text of a subscript over the generic's dims, or false when it is not affine in them
@@ -667,6 +730,8 @@ class Body {
         out = "d" + std::to_string(dim_of_var_[e.ref]);
         const IndexVar& iv = st_->vars[e.ref];
         if (!iv.is_reduction) return true;
+        // A block's reduction index starts at a run-time offset: not affine in the dims.
+        if (e.ref == block_var_) return false;
         if (iv.lo->kind != ExprKind::IntLit) return false;
         if (iv.lo->ival != 0) out = "(" + out + " + " + std::to_string(iv.lo->ival) + ")";
         return true;
@@ -732,7 +797,11 @@ class Body {
       dim_of_var_[outer[d]] = d;
       domain.push_back(extents_[st.out][outer[d]]);
     }
-    if (red) {
+    if (red && red->ref == block_var_) {
+      domain.push_back(block_len_);
+      dim_of_var_[red->ref] = rank;
+      lo_of_var_[red->ref] = block_base_;
+    } else if (red) {
       const IndexVar& iv = st.vars[red->ref];
       const std::string lo = val(*iv.lo);
       const std::string hi = val(*iv.hi);
@@ -866,6 +935,10 @@ class Body {
     std::string name;  // SSA name
     std::string type;  // its memref type
   };
+  // Inside a block of a blocked reduction: its reduction var, the block's length and the value
+  // of the var at the block's start.
+  int block_var_ = -1;
+  std::string block_len_, block_base_;
   std::string row_;               // inside a row loop: the row index; else empty
   std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
   int next_ = 0;

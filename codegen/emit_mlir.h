@@ -9,7 +9,8 @@
 // `func.func @<spec>_<variant>` with `llvm.emit_c_interface`: one memref argument per spec tensor
 // (ABI order, row-major, dynamic extents; rank 0 for a scalar) and one `index` argument per size.
 // The function bodies differ by strategy only as follows: `loops` keeps every floating-point sum in
-// the spec's order, the others mark sums fastmath<reassoc>; `openmp` also fuses row groups (below).
+// the spec's order, the others mark sums fastmath<reassoc>; `openmp` also fuses row groups and
+// splits full reductions into parallel blocks (below).
 //
 // Lowering of a statement `out[i...] = rhs`:
 //   - rhs without reductions: one all-parallel `linalg.generic` writing `out`;
@@ -44,6 +45,13 @@
 // attribute `transform.with_named_sequence` and the transform schedule of
 // mlir_parallel_loops_schedule() (codegen/mlir_pipelines.h), which lowers the linalg ops inside
 // the explicit loops to sequential loops.
+//
+// Also under `openmp`, a full reduction (into a scalar: the statement's output, or the buffer of
+// a reduction inside a scalar statement's term) outside row groups is an explicit `scf.parallel`
+// loop over at most 64 blocks of its range: each block reduced by a generic into a scalar
+// `memref.alloca` of its own, stored into a 64-element partials buffer, then one generic
+// combines the used partials into the output. The blocks depend only on the range, not on the
+// number of threads.
 //
 // At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
 // beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR

@@ -358,8 +358,8 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @intmix_openmp(%a: memref<?xi32> {llvm.noalias}, %b: memref<?xi32> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %q: memref<?xi32> {llvm.noalias}, %m: memref<?xi32> {llvm.noalias}, %total: memref<i32> {llvm.noalias}, %lut: memref<?xf64> {llvm.noalias}, %g: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 16 : index
     // q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
@@ -429,98 +429,182 @@ module {
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
     %61 = memref.alloc() : memref<i32>
-    %62 = arith.constant 0 : i32
-    linalg.fill ins(%62 : i32) outs(%61 : memref<i32>)
-    %63 = arith.constant 0 : index
-    %64 = arith.subi %N, %63 : index
-    %65 = arith.constant 0 : index
-    %66 = arith.maxsi %64, %65 : index
-    %67 = arith.constant 0 : index
-    %68 = memref.reinterpret_cast %61 to offset: [0], sizes: [%66], strides: [%67] : memref<i32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%68, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%61 : memref<i32>) {
-      ^bb0(%69: i32, %70: i32, %71: i32, %72: i32):
-      %73 = arith.muli %70, %71 : i32
-      %74 = arith.addi %72, %73 : i32
-      linalg.yield %74 : i32
+    // In parallel blocks, then the blocks' partial results.
+    %62 = arith.constant 0 : index
+    %63 = arith.subi %N, %62 : index
+    %64 = arith.constant 0 : index
+    %65 = arith.maxsi %63, %64 : index
+    %66 = arith.constant 0 : index
+    %67 = arith.constant 1 : index
+    %68 = arith.constant 63 : index
+    %69 = arith.addi %65, %68 : index
+    %70 = arith.constant 64 : index
+    %71 = arith.divui %69, %70 : index
+    %72 = arith.constant 1 : index
+    %73 = arith.maxsi %71, %72 : index
+    %74 = arith.subi %73, %67 : index
+    %75 = arith.addi %65, %74 : index
+    %76 = arith.divui %75, %73 : index
+    %77 = memref.alloca() : memref<64xi32>
+    scf.parallel (%78) = (%66) to (%76) step (%67) {
+      %79 = arith.muli %78, %73 : index
+      %80 = arith.addi %79, %73 : index
+      %81 = arith.minsi %80, %65 : index
+      %82 = arith.subi %81, %79 : index
+      %83 = arith.addi %62, %79 : index
+      %84 = memref.alloca() : memref<i32>
+      %85 = arith.constant 0 : i32
+      linalg.fill ins(%85 : i32) outs(%84 : memref<i32>)
+      %86 = arith.constant 0 : index
+      %87 = memref.reinterpret_cast %84 to offset: [0], sizes: [%82], strides: [%86] : memref<i32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%87 : memref<?xi32, strided<[?]>>)
+          outs(%84 : memref<i32>) {
+        ^bb0(%88: i32, %89: i32):
+        %90 = linalg.index 0 : index
+        %91 = arith.addi %90, %83 : index
+        %92 = memref.load %a[%91] : memref<?xi32>
+        %93 = memref.load %b[%91] : memref<?xi32>
+        %94 = arith.muli %92, %93 : i32
+        %95 = arith.addi %89, %94 : i32
+        linalg.yield %95 : i32
+      }
+      %96 = memref.load %84[] : memref<i32>
+      memref.store %96, %77[%78] : memref<64xi32>
+      scf.reduce
     }
-    %75 = memref.alloc() : memref<i32>
-    %76 = arith.constant -2147483648 : i32
-    linalg.fill ins(%76 : i32) outs(%75 : memref<i32>)
-    %77 = arith.constant 0 : index
-    %78 = arith.subi %N, %77 : index
-    %79 = arith.constant 0 : index
-    %80 = arith.maxsi %78, %79 : index
-    %81 = arith.constant 0 : index
-    %82 = memref.reinterpret_cast %75 to offset: [0], sizes: [%80], strides: [%81] : memref<i32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%82, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
-        outs(%75 : memref<i32>) {
-      ^bb0(%83: i32, %84: i32, %85: i32):
-      %86 = arith.maxsi %85, %84 : i32
-      linalg.yield %86 : i32
+    %97 = arith.constant 0 : i32
+    linalg.fill ins(%97 : i32) outs(%61 : memref<i32>)
+    %98 = memref.subview %77[0] [%76] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%98 : memref<?xi32, strided<[1]>>)
+        outs(%61 : memref<i32>) {
+      ^bb0(%99: i32, %100: i32):
+      %101 = arith.addi %100, %99 : i32
+      linalg.yield %101 : i32
+    }
+    %102 = memref.alloc() : memref<i32>
+    // In parallel blocks, then the blocks' partial results.
+    %103 = arith.constant 0 : index
+    %104 = arith.subi %N, %103 : index
+    %105 = arith.constant 0 : index
+    %106 = arith.maxsi %104, %105 : index
+    %107 = arith.constant 0 : index
+    %108 = arith.constant 1 : index
+    %109 = arith.constant 63 : index
+    %110 = arith.addi %106, %109 : index
+    %111 = arith.constant 64 : index
+    %112 = arith.divui %110, %111 : index
+    %113 = arith.constant 1 : index
+    %114 = arith.maxsi %112, %113 : index
+    %115 = arith.subi %114, %108 : index
+    %116 = arith.addi %106, %115 : index
+    %117 = arith.divui %116, %114 : index
+    %118 = memref.alloca() : memref<64xi32>
+    scf.parallel (%119) = (%107) to (%117) step (%108) {
+      %120 = arith.muli %119, %114 : index
+      %121 = arith.addi %120, %114 : index
+      %122 = arith.minsi %121, %106 : index
+      %123 = arith.subi %122, %120 : index
+      %124 = arith.addi %103, %120 : index
+      %125 = memref.alloca() : memref<i32>
+      %126 = arith.constant -2147483648 : i32
+      linalg.fill ins(%126 : i32) outs(%125 : memref<i32>)
+      %127 = arith.constant 0 : index
+      %128 = memref.reinterpret_cast %125 to offset: [0], sizes: [%123], strides: [%127] : memref<i32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%128 : memref<?xi32, strided<[?]>>)
+          outs(%125 : memref<i32>) {
+        ^bb0(%129: i32, %130: i32):
+        %131 = linalg.index 0 : index
+        %132 = arith.addi %131, %124 : index
+        %133 = memref.load %a[%132] : memref<?xi32>
+        %134 = arith.maxsi %130, %133 : i32
+        linalg.yield %134 : i32
+      }
+      %135 = memref.load %125[] : memref<i32>
+      memref.store %135, %118[%119] : memref<64xi32>
+      scf.reduce
+    }
+    %136 = arith.constant -2147483648 : i32
+    linalg.fill ins(%136 : i32) outs(%102 : memref<i32>)
+    %137 = memref.subview %118[0] [%117] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%137 : memref<?xi32, strided<[1]>>)
+        outs(%102 : memref<i32>) {
+      ^bb0(%138: i32, %139: i32):
+      %140 = arith.maxsi %139, %138 : i32
+      linalg.yield %140 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%61, %75 : memref<i32>, memref<i32>)
+        ins(%61, %102 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%87: i32, %88: i32, %89: i32):
-      %90 = arith.addi %87, %88 : i32
-      linalg.yield %90 : i32
+      ^bb0(%141: i32, %142: i32, %143: i32):
+      %144 = arith.addi %141, %142 : i32
+      linalg.yield %144 : i32
     }
     memref.dealloc %61 : memref<i32>
-    memref.dealloc %75 : memref<i32>
+    memref.dealloc %102 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %91 = arith.constant 0 : index
-    %92 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%91] : memref<?xf64> to memref<?xf64, strided<[?]>>
+    %145 = arith.constant 0 : index
+    %146 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%145] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%92, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+        ins(%146, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
         outs(%g : memref<?xf64>) {
-      ^bb0(%93: f64, %94: i32, %95: f64):
-      %96 = linalg.index 0 : index
-      %97 = arith.constant 2 : i32
-      %98 = arith.constant 0 : i32
-      %99 = arith.constant 1 : i32
-      %100 = arith.constant -1 : i32
-      %101 = arith.cmpi eq, %97, %98 : i32
-      %102 = arith.cmpi eq, %97, %100 : i32
-      %103 = arith.ori %101, %102 : i1
-      %104 = arith.select %103, %99, %97 : i32
-      %105 = arith.divsi %94, %104 : i32
-      %106 = arith.subi %98, %94 : i32
-      %107 = arith.select %102, %106, %105 : i32
-      %108 = arith.select %101, %98, %107 : i32
-      %109 = arith.sitofp %108 : i32 to f64
-      %110 = arith.constant 3 : index
-      %111 = arith.constant 0 : index
-      %112 = arith.constant 1 : index
-      %113 = arith.constant -1 : index
-      %114 = arith.cmpi eq, %110, %111 : index
-      %115 = arith.cmpi eq, %110, %113 : index
-      %116 = arith.ori %114, %115 : i1
-      %117 = arith.select %116, %112, %110 : index
-      %118 = arith.divsi %96, %117 : index
-      %119 = arith.subi %111, %96 : index
-      %120 = arith.select %115, %119, %118 : index
-      %121 = arith.select %114, %111, %120 : index
-      %122 = arith.index_cast %121 : index to i64
-      %123 = arith.sitofp %122 : i64 to f64
-      %124 = arith.constant 0.5 : f64
-      %125 = arith.mulf %123, %124 : f64
-      %126 = arith.addf %109, %125 : f64
-      %127 = arith.constant 8 : i32
-      %128 = arith.addi %94, %127 : i32
-      %129 = arith.index_cast %128 : i32 to index
-      %130 = arith.constant 1 : index
-      %131 = arith.subi %0, %130 : index
-      %132 = arith.minsi %129, %131 : index
-      %133 = arith.constant 0 : index
-      %134 = arith.maxsi %132, %133 : index
-      %135 = memref.load %lut[%134] : memref<?xf64>
-      %136 = arith.addf %126, %135 : f64
-      linalg.yield %136 : f64
+      ^bb0(%147: f64, %148: i32, %149: f64):
+      %150 = linalg.index 0 : index
+      %151 = arith.constant 2 : i32
+      %152 = arith.constant 0 : i32
+      %153 = arith.constant 1 : i32
+      %154 = arith.constant -1 : i32
+      %155 = arith.cmpi eq, %151, %152 : i32
+      %156 = arith.cmpi eq, %151, %154 : i32
+      %157 = arith.ori %155, %156 : i1
+      %158 = arith.select %157, %153, %151 : i32
+      %159 = arith.divsi %148, %158 : i32
+      %160 = arith.subi %152, %148 : i32
+      %161 = arith.select %156, %160, %159 : i32
+      %162 = arith.select %155, %152, %161 : i32
+      %163 = arith.sitofp %162 : i32 to f64
+      %164 = arith.constant 3 : index
+      %165 = arith.constant 0 : index
+      %166 = arith.constant 1 : index
+      %167 = arith.constant -1 : index
+      %168 = arith.cmpi eq, %164, %165 : index
+      %169 = arith.cmpi eq, %164, %167 : index
+      %170 = arith.ori %168, %169 : i1
+      %171 = arith.select %170, %166, %164 : index
+      %172 = arith.divsi %150, %171 : index
+      %173 = arith.subi %165, %150 : index
+      %174 = arith.select %169, %173, %172 : index
+      %175 = arith.select %168, %165, %174 : index
+      %176 = arith.index_cast %175 : index to i64
+      %177 = arith.sitofp %176 : i64 to f64
+      %178 = arith.constant 0.5 : f64
+      %179 = arith.mulf %177, %178 : f64
+      %180 = arith.addf %163, %179 : f64
+      %181 = arith.constant 8 : i32
+      %182 = arith.addi %148, %181 : i32
+      %183 = arith.index_cast %182 : i32 to index
+      %184 = arith.constant 1 : index
+      %185 = arith.subi %0, %184 : index
+      %186 = arith.minsi %183, %185 : index
+      %187 = arith.constant 0 : index
+      %188 = arith.maxsi %186, %187 : index
+      %189 = memref.load %lut[%188] : memref<?xf64>
+      %190 = arith.addf %180, %189 : f64
+      linalg.yield %190 : f64
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 
