@@ -148,32 +148,226 @@ class Body {
       loop_var_[0] = row_;
     }
     const std::vector<int> all_outer = outer_dims(st, in_row);
-    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
-      emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
+    auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
+    if (in_row && streaming_ && streamed_row(st)) {
+      auto stream = [&] { emit_stream_range(st, out_mem, out_ty, extents_[st.out][1], false); };
+      if (stream_cond_.empty())
+        stream();
+      else
+        emit_if(stream_cond_, stream, plain);
+    } else if (!in_row && streamable(st)) {
+      const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
+      emit_if(
+          stream_condition(k, k),
+          [&] {
+            if (st.rank() == 1)
+              emit_stream_range(st, out_mem, out_ty, extents_[st.out][0], true);
+            else
+              emit_row_group(RowGroup{k, k, {}}, true);
+            st_ = &st;
+          },
+          plain);
     } else {
-      std::vector<const Expr*> allocated;
-      for (const auto& [r, outer] : buffered_reduces(st, in_row)) {
-        auto pre = row_temp_.find(r);
-        if (pre != row_temp_.end()) {
-          temp_of_[r] = pre->second;
-        } else {
-          // A buffer over the output indices the reduction depends on.
-          std::string dims;
-          for (int d : outer) dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
-          const std::string tmp = fresh();
-          const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
-          w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
-          temp_of_[r] = {tmp, ty, outer};
-          allocated.push_back(r);
-        }
-        emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, outer);
-      }
-      emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
-      for (const Expr* r : allocated)
-        w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
-      temp_of_.clear();
+      plain();
     }
     loop_var_.erase(0);
+  }
+
+  // The statement as generics writing `out_mem` (the output, or its current row) over the
+  // output indices `all_outer`.
+  void emit_plain(const Statement& st, const std::string& out_mem, const std::string& out_ty,
+                  const std::vector<int>& all_outer) {
+    const Tensor& out = spec_.tensors[st.out];
+    const bool in_row = !row_.empty();
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
+      emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
+      return;
+    }
+    std::vector<const Expr*> allocated;
+    for (const auto& [r, outer] : buffered_reduces(st, in_row)) {
+      auto pre = row_temp_.find(r);
+      if (pre != row_temp_.end()) {
+        temp_of_[r] = pre->second;
+      } else {
+        // A buffer over the output indices the reduction depends on.
+        std::string dims;
+        for (int d : outer) dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
+        const std::string tmp = fresh();
+        const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
+        w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
+        temp_of_[r] = {tmp, ty, outer};
+        allocated.push_back(r);
+      }
+      emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, outer);
+    }
+    emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
+    for (const Expr* r : allocated)
+      w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
+    temp_of_.clear();
+  }
+
+  // `scf.if cond { then_part } else { else_part }`.
+  template <class Then, class Else>
+  void emit_if(const std::string& cond, Then then_part, Else else_part) {
+    w_.open("scf.if " + cond + " {");
+    then_part();
+    w_.close("} else {");
+    CodeWriter inner(w_.indent() + 1);
+    std::swap(inner, w_);
+    else_part();
+    std::swap(inner, w_);
+    w_.raw(inner.str());
+    w_.line("}");
+  }
+
+  // ---- Streaming stores ----
+  //
+  // Under `parallel`, an elementwise statement whose output (f32, f64 or i32, of rank 1 or 2) is
+  // in memory writes it with non-temporal stores when the tensors it touches (its group's, in a
+  // row group) total at least kStreamMinBytes, so that a large output costs no read for
+  // ownership. Each row (or the whole rank-1 output) is written in three parts: the elements
+  // before the first 64-byte boundary and the elements after the last whole line by plain
+  // generics, the whole lines in between one at a time: a generic computes the line into a
+  // line buffer, whose two halves are stored with aligned non-temporal stores. MLIR 19's
+  // vector.store has no alignment (LLVM then splits a non-temporal store into scalar ones), so
+  // these are llvm.store ops with `alignment` and `nontemporal`, at the line's address.
+  // Rank-2 outputs are streamed row by row in parallel blocks of rows (as a row group of one
+  // statement); rank-1 outputs in parallel blocks of lines. Each block ends with a fence.
+
+  bool streamable(const Statement& st) const {
+    if (!parallel_ || contains_reduce(*st.rhs) || (st.rank() != 1 && st.rank() != 2)) return false;
+    const DType t = spec_.tensors[st.out].type;
+    return t == DType::F32 || t == DType::F64 || t == DType::I32;
+  }
+
+  // Inside a row group: whether `st` streams its rows (a rank-2 output in memory).
+  bool streamed_row(const Statement& st) const {
+    return streamable(st) && st.rank() == 2 && !row_local_.count(st.out);
+  }
+
+  // The i1 value: whether the tensors statements [first, last] touch total at least
+  // kStreamMinBytes.
+  std::string stream_condition(size_t first, size_t last) {
+    std::set<int> used;
+    for (size_t k = first; k <= last; ++k) {
+      used.insert(spec_.stmts[k].out);
+      tensors_read(*spec_.stmts[k].rhs, used);
+    }
+    std::string total;
+    for (int t : used) {
+      std::string bytes =
+          constant(std::to_string(dtype_bytes(spec_.tensors[t].type)), DType::Index);
+      for (const auto& d : extents_[t]) bytes = op("arith.muli", {bytes, d}, DType::Index);
+      total = total.empty() ? bytes : op("arith.addi", {total, bytes}, DType::Index);
+    }
+    return cmp("arith.cmpi", "sge", total, constant(std::to_string(kStreamMinBytes), DType::Index),
+               DType::Index);
+  }
+  static void tensors_read(const Expr& e, std::set<int>& out) {
+    if (e.kind == ExprKind::Read) out.insert(e.ref);
+    for (const auto& a : e.args) tensors_read(*a, out);
+  }
+
+  // Writes elements [0, len) of `view` (rank 1: the output, or its current row) for `st` as
+  // described above; the lines in parallel blocks (`parallel_lines`) or in one loop using the
+  // group's line buffer.
+  void emit_stream_range(const Statement& st, const std::string& view, const std::string& vty,
+                         const std::string& len, bool parallel_lines) {
+    const DType t = spec_.tensors[st.out].type;
+    const std::string et = mlir_type(t);
+    const int lane = kLineBytes / dtype_bytes(t);  // elements per line
+    const int last = static_cast<int>(st.rank()) - 1;
+    w_.line("// Non-temporal stores: plain head and tail, whole 64-byte lines in between.");
+    const std::string eb = constant(std::to_string(dtype_bytes(t)), DType::Index);
+    const std::string base = fresh(), offset = fresh(), size = fresh(), stride = fresh();
+    w_.line(base + ", " + offset + ", " + size + ", " + stride +
+            " = memref.extract_strided_metadata " + view + " : " + vty + " -> memref<" + et +
+            ">, index, index, index");
+    const std::string ptr = fresh();
+    w_.line(ptr + " = memref.extract_aligned_pointer_as_index " + view + " : " + vty + " -> index");
+    const std::string start =
+        op("arith.addi", {ptr, op("arith.muli", {offset, eb}, DType::Index)}, DType::Index);
+    const std::string line = constant(std::to_string(kLineBytes), DType::Index);
+    const std::string misaligned = op("arith.remui", {start, line}, DType::Index);
+    const std::string gap =
+        op("arith.remui", {op("arith.subi", {line, misaligned}, DType::Index), line}, DType::Index);
+    const std::string head =
+        op("arith.minsi", {op("arith.divui", {gap, eb}, DType::Index), len}, DType::Index);
+    const std::string lanes = constant(std::to_string(lane), DType::Index);
+    const std::string lines =
+        op("arith.divui", {op("arith.subi", {len, head}, DType::Index), lanes}, DType::Index);
+    const std::string tail =
+        op("arith.addi", {head, op("arith.muli", {lines, lanes}, DType::Index)}, DType::Index);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    emit_part(st, view, vty, zero, head);
+
+    const std::string bty = "memref<" + std::to_string(lane) + "x" + et + ">";
+    auto emit_line = [&](const std::string& buf, const std::string& l) {
+      const std::string j0 =
+          op("arith.addi", {head, op("arith.muli", {l, lanes}, DType::Index)}, DType::Index);
+      part_var_ = last;
+      part_base_ = j0;
+      part_len_ = lanes;
+      emit_generic(*st.rhs, buf, bty, t, nullptr, {last});
+      part_var_ = -1;
+      const std::string vty2 = "vector<" + std::to_string(lane / 2) + "x" + et + ">";
+      const std::string second = constant(std::to_string(lane / 2), DType::Index);
+      const std::string v0 = fresh();
+      w_.line(v0 + " = vector.load " + buf + "[" + zero + "] : " + bty + ", " + vty2);
+      const std::string v1 = fresh();
+      w_.line(v1 + " = vector.load " + buf + "[" + second + "] : " + bty + ", " + vty2);
+      const std::string addr =
+          op("arith.addi", {start, op("arith.muli", {j0, eb}, DType::Index)}, DType::Index);
+      const std::string a64 = fresh();
+      w_.line(a64 + " = arith.index_cast " + addr + " : index to i64");
+      const std::string p0 = fresh(), p1 = fresh();
+      w_.line(p0 + " = llvm.inttoptr " + a64 + " : i64 to !llvm.ptr");
+      w_.line("llvm.store " + v0 + ", " + p0 + " {alignment = " + std::to_string(kLineBytes / 2) +
+              " : i64, nontemporal} : " + vty2 + ", !llvm.ptr");
+      w_.line(p1 + " = llvm.getelementptr " + p0 + "[" + std::to_string(kLineBytes / 2) +
+              "] : (!llvm.ptr) -> !llvm.ptr, i8");
+      w_.line("llvm.store " + v1 + ", " + p1 + " {alignment = " + std::to_string(kLineBytes / 2) +
+              " : i64, nontemporal} : " + vty2 + ", !llvm.ptr");
+    };
+    if (parallel_lines) {
+      explicit_loops_ = true;
+      const std::string block = block_length(lines);
+      const std::string b = fresh();
+      w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + lines + ") step (" + block +
+              ") {");
+      const std::string end =
+          op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), lines}, DType::Index);
+      const std::string buf = fresh();
+      w_.line(buf + " = memref.alloca() : " + bty);
+      const std::string l = fresh();
+      w_.open("scf.for " + l + " = " + b + " to " + end + " step " + one + " {");
+      emit_line(buf, l);
+      w_.close("}");
+      w_.line("llvm.fence seq_cst");
+      w_.line("scf.reduce");
+      w_.close("}");
+    } else {
+      const std::string l = fresh();
+      w_.open("scf.for " + l + " = " + zero + " to " + lines + " step " + one + " {");
+      emit_line(line_buf_.at(t).name, l);
+      w_.close("}");
+    }
+    emit_part(st, view, vty, tail, op("arith.subi", {len, tail}, DType::Index));
+  }
+
+  // Elements [from, from + n) of `view` for `st`, by a plain generic on that part.
+  void emit_part(const Statement& st, const std::string& view, const std::string& vty,
+                 const std::string& from, const std::string& n) {
+    const DType t = spec_.tensors[st.out].type;
+    const std::string sub = fresh();
+    const std::string sty = "memref<?x" + std::string(mlir_type(t)) + ", strided<[1], offset: ?>>";
+    w_.line(sub + " = memref.subview " + view + "[" + from + "] [" + n + "] [1] : " + vty + " to " +
+            sty);
+    part_var_ = static_cast<int>(st.rank()) - 1;
+    part_base_ = from;
+    part_len_ = n;
+    emit_generic(*st.rhs, sub, sty, t, nullptr, {part_var_});
+    part_var_ = -1;
   }
 
   // A fused group of statements (codegen/row_fusion.h), under `parallel`: one scf.parallel loop
@@ -181,12 +375,24 @@ class Body {
   // group's statements in order as generics on rank-reduced views of that row. The group's
   // row-local temps and the buffers of its reductions are allocated once per block, one row
   // long.
-  void emit_row_group(const RowGroup& g) {
+  // With `stream_always` (a single rank-2 statement), its output is streamed unconditionally.
+  void emit_row_group(const RowGroup& g, bool stream_always = false) {
     explicit_loops_ = true;
     const Statement& first = spec_.stmts[g.first];
     const std::string& rows = extents_[first.out][0];
-    w_.line("// Statements " + std::to_string(g.first + 1) + " to " + std::to_string(g.last + 1) +
-            " fused: row by row, in parallel blocks of rows.");
+    if (g.first == g.last)
+      w_.line("// Row by row, in parallel blocks of rows.");
+    else
+      w_.line("// Statements " + std::to_string(g.first + 1) + " to " + std::to_string(g.last + 1) +
+              " fused: row by row, in parallel blocks of rows.");
+    row_local_ = std::set<int>(g.row_local.begin(), g.row_local.end());
+    std::set<DType> streamed;  // element types of the streamed outputs
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      if (streamed_row(st)) streamed.insert(spec_.tensors[st.out].type);
+    }
+    streaming_ = !streamed.empty();
+    stream_cond_ = streaming_ && !stream_always ? stream_condition(g.first, g.last) : "";
     const std::string zero = zero_index(), one = constant("1", DType::Index);
     const std::string block = block_length(rows);
     const std::string b = fresh();
@@ -210,6 +416,12 @@ class Body {
     for (int t : g.row_local) {
       const std::vector<std::string> dims(extents_[t].begin() + 1, extents_[t].end());
       row_view_[t] = row_buffer(spec_.tensors[t].type, dims);
+    }
+    for (DType t : streamed) {
+      const View v{fresh(), "memref<" + std::to_string(kLineBytes / dtype_bytes(t)) + "x" +
+                                std::string(mlir_type(t)) + ">"};
+      w_.line(v.name + " = memref.alloca() : " + v.type);
+      line_buf_[t] = v;
     }
     for (size_t k = g.first; k <= g.last; ++k) {
       const Statement& st = spec_.stmts[k];
@@ -251,11 +463,21 @@ class Body {
     for (size_t k = g.first; k <= g.last; ++k) emit_statement(spec_.stmts[k]);
     w_.close("}");
     for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
+    if (streaming_) {
+      // The block's non-temporal stores are ordered before whatever follows the loop.
+      if (!stream_cond_.empty()) w_.open("scf.if " + stream_cond_ + " {");
+      w_.line("llvm.fence seq_cst");
+      if (!stream_cond_.empty()) w_.close("}");
+    }
     w_.line("scf.reduce");
     w_.close("}");
     row_.clear();
     row_view_.clear();
     row_temp_.clear();
+    row_local_.clear();
+    line_buf_.clear();
+    streaming_ = false;
+    stream_cond_.clear();
   }
 
   // The output indices that are the leading dimensions of a statement's generics: all of them,
@@ -419,7 +641,8 @@ class Body {
       if (v >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[v] < 0) continue;
       std::string x = fresh();
       w_.line(x + " = linalg.index " + std::to_string(dim_of_var_[v]) + " : index");
-      if (st_->vars[v].is_reduction) x = op("arith.addi", {x, lo_of_var_.at(v)}, DType::Index);
+      if (auto lo = lo_of_var_.find(v); lo != lo_of_var_.end())
+        x = op("arith.addi", {x, lo->second}, DType::Index);
       index_val_[v] = x;
     }
   }
@@ -729,9 +952,10 @@ class Body {
         if (e.ref >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[e.ref] < 0) return false;
         out = "d" + std::to_string(dim_of_var_[e.ref]);
         const IndexVar& iv = st_->vars[e.ref];
+        // A block's reduction index, or the streamed output index of a part of a row, starts at a
+        // run-time offset: not affine in the dims.
+        if (e.ref == block_var_ || e.ref == part_var_) return false;
         if (!iv.is_reduction) return true;
-        // A block's reduction index starts at a run-time offset: not affine in the dims.
-        if (e.ref == block_var_) return false;
         if (iv.lo->kind != ExprKind::IntLit) return false;
         if (iv.lo->ival != 0) out = "(" + out + " + " + std::to_string(iv.lo->ival) + ")";
         return true;
@@ -795,7 +1019,12 @@ class Body {
     std::vector<std::string> domain;
     for (int d = 0; d < rank; ++d) {
       dim_of_var_[outer[d]] = d;
-      domain.push_back(extents_[st.out][outer[d]]);
+      if (outer[d] == part_var_) {
+        domain.push_back(part_len_);
+        lo_of_var_[outer[d]] = part_base_;
+      } else {
+        domain.push_back(extents_[st.out][outer[d]]);
+      }
     }
     if (red && red->ref == block_var_) {
       domain.push_back(block_len_);
@@ -925,6 +1154,11 @@ class Body {
   // schedule to balance them over the threads, few enough that each block's buffers are
   // allocated rarely.
   static constexpr int kBlocks = 64;
+  // Streaming stores write whole lines of this many bytes (a cache line), and are used when the
+  // tensors a statement touches total at least kStreamMinBytes (about a last-level cache; as the
+  // cpu backend's SB_STREAM_MIN_BYTES).
+  static constexpr int kLineBytes = 64;
+  static constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
 
   const Spec& spec_;
   CodeWriter w_;
@@ -939,6 +1173,16 @@ class Body {
   // of the var at the block's start.
   int block_var_ = -1;
   std::string block_len_, block_base_;
+  // Inside a part of a streamed row: the output's last index, the part's length and the value of
+  // the index at the part's start.
+  int part_var_ = -1;
+  std::string part_len_, part_base_;
+  // Inside a row group with streamed statements: the i1 value that selects streaming ("" when
+  // streaming is unconditional), and the line buffer of each streamed element type.
+  bool streaming_ = false;
+  std::string stream_cond_;
+  std::map<DType, View> line_buf_;
+  std::set<int> row_local_;       // inside a row loop: the group's row-local temps
   std::string row_;               // inside a row loop: the row index; else empty
   std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
   int next_ = 0;
@@ -1077,8 +1321,9 @@ class MlirEmitter final : public Emitter {
          {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
           {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
         {"openmp",
-         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); tanh expanded into "
-         "exp, exp and log as LLVM intrinsics that clang vectorises",
+         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, full "
+         "reductions in parallel blocks, non-temporal stores for outputs beyond the caches; tanh "
+         "expanded into exp, exp and log as LLVM intrinsics that clang vectorises",
          {}},
     };
   }

@@ -136,64 +136,164 @@ module {
 module attributes {transform.with_named_sequence} {
   func.func @rmsnorm_openmp(%x: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // Statements 1 to 2 fused: row by row, in parallel blocks of rows.
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 1 : index
-    %2 = arith.constant 63 : index
-    %3 = arith.addi %R, %2 : index
-    %4 = arith.constant 64 : index
-    %5 = arith.divui %3, %4 : index
-    %6 = arith.constant 1 : index
-    %7 = arith.maxsi %5, %6 : index
-    scf.parallel (%8) = (%0) to (%R) step (%7) {
-      %9 = arith.addi %8, %7 : index
-      %10 = arith.minsi %9, %R : index
-      %11 = memref.alloca() : memref<f32>
-      %12 = memref.alloca() : memref<f32>
-      scf.for %13 = %8 to %10 step %1 {
-        %14 = memref.subview %x[%13, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %15 = memref.subview %y[%13, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %R : index
+    %2 = arith.muli %1, %C : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %C : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 4 : index
+    %7 = arith.muli %6, %R : index
+    %8 = arith.muli %7, %C : index
+    %9 = arith.addi %5, %8 : index
+    %10 = arith.constant 4 : index
+    %11 = arith.muli %10, %R : index
+    %12 = arith.addi %9, %11 : index
+    %13 = arith.constant 33554432 : index
+    %14 = arith.cmpi sge, %12, %13 : index
+    %15 = arith.constant 0 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.constant 63 : index
+    %18 = arith.addi %R, %17 : index
+    %19 = arith.constant 64 : index
+    %20 = arith.divui %18, %19 : index
+    %21 = arith.constant 1 : index
+    %22 = arith.maxsi %20, %21 : index
+    scf.parallel (%23) = (%15) to (%R) step (%22) {
+      %24 = arith.addi %23, %22 : index
+      %25 = arith.minsi %24, %R : index
+      %26 = memref.alloca() : memref<f32>
+      %27 = memref.alloca() : memref<16xf32>
+      %28 = memref.alloca() : memref<f32>
+      scf.for %29 = %23 to %25 step %16 {
+        %30 = memref.subview %x[%29, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %31 = memref.subview %y[%29, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-        %16 = arith.constant 0.0 : f32
-        linalg.fill ins(%16 : f32) outs(%12 : memref<f32>)
-        %17 = arith.constant 0 : index
-        %18 = arith.subi %C, %17 : index
-        %19 = arith.constant 0 : index
-        %20 = arith.maxsi %18, %19 : index
-        %21 = arith.constant 0 : index
-        %22 = memref.reinterpret_cast %12 to offset: [0], sizes: [%20], strides: [%21] : memref<f32> to memref<?xf32, strided<[?]>>
+        %32 = arith.constant 0.0 : f32
+        linalg.fill ins(%32 : f32) outs(%28 : memref<f32>)
+        %33 = arith.constant 0 : index
+        %34 = arith.subi %C, %33 : index
+        %35 = arith.constant 0 : index
+        %36 = arith.maxsi %34, %35 : index
+        %37 = arith.constant 0 : index
+        %38 = memref.reinterpret_cast %28 to offset: [0], sizes: [%36], strides: [%37] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%22, %14 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%12 : memref<f32>) {
-          ^bb0(%23: f32, %24: f32, %25: f32):
-          %26 = arith.mulf %24, %24 : f32
-          %27 = arith.addf %25, %26 fastmath<reassoc> : f32
-          linalg.yield %27 : f32
+            ins(%38, %30 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%28 : memref<f32>) {
+          ^bb0(%39: f32, %40: f32, %41: f32):
+          %42 = arith.mulf %40, %40 : f32
+          %43 = arith.addf %41, %42 fastmath<reassoc> : f32
+          linalg.yield %43 : f32
         }
         linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-            ins(%12 : memref<f32>)
-            outs(%11 : memref<f32>) {
-          ^bb0(%28: f32, %29: f32):
-          %30 = arith.constant 1.0 : f32
-          %31 = arith.index_cast %C : index to i64
-          %32 = arith.sitofp %31 : i64 to f32
-          %33 = arith.divf %28, %32 : f32
-          %34 = arith.constant 1.0e-05 : f32
-          %35 = arith.addf %33, %34 : f32
-          %36 = math.sqrt %35 : f32
-          %37 = arith.divf %30, %36 : f32
-          linalg.yield %37 : f32
+            ins(%28 : memref<f32>)
+            outs(%26 : memref<f32>) {
+          ^bb0(%44: f32, %45: f32):
+          %46 = arith.constant 1.0 : f32
+          %47 = arith.index_cast %C : index to i64
+          %48 = arith.sitofp %47 : i64 to f32
+          %49 = arith.divf %44, %48 : f32
+          %50 = arith.constant 1.0e-05 : f32
+          %51 = arith.addf %49, %50 : f32
+          %52 = math.sqrt %51 : f32
+          %53 = arith.divf %46, %52 : f32
+          linalg.yield %53 : f32
         }
         // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-        %38 = arith.constant 0 : index
-        %39 = memref.reinterpret_cast %15 to offset: [0], sizes: [%C], strides: [%38] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%39, %weight, %11, %14 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%15 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%40: f32, %41: f32, %42: f32, %43: f32, %44: f32):
-          %45 = arith.mulf %42, %43 : f32
-          %46 = arith.mulf %41, %45 : f32
-          linalg.yield %46 : f32
+        scf.if %14 {
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %54 = arith.constant 4 : index
+          %55, %56, %57, %58 = memref.extract_strided_metadata %31 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %59 = memref.extract_aligned_pointer_as_index %31 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %60 = arith.muli %56, %54 : index
+          %61 = arith.addi %59, %60 : index
+          %62 = arith.constant 64 : index
+          %63 = arith.remui %61, %62 : index
+          %64 = arith.subi %62, %63 : index
+          %65 = arith.remui %64, %62 : index
+          %66 = arith.divui %65, %54 : index
+          %67 = arith.minsi %66, %C : index
+          %68 = arith.constant 16 : index
+          %69 = arith.subi %C, %67 : index
+          %70 = arith.divui %69, %68 : index
+          %71 = arith.muli %70, %68 : index
+          %72 = arith.addi %67, %71 : index
+          %73 = arith.constant 0 : index
+          %74 = arith.constant 1 : index
+          %75 = memref.subview %31[%73] [%67] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %76 = arith.constant 0 : index
+          %77 = memref.reinterpret_cast %75 to offset: [0], sizes: [%67], strides: [%76] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%77, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%75 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%78: f32, %79: f32, %80: f32):
+            %81 = linalg.index 0 : index
+            %82 = arith.addi %81, %73 : index
+            %83 = memref.load %weight[%82] : memref<?xf32>
+            %84 = memref.load %30[%82] : memref<?xf32, strided<[1], offset: ?>>
+            %85 = arith.mulf %79, %84 : f32
+            %86 = arith.mulf %83, %85 : f32
+            linalg.yield %86 : f32
+          }
+          scf.for %87 = %73 to %70 step %74 {
+            %88 = arith.muli %87, %68 : index
+            %89 = arith.addi %67, %88 : index
+            %90 = arith.constant 0 : index
+            %91 = memref.reinterpret_cast %27 to offset: [0], sizes: [%68], strides: [%90] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%91, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%27 : memref<16xf32>) {
+              ^bb0(%92: f32, %93: f32, %94: f32):
+              %95 = linalg.index 0 : index
+              %96 = arith.addi %95, %89 : index
+              %97 = memref.load %weight[%96] : memref<?xf32>
+              %98 = memref.load %30[%96] : memref<?xf32, strided<[1], offset: ?>>
+              %99 = arith.mulf %93, %98 : f32
+              %100 = arith.mulf %97, %99 : f32
+              linalg.yield %100 : f32
+            }
+            %101 = arith.constant 8 : index
+            %102 = vector.load %27[%73] : memref<16xf32>, vector<8xf32>
+            %103 = vector.load %27[%101] : memref<16xf32>, vector<8xf32>
+            %104 = arith.muli %89, %54 : index
+            %105 = arith.addi %61, %104 : index
+            %106 = arith.index_cast %105 : index to i64
+            %107 = llvm.inttoptr %106 : i64 to !llvm.ptr
+            llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %108 = llvm.getelementptr %107[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %103, %108 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %109 = arith.subi %C, %72 : index
+          %110 = memref.subview %31[%72] [%109] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %111 = arith.constant 0 : index
+          %112 = memref.reinterpret_cast %110 to offset: [0], sizes: [%109], strides: [%111] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%112, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%110 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%113: f32, %114: f32, %115: f32):
+            %116 = linalg.index 0 : index
+            %117 = arith.addi %116, %72 : index
+            %118 = memref.load %weight[%117] : memref<?xf32>
+            %119 = memref.load %30[%117] : memref<?xf32, strided<[1], offset: ?>>
+            %120 = arith.mulf %114, %119 : f32
+            %121 = arith.mulf %118, %120 : f32
+            linalg.yield %121 : f32
+          }
+        } else {
+          %122 = arith.constant 0 : index
+          %123 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%122] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%123, %weight, %26, %30 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
+              outs(%31 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%124: f32, %125: f32, %126: f32, %127: f32, %128: f32):
+            %129 = arith.mulf %126, %127 : f32
+            %130 = arith.mulf %125, %129 : f32
+            linalg.yield %130 : f32
+          }
         }
+      }
+      scf.if %14 {
+        llvm.fence seq_cst
       }
       scf.reduce
     }
