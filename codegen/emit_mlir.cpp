@@ -1322,8 +1322,9 @@ class MlirEmitter final : public Emitter {
           {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
         {"openmp",
          "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, full "
-         "reductions in parallel blocks, non-temporal stores for outputs beyond the caches; tanh "
-         "expanded into exp, exp and log as LLVM intrinsics that clang vectorises",
+         "reductions in parallel blocks, non-temporal stores for outputs beyond the caches; f32 "
+         "math as MLIR's polynomial approximations, f64 tanh expanded into exp, exp and log as "
+         "LLVM intrinsics that clang vectorises",
          {}},
     };
   }

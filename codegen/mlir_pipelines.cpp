@@ -47,14 +47,17 @@ std::string mlir_pipeline(const std::string& strategy, const std::map<std::strin
     // (mlir_parallel_loops_schedule(), run by the transform interpreter and then erased; MLIR 19
     // has the eraser only as a test pass). The other linalg ops' parallel dimensions become
     // scf.parallel, and every scf.parallel an OpenMP region; clang vectorises their bodies.
-    // tanh is expanded into exp (MLIR 19 has the expansion only as a test pass), and math ops
-    // with an LLVM intrinsic become intrinsics before the rest become libm calls, so that clang
-    // can map vector exp and log to libmvec.
+    // f32 tanh, exp, log, erf... become MLIR's polynomial approximations (plain arith and fma,
+    // which clang vectorises; a test pass in MLIR 19), whose floor and fma must be LLVM
+    // intrinsics before test-expand-math would expand them into slower integer code; then the
+    // remaining tanh (f64) is expanded into exp. Math ops with an LLVM intrinsic become
+    // intrinsics before the rest become libm calls, so that clang can map vector exp and log to
+    // libmvec.
     return std::string(explicit_loops ? "--transform-interpreter "
                                         "--test-transform-dialect-erase-schedule "
                                       : "") +
-           "--convert-linalg-to-parallel-loops --canonicalize --test-expand-math "
-           "--convert-math-to-llvm " +
+           "--convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation "
+           "--convert-math-to-llvm --test-expand-math --convert-math-to-llvm " +
            kOmpToLLVM;
   SB_ASSERT(false, "mlir strategy without a pipeline: " + strategy);
   return "";

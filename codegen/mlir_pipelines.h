@@ -9,11 +9,13 @@
 //   tiled_vector  linalg -> affine loops, affine-super-vectorize (vector lanes along the
 //                 innermost parallel loop), affine-loop-tile (tile), then LLVM.
 //   openmp        explicit scf.parallel loops of the module (fused row groups, blocked full
-//                 reductions) keep their linalg ops sequential inside (a transform schedule);
-//                 other linalg -> scf.parallel over the parallel dimensions (reductions stay
-//                 sequential inside), tanh expanded into exp (test-expand-math), exp/log/sqrt as
-//                 LLVM intrinsics, convert-scf-to-openmp, then LLVM with the OpenMP dialect; the
-//                 module is linked against LLVM's libomp (libgomp lacks __kmpc_*).
+//                 reductions, streamed outputs) keep their linalg ops sequential inside (a
+//                 transform schedule); other linalg -> scf.parallel over the parallel dimensions
+//                 (reductions stay sequential inside), f32 math as MLIR's polynomial approximations
+//                 (test-math-polynomial-approximation), f64 tanh expanded into exp
+//                 (test-expand-math), exp/log/sqrt as LLVM intrinsics, convert-scf-to-openmp, then
+//                 LLVM with the OpenMP dialect; the module is linked against LLVM's libomp (libgomp
+//                 lacks __kmpc_*).
 // clang compiles the LLVM IR with -fveclib=libmvec, so vector math calls become glibc's libmvec
 // (linked -lmvec) instead of one libm call per lane.
 #pragma once

@@ -358,7 +358,7 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
   func.func @intmix_openmp(%a: memref<?xi32> {llvm.noalias}, %b: memref<?xi32> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %q: memref<?xi32> {llvm.noalias}, %m: memref<?xi32> {llvm.noalias}, %total: memref<i32> {llvm.noalias}, %lut: memref<?xf64> {llvm.noalias}, %g: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 16 : index
