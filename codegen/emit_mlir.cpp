@@ -310,6 +310,9 @@ class Body {
       part_len_ = lanes;
       emit_generic(*st.rhs, buf, bty, t, nullptr, {last});
       part_var_ = -1;
+      // Two half-line vectors: a 64-byte load of the line just written to the stack buffer
+      // missed store-to-load forwarding on the development machine (AMD, AVX-512), and the
+      // whole loop ran at half speed.
       const std::string vty2 = "vector<" + std::to_string(lane / 2) + "x" + et + ">";
       const std::string second = constant(std::to_string(lane / 2), DType::Index);
       const std::string v0 = fresh();

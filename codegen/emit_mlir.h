@@ -33,7 +33,6 @@
 // without mlir variants (the golden tests emit every backend) gets the header and a shim whose
 // table is empty.
 //
-//
 // Under `openmp`, the statements of each group that codegen/row_fusion.h finds (consecutive
 // statements over the same rows, each reading only its own row of what the group writes) are one
 // `scf.parallel` loop over blocks of rows (at most 64 blocks), each block an `scf.for` over its
@@ -57,7 +56,8 @@
 // (outside row groups, or a rank-2 output in memory inside one) checks at run time whether the
 // tensors it (or its group) touches total at least 32 MiB; then it writes its output with
 // non-temporal stores (`scf.if`, the plain form otherwise). Each row, or the whole rank-1
-// output, is written as a plain head up to the first 64-byte boundary (from
+// output, is written as a plain head up to the first 64-byte boundary (tensors are assumed aligned
+// to their element size; the address is taken from
 // `memref.extract_aligned_pointer_as_index` and `memref.extract_strided_metadata`), whole lines,
 // and a plain tail. Each line is computed by a generic into a line buffer (`memref.alloca`, one
 // per block), loaded as two half-line vectors and written by two `llvm.store` ops with
