@@ -11,6 +11,7 @@
 
 #include "emit_common.h"
 #include "mlir_pipelines.h"
+#include "row_fusion.h"
 
 namespace sb {
 
@@ -112,7 +113,14 @@ class Body {
   // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
   // reduction's terms open, and the flag lets LLVM vectorise the sum (as `omp simd reduction`
   // does in the cpu backend).
-  Body(const Spec& spec, bool reassoc) : spec_(spec), w_(2), reassoc_(reassoc) {}
+  // With `parallel` (the openmp strategy), fused row groups and full reductions are explicit
+  // scf.parallel loops over blocks (emit_row_group, emit_blocked_reduce).
+  Body(const Spec& spec, bool reassoc, bool parallel)
+      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel) {}
+
+  // Whether the body holds explicit scf.parallel loops (whose linalg ops are then lowered to
+  // sequential loops inside them: mlir_parallel_loops_schedule()).
+  bool explicit_loops() const { return explicit_loops_; }
 
   CodeWriter& w() { return w_; }
   std::string fresh() { return "%" + std::to_string(next_++); }
@@ -130,40 +138,398 @@ class Body {
     st_ = &st;
     w_.line("// " + to_string(st, spec_));
     const Tensor& out = spec_.tensors[st.out];
-    const std::string out_mem = "%" + spec_.tensors[st.out].name;
-    const std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
-    std::vector<int> all_outer;
-    for (size_t d = 0; d < st.rank(); ++d) all_outer.push_back(static_cast<int>(d));
+    // Inside a row loop the statement computes row row_ of its output (dimension 0 is fixed).
+    const bool in_row = !row_.empty();
+    std::string out_mem = "%" + spec_.tensors[st.out].name;
+    std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
+    if (in_row) {
+      out_mem = row_view_.at(st.out).name;
+      out_ty = row_view_.at(st.out).type;
+      loop_var_[0] = row_;
+    }
+    const std::vector<int> all_outer = outer_dims(st, in_row);
+    auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
+    if (in_row && streaming_ && streamed_row(st)) {
+      auto stream = [&] { emit_stream_range(st, out_mem, out_ty, extents_[st.out][1], false); };
+      if (stream_cond_.empty())
+        stream();
+      else
+        emit_if(stream_cond_, stream, plain);
+    } else if (!in_row && streamable(st)) {
+      const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
+      emit_if(
+          stream_condition(k, k),
+          [&] {
+            if (st.rank() == 1)
+              emit_stream_range(st, out_mem, out_ty, extents_[st.out][0], true);
+            else
+              emit_row_group(RowGroup{k, k, {}}, true);
+            st_ = &st;
+          },
+          plain);
+    } else {
+      plain();
+    }
+    loop_var_.erase(0);
+  }
+
+  // The statement as generics writing `out_mem` (the output, or its current row) over the
+  // output indices `all_outer`.
+  void emit_plain(const Statement& st, const std::string& out_mem, const std::string& out_ty,
+                  const std::vector<int>& all_outer) {
+    const Tensor& out = spec_.tensors[st.out];
+    const bool in_row = !row_.empty();
     if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
       emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
-    } else {
-      std::vector<const Expr*> reds;
-      top_reduces(*st.rhs, reds);
-      std::vector<const Expr*> buffered;
-      for (const Expr* r : reds) {
-        if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
+      return;
+    }
+    std::vector<const Expr*> allocated;
+    for (const auto& [r, outer] : buffered_reduces(st, in_row)) {
+      auto pre = row_temp_.find(r);
+      if (pre != row_temp_.end()) {
+        temp_of_[r] = pre->second;
+      } else {
         // A buffer over the output indices the reduction depends on.
-        std::set<int> used;
-        vars_used(*r, st, used);
-        std::vector<int> outer;
         std::string dims;
-        for (int d : all_outer) {
-          if (!used.count(d)) continue;
-          outer.push_back(d);
-          dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
-        }
+        for (int d : outer) dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
         const std::string tmp = fresh();
         const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
         w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
-        emit_reduce(*r, tmp, ty, outer);
         temp_of_[r] = {tmp, ty, outer};
-        buffered.push_back(r);
+        allocated.push_back(r);
       }
-      emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
-      for (const Expr* r : buffered)
-        w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
-      temp_of_.clear();
+      emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, outer);
     }
+    emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
+    for (const Expr* r : allocated)
+      w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
+    temp_of_.clear();
+  }
+
+  // `scf.if cond { then_part } else { else_part }`.
+  template <class Then, class Else>
+  void emit_if(const std::string& cond, Then then_part, Else else_part) {
+    w_.open("scf.if " + cond + " {");
+    then_part();
+    w_.close("} else {");
+    CodeWriter inner(w_.indent() + 1);
+    std::swap(inner, w_);
+    else_part();
+    std::swap(inner, w_);
+    w_.raw(inner.str());
+    w_.line("}");
+  }
+
+  // ---- Streaming stores ----
+  //
+  // Under `parallel`, an elementwise statement whose output (f32, f64 or i32, of rank 1 or 2) is
+  // in memory writes it with non-temporal stores when the tensors it touches (its group's, in a
+  // row group) total at least kStreamMinBytes, so that a large output costs no read for
+  // ownership. Each row (or the whole rank-1 output) is written in three parts: the elements
+  // before the first 64-byte boundary and the elements after the last whole line by plain
+  // generics, the whole lines in between one at a time: a generic computes the line into a
+  // line buffer, whose two halves are stored with aligned non-temporal stores. MLIR 19's
+  // vector.store has no alignment (LLVM then splits a non-temporal store into scalar ones), so
+  // these are llvm.store ops with `alignment` and `nontemporal`, at the line's address.
+  // Rank-2 outputs are streamed row by row in parallel blocks of rows (as a row group of one
+  // statement); rank-1 outputs in parallel blocks of lines. Each block ends with a fence.
+
+  bool streamable(const Statement& st) const {
+    if (!parallel_ || contains_reduce(*st.rhs) || (st.rank() != 1 && st.rank() != 2)) return false;
+    const DType t = spec_.tensors[st.out].type;
+    return t == DType::F32 || t == DType::F64 || t == DType::I32;
+  }
+
+  // Inside a row group: whether `st` streams its rows (a rank-2 output in memory).
+  bool streamed_row(const Statement& st) const {
+    return streamable(st) && st.rank() == 2 && !row_local_.count(st.out);
+  }
+
+  // The i1 value: whether the tensors statements [first, last] touch total at least
+  // kStreamMinBytes.
+  std::string stream_condition(size_t first, size_t last) {
+    std::set<int> used;
+    for (size_t k = first; k <= last; ++k) {
+      used.insert(spec_.stmts[k].out);
+      tensors_read(*spec_.stmts[k].rhs, used);
+    }
+    std::string total;
+    for (int t : used) {
+      std::string bytes =
+          constant(std::to_string(dtype_bytes(spec_.tensors[t].type)), DType::Index);
+      for (const auto& d : extents_[t]) bytes = op("arith.muli", {bytes, d}, DType::Index);
+      total = total.empty() ? bytes : op("arith.addi", {total, bytes}, DType::Index);
+    }
+    return cmp("arith.cmpi", "sge", total, constant(std::to_string(kStreamMinBytes), DType::Index),
+               DType::Index);
+  }
+  static void tensors_read(const Expr& e, std::set<int>& out) {
+    if (e.kind == ExprKind::Read) out.insert(e.ref);
+    for (const auto& a : e.args) tensors_read(*a, out);
+  }
+
+  // Writes elements [0, len) of `view` (rank 1: the output, or its current row) for `st` as
+  // described above; the lines in parallel blocks (`parallel_lines`) or in one loop using the
+  // group's line buffer.
+  void emit_stream_range(const Statement& st, const std::string& view, const std::string& vty,
+                         const std::string& len, bool parallel_lines) {
+    const DType t = spec_.tensors[st.out].type;
+    const std::string et = mlir_type(t);
+    const int lane = kLineBytes / dtype_bytes(t);  // elements per line
+    const int last = static_cast<int>(st.rank()) - 1;
+    w_.line("// Non-temporal stores: plain head and tail, whole 64-byte lines in between.");
+    const std::string eb = constant(std::to_string(dtype_bytes(t)), DType::Index);
+    const std::string base = fresh(), offset = fresh(), size = fresh(), stride = fresh();
+    w_.line(base + ", " + offset + ", " + size + ", " + stride +
+            " = memref.extract_strided_metadata " + view + " : " + vty + " -> memref<" + et +
+            ">, index, index, index");
+    const std::string ptr = fresh();
+    w_.line(ptr + " = memref.extract_aligned_pointer_as_index " + view + " : " + vty + " -> index");
+    const std::string start =
+        op("arith.addi", {ptr, op("arith.muli", {offset, eb}, DType::Index)}, DType::Index);
+    const std::string line = constant(std::to_string(kLineBytes), DType::Index);
+    const std::string misaligned = op("arith.remui", {start, line}, DType::Index);
+    const std::string gap =
+        op("arith.remui", {op("arith.subi", {line, misaligned}, DType::Index), line}, DType::Index);
+    const std::string head =
+        op("arith.minsi", {op("arith.divui", {gap, eb}, DType::Index), len}, DType::Index);
+    const std::string lanes = constant(std::to_string(lane), DType::Index);
+    const std::string lines =
+        op("arith.divui", {op("arith.subi", {len, head}, DType::Index), lanes}, DType::Index);
+    const std::string tail =
+        op("arith.addi", {head, op("arith.muli", {lines, lanes}, DType::Index)}, DType::Index);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    emit_part(st, view, vty, zero, head);
+
+    const std::string bty = "memref<" + std::to_string(lane) + "x" + et + ">";
+    auto emit_line = [&](const std::string& buf, const std::string& l) {
+      const std::string j0 =
+          op("arith.addi", {head, op("arith.muli", {l, lanes}, DType::Index)}, DType::Index);
+      part_var_ = last;
+      part_base_ = j0;
+      part_len_ = lanes;
+      emit_generic(*st.rhs, buf, bty, t, nullptr, {last});
+      part_var_ = -1;
+      // Two half-line vectors: a 64-byte load of the line just written to the stack buffer
+      // missed store-to-load forwarding on the development machine (AMD, AVX-512), and the
+      // whole loop ran at half speed.
+      const std::string vty2 = "vector<" + std::to_string(lane / 2) + "x" + et + ">";
+      const std::string second = constant(std::to_string(lane / 2), DType::Index);
+      const std::string v0 = fresh();
+      w_.line(v0 + " = vector.load " + buf + "[" + zero + "] : " + bty + ", " + vty2);
+      const std::string v1 = fresh();
+      w_.line(v1 + " = vector.load " + buf + "[" + second + "] : " + bty + ", " + vty2);
+      const std::string addr =
+          op("arith.addi", {start, op("arith.muli", {j0, eb}, DType::Index)}, DType::Index);
+      const std::string a64 = fresh();
+      w_.line(a64 + " = arith.index_cast " + addr + " : index to i64");
+      const std::string p0 = fresh(), p1 = fresh();
+      w_.line(p0 + " = llvm.inttoptr " + a64 + " : i64 to !llvm.ptr");
+      w_.line("llvm.store " + v0 + ", " + p0 + " {alignment = " + std::to_string(kLineBytes / 2) +
+              " : i64, nontemporal} : " + vty2 + ", !llvm.ptr");
+      w_.line(p1 + " = llvm.getelementptr " + p0 + "[" + std::to_string(kLineBytes / 2) +
+              "] : (!llvm.ptr) -> !llvm.ptr, i8");
+      w_.line("llvm.store " + v1 + ", " + p1 + " {alignment = " + std::to_string(kLineBytes / 2) +
+              " : i64, nontemporal} : " + vty2 + ", !llvm.ptr");
+    };
+    if (parallel_lines) {
+      explicit_loops_ = true;
+      const std::string block = block_length(lines);
+      const std::string b = fresh();
+      w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + lines + ") step (" + block +
+              ") {");
+      const std::string end =
+          op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), lines}, DType::Index);
+      const std::string buf = fresh();
+      w_.line(buf + " = memref.alloca() : " + bty);
+      const std::string l = fresh();
+      w_.open("scf.for " + l + " = " + b + " to " + end + " step " + one + " {");
+      emit_line(buf, l);
+      w_.close("}");
+      w_.line("llvm.fence seq_cst");
+      w_.line("scf.reduce");
+      w_.close("}");
+    } else {
+      const std::string l = fresh();
+      w_.open("scf.for " + l + " = " + zero + " to " + lines + " step " + one + " {");
+      emit_line(line_buf_.at(t).name, l);
+      w_.close("}");
+    }
+    emit_part(st, view, vty, tail, op("arith.subi", {len, tail}, DType::Index));
+  }
+
+  // Elements [from, from + n) of `view` for `st`, by a plain generic on that part.
+  void emit_part(const Statement& st, const std::string& view, const std::string& vty,
+                 const std::string& from, const std::string& n) {
+    const DType t = spec_.tensors[st.out].type;
+    const std::string sub = fresh();
+    const std::string sty = "memref<?x" + std::string(mlir_type(t)) + ", strided<[1], offset: ?>>";
+    w_.line(sub + " = memref.subview " + view + "[" + from + "] [" + n + "] [1] : " + vty + " to " +
+            sty);
+    part_var_ = static_cast<int>(st.rank()) - 1;
+    part_base_ = from;
+    part_len_ = n;
+    emit_generic(*st.rhs, sub, sty, t, nullptr, {part_var_});
+    part_var_ = -1;
+  }
+
+  // A fused group of statements (codegen/row_fusion.h), under `parallel`: one scf.parallel loop
+  // over blocks of rows, each block a sequential loop over its rows, each row computed by the
+  // group's statements in order as generics on rank-reduced views of that row. The group's
+  // row-local temps and the buffers of its reductions are allocated once per block, one row
+  // long.
+  // With `stream_always` (a single rank-2 statement), its output is streamed unconditionally.
+  void emit_row_group(const RowGroup& g, bool stream_always = false) {
+    explicit_loops_ = true;
+    const Statement& first = spec_.stmts[g.first];
+    const std::string& rows = extents_[first.out][0];
+    if (g.first == g.last)
+      w_.line("// Row by row, in parallel blocks of rows.");
+    else
+      w_.line("// Statements " + std::to_string(g.first + 1) + " to " + std::to_string(g.last + 1) +
+              " fused: row by row, in parallel blocks of rows.");
+    row_local_ = std::set<int>(g.row_local.begin(), g.row_local.end());
+    std::set<DType> streamed;  // element types of the streamed outputs
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      if (streamed_row(st)) streamed.insert(spec_.tensors[st.out].type);
+    }
+    streaming_ = !streamed.empty();
+    stream_cond_ = streaming_ && !stream_always ? stream_condition(g.first, g.last) : "";
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string block = block_length(rows);
+    const std::string b = fresh();
+    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + rows + ") step (" + block + ") {");
+    const std::string b_end = op("arith.addi", {b, block}, DType::Index);
+    const std::string end = op("arith.minsi", {b_end, rows}, DType::Index);
+    std::vector<std::pair<std::string, std::string>> heap;  // buffer, type
+    auto row_buffer = [&](DType t, const std::vector<std::string>& dims) {
+      const std::string buf = fresh();
+      const std::string ty = memref_type(static_cast<int>(dims.size()), t);
+      if (dims.empty()) {
+        w_.line(buf + " = memref.alloca() : " + ty);
+      } else {
+        std::string d;
+        for (const auto& x : dims) d += (d.empty() ? "" : ", ") + x;
+        w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
+        heap.push_back({buf, ty});
+      }
+      return View{buf, ty};
+    };
+    for (int t : g.row_local) {
+      const std::vector<std::string> dims(extents_[t].begin() + 1, extents_[t].end());
+      row_view_[t] = row_buffer(spec_.tensors[t].type, dims);
+    }
+    for (DType t : streamed) {
+      const View v{fresh(), "memref<" + std::to_string(kLineBytes / dtype_bytes(t)) + "x" +
+                                std::string(mlir_type(t)) + ">"};
+      w_.line(v.name + " = memref.alloca() : " + v.type);
+      line_buf_[t] = v;
+    }
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      for (const auto& [r, outer] : buffered_reduces(st, true)) {
+        std::vector<std::string> dims;
+        for (int d : outer) dims.push_back(extents_[st.out][d]);
+        const View v = row_buffer(value_type(*r), dims);
+        row_temp_[r] = {v.name, v.type, outer};
+      }
+    }
+    row_ = fresh();
+    w_.open("scf.for " + row_ + " = " + b + " to " + end + " step " + one + " {");
+    // Views of this row of every tensor in memory that the group writes or reads by its own row.
+    std::set<int> viewed;
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      viewed.insert(st.out);
+      own_row_reads(*st.rhs, viewed);
+    }
+    for (int t : viewed) {
+      if (row_view_.count(t)) continue;  // row-local
+      const Tensor& tn = spec_.tensors[t];
+      const int rank = static_cast<int>(tn.shape.size());
+      std::string offs = row_, sizes = "1", strides = "1", lay;
+      for (int d = 1; d < rank; ++d) {
+        offs += ", 0";
+        sizes += ", " + extents_[t][d];
+        strides += ", 1";
+        lay += d + 1 < rank ? "?, " : "1";
+      }
+      std::string ty = "memref<";
+      for (int d = 1; d < rank; ++d) ty += "?x";
+      ty += std::string(mlir_type(tn.type)) + ", strided<[" + lay + "], offset: ?>>";
+      const std::string v = fresh();
+      w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
+              "] : " + memref_type(rank, tn.type) + " to " + ty);
+      row_view_[t] = {v, ty};
+    }
+    for (size_t k = g.first; k <= g.last; ++k) emit_statement(spec_.stmts[k]);
+    w_.close("}");
+    for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
+    if (streaming_) {
+      // The block's non-temporal stores are ordered before whatever follows the loop.
+      if (!stream_cond_.empty()) w_.open("scf.if " + stream_cond_ + " {");
+      w_.line("llvm.fence seq_cst");
+      if (!stream_cond_.empty()) w_.close("}");
+    }
+    w_.line("scf.reduce");
+    w_.close("}");
+    row_.clear();
+    row_view_.clear();
+    row_temp_.clear();
+    row_local_.clear();
+    line_buf_.clear();
+    streaming_ = false;
+    stream_cond_.clear();
+  }
+
+  // The output indices that are the leading dimensions of a statement's generics: all of them,
+  // or all but the row index inside a row loop.
+  std::vector<int> outer_dims(const Statement& st, bool in_row) const {
+    std::vector<int> outer;
+    for (size_t d = in_row ? 1 : 0; d < st.rank(); ++d) outer.push_back(static_cast<int>(d));
+    return outer;
+  }
+
+  // The reductions inside an elementwise term of `st` that get a buffer of their own, each with
+  // the output indices (dimensions of the buffer) it depends on.
+  std::vector<std::pair<const Expr*, std::vector<int>>> buffered_reduces(const Statement& st,
+                                                                         bool in_row) const {
+    std::vector<std::pair<const Expr*, std::vector<int>>> out;
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) return out;
+    std::vector<const Expr*> reds;
+    top_reduces(*st.rhs, reds);
+    for (const Expr* r : reds) {
+      if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
+      std::set<int> used;
+      vars_used(*r, st, used);
+      std::vector<int> outer;
+      for (int d : outer_dims(st, in_row))
+        if (used.count(d)) outer.push_back(d);
+      out.push_back({r, outer});
+    }
+    return out;
+  }
+
+  // Tensors that `e` reads by the statement's own row (first subscript the first output index,
+  // no boundary rule).
+  void own_row_reads(const Expr& e, std::set<int>& out) const {
+    if (own_row_read(e)) out.insert(e.ref);
+    for (const auto& a : e.args) own_row_reads(*a, out);
+  }
+  bool own_row_read(const Expr& e) const {
+    return e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None &&
+           !e.args.empty() && e.args[0]->kind == ExprKind::IndexVar && e.args[0]->ref == 0;
+  }
+
+  // The length of the blocks that split `n` iterations into at most kBlocks parallel blocks
+  // (at least 1, so that the loop step is positive).
+  std::string block_length(const std::string& n) {
+    const std::string sum =
+        op("arith.addi", {n, constant(std::to_string(kBlocks - 1), DType::Index)}, DType::Index);
+    const std::string q =
+        op("arith.divui", {sum, constant(std::to_string(kBlocks), DType::Index)}, DType::Index);
+    return op("arith.maxsi", {q, constant("1", DType::Index)}, DType::Index);
   }
 
   // The value of an expression evaluated at the current place (function scope or a generic's
@@ -278,7 +644,8 @@ class Body {
       if (v >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[v] < 0) continue;
       std::string x = fresh();
       w_.line(x + " = linalg.index " + std::to_string(dim_of_var_[v]) + " : index");
-      if (st_->vars[v].is_reduction) x = op("arith.addi", {x, lo_of_var_.at(v)}, DType::Index);
+      if (auto lo = lo_of_var_.find(v); lo != lo_of_var_.end())
+        x = op("arith.addi", {x, lo->second}, DType::Index);
       index_val_[v] = x;
     }
   }
@@ -287,6 +654,19 @@ class Body {
     auto it = read_arg_.find(&e);
     if (it != read_arg_.end()) return it->second;
     const Tensor& t = spec_.tensors[e.ref];
+    if (auto rv = row_view_.find(e.ref); rv != row_view_.end() && own_row_read(e)) {
+      // The current row's view: the subscripts after the row index.
+      std::string idx;
+      for (size_t d = 1; d < e.args.size(); ++d) {
+        std::string s = val(*e.args[d]);
+        if (value_type(*e.args[d]) != DType::Index)
+          s = cast(s, value_type(*e.args[d]), DType::Index);
+        idx += (idx.empty() ? "" : ", ") + s;
+      }
+      const std::string v = fresh();
+      w_.line(v + " = memref.load " + rv->second.name + "[" + idx + "] : " + rv->second.type);
+      return v;
+    }
     std::vector<std::string> subs;
     std::string inside;
     for (size_t d = 0; d < e.args.size(); ++d) {
@@ -495,10 +875,73 @@ class Body {
   // `outer` lists the output indices that are dst's dimensions, in order.
   void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty,
                    const std::vector<int>& outer) {
+    if (parallel_ && row_.empty() && outer.empty()) return emit_blocked_reduce(r, dst, ty);
     const DType t = value_type(r);
     const std::string id = identity(r.rop, t);
     w_.line("linalg.fill ins(" + id + " : " + mlir_type(t) + ") outs(" + dst + " : " + ty + ")");
     emit_generic(*r.args[0], dst, ty, t, &r, outer);
+  }
+
+  // A full reduction (scalar `dst`) under `parallel`: an scf.parallel loop over at most kBlocks
+  // blocks of the range, each reduced by a generic into a scalar of its own and stored as the
+  // block's partial result, then a generic combining the partial results. The blocks depend only
+  // on the range, so the result does not depend on the number of threads.
+  void emit_blocked_reduce(const Expr& r, const std::string& dst, const std::string& ty) {
+    explicit_loops_ = true;
+    const DType t = value_type(r);
+    const std::string et = mlir_type(t);
+    const IndexVar& iv = st_->vars[r.ref];
+    w_.line("// In parallel blocks, then the blocks' partial results.");
+    const std::string lo = val(*iv.lo);
+    const std::string hi = val(*iv.hi);
+    const std::string n =
+        op("arith.maxsi", {op("arith.subi", {hi, lo}, DType::Index), zero_index()}, DType::Index);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string block = block_length(n);
+    const std::string last = op("arith.subi", {block, one}, DType::Index);
+    const std::string blocks =
+        op("arith.divui", {op("arith.addi", {n, last}, DType::Index), block}, DType::Index);
+    const std::string partials = fresh();
+    const std::string pty = "memref<" + std::to_string(kBlocks) + "x" + et + ">";
+    w_.line(partials + " = memref.alloca() : " + pty);
+    const std::string k = fresh();
+    w_.open("scf.parallel (" + k + ") = (" + zero + ") to (" + blocks + ") step (" + one + ") {");
+    const std::string b = op("arith.muli", {k, block}, DType::Index);
+    const std::string end =
+        op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), n}, DType::Index);
+    block_len_ = op("arith.subi", {end, b}, DType::Index);
+    block_base_ = op("arith.addi", {lo, b}, DType::Index);
+    block_var_ = r.ref;
+    // The block's accumulator is local to the loop body, where LLVM keeps it in registers.
+    const std::string acc = fresh();
+    const std::string aty = memref_type(0, t);
+    w_.line(acc + " = memref.alloca() : " + aty);
+    w_.line("linalg.fill ins(" + identity(r.rop, t) + " : " + et + ") outs(" + acc + " : " + aty +
+            ")");
+    emit_generic(*r.args[0], acc, aty, t, &r, {});
+    block_var_ = -1;
+    block_len_.clear();
+    block_base_.clear();
+    const std::string part = fresh();
+    w_.line(part + " = memref.load " + acc + "[] : " + aty);
+    w_.line("memref.store " + part + ", " + partials + "[" + k + "] : " + pty);
+    w_.line("scf.reduce");
+    w_.close("}");
+    w_.line("linalg.fill ins(" + identity(r.rop, t) + " : " + et + ") outs(" + dst + " : " + ty +
+            ")");
+    const std::string used = fresh();
+    const std::string uty = "memref<?x" + et + ", strided<[1]>>";
+    w_.line(used + " = memref.subview " + partials + "[0] [" + blocks + "] [1] : " + pty + " to " +
+            uty);
+    w_.line(
+        "linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], "
+        "iterator_types = [\"reduction\"]}");
+    w_.line("    ins(" + used + " : " + uty + ")");
+    w_.open("    outs(" + dst + " : " + ty + ") {");
+    const std::string x = fresh(), a = fresh();
+    w_.line("^bb0(" + x + ": " + et + ", " + a + ": " + et + "):");
+    w_.line("linalg.yield " + combine(r.rop, a, x, t) + " : " + et);
+    w_.close("}");
   }
 
   // Affine text of a subscript over the generic's dims, or false when it is not affine in them
@@ -512,6 +955,9 @@ class Body {
         if (e.ref >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[e.ref] < 0) return false;
         out = "d" + std::to_string(dim_of_var_[e.ref]);
         const IndexVar& iv = st_->vars[e.ref];
+        // A block's reduction index, or the streamed output index of a part of a row, starts at a
+        // run-time offset: not affine in the dims.
+        if (e.ref == block_var_ || e.ref == part_var_) return false;
         if (!iv.is_reduction) return true;
         if (iv.lo->kind != ExprKind::IntLit) return false;
         if (iv.lo->ival != 0) out = "(" + out + " + " + std::to_string(iv.lo->ival) + ")";
@@ -549,10 +995,12 @@ class Body {
   void collect_reads(const Expr& e, std::vector<const Expr*>& reads) {
     if (e.kind == ExprKind::Reduce) return;
     if (e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None) {
+      // Inside a row loop, a read of the current row is an operand of the row's view.
+      const size_t from = row_view_.count(e.ref) && own_row_read(e) ? 1 : 0;
       bool ok = true;
-      for (const auto& s : e.args) {
+      for (size_t d = from; d < e.args.size(); ++d) {
         std::string text;
-        if (!affine(*s, text)) ok = false;
+        if (!affine(*e.args[d], text)) ok = false;
       }
       if (ok) {
         reads.push_back(&e);
@@ -574,9 +1022,18 @@ class Body {
     std::vector<std::string> domain;
     for (int d = 0; d < rank; ++d) {
       dim_of_var_[outer[d]] = d;
-      domain.push_back(extents_[st.out][outer[d]]);
+      if (outer[d] == part_var_) {
+        domain.push_back(part_len_);
+        lo_of_var_[outer[d]] = part_base_;
+      } else {
+        domain.push_back(extents_[st.out][outer[d]]);
+      }
     }
-    if (red) {
+    if (red && red->ref == block_var_) {
+      domain.push_back(block_len_);
+      dim_of_var_[red->ref] = rank;
+      lo_of_var_[red->ref] = block_base_;
+    } else if (red) {
       const IndexVar& iv = st.vars[red->ref];
       const std::string lo = val(*iv.lo);
       const std::string hi = val(*iv.hi);
@@ -618,19 +1075,22 @@ class Body {
     std::map<std::string, int> operand_of;  // "tensor|map" -> index into ins
     std::vector<std::pair<const Expr*, int>> read_operand;
     for (const Expr* r : reads) {
+      const auto rv = row_view_.find(r->ref);
+      const bool row = rv != row_view_.end() && own_row_read(*r);
       std::string res;
-      for (const auto& s : r->args) {
+      for (size_t d = row ? 1 : 0; d < r->args.size(); ++d) {
         std::string text;
-        affine(*s, text);
+        affine(*r->args[d], text);
         res += (res.empty() ? "" : ", ") + text;
       }
       const Tensor& t = spec_.tensors[r->ref];
-      const std::string key = t.name + "|" + res;
+      const std::string key = (row ? "row " : "") + t.name + "|" + res;
       auto it = operand_of.find(key);
       if (it == operand_of.end()) {
         it = operand_of.emplace(key, static_cast<int>(ins.size())).first;
-        ins.push_back("%" + t.name);
-        in_types.push_back(memref_type(static_cast<int>(t.shape.size()), t.type));
+        ins.push_back(row ? rv->second.name : "%" + t.name);
+        in_types.push_back(row ? rv->second.type
+                               : memref_type(static_cast<int>(t.shape.size()), t.type));
         maps.push_back(map(res));
         arg_types.push_back(mlir_type(t.type));
       }
@@ -693,9 +1153,41 @@ class Body {
     dim_of_var_.clear();
   }
 
+  // Parallel loops split their iterations into at most this many blocks: enough for a static
+  // schedule to balance them over the threads, few enough that each block's buffers are
+  // allocated rarely.
+  static constexpr int kBlocks = 64;
+  // Streaming stores write whole lines of this many bytes (a cache line), and are used when the
+  // tensors a statement touches total at least kStreamMinBytes (about a last-level cache; as the
+  // cpu backend's SB_STREAM_MIN_BYTES).
+  static constexpr int kLineBytes = 64;
+  static constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
+
   const Spec& spec_;
   CodeWriter w_;
   bool reassoc_ = false;
+  bool parallel_ = false;
+  bool explicit_loops_ = false;
+  struct View {
+    std::string name;  // SSA name
+    std::string type;  // its memref type
+  };
+  // Inside a block of a blocked reduction: its reduction var, the block's length and the value
+  // of the var at the block's start.
+  int block_var_ = -1;
+  std::string block_len_, block_base_;
+  // Inside a part of a streamed row: the output's last index, the part's length and the value of
+  // the index at the part's start.
+  int part_var_ = -1;
+  std::string part_len_, part_base_;
+  // Inside a row group with streamed statements: the i1 value that selects streaming ("" when
+  // streaming is unconditional), and the line buffer of each streamed element type.
+  bool streaming_ = false;
+  std::string stream_cond_;
+  std::map<DType, View> line_buf_;
+  std::set<int> row_local_;       // inside a row loop: the group's row-local temps
+  std::string row_;               // inside a row loop: the row index; else empty
+  std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
   int next_ = 0;
   const Statement* st_ = nullptr;
   std::vector<std::vector<std::string>> extents_;
@@ -704,14 +1196,16 @@ class Body {
   std::map<const Expr*, std::string> read_arg_;
   std::map<const Expr*, std::string> reduce_arg_;
   struct Temp {
-    std::string buffer;      // SSA name of the memref.alloc
+    std::string buffer;      // SSA name of the buffer
     std::string type;        // its memref type
     std::vector<int> outer;  // the output indices that are its dimensions
   };
   std::map<const Expr*, Temp> temp_of_;
+  std::map<const Expr*, Temp> row_temp_;  // a row group's reduction buffers, one row long
+  // Vars with a value from outside the generic: the reduction var of an scf.for in a body -> its
+  // IV, and the row index (var 0) inside a row loop -> row_.
   std::map<int, std::string> loop_var_;
-  std::map<int, std::string> index_val_;  // var -> its value in the current body  // reduction var
-                                          // of an scf.for in a body -> its IV
+  std::map<int, std::string> index_val_;  // var -> its value in the current body
 };
 
 // ---- The C shim ---------------------------------------------------------------------------------
@@ -830,8 +1324,10 @@ class MlirEmitter final : public Emitter {
          {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
           {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
         {"openmp",
-         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); tanh expanded into "
-         "exp, exp and log as LLVM intrinsics that clang vectorises",
+         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, full "
+         "reductions in parallel blocks, non-temporal stores for outputs beyond the caches; f32 "
+         "math as MLIR's polynomial approximations, f64 tanh expanded into exp, exp and log as "
+         "LLVM intrinsics that clang vectorises",
          {}},
     };
   }
@@ -847,15 +1343,29 @@ GeneratedFile MlirEmitter::emit(const Spec& spec) const {
   }
 
   // The `loops` strategy keeps every sum in the spec's order, like the cpu backend's loops; the
-  // others may reassociate sums.
-  auto make_body = [&spec](bool reassoc) {
-    Body body(spec, reassoc);
-    body.emit_extents();
-    for (const Statement& st : spec.stmts) body.emit_statement(st);
-    body.w().line("return");
-    return body.w().str();
+  // others may reassociate sums. Only `openmp` has explicit parallel loops (fused row groups).
+  struct Text {
+    std::string body;
+    bool explicit_loops = false;
   };
-  const std::string in_order = make_body(false), reassociated = make_body(true);
+  auto make_body = [&spec](bool reassoc, bool parallel) {
+    Body body(spec, reassoc, parallel);
+    body.emit_extents();
+    const std::vector<RowGroup> groups = parallel ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
+    for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      if (next_group < groups.size() && groups[next_group].first == k) {
+        body.emit_row_group(groups[next_group]);
+        k = groups[next_group++].last;
+      } else {
+        body.emit_statement(spec.stmts[k]);
+      }
+    }
+    body.w().line("return");
+    return Text{body.w().str(), body.explicit_loops()};
+  };
+  const Text in_order = make_body(false, false), reassociated = make_body(true, false),
+             parallel = make_body(true, true);
 
   // Every tensor is a buffer of its own (specbench_abi.h), so the memrefs are noalias, as the
   // C-family backends declare their pointers __restrict.
@@ -879,12 +1389,17 @@ GeneratedFile MlirEmitter::emit(const Spec& spec) const {
     for (const auto& p : info->params) params[p.name] = param(v, *info, p.name);
     out += "\n// -----\n";
     out += "// sb-variant: " + v.name + "\n";
-    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params) + "\n";
-    out += "module {\n";
+    const Text& text = v.strategy == "loops"    ? in_order
+                       : v.strategy == "openmp" ? parallel
+                                                : reassociated;
+    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params, text.explicit_loops) + "\n";
+    out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
+                               : "module {\n";
     out += "  func.func @" + spec.name + "_" + v.name + "(" + sig +
            ") attributes {llvm.emit_c_interface} {\n";
-    out += v.strategy == "loops" ? in_order : reassociated;
+    out += text.body;
     out += "  }\n";
+    if (text.explicit_loops) out += mlir_parallel_loops_schedule();
     out += "}\n";
   }
   out += "\n" + shim(spec, variants);

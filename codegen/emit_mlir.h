@@ -8,7 +8,9 @@
 // codegen/mlir_pipelines.h, the one place where pipelines are written. Each module defines
 // `func.func @<spec>_<variant>` with `llvm.emit_c_interface`: one memref argument per spec tensor
 // (ABI order, row-major, dynamic extents; rank 0 for a scalar) and one `index` argument per size.
-// The function bodies of all variants are the same; only the pipeline differs.
+// The function bodies differ by strategy only as follows: `loops` keeps every floating-point sum in
+// the spec's order, the others mark sums fastmath<reassoc>; `openmp` also fuses row groups, splits
+// full reductions into parallel blocks and streams large outputs (below).
 //
 // Lowering of a statement `out[i...] = rhs`:
 //   - rhs without reductions: one all-parallel `linalg.generic` writing `out`;
@@ -30,6 +32,39 @@
 // `linalg.index`. Bodies use the `arith` and `math` dialects (and `scf.for` as above). A spec
 // without mlir variants (the golden tests emit every backend) gets the header and a shim whose
 // table is empty.
+//
+// Under `openmp`, the statements of each group that codegen/row_fusion.h finds (consecutive
+// statements over the same rows, each reading only its own row of what the group writes) are one
+// `scf.parallel` loop over blocks of rows (at most 64 blocks), each block an `scf.for` over its
+// rows. Each row is computed by the group's statements in order, lowered as above but on
+// rank-reduced `memref.subview`s of that row (the row index is fixed, the generics run over the
+// other dimensions). The group's row-local temps and the buffers of reductions inside its
+// elementwise terms are one row long: allocated once per block (`memref.alloca` for a scalar,
+// `memref.alloc` otherwise), never written to the full tensor. Such a module carries the
+// attribute `transform.with_named_sequence` and the transform schedule of
+// mlir_parallel_loops_schedule() (codegen/mlir_pipelines.h), which lowers the linalg ops inside
+// the explicit loops to sequential loops.
+//
+// Also under `openmp`, a full reduction (into a scalar: the statement's output, or the buffer of
+// a reduction inside a scalar statement's term) outside row groups is an explicit `scf.parallel`
+// loop over at most 64 blocks of its range: each block reduced by a generic into a scalar
+// `memref.alloca` of its own, stored into a 64-element partials buffer, then one generic
+// combines the used partials into the output. The blocks depend only on the range, not on the
+// number of threads.
+//
+// Also under `openmp`, an elementwise statement with an f32, f64 or i32 output of rank 1 or 2
+// (outside row groups, or a rank-2 output in memory inside one) checks at run time whether the
+// tensors it (or its group) touches total at least 32 MiB; then it writes its output with
+// non-temporal stores (`scf.if`, the plain form otherwise). Each row, or the whole rank-1
+// output, is written as a plain head up to the first 64-byte boundary (tensors are assumed aligned
+// to their element size; the address is taken from
+// `memref.extract_aligned_pointer_as_index` and `memref.extract_strided_metadata`), whole lines,
+// and a plain tail. Each line is computed by a generic into a line buffer (`memref.alloca`, one
+// per block), loaded as two half-line vectors and written by two `llvm.store` ops with
+// `alignment = 32` and `nontemporal` through `llvm.inttoptr` of the line's address: MLIR 19's
+// vector.store has no alignment, and LLVM splits an under-aligned non-temporal vector store into
+// scalar ones. A rank-1 output streams its lines in parallel blocks, a rank-2 output row by row in
+// parallel blocks of rows; each block ends with `llvm.fence seq_cst`.
 //
 // At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
 // beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR

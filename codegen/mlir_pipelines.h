@@ -8,10 +8,14 @@
 //   loops         linalg -> scf loops (convert-linalg-to-loops), then LLVM.
 //   tiled_vector  linalg -> affine loops, affine-super-vectorize (vector lanes along the
 //                 innermost parallel loop), affine-loop-tile (tile), then LLVM.
-//   openmp        linalg -> scf.parallel over the parallel dimensions (reductions stay
-//                 sequential inside), tanh expanded into exp (test-expand-math), exp/log/sqrt as
-//                 LLVM intrinsics, convert-scf-to-openmp, then LLVM with the OpenMP dialect; the
-//                 module is linked against LLVM's libomp (libgomp lacks __kmpc_*).
+//   openmp        explicit scf.parallel loops of the module (fused row groups, blocked full
+//                 reductions, streamed outputs) keep their linalg ops sequential inside (a
+//                 transform schedule); other linalg -> scf.parallel over the parallel dimensions
+//                 (reductions stay sequential inside), f32 math as MLIR's polynomial approximations
+//                 (test-math-polynomial-approximation), f64 tanh expanded into exp
+//                 (test-expand-math), exp/log/sqrt as LLVM intrinsics, convert-scf-to-openmp, then
+//                 LLVM with the OpenMP dialect; the module is linked against LLVM's libomp (libgomp
+//                 lacks __kmpc_*).
 // clang compiles the LLVM IR with -fveclib=libmvec, so vector math calls become glibc's libmvec
 // (linked -lmvec) instead of one libm call per lane.
 #pragma once
@@ -25,7 +29,15 @@ namespace sb {
 // The mlir-opt arguments (space-separated, no shell quoting needed) that lower a module of
 // memref-based linalg ops for `strategy` with the variant's parameters (already defaulted).
 // SB_ASSERTs on an unknown strategy: variant_check has validated it.
-std::string mlir_pipeline(const std::string& strategy,
-                          const std::map<std::string, int64_t>& params);
+// `explicit_loops`: the module holds scf.parallel loops of its own (only for `openmp`), whose
+// linalg ops must run sequentially inside them; it then carries mlir_parallel_loops_schedule().
+std::string mlir_pipeline(const std::string& strategy, const std::map<std::string, int64_t>& params,
+                          bool explicit_loops = false);
+
+// A transform-dialect schedule (`transform.named_sequence @__transform_main`, for a module with
+// the `transform.with_named_sequence` attribute) that lowers the linalg ops nested in scf.parallel
+// loops to sequential scf.for loops, so that the OpenMP lowering makes only the outer loop a
+// parallel region. Two-space indented lines, ending in a newline.
+std::string mlir_parallel_loops_schedule();
 
 }  // namespace sb

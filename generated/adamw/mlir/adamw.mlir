@@ -140,57 +140,446 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @adamw_openmp(%param: memref<?xf32> {llvm.noalias}, %grad: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %v: memref<?xf32> {llvm.noalias}, %lr: memref<f32> {llvm.noalias}, %beta1: memref<f32> {llvm.noalias}, %beta2: memref<f32> {llvm.noalias}, %eps: memref<f32> {llvm.noalias}, %weight_decay: memref<f32> {llvm.noalias}, %beta1_correction: memref<f32> {llvm.noalias}, %beta2_correction: memref<f32> {llvm.noalias}, %param_out: memref<?xf32> {llvm.noalias}, %m_out: memref<?xf32> {llvm.noalias}, %v_out: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %beta1, %m, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
-        outs(%m_out : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32, %5: f32, %6: f32):
-      %7 = arith.mulf %3, %4 : f32
-      %8 = arith.constant 1.0 : f32
-      %9 = arith.subf %8, %3 : f32
-      %10 = arith.mulf %9, %5 : f32
-      %11 = arith.addf %7, %10 : f32
-      linalg.yield %11 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 4 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 4 : index
+    %6 = arith.addi %4, %5 : index
+    %7 = arith.constant 4 : index
+    %8 = arith.muli %7, %N : index
+    %9 = arith.addi %6, %8 : index
+    %10 = arith.constant 33554432 : index
+    %11 = arith.cmpi sge, %9, %10 : index
+    scf.if %11 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %12 = arith.constant 4 : index
+      %13, %14, %15, %16 = memref.extract_strided_metadata %m_out : memref<?xf32> -> memref<f32>, index, index, index
+      %17 = memref.extract_aligned_pointer_as_index %m_out : memref<?xf32> -> index
+      %18 = arith.muli %14, %12 : index
+      %19 = arith.addi %17, %18 : index
+      %20 = arith.constant 64 : index
+      %21 = arith.remui %19, %20 : index
+      %22 = arith.subi %20, %21 : index
+      %23 = arith.remui %22, %20 : index
+      %24 = arith.divui %23, %12 : index
+      %25 = arith.minsi %24, %N : index
+      %26 = arith.constant 16 : index
+      %27 = arith.subi %N, %25 : index
+      %28 = arith.divui %27, %26 : index
+      %29 = arith.muli %28, %26 : index
+      %30 = arith.addi %25, %29 : index
+      %31 = arith.constant 0 : index
+      %32 = arith.constant 1 : index
+      %33 = memref.subview %m_out[%31] [%25] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %34 = arith.constant 0 : index
+      %35 = memref.reinterpret_cast %33 to offset: [0], sizes: [%25], strides: [%34] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%35, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%33 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%36: f32, %37: f32, %38: f32):
+        %39 = linalg.index 0 : index
+        %40 = arith.addi %39, %31 : index
+        %41 = memref.load %m[%40] : memref<?xf32>
+        %42 = arith.mulf %37, %41 : f32
+        %43 = arith.constant 1.0 : f32
+        %44 = arith.subf %43, %37 : f32
+        %45 = memref.load %grad[%40] : memref<?xf32>
+        %46 = arith.mulf %44, %45 : f32
+        %47 = arith.addf %42, %46 : f32
+        linalg.yield %47 : f32
+      }
+      %48 = arith.constant 63 : index
+      %49 = arith.addi %28, %48 : index
+      %50 = arith.constant 64 : index
+      %51 = arith.divui %49, %50 : index
+      %52 = arith.constant 1 : index
+      %53 = arith.maxsi %51, %52 : index
+      scf.parallel (%54) = (%31) to (%28) step (%53) {
+        %55 = arith.addi %54, %53 : index
+        %56 = arith.minsi %55, %28 : index
+        %57 = memref.alloca() : memref<16xf32>
+        scf.for %58 = %54 to %56 step %32 {
+          %59 = arith.muli %58, %26 : index
+          %60 = arith.addi %25, %59 : index
+          %61 = arith.constant 0 : index
+          %62 = memref.reinterpret_cast %57 to offset: [0], sizes: [%26], strides: [%61] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%62, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%57 : memref<16xf32>) {
+            ^bb0(%63: f32, %64: f32, %65: f32):
+            %66 = linalg.index 0 : index
+            %67 = arith.addi %66, %60 : index
+            %68 = memref.load %m[%67] : memref<?xf32>
+            %69 = arith.mulf %64, %68 : f32
+            %70 = arith.constant 1.0 : f32
+            %71 = arith.subf %70, %64 : f32
+            %72 = memref.load %grad[%67] : memref<?xf32>
+            %73 = arith.mulf %71, %72 : f32
+            %74 = arith.addf %69, %73 : f32
+            linalg.yield %74 : f32
+          }
+          %75 = arith.constant 8 : index
+          %76 = vector.load %57[%31] : memref<16xf32>, vector<8xf32>
+          %77 = vector.load %57[%75] : memref<16xf32>, vector<8xf32>
+          %78 = arith.muli %60, %12 : index
+          %79 = arith.addi %19, %78 : index
+          %80 = arith.index_cast %79 : index to i64
+          %81 = llvm.inttoptr %80 : i64 to !llvm.ptr
+          llvm.store %76, %81 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %82 = llvm.getelementptr %81[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %77, %82 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %83 = arith.subi %N, %30 : index
+      %84 = memref.subview %m_out[%30] [%83] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %85 = arith.constant 0 : index
+      %86 = memref.reinterpret_cast %84 to offset: [0], sizes: [%83], strides: [%85] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%86, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%84 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%87: f32, %88: f32, %89: f32):
+        %90 = linalg.index 0 : index
+        %91 = arith.addi %90, %30 : index
+        %92 = memref.load %m[%91] : memref<?xf32>
+        %93 = arith.mulf %88, %92 : f32
+        %94 = arith.constant 1.0 : f32
+        %95 = arith.subf %94, %88 : f32
+        %96 = memref.load %grad[%91] : memref<?xf32>
+        %97 = arith.mulf %95, %96 : f32
+        %98 = arith.addf %93, %97 : f32
+        linalg.yield %98 : f32
+      }
+    } else {
+      %99 = arith.constant 0 : index
+      %100 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%99] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%100, %beta1, %m, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          outs(%m_out : memref<?xf32>) {
+        ^bb0(%101: f32, %102: f32, %103: f32, %104: f32, %105: f32):
+        %106 = arith.mulf %102, %103 : f32
+        %107 = arith.constant 1.0 : f32
+        %108 = arith.subf %107, %102 : f32
+        %109 = arith.mulf %108, %104 : f32
+        %110 = arith.addf %106, %109 : f32
+        linalg.yield %110 : f32
+      }
     }
     // v_out[i] = beta2 * v[i] + (1.0 - beta2) * grad[i] * grad[i]
-    %12 = arith.constant 0 : index
-    %13 = memref.reinterpret_cast %v_out to offset: [0], sizes: [%N], strides: [%12] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%13, %beta2, %v, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
-        outs(%v_out : memref<?xf32>) {
-      ^bb0(%14: f32, %15: f32, %16: f32, %17: f32, %18: f32):
-      %19 = arith.mulf %15, %16 : f32
-      %20 = arith.constant 1.0 : f32
-      %21 = arith.subf %20, %15 : f32
-      %22 = arith.mulf %21, %17 : f32
-      %23 = arith.mulf %22, %17 : f32
-      %24 = arith.addf %19, %23 : f32
-      linalg.yield %24 : f32
+    %111 = arith.constant 4 : index
+    %112 = arith.muli %111, %N : index
+    %113 = arith.constant 4 : index
+    %114 = arith.muli %113, %N : index
+    %115 = arith.addi %112, %114 : index
+    %116 = arith.constant 4 : index
+    %117 = arith.addi %115, %116 : index
+    %118 = arith.constant 4 : index
+    %119 = arith.muli %118, %N : index
+    %120 = arith.addi %117, %119 : index
+    %121 = arith.constant 33554432 : index
+    %122 = arith.cmpi sge, %120, %121 : index
+    scf.if %122 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %123 = arith.constant 4 : index
+      %124, %125, %126, %127 = memref.extract_strided_metadata %v_out : memref<?xf32> -> memref<f32>, index, index, index
+      %128 = memref.extract_aligned_pointer_as_index %v_out : memref<?xf32> -> index
+      %129 = arith.muli %125, %123 : index
+      %130 = arith.addi %128, %129 : index
+      %131 = arith.constant 64 : index
+      %132 = arith.remui %130, %131 : index
+      %133 = arith.subi %131, %132 : index
+      %134 = arith.remui %133, %131 : index
+      %135 = arith.divui %134, %123 : index
+      %136 = arith.minsi %135, %N : index
+      %137 = arith.constant 16 : index
+      %138 = arith.subi %N, %136 : index
+      %139 = arith.divui %138, %137 : index
+      %140 = arith.muli %139, %137 : index
+      %141 = arith.addi %136, %140 : index
+      %142 = arith.constant 0 : index
+      %143 = arith.constant 1 : index
+      %144 = memref.subview %v_out[%142] [%136] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %145 = arith.constant 0 : index
+      %146 = memref.reinterpret_cast %144 to offset: [0], sizes: [%136], strides: [%145] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%146, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%144 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%147: f32, %148: f32, %149: f32):
+        %150 = linalg.index 0 : index
+        %151 = arith.addi %150, %142 : index
+        %152 = memref.load %v[%151] : memref<?xf32>
+        %153 = arith.mulf %148, %152 : f32
+        %154 = arith.constant 1.0 : f32
+        %155 = arith.subf %154, %148 : f32
+        %156 = memref.load %grad[%151] : memref<?xf32>
+        %157 = arith.mulf %155, %156 : f32
+        %158 = memref.load %grad[%151] : memref<?xf32>
+        %159 = arith.mulf %157, %158 : f32
+        %160 = arith.addf %153, %159 : f32
+        linalg.yield %160 : f32
+      }
+      %161 = arith.constant 63 : index
+      %162 = arith.addi %139, %161 : index
+      %163 = arith.constant 64 : index
+      %164 = arith.divui %162, %163 : index
+      %165 = arith.constant 1 : index
+      %166 = arith.maxsi %164, %165 : index
+      scf.parallel (%167) = (%142) to (%139) step (%166) {
+        %168 = arith.addi %167, %166 : index
+        %169 = arith.minsi %168, %139 : index
+        %170 = memref.alloca() : memref<16xf32>
+        scf.for %171 = %167 to %169 step %143 {
+          %172 = arith.muli %171, %137 : index
+          %173 = arith.addi %136, %172 : index
+          %174 = arith.constant 0 : index
+          %175 = memref.reinterpret_cast %170 to offset: [0], sizes: [%137], strides: [%174] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%175, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%170 : memref<16xf32>) {
+            ^bb0(%176: f32, %177: f32, %178: f32):
+            %179 = linalg.index 0 : index
+            %180 = arith.addi %179, %173 : index
+            %181 = memref.load %v[%180] : memref<?xf32>
+            %182 = arith.mulf %177, %181 : f32
+            %183 = arith.constant 1.0 : f32
+            %184 = arith.subf %183, %177 : f32
+            %185 = memref.load %grad[%180] : memref<?xf32>
+            %186 = arith.mulf %184, %185 : f32
+            %187 = memref.load %grad[%180] : memref<?xf32>
+            %188 = arith.mulf %186, %187 : f32
+            %189 = arith.addf %182, %188 : f32
+            linalg.yield %189 : f32
+          }
+          %190 = arith.constant 8 : index
+          %191 = vector.load %170[%142] : memref<16xf32>, vector<8xf32>
+          %192 = vector.load %170[%190] : memref<16xf32>, vector<8xf32>
+          %193 = arith.muli %173, %123 : index
+          %194 = arith.addi %130, %193 : index
+          %195 = arith.index_cast %194 : index to i64
+          %196 = llvm.inttoptr %195 : i64 to !llvm.ptr
+          llvm.store %191, %196 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %197 = llvm.getelementptr %196[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %192, %197 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %198 = arith.subi %N, %141 : index
+      %199 = memref.subview %v_out[%141] [%198] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %200 = arith.constant 0 : index
+      %201 = memref.reinterpret_cast %199 to offset: [0], sizes: [%198], strides: [%200] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%201, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%199 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%202: f32, %203: f32, %204: f32):
+        %205 = linalg.index 0 : index
+        %206 = arith.addi %205, %141 : index
+        %207 = memref.load %v[%206] : memref<?xf32>
+        %208 = arith.mulf %203, %207 : f32
+        %209 = arith.constant 1.0 : f32
+        %210 = arith.subf %209, %203 : f32
+        %211 = memref.load %grad[%206] : memref<?xf32>
+        %212 = arith.mulf %210, %211 : f32
+        %213 = memref.load %grad[%206] : memref<?xf32>
+        %214 = arith.mulf %212, %213 : f32
+        %215 = arith.addf %208, %214 : f32
+        linalg.yield %215 : f32
+      }
+    } else {
+      %216 = arith.constant 0 : index
+      %217 = memref.reinterpret_cast %v_out to offset: [0], sizes: [%N], strides: [%216] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%217, %beta2, %v, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          outs(%v_out : memref<?xf32>) {
+        ^bb0(%218: f32, %219: f32, %220: f32, %221: f32, %222: f32):
+        %223 = arith.mulf %219, %220 : f32
+        %224 = arith.constant 1.0 : f32
+        %225 = arith.subf %224, %219 : f32
+        %226 = arith.mulf %225, %221 : f32
+        %227 = arith.mulf %226, %221 : f32
+        %228 = arith.addf %223, %227 : f32
+        linalg.yield %228 : f32
+      }
     }
     // param_out[i] = param[i] - lr * (m_out[i] / beta1_correction / (sqrt(v_out[i] / beta2_correction) + eps) + weight_decay * param[i])
-    %25 = arith.constant 0 : index
-    %26 = memref.reinterpret_cast %param_out to offset: [0], sizes: [%N], strides: [%25] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%26, %param, %lr, %m_out, %beta1_correction, %v_out, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<f32>, memref<f32>)
-        outs(%param_out : memref<?xf32>) {
-      ^bb0(%27: f32, %28: f32, %29: f32, %30: f32, %31: f32, %32: f32, %33: f32, %34: f32, %35: f32, %36: f32):
-      %37 = arith.divf %30, %31 : f32
-      %38 = arith.divf %32, %33 : f32
-      %39 = math.sqrt %38 : f32
-      %40 = arith.addf %39, %34 : f32
-      %41 = arith.divf %37, %40 : f32
-      %42 = arith.mulf %35, %28 : f32
-      %43 = arith.addf %41, %42 : f32
-      %44 = arith.mulf %29, %43 : f32
-      %45 = arith.subf %28, %44 : f32
-      linalg.yield %45 : f32
+    %229 = arith.constant 4 : index
+    %230 = arith.muli %229, %N : index
+    %231 = arith.constant 4 : index
+    %232 = arith.addi %230, %231 : index
+    %233 = arith.constant 4 : index
+    %234 = arith.addi %232, %233 : index
+    %235 = arith.constant 4 : index
+    %236 = arith.addi %234, %235 : index
+    %237 = arith.constant 4 : index
+    %238 = arith.addi %236, %237 : index
+    %239 = arith.constant 4 : index
+    %240 = arith.addi %238, %239 : index
+    %241 = arith.constant 4 : index
+    %242 = arith.muli %241, %N : index
+    %243 = arith.addi %240, %242 : index
+    %244 = arith.constant 4 : index
+    %245 = arith.muli %244, %N : index
+    %246 = arith.addi %243, %245 : index
+    %247 = arith.constant 4 : index
+    %248 = arith.muli %247, %N : index
+    %249 = arith.addi %246, %248 : index
+    %250 = arith.constant 33554432 : index
+    %251 = arith.cmpi sge, %249, %250 : index
+    scf.if %251 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %252 = arith.constant 4 : index
+      %253, %254, %255, %256 = memref.extract_strided_metadata %param_out : memref<?xf32> -> memref<f32>, index, index, index
+      %257 = memref.extract_aligned_pointer_as_index %param_out : memref<?xf32> -> index
+      %258 = arith.muli %254, %252 : index
+      %259 = arith.addi %257, %258 : index
+      %260 = arith.constant 64 : index
+      %261 = arith.remui %259, %260 : index
+      %262 = arith.subi %260, %261 : index
+      %263 = arith.remui %262, %260 : index
+      %264 = arith.divui %263, %252 : index
+      %265 = arith.minsi %264, %N : index
+      %266 = arith.constant 16 : index
+      %267 = arith.subi %N, %265 : index
+      %268 = arith.divui %267, %266 : index
+      %269 = arith.muli %268, %266 : index
+      %270 = arith.addi %265, %269 : index
+      %271 = arith.constant 0 : index
+      %272 = arith.constant 1 : index
+      %273 = memref.subview %param_out[%271] [%265] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %274 = arith.constant 0 : index
+      %275 = memref.reinterpret_cast %273 to offset: [0], sizes: [%265], strides: [%274] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%275, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%273 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%276: f32, %277: f32, %278: f32, %279: f32, %280: f32, %281: f32, %282: f32):
+        %283 = linalg.index 0 : index
+        %284 = arith.addi %283, %271 : index
+        %285 = memref.load %param[%284] : memref<?xf32>
+        %286 = memref.load %m_out[%284] : memref<?xf32>
+        %287 = arith.divf %286, %278 : f32
+        %288 = memref.load %v_out[%284] : memref<?xf32>
+        %289 = arith.divf %288, %279 : f32
+        %290 = math.sqrt %289 : f32
+        %291 = arith.addf %290, %280 : f32
+        %292 = arith.divf %287, %291 : f32
+        %293 = memref.load %param[%284] : memref<?xf32>
+        %294 = arith.mulf %281, %293 : f32
+        %295 = arith.addf %292, %294 : f32
+        %296 = arith.mulf %277, %295 : f32
+        %297 = arith.subf %285, %296 : f32
+        linalg.yield %297 : f32
+      }
+      %298 = arith.constant 63 : index
+      %299 = arith.addi %268, %298 : index
+      %300 = arith.constant 64 : index
+      %301 = arith.divui %299, %300 : index
+      %302 = arith.constant 1 : index
+      %303 = arith.maxsi %301, %302 : index
+      scf.parallel (%304) = (%271) to (%268) step (%303) {
+        %305 = arith.addi %304, %303 : index
+        %306 = arith.minsi %305, %268 : index
+        %307 = memref.alloca() : memref<16xf32>
+        scf.for %308 = %304 to %306 step %272 {
+          %309 = arith.muli %308, %266 : index
+          %310 = arith.addi %265, %309 : index
+          %311 = arith.constant 0 : index
+          %312 = memref.reinterpret_cast %307 to offset: [0], sizes: [%266], strides: [%311] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%312, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+              outs(%307 : memref<16xf32>) {
+            ^bb0(%313: f32, %314: f32, %315: f32, %316: f32, %317: f32, %318: f32, %319: f32):
+            %320 = linalg.index 0 : index
+            %321 = arith.addi %320, %310 : index
+            %322 = memref.load %param[%321] : memref<?xf32>
+            %323 = memref.load %m_out[%321] : memref<?xf32>
+            %324 = arith.divf %323, %315 : f32
+            %325 = memref.load %v_out[%321] : memref<?xf32>
+            %326 = arith.divf %325, %316 : f32
+            %327 = math.sqrt %326 : f32
+            %328 = arith.addf %327, %317 : f32
+            %329 = arith.divf %324, %328 : f32
+            %330 = memref.load %param[%321] : memref<?xf32>
+            %331 = arith.mulf %318, %330 : f32
+            %332 = arith.addf %329, %331 : f32
+            %333 = arith.mulf %314, %332 : f32
+            %334 = arith.subf %322, %333 : f32
+            linalg.yield %334 : f32
+          }
+          %335 = arith.constant 8 : index
+          %336 = vector.load %307[%271] : memref<16xf32>, vector<8xf32>
+          %337 = vector.load %307[%335] : memref<16xf32>, vector<8xf32>
+          %338 = arith.muli %310, %252 : index
+          %339 = arith.addi %259, %338 : index
+          %340 = arith.index_cast %339 : index to i64
+          %341 = llvm.inttoptr %340 : i64 to !llvm.ptr
+          llvm.store %336, %341 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %342 = llvm.getelementptr %341[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %337, %342 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %343 = arith.subi %N, %270 : index
+      %344 = memref.subview %param_out[%270] [%343] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %345 = arith.constant 0 : index
+      %346 = memref.reinterpret_cast %344 to offset: [0], sizes: [%343], strides: [%345] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%346, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%344 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%347: f32, %348: f32, %349: f32, %350: f32, %351: f32, %352: f32, %353: f32):
+        %354 = linalg.index 0 : index
+        %355 = arith.addi %354, %270 : index
+        %356 = memref.load %param[%355] : memref<?xf32>
+        %357 = memref.load %m_out[%355] : memref<?xf32>
+        %358 = arith.divf %357, %349 : f32
+        %359 = memref.load %v_out[%355] : memref<?xf32>
+        %360 = arith.divf %359, %350 : f32
+        %361 = math.sqrt %360 : f32
+        %362 = arith.addf %361, %351 : f32
+        %363 = arith.divf %358, %362 : f32
+        %364 = memref.load %param[%355] : memref<?xf32>
+        %365 = arith.mulf %352, %364 : f32
+        %366 = arith.addf %363, %365 : f32
+        %367 = arith.mulf %348, %366 : f32
+        %368 = arith.subf %356, %367 : f32
+        linalg.yield %368 : f32
+      }
+    } else {
+      %369 = arith.constant 0 : index
+      %370 = memref.reinterpret_cast %param_out to offset: [0], sizes: [%N], strides: [%369] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%370, %param, %lr, %m_out, %beta1_correction, %v_out, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%param_out : memref<?xf32>) {
+        ^bb0(%371: f32, %372: f32, %373: f32, %374: f32, %375: f32, %376: f32, %377: f32, %378: f32, %379: f32, %380: f32):
+        %381 = arith.divf %374, %375 : f32
+        %382 = arith.divf %376, %377 : f32
+        %383 = math.sqrt %382 : f32
+        %384 = arith.addf %383, %378 : f32
+        %385 = arith.divf %381, %384 : f32
+        %386 = arith.mulf %379, %372 : f32
+        %387 = arith.addf %385, %386 : f32
+        %388 = arith.mulf %373, %387 : f32
+        %389 = arith.subf %372, %388 : f32
+        linalg.yield %389 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

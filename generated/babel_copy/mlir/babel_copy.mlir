@@ -52,19 +52,120 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @babel_copy_openmp(%a: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // c[i] = a[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %a : memref<?xf64, strided<[?]>>, memref<?xf64>)
-        outs(%c : memref<?xf64>) {
-      ^bb0(%2: f64, %3: f64, %4: f64):
-      linalg.yield %3 : f64
+    %0 = arith.constant 8 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 8 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 33554432 : index
+    %6 = arith.cmpi sge, %4, %5 : index
+    scf.if %6 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %7 = arith.constant 8 : index
+      %8, %9, %10, %11 = memref.extract_strided_metadata %c : memref<?xf64> -> memref<f64>, index, index, index
+      %12 = memref.extract_aligned_pointer_as_index %c : memref<?xf64> -> index
+      %13 = arith.muli %9, %7 : index
+      %14 = arith.addi %12, %13 : index
+      %15 = arith.constant 64 : index
+      %16 = arith.remui %14, %15 : index
+      %17 = arith.subi %15, %16 : index
+      %18 = arith.remui %17, %15 : index
+      %19 = arith.divui %18, %7 : index
+      %20 = arith.minsi %19, %N : index
+      %21 = arith.constant 8 : index
+      %22 = arith.subi %N, %20 : index
+      %23 = arith.divui %22, %21 : index
+      %24 = arith.muli %23, %21 : index
+      %25 = arith.addi %20, %24 : index
+      %26 = arith.constant 0 : index
+      %27 = arith.constant 1 : index
+      %28 = memref.subview %c[%26] [%20] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %29 = arith.constant 0 : index
+      %30 = memref.reinterpret_cast %28 to offset: [0], sizes: [%20], strides: [%29] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%30 : memref<?xf64, strided<[?]>>)
+          outs(%28 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%31: f64, %32: f64):
+        %33 = linalg.index 0 : index
+        %34 = arith.addi %33, %26 : index
+        %35 = memref.load %a[%34] : memref<?xf64>
+        linalg.yield %35 : f64
+      }
+      %36 = arith.constant 63 : index
+      %37 = arith.addi %23, %36 : index
+      %38 = arith.constant 64 : index
+      %39 = arith.divui %37, %38 : index
+      %40 = arith.constant 1 : index
+      %41 = arith.maxsi %39, %40 : index
+      scf.parallel (%42) = (%26) to (%23) step (%41) {
+        %43 = arith.addi %42, %41 : index
+        %44 = arith.minsi %43, %23 : index
+        %45 = memref.alloca() : memref<8xf64>
+        scf.for %46 = %42 to %44 step %27 {
+          %47 = arith.muli %46, %21 : index
+          %48 = arith.addi %20, %47 : index
+          %49 = arith.constant 0 : index
+          %50 = memref.reinterpret_cast %45 to offset: [0], sizes: [%21], strides: [%49] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%50 : memref<?xf64, strided<[?]>>)
+              outs(%45 : memref<8xf64>) {
+            ^bb0(%51: f64, %52: f64):
+            %53 = linalg.index 0 : index
+            %54 = arith.addi %53, %48 : index
+            %55 = memref.load %a[%54] : memref<?xf64>
+            linalg.yield %55 : f64
+          }
+          %56 = arith.constant 4 : index
+          %57 = vector.load %45[%26] : memref<8xf64>, vector<4xf64>
+          %58 = vector.load %45[%56] : memref<8xf64>, vector<4xf64>
+          %59 = arith.muli %48, %7 : index
+          %60 = arith.addi %14, %59 : index
+          %61 = arith.index_cast %60 : index to i64
+          %62 = llvm.inttoptr %61 : i64 to !llvm.ptr
+          llvm.store %57, %62 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %63 = llvm.getelementptr %62[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %58, %63 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %64 = arith.subi %N, %25 : index
+      %65 = memref.subview %c[%25] [%64] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %66 = arith.constant 0 : index
+      %67 = memref.reinterpret_cast %65 to offset: [0], sizes: [%64], strides: [%66] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%67 : memref<?xf64, strided<[?]>>)
+          outs(%65 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%68: f64, %69: f64):
+        %70 = linalg.index 0 : index
+        %71 = arith.addi %70, %25 : index
+        %72 = memref.load %a[%71] : memref<?xf64>
+        linalg.yield %72 : f64
+      }
+    } else {
+      %73 = arith.constant 0 : index
+      %74 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%73] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%74, %a : memref<?xf64, strided<[?]>>, memref<?xf64>)
+          outs(%c : memref<?xf64>) {
+        ^bb0(%75: f64, %76: f64, %77: f64):
+        linalg.yield %76 : f64
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -69,27 +69,74 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @babel_dot_openmp(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %total: memref<f64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // total = sum(i in 0..N: a[i] * b[i])
-    %0 = arith.constant 0.0 : f64
-    linalg.fill ins(%0 : f64) outs(%total : memref<f64>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %N, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = memref.reinterpret_cast %total to offset: [0], sizes: [%4], strides: [%5] : memref<f64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%6, %a, %b : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>)
+    // In parallel blocks, then the blocks' partial results.
+    %0 = arith.constant 0 : index
+    %1 = arith.subi %N, %0 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.maxsi %1, %2 : index
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 63 : index
+    %7 = arith.addi %3, %6 : index
+    %8 = arith.constant 64 : index
+    %9 = arith.divui %7, %8 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.maxsi %9, %10 : index
+    %12 = arith.subi %11, %5 : index
+    %13 = arith.addi %3, %12 : index
+    %14 = arith.divui %13, %11 : index
+    %15 = memref.alloca() : memref<64xf64>
+    scf.parallel (%16) = (%4) to (%14) step (%5) {
+      %17 = arith.muli %16, %11 : index
+      %18 = arith.addi %17, %11 : index
+      %19 = arith.minsi %18, %3 : index
+      %20 = arith.subi %19, %17 : index
+      %21 = arith.addi %0, %17 : index
+      %22 = memref.alloca() : memref<f64>
+      %23 = arith.constant 0.0 : f64
+      linalg.fill ins(%23 : f64) outs(%22 : memref<f64>)
+      %24 = arith.constant 0 : index
+      %25 = memref.reinterpret_cast %22 to offset: [0], sizes: [%20], strides: [%24] : memref<f64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%25 : memref<?xf64, strided<[?]>>)
+          outs(%22 : memref<f64>) {
+        ^bb0(%26: f64, %27: f64):
+        %28 = linalg.index 0 : index
+        %29 = arith.addi %28, %21 : index
+        %30 = memref.load %a[%29] : memref<?xf64>
+        %31 = memref.load %b[%29] : memref<?xf64>
+        %32 = arith.mulf %30, %31 : f64
+        %33 = arith.addf %27, %32 fastmath<reassoc> : f64
+        linalg.yield %33 : f64
+      }
+      %34 = memref.load %22[] : memref<f64>
+      memref.store %34, %15[%16] : memref<64xf64>
+      scf.reduce
+    }
+    %35 = arith.constant 0.0 : f64
+    linalg.fill ins(%35 : f64) outs(%total : memref<f64>)
+    %36 = memref.subview %15[0] [%14] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%36 : memref<?xf64, strided<[1]>>)
         outs(%total : memref<f64>) {
-      ^bb0(%7: f64, %8: f64, %9: f64, %10: f64):
-      %11 = arith.mulf %8, %9 : f64
-      %12 = arith.addf %10, %11 fastmath<reassoc> : f64
-      linalg.yield %12 : f64
+      ^bb0(%37: f64, %38: f64):
+      %39 = arith.addf %38, %37 fastmath<reassoc> : f64
+      linalg.yield %39 : f64
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -55,20 +55,126 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @babel_mul_openmp(%c: memref<?xf64> {llvm.noalias}, %scalar: memref<f64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // b[i] = scalar * c[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %b to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %scalar, %c : memref<?xf64, strided<[?]>>, memref<f64>, memref<?xf64>)
-        outs(%b : memref<?xf64>) {
-      ^bb0(%2: f64, %3: f64, %4: f64, %5: f64):
-      %6 = arith.mulf %3, %4 : f64
-      linalg.yield %6 : f64
+    %0 = arith.constant 8 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 8 : index
+    %3 = arith.addi %1, %2 : index
+    %4 = arith.constant 8 : index
+    %5 = arith.muli %4, %N : index
+    %6 = arith.addi %3, %5 : index
+    %7 = arith.constant 33554432 : index
+    %8 = arith.cmpi sge, %6, %7 : index
+    scf.if %8 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %9 = arith.constant 8 : index
+      %10, %11, %12, %13 = memref.extract_strided_metadata %b : memref<?xf64> -> memref<f64>, index, index, index
+      %14 = memref.extract_aligned_pointer_as_index %b : memref<?xf64> -> index
+      %15 = arith.muli %11, %9 : index
+      %16 = arith.addi %14, %15 : index
+      %17 = arith.constant 64 : index
+      %18 = arith.remui %16, %17 : index
+      %19 = arith.subi %17, %18 : index
+      %20 = arith.remui %19, %17 : index
+      %21 = arith.divui %20, %9 : index
+      %22 = arith.minsi %21, %N : index
+      %23 = arith.constant 8 : index
+      %24 = arith.subi %N, %22 : index
+      %25 = arith.divui %24, %23 : index
+      %26 = arith.muli %25, %23 : index
+      %27 = arith.addi %22, %26 : index
+      %28 = arith.constant 0 : index
+      %29 = arith.constant 1 : index
+      %30 = memref.subview %b[%28] [%22] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %31 = arith.constant 0 : index
+      %32 = memref.reinterpret_cast %30 to offset: [0], sizes: [%22], strides: [%31] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%32, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%30 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%33: f64, %34: f64, %35: f64):
+        %36 = linalg.index 0 : index
+        %37 = arith.addi %36, %28 : index
+        %38 = memref.load %c[%37] : memref<?xf64>
+        %39 = arith.mulf %34, %38 : f64
+        linalg.yield %39 : f64
+      }
+      %40 = arith.constant 63 : index
+      %41 = arith.addi %25, %40 : index
+      %42 = arith.constant 64 : index
+      %43 = arith.divui %41, %42 : index
+      %44 = arith.constant 1 : index
+      %45 = arith.maxsi %43, %44 : index
+      scf.parallel (%46) = (%28) to (%25) step (%45) {
+        %47 = arith.addi %46, %45 : index
+        %48 = arith.minsi %47, %25 : index
+        %49 = memref.alloca() : memref<8xf64>
+        scf.for %50 = %46 to %48 step %29 {
+          %51 = arith.muli %50, %23 : index
+          %52 = arith.addi %22, %51 : index
+          %53 = arith.constant 0 : index
+          %54 = memref.reinterpret_cast %49 to offset: [0], sizes: [%23], strides: [%53] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%54, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+              outs(%49 : memref<8xf64>) {
+            ^bb0(%55: f64, %56: f64, %57: f64):
+            %58 = linalg.index 0 : index
+            %59 = arith.addi %58, %52 : index
+            %60 = memref.load %c[%59] : memref<?xf64>
+            %61 = arith.mulf %56, %60 : f64
+            linalg.yield %61 : f64
+          }
+          %62 = arith.constant 4 : index
+          %63 = vector.load %49[%28] : memref<8xf64>, vector<4xf64>
+          %64 = vector.load %49[%62] : memref<8xf64>, vector<4xf64>
+          %65 = arith.muli %52, %9 : index
+          %66 = arith.addi %16, %65 : index
+          %67 = arith.index_cast %66 : index to i64
+          %68 = llvm.inttoptr %67 : i64 to !llvm.ptr
+          llvm.store %63, %68 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %69 = llvm.getelementptr %68[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %64, %69 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %70 = arith.subi %N, %27 : index
+      %71 = memref.subview %b[%27] [%70] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %72 = arith.constant 0 : index
+      %73 = memref.reinterpret_cast %71 to offset: [0], sizes: [%70], strides: [%72] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%73, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%71 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%74: f64, %75: f64, %76: f64):
+        %77 = linalg.index 0 : index
+        %78 = arith.addi %77, %27 : index
+        %79 = memref.load %c[%78] : memref<?xf64>
+        %80 = arith.mulf %75, %79 : f64
+        linalg.yield %80 : f64
+      }
+    } else {
+      %81 = arith.constant 0 : index
+      %82 = memref.reinterpret_cast %b to offset: [0], sizes: [%N], strides: [%81] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%82, %scalar, %c : memref<?xf64, strided<[?]>>, memref<f64>, memref<?xf64>)
+          outs(%b : memref<?xf64>) {
+        ^bb0(%83: f64, %84: f64, %85: f64, %86: f64):
+        %87 = arith.mulf %84, %85 : f64
+        linalg.yield %87 : f64
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -61,22 +61,146 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @babel_nstream_openmp(%a: memref<?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %scalar: memref<f64> {llvm.noalias}, %a_out: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a_out[i] = a[i] + b[i] + scalar * c[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %a, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>, memref<f64>, memref<?xf64>)
-        outs(%a_out : memref<?xf64>) {
-      ^bb0(%2: f64, %3: f64, %4: f64, %5: f64, %6: f64, %7: f64):
-      %8 = arith.addf %3, %4 : f64
-      %9 = arith.mulf %5, %6 : f64
-      %10 = arith.addf %8, %9 : f64
-      linalg.yield %10 : f64
+    %0 = arith.constant 8 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 8 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 8 : index
+    %6 = arith.muli %5, %N : index
+    %7 = arith.addi %4, %6 : index
+    %8 = arith.constant 8 : index
+    %9 = arith.addi %7, %8 : index
+    %10 = arith.constant 8 : index
+    %11 = arith.muli %10, %N : index
+    %12 = arith.addi %9, %11 : index
+    %13 = arith.constant 33554432 : index
+    %14 = arith.cmpi sge, %12, %13 : index
+    scf.if %14 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %15 = arith.constant 8 : index
+      %16, %17, %18, %19 = memref.extract_strided_metadata %a_out : memref<?xf64> -> memref<f64>, index, index, index
+      %20 = memref.extract_aligned_pointer_as_index %a_out : memref<?xf64> -> index
+      %21 = arith.muli %17, %15 : index
+      %22 = arith.addi %20, %21 : index
+      %23 = arith.constant 64 : index
+      %24 = arith.remui %22, %23 : index
+      %25 = arith.subi %23, %24 : index
+      %26 = arith.remui %25, %23 : index
+      %27 = arith.divui %26, %15 : index
+      %28 = arith.minsi %27, %N : index
+      %29 = arith.constant 8 : index
+      %30 = arith.subi %N, %28 : index
+      %31 = arith.divui %30, %29 : index
+      %32 = arith.muli %31, %29 : index
+      %33 = arith.addi %28, %32 : index
+      %34 = arith.constant 0 : index
+      %35 = arith.constant 1 : index
+      %36 = memref.subview %a_out[%34] [%28] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %37 = arith.constant 0 : index
+      %38 = memref.reinterpret_cast %36 to offset: [0], sizes: [%28], strides: [%37] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%38, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%36 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%39: f64, %40: f64, %41: f64):
+        %42 = linalg.index 0 : index
+        %43 = arith.addi %42, %34 : index
+        %44 = memref.load %a[%43] : memref<?xf64>
+        %45 = memref.load %b[%43] : memref<?xf64>
+        %46 = arith.addf %44, %45 : f64
+        %47 = memref.load %c[%43] : memref<?xf64>
+        %48 = arith.mulf %40, %47 : f64
+        %49 = arith.addf %46, %48 : f64
+        linalg.yield %49 : f64
+      }
+      %50 = arith.constant 63 : index
+      %51 = arith.addi %31, %50 : index
+      %52 = arith.constant 64 : index
+      %53 = arith.divui %51, %52 : index
+      %54 = arith.constant 1 : index
+      %55 = arith.maxsi %53, %54 : index
+      scf.parallel (%56) = (%34) to (%31) step (%55) {
+        %57 = arith.addi %56, %55 : index
+        %58 = arith.minsi %57, %31 : index
+        %59 = memref.alloca() : memref<8xf64>
+        scf.for %60 = %56 to %58 step %35 {
+          %61 = arith.muli %60, %29 : index
+          %62 = arith.addi %28, %61 : index
+          %63 = arith.constant 0 : index
+          %64 = memref.reinterpret_cast %59 to offset: [0], sizes: [%29], strides: [%63] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%64, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+              outs(%59 : memref<8xf64>) {
+            ^bb0(%65: f64, %66: f64, %67: f64):
+            %68 = linalg.index 0 : index
+            %69 = arith.addi %68, %62 : index
+            %70 = memref.load %a[%69] : memref<?xf64>
+            %71 = memref.load %b[%69] : memref<?xf64>
+            %72 = arith.addf %70, %71 : f64
+            %73 = memref.load %c[%69] : memref<?xf64>
+            %74 = arith.mulf %66, %73 : f64
+            %75 = arith.addf %72, %74 : f64
+            linalg.yield %75 : f64
+          }
+          %76 = arith.constant 4 : index
+          %77 = vector.load %59[%34] : memref<8xf64>, vector<4xf64>
+          %78 = vector.load %59[%76] : memref<8xf64>, vector<4xf64>
+          %79 = arith.muli %62, %15 : index
+          %80 = arith.addi %22, %79 : index
+          %81 = arith.index_cast %80 : index to i64
+          %82 = llvm.inttoptr %81 : i64 to !llvm.ptr
+          llvm.store %77, %82 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %83 = llvm.getelementptr %82[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %78, %83 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %84 = arith.subi %N, %33 : index
+      %85 = memref.subview %a_out[%33] [%84] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %86 = arith.constant 0 : index
+      %87 = memref.reinterpret_cast %85 to offset: [0], sizes: [%84], strides: [%86] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%87, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%85 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%88: f64, %89: f64, %90: f64):
+        %91 = linalg.index 0 : index
+        %92 = arith.addi %91, %33 : index
+        %93 = memref.load %a[%92] : memref<?xf64>
+        %94 = memref.load %b[%92] : memref<?xf64>
+        %95 = arith.addf %93, %94 : f64
+        %96 = memref.load %c[%92] : memref<?xf64>
+        %97 = arith.mulf %89, %96 : f64
+        %98 = arith.addf %95, %97 : f64
+        linalg.yield %98 : f64
+      }
+    } else {
+      %99 = arith.constant 0 : index
+      %100 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%99] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%100, %a, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>, memref<f64>, memref<?xf64>)
+          outs(%a_out : memref<?xf64>) {
+        ^bb0(%101: f64, %102: f64, %103: f64, %104: f64, %105: f64, %106: f64):
+        %107 = arith.addf %102, %103 : f64
+        %108 = arith.mulf %104, %105 : f64
+        %109 = arith.addf %107, %108 : f64
+        linalg.yield %109 : f64
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

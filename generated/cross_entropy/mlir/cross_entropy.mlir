@@ -63,24 +63,141 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @cross_entropy_openmp(%probs: memref<?x?xf32> {llvm.noalias}, %targets: memref<?xi32> {llvm.noalias}, %losses: memref<?xf32> {llvm.noalias}, %BT: index, %V: index) attributes {llvm.emit_c_interface} {
     // losses[r] = -log(probs[r, targets[r]])
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %targets : memref<?xf32, strided<[?]>>, memref<?xi32>)
-        outs(%losses : memref<?xf32>) {
-      ^bb0(%2: f32, %3: i32, %4: f32):
-      %5 = linalg.index 0 : index
-      %6 = arith.index_cast %3 : i32 to index
-      %7 = memref.load %probs[%5, %6] : memref<?x?xf32>
-      %8 = math.log %7 : f32
-      %9 = arith.negf %8 : f32
-      linalg.yield %9 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %BT : index
+    %2 = arith.muli %1, %V : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %BT : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 4 : index
+    %7 = arith.muli %6, %BT : index
+    %8 = arith.addi %5, %7 : index
+    %9 = arith.constant 33554432 : index
+    %10 = arith.cmpi sge, %8, %9 : index
+    scf.if %10 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %11 = arith.constant 4 : index
+      %12, %13, %14, %15 = memref.extract_strided_metadata %losses : memref<?xf32> -> memref<f32>, index, index, index
+      %16 = memref.extract_aligned_pointer_as_index %losses : memref<?xf32> -> index
+      %17 = arith.muli %13, %11 : index
+      %18 = arith.addi %16, %17 : index
+      %19 = arith.constant 64 : index
+      %20 = arith.remui %18, %19 : index
+      %21 = arith.subi %19, %20 : index
+      %22 = arith.remui %21, %19 : index
+      %23 = arith.divui %22, %11 : index
+      %24 = arith.minsi %23, %BT : index
+      %25 = arith.constant 16 : index
+      %26 = arith.subi %BT, %24 : index
+      %27 = arith.divui %26, %25 : index
+      %28 = arith.muli %27, %25 : index
+      %29 = arith.addi %24, %28 : index
+      %30 = arith.constant 0 : index
+      %31 = arith.constant 1 : index
+      %32 = memref.subview %losses[%30] [%24] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %33 = arith.constant 0 : index
+      %34 = memref.reinterpret_cast %32 to offset: [0], sizes: [%24], strides: [%33] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%34 : memref<?xf32, strided<[?]>>)
+          outs(%32 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%35: f32, %36: f32):
+        %37 = linalg.index 0 : index
+        %38 = arith.addi %37, %30 : index
+        %39 = memref.load %targets[%38] : memref<?xi32>
+        %40 = arith.index_cast %39 : i32 to index
+        %41 = memref.load %probs[%38, %40] : memref<?x?xf32>
+        %42 = math.log %41 : f32
+        %43 = arith.negf %42 : f32
+        linalg.yield %43 : f32
+      }
+      %44 = arith.constant 63 : index
+      %45 = arith.addi %27, %44 : index
+      %46 = arith.constant 64 : index
+      %47 = arith.divui %45, %46 : index
+      %48 = arith.constant 1 : index
+      %49 = arith.maxsi %47, %48 : index
+      scf.parallel (%50) = (%30) to (%27) step (%49) {
+        %51 = arith.addi %50, %49 : index
+        %52 = arith.minsi %51, %27 : index
+        %53 = memref.alloca() : memref<16xf32>
+        scf.for %54 = %50 to %52 step %31 {
+          %55 = arith.muli %54, %25 : index
+          %56 = arith.addi %24, %55 : index
+          %57 = arith.constant 0 : index
+          %58 = memref.reinterpret_cast %53 to offset: [0], sizes: [%25], strides: [%57] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%58 : memref<?xf32, strided<[?]>>)
+              outs(%53 : memref<16xf32>) {
+            ^bb0(%59: f32, %60: f32):
+            %61 = linalg.index 0 : index
+            %62 = arith.addi %61, %56 : index
+            %63 = memref.load %targets[%62] : memref<?xi32>
+            %64 = arith.index_cast %63 : i32 to index
+            %65 = memref.load %probs[%62, %64] : memref<?x?xf32>
+            %66 = math.log %65 : f32
+            %67 = arith.negf %66 : f32
+            linalg.yield %67 : f32
+          }
+          %68 = arith.constant 8 : index
+          %69 = vector.load %53[%30] : memref<16xf32>, vector<8xf32>
+          %70 = vector.load %53[%68] : memref<16xf32>, vector<8xf32>
+          %71 = arith.muli %56, %11 : index
+          %72 = arith.addi %18, %71 : index
+          %73 = arith.index_cast %72 : index to i64
+          %74 = llvm.inttoptr %73 : i64 to !llvm.ptr
+          llvm.store %69, %74 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %75 = llvm.getelementptr %74[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %76 = arith.subi %BT, %29 : index
+      %77 = memref.subview %losses[%29] [%76] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %78 = arith.constant 0 : index
+      %79 = memref.reinterpret_cast %77 to offset: [0], sizes: [%76], strides: [%78] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%79 : memref<?xf32, strided<[?]>>)
+          outs(%77 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%80: f32, %81: f32):
+        %82 = linalg.index 0 : index
+        %83 = arith.addi %82, %29 : index
+        %84 = memref.load %targets[%83] : memref<?xi32>
+        %85 = arith.index_cast %84 : i32 to index
+        %86 = memref.load %probs[%83, %85] : memref<?x?xf32>
+        %87 = math.log %86 : f32
+        %88 = arith.negf %87 : f32
+        linalg.yield %88 : f32
+      }
+    } else {
+      %89 = arith.constant 0 : index
+      %90 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%89] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%90, %targets : memref<?xf32, strided<[?]>>, memref<?xi32>)
+          outs(%losses : memref<?xf32>) {
+        ^bb0(%91: f32, %92: i32, %93: f32):
+        %94 = linalg.index 0 : index
+        %95 = arith.index_cast %92 : i32 to index
+        %96 = memref.load %probs[%94, %95] : memref<?x?xf32>
+        %97 = math.log %96 : f32
+        %98 = arith.negf %97 : f32
+        linalg.yield %98 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -69,27 +69,74 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @dot_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %d: memref<f32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // d = sum(i in 0..N: x[i] * y[i])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%d : memref<f32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %N, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = memref.reinterpret_cast %d to offset: [0], sizes: [%4], strides: [%5] : memref<f32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%6, %x, %y : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+    // In parallel blocks, then the blocks' partial results.
+    %0 = arith.constant 0 : index
+    %1 = arith.subi %N, %0 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.maxsi %1, %2 : index
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 63 : index
+    %7 = arith.addi %3, %6 : index
+    %8 = arith.constant 64 : index
+    %9 = arith.divui %7, %8 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.maxsi %9, %10 : index
+    %12 = arith.subi %11, %5 : index
+    %13 = arith.addi %3, %12 : index
+    %14 = arith.divui %13, %11 : index
+    %15 = memref.alloca() : memref<64xf32>
+    scf.parallel (%16) = (%4) to (%14) step (%5) {
+      %17 = arith.muli %16, %11 : index
+      %18 = arith.addi %17, %11 : index
+      %19 = arith.minsi %18, %3 : index
+      %20 = arith.subi %19, %17 : index
+      %21 = arith.addi %0, %17 : index
+      %22 = memref.alloca() : memref<f32>
+      %23 = arith.constant 0.0 : f32
+      linalg.fill ins(%23 : f32) outs(%22 : memref<f32>)
+      %24 = arith.constant 0 : index
+      %25 = memref.reinterpret_cast %22 to offset: [0], sizes: [%20], strides: [%24] : memref<f32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%25 : memref<?xf32, strided<[?]>>)
+          outs(%22 : memref<f32>) {
+        ^bb0(%26: f32, %27: f32):
+        %28 = linalg.index 0 : index
+        %29 = arith.addi %28, %21 : index
+        %30 = memref.load %x[%29] : memref<?xf32>
+        %31 = memref.load %y[%29] : memref<?xf32>
+        %32 = arith.mulf %30, %31 : f32
+        %33 = arith.addf %27, %32 fastmath<reassoc> : f32
+        linalg.yield %33 : f32
+      }
+      %34 = memref.load %22[] : memref<f32>
+      memref.store %34, %15[%16] : memref<64xf32>
+      scf.reduce
+    }
+    %35 = arith.constant 0.0 : f32
+    linalg.fill ins(%35 : f32) outs(%d : memref<f32>)
+    %36 = memref.subview %15[0] [%14] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%36 : memref<?xf32, strided<[1]>>)
         outs(%d : memref<f32>) {
-      ^bb0(%7: f32, %8: f32, %9: f32, %10: f32):
-      %11 = arith.mulf %8, %9 : f32
-      %12 = arith.addf %10, %11 fastmath<reassoc> : f32
-      linalg.yield %12 : f32
+      ^bb0(%37: f32, %38: f32):
+      %39 = arith.addf %38, %37 fastmath<reassoc> : f32
+      linalg.yield %39 : f32
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

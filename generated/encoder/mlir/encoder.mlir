@@ -66,7 +66,7 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
   func.func @encoder_openmp(%inp: memref<?x?xi32> {llvm.noalias}, %wte: memref<?x?xf32> {llvm.noalias}, %wpe: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
     // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]

@@ -84,35 +84,196 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @gelu_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = 0.5 * x[i] * (1.0 + tanh(sqrt(2.0 / pi) * (x[i] + 0.044715 * x[i] * x[i] * x[i])))
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32):
-      %5 = arith.constant 0.5 : f32
-      %6 = arith.mulf %5, %3 : f32
-      %7 = arith.constant 1.0 : f32
-      %8 = arith.constant 2.0 : f32
-      %9 = arith.constant 3.1415927 : f32
-      %10 = arith.divf %8, %9 : f32
-      %11 = math.sqrt %10 : f32
-      %12 = arith.constant 0.044715 : f32
-      %13 = arith.mulf %12, %3 : f32
-      %14 = arith.mulf %13, %3 : f32
-      %15 = arith.mulf %14, %3 : f32
-      %16 = arith.addf %3, %15 : f32
-      %17 = arith.mulf %11, %16 : f32
-      %18 = math.tanh %17 : f32
-      %19 = arith.addf %7, %18 : f32
-      %20 = arith.mulf %6, %19 : f32
-      linalg.yield %20 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 4 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 33554432 : index
+    %6 = arith.cmpi sge, %4, %5 : index
+    scf.if %6 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %7 = arith.constant 4 : index
+      %8, %9, %10, %11 = memref.extract_strided_metadata %y : memref<?xf32> -> memref<f32>, index, index, index
+      %12 = memref.extract_aligned_pointer_as_index %y : memref<?xf32> -> index
+      %13 = arith.muli %9, %7 : index
+      %14 = arith.addi %12, %13 : index
+      %15 = arith.constant 64 : index
+      %16 = arith.remui %14, %15 : index
+      %17 = arith.subi %15, %16 : index
+      %18 = arith.remui %17, %15 : index
+      %19 = arith.divui %18, %7 : index
+      %20 = arith.minsi %19, %N : index
+      %21 = arith.constant 16 : index
+      %22 = arith.subi %N, %20 : index
+      %23 = arith.divui %22, %21 : index
+      %24 = arith.muli %23, %21 : index
+      %25 = arith.addi %20, %24 : index
+      %26 = arith.constant 0 : index
+      %27 = arith.constant 1 : index
+      %28 = memref.subview %y[%26] [%20] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %29 = arith.constant 0 : index
+      %30 = memref.reinterpret_cast %28 to offset: [0], sizes: [%20], strides: [%29] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%30 : memref<?xf32, strided<[?]>>)
+          outs(%28 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%31: f32, %32: f32):
+        %33 = linalg.index 0 : index
+        %34 = arith.addi %33, %26 : index
+        %35 = arith.constant 0.5 : f32
+        %36 = memref.load %x[%34] : memref<?xf32>
+        %37 = arith.mulf %35, %36 : f32
+        %38 = arith.constant 1.0 : f32
+        %39 = arith.constant 2.0 : f32
+        %40 = arith.constant 3.1415927 : f32
+        %41 = arith.divf %39, %40 : f32
+        %42 = math.sqrt %41 : f32
+        %43 = memref.load %x[%34] : memref<?xf32>
+        %44 = arith.constant 0.044715 : f32
+        %45 = memref.load %x[%34] : memref<?xf32>
+        %46 = arith.mulf %44, %45 : f32
+        %47 = memref.load %x[%34] : memref<?xf32>
+        %48 = arith.mulf %46, %47 : f32
+        %49 = memref.load %x[%34] : memref<?xf32>
+        %50 = arith.mulf %48, %49 : f32
+        %51 = arith.addf %43, %50 : f32
+        %52 = arith.mulf %42, %51 : f32
+        %53 = math.tanh %52 : f32
+        %54 = arith.addf %38, %53 : f32
+        %55 = arith.mulf %37, %54 : f32
+        linalg.yield %55 : f32
+      }
+      %56 = arith.constant 63 : index
+      %57 = arith.addi %23, %56 : index
+      %58 = arith.constant 64 : index
+      %59 = arith.divui %57, %58 : index
+      %60 = arith.constant 1 : index
+      %61 = arith.maxsi %59, %60 : index
+      scf.parallel (%62) = (%26) to (%23) step (%61) {
+        %63 = arith.addi %62, %61 : index
+        %64 = arith.minsi %63, %23 : index
+        %65 = memref.alloca() : memref<16xf32>
+        scf.for %66 = %62 to %64 step %27 {
+          %67 = arith.muli %66, %21 : index
+          %68 = arith.addi %20, %67 : index
+          %69 = arith.constant 0 : index
+          %70 = memref.reinterpret_cast %65 to offset: [0], sizes: [%21], strides: [%69] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%70 : memref<?xf32, strided<[?]>>)
+              outs(%65 : memref<16xf32>) {
+            ^bb0(%71: f32, %72: f32):
+            %73 = linalg.index 0 : index
+            %74 = arith.addi %73, %68 : index
+            %75 = arith.constant 0.5 : f32
+            %76 = memref.load %x[%74] : memref<?xf32>
+            %77 = arith.mulf %75, %76 : f32
+            %78 = arith.constant 1.0 : f32
+            %79 = arith.constant 2.0 : f32
+            %80 = arith.constant 3.1415927 : f32
+            %81 = arith.divf %79, %80 : f32
+            %82 = math.sqrt %81 : f32
+            %83 = memref.load %x[%74] : memref<?xf32>
+            %84 = arith.constant 0.044715 : f32
+            %85 = memref.load %x[%74] : memref<?xf32>
+            %86 = arith.mulf %84, %85 : f32
+            %87 = memref.load %x[%74] : memref<?xf32>
+            %88 = arith.mulf %86, %87 : f32
+            %89 = memref.load %x[%74] : memref<?xf32>
+            %90 = arith.mulf %88, %89 : f32
+            %91 = arith.addf %83, %90 : f32
+            %92 = arith.mulf %82, %91 : f32
+            %93 = math.tanh %92 : f32
+            %94 = arith.addf %78, %93 : f32
+            %95 = arith.mulf %77, %94 : f32
+            linalg.yield %95 : f32
+          }
+          %96 = arith.constant 8 : index
+          %97 = vector.load %65[%26] : memref<16xf32>, vector<8xf32>
+          %98 = vector.load %65[%96] : memref<16xf32>, vector<8xf32>
+          %99 = arith.muli %68, %7 : index
+          %100 = arith.addi %14, %99 : index
+          %101 = arith.index_cast %100 : index to i64
+          %102 = llvm.inttoptr %101 : i64 to !llvm.ptr
+          llvm.store %97, %102 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %103 = llvm.getelementptr %102[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %98, %103 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %104 = arith.subi %N, %25 : index
+      %105 = memref.subview %y[%25] [%104] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %106 = arith.constant 0 : index
+      %107 = memref.reinterpret_cast %105 to offset: [0], sizes: [%104], strides: [%106] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%107 : memref<?xf32, strided<[?]>>)
+          outs(%105 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%108: f32, %109: f32):
+        %110 = linalg.index 0 : index
+        %111 = arith.addi %110, %25 : index
+        %112 = arith.constant 0.5 : f32
+        %113 = memref.load %x[%111] : memref<?xf32>
+        %114 = arith.mulf %112, %113 : f32
+        %115 = arith.constant 1.0 : f32
+        %116 = arith.constant 2.0 : f32
+        %117 = arith.constant 3.1415927 : f32
+        %118 = arith.divf %116, %117 : f32
+        %119 = math.sqrt %118 : f32
+        %120 = memref.load %x[%111] : memref<?xf32>
+        %121 = arith.constant 0.044715 : f32
+        %122 = memref.load %x[%111] : memref<?xf32>
+        %123 = arith.mulf %121, %122 : f32
+        %124 = memref.load %x[%111] : memref<?xf32>
+        %125 = arith.mulf %123, %124 : f32
+        %126 = memref.load %x[%111] : memref<?xf32>
+        %127 = arith.mulf %125, %126 : f32
+        %128 = arith.addf %120, %127 : f32
+        %129 = arith.mulf %119, %128 : f32
+        %130 = math.tanh %129 : f32
+        %131 = arith.addf %115, %130 : f32
+        %132 = arith.mulf %114, %131 : f32
+        linalg.yield %132 : f32
+      }
+    } else {
+      %133 = arith.constant 0 : index
+      %134 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%133] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%134, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          outs(%y : memref<?xf32>) {
+        ^bb0(%135: f32, %136: f32, %137: f32):
+        %138 = arith.constant 0.5 : f32
+        %139 = arith.mulf %138, %136 : f32
+        %140 = arith.constant 1.0 : f32
+        %141 = arith.constant 2.0 : f32
+        %142 = arith.constant 3.1415927 : f32
+        %143 = arith.divf %141, %142 : f32
+        %144 = math.sqrt %143 : f32
+        %145 = arith.constant 0.044715 : f32
+        %146 = arith.mulf %145, %136 : f32
+        %147 = arith.mulf %146, %136 : f32
+        %148 = arith.mulf %147, %136 : f32
+        %149 = arith.addf %136, %148 : f32
+        %150 = arith.mulf %144, %149 : f32
+        %151 = math.tanh %150 : f32
+        %152 = arith.addf %140, %151 : f32
+        %153 = arith.mulf %139, %152 : f32
+        linalg.yield %153 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -221,101 +221,238 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @layernorm_openmp(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %mean: memref<?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %variance: memref<?xf32> {llvm.noalias}, %BT: index, %C: index) attributes {llvm.emit_c_interface} {
-    // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-    %0 = memref.alloc(%BT) : memref<?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?xf32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %C, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %0 to offset: [0], sizes: [%BT, %5], strides: [%6, %7] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%8, %inp : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%0 : memref<?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32):
-      %12 = arith.addf %11, %10 fastmath<reassoc> : f32
-      linalg.yield %12 : f32
-    }
-    %13 = arith.constant 0 : index
-    %14 = memref.reinterpret_cast %mean to offset: [0], sizes: [%BT], strides: [%13] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%14, %0 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%mean : memref<?xf32>) {
-      ^bb0(%15: f32, %16: f32, %17: f32):
-      %18 = arith.index_cast %C : index to i64
-      %19 = arith.sitofp %18 : i64 to f32
-      %20 = arith.divf %16, %19 : f32
-      linalg.yield %20 : f32
-    }
-    memref.dealloc %0 : memref<?xf32>
-    // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-    %21 = memref.alloc(%BT) : memref<?xf32>
-    %22 = arith.constant 0.0 : f32
-    linalg.fill ins(%22 : f32) outs(%21 : memref<?xf32>)
-    %23 = arith.constant 0 : index
-    %24 = arith.subi %C, %23 : index
-    %25 = arith.constant 0 : index
-    %26 = arith.maxsi %24, %25 : index
-    %27 = arith.constant 0 : index
-    %28 = arith.constant 0 : index
-    %29 = memref.reinterpret_cast %21 to offset: [0], sizes: [%BT, %26], strides: [%27, %28] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%29, %inp, %mean : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%21 : memref<?xf32>) {
-      ^bb0(%30: f32, %31: f32, %32: f32, %33: f32):
-      %34 = arith.subf %31, %32 : f32
-      %35 = arith.subf %31, %32 : f32
-      %36 = arith.mulf %34, %35 : f32
-      %37 = arith.addf %33, %36 fastmath<reassoc> : f32
-      linalg.yield %37 : f32
-    }
-    %38 = arith.constant 0 : index
-    %39 = memref.reinterpret_cast %variance to offset: [0], sizes: [%BT], strides: [%38] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%39, %21 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%variance : memref<?xf32>) {
-      ^bb0(%40: f32, %41: f32, %42: f32):
-      %43 = arith.index_cast %C : index to i64
-      %44 = arith.sitofp %43 : i64 to f32
-      %45 = arith.divf %41, %44 : f32
-      linalg.yield %45 : f32
-    }
-    memref.dealloc %21 : memref<?xf32>
-    // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-    %46 = arith.constant 0 : index
-    %47 = memref.reinterpret_cast %rstd to offset: [0], sizes: [%BT], strides: [%46] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%47, %variance : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%rstd : memref<?xf32>) {
-      ^bb0(%48: f32, %49: f32, %50: f32):
-      %51 = arith.constant 1.0 : f32
-      %52 = arith.constant 1.0e-05 : f32
-      %53 = arith.addf %49, %52 : f32
-      %54 = math.sqrt %53 : f32
-      %55 = arith.divf %51, %54 : f32
-      linalg.yield %55 : f32
-    }
-    // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-    %56 = arith.constant 0 : index
-    %57 = arith.constant 0 : index
-    %58 = memref.reinterpret_cast %y to offset: [0], sizes: [%BT, %C], strides: [%56, %57] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%58, %rstd, %inp, %mean, %weight, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?x?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%59: f32, %60: f32, %61: f32, %62: f32, %63: f32, %64: f32, %65: f32):
-      %66 = arith.subf %61, %62 : f32
-      %67 = arith.mulf %60, %66 : f32
-      %68 = arith.mulf %67, %63 : f32
-      %69 = arith.addf %68, %64 : f32
-      linalg.yield %69 : f32
+    // Statements 1 to 4 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %BT : index
+    %2 = arith.muli %1, %C : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %C : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 4 : index
+    %7 = arith.muli %6, %C : index
+    %8 = arith.addi %5, %7 : index
+    %9 = arith.constant 4 : index
+    %10 = arith.muli %9, %BT : index
+    %11 = arith.muli %10, %C : index
+    %12 = arith.addi %8, %11 : index
+    %13 = arith.constant 4 : index
+    %14 = arith.muli %13, %BT : index
+    %15 = arith.addi %12, %14 : index
+    %16 = arith.constant 4 : index
+    %17 = arith.muli %16, %BT : index
+    %18 = arith.addi %15, %17 : index
+    %19 = arith.constant 4 : index
+    %20 = arith.muli %19, %BT : index
+    %21 = arith.addi %18, %20 : index
+    %22 = arith.constant 33554432 : index
+    %23 = arith.cmpi sge, %21, %22 : index
+    %24 = arith.constant 0 : index
+    %25 = arith.constant 1 : index
+    %26 = arith.constant 63 : index
+    %27 = arith.addi %BT, %26 : index
+    %28 = arith.constant 64 : index
+    %29 = arith.divui %27, %28 : index
+    %30 = arith.constant 1 : index
+    %31 = arith.maxsi %29, %30 : index
+    scf.parallel (%32) = (%24) to (%BT) step (%31) {
+      %33 = arith.addi %32, %31 : index
+      %34 = arith.minsi %33, %BT : index
+      %35 = memref.alloca() : memref<f32>
+      %36 = memref.alloca() : memref<16xf32>
+      %37 = memref.alloca() : memref<f32>
+      %38 = memref.alloca() : memref<f32>
+      scf.for %39 = %32 to %34 step %25 {
+        %40 = memref.subview %inp[%39, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %41 = memref.subview %y[%39, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %42 = memref.subview %mean[%39] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %43 = memref.subview %rstd[%39] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        %44 = arith.constant 0.0 : f32
+        linalg.fill ins(%44 : f32) outs(%37 : memref<f32>)
+        %45 = arith.constant 0 : index
+        %46 = arith.subi %C, %45 : index
+        %47 = arith.constant 0 : index
+        %48 = arith.maxsi %46, %47 : index
+        %49 = arith.constant 0 : index
+        %50 = memref.reinterpret_cast %37 to offset: [0], sizes: [%48], strides: [%49] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%50, %40 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%37 : memref<f32>) {
+          ^bb0(%51: f32, %52: f32, %53: f32):
+          %54 = arith.addf %53, %52 fastmath<reassoc> : f32
+          linalg.yield %54 : f32
+        }
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%37 : memref<f32>)
+            outs(%42 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%55: f32, %56: f32):
+          %57 = arith.index_cast %C : index to i64
+          %58 = arith.sitofp %57 : i64 to f32
+          %59 = arith.divf %55, %58 : f32
+          linalg.yield %59 : f32
+        }
+        // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        %60 = arith.constant 0.0 : f32
+        linalg.fill ins(%60 : f32) outs(%38 : memref<f32>)
+        %61 = arith.constant 0 : index
+        %62 = arith.subi %C, %61 : index
+        %63 = arith.constant 0 : index
+        %64 = arith.maxsi %62, %63 : index
+        %65 = arith.constant 0 : index
+        %66 = memref.reinterpret_cast %38 to offset: [0], sizes: [%64], strides: [%65] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%66, %40, %42 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+            outs(%38 : memref<f32>) {
+          ^bb0(%67: f32, %68: f32, %69: f32, %70: f32):
+          %71 = arith.subf %68, %69 : f32
+          %72 = arith.subf %68, %69 : f32
+          %73 = arith.mulf %71, %72 : f32
+          %74 = arith.addf %70, %73 fastmath<reassoc> : f32
+          linalg.yield %74 : f32
+        }
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%38 : memref<f32>)
+            outs(%35 : memref<f32>) {
+          ^bb0(%75: f32, %76: f32):
+          %77 = arith.index_cast %C : index to i64
+          %78 = arith.sitofp %77 : i64 to f32
+          %79 = arith.divf %75, %78 : f32
+          linalg.yield %79 : f32
+        }
+        // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%35 : memref<f32>)
+            outs(%43 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%80: f32, %81: f32):
+          %82 = arith.constant 1.0 : f32
+          %83 = arith.constant 1.0e-05 : f32
+          %84 = arith.addf %80, %83 : f32
+          %85 = math.sqrt %84 : f32
+          %86 = arith.divf %82, %85 : f32
+          linalg.yield %86 : f32
+        }
+        // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        scf.if %23 {
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %87 = arith.constant 4 : index
+          %88, %89, %90, %91 = memref.extract_strided_metadata %41 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %92 = memref.extract_aligned_pointer_as_index %41 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %93 = arith.muli %89, %87 : index
+          %94 = arith.addi %92, %93 : index
+          %95 = arith.constant 64 : index
+          %96 = arith.remui %94, %95 : index
+          %97 = arith.subi %95, %96 : index
+          %98 = arith.remui %97, %95 : index
+          %99 = arith.divui %98, %87 : index
+          %100 = arith.minsi %99, %C : index
+          %101 = arith.constant 16 : index
+          %102 = arith.subi %C, %100 : index
+          %103 = arith.divui %102, %101 : index
+          %104 = arith.muli %103, %101 : index
+          %105 = arith.addi %100, %104 : index
+          %106 = arith.constant 0 : index
+          %107 = arith.constant 1 : index
+          %108 = memref.subview %41[%106] [%100] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %109 = arith.constant 0 : index
+          %110 = memref.reinterpret_cast %108 to offset: [0], sizes: [%100], strides: [%109] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%110, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%108 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%111: f32, %112: f32, %113: f32, %114: f32):
+            %115 = linalg.index 0 : index
+            %116 = arith.addi %115, %106 : index
+            %117 = memref.load %40[%116] : memref<?xf32, strided<[1], offset: ?>>
+            %118 = arith.subf %117, %113 : f32
+            %119 = arith.mulf %112, %118 : f32
+            %120 = memref.load %weight[%116] : memref<?xf32>
+            %121 = arith.mulf %119, %120 : f32
+            %122 = memref.load %bias[%116] : memref<?xf32>
+            %123 = arith.addf %121, %122 : f32
+            linalg.yield %123 : f32
+          }
+          scf.for %124 = %106 to %103 step %107 {
+            %125 = arith.muli %124, %101 : index
+            %126 = arith.addi %100, %125 : index
+            %127 = arith.constant 0 : index
+            %128 = memref.reinterpret_cast %36 to offset: [0], sizes: [%101], strides: [%127] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%128, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+                outs(%36 : memref<16xf32>) {
+              ^bb0(%129: f32, %130: f32, %131: f32, %132: f32):
+              %133 = linalg.index 0 : index
+              %134 = arith.addi %133, %126 : index
+              %135 = memref.load %40[%134] : memref<?xf32, strided<[1], offset: ?>>
+              %136 = arith.subf %135, %131 : f32
+              %137 = arith.mulf %130, %136 : f32
+              %138 = memref.load %weight[%134] : memref<?xf32>
+              %139 = arith.mulf %137, %138 : f32
+              %140 = memref.load %bias[%134] : memref<?xf32>
+              %141 = arith.addf %139, %140 : f32
+              linalg.yield %141 : f32
+            }
+            %142 = arith.constant 8 : index
+            %143 = vector.load %36[%106] : memref<16xf32>, vector<8xf32>
+            %144 = vector.load %36[%142] : memref<16xf32>, vector<8xf32>
+            %145 = arith.muli %126, %87 : index
+            %146 = arith.addi %94, %145 : index
+            %147 = arith.index_cast %146 : index to i64
+            %148 = llvm.inttoptr %147 : i64 to !llvm.ptr
+            llvm.store %143, %148 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %149 = llvm.getelementptr %148[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %144, %149 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %150 = arith.subi %C, %105 : index
+          %151 = memref.subview %41[%105] [%150] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %152 = arith.constant 0 : index
+          %153 = memref.reinterpret_cast %151 to offset: [0], sizes: [%150], strides: [%152] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%153, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%151 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%154: f32, %155: f32, %156: f32, %157: f32):
+            %158 = linalg.index 0 : index
+            %159 = arith.addi %158, %105 : index
+            %160 = memref.load %40[%159] : memref<?xf32, strided<[1], offset: ?>>
+            %161 = arith.subf %160, %156 : f32
+            %162 = arith.mulf %155, %161 : f32
+            %163 = memref.load %weight[%159] : memref<?xf32>
+            %164 = arith.mulf %162, %163 : f32
+            %165 = memref.load %bias[%159] : memref<?xf32>
+            %166 = arith.addf %164, %165 : f32
+            linalg.yield %166 : f32
+          }
+        } else {
+          %167 = arith.constant 0 : index
+          %168 = memref.reinterpret_cast %41 to offset: [0], sizes: [%C], strides: [%167] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%168, %43, %40, %42, %weight, %bias : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>, memref<?xf32>)
+              outs(%41 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%169: f32, %170: f32, %171: f32, %172: f32, %173: f32, %174: f32, %175: f32):
+            %176 = arith.subf %171, %172 : f32
+            %177 = arith.mulf %170, %176 : f32
+            %178 = arith.mulf %177, %173 : f32
+            %179 = arith.addf %178, %174 : f32
+            linalg.yield %179 : f32
+          }
+        }
+      }
+      scf.if %23 {
+        llvm.fence seq_cst
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

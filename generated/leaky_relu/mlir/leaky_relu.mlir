@@ -62,24 +62,146 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @leaky_relu_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = select(x[i] > 0.0, x[i], 0.01 * x[i])
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32):
-      %5 = arith.constant 0.0 : f32
-      %6 = arith.cmpf ogt, %3, %5 : f32
-      %7 = arith.constant 0.01 : f32
-      %8 = arith.mulf %7, %3 : f32
-      %9 = arith.select %6, %3, %8 : f32
-      linalg.yield %9 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 4 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 33554432 : index
+    %6 = arith.cmpi sge, %4, %5 : index
+    scf.if %6 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %7 = arith.constant 4 : index
+      %8, %9, %10, %11 = memref.extract_strided_metadata %y : memref<?xf32> -> memref<f32>, index, index, index
+      %12 = memref.extract_aligned_pointer_as_index %y : memref<?xf32> -> index
+      %13 = arith.muli %9, %7 : index
+      %14 = arith.addi %12, %13 : index
+      %15 = arith.constant 64 : index
+      %16 = arith.remui %14, %15 : index
+      %17 = arith.subi %15, %16 : index
+      %18 = arith.remui %17, %15 : index
+      %19 = arith.divui %18, %7 : index
+      %20 = arith.minsi %19, %N : index
+      %21 = arith.constant 16 : index
+      %22 = arith.subi %N, %20 : index
+      %23 = arith.divui %22, %21 : index
+      %24 = arith.muli %23, %21 : index
+      %25 = arith.addi %20, %24 : index
+      %26 = arith.constant 0 : index
+      %27 = arith.constant 1 : index
+      %28 = memref.subview %y[%26] [%20] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %29 = arith.constant 0 : index
+      %30 = memref.reinterpret_cast %28 to offset: [0], sizes: [%20], strides: [%29] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%30 : memref<?xf32, strided<[?]>>)
+          outs(%28 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%31: f32, %32: f32):
+        %33 = linalg.index 0 : index
+        %34 = arith.addi %33, %26 : index
+        %35 = memref.load %x[%34] : memref<?xf32>
+        %36 = arith.constant 0.0 : f32
+        %37 = arith.cmpf ogt, %35, %36 : f32
+        %38 = memref.load %x[%34] : memref<?xf32>
+        %39 = arith.constant 0.01 : f32
+        %40 = memref.load %x[%34] : memref<?xf32>
+        %41 = arith.mulf %39, %40 : f32
+        %42 = arith.select %37, %38, %41 : f32
+        linalg.yield %42 : f32
+      }
+      %43 = arith.constant 63 : index
+      %44 = arith.addi %23, %43 : index
+      %45 = arith.constant 64 : index
+      %46 = arith.divui %44, %45 : index
+      %47 = arith.constant 1 : index
+      %48 = arith.maxsi %46, %47 : index
+      scf.parallel (%49) = (%26) to (%23) step (%48) {
+        %50 = arith.addi %49, %48 : index
+        %51 = arith.minsi %50, %23 : index
+        %52 = memref.alloca() : memref<16xf32>
+        scf.for %53 = %49 to %51 step %27 {
+          %54 = arith.muli %53, %21 : index
+          %55 = arith.addi %20, %54 : index
+          %56 = arith.constant 0 : index
+          %57 = memref.reinterpret_cast %52 to offset: [0], sizes: [%21], strides: [%56] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%57 : memref<?xf32, strided<[?]>>)
+              outs(%52 : memref<16xf32>) {
+            ^bb0(%58: f32, %59: f32):
+            %60 = linalg.index 0 : index
+            %61 = arith.addi %60, %55 : index
+            %62 = memref.load %x[%61] : memref<?xf32>
+            %63 = arith.constant 0.0 : f32
+            %64 = arith.cmpf ogt, %62, %63 : f32
+            %65 = memref.load %x[%61] : memref<?xf32>
+            %66 = arith.constant 0.01 : f32
+            %67 = memref.load %x[%61] : memref<?xf32>
+            %68 = arith.mulf %66, %67 : f32
+            %69 = arith.select %64, %65, %68 : f32
+            linalg.yield %69 : f32
+          }
+          %70 = arith.constant 8 : index
+          %71 = vector.load %52[%26] : memref<16xf32>, vector<8xf32>
+          %72 = vector.load %52[%70] : memref<16xf32>, vector<8xf32>
+          %73 = arith.muli %55, %7 : index
+          %74 = arith.addi %14, %73 : index
+          %75 = arith.index_cast %74 : index to i64
+          %76 = llvm.inttoptr %75 : i64 to !llvm.ptr
+          llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %77 = llvm.getelementptr %76[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %72, %77 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %78 = arith.subi %N, %25 : index
+      %79 = memref.subview %y[%25] [%78] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %80 = arith.constant 0 : index
+      %81 = memref.reinterpret_cast %79 to offset: [0], sizes: [%78], strides: [%80] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%81 : memref<?xf32, strided<[?]>>)
+          outs(%79 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%82: f32, %83: f32):
+        %84 = linalg.index 0 : index
+        %85 = arith.addi %84, %25 : index
+        %86 = memref.load %x[%85] : memref<?xf32>
+        %87 = arith.constant 0.0 : f32
+        %88 = arith.cmpf ogt, %86, %87 : f32
+        %89 = memref.load %x[%85] : memref<?xf32>
+        %90 = arith.constant 0.01 : f32
+        %91 = memref.load %x[%85] : memref<?xf32>
+        %92 = arith.mulf %90, %91 : f32
+        %93 = arith.select %88, %89, %92 : f32
+        linalg.yield %93 : f32
+      }
+    } else {
+      %94 = arith.constant 0 : index
+      %95 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%94] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%95, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          outs(%y : memref<?xf32>) {
+        ^bb0(%96: f32, %97: f32, %98: f32):
+        %99 = arith.constant 0.0 : f32
+        %100 = arith.cmpf ogt, %97, %99 : f32
+        %101 = arith.constant 0.01 : f32
+        %102 = arith.mulf %101, %97 : f32
+        %103 = arith.select %100, %97, %102 : f32
+        linalg.yield %103 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -98,7 +98,7 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
   func.func @matmul_bias_openmp(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]

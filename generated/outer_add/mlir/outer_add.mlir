@@ -57,21 +57,137 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @outer_add_openmp(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %c: memref<?x?xf32> {llvm.noalias}, %M: index, %N: index) attributes {llvm.emit_c_interface} {
     // c[i, j] = a[i] + b[j]
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %c to offset: [0], sizes: [%M, %N], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%2, %a, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?xf32>)
-        outs(%c : memref<?x?xf32>) {
-      ^bb0(%3: f32, %4: f32, %5: f32, %6: f32):
-      %7 = arith.addf %4, %5 : f32
-      linalg.yield %7 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %M : index
+    %2 = arith.constant 4 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 4 : index
+    %6 = arith.muli %5, %M : index
+    %7 = arith.muli %6, %N : index
+    %8 = arith.addi %4, %7 : index
+    %9 = arith.constant 33554432 : index
+    %10 = arith.cmpi sge, %8, %9 : index
+    scf.if %10 {
+      // Row by row, in parallel blocks of rows.
+      %11 = arith.constant 0 : index
+      %12 = arith.constant 1 : index
+      %13 = arith.constant 63 : index
+      %14 = arith.addi %M, %13 : index
+      %15 = arith.constant 64 : index
+      %16 = arith.divui %14, %15 : index
+      %17 = arith.constant 1 : index
+      %18 = arith.maxsi %16, %17 : index
+      scf.parallel (%19) = (%11) to (%M) step (%18) {
+        %20 = arith.addi %19, %18 : index
+        %21 = arith.minsi %20, %M : index
+        %22 = memref.alloca() : memref<16xf32>
+        scf.for %23 = %19 to %21 step %12 {
+          %24 = memref.subview %a[%23] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+          %25 = memref.subview %c[%23, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // c[i, j] = a[i] + b[j]
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %26 = arith.constant 4 : index
+          %27, %28, %29, %30 = memref.extract_strided_metadata %25 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %31 = memref.extract_aligned_pointer_as_index %25 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %32 = arith.muli %28, %26 : index
+          %33 = arith.addi %31, %32 : index
+          %34 = arith.constant 64 : index
+          %35 = arith.remui %33, %34 : index
+          %36 = arith.subi %34, %35 : index
+          %37 = arith.remui %36, %34 : index
+          %38 = arith.divui %37, %26 : index
+          %39 = arith.minsi %38, %N : index
+          %40 = arith.constant 16 : index
+          %41 = arith.subi %N, %39 : index
+          %42 = arith.divui %41, %40 : index
+          %43 = arith.muli %42, %40 : index
+          %44 = arith.addi %39, %43 : index
+          %45 = arith.constant 0 : index
+          %46 = arith.constant 1 : index
+          %47 = memref.subview %25[%45] [%39] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %48 = arith.constant 0 : index
+          %49 = memref.reinterpret_cast %47 to offset: [0], sizes: [%39], strides: [%48] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%49, %24 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%47 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%50: f32, %51: f32, %52: f32):
+            %53 = linalg.index 0 : index
+            %54 = arith.addi %53, %45 : index
+            %55 = memref.load %b[%54] : memref<?xf32>
+            %56 = arith.addf %51, %55 : f32
+            linalg.yield %56 : f32
+          }
+          scf.for %57 = %45 to %42 step %46 {
+            %58 = arith.muli %57, %40 : index
+            %59 = arith.addi %39, %58 : index
+            %60 = arith.constant 0 : index
+            %61 = memref.reinterpret_cast %22 to offset: [0], sizes: [%40], strides: [%60] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%61, %24 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                outs(%22 : memref<16xf32>) {
+              ^bb0(%62: f32, %63: f32, %64: f32):
+              %65 = linalg.index 0 : index
+              %66 = arith.addi %65, %59 : index
+              %67 = memref.load %b[%66] : memref<?xf32>
+              %68 = arith.addf %63, %67 : f32
+              linalg.yield %68 : f32
+            }
+            %69 = arith.constant 8 : index
+            %70 = vector.load %22[%45] : memref<16xf32>, vector<8xf32>
+            %71 = vector.load %22[%69] : memref<16xf32>, vector<8xf32>
+            %72 = arith.muli %59, %26 : index
+            %73 = arith.addi %33, %72 : index
+            %74 = arith.index_cast %73 : index to i64
+            %75 = llvm.inttoptr %74 : i64 to !llvm.ptr
+            llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %76 = llvm.getelementptr %75[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %77 = arith.subi %N, %44 : index
+          %78 = memref.subview %25[%44] [%77] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %79 = arith.constant 0 : index
+          %80 = memref.reinterpret_cast %78 to offset: [0], sizes: [%77], strides: [%79] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%80, %24 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%78 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%81: f32, %82: f32, %83: f32):
+            %84 = linalg.index 0 : index
+            %85 = arith.addi %84, %44 : index
+            %86 = memref.load %b[%85] : memref<?xf32>
+            %87 = arith.addf %82, %86 : f32
+            linalg.yield %87 : f32
+          }
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+    } else {
+      %88 = arith.constant 0 : index
+      %89 = arith.constant 0 : index
+      %90 = memref.reinterpret_cast %c to offset: [0], sizes: [%M, %N], strides: [%88, %89] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+          ins(%90, %a, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?xf32>)
+          outs(%c : memref<?x?xf32>) {
+        ^bb0(%91: f32, %92: f32, %93: f32, %94: f32):
+        %95 = arith.addf %92, %93 : f32
+        linalg.yield %95 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -58,22 +58,139 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @puzzle_map2d_openmp(%a: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = a[i, j] + 1e+01
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%2, %a : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%3: f32, %4: f32, %5: f32):
-      %6 = arith.constant 1.0e+01 : f32
-      %7 = arith.addf %4, %6 : f32
-      linalg.yield %7 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %R : index
+    %2 = arith.muli %1, %C : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %R : index
+    %5 = arith.muli %4, %C : index
+    %6 = arith.addi %2, %5 : index
+    %7 = arith.constant 33554432 : index
+    %8 = arith.cmpi sge, %6, %7 : index
+    scf.if %8 {
+      // Row by row, in parallel blocks of rows.
+      %9 = arith.constant 0 : index
+      %10 = arith.constant 1 : index
+      %11 = arith.constant 63 : index
+      %12 = arith.addi %R, %11 : index
+      %13 = arith.constant 64 : index
+      %14 = arith.divui %12, %13 : index
+      %15 = arith.constant 1 : index
+      %16 = arith.maxsi %14, %15 : index
+      scf.parallel (%17) = (%9) to (%R) step (%16) {
+        %18 = arith.addi %17, %16 : index
+        %19 = arith.minsi %18, %R : index
+        %20 = memref.alloca() : memref<16xf32>
+        scf.for %21 = %17 to %19 step %10 {
+          %22 = memref.subview %a[%21, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %23 = memref.subview %y[%21, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // y[i, j] = a[i, j] + 1e+01
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %24 = arith.constant 4 : index
+          %25, %26, %27, %28 = memref.extract_strided_metadata %23 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %29 = memref.extract_aligned_pointer_as_index %23 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %30 = arith.muli %26, %24 : index
+          %31 = arith.addi %29, %30 : index
+          %32 = arith.constant 64 : index
+          %33 = arith.remui %31, %32 : index
+          %34 = arith.subi %32, %33 : index
+          %35 = arith.remui %34, %32 : index
+          %36 = arith.divui %35, %24 : index
+          %37 = arith.minsi %36, %C : index
+          %38 = arith.constant 16 : index
+          %39 = arith.subi %C, %37 : index
+          %40 = arith.divui %39, %38 : index
+          %41 = arith.muli %40, %38 : index
+          %42 = arith.addi %37, %41 : index
+          %43 = arith.constant 0 : index
+          %44 = arith.constant 1 : index
+          %45 = memref.subview %23[%43] [%37] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %46 = arith.constant 0 : index
+          %47 = memref.reinterpret_cast %45 to offset: [0], sizes: [%37], strides: [%46] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%47 : memref<?xf32, strided<[?]>>)
+              outs(%45 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%48: f32, %49: f32):
+            %50 = linalg.index 0 : index
+            %51 = arith.addi %50, %43 : index
+            %52 = memref.load %22[%51] : memref<?xf32, strided<[1], offset: ?>>
+            %53 = arith.constant 1.0e+01 : f32
+            %54 = arith.addf %52, %53 : f32
+            linalg.yield %54 : f32
+          }
+          scf.for %55 = %43 to %40 step %44 {
+            %56 = arith.muli %55, %38 : index
+            %57 = arith.addi %37, %56 : index
+            %58 = arith.constant 0 : index
+            %59 = memref.reinterpret_cast %20 to offset: [0], sizes: [%38], strides: [%58] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%59 : memref<?xf32, strided<[?]>>)
+                outs(%20 : memref<16xf32>) {
+              ^bb0(%60: f32, %61: f32):
+              %62 = linalg.index 0 : index
+              %63 = arith.addi %62, %57 : index
+              %64 = memref.load %22[%63] : memref<?xf32, strided<[1], offset: ?>>
+              %65 = arith.constant 1.0e+01 : f32
+              %66 = arith.addf %64, %65 : f32
+              linalg.yield %66 : f32
+            }
+            %67 = arith.constant 8 : index
+            %68 = vector.load %20[%43] : memref<16xf32>, vector<8xf32>
+            %69 = vector.load %20[%67] : memref<16xf32>, vector<8xf32>
+            %70 = arith.muli %57, %24 : index
+            %71 = arith.addi %31, %70 : index
+            %72 = arith.index_cast %71 : index to i64
+            %73 = llvm.inttoptr %72 : i64 to !llvm.ptr
+            llvm.store %68, %73 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %74 = llvm.getelementptr %73[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %69, %74 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %75 = arith.subi %C, %42 : index
+          %76 = memref.subview %23[%42] [%75] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %77 = arith.constant 0 : index
+          %78 = memref.reinterpret_cast %76 to offset: [0], sizes: [%75], strides: [%77] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%78 : memref<?xf32, strided<[?]>>)
+              outs(%76 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%79: f32, %80: f32):
+            %81 = linalg.index 0 : index
+            %82 = arith.addi %81, %42 : index
+            %83 = memref.load %22[%82] : memref<?xf32, strided<[1], offset: ?>>
+            %84 = arith.constant 1.0e+01 : f32
+            %85 = arith.addf %83, %84 : f32
+            linalg.yield %85 : f32
+          }
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+    } else {
+      %86 = arith.constant 0 : index
+      %87 = arith.constant 0 : index
+      %88 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%86, %87] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+          ins(%88, %a : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
+          outs(%y : memref<?x?xf32>) {
+        ^bb0(%89: f32, %90: f32, %91: f32):
+        %92 = arith.constant 1.0e+01 : f32
+        %93 = arith.addf %90, %92 : f32
+        linalg.yield %93 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -56,21 +56,128 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @puzzle_shared_openmp(%a: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = a[i] + 1e+01
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32):
-      %5 = arith.constant 1.0e+01 : f32
-      %6 = arith.addf %3, %5 : f32
-      linalg.yield %6 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 4 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 33554432 : index
+    %6 = arith.cmpi sge, %4, %5 : index
+    scf.if %6 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %7 = arith.constant 4 : index
+      %8, %9, %10, %11 = memref.extract_strided_metadata %y : memref<?xf32> -> memref<f32>, index, index, index
+      %12 = memref.extract_aligned_pointer_as_index %y : memref<?xf32> -> index
+      %13 = arith.muli %9, %7 : index
+      %14 = arith.addi %12, %13 : index
+      %15 = arith.constant 64 : index
+      %16 = arith.remui %14, %15 : index
+      %17 = arith.subi %15, %16 : index
+      %18 = arith.remui %17, %15 : index
+      %19 = arith.divui %18, %7 : index
+      %20 = arith.minsi %19, %N : index
+      %21 = arith.constant 16 : index
+      %22 = arith.subi %N, %20 : index
+      %23 = arith.divui %22, %21 : index
+      %24 = arith.muli %23, %21 : index
+      %25 = arith.addi %20, %24 : index
+      %26 = arith.constant 0 : index
+      %27 = arith.constant 1 : index
+      %28 = memref.subview %y[%26] [%20] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %29 = arith.constant 0 : index
+      %30 = memref.reinterpret_cast %28 to offset: [0], sizes: [%20], strides: [%29] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%30 : memref<?xf32, strided<[?]>>)
+          outs(%28 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%31: f32, %32: f32):
+        %33 = linalg.index 0 : index
+        %34 = arith.addi %33, %26 : index
+        %35 = memref.load %a[%34] : memref<?xf32>
+        %36 = arith.constant 1.0e+01 : f32
+        %37 = arith.addf %35, %36 : f32
+        linalg.yield %37 : f32
+      }
+      %38 = arith.constant 63 : index
+      %39 = arith.addi %23, %38 : index
+      %40 = arith.constant 64 : index
+      %41 = arith.divui %39, %40 : index
+      %42 = arith.constant 1 : index
+      %43 = arith.maxsi %41, %42 : index
+      scf.parallel (%44) = (%26) to (%23) step (%43) {
+        %45 = arith.addi %44, %43 : index
+        %46 = arith.minsi %45, %23 : index
+        %47 = memref.alloca() : memref<16xf32>
+        scf.for %48 = %44 to %46 step %27 {
+          %49 = arith.muli %48, %21 : index
+          %50 = arith.addi %20, %49 : index
+          %51 = arith.constant 0 : index
+          %52 = memref.reinterpret_cast %47 to offset: [0], sizes: [%21], strides: [%51] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%52 : memref<?xf32, strided<[?]>>)
+              outs(%47 : memref<16xf32>) {
+            ^bb0(%53: f32, %54: f32):
+            %55 = linalg.index 0 : index
+            %56 = arith.addi %55, %50 : index
+            %57 = memref.load %a[%56] : memref<?xf32>
+            %58 = arith.constant 1.0e+01 : f32
+            %59 = arith.addf %57, %58 : f32
+            linalg.yield %59 : f32
+          }
+          %60 = arith.constant 8 : index
+          %61 = vector.load %47[%26] : memref<16xf32>, vector<8xf32>
+          %62 = vector.load %47[%60] : memref<16xf32>, vector<8xf32>
+          %63 = arith.muli %50, %7 : index
+          %64 = arith.addi %14, %63 : index
+          %65 = arith.index_cast %64 : index to i64
+          %66 = llvm.inttoptr %65 : i64 to !llvm.ptr
+          llvm.store %61, %66 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %67 = llvm.getelementptr %66[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %62, %67 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %68 = arith.subi %N, %25 : index
+      %69 = memref.subview %y[%25] [%68] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %70 = arith.constant 0 : index
+      %71 = memref.reinterpret_cast %69 to offset: [0], sizes: [%68], strides: [%70] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%71 : memref<?xf32, strided<[?]>>)
+          outs(%69 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%72: f32, %73: f32):
+        %74 = linalg.index 0 : index
+        %75 = arith.addi %74, %25 : index
+        %76 = memref.load %a[%75] : memref<?xf32>
+        %77 = arith.constant 1.0e+01 : f32
+        %78 = arith.addf %76, %77 : f32
+        linalg.yield %78 : f32
+      }
+    } else {
+      %79 = arith.constant 0 : index
+      %80 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%79] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%80, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          outs(%y : memref<?xf32>) {
+        ^bb0(%81: f32, %82: f32, %83: f32):
+        %84 = arith.constant 1.0e+01 : f32
+        %85 = arith.addf %82, %84 : f32
+        linalg.yield %85 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

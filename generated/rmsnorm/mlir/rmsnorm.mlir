@@ -132,58 +132,181 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @rmsnorm_openmp(%x: memref<?x?xf32> {llvm.noalias}, %weight: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
-    // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-    %0 = memref.alloc(%R) : memref<?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?xf32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %C, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %0 to offset: [0], sizes: [%R, %5], strides: [%6, %7] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%8, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%0 : memref<?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32):
-      %12 = arith.mulf %10, %10 : f32
-      %13 = arith.addf %11, %12 fastmath<reassoc> : f32
-      linalg.yield %13 : f32
-    }
-    %14 = arith.constant 0 : index
-    %15 = memref.reinterpret_cast %rstd to offset: [0], sizes: [%R], strides: [%14] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%15, %0 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%rstd : memref<?xf32>) {
-      ^bb0(%16: f32, %17: f32, %18: f32):
-      %19 = arith.constant 1.0 : f32
-      %20 = arith.index_cast %C : index to i64
-      %21 = arith.sitofp %20 : i64 to f32
-      %22 = arith.divf %17, %21 : f32
-      %23 = arith.constant 1.0e-05 : f32
-      %24 = arith.addf %22, %23 : f32
-      %25 = math.sqrt %24 : f32
-      %26 = arith.divf %19, %25 : f32
-      linalg.yield %26 : f32
-    }
-    memref.dealloc %0 : memref<?xf32>
-    // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-    %27 = arith.constant 0 : index
-    %28 = arith.constant 0 : index
-    %29 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%27, %28] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%29, %weight, %rstd, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%30: f32, %31: f32, %32: f32, %33: f32, %34: f32):
-      %35 = arith.mulf %32, %33 : f32
-      %36 = arith.mulf %31, %35 : f32
-      linalg.yield %36 : f32
+    // Statements 1 to 2 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %R : index
+    %2 = arith.muli %1, %C : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %C : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 4 : index
+    %7 = arith.muli %6, %R : index
+    %8 = arith.muli %7, %C : index
+    %9 = arith.addi %5, %8 : index
+    %10 = arith.constant 4 : index
+    %11 = arith.muli %10, %R : index
+    %12 = arith.addi %9, %11 : index
+    %13 = arith.constant 33554432 : index
+    %14 = arith.cmpi sge, %12, %13 : index
+    %15 = arith.constant 0 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.constant 63 : index
+    %18 = arith.addi %R, %17 : index
+    %19 = arith.constant 64 : index
+    %20 = arith.divui %18, %19 : index
+    %21 = arith.constant 1 : index
+    %22 = arith.maxsi %20, %21 : index
+    scf.parallel (%23) = (%15) to (%R) step (%22) {
+      %24 = arith.addi %23, %22 : index
+      %25 = arith.minsi %24, %R : index
+      %26 = memref.alloca() : memref<f32>
+      %27 = memref.alloca() : memref<16xf32>
+      %28 = memref.alloca() : memref<f32>
+      scf.for %29 = %23 to %25 step %16 {
+        %30 = memref.subview %x[%29, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %31 = memref.subview %y[%29, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+        %32 = arith.constant 0.0 : f32
+        linalg.fill ins(%32 : f32) outs(%28 : memref<f32>)
+        %33 = arith.constant 0 : index
+        %34 = arith.subi %C, %33 : index
+        %35 = arith.constant 0 : index
+        %36 = arith.maxsi %34, %35 : index
+        %37 = arith.constant 0 : index
+        %38 = memref.reinterpret_cast %28 to offset: [0], sizes: [%36], strides: [%37] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%38, %30 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%28 : memref<f32>) {
+          ^bb0(%39: f32, %40: f32, %41: f32):
+          %42 = arith.mulf %40, %40 : f32
+          %43 = arith.addf %41, %42 fastmath<reassoc> : f32
+          linalg.yield %43 : f32
+        }
+        linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+            ins(%28 : memref<f32>)
+            outs(%26 : memref<f32>) {
+          ^bb0(%44: f32, %45: f32):
+          %46 = arith.constant 1.0 : f32
+          %47 = arith.index_cast %C : index to i64
+          %48 = arith.sitofp %47 : i64 to f32
+          %49 = arith.divf %44, %48 : f32
+          %50 = arith.constant 1.0e-05 : f32
+          %51 = arith.addf %49, %50 : f32
+          %52 = math.sqrt %51 : f32
+          %53 = arith.divf %46, %52 : f32
+          linalg.yield %53 : f32
+        }
+        // y[r, c] = weight[c] * (rstd[r] * x[r, c])
+        scf.if %14 {
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %54 = arith.constant 4 : index
+          %55, %56, %57, %58 = memref.extract_strided_metadata %31 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %59 = memref.extract_aligned_pointer_as_index %31 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %60 = arith.muli %56, %54 : index
+          %61 = arith.addi %59, %60 : index
+          %62 = arith.constant 64 : index
+          %63 = arith.remui %61, %62 : index
+          %64 = arith.subi %62, %63 : index
+          %65 = arith.remui %64, %62 : index
+          %66 = arith.divui %65, %54 : index
+          %67 = arith.minsi %66, %C : index
+          %68 = arith.constant 16 : index
+          %69 = arith.subi %C, %67 : index
+          %70 = arith.divui %69, %68 : index
+          %71 = arith.muli %70, %68 : index
+          %72 = arith.addi %67, %71 : index
+          %73 = arith.constant 0 : index
+          %74 = arith.constant 1 : index
+          %75 = memref.subview %31[%73] [%67] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %76 = arith.constant 0 : index
+          %77 = memref.reinterpret_cast %75 to offset: [0], sizes: [%67], strides: [%76] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%77, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%75 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%78: f32, %79: f32, %80: f32):
+            %81 = linalg.index 0 : index
+            %82 = arith.addi %81, %73 : index
+            %83 = memref.load %weight[%82] : memref<?xf32>
+            %84 = memref.load %30[%82] : memref<?xf32, strided<[1], offset: ?>>
+            %85 = arith.mulf %79, %84 : f32
+            %86 = arith.mulf %83, %85 : f32
+            linalg.yield %86 : f32
+          }
+          scf.for %87 = %73 to %70 step %74 {
+            %88 = arith.muli %87, %68 : index
+            %89 = arith.addi %67, %88 : index
+            %90 = arith.constant 0 : index
+            %91 = memref.reinterpret_cast %27 to offset: [0], sizes: [%68], strides: [%90] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%91, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%27 : memref<16xf32>) {
+              ^bb0(%92: f32, %93: f32, %94: f32):
+              %95 = linalg.index 0 : index
+              %96 = arith.addi %95, %89 : index
+              %97 = memref.load %weight[%96] : memref<?xf32>
+              %98 = memref.load %30[%96] : memref<?xf32, strided<[1], offset: ?>>
+              %99 = arith.mulf %93, %98 : f32
+              %100 = arith.mulf %97, %99 : f32
+              linalg.yield %100 : f32
+            }
+            %101 = arith.constant 8 : index
+            %102 = vector.load %27[%73] : memref<16xf32>, vector<8xf32>
+            %103 = vector.load %27[%101] : memref<16xf32>, vector<8xf32>
+            %104 = arith.muli %89, %54 : index
+            %105 = arith.addi %61, %104 : index
+            %106 = arith.index_cast %105 : index to i64
+            %107 = llvm.inttoptr %106 : i64 to !llvm.ptr
+            llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %108 = llvm.getelementptr %107[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %103, %108 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %109 = arith.subi %C, %72 : index
+          %110 = memref.subview %31[%72] [%109] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %111 = arith.constant 0 : index
+          %112 = memref.reinterpret_cast %110 to offset: [0], sizes: [%109], strides: [%111] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%112, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%110 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%113: f32, %114: f32, %115: f32):
+            %116 = linalg.index 0 : index
+            %117 = arith.addi %116, %72 : index
+            %118 = memref.load %weight[%117] : memref<?xf32>
+            %119 = memref.load %30[%117] : memref<?xf32, strided<[1], offset: ?>>
+            %120 = arith.mulf %114, %119 : f32
+            %121 = arith.mulf %118, %120 : f32
+            linalg.yield %121 : f32
+          }
+        } else {
+          %122 = arith.constant 0 : index
+          %123 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%122] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%123, %weight, %26, %30 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
+              outs(%31 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%124: f32, %125: f32, %126: f32, %127: f32, %128: f32):
+            %129 = arith.mulf %126, %127 : f32
+            %130 = arith.mulf %125, %129 : f32
+            linalg.yield %130 : f32
+          }
+        }
+      }
+      scf.if %14 {
+        llvm.fence seq_cst
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

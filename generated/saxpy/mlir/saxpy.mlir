@@ -58,21 +58,136 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @saxpy_openmp(%a: memref<f32> {llvm.noalias}, %x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // z[i] = a * x[i] + y[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %a, %x, %y : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
-        outs(%z : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32, %5: f32, %6: f32):
-      %7 = arith.mulf %3, %4 : f32
-      %8 = arith.addf %7, %5 : f32
-      linalg.yield %8 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.constant 4 : index
+    %2 = arith.muli %1, %N : index
+    %3 = arith.addi %0, %2 : index
+    %4 = arith.constant 4 : index
+    %5 = arith.muli %4, %N : index
+    %6 = arith.addi %3, %5 : index
+    %7 = arith.constant 4 : index
+    %8 = arith.muli %7, %N : index
+    %9 = arith.addi %6, %8 : index
+    %10 = arith.constant 33554432 : index
+    %11 = arith.cmpi sge, %9, %10 : index
+    scf.if %11 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %12 = arith.constant 4 : index
+      %13, %14, %15, %16 = memref.extract_strided_metadata %z : memref<?xf32> -> memref<f32>, index, index, index
+      %17 = memref.extract_aligned_pointer_as_index %z : memref<?xf32> -> index
+      %18 = arith.muli %14, %12 : index
+      %19 = arith.addi %17, %18 : index
+      %20 = arith.constant 64 : index
+      %21 = arith.remui %19, %20 : index
+      %22 = arith.subi %20, %21 : index
+      %23 = arith.remui %22, %20 : index
+      %24 = arith.divui %23, %12 : index
+      %25 = arith.minsi %24, %N : index
+      %26 = arith.constant 16 : index
+      %27 = arith.subi %N, %25 : index
+      %28 = arith.divui %27, %26 : index
+      %29 = arith.muli %28, %26 : index
+      %30 = arith.addi %25, %29 : index
+      %31 = arith.constant 0 : index
+      %32 = arith.constant 1 : index
+      %33 = memref.subview %z[%31] [%25] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %34 = arith.constant 0 : index
+      %35 = memref.reinterpret_cast %33 to offset: [0], sizes: [%25], strides: [%34] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%35, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%33 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%36: f32, %37: f32, %38: f32):
+        %39 = linalg.index 0 : index
+        %40 = arith.addi %39, %31 : index
+        %41 = memref.load %x[%40] : memref<?xf32>
+        %42 = arith.mulf %37, %41 : f32
+        %43 = memref.load %y[%40] : memref<?xf32>
+        %44 = arith.addf %42, %43 : f32
+        linalg.yield %44 : f32
+      }
+      %45 = arith.constant 63 : index
+      %46 = arith.addi %28, %45 : index
+      %47 = arith.constant 64 : index
+      %48 = arith.divui %46, %47 : index
+      %49 = arith.constant 1 : index
+      %50 = arith.maxsi %48, %49 : index
+      scf.parallel (%51) = (%31) to (%28) step (%50) {
+        %52 = arith.addi %51, %50 : index
+        %53 = arith.minsi %52, %28 : index
+        %54 = memref.alloca() : memref<16xf32>
+        scf.for %55 = %51 to %53 step %32 {
+          %56 = arith.muli %55, %26 : index
+          %57 = arith.addi %25, %56 : index
+          %58 = arith.constant 0 : index
+          %59 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%58] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%59, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%54 : memref<16xf32>) {
+            ^bb0(%60: f32, %61: f32, %62: f32):
+            %63 = linalg.index 0 : index
+            %64 = arith.addi %63, %57 : index
+            %65 = memref.load %x[%64] : memref<?xf32>
+            %66 = arith.mulf %61, %65 : f32
+            %67 = memref.load %y[%64] : memref<?xf32>
+            %68 = arith.addf %66, %67 : f32
+            linalg.yield %68 : f32
+          }
+          %69 = arith.constant 8 : index
+          %70 = vector.load %54[%31] : memref<16xf32>, vector<8xf32>
+          %71 = vector.load %54[%69] : memref<16xf32>, vector<8xf32>
+          %72 = arith.muli %57, %12 : index
+          %73 = arith.addi %19, %72 : index
+          %74 = arith.index_cast %73 : index to i64
+          %75 = llvm.inttoptr %74 : i64 to !llvm.ptr
+          llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %76 = llvm.getelementptr %75[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %77 = arith.subi %N, %30 : index
+      %78 = memref.subview %z[%30] [%77] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %79 = arith.constant 0 : index
+      %80 = memref.reinterpret_cast %78 to offset: [0], sizes: [%77], strides: [%79] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%80, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%78 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%81: f32, %82: f32, %83: f32):
+        %84 = linalg.index 0 : index
+        %85 = arith.addi %84, %30 : index
+        %86 = memref.load %x[%85] : memref<?xf32>
+        %87 = arith.mulf %82, %86 : f32
+        %88 = memref.load %y[%85] : memref<?xf32>
+        %89 = arith.addf %87, %88 : f32
+        linalg.yield %89 : f32
+      }
+    } else {
+      %90 = arith.constant 0 : index
+      %91 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%90] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%91, %a, %x, %y : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          outs(%z : memref<?xf32>) {
+        ^bb0(%92: f32, %93: f32, %94: f32, %95: f32, %96: f32):
+        %97 = arith.mulf %93, %94 : f32
+        %98 = arith.addf %97, %95 : f32
+        linalg.yield %98 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -151,67 +151,192 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @softmax_openmp(%x: memref<?x?xf32> {llvm.noalias}, %rowmax: memref<?xf32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %rowsum: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
-    // rowmax[r] = max(c in 0..C: x[r, c])
-    %0 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%0 : f32) outs(%rowmax : memref<?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %C, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %rowmax to offset: [0], sizes: [%R, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%rowmax : memref<?xf32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.maximumf %10, %9 : f32
-      linalg.yield %11 : f32
-    }
-    // e[r, c] = exp(x[r, c] - rowmax[r])
-    %12 = arith.constant 0 : index
-    %13 = arith.constant 0 : index
-    %14 = memref.reinterpret_cast %e to offset: [0], sizes: [%R, %C], strides: [%12, %13] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%14, %x, %rowmax : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%e : memref<?x?xf32>) {
-      ^bb0(%15: f32, %16: f32, %17: f32, %18: f32):
-      %19 = arith.subf %16, %17 : f32
-      %20 = math.exp %19 : f32
-      linalg.yield %20 : f32
-    }
-    // rowsum[r] = sum(c in 0..C: e[r, c])
-    %21 = arith.constant 0.0 : f32
-    linalg.fill ins(%21 : f32) outs(%rowsum : memref<?xf32>)
-    %22 = arith.constant 0 : index
-    %23 = arith.subi %C, %22 : index
-    %24 = arith.constant 0 : index
-    %25 = arith.maxsi %23, %24 : index
-    %26 = arith.constant 0 : index
-    %27 = arith.constant 0 : index
-    %28 = memref.reinterpret_cast %rowsum to offset: [0], sizes: [%R, %25], strides: [%26, %27] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%28, %e : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%rowsum : memref<?xf32>) {
-      ^bb0(%29: f32, %30: f32, %31: f32):
-      %32 = arith.addf %31, %30 fastmath<reassoc> : f32
-      linalg.yield %32 : f32
-    }
-    // y[r, c] = e[r, c] / rowsum[r]
-    %33 = arith.constant 0 : index
-    %34 = arith.constant 0 : index
-    %35 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%33, %34] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%35, %e, %rowsum : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%36: f32, %37: f32, %38: f32, %39: f32):
-      %40 = arith.divf %37, %38 : f32
-      linalg.yield %40 : f32
+    // Statements 1 to 4 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %R : index
+    %2 = arith.muli %1, %C : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %R : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 4 : index
+    %7 = arith.muli %6, %R : index
+    %8 = arith.muli %7, %C : index
+    %9 = arith.addi %5, %8 : index
+    %10 = arith.constant 4 : index
+    %11 = arith.muli %10, %R : index
+    %12 = arith.addi %9, %11 : index
+    %13 = arith.constant 4 : index
+    %14 = arith.muli %13, %R : index
+    %15 = arith.muli %14, %C : index
+    %16 = arith.addi %12, %15 : index
+    %17 = arith.constant 33554432 : index
+    %18 = arith.cmpi sge, %16, %17 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.constant 1 : index
+    %21 = arith.constant 63 : index
+    %22 = arith.addi %R, %21 : index
+    %23 = arith.constant 64 : index
+    %24 = arith.divui %22, %23 : index
+    %25 = arith.constant 1 : index
+    %26 = arith.maxsi %24, %25 : index
+    scf.parallel (%27) = (%19) to (%R) step (%26) {
+      %28 = arith.addi %27, %26 : index
+      %29 = arith.minsi %28, %R : index
+      %30 = memref.alloca() : memref<f32>
+      %31 = memref.alloc(%C) : memref<?xf32>
+      %32 = memref.alloca() : memref<f32>
+      %33 = memref.alloca() : memref<16xf32>
+      scf.for %34 = %27 to %29 step %20 {
+        %35 = memref.subview %x[%34, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %36 = memref.subview %y[%34, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // rowmax[r] = max(c in 0..C: x[r, c])
+        %37 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%37 : f32) outs(%30 : memref<f32>)
+        %38 = arith.constant 0 : index
+        %39 = arith.subi %C, %38 : index
+        %40 = arith.constant 0 : index
+        %41 = arith.maxsi %39, %40 : index
+        %42 = arith.constant 0 : index
+        %43 = memref.reinterpret_cast %30 to offset: [0], sizes: [%41], strides: [%42] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%43, %35 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%30 : memref<f32>) {
+          ^bb0(%44: f32, %45: f32, %46: f32):
+          %47 = arith.maximumf %46, %45 : f32
+          linalg.yield %47 : f32
+        }
+        // e[r, c] = exp(x[r, c] - rowmax[r])
+        %48 = arith.constant 0 : index
+        %49 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%48] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%49, %35, %30 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
+            outs(%31 : memref<?xf32>) {
+          ^bb0(%50: f32, %51: f32, %52: f32, %53: f32):
+          %54 = arith.subf %51, %52 : f32
+          %55 = math.exp %54 : f32
+          linalg.yield %55 : f32
+        }
+        // rowsum[r] = sum(c in 0..C: e[r, c])
+        %56 = arith.constant 0.0 : f32
+        linalg.fill ins(%56 : f32) outs(%32 : memref<f32>)
+        %57 = arith.constant 0 : index
+        %58 = arith.subi %C, %57 : index
+        %59 = arith.constant 0 : index
+        %60 = arith.maxsi %58, %59 : index
+        %61 = arith.constant 0 : index
+        %62 = memref.reinterpret_cast %32 to offset: [0], sizes: [%60], strides: [%61] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%62, %31 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+            outs(%32 : memref<f32>) {
+          ^bb0(%63: f32, %64: f32, %65: f32):
+          %66 = arith.addf %65, %64 fastmath<reassoc> : f32
+          linalg.yield %66 : f32
+        }
+        // y[r, c] = e[r, c] / rowsum[r]
+        scf.if %18 {
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %67 = arith.constant 4 : index
+          %68, %69, %70, %71 = memref.extract_strided_metadata %36 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %72 = memref.extract_aligned_pointer_as_index %36 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %73 = arith.muli %69, %67 : index
+          %74 = arith.addi %72, %73 : index
+          %75 = arith.constant 64 : index
+          %76 = arith.remui %74, %75 : index
+          %77 = arith.subi %75, %76 : index
+          %78 = arith.remui %77, %75 : index
+          %79 = arith.divui %78, %67 : index
+          %80 = arith.minsi %79, %C : index
+          %81 = arith.constant 16 : index
+          %82 = arith.subi %C, %80 : index
+          %83 = arith.divui %82, %81 : index
+          %84 = arith.muli %83, %81 : index
+          %85 = arith.addi %80, %84 : index
+          %86 = arith.constant 0 : index
+          %87 = arith.constant 1 : index
+          %88 = memref.subview %36[%86] [%80] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %89 = arith.constant 0 : index
+          %90 = memref.reinterpret_cast %88 to offset: [0], sizes: [%80], strides: [%89] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%90, %32 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%88 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%91: f32, %92: f32, %93: f32):
+            %94 = linalg.index 0 : index
+            %95 = arith.addi %94, %86 : index
+            %96 = memref.load %31[%95] : memref<?xf32>
+            %97 = arith.divf %96, %92 : f32
+            linalg.yield %97 : f32
+          }
+          scf.for %98 = %86 to %83 step %87 {
+            %99 = arith.muli %98, %81 : index
+            %100 = arith.addi %80, %99 : index
+            %101 = arith.constant 0 : index
+            %102 = memref.reinterpret_cast %33 to offset: [0], sizes: [%81], strides: [%101] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%102, %32 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%33 : memref<16xf32>) {
+              ^bb0(%103: f32, %104: f32, %105: f32):
+              %106 = linalg.index 0 : index
+              %107 = arith.addi %106, %100 : index
+              %108 = memref.load %31[%107] : memref<?xf32>
+              %109 = arith.divf %108, %104 : f32
+              linalg.yield %109 : f32
+            }
+            %110 = arith.constant 8 : index
+            %111 = vector.load %33[%86] : memref<16xf32>, vector<8xf32>
+            %112 = vector.load %33[%110] : memref<16xf32>, vector<8xf32>
+            %113 = arith.muli %100, %67 : index
+            %114 = arith.addi %74, %113 : index
+            %115 = arith.index_cast %114 : index to i64
+            %116 = llvm.inttoptr %115 : i64 to !llvm.ptr
+            llvm.store %111, %116 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %117 = llvm.getelementptr %116[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %112, %117 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %118 = arith.subi %C, %85 : index
+          %119 = memref.subview %36[%85] [%118] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %120 = arith.constant 0 : index
+          %121 = memref.reinterpret_cast %119 to offset: [0], sizes: [%118], strides: [%120] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%121, %32 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%119 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%122: f32, %123: f32, %124: f32):
+            %125 = linalg.index 0 : index
+            %126 = arith.addi %125, %85 : index
+            %127 = memref.load %31[%126] : memref<?xf32>
+            %128 = arith.divf %127, %123 : f32
+            linalg.yield %128 : f32
+          }
+        } else {
+          %129 = arith.constant 0 : index
+          %130 = memref.reinterpret_cast %36 to offset: [0], sizes: [%C], strides: [%129] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%130, %31, %32 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+              outs(%36 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%131: f32, %132: f32, %133: f32, %134: f32):
+            %135 = arith.divf %132, %133 : f32
+            linalg.yield %135 : f32
+          }
+        }
+      }
+      memref.dealloc %31 : memref<?xf32>
+      scf.if %18 {
+        llvm.fence seq_cst
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

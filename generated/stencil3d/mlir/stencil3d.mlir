@@ -330,7 +330,7 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
   func.func @stencil3d_openmp(%x: memref<?x?x?xf64> {llvm.noalias}, %y: memref<?x?x?xf64> {llvm.noalias}, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])

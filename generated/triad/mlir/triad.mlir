@@ -58,21 +58,136 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @triad_openmp(%b: memref<?xf64> {llvm.noalias}, %c: memref<?xf64> {llvm.noalias}, %s: memref<f64> {llvm.noalias}, %a: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // a[i] = b[i] + s * c[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%0] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %b, %s, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<f64>, memref<?xf64>)
-        outs(%a : memref<?xf64>) {
-      ^bb0(%2: f64, %3: f64, %4: f64, %5: f64, %6: f64):
-      %7 = arith.mulf %4, %5 : f64
-      %8 = arith.addf %3, %7 : f64
-      linalg.yield %8 : f64
+    %0 = arith.constant 8 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 8 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 8 : index
+    %6 = arith.addi %4, %5 : index
+    %7 = arith.constant 8 : index
+    %8 = arith.muli %7, %N : index
+    %9 = arith.addi %6, %8 : index
+    %10 = arith.constant 33554432 : index
+    %11 = arith.cmpi sge, %9, %10 : index
+    scf.if %11 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %12 = arith.constant 8 : index
+      %13, %14, %15, %16 = memref.extract_strided_metadata %a : memref<?xf64> -> memref<f64>, index, index, index
+      %17 = memref.extract_aligned_pointer_as_index %a : memref<?xf64> -> index
+      %18 = arith.muli %14, %12 : index
+      %19 = arith.addi %17, %18 : index
+      %20 = arith.constant 64 : index
+      %21 = arith.remui %19, %20 : index
+      %22 = arith.subi %20, %21 : index
+      %23 = arith.remui %22, %20 : index
+      %24 = arith.divui %23, %12 : index
+      %25 = arith.minsi %24, %N : index
+      %26 = arith.constant 8 : index
+      %27 = arith.subi %N, %25 : index
+      %28 = arith.divui %27, %26 : index
+      %29 = arith.muli %28, %26 : index
+      %30 = arith.addi %25, %29 : index
+      %31 = arith.constant 0 : index
+      %32 = arith.constant 1 : index
+      %33 = memref.subview %a[%31] [%25] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %34 = arith.constant 0 : index
+      %35 = memref.reinterpret_cast %33 to offset: [0], sizes: [%25], strides: [%34] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%35, %s : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%33 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%36: f64, %37: f64, %38: f64):
+        %39 = linalg.index 0 : index
+        %40 = arith.addi %39, %31 : index
+        %41 = memref.load %b[%40] : memref<?xf64>
+        %42 = memref.load %c[%40] : memref<?xf64>
+        %43 = arith.mulf %37, %42 : f64
+        %44 = arith.addf %41, %43 : f64
+        linalg.yield %44 : f64
+      }
+      %45 = arith.constant 63 : index
+      %46 = arith.addi %28, %45 : index
+      %47 = arith.constant 64 : index
+      %48 = arith.divui %46, %47 : index
+      %49 = arith.constant 1 : index
+      %50 = arith.maxsi %48, %49 : index
+      scf.parallel (%51) = (%31) to (%28) step (%50) {
+        %52 = arith.addi %51, %50 : index
+        %53 = arith.minsi %52, %28 : index
+        %54 = memref.alloca() : memref<8xf64>
+        scf.for %55 = %51 to %53 step %32 {
+          %56 = arith.muli %55, %26 : index
+          %57 = arith.addi %25, %56 : index
+          %58 = arith.constant 0 : index
+          %59 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%58] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%59, %s : memref<?xf64, strided<[?]>>, memref<f64>)
+              outs(%54 : memref<8xf64>) {
+            ^bb0(%60: f64, %61: f64, %62: f64):
+            %63 = linalg.index 0 : index
+            %64 = arith.addi %63, %57 : index
+            %65 = memref.load %b[%64] : memref<?xf64>
+            %66 = memref.load %c[%64] : memref<?xf64>
+            %67 = arith.mulf %61, %66 : f64
+            %68 = arith.addf %65, %67 : f64
+            linalg.yield %68 : f64
+          }
+          %69 = arith.constant 4 : index
+          %70 = vector.load %54[%31] : memref<8xf64>, vector<4xf64>
+          %71 = vector.load %54[%69] : memref<8xf64>, vector<4xf64>
+          %72 = arith.muli %57, %12 : index
+          %73 = arith.addi %19, %72 : index
+          %74 = arith.index_cast %73 : index to i64
+          %75 = llvm.inttoptr %74 : i64 to !llvm.ptr
+          llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %76 = llvm.getelementptr %75[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %77 = arith.subi %N, %30 : index
+      %78 = memref.subview %a[%30] [%77] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %79 = arith.constant 0 : index
+      %80 = memref.reinterpret_cast %78 to offset: [0], sizes: [%77], strides: [%79] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%80, %s : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%78 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%81: f64, %82: f64, %83: f64):
+        %84 = linalg.index 0 : index
+        %85 = arith.addi %84, %30 : index
+        %86 = memref.load %b[%85] : memref<?xf64>
+        %87 = memref.load %c[%85] : memref<?xf64>
+        %88 = arith.mulf %82, %87 : f64
+        %89 = arith.addf %86, %88 : f64
+        linalg.yield %89 : f64
+      }
+    } else {
+      %90 = arith.constant 0 : index
+      %91 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%90] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%91, %b, %s, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<f64>, memref<?xf64>)
+          outs(%a : memref<?xf64>) {
+        ^bb0(%92: f64, %93: f64, %94: f64, %95: f64, %96: f64):
+        %97 = arith.mulf %94, %95 : f64
+        %98 = arith.addf %93, %97 : f64
+        linalg.yield %98 : f64
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -55,20 +55,130 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @vector_add_openmp(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %c: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // c[i] = a[i] + b[i]
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %a, %b : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
-        outs(%c : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32, %5: f32):
-      %6 = arith.addf %3, %4 : f32
-      linalg.yield %6 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 4 : index
+    %3 = arith.muli %2, %N : index
+    %4 = arith.addi %1, %3 : index
+    %5 = arith.constant 4 : index
+    %6 = arith.muli %5, %N : index
+    %7 = arith.addi %4, %6 : index
+    %8 = arith.constant 33554432 : index
+    %9 = arith.cmpi sge, %7, %8 : index
+    scf.if %9 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %10 = arith.constant 4 : index
+      %11, %12, %13, %14 = memref.extract_strided_metadata %c : memref<?xf32> -> memref<f32>, index, index, index
+      %15 = memref.extract_aligned_pointer_as_index %c : memref<?xf32> -> index
+      %16 = arith.muli %12, %10 : index
+      %17 = arith.addi %15, %16 : index
+      %18 = arith.constant 64 : index
+      %19 = arith.remui %17, %18 : index
+      %20 = arith.subi %18, %19 : index
+      %21 = arith.remui %20, %18 : index
+      %22 = arith.divui %21, %10 : index
+      %23 = arith.minsi %22, %N : index
+      %24 = arith.constant 16 : index
+      %25 = arith.subi %N, %23 : index
+      %26 = arith.divui %25, %24 : index
+      %27 = arith.muli %26, %24 : index
+      %28 = arith.addi %23, %27 : index
+      %29 = arith.constant 0 : index
+      %30 = arith.constant 1 : index
+      %31 = memref.subview %c[%29] [%23] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %32 = arith.constant 0 : index
+      %33 = memref.reinterpret_cast %31 to offset: [0], sizes: [%23], strides: [%32] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%33 : memref<?xf32, strided<[?]>>)
+          outs(%31 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%34: f32, %35: f32):
+        %36 = linalg.index 0 : index
+        %37 = arith.addi %36, %29 : index
+        %38 = memref.load %a[%37] : memref<?xf32>
+        %39 = memref.load %b[%37] : memref<?xf32>
+        %40 = arith.addf %38, %39 : f32
+        linalg.yield %40 : f32
+      }
+      %41 = arith.constant 63 : index
+      %42 = arith.addi %26, %41 : index
+      %43 = arith.constant 64 : index
+      %44 = arith.divui %42, %43 : index
+      %45 = arith.constant 1 : index
+      %46 = arith.maxsi %44, %45 : index
+      scf.parallel (%47) = (%29) to (%26) step (%46) {
+        %48 = arith.addi %47, %46 : index
+        %49 = arith.minsi %48, %26 : index
+        %50 = memref.alloca() : memref<16xf32>
+        scf.for %51 = %47 to %49 step %30 {
+          %52 = arith.muli %51, %24 : index
+          %53 = arith.addi %23, %52 : index
+          %54 = arith.constant 0 : index
+          %55 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%54] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%55 : memref<?xf32, strided<[?]>>)
+              outs(%50 : memref<16xf32>) {
+            ^bb0(%56: f32, %57: f32):
+            %58 = linalg.index 0 : index
+            %59 = arith.addi %58, %53 : index
+            %60 = memref.load %a[%59] : memref<?xf32>
+            %61 = memref.load %b[%59] : memref<?xf32>
+            %62 = arith.addf %60, %61 : f32
+            linalg.yield %62 : f32
+          }
+          %63 = arith.constant 8 : index
+          %64 = vector.load %50[%29] : memref<16xf32>, vector<8xf32>
+          %65 = vector.load %50[%63] : memref<16xf32>, vector<8xf32>
+          %66 = arith.muli %53, %10 : index
+          %67 = arith.addi %17, %66 : index
+          %68 = arith.index_cast %67 : index to i64
+          %69 = llvm.inttoptr %68 : i64 to !llvm.ptr
+          llvm.store %64, %69 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %70 = llvm.getelementptr %69[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %65, %70 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %71 = arith.subi %N, %28 : index
+      %72 = memref.subview %c[%28] [%71] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %73 = arith.constant 0 : index
+      %74 = memref.reinterpret_cast %72 to offset: [0], sizes: [%71], strides: [%73] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%74 : memref<?xf32, strided<[?]>>)
+          outs(%72 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%75: f32, %76: f32):
+        %77 = linalg.index 0 : index
+        %78 = arith.addi %77, %28 : index
+        %79 = memref.load %a[%78] : memref<?xf32>
+        %80 = memref.load %b[%78] : memref<?xf32>
+        %81 = arith.addf %79, %80 : f32
+        linalg.yield %81 : f32
+      }
+    } else {
+      %82 = arith.constant 0 : index
+      %83 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%82] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%83, %a, %b : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+          outs(%c : memref<?xf32>) {
+        ^bb0(%84: f32, %85: f32, %86: f32, %87: f32):
+        %88 = arith.addf %85, %86 : f32
+        linalg.yield %88 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -358,169 +358,823 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @intmix_openmp(%a: memref<?xi32> {llvm.noalias}, %b: memref<?xi32> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %q: memref<?xi32> {llvm.noalias}, %m: memref<?xi32> {llvm.noalias}, %total: memref<i32> {llvm.noalias}, %lut: memref<?xf64> {llvm.noalias}, %g: memref<?xf64> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 16 : index
     // q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%1] : memref<?xi32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%2, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%q : memref<?xi32>) {
-      ^bb0(%3: i32, %4: i32, %5: i32, %6: i32):
-      %7 = arith.constant 0 : i32
-      %8 = arith.constant 1 : i32
-      %9 = arith.constant -1 : i32
-      %10 = arith.cmpi eq, %5, %7 : i32
-      %11 = arith.cmpi eq, %5, %9 : i32
-      %12 = arith.ori %10, %11 : i1
-      %13 = arith.select %12, %8, %5 : i32
-      %14 = arith.divsi %4, %13 : i32
-      %15 = arith.subi %7, %4 : i32
-      %16 = arith.select %11, %15, %14 : i32
-      %17 = arith.select %10, %7, %16 : i32
-      %18 = arith.constant 0 : i32
-      %19 = arith.constant 1 : i32
-      %20 = arith.constant -1 : i32
-      %21 = arith.cmpi eq, %5, %18 : i32
-      %22 = arith.cmpi eq, %5, %20 : i32
-      %23 = arith.ori %21, %22 : i1
-      %24 = arith.select %23, %19, %5 : i32
-      %25 = arith.remsi %4, %24 : i32
-      %26 = arith.select %23, %18, %25 : i32
-      %27 = arith.addi %17, %26 : i32
-      %28 = arith.constant 0 : i32
-      %29 = arith.subi %28, %4 : i32
-      %30 = arith.constant 7 : i32
-      %31 = arith.muli %29, %30 : i32
-      %32 = arith.subi %27, %31 : i32
-      linalg.yield %32 : i32
+    %1 = arith.constant 4 : index
+    %2 = arith.muli %1, %N : index
+    %3 = arith.constant 4 : index
+    %4 = arith.muli %3, %N : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 4 : index
+    %7 = arith.muli %6, %N : index
+    %8 = arith.addi %5, %7 : index
+    %9 = arith.constant 33554432 : index
+    %10 = arith.cmpi sge, %8, %9 : index
+    scf.if %10 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %11 = arith.constant 4 : index
+      %12, %13, %14, %15 = memref.extract_strided_metadata %q : memref<?xi32> -> memref<i32>, index, index, index
+      %16 = memref.extract_aligned_pointer_as_index %q : memref<?xi32> -> index
+      %17 = arith.muli %13, %11 : index
+      %18 = arith.addi %16, %17 : index
+      %19 = arith.constant 64 : index
+      %20 = arith.remui %18, %19 : index
+      %21 = arith.subi %19, %20 : index
+      %22 = arith.remui %21, %19 : index
+      %23 = arith.divui %22, %11 : index
+      %24 = arith.minsi %23, %N : index
+      %25 = arith.constant 16 : index
+      %26 = arith.subi %N, %24 : index
+      %27 = arith.divui %26, %25 : index
+      %28 = arith.muli %27, %25 : index
+      %29 = arith.addi %24, %28 : index
+      %30 = arith.constant 0 : index
+      %31 = arith.constant 1 : index
+      %32 = memref.subview %q[%30] [%24] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %33 = arith.constant 0 : index
+      %34 = memref.reinterpret_cast %32 to offset: [0], sizes: [%24], strides: [%33] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%34 : memref<?xi32, strided<[?]>>)
+          outs(%32 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%35: i32, %36: i32):
+        %37 = linalg.index 0 : index
+        %38 = arith.addi %37, %30 : index
+        %39 = memref.load %a[%38] : memref<?xi32>
+        %40 = memref.load %b[%38] : memref<?xi32>
+        %41 = arith.constant 0 : i32
+        %42 = arith.constant 1 : i32
+        %43 = arith.constant -1 : i32
+        %44 = arith.cmpi eq, %40, %41 : i32
+        %45 = arith.cmpi eq, %40, %43 : i32
+        %46 = arith.ori %44, %45 : i1
+        %47 = arith.select %46, %42, %40 : i32
+        %48 = arith.divsi %39, %47 : i32
+        %49 = arith.subi %41, %39 : i32
+        %50 = arith.select %45, %49, %48 : i32
+        %51 = arith.select %44, %41, %50 : i32
+        %52 = memref.load %a[%38] : memref<?xi32>
+        %53 = memref.load %b[%38] : memref<?xi32>
+        %54 = arith.constant 0 : i32
+        %55 = arith.constant 1 : i32
+        %56 = arith.constant -1 : i32
+        %57 = arith.cmpi eq, %53, %54 : i32
+        %58 = arith.cmpi eq, %53, %56 : i32
+        %59 = arith.ori %57, %58 : i1
+        %60 = arith.select %59, %55, %53 : i32
+        %61 = arith.remsi %52, %60 : i32
+        %62 = arith.select %59, %54, %61 : i32
+        %63 = arith.addi %51, %62 : i32
+        %64 = memref.load %a[%38] : memref<?xi32>
+        %65 = arith.constant 0 : i32
+        %66 = arith.subi %65, %64 : i32
+        %67 = arith.constant 7 : i32
+        %68 = arith.muli %66, %67 : i32
+        %69 = arith.subi %63, %68 : i32
+        linalg.yield %69 : i32
+      }
+      %70 = arith.constant 63 : index
+      %71 = arith.addi %27, %70 : index
+      %72 = arith.constant 64 : index
+      %73 = arith.divui %71, %72 : index
+      %74 = arith.constant 1 : index
+      %75 = arith.maxsi %73, %74 : index
+      scf.parallel (%76) = (%30) to (%27) step (%75) {
+        %77 = arith.addi %76, %75 : index
+        %78 = arith.minsi %77, %27 : index
+        %79 = memref.alloca() : memref<16xi32>
+        scf.for %80 = %76 to %78 step %31 {
+          %81 = arith.muli %80, %25 : index
+          %82 = arith.addi %24, %81 : index
+          %83 = arith.constant 0 : index
+          %84 = memref.reinterpret_cast %79 to offset: [0], sizes: [%25], strides: [%83] : memref<16xi32> to memref<?xi32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%84 : memref<?xi32, strided<[?]>>)
+              outs(%79 : memref<16xi32>) {
+            ^bb0(%85: i32, %86: i32):
+            %87 = linalg.index 0 : index
+            %88 = arith.addi %87, %82 : index
+            %89 = memref.load %a[%88] : memref<?xi32>
+            %90 = memref.load %b[%88] : memref<?xi32>
+            %91 = arith.constant 0 : i32
+            %92 = arith.constant 1 : i32
+            %93 = arith.constant -1 : i32
+            %94 = arith.cmpi eq, %90, %91 : i32
+            %95 = arith.cmpi eq, %90, %93 : i32
+            %96 = arith.ori %94, %95 : i1
+            %97 = arith.select %96, %92, %90 : i32
+            %98 = arith.divsi %89, %97 : i32
+            %99 = arith.subi %91, %89 : i32
+            %100 = arith.select %95, %99, %98 : i32
+            %101 = arith.select %94, %91, %100 : i32
+            %102 = memref.load %a[%88] : memref<?xi32>
+            %103 = memref.load %b[%88] : memref<?xi32>
+            %104 = arith.constant 0 : i32
+            %105 = arith.constant 1 : i32
+            %106 = arith.constant -1 : i32
+            %107 = arith.cmpi eq, %103, %104 : i32
+            %108 = arith.cmpi eq, %103, %106 : i32
+            %109 = arith.ori %107, %108 : i1
+            %110 = arith.select %109, %105, %103 : i32
+            %111 = arith.remsi %102, %110 : i32
+            %112 = arith.select %109, %104, %111 : i32
+            %113 = arith.addi %101, %112 : i32
+            %114 = memref.load %a[%88] : memref<?xi32>
+            %115 = arith.constant 0 : i32
+            %116 = arith.subi %115, %114 : i32
+            %117 = arith.constant 7 : i32
+            %118 = arith.muli %116, %117 : i32
+            %119 = arith.subi %113, %118 : i32
+            linalg.yield %119 : i32
+          }
+          %120 = arith.constant 8 : index
+          %121 = vector.load %79[%30] : memref<16xi32>, vector<8xi32>
+          %122 = vector.load %79[%120] : memref<16xi32>, vector<8xi32>
+          %123 = arith.muli %82, %11 : index
+          %124 = arith.addi %18, %123 : index
+          %125 = arith.index_cast %124 : index to i64
+          %126 = llvm.inttoptr %125 : i64 to !llvm.ptr
+          llvm.store %121, %126 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %127 = llvm.getelementptr %126[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %122, %127 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %128 = arith.subi %N, %29 : index
+      %129 = memref.subview %q[%29] [%128] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %130 = arith.constant 0 : index
+      %131 = memref.reinterpret_cast %129 to offset: [0], sizes: [%128], strides: [%130] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%131 : memref<?xi32, strided<[?]>>)
+          outs(%129 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%132: i32, %133: i32):
+        %134 = linalg.index 0 : index
+        %135 = arith.addi %134, %29 : index
+        %136 = memref.load %a[%135] : memref<?xi32>
+        %137 = memref.load %b[%135] : memref<?xi32>
+        %138 = arith.constant 0 : i32
+        %139 = arith.constant 1 : i32
+        %140 = arith.constant -1 : i32
+        %141 = arith.cmpi eq, %137, %138 : i32
+        %142 = arith.cmpi eq, %137, %140 : i32
+        %143 = arith.ori %141, %142 : i1
+        %144 = arith.select %143, %139, %137 : i32
+        %145 = arith.divsi %136, %144 : i32
+        %146 = arith.subi %138, %136 : i32
+        %147 = arith.select %142, %146, %145 : i32
+        %148 = arith.select %141, %138, %147 : i32
+        %149 = memref.load %a[%135] : memref<?xi32>
+        %150 = memref.load %b[%135] : memref<?xi32>
+        %151 = arith.constant 0 : i32
+        %152 = arith.constant 1 : i32
+        %153 = arith.constant -1 : i32
+        %154 = arith.cmpi eq, %150, %151 : i32
+        %155 = arith.cmpi eq, %150, %153 : i32
+        %156 = arith.ori %154, %155 : i1
+        %157 = arith.select %156, %152, %150 : i32
+        %158 = arith.remsi %149, %157 : i32
+        %159 = arith.select %156, %151, %158 : i32
+        %160 = arith.addi %148, %159 : i32
+        %161 = memref.load %a[%135] : memref<?xi32>
+        %162 = arith.constant 0 : i32
+        %163 = arith.subi %162, %161 : i32
+        %164 = arith.constant 7 : i32
+        %165 = arith.muli %163, %164 : i32
+        %166 = arith.subi %160, %165 : i32
+        linalg.yield %166 : i32
+      }
+    } else {
+      %167 = arith.constant 0 : index
+      %168 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%167] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%168, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+          outs(%q : memref<?xi32>) {
+        ^bb0(%169: i32, %170: i32, %171: i32, %172: i32):
+        %173 = arith.constant 0 : i32
+        %174 = arith.constant 1 : i32
+        %175 = arith.constant -1 : i32
+        %176 = arith.cmpi eq, %171, %173 : i32
+        %177 = arith.cmpi eq, %171, %175 : i32
+        %178 = arith.ori %176, %177 : i1
+        %179 = arith.select %178, %174, %171 : i32
+        %180 = arith.divsi %170, %179 : i32
+        %181 = arith.subi %173, %170 : i32
+        %182 = arith.select %177, %181, %180 : i32
+        %183 = arith.select %176, %173, %182 : i32
+        %184 = arith.constant 0 : i32
+        %185 = arith.constant 1 : i32
+        %186 = arith.constant -1 : i32
+        %187 = arith.cmpi eq, %171, %184 : i32
+        %188 = arith.cmpi eq, %171, %186 : i32
+        %189 = arith.ori %187, %188 : i1
+        %190 = arith.select %189, %185, %171 : i32
+        %191 = arith.remsi %170, %190 : i32
+        %192 = arith.select %189, %184, %191 : i32
+        %193 = arith.addi %183, %192 : i32
+        %194 = arith.constant 0 : i32
+        %195 = arith.subi %194, %170 : i32
+        %196 = arith.constant 7 : i32
+        %197 = arith.muli %195, %196 : i32
+        %198 = arith.subi %193, %197 : i32
+        linalg.yield %198 : i32
+      }
     }
     // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
-    %33 = arith.constant 0 : index
-    %34 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%33] : memref<?xi32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%34, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
-        outs(%m : memref<?xi32>) {
-      ^bb0(%35: i32, %36: i32, %37: i32, %38: f64, %39: i32):
-      %40 = math.absi %36 : i32
-      %41 = arith.constant -2147483648.0 : f64
-      %42 = arith.constant 2147483648.0 : f64
-      %43 = arith.cmpf oge, %38, %41 : f64
-      %44 = arith.cmpf olt, %38, %42 : f64
-      %45 = arith.andi %43, %44 : i1
-      %46 = arith.fptosi %38 : f64 to i32
-      %47 = arith.constant -2147483648 : i32
-      %48 = arith.select %45, %46, %47 : i32
-      %49 = arith.minsi %37, %48 : i32
-      %50 = arith.maxsi %40, %49 : i32
-      %51 = arith.constant 5 : i32
-      %52 = arith.constant 0 : i32
-      %53 = arith.constant 1 : i32
-      %54 = arith.constant -1 : i32
-      %55 = arith.cmpi eq, %51, %52 : i32
-      %56 = arith.cmpi eq, %51, %54 : i32
-      %57 = arith.ori %55, %56 : i1
-      %58 = arith.select %57, %53, %51 : i32
-      %59 = arith.remsi %50, %58 : i32
-      %60 = arith.select %57, %52, %59 : i32
-      linalg.yield %60 : i32
+    %199 = arith.constant 4 : index
+    %200 = arith.muli %199, %N : index
+    %201 = arith.constant 4 : index
+    %202 = arith.muli %201, %N : index
+    %203 = arith.addi %200, %202 : index
+    %204 = arith.constant 8 : index
+    %205 = arith.muli %204, %N : index
+    %206 = arith.addi %203, %205 : index
+    %207 = arith.constant 4 : index
+    %208 = arith.muli %207, %N : index
+    %209 = arith.addi %206, %208 : index
+    %210 = arith.constant 33554432 : index
+    %211 = arith.cmpi sge, %209, %210 : index
+    scf.if %211 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %212 = arith.constant 4 : index
+      %213, %214, %215, %216 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
+      %217 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
+      %218 = arith.muli %214, %212 : index
+      %219 = arith.addi %217, %218 : index
+      %220 = arith.constant 64 : index
+      %221 = arith.remui %219, %220 : index
+      %222 = arith.subi %220, %221 : index
+      %223 = arith.remui %222, %220 : index
+      %224 = arith.divui %223, %212 : index
+      %225 = arith.minsi %224, %N : index
+      %226 = arith.constant 16 : index
+      %227 = arith.subi %N, %225 : index
+      %228 = arith.divui %227, %226 : index
+      %229 = arith.muli %228, %226 : index
+      %230 = arith.addi %225, %229 : index
+      %231 = arith.constant 0 : index
+      %232 = arith.constant 1 : index
+      %233 = memref.subview %m[%231] [%225] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %234 = arith.constant 0 : index
+      %235 = memref.reinterpret_cast %233 to offset: [0], sizes: [%225], strides: [%234] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%235 : memref<?xi32, strided<[?]>>)
+          outs(%233 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%236: i32, %237: i32):
+        %238 = linalg.index 0 : index
+        %239 = arith.addi %238, %231 : index
+        %240 = memref.load %a[%239] : memref<?xi32>
+        %241 = math.absi %240 : i32
+        %242 = memref.load %b[%239] : memref<?xi32>
+        %243 = memref.load %f[%239] : memref<?xf64>
+        %244 = arith.constant -2147483648.0 : f64
+        %245 = arith.constant 2147483648.0 : f64
+        %246 = arith.cmpf oge, %243, %244 : f64
+        %247 = arith.cmpf olt, %243, %245 : f64
+        %248 = arith.andi %246, %247 : i1
+        %249 = arith.fptosi %243 : f64 to i32
+        %250 = arith.constant -2147483648 : i32
+        %251 = arith.select %248, %249, %250 : i32
+        %252 = arith.minsi %242, %251 : i32
+        %253 = arith.maxsi %241, %252 : i32
+        %254 = arith.constant 5 : i32
+        %255 = arith.constant 0 : i32
+        %256 = arith.constant 1 : i32
+        %257 = arith.constant -1 : i32
+        %258 = arith.cmpi eq, %254, %255 : i32
+        %259 = arith.cmpi eq, %254, %257 : i32
+        %260 = arith.ori %258, %259 : i1
+        %261 = arith.select %260, %256, %254 : i32
+        %262 = arith.remsi %253, %261 : i32
+        %263 = arith.select %260, %255, %262 : i32
+        linalg.yield %263 : i32
+      }
+      %264 = arith.constant 63 : index
+      %265 = arith.addi %228, %264 : index
+      %266 = arith.constant 64 : index
+      %267 = arith.divui %265, %266 : index
+      %268 = arith.constant 1 : index
+      %269 = arith.maxsi %267, %268 : index
+      scf.parallel (%270) = (%231) to (%228) step (%269) {
+        %271 = arith.addi %270, %269 : index
+        %272 = arith.minsi %271, %228 : index
+        %273 = memref.alloca() : memref<16xi32>
+        scf.for %274 = %270 to %272 step %232 {
+          %275 = arith.muli %274, %226 : index
+          %276 = arith.addi %225, %275 : index
+          %277 = arith.constant 0 : index
+          %278 = memref.reinterpret_cast %273 to offset: [0], sizes: [%226], strides: [%277] : memref<16xi32> to memref<?xi32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%278 : memref<?xi32, strided<[?]>>)
+              outs(%273 : memref<16xi32>) {
+            ^bb0(%279: i32, %280: i32):
+            %281 = linalg.index 0 : index
+            %282 = arith.addi %281, %276 : index
+            %283 = memref.load %a[%282] : memref<?xi32>
+            %284 = math.absi %283 : i32
+            %285 = memref.load %b[%282] : memref<?xi32>
+            %286 = memref.load %f[%282] : memref<?xf64>
+            %287 = arith.constant -2147483648.0 : f64
+            %288 = arith.constant 2147483648.0 : f64
+            %289 = arith.cmpf oge, %286, %287 : f64
+            %290 = arith.cmpf olt, %286, %288 : f64
+            %291 = arith.andi %289, %290 : i1
+            %292 = arith.fptosi %286 : f64 to i32
+            %293 = arith.constant -2147483648 : i32
+            %294 = arith.select %291, %292, %293 : i32
+            %295 = arith.minsi %285, %294 : i32
+            %296 = arith.maxsi %284, %295 : i32
+            %297 = arith.constant 5 : i32
+            %298 = arith.constant 0 : i32
+            %299 = arith.constant 1 : i32
+            %300 = arith.constant -1 : i32
+            %301 = arith.cmpi eq, %297, %298 : i32
+            %302 = arith.cmpi eq, %297, %300 : i32
+            %303 = arith.ori %301, %302 : i1
+            %304 = arith.select %303, %299, %297 : i32
+            %305 = arith.remsi %296, %304 : i32
+            %306 = arith.select %303, %298, %305 : i32
+            linalg.yield %306 : i32
+          }
+          %307 = arith.constant 8 : index
+          %308 = vector.load %273[%231] : memref<16xi32>, vector<8xi32>
+          %309 = vector.load %273[%307] : memref<16xi32>, vector<8xi32>
+          %310 = arith.muli %276, %212 : index
+          %311 = arith.addi %219, %310 : index
+          %312 = arith.index_cast %311 : index to i64
+          %313 = llvm.inttoptr %312 : i64 to !llvm.ptr
+          llvm.store %308, %313 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %314 = llvm.getelementptr %313[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %309, %314 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %315 = arith.subi %N, %230 : index
+      %316 = memref.subview %m[%230] [%315] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %317 = arith.constant 0 : index
+      %318 = memref.reinterpret_cast %316 to offset: [0], sizes: [%315], strides: [%317] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%318 : memref<?xi32, strided<[?]>>)
+          outs(%316 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%319: i32, %320: i32):
+        %321 = linalg.index 0 : index
+        %322 = arith.addi %321, %230 : index
+        %323 = memref.load %a[%322] : memref<?xi32>
+        %324 = math.absi %323 : i32
+        %325 = memref.load %b[%322] : memref<?xi32>
+        %326 = memref.load %f[%322] : memref<?xf64>
+        %327 = arith.constant -2147483648.0 : f64
+        %328 = arith.constant 2147483648.0 : f64
+        %329 = arith.cmpf oge, %326, %327 : f64
+        %330 = arith.cmpf olt, %326, %328 : f64
+        %331 = arith.andi %329, %330 : i1
+        %332 = arith.fptosi %326 : f64 to i32
+        %333 = arith.constant -2147483648 : i32
+        %334 = arith.select %331, %332, %333 : i32
+        %335 = arith.minsi %325, %334 : i32
+        %336 = arith.maxsi %324, %335 : i32
+        %337 = arith.constant 5 : i32
+        %338 = arith.constant 0 : i32
+        %339 = arith.constant 1 : i32
+        %340 = arith.constant -1 : i32
+        %341 = arith.cmpi eq, %337, %338 : i32
+        %342 = arith.cmpi eq, %337, %340 : i32
+        %343 = arith.ori %341, %342 : i1
+        %344 = arith.select %343, %339, %337 : i32
+        %345 = arith.remsi %336, %344 : i32
+        %346 = arith.select %343, %338, %345 : i32
+        linalg.yield %346 : i32
+      }
+    } else {
+      %347 = arith.constant 0 : index
+      %348 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%347] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%348, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+          outs(%m : memref<?xi32>) {
+        ^bb0(%349: i32, %350: i32, %351: i32, %352: f64, %353: i32):
+        %354 = math.absi %350 : i32
+        %355 = arith.constant -2147483648.0 : f64
+        %356 = arith.constant 2147483648.0 : f64
+        %357 = arith.cmpf oge, %352, %355 : f64
+        %358 = arith.cmpf olt, %352, %356 : f64
+        %359 = arith.andi %357, %358 : i1
+        %360 = arith.fptosi %352 : f64 to i32
+        %361 = arith.constant -2147483648 : i32
+        %362 = arith.select %359, %360, %361 : i32
+        %363 = arith.minsi %351, %362 : i32
+        %364 = arith.maxsi %354, %363 : i32
+        %365 = arith.constant 5 : i32
+        %366 = arith.constant 0 : i32
+        %367 = arith.constant 1 : i32
+        %368 = arith.constant -1 : i32
+        %369 = arith.cmpi eq, %365, %366 : i32
+        %370 = arith.cmpi eq, %365, %368 : i32
+        %371 = arith.ori %369, %370 : i1
+        %372 = arith.select %371, %367, %365 : i32
+        %373 = arith.remsi %364, %372 : i32
+        %374 = arith.select %371, %366, %373 : i32
+        linalg.yield %374 : i32
+      }
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %61 = memref.alloc() : memref<i32>
-    %62 = arith.constant 0 : i32
-    linalg.fill ins(%62 : i32) outs(%61 : memref<i32>)
-    %63 = arith.constant 0 : index
-    %64 = arith.subi %N, %63 : index
-    %65 = arith.constant 0 : index
-    %66 = arith.maxsi %64, %65 : index
-    %67 = arith.constant 0 : index
-    %68 = memref.reinterpret_cast %61 to offset: [0], sizes: [%66], strides: [%67] : memref<i32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%68, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%61 : memref<i32>) {
-      ^bb0(%69: i32, %70: i32, %71: i32, %72: i32):
-      %73 = arith.muli %70, %71 : i32
-      %74 = arith.addi %72, %73 : i32
-      linalg.yield %74 : i32
+    %375 = memref.alloc() : memref<i32>
+    // In parallel blocks, then the blocks' partial results.
+    %376 = arith.constant 0 : index
+    %377 = arith.subi %N, %376 : index
+    %378 = arith.constant 0 : index
+    %379 = arith.maxsi %377, %378 : index
+    %380 = arith.constant 0 : index
+    %381 = arith.constant 1 : index
+    %382 = arith.constant 63 : index
+    %383 = arith.addi %379, %382 : index
+    %384 = arith.constant 64 : index
+    %385 = arith.divui %383, %384 : index
+    %386 = arith.constant 1 : index
+    %387 = arith.maxsi %385, %386 : index
+    %388 = arith.subi %387, %381 : index
+    %389 = arith.addi %379, %388 : index
+    %390 = arith.divui %389, %387 : index
+    %391 = memref.alloca() : memref<64xi32>
+    scf.parallel (%392) = (%380) to (%390) step (%381) {
+      %393 = arith.muli %392, %387 : index
+      %394 = arith.addi %393, %387 : index
+      %395 = arith.minsi %394, %379 : index
+      %396 = arith.subi %395, %393 : index
+      %397 = arith.addi %376, %393 : index
+      %398 = memref.alloca() : memref<i32>
+      %399 = arith.constant 0 : i32
+      linalg.fill ins(%399 : i32) outs(%398 : memref<i32>)
+      %400 = arith.constant 0 : index
+      %401 = memref.reinterpret_cast %398 to offset: [0], sizes: [%396], strides: [%400] : memref<i32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%401 : memref<?xi32, strided<[?]>>)
+          outs(%398 : memref<i32>) {
+        ^bb0(%402: i32, %403: i32):
+        %404 = linalg.index 0 : index
+        %405 = arith.addi %404, %397 : index
+        %406 = memref.load %a[%405] : memref<?xi32>
+        %407 = memref.load %b[%405] : memref<?xi32>
+        %408 = arith.muli %406, %407 : i32
+        %409 = arith.addi %403, %408 : i32
+        linalg.yield %409 : i32
+      }
+      %410 = memref.load %398[] : memref<i32>
+      memref.store %410, %391[%392] : memref<64xi32>
+      scf.reduce
     }
-    %75 = memref.alloc() : memref<i32>
-    %76 = arith.constant -2147483648 : i32
-    linalg.fill ins(%76 : i32) outs(%75 : memref<i32>)
-    %77 = arith.constant 0 : index
-    %78 = arith.subi %N, %77 : index
-    %79 = arith.constant 0 : index
-    %80 = arith.maxsi %78, %79 : index
-    %81 = arith.constant 0 : index
-    %82 = memref.reinterpret_cast %75 to offset: [0], sizes: [%80], strides: [%81] : memref<i32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%82, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
-        outs(%75 : memref<i32>) {
-      ^bb0(%83: i32, %84: i32, %85: i32):
-      %86 = arith.maxsi %85, %84 : i32
-      linalg.yield %86 : i32
+    %411 = arith.constant 0 : i32
+    linalg.fill ins(%411 : i32) outs(%375 : memref<i32>)
+    %412 = memref.subview %391[0] [%390] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%412 : memref<?xi32, strided<[1]>>)
+        outs(%375 : memref<i32>) {
+      ^bb0(%413: i32, %414: i32):
+      %415 = arith.addi %414, %413 : i32
+      linalg.yield %415 : i32
+    }
+    %416 = memref.alloc() : memref<i32>
+    // In parallel blocks, then the blocks' partial results.
+    %417 = arith.constant 0 : index
+    %418 = arith.subi %N, %417 : index
+    %419 = arith.constant 0 : index
+    %420 = arith.maxsi %418, %419 : index
+    %421 = arith.constant 0 : index
+    %422 = arith.constant 1 : index
+    %423 = arith.constant 63 : index
+    %424 = arith.addi %420, %423 : index
+    %425 = arith.constant 64 : index
+    %426 = arith.divui %424, %425 : index
+    %427 = arith.constant 1 : index
+    %428 = arith.maxsi %426, %427 : index
+    %429 = arith.subi %428, %422 : index
+    %430 = arith.addi %420, %429 : index
+    %431 = arith.divui %430, %428 : index
+    %432 = memref.alloca() : memref<64xi32>
+    scf.parallel (%433) = (%421) to (%431) step (%422) {
+      %434 = arith.muli %433, %428 : index
+      %435 = arith.addi %434, %428 : index
+      %436 = arith.minsi %435, %420 : index
+      %437 = arith.subi %436, %434 : index
+      %438 = arith.addi %417, %434 : index
+      %439 = memref.alloca() : memref<i32>
+      %440 = arith.constant -2147483648 : i32
+      linalg.fill ins(%440 : i32) outs(%439 : memref<i32>)
+      %441 = arith.constant 0 : index
+      %442 = memref.reinterpret_cast %439 to offset: [0], sizes: [%437], strides: [%441] : memref<i32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%442 : memref<?xi32, strided<[?]>>)
+          outs(%439 : memref<i32>) {
+        ^bb0(%443: i32, %444: i32):
+        %445 = linalg.index 0 : index
+        %446 = arith.addi %445, %438 : index
+        %447 = memref.load %a[%446] : memref<?xi32>
+        %448 = arith.maxsi %444, %447 : i32
+        linalg.yield %448 : i32
+      }
+      %449 = memref.load %439[] : memref<i32>
+      memref.store %449, %432[%433] : memref<64xi32>
+      scf.reduce
+    }
+    %450 = arith.constant -2147483648 : i32
+    linalg.fill ins(%450 : i32) outs(%416 : memref<i32>)
+    %451 = memref.subview %432[0] [%431] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%451 : memref<?xi32, strided<[1]>>)
+        outs(%416 : memref<i32>) {
+      ^bb0(%452: i32, %453: i32):
+      %454 = arith.maxsi %453, %452 : i32
+      linalg.yield %454 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%61, %75 : memref<i32>, memref<i32>)
+        ins(%375, %416 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%87: i32, %88: i32, %89: i32):
-      %90 = arith.addi %87, %88 : i32
-      linalg.yield %90 : i32
+      ^bb0(%455: i32, %456: i32, %457: i32):
+      %458 = arith.addi %455, %456 : i32
+      linalg.yield %458 : i32
     }
-    memref.dealloc %61 : memref<i32>
-    memref.dealloc %75 : memref<i32>
+    memref.dealloc %375 : memref<i32>
+    memref.dealloc %416 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %91 = arith.constant 0 : index
-    %92 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%91] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%92, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
-        outs(%g : memref<?xf64>) {
-      ^bb0(%93: f64, %94: i32, %95: f64):
-      %96 = linalg.index 0 : index
-      %97 = arith.constant 2 : i32
-      %98 = arith.constant 0 : i32
-      %99 = arith.constant 1 : i32
-      %100 = arith.constant -1 : i32
-      %101 = arith.cmpi eq, %97, %98 : i32
-      %102 = arith.cmpi eq, %97, %100 : i32
-      %103 = arith.ori %101, %102 : i1
-      %104 = arith.select %103, %99, %97 : i32
-      %105 = arith.divsi %94, %104 : i32
-      %106 = arith.subi %98, %94 : i32
-      %107 = arith.select %102, %106, %105 : i32
-      %108 = arith.select %101, %98, %107 : i32
-      %109 = arith.sitofp %108 : i32 to f64
-      %110 = arith.constant 3 : index
-      %111 = arith.constant 0 : index
-      %112 = arith.constant 1 : index
-      %113 = arith.constant -1 : index
-      %114 = arith.cmpi eq, %110, %111 : index
-      %115 = arith.cmpi eq, %110, %113 : index
-      %116 = arith.ori %114, %115 : i1
-      %117 = arith.select %116, %112, %110 : index
-      %118 = arith.divsi %96, %117 : index
-      %119 = arith.subi %111, %96 : index
-      %120 = arith.select %115, %119, %118 : index
-      %121 = arith.select %114, %111, %120 : index
-      %122 = arith.index_cast %121 : index to i64
-      %123 = arith.sitofp %122 : i64 to f64
-      %124 = arith.constant 0.5 : f64
-      %125 = arith.mulf %123, %124 : f64
-      %126 = arith.addf %109, %125 : f64
-      %127 = arith.constant 8 : i32
-      %128 = arith.addi %94, %127 : i32
-      %129 = arith.index_cast %128 : i32 to index
-      %130 = arith.constant 1 : index
-      %131 = arith.subi %0, %130 : index
-      %132 = arith.minsi %129, %131 : index
-      %133 = arith.constant 0 : index
-      %134 = arith.maxsi %132, %133 : index
-      %135 = memref.load %lut[%134] : memref<?xf64>
-      %136 = arith.addf %126, %135 : f64
-      linalg.yield %136 : f64
+    %459 = arith.constant 4 : index
+    %460 = arith.muli %459, %N : index
+    %461 = arith.constant 8 : index
+    %462 = arith.muli %461, %0 : index
+    %463 = arith.addi %460, %462 : index
+    %464 = arith.constant 8 : index
+    %465 = arith.muli %464, %N : index
+    %466 = arith.addi %463, %465 : index
+    %467 = arith.constant 33554432 : index
+    %468 = arith.cmpi sge, %466, %467 : index
+    scf.if %468 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %469 = arith.constant 8 : index
+      %470, %471, %472, %473 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
+      %474 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
+      %475 = arith.muli %471, %469 : index
+      %476 = arith.addi %474, %475 : index
+      %477 = arith.constant 64 : index
+      %478 = arith.remui %476, %477 : index
+      %479 = arith.subi %477, %478 : index
+      %480 = arith.remui %479, %477 : index
+      %481 = arith.divui %480, %469 : index
+      %482 = arith.minsi %481, %N : index
+      %483 = arith.constant 8 : index
+      %484 = arith.subi %N, %482 : index
+      %485 = arith.divui %484, %483 : index
+      %486 = arith.muli %485, %483 : index
+      %487 = arith.addi %482, %486 : index
+      %488 = arith.constant 0 : index
+      %489 = arith.constant 1 : index
+      %490 = memref.subview %g[%488] [%482] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %491 = arith.constant 0 : index
+      %492 = memref.reinterpret_cast %490 to offset: [0], sizes: [%482], strides: [%491] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%492 : memref<?xf64, strided<[?]>>)
+          outs(%490 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%493: f64, %494: f64):
+        %495 = linalg.index 0 : index
+        %496 = arith.addi %495, %488 : index
+        %497 = memref.load %a[%496] : memref<?xi32>
+        %498 = arith.constant 2 : i32
+        %499 = arith.constant 0 : i32
+        %500 = arith.constant 1 : i32
+        %501 = arith.constant -1 : i32
+        %502 = arith.cmpi eq, %498, %499 : i32
+        %503 = arith.cmpi eq, %498, %501 : i32
+        %504 = arith.ori %502, %503 : i1
+        %505 = arith.select %504, %500, %498 : i32
+        %506 = arith.divsi %497, %505 : i32
+        %507 = arith.subi %499, %497 : i32
+        %508 = arith.select %503, %507, %506 : i32
+        %509 = arith.select %502, %499, %508 : i32
+        %510 = arith.sitofp %509 : i32 to f64
+        %511 = arith.constant 3 : index
+        %512 = arith.constant 0 : index
+        %513 = arith.constant 1 : index
+        %514 = arith.constant -1 : index
+        %515 = arith.cmpi eq, %511, %512 : index
+        %516 = arith.cmpi eq, %511, %514 : index
+        %517 = arith.ori %515, %516 : i1
+        %518 = arith.select %517, %513, %511 : index
+        %519 = arith.divsi %496, %518 : index
+        %520 = arith.subi %512, %496 : index
+        %521 = arith.select %516, %520, %519 : index
+        %522 = arith.select %515, %512, %521 : index
+        %523 = arith.index_cast %522 : index to i64
+        %524 = arith.sitofp %523 : i64 to f64
+        %525 = arith.constant 0.5 : f64
+        %526 = arith.mulf %524, %525 : f64
+        %527 = arith.addf %510, %526 : f64
+        %528 = memref.load %a[%496] : memref<?xi32>
+        %529 = arith.constant 8 : i32
+        %530 = arith.addi %528, %529 : i32
+        %531 = arith.index_cast %530 : i32 to index
+        %532 = arith.constant 1 : index
+        %533 = arith.subi %0, %532 : index
+        %534 = arith.minsi %531, %533 : index
+        %535 = arith.constant 0 : index
+        %536 = arith.maxsi %534, %535 : index
+        %537 = memref.load %lut[%536] : memref<?xf64>
+        %538 = arith.addf %527, %537 : f64
+        linalg.yield %538 : f64
+      }
+      %539 = arith.constant 63 : index
+      %540 = arith.addi %485, %539 : index
+      %541 = arith.constant 64 : index
+      %542 = arith.divui %540, %541 : index
+      %543 = arith.constant 1 : index
+      %544 = arith.maxsi %542, %543 : index
+      scf.parallel (%545) = (%488) to (%485) step (%544) {
+        %546 = arith.addi %545, %544 : index
+        %547 = arith.minsi %546, %485 : index
+        %548 = memref.alloca() : memref<8xf64>
+        scf.for %549 = %545 to %547 step %489 {
+          %550 = arith.muli %549, %483 : index
+          %551 = arith.addi %482, %550 : index
+          %552 = arith.constant 0 : index
+          %553 = memref.reinterpret_cast %548 to offset: [0], sizes: [%483], strides: [%552] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%553 : memref<?xf64, strided<[?]>>)
+              outs(%548 : memref<8xf64>) {
+            ^bb0(%554: f64, %555: f64):
+            %556 = linalg.index 0 : index
+            %557 = arith.addi %556, %551 : index
+            %558 = memref.load %a[%557] : memref<?xi32>
+            %559 = arith.constant 2 : i32
+            %560 = arith.constant 0 : i32
+            %561 = arith.constant 1 : i32
+            %562 = arith.constant -1 : i32
+            %563 = arith.cmpi eq, %559, %560 : i32
+            %564 = arith.cmpi eq, %559, %562 : i32
+            %565 = arith.ori %563, %564 : i1
+            %566 = arith.select %565, %561, %559 : i32
+            %567 = arith.divsi %558, %566 : i32
+            %568 = arith.subi %560, %558 : i32
+            %569 = arith.select %564, %568, %567 : i32
+            %570 = arith.select %563, %560, %569 : i32
+            %571 = arith.sitofp %570 : i32 to f64
+            %572 = arith.constant 3 : index
+            %573 = arith.constant 0 : index
+            %574 = arith.constant 1 : index
+            %575 = arith.constant -1 : index
+            %576 = arith.cmpi eq, %572, %573 : index
+            %577 = arith.cmpi eq, %572, %575 : index
+            %578 = arith.ori %576, %577 : i1
+            %579 = arith.select %578, %574, %572 : index
+            %580 = arith.divsi %557, %579 : index
+            %581 = arith.subi %573, %557 : index
+            %582 = arith.select %577, %581, %580 : index
+            %583 = arith.select %576, %573, %582 : index
+            %584 = arith.index_cast %583 : index to i64
+            %585 = arith.sitofp %584 : i64 to f64
+            %586 = arith.constant 0.5 : f64
+            %587 = arith.mulf %585, %586 : f64
+            %588 = arith.addf %571, %587 : f64
+            %589 = memref.load %a[%557] : memref<?xi32>
+            %590 = arith.constant 8 : i32
+            %591 = arith.addi %589, %590 : i32
+            %592 = arith.index_cast %591 : i32 to index
+            %593 = arith.constant 1 : index
+            %594 = arith.subi %0, %593 : index
+            %595 = arith.minsi %592, %594 : index
+            %596 = arith.constant 0 : index
+            %597 = arith.maxsi %595, %596 : index
+            %598 = memref.load %lut[%597] : memref<?xf64>
+            %599 = arith.addf %588, %598 : f64
+            linalg.yield %599 : f64
+          }
+          %600 = arith.constant 4 : index
+          %601 = vector.load %548[%488] : memref<8xf64>, vector<4xf64>
+          %602 = vector.load %548[%600] : memref<8xf64>, vector<4xf64>
+          %603 = arith.muli %551, %469 : index
+          %604 = arith.addi %476, %603 : index
+          %605 = arith.index_cast %604 : index to i64
+          %606 = llvm.inttoptr %605 : i64 to !llvm.ptr
+          llvm.store %601, %606 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %607 = llvm.getelementptr %606[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %602, %607 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %608 = arith.subi %N, %487 : index
+      %609 = memref.subview %g[%487] [%608] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %610 = arith.constant 0 : index
+      %611 = memref.reinterpret_cast %609 to offset: [0], sizes: [%608], strides: [%610] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%611 : memref<?xf64, strided<[?]>>)
+          outs(%609 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%612: f64, %613: f64):
+        %614 = linalg.index 0 : index
+        %615 = arith.addi %614, %487 : index
+        %616 = memref.load %a[%615] : memref<?xi32>
+        %617 = arith.constant 2 : i32
+        %618 = arith.constant 0 : i32
+        %619 = arith.constant 1 : i32
+        %620 = arith.constant -1 : i32
+        %621 = arith.cmpi eq, %617, %618 : i32
+        %622 = arith.cmpi eq, %617, %620 : i32
+        %623 = arith.ori %621, %622 : i1
+        %624 = arith.select %623, %619, %617 : i32
+        %625 = arith.divsi %616, %624 : i32
+        %626 = arith.subi %618, %616 : i32
+        %627 = arith.select %622, %626, %625 : i32
+        %628 = arith.select %621, %618, %627 : i32
+        %629 = arith.sitofp %628 : i32 to f64
+        %630 = arith.constant 3 : index
+        %631 = arith.constant 0 : index
+        %632 = arith.constant 1 : index
+        %633 = arith.constant -1 : index
+        %634 = arith.cmpi eq, %630, %631 : index
+        %635 = arith.cmpi eq, %630, %633 : index
+        %636 = arith.ori %634, %635 : i1
+        %637 = arith.select %636, %632, %630 : index
+        %638 = arith.divsi %615, %637 : index
+        %639 = arith.subi %631, %615 : index
+        %640 = arith.select %635, %639, %638 : index
+        %641 = arith.select %634, %631, %640 : index
+        %642 = arith.index_cast %641 : index to i64
+        %643 = arith.sitofp %642 : i64 to f64
+        %644 = arith.constant 0.5 : f64
+        %645 = arith.mulf %643, %644 : f64
+        %646 = arith.addf %629, %645 : f64
+        %647 = memref.load %a[%615] : memref<?xi32>
+        %648 = arith.constant 8 : i32
+        %649 = arith.addi %647, %648 : i32
+        %650 = arith.index_cast %649 : i32 to index
+        %651 = arith.constant 1 : index
+        %652 = arith.subi %0, %651 : index
+        %653 = arith.minsi %650, %652 : index
+        %654 = arith.constant 0 : index
+        %655 = arith.maxsi %653, %654 : index
+        %656 = memref.load %lut[%655] : memref<?xf64>
+        %657 = arith.addf %646, %656 : f64
+        linalg.yield %657 : f64
+      }
+    } else {
+      %658 = arith.constant 0 : index
+      %659 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%658] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%659, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+          outs(%g : memref<?xf64>) {
+        ^bb0(%660: f64, %661: i32, %662: f64):
+        %663 = linalg.index 0 : index
+        %664 = arith.constant 2 : i32
+        %665 = arith.constant 0 : i32
+        %666 = arith.constant 1 : i32
+        %667 = arith.constant -1 : i32
+        %668 = arith.cmpi eq, %664, %665 : i32
+        %669 = arith.cmpi eq, %664, %667 : i32
+        %670 = arith.ori %668, %669 : i1
+        %671 = arith.select %670, %666, %664 : i32
+        %672 = arith.divsi %661, %671 : i32
+        %673 = arith.subi %665, %661 : i32
+        %674 = arith.select %669, %673, %672 : i32
+        %675 = arith.select %668, %665, %674 : i32
+        %676 = arith.sitofp %675 : i32 to f64
+        %677 = arith.constant 3 : index
+        %678 = arith.constant 0 : index
+        %679 = arith.constant 1 : index
+        %680 = arith.constant -1 : index
+        %681 = arith.cmpi eq, %677, %678 : index
+        %682 = arith.cmpi eq, %677, %680 : index
+        %683 = arith.ori %681, %682 : i1
+        %684 = arith.select %683, %679, %677 : index
+        %685 = arith.divsi %663, %684 : index
+        %686 = arith.subi %678, %663 : index
+        %687 = arith.select %682, %686, %685 : index
+        %688 = arith.select %681, %678, %687 : index
+        %689 = arith.index_cast %688 : index to i64
+        %690 = arith.sitofp %689 : i64 to f64
+        %691 = arith.constant 0.5 : f64
+        %692 = arith.mulf %690, %691 : f64
+        %693 = arith.addf %676, %692 : f64
+        %694 = arith.constant 8 : i32
+        %695 = arith.addi %661, %694 : i32
+        %696 = arith.index_cast %695 : i32 to index
+        %697 = arith.constant 1 : index
+        %698 = arith.subi %0, %697 : index
+        %699 = arith.minsi %696, %698 : index
+        %700 = arith.constant 0 : index
+        %701 = arith.maxsi %699, %700 : index
+        %702 = memref.load %lut[%701] : memref<?xf64>
+        %703 = arith.addf %693, %702 : f64
+        linalg.yield %703 : f64
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -209,96 +209,122 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @layernorm_openmp(%x: memref<?x?x?xf32> {llvm.noalias}, %gain: memref<?xf32> {llvm.noalias}, %mean: memref<?x?xf32> {llvm.noalias}, %rstd: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %R: index, %C: index) attributes {llvm.emit_c_interface} {
-    // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
-    %0 = memref.alloc(%B, %R) : memref<?x?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?x?xf32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %C, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = arith.constant 0 : index
-    %9 = memref.reinterpret_cast %0 to offset: [0], sizes: [%B, %R, %5], strides: [%6, %7, %8] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%9, %x : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?x?xf32>)
-        outs(%0 : memref<?x?xf32>) {
-      ^bb0(%10: f32, %11: f32, %12: f32):
-      %13 = arith.addf %12, %11 fastmath<reassoc> : f32
-      linalg.yield %13 : f32
-    }
-    %14 = arith.constant 0 : index
-    %15 = arith.constant 0 : index
-    %16 = memref.reinterpret_cast %mean to offset: [0], sizes: [%B, %R], strides: [%14, %15] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%16, %0 : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%mean : memref<?x?xf32>) {
-      ^bb0(%17: f32, %18: f32, %19: f32):
-      %20 = arith.index_cast %C : index to i64
-      %21 = arith.sitofp %20 : i64 to f32
-      %22 = arith.divf %18, %21 : f32
-      linalg.yield %22 : f32
-    }
-    memref.dealloc %0 : memref<?x?xf32>
-    // rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
-    %23 = memref.alloc(%B, %R) : memref<?x?xf32>
-    %24 = arith.constant 0.0 : f32
-    linalg.fill ins(%24 : f32) outs(%23 : memref<?x?xf32>)
-    %25 = arith.constant 0 : index
-    %26 = arith.subi %C, %25 : index
-    %27 = arith.constant 0 : index
-    %28 = arith.maxsi %26, %27 : index
-    %29 = arith.constant 0 : index
-    %30 = arith.constant 0 : index
-    %31 = arith.constant 0 : index
-    %32 = memref.reinterpret_cast %23 to offset: [0], sizes: [%B, %R, %28], strides: [%29, %30, %31] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%32, %x, %mean : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?x?xf32>, memref<?x?xf32>)
-        outs(%23 : memref<?x?xf32>) {
-      ^bb0(%33: f32, %34: f32, %35: f32, %36: f32):
-      %37 = arith.subf %34, %35 : f32
-      %38 = arith.subf %34, %35 : f32
-      %39 = arith.mulf %37, %38 : f32
-      %40 = arith.addf %36, %39 fastmath<reassoc> : f32
-      linalg.yield %40 : f32
-    }
-    %41 = arith.constant 0 : index
-    %42 = arith.constant 0 : index
-    %43 = memref.reinterpret_cast %rstd to offset: [0], sizes: [%B, %R], strides: [%41, %42] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%43, %23 : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%rstd : memref<?x?xf32>) {
-      ^bb0(%44: f32, %45: f32, %46: f32):
-      %47 = arith.constant 1.0 : f32
-      %48 = arith.index_cast %C : index to i64
-      %49 = arith.sitofp %48 : i64 to f32
-      %50 = arith.divf %45, %49 : f32
-      %51 = arith.constant 1.0e-05 : f32
-      %52 = arith.addf %50, %51 : f32
-      %53 = math.sqrt %52 : f32
-      %54 = arith.divf %47, %53 : f32
-      linalg.yield %54 : f32
-    }
-    memref.dealloc %23 : memref<?x?xf32>
-    // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-    %55 = arith.constant 0 : index
-    %56 = arith.constant 0 : index
-    %57 = arith.constant 0 : index
-    %58 = memref.reinterpret_cast %y to offset: [0], sizes: [%B, %R, %C], strides: [%55, %56, %57] : memref<?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%58, %x, %mean, %rstd, %gain : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>)
-        outs(%y : memref<?x?x?xf32>) {
-      ^bb0(%59: f32, %60: f32, %61: f32, %62: f32, %63: f32, %64: f32):
-      %65 = arith.subf %60, %61 : f32
-      %66 = arith.mulf %65, %62 : f32
-      %67 = arith.mulf %66, %63 : f32
-      linalg.yield %67 : f32
+    // Statements 1 to 3 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %B, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%B) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %B : index
+      %11 = memref.alloc(%R) : memref<?xf32>
+      %12 = memref.alloc(%R) : memref<?xf32>
+      %13 = memref.alloc(%R) : memref<?xf32>
+      %14 = memref.alloc(%R) : memref<?xf32>
+      scf.for %15 = %8 to %10 step %1 {
+        %16 = memref.subview %x[%15, 0, 0] [1, %R, %C] [1, 1, 1] : memref<?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %17 = memref.subview %y[%15, 0, 0] [1, %R, %C] [1, 1, 1] : memref<?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
+        %18 = arith.constant 0.0 : f32
+        linalg.fill ins(%18 : f32) outs(%13 : memref<?xf32>)
+        %19 = arith.constant 0 : index
+        %20 = arith.subi %C, %19 : index
+        %21 = arith.constant 0 : index
+        %22 = arith.maxsi %20, %21 : index
+        %23 = arith.constant 0 : index
+        %24 = arith.constant 0 : index
+        %25 = memref.reinterpret_cast %13 to offset: [0], sizes: [%R, %22], strides: [%23, %24] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+            ins(%25, %16 : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            outs(%13 : memref<?xf32>) {
+          ^bb0(%26: f32, %27: f32, %28: f32):
+          %29 = arith.addf %28, %27 fastmath<reassoc> : f32
+          linalg.yield %29 : f32
+        }
+        %30 = arith.constant 0 : index
+        %31 = memref.reinterpret_cast %11 to offset: [0], sizes: [%R], strides: [%30] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%31, %13 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+            outs(%11 : memref<?xf32>) {
+          ^bb0(%32: f32, %33: f32, %34: f32):
+          %35 = arith.index_cast %C : index to i64
+          %36 = arith.sitofp %35 : i64 to f32
+          %37 = arith.divf %33, %36 : f32
+          linalg.yield %37 : f32
+        }
+        // rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
+        %38 = arith.constant 0.0 : f32
+        linalg.fill ins(%38 : f32) outs(%14 : memref<?xf32>)
+        %39 = arith.constant 0 : index
+        %40 = arith.subi %C, %39 : index
+        %41 = arith.constant 0 : index
+        %42 = arith.maxsi %40, %41 : index
+        %43 = arith.constant 0 : index
+        %44 = arith.constant 0 : index
+        %45 = memref.reinterpret_cast %14 to offset: [0], sizes: [%R, %42], strides: [%43, %44] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+            ins(%45, %16, %11 : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?xf32>)
+            outs(%14 : memref<?xf32>) {
+          ^bb0(%46: f32, %47: f32, %48: f32, %49: f32):
+          %50 = arith.subf %47, %48 : f32
+          %51 = arith.subf %47, %48 : f32
+          %52 = arith.mulf %50, %51 : f32
+          %53 = arith.addf %49, %52 fastmath<reassoc> : f32
+          linalg.yield %53 : f32
+        }
+        %54 = arith.constant 0 : index
+        %55 = memref.reinterpret_cast %12 to offset: [0], sizes: [%R], strides: [%54] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%55, %14 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+            outs(%12 : memref<?xf32>) {
+          ^bb0(%56: f32, %57: f32, %58: f32):
+          %59 = arith.constant 1.0 : f32
+          %60 = arith.index_cast %C : index to i64
+          %61 = arith.sitofp %60 : i64 to f32
+          %62 = arith.divf %57, %61 : f32
+          %63 = arith.constant 1.0e-05 : f32
+          %64 = arith.addf %62, %63 : f32
+          %65 = math.sqrt %64 : f32
+          %66 = arith.divf %59, %65 : f32
+          linalg.yield %66 : f32
+        }
+        // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
+        %67 = arith.constant 0 : index
+        %68 = arith.constant 0 : index
+        %69 = memref.reinterpret_cast %17 to offset: [0], sizes: [%R, %C], strides: [%67, %68] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+            ins(%69, %16, %11, %12, %gain : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?xf32>, memref<?xf32>, memref<?xf32>)
+            outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%70: f32, %71: f32, %72: f32, %73: f32, %74: f32, %75: f32):
+          %76 = arith.subf %71, %72 : f32
+          %77 = arith.mulf %76, %73 : f32
+          %78 = arith.mulf %77, %74 : f32
+          linalg.yield %78 : f32
+        }
+      }
+      memref.dealloc %11 : memref<?xf32>
+      memref.dealloc %12 : memref<?xf32>
+      memref.dealloc %13 : memref<?xf32>
+      memref.dealloc %14 : memref<?xf32>
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -269,126 +269,275 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @norms_openmp(%a: memref<?x?xf64> {llvm.noalias}, %l2: memref<f64> {llvm.noalias}, %peak: memref<f64> {llvm.noalias}, %lowest: memref<f64> {llvm.noalias}, %rowmax_sum: memref<f64> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
     %0 = memref.alloc() : memref<f64>
-    %1 = arith.constant 0.0 : f64
-    linalg.fill ins(%1 : f64) outs(%0 : memref<f64>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %R, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %0 to offset: [0], sizes: [%5], strides: [%6] : memref<f64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%7 : memref<?xf64, strided<[?]>>)
-        outs(%0 : memref<f64>) {
-      ^bb0(%8: f64, %9: f64):
-      %10 = linalg.index 0 : index
-      %11 = arith.addi %10, %2 : index
-      %12 = arith.constant 0 : index
-      %13 = arith.constant 1 : index
-      %14 = arith.constant 0.0 : f64
-      %15 = scf.for %16 = %12 to %C step %13 iter_args(%17 = %14) -> (f64) {
-        %18 = memref.load %a[%11, %16] : memref<?x?xf64>
-        %19 = memref.load %a[%11, %16] : memref<?x?xf64>
-        %20 = arith.mulf %18, %19 : f64
-        %21 = arith.addf %17, %20 fastmath<reassoc> : f64
-        scf.yield %21 : f64
+    // In parallel blocks, then the blocks' partial results.
+    %1 = arith.constant 0 : index
+    %2 = arith.subi %R, %1 : index
+    %3 = arith.constant 0 : index
+    %4 = arith.maxsi %2, %3 : index
+    %5 = arith.constant 0 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.constant 63 : index
+    %8 = arith.addi %4, %7 : index
+    %9 = arith.constant 64 : index
+    %10 = arith.divui %8, %9 : index
+    %11 = arith.constant 1 : index
+    %12 = arith.maxsi %10, %11 : index
+    %13 = arith.subi %12, %6 : index
+    %14 = arith.addi %4, %13 : index
+    %15 = arith.divui %14, %12 : index
+    %16 = memref.alloca() : memref<64xf64>
+    scf.parallel (%17) = (%5) to (%15) step (%6) {
+      %18 = arith.muli %17, %12 : index
+      %19 = arith.addi %18, %12 : index
+      %20 = arith.minsi %19, %4 : index
+      %21 = arith.subi %20, %18 : index
+      %22 = arith.addi %1, %18 : index
+      %23 = memref.alloca() : memref<f64>
+      %24 = arith.constant 0.0 : f64
+      linalg.fill ins(%24 : f64) outs(%23 : memref<f64>)
+      %25 = arith.constant 0 : index
+      %26 = memref.reinterpret_cast %23 to offset: [0], sizes: [%21], strides: [%25] : memref<f64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%26 : memref<?xf64, strided<[?]>>)
+          outs(%23 : memref<f64>) {
+        ^bb0(%27: f64, %28: f64):
+        %29 = linalg.index 0 : index
+        %30 = arith.addi %29, %22 : index
+        %31 = arith.constant 0 : index
+        %32 = arith.constant 1 : index
+        %33 = arith.constant 0.0 : f64
+        %34 = scf.for %35 = %31 to %C step %32 iter_args(%36 = %33) -> (f64) {
+          %37 = memref.load %a[%30, %35] : memref<?x?xf64>
+          %38 = memref.load %a[%30, %35] : memref<?x?xf64>
+          %39 = arith.mulf %37, %38 : f64
+          %40 = arith.addf %36, %39 fastmath<reassoc> : f64
+          scf.yield %40 : f64
+        }
+        %41 = arith.addf %28, %34 fastmath<reassoc> : f64
+        linalg.yield %41 : f64
       }
-      %22 = arith.addf %9, %15 fastmath<reassoc> : f64
-      linalg.yield %22 : f64
+      %42 = memref.load %23[] : memref<f64>
+      memref.store %42, %16[%17] : memref<64xf64>
+      scf.reduce
+    }
+    %43 = arith.constant 0.0 : f64
+    linalg.fill ins(%43 : f64) outs(%0 : memref<f64>)
+    %44 = memref.subview %16[0] [%15] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%44 : memref<?xf64, strided<[1]>>)
+        outs(%0 : memref<f64>) {
+      ^bb0(%45: f64, %46: f64):
+      %47 = arith.addf %46, %45 fastmath<reassoc> : f64
+      linalg.yield %47 : f64
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
         ins(%0 : memref<f64>)
         outs(%l2 : memref<f64>) {
-      ^bb0(%23: f64, %24: f64):
-      %25 = math.sqrt %23 : f64
-      linalg.yield %25 : f64
+      ^bb0(%48: f64, %49: f64):
+      %50 = math.sqrt %48 : f64
+      linalg.yield %50 : f64
     }
     memref.dealloc %0 : memref<f64>
     // peak = max(r in 0..R: max(c in 0..C: abs(a[r, c])))
-    %26 = arith.constant 0xFFF0000000000000 : f64
-    linalg.fill ins(%26 : f64) outs(%peak : memref<f64>)
-    %27 = arith.constant 0 : index
-    %28 = arith.subi %R, %27 : index
-    %29 = arith.constant 0 : index
-    %30 = arith.maxsi %28, %29 : index
-    %31 = arith.constant 0 : index
-    %32 = memref.reinterpret_cast %peak to offset: [0], sizes: [%30], strides: [%31] : memref<f64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%32 : memref<?xf64, strided<[?]>>)
-        outs(%peak : memref<f64>) {
-      ^bb0(%33: f64, %34: f64):
-      %35 = linalg.index 0 : index
-      %36 = arith.addi %35, %27 : index
-      %37 = arith.constant 0 : index
-      %38 = arith.constant 1 : index
-      %39 = arith.constant 0xFFF0000000000000 : f64
-      %40 = scf.for %41 = %37 to %C step %38 iter_args(%42 = %39) -> (f64) {
-        %43 = memref.load %a[%36, %41] : memref<?x?xf64>
-        %44 = math.absf %43 : f64
-        %45 = arith.maximumf %42, %44 : f64
-        scf.yield %45 : f64
+    // In parallel blocks, then the blocks' partial results.
+    %51 = arith.constant 0 : index
+    %52 = arith.subi %R, %51 : index
+    %53 = arith.constant 0 : index
+    %54 = arith.maxsi %52, %53 : index
+    %55 = arith.constant 0 : index
+    %56 = arith.constant 1 : index
+    %57 = arith.constant 63 : index
+    %58 = arith.addi %54, %57 : index
+    %59 = arith.constant 64 : index
+    %60 = arith.divui %58, %59 : index
+    %61 = arith.constant 1 : index
+    %62 = arith.maxsi %60, %61 : index
+    %63 = arith.subi %62, %56 : index
+    %64 = arith.addi %54, %63 : index
+    %65 = arith.divui %64, %62 : index
+    %66 = memref.alloca() : memref<64xf64>
+    scf.parallel (%67) = (%55) to (%65) step (%56) {
+      %68 = arith.muli %67, %62 : index
+      %69 = arith.addi %68, %62 : index
+      %70 = arith.minsi %69, %54 : index
+      %71 = arith.subi %70, %68 : index
+      %72 = arith.addi %51, %68 : index
+      %73 = memref.alloca() : memref<f64>
+      %74 = arith.constant 0xFFF0000000000000 : f64
+      linalg.fill ins(%74 : f64) outs(%73 : memref<f64>)
+      %75 = arith.constant 0 : index
+      %76 = memref.reinterpret_cast %73 to offset: [0], sizes: [%71], strides: [%75] : memref<f64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%76 : memref<?xf64, strided<[?]>>)
+          outs(%73 : memref<f64>) {
+        ^bb0(%77: f64, %78: f64):
+        %79 = linalg.index 0 : index
+        %80 = arith.addi %79, %72 : index
+        %81 = arith.constant 0 : index
+        %82 = arith.constant 1 : index
+        %83 = arith.constant 0xFFF0000000000000 : f64
+        %84 = scf.for %85 = %81 to %C step %82 iter_args(%86 = %83) -> (f64) {
+          %87 = memref.load %a[%80, %85] : memref<?x?xf64>
+          %88 = math.absf %87 : f64
+          %89 = arith.maximumf %86, %88 : f64
+          scf.yield %89 : f64
+        }
+        %90 = arith.maximumf %78, %84 : f64
+        linalg.yield %90 : f64
       }
-      %46 = arith.maximumf %34, %40 : f64
-      linalg.yield %46 : f64
+      %91 = memref.load %73[] : memref<f64>
+      memref.store %91, %66[%67] : memref<64xf64>
+      scf.reduce
+    }
+    %92 = arith.constant 0xFFF0000000000000 : f64
+    linalg.fill ins(%92 : f64) outs(%peak : memref<f64>)
+    %93 = memref.subview %66[0] [%65] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%93 : memref<?xf64, strided<[1]>>)
+        outs(%peak : memref<f64>) {
+      ^bb0(%94: f64, %95: f64):
+      %96 = arith.maximumf %95, %94 : f64
+      linalg.yield %96 : f64
     }
     // lowest = min(c in 0..C: a[0, c]) - 1.0
-    %47 = memref.alloc() : memref<f64>
-    %48 = arith.constant 0x7FF0000000000000 : f64
-    linalg.fill ins(%48 : f64) outs(%47 : memref<f64>)
-    %49 = arith.constant 0 : index
-    %50 = arith.subi %C, %49 : index
-    %51 = arith.constant 0 : index
-    %52 = arith.maxsi %50, %51 : index
-    %53 = arith.constant 0 : index
-    %54 = memref.reinterpret_cast %47 to offset: [0], sizes: [%52], strides: [%53] : memref<f64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%54, %a : memref<?xf64, strided<[?]>>, memref<?x?xf64>)
-        outs(%47 : memref<f64>) {
-      ^bb0(%55: f64, %56: f64, %57: f64):
-      %58 = arith.minimumf %57, %56 : f64
-      linalg.yield %58 : f64
+    %97 = memref.alloc() : memref<f64>
+    // In parallel blocks, then the blocks' partial results.
+    %98 = arith.constant 0 : index
+    %99 = arith.subi %C, %98 : index
+    %100 = arith.constant 0 : index
+    %101 = arith.maxsi %99, %100 : index
+    %102 = arith.constant 0 : index
+    %103 = arith.constant 1 : index
+    %104 = arith.constant 63 : index
+    %105 = arith.addi %101, %104 : index
+    %106 = arith.constant 64 : index
+    %107 = arith.divui %105, %106 : index
+    %108 = arith.constant 1 : index
+    %109 = arith.maxsi %107, %108 : index
+    %110 = arith.subi %109, %103 : index
+    %111 = arith.addi %101, %110 : index
+    %112 = arith.divui %111, %109 : index
+    %113 = memref.alloca() : memref<64xf64>
+    scf.parallel (%114) = (%102) to (%112) step (%103) {
+      %115 = arith.muli %114, %109 : index
+      %116 = arith.addi %115, %109 : index
+      %117 = arith.minsi %116, %101 : index
+      %118 = arith.subi %117, %115 : index
+      %119 = arith.addi %98, %115 : index
+      %120 = memref.alloca() : memref<f64>
+      %121 = arith.constant 0x7FF0000000000000 : f64
+      linalg.fill ins(%121 : f64) outs(%120 : memref<f64>)
+      %122 = arith.constant 0 : index
+      %123 = memref.reinterpret_cast %120 to offset: [0], sizes: [%118], strides: [%122] : memref<f64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%123 : memref<?xf64, strided<[?]>>)
+          outs(%120 : memref<f64>) {
+        ^bb0(%124: f64, %125: f64):
+        %126 = linalg.index 0 : index
+        %127 = arith.addi %126, %119 : index
+        %128 = arith.constant 0 : index
+        %129 = memref.load %a[%128, %127] : memref<?x?xf64>
+        %130 = arith.minimumf %125, %129 : f64
+        linalg.yield %130 : f64
+      }
+      %131 = memref.load %120[] : memref<f64>
+      memref.store %131, %113[%114] : memref<64xf64>
+      scf.reduce
+    }
+    %132 = arith.constant 0x7FF0000000000000 : f64
+    linalg.fill ins(%132 : f64) outs(%97 : memref<f64>)
+    %133 = memref.subview %113[0] [%112] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%133 : memref<?xf64, strided<[1]>>)
+        outs(%97 : memref<f64>) {
+      ^bb0(%134: f64, %135: f64):
+      %136 = arith.minimumf %135, %134 : f64
+      linalg.yield %136 : f64
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%47 : memref<f64>)
+        ins(%97 : memref<f64>)
         outs(%lowest : memref<f64>) {
-      ^bb0(%59: f64, %60: f64):
-      %61 = arith.constant 1.0 : f64
-      %62 = arith.subf %59, %61 : f64
-      linalg.yield %62 : f64
+      ^bb0(%137: f64, %138: f64):
+      %139 = arith.constant 1.0 : f64
+      %140 = arith.subf %137, %139 : f64
+      linalg.yield %140 : f64
     }
-    memref.dealloc %47 : memref<f64>
+    memref.dealloc %97 : memref<f64>
     // rowmax_sum = sum(r in 0..R: max(c in 0..C: a[r, c]))
-    %63 = arith.constant 0.0 : f64
-    linalg.fill ins(%63 : f64) outs(%rowmax_sum : memref<f64>)
-    %64 = arith.constant 0 : index
-    %65 = arith.subi %R, %64 : index
-    %66 = arith.constant 0 : index
-    %67 = arith.maxsi %65, %66 : index
-    %68 = arith.constant 0 : index
-    %69 = memref.reinterpret_cast %rowmax_sum to offset: [0], sizes: [%67], strides: [%68] : memref<f64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%69 : memref<?xf64, strided<[?]>>)
-        outs(%rowmax_sum : memref<f64>) {
-      ^bb0(%70: f64, %71: f64):
-      %72 = linalg.index 0 : index
-      %73 = arith.addi %72, %64 : index
-      %74 = arith.constant 0 : index
-      %75 = arith.constant 1 : index
-      %76 = arith.constant 0xFFF0000000000000 : f64
-      %77 = scf.for %78 = %74 to %C step %75 iter_args(%79 = %76) -> (f64) {
-        %80 = memref.load %a[%73, %78] : memref<?x?xf64>
-        %81 = arith.maximumf %79, %80 : f64
-        scf.yield %81 : f64
+    // In parallel blocks, then the blocks' partial results.
+    %141 = arith.constant 0 : index
+    %142 = arith.subi %R, %141 : index
+    %143 = arith.constant 0 : index
+    %144 = arith.maxsi %142, %143 : index
+    %145 = arith.constant 0 : index
+    %146 = arith.constant 1 : index
+    %147 = arith.constant 63 : index
+    %148 = arith.addi %144, %147 : index
+    %149 = arith.constant 64 : index
+    %150 = arith.divui %148, %149 : index
+    %151 = arith.constant 1 : index
+    %152 = arith.maxsi %150, %151 : index
+    %153 = arith.subi %152, %146 : index
+    %154 = arith.addi %144, %153 : index
+    %155 = arith.divui %154, %152 : index
+    %156 = memref.alloca() : memref<64xf64>
+    scf.parallel (%157) = (%145) to (%155) step (%146) {
+      %158 = arith.muli %157, %152 : index
+      %159 = arith.addi %158, %152 : index
+      %160 = arith.minsi %159, %144 : index
+      %161 = arith.subi %160, %158 : index
+      %162 = arith.addi %141, %158 : index
+      %163 = memref.alloca() : memref<f64>
+      %164 = arith.constant 0.0 : f64
+      linalg.fill ins(%164 : f64) outs(%163 : memref<f64>)
+      %165 = arith.constant 0 : index
+      %166 = memref.reinterpret_cast %163 to offset: [0], sizes: [%161], strides: [%165] : memref<f64> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%166 : memref<?xf64, strided<[?]>>)
+          outs(%163 : memref<f64>) {
+        ^bb0(%167: f64, %168: f64):
+        %169 = linalg.index 0 : index
+        %170 = arith.addi %169, %162 : index
+        %171 = arith.constant 0 : index
+        %172 = arith.constant 1 : index
+        %173 = arith.constant 0xFFF0000000000000 : f64
+        %174 = scf.for %175 = %171 to %C step %172 iter_args(%176 = %173) -> (f64) {
+          %177 = memref.load %a[%170, %175] : memref<?x?xf64>
+          %178 = arith.maximumf %176, %177 : f64
+          scf.yield %178 : f64
+        }
+        %179 = arith.addf %168, %174 fastmath<reassoc> : f64
+        linalg.yield %179 : f64
       }
-      %82 = arith.addf %71, %77 fastmath<reassoc> : f64
-      linalg.yield %82 : f64
+      %180 = memref.load %163[] : memref<f64>
+      memref.store %180, %156[%157] : memref<64xf64>
+      scf.reduce
+    }
+    %181 = arith.constant 0.0 : f64
+    linalg.fill ins(%181 : f64) outs(%rowmax_sum : memref<f64>)
+    %182 = memref.subview %156[0] [%155] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%182 : memref<?xf64, strided<[1]>>)
+        outs(%rowmax_sum : memref<f64>) {
+      ^bb0(%183: f64, %184: f64):
+      %185 = arith.addf %184, %183 fastmath<reassoc> : f64
+      linalg.yield %185 : f64
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

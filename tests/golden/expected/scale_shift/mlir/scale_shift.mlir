@@ -150,67 +150,393 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @scale_shift_openmp(%x: memref<?xf32> {llvm.noalias}, %alpha: memref<f32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
-    %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32, %4: f32, %5: f32):
-      %6 = linalg.index 0 : index
-      %7 = arith.mulf %3, %4 : f32
-      %8 = arith.constant 0.1 : f32
-      %9 = arith.constant 3 : index
-      %10 = arith.constant 0 : index
-      %11 = arith.constant 1 : index
-      %12 = arith.constant -1 : index
-      %13 = arith.cmpi eq, %9, %10 : index
-      %14 = arith.cmpi eq, %9, %12 : index
-      %15 = arith.ori %13, %14 : i1
-      %16 = arith.select %15, %11, %9 : index
-      %17 = arith.remsi %6, %16 : index
-      %18 = arith.select %15, %10, %17 : index
-      %19 = arith.index_cast %18 : index to i64
-      %20 = arith.sitofp %19 : i64 to f32
-      %21 = arith.mulf %8, %20 : f32
-      %22 = arith.addf %7, %21 : f32
-      %23 = arith.constant 2.5e-07 : f32
-      %24 = arith.subf %22, %23 : f32
-      linalg.yield %24 : f32
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %N : index
+    %2 = arith.constant 4 : index
+    %3 = arith.addi %1, %2 : index
+    %4 = arith.constant 4 : index
+    %5 = arith.muli %4, %N : index
+    %6 = arith.addi %3, %5 : index
+    %7 = arith.constant 33554432 : index
+    %8 = arith.cmpi sge, %6, %7 : index
+    scf.if %8 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %9 = arith.constant 4 : index
+      %10, %11, %12, %13 = memref.extract_strided_metadata %y : memref<?xf32> -> memref<f32>, index, index, index
+      %14 = memref.extract_aligned_pointer_as_index %y : memref<?xf32> -> index
+      %15 = arith.muli %11, %9 : index
+      %16 = arith.addi %14, %15 : index
+      %17 = arith.constant 64 : index
+      %18 = arith.remui %16, %17 : index
+      %19 = arith.subi %17, %18 : index
+      %20 = arith.remui %19, %17 : index
+      %21 = arith.divui %20, %9 : index
+      %22 = arith.minsi %21, %N : index
+      %23 = arith.constant 16 : index
+      %24 = arith.subi %N, %22 : index
+      %25 = arith.divui %24, %23 : index
+      %26 = arith.muli %25, %23 : index
+      %27 = arith.addi %22, %26 : index
+      %28 = arith.constant 0 : index
+      %29 = arith.constant 1 : index
+      %30 = memref.subview %y[%28] [%22] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %31 = arith.constant 0 : index
+      %32 = memref.reinterpret_cast %30 to offset: [0], sizes: [%22], strides: [%31] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%32, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%30 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%33: f32, %34: f32, %35: f32):
+        %36 = linalg.index 0 : index
+        %37 = arith.addi %36, %28 : index
+        %38 = memref.load %x[%37] : memref<?xf32>
+        %39 = arith.mulf %34, %38 : f32
+        %40 = arith.constant 0.1 : f32
+        %41 = arith.constant 3 : index
+        %42 = arith.constant 0 : index
+        %43 = arith.constant 1 : index
+        %44 = arith.constant -1 : index
+        %45 = arith.cmpi eq, %41, %42 : index
+        %46 = arith.cmpi eq, %41, %44 : index
+        %47 = arith.ori %45, %46 : i1
+        %48 = arith.select %47, %43, %41 : index
+        %49 = arith.remsi %37, %48 : index
+        %50 = arith.select %47, %42, %49 : index
+        %51 = arith.index_cast %50 : index to i64
+        %52 = arith.sitofp %51 : i64 to f32
+        %53 = arith.mulf %40, %52 : f32
+        %54 = arith.addf %39, %53 : f32
+        %55 = arith.constant 2.5e-07 : f32
+        %56 = arith.subf %54, %55 : f32
+        linalg.yield %56 : f32
+      }
+      %57 = arith.constant 63 : index
+      %58 = arith.addi %25, %57 : index
+      %59 = arith.constant 64 : index
+      %60 = arith.divui %58, %59 : index
+      %61 = arith.constant 1 : index
+      %62 = arith.maxsi %60, %61 : index
+      scf.parallel (%63) = (%28) to (%25) step (%62) {
+        %64 = arith.addi %63, %62 : index
+        %65 = arith.minsi %64, %25 : index
+        %66 = memref.alloca() : memref<16xf32>
+        scf.for %67 = %63 to %65 step %29 {
+          %68 = arith.muli %67, %23 : index
+          %69 = arith.addi %22, %68 : index
+          %70 = arith.constant 0 : index
+          %71 = memref.reinterpret_cast %66 to offset: [0], sizes: [%23], strides: [%70] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%71, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%66 : memref<16xf32>) {
+            ^bb0(%72: f32, %73: f32, %74: f32):
+            %75 = linalg.index 0 : index
+            %76 = arith.addi %75, %69 : index
+            %77 = memref.load %x[%76] : memref<?xf32>
+            %78 = arith.mulf %73, %77 : f32
+            %79 = arith.constant 0.1 : f32
+            %80 = arith.constant 3 : index
+            %81 = arith.constant 0 : index
+            %82 = arith.constant 1 : index
+            %83 = arith.constant -1 : index
+            %84 = arith.cmpi eq, %80, %81 : index
+            %85 = arith.cmpi eq, %80, %83 : index
+            %86 = arith.ori %84, %85 : i1
+            %87 = arith.select %86, %82, %80 : index
+            %88 = arith.remsi %76, %87 : index
+            %89 = arith.select %86, %81, %88 : index
+            %90 = arith.index_cast %89 : index to i64
+            %91 = arith.sitofp %90 : i64 to f32
+            %92 = arith.mulf %79, %91 : f32
+            %93 = arith.addf %78, %92 : f32
+            %94 = arith.constant 2.5e-07 : f32
+            %95 = arith.subf %93, %94 : f32
+            linalg.yield %95 : f32
+          }
+          %96 = arith.constant 8 : index
+          %97 = vector.load %66[%28] : memref<16xf32>, vector<8xf32>
+          %98 = vector.load %66[%96] : memref<16xf32>, vector<8xf32>
+          %99 = arith.muli %69, %9 : index
+          %100 = arith.addi %16, %99 : index
+          %101 = arith.index_cast %100 : index to i64
+          %102 = llvm.inttoptr %101 : i64 to !llvm.ptr
+          llvm.store %97, %102 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %103 = llvm.getelementptr %102[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %98, %103 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %104 = arith.subi %N, %27 : index
+      %105 = memref.subview %y[%27] [%104] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %106 = arith.constant 0 : index
+      %107 = memref.reinterpret_cast %105 to offset: [0], sizes: [%104], strides: [%106] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%107, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%105 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%108: f32, %109: f32, %110: f32):
+        %111 = linalg.index 0 : index
+        %112 = arith.addi %111, %27 : index
+        %113 = memref.load %x[%112] : memref<?xf32>
+        %114 = arith.mulf %109, %113 : f32
+        %115 = arith.constant 0.1 : f32
+        %116 = arith.constant 3 : index
+        %117 = arith.constant 0 : index
+        %118 = arith.constant 1 : index
+        %119 = arith.constant -1 : index
+        %120 = arith.cmpi eq, %116, %117 : index
+        %121 = arith.cmpi eq, %116, %119 : index
+        %122 = arith.ori %120, %121 : i1
+        %123 = arith.select %122, %118, %116 : index
+        %124 = arith.remsi %112, %123 : index
+        %125 = arith.select %122, %117, %124 : index
+        %126 = arith.index_cast %125 : index to i64
+        %127 = arith.sitofp %126 : i64 to f32
+        %128 = arith.mulf %115, %127 : f32
+        %129 = arith.addf %114, %128 : f32
+        %130 = arith.constant 2.5e-07 : f32
+        %131 = arith.subf %129, %130 : f32
+        linalg.yield %131 : f32
+      }
+    } else {
+      %132 = arith.constant 0 : index
+      %133 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%132] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%133, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
+          outs(%y : memref<?xf32>) {
+        ^bb0(%134: f32, %135: f32, %136: f32, %137: f32):
+        %138 = linalg.index 0 : index
+        %139 = arith.mulf %135, %136 : f32
+        %140 = arith.constant 0.1 : f32
+        %141 = arith.constant 3 : index
+        %142 = arith.constant 0 : index
+        %143 = arith.constant 1 : index
+        %144 = arith.constant -1 : index
+        %145 = arith.cmpi eq, %141, %142 : index
+        %146 = arith.cmpi eq, %141, %144 : index
+        %147 = arith.ori %145, %146 : i1
+        %148 = arith.select %147, %143, %141 : index
+        %149 = arith.remsi %138, %148 : index
+        %150 = arith.select %147, %142, %149 : index
+        %151 = arith.index_cast %150 : index to i64
+        %152 = arith.sitofp %151 : i64 to f32
+        %153 = arith.mulf %140, %152 : f32
+        %154 = arith.addf %139, %153 : f32
+        %155 = arith.constant 2.5e-07 : f32
+        %156 = arith.subf %154, %155 : f32
+        linalg.yield %156 : f32
+      }
     }
     // z[i] = select(x[i] > 1.0, tanh(x[i]) + erf(-x[i]), sqrt(abs(log(x[i]))) * exp(-pi)) + max(x[i], 1.0) - min(-x[i], alpha)
-    %25 = arith.constant 0 : index
-    %26 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%25] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%26, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
-        outs(%z : memref<?xf32>) {
-      ^bb0(%27: f32, %28: f32, %29: f32, %30: f32):
-      %31 = arith.constant 1.0 : f32
-      %32 = arith.cmpf ogt, %28, %31 : f32
-      %33 = math.tanh %28 : f32
-      %34 = arith.negf %28 : f32
-      %35 = math.erf %34 : f32
-      %36 = arith.addf %33, %35 : f32
-      %37 = math.log %28 : f32
-      %38 = math.absf %37 : f32
-      %39 = math.sqrt %38 : f32
-      %40 = arith.constant 3.1415927 : f32
-      %41 = arith.negf %40 : f32
-      %42 = math.exp %41 : f32
-      %43 = arith.mulf %39, %42 : f32
-      %44 = arith.select %32, %36, %43 : f32
-      %45 = arith.constant 1.0 : f32
-      %46 = arith.maximumf %28, %45 : f32
-      %47 = arith.addf %44, %46 : f32
-      %48 = arith.negf %28 : f32
-      %49 = arith.minimumf %48, %29 : f32
-      %50 = arith.subf %47, %49 : f32
-      linalg.yield %50 : f32
+    %157 = arith.constant 4 : index
+    %158 = arith.muli %157, %N : index
+    %159 = arith.constant 4 : index
+    %160 = arith.addi %158, %159 : index
+    %161 = arith.constant 4 : index
+    %162 = arith.muli %161, %N : index
+    %163 = arith.addi %160, %162 : index
+    %164 = arith.constant 33554432 : index
+    %165 = arith.cmpi sge, %163, %164 : index
+    scf.if %165 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %166 = arith.constant 4 : index
+      %167, %168, %169, %170 = memref.extract_strided_metadata %z : memref<?xf32> -> memref<f32>, index, index, index
+      %171 = memref.extract_aligned_pointer_as_index %z : memref<?xf32> -> index
+      %172 = arith.muli %168, %166 : index
+      %173 = arith.addi %171, %172 : index
+      %174 = arith.constant 64 : index
+      %175 = arith.remui %173, %174 : index
+      %176 = arith.subi %174, %175 : index
+      %177 = arith.remui %176, %174 : index
+      %178 = arith.divui %177, %166 : index
+      %179 = arith.minsi %178, %N : index
+      %180 = arith.constant 16 : index
+      %181 = arith.subi %N, %179 : index
+      %182 = arith.divui %181, %180 : index
+      %183 = arith.muli %182, %180 : index
+      %184 = arith.addi %179, %183 : index
+      %185 = arith.constant 0 : index
+      %186 = arith.constant 1 : index
+      %187 = memref.subview %z[%185] [%179] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %188 = arith.constant 0 : index
+      %189 = memref.reinterpret_cast %187 to offset: [0], sizes: [%179], strides: [%188] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%189, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%187 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%190: f32, %191: f32, %192: f32):
+        %193 = linalg.index 0 : index
+        %194 = arith.addi %193, %185 : index
+        %195 = memref.load %x[%194] : memref<?xf32>
+        %196 = arith.constant 1.0 : f32
+        %197 = arith.cmpf ogt, %195, %196 : f32
+        %198 = memref.load %x[%194] : memref<?xf32>
+        %199 = math.tanh %198 : f32
+        %200 = memref.load %x[%194] : memref<?xf32>
+        %201 = arith.negf %200 : f32
+        %202 = math.erf %201 : f32
+        %203 = arith.addf %199, %202 : f32
+        %204 = memref.load %x[%194] : memref<?xf32>
+        %205 = math.log %204 : f32
+        %206 = math.absf %205 : f32
+        %207 = math.sqrt %206 : f32
+        %208 = arith.constant 3.1415927 : f32
+        %209 = arith.negf %208 : f32
+        %210 = math.exp %209 : f32
+        %211 = arith.mulf %207, %210 : f32
+        %212 = arith.select %197, %203, %211 : f32
+        %213 = memref.load %x[%194] : memref<?xf32>
+        %214 = arith.constant 1.0 : f32
+        %215 = arith.maximumf %213, %214 : f32
+        %216 = arith.addf %212, %215 : f32
+        %217 = memref.load %x[%194] : memref<?xf32>
+        %218 = arith.negf %217 : f32
+        %219 = arith.minimumf %218, %191 : f32
+        %220 = arith.subf %216, %219 : f32
+        linalg.yield %220 : f32
+      }
+      %221 = arith.constant 63 : index
+      %222 = arith.addi %182, %221 : index
+      %223 = arith.constant 64 : index
+      %224 = arith.divui %222, %223 : index
+      %225 = arith.constant 1 : index
+      %226 = arith.maxsi %224, %225 : index
+      scf.parallel (%227) = (%185) to (%182) step (%226) {
+        %228 = arith.addi %227, %226 : index
+        %229 = arith.minsi %228, %182 : index
+        %230 = memref.alloca() : memref<16xf32>
+        scf.for %231 = %227 to %229 step %186 {
+          %232 = arith.muli %231, %180 : index
+          %233 = arith.addi %179, %232 : index
+          %234 = arith.constant 0 : index
+          %235 = memref.reinterpret_cast %230 to offset: [0], sizes: [%180], strides: [%234] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%235, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%230 : memref<16xf32>) {
+            ^bb0(%236: f32, %237: f32, %238: f32):
+            %239 = linalg.index 0 : index
+            %240 = arith.addi %239, %233 : index
+            %241 = memref.load %x[%240] : memref<?xf32>
+            %242 = arith.constant 1.0 : f32
+            %243 = arith.cmpf ogt, %241, %242 : f32
+            %244 = memref.load %x[%240] : memref<?xf32>
+            %245 = math.tanh %244 : f32
+            %246 = memref.load %x[%240] : memref<?xf32>
+            %247 = arith.negf %246 : f32
+            %248 = math.erf %247 : f32
+            %249 = arith.addf %245, %248 : f32
+            %250 = memref.load %x[%240] : memref<?xf32>
+            %251 = math.log %250 : f32
+            %252 = math.absf %251 : f32
+            %253 = math.sqrt %252 : f32
+            %254 = arith.constant 3.1415927 : f32
+            %255 = arith.negf %254 : f32
+            %256 = math.exp %255 : f32
+            %257 = arith.mulf %253, %256 : f32
+            %258 = arith.select %243, %249, %257 : f32
+            %259 = memref.load %x[%240] : memref<?xf32>
+            %260 = arith.constant 1.0 : f32
+            %261 = arith.maximumf %259, %260 : f32
+            %262 = arith.addf %258, %261 : f32
+            %263 = memref.load %x[%240] : memref<?xf32>
+            %264 = arith.negf %263 : f32
+            %265 = arith.minimumf %264, %237 : f32
+            %266 = arith.subf %262, %265 : f32
+            linalg.yield %266 : f32
+          }
+          %267 = arith.constant 8 : index
+          %268 = vector.load %230[%185] : memref<16xf32>, vector<8xf32>
+          %269 = vector.load %230[%267] : memref<16xf32>, vector<8xf32>
+          %270 = arith.muli %233, %166 : index
+          %271 = arith.addi %173, %270 : index
+          %272 = arith.index_cast %271 : index to i64
+          %273 = llvm.inttoptr %272 : i64 to !llvm.ptr
+          llvm.store %268, %273 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %274 = llvm.getelementptr %273[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %269, %274 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %275 = arith.subi %N, %184 : index
+      %276 = memref.subview %z[%184] [%275] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %277 = arith.constant 0 : index
+      %278 = memref.reinterpret_cast %276 to offset: [0], sizes: [%275], strides: [%277] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%278, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%276 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%279: f32, %280: f32, %281: f32):
+        %282 = linalg.index 0 : index
+        %283 = arith.addi %282, %184 : index
+        %284 = memref.load %x[%283] : memref<?xf32>
+        %285 = arith.constant 1.0 : f32
+        %286 = arith.cmpf ogt, %284, %285 : f32
+        %287 = memref.load %x[%283] : memref<?xf32>
+        %288 = math.tanh %287 : f32
+        %289 = memref.load %x[%283] : memref<?xf32>
+        %290 = arith.negf %289 : f32
+        %291 = math.erf %290 : f32
+        %292 = arith.addf %288, %291 : f32
+        %293 = memref.load %x[%283] : memref<?xf32>
+        %294 = math.log %293 : f32
+        %295 = math.absf %294 : f32
+        %296 = math.sqrt %295 : f32
+        %297 = arith.constant 3.1415927 : f32
+        %298 = arith.negf %297 : f32
+        %299 = math.exp %298 : f32
+        %300 = arith.mulf %296, %299 : f32
+        %301 = arith.select %286, %292, %300 : f32
+        %302 = memref.load %x[%283] : memref<?xf32>
+        %303 = arith.constant 1.0 : f32
+        %304 = arith.maximumf %302, %303 : f32
+        %305 = arith.addf %301, %304 : f32
+        %306 = memref.load %x[%283] : memref<?xf32>
+        %307 = arith.negf %306 : f32
+        %308 = arith.minimumf %307, %280 : f32
+        %309 = arith.subf %305, %308 : f32
+        linalg.yield %309 : f32
+      }
+    } else {
+      %310 = arith.constant 0 : index
+      %311 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%310] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%311, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+          outs(%z : memref<?xf32>) {
+        ^bb0(%312: f32, %313: f32, %314: f32, %315: f32):
+        %316 = arith.constant 1.0 : f32
+        %317 = arith.cmpf ogt, %313, %316 : f32
+        %318 = math.tanh %313 : f32
+        %319 = arith.negf %313 : f32
+        %320 = math.erf %319 : f32
+        %321 = arith.addf %318, %320 : f32
+        %322 = math.log %313 : f32
+        %323 = math.absf %322 : f32
+        %324 = math.sqrt %323 : f32
+        %325 = arith.constant 3.1415927 : f32
+        %326 = arith.negf %325 : f32
+        %327 = math.exp %326 : f32
+        %328 = arith.mulf %324, %327 : f32
+        %329 = arith.select %317, %321, %328 : f32
+        %330 = arith.constant 1.0 : f32
+        %331 = arith.maximumf %313, %330 : f32
+        %332 = arith.addf %329, %331 : f32
+        %333 = arith.negf %313 : f32
+        %334 = arith.minimumf %333, %314 : f32
+        %335 = arith.subf %332, %334 : f32
+        linalg.yield %335 : f32
+      }
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -120,52 +120,136 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @vendor_reduce_openmp(%x: memref<?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %norm: memref<f32> {llvm.noalias}, %top: memref<i32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // norm = sqrt(sum(i in 0..N: x[i] * x[i]))
     %0 = memref.alloc() : memref<f32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<f32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %N, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %0 to offset: [0], sizes: [%5], strides: [%6] : memref<f32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%7, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
+    // In parallel blocks, then the blocks' partial results.
+    %1 = arith.constant 0 : index
+    %2 = arith.subi %N, %1 : index
+    %3 = arith.constant 0 : index
+    %4 = arith.maxsi %2, %3 : index
+    %5 = arith.constant 0 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.constant 63 : index
+    %8 = arith.addi %4, %7 : index
+    %9 = arith.constant 64 : index
+    %10 = arith.divui %8, %9 : index
+    %11 = arith.constant 1 : index
+    %12 = arith.maxsi %10, %11 : index
+    %13 = arith.subi %12, %6 : index
+    %14 = arith.addi %4, %13 : index
+    %15 = arith.divui %14, %12 : index
+    %16 = memref.alloca() : memref<64xf32>
+    scf.parallel (%17) = (%5) to (%15) step (%6) {
+      %18 = arith.muli %17, %12 : index
+      %19 = arith.addi %18, %12 : index
+      %20 = arith.minsi %19, %4 : index
+      %21 = arith.subi %20, %18 : index
+      %22 = arith.addi %1, %18 : index
+      %23 = memref.alloca() : memref<f32>
+      %24 = arith.constant 0.0 : f32
+      linalg.fill ins(%24 : f32) outs(%23 : memref<f32>)
+      %25 = arith.constant 0 : index
+      %26 = memref.reinterpret_cast %23 to offset: [0], sizes: [%21], strides: [%25] : memref<f32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%26 : memref<?xf32, strided<[?]>>)
+          outs(%23 : memref<f32>) {
+        ^bb0(%27: f32, %28: f32):
+        %29 = linalg.index 0 : index
+        %30 = arith.addi %29, %22 : index
+        %31 = memref.load %x[%30] : memref<?xf32>
+        %32 = memref.load %x[%30] : memref<?xf32>
+        %33 = arith.mulf %31, %32 : f32
+        %34 = arith.addf %28, %33 fastmath<reassoc> : f32
+        linalg.yield %34 : f32
+      }
+      %35 = memref.load %23[] : memref<f32>
+      memref.store %35, %16[%17] : memref<64xf32>
+      scf.reduce
+    }
+    %36 = arith.constant 0.0 : f32
+    linalg.fill ins(%36 : f32) outs(%0 : memref<f32>)
+    %37 = memref.subview %16[0] [%15] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%37 : memref<?xf32, strided<[1]>>)
         outs(%0 : memref<f32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.mulf %9, %9 : f32
-      %12 = arith.addf %10, %11 fastmath<reassoc> : f32
-      linalg.yield %12 : f32
+      ^bb0(%38: f32, %39: f32):
+      %40 = arith.addf %39, %38 fastmath<reassoc> : f32
+      linalg.yield %40 : f32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
         ins(%0 : memref<f32>)
         outs(%norm : memref<f32>) {
-      ^bb0(%13: f32, %14: f32):
-      %15 = math.sqrt %13 : f32
-      linalg.yield %15 : f32
+      ^bb0(%41: f32, %42: f32):
+      %43 = math.sqrt %41 : f32
+      linalg.yield %43 : f32
     }
     memref.dealloc %0 : memref<f32>
     // top = max(i in 0..N: v[i])
-    %16 = arith.constant -2147483648 : i32
-    linalg.fill ins(%16 : i32) outs(%top : memref<i32>)
-    %17 = arith.constant 0 : index
-    %18 = arith.subi %N, %17 : index
-    %19 = arith.constant 0 : index
-    %20 = arith.maxsi %18, %19 : index
-    %21 = arith.constant 0 : index
-    %22 = memref.reinterpret_cast %top to offset: [0], sizes: [%20], strides: [%21] : memref<i32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%22, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+    // In parallel blocks, then the blocks' partial results.
+    %44 = arith.constant 0 : index
+    %45 = arith.subi %N, %44 : index
+    %46 = arith.constant 0 : index
+    %47 = arith.maxsi %45, %46 : index
+    %48 = arith.constant 0 : index
+    %49 = arith.constant 1 : index
+    %50 = arith.constant 63 : index
+    %51 = arith.addi %47, %50 : index
+    %52 = arith.constant 64 : index
+    %53 = arith.divui %51, %52 : index
+    %54 = arith.constant 1 : index
+    %55 = arith.maxsi %53, %54 : index
+    %56 = arith.subi %55, %49 : index
+    %57 = arith.addi %47, %56 : index
+    %58 = arith.divui %57, %55 : index
+    %59 = memref.alloca() : memref<64xi32>
+    scf.parallel (%60) = (%48) to (%58) step (%49) {
+      %61 = arith.muli %60, %55 : index
+      %62 = arith.addi %61, %55 : index
+      %63 = arith.minsi %62, %47 : index
+      %64 = arith.subi %63, %61 : index
+      %65 = arith.addi %44, %61 : index
+      %66 = memref.alloca() : memref<i32>
+      %67 = arith.constant -2147483648 : i32
+      linalg.fill ins(%67 : i32) outs(%66 : memref<i32>)
+      %68 = arith.constant 0 : index
+      %69 = memref.reinterpret_cast %66 to offset: [0], sizes: [%64], strides: [%68] : memref<i32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%69 : memref<?xi32, strided<[?]>>)
+          outs(%66 : memref<i32>) {
+        ^bb0(%70: i32, %71: i32):
+        %72 = linalg.index 0 : index
+        %73 = arith.addi %72, %65 : index
+        %74 = memref.load %v[%73] : memref<?xi32>
+        %75 = arith.maxsi %71, %74 : i32
+        linalg.yield %75 : i32
+      }
+      %76 = memref.load %66[] : memref<i32>
+      memref.store %76, %59[%60] : memref<64xi32>
+      scf.reduce
+    }
+    %77 = arith.constant -2147483648 : i32
+    linalg.fill ins(%77 : i32) outs(%top : memref<i32>)
+    %78 = memref.subview %59[0] [%58] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%78 : memref<?xi32, strided<[1]>>)
         outs(%top : memref<i32>) {
-      ^bb0(%23: i32, %24: i32, %25: i32):
-      %26 = arith.maxsi %25, %24 : i32
-      linalg.yield %26 : i32
+      ^bb0(%79: i32, %80: i32):
+      %81 = arith.maxsi %80, %79 : i32
+      linalg.yield %81 : i32
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 
