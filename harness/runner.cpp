@@ -145,9 +145,11 @@ Readiness readiness(const Target& t) {
   Readiness r;
   if (!t.build.ok) {
     r.outcome = Outcome::Fail;
-    // The compiler's first error line ("file:line:col: error: ...") says the most.
+    // The compiler's first error line ("file:line:col: error: ...") says the most. It is looked
+    // for in the compiler's output only: a command line can hold "error" too (-Werror, or the
+    // mlir backend's whole build script).
     std::string summary = first_line(t.build.error);
-    std::istringstream lines(t.build.error);
+    std::istringstream lines(t.build.log.empty() ? t.build.error : t.build.log);
     for (std::string l; std::getline(lines, l);) {
       if (l.find("error") != std::string::npos && l.rfind("compiling ", 0) != 0) {
         summary = l;

@@ -244,6 +244,7 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
     fs::remove(tmp, ec);
     r.error = "compiling " + job.source + " failed (exit " + std::to_string(p.exit_code) +
               "):\n$ " + join_command(argv) + "\n" + p.output;
+    r.log = p.output;
     return finish(r);
   }
   fs::rename(tmp, final_path, ec);

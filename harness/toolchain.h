@@ -72,7 +72,7 @@ struct BuildResult {
   // When !ok: what went wrong, for the user. For a compiler failure this is the command line
   // followed by the compiler's own output (which names the source file and line).
   std::string error;
-  std::string log;     // compiler output of a successful build (warnings), may be empty
+  std::string log;     // the compiler's own output (warnings, or a failure's errors); may be empty
   double seconds = 0;  // wall time spent, including hashing
 };
 

@@ -107,6 +107,10 @@ TEST_F(ToolchainTest, CompileErrorNamesFileAndLine) {
   EXPECT_NE(r.error.find("broken.cpp:3:"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("undeclared_name"), std::string::npos) << r.error;
   EXPECT_TRUE(r.module_path.empty());
+  // The compiler's output alone, without the command line (whose flags may say "-Werror").
+  EXPECT_NE(r.log.find("broken.cpp:3:"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("$ "), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("-shared"), std::string::npos) << r.log;
 }
 
 TEST_F(ToolchainTest, MissingCompilerIsAnErrorNotACrash) {
