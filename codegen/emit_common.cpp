@@ -460,6 +460,29 @@ bool uses_var(const Expr& e, int var) {
   return false;
 }
 
+namespace {
+
+bool simd_over_outputs_in(const Expr& e, int out_var, std::vector<int>& reductions) {
+  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
+      uses_var(*e.args.back(), out_var)) {
+    for (int r : reductions)
+      for (const auto& a : e.args)
+        if (uses_var(*a, r)) return true;
+  }
+  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
+  bool found = false;
+  for (const auto& a : e.args) found = found || simd_over_outputs_in(*a, out_var, reductions);
+  if (e.kind == ExprKind::Reduce) reductions.pop_back();
+  return found;
+}
+
+}  // namespace
+
+bool simd_over_outputs(const Expr& e, int out_var) {
+  std::vector<int> reductions;
+  return simd_over_outputs_in(e, out_var, reductions);
+}
+
 DType value_type(const Expr& e) {
   switch (e.type) {
     case DType::F32:

@@ -54,24 +54,6 @@ Status CpuEmitter::check_variant(const Spec& spec, const Variant& v) const {
                  kContractionShape + "; no statement of '" + spec.name + "' has that shape");
 }
 
-// Whether vectorising the innermost output loop (index `out_var`) gives contiguous accesses in
-// the hot loops: some read inside a reduction varies with an enclosing reduction variable and
-// has `out_var` in its last (contiguous) subscript, as b[k, j] in a matrix product or
-// x[i + k] in a convolution. Otherwise (x[r, c] summed over c) the reduction loops get simd.
-bool simd_over_outputs(const Expr& e, int out_var, std::vector<int>& reductions) {
-  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
-      uses_var(*e.args.back(), out_var)) {
-    for (int r : reductions)
-      for (const auto& a : e.args)
-        if (uses_var(*a, r)) return true;
-  }
-  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
-  bool found = false;
-  for (const auto& a : e.args) found = found || simd_over_outputs(*a, out_var, reductions);
-  if (e.kind == ExprKind::Reduce) reductions.pop_back();
-  return found;
-}
-
 }  // namespace
 
 namespace {
@@ -82,10 +64,9 @@ namespace {
 void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  std::vector<int> reductions;
   const bool simd_out =
-      (!in_row || rank > 1) && (!contains_reduce(*st.rhs) ||
-                                simd_over_outputs(*st.rhs, static_cast<int>(rank) - 1, reductions));
+      (!in_row || rank > 1) &&
+      (!contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, static_cast<int>(rank) - 1));
   for (size_t d = in_row ? 1 : 0; d < rank; ++d) {
     if (omp && in_row) {
       if (d + 1 == rank && simd_out) w.line("#pragma omp simd");

@@ -1059,23 +1059,6 @@ class MojoLowering {
   std::map<const Expr*, std::string> overrides_;
 };
 
-// Whether vectorising the innermost output loop gives contiguous accesses in the hot loops (the
-// cpu backend's omp_simd rule): some read inside a reduction varies with an enclosing reduction
-// variable and has `out_var` in its last subscript, as b[k, j] in a matrix product.
-bool simd_over_outputs(const Expr& e, int out_var, std::vector<int>& reductions) {
-  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
-      uses_var(*e.args.back(), out_var)) {
-    for (int r : reductions)
-      for (const auto& a : e.args)
-        if (uses_var(*a, r)) return true;
-  }
-  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
-  bool found = false;
-  for (const auto& a : e.args) found = found || simd_over_outputs(*a, out_var, reductions);
-  if (e.kind == ExprKind::Reduce) reductions.pop_back();
-  return found;
-}
-
 // Top-level reductions of an expression (not nested in another reduction), in order.
 void top_reductions(const Expr& e, std::vector<const Expr*>& out) {
   if (e.kind == ExprKind::Reduce) {
@@ -1108,8 +1091,7 @@ void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     return;
   }
   const int v = static_cast<int>(rank) - 1;
-  std::vector<int> reductions;
-  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v, reductions);
+  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
   const bool vec = simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
   L.strip = !vec;
 
