@@ -155,6 +155,11 @@ class Body {
         stream();
       else
         emit_if(stream_cond_, stream, plain);
+    } else if (!in_row && row_contraction(st)) {
+      emit_row_group(RowGroup{static_cast<size_t>(&st - spec_.stmts.data()),
+                              static_cast<size_t>(&st - spec_.stmts.data()),
+                              {}});
+      st_ = &st;
     } else if (!in_row && streamable(st)) {
       const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
       emit_if(
@@ -233,6 +238,26 @@ class Body {
   // these are llvm.store ops with `alignment` and `nontemporal`, at the line's address.
   // Rank-2 outputs are streamed row by row in parallel blocks of rows (as a row group of one
   // statement); rank-1 outputs in parallel blocks of lines. Each block ends with a fence.
+
+  // Under `parallel`: whether `st` (of rank >= 2, not in a row group) is a contraction-like
+  // statement whose reductions' loops go outside the innermost output loop (simd_over_outputs:
+  // b[k, j] in a matrix product). It then runs as a row group of one statement, so that each
+  // row's generic is a sequential (k, j) loop nest that clang vectorises over j, instead of a
+  // parallel loop nested in a sequential one in a parallel one.
+  bool row_contraction(const Statement& st) const {
+    if (!parallel_ || st.rank() < 2 || !contains_reduce(*st.rhs) ||
+        !simd_over_outputs(*st.rhs, static_cast<int>(st.rank()) - 1))
+      return false;
+    std::vector<const Expr*> reads;
+    reads_of_tensor(*st.rhs, st.out, reads);
+    for (const Expr* r : reads)
+      if (!own_row_read(*r)) return false;
+    return true;
+  }
+  static void reads_of_tensor(const Expr& e, int t, std::vector<const Expr*>& out) {
+    if (e.kind == ExprKind::Read && e.ref == t) out.push_back(&e);
+    for (const auto& a : e.args) reads_of_tensor(*a, t, out);
+  }
 
   bool streamable(const Statement& st) const {
     if (!parallel_ || contains_reduce(*st.rhs) || (st.rank() != 1 && st.rank() != 2)) return false;
@@ -1020,28 +1045,38 @@ class Body {
     dim_of_var_.assign(st.vars.size(), -1);
     lo_of_var_.clear();
     std::vector<std::string> domain;
-    for (int d = 0; d < rank; ++d) {
-      dim_of_var_[outer[d]] = d;
+    // The reduction dimension comes before the innermost output dimension when that makes the
+    // innermost loop contiguous (b[k, j] in a matrix product), except in `loops` (the plain
+    // reference) and where the generic would become a parallel loop inside a sequential one
+    // (openmp outside a row group). Each output's sum keeps its order either way.
+    const bool red_first =
+        red && red->ref != block_var_ && reassoc_ && rank >= 1 && (!parallel_ || !row_.empty()) &&
+        outer.back() == static_cast<int>(st.rank()) - 1 && simd_over_outputs(*red, outer.back());
+    auto add_outer = [&](int d) {
+      dim_of_var_[outer[d]] = static_cast<int>(domain.size());
       if (outer[d] == part_var_) {
         domain.push_back(part_len_);
         lo_of_var_[outer[d]] = part_base_;
       } else {
         domain.push_back(extents_[st.out][outer[d]]);
       }
-    }
+    };
+    const int before = red_first ? rank - 1 : rank;
+    for (int d = 0; d < before; ++d) add_outer(d);
     if (red && red->ref == block_var_) {
+      dim_of_var_[red->ref] = static_cast<int>(domain.size());
       domain.push_back(block_len_);
-      dim_of_var_[red->ref] = rank;
       lo_of_var_[red->ref] = block_base_;
     } else if (red) {
       const IndexVar& iv = st.vars[red->ref];
       const std::string lo = val(*iv.lo);
       const std::string hi = val(*iv.hi);
       const std::string n = op("arith.subi", {hi, lo}, DType::Index);
+      dim_of_var_[red->ref] = static_cast<int>(domain.size());
       domain.push_back(op("arith.maxsi", {n, zero_index()}, DType::Index));
-      dim_of_var_[red->ref] = rank;
       lo_of_var_[red->ref] = lo;
     }
+    for (int d = before; d < rank; ++d) add_outer(d);
     const int nd = static_cast<int>(domain.size());
     std::string dims;
     for (int d = 0; d < nd; ++d) dims += (d ? ", d" : "d") + std::to_string(d);
@@ -1100,7 +1135,8 @@ class Body {
     top_reduces(body, reds);
     std::vector<std::pair<const Expr*, int>> red_operand;
     std::string out_dims;
-    for (int d = 0; d < rank; ++d) out_dims += (d ? ", d" : "d") + std::to_string(d);
+    for (int d = 0; d < rank; ++d)
+      out_dims += (d ? ", d" : "d") + std::to_string(dim_of_var_[outer[d]]);
     for (const Expr* r : reds) {
       auto it = temp_of_.find(r);
       if (it == temp_of_.end()) continue;  // evaluated in the body by an scf.for
@@ -1117,7 +1153,8 @@ class Body {
 
     std::string iters;
     for (int d = 0; d < nd; ++d)
-      iters += std::string(d ? ", " : "") + (d < rank ? "\"parallel\"" : "\"reduction\"");
+      iters += std::string(d ? ", " : "") +
+               (red && d == dim_of_var_[red->ref] ? "\"reduction\"" : "\"parallel\"");
     std::string maps_text;
     for (size_t i = 0; i < maps.size(); ++i) maps_text += (i ? ", " : "") + maps[i];
     w_.line("linalg.generic {indexing_maps = [" + maps_text + "], iterator_types = [" + iters +

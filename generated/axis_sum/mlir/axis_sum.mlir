@@ -54,8 +54,8 @@ module {
     %4 = arith.maxsi %2, %3 : index
     %5 = arith.constant 0 : index
     %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %s to offset: [0], sizes: [%C, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+    %7 = memref.reinterpret_cast %s to offset: [0], sizes: [%4, %C], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
         ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%s : memref<?xf32>) {
       ^bb0(%8: f32, %9: f32, %10: f32):

@@ -72,13 +72,13 @@ module {
     %4 = arith.maxsi %2, %3 : index
     %5 = arith.constant 0 : index
     %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+    %7 = memref.reinterpret_cast %y to offset: [0], sizes: [%4, %N], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
         ins(%7, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
         outs(%y : memref<?xf32>) {
       ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = linalg.index 0 : index
-      %12 = linalg.index 1 : index
+      %11 = linalg.index 1 : index
+      %12 = linalg.index 0 : index
       %13 = arith.addi %12, %1 : index
       %14 = arith.addi %11, %13 : index
       %15 = arith.constant 0 : index

@@ -58,8 +58,8 @@ module {
     %5 = arith.constant 0 : index
     %6 = arith.constant 0 : index
     %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %N, %4], strides: [%5, %6, %7] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+    %8 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %4, %N], strides: [%5, %6, %7] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
         ins(%8, %a, %b : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xf32>, memref<?x?xf32>)
         outs(%y : memref<?x?xf32>) {
       ^bb0(%9: f32, %10: f32, %11: f32, %12: f32):
@@ -73,29 +73,56 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @puzzle_matmul_openmp(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%y : memref<?x?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %N, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %N, %4], strides: [%5, %6, %7] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%8, %a, %b : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%9: f32, %10: f32, %11: f32, %12: f32):
-      %13 = arith.mulf %10, %11 : f32
-      %14 = arith.addf %12, %13 fastmath<reassoc> : f32
-      linalg.yield %14 : f32
+    // Row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %N, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%N) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %N : index
+      scf.for %11 = %8 to %10 step %1 {
+        %12 = memref.subview %a[%11, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %13 = memref.subview %y[%11, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
+        %14 = arith.constant 0.0 : f32
+        linalg.fill ins(%14 : f32) outs(%13 : memref<?xf32, strided<[1], offset: ?>>)
+        %15 = arith.constant 0 : index
+        %16 = arith.subi %N, %15 : index
+        %17 = arith.constant 0 : index
+        %18 = arith.maxsi %16, %17 : index
+        %19 = arith.constant 0 : index
+        %20 = arith.constant 0 : index
+        %21 = memref.reinterpret_cast %13 to offset: [0], sizes: [%18, %N], strides: [%19, %20] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%21, %12, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<?x?xf32>)
+            outs(%13 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%22: f32, %23: f32, %24: f32, %25: f32):
+          %26 = arith.mulf %23, %24 : f32
+          %27 = arith.addf %25, %26 fastmath<reassoc> : f32
+          linalg.yield %27 : f32
+        }
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

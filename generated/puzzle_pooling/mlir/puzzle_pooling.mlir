@@ -72,13 +72,13 @@ module {
     %5 = arith.maxsi %3, %4 : index
     %6 = arith.constant 0 : index
     %7 = arith.constant 0 : index
-    %8 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %5], strides: [%6, %7] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+    %8 = memref.reinterpret_cast %y to offset: [0], sizes: [%5, %N], strides: [%6, %7] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
         ins(%8 : memref<?x?xf32, strided<[?, ?]>>)
         outs(%y : memref<?xf32>) {
       ^bb0(%9: f32, %10: f32):
-      %11 = linalg.index 0 : index
-      %12 = linalg.index 1 : index
+      %11 = linalg.index 1 : index
+      %12 = linalg.index 0 : index
       %13 = arith.addi %12, %1 : index
       %14 = arith.subi %11, %13 : index
       %15 = arith.constant 0 : index

@@ -124,8 +124,8 @@ module {
     %29 = arith.constant 0 : index
     %30 = arith.constant 0 : index
     %31 = arith.constant 0 : index
-    %32 = memref.reinterpret_cast %z to offset: [0], sizes: [%M, %N, %28], strides: [%29, %30, %31] : memref<?x?xf64> to memref<?x?x?xf64, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+    %32 = memref.reinterpret_cast %z to offset: [0], sizes: [%M, %28, %N], strides: [%29, %30, %31] : memref<?x?xf64> to memref<?x?x?xf64, strided<[?, ?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
         ins(%32, %q, %p : memref<?x?x?xf64, strided<[?, ?, ?]>>, memref<?x?xf64>, memref<?x?xf64>)
         outs(%z : memref<?x?xf64>) {
       ^bb0(%33: f64, %34: f64, %35: f64, %36: f64):
@@ -139,8 +139,8 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @gemm_bias_openmp(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
     %0 = memref.alloc(%M, %N) : memref<?x?xf32>
@@ -174,25 +174,54 @@ module {
     }
     memref.dealloc %0 : memref<?x?xf32>
     // z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
-    %24 = arith.constant 0.0 : f64
-    linalg.fill ins(%24 : f64) outs(%z : memref<?x?xf64>)
-    %25 = arith.constant 0 : index
-    %26 = arith.subi %K, %25 : index
-    %27 = arith.constant 0 : index
-    %28 = arith.maxsi %26, %27 : index
-    %29 = arith.constant 0 : index
-    %30 = arith.constant 0 : index
-    %31 = arith.constant 0 : index
-    %32 = memref.reinterpret_cast %z to offset: [0], sizes: [%M, %N, %28], strides: [%29, %30, %31] : memref<?x?xf64> to memref<?x?x?xf64, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%32, %q, %p : memref<?x?x?xf64, strided<[?, ?, ?]>>, memref<?x?xf64>, memref<?x?xf64>)
-        outs(%z : memref<?x?xf64>) {
-      ^bb0(%33: f64, %34: f64, %35: f64, %36: f64):
-      %37 = arith.mulf %34, %35 : f64
-      %38 = arith.addf %36, %37 fastmath<reassoc> : f64
-      linalg.yield %38 : f64
+    // Row by row, in parallel blocks of rows.
+    %24 = arith.constant 0 : index
+    %25 = arith.constant 1 : index
+    %26 = arith.constant 63 : index
+    %27 = arith.addi %M, %26 : index
+    %28 = arith.constant 64 : index
+    %29 = arith.divui %27, %28 : index
+    %30 = arith.constant 1 : index
+    %31 = arith.maxsi %29, %30 : index
+    scf.parallel (%32) = (%24) to (%M) step (%31) {
+      %33 = arith.addi %32, %31 : index
+      %34 = arith.minsi %33, %M : index
+      scf.for %35 = %32 to %34 step %25 {
+        %36 = memref.subview %z[%35, 0] [1, %N] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+        // z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
+        %37 = arith.constant 0.0 : f64
+        linalg.fill ins(%37 : f64) outs(%36 : memref<?xf64, strided<[1], offset: ?>>)
+        %38 = arith.constant 0 : index
+        %39 = arith.subi %K, %38 : index
+        %40 = arith.constant 0 : index
+        %41 = arith.maxsi %39, %40 : index
+        %42 = arith.constant 0 : index
+        %43 = arith.constant 0 : index
+        %44 = memref.reinterpret_cast %36 to offset: [0], sizes: [%41, %N], strides: [%42, %43] : memref<?xf64, strided<[1], offset: ?>> to memref<?x?xf64, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%44, %q : memref<?x?xf64, strided<[?, ?]>>, memref<?x?xf64>)
+            outs(%36 : memref<?xf64, strided<[1], offset: ?>>) {
+          ^bb0(%45: f64, %46: f64, %47: f64):
+          %48 = linalg.index 0 : index
+          %49 = arith.addi %48, %38 : index
+          %50 = memref.load %p[%49, %35] : memref<?x?xf64>
+          %51 = arith.mulf %46, %50 : f64
+          %52 = arith.addf %47, %51 fastmath<reassoc> : f64
+          linalg.yield %52 : f64
+        }
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 
