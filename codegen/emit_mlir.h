@@ -23,6 +23,9 @@
 //   - reductions whose range depends on an index variable (scans, triangular ranges) and
 //     reductions nested in a reduction's body: an `scf.for` loop carrying the accumulator inside
 //     the body of the generic that needs the value.
+// A generic's domain is the output indices in order, then the reduction variable; outside `loops`,
+// when a read inside the sum has the innermost output index in its last subscript (b[k, j] in a
+// matrix product), the reduction variable comes before that index instead (simd_over_outputs).
 // The iteration domain of every generic is given by its first input, a view of the output with
 // the domain's extents and zero strides that the body never reads, so loop ranges are exactly the
 // statement's ranges whatever the other operands' shapes are. Reads whose subscripts are affine
@@ -33,12 +36,13 @@
 // without mlir variants (the golden tests emit every backend) gets the header and a shim whose
 // table is empty.
 //
-// Under `openmp`, the statements of each group that codegen/row_fusion.h finds (consecutive
-// statements over the same rows, each reading only its own row of what the group writes) are one
-// `scf.parallel` loop over blocks of rows (at most 64 blocks), each block an `scf.for` over its
-// rows. Each row is computed by the group's statements in order, lowered as above but on
-// rank-reduced `memref.subview`s of that row (the row index is fixed, the generics run over the
-// other dimensions). The group's row-local temps and the buffers of reductions inside its
+// Under `openmp`, a statement of rank >= 2 whose reduction goes before its innermost index is a
+// row group of one statement (below). The statements of each group that codegen/row_fusion.h finds
+// (consecutive statements over the same rows, each reading only its own row of what the group
+// writes) are one `scf.parallel` loop over blocks of rows (at most 64 blocks), each block an
+// `scf.for` over its rows. Each row is computed by the group's statements in order, lowered as
+// above but on rank-reduced `memref.subview`s of that row (the row index is fixed, the generics run
+// over the other dimensions). The group's row-local temps and the buffers of reductions inside its
 // elementwise terms are one row long: allocated once per block (`memref.alloca` for a scalar,
 // `memref.alloc` otherwise), never written to the full tensor. Such a module carries the
 // attribute `transform.with_named_sequence` and the transform schedule of
