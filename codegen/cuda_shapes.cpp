@@ -16,11 +16,6 @@ void outer_reductions_rec(const Expr& e, std::vector<const Expr*>& out) {
   for (const auto& a : e.args) outer_reductions_rec(*a, out);
 }
 
-void reads_rec(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Read) out.push_back(&e);
-  for (const auto& a : e.args) reads_rec(*a, out);
-}
-
 bool affine_rec(const Expr& e, int64_t mult, Affine* a) {
   if (var_free(e)) {
     if (!(e.kind == ExprKind::IntLit && e.ival == 0)) a->consts.push_back({mult, &e});
@@ -105,12 +100,6 @@ std::string rank_text(size_t r) {
 std::vector<const Expr*> outer_reductions(const Expr& e) {
   std::vector<const Expr*> out;
   outer_reductions_rec(e, out);
-  return out;
-}
-
-std::vector<const Expr*> reads_of(const Expr& e) {
-  std::vector<const Expr*> out;
-  reads_rec(e, out);
   return out;
 }
 

@@ -19,9 +19,6 @@ namespace sb::cuda {
 // The Reduce nodes of `e` that are not nested in another reduction, in print order.
 std::vector<const Expr*> outer_reductions(const Expr& e);
 
-// Every Read node of `e` (including reads inside subscripts and reductions), in print order.
-std::vector<const Expr*> reads_of(const Expr& e);
-
 // True when `e` contains no index variable, tensor read or reduction: a function of sizes and
 // literals only, the same everywhere in a launch.
 bool var_free(const Expr& e);

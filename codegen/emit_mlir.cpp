@@ -248,15 +248,9 @@ class Body {
     if (!parallel_ || st.rank() < 2 || !contains_reduce(*st.rhs) ||
         !simd_over_outputs(*st.rhs, static_cast<int>(st.rank()) - 1))
       return false;
-    std::vector<const Expr*> reads;
-    reads_of_tensor(*st.rhs, st.out, reads);
-    for (const Expr* r : reads)
-      if (!own_row_read(*r)) return false;
+    for (const Expr* r : reads_of(*st.rhs))
+      if (r->ref == st.out && !own_row_read(*r)) return false;
     return true;
-  }
-  static void reads_of_tensor(const Expr& e, int t, std::vector<const Expr*>& out) {
-    if (e.kind == ExprKind::Read && e.ref == t) out.push_back(&e);
-    for (const auto& a : e.args) reads_of_tensor(*a, t, out);
   }
 
   bool streamable(const Statement& st) const {

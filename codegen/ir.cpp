@@ -194,6 +194,21 @@ bool same_expr(const Expr& a, const Expr& b) {
   return true;
 }
 
+namespace {
+
+void reads_rec(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Read) out.push_back(&e);
+  for (const auto& a : e.args) reads_rec(*a, out);
+}
+
+}  // namespace
+
+std::vector<const Expr*> reads_of(const Expr& e) {
+  std::vector<const Expr*> out;
+  reads_rec(e, out);
+  return out;
+}
+
 size_t Statement::rank() const {
   size_t n = 0;
   while (n < vars.size() && !vars[n].is_reduction) ++n;

@@ -74,6 +74,9 @@ ExprPtr clone(const Expr& e);
 // Structural equality: same kinds, operators, references and literals, ignoring locations.
 bool same_expr(const Expr& a, const Expr& b);
 
+// Every Read node of `e` (including reads inside subscripts and reductions), in print order.
+std::vector<const Expr*> reads_of(const Expr& e);
+
 // An index variable of a statement: an output index (lo = 0, hi = the output's extent) or a
 // reduction index (lo, hi from the spec, affine in sizes and outer index variables).
 // The range is half-open: lo <= v < hi.

@@ -9,11 +9,6 @@ namespace sb {
 
 namespace {
 
-void collect_reads(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Read) out.push_back(&e);
-  for (const auto& a : e.args) collect_reads(*a, out);
-}
-
 // Whether a read's first subscript is the statement's first output index itself.
 bool reads_own_row(const Expr& read) {
   return !read.args.empty() && read.args[0]->kind == ExprKind::IndexVar && read.args[0]->ref == 0;
@@ -34,9 +29,7 @@ bool fusable(const Spec& spec, size_t first, size_t last) {
     written.insert(st.out);
   }
   for (size_t k = first; k <= last; ++k) {
-    std::vector<const Expr*> reads;
-    collect_reads(*spec.stmts[k].rhs, reads);
-    for (const Expr* r : reads)
+    for (const Expr* r : reads_of(*spec.stmts[k].rhs))
       if (written.count(r->ref) && !reads_own_row(*r)) return false;
   }
   return true;
@@ -44,9 +37,7 @@ bool fusable(const Spec& spec, size_t first, size_t last) {
 
 bool touches(const Statement& st, int t) {
   if (st.out == t) return true;
-  std::vector<const Expr*> reads;
-  collect_reads(*st.rhs, reads);
-  for (const Expr* r : reads)
+  for (const Expr* r : reads_of(*st.rhs))
     if (r->ref == t) return true;
   return false;
 }
@@ -85,9 +76,7 @@ std::vector<RowGroup> find_row_groups(const Spec& spec) {
         if ((i < k || i > m) && touches(spec.stmts[i], t)) local = false;
       for (size_t i = k; i < j && local; ++i)
         if (touches(spec.stmts[i], t)) local = false;
-      std::vector<const Expr*> reads;
-      collect_reads(*spec.stmts[j].rhs, reads);
-      for (const Expr* r : reads)
+      for (const Expr* r : reads_of(*spec.stmts[j].rhs))
         if (r->ref == t) local = false;
       if (local) g.row_local.push_back(t);
     }
