@@ -222,6 +222,24 @@ struct BenchFlags {
   bool no_probes = false;
 };
 
+// Runs the machine probes now and sets them to run again once the last case is timed (the run's
+// limits take the better of the two); with `no_probes`, records why there are none.
+void set_probes(const Globals& g, bool no_probes, sb::BenchOptions& bo) {
+  if (no_probes) {
+    bo.probes.reason = "--no-probes";
+    return;
+  }
+  std::cerr << "== probes\n";
+  sb::ProbeOptions po;
+  po.tools = toolchain(g);
+  po.cache_dir = cache_dir(g);
+  bo.probes = sb::run_probes(po, progress);
+  bo.end_probes = [po] {
+    std::cerr << "== probes again, at the end of the run\n";
+    return sb::run_probes(po, progress);
+  };
+}
+
 // Benchmarks `targets`, prints the summary and writes the results file. Returns true when no
 // case failed.
 bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, const BenchFlags& f,
@@ -232,19 +250,7 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   bo.min_time = f.min_time;
   bo.exclude = exclude;
   bo.context = sb::run_context(g.root, toolchain(g));
-  if (f.no_probes) {
-    bo.probes.reason = "--no-probes";
-  } else {
-    std::cerr << "== probes\n";
-    sb::ProbeOptions po;
-    po.tools = toolchain(g);
-    po.cache_dir = cache_dir(g);
-    bo.probes = sb::run_probes(po, progress);
-    bo.end_probes = [po] {
-      std::cerr << "== probes again, at the end of the run\n";
-      return sb::run_probes(po, progress);
-    };
-  }
+  set_probes(g, f.no_probes, bo);
   auto report = sb::bench(targets, bo, progress);
   if (!report.ok()) {
     std::cerr << sb::format_error(report.error());
@@ -716,15 +722,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   bo.exclude = failed;
   bo.context = sb::run_context(g.root, toolchain(g));
   const nlohmann::json hashes = spec_hashes(targets);
-  if (f.no_probes) {
-    bo.probes.reason = "--no-probes";
-  } else {
-    sb::ProbeOptions po;
-    po.tools = toolchain(g);
-    po.cache_dir = cache_dir(g);
-    bo.probes = sb::run_probes(po, progress);
-    bo.end_probes = [po] { return sb::run_probes(po, progress); };
-  }
+  set_probes(g, f.no_probes, bo);
   auto with_kept = [&](nlohmann::json doc) {
     nlohmann::json all_entries = kept;
     for (auto& e : doc["benchmarks"]) all_entries.push_back(std::move(e));
