@@ -124,6 +124,18 @@ sb::StoredRun run_of(const std::vector<std::pair<std::string, std::vector<double
   return run;
 }
 
+// A failed case of kernel k on cpu at N=8, as a run's problems list holds it.
+sb::BenchRecord failed_case(const std::string& variant, const std::string& reason) {
+  sb::BenchRecord f;
+  f.kernel = "k";
+  f.backend = "cpu";
+  f.variant = variant;
+  f.sizes = "N=8";
+  f.status = sb::BenchStatus::Failed;
+  f.reason = reason;
+  return f;
+}
+
 const sb::CompareRow& row(const sb::Comparison& c, const std::string& variant) {
   for (const auto& r : c.rows)
     if (r.variant == variant) return r;
@@ -176,14 +188,7 @@ TEST(Compare, WarnsWhenRepetitionsCannotReachSignificance) {
 TEST(Compare, FailedCaseAndFailedVerificationFail) {
   auto b = run_of({{"v", {1, 2, 3, 4, 5}}});
   auto n = run_of({{"v", {1, 2, 3, 4, 5}}});
-  sb::BenchRecord f;
-  f.kernel = "k";
-  f.backend = "cpu";
-  f.variant = "w";
-  f.sizes = "N=8";
-  f.status = sb::BenchStatus::Failed;
-  f.reason = "max abs error 2";
-  n.problems.push_back(f);
+  n.problems.push_back(failed_case("w", "max abs error 2"));
   sb::Comparison c = sb::compare_runs(b, n, {});
   EXPECT_EQ(row(c, "w").verdict, sb::Verdict::Failed);
   EXPECT_EQ(c.failed, 1);
@@ -373,14 +378,7 @@ namespace {
 TEST(CompareFormat, MarkdownRowsSurviveNotesWithPipesAndNewlines) {
   auto b = run_of({{"v", {1, 2, 3, 4, 5}}});
   auto n = run_of({{"v", {1, 2, 3, 4, 5}}});
-  sb::BenchRecord f;
-  f.kernel = "k";
-  f.backend = "cpu";
-  f.variant = "w|x";
-  f.sizes = "N=8";
-  f.status = sb::BenchStatus::Failed;
-  f.reason = "line one | a\nline two";
-  n.problems.push_back(f);
+  n.problems.push_back(failed_case("w|x", "line one | a\nline two"));
   std::string md = sb::format_comparison_markdown(sb::compare_runs(b, n, {}));
   size_t row = md.find("| k/cpu/w\\|x/N=8 |");
   ASSERT_NE(row, std::string::npos) << md;
