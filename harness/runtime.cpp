@@ -1,5 +1,7 @@
 #include "runtime.h"
 
+#include "specbench_host_alloc.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -263,8 +265,7 @@ Result<std::unique_ptr<DeviceTensors>> HostRuntime::upload(const HostTensors& ho
   dev->bytes.assign(host.size(), 0);
   for (size_t t = 0; t < host.size(); ++t) {
     size_t n = host[t].bytes.size();
-    size_t rounded = (std::max<size_t>(n, 1) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
+    void* p = sb_host_alloc(n);
     if (!p) return runtime_error("out of host memory allocating " + std::to_string(n) + " bytes");
     if (n) std::memcpy(p, host[t].bytes.data(), n);
     dev->ptrs[t] = p;

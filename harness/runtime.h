@@ -95,9 +95,9 @@ class Runtime {
                     const SizePoint& sizes) = 0;
 };
 
-// A runtime whose tensors live in host memory (64-byte aligned) and whose variants run
-// synchronously on the calling thread; timed by wall clock (UseRealTime, since variants may use
-// OpenMP threads).
+// A runtime whose tensors live in host memory (sb_host_alloc: 64-byte aligned, huge pages for
+// large ones) and whose variants run synchronously on the calling thread; timed by wall clock
+// (UseRealTime, since variants may use OpenMP threads).
 class HostRuntime : public Runtime {
  public:
   Availability availability() override { return {}; }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -210,6 +211,21 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
   if (!read_text(job.abi_header, abi)) {
     r.error = job.abi_header + ": cannot read the ABI header";
     return finish(r);
+  }
+  // The other headers beside it (modules and probes may include them) are part of the key too.
+  std::vector<fs::path> headers;
+  std::error_code dir_ec;
+  for (const auto& e : fs::directory_iterator(fs::path(job.abi_header).parent_path(), dir_ec)) {
+    if (e.is_regular_file() && e.path() != fs::path(job.abi_header)) headers.push_back(e.path());
+  }
+  std::sort(headers.begin(), headers.end());
+  for (const auto& h : headers) {
+    std::string text;
+    if (!read_text(h.string(), text)) {
+      r.error = h.string() + ": cannot read this header of the module ABI";
+      return finish(r);
+    }
+    abi += "\n// " + h.filename().string() + "\n" + text;
   }
   std::string version = compiler_version(job.cmd.compiler);
   if (version.empty()) {

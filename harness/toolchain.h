@@ -60,7 +60,8 @@ struct BuildJob {
   std::string kernel;
   std::string backend;
   std::string source;      // path of the generated translation unit
-  std::string abi_header;  // path of specbench_abi.h (its text is part of the key)
+  std::string abi_header;  // path of specbench_abi.h (its text, and that of every file beside
+                           // it, is part of the key)
   CompileCommand cmd;
 };
 

@@ -10,15 +10,17 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "specbench_host_alloc.h"
+
 // C = A * B for random-ish f32 matrices, once untimed and then `reps` times; *best_seconds is
 // the fastest call. `info` receives the library's self-description (OpenBLAS's configuration and
 // thread count when the library is OpenBLAS). Returns 1 on allocation failure, 2 on a wrong
 // result.
 extern "C" int sb_probe_sgemm(int n, int reps, double* best_seconds, char* info, int info_len) {
   const size_t elems = static_cast<size_t>(n) * n;
-  float* a = static_cast<float*>(std::aligned_alloc(64, (elems * 4 + 63) / 64 * 64));
-  float* b = static_cast<float*>(std::aligned_alloc(64, (elems * 4 + 63) / 64 * 64));
-  float* c = static_cast<float*>(std::aligned_alloc(64, (elems * 4 + 63) / 64 * 64));
+  float* a = static_cast<float*>(sb_host_alloc(elems * 4));
+  float* b = static_cast<float*>(sb_host_alloc(elems * 4));
+  float* c = static_cast<float*>(sb_host_alloc(elems * 4));
   if (!a || !b || !c) {
     std::free(a);
     std::free(b);

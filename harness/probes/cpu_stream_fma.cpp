@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "specbench_host_alloc.h"
+
 namespace {
 
 double now() {
@@ -21,10 +23,10 @@ double now() {
 // pass; *best_seconds is the fastest pass. Returns 1 when the arrays cannot be allocated, 2 when
 // the result is wrong.
 extern "C" int sb_probe_triad(int64_t n, int reps, double* best_seconds, int* threads) {
-  const size_t bytes = (static_cast<size_t>(n) * sizeof(double) + 63) / 64 * 64;
-  double* a = static_cast<double*>(std::aligned_alloc(64, bytes));
-  double* b = static_cast<double*>(std::aligned_alloc(64, bytes));
-  double* c = static_cast<double*>(std::aligned_alloc(64, bytes));
+  const size_t bytes = static_cast<size_t>(n) * sizeof(double);
+  double* a = static_cast<double*>(sb_host_alloc(bytes));
+  double* b = static_cast<double*>(sb_host_alloc(bytes));
+  double* c = static_cast<double*>(sb_host_alloc(bytes));
   if (!a || !b || !c) {
     std::free(a);
     std::free(b);

@@ -97,6 +97,29 @@ TEST_F(ToolchainTest, CachesAndRebuildsWhenTheFileChanges) {
     EXPECT_EQ(e.path().extension(), ".so") << e.path();
 }
 
+TEST_F(ToolchainTest, AHeaderBesideTheAbiHeaderIsPartOfTheKey) {
+  // A copy of the ABI folder, so that one of its other headers can be edited.
+  fs::path abi = dir_ / "abi";
+  fs::create_directories(abi);
+  const std::string real_abi = sb::default_toolchain_options().abi_dir;
+  for (const auto& e : fs::directory_iterator(real_abi))
+    fs::copy_file(e.path(), abi / e.path().filename());
+  ASSERT_TRUE(fs::exists(abi / "specbench_host_alloc.h"));
+  std::string src = write("toy.cpp", kModule);
+  std::string cache = (dir_ / "cache").string();
+  sb::BuildJob j = job(src);
+  j.abi_header = (abi / "specbench_abi.h").string();
+  j.cmd.flags.push_back("-I" + abi.string());
+  sb::BuildResult first = sb::build_module(j, cache);
+  ASSERT_TRUE(first.ok) << first.error;
+
+  std::ofstream(abi / "specbench_host_alloc.h", std::ios::app) << "/* edited */\n";
+  sb::BuildResult edited = sb::build_module(j, cache);
+  ASSERT_TRUE(edited.ok) << edited.error;
+  EXPECT_FALSE(edited.cached);
+  EXPECT_NE(edited.key, first.key);
+}
+
 TEST_F(ToolchainTest, CompileErrorNamesFileAndLine) {
   std::string src = write("broken.cpp",
                           "#include \"specbench_abi.h\"\n"
