@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -537,8 +538,27 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     }
   }
 
-  // Each case runs in its own Google Benchmark session, so that it can be checkpointed as soon as
-  // it is done (opt.checkpoint). Its entries are annotated then, once, and collected.
+  // The cases of one kernel at one size (every backend and variant) run in one Google Benchmark
+  // session with their repetitions randomly interleaved, so that a drift of the machine's speed
+  // (this VM's memory bandwidth moves by tens of percent within minutes) touches all of them
+  // alike instead of whichever ran during it. A switch to another case uploads the same inputs
+  // afresh. A group is checkpointed (opt.checkpoint, per case) as soon as it is done; its
+  // entries are annotated then, once, and collected.
+  struct Group {
+    std::vector<Case*> cases;
+    std::unique_ptr<HostTensors> host;  // the inputs, made once when the group first runs
+  };
+  std::vector<Group> groups;
+  {
+    std::map<std::string, size_t> index;
+    for (auto& k : cases) {
+      const std::string key =
+          k->target->spec->name + "/" + format_sizes(*k->target->spec, k->sizes);
+      auto [it, fresh] = index.emplace(key, groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].cases.push_back(k.get());
+    }
+  }
   nlohmann::json gbench_context;  // the first session's context
   nlohmann::json entries = nlohmann::json::array();
   std::vector<ResultCase> rcases;
@@ -559,7 +579,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   if (!cases.empty()) {
     std::vector<std::string> args{"specbench",
                                   "--benchmark_min_time=" + std::to_string(opt.min_time),
-                                  "--benchmark_repetitions=" + std::to_string(opt.repetitions)};
+                                  "--benchmark_repetitions=" + std::to_string(opt.repetitions),
+                                  "--benchmark_enable_random_interleaving=true"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -575,57 +596,77 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                                                  : benchmark::ConsoleReporter::OO_Tabular);
     Case* active = nullptr;
     auto t_start = Clock::now();
-    for (size_t i = 0; i < cases.size(); ++i) {
-      Case* k = cases[i].get();
-      auto* b = benchmark::RegisterBenchmark(k->name.c_str(), [k, &active](benchmark::State& st) {
-        if (active != k) {
-          if (active) active->dev.reset();
-          active = k;
-          k->setup_error.clear();
-          try {
-            HostTensors host = make_host_tensors(*k->target->spec, k->sizes, InputKind::Random, 1);
-            auto dev = k->target->runtime->upload(host);
-            if (dev.ok())
-              k->dev = std::move(dev.value());
-            else
-              k->setup_error = dev.error().message;
-          } catch (const std::exception& e) {
-            k->setup_error = std::string("setting up inputs: ") + e.what();
-          }
-        }
-        if (!k->dev) {
-          st.SkipWithError(k->setup_error.c_str());
-          return;
-        }
-        k->target->runtime->time(st, k->fn, *k->dev, k->sizes);
-        using C = benchmark::Counter;
-        if (k->bytes > 0) st.counters["bytes"] = C(k->bytes, C::kIsIterationInvariantRate);
-        if (k->flops > 0) st.counters["flops"] = C(k->flops, C::kIsIterationInvariantRate);
-      });
-      k->target->runtime->configure(b);
+    size_t timed = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      Group& group = groups[g];
+      for (Case* k : group.cases) {
+        auto* b = benchmark::RegisterBenchmark(
+            k->name.c_str(), [k, &group, &active](benchmark::State& st) {
+              if (active != k) {
+                if (active) active->dev.reset();
+                active = k;
+                k->setup_error.clear();
+                try {
+                  if (!group.host)
+                    group.host = std::make_unique<HostTensors>(
+                        make_host_tensors(*k->target->spec, k->sizes, InputKind::Random, 1));
+                  auto dev = k->target->runtime->upload(*group.host);
+                  if (dev.ok())
+                    k->dev = std::move(dev.value());
+                  else
+                    k->setup_error = dev.error().message;
+                } catch (const std::exception& e) {
+                  k->setup_error = std::string("setting up inputs: ") + e.what();
+                }
+              }
+              if (!k->dev) {
+                st.SkipWithError(k->setup_error.c_str());
+                return;
+              }
+              k->target->runtime->time(st, k->fn, *k->dev, k->sizes);
+              using C = benchmark::Counter;
+              if (k->bytes > 0) st.counters["bytes"] = C(k->bytes, C::kIsIterationInvariantRate);
+              if (k->flops > 0) st.counters["flops"] = C(k->flops, C::kIsIterationInvariantRate);
+            });
+        k->target->runtime->configure(b);
+      }
       std::ostringstream json_out;
       {
-        TeeReporter tee(opt.display ? &console : nullptr, &json_out, /*show_context=*/i == 0);
+        TeeReporter tee(opt.display ? &console : nullptr, &json_out, /*show_context=*/g == 0);
         benchmark::RunSpecifiedBenchmarks(&tee);
       }
       if (active) active->dev.reset();
       active = nullptr;
+      group.host.reset();
       benchmark::ClearRegisteredBenchmarks();
-      ResultCase rc = result_case(*k);
-      auto session = make_results_document(json_out.str(), {rc}, {}, {}, {});
+      std::vector<ResultCase> mine_cases;
+      for (const Case* k : group.cases) mine_cases.push_back(result_case(*k));
+      auto session = make_results_document(json_out.str(), mine_cases, {}, {}, {});
       if (!session.ok())
-        return Error{Loc{}, session.error().message + " (timing " + k->name + ")", ""};
+        return Error{Loc{},
+                     session.error().message + " (timing " + group.cases.front()->name +
+                         " and the other variants at its size)",
+                     ""};
       if (gbench_context.is_null()) gbench_context = session.value()["context"];
-      const nlohmann::json& mine = session.value()["benchmarks"];
-      if (opt.checkpoint) opt.checkpoint(k->name, mine);
-      for (const auto& e : mine) entries.push_back(e);
-      rcases.push_back(std::move(rc));
+      // The session reports in the interleaved order; keep the entries in case order.
+      for (const Case* k : group.cases) {
+        nlohmann::json mine = nlohmann::json::array();
+        for (const auto& e : session.value()["benchmarks"])
+          if (entry_is_of(e, k->name)) mine.push_back(e);
+        if (opt.checkpoint) opt.checkpoint(k->name, mine);
+        for (auto& e : mine) entries.push_back(std::move(e));
+      }
+      for (auto& rc : mine_cases) rcases.push_back(std::move(rc));
+      timed += group.cases.size();
       if (progress) {
         double elapsed = since(t_start);
         double eta =
-            elapsed / static_cast<double>(i + 1) * static_cast<double>(cases.size() - i - 1);
-        progress("[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + "] timed " +
-                 k->name + " (" + fmt_seconds(elapsed) + " so far, ETA " + fmt_seconds(eta) + ")");
+            elapsed / static_cast<double>(timed) * static_cast<double>(cases.size() - timed);
+        const Case& first = *group.cases.front();
+        progress("[" + std::to_string(timed) + "/" + std::to_string(cases.size()) + "] timed " +
+                 first.target->spec->name + " " + format_sizes(*first.target->spec, first.sizes) +
+                 ", " + std::to_string(group.cases.size()) + " variant(s) interleaved (" +
+                 fmt_seconds(elapsed) + " so far, ETA " + fmt_seconds(eta) + ")");
       }
     }
     if (opt.display) console.Finalize();

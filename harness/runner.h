@@ -133,8 +133,9 @@ struct BenchOptions {
   // Cases ("kernel/backend/variant/R=64,C=1024") measured by an earlier, interrupted run: neither
   // checked, timed nor recorded.
   std::set<std::string> done;
-  // Called after each timed case with its name and its entries as the document will hold them
-  // (every repetition and aggregate, annotated), e.g. to save them for a resume.
+  // Called for each timed case (after the session of its kernel and size) with its name and its
+  // entries as the document will hold them (every repetition and aggregate, annotated), e.g. to
+  // save them for a resume.
   std::function<void(const std::string& case_name, const nlohmann::json& entries)> checkpoint;
 };
 
@@ -151,8 +152,9 @@ struct BenchReport {
 // of elements; a case that fails is recorded as Failed with the error and never timed. Cases of
 // an unavailable backend are Skipped with its reason. Benchmarks are named
 // "kernel/backend/variant/R=64,C=1024" and report counters "bytes" and "flops" as rates (when
-// the spec implies any). Each case is timed in a Google Benchmark session of its own; the
-// document keeps every repetition and the aggregates. Every case is put against the limit that
+// the spec implies any). The cases of one kernel at one size share a Google Benchmark session
+// whose repetitions are randomly interleaved; the document keeps every repetition and the
+// aggregates, in case order. Every case is put against the limit that
 // bounds it (analysis.h) from opt.probes; the document's context carries "probes" and "limits", and
 // its "summary" the summary rows. Returns an error only when Google Benchmark's output cannot be
 // parsed.

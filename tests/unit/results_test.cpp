@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -369,6 +370,69 @@ TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
   EXPECT_EQ(checkpointed, (std::vector<std::string>{"toyadd/cpu/right/N=4096"}));
   for (const auto& e : resumed.value().doc["benchmarks"]) EXPECT_EQ(e["sizes"]["N"], 4096);
   ASSERT_EQ(resumed.value().doc["failed"].size(), 2u);  // the wrong variant, at both sizes
+}
+
+// The cpu runtime, counting its uploads per tensor size in bytes (one per bench size here).
+class CountingCpuRuntime : public sb::HostRuntime {
+ public:
+  std::string backend() const override { return "cpu"; }
+  sb::CompileCommand compile_command(const sb::ToolchainOptions& t) const override {
+    return sb::find_runtime("cpu")->compile_command(t);
+  }
+  sb::Result<std::unique_ptr<sb::DeviceTensors>> upload(const sb::HostTensors& host) override {
+    ++uploads[host[0].bytes.size()];
+    return sb::HostRuntime::upload(host);
+  }
+  std::map<size_t, int> uploads;
+};
+
+TEST_F(RunnerTest, InterleavesTheVariantsOfOneSizeAndKeepsTheirEntriesInCaseOrder) {
+  std::string spec = kSpec;
+  spec.replace(spec.find("bench: [4096]"), 13, "bench: [1024, 4096]");
+  spec.replace(spec.find("- {name: wrong"), 14, "- {name: again");
+  std::ofstream(dir_ / "toyadd.yaml") << spec;
+  auto s = sb::load_and_check((dir_ / "toyadd.yaml").string());
+  ASSERT_TRUE(s.ok()) << sb::format_error(s.error());
+  spec_ = std::move(s.value());
+  std::string module = kModule;
+  module.replace(module.find("{\"wrong\", wrong}"), 16, "{\"again\", right}");
+  std::ofstream(dir_ / "toyadd2.cpp") << module;
+  sb::Target t = cpu_target();
+  t.source = (dir_ / "toyadd2.cpp").string();
+  sb::ToolchainOptions tools = sb::default_toolchain_options();
+  t.build = sb::build_module({"toyadd", "cpu", t.source, tools.abi_dir + "/specbench_abi.h",
+                              t.runtime->compile_command(tools)},
+                             (dir_ / "cache").string());
+  ASSERT_TRUE(t.build.ok) << t.build.error;
+  CountingCpuRuntime counting;
+  t.runtime = &counting;
+
+  sb::BenchOptions bo;
+  bo.display = false;
+  bo.repetitions = 6;
+  bo.min_time = 0.001;
+  std::vector<std::string> checkpointed;
+  bo.checkpoint = [&](const std::string& name, const nlohmann::json&) {
+    checkpointed.push_back(name);
+  };
+  counting.uploads.clear();  // the checks before timing upload too
+  auto report = sb::bench({t}, bo, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  // Cases are grouped by size, in the order the spec lists variants within a size.
+  EXPECT_EQ(checkpointed,
+            (std::vector<std::string>{"toyadd/cpu/right/N=1024", "toyadd/cpu/again/N=1024",
+                                      "toyadd/cpu/right/N=4096", "toyadd/cpu/again/N=4096"}));
+  // Every case's 6 repetitions and 4 aggregates, contiguous in the document.
+  const auto& b = report.value().doc["benchmarks"];
+  ASSERT_EQ(b.size(), 40u);
+  for (size_t i = 0; i < b.size(); ++i)
+    EXPECT_TRUE(sb::entry_is_of(b[i], checkpointed[i / 10])) << i << " " << b[i]["name"];
+  // Two cases in one session with their repetitions in random order. Without interleaving each
+  // size would see 4 uploads: one per case for its check, one per case when its timing starts.
+  // The chance that neither size is interleaved is (2/924)^2.
+  int interleaved = 0;
+  for (const auto& [bytes, n] : counting.uploads) interleaved += n > 2 + 2;
+  EXPECT_GE(interleaved, 1);
 }
 
 }  // namespace
