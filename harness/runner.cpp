@@ -441,6 +441,10 @@ std::map<std::string, std::string> run_context(const std::string& root,
   std::string nvcc = last_line(compiler_version(tools.nvcc));
   c["nvcc"] = nvcc.empty() ? "none" : nvcc;
   c["cpu_model"] = cpu_model();
+  // Large host buffers are advised MADV_HUGEPAGE (specbench_host_alloc.h); whether that gives
+  // huge pages depends on this kernel setting, e.g. "always [madvise] never".
+  std::string thp = first_line(read_text("/sys/kernel/mm/transparent_hugepage/enabled"));
+  c["transparent_hugepages"] = thp.empty() ? "unknown" : thp;
   Runtime* cuda = find_runtime("cuda");
   c["gpu"] = cuda ? cuda->device_name() : "none";
   Runtime* mojo = find_runtime("mojo");  // `mojo --version`, e.g. "Mojo 1.2.0 (2016d0cd)"

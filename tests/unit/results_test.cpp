@@ -372,6 +372,17 @@ TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
   ASSERT_EQ(resumed.value().doc["failed"].size(), 2u);  // the wrong variant, at both sizes
 }
 
+TEST(RunContext, RecordsTheTransparentHugePageMode) {
+  auto c = sb::run_context(SB_TESTS_DIR "/..", sb::default_toolchain_options());
+  ASSERT_EQ(c.count("transparent_hugepages"), 1u);
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  if (std::getline(f, mode))
+    EXPECT_EQ(c["transparent_hugepages"], mode);
+  else
+    EXPECT_EQ(c["transparent_hugepages"], "unknown");
+}
+
 // The cpu runtime, counting its uploads per tensor size in bytes (one per bench size here).
 class CountingCpuRuntime : public sb::HostRuntime {
  public:
