@@ -976,6 +976,7 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
     if (!p.empty()) w.line(p);
   }
   w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
   const std::string body = sub(*e.args[0], w, depth + 1, pragma, 0);
   const std::string sfx = t == DType::F32 ? "f32" : t == DType::F64 ? "f64" : i32 ? "i32" : "i64";
   switch (e.rop) {

@@ -207,6 +207,13 @@ class StmtLowering {
   // caller guarantees is the row being computed. The tensor is then not a used tensor.
   void set_row_local(int t, const std::string& name);
 
+  // Calls `prologue` at the start of the body of reduction `reduce`'s loop each time that loop is
+  // printed, with the loop variable (var_name(reduce->ref)) bound: for a strategy that computes
+  // another statement's element in the same loop (the producer of what the reduction reads).
+  void set_reduce_prologue(const Expr* reduce, std::function<void(CodeWriter&)> prologue) {
+    prologues_[reduce] = std::move(prologue);
+  }
+
   // Tensors and sizes the printed code used, ascending (spec order).
   const std::set<int>& used_tensors() const { return used_tensors_; }
   const std::set<int>& used_sizes() const { return used_sizes_; }
@@ -238,6 +245,7 @@ class StmtLowering {
   int next_acc_ = 0;
   int next_load_ = 0;
   std::map<const Expr*, std::string> overrides_;
+  std::map<const Expr*, std::function<void(CodeWriter&)>> prologues_;
   VectorMath* vector_math_ = nullptr;
   std::map<int, std::string> row_local_;
 };

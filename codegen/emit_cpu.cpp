@@ -29,7 +29,8 @@ class CpuEmitter final : public Emitter {
          {
              {"approx_math", 0, 0, 1, false,
               "1: f32 exp and tanh as inline polynomial forms (within 4 and 6 ulp) instead of "
-              "libmvec"},
+              "libmvec; in fused row groups, a division by a value of the row as a "
+              "multiplication by its reciprocal"},
          }},
         {"blocked_matmul",
          "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
@@ -146,12 +147,79 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   w.close();
 }
 
+// True when `e` has the same value for every element of a row: it reads index variable 0 (the
+// row) at most, and contains no reduction.
+bool row_invariant(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar) return e.ref == 0;
+  if (e.kind == ExprKind::Reduce) return false;
+  for (const auto& a : e.args)
+    if (!row_invariant(*a)) return false;
+  return true;
+}
+
+bool has_index_var(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar) return true;
+  for (const auto& a : e.args)
+    if (has_index_var(*a)) return true;
+  return false;
+}
+
+void collect_reduces(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) out.push_back(&e);
+  for (const auto& a : e.args) collect_reduces(*a, out);
+}
+
+// In a row group: when statement `q`, of rank 1, holds one reduction over a whole row of the
+// row-local output of the statement `p` just before it (e[r, c] = ...; s[r] = sum(c in 0..C:
+// ... e[r, c] ...)), reading that output only at the element of the current iteration, returns
+// that reduction: `p` can then be computed element by element inside the reduction's loop,
+// saving a pass over the row. Otherwise nullptr.
+const Expr* reduction_to_fuse(const Statement& p, const Statement& q, bool p_row_local) {
+  if (p.rank() != 2 || q.rank() != 1 || !p_row_local || contains_reduce(*p.rhs)) return nullptr;
+  std::vector<const Expr*> reduces;
+  collect_reduces(*q.rhs, reduces);
+  if (reduces.size() != 1) return nullptr;
+  const Expr* r = reduces.front();
+  const IndexVar& v = q.vars[r->ref];
+  const IndexVar& col = p.vars[1];
+  if (!v.lo || !v.hi || !col.hi || v.lo->kind != ExprKind::IntLit || v.lo->ival != 0 ||
+      has_index_var(*v.hi) || !same_expr(*v.hi, *col.hi))
+    return nullptr;
+  for (const Expr* read : reads_of(*r->args[0])) {
+    if (read->ref != p.out) continue;
+    const bool at_iteration = read->args.size() == 2 && read->args[0]->kind == ExprKind::IndexVar &&
+                              read->args[0]->ref == 0 &&
+                              read->args[1]->kind == ExprKind::IndexVar &&
+                              read->args[1]->ref == r->ref;
+    if (!at_iteration) return nullptr;
+  }
+  return r;
+}
+
+// With approx_math: every floating-point division of `L`'s statement by a row-invariant value
+// prints as a multiplication by its reciprocal, computed once per row into `w` (the row index
+// must be bound there). Inner divisions first, so that an outer one prints their replacements.
+void hoist_reciprocals(StmtLowering& L, const Expr& e, CodeWriter& w, int& next) {
+  for (const auto& a : e.args) hoist_reciprocals(L, *a, w, next);
+  if (e.kind != ExprKind::Binary || e.bop != BinOp::Div || !is_float(e.type) ||
+      !row_invariant(*e.args[1]) || row_invariant(*e.args[0]))
+    return;
+  const std::string name = "sb_rcp" + std::to_string(next++);
+  w.line(std::string("const ") + c_type(e.type) + " " + name + " = " + float_literal(1.0, e.type) +
+         " / " + L.expr(*e.args[1], w, kPrecMul + 1) + ";");
+  CodeWriter scratch(0);  // an elementwise operand hoists nothing
+  L.set_override(&e, "(" + L.expr(*e.args[0], scratch, kPrecMul) + " * " + name + ")");
+}
+
 // Writes the body of a fused group's kernel (an `int` function returning non-zero when a row
 // buffer could not be allocated). `Ls` holds one lowering per statement of the group, in order.
 // Rank-2 elementwise statements whose output is in memory get a streaming form too, chosen at run
-// time when the group's tensors outgrow the caches (SB_STREAM_MIN_BYTES). Returns whether the
-// code uses the streaming support (cpu_stream_support()).
-bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter& w) {
+// time when the group's tensors outgrow the caches (SB_STREAM_MIN_BYTES). A statement that
+// reduction_to_fuse pairs with the next one is computed inside that one's loop; with
+// `reciprocals` (approx_math), divisions by a row-invariant value become multiplications
+// (hoist_reciprocals). Returns whether the code uses the streaming support (cpu_stream_support()).
+bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool reciprocals,
+                    CodeWriter& w) {
   const Spec& spec = Ls.front().spec();
   auto row_local = [&](int t) {
     return std::find(g.row_local.begin(), g.row_local.end(), t) != g.row_local.end();
@@ -194,12 +262,36 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, CodeWriter
   b.open("for (int64_t sb_row = 0; sb_row < " +
          Ls.front().extent(Ls.front().stmt().out, 0, kPrecRel + 1) + "; ++sb_row) {");
   if (alloc) b.line("if (!sb_ok) continue;");
-  for (StmtLowering& L : Ls) {
+  int next_rcp = 0;
+  for (size_t i = 0; i < Ls.size(); ++i) {
+    StmtLowering& L = Ls[i];
     const Statement& st = L.stmt();
+    const Expr* fuse =
+        i + 1 < Ls.size() ? reduction_to_fuse(st, Ls[i + 1].stmt(), row_local(st.out)) : nullptr;
+    if (fuse) {
+      // This statement's row is computed inside the next statement's reduction loop.
+      StmtLowering& Q = Ls[++i];
+      b.open("{  // " + to_string(st, spec) + ", computed in the loop of:");
+      b.line("// " + to_string(Q.stmt(), spec));
+      b.line("[[maybe_unused]] const int64_t " + Q.var_name(0) + " = sb_row;");
+      Q.set_reduce_prologue(fuse, [&L, &Q, fuse](CodeWriter& lw) {
+        lw.line("const int64_t sb_col = " + Q.var_name(fuse->ref) + ";");
+        lw.open("{");
+        lw.line("[[maybe_unused]] const int64_t " + L.var_name(0) + " = sb_row;");
+        lw.line("const int64_t " + L.var_name(1) + " = sb_col;");
+        L.assign(lw);
+        lw.close();
+      });
+      emit_loop_nest(Q, true, b, /*in_row=*/true);
+      b.close();
+      continue;
+    }
     b.open("{  // " + to_string(st, spec));
     // The row index may go unused when the statement touches only row-local tensors.
     b.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
            L.var_name(0) + " = sb_row;");
+    if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
+      hoist_reciprocals(L, *st.rhs, b, next_rcp);
     if (st.rank() == 2 && !contains_reduce(*st.rhs) && !row_local(st.out)) {
       streaming = true;
       b.open("if (sb_stream) {");
@@ -663,7 +755,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           calls.line("// " + to_string(spec.stmts[j], spec));
         }
         CodeWriter body(1);
-        const bool stream_group = emit_row_group(Ls, g, body);
+        const bool stream_group = emit_row_group(Ls, g, vector_math.approx, body);
         streaming = streaming || stream_group;
         uses_malloc = uses_malloc || !g.row_local.empty();
         std::set<int> kt, ks;

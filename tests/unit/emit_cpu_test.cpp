@@ -185,6 +185,48 @@ TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
   EXPECT_FALSE(has(emit("cpu", r), "sb_stream"));
 }
 
+TEST(EmitCpuOmpSimd, RowReductionRunsInTheLoopOfTheRowItReads) {
+  const char* tensors =
+      "  x: {type: f32, shape: [M, N], role: in}\n"
+      "  e: {type: f32, shape: [M, N], role: temp}\n"
+      "  s: {type: f32, shape: [M], role: temp}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n";
+  const char* variants =
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n"
+      "    - {name: fast, strategy: omp_simd, approx_math: 1}\n";
+  const Spec s = load(tensors,
+                      "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, k] * x[i, k])\n"
+                      "  y[i, j] = e[i, j] / (s[i] + 1.0)\n",
+                      variants);
+  const std::string c = emit("cpu", s);
+  // e's row is computed inside the sum's loop, with the sum's index as its column.
+  EXPECT_TRUE(has(c, "// e[i, j] = exp(x[i, j]), computed in the loop of:\n")) << c;
+  EXPECT_TRUE(has(c,
+                  "for (int64_t k = 0; k < N; ++k) {\n"
+                  "          const int64_t sb_col = k;\n"
+                  "          {\n"
+                  "            [[maybe_unused]] const int64_t i = sb_row;\n"
+                  "            const int64_t j = sb_col;\n"
+                  "            sb_row_e[j] = sb_vec_expf(x[i * N + j]);\n"
+                  "          }\n"
+                  "          sb_acc0 += sb_row_e[k] * x[i * N + k];\n"))
+      << c;
+  // With approx_math only, the division by the row's value becomes a multiplication.
+  EXPECT_TRUE(has(c, "sb_line[sb_q] = sb_row_e[j] / (sb_row_s[0] + 1.0f);")) << c;
+  EXPECT_TRUE(has(c, "const float sb_rcp0 = 1.0f / (sb_row_s[0] + 1.0f);")) << c;
+  EXPECT_TRUE(has(c, "sb_line[sb_q] = (sb_row_e[j] * sb_rcp0);")) << c;
+  EXPECT_EQ(c.find("sb_rcp0 ="), c.rfind("sb_rcp0 ="));
+
+  // A sum that reads e at another column than its own iteration's stays a loop of its own.
+  const Spec other = load(tensors,
+                          "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, N - 1 - k])\n"
+                          "  y[i, j] = e[i, j] / s[i]\n",
+                          variants);
+  const std::string o = emit("cpu", other);
+  EXPECT_FALSE(has(o, "computed in the loop of")) << o;
+  EXPECT_TRUE(has(o, "{  // s[i] = sum(k in 0..N: e[i, N - 1 - k])")) << o;
+}
+
 TEST(EmitVendorCpu, CblasCalls) {
   const Spec s = load(kMats, kGemmCompute, "  vendor_cpu:\n    - {name: ob, strategy: blas}\n");
   const std::string c = emit("vendor_cpu", s);

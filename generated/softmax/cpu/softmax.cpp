@@ -211,18 +211,18 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
         }
         sb_row_rowmax[0] = sb_acc0;
       }
-      {  // e[r, c] = exp(x[r, c] - rowmax[r])
-        [[maybe_unused]] const int64_t r = sb_row;
-        #pragma omp simd
-        for (int64_t c = 0; c < C; ++c) {
-          sb_row_e[c] = sb_vec_expf(x[r * C + c] - sb_row_rowmax[0]);
-        }
-      }
-      {  // rowsum[r] = sum(c in 0..C: e[r, c])
+      {  // e[r, c] = exp(x[r, c] - rowmax[r]), computed in the loop of:
+        // rowsum[r] = sum(c in 0..C: e[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
         #pragma omp simd reduction(+:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
+          const int64_t sb_col = c;
+          {
+            [[maybe_unused]] const int64_t r = sb_row;
+            const int64_t c = sb_col;
+            sb_row_e[c] = sb_vec_expf(x[r * C + c] - sb_row_rowmax[0]);
+          }
           sb_acc0 += sb_row_e[c];
         }
         sb_row_rowsum[0] = sb_acc0;
@@ -290,24 +290,25 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
         }
         sb_row_rowmax[0] = sb_acc0;
       }
-      {  // e[r, c] = exp(x[r, c] - rowmax[r])
-        [[maybe_unused]] const int64_t r = sb_row;
-        #pragma omp simd
-        for (int64_t c = 0; c < C; ++c) {
-          sb_row_e[c] = sb_approx_expf(x[r * C + c] - sb_row_rowmax[0]);
-        }
-      }
-      {  // rowsum[r] = sum(c in 0..C: e[r, c])
+      {  // e[r, c] = exp(x[r, c] - rowmax[r]), computed in the loop of:
+        // rowsum[r] = sum(c in 0..C: e[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
         #pragma omp simd reduction(+:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
+          const int64_t sb_col = c;
+          {
+            [[maybe_unused]] const int64_t r = sb_row;
+            const int64_t c = sb_col;
+            sb_row_e[c] = sb_approx_expf(x[r * C + c] - sb_row_rowmax[0]);
+          }
           sb_acc0 += sb_row_e[c];
         }
         sb_row_rowsum[0] = sb_acc0;
       }
       {  // y[r, c] = e[r, c] / rowsum[r]
         const int64_t r = sb_row;
+        const float sb_rcp0 = 1.0f / sb_row_rowsum[0];
         if (sb_stream) {
           int64_t sb_n = 0;
           for (int64_t sb_j = 0; sb_j < C; sb_j += sb_n) {
@@ -317,14 +318,14 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
               const int64_t c = sb_j + sb_q;
-              sb_line[sb_q] = sb_row_e[c] / sb_row_rowsum[0];
+              sb_line[sb_q] = (sb_row_e[c] * sb_rcp0);
             }
             sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
         } else {
           #pragma omp simd
           for (int64_t c = 0; c < C; ++c) {
-            y[r * C + c] = sb_row_e[c] / sb_row_rowsum[0];
+            y[r * C + c] = (sb_row_e[c] * sb_rcp0);
           }
         }
       }
