@@ -797,8 +797,13 @@ class Body {
         return op(f ? "arith.minimumf" : "arith.minsi", {a[0], a[1]}, t);
       case Fn::Max:
         return op(f ? "arith.maximumf" : "arith.maxsi", {a[0], a[1]}, t);
-      case Fn::Abs:
-        return op(f ? "math.absf" : "math.absi", {a[0]}, t);
+      case Fn::Abs: {
+        if (f) return op("math.absf", {a[0]}, t);
+        // Not math.absi: the loops and tiled_vector pipelines of MLIR 19 fail to legalize it.
+        const std::string zero = constant("0", t);
+        return select(cmp("arith.cmpi", "slt", a[0], zero, t), op("arith.subi", {zero, a[0]}, t),
+                      a[0], t);
+      }
       case Fn::Exp:
         return op("math.exp", {a[0]}, t);
       case Fn::Log:

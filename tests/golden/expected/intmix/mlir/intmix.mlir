@@ -68,121 +68,124 @@ module {
         ins(%34, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
         outs(%m : memref<?xi32>) {
       ^bb0(%35: i32, %36: i32, %37: i32, %38: f64, %39: i32):
-      %40 = math.absi %36 : i32
-      %41 = arith.constant -2147483648.0 : f64
-      %42 = arith.constant 2147483648.0 : f64
-      %43 = arith.cmpf oge, %38, %41 : f64
-      %44 = arith.cmpf olt, %38, %42 : f64
-      %45 = arith.andi %43, %44 : i1
-      %46 = arith.fptosi %38 : f64 to i32
-      %47 = arith.constant -2147483648 : i32
-      %48 = arith.select %45, %46, %47 : i32
-      %49 = arith.minsi %37, %48 : i32
-      %50 = arith.maxsi %40, %49 : i32
-      %51 = arith.constant 5 : i32
-      %52 = arith.constant 0 : i32
-      %53 = arith.constant 1 : i32
-      %54 = arith.constant -1 : i32
-      %55 = arith.cmpi eq, %51, %52 : i32
-      %56 = arith.cmpi eq, %51, %54 : i32
-      %57 = arith.ori %55, %56 : i1
-      %58 = arith.select %57, %53, %51 : i32
-      %59 = arith.remsi %50, %58 : i32
-      %60 = arith.select %57, %52, %59 : i32
-      linalg.yield %60 : i32
+      %40 = arith.constant 0 : i32
+      %41 = arith.subi %40, %36 : i32
+      %42 = arith.cmpi slt, %36, %40 : i32
+      %43 = arith.select %42, %41, %36 : i32
+      %44 = arith.constant -2147483648.0 : f64
+      %45 = arith.constant 2147483648.0 : f64
+      %46 = arith.cmpf oge, %38, %44 : f64
+      %47 = arith.cmpf olt, %38, %45 : f64
+      %48 = arith.andi %46, %47 : i1
+      %49 = arith.fptosi %38 : f64 to i32
+      %50 = arith.constant -2147483648 : i32
+      %51 = arith.select %48, %49, %50 : i32
+      %52 = arith.minsi %37, %51 : i32
+      %53 = arith.maxsi %43, %52 : i32
+      %54 = arith.constant 5 : i32
+      %55 = arith.constant 0 : i32
+      %56 = arith.constant 1 : i32
+      %57 = arith.constant -1 : i32
+      %58 = arith.cmpi eq, %54, %55 : i32
+      %59 = arith.cmpi eq, %54, %57 : i32
+      %60 = arith.ori %58, %59 : i1
+      %61 = arith.select %60, %56, %54 : i32
+      %62 = arith.remsi %53, %61 : i32
+      %63 = arith.select %60, %55, %62 : i32
+      linalg.yield %63 : i32
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %61 = memref.alloc() : memref<i32>
-    %62 = arith.constant 0 : i32
-    linalg.fill ins(%62 : i32) outs(%61 : memref<i32>)
-    %63 = arith.constant 0 : index
-    %64 = arith.subi %N, %63 : index
-    %65 = arith.constant 0 : index
-    %66 = arith.maxsi %64, %65 : index
-    %67 = arith.constant 0 : index
-    %68 = memref.reinterpret_cast %61 to offset: [0], sizes: [%66], strides: [%67] : memref<i32> to memref<?xi32, strided<[?]>>
+    %64 = memref.alloc() : memref<i32>
+    %65 = arith.constant 0 : i32
+    linalg.fill ins(%65 : i32) outs(%64 : memref<i32>)
+    %66 = arith.constant 0 : index
+    %67 = arith.subi %N, %66 : index
+    %68 = arith.constant 0 : index
+    %69 = arith.maxsi %67, %68 : index
+    %70 = arith.constant 0 : index
+    %71 = memref.reinterpret_cast %64 to offset: [0], sizes: [%69], strides: [%70] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%68, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%61 : memref<i32>) {
-      ^bb0(%69: i32, %70: i32, %71: i32, %72: i32):
-      %73 = arith.muli %70, %71 : i32
-      %74 = arith.addi %72, %73 : i32
-      linalg.yield %74 : i32
+        ins(%71, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+        outs(%64 : memref<i32>) {
+      ^bb0(%72: i32, %73: i32, %74: i32, %75: i32):
+      %76 = arith.muli %73, %74 : i32
+      %77 = arith.addi %75, %76 : i32
+      linalg.yield %77 : i32
     }
-    %75 = memref.alloc() : memref<i32>
-    %76 = arith.constant -2147483648 : i32
-    linalg.fill ins(%76 : i32) outs(%75 : memref<i32>)
-    %77 = arith.constant 0 : index
-    %78 = arith.subi %N, %77 : index
-    %79 = arith.constant 0 : index
-    %80 = arith.maxsi %78, %79 : index
-    %81 = arith.constant 0 : index
-    %82 = memref.reinterpret_cast %75 to offset: [0], sizes: [%80], strides: [%81] : memref<i32> to memref<?xi32, strided<[?]>>
+    %78 = memref.alloc() : memref<i32>
+    %79 = arith.constant -2147483648 : i32
+    linalg.fill ins(%79 : i32) outs(%78 : memref<i32>)
+    %80 = arith.constant 0 : index
+    %81 = arith.subi %N, %80 : index
+    %82 = arith.constant 0 : index
+    %83 = arith.maxsi %81, %82 : index
+    %84 = arith.constant 0 : index
+    %85 = memref.reinterpret_cast %78 to offset: [0], sizes: [%83], strides: [%84] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%82, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
-        outs(%75 : memref<i32>) {
-      ^bb0(%83: i32, %84: i32, %85: i32):
-      %86 = arith.maxsi %85, %84 : i32
-      linalg.yield %86 : i32
+        ins(%85, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        outs(%78 : memref<i32>) {
+      ^bb0(%86: i32, %87: i32, %88: i32):
+      %89 = arith.maxsi %88, %87 : i32
+      linalg.yield %89 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%61, %75 : memref<i32>, memref<i32>)
+        ins(%64, %78 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%87: i32, %88: i32, %89: i32):
-      %90 = arith.addi %87, %88 : i32
-      linalg.yield %90 : i32
+      ^bb0(%90: i32, %91: i32, %92: i32):
+      %93 = arith.addi %90, %91 : i32
+      linalg.yield %93 : i32
     }
-    memref.dealloc %61 : memref<i32>
-    memref.dealloc %75 : memref<i32>
+    memref.dealloc %64 : memref<i32>
+    memref.dealloc %78 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %91 = arith.constant 0 : index
-    %92 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%91] : memref<?xf64> to memref<?xf64, strided<[?]>>
+    %94 = arith.constant 0 : index
+    %95 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%94] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%92, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+        ins(%95, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
         outs(%g : memref<?xf64>) {
-      ^bb0(%93: f64, %94: i32, %95: f64):
-      %96 = linalg.index 0 : index
-      %97 = arith.constant 2 : i32
-      %98 = arith.constant 0 : i32
-      %99 = arith.constant 1 : i32
-      %100 = arith.constant -1 : i32
-      %101 = arith.cmpi eq, %97, %98 : i32
-      %102 = arith.cmpi eq, %97, %100 : i32
-      %103 = arith.ori %101, %102 : i1
-      %104 = arith.select %103, %99, %97 : i32
-      %105 = arith.divsi %94, %104 : i32
-      %106 = arith.subi %98, %94 : i32
-      %107 = arith.select %102, %106, %105 : i32
-      %108 = arith.select %101, %98, %107 : i32
-      %109 = arith.sitofp %108 : i32 to f64
-      %110 = arith.constant 3 : index
-      %111 = arith.constant 0 : index
-      %112 = arith.constant 1 : index
-      %113 = arith.constant -1 : index
-      %114 = arith.cmpi eq, %110, %111 : index
-      %115 = arith.cmpi eq, %110, %113 : index
-      %116 = arith.ori %114, %115 : i1
-      %117 = arith.select %116, %112, %110 : index
-      %118 = arith.divsi %96, %117 : index
-      %119 = arith.subi %111, %96 : index
-      %120 = arith.select %115, %119, %118 : index
-      %121 = arith.select %114, %111, %120 : index
-      %122 = arith.index_cast %121 : index to i64
-      %123 = arith.sitofp %122 : i64 to f64
-      %124 = arith.constant 0.5 : f64
-      %125 = arith.mulf %123, %124 : f64
-      %126 = arith.addf %109, %125 : f64
-      %127 = arith.constant 8 : i32
-      %128 = arith.addi %94, %127 : i32
-      %129 = arith.index_cast %128 : i32 to index
-      %130 = arith.constant 1 : index
-      %131 = arith.subi %0, %130 : index
-      %132 = arith.minsi %129, %131 : index
-      %133 = arith.constant 0 : index
-      %134 = arith.maxsi %132, %133 : index
-      %135 = memref.load %lut[%134] : memref<?xf64>
-      %136 = arith.addf %126, %135 : f64
-      linalg.yield %136 : f64
+      ^bb0(%96: f64, %97: i32, %98: f64):
+      %99 = linalg.index 0 : index
+      %100 = arith.constant 2 : i32
+      %101 = arith.constant 0 : i32
+      %102 = arith.constant 1 : i32
+      %103 = arith.constant -1 : i32
+      %104 = arith.cmpi eq, %100, %101 : i32
+      %105 = arith.cmpi eq, %100, %103 : i32
+      %106 = arith.ori %104, %105 : i1
+      %107 = arith.select %106, %102, %100 : i32
+      %108 = arith.divsi %97, %107 : i32
+      %109 = arith.subi %101, %97 : i32
+      %110 = arith.select %105, %109, %108 : i32
+      %111 = arith.select %104, %101, %110 : i32
+      %112 = arith.sitofp %111 : i32 to f64
+      %113 = arith.constant 3 : index
+      %114 = arith.constant 0 : index
+      %115 = arith.constant 1 : index
+      %116 = arith.constant -1 : index
+      %117 = arith.cmpi eq, %113, %114 : index
+      %118 = arith.cmpi eq, %113, %116 : index
+      %119 = arith.ori %117, %118 : i1
+      %120 = arith.select %119, %115, %113 : index
+      %121 = arith.divsi %99, %120 : index
+      %122 = arith.subi %114, %99 : index
+      %123 = arith.select %118, %122, %121 : index
+      %124 = arith.select %117, %114, %123 : index
+      %125 = arith.index_cast %124 : index to i64
+      %126 = arith.sitofp %125 : i64 to f64
+      %127 = arith.constant 0.5 : f64
+      %128 = arith.mulf %126, %127 : f64
+      %129 = arith.addf %112, %128 : f64
+      %130 = arith.constant 8 : i32
+      %131 = arith.addi %97, %130 : i32
+      %132 = arith.index_cast %131 : i32 to index
+      %133 = arith.constant 1 : index
+      %134 = arith.subi %0, %133 : index
+      %135 = arith.minsi %132, %134 : index
+      %136 = arith.constant 0 : index
+      %137 = arith.maxsi %135, %136 : index
+      %138 = memref.load %lut[%137] : memref<?xf64>
+      %139 = arith.addf %129, %138 : f64
+      linalg.yield %139 : f64
     }
     return
   }
@@ -236,121 +239,124 @@ module {
         ins(%34, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
         outs(%m : memref<?xi32>) {
       ^bb0(%35: i32, %36: i32, %37: i32, %38: f64, %39: i32):
-      %40 = math.absi %36 : i32
-      %41 = arith.constant -2147483648.0 : f64
-      %42 = arith.constant 2147483648.0 : f64
-      %43 = arith.cmpf oge, %38, %41 : f64
-      %44 = arith.cmpf olt, %38, %42 : f64
-      %45 = arith.andi %43, %44 : i1
-      %46 = arith.fptosi %38 : f64 to i32
-      %47 = arith.constant -2147483648 : i32
-      %48 = arith.select %45, %46, %47 : i32
-      %49 = arith.minsi %37, %48 : i32
-      %50 = arith.maxsi %40, %49 : i32
-      %51 = arith.constant 5 : i32
-      %52 = arith.constant 0 : i32
-      %53 = arith.constant 1 : i32
-      %54 = arith.constant -1 : i32
-      %55 = arith.cmpi eq, %51, %52 : i32
-      %56 = arith.cmpi eq, %51, %54 : i32
-      %57 = arith.ori %55, %56 : i1
-      %58 = arith.select %57, %53, %51 : i32
-      %59 = arith.remsi %50, %58 : i32
-      %60 = arith.select %57, %52, %59 : i32
-      linalg.yield %60 : i32
+      %40 = arith.constant 0 : i32
+      %41 = arith.subi %40, %36 : i32
+      %42 = arith.cmpi slt, %36, %40 : i32
+      %43 = arith.select %42, %41, %36 : i32
+      %44 = arith.constant -2147483648.0 : f64
+      %45 = arith.constant 2147483648.0 : f64
+      %46 = arith.cmpf oge, %38, %44 : f64
+      %47 = arith.cmpf olt, %38, %45 : f64
+      %48 = arith.andi %46, %47 : i1
+      %49 = arith.fptosi %38 : f64 to i32
+      %50 = arith.constant -2147483648 : i32
+      %51 = arith.select %48, %49, %50 : i32
+      %52 = arith.minsi %37, %51 : i32
+      %53 = arith.maxsi %43, %52 : i32
+      %54 = arith.constant 5 : i32
+      %55 = arith.constant 0 : i32
+      %56 = arith.constant 1 : i32
+      %57 = arith.constant -1 : i32
+      %58 = arith.cmpi eq, %54, %55 : i32
+      %59 = arith.cmpi eq, %54, %57 : i32
+      %60 = arith.ori %58, %59 : i1
+      %61 = arith.select %60, %56, %54 : i32
+      %62 = arith.remsi %53, %61 : i32
+      %63 = arith.select %60, %55, %62 : i32
+      linalg.yield %63 : i32
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %61 = memref.alloc() : memref<i32>
-    %62 = arith.constant 0 : i32
-    linalg.fill ins(%62 : i32) outs(%61 : memref<i32>)
-    %63 = arith.constant 0 : index
-    %64 = arith.subi %N, %63 : index
-    %65 = arith.constant 0 : index
-    %66 = arith.maxsi %64, %65 : index
-    %67 = arith.constant 0 : index
-    %68 = memref.reinterpret_cast %61 to offset: [0], sizes: [%66], strides: [%67] : memref<i32> to memref<?xi32, strided<[?]>>
+    %64 = memref.alloc() : memref<i32>
+    %65 = arith.constant 0 : i32
+    linalg.fill ins(%65 : i32) outs(%64 : memref<i32>)
+    %66 = arith.constant 0 : index
+    %67 = arith.subi %N, %66 : index
+    %68 = arith.constant 0 : index
+    %69 = arith.maxsi %67, %68 : index
+    %70 = arith.constant 0 : index
+    %71 = memref.reinterpret_cast %64 to offset: [0], sizes: [%69], strides: [%70] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%68, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%61 : memref<i32>) {
-      ^bb0(%69: i32, %70: i32, %71: i32, %72: i32):
-      %73 = arith.muli %70, %71 : i32
-      %74 = arith.addi %72, %73 : i32
-      linalg.yield %74 : i32
+        ins(%71, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+        outs(%64 : memref<i32>) {
+      ^bb0(%72: i32, %73: i32, %74: i32, %75: i32):
+      %76 = arith.muli %73, %74 : i32
+      %77 = arith.addi %75, %76 : i32
+      linalg.yield %77 : i32
     }
-    %75 = memref.alloc() : memref<i32>
-    %76 = arith.constant -2147483648 : i32
-    linalg.fill ins(%76 : i32) outs(%75 : memref<i32>)
-    %77 = arith.constant 0 : index
-    %78 = arith.subi %N, %77 : index
-    %79 = arith.constant 0 : index
-    %80 = arith.maxsi %78, %79 : index
-    %81 = arith.constant 0 : index
-    %82 = memref.reinterpret_cast %75 to offset: [0], sizes: [%80], strides: [%81] : memref<i32> to memref<?xi32, strided<[?]>>
+    %78 = memref.alloc() : memref<i32>
+    %79 = arith.constant -2147483648 : i32
+    linalg.fill ins(%79 : i32) outs(%78 : memref<i32>)
+    %80 = arith.constant 0 : index
+    %81 = arith.subi %N, %80 : index
+    %82 = arith.constant 0 : index
+    %83 = arith.maxsi %81, %82 : index
+    %84 = arith.constant 0 : index
+    %85 = memref.reinterpret_cast %78 to offset: [0], sizes: [%83], strides: [%84] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%82, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
-        outs(%75 : memref<i32>) {
-      ^bb0(%83: i32, %84: i32, %85: i32):
-      %86 = arith.maxsi %85, %84 : i32
-      linalg.yield %86 : i32
+        ins(%85, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        outs(%78 : memref<i32>) {
+      ^bb0(%86: i32, %87: i32, %88: i32):
+      %89 = arith.maxsi %88, %87 : i32
+      linalg.yield %89 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%61, %75 : memref<i32>, memref<i32>)
+        ins(%64, %78 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%87: i32, %88: i32, %89: i32):
-      %90 = arith.addi %87, %88 : i32
-      linalg.yield %90 : i32
+      ^bb0(%90: i32, %91: i32, %92: i32):
+      %93 = arith.addi %90, %91 : i32
+      linalg.yield %93 : i32
     }
-    memref.dealloc %61 : memref<i32>
-    memref.dealloc %75 : memref<i32>
+    memref.dealloc %64 : memref<i32>
+    memref.dealloc %78 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %91 = arith.constant 0 : index
-    %92 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%91] : memref<?xf64> to memref<?xf64, strided<[?]>>
+    %94 = arith.constant 0 : index
+    %95 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%94] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%92, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+        ins(%95, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
         outs(%g : memref<?xf64>) {
-      ^bb0(%93: f64, %94: i32, %95: f64):
-      %96 = linalg.index 0 : index
-      %97 = arith.constant 2 : i32
-      %98 = arith.constant 0 : i32
-      %99 = arith.constant 1 : i32
-      %100 = arith.constant -1 : i32
-      %101 = arith.cmpi eq, %97, %98 : i32
-      %102 = arith.cmpi eq, %97, %100 : i32
-      %103 = arith.ori %101, %102 : i1
-      %104 = arith.select %103, %99, %97 : i32
-      %105 = arith.divsi %94, %104 : i32
-      %106 = arith.subi %98, %94 : i32
-      %107 = arith.select %102, %106, %105 : i32
-      %108 = arith.select %101, %98, %107 : i32
-      %109 = arith.sitofp %108 : i32 to f64
-      %110 = arith.constant 3 : index
-      %111 = arith.constant 0 : index
-      %112 = arith.constant 1 : index
-      %113 = arith.constant -1 : index
-      %114 = arith.cmpi eq, %110, %111 : index
-      %115 = arith.cmpi eq, %110, %113 : index
-      %116 = arith.ori %114, %115 : i1
-      %117 = arith.select %116, %112, %110 : index
-      %118 = arith.divsi %96, %117 : index
-      %119 = arith.subi %111, %96 : index
-      %120 = arith.select %115, %119, %118 : index
-      %121 = arith.select %114, %111, %120 : index
-      %122 = arith.index_cast %121 : index to i64
-      %123 = arith.sitofp %122 : i64 to f64
-      %124 = arith.constant 0.5 : f64
-      %125 = arith.mulf %123, %124 : f64
-      %126 = arith.addf %109, %125 : f64
-      %127 = arith.constant 8 : i32
-      %128 = arith.addi %94, %127 : i32
-      %129 = arith.index_cast %128 : i32 to index
-      %130 = arith.constant 1 : index
-      %131 = arith.subi %0, %130 : index
-      %132 = arith.minsi %129, %131 : index
-      %133 = arith.constant 0 : index
-      %134 = arith.maxsi %132, %133 : index
-      %135 = memref.load %lut[%134] : memref<?xf64>
-      %136 = arith.addf %126, %135 : f64
-      linalg.yield %136 : f64
+      ^bb0(%96: f64, %97: i32, %98: f64):
+      %99 = linalg.index 0 : index
+      %100 = arith.constant 2 : i32
+      %101 = arith.constant 0 : i32
+      %102 = arith.constant 1 : i32
+      %103 = arith.constant -1 : i32
+      %104 = arith.cmpi eq, %100, %101 : i32
+      %105 = arith.cmpi eq, %100, %103 : i32
+      %106 = arith.ori %104, %105 : i1
+      %107 = arith.select %106, %102, %100 : i32
+      %108 = arith.divsi %97, %107 : i32
+      %109 = arith.subi %101, %97 : i32
+      %110 = arith.select %105, %109, %108 : i32
+      %111 = arith.select %104, %101, %110 : i32
+      %112 = arith.sitofp %111 : i32 to f64
+      %113 = arith.constant 3 : index
+      %114 = arith.constant 0 : index
+      %115 = arith.constant 1 : index
+      %116 = arith.constant -1 : index
+      %117 = arith.cmpi eq, %113, %114 : index
+      %118 = arith.cmpi eq, %113, %116 : index
+      %119 = arith.ori %117, %118 : i1
+      %120 = arith.select %119, %115, %113 : index
+      %121 = arith.divsi %99, %120 : index
+      %122 = arith.subi %114, %99 : index
+      %123 = arith.select %118, %122, %121 : index
+      %124 = arith.select %117, %114, %123 : index
+      %125 = arith.index_cast %124 : index to i64
+      %126 = arith.sitofp %125 : i64 to f64
+      %127 = arith.constant 0.5 : f64
+      %128 = arith.mulf %126, %127 : f64
+      %129 = arith.addf %112, %128 : f64
+      %130 = arith.constant 8 : i32
+      %131 = arith.addi %97, %130 : i32
+      %132 = arith.index_cast %131 : i32 to index
+      %133 = arith.constant 1 : index
+      %134 = arith.subi %0, %133 : index
+      %135 = arith.minsi %132, %134 : index
+      %136 = arith.constant 0 : index
+      %137 = arith.maxsi %135, %136 : index
+      %138 = memref.load %lut[%137] : memref<?xf64>
+      %139 = arith.addf %129, %138 : f64
+      linalg.yield %139 : f64
     }
     return
   }
@@ -626,543 +632,555 @@ module attributes {transform.with_named_sequence} {
         %238 = linalg.index 0 : index
         %239 = arith.addi %238, %231 : index
         %240 = memref.load %a[%239] : memref<?xi32>
-        %241 = math.absi %240 : i32
-        %242 = memref.load %b[%239] : memref<?xi32>
-        %243 = memref.load %f[%239] : memref<?xf64>
-        %244 = arith.constant -2147483648.0 : f64
-        %245 = arith.constant 2147483648.0 : f64
-        %246 = arith.cmpf oge, %243, %244 : f64
-        %247 = arith.cmpf olt, %243, %245 : f64
-        %248 = arith.andi %246, %247 : i1
-        %249 = arith.fptosi %243 : f64 to i32
-        %250 = arith.constant -2147483648 : i32
-        %251 = arith.select %248, %249, %250 : i32
-        %252 = arith.minsi %242, %251 : i32
-        %253 = arith.maxsi %241, %252 : i32
-        %254 = arith.constant 5 : i32
-        %255 = arith.constant 0 : i32
-        %256 = arith.constant 1 : i32
-        %257 = arith.constant -1 : i32
-        %258 = arith.cmpi eq, %254, %255 : i32
-        %259 = arith.cmpi eq, %254, %257 : i32
-        %260 = arith.ori %258, %259 : i1
-        %261 = arith.select %260, %256, %254 : i32
-        %262 = arith.remsi %253, %261 : i32
-        %263 = arith.select %260, %255, %262 : i32
-        linalg.yield %263 : i32
+        %241 = arith.constant 0 : i32
+        %242 = arith.subi %241, %240 : i32
+        %243 = arith.cmpi slt, %240, %241 : i32
+        %244 = arith.select %243, %242, %240 : i32
+        %245 = memref.load %b[%239] : memref<?xi32>
+        %246 = memref.load %f[%239] : memref<?xf64>
+        %247 = arith.constant -2147483648.0 : f64
+        %248 = arith.constant 2147483648.0 : f64
+        %249 = arith.cmpf oge, %246, %247 : f64
+        %250 = arith.cmpf olt, %246, %248 : f64
+        %251 = arith.andi %249, %250 : i1
+        %252 = arith.fptosi %246 : f64 to i32
+        %253 = arith.constant -2147483648 : i32
+        %254 = arith.select %251, %252, %253 : i32
+        %255 = arith.minsi %245, %254 : i32
+        %256 = arith.maxsi %244, %255 : i32
+        %257 = arith.constant 5 : i32
+        %258 = arith.constant 0 : i32
+        %259 = arith.constant 1 : i32
+        %260 = arith.constant -1 : i32
+        %261 = arith.cmpi eq, %257, %258 : i32
+        %262 = arith.cmpi eq, %257, %260 : i32
+        %263 = arith.ori %261, %262 : i1
+        %264 = arith.select %263, %259, %257 : i32
+        %265 = arith.remsi %256, %264 : i32
+        %266 = arith.select %263, %258, %265 : i32
+        linalg.yield %266 : i32
       }
-      %264 = arith.constant 63 : index
-      %265 = arith.addi %228, %264 : index
-      %266 = arith.constant 64 : index
-      %267 = arith.divui %265, %266 : index
-      %268 = arith.constant 1 : index
-      %269 = arith.maxsi %267, %268 : index
-      scf.parallel (%270) = (%231) to (%228) step (%269) {
-        %271 = arith.addi %270, %269 : index
-        %272 = arith.minsi %271, %228 : index
-        %273 = memref.alloca() : memref<16xi32>
-        scf.for %274 = %270 to %272 step %232 {
-          %275 = arith.muli %274, %226 : index
-          %276 = arith.addi %225, %275 : index
-          %277 = arith.constant 0 : index
-          %278 = memref.reinterpret_cast %273 to offset: [0], sizes: [%226], strides: [%277] : memref<16xi32> to memref<?xi32, strided<[?]>>
+      %267 = arith.constant 63 : index
+      %268 = arith.addi %228, %267 : index
+      %269 = arith.constant 64 : index
+      %270 = arith.divui %268, %269 : index
+      %271 = arith.constant 1 : index
+      %272 = arith.maxsi %270, %271 : index
+      scf.parallel (%273) = (%231) to (%228) step (%272) {
+        %274 = arith.addi %273, %272 : index
+        %275 = arith.minsi %274, %228 : index
+        %276 = memref.alloca() : memref<16xi32>
+        scf.for %277 = %273 to %275 step %232 {
+          %278 = arith.muli %277, %226 : index
+          %279 = arith.addi %225, %278 : index
+          %280 = arith.constant 0 : index
+          %281 = memref.reinterpret_cast %276 to offset: [0], sizes: [%226], strides: [%280] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%278 : memref<?xi32, strided<[?]>>)
-              outs(%273 : memref<16xi32>) {
-            ^bb0(%279: i32, %280: i32):
-            %281 = linalg.index 0 : index
-            %282 = arith.addi %281, %276 : index
-            %283 = memref.load %a[%282] : memref<?xi32>
-            %284 = math.absi %283 : i32
-            %285 = memref.load %b[%282] : memref<?xi32>
-            %286 = memref.load %f[%282] : memref<?xf64>
-            %287 = arith.constant -2147483648.0 : f64
-            %288 = arith.constant 2147483648.0 : f64
-            %289 = arith.cmpf oge, %286, %287 : f64
-            %290 = arith.cmpf olt, %286, %288 : f64
-            %291 = arith.andi %289, %290 : i1
-            %292 = arith.fptosi %286 : f64 to i32
-            %293 = arith.constant -2147483648 : i32
-            %294 = arith.select %291, %292, %293 : i32
-            %295 = arith.minsi %285, %294 : i32
-            %296 = arith.maxsi %284, %295 : i32
-            %297 = arith.constant 5 : i32
-            %298 = arith.constant 0 : i32
-            %299 = arith.constant 1 : i32
-            %300 = arith.constant -1 : i32
-            %301 = arith.cmpi eq, %297, %298 : i32
-            %302 = arith.cmpi eq, %297, %300 : i32
-            %303 = arith.ori %301, %302 : i1
-            %304 = arith.select %303, %299, %297 : i32
-            %305 = arith.remsi %296, %304 : i32
-            %306 = arith.select %303, %298, %305 : i32
-            linalg.yield %306 : i32
+              ins(%281 : memref<?xi32, strided<[?]>>)
+              outs(%276 : memref<16xi32>) {
+            ^bb0(%282: i32, %283: i32):
+            %284 = linalg.index 0 : index
+            %285 = arith.addi %284, %279 : index
+            %286 = memref.load %a[%285] : memref<?xi32>
+            %287 = arith.constant 0 : i32
+            %288 = arith.subi %287, %286 : i32
+            %289 = arith.cmpi slt, %286, %287 : i32
+            %290 = arith.select %289, %288, %286 : i32
+            %291 = memref.load %b[%285] : memref<?xi32>
+            %292 = memref.load %f[%285] : memref<?xf64>
+            %293 = arith.constant -2147483648.0 : f64
+            %294 = arith.constant 2147483648.0 : f64
+            %295 = arith.cmpf oge, %292, %293 : f64
+            %296 = arith.cmpf olt, %292, %294 : f64
+            %297 = arith.andi %295, %296 : i1
+            %298 = arith.fptosi %292 : f64 to i32
+            %299 = arith.constant -2147483648 : i32
+            %300 = arith.select %297, %298, %299 : i32
+            %301 = arith.minsi %291, %300 : i32
+            %302 = arith.maxsi %290, %301 : i32
+            %303 = arith.constant 5 : i32
+            %304 = arith.constant 0 : i32
+            %305 = arith.constant 1 : i32
+            %306 = arith.constant -1 : i32
+            %307 = arith.cmpi eq, %303, %304 : i32
+            %308 = arith.cmpi eq, %303, %306 : i32
+            %309 = arith.ori %307, %308 : i1
+            %310 = arith.select %309, %305, %303 : i32
+            %311 = arith.remsi %302, %310 : i32
+            %312 = arith.select %309, %304, %311 : i32
+            linalg.yield %312 : i32
           }
-          %307 = arith.constant 8 : index
-          %308 = vector.load %273[%231] : memref<16xi32>, vector<8xi32>
-          %309 = vector.load %273[%307] : memref<16xi32>, vector<8xi32>
-          %310 = arith.muli %276, %212 : index
-          %311 = arith.addi %219, %310 : index
-          %312 = arith.index_cast %311 : index to i64
-          %313 = llvm.inttoptr %312 : i64 to !llvm.ptr
-          llvm.store %308, %313 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %314 = llvm.getelementptr %313[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %309, %314 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %313 = arith.constant 8 : index
+          %314 = vector.load %276[%231] : memref<16xi32>, vector<8xi32>
+          %315 = vector.load %276[%313] : memref<16xi32>, vector<8xi32>
+          %316 = arith.muli %279, %212 : index
+          %317 = arith.addi %219, %316 : index
+          %318 = arith.index_cast %317 : index to i64
+          %319 = llvm.inttoptr %318 : i64 to !llvm.ptr
+          llvm.store %314, %319 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %320 = llvm.getelementptr %319[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %315, %320 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %315 = arith.subi %N, %230 : index
-      %316 = memref.subview %m[%230] [%315] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %317 = arith.constant 0 : index
-      %318 = memref.reinterpret_cast %316 to offset: [0], sizes: [%315], strides: [%317] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %321 = arith.subi %N, %230 : index
+      %322 = memref.subview %m[%230] [%321] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %323 = arith.constant 0 : index
+      %324 = memref.reinterpret_cast %322 to offset: [0], sizes: [%321], strides: [%323] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%318 : memref<?xi32, strided<[?]>>)
-          outs(%316 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%319: i32, %320: i32):
-        %321 = linalg.index 0 : index
-        %322 = arith.addi %321, %230 : index
-        %323 = memref.load %a[%322] : memref<?xi32>
-        %324 = math.absi %323 : i32
-        %325 = memref.load %b[%322] : memref<?xi32>
-        %326 = memref.load %f[%322] : memref<?xf64>
-        %327 = arith.constant -2147483648.0 : f64
-        %328 = arith.constant 2147483648.0 : f64
-        %329 = arith.cmpf oge, %326, %327 : f64
-        %330 = arith.cmpf olt, %326, %328 : f64
-        %331 = arith.andi %329, %330 : i1
-        %332 = arith.fptosi %326 : f64 to i32
-        %333 = arith.constant -2147483648 : i32
-        %334 = arith.select %331, %332, %333 : i32
-        %335 = arith.minsi %325, %334 : i32
-        %336 = arith.maxsi %324, %335 : i32
-        %337 = arith.constant 5 : i32
-        %338 = arith.constant 0 : i32
-        %339 = arith.constant 1 : i32
-        %340 = arith.constant -1 : i32
-        %341 = arith.cmpi eq, %337, %338 : i32
-        %342 = arith.cmpi eq, %337, %340 : i32
-        %343 = arith.ori %341, %342 : i1
-        %344 = arith.select %343, %339, %337 : i32
-        %345 = arith.remsi %336, %344 : i32
-        %346 = arith.select %343, %338, %345 : i32
-        linalg.yield %346 : i32
+          ins(%324 : memref<?xi32, strided<[?]>>)
+          outs(%322 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%325: i32, %326: i32):
+        %327 = linalg.index 0 : index
+        %328 = arith.addi %327, %230 : index
+        %329 = memref.load %a[%328] : memref<?xi32>
+        %330 = arith.constant 0 : i32
+        %331 = arith.subi %330, %329 : i32
+        %332 = arith.cmpi slt, %329, %330 : i32
+        %333 = arith.select %332, %331, %329 : i32
+        %334 = memref.load %b[%328] : memref<?xi32>
+        %335 = memref.load %f[%328] : memref<?xf64>
+        %336 = arith.constant -2147483648.0 : f64
+        %337 = arith.constant 2147483648.0 : f64
+        %338 = arith.cmpf oge, %335, %336 : f64
+        %339 = arith.cmpf olt, %335, %337 : f64
+        %340 = arith.andi %338, %339 : i1
+        %341 = arith.fptosi %335 : f64 to i32
+        %342 = arith.constant -2147483648 : i32
+        %343 = arith.select %340, %341, %342 : i32
+        %344 = arith.minsi %334, %343 : i32
+        %345 = arith.maxsi %333, %344 : i32
+        %346 = arith.constant 5 : i32
+        %347 = arith.constant 0 : i32
+        %348 = arith.constant 1 : i32
+        %349 = arith.constant -1 : i32
+        %350 = arith.cmpi eq, %346, %347 : i32
+        %351 = arith.cmpi eq, %346, %349 : i32
+        %352 = arith.ori %350, %351 : i1
+        %353 = arith.select %352, %348, %346 : i32
+        %354 = arith.remsi %345, %353 : i32
+        %355 = arith.select %352, %347, %354 : i32
+        linalg.yield %355 : i32
       }
     } else {
-      %347 = arith.constant 0 : index
-      %348 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%347] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %356 = arith.constant 0 : index
+      %357 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%356] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%348, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+          ins(%357, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
           outs(%m : memref<?xi32>) {
-        ^bb0(%349: i32, %350: i32, %351: i32, %352: f64, %353: i32):
-        %354 = math.absi %350 : i32
-        %355 = arith.constant -2147483648.0 : f64
-        %356 = arith.constant 2147483648.0 : f64
-        %357 = arith.cmpf oge, %352, %355 : f64
-        %358 = arith.cmpf olt, %352, %356 : f64
-        %359 = arith.andi %357, %358 : i1
-        %360 = arith.fptosi %352 : f64 to i32
-        %361 = arith.constant -2147483648 : i32
-        %362 = arith.select %359, %360, %361 : i32
-        %363 = arith.minsi %351, %362 : i32
-        %364 = arith.maxsi %354, %363 : i32
-        %365 = arith.constant 5 : i32
-        %366 = arith.constant 0 : i32
-        %367 = arith.constant 1 : i32
-        %368 = arith.constant -1 : i32
-        %369 = arith.cmpi eq, %365, %366 : i32
-        %370 = arith.cmpi eq, %365, %368 : i32
-        %371 = arith.ori %369, %370 : i1
-        %372 = arith.select %371, %367, %365 : i32
-        %373 = arith.remsi %364, %372 : i32
-        %374 = arith.select %371, %366, %373 : i32
-        linalg.yield %374 : i32
+        ^bb0(%358: i32, %359: i32, %360: i32, %361: f64, %362: i32):
+        %363 = arith.constant 0 : i32
+        %364 = arith.subi %363, %359 : i32
+        %365 = arith.cmpi slt, %359, %363 : i32
+        %366 = arith.select %365, %364, %359 : i32
+        %367 = arith.constant -2147483648.0 : f64
+        %368 = arith.constant 2147483648.0 : f64
+        %369 = arith.cmpf oge, %361, %367 : f64
+        %370 = arith.cmpf olt, %361, %368 : f64
+        %371 = arith.andi %369, %370 : i1
+        %372 = arith.fptosi %361 : f64 to i32
+        %373 = arith.constant -2147483648 : i32
+        %374 = arith.select %371, %372, %373 : i32
+        %375 = arith.minsi %360, %374 : i32
+        %376 = arith.maxsi %366, %375 : i32
+        %377 = arith.constant 5 : i32
+        %378 = arith.constant 0 : i32
+        %379 = arith.constant 1 : i32
+        %380 = arith.constant -1 : i32
+        %381 = arith.cmpi eq, %377, %378 : i32
+        %382 = arith.cmpi eq, %377, %380 : i32
+        %383 = arith.ori %381, %382 : i1
+        %384 = arith.select %383, %379, %377 : i32
+        %385 = arith.remsi %376, %384 : i32
+        %386 = arith.select %383, %378, %385 : i32
+        linalg.yield %386 : i32
       }
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %375 = memref.alloc() : memref<i32>
+    %387 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %376 = arith.constant 0 : index
-    %377 = arith.subi %N, %376 : index
-    %378 = arith.constant 0 : index
-    %379 = arith.maxsi %377, %378 : index
-    %380 = arith.constant 0 : index
-    %381 = arith.constant 1 : index
-    %382 = arith.constant 63 : index
-    %383 = arith.addi %379, %382 : index
-    %384 = arith.constant 64 : index
-    %385 = arith.divui %383, %384 : index
-    %386 = arith.constant 1 : index
-    %387 = arith.maxsi %385, %386 : index
-    %388 = arith.subi %387, %381 : index
-    %389 = arith.addi %379, %388 : index
-    %390 = arith.divui %389, %387 : index
-    %391 = memref.alloca() : memref<64xi32>
-    scf.parallel (%392) = (%380) to (%390) step (%381) {
-      %393 = arith.muli %392, %387 : index
-      %394 = arith.addi %393, %387 : index
-      %395 = arith.minsi %394, %379 : index
-      %396 = arith.subi %395, %393 : index
-      %397 = arith.addi %376, %393 : index
-      %398 = memref.alloca() : memref<i32>
-      %399 = arith.constant 0 : i32
-      linalg.fill ins(%399 : i32) outs(%398 : memref<i32>)
-      %400 = arith.constant 0 : index
-      %401 = memref.reinterpret_cast %398 to offset: [0], sizes: [%396], strides: [%400] : memref<i32> to memref<?xi32, strided<[?]>>
+    %388 = arith.constant 0 : index
+    %389 = arith.subi %N, %388 : index
+    %390 = arith.constant 0 : index
+    %391 = arith.maxsi %389, %390 : index
+    %392 = arith.constant 0 : index
+    %393 = arith.constant 1 : index
+    %394 = arith.constant 63 : index
+    %395 = arith.addi %391, %394 : index
+    %396 = arith.constant 64 : index
+    %397 = arith.divui %395, %396 : index
+    %398 = arith.constant 1 : index
+    %399 = arith.maxsi %397, %398 : index
+    %400 = arith.subi %399, %393 : index
+    %401 = arith.addi %391, %400 : index
+    %402 = arith.divui %401, %399 : index
+    %403 = memref.alloca() : memref<64xi32>
+    scf.parallel (%404) = (%392) to (%402) step (%393) {
+      %405 = arith.muli %404, %399 : index
+      %406 = arith.addi %405, %399 : index
+      %407 = arith.minsi %406, %391 : index
+      %408 = arith.subi %407, %405 : index
+      %409 = arith.addi %388, %405 : index
+      %410 = memref.alloca() : memref<i32>
+      %411 = arith.constant 0 : i32
+      linalg.fill ins(%411 : i32) outs(%410 : memref<i32>)
+      %412 = arith.constant 0 : index
+      %413 = memref.reinterpret_cast %410 to offset: [0], sizes: [%408], strides: [%412] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%401 : memref<?xi32, strided<[?]>>)
-          outs(%398 : memref<i32>) {
-        ^bb0(%402: i32, %403: i32):
-        %404 = linalg.index 0 : index
-        %405 = arith.addi %404, %397 : index
-        %406 = memref.load %a[%405] : memref<?xi32>
-        %407 = memref.load %b[%405] : memref<?xi32>
-        %408 = arith.muli %406, %407 : i32
-        %409 = arith.addi %403, %408 : i32
-        linalg.yield %409 : i32
+          ins(%413 : memref<?xi32, strided<[?]>>)
+          outs(%410 : memref<i32>) {
+        ^bb0(%414: i32, %415: i32):
+        %416 = linalg.index 0 : index
+        %417 = arith.addi %416, %409 : index
+        %418 = memref.load %a[%417] : memref<?xi32>
+        %419 = memref.load %b[%417] : memref<?xi32>
+        %420 = arith.muli %418, %419 : i32
+        %421 = arith.addi %415, %420 : i32
+        linalg.yield %421 : i32
       }
-      %410 = memref.load %398[] : memref<i32>
-      memref.store %410, %391[%392] : memref<64xi32>
+      %422 = memref.load %410[] : memref<i32>
+      memref.store %422, %403[%404] : memref<64xi32>
       scf.reduce
     }
-    %411 = arith.constant 0 : i32
-    linalg.fill ins(%411 : i32) outs(%375 : memref<i32>)
-    %412 = memref.subview %391[0] [%390] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %423 = arith.constant 0 : i32
+    linalg.fill ins(%423 : i32) outs(%387 : memref<i32>)
+    %424 = memref.subview %403[0] [%402] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%412 : memref<?xi32, strided<[1]>>)
-        outs(%375 : memref<i32>) {
-      ^bb0(%413: i32, %414: i32):
-      %415 = arith.addi %414, %413 : i32
-      linalg.yield %415 : i32
+        ins(%424 : memref<?xi32, strided<[1]>>)
+        outs(%387 : memref<i32>) {
+      ^bb0(%425: i32, %426: i32):
+      %427 = arith.addi %426, %425 : i32
+      linalg.yield %427 : i32
     }
-    %416 = memref.alloc() : memref<i32>
+    %428 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %417 = arith.constant 0 : index
-    %418 = arith.subi %N, %417 : index
-    %419 = arith.constant 0 : index
-    %420 = arith.maxsi %418, %419 : index
-    %421 = arith.constant 0 : index
-    %422 = arith.constant 1 : index
-    %423 = arith.constant 63 : index
-    %424 = arith.addi %420, %423 : index
-    %425 = arith.constant 64 : index
-    %426 = arith.divui %424, %425 : index
-    %427 = arith.constant 1 : index
-    %428 = arith.maxsi %426, %427 : index
-    %429 = arith.subi %428, %422 : index
-    %430 = arith.addi %420, %429 : index
-    %431 = arith.divui %430, %428 : index
-    %432 = memref.alloca() : memref<64xi32>
-    scf.parallel (%433) = (%421) to (%431) step (%422) {
-      %434 = arith.muli %433, %428 : index
-      %435 = arith.addi %434, %428 : index
-      %436 = arith.minsi %435, %420 : index
-      %437 = arith.subi %436, %434 : index
-      %438 = arith.addi %417, %434 : index
-      %439 = memref.alloca() : memref<i32>
-      %440 = arith.constant -2147483648 : i32
-      linalg.fill ins(%440 : i32) outs(%439 : memref<i32>)
-      %441 = arith.constant 0 : index
-      %442 = memref.reinterpret_cast %439 to offset: [0], sizes: [%437], strides: [%441] : memref<i32> to memref<?xi32, strided<[?]>>
+    %429 = arith.constant 0 : index
+    %430 = arith.subi %N, %429 : index
+    %431 = arith.constant 0 : index
+    %432 = arith.maxsi %430, %431 : index
+    %433 = arith.constant 0 : index
+    %434 = arith.constant 1 : index
+    %435 = arith.constant 63 : index
+    %436 = arith.addi %432, %435 : index
+    %437 = arith.constant 64 : index
+    %438 = arith.divui %436, %437 : index
+    %439 = arith.constant 1 : index
+    %440 = arith.maxsi %438, %439 : index
+    %441 = arith.subi %440, %434 : index
+    %442 = arith.addi %432, %441 : index
+    %443 = arith.divui %442, %440 : index
+    %444 = memref.alloca() : memref<64xi32>
+    scf.parallel (%445) = (%433) to (%443) step (%434) {
+      %446 = arith.muli %445, %440 : index
+      %447 = arith.addi %446, %440 : index
+      %448 = arith.minsi %447, %432 : index
+      %449 = arith.subi %448, %446 : index
+      %450 = arith.addi %429, %446 : index
+      %451 = memref.alloca() : memref<i32>
+      %452 = arith.constant -2147483648 : i32
+      linalg.fill ins(%452 : i32) outs(%451 : memref<i32>)
+      %453 = arith.constant 0 : index
+      %454 = memref.reinterpret_cast %451 to offset: [0], sizes: [%449], strides: [%453] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%442 : memref<?xi32, strided<[?]>>)
-          outs(%439 : memref<i32>) {
-        ^bb0(%443: i32, %444: i32):
-        %445 = linalg.index 0 : index
-        %446 = arith.addi %445, %438 : index
-        %447 = memref.load %a[%446] : memref<?xi32>
-        %448 = arith.maxsi %444, %447 : i32
-        linalg.yield %448 : i32
+          ins(%454 : memref<?xi32, strided<[?]>>)
+          outs(%451 : memref<i32>) {
+        ^bb0(%455: i32, %456: i32):
+        %457 = linalg.index 0 : index
+        %458 = arith.addi %457, %450 : index
+        %459 = memref.load %a[%458] : memref<?xi32>
+        %460 = arith.maxsi %456, %459 : i32
+        linalg.yield %460 : i32
       }
-      %449 = memref.load %439[] : memref<i32>
-      memref.store %449, %432[%433] : memref<64xi32>
+      %461 = memref.load %451[] : memref<i32>
+      memref.store %461, %444[%445] : memref<64xi32>
       scf.reduce
     }
-    %450 = arith.constant -2147483648 : i32
-    linalg.fill ins(%450 : i32) outs(%416 : memref<i32>)
-    %451 = memref.subview %432[0] [%431] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %462 = arith.constant -2147483648 : i32
+    linalg.fill ins(%462 : i32) outs(%428 : memref<i32>)
+    %463 = memref.subview %444[0] [%443] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%451 : memref<?xi32, strided<[1]>>)
-        outs(%416 : memref<i32>) {
-      ^bb0(%452: i32, %453: i32):
-      %454 = arith.maxsi %453, %452 : i32
-      linalg.yield %454 : i32
+        ins(%463 : memref<?xi32, strided<[1]>>)
+        outs(%428 : memref<i32>) {
+      ^bb0(%464: i32, %465: i32):
+      %466 = arith.maxsi %465, %464 : i32
+      linalg.yield %466 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%375, %416 : memref<i32>, memref<i32>)
+        ins(%387, %428 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%455: i32, %456: i32, %457: i32):
-      %458 = arith.addi %455, %456 : i32
-      linalg.yield %458 : i32
+      ^bb0(%467: i32, %468: i32, %469: i32):
+      %470 = arith.addi %467, %468 : i32
+      linalg.yield %470 : i32
     }
-    memref.dealloc %375 : memref<i32>
-    memref.dealloc %416 : memref<i32>
+    memref.dealloc %387 : memref<i32>
+    memref.dealloc %428 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %459 = arith.constant 4 : index
-    %460 = arith.muli %459, %N : index
-    %461 = arith.constant 8 : index
-    %462 = arith.muli %461, %0 : index
-    %463 = arith.addi %460, %462 : index
-    %464 = arith.constant 8 : index
-    %465 = arith.muli %464, %N : index
-    %466 = arith.addi %463, %465 : index
-    %467 = arith.constant 33554432 : index
-    %468 = arith.cmpi sge, %466, %467 : index
-    scf.if %468 {
+    %471 = arith.constant 4 : index
+    %472 = arith.muli %471, %N : index
+    %473 = arith.constant 8 : index
+    %474 = arith.muli %473, %0 : index
+    %475 = arith.addi %472, %474 : index
+    %476 = arith.constant 8 : index
+    %477 = arith.muli %476, %N : index
+    %478 = arith.addi %475, %477 : index
+    %479 = arith.constant 33554432 : index
+    %480 = arith.cmpi sge, %478, %479 : index
+    scf.if %480 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %469 = arith.constant 8 : index
-      %470, %471, %472, %473 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
-      %474 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
-      %475 = arith.muli %471, %469 : index
-      %476 = arith.addi %474, %475 : index
-      %477 = arith.constant 64 : index
-      %478 = arith.remui %476, %477 : index
-      %479 = arith.subi %477, %478 : index
-      %480 = arith.remui %479, %477 : index
-      %481 = arith.divui %480, %469 : index
-      %482 = arith.minsi %481, %N : index
-      %483 = arith.constant 8 : index
-      %484 = arith.subi %N, %482 : index
-      %485 = arith.divui %484, %483 : index
-      %486 = arith.muli %485, %483 : index
-      %487 = arith.addi %482, %486 : index
-      %488 = arith.constant 0 : index
-      %489 = arith.constant 1 : index
-      %490 = memref.subview %g[%488] [%482] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %491 = arith.constant 0 : index
-      %492 = memref.reinterpret_cast %490 to offset: [0], sizes: [%482], strides: [%491] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %481 = arith.constant 8 : index
+      %482, %483, %484, %485 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
+      %486 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
+      %487 = arith.muli %483, %481 : index
+      %488 = arith.addi %486, %487 : index
+      %489 = arith.constant 64 : index
+      %490 = arith.remui %488, %489 : index
+      %491 = arith.subi %489, %490 : index
+      %492 = arith.remui %491, %489 : index
+      %493 = arith.divui %492, %481 : index
+      %494 = arith.minsi %493, %N : index
+      %495 = arith.constant 8 : index
+      %496 = arith.subi %N, %494 : index
+      %497 = arith.divui %496, %495 : index
+      %498 = arith.muli %497, %495 : index
+      %499 = arith.addi %494, %498 : index
+      %500 = arith.constant 0 : index
+      %501 = arith.constant 1 : index
+      %502 = memref.subview %g[%500] [%494] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %503 = arith.constant 0 : index
+      %504 = memref.reinterpret_cast %502 to offset: [0], sizes: [%494], strides: [%503] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%492 : memref<?xf64, strided<[?]>>)
-          outs(%490 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%493: f64, %494: f64):
-        %495 = linalg.index 0 : index
-        %496 = arith.addi %495, %488 : index
-        %497 = memref.load %a[%496] : memref<?xi32>
-        %498 = arith.constant 2 : i32
-        %499 = arith.constant 0 : i32
-        %500 = arith.constant 1 : i32
-        %501 = arith.constant -1 : i32
-        %502 = arith.cmpi eq, %498, %499 : i32
-        %503 = arith.cmpi eq, %498, %501 : i32
-        %504 = arith.ori %502, %503 : i1
-        %505 = arith.select %504, %500, %498 : i32
-        %506 = arith.divsi %497, %505 : i32
-        %507 = arith.subi %499, %497 : i32
-        %508 = arith.select %503, %507, %506 : i32
-        %509 = arith.select %502, %499, %508 : i32
-        %510 = arith.sitofp %509 : i32 to f64
-        %511 = arith.constant 3 : index
-        %512 = arith.constant 0 : index
-        %513 = arith.constant 1 : index
-        %514 = arith.constant -1 : index
-        %515 = arith.cmpi eq, %511, %512 : index
-        %516 = arith.cmpi eq, %511, %514 : index
-        %517 = arith.ori %515, %516 : i1
-        %518 = arith.select %517, %513, %511 : index
-        %519 = arith.divsi %496, %518 : index
-        %520 = arith.subi %512, %496 : index
-        %521 = arith.select %516, %520, %519 : index
-        %522 = arith.select %515, %512, %521 : index
-        %523 = arith.index_cast %522 : index to i64
-        %524 = arith.sitofp %523 : i64 to f64
-        %525 = arith.constant 0.5 : f64
-        %526 = arith.mulf %524, %525 : f64
-        %527 = arith.addf %510, %526 : f64
-        %528 = memref.load %a[%496] : memref<?xi32>
-        %529 = arith.constant 8 : i32
-        %530 = arith.addi %528, %529 : i32
-        %531 = arith.index_cast %530 : i32 to index
-        %532 = arith.constant 1 : index
-        %533 = arith.subi %0, %532 : index
-        %534 = arith.minsi %531, %533 : index
-        %535 = arith.constant 0 : index
-        %536 = arith.maxsi %534, %535 : index
-        %537 = memref.load %lut[%536] : memref<?xf64>
-        %538 = arith.addf %527, %537 : f64
-        linalg.yield %538 : f64
+          ins(%504 : memref<?xf64, strided<[?]>>)
+          outs(%502 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%505: f64, %506: f64):
+        %507 = linalg.index 0 : index
+        %508 = arith.addi %507, %500 : index
+        %509 = memref.load %a[%508] : memref<?xi32>
+        %510 = arith.constant 2 : i32
+        %511 = arith.constant 0 : i32
+        %512 = arith.constant 1 : i32
+        %513 = arith.constant -1 : i32
+        %514 = arith.cmpi eq, %510, %511 : i32
+        %515 = arith.cmpi eq, %510, %513 : i32
+        %516 = arith.ori %514, %515 : i1
+        %517 = arith.select %516, %512, %510 : i32
+        %518 = arith.divsi %509, %517 : i32
+        %519 = arith.subi %511, %509 : i32
+        %520 = arith.select %515, %519, %518 : i32
+        %521 = arith.select %514, %511, %520 : i32
+        %522 = arith.sitofp %521 : i32 to f64
+        %523 = arith.constant 3 : index
+        %524 = arith.constant 0 : index
+        %525 = arith.constant 1 : index
+        %526 = arith.constant -1 : index
+        %527 = arith.cmpi eq, %523, %524 : index
+        %528 = arith.cmpi eq, %523, %526 : index
+        %529 = arith.ori %527, %528 : i1
+        %530 = arith.select %529, %525, %523 : index
+        %531 = arith.divsi %508, %530 : index
+        %532 = arith.subi %524, %508 : index
+        %533 = arith.select %528, %532, %531 : index
+        %534 = arith.select %527, %524, %533 : index
+        %535 = arith.index_cast %534 : index to i64
+        %536 = arith.sitofp %535 : i64 to f64
+        %537 = arith.constant 0.5 : f64
+        %538 = arith.mulf %536, %537 : f64
+        %539 = arith.addf %522, %538 : f64
+        %540 = memref.load %a[%508] : memref<?xi32>
+        %541 = arith.constant 8 : i32
+        %542 = arith.addi %540, %541 : i32
+        %543 = arith.index_cast %542 : i32 to index
+        %544 = arith.constant 1 : index
+        %545 = arith.subi %0, %544 : index
+        %546 = arith.minsi %543, %545 : index
+        %547 = arith.constant 0 : index
+        %548 = arith.maxsi %546, %547 : index
+        %549 = memref.load %lut[%548] : memref<?xf64>
+        %550 = arith.addf %539, %549 : f64
+        linalg.yield %550 : f64
       }
-      %539 = arith.constant 63 : index
-      %540 = arith.addi %485, %539 : index
-      %541 = arith.constant 64 : index
-      %542 = arith.divui %540, %541 : index
-      %543 = arith.constant 1 : index
-      %544 = arith.maxsi %542, %543 : index
-      scf.parallel (%545) = (%488) to (%485) step (%544) {
-        %546 = arith.addi %545, %544 : index
-        %547 = arith.minsi %546, %485 : index
-        %548 = memref.alloca() : memref<8xf64>
-        scf.for %549 = %545 to %547 step %489 {
-          %550 = arith.muli %549, %483 : index
-          %551 = arith.addi %482, %550 : index
-          %552 = arith.constant 0 : index
-          %553 = memref.reinterpret_cast %548 to offset: [0], sizes: [%483], strides: [%552] : memref<8xf64> to memref<?xf64, strided<[?]>>
+      %551 = arith.constant 63 : index
+      %552 = arith.addi %497, %551 : index
+      %553 = arith.constant 64 : index
+      %554 = arith.divui %552, %553 : index
+      %555 = arith.constant 1 : index
+      %556 = arith.maxsi %554, %555 : index
+      scf.parallel (%557) = (%500) to (%497) step (%556) {
+        %558 = arith.addi %557, %556 : index
+        %559 = arith.minsi %558, %497 : index
+        %560 = memref.alloca() : memref<8xf64>
+        scf.for %561 = %557 to %559 step %501 {
+          %562 = arith.muli %561, %495 : index
+          %563 = arith.addi %494, %562 : index
+          %564 = arith.constant 0 : index
+          %565 = memref.reinterpret_cast %560 to offset: [0], sizes: [%495], strides: [%564] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%553 : memref<?xf64, strided<[?]>>)
-              outs(%548 : memref<8xf64>) {
-            ^bb0(%554: f64, %555: f64):
-            %556 = linalg.index 0 : index
-            %557 = arith.addi %556, %551 : index
-            %558 = memref.load %a[%557] : memref<?xi32>
-            %559 = arith.constant 2 : i32
-            %560 = arith.constant 0 : i32
-            %561 = arith.constant 1 : i32
-            %562 = arith.constant -1 : i32
-            %563 = arith.cmpi eq, %559, %560 : i32
-            %564 = arith.cmpi eq, %559, %562 : i32
-            %565 = arith.ori %563, %564 : i1
-            %566 = arith.select %565, %561, %559 : i32
-            %567 = arith.divsi %558, %566 : i32
-            %568 = arith.subi %560, %558 : i32
-            %569 = arith.select %564, %568, %567 : i32
-            %570 = arith.select %563, %560, %569 : i32
-            %571 = arith.sitofp %570 : i32 to f64
-            %572 = arith.constant 3 : index
-            %573 = arith.constant 0 : index
-            %574 = arith.constant 1 : index
-            %575 = arith.constant -1 : index
-            %576 = arith.cmpi eq, %572, %573 : index
-            %577 = arith.cmpi eq, %572, %575 : index
-            %578 = arith.ori %576, %577 : i1
-            %579 = arith.select %578, %574, %572 : index
-            %580 = arith.divsi %557, %579 : index
-            %581 = arith.subi %573, %557 : index
-            %582 = arith.select %577, %581, %580 : index
-            %583 = arith.select %576, %573, %582 : index
-            %584 = arith.index_cast %583 : index to i64
-            %585 = arith.sitofp %584 : i64 to f64
-            %586 = arith.constant 0.5 : f64
-            %587 = arith.mulf %585, %586 : f64
-            %588 = arith.addf %571, %587 : f64
-            %589 = memref.load %a[%557] : memref<?xi32>
-            %590 = arith.constant 8 : i32
-            %591 = arith.addi %589, %590 : i32
-            %592 = arith.index_cast %591 : i32 to index
-            %593 = arith.constant 1 : index
-            %594 = arith.subi %0, %593 : index
-            %595 = arith.minsi %592, %594 : index
-            %596 = arith.constant 0 : index
-            %597 = arith.maxsi %595, %596 : index
-            %598 = memref.load %lut[%597] : memref<?xf64>
-            %599 = arith.addf %588, %598 : f64
-            linalg.yield %599 : f64
+              ins(%565 : memref<?xf64, strided<[?]>>)
+              outs(%560 : memref<8xf64>) {
+            ^bb0(%566: f64, %567: f64):
+            %568 = linalg.index 0 : index
+            %569 = arith.addi %568, %563 : index
+            %570 = memref.load %a[%569] : memref<?xi32>
+            %571 = arith.constant 2 : i32
+            %572 = arith.constant 0 : i32
+            %573 = arith.constant 1 : i32
+            %574 = arith.constant -1 : i32
+            %575 = arith.cmpi eq, %571, %572 : i32
+            %576 = arith.cmpi eq, %571, %574 : i32
+            %577 = arith.ori %575, %576 : i1
+            %578 = arith.select %577, %573, %571 : i32
+            %579 = arith.divsi %570, %578 : i32
+            %580 = arith.subi %572, %570 : i32
+            %581 = arith.select %576, %580, %579 : i32
+            %582 = arith.select %575, %572, %581 : i32
+            %583 = arith.sitofp %582 : i32 to f64
+            %584 = arith.constant 3 : index
+            %585 = arith.constant 0 : index
+            %586 = arith.constant 1 : index
+            %587 = arith.constant -1 : index
+            %588 = arith.cmpi eq, %584, %585 : index
+            %589 = arith.cmpi eq, %584, %587 : index
+            %590 = arith.ori %588, %589 : i1
+            %591 = arith.select %590, %586, %584 : index
+            %592 = arith.divsi %569, %591 : index
+            %593 = arith.subi %585, %569 : index
+            %594 = arith.select %589, %593, %592 : index
+            %595 = arith.select %588, %585, %594 : index
+            %596 = arith.index_cast %595 : index to i64
+            %597 = arith.sitofp %596 : i64 to f64
+            %598 = arith.constant 0.5 : f64
+            %599 = arith.mulf %597, %598 : f64
+            %600 = arith.addf %583, %599 : f64
+            %601 = memref.load %a[%569] : memref<?xi32>
+            %602 = arith.constant 8 : i32
+            %603 = arith.addi %601, %602 : i32
+            %604 = arith.index_cast %603 : i32 to index
+            %605 = arith.constant 1 : index
+            %606 = arith.subi %0, %605 : index
+            %607 = arith.minsi %604, %606 : index
+            %608 = arith.constant 0 : index
+            %609 = arith.maxsi %607, %608 : index
+            %610 = memref.load %lut[%609] : memref<?xf64>
+            %611 = arith.addf %600, %610 : f64
+            linalg.yield %611 : f64
           }
-          %600 = arith.constant 4 : index
-          %601 = vector.load %548[%488] : memref<8xf64>, vector<4xf64>
-          %602 = vector.load %548[%600] : memref<8xf64>, vector<4xf64>
-          %603 = arith.muli %551, %469 : index
-          %604 = arith.addi %476, %603 : index
-          %605 = arith.index_cast %604 : index to i64
-          %606 = llvm.inttoptr %605 : i64 to !llvm.ptr
-          llvm.store %601, %606 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %607 = llvm.getelementptr %606[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %602, %607 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %612 = arith.constant 4 : index
+          %613 = vector.load %560[%500] : memref<8xf64>, vector<4xf64>
+          %614 = vector.load %560[%612] : memref<8xf64>, vector<4xf64>
+          %615 = arith.muli %563, %481 : index
+          %616 = arith.addi %488, %615 : index
+          %617 = arith.index_cast %616 : index to i64
+          %618 = llvm.inttoptr %617 : i64 to !llvm.ptr
+          llvm.store %613, %618 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %619 = llvm.getelementptr %618[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %614, %619 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %608 = arith.subi %N, %487 : index
-      %609 = memref.subview %g[%487] [%608] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %610 = arith.constant 0 : index
-      %611 = memref.reinterpret_cast %609 to offset: [0], sizes: [%608], strides: [%610] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %620 = arith.subi %N, %499 : index
+      %621 = memref.subview %g[%499] [%620] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %622 = arith.constant 0 : index
+      %623 = memref.reinterpret_cast %621 to offset: [0], sizes: [%620], strides: [%622] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%611 : memref<?xf64, strided<[?]>>)
-          outs(%609 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%612: f64, %613: f64):
-        %614 = linalg.index 0 : index
-        %615 = arith.addi %614, %487 : index
-        %616 = memref.load %a[%615] : memref<?xi32>
-        %617 = arith.constant 2 : i32
-        %618 = arith.constant 0 : i32
-        %619 = arith.constant 1 : i32
-        %620 = arith.constant -1 : i32
-        %621 = arith.cmpi eq, %617, %618 : i32
-        %622 = arith.cmpi eq, %617, %620 : i32
-        %623 = arith.ori %621, %622 : i1
-        %624 = arith.select %623, %619, %617 : i32
-        %625 = arith.divsi %616, %624 : i32
-        %626 = arith.subi %618, %616 : i32
-        %627 = arith.select %622, %626, %625 : i32
-        %628 = arith.select %621, %618, %627 : i32
-        %629 = arith.sitofp %628 : i32 to f64
-        %630 = arith.constant 3 : index
-        %631 = arith.constant 0 : index
-        %632 = arith.constant 1 : index
-        %633 = arith.constant -1 : index
-        %634 = arith.cmpi eq, %630, %631 : index
-        %635 = arith.cmpi eq, %630, %633 : index
-        %636 = arith.ori %634, %635 : i1
-        %637 = arith.select %636, %632, %630 : index
-        %638 = arith.divsi %615, %637 : index
-        %639 = arith.subi %631, %615 : index
-        %640 = arith.select %635, %639, %638 : index
-        %641 = arith.select %634, %631, %640 : index
-        %642 = arith.index_cast %641 : index to i64
-        %643 = arith.sitofp %642 : i64 to f64
-        %644 = arith.constant 0.5 : f64
-        %645 = arith.mulf %643, %644 : f64
-        %646 = arith.addf %629, %645 : f64
-        %647 = memref.load %a[%615] : memref<?xi32>
-        %648 = arith.constant 8 : i32
-        %649 = arith.addi %647, %648 : i32
-        %650 = arith.index_cast %649 : i32 to index
-        %651 = arith.constant 1 : index
-        %652 = arith.subi %0, %651 : index
-        %653 = arith.minsi %650, %652 : index
-        %654 = arith.constant 0 : index
-        %655 = arith.maxsi %653, %654 : index
-        %656 = memref.load %lut[%655] : memref<?xf64>
-        %657 = arith.addf %646, %656 : f64
-        linalg.yield %657 : f64
+          ins(%623 : memref<?xf64, strided<[?]>>)
+          outs(%621 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%624: f64, %625: f64):
+        %626 = linalg.index 0 : index
+        %627 = arith.addi %626, %499 : index
+        %628 = memref.load %a[%627] : memref<?xi32>
+        %629 = arith.constant 2 : i32
+        %630 = arith.constant 0 : i32
+        %631 = arith.constant 1 : i32
+        %632 = arith.constant -1 : i32
+        %633 = arith.cmpi eq, %629, %630 : i32
+        %634 = arith.cmpi eq, %629, %632 : i32
+        %635 = arith.ori %633, %634 : i1
+        %636 = arith.select %635, %631, %629 : i32
+        %637 = arith.divsi %628, %636 : i32
+        %638 = arith.subi %630, %628 : i32
+        %639 = arith.select %634, %638, %637 : i32
+        %640 = arith.select %633, %630, %639 : i32
+        %641 = arith.sitofp %640 : i32 to f64
+        %642 = arith.constant 3 : index
+        %643 = arith.constant 0 : index
+        %644 = arith.constant 1 : index
+        %645 = arith.constant -1 : index
+        %646 = arith.cmpi eq, %642, %643 : index
+        %647 = arith.cmpi eq, %642, %645 : index
+        %648 = arith.ori %646, %647 : i1
+        %649 = arith.select %648, %644, %642 : index
+        %650 = arith.divsi %627, %649 : index
+        %651 = arith.subi %643, %627 : index
+        %652 = arith.select %647, %651, %650 : index
+        %653 = arith.select %646, %643, %652 : index
+        %654 = arith.index_cast %653 : index to i64
+        %655 = arith.sitofp %654 : i64 to f64
+        %656 = arith.constant 0.5 : f64
+        %657 = arith.mulf %655, %656 : f64
+        %658 = arith.addf %641, %657 : f64
+        %659 = memref.load %a[%627] : memref<?xi32>
+        %660 = arith.constant 8 : i32
+        %661 = arith.addi %659, %660 : i32
+        %662 = arith.index_cast %661 : i32 to index
+        %663 = arith.constant 1 : index
+        %664 = arith.subi %0, %663 : index
+        %665 = arith.minsi %662, %664 : index
+        %666 = arith.constant 0 : index
+        %667 = arith.maxsi %665, %666 : index
+        %668 = memref.load %lut[%667] : memref<?xf64>
+        %669 = arith.addf %658, %668 : f64
+        linalg.yield %669 : f64
       }
     } else {
-      %658 = arith.constant 0 : index
-      %659 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%658] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %670 = arith.constant 0 : index
+      %671 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%670] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%659, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+          ins(%671, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
           outs(%g : memref<?xf64>) {
-        ^bb0(%660: f64, %661: i32, %662: f64):
-        %663 = linalg.index 0 : index
-        %664 = arith.constant 2 : i32
-        %665 = arith.constant 0 : i32
-        %666 = arith.constant 1 : i32
-        %667 = arith.constant -1 : i32
-        %668 = arith.cmpi eq, %664, %665 : i32
-        %669 = arith.cmpi eq, %664, %667 : i32
-        %670 = arith.ori %668, %669 : i1
-        %671 = arith.select %670, %666, %664 : i32
-        %672 = arith.divsi %661, %671 : i32
-        %673 = arith.subi %665, %661 : i32
-        %674 = arith.select %669, %673, %672 : i32
-        %675 = arith.select %668, %665, %674 : i32
-        %676 = arith.sitofp %675 : i32 to f64
-        %677 = arith.constant 3 : index
-        %678 = arith.constant 0 : index
-        %679 = arith.constant 1 : index
-        %680 = arith.constant -1 : index
-        %681 = arith.cmpi eq, %677, %678 : index
-        %682 = arith.cmpi eq, %677, %680 : index
-        %683 = arith.ori %681, %682 : i1
-        %684 = arith.select %683, %679, %677 : index
-        %685 = arith.divsi %663, %684 : index
-        %686 = arith.subi %678, %663 : index
-        %687 = arith.select %682, %686, %685 : index
-        %688 = arith.select %681, %678, %687 : index
-        %689 = arith.index_cast %688 : index to i64
-        %690 = arith.sitofp %689 : i64 to f64
-        %691 = arith.constant 0.5 : f64
-        %692 = arith.mulf %690, %691 : f64
-        %693 = arith.addf %676, %692 : f64
-        %694 = arith.constant 8 : i32
-        %695 = arith.addi %661, %694 : i32
-        %696 = arith.index_cast %695 : i32 to index
-        %697 = arith.constant 1 : index
-        %698 = arith.subi %0, %697 : index
-        %699 = arith.minsi %696, %698 : index
-        %700 = arith.constant 0 : index
-        %701 = arith.maxsi %699, %700 : index
-        %702 = memref.load %lut[%701] : memref<?xf64>
-        %703 = arith.addf %693, %702 : f64
-        linalg.yield %703 : f64
+        ^bb0(%672: f64, %673: i32, %674: f64):
+        %675 = linalg.index 0 : index
+        %676 = arith.constant 2 : i32
+        %677 = arith.constant 0 : i32
+        %678 = arith.constant 1 : i32
+        %679 = arith.constant -1 : i32
+        %680 = arith.cmpi eq, %676, %677 : i32
+        %681 = arith.cmpi eq, %676, %679 : i32
+        %682 = arith.ori %680, %681 : i1
+        %683 = arith.select %682, %678, %676 : i32
+        %684 = arith.divsi %673, %683 : i32
+        %685 = arith.subi %677, %673 : i32
+        %686 = arith.select %681, %685, %684 : i32
+        %687 = arith.select %680, %677, %686 : i32
+        %688 = arith.sitofp %687 : i32 to f64
+        %689 = arith.constant 3 : index
+        %690 = arith.constant 0 : index
+        %691 = arith.constant 1 : index
+        %692 = arith.constant -1 : index
+        %693 = arith.cmpi eq, %689, %690 : index
+        %694 = arith.cmpi eq, %689, %692 : index
+        %695 = arith.ori %693, %694 : i1
+        %696 = arith.select %695, %691, %689 : index
+        %697 = arith.divsi %675, %696 : index
+        %698 = arith.subi %690, %675 : index
+        %699 = arith.select %694, %698, %697 : index
+        %700 = arith.select %693, %690, %699 : index
+        %701 = arith.index_cast %700 : index to i64
+        %702 = arith.sitofp %701 : i64 to f64
+        %703 = arith.constant 0.5 : f64
+        %704 = arith.mulf %702, %703 : f64
+        %705 = arith.addf %688, %704 : f64
+        %706 = arith.constant 8 : i32
+        %707 = arith.addi %673, %706 : i32
+        %708 = arith.index_cast %707 : i32 to index
+        %709 = arith.constant 1 : index
+        %710 = arith.subi %0, %709 : index
+        %711 = arith.minsi %708, %710 : index
+        %712 = arith.constant 0 : index
+        %713 = arith.maxsi %711, %712 : index
+        %714 = memref.load %lut[%713] : memref<?xf64>
+        %715 = arith.addf %705, %714 : f64
+        linalg.yield %715 : f64
       }
     }
     return
