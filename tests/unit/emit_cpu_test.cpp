@@ -194,11 +194,12 @@ TEST(EmitCpuOmpSimd, RowReductionRunsInTheLoopOfTheRowItReads) {
   const char* variants =
       "  cpu:\n    - {name: omp, strategy: omp_simd}\n"
       "    - {name: fast, strategy: omp_simd, approx_math: 1}\n";
-  const Spec s = load(tensors,
-                      "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, k] * x[i, k])\n"
-                      "  y[i, j] = e[i, j] / (s[i] + 1.0)\n",
-                      variants);
-  const std::string c = emit("cpu", s);
+  auto emit_compute = [&](const char* compute) {
+    return emit("cpu", load(tensors, compute, variants));
+  };
+  const std::string c = emit_compute(
+      "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, k] * x[i, k])\n"
+      "  y[i, j] = e[i, j] / (s[i] + 1.0)\n");
   // e's row is computed inside the sum's loop, with the sum's index as its column.
   EXPECT_TRUE(has(c, "// e[i, j] = exp(x[i, j]), computed in the loop of:\n")) << c;
   EXPECT_TRUE(has(c,
@@ -218,11 +219,9 @@ TEST(EmitCpuOmpSimd, RowReductionRunsInTheLoopOfTheRowItReads) {
   EXPECT_EQ(c.find("sb_rcp0 ="), c.rfind("sb_rcp0 ="));
 
   // A sum that reads e at another column than its own iteration's stays a loop of its own.
-  const Spec other = load(tensors,
-                          "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, N - 1 - k])\n"
-                          "  y[i, j] = e[i, j] / s[i]\n",
-                          variants);
-  const std::string o = emit("cpu", other);
+  const std::string o = emit_compute(
+      "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, N - 1 - k])\n"
+      "  y[i, j] = e[i, j] / s[i]\n");
   EXPECT_FALSE(has(o, "computed in the loop of")) << o;
   EXPECT_TRUE(has(o, "{  // s[i] = sum(k in 0..N: e[i, N - 1 - k])")) << o;
 }
