@@ -546,8 +546,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   // session with their repetitions randomly interleaved, so that a drift of the machine's speed
   // (this VM's memory bandwidth moves by tens of percent within minutes) touches all of them
   // alike instead of whichever ran during it. A switch to another case uploads the same inputs
-  // afresh. A group is checkpointed (opt.checkpoint, per case) as soon as it is done; its
-  // entries are annotated then, once, and collected.
+  // afresh and runs the variant once untimed. A group is checkpointed (opt.checkpoint, per case) as
+  // soon as it is done; its entries are annotated then, once, and collected.
   struct Group {
     std::vector<Case*> cases;
     std::unique_ptr<HostTensors> host;  // the inputs, made once when the group first runs
@@ -615,10 +615,17 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                     group.host = std::make_unique<HostTensors>(
                         make_host_tensors(*k->target->spec, k->sizes, InputKind::Random, 1));
                   auto dev = k->target->runtime->upload(*group.host);
-                  if (dev.ok())
-                    k->dev = std::move(dev.value());
-                  else
+                  if (!dev.ok()) {
                     k->setup_error = dev.error().message;
+                  } else if (Status warm = k->target->runtime->run(k->fn, *dev.value(), k->sizes);
+                             !warm.ok()) {
+                    k->setup_error = warm.error().message;
+                  } else {
+                    // That untimed call on the fresh buffers kept their first touch, and the
+                    // wake-up of this backend's threads (another backend's may still be spinning
+                    // for KMP_BLOCKTIME or GOMP_SPINCOUNT), out of the timing.
+                    k->dev = std::move(dev.value());
+                  }
                 } catch (const std::exception& e) {
                   k->setup_error = std::string("setting up inputs: ") + e.what();
                 }
