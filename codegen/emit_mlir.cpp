@@ -287,6 +287,37 @@ class Body {
     for (const auto& a : e.args) tensors_read(*a, out);
   }
 
+  // Before a streamed line that starts at element `j` of the output's last dimension (of `len`):
+  // a prefetch, kPrefetchBytes ahead, of every tensor the statement reads at the output's own
+  // indices (along the line, like the output). Without it the line loop waited on its loads: one
+  // core copied at 39 GB/s against 47 GB/s for the cpu backend's loop, and 2^25-element relu on
+  // both cores reached about 50 GB/s where the cpu backend reached 85-90 GB/s (prefetching: 81-89).
+  // The index is clamped to the line's last element, which the statement reads anyway.
+  void emit_prefetches(const Statement& st, const std::string& j, const std::string& len) {
+    const int rank = static_cast<int>(st.rank());
+    std::set<int> done;
+    for (const Expr* r : reads_of(*st.rhs)) {
+      const Tensor& t = spec_.tensors[r->ref];
+      bool along = t.boundary == Boundary::None && static_cast<int>(r->args.size()) == rank &&
+                   !row_local_.count(r->ref) && (rank == 1 || !row_.empty());
+      for (int d = 0; along && d < rank; ++d)
+        along = r->args[d]->kind == ExprKind::IndexVar && r->args[d]->ref == d;
+      if (!along || !done.insert(r->ref).second) continue;
+      const std::string ahead =
+          constant(std::to_string(kPrefetchBytes / dtype_bytes(t.type)), DType::Index);
+      const std::string end = op("arith.subi", {len, constant("1", DType::Index)}, DType::Index);
+      const std::string idx =
+          op("arith.minsi", {op("arith.addi", {j, ahead}, DType::Index), end}, DType::Index);
+      if (auto rv = row_view_.find(r->ref); rv != row_view_.end()) {
+        w_.line("memref.prefetch " + rv->second.name + "[" + idx +
+                "], read, locality<3>, data : " + rv->second.type);
+      } else {
+        w_.line("memref.prefetch %" + t.name + "[" + (rank == 1 ? idx : row_ + ", " + idx) +
+                "], read, locality<3>, data : " + memref_type(rank, t.type));
+      }
+    }
+  }
+
   // Writes elements [0, len) of `view` (rank 1: the output, or its current row) for `st` as
   // described above; the lines in parallel blocks (`parallel_lines`) or in one loop using the
   // group's line buffer.
@@ -324,6 +355,7 @@ class Body {
     auto emit_line = [&](const std::string& buf, const std::string& l) {
       const std::string j0 =
           op("arith.addi", {head, op("arith.muli", {l, lanes}, DType::Index)}, DType::Index);
+      emit_prefetches(st, j0, len);
       part_var_ = last;
       part_base_ = j0;
       part_len_ = lanes;
@@ -1198,6 +1230,8 @@ class Body {
   // cpu backend's SB_STREAM_MIN_BYTES).
   static constexpr int kLineBytes = 64;
   static constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
+  // How far ahead streamed lines prefetch what they read (emit_prefetches): 64 lines.
+  static constexpr int kPrefetchBytes = 4096;
 
   const Spec& spec_;
   CodeWriter w_;

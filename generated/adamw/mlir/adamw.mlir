@@ -207,367 +207,409 @@ module attributes {transform.with_named_sequence} {
         scf.for %58 = %54 to %56 step %32 {
           %59 = arith.muli %58, %26 : index
           %60 = arith.addi %25, %59 : index
-          %61 = arith.constant 0 : index
-          %62 = memref.reinterpret_cast %57 to offset: [0], sizes: [%26], strides: [%61] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %61 = arith.constant 1024 : index
+          %62 = arith.constant 1 : index
+          %63 = arith.subi %N, %62 : index
+          %64 = arith.addi %60, %61 : index
+          %65 = arith.minsi %64, %63 : index
+          memref.prefetch %m[%65], read, locality<3>, data : memref<?xf32>
+          %66 = arith.constant 1024 : index
+          %67 = arith.constant 1 : index
+          %68 = arith.subi %N, %67 : index
+          %69 = arith.addi %60, %66 : index
+          %70 = arith.minsi %69, %68 : index
+          memref.prefetch %grad[%70], read, locality<3>, data : memref<?xf32>
+          %71 = arith.constant 0 : index
+          %72 = memref.reinterpret_cast %57 to offset: [0], sizes: [%26], strides: [%71] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%62, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+              ins(%72, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
               outs(%57 : memref<16xf32>) {
-            ^bb0(%63: f32, %64: f32, %65: f32):
-            %66 = linalg.index 0 : index
-            %67 = arith.addi %66, %60 : index
-            %68 = memref.load %m[%67] : memref<?xf32>
-            %69 = arith.mulf %64, %68 : f32
-            %70 = arith.constant 1.0 : f32
-            %71 = arith.subf %70, %64 : f32
-            %72 = memref.load %grad[%67] : memref<?xf32>
-            %73 = arith.mulf %71, %72 : f32
-            %74 = arith.addf %69, %73 : f32
-            linalg.yield %74 : f32
+            ^bb0(%73: f32, %74: f32, %75: f32):
+            %76 = linalg.index 0 : index
+            %77 = arith.addi %76, %60 : index
+            %78 = memref.load %m[%77] : memref<?xf32>
+            %79 = arith.mulf %74, %78 : f32
+            %80 = arith.constant 1.0 : f32
+            %81 = arith.subf %80, %74 : f32
+            %82 = memref.load %grad[%77] : memref<?xf32>
+            %83 = arith.mulf %81, %82 : f32
+            %84 = arith.addf %79, %83 : f32
+            linalg.yield %84 : f32
           }
-          %75 = arith.constant 8 : index
-          %76 = vector.load %57[%31] : memref<16xf32>, vector<8xf32>
-          %77 = vector.load %57[%75] : memref<16xf32>, vector<8xf32>
-          %78 = arith.muli %60, %12 : index
-          %79 = arith.addi %19, %78 : index
-          %80 = arith.index_cast %79 : index to i64
-          %81 = llvm.inttoptr %80 : i64 to !llvm.ptr
-          llvm.store %76, %81 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %82 = llvm.getelementptr %81[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %77, %82 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %85 = arith.constant 8 : index
+          %86 = vector.load %57[%31] : memref<16xf32>, vector<8xf32>
+          %87 = vector.load %57[%85] : memref<16xf32>, vector<8xf32>
+          %88 = arith.muli %60, %12 : index
+          %89 = arith.addi %19, %88 : index
+          %90 = arith.index_cast %89 : index to i64
+          %91 = llvm.inttoptr %90 : i64 to !llvm.ptr
+          llvm.store %86, %91 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %92 = llvm.getelementptr %91[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %87, %92 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %83 = arith.subi %N, %30 : index
-      %84 = memref.subview %m_out[%30] [%83] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %85 = arith.constant 0 : index
-      %86 = memref.reinterpret_cast %84 to offset: [0], sizes: [%83], strides: [%85] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %93 = arith.subi %N, %30 : index
+      %94 = memref.subview %m_out[%30] [%93] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %95 = arith.constant 0 : index
+      %96 = memref.reinterpret_cast %94 to offset: [0], sizes: [%93], strides: [%95] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%86, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%84 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%87: f32, %88: f32, %89: f32):
-        %90 = linalg.index 0 : index
-        %91 = arith.addi %90, %30 : index
-        %92 = memref.load %m[%91] : memref<?xf32>
-        %93 = arith.mulf %88, %92 : f32
-        %94 = arith.constant 1.0 : f32
-        %95 = arith.subf %94, %88 : f32
-        %96 = memref.load %grad[%91] : memref<?xf32>
-        %97 = arith.mulf %95, %96 : f32
-        %98 = arith.addf %93, %97 : f32
-        linalg.yield %98 : f32
+          ins(%96, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%94 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%97: f32, %98: f32, %99: f32):
+        %100 = linalg.index 0 : index
+        %101 = arith.addi %100, %30 : index
+        %102 = memref.load %m[%101] : memref<?xf32>
+        %103 = arith.mulf %98, %102 : f32
+        %104 = arith.constant 1.0 : f32
+        %105 = arith.subf %104, %98 : f32
+        %106 = memref.load %grad[%101] : memref<?xf32>
+        %107 = arith.mulf %105, %106 : f32
+        %108 = arith.addf %103, %107 : f32
+        linalg.yield %108 : f32
       }
     } else {
-      %99 = arith.constant 0 : index
-      %100 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%99] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %109 = arith.constant 0 : index
+      %110 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%109] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%100, %beta1, %m, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          ins(%110, %beta1, %m, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
           outs(%m_out : memref<?xf32>) {
-        ^bb0(%101: f32, %102: f32, %103: f32, %104: f32, %105: f32):
-        %106 = arith.mulf %102, %103 : f32
-        %107 = arith.constant 1.0 : f32
-        %108 = arith.subf %107, %102 : f32
-        %109 = arith.mulf %108, %104 : f32
-        %110 = arith.addf %106, %109 : f32
-        linalg.yield %110 : f32
+        ^bb0(%111: f32, %112: f32, %113: f32, %114: f32, %115: f32):
+        %116 = arith.mulf %112, %113 : f32
+        %117 = arith.constant 1.0 : f32
+        %118 = arith.subf %117, %112 : f32
+        %119 = arith.mulf %118, %114 : f32
+        %120 = arith.addf %116, %119 : f32
+        linalg.yield %120 : f32
       }
     }
     // v_out[i] = beta2 * v[i] + (1.0 - beta2) * grad[i] * grad[i]
-    %111 = arith.constant 4 : index
-    %112 = arith.muli %111, %N : index
-    %113 = arith.constant 4 : index
-    %114 = arith.muli %113, %N : index
-    %115 = arith.addi %112, %114 : index
-    %116 = arith.constant 4 : index
-    %117 = arith.addi %115, %116 : index
-    %118 = arith.constant 4 : index
-    %119 = arith.muli %118, %N : index
-    %120 = arith.addi %117, %119 : index
-    %121 = arith.constant 33554432 : index
-    %122 = arith.cmpi sge, %120, %121 : index
-    scf.if %122 {
+    %121 = arith.constant 4 : index
+    %122 = arith.muli %121, %N : index
+    %123 = arith.constant 4 : index
+    %124 = arith.muli %123, %N : index
+    %125 = arith.addi %122, %124 : index
+    %126 = arith.constant 4 : index
+    %127 = arith.addi %125, %126 : index
+    %128 = arith.constant 4 : index
+    %129 = arith.muli %128, %N : index
+    %130 = arith.addi %127, %129 : index
+    %131 = arith.constant 33554432 : index
+    %132 = arith.cmpi sge, %130, %131 : index
+    scf.if %132 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %123 = arith.constant 4 : index
-      %124, %125, %126, %127 = memref.extract_strided_metadata %v_out : memref<?xf32> -> memref<f32>, index, index, index
-      %128 = memref.extract_aligned_pointer_as_index %v_out : memref<?xf32> -> index
-      %129 = arith.muli %125, %123 : index
-      %130 = arith.addi %128, %129 : index
-      %131 = arith.constant 64 : index
-      %132 = arith.remui %130, %131 : index
-      %133 = arith.subi %131, %132 : index
-      %134 = arith.remui %133, %131 : index
-      %135 = arith.divui %134, %123 : index
-      %136 = arith.minsi %135, %N : index
-      %137 = arith.constant 16 : index
-      %138 = arith.subi %N, %136 : index
-      %139 = arith.divui %138, %137 : index
-      %140 = arith.muli %139, %137 : index
-      %141 = arith.addi %136, %140 : index
-      %142 = arith.constant 0 : index
-      %143 = arith.constant 1 : index
-      %144 = memref.subview %v_out[%142] [%136] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %145 = arith.constant 0 : index
-      %146 = memref.reinterpret_cast %144 to offset: [0], sizes: [%136], strides: [%145] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %133 = arith.constant 4 : index
+      %134, %135, %136, %137 = memref.extract_strided_metadata %v_out : memref<?xf32> -> memref<f32>, index, index, index
+      %138 = memref.extract_aligned_pointer_as_index %v_out : memref<?xf32> -> index
+      %139 = arith.muli %135, %133 : index
+      %140 = arith.addi %138, %139 : index
+      %141 = arith.constant 64 : index
+      %142 = arith.remui %140, %141 : index
+      %143 = arith.subi %141, %142 : index
+      %144 = arith.remui %143, %141 : index
+      %145 = arith.divui %144, %133 : index
+      %146 = arith.minsi %145, %N : index
+      %147 = arith.constant 16 : index
+      %148 = arith.subi %N, %146 : index
+      %149 = arith.divui %148, %147 : index
+      %150 = arith.muli %149, %147 : index
+      %151 = arith.addi %146, %150 : index
+      %152 = arith.constant 0 : index
+      %153 = arith.constant 1 : index
+      %154 = memref.subview %v_out[%152] [%146] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %155 = arith.constant 0 : index
+      %156 = memref.reinterpret_cast %154 to offset: [0], sizes: [%146], strides: [%155] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%146, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%144 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%147: f32, %148: f32, %149: f32):
-        %150 = linalg.index 0 : index
-        %151 = arith.addi %150, %142 : index
-        %152 = memref.load %v[%151] : memref<?xf32>
-        %153 = arith.mulf %148, %152 : f32
-        %154 = arith.constant 1.0 : f32
-        %155 = arith.subf %154, %148 : f32
-        %156 = memref.load %grad[%151] : memref<?xf32>
-        %157 = arith.mulf %155, %156 : f32
-        %158 = memref.load %grad[%151] : memref<?xf32>
-        %159 = arith.mulf %157, %158 : f32
-        %160 = arith.addf %153, %159 : f32
-        linalg.yield %160 : f32
+          ins(%156, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%154 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%157: f32, %158: f32, %159: f32):
+        %160 = linalg.index 0 : index
+        %161 = arith.addi %160, %152 : index
+        %162 = memref.load %v[%161] : memref<?xf32>
+        %163 = arith.mulf %158, %162 : f32
+        %164 = arith.constant 1.0 : f32
+        %165 = arith.subf %164, %158 : f32
+        %166 = memref.load %grad[%161] : memref<?xf32>
+        %167 = arith.mulf %165, %166 : f32
+        %168 = memref.load %grad[%161] : memref<?xf32>
+        %169 = arith.mulf %167, %168 : f32
+        %170 = arith.addf %163, %169 : f32
+        linalg.yield %170 : f32
       }
-      %161 = arith.constant 63 : index
-      %162 = arith.addi %139, %161 : index
-      %163 = arith.constant 64 : index
-      %164 = arith.divui %162, %163 : index
-      %165 = arith.constant 1 : index
-      %166 = arith.maxsi %164, %165 : index
-      scf.parallel (%167) = (%142) to (%139) step (%166) {
-        %168 = arith.addi %167, %166 : index
-        %169 = arith.minsi %168, %139 : index
-        %170 = memref.alloca() : memref<16xf32>
-        scf.for %171 = %167 to %169 step %143 {
-          %172 = arith.muli %171, %137 : index
-          %173 = arith.addi %136, %172 : index
-          %174 = arith.constant 0 : index
-          %175 = memref.reinterpret_cast %170 to offset: [0], sizes: [%137], strides: [%174] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %171 = arith.constant 63 : index
+      %172 = arith.addi %149, %171 : index
+      %173 = arith.constant 64 : index
+      %174 = arith.divui %172, %173 : index
+      %175 = arith.constant 1 : index
+      %176 = arith.maxsi %174, %175 : index
+      scf.parallel (%177) = (%152) to (%149) step (%176) {
+        %178 = arith.addi %177, %176 : index
+        %179 = arith.minsi %178, %149 : index
+        %180 = memref.alloca() : memref<16xf32>
+        scf.for %181 = %177 to %179 step %153 {
+          %182 = arith.muli %181, %147 : index
+          %183 = arith.addi %146, %182 : index
+          %184 = arith.constant 1024 : index
+          %185 = arith.constant 1 : index
+          %186 = arith.subi %N, %185 : index
+          %187 = arith.addi %183, %184 : index
+          %188 = arith.minsi %187, %186 : index
+          memref.prefetch %v[%188], read, locality<3>, data : memref<?xf32>
+          %189 = arith.constant 1024 : index
+          %190 = arith.constant 1 : index
+          %191 = arith.subi %N, %190 : index
+          %192 = arith.addi %183, %189 : index
+          %193 = arith.minsi %192, %191 : index
+          memref.prefetch %grad[%193], read, locality<3>, data : memref<?xf32>
+          %194 = arith.constant 0 : index
+          %195 = memref.reinterpret_cast %180 to offset: [0], sizes: [%147], strides: [%194] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%175, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%170 : memref<16xf32>) {
-            ^bb0(%176: f32, %177: f32, %178: f32):
-            %179 = linalg.index 0 : index
-            %180 = arith.addi %179, %173 : index
-            %181 = memref.load %v[%180] : memref<?xf32>
-            %182 = arith.mulf %177, %181 : f32
-            %183 = arith.constant 1.0 : f32
-            %184 = arith.subf %183, %177 : f32
-            %185 = memref.load %grad[%180] : memref<?xf32>
-            %186 = arith.mulf %184, %185 : f32
-            %187 = memref.load %grad[%180] : memref<?xf32>
-            %188 = arith.mulf %186, %187 : f32
-            %189 = arith.addf %182, %188 : f32
-            linalg.yield %189 : f32
+              ins(%195, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%180 : memref<16xf32>) {
+            ^bb0(%196: f32, %197: f32, %198: f32):
+            %199 = linalg.index 0 : index
+            %200 = arith.addi %199, %183 : index
+            %201 = memref.load %v[%200] : memref<?xf32>
+            %202 = arith.mulf %197, %201 : f32
+            %203 = arith.constant 1.0 : f32
+            %204 = arith.subf %203, %197 : f32
+            %205 = memref.load %grad[%200] : memref<?xf32>
+            %206 = arith.mulf %204, %205 : f32
+            %207 = memref.load %grad[%200] : memref<?xf32>
+            %208 = arith.mulf %206, %207 : f32
+            %209 = arith.addf %202, %208 : f32
+            linalg.yield %209 : f32
           }
-          %190 = arith.constant 8 : index
-          %191 = vector.load %170[%142] : memref<16xf32>, vector<8xf32>
-          %192 = vector.load %170[%190] : memref<16xf32>, vector<8xf32>
-          %193 = arith.muli %173, %123 : index
-          %194 = arith.addi %130, %193 : index
-          %195 = arith.index_cast %194 : index to i64
-          %196 = llvm.inttoptr %195 : i64 to !llvm.ptr
-          llvm.store %191, %196 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %197 = llvm.getelementptr %196[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %192, %197 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %210 = arith.constant 8 : index
+          %211 = vector.load %180[%152] : memref<16xf32>, vector<8xf32>
+          %212 = vector.load %180[%210] : memref<16xf32>, vector<8xf32>
+          %213 = arith.muli %183, %133 : index
+          %214 = arith.addi %140, %213 : index
+          %215 = arith.index_cast %214 : index to i64
+          %216 = llvm.inttoptr %215 : i64 to !llvm.ptr
+          llvm.store %211, %216 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %217 = llvm.getelementptr %216[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %212, %217 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %198 = arith.subi %N, %141 : index
-      %199 = memref.subview %v_out[%141] [%198] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %200 = arith.constant 0 : index
-      %201 = memref.reinterpret_cast %199 to offset: [0], sizes: [%198], strides: [%200] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %218 = arith.subi %N, %151 : index
+      %219 = memref.subview %v_out[%151] [%218] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %220 = arith.constant 0 : index
+      %221 = memref.reinterpret_cast %219 to offset: [0], sizes: [%218], strides: [%220] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%201, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%199 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%202: f32, %203: f32, %204: f32):
-        %205 = linalg.index 0 : index
-        %206 = arith.addi %205, %141 : index
-        %207 = memref.load %v[%206] : memref<?xf32>
-        %208 = arith.mulf %203, %207 : f32
-        %209 = arith.constant 1.0 : f32
-        %210 = arith.subf %209, %203 : f32
-        %211 = memref.load %grad[%206] : memref<?xf32>
-        %212 = arith.mulf %210, %211 : f32
-        %213 = memref.load %grad[%206] : memref<?xf32>
-        %214 = arith.mulf %212, %213 : f32
-        %215 = arith.addf %208, %214 : f32
-        linalg.yield %215 : f32
+          ins(%221, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%219 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%222: f32, %223: f32, %224: f32):
+        %225 = linalg.index 0 : index
+        %226 = arith.addi %225, %151 : index
+        %227 = memref.load %v[%226] : memref<?xf32>
+        %228 = arith.mulf %223, %227 : f32
+        %229 = arith.constant 1.0 : f32
+        %230 = arith.subf %229, %223 : f32
+        %231 = memref.load %grad[%226] : memref<?xf32>
+        %232 = arith.mulf %230, %231 : f32
+        %233 = memref.load %grad[%226] : memref<?xf32>
+        %234 = arith.mulf %232, %233 : f32
+        %235 = arith.addf %228, %234 : f32
+        linalg.yield %235 : f32
       }
     } else {
-      %216 = arith.constant 0 : index
-      %217 = memref.reinterpret_cast %v_out to offset: [0], sizes: [%N], strides: [%216] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %236 = arith.constant 0 : index
+      %237 = memref.reinterpret_cast %v_out to offset: [0], sizes: [%N], strides: [%236] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%217, %beta2, %v, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          ins(%237, %beta2, %v, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
           outs(%v_out : memref<?xf32>) {
-        ^bb0(%218: f32, %219: f32, %220: f32, %221: f32, %222: f32):
-        %223 = arith.mulf %219, %220 : f32
-        %224 = arith.constant 1.0 : f32
-        %225 = arith.subf %224, %219 : f32
-        %226 = arith.mulf %225, %221 : f32
-        %227 = arith.mulf %226, %221 : f32
-        %228 = arith.addf %223, %227 : f32
-        linalg.yield %228 : f32
+        ^bb0(%238: f32, %239: f32, %240: f32, %241: f32, %242: f32):
+        %243 = arith.mulf %239, %240 : f32
+        %244 = arith.constant 1.0 : f32
+        %245 = arith.subf %244, %239 : f32
+        %246 = arith.mulf %245, %241 : f32
+        %247 = arith.mulf %246, %241 : f32
+        %248 = arith.addf %243, %247 : f32
+        linalg.yield %248 : f32
       }
     }
     // param_out[i] = param[i] - lr * (m_out[i] / beta1_correction / (sqrt(v_out[i] / beta2_correction) + eps) + weight_decay * param[i])
-    %229 = arith.constant 4 : index
-    %230 = arith.muli %229, %N : index
-    %231 = arith.constant 4 : index
-    %232 = arith.addi %230, %231 : index
-    %233 = arith.constant 4 : index
-    %234 = arith.addi %232, %233 : index
-    %235 = arith.constant 4 : index
-    %236 = arith.addi %234, %235 : index
-    %237 = arith.constant 4 : index
-    %238 = arith.addi %236, %237 : index
-    %239 = arith.constant 4 : index
-    %240 = arith.addi %238, %239 : index
-    %241 = arith.constant 4 : index
-    %242 = arith.muli %241, %N : index
-    %243 = arith.addi %240, %242 : index
-    %244 = arith.constant 4 : index
-    %245 = arith.muli %244, %N : index
-    %246 = arith.addi %243, %245 : index
-    %247 = arith.constant 4 : index
-    %248 = arith.muli %247, %N : index
-    %249 = arith.addi %246, %248 : index
-    %250 = arith.constant 33554432 : index
-    %251 = arith.cmpi sge, %249, %250 : index
-    scf.if %251 {
+    %249 = arith.constant 4 : index
+    %250 = arith.muli %249, %N : index
+    %251 = arith.constant 4 : index
+    %252 = arith.addi %250, %251 : index
+    %253 = arith.constant 4 : index
+    %254 = arith.addi %252, %253 : index
+    %255 = arith.constant 4 : index
+    %256 = arith.addi %254, %255 : index
+    %257 = arith.constant 4 : index
+    %258 = arith.addi %256, %257 : index
+    %259 = arith.constant 4 : index
+    %260 = arith.addi %258, %259 : index
+    %261 = arith.constant 4 : index
+    %262 = arith.muli %261, %N : index
+    %263 = arith.addi %260, %262 : index
+    %264 = arith.constant 4 : index
+    %265 = arith.muli %264, %N : index
+    %266 = arith.addi %263, %265 : index
+    %267 = arith.constant 4 : index
+    %268 = arith.muli %267, %N : index
+    %269 = arith.addi %266, %268 : index
+    %270 = arith.constant 33554432 : index
+    %271 = arith.cmpi sge, %269, %270 : index
+    scf.if %271 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %252 = arith.constant 4 : index
-      %253, %254, %255, %256 = memref.extract_strided_metadata %param_out : memref<?xf32> -> memref<f32>, index, index, index
-      %257 = memref.extract_aligned_pointer_as_index %param_out : memref<?xf32> -> index
-      %258 = arith.muli %254, %252 : index
-      %259 = arith.addi %257, %258 : index
-      %260 = arith.constant 64 : index
-      %261 = arith.remui %259, %260 : index
-      %262 = arith.subi %260, %261 : index
-      %263 = arith.remui %262, %260 : index
-      %264 = arith.divui %263, %252 : index
-      %265 = arith.minsi %264, %N : index
-      %266 = arith.constant 16 : index
-      %267 = arith.subi %N, %265 : index
-      %268 = arith.divui %267, %266 : index
-      %269 = arith.muli %268, %266 : index
-      %270 = arith.addi %265, %269 : index
-      %271 = arith.constant 0 : index
-      %272 = arith.constant 1 : index
-      %273 = memref.subview %param_out[%271] [%265] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %274 = arith.constant 0 : index
-      %275 = memref.reinterpret_cast %273 to offset: [0], sizes: [%265], strides: [%274] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %272 = arith.constant 4 : index
+      %273, %274, %275, %276 = memref.extract_strided_metadata %param_out : memref<?xf32> -> memref<f32>, index, index, index
+      %277 = memref.extract_aligned_pointer_as_index %param_out : memref<?xf32> -> index
+      %278 = arith.muli %274, %272 : index
+      %279 = arith.addi %277, %278 : index
+      %280 = arith.constant 64 : index
+      %281 = arith.remui %279, %280 : index
+      %282 = arith.subi %280, %281 : index
+      %283 = arith.remui %282, %280 : index
+      %284 = arith.divui %283, %272 : index
+      %285 = arith.minsi %284, %N : index
+      %286 = arith.constant 16 : index
+      %287 = arith.subi %N, %285 : index
+      %288 = arith.divui %287, %286 : index
+      %289 = arith.muli %288, %286 : index
+      %290 = arith.addi %285, %289 : index
+      %291 = arith.constant 0 : index
+      %292 = arith.constant 1 : index
+      %293 = memref.subview %param_out[%291] [%285] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %294 = arith.constant 0 : index
+      %295 = memref.reinterpret_cast %293 to offset: [0], sizes: [%285], strides: [%294] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%275, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
-          outs(%273 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%276: f32, %277: f32, %278: f32, %279: f32, %280: f32, %281: f32, %282: f32):
-        %283 = linalg.index 0 : index
-        %284 = arith.addi %283, %271 : index
-        %285 = memref.load %param[%284] : memref<?xf32>
-        %286 = memref.load %m_out[%284] : memref<?xf32>
-        %287 = arith.divf %286, %278 : f32
-        %288 = memref.load %v_out[%284] : memref<?xf32>
-        %289 = arith.divf %288, %279 : f32
-        %290 = math.sqrt %289 : f32
-        %291 = arith.addf %290, %280 : f32
-        %292 = arith.divf %287, %291 : f32
-        %293 = memref.load %param[%284] : memref<?xf32>
-        %294 = arith.mulf %281, %293 : f32
-        %295 = arith.addf %292, %294 : f32
-        %296 = arith.mulf %277, %295 : f32
-        %297 = arith.subf %285, %296 : f32
-        linalg.yield %297 : f32
+          ins(%295, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%293 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%296: f32, %297: f32, %298: f32, %299: f32, %300: f32, %301: f32, %302: f32):
+        %303 = linalg.index 0 : index
+        %304 = arith.addi %303, %291 : index
+        %305 = memref.load %param[%304] : memref<?xf32>
+        %306 = memref.load %m_out[%304] : memref<?xf32>
+        %307 = arith.divf %306, %298 : f32
+        %308 = memref.load %v_out[%304] : memref<?xf32>
+        %309 = arith.divf %308, %299 : f32
+        %310 = math.sqrt %309 : f32
+        %311 = arith.addf %310, %300 : f32
+        %312 = arith.divf %307, %311 : f32
+        %313 = memref.load %param[%304] : memref<?xf32>
+        %314 = arith.mulf %301, %313 : f32
+        %315 = arith.addf %312, %314 : f32
+        %316 = arith.mulf %297, %315 : f32
+        %317 = arith.subf %305, %316 : f32
+        linalg.yield %317 : f32
       }
-      %298 = arith.constant 63 : index
-      %299 = arith.addi %268, %298 : index
-      %300 = arith.constant 64 : index
-      %301 = arith.divui %299, %300 : index
-      %302 = arith.constant 1 : index
-      %303 = arith.maxsi %301, %302 : index
-      scf.parallel (%304) = (%271) to (%268) step (%303) {
-        %305 = arith.addi %304, %303 : index
-        %306 = arith.minsi %305, %268 : index
-        %307 = memref.alloca() : memref<16xf32>
-        scf.for %308 = %304 to %306 step %272 {
-          %309 = arith.muli %308, %266 : index
-          %310 = arith.addi %265, %309 : index
-          %311 = arith.constant 0 : index
-          %312 = memref.reinterpret_cast %307 to offset: [0], sizes: [%266], strides: [%311] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %318 = arith.constant 63 : index
+      %319 = arith.addi %288, %318 : index
+      %320 = arith.constant 64 : index
+      %321 = arith.divui %319, %320 : index
+      %322 = arith.constant 1 : index
+      %323 = arith.maxsi %321, %322 : index
+      scf.parallel (%324) = (%291) to (%288) step (%323) {
+        %325 = arith.addi %324, %323 : index
+        %326 = arith.minsi %325, %288 : index
+        %327 = memref.alloca() : memref<16xf32>
+        scf.for %328 = %324 to %326 step %292 {
+          %329 = arith.muli %328, %286 : index
+          %330 = arith.addi %285, %329 : index
+          %331 = arith.constant 1024 : index
+          %332 = arith.constant 1 : index
+          %333 = arith.subi %N, %332 : index
+          %334 = arith.addi %330, %331 : index
+          %335 = arith.minsi %334, %333 : index
+          memref.prefetch %param[%335], read, locality<3>, data : memref<?xf32>
+          %336 = arith.constant 1024 : index
+          %337 = arith.constant 1 : index
+          %338 = arith.subi %N, %337 : index
+          %339 = arith.addi %330, %336 : index
+          %340 = arith.minsi %339, %338 : index
+          memref.prefetch %m_out[%340], read, locality<3>, data : memref<?xf32>
+          %341 = arith.constant 1024 : index
+          %342 = arith.constant 1 : index
+          %343 = arith.subi %N, %342 : index
+          %344 = arith.addi %330, %341 : index
+          %345 = arith.minsi %344, %343 : index
+          memref.prefetch %v_out[%345], read, locality<3>, data : memref<?xf32>
+          %346 = arith.constant 0 : index
+          %347 = memref.reinterpret_cast %327 to offset: [0], sizes: [%286], strides: [%346] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%312, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
-              outs(%307 : memref<16xf32>) {
-            ^bb0(%313: f32, %314: f32, %315: f32, %316: f32, %317: f32, %318: f32, %319: f32):
-            %320 = linalg.index 0 : index
-            %321 = arith.addi %320, %310 : index
-            %322 = memref.load %param[%321] : memref<?xf32>
-            %323 = memref.load %m_out[%321] : memref<?xf32>
-            %324 = arith.divf %323, %315 : f32
-            %325 = memref.load %v_out[%321] : memref<?xf32>
-            %326 = arith.divf %325, %316 : f32
-            %327 = math.sqrt %326 : f32
-            %328 = arith.addf %327, %317 : f32
-            %329 = arith.divf %324, %328 : f32
-            %330 = memref.load %param[%321] : memref<?xf32>
-            %331 = arith.mulf %318, %330 : f32
-            %332 = arith.addf %329, %331 : f32
-            %333 = arith.mulf %314, %332 : f32
-            %334 = arith.subf %322, %333 : f32
-            linalg.yield %334 : f32
+              ins(%347, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+              outs(%327 : memref<16xf32>) {
+            ^bb0(%348: f32, %349: f32, %350: f32, %351: f32, %352: f32, %353: f32, %354: f32):
+            %355 = linalg.index 0 : index
+            %356 = arith.addi %355, %330 : index
+            %357 = memref.load %param[%356] : memref<?xf32>
+            %358 = memref.load %m_out[%356] : memref<?xf32>
+            %359 = arith.divf %358, %350 : f32
+            %360 = memref.load %v_out[%356] : memref<?xf32>
+            %361 = arith.divf %360, %351 : f32
+            %362 = math.sqrt %361 : f32
+            %363 = arith.addf %362, %352 : f32
+            %364 = arith.divf %359, %363 : f32
+            %365 = memref.load %param[%356] : memref<?xf32>
+            %366 = arith.mulf %353, %365 : f32
+            %367 = arith.addf %364, %366 : f32
+            %368 = arith.mulf %349, %367 : f32
+            %369 = arith.subf %357, %368 : f32
+            linalg.yield %369 : f32
           }
-          %335 = arith.constant 8 : index
-          %336 = vector.load %307[%271] : memref<16xf32>, vector<8xf32>
-          %337 = vector.load %307[%335] : memref<16xf32>, vector<8xf32>
-          %338 = arith.muli %310, %252 : index
-          %339 = arith.addi %259, %338 : index
-          %340 = arith.index_cast %339 : index to i64
-          %341 = llvm.inttoptr %340 : i64 to !llvm.ptr
-          llvm.store %336, %341 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %342 = llvm.getelementptr %341[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %337, %342 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %370 = arith.constant 8 : index
+          %371 = vector.load %327[%291] : memref<16xf32>, vector<8xf32>
+          %372 = vector.load %327[%370] : memref<16xf32>, vector<8xf32>
+          %373 = arith.muli %330, %272 : index
+          %374 = arith.addi %279, %373 : index
+          %375 = arith.index_cast %374 : index to i64
+          %376 = llvm.inttoptr %375 : i64 to !llvm.ptr
+          llvm.store %371, %376 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %377 = llvm.getelementptr %376[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %372, %377 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %343 = arith.subi %N, %270 : index
-      %344 = memref.subview %param_out[%270] [%343] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %345 = arith.constant 0 : index
-      %346 = memref.reinterpret_cast %344 to offset: [0], sizes: [%343], strides: [%345] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %378 = arith.subi %N, %290 : index
+      %379 = memref.subview %param_out[%290] [%378] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %380 = arith.constant 0 : index
+      %381 = memref.reinterpret_cast %379 to offset: [0], sizes: [%378], strides: [%380] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%346, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
-          outs(%344 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%347: f32, %348: f32, %349: f32, %350: f32, %351: f32, %352: f32, %353: f32):
-        %354 = linalg.index 0 : index
-        %355 = arith.addi %354, %270 : index
-        %356 = memref.load %param[%355] : memref<?xf32>
-        %357 = memref.load %m_out[%355] : memref<?xf32>
-        %358 = arith.divf %357, %349 : f32
-        %359 = memref.load %v_out[%355] : memref<?xf32>
-        %360 = arith.divf %359, %350 : f32
-        %361 = math.sqrt %360 : f32
-        %362 = arith.addf %361, %351 : f32
-        %363 = arith.divf %358, %362 : f32
-        %364 = memref.load %param[%355] : memref<?xf32>
-        %365 = arith.mulf %352, %364 : f32
-        %366 = arith.addf %363, %365 : f32
-        %367 = arith.mulf %348, %366 : f32
-        %368 = arith.subf %356, %367 : f32
-        linalg.yield %368 : f32
+          ins(%381, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%379 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%382: f32, %383: f32, %384: f32, %385: f32, %386: f32, %387: f32, %388: f32):
+        %389 = linalg.index 0 : index
+        %390 = arith.addi %389, %290 : index
+        %391 = memref.load %param[%390] : memref<?xf32>
+        %392 = memref.load %m_out[%390] : memref<?xf32>
+        %393 = arith.divf %392, %384 : f32
+        %394 = memref.load %v_out[%390] : memref<?xf32>
+        %395 = arith.divf %394, %385 : f32
+        %396 = math.sqrt %395 : f32
+        %397 = arith.addf %396, %386 : f32
+        %398 = arith.divf %393, %397 : f32
+        %399 = memref.load %param[%390] : memref<?xf32>
+        %400 = arith.mulf %387, %399 : f32
+        %401 = arith.addf %398, %400 : f32
+        %402 = arith.mulf %383, %401 : f32
+        %403 = arith.subf %391, %402 : f32
+        linalg.yield %403 : f32
       }
     } else {
-      %369 = arith.constant 0 : index
-      %370 = memref.reinterpret_cast %param_out to offset: [0], sizes: [%N], strides: [%369] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %404 = arith.constant 0 : index
+      %405 = memref.reinterpret_cast %param_out to offset: [0], sizes: [%N], strides: [%404] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%370, %param, %lr, %m_out, %beta1_correction, %v_out, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<f32>, memref<f32>)
+          ins(%405, %param, %lr, %m_out, %beta1_correction, %v_out, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<f32>, memref<f32>)
           outs(%param_out : memref<?xf32>) {
-        ^bb0(%371: f32, %372: f32, %373: f32, %374: f32, %375: f32, %376: f32, %377: f32, %378: f32, %379: f32, %380: f32):
-        %381 = arith.divf %374, %375 : f32
-        %382 = arith.divf %376, %377 : f32
-        %383 = math.sqrt %382 : f32
-        %384 = arith.addf %383, %378 : f32
-        %385 = arith.divf %381, %384 : f32
-        %386 = arith.mulf %379, %372 : f32
-        %387 = arith.addf %385, %386 : f32
-        %388 = arith.mulf %373, %387 : f32
-        %389 = arith.subf %372, %388 : f32
-        linalg.yield %389 : f32
+        ^bb0(%406: f32, %407: f32, %408: f32, %409: f32, %410: f32, %411: f32, %412: f32, %413: f32, %414: f32, %415: f32):
+        %416 = arith.divf %409, %410 : f32
+        %417 = arith.divf %411, %412 : f32
+        %418 = math.sqrt %417 : f32
+        %419 = arith.addf %418, %413 : f32
+        %420 = arith.divf %416, %419 : f32
+        %421 = arith.mulf %414, %407 : f32
+        %422 = arith.addf %420, %421 : f32
+        %423 = arith.mulf %408, %422 : f32
+        %424 = arith.subf %407, %423 : f32
+        linalg.yield %424 : f32
       }
     }
     return

@@ -116,57 +116,69 @@ module attributes {transform.with_named_sequence} {
         scf.for %51 = %47 to %49 step %30 {
           %52 = arith.muli %51, %24 : index
           %53 = arith.addi %23, %52 : index
-          %54 = arith.constant 0 : index
-          %55 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%54] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %54 = arith.constant 512 : index
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %N, %55 : index
+          %57 = arith.addi %53, %54 : index
+          %58 = arith.minsi %57, %56 : index
+          memref.prefetch %a[%58], read, locality<3>, data : memref<?xf64>
+          %59 = arith.constant 512 : index
+          %60 = arith.constant 1 : index
+          %61 = arith.subi %N, %60 : index
+          %62 = arith.addi %53, %59 : index
+          %63 = arith.minsi %62, %61 : index
+          memref.prefetch %b[%63], read, locality<3>, data : memref<?xf64>
+          %64 = arith.constant 0 : index
+          %65 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%64] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%55 : memref<?xf64, strided<[?]>>)
+              ins(%65 : memref<?xf64, strided<[?]>>)
               outs(%50 : memref<8xf64>) {
-            ^bb0(%56: f64, %57: f64):
-            %58 = linalg.index 0 : index
-            %59 = arith.addi %58, %53 : index
-            %60 = memref.load %a[%59] : memref<?xf64>
-            %61 = memref.load %b[%59] : memref<?xf64>
-            %62 = arith.addf %60, %61 : f64
-            linalg.yield %62 : f64
+            ^bb0(%66: f64, %67: f64):
+            %68 = linalg.index 0 : index
+            %69 = arith.addi %68, %53 : index
+            %70 = memref.load %a[%69] : memref<?xf64>
+            %71 = memref.load %b[%69] : memref<?xf64>
+            %72 = arith.addf %70, %71 : f64
+            linalg.yield %72 : f64
           }
-          %63 = arith.constant 4 : index
-          %64 = vector.load %50[%29] : memref<8xf64>, vector<4xf64>
-          %65 = vector.load %50[%63] : memref<8xf64>, vector<4xf64>
-          %66 = arith.muli %53, %10 : index
-          %67 = arith.addi %17, %66 : index
-          %68 = arith.index_cast %67 : index to i64
-          %69 = llvm.inttoptr %68 : i64 to !llvm.ptr
-          llvm.store %64, %69 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %70 = llvm.getelementptr %69[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %65, %70 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %73 = arith.constant 4 : index
+          %74 = vector.load %50[%29] : memref<8xf64>, vector<4xf64>
+          %75 = vector.load %50[%73] : memref<8xf64>, vector<4xf64>
+          %76 = arith.muli %53, %10 : index
+          %77 = arith.addi %17, %76 : index
+          %78 = arith.index_cast %77 : index to i64
+          %79 = llvm.inttoptr %78 : i64 to !llvm.ptr
+          llvm.store %74, %79 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %80 = llvm.getelementptr %79[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %75, %80 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %71 = arith.subi %N, %28 : index
-      %72 = memref.subview %c[%28] [%71] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %73 = arith.constant 0 : index
-      %74 = memref.reinterpret_cast %72 to offset: [0], sizes: [%71], strides: [%73] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %81 = arith.subi %N, %28 : index
+      %82 = memref.subview %c[%28] [%81] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %83 = arith.constant 0 : index
+      %84 = memref.reinterpret_cast %82 to offset: [0], sizes: [%81], strides: [%83] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%74 : memref<?xf64, strided<[?]>>)
-          outs(%72 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%75: f64, %76: f64):
-        %77 = linalg.index 0 : index
-        %78 = arith.addi %77, %28 : index
-        %79 = memref.load %a[%78] : memref<?xf64>
-        %80 = memref.load %b[%78] : memref<?xf64>
-        %81 = arith.addf %79, %80 : f64
-        linalg.yield %81 : f64
+          ins(%84 : memref<?xf64, strided<[?]>>)
+          outs(%82 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%85: f64, %86: f64):
+        %87 = linalg.index 0 : index
+        %88 = arith.addi %87, %28 : index
+        %89 = memref.load %a[%88] : memref<?xf64>
+        %90 = memref.load %b[%88] : memref<?xf64>
+        %91 = arith.addf %89, %90 : f64
+        linalg.yield %91 : f64
       }
     } else {
-      %82 = arith.constant 0 : index
-      %83 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%82] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %92 = arith.constant 0 : index
+      %93 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%92] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%83, %a, %b : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>)
+          ins(%93, %a, %b : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>)
           outs(%c : memref<?xf64>) {
-        ^bb0(%84: f64, %85: f64, %86: f64, %87: f64):
-        %88 = arith.addf %85, %86 : f64
-        linalg.yield %88 : f64
+        ^bb0(%94: f64, %95: f64, %96: f64, %97: f64):
+        %98 = arith.addf %95, %96 : f64
+        linalg.yield %98 : f64
       }
     }
     return

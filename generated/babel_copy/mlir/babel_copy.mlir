@@ -108,52 +108,58 @@ module attributes {transform.with_named_sequence} {
         scf.for %46 = %42 to %44 step %27 {
           %47 = arith.muli %46, %21 : index
           %48 = arith.addi %20, %47 : index
-          %49 = arith.constant 0 : index
-          %50 = memref.reinterpret_cast %45 to offset: [0], sizes: [%21], strides: [%49] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %49 = arith.constant 512 : index
+          %50 = arith.constant 1 : index
+          %51 = arith.subi %N, %50 : index
+          %52 = arith.addi %48, %49 : index
+          %53 = arith.minsi %52, %51 : index
+          memref.prefetch %a[%53], read, locality<3>, data : memref<?xf64>
+          %54 = arith.constant 0 : index
+          %55 = memref.reinterpret_cast %45 to offset: [0], sizes: [%21], strides: [%54] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%50 : memref<?xf64, strided<[?]>>)
+              ins(%55 : memref<?xf64, strided<[?]>>)
               outs(%45 : memref<8xf64>) {
-            ^bb0(%51: f64, %52: f64):
-            %53 = linalg.index 0 : index
-            %54 = arith.addi %53, %48 : index
-            %55 = memref.load %a[%54] : memref<?xf64>
-            linalg.yield %55 : f64
+            ^bb0(%56: f64, %57: f64):
+            %58 = linalg.index 0 : index
+            %59 = arith.addi %58, %48 : index
+            %60 = memref.load %a[%59] : memref<?xf64>
+            linalg.yield %60 : f64
           }
-          %56 = arith.constant 4 : index
-          %57 = vector.load %45[%26] : memref<8xf64>, vector<4xf64>
-          %58 = vector.load %45[%56] : memref<8xf64>, vector<4xf64>
-          %59 = arith.muli %48, %7 : index
-          %60 = arith.addi %14, %59 : index
-          %61 = arith.index_cast %60 : index to i64
-          %62 = llvm.inttoptr %61 : i64 to !llvm.ptr
-          llvm.store %57, %62 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %63 = llvm.getelementptr %62[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %58, %63 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %61 = arith.constant 4 : index
+          %62 = vector.load %45[%26] : memref<8xf64>, vector<4xf64>
+          %63 = vector.load %45[%61] : memref<8xf64>, vector<4xf64>
+          %64 = arith.muli %48, %7 : index
+          %65 = arith.addi %14, %64 : index
+          %66 = arith.index_cast %65 : index to i64
+          %67 = llvm.inttoptr %66 : i64 to !llvm.ptr
+          llvm.store %62, %67 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %68 = llvm.getelementptr %67[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %63, %68 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %64 = arith.subi %N, %25 : index
-      %65 = memref.subview %c[%25] [%64] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %66 = arith.constant 0 : index
-      %67 = memref.reinterpret_cast %65 to offset: [0], sizes: [%64], strides: [%66] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %69 = arith.subi %N, %25 : index
+      %70 = memref.subview %c[%25] [%69] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %71 = arith.constant 0 : index
+      %72 = memref.reinterpret_cast %70 to offset: [0], sizes: [%69], strides: [%71] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%67 : memref<?xf64, strided<[?]>>)
-          outs(%65 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%68: f64, %69: f64):
-        %70 = linalg.index 0 : index
-        %71 = arith.addi %70, %25 : index
-        %72 = memref.load %a[%71] : memref<?xf64>
-        linalg.yield %72 : f64
+          ins(%72 : memref<?xf64, strided<[?]>>)
+          outs(%70 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%73: f64, %74: f64):
+        %75 = linalg.index 0 : index
+        %76 = arith.addi %75, %25 : index
+        %77 = memref.load %a[%76] : memref<?xf64>
+        linalg.yield %77 : f64
       }
     } else {
-      %73 = arith.constant 0 : index
-      %74 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%73] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %78 = arith.constant 0 : index
+      %79 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%78] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%74, %a : memref<?xf64, strided<[?]>>, memref<?xf64>)
+          ins(%79, %a : memref<?xf64, strided<[?]>>, memref<?xf64>)
           outs(%c : memref<?xf64>) {
-        ^bb0(%75: f64, %76: f64, %77: f64):
-        linalg.yield %76 : f64
+        ^bb0(%80: f64, %81: f64, %82: f64):
+        linalg.yield %81 : f64
       }
     }
     return

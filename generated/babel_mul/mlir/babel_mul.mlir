@@ -114,55 +114,61 @@ module attributes {transform.with_named_sequence} {
         scf.for %50 = %46 to %48 step %29 {
           %51 = arith.muli %50, %23 : index
           %52 = arith.addi %22, %51 : index
-          %53 = arith.constant 0 : index
-          %54 = memref.reinterpret_cast %49 to offset: [0], sizes: [%23], strides: [%53] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %53 = arith.constant 512 : index
+          %54 = arith.constant 1 : index
+          %55 = arith.subi %N, %54 : index
+          %56 = arith.addi %52, %53 : index
+          %57 = arith.minsi %56, %55 : index
+          memref.prefetch %c[%57], read, locality<3>, data : memref<?xf64>
+          %58 = arith.constant 0 : index
+          %59 = memref.reinterpret_cast %49 to offset: [0], sizes: [%23], strides: [%58] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%54, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+              ins(%59, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
               outs(%49 : memref<8xf64>) {
-            ^bb0(%55: f64, %56: f64, %57: f64):
-            %58 = linalg.index 0 : index
-            %59 = arith.addi %58, %52 : index
-            %60 = memref.load %c[%59] : memref<?xf64>
-            %61 = arith.mulf %56, %60 : f64
-            linalg.yield %61 : f64
+            ^bb0(%60: f64, %61: f64, %62: f64):
+            %63 = linalg.index 0 : index
+            %64 = arith.addi %63, %52 : index
+            %65 = memref.load %c[%64] : memref<?xf64>
+            %66 = arith.mulf %61, %65 : f64
+            linalg.yield %66 : f64
           }
-          %62 = arith.constant 4 : index
-          %63 = vector.load %49[%28] : memref<8xf64>, vector<4xf64>
-          %64 = vector.load %49[%62] : memref<8xf64>, vector<4xf64>
-          %65 = arith.muli %52, %9 : index
-          %66 = arith.addi %16, %65 : index
-          %67 = arith.index_cast %66 : index to i64
-          %68 = llvm.inttoptr %67 : i64 to !llvm.ptr
-          llvm.store %63, %68 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %69 = llvm.getelementptr %68[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %64, %69 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %67 = arith.constant 4 : index
+          %68 = vector.load %49[%28] : memref<8xf64>, vector<4xf64>
+          %69 = vector.load %49[%67] : memref<8xf64>, vector<4xf64>
+          %70 = arith.muli %52, %9 : index
+          %71 = arith.addi %16, %70 : index
+          %72 = arith.index_cast %71 : index to i64
+          %73 = llvm.inttoptr %72 : i64 to !llvm.ptr
+          llvm.store %68, %73 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %74 = llvm.getelementptr %73[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %69, %74 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %70 = arith.subi %N, %27 : index
-      %71 = memref.subview %b[%27] [%70] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %72 = arith.constant 0 : index
-      %73 = memref.reinterpret_cast %71 to offset: [0], sizes: [%70], strides: [%72] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %75 = arith.subi %N, %27 : index
+      %76 = memref.subview %b[%27] [%75] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %77 = arith.constant 0 : index
+      %78 = memref.reinterpret_cast %76 to offset: [0], sizes: [%75], strides: [%77] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%73, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
-          outs(%71 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%74: f64, %75: f64, %76: f64):
-        %77 = linalg.index 0 : index
-        %78 = arith.addi %77, %27 : index
-        %79 = memref.load %c[%78] : memref<?xf64>
-        %80 = arith.mulf %75, %79 : f64
-        linalg.yield %80 : f64
+          ins(%78, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%76 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%79: f64, %80: f64, %81: f64):
+        %82 = linalg.index 0 : index
+        %83 = arith.addi %82, %27 : index
+        %84 = memref.load %c[%83] : memref<?xf64>
+        %85 = arith.mulf %80, %84 : f64
+        linalg.yield %85 : f64
       }
     } else {
-      %81 = arith.constant 0 : index
-      %82 = memref.reinterpret_cast %b to offset: [0], sizes: [%N], strides: [%81] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %86 = arith.constant 0 : index
+      %87 = memref.reinterpret_cast %b to offset: [0], sizes: [%N], strides: [%86] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%82, %scalar, %c : memref<?xf64, strided<[?]>>, memref<f64>, memref<?xf64>)
+          ins(%87, %scalar, %c : memref<?xf64, strided<[?]>>, memref<f64>, memref<?xf64>)
           outs(%b : memref<?xf64>) {
-        ^bb0(%83: f64, %84: f64, %85: f64, %86: f64):
-        %87 = arith.mulf %84, %85 : f64
-        linalg.yield %87 : f64
+        ^bb0(%88: f64, %89: f64, %90: f64, %91: f64):
+        %92 = arith.mulf %89, %90 : f64
+        linalg.yield %92 : f64
       }
     }
     return

@@ -130,65 +130,83 @@ module attributes {transform.with_named_sequence} {
         scf.for %60 = %56 to %58 step %35 {
           %61 = arith.muli %60, %29 : index
           %62 = arith.addi %28, %61 : index
-          %63 = arith.constant 0 : index
-          %64 = memref.reinterpret_cast %59 to offset: [0], sizes: [%29], strides: [%63] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %63 = arith.constant 512 : index
+          %64 = arith.constant 1 : index
+          %65 = arith.subi %N, %64 : index
+          %66 = arith.addi %62, %63 : index
+          %67 = arith.minsi %66, %65 : index
+          memref.prefetch %a[%67], read, locality<3>, data : memref<?xf64>
+          %68 = arith.constant 512 : index
+          %69 = arith.constant 1 : index
+          %70 = arith.subi %N, %69 : index
+          %71 = arith.addi %62, %68 : index
+          %72 = arith.minsi %71, %70 : index
+          memref.prefetch %b[%72], read, locality<3>, data : memref<?xf64>
+          %73 = arith.constant 512 : index
+          %74 = arith.constant 1 : index
+          %75 = arith.subi %N, %74 : index
+          %76 = arith.addi %62, %73 : index
+          %77 = arith.minsi %76, %75 : index
+          memref.prefetch %c[%77], read, locality<3>, data : memref<?xf64>
+          %78 = arith.constant 0 : index
+          %79 = memref.reinterpret_cast %59 to offset: [0], sizes: [%29], strides: [%78] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%64, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+              ins(%79, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
               outs(%59 : memref<8xf64>) {
-            ^bb0(%65: f64, %66: f64, %67: f64):
-            %68 = linalg.index 0 : index
-            %69 = arith.addi %68, %62 : index
-            %70 = memref.load %a[%69] : memref<?xf64>
-            %71 = memref.load %b[%69] : memref<?xf64>
-            %72 = arith.addf %70, %71 : f64
-            %73 = memref.load %c[%69] : memref<?xf64>
-            %74 = arith.mulf %66, %73 : f64
-            %75 = arith.addf %72, %74 : f64
-            linalg.yield %75 : f64
+            ^bb0(%80: f64, %81: f64, %82: f64):
+            %83 = linalg.index 0 : index
+            %84 = arith.addi %83, %62 : index
+            %85 = memref.load %a[%84] : memref<?xf64>
+            %86 = memref.load %b[%84] : memref<?xf64>
+            %87 = arith.addf %85, %86 : f64
+            %88 = memref.load %c[%84] : memref<?xf64>
+            %89 = arith.mulf %81, %88 : f64
+            %90 = arith.addf %87, %89 : f64
+            linalg.yield %90 : f64
           }
-          %76 = arith.constant 4 : index
-          %77 = vector.load %59[%34] : memref<8xf64>, vector<4xf64>
-          %78 = vector.load %59[%76] : memref<8xf64>, vector<4xf64>
-          %79 = arith.muli %62, %15 : index
-          %80 = arith.addi %22, %79 : index
-          %81 = arith.index_cast %80 : index to i64
-          %82 = llvm.inttoptr %81 : i64 to !llvm.ptr
-          llvm.store %77, %82 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %83 = llvm.getelementptr %82[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %78, %83 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %91 = arith.constant 4 : index
+          %92 = vector.load %59[%34] : memref<8xf64>, vector<4xf64>
+          %93 = vector.load %59[%91] : memref<8xf64>, vector<4xf64>
+          %94 = arith.muli %62, %15 : index
+          %95 = arith.addi %22, %94 : index
+          %96 = arith.index_cast %95 : index to i64
+          %97 = llvm.inttoptr %96 : i64 to !llvm.ptr
+          llvm.store %92, %97 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %98 = llvm.getelementptr %97[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %93, %98 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %84 = arith.subi %N, %33 : index
-      %85 = memref.subview %a_out[%33] [%84] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %86 = arith.constant 0 : index
-      %87 = memref.reinterpret_cast %85 to offset: [0], sizes: [%84], strides: [%86] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %99 = arith.subi %N, %33 : index
+      %100 = memref.subview %a_out[%33] [%99] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %101 = arith.constant 0 : index
+      %102 = memref.reinterpret_cast %100 to offset: [0], sizes: [%99], strides: [%101] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%87, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
-          outs(%85 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%88: f64, %89: f64, %90: f64):
-        %91 = linalg.index 0 : index
-        %92 = arith.addi %91, %33 : index
-        %93 = memref.load %a[%92] : memref<?xf64>
-        %94 = memref.load %b[%92] : memref<?xf64>
-        %95 = arith.addf %93, %94 : f64
-        %96 = memref.load %c[%92] : memref<?xf64>
-        %97 = arith.mulf %89, %96 : f64
-        %98 = arith.addf %95, %97 : f64
-        linalg.yield %98 : f64
+          ins(%102, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%100 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%103: f64, %104: f64, %105: f64):
+        %106 = linalg.index 0 : index
+        %107 = arith.addi %106, %33 : index
+        %108 = memref.load %a[%107] : memref<?xf64>
+        %109 = memref.load %b[%107] : memref<?xf64>
+        %110 = arith.addf %108, %109 : f64
+        %111 = memref.load %c[%107] : memref<?xf64>
+        %112 = arith.mulf %104, %111 : f64
+        %113 = arith.addf %110, %112 : f64
+        linalg.yield %113 : f64
       }
     } else {
-      %99 = arith.constant 0 : index
-      %100 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%99] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %114 = arith.constant 0 : index
+      %115 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%114] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%100, %a, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>, memref<f64>, memref<?xf64>)
+          ins(%115, %a, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>, memref<f64>, memref<?xf64>)
           outs(%a_out : memref<?xf64>) {
-        ^bb0(%101: f64, %102: f64, %103: f64, %104: f64, %105: f64, %106: f64):
-        %107 = arith.addf %102, %103 : f64
-        %108 = arith.mulf %104, %105 : f64
-        %109 = arith.addf %107, %108 : f64
-        linalg.yield %109 : f64
+        ^bb0(%116: f64, %117: f64, %118: f64, %119: f64, %120: f64, %121: f64):
+        %122 = arith.addf %117, %118 : f64
+        %123 = arith.mulf %119, %120 : f64
+        %124 = arith.addf %122, %123 : f64
+        linalg.yield %124 : f64
       }
     }
     return

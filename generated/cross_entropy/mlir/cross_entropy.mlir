@@ -127,65 +127,71 @@ module attributes {transform.with_named_sequence} {
         scf.for %54 = %50 to %52 step %31 {
           %55 = arith.muli %54, %25 : index
           %56 = arith.addi %24, %55 : index
-          %57 = arith.constant 0 : index
-          %58 = memref.reinterpret_cast %53 to offset: [0], sizes: [%25], strides: [%57] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %57 = arith.constant 1024 : index
+          %58 = arith.constant 1 : index
+          %59 = arith.subi %BT, %58 : index
+          %60 = arith.addi %56, %57 : index
+          %61 = arith.minsi %60, %59 : index
+          memref.prefetch %targets[%61], read, locality<3>, data : memref<?xi32>
+          %62 = arith.constant 0 : index
+          %63 = memref.reinterpret_cast %53 to offset: [0], sizes: [%25], strides: [%62] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%58 : memref<?xf32, strided<[?]>>)
+              ins(%63 : memref<?xf32, strided<[?]>>)
               outs(%53 : memref<16xf32>) {
-            ^bb0(%59: f32, %60: f32):
-            %61 = linalg.index 0 : index
-            %62 = arith.addi %61, %56 : index
-            %63 = memref.load %targets[%62] : memref<?xi32>
-            %64 = arith.index_cast %63 : i32 to index
-            %65 = memref.load %probs[%62, %64] : memref<?x?xf32>
-            %66 = math.log %65 : f32
-            %67 = arith.negf %66 : f32
-            linalg.yield %67 : f32
+            ^bb0(%64: f32, %65: f32):
+            %66 = linalg.index 0 : index
+            %67 = arith.addi %66, %56 : index
+            %68 = memref.load %targets[%67] : memref<?xi32>
+            %69 = arith.index_cast %68 : i32 to index
+            %70 = memref.load %probs[%67, %69] : memref<?x?xf32>
+            %71 = math.log %70 : f32
+            %72 = arith.negf %71 : f32
+            linalg.yield %72 : f32
           }
-          %68 = arith.constant 8 : index
-          %69 = vector.load %53[%30] : memref<16xf32>, vector<8xf32>
-          %70 = vector.load %53[%68] : memref<16xf32>, vector<8xf32>
-          %71 = arith.muli %56, %11 : index
-          %72 = arith.addi %18, %71 : index
-          %73 = arith.index_cast %72 : index to i64
-          %74 = llvm.inttoptr %73 : i64 to !llvm.ptr
-          llvm.store %69, %74 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %75 = llvm.getelementptr %74[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %73 = arith.constant 8 : index
+          %74 = vector.load %53[%30] : memref<16xf32>, vector<8xf32>
+          %75 = vector.load %53[%73] : memref<16xf32>, vector<8xf32>
+          %76 = arith.muli %56, %11 : index
+          %77 = arith.addi %18, %76 : index
+          %78 = arith.index_cast %77 : index to i64
+          %79 = llvm.inttoptr %78 : i64 to !llvm.ptr
+          llvm.store %74, %79 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %80 = llvm.getelementptr %79[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %75, %80 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %76 = arith.subi %BT, %29 : index
-      %77 = memref.subview %losses[%29] [%76] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %78 = arith.constant 0 : index
-      %79 = memref.reinterpret_cast %77 to offset: [0], sizes: [%76], strides: [%78] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %81 = arith.subi %BT, %29 : index
+      %82 = memref.subview %losses[%29] [%81] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %83 = arith.constant 0 : index
+      %84 = memref.reinterpret_cast %82 to offset: [0], sizes: [%81], strides: [%83] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%79 : memref<?xf32, strided<[?]>>)
-          outs(%77 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%80: f32, %81: f32):
-        %82 = linalg.index 0 : index
-        %83 = arith.addi %82, %29 : index
-        %84 = memref.load %targets[%83] : memref<?xi32>
-        %85 = arith.index_cast %84 : i32 to index
-        %86 = memref.load %probs[%83, %85] : memref<?x?xf32>
-        %87 = math.log %86 : f32
-        %88 = arith.negf %87 : f32
-        linalg.yield %88 : f32
+          ins(%84 : memref<?xf32, strided<[?]>>)
+          outs(%82 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%85: f32, %86: f32):
+        %87 = linalg.index 0 : index
+        %88 = arith.addi %87, %29 : index
+        %89 = memref.load %targets[%88] : memref<?xi32>
+        %90 = arith.index_cast %89 : i32 to index
+        %91 = memref.load %probs[%88, %90] : memref<?x?xf32>
+        %92 = math.log %91 : f32
+        %93 = arith.negf %92 : f32
+        linalg.yield %93 : f32
       }
     } else {
-      %89 = arith.constant 0 : index
-      %90 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%89] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %94 = arith.constant 0 : index
+      %95 = memref.reinterpret_cast %losses to offset: [0], sizes: [%BT], strides: [%94] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%90, %targets : memref<?xf32, strided<[?]>>, memref<?xi32>)
+          ins(%95, %targets : memref<?xf32, strided<[?]>>, memref<?xi32>)
           outs(%losses : memref<?xf32>) {
-        ^bb0(%91: f32, %92: i32, %93: f32):
-        %94 = linalg.index 0 : index
-        %95 = arith.index_cast %92 : i32 to index
-        %96 = memref.load %probs[%94, %95] : memref<?x?xf32>
-        %97 = math.log %96 : f32
-        %98 = arith.negf %97 : f32
-        linalg.yield %98 : f32
+        ^bb0(%96: f32, %97: i32, %98: f32):
+        %99 = linalg.index 0 : index
+        %100 = arith.index_cast %97 : i32 to index
+        %101 = memref.load %probs[%99, %100] : memref<?x?xf32>
+        %102 = math.log %101 : f32
+        %103 = arith.negf %102 : f32
+        linalg.yield %103 : f32
       }
     }
     return

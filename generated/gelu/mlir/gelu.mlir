@@ -160,108 +160,114 @@ module attributes {transform.with_named_sequence} {
         scf.for %66 = %62 to %64 step %27 {
           %67 = arith.muli %66, %21 : index
           %68 = arith.addi %20, %67 : index
-          %69 = arith.constant 0 : index
-          %70 = memref.reinterpret_cast %65 to offset: [0], sizes: [%21], strides: [%69] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %69 = arith.constant 1024 : index
+          %70 = arith.constant 1 : index
+          %71 = arith.subi %N, %70 : index
+          %72 = arith.addi %68, %69 : index
+          %73 = arith.minsi %72, %71 : index
+          memref.prefetch %x[%73], read, locality<3>, data : memref<?xf32>
+          %74 = arith.constant 0 : index
+          %75 = memref.reinterpret_cast %65 to offset: [0], sizes: [%21], strides: [%74] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%70 : memref<?xf32, strided<[?]>>)
+              ins(%75 : memref<?xf32, strided<[?]>>)
               outs(%65 : memref<16xf32>) {
-            ^bb0(%71: f32, %72: f32):
-            %73 = linalg.index 0 : index
-            %74 = arith.addi %73, %68 : index
-            %75 = arith.constant 0.5 : f32
-            %76 = memref.load %x[%74] : memref<?xf32>
-            %77 = arith.mulf %75, %76 : f32
-            %78 = arith.constant 1.0 : f32
-            %79 = arith.constant 2.0 : f32
-            %80 = arith.constant 3.1415927 : f32
-            %81 = arith.divf %79, %80 : f32
-            %82 = math.sqrt %81 : f32
-            %83 = memref.load %x[%74] : memref<?xf32>
-            %84 = arith.constant 0.044715 : f32
-            %85 = memref.load %x[%74] : memref<?xf32>
-            %86 = arith.mulf %84, %85 : f32
-            %87 = memref.load %x[%74] : memref<?xf32>
-            %88 = arith.mulf %86, %87 : f32
-            %89 = memref.load %x[%74] : memref<?xf32>
-            %90 = arith.mulf %88, %89 : f32
-            %91 = arith.addf %83, %90 : f32
-            %92 = arith.mulf %82, %91 : f32
-            %93 = math.tanh %92 : f32
-            %94 = arith.addf %78, %93 : f32
-            %95 = arith.mulf %77, %94 : f32
-            linalg.yield %95 : f32
+            ^bb0(%76: f32, %77: f32):
+            %78 = linalg.index 0 : index
+            %79 = arith.addi %78, %68 : index
+            %80 = arith.constant 0.5 : f32
+            %81 = memref.load %x[%79] : memref<?xf32>
+            %82 = arith.mulf %80, %81 : f32
+            %83 = arith.constant 1.0 : f32
+            %84 = arith.constant 2.0 : f32
+            %85 = arith.constant 3.1415927 : f32
+            %86 = arith.divf %84, %85 : f32
+            %87 = math.sqrt %86 : f32
+            %88 = memref.load %x[%79] : memref<?xf32>
+            %89 = arith.constant 0.044715 : f32
+            %90 = memref.load %x[%79] : memref<?xf32>
+            %91 = arith.mulf %89, %90 : f32
+            %92 = memref.load %x[%79] : memref<?xf32>
+            %93 = arith.mulf %91, %92 : f32
+            %94 = memref.load %x[%79] : memref<?xf32>
+            %95 = arith.mulf %93, %94 : f32
+            %96 = arith.addf %88, %95 : f32
+            %97 = arith.mulf %87, %96 : f32
+            %98 = math.tanh %97 : f32
+            %99 = arith.addf %83, %98 : f32
+            %100 = arith.mulf %82, %99 : f32
+            linalg.yield %100 : f32
           }
-          %96 = arith.constant 8 : index
-          %97 = vector.load %65[%26] : memref<16xf32>, vector<8xf32>
-          %98 = vector.load %65[%96] : memref<16xf32>, vector<8xf32>
-          %99 = arith.muli %68, %7 : index
-          %100 = arith.addi %14, %99 : index
-          %101 = arith.index_cast %100 : index to i64
-          %102 = llvm.inttoptr %101 : i64 to !llvm.ptr
-          llvm.store %97, %102 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %103 = llvm.getelementptr %102[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %98, %103 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %101 = arith.constant 8 : index
+          %102 = vector.load %65[%26] : memref<16xf32>, vector<8xf32>
+          %103 = vector.load %65[%101] : memref<16xf32>, vector<8xf32>
+          %104 = arith.muli %68, %7 : index
+          %105 = arith.addi %14, %104 : index
+          %106 = arith.index_cast %105 : index to i64
+          %107 = llvm.inttoptr %106 : i64 to !llvm.ptr
+          llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %108 = llvm.getelementptr %107[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %103, %108 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %104 = arith.subi %N, %25 : index
-      %105 = memref.subview %y[%25] [%104] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %106 = arith.constant 0 : index
-      %107 = memref.reinterpret_cast %105 to offset: [0], sizes: [%104], strides: [%106] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %109 = arith.subi %N, %25 : index
+      %110 = memref.subview %y[%25] [%109] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %111 = arith.constant 0 : index
+      %112 = memref.reinterpret_cast %110 to offset: [0], sizes: [%109], strides: [%111] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%107 : memref<?xf32, strided<[?]>>)
-          outs(%105 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%108: f32, %109: f32):
-        %110 = linalg.index 0 : index
-        %111 = arith.addi %110, %25 : index
-        %112 = arith.constant 0.5 : f32
-        %113 = memref.load %x[%111] : memref<?xf32>
-        %114 = arith.mulf %112, %113 : f32
-        %115 = arith.constant 1.0 : f32
-        %116 = arith.constant 2.0 : f32
-        %117 = arith.constant 3.1415927 : f32
-        %118 = arith.divf %116, %117 : f32
-        %119 = math.sqrt %118 : f32
-        %120 = memref.load %x[%111] : memref<?xf32>
-        %121 = arith.constant 0.044715 : f32
-        %122 = memref.load %x[%111] : memref<?xf32>
-        %123 = arith.mulf %121, %122 : f32
-        %124 = memref.load %x[%111] : memref<?xf32>
-        %125 = arith.mulf %123, %124 : f32
-        %126 = memref.load %x[%111] : memref<?xf32>
-        %127 = arith.mulf %125, %126 : f32
-        %128 = arith.addf %120, %127 : f32
-        %129 = arith.mulf %119, %128 : f32
-        %130 = math.tanh %129 : f32
-        %131 = arith.addf %115, %130 : f32
-        %132 = arith.mulf %114, %131 : f32
-        linalg.yield %132 : f32
+          ins(%112 : memref<?xf32, strided<[?]>>)
+          outs(%110 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%113: f32, %114: f32):
+        %115 = linalg.index 0 : index
+        %116 = arith.addi %115, %25 : index
+        %117 = arith.constant 0.5 : f32
+        %118 = memref.load %x[%116] : memref<?xf32>
+        %119 = arith.mulf %117, %118 : f32
+        %120 = arith.constant 1.0 : f32
+        %121 = arith.constant 2.0 : f32
+        %122 = arith.constant 3.1415927 : f32
+        %123 = arith.divf %121, %122 : f32
+        %124 = math.sqrt %123 : f32
+        %125 = memref.load %x[%116] : memref<?xf32>
+        %126 = arith.constant 0.044715 : f32
+        %127 = memref.load %x[%116] : memref<?xf32>
+        %128 = arith.mulf %126, %127 : f32
+        %129 = memref.load %x[%116] : memref<?xf32>
+        %130 = arith.mulf %128, %129 : f32
+        %131 = memref.load %x[%116] : memref<?xf32>
+        %132 = arith.mulf %130, %131 : f32
+        %133 = arith.addf %125, %132 : f32
+        %134 = arith.mulf %124, %133 : f32
+        %135 = math.tanh %134 : f32
+        %136 = arith.addf %120, %135 : f32
+        %137 = arith.mulf %119, %136 : f32
+        linalg.yield %137 : f32
       }
     } else {
-      %133 = arith.constant 0 : index
-      %134 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%133] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %138 = arith.constant 0 : index
+      %139 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%138] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%134, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          ins(%139, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%135: f32, %136: f32, %137: f32):
-        %138 = arith.constant 0.5 : f32
-        %139 = arith.mulf %138, %136 : f32
-        %140 = arith.constant 1.0 : f32
-        %141 = arith.constant 2.0 : f32
-        %142 = arith.constant 3.1415927 : f32
-        %143 = arith.divf %141, %142 : f32
-        %144 = math.sqrt %143 : f32
-        %145 = arith.constant 0.044715 : f32
-        %146 = arith.mulf %145, %136 : f32
-        %147 = arith.mulf %146, %136 : f32
-        %148 = arith.mulf %147, %136 : f32
-        %149 = arith.addf %136, %148 : f32
-        %150 = arith.mulf %144, %149 : f32
-        %151 = math.tanh %150 : f32
-        %152 = arith.addf %140, %151 : f32
-        %153 = arith.mulf %139, %152 : f32
-        linalg.yield %153 : f32
+        ^bb0(%140: f32, %141: f32, %142: f32):
+        %143 = arith.constant 0.5 : f32
+        %144 = arith.mulf %143, %141 : f32
+        %145 = arith.constant 1.0 : f32
+        %146 = arith.constant 2.0 : f32
+        %147 = arith.constant 3.1415927 : f32
+        %148 = arith.divf %146, %147 : f32
+        %149 = math.sqrt %148 : f32
+        %150 = arith.constant 0.044715 : f32
+        %151 = arith.mulf %150, %141 : f32
+        %152 = arith.mulf %151, %141 : f32
+        %153 = arith.mulf %152, %141 : f32
+        %154 = arith.addf %141, %153 : f32
+        %155 = arith.mulf %149, %154 : f32
+        %156 = math.tanh %155 : f32
+        %157 = arith.addf %145, %156 : f32
+        %158 = arith.mulf %144, %157 : f32
+        linalg.yield %158 : f32
       }
     }
     return

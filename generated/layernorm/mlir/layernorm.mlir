@@ -376,65 +376,71 @@ module attributes {transform.with_named_sequence} {
           scf.for %124 = %106 to %103 step %107 {
             %125 = arith.muli %124, %101 : index
             %126 = arith.addi %100, %125 : index
-            %127 = arith.constant 0 : index
-            %128 = memref.reinterpret_cast %36 to offset: [0], sizes: [%101], strides: [%127] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            %127 = arith.constant 1024 : index
+            %128 = arith.constant 1 : index
+            %129 = arith.subi %C, %128 : index
+            %130 = arith.addi %126, %127 : index
+            %131 = arith.minsi %130, %129 : index
+            memref.prefetch %40[%131], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %132 = arith.constant 0 : index
+            %133 = memref.reinterpret_cast %36 to offset: [0], sizes: [%101], strides: [%132] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%128, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+                ins(%133, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
                 outs(%36 : memref<16xf32>) {
-              ^bb0(%129: f32, %130: f32, %131: f32, %132: f32):
-              %133 = linalg.index 0 : index
-              %134 = arith.addi %133, %126 : index
-              %135 = memref.load %40[%134] : memref<?xf32, strided<[1], offset: ?>>
-              %136 = arith.subf %135, %131 : f32
-              %137 = arith.mulf %130, %136 : f32
-              %138 = memref.load %weight[%134] : memref<?xf32>
-              %139 = arith.mulf %137, %138 : f32
-              %140 = memref.load %bias[%134] : memref<?xf32>
-              %141 = arith.addf %139, %140 : f32
-              linalg.yield %141 : f32
+              ^bb0(%134: f32, %135: f32, %136: f32, %137: f32):
+              %138 = linalg.index 0 : index
+              %139 = arith.addi %138, %126 : index
+              %140 = memref.load %40[%139] : memref<?xf32, strided<[1], offset: ?>>
+              %141 = arith.subf %140, %136 : f32
+              %142 = arith.mulf %135, %141 : f32
+              %143 = memref.load %weight[%139] : memref<?xf32>
+              %144 = arith.mulf %142, %143 : f32
+              %145 = memref.load %bias[%139] : memref<?xf32>
+              %146 = arith.addf %144, %145 : f32
+              linalg.yield %146 : f32
             }
-            %142 = arith.constant 8 : index
-            %143 = vector.load %36[%106] : memref<16xf32>, vector<8xf32>
-            %144 = vector.load %36[%142] : memref<16xf32>, vector<8xf32>
-            %145 = arith.muli %126, %87 : index
-            %146 = arith.addi %94, %145 : index
-            %147 = arith.index_cast %146 : index to i64
-            %148 = llvm.inttoptr %147 : i64 to !llvm.ptr
-            llvm.store %143, %148 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %149 = llvm.getelementptr %148[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %144, %149 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %147 = arith.constant 8 : index
+            %148 = vector.load %36[%106] : memref<16xf32>, vector<8xf32>
+            %149 = vector.load %36[%147] : memref<16xf32>, vector<8xf32>
+            %150 = arith.muli %126, %87 : index
+            %151 = arith.addi %94, %150 : index
+            %152 = arith.index_cast %151 : index to i64
+            %153 = llvm.inttoptr %152 : i64 to !llvm.ptr
+            llvm.store %148, %153 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %154 = llvm.getelementptr %153[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %149, %154 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %150 = arith.subi %C, %105 : index
-          %151 = memref.subview %41[%105] [%150] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %152 = arith.constant 0 : index
-          %153 = memref.reinterpret_cast %151 to offset: [0], sizes: [%150], strides: [%152] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %155 = arith.subi %C, %105 : index
+          %156 = memref.subview %41[%105] [%155] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %157 = arith.constant 0 : index
+          %158 = memref.reinterpret_cast %156 to offset: [0], sizes: [%155], strides: [%157] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%153, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%151 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%154: f32, %155: f32, %156: f32, %157: f32):
-            %158 = linalg.index 0 : index
-            %159 = arith.addi %158, %105 : index
-            %160 = memref.load %40[%159] : memref<?xf32, strided<[1], offset: ?>>
-            %161 = arith.subf %160, %156 : f32
-            %162 = arith.mulf %155, %161 : f32
-            %163 = memref.load %weight[%159] : memref<?xf32>
-            %164 = arith.mulf %162, %163 : f32
-            %165 = memref.load %bias[%159] : memref<?xf32>
-            %166 = arith.addf %164, %165 : f32
-            linalg.yield %166 : f32
+              ins(%158, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%156 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%159: f32, %160: f32, %161: f32, %162: f32):
+            %163 = linalg.index 0 : index
+            %164 = arith.addi %163, %105 : index
+            %165 = memref.load %40[%164] : memref<?xf32, strided<[1], offset: ?>>
+            %166 = arith.subf %165, %161 : f32
+            %167 = arith.mulf %160, %166 : f32
+            %168 = memref.load %weight[%164] : memref<?xf32>
+            %169 = arith.mulf %167, %168 : f32
+            %170 = memref.load %bias[%164] : memref<?xf32>
+            %171 = arith.addf %169, %170 : f32
+            linalg.yield %171 : f32
           }
         } else {
-          %167 = arith.constant 0 : index
-          %168 = memref.reinterpret_cast %41 to offset: [0], sizes: [%C], strides: [%167] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %172 = arith.constant 0 : index
+          %173 = memref.reinterpret_cast %41 to offset: [0], sizes: [%C], strides: [%172] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%168, %43, %40, %42, %weight, %bias : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>, memref<?xf32>)
+              ins(%173, %43, %40, %42, %weight, %bias : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>, memref<?xf32>)
               outs(%41 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%169: f32, %170: f32, %171: f32, %172: f32, %173: f32, %174: f32, %175: f32):
-            %176 = arith.subf %171, %172 : f32
-            %177 = arith.mulf %170, %176 : f32
-            %178 = arith.mulf %177, %173 : f32
-            %179 = arith.addf %178, %174 : f32
-            linalg.yield %179 : f32
+            ^bb0(%174: f32, %175: f32, %176: f32, %177: f32, %178: f32, %179: f32, %180: f32):
+            %181 = arith.subf %176, %177 : f32
+            %182 = arith.mulf %175, %181 : f32
+            %183 = arith.mulf %182, %178 : f32
+            %184 = arith.addf %183, %179 : f32
+            linalg.yield %184 : f32
           }
         }
       }

@@ -125,71 +125,77 @@ module attributes {transform.with_named_sequence} {
         scf.for %53 = %49 to %51 step %27 {
           %54 = arith.muli %53, %21 : index
           %55 = arith.addi %20, %54 : index
-          %56 = arith.constant 0 : index
-          %57 = memref.reinterpret_cast %52 to offset: [0], sizes: [%21], strides: [%56] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %56 = arith.constant 1024 : index
+          %57 = arith.constant 1 : index
+          %58 = arith.subi %N, %57 : index
+          %59 = arith.addi %55, %56 : index
+          %60 = arith.minsi %59, %58 : index
+          memref.prefetch %x[%60], read, locality<3>, data : memref<?xf32>
+          %61 = arith.constant 0 : index
+          %62 = memref.reinterpret_cast %52 to offset: [0], sizes: [%21], strides: [%61] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%57 : memref<?xf32, strided<[?]>>)
+              ins(%62 : memref<?xf32, strided<[?]>>)
               outs(%52 : memref<16xf32>) {
-            ^bb0(%58: f32, %59: f32):
-            %60 = linalg.index 0 : index
-            %61 = arith.addi %60, %55 : index
-            %62 = memref.load %x[%61] : memref<?xf32>
-            %63 = arith.constant 0.0 : f32
-            %64 = arith.cmpf ogt, %62, %63 : f32
-            %65 = memref.load %x[%61] : memref<?xf32>
-            %66 = arith.constant 0.01 : f32
-            %67 = memref.load %x[%61] : memref<?xf32>
-            %68 = arith.mulf %66, %67 : f32
-            %69 = arith.select %64, %65, %68 : f32
-            linalg.yield %69 : f32
+            ^bb0(%63: f32, %64: f32):
+            %65 = linalg.index 0 : index
+            %66 = arith.addi %65, %55 : index
+            %67 = memref.load %x[%66] : memref<?xf32>
+            %68 = arith.constant 0.0 : f32
+            %69 = arith.cmpf ogt, %67, %68 : f32
+            %70 = memref.load %x[%66] : memref<?xf32>
+            %71 = arith.constant 0.01 : f32
+            %72 = memref.load %x[%66] : memref<?xf32>
+            %73 = arith.mulf %71, %72 : f32
+            %74 = arith.select %69, %70, %73 : f32
+            linalg.yield %74 : f32
           }
-          %70 = arith.constant 8 : index
-          %71 = vector.load %52[%26] : memref<16xf32>, vector<8xf32>
-          %72 = vector.load %52[%70] : memref<16xf32>, vector<8xf32>
-          %73 = arith.muli %55, %7 : index
-          %74 = arith.addi %14, %73 : index
-          %75 = arith.index_cast %74 : index to i64
-          %76 = llvm.inttoptr %75 : i64 to !llvm.ptr
-          llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %77 = llvm.getelementptr %76[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %72, %77 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %75 = arith.constant 8 : index
+          %76 = vector.load %52[%26] : memref<16xf32>, vector<8xf32>
+          %77 = vector.load %52[%75] : memref<16xf32>, vector<8xf32>
+          %78 = arith.muli %55, %7 : index
+          %79 = arith.addi %14, %78 : index
+          %80 = arith.index_cast %79 : index to i64
+          %81 = llvm.inttoptr %80 : i64 to !llvm.ptr
+          llvm.store %76, %81 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %82 = llvm.getelementptr %81[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %77, %82 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %78 = arith.subi %N, %25 : index
-      %79 = memref.subview %y[%25] [%78] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %80 = arith.constant 0 : index
-      %81 = memref.reinterpret_cast %79 to offset: [0], sizes: [%78], strides: [%80] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %83 = arith.subi %N, %25 : index
+      %84 = memref.subview %y[%25] [%83] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %85 = arith.constant 0 : index
+      %86 = memref.reinterpret_cast %84 to offset: [0], sizes: [%83], strides: [%85] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%81 : memref<?xf32, strided<[?]>>)
-          outs(%79 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%82: f32, %83: f32):
-        %84 = linalg.index 0 : index
-        %85 = arith.addi %84, %25 : index
-        %86 = memref.load %x[%85] : memref<?xf32>
-        %87 = arith.constant 0.0 : f32
-        %88 = arith.cmpf ogt, %86, %87 : f32
-        %89 = memref.load %x[%85] : memref<?xf32>
-        %90 = arith.constant 0.01 : f32
-        %91 = memref.load %x[%85] : memref<?xf32>
-        %92 = arith.mulf %90, %91 : f32
-        %93 = arith.select %88, %89, %92 : f32
-        linalg.yield %93 : f32
+          ins(%86 : memref<?xf32, strided<[?]>>)
+          outs(%84 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%87: f32, %88: f32):
+        %89 = linalg.index 0 : index
+        %90 = arith.addi %89, %25 : index
+        %91 = memref.load %x[%90] : memref<?xf32>
+        %92 = arith.constant 0.0 : f32
+        %93 = arith.cmpf ogt, %91, %92 : f32
+        %94 = memref.load %x[%90] : memref<?xf32>
+        %95 = arith.constant 0.01 : f32
+        %96 = memref.load %x[%90] : memref<?xf32>
+        %97 = arith.mulf %95, %96 : f32
+        %98 = arith.select %93, %94, %97 : f32
+        linalg.yield %98 : f32
       }
     } else {
-      %94 = arith.constant 0 : index
-      %95 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%94] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %99 = arith.constant 0 : index
+      %100 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%99] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%95, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          ins(%100, %x : memref<?xf32, strided<[?]>>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%96: f32, %97: f32, %98: f32):
-        %99 = arith.constant 0.0 : f32
-        %100 = arith.cmpf ogt, %97, %99 : f32
-        %101 = arith.constant 0.01 : f32
-        %102 = arith.mulf %101, %97 : f32
-        %103 = arith.select %100, %97, %102 : f32
-        linalg.yield %103 : f32
+        ^bb0(%101: f32, %102: f32, %103: f32):
+        %104 = arith.constant 0.0 : f32
+        %105 = arith.cmpf ogt, %102, %104 : f32
+        %106 = arith.constant 0.01 : f32
+        %107 = arith.mulf %106, %102 : f32
+        %108 = arith.select %105, %102, %107 : f32
+        linalg.yield %108 : f32
       }
     }
     return

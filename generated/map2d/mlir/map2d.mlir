@@ -125,60 +125,66 @@ module attributes {transform.with_named_sequence} {
           scf.for %55 = %43 to %40 step %44 {
             %56 = arith.muli %55, %38 : index
             %57 = arith.addi %37, %56 : index
-            %58 = arith.constant 0 : index
-            %59 = memref.reinterpret_cast %20 to offset: [0], sizes: [%38], strides: [%58] : memref<16xi32> to memref<?xi32, strided<[?]>>
+            %58 = arith.constant 1024 : index
+            %59 = arith.constant 1 : index
+            %60 = arith.subi %C, %59 : index
+            %61 = arith.addi %57, %58 : index
+            %62 = arith.minsi %61, %60 : index
+            memref.prefetch %22[%62], read, locality<3>, data : memref<?xi32, strided<[1], offset: ?>>
+            %63 = arith.constant 0 : index
+            %64 = memref.reinterpret_cast %20 to offset: [0], sizes: [%38], strides: [%63] : memref<16xi32> to memref<?xi32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%59 : memref<?xi32, strided<[?]>>)
+                ins(%64 : memref<?xi32, strided<[?]>>)
                 outs(%20 : memref<16xi32>) {
-              ^bb0(%60: i32, %61: i32):
-              %62 = linalg.index 0 : index
-              %63 = arith.addi %62, %57 : index
-              %64 = memref.load %22[%63] : memref<?xi32, strided<[1], offset: ?>>
-              %65 = arith.constant 10 : i32
-              %66 = arith.addi %64, %65 : i32
-              linalg.yield %66 : i32
+              ^bb0(%65: i32, %66: i32):
+              %67 = linalg.index 0 : index
+              %68 = arith.addi %67, %57 : index
+              %69 = memref.load %22[%68] : memref<?xi32, strided<[1], offset: ?>>
+              %70 = arith.constant 10 : i32
+              %71 = arith.addi %69, %70 : i32
+              linalg.yield %71 : i32
             }
-            %67 = arith.constant 8 : index
-            %68 = vector.load %20[%43] : memref<16xi32>, vector<8xi32>
-            %69 = vector.load %20[%67] : memref<16xi32>, vector<8xi32>
-            %70 = arith.muli %57, %24 : index
-            %71 = arith.addi %31, %70 : index
-            %72 = arith.index_cast %71 : index to i64
-            %73 = llvm.inttoptr %72 : i64 to !llvm.ptr
-            llvm.store %68, %73 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-            %74 = llvm.getelementptr %73[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %69, %74 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+            %72 = arith.constant 8 : index
+            %73 = vector.load %20[%43] : memref<16xi32>, vector<8xi32>
+            %74 = vector.load %20[%72] : memref<16xi32>, vector<8xi32>
+            %75 = arith.muli %57, %24 : index
+            %76 = arith.addi %31, %75 : index
+            %77 = arith.index_cast %76 : index to i64
+            %78 = llvm.inttoptr %77 : i64 to !llvm.ptr
+            llvm.store %73, %78 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+            %79 = llvm.getelementptr %78[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %74, %79 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
           }
-          %75 = arith.subi %C, %42 : index
-          %76 = memref.subview %23[%42] [%75] [1] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[1], offset: ?>>
-          %77 = arith.constant 0 : index
-          %78 = memref.reinterpret_cast %76 to offset: [0], sizes: [%75], strides: [%77] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+          %80 = arith.subi %C, %42 : index
+          %81 = memref.subview %23[%42] [%80] [1] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[1], offset: ?>>
+          %82 = arith.constant 0 : index
+          %83 = memref.reinterpret_cast %81 to offset: [0], sizes: [%80], strides: [%82] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%78 : memref<?xi32, strided<[?]>>)
-              outs(%76 : memref<?xi32, strided<[1], offset: ?>>) {
-            ^bb0(%79: i32, %80: i32):
-            %81 = linalg.index 0 : index
-            %82 = arith.addi %81, %42 : index
-            %83 = memref.load %22[%82] : memref<?xi32, strided<[1], offset: ?>>
-            %84 = arith.constant 10 : i32
-            %85 = arith.addi %83, %84 : i32
-            linalg.yield %85 : i32
+              ins(%83 : memref<?xi32, strided<[?]>>)
+              outs(%81 : memref<?xi32, strided<[1], offset: ?>>) {
+            ^bb0(%84: i32, %85: i32):
+            %86 = linalg.index 0 : index
+            %87 = arith.addi %86, %42 : index
+            %88 = memref.load %22[%87] : memref<?xi32, strided<[1], offset: ?>>
+            %89 = arith.constant 10 : i32
+            %90 = arith.addi %88, %89 : i32
+            linalg.yield %90 : i32
           }
         }
         llvm.fence seq_cst
         scf.reduce
       }
     } else {
-      %86 = arith.constant 0 : index
-      %87 = arith.constant 0 : index
-      %88 = memref.reinterpret_cast %b to offset: [0], sizes: [%R, %C], strides: [%86, %87] : memref<?x?xi32> to memref<?x?xi32, strided<[?, ?]>>
+      %91 = arith.constant 0 : index
+      %92 = arith.constant 0 : index
+      %93 = memref.reinterpret_cast %b to offset: [0], sizes: [%R, %C], strides: [%91, %92] : memref<?x?xi32> to memref<?x?xi32, strided<[?, ?]>>
       linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%88, %a : memref<?x?xi32, strided<[?, ?]>>, memref<?x?xi32>)
+          ins(%93, %a : memref<?x?xi32, strided<[?, ?]>>, memref<?x?xi32>)
           outs(%b : memref<?x?xi32>) {
-        ^bb0(%89: i32, %90: i32, %91: i32):
-        %92 = arith.constant 10 : i32
-        %93 = arith.addi %90, %92 : i32
-        linalg.yield %93 : i32
+        ^bb0(%94: i32, %95: i32, %96: i32):
+        %97 = arith.constant 10 : i32
+        %98 = arith.addi %95, %97 : i32
+        linalg.yield %98 : i32
       }
     }
     return

@@ -114,58 +114,64 @@ module attributes {transform.with_named_sequence} {
         scf.for %48 = %44 to %46 step %27 {
           %49 = arith.muli %48, %21 : index
           %50 = arith.addi %20, %49 : index
-          %51 = arith.constant 0 : index
-          %52 = memref.reinterpret_cast %47 to offset: [0], sizes: [%21], strides: [%51] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %51 = arith.constant 1024 : index
+          %52 = arith.constant 1 : index
+          %53 = arith.subi %N, %52 : index
+          %54 = arith.addi %50, %51 : index
+          %55 = arith.minsi %54, %53 : index
+          memref.prefetch %a[%55], read, locality<3>, data : memref<?xf32>
+          %56 = arith.constant 0 : index
+          %57 = memref.reinterpret_cast %47 to offset: [0], sizes: [%21], strides: [%56] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%52 : memref<?xf32, strided<[?]>>)
+              ins(%57 : memref<?xf32, strided<[?]>>)
               outs(%47 : memref<16xf32>) {
-            ^bb0(%53: f32, %54: f32):
-            %55 = linalg.index 0 : index
-            %56 = arith.addi %55, %50 : index
-            %57 = memref.load %a[%56] : memref<?xf32>
-            %58 = arith.constant 1.0e+01 : f32
-            %59 = arith.addf %57, %58 : f32
-            linalg.yield %59 : f32
+            ^bb0(%58: f32, %59: f32):
+            %60 = linalg.index 0 : index
+            %61 = arith.addi %60, %50 : index
+            %62 = memref.load %a[%61] : memref<?xf32>
+            %63 = arith.constant 1.0e+01 : f32
+            %64 = arith.addf %62, %63 : f32
+            linalg.yield %64 : f32
           }
-          %60 = arith.constant 8 : index
-          %61 = vector.load %47[%26] : memref<16xf32>, vector<8xf32>
-          %62 = vector.load %47[%60] : memref<16xf32>, vector<8xf32>
-          %63 = arith.muli %50, %7 : index
-          %64 = arith.addi %14, %63 : index
-          %65 = arith.index_cast %64 : index to i64
-          %66 = llvm.inttoptr %65 : i64 to !llvm.ptr
-          llvm.store %61, %66 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %67 = llvm.getelementptr %66[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %62, %67 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %65 = arith.constant 8 : index
+          %66 = vector.load %47[%26] : memref<16xf32>, vector<8xf32>
+          %67 = vector.load %47[%65] : memref<16xf32>, vector<8xf32>
+          %68 = arith.muli %50, %7 : index
+          %69 = arith.addi %14, %68 : index
+          %70 = arith.index_cast %69 : index to i64
+          %71 = llvm.inttoptr %70 : i64 to !llvm.ptr
+          llvm.store %66, %71 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %72 = llvm.getelementptr %71[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %67, %72 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %68 = arith.subi %N, %25 : index
-      %69 = memref.subview %y[%25] [%68] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %70 = arith.constant 0 : index
-      %71 = memref.reinterpret_cast %69 to offset: [0], sizes: [%68], strides: [%70] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %73 = arith.subi %N, %25 : index
+      %74 = memref.subview %y[%25] [%73] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %75 = arith.constant 0 : index
+      %76 = memref.reinterpret_cast %74 to offset: [0], sizes: [%73], strides: [%75] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%71 : memref<?xf32, strided<[?]>>)
-          outs(%69 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%72: f32, %73: f32):
-        %74 = linalg.index 0 : index
-        %75 = arith.addi %74, %25 : index
-        %76 = memref.load %a[%75] : memref<?xf32>
-        %77 = arith.constant 1.0e+01 : f32
-        %78 = arith.addf %76, %77 : f32
-        linalg.yield %78 : f32
+          ins(%76 : memref<?xf32, strided<[?]>>)
+          outs(%74 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%77: f32, %78: f32):
+        %79 = linalg.index 0 : index
+        %80 = arith.addi %79, %25 : index
+        %81 = memref.load %a[%80] : memref<?xf32>
+        %82 = arith.constant 1.0e+01 : f32
+        %83 = arith.addf %81, %82 : f32
+        linalg.yield %83 : f32
       }
     } else {
-      %79 = arith.constant 0 : index
-      %80 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%79] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %84 = arith.constant 0 : index
+      %85 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%84] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%80, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          ins(%85, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%81: f32, %82: f32, %83: f32):
-        %84 = arith.constant 1.0e+01 : f32
-        %85 = arith.addf %82, %84 : f32
-        linalg.yield %85 : f32
+        ^bb0(%86: f32, %87: f32, %88: f32):
+        %89 = arith.constant 1.0e+01 : f32
+        %90 = arith.addf %87, %89 : f32
+        linalg.yield %90 : f32
       }
     }
     return

@@ -116,57 +116,69 @@ module attributes {transform.with_named_sequence} {
         scf.for %51 = %47 to %49 step %30 {
           %52 = arith.muli %51, %24 : index
           %53 = arith.addi %23, %52 : index
-          %54 = arith.constant 0 : index
-          %55 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%54] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %54 = arith.constant 1024 : index
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %N, %55 : index
+          %57 = arith.addi %53, %54 : index
+          %58 = arith.minsi %57, %56 : index
+          memref.prefetch %a[%58], read, locality<3>, data : memref<?xf32>
+          %59 = arith.constant 1024 : index
+          %60 = arith.constant 1 : index
+          %61 = arith.subi %N, %60 : index
+          %62 = arith.addi %53, %59 : index
+          %63 = arith.minsi %62, %61 : index
+          memref.prefetch %b[%63], read, locality<3>, data : memref<?xf32>
+          %64 = arith.constant 0 : index
+          %65 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%64] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%55 : memref<?xf32, strided<[?]>>)
+              ins(%65 : memref<?xf32, strided<[?]>>)
               outs(%50 : memref<16xf32>) {
-            ^bb0(%56: f32, %57: f32):
-            %58 = linalg.index 0 : index
-            %59 = arith.addi %58, %53 : index
-            %60 = memref.load %a[%59] : memref<?xf32>
-            %61 = memref.load %b[%59] : memref<?xf32>
-            %62 = arith.addf %60, %61 : f32
-            linalg.yield %62 : f32
+            ^bb0(%66: f32, %67: f32):
+            %68 = linalg.index 0 : index
+            %69 = arith.addi %68, %53 : index
+            %70 = memref.load %a[%69] : memref<?xf32>
+            %71 = memref.load %b[%69] : memref<?xf32>
+            %72 = arith.addf %70, %71 : f32
+            linalg.yield %72 : f32
           }
-          %63 = arith.constant 8 : index
-          %64 = vector.load %50[%29] : memref<16xf32>, vector<8xf32>
-          %65 = vector.load %50[%63] : memref<16xf32>, vector<8xf32>
-          %66 = arith.muli %53, %10 : index
-          %67 = arith.addi %17, %66 : index
-          %68 = arith.index_cast %67 : index to i64
-          %69 = llvm.inttoptr %68 : i64 to !llvm.ptr
-          llvm.store %64, %69 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %70 = llvm.getelementptr %69[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %65, %70 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %73 = arith.constant 8 : index
+          %74 = vector.load %50[%29] : memref<16xf32>, vector<8xf32>
+          %75 = vector.load %50[%73] : memref<16xf32>, vector<8xf32>
+          %76 = arith.muli %53, %10 : index
+          %77 = arith.addi %17, %76 : index
+          %78 = arith.index_cast %77 : index to i64
+          %79 = llvm.inttoptr %78 : i64 to !llvm.ptr
+          llvm.store %74, %79 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %80 = llvm.getelementptr %79[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %75, %80 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %71 = arith.subi %N, %28 : index
-      %72 = memref.subview %y[%28] [%71] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %73 = arith.constant 0 : index
-      %74 = memref.reinterpret_cast %72 to offset: [0], sizes: [%71], strides: [%73] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %81 = arith.subi %N, %28 : index
+      %82 = memref.subview %y[%28] [%81] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %83 = arith.constant 0 : index
+      %84 = memref.reinterpret_cast %82 to offset: [0], sizes: [%81], strides: [%83] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%74 : memref<?xf32, strided<[?]>>)
-          outs(%72 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%75: f32, %76: f32):
-        %77 = linalg.index 0 : index
-        %78 = arith.addi %77, %28 : index
-        %79 = memref.load %a[%78] : memref<?xf32>
-        %80 = memref.load %b[%78] : memref<?xf32>
-        %81 = arith.addf %79, %80 : f32
-        linalg.yield %81 : f32
+          ins(%84 : memref<?xf32, strided<[?]>>)
+          outs(%82 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%85: f32, %86: f32):
+        %87 = linalg.index 0 : index
+        %88 = arith.addi %87, %28 : index
+        %89 = memref.load %a[%88] : memref<?xf32>
+        %90 = memref.load %b[%88] : memref<?xf32>
+        %91 = arith.addf %89, %90 : f32
+        linalg.yield %91 : f32
       }
     } else {
-      %82 = arith.constant 0 : index
-      %83 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%82] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %92 = arith.constant 0 : index
+      %93 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%92] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%83, %a, %b : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+          ins(%93, %a, %b : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%84: f32, %85: f32, %86: f32, %87: f32):
-        %88 = arith.addf %85, %86 : f32
-        linalg.yield %88 : f32
+        ^bb0(%94: f32, %95: f32, %96: f32, %97: f32):
+        %98 = arith.addf %95, %96 : f32
+        linalg.yield %98 : f32
       }
     }
     return

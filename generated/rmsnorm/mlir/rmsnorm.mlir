@@ -238,57 +238,63 @@ module attributes {transform.with_named_sequence} {
           scf.for %87 = %73 to %70 step %74 {
             %88 = arith.muli %87, %68 : index
             %89 = arith.addi %67, %88 : index
-            %90 = arith.constant 0 : index
-            %91 = memref.reinterpret_cast %27 to offset: [0], sizes: [%68], strides: [%90] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            %90 = arith.constant 1024 : index
+            %91 = arith.constant 1 : index
+            %92 = arith.subi %C, %91 : index
+            %93 = arith.addi %89, %90 : index
+            %94 = arith.minsi %93, %92 : index
+            memref.prefetch %30[%94], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %95 = arith.constant 0 : index
+            %96 = memref.reinterpret_cast %27 to offset: [0], sizes: [%68], strides: [%95] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%91, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+                ins(%96, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
                 outs(%27 : memref<16xf32>) {
-              ^bb0(%92: f32, %93: f32, %94: f32):
-              %95 = linalg.index 0 : index
-              %96 = arith.addi %95, %89 : index
-              %97 = memref.load %weight[%96] : memref<?xf32>
-              %98 = memref.load %30[%96] : memref<?xf32, strided<[1], offset: ?>>
-              %99 = arith.mulf %93, %98 : f32
-              %100 = arith.mulf %97, %99 : f32
-              linalg.yield %100 : f32
+              ^bb0(%97: f32, %98: f32, %99: f32):
+              %100 = linalg.index 0 : index
+              %101 = arith.addi %100, %89 : index
+              %102 = memref.load %weight[%101] : memref<?xf32>
+              %103 = memref.load %30[%101] : memref<?xf32, strided<[1], offset: ?>>
+              %104 = arith.mulf %98, %103 : f32
+              %105 = arith.mulf %102, %104 : f32
+              linalg.yield %105 : f32
             }
-            %101 = arith.constant 8 : index
-            %102 = vector.load %27[%73] : memref<16xf32>, vector<8xf32>
-            %103 = vector.load %27[%101] : memref<16xf32>, vector<8xf32>
-            %104 = arith.muli %89, %54 : index
-            %105 = arith.addi %61, %104 : index
-            %106 = arith.index_cast %105 : index to i64
-            %107 = llvm.inttoptr %106 : i64 to !llvm.ptr
-            llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %108 = llvm.getelementptr %107[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %103, %108 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %106 = arith.constant 8 : index
+            %107 = vector.load %27[%73] : memref<16xf32>, vector<8xf32>
+            %108 = vector.load %27[%106] : memref<16xf32>, vector<8xf32>
+            %109 = arith.muli %89, %54 : index
+            %110 = arith.addi %61, %109 : index
+            %111 = arith.index_cast %110 : index to i64
+            %112 = llvm.inttoptr %111 : i64 to !llvm.ptr
+            llvm.store %107, %112 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %113 = llvm.getelementptr %112[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %108, %113 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %109 = arith.subi %C, %72 : index
-          %110 = memref.subview %31[%72] [%109] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %111 = arith.constant 0 : index
-          %112 = memref.reinterpret_cast %110 to offset: [0], sizes: [%109], strides: [%111] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %114 = arith.subi %C, %72 : index
+          %115 = memref.subview %31[%72] [%114] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %116 = arith.constant 0 : index
+          %117 = memref.reinterpret_cast %115 to offset: [0], sizes: [%114], strides: [%116] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%112, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%110 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%113: f32, %114: f32, %115: f32):
-            %116 = linalg.index 0 : index
-            %117 = arith.addi %116, %72 : index
-            %118 = memref.load %weight[%117] : memref<?xf32>
-            %119 = memref.load %30[%117] : memref<?xf32, strided<[1], offset: ?>>
-            %120 = arith.mulf %114, %119 : f32
-            %121 = arith.mulf %118, %120 : f32
-            linalg.yield %121 : f32
+              ins(%117, %26 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%115 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%118: f32, %119: f32, %120: f32):
+            %121 = linalg.index 0 : index
+            %122 = arith.addi %121, %72 : index
+            %123 = memref.load %weight[%122] : memref<?xf32>
+            %124 = memref.load %30[%122] : memref<?xf32, strided<[1], offset: ?>>
+            %125 = arith.mulf %119, %124 : f32
+            %126 = arith.mulf %123, %125 : f32
+            linalg.yield %126 : f32
           }
         } else {
-          %122 = arith.constant 0 : index
-          %123 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%122] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %127 = arith.constant 0 : index
+          %128 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%127] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%123, %weight, %26, %30 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
+              ins(%128, %weight, %26, %30 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
               outs(%31 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%124: f32, %125: f32, %126: f32, %127: f32, %128: f32):
-            %129 = arith.mulf %126, %127 : f32
-            %130 = arith.mulf %125, %129 : f32
-            linalg.yield %130 : f32
+            ^bb0(%129: f32, %130: f32, %131: f32, %132: f32, %133: f32):
+            %134 = arith.mulf %131, %132 : f32
+            %135 = arith.mulf %130, %134 : f32
+            linalg.yield %135 : f32
           }
         }
       }

@@ -122,60 +122,72 @@ module attributes {transform.with_named_sequence} {
         scf.for %55 = %51 to %53 step %32 {
           %56 = arith.muli %55, %26 : index
           %57 = arith.addi %25, %56 : index
-          %58 = arith.constant 0 : index
-          %59 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%58] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %58 = arith.constant 1024 : index
+          %59 = arith.constant 1 : index
+          %60 = arith.subi %N, %59 : index
+          %61 = arith.addi %57, %58 : index
+          %62 = arith.minsi %61, %60 : index
+          memref.prefetch %x[%62], read, locality<3>, data : memref<?xf32>
+          %63 = arith.constant 1024 : index
+          %64 = arith.constant 1 : index
+          %65 = arith.subi %N, %64 : index
+          %66 = arith.addi %57, %63 : index
+          %67 = arith.minsi %66, %65 : index
+          memref.prefetch %y[%67], read, locality<3>, data : memref<?xf32>
+          %68 = arith.constant 0 : index
+          %69 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%68] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%59, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+              ins(%69, %a : memref<?xf32, strided<[?]>>, memref<f32>)
               outs(%54 : memref<16xf32>) {
-            ^bb0(%60: f32, %61: f32, %62: f32):
-            %63 = linalg.index 0 : index
-            %64 = arith.addi %63, %57 : index
-            %65 = memref.load %x[%64] : memref<?xf32>
-            %66 = arith.mulf %61, %65 : f32
-            %67 = memref.load %y[%64] : memref<?xf32>
-            %68 = arith.addf %66, %67 : f32
-            linalg.yield %68 : f32
+            ^bb0(%70: f32, %71: f32, %72: f32):
+            %73 = linalg.index 0 : index
+            %74 = arith.addi %73, %57 : index
+            %75 = memref.load %x[%74] : memref<?xf32>
+            %76 = arith.mulf %71, %75 : f32
+            %77 = memref.load %y[%74] : memref<?xf32>
+            %78 = arith.addf %76, %77 : f32
+            linalg.yield %78 : f32
           }
-          %69 = arith.constant 8 : index
-          %70 = vector.load %54[%31] : memref<16xf32>, vector<8xf32>
-          %71 = vector.load %54[%69] : memref<16xf32>, vector<8xf32>
-          %72 = arith.muli %57, %12 : index
-          %73 = arith.addi %19, %72 : index
-          %74 = arith.index_cast %73 : index to i64
-          %75 = llvm.inttoptr %74 : i64 to !llvm.ptr
-          llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %76 = llvm.getelementptr %75[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %79 = arith.constant 8 : index
+          %80 = vector.load %54[%31] : memref<16xf32>, vector<8xf32>
+          %81 = vector.load %54[%79] : memref<16xf32>, vector<8xf32>
+          %82 = arith.muli %57, %12 : index
+          %83 = arith.addi %19, %82 : index
+          %84 = arith.index_cast %83 : index to i64
+          %85 = llvm.inttoptr %84 : i64 to !llvm.ptr
+          llvm.store %80, %85 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %86 = llvm.getelementptr %85[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %81, %86 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %77 = arith.subi %N, %30 : index
-      %78 = memref.subview %z[%30] [%77] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %79 = arith.constant 0 : index
-      %80 = memref.reinterpret_cast %78 to offset: [0], sizes: [%77], strides: [%79] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %87 = arith.subi %N, %30 : index
+      %88 = memref.subview %z[%30] [%87] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %89 = arith.constant 0 : index
+      %90 = memref.reinterpret_cast %88 to offset: [0], sizes: [%87], strides: [%89] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%80, %a : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%78 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%81: f32, %82: f32, %83: f32):
-        %84 = linalg.index 0 : index
-        %85 = arith.addi %84, %30 : index
-        %86 = memref.load %x[%85] : memref<?xf32>
-        %87 = arith.mulf %82, %86 : f32
-        %88 = memref.load %y[%85] : memref<?xf32>
-        %89 = arith.addf %87, %88 : f32
-        linalg.yield %89 : f32
+          ins(%90, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%88 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%91: f32, %92: f32, %93: f32):
+        %94 = linalg.index 0 : index
+        %95 = arith.addi %94, %30 : index
+        %96 = memref.load %x[%95] : memref<?xf32>
+        %97 = arith.mulf %92, %96 : f32
+        %98 = memref.load %y[%95] : memref<?xf32>
+        %99 = arith.addf %97, %98 : f32
+        linalg.yield %99 : f32
       }
     } else {
-      %90 = arith.constant 0 : index
-      %91 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%90] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %100 = arith.constant 0 : index
+      %101 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%100] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%91, %a, %x, %y : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          ins(%101, %a, %x, %y : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
           outs(%z : memref<?xf32>) {
-        ^bb0(%92: f32, %93: f32, %94: f32, %95: f32, %96: f32):
-        %97 = arith.mulf %93, %94 : f32
-        %98 = arith.addf %97, %95 : f32
-        linalg.yield %98 : f32
+        ^bb0(%102: f32, %103: f32, %104: f32, %105: f32, %106: f32):
+        %107 = arith.mulf %103, %104 : f32
+        %108 = arith.addf %107, %105 : f32
+        linalg.yield %108 : f32
       }
     }
     return

@@ -122,60 +122,72 @@ module attributes {transform.with_named_sequence} {
         scf.for %55 = %51 to %53 step %32 {
           %56 = arith.muli %55, %26 : index
           %57 = arith.addi %25, %56 : index
-          %58 = arith.constant 0 : index
-          %59 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%58] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %58 = arith.constant 512 : index
+          %59 = arith.constant 1 : index
+          %60 = arith.subi %N, %59 : index
+          %61 = arith.addi %57, %58 : index
+          %62 = arith.minsi %61, %60 : index
+          memref.prefetch %b[%62], read, locality<3>, data : memref<?xf64>
+          %63 = arith.constant 512 : index
+          %64 = arith.constant 1 : index
+          %65 = arith.subi %N, %64 : index
+          %66 = arith.addi %57, %63 : index
+          %67 = arith.minsi %66, %65 : index
+          memref.prefetch %c[%67], read, locality<3>, data : memref<?xf64>
+          %68 = arith.constant 0 : index
+          %69 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%68] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%59, %s : memref<?xf64, strided<[?]>>, memref<f64>)
+              ins(%69, %s : memref<?xf64, strided<[?]>>, memref<f64>)
               outs(%54 : memref<8xf64>) {
-            ^bb0(%60: f64, %61: f64, %62: f64):
-            %63 = linalg.index 0 : index
-            %64 = arith.addi %63, %57 : index
-            %65 = memref.load %b[%64] : memref<?xf64>
-            %66 = memref.load %c[%64] : memref<?xf64>
-            %67 = arith.mulf %61, %66 : f64
-            %68 = arith.addf %65, %67 : f64
-            linalg.yield %68 : f64
+            ^bb0(%70: f64, %71: f64, %72: f64):
+            %73 = linalg.index 0 : index
+            %74 = arith.addi %73, %57 : index
+            %75 = memref.load %b[%74] : memref<?xf64>
+            %76 = memref.load %c[%74] : memref<?xf64>
+            %77 = arith.mulf %71, %76 : f64
+            %78 = arith.addf %75, %77 : f64
+            linalg.yield %78 : f64
           }
-          %69 = arith.constant 4 : index
-          %70 = vector.load %54[%31] : memref<8xf64>, vector<4xf64>
-          %71 = vector.load %54[%69] : memref<8xf64>, vector<4xf64>
-          %72 = arith.muli %57, %12 : index
-          %73 = arith.addi %19, %72 : index
-          %74 = arith.index_cast %73 : index to i64
-          %75 = llvm.inttoptr %74 : i64 to !llvm.ptr
-          llvm.store %70, %75 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %76 = llvm.getelementptr %75[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %71, %76 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %79 = arith.constant 4 : index
+          %80 = vector.load %54[%31] : memref<8xf64>, vector<4xf64>
+          %81 = vector.load %54[%79] : memref<8xf64>, vector<4xf64>
+          %82 = arith.muli %57, %12 : index
+          %83 = arith.addi %19, %82 : index
+          %84 = arith.index_cast %83 : index to i64
+          %85 = llvm.inttoptr %84 : i64 to !llvm.ptr
+          llvm.store %80, %85 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %86 = llvm.getelementptr %85[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %81, %86 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %77 = arith.subi %N, %30 : index
-      %78 = memref.subview %a[%30] [%77] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %79 = arith.constant 0 : index
-      %80 = memref.reinterpret_cast %78 to offset: [0], sizes: [%77], strides: [%79] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %87 = arith.subi %N, %30 : index
+      %88 = memref.subview %a[%30] [%87] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %89 = arith.constant 0 : index
+      %90 = memref.reinterpret_cast %88 to offset: [0], sizes: [%87], strides: [%89] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%80, %s : memref<?xf64, strided<[?]>>, memref<f64>)
-          outs(%78 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%81: f64, %82: f64, %83: f64):
-        %84 = linalg.index 0 : index
-        %85 = arith.addi %84, %30 : index
-        %86 = memref.load %b[%85] : memref<?xf64>
-        %87 = memref.load %c[%85] : memref<?xf64>
-        %88 = arith.mulf %82, %87 : f64
-        %89 = arith.addf %86, %88 : f64
-        linalg.yield %89 : f64
+          ins(%90, %s : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%88 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%91: f64, %92: f64, %93: f64):
+        %94 = linalg.index 0 : index
+        %95 = arith.addi %94, %30 : index
+        %96 = memref.load %b[%95] : memref<?xf64>
+        %97 = memref.load %c[%95] : memref<?xf64>
+        %98 = arith.mulf %92, %97 : f64
+        %99 = arith.addf %96, %98 : f64
+        linalg.yield %99 : f64
       }
     } else {
-      %90 = arith.constant 0 : index
-      %91 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%90] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %100 = arith.constant 0 : index
+      %101 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%100] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%91, %b, %s, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<f64>, memref<?xf64>)
+          ins(%101, %b, %s, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<f64>, memref<?xf64>)
           outs(%a : memref<?xf64>) {
-        ^bb0(%92: f64, %93: f64, %94: f64, %95: f64, %96: f64):
-        %97 = arith.mulf %94, %95 : f64
-        %98 = arith.addf %93, %97 : f64
-        linalg.yield %98 : f64
+        ^bb0(%102: f64, %103: f64, %104: f64, %105: f64, %106: f64):
+        %107 = arith.mulf %104, %105 : f64
+        %108 = arith.addf %103, %107 : f64
+        linalg.yield %108 : f64
       }
     }
     return

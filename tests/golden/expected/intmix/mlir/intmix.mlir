@@ -454,733 +454,769 @@ module attributes {transform.with_named_sequence} {
         scf.for %80 = %76 to %78 step %31 {
           %81 = arith.muli %80, %25 : index
           %82 = arith.addi %24, %81 : index
-          %83 = arith.constant 0 : index
-          %84 = memref.reinterpret_cast %79 to offset: [0], sizes: [%25], strides: [%83] : memref<16xi32> to memref<?xi32, strided<[?]>>
+          %83 = arith.constant 1024 : index
+          %84 = arith.constant 1 : index
+          %85 = arith.subi %N, %84 : index
+          %86 = arith.addi %82, %83 : index
+          %87 = arith.minsi %86, %85 : index
+          memref.prefetch %a[%87], read, locality<3>, data : memref<?xi32>
+          %88 = arith.constant 1024 : index
+          %89 = arith.constant 1 : index
+          %90 = arith.subi %N, %89 : index
+          %91 = arith.addi %82, %88 : index
+          %92 = arith.minsi %91, %90 : index
+          memref.prefetch %b[%92], read, locality<3>, data : memref<?xi32>
+          %93 = arith.constant 0 : index
+          %94 = memref.reinterpret_cast %79 to offset: [0], sizes: [%25], strides: [%93] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%84 : memref<?xi32, strided<[?]>>)
+              ins(%94 : memref<?xi32, strided<[?]>>)
               outs(%79 : memref<16xi32>) {
-            ^bb0(%85: i32, %86: i32):
-            %87 = linalg.index 0 : index
-            %88 = arith.addi %87, %82 : index
-            %89 = memref.load %a[%88] : memref<?xi32>
-            %90 = memref.load %b[%88] : memref<?xi32>
-            %91 = arith.constant 0 : i32
-            %92 = arith.constant 1 : i32
-            %93 = arith.constant -1 : i32
-            %94 = arith.cmpi eq, %90, %91 : i32
-            %95 = arith.cmpi eq, %90, %93 : i32
-            %96 = arith.ori %94, %95 : i1
-            %97 = arith.select %96, %92, %90 : i32
-            %98 = arith.divsi %89, %97 : i32
-            %99 = arith.subi %91, %89 : i32
-            %100 = arith.select %95, %99, %98 : i32
-            %101 = arith.select %94, %91, %100 : i32
-            %102 = memref.load %a[%88] : memref<?xi32>
-            %103 = memref.load %b[%88] : memref<?xi32>
-            %104 = arith.constant 0 : i32
-            %105 = arith.constant 1 : i32
-            %106 = arith.constant -1 : i32
-            %107 = arith.cmpi eq, %103, %104 : i32
-            %108 = arith.cmpi eq, %103, %106 : i32
-            %109 = arith.ori %107, %108 : i1
-            %110 = arith.select %109, %105, %103 : i32
-            %111 = arith.remsi %102, %110 : i32
-            %112 = arith.select %109, %104, %111 : i32
-            %113 = arith.addi %101, %112 : i32
-            %114 = memref.load %a[%88] : memref<?xi32>
-            %115 = arith.constant 0 : i32
-            %116 = arith.subi %115, %114 : i32
-            %117 = arith.constant 7 : i32
-            %118 = arith.muli %116, %117 : i32
-            %119 = arith.subi %113, %118 : i32
-            linalg.yield %119 : i32
+            ^bb0(%95: i32, %96: i32):
+            %97 = linalg.index 0 : index
+            %98 = arith.addi %97, %82 : index
+            %99 = memref.load %a[%98] : memref<?xi32>
+            %100 = memref.load %b[%98] : memref<?xi32>
+            %101 = arith.constant 0 : i32
+            %102 = arith.constant 1 : i32
+            %103 = arith.constant -1 : i32
+            %104 = arith.cmpi eq, %100, %101 : i32
+            %105 = arith.cmpi eq, %100, %103 : i32
+            %106 = arith.ori %104, %105 : i1
+            %107 = arith.select %106, %102, %100 : i32
+            %108 = arith.divsi %99, %107 : i32
+            %109 = arith.subi %101, %99 : i32
+            %110 = arith.select %105, %109, %108 : i32
+            %111 = arith.select %104, %101, %110 : i32
+            %112 = memref.load %a[%98] : memref<?xi32>
+            %113 = memref.load %b[%98] : memref<?xi32>
+            %114 = arith.constant 0 : i32
+            %115 = arith.constant 1 : i32
+            %116 = arith.constant -1 : i32
+            %117 = arith.cmpi eq, %113, %114 : i32
+            %118 = arith.cmpi eq, %113, %116 : i32
+            %119 = arith.ori %117, %118 : i1
+            %120 = arith.select %119, %115, %113 : i32
+            %121 = arith.remsi %112, %120 : i32
+            %122 = arith.select %119, %114, %121 : i32
+            %123 = arith.addi %111, %122 : i32
+            %124 = memref.load %a[%98] : memref<?xi32>
+            %125 = arith.constant 0 : i32
+            %126 = arith.subi %125, %124 : i32
+            %127 = arith.constant 7 : i32
+            %128 = arith.muli %126, %127 : i32
+            %129 = arith.subi %123, %128 : i32
+            linalg.yield %129 : i32
           }
-          %120 = arith.constant 8 : index
-          %121 = vector.load %79[%30] : memref<16xi32>, vector<8xi32>
-          %122 = vector.load %79[%120] : memref<16xi32>, vector<8xi32>
-          %123 = arith.muli %82, %11 : index
-          %124 = arith.addi %18, %123 : index
-          %125 = arith.index_cast %124 : index to i64
-          %126 = llvm.inttoptr %125 : i64 to !llvm.ptr
-          llvm.store %121, %126 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %127 = llvm.getelementptr %126[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %122, %127 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %130 = arith.constant 8 : index
+          %131 = vector.load %79[%30] : memref<16xi32>, vector<8xi32>
+          %132 = vector.load %79[%130] : memref<16xi32>, vector<8xi32>
+          %133 = arith.muli %82, %11 : index
+          %134 = arith.addi %18, %133 : index
+          %135 = arith.index_cast %134 : index to i64
+          %136 = llvm.inttoptr %135 : i64 to !llvm.ptr
+          llvm.store %131, %136 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %137 = llvm.getelementptr %136[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %132, %137 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %128 = arith.subi %N, %29 : index
-      %129 = memref.subview %q[%29] [%128] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %130 = arith.constant 0 : index
-      %131 = memref.reinterpret_cast %129 to offset: [0], sizes: [%128], strides: [%130] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %138 = arith.subi %N, %29 : index
+      %139 = memref.subview %q[%29] [%138] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %140 = arith.constant 0 : index
+      %141 = memref.reinterpret_cast %139 to offset: [0], sizes: [%138], strides: [%140] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%131 : memref<?xi32, strided<[?]>>)
-          outs(%129 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%132: i32, %133: i32):
-        %134 = linalg.index 0 : index
-        %135 = arith.addi %134, %29 : index
-        %136 = memref.load %a[%135] : memref<?xi32>
-        %137 = memref.load %b[%135] : memref<?xi32>
-        %138 = arith.constant 0 : i32
-        %139 = arith.constant 1 : i32
-        %140 = arith.constant -1 : i32
-        %141 = arith.cmpi eq, %137, %138 : i32
-        %142 = arith.cmpi eq, %137, %140 : i32
-        %143 = arith.ori %141, %142 : i1
-        %144 = arith.select %143, %139, %137 : i32
-        %145 = arith.divsi %136, %144 : i32
-        %146 = arith.subi %138, %136 : i32
-        %147 = arith.select %142, %146, %145 : i32
-        %148 = arith.select %141, %138, %147 : i32
-        %149 = memref.load %a[%135] : memref<?xi32>
-        %150 = memref.load %b[%135] : memref<?xi32>
-        %151 = arith.constant 0 : i32
-        %152 = arith.constant 1 : i32
-        %153 = arith.constant -1 : i32
-        %154 = arith.cmpi eq, %150, %151 : i32
-        %155 = arith.cmpi eq, %150, %153 : i32
-        %156 = arith.ori %154, %155 : i1
-        %157 = arith.select %156, %152, %150 : i32
-        %158 = arith.remsi %149, %157 : i32
-        %159 = arith.select %156, %151, %158 : i32
-        %160 = arith.addi %148, %159 : i32
-        %161 = memref.load %a[%135] : memref<?xi32>
-        %162 = arith.constant 0 : i32
-        %163 = arith.subi %162, %161 : i32
-        %164 = arith.constant 7 : i32
-        %165 = arith.muli %163, %164 : i32
-        %166 = arith.subi %160, %165 : i32
-        linalg.yield %166 : i32
+          ins(%141 : memref<?xi32, strided<[?]>>)
+          outs(%139 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%142: i32, %143: i32):
+        %144 = linalg.index 0 : index
+        %145 = arith.addi %144, %29 : index
+        %146 = memref.load %a[%145] : memref<?xi32>
+        %147 = memref.load %b[%145] : memref<?xi32>
+        %148 = arith.constant 0 : i32
+        %149 = arith.constant 1 : i32
+        %150 = arith.constant -1 : i32
+        %151 = arith.cmpi eq, %147, %148 : i32
+        %152 = arith.cmpi eq, %147, %150 : i32
+        %153 = arith.ori %151, %152 : i1
+        %154 = arith.select %153, %149, %147 : i32
+        %155 = arith.divsi %146, %154 : i32
+        %156 = arith.subi %148, %146 : i32
+        %157 = arith.select %152, %156, %155 : i32
+        %158 = arith.select %151, %148, %157 : i32
+        %159 = memref.load %a[%145] : memref<?xi32>
+        %160 = memref.load %b[%145] : memref<?xi32>
+        %161 = arith.constant 0 : i32
+        %162 = arith.constant 1 : i32
+        %163 = arith.constant -1 : i32
+        %164 = arith.cmpi eq, %160, %161 : i32
+        %165 = arith.cmpi eq, %160, %163 : i32
+        %166 = arith.ori %164, %165 : i1
+        %167 = arith.select %166, %162, %160 : i32
+        %168 = arith.remsi %159, %167 : i32
+        %169 = arith.select %166, %161, %168 : i32
+        %170 = arith.addi %158, %169 : i32
+        %171 = memref.load %a[%145] : memref<?xi32>
+        %172 = arith.constant 0 : i32
+        %173 = arith.subi %172, %171 : i32
+        %174 = arith.constant 7 : i32
+        %175 = arith.muli %173, %174 : i32
+        %176 = arith.subi %170, %175 : i32
+        linalg.yield %176 : i32
       }
     } else {
-      %167 = arith.constant 0 : index
-      %168 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%167] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %177 = arith.constant 0 : index
+      %178 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%177] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%168, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+          ins(%178, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
           outs(%q : memref<?xi32>) {
-        ^bb0(%169: i32, %170: i32, %171: i32, %172: i32):
-        %173 = arith.constant 0 : i32
-        %174 = arith.constant 1 : i32
-        %175 = arith.constant -1 : i32
-        %176 = arith.cmpi eq, %171, %173 : i32
-        %177 = arith.cmpi eq, %171, %175 : i32
-        %178 = arith.ori %176, %177 : i1
-        %179 = arith.select %178, %174, %171 : i32
-        %180 = arith.divsi %170, %179 : i32
-        %181 = arith.subi %173, %170 : i32
-        %182 = arith.select %177, %181, %180 : i32
-        %183 = arith.select %176, %173, %182 : i32
-        %184 = arith.constant 0 : i32
-        %185 = arith.constant 1 : i32
-        %186 = arith.constant -1 : i32
-        %187 = arith.cmpi eq, %171, %184 : i32
-        %188 = arith.cmpi eq, %171, %186 : i32
-        %189 = arith.ori %187, %188 : i1
-        %190 = arith.select %189, %185, %171 : i32
-        %191 = arith.remsi %170, %190 : i32
-        %192 = arith.select %189, %184, %191 : i32
-        %193 = arith.addi %183, %192 : i32
+        ^bb0(%179: i32, %180: i32, %181: i32, %182: i32):
+        %183 = arith.constant 0 : i32
+        %184 = arith.constant 1 : i32
+        %185 = arith.constant -1 : i32
+        %186 = arith.cmpi eq, %181, %183 : i32
+        %187 = arith.cmpi eq, %181, %185 : i32
+        %188 = arith.ori %186, %187 : i1
+        %189 = arith.select %188, %184, %181 : i32
+        %190 = arith.divsi %180, %189 : i32
+        %191 = arith.subi %183, %180 : i32
+        %192 = arith.select %187, %191, %190 : i32
+        %193 = arith.select %186, %183, %192 : i32
         %194 = arith.constant 0 : i32
-        %195 = arith.subi %194, %170 : i32
-        %196 = arith.constant 7 : i32
-        %197 = arith.muli %195, %196 : i32
-        %198 = arith.subi %193, %197 : i32
-        linalg.yield %198 : i32
+        %195 = arith.constant 1 : i32
+        %196 = arith.constant -1 : i32
+        %197 = arith.cmpi eq, %181, %194 : i32
+        %198 = arith.cmpi eq, %181, %196 : i32
+        %199 = arith.ori %197, %198 : i1
+        %200 = arith.select %199, %195, %181 : i32
+        %201 = arith.remsi %180, %200 : i32
+        %202 = arith.select %199, %194, %201 : i32
+        %203 = arith.addi %193, %202 : i32
+        %204 = arith.constant 0 : i32
+        %205 = arith.subi %204, %180 : i32
+        %206 = arith.constant 7 : i32
+        %207 = arith.muli %205, %206 : i32
+        %208 = arith.subi %203, %207 : i32
+        linalg.yield %208 : i32
       }
     }
     // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
-    %199 = arith.constant 4 : index
-    %200 = arith.muli %199, %N : index
-    %201 = arith.constant 4 : index
-    %202 = arith.muli %201, %N : index
-    %203 = arith.addi %200, %202 : index
-    %204 = arith.constant 8 : index
-    %205 = arith.muli %204, %N : index
-    %206 = arith.addi %203, %205 : index
-    %207 = arith.constant 4 : index
-    %208 = arith.muli %207, %N : index
-    %209 = arith.addi %206, %208 : index
-    %210 = arith.constant 33554432 : index
-    %211 = arith.cmpi sge, %209, %210 : index
-    scf.if %211 {
+    %209 = arith.constant 4 : index
+    %210 = arith.muli %209, %N : index
+    %211 = arith.constant 4 : index
+    %212 = arith.muli %211, %N : index
+    %213 = arith.addi %210, %212 : index
+    %214 = arith.constant 8 : index
+    %215 = arith.muli %214, %N : index
+    %216 = arith.addi %213, %215 : index
+    %217 = arith.constant 4 : index
+    %218 = arith.muli %217, %N : index
+    %219 = arith.addi %216, %218 : index
+    %220 = arith.constant 33554432 : index
+    %221 = arith.cmpi sge, %219, %220 : index
+    scf.if %221 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %212 = arith.constant 4 : index
-      %213, %214, %215, %216 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
-      %217 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
-      %218 = arith.muli %214, %212 : index
-      %219 = arith.addi %217, %218 : index
-      %220 = arith.constant 64 : index
-      %221 = arith.remui %219, %220 : index
-      %222 = arith.subi %220, %221 : index
-      %223 = arith.remui %222, %220 : index
-      %224 = arith.divui %223, %212 : index
-      %225 = arith.minsi %224, %N : index
-      %226 = arith.constant 16 : index
-      %227 = arith.subi %N, %225 : index
-      %228 = arith.divui %227, %226 : index
-      %229 = arith.muli %228, %226 : index
-      %230 = arith.addi %225, %229 : index
-      %231 = arith.constant 0 : index
-      %232 = arith.constant 1 : index
-      %233 = memref.subview %m[%231] [%225] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %234 = arith.constant 0 : index
-      %235 = memref.reinterpret_cast %233 to offset: [0], sizes: [%225], strides: [%234] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %222 = arith.constant 4 : index
+      %223, %224, %225, %226 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
+      %227 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
+      %228 = arith.muli %224, %222 : index
+      %229 = arith.addi %227, %228 : index
+      %230 = arith.constant 64 : index
+      %231 = arith.remui %229, %230 : index
+      %232 = arith.subi %230, %231 : index
+      %233 = arith.remui %232, %230 : index
+      %234 = arith.divui %233, %222 : index
+      %235 = arith.minsi %234, %N : index
+      %236 = arith.constant 16 : index
+      %237 = arith.subi %N, %235 : index
+      %238 = arith.divui %237, %236 : index
+      %239 = arith.muli %238, %236 : index
+      %240 = arith.addi %235, %239 : index
+      %241 = arith.constant 0 : index
+      %242 = arith.constant 1 : index
+      %243 = memref.subview %m[%241] [%235] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %244 = arith.constant 0 : index
+      %245 = memref.reinterpret_cast %243 to offset: [0], sizes: [%235], strides: [%244] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%235 : memref<?xi32, strided<[?]>>)
-          outs(%233 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%236: i32, %237: i32):
-        %238 = linalg.index 0 : index
-        %239 = arith.addi %238, %231 : index
-        %240 = memref.load %a[%239] : memref<?xi32>
-        %241 = arith.constant 0 : i32
-        %242 = arith.subi %241, %240 : i32
-        %243 = arith.cmpi slt, %240, %241 : i32
-        %244 = arith.select %243, %242, %240 : i32
-        %245 = memref.load %b[%239] : memref<?xi32>
-        %246 = memref.load %f[%239] : memref<?xf64>
-        %247 = arith.constant -2147483648.0 : f64
-        %248 = arith.constant 2147483648.0 : f64
-        %249 = arith.cmpf oge, %246, %247 : f64
-        %250 = arith.cmpf olt, %246, %248 : f64
-        %251 = arith.andi %249, %250 : i1
-        %252 = arith.fptosi %246 : f64 to i32
-        %253 = arith.constant -2147483648 : i32
-        %254 = arith.select %251, %252, %253 : i32
-        %255 = arith.minsi %245, %254 : i32
-        %256 = arith.maxsi %244, %255 : i32
-        %257 = arith.constant 5 : i32
-        %258 = arith.constant 0 : i32
-        %259 = arith.constant 1 : i32
-        %260 = arith.constant -1 : i32
-        %261 = arith.cmpi eq, %257, %258 : i32
-        %262 = arith.cmpi eq, %257, %260 : i32
-        %263 = arith.ori %261, %262 : i1
-        %264 = arith.select %263, %259, %257 : i32
-        %265 = arith.remsi %256, %264 : i32
-        %266 = arith.select %263, %258, %265 : i32
-        linalg.yield %266 : i32
+          ins(%245 : memref<?xi32, strided<[?]>>)
+          outs(%243 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%246: i32, %247: i32):
+        %248 = linalg.index 0 : index
+        %249 = arith.addi %248, %241 : index
+        %250 = memref.load %a[%249] : memref<?xi32>
+        %251 = arith.constant 0 : i32
+        %252 = arith.subi %251, %250 : i32
+        %253 = arith.cmpi slt, %250, %251 : i32
+        %254 = arith.select %253, %252, %250 : i32
+        %255 = memref.load %b[%249] : memref<?xi32>
+        %256 = memref.load %f[%249] : memref<?xf64>
+        %257 = arith.constant -2147483648.0 : f64
+        %258 = arith.constant 2147483648.0 : f64
+        %259 = arith.cmpf oge, %256, %257 : f64
+        %260 = arith.cmpf olt, %256, %258 : f64
+        %261 = arith.andi %259, %260 : i1
+        %262 = arith.fptosi %256 : f64 to i32
+        %263 = arith.constant -2147483648 : i32
+        %264 = arith.select %261, %262, %263 : i32
+        %265 = arith.minsi %255, %264 : i32
+        %266 = arith.maxsi %254, %265 : i32
+        %267 = arith.constant 5 : i32
+        %268 = arith.constant 0 : i32
+        %269 = arith.constant 1 : i32
+        %270 = arith.constant -1 : i32
+        %271 = arith.cmpi eq, %267, %268 : i32
+        %272 = arith.cmpi eq, %267, %270 : i32
+        %273 = arith.ori %271, %272 : i1
+        %274 = arith.select %273, %269, %267 : i32
+        %275 = arith.remsi %266, %274 : i32
+        %276 = arith.select %273, %268, %275 : i32
+        linalg.yield %276 : i32
       }
-      %267 = arith.constant 63 : index
-      %268 = arith.addi %228, %267 : index
-      %269 = arith.constant 64 : index
-      %270 = arith.divui %268, %269 : index
-      %271 = arith.constant 1 : index
-      %272 = arith.maxsi %270, %271 : index
-      scf.parallel (%273) = (%231) to (%228) step (%272) {
-        %274 = arith.addi %273, %272 : index
-        %275 = arith.minsi %274, %228 : index
-        %276 = memref.alloca() : memref<16xi32>
-        scf.for %277 = %273 to %275 step %232 {
-          %278 = arith.muli %277, %226 : index
-          %279 = arith.addi %225, %278 : index
-          %280 = arith.constant 0 : index
-          %281 = memref.reinterpret_cast %276 to offset: [0], sizes: [%226], strides: [%280] : memref<16xi32> to memref<?xi32, strided<[?]>>
+      %277 = arith.constant 63 : index
+      %278 = arith.addi %238, %277 : index
+      %279 = arith.constant 64 : index
+      %280 = arith.divui %278, %279 : index
+      %281 = arith.constant 1 : index
+      %282 = arith.maxsi %280, %281 : index
+      scf.parallel (%283) = (%241) to (%238) step (%282) {
+        %284 = arith.addi %283, %282 : index
+        %285 = arith.minsi %284, %238 : index
+        %286 = memref.alloca() : memref<16xi32>
+        scf.for %287 = %283 to %285 step %242 {
+          %288 = arith.muli %287, %236 : index
+          %289 = arith.addi %235, %288 : index
+          %290 = arith.constant 1024 : index
+          %291 = arith.constant 1 : index
+          %292 = arith.subi %N, %291 : index
+          %293 = arith.addi %289, %290 : index
+          %294 = arith.minsi %293, %292 : index
+          memref.prefetch %a[%294], read, locality<3>, data : memref<?xi32>
+          %295 = arith.constant 1024 : index
+          %296 = arith.constant 1 : index
+          %297 = arith.subi %N, %296 : index
+          %298 = arith.addi %289, %295 : index
+          %299 = arith.minsi %298, %297 : index
+          memref.prefetch %b[%299], read, locality<3>, data : memref<?xi32>
+          %300 = arith.constant 512 : index
+          %301 = arith.constant 1 : index
+          %302 = arith.subi %N, %301 : index
+          %303 = arith.addi %289, %300 : index
+          %304 = arith.minsi %303, %302 : index
+          memref.prefetch %f[%304], read, locality<3>, data : memref<?xf64>
+          %305 = arith.constant 0 : index
+          %306 = memref.reinterpret_cast %286 to offset: [0], sizes: [%236], strides: [%305] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%281 : memref<?xi32, strided<[?]>>)
-              outs(%276 : memref<16xi32>) {
-            ^bb0(%282: i32, %283: i32):
-            %284 = linalg.index 0 : index
-            %285 = arith.addi %284, %279 : index
-            %286 = memref.load %a[%285] : memref<?xi32>
-            %287 = arith.constant 0 : i32
-            %288 = arith.subi %287, %286 : i32
-            %289 = arith.cmpi slt, %286, %287 : i32
-            %290 = arith.select %289, %288, %286 : i32
-            %291 = memref.load %b[%285] : memref<?xi32>
-            %292 = memref.load %f[%285] : memref<?xf64>
-            %293 = arith.constant -2147483648.0 : f64
-            %294 = arith.constant 2147483648.0 : f64
-            %295 = arith.cmpf oge, %292, %293 : f64
-            %296 = arith.cmpf olt, %292, %294 : f64
-            %297 = arith.andi %295, %296 : i1
-            %298 = arith.fptosi %292 : f64 to i32
-            %299 = arith.constant -2147483648 : i32
-            %300 = arith.select %297, %298, %299 : i32
-            %301 = arith.minsi %291, %300 : i32
-            %302 = arith.maxsi %290, %301 : i32
-            %303 = arith.constant 5 : i32
-            %304 = arith.constant 0 : i32
-            %305 = arith.constant 1 : i32
-            %306 = arith.constant -1 : i32
-            %307 = arith.cmpi eq, %303, %304 : i32
-            %308 = arith.cmpi eq, %303, %306 : i32
-            %309 = arith.ori %307, %308 : i1
-            %310 = arith.select %309, %305, %303 : i32
-            %311 = arith.remsi %302, %310 : i32
-            %312 = arith.select %309, %304, %311 : i32
-            linalg.yield %312 : i32
+              ins(%306 : memref<?xi32, strided<[?]>>)
+              outs(%286 : memref<16xi32>) {
+            ^bb0(%307: i32, %308: i32):
+            %309 = linalg.index 0 : index
+            %310 = arith.addi %309, %289 : index
+            %311 = memref.load %a[%310] : memref<?xi32>
+            %312 = arith.constant 0 : i32
+            %313 = arith.subi %312, %311 : i32
+            %314 = arith.cmpi slt, %311, %312 : i32
+            %315 = arith.select %314, %313, %311 : i32
+            %316 = memref.load %b[%310] : memref<?xi32>
+            %317 = memref.load %f[%310] : memref<?xf64>
+            %318 = arith.constant -2147483648.0 : f64
+            %319 = arith.constant 2147483648.0 : f64
+            %320 = arith.cmpf oge, %317, %318 : f64
+            %321 = arith.cmpf olt, %317, %319 : f64
+            %322 = arith.andi %320, %321 : i1
+            %323 = arith.fptosi %317 : f64 to i32
+            %324 = arith.constant -2147483648 : i32
+            %325 = arith.select %322, %323, %324 : i32
+            %326 = arith.minsi %316, %325 : i32
+            %327 = arith.maxsi %315, %326 : i32
+            %328 = arith.constant 5 : i32
+            %329 = arith.constant 0 : i32
+            %330 = arith.constant 1 : i32
+            %331 = arith.constant -1 : i32
+            %332 = arith.cmpi eq, %328, %329 : i32
+            %333 = arith.cmpi eq, %328, %331 : i32
+            %334 = arith.ori %332, %333 : i1
+            %335 = arith.select %334, %330, %328 : i32
+            %336 = arith.remsi %327, %335 : i32
+            %337 = arith.select %334, %329, %336 : i32
+            linalg.yield %337 : i32
           }
-          %313 = arith.constant 8 : index
-          %314 = vector.load %276[%231] : memref<16xi32>, vector<8xi32>
-          %315 = vector.load %276[%313] : memref<16xi32>, vector<8xi32>
-          %316 = arith.muli %279, %212 : index
-          %317 = arith.addi %219, %316 : index
-          %318 = arith.index_cast %317 : index to i64
-          %319 = llvm.inttoptr %318 : i64 to !llvm.ptr
-          llvm.store %314, %319 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %320 = llvm.getelementptr %319[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %315, %320 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %338 = arith.constant 8 : index
+          %339 = vector.load %286[%241] : memref<16xi32>, vector<8xi32>
+          %340 = vector.load %286[%338] : memref<16xi32>, vector<8xi32>
+          %341 = arith.muli %289, %222 : index
+          %342 = arith.addi %229, %341 : index
+          %343 = arith.index_cast %342 : index to i64
+          %344 = llvm.inttoptr %343 : i64 to !llvm.ptr
+          llvm.store %339, %344 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %345 = llvm.getelementptr %344[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %340, %345 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %321 = arith.subi %N, %230 : index
-      %322 = memref.subview %m[%230] [%321] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %323 = arith.constant 0 : index
-      %324 = memref.reinterpret_cast %322 to offset: [0], sizes: [%321], strides: [%323] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %346 = arith.subi %N, %240 : index
+      %347 = memref.subview %m[%240] [%346] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %348 = arith.constant 0 : index
+      %349 = memref.reinterpret_cast %347 to offset: [0], sizes: [%346], strides: [%348] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%324 : memref<?xi32, strided<[?]>>)
-          outs(%322 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%325: i32, %326: i32):
-        %327 = linalg.index 0 : index
-        %328 = arith.addi %327, %230 : index
-        %329 = memref.load %a[%328] : memref<?xi32>
-        %330 = arith.constant 0 : i32
-        %331 = arith.subi %330, %329 : i32
-        %332 = arith.cmpi slt, %329, %330 : i32
-        %333 = arith.select %332, %331, %329 : i32
-        %334 = memref.load %b[%328] : memref<?xi32>
-        %335 = memref.load %f[%328] : memref<?xf64>
-        %336 = arith.constant -2147483648.0 : f64
-        %337 = arith.constant 2147483648.0 : f64
-        %338 = arith.cmpf oge, %335, %336 : f64
-        %339 = arith.cmpf olt, %335, %337 : f64
-        %340 = arith.andi %338, %339 : i1
-        %341 = arith.fptosi %335 : f64 to i32
-        %342 = arith.constant -2147483648 : i32
-        %343 = arith.select %340, %341, %342 : i32
-        %344 = arith.minsi %334, %343 : i32
-        %345 = arith.maxsi %333, %344 : i32
-        %346 = arith.constant 5 : i32
-        %347 = arith.constant 0 : i32
-        %348 = arith.constant 1 : i32
-        %349 = arith.constant -1 : i32
-        %350 = arith.cmpi eq, %346, %347 : i32
-        %351 = arith.cmpi eq, %346, %349 : i32
-        %352 = arith.ori %350, %351 : i1
-        %353 = arith.select %352, %348, %346 : i32
-        %354 = arith.remsi %345, %353 : i32
-        %355 = arith.select %352, %347, %354 : i32
-        linalg.yield %355 : i32
+          ins(%349 : memref<?xi32, strided<[?]>>)
+          outs(%347 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%350: i32, %351: i32):
+        %352 = linalg.index 0 : index
+        %353 = arith.addi %352, %240 : index
+        %354 = memref.load %a[%353] : memref<?xi32>
+        %355 = arith.constant 0 : i32
+        %356 = arith.subi %355, %354 : i32
+        %357 = arith.cmpi slt, %354, %355 : i32
+        %358 = arith.select %357, %356, %354 : i32
+        %359 = memref.load %b[%353] : memref<?xi32>
+        %360 = memref.load %f[%353] : memref<?xf64>
+        %361 = arith.constant -2147483648.0 : f64
+        %362 = arith.constant 2147483648.0 : f64
+        %363 = arith.cmpf oge, %360, %361 : f64
+        %364 = arith.cmpf olt, %360, %362 : f64
+        %365 = arith.andi %363, %364 : i1
+        %366 = arith.fptosi %360 : f64 to i32
+        %367 = arith.constant -2147483648 : i32
+        %368 = arith.select %365, %366, %367 : i32
+        %369 = arith.minsi %359, %368 : i32
+        %370 = arith.maxsi %358, %369 : i32
+        %371 = arith.constant 5 : i32
+        %372 = arith.constant 0 : i32
+        %373 = arith.constant 1 : i32
+        %374 = arith.constant -1 : i32
+        %375 = arith.cmpi eq, %371, %372 : i32
+        %376 = arith.cmpi eq, %371, %374 : i32
+        %377 = arith.ori %375, %376 : i1
+        %378 = arith.select %377, %373, %371 : i32
+        %379 = arith.remsi %370, %378 : i32
+        %380 = arith.select %377, %372, %379 : i32
+        linalg.yield %380 : i32
       }
     } else {
-      %356 = arith.constant 0 : index
-      %357 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%356] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %381 = arith.constant 0 : index
+      %382 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%381] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%357, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+          ins(%382, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
           outs(%m : memref<?xi32>) {
-        ^bb0(%358: i32, %359: i32, %360: i32, %361: f64, %362: i32):
-        %363 = arith.constant 0 : i32
-        %364 = arith.subi %363, %359 : i32
-        %365 = arith.cmpi slt, %359, %363 : i32
-        %366 = arith.select %365, %364, %359 : i32
-        %367 = arith.constant -2147483648.0 : f64
-        %368 = arith.constant 2147483648.0 : f64
-        %369 = arith.cmpf oge, %361, %367 : f64
-        %370 = arith.cmpf olt, %361, %368 : f64
-        %371 = arith.andi %369, %370 : i1
-        %372 = arith.fptosi %361 : f64 to i32
-        %373 = arith.constant -2147483648 : i32
-        %374 = arith.select %371, %372, %373 : i32
-        %375 = arith.minsi %360, %374 : i32
-        %376 = arith.maxsi %366, %375 : i32
-        %377 = arith.constant 5 : i32
-        %378 = arith.constant 0 : i32
-        %379 = arith.constant 1 : i32
-        %380 = arith.constant -1 : i32
-        %381 = arith.cmpi eq, %377, %378 : i32
-        %382 = arith.cmpi eq, %377, %380 : i32
-        %383 = arith.ori %381, %382 : i1
-        %384 = arith.select %383, %379, %377 : i32
-        %385 = arith.remsi %376, %384 : i32
-        %386 = arith.select %383, %378, %385 : i32
-        linalg.yield %386 : i32
+        ^bb0(%383: i32, %384: i32, %385: i32, %386: f64, %387: i32):
+        %388 = arith.constant 0 : i32
+        %389 = arith.subi %388, %384 : i32
+        %390 = arith.cmpi slt, %384, %388 : i32
+        %391 = arith.select %390, %389, %384 : i32
+        %392 = arith.constant -2147483648.0 : f64
+        %393 = arith.constant 2147483648.0 : f64
+        %394 = arith.cmpf oge, %386, %392 : f64
+        %395 = arith.cmpf olt, %386, %393 : f64
+        %396 = arith.andi %394, %395 : i1
+        %397 = arith.fptosi %386 : f64 to i32
+        %398 = arith.constant -2147483648 : i32
+        %399 = arith.select %396, %397, %398 : i32
+        %400 = arith.minsi %385, %399 : i32
+        %401 = arith.maxsi %391, %400 : i32
+        %402 = arith.constant 5 : i32
+        %403 = arith.constant 0 : i32
+        %404 = arith.constant 1 : i32
+        %405 = arith.constant -1 : i32
+        %406 = arith.cmpi eq, %402, %403 : i32
+        %407 = arith.cmpi eq, %402, %405 : i32
+        %408 = arith.ori %406, %407 : i1
+        %409 = arith.select %408, %404, %402 : i32
+        %410 = arith.remsi %401, %409 : i32
+        %411 = arith.select %408, %403, %410 : i32
+        linalg.yield %411 : i32
       }
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %387 = memref.alloc() : memref<i32>
+    %412 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %388 = arith.constant 0 : index
-    %389 = arith.subi %N, %388 : index
-    %390 = arith.constant 0 : index
-    %391 = arith.maxsi %389, %390 : index
-    %392 = arith.constant 0 : index
-    %393 = arith.constant 1 : index
-    %394 = arith.constant 63 : index
-    %395 = arith.addi %391, %394 : index
-    %396 = arith.constant 64 : index
-    %397 = arith.divui %395, %396 : index
-    %398 = arith.constant 1 : index
-    %399 = arith.maxsi %397, %398 : index
-    %400 = arith.subi %399, %393 : index
-    %401 = arith.addi %391, %400 : index
-    %402 = arith.divui %401, %399 : index
-    %403 = memref.alloca() : memref<64xi32>
-    scf.parallel (%404) = (%392) to (%402) step (%393) {
-      %405 = arith.muli %404, %399 : index
-      %406 = arith.addi %405, %399 : index
-      %407 = arith.minsi %406, %391 : index
-      %408 = arith.subi %407, %405 : index
-      %409 = arith.addi %388, %405 : index
-      %410 = memref.alloca() : memref<i32>
-      %411 = arith.constant 0 : i32
-      linalg.fill ins(%411 : i32) outs(%410 : memref<i32>)
-      %412 = arith.constant 0 : index
-      %413 = memref.reinterpret_cast %410 to offset: [0], sizes: [%408], strides: [%412] : memref<i32> to memref<?xi32, strided<[?]>>
+    %413 = arith.constant 0 : index
+    %414 = arith.subi %N, %413 : index
+    %415 = arith.constant 0 : index
+    %416 = arith.maxsi %414, %415 : index
+    %417 = arith.constant 0 : index
+    %418 = arith.constant 1 : index
+    %419 = arith.constant 63 : index
+    %420 = arith.addi %416, %419 : index
+    %421 = arith.constant 64 : index
+    %422 = arith.divui %420, %421 : index
+    %423 = arith.constant 1 : index
+    %424 = arith.maxsi %422, %423 : index
+    %425 = arith.subi %424, %418 : index
+    %426 = arith.addi %416, %425 : index
+    %427 = arith.divui %426, %424 : index
+    %428 = memref.alloca() : memref<64xi32>
+    scf.parallel (%429) = (%417) to (%427) step (%418) {
+      %430 = arith.muli %429, %424 : index
+      %431 = arith.addi %430, %424 : index
+      %432 = arith.minsi %431, %416 : index
+      %433 = arith.subi %432, %430 : index
+      %434 = arith.addi %413, %430 : index
+      %435 = memref.alloca() : memref<i32>
+      %436 = arith.constant 0 : i32
+      linalg.fill ins(%436 : i32) outs(%435 : memref<i32>)
+      %437 = arith.constant 0 : index
+      %438 = memref.reinterpret_cast %435 to offset: [0], sizes: [%433], strides: [%437] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%413 : memref<?xi32, strided<[?]>>)
-          outs(%410 : memref<i32>) {
-        ^bb0(%414: i32, %415: i32):
-        %416 = linalg.index 0 : index
-        %417 = arith.addi %416, %409 : index
-        %418 = memref.load %a[%417] : memref<?xi32>
-        %419 = memref.load %b[%417] : memref<?xi32>
-        %420 = arith.muli %418, %419 : i32
-        %421 = arith.addi %415, %420 : i32
-        linalg.yield %421 : i32
+          ins(%438 : memref<?xi32, strided<[?]>>)
+          outs(%435 : memref<i32>) {
+        ^bb0(%439: i32, %440: i32):
+        %441 = linalg.index 0 : index
+        %442 = arith.addi %441, %434 : index
+        %443 = memref.load %a[%442] : memref<?xi32>
+        %444 = memref.load %b[%442] : memref<?xi32>
+        %445 = arith.muli %443, %444 : i32
+        %446 = arith.addi %440, %445 : i32
+        linalg.yield %446 : i32
       }
-      %422 = memref.load %410[] : memref<i32>
-      memref.store %422, %403[%404] : memref<64xi32>
+      %447 = memref.load %435[] : memref<i32>
+      memref.store %447, %428[%429] : memref<64xi32>
       scf.reduce
     }
-    %423 = arith.constant 0 : i32
-    linalg.fill ins(%423 : i32) outs(%387 : memref<i32>)
-    %424 = memref.subview %403[0] [%402] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %448 = arith.constant 0 : i32
+    linalg.fill ins(%448 : i32) outs(%412 : memref<i32>)
+    %449 = memref.subview %428[0] [%427] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%424 : memref<?xi32, strided<[1]>>)
-        outs(%387 : memref<i32>) {
-      ^bb0(%425: i32, %426: i32):
-      %427 = arith.addi %426, %425 : i32
-      linalg.yield %427 : i32
+        ins(%449 : memref<?xi32, strided<[1]>>)
+        outs(%412 : memref<i32>) {
+      ^bb0(%450: i32, %451: i32):
+      %452 = arith.addi %451, %450 : i32
+      linalg.yield %452 : i32
     }
-    %428 = memref.alloc() : memref<i32>
+    %453 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %429 = arith.constant 0 : index
-    %430 = arith.subi %N, %429 : index
-    %431 = arith.constant 0 : index
-    %432 = arith.maxsi %430, %431 : index
-    %433 = arith.constant 0 : index
-    %434 = arith.constant 1 : index
-    %435 = arith.constant 63 : index
-    %436 = arith.addi %432, %435 : index
-    %437 = arith.constant 64 : index
-    %438 = arith.divui %436, %437 : index
-    %439 = arith.constant 1 : index
-    %440 = arith.maxsi %438, %439 : index
-    %441 = arith.subi %440, %434 : index
-    %442 = arith.addi %432, %441 : index
-    %443 = arith.divui %442, %440 : index
-    %444 = memref.alloca() : memref<64xi32>
-    scf.parallel (%445) = (%433) to (%443) step (%434) {
-      %446 = arith.muli %445, %440 : index
-      %447 = arith.addi %446, %440 : index
-      %448 = arith.minsi %447, %432 : index
-      %449 = arith.subi %448, %446 : index
-      %450 = arith.addi %429, %446 : index
-      %451 = memref.alloca() : memref<i32>
-      %452 = arith.constant -2147483648 : i32
-      linalg.fill ins(%452 : i32) outs(%451 : memref<i32>)
-      %453 = arith.constant 0 : index
-      %454 = memref.reinterpret_cast %451 to offset: [0], sizes: [%449], strides: [%453] : memref<i32> to memref<?xi32, strided<[?]>>
+    %454 = arith.constant 0 : index
+    %455 = arith.subi %N, %454 : index
+    %456 = arith.constant 0 : index
+    %457 = arith.maxsi %455, %456 : index
+    %458 = arith.constant 0 : index
+    %459 = arith.constant 1 : index
+    %460 = arith.constant 63 : index
+    %461 = arith.addi %457, %460 : index
+    %462 = arith.constant 64 : index
+    %463 = arith.divui %461, %462 : index
+    %464 = arith.constant 1 : index
+    %465 = arith.maxsi %463, %464 : index
+    %466 = arith.subi %465, %459 : index
+    %467 = arith.addi %457, %466 : index
+    %468 = arith.divui %467, %465 : index
+    %469 = memref.alloca() : memref<64xi32>
+    scf.parallel (%470) = (%458) to (%468) step (%459) {
+      %471 = arith.muli %470, %465 : index
+      %472 = arith.addi %471, %465 : index
+      %473 = arith.minsi %472, %457 : index
+      %474 = arith.subi %473, %471 : index
+      %475 = arith.addi %454, %471 : index
+      %476 = memref.alloca() : memref<i32>
+      %477 = arith.constant -2147483648 : i32
+      linalg.fill ins(%477 : i32) outs(%476 : memref<i32>)
+      %478 = arith.constant 0 : index
+      %479 = memref.reinterpret_cast %476 to offset: [0], sizes: [%474], strides: [%478] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%454 : memref<?xi32, strided<[?]>>)
-          outs(%451 : memref<i32>) {
-        ^bb0(%455: i32, %456: i32):
-        %457 = linalg.index 0 : index
-        %458 = arith.addi %457, %450 : index
-        %459 = memref.load %a[%458] : memref<?xi32>
-        %460 = arith.maxsi %456, %459 : i32
-        linalg.yield %460 : i32
+          ins(%479 : memref<?xi32, strided<[?]>>)
+          outs(%476 : memref<i32>) {
+        ^bb0(%480: i32, %481: i32):
+        %482 = linalg.index 0 : index
+        %483 = arith.addi %482, %475 : index
+        %484 = memref.load %a[%483] : memref<?xi32>
+        %485 = arith.maxsi %481, %484 : i32
+        linalg.yield %485 : i32
       }
-      %461 = memref.load %451[] : memref<i32>
-      memref.store %461, %444[%445] : memref<64xi32>
+      %486 = memref.load %476[] : memref<i32>
+      memref.store %486, %469[%470] : memref<64xi32>
       scf.reduce
     }
-    %462 = arith.constant -2147483648 : i32
-    linalg.fill ins(%462 : i32) outs(%428 : memref<i32>)
-    %463 = memref.subview %444[0] [%443] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %487 = arith.constant -2147483648 : i32
+    linalg.fill ins(%487 : i32) outs(%453 : memref<i32>)
+    %488 = memref.subview %469[0] [%468] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%463 : memref<?xi32, strided<[1]>>)
-        outs(%428 : memref<i32>) {
-      ^bb0(%464: i32, %465: i32):
-      %466 = arith.maxsi %465, %464 : i32
-      linalg.yield %466 : i32
+        ins(%488 : memref<?xi32, strided<[1]>>)
+        outs(%453 : memref<i32>) {
+      ^bb0(%489: i32, %490: i32):
+      %491 = arith.maxsi %490, %489 : i32
+      linalg.yield %491 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%387, %428 : memref<i32>, memref<i32>)
+        ins(%412, %453 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%467: i32, %468: i32, %469: i32):
-      %470 = arith.addi %467, %468 : i32
-      linalg.yield %470 : i32
+      ^bb0(%492: i32, %493: i32, %494: i32):
+      %495 = arith.addi %492, %493 : i32
+      linalg.yield %495 : i32
     }
-    memref.dealloc %387 : memref<i32>
-    memref.dealloc %428 : memref<i32>
+    memref.dealloc %412 : memref<i32>
+    memref.dealloc %453 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %471 = arith.constant 4 : index
-    %472 = arith.muli %471, %N : index
-    %473 = arith.constant 8 : index
-    %474 = arith.muli %473, %0 : index
-    %475 = arith.addi %472, %474 : index
-    %476 = arith.constant 8 : index
-    %477 = arith.muli %476, %N : index
-    %478 = arith.addi %475, %477 : index
-    %479 = arith.constant 33554432 : index
-    %480 = arith.cmpi sge, %478, %479 : index
-    scf.if %480 {
+    %496 = arith.constant 4 : index
+    %497 = arith.muli %496, %N : index
+    %498 = arith.constant 8 : index
+    %499 = arith.muli %498, %0 : index
+    %500 = arith.addi %497, %499 : index
+    %501 = arith.constant 8 : index
+    %502 = arith.muli %501, %N : index
+    %503 = arith.addi %500, %502 : index
+    %504 = arith.constant 33554432 : index
+    %505 = arith.cmpi sge, %503, %504 : index
+    scf.if %505 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %481 = arith.constant 8 : index
-      %482, %483, %484, %485 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
-      %486 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
-      %487 = arith.muli %483, %481 : index
-      %488 = arith.addi %486, %487 : index
-      %489 = arith.constant 64 : index
-      %490 = arith.remui %488, %489 : index
-      %491 = arith.subi %489, %490 : index
-      %492 = arith.remui %491, %489 : index
-      %493 = arith.divui %492, %481 : index
-      %494 = arith.minsi %493, %N : index
-      %495 = arith.constant 8 : index
-      %496 = arith.subi %N, %494 : index
-      %497 = arith.divui %496, %495 : index
-      %498 = arith.muli %497, %495 : index
-      %499 = arith.addi %494, %498 : index
-      %500 = arith.constant 0 : index
-      %501 = arith.constant 1 : index
-      %502 = memref.subview %g[%500] [%494] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %503 = arith.constant 0 : index
-      %504 = memref.reinterpret_cast %502 to offset: [0], sizes: [%494], strides: [%503] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %506 = arith.constant 8 : index
+      %507, %508, %509, %510 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
+      %511 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
+      %512 = arith.muli %508, %506 : index
+      %513 = arith.addi %511, %512 : index
+      %514 = arith.constant 64 : index
+      %515 = arith.remui %513, %514 : index
+      %516 = arith.subi %514, %515 : index
+      %517 = arith.remui %516, %514 : index
+      %518 = arith.divui %517, %506 : index
+      %519 = arith.minsi %518, %N : index
+      %520 = arith.constant 8 : index
+      %521 = arith.subi %N, %519 : index
+      %522 = arith.divui %521, %520 : index
+      %523 = arith.muli %522, %520 : index
+      %524 = arith.addi %519, %523 : index
+      %525 = arith.constant 0 : index
+      %526 = arith.constant 1 : index
+      %527 = memref.subview %g[%525] [%519] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %528 = arith.constant 0 : index
+      %529 = memref.reinterpret_cast %527 to offset: [0], sizes: [%519], strides: [%528] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%504 : memref<?xf64, strided<[?]>>)
-          outs(%502 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%505: f64, %506: f64):
-        %507 = linalg.index 0 : index
-        %508 = arith.addi %507, %500 : index
-        %509 = memref.load %a[%508] : memref<?xi32>
-        %510 = arith.constant 2 : i32
-        %511 = arith.constant 0 : i32
-        %512 = arith.constant 1 : i32
-        %513 = arith.constant -1 : i32
-        %514 = arith.cmpi eq, %510, %511 : i32
-        %515 = arith.cmpi eq, %510, %513 : i32
-        %516 = arith.ori %514, %515 : i1
-        %517 = arith.select %516, %512, %510 : i32
-        %518 = arith.divsi %509, %517 : i32
-        %519 = arith.subi %511, %509 : i32
-        %520 = arith.select %515, %519, %518 : i32
-        %521 = arith.select %514, %511, %520 : i32
-        %522 = arith.sitofp %521 : i32 to f64
-        %523 = arith.constant 3 : index
-        %524 = arith.constant 0 : index
-        %525 = arith.constant 1 : index
-        %526 = arith.constant -1 : index
-        %527 = arith.cmpi eq, %523, %524 : index
-        %528 = arith.cmpi eq, %523, %526 : index
-        %529 = arith.ori %527, %528 : i1
-        %530 = arith.select %529, %525, %523 : index
-        %531 = arith.divsi %508, %530 : index
-        %532 = arith.subi %524, %508 : index
-        %533 = arith.select %528, %532, %531 : index
-        %534 = arith.select %527, %524, %533 : index
-        %535 = arith.index_cast %534 : index to i64
-        %536 = arith.sitofp %535 : i64 to f64
-        %537 = arith.constant 0.5 : f64
-        %538 = arith.mulf %536, %537 : f64
-        %539 = arith.addf %522, %538 : f64
-        %540 = memref.load %a[%508] : memref<?xi32>
-        %541 = arith.constant 8 : i32
-        %542 = arith.addi %540, %541 : i32
-        %543 = arith.index_cast %542 : i32 to index
-        %544 = arith.constant 1 : index
-        %545 = arith.subi %0, %544 : index
-        %546 = arith.minsi %543, %545 : index
-        %547 = arith.constant 0 : index
-        %548 = arith.maxsi %546, %547 : index
-        %549 = memref.load %lut[%548] : memref<?xf64>
-        %550 = arith.addf %539, %549 : f64
-        linalg.yield %550 : f64
+          ins(%529 : memref<?xf64, strided<[?]>>)
+          outs(%527 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%530: f64, %531: f64):
+        %532 = linalg.index 0 : index
+        %533 = arith.addi %532, %525 : index
+        %534 = memref.load %a[%533] : memref<?xi32>
+        %535 = arith.constant 2 : i32
+        %536 = arith.constant 0 : i32
+        %537 = arith.constant 1 : i32
+        %538 = arith.constant -1 : i32
+        %539 = arith.cmpi eq, %535, %536 : i32
+        %540 = arith.cmpi eq, %535, %538 : i32
+        %541 = arith.ori %539, %540 : i1
+        %542 = arith.select %541, %537, %535 : i32
+        %543 = arith.divsi %534, %542 : i32
+        %544 = arith.subi %536, %534 : i32
+        %545 = arith.select %540, %544, %543 : i32
+        %546 = arith.select %539, %536, %545 : i32
+        %547 = arith.sitofp %546 : i32 to f64
+        %548 = arith.constant 3 : index
+        %549 = arith.constant 0 : index
+        %550 = arith.constant 1 : index
+        %551 = arith.constant -1 : index
+        %552 = arith.cmpi eq, %548, %549 : index
+        %553 = arith.cmpi eq, %548, %551 : index
+        %554 = arith.ori %552, %553 : i1
+        %555 = arith.select %554, %550, %548 : index
+        %556 = arith.divsi %533, %555 : index
+        %557 = arith.subi %549, %533 : index
+        %558 = arith.select %553, %557, %556 : index
+        %559 = arith.select %552, %549, %558 : index
+        %560 = arith.index_cast %559 : index to i64
+        %561 = arith.sitofp %560 : i64 to f64
+        %562 = arith.constant 0.5 : f64
+        %563 = arith.mulf %561, %562 : f64
+        %564 = arith.addf %547, %563 : f64
+        %565 = memref.load %a[%533] : memref<?xi32>
+        %566 = arith.constant 8 : i32
+        %567 = arith.addi %565, %566 : i32
+        %568 = arith.index_cast %567 : i32 to index
+        %569 = arith.constant 1 : index
+        %570 = arith.subi %0, %569 : index
+        %571 = arith.minsi %568, %570 : index
+        %572 = arith.constant 0 : index
+        %573 = arith.maxsi %571, %572 : index
+        %574 = memref.load %lut[%573] : memref<?xf64>
+        %575 = arith.addf %564, %574 : f64
+        linalg.yield %575 : f64
       }
-      %551 = arith.constant 63 : index
-      %552 = arith.addi %497, %551 : index
-      %553 = arith.constant 64 : index
-      %554 = arith.divui %552, %553 : index
-      %555 = arith.constant 1 : index
-      %556 = arith.maxsi %554, %555 : index
-      scf.parallel (%557) = (%500) to (%497) step (%556) {
-        %558 = arith.addi %557, %556 : index
-        %559 = arith.minsi %558, %497 : index
-        %560 = memref.alloca() : memref<8xf64>
-        scf.for %561 = %557 to %559 step %501 {
-          %562 = arith.muli %561, %495 : index
-          %563 = arith.addi %494, %562 : index
-          %564 = arith.constant 0 : index
-          %565 = memref.reinterpret_cast %560 to offset: [0], sizes: [%495], strides: [%564] : memref<8xf64> to memref<?xf64, strided<[?]>>
+      %576 = arith.constant 63 : index
+      %577 = arith.addi %522, %576 : index
+      %578 = arith.constant 64 : index
+      %579 = arith.divui %577, %578 : index
+      %580 = arith.constant 1 : index
+      %581 = arith.maxsi %579, %580 : index
+      scf.parallel (%582) = (%525) to (%522) step (%581) {
+        %583 = arith.addi %582, %581 : index
+        %584 = arith.minsi %583, %522 : index
+        %585 = memref.alloca() : memref<8xf64>
+        scf.for %586 = %582 to %584 step %526 {
+          %587 = arith.muli %586, %520 : index
+          %588 = arith.addi %519, %587 : index
+          %589 = arith.constant 1024 : index
+          %590 = arith.constant 1 : index
+          %591 = arith.subi %N, %590 : index
+          %592 = arith.addi %588, %589 : index
+          %593 = arith.minsi %592, %591 : index
+          memref.prefetch %a[%593], read, locality<3>, data : memref<?xi32>
+          %594 = arith.constant 0 : index
+          %595 = memref.reinterpret_cast %585 to offset: [0], sizes: [%520], strides: [%594] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%565 : memref<?xf64, strided<[?]>>)
-              outs(%560 : memref<8xf64>) {
-            ^bb0(%566: f64, %567: f64):
-            %568 = linalg.index 0 : index
-            %569 = arith.addi %568, %563 : index
-            %570 = memref.load %a[%569] : memref<?xi32>
-            %571 = arith.constant 2 : i32
-            %572 = arith.constant 0 : i32
-            %573 = arith.constant 1 : i32
-            %574 = arith.constant -1 : i32
-            %575 = arith.cmpi eq, %571, %572 : i32
-            %576 = arith.cmpi eq, %571, %574 : i32
-            %577 = arith.ori %575, %576 : i1
-            %578 = arith.select %577, %573, %571 : i32
-            %579 = arith.divsi %570, %578 : i32
-            %580 = arith.subi %572, %570 : i32
-            %581 = arith.select %576, %580, %579 : i32
-            %582 = arith.select %575, %572, %581 : i32
-            %583 = arith.sitofp %582 : i32 to f64
-            %584 = arith.constant 3 : index
-            %585 = arith.constant 0 : index
-            %586 = arith.constant 1 : index
-            %587 = arith.constant -1 : index
-            %588 = arith.cmpi eq, %584, %585 : index
-            %589 = arith.cmpi eq, %584, %587 : index
-            %590 = arith.ori %588, %589 : i1
-            %591 = arith.select %590, %586, %584 : index
-            %592 = arith.divsi %569, %591 : index
-            %593 = arith.subi %585, %569 : index
-            %594 = arith.select %589, %593, %592 : index
-            %595 = arith.select %588, %585, %594 : index
-            %596 = arith.index_cast %595 : index to i64
-            %597 = arith.sitofp %596 : i64 to f64
-            %598 = arith.constant 0.5 : f64
-            %599 = arith.mulf %597, %598 : f64
-            %600 = arith.addf %583, %599 : f64
-            %601 = memref.load %a[%569] : memref<?xi32>
-            %602 = arith.constant 8 : i32
-            %603 = arith.addi %601, %602 : i32
-            %604 = arith.index_cast %603 : i32 to index
-            %605 = arith.constant 1 : index
-            %606 = arith.subi %0, %605 : index
-            %607 = arith.minsi %604, %606 : index
-            %608 = arith.constant 0 : index
-            %609 = arith.maxsi %607, %608 : index
-            %610 = memref.load %lut[%609] : memref<?xf64>
-            %611 = arith.addf %600, %610 : f64
-            linalg.yield %611 : f64
+              ins(%595 : memref<?xf64, strided<[?]>>)
+              outs(%585 : memref<8xf64>) {
+            ^bb0(%596: f64, %597: f64):
+            %598 = linalg.index 0 : index
+            %599 = arith.addi %598, %588 : index
+            %600 = memref.load %a[%599] : memref<?xi32>
+            %601 = arith.constant 2 : i32
+            %602 = arith.constant 0 : i32
+            %603 = arith.constant 1 : i32
+            %604 = arith.constant -1 : i32
+            %605 = arith.cmpi eq, %601, %602 : i32
+            %606 = arith.cmpi eq, %601, %604 : i32
+            %607 = arith.ori %605, %606 : i1
+            %608 = arith.select %607, %603, %601 : i32
+            %609 = arith.divsi %600, %608 : i32
+            %610 = arith.subi %602, %600 : i32
+            %611 = arith.select %606, %610, %609 : i32
+            %612 = arith.select %605, %602, %611 : i32
+            %613 = arith.sitofp %612 : i32 to f64
+            %614 = arith.constant 3 : index
+            %615 = arith.constant 0 : index
+            %616 = arith.constant 1 : index
+            %617 = arith.constant -1 : index
+            %618 = arith.cmpi eq, %614, %615 : index
+            %619 = arith.cmpi eq, %614, %617 : index
+            %620 = arith.ori %618, %619 : i1
+            %621 = arith.select %620, %616, %614 : index
+            %622 = arith.divsi %599, %621 : index
+            %623 = arith.subi %615, %599 : index
+            %624 = arith.select %619, %623, %622 : index
+            %625 = arith.select %618, %615, %624 : index
+            %626 = arith.index_cast %625 : index to i64
+            %627 = arith.sitofp %626 : i64 to f64
+            %628 = arith.constant 0.5 : f64
+            %629 = arith.mulf %627, %628 : f64
+            %630 = arith.addf %613, %629 : f64
+            %631 = memref.load %a[%599] : memref<?xi32>
+            %632 = arith.constant 8 : i32
+            %633 = arith.addi %631, %632 : i32
+            %634 = arith.index_cast %633 : i32 to index
+            %635 = arith.constant 1 : index
+            %636 = arith.subi %0, %635 : index
+            %637 = arith.minsi %634, %636 : index
+            %638 = arith.constant 0 : index
+            %639 = arith.maxsi %637, %638 : index
+            %640 = memref.load %lut[%639] : memref<?xf64>
+            %641 = arith.addf %630, %640 : f64
+            linalg.yield %641 : f64
           }
-          %612 = arith.constant 4 : index
-          %613 = vector.load %560[%500] : memref<8xf64>, vector<4xf64>
-          %614 = vector.load %560[%612] : memref<8xf64>, vector<4xf64>
-          %615 = arith.muli %563, %481 : index
-          %616 = arith.addi %488, %615 : index
-          %617 = arith.index_cast %616 : index to i64
-          %618 = llvm.inttoptr %617 : i64 to !llvm.ptr
-          llvm.store %613, %618 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %619 = llvm.getelementptr %618[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %614, %619 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %642 = arith.constant 4 : index
+          %643 = vector.load %585[%525] : memref<8xf64>, vector<4xf64>
+          %644 = vector.load %585[%642] : memref<8xf64>, vector<4xf64>
+          %645 = arith.muli %588, %506 : index
+          %646 = arith.addi %513, %645 : index
+          %647 = arith.index_cast %646 : index to i64
+          %648 = llvm.inttoptr %647 : i64 to !llvm.ptr
+          llvm.store %643, %648 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %649 = llvm.getelementptr %648[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %644, %649 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %620 = arith.subi %N, %499 : index
-      %621 = memref.subview %g[%499] [%620] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %622 = arith.constant 0 : index
-      %623 = memref.reinterpret_cast %621 to offset: [0], sizes: [%620], strides: [%622] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %650 = arith.subi %N, %524 : index
+      %651 = memref.subview %g[%524] [%650] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %652 = arith.constant 0 : index
+      %653 = memref.reinterpret_cast %651 to offset: [0], sizes: [%650], strides: [%652] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%623 : memref<?xf64, strided<[?]>>)
-          outs(%621 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%624: f64, %625: f64):
-        %626 = linalg.index 0 : index
-        %627 = arith.addi %626, %499 : index
-        %628 = memref.load %a[%627] : memref<?xi32>
-        %629 = arith.constant 2 : i32
-        %630 = arith.constant 0 : i32
-        %631 = arith.constant 1 : i32
-        %632 = arith.constant -1 : i32
-        %633 = arith.cmpi eq, %629, %630 : i32
-        %634 = arith.cmpi eq, %629, %632 : i32
-        %635 = arith.ori %633, %634 : i1
-        %636 = arith.select %635, %631, %629 : i32
-        %637 = arith.divsi %628, %636 : i32
-        %638 = arith.subi %630, %628 : i32
-        %639 = arith.select %634, %638, %637 : i32
-        %640 = arith.select %633, %630, %639 : i32
-        %641 = arith.sitofp %640 : i32 to f64
-        %642 = arith.constant 3 : index
-        %643 = arith.constant 0 : index
-        %644 = arith.constant 1 : index
-        %645 = arith.constant -1 : index
-        %646 = arith.cmpi eq, %642, %643 : index
-        %647 = arith.cmpi eq, %642, %645 : index
-        %648 = arith.ori %646, %647 : i1
-        %649 = arith.select %648, %644, %642 : index
-        %650 = arith.divsi %627, %649 : index
-        %651 = arith.subi %643, %627 : index
-        %652 = arith.select %647, %651, %650 : index
-        %653 = arith.select %646, %643, %652 : index
-        %654 = arith.index_cast %653 : index to i64
-        %655 = arith.sitofp %654 : i64 to f64
-        %656 = arith.constant 0.5 : f64
-        %657 = arith.mulf %655, %656 : f64
-        %658 = arith.addf %641, %657 : f64
-        %659 = memref.load %a[%627] : memref<?xi32>
-        %660 = arith.constant 8 : i32
-        %661 = arith.addi %659, %660 : i32
-        %662 = arith.index_cast %661 : i32 to index
-        %663 = arith.constant 1 : index
-        %664 = arith.subi %0, %663 : index
-        %665 = arith.minsi %662, %664 : index
-        %666 = arith.constant 0 : index
-        %667 = arith.maxsi %665, %666 : index
-        %668 = memref.load %lut[%667] : memref<?xf64>
-        %669 = arith.addf %658, %668 : f64
-        linalg.yield %669 : f64
+          ins(%653 : memref<?xf64, strided<[?]>>)
+          outs(%651 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%654: f64, %655: f64):
+        %656 = linalg.index 0 : index
+        %657 = arith.addi %656, %524 : index
+        %658 = memref.load %a[%657] : memref<?xi32>
+        %659 = arith.constant 2 : i32
+        %660 = arith.constant 0 : i32
+        %661 = arith.constant 1 : i32
+        %662 = arith.constant -1 : i32
+        %663 = arith.cmpi eq, %659, %660 : i32
+        %664 = arith.cmpi eq, %659, %662 : i32
+        %665 = arith.ori %663, %664 : i1
+        %666 = arith.select %665, %661, %659 : i32
+        %667 = arith.divsi %658, %666 : i32
+        %668 = arith.subi %660, %658 : i32
+        %669 = arith.select %664, %668, %667 : i32
+        %670 = arith.select %663, %660, %669 : i32
+        %671 = arith.sitofp %670 : i32 to f64
+        %672 = arith.constant 3 : index
+        %673 = arith.constant 0 : index
+        %674 = arith.constant 1 : index
+        %675 = arith.constant -1 : index
+        %676 = arith.cmpi eq, %672, %673 : index
+        %677 = arith.cmpi eq, %672, %675 : index
+        %678 = arith.ori %676, %677 : i1
+        %679 = arith.select %678, %674, %672 : index
+        %680 = arith.divsi %657, %679 : index
+        %681 = arith.subi %673, %657 : index
+        %682 = arith.select %677, %681, %680 : index
+        %683 = arith.select %676, %673, %682 : index
+        %684 = arith.index_cast %683 : index to i64
+        %685 = arith.sitofp %684 : i64 to f64
+        %686 = arith.constant 0.5 : f64
+        %687 = arith.mulf %685, %686 : f64
+        %688 = arith.addf %671, %687 : f64
+        %689 = memref.load %a[%657] : memref<?xi32>
+        %690 = arith.constant 8 : i32
+        %691 = arith.addi %689, %690 : i32
+        %692 = arith.index_cast %691 : i32 to index
+        %693 = arith.constant 1 : index
+        %694 = arith.subi %0, %693 : index
+        %695 = arith.minsi %692, %694 : index
+        %696 = arith.constant 0 : index
+        %697 = arith.maxsi %695, %696 : index
+        %698 = memref.load %lut[%697] : memref<?xf64>
+        %699 = arith.addf %688, %698 : f64
+        linalg.yield %699 : f64
       }
     } else {
-      %670 = arith.constant 0 : index
-      %671 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%670] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %700 = arith.constant 0 : index
+      %701 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%700] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%671, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+          ins(%701, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
           outs(%g : memref<?xf64>) {
-        ^bb0(%672: f64, %673: i32, %674: f64):
-        %675 = linalg.index 0 : index
-        %676 = arith.constant 2 : i32
-        %677 = arith.constant 0 : i32
-        %678 = arith.constant 1 : i32
-        %679 = arith.constant -1 : i32
-        %680 = arith.cmpi eq, %676, %677 : i32
-        %681 = arith.cmpi eq, %676, %679 : i32
-        %682 = arith.ori %680, %681 : i1
-        %683 = arith.select %682, %678, %676 : i32
-        %684 = arith.divsi %673, %683 : i32
-        %685 = arith.subi %677, %673 : i32
-        %686 = arith.select %681, %685, %684 : i32
-        %687 = arith.select %680, %677, %686 : i32
-        %688 = arith.sitofp %687 : i32 to f64
-        %689 = arith.constant 3 : index
-        %690 = arith.constant 0 : index
-        %691 = arith.constant 1 : index
-        %692 = arith.constant -1 : index
-        %693 = arith.cmpi eq, %689, %690 : index
-        %694 = arith.cmpi eq, %689, %692 : index
-        %695 = arith.ori %693, %694 : i1
-        %696 = arith.select %695, %691, %689 : index
-        %697 = arith.divsi %675, %696 : index
-        %698 = arith.subi %690, %675 : index
-        %699 = arith.select %694, %698, %697 : index
-        %700 = arith.select %693, %690, %699 : index
-        %701 = arith.index_cast %700 : index to i64
-        %702 = arith.sitofp %701 : i64 to f64
-        %703 = arith.constant 0.5 : f64
-        %704 = arith.mulf %702, %703 : f64
-        %705 = arith.addf %688, %704 : f64
-        %706 = arith.constant 8 : i32
-        %707 = arith.addi %673, %706 : i32
-        %708 = arith.index_cast %707 : i32 to index
-        %709 = arith.constant 1 : index
-        %710 = arith.subi %0, %709 : index
-        %711 = arith.minsi %708, %710 : index
-        %712 = arith.constant 0 : index
-        %713 = arith.maxsi %711, %712 : index
-        %714 = memref.load %lut[%713] : memref<?xf64>
-        %715 = arith.addf %705, %714 : f64
-        linalg.yield %715 : f64
+        ^bb0(%702: f64, %703: i32, %704: f64):
+        %705 = linalg.index 0 : index
+        %706 = arith.constant 2 : i32
+        %707 = arith.constant 0 : i32
+        %708 = arith.constant 1 : i32
+        %709 = arith.constant -1 : i32
+        %710 = arith.cmpi eq, %706, %707 : i32
+        %711 = arith.cmpi eq, %706, %709 : i32
+        %712 = arith.ori %710, %711 : i1
+        %713 = arith.select %712, %708, %706 : i32
+        %714 = arith.divsi %703, %713 : i32
+        %715 = arith.subi %707, %703 : i32
+        %716 = arith.select %711, %715, %714 : i32
+        %717 = arith.select %710, %707, %716 : i32
+        %718 = arith.sitofp %717 : i32 to f64
+        %719 = arith.constant 3 : index
+        %720 = arith.constant 0 : index
+        %721 = arith.constant 1 : index
+        %722 = arith.constant -1 : index
+        %723 = arith.cmpi eq, %719, %720 : index
+        %724 = arith.cmpi eq, %719, %722 : index
+        %725 = arith.ori %723, %724 : i1
+        %726 = arith.select %725, %721, %719 : index
+        %727 = arith.divsi %705, %726 : index
+        %728 = arith.subi %720, %705 : index
+        %729 = arith.select %724, %728, %727 : index
+        %730 = arith.select %723, %720, %729 : index
+        %731 = arith.index_cast %730 : index to i64
+        %732 = arith.sitofp %731 : i64 to f64
+        %733 = arith.constant 0.5 : f64
+        %734 = arith.mulf %732, %733 : f64
+        %735 = arith.addf %718, %734 : f64
+        %736 = arith.constant 8 : i32
+        %737 = arith.addi %703, %736 : i32
+        %738 = arith.index_cast %737 : i32 to index
+        %739 = arith.constant 1 : index
+        %740 = arith.subi %0, %739 : index
+        %741 = arith.minsi %738, %740 : index
+        %742 = arith.constant 0 : index
+        %743 = arith.maxsi %741, %742 : index
+        %744 = memref.load %lut[%743] : memref<?xf64>
+        %745 = arith.addf %735, %744 : f64
+        linalg.yield %745 : f64
       }
     }
     return

@@ -226,305 +226,317 @@ module attributes {transform.with_named_sequence} {
         scf.for %67 = %63 to %65 step %29 {
           %68 = arith.muli %67, %23 : index
           %69 = arith.addi %22, %68 : index
-          %70 = arith.constant 0 : index
-          %71 = memref.reinterpret_cast %66 to offset: [0], sizes: [%23], strides: [%70] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %70 = arith.constant 1024 : index
+          %71 = arith.constant 1 : index
+          %72 = arith.subi %N, %71 : index
+          %73 = arith.addi %69, %70 : index
+          %74 = arith.minsi %73, %72 : index
+          memref.prefetch %x[%74], read, locality<3>, data : memref<?xf32>
+          %75 = arith.constant 0 : index
+          %76 = memref.reinterpret_cast %66 to offset: [0], sizes: [%23], strides: [%75] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%71, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+              ins(%76, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
               outs(%66 : memref<16xf32>) {
-            ^bb0(%72: f32, %73: f32, %74: f32):
-            %75 = linalg.index 0 : index
-            %76 = arith.addi %75, %69 : index
-            %77 = memref.load %x[%76] : memref<?xf32>
-            %78 = arith.mulf %73, %77 : f32
-            %79 = arith.constant 0.1 : f32
-            %80 = arith.constant 3 : index
-            %81 = arith.constant 0 : index
-            %82 = arith.constant 1 : index
-            %83 = arith.constant -1 : index
-            %84 = arith.cmpi eq, %80, %81 : index
-            %85 = arith.cmpi eq, %80, %83 : index
-            %86 = arith.ori %84, %85 : i1
-            %87 = arith.select %86, %82, %80 : index
-            %88 = arith.remsi %76, %87 : index
-            %89 = arith.select %86, %81, %88 : index
-            %90 = arith.index_cast %89 : index to i64
-            %91 = arith.sitofp %90 : i64 to f32
-            %92 = arith.mulf %79, %91 : f32
-            %93 = arith.addf %78, %92 : f32
-            %94 = arith.constant 2.5e-07 : f32
-            %95 = arith.subf %93, %94 : f32
-            linalg.yield %95 : f32
+            ^bb0(%77: f32, %78: f32, %79: f32):
+            %80 = linalg.index 0 : index
+            %81 = arith.addi %80, %69 : index
+            %82 = memref.load %x[%81] : memref<?xf32>
+            %83 = arith.mulf %78, %82 : f32
+            %84 = arith.constant 0.1 : f32
+            %85 = arith.constant 3 : index
+            %86 = arith.constant 0 : index
+            %87 = arith.constant 1 : index
+            %88 = arith.constant -1 : index
+            %89 = arith.cmpi eq, %85, %86 : index
+            %90 = arith.cmpi eq, %85, %88 : index
+            %91 = arith.ori %89, %90 : i1
+            %92 = arith.select %91, %87, %85 : index
+            %93 = arith.remsi %81, %92 : index
+            %94 = arith.select %91, %86, %93 : index
+            %95 = arith.index_cast %94 : index to i64
+            %96 = arith.sitofp %95 : i64 to f32
+            %97 = arith.mulf %84, %96 : f32
+            %98 = arith.addf %83, %97 : f32
+            %99 = arith.constant 2.5e-07 : f32
+            %100 = arith.subf %98, %99 : f32
+            linalg.yield %100 : f32
           }
-          %96 = arith.constant 8 : index
-          %97 = vector.load %66[%28] : memref<16xf32>, vector<8xf32>
-          %98 = vector.load %66[%96] : memref<16xf32>, vector<8xf32>
-          %99 = arith.muli %69, %9 : index
-          %100 = arith.addi %16, %99 : index
-          %101 = arith.index_cast %100 : index to i64
-          %102 = llvm.inttoptr %101 : i64 to !llvm.ptr
-          llvm.store %97, %102 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %103 = llvm.getelementptr %102[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %98, %103 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %101 = arith.constant 8 : index
+          %102 = vector.load %66[%28] : memref<16xf32>, vector<8xf32>
+          %103 = vector.load %66[%101] : memref<16xf32>, vector<8xf32>
+          %104 = arith.muli %69, %9 : index
+          %105 = arith.addi %16, %104 : index
+          %106 = arith.index_cast %105 : index to i64
+          %107 = llvm.inttoptr %106 : i64 to !llvm.ptr
+          llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %108 = llvm.getelementptr %107[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %103, %108 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %104 = arith.subi %N, %27 : index
-      %105 = memref.subview %y[%27] [%104] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %106 = arith.constant 0 : index
-      %107 = memref.reinterpret_cast %105 to offset: [0], sizes: [%104], strides: [%106] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %109 = arith.subi %N, %27 : index
+      %110 = memref.subview %y[%27] [%109] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %111 = arith.constant 0 : index
+      %112 = memref.reinterpret_cast %110 to offset: [0], sizes: [%109], strides: [%111] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%107, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%105 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%108: f32, %109: f32, %110: f32):
-        %111 = linalg.index 0 : index
-        %112 = arith.addi %111, %27 : index
-        %113 = memref.load %x[%112] : memref<?xf32>
-        %114 = arith.mulf %109, %113 : f32
-        %115 = arith.constant 0.1 : f32
-        %116 = arith.constant 3 : index
-        %117 = arith.constant 0 : index
-        %118 = arith.constant 1 : index
-        %119 = arith.constant -1 : index
-        %120 = arith.cmpi eq, %116, %117 : index
-        %121 = arith.cmpi eq, %116, %119 : index
-        %122 = arith.ori %120, %121 : i1
-        %123 = arith.select %122, %118, %116 : index
-        %124 = arith.remsi %112, %123 : index
-        %125 = arith.select %122, %117, %124 : index
-        %126 = arith.index_cast %125 : index to i64
-        %127 = arith.sitofp %126 : i64 to f32
-        %128 = arith.mulf %115, %127 : f32
-        %129 = arith.addf %114, %128 : f32
-        %130 = arith.constant 2.5e-07 : f32
-        %131 = arith.subf %129, %130 : f32
-        linalg.yield %131 : f32
+          ins(%112, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%110 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%113: f32, %114: f32, %115: f32):
+        %116 = linalg.index 0 : index
+        %117 = arith.addi %116, %27 : index
+        %118 = memref.load %x[%117] : memref<?xf32>
+        %119 = arith.mulf %114, %118 : f32
+        %120 = arith.constant 0.1 : f32
+        %121 = arith.constant 3 : index
+        %122 = arith.constant 0 : index
+        %123 = arith.constant 1 : index
+        %124 = arith.constant -1 : index
+        %125 = arith.cmpi eq, %121, %122 : index
+        %126 = arith.cmpi eq, %121, %124 : index
+        %127 = arith.ori %125, %126 : i1
+        %128 = arith.select %127, %123, %121 : index
+        %129 = arith.remsi %117, %128 : index
+        %130 = arith.select %127, %122, %129 : index
+        %131 = arith.index_cast %130 : index to i64
+        %132 = arith.sitofp %131 : i64 to f32
+        %133 = arith.mulf %120, %132 : f32
+        %134 = arith.addf %119, %133 : f32
+        %135 = arith.constant 2.5e-07 : f32
+        %136 = arith.subf %134, %135 : f32
+        linalg.yield %136 : f32
       }
     } else {
-      %132 = arith.constant 0 : index
-      %133 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%132] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %137 = arith.constant 0 : index
+      %138 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%137] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%133, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
+          ins(%138, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%134: f32, %135: f32, %136: f32, %137: f32):
-        %138 = linalg.index 0 : index
-        %139 = arith.mulf %135, %136 : f32
-        %140 = arith.constant 0.1 : f32
-        %141 = arith.constant 3 : index
-        %142 = arith.constant 0 : index
-        %143 = arith.constant 1 : index
-        %144 = arith.constant -1 : index
-        %145 = arith.cmpi eq, %141, %142 : index
-        %146 = arith.cmpi eq, %141, %144 : index
-        %147 = arith.ori %145, %146 : i1
-        %148 = arith.select %147, %143, %141 : index
-        %149 = arith.remsi %138, %148 : index
-        %150 = arith.select %147, %142, %149 : index
-        %151 = arith.index_cast %150 : index to i64
-        %152 = arith.sitofp %151 : i64 to f32
-        %153 = arith.mulf %140, %152 : f32
-        %154 = arith.addf %139, %153 : f32
-        %155 = arith.constant 2.5e-07 : f32
-        %156 = arith.subf %154, %155 : f32
-        linalg.yield %156 : f32
+        ^bb0(%139: f32, %140: f32, %141: f32, %142: f32):
+        %143 = linalg.index 0 : index
+        %144 = arith.mulf %140, %141 : f32
+        %145 = arith.constant 0.1 : f32
+        %146 = arith.constant 3 : index
+        %147 = arith.constant 0 : index
+        %148 = arith.constant 1 : index
+        %149 = arith.constant -1 : index
+        %150 = arith.cmpi eq, %146, %147 : index
+        %151 = arith.cmpi eq, %146, %149 : index
+        %152 = arith.ori %150, %151 : i1
+        %153 = arith.select %152, %148, %146 : index
+        %154 = arith.remsi %143, %153 : index
+        %155 = arith.select %152, %147, %154 : index
+        %156 = arith.index_cast %155 : index to i64
+        %157 = arith.sitofp %156 : i64 to f32
+        %158 = arith.mulf %145, %157 : f32
+        %159 = arith.addf %144, %158 : f32
+        %160 = arith.constant 2.5e-07 : f32
+        %161 = arith.subf %159, %160 : f32
+        linalg.yield %161 : f32
       }
     }
     // z[i] = select(x[i] > 1.0, tanh(x[i]) + erf(-x[i]), sqrt(abs(log(x[i]))) * exp(-pi)) + max(x[i], 1.0) - min(-x[i], alpha)
-    %157 = arith.constant 4 : index
-    %158 = arith.muli %157, %N : index
-    %159 = arith.constant 4 : index
-    %160 = arith.addi %158, %159 : index
-    %161 = arith.constant 4 : index
-    %162 = arith.muli %161, %N : index
-    %163 = arith.addi %160, %162 : index
-    %164 = arith.constant 33554432 : index
-    %165 = arith.cmpi sge, %163, %164 : index
-    scf.if %165 {
+    %162 = arith.constant 4 : index
+    %163 = arith.muli %162, %N : index
+    %164 = arith.constant 4 : index
+    %165 = arith.addi %163, %164 : index
+    %166 = arith.constant 4 : index
+    %167 = arith.muli %166, %N : index
+    %168 = arith.addi %165, %167 : index
+    %169 = arith.constant 33554432 : index
+    %170 = arith.cmpi sge, %168, %169 : index
+    scf.if %170 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %166 = arith.constant 4 : index
-      %167, %168, %169, %170 = memref.extract_strided_metadata %z : memref<?xf32> -> memref<f32>, index, index, index
-      %171 = memref.extract_aligned_pointer_as_index %z : memref<?xf32> -> index
-      %172 = arith.muli %168, %166 : index
-      %173 = arith.addi %171, %172 : index
-      %174 = arith.constant 64 : index
-      %175 = arith.remui %173, %174 : index
-      %176 = arith.subi %174, %175 : index
-      %177 = arith.remui %176, %174 : index
-      %178 = arith.divui %177, %166 : index
-      %179 = arith.minsi %178, %N : index
-      %180 = arith.constant 16 : index
-      %181 = arith.subi %N, %179 : index
-      %182 = arith.divui %181, %180 : index
-      %183 = arith.muli %182, %180 : index
-      %184 = arith.addi %179, %183 : index
-      %185 = arith.constant 0 : index
-      %186 = arith.constant 1 : index
-      %187 = memref.subview %z[%185] [%179] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %188 = arith.constant 0 : index
-      %189 = memref.reinterpret_cast %187 to offset: [0], sizes: [%179], strides: [%188] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %171 = arith.constant 4 : index
+      %172, %173, %174, %175 = memref.extract_strided_metadata %z : memref<?xf32> -> memref<f32>, index, index, index
+      %176 = memref.extract_aligned_pointer_as_index %z : memref<?xf32> -> index
+      %177 = arith.muli %173, %171 : index
+      %178 = arith.addi %176, %177 : index
+      %179 = arith.constant 64 : index
+      %180 = arith.remui %178, %179 : index
+      %181 = arith.subi %179, %180 : index
+      %182 = arith.remui %181, %179 : index
+      %183 = arith.divui %182, %171 : index
+      %184 = arith.minsi %183, %N : index
+      %185 = arith.constant 16 : index
+      %186 = arith.subi %N, %184 : index
+      %187 = arith.divui %186, %185 : index
+      %188 = arith.muli %187, %185 : index
+      %189 = arith.addi %184, %188 : index
+      %190 = arith.constant 0 : index
+      %191 = arith.constant 1 : index
+      %192 = memref.subview %z[%190] [%184] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %193 = arith.constant 0 : index
+      %194 = memref.reinterpret_cast %192 to offset: [0], sizes: [%184], strides: [%193] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%189, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%187 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%190: f32, %191: f32, %192: f32):
-        %193 = linalg.index 0 : index
-        %194 = arith.addi %193, %185 : index
-        %195 = memref.load %x[%194] : memref<?xf32>
-        %196 = arith.constant 1.0 : f32
-        %197 = arith.cmpf ogt, %195, %196 : f32
-        %198 = memref.load %x[%194] : memref<?xf32>
-        %199 = math.tanh %198 : f32
-        %200 = memref.load %x[%194] : memref<?xf32>
-        %201 = arith.negf %200 : f32
-        %202 = math.erf %201 : f32
-        %203 = arith.addf %199, %202 : f32
-        %204 = memref.load %x[%194] : memref<?xf32>
-        %205 = math.log %204 : f32
-        %206 = math.absf %205 : f32
-        %207 = math.sqrt %206 : f32
-        %208 = arith.constant 3.1415927 : f32
-        %209 = arith.negf %208 : f32
-        %210 = math.exp %209 : f32
-        %211 = arith.mulf %207, %210 : f32
-        %212 = arith.select %197, %203, %211 : f32
-        %213 = memref.load %x[%194] : memref<?xf32>
-        %214 = arith.constant 1.0 : f32
-        %215 = arith.maximumf %213, %214 : f32
-        %216 = arith.addf %212, %215 : f32
-        %217 = memref.load %x[%194] : memref<?xf32>
-        %218 = arith.negf %217 : f32
-        %219 = arith.minimumf %218, %191 : f32
-        %220 = arith.subf %216, %219 : f32
-        linalg.yield %220 : f32
+          ins(%194, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%192 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%195: f32, %196: f32, %197: f32):
+        %198 = linalg.index 0 : index
+        %199 = arith.addi %198, %190 : index
+        %200 = memref.load %x[%199] : memref<?xf32>
+        %201 = arith.constant 1.0 : f32
+        %202 = arith.cmpf ogt, %200, %201 : f32
+        %203 = memref.load %x[%199] : memref<?xf32>
+        %204 = math.tanh %203 : f32
+        %205 = memref.load %x[%199] : memref<?xf32>
+        %206 = arith.negf %205 : f32
+        %207 = math.erf %206 : f32
+        %208 = arith.addf %204, %207 : f32
+        %209 = memref.load %x[%199] : memref<?xf32>
+        %210 = math.log %209 : f32
+        %211 = math.absf %210 : f32
+        %212 = math.sqrt %211 : f32
+        %213 = arith.constant 3.1415927 : f32
+        %214 = arith.negf %213 : f32
+        %215 = math.exp %214 : f32
+        %216 = arith.mulf %212, %215 : f32
+        %217 = arith.select %202, %208, %216 : f32
+        %218 = memref.load %x[%199] : memref<?xf32>
+        %219 = arith.constant 1.0 : f32
+        %220 = arith.maximumf %218, %219 : f32
+        %221 = arith.addf %217, %220 : f32
+        %222 = memref.load %x[%199] : memref<?xf32>
+        %223 = arith.negf %222 : f32
+        %224 = arith.minimumf %223, %196 : f32
+        %225 = arith.subf %221, %224 : f32
+        linalg.yield %225 : f32
       }
-      %221 = arith.constant 63 : index
-      %222 = arith.addi %182, %221 : index
-      %223 = arith.constant 64 : index
-      %224 = arith.divui %222, %223 : index
-      %225 = arith.constant 1 : index
-      %226 = arith.maxsi %224, %225 : index
-      scf.parallel (%227) = (%185) to (%182) step (%226) {
-        %228 = arith.addi %227, %226 : index
-        %229 = arith.minsi %228, %182 : index
-        %230 = memref.alloca() : memref<16xf32>
-        scf.for %231 = %227 to %229 step %186 {
-          %232 = arith.muli %231, %180 : index
-          %233 = arith.addi %179, %232 : index
-          %234 = arith.constant 0 : index
-          %235 = memref.reinterpret_cast %230 to offset: [0], sizes: [%180], strides: [%234] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %226 = arith.constant 63 : index
+      %227 = arith.addi %187, %226 : index
+      %228 = arith.constant 64 : index
+      %229 = arith.divui %227, %228 : index
+      %230 = arith.constant 1 : index
+      %231 = arith.maxsi %229, %230 : index
+      scf.parallel (%232) = (%190) to (%187) step (%231) {
+        %233 = arith.addi %232, %231 : index
+        %234 = arith.minsi %233, %187 : index
+        %235 = memref.alloca() : memref<16xf32>
+        scf.for %236 = %232 to %234 step %191 {
+          %237 = arith.muli %236, %185 : index
+          %238 = arith.addi %184, %237 : index
+          %239 = arith.constant 1024 : index
+          %240 = arith.constant 1 : index
+          %241 = arith.subi %N, %240 : index
+          %242 = arith.addi %238, %239 : index
+          %243 = arith.minsi %242, %241 : index
+          memref.prefetch %x[%243], read, locality<3>, data : memref<?xf32>
+          %244 = arith.constant 0 : index
+          %245 = memref.reinterpret_cast %235 to offset: [0], sizes: [%185], strides: [%244] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%235, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%230 : memref<16xf32>) {
-            ^bb0(%236: f32, %237: f32, %238: f32):
-            %239 = linalg.index 0 : index
-            %240 = arith.addi %239, %233 : index
-            %241 = memref.load %x[%240] : memref<?xf32>
-            %242 = arith.constant 1.0 : f32
-            %243 = arith.cmpf ogt, %241, %242 : f32
-            %244 = memref.load %x[%240] : memref<?xf32>
-            %245 = math.tanh %244 : f32
-            %246 = memref.load %x[%240] : memref<?xf32>
-            %247 = arith.negf %246 : f32
-            %248 = math.erf %247 : f32
-            %249 = arith.addf %245, %248 : f32
-            %250 = memref.load %x[%240] : memref<?xf32>
-            %251 = math.log %250 : f32
-            %252 = math.absf %251 : f32
-            %253 = math.sqrt %252 : f32
-            %254 = arith.constant 3.1415927 : f32
-            %255 = arith.negf %254 : f32
-            %256 = math.exp %255 : f32
-            %257 = arith.mulf %253, %256 : f32
-            %258 = arith.select %243, %249, %257 : f32
-            %259 = memref.load %x[%240] : memref<?xf32>
-            %260 = arith.constant 1.0 : f32
-            %261 = arith.maximumf %259, %260 : f32
-            %262 = arith.addf %258, %261 : f32
-            %263 = memref.load %x[%240] : memref<?xf32>
-            %264 = arith.negf %263 : f32
-            %265 = arith.minimumf %264, %237 : f32
-            %266 = arith.subf %262, %265 : f32
-            linalg.yield %266 : f32
+              ins(%245, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%235 : memref<16xf32>) {
+            ^bb0(%246: f32, %247: f32, %248: f32):
+            %249 = linalg.index 0 : index
+            %250 = arith.addi %249, %238 : index
+            %251 = memref.load %x[%250] : memref<?xf32>
+            %252 = arith.constant 1.0 : f32
+            %253 = arith.cmpf ogt, %251, %252 : f32
+            %254 = memref.load %x[%250] : memref<?xf32>
+            %255 = math.tanh %254 : f32
+            %256 = memref.load %x[%250] : memref<?xf32>
+            %257 = arith.negf %256 : f32
+            %258 = math.erf %257 : f32
+            %259 = arith.addf %255, %258 : f32
+            %260 = memref.load %x[%250] : memref<?xf32>
+            %261 = math.log %260 : f32
+            %262 = math.absf %261 : f32
+            %263 = math.sqrt %262 : f32
+            %264 = arith.constant 3.1415927 : f32
+            %265 = arith.negf %264 : f32
+            %266 = math.exp %265 : f32
+            %267 = arith.mulf %263, %266 : f32
+            %268 = arith.select %253, %259, %267 : f32
+            %269 = memref.load %x[%250] : memref<?xf32>
+            %270 = arith.constant 1.0 : f32
+            %271 = arith.maximumf %269, %270 : f32
+            %272 = arith.addf %268, %271 : f32
+            %273 = memref.load %x[%250] : memref<?xf32>
+            %274 = arith.negf %273 : f32
+            %275 = arith.minimumf %274, %247 : f32
+            %276 = arith.subf %272, %275 : f32
+            linalg.yield %276 : f32
           }
-          %267 = arith.constant 8 : index
-          %268 = vector.load %230[%185] : memref<16xf32>, vector<8xf32>
-          %269 = vector.load %230[%267] : memref<16xf32>, vector<8xf32>
-          %270 = arith.muli %233, %166 : index
-          %271 = arith.addi %173, %270 : index
-          %272 = arith.index_cast %271 : index to i64
-          %273 = llvm.inttoptr %272 : i64 to !llvm.ptr
-          llvm.store %268, %273 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %274 = llvm.getelementptr %273[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %269, %274 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %277 = arith.constant 8 : index
+          %278 = vector.load %235[%190] : memref<16xf32>, vector<8xf32>
+          %279 = vector.load %235[%277] : memref<16xf32>, vector<8xf32>
+          %280 = arith.muli %238, %171 : index
+          %281 = arith.addi %178, %280 : index
+          %282 = arith.index_cast %281 : index to i64
+          %283 = llvm.inttoptr %282 : i64 to !llvm.ptr
+          llvm.store %278, %283 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %284 = llvm.getelementptr %283[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %279, %284 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %275 = arith.subi %N, %184 : index
-      %276 = memref.subview %z[%184] [%275] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %277 = arith.constant 0 : index
-      %278 = memref.reinterpret_cast %276 to offset: [0], sizes: [%275], strides: [%277] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %285 = arith.subi %N, %189 : index
+      %286 = memref.subview %z[%189] [%285] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %287 = arith.constant 0 : index
+      %288 = memref.reinterpret_cast %286 to offset: [0], sizes: [%285], strides: [%287] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%278, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%276 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%279: f32, %280: f32, %281: f32):
-        %282 = linalg.index 0 : index
-        %283 = arith.addi %282, %184 : index
-        %284 = memref.load %x[%283] : memref<?xf32>
-        %285 = arith.constant 1.0 : f32
-        %286 = arith.cmpf ogt, %284, %285 : f32
-        %287 = memref.load %x[%283] : memref<?xf32>
-        %288 = math.tanh %287 : f32
-        %289 = memref.load %x[%283] : memref<?xf32>
-        %290 = arith.negf %289 : f32
-        %291 = math.erf %290 : f32
-        %292 = arith.addf %288, %291 : f32
-        %293 = memref.load %x[%283] : memref<?xf32>
-        %294 = math.log %293 : f32
-        %295 = math.absf %294 : f32
-        %296 = math.sqrt %295 : f32
-        %297 = arith.constant 3.1415927 : f32
-        %298 = arith.negf %297 : f32
-        %299 = math.exp %298 : f32
-        %300 = arith.mulf %296, %299 : f32
-        %301 = arith.select %286, %292, %300 : f32
-        %302 = memref.load %x[%283] : memref<?xf32>
-        %303 = arith.constant 1.0 : f32
-        %304 = arith.maximumf %302, %303 : f32
-        %305 = arith.addf %301, %304 : f32
-        %306 = memref.load %x[%283] : memref<?xf32>
-        %307 = arith.negf %306 : f32
-        %308 = arith.minimumf %307, %280 : f32
-        %309 = arith.subf %305, %308 : f32
-        linalg.yield %309 : f32
+          ins(%288, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%286 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%289: f32, %290: f32, %291: f32):
+        %292 = linalg.index 0 : index
+        %293 = arith.addi %292, %189 : index
+        %294 = memref.load %x[%293] : memref<?xf32>
+        %295 = arith.constant 1.0 : f32
+        %296 = arith.cmpf ogt, %294, %295 : f32
+        %297 = memref.load %x[%293] : memref<?xf32>
+        %298 = math.tanh %297 : f32
+        %299 = memref.load %x[%293] : memref<?xf32>
+        %300 = arith.negf %299 : f32
+        %301 = math.erf %300 : f32
+        %302 = arith.addf %298, %301 : f32
+        %303 = memref.load %x[%293] : memref<?xf32>
+        %304 = math.log %303 : f32
+        %305 = math.absf %304 : f32
+        %306 = math.sqrt %305 : f32
+        %307 = arith.constant 3.1415927 : f32
+        %308 = arith.negf %307 : f32
+        %309 = math.exp %308 : f32
+        %310 = arith.mulf %306, %309 : f32
+        %311 = arith.select %296, %302, %310 : f32
+        %312 = memref.load %x[%293] : memref<?xf32>
+        %313 = arith.constant 1.0 : f32
+        %314 = arith.maximumf %312, %313 : f32
+        %315 = arith.addf %311, %314 : f32
+        %316 = memref.load %x[%293] : memref<?xf32>
+        %317 = arith.negf %316 : f32
+        %318 = arith.minimumf %317, %290 : f32
+        %319 = arith.subf %315, %318 : f32
+        linalg.yield %319 : f32
       }
     } else {
-      %310 = arith.constant 0 : index
-      %311 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%310] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %320 = arith.constant 0 : index
+      %321 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%320] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%311, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+          ins(%321, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
           outs(%z : memref<?xf32>) {
-        ^bb0(%312: f32, %313: f32, %314: f32, %315: f32):
-        %316 = arith.constant 1.0 : f32
-        %317 = arith.cmpf ogt, %313, %316 : f32
-        %318 = math.tanh %313 : f32
-        %319 = arith.negf %313 : f32
-        %320 = math.erf %319 : f32
-        %321 = arith.addf %318, %320 : f32
-        %322 = math.log %313 : f32
-        %323 = math.absf %322 : f32
-        %324 = math.sqrt %323 : f32
-        %325 = arith.constant 3.1415927 : f32
-        %326 = arith.negf %325 : f32
-        %327 = math.exp %326 : f32
-        %328 = arith.mulf %324, %327 : f32
-        %329 = arith.select %317, %321, %328 : f32
-        %330 = arith.constant 1.0 : f32
-        %331 = arith.maximumf %313, %330 : f32
-        %332 = arith.addf %329, %331 : f32
-        %333 = arith.negf %313 : f32
-        %334 = arith.minimumf %333, %314 : f32
-        %335 = arith.subf %332, %334 : f32
-        linalg.yield %335 : f32
+        ^bb0(%322: f32, %323: f32, %324: f32, %325: f32):
+        %326 = arith.constant 1.0 : f32
+        %327 = arith.cmpf ogt, %323, %326 : f32
+        %328 = math.tanh %323 : f32
+        %329 = arith.negf %323 : f32
+        %330 = math.erf %329 : f32
+        %331 = arith.addf %328, %330 : f32
+        %332 = math.log %323 : f32
+        %333 = math.absf %332 : f32
+        %334 = math.sqrt %333 : f32
+        %335 = arith.constant 3.1415927 : f32
+        %336 = arith.negf %335 : f32
+        %337 = math.exp %336 : f32
+        %338 = arith.mulf %334, %337 : f32
+        %339 = arith.select %327, %331, %338 : f32
+        %340 = arith.constant 1.0 : f32
+        %341 = arith.maximumf %323, %340 : f32
+        %342 = arith.addf %339, %341 : f32
+        %343 = arith.negf %323 : f32
+        %344 = arith.minimumf %343, %324 : f32
+        %345 = arith.subf %342, %344 : f32
+        linalg.yield %345 : f32
       }
     }
     return
