@@ -164,11 +164,6 @@ bool has_index_var(const Expr& e) {
   return false;
 }
 
-void collect_reduces(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Reduce) out.push_back(&e);
-  for (const auto& a : e.args) collect_reduces(*a, out);
-}
-
 // In a row group: when statement `q`, of rank 1, holds one reduction over a whole row of the
 // row-local output of the statement `p` just before it (e[r, c] = ...; s[r] = sum(c in 0..C:
 // ... e[r, c] ...)), reading that output only at the element of the current iteration, returns
@@ -176,8 +171,7 @@ void collect_reduces(const Expr& e, std::vector<const Expr*>& out) {
 // saving a pass over the row. Otherwise nullptr.
 const Expr* reduction_to_fuse(const Statement& p, const Statement& q, bool p_row_local) {
   if (p.rank() != 2 || q.rank() != 1 || !p_row_local || contains_reduce(*p.rhs)) return nullptr;
-  std::vector<const Expr*> reduces;
-  collect_reduces(*q.rhs, reduces);
+  const std::vector<const Expr*> reduces = reduces_of(*q.rhs);
   if (reduces.size() != 1) return nullptr;
   const Expr* r = reduces.front();
   const IndexVar& v = q.vars[r->ref];

@@ -196,16 +196,22 @@ bool same_expr(const Expr& a, const Expr& b) {
 
 namespace {
 
-void reads_rec(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Read) out.push_back(&e);
-  for (const auto& a : e.args) reads_rec(*a, out);
+void nodes_rec(const Expr& e, ExprKind kind, std::vector<const Expr*>& out) {
+  if (e.kind == kind) out.push_back(&e);
+  for (const auto& a : e.args) nodes_rec(*a, kind, out);
 }
 
 }  // namespace
 
 std::vector<const Expr*> reads_of(const Expr& e) {
   std::vector<const Expr*> out;
-  reads_rec(e, out);
+  nodes_rec(e, ExprKind::Read, out);
+  return out;
+}
+
+std::vector<const Expr*> reduces_of(const Expr& e) {
+  std::vector<const Expr*> out;
+  nodes_rec(e, ExprKind::Reduce, out);
   return out;
 }
 

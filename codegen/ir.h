@@ -76,6 +76,8 @@ bool same_expr(const Expr& a, const Expr& b);
 
 // Every Read node of `e` (including reads inside subscripts and reductions), in print order.
 std::vector<const Expr*> reads_of(const Expr& e);
+// Every Reduce node of `e` (including nested ones), outermost first.
+std::vector<const Expr*> reduces_of(const Expr& e);
 
 // An index variable of a statement: an output index (lo = 0, hi = the output's extent) or a
 // reduction index (lo, hi from the spec, affine in sizes and outer index variables).

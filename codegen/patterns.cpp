@@ -16,12 +16,6 @@ const char* const kScanShape =
 
 namespace {
 
-// Every Reduce node of `e`, outermost first.
-void collect_reduces(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Reduce) out.push_back(&e);
-  for (const auto& a : e.args) collect_reduces(*a, out);
-}
-
 bool is_var(const Expr& e, int ref) {
   return e.kind == ExprKind::IndexVar && e.ref == ref;
 }
@@ -102,14 +96,12 @@ std::optional<Contraction> match_contraction(const Spec& spec, const Statement& 
   if (st.rank() != 2 || !st.rhs || st.out < 0) return std::nullopt;
   const DType type = spec.tensors[st.out].type;
   if (type != DType::F32 && type != DType::F64) return std::nullopt;
-  std::vector<const Expr*> reduces;
-  collect_reduces(*st.rhs, reduces);
+  const std::vector<const Expr*> reduces = reduces_of(*st.rhs);
   if (reduces.size() != 1) return std::nullopt;
   const Expr& r = *reduces[0];
   if (r.rop != ReduceOp::Sum || r.type != type || r.args.empty()) return std::nullopt;
   const IndexVar& kv = st.vars[r.ref];
-  if (!kv.lo || !kv.hi || uses_outputs(*kv.lo, st) || uses_outputs(*kv.hi, st))
-    return std::nullopt;
+  if (!kv.lo || !kv.hi || uses_outputs(*kv.lo, st) || uses_outputs(*kv.hi, st)) return std::nullopt;
   const Expr& body = *r.args[0];
   if (body.kind != ExprKind::Binary || body.bop != BinOp::Mul || body.type != type)
     return std::nullopt;
@@ -140,8 +132,7 @@ std::optional<ScalarReduction> match_scalar_reduction(const Spec& spec, const St
   if (st.rank() != 0 || !st.rhs || st.out < 0) return std::nullopt;
   const DType type = spec.tensors[st.out].type;
   if (!scan_type(type)) return std::nullopt;
-  std::vector<const Expr*> reduces;
-  collect_reduces(*st.rhs, reduces);
+  const std::vector<const Expr*> reduces = reduces_of(*st.rhs);
   if (reduces.size() != 1) return std::nullopt;
   const Expr& r = *reduces[0];
   if (r.type != type || r.args.empty()) return std::nullopt;
@@ -162,8 +153,7 @@ std::optional<Scan> match_scan(const Spec& spec, const Statement& st) {
   if (!scan_type(type)) return std::nullopt;
   const Expr& r = *st.rhs;
   if (r.kind != ExprKind::Reduce || r.type != type || r.args.empty()) return std::nullopt;
-  std::vector<const Expr*> reduces;
-  collect_reduces(r, reduces);
+  const std::vector<const Expr*> reduces = reduces_of(r);
   if (reduces.size() != 1) return std::nullopt;
   const IndexVar& kv = st.vars[r.ref];
   if (!kv.lo || !kv.hi || !is_int(*kv.lo, 0)) return std::nullopt;
