@@ -296,6 +296,7 @@ class Body {
   void emit_prefetches(const Statement& st, const std::string& j, const std::string& len) {
     const int rank = static_cast<int>(st.rank());
     std::set<int> done;
+    std::string end;  // len - 1, made once when the first prefetch needs it
     for (const Expr* r : reads_of(*st.rhs)) {
       const Tensor& t = spec_.tensors[r->ref];
       bool along = t.boundary == Boundary::None && static_cast<int>(r->args.size()) == rank &&
@@ -305,7 +306,7 @@ class Body {
       if (!along || !done.insert(r->ref).second) continue;
       const std::string ahead =
           constant(std::to_string(kPrefetchBytes / dtype_bytes(t.type)), DType::Index);
-      const std::string end = op("arith.subi", {len, constant("1", DType::Index)}, DType::Index);
+      if (end.empty()) end = op("arith.subi", {len, constant("1", DType::Index)}, DType::Index);
       const std::string idx =
           op("arith.minsi", {op("arith.addi", {j, ahead}, DType::Index), end}, DType::Index);
       if (auto rv = row_view_.find(r->ref); rv != row_view_.end()) {

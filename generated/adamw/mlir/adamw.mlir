@@ -214,227 +214,227 @@ module attributes {transform.with_named_sequence} {
           %65 = arith.minsi %64, %63 : index
           memref.prefetch %m[%65], read, locality<3>, data : memref<?xf32>
           %66 = arith.constant 1024 : index
-          %67 = arith.constant 1 : index
-          %68 = arith.subi %N, %67 : index
-          %69 = arith.addi %60, %66 : index
-          %70 = arith.minsi %69, %68 : index
-          memref.prefetch %grad[%70], read, locality<3>, data : memref<?xf32>
-          %71 = arith.constant 0 : index
-          %72 = memref.reinterpret_cast %57 to offset: [0], sizes: [%26], strides: [%71] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %67 = arith.addi %60, %66 : index
+          %68 = arith.minsi %67, %63 : index
+          memref.prefetch %grad[%68], read, locality<3>, data : memref<?xf32>
+          %69 = arith.constant 0 : index
+          %70 = memref.reinterpret_cast %57 to offset: [0], sizes: [%26], strides: [%69] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%72, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+              ins(%70, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
               outs(%57 : memref<16xf32>) {
-            ^bb0(%73: f32, %74: f32, %75: f32):
-            %76 = linalg.index 0 : index
-            %77 = arith.addi %76, %60 : index
-            %78 = memref.load %m[%77] : memref<?xf32>
-            %79 = arith.mulf %74, %78 : f32
-            %80 = arith.constant 1.0 : f32
-            %81 = arith.subf %80, %74 : f32
-            %82 = memref.load %grad[%77] : memref<?xf32>
-            %83 = arith.mulf %81, %82 : f32
-            %84 = arith.addf %79, %83 : f32
-            linalg.yield %84 : f32
+            ^bb0(%71: f32, %72: f32, %73: f32):
+            %74 = linalg.index 0 : index
+            %75 = arith.addi %74, %60 : index
+            %76 = memref.load %m[%75] : memref<?xf32>
+            %77 = arith.mulf %72, %76 : f32
+            %78 = arith.constant 1.0 : f32
+            %79 = arith.subf %78, %72 : f32
+            %80 = memref.load %grad[%75] : memref<?xf32>
+            %81 = arith.mulf %79, %80 : f32
+            %82 = arith.addf %77, %81 : f32
+            linalg.yield %82 : f32
           }
-          %85 = arith.constant 8 : index
-          %86 = vector.load %57[%31] : memref<16xf32>, vector<8xf32>
-          %87 = vector.load %57[%85] : memref<16xf32>, vector<8xf32>
-          %88 = arith.muli %60, %12 : index
-          %89 = arith.addi %19, %88 : index
-          %90 = arith.index_cast %89 : index to i64
-          %91 = llvm.inttoptr %90 : i64 to !llvm.ptr
-          llvm.store %86, %91 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %92 = llvm.getelementptr %91[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %87, %92 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %83 = arith.constant 8 : index
+          %84 = vector.load %57[%31] : memref<16xf32>, vector<8xf32>
+          %85 = vector.load %57[%83] : memref<16xf32>, vector<8xf32>
+          %86 = arith.muli %60, %12 : index
+          %87 = arith.addi %19, %86 : index
+          %88 = arith.index_cast %87 : index to i64
+          %89 = llvm.inttoptr %88 : i64 to !llvm.ptr
+          llvm.store %84, %89 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %90 = llvm.getelementptr %89[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %85, %90 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %93 = arith.subi %N, %30 : index
-      %94 = memref.subview %m_out[%30] [%93] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %95 = arith.constant 0 : index
-      %96 = memref.reinterpret_cast %94 to offset: [0], sizes: [%93], strides: [%95] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %91 = arith.subi %N, %30 : index
+      %92 = memref.subview %m_out[%30] [%91] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %93 = arith.constant 0 : index
+      %94 = memref.reinterpret_cast %92 to offset: [0], sizes: [%91], strides: [%93] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%96, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%94 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%97: f32, %98: f32, %99: f32):
-        %100 = linalg.index 0 : index
-        %101 = arith.addi %100, %30 : index
-        %102 = memref.load %m[%101] : memref<?xf32>
-        %103 = arith.mulf %98, %102 : f32
-        %104 = arith.constant 1.0 : f32
-        %105 = arith.subf %104, %98 : f32
-        %106 = memref.load %grad[%101] : memref<?xf32>
-        %107 = arith.mulf %105, %106 : f32
-        %108 = arith.addf %103, %107 : f32
-        linalg.yield %108 : f32
+          ins(%94, %beta1 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%92 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%95: f32, %96: f32, %97: f32):
+        %98 = linalg.index 0 : index
+        %99 = arith.addi %98, %30 : index
+        %100 = memref.load %m[%99] : memref<?xf32>
+        %101 = arith.mulf %96, %100 : f32
+        %102 = arith.constant 1.0 : f32
+        %103 = arith.subf %102, %96 : f32
+        %104 = memref.load %grad[%99] : memref<?xf32>
+        %105 = arith.mulf %103, %104 : f32
+        %106 = arith.addf %101, %105 : f32
+        linalg.yield %106 : f32
       }
     } else {
-      %109 = arith.constant 0 : index
-      %110 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%109] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %107 = arith.constant 0 : index
+      %108 = memref.reinterpret_cast %m_out to offset: [0], sizes: [%N], strides: [%107] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%110, %beta1, %m, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          ins(%108, %beta1, %m, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
           outs(%m_out : memref<?xf32>) {
-        ^bb0(%111: f32, %112: f32, %113: f32, %114: f32, %115: f32):
-        %116 = arith.mulf %112, %113 : f32
-        %117 = arith.constant 1.0 : f32
-        %118 = arith.subf %117, %112 : f32
-        %119 = arith.mulf %118, %114 : f32
-        %120 = arith.addf %116, %119 : f32
-        linalg.yield %120 : f32
+        ^bb0(%109: f32, %110: f32, %111: f32, %112: f32, %113: f32):
+        %114 = arith.mulf %110, %111 : f32
+        %115 = arith.constant 1.0 : f32
+        %116 = arith.subf %115, %110 : f32
+        %117 = arith.mulf %116, %112 : f32
+        %118 = arith.addf %114, %117 : f32
+        linalg.yield %118 : f32
       }
     }
     // v_out[i] = beta2 * v[i] + (1.0 - beta2) * grad[i] * grad[i]
+    %119 = arith.constant 4 : index
+    %120 = arith.muli %119, %N : index
     %121 = arith.constant 4 : index
     %122 = arith.muli %121, %N : index
-    %123 = arith.constant 4 : index
-    %124 = arith.muli %123, %N : index
-    %125 = arith.addi %122, %124 : index
+    %123 = arith.addi %120, %122 : index
+    %124 = arith.constant 4 : index
+    %125 = arith.addi %123, %124 : index
     %126 = arith.constant 4 : index
-    %127 = arith.addi %125, %126 : index
-    %128 = arith.constant 4 : index
-    %129 = arith.muli %128, %N : index
-    %130 = arith.addi %127, %129 : index
-    %131 = arith.constant 33554432 : index
-    %132 = arith.cmpi sge, %130, %131 : index
-    scf.if %132 {
+    %127 = arith.muli %126, %N : index
+    %128 = arith.addi %125, %127 : index
+    %129 = arith.constant 33554432 : index
+    %130 = arith.cmpi sge, %128, %129 : index
+    scf.if %130 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %133 = arith.constant 4 : index
-      %134, %135, %136, %137 = memref.extract_strided_metadata %v_out : memref<?xf32> -> memref<f32>, index, index, index
-      %138 = memref.extract_aligned_pointer_as_index %v_out : memref<?xf32> -> index
-      %139 = arith.muli %135, %133 : index
-      %140 = arith.addi %138, %139 : index
-      %141 = arith.constant 64 : index
-      %142 = arith.remui %140, %141 : index
-      %143 = arith.subi %141, %142 : index
-      %144 = arith.remui %143, %141 : index
-      %145 = arith.divui %144, %133 : index
-      %146 = arith.minsi %145, %N : index
-      %147 = arith.constant 16 : index
-      %148 = arith.subi %N, %146 : index
-      %149 = arith.divui %148, %147 : index
-      %150 = arith.muli %149, %147 : index
-      %151 = arith.addi %146, %150 : index
-      %152 = arith.constant 0 : index
-      %153 = arith.constant 1 : index
-      %154 = memref.subview %v_out[%152] [%146] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %155 = arith.constant 0 : index
-      %156 = memref.reinterpret_cast %154 to offset: [0], sizes: [%146], strides: [%155] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %131 = arith.constant 4 : index
+      %132, %133, %134, %135 = memref.extract_strided_metadata %v_out : memref<?xf32> -> memref<f32>, index, index, index
+      %136 = memref.extract_aligned_pointer_as_index %v_out : memref<?xf32> -> index
+      %137 = arith.muli %133, %131 : index
+      %138 = arith.addi %136, %137 : index
+      %139 = arith.constant 64 : index
+      %140 = arith.remui %138, %139 : index
+      %141 = arith.subi %139, %140 : index
+      %142 = arith.remui %141, %139 : index
+      %143 = arith.divui %142, %131 : index
+      %144 = arith.minsi %143, %N : index
+      %145 = arith.constant 16 : index
+      %146 = arith.subi %N, %144 : index
+      %147 = arith.divui %146, %145 : index
+      %148 = arith.muli %147, %145 : index
+      %149 = arith.addi %144, %148 : index
+      %150 = arith.constant 0 : index
+      %151 = arith.constant 1 : index
+      %152 = memref.subview %v_out[%150] [%144] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %153 = arith.constant 0 : index
+      %154 = memref.reinterpret_cast %152 to offset: [0], sizes: [%144], strides: [%153] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%156, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%154 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%157: f32, %158: f32, %159: f32):
-        %160 = linalg.index 0 : index
-        %161 = arith.addi %160, %152 : index
-        %162 = memref.load %v[%161] : memref<?xf32>
-        %163 = arith.mulf %158, %162 : f32
-        %164 = arith.constant 1.0 : f32
-        %165 = arith.subf %164, %158 : f32
-        %166 = memref.load %grad[%161] : memref<?xf32>
+          ins(%154, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%152 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%155: f32, %156: f32, %157: f32):
+        %158 = linalg.index 0 : index
+        %159 = arith.addi %158, %150 : index
+        %160 = memref.load %v[%159] : memref<?xf32>
+        %161 = arith.mulf %156, %160 : f32
+        %162 = arith.constant 1.0 : f32
+        %163 = arith.subf %162, %156 : f32
+        %164 = memref.load %grad[%159] : memref<?xf32>
+        %165 = arith.mulf %163, %164 : f32
+        %166 = memref.load %grad[%159] : memref<?xf32>
         %167 = arith.mulf %165, %166 : f32
-        %168 = memref.load %grad[%161] : memref<?xf32>
-        %169 = arith.mulf %167, %168 : f32
-        %170 = arith.addf %163, %169 : f32
-        linalg.yield %170 : f32
+        %168 = arith.addf %161, %167 : f32
+        linalg.yield %168 : f32
       }
-      %171 = arith.constant 63 : index
-      %172 = arith.addi %149, %171 : index
-      %173 = arith.constant 64 : index
-      %174 = arith.divui %172, %173 : index
-      %175 = arith.constant 1 : index
-      %176 = arith.maxsi %174, %175 : index
-      scf.parallel (%177) = (%152) to (%149) step (%176) {
-        %178 = arith.addi %177, %176 : index
-        %179 = arith.minsi %178, %149 : index
-        %180 = memref.alloca() : memref<16xf32>
-        scf.for %181 = %177 to %179 step %153 {
-          %182 = arith.muli %181, %147 : index
-          %183 = arith.addi %146, %182 : index
-          %184 = arith.constant 1024 : index
-          %185 = arith.constant 1 : index
-          %186 = arith.subi %N, %185 : index
-          %187 = arith.addi %183, %184 : index
-          %188 = arith.minsi %187, %186 : index
-          memref.prefetch %v[%188], read, locality<3>, data : memref<?xf32>
-          %189 = arith.constant 1024 : index
-          %190 = arith.constant 1 : index
-          %191 = arith.subi %N, %190 : index
-          %192 = arith.addi %183, %189 : index
-          %193 = arith.minsi %192, %191 : index
-          memref.prefetch %grad[%193], read, locality<3>, data : memref<?xf32>
-          %194 = arith.constant 0 : index
-          %195 = memref.reinterpret_cast %180 to offset: [0], sizes: [%147], strides: [%194] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %169 = arith.constant 63 : index
+      %170 = arith.addi %147, %169 : index
+      %171 = arith.constant 64 : index
+      %172 = arith.divui %170, %171 : index
+      %173 = arith.constant 1 : index
+      %174 = arith.maxsi %172, %173 : index
+      scf.parallel (%175) = (%150) to (%147) step (%174) {
+        %176 = arith.addi %175, %174 : index
+        %177 = arith.minsi %176, %147 : index
+        %178 = memref.alloca() : memref<16xf32>
+        scf.for %179 = %175 to %177 step %151 {
+          %180 = arith.muli %179, %145 : index
+          %181 = arith.addi %144, %180 : index
+          %182 = arith.constant 1024 : index
+          %183 = arith.constant 1 : index
+          %184 = arith.subi %N, %183 : index
+          %185 = arith.addi %181, %182 : index
+          %186 = arith.minsi %185, %184 : index
+          memref.prefetch %v[%186], read, locality<3>, data : memref<?xf32>
+          %187 = arith.constant 1024 : index
+          %188 = arith.addi %181, %187 : index
+          %189 = arith.minsi %188, %184 : index
+          memref.prefetch %grad[%189], read, locality<3>, data : memref<?xf32>
+          %190 = arith.constant 0 : index
+          %191 = memref.reinterpret_cast %178 to offset: [0], sizes: [%145], strides: [%190] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%195, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%180 : memref<16xf32>) {
-            ^bb0(%196: f32, %197: f32, %198: f32):
-            %199 = linalg.index 0 : index
-            %200 = arith.addi %199, %183 : index
-            %201 = memref.load %v[%200] : memref<?xf32>
-            %202 = arith.mulf %197, %201 : f32
-            %203 = arith.constant 1.0 : f32
-            %204 = arith.subf %203, %197 : f32
-            %205 = memref.load %grad[%200] : memref<?xf32>
-            %206 = arith.mulf %204, %205 : f32
-            %207 = memref.load %grad[%200] : memref<?xf32>
-            %208 = arith.mulf %206, %207 : f32
-            %209 = arith.addf %202, %208 : f32
-            linalg.yield %209 : f32
+              ins(%191, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%178 : memref<16xf32>) {
+            ^bb0(%192: f32, %193: f32, %194: f32):
+            %195 = linalg.index 0 : index
+            %196 = arith.addi %195, %181 : index
+            %197 = memref.load %v[%196] : memref<?xf32>
+            %198 = arith.mulf %193, %197 : f32
+            %199 = arith.constant 1.0 : f32
+            %200 = arith.subf %199, %193 : f32
+            %201 = memref.load %grad[%196] : memref<?xf32>
+            %202 = arith.mulf %200, %201 : f32
+            %203 = memref.load %grad[%196] : memref<?xf32>
+            %204 = arith.mulf %202, %203 : f32
+            %205 = arith.addf %198, %204 : f32
+            linalg.yield %205 : f32
           }
-          %210 = arith.constant 8 : index
-          %211 = vector.load %180[%152] : memref<16xf32>, vector<8xf32>
-          %212 = vector.load %180[%210] : memref<16xf32>, vector<8xf32>
-          %213 = arith.muli %183, %133 : index
-          %214 = arith.addi %140, %213 : index
-          %215 = arith.index_cast %214 : index to i64
-          %216 = llvm.inttoptr %215 : i64 to !llvm.ptr
-          llvm.store %211, %216 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %217 = llvm.getelementptr %216[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %212, %217 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %206 = arith.constant 8 : index
+          %207 = vector.load %178[%150] : memref<16xf32>, vector<8xf32>
+          %208 = vector.load %178[%206] : memref<16xf32>, vector<8xf32>
+          %209 = arith.muli %181, %131 : index
+          %210 = arith.addi %138, %209 : index
+          %211 = arith.index_cast %210 : index to i64
+          %212 = llvm.inttoptr %211 : i64 to !llvm.ptr
+          llvm.store %207, %212 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %213 = llvm.getelementptr %212[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %208, %213 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %218 = arith.subi %N, %151 : index
-      %219 = memref.subview %v_out[%151] [%218] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %220 = arith.constant 0 : index
-      %221 = memref.reinterpret_cast %219 to offset: [0], sizes: [%218], strides: [%220] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %214 = arith.subi %N, %149 : index
+      %215 = memref.subview %v_out[%149] [%214] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %216 = arith.constant 0 : index
+      %217 = memref.reinterpret_cast %215 to offset: [0], sizes: [%214], strides: [%216] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%221, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%219 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%222: f32, %223: f32, %224: f32):
-        %225 = linalg.index 0 : index
-        %226 = arith.addi %225, %151 : index
-        %227 = memref.load %v[%226] : memref<?xf32>
-        %228 = arith.mulf %223, %227 : f32
-        %229 = arith.constant 1.0 : f32
-        %230 = arith.subf %229, %223 : f32
-        %231 = memref.load %grad[%226] : memref<?xf32>
-        %232 = arith.mulf %230, %231 : f32
-        %233 = memref.load %grad[%226] : memref<?xf32>
-        %234 = arith.mulf %232, %233 : f32
-        %235 = arith.addf %228, %234 : f32
-        linalg.yield %235 : f32
+          ins(%217, %beta2 : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%215 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%218: f32, %219: f32, %220: f32):
+        %221 = linalg.index 0 : index
+        %222 = arith.addi %221, %149 : index
+        %223 = memref.load %v[%222] : memref<?xf32>
+        %224 = arith.mulf %219, %223 : f32
+        %225 = arith.constant 1.0 : f32
+        %226 = arith.subf %225, %219 : f32
+        %227 = memref.load %grad[%222] : memref<?xf32>
+        %228 = arith.mulf %226, %227 : f32
+        %229 = memref.load %grad[%222] : memref<?xf32>
+        %230 = arith.mulf %228, %229 : f32
+        %231 = arith.addf %224, %230 : f32
+        linalg.yield %231 : f32
       }
     } else {
-      %236 = arith.constant 0 : index
-      %237 = memref.reinterpret_cast %v_out to offset: [0], sizes: [%N], strides: [%236] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %232 = arith.constant 0 : index
+      %233 = memref.reinterpret_cast %v_out to offset: [0], sizes: [%N], strides: [%232] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%237, %beta2, %v, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          ins(%233, %beta2, %v, %grad : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
           outs(%v_out : memref<?xf32>) {
-        ^bb0(%238: f32, %239: f32, %240: f32, %241: f32, %242: f32):
-        %243 = arith.mulf %239, %240 : f32
-        %244 = arith.constant 1.0 : f32
-        %245 = arith.subf %244, %239 : f32
-        %246 = arith.mulf %245, %241 : f32
-        %247 = arith.mulf %246, %241 : f32
-        %248 = arith.addf %243, %247 : f32
-        linalg.yield %248 : f32
+        ^bb0(%234: f32, %235: f32, %236: f32, %237: f32, %238: f32):
+        %239 = arith.mulf %235, %236 : f32
+        %240 = arith.constant 1.0 : f32
+        %241 = arith.subf %240, %235 : f32
+        %242 = arith.mulf %241, %237 : f32
+        %243 = arith.mulf %242, %237 : f32
+        %244 = arith.addf %239, %243 : f32
+        linalg.yield %244 : f32
       }
     }
     // param_out[i] = param[i] - lr * (m_out[i] / beta1_correction / (sqrt(v_out[i] / beta2_correction) + eps) + weight_decay * param[i])
+    %245 = arith.constant 4 : index
+    %246 = arith.muli %245, %N : index
+    %247 = arith.constant 4 : index
+    %248 = arith.addi %246, %247 : index
     %249 = arith.constant 4 : index
-    %250 = arith.muli %249, %N : index
+    %250 = arith.addi %248, %249 : index
     %251 = arith.constant 4 : index
     %252 = arith.addi %250, %251 : index
     %253 = arith.constant 4 : index
@@ -442,174 +442,166 @@ module attributes {transform.with_named_sequence} {
     %255 = arith.constant 4 : index
     %256 = arith.addi %254, %255 : index
     %257 = arith.constant 4 : index
-    %258 = arith.addi %256, %257 : index
-    %259 = arith.constant 4 : index
-    %260 = arith.addi %258, %259 : index
-    %261 = arith.constant 4 : index
-    %262 = arith.muli %261, %N : index
-    %263 = arith.addi %260, %262 : index
-    %264 = arith.constant 4 : index
-    %265 = arith.muli %264, %N : index
-    %266 = arith.addi %263, %265 : index
-    %267 = arith.constant 4 : index
-    %268 = arith.muli %267, %N : index
-    %269 = arith.addi %266, %268 : index
-    %270 = arith.constant 33554432 : index
-    %271 = arith.cmpi sge, %269, %270 : index
-    scf.if %271 {
+    %258 = arith.muli %257, %N : index
+    %259 = arith.addi %256, %258 : index
+    %260 = arith.constant 4 : index
+    %261 = arith.muli %260, %N : index
+    %262 = arith.addi %259, %261 : index
+    %263 = arith.constant 4 : index
+    %264 = arith.muli %263, %N : index
+    %265 = arith.addi %262, %264 : index
+    %266 = arith.constant 33554432 : index
+    %267 = arith.cmpi sge, %265, %266 : index
+    scf.if %267 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %272 = arith.constant 4 : index
-      %273, %274, %275, %276 = memref.extract_strided_metadata %param_out : memref<?xf32> -> memref<f32>, index, index, index
-      %277 = memref.extract_aligned_pointer_as_index %param_out : memref<?xf32> -> index
-      %278 = arith.muli %274, %272 : index
-      %279 = arith.addi %277, %278 : index
-      %280 = arith.constant 64 : index
-      %281 = arith.remui %279, %280 : index
-      %282 = arith.subi %280, %281 : index
-      %283 = arith.remui %282, %280 : index
-      %284 = arith.divui %283, %272 : index
-      %285 = arith.minsi %284, %N : index
-      %286 = arith.constant 16 : index
-      %287 = arith.subi %N, %285 : index
-      %288 = arith.divui %287, %286 : index
-      %289 = arith.muli %288, %286 : index
-      %290 = arith.addi %285, %289 : index
-      %291 = arith.constant 0 : index
-      %292 = arith.constant 1 : index
-      %293 = memref.subview %param_out[%291] [%285] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %294 = arith.constant 0 : index
-      %295 = memref.reinterpret_cast %293 to offset: [0], sizes: [%285], strides: [%294] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %268 = arith.constant 4 : index
+      %269, %270, %271, %272 = memref.extract_strided_metadata %param_out : memref<?xf32> -> memref<f32>, index, index, index
+      %273 = memref.extract_aligned_pointer_as_index %param_out : memref<?xf32> -> index
+      %274 = arith.muli %270, %268 : index
+      %275 = arith.addi %273, %274 : index
+      %276 = arith.constant 64 : index
+      %277 = arith.remui %275, %276 : index
+      %278 = arith.subi %276, %277 : index
+      %279 = arith.remui %278, %276 : index
+      %280 = arith.divui %279, %268 : index
+      %281 = arith.minsi %280, %N : index
+      %282 = arith.constant 16 : index
+      %283 = arith.subi %N, %281 : index
+      %284 = arith.divui %283, %282 : index
+      %285 = arith.muli %284, %282 : index
+      %286 = arith.addi %281, %285 : index
+      %287 = arith.constant 0 : index
+      %288 = arith.constant 1 : index
+      %289 = memref.subview %param_out[%287] [%281] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %290 = arith.constant 0 : index
+      %291 = memref.reinterpret_cast %289 to offset: [0], sizes: [%281], strides: [%290] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%295, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
-          outs(%293 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%296: f32, %297: f32, %298: f32, %299: f32, %300: f32, %301: f32, %302: f32):
-        %303 = linalg.index 0 : index
-        %304 = arith.addi %303, %291 : index
-        %305 = memref.load %param[%304] : memref<?xf32>
-        %306 = memref.load %m_out[%304] : memref<?xf32>
-        %307 = arith.divf %306, %298 : f32
-        %308 = memref.load %v_out[%304] : memref<?xf32>
-        %309 = arith.divf %308, %299 : f32
-        %310 = math.sqrt %309 : f32
-        %311 = arith.addf %310, %300 : f32
-        %312 = arith.divf %307, %311 : f32
-        %313 = memref.load %param[%304] : memref<?xf32>
-        %314 = arith.mulf %301, %313 : f32
-        %315 = arith.addf %312, %314 : f32
-        %316 = arith.mulf %297, %315 : f32
-        %317 = arith.subf %305, %316 : f32
-        linalg.yield %317 : f32
+          ins(%291, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%289 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%292: f32, %293: f32, %294: f32, %295: f32, %296: f32, %297: f32, %298: f32):
+        %299 = linalg.index 0 : index
+        %300 = arith.addi %299, %287 : index
+        %301 = memref.load %param[%300] : memref<?xf32>
+        %302 = memref.load %m_out[%300] : memref<?xf32>
+        %303 = arith.divf %302, %294 : f32
+        %304 = memref.load %v_out[%300] : memref<?xf32>
+        %305 = arith.divf %304, %295 : f32
+        %306 = math.sqrt %305 : f32
+        %307 = arith.addf %306, %296 : f32
+        %308 = arith.divf %303, %307 : f32
+        %309 = memref.load %param[%300] : memref<?xf32>
+        %310 = arith.mulf %297, %309 : f32
+        %311 = arith.addf %308, %310 : f32
+        %312 = arith.mulf %293, %311 : f32
+        %313 = arith.subf %301, %312 : f32
+        linalg.yield %313 : f32
       }
-      %318 = arith.constant 63 : index
-      %319 = arith.addi %288, %318 : index
-      %320 = arith.constant 64 : index
-      %321 = arith.divui %319, %320 : index
-      %322 = arith.constant 1 : index
-      %323 = arith.maxsi %321, %322 : index
-      scf.parallel (%324) = (%291) to (%288) step (%323) {
-        %325 = arith.addi %324, %323 : index
-        %326 = arith.minsi %325, %288 : index
-        %327 = memref.alloca() : memref<16xf32>
-        scf.for %328 = %324 to %326 step %292 {
-          %329 = arith.muli %328, %286 : index
-          %330 = arith.addi %285, %329 : index
-          %331 = arith.constant 1024 : index
-          %332 = arith.constant 1 : index
-          %333 = arith.subi %N, %332 : index
-          %334 = arith.addi %330, %331 : index
-          %335 = arith.minsi %334, %333 : index
-          memref.prefetch %param[%335], read, locality<3>, data : memref<?xf32>
-          %336 = arith.constant 1024 : index
-          %337 = arith.constant 1 : index
-          %338 = arith.subi %N, %337 : index
-          %339 = arith.addi %330, %336 : index
-          %340 = arith.minsi %339, %338 : index
-          memref.prefetch %m_out[%340], read, locality<3>, data : memref<?xf32>
-          %341 = arith.constant 1024 : index
-          %342 = arith.constant 1 : index
-          %343 = arith.subi %N, %342 : index
-          %344 = arith.addi %330, %341 : index
-          %345 = arith.minsi %344, %343 : index
-          memref.prefetch %v_out[%345], read, locality<3>, data : memref<?xf32>
-          %346 = arith.constant 0 : index
-          %347 = memref.reinterpret_cast %327 to offset: [0], sizes: [%286], strides: [%346] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %314 = arith.constant 63 : index
+      %315 = arith.addi %284, %314 : index
+      %316 = arith.constant 64 : index
+      %317 = arith.divui %315, %316 : index
+      %318 = arith.constant 1 : index
+      %319 = arith.maxsi %317, %318 : index
+      scf.parallel (%320) = (%287) to (%284) step (%319) {
+        %321 = arith.addi %320, %319 : index
+        %322 = arith.minsi %321, %284 : index
+        %323 = memref.alloca() : memref<16xf32>
+        scf.for %324 = %320 to %322 step %288 {
+          %325 = arith.muli %324, %282 : index
+          %326 = arith.addi %281, %325 : index
+          %327 = arith.constant 1024 : index
+          %328 = arith.constant 1 : index
+          %329 = arith.subi %N, %328 : index
+          %330 = arith.addi %326, %327 : index
+          %331 = arith.minsi %330, %329 : index
+          memref.prefetch %param[%331], read, locality<3>, data : memref<?xf32>
+          %332 = arith.constant 1024 : index
+          %333 = arith.addi %326, %332 : index
+          %334 = arith.minsi %333, %329 : index
+          memref.prefetch %m_out[%334], read, locality<3>, data : memref<?xf32>
+          %335 = arith.constant 1024 : index
+          %336 = arith.addi %326, %335 : index
+          %337 = arith.minsi %336, %329 : index
+          memref.prefetch %v_out[%337], read, locality<3>, data : memref<?xf32>
+          %338 = arith.constant 0 : index
+          %339 = memref.reinterpret_cast %323 to offset: [0], sizes: [%282], strides: [%338] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%347, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
-              outs(%327 : memref<16xf32>) {
-            ^bb0(%348: f32, %349: f32, %350: f32, %351: f32, %352: f32, %353: f32, %354: f32):
-            %355 = linalg.index 0 : index
-            %356 = arith.addi %355, %330 : index
-            %357 = memref.load %param[%356] : memref<?xf32>
-            %358 = memref.load %m_out[%356] : memref<?xf32>
-            %359 = arith.divf %358, %350 : f32
-            %360 = memref.load %v_out[%356] : memref<?xf32>
-            %361 = arith.divf %360, %351 : f32
-            %362 = math.sqrt %361 : f32
-            %363 = arith.addf %362, %352 : f32
-            %364 = arith.divf %359, %363 : f32
-            %365 = memref.load %param[%356] : memref<?xf32>
-            %366 = arith.mulf %353, %365 : f32
-            %367 = arith.addf %364, %366 : f32
-            %368 = arith.mulf %349, %367 : f32
-            %369 = arith.subf %357, %368 : f32
-            linalg.yield %369 : f32
+              ins(%339, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+              outs(%323 : memref<16xf32>) {
+            ^bb0(%340: f32, %341: f32, %342: f32, %343: f32, %344: f32, %345: f32, %346: f32):
+            %347 = linalg.index 0 : index
+            %348 = arith.addi %347, %326 : index
+            %349 = memref.load %param[%348] : memref<?xf32>
+            %350 = memref.load %m_out[%348] : memref<?xf32>
+            %351 = arith.divf %350, %342 : f32
+            %352 = memref.load %v_out[%348] : memref<?xf32>
+            %353 = arith.divf %352, %343 : f32
+            %354 = math.sqrt %353 : f32
+            %355 = arith.addf %354, %344 : f32
+            %356 = arith.divf %351, %355 : f32
+            %357 = memref.load %param[%348] : memref<?xf32>
+            %358 = arith.mulf %345, %357 : f32
+            %359 = arith.addf %356, %358 : f32
+            %360 = arith.mulf %341, %359 : f32
+            %361 = arith.subf %349, %360 : f32
+            linalg.yield %361 : f32
           }
-          %370 = arith.constant 8 : index
-          %371 = vector.load %327[%291] : memref<16xf32>, vector<8xf32>
-          %372 = vector.load %327[%370] : memref<16xf32>, vector<8xf32>
-          %373 = arith.muli %330, %272 : index
-          %374 = arith.addi %279, %373 : index
-          %375 = arith.index_cast %374 : index to i64
-          %376 = llvm.inttoptr %375 : i64 to !llvm.ptr
-          llvm.store %371, %376 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %377 = llvm.getelementptr %376[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %372, %377 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %362 = arith.constant 8 : index
+          %363 = vector.load %323[%287] : memref<16xf32>, vector<8xf32>
+          %364 = vector.load %323[%362] : memref<16xf32>, vector<8xf32>
+          %365 = arith.muli %326, %268 : index
+          %366 = arith.addi %275, %365 : index
+          %367 = arith.index_cast %366 : index to i64
+          %368 = llvm.inttoptr %367 : i64 to !llvm.ptr
+          llvm.store %363, %368 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %369 = llvm.getelementptr %368[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %364, %369 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %378 = arith.subi %N, %290 : index
-      %379 = memref.subview %param_out[%290] [%378] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %380 = arith.constant 0 : index
-      %381 = memref.reinterpret_cast %379 to offset: [0], sizes: [%378], strides: [%380] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %370 = arith.subi %N, %286 : index
+      %371 = memref.subview %param_out[%286] [%370] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %372 = arith.constant 0 : index
+      %373 = memref.reinterpret_cast %371 to offset: [0], sizes: [%370], strides: [%372] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%381, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
-          outs(%379 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%382: f32, %383: f32, %384: f32, %385: f32, %386: f32, %387: f32, %388: f32):
-        %389 = linalg.index 0 : index
-        %390 = arith.addi %389, %290 : index
-        %391 = memref.load %param[%390] : memref<?xf32>
-        %392 = memref.load %m_out[%390] : memref<?xf32>
-        %393 = arith.divf %392, %384 : f32
-        %394 = memref.load %v_out[%390] : memref<?xf32>
-        %395 = arith.divf %394, %385 : f32
-        %396 = math.sqrt %395 : f32
-        %397 = arith.addf %396, %386 : f32
-        %398 = arith.divf %393, %397 : f32
-        %399 = memref.load %param[%390] : memref<?xf32>
-        %400 = arith.mulf %387, %399 : f32
-        %401 = arith.addf %398, %400 : f32
-        %402 = arith.mulf %383, %401 : f32
-        %403 = arith.subf %391, %402 : f32
-        linalg.yield %403 : f32
+          ins(%373, %lr, %beta1_correction, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<f32>, memref<f32>, memref<f32>, memref<f32>, memref<f32>)
+          outs(%371 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%374: f32, %375: f32, %376: f32, %377: f32, %378: f32, %379: f32, %380: f32):
+        %381 = linalg.index 0 : index
+        %382 = arith.addi %381, %286 : index
+        %383 = memref.load %param[%382] : memref<?xf32>
+        %384 = memref.load %m_out[%382] : memref<?xf32>
+        %385 = arith.divf %384, %376 : f32
+        %386 = memref.load %v_out[%382] : memref<?xf32>
+        %387 = arith.divf %386, %377 : f32
+        %388 = math.sqrt %387 : f32
+        %389 = arith.addf %388, %378 : f32
+        %390 = arith.divf %385, %389 : f32
+        %391 = memref.load %param[%382] : memref<?xf32>
+        %392 = arith.mulf %379, %391 : f32
+        %393 = arith.addf %390, %392 : f32
+        %394 = arith.mulf %375, %393 : f32
+        %395 = arith.subf %383, %394 : f32
+        linalg.yield %395 : f32
       }
     } else {
-      %404 = arith.constant 0 : index
-      %405 = memref.reinterpret_cast %param_out to offset: [0], sizes: [%N], strides: [%404] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %396 = arith.constant 0 : index
+      %397 = memref.reinterpret_cast %param_out to offset: [0], sizes: [%N], strides: [%396] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%405, %param, %lr, %m_out, %beta1_correction, %v_out, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<f32>, memref<f32>)
+          ins(%397, %param, %lr, %m_out, %beta1_correction, %v_out, %beta2_correction, %eps, %weight_decay : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<?xf32>, memref<f32>, memref<f32>, memref<f32>)
           outs(%param_out : memref<?xf32>) {
-        ^bb0(%406: f32, %407: f32, %408: f32, %409: f32, %410: f32, %411: f32, %412: f32, %413: f32, %414: f32, %415: f32):
-        %416 = arith.divf %409, %410 : f32
-        %417 = arith.divf %411, %412 : f32
-        %418 = math.sqrt %417 : f32
-        %419 = arith.addf %418, %413 : f32
-        %420 = arith.divf %416, %419 : f32
-        %421 = arith.mulf %414, %407 : f32
-        %422 = arith.addf %420, %421 : f32
-        %423 = arith.mulf %408, %422 : f32
-        %424 = arith.subf %407, %423 : f32
-        linalg.yield %424 : f32
+        ^bb0(%398: f32, %399: f32, %400: f32, %401: f32, %402: f32, %403: f32, %404: f32, %405: f32, %406: f32, %407: f32):
+        %408 = arith.divf %401, %402 : f32
+        %409 = arith.divf %403, %404 : f32
+        %410 = math.sqrt %409 : f32
+        %411 = arith.addf %410, %405 : f32
+        %412 = arith.divf %408, %411 : f32
+        %413 = arith.mulf %406, %399 : f32
+        %414 = arith.addf %412, %413 : f32
+        %415 = arith.mulf %400, %414 : f32
+        %416 = arith.subf %399, %415 : f32
+        linalg.yield %416 : f32
       }
     }
     return

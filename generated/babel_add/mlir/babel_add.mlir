@@ -123,62 +123,60 @@ module attributes {transform.with_named_sequence} {
           %58 = arith.minsi %57, %56 : index
           memref.prefetch %a[%58], read, locality<3>, data : memref<?xf64>
           %59 = arith.constant 512 : index
-          %60 = arith.constant 1 : index
-          %61 = arith.subi %N, %60 : index
-          %62 = arith.addi %53, %59 : index
-          %63 = arith.minsi %62, %61 : index
-          memref.prefetch %b[%63], read, locality<3>, data : memref<?xf64>
-          %64 = arith.constant 0 : index
-          %65 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%64] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %60 = arith.addi %53, %59 : index
+          %61 = arith.minsi %60, %56 : index
+          memref.prefetch %b[%61], read, locality<3>, data : memref<?xf64>
+          %62 = arith.constant 0 : index
+          %63 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%62] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%65 : memref<?xf64, strided<[?]>>)
+              ins(%63 : memref<?xf64, strided<[?]>>)
               outs(%50 : memref<8xf64>) {
-            ^bb0(%66: f64, %67: f64):
-            %68 = linalg.index 0 : index
-            %69 = arith.addi %68, %53 : index
-            %70 = memref.load %a[%69] : memref<?xf64>
-            %71 = memref.load %b[%69] : memref<?xf64>
-            %72 = arith.addf %70, %71 : f64
-            linalg.yield %72 : f64
+            ^bb0(%64: f64, %65: f64):
+            %66 = linalg.index 0 : index
+            %67 = arith.addi %66, %53 : index
+            %68 = memref.load %a[%67] : memref<?xf64>
+            %69 = memref.load %b[%67] : memref<?xf64>
+            %70 = arith.addf %68, %69 : f64
+            linalg.yield %70 : f64
           }
-          %73 = arith.constant 4 : index
-          %74 = vector.load %50[%29] : memref<8xf64>, vector<4xf64>
-          %75 = vector.load %50[%73] : memref<8xf64>, vector<4xf64>
-          %76 = arith.muli %53, %10 : index
-          %77 = arith.addi %17, %76 : index
-          %78 = arith.index_cast %77 : index to i64
-          %79 = llvm.inttoptr %78 : i64 to !llvm.ptr
-          llvm.store %74, %79 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %80 = llvm.getelementptr %79[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %75, %80 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %71 = arith.constant 4 : index
+          %72 = vector.load %50[%29] : memref<8xf64>, vector<4xf64>
+          %73 = vector.load %50[%71] : memref<8xf64>, vector<4xf64>
+          %74 = arith.muli %53, %10 : index
+          %75 = arith.addi %17, %74 : index
+          %76 = arith.index_cast %75 : index to i64
+          %77 = llvm.inttoptr %76 : i64 to !llvm.ptr
+          llvm.store %72, %77 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %78 = llvm.getelementptr %77[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %73, %78 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %81 = arith.subi %N, %28 : index
-      %82 = memref.subview %c[%28] [%81] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %83 = arith.constant 0 : index
-      %84 = memref.reinterpret_cast %82 to offset: [0], sizes: [%81], strides: [%83] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %79 = arith.subi %N, %28 : index
+      %80 = memref.subview %c[%28] [%79] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %81 = arith.constant 0 : index
+      %82 = memref.reinterpret_cast %80 to offset: [0], sizes: [%79], strides: [%81] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%84 : memref<?xf64, strided<[?]>>)
-          outs(%82 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%85: f64, %86: f64):
-        %87 = linalg.index 0 : index
-        %88 = arith.addi %87, %28 : index
-        %89 = memref.load %a[%88] : memref<?xf64>
-        %90 = memref.load %b[%88] : memref<?xf64>
-        %91 = arith.addf %89, %90 : f64
-        linalg.yield %91 : f64
+          ins(%82 : memref<?xf64, strided<[?]>>)
+          outs(%80 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%83: f64, %84: f64):
+        %85 = linalg.index 0 : index
+        %86 = arith.addi %85, %28 : index
+        %87 = memref.load %a[%86] : memref<?xf64>
+        %88 = memref.load %b[%86] : memref<?xf64>
+        %89 = arith.addf %87, %88 : f64
+        linalg.yield %89 : f64
       }
     } else {
-      %92 = arith.constant 0 : index
-      %93 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%92] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %90 = arith.constant 0 : index
+      %91 = memref.reinterpret_cast %c to offset: [0], sizes: [%N], strides: [%90] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%93, %a, %b : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>)
+          ins(%91, %a, %b : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>)
           outs(%c : memref<?xf64>) {
-        ^bb0(%94: f64, %95: f64, %96: f64, %97: f64):
-        %98 = arith.addf %95, %96 : f64
-        linalg.yield %98 : f64
+        ^bb0(%92: f64, %93: f64, %94: f64, %95: f64):
+        %96 = arith.addf %93, %94 : f64
+        linalg.yield %96 : f64
       }
     }
     return

@@ -137,76 +137,72 @@ module attributes {transform.with_named_sequence} {
           %67 = arith.minsi %66, %65 : index
           memref.prefetch %a[%67], read, locality<3>, data : memref<?xf64>
           %68 = arith.constant 512 : index
-          %69 = arith.constant 1 : index
-          %70 = arith.subi %N, %69 : index
-          %71 = arith.addi %62, %68 : index
-          %72 = arith.minsi %71, %70 : index
-          memref.prefetch %b[%72], read, locality<3>, data : memref<?xf64>
-          %73 = arith.constant 512 : index
-          %74 = arith.constant 1 : index
-          %75 = arith.subi %N, %74 : index
-          %76 = arith.addi %62, %73 : index
-          %77 = arith.minsi %76, %75 : index
-          memref.prefetch %c[%77], read, locality<3>, data : memref<?xf64>
-          %78 = arith.constant 0 : index
-          %79 = memref.reinterpret_cast %59 to offset: [0], sizes: [%29], strides: [%78] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %69 = arith.addi %62, %68 : index
+          %70 = arith.minsi %69, %65 : index
+          memref.prefetch %b[%70], read, locality<3>, data : memref<?xf64>
+          %71 = arith.constant 512 : index
+          %72 = arith.addi %62, %71 : index
+          %73 = arith.minsi %72, %65 : index
+          memref.prefetch %c[%73], read, locality<3>, data : memref<?xf64>
+          %74 = arith.constant 0 : index
+          %75 = memref.reinterpret_cast %59 to offset: [0], sizes: [%29], strides: [%74] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%79, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+              ins(%75, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
               outs(%59 : memref<8xf64>) {
-            ^bb0(%80: f64, %81: f64, %82: f64):
-            %83 = linalg.index 0 : index
-            %84 = arith.addi %83, %62 : index
-            %85 = memref.load %a[%84] : memref<?xf64>
-            %86 = memref.load %b[%84] : memref<?xf64>
-            %87 = arith.addf %85, %86 : f64
-            %88 = memref.load %c[%84] : memref<?xf64>
-            %89 = arith.mulf %81, %88 : f64
-            %90 = arith.addf %87, %89 : f64
-            linalg.yield %90 : f64
+            ^bb0(%76: f64, %77: f64, %78: f64):
+            %79 = linalg.index 0 : index
+            %80 = arith.addi %79, %62 : index
+            %81 = memref.load %a[%80] : memref<?xf64>
+            %82 = memref.load %b[%80] : memref<?xf64>
+            %83 = arith.addf %81, %82 : f64
+            %84 = memref.load %c[%80] : memref<?xf64>
+            %85 = arith.mulf %77, %84 : f64
+            %86 = arith.addf %83, %85 : f64
+            linalg.yield %86 : f64
           }
-          %91 = arith.constant 4 : index
-          %92 = vector.load %59[%34] : memref<8xf64>, vector<4xf64>
-          %93 = vector.load %59[%91] : memref<8xf64>, vector<4xf64>
-          %94 = arith.muli %62, %15 : index
-          %95 = arith.addi %22, %94 : index
-          %96 = arith.index_cast %95 : index to i64
-          %97 = llvm.inttoptr %96 : i64 to !llvm.ptr
-          llvm.store %92, %97 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %98 = llvm.getelementptr %97[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %93, %98 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %87 = arith.constant 4 : index
+          %88 = vector.load %59[%34] : memref<8xf64>, vector<4xf64>
+          %89 = vector.load %59[%87] : memref<8xf64>, vector<4xf64>
+          %90 = arith.muli %62, %15 : index
+          %91 = arith.addi %22, %90 : index
+          %92 = arith.index_cast %91 : index to i64
+          %93 = llvm.inttoptr %92 : i64 to !llvm.ptr
+          llvm.store %88, %93 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %94 = llvm.getelementptr %93[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %89, %94 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %99 = arith.subi %N, %33 : index
-      %100 = memref.subview %a_out[%33] [%99] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %101 = arith.constant 0 : index
-      %102 = memref.reinterpret_cast %100 to offset: [0], sizes: [%99], strides: [%101] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %95 = arith.subi %N, %33 : index
+      %96 = memref.subview %a_out[%33] [%95] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %97 = arith.constant 0 : index
+      %98 = memref.reinterpret_cast %96 to offset: [0], sizes: [%95], strides: [%97] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%102, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
-          outs(%100 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%103: f64, %104: f64, %105: f64):
-        %106 = linalg.index 0 : index
-        %107 = arith.addi %106, %33 : index
-        %108 = memref.load %a[%107] : memref<?xf64>
-        %109 = memref.load %b[%107] : memref<?xf64>
-        %110 = arith.addf %108, %109 : f64
-        %111 = memref.load %c[%107] : memref<?xf64>
-        %112 = arith.mulf %104, %111 : f64
-        %113 = arith.addf %110, %112 : f64
-        linalg.yield %113 : f64
+          ins(%98, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%96 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%99: f64, %100: f64, %101: f64):
+        %102 = linalg.index 0 : index
+        %103 = arith.addi %102, %33 : index
+        %104 = memref.load %a[%103] : memref<?xf64>
+        %105 = memref.load %b[%103] : memref<?xf64>
+        %106 = arith.addf %104, %105 : f64
+        %107 = memref.load %c[%103] : memref<?xf64>
+        %108 = arith.mulf %100, %107 : f64
+        %109 = arith.addf %106, %108 : f64
+        linalg.yield %109 : f64
       }
     } else {
-      %114 = arith.constant 0 : index
-      %115 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%114] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %110 = arith.constant 0 : index
+      %111 = memref.reinterpret_cast %a_out to offset: [0], sizes: [%N], strides: [%110] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%115, %a, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>, memref<f64>, memref<?xf64>)
+          ins(%111, %a, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<?xf64>, memref<f64>, memref<?xf64>)
           outs(%a_out : memref<?xf64>) {
-        ^bb0(%116: f64, %117: f64, %118: f64, %119: f64, %120: f64, %121: f64):
-        %122 = arith.addf %117, %118 : f64
-        %123 = arith.mulf %119, %120 : f64
-        %124 = arith.addf %122, %123 : f64
-        linalg.yield %124 : f64
+        ^bb0(%112: f64, %113: f64, %114: f64, %115: f64, %116: f64, %117: f64):
+        %118 = arith.addf %113, %114 : f64
+        %119 = arith.mulf %115, %116 : f64
+        %120 = arith.addf %118, %119 : f64
+        linalg.yield %120 : f64
       }
     }
     return

@@ -129,65 +129,63 @@ module attributes {transform.with_named_sequence} {
           %62 = arith.minsi %61, %60 : index
           memref.prefetch %b[%62], read, locality<3>, data : memref<?xf64>
           %63 = arith.constant 512 : index
-          %64 = arith.constant 1 : index
-          %65 = arith.subi %N, %64 : index
-          %66 = arith.addi %57, %63 : index
-          %67 = arith.minsi %66, %65 : index
-          memref.prefetch %c[%67], read, locality<3>, data : memref<?xf64>
-          %68 = arith.constant 0 : index
-          %69 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%68] : memref<8xf64> to memref<?xf64, strided<[?]>>
+          %64 = arith.addi %57, %63 : index
+          %65 = arith.minsi %64, %60 : index
+          memref.prefetch %c[%65], read, locality<3>, data : memref<?xf64>
+          %66 = arith.constant 0 : index
+          %67 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%66] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%69, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+              ins(%67, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
               outs(%54 : memref<8xf64>) {
-            ^bb0(%70: f64, %71: f64, %72: f64):
-            %73 = linalg.index 0 : index
-            %74 = arith.addi %73, %57 : index
-            %75 = memref.load %b[%74] : memref<?xf64>
-            %76 = memref.load %c[%74] : memref<?xf64>
-            %77 = arith.mulf %71, %76 : f64
-            %78 = arith.addf %75, %77 : f64
-            linalg.yield %78 : f64
+            ^bb0(%68: f64, %69: f64, %70: f64):
+            %71 = linalg.index 0 : index
+            %72 = arith.addi %71, %57 : index
+            %73 = memref.load %b[%72] : memref<?xf64>
+            %74 = memref.load %c[%72] : memref<?xf64>
+            %75 = arith.mulf %69, %74 : f64
+            %76 = arith.addf %73, %75 : f64
+            linalg.yield %76 : f64
           }
-          %79 = arith.constant 4 : index
-          %80 = vector.load %54[%31] : memref<8xf64>, vector<4xf64>
-          %81 = vector.load %54[%79] : memref<8xf64>, vector<4xf64>
-          %82 = arith.muli %57, %12 : index
-          %83 = arith.addi %19, %82 : index
-          %84 = arith.index_cast %83 : index to i64
-          %85 = llvm.inttoptr %84 : i64 to !llvm.ptr
-          llvm.store %80, %85 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %86 = llvm.getelementptr %85[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %81, %86 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %77 = arith.constant 4 : index
+          %78 = vector.load %54[%31] : memref<8xf64>, vector<4xf64>
+          %79 = vector.load %54[%77] : memref<8xf64>, vector<4xf64>
+          %80 = arith.muli %57, %12 : index
+          %81 = arith.addi %19, %80 : index
+          %82 = arith.index_cast %81 : index to i64
+          %83 = llvm.inttoptr %82 : i64 to !llvm.ptr
+          llvm.store %78, %83 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %84 = llvm.getelementptr %83[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %79, %84 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %87 = arith.subi %N, %30 : index
-      %88 = memref.subview %a[%30] [%87] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %89 = arith.constant 0 : index
-      %90 = memref.reinterpret_cast %88 to offset: [0], sizes: [%87], strides: [%89] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %85 = arith.subi %N, %30 : index
+      %86 = memref.subview %a[%30] [%85] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %87 = arith.constant 0 : index
+      %88 = memref.reinterpret_cast %86 to offset: [0], sizes: [%85], strides: [%87] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%90, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
-          outs(%88 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%91: f64, %92: f64, %93: f64):
-        %94 = linalg.index 0 : index
-        %95 = arith.addi %94, %30 : index
-        %96 = memref.load %b[%95] : memref<?xf64>
-        %97 = memref.load %c[%95] : memref<?xf64>
-        %98 = arith.mulf %92, %97 : f64
-        %99 = arith.addf %96, %98 : f64
-        linalg.yield %99 : f64
+          ins(%88, %scalar : memref<?xf64, strided<[?]>>, memref<f64>)
+          outs(%86 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%89: f64, %90: f64, %91: f64):
+        %92 = linalg.index 0 : index
+        %93 = arith.addi %92, %30 : index
+        %94 = memref.load %b[%93] : memref<?xf64>
+        %95 = memref.load %c[%93] : memref<?xf64>
+        %96 = arith.mulf %90, %95 : f64
+        %97 = arith.addf %94, %96 : f64
+        linalg.yield %97 : f64
       }
     } else {
-      %100 = arith.constant 0 : index
-      %101 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%100] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %98 = arith.constant 0 : index
+      %99 = memref.reinterpret_cast %a to offset: [0], sizes: [%N], strides: [%98] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%101, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<f64>, memref<?xf64>)
+          ins(%99, %b, %scalar, %c : memref<?xf64, strided<[?]>>, memref<?xf64>, memref<f64>, memref<?xf64>)
           outs(%a : memref<?xf64>) {
-        ^bb0(%102: f64, %103: f64, %104: f64, %105: f64, %106: f64):
-        %107 = arith.mulf %104, %105 : f64
-        %108 = arith.addf %103, %107 : f64
-        linalg.yield %108 : f64
+        ^bb0(%100: f64, %101: f64, %102: f64, %103: f64, %104: f64):
+        %105 = arith.mulf %102, %103 : f64
+        %106 = arith.addf %101, %105 : f64
+        linalg.yield %106 : f64
       }
     }
     return

@@ -123,62 +123,60 @@ module attributes {transform.with_named_sequence} {
           %58 = arith.minsi %57, %56 : index
           memref.prefetch %a[%58], read, locality<3>, data : memref<?xf32>
           %59 = arith.constant 1024 : index
-          %60 = arith.constant 1 : index
-          %61 = arith.subi %N, %60 : index
-          %62 = arith.addi %53, %59 : index
-          %63 = arith.minsi %62, %61 : index
-          memref.prefetch %b[%63], read, locality<3>, data : memref<?xf32>
-          %64 = arith.constant 0 : index
-          %65 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%64] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %60 = arith.addi %53, %59 : index
+          %61 = arith.minsi %60, %56 : index
+          memref.prefetch %b[%61], read, locality<3>, data : memref<?xf32>
+          %62 = arith.constant 0 : index
+          %63 = memref.reinterpret_cast %50 to offset: [0], sizes: [%24], strides: [%62] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%65 : memref<?xf32, strided<[?]>>)
+              ins(%63 : memref<?xf32, strided<[?]>>)
               outs(%50 : memref<16xf32>) {
-            ^bb0(%66: f32, %67: f32):
-            %68 = linalg.index 0 : index
-            %69 = arith.addi %68, %53 : index
-            %70 = memref.load %a[%69] : memref<?xf32>
-            %71 = memref.load %b[%69] : memref<?xf32>
-            %72 = arith.addf %70, %71 : f32
-            linalg.yield %72 : f32
+            ^bb0(%64: f32, %65: f32):
+            %66 = linalg.index 0 : index
+            %67 = arith.addi %66, %53 : index
+            %68 = memref.load %a[%67] : memref<?xf32>
+            %69 = memref.load %b[%67] : memref<?xf32>
+            %70 = arith.addf %68, %69 : f32
+            linalg.yield %70 : f32
           }
-          %73 = arith.constant 8 : index
-          %74 = vector.load %50[%29] : memref<16xf32>, vector<8xf32>
-          %75 = vector.load %50[%73] : memref<16xf32>, vector<8xf32>
-          %76 = arith.muli %53, %10 : index
-          %77 = arith.addi %17, %76 : index
-          %78 = arith.index_cast %77 : index to i64
-          %79 = llvm.inttoptr %78 : i64 to !llvm.ptr
-          llvm.store %74, %79 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %80 = llvm.getelementptr %79[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %75, %80 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %71 = arith.constant 8 : index
+          %72 = vector.load %50[%29] : memref<16xf32>, vector<8xf32>
+          %73 = vector.load %50[%71] : memref<16xf32>, vector<8xf32>
+          %74 = arith.muli %53, %10 : index
+          %75 = arith.addi %17, %74 : index
+          %76 = arith.index_cast %75 : index to i64
+          %77 = llvm.inttoptr %76 : i64 to !llvm.ptr
+          llvm.store %72, %77 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %78 = llvm.getelementptr %77[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %73, %78 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %81 = arith.subi %N, %28 : index
-      %82 = memref.subview %y[%28] [%81] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %83 = arith.constant 0 : index
-      %84 = memref.reinterpret_cast %82 to offset: [0], sizes: [%81], strides: [%83] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %79 = arith.subi %N, %28 : index
+      %80 = memref.subview %y[%28] [%79] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %81 = arith.constant 0 : index
+      %82 = memref.reinterpret_cast %80 to offset: [0], sizes: [%79], strides: [%81] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%84 : memref<?xf32, strided<[?]>>)
-          outs(%82 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%85: f32, %86: f32):
-        %87 = linalg.index 0 : index
-        %88 = arith.addi %87, %28 : index
-        %89 = memref.load %a[%88] : memref<?xf32>
-        %90 = memref.load %b[%88] : memref<?xf32>
-        %91 = arith.addf %89, %90 : f32
-        linalg.yield %91 : f32
+          ins(%82 : memref<?xf32, strided<[?]>>)
+          outs(%80 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%83: f32, %84: f32):
+        %85 = linalg.index 0 : index
+        %86 = arith.addi %85, %28 : index
+        %87 = memref.load %a[%86] : memref<?xf32>
+        %88 = memref.load %b[%86] : memref<?xf32>
+        %89 = arith.addf %87, %88 : f32
+        linalg.yield %89 : f32
       }
     } else {
-      %92 = arith.constant 0 : index
-      %93 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%92] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %90 = arith.constant 0 : index
+      %91 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%90] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%93, %a, %b : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+          ins(%91, %a, %b : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%94: f32, %95: f32, %96: f32, %97: f32):
-        %98 = arith.addf %95, %96 : f32
-        linalg.yield %98 : f32
+        ^bb0(%92: f32, %93: f32, %94: f32, %95: f32):
+        %96 = arith.addf %93, %94 : f32
+        linalg.yield %96 : f32
       }
     }
     return

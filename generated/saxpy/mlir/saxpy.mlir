@@ -129,65 +129,63 @@ module attributes {transform.with_named_sequence} {
           %62 = arith.minsi %61, %60 : index
           memref.prefetch %x[%62], read, locality<3>, data : memref<?xf32>
           %63 = arith.constant 1024 : index
-          %64 = arith.constant 1 : index
-          %65 = arith.subi %N, %64 : index
-          %66 = arith.addi %57, %63 : index
-          %67 = arith.minsi %66, %65 : index
-          memref.prefetch %y[%67], read, locality<3>, data : memref<?xf32>
-          %68 = arith.constant 0 : index
-          %69 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%68] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          %64 = arith.addi %57, %63 : index
+          %65 = arith.minsi %64, %60 : index
+          memref.prefetch %y[%65], read, locality<3>, data : memref<?xf32>
+          %66 = arith.constant 0 : index
+          %67 = memref.reinterpret_cast %54 to offset: [0], sizes: [%26], strides: [%66] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%69, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+              ins(%67, %a : memref<?xf32, strided<[?]>>, memref<f32>)
               outs(%54 : memref<16xf32>) {
-            ^bb0(%70: f32, %71: f32, %72: f32):
-            %73 = linalg.index 0 : index
-            %74 = arith.addi %73, %57 : index
-            %75 = memref.load %x[%74] : memref<?xf32>
-            %76 = arith.mulf %71, %75 : f32
-            %77 = memref.load %y[%74] : memref<?xf32>
-            %78 = arith.addf %76, %77 : f32
-            linalg.yield %78 : f32
+            ^bb0(%68: f32, %69: f32, %70: f32):
+            %71 = linalg.index 0 : index
+            %72 = arith.addi %71, %57 : index
+            %73 = memref.load %x[%72] : memref<?xf32>
+            %74 = arith.mulf %69, %73 : f32
+            %75 = memref.load %y[%72] : memref<?xf32>
+            %76 = arith.addf %74, %75 : f32
+            linalg.yield %76 : f32
           }
-          %79 = arith.constant 8 : index
-          %80 = vector.load %54[%31] : memref<16xf32>, vector<8xf32>
-          %81 = vector.load %54[%79] : memref<16xf32>, vector<8xf32>
-          %82 = arith.muli %57, %12 : index
-          %83 = arith.addi %19, %82 : index
-          %84 = arith.index_cast %83 : index to i64
-          %85 = llvm.inttoptr %84 : i64 to !llvm.ptr
-          llvm.store %80, %85 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %86 = llvm.getelementptr %85[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %81, %86 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %77 = arith.constant 8 : index
+          %78 = vector.load %54[%31] : memref<16xf32>, vector<8xf32>
+          %79 = vector.load %54[%77] : memref<16xf32>, vector<8xf32>
+          %80 = arith.muli %57, %12 : index
+          %81 = arith.addi %19, %80 : index
+          %82 = arith.index_cast %81 : index to i64
+          %83 = llvm.inttoptr %82 : i64 to !llvm.ptr
+          llvm.store %78, %83 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %84 = llvm.getelementptr %83[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %79, %84 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %87 = arith.subi %N, %30 : index
-      %88 = memref.subview %z[%30] [%87] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %89 = arith.constant 0 : index
-      %90 = memref.reinterpret_cast %88 to offset: [0], sizes: [%87], strides: [%89] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %85 = arith.subi %N, %30 : index
+      %86 = memref.subview %z[%30] [%85] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %87 = arith.constant 0 : index
+      %88 = memref.reinterpret_cast %86 to offset: [0], sizes: [%85], strides: [%87] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%90, %a : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%88 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%91: f32, %92: f32, %93: f32):
-        %94 = linalg.index 0 : index
-        %95 = arith.addi %94, %30 : index
-        %96 = memref.load %x[%95] : memref<?xf32>
-        %97 = arith.mulf %92, %96 : f32
-        %98 = memref.load %y[%95] : memref<?xf32>
-        %99 = arith.addf %97, %98 : f32
-        linalg.yield %99 : f32
+          ins(%88, %a : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%86 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%89: f32, %90: f32, %91: f32):
+        %92 = linalg.index 0 : index
+        %93 = arith.addi %92, %30 : index
+        %94 = memref.load %x[%93] : memref<?xf32>
+        %95 = arith.mulf %90, %94 : f32
+        %96 = memref.load %y[%93] : memref<?xf32>
+        %97 = arith.addf %95, %96 : f32
+        linalg.yield %97 : f32
       }
     } else {
-      %100 = arith.constant 0 : index
-      %101 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%100] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %98 = arith.constant 0 : index
+      %99 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%98] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%101, %a, %x, %y : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
+          ins(%99, %a, %x, %y : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>, memref<?xf32>)
           outs(%z : memref<?xf32>) {
-        ^bb0(%102: f32, %103: f32, %104: f32, %105: f32, %106: f32):
-        %107 = arith.mulf %103, %104 : f32
-        %108 = arith.addf %107, %105 : f32
-        linalg.yield %108 : f32
+        ^bb0(%100: f32, %101: f32, %102: f32, %103: f32, %104: f32):
+        %105 = arith.mulf %101, %102 : f32
+        %106 = arith.addf %105, %103 : f32
+        linalg.yield %106 : f32
       }
     }
     return

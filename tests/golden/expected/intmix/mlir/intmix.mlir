@@ -461,762 +461,756 @@ module attributes {transform.with_named_sequence} {
           %87 = arith.minsi %86, %85 : index
           memref.prefetch %a[%87], read, locality<3>, data : memref<?xi32>
           %88 = arith.constant 1024 : index
-          %89 = arith.constant 1 : index
-          %90 = arith.subi %N, %89 : index
-          %91 = arith.addi %82, %88 : index
-          %92 = arith.minsi %91, %90 : index
-          memref.prefetch %b[%92], read, locality<3>, data : memref<?xi32>
-          %93 = arith.constant 0 : index
-          %94 = memref.reinterpret_cast %79 to offset: [0], sizes: [%25], strides: [%93] : memref<16xi32> to memref<?xi32, strided<[?]>>
+          %89 = arith.addi %82, %88 : index
+          %90 = arith.minsi %89, %85 : index
+          memref.prefetch %b[%90], read, locality<3>, data : memref<?xi32>
+          %91 = arith.constant 0 : index
+          %92 = memref.reinterpret_cast %79 to offset: [0], sizes: [%25], strides: [%91] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%94 : memref<?xi32, strided<[?]>>)
+              ins(%92 : memref<?xi32, strided<[?]>>)
               outs(%79 : memref<16xi32>) {
-            ^bb0(%95: i32, %96: i32):
-            %97 = linalg.index 0 : index
-            %98 = arith.addi %97, %82 : index
-            %99 = memref.load %a[%98] : memref<?xi32>
-            %100 = memref.load %b[%98] : memref<?xi32>
-            %101 = arith.constant 0 : i32
-            %102 = arith.constant 1 : i32
-            %103 = arith.constant -1 : i32
-            %104 = arith.cmpi eq, %100, %101 : i32
-            %105 = arith.cmpi eq, %100, %103 : i32
-            %106 = arith.ori %104, %105 : i1
-            %107 = arith.select %106, %102, %100 : i32
-            %108 = arith.divsi %99, %107 : i32
-            %109 = arith.subi %101, %99 : i32
-            %110 = arith.select %105, %109, %108 : i32
-            %111 = arith.select %104, %101, %110 : i32
-            %112 = memref.load %a[%98] : memref<?xi32>
-            %113 = memref.load %b[%98] : memref<?xi32>
-            %114 = arith.constant 0 : i32
-            %115 = arith.constant 1 : i32
-            %116 = arith.constant -1 : i32
-            %117 = arith.cmpi eq, %113, %114 : i32
-            %118 = arith.cmpi eq, %113, %116 : i32
-            %119 = arith.ori %117, %118 : i1
-            %120 = arith.select %119, %115, %113 : i32
-            %121 = arith.remsi %112, %120 : i32
-            %122 = arith.select %119, %114, %121 : i32
-            %123 = arith.addi %111, %122 : i32
-            %124 = memref.load %a[%98] : memref<?xi32>
-            %125 = arith.constant 0 : i32
-            %126 = arith.subi %125, %124 : i32
-            %127 = arith.constant 7 : i32
-            %128 = arith.muli %126, %127 : i32
-            %129 = arith.subi %123, %128 : i32
-            linalg.yield %129 : i32
+            ^bb0(%93: i32, %94: i32):
+            %95 = linalg.index 0 : index
+            %96 = arith.addi %95, %82 : index
+            %97 = memref.load %a[%96] : memref<?xi32>
+            %98 = memref.load %b[%96] : memref<?xi32>
+            %99 = arith.constant 0 : i32
+            %100 = arith.constant 1 : i32
+            %101 = arith.constant -1 : i32
+            %102 = arith.cmpi eq, %98, %99 : i32
+            %103 = arith.cmpi eq, %98, %101 : i32
+            %104 = arith.ori %102, %103 : i1
+            %105 = arith.select %104, %100, %98 : i32
+            %106 = arith.divsi %97, %105 : i32
+            %107 = arith.subi %99, %97 : i32
+            %108 = arith.select %103, %107, %106 : i32
+            %109 = arith.select %102, %99, %108 : i32
+            %110 = memref.load %a[%96] : memref<?xi32>
+            %111 = memref.load %b[%96] : memref<?xi32>
+            %112 = arith.constant 0 : i32
+            %113 = arith.constant 1 : i32
+            %114 = arith.constant -1 : i32
+            %115 = arith.cmpi eq, %111, %112 : i32
+            %116 = arith.cmpi eq, %111, %114 : i32
+            %117 = arith.ori %115, %116 : i1
+            %118 = arith.select %117, %113, %111 : i32
+            %119 = arith.remsi %110, %118 : i32
+            %120 = arith.select %117, %112, %119 : i32
+            %121 = arith.addi %109, %120 : i32
+            %122 = memref.load %a[%96] : memref<?xi32>
+            %123 = arith.constant 0 : i32
+            %124 = arith.subi %123, %122 : i32
+            %125 = arith.constant 7 : i32
+            %126 = arith.muli %124, %125 : i32
+            %127 = arith.subi %121, %126 : i32
+            linalg.yield %127 : i32
           }
-          %130 = arith.constant 8 : index
-          %131 = vector.load %79[%30] : memref<16xi32>, vector<8xi32>
-          %132 = vector.load %79[%130] : memref<16xi32>, vector<8xi32>
-          %133 = arith.muli %82, %11 : index
-          %134 = arith.addi %18, %133 : index
-          %135 = arith.index_cast %134 : index to i64
-          %136 = llvm.inttoptr %135 : i64 to !llvm.ptr
-          llvm.store %131, %136 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %137 = llvm.getelementptr %136[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %132, %137 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %128 = arith.constant 8 : index
+          %129 = vector.load %79[%30] : memref<16xi32>, vector<8xi32>
+          %130 = vector.load %79[%128] : memref<16xi32>, vector<8xi32>
+          %131 = arith.muli %82, %11 : index
+          %132 = arith.addi %18, %131 : index
+          %133 = arith.index_cast %132 : index to i64
+          %134 = llvm.inttoptr %133 : i64 to !llvm.ptr
+          llvm.store %129, %134 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %135 = llvm.getelementptr %134[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %130, %135 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %138 = arith.subi %N, %29 : index
-      %139 = memref.subview %q[%29] [%138] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %140 = arith.constant 0 : index
-      %141 = memref.reinterpret_cast %139 to offset: [0], sizes: [%138], strides: [%140] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %136 = arith.subi %N, %29 : index
+      %137 = memref.subview %q[%29] [%136] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %138 = arith.constant 0 : index
+      %139 = memref.reinterpret_cast %137 to offset: [0], sizes: [%136], strides: [%138] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%141 : memref<?xi32, strided<[?]>>)
-          outs(%139 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%142: i32, %143: i32):
-        %144 = linalg.index 0 : index
-        %145 = arith.addi %144, %29 : index
-        %146 = memref.load %a[%145] : memref<?xi32>
-        %147 = memref.load %b[%145] : memref<?xi32>
-        %148 = arith.constant 0 : i32
-        %149 = arith.constant 1 : i32
-        %150 = arith.constant -1 : i32
-        %151 = arith.cmpi eq, %147, %148 : i32
-        %152 = arith.cmpi eq, %147, %150 : i32
-        %153 = arith.ori %151, %152 : i1
-        %154 = arith.select %153, %149, %147 : i32
-        %155 = arith.divsi %146, %154 : i32
-        %156 = arith.subi %148, %146 : i32
-        %157 = arith.select %152, %156, %155 : i32
-        %158 = arith.select %151, %148, %157 : i32
-        %159 = memref.load %a[%145] : memref<?xi32>
-        %160 = memref.load %b[%145] : memref<?xi32>
-        %161 = arith.constant 0 : i32
-        %162 = arith.constant 1 : i32
-        %163 = arith.constant -1 : i32
-        %164 = arith.cmpi eq, %160, %161 : i32
-        %165 = arith.cmpi eq, %160, %163 : i32
-        %166 = arith.ori %164, %165 : i1
-        %167 = arith.select %166, %162, %160 : i32
-        %168 = arith.remsi %159, %167 : i32
-        %169 = arith.select %166, %161, %168 : i32
-        %170 = arith.addi %158, %169 : i32
-        %171 = memref.load %a[%145] : memref<?xi32>
-        %172 = arith.constant 0 : i32
-        %173 = arith.subi %172, %171 : i32
-        %174 = arith.constant 7 : i32
-        %175 = arith.muli %173, %174 : i32
-        %176 = arith.subi %170, %175 : i32
-        linalg.yield %176 : i32
+          ins(%139 : memref<?xi32, strided<[?]>>)
+          outs(%137 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%140: i32, %141: i32):
+        %142 = linalg.index 0 : index
+        %143 = arith.addi %142, %29 : index
+        %144 = memref.load %a[%143] : memref<?xi32>
+        %145 = memref.load %b[%143] : memref<?xi32>
+        %146 = arith.constant 0 : i32
+        %147 = arith.constant 1 : i32
+        %148 = arith.constant -1 : i32
+        %149 = arith.cmpi eq, %145, %146 : i32
+        %150 = arith.cmpi eq, %145, %148 : i32
+        %151 = arith.ori %149, %150 : i1
+        %152 = arith.select %151, %147, %145 : i32
+        %153 = arith.divsi %144, %152 : i32
+        %154 = arith.subi %146, %144 : i32
+        %155 = arith.select %150, %154, %153 : i32
+        %156 = arith.select %149, %146, %155 : i32
+        %157 = memref.load %a[%143] : memref<?xi32>
+        %158 = memref.load %b[%143] : memref<?xi32>
+        %159 = arith.constant 0 : i32
+        %160 = arith.constant 1 : i32
+        %161 = arith.constant -1 : i32
+        %162 = arith.cmpi eq, %158, %159 : i32
+        %163 = arith.cmpi eq, %158, %161 : i32
+        %164 = arith.ori %162, %163 : i1
+        %165 = arith.select %164, %160, %158 : i32
+        %166 = arith.remsi %157, %165 : i32
+        %167 = arith.select %164, %159, %166 : i32
+        %168 = arith.addi %156, %167 : i32
+        %169 = memref.load %a[%143] : memref<?xi32>
+        %170 = arith.constant 0 : i32
+        %171 = arith.subi %170, %169 : i32
+        %172 = arith.constant 7 : i32
+        %173 = arith.muli %171, %172 : i32
+        %174 = arith.subi %168, %173 : i32
+        linalg.yield %174 : i32
       }
     } else {
-      %177 = arith.constant 0 : index
-      %178 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%177] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %175 = arith.constant 0 : index
+      %176 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%175] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%178, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+          ins(%176, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
           outs(%q : memref<?xi32>) {
-        ^bb0(%179: i32, %180: i32, %181: i32, %182: i32):
-        %183 = arith.constant 0 : i32
-        %184 = arith.constant 1 : i32
-        %185 = arith.constant -1 : i32
-        %186 = arith.cmpi eq, %181, %183 : i32
-        %187 = arith.cmpi eq, %181, %185 : i32
-        %188 = arith.ori %186, %187 : i1
-        %189 = arith.select %188, %184, %181 : i32
-        %190 = arith.divsi %180, %189 : i32
-        %191 = arith.subi %183, %180 : i32
-        %192 = arith.select %187, %191, %190 : i32
-        %193 = arith.select %186, %183, %192 : i32
-        %194 = arith.constant 0 : i32
-        %195 = arith.constant 1 : i32
-        %196 = arith.constant -1 : i32
-        %197 = arith.cmpi eq, %181, %194 : i32
-        %198 = arith.cmpi eq, %181, %196 : i32
-        %199 = arith.ori %197, %198 : i1
-        %200 = arith.select %199, %195, %181 : i32
-        %201 = arith.remsi %180, %200 : i32
-        %202 = arith.select %199, %194, %201 : i32
-        %203 = arith.addi %193, %202 : i32
-        %204 = arith.constant 0 : i32
-        %205 = arith.subi %204, %180 : i32
-        %206 = arith.constant 7 : i32
-        %207 = arith.muli %205, %206 : i32
-        %208 = arith.subi %203, %207 : i32
-        linalg.yield %208 : i32
+        ^bb0(%177: i32, %178: i32, %179: i32, %180: i32):
+        %181 = arith.constant 0 : i32
+        %182 = arith.constant 1 : i32
+        %183 = arith.constant -1 : i32
+        %184 = arith.cmpi eq, %179, %181 : i32
+        %185 = arith.cmpi eq, %179, %183 : i32
+        %186 = arith.ori %184, %185 : i1
+        %187 = arith.select %186, %182, %179 : i32
+        %188 = arith.divsi %178, %187 : i32
+        %189 = arith.subi %181, %178 : i32
+        %190 = arith.select %185, %189, %188 : i32
+        %191 = arith.select %184, %181, %190 : i32
+        %192 = arith.constant 0 : i32
+        %193 = arith.constant 1 : i32
+        %194 = arith.constant -1 : i32
+        %195 = arith.cmpi eq, %179, %192 : i32
+        %196 = arith.cmpi eq, %179, %194 : i32
+        %197 = arith.ori %195, %196 : i1
+        %198 = arith.select %197, %193, %179 : i32
+        %199 = arith.remsi %178, %198 : i32
+        %200 = arith.select %197, %192, %199 : i32
+        %201 = arith.addi %191, %200 : i32
+        %202 = arith.constant 0 : i32
+        %203 = arith.subi %202, %178 : i32
+        %204 = arith.constant 7 : i32
+        %205 = arith.muli %203, %204 : i32
+        %206 = arith.subi %201, %205 : i32
+        linalg.yield %206 : i32
       }
     }
     // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
+    %207 = arith.constant 4 : index
+    %208 = arith.muli %207, %N : index
     %209 = arith.constant 4 : index
     %210 = arith.muli %209, %N : index
-    %211 = arith.constant 4 : index
-    %212 = arith.muli %211, %N : index
-    %213 = arith.addi %210, %212 : index
-    %214 = arith.constant 8 : index
-    %215 = arith.muli %214, %N : index
-    %216 = arith.addi %213, %215 : index
-    %217 = arith.constant 4 : index
-    %218 = arith.muli %217, %N : index
-    %219 = arith.addi %216, %218 : index
-    %220 = arith.constant 33554432 : index
-    %221 = arith.cmpi sge, %219, %220 : index
-    scf.if %221 {
+    %211 = arith.addi %208, %210 : index
+    %212 = arith.constant 8 : index
+    %213 = arith.muli %212, %N : index
+    %214 = arith.addi %211, %213 : index
+    %215 = arith.constant 4 : index
+    %216 = arith.muli %215, %N : index
+    %217 = arith.addi %214, %216 : index
+    %218 = arith.constant 33554432 : index
+    %219 = arith.cmpi sge, %217, %218 : index
+    scf.if %219 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %222 = arith.constant 4 : index
-      %223, %224, %225, %226 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
-      %227 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
-      %228 = arith.muli %224, %222 : index
-      %229 = arith.addi %227, %228 : index
-      %230 = arith.constant 64 : index
-      %231 = arith.remui %229, %230 : index
-      %232 = arith.subi %230, %231 : index
-      %233 = arith.remui %232, %230 : index
-      %234 = arith.divui %233, %222 : index
-      %235 = arith.minsi %234, %N : index
-      %236 = arith.constant 16 : index
-      %237 = arith.subi %N, %235 : index
-      %238 = arith.divui %237, %236 : index
-      %239 = arith.muli %238, %236 : index
-      %240 = arith.addi %235, %239 : index
-      %241 = arith.constant 0 : index
-      %242 = arith.constant 1 : index
-      %243 = memref.subview %m[%241] [%235] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %244 = arith.constant 0 : index
-      %245 = memref.reinterpret_cast %243 to offset: [0], sizes: [%235], strides: [%244] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %220 = arith.constant 4 : index
+      %221, %222, %223, %224 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
+      %225 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
+      %226 = arith.muli %222, %220 : index
+      %227 = arith.addi %225, %226 : index
+      %228 = arith.constant 64 : index
+      %229 = arith.remui %227, %228 : index
+      %230 = arith.subi %228, %229 : index
+      %231 = arith.remui %230, %228 : index
+      %232 = arith.divui %231, %220 : index
+      %233 = arith.minsi %232, %N : index
+      %234 = arith.constant 16 : index
+      %235 = arith.subi %N, %233 : index
+      %236 = arith.divui %235, %234 : index
+      %237 = arith.muli %236, %234 : index
+      %238 = arith.addi %233, %237 : index
+      %239 = arith.constant 0 : index
+      %240 = arith.constant 1 : index
+      %241 = memref.subview %m[%239] [%233] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %242 = arith.constant 0 : index
+      %243 = memref.reinterpret_cast %241 to offset: [0], sizes: [%233], strides: [%242] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%245 : memref<?xi32, strided<[?]>>)
-          outs(%243 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%246: i32, %247: i32):
-        %248 = linalg.index 0 : index
-        %249 = arith.addi %248, %241 : index
-        %250 = memref.load %a[%249] : memref<?xi32>
-        %251 = arith.constant 0 : i32
-        %252 = arith.subi %251, %250 : i32
-        %253 = arith.cmpi slt, %250, %251 : i32
-        %254 = arith.select %253, %252, %250 : i32
-        %255 = memref.load %b[%249] : memref<?xi32>
-        %256 = memref.load %f[%249] : memref<?xf64>
-        %257 = arith.constant -2147483648.0 : f64
-        %258 = arith.constant 2147483648.0 : f64
-        %259 = arith.cmpf oge, %256, %257 : f64
-        %260 = arith.cmpf olt, %256, %258 : f64
-        %261 = arith.andi %259, %260 : i1
-        %262 = arith.fptosi %256 : f64 to i32
-        %263 = arith.constant -2147483648 : i32
-        %264 = arith.select %261, %262, %263 : i32
-        %265 = arith.minsi %255, %264 : i32
-        %266 = arith.maxsi %254, %265 : i32
-        %267 = arith.constant 5 : i32
-        %268 = arith.constant 0 : i32
-        %269 = arith.constant 1 : i32
-        %270 = arith.constant -1 : i32
-        %271 = arith.cmpi eq, %267, %268 : i32
-        %272 = arith.cmpi eq, %267, %270 : i32
-        %273 = arith.ori %271, %272 : i1
-        %274 = arith.select %273, %269, %267 : i32
-        %275 = arith.remsi %266, %274 : i32
-        %276 = arith.select %273, %268, %275 : i32
-        linalg.yield %276 : i32
+          ins(%243 : memref<?xi32, strided<[?]>>)
+          outs(%241 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%244: i32, %245: i32):
+        %246 = linalg.index 0 : index
+        %247 = arith.addi %246, %239 : index
+        %248 = memref.load %a[%247] : memref<?xi32>
+        %249 = arith.constant 0 : i32
+        %250 = arith.subi %249, %248 : i32
+        %251 = arith.cmpi slt, %248, %249 : i32
+        %252 = arith.select %251, %250, %248 : i32
+        %253 = memref.load %b[%247] : memref<?xi32>
+        %254 = memref.load %f[%247] : memref<?xf64>
+        %255 = arith.constant -2147483648.0 : f64
+        %256 = arith.constant 2147483648.0 : f64
+        %257 = arith.cmpf oge, %254, %255 : f64
+        %258 = arith.cmpf olt, %254, %256 : f64
+        %259 = arith.andi %257, %258 : i1
+        %260 = arith.fptosi %254 : f64 to i32
+        %261 = arith.constant -2147483648 : i32
+        %262 = arith.select %259, %260, %261 : i32
+        %263 = arith.minsi %253, %262 : i32
+        %264 = arith.maxsi %252, %263 : i32
+        %265 = arith.constant 5 : i32
+        %266 = arith.constant 0 : i32
+        %267 = arith.constant 1 : i32
+        %268 = arith.constant -1 : i32
+        %269 = arith.cmpi eq, %265, %266 : i32
+        %270 = arith.cmpi eq, %265, %268 : i32
+        %271 = arith.ori %269, %270 : i1
+        %272 = arith.select %271, %267, %265 : i32
+        %273 = arith.remsi %264, %272 : i32
+        %274 = arith.select %271, %266, %273 : i32
+        linalg.yield %274 : i32
       }
-      %277 = arith.constant 63 : index
-      %278 = arith.addi %238, %277 : index
-      %279 = arith.constant 64 : index
-      %280 = arith.divui %278, %279 : index
-      %281 = arith.constant 1 : index
-      %282 = arith.maxsi %280, %281 : index
-      scf.parallel (%283) = (%241) to (%238) step (%282) {
-        %284 = arith.addi %283, %282 : index
-        %285 = arith.minsi %284, %238 : index
-        %286 = memref.alloca() : memref<16xi32>
-        scf.for %287 = %283 to %285 step %242 {
-          %288 = arith.muli %287, %236 : index
-          %289 = arith.addi %235, %288 : index
-          %290 = arith.constant 1024 : index
-          %291 = arith.constant 1 : index
-          %292 = arith.subi %N, %291 : index
-          %293 = arith.addi %289, %290 : index
-          %294 = arith.minsi %293, %292 : index
-          memref.prefetch %a[%294], read, locality<3>, data : memref<?xi32>
-          %295 = arith.constant 1024 : index
-          %296 = arith.constant 1 : index
-          %297 = arith.subi %N, %296 : index
-          %298 = arith.addi %289, %295 : index
-          %299 = arith.minsi %298, %297 : index
-          memref.prefetch %b[%299], read, locality<3>, data : memref<?xi32>
-          %300 = arith.constant 512 : index
-          %301 = arith.constant 1 : index
-          %302 = arith.subi %N, %301 : index
-          %303 = arith.addi %289, %300 : index
-          %304 = arith.minsi %303, %302 : index
-          memref.prefetch %f[%304], read, locality<3>, data : memref<?xf64>
-          %305 = arith.constant 0 : index
-          %306 = memref.reinterpret_cast %286 to offset: [0], sizes: [%236], strides: [%305] : memref<16xi32> to memref<?xi32, strided<[?]>>
+      %275 = arith.constant 63 : index
+      %276 = arith.addi %236, %275 : index
+      %277 = arith.constant 64 : index
+      %278 = arith.divui %276, %277 : index
+      %279 = arith.constant 1 : index
+      %280 = arith.maxsi %278, %279 : index
+      scf.parallel (%281) = (%239) to (%236) step (%280) {
+        %282 = arith.addi %281, %280 : index
+        %283 = arith.minsi %282, %236 : index
+        %284 = memref.alloca() : memref<16xi32>
+        scf.for %285 = %281 to %283 step %240 {
+          %286 = arith.muli %285, %234 : index
+          %287 = arith.addi %233, %286 : index
+          %288 = arith.constant 1024 : index
+          %289 = arith.constant 1 : index
+          %290 = arith.subi %N, %289 : index
+          %291 = arith.addi %287, %288 : index
+          %292 = arith.minsi %291, %290 : index
+          memref.prefetch %a[%292], read, locality<3>, data : memref<?xi32>
+          %293 = arith.constant 1024 : index
+          %294 = arith.addi %287, %293 : index
+          %295 = arith.minsi %294, %290 : index
+          memref.prefetch %b[%295], read, locality<3>, data : memref<?xi32>
+          %296 = arith.constant 512 : index
+          %297 = arith.addi %287, %296 : index
+          %298 = arith.minsi %297, %290 : index
+          memref.prefetch %f[%298], read, locality<3>, data : memref<?xf64>
+          %299 = arith.constant 0 : index
+          %300 = memref.reinterpret_cast %284 to offset: [0], sizes: [%234], strides: [%299] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%306 : memref<?xi32, strided<[?]>>)
-              outs(%286 : memref<16xi32>) {
-            ^bb0(%307: i32, %308: i32):
-            %309 = linalg.index 0 : index
-            %310 = arith.addi %309, %289 : index
-            %311 = memref.load %a[%310] : memref<?xi32>
-            %312 = arith.constant 0 : i32
-            %313 = arith.subi %312, %311 : i32
-            %314 = arith.cmpi slt, %311, %312 : i32
-            %315 = arith.select %314, %313, %311 : i32
-            %316 = memref.load %b[%310] : memref<?xi32>
-            %317 = memref.load %f[%310] : memref<?xf64>
-            %318 = arith.constant -2147483648.0 : f64
-            %319 = arith.constant 2147483648.0 : f64
-            %320 = arith.cmpf oge, %317, %318 : f64
-            %321 = arith.cmpf olt, %317, %319 : f64
-            %322 = arith.andi %320, %321 : i1
-            %323 = arith.fptosi %317 : f64 to i32
-            %324 = arith.constant -2147483648 : i32
-            %325 = arith.select %322, %323, %324 : i32
-            %326 = arith.minsi %316, %325 : i32
-            %327 = arith.maxsi %315, %326 : i32
-            %328 = arith.constant 5 : i32
-            %329 = arith.constant 0 : i32
-            %330 = arith.constant 1 : i32
-            %331 = arith.constant -1 : i32
-            %332 = arith.cmpi eq, %328, %329 : i32
-            %333 = arith.cmpi eq, %328, %331 : i32
-            %334 = arith.ori %332, %333 : i1
-            %335 = arith.select %334, %330, %328 : i32
-            %336 = arith.remsi %327, %335 : i32
-            %337 = arith.select %334, %329, %336 : i32
-            linalg.yield %337 : i32
+              ins(%300 : memref<?xi32, strided<[?]>>)
+              outs(%284 : memref<16xi32>) {
+            ^bb0(%301: i32, %302: i32):
+            %303 = linalg.index 0 : index
+            %304 = arith.addi %303, %287 : index
+            %305 = memref.load %a[%304] : memref<?xi32>
+            %306 = arith.constant 0 : i32
+            %307 = arith.subi %306, %305 : i32
+            %308 = arith.cmpi slt, %305, %306 : i32
+            %309 = arith.select %308, %307, %305 : i32
+            %310 = memref.load %b[%304] : memref<?xi32>
+            %311 = memref.load %f[%304] : memref<?xf64>
+            %312 = arith.constant -2147483648.0 : f64
+            %313 = arith.constant 2147483648.0 : f64
+            %314 = arith.cmpf oge, %311, %312 : f64
+            %315 = arith.cmpf olt, %311, %313 : f64
+            %316 = arith.andi %314, %315 : i1
+            %317 = arith.fptosi %311 : f64 to i32
+            %318 = arith.constant -2147483648 : i32
+            %319 = arith.select %316, %317, %318 : i32
+            %320 = arith.minsi %310, %319 : i32
+            %321 = arith.maxsi %309, %320 : i32
+            %322 = arith.constant 5 : i32
+            %323 = arith.constant 0 : i32
+            %324 = arith.constant 1 : i32
+            %325 = arith.constant -1 : i32
+            %326 = arith.cmpi eq, %322, %323 : i32
+            %327 = arith.cmpi eq, %322, %325 : i32
+            %328 = arith.ori %326, %327 : i1
+            %329 = arith.select %328, %324, %322 : i32
+            %330 = arith.remsi %321, %329 : i32
+            %331 = arith.select %328, %323, %330 : i32
+            linalg.yield %331 : i32
           }
-          %338 = arith.constant 8 : index
-          %339 = vector.load %286[%241] : memref<16xi32>, vector<8xi32>
-          %340 = vector.load %286[%338] : memref<16xi32>, vector<8xi32>
-          %341 = arith.muli %289, %222 : index
-          %342 = arith.addi %229, %341 : index
-          %343 = arith.index_cast %342 : index to i64
-          %344 = llvm.inttoptr %343 : i64 to !llvm.ptr
-          llvm.store %339, %344 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %345 = llvm.getelementptr %344[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %340, %345 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %332 = arith.constant 8 : index
+          %333 = vector.load %284[%239] : memref<16xi32>, vector<8xi32>
+          %334 = vector.load %284[%332] : memref<16xi32>, vector<8xi32>
+          %335 = arith.muli %287, %220 : index
+          %336 = arith.addi %227, %335 : index
+          %337 = arith.index_cast %336 : index to i64
+          %338 = llvm.inttoptr %337 : i64 to !llvm.ptr
+          llvm.store %333, %338 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %339 = llvm.getelementptr %338[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %334, %339 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %346 = arith.subi %N, %240 : index
-      %347 = memref.subview %m[%240] [%346] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %348 = arith.constant 0 : index
-      %349 = memref.reinterpret_cast %347 to offset: [0], sizes: [%346], strides: [%348] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %340 = arith.subi %N, %238 : index
+      %341 = memref.subview %m[%238] [%340] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %342 = arith.constant 0 : index
+      %343 = memref.reinterpret_cast %341 to offset: [0], sizes: [%340], strides: [%342] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%349 : memref<?xi32, strided<[?]>>)
-          outs(%347 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%350: i32, %351: i32):
-        %352 = linalg.index 0 : index
-        %353 = arith.addi %352, %240 : index
-        %354 = memref.load %a[%353] : memref<?xi32>
-        %355 = arith.constant 0 : i32
-        %356 = arith.subi %355, %354 : i32
-        %357 = arith.cmpi slt, %354, %355 : i32
-        %358 = arith.select %357, %356, %354 : i32
-        %359 = memref.load %b[%353] : memref<?xi32>
-        %360 = memref.load %f[%353] : memref<?xf64>
-        %361 = arith.constant -2147483648.0 : f64
-        %362 = arith.constant 2147483648.0 : f64
-        %363 = arith.cmpf oge, %360, %361 : f64
-        %364 = arith.cmpf olt, %360, %362 : f64
-        %365 = arith.andi %363, %364 : i1
-        %366 = arith.fptosi %360 : f64 to i32
-        %367 = arith.constant -2147483648 : i32
-        %368 = arith.select %365, %366, %367 : i32
-        %369 = arith.minsi %359, %368 : i32
-        %370 = arith.maxsi %358, %369 : i32
-        %371 = arith.constant 5 : i32
-        %372 = arith.constant 0 : i32
-        %373 = arith.constant 1 : i32
-        %374 = arith.constant -1 : i32
-        %375 = arith.cmpi eq, %371, %372 : i32
-        %376 = arith.cmpi eq, %371, %374 : i32
-        %377 = arith.ori %375, %376 : i1
-        %378 = arith.select %377, %373, %371 : i32
-        %379 = arith.remsi %370, %378 : i32
-        %380 = arith.select %377, %372, %379 : i32
-        linalg.yield %380 : i32
+          ins(%343 : memref<?xi32, strided<[?]>>)
+          outs(%341 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%344: i32, %345: i32):
+        %346 = linalg.index 0 : index
+        %347 = arith.addi %346, %238 : index
+        %348 = memref.load %a[%347] : memref<?xi32>
+        %349 = arith.constant 0 : i32
+        %350 = arith.subi %349, %348 : i32
+        %351 = arith.cmpi slt, %348, %349 : i32
+        %352 = arith.select %351, %350, %348 : i32
+        %353 = memref.load %b[%347] : memref<?xi32>
+        %354 = memref.load %f[%347] : memref<?xf64>
+        %355 = arith.constant -2147483648.0 : f64
+        %356 = arith.constant 2147483648.0 : f64
+        %357 = arith.cmpf oge, %354, %355 : f64
+        %358 = arith.cmpf olt, %354, %356 : f64
+        %359 = arith.andi %357, %358 : i1
+        %360 = arith.fptosi %354 : f64 to i32
+        %361 = arith.constant -2147483648 : i32
+        %362 = arith.select %359, %360, %361 : i32
+        %363 = arith.minsi %353, %362 : i32
+        %364 = arith.maxsi %352, %363 : i32
+        %365 = arith.constant 5 : i32
+        %366 = arith.constant 0 : i32
+        %367 = arith.constant 1 : i32
+        %368 = arith.constant -1 : i32
+        %369 = arith.cmpi eq, %365, %366 : i32
+        %370 = arith.cmpi eq, %365, %368 : i32
+        %371 = arith.ori %369, %370 : i1
+        %372 = arith.select %371, %367, %365 : i32
+        %373 = arith.remsi %364, %372 : i32
+        %374 = arith.select %371, %366, %373 : i32
+        linalg.yield %374 : i32
       }
     } else {
-      %381 = arith.constant 0 : index
-      %382 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%381] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %375 = arith.constant 0 : index
+      %376 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%375] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%382, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+          ins(%376, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
           outs(%m : memref<?xi32>) {
-        ^bb0(%383: i32, %384: i32, %385: i32, %386: f64, %387: i32):
-        %388 = arith.constant 0 : i32
-        %389 = arith.subi %388, %384 : i32
-        %390 = arith.cmpi slt, %384, %388 : i32
-        %391 = arith.select %390, %389, %384 : i32
-        %392 = arith.constant -2147483648.0 : f64
-        %393 = arith.constant 2147483648.0 : f64
-        %394 = arith.cmpf oge, %386, %392 : f64
-        %395 = arith.cmpf olt, %386, %393 : f64
-        %396 = arith.andi %394, %395 : i1
-        %397 = arith.fptosi %386 : f64 to i32
-        %398 = arith.constant -2147483648 : i32
-        %399 = arith.select %396, %397, %398 : i32
-        %400 = arith.minsi %385, %399 : i32
-        %401 = arith.maxsi %391, %400 : i32
-        %402 = arith.constant 5 : i32
-        %403 = arith.constant 0 : i32
-        %404 = arith.constant 1 : i32
-        %405 = arith.constant -1 : i32
-        %406 = arith.cmpi eq, %402, %403 : i32
-        %407 = arith.cmpi eq, %402, %405 : i32
-        %408 = arith.ori %406, %407 : i1
-        %409 = arith.select %408, %404, %402 : i32
-        %410 = arith.remsi %401, %409 : i32
-        %411 = arith.select %408, %403, %410 : i32
-        linalg.yield %411 : i32
+        ^bb0(%377: i32, %378: i32, %379: i32, %380: f64, %381: i32):
+        %382 = arith.constant 0 : i32
+        %383 = arith.subi %382, %378 : i32
+        %384 = arith.cmpi slt, %378, %382 : i32
+        %385 = arith.select %384, %383, %378 : i32
+        %386 = arith.constant -2147483648.0 : f64
+        %387 = arith.constant 2147483648.0 : f64
+        %388 = arith.cmpf oge, %380, %386 : f64
+        %389 = arith.cmpf olt, %380, %387 : f64
+        %390 = arith.andi %388, %389 : i1
+        %391 = arith.fptosi %380 : f64 to i32
+        %392 = arith.constant -2147483648 : i32
+        %393 = arith.select %390, %391, %392 : i32
+        %394 = arith.minsi %379, %393 : i32
+        %395 = arith.maxsi %385, %394 : i32
+        %396 = arith.constant 5 : i32
+        %397 = arith.constant 0 : i32
+        %398 = arith.constant 1 : i32
+        %399 = arith.constant -1 : i32
+        %400 = arith.cmpi eq, %396, %397 : i32
+        %401 = arith.cmpi eq, %396, %399 : i32
+        %402 = arith.ori %400, %401 : i1
+        %403 = arith.select %402, %398, %396 : i32
+        %404 = arith.remsi %395, %403 : i32
+        %405 = arith.select %402, %397, %404 : i32
+        linalg.yield %405 : i32
       }
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %412 = memref.alloc() : memref<i32>
+    %406 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %413 = arith.constant 0 : index
-    %414 = arith.subi %N, %413 : index
-    %415 = arith.constant 0 : index
-    %416 = arith.maxsi %414, %415 : index
-    %417 = arith.constant 0 : index
-    %418 = arith.constant 1 : index
-    %419 = arith.constant 63 : index
-    %420 = arith.addi %416, %419 : index
-    %421 = arith.constant 64 : index
-    %422 = arith.divui %420, %421 : index
-    %423 = arith.constant 1 : index
-    %424 = arith.maxsi %422, %423 : index
-    %425 = arith.subi %424, %418 : index
-    %426 = arith.addi %416, %425 : index
-    %427 = arith.divui %426, %424 : index
-    %428 = memref.alloca() : memref<64xi32>
-    scf.parallel (%429) = (%417) to (%427) step (%418) {
-      %430 = arith.muli %429, %424 : index
-      %431 = arith.addi %430, %424 : index
-      %432 = arith.minsi %431, %416 : index
-      %433 = arith.subi %432, %430 : index
-      %434 = arith.addi %413, %430 : index
-      %435 = memref.alloca() : memref<i32>
-      %436 = arith.constant 0 : i32
-      linalg.fill ins(%436 : i32) outs(%435 : memref<i32>)
-      %437 = arith.constant 0 : index
-      %438 = memref.reinterpret_cast %435 to offset: [0], sizes: [%433], strides: [%437] : memref<i32> to memref<?xi32, strided<[?]>>
+    %407 = arith.constant 0 : index
+    %408 = arith.subi %N, %407 : index
+    %409 = arith.constant 0 : index
+    %410 = arith.maxsi %408, %409 : index
+    %411 = arith.constant 0 : index
+    %412 = arith.constant 1 : index
+    %413 = arith.constant 63 : index
+    %414 = arith.addi %410, %413 : index
+    %415 = arith.constant 64 : index
+    %416 = arith.divui %414, %415 : index
+    %417 = arith.constant 1 : index
+    %418 = arith.maxsi %416, %417 : index
+    %419 = arith.subi %418, %412 : index
+    %420 = arith.addi %410, %419 : index
+    %421 = arith.divui %420, %418 : index
+    %422 = memref.alloca() : memref<64xi32>
+    scf.parallel (%423) = (%411) to (%421) step (%412) {
+      %424 = arith.muli %423, %418 : index
+      %425 = arith.addi %424, %418 : index
+      %426 = arith.minsi %425, %410 : index
+      %427 = arith.subi %426, %424 : index
+      %428 = arith.addi %407, %424 : index
+      %429 = memref.alloca() : memref<i32>
+      %430 = arith.constant 0 : i32
+      linalg.fill ins(%430 : i32) outs(%429 : memref<i32>)
+      %431 = arith.constant 0 : index
+      %432 = memref.reinterpret_cast %429 to offset: [0], sizes: [%427], strides: [%431] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%438 : memref<?xi32, strided<[?]>>)
-          outs(%435 : memref<i32>) {
-        ^bb0(%439: i32, %440: i32):
-        %441 = linalg.index 0 : index
-        %442 = arith.addi %441, %434 : index
-        %443 = memref.load %a[%442] : memref<?xi32>
-        %444 = memref.load %b[%442] : memref<?xi32>
-        %445 = arith.muli %443, %444 : i32
-        %446 = arith.addi %440, %445 : i32
-        linalg.yield %446 : i32
+          ins(%432 : memref<?xi32, strided<[?]>>)
+          outs(%429 : memref<i32>) {
+        ^bb0(%433: i32, %434: i32):
+        %435 = linalg.index 0 : index
+        %436 = arith.addi %435, %428 : index
+        %437 = memref.load %a[%436] : memref<?xi32>
+        %438 = memref.load %b[%436] : memref<?xi32>
+        %439 = arith.muli %437, %438 : i32
+        %440 = arith.addi %434, %439 : i32
+        linalg.yield %440 : i32
       }
-      %447 = memref.load %435[] : memref<i32>
-      memref.store %447, %428[%429] : memref<64xi32>
+      %441 = memref.load %429[] : memref<i32>
+      memref.store %441, %422[%423] : memref<64xi32>
       scf.reduce
     }
-    %448 = arith.constant 0 : i32
-    linalg.fill ins(%448 : i32) outs(%412 : memref<i32>)
-    %449 = memref.subview %428[0] [%427] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %442 = arith.constant 0 : i32
+    linalg.fill ins(%442 : i32) outs(%406 : memref<i32>)
+    %443 = memref.subview %422[0] [%421] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%449 : memref<?xi32, strided<[1]>>)
-        outs(%412 : memref<i32>) {
-      ^bb0(%450: i32, %451: i32):
-      %452 = arith.addi %451, %450 : i32
-      linalg.yield %452 : i32
+        ins(%443 : memref<?xi32, strided<[1]>>)
+        outs(%406 : memref<i32>) {
+      ^bb0(%444: i32, %445: i32):
+      %446 = arith.addi %445, %444 : i32
+      linalg.yield %446 : i32
     }
-    %453 = memref.alloc() : memref<i32>
+    %447 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %454 = arith.constant 0 : index
-    %455 = arith.subi %N, %454 : index
-    %456 = arith.constant 0 : index
-    %457 = arith.maxsi %455, %456 : index
-    %458 = arith.constant 0 : index
-    %459 = arith.constant 1 : index
-    %460 = arith.constant 63 : index
-    %461 = arith.addi %457, %460 : index
-    %462 = arith.constant 64 : index
-    %463 = arith.divui %461, %462 : index
-    %464 = arith.constant 1 : index
-    %465 = arith.maxsi %463, %464 : index
-    %466 = arith.subi %465, %459 : index
-    %467 = arith.addi %457, %466 : index
-    %468 = arith.divui %467, %465 : index
-    %469 = memref.alloca() : memref<64xi32>
-    scf.parallel (%470) = (%458) to (%468) step (%459) {
-      %471 = arith.muli %470, %465 : index
-      %472 = arith.addi %471, %465 : index
-      %473 = arith.minsi %472, %457 : index
-      %474 = arith.subi %473, %471 : index
-      %475 = arith.addi %454, %471 : index
-      %476 = memref.alloca() : memref<i32>
-      %477 = arith.constant -2147483648 : i32
-      linalg.fill ins(%477 : i32) outs(%476 : memref<i32>)
-      %478 = arith.constant 0 : index
-      %479 = memref.reinterpret_cast %476 to offset: [0], sizes: [%474], strides: [%478] : memref<i32> to memref<?xi32, strided<[?]>>
+    %448 = arith.constant 0 : index
+    %449 = arith.subi %N, %448 : index
+    %450 = arith.constant 0 : index
+    %451 = arith.maxsi %449, %450 : index
+    %452 = arith.constant 0 : index
+    %453 = arith.constant 1 : index
+    %454 = arith.constant 63 : index
+    %455 = arith.addi %451, %454 : index
+    %456 = arith.constant 64 : index
+    %457 = arith.divui %455, %456 : index
+    %458 = arith.constant 1 : index
+    %459 = arith.maxsi %457, %458 : index
+    %460 = arith.subi %459, %453 : index
+    %461 = arith.addi %451, %460 : index
+    %462 = arith.divui %461, %459 : index
+    %463 = memref.alloca() : memref<64xi32>
+    scf.parallel (%464) = (%452) to (%462) step (%453) {
+      %465 = arith.muli %464, %459 : index
+      %466 = arith.addi %465, %459 : index
+      %467 = arith.minsi %466, %451 : index
+      %468 = arith.subi %467, %465 : index
+      %469 = arith.addi %448, %465 : index
+      %470 = memref.alloca() : memref<i32>
+      %471 = arith.constant -2147483648 : i32
+      linalg.fill ins(%471 : i32) outs(%470 : memref<i32>)
+      %472 = arith.constant 0 : index
+      %473 = memref.reinterpret_cast %470 to offset: [0], sizes: [%468], strides: [%472] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%479 : memref<?xi32, strided<[?]>>)
-          outs(%476 : memref<i32>) {
-        ^bb0(%480: i32, %481: i32):
-        %482 = linalg.index 0 : index
-        %483 = arith.addi %482, %475 : index
-        %484 = memref.load %a[%483] : memref<?xi32>
-        %485 = arith.maxsi %481, %484 : i32
-        linalg.yield %485 : i32
+          ins(%473 : memref<?xi32, strided<[?]>>)
+          outs(%470 : memref<i32>) {
+        ^bb0(%474: i32, %475: i32):
+        %476 = linalg.index 0 : index
+        %477 = arith.addi %476, %469 : index
+        %478 = memref.load %a[%477] : memref<?xi32>
+        %479 = arith.maxsi %475, %478 : i32
+        linalg.yield %479 : i32
       }
-      %486 = memref.load %476[] : memref<i32>
-      memref.store %486, %469[%470] : memref<64xi32>
+      %480 = memref.load %470[] : memref<i32>
+      memref.store %480, %463[%464] : memref<64xi32>
       scf.reduce
     }
-    %487 = arith.constant -2147483648 : i32
-    linalg.fill ins(%487 : i32) outs(%453 : memref<i32>)
-    %488 = memref.subview %469[0] [%468] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %481 = arith.constant -2147483648 : i32
+    linalg.fill ins(%481 : i32) outs(%447 : memref<i32>)
+    %482 = memref.subview %463[0] [%462] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%488 : memref<?xi32, strided<[1]>>)
-        outs(%453 : memref<i32>) {
-      ^bb0(%489: i32, %490: i32):
-      %491 = arith.maxsi %490, %489 : i32
-      linalg.yield %491 : i32
+        ins(%482 : memref<?xi32, strided<[1]>>)
+        outs(%447 : memref<i32>) {
+      ^bb0(%483: i32, %484: i32):
+      %485 = arith.maxsi %484, %483 : i32
+      linalg.yield %485 : i32
     }
     linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%412, %453 : memref<i32>, memref<i32>)
+        ins(%406, %447 : memref<i32>, memref<i32>)
         outs(%total : memref<i32>) {
-      ^bb0(%492: i32, %493: i32, %494: i32):
-      %495 = arith.addi %492, %493 : i32
-      linalg.yield %495 : i32
+      ^bb0(%486: i32, %487: i32, %488: i32):
+      %489 = arith.addi %486, %487 : i32
+      linalg.yield %489 : i32
     }
-    memref.dealloc %412 : memref<i32>
-    memref.dealloc %453 : memref<i32>
+    memref.dealloc %406 : memref<i32>
+    memref.dealloc %447 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %496 = arith.constant 4 : index
-    %497 = arith.muli %496, %N : index
-    %498 = arith.constant 8 : index
-    %499 = arith.muli %498, %0 : index
-    %500 = arith.addi %497, %499 : index
-    %501 = arith.constant 8 : index
-    %502 = arith.muli %501, %N : index
-    %503 = arith.addi %500, %502 : index
-    %504 = arith.constant 33554432 : index
-    %505 = arith.cmpi sge, %503, %504 : index
-    scf.if %505 {
+    %490 = arith.constant 4 : index
+    %491 = arith.muli %490, %N : index
+    %492 = arith.constant 8 : index
+    %493 = arith.muli %492, %0 : index
+    %494 = arith.addi %491, %493 : index
+    %495 = arith.constant 8 : index
+    %496 = arith.muli %495, %N : index
+    %497 = arith.addi %494, %496 : index
+    %498 = arith.constant 33554432 : index
+    %499 = arith.cmpi sge, %497, %498 : index
+    scf.if %499 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %506 = arith.constant 8 : index
-      %507, %508, %509, %510 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
-      %511 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
-      %512 = arith.muli %508, %506 : index
-      %513 = arith.addi %511, %512 : index
-      %514 = arith.constant 64 : index
-      %515 = arith.remui %513, %514 : index
-      %516 = arith.subi %514, %515 : index
-      %517 = arith.remui %516, %514 : index
-      %518 = arith.divui %517, %506 : index
-      %519 = arith.minsi %518, %N : index
-      %520 = arith.constant 8 : index
-      %521 = arith.subi %N, %519 : index
-      %522 = arith.divui %521, %520 : index
-      %523 = arith.muli %522, %520 : index
-      %524 = arith.addi %519, %523 : index
-      %525 = arith.constant 0 : index
-      %526 = arith.constant 1 : index
-      %527 = memref.subview %g[%525] [%519] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %528 = arith.constant 0 : index
-      %529 = memref.reinterpret_cast %527 to offset: [0], sizes: [%519], strides: [%528] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %500 = arith.constant 8 : index
+      %501, %502, %503, %504 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
+      %505 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
+      %506 = arith.muli %502, %500 : index
+      %507 = arith.addi %505, %506 : index
+      %508 = arith.constant 64 : index
+      %509 = arith.remui %507, %508 : index
+      %510 = arith.subi %508, %509 : index
+      %511 = arith.remui %510, %508 : index
+      %512 = arith.divui %511, %500 : index
+      %513 = arith.minsi %512, %N : index
+      %514 = arith.constant 8 : index
+      %515 = arith.subi %N, %513 : index
+      %516 = arith.divui %515, %514 : index
+      %517 = arith.muli %516, %514 : index
+      %518 = arith.addi %513, %517 : index
+      %519 = arith.constant 0 : index
+      %520 = arith.constant 1 : index
+      %521 = memref.subview %g[%519] [%513] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %522 = arith.constant 0 : index
+      %523 = memref.reinterpret_cast %521 to offset: [0], sizes: [%513], strides: [%522] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%529 : memref<?xf64, strided<[?]>>)
-          outs(%527 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%530: f64, %531: f64):
-        %532 = linalg.index 0 : index
-        %533 = arith.addi %532, %525 : index
-        %534 = memref.load %a[%533] : memref<?xi32>
-        %535 = arith.constant 2 : i32
-        %536 = arith.constant 0 : i32
-        %537 = arith.constant 1 : i32
-        %538 = arith.constant -1 : i32
-        %539 = arith.cmpi eq, %535, %536 : i32
-        %540 = arith.cmpi eq, %535, %538 : i32
-        %541 = arith.ori %539, %540 : i1
-        %542 = arith.select %541, %537, %535 : i32
-        %543 = arith.divsi %534, %542 : i32
-        %544 = arith.subi %536, %534 : i32
-        %545 = arith.select %540, %544, %543 : i32
-        %546 = arith.select %539, %536, %545 : i32
-        %547 = arith.sitofp %546 : i32 to f64
-        %548 = arith.constant 3 : index
-        %549 = arith.constant 0 : index
-        %550 = arith.constant 1 : index
-        %551 = arith.constant -1 : index
-        %552 = arith.cmpi eq, %548, %549 : index
-        %553 = arith.cmpi eq, %548, %551 : index
-        %554 = arith.ori %552, %553 : i1
-        %555 = arith.select %554, %550, %548 : index
-        %556 = arith.divsi %533, %555 : index
-        %557 = arith.subi %549, %533 : index
-        %558 = arith.select %553, %557, %556 : index
-        %559 = arith.select %552, %549, %558 : index
-        %560 = arith.index_cast %559 : index to i64
-        %561 = arith.sitofp %560 : i64 to f64
-        %562 = arith.constant 0.5 : f64
-        %563 = arith.mulf %561, %562 : f64
-        %564 = arith.addf %547, %563 : f64
-        %565 = memref.load %a[%533] : memref<?xi32>
-        %566 = arith.constant 8 : i32
-        %567 = arith.addi %565, %566 : i32
-        %568 = arith.index_cast %567 : i32 to index
-        %569 = arith.constant 1 : index
-        %570 = arith.subi %0, %569 : index
-        %571 = arith.minsi %568, %570 : index
-        %572 = arith.constant 0 : index
-        %573 = arith.maxsi %571, %572 : index
-        %574 = memref.load %lut[%573] : memref<?xf64>
-        %575 = arith.addf %564, %574 : f64
-        linalg.yield %575 : f64
+          ins(%523 : memref<?xf64, strided<[?]>>)
+          outs(%521 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%524: f64, %525: f64):
+        %526 = linalg.index 0 : index
+        %527 = arith.addi %526, %519 : index
+        %528 = memref.load %a[%527] : memref<?xi32>
+        %529 = arith.constant 2 : i32
+        %530 = arith.constant 0 : i32
+        %531 = arith.constant 1 : i32
+        %532 = arith.constant -1 : i32
+        %533 = arith.cmpi eq, %529, %530 : i32
+        %534 = arith.cmpi eq, %529, %532 : i32
+        %535 = arith.ori %533, %534 : i1
+        %536 = arith.select %535, %531, %529 : i32
+        %537 = arith.divsi %528, %536 : i32
+        %538 = arith.subi %530, %528 : i32
+        %539 = arith.select %534, %538, %537 : i32
+        %540 = arith.select %533, %530, %539 : i32
+        %541 = arith.sitofp %540 : i32 to f64
+        %542 = arith.constant 3 : index
+        %543 = arith.constant 0 : index
+        %544 = arith.constant 1 : index
+        %545 = arith.constant -1 : index
+        %546 = arith.cmpi eq, %542, %543 : index
+        %547 = arith.cmpi eq, %542, %545 : index
+        %548 = arith.ori %546, %547 : i1
+        %549 = arith.select %548, %544, %542 : index
+        %550 = arith.divsi %527, %549 : index
+        %551 = arith.subi %543, %527 : index
+        %552 = arith.select %547, %551, %550 : index
+        %553 = arith.select %546, %543, %552 : index
+        %554 = arith.index_cast %553 : index to i64
+        %555 = arith.sitofp %554 : i64 to f64
+        %556 = arith.constant 0.5 : f64
+        %557 = arith.mulf %555, %556 : f64
+        %558 = arith.addf %541, %557 : f64
+        %559 = memref.load %a[%527] : memref<?xi32>
+        %560 = arith.constant 8 : i32
+        %561 = arith.addi %559, %560 : i32
+        %562 = arith.index_cast %561 : i32 to index
+        %563 = arith.constant 1 : index
+        %564 = arith.subi %0, %563 : index
+        %565 = arith.minsi %562, %564 : index
+        %566 = arith.constant 0 : index
+        %567 = arith.maxsi %565, %566 : index
+        %568 = memref.load %lut[%567] : memref<?xf64>
+        %569 = arith.addf %558, %568 : f64
+        linalg.yield %569 : f64
       }
-      %576 = arith.constant 63 : index
-      %577 = arith.addi %522, %576 : index
-      %578 = arith.constant 64 : index
-      %579 = arith.divui %577, %578 : index
-      %580 = arith.constant 1 : index
-      %581 = arith.maxsi %579, %580 : index
-      scf.parallel (%582) = (%525) to (%522) step (%581) {
-        %583 = arith.addi %582, %581 : index
-        %584 = arith.minsi %583, %522 : index
-        %585 = memref.alloca() : memref<8xf64>
-        scf.for %586 = %582 to %584 step %526 {
-          %587 = arith.muli %586, %520 : index
-          %588 = arith.addi %519, %587 : index
-          %589 = arith.constant 1024 : index
-          %590 = arith.constant 1 : index
-          %591 = arith.subi %N, %590 : index
-          %592 = arith.addi %588, %589 : index
-          %593 = arith.minsi %592, %591 : index
-          memref.prefetch %a[%593], read, locality<3>, data : memref<?xi32>
-          %594 = arith.constant 0 : index
-          %595 = memref.reinterpret_cast %585 to offset: [0], sizes: [%520], strides: [%594] : memref<8xf64> to memref<?xf64, strided<[?]>>
+      %570 = arith.constant 63 : index
+      %571 = arith.addi %516, %570 : index
+      %572 = arith.constant 64 : index
+      %573 = arith.divui %571, %572 : index
+      %574 = arith.constant 1 : index
+      %575 = arith.maxsi %573, %574 : index
+      scf.parallel (%576) = (%519) to (%516) step (%575) {
+        %577 = arith.addi %576, %575 : index
+        %578 = arith.minsi %577, %516 : index
+        %579 = memref.alloca() : memref<8xf64>
+        scf.for %580 = %576 to %578 step %520 {
+          %581 = arith.muli %580, %514 : index
+          %582 = arith.addi %513, %581 : index
+          %583 = arith.constant 1024 : index
+          %584 = arith.constant 1 : index
+          %585 = arith.subi %N, %584 : index
+          %586 = arith.addi %582, %583 : index
+          %587 = arith.minsi %586, %585 : index
+          memref.prefetch %a[%587], read, locality<3>, data : memref<?xi32>
+          %588 = arith.constant 0 : index
+          %589 = memref.reinterpret_cast %579 to offset: [0], sizes: [%514], strides: [%588] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%595 : memref<?xf64, strided<[?]>>)
-              outs(%585 : memref<8xf64>) {
-            ^bb0(%596: f64, %597: f64):
-            %598 = linalg.index 0 : index
-            %599 = arith.addi %598, %588 : index
-            %600 = memref.load %a[%599] : memref<?xi32>
-            %601 = arith.constant 2 : i32
-            %602 = arith.constant 0 : i32
-            %603 = arith.constant 1 : i32
-            %604 = arith.constant -1 : i32
-            %605 = arith.cmpi eq, %601, %602 : i32
-            %606 = arith.cmpi eq, %601, %604 : i32
-            %607 = arith.ori %605, %606 : i1
-            %608 = arith.select %607, %603, %601 : i32
-            %609 = arith.divsi %600, %608 : i32
-            %610 = arith.subi %602, %600 : i32
-            %611 = arith.select %606, %610, %609 : i32
-            %612 = arith.select %605, %602, %611 : i32
-            %613 = arith.sitofp %612 : i32 to f64
-            %614 = arith.constant 3 : index
-            %615 = arith.constant 0 : index
-            %616 = arith.constant 1 : index
-            %617 = arith.constant -1 : index
-            %618 = arith.cmpi eq, %614, %615 : index
-            %619 = arith.cmpi eq, %614, %617 : index
-            %620 = arith.ori %618, %619 : i1
-            %621 = arith.select %620, %616, %614 : index
-            %622 = arith.divsi %599, %621 : index
-            %623 = arith.subi %615, %599 : index
-            %624 = arith.select %619, %623, %622 : index
-            %625 = arith.select %618, %615, %624 : index
-            %626 = arith.index_cast %625 : index to i64
-            %627 = arith.sitofp %626 : i64 to f64
-            %628 = arith.constant 0.5 : f64
-            %629 = arith.mulf %627, %628 : f64
-            %630 = arith.addf %613, %629 : f64
-            %631 = memref.load %a[%599] : memref<?xi32>
-            %632 = arith.constant 8 : i32
-            %633 = arith.addi %631, %632 : i32
-            %634 = arith.index_cast %633 : i32 to index
-            %635 = arith.constant 1 : index
-            %636 = arith.subi %0, %635 : index
-            %637 = arith.minsi %634, %636 : index
-            %638 = arith.constant 0 : index
-            %639 = arith.maxsi %637, %638 : index
-            %640 = memref.load %lut[%639] : memref<?xf64>
-            %641 = arith.addf %630, %640 : f64
-            linalg.yield %641 : f64
+              ins(%589 : memref<?xf64, strided<[?]>>)
+              outs(%579 : memref<8xf64>) {
+            ^bb0(%590: f64, %591: f64):
+            %592 = linalg.index 0 : index
+            %593 = arith.addi %592, %582 : index
+            %594 = memref.load %a[%593] : memref<?xi32>
+            %595 = arith.constant 2 : i32
+            %596 = arith.constant 0 : i32
+            %597 = arith.constant 1 : i32
+            %598 = arith.constant -1 : i32
+            %599 = arith.cmpi eq, %595, %596 : i32
+            %600 = arith.cmpi eq, %595, %598 : i32
+            %601 = arith.ori %599, %600 : i1
+            %602 = arith.select %601, %597, %595 : i32
+            %603 = arith.divsi %594, %602 : i32
+            %604 = arith.subi %596, %594 : i32
+            %605 = arith.select %600, %604, %603 : i32
+            %606 = arith.select %599, %596, %605 : i32
+            %607 = arith.sitofp %606 : i32 to f64
+            %608 = arith.constant 3 : index
+            %609 = arith.constant 0 : index
+            %610 = arith.constant 1 : index
+            %611 = arith.constant -1 : index
+            %612 = arith.cmpi eq, %608, %609 : index
+            %613 = arith.cmpi eq, %608, %611 : index
+            %614 = arith.ori %612, %613 : i1
+            %615 = arith.select %614, %610, %608 : index
+            %616 = arith.divsi %593, %615 : index
+            %617 = arith.subi %609, %593 : index
+            %618 = arith.select %613, %617, %616 : index
+            %619 = arith.select %612, %609, %618 : index
+            %620 = arith.index_cast %619 : index to i64
+            %621 = arith.sitofp %620 : i64 to f64
+            %622 = arith.constant 0.5 : f64
+            %623 = arith.mulf %621, %622 : f64
+            %624 = arith.addf %607, %623 : f64
+            %625 = memref.load %a[%593] : memref<?xi32>
+            %626 = arith.constant 8 : i32
+            %627 = arith.addi %625, %626 : i32
+            %628 = arith.index_cast %627 : i32 to index
+            %629 = arith.constant 1 : index
+            %630 = arith.subi %0, %629 : index
+            %631 = arith.minsi %628, %630 : index
+            %632 = arith.constant 0 : index
+            %633 = arith.maxsi %631, %632 : index
+            %634 = memref.load %lut[%633] : memref<?xf64>
+            %635 = arith.addf %624, %634 : f64
+            linalg.yield %635 : f64
           }
-          %642 = arith.constant 4 : index
-          %643 = vector.load %585[%525] : memref<8xf64>, vector<4xf64>
-          %644 = vector.load %585[%642] : memref<8xf64>, vector<4xf64>
-          %645 = arith.muli %588, %506 : index
-          %646 = arith.addi %513, %645 : index
-          %647 = arith.index_cast %646 : index to i64
-          %648 = llvm.inttoptr %647 : i64 to !llvm.ptr
-          llvm.store %643, %648 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %649 = llvm.getelementptr %648[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %644, %649 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %636 = arith.constant 4 : index
+          %637 = vector.load %579[%519] : memref<8xf64>, vector<4xf64>
+          %638 = vector.load %579[%636] : memref<8xf64>, vector<4xf64>
+          %639 = arith.muli %582, %500 : index
+          %640 = arith.addi %507, %639 : index
+          %641 = arith.index_cast %640 : index to i64
+          %642 = llvm.inttoptr %641 : i64 to !llvm.ptr
+          llvm.store %637, %642 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %643 = llvm.getelementptr %642[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %638, %643 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %650 = arith.subi %N, %524 : index
-      %651 = memref.subview %g[%524] [%650] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %652 = arith.constant 0 : index
-      %653 = memref.reinterpret_cast %651 to offset: [0], sizes: [%650], strides: [%652] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %644 = arith.subi %N, %518 : index
+      %645 = memref.subview %g[%518] [%644] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %646 = arith.constant 0 : index
+      %647 = memref.reinterpret_cast %645 to offset: [0], sizes: [%644], strides: [%646] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%653 : memref<?xf64, strided<[?]>>)
-          outs(%651 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%654: f64, %655: f64):
-        %656 = linalg.index 0 : index
-        %657 = arith.addi %656, %524 : index
-        %658 = memref.load %a[%657] : memref<?xi32>
-        %659 = arith.constant 2 : i32
-        %660 = arith.constant 0 : i32
-        %661 = arith.constant 1 : i32
-        %662 = arith.constant -1 : i32
-        %663 = arith.cmpi eq, %659, %660 : i32
-        %664 = arith.cmpi eq, %659, %662 : i32
-        %665 = arith.ori %663, %664 : i1
-        %666 = arith.select %665, %661, %659 : i32
-        %667 = arith.divsi %658, %666 : i32
-        %668 = arith.subi %660, %658 : i32
-        %669 = arith.select %664, %668, %667 : i32
-        %670 = arith.select %663, %660, %669 : i32
-        %671 = arith.sitofp %670 : i32 to f64
-        %672 = arith.constant 3 : index
-        %673 = arith.constant 0 : index
-        %674 = arith.constant 1 : index
-        %675 = arith.constant -1 : index
-        %676 = arith.cmpi eq, %672, %673 : index
-        %677 = arith.cmpi eq, %672, %675 : index
-        %678 = arith.ori %676, %677 : i1
-        %679 = arith.select %678, %674, %672 : index
-        %680 = arith.divsi %657, %679 : index
-        %681 = arith.subi %673, %657 : index
-        %682 = arith.select %677, %681, %680 : index
-        %683 = arith.select %676, %673, %682 : index
-        %684 = arith.index_cast %683 : index to i64
-        %685 = arith.sitofp %684 : i64 to f64
-        %686 = arith.constant 0.5 : f64
-        %687 = arith.mulf %685, %686 : f64
-        %688 = arith.addf %671, %687 : f64
-        %689 = memref.load %a[%657] : memref<?xi32>
-        %690 = arith.constant 8 : i32
-        %691 = arith.addi %689, %690 : i32
-        %692 = arith.index_cast %691 : i32 to index
-        %693 = arith.constant 1 : index
-        %694 = arith.subi %0, %693 : index
-        %695 = arith.minsi %692, %694 : index
-        %696 = arith.constant 0 : index
-        %697 = arith.maxsi %695, %696 : index
-        %698 = memref.load %lut[%697] : memref<?xf64>
-        %699 = arith.addf %688, %698 : f64
-        linalg.yield %699 : f64
+          ins(%647 : memref<?xf64, strided<[?]>>)
+          outs(%645 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%648: f64, %649: f64):
+        %650 = linalg.index 0 : index
+        %651 = arith.addi %650, %518 : index
+        %652 = memref.load %a[%651] : memref<?xi32>
+        %653 = arith.constant 2 : i32
+        %654 = arith.constant 0 : i32
+        %655 = arith.constant 1 : i32
+        %656 = arith.constant -1 : i32
+        %657 = arith.cmpi eq, %653, %654 : i32
+        %658 = arith.cmpi eq, %653, %656 : i32
+        %659 = arith.ori %657, %658 : i1
+        %660 = arith.select %659, %655, %653 : i32
+        %661 = arith.divsi %652, %660 : i32
+        %662 = arith.subi %654, %652 : i32
+        %663 = arith.select %658, %662, %661 : i32
+        %664 = arith.select %657, %654, %663 : i32
+        %665 = arith.sitofp %664 : i32 to f64
+        %666 = arith.constant 3 : index
+        %667 = arith.constant 0 : index
+        %668 = arith.constant 1 : index
+        %669 = arith.constant -1 : index
+        %670 = arith.cmpi eq, %666, %667 : index
+        %671 = arith.cmpi eq, %666, %669 : index
+        %672 = arith.ori %670, %671 : i1
+        %673 = arith.select %672, %668, %666 : index
+        %674 = arith.divsi %651, %673 : index
+        %675 = arith.subi %667, %651 : index
+        %676 = arith.select %671, %675, %674 : index
+        %677 = arith.select %670, %667, %676 : index
+        %678 = arith.index_cast %677 : index to i64
+        %679 = arith.sitofp %678 : i64 to f64
+        %680 = arith.constant 0.5 : f64
+        %681 = arith.mulf %679, %680 : f64
+        %682 = arith.addf %665, %681 : f64
+        %683 = memref.load %a[%651] : memref<?xi32>
+        %684 = arith.constant 8 : i32
+        %685 = arith.addi %683, %684 : i32
+        %686 = arith.index_cast %685 : i32 to index
+        %687 = arith.constant 1 : index
+        %688 = arith.subi %0, %687 : index
+        %689 = arith.minsi %686, %688 : index
+        %690 = arith.constant 0 : index
+        %691 = arith.maxsi %689, %690 : index
+        %692 = memref.load %lut[%691] : memref<?xf64>
+        %693 = arith.addf %682, %692 : f64
+        linalg.yield %693 : f64
       }
     } else {
-      %700 = arith.constant 0 : index
-      %701 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%700] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %694 = arith.constant 0 : index
+      %695 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%694] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%701, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+          ins(%695, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
           outs(%g : memref<?xf64>) {
-        ^bb0(%702: f64, %703: i32, %704: f64):
-        %705 = linalg.index 0 : index
-        %706 = arith.constant 2 : i32
-        %707 = arith.constant 0 : i32
-        %708 = arith.constant 1 : i32
-        %709 = arith.constant -1 : i32
-        %710 = arith.cmpi eq, %706, %707 : i32
-        %711 = arith.cmpi eq, %706, %709 : i32
-        %712 = arith.ori %710, %711 : i1
-        %713 = arith.select %712, %708, %706 : i32
-        %714 = arith.divsi %703, %713 : i32
-        %715 = arith.subi %707, %703 : i32
-        %716 = arith.select %711, %715, %714 : i32
-        %717 = arith.select %710, %707, %716 : i32
-        %718 = arith.sitofp %717 : i32 to f64
-        %719 = arith.constant 3 : index
-        %720 = arith.constant 0 : index
-        %721 = arith.constant 1 : index
-        %722 = arith.constant -1 : index
-        %723 = arith.cmpi eq, %719, %720 : index
-        %724 = arith.cmpi eq, %719, %722 : index
-        %725 = arith.ori %723, %724 : i1
-        %726 = arith.select %725, %721, %719 : index
-        %727 = arith.divsi %705, %726 : index
-        %728 = arith.subi %720, %705 : index
-        %729 = arith.select %724, %728, %727 : index
-        %730 = arith.select %723, %720, %729 : index
-        %731 = arith.index_cast %730 : index to i64
-        %732 = arith.sitofp %731 : i64 to f64
-        %733 = arith.constant 0.5 : f64
-        %734 = arith.mulf %732, %733 : f64
-        %735 = arith.addf %718, %734 : f64
-        %736 = arith.constant 8 : i32
-        %737 = arith.addi %703, %736 : i32
-        %738 = arith.index_cast %737 : i32 to index
-        %739 = arith.constant 1 : index
-        %740 = arith.subi %0, %739 : index
-        %741 = arith.minsi %738, %740 : index
-        %742 = arith.constant 0 : index
-        %743 = arith.maxsi %741, %742 : index
-        %744 = memref.load %lut[%743] : memref<?xf64>
-        %745 = arith.addf %735, %744 : f64
-        linalg.yield %745 : f64
+        ^bb0(%696: f64, %697: i32, %698: f64):
+        %699 = linalg.index 0 : index
+        %700 = arith.constant 2 : i32
+        %701 = arith.constant 0 : i32
+        %702 = arith.constant 1 : i32
+        %703 = arith.constant -1 : i32
+        %704 = arith.cmpi eq, %700, %701 : i32
+        %705 = arith.cmpi eq, %700, %703 : i32
+        %706 = arith.ori %704, %705 : i1
+        %707 = arith.select %706, %702, %700 : i32
+        %708 = arith.divsi %697, %707 : i32
+        %709 = arith.subi %701, %697 : i32
+        %710 = arith.select %705, %709, %708 : i32
+        %711 = arith.select %704, %701, %710 : i32
+        %712 = arith.sitofp %711 : i32 to f64
+        %713 = arith.constant 3 : index
+        %714 = arith.constant 0 : index
+        %715 = arith.constant 1 : index
+        %716 = arith.constant -1 : index
+        %717 = arith.cmpi eq, %713, %714 : index
+        %718 = arith.cmpi eq, %713, %716 : index
+        %719 = arith.ori %717, %718 : i1
+        %720 = arith.select %719, %715, %713 : index
+        %721 = arith.divsi %699, %720 : index
+        %722 = arith.subi %714, %699 : index
+        %723 = arith.select %718, %722, %721 : index
+        %724 = arith.select %717, %714, %723 : index
+        %725 = arith.index_cast %724 : index to i64
+        %726 = arith.sitofp %725 : i64 to f64
+        %727 = arith.constant 0.5 : f64
+        %728 = arith.mulf %726, %727 : f64
+        %729 = arith.addf %712, %728 : f64
+        %730 = arith.constant 8 : i32
+        %731 = arith.addi %697, %730 : i32
+        %732 = arith.index_cast %731 : i32 to index
+        %733 = arith.constant 1 : index
+        %734 = arith.subi %0, %733 : index
+        %735 = arith.minsi %732, %734 : index
+        %736 = arith.constant 0 : index
+        %737 = arith.maxsi %735, %736 : index
+        %738 = memref.load %lut[%737] : memref<?xf64>
+        %739 = arith.addf %729, %738 : f64
+        linalg.yield %739 : f64
       }
     }
     return
