@@ -13,6 +13,7 @@
 
 #include "../harness/abi/specbench_abi.h"
 #include "emit_common.h"
+#include "row_fusion.h"
 
 namespace sb {
 
@@ -404,7 +405,13 @@ class MojoLowering {
   // Strip-mine innermost reductions into SIMD accumulators where their reads are contiguous.
   bool strip = false;
 
+  // Tensor `t` is held as the current row only, in the buffer `name` (a Pointer): its reads and
+  // writes drop the first subscript, and it is no longer one of used_tensors().
+  void hold_row(int t, const std::string& name) { row_local_[t] = name; }
+
   std::string tensor_name(int t) {
+    auto it = row_local_.find(t);
+    if (it != row_local_.end()) return it->second;
     used_tensors_.insert(t);
     return mojo_name(spec_.tensors[t].name);
   }
@@ -586,12 +593,14 @@ class MojoLowering {
     return flat_index(st_.out, subs);
   }
 
-  // Row-major flat index in Horner form from per-dimension subscripts.
+  // Row-major flat index in Horner form from per-dimension subscripts (from the second one for a
+  // tensor held as one row).
   std::string flat_index(int t, const std::vector<Piece>& subs) {
-    if (subs.empty()) return "0";
-    std::string acc = subs[0].text;
-    int acc_prec = subs[0].prec;
-    for (size_t d = 1; d < subs.size(); ++d) {
+    const size_t first = row_local_.count(t) ? 1 : 0;
+    if (subs.size() <= first) return "0";
+    std::string acc = subs[first].text;
+    int acc_prec = subs[first].prec;
+    for (size_t d = first + 1; d < subs.size(); ++d) {
       if (acc == "0") {
         acc = subs[d].text;
         acc_prec = subs[d].prec;
@@ -904,6 +913,8 @@ class MojoLowering {
     const Tensor& tn = spec_.tensors[t];
     if (e.args.empty()) return {name + "[]", kMPrimary, false};
     SB_ASSERT(e.args.size() == tn.shape.size(), "read with the wrong number of subscripts");
+    SB_ASSERT(!row_local_.count(t) || tn.boundary == Boundary::None,
+              "a tensor held as one row has a boundary rule");
     std::vector<Piece> subs;
     if (m.vector()) {  // contiguous in the lanes (vec_ok)
       bool inside = true;
@@ -1057,6 +1068,7 @@ class MojoLowering {
   int next_acc_ = 0;
   int next_load_ = 0;
   std::map<const Expr*, std::string> overrides_;
+  std::map<int, std::string> row_local_;
 };
 
 // Top-level reductions of an expression (not nested in another reduction), in order.
@@ -1078,6 +1090,54 @@ void emit_loops(MojoLowering& L, PyWriter& w) {
   for (size_t d = 0; d < st.rank(); ++d) w.dedent();
 }
 
+// Statement L's code for one row, its first index already bound: loops over its other output
+// dimensions, the innermost vectorised where its expression allows (else its innermost reductions
+// are strip-mined).
+void emit_row_body(MojoLowering& L, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  const int v = static_cast<int>(rank) - 1;
+  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
+  const bool vec = rank > 1 && simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
+  L.strip = !vec;
+  size_t opened = 0;
+  for (size_t d = 1; d < rank; ++d) {
+    if (vec && d + 1 == rank) break;
+    w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
+    ++opened;
+  }
+  if (vec) {
+    const DType t = value_type(*st.rhs);
+    L.needs().vectorize = true;
+    L.needs().widths.insert(t);
+    w.open("def sb_vec[sb_w: Int](" + L.var_name(v) + ": Int) {imm}:");
+    L.assign_vector(w, Mode{v, "sb_w"});
+    w.dedent();
+    w.line("");
+    w.line("vectorize[" + width_const(t) + "](" + L.extent(st.out, rank - 1, 0) + ", sb_vec)");
+  } else {
+    L.assign(w);
+  }
+  for (size_t d = 0; d < opened; ++d) w.dedent();
+}
+
+// The start of a loop over the rows [0, extent) in parallel chunks: opens the chunk closure and
+// binds sb_lo and sb_hi, the chunk's rows. close_chunks ends it.
+void open_chunks(const std::string& extent, PyWriter& w) {
+  w.line("var sb_n = " + extent);
+  w.line("var sb_chunks = min(sb_n, parallelism_level())");
+  w.line("");
+  w.open("def sb_chunk(sb_c: Int) {imm}:");
+  w.line("var sb_lo = sb_c * sb_n // sb_chunks");
+  w.line("var sb_hi = (sb_c + 1) * sb_n // sb_chunks");
+}
+
+void close_chunks(PyWriter& w) {
+  w.dedent();
+  w.line("");
+  w.line("parallelize(sb_chunk, sb_chunks)");
+}
+
 void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
@@ -1090,50 +1150,64 @@ void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     L.assign(w);
     return;
   }
-  const int v = static_cast<int>(rank) - 1;
-  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
-  const bool vec = simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
-  L.strip = !vec;
-
-  w.line("var sb_n = " + L.extent(st.out, 0, 0));
-  w.line("var sb_chunks = min(sb_n, parallelism_level())");
-  w.line("");
-  w.open("def sb_chunk(sb_c: Int) {imm}:");
-  w.line("var sb_lo = sb_c * sb_n // sb_chunks");
-  w.line("var sb_hi = (sb_c + 1) * sb_n // sb_chunks");
-  size_t opened = 0;
-  for (size_t d = 0; d < rank; ++d) {
-    if (vec && d + 1 == rank) break;
-    const std::string range =
-        d == 0 ? "range(sb_lo, sb_hi)" : "range(" + L.extent(st.out, d, 0) + ")";
-    w.open("for " + L.var_name(static_cast<int>(d)) + " in " + range + ":");
-    ++opened;
-  }
-  if (vec) {
+  open_chunks(L.extent(st.out, 0, 0), w);
+  const bool vec_rows = rank == 1 && (!contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, 0)) &&
+                        L.vec_ok(*st.rhs, 0) && st.rhs->type != DType::Bool;
+  if (vec_rows) {
+    // Rank 1: the lanes run over the chunk's rows.
     const DType t = value_type(*st.rhs);
+    L.strip = false;
     L.needs().vectorize = true;
     L.needs().widths.insert(t);
-    const std::string& name = L.var_name(v);
-    std::string count;
-    if (rank == 1) {
-      w.open("def sb_vec[sb_w: Int](sb_k: Int) {imm}:");
-      w.line("var " + name + " = sb_lo + sb_k");
-      count = "sb_hi - sb_lo";
-    } else {
-      w.open("def sb_vec[sb_w: Int](" + name + ": Int) {imm}:");
-      count = L.extent(st.out, rank - 1, 0);
-    }
-    L.assign_vector(w, Mode{v, "sb_w"});
+    w.open("def sb_vec[sb_w: Int](sb_k: Int) {imm}:");
+    w.line("var " + L.var_name(0) + " = sb_lo + sb_k");
+    L.assign_vector(w, Mode{0, "sb_w"});
     w.dedent();
     w.line("");
-    w.line("vectorize[" + width_const(t) + "](" + count + ", sb_vec)");
+    w.line("vectorize[" + width_const(t) + "](sb_hi - sb_lo, sb_vec)");
   } else {
-    L.assign(w);
+    w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
+    emit_row_body(L, w);
+    w.dedent();
   }
-  for (size_t d = 0; d < opened; ++d) w.dedent();
-  w.dedent();
+  close_chunks(w);
+}
+
+// Statements `Ls` (one row group, codegen/row_fusion.h) as one loop over rows in parallel chunks:
+// each chunk computes, row by row, every statement of the group in order, each in its own closure
+// taking the row. The group's row-local tensors live as one row per chunk, in buffers the chunk
+// allocates.
+void emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup& g,
+                                  const Spec& spec, PyWriter& w) {
+  MojoLowering& first = Ls.front();
+  first.needs().parallel = true;
+  open_chunks(first.extent(first.stmt().out, 0, 0), w);
+  for (int t : g.row_local) {
+    const Tensor& tn = spec.tensors[t];
+    std::string count;
+    for (size_t d = 1; d < tn.shape.size(); ++d)
+      count += (count.empty() ? "" : " * ") + first.extent(t, d, kMMul + 1);
+    const std::string row = "sb_row_" + tn.name;
+    w.line("var sb_buf_" + tn.name + " = alloc(Layout[" + mojo_type(tn.type) +
+           "](count=" + (count.empty() ? "1" : count) + "))");
+    w.line("var " + row + " = sb_buf_" + tn.name + ".unsafe_ptr()");
+    for (MojoLowering& L : Ls) L.hold_row(t, row);
+  }
+  if (!g.row_local.empty()) first.needs().dealloc = true;
+  for (size_t i = 0; i < Ls.size(); ++i) {
+    MojoLowering& L = Ls[i];
+    w.line("");
+    w.line("# " + to_string(L.stmt(), spec));
+    w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
+    emit_row_body(L, w);
+    w.dedent();
+  }
   w.line("");
-  w.line("parallelize(sb_chunk, sb_chunks)");
+  w.open("for sb_row in range(sb_lo, sb_hi):");
+  for (size_t i = 0; i < Ls.size(); ++i) w.line("sb_row" + std::to_string(i) + "(sb_row)");
+  w.dedent();
+  for (int t : g.row_local) w.line("dealloc(sb_buf_" + spec.tensors[t].name + "^)");
+  close_chunks(w);
 }
 
 // ---- The emitter ------------------------------------------------------------------------------
@@ -1172,36 +1246,61 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
     kernels += "# Variant " + v.name + ": " + info->doc + ".\n\n";
     PyWriter calls(1);
     std::set<int> used_tensors, used_sizes;
-    for (size_t k = 0; k < spec.stmts.size(); ++k) {
-      const Statement& st = spec.stmts[k];
-      const std::string text = to_string(st, spec);
-      MojoLowering L(spec, st, &needs);
+    const std::vector<RowGroup> groups = vp ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
+    for (size_t k = 0; k < spec.stmts.size();) {
+      // Statements [k, last]: one row group, or statement k alone.
+      const RowGroup* g = next_group < groups.size() && groups[next_group].first == k
+                              ? &groups[next_group++]
+                              : nullptr;
+      const size_t last = g ? g->last : k;
+      std::vector<MojoLowering> Ls;
+      for (size_t j = k; j <= last; ++j) Ls.emplace_back(spec, spec.stmts[j], &needs);
       PyWriter body(1);
-      if (vp)
-        emit_vectorize_parallel(L, body);
+      if (g)
+        emit_vectorize_parallel_rows(Ls, *g, spec, body);
+      else if (vp)
+        emit_vectorize_parallel(Ls.front(), body);
       else
-        emit_loops(L, body);
+        emit_loops(Ls.front(), body);
 
+      std::set<int> tensors, sizes, written;
+      for (const MojoLowering& L : Ls) {
+        tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+        sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+        written.insert(L.stmt().out);
+      }
       std::vector<std::string> params, args;
-      for (int t : L.used_tensors()) {
+      for (int t : tensors) {
         const std::string n = mojo_name(spec.tensors[t].name);
-        params.push_back(n + ": " + pointer_type(spec, t, t == st.out));
+        params.push_back(n + ": " + pointer_type(spec, t, written.count(t) > 0));
         args.push_back(n);
       }
-      for (int s : L.used_sizes()) {
+      for (int s : sizes) {
         const std::string n = mojo_name(spec.sizes[s].name);
         params.push_back(n + ": Int");
         args.push_back(n);
       }
-      const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
-      kernels += "# " + text + "\n";
+      std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
+      if (g) {
+        fn += "_" + std::to_string(last);
+        std::string held;
+        for (int t : g->row_local) held += (held.empty() ? "" : ", ") + spec.tensors[t].name;
+        kernels += "# Statements " + std::to_string(k) + " to " + std::to_string(last) +
+                   " in one parallel loop over rows" +
+                   (held.empty() ? "" : " (" + held + " kept as one row per chunk)") + ":\n";
+      }
+      for (const MojoLowering& L : Ls) {
+        const std::string text = to_string(L.stmt(), spec);
+        kernels += "# " + text + "\n";
+        calls.line("# " + text);
+      }
       kernels += wrap_call("def " + fn, params, ":", 0) + "\n";
       kernels += body.str() + "\n\n";
-
-      calls.line("# " + text);
       calls.line(wrap_call(fn, args, "", 4));
-      used_tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-      used_sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+      used_tensors.insert(tensors.begin(), tensors.end());
+      used_sizes.insert(sizes.begin(), sizes.end());
+      k = last + 1;
     }
 
     launchers += "# Variant " + v.name + " (strategy " + v.strategy + ").\n";

@@ -144,6 +144,44 @@ TEST(EmitMojo, RowReductionsAreStripMined) {
   EXPECT_TRUE(has(k, "for c in range(sb_end0, C):")) << k;  // the scalar remainder
 }
 
+TEST(EmitMojo, RowGroupRunsInOneLoopOverRowsWithItsTempsAsOneRow) {
+  // The same row groups (codegen/row_fusion.h) as the cpu omp_simd and mlir openmp variants.
+  Result<Spec> r = load("rows", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in}\n"
+                        "  m: {type: f32, shape: [R], role: temp}\n"
+                        "  e: {type: f32, shape: [R, C], role: temp}\n"
+                        "  y: {type: f32, shape: [R, C], role: out}\n",
+                        "  m[r] = max(c in 0..C: x[r, c])\n"
+                        "  e[r, c] = x[r, c] - m[r]\n"
+                        "  y[r, c] = e[r, c] * 2.0\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  const std::string k = vp_kernels(file);
+  EXPECT_TRUE(has(k,
+                  "# Statements 0 to 2 in one parallel loop over rows (m, e kept as one row "
+                  "per chunk):"))
+      << k;
+  EXPECT_TRUE(has(k, "def sb_vp_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],")) << k;
+  EXPECT_FALSE(has(k, "def sb_vp_s1(")) << k;
+  // The temps are neither parameters nor written to memory outside the chunk's row buffers.
+  EXPECT_FALSE(has(k, "e: Pointer")) << k;
+  EXPECT_FALSE(has(k, "m: Pointer")) << k;
+  EXPECT_TRUE(has(k, "var sb_buf_e = alloc(Layout[Float32](count=C))")) << k;
+  EXPECT_TRUE(has(k, "sb_row_m[unsafe_offset=0] = sb_acc0")) << k;
+  EXPECT_TRUE(has(k, "sb_row_e.unsafe_store[width=sb_w](c, ")) << k;
+  EXPECT_TRUE(has(k, "sb_row_e.unsafe_load[width=sb_w](c) * Float32(2.0)")) << k;
+  EXPECT_TRUE(has(k, "x.unsafe_load[width=sb_w](r * C + c) - sb_row_m[unsafe_offset=0]")) << k;
+  // Each row runs the three statements in order.
+  const size_t loop = k.find("for sb_row in range(sb_lo, sb_hi):");
+  ASSERT_NE(loop, std::string::npos) << k;
+  const size_t s0 = k.find("sb_row0(sb_row)", loop), s1 = k.find("sb_row1(sb_row)", loop),
+               s2 = k.find("sb_row2(sb_row)", loop);
+  EXPECT_TRUE(s0 != std::string::npos && s0 < s1 && s1 < s2 && s2 != std::string::npos) << k;
+  EXPECT_TRUE(has(k, "dealloc(sb_buf_e^)")) << k;
+  // The loops variant keeps one function per statement.
+  EXPECT_TRUE(has(file, "def sb_loops_s1(")) << file;
+}
+
 TEST(EmitMojo, ScalarOutputReducesInParallelChunks) {
   Result<Spec> r = load("dot", kN,
                         "  x: {type: f32, shape: [N], role: in}\n"

@@ -20,7 +20,7 @@
 from std.algorithm.functional import vectorize
 from std.ffi import CStringSpan
 from std.math import sqrt
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 
@@ -108,16 +108,28 @@ def sb_loops_s3(inp: Pointer[Float32, ImmUntrackedOrigin],
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
+# Statements 0 to 3 in one parallel loop over rows (variance kept as one row per chunk):
 # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-def sb_vectorize_parallel_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
-                             mean: Pointer[Float32, MutUntrackedOrigin], BT: Int, C: Int):
+# variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+# rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+# y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+def sb_vectorize_parallel_s0_3(inp: Pointer[Float32, ImmUntrackedOrigin],
+                               weight: Pointer[Float32, ImmUntrackedOrigin],
+                               bias: Pointer[Float32, ImmUntrackedOrigin],
+                               y: Pointer[Float32, MutUntrackedOrigin],
+                               mean: Pointer[Float32, MutUntrackedOrigin],
+                               rstd: Pointer[Float32, MutUntrackedOrigin], BT: Int, C: Int):
     var sb_n = BT
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        var sb_buf_variance = alloc(Layout[Float32](count=1))
+        var sb_row_variance = sb_buf_variance.unsafe_ptr()
+
+        # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        def sb_row0(r: Int) {imm}:
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
             var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
             for c in range(0, sb_end0, sb_w_f32):
@@ -127,20 +139,8 @@ def sb_vectorize_parallel_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 += inp[unsafe_offset=r * C + c]
             mean[unsafe_offset=r] = sb_acc0 / Float32(C)
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-def sb_vectorize_parallel_s1(inp: Pointer[Float32, ImmUntrackedOrigin],
-                             mean: Pointer[Float32, ImmUntrackedOrigin],
-                             variance: Pointer[Float32, MutUntrackedOrigin], BT: Int, C: Int):
-    var sb_n = BT
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        def sb_row1(r: Int) {imm}:
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
             var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
             for c in range(0, sb_end0, sb_w_f32):
@@ -148,49 +148,26 @@ def sb_vectorize_parallel_s1(inp: Pointer[Float32, ImmUntrackedOrigin],
             var sb_acc0 = sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
                 sb_acc0 += (inp[unsafe_offset=r * C + c] - mean[unsafe_offset=r]) * (inp[unsafe_offset=r * C + c] - mean[unsafe_offset=r])
-            variance[unsafe_offset=r] = sb_acc0 / Float32(C)
+            sb_row_variance[unsafe_offset=0] = sb_acc0 / Float32(C)
 
-    parallelize(sb_chunk, sb_chunks)
+        # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        def sb_row2(r: Int) {imm}:
+            rstd[unsafe_offset=r] = Float32(1.0) / sqrt(sb_row_variance[unsafe_offset=0] + Float32(1.0e-5))
 
-
-# rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-def sb_vectorize_parallel_s2(rstd: Pointer[Float32, MutUntrackedOrigin],
-                             variance: Pointer[Float32, ImmUntrackedOrigin], BT: Int):
-    var sb_n = BT
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        def sb_vec[sb_w: Int](sb_k: Int) {imm}:
-            var r = sb_lo + sb_k
-            var sb_val = Float32(1.0) / sqrt(variance.unsafe_load[width=sb_w](r) + Float32(1.0e-5))
-            rstd.unsafe_store[width=sb_w](r, sb_val)
-
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
-
-    parallelize(sb_chunk, sb_chunks)
-
-
-# y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-def sb_vectorize_parallel_s3(inp: Pointer[Float32, ImmUntrackedOrigin],
-                             weight: Pointer[Float32, ImmUntrackedOrigin],
-                             bias: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin],
-                             mean: Pointer[Float32, ImmUntrackedOrigin],
-                             rstd: Pointer[Float32, ImmUntrackedOrigin], BT: Int, C: Int):
-    var sb_n = BT
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        def sb_row3(r: Int) {imm}:
             def sb_vec[sb_w: Int](c: Int) {imm}:
                 var sb_val = rstd[unsafe_offset=r] * (inp.unsafe_load[width=sb_w](r * C + c) - mean[unsafe_offset=r]) * weight.unsafe_load[width=sb_w](c) + bias.unsafe_load[width=sb_w](c)
                 y.unsafe_store[width=sb_w](r * C + c, sb_val)
 
             vectorize[sb_w_f32](C, sb_vec)
+
+        for sb_row in range(sb_lo, sb_hi):
+            sb_row0(sb_row)
+            sb_row1(sb_row)
+            sb_row2(sb_row)
+            sb_row3(sb_row)
+        dealloc(sb_buf_variance^)
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -231,18 +208,14 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var y = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var mean = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var rstd = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
-    var variance = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float32]()
     var BT = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
     # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-    sb_vectorize_parallel_s0(inp, mean, BT, C)
     # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-    sb_vectorize_parallel_s1(inp, mean, variance, BT, C)
     # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-    sb_vectorize_parallel_s2(rstd, variance, BT)
     # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-    sb_vectorize_parallel_s3(inp, weight, bias, y, mean, rstd, BT, C)
+    sb_vectorize_parallel_s0_3(inp, weight, bias, y, mean, rstd, BT, C)
     return 0
 
 

@@ -17,7 +17,7 @@
 from std.algorithm.functional import vectorize
 from std.ffi import CStringSpan
 from std.math import sqrt
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 
@@ -86,16 +86,23 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin],
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
+# Statements 0 to 1 in one parallel loop over rows (rstd kept as one row per chunk):
 # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
-                             rstd: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+# y[r, c] = weight[c] * (rstd[r] * x[r, c])
+def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
+                               weight: Pointer[Float32, ImmUntrackedOrigin],
+                               y: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        var sb_buf_rstd = alloc(Layout[Float32](count=1))
+        var sb_row_rstd = sb_buf_rstd.unsafe_ptr()
+
+        # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+        def sb_row0(r: Int) {imm}:
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
             var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
             for c in range(0, sb_end0, sb_w_f32):
@@ -103,28 +110,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_acc0 = sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
                 sb_acc0 += x[unsafe_offset=r * C + c] * x[unsafe_offset=r * C + c]
-            rstd[unsafe_offset=r] = Float32(1.0) / sqrt(sb_acc0 / Float32(C) + Float32(1.0e-5))
+            sb_row_rstd[unsafe_offset=0] = Float32(1.0) / sqrt(sb_acc0 / Float32(C) + Float32(1.0e-5))
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# y[r, c] = weight[c] * (rstd[r] * x[r, c])
-def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
-                             weight: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin],
-                             rstd: Pointer[Float32, ImmUntrackedOrigin], R: Int, C: Int):
-    var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        # y[r, c] = weight[c] * (rstd[r] * x[r, c])
+        def sb_row1(r: Int) {imm}:
             def sb_vec[sb_w: Int](c: Int) {imm}:
-                var sb_val = weight.unsafe_load[width=sb_w](c) * (rstd[unsafe_offset=r] * x.unsafe_load[width=sb_w](r * C + c))
+                var sb_val = weight.unsafe_load[width=sb_w](c) * (sb_row_rstd[unsafe_offset=0] * x.unsafe_load[width=sb_w](r * C + c))
                 y.unsafe_store[width=sb_w](r * C + c, sb_val)
 
             vectorize[sb_w_f32](C, sb_vec)
+
+        for sb_row in range(sb_lo, sb_hi):
+            sb_row0(sb_row)
+            sb_row1(sb_row)
+        dealloc(sb_buf_rstd^)
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -155,14 +154,12 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
     var weight = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var y = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
-    var rstd = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
     # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-    sb_vectorize_parallel_s0(x, rstd, R, C)
     # y[r, c] = weight[c] * (rstd[r] * x[r, c])
-    sb_vectorize_parallel_s1(x, weight, y, rstd, R, C)
+    sb_vectorize_parallel_s0_1(x, weight, y, R, C)
     return 0
 
 

@@ -18,7 +18,7 @@
 from std.algorithm.functional import vectorize
 from std.ffi import CStringSpan
 from std.math import exp, inf
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 
@@ -120,16 +120,28 @@ def sb_loops_s3(e: Pointer[Float32, ImmUntrackedOrigin],
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
+# Statements 0 to 3 in one parallel loop over rows (rowmax, e, rowsum kept as one row per chunk):
 # rowmax[r] = max(c in 0..C: x[r, c])
-def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
-                             rowmax: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+# e[r, c] = exp(x[r, c] - rowmax[r])
+# rowsum[r] = sum(c in 0..C: e[r, c])
+# y[r, c] = e[r, c] / rowsum[r]
+def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
+                               y: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        var sb_buf_rowmax = alloc(Layout[Float32](count=1))
+        var sb_row_rowmax = sb_buf_rowmax.unsafe_ptr()
+        var sb_buf_e = alloc(Layout[Float32](count=C))
+        var sb_row_e = sb_buf_e.unsafe_ptr()
+        var sb_buf_rowsum = alloc(Layout[Float32](count=1))
+        var sb_row_rowsum = sb_buf_rowsum.unsafe_ptr()
+
+        # rowmax[r] = max(c in 0..C: x[r, c])
+        def sb_row0(r: Int) {imm}:
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
             var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
             for c in range(0, sb_end0, sb_w_f32):
@@ -139,69 +151,43 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):
                 sb_acc0 = sb_max(sb_acc0, x[unsafe_offset=r * C + c])
-            rowmax[unsafe_offset=r] = sb_acc0
+            sb_row_rowmax[unsafe_offset=0] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# e[r, c] = exp(x[r, c] - rowmax[r])
-def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
-                             rowmax: Pointer[Float32, ImmUntrackedOrigin],
-                             e: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
-    var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        # e[r, c] = exp(x[r, c] - rowmax[r])
+        def sb_row1(r: Int) {imm}:
             def sb_vec[sb_w: Int](c: Int) {imm}:
-                var sb_val = exp(x.unsafe_load[width=sb_w](r * C + c) - rowmax[unsafe_offset=r])
-                e.unsafe_store[width=sb_w](r * C + c, sb_val)
+                var sb_val = exp(x.unsafe_load[width=sb_w](r * C + c) - sb_row_rowmax[unsafe_offset=0])
+                sb_row_e.unsafe_store[width=sb_w](c, sb_val)
 
             vectorize[sb_w_f32](C, sb_vec)
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# rowsum[r] = sum(c in 0..C: e[r, c])
-def sb_vectorize_parallel_s2(e: Pointer[Float32, ImmUntrackedOrigin],
-                             rowsum: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
-    var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        # rowsum[r] = sum(c in 0..C: e[r, c])
+        def sb_row2(r: Int) {imm}:
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
             var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
             for c in range(0, sb_end0, sb_w_f32):
-                sb_acc0v += e.unsafe_load[width=sb_w_f32](r * C + c)
+                sb_acc0v += sb_row_e.unsafe_load[width=sb_w_f32](c)
             var sb_acc0 = sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
-                sb_acc0 += e[unsafe_offset=r * C + c]
-            rowsum[unsafe_offset=r] = sb_acc0
+                sb_acc0 += sb_row_e[unsafe_offset=c]
+            sb_row_rowsum[unsafe_offset=0] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# y[r, c] = e[r, c] / rowsum[r]
-def sb_vectorize_parallel_s3(e: Pointer[Float32, ImmUntrackedOrigin],
-                             rowsum: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
-    var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
+        # y[r, c] = e[r, c] / rowsum[r]
+        def sb_row3(r: Int) {imm}:
             def sb_vec[sb_w: Int](c: Int) {imm}:
-                var sb_val = e.unsafe_load[width=sb_w](r * C + c) / rowsum[unsafe_offset=r]
+                var sb_val = sb_row_e.unsafe_load[width=sb_w](c) / sb_row_rowsum[unsafe_offset=0]
                 y.unsafe_store[width=sb_w](r * C + c, sb_val)
 
             vectorize[sb_w_f32](C, sb_vec)
+
+        for sb_row in range(sb_lo, sb_hi):
+            sb_row0(sb_row)
+            sb_row1(sb_row)
+            sb_row2(sb_row)
+            sb_row3(sb_row)
+        dealloc(sb_buf_rowmax^)
+        dealloc(sb_buf_e^)
+        dealloc(sb_buf_rowsum^)
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -235,21 +221,15 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
 def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
     initialize_runtime()
     var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
-    var rowmax = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
-    var e = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
-    var rowsum = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var y = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
     # rowmax[r] = max(c in 0..C: x[r, c])
-    sb_vectorize_parallel_s0(x, rowmax, R, C)
     # e[r, c] = exp(x[r, c] - rowmax[r])
-    sb_vectorize_parallel_s1(x, rowmax, e, R, C)
     # rowsum[r] = sum(c in 0..C: e[r, c])
-    sb_vectorize_parallel_s2(e, rowsum, R, C)
     # y[r, c] = e[r, c] / rowsum[r]
-    sb_vectorize_parallel_s3(e, rowsum, y, R, C)
+    sb_vectorize_parallel_s0_3(x, y, R, C)
     return 0
 
 

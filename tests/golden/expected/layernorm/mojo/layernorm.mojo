@@ -18,7 +18,7 @@
 from std.algorithm.functional import vectorize
 from std.ffi import CStringSpan
 from std.math import sqrt
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 
@@ -100,16 +100,26 @@ def sb_loops_s2(x: Pointer[Float32, ImmUntrackedOrigin], gain: Pointer[Float32, 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
+# Statements 0 to 2 in one parallel loop over rows (mean, rstd kept as one row per chunk):
 # mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
-def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
-                             mean: Pointer[Float32, MutUntrackedOrigin], B: Int, R: Int, C: Int):
+# rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
+# y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
+def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
+                               gain: Pointer[Float32, ImmUntrackedOrigin],
+                               y: Pointer[Float32, MutUntrackedOrigin], B: Int, R: Int, C: Int):
     var sb_n = B
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for b in range(sb_lo, sb_hi):
+        var sb_buf_mean = alloc(Layout[Float32](count=R))
+        var sb_row_mean = sb_buf_mean.unsafe_ptr()
+        var sb_buf_rstd = alloc(Layout[Float32](count=R))
+        var sb_row_rstd = sb_buf_rstd.unsafe_ptr()
+
+        # mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
+        def sb_row0(b: Int) {imm}:
             for r in range(R):
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
                 var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
@@ -118,54 +128,35 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_acc0 = sb_acc0v.reduce_add()
                 for c in range(sb_end0, C):
                     sb_acc0 += x[unsafe_offset=(b * R + r) * C + c]
-                mean[unsafe_offset=b * R + r] = sb_acc0 / Float32(C)
+                sb_row_mean[unsafe_offset=r] = sb_acc0 / Float32(C)
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
-def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
-                             mean: Pointer[Float32, ImmUntrackedOrigin],
-                             rstd: Pointer[Float32, MutUntrackedOrigin], B: Int, R: Int, C: Int):
-    var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for b in range(sb_lo, sb_hi):
+        # rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
+        def sb_row1(b: Int) {imm}:
             for r in range(R):
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
                 var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
                 for c in range(0, sb_end0, sb_w_f32):
-                    sb_acc0v += (x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c) - mean[unsafe_offset=b * R + r]) * (x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c) - mean[unsafe_offset=b * R + r])
+                    sb_acc0v += (x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r]) * (x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r])
                 var sb_acc0 = sb_acc0v.reduce_add()
                 for c in range(sb_end0, C):
-                    sb_acc0 += (x[unsafe_offset=(b * R + r) * C + c] - mean[unsafe_offset=b * R + r]) * (x[unsafe_offset=(b * R + r) * C + c] - mean[unsafe_offset=b * R + r])
-                rstd[unsafe_offset=b * R + r] = Float32(1.0) / sqrt(sb_acc0 / Float32(C) + Float32(1.0e-5))
+                    sb_acc0 += (x[unsafe_offset=(b * R + r) * C + c] - sb_row_mean[unsafe_offset=r]) * (x[unsafe_offset=(b * R + r) * C + c] - sb_row_mean[unsafe_offset=r])
+                sb_row_rstd[unsafe_offset=r] = Float32(1.0) / sqrt(sb_acc0 / Float32(C) + Float32(1.0e-5))
 
-    parallelize(sb_chunk, sb_chunks)
-
-
-# y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
-                             gain: Pointer[Float32, ImmUntrackedOrigin],
-                             mean: Pointer[Float32, ImmUntrackedOrigin],
-                             rstd: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin], B: Int, R: Int, C: Int):
-    var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for b in range(sb_lo, sb_hi):
+        # y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
+        def sb_row2(b: Int) {imm}:
             for r in range(R):
                 def sb_vec[sb_w: Int](c: Int) {imm}:
-                    var sb_val = (x.unsafe_load[width=sb_w]((b * R + r) * C + c) - mean[unsafe_offset=b * R + r]) * rstd[unsafe_offset=b * R + r] * gain.unsafe_load[width=sb_w](c)
+                    var sb_val = (x.unsafe_load[width=sb_w]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r]) * sb_row_rstd[unsafe_offset=r] * gain.unsafe_load[width=sb_w](c)
                     y.unsafe_store[width=sb_w]((b * R + r) * C + c, sb_val)
 
                 vectorize[sb_w_f32](C, sb_vec)
+
+        for sb_row in range(sb_lo, sb_hi):
+            sb_row0(sb_row)
+            sb_row1(sb_row)
+            sb_row2(sb_row)
+        dealloc(sb_buf_mean^)
+        dealloc(sb_buf_rstd^)
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -199,19 +190,15 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     initialize_runtime()
     var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
     var gain = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
-    var mean = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
-    var rstd = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var y = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var R = Int(sb_a[].sizes[unsafe_offset=1])
     var C = Int(sb_a[].sizes[unsafe_offset=2])
 
     # mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
-    sb_vectorize_parallel_s0(x, mean, B, R, C)
     # rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
-    sb_vectorize_parallel_s1(x, mean, rstd, B, R, C)
     # y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-    sb_vectorize_parallel_s2(x, gain, mean, rstd, y, B, R, C)
+    sb_vectorize_parallel_s0_2(x, gain, y, B, R, C)
     return 0
 
 
