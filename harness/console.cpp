@@ -380,7 +380,8 @@ std::string format_bench_summary_markdown(const BenchReport& report,
   out += "- date: " + field("date") + "\n";
   out += "- host: " + field("host_name") + " (" + field("cpu_model") + "; gpu: " + field("gpu") +
          ")\n";
-  out += "- commit: " + field("git_commit") + "\n";
+  out += "- commit: " + field("git_commit") +
+         (field("git_modified") == "true" ? " (with uncommitted changes)" : "") + "\n";
   out += "- results: `" + results_file + "`\n\n";
 
   out += "## Limits\n\n";

@@ -5,7 +5,8 @@
 //   {
 //     "schema_version": 1,
 //     "context": { Google Benchmark's (date, host_name, num_cpus, caches, ...) plus git_commit,
-//                  cxx, nvcc, cpu_model, gpu, specbench_version; "probes": the machine probes
+//                  git_modified, cxx, nvcc, cpu_model, gpu, specbench_version and the rest of
+//                  run_context (runner.h); "probes": the machine probes
 //                  of the run (probes_json in probes.h); "limits": the limits derived from
 //                  them per device (limits_json in analysis.h) },
 //     "benchmarks": [ each Google Benchmark entry: every repetition (run_type "iteration",

@@ -436,6 +436,11 @@ std::map<std::string, std::string> run_context(const std::string& root,
   ProcessResult git = run_process({"git", "-C", root, "rev-parse", "HEAD"});
   std::string commit = last_line(git.output);
   c["git_commit"] = git.exit_code == 0 && !commit.empty() ? commit : "unknown";
+  // Whether tracked files differ from that commit (then the commit alone does not name the code
+  // that ran): "true", "false" or "unknown".
+  // git diff exits 1 on a difference, 0 on none, and otherwise on an error.
+  const int diff = run_process({"git", "-C", root, "diff", "--quiet", "HEAD", "--"}).exit_code;
+  c["git_modified"] = diff == 1 ? "true" : diff == 0 ? "false" : "unknown";
   std::string cxx = first_line(compiler_version(tools.cxx));
   c["cxx"] = cxx.empty() ? tools.cxx : cxx;
   std::string nvcc = last_line(compiler_version(tools.nvcc));

@@ -165,7 +165,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
 // every Skipped and Failed record. Input of the summary table.
 std::vector<BenchRecord> best_per_size(const std::vector<BenchRecord>& records);
 
-// Context for results files: git_commit, cxx, nvcc, cpu_model, gpu, mojo, specbench_version,
+// Context for results files: git_commit, git_modified ("true" when tracked files differ from
+// that commit, "false", or "unknown"), cxx, nvcc, cpu_model, gpu, mojo, specbench_version,
 // generator_hash (FNV-1a-64 over <root>/codegen's files).
 std::map<std::string, std::string> run_context(const std::string& root,
                                                const ToolchainOptions& tools);

@@ -383,6 +383,35 @@ TEST(RunContext, RecordsTheTransparentHugePageMode) {
     EXPECT_EQ(c["transparent_hugepages"], "unknown");
 }
 
+TEST(RunContext, RecordsWhetherTrackedFilesDifferFromTheCommit) {
+  const fs::path repo =
+      fs::temp_directory_path() / ("sb_run_context_git_" + std::to_string(getpid()));
+  fs::remove_all(repo);
+  fs::create_directories(repo);
+  auto git = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv{"git",         "-C", repo.string(),   "-c",
+                                  "user.name=t", "-c", "user.email=t@t"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const sb::ProcessResult r = sb::run_process(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  };
+  git({"init", "-q"});
+  std::ofstream(repo / "a.txt") << "one\n";
+  git({"add", "a.txt"});
+  git({"commit", "-q", "-m", "a"});
+  std::ofstream(repo / "untracked.txt") << "not part of the commit's files\n";
+  auto c = sb::run_context(repo.string(), sb::default_toolchain_options());
+  EXPECT_NE(c["git_commit"], "unknown");
+  EXPECT_EQ(c["git_modified"], "false");
+  std::ofstream(repo / "a.txt") << "two\n";
+  c = sb::run_context(repo.string(), sb::default_toolchain_options());
+  EXPECT_EQ(c["git_modified"], "true");
+  fs::remove_all(repo);
+  c = sb::run_context(repo.string(), sb::default_toolchain_options());
+  EXPECT_EQ(c["git_commit"], "unknown");
+  EXPECT_EQ(c["git_modified"], "unknown");
+}
+
 // The cpu runtime, counting its uploads per tensor size in bytes (one per bench size here).
 class CountingCpuRuntime : public sb::HostRuntime {
  public:
