@@ -315,6 +315,7 @@ struct FileNeeds {
   bool parallel = false;  // parallelize, initialize_runtime, parallelism_level
   bool dealloc = false;
   bool external_call = false;
+  bool stream = false;  // non-temporal stores: fence, sb_stream_min_bytes
   std::set<DType> widths;
   std::set<MHelper> helpers;
 };
@@ -396,6 +397,7 @@ class MojoLowering {
     }
   }
 
+  const Spec& spec() const { return spec_; }
   const Statement& stmt() const { return st_; }
   const std::string& var_name(int ref) const { return var_names_[ref]; }
   const std::set<int>& used_tensors() const { return used_tensors_; }
@@ -433,6 +435,30 @@ class MojoLowering {
   }
 
   void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
+
+  // The flat index of the output element whose innermost subscript is `last` (a text) and whose
+  // other subscripts are the output index variables.
+  std::string out_flat_at(const std::string& last) {
+    std::vector<Piece> subs;
+    for (size_t d = 0; d + 1 < st_.rank(); ++d) subs.push_back({var_names_[d], kMPrimary, false});
+    if (last == "0" && !subs.empty()) {  // the row's start: no "+ 0"
+      subs.push_back({"0", kMPrimary, false});
+      std::string flat = flat_index(st_.out, subs);
+      SB_ASSERT(flat.size() > 4 && flat.compare(flat.size() - 4, 4, " + 0") == 0,
+                "unexpected flat index " + flat);
+      return flat.substr(0, flat.size() - 4);
+    }
+    subs.push_back({last, last.find(' ') == std::string::npos ? kMPrimary : kMAdd, false});
+    return flat_index(st_.out, subs);
+  }
+
+  // The number of elements of tensor `t`: the product of its extents, "1" for a scalar.
+  std::string element_count(int t) {
+    std::string n;
+    for (size_t d = 0; d < spec_.tensors[t].shape.size(); ++d)
+      n += (n.empty() ? "" : " * ") + extent(t, d, kMMul + 1);
+    return n.empty() ? "1" : n;
+  }
 
   // True when `e` depends on index variable `v`, including through a reduction's range.
   bool depends(const Expr& e, int v) const {
@@ -494,13 +520,16 @@ class MojoLowering {
     w.line(name + "[unsafe_offset=" + out_flat() + "] = " + rhs);
   }
 
-  // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index).
-  void assign_vector(PyWriter& w, const Mode& m) {
+  // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index); with
+  // `line`, a non-temporal store of one whole 64-byte-aligned line.
+  void assign_vector(PyWriter& w, const Mode& m, bool line = false) {
     Piece rhs = print(*st_.rhs, w, m);
     const DType ot = spec_.tensors[st_.out].type;
     const std::string name = tensor_name(st_.out);
     std::string value = vec_text(rhs, ot, m);
-    const std::string head = name + ".unsafe_store[width=" + m.width + "](" + out_flat() + ", ";
+    const std::string head = name + ".unsafe_store[width=" + m.width +
+                             (line ? ", alignment=64, non_temporal=True" : "") + "](" + out_flat() +
+                             ", ";
     if (static_cast<size_t>(w.columns()) + head.size() + value.size() + 1 > 100) {
       w.line("var sb_val = " + value);
       value = "sb_val";
@@ -1090,20 +1119,69 @@ void emit_loops(MojoLowering& L, PyWriter& w) {
   for (size_t d = 0; d < st.rank(); ++d) w.dedent();
 }
 
+// The output elements [lo, hi) (texts) of statement L's innermost dimension, its other indices
+// bound, with non-temporal stores: plain stores up to the first 64-byte boundary, one SIMD store
+// per whole line, plain stores for the rest, so that a large output costs no read-for-ownership
+// traffic. The statement is elementwise and vectorises over its innermost index.
+void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string& hi, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const int v = static_cast<int>(st.rank()) - 1;
+  const std::string& name = L.var_name(v);
+  const int bytes = dtype_bytes(L.spec().tensors[st.out].type);
+  const std::string lanes = std::to_string(64 / bytes);
+  const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
+  const std::string from = lo == "0" ? "" : lo + " + ";
+  L.needs().stream = true;
+  w.line("# Non-temporal stores: plain head and tail, whole 64-byte lines in between.");
+  w.line("var sb_first = Int(" + L.tensor_name(st.out) + ".unsafe_offset(" + L.out_flat_at(lo) +
+         "))");
+  w.line("var sb_head = min((64 - sb_first % 64) % 64 // " + std::to_string(bytes) + ", " + len +
+         ")");
+  w.line("var sb_lines_end = sb_head + (" + len + " - sb_head) // " + lanes + " * " + lanes);
+  w.line("");
+  w.open("def sb_line(" + name + ": Int) {imm}:");
+  L.assign_vector(w, Mode{v, lanes}, /*line=*/true);
+  w.dedent();
+  w.line("");
+  w.open("def sb_one(" + name + ": Int) {imm}:");
+  L.assign(w);
+  w.dedent();
+  w.line("");
+  w.open("for " + name + " in range(" + lo + ", " + from + "sb_head):");
+  w.line("sb_one(" + name + ")");
+  w.dedent();
+  w.open("for " + name + " in range(" + from + "sb_head, " + from + "sb_lines_end, " + lanes +
+         "):");
+  w.line("sb_line(" + name + ")");
+  w.dedent();
+  w.open("for " + name + " in range(" + from + "sb_lines_end, " + hi + "):");
+  w.line("sb_one(" + name + ")");
+  w.dedent();
+}
+
 // Statement L's code for one row, its first index already bound: loops over its other output
 // dimensions, the innermost vectorised where its expression allows (else its innermost reductions
-// are strip-mined).
-void emit_row_body(MojoLowering& L, PyWriter& w) {
+// are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
+// chooses at run time (sb_stream) between that and emit_stream_lines; returns whether it does.
+bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   const int v = static_cast<int>(rank) - 1;
   const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
   const bool vec = rank > 1 && simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
   L.strip = !vec;
+  stream = stream && vec && !contains_reduce(*st.rhs);
   size_t opened = 0;
   for (size_t d = 1; d < rank; ++d) {
     if (vec && d + 1 == rank) break;
     w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
+    ++opened;
+  }
+  if (stream) {
+    w.open("if sb_stream:");
+    emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), w);
+    w.dedent();
+    w.open("else:");
     ++opened;
   }
   if (vec) {
@@ -1119,6 +1197,14 @@ void emit_row_body(MojoLowering& L, PyWriter& w) {
     L.assign(w);
   }
   for (size_t d = 0; d < opened; ++d) w.dedent();
+  return stream;
+}
+
+// Ends a chunk that may have stored non-temporally: orders those stores before what follows.
+void emit_stream_fence(PyWriter& w) {
+  w.open("if sb_stream:");
+  w.line("fence()");
+  w.dedent();
 }
 
 // The start of a loop over the rows [0, extent) in parallel chunks: opens the chunk closure and
@@ -1138,7 +1224,9 @@ void close_chunks(PyWriter& w) {
   w.line("parallelize(sb_chunk, sb_chunks)");
 }
 
-void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
+// Statement L under vectorize_parallel. Returns whether it streams its output (then the caller
+// binds sb_stream first).
+bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   L.needs().parallel = true;
@@ -1148,15 +1236,24 @@ void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     top_reductions(*st.rhs, tops);
     for (const Expr* r : tops) L.set_override(r, L.parallel_reduce(*r, w));
     L.assign(w);
-    return;
+    return false;
   }
   open_chunks(L.extent(st.out, 0, 0), w);
   const bool vec_rows = rank == 1 && (!contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, 0)) &&
                         L.vec_ok(*st.rhs, 0) && st.rhs->type != DType::Bool;
+  bool stream = false;
   if (vec_rows) {
     // Rank 1: the lanes run over the chunk's rows.
     const DType t = value_type(*st.rhs);
     L.strip = false;
+    stream = !contains_reduce(*st.rhs);
+    if (stream) {
+      w.open("if sb_stream:");
+      emit_stream_lines(L, "sb_lo", "sb_hi", w);
+      w.line("fence()");
+      w.dedent();
+      w.open("else:");
+    }
     L.needs().vectorize = true;
     L.needs().widths.insert(t);
     w.open("def sb_vec[sb_w: Int](sb_k: Int) {imm}:");
@@ -1165,19 +1262,22 @@ void emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     w.dedent();
     w.line("");
     w.line("vectorize[" + width_const(t) + "](sb_hi - sb_lo, sb_vec)");
+    if (stream) w.dedent();
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
-    emit_row_body(L, w);
+    stream = emit_row_body(L, w, /*stream=*/true);
     w.dedent();
+    if (stream) emit_stream_fence(w);
   }
   close_chunks(w);
+  return stream;
 }
 
 // Statements `Ls` (one row group, codegen/row_fusion.h) as one loop over rows in parallel chunks:
 // each chunk computes, row by row, every statement of the group in order, each in its own closure
 // taking the row. The group's row-local tensors live as one row per chunk, in buffers the chunk
 // allocates.
-void emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup& g,
+bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup& g,
                                   const Spec& spec, PyWriter& w) {
   MojoLowering& first = Ls.front();
   first.needs().parallel = true;
@@ -1194,20 +1294,26 @@ void emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
     for (MojoLowering& L : Ls) L.hold_row(t, row);
   }
   if (!g.row_local.empty()) first.needs().dealloc = true;
+  bool stream = false;
   for (size_t i = 0; i < Ls.size(); ++i) {
     MojoLowering& L = Ls[i];
+    const bool held =
+        std::find(g.row_local.begin(), g.row_local.end(), L.stmt().out) != g.row_local.end();
     w.line("");
     w.line("# " + to_string(L.stmt(), spec));
     w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
-    emit_row_body(L, w);
+    // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
+    stream = emit_row_body(L, w, /*stream=*/!held && L.stmt().rank() > 1) || stream;
     w.dedent();
   }
   w.line("");
   w.open("for sb_row in range(sb_lo, sb_hi):");
   for (size_t i = 0; i < Ls.size(); ++i) w.line("sb_row" + std::to_string(i) + "(sb_row)");
   w.dedent();
+  if (stream) emit_stream_fence(w);
   for (int t : g.row_local) w.line("dealloc(sb_buf_" + spec.tensors[t].name + "^)");
   close_chunks(w);
+  return stream;
 }
 
 // ---- The emitter ------------------------------------------------------------------------------
@@ -1257,19 +1363,30 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
       std::vector<MojoLowering> Ls;
       for (size_t j = k; j <= last; ++j) Ls.emplace_back(spec, spec.stmts[j], &needs);
       PyWriter body(1);
+      bool stream = false;
       if (g)
-        emit_vectorize_parallel_rows(Ls, *g, spec, body);
+        stream = emit_vectorize_parallel_rows(Ls, *g, spec, body);
       else if (vp)
-        emit_vectorize_parallel(Ls.front(), body);
+        stream = emit_vectorize_parallel(Ls.front(), body);
       else
         emit_loops(Ls.front(), body);
 
       std::set<int> tensors, sizes, written;
       for (const MojoLowering& L : Ls) {
         tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-        sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
         written.insert(L.stmt().out);
       }
+      PyWriter head(1);
+      if (stream) {
+        std::string bytes;
+        for (int t : tensors)
+          bytes += (bytes.empty() ? "" : " + ") +
+                   std::to_string(dtype_bytes(spec.tensors[t].type)) + " * " +
+                   Ls.front().element_count(t);
+        head.line("# Stream the outputs when the tensors this touches outgrow the caches.");
+        head.line("var sb_stream = " + bytes + " >= sb_stream_min_bytes");
+      }
+      for (const MojoLowering& L : Ls) sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
       std::vector<std::string> params, args;
       for (int t : tensors) {
         const std::string n = mojo_name(spec.tensors[t].name);
@@ -1296,7 +1413,7 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
         calls.line("# " + text);
       }
       kernels += wrap_call("def " + fn, params, ":", 0) + "\n";
-      kernels += body.str() + "\n\n";
+      kernels += head.str() + body.str() + "\n\n";
       calls.line(wrap_call(fn, args, "", 4));
       used_tensors.insert(tensors.begin(), tensors.end());
       used_sizes.insert(sizes.begin(), sizes.end());
@@ -1322,6 +1439,7 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
   // Imports.
   std::string imports;
   if (needs.vectorize) imports += "from std.algorithm.functional import vectorize\n";
+  if (needs.stream) imports += "from std.atomic import fence\n";
   imports += std::string("from std.ffi import CStringSpan") +
              (needs.external_call ? ", external_call" : "") + "\n";
   if (!needs.math.empty()) {
@@ -1333,6 +1451,7 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
              (needs.dealloc ? ", dealloc" : "") + "\n";
   if (needs.parallel) imports += "from std.runtime import initialize_runtime, parallelism_level\n";
   if (!needs.widths.empty()) imports += "from std.sys import simd_width_of\n";
+  if (needs.stream) imports += "from std.sys.defines import get_defined_int\n";
   if (needs.parallel) imports += "\nfrom max.algorithm import parallelize\n";
 
   std::string out = hash_comments(file_header(spec, *this));
@@ -1340,6 +1459,13 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
       "#\n# Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library "
       "that\n# exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.\n\n";
   out += imports + "\n";
+  if (needs.stream) {
+    out +=
+        "# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at "
+        "least\n# this many bytes, about the last-level cache, as in the cpu backend; "
+        "-D SB_STREAM_MIN_BYTES=n\n# overrides it.\n"
+        "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", 33554432]()\n\n";
+  }
   if (!needs.widths.empty()) {
     out += "# Native SIMD widths of this machine.\n";
     for (DType t : needs.widths)

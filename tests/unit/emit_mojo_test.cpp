@@ -113,6 +113,46 @@ TEST(EmitMojo, ElementwiseIsParallelAndVectorised) {
   EXPECT_TRUE(has(k, "c.unsafe_store[width=sb_w](i, sb_val)")) << k;
 }
 
+TEST(EmitMojo, LargeElementwiseOutputsStreamWholeAlignedLines) {
+  Result<Spec> r = load("vadd", kN,
+                        "  a: {type: f32, shape: [N], role: in}\n"
+                        "  b: {type: f64, shape: [N], role: in}\n"
+                        "  c: {type: f64, shape: [N], role: out}\n",
+                        "  c[i] = f64(a[i]) + b[i]\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  const std::string k = vp_kernels(file);
+  // The same run-time choice as the cpu backend: the bytes of the tensors touched.
+  EXPECT_TRUE(has(file,
+                  "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", "
+                  "33554432]()"))
+      << file;
+  EXPECT_TRUE(has(k, "var sb_stream = 4 * N + 8 * N + 8 * N >= sb_stream_min_bytes")) << k;
+  EXPECT_TRUE(has(k, "if sb_stream:")) << k;
+  // Plain stores up to the first 64-byte boundary of the chunk, then whole lines of 8 f64.
+  EXPECT_TRUE(has(k, "var sb_first = Int(c.unsafe_offset(sb_lo))")) << k;
+  EXPECT_TRUE(has(k, "var sb_head = min((64 - sb_first % 64) % 64 // 8, sb_hi - sb_lo)")) << k;
+  EXPECT_TRUE(has(k, "var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8")) << k;
+  EXPECT_TRUE(has(k, "c.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)")) << k;
+  EXPECT_TRUE(has(k, "for i in range(sb_lo + sb_head, sb_lo + sb_lines_end, 8):")) << k;
+  EXPECT_TRUE(has(k, "for i in range(sb_lo + sb_lines_end, sb_hi):")) << k;
+  EXPECT_TRUE(has(k, "fence()")) << k;
+  // Otherwise the plain vectorised loop.
+  EXPECT_TRUE(has(k, "vectorize[sb_w_f64](sb_hi - sb_lo, sb_vec)")) << k;
+  // The loops variant never streams.
+  const size_t loops = file.find("# Variant loops:");
+  ASSERT_NE(loops, std::string::npos);
+  EXPECT_FALSE(has(file.substr(loops, file.find("# Variant vp:") - loops), "sb_stream")) << file;
+
+  // Reductions write no large output: no streaming code at all.
+  Result<Spec> red = load("rmax", kRC,
+                          "  x: {type: f32, shape: [R, C], role: in}\n"
+                          "  m: {type: f32, shape: [R], role: out}\n",
+                          "  m[r] = max(c in 0..C: x[r, c])\n");
+  ASSERT_TRUE(red.ok()) << format_error(red.error());
+  EXPECT_FALSE(has(emit(red.value()), "sb_stream")) << emit(red.value());
+}
+
 TEST(EmitMojo, MatmulVectorisesOverColumnsWithSimdAccumulators) {
   Result<Spec> r = load("mm",
                         "  M: {bench: [8], verify: [3]}\n  N: {bench: [8], verify: [5]}\n"
@@ -178,6 +218,12 @@ TEST(EmitMojo, RowGroupRunsInOneLoopOverRowsWithItsTempsAsOneRow) {
                s2 = k.find("sb_row2(sb_row)", loop);
   EXPECT_TRUE(s0 != std::string::npos && s0 < s1 && s1 < s2 && s2 != std::string::npos) << k;
   EXPECT_TRUE(has(k, "dealloc(sb_buf_e^)")) << k;
+  // Only y, in memory, may stream; the row buffers never do.
+  EXPECT_TRUE(
+      has(k, "y.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)"))
+      << k;
+  EXPECT_TRUE(has(k, "var sb_first = Int(y.unsafe_offset(r * C))")) << k;
+  EXPECT_FALSE(has(k, "sb_row_e.unsafe_store[width=16")) << k;
   // The loops variant keeps one function per statement.
   EXPECT_TRUE(has(file, "def sb_loops_s1(")) << file;
 }

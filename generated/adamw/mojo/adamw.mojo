@@ -25,13 +25,20 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import sqrt
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -110,18 +117,41 @@ def sb_vectorize_parallel_s0(grad: Pointer[Float32, ImmUntrackedOrigin],
                              m: Pointer[Float32, ImmUntrackedOrigin],
                              beta1: Pointer[Float32, ImmUntrackedOrigin],
                              m_out: Pointer[Float32, MutUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N + 4 * N + 4 * 1 + 4 * N >= sb_stream_min_bytes
     var sb_n = N
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        def sb_vec[sb_w: Int](sb_k: Int) {imm}:
-            var i = sb_lo + sb_k
-            var sb_val = beta1[] * m.unsafe_load[width=sb_w](i) + (Float32(1.0) - beta1[]) * grad.unsafe_load[width=sb_w](i)
-            m_out.unsafe_store[width=sb_w](i, sb_val)
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(m_out.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            def sb_line(i: Int) {imm}:
+                var sb_val = beta1[] * m.unsafe_load[width=16](i) + (Float32(1.0) - beta1[]) * grad.unsafe_load[width=16](i)
+                m_out.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
+
+            def sb_one(i: Int) {imm}:
+                m_out[unsafe_offset=i] = beta1[] * m[unsafe_offset=i] + (Float32(1.0) - beta1[]) * grad[unsafe_offset=i]
+
+            for i in range(sb_lo, sb_lo + sb_head):
+                sb_one(i)
+            for i in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(i)
+            for i in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(i)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var i = sb_lo + sb_k
+                var sb_val = beta1[] * m.unsafe_load[width=sb_w](i) + (Float32(1.0) - beta1[]) * grad.unsafe_load[width=sb_w](i)
+                m_out.unsafe_store[width=sb_w](i, sb_val)
+
+            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -131,18 +161,41 @@ def sb_vectorize_parallel_s1(grad: Pointer[Float32, ImmUntrackedOrigin],
                              v: Pointer[Float32, ImmUntrackedOrigin],
                              beta2: Pointer[Float32, ImmUntrackedOrigin],
                              v_out: Pointer[Float32, MutUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N + 4 * N + 4 * 1 + 4 * N >= sb_stream_min_bytes
     var sb_n = N
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        def sb_vec[sb_w: Int](sb_k: Int) {imm}:
-            var i = sb_lo + sb_k
-            var sb_val = beta2[] * v.unsafe_load[width=sb_w](i) + (Float32(1.0) - beta2[]) * grad.unsafe_load[width=sb_w](i) * grad.unsafe_load[width=sb_w](i)
-            v_out.unsafe_store[width=sb_w](i, sb_val)
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(v_out.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            def sb_line(i: Int) {imm}:
+                var sb_val = beta2[] * v.unsafe_load[width=16](i) + (Float32(1.0) - beta2[]) * grad.unsafe_load[width=16](i) * grad.unsafe_load[width=16](i)
+                v_out.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
+
+            def sb_one(i: Int) {imm}:
+                v_out[unsafe_offset=i] = beta2[] * v[unsafe_offset=i] + (Float32(1.0) - beta2[]) * grad[unsafe_offset=i] * grad[unsafe_offset=i]
+
+            for i in range(sb_lo, sb_lo + sb_head):
+                sb_one(i)
+            for i in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(i)
+            for i in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(i)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var i = sb_lo + sb_k
+                var sb_val = beta2[] * v.unsafe_load[width=sb_w](i) + (Float32(1.0) - beta2[]) * grad.unsafe_load[width=sb_w](i) * grad.unsafe_load[width=sb_w](i)
+                v_out.unsafe_store[width=sb_w](i, sb_val)
+
+            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -157,18 +210,41 @@ def sb_vectorize_parallel_s2(param: Pointer[Float32, ImmUntrackedOrigin],
                              param_out: Pointer[Float32, MutUntrackedOrigin],
                              m_out: Pointer[Float32, ImmUntrackedOrigin],
                              v_out: Pointer[Float32, ImmUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N + 4 * 1 + 4 * 1 + 4 * 1 + 4 * 1 + 4 * 1 + 4 * N + 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        def sb_vec[sb_w: Int](sb_k: Int) {imm}:
-            var i = sb_lo + sb_k
-            var sb_val = param.unsafe_load[width=sb_w](i) - lr[] * (m_out.unsafe_load[width=sb_w](i) / beta1_correction[] / (sqrt(v_out.unsafe_load[width=sb_w](i) / beta2_correction[]) + eps[]) + weight_decay[] * param.unsafe_load[width=sb_w](i))
-            param_out.unsafe_store[width=sb_w](i, sb_val)
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(param_out.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            def sb_line(i: Int) {imm}:
+                var sb_val = param.unsafe_load[width=16](i) - lr[] * (m_out.unsafe_load[width=16](i) / beta1_correction[] / (sqrt(v_out.unsafe_load[width=16](i) / beta2_correction[]) + eps[]) + weight_decay[] * param.unsafe_load[width=16](i))
+                param_out.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
+
+            def sb_one(i: Int) {imm}:
+                param_out[unsafe_offset=i] = param[unsafe_offset=i] - lr[] * (m_out[unsafe_offset=i] / beta1_correction[] / (sqrt(v_out[unsafe_offset=i] / beta2_correction[]) + eps[]) + weight_decay[] * param[unsafe_offset=i])
+
+            for i in range(sb_lo, sb_lo + sb_head):
+                sb_one(i)
+            for i in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(i)
+            for i in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(i)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var i = sb_lo + sb_k
+                var sb_val = param.unsafe_load[width=sb_w](i) - lr[] * (m_out.unsafe_load[width=sb_w](i) / beta1_correction[] / (sqrt(v_out.unsafe_load[width=sb_w](i) / beta2_correction[]) + eps[]) + weight_decay[] * param.unsafe_load[width=sb_w](i))
+                param_out.unsafe_store[width=sb_w](i, sb_val)
+
+            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
 
     parallelize(sb_chunk, sb_chunks)
 

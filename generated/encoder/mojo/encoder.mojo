@@ -15,12 +15,19 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -79,7 +86,10 @@ def sb_loops_s0(inp: Pointer[Int32, ImmUntrackedOrigin], wte: Pointer[Float32, I
 def sb_vectorize_parallel_s0(inp: Pointer[Int32, ImmUntrackedOrigin],
                              wte: Pointer[Float32, ImmUntrackedOrigin],
                              wpe: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
+                             y: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
+                             V: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * B * T + 4 * V * C + 4 * T * C + 4 * B * T * C >= sb_stream_min_bytes
     var sb_n = B
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -88,11 +98,33 @@ def sb_vectorize_parallel_s0(inp: Pointer[Int32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for b in range(sb_lo, sb_hi):
             for t in range(T):
-                def sb_vec[sb_w: Int](c: Int) {imm}:
-                    var sb_val = wte.unsafe_load[width=sb_w](Int(inp[unsafe_offset=b * T + t]) * C + c) + wpe.unsafe_load[width=sb_w](t * C + c)
-                    y.unsafe_store[width=sb_w]((b * T + t) * C + c, sb_val)
+                if sb_stream:
+                    # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                    var sb_first = Int(y.unsafe_offset((b * T + t) * C))
+                    var sb_head = min((64 - sb_first % 64) % 64 // 4, C)
+                    var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
 
-                vectorize[sb_w_f32](C, sb_vec)
+                    def sb_line(c: Int) {imm}:
+                        var sb_val = wte.unsafe_load[width=16](Int(inp[unsafe_offset=b * T + t]) * C + c) + wpe.unsafe_load[width=16](t * C + c)
+                        y.unsafe_store[width=16, alignment=64, non_temporal=True]((b * T + t) * C + c, sb_val)
+
+                    def sb_one(c: Int) {imm}:
+                        y[unsafe_offset=(b * T + t) * C + c] = wte[unsafe_offset=Int(inp[unsafe_offset=b * T + t]) * C + c] + wpe[unsafe_offset=t * C + c]
+
+                    for c in range(0, sb_head):
+                        sb_one(c)
+                    for c in range(sb_head, sb_lines_end, 16):
+                        sb_line(c)
+                    for c in range(sb_lines_end, C):
+                        sb_one(c)
+                else:
+                    def sb_vec[sb_w: Int](c: Int) {imm}:
+                        var sb_val = wte.unsafe_load[width=sb_w](Int(inp[unsafe_offset=b * T + t]) * C + c) + wpe.unsafe_load[width=sb_w](t * C + c)
+                        y.unsafe_store[width=sb_w]((b * T + t) * C + c, sb_val)
+
+                    vectorize[sb_w_f32](C, sb_vec)
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -126,9 +158,10 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var T = Int(sb_a[].sizes[unsafe_offset=1])
     var C = Int(sb_a[].sizes[unsafe_offset=2])
+    var V = Int(sb_a[].sizes[unsafe_offset=3])
 
     # y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
-    sb_vectorize_parallel_s0(inp, wte, wpe, y, B, T, C)
+    sb_vectorize_parallel_s0(inp, wte, wpe, y, B, T, C, V)
     return 0
 
 

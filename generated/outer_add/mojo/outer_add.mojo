@@ -14,12 +14,19 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -76,6 +83,8 @@ def sb_loops_s0(a: Pointer[Float32, ImmUntrackedOrigin], b: Pointer[Float32, Imm
 def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                              b: Pointer[Float32, ImmUntrackedOrigin],
                              c: Pointer[Float32, MutUntrackedOrigin], M: Int, N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * M + 4 * N + 4 * M * N >= sb_stream_min_bytes
     var sb_n = M
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -83,11 +92,33 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
-            def sb_vec[sb_w: Int](j: Int) {imm}:
-                var sb_val = a[unsafe_offset=i] + b.unsafe_load[width=sb_w](j)
-                c.unsafe_store[width=sb_w](i * N + j, sb_val)
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(c.unsafe_offset(i * N))
+                var sb_head = min((64 - sb_first % 64) % 64 // 4, N)
+                var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
-            vectorize[sb_w_f32](N, sb_vec)
+                def sb_line(j: Int) {imm}:
+                    var sb_val = a[unsafe_offset=i] + b.unsafe_load[width=16](j)
+                    c.unsafe_store[width=16, alignment=64, non_temporal=True](i * N + j, sb_val)
+
+                def sb_one(j: Int) {imm}:
+                    c[unsafe_offset=i * N + j] = a[unsafe_offset=i] + b[unsafe_offset=j]
+
+                for j in range(0, sb_head):
+                    sb_one(j)
+                for j in range(sb_head, sb_lines_end, 16):
+                    sb_line(j)
+                for j in range(sb_lines_end, N):
+                    sb_one(j)
+            else:
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_val = a[unsafe_offset=i] + b.unsafe_load[width=sb_w](j)
+                    c.unsafe_store[width=sb_w](i * N + j, sb_val)
+
+                vectorize[sb_w_f32](N, sb_vec)
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 

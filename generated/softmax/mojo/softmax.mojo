@@ -16,13 +16,20 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import exp, inf
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -127,6 +134,8 @@ def sb_loops_s3(e: Pointer[Float32, ImmUntrackedOrigin],
 # y[r, c] = e[r, c] / rowsum[r]
 def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
                                y: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -174,17 +183,39 @@ def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # y[r, c] = e[r, c] / rowsum[r]
         def sb_row3(r: Int) {imm}:
-            def sb_vec[sb_w: Int](c: Int) {imm}:
-                var sb_val = sb_row_e.unsafe_load[width=sb_w](c) / sb_row_rowsum[unsafe_offset=0]
-                y.unsafe_store[width=sb_w](r * C + c, sb_val)
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(y.unsafe_offset(r * C))
+                var sb_head = min((64 - sb_first % 64) % 64 // 4, C)
+                var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
 
-            vectorize[sb_w_f32](C, sb_vec)
+                def sb_line(c: Int) {imm}:
+                    var sb_val = sb_row_e.unsafe_load[width=16](c) / sb_row_rowsum[unsafe_offset=0]
+                    y.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
+
+                def sb_one(c: Int) {imm}:
+                    y[unsafe_offset=r * C + c] = sb_row_e[unsafe_offset=c] / sb_row_rowsum[unsafe_offset=0]
+
+                for c in range(0, sb_head):
+                    sb_one(c)
+                for c in range(sb_head, sb_lines_end, 16):
+                    sb_line(c)
+                for c in range(sb_lines_end, C):
+                    sb_one(c)
+            else:
+                def sb_vec[sb_w: Int](c: Int) {imm}:
+                    var sb_val = sb_row_e.unsafe_load[width=sb_w](c) / sb_row_rowsum[unsafe_offset=0]
+                    y.unsafe_store[width=sb_w](r * C + c, sb_val)
+
+                vectorize[sb_w_f32](C, sb_vec)
 
         for sb_row in range(sb_lo, sb_hi):
             sb_row0(sb_row)
             sb_row1(sb_row)
             sb_row2(sb_row)
             sb_row3(sb_row)
+        if sb_stream:
+            fence()
         dealloc(sb_buf_rowmax^)
         dealloc(sb_buf_e^)
         dealloc(sb_buf_rowsum^)

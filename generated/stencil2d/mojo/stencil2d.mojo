@@ -13,12 +13,19 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -98,6 +105,8 @@ def sb_loops_s0(x: Pointer[Float64, ImmUntrackedOrigin], y: Pointer[Float64, Mut
 # y[i, j] = 0.2 * (x[i, j] + x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
 def sb_vectorize_parallel_s0(x: Pointer[Float64, ImmUntrackedOrigin],
                              y: Pointer[Float64, MutUntrackedOrigin], H: Int, W: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 8 * H * W + 8 * H * W >= sb_stream_min_bytes
     var sb_n = H
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -105,45 +114,125 @@ def sb_vectorize_parallel_s0(x: Pointer[Float64, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
-            def sb_vec[sb_w: Int](j: Int) {imm}:
-                var sb_ld0_x_i0 = i - 1
-                var sb_ld0_x_i1 = j
-                var sb_ld0_x = SIMD[DType.float64, sb_w](Float64(0.0))
-                if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < H and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w <= W:
-                    sb_ld0_x = x.unsafe_load[width=sb_w](sb_ld0_x_i0 * W + sb_ld0_x_i1)
-                else:
-                    for sb_l in range(sb_w):
-                        if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < H and sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < W:
-                            sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i0 * W + (sb_ld0_x_i1 + sb_l)]
-                var sb_ld1_x_i0 = i + 1
-                var sb_ld1_x_i1 = j
-                var sb_ld1_x = SIMD[DType.float64, sb_w](Float64(0.0))
-                if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < H and sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + sb_w <= W:
-                    sb_ld1_x = x.unsafe_load[width=sb_w](sb_ld1_x_i0 * W + sb_ld1_x_i1)
-                else:
-                    for sb_l in range(sb_w):
-                        if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < H and sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < W:
-                            sb_ld1_x[sb_l] = x[unsafe_offset=sb_ld1_x_i0 * W + (sb_ld1_x_i1 + sb_l)]
-                var sb_ld2_x_i1 = j - 1
-                var sb_ld2_x = SIMD[DType.float64, sb_w](Float64(0.0))
-                if sb_ld2_x_i1 >= 0 and sb_ld2_x_i1 + sb_w <= W:
-                    sb_ld2_x = x.unsafe_load[width=sb_w](i * W + sb_ld2_x_i1)
-                else:
-                    for sb_l in range(sb_w):
-                        if sb_ld2_x_i1 + sb_l >= 0 and sb_ld2_x_i1 + sb_l < W:
-                            sb_ld2_x[sb_l] = x[unsafe_offset=i * W + (sb_ld2_x_i1 + sb_l)]
-                var sb_ld3_x_i1 = j + 1
-                var sb_ld3_x = SIMD[DType.float64, sb_w](Float64(0.0))
-                if sb_ld3_x_i1 >= 0 and sb_ld3_x_i1 + sb_w <= W:
-                    sb_ld3_x = x.unsafe_load[width=sb_w](i * W + sb_ld3_x_i1)
-                else:
-                    for sb_l in range(sb_w):
-                        if sb_ld3_x_i1 + sb_l >= 0 and sb_ld3_x_i1 + sb_l < W:
-                            sb_ld3_x[sb_l] = x[unsafe_offset=i * W + (sb_ld3_x_i1 + sb_l)]
-                var sb_val = Float64(0.2) * (x.unsafe_load[width=sb_w](i * W + j) + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x)
-                y.unsafe_store[width=sb_w](i * W + j, sb_val)
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(y.unsafe_offset(i * W))
+                var sb_head = min((64 - sb_first % 64) % 64 // 8, W)
+                var sb_lines_end = sb_head + (W - sb_head) // 8 * 8
 
-            vectorize[sb_w_f64](W, sb_vec)
+                def sb_line(j: Int) {imm}:
+                    var sb_ld0_x_i0 = i - 1
+                    var sb_ld0_x_i1 = j
+                    var sb_ld0_x = SIMD[DType.float64, 8](Float64(0.0))
+                    if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < H and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + 8 <= W:
+                        sb_ld0_x = x.unsafe_load[width=8](sb_ld0_x_i0 * W + sb_ld0_x_i1)
+                    else:
+                        for sb_l in range(8):
+                            if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < H and sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < W:
+                                sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i0 * W + (sb_ld0_x_i1 + sb_l)]
+                    var sb_ld1_x_i0 = i + 1
+                    var sb_ld1_x_i1 = j
+                    var sb_ld1_x = SIMD[DType.float64, 8](Float64(0.0))
+                    if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < H and sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + 8 <= W:
+                        sb_ld1_x = x.unsafe_load[width=8](sb_ld1_x_i0 * W + sb_ld1_x_i1)
+                    else:
+                        for sb_l in range(8):
+                            if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < H and sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < W:
+                                sb_ld1_x[sb_l] = x[unsafe_offset=sb_ld1_x_i0 * W + (sb_ld1_x_i1 + sb_l)]
+                    var sb_ld2_x_i1 = j - 1
+                    var sb_ld2_x = SIMD[DType.float64, 8](Float64(0.0))
+                    if sb_ld2_x_i1 >= 0 and sb_ld2_x_i1 + 8 <= W:
+                        sb_ld2_x = x.unsafe_load[width=8](i * W + sb_ld2_x_i1)
+                    else:
+                        for sb_l in range(8):
+                            if sb_ld2_x_i1 + sb_l >= 0 and sb_ld2_x_i1 + sb_l < W:
+                                sb_ld2_x[sb_l] = x[unsafe_offset=i * W + (sb_ld2_x_i1 + sb_l)]
+                    var sb_ld3_x_i1 = j + 1
+                    var sb_ld3_x = SIMD[DType.float64, 8](Float64(0.0))
+                    if sb_ld3_x_i1 >= 0 and sb_ld3_x_i1 + 8 <= W:
+                        sb_ld3_x = x.unsafe_load[width=8](i * W + sb_ld3_x_i1)
+                    else:
+                        for sb_l in range(8):
+                            if sb_ld3_x_i1 + sb_l >= 0 and sb_ld3_x_i1 + sb_l < W:
+                                sb_ld3_x[sb_l] = x[unsafe_offset=i * W + (sb_ld3_x_i1 + sb_l)]
+                    var sb_val = Float64(0.2) * (x.unsafe_load[width=8](i * W + j) + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x)
+                    y.unsafe_store[width=8, alignment=64, non_temporal=True](i * W + j, sb_val)
+
+                def sb_one(j: Int) {imm}:
+                    var sb_ld4_x_i0 = i - 1
+                    var sb_ld4_x = (
+                        x[unsafe_offset=sb_ld4_x_i0 * W + j]
+                        if sb_ld4_x_i0 >= 0 and sb_ld4_x_i0 < H
+                        else Float64(0.0)
+                    )
+                    var sb_ld5_x_i0 = i + 1
+                    var sb_ld5_x = (
+                        x[unsafe_offset=sb_ld5_x_i0 * W + j]
+                        if sb_ld5_x_i0 >= 0 and sb_ld5_x_i0 < H
+                        else Float64(0.0)
+                    )
+                    var sb_ld6_x_i1 = j - 1
+                    var sb_ld6_x = (
+                        x[unsafe_offset=i * W + sb_ld6_x_i1]
+                        if sb_ld6_x_i1 >= 0 and sb_ld6_x_i1 < W
+                        else Float64(0.0)
+                    )
+                    var sb_ld7_x_i1 = j + 1
+                    var sb_ld7_x = (
+                        x[unsafe_offset=i * W + sb_ld7_x_i1]
+                        if sb_ld7_x_i1 >= 0 and sb_ld7_x_i1 < W
+                        else Float64(0.0)
+                    )
+                    y[unsafe_offset=i * W + j] = Float64(0.2) * (x[unsafe_offset=i * W + j] + sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x)
+
+                for j in range(0, sb_head):
+                    sb_one(j)
+                for j in range(sb_head, sb_lines_end, 8):
+                    sb_line(j)
+                for j in range(sb_lines_end, W):
+                    sb_one(j)
+            else:
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_ld8_x_i0 = i - 1
+                    var sb_ld8_x_i1 = j
+                    var sb_ld8_x = SIMD[DType.float64, sb_w](Float64(0.0))
+                    if sb_ld8_x_i0 >= 0 and sb_ld8_x_i0 < H and sb_ld8_x_i1 >= 0 and sb_ld8_x_i1 + sb_w <= W:
+                        sb_ld8_x = x.unsafe_load[width=sb_w](sb_ld8_x_i0 * W + sb_ld8_x_i1)
+                    else:
+                        for sb_l in range(sb_w):
+                            if sb_ld8_x_i0 >= 0 and sb_ld8_x_i0 < H and sb_ld8_x_i1 + sb_l >= 0 and sb_ld8_x_i1 + sb_l < W:
+                                sb_ld8_x[sb_l] = x[unsafe_offset=sb_ld8_x_i0 * W + (sb_ld8_x_i1 + sb_l)]
+                    var sb_ld9_x_i0 = i + 1
+                    var sb_ld9_x_i1 = j
+                    var sb_ld9_x = SIMD[DType.float64, sb_w](Float64(0.0))
+                    if sb_ld9_x_i0 >= 0 and sb_ld9_x_i0 < H and sb_ld9_x_i1 >= 0 and sb_ld9_x_i1 + sb_w <= W:
+                        sb_ld9_x = x.unsafe_load[width=sb_w](sb_ld9_x_i0 * W + sb_ld9_x_i1)
+                    else:
+                        for sb_l in range(sb_w):
+                            if sb_ld9_x_i0 >= 0 and sb_ld9_x_i0 < H and sb_ld9_x_i1 + sb_l >= 0 and sb_ld9_x_i1 + sb_l < W:
+                                sb_ld9_x[sb_l] = x[unsafe_offset=sb_ld9_x_i0 * W + (sb_ld9_x_i1 + sb_l)]
+                    var sb_ld10_x_i1 = j - 1
+                    var sb_ld10_x = SIMD[DType.float64, sb_w](Float64(0.0))
+                    if sb_ld10_x_i1 >= 0 and sb_ld10_x_i1 + sb_w <= W:
+                        sb_ld10_x = x.unsafe_load[width=sb_w](i * W + sb_ld10_x_i1)
+                    else:
+                        for sb_l in range(sb_w):
+                            if sb_ld10_x_i1 + sb_l >= 0 and sb_ld10_x_i1 + sb_l < W:
+                                sb_ld10_x[sb_l] = x[unsafe_offset=i * W + (sb_ld10_x_i1 + sb_l)]
+                    var sb_ld11_x_i1 = j + 1
+                    var sb_ld11_x = SIMD[DType.float64, sb_w](Float64(0.0))
+                    if sb_ld11_x_i1 >= 0 and sb_ld11_x_i1 + sb_w <= W:
+                        sb_ld11_x = x.unsafe_load[width=sb_w](i * W + sb_ld11_x_i1)
+                    else:
+                        for sb_l in range(sb_w):
+                            if sb_ld11_x_i1 + sb_l >= 0 and sb_ld11_x_i1 + sb_l < W:
+                                sb_ld11_x[sb_l] = x[unsafe_offset=i * W + (sb_ld11_x_i1 + sb_l)]
+                    var sb_val = Float64(0.2) * (x.unsafe_load[width=sb_w](i * W + j) + sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x)
+                    y.unsafe_store[width=sb_w](i * W + j, sb_val)
+
+                vectorize[sb_w_f64](W, sb_vec)
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -15,12 +15,19 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -78,18 +85,41 @@ def sb_vectorize_parallel_s0(b: Pointer[Float64, ImmUntrackedOrigin],
                              c: Pointer[Float64, ImmUntrackedOrigin],
                              s: Pointer[Float64, ImmUntrackedOrigin],
                              a: Pointer[Float64, MutUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 8 * N + 8 * N + 8 * 1 + 8 * N >= sb_stream_min_bytes
     var sb_n = N
     var sb_chunks = min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        def sb_vec[sb_w: Int](sb_k: Int) {imm}:
-            var i = sb_lo + sb_k
-            var sb_val = b.unsafe_load[width=sb_w](i) + s[] * c.unsafe_load[width=sb_w](i)
-            a.unsafe_store[width=sb_w](i, sb_val)
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(a.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 8, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
-        vectorize[sb_w_f64](sb_hi - sb_lo, sb_vec)
+            def sb_line(i: Int) {imm}:
+                var sb_val = b.unsafe_load[width=8](i) + s[] * c.unsafe_load[width=8](i)
+                a.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
+
+            def sb_one(i: Int) {imm}:
+                a[unsafe_offset=i] = b[unsafe_offset=i] + s[] * c[unsafe_offset=i]
+
+            for i in range(sb_lo, sb_lo + sb_head):
+                sb_one(i)
+            for i in range(sb_lo + sb_head, sb_lo + sb_lines_end, 8):
+                sb_line(i)
+            for i in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(i)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var i = sb_lo + sb_k
+                var sb_val = b.unsafe_load[width=sb_w](i) + s[] * c.unsafe_load[width=sb_w](i)
+                a.unsafe_store[width=sb_w](i, sb_val)
+
+            vectorize[sb_w_f64](sb_hi - sb_lo, sb_vec)
 
     parallelize(sb_chunk, sb_chunks)
 
