@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "diag.h"
+#include "patterns.h"
 
 namespace sb {
 
@@ -1166,6 +1167,26 @@ std::string dispatch_section(const Spec& spec, const std::string& backend) {
   d += "  return &sb_module_info;\n";
   d += "}\n";
   return d;
+}
+
+StrategyInfo blocked_matmul_strategy(const std::string& others) {
+  return {"blocked_matmul",
+          "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
+          "micro-kernel; other statements as " +
+              others,
+          {
+              {"mc", 128, 1, 1 << 16, false, "rows of the A block packed per thread (L2)"},
+              {"kc", 512, 1, 1 << 16, false, "depth of the packed panels"},
+              {"nc", 4096, 1, 1 << 20, false, "columns of the packed B panel (L3)"},
+          }};
+}
+
+Status check_blocked_matmul(const Spec& spec, const Variant& v) {
+  for (const Statement& st : spec.stmts)
+    if (match_contraction(spec, st)) return {};
+  return make_error(
+      v.loc, "variant '" + v.name + "' (strategy blocked_matmul) needs a contraction statement, " +
+                 kContractionShape + "; no statement of '" + spec.name + "' has that shape");
 }
 
 }  // namespace sb

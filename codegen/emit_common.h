@@ -262,6 +262,15 @@ std::string vector_math_name(const std::string& libm_name);
 // when `math` is empty.
 std::string vector_math_declarations(const VectorMath& math);
 
+// ---- The blocked_matmul strategy (cpu and mojo) -----------------------------------------------
+
+// Its description and parameters (mc, kc, nc, with the same defaults in every backend, so that
+// matched variants block alike); `others` names how a variant lowers its other statements.
+StrategyInfo blocked_matmul_strategy(const std::string& others);
+// Ok when some statement of `spec` is a contraction (match_contraction, patterns.h), else an
+// error at the variant's location naming the shape it needs.
+Status check_blocked_matmul(const Spec& spec, const Variant& v);
+
 // ---- File assembly ----------------------------------------------------------------------------
 
 // The header comment of a generated file: spec name and path (specs/<name>.yaml), backend,

@@ -13,9 +13,6 @@ namespace sb {
 namespace {
 
 // Default GEMM blocking, tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
-constexpr int64_t kDefaultMc = 128;
-constexpr int64_t kDefaultKc = 512;
-constexpr int64_t kDefaultNc = 4096;
 
 class CpuEmitter final : public Emitter {
  public:
@@ -32,14 +29,7 @@ class CpuEmitter final : public Emitter {
               "libmvec; in fused row groups, a division by a value of the row as a "
               "multiplication by its reciprocal"},
          }},
-        {"blocked_matmul",
-         "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
-         "micro-kernel; other statements as omp_simd",
-         {
-             {"mc", kDefaultMc, 1, 1 << 16, false, "rows of the A block packed per thread (L2)"},
-             {"kc", kDefaultKc, 1, 1 << 16, false, "depth of the packed panels"},
-             {"nc", kDefaultNc, 1, 1 << 20, false, "columns of the packed B panel (L3)"},
-         }},
+        blocked_matmul_strategy("omp_simd"),
     };
   }
   Status check_variant(const Spec& spec, const Variant& v) const override;
@@ -48,11 +38,7 @@ class CpuEmitter final : public Emitter {
 
 Status CpuEmitter::check_variant(const Spec& spec, const Variant& v) const {
   if (v.strategy != "blocked_matmul") return {};
-  for (const Statement& st : spec.stmts)
-    if (match_contraction(spec, st)) return {};
-  return make_error(
-      v.loc, "variant '" + v.name + "' (strategy blocked_matmul) needs a contraction statement, " +
-                 kContractionShape + "; no statement of '" + spec.name + "' has that shape");
+  return check_blocked_matmul(spec, v);
 }
 
 }  // namespace
