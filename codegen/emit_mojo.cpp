@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -13,6 +15,7 @@
 
 #include "../harness/abi/specbench_abi.h"
 #include "emit_common.h"
+#include "patterns.h"
 #include "row_fusion.h"
 
 namespace sb {
@@ -308,6 +311,197 @@ std::string helper_text(MHelper h) {
   return "";
 }
 
+// The blocked GEMM of strategy blocked_matmul for element type `t` (F32 or F64): the cpu
+// backend's algorithm (Goto's blocking, packed panels, a register-blocked micro-kernel) in Mojo.
+// The micro-kernel's accumulators are named variables (2 x 12, the rows past 6 only where a SIMD
+// vector is 64 bytes) so that they stay in registers.
+std::string mojo_gemm_text(DType t) {
+  const std::string T = mojo_type(t), D = mojo_dtype(t), S = t == DType::F32 ? "f32" : "f64";
+  const std::string B = std::to_string(dtype_bytes(t));
+  const std::string P = "Pointer[" + T + ", ";
+  std::string o;
+  auto line = [&o](const std::string& l) { o += l + "\n"; };
+  line("# Register tile of the micro-kernel: sb_gemm_mr_" + S +
+       " rows by two SIMD vectors of columns of C, in");
+  line("# 2 * MR accumulators: 12 x 2 where a vector is 64 bytes (AVX-512: 32 registers), 6 x 2");
+  line("# otherwise. Products of fewer multiply-adds than sb_gemm_min_parallel run on one thread.");
+  line("comptime sb_gemm_w_" + S + " = simd_width_of[" + D + "]()");
+  line("comptime sb_gemm_mr_" + S + " = 12 if sb_gemm_w_" + S + " * " + B + " >= 64 else 6");
+  line("comptime sb_gemm_nr_" + S + " = 2 * sb_gemm_w_" + S);
+  line("comptime sb_gemm_min_parallel_" + S + " = 4194304");
+  line("");
+  line("");
+  line(
+      "# Packs an MR-tall strip of X, rows [0, h), over kc steps: dst[p * MR + r] = X(r, p), zero "
+      "for r >= h.");
+  line("def sb_gemm_pack_x_" + S + "(kc: Int, h: Int, x: " + P + "ImmUntrackedOrigin], xs_i: Int,");
+  line("                      xs_k: Int, dst: " + P + "MutUntrackedOrigin]):");
+  line("    comptime MR = sb_gemm_mr_" + S);
+  line("    for p in range(kc):");
+  line("        for r in range(MR):");
+  line("            if r < h:");
+  line("                dst[unsafe_offset=p * MR + r] = x[unsafe_offset=r * xs_i + p * xs_k]");
+  line("            else:");
+  line("                dst[unsafe_offset=p * MR + r] = " + T + "(0)");
+  line("");
+  line("");
+  line(
+      "# Packs an NR-wide strip of Y, columns [0, w), over kc steps: dst[p * NR + q] = Y(p, q), "
+      "zero for q >= w.");
+  line("def sb_gemm_pack_y_" + S + "(kc: Int, w: Int, y: " + P + "ImmUntrackedOrigin], ys_k: Int,");
+  line("                      ys_j: Int, dst: " + P + "MutUntrackedOrigin]):");
+  line("    comptime NR = sb_gemm_nr_" + S);
+  line("    for p in range(kc):");
+  line("        for q in range(NR):");
+  line("            if q < w:");
+  line("                dst[unsafe_offset=p * NR + q] = y[unsafe_offset=p * ys_k + q * ys_j]");
+  line("            else:");
+  line("                dst[unsafe_offset=p * NR + q] = " + T + "(0)");
+  line("");
+  line("");
+  line(
+      "# The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X");
+  line(
+      "# (kc x MR) and a packed strip of Y (kc x NR), accumulated in registers. Ragged tiles (mr < "
+      "MR or");
+  line("# nr < NR) go through a local tile.");
+  line("def sb_gemm_tile_" + S + "(kc: Int, ap: " + P + "MutUntrackedOrigin], bp: " + P +
+       "MutUntrackedOrigin],");
+  line("                    c: " + P +
+       "MutUntrackedOrigin], ldc: Int, mr: Int, nr: Int, accumulate: Bool):");
+  line("    comptime W = sb_gemm_w_" + S);
+  line("    comptime MR = sb_gemm_mr_" + S);
+  line("    comptime NR = sb_gemm_nr_" + S);
+  const int kRows = 12, kNarrow = 6;
+  for (int r = 0; r < kRows; ++r)
+    for (const char* half : {"_0", "_1"})
+      line("    var sb_c" + std::to_string(r) + half + " = SIMD[" + D + ", W](0)");
+  line("    for p in range(kc):");
+  line("        var b0 = bp.unsafe_load[width=W](p * NR)");
+  line("        var b1 = bp.unsafe_load[width=W](p * NR + W)");
+  auto rows = [&](int from, int to, const std::string& ind,
+                  const std::function<void(const std::string&, const std::string&)>& f) {
+    for (int r = from; r < to; ++r) f(std::to_string(r), ind);
+  };
+  auto fma = [&](const std::string& r, const std::string& ind) {
+    line(ind + "var a" + r + " = SIMD[" + D + ", W](ap[unsafe_offset=p * MR + " + r + "])");
+    line(ind + "sb_c" + r + "_0 = a" + r + ".fma(b0, sb_c" + r + "_0)");
+    line(ind + "sb_c" + r + "_1 = a" + r + ".fma(b1, sb_c" + r + "_1)");
+  };
+  rows(0, kNarrow, "        ", fma);
+  line("        comptime if MR > " + std::to_string(kNarrow) + ":");
+  rows(kNarrow, kRows, "            ", fma);
+  line("    if mr == MR and nr == NR:");
+  auto store = [&](const std::string& r, const std::string& ind) {
+    line(ind + "if accumulate:");
+    line(ind + "    sb_c" + r + "_0 += c.unsafe_load[width=W](" + r + " * ldc)");
+    line(ind + "    sb_c" + r + "_1 += c.unsafe_load[width=W](" + r + " * ldc + W)");
+    line(ind + "c.unsafe_store[width=W](" + r + " * ldc, sb_c" + r + "_0)");
+    line(ind + "c.unsafe_store[width=W](" + r + " * ldc + W, sb_c" + r + "_1)");
+  };
+  rows(0, kNarrow, "        ", store);
+  line("        comptime if MR > " + std::to_string(kNarrow) + ":");
+  rows(kNarrow, kRows, "            ", store);
+  line("        return");
+  line("    var sb_tile = alloc(Layout[" + T + "](count=MR * NR))");
+  line("    var t = sb_tile.unsafe_ptr()");
+  auto spill = [&](const std::string& r, const std::string& ind) {
+    line(ind + "t.unsafe_store[width=W](" + r + " * NR, sb_c" + r + "_0)");
+    line(ind + "t.unsafe_store[width=W](" + r + " * NR + W, sb_c" + r + "_1)");
+  };
+  rows(0, kNarrow, "    ", spill);
+  line("    comptime if MR > " + std::to_string(kNarrow) + ":");
+  rows(kNarrow, kRows, "        ", spill);
+  line("    for r in range(mr):");
+  line("        for q in range(nr):");
+  line("            var v = t[unsafe_offset=r * NR + q]");
+  line("            if accumulate:");
+  line("                v += c[unsafe_offset=r * ldc + q]");
+  line("            c[unsafe_offset=r * ldc + q] = v");
+  line("    dealloc(sb_tile^)");
+  line("");
+  line("");
+  line(
+      "# C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and");
+  line(
+      "# Y(k, j) = y[k * ys_k + j * ys_j]. The cpu backend's blocking: the mc-row blocks of C "
+      "split");
+  line(
+      "# evenly over the worker threads (mc adjusted for that); for each nc-wide column block and");
+  line(
+      "# kc-deep slice, a thread packs the kc x nc panel of Y into NR-wide strips and each of its "
+      "row");
+  line(
+      "# blocks of X into MR-tall strips, then runs the micro-kernel over the block's MR x NR "
+      "tiles.");
+  line("# Each thread packs its own panel of Y, into buffers it allocates for the call.");
+  line("def sb_gemm_" + S + "(M: Int, N: Int, K: Int, x: " + P + "ImmUntrackedOrigin], xs_i: Int,");
+  line("               xs_k: Int, y: " + P + "ImmUntrackedOrigin], ys_k: Int, ys_j: Int,");
+  line("               c: " + P + "MutUntrackedOrigin], ldc: Int, mc_in: Int, kc_in: Int,");
+  line("               nc_in: Int):");
+  line("    comptime MR = sb_gemm_mr_" + S);
+  line("    comptime NR = sb_gemm_nr_" + S);
+  line("    if M <= 0 or N <= 0:");
+  line("        return");
+  line("    if K <= 0:  # an empty sum");
+  line("        for i in range(M):");
+  line("            for j in range(N):");
+  line("                c[unsafe_offset=i * ldc + j] = " + T + "(0)");
+  line("        return");
+  line("    var nt = 1");
+  line("    if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_" + S + "):");
+  line("        nt = parallelism_level()");
+  line("    var kc = min(kc_in, K)");
+  line("    var nc = (min(nc_in, N) + NR - 1) // NR * NR");
+  line("    var blocks = (M + mc_in - 1) // mc_in");
+  line("    blocks = (blocks + nt - 1) // nt * nt");
+  line("    var mc = (M + blocks - 1) // blocks");
+  line("    mc = (mc + MR - 1) // MR * MR");
+  line("    var blocks_total = (M + mc - 1) // mc");
+  line("    var b_elems = kc * nc");
+  line("    var a_elems = kc * mc");
+  line("");
+  line("    def sb_chunk(sb_t: Int) {imm}:");
+  line("        var sb_buf = alloc(Layout[" + T + "](count=b_elems + a_elems))");
+  line("        var bp = sb_buf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()");
+  line("        var ap = bp.unsafe_offset(b_elems)");
+  line("        var b0 = blocks_total * sb_t // nt");
+  line("        var b1 = blocks_total * (sb_t + 1) // nt");
+  line("        var jc = 0");
+  line("        while jc < N and b0 < b1:");
+  line("            var ncur = min(nc, N - jc)");
+  line("            var pc = 0");
+  line("            while pc < K:");
+  line("                var kcur = min(kc, K - pc)");
+  line("                for jp in range(0, ncur, NR):");
+  line("                    sb_gemm_pack_y_" + S + "(kcur, min(NR, ncur - jp),");
+  line(
+      "                                   y.unsafe_offset(pc * ys_k + (jc + jp) * ys_j), ys_k, "
+      "ys_j,");
+  line("                                   bp.unsafe_offset(jp * kcur))");
+  line("                for blk in range(b0, b1):");
+  line("                    var ic = blk * mc");
+  line("                    var mcur = min(mc, M - ic)");
+  line("                    for ip in range(0, mcur, MR):");
+  line("                        sb_gemm_pack_x_" + S + "(kcur, min(MR, mcur - ip),");
+  line(
+      "                                       x.unsafe_offset((ic + ip) * xs_i + pc * xs_k), "
+      "xs_i,");
+  line("                                       xs_k, ap.unsafe_offset(ip * kcur))");
+  line("                    for jr in range(0, ncur, NR):");
+  line("                        for ir in range(0, mcur, MR):");
+  line("                            sb_gemm_tile_" + S +
+       "(kcur, ap.unsafe_offset(ir * kcur), bp.unsafe_offset(jr * kcur),");
+  line("                                        c.unsafe_offset((ic + ir) * ldc + jc + jr), ldc,");
+  line("                                        min(MR, mcur - ir), min(NR, ncur - jr), pc > 0)");
+  line("                pc += kc");
+  line("            jc += nc");
+  line("        dealloc(sb_buf^)");
+  line("");
+  line("    parallelize(sb_chunk, nt)");
+  return o;
+}
+
 // What the file needs besides its kernels: imports, width constants and helpers.
 struct FileNeeds {
   std::set<std::string> math;  // names imported from std.math
@@ -315,7 +509,8 @@ struct FileNeeds {
   bool parallel = false;  // parallelize, initialize_runtime, parallelism_level
   bool dealloc = false;
   bool external_call = false;
-  bool stream = false;  // non-temporal stores: fence, sb_stream_min_bytes
+  bool stream = false;   // non-temporal stores: fence, sb_stream_min_bytes
+  std::set<DType> gemm;  // element types of the blocked GEMMs (mojo_gemm_text)
   std::set<DType> widths;
   std::set<MHelper> helpers;
 };
@@ -1316,6 +1511,54 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
   return stream;
 }
 
+// A contraction statement (match_contraction) of strategy blocked_matmul: one call of the
+// blocked GEMM (mojo_gemm_text) with the operands' strides, then the rest of the statement, `E`
+// (epilogue_statement, patterns.h), elementwise under vectorize_parallel. Returns whether that
+// streams its output.
+bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int64_t mc, int64_t kc,
+                    int64_t nc, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const IndexVar& kv = st.vars[m.k];
+  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
+  const std::string xw = L.extent(m.x, 1, kMMul), yw = L.extent(m.y, 1, kMMul);
+  const std::string xs_i = m.x_trans ? "1" : xw, xs_k = m.x_trans ? xw : "1";
+  const std::string ys_k = m.y_trans ? "1" : yw, ys_j = m.y_trans ? yw : "1";
+  std::string kext = L.scalar(*kv.hi, w, 0), xp = x, yp = y;
+  if (!zero_lo) {
+    w.line("var sb_k0 = " + L.scalar(*kv.lo, w, 0) + "  # first k of the sum");
+    kext = L.scalar(*kv.hi, w, kMAdd) + " - sb_k0";
+    xp = x + ".unsafe_offset(sb_k0" + (xs_k == "1" ? "" : " * " + xs_k) + ")";
+    yp = y + ".unsafe_offset(sb_k0" + (ys_k == "1" ? "" : " * " + ys_k) + ")";
+  }
+  L.needs().gemm.insert(m.type);
+  L.needs().parallel = true;
+  L.needs().dealloc = true;
+  L.needs().widths.insert(m.type);
+  const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
+  w.line("# " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
+         ", blocked with mc = " + std::to_string(mc) + ", kc = " + std::to_string(kc) +
+         ", nc = " + std::to_string(nc) + ".");
+  const std::vector<std::string> args = {L.extent(st.out, 0, 0),
+                                         L.extent(st.out, 1, 0),
+                                         kext,
+                                         xp,
+                                         xs_i,
+                                         xs_k,
+                                         yp,
+                                         ys_k,
+                                         ys_j,
+                                         c,
+                                         L.extent(st.out, 1, 0),
+                                         std::to_string(mc),
+                                         std::to_string(kc),
+                                         std::to_string(nc)};
+  w.line(wrap_call("sb_gemm_" + sfx, args, "", w.columns()));
+  if (!E) return false;
+  w.line("# The rest of the statement, elementwise, with the sum read back from " + c + ".");
+  return emit_vectorize_parallel(*E, w);
+}
+
 // ---- The emitter ------------------------------------------------------------------------------
 
 class MojoEmitter final : public Emitter {
@@ -1328,7 +1571,12 @@ class MojoEmitter final : public Emitter {
         {"vectorize_parallel",
          "parallel chunks of the outer output dimension, SIMD inner loop or reduction",
          {}},
+        blocked_matmul_strategy("vectorize_parallel"),
     };
+  }
+  Status check_variant(const Spec& spec, const Variant& v) const override {
+    if (v.strategy != "blocked_matmul") return {};
+    return check_blocked_matmul(spec, v);
   }
   GeneratedFile emit(const Spec& spec) const override;
 };
@@ -1346,13 +1594,15 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
   for (const Variant& v : variants) {
     const StrategyInfo* info = find_strategy(*this, v.strategy);
     SB_ASSERT(info != nullptr, "unknown mojo strategy " + v.strategy);
-    const bool vp = v.strategy == "vectorize_parallel";
+    const bool blocked = v.strategy == "blocked_matmul";
+    const bool vp = v.strategy == "vectorize_parallel" || blocked;  // blocked: for the others
     SB_ASSERT(vp || v.strategy == "loops", "mojo strategy without a lowering: " + v.strategy);
 
     kernels += "# Variant " + v.name + ": " + info->doc + ".\n\n";
     PyWriter calls(1);
     std::set<int> used_tensors, used_sizes;
-    const std::vector<RowGroup> groups = vp ? find_row_groups(spec) : std::vector<RowGroup>{};
+    const std::vector<RowGroup> groups =
+        vp && !blocked ? find_row_groups(spec) : std::vector<RowGroup>{};
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size();) {
       // Statements [k, last]: one row group, or statement k alone.
@@ -1360,11 +1610,23 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
                               ? &groups[next_group++]
                               : nullptr;
       const size_t last = g ? g->last : k;
+      Statement epilogue;  // the rest of a contraction's statement, if any
       std::vector<MojoLowering> Ls;
+      Ls.reserve(last - k + 2);
       for (size_t j = k; j <= last; ++j) Ls.emplace_back(spec, spec.stmts[j], &needs);
+      const std::optional<Contraction> m =
+          blocked ? match_contraction(spec, spec.stmts[k]) : std::nullopt;
       PyWriter body(1);
       bool stream = false;
-      if (g)
+      if (m) {
+        if (m->epilogue) {
+          epilogue = epilogue_statement(spec, spec.stmts[k], m->reduce);
+          Ls.emplace_back(spec, epilogue, &needs);
+        }
+        stream = emit_gemm_call(Ls.front(), m->epilogue ? &Ls.back() : nullptr, *m,
+                                param(v, *info, "mc"), param(v, *info, "kc"), param(v, *info, "nc"),
+                                body);
+      } else if (g)
         stream = emit_vectorize_parallel_rows(Ls, *g, spec, body);
       else if (vp)
         stream = emit_vectorize_parallel(Ls.front(), body);
@@ -1500,6 +1762,10 @@ GeneratedFile MojoEmitter::emit(const Spec& spec) const {
   if (!needs.helpers.empty()) {
     out += mojo_banner("Helpers");
     for (MHelper h : needs.helpers) out += helper_text(h) + "\n\n";
+  }
+  if (!needs.gemm.empty()) {
+    out += mojo_banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
+    for (DType t : needs.gemm) out += mojo_gemm_text(t) + "\n\n";
   }
   out += mojo_banner("Kernels: one function per variant and statement") + kernels;
   out += mojo_banner("Launchers: one function per variant, running its statements in order") +

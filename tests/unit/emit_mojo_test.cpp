@@ -58,12 +58,54 @@ bool has(const std::string& text, const std::string& what) {
 const char* const kN = "  N: {bench: [64], verify: [1, 7]}\n";
 const char* const kRC = "  R: {bench: [64], verify: [1, 7]}\n  C: {bench: [64], verify: [3, 9]}\n";
 
-TEST(EmitMojo, RegisteredWithBothStrategies) {
+TEST(EmitMojo, RegisteredWithItsStrategies) {
   const Emitter* em = find_emitter("mojo");
   ASSERT_NE(em, nullptr);
   EXPECT_EQ(em->extension(), "mojo");
   EXPECT_NE(find_strategy(*em, "loops"), nullptr);
   EXPECT_NE(find_strategy(*em, "vectorize_parallel"), nullptr);
+  // blocked_matmul with the cpu backend's parameters and defaults, so matched variants block alike.
+  const StrategyInfo* b = find_strategy(*em, "blocked_matmul");
+  const StrategyInfo* cpu = find_strategy(*find_emitter("cpu"), "blocked_matmul");
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_EQ(b->params.size(), cpu->params.size());
+  for (size_t i = 0; i < b->params.size(); ++i) {
+    EXPECT_EQ(b->params[i].name, cpu->params[i].name);
+    EXPECT_EQ(b->params[i].def, cpu->params[i].def);
+  }
+}
+
+TEST(EmitMojo, BlockedMatmulCallsTheGemmWithTheOperandsStridesThenTheEpilogue) {
+  Result<Spec> r = load("gemm",
+                        "  M: {bench: [64], verify: [1, 7]}\n  N: {bench: [64], verify: [1, 9]}\n"
+                        "  K: {bench: [64], verify: [2, 5]}\n",
+                        "  a: {type: f32, shape: [M, K], role: in}\n"
+                        "  bt: {type: f32, shape: [N, K], role: in}\n"
+                        "  bias: {type: f32, shape: [N], role: in}\n"
+                        "  y: {type: f32, shape: [M, N], role: out}\n"
+                        "  s: {type: f32, shape: [M], role: out}\n",
+                        "  y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]\n"
+                        "  s[i] = sum(j in 0..N: y[i, j])\n",
+                        "  mojo:\n    - {name: bm, strategy: blocked_matmul, kc: 256}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  // The GEMM, once per element type, with the micro-kernel's accumulators as named variables.
+  EXPECT_TRUE(has(file, "comptime sb_gemm_mr_f32 = 12 if sb_gemm_w_f32 * 4 >= 64 else 6")) << file;
+  EXPECT_TRUE(has(file, "sb_c11_1 = a11.fma(b1, sb_c11_1)")) << file;
+  EXPECT_FALSE(has(file, "def sb_gemm_f64(")) << file;
+  // The contraction: k from 1, bt read transposed (its k stride 1, its j stride K).
+  EXPECT_TRUE(has(file, "var sb_k0 = 1  # first k of the sum")) << file;
+  EXPECT_TRUE(has(file, "# y = a * bt^T, blocked with mc = 128, kc = 256, nc = 4096.")) << file;
+  EXPECT_TRUE(has(file,
+                  "sb_gemm_f32(M, N, K - sb_k0, a.unsafe_offset(sb_k0), K, 1, "
+                  "bt.unsafe_offset(sb_k0), 1, K, y, N,"))
+      << file;
+  // The epilogue reads the sum back from y; the other statement is vectorize_parallel's.
+  EXPECT_TRUE(has(file, "y.unsafe_load[width=sb_w](i * N + j) + bias.unsafe_load[width=sb_w](j)"))
+      << file;
+  EXPECT_TRUE(has(file, "def sb_bm_s1(")) << file;
+  EXPECT_TRUE(has(file, "parallelize(sb_chunk, nt)")) << file;
 }
 
 TEST(EmitMojo, DeclaresTheCAbiAndExportsTheModuleTable) {
