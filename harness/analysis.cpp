@@ -208,7 +208,10 @@ nlohmann::json summary_json(const std::vector<SummaryRow>& rows) {
 
 const std::vector<std::pair<std::string, std::string>>& matched_strategies() {
   static const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"loops", "loops"}, {"omp_simd", "vectorize_parallel"}, {"omp_simd", "openmp"}};
+      {"loops", "loops"},
+      {"omp_simd", "vectorize_parallel"},
+      {"omp_simd", "openmp"},
+      {"blocked_matmul", "blocked_matmul"}};
   return pairs;
 }
 

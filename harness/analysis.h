@@ -105,7 +105,7 @@ std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records);
 //   kind "best":    the fastest verified variant of each backend;
 //   kind "matched": the same schedule in both languages, paired by strategy
 //                   (loops with loops, omp_simd with mojo's vectorize_parallel and with
-//                   mlir's openmp);
+//                   mlir's openmp, blocked_matmul with mojo's blocked_matmul);
 //   kind "gpu":     the fastest `cuda` variant against the other language's GPU backend.
 // ratio = C++ time / other time, so > 1 means the other language is faster. within_noise: the
 // difference is no larger than the larger of the two runs' spreads (cv x time), nvbench's rule.

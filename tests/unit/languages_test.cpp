@@ -7,8 +7,8 @@
 namespace sb {
 namespace {
 
-BenchRecord rec(const std::string& backend, const std::string& variant,
-                const std::string& strategy, double seconds, double cv) {
+BenchRecord rec(const std::string& backend, const std::string& variant, const std::string& strategy,
+                double seconds, double cv) {
   BenchRecord r;
   r.kernel = "k";
   r.sizes = "N=8";
@@ -24,8 +24,7 @@ BenchRecord rec(const std::string& backend, const std::string& variant,
 TEST(LanguagesTest, BestAndMatchedRowsWithRatios) {
   std::vector<BenchRecord> rs = {
       rec("cpu", "naive", "loops", 4.0, 0.01), rec("cpu", "fast", "omp_simd", 1.0, 0.01),
-      rec("mojo", "loops", "loops", 2.0, 0.01),
-      rec("mojo", "vp", "vectorize_parallel", 2.0, 0.01)};
+      rec("mojo", "loops", "loops", 2.0, 0.01), rec("mojo", "vp", "vectorize_parallel", 2.0, 0.01)};
   auto rows = compare_languages(rs);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].kind, "best");
@@ -37,6 +36,18 @@ TEST(LanguagesTest, BestAndMatchedRowsWithRatios) {
   EXPECT_EQ(rows[1].other_variant, "mojo/loops");
   EXPECT_DOUBLE_EQ(rows[1].ratio, 2.0);
   EXPECT_EQ(rows[2].other_variant, "mojo/vp");
+}
+
+TEST(LanguagesTest, BlockedMatmulIsMatchedWithMojosBlockedMatmul) {
+  std::vector<BenchRecord> rs = {rec("cpu", "bm", "blocked_matmul", 1.0, 0.01),
+                                 rec("mojo", "vp", "vectorize_parallel", 8.0, 0.01),
+                                 rec("mojo", "mbm", "blocked_matmul", 1.25, 0.01)};
+  auto rows = compare_languages(rs);
+  ASSERT_EQ(rows.size(), 2u);  // best, and the one matched pair
+  EXPECT_EQ(rows[1].kind, "matched");
+  EXPECT_EQ(rows[1].cpp_variant, "cpu/bm");
+  EXPECT_EQ(rows[1].other_variant, "mojo/mbm");
+  EXPECT_DOUBLE_EQ(rows[1].ratio, 0.8);
 }
 
 TEST(LanguagesTest, SmallDifferenceIsWithinNoise) {
