@@ -1189,4 +1189,28 @@ Status check_blocked_matmul(const Spec& spec, const Variant& v) {
                  kContractionShape + "; no statement of '" + spec.name + "' has that shape");
 }
 
+std::vector<std::string> gemm_args(const GemmOperands& g, int64_t mc, int64_t kc, int64_t nc) {
+  return {g.m,
+          g.n,
+          g.k,
+          g.x,
+          g.xs_i,
+          g.xs_k,
+          g.y,
+          g.ys_k,
+          g.ys_j,
+          g.c,
+          g.ldc,
+          std::to_string(mc),
+          std::to_string(kc),
+          std::to_string(nc)};
+}
+
+std::string gemm_comment(const std::string& c, const std::string& x, bool x_trans,
+                         const std::string& y, bool y_trans, int64_t mc, int64_t kc, int64_t nc) {
+  return c + " = " + x + (x_trans ? "^T" : "") + " * " + y + (y_trans ? "^T" : "") +
+         ", blocked with mc = " + std::to_string(mc) + ", kc = " + std::to_string(kc) +
+         ", nc = " + std::to_string(nc) + ".";
+}
+
 }  // namespace sb

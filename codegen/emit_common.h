@@ -271,6 +271,18 @@ StrategyInfo blocked_matmul_strategy(const std::string& others);
 // error at the variant's location naming the shape it needs.
 Status check_blocked_matmul(const Spec& spec, const Variant& v);
 
+// The operands of a blocked GEMM call, as texts of the backend's language: C (M x N, row stride
+// ldc) = X * Y with X(i, k) = x[i * xs_i + k * xs_k] and Y(k, j) = y[k * ys_k + j * ys_j].
+struct GemmOperands {
+  std::string m, n, k, x, xs_i, xs_k, y, ys_k, ys_j, c, ldc;
+};
+// The arguments of sb_gemm_<type> in every backend that has it: the operands, then mc, kc, nc.
+std::vector<std::string> gemm_args(const GemmOperands& g, int64_t mc, int64_t kc, int64_t nc);
+// The comment above such a call: "c = x^T * y, blocked with mc = 128, kc = 512, nc = 4096."
+// (without the comment marker), from the tensor names and whether each operand is transposed.
+std::string gemm_comment(const std::string& c, const std::string& x, bool x_trans,
+                         const std::string& y, bool y_trans, int64_t mc, int64_t kc, int64_t nc);
+
 // ---- File assembly ----------------------------------------------------------------------------
 
 // The header comment of a generated file: spec name and path (specs/<name>.yaml), backend,

@@ -672,23 +672,11 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
     yp = y + " + sb_k0" + (ys_k == "1" ? "" : " * " + ys_k);
   }
   const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
-  w.line("// " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
-         ", blocked with mc = " + std::to_string(mc) + ", kc = " + std::to_string(kc) +
-         ", nc = " + std::to_string(nc) + ".");
-  const std::vector<std::string> args = {L.extent(st.out, 0, 0),
-                                         L.extent(st.out, 1, 0),
-                                         kext,
-                                         xp,
-                                         xs_i,
-                                         xs_k,
-                                         yp,
-                                         ys_k,
-                                         ys_j,
-                                         c,
-                                         L.extent(st.out, 1, 0),
-                                         std::to_string(mc),
-                                         std::to_string(kc),
-                                         std::to_string(nc)};
+  w.line("// " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
+  const std::vector<std::string> args =
+      gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
+                 ys_j, c, L.extent(st.out, 1, 0)},
+                mc, kc, nc);
   w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
   bool streaming = false;
   if (E) {

@@ -331,34 +331,30 @@ std::string mojo_gemm_text(DType t) {
   line("comptime sb_gemm_min_parallel_" + S + " = 4194304");
   line("");
   line("");
-  line(
-      "# Packs an MR-tall strip of X, rows [0, h), over kc steps: dst[p * MR + r] = X(r, p), zero "
-      "for r >= h.");
-  line("def sb_gemm_pack_x_" + S + "(kc: Int, h: Int, x: " + P + "ImmUntrackedOrigin], xs_i: Int,");
-  line("                      xs_k: Int, dst: " + P + "MutUntrackedOrigin]):");
-  line("    comptime MR = sb_gemm_mr_" + S);
-  line("    for p in range(kc):");
-  line("        for r in range(MR):");
-  line("            if r < h:");
-  line("                dst[unsafe_offset=p * MR + r] = x[unsafe_offset=r * xs_i + p * xs_k]");
-  line("            else:");
-  line("                dst[unsafe_offset=p * MR + r] = " + T + "(0)");
-  line("");
-  line("");
-  line(
-      "# Packs an NR-wide strip of Y, columns [0, w), over kc steps: dst[p * NR + q] = Y(p, q), "
-      "zero for q >= w.");
-  line("def sb_gemm_pack_y_" + S + "(kc: Int, w: Int, y: " + P + "ImmUntrackedOrigin], ys_k: Int,");
-  line("                      ys_j: Int, dst: " + P + "MutUntrackedOrigin]):");
-  line("    comptime NR = sb_gemm_nr_" + S);
-  line("    for p in range(kc):");
-  line("        for q in range(NR):");
-  line("            if q < w:");
-  line("                dst[unsafe_offset=p * NR + q] = y[unsafe_offset=p * ys_k + q * ys_j]");
-  line("            else:");
-  line("                dst[unsafe_offset=p * NR + q] = " + T + "(0)");
-  line("");
-  line("");
+  // The packing of X (MR-tall strips, rows r) and of Y (NR-wide strips, columns q): the same loop
+  // with the roles of the strides swapped.
+  auto pack = [&](const std::string& which, const std::string& doc, const std::string& n,
+                  const std::string& v, const std::string& limit, const std::string& s_in,
+                  const std::string& s_k) {
+    line("# Packs " + doc + ", over kc steps: dst[p * " + n + " + " + v + "] = " +
+         (which == "x" ? "X(r, p)" : "Y(p, q)") + ", zero for " + v + " >= " + limit + ".");
+    line("def sb_gemm_pack_" + which + "_" + S + "(kc: Int, " + limit + ": Int, " + which + ": " +
+         P + "ImmUntrackedOrigin], " + s_in + ": Int,");
+    line("                      " + s_k + ": Int, dst: " + P + "MutUntrackedOrigin]):");
+    line("    comptime " + n + " = sb_gemm_" + (n == "MR" ? "mr_" : "nr_") + S);
+    line("    for p in range(kc):");
+    line("        for " + v + " in range(" + n + "):");
+    line("            if " + v + " < " + limit + ":");
+    const std::string src = which == "x" ? "r * xs_i + p * xs_k" : "p * ys_k + q * ys_j";
+    line("                dst[unsafe_offset=p * " + n + " + " + v + "] = " + which +
+         "[unsafe_offset=" + src + "]");
+    line("            else:");
+    line("                dst[unsafe_offset=p * " + n + " + " + v + "] = " + T + "(0)");
+    line("");
+    line("");
+  };
+  pack("x", "an MR-tall strip of X, rows [0, h)", "MR", "r", "h", "xs_i", "xs_k");
+  pack("y", "an NR-wide strip of Y, columns [0, w)", "NR", "q", "w", "ys_k", "ys_j");
   line(
       "# The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X");
   line(
@@ -1536,23 +1532,11 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
   L.needs().dealloc = true;
   L.needs().widths.insert(m.type);
   const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
-  w.line("# " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
-         ", blocked with mc = " + std::to_string(mc) + ", kc = " + std::to_string(kc) +
-         ", nc = " + std::to_string(nc) + ".");
-  const std::vector<std::string> args = {L.extent(st.out, 0, 0),
-                                         L.extent(st.out, 1, 0),
-                                         kext,
-                                         xp,
-                                         xs_i,
-                                         xs_k,
-                                         yp,
-                                         ys_k,
-                                         ys_j,
-                                         c,
-                                         L.extent(st.out, 1, 0),
-                                         std::to_string(mc),
-                                         std::to_string(kc),
-                                         std::to_string(nc)};
+  w.line("# " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
+  const std::vector<std::string> args =
+      gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
+                 ys_j, c, L.extent(st.out, 1, 0)},
+                mc, kc, nc);
   w.line(wrap_call("sb_gemm_" + sfx, args, "", w.columns()));
   if (!E) return false;
   w.line("# The rest of the statement, elementwise, with the sum read back from " + c + ".");
