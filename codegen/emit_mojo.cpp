@@ -375,18 +375,20 @@ std::string mojo_gemm_text(DType t) {
   line("    for p in range(kc):");
   line("        var b0 = bp.unsafe_load[width=W](p * NR)");
   line("        var b1 = bp.unsafe_load[width=W](p * NR + W)");
-  auto rows = [&](int from, int to, const std::string& ind,
+  // `f` for every accumulator row at indentation `ind`: rows 0 to 5, then the others under a
+  // compile-time check that the tile has them.
+  auto rows = [&](const std::string& ind,
                   const std::function<void(const std::string&, const std::string&)>& f) {
-    for (int r = from; r < to; ++r) f(std::to_string(r), ind);
+    for (int r = 0; r < kNarrow; ++r) f(std::to_string(r), ind);
+    line(ind + "comptime if MR > " + std::to_string(kNarrow) + ":");
+    for (int r = kNarrow; r < kRows; ++r) f(std::to_string(r), ind + "    ");
   };
   auto fma = [&](const std::string& r, const std::string& ind) {
     line(ind + "var a" + r + " = SIMD[" + D + ", W](ap[unsafe_offset=p * MR + " + r + "])");
     line(ind + "sb_c" + r + "_0 = a" + r + ".fma(b0, sb_c" + r + "_0)");
     line(ind + "sb_c" + r + "_1 = a" + r + ".fma(b1, sb_c" + r + "_1)");
   };
-  rows(0, kNarrow, "        ", fma);
-  line("        comptime if MR > " + std::to_string(kNarrow) + ":");
-  rows(kNarrow, kRows, "            ", fma);
+  rows("        ", fma);
   line("    if mr == MR and nr == NR:");
   auto store = [&](const std::string& r, const std::string& ind) {
     line(ind + "if accumulate:");
@@ -395,9 +397,7 @@ std::string mojo_gemm_text(DType t) {
     line(ind + "c.unsafe_store[width=W](" + r + " * ldc, sb_c" + r + "_0)");
     line(ind + "c.unsafe_store[width=W](" + r + " * ldc + W, sb_c" + r + "_1)");
   };
-  rows(0, kNarrow, "        ", store);
-  line("        comptime if MR > " + std::to_string(kNarrow) + ":");
-  rows(kNarrow, kRows, "            ", store);
+  rows("        ", store);
   line("        return");
   line("    var sb_tile = alloc(Layout[" + T + "](count=MR * NR))");
   line("    var t = sb_tile.unsafe_ptr()");
@@ -405,9 +405,7 @@ std::string mojo_gemm_text(DType t) {
     line(ind + "t.unsafe_store[width=W](" + r + " * NR, sb_c" + r + "_0)");
     line(ind + "t.unsafe_store[width=W](" + r + " * NR + W, sb_c" + r + "_1)");
   };
-  rows(0, kNarrow, "    ", spill);
-  line("    comptime if MR > " + std::to_string(kNarrow) + ":");
-  rows(kNarrow, kRows, "        ", spill);
+  rows("    ", spill);
   line("    for r in range(mr):");
   line("        for q in range(nr):");
   line("            var v = t[unsafe_offset=r * NR + q]");
