@@ -1348,6 +1348,15 @@ void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string
   w.dedent();
 }
 
+// Whether statement L is computed as SIMD vectors over its output index `v`: it has no reduction,
+// or its reductions' hot loops are contiguous in `v` (simd_over_outputs); every read that varies
+// with `v` is contiguous in it (vec_ok); and the value is not a Bool.
+bool vectorises_over(MojoLowering& L, int v) {
+  const Statement& st = L.stmt();
+  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
+  return simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
+}
+
 // Statement L's code for one row, its first index already bound: loops over its other output
 // dimensions, the innermost vectorised where its expression allows (else its innermost reductions
 // are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
@@ -1356,8 +1365,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   const int v = static_cast<int>(rank) - 1;
-  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
-  const bool vec = rank > 1 && simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
+  const bool vec = rank > 1 && vectorises_over(L, v);
   L.strip = !vec;
   stream = stream && vec && !contains_reduce(*st.rhs);
   size_t opened = 0;
@@ -1428,8 +1436,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     return false;
   }
   open_chunks(L.extent(st.out, 0, 0), w);
-  const bool vec_rows = rank == 1 && (!contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, 0)) &&
-                        L.vec_ok(*st.rhs, 0) && st.rhs->type != DType::Bool;
+  const bool vec_rows = rank == 1 && vectorises_over(L, 0);
   bool stream = false;
   if (vec_rows) {
     // Rank 1: the lanes run over the chunk's rows.
