@@ -1169,6 +1169,7 @@ std::string dispatch_section(const Spec& spec, const std::string& backend) {
   return d;
 }
 
+// The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
 StrategyInfo blocked_matmul_strategy(const std::string& others) {
   return {"blocked_matmul",
           "contractions as a cache-blocked GEMM with packed panels and a register-blocked "

@@ -12,8 +12,6 @@ namespace sb {
 
 namespace {
 
-// Default GEMM blocking, tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
-
 class CpuEmitter final : public Emitter {
  public:
   std::string backend() const override { return "cpu"; }
