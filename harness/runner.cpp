@@ -459,15 +459,16 @@ std::map<std::string, std::string> run_context(const std::string& root,
   c["mojo"] = mojo_version.empty() ? "none" : mojo_version;
   c["specbench_version"] = kSpecbenchVersion;
   // The generator's identity beyond the commit (which misses uncommitted edits): a hash over
-  // the codegen sources in file-name order.
+  // the codegen sources, subfolders included, in path order.
+  const fs::path gen_root = fs::path(root) / "codegen";
   std::vector<fs::path> gen_files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(root) / "codegen", ec))
-    if (e.is_regular_file()) gen_files.push_back(e.path());
+  for (const auto& e : fs::recursive_directory_iterator(gen_root, ec))
+    if (e.is_regular_file()) gen_files.push_back(e.path().lexically_relative(gen_root));
   std::sort(gen_files.begin(), gen_files.end());
   uint64_t h = fnv1a64("");
   for (const auto& p : gen_files)
-    h = fnv1a64(p.filename().string() + "\n" + read_text(p.string()), h);
+    h = fnv1a64(p.generic_string() + "\n" + read_text((gen_root / p).string()), h);
   c["generator_hash"] = gen_files.empty() ? "unknown" : hex64(h);
   return c;
 }

@@ -167,7 +167,7 @@ std::vector<BenchRecord> best_per_size(const std::vector<BenchRecord>& records);
 
 // Context for results files: git_commit, git_modified ("true" when tracked files differ from
 // that commit, "false", or "unknown"), cxx, nvcc, cpu_model, gpu, mojo, specbench_version,
-// generator_hash (FNV-1a-64 over <root>/codegen's files).
+// generator_hash (FNV-1a-64 over <root>/codegen's files, subfolders included).
 std::map<std::string, std::string> run_context(const std::string& root,
                                                const ToolchainOptions& tools);
 

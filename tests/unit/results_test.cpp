@@ -476,3 +476,20 @@ TEST_F(RunnerTest, InterleavesTheVariantsOfOneSizeAndKeepsTheirEntriesInCaseOrde
 }
 
 }  // namespace
+
+TEST(RunContext, GeneratorHashCoversCodegenSubfolders) {
+  const fs::path root =
+      fs::temp_directory_path() / ("sb_run_context_gen_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "codegen" / "lower");
+  std::ofstream(root / "codegen" / "a.cpp") << "top\n";
+  std::ofstream(root / "codegen" / "lower" / "pass.cpp") << "one\n";
+  const std::string before =
+      sb::run_context(root.string(), sb::default_toolchain_options())["generator_hash"];
+  std::ofstream(root / "codegen" / "lower" / "pass.cpp") << "two\n";
+  const std::string after =
+      sb::run_context(root.string(), sb::default_toolchain_options())["generator_hash"];
+  EXPECT_NE(before, "unknown");
+  EXPECT_NE(before, after) << "an edit in codegen/lower/ must change the hash";
+  fs::remove_all(root);
+}
