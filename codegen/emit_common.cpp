@@ -128,6 +128,14 @@ std::string int_literal(int64_t v) {
 
 namespace {
 
+constexpr CMath kCMath[] = {
+    {Fn::Exp, "exp", true},       {Fn::Log, "log", true},     {Fn::Sqrt, "sqrt", false},
+    {Fn::Tanh, "tanh", true},     {Fn::Erf, "erf", true},     {Fn::Log1p, "log1p", true},
+    {Fn::Expm1, "expm1", true},   {Fn::Pow, "pow", true},     {Fn::Sin, "sin", true},
+    {Fn::Cos, "cos", true},       {Fn::Floor, "floor", false}, {Fn::Ceil, "ceil", false},
+    {Fn::Round, "rint", false},  // halves to even in the default rounding mode
+};
+
 // Identifiers that generated code uses or that the headers it includes define as macros; a spec
 // name equal to one of these would shadow or be replaced by it. Sorted for binary search.
 constexpr const char* kReserved[] = {
@@ -196,11 +204,7 @@ constexpr const char* kReserved[] = {
     "cudaStream_t",
     "cudaSuccess",
     "dim3",
-    "erf",
-    "erff",
     "errno",
-    "exp",
-    "expf",
     "fabs",
     "fabsf",
     "fmax",
@@ -222,20 +226,14 @@ constexpr const char* kReserved[] = {
     "isinf",
     "isnan",
     "linux",
-    "log",
-    "logf",
     "math_errhandling",
     "printf",
     "ptrdiff_t",
     "signbit",
     "size_t",
-    "sqrt",
-    "sqrtf",
     "stderr",
     "stdin",
     "stdout",
-    "tanh",
-    "tanhf",
     "threadIdx",
     "uint16_t",
     "uint32_t",
@@ -251,8 +249,12 @@ bool is_reserved(const std::string& name) {
       std::is_sorted(std::begin(kReserved), std::end(kReserved),
                      [](const char* a, const char* b) { return std::string(a) < std::string(b); });
   SB_ASSERT(sorted, "kReserved must be sorted");
-  return std::binary_search(std::begin(kReserved), std::end(kReserved), name,
-                            [](const std::string& a, const std::string& b) { return a < b; });
+  if (std::binary_search(std::begin(kReserved), std::end(kReserved), name,
+                         [](const std::string& a, const std::string& b) { return a < b; }))
+    return true;
+  for (const CMath& m : kCMath)  // the libm functions generated code calls
+    if (name == m.libm || name == std::string(m.libm) + "f") return true;
+  return false;
 }
 
 }  // namespace
@@ -362,6 +364,17 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
   return out;
 }
 
+
+const CMath* c_math(Fn fn) {
+  for (const CMath& m : kCMath)
+    if (m.fn == fn) return &m;
+  return nullptr;
+}
+
+bool c_spells(Fn fn) {
+  return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || c_math(fn);
+}
+
 std::string vector_math_name(const std::string& libm_name) {
   return "sb_vec_" + libm_name;
 }
@@ -423,9 +436,11 @@ std::string vector_math_declarations(const VectorMath& math) {
         "#else\n"
         "#define SB_VECTOR_MATH\n"
         "#endif\n";
-    for (const auto& [n, type] : math.libm) {
-      const char* t = c_type(type);
-      out += std::string("extern \"C\" SB_VECTOR_MATH ") + t + " " + vector_math_name(n) + "(" + t +
+    for (const auto& [n, f] : math.libm) {
+      const std::string t = c_type(f.type);
+      std::string params;
+      for (int i = 0; i < f.arity; ++i) params += (i ? ", " : "") + t;
+      out += "extern \"C\" SB_VECTOR_MATH " + t + " " + vector_math_name(n) + "(" + params +
              ") noexcept __asm__(\"" + n + "\");\n";
     }
   }
@@ -819,18 +834,32 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
     case Fn::Sqrt:
     case Fn::Tanh:
     case Fn::Erf:
-      SB_ASSERT(is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
-      fn = std::string(fn_name(e.fn)) + (t == DType::F32 ? "f" : "");
+    case Fn::Log1p:
+    case Fn::Expm1:
+    case Fn::Pow:
+    case Fn::Sin:
+    case Fn::Cos:
+    case Fn::Floor:
+    case Fn::Ceil:
+    case Fn::Round: {
+      const CMath* m = c_math(e.fn);
+      SB_ASSERT(m && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
+      fn = std::string(m->libm) + (t == DType::F32 ? "f" : "");
       if (vector_math_ && vector_math_->approx && t == DType::F32 &&
           (e.fn == Fn::Exp || e.fn == Fn::Tanh)) {
         vector_math_->approx_used.insert(e.fn);
         fn = "sb_approx_" + fn;
-      } else if (vector_math_ && e.fn != Fn::Sqrt) {  // sqrt is an instruction already
-        vector_math_->libm.emplace(fn, t);
+      } else if (vector_math_ && m->libmvec) {
+        vector_math_->libm.emplace(fn, VectorMath::Fn{t, static_cast<int>(e.args.size())});
         fn = vector_math_name(fn);
       }
       break;
-    case Fn::Select:
+    }
+    case Fn::Select:  // printed above
+    case Fn::Sigmoid:  // no C spelling: expanded before printing (c_spells)
+    case Fn::Sign:
+    case Fn::Rsqrt:
+      SB_ASSERT(false, std::string("'") + fn_name(e.fn) + "' reached the C printer unexpanded");
       break;
   }
   std::string args;

@@ -152,10 +152,15 @@ struct VectorMath {
   // instead of calls into the vector math library.
   bool approx = false;
   // Out: libm function names ("expf", "erf") called through vector_math_name(), with their value
-  // type (F32 or F64).
-  std::map<std::string, DType> libm;
+  // type (F32 or F64) and their number of arguments.
+  struct Fn {
+    DType type;
+    int arity;
+    bool operator==(const Fn&) const = default;
+  };
+  std::map<std::string, Fn> libm;
   // Out: the functions printed as inline approximations.
-  std::set<Fn> approx_used;
+  std::set<sb::Fn> approx_used;
   bool empty() const { return libm.empty() && approx_used.empty(); }
 };
 
@@ -195,7 +200,8 @@ class StmtLowering {
   void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
   void clear_overrides() { overrides_.clear(); }
 
-  // When `math` is set, exp, log, tanh and erf print as vector_math_name(<libm name>) and that
+  // When `math` is set, libm functions with a libmvec form (CMath::libmvec) print as
+  // vector_math_name(<libm name>) and that
   // libm name ("expf", "tanh", ...) is recorded in math->libm with its type (F32 or F64): for
   // SIMD loops that call a vector math library (vector_math_declarations). With math->approx,
   // f32 exp and tanh print as their inline approximations instead, recorded in
@@ -249,6 +255,19 @@ class StmtLowering {
   VectorMath* vector_math_ = nullptr;
   std::map<int, std::string> row_local_;
 };
+
+// The C spelling of the intrinsics that libm provides: the double function's name (f32 appends
+// "f"), and whether glibc's libmvec has vector forms of it for SIMD loops.
+struct CMath {
+  Fn fn;
+  const char* libm;
+  bool libmvec;
+};
+// The libm record of `fn`, or nullptr when libm has no such function.
+const CMath* c_math(Fn fn);
+// Whether the C-family printers (cpu, cuda, vendor_*) spell `fn`: min, max, abs, select and the
+// libm functions; the other intrinsics reach them expanded.
+bool c_spells(Fn fn);
 
 // The name generated code uses for the vector form of libm function `libm_name`: "sb_vec_expf".
 std::string vector_math_name(const std::string& libm_name);

@@ -31,7 +31,10 @@ class CpuEmitter final : public Emitter {
     };
   }
   Status check_variant(const Spec& spec, const Variant& v) const override;
-  GeneratedFile emit(const Spec& spec) const override;
+  bool spells(Fn fn) const override { return c_spells(fn); }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
 };
 
 Status CpuEmitter::check_variant(const Spec& spec, const Variant& v) const {
@@ -830,7 +833,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   return {spec.name + "/" + em.backend() + "/" + spec.name + "." + em.extension(), out};
 }
 
-GeneratedFile CpuEmitter::emit(const Spec& spec) const {
+GeneratedFile CpuEmitter::print(const Spec& spec) const {
   return emit_cpu_file(spec, *this);
 }
 

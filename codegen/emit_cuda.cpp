@@ -78,7 +78,10 @@ class CudaEmitter final : public Emitter {
     SB_ASSERT(info != nullptr, "unknown cuda strategy " + v.strategy);
     return cuda::check_strategy(spec, v, *info);
   }
-  GeneratedFile emit(const Spec& spec) const override;
+  bool spells(Fn fn) const override { return c_spells(fn); }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
 };
 
 const char* const kMacros =
@@ -117,7 +120,7 @@ const char* const kSharedMacros =
 
 )";
 
-GeneratedFile CudaEmitter::emit(const Spec& spec) const {
+GeneratedFile CudaEmitter::print(const Spec& spec) const {
   cuda::FileParts file;
   std::string kernels, launchers;
   for (const Variant& v : backend_variants(spec, backend())) {

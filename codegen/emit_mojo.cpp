@@ -99,13 +99,10 @@ constexpr const char* kMojoReserved[] = {
     "abs",
     "alloc",
     "dealloc",
-    "erf",
-    "exp",
     "external_call",
     "inf",
     "initialize_runtime",
     "len",
-    "log",
     "max",
     "min",
     "nan",
@@ -115,18 +112,42 @@ constexpr const char* kMojoReserved[] = {
     "range",
     "simd_width_of",
     "specbench_module",
-    "sqrt",
-    "tanh",
     "vectorize",
 };
+
+// The Mojo spelling of the intrinsics its standard library has: the function's name, and
+// whether it is imported from std.math (round is a builtin).
+struct MojoMath {
+  Fn fn;
+  const char* name;
+  bool import;
+};
+
+constexpr MojoMath kMojoMath[] = {
+    {Fn::Exp, "exp", true},     {Fn::Log, "log", true},       {Fn::Sqrt, "sqrt", true},
+    {Fn::Tanh, "tanh", true},   {Fn::Erf, "erf", true},       {Fn::Log1p, "log1p", true},
+    {Fn::Expm1, "expm1", true}, {Fn::Sin, "sin", true},       {Fn::Cos, "cos", true},
+    {Fn::Floor, "floor", true}, {Fn::Ceil, "ceil", true},     {Fn::Rsqrt, "rsqrt", true},
+    {Fn::Round, "round", false},  // halves to even, as the spec language's round
+};
+
+const MojoMath* mojo_math(Fn fn) {
+  for (const MojoMath& m : kMojoMath)
+    if (m.fn == fn) return &m;
+  return nullptr;
+}
 
 bool mojo_reserved(const std::string& name) {
   static const bool sorted =
       std::is_sorted(std::begin(kMojoReserved), std::end(kMojoReserved),
                      [](const char* a, const char* b) { return std::string(a) < std::string(b); });
   SB_ASSERT(sorted, "kMojoReserved must be sorted");
-  return std::binary_search(std::begin(kMojoReserved), std::end(kMojoReserved), name,
-                            [](const std::string& a, const std::string& b) { return a < b; });
+  if (std::binary_search(std::begin(kMojoReserved), std::end(kMojoReserved), name,
+                         [](const std::string& a, const std::string& b) { return a < b; }))
+    return true;
+  for (const MojoMath& m : kMojoMath)  // the math functions generated code calls
+    if (name == m.name) return true;
+  return false;
 }
 
 std::string mojo_name(const std::string& name) {
@@ -1077,7 +1098,6 @@ class MojoLowering {
               kMTernary, false};
     }
     auto arg = [&](size_t i) { return vec ? vec_text(args[i], t, m) : args[i].text; };
-    std::string fn;
     switch (e.fn) {
       case Fn::Min:
       case Fn::Max:
@@ -1088,12 +1108,34 @@ class MojoLowering {
         if (is_float(t)) return {"abs(" + arg(0) + ")", kMPrimary, vec};
         needs_->helpers.insert(MHelper::AbsInt);
         return {"sb_abs(" + arg(0) + ")", kMPrimary, vec};
-      default:
-        fn = fn_name(e.fn);
-        SB_ASSERT(is_float(t), fn + " of a non-floating-point value");
-        needs_->math.insert(fn);
-        return {fn + "(" + arg(0) + ")", kMPrimary, vec};
+      case Fn::Pow:
+        SB_ASSERT(is_float(t), "pow of a non-floating-point value");
+        return {"(" + arg(0) + " ** " + arg(1) + ")", kMPrimary, vec};
+      case Fn::Exp:
+      case Fn::Log:
+      case Fn::Sqrt:
+      case Fn::Tanh:
+      case Fn::Erf:
+      case Fn::Log1p:
+      case Fn::Expm1:
+      case Fn::Sin:
+      case Fn::Cos:
+      case Fn::Floor:
+      case Fn::Ceil:
+      case Fn::Round:
+      case Fn::Rsqrt: {
+        const MojoMath* mm = mojo_math(e.fn);
+        SB_ASSERT(mm && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
+        if (mm->import) needs_->math.insert(mm->name);
+        return {std::string(mm->name) + "(" + arg(0) + ")", kMPrimary, vec};
+      }
+      case Fn::Select:   // printed above
+      case Fn::Sigmoid:  // no Mojo spelling: expanded before printing (spells)
+      case Fn::Sign:
+        break;
     }
+    SB_ASSERT(false, std::string("'") + fn_name(e.fn) + "' reached the Mojo printer unexpanded");
+    return {};
   }
 
   Piece print_cast(const Expr& e, PyWriter& w, const Mode& m) {
@@ -1567,7 +1609,13 @@ class MojoEmitter final : public Emitter {
     if (v.strategy != "blocked_matmul") return {};
     return check_blocked_matmul(spec, v);
   }
-  GeneratedFile emit(const Spec& spec) const override;
+  bool spells(Fn fn) const override {
+    return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || fn == Fn::Pow ||
+           mojo_math(fn);
+  }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
 };
 
 std::string pointer_type(const Spec& spec, int t, bool mut) {
@@ -1575,7 +1623,7 @@ std::string pointer_type(const Spec& spec, int t, bool mut) {
          (mut ? "MutUntrackedOrigin" : "ImmUntrackedOrigin") + "]";
 }
 
-GeneratedFile MojoEmitter::emit(const Spec& spec) const {
+GeneratedFile MojoEmitter::print(const Spec& spec) const {
   FileNeeds needs;
   std::string kernels, launchers;
   const auto& variants = backend_variants(spec, backend());

@@ -30,7 +30,10 @@ class VendorCpuEmitter final : public Emitter {
                                  kContractionShape + "; no statement of '" + spec.name +
                                  "' has that shape");
   }
-  GeneratedFile emit(const Spec& spec) const override;
+  bool spells(Fn fn) const override { return c_spells(fn); }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
 };
 
 // The body of a contraction statement's kernel: one GEMM call, then the rest of the statement.
@@ -76,7 +79,7 @@ bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
   return emit_cpu_statement(*E, true, w);
 }
 
-GeneratedFile VendorCpuEmitter::emit(const Spec& spec) const {
+GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
   HelperSet helpers;
   std::string kernels, launchers;
   bool streaming = false;

@@ -22,7 +22,10 @@ class VendorCudaEmitter final : public Emitter {
     };
   }
   Status check_variant(const Spec& spec, const Variant& v) const override;
-  GeneratedFile emit(const Spec& spec) const override;
+  bool spells(Fn fn) const override { return c_spells(fn); }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
 };
 
 bool fits(const Spec& spec, const Statement& st, const std::string& strategy) {
@@ -350,7 +353,7 @@ void emit_cub_scan(const Spec& spec, const Statement& st, const Scan& m, HelperS
   out.sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
 }
 
-GeneratedFile VendorCudaEmitter::emit(const Spec& spec) const {
+GeneratedFile VendorCudaEmitter::print(const Spec& spec) const {
   HelperSet helpers;
   std::string kernels, launchers, op_defs;
   std::set<std::string> ops;

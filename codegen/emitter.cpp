@@ -9,8 +9,13 @@
 #include "emit_vendor_cuda.h"
 #include "emit_mlir.h"
 #include "emit_mojo.h"
+#include "lower/expand_intrinsics.h"
 
 namespace sb {
+
+GeneratedFile Emitter::emit(const Spec& spec) const {
+  return print(expand_intrinsics(spec, [this](Fn fn) { return spells(fn); }));
+}
 
 Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const {
   return {};

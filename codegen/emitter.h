@@ -47,7 +47,16 @@ class Emitter {
   // valid. Returns an error (at the variant's loc) when the strategy does not fit the spec.
   virtual Status check_variant(const Spec& spec, const Variant& v) const;
   // Emits the backend's translation unit for a checked spec. Deterministic, byte for byte.
-  virtual GeneratedFile emit(const Spec& spec) const = 0;
+  // Intrinsics the backend does not spell are expanded first (lower/expand_intrinsics.h); then
+  // print() writes the file.
+  GeneratedFile emit(const Spec& spec) const;
+  // Whether this backend's printer has a native spelling for intrinsic `fn`. Every intrinsic
+  // without a default expansion must be spelled by every backend.
+  virtual bool spells(Fn fn) const = 0;
+
+ protected:
+  // Prints a checked spec whose intrinsics are all ones this backend spells.
+  virtual GeneratedFile print(const Spec& spec) const = 0;
 };
 
 // All emitters, in a fixed order. Adding a backend means adding its emitter here.

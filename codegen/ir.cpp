@@ -1,5 +1,7 @@
 #include "ir.h"
 
+#include "ir/intrinsics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -79,29 +81,7 @@ const char* binop_symbol(BinOp op) {
   return "?";
 }
 
-const char* fn_name(Fn fn) {
-  switch (fn) {
-    case Fn::Min:
-      return "min";
-    case Fn::Max:
-      return "max";
-    case Fn::Abs:
-      return "abs";
-    case Fn::Exp:
-      return "exp";
-    case Fn::Log:
-      return "log";
-    case Fn::Sqrt:
-      return "sqrt";
-    case Fn::Tanh:
-      return "tanh";
-    case Fn::Erf:
-      return "erf";
-    case Fn::Select:
-      return "select";
-  }
-  return "?";
-}
+const char* fn_name(Fn fn) { return intrinsic(fn).name.data(); }
 
 const char* reduce_name(ReduceOp op) {
   switch (op) {
@@ -154,6 +134,56 @@ ExprPtr clone(const Expr& e) {
   c->rop = e.rop;
   c->cast_to = e.cast_to;
   for (const auto& a : e.args) c->args.push_back(clone(*a));
+  return c;
+}
+
+namespace {
+
+ExprPtr clone_or_null(const ExprPtr& e) { return e ? clone(*e) : nullptr; }
+
+}  // namespace
+
+Spec clone(const Spec& s) {
+  Spec c;
+  c.name = s.name;
+  c.doc = s.doc;
+  c.path = s.path;
+  c.loc = s.loc;
+  c.sizes = s.sizes;
+  for (const Tensor& t : s.tensors) {
+    Tensor n;
+    n.name = t.name;
+    n.loc = t.loc;
+    n.type = t.type;
+    n.role = t.role;
+    for (const ExprPtr& d : t.shape) n.shape.push_back(clone(*d));
+    n.boundary = t.boundary;
+    n.init_lo = t.init_lo;
+    n.init_hi = t.init_hi;
+    n.init_lo_expr = clone_or_null(t.init_lo_expr);
+    n.init_hi_expr = clone_or_null(t.init_hi_expr);
+    c.tensors.push_back(std::move(n));
+  }
+  for (const Statement& st : s.stmts) {
+    Statement n;
+    n.loc = st.loc;
+    n.target = st.target;
+    n.out = st.out;
+    for (const IndexVar& v : st.vars) {
+      IndexVar w;
+      w.name = v.name;
+      w.loc = v.loc;
+      w.lo = clone_or_null(v.lo);
+      w.hi = clone_or_null(v.hi);
+      w.is_reduction = v.is_reduction;
+      n.vars.push_back(std::move(w));
+    }
+    n.rhs = clone_or_null(st.rhs);
+    c.stmts.push_back(std::move(n));
+  }
+  c.tol = s.tol;
+  c.variants = s.variants;
+  c.backend_locs = s.backend_locs;
   return c;
 }
 

@@ -42,12 +42,16 @@ enum class ExprKind {
 
 enum class UnOp { Neg, Not };
 enum class BinOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
-// select(c, a, b) is spelled `select` or `where` in specs; both parse to Fn::Select.
-enum class Fn { Min, Max, Abs, Exp, Log, Sqrt, Tanh, Erf, Select };
+// The intrinsics of the spec language; each has one record in ir/intrinsics.h (spelling, arity,
+// type rule, reference, default expansion). select(c, a, b) is also spelled `where`.
+enum class Fn {
+  Min, Max, Abs, Exp, Log, Sqrt, Tanh, Erf, Select,
+  Sigmoid, Log1p, Expm1, Pow, Sin, Cos, Floor, Ceil, Round, Sign, Rsqrt,
+};
 enum class ReduceOp { Sum, Max, Min };
 
 const char* binop_symbol(BinOp op);    // "+", "<=", "&&", ...
-const char* fn_name(Fn fn);            // "min", "exp", "select", ...
+const char* fn_name(Fn fn);            // "min", "exp", "select", ... (its intrinsics record)
 const char* reduce_name(ReduceOp op);  // "sum", "max", "min"
 
 struct Expr;
@@ -166,6 +170,9 @@ struct Spec {
   int find_tensor(const std::string& n) const;  // -1 when absent
   int find_size(const std::string& n) const;    // -1 when absent
 };
+
+// A deep copy of `s` (its expressions cloned), for passes that rewrite a spec for one backend.
+Spec clone(const Spec& s);
 
 // Evaluates an integer expression (shape, range bound, subscript) given sizes and index-variable
 // values (`vars` indexed like Statement::vars; may be empty when the expression uses none).

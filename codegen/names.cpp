@@ -1,5 +1,7 @@
 #include "names.h"
 
+#include "ir/intrinsics.h"
+
 #include <set>
 #include <string_view>
 
@@ -181,11 +183,14 @@ const std::set<std::string_view>& target_keywords() {
   return k;
 }
 
+// The spec language's own names: reductions, casts, constants and every intrinsic's spelling
+// (ir/intrinsics.h).
 const std::set<std::string_view>& builtins() {
-  static const std::set<std::string_view> b = {
-      "sum", "max",    "min",   "abs", "exp", "log", "sqrt", "tanh",
-      "erf", "select", "where", "f32", "f64", "i32", "pi",   "inf",
-  };
+  static const std::set<std::string_view> b = [] {
+    std::set<std::string_view> n = {"sum", "max", "min", "f32", "f64", "i32", "pi", "inf"};
+    for (std::string_view s : intrinsic_spellings()) n.insert(s);
+    return n;
+  }();
   return b;
 }
 

@@ -1,5 +1,7 @@
 #include "typecheck.h"
 
+#include "ir/intrinsics.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -269,17 +271,12 @@ class Checker {
         return {};
       }
       case ExprKind::Call: {
-        static const std::map<std::string, std::pair<Fn, size_t>> fns = {
-            {"min", {Fn::Min, 2}},     {"max", {Fn::Max, 2}}, {"abs", {Fn::Abs, 1}},
-            {"exp", {Fn::Exp, 1}},     {"log", {Fn::Log, 1}}, {"sqrt", {Fn::Sqrt, 1}},
-            {"tanh", {Fn::Tanh, 1}},   {"erf", {Fn::Erf, 1}}, {"select", {Fn::Select, 3}},
-            {"where", {Fn::Select, 3}}};
         static const std::map<std::string, DType> casts = {
             {"f32", DType::F32}, {"f64", DType::F64}, {"i32", DType::I32}};
         size_t want = 0;
-        if (auto f = fns.find(e->name); f != fns.end()) {
-          e->fn = f->second.first;
-          want = f->second.second;
+        if (const Intrinsic* f = find_intrinsic(e->name)) {
+          e->fn = f->fn;
+          want = static_cast<size_t>(f->arity);
         } else if (auto c = casts.find(e->name); c != casts.end()) {
           e->kind = ExprKind::Cast;
           e->cast_to = c->second;
@@ -389,6 +386,38 @@ class Checker {
     return "?";
   }
 
+  // The type of a call, by its intrinsic's type rule (ir/intrinsics.h); arguments are typed.
+  Status type_call(Expr& e) {
+    const Intrinsic& in = intrinsic(e.fn);
+    if (in.rule == TypeRule::Select) {
+      if (e.args[0]->type != DType::Bool)
+        return make_error(e.args[0]->loc, "the condition of select() must be a comparison");
+      DType t;
+      SB_TRY(unify(e, *e.args[1], *e.args[2], t));
+      e.type = t;
+      return {};
+    }
+    for (auto& a : e.args)
+      if (!is_numeric(a->type))
+        return make_error(a->loc, std::string("'") + fn_name(e.fn) + "' needs a number, found " +
+                                      dtype_name(a->type));
+    DType t = e.args[0]->type;
+    for (size_t i = 1; i < e.args.size(); ++i) SB_TRY(unify(e, *e.args[0], *e.args[i], t));
+    if (in.rule == TypeRule::SameFloat) {
+      for (auto& a : e.args)
+        if (is_int(a->type) && a->type != DType::IntLit)
+          return make_error(a->loc, std::string("'") + fn_name(e.fn) +
+                                        "' needs a floating-point argument, found " +
+                                        dtype_name(a->type) + "; use f32(...)");
+      if (t == DType::IntLit) {
+        for (auto& a : e.args) settle(*a, DType::FloatLit);
+        t = DType::FloatLit;
+      }
+    }
+    e.type = t;
+    return {};
+  }
+
   Status type(Expr& e, Statement& st) {
     switch (e.kind) {
       case ExprKind::FloatLit:
@@ -461,35 +490,7 @@ class Checker {
       }
       case ExprKind::Call: {
         for (auto& a : e.args) SB_TRY(type(*a, st));
-        if (e.fn == Fn::Select) {
-          if (e.args[0]->type != DType::Bool)
-            return make_error(e.args[0]->loc, "the condition of select() must be a comparison");
-          DType t;
-          SB_TRY(unify(e, *e.args[1], *e.args[2], t));
-          e.type = t;
-          return {};
-        }
-        for (auto& a : e.args)
-          if (!is_numeric(a->type))
-            return make_error(a->loc, std::string("'") + fn_name(e.fn) +
-                                          "' needs a number, found " + dtype_name(a->type));
-        if (e.fn == Fn::Min || e.fn == Fn::Max) {
-          DType t;
-          SB_TRY(unify(e, *e.args[0], *e.args[1], t));
-          e.type = t;
-          return {};
-        }
-        if (e.fn == Fn::Abs) {
-          e.type = e.args[0]->type;
-          return {};
-        }
-        if (is_int(e.args[0]->type) && e.args[0]->type != DType::IntLit)
-          return make_error(e.args[0]->loc, std::string("'") + fn_name(e.fn) +
-                                                "' needs a floating-point argument, found " +
-                                                dtype_name(e.args[0]->type) + "; use f32(...)");
-        if (e.args[0]->type == DType::IntLit) settle(*e.args[0], DType::FloatLit);
-        e.type = e.args[0]->type;
-        return {};
+        return type_call(e);
       }
       case ExprKind::Cast: {
         Expr& a = *e.args[0];

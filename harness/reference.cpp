@@ -1,5 +1,7 @@
 #include "reference.h"
 
+#include "ir/intrinsics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -232,51 +234,22 @@ struct Reference::Impl {
     return {};
   }
 
+  // A floating-point call: select evaluates only the chosen branch; every other intrinsic takes
+  // its reference value and magnitude from its record (codegen/ir/intrinsics.h).
   V call_f(const Expr& e, Frame& f) {
     if (e.fn == Fn::Select) {
       return eval_f(eval_i(*e.args[0], f) ? *e.args[1] : *e.args[2], f);
     }
-    if (e.fn == Fn::Min || e.fn == Fn::Max) {
-      V a = eval_f(*e.args[0], f);
-      V b = eval_f(*e.args[1], f);
-      if (std::isnan(a.value)) return a;
-      if (std::isnan(b.value)) return b;
-      if (a.value == b.value) return {a.value, std::max(a.mag, b.mag)};
-      return (e.fn == Fn::Min) == (a.value < b.value) ? a : b;
+    const Intrinsic& in = intrinsic(e.fn);
+    SB_ASSERT(in.reference, std::string("no reference for ") + fn_name(e.fn));
+    MagValue args[3];
+    SB_ASSERT(e.args.size() <= 3, "an intrinsic of more than three arguments");
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      const V a = eval_f(*e.args[i], f);
+      args[i] = {a.value, a.mag};
     }
-    const V a = eval_f(*e.args[0], f);
-    const double x = a.value;
-    switch (e.fn) {
-      case Fn::Abs:
-        return {std::fabs(x), std::max(std::fabs(x), a.mag)};
-      case Fn::Exp: {
-        const double v = std::exp(x);
-        return {v, v * std::max(1.0, a.mag)};
-      }
-      case Fn::Log: {
-        const double v = std::log(x);
-        if (x == 0) return {v, kInf};
-        return {v, std::max(std::fabs(v), a.mag / std::fabs(x))};
-      }
-      case Fn::Sqrt: {
-        const double v = std::sqrt(x);
-        if (v == 0) return {v, a.mag == 0 ? 0 : kInf};
-        return {v, std::max(v, a.mag / (2 * v))};
-      }
-      case Fn::Tanh: {
-        const double v = std::tanh(x);
-        return {v, std::max(std::fabs(v), a.mag * (1 - v * v))};
-      }
-      case Fn::Erf: {
-        const double v = std::erf(x);
-        const double slope = 1.1283791670955126 * std::exp(-x * x);  // 2 / sqrt(pi) * e^-x^2
-        return {v, std::max(std::fabs(v), a.mag * slope)};
-      }
-      default:
-        break;
-    }
-    SB_ASSERT(false, std::string("unexpected function ") + fn_name(e.fn));
-    return {};
+    const MagValue r = in.reference(args);
+    return {r.value, r.mag};
   }
 
   V reduce_f(const Expr& e, Frame& f) {
@@ -328,17 +301,8 @@ struct Reference::Impl {
       }
       case ExprKind::Binary:
         return binary_i(e, f);
-      case ExprKind::Call: {
-        if (e.fn == Fn::Select) {
-          return eval_i(eval_i(*e.args[0], f) ? *e.args[1] : *e.args[2], f);
-        }
-        const int64_t a = eval_i(*e.args[0], f);
-        if (e.fn == Fn::Abs) return fit(a < 0 ? 0 - static_cast<uint64_t>(a) : a, e.type);
-        const int64_t b = eval_i(*e.args[1], f);
-        if (e.fn == Fn::Min) return std::min(a, b);
-        if (e.fn == Fn::Max) return std::max(a, b);
-        break;
-      }
+      case ExprKind::Call:
+        return call_i(e, f);
       case ExprKind::Cast: {
         const Expr& a = *e.args[0];
         if (is_float(a.type)) return trunc_to(eval_f(a, f).value, e.type);
@@ -351,6 +315,18 @@ struct Reference::Impl {
     }
     SB_ASSERT(false, std::string("unexpected integer expression of type ") + dtype_name(e.type));
     return 0;
+  }
+
+  // An integer call, exact (i32 results wrap): select evaluates only the chosen branch; the
+  // SameNumeric intrinsics take their integer reference from their record.
+  int64_t call_i(const Expr& e, Frame& f) {
+    if (e.fn == Fn::Select) return eval_i(eval_i(*e.args[0], f) ? *e.args[1] : *e.args[2], f);
+    const Intrinsic& in = intrinsic(e.fn);
+    SB_ASSERT(in.integer_reference, std::string("integer call of ") + fn_name(e.fn));
+    int64_t args[3];
+    SB_ASSERT(e.args.size() <= 3, "an intrinsic of more than three arguments");
+    for (size_t i = 0; i < e.args.size(); ++i) args[i] = eval_i(*e.args[i], f);
+    return fit(static_cast<uint64_t>(in.integer_reference(args)), e.type);
   }
 
   int64_t binary_i(const Expr& e, Frame& f) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One test of the label of BACKEND (mlir, mojo):
+# One test of the label of BACKEND (cpu, cudasim, mlir, mojo):
 #   verify_golden.sh BACKEND SPECBENCH GOLDEN_SPECS_DIR CACHE_DIR
 #     generates the golden specs (tests/golden/specs, hand-written to reach every corner of the
 #     emitters) in a scratch root and verifies every BACKEND variant of them; exits 77 (skipped)
