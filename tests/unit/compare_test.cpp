@@ -306,3 +306,33 @@ TEST(Compare, SampledSoftmaxAtBenchmarkSize) {
 
 }  // namespace
 }  // namespace sb
+
+namespace sb {
+namespace {
+
+// vadd's f32 inputs set so that c = a + b is finite in double but beyond f32's range, where the
+// f32 output rightly holds +inf (or -inf); a finite value or the wrong infinity still fails.
+TEST(Compare, Float32OutputBeyondItsRangeMayHoldTheInfinityItRoundsTo) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("vadd.yaml", &s));
+  const SizePoint z{4};
+  const int a = s.find_tensor("a"), b = s.find_tensor("b"), c = s.find_tensor("c");
+  HostTensors h = make_host_tensors(s, z, InputKind::Zeros, 0);
+  const double big = std::numeric_limits<float>::max();
+  for (int64_t i = 0; i < 4; ++i) {
+    h[a].set(i, i % 2 ? -big : big);
+    h[b].set(i, i % 2 ? -big : big);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < 4; ++i) h[c].set(i, i % 2 ? -inf : inf);
+  Reference ref(s, z, h);
+  EXPECT_TRUE(compare_tensor(s, z, c, h[c], ref, 0, 0).ok);
+  h[c].set(0, -inf);  // the wrong sign
+  h[c].set(1, -big);  // finite
+  CompareResult r = compare_tensor(s, z, c, h[c], ref, 0, 0);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.mismatches, 2);
+}
+
+}  // namespace
+}  // namespace sb
