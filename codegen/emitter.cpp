@@ -34,6 +34,25 @@ const Emitter* find_emitter(const std::string& backend) {
   return nullptr;
 }
 
+std::string strategy_table_markdown() {
+  std::string out = "| backend | strategy | parameters: default (range) | lowering |\n|---|---|---|---|\n";
+  for (const Emitter* e : all_emitters()) {
+    for (const StrategyInfo& s : e->strategies()) {
+      std::string params;
+      for (const ParamInfo& p : s.params) {
+        params += (params.empty() ? "" : ", ") + std::string("`") + p.name + "`: " +
+                  std::to_string(p.def) + " (" + std::to_string(p.min) + ".." +
+                  std::to_string(p.max) + (p.power_of_two ? ", power of 2" : "") + ")";
+      }
+      std::string doc = s.doc;
+      for (const ParamInfo& p : s.params) doc += "; `" + p.name + "`: " + p.doc;
+      out += "| `" + e->backend() + "` | `" + s.name + "` | " + (params.empty() ? "—" : params) +
+             " | " + doc + " |\n";
+    }
+  }
+  return out;
+}
+
 int64_t param(const Variant& v, const StrategyInfo& info, const std::string& name) {
   auto it = v.params.find(name);
   if (it != v.params.end()) return it->second;

@@ -64,6 +64,10 @@ const std::vector<const Emitter*>& all_emitters();
 // The emitter for `backend`, or nullptr.
 const Emitter* find_emitter(const std::string& backend);
 
+// The language reference's strategy table (specs/README.md), from every emitter's strategies():
+// one Markdown row per backend and strategy with its parameters (default, range) and doc.
+std::string strategy_table_markdown();
+
 // A variant's parameter value: the spec's, else the strategy's default.
 int64_t param(const Variant& v, const StrategyInfo& info, const std::string& name);
 // The StrategyInfo of `strategy` in `e`, or nullptr.

@@ -1,0 +1,38 @@
+// The language reference's strategy table (specs/README.md) is the registry's: every backend's
+// strategies with their parameters, defaults, ranges and docs, as strategy_table_markdown()
+// prints them.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "emitter.h"
+
+namespace sb {
+namespace {
+
+TEST(StrategyTable, LanguageReferenceListsEveryStrategyOfEveryBackend) {
+  std::ifstream in(std::string(SB_TESTS_DIR) + "/../specs/README.md");
+  ASSERT_TRUE(in) << "specs/README.md";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string table = strategy_table_markdown();
+  EXPECT_NE(ss.str().find(table), std::string::npos)
+      << "specs/README.md's strategy table differs from the strategies the emitters register; "
+         "replace it with:\n"
+      << table;
+}
+
+TEST(StrategyTable, HasARowPerStrategy) {
+  const std::string table = strategy_table_markdown();
+  size_t rows = 0, strategies = 0;
+  for (char c : table) rows += c == '\n';
+  for (const Emitter* e : all_emitters()) strategies += e->strategies().size();
+  EXPECT_EQ(rows, strategies + 2);  // the header and its rule
+  EXPECT_NE(table.find("| `cuda` | `register_blocked_matmul` | `bm`: 64 (16..256, power of 2)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sb
