@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bounds.h"
+#include "lower/expand_intrinsics.h"
 #include "spec_loader.h"
 #include "typecheck.h"
 #include "variant_check.h"
@@ -28,6 +29,18 @@ std::vector<std::string> default_spec_paths(const std::string& root) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+const std::vector<IrStage>& ir_stages() {
+  static const std::vector<IrStage> stages = {
+      {"load", "the spec file parsed into the IR (spec_loader)"},
+      {"typecheck", "names resolved and every expression typed (typecheck)"},
+      {"check", "bounds proven and variants checked against their strategies (bounds, "
+                "variant_check)"},
+      {"expand_intrinsics", "per backend: intrinsics it does not spell replaced by their "
+                            "default expansions (lower/expand_intrinsics)"},
+  };
+  return stages;
 }
 
 Result<Spec> load_and_check(const std::string& path, const std::string& dump_after) {
@@ -112,10 +125,23 @@ int run_gen(const GenOptions& opt) {
     std::cerr << "error: no specs found under " << opt.root << "/specs\n";
     return 2;
   }
+  if (opt.dump_after == "list") {
+    for (const IrStage& st : ir_stages()) std::printf("%-18s %s\n", st.name, st.what);
+    return 0;
+  }
   auto specs = load_all(paths, opt.dump_after);
   if (!specs.ok()) {
     std::cerr << format_error(specs.error());
     return 2;
+  }
+  if (opt.dump_after == "expand_intrinsics") {
+    for (const Spec& s : specs.value()) {
+      for (const Emitter* e : all_emitters()) {
+        if (!s.variants.count(e->backend())) continue;
+        std::cout << "# IR after expand_intrinsics for backend " << e->backend() << "\n"
+                  << dump(expand_intrinsics(s, [e](Fn fn) { return e->spells(fn); }));
+      }
+    }
   }
   std::vector<GeneratedFile> files = generate(specs.value());
   fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.root) / "generated" : fs::path(opt.out_dir);

@@ -13,7 +13,14 @@ namespace sb {
 // specs/*.yaml under `root`, sorted by name.
 std::vector<std::string> default_spec_paths(const std::string& root);
 
-// Stage names accepted by `dump_after`: "load", "typecheck", "check".
+// The stages and passes of the generator, in order, each with a line saying what it does: the
+// names `gen --dump-ir NAME` accepts ("list" prints this list).
+struct IrStage {
+  const char* name;
+  const char* what;
+};
+const std::vector<IrStage>& ir_stages();
+
 // Loads and checks one spec. When `dump_after` names a stage, the IR after that stage is
 // printed to stdout.
 Result<Spec> load_and_check(const std::string& path, const std::string& dump_after = "");

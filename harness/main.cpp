@@ -919,8 +919,11 @@ int real_main(int argc, char** argv) {
   gen->add_option("specs", spec_paths, "spec files (default: specs/*.yaml)")
       ->check(CLI::ExistingFile);
   gen->add_flag("--check", check, "compare with generated/ instead of writing; exit 1 if stale");
-  gen->add_option("--dump-ir", dump, "print the IR after a stage")
-      ->check(CLI::IsMember({"load", "typecheck", "check"}));
+  std::vector<std::string> stage_names{"list"};
+  for (const sb::IrStage& st : sb::ir_stages()) stage_names.push_back(st.name);
+  gen->add_option("--dump-ir", dump,
+                  "print the IR after a stage or pass (list: print their names in order)")
+      ->check(CLI::IsMember(stage_names));
 
   auto* build_sc = app.add_subcommand("build", "compile kernel modules (into the cache)");
   add_kernels(build_sc);
