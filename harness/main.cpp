@@ -216,7 +216,7 @@ nlohmann::json spec_hashes(const std::vector<sb::Target>& targets) {
 
 struct BenchFlags {
   std::string out;
-  int repetitions = 3;
+  int repetitions = 5;  // compare's test needs at least 4 a side at alpha 0.05
   double min_time = 0.05;
   std::string sizes = "bench";
   bool no_probes = false;
@@ -274,6 +274,11 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
     return false;
   }
   std::cout << "\nresults: " << path << "\nsummary: " << md << "\n";
+  if (int need = sb::repetitions_needed(sb::CompareOptions{}.alpha); f.repetitions < need)
+    std::cerr << "warning: " << path << " has " << f.repetitions
+              << " repetition(s) per case: `specbench compare` cannot find a change in it at "
+                 "alpha 0.05, which needs at least "
+              << need << " a side (--repetitions " << need << " or more)\n";
   for (const auto& r : report.value().records) {
     if (r.status == sb::BenchStatus::Failed) return false;
   }
@@ -765,6 +770,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   full.records = stored.value().records();
   full.probes = report.value().probes;
   full.limits = report.value().limits;
+  full.load = report.value().load;
   full.summary = sb::summarize(full.records);
   full.languages = sb::compare_languages(full.records);
   doc["summary"] = sb::summary_json(full.summary);
