@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
+#include "noise.h"
 #include "runner.h"
 
 namespace sb {
@@ -111,6 +113,17 @@ double bound_rate(Bound b, double gbps, double gflops, double bytes, std::string
   return memory ? gbps : gflops;
 }
 
+std::string suspect_of(const Roofline& r, double gbps, double gflops, double bytes,
+                       std::optional<double> fraction, int64_t llc_bytes) {
+  if (r.bound == Bound::Unknown || !(r.limit > 0)) return "";
+  std::string unit;
+  double rate = bound_rate(r.bound, gbps, gflops, bytes, &unit);
+  char rate_text[64], limit_text[64];
+  std::snprintf(rate_text, sizeof rate_text, "%.3g %s", rate, unit.c_str());
+  std::snprintf(limit_text, sizeof limit_text, "%.3g %s", r.limit, unit.c_str());
+  return suspect_reason(fraction, bytes, llc_bytes, rate_text, limit_text);
+}
+
 std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records) {
   // Fastest measured record per kernel/backend/size, first-seen order.
   std::vector<const BenchRecord*> best;
@@ -143,6 +156,9 @@ std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records) {
     s.rate = bound_rate(b->roofline.bound, b->gbps, b->gflops, b->bytes, &s.unit);
     s.fraction = roofline_fraction(b->roofline, b->gbps, b->gflops);
     s.naive_variant = b->naive_variant;
+    s.noisy = b->spread.noisy;
+    s.noise = describe_noise(b->spread);
+    s.suspect = b->suspect;
     auto n =
         by_variant.find(b->kernel + "/" + b->backend + "/" + b->sizes + "/" + b->naive_variant);
     if (!b->naive_variant.empty() && n != by_variant.end())
@@ -201,6 +217,9 @@ nlohmann::json summary_json(const std::vector<SummaryRow>& rows) {
     j["vs_naive"] = opt_json(s.vs_naive);
     j["vendor"] = s.vendor.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.vendor);
     j["vs_vendor"] = opt_json(s.vs_vendor);
+    j["noisy"] = s.noisy;
+    j["noise"] = s.noise;
+    j["suspect"] = s.suspect.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.suspect);
     a.push_back(std::move(j));
   }
   return a;
@@ -234,6 +253,10 @@ LanguageRow language_row(const std::string& kind, const BenchRecord& cpp, const 
   r.other_seconds = o.seconds;
   r.ratio = o.seconds > 0 ? cpp.seconds / o.seconds : 0;
   r.within_noise = within_noise(cpp, o);
+  r.noisy = cpp.spread.noisy || o.spread.noisy;
+  if (cpp.spread.noisy) r.noise = "C++: " + describe_noise(cpp.spread);
+  if (o.spread.noisy)
+    r.noise += (r.noise.empty() ? "" : "; ") + o.backend + ": " + describe_noise(o.spread);
   return r;
 }
 
@@ -294,7 +317,9 @@ nlohmann::json languages_json(const std::vector<LanguageRow>& rows) {
                  {"cpp_seconds", r.cpp_seconds},
                  {"other_seconds", r.other_seconds},
                  {"ratio", r.ratio},
-                 {"within_noise", r.within_noise}});
+                 {"within_noise", r.within_noise},
+                 {"noisy", r.noisy},
+                 {"noise", r.noise}});
   }
   return a;
 }

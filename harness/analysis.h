@@ -15,6 +15,7 @@
 // other backend against the cpu probes.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -72,6 +73,12 @@ std::optional<double> roofline_fraction(const Roofline& r, double gbps, double g
 // the kernel moves bytes, else GFLOP/s. `unit` receives "GB/s" or "GFLOP/s".
 double bound_rate(Bound b, double gbps, double gflops, double bytes, std::string* unit);
 
+// Why a measured rate cannot be right (suspect_reason in noise.h: above 110% of its bound's limit
+// with a working set of `bytes` beyond the last-level cache of `llc_bytes`); "" when plausible
+// or when the bound, the limit or the cache size is unknown.
+std::string suspect_of(const Roofline& r, double gbps, double gflops, double bytes,
+                       std::optional<double> fraction, int64_t llc_bytes);
+
 // One row of the summary: the fastest verified variant of a kernel on a backend at one size.
 struct SummaryRow {
   std::string kernel;
@@ -94,6 +101,9 @@ struct SummaryRow {
   // there is none, and for vendor backends themselves.
   std::string vendor;  // "backend/variant"
   std::optional<double> vs_vendor;
+  bool noisy = false;   // the best variant's repetitions are noisy (noise.h)
+  std::string noise;    // why (describe_noise)
+  std::string suspect;  // the best variant's rate cannot be right (suspect_of); "" if plausible
 };
 
 // Summary rows in first-seen kernel/backend/size order, from every record of a benchmark run
@@ -120,6 +130,8 @@ struct LanguageRow {
   double other_seconds = 0;
   double ratio = 0;
   bool within_noise = false;
+  bool noisy = false;  // either side's repetitions are noisy (noise.h)
+  std::string noise;   // "C++: why; mojo: why"
 };
 
 // Pairs of strategies that are the same schedule in C++ and in another language's backend.

@@ -237,8 +237,15 @@ bool above_memory_limit(const std::vector<SummaryRow>& summary) {
 }
 
 std::vector<std::string> summary_header() {
-  return {"kernel", "size", "backend",    "best variant", "time",
-          "bound",  "rate", "% of limit", "× vs naive",   "× vs vendor"};
+  return {"kernel", "size",       "backend",    "best variant", "time", "bound",
+          "rate",   "% of limit", "× vs naive", "× vs vendor",  "flags"};
+}
+
+// "noisy", "SUSPECT" or both: the summary row's figures are not to be trusted as they stand.
+std::string row_flags(bool noisy, const std::string& suspect) {
+  std::string f = noisy ? "noisy" : "";
+  if (!suspect.empty()) f += (f.empty() ? "" : ", ") + std::string("SUSPECT");
+  return f;
 }
 
 std::vector<std::vector<std::string>> summary_rows(const std::vector<SummaryRow>& summary) {
@@ -247,8 +254,8 @@ std::vector<std::vector<std::string>> summary_rows(const std::vector<SummaryRow>
     rows.push_back({r.kernel, r.sizes, r.backend, r.variant, duration(r.seconds),
                     r.roofline.bound == Bound::Unknown ? "-" : bound_name(r.roofline.bound),
                     rate(r.rate, r.unit), r.fraction ? percent(*r.fraction) : "-",
-                    r.vs_naive ? times(*r.vs_naive) : "-",
-                    r.vs_vendor ? times(*r.vs_vendor) : "-"});
+                    r.vs_naive ? times(*r.vs_naive) : "-", r.vs_vendor ? times(*r.vs_vendor) : "-",
+                    row_flags(r.noisy, r.suspect)});
   }
   return rows;
 }
@@ -273,6 +280,63 @@ std::vector<std::vector<std::string>> skipped_rows(const std::vector<BenchRecord
   }
   return rows;
 }
+
+// Every measured case whose repetitions are noisy, and every suspect rate, one row each (at most
+// `limit` rows of each, then a count of the rest).
+std::vector<std::vector<std::string>> noisy_rows(const std::vector<BenchRecord>& records,
+                                                 size_t limit, size_t* total) {
+  std::vector<std::vector<std::string>> rows;
+  *total = 0;
+  for (const auto& r : records) {
+    if (r.status != BenchStatus::Measured || !r.spread.noisy) continue;
+    if (++*total <= limit)
+      rows.push_back(
+          {r.kernel + "/" + r.backend + "/" + r.variant, r.sizes, describe_noise(r.spread)});
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::string>> suspect_rows(const std::vector<BenchRecord>& records,
+                                                   size_t limit, size_t* total) {
+  std::vector<std::vector<std::string>> rows;
+  *total = 0;
+  for (const auto& r : records) {
+    if (r.status != BenchStatus::Measured || r.suspect.empty()) continue;
+    if (++*total <= limit)
+      rows.push_back({r.kernel + "/" + r.backend + "/" + r.variant, r.sizes, r.suspect});
+  }
+  return rows;
+}
+
+size_t measured_count(const std::vector<BenchRecord>& records) {
+  size_t n = 0;
+  for (const auto& r : records) n += r.status == BenchStatus::Measured;
+  return n;
+}
+
+// The machine's load while timing, one line; "" when nothing is known.
+std::string load_line(const MachineLoad& m) {
+  if (!m.start.ok) return "";
+  std::string s = "machine load: load average " + fixed(m.start.load[0], 2) + " at the start";
+  if (m.end.ok) s += ", " + fixed(m.end.load[0], 2) + " at the end";
+  s += ", on " + std::to_string(m.cores) + " cores";
+  if (m.end.ok)
+    s += "; other processes took " + fixed(m.other_fraction * 100, 0) +
+         "% of the CPU time while timing";
+  if (m.loaded_at_start || m.contended)
+    s += " (" + std::string(m.contended ? "contended" : "loaded") +
+         ": expect noisy figures; time again on a quiet machine)";
+  return s;
+}
+
+constexpr size_t kFlagRows = 40;
+constexpr const char* kNoisyNote =
+    "noisy = the median's distribution-free confidence interval is wider than ±5%, a repetition "
+    "is more than 1.5x from the median, or the repetitions form two clusters (results: each "
+    "case's \"noise\").";
+constexpr const char* kSuspectNote =
+    "SUSPECT = above 110% of its limit with a working set larger than the last-level cache: the "
+    "figure cannot be right (results: each case's \"suspect\").";
 
 std::string limits_line(const std::string& device, const DeviceLimits& d) {
   std::string s = device + ": ";
@@ -322,13 +386,15 @@ namespace {
 
 constexpr const char* kLanguageNote =
     "ratio = C++ time / other time (> 1: the other language is faster); '~' marks a difference "
-    "within the runs' noise. matched = the same schedule in both languages.";
+    "within the runs' noise; '(noisy)' that either side's repetitions are noisy. matched = the "
+    "same schedule in both languages.";
 
 std::vector<std::vector<std::string>> language_rows(const std::vector<LanguageRow>& rows) {
   std::vector<std::vector<std::string>> out;
   for (const LanguageRow& r : rows) {
     char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx%s", r.ratio, r.within_noise ? " ~" : "");
+    std::snprintf(ratio, sizeof ratio, "%.2fx%s%s", r.ratio, r.within_noise ? " ~" : "",
+                  r.noisy ? " (noisy)" : "");
     out.push_back({r.kernel, r.sizes, r.kind, r.cpp_variant, r.other_variant,
                    duration(r.cpp_seconds), duration(r.other_seconds), ratio});
   }
@@ -341,7 +407,9 @@ const std::vector<std::string> kLanguageHeader = {"kernel", "size",     "kind", 
 }  // namespace
 
 std::string format_bench_summary(const BenchReport& report) {
-  std::string out = format_probes(report.probes, report.limits) + "\n";
+  std::string out = format_probes(report.probes, report.limits);
+  if (std::string l = load_line(report.load); !l.empty()) out += l + "\n";
+  out += "\n";
   auto rows = summary_rows(report.summary);
   if (!rows.empty()) {
     out += format_table(summary_header(), rows);
@@ -349,6 +417,24 @@ std::string format_bench_summary(const BenchReport& report) {
     if (above_memory_limit(report.summary)) out += std::string(kCacheNote) + "\n";
   } else {
     out += "no benchmark was measured\n";
+  }
+  size_t noisy = 0, suspect = 0;
+  auto nrows = noisy_rows(report.records, kFlagRows, &noisy);
+  if (noisy > 0) {
+    out += "\nnoisy: " + std::to_string(noisy) + " of " +
+           std::to_string(measured_count(report.records)) + " measured cases\n";
+    out += format_table({"case", "size", "why"}, nrows);
+    if (noisy > nrows.size())
+      out += "... and " + std::to_string(noisy - nrows.size()) + " more (see the results file)\n";
+    out += std::string(kNoisyNote) + "\n";
+  }
+  auto srows = suspect_rows(report.records, kFlagRows, &suspect);
+  if (suspect > 0) {
+    out += "\nSUSPECT: " + std::to_string(suspect) + " figure(s) that cannot be right\n";
+    out += format_table({"case", "size", "why"}, srows);
+    if (suspect > srows.size())
+      out += "... and " + std::to_string(suspect - srows.size()) + " more (see the results file)\n";
+    out += std::string(kSuspectNote) + "\n";
   }
   if (!report.languages.empty()) {
     out += "\nC++ against other languages:\n";
@@ -404,6 +490,24 @@ std::string format_bench_summary_markdown(const BenchReport& report,
   else
     out += md_table(summary_header(), rows) + "\n" + kSummaryNote + "\n";
   if (above_memory_limit(report.summary)) out += std::string("\n") + kCacheNote + "\n";
+  if (std::string l = load_line(report.load); !l.empty()) out += "\n" + l + "\n";
+  size_t noisy = 0, suspect = 0;
+  auto nrows = noisy_rows(report.records, kFlagRows, &noisy);
+  if (noisy > 0) {
+    out += "\n## Noisy cases\n\n" + std::to_string(noisy) + " of " +
+           std::to_string(measured_count(report.records)) + " measured cases. " + kNoisyNote +
+           "\n\n" + md_table({"case", "size", "why"}, nrows);
+    if (noisy > nrows.size())
+      out += "\n... and " + std::to_string(noisy - nrows.size()) + " more (see the results file)\n";
+  }
+  auto srows = suspect_rows(report.records, kFlagRows, &suspect);
+  if (suspect > 0) {
+    out += "\n## Suspect figures\n\n" + std::string(kSuspectNote) + "\n\n" +
+           md_table({"case", "size", "why"}, srows);
+    if (suspect > srows.size())
+      out +=
+          "\n... and " + std::to_string(suspect - srows.size()) + " more (see the results file)\n";
+  }
   if (!report.languages.empty()) {
     out += "\n## C++ against other languages\n\n";
     out += md_table(kLanguageHeader, language_rows(report.languages)) + "\n" + kLanguageNote + "\n";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis.h"
+#include "noise.h"
 #include "results.h"
 #include "stats.h"
 
@@ -219,6 +220,13 @@ Status read_benchmarks(const json& list, int version, StoredRun& run) {
       b.samples.push_back(seconds);
     }
   }
+  // The cache the suspect flags are judged by: as the run recorded it, else from Google
+  // Benchmark's cache list (files written before llc_bytes existed).
+  int64_t llc = 0;
+  if (run.context.is_object() && run.context.contains("llc_bytes") &&
+      run.context["llc_bytes"].is_number())
+    llc = static_cast<int64_t>(run.context["llc_bytes"].get<double>());
+  if (llc <= 0) llc = last_level_cache_from_context(run.context);
   for (StoredBenchmark& b : run.benchmarks) {
     BenchRecord& r = b.record;
     if (r.status != BenchStatus::Measured) continue;
@@ -241,6 +249,9 @@ Status read_benchmarks(const json& list, int version, StoredRun& run) {
       r.gflops = r.flops / r.seconds * 1e-9;
     }
     r.roofline_fraction = roofline_fraction(r.roofline, r.gbps, r.gflops);
+    r.spread = assess_spread(b.samples);
+    r.suspect = suspect_of(r.roofline, r.gbps, r.gflops, r.bytes, r.roofline_fraction,
+                           is_gpu_backend(r.backend) ? 0 : llc);
   }
   return {};
 }
@@ -413,7 +424,7 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& now, const Compa
   std::map<std::string, const StoredBenchmark*> base_by_key;
   for (const auto& b : base.benchmarks) base_by_key.emplace(b.key, &b);
   std::set<std::string> seen;
-  int untestable = 0, min_n = 1 << 30;
+  int untestable = 0, min_n = 1 << 30, noisy = 0;
   double log_sum = 0;
   int log_count = 0;
 
@@ -458,6 +469,19 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& now, const Compa
         SampleVerdict v = judge_samples(bb->samples, nb.samples, opt);
         row.p = v.p;
         row.verdict = v.verdict;
+      }
+      // A verdict on spread-out repetitions is marked, never given silently.
+      for (auto [side, samples] :
+           {std::pair{"base", &bb->samples}, std::pair{"new", &nb.samples}}) {
+        Spread spread = assess_spread(*samples);
+        if (!spread.noisy) continue;
+        row.noisy = true;
+        row.noise += (row.noise.empty() ? "" : "; ") + std::string(side) +
+                     " noisy: " + describe_noise(spread);
+      }
+      if (row.noisy) {
+        ++noisy;
+        if (row.note.empty()) row.note = row.noise;
       }
     }
     c.rows.push_back(std::move(row));
@@ -527,6 +551,12 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& now, const Compa
         ": they can only be 'same'; run at least " + std::to_string(repetitions_needed(opt.alpha)) +
         " repetitions on both sides (--repetitions)");
   }
+  c.noisy = noisy;
+  if (noisy > 0)
+    c.warnings.push_back(std::to_string(noisy) +
+                         " benchmark(s) are noisy in one run or both (marked 'noisy'): their "
+                         "repetitions are spread out, so their verdicts are weak; time them again "
+                         "on a quiet machine");
   if (now.verification.is_object() && now.verification.value("failed", 0.0) > 0) {
     c.verification_failed = true;
     c.warnings.push_back("the new run's verification failed " +
@@ -564,6 +594,8 @@ json comparison_json(const Comparison& c) {
                     {"new_repetitions", r.new_n},
                     {"p_value", opt(r.p)},
                     {"testable", r.testable},
+                    {"noisy", r.noisy},
+                    {"noise", r.noise},
                     {"note", r.note}});
   }
   return {{"base", c.base_path},
@@ -576,7 +608,8 @@ json comparison_json(const Comparison& c) {
             {"same", c.same},
             {"new", c.added},
             {"missing", c.missing},
-            {"failed", c.failed}}},
+            {"failed", c.failed},
+            {"noisy", c.noisy}}},
           {"geomean_ratio", opt(c.geomean_ratio)},
           {"verification_failed", c.verification_failed},
           {"warnings", c.warnings},
@@ -622,18 +655,21 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   for (const StoredRun* r : runs) {
     const json& ctx = r->context;
     auto s = [&ctx](const char* k) { return text_of(ctx, k); };
-    data["runs"].push_back({{"path", r->path},
-                            {"date", r->date()},
-                            {"host", s("host_name")},
-                            {"git_commit", s("git_commit")},
-                            {"cpu_model", s("cpu_model")},
-                            {"gpu", s("gpu")},
-                            {"cxx", s("cxx")},
-                            {"nvcc", s("nvcc")},
-                            {"mojo", s("mojo")},
-                            {"schema_version", r->schema_version},
-                            {"partial", r->partial},
-                            {"verification", r->verification}});
+    data["runs"].push_back(
+        {{"path", r->path},
+         {"date", r->date()},
+         {"host", s("host_name")},
+         {"git_commit", s("git_commit")},
+         {"cpu_model", s("cpu_model")},
+         {"gpu", s("gpu")},
+         {"cxx", s("cxx")},
+         {"nvcc", s("nvcc")},
+         {"mojo", s("mojo")},
+         {"schema_version", r->schema_version},
+         {"partial", r->partial},
+         {"verification", r->verification},
+         {"machine_load",
+          ctx.is_object() && ctx.contains("machine_load") ? ctx["machine_load"] : json(nullptr)}});
   }
   // Comparisons of consecutive runs.
   std::vector<Comparison> steps;
@@ -702,7 +738,13 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
          {"limit", r.roofline.limit > 0 ? json(r.roofline.limit) : json(nullptr)},
          {"fraction", r.roofline_fraction ? json(*r.roofline_fraction) : json(nullptr)},
          {"cv", r.cv},
-         {"repetitions", b.samples.size()}});
+         {"repetitions", b.samples.size()},
+         {"median_ci",
+          r.spread.n > 0 ? json::array({r.spread.ci_low, r.spread.ci_high}) : json(nullptr)},
+         {"median_ci_level", r.spread.n > 0 ? json(r.spread.ci_level) : json(nullptr)},
+         {"noisy", r.spread.noisy},
+         {"noise", describe_noise(r.spread)},
+         {"suspect", r.suspect.empty() ? json(nullptr) : json(r.suspect)}});
   }
   for (const auto& p : latest.problems) {
     json& k = kernel_entry(p.kernel);
@@ -800,7 +842,8 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
                                     {"date", runs[i]->date()},
                                     {"variant", best->record.variant},
                                     {"seconds", best->record.seconds},
-                                    {"verdict", verdict}});
+                                    {"verdict", verdict},
+                                    {"noisy", best->record.spread.noisy}});
       }
       k["trend"].push_back(series);
     }

@@ -73,6 +73,8 @@ struct CompareRow {
   int new_n = 0;
   std::optional<double> p;  // of the test, when both sides have samples
   bool testable = false;    // the test can reach p < alpha with these repetition counts
+  bool noisy = false;       // either side's repetitions are noisy (noise.h): a weak verdict
+  std::string noise;        // "base noisy: why; new noisy: why"
   std::string note;         // why a case failed, or that the test was impossible
 };
 
@@ -83,6 +85,7 @@ struct Comparison {
   std::vector<CompareRow> rows;       // the new run's order, then the missing ones
   std::vector<std::string> warnings;  // e.g. too few repetitions
   int slower = 0, faster = 0, same = 0, added = 0, missing = 0, failed = 0;
+  int noisy = 0;  // rows compared on both sides with noisy repetitions on either
   std::optional<double> geomean_ratio;  // over rows compared on both sides
   bool verification_failed = false;     // the new run's verification reports failures
 };

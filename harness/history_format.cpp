@@ -44,6 +44,7 @@ std::string counts(const Comparison& c) {
   std::string s = std::to_string(c.slower) + " slower, " + std::to_string(c.faster) + " faster, " +
                   std::to_string(c.same) + " same, " + std::to_string(c.added) + " new, " +
                   std::to_string(c.missing) + " missing, " + std::to_string(c.failed) + " failed";
+  if (c.noisy > 0) s += " (" + std::to_string(c.noisy) + " noisy)";
   if (c.geomean_ratio) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "; geometric mean of new/base time %.3f", *c.geomean_ratio);
@@ -61,6 +62,11 @@ std::string criteria(const Comparison& c) {
   return buf;
 }
 
+// The verdict, marked when it rests on noisy repetitions.
+std::string verdict_text(const CompareRow& r) {
+  return std::string(verdict_name(r.verdict)) + (r.noisy ? " (noisy)" : "");
+}
+
 }  // namespace
 
 std::string format_comparison(const Comparison& c) {
@@ -69,7 +75,7 @@ std::string format_comparison(const Comparison& c) {
     std::string note = r.note.substr(0, r.note.find('\n'));
     if (note.size() > 60) note = note.substr(0, 57) + "...";
     rows.push_back({r.name, fmt_time(r.base_seconds), fmt_time(r.new_seconds), fmt_change(r.ratio),
-                    fmt_p(r.p), reps(r), verdict_name(r.verdict), note});
+                    fmt_p(r.p), reps(r), verdict_text(r), note});
   }
   std::string out = "base: " + c.base_path + "\nnew:  " + c.new_path + "\n\n";
   out += format_table({"benchmark", "base", "new", "change", "p", "reps", "verdict", "note"}, rows);
@@ -89,6 +95,7 @@ std::string format_comparison_markdown(const Comparison& c) {
     std::string verdict = verdict_name(r.verdict);
     if (r.verdict == Verdict::Slower || r.verdict == Verdict::Failed)
       verdict = "**" + verdict + "**";
+    if (r.noisy) verdict += " (noisy)";
     out += "| " + md_cell(r.name) + " | " + fmt_time(r.base_seconds) + " | " +
            fmt_time(r.new_seconds) + " | " + fmt_change(r.ratio) + " | " + fmt_p(r.p) + " | " +
            reps(r) + " | " + verdict + " | " + md_cell(r.note) + " |\n";

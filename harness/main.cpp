@@ -36,7 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Globals {
-  std::string root = SPECBENCH_SOURCE_DIR;
+  std::string root;       // --root; empty: the current directory (resolve_root)
   std::string cache_dir;  // empty: $SPECBENCH_CACHE_DIR, else <root>/build/module-cache
   int jobs = std::max(1u, std::thread::hardware_concurrency());
   std::string cuda_arch = "80,90";
@@ -55,6 +55,24 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
+}
+
+// The tree a command reads and writes: --root as given, else the current directory when it holds
+// specs/. Both, like spec paths, are taken relative to the current directory. Printed (stderr),
+// so that a command never works on another checkout unnoticed.
+std::string resolve_root(const std::string& asked) {
+  std::error_code ec;
+  fs::path root = asked.empty() ? fs::current_path(ec) : fs::absolute(asked, ec);
+  if (ec) throw UserError{"cannot resolve the root '" + asked + "': " + ec.message()};
+  if (asked.empty() && !fs::is_directory(root / "specs"))
+    throw UserError{"no specs/ in the current directory (" + root.string() +
+                    "): run specbench from a specbench checkout, or pass --root DIR, the folder "
+                    "holding specs/ and generated/"};
+  root = root.lexically_normal();
+  std::string text = root.string();
+  if (text.size() > 1 && text.back() == '/') text.pop_back();
+  std::cerr << "specbench: root " << text << "\n";
+  return text;
 }
 
 std::string cache_dir(const Globals& g) {
@@ -216,7 +234,7 @@ nlohmann::json spec_hashes(const std::vector<sb::Target>& targets) {
 
 struct BenchFlags {
   std::string out;
-  int repetitions = 3;
+  int repetitions = 5;  // compare's test needs at least 4 a side at alpha 0.05
   double min_time = 0.05;
   std::string sizes = "bench";
   bool no_probes = false;
@@ -274,6 +292,11 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
     return false;
   }
   std::cout << "\nresults: " << path << "\nsummary: " << md << "\n";
+  if (int need = sb::repetitions_needed(sb::CompareOptions{}.alpha); f.repetitions < need)
+    std::cerr << "warning: " << path << " has " << f.repetitions
+              << " repetition(s) per case: `specbench compare` cannot find a change in it at "
+                 "alpha 0.05, which needs at least "
+              << need << " a side (--repetitions " << need << " or more)\n";
   for (const auto& r : report.value().records) {
     if (r.status == sb::BenchStatus::Failed) return false;
   }
@@ -765,6 +788,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   full.records = stored.value().records();
   full.probes = report.value().probes;
   full.limits = report.value().limits;
+  full.load = report.value().load;
   full.summary = sb::summarize(full.records);
   full.languages = sb::compare_languages(full.records);
   doc["summary"] = sb::summary_json(full.summary);
@@ -867,9 +891,10 @@ int real_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // global options are accepted after the subcommand too
   Globals g;
-  app.add_option("--root", g.root, "repository root holding specs/ and generated/")
-      ->check(CLI::ExistingDirectory)
-      ->capture_default_str();
+  app.add_option("--root", g.root,
+                 "repository root holding specs/ and generated/ (default: the current "
+                 "directory, when it holds specs/)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--cache-dir", g.cache_dir,
                  "module cache (default: $SPECBENCH_CACHE_DIR, else <root>/build/module-cache)");
   app.add_option("-j,--jobs", g.jobs, "parallel compile jobs")
@@ -1012,6 +1037,8 @@ int real_main(int argc, char** argv) {
   }
 
   try {
+    // Every command that reads or writes the tree works on one root, said first.
+    if (!*compare_sc && !*report_sc) g.root = resolve_root(g.root);
     if (*gen) return cmd_gen(g, spec_paths, check, dump);
     if (*build_sc) return cmd_build(g, kernels, backends);
     if (*verify_sc) return cmd_verify(g, kernels, backends, seeds);

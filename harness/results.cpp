@@ -77,6 +77,51 @@ void annotate_roofline(nlohmann::json& e, const Roofline& r) {
   e["roofline_fraction"] = f && std::isfinite(*f) ? nlohmann::json(*f) : nlohmann::json(nullptr);
 }
 
+Spread annotate_trust(nlohmann::json& entries, int64_t llc_bytes) {
+  std::vector<double> samples;
+  nlohmann::json* stands = nullptr;
+  nlohmann::json* only = nullptr;
+  int iterations = 0;
+  for (auto& e : entries) {
+    if (!e.is_object() || e.value("error_occurred", false)) continue;
+    if (e.value("run_type", "iteration") == "aggregate") {
+      if (e.value("aggregate_name", "") == "median") stands = &e;
+      continue;
+    }
+    double t = e.value("real_time", 0.0);
+    std::string unit = e.value("time_unit", "ns");
+    double scale = unit == "ns" ? 1e-9 : unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : 1.0;
+    samples.push_back(t * scale);
+    only = &e;
+    ++iterations;
+  }
+  Spread s = assess_spread(samples);
+  if (!stands && iterations == 1) stands = only;
+  if (!stands) return s;
+  nlohmann::json& e = *stands;
+  auto num = [&e](const char* k) {
+    return e.contains(k) && e[k].is_number() ? e[k].get<double>() : 0.0;
+  };
+  Roofline r;
+  std::string bound =
+      e.contains("bound") && e["bound"].is_string() ? e["bound"].get<std::string>() : "";
+  r.bound = bound == "memory"    ? Bound::Memory
+            : bound == "compute" ? Bound::Compute
+                                 : Bound::Unknown;
+  r.limit = num("roofline_limit");
+  std::optional<double> fraction;
+  if (e.contains("roofline_fraction") && e["roofline_fraction"].is_number())
+    fraction = e["roofline_fraction"].get<double>();
+  e["noise"] = spread_json(s);
+  // The host's cache says nothing about a GPU's working set.
+  const bool gpu = e.contains("backend") && e["backend"].is_string() &&
+                   is_gpu_backend(e["backend"].get<std::string>());
+  std::string why = suspect_of(r, num("gbps"), num("gflops"), num("bytes_per_call"), fraction,
+                               gpu ? 0 : llc_bytes);
+  e["suspect"] = why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why);
+  return s;
+}
+
 Result<nlohmann::json> make_results_document(const std::string& gbench_json,
                                              const std::vector<ResultCase>& cases,
                                              const std::vector<ResultProblem>& skipped,

@@ -52,6 +52,7 @@
 
 #include "analysis.h"
 #include "diag.h"
+#include "noise.h"
 
 namespace sb {
 
@@ -93,6 +94,13 @@ bool entry_is_of(const nlohmann::json& entry, const std::string& name);
 // Sets an entry's "bound", "arithmetic_intensity", "roofline_limit" and "roofline_fraction" from
 // `r` and the entry's "gbps" and "gflops" (make_results_document does this for every case).
 void annotate_roofline(nlohmann::json& entry, const Roofline& r);
+
+// One case's entries (its repetitions and aggregates, as annotate_roofline left them): sets
+// "noise" (spread_json of the repetitions' real times, noise.h) and "suspect" (suspect_of in
+// analysis.h; null when plausible; never for cuda-family backends, whose cache is not the host's)
+// on the entry that stands for the case, its median aggregate or else its only repetition.
+// Returns the spread; entries with an error are left alone.
+Spread annotate_trust(nlohmann::json& case_entries, int64_t llc_bytes);
 
 // Builds the document from Google Benchmark's JSON text (may be empty when nothing was timed:
 // then "benchmarks" is empty and the context holds date and host_name only besides `context`).

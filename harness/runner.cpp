@@ -18,6 +18,7 @@
 #include "emitter.h"
 #include "metrics.h"
 #include "module.h"
+#include "noise.h"
 #include "reference.h"
 #include "results.h"
 
@@ -586,6 +587,12 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
                       k.bytes,
                       k.flops};
   };
+  // The machine's state around the timing: a loaded start is said before anything is timed.
+  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  int64_t llc = last_level_cache_bytes();
+  const CpuSnapshot load_start = take_cpu_snapshot();
+  if (std::string w = loaded_warning(load_start, cores); !w.empty() && progress && !cases.empty())
+    progress("warning: " + w);
   if (!cases.empty()) {
     std::vector<std::string> args{"specbench",
                                   "--benchmark_min_time=" + std::to_string(opt.min_time),
@@ -670,6 +677,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         nlohmann::json mine = nlohmann::json::array();
         for (const auto& e : session.value()["benchmarks"])
           if (entry_is_of(e, k->name)) mine.push_back(e);
+        if (llc <= 0) llc = last_level_cache_from_context(gbench_context);
+        annotate_trust(mine, llc);
         if (opt.checkpoint) opt.checkpoint(k->name, mine);
         for (auto& e : mine) entries.push_back(std::move(e));
       }
@@ -688,6 +697,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     }
     if (opt.display) console.Finalize();
   }
+  const CpuSnapshot load_end = take_cpu_snapshot();
 
   ProbeResults probes = opt.probes;
   if (opt.end_probes) {
@@ -701,6 +711,18 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
           annotate_roofline(e, k->roofline);
           break;
         }
+    // The suspect flags follow the final limits.
+    for (const auto& k : cases) {
+      nlohmann::json mine = nlohmann::json::array();
+      std::vector<size_t> at;
+      for (size_t i = 0; i < entries.size(); ++i)
+        if (entry_is_of(entries[i], k->name)) {
+          at.push_back(i);
+          mine.push_back(entries[i]);
+        }
+      annotate_trust(mine, llc);
+      for (size_t j = 0; j < at.size(); ++j) entries[at[j]] = std::move(mine[j]);
+    }
   }
 
   nlohmann::json shell = {
@@ -712,11 +734,16 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   doc.value()["benchmarks"] = std::move(entries);
   doc.value()["context"]["probes"] = probes_json(probes);
   doc.value()["context"]["limits"] = limits_json(limits);
+  const MachineLoad load = machine_load(load_start, load_end, cores);
+  doc.value()["context"]["machine_load"] = machine_load_json(load);
+  doc.value()["context"]["llc_bytes"] = llc > 0 ? nlohmann::json(llc) : nlohmann::json(nullptr);
 
   BenchReport report;
   report.doc = std::move(doc.value());
   report.probes = probes;
   report.limits = limits;
+  report.load = load;
+  report.llc_bytes = llc;
   // Plain records: one per case, from its median (or only) entry in the document.
   for (const auto& k : cases) {
     BenchRecord r;
@@ -732,12 +759,15 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     r.naive_variant = k->naive_variant;
     r.roofline = k->roofline;
     const nlohmann::json* pick = nullptr;
+    std::vector<double> samples;
     for (const auto& e : report.doc["benchmarks"]) {
       if (!entry_is_of(e, k->name)) continue;
       if (e.value("error_occurred", false)) {
         pick = &e;
         break;
       }
+      if (e.value("run_type", "iteration") != "aggregate")
+        samples.push_back(to_seconds(e.value("real_time", 0.0), e.value("time_unit", "ns")));
       std::string agg = e.value("aggregate_name", "");
       if (agg == "cv") r.cv = e.value("real_time", 0.0);  // a fraction, not a time
       if (agg == "median" || (agg.empty() && !pick)) pick = &e;
@@ -756,6 +786,9 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
         r.gflops = k->flops / r.seconds * 1e-9;
       }
       r.roofline_fraction = roofline_fraction(r.roofline, r.gbps, r.gflops);
+      r.spread = assess_spread(samples);
+      r.suspect = suspect_of(r.roofline, r.gbps, r.gflops, r.bytes, r.roofline_fraction,
+                             is_gpu_backend(r.backend) ? 0 : llc);
     }
     report.records.push_back(std::move(r));
   }

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "ir.h"
+#include "noise.h"
 #include "probes.h"
 #include "runtime.h"
 #include "toolchain.h"
@@ -114,11 +115,13 @@ struct BenchRecord {
   std::string naive_variant;  // the first variant the spec lists for this backend
   Roofline roofline;          // the bound and its limit (analysis.h), from the run's probes
   std::optional<double> roofline_fraction;  // Measured: the bound's rate over its limit
+  Spread spread;                            // of the repetitions (noise.h); n = 0 if not measured
+  std::string suspect;  // Measured: why the rate cannot be right (suspect_reason); "" if plausible
 };
 
 struct BenchOptions {
   bool verify_sizes = false;  // benchmark at the spec's verify sizes instead of its bench sizes
-  int repetitions = 3;
+  int repetitions = 5;        // enough for compare's test at alpha 0.05 (it needs 4 a side)
   double min_time = 0.05;  // seconds per repetition (Google Benchmark's --benchmark_min_time)
   int64_t sample = 1000;   // elements checked per Out tensor before timing
   uint64_t sample_seed = 12345;
@@ -146,6 +149,8 @@ struct BenchReport {
   MachineLimits limits;                // from the probes
   std::vector<SummaryRow> summary;     // summarize(records)
   std::vector<LanguageRow> languages;  // compare_languages(records)
+  MachineLoad load;                    // while the cases were timed (noise.h)
+  int64_t llc_bytes = 0;               // the last-level cache the suspect flags were judged by
 };
 
 // Before timing, each case runs once on Random inputs (seed 1) and is compared at a fixed sample

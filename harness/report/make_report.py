@@ -254,6 +254,11 @@ def table(header, rows, num_cols=()):
     return "".join(out)
 
 
+def flags(r):
+    """" (noisy)", " (SUSPECT)": a figure not to be trusted as it stands (report-data.json)."""
+    return (" (noisy)" if r.get("noisy") else "") + (" (SUSPECT)" if r.get("suspect") else "")
+
+
 def comparison_rows(summary):
     """The best variant per backend per size, with ratios against cpu (C++)."""
     by_size = {}
@@ -266,7 +271,7 @@ def comparison_rows(summary):
                                                    if b in LANGUAGE_BACKENDS else 99, b)):
             r = per[backend]
             ratio = cpu["seconds"] / r["seconds"] if cpu and r.get("seconds") else None
-            rows.append([sizes, backend, r["variant"], fmt_time(r["seconds"]),
+            rows.append([sizes, backend, r["variant"] + flags(r), fmt_time(r["seconds"]),
                          "%s %s" % (fmt_num(r.get("rate")), r.get("unit") or ""),
                          fmt_pct(r.get("roofline_fraction")), fmt_ratio(ratio),
                          fmt_ratio(r.get("vs_naive")), fmt_ratio(r.get("vs_vendor"))])
@@ -316,7 +321,7 @@ def changes_table(k, data):
                  [[r["name"], fmt_time(r.get("base_seconds")), fmt_time(r.get("new_seconds")),
                    fmt_change(r.get("ratio")), fmt_num(r.get("p_value"), 2),
                    "%s/%s" % (r["base_repetitions"], r["new_repetitions"]),
-                   (r["verdict"], "bad" if r["verdict"] in ("slower", "failed") else
+                   (r["verdict"] + flags(r), "bad" if r["verdict"] in ("slower", "failed") else
                     "good" if r["verdict"] == "faster" else ""),
                    (r.get("note") or "").split("\n")[0][:200]] for r in rows],
                  num_cols=(1, 2, 3, 4, 5))
@@ -346,7 +351,7 @@ def kernel_page(kernel, k, data, runs):
                           [[r["sizes"], r["kind"], r["language"], r["cpp_variant"],
                             r["other_variant"], fmt_time(r["cpp_seconds"]),
                             fmt_time(r["other_seconds"]), fmt_ratio(r["ratio"]),
-                            "yes" if r.get("within_noise") else "no"]
+                            ("yes" if r.get("within_noise") else "no") + flags(r)]
                            for r in k["languages"]], num_cols=(5, 6, 7)))
     body.append("<h2>Verification</h2>")
     body.append(table(["backend/variant", "status", "reason"],

@@ -2,7 +2,8 @@
 # Runs `specbench gen` on one bad spec in a scratch copy of the repository's specs/ with a
 # sentinel generated/ tree, and checks that it fails cleanly:
 #   - exit code 2, both with the spec named explicitly and when it sits among every good spec;
-#   - the first line of stderr, with the spec's path written as FILE, equals the .expected line;
+#   - stderr starts with the root line; its first other line, with the spec's path written as
+#     FILE, equals the .expected line;
 #   - nothing on stderr looks like a crash (terminate, abort, sanitizer report, internal error);
 #   - no file or folder under the scratch root was created, changed or removed.
 # Usage: gen_bad_spec.sh SPECBENCH REPO_ROOT BAD_SPEC EXPECTED WORK_DIR
@@ -40,8 +41,13 @@ check_run() {  # check_run DESCRIPTION SPEC_PATH_IN_MESSAGES -- COMMAND...
   if grep -Eiq 'terminate|abort|core dumped|segmentation|AddressSanitizer|runtime error|internal error|stack trace|backtrace' <<<"$err"; then
     echo "FAIL ($what): stderr looks like a crash"; status=1
   fi
+  # The root line comes first (every command that reads the tree names it), then the error.
+  if [[ "$(head -n 1 <<<"$err")" != "specbench: root $root" ]]; then
+    echo "FAIL ($what): stderr does not start with the root line 'specbench: root $root'"
+    status=1
+  fi
   local first
-  first=$(head -n 1 <<<"$err")
+  first=$(grep -v '^specbench: root ' <<<"$err" | head -n 1)
   first=${first//"$spec_path"/FILE}
   if [[ "$first" != "$expected" ]]; then
     echo "FAIL ($what): first line of stderr differs"

@@ -164,7 +164,15 @@ TEST(Compare, VerdictNeedsSignificanceAndEffect) {
   EXPECT_EQ(row(c, "gone").verdict, sb::Verdict::Missing);
   EXPECT_EQ(row(c, "added").verdict, sb::Verdict::New);
   EXPECT_EQ(sb::compare_exit_code(c), 1);
-  EXPECT_TRUE(c.warnings.empty());
+  // The spread-out pair is marked noisy, with a warning; the others are not.
+  EXPECT_TRUE(row(c, "noisy").noisy);
+  EXPECT_NE(row(c, "noisy").noise.find("base noisy: median known to"), std::string::npos)
+      << row(c, "noisy").noise;
+  EXPECT_FALSE(row(c, "slow").noisy);
+  EXPECT_FALSE(row(c, "small").noisy);
+  EXPECT_EQ(c.noisy, 1);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("1 benchmark(s) are noisy"), std::string::npos) << c.warnings[0];
 
   // The same data the other way round is faster; a 10% minimum effect hides a 9.6% change.
   sb::Comparison back = sb::compare_runs(n, b, {});
@@ -389,6 +397,81 @@ TEST(CompareFormat, MarkdownRowsSurviveNotesWithPipesAndNewlines) {
   std::string text = sb::format_comparison(sb::compare_runs(b, n, {}));
   EXPECT_NE(text.find("line one | a"), std::string::npos);
   EXPECT_EQ(text.find("line two"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// A version-1 results document with one case at N elements: `reps` repetitions of `seconds`,
+// 8 bytes per element moved, a memory bound at 10 GB/s, on a machine whose caches are listed.
+std::string one_case_doc(double n, const std::vector<double>& reps, int64_t llc) {
+  nlohmann::json doc = {{"schema_version", 1},
+                        {"context",
+                         {{"date", "2026-12-01T00:00:00Z"},
+                          {"caches", {{{"level", 3}, {"size", llc}, {"type", "Unified"}}}}}},
+                        {"benchmarks", nlohmann::json::array()}};
+  const std::string name = "k/cpu/v/N=" + std::to_string(static_cast<long>(n));
+  for (double t : reps)
+    doc["benchmarks"].push_back({{"name", name},
+                                 {"run_name", name},
+                                 {"run_type", "iteration"},
+                                 {"real_time", t},
+                                 {"time_unit", "s"},
+                                 {"kernel", "k"},
+                                 {"backend", "cpu"},
+                                 {"variant", "v"},
+                                 {"sizes", {{"N", n}}},
+                                 {"bytes_per_call", 8 * n},
+                                 {"flops_per_call", n},
+                                 {"bound", "memory"},
+                                 {"roofline_limit", 10.0}});
+  return doc.dump();
+}
+
+TEST(ResultsReader, JudgesNoiseAndSuspectRatesOfAnyFile) {
+  // 64 MiB moved in 1 ms: 67 GB/s against a 10 GB/s limit, beyond a 32 MiB cache: suspect.
+  const double n = 8.0 * (1 << 20);
+  auto r = sb::parse_results(one_case_doc(n, {1e-3, 1e-3, 1.001e-3, 0.999e-3, 1e-3}, 32 << 20),
+                             "big.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const sb::BenchRecord& big = r.value().benchmarks[0].record;
+  EXPECT_NE(big.suspect.find("the 10 GB/s limit with a 64 MiB working set, beyond the 32 MiB"),
+            std::string::npos)
+      << big.suspect;
+  EXPECT_EQ(big.spread.n, 5);
+  EXPECT_FALSE(big.spread.noisy);
+  // The same rate inside a 1 GiB cache is not suspect (above a main-memory limit is expected).
+  auto in_cache = sb::parse_results(one_case_doc(n, {1e-3, 1e-3, 1e-3}, 1 << 30), "c.json");
+  ASSERT_TRUE(in_cache.ok());
+  EXPECT_EQ(in_cache.value().benchmarks[0].record.suspect, "");
+
+  // The summary, report data and the noisy flag of a spread-out case reach every consumer.
+  auto noisy = sb::parse_results(one_case_doc(n, {1e-3, 3e-3, 1e-3, 3.1e-3, 1.01e-3}, 32 << 20),
+                                 "noisy.json");
+  ASSERT_TRUE(noisy.ok());
+  EXPECT_TRUE(noisy.value().benchmarks[0].record.spread.noisy);
+  auto summary = sb::summarize(noisy.value().records());
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_TRUE(summary[0].noisy);
+  EXPECT_NE(summary[0].noise.find("two clusters"), std::string::npos) << summary[0].noise;
+  EXPECT_NE(summary[0].suspect, "");
+  nlohmann::json d = sb::report_data({r.value(), noisy.value()}, {});
+  const auto& point = d["kernels"]["k"]["points"][0];
+  EXPECT_EQ(point["noisy"], true);
+  EXPECT_TRUE(point["suspect"].is_string());
+  EXPECT_EQ(point["median_ci"].size(), 2u);
+  EXPECT_EQ(d["kernels"]["k"]["summary"][0]["noisy"], true);
+  EXPECT_TRUE(d["kernels"]["k"]["summary"][0]["suspect"].is_string());
+  // The comparison of the quiet run with the noisy one is marked noisy, in the JSON too.
+  sb::Comparison c = sb::compare_runs(r.value(), noisy.value(), {});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_TRUE(c.rows[0].noisy);
+  EXPECT_NE(c.rows[0].noise.find("new noisy:"), std::string::npos) << c.rows[0].noise;
+  EXPECT_EQ(sb::comparison_json(c)["benchmarks"][0]["noisy"], true);
+  EXPECT_EQ(sb::comparison_json(c)["counts"]["noisy"], 1);
+  EXPECT_NE(sb::format_comparison(c).find("(noisy)"), std::string::npos);
+  EXPECT_NE(sb::format_comparison_markdown(c).find("(noisy) |"), std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis.h"
+#include "console.h"
 #include "runner.h"
 
 namespace sb {
@@ -48,6 +49,50 @@ TEST(LanguagesTest, BlockedMatmulIsMatchedWithMojosBlockedMatmul) {
   EXPECT_EQ(rows[1].cpp_variant, "cpu/bm");
   EXPECT_EQ(rows[1].other_variant, "mojo/mbm");
   EXPECT_DOUBLE_EQ(rows[1].ratio, 0.8);
+}
+
+TEST(LanguagesTest, NoisySideMarksTheRowAndTheTables) {
+  // The loaded-machine pattern: mlir's repetitions alternate between two clusters.
+  BenchRecord cpp = rec("cpu", "a", "omp_simd", 2e-3, 0.01);
+  cpp.spread = assess_spread({2e-3, 2e-3, 2.01e-3, 1.99e-3, 2e-3});
+  BenchRecord other = rec("mlir", "b", "openmp", 40e-6, 1.2);
+  other.spread = assess_spread({37e-6, 23e-3, 38e-6, 22e-3, 37e-6});
+  auto rows = compare_languages({cpp, other});
+  ASSERT_FALSE(rows.empty());
+  EXPECT_TRUE(rows[0].noisy);
+  EXPECT_EQ(rows[0].noise.rfind("mlir: ", 0), 0u) << rows[0].noise;
+  EXPECT_EQ(languages_json(rows)[0]["noisy"], true);
+  BenchReport rep;
+  rep.records = {cpp, other};
+  rep.summary = summarize(rep.records);
+  rep.languages = rows;
+  std::string text = format_bench_summary(rep);
+  EXPECT_NE(text.find("x (noisy)"), std::string::npos) << text;  // the language table
+  EXPECT_NE(text.find("noisy: 1 of 2 measured cases"), std::string::npos) << text;
+  EXPECT_NE(text.find("k/mlir/b"), std::string::npos) << text;
+  EXPECT_NE(format_bench_summary_markdown(rep, "r.json").find("## Noisy cases"), std::string::npos);
+}
+
+TEST(LanguagesTest, SuspectRateIsFlaggedInTheSummary) {
+  BenchRecord r = rec("cpu", "a", "loops", 1e-3, 0.01);
+  r.bytes = 64.0 * (1 << 20);
+  r.gbps = r.bytes / r.seconds * 1e-9;  // 67 GB/s
+  r.roofline = {Bound::Memory, 0.1, 10.0};
+  r.roofline_fraction = r.gbps / 10.0;
+  r.suspect = suspect_of(r.roofline, r.gbps, 0, r.bytes, r.roofline_fraction, 32 << 20);
+  ASSERT_NE(r.suspect, "");
+  BenchReport rep;
+  rep.records = {r};
+  rep.summary = summarize(rep.records);
+  ASSERT_EQ(rep.summary.size(), 1u);
+  EXPECT_EQ(rep.summary[0].suspect, r.suspect);
+  EXPECT_TRUE(summary_json(rep.summary)[0]["suspect"].is_string());
+  std::string text = format_bench_summary(rep);
+  EXPECT_NE(text.find("SUSPECT: 1 figure(s) that cannot be right"), std::string::npos) << text;
+  EXPECT_NE(text.find("67.1 GB/s is 671% of the 10 GB/s limit"), std::string::npos) << text;
+  std::string md = format_bench_summary_markdown(rep, "r.json");
+  EXPECT_NE(md.find("## Suspect figures"), std::string::npos) << md;
+  EXPECT_NE(md.find("| SUSPECT |"), std::string::npos) << md;  // the row's flags cell
 }
 
 TEST(LanguagesTest, SmallDifferenceIsWithinNoise) {

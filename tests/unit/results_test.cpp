@@ -302,9 +302,26 @@ TEST_F(RunnerTest, BenchTimesVerifiedCasesOnlyAndAnnotatesJson) {
       median = true;
       EXPECT_GT(e["gbps"].get<double>(), 0);
       EXPECT_GT(e["gflops"].get<double>(), 0);
+      // The case's spread and plausibility stand on its median entry.
+      ASSERT_TRUE(e.contains("noise")) << e.dump();
+      EXPECT_EQ(e["noise"]["repetitions"], 2);
+      EXPECT_EQ(e["noise"]["judged"], false);  // 2 repetitions: recorded, not judged
+      EXPECT_EQ(e["noise"]["median_ci"].size(), 2u);
+      EXPECT_TRUE(e.contains("suspect"));
+    } else {
+      EXPECT_FALSE(e.contains("noise"));
     }
   }
   EXPECT_TRUE(median);
+  // The machine's load around the timing, and the cache the suspect flags are judged by.
+  const auto& load = doc["context"]["machine_load"];
+  ASSERT_TRUE(load.is_object()) << doc["context"].dump();
+  EXPECT_GE(load["cores"].get<int>(), 1);
+  EXPECT_TRUE(load["start"]["load_avg"].is_array());
+  EXPECT_TRUE(load["other_fraction"].is_number());
+  EXPECT_TRUE(load["contended"].is_boolean());
+  EXPECT_TRUE(doc["context"].contains("llc_bytes"));
+  EXPECT_TRUE(report.value().load.start.ok);
   ASSERT_EQ(doc["failed"].size(), 1u);
   EXPECT_EQ(doc["failed"][0]["variant"], "wrong");
   EXPECT_GT(doc["failed"][0]["max_error"].get<double>(), 0);
@@ -316,6 +333,8 @@ TEST_F(RunnerTest, BenchTimesVerifiedCasesOnlyAndAnnotatesJson) {
   EXPECT_EQ(best[0].variant, "right");
   EXPECT_GT(best[0].seconds, 0);
   EXPECT_GT(best[0].gbps, 0);
+  EXPECT_EQ(best[0].spread.n, 2);
+  EXPECT_GT(best[0].spread.median, 0);
 }
 
 TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
@@ -338,10 +357,18 @@ TEST_F(RunnerTest, KeepsEveryRepetitionCheckpointsEachCaseAndSkipsDoneCases) {
   bo.checkpoint = [&](const std::string& name, const nlohmann::json& entries) {
     checkpointed.push_back(name);
     checkpointed_entries += entries.size();
+    int with_noise = 0;
     for (const auto& e : entries) {
       EXPECT_TRUE(sb::entry_is_of(e, name));
       EXPECT_EQ(e["kernel"], "toyadd");  // annotated already
+      if (e.contains("noise")) {
+        ++with_noise;
+        EXPECT_EQ(e["aggregate_name"], "median");
+        EXPECT_EQ(e["noise"]["repetitions"], 3);
+        EXPECT_EQ(e["noise"]["judged"], true);
+      }
     }
+    EXPECT_EQ(with_noise, 1);  // a resumed run keeps the spread of what it measured before
   };
   auto report = sb::bench(targets, bo, {});
   ASSERT_TRUE(report.ok()) << report.error().message;
