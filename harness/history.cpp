@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis.h"
+#include "report_charts.h"
 #include "results.h"
 #include "stats.h"
 
@@ -805,6 +806,7 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
       k["trend"].push_back(series);
     }
   }
+  add_chart_data(data, runs, opt);
   return data;
 }
 
