@@ -285,10 +285,11 @@ std::string sci3(double v) {
 // `verbose` one row per check; each beside the error the spec allows (|got - ref| <= atol +
 // rtol * mag, mag the reference's magnitude).
 std::string format_verify_rows(const std::vector<sb::VerifyRecord>& records,
-                               const std::vector<sb::Spec>& specs, bool verbose) {
+                               const std::vector<sb::Target>& targets, bool verbose) {
   auto allowed = [&](const std::string& kernel) -> std::string {
-    for (const auto& s : specs)
-      if (s.name == kernel) return "atol " + sci3(s.tol.atol) + " + rtol " + sci3(s.tol.rtol) + " x mag";
+    for (const auto& t : targets)
+      if (t.spec->name == kernel)
+        return "atol " + sci3(t.spec->tol.atol) + " + rtol " + sci3(t.spec->tol.rtol) + " x mag";
     return "-";
   };
   std::vector<std::vector<std::string>> rows;
@@ -314,7 +315,7 @@ std::string format_verify_rows(const std::vector<sb::VerifyRecord>& records,
   std::map<std::string, size_t> index;
   for (const auto& r : records) {
     auto [it, added] = index.emplace(r.kernel + "/" + r.backend + "/" + r.variant, aggs.size());
-    if (added) aggs.push_back(Agg{&r});
+    if (added) aggs.push_back(Agg{&r, 0, 0, 0, 0, 0, ""});
     Agg& a = aggs[it->second];
     a.pass += r.outcome == sb::Outcome::Pass;
     a.fail += r.outcome == sb::Outcome::Fail;
@@ -349,7 +350,7 @@ int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
   sb::VerifyOptions vo;
   vo.seeds = seeds;
   auto records = sb::verify(targets, vo, progress);
-  std::cout << format_verify_rows(records, all, verbose);
+  std::cout << format_verify_rows(records, targets, verbose);
   if (std::string traffic = sb::format_traffic_table(records); !traffic.empty())
     std::cout << "\n" << traffic;
   std::string failures = sb::format_verify_failures(records);
@@ -537,7 +538,7 @@ std::vector<sb::VerifyRecord> verify_and_summarize(const std::vector<sb::Target>
   sb::VerifyOptions vo;
   vo.seeds = seeds;
   auto records = sb::verify(targets, vo, progress);
-  std::cout << sb::format_verify_summary(records);
+  std::cout << format_verify_rows(records, targets, false);
   std::string failures = sb::format_verify_failures(records);
   if (!failures.empty()) std::cout << "\n" << failures;
   std::cout << sb::format_verify_totals(records) << "\n";

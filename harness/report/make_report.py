@@ -182,7 +182,10 @@ def page_name(prefix, kernel, used):
 
 def svg_of(fig):
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # A figure laid out by hand (the history charts, the most numerous) is drawn once; "tight"
+    # draws twice, to measure.
+    fixed = getattr(fig, "_sb_fixed_layout", False)
+    fig.savefig(buf, format="svg", bbox_inches=None if fixed else "tight")
     plt.close(fig)
     text = buf.getvalue()
     start = text.find("<svg")
@@ -587,7 +590,7 @@ def history_chart(kernel, h, runs, links):
     series = [s for s in h["series"] if s["points"]]
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    fig, ax = plt.subplots(figsize=(9, 3.2))
     cmap = plt.get_cmap(BACKEND_CMAPS.get(h["backend"], "Greys"))
     dated = [parse_date(r.get("date")) for r in runs]
     use_dates = all(d is not None for d in dated)
@@ -630,6 +633,8 @@ def history_chart(kernel, h, runs, links):
     ax.set_title(label("%s: %s/%s across runs" % (kernel, h["backend"], h["variant"])))
     ax.grid(True, which="major", alpha=0.3)
     legend_outside(ax, title="sizes (working set)", title_fontsize=7)
+    fig.subplots_adjust(left=0.12, right=0.66, bottom=0.14, top=0.9)
+    fig._sb_fixed_layout = True
     return fig
 
 
