@@ -228,7 +228,9 @@ def plain_log_axis(axis, kind="num"):
     """Log-axis tick labels in plain form: 1 KiB, 64 MiB for bytes; 0.5, 20, 1e+04 for numbers
     (never "4 x 10^1")."""
     if kind == "bytes":
-        axis.set_major_locator(ticker.LogLocator(base=4, numticks=12))
+        lo, hi = axis.get_view_interval()
+        axis.set_major_locator(ticker.LogLocator(base=2 if lo > 0 and hi / lo < 64 else 4,
+                                                 numticks=12))
         axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: fmt_bytes(v)))
     elif kind == "ratio":
         lo, hi = axis.get_view_interval()
@@ -238,12 +240,13 @@ def plain_log_axis(axis, kind="num"):
         ticks = fine if lo > 0 and hi / lo < 4 and 0.4 < lo and hi < 2.5 else coarse
         axis.set_major_locator(ticker.FixedLocator(ticks))
         axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: "%gx" % v))
-    elif kind == "time":
-        axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: fmt_time(v)))
     else:
-        axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: "%g" % v))
+        # 1-2-5 steps over a few decades, whole decades (thinned by the locator) beyond.
+        lo, hi = axis.get_view_interval()
+        subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo < 1e3 else (1.0,)
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs, numticks=8))
+        axis.set_major_formatter(ticker.FuncFormatter(
+            (lambda v, _: fmt_time(v)) if kind == "time" else (lambda v, _: "%g" % v)))
     axis.set_minor_locator(ticker.NullLocator())  # no minor ticks: fewer to lay out and draw
 
 
@@ -486,6 +489,9 @@ def overview_roofline_chart(best, limits):
                     xytext=(3, 2), textcoords="offset points", color="0.25")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ys = [e["gflops"] for e in entries]
+    peaks = [((limits or {}).get(d) or {}).get("compute_gflops") or 0 for d in ("cpu", "gpu")]
+    ax.set_ylim(min(ys) / 3, max(ys + peaks) * 2)
     plain_log_axis(ax.xaxis)
     plain_log_axis(ax.yaxis)
     ax.set_xlabel("arithmetic intensity (flop/byte)")
@@ -597,7 +603,7 @@ def history_chart(kernel, h, runs, links):
     for i, s in enumerate(series):
         pts = s["points"]
         xs = [dated[p["run"]] if use_dates else p["run"] for p in pts]
-        shade = 0.85 if len(series) == 1 else 0.95 - 0.55 * i / (len(series) - 1)
+        shade = 0.85 if len(series) == 1 else 0.95 - 0.45 * i / (len(series) - 1)
         color = cmap(shade)
         ax.plot(xs, [p["seconds"] for p in pts], linewidth=1, color=color, label=label("%s (%s)" % (s["sizes"], fmt_bytes(
                     s.get("working_set_bytes")))))
@@ -850,10 +856,16 @@ def history_page(kernel, k, data, pages, links):
         body.append(figure(fig, "%s/%s: %d size(s), %d regression(s) marked." % (
             h["backend"], h["variant"], len(h["series"]), len(slower))))
         if slower:
-            body.append(table(["sizes", "run", "time", "file"],
-                              [[sz, runs[p["run"]].get("date"), fmt_time(p["seconds"]),
-                                os.path.basename(runs[p["run"]].get("path") or "")]
-                               for sz, p in slower], num_cols=(2,)))
+            rows = ["<table><thead><tr><th>sizes</th><th>run</th><th>time</th><th>file</th>"
+                    "</tr></thead><tbody>"]
+            for sz, p in slower:
+                run = runs[p["run"]]
+                rows.append("<tr><td>%s</td><td>%s</td><td class='num'>%s</td>"
+                            "<td><a href='%s'>%s</a></td></tr>" % (
+                                esc(sz), esc(run.get("date")), esc(fmt_time(p["seconds"])),
+                                esc(links[p["run"]]), esc(os.path.basename(run.get("path") or ""))))
+            rows.append("</tbody></table>\n")
+            body.append("".join(rows))
     body.append(heading(2, "Runs"))
     body.append(runs_table(runs, links))
     return page("specbench: %s history" % kernel, "\n".join(body))
