@@ -70,6 +70,7 @@ figure svg { max-width: 100%; height: auto; }
 figcaption { font-size: 90%; color: #444; }
 nav a { margin-right: 1em; }
 nav.toc { font-size: 90%; margin: 0.5em 0 1em; }
+nav.toc a { margin: 0 0.3em; }
 """
 
 LANGUAGE_BACKENDS = ["cpu", "cuda", "mojo", "mlir", "vendor_cpu", "vendor_cuda"]
