@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "noise.h"
+#include "report_charts.h"
 #include "results.h"
 #include "stats.h"
 
@@ -848,6 +849,7 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
       k["trend"].push_back(series);
     }
   }
+  add_chart_data(data, runs, opt);
   return data;
 }
 

@@ -3,6 +3,13 @@
 // 2 a user error (bad flag, unknown kernel or backend, bad spec, unreadable results file), printed
 // without a stack trace.
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iomanip>
 
 #include <algorithm>
 #include <chrono>
@@ -23,13 +30,17 @@
 
 #include "console.h"
 #include "driver.h"
+#include "export.h"
 #include "emitter.h"
 #include "history.h"
 #include "history_format.h"
 #include "results.h"
 #include "runner.h"
 #include "runtime.h"
+#include "safe_io.h"
 #include "toolchain.h"
+
+extern char** environ;
 
 namespace {
 
@@ -40,6 +51,9 @@ struct Globals {
   std::string cache_dir;  // empty: $SPECBENCH_CACHE_DIR, else <root>/build/module-cache
   int jobs = std::max(1u, std::thread::hardware_concurrency());
   std::string cuda_arch = "80,90";
+  // --variant and --filter (build, verify, bench, run): which variants to take.
+  std::vector<std::string> variants;  // names, or backend/name
+  std::string filter;                 // a regular expression searched in kernel/backend/variant
 };
 
 // A user error: printed as "specbench: error: ..." and turned into exit code 2.
@@ -153,10 +167,87 @@ std::vector<std::string> select_backends(const std::vector<std::string>& asked) 
   return out;
 }
 
+// Whether --variant and --filter take `backend`'s variant `v` of `kernel` (both when given).
+bool selected(const Globals& g, const std::string& kernel, const std::string& backend,
+              const std::string& v) {
+  if (!g.variants.empty() &&
+      std::none_of(g.variants.begin(), g.variants.end(),
+                   [&](const std::string& n) { return n == v || n == backend + "/" + v; }))
+    return false;
+  if (!g.filter.empty()) {
+    std::regex re(g.filter, std::regex::ECMAScript);  // checked when parsed
+    if (!std::regex_search(kernel + "/" + backend + "/" + v, re)) return false;
+  }
+  return true;
+}
+
+bool selecting(const Globals& g) {
+  return !g.variants.empty() || !g.filter.empty();
+}
+
+// The variants a runtime takes from a spec (those of its source backend).
+const std::vector<sb::Variant>* source_variants(const sb::Spec& spec, const std::string& backend) {
+  auto it = spec.variants.find(sb::find_runtime(backend)->source_backend());
+  return it == spec.variants.end() ? nullptr : &it->second;
+}
+
+// The specs with at least one selected variant on one of `backends`; a user error when none is.
+std::vector<const sb::Spec*> narrow_specs(const Globals& g,
+                                          const std::vector<const sb::Spec*>& specs,
+                                          const std::vector<std::string>& backends) {
+  if (!selecting(g)) return specs;
+  std::vector<const sb::Spec*> out;
+  for (const sb::Spec* spec : specs) {
+    bool any = false;
+    for (const auto& b : backends)
+      if (const auto* vs = source_variants(*spec, b))
+        for (const auto& v : *vs) any = any || selected(g, spec->name, b, v.name);
+    if (any) out.push_back(spec);
+  }
+  if (out.empty())
+    throw UserError{"no variant of the selected kernels and backends matches" +
+                    (g.variants.empty() ? std::string() : " --variant " + join(g.variants)) +
+                    (g.filter.empty() ? std::string() : " --filter '" + g.filter + "'")};
+  return out;
+}
+
+// Keeps only the selected variants in the targets' specs (after the build: the modules hold
+// every variant and are looked up by name, and the generated files are compared with the whole
+// spec), and drops targets with none. A variant stays when it is selected for any target taking
+// its backend's code (cuda and cudasim share the cuda variants).
+void narrow_targets(const Globals& g, std::vector<sb::Target>& targets) {
+  if (!selecting(g)) return;
+  std::map<std::pair<const sb::Spec*, std::string>, std::vector<std::string>> users;
+  for (const auto& t : targets)
+    users[{t.spec, t.runtime->source_backend()}].push_back(t.backend);
+  for (const auto& [key, backends] : users) {
+    // The specs are the caller's (load_specs' vector), held here through const pointers.
+    auto& vs = const_cast<sb::Spec*>(key.first)->variants[key.second];
+    vs.erase(std::remove_if(vs.begin(), vs.end(),
+                            [&](const sb::Variant& v) {
+                              return std::none_of(
+                                  backends.begin(), backends.end(), [&](const std::string& b) {
+                                    return selected(g, key.first->name, b, v.name);
+                                  });
+                            }),
+             vs.end());
+  }
+  std::vector<sb::Target> kept;
+  for (auto& t : targets) {
+    bool any = false;
+    for (const auto& v : t.spec->variants.at(t.runtime->source_backend()))
+      any = any || selected(g, t.spec->name, t.backend, v.name);
+    if (any) kept.push_back(std::move(t));
+  }
+  targets = std::move(kept);
+}
+
 // Builds the modules, printing progress and every compiler failure. Sets `failed` when any
-// build failed.
-std::vector<sb::Target> build(const Globals& g, const std::vector<const sb::Spec*>& specs,
+// build failed. With --variant or --filter, only the kernels with a selected variant are built,
+// and the targets carry only the selected variants.
+std::vector<sb::Target> build(const Globals& g, const std::vector<const sb::Spec*>& specs_in,
                               const std::vector<std::string>& backends, bool& failed) {
+  std::vector<const sb::Spec*> specs = narrow_specs(g, specs_in, backends);
   sb::BuildSettings s;
   s.root = g.root;
   s.cache_dir = cache_dir(g);
@@ -171,6 +262,7 @@ std::vector<sb::Target> build(const Globals& g, const std::vector<const sb::Spec
               << t.build.error;
     if (!t.build.error.empty() && t.build.error.back() != '\n') std::cerr << "\n";
   }
+  narrow_targets(g, targets);
   return targets;
 }
 
@@ -201,8 +293,73 @@ int cmd_build(const Globals& g, const std::vector<std::string>& kernels,
   return failed ? 1 : 0;
 }
 
+std::string sci3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+
+// `verify`'s table: one row per variant (checks passed, the largest errors over them), or with
+// `verbose` one row per check; each beside the error the spec allows (|got - ref| <= atol +
+// rtol * mag, mag the reference's magnitude).
+std::string format_verify_rows(const std::vector<sb::VerifyRecord>& records,
+                               const std::vector<sb::Target>& targets, bool verbose) {
+  auto allowed = [&](const std::string& kernel) -> std::string {
+    for (const auto& t : targets)
+      if (t.spec->name == kernel)
+        return "atol " + sci3(t.spec->tol.atol) + " + rtol " + sci3(t.spec->tol.rtol) + " x mag";
+    return "-";
+  };
+  std::vector<std::vector<std::string>> rows;
+  if (verbose) {
+    for (const auto& r : records) {
+      bool measured = r.outcome != sb::Outcome::Skipped && r.sizes != "-";
+      std::string note = r.outcome == sb::Outcome::Pass ? "" : r.detail.substr(0, r.detail.find('\n'));
+      rows.push_back({r.kernel, r.backend, r.variant, r.sizes, r.inputs, sb::outcome_name(r.outcome),
+                      measured ? sci3(r.max_abs_err) : "-", measured ? sci3(r.max_rel_err) : "-",
+                      allowed(r.kernel), sb::escape_control(note)});
+    }
+    return sb::format_table({"kernel", "backend", "variant", "size", "inputs", "result",
+                             "max abs err", "max rel err", "allowed", "note"},
+                            rows);
+  }
+  struct Agg {
+    const sb::VerifyRecord* first;
+    int pass = 0, fail = 0, skipped = 0;
+    double abs = 0, rel = 0;
+    std::string note;
+  };
+  std::vector<Agg> aggs;
+  std::map<std::string, size_t> index;
+  for (const auto& r : records) {
+    auto [it, added] = index.emplace(r.kernel + "/" + r.backend + "/" + r.variant, aggs.size());
+    if (added) aggs.push_back(Agg{&r, 0, 0, 0, 0, 0, ""});
+    Agg& a = aggs[it->second];
+    a.pass += r.outcome == sb::Outcome::Pass;
+    a.fail += r.outcome == sb::Outcome::Fail;
+    a.skipped += r.outcome == sb::Outcome::Skipped;
+    if (r.outcome != sb::Outcome::Skipped && r.sizes != "-") {
+      a.abs = std::max(a.abs, r.max_abs_err);
+      a.rel = std::max(a.rel, r.max_rel_err);
+    }
+    if (r.outcome != sb::Outcome::Pass && a.note.empty())
+      a.note = r.detail.substr(0, r.detail.find('\n'));
+  }
+  for (const auto& a : aggs) {
+    int run = a.pass + a.fail;
+    rows.push_back({a.first->kernel, a.first->backend, a.first->variant,
+                    run ? std::to_string(a.pass) + "/" + std::to_string(run) : "-",
+                    a.fail ? "FAIL" : (a.skipped && !run ? "skipped" : "pass"),
+                    run ? sci3(a.abs) : "-", run ? sci3(a.rel) : "-", allowed(a.first->kernel),
+                    sb::escape_control(a.note)});
+  }
+  return sb::format_table({"kernel", "backend", "variant", "checks", "result", "max abs err",
+                           "max rel err", "allowed", "note"},
+                          rows);
+}
+
 int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
-               const std::vector<std::string>& backends_asked, int seeds) {
+               const std::vector<std::string>& backends_asked, int seeds, bool verbose) {
   std::vector<std::string> backends = select_backends(backends_asked);
   std::vector<sb::Spec> all = load_specs(g);
   auto specs = select_specs(all, kernels);
@@ -211,7 +368,7 @@ int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
   sb::VerifyOptions vo;
   vo.seeds = seeds;
   auto records = sb::verify(targets, vo, progress);
-  std::cout << sb::format_verify_table(records);
+  std::cout << format_verify_rows(records, targets, verbose);
   if (std::string traffic = sb::format_traffic_table(records); !traffic.empty())
     std::cout << "\n" << traffic;
   std::string failures = sb::format_verify_failures(records);
@@ -240,6 +397,88 @@ struct BenchFlags {
   bool no_probes = false;
 };
 
+// `--sizes`: "bench", "verify", or explicit points "N=1024,4096" (several names separated by
+// spaces or ';', their lists zipped as the spec's are: "M=64,128 N=32,64"). Explicit points
+// replace the bench lists of the selected specs (the emitted code does not depend on them).
+void apply_sizes(const std::string& sizes, std::vector<sb::Spec>& all,
+                 const std::vector<const sb::Spec*>& chosen) {
+  if (sizes == "bench" || sizes == "verify") return;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> given;
+  std::string item;
+  auto bad = [&](const std::string& why) {
+    throw UserError{"--sizes '" + sb::escape_control(sizes) + "': " + why +
+                    " (use bench, verify, or points like N=1024,4096 or \"M=64,128 N=32,64\")"};
+  };
+  std::string text = sizes;
+  std::replace(text.begin(), text.end(), ';', ' ');
+  std::stringstream words(text);
+  while (words >> item) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) bad("'" + sb::escape_control(item) + "' is not NAME=V,V,...");
+    std::string name = item.substr(0, eq);
+    for (const auto& [n, v] : given)
+      if (n == name) bad("size '" + sb::escape_control(name) + "' given twice");
+    std::vector<int64_t> values;
+    std::stringstream vs(item.substr(eq + 1));
+    std::string v;
+    while (std::getline(vs, v, ',')) {
+      size_t used = 0;
+      long long x = 0;
+      try {
+        x = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != v.size() || x < 1 || x > (1ll << 40))
+        bad("'" + sb::escape_control(v) + "' is not a size from 1 to 2^40");
+      values.push_back(x);
+    }
+    if (values.empty()) bad("no values for '" + sb::escape_control(name) + "'");
+    given.emplace_back(name, values);
+  }
+  if (given.empty()) bad("no size given");
+  size_t points = 1;
+  for (const auto& [n, v] : given) {
+    if (v.size() > 1 && points > 1 && v.size() != points)
+      bad("the lists have different lengths (they are zipped: give each the same number of "
+          "values, or one)");
+    points = std::max(points, v.size());
+  }
+  for (sb::Spec& spec : all) {
+    if (std::none_of(chosen.begin(), chosen.end(),
+                     [&](const sb::Spec* c) { return c->name == spec.name; }))
+      continue;
+    std::vector<std::string> names;
+    for (const auto& p : spec.sizes) names.push_back(p.name);
+    for (const auto& [n, v] : given)
+      if (spec.find_size(n) < 0)
+        bad("kernel '" + spec.name + "' has no size '" + sb::escape_control(n) + "' (its sizes: " +
+            join(names) + ")");
+    for (auto& p : spec.sizes) {
+      auto it = std::find_if(given.begin(), given.end(),
+                             [&](const auto& gv) { return gv.first == p.name; });
+      if (it != given.end()) {
+        p.bench = it->second;
+      } else if (p.bench.size() != 1) {
+        bad("kernel '" + spec.name + "' lists " + std::to_string(p.bench.size()) +
+            " bench values for size '" + p.name + "': give " + p.name + "=... too");
+      }
+    }
+  }
+}
+
+// run_context plus how specbench and its benchmark library were built: Google Benchmark's own
+// "library_build_type" describes the library (Debian's libbenchmark is built with assertions,
+// so it says "debug" and prints a DEBUG banner); the timed code is specbench's and the modules'.
+std::map<std::string, std::string> results_context(const Globals& g) {
+  std::map<std::string, std::string> c = sb::run_context(g.root, toolchain(g));
+  c["specbench_build_type"] = SPECBENCH_BUILD_TYPE;
+  c["benchmark_library"] =
+      "Google Benchmark from the system (Debian's libbenchmark); its library_build_type describes "
+      "that library's own build, not specbench's or the timed modules'";
+  return c;
+}
+
 // Runs the machine probes now and sets them to run again once the last case is timed (the run's
 // limits take the better of the two); with `no_probes`, records why there are none.
 void set_probes(const Globals& g, bool no_probes, sb::BenchOptions& bo) {
@@ -267,7 +506,7 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   bo.repetitions = f.repetitions;
   bo.min_time = f.min_time;
   bo.exclude = exclude;
-  bo.context = sb::run_context(g.root, toolchain(g));
+  bo.context = results_context(g);
   set_probes(g, f.no_probes, bo);
   auto report = sb::bench(targets, bo, progress);
   if (!report.ok()) {
@@ -322,7 +561,7 @@ std::vector<sb::VerifyRecord> verify_and_summarize(const std::vector<sb::Target>
   sb::VerifyOptions vo;
   vo.seeds = seeds;
   auto records = sb::verify(targets, vo, progress);
-  std::cout << sb::format_verify_summary(records);
+  std::cout << format_verify_rows(records, targets, false);
   std::string failures = sb::format_verify_failures(records);
   if (!failures.empty()) std::cout << "\n" << failures;
   std::cout << sb::format_verify_totals(records) << "\n";
@@ -343,6 +582,7 @@ int cmd_bench(const Globals& g, const std::vector<std::string>& kernels,
   if (backends_asked.empty()) backends = timed_only(backends);
   std::vector<sb::Spec> all = load_specs(g);
   auto specs = select_specs(all, kernels);
+  apply_sizes(f.sizes, all, specs);
   bool build_failed = false;
   auto targets = build(g, specs, backends, build_failed);
   bool ok = bench_and_report(g, targets, f, {}, nullptr);
@@ -359,6 +599,7 @@ int cmd_run(const Globals& g, const std::vector<std::string>& kernels,
   if (rc != 0) return rc;
   std::vector<sb::Spec> all = load_specs(g);
   auto specs = select_specs(all, kernels);
+  apply_sizes(f.sizes, all, specs);
   std::cerr << "== build\n";
   bool build_failed = false;
   auto targets = build(g, specs, backends, build_failed);
@@ -461,27 +702,84 @@ std::string python_for_report() {
   return "python3";
 }
 
-// Writes <out>/report-data.json from `runs` and draws the site with make_report.py.
+// Runs `argv` with stdout and stderr passed through (the report generator's progress and its
+// messages reach the user as they come). The exit status, 127 when it cannot be started, 128 +
+// signal when killed.
+int run_passing_output(const std::vector<std::string>& argv, std::string* why) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  std::cout.flush();
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    *why = std::strerror(rc);
+    return 127;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      *why = std::strerror(errno);
+      return 127;
+    }
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+}
+
+// Writes <out>/report-data.json from `runs` and draws the site with make_report.py. Each way the
+// generator can fail has its own message (make_report.py's exit codes).
 int make_report(const std::vector<sb::StoredRun>& runs, const std::string& out,
                 const HistoryFlags& h) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::cerr << "report: " << runs.size() << " run(s), computing the report data\n";
   nlohmann::json data = sb::report_data(runs, compare_options(h));
   std::string data_path = (fs::path(out) / "report-data.json").string();
   if (!write_or_report(data_path,
                        data.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
     return 2;
+  auto t1 = std::chrono::steady_clock::now();
+  std::cerr << "report: data in " << std::fixed << std::setprecision(1)
+            << std::chrono::duration<double>(t1 - t0).count() << " s; drawing "
+            << data["kernels"].size() << " kernel(s)\n";
   std::string script =
       (fs::path(SPECBENCH_SOURCE_DIR) / "harness" / "report" / "make_report.py").string();
-  sb::ProcessResult pr = sb::run_process({python_for_report(), script, data_path, out});
-  if (pr.exit_code != 0) {
-    std::cerr << pr.output;
-    std::cerr << "specbench: error: the report generator failed (" << script
-              << "); it needs Python 3 with matplotlib: run harness/scripts/setup.sh, or set "
-                 "SPECBENCH_PYTHON\n";
-    return 2;
+  std::string python = python_for_report();
+  std::string why;
+  int rc = run_passing_output({python, script, data_path, out}, &why);
+  if (rc == 0) {
+    std::cout << "report: " << (fs::path(out) / "index.html").string()
+              << "\nsummary: " << (fs::path(out) / "summary.md").string() << "\n";
+    return 0;
   }
-  std::cout << "report: " << (fs::path(out) / "index.html").string()
-            << "\nsummary: " << (fs::path(out) / "summary.md").string() << "\n";
-  return 0;
+  std::cerr << "specbench: error: ";
+  switch (rc) {
+    case 127:
+      std::cerr << "cannot run the report generator's Python '" << sb::escape_control(python)
+                << "'" << (why.empty() ? "" : ": " + why)
+                << " (run harness/scripts/setup.sh, or set SPECBENCH_PYTHON)\n";
+      break;
+    case 3:
+      std::cerr << "the report generator lacks a Python module (above): run "
+                   "harness/scripts/setup.sh, or set SPECBENCH_PYTHON to a Python with "
+                   "matplotlib\n";
+      break;
+    case 4:
+      std::cerr << "the report generator could not write the site in "
+                << sb::escape_control(out) << " (the cause is above)\n";
+      break;
+    case 5:
+      std::cerr << "the report generator failed with an exception (above); this is a bug in "
+                << script << "\n";
+      break;
+    default:
+      std::cerr << "the report generator (" << script << ") exited with status " << rc << "\n";
+  }
+  return 2;
 }
 
 int cmd_report(const std::vector<std::string>& inputs, const HistoryFlags& h) {
@@ -498,6 +796,35 @@ int cmd_report(const std::vector<std::string>& inputs, const HistoryFlags& h) {
   auto runs = load_runs(paths);
   if (!runs) return 2;
   return make_report(*runs, h.out, h);
+}
+
+// Results files and folders of them as paths, oldest first within each folder.
+std::vector<std::string> results_paths(const std::vector<std::string>& inputs) {
+  std::vector<std::string> paths;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      auto files = run_files(in);
+      if (files.empty()) throw UserError{"no results files (<UTC stamp>.json) in " + in};
+      paths.insert(paths.end(), files.begin(), files.end());
+    } else {
+      paths.push_back(in);
+    }
+  }
+  return paths;
+}
+
+// `export`: every repetition of the runs as CSV, on stdout or into `out`.
+int cmd_export(const std::vector<std::string>& inputs, const std::string& format,
+               const std::string& out) {
+  auto runs = load_runs(results_paths(inputs));
+  if (!runs) return 2;
+  SB_ASSERT(format == "csv", "export: only csv is offered");
+  std::string csv = sb::results_csv(*runs);
+  if (out.empty() || out == "-") {
+    std::cout << csv;
+    return 0;
+  }
+  return write_or_report(out, csv) ? 0 : 2;
 }
 
 // The default repetitions of `nightly`: the test then resolves p far below 0.05 (min p ~1e-5).
@@ -706,6 +1033,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   }
   std::vector<sb::Spec> all = load_specs(g);
   auto specs = select_specs(all, kernels);
+  apply_sizes(f.sizes, all, specs);
 
   np.step(2, "build");
   bool build_failed = false;
@@ -743,7 +1071,7 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   bo.repetitions = f.repetitions;
   bo.min_time = f.min_time;
   bo.exclude = failed;
-  bo.context = sb::run_context(g.root, toolchain(g));
+  bo.context = results_context(g);
   const nlohmann::json hashes = spec_hashes(targets);
   set_probes(g, f.no_probes, bo);
   auto with_kept = [&](nlohmann::json doc) {
@@ -884,6 +1212,28 @@ int cmd_list(const Globals& g, bool strategies) {
   return 0;
 }
 
+// "specbench 0.1.0".
+std::string version_text() {
+  return std::string("specbench ") + sb::kSpecbenchVersion;
+}
+
+// The first argument that is neither an option nor the value of a global option: the
+// subcommand's name. nullopt when there is none (then CLI11 says that one is required).
+std::optional<std::string> first_word(int argc, char** argv) {
+  static const std::set<std::string> with_value = {"--root", "--cache-dir", "-j", "--jobs",
+                                                   "--cuda-arch"};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") return i + 1 < argc ? std::optional<std::string>(argv[i + 1]) : std::nullopt;
+    if (!a.empty() && a[0] == '-') {
+      if (with_value.count(a)) ++i;
+      continue;
+    }
+    return a;
+  }
+  return std::nullopt;
+}
+
 int real_main(int argc, char** argv) {
   CLI::App app{
       "specbench: kernels written once as YAML specs, generated for every backend, "
@@ -917,6 +1267,21 @@ int real_main(int argc, char** argv) {
         ->delimiter(',')
         ->allow_extra_args(false);  // `--backend cpu softmax`: softmax is a kernel
   };
+  auto add_select = [&](CLI::App* sc) {
+    sc->add_option("--variant", g.variants,
+                   "only this variant (a name, or backend/name); repeatable")
+        ->allow_extra_args(false);
+    sc->add_option("--filter", g.filter,
+                   "only variants whose kernel/backend/variant matches this regular expression")
+        ->check([](const std::string& re) -> std::string {
+          try {
+            std::regex check(re, std::regex::ECMAScript);
+          } catch (const std::regex_error& e) {
+            return "not a regular expression: " + std::string(e.what());
+          }
+          return "";
+        });
+  };
   auto add_seeds = [&](CLI::App* sc) {
     sc->add_option("--seeds", seeds, "random input sets per size (plus zeros and large)")
         ->check(CLI::Range(1, 1000))
@@ -932,8 +1297,8 @@ int real_main(int argc, char** argv) {
         ->check(CLI::Range(1e-4, 3600.0))
         ->capture_default_str();
     sc->add_option("--sizes", bf.sizes,
-                   "which size points to time: the spec's bench or verify sizes")
-        ->check(CLI::IsMember({"bench", "verify"}))
+                   "which size points to time: the spec's bench or verify sizes, or explicit "
+                   "points: N=1024,4096 (several names zipped: \"M=64,128 N=32,64\")")
         ->capture_default_str();
     sc->add_flag("--no-probes", bf.no_probes,
                  "skip the machine probes (memory bandwidth, sgemm, FMA peak) that give each "
@@ -953,20 +1318,26 @@ int real_main(int argc, char** argv) {
   auto* build_sc = app.add_subcommand("build", "compile kernel modules (into the cache)");
   add_kernels(build_sc);
   add_backends(build_sc);
+  add_select(build_sc);
 
   auto* verify_sc = app.add_subcommand("verify", "verify every variant against the reference");
   add_kernels(verify_sc);
   add_backends(verify_sc);
+  add_select(verify_sc);
   add_seeds(verify_sc);
+  bool verbose = false;
+  verify_sc->add_flag("-v,--verbose", verbose, "one row per check instead of one per variant");
 
   auto* bench_sc = app.add_subcommand("bench", "benchmark verified variants; write results JSON");
   add_kernels(bench_sc);
   add_backends(bench_sc);
+  add_select(bench_sc);
   add_bench(bench_sc);
 
   auto* run_sc = app.add_subcommand("run", "gen, build, verify, bench, summary and results file");
   add_kernels(run_sc);
   add_backends(run_sc);
+  add_select(run_sc);
   add_seeds(run_sc);
   add_bench(run_sc);
 
@@ -1005,6 +1376,19 @@ int real_main(int argc, char** argv) {
   report_sc->add_option("--out", hf.out, "the site's folder")->required();
   add_verdict(report_sc);
 
+  std::vector<std::string> export_inputs;
+  std::string export_format = "csv", export_out;
+  auto* export_sc = app.add_subcommand(
+      "export", "write every repetition of results files as CSV (one row per repetition)");
+  export_sc
+      ->add_option("results", export_inputs,
+                   "results files, or folders of them (every <UTC stamp>.json inside)")
+      ->required();
+  export_sc->add_option("--format", export_format, "output format")
+      ->check(CLI::IsMember({"csv"}))
+      ->capture_default_str();
+  export_sc->add_option("-o,--out", export_out, "write here instead of stdout");
+
   auto* nightly_sc = app.add_subcommand(
       "nightly",
       "gen --check, build, verify, bench, store, compare with the previous run, report; "
@@ -1029,6 +1413,23 @@ int real_main(int argc, char** argv) {
   auto* list_sc = app.add_subcommand("list", "show specs, variants and backends");
   list_sc->add_flag("--strategies", strategies, "also show every backend's strategies");
 
+  app.set_version_flag("--version", version_text(), "print specbench's version and exit");
+
+  // The first word that is not an option (or a global option's value) names the subcommand.
+  if (std::optional<std::string> word = first_word(argc, argv)) {
+    bool known = true;
+    try {
+      app.get_subcommand(*word);
+    } catch (const CLI::OptionNotFound&) {
+      known = false;
+    }
+    if (!known) {
+      std::cerr << "specbench: error: unknown subcommand '" << sb::escape_control(*word)
+                << "' (run specbench --help for the list)\n";
+      return 2;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -1041,12 +1442,13 @@ int real_main(int argc, char** argv) {
     if (!*compare_sc && !*report_sc) g.root = resolve_root(g.root);
     if (*gen) return cmd_gen(g, spec_paths, check, dump);
     if (*build_sc) return cmd_build(g, kernels, backends);
-    if (*verify_sc) return cmd_verify(g, kernels, backends, seeds);
+    if (*verify_sc) return cmd_verify(g, kernels, backends, seeds, verbose);
     if (*bench_sc) return cmd_bench(g, kernels, backends, bf);
     if (*run_sc) return cmd_run(g, kernels, backends, seeds, bf);
     if (*list_sc) return cmd_list(g, strategies);
     if (*compare_sc) return cmd_compare(base_file, new_file, hf);
     if (*report_sc) return cmd_report(report_inputs, hf);
+    if (*export_sc) return cmd_export(export_inputs, export_format, export_out);
     if (*nightly_sc) {
       // Enough repetitions for the compare test, unless asked otherwise.
       if (nightly_sc->count("--repetitions") == 0) bf.repetitions = kNightlyRepetitions;

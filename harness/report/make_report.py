@@ -3,13 +3,20 @@
 
 Usage: make_report.py REPORT_DATA_JSON OUT_DIR
 
-Writes OUT_DIR/index.html, one OUT_DIR/kernel-<name>.html per kernel and OUT_DIR/summary.md.
+Writes OUT_DIR/index.html, one OUT_DIR/kernel-<name>.html and OUT_DIR/history-<name>.html per
+kernel, and OUT_DIR/summary.md, with mode 0644 (as the umask allows). Progress (pages written, ETA)
+goes to stderr.
+
+Exit codes, which specbench turns into its message: 0 done; 2 bad usage; 3 a Python module is
+missing (matplotlib); 4 an operating-system error (full disk, no permission: the message names the
+file and the cause); 5 any other exception (a bug: the traceback follows).
 Every figure is an inline SVG drawn by matplotlib with its text as paths, so the pages need no
 script, font or file beyond themselves. Every string from the data is HTML-escaped (in Markdown too,
 where table cells also have '|' and newlines neutralised). The numbers are computed by specbench
 (harness/history.cpp); this script only draws and formats them.
 """
 
+import datetime
 import html
 import io
 import json
@@ -18,40 +25,85 @@ import os
 import re
 import sys
 import tempfile
+import time
+import traceback
 
-import matplotlib
+EXIT_USAGE, EXIT_MODULE, EXIT_OS, EXIT_BUG = 2, 3, 4, 5
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+    from matplotlib import ticker  # noqa: E402
+except ImportError as e:  # noqa: F841
+    sys.stderr.write("make_report.py: missing Python module '%s' (%s): run "
+                     "harness/scripts/setup.sh, or set SPECBENCH_PYTHON to a Python with "
+                     "matplotlib\n" % (getattr(e, "name", None) or "?", e))
+    sys.exit(EXIT_MODULE)
 
 plt.rcParams["svg.fonttype"] = "path"  # glyphs as paths: no font needed to show the text
 plt.rcParams["svg.hashsalt"] = "specbench"  # stable ids, so unchanged charts give unchanged files
 plt.rcParams["font.size"] = 9
+plt.rcParams["text.usetex"] = False
+plt.rcParams["text.parse_math"] = False  # a '$' in a name is text, never mathtext
+plt.rcParams["axes.formatter.use_mathtext"] = False
 
 CSS = """
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 70em; color: #222; }
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 72em; padding: 0 1em;
+       color: #222; line-height: 1.4; }
+p, figcaption { max-width: 48em; }
+h1, h2, h3 { scroll-margin-top: 0.5em; }
+h2 a.anchor, h3 a.anchor { margin-left: 0.3em; color: #bbb; text-decoration: none;
+                           font-weight: normal; }
+h2:hover a.anchor, h3:hover a.anchor { color: #555; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 90%; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
+th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .bad { color: #b00020; font-weight: bold; }
+.warn { color: #a05a00; }
 .good { color: #1b7a1b; }
 .muted { color: #777; }
 figure { margin: 0.5em 0 1.5em; }
 figure svg { max-width: 100%; height: auto; }
+figcaption { font-size: 90%; color: #444; }
 nav a { margin-right: 1em; }
+nav.toc { font-size: 90%; margin: 0.5em 0 1em; }
+nav.toc a { margin: 0 0.3em; }
 """
 
 LANGUAGE_BACKENDS = ["cpu", "cuda", "mojo", "mlir", "vendor_cpu", "vendor_cuda"]
 
+# One hue family per backend; the variants of a backend are shades of it.
+BACKEND_CMAPS = {"cpu": "Blues", "mojo": "Oranges", "mlir": "Greens", "cuda": "Reds",
+                 "vendor_cpu": "Purples", "vendor_cuda": "RdPu", "cudasim": "Greys",
+                 "mojo_gpu": "YlOrBr"}
+EXTRA_CMAPS = ["BuGn", "PuBu", "YlGn", "OrRd", "GnBu"]
+LANGUAGE_COLORS = {"mojo": "#d9630b", "mlir": "#238b45", "mojo_gpu": "#b8860b"}
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def visible(value):
+    """Text with control bytes written as \\xNN (as specbench's escape_control does)."""
+    text = "" if value is None else str(value)
+    return CONTROL.sub(lambda m: "\\x%02X" % ord(m.group(0)), text)
+
 
 def esc(value):
-    return html.escape("" if value is None else str(value), quote=True)
+    return html.escape(visible(value), quote=True)
+
+
+def label(value):
+    """A string from the data as chart text: control bytes shown, never mathtext."""
+    return visible(value)
 
 
 def md(value):
     """A Markdown table cell: markup characters as entities (Markdown passes raw HTML through),
     '|' escaped and line breaks flattened so the row stays one row."""
-    text = html.escape(str("" if value is None else value), quote=False)
+    text = html.escape(visible(value), quote=False)
     return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
@@ -81,8 +133,46 @@ def fmt_ratio(x):
     return "-" if x is None else "%.2fx" % x
 
 
-def page_name(kernel, used):
-    base = "kernel-" + re.sub(r"[^A-Za-z0-9_.-]", "_", kernel)
+def fmt_bytes(b):
+    if b is None:
+        return "-"
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if b >= scale:
+            v = b / scale
+            return ("%d %s" % (round(v), unit)) if abs(v - round(v)) < 0.05 else (
+                "%.3g %s" % (v, unit))
+    return "%d B" % round(b)
+
+
+def flags_of(entry):
+    """The noise and plausibility flags of an entry (fields written by specbench when it has
+    judged them; absent: not flagged)."""
+    out = []
+    if entry.get("noisy"):
+        reasons = entry.get("noise_reasons") or []
+        out.append("noisy" + (" (%s)" % "; ".join(str(r) for r in reasons) if reasons else ""))
+    if entry.get("suspect"):
+        out.append("suspect: %s" % entry["suspect"])
+    return "; ".join(out)
+
+
+def flag_cell(entry):
+    text = flags_of(entry)
+    return (text, "bad" if entry.get("suspect") else "warn") if text else ""
+
+
+def anchor_id(text):
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def heading(level, text, ident=None):
+    ident = ident or anchor_id(text)
+    return "<h%d id='%s'>%s<a class='anchor' href='#%s'>#</a></h%d>" % (
+        level, esc(ident), esc(text), esc(ident), level)
+
+
+def page_name(prefix, kernel, used):
+    base = prefix + re.sub(r"[^A-Za-z0-9_.-]", "_", kernel)
     name, n = base, 1
     while name in used:
         n += 1
@@ -93,56 +183,210 @@ def page_name(kernel, used):
 
 def svg_of(fig):
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # A figure laid out by hand (the history charts, the most numerous) is drawn once; "tight"
+    # draws twice, to measure.
+    fixed = getattr(fig, "_sb_fixed_layout", False)
+    fig.savefig(buf, format="svg", bbox_inches=None if fixed else "tight")
     plt.close(fig)
     text = buf.getvalue()
     start = text.find("<svg")
     return text[start:] if start >= 0 else text
 
 
-def figure(fig, caption):
-    return "<figure>%s<figcaption>%s</figcaption></figure>\n" % (svg_of(fig), esc(caption))
+def figure(fig, caption, ident=None):
+    return "<figure%s>%s<figcaption>%s</figcaption></figure>\n" % (
+        " id='%s'" % esc(ident) if ident else "", svg_of(fig), esc(caption))
 
 
-def colors_for(points):
-    """One colour per backend/variant, the same in every chart of a page."""
-    names = sorted({"%s/%s" % (p["backend"], p["variant"]) for p in points})
-    palette = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
-    return {n: palette(i % palette.N) for i, n in enumerate(names)}
+def backend_order(b):
+    return (LANGUAGE_BACKENDS.index(b) if b in LANGUAGE_BACKENDS else 99, b)
+
+
+def colors_for(entries):
+    """backend/variant -> colour: one hue family per backend, shades for its variants."""
+    variants = {}
+    for e in entries:
+        variants.setdefault(e["backend"], set()).add(e["variant"])
+    colors, extra = {}, 0
+    for backend in sorted(variants, key=backend_order):
+        name = BACKEND_CMAPS.get(backend)
+        if not name:
+            name = EXTRA_CMAPS[extra % len(EXTRA_CMAPS)]
+            extra += 1
+        cmap = plt.get_cmap(name)
+        vs = sorted(variants[backend])
+        for i, v in enumerate(vs):
+            shade = 0.85 if len(vs) == 1 else 0.95 - 0.5 * i / (len(vs) - 1)
+            colors["%s/%s" % (backend, v)] = cmap(shade)
+    return colors
+
+
+def backend_color(backend):
+    return plt.get_cmap(BACKEND_CMAPS.get(backend, "Greys"))(0.8)
+
+
+def plain_log_axis(axis, kind="num"):
+    """Log-axis tick labels in plain form: 1 KiB, 64 MiB for bytes; 0.5, 20, 1e+04 for numbers
+    (never "4 x 10^1")."""
+    if kind == "bytes":
+        lo, hi = axis.get_view_interval()
+        axis.set_major_locator(ticker.LogLocator(base=2 if lo > 0 and hi / lo < 64 else 4,
+                                                 numticks=12))
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: fmt_bytes(v)))
+    elif kind == "ratio":
+        lo, hi = axis.get_view_interval()
+        coarse = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100,
+                  200, 500, 1000]
+        fine = [0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.3, 1.5, 1.75, 2]
+        ticks = fine if lo > 0 and hi / lo < 4 and 0.4 < lo and hi < 2.5 else coarse
+        axis.set_major_locator(ticker.FixedLocator(ticks))
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: "%gx" % v))
+    else:
+        # 1-2-5 steps over a few decades, whole decades (thinned by the locator) beyond.
+        lo, hi = axis.get_view_interval()
+        subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo < 1e3 else (1.0,)
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs, numticks=8))
+        axis.set_major_formatter(ticker.FuncFormatter(
+            (lambda v, _: fmt_time(v)) if kind == "time" else (lambda v, _: "%g" % v)))
+    axis.set_minor_locator(ticker.NullLocator())  # no minor ticks: fewer to lay out and draw
+
+
+def legend_outside(ax, **kw):
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                  frameon=False, **kw)
+
+
+def nothing(text):
+    return "<p class='muted'>%s</p>\n" % esc(text)
 
 
 ROOF_STYLE = {"cpu": ("0.25", "--"), "gpu": ("0.55", "-.")}
 
 
-def throughput_chart(kernel, points):
+def device_of(backend):
+    return "gpu" if any(k in backend for k in ("cuda", "cublas", "gpu")) else "cpu"
+
+
+def throughput_chart(kernel, points, limits, caches):
     series = {}
     for p in points:
-        if p.get("rate") is None or not p.get("size"):
+        if p.get("rate") is None or not p.get("working_set_bytes"):
             continue
         series.setdefault((p["backend"], p["variant"]), []).append(p)
     if not series:
-        return "<p class='muted'>No measured points to plot.</p>\n"
+        return nothing("No measured points with a working set to plot.")
     units = sorted({p["unit"] for ps in series.values() for p in ps})
     colors = colors_for(points)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for (backend, variant), ps in sorted(series.items()):
-        ps = sorted(ps, key=lambda p: p["size"])
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    xs = []
+    for (backend, variant), ps in sorted(series.items(), key=lambda kv: (backend_order(kv[0][0]),
+                                                                         kv[0][1])):
+        ps = sorted(ps, key=lambda p: p["working_set_bytes"])
         name = "%s/%s" % (backend, variant)
-        ax.plot([p["size"] for p in ps], [p["rate"] for p in ps], marker="o", label=name,
-                color=colors[name])
+        x = [p["working_set_bytes"] for p in ps]
+        xs += x
+        ax.plot(x, [p["rate"] for p in ps], marker="o", markersize=3.5, label=label(name),
+                color=colors[name], linewidth=1.3)
+        lo = [p.get("rate_lo") or p["rate"] for p in ps]
+        hi = [p.get("rate_hi") or p["rate"] for p in ps]
+        ax.fill_between(x, lo, hi, color=colors[name], alpha=0.2, linewidth=0)
+        flagged = [p for p in ps if p.get("noisy") or p.get("suspect")]
+        if flagged:
+            ax.plot([p["working_set_bytes"] for p in flagged], [p["rate"] for p in flagged],
+                    marker="o", markersize=9, markerfacecolor="none", markeredgecolor="#b00020",
+                    linestyle="none")
+    lo_x, hi_x = min(xs), max(xs)
+    for c in caches or []:
+        b = c.get("bytes")
+        if b and lo_x / 4 <= b <= hi_x * 4:
+            ax.axvline(b, color="0.6", linestyle=":", linewidth=1)
+            ax.text(b, 0.02, "L%s %s " % (c.get("level"), fmt_bytes(b)), fontsize=7,
+                    color="0.35", rotation=90, va="bottom", ha="right",
+                    transform=ax.get_xaxis_transform())
+    limits = limits or {}
+    for dev in sorted({device_of(b) for b, _ in series}):
+        lim = limits.get(dev) or {}
+        for unit, key, what in (("GB/s", "bandwidth_gbps", "bandwidth"),
+                                ("GFLOP/s", "compute_gflops", "compute")):
+            if unit in units and lim.get(key):
+                color, dash = ROOF_STYLE[dev]
+                ax.axhline(lim[key], color=color, linestyle=dash, linewidth=1,
+                           label="%s %s roof %.0f %s" % (dev, what, lim[key], unit))
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("problem size (product of the sizes)")
+    plain_log_axis(ax.xaxis, "bytes")
+    plain_log_axis(ax.yaxis)
+    ax.set_xlabel("working set (bytes every call reads and writes)")
     ax.set_ylabel(" or ".join(units))
-    ax.set_title("%s: throughput against problem size" % kernel)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    return figure(fig, "Throughput of every backend/variant (log axes); the unit is the rate "
-                       "of the kernel's bound.")
+    ax.set_title(label("%s: throughput against working set" % kernel))
+    ax.grid(True, which="major", alpha=0.3)
+    legend_outside(ax)
+    return figure(fig, "Median rate of every backend/variant against its working set; the band "
+                       "spans the repetitions' quartiles. Dotted lines: the cache sizes; dashed: "
+                       "the roof of the latest run's probes. Circled in red: flagged noisy or "
+                       "suspect.", "throughput")
 
 
-def device_of(backend):
-    return "gpu" if any(k in backend for k in ("cuda", "cublas", "gpu")) else "cpu"
+def speedup_chart(kernel, points):
+    panels = [("vs_naive", "x vs naive (the backend's first variant)"),
+              ("vs_cpp", "x vs C++ (the cpu backend's best)")]
+    have = [(key, title) for key, title in panels
+            if any(p.get(key) and p.get("working_set_bytes") for p in points)]
+    if not have:
+        return nothing("No speed-ups to draw.")
+    colors = colors_for(points)
+    fig, axes = plt.subplots(1, len(have), figsize=(4.2 * len(have) + 1.5, 3.6), squeeze=False)
+    for ax, (key, title) in zip(axes[0], have):
+        series = {}
+        for p in points:
+            if p.get(key) and p.get("working_set_bytes"):
+                series.setdefault((p["backend"], p["variant"]), []).append(p)
+        for (backend, variant), ps in sorted(series.items(),
+                                             key=lambda kv: (backend_order(kv[0][0]), kv[0][1])):
+            ps = sorted(ps, key=lambda p: p["working_set_bytes"])
+            name = "%s/%s" % (backend, variant)
+            ax.plot([p["working_set_bytes"] for p in ps], [p[key] for p in ps], marker="o",
+                    markersize=3, color=colors[name], label=label(name), linewidth=1.2)
+        ax.axhline(1, color="0.3", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain_log_axis(ax.xaxis, "bytes")
+        plain_log_axis(ax.yaxis, "ratio")
+        ax.set_xlabel("working set")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="major", alpha=0.3)
+    legend_outside(axes[0][-1])
+    fig.suptitle(label("%s: speed-up against size" % kernel), fontsize=10)
+    return figure(fig, "Time of the reference over the time of each variant at the same sizes "
+                       "(> 1: faster).", "speed-up")
+
+
+def distribution_chart(kernel, dist):
+    rows = [r for r in (dist or {}).get("rows", []) if r.get("samples")]
+    if not rows:
+        return nothing("No repetitions to show.")
+    rows = sorted(rows, key=lambda r: (backend_order(r["backend"]), r["variant"]))
+    colors = colors_for(rows)
+    fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.28 * len(rows)))
+    for i, r in enumerate(rows):
+        name = "%s/%s" % (r["backend"], r["variant"])
+        n = len(r["samples"])
+        ys = [i + (0.25 * ((j % 5) - 2) / 2 if n > 1 else 0) for j in range(n)]
+        ax.scatter(r["samples"], ys, s=12, color=colors[name], alpha=0.8, linewidths=0)
+        ax.plot([r["median"], r["median"]], [i - 0.35, i + 0.35], color="black", linewidth=1.2)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([label("%s/%s" % (r["backend"], r["variant"])) for r in rows], fontsize=7)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    plain_log_axis(ax.xaxis, "time")
+    ax.set_xlabel("time per call")
+    ax.set_title(label("%s: repetitions at %s" % (kernel, dist.get("sizes"))))
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    return figure(fig, "Every repetition of every variant at the largest size (dots) and the "
+                       "median (bar): a wide or split cloud is a noisy case.", "distribution")
 
 
 def roofline_chart(kernel, points, limits):
@@ -153,45 +397,32 @@ def roofline_chart(kernel, points, limits):
         if key not in largest or p["size"] > largest[key]["size"]:
             largest[key] = p
     if not largest:
-        return "<p class='muted'>No measured points for a roofline.</p>\n"
+        return nothing("No measured points for a roofline.")
     limits = limits or {}
     colors = colors_for(points)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(7.5, 4))
     with_flops = [p for p in largest.values() if p.get("intensity") and p.get("gflops")]
     if with_flops:
-        xs = [p["intensity"] for p in with_flops]
-        for dev in {device_of(p["backend"]) for p in with_flops}:
-            lim = limits.get(dev) or {}
-            if lim.get("bandwidth_gbps") and lim.get("compute_gflops"):
-                xs.append(lim["compute_gflops"] / lim["bandwidth_gbps"])  # the ridge point
-        lo, hi = min(xs) / 8, max(xs) * 8
-        roofs = 0
-        for dev in sorted({device_of(p["backend"]) for p in with_flops}):
-            lim = limits.get(dev) or {}
-            bw, peak = lim.get("bandwidth_gbps"), lim.get("compute_gflops")
-            if bw and peak:
-                roofs += 1
-                grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-                color, dash = ROOF_STYLE[dev]
-                ax.plot(grid, [min(peak, bw * x) for x in grid], linestyle=dash, color=color,
-                        label="%s roof: %.0f GB/s, %.0f GFLOP/s" % (dev, bw, peak))
-        for p in sorted(with_flops, key=lambda p: (p["backend"], p["variant"])):
-            name = "%s/%s" % (p["backend"], p["variant"])
-            ax.plot([p["intensity"]], [p["gflops"]], marker="o", linestyle="none", label=name,
-                    color=colors[name])
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("arithmetic intensity (flop/byte)")
-        ax.set_ylabel("GFLOP/s")
         caption = ("Roofline at each variant's largest size: min(compute probe, intensity x "
                    "bandwidth probe) per device, from the latest run's probes.")
-        if not roofs:
+        if not draw_roofs(ax, with_flops, limits):
             caption += " No roof: the latest run has no probe results (e.g. --no-probes)."
+        for p in sorted(with_flops, key=lambda p: (backend_order(p["backend"]), p["variant"])):
+            name = "%s/%s" % (p["backend"], p["variant"])
+            ax.plot([p["intensity"]], [p["gflops"]], marker="o", linestyle="none",
+                    label=label(name), color=colors[name])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain_log_axis(ax.xaxis)
+        plain_log_axis(ax.yaxis)
+        ax.set_xlabel("arithmetic intensity (flop/byte)")
+        ax.set_ylabel("GFLOP/s")
     else:
         # No flops: the memory roof alone, as achieved GB/s against the bandwidth probe.
-        ps = sorted(largest.values(), key=lambda p: (p["backend"], p["variant"]))
+        ps = sorted(largest.values(), key=lambda p: (backend_order(p["backend"]), p["variant"]))
         names = ["%s/%s" % (p["backend"], p["variant"]) for p in ps]
-        ax.barh(names, [p.get("gbps") or 0 for p in ps], color=[colors[n] for n in names])
+        ax.barh([label(n) for n in names], [p.get("gbps") or 0 for p in ps],
+                color=[colors[n] for n in names])
         for dev in sorted({device_of(p["backend"]) for p in ps}):
             bw = (limits.get(dev) or {}).get("bandwidth_gbps")
             if bw:
@@ -203,36 +434,218 @@ def roofline_chart(kernel, points, limits):
                    "variant's largest size against the bandwidth probe.")
         if not any((limits.get(device_of(p["backend"])) or {}).get("bandwidth_gbps") for p in ps):
             caption += " No limit line: the latest run has no probe results (e.g. --no-probes)."
-    ax.set_title("%s: roofline" % kernel)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(label("%s: roofline" % kernel))
+    ax.grid(True, which="major", alpha=0.3)
     if with_flops:
-        ax.legend(fontsize=7, loc="best")
-    return figure(fig, caption)
+        legend_outside(ax)
+    return figure(fig, caption, "roofline")
 
 
-def trend_chart(kernel, trend, runs):
-    if not any(len(s["points"]) > 1 for s in trend):
-        return ("<p class='muted'>One run so far: the trend appears once there is history.</p>\n")
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    for s in trend:
-        ps = s["points"]
-        ax.plot([p["run"] for p in ps], [p["seconds"] for p in ps], marker="o",
-                label="%s (%s)" % (s["backend"], s["sizes"]))
-        bad = [p for p in ps if p.get("verdict") == "slower"]
-        if bad:
-            ax.plot([p["run"] for p in bad], [p["seconds"] for p in bad], marker="x",
-                    markersize=12, linestyle="none", color="red")
+def draw_roofs(ax, entries, limits):
+    """Draws each device's roof across the entries' intensities; returns how many."""
+    xs = [p["intensity"] for p in entries]
+    devs = sorted({device_of(p["backend"]) for p in entries})
+    for dev in devs:
+        lim = limits.get(dev) or {}
+        if lim.get("bandwidth_gbps") and lim.get("compute_gflops"):
+            xs.append(lim["compute_gflops"] / lim["bandwidth_gbps"])  # the ridge point
+    lo, hi = min(xs) / 8, max(xs) * 8
+    roofs = 0
+    for dev in devs:
+        lim = limits.get(dev) or {}
+        bw, peak = lim.get("bandwidth_gbps"), lim.get("compute_gflops")
+        if bw and peak:
+            roofs += 1
+            grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+            color, dash = ROOF_STYLE[dev]
+            ax.plot(grid, [min(peak, bw * x) for x in grid], linestyle=dash, color=color,
+                    label="%s roof: %.0f GB/s, %.0f GFLOP/s" % (dev, bw, peak))
+    return roofs
+
+
+# --- index charts ----------------------------------------------------------------------------
+
+def overview_roofline_chart(best, limits):
+    entries = [e for e in best if e.get("intensity") and e.get("gflops")]
+    if not entries:
+        return nothing("No kernel with floating-point work was measured: no roofline.")
+    fig, ax = plt.subplots(figsize=(8, 5))
+    roofs = draw_roofs(ax, entries, limits or {})
+    for backend in sorted({e["backend"] for e in entries}, key=backend_order):
+        es = [e for e in entries if e["backend"] == backend]
+        ax.scatter([e["intensity"] for e in es], [e["gflops"] for e in es], s=22,
+                   color=backend_color(backend), label=label(backend), alpha=0.85,
+                   edgecolors="white", linewidths=0.4)
+        flagged = [e for e in es if e.get("noisy") or e.get("suspect")]
+        if flagged:
+            ax.scatter([e["intensity"] for e in flagged], [e["gflops"] for e in flagged], s=90,
+                       facecolors="none", edgecolors="#b00020", linewidths=1)
+    # Name the best point of each kernel, so the cloud can be read.
+    top = {}
+    for e in entries:
+        if e["kernel"] not in top or e["gflops"] > top[e["kernel"]]["gflops"]:
+            top[e["kernel"]] = e
+    for e in top.values():
+        ax.annotate(label(e["kernel"]), (e["intensity"], e["gflops"]), fontsize=6,
+                    xytext=(3, 2), textcoords="offset points", color="0.25")
+    ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(range(len(runs)))
-    ax.set_xticklabels([(r.get("date") or "?")[:16] for r in runs], rotation=30, fontsize=7)
-    ax.set_ylabel("time of the best variant (s)")
-    ax.set_title("%s: best variant across runs (red x: regression)" % kernel)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    return figure(fig, "Median time of each backend's best variant at its largest size, per run; "
-                       "a red cross marks a significant slowdown against the previous run's best "
-                       "(which may have been another variant).")
+    ys = [e["gflops"] for e in entries]
+    peaks = [((limits or {}).get(d) or {}).get("compute_gflops") or 0 for d in ("cpu", "gpu")]
+    ax.set_ylim(min(ys) / 3, max(ys + peaks) * 2)
+    plain_log_axis(ax.xaxis)
+    plain_log_axis(ax.yaxis)
+    ax.set_xlabel("arithmetic intensity (flop/byte)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title("Every kernel's best variant per backend, at its largest size")
+    ax.grid(True, which="major", alpha=0.3)
+    legend_outside(ax)
+    left_out = len({e["kernel"] for e in best}) - len({e["kernel"] for e in entries})
+    caption = ("One dot per kernel and backend: the fastest variant at the largest size "
+               "against the roofs of the latest run's probes.")
+    if left_out:
+        caption += " %d kernel(s) without floating-point work are left out." % left_out
+    if not roofs:
+        caption += " No roof: the latest run has no probe results."
+    return figure(fig, caption, "cross-kernel-roofline")
 
+
+def heatmap_chart(best):
+    entries = [e for e in best if e.get("fraction") is not None]
+    if not entries:
+        return nothing("No fraction of a limit was measured (no probes): no heat map.")
+    kernels = sorted({e["kernel"] for e in entries})
+    backends = sorted({e["backend"] for e in entries}, key=backend_order)
+    grid = [[float("nan")] * len(backends) for _ in kernels]
+    for e in entries:
+        grid[kernels.index(e["kernel"])][backends.index(e["backend"])] = 100 * e["fraction"]
+    fig, ax = plt.subplots(figsize=(1.6 + 0.9 * len(backends), 0.8 + 0.24 * len(kernels)))
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("#eeeeee")
+    import numpy  # matplotlib depends on it
+
+    masked = numpy.ma.masked_invalid(numpy.array(grid))
+    im = ax.imshow(numpy.clip(masked, 0, 100), aspect="auto", cmap=cmap, vmin=0, vmax=100)
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            if math.isfinite(v):
+                ax.text(j, i, "%.0f" % v, ha="center", va="center", fontsize=6,
+                        color="white" if v < 60 else "black",
+                        fontweight="bold" if v > 110 else "normal")
+    ax.set_xticks(range(len(backends)))
+    ax.set_xticklabels([label(b) for b in backends], rotation=30, ha="right", fontsize=7)
+    ax.set_yticks(range(len(kernels)))
+    ax.set_yticklabels([label(k) for k in kernels], fontsize=7)
+    ax.set_title("% of the limit: best variant at the largest size")
+    bar = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
+    bar.set_label("% of limit (clipped at 100)")
+    return figure(fig, "Kernels x backends: the fastest variant's rate over the limit that bounds "
+                       "it (memory bandwidth or compute), in percent; the colour is clipped at "
+                       "100%, the number is not (above 100%: the working set fits in a cache, or "
+                       "the figure is suspect). Grey: not measured.", "heat-map")
+
+
+def languages_chart(rows):
+    if not rows:
+        return nothing("No kernel was measured both in C++ and in another language.")
+    kernels = sorted({r["kernel"] for r in rows}, reverse=True)
+    langs = [l for l in ("mojo", "mlir", "mojo_gpu") if any(r["language"] == l for r in rows)]
+    langs += sorted({r["language"] for r in rows} - set(langs))
+    fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.26 * len(kernels)))
+    width = 0.7 / max(1, len(langs))
+    for li, lang in enumerate(langs):
+        rs = [r for r in rows if r["language"] == lang and r.get("ratio")]
+        if not rs:
+            continue
+        ys = [kernels.index(r["kernel"]) - 0.35 + width * (li + 0.5) for r in rs]
+        xs = [r["ratio"] for r in rs]
+        err = [[max(0, r["ratio"] - (r.get("lo") or r["ratio"])) for r in rs],
+               [max(0, (r.get("hi") or r["ratio"]) - r["ratio"]) for r in rs]]
+        against = "CUDA" if rs[0].get("against") == "cuda" else "C++"
+        ax.errorbar(xs, ys, xerr=err, fmt="o", markersize=3.5, capsize=2, elinewidth=1,
+                    color=LANGUAGE_COLORS.get(lang, "0.3"),
+                    label=label("%s against %s" % (lang, against)))
+        flagged = [(x, y) for x, y, r in zip(xs, ys, rs) if r.get("noisy") or r.get("suspect")]
+        if flagged:
+            ax.scatter([x for x, _ in flagged], [y for _, y in flagged], s=60, facecolors="none",
+                       edgecolors="#b00020", linewidths=1)
+    ax.axvline(1, color="0.2", linewidth=1)
+    ax.set_yticks(range(len(kernels)))
+    ax.set_yticklabels([label(k) for k in kernels], fontsize=7)
+    ax.set_ylim(-0.6, len(kernels) - 0.4)
+    ax.set_xscale("log")
+    plain_log_axis(ax.xaxis, "ratio")
+    ax.set_xlabel("speed against C++ (C++ time / other time; > 1: the other is faster)")
+    ax.set_title("Every language against C++, per kernel")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    legend_outside(ax)
+    return figure(fig, "Ratio of the median times of each backend's fastest variant at the "
+                       "largest size both measured, with its 95% bootstrap interval over the "
+                       "repetitions. Mojo GPU is put against CUDA where measured.", "languages")
+
+
+# --- history ---------------------------------------------------------------------------------
+
+def parse_date(text):
+    try:
+        return datetime.datetime.fromisoformat((text or "").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def history_chart(kernel, h, runs, links):
+    series = [s for s in h["series"] if s["points"]]
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    cmap = plt.get_cmap(BACKEND_CMAPS.get(h["backend"], "Greys"))
+    dated = [parse_date(r.get("date")) for r in runs]
+    use_dates = all(d is not None for d in dated)
+    for i, s in enumerate(series):
+        pts = s["points"]
+        xs = [dated[p["run"]] if use_dates else p["run"] for p in pts]
+        shade = 0.85 if len(series) == 1 else 0.95 - 0.45 * i / (len(series) - 1)
+        color = cmap(shade)
+        ax.plot(xs, [p["seconds"] for p in pts], linewidth=1, color=color, label=label("%s (%s)" % (s["sizes"], fmt_bytes(
+                    s.get("working_set_bytes")))))
+        ax.vlines(xs, [p["lo"] for p in pts], [p["hi"] for p in pts], color=color,
+                  linewidth=0.8, alpha=0.6)
+        # Every point links to its run's JSON.
+        dots = ax.scatter(xs, [p["seconds"] for p in pts], s=14, color=color, zorder=3)
+        dots.set_urls([links[p["run"]] for p in pts])
+        bad = [(x, p) for x, p in zip(xs, pts) if p.get("verdict") == "slower"]
+        if bad:
+            ax.scatter([x for x, _ in bad], [p["seconds"] for _, p in bad], marker="x", s=70,
+                       color="#d00000", zorder=4, linewidths=1.5)
+        good = [(x, p) for x, p in zip(xs, pts) if p.get("verdict") == "faster"]
+        if good:
+            ax.scatter([x for x, _ in good], [p["seconds"] for _, p in good], marker="^", s=40,
+                       facecolors="none", edgecolors="#1b7a1b", zorder=4)
+    ax.set_yscale("log")
+    plain_log_axis(ax.yaxis, "time")
+    shown = {dated[p["run"]] for s in series for p in s["points"]} if use_dates else set()
+    if use_dates and len(shown) > 1:
+        import matplotlib.dates as mdates
+
+        locator = mdates.AutoDateLocator(maxticks=8)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    elif use_dates:
+        when = next(iter(shown))
+        ax.set_xticks([when])
+        ax.set_xticklabels([when.strftime("%Y-%m-%d %H:%M")])
+    else:
+        ax.set_xlabel("run")
+    ax.set_ylabel("median time")
+    ax.set_title(label("%s: %s/%s across runs" % (kernel, h["backend"], h["variant"])))
+    ax.grid(True, which="major", alpha=0.3)
+    legend_outside(ax, title="sizes (working set)", title_fontsize=7)
+    fig.subplots_adjust(left=0.12, right=0.66, bottom=0.14, top=0.9)
+    fig._sb_fixed_layout = True
+    return fig
+
+
+# --- tables and pages ------------------------------------------------------------------------
 
 def table(header, rows, num_cols=()):
     out = ["<table><thead><tr>"]
@@ -245,9 +658,8 @@ def table(header, rows, num_cols=()):
             text = cell
             if isinstance(cell, tuple):
                 text, css = cell
-            cls = " class='%s'" % " ".join(
-                c for c in (("num" if i in num_cols else ""), css) if c) if (
-                i in num_cols or css) else ""
+            classes = [c for c in (("num" if i in num_cols else ""), css) if c]
+            cls = " class='%s'" % " ".join(classes) if classes else ""
             out.append("<td%s>%s</td>" % (cls, esc(text)))
         out.append("</tr>")
     out.append("</tbody></table>\n")
@@ -267,14 +679,14 @@ def comparison_rows(summary):
     rows = []
     for sizes, per in by_size.items():
         cpu = per.get("cpu")
-        for backend in sorted(per, key=lambda b: (LANGUAGE_BACKENDS.index(b)
-                                                   if b in LANGUAGE_BACKENDS else 99, b)):
+        for backend in sorted(per, key=backend_order):
             r = per[backend]
             ratio = cpu["seconds"] / r["seconds"] if cpu and r.get("seconds") else None
             rows.append([sizes, backend, r["variant"] + flags(r), fmt_time(r["seconds"]),
                          "%s %s" % (fmt_num(r.get("rate")), r.get("unit") or ""),
                          fmt_pct(r.get("roofline_fraction")), fmt_ratio(ratio),
-                         fmt_ratio(r.get("vs_naive")), fmt_ratio(r.get("vs_vendor"))])
+                         fmt_ratio(r.get("vs_naive")), fmt_ratio(r.get("vs_vendor")),
+                         flag_cell(r)])
     return rows
 
 
@@ -285,12 +697,19 @@ def page(title, body):
             % (esc(title), CSS, body))
 
 
+def file_mode():
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path, text):
     folder = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-report-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, file_mode())  # mkstemp makes 0600; pages are for others to read
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -313,75 +732,178 @@ def fmt_change(ratio):
 
 def changes_table(k, data):
     if not data["comparisons"]:
-        return "<p class='muted'>One run so far: nothing to compare with.</p>\n"
+        return nothing("One run so far: nothing to compare with.")
     rows = k.get("changes", [])
     if not rows:
         return "<p class='good'>Every benchmark is the same as in the previous run.</p>\n"
-    return table(["benchmark", "previous", "latest", "change", "p", "reps", "verdict", "note"],
+    return table(["benchmark", "previous", "latest", "change", "p", "reps", "verdict", "note",
+                  "flags"],
                  [[r["name"], fmt_time(r.get("base_seconds")), fmt_time(r.get("new_seconds")),
                    fmt_change(r.get("ratio")), fmt_num(r.get("p_value"), 2),
                    "%s/%s" % (r["base_repetitions"], r["new_repetitions"]),
                    (r["verdict"] + flags(r), "bad" if r["verdict"] in ("slower", "failed") else
                     "good" if r["verdict"] == "faster" else ""),
-                   (r.get("note") or "").split("\n")[0][:200]] for r in rows],
+                   (r.get("note") or "").split("\n")[0][:200], flag_cell(r)] for r in rows],
                  num_cols=(1, 2, 3, 4, 5))
 
 
-def kernel_page(kernel, k, data, runs):
-    body = ["<nav><a href='index.html'>&larr; all kernels</a></nav>",
+def gpu_facts_section(k):
+    facts = k.get("gpu_facts") or []
+    if not facts:
+        return ""
+    out = [heading(2, "GPU facts")]
+    keys = []
+    for f in facts:
+        for key in f:
+            if key not in keys:
+                keys.append(key)
+    out.append(table(keys, [[f.get(key) for key in keys] for f in facts]))
+    return "\n".join(out)
+
+
+def toc(items):
+    return "<nav class='toc'>%s</nav>" % " &middot; ".join(
+        "<a href='#%s'>%s</a>" % (esc(anchor_id(t)), esc(t)) for t in items)
+
+
+def kernel_page(kernel, k, data, pages):
+    body = ["<nav><a href='index.html'>&larr; all kernels</a><a href='%s'>history</a></nav>"
+            % esc(pages["history"][kernel]),
             "<h1>%s</h1>" % esc(kernel)]
+    sections = ["Throughput", "Speed-up", "Repetitions", "Roofline", "Backends compared",
+                "Verification", "Since the previous run", "History"]
+    if k.get("gpu_facts"):
+        sections.insert(4, "GPU facts")
+    body.append(toc(sections))
     bad = [v for v in k["variants"] if v["status"] == "failed"]
     body.append("<p>Verification: %s</p>" % (
         "<span class='bad'>%d variant(s) FAILED</span>" % len(bad) if bad else
         "<span class='good'>every measured variant verified</span>"))
-    body.append("<h2>Throughput</h2>")
-    body.append(throughput_chart(kernel, k["points"]))
-    body.append("<h2>Roofline</h2>")
+    flagged = [p for p in k["points"] if flags_of(p)]
+    if flagged:
+        body.append("<p class='warn'>%d measurement(s) flagged noisy or suspect: see the flags "
+                    "column and the red circles.</p>" % len(flagged))
+    body.append(heading(2, "Throughput"))
+    body.append(throughput_chart(kernel, k["points"], data.get("limits"), data.get("caches")))
+    body.append(heading(2, "Speed-up"))
+    body.append(speedup_chart(kernel, k["points"]))
+    body.append(heading(2, "Repetitions"))
+    body.append(distribution_chart(kernel, k.get("distribution")))
+    body.append(heading(2, "Roofline"))
     body.append(roofline_chart(kernel, k["points"], data.get("limits")))
-    body.append("<h2>Backends compared</h2>")
+    body.append(gpu_facts_section(k))
+    body.append(heading(2, "Backends compared"))
     body.append("<p>The fastest verified variant of each backend per size. <em>x vs C++</em> is "
                 "the cpu backend's best time over this one (&gt; 1: faster than C++).</p>")
     body.append(table(["sizes", "backend", "best variant", "time", "rate", "% of limit",
-                       "x vs C++", "x vs naive", "x vs vendor"],
+                       "x vs C++", "x vs naive", "x vs vendor", "flags"],
                       comparison_rows(k["summary"]), num_cols=(3, 4, 5, 6, 7, 8)))
     if k["languages"]:
-        body.append("<h3>C++ against other languages</h3>")
+        body.append(heading(3, "C++ against other languages"))
         body.append(table(["sizes", "kind", "language", "C++ variant", "other variant", "C++ time",
-                           "other time", "C++/other", "within noise"],
+                           "other time", "C++/other", "within noise", "flags"],
                           [[r["sizes"], r["kind"], r["language"], r["cpp_variant"],
                             r["other_variant"], fmt_time(r["cpp_seconds"]),
                             fmt_time(r["other_seconds"]), fmt_ratio(r["ratio"]),
-                            ("yes" if r.get("within_noise") else "no") + flags(r)]
+                            "yes" if r.get("within_noise") else "no", flag_cell(r)]
                            for r in k["languages"]], num_cols=(5, 6, 7)))
-    body.append("<h2>Verification</h2>")
+    body.append(heading(2, "Verification"))
     body.append(table(["backend/variant", "status", "reason"],
                       [[v["variant"], (v["status"], "bad" if v["status"] == "failed" else ""),
                         (v.get("reason") or "").split("\n")[0][:200]] for v in k["variants"]]))
-    body.append("<h2>Since the previous run</h2>")
+    body.append(heading(2, "Since the previous run"))
     body.append("<p>Benchmarks whose verdict is not <em>same</em>: a change counts when the "
                 "Mann&ndash;Whitney U test gives p &lt; %s and the median time moves by at least "
                 "%s%%.</p>" % (esc(data.get("alpha")), esc(100 * data.get("min_effect", 0))))
     body.append(changes_table(k, data))
-    body.append("<h2>History</h2>")
-    body.append(trend_chart(kernel, k["trend"], runs))
-    rows = []
-    for s in k["trend"]:
-        for p in s["points"]:
-            v = p.get("verdict") or ""
-            rows.append([s["backend"], s["sizes"], (runs[p["run"]].get("date") or "?"),
-                         p["variant"], fmt_time(p["seconds"]), (v, "bad" if v == "slower" else "")])
-    body.append(table(["backend", "sizes", "run", "best variant", "time",
-                       "verdict vs the previous run's best"],
-                      rows, num_cols=(4,)))
+    body.append(heading(2, "History"))
+    n = len(k.get("history", []))
+    body.append("<p><a href='%s'>History of every variant at every size</a> (%d variant(s), "
+                "%d run(s)).</p>" % (esc(pages["history"][kernel]), n, len(data["runs"])))
     return page("specbench: " + kernel, "\n".join(body))
 
 
-def index_page(data, pages):
+def run_links(runs, out):
+    """Per run, a link from the site to its results JSON (relative, so the site can move with
+    the results)."""
+    links = []
+    for r in runs:
+        path = r.get("path") or ""
+        try:
+            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(out))
+        except ValueError:
+            rel = os.path.abspath(path)
+        links.append(rel.replace(os.sep, "/"))
+    return links
+
+
+def history_page(kernel, k, data, pages, links):
+    runs = data["runs"]
+    body = ["<nav><a href='index.html'>&larr; all kernels</a><a href='%s'>%s</a></nav>"
+            % (esc(pages["kernel"][kernel]), esc(kernel)),
+            "<h1>%s: history</h1>" % esc(kernel),
+            "<p>One chart per variant, one line per size: the median time of every run on a "
+            "time axis, the bar spanning the repetitions' quartiles. A red cross marks a run "
+            "significantly slower than the previous run of the same case, a green triangle one "
+            "faster (Mann&ndash;Whitney U, p &lt; %s, at least %s%%). Each dot links to its run's "
+            "results file.</p>" % (esc(data.get("alpha")), esc(100 * data.get("min_effect", 0)))]
+    history = k.get("history", [])
+    if not any(len(p["points"]) > 1 for h in history for p in h["series"]):
+        body.append(nothing("One run so far: the history appears once there are more."))
+    for h in history:
+        ident = anchor_id("%s-%s" % (h["backend"], h["variant"]))
+        body.append(heading(2, "%s/%s" % (h["backend"], h["variant"]), ident))
+        fig = history_chart(kernel, h, runs, links)
+        if fig is None:
+            body.append(nothing("Never measured."))
+            continue
+        slower = [(s["sizes"], p) for s in h["series"] for p in s["points"]
+                  if p.get("verdict") == "slower"]
+        body.append(figure(fig, "%s/%s: %d size(s), %d regression(s) marked." % (
+            h["backend"], h["variant"], len(h["series"]), len(slower))))
+        if slower:
+            rows = ["<table><thead><tr><th>sizes</th><th>run</th><th>time</th><th>file</th>"
+                    "</tr></thead><tbody>"]
+            for sz, p in slower:
+                run = runs[p["run"]]
+                rows.append("<tr><td>%s</td><td>%s</td><td class='num'>%s</td>"
+                            "<td><a href='%s'>%s</a></td></tr>" % (
+                                esc(sz), esc(run.get("date")), esc(fmt_time(p["seconds"])),
+                                esc(links[p["run"]]), esc(os.path.basename(run.get("path") or ""))))
+            rows.append("</tbody></table>\n")
+            body.append("".join(rows))
+    body.append(heading(2, "Runs"))
+    body.append(runs_table(runs, links))
+    return page("specbench: %s history" % kernel, "\n".join(body))
+
+
+def runs_table(runs, links):
+    out = ["<table><thead><tr>"]
+    out += ["<th>%s</th>" % h for h in ("date", "host", "commit", "CPU", "GPU", "C++", "CUDA",
+                                        "Mojo", "verification", "file")]
+    out.append("</tr></thead><tbody>")
+    for r, link in zip(runs, links):
+        ver = r.get("verification")
+        cells = [r.get("date"), r.get("host"), (r.get("git_commit") or "")[:12], r.get("cpu_model"),
+                 r.get("gpu"), r.get("cxx"), r.get("nvcc"), r.get("mojo"),
+                 ("%s passed, %s failed" % (ver.get("passed"), ver.get("failed")))
+                 if isinstance(ver, dict) else "-"]
+        out.append("<tr>%s<td><a href='%s'>%s</a></td></tr>" % (
+            "".join("<td>%s</td>" % esc(c) for c in cells), esc(link),
+            esc(os.path.basename(r.get("path") or ""))))
+    out.append("</tbody></table>\n")
+    return "".join(out)
+
+
+def index_page(data, pages, links):
     runs = data["runs"]
     latest = runs[-1] if runs else {}
+    overview = data.get("overview") or {}
     body = ["<h1>specbench results</h1>",
             "<p><a href='summary.md'>summary.md</a>: the same as Markdown, for a pull request "
-            "or a post.</p>"]
+            "or a post.</p>",
+            toc(["Every language against C++", "Roofline across kernels", "Percent of limit",
+                 "Kernels", "Runs"])]
     if latest:
         body.append("<p>Latest run %s on %s (%s; GPU: %s), commit %s.</p>" % (
             esc(latest.get("date")), esc(latest.get("host")), esc(latest.get("cpu_model")),
@@ -395,40 +917,45 @@ def index_page(data, pages):
                       ("slower", "faster", "same", "new", "missing", "failed")))))
         for w in c.get("warnings", []):
             body.append("<p class='muted'>warning: %s</p>" % esc(w))
+    best = overview.get("best", [])
+    body.append(heading(2, "Every language against C++"))
+    body.append(languages_chart(overview.get("languages", [])))
+    body.append(heading(2, "Roofline across kernels"))
+    body.append(overview_roofline_chart(best, data.get("limits")))
+    body.append(heading(2, "Percent of limit"))
+    body.append(heatmap_chart(best))
     rows = []
     for kernel, k in data["kernels"].items():
         failed = sum(1 for v in k["variants"] if v["status"] == "failed")
         skipped = sum(1 for v in k["variants"] if v["status"] == "skipped")
         verified = sum(1 for v in k["variants"] if v["status"] == "verified")
-        best = max(k["points"], key=lambda p: (p["size"], p.get("rate") or 0), default=None)
-        rows.append([kernel, pages[kernel],
+        fastest = max(k["points"], key=lambda p: (p.get("working_set_bytes") or p["size"],
+                                                  p.get("rate") or 0), default=None)
+        flagged = sum(1 for p in k["points"] if flags_of(p))
+        rows.append([kernel, pages["kernel"][kernel], pages["history"][kernel],
                      "%d verified, %d failed, %d skipped" % (verified, failed, skipped),
                      failed > 0,
-                     ("%s/%s" % (best["backend"], best["variant"])) if best else "-",
-                     ("%s %s" % (fmt_num(best.get("rate")), best.get("unit"))) if best else "-",
+                     ("%s/%s" % (fastest["backend"], fastest["variant"])) if fastest else "-",
+                     ("%s %s" % (fmt_num(fastest.get("rate")), fastest.get("unit")))
+                     if fastest else "-",
+                     flags_of(fastest) if fastest else "",
+                     ("%d flagged" % flagged) if flagged else "",
                      change_counts(k) or ("same" if data["comparisons"] else "-")])
     out = ["<table><thead><tr><th>kernel</th><th>verification</th>"
-           "<th>fastest at the largest size</th><th>rate</th><th>against the previous run</th>"
-           "</tr></thead><tbody>"]
-    for kernel, href, ver, bad, best, rate, reg in rows:
-        out.append("<tr><td><a href='%s'>%s</a></td><td%s>%s</td><td>%s</td>"
-                   "<td class='num'>%s</td><td%s>%s</td></tr>" % (
-                       esc(href), esc(kernel), " class='bad'" if bad else "", esc(ver), esc(best),
-                       esc(rate), " class='bad'" if ("slower" in reg or "failed" in reg) else "",
-                       esc(reg)))
+           "<th>fastest at the largest size</th><th>rate</th><th>flags</th>"
+           "<th>against the previous run</th></tr></thead><tbody>"]
+    for kernel, href, hist, ver, bad, fastest, rate, fflags, nflag, reg in rows:
+        out.append("<tr><td><a href='%s'>%s</a> <a class='muted' href='%s'>history</a></td>"
+                   "<td%s>%s</td><td>%s</td><td class='num'>%s</td><td class='warn'>%s</td>"
+                   "<td%s>%s</td></tr>" % (
+                       esc(href), esc(kernel), esc(hist), " class='bad'" if bad else "", esc(ver),
+                       esc(fastest), esc(rate), esc("; ".join(x for x in (fflags, nflag) if x)),
+                       " class='bad'" if ("slower" in reg or "failed" in reg) else "", esc(reg)))
     out.append("</tbody></table>")
-    body.append("<h2>Kernels</h2>")
+    body.append(heading(2, "Kernels"))
     body.append("".join(out))
-    body.append("<h2>Runs</h2>")
-    body.append(table(["date", "host", "commit", "CPU", "GPU", "C++", "CUDA", "Mojo",
-                       "verification", "file"],
-                      [[r.get("date"), r.get("host"), (r.get("git_commit") or "")[:12],
-                        r.get("cpu_model"), r.get("gpu"), r.get("cxx"), r.get("nvcc"),
-                        r.get("mojo"),
-                        ("%s passed, %s failed" % (r["verification"].get("passed"),
-                                                   r["verification"].get("failed")))
-                        if isinstance(r.get("verification"), dict) else "-",
-                        os.path.basename(r.get("path") or "")] for r in runs]))
+    body.append(heading(2, "Runs"))
+    body.append(runs_table(runs, links))
     return page("specbench results", "\n".join(body))
 
 
@@ -469,22 +996,102 @@ def summary_markdown(data):
     return "\n".join(lines)
 
 
+class Progress:
+    """'[12/91] kernel-matmul.html, ETA 40 s' on stderr after each page."""
+
+    def __init__(self, total):
+        self.total, self.done, self.start = total, 0, time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def step(self, name):
+        self.done += 1
+        spent = time.monotonic() - self.start
+        eta = spent / self.done * (self.total - self.done)
+        line = "report: [%d/%d] %s, %.0f s, ETA %.0f s" % (self.done, self.total, visible(name),
+                                                           spent, eta)
+        if self.tty:
+            sys.stderr.write("\r\x1b[K" + line + ("\n" if self.done == self.total else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+# The data of the run being rendered, for the worker processes (inherited by fork).
+_JOB = {}
+
+
+def _render_page(task):
+    kind, kernel = task
+    data, pages, links, out = _JOB["data"], _JOB["pages"], _JOB["links"], _JOB["out"]
+    k = data["kernels"][kernel]
+    if kind == "kernel":
+        text = kernel_page(kernel, k, data, pages)
+    else:
+        text = history_page(kernel, k, data, pages, links)
+    name = pages[kind][kernel]
+    write_atomic(os.path.join(out, name), text)
+    return name
+
+
+def jobs():
+    """Worker processes: $SPECBENCH_REPORT_JOBS, else one per CPU (at most 8)."""
+    try:
+        n = int(os.environ.get("SPECBENCH_REPORT_JOBS", "0"))
+    except ValueError:
+        n = 0
+    return n if n > 0 else max(1, min(8, len(os.sched_getaffinity(0))
+                                      if hasattr(os, "sched_getaffinity") else os.cpu_count()))
+
+
+def render(data_path, out):
+    with open(data_path, encoding="utf-8") as f:
+        data = json.load(f)
+    os.makedirs(out, exist_ok=True)
+    used = set()
+    pages = {"kernel": {}, "history": {}}
+    for kernel in data["kernels"]:
+        pages["kernel"][kernel] = page_name("kernel-", kernel, used)
+        pages["history"][kernel] = page_name("history-", kernel, used)
+    links = run_links(data["runs"], out)
+    _JOB.update(data=data, pages=pages, links=links, out=out)
+    tasks = [(kind, kernel) for kernel in data["kernels"] for kind in ("kernel", "history")]
+    progress = Progress(len(tasks) + 2)
+    n = min(jobs(), max(1, len(tasks)))
+    if n > 1:
+        import multiprocessing
+
+        # Pages are independent: drawn in parallel by forked workers (matplotlib's Agg backend
+        # holds no state across figures that a fork could break).
+        with multiprocessing.get_context("fork").Pool(n) as pool:
+            for name in pool.imap_unordered(_render_page, tasks):
+                progress.step(name)
+    else:
+        for task in tasks:
+            progress.step(_render_page(task))
+    write_atomic(os.path.join(out, "index.html"), index_page(data, pages, links))
+    progress.step("index.html")
+    write_atomic(os.path.join(out, "summary.md"), summary_markdown(data))
+    progress.step("summary.md")
+    return 0
+
+
 def main(argv):
     if len(argv) != 3:
         sys.stderr.write("usage: make_report.py REPORT_DATA_JSON OUT_DIR\n")
-        return 2
-    with open(argv[1], encoding="utf-8") as f:
-        data = json.load(f)
-    out = argv[2]
-    os.makedirs(out, exist_ok=True)
-    used, pages = set(), {}
-    for kernel in data["kernels"]:
-        pages[kernel] = page_name(kernel, used)
-    for kernel, k in data["kernels"].items():
-        write_atomic(os.path.join(out, pages[kernel]), kernel_page(kernel, k, data, data["runs"]))
-    write_atomic(os.path.join(out, "index.html"), index_page(data, pages))
-    write_atomic(os.path.join(out, "summary.md"), summary_markdown(data))
-    return 0
+        return EXIT_USAGE
+    try:
+        return render(argv[1], argv[2])
+    except ImportError as e:
+        sys.stderr.write("make_report.py: missing Python module '%s' (%s)\n" % (
+            getattr(e, "name", None) or "?", e))
+        return EXIT_MODULE
+    except OSError as e:
+        where = getattr(e, "filename2", None) or e.filename or argv[2]  # rename: the target
+        sys.stderr.write("make_report.py: %s: %s\n" % (visible(where), e.strerror or e))
+        return EXIT_OS
+    except Exception:  # noqa: BLE001 - a bug: report it with its traceback
+        sys.stderr.write("make_report.py: internal error:\n" + traceback.format_exc())
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@
 #   3. installs the pinned Mojo compiler (mojo 1.2.0, with max-core 26.7.0 for the `max` Mojo
 #      package) into the project-local virtual environment .venv/ when missing (optional:
 #      without it the mojo backend is generated but skipped; SPECBENCH_SKIP_MOJO=1 skips this);
-#   4. installs matplotlib into .venv/ for the report (optional; Chromium, for the report's
-#      browser test, is a package of step 1);
+#   4. installs matplotlib (and pandas, for the CSV export's test) into .venv/ for the report
+#      (optional; Chromium, for the report's browser test, is a package of step 1);
 #   5. configures and builds with the `default` CMake preset (Release, Ninja, build/).
 # Safe to run again: a set-up machine only rebuilds what changed.
 set -euo pipefail
@@ -78,19 +78,23 @@ if [[ "${SPECBENCH_SKIP_MOJO:-0}" != 1 ]] && ! mojo_ok; then
 fi
 
 # The report (`specbench report`, `nightly`): matplotlib (pinned) in .venv/ draws the charts;
-# Chromium (a Debian package of step 1) renders the site in the `report` tests. Optional: without
-# matplotlib the report fails with a message naming what is missing.
+# Chromium (a Debian package of step 1) renders the site in the `report` tests. pandas (pinned)
+# loads `specbench export --format csv` in the history test (without it the test reads the CSV
+# with Python's csv module). Optional: without matplotlib the report fails with a message naming
+# what is missing.
 matplotlib_version=3.11.2
-if ! { [[ -x .venv/bin/python ]] && .venv/bin/python - "$matplotlib_version" <<'PY' 2>/dev/null; }; then
+pandas_version=2.3.3
+if ! { [[ -x .venv/bin/python ]] &&
+  .venv/bin/python - "$matplotlib_version" "$pandas_version" <<'PY' 2>/dev/null; }; then
 import sys
 from importlib.metadata import version
-sys.exit(0 if version("matplotlib") == sys.argv[1] else 1)
+sys.exit(0 if (version("matplotlib"), version("pandas")) == (sys.argv[1], sys.argv[2]) else 1)
 PY
-  echo "setup: installing matplotlib==$matplotlib_version into .venv/"
+  echo "setup: installing matplotlib==$matplotlib_version and pandas==$pandas_version into .venv/"
   if ! { { [[ -x .venv/bin/python ]] || python3 -m venv .venv; } &&
     .venv/bin/python -m pip install --disable-pip-version-check --quiet \
-      "matplotlib==$matplotlib_version"; }; then
-    echo "setup: could not install matplotlib; specbench report will not work" >&2
+      "matplotlib==$matplotlib_version" "pandas==$pandas_version"; }; then
+    echo "setup: could not install matplotlib and pandas; specbench report will not work" >&2
   fi
 fi
 

@@ -27,3 +27,25 @@ expect(2 bench --repetitions x)
 expect(2 verify --root /nonexistent/specbench/root)
 expect(2 build --cuda-arch 9x)
 expect(2 gen --dump-ir nowhere)
+
+# The conventions of issue 17: --version, unknown subcommands, selection flags.
+function(expect_message rc_expected pattern)
+  execute_process(COMMAND "${SPECBENCH}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc STREQUAL "${rc_expected}" OR NOT "${out}${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "specbench ${ARGN}: exit ${rc} (expected ${rc_expected}), output not "
+                        "matching '${pattern}':\n${out}\n${err}")
+  endif()
+endfunction()
+expect_message(0 "^specbench [0-9]+\\.[0-9]+\\.[0-9]+" --version)
+expect_message(2 "unknown subcommand 'frobnicate'" frobnicate)
+expect_message(2 "unknown subcommand 'frobnicate'" --root . frobnicate --help)
+expect_message(2 "no variant of the selected kernels and backends matches --variant nope"
+               verify saxpy -b cpu --variant nope)
+expect_message(2 "not a regular expression" verify saxpy --filter "(")
+expect_message(2 "kernel 'saxpy' has no size 'M'" bench saxpy -b cpu --sizes M=5 --no-probes)
+expect_message(2 "is not a size from 1 to 2" bench saxpy -b cpu --sizes N=0 --no-probes)
+expect_message(2 "different lengths" bench matmul -b cpu --sizes "M=1,2 N=1,2,3" --no-probes)
+expect_message(2 "bench values for size" bench matmul -b cpu --sizes M=8 --no-probes)
+expect_message(2 "huge" bench --sizes huge)
+expect_message(2 "format" export nothing.json --format xml)
