@@ -80,7 +80,7 @@ TEST(ParserTest, LocationsOfAMultiLineTextMatchAScan) {
     EXPECT_EQ(got.col, want.col) << off;
     EXPECT_EQ(m.at(text, off).line, want.line) << off;
   }
-  auto r = parse_statements("a = 1\n\nbb = c +\n  )\n", m);
+  auto r = parse_statements("a = 1\n\nbb = (c +\n  )\n", m);  // a newline in ( ) goes on
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().loc.line, 13);
   EXPECT_EQ(r.error().loc.col, 5);
