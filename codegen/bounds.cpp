@@ -10,14 +10,21 @@ namespace {
 
 // c0 + sum(coef * term), where a term is a size (key >= 0: size index) or an index variable
 // (key < 0: -1 - var index).
+// Every step is overflow-checked: `overflow` is set (and stays set) once a coefficient leaves
+// the 64-bit range, and the form is then refused with a located error.
 struct Affine {
   int64_t c0 = 0;
   std::map<int, int64_t> terms;
+  bool overflow = false;
 
+  static bool mul_add(int64_t& acc, int64_t k, int64_t x) {
+    int64_t p;
+    return __builtin_mul_overflow(k, x, &p) || __builtin_add_overflow(acc, p, &acc);
+  }
   void add(const Affine& o, int64_t k) {
-    c0 += k * o.c0;
+    overflow = overflow || o.overflow || mul_add(c0, k, o.c0);
     for (auto [t, c] : o.terms) {
-      terms[t] += k * c;
+      overflow = mul_add(terms[t], k, c) || overflow;
       if (terms[t] == 0) terms.erase(t);
     }
   }
@@ -122,7 +129,8 @@ class Prover {
       bool take_hi = (c > 0) == want_max;
       auto bound = affine(take_hi ? *iv.hi : *iv.lo);
       if (!bound) return std::nullopt;
-      if (take_hi) bound->c0 -= 1;  // ranges are half-open
+      if (take_hi && __builtin_sub_overflow(bound->c0, 1, &bound->c0))  // ranges are half-open
+        bound->overflow = true;
       a.add(*bound, c);
     }
     return a;
@@ -133,7 +141,7 @@ class Prover {
     int64_t at_ones = a.c0;
     for (auto [t, c] : a.terms) {
       if (c < 0) return false;
-      at_ones += c;
+      if (__builtin_add_overflow(at_ones, c, &at_ones)) return true;  // c > 0: grows past 2^63
     }
     return at_ones >= 0;
   }
@@ -155,6 +163,14 @@ class Prover {
         }
         std::optional<Affine> lo = a ? extreme(*a, false) : std::nullopt;
         std::optional<Affine> hi = a ? extreme(*a, true) : std::nullopt;
+        auto extent = affine(*tn.shape[d]);
+        SB_ASSERT(extent.has_value(), "shape was checked to be affine");
+        Affine room = *extent;  // extent - 1 - max(subscript) >= 0
+        if (__builtin_sub_overflow(room.c0, 1, &room.c0)) room.overflow = true;
+        if (hi) room.add(*hi, -1);
+        if ((a && a->overflow) || (lo && lo->overflow) || (hi && hi->overflow) || room.overflow)
+          return make_error(sub.loc, "integer overflow in subscript '" + text + "' of '" +
+                                         tn.name + "': its bounds leave the 64-bit range");
         if (!lo || !hi)
           return make_error(sub.loc, "cannot prove that subscript '" + text + "' of '" + tn.name +
                                          "' stays in bounds (it is not affine in indices, sizes "
@@ -166,11 +182,6 @@ class Prover {
                                          "' can be negative; declare a boundary rule (zero or "
                                          "clamp) for '" +
                                          tn.name + "' or change the range");
-        auto extent = affine(*tn.shape[d]);
-        SB_ASSERT(extent.has_value(), "shape was checked to be affine");
-        Affine room = *extent;  // extent - 1 - max(subscript) >= 0
-        room.c0 -= 1;
-        room.add(*hi, -1);
         if (!nonnegative(room))
           return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name + "' can reach " +
                                          "past its extent '" +

@@ -1,9 +1,14 @@
 #include "driver.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -109,6 +114,134 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
 
 namespace {
 
+// "<name>.tmp.<pid>": a temporary of write_file_atomic or of a gen run, left behind when that
+// process was killed. Those of live processes (another gen running now) are not stale.
+// The pid of such a temporary, or 0 when `p` is not named like one.
+long temp_pid(const fs::path& p) {
+  const std::string n = p.filename().string();
+  const size_t at = n.rfind(".tmp.");
+  if (at == std::string::npos || at == 0) return 0;
+  const std::string pid = n.substr(at + 5);
+  if (pid.empty() || pid.size() > 9) return 0;
+  for (char c : pid)
+    if (c < '0' || c > '9') return 0;
+  return std::stol(pid);
+}
+
+bool is_stale_temp(const fs::path& p) {
+  const long v = temp_pid(p);
+  if (v <= 0 || v == static_cast<long>(::getpid())) return false;
+  return ::kill(static_cast<pid_t>(v), 0) != 0 && errno == ESRCH;
+}
+
+// Removes the stale temporaries under `dir`; returns how many.
+int remove_stale_temps(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return 0;
+  std::vector<fs::path> stale;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && is_stale_temp(it->path())) stale.push_back(it->path());
+  }
+  int n = 0;
+  for (const auto& p : stale) n += fs::remove(p, ec) ? 1 : 0;
+  return n;
+}
+
+Error io_error(const fs::path& p, const std::string& what, int err) {
+  return Error{Loc{p.string(), 0, 0}, what + ": " + std::strerror(err), ""};
+}
+
+// Writes `content` to the new file `tmp` (never an existing one: O_EXCL).
+Status write_new_file(const fs::path& tmp, const std::string& content) {
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error(tmp, "cannot write file", errno);
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fs::remove(tmp);
+      return io_error(tmp, "cannot write file", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    int err = errno;
+    fs::remove(tmp);
+    return io_error(tmp, "cannot write file", err);
+  }
+  return {};
+}
+
+// A gen run's writes, staged: every new content goes to a temporary next to its target, and
+// only when all are written are they renamed into place. A failure while staging removes the
+// temporaries and the folders made for them, so generated/ is left as it was.
+class Stage {
+ public:
+  ~Stage() { abandon(); }
+
+  Status add(const fs::path& target, const std::string& content) {
+    std::error_code ec;
+    auto st = fs::symlink_status(target, ec);
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+      return Error{Loc{target.string(), 0, 0}, "cannot replace it: it is not a regular file", ""};
+    SB_TRY(make_parents(target.parent_path()));
+    fs::path tmp = target;
+    tmp += ".tmp." + std::to_string(::getpid());
+    SB_TRY(write_new_file(tmp, content));
+    staged_.push_back({target, tmp});
+    return {};
+  }
+
+  // Renames every temporary into place.
+  Status commit() {
+    for (size_t i = 0; i < staged_.size(); ++i) {
+      if (std::rename(staged_[i].tmp.c_str(), staged_[i].target.c_str()) != 0) {
+        int err = errno;
+        staged_.erase(staged_.begin(), staged_.begin() + static_cast<long>(i));
+        return io_error(staged_.front().target, "cannot replace file", err);
+      }
+    }
+    staged_.clear();
+    made_.clear();
+    return {};
+  }
+
+ private:
+  // Creates the missing folders of `dir`, outermost first, remembering them for abandon().
+  Status make_parents(const fs::path& dir) {
+    std::vector<fs::path> missing;
+    std::error_code ec;
+    for (fs::path d = dir; !d.empty() && !fs::exists(d, ec); d = d.parent_path()) {
+      missing.push_back(d);
+      if (d == d.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST)
+        return io_error(*it, "cannot create folder", errno);
+      made_.push_back(*it);
+    }
+    return {};
+  }
+
+  void abandon() {
+    std::error_code ec;
+    for (const auto& s : staged_) fs::remove(s.tmp, ec);
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) fs::remove(*it, ec);  // if empty
+    staged_.clear();
+    made_.clear();
+  }
+
+  struct Staged {
+    fs::path target, tmp;
+  };
+  std::vector<Staged> staged_;
+  std::vector<fs::path> made_;
+};
+
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) return {};
@@ -146,6 +279,10 @@ int run_gen(const GenOptions& opt) {
   std::vector<GeneratedFile> files = generate(specs.value());
   fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.root) / "generated" : fs::path(opt.out_dir);
 
+  // Litter of earlier runs that were killed mid-write (never touched by --check, which only
+  // reports; a bad spec has already returned above).
+  const int stale_temps = opt.check ? 0 : remove_stale_temps(out_dir);
+
   std::set<std::string> produced;
   for (const auto& f : files) produced.insert(f.path);
   // Files under generated/ that no spec produces; only judged when every spec was given.
@@ -155,6 +292,7 @@ int run_gen(const GenOptions& opt) {
       if (!e.is_regular_file()) continue;
       std::string rel = fs::relative(e.path(), out_dir).generic_string();
       if (rel == ".gitkeep" || rel == "README.md") continue;
+      if (temp_pid(e.path()) > 0) continue;  // a temporary: stale ones were removed above
       if (!produced.count(rel)) orphans.push_back(rel);
     }
     std::sort(orphans.begin(), orphans.end());
@@ -187,15 +325,24 @@ int run_gen(const GenOptions& opt) {
   }
 
   int written = 0;
-  for (const auto& f : files) {
-    fs::path p = out_dir / f.path;
-    if (fs::exists(p) && read_all(p) == f.content) continue;
-    Status st = write_file_atomic(p.string(), f.content);
+  {
+    Stage stage;
+    for (const auto& f : files) {
+      fs::path p = out_dir / f.path;
+      if (fs::exists(p) && read_all(p) == f.content) continue;
+      Status st = stage.add(p, f.content);
+      if (!st.ok()) {
+        std::cerr << format_error(st.error()) << "nothing under " << out_dir.string()
+                  << " was changed\n";
+        return 2;
+      }
+      ++written;
+    }
+    Status st = stage.commit();
     if (!st.ok()) {
       std::cerr << format_error(st.error());
       return 2;
     }
-    ++written;
   }
   std::error_code ec;
   for (const auto& o : orphans) {
@@ -207,6 +354,9 @@ int run_gen(const GenOptions& opt) {
   }
   std::cout << "generated " << files.size() << " files from " << specs.value().size() << " specs ("
             << written << " updated, " << orphans.size() << " removed)\n";
+  if (stale_temps > 0)
+    std::cout << "removed " << stale_temps << " stale temporary file" << (stale_temps == 1 ? "" : "s")
+              << " of an earlier, interrupted run\n";
   return 0;
 }
 

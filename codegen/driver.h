@@ -42,8 +42,10 @@ struct GenOptions {
 
 // `specbench gen`. Returns the process exit code: 0 ok; 1 when --check finds stale files (each
 // listed on stderr); 2 on a user error (printed with file:line:col). Writes nothing unless every
-// spec loads and checks; each file is written atomically (temporary file, then rename). Without
-// explicit specs it also removes generated files that no spec produces.
+// spec loads and checks. The run is staged: every changed file is written to a temporary next to
+// it (`<file>.tmp.<pid>`), and only when all are written are they renamed into place, so an I/O
+// error while staging leaves generated/ unchanged. Temporaries of earlier runs whose process is
+// gone are removed. Without explicit specs it also removes generated files that no spec produces.
 int run_gen(const GenOptions& opt);
 
 // Writes `content` to `path` atomically: a temporary file in the same folder, then rename.

@@ -545,9 +545,11 @@ void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
 
 StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* helpers)
     : spec_(spec), st_(st), helpers_(helpers) {
-  std::set<std::string> taken;
-  for (const auto& t : spec.tensors) taken.insert(t.name);
-  for (const auto& s : spec.sizes) taken.insert(s.name);
+  // (Looked up per variable rather than collected into a set per statement: a spec with many
+  // statements and tensors would otherwise cost statements x tensors set insertions.)
+  auto taken = [&spec](const std::string& n) {
+    return spec.find_tensor(n) >= 0 || spec.find_size(n) >= 0;
+  };
   std::vector<int> live;
   for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
   std::set<int> shadowing;
@@ -556,7 +558,7 @@ StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* hel
   // code uses, or a variable bound around its loop; then it becomes sb_<name>_<index>.
   for (size_t i = 0; i < st.vars.size(); ++i) {
     const std::string& n = st.vars[i].name;
-    const bool keep = c_name(n) == n && !taken.count(n) && !shadowing.count(static_cast<int>(i));
+    const bool keep = c_name(n) == n && !taken(n) && !shadowing.count(static_cast<int>(i));
     var_names_.push_back(keep ? n : "sb_" + n + "_" + std::to_string(i));
   }
 }

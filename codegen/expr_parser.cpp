@@ -1,19 +1,31 @@
 #include "expr_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <unordered_map>
 
 namespace sb {
 
 Loc TextMap::at(const std::string& text, size_t offset) const {
+  return at(line_offsets(text), offset);
+}
+
+std::vector<size_t> TextMap::line_offsets(const std::string& text) {
+  std::vector<size_t> offs{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') offs.push_back(i + 1);
+  return offs;
+}
+
+Loc TextMap::at(const std::vector<size_t>& offs, size_t offset) const {
   if (starts.empty()) return Loc{file, 0, 0};
-  size_t line = 0, line_off = 0;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_off = i + 1;
-    }
-  }
+  // The line holding `offset` is the last line start at or before it (a newline belongs to the
+  // line it ends). A binary search keeps a whole parse O(n log n) in the text's length.
+  size_t line = static_cast<size_t>(std::upper_bound(offs.begin(), offs.end(), offset) -
+                                    offs.begin()) -
+                1;
+  size_t line_off = offs[line];
   if (line >= starts.size()) line = starts.size() - 1;
   Loc l = starts[line];
   l.col += static_cast<int>(offset - line_off);
@@ -32,11 +44,13 @@ struct Token {
   int64_t ival = 0;
 };
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDepth = 64;       // nesting of parentheses, brackets, calls and unary ops
+constexpr int kMaxTreeDepth = 256;  // height of the expression tree (every operator counts)
 
 class Parser {
  public:
-  Parser(const std::string& text, const TextMap& map) : text_(text), map_(map) {}
+  Parser(const std::string& text, const TextMap& map)
+      : text_(text), map_(map), line_offs_(TextMap::line_offsets(text)) {}
 
   Status lex() {
     size_t i = 0;
@@ -175,7 +189,7 @@ class Parser {
   bool is_sym(const char* s, size_t ahead = 0) const {
     return peek(ahead).kind == Tok::Sym && peek(ahead).text == s;
   }
-  Loc loc(size_t off) const { return map_.at(text_, off); }
+  Loc loc(size_t off) const { return map_.at(line_offs_, off); }
   Error err(size_t off, std::string msg) const { return make_error(loc(off), std::move(msg)); }
 
   static std::string describe(const Token& t) {
@@ -232,6 +246,22 @@ class Parser {
     return st;
   }
 
+  // Records the height of the new inner node `e` (a leaf has height 1) and refuses trees
+  // taller than kMaxTreeDepth, so that every later recursive walk of the tree (checks,
+  // emitters, the reference, destructors) has a bounded depth. `off` is the operator's text.
+  Status grow(const Expr& e, size_t off) {
+    int h = 0;
+    for (const auto& a : e.args) {
+      auto it = heights_.find(a.get());
+      h = std::max(h, it == heights_.end() ? 1 : it->second);
+    }
+    if (++h > kMaxTreeDepth)
+      return err(off, "expression is too deep (more than " + std::to_string(kMaxTreeDepth) +
+                          " levels of operators; split it into statements with temp tensors)");
+    heights_[&e] = h;
+    return {};
+  }
+
   static int binary_prec(const std::string& s) {
     if (s == "||") return 1;
     if (s == "&&") return 2;
@@ -277,6 +307,7 @@ class Parser {
       e->loc = loc(op.off);
       e->args.push_back(std::move(left));
       e->args.push_back(std::move(rhs.value()));
+      SB_TRY(grow(*e, op.off));
       left = std::move(e);
     }
     --depth_;
@@ -308,6 +339,7 @@ class Parser {
       e->uop = op.text == "-" ? UnOp::Neg : UnOp::Not;
       e->loc = loc(op.off);
       e->args.push_back(std::move(inner));
+      SB_TRY(grow(*e, op.off));
       return e;
     }
     return primary();
@@ -369,6 +401,7 @@ class Parser {
       if (!args.ok()) return args.error();
       if (args.value().empty()) return err(t.off, "empty subscript on '" + t.text + "'");
       e->args = std::move(args.value());
+      SB_TRY(grow(*e, t.off));
       return e;
     }
     if (!is_sym("(")) {
@@ -398,20 +431,24 @@ class Parser {
       e->args.push_back(std::move(body.value()));
       e->args.push_back(std::move(lo.value()));
       e->args.push_back(std::move(hi.value()));
+      SB_TRY(grow(*e, t.off));
       return e;
     }
     e->kind = ExprKind::Call;
     auto args = arg_list(")", "the arguments of '" + t.text + "'");
     if (!args.ok()) return args.error();
     e->args = std::move(args.value());
+    SB_TRY(grow(*e, t.off));
     return e;
   }
 
   const std::string& text_;
   const TextMap& map_;
+  std::vector<size_t> line_offs_;  // where each line of text_ starts
   std::vector<Token> toks_;
   size_t pos_ = 0;
   int depth_ = 0;
+  std::unordered_map<const Expr*, int> heights_;  // height of each inner node built so far
 };
 
 }  // namespace

@@ -17,7 +17,11 @@ namespace sb {
 struct TextMap {
   std::string file;
   std::vector<Loc> starts;
-  Loc at(const std::string& text, size_t offset) const;
+  Loc at(const std::string& text, size_t offset) const;  // O(length of text)
+  // Where each line of `text` starts (offset 0, then one past each newline); computed once per
+  // text so that each lookup is a binary search.
+  static std::vector<size_t> line_offsets(const std::string& text);
+  Loc at(const std::vector<size_t>& line_offsets, size_t offset) const;  // O(log lines)
 };
 
 struct ParsedIndex {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 namespace sb {
@@ -284,7 +286,12 @@ int Spec::find_size(const std::string& n) const {
   return -1;
 }
 
-int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars) {
+std::optional<int64_t> eval_int_checked(const Expr& e, const SizePoint& sizes,
+                                        const std::vector<int64_t>& vars, const Expr** where) {
+  auto fail = [&]() -> std::optional<int64_t> {
+    if (where && !*where) *where = &e;
+    return std::nullopt;
+  };
   switch (e.kind) {
     case ExprKind::IntLit:
       return e.ival;
@@ -294,25 +301,35 @@ int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_
     case ExprKind::IndexVar:
       SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(vars.size()), "index var out of range");
       return vars[e.ref];
-    case ExprKind::Unary:
+    case ExprKind::Unary: {
       SB_ASSERT(e.uop == UnOp::Neg, "non-integer unary op in integer expression");
-      return -eval_int(*e.args[0], sizes, vars);
+      auto a = eval_int_checked(*e.args[0], sizes, vars, where);
+      if (!a) return a;
+      int64_t r;
+      if (__builtin_sub_overflow(int64_t{0}, *a, &r)) return fail();
+      return r;
+    }
     case ExprKind::Binary: {
-      int64_t a = eval_int(*e.args[0], sizes, vars);
-      int64_t b = eval_int(*e.args[1], sizes, vars);
+      auto a = eval_int_checked(*e.args[0], sizes, vars, where);
+      if (!a) return a;
+      auto b = eval_int_checked(*e.args[1], sizes, vars, where);
+      if (!b) return b;
+      int64_t r;
       switch (e.bop) {
         case BinOp::Add:
-          return a + b;
+          if (__builtin_add_overflow(*a, *b, &r)) return fail();
+          return r;
         case BinOp::Sub:
-          return a - b;
+          if (__builtin_sub_overflow(*a, *b, &r)) return fail();
+          return r;
         case BinOp::Mul:
-          return a * b;
+          if (__builtin_mul_overflow(*a, *b, &r)) return fail();
+          return r;
         case BinOp::Div:
-          SB_ASSERT(b != 0, "integer division by zero");
-          return a / b;
         case BinOp::Mod:
-          SB_ASSERT(b != 0, "integer modulo by zero");
-          return a % b;
+          SB_ASSERT(*b != 0, "integer division by zero");
+          if (*a == std::numeric_limits<int64_t>::min() && *b == -1) return fail();
+          return e.bop == BinOp::Div ? *a / *b : *a % *b;
         default:
           break;
       }
@@ -320,17 +337,30 @@ int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_
     }
     case ExprKind::Call:
       if (e.fn == Fn::Min || e.fn == Fn::Max) {
-        int64_t a = eval_int(*e.args[0], sizes, vars);
-        int64_t b = eval_int(*e.args[1], sizes, vars);
-        return e.fn == Fn::Min ? std::min(a, b) : std::max(a, b);
+        auto a = eval_int_checked(*e.args[0], sizes, vars, where);
+        if (!a) return a;
+        auto b = eval_int_checked(*e.args[1], sizes, vars, where);
+        if (!b) return b;
+        return e.fn == Fn::Min ? std::min(*a, *b) : std::max(*a, *b);
       }
-      if (e.fn == Fn::Abs) return std::llabs(eval_int(*e.args[0], sizes, vars));
+      if (e.fn == Fn::Abs) {
+        auto a = eval_int_checked(*e.args[0], sizes, vars, where);
+        if (!a) return a;
+        if (*a == std::numeric_limits<int64_t>::min()) return fail();
+        return *a < 0 ? -*a : *a;
+      }
       break;
     default:
       break;
   }
   SB_ASSERT(false, "expression is not an integer expression");
   return 0;
+}
+
+int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars) {
+  auto v = eval_int_checked(e, sizes, vars, nullptr);
+  SB_ASSERT(v.has_value(), "integer overflow in an expression that the checks accepted");
+  return *v;
 }
 
 std::vector<int64_t> tensor_extents(const Spec& s, int t, const SizePoint& sizes) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,7 +178,13 @@ Spec clone(const Spec& s);
 // Evaluates an integer expression (shape, range bound, subscript) given sizes and index-variable
 // values (`vars` indexed like Statement::vars; may be empty when the expression uses none).
 // Integer / and % truncate toward zero, as in C.
+// An overflow of 64-bit arithmetic is an internal error here: the checks refuse every shape,
+// range and subscript whose value leaves the 64-bit range at a size point (eval_int_checked).
 int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars = {});
+// The same, returning nullopt when a value leaves the 64-bit range (the operator that overflowed
+// is stored in *where, when given and still null).
+std::optional<int64_t> eval_int_checked(const Expr& e, const SizePoint& sizes,
+                                        const std::vector<int64_t>& vars, const Expr** where);
 
 // Extents of tensor `t` at `sizes`, and its element count (1 for a scalar).
 std::vector<int64_t> tensor_extents(const Spec& s, int t, const SizePoint& sizes);

@@ -130,6 +130,11 @@ const std::set<std::string_view>& target_keywords() {
       "warpSize",
       "dim3",
       "cudaStream_t",
+      // CUDA's half and bfloat16 types (cuda_fp16.h, cuda_bf16.h)
+      "half",
+      "half2",
+      "nv_bfloat16",
+      "nv_bfloat162",
       // Mojo
       "fn",
       "def",
@@ -196,6 +201,25 @@ const std::set<std::string_view>& builtins() {
 
 }  // namespace
 
+// The vector types of CUDA's vector_types.h (char1 ... ulonglong4, float1 ... double4, and the
+// aligned double4_16a-style variants of CUDA 13): the generated CUDA includes
+// cuda_runtime.h, so a parameter with one of these names is a syntax error there.
+static bool is_cuda_vector_type(const std::string& name) {
+  static const char* const bases[] = {"char",  "uchar",    "short",     "ushort", "int",
+                                      "uint",  "long",     "ulong",     "longlong",
+                                      "ulonglong", "float", "double"};
+  for (const char* b : bases) {
+    const std::string base(b);
+    if (name.size() <= base.size() || name.compare(0, base.size(), base) != 0) continue;
+    const std::string rest = name.substr(base.size());
+    if (rest.size() == 1 && rest[0] >= '1' && rest[0] <= '4') return true;
+    if (rest.size() > 1 && rest[0] >= '1' && rest[0] <= '4' &&
+        (rest.substr(1) == "_16a" || rest.substr(1) == "_32a"))
+      return true;
+  }
+  return false;
+}
+
 bool is_builtin_name(const std::string& name) {
   return builtins().count(name) > 0;
 }
@@ -213,6 +237,7 @@ std::string check_identifier(const std::string& name) {
     return "'" + name + "' uses the reserved prefix 'sb_'";
   if (is_builtin_name(name)) return "'" + name + "' is a built-in name of the spec language";
   if (target_keywords().count(name)) return "'" + name + "' is a keyword in a target language";
+  if (is_cuda_vector_type(name)) return "'" + name + "' is a CUDA vector type name";
   return "";
 }
 

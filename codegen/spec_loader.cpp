@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +15,7 @@
 
 #include "expr_parser.h"
 #include "names.h"
+#include "safe_io.h"
 
 namespace sb {
 
@@ -90,20 +91,39 @@ const char* node_kind(const YAML::Node& n) {
   }
 }
 
+// Error messages quote the line they point into, so only a file that is meant to be a spec is
+// ever read: its name must end in .yaml, and so must the file a symbolic link leads to. A link
+// to /etc/passwd is refused before it is opened, and no line of it can reach a message.
+Status spec_file_name(const std::string& path) {
+  auto no_excerpt = [&](std::string msg) { return Error{Loc{path, 0, 0}, std::move(msg), ""}; };
+  namespace fs = std::filesystem;
+  if (fs::path(path).extension() != ".yaml")
+    return no_excerpt("a spec file's name must end in .yaml");
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (!ec && real.extension() != ".yaml")
+    return no_excerpt("the spec file is a symbolic link to a file whose name does not end in "
+                      ".yaml; it is not read");
+  return {};  // a missing file is reported by read_regular_file
+}
+
+// A key of an open map (sizes, tensors, variants, variant parameters): its text, its value, and
+// its own node (for error positions; looking it up again would be quadratic in the map's size).
+struct Entry {
+  std::string name;
+  YAML::Node value;
+  YAML::Node key;
+};
+
 class Loader {
  public:
   explicit Loader(std::string path) : path_(std::move(path)) {}
 
   Result<Spec> run() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in)
-      return make_error(Loc{path_, 0, 0},
-                        "cannot read spec file: " + std::string(std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text_ = ss.str();
-    if (text_.size() > kMaxFileBytes)
-      return make_error(Loc{path_, 0, 0}, "spec file is larger than 1 MiB");
+    SB_TRY(spec_file_name(path_));
+    auto text = read_regular_file(path_, kMaxFileBytes, "spec file");
+    if (!text.ok()) return text.error();
+    text_ = std::move(text.value());
     split_lines();
     for (size_t l = 0; l < lines_.size(); ++l) {
       size_t first = lines_[l].find_first_not_of(" \t");
@@ -152,7 +172,7 @@ class Loader {
   // be present. `open` allows other keys (variant parameters) and returns them in `extra`.
   Status keys(const YAML::Node& m, const std::string& what, const std::vector<std::string>& known,
               const std::vector<std::string>& required, bool open = false,
-              std::vector<std::pair<std::string, YAML::Node>>* extra = nullptr) {
+              std::vector<Entry>* extra = nullptr) {
     if (!m.IsMap()) return err(m, what + " must be a map, found " + node_kind(m));
     std::set<std::string> seen;
     for (auto it = m.begin(); it != m.end(); ++it) {
@@ -164,7 +184,7 @@ class Loader {
       for (const auto& kn : known) is_known = is_known || kn == key;
       if (!is_known) {
         if (open) {
-          extra->push_back({key, it->second});
+          extra->push_back({key, it->second, k});
           continue;
         }
         std::string list;
@@ -176,13 +196,6 @@ class Loader {
       if (!seen.count(r)) return err(m, what + " is missing the required key '" + r + "'");
     }
     return {};
-  }
-
-  // The key node of `key` in map `m`, for error positions.
-  YAML::Node key_node(const YAML::Node& m, const std::string& key) const {
-    for (auto it = m.begin(); it != m.end(); ++it)
-      if (it->first.IsScalar() && it->first.Scalar() == key) return it->first;
-    return m;
   }
 
   Result<std::string> scalar(const YAML::Node& n, const std::string& what) {
@@ -282,8 +295,7 @@ class Loader {
     extra_.clear();
     if (entries.empty()) return err(n, "'sizes' must declare at least one size parameter");
     size_t bench_len = 1, verify_len = 1;
-    for (auto& [name, body] : entries) {
-      YAML::Node k = key_node(n, name);
+    for (auto& [name, body, k] : entries) {
       std::string why = check_identifier(name);
       if (!why.empty()) return err(k, "invalid size name: " + why);
       SizeParam p;
@@ -324,8 +336,7 @@ class Loader {
     auto entries = std::move(extra_);
     extra_.clear();
     if (entries.empty()) return err(n, "'tensors' must declare at least one tensor");
-    for (auto& [name, body] : entries) {
-      YAML::Node k = key_node(n, name);
+    for (auto& [name, body, k] : entries) {
       std::string why = check_identifier(name);
       if (!why.empty()) return err(k, "invalid tensor name: " + why);
       std::string what = "tensor '" + name + "'";
@@ -461,14 +472,13 @@ class Loader {
     auto entries = std::move(extra_);
     extra_.clear();
     if (entries.empty()) return err(n, "'variants' must list at least one backend");
-    for (auto& [backend, list] : entries) {
-      YAML::Node k = key_node(n, backend);
+    for (auto& [backend, list, k] : entries) {
       if (!list.IsSequence() || list.size() == 0)
         return err(list, "variants of backend '" + backend + "' must be a non-empty list");
       std::vector<Variant> vs;
       std::set<std::string> names;
       for (const auto& vn : list) {
-        std::vector<std::pair<std::string, YAML::Node>> params;
+        std::vector<Entry> params;
         SB_TRY(keys(vn, "a variant of '" + backend + "'", {"name", "strategy"},
                     {"name", "strategy"}, true, &params));
         Variant v;
@@ -485,14 +495,14 @@ class Loader {
         if (!strategy.ok()) return strategy.error();
         v.strategy = strategy.value();
         v.strategy_loc = loc(vn["strategy"]);
-        for (auto& [pk, pv] : params) {
+        for (auto& [pk, pv, pkey] : params) {
           std::string why2 = check_identifier(pk);
-          if (!why2.empty()) return err(key_node(vn, pk), "invalid parameter name: " + why2);
+          if (!why2.empty()) return err(pkey, "invalid parameter name: " + why2);
           auto x = integer(pv, "parameter '" + pk + "' of variant '" + v.name + "'", -kMaxSize,
                            kMaxSize);
           if (!x.ok()) return x.error();
           v.params[pk] = x.value();
-          v.param_locs[pk] = loc(key_node(vn, pk));
+          v.param_locs[pk] = loc(pkey);
         }
         vs.push_back(std::move(v));
       }
@@ -506,7 +516,7 @@ class Loader {
   std::string text_;
   std::vector<std::string> lines_;
   Spec spec_;
-  std::vector<std::pair<std::string, YAML::Node>> extra_;
+  std::vector<Entry> extra_;
 };
 
 }  // namespace

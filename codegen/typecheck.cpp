@@ -42,8 +42,16 @@ ExprPtr int_lit(int64_t v, const Loc& loc) {
 
 // Gives the untyped-literal parts of `e` the concrete type `t`. An integer literal that becomes
 // a float turns into a float literal, so no backend ever performs integer division on it.
-void settle(Expr& e, DType t) {
-  if (!is_literal(e.type)) return;
+// A '%' of integer literals that would become a floating-point '%' here (`y[i] = 1 % 3` with an
+// f32 output) is refused, as `f32(i) % 3.0` is: '%' is an integer operator on every backend.
+Status settle(Expr& e, DType t) {
+  if (!is_literal(e.type)) return {};
+  if (e.kind == ExprKind::Binary && e.bop == BinOp::Mod && (is_float(t) || t == DType::FloatLit))
+    return make_error(e.loc, std::string("'%' needs integer operands; here its literal operands "
+                                         "take the type ") +
+                                 (t == DType::FloatLit ? "f64" : dtype_name(t)) +
+                                 " of their context (compute the value, or use an integer "
+                                 "expression)");
   if (e.kind == ExprKind::IntLit && (is_float(t) || t == DType::FloatLit)) {
     e.kind = ExprKind::FloatLit;
     e.fval = static_cast<double>(e.ival);
@@ -52,8 +60,9 @@ void settle(Expr& e, DType t) {
                     (e.bop == BinOp::Lt || e.bop == BinOp::Le || e.bop == BinOp::Gt ||
                      e.bop == BinOp::Ge || e.bop == BinOp::Eq || e.bop == BinOp::Ne);
   e.type = t;
-  if (comparison) return;  // operands were settled when the comparison was typed
-  for (auto& a : e.args) settle(*a, t);
+  if (comparison) return {};  // operands were settled when the comparison was typed
+  for (auto& a : e.args) SB_TRY(settle(*a, t));
+  return {};
 }
 
 class Checker {
@@ -138,7 +147,9 @@ class Checker {
           const Tensor& tn = s_.tensors[t];
           double n = 1;
           for (const auto& d : tn.shape) {
-            int64_t x = eval_int(*d, p);
+            auto v = checked(*d, p, "the shape of tensor '" + tn.name + "'");
+            if (!v.ok()) return v.error();
+            int64_t x = v.value();
             if (x < 1)
               return make_error(tn.loc, "tensor '" + tn.name + "' has extent " + std::to_string(x) +
                                             " at " + point_name(p) +
@@ -150,7 +161,12 @@ class Checker {
                                           " elements at " + point_name(p) +
                                           " (at most 2^31 - 1 are supported)");
           total += n * dtype_bytes(tn.type);
-          if (tn.init_lo_expr && eval_int(*tn.init_lo_expr, p) > eval_int(*tn.init_hi_expr, p))
+          if (!tn.init_lo_expr) continue;
+          auto lo = checked(*tn.init_lo_expr, p, "'init' of tensor '" + tn.name + "'");
+          if (!lo.ok()) return lo.error();
+          auto hi = checked(*tn.init_hi_expr, p, "'init' of tensor '" + tn.name + "'");
+          if (!hi.ok()) return hi.error();
+          if (lo.value() > hi.value())
             return make_error(tn.init_lo_expr->loc, "'init' of tensor '" + tn.name +
                                                         "' is an empty range at " + point_name(p));
         }
@@ -161,6 +177,17 @@ class Checker {
       }
     }
     return {};
+  }
+
+  // The value of the integer expression `e` at size point `p`; a located error when a step of
+  // it leaves the 64-bit range (the generated code computes it in int64_t).
+  Result<int64_t> checked(const Expr& e, const SizePoint& p, const std::string& what) const {
+    const Expr* where = nullptr;
+    auto v = eval_int_checked(e, p, {}, &where);
+    if (v) return *v;
+    const Expr& at = where ? *where : e;
+    return make_error(at.loc, "integer overflow in " + what + ": '" + to_string(at, s_, nullptr) +
+                                  "' leaves the 64-bit range at " + point_name(p));
   }
 
   static std::string fmt_count(double n) {
@@ -338,8 +365,7 @@ class Checker {
     if (is_literal(e.type)) {
       if (e.type == DType::FloatLit && is_int(t))
         return make_error(e.loc, what + " must be " + dtype_name(t) + ", found a float literal");
-      settle(e, t);
-      return {};
+      return settle(e, t);
     }
     if (e.type == t) return {};
     if (t == DType::Index && e.type == DType::I32) return {};
@@ -363,7 +389,7 @@ class Checker {
       if (lit.type == DType::FloatLit && !is_float(other))
         return make_error(op.loc, std::string("cannot combine a float literal with ") +
                                       dtype_name(other) + " in '" + binop_or_fn(op) + "'");
-      settle(lit, other);
+      SB_TRY(settle(lit, other));
       out = other;
       return {};
     }
@@ -410,7 +436,7 @@ class Checker {
                                         "' needs a floating-point argument, found " +
                                         dtype_name(a->type) + "; use f32(...)");
       if (t == DType::IntLit) {
-        for (auto& a : e.args) settle(*a, DType::FloatLit);
+        for (auto& a : e.args) SB_TRY(settle(*a, DType::FloatLit));
         t = DType::FloatLit;
       }
     }
@@ -479,8 +505,8 @@ class Checker {
         if (cmp) {
           if (is_literal(t)) {
             DType c = t == DType::FloatLit ? DType::F64 : DType::Index;
-            settle(a, c);
-            settle(b, c);
+            SB_TRY(settle(a, c));
+            SB_TRY(settle(b, c));
           }
           e.type = DType::Bool;
         } else {
@@ -498,7 +524,8 @@ class Checker {
         if (!is_numeric(a.type))
           return make_error(e.loc, std::string("cannot cast ") + dtype_name(a.type) + " to " +
                                        dtype_name(e.cast_to));
-        if (is_literal(a.type)) settle(a, a.type == DType::FloatLit ? DType::F64 : DType::Index);
+        if (is_literal(a.type))
+          SB_TRY(settle(a, a.type == DType::FloatLit ? DType::F64 : DType::Index));
         e.type = e.cast_to;
         return {};
       }
