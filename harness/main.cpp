@@ -29,6 +29,7 @@
 #include "results.h"
 #include "runner.h"
 #include "runtime.h"
+#include "safe_io.h"
 #include "toolchain.h"
 
 namespace {
@@ -415,7 +416,7 @@ int show_comparison(const sb::Comparison& c, const std::string& markdown, const 
     return true;
   };
   if (markdown == "-" || json == "-") {
-    for (const auto& w : c.warnings) std::cerr << "warning: " << w << "\n";
+    for (const auto& w : c.warnings) std::cerr << "warning: " << sb::escape_control(w) << "\n";
   } else {
     std::cout << sb::format_comparison(c);
   }
@@ -556,14 +557,14 @@ nlohmann::json find_checkpoint(const std::string& dir, const nlohmann::json& opt
   if (partials.empty()) return nullptr;
   std::sort(partials.begin(), partials.end());
   const std::string& p = partials.back();
-  auto run = sb::load_results(p);
+  auto read = sb::read_results_json(p);
+  auto run = read.ok() ? sb::results_from_json(read.value(), p) : sb::Result<sb::StoredRun>(read.error());
   if (!run.ok()) {
     std::cerr << "warning: cannot resume: " << sb::format_error(run.error())
               << "starting a new run\n";
     return nullptr;
   }
-  std::ifstream in(p);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json doc = std::move(read.value());
   if (nightly_field(doc, "options") != options) {
     std::cerr << "note: " << p << " is an interrupted run with other options; starting a new "
               << "run (it is left as it is)\n";
@@ -587,8 +588,13 @@ nlohmann::json measured_before(const nlohmann::json& state, const std::string& c
     if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    std::ifstream in(f);
-    nlohmann::json c = nlohmann::json::parse(in, nullptr, false);
+    auto read = sb::read_results_json(f);
+    if (!read.ok()) {
+      std::cerr << "warning: " << sb::format_error(read.error())
+                << "its case is measured again\n";
+      continue;
+    }
+    const nlohmann::json& c = read.value();
     if (!c.is_object() || !c.contains("benchmarks") || !c["benchmarks"].is_array()) {
       std::cerr << "warning: " << f << ": not a case checkpoint; its case is measured again\n";
       continue;
@@ -653,10 +659,9 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     if (fs::path(p).filename().string() < stamp + ".json") previous_runs.push_back(p);
   nlohmann::json previous_steps;
   if (!previous_runs.empty()) {
-    std::ifstream in(previous_runs.back());
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (nightly_field(doc, "options") == options)
-      previous_steps = nightly_field(doc, "step_seconds");
+    auto doc = sb::read_results_json(previous_runs.back());
+    if (doc.ok() && nightly_field(doc.value(), "options") == options)
+      previous_steps = nightly_field(doc.value(), "step_seconds");
   }
   NightlyProgress np(previous_steps);
 
