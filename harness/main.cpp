@@ -241,6 +241,26 @@ void set_probes(const Globals& g, bool no_probes, sb::BenchOptions& bo) {
   };
 }
 
+// Writes the results document to `asked`; when that fails, to a fallback file (results.h:
+// write_results_with_fallback), saying where; when every try fails, prints the document on
+// stdout between marker lines, so that a run's measurements are never lost. `written` gets the
+// file written. False when nothing could be written.
+bool store_results(const std::string& asked, const nlohmann::json& doc, std::string& written) {
+  sb::ResultsWrite w = sb::write_results_with_fallback(asked, doc);
+  for (const auto& e : w.errors) std::cerr << sb::format_error(e);
+  written = w.path;
+  if (w.fallback)
+    std::cerr << "warning: the results could not be written to " << asked
+              << "; they were written to " << w.path << " instead\n";
+  if (!w.path.empty()) return true;
+  std::cerr << "specbench: error: the results could not be written anywhere; the results "
+               "document follows on stdout\n";
+  std::cout << "----- specbench results JSON -----\n"
+            << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n----- end of specbench results JSON -----\n";
+  return false;
+}
+
 // Benchmarks `targets`, prints the summary and writes the results file. Returns true when no
 // case failed.
 bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, const BenchFlags& f,
@@ -261,20 +281,18 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   if (verification) doc["verification"] = *verification;
   doc["context"]["spec_hashes"] = spec_hashes(targets);
   std::cout << "\n" << sb::format_bench_summary(report.value());
-  std::string path = f.out.empty() ? sb::default_results_path(g.root, std::time(nullptr)) : f.out;
-  sb::Status st = sb::write_results(path, doc);
-  if (!st.ok()) {
-    std::cerr << sb::format_error(st.error());
-    return false;
-  }
+  std::string asked = f.out.empty() ? sb::default_results_path(g.root, std::time(nullptr)) : f.out;
+  std::string path;
+  if (!store_results(asked, doc, path)) return false;
   std::string md = sb::markdown_path(path);
-  st = sb::write_file_atomic(
+  sb::Status st = sb::write_text_atomic(
       md, sb::format_bench_summary_markdown(report.value(), fs::path(path).filename().string()));
   if (!st.ok()) {
     std::cerr << sb::format_error(st.error());
     return false;
   }
   std::cout << "\nresults: " << path << "\nsummary: " << md << "\n";
+  if (path != asked) return false;  // the measurements are safe, but not where they were asked
   for (const auto& r : report.value().records) {
     if (r.status == sb::BenchStatus::Failed) return false;
   }
@@ -401,7 +419,7 @@ std::optional<std::vector<sb::StoredRun>> load_runs(const std::vector<std::strin
 }
 
 bool write_or_report(const std::string& path, const std::string& content) {
-  sb::Status st = sb::write_file_atomic(path, content);
+  sb::Status st = sb::write_text_atomic(path, content);
   if (!st.ok()) std::cerr << sb::format_error(st.error());
   return st.ok();
 }
@@ -652,6 +670,10 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   const std::string partial_path = (fs::path(dir) / (stamp + ".partial.json")).string();
   const std::string cases_dir = (fs::path(dir) / (stamp + ".partial")).string();
   const std::string final_path = (fs::path(dir) / (stamp + ".json")).string();
+  // A nightly killed between writing a file and renaming it leaves <file>.tmp.<pid>: gone now.
+  int stale = sb::remove_stale_temporaries(dir) + sb::remove_stale_temporaries(cases_dir);
+  if (stale > 0)
+    std::cerr << "note: removed " << stale << " temporary file(s) left by an interrupted run\n";
 
   // The ETA source: the newest complete run in `dir` made by a nightly with these options.
   std::vector<std::string> previous_runs;
@@ -780,11 +802,8 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   state["state"] = "complete";
   state["step_seconds"] = np.steps();
   doc["nightly"] = state;
-  sb::Status st = sb::write_results(final_path, doc);
-  if (!st.ok()) {
-    std::cerr << sb::format_error(st.error());
-    return 2;
-  }
+  std::string written;
+  if (!store_results(final_path, doc, written) || written != final_path) return 2;
   if (!write_or_report(
           sb::markdown_path(final_path),
           sb::format_bench_summary_markdown(full, fs::path(final_path).filename().string())))
