@@ -318,6 +318,8 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
       line += "cached";
     else
       line += fmt_seconds(r.seconds);
+    if (!r.rebuilt_because.empty())
+      line += " (the cached module was rebuilt: " + r.rebuilt_because + ")";
     if (done < total) {
       // Remaining jobs at the average pace so far, spread over the worker threads.
       double elapsed = since(t0);
