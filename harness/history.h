@@ -48,7 +48,7 @@ std::string match_key(const std::string& kernel, const std::string& backend,
 
 // The limits of every results file specbench reads (README "Results files"): at most
 // kMaxResultsBytes bytes (the largest committed run, results/vm, is about 8 MB), and arrays and
-// objects nested at most kMaxResultsDepth deep (specbench writes at most 5 levels). Past either
+// objects nested at most kMaxResultsDepth deep (the committed runs nest 6 levels). Past either
 // the file is refused, a user error, before any JSON value is built.
 inline constexpr size_t kMaxResultsBytes = size_t{128} << 20;  // 128 MiB
 inline constexpr int kMaxResultsDepth = 64;
