@@ -186,9 +186,13 @@ TEST_F(ToolchainTest, APlantedLibraryIsNeverLoadedAndIsRebuilt) {
       sb::build_module(job(write("planted.cpp", planted_source(marker))), (dir_ / "other").string());
   ASSERT_TRUE(planted.ok) << planted.error;
   fs::remove(marker);
+  // Renamed over the entry, as an attacker with write access to the folder would (rewriting the
+  // file in place would also corrupt the copy this process has loaded).
   auto plant = [&] {
-    fs::copy_file(planted.module_path, good.module_path, fs::copy_options::overwrite_existing);
-    fs::permissions(good.module_path, fs::perms(0755));
+    const std::string tmp = good.module_path + ".planting";
+    fs::copy_file(planted.module_path, tmp, fs::copy_options::overwrite_existing);
+    fs::permissions(tmp, fs::perms(0755));
+    fs::rename(tmp, good.module_path);
   };
   plant();
   EXPECT_EQ(sb::dlopen_cache_entry(good.module_path, "specbench_module", err), nullptr);
@@ -206,6 +210,8 @@ TEST_F(ToolchainTest, APlantedLibraryIsNeverLoadedAndIsRebuilt) {
   fs::copy_file(planted.module_path + ".hash", good.module_path + ".hash",
                 fs::copy_options::overwrite_existing);
   fs::permissions(good.module_path, fs::perms(0777));
+  EXPECT_EQ(sb::untrusted_cache_entry(good.module_path, "specbench_module"),
+            "it is writable by group or others");
   EXPECT_EQ(sb::dlopen_cache_entry(good.module_path, "specbench_module", err), nullptr);
   EXPECT_NE(err.find("writable by group or others"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(marker));
