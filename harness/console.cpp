@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime.h"
+#include "safe_io.h"
 
 namespace sb {
 
@@ -51,7 +52,17 @@ size_t display_width(const std::string& s) {
 }  // namespace
 
 std::string format_table(const std::vector<std::string>& header,
-                         const std::vector<std::vector<std::string>>& rows) {
+                         const std::vector<std::vector<std::string>>& raw_rows) {
+  // Cells may quote results files and compiler output: control bytes are shown escaped, so that
+  // no cell can drive the terminal (and widths are those of what is shown).
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(raw_rows.size());
+  for (const auto& r : raw_rows) {
+    std::vector<std::string> cells;
+    cells.reserve(r.size());
+    for (const auto& c : r) cells.push_back(escape_control(c));
+    rows.push_back(std::move(cells));
+  }
   std::vector<size_t> w(header.size(), 0);
   for (size_t i = 0; i < header.size(); ++i) w[i] = display_width(header[i]);
   for (const auto& r : rows) {

@@ -12,6 +12,7 @@
 #include "noise.h"
 #include "report_charts.h"
 #include "results.h"
+#include "safe_io.h"
 #include "stats.h"
 
 namespace sb {
@@ -56,7 +57,7 @@ Result<std::string> sizes_text(const json& sizes, const std::string& where) {
   std::string out;
   for (const auto& [k, v] : sizes.items()) {
     if (!v.is_number_integer())
-      return Error{Loc{}, where + ": size '" + k + "' is not an integer", ""};
+      return Error{Loc{}, where + ": size '" + escape_control(k) + "' is not an integer", ""};
     out += (out.empty() ? "" : ",") + k + "=" + std::to_string(v.get<int64_t>());
   }
   return out;
@@ -156,7 +157,7 @@ Status read_benchmarks(const json& list, int version, StoredRun& run) {
     std::string unit = f.str("time_unit", false);
     if (unit.empty()) unit = "ns";
     if (unit != "ns" && unit != "us" && unit != "ms" && unit != "s")
-      f.fail("'time_unit' is '" + unit + "', not ns, us, ms or s");
+      f.fail("'time_unit' is '" + escape_control(unit) + "', not ns, us, ms or s");
     double real_time = f.num("real_time", 0, /*required=*/!error);
     if (!error && !(std::isfinite(real_time) && real_time >= 0))
       f.fail("'real_time' is not a finite non-negative number");
@@ -301,16 +302,75 @@ std::string match_key(const std::string& kernel, const std::string& backend,
   return kernel + "/" + backend + "/" + variant + "/" + sorted_sizes(sizes);
 }
 
-Result<StoredRun> parse_results(const std::string& text, const std::string& path) {
-  json doc;
+namespace {
+
+// Where `text` first nests arrays and objects deeper than `limit`, as 1-based line and column;
+// {0, 0} when it never does. Brackets inside strings do not count. Linear, allocation-free:
+// it runs before the parser, so no deep tree is ever built, copied or printed.
+std::pair<int, int> nesting_past(const std::string& text, int limit) {
+  int depth = 0, line = 1, col = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    ++col;
+    if (c == '\n') {
+      ++line;
+      col = 0;
+    }
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return {line, col};
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+Result<json> parse_results_json(const std::string& text, const std::string& path) {
+  auto [line, col] = nesting_past(text, kMaxResultsDepth);
+  if (line > 0)
+    return Error{Loc{path, line, col},
+                 "not a valid results file: arrays and objects nest deeper than " +
+                     std::to_string(kMaxResultsDepth) + " levels",
+                 ""};
   try {
-    doc = json::parse(text);
+    return json::parse(text);
   } catch (const json::exception& e) {
+    // The parser's message can quote the bytes it stopped at: escaped.
     std::string what = e.what();
     return file_error(
         path, "not a valid results file: the JSON is truncated or corrupt (" +
-                  what.substr(what.find(']') == std::string::npos ? 0 : what.find(']') + 2) + ")");
+                  escape_control(
+                      what.substr(what.find(']') == std::string::npos ? 0 : what.find(']') + 2)) +
+                  ")");
   }
+}
+
+Result<json> read_results_json(const std::string& path) {
+  auto text = read_regular_file(path, kMaxResultsBytes, "results file");
+  if (!text.ok()) return text.error();
+  return parse_results_json(text.value(), path);
+}
+
+Result<StoredRun> parse_results(const std::string& text, const std::string& path) {
+  auto parsed = parse_results_json(text, path);
+  if (!parsed.ok()) return parsed.error();
+  return results_from_json(parsed.value(), path);
+}
+
+Result<StoredRun> results_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object()) return file_error(path, "not a results file: the JSON is not an object");
   StoredRun run;
   run.path = path;
@@ -362,15 +422,9 @@ Result<StoredRun> parse_results(const std::string& text, const std::string& path
 }
 
 Result<StoredRun> load_results(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return file_error(path, "is a folder, not a results file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return file_error(path, "cannot read the results file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return file_error(path, "cannot read the results file");
-  return parse_results(ss.str(), path);
+  auto doc = read_results_json(path);
+  if (!doc.ok()) return doc.error();
+  return results_from_json(doc.value(), path);
 }
 
 // ---------------------------------------------------------------------------------------------

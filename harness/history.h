@@ -3,6 +3,7 @@
 // formatting is history_format.h's job (and harness/report/make_report.py's for the site).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,11 +46,28 @@ struct StoredRun {
 std::string match_key(const std::string& kernel, const std::string& backend,
                       const std::string& variant, const std::string& sizes);
 
+// The limits of every results file specbench reads (README "Results files"): at most
+// kMaxResultsBytes bytes (the largest committed run, results/vm, is about 8 MB), and arrays and
+// objects nested at most kMaxResultsDepth deep (the committed runs nest 6 levels). Past either
+// the file is refused, a user error, before any JSON value is built.
+inline constexpr size_t kMaxResultsBytes = size_t{128} << 20;  // 128 MiB
+inline constexpr int kMaxResultsDepth = 64;
+
+// The JSON text of a results file (or of a nightly checkpoint) parsed within those limits; errors
+// name `path` (with line and column for too deep a nesting). read_results_json reads the file
+// with read_regular_file (safe_io.h): FIFOs, devices and folders are refused, never read.
+Result<nlohmann::json> parse_results_json(const std::string& text, const std::string& path);
+Result<nlohmann::json> read_results_json(const std::string& path);
+
 // Reads and checks a results document. Every problem is a user error naming `path`: not JSON
-// (truncated, corrupt), not an object, an unsupported schema_version (newer than
-// kResultsSchemaVersion, or not a number), a missing or ill-typed field.
+// (truncated, corrupt), nested too deep, larger than kMaxResultsBytes, not a regular file, not
+// an object, an unsupported schema_version (newer than kResultsSchemaVersion, or not a number),
+// a missing or ill-typed field. Text quoted from the file in a message has its control bytes
+// escaped.
 Result<StoredRun> parse_results(const std::string& text, const std::string& path);
 Result<StoredRun> load_results(const std::string& path);
+// The same checks on a document already parsed (by parse_results_json).
+Result<StoredRun> results_from_json(const nlohmann::json& doc, const std::string& path);
 
 // ---------------------------------------------------------------------------------------------
 // Comparing two runs

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "console.h"
+#include "safe_io.h"
 
 namespace sb {
 
@@ -77,10 +78,13 @@ std::string format_comparison(const Comparison& c) {
     rows.push_back({r.name, fmt_time(r.base_seconds), fmt_time(r.new_seconds), fmt_change(r.ratio),
                     fmt_p(r.p), reps(r), verdict_text(r), note});
   }
-  std::string out = "base: " + c.base_path + "\nnew:  " + c.new_path + "\n\n";
+  // Names and notes come from the results files: format_table escapes their control bytes, and
+  // the lines around it do the same.
+  std::string out =
+      "base: " + escape_control(c.base_path) + "\nnew:  " + escape_control(c.new_path) + "\n\n";
   out += format_table({"benchmark", "base", "new", "change", "p", "reps", "verdict", "note"}, rows);
   out += "\n" + counts(c) + "\n(" + criteria(c) + ")\n";
-  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  for (const auto& w : c.warnings) out += "warning: " + escape_control(w) + "\n";
   return out;
 }
 

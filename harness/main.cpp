@@ -497,6 +497,26 @@ void set_probes(const Globals& g, bool no_probes, sb::BenchOptions& bo) {
   };
 }
 
+// Writes the results document to `asked`; when that fails, to a fallback file (results.h:
+// write_results_with_fallback), saying where; when every try fails, prints the document on
+// stdout between marker lines, so that a run's measurements are never lost. `written` gets the
+// file written. False when nothing could be written.
+bool store_results(const std::string& asked, const nlohmann::json& doc, std::string& written) {
+  sb::ResultsWrite w = sb::write_results_with_fallback(asked, doc);
+  for (const auto& e : w.errors) std::cerr << sb::format_error(e);
+  written = w.path;
+  if (w.fallback)
+    std::cerr << "warning: the results could not be written to " << asked
+              << "; they were written to " << w.path << " instead\n";
+  if (!w.path.empty()) return true;
+  std::cerr << "specbench: error: the results could not be written anywhere; the results "
+               "document follows on stdout\n";
+  std::cout << "----- specbench results JSON -----\n"
+            << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n----- end of specbench results JSON -----\n";
+  return false;
+}
+
 // Benchmarks `targets`, prints the summary and writes the results file. Returns true when no
 // case failed.
 bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, const BenchFlags& f,
@@ -517,14 +537,11 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   if (verification) doc["verification"] = *verification;
   doc["context"]["spec_hashes"] = spec_hashes(targets);
   std::cout << "\n" << sb::format_bench_summary(report.value());
-  std::string path = f.out.empty() ? sb::default_results_path(g.root, std::time(nullptr)) : f.out;
-  sb::Status st = sb::write_results(path, doc);
-  if (!st.ok()) {
-    std::cerr << sb::format_error(st.error());
-    return false;
-  }
+  std::string asked = f.out.empty() ? sb::default_results_path(g.root, std::time(nullptr)) : f.out;
+  std::string path;
+  if (!store_results(asked, doc, path)) return false;
   std::string md = sb::markdown_path(path);
-  st = sb::write_file_atomic(
+  sb::Status st = sb::write_text_atomic(
       md, sb::format_bench_summary_markdown(report.value(), fs::path(path).filename().string()));
   if (!st.ok()) {
     std::cerr << sb::format_error(st.error());
@@ -536,6 +553,7 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
               << " repetition(s) per case: `specbench compare` cannot find a change in it at "
                  "alpha 0.05, which needs at least "
               << need << " a side (--repetitions " << need << " or more)\n";
+  if (path != asked) return false;  // the measurements are safe, but not where they were asked
   for (const auto& r : report.value().records) {
     if (r.status == sb::BenchStatus::Failed) return false;
   }
@@ -664,7 +682,7 @@ std::optional<std::vector<sb::StoredRun>> load_runs(const std::vector<std::strin
 }
 
 bool write_or_report(const std::string& path, const std::string& content) {
-  sb::Status st = sb::write_file_atomic(path, content);
+  sb::Status st = sb::write_text_atomic(path, content);
   if (!st.ok()) std::cerr << sb::format_error(st.error());
   return st.ok();
 }
@@ -679,7 +697,7 @@ int show_comparison(const sb::Comparison& c, const std::string& markdown, const 
     return true;
   };
   if (markdown == "-" || json == "-") {
-    for (const auto& w : c.warnings) std::cerr << "warning: " << w << "\n";
+    for (const auto& w : c.warnings) std::cerr << "warning: " << sb::escape_control(w) << "\n";
   } else {
     std::cout << sb::format_comparison(c);
   }
@@ -906,14 +924,14 @@ nlohmann::json find_checkpoint(const std::string& dir, const nlohmann::json& opt
   if (partials.empty()) return nullptr;
   std::sort(partials.begin(), partials.end());
   const std::string& p = partials.back();
-  auto run = sb::load_results(p);
+  auto read = sb::read_results_json(p);
+  auto run = read.ok() ? sb::results_from_json(read.value(), p) : sb::Result<sb::StoredRun>(read.error());
   if (!run.ok()) {
     std::cerr << "warning: cannot resume: " << sb::format_error(run.error())
               << "starting a new run\n";
     return nullptr;
   }
-  std::ifstream in(p);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json doc = std::move(read.value());
   if (nightly_field(doc, "options") != options) {
     std::cerr << "note: " << p << " is an interrupted run with other options; starting a new "
               << "run (it is left as it is)\n";
@@ -937,8 +955,13 @@ nlohmann::json measured_before(const nlohmann::json& state, const std::string& c
     if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    std::ifstream in(f);
-    nlohmann::json c = nlohmann::json::parse(in, nullptr, false);
+    auto read = sb::read_results_json(f);
+    if (!read.ok()) {
+      std::cerr << "warning: " << sb::format_error(read.error())
+                << "its case is measured again\n";
+      continue;
+    }
+    const nlohmann::json& c = read.value();
     if (!c.is_object() || !c.contains("benchmarks") || !c["benchmarks"].is_array()) {
       std::cerr << "warning: " << f << ": not a case checkpoint; its case is measured again\n";
       continue;
@@ -996,6 +1019,10 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   const std::string partial_path = (fs::path(dir) / (stamp + ".partial.json")).string();
   const std::string cases_dir = (fs::path(dir) / (stamp + ".partial")).string();
   const std::string final_path = (fs::path(dir) / (stamp + ".json")).string();
+  // A nightly killed between writing a file and renaming it leaves <file>.tmp.<pid>: gone now.
+  int stale = sb::remove_stale_temporaries(dir) + sb::remove_stale_temporaries(cases_dir);
+  if (stale > 0)
+    std::cerr << "note: removed " << stale << " temporary file(s) left by an interrupted run\n";
 
   // The ETA source: the newest complete run in `dir` made by a nightly with these options.
   std::vector<std::string> previous_runs;
@@ -1003,10 +1030,9 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
     if (fs::path(p).filename().string() < stamp + ".json") previous_runs.push_back(p);
   nlohmann::json previous_steps;
   if (!previous_runs.empty()) {
-    std::ifstream in(previous_runs.back());
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (nightly_field(doc, "options") == options)
-      previous_steps = nightly_field(doc, "step_seconds");
+    auto doc = sb::read_results_json(previous_runs.back());
+    if (doc.ok() && nightly_field(doc.value(), "options") == options)
+      previous_steps = nightly_field(doc.value(), "step_seconds");
   }
   NightlyProgress np(previous_steps);
 
@@ -1127,11 +1153,8 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   state["state"] = "complete";
   state["step_seconds"] = np.steps();
   doc["nightly"] = state;
-  sb::Status st = sb::write_results(final_path, doc);
-  if (!st.ok()) {
-    std::cerr << sb::format_error(st.error());
-    return 2;
-  }
+  std::string written;
+  if (!store_results(final_path, doc, written) || written != final_path) return 2;
   if (!write_or_report(
           sb::markdown_path(final_path),
           sb::format_bench_summary_markdown(full, fs::path(final_path).filename().string())))

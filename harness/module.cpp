@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "toolchain.h"
+
 namespace sb {
 
 namespace {
@@ -15,11 +17,10 @@ Error module_error(const std::string& path, const std::string& msg) {
 }  // namespace
 
 Result<Module> Module::load(const std::string& path, const Spec& spec, const std::string& backend) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* e = dlerror();
-    return module_error(path, std::string("cannot load module: ") + (e ? e : "unknown error"));
-  }
+  // Only what specbench wrote into the cache is loaded (toolchain.h: dlopen_cache_entry).
+  std::string error;
+  void* handle = dlopen_cache_entry(path, "specbench_module", error);
+  if (!handle) return module_error(path, error);
   dlerror();
   void* sym = dlsym(handle, "specbench_module");
   if (!sym) {

@@ -47,11 +47,9 @@ Loaded load(const ProbeOptions& opt, const ProbeModule& m) {
     l.error = "build failed: " + e.substr(start, end == std::string::npos ? end : end - start);
     return l;
   }
-  l.handle = dlopen(b.module_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!l.handle) {
-    const char* e = dlerror();
-    l.error = std::string("cannot load ") + b.module_path + ": " + (e ? e : "?");
-  }
+  std::string error;
+  l.handle = dlopen_cache_entry(b.module_path, m.entry, error);
+  if (!l.handle) l.error = b.module_path + ": " + error;
   return l;
 }
 
@@ -228,10 +226,10 @@ std::vector<std::string> cublas_flags(const ToolchainOptions& tools) {
 
 std::vector<ProbeModule> probe_modules(const ToolchainOptions& tools) {
   return {
-      {"stream", "cpu_stream_fma.cpp", "cpu", {}},
-      {"sgemm", "cpu_sgemm.cpp", "cpu", {"-Wl,--no-as-needed", "-lopenblas"}},
-      {"gpu-triad", "cuda_triad.cu", "cuda", {}},
-      {"cublas", "cuda_sgemm.cu", "cuda", cublas_flags(tools)},
+      {"stream", "cpu_stream_fma.cpp", "cpu", {}, "sb_probe_triad"},
+      {"sgemm", "cpu_sgemm.cpp", "cpu", {"-Wl,--no-as-needed", "-lopenblas"}, "sb_probe_sgemm"},
+      {"gpu-triad", "cuda_triad.cu", "cuda", {}, "sb_probe_cuda_triad"},
+      {"cublas", "cuda_sgemm.cu", "cuda", cublas_flags(tools), "sb_probe_cublas_sgemm"},
   };
 }
 
@@ -249,6 +247,7 @@ BuildResult build_probe(const ProbeOptions& opt, const ProbeModule& m) {
   job.abi_header = (fs::path(opt.tools.abi_dir) / "specbench_abi.h").string();
   job.cmd = rt->compile_command(opt.tools);
   for (const auto& f : m.extra_flags) job.cmd.flags.push_back(f);
+  job.entry_symbol = m.entry;
   return build_module(job, opt.cache_dir);
 }
 

@@ -80,6 +80,7 @@ struct ProbeModule {
   std::string file;
   std::string backend;  // "cpu" or "cuda"
   std::vector<std::string> extra_flags;
+  std::string entry;  // the symbol the module must export (BuildJob::entry_symbol)
 };
 std::vector<ProbeModule> probe_modules(const ToolchainOptions& tools);
 

@@ -65,6 +65,27 @@ V num(double v) {
 
 }  // namespace
 
+std::vector<bool> tensors_read_by_statements(const Spec& spec) {
+  std::vector<bool> read(spec.tensors.size(), false);
+  for (const Statement& st : spec.stmts)
+    for (const Expr* r : reads_of(*st.rhs))
+      if (r->ref >= 0 && static_cast<size_t>(r->ref) < read.size()) read[r->ref] = true;
+  return read;
+}
+
+int64_t reference_memory_bytes(const Spec& spec, const SizePoint& sizes) {
+  std::vector<bool> read = tensors_read_by_statements(spec);
+  int64_t bytes = 0;
+  for (size_t t = 0; t < spec.tensors.size(); ++t) {
+    if (spec.tensors[t].role == Role::In || !read[t]) continue;
+    const int64_t n = tensor_elements(spec, static_cast<int>(t), sizes);
+    // Dense: a RefValue and a done flag per element; sparse: a hash node (key, value, next
+    // pointer, allocator overhead) and a bucket per element.
+    bytes += n * (n <= kDenseLimit ? static_cast<int64_t>(sizeof(V) + 1) : 64);
+  }
+  return bytes;
+}
+
 struct Reference::Impl {
   const Spec& spec;
   SizePoint sizes;
@@ -73,7 +94,8 @@ struct Reference::Impl {
   std::vector<int64_t> elems;             // per tensor
   std::vector<int> writer;                // per tensor: the statement writing it, or -1
   std::vector<Memo> memo;
-  std::vector<Frame> frames;  // per statement
+  std::vector<bool> read_by_stmt;  // per tensor: some statement reads it (then it is memoised)
+  std::vector<Frame> frames;       // per statement
 
   Impl(const Spec& s, const SizePoint& z, const HostTensors& inputs)
       : spec(s), sizes(z), in(inputs) {
@@ -106,9 +128,13 @@ struct Reference::Impl {
       frames[i].st = &st;
       frames[i].vars.assign(st.vars.size(), 0);
     }
+    read_by_stmt = tensors_read_by_statements(spec);
   }
 
   V pull(int t, int64_t flat) {
+    // A tensor no statement reads is asked for by the verifier only, each element once: a memo
+    // would only cost memory (17 to ~60 bytes per element, several times the tensor itself).
+    if (!read_by_stmt[t]) return compute(t, flat);
     Memo& m = memo[t];
     if (elems[t] <= kDenseLimit) {
       if (m.done.empty()) {

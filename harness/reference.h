@@ -52,6 +52,15 @@ struct RefValue {
   double mag = 0;
 };
 
+// Per tensor of `spec`: whether some statement reads it. Only those Out/Temp tensors are
+// memoised; the elements of the others are computed when asked (the verifier asks once each).
+std::vector<bool> tensors_read_by_statements(const Spec& spec);
+
+// The most memory a Reference at `sizes` allocates for its memos, when every element of every
+// Out tensor is asked for (as verification does): about 17 bytes per element of each memoised
+// tensor up to 2^25 elements, 64 bytes above (a hash map).
+int64_t reference_memory_bytes(const Spec& spec, const SizePoint& sizes);
+
 class Reference {
  public:
   // `inputs` holds host buffers for every tensor of `spec` (only role In ones are read).
@@ -62,7 +71,8 @@ class Reference {
   Reference& operator=(const Reference&) = delete;
 
   // Value of element `flat` (row-major) of tensor `t` (an Out or Temp tensor). Every element of
-  // every Out/Temp tensor is memoised, so asking twice is cheap and gives the same answer.
+  // every Out/Temp tensor that a statement reads is memoised; the others are computed on each
+  // call (the same answer, at the cost of its work again).
   RefValue element(int t, int64_t flat);
 
  private:

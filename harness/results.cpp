@@ -1,11 +1,17 @@
 #include "results.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <regex>
 
 #include "driver.h"
 
@@ -190,10 +196,115 @@ std::string default_results_path(const std::string& root, std::time_t when) {
       .string();
 }
 
-Status write_results(const std::string& path, const nlohmann::json& doc) {
+namespace {
+
+std::string results_text(const nlohmann::json& doc) {
   // Reasons may quote compiler output; never let a stray byte make the dump throw.
-  return write_file_atomic(
-      path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+Error write_error(const std::string& path, const std::string& what, int err) {
+  return Error{Loc{path, 0, 0}, what + ": " + std::strerror(err), ""};
+}
+
+}  // namespace
+
+Status write_text_atomic(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) {
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) return Error{Loc{path, 0, 0}, "cannot create its folder: " + ec.message(), ""};
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return write_error(path, "cannot write the file", errno);
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return write_error(path, "cannot write the file", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  // A full disk can show only here (delayed allocation) or at close.
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return write_error(path, "cannot write the file", err);
+  }
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return write_error(path, "cannot write the file", err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return write_error(path, "cannot replace the file", err);
+  }
+  return {};
+}
+
+Status write_results(const std::string& path, const nlohmann::json& doc) {
+  return write_text_atomic(path, results_text(doc));
+}
+
+ResultsWrite write_results_with_fallback(const std::string& path, const nlohmann::json& doc) {
+  namespace fs = std::filesystem;
+  ResultsWrite w;
+  const std::string text = results_text(doc);
+  Status st = write_text_atomic(path, text);
+  if (st.ok()) {
+    w.path = path;
+    return w;
+  }
+  w.errors.push_back(st.error());
+  std::vector<std::string> dirs;
+  const char* tmpdir = std::getenv("TMPDIR");
+  dirs.push_back(tmpdir && *tmpdir ? tmpdir : "/tmp");
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  if (!ec) dirs.push_back(cwd.string());
+  const std::string name = "specbench-" + fs::path(path).filename().string();
+  for (const auto& d : dirs) {
+    fs::path candidate = fs::path(d) / name;
+    if (fs::exists(candidate, ec))
+      candidate = fs::path(d) / (fs::path(name).stem().string() + "-" +
+                                 std::to_string(::getpid()) + fs::path(name).extension().string());
+    st = write_text_atomic(candidate.string(), text);
+    if (st.ok()) {
+      w.path = candidate.string();
+      w.fallback = true;
+      return w;
+    }
+    w.errors.push_back(st.error());
+  }
+  return w;
+}
+
+int remove_stale_temporaries(const std::string& dir) {
+  namespace fs = std::filesystem;
+  static const std::regex tmp_name(R"(.+\.tmp\.([0-9]+))");
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file(ec) || !std::regex_match(name, m, tmp_name)) continue;
+    const long pid = std::strtol(m[1].str().c_str(), nullptr, 10);
+    // A live writer (this process, or another one) keeps its temporary.
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue;
+    if (fs::remove(e.path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace sb

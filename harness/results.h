@@ -118,8 +118,27 @@ std::string host_name();                  // gethostname(), "unknown" on failure
 // The summary file beside a results file: "x.json" -> "x.md"; other names get ".md" appended.
 std::string markdown_path(const std::string& results_path);
 
-// Writes `doc` (indented, newline-terminated) atomically: a temporary file in the same folder,
-// then rename, so a reader sees the old file or the whole new one. Creates parent folders.
+// Writes `doc` (indented, newline-terminated) atomically: a temporary file in the same folder
+// (<path>.tmp.<pid>), flushed with fsync, then rename, so a reader sees the old file or the whole
+// new one. Creates parent folders. Errors name the path and say why (strerror of errno).
 Status write_results(const std::string& path, const nlohmann::json& doc);
+// The same for any text (the Markdown summary beside a results file).
+Status write_text_atomic(const std::string& path, const std::string& text);
+
+// Where the results of a run went when the file asked for could not be written.
+struct ResultsWrite {
+  std::string path;                // the file written; "" when every try failed
+  bool fallback = false;           // `path` is a fallback, not the file asked for
+  std::vector<Error> errors;       // every failed try, in order (the first: the file asked for)
+};
+// Writes `doc` to `path`, and when that fails, so that no measurement is lost, to
+// <dir>/specbench-<file name of path> for dir in $TMPDIR (else /tmp), then the current folder
+// (a file already there is not replaced: "-<pid>" is added to the name). The caller prints the
+// errors and, when every try failed, the document itself on stdout.
+ResultsWrite write_results_with_fallback(const std::string& path, const nlohmann::json& doc);
+
+// Removes temporaries of earlier writers in `dir` (<name>.tmp.<pid>, as write_results makes them)
+// whose process is gone: a writer killed between write and rename leaves one. Returns how many.
+int remove_stale_temporaries(const std::string& dir);
 
 }  // namespace sb

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -49,6 +50,18 @@ std::string read_text(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string gib(int64_t bytes) {
+  char buf[48];
+  const double b = static_cast<double>(bytes);
+  if (b >= (1 << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
+  else if (b >= (1 << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  return buf;
 }
 
 std::string first_line(const std::string& s) {
@@ -109,16 +122,19 @@ CheckResult check_once(Runtime& rt, const Spec& spec, const std::string& backend
     Status s = rt.run(fn, *dev.value(), sizes);
     if (!s.ok()) return CheckResult{false, 0, 0, s.error().message};
     std::vector<int> outs = out_tensors(spec);
-    std::vector<HostTensor> got;
+    // Outputs come back into the host tensors themselves (the reference reads only the inputs),
+    // and the host copies of temporaries go once uploaded: no second copy of anything.
+    for (size_t t = 0; t < spec.tensors.size(); ++t)
+      if (spec.tensors[t].role == Role::Temp) std::vector<unsigned char>().swap(host[t].bytes);
     for (int t : outs) {
-      got.push_back(host[t]);  // same type and size; contents replaced by download
-      Status d = rt.download(*dev.value(), t, got.back());
+      Status d = rt.download(*dev.value(), t, host[t]);
       if (!d.ok()) return CheckResult{false, 0, 0, d.error().message};
     }
     dev.value().reset();
     Reference ref(spec, sizes, host);
     for (size_t i = 0; i < outs.size(); ++i) {
-      CompareResult r = compare_tensor(spec, sizes, outs[i], got[i], ref, sample, sample_seed);
+      CompareResult r =
+          compare_tensor(spec, sizes, outs[i], host[outs[i]], ref, sample, sample_seed);
       cr.max_abs = std::max(cr.max_abs, r.max_abs_err);
       cr.max_rel = std::max(cr.max_rel, r.max_rel_err);
       if (!r.ok) {
@@ -319,6 +335,8 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
       line += "cached";
     else
       line += fmt_seconds(r.seconds);
+    if (!r.rebuilt_because.empty())
+      line += " (the cached module was rebuilt: " + r.rebuilt_because + ")";
     if (done < total) {
       // Remaining jobs at the average pace so far, spread over the worker threads.
       double elapsed = since(t0);
@@ -331,6 +349,34 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
   std::vector<BuildResult> results = build_modules(jobs, settings.cache_dir, parallel, on_done);
   for (size_t i = 0; i < targets.size(); ++i) targets[i].build = std::move(results[i]);
   return targets;
+}
+
+int64_t tensor_bytes(const Spec& spec, const SizePoint& sizes) {
+  int64_t bytes = 0;
+  for (size_t t = 0; t < spec.tensors.size(); ++t)
+    bytes += tensor_elements(spec, static_cast<int>(t), sizes) * dtype_bytes(spec.tensors[t].type);
+  return bytes;
+}
+
+int64_t verify_memory_estimate(const Spec& spec, const SizePoint& sizes) {
+  // The host tensors and the runtime's copy of them (for host runtimes the same memory; counted
+  // for every runtime, so the estimate is an upper bound), then the reference's memos.
+  return 2 * tensor_bytes(spec, sizes) + reference_memory_bytes(spec, sizes);
+}
+
+std::optional<int64_t> verify_memory_available() {
+  if (const char* env = std::getenv("SPECBENCH_VERIFY_MEMORY"); env && *env) {
+    char* end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (end && *end == '\0' && v >= 0) return v;
+  }
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return std::nullopt;
 }
 
 std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const VerifyOptions& opt,
@@ -385,6 +431,22 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
       int passed = 0, checks = 0;
       std::optional<size_t> traffic_record;  // index into records
       for (const SizePoint& p : spec.verify_points()) {
+        // A size whose check needs more memory than the machine has is refused, with why,
+        // instead of being killed by the kernel's OOM killer half-way.
+        const int64_t need = verify_memory_estimate(spec, p);
+        const std::optional<int64_t> have = verify_memory_available();
+        if (have && need > *have) {
+          VerifyRecord r = base;
+          r.sizes = format_sizes(spec, p);
+          r.inputs = "-";
+          r.outcome = Outcome::Fail;
+          r.detail = "not verified: " + spec.name + " at " + r.sizes + " needs about " +
+                     gib(need) + " of memory to verify (" + gib(tensor_bytes(spec, p)) +
+                     " of tensors), and " + gib(*have) + " are available";
+          records.push_back(std::move(r));
+          ++checks;
+          continue;
+        }
         for (int sched = 0; sched < t.runtime->schedules(); ++sched)
           for (const InputSet& in : inputs) {
             t.runtime->set_schedule(sched);

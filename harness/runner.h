@@ -83,6 +83,18 @@ struct VerifyOptions {
   int seeds = 3;  // random input sets with seeds 1..seeds; Zeros and Large are always added
 };
 
+// The bytes of every tensor of `spec` at `sizes` (what the spec declares).
+int64_t tensor_bytes(const Spec& spec, const SizePoint& sizes);
+// The peak memory verify needs for one check at `sizes`: twice the declared tensor bytes (the
+// host tensors and the runtime's copy) plus the reference's memos (reference.h:
+// reference_memory_bytes; none for a spec whose outputs no statement reads).
+int64_t verify_memory_estimate(const Spec& spec, const SizePoint& sizes);
+// The memory verify may use: $SPECBENCH_VERIFY_MEMORY (bytes) when set, else MemAvailable of
+// /proc/meminfo; nullopt when neither is known. A size whose estimate exceeds it is not run:
+// its check fails with a message naming the spec, the sizes, the estimate and what is available.
+std::optional<int64_t> verify_memory_available();
+
+
 // Full (every element) comparison at each of the spec's verify sizes.
 std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const VerifyOptions& opt,
                                  const ProgressFn& progress);

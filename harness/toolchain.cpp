@@ -1,7 +1,10 @@
 #include "toolchain.h"
 
+#include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,6 +194,147 @@ std::string cache_key(const std::string& source_text, const std::string& abi_tex
   return hex64(h);
 }
 
+namespace {
+
+// The content of an open file, from its start; false on a read error.
+bool read_fd(int fd, std::string& out) {
+  out.clear();
+  char buf[1 << 16];
+  off_t at = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+}
+
+// Why a file of the cache, open as `fd`, is not one specbench would have written; "" when it is.
+std::string ownership_problem(int fd, bool want_nonempty) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::string("cannot stat it: ") + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_uid != ::geteuid())
+    return "it is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+           std::to_string(::geteuid()) + ")";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "it is writable by group or others";
+  if (want_nonempty && st.st_size == 0) return "it is empty";
+  return "";
+}
+
+std::string hash_line(std::string_view image) {
+  return "fnv1a64 " + hex64(fnv1a64(image)) + " " + std::to_string(image.size()) + "\n";
+}
+
+// Opens `path` without following a symbolic link; -1 with `why` set on failure.
+int open_entry(const std::string& path, std::string& why) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    why = errno == ELOOP ? "it is a symbolic link" : std::string("cannot open it: ") + std::strerror(errno);
+  return fd;
+}
+
+// The checks of untrusted_cache_entry on the module open as `fd` (its content in `image`).
+std::string check_entry(int fd, const std::string& path, const std::string& entry_symbol,
+                        std::string& image) {
+  std::string why = ownership_problem(fd, /*want_nonempty=*/true);
+  if (!why.empty()) return why;
+  if (!read_fd(fd, image)) return std::string("cannot read it: ") + std::strerror(errno);
+  const std::string hash_path = path + ".hash";
+  int hfd = open_entry(hash_path, why);
+  if (hfd < 0) return "its hash file " + hash_path + ": " + why + " (specbench did not write it)";
+  why = ownership_problem(hfd, /*want_nonempty=*/false);
+  std::string recorded;
+  bool read_ok = why.empty() && read_fd(hfd, recorded);
+  ::close(hfd);
+  if (!why.empty()) return "its hash file " + hash_path + ": " + why;
+  if (!read_ok) return "cannot read its hash file " + hash_path;
+  if (recorded != hash_line(image))
+    return "its content does not match its hash file (truncated or replaced)";
+  if (!entry_symbol.empty() && !elf_exports(image, entry_symbol))
+    return "it does not export " + entry_symbol + "()";
+  return "";
+}
+
+}  // namespace
+
+bool elf_exports(std::string_view image, const std::string& symbol) {
+  auto fits = [&image](uint64_t off, uint64_t len) {
+    return off <= image.size() && len <= image.size() - off;
+  };
+  Elf64_Ehdr eh;
+  if (!fits(0, sizeof eh)) return false;
+  std::memcpy(&eh, image.data(), sizeof eh);
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr))
+    return false;
+  auto section = [&](uint64_t i, Elf64_Shdr& sh) {
+    uint64_t off = eh.e_shoff + i * sizeof(Elf64_Shdr);
+    if (i >= eh.e_shnum || off < eh.e_shoff || !fits(off, sizeof sh)) return false;
+    std::memcpy(&sh, image.data() + off, sizeof sh);
+    return true;
+  };
+  for (uint64_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh, strtab;
+    if (!section(i, sh)) return false;
+    if (sh.sh_type != SHT_DYNSYM) continue;
+    if (!section(sh.sh_link, strtab) || !fits(sh.sh_offset, sh.sh_size) ||
+        !fits(strtab.sh_offset, strtab.sh_size))
+      return false;
+    std::string_view names = image.substr(strtab.sh_offset, strtab.sh_size);
+    for (uint64_t at = 0; at + sizeof(Elf64_Sym) <= sh.sh_size; at += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, image.data() + sh.sh_offset + at, sizeof sym);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= names.size()) continue;
+      std::string_view name = names.substr(sym.st_name);
+      name = name.substr(0, name.find('\0'));
+      if (name == symbol) return true;
+    }
+  }
+  return false;
+}
+
+std::string untrusted_cache_entry(const std::string& path, const std::string& entry_symbol) {
+  std::string why;
+  int fd = open_entry(path, why);
+  if (fd < 0) return why;
+  std::string image;
+  why = check_entry(fd, path, entry_symbol, image);
+  ::close(fd);
+  return why;
+}
+
+void* dlopen_cache_entry(const std::string& path, const std::string& entry_symbol,
+                         std::string& error) {
+  std::string why;
+  int fd = open_entry(path, why);
+  if (fd >= 0) {
+    std::string image;
+    why = check_entry(fd, path, entry_symbol, image);
+  }
+  if (!why.empty()) {
+    if (fd >= 0) ::close(fd);
+    error = "not loaded: this module cache entry is not one specbench wrote: " + why +
+            " (run `specbench build` to rebuild it)";
+    return nullptr;
+  }
+  // Load the file that was checked, not whatever the name points to now.
+  std::string by_fd = "/proc/self/fd/" + std::to_string(fd);
+  void* handle = ::access(by_fd.c_str(), R_OK) == 0 ? dlopen(by_fd.c_str(), RTLD_NOW | RTLD_LOCAL)
+                                                     : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = dlerror();
+    error = std::string("cannot load module: ") + (e ? e : "unknown error");
+    ::close(fd);
+  }
+  // The descriptor stays open with the module (never unloaded): the dynamic loader knows the
+  // library by the name /proc/self/fd/<fd>, and a reused number would make a later dlopen() of
+  // another module return this one.
+  return handle;
+}
+
 BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
   auto t0 = std::chrono::steady_clock::now();
   auto finish = [&t0](BuildResult r) {
@@ -240,21 +384,27 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
     return finish(r);
   }
   std::string final_path =
-      (fs::path(cache_dir) / (job.kernel + "-" + job.backend + "-" + r.key + ".so")).string();
-  if (fs::exists(final_path, ec)) {
-    r.ok = true;
-    r.cached = true;
-    r.module_path = final_path;
-    return finish(r);
+      (fs::absolute(cache_dir, ec) / (job.kernel + "-" + job.backend + "-" + r.key + ".so"))
+          .string();
+  if (fs::exists(fs::symlink_status(final_path, ec))) {
+    r.rebuilt_because = untrusted_cache_entry(final_path, job.entry_symbol);
+    if (r.rebuilt_because.empty()) {
+      r.ok = true;
+      r.cached = true;
+      r.module_path = final_path;
+      return finish(r);
+    }
   }
   static std::atomic<unsigned> counter{0};
   std::string tmp =
       final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
   std::vector<std::string> argv{job.cmd.compiler};
   argv.insert(argv.end(), job.cmd.flags.begin(), job.cmd.flags.end());
+  // An absolute path never starts with '-': no source path can be taken for an option.
+  const std::string source_path = fs::absolute(job.source, ec).string();
   argv.push_back("-o");
   argv.push_back(tmp);
-  argv.push_back(job.source);
+  argv.push_back(source_path);
   ProcessResult p = run_process(argv);
   if (p.exit_code != 0) {
     fs::remove(tmp, ec);
@@ -263,11 +413,45 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
     r.log = p.output;
     return finish(r);
   }
+  // A build counts only when it produced a library with the entry point.
+  std::string image;
+  {
+    std::string why;
+    int fd = open_entry(tmp, why);
+    bool read_ok = fd >= 0 && read_fd(fd, image);
+    if (fd >= 0) ::close(fd);
+    if (!read_ok || !elf_exports(image, job.entry_symbol)) {
+      fs::remove(tmp, ec);
+      r.error = "compiling " + job.source + " exited 0 but produced no library exporting " +
+                job.entry_symbol + "() (not cached):\n$ " + join_command(argv) + "\n" + p.output;
+      r.log = p.output;
+      return finish(r);
+    }
+  }
+  // 0755 whatever the umask: the cache refuses entries writable by group or others.
+  ::chmod(tmp.c_str(), 0755);
   fs::rename(tmp, final_path, ec);
   if (ec) {
     fs::remove(tmp, ec);
     r.error = final_path + ": cannot move the module into the cache: " + ec.message();
     return finish(r);
+  }
+  // The hash file last: until it is in place the entry is not trusted (and is rebuilt).
+  {
+    const std::string hash_path = final_path + ".hash";
+    const std::string hash_tmp = tmp + ".hash";
+    int fd = ::open(hash_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const std::string line = hash_line(image);
+    bool written = fd >= 0 && ::fchmod(fd, 0644) == 0 &&
+                   ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    int err = errno;
+    if (fd >= 0) written = ::close(fd) == 0 && written;
+    if (!written || ::rename(hash_tmp.c_str(), hash_path.c_str()) != 0) {
+      if (written) err = errno;
+      ::unlink(hash_tmp.c_str());
+      r.error = hash_path + ": cannot record the module's hash: " + std::strerror(err);
+      return finish(r);
+    }
   }
   r.ok = true;
   r.module_path = final_path;

@@ -63,6 +63,10 @@ struct BuildJob {
   std::string abi_header;  // path of specbench_abi.h (its text, and that of every file beside
                            // it, is part of the key)
   CompileCommand cmd;
+  // The symbol the module must export (defined in its dynamic symbol table) for the build to
+  // count and be cached: a compiler that exits 0 without producing it (e.g. a source path read
+  // as an option) is a failed build. Probe modules name their own entry point.
+  std::string entry_symbol = "specbench_module";
 };
 
 struct BuildResult {
@@ -75,9 +79,30 @@ struct BuildResult {
   std::string error;
   std::string log;     // the compiler's own output (warnings, or a failure's errors); may be empty
   double seconds = 0;  // wall time spent, including hashing
+  // When an entry of the cache was found but not trusted, why (it was rebuilt); else "".
+  std::string rebuilt_because;
 };
 
+// The cache trusts only what specbench wrote: beside each module <entry>.so it writes
+// <entry>.so.hash ("fnv1a64 <16 hex digits> <size>\n", the module's content hash) after the
+// module is in place, both owned by the user and not writable by group or others (0755, 0644).
+// An entry is used only when the module and its hash file are regular files (not symbolic
+// links) owned by the effective user, not writable by group or others, the module is not empty,
+// its size and content hash match the hash file, and it exports the job's entry symbol;
+// otherwise it is rebuilt (and replaced). Why an entry at `path` is not trusted, or "" when it is.
+std::string untrusted_cache_entry(const std::string& path, const std::string& entry_symbol);
+// dlopen() of a cache entry after those checks, made on the very file that is loaded (it is
+// opened once and loaded through /proc/self/fd, so it cannot be swapped in between). nullptr
+// with `error` set when a check or dlopen fails.
+void* dlopen_cache_entry(const std::string& path, const std::string& entry_symbol,
+                         std::string& error);
+// Whether the ELF shared library `image` (the bytes of the file) defines `symbol` in its dynamic
+// symbol table. False for anything that is not a 64-bit little-endian ELF file.
+bool elf_exports(std::string_view image, const std::string& symbol);
+
 // Builds one module (or finds it in the cache). Creates cache_dir when missing. Thread-safe.
+// The source is passed to the compiler as an absolute path, so that no path can be read as an
+// option (a root named "-x" gives "/.../-x/generated/...", not "-x").
 BuildResult build_module(const BuildJob& job, const std::string& cache_dir);
 
 // Called once per finished job, serialised: (index into jobs, result, finished count).

@@ -72,6 +72,46 @@ expect(2 "schema_version 99 is not supported" compare "${B}" "${DATA}/wrong_vers
 expect(2 "truncated or corrupt" compare "${B}" "${DATA}/truncated.json")
 expect(2 "no_such\\.json: error: cannot read" compare "${B}" "${DATA}/no_such.json")
 expect(2 "new is required" compare "${B}")
-expect(2 "data: error: is a folder" compare "${DATA}" "${B}")
+expect(2 "data: error: [^\n]*is a folder" compare "${DATA}" "${B}")
 expect(2 "--min-effect" compare "${B}" "${B}" --min-effect -1)
+
+# Hostile files (issue 19): a context nesting 150,000 arrays (300 KB; it crashed a recursive
+# copy), a device that never ends and a FIFO without a writer (they read until memory ran out,
+# or blocked forever) are refused with exit 2 and a message naming the file.
+string(REPEAT "[" 150000 open)
+string(REPEAT "]" 150000 close)
+file(WRITE "${WORK_DIR}/deep.json"
+     "{\"schema_version\": 1, \"context\": {\"deep\": ${open}${close}}, \"benchmarks\": []}")
+expect(2 "deep\\.json:1:[0-9]+: error: [^\n]*nest deeper than 64 levels" compare "${B}"
+       "${WORK_DIR}/deep.json")
+expect(2 "deep\\.json:1:[0-9]+: error: " report "${B}" "${WORK_DIR}/deep.json" --out "${WORK_DIR}/r")
+if(EXISTS /dev/zero)
+  expect(2 "/dev/zero: error: [^\n]*not a regular file" compare "${B}" /dev/zero)
+endif()
+execute_process(COMMAND mkfifo "${WORK_DIR}/fifo.json" RESULT_VARIABLE fifo_rc)
+if(fifo_rc EQUAL 0)
+  execute_process(COMMAND "${SPECBENCH}" compare "${B}" "${WORK_DIR}/fifo.json" TIMEOUT 30
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc STREQUAL "2" OR NOT err MATCHES "fifo\\.json: error: [^\n]*a FIFO")
+    message(FATAL_ERROR "compare on a FIFO: exit ${rc} (expected 2)\n${err}")
+  endif()
+endif()
+
+# Control bytes in names (ESC, BEL) are shown escaped in the table, never sent raw.
+file(READ "${B}" base_text)
+string(ASCII 27 esc)
+string(ASCII 7 bel)
+string(REPLACE "\"saxpy\"" "\"sax\\u001b[31mpy\\u0007\"" hostile_text "${base_text}")
+string(REPLACE "saxpy/" "sax\\u001b[31mpy\\u0007/" hostile_text "${hostile_text}")
+file(WRITE "${WORK_DIR}/control.json" "${hostile_text}")
+execute_process(COMMAND "${SPECBENCH}" compare "${B}" "${WORK_DIR}/control.json"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT out MATCHES "sax\\\\x1b\\[31mpy\\\\x07/cpu/loops")
+  message(FATAL_ERROR "compare: the escaped name is not in the table (exit ${rc})\n${out}${err}")
+endif()
+string(FIND "${out}${err}" "${esc}" esc_at)
+string(FIND "${out}${err}" "${bel}" bel_at)
+if(NOT esc_at EQUAL -1 OR NOT bel_at EQUAL -1)
+  message(FATAL_ERROR "compare: a raw control byte reached the terminal\n${out}${err}")
+endif()
 expect(2 "--out" report "${B}")

@@ -71,9 +71,27 @@ def main(argv):
     if state["nightly"]["state"] != "in_progress" or "verification" not in state:
         fail("the checkpoint lacks the nightly state or the verification")
 
+    # Killed between writing and renaming, a writer leaves <file>.tmp.<pid> (issue 19): those of
+    # a dead process are removed when the next nightly starts, a live writer's are kept.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stamp = os.path.basename(checkpoint)[:16]
+    litter = [os.path.join(results, stamp + ".json.tmp.%d" % dead.pid),
+              os.path.join(results, stamp + ".partial", "000009.json.tmp.%d" % dead.pid)]
+    live = os.path.join(results, stamp + ".json.tmp.%d" % os.getpid())
+    for f in litter + [live]:
+        with open(f, "w") as out:
+            out.write('{"truncated": ')
+
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail("resumed nightly exited %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    left = [f for f in litter if os.path.exists(f)]
+    if left:
+        fail("stale temporaries were left: %s\n%s" % (left, r.stderr))
+    if not os.path.exists(live):
+        fail("a live writer's temporary was removed")
+    os.remove(live)
     if "resuming the interrupted run" not in r.stderr:
         fail("the restarted nightly did not resume\n" + r.stderr)
     if "verification was done before the interruption" not in r.stderr:

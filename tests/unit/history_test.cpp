@@ -1,5 +1,7 @@
 // The Mann-Whitney U test, compare verdicts, and reading results documents back (history.h).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -472,6 +474,61 @@ TEST(ResultsReader, JudgesNoiseAndSuspectRatesOfAnyFile) {
   EXPECT_EQ(sb::comparison_json(c)["counts"]["noisy"], 1);
   EXPECT_NE(sb::format_comparison(c).find("(noisy)"), std::string::npos);
   EXPECT_NE(sb::format_comparison_markdown(c).find("(noisy) |"), std::string::npos);
+}
+
+std::string nested_context(int depth) {
+  // The context object is one level; `depth - 2` arrays inside it, below the document's level.
+  return R"({"schema_version": 1, "context": {"deep": )" + std::string(depth - 2, '[') +
+         std::string(depth - 2, ']') + R"(}, "benchmarks": []})";
+}
+
+// Issue 19: nesting past kMaxResultsDepth is refused before parsing (a 150,000-deep context
+// crashed a recursive copy), with the line and column where the limit is crossed; brackets in
+// strings do not count.
+TEST(ResultsReader, NestingPastTheLimitIsAUserError) {
+  auto ok = sb::parse_results(nested_context(sb::kMaxResultsDepth), "ok.json");
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+  auto deep = sb::parse_results(nested_context(sb::kMaxResultsDepth + 1), "deep.json");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().loc.file, "deep.json");
+  EXPECT_EQ(deep.error().loc.line, 1);
+  EXPECT_GT(deep.error().loc.col, 0);
+  EXPECT_NE(deep.error().message.find("deeper than 64 levels"), std::string::npos);
+  auto huge = sb::parse_results(nested_context(150000), "huge.json");
+  EXPECT_FALSE(huge.ok());
+  std::string in_string = R"({"schema_version": 1, "context": {"s": ")" + std::string(1000, '[') +
+                          R"(\"["}, "benchmarks": []})";
+  auto s = sb::parse_results(in_string, "strings.json");
+  EXPECT_TRUE(s.ok()) << s.error().message;
+}
+
+// Issue 19: a results file is read only when it is a regular file within kMaxResultsBytes.
+TEST(ResultsReader, DevicesFifosAndFoldersAreRefused) {
+  for (const char* p : {"/dev/zero", "/dev/null"}) {
+    auto r = sb::load_results(p);
+    ASSERT_FALSE(r.ok()) << p;
+    EXPECT_EQ(r.error().loc.file, p);
+    EXPECT_NE(r.error().message.find("not a regular file"), std::string::npos)
+        << r.error().message;
+  }
+  std::string fifo = ::testing::TempDir() + "specbench_history_fifo_" + std::to_string(getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = sb::load_results(fifo);  // would block forever without a writer
+  ::unlink(fifo.c_str());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("FIFO"), std::string::npos) << r.error().message;
+}
+
+// Issue 19: text quoted from a results file in an error shows control bytes escaped.
+TEST(ResultsReader, QuotedTextInErrorsIsEscaped) {
+  std::string text = R"({"schema_version": 1, "context": {}, "benchmarks": [
+      {"name": "k/cpu/v/N=4", "kernel": "k", "backend": "cpu", "variant": "v",
+       "real_time": 1, "time_unit": "\u001b[2J\u0007"}]})";
+  auto r = sb::parse_results(text, "ctl.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.find('\x1b'), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("\\x1b[2J\\x07"), std::string::npos) << r.error().message;
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ TEST_F(ToolchainTest, CachesAndRebuildsWhenTheFileChanges) {
 
   // No temporary files are left behind.
   for (const auto& e : fs::directory_iterator(cache))
-    EXPECT_EQ(e.path().extension(), ".so") << e.path();
+    EXPECT_TRUE(e.path().extension() == ".so" || e.path().extension() == ".hash") << e.path();
 }
 
 TEST_F(ToolchainTest, AHeaderBesideTheAbiHeaderIsPartOfTheKey) {
@@ -159,6 +159,119 @@ TEST_F(ToolchainTest, ParallelBuildsKeepJobOrder) {
   EXPECT_FALSE(results[1].ok);
   EXPECT_NE(results[1].error.find("b.cpp:1:"), std::string::npos) << results[1].error;
   EXPECT_TRUE(results[2].ok);
+}
+
+// A library whose constructor leaves a marker file: if it is ever loaded, the marker says so.
+std::string planted_source(const fs::path& marker) {
+  return std::string(kModule) + "#include <stdio.h>\n__attribute__((constructor)) static void "
+                                "planted(void) { FILE* f = fopen(\"" +
+         marker.string() + "\", \"w\"); if (f) fclose(f); }\n";
+}
+
+// Issue 19: a library planted at a cache path (the right name, another content) is neither
+// loaded nor used: the entry is rebuilt. Nor is one with a forged hash file that group or others
+// may write, or (when the test can chown) one owned by another user.
+TEST_F(ToolchainTest, APlantedLibraryIsNeverLoadedAndIsRebuilt) {
+  std::string src = write("toy.cpp", kModule);
+  std::string cache = (dir_ / "cache").string();
+  sb::BuildResult good = sb::build_module(job(src), cache);
+  ASSERT_TRUE(good.ok) << good.error;
+  std::string err;
+  void* h = sb::dlopen_cache_entry(good.module_path, "specbench_module", err);
+  EXPECT_NE(h, nullptr) << err;
+
+  // The planted library, built elsewhere, copied over the entry.
+  fs::path marker = dir_ / "planted-ran";
+  sb::BuildResult planted =
+      sb::build_module(job(write("planted.cpp", planted_source(marker))), (dir_ / "other").string());
+  ASSERT_TRUE(planted.ok) << planted.error;
+  fs::remove(marker);
+  // Renamed over the entry, as an attacker with write access to the folder would (rewriting the
+  // file in place would also corrupt the copy this process has loaded).
+  auto plant = [&] {
+    const std::string tmp = good.module_path + ".planting";
+    fs::copy_file(planted.module_path, tmp, fs::copy_options::overwrite_existing);
+    fs::permissions(tmp, fs::perms(0755));
+    fs::rename(tmp, good.module_path);
+  };
+  plant();
+  EXPECT_EQ(sb::dlopen_cache_entry(good.module_path, "specbench_module", err), nullptr);
+  EXPECT_NE(err.find("does not match its hash file"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(marker));
+  sb::BuildResult again = sb::build_module(job(src), cache);
+  ASSERT_TRUE(again.ok) << again.error;
+  EXPECT_FALSE(again.cached);
+  EXPECT_NE(again.rebuilt_because.find("hash"), std::string::npos) << again.rebuilt_because;
+  EXPECT_NE(sb::dlopen_cache_entry(again.module_path, "specbench_module", err), nullptr) << err;
+  EXPECT_FALSE(fs::exists(marker));
+
+  // With its own hash file forged, but writable by others.
+  plant();
+  fs::copy_file(planted.module_path + ".hash", good.module_path + ".hash",
+                fs::copy_options::overwrite_existing);
+  fs::permissions(good.module_path, fs::perms(0777));
+  EXPECT_EQ(sb::untrusted_cache_entry(good.module_path, "specbench_module"),
+            "it is writable by group or others");
+  EXPECT_EQ(sb::dlopen_cache_entry(good.module_path, "specbench_module", err), nullptr);
+  EXPECT_NE(err.find("writable by group or others"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(marker));
+  if (geteuid() == 0) {
+    fs::permissions(good.module_path, fs::perms(0755));
+    ASSERT_EQ(chown(good.module_path.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(sb::dlopen_cache_entry(good.module_path, "specbench_module", err), nullptr);
+    EXPECT_NE(err.find("owned by uid 65534"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(marker));
+  }
+  sb::BuildResult rebuilt = sb::build_module(job(src), cache);
+  ASSERT_TRUE(rebuilt.ok) << rebuilt.error;
+  EXPECT_FALSE(rebuilt.cached);
+  EXPECT_EQ(sb::untrusted_cache_entry(rebuilt.module_path, "specbench_module"), "");
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+// Issue 19: a 0-byte (or truncated) entry is rebuilt, not "cached" forever.
+TEST_F(ToolchainTest, AnEmptyOrTruncatedEntryIsRebuilt) {
+  std::string src = write("toy.cpp", kModule);
+  std::string cache = (dir_ / "cache").string();
+  sb::BuildResult first = sb::build_module(job(src), cache);
+  ASSERT_TRUE(first.ok) << first.error;
+  const auto size = fs::file_size(first.module_path);
+  fs::resize_file(first.module_path, 0);
+  sb::BuildResult again = sb::build_module(job(src), cache);
+  ASSERT_TRUE(again.ok) << again.error;
+  EXPECT_FALSE(again.cached);
+  EXPECT_NE(again.rebuilt_because.find("empty"), std::string::npos) << again.rebuilt_because;
+  EXPECT_EQ(fs::file_size(again.module_path), size);
+  fs::resize_file(first.module_path, size / 2);
+  sb::BuildResult third = sb::build_module(job(src), cache);
+  ASSERT_TRUE(third.ok) << third.error;
+  EXPECT_FALSE(third.cached);
+  EXPECT_TRUE(sb::build_module(job(src), cache).cached);
+}
+
+// Issue 19: a build counts only when the library exports the entry symbol; nothing is cached.
+TEST_F(ToolchainTest, ALibraryWithoutTheEntryPointIsAFailedBuild) {
+  std::string cache = (dir_ / "cache").string();
+  sb::BuildResult r = sb::build_module(job(write("empty.cpp", "int unrelated = 1;\n")), cache);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("no library exporting specbench_module()"), std::string::npos) << r.error;
+  for (const auto& e : fs::directory_iterator(cache)) ADD_FAILURE() << "left " << e.path();
+  EXPECT_FALSE(sb::elf_exports("not an ELF file", "specbench_module"));
+  EXPECT_FALSE(sb::elf_exports("", "specbench_module"));
+}
+
+// Issue 19: a source path that starts with '-' reaches the compiler as a file, not an option
+// (`--root=-x` once linked an empty library and cached it under the right key).
+TEST_F(ToolchainTest, ASourcePathLikeAnOptionIsAFile) {
+  fs::create_directories(dir_ / "-x");
+  write("-x/toy.cpp", kModule);
+  fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  sb::BuildResult r = sb::build_module(job("-x/toy.cpp"), "-cache");
+  fs::current_path(cwd);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.module_path.rfind((dir_ / "-cache").string(), 0), 0u) << r.module_path;
+  EXPECT_EQ(sb::untrusted_cache_entry(r.module_path, "specbench_module"), "");
 }
 
 TEST(RunProcess, CapturesOutputAndStatus) {
