@@ -39,17 +39,6 @@ double to_seconds(double t, const std::string& unit) {
   return t;
 }
 
-// "N=1024,C=7" -> sorted "C=7,N=1024".
-std::string sorted_sizes(const std::string& sizes) {
-  std::vector<std::string> parts;
-  std::stringstream ss(sizes);
-  std::string item;
-  while (std::getline(ss, item, ',')) parts.push_back(item);
-  std::sort(parts.begin(), parts.end());
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
-  return out;
-}
 
 // The sizes object of a problem entry as "A=1,B=2" (the object's order, which is by name).
 Result<std::string> sizes_text(const json& sizes, const std::string& where) {
@@ -294,6 +283,17 @@ std::vector<BenchRecord> StoredRun::records() const {
   std::vector<BenchRecord> out;
   for (const auto& b : benchmarks) out.push_back(b.record);
   for (const auto& p : problems) out.push_back(p);
+  return out;
+}
+
+std::string sorted_sizes(const std::string& sizes) {
+  std::vector<std::string> parts;
+  std::stringstream ss(sizes);
+  std::string item;
+  while (std::getline(ss, item, ',')) parts.push_back(item);
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
   return out;
 }
 

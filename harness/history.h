@@ -43,6 +43,9 @@ struct StoredRun {
 };
 
 // The same case in any run: "kernel/backend/variant/" and the sizes sorted by name.
+// "N=1024,C=7" -> "C=7,N=1024": the same sizes whatever the order of the names.
+std::string sorted_sizes(const std::string& sizes);
+
 std::string match_key(const std::string& kernel, const std::string& backend,
                       const std::string& variant, const std::string& sizes);
 

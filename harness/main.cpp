@@ -800,22 +800,6 @@ int make_report(const std::vector<sb::StoredRun>& runs, const std::string& out,
   return 2;
 }
 
-int cmd_report(const std::vector<std::string>& inputs, const HistoryFlags& h) {
-  std::vector<std::string> paths;
-  for (const auto& in : inputs) {
-    if (fs::is_directory(in)) {
-      auto files = run_files(in);
-      if (files.empty()) throw UserError{"no results files (<UTC stamp>.json) in " + in};
-      paths.insert(paths.end(), files.begin(), files.end());
-    } else {
-      paths.push_back(in);
-    }
-  }
-  auto runs = load_runs(paths);
-  if (!runs) return 2;
-  return make_report(*runs, h.out, h);
-}
-
 // Results files and folders of them as paths, oldest first within each folder.
 std::vector<std::string> results_paths(const std::vector<std::string>& inputs) {
   std::vector<std::string> paths;
@@ -832,6 +816,12 @@ std::vector<std::string> results_paths(const std::vector<std::string>& inputs) {
 }
 
 // `export`: every repetition of the runs as CSV, on stdout or into `out`.
+int cmd_report(const std::vector<std::string>& inputs, const HistoryFlags& h) {
+  auto runs = load_runs(results_paths(inputs));
+  if (!runs) return 2;
+  return make_report(*runs, h.out, h);
+}
+
 int cmd_export(const std::vector<std::string>& inputs, const std::string& format,
                const std::string& out) {
   auto runs = load_runs(results_paths(inputs));

@@ -23,17 +23,6 @@ json num_or_null(double v) {
   return std::isfinite(v) ? json(v) : json(nullptr);
 }
 
-// "N=1024,C=7" -> "C=7,N=1024": the same case whatever the order of the names.
-std::string sorted_key(const std::string& sizes) {
-  std::vector<std::string> parts;
-  std::stringstream ss(sizes);
-  std::string item;
-  while (std::getline(ss, item, ',')) parts.push_back(item);
-  std::sort(parts.begin(), parts.end());
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
-  return out;
-}
 
 // The rate of the point's unit at `seconds` per call.
 double rate_at(const BenchRecord& r, const std::string& unit, double seconds) {
@@ -45,10 +34,6 @@ const char* device_name(const std::string& backend) {
   return is_gpu_backend(backend) ? "gpu" : "cpu";
 }
 
-std::string case_key(const std::string& kernel, const std::string& backend,
-                     const std::string& variant, const std::string& sizes) {
-  return kernel + "/" + backend + "/" + variant + "/" + sorted_key(sizes);
-}
 
 }  // namespace
 
@@ -117,25 +102,25 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
   std::map<std::string, const StoredBenchmark*> by_key;
   for (const auto& b : latest.benchmarks)
     if (b.record.status == BenchStatus::Measured && b.record.seconds > 0 && !b.samples.empty())
-      by_key[case_key(b.record.kernel, b.record.backend, b.record.variant, b.record.sizes)] = &b;
+      by_key[match_key(b.record.kernel, b.record.backend, b.record.variant, b.record.sizes)] = &b;
   // The fastest case of each backend at each kernel and size.
   std::map<std::string, const StoredBenchmark*> fastest_at;  // "kernel/backend/sorted sizes"
   for (const auto& [key, b] : by_key) {
     const BenchRecord& r = b->record;
-    std::string fkey = r.kernel + "/" + r.backend + "/" + sorted_key(r.sizes);
+    std::string fkey = r.kernel + "/" + r.backend + "/" + sorted_sizes(r.sizes);
     auto it = fastest_at.find(fkey);
     if (it == fastest_at.end() || r.seconds < it->second->record.seconds) fastest_at[fkey] = b;
   }
   auto fastest = [&](const std::string& kernel, const std::string& backend,
                      const std::string& sizes) -> const StoredBenchmark* {
-    auto it = fastest_at.find(kernel + "/" + backend + "/" + sorted_key(sizes));
+    auto it = fastest_at.find(kernel + "/" + backend + "/" + sorted_sizes(sizes));
     return it == fastest_at.end() ? nullptr : it->second;
   };
 
   for (auto& [kname, k] : data["kernels"].items()) {
     // Points: working set, repetitions, bands and speed-ups.
     for (auto& p : k["points"]) {
-      auto it = by_key.find(case_key(kname, p.value("backend", ""), p.value("variant", ""),
+      auto it = by_key.find(match_key(kname, p.value("backend", ""), p.value("variant", ""),
                                      p.value("sizes", "")));
       if (it == by_key.end()) continue;
       const StoredBenchmark& b = *it->second;
@@ -148,7 +133,7 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
       p["device"] = device_name(r.backend);
       json vs_naive = nullptr, vs_cpp = nullptr;
       if (!r.naive_variant.empty()) {
-        auto n = by_key.find(case_key(kname, r.backend, r.naive_variant, r.sizes));
+        auto n = by_key.find(match_key(kname, r.backend, r.naive_variant, r.sizes));
         if (n != by_key.end()) vs_naive = n->second->record.seconds / r.seconds;
       }
       if (const StoredBenchmark* cpp = fastest(kname, "cpu", r.sizes))
@@ -206,11 +191,11 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
     json dist = {{"sizes", overall ? json(overall->record.sizes) : json(nullptr)},
                  {"rows", json::array()}};
     if (overall) {
-      std::string want = sorted_key(overall->record.sizes);
+      std::string want = sorted_sizes(overall->record.sizes);
       for (const auto& b : latest.benchmarks) {
         const BenchRecord& r = b.record;
         if (r.kernel != kname || r.status != BenchStatus::Measured || b.samples.empty() ||
-            sorted_key(r.sizes) != want)
+            sorted_sizes(r.sizes) != want)
           continue;
         dist["rows"].push_back({{"backend", r.backend},
                                 {"variant", r.variant},
@@ -279,7 +264,7 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
         vit = per_kernel.emplace(vkey, VariantHistory{r.backend, r.variant, {}, {}}).first;
       }
       VariantHistory& vh = vit->second;
-      std::string skey = sorted_key(r.sizes);
+      std::string skey = sorted_sizes(r.sizes);
       auto sit = vh.by_size.find(skey);
       if (sit == vh.by_size.end()) {
         vh.size_order.push_back(skey);
