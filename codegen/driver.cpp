@@ -18,6 +18,7 @@
 
 #include "bounds.h"
 #include "lower/expand_intrinsics.h"
+#include "safe_io.h"
 #include "spec_loader.h"
 #include "typecheck.h"
 #include "variant_check.h"
@@ -89,28 +90,6 @@ std::vector<GeneratedFile> generate(const std::vector<Spec>& specs) {
   return files;
 }
 
-Status write_file_atomic(const std::string& path, const std::string& content) {
-  fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  if (ec) return make_error(Loc{path, 0, 0}, "cannot create folder: " + ec.message());
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return make_error(Loc{path, 0, 0}, "cannot write file");
-    }
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return make_error(Loc{path, 0, 0}, "cannot replace file: " + ec.message());
-  }
-  return {};
-}
 
 namespace {
 
@@ -152,30 +131,6 @@ Error io_error(const fs::path& p, const std::string& what, int err) {
   return Error{Loc{p.string(), 0, 0}, what + ": " + std::strerror(err), ""};
 }
 
-// Writes `content` to the new file `tmp` (never an existing one: O_EXCL).
-Status write_new_file(const fs::path& tmp, const std::string& content) {
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error(tmp, "cannot write file", errno);
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      fs::remove(tmp);
-      return io_error(tmp, "cannot write file", err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    int err = errno;
-    fs::remove(tmp);
-    return io_error(tmp, "cannot write file", err);
-  }
-  return {};
-}
-
 // A gen run's writes, staged: every new content goes to a temporary next to its target, and
 // only when all are written are they renamed into place. A failure while staging removes the
 // temporaries and the folders made for them, so generated/ is left as it was.
@@ -191,7 +146,7 @@ class Stage {
     SB_TRY(make_parents(target.parent_path()));
     fs::path tmp = target;
     tmp += ".tmp." + std::to_string(::getpid());
-    SB_TRY(write_new_file(tmp, content));
+    SB_TRY(write_new_file(tmp.string(), content));
     staged_.push_back({target, tmp});
     return {};
   }

@@ -48,8 +48,5 @@ struct GenOptions {
 // gone are removed. Without explicit specs it also removes generated files that no spec produces.
 int run_gen(const GenOptions& opt);
 
-// Writes `content` to `path` atomically: a temporary file in the same folder, then rename.
-// Creates parent folders. Returns an error naming the path on failure.
-Status write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace sb

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace sb {
 
@@ -73,6 +74,60 @@ Result<std::string> read_regular_file(const std::string& path, size_t max_bytes,
   }
   ::close(fd);
   return out;
+}
+
+namespace {
+
+Error io_error(const std::string& path, const std::string& what, int err) {
+  return Error{Loc{path, 0, 0}, what + ": " + std::strerror(err), ""};
+}
+
+}  // namespace
+
+Status write_new_file(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error(path, "cannot write the file", errno);
+  auto fail = [&](int err) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return io_error(path, "cannot write the file", err);
+  };
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(n < 0 ? errno : EIO);
+    done += static_cast<size_t>(n);
+  }
+  // A full disk can show only here (delayed allocation) or at close.
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) return fail(errno);
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    return io_error(path, "cannot write the file", err);
+  }
+  return {};
+}
+
+Status write_file_atomic(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) {
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) return Error{Loc{path, 0, 0}, "cannot create its folder: " + ec.message(), ""};
+  }
+  // This process's own temporary, if an earlier call of a process with the same pid left one.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  ::unlink(tmp.c_str());
+  Status st = write_new_file(tmp, content);
+  if (!st.ok()) return Error{Loc{path, 0, 0}, st.error().message, ""};  // named by its target
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return io_error(path, "cannot replace the file", err);
+  }
+  return {};
 }
 
 std::string escape_control(std::string_view text) {

@@ -541,7 +541,7 @@ bool bench_and_report(const Globals& g, const std::vector<sb::Target>& targets, 
   std::string path;
   if (!store_results(asked, doc, path)) return false;
   std::string md = sb::markdown_path(path);
-  sb::Status st = sb::write_text_atomic(
+  sb::Status st = sb::write_file_atomic(
       md, sb::format_bench_summary_markdown(report.value(), fs::path(path).filename().string()));
   if (!st.ok()) {
     std::cerr << sb::format_error(st.error());
@@ -682,7 +682,7 @@ std::optional<std::vector<sb::StoredRun>> load_runs(const std::vector<std::strin
 }
 
 bool write_or_report(const std::string& path, const std::string& content) {
-  sb::Status st = sb::write_text_atomic(path, content);
+  sb::Status st = sb::write_file_atomic(path, content);
   if (!st.ok()) std::cerr << sb::format_error(st.error());
   return st.ok();
 }

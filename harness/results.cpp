@@ -14,6 +14,7 @@
 #include <regex>
 
 #include "driver.h"
+#include "safe_io.h"
 
 namespace sb {
 
@@ -203,64 +204,19 @@ std::string results_text(const nlohmann::json& doc) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-Error write_error(const std::string& path, const std::string& what, int err) {
-  return Error{Loc{path, 0, 0}, what + ": " + std::strerror(err), ""};
-}
 
 }  // namespace
 
-Status write_text_atomic(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) {
-    fs::create_directories(p.parent_path(), ec);
-    if (ec) return Error{Loc{path, 0, 0}, "cannot create its folder: " + ec.message(), ""};
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return write_error(path, "cannot write the file", errno);
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return write_error(path, "cannot write the file", err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  // A full disk can show only here (delayed allocation) or at close.
-  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return write_error(path, "cannot write the file", err);
-  }
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return write_error(path, "cannot write the file", err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return write_error(path, "cannot replace the file", err);
-  }
-  return {};
-}
 
 Status write_results(const std::string& path, const nlohmann::json& doc) {
-  return write_text_atomic(path, results_text(doc));
+  return write_file_atomic(path, results_text(doc));
 }
 
 ResultsWrite write_results_with_fallback(const std::string& path, const nlohmann::json& doc) {
   namespace fs = std::filesystem;
   ResultsWrite w;
   const std::string text = results_text(doc);
-  Status st = write_text_atomic(path, text);
+  Status st = write_file_atomic(path, text);
   if (st.ok()) {
     w.path = path;
     return w;
@@ -278,7 +234,7 @@ ResultsWrite write_results_with_fallback(const std::string& path, const nlohmann
     if (fs::exists(candidate, ec))
       candidate = fs::path(d) / (fs::path(name).stem().string() + "-" +
                                  std::to_string(::getpid()) + fs::path(name).extension().string());
-    st = write_text_atomic(candidate.string(), text);
+    st = write_file_atomic(candidate.string(), text);
     if (st.ok()) {
       w.path = candidate.string();
       w.fallback = true;

@@ -122,8 +122,6 @@ std::string markdown_path(const std::string& results_path);
 // (<path>.tmp.<pid>), flushed with fsync, then rename, so a reader sees the old file or the whole
 // new one. Creates parent folders. Errors name the path and say why (strerror of errno).
 Status write_results(const std::string& path, const nlohmann::json& doc);
-// The same for any text (the Markdown summary beside a results file).
-Status write_text_atomic(const std::string& path, const std::string& text);
 
 // Where the results of a run went when the file asked for could not be written.
 struct ResultsWrite {

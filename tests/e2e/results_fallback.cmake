@@ -6,7 +6,7 @@ cmake_minimum_required(VERSION 3.24)
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}/tmp")
-set(bench bench vector_add --backend cpu --sizes verify --repetitions 1 --min-time 0.0001
+set(bench --root ${SOURCE_DIR} bench vector_add --backend cpu --sizes verify --repetitions 1 --min-time 0.0001
           --no-probes --cache-dir "${CACHE}")
 
 function(check_results file)

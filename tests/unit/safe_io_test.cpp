@@ -62,6 +62,32 @@ TEST(SafeIo, NamesTheMissingFile) {
   EXPECT_TRUE(r.error().excerpt.empty());
 }
 
+TEST(SafeIo, WriteFileAtomicReplacesWholeAndLeavesNoTemporary) {
+  fs::path p = scratch("sub") / "out.txt";
+  fs::remove_all(p.parent_path());
+  ASSERT_TRUE(write_file_atomic(p.string(), "one\n").ok());  // creates the folder
+  ASSERT_TRUE(write_file_atomic(p.string(), "two\n").ok());
+  auto r = read_regular_file(p.string(), 1024, "file");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), "two\n");
+  for (const auto& e : fs::directory_iterator(p.parent_path()))
+    EXPECT_EQ(e.path().filename(), "out.txt") << "left behind: " << e.path();
+}
+
+TEST(SafeIo, WriteErrorsNameTheTargetAndTheReason) {
+  fs::path file = scratch("plain");
+  std::ofstream(file) << "a file, not a folder\n";
+  const std::string target = (file / "x.json").string();
+  Status st = write_file_atomic(target, "{}");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().loc.file, target);
+  EXPECT_NE(st.error().message.find("Not a directory"), std::string::npos) << st.error().message;
+  // write_new_file never writes over an existing file.
+  Status again = write_new_file(file.string(), "x");
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("File exists"), std::string::npos);
+}
+
 TEST(SafeIo, EscapesControlBytesButKeepsTabsNewlinesAndUtf8) {
   EXPECT_EQ(escape_control("a\x1b[31mb\x07"), "a\\x1b[31mb\\x07");
   EXPECT_EQ(escape_control("x\ty\nz\x7f"), "x\ty\nz\\x7f");
