@@ -257,6 +257,7 @@ std::vector<sb::Target> build(const Globals& g, const std::vector<const sb::Spec
   failed = false;
   for (const auto& t : targets) {
     if (t.build.ok) continue;
+    if (t.build.no_compiler && !t.runtime->availability().ok) continue;  // skipped, said above
     failed = true;
     std::cerr << "error: building " << t.spec->name << " for " << t.backend << " failed\n"
               << t.build.error;

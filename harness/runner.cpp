@@ -161,6 +161,13 @@ struct Readiness {
 
 Readiness readiness(const Target& t) {
   Readiness r;
+  if (!t.build.ok && t.build.no_compiler) {
+    if (Availability a = t.runtime->availability(); !a.ok) {
+      r.outcome = Outcome::Skipped;
+      r.reason = a.reason;
+      return r;
+    }
+  }
   if (!t.build.ok) {
     r.outcome = Outcome::Fail;
     // The compiler's first error line ("file:line:col: error: ...") says the most. It is looked
@@ -329,7 +336,11 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
     if (!progress) return;
     std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
                        jobs[i].cmd.label + " " + jobs[i].kernel + " (" + jobs[i].backend + ") ";
-    if (!r.ok)
+    const Availability a =
+        r.no_compiler ? find_runtime(jobs[i].backend)->availability() : Availability{};
+    if (!r.ok && r.no_compiler && !a.ok)
+      line += "skipped: " + a.reason;
+    else if (!r.ok)
       line += "FAILED";
     else if (r.cached)
       line += "cached";

@@ -343,6 +343,7 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
   };
   BuildResult r;
   if (job.cmd.compiler.empty()) {
+    r.no_compiler = true;
     r.error = "no " + (job.cmd.label.empty() ? std::string("compiler") : job.cmd.label) +
               " for backend '" + job.backend + "' (not found when specbench was configured)";
     return finish(r);

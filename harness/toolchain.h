@@ -81,6 +81,9 @@ struct BuildResult {
   double seconds = 0;  // wall time spent, including hashing
   // When an entry of the cache was found but not trusted, why (it was rebuilt); else "".
   std::string rebuilt_because;
+  // The backend has no compiler here (CompileCommand::compiler empty): nothing was attempted.
+  // A backend that is also unavailable reports its variants as skipped, not failed.
+  bool no_compiler = false;
 };
 
 // The cache trusts only what specbench wrote: beside each module <entry>.so it writes

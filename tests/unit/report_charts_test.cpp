@@ -111,7 +111,9 @@ TEST(ReportCharts, PointsOverviewDistributionAndHistory) {
       EXPECT_LE(p["rate_lo"].get<double>(), p["rate"].get<double>());
       EXPECT_GE(p["rate_hi"].get<double>(), p["rate"].get<double>());
     }
-    if (p["backend"] == "mojo") EXPECT_NEAR(p["vs_cpp"].get<double>(), 2.0, 0.05);
+    if (p["backend"] == "mojo") {
+      EXPECT_NEAR(p["vs_cpp"].get<double>(), 2.0, 0.05);
+    }
   }
   EXPECT_TRUE(saw);
   // Overview: the best of each backend at its largest size; mojo against C++ with an interval.
