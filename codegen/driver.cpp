@@ -16,12 +16,12 @@
 #include <set>
 #include <sstream>
 
-#include "bounds.h"
+#include "check/bounds.h"
 #include "lower/expand_intrinsics.h"
-#include "safe_io.h"
-#include "spec_loader.h"
-#include "typecheck.h"
-#include "variant_check.h"
+#include "support/safe_io.h"
+#include "frontend/spec_loader.h"
+#include "check/typecheck.h"
+#include "check/variant_check.h"
 
 namespace sb {
 

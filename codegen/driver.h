@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "diag.h"
-#include "emitter.h"
-#include "ir.h"
+#include "support/diag.h"
+#include "backends/emitter.h"
+#include "ir/ir.h"
 
 namespace sb {
 

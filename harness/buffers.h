@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 namespace sb {
 

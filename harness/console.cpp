@@ -6,7 +6,7 @@
 #include <set>
 
 #include "runtime.h"
-#include "safe_io.h"
+#include "support/safe_io.h"
 
 namespace sb {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "emitter.h"
-#include "ir.h"
+#include "backends/emitter.h"
+#include "ir/ir.h"
 #include "runner.h"
 
 namespace sb {

@@ -12,7 +12,7 @@
 #include "noise.h"
 #include "report_charts.h"
 #include "results.h"
-#include "safe_io.h"
+#include "support/safe_io.h"
 #include "stats.h"
 
 namespace sb {

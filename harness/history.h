@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "diag.h"
+#include "support/diag.h"
 #include "runner.h"
 
 namespace sb {

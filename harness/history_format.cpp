@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "console.h"
-#include "safe_io.h"
+#include "support/safe_io.h"
 
 namespace sb {
 

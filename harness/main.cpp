@@ -31,13 +31,13 @@
 #include "console.h"
 #include "driver.h"
 #include "export.h"
-#include "emitter.h"
+#include "backends/emitter.h"
 #include "history.h"
 #include "history_format.h"
 #include "results.h"
 #include "runner.h"
 #include "runtime.h"
-#include "safe_io.h"
+#include "support/safe_io.h"
 #include "toolchain.h"
 
 extern char** environ;

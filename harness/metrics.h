@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 namespace sb {
 

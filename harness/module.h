@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "diag.h"
-#include "ir.h"
+#include "support/diag.h"
+#include "ir/ir.h"
 #include "specbench_abi.h"
 
 namespace sb {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "diag.h"
+#include "support/diag.h"
 
 namespace sb {
 

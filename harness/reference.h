@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "buffers.h"
-#include "ir.h"
+#include "ir/ir.h"
 
 namespace sb {
 

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "analysis.h"
-#include "diag.h"
+#include "support/diag.h"
 #include "stats.h"
 
 namespace sb {

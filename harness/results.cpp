@@ -14,7 +14,7 @@
 #include <regex>
 
 #include "driver.h"
-#include "safe_io.h"
+#include "support/safe_io.h"
 
 namespace sb {
 

@@ -51,7 +51,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis.h"
-#include "diag.h"
+#include "support/diag.h"
 #include "noise.h"
 
 namespace sb {

@@ -16,7 +16,7 @@
 
 #include "buffers.h"
 #include "compare.h"
-#include "emitter.h"
+#include "backends/emitter.h"
 #include "metrics.h"
 #include "module.h"
 #include "noise.h"

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "noise.h"
 #include "probes.h"
 #include "runtime.h"

@@ -1,6 +1,6 @@
 // Backend runtimes: how the harness compiles, feeds, runs and times one backend's modules.
 //
-// Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/emitter.h), one Runtime
+// Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/backends/emitter.h), one Runtime
 // subclass in its own file, and one line in all_runtimes() (runtime.cpp). Nothing else in the
 // harness names a backend. A backend whose modules live in host memory can derive from
 // HostRuntime and override only backend() and compile_command().
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "buffers.h"
-#include "diag.h"
-#include "ir.h"
+#include "support/diag.h"
+#include "ir/ir.h"
 #include "specbench_abi.h"
 #include "toolchain.h"
 
@@ -113,7 +113,7 @@ class HostRuntime : public Runtime {
 // The flags of host C++ modules: -std=c++17 -O3 -march=native -fno-math-errno -fopenmp -fPIC
 // -shared -I<abi>, and on x86-64 glibc -lmvec (glibc's vector math library, which the cpu
 // emitter's SIMD loops call for exp, log, tanh and erf; see vector_math_declarations in
-// codegen/emit_common.h).
+// codegen/backends/common/emit_common.h).
 std::vector<std::string> cpu_module_flags(const ToolchainOptions& opt);
 
 // cpu: SPECBENCH_CXX with cpu_module_flags.

@@ -1,5 +1,5 @@
 // The mlir runtime: the mlir backend's generated files (generated/<k>/mlir/<k>.mlir, see
-// codegen/emit_mlir.h), lowered by LLVM 19's tools into shared libraries that run in host memory
+// codegen/backends/mlir/emit_mlir.h), lowered by LLVM 19's tools into shared libraries that run in host memory
 // on the calling thread (the `openmp` variants use LLVM libomp's worker threads).
 //
 // Tools: SPECBENCH_MLIR_OPT, SPECBENCH_MLIR_TRANSLATE and SPECBENCH_MLIR_CLANG from the
@@ -12,7 +12,7 @@
 // The compile command is one bash script (its text, which names every tool and its version, is
 // part of the module's cache key), run as `bash -c SCRIPT mlir -o <module> <kernel>.mlir`:
 //   1. split the file at its `// -----` lines, one module per variant;
-//   2. for each: mlir-opt-19 <the module's `// sb-pipeline:` line> (codegen/mlir_pipelines.cpp),
+//   2. for each: mlir-opt-19 <the module's `// sb-pipeline:` line> (codegen/backends/mlir/mlir_pipelines.cpp),
 //      mlir-translate-19 --mlir-to-llvmir, clang-19 -O3 -march=native -fPIC -c (with
 //      -fveclib=libmvec on x86-64 glibc);
 //   3. the C shim (the file's `//| ` lines) compiled by clang-19 -O3 -fPIC -c against

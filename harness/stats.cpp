@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "diag.h"
+#include "support/diag.h"
 
 namespace sb {
 

@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 namespace sb {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Derives the coefficients of the cpu backend's inline f32 tanh (approx_math, in
-codegen/emit_common.cpp): tanh(a) ~ a P(a^2) / Q(a^2) on [0, 9], P and Q of degree 4, Q(0) = 1.
+codegen/backends/common/emit_common.cpp): tanh(a) ~ a P(a^2) / Q(a^2) on [0, 9], P and Q of degree 4, Q(0) = 1.
 
 The fit minimises the relative error: each round solves the linearised problem
 a P(s) - tanh(a) Q(s) = 0 by least squares, weighted by 1 / (tanh(a) Q_previous(s)) (Loeb), and

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "diag.h"
+#include "support/diag.h"
 #include "driver.h"
 
 namespace fs = std::filesystem;

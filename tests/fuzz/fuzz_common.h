@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <string>
 
-#include "diag.h"
+#include "support/diag.h"
 #include "driver.h"
-#include "emitter.h"
+#include "backends/emitter.h"
 
 namespace sb_fuzz {
 

@@ -4,7 +4,7 @@
 // output y[N] that the text must write), checked, and emitted by the cpu, cuda, mojo and mlir
 // backends.
 // Corpus: tests/fuzz/corpus/expr/ (statements, and the reproducers of issue 19).
-#include "expr_parser.h"
+#include "frontend/expr_parser.h"
 #include "fuzz_common.h"
 
 namespace {

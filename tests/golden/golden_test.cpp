@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "driver.h"
-#include "emitter.h"
+#include "backends/emitter.h"
 
 namespace sb {
 namespace {

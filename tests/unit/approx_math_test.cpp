@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "emit_common.h"
+#include "backends/common/emit_common.h"
 #include "runtime.h"
 #include "toolchain.h"
 

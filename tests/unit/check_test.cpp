@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bounds.h"
-#include "spec_loader.h"
-#include "typecheck.h"
+#include "check/bounds.h"
+#include "frontend/spec_loader.h"
+#include "check/typecheck.h"
 
 namespace sb {
 namespace {

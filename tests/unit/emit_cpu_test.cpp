@@ -10,7 +10,7 @@
 #include <string>
 
 #include "driver.h"
-#include "emitter.h"
+#include "backends/emitter.h"
 
 namespace sb {
 namespace {

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <string>
 
-#include "cuda_shapes.h"
+#include "backends/cuda/cuda_shapes.h"
 #include "driver.h"
-#include "emit_common.h"
-#include "emitter.h"
+#include "backends/common/emit_common.h"
+#include "backends/emitter.h"
 
 namespace sb {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "driver.h"
-#include "emitter.h"
+#include "backends/emitter.h"
 
 namespace sb {
 namespace {
@@ -227,7 +227,7 @@ TEST(EmitMojo, RowReductionsAreStripMined) {
 }
 
 TEST(EmitMojo, RowGroupRunsInOneLoopOverRowsWithItsTempsAsOneRow) {
-  // The same row groups (codegen/row_fusion.h) as the cpu omp_simd and mlir openmp variants.
+  // The same row groups (codegen/lower/row_fusion.h) as the cpu omp_simd and mlir openmp variants.
   Result<Spec> r = load("rows", kRC,
                         "  x: {type: f32, shape: [R, C], role: in}\n"
                         "  m: {type: f32, shape: [R], role: temp}\n"

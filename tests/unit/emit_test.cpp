@@ -9,8 +9,8 @@
 #include <string>
 
 #include "driver.h"
-#include "emit_common.h"
-#include "emitter.h"
+#include "backends/common/emit_common.h"
+#include "backends/emitter.h"
 
 namespace sb {
 namespace {

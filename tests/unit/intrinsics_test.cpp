@@ -14,7 +14,7 @@
 #include "driver.h"
 #include "ir/intrinsics.h"
 #include "lower/expand_intrinsics.h"
-#include "names.h"
+#include "ir/names.h"
 #include "reference.h"
 
 namespace sb {

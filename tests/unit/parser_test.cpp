@@ -1,7 +1,7 @@
 // Unit tests of the expression parser and the spec loader.
 #include <gtest/gtest.h>
 
-#include "expr_parser.h"
+#include "frontend/expr_parser.h"
 
 namespace sb {
 namespace {

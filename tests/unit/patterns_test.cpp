@@ -1,4 +1,4 @@
-// Unit tests of the shape matchers (codegen/patterns.h) and of the check_variant() errors of the
+// Unit tests of the shape matchers (codegen/lower/patterns.h) and of the check_variant() errors of the
 // strategies built on them (cpu blocked_matmul, vendor_cpu blas, vendor_cuda cublas/cub_*).
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "driver.h"
-#include "patterns.h"
+#include "lower/patterns.h"
 
 namespace sb {
 namespace {

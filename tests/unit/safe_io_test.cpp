@@ -1,4 +1,4 @@
-// Unit tests of the bounded file reader and the control-byte escaping (codegen/safe_io.h).
+// Unit tests of the bounded file reader and the control-byte escaping (codegen/support/safe_io.h).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "safe_io.h"
+#include "support/safe_io.h"
 
 namespace sb {
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "emitter.h"
+#include "backends/emitter.h"
 
 namespace sb {
 namespace {

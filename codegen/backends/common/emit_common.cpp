@@ -1,0 +1,1248 @@
+#include "backends/common/emit_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "support/diag.h"
+#include "lower/patterns.h"
+
+namespace sb {
+
+// ---- Text -------------------------------------------------------------------------------------
+
+void CodeWriter::line(const std::string& text) {
+  if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 2, ' ').append(text);
+  out_ += '\n';
+}
+
+void CodeWriter::open(const std::string& text) {
+  line(text);
+  ++indent_;
+}
+
+void CodeWriter::close(const std::string& text) {
+  SB_ASSERT(indent_ > 0, "unbalanced CodeWriter::close");
+  --indent_;
+  line(text);
+}
+
+std::string wrap_call(const std::string& head, const std::vector<std::string>& args,
+                      const std::string& tail, int indent) {
+  constexpr size_t kColumns = 100;
+  std::string one = head + "(";
+  for (size_t i = 0; i < args.size(); ++i) one += (i ? ", " : "") + args[i];
+  one += ")" + tail;
+  if (indent + one.size() <= kColumns || args.empty()) return one;
+
+  // Aligned after the parenthesis when that leaves room; otherwise (a long head) break after the
+  // parenthesis and indent the arguments by four spaces, as clang-format does.
+  const size_t aligned = indent + head.size() + 1;
+  const bool hang = aligned > 50;
+  const size_t align = hang ? indent + 4 : aligned;
+  std::string out = head + "(";
+  size_t col = indent + out.size();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string end = i + 1 == args.size() ? ")" + tail : ",";
+    const bool first = i == 0;
+    if (!(first && hang) && col + (first ? 0 : 1) + args[i].size() + end.size() <= kColumns) {
+      out += (first ? "" : " ") + args[i];
+      col += (first ? 0 : 1) + args[i].size();
+    } else {
+      out += "\n" + std::string(align, ' ') + args[i];
+      col = align + args[i].size();
+    }
+    if (i + 1 < args.size()) {
+      out += ",";
+      ++col;
+    }
+  }
+  return out + ")" + tail;
+}
+
+// ---- Literals and names -----------------------------------------------------------------------
+
+const char* c_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "float";
+    case DType::F64:
+    case DType::FloatLit:
+      return "double";
+    case DType::I32:
+      return "int32_t";
+    case DType::Bool:
+      return "bool";
+    case DType::Index:
+    case DType::IntLit:
+    case DType::Unknown:
+      return "int64_t";
+  }
+  return "int64_t";
+}
+
+std::string float_literal(double v, DType t) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  const bool f32 = t == DType::F32;
+  const double x = f32 ? static_cast<double>(static_cast<float>(v)) : v;
+  char buf[64];
+  // Integral values print in full ("100000.0f"); others as the shortest %g text that reads back.
+  if (x == std::trunc(x) && std::fabs(x) < (f32 ? 16777216.0 : 1e15)) {
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  } else {
+    const int max_digits = f32 ? 9 : 17;
+    for (int p = 1; p <= max_digits; ++p) {
+      std::snprintf(buf, sizeof buf, "%.*g", p, x);
+      const bool exact =
+          f32 ? std::strtof(buf, nullptr) == static_cast<float>(x) : std::strtod(buf, nullptr) == x;
+      if (exact) break;
+    }
+  }
+  std::string s = buf;
+  std::string mantissa = s, exponent;
+  if (size_t e = s.find('e'); e != std::string::npos) {
+    mantissa = s.substr(0, e);
+    // "e-06" -> "e-6", "e+20" -> "e20".
+    std::string digits = s.substr(e + 1);
+    std::string sign;
+    if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
+      if (digits[0] == '-') sign = "-";
+      digits = digits.substr(1);
+    }
+    while (digits.size() > 1 && digits[0] == '0') digits = digits.substr(1);
+    exponent = "e" + sign + digits;
+  }
+  if (mantissa.find('.') == std::string::npos) mantissa += ".0";
+  return mantissa + exponent + (f32 ? "f" : "");
+}
+
+std::string int_literal(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  std::string s = std::to_string(v);
+  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) s += "LL";
+  return s;
+}
+
+namespace {
+
+constexpr CMath kCMath[] = {
+    {Fn::Exp, "exp", true},       {Fn::Log, "log", true},     {Fn::Sqrt, "sqrt", false},
+    {Fn::Tanh, "tanh", true},     {Fn::Erf, "erf", true},     {Fn::Log1p, "log1p", true},
+    {Fn::Expm1, "expm1", true},   {Fn::Pow, "pow", true},     {Fn::Sin, "sin", true},
+    {Fn::Cos, "cos", true},       {Fn::Floor, "floor", false}, {Fn::Ceil, "ceil", false},
+    {Fn::Round, "rint", false},  // halves to even in the default rounding mode
+};
+
+// Identifiers that generated code uses or that the headers it includes define as macros; a spec
+// name equal to one of these would shadow or be replaced by it. Sorted for binary search.
+constexpr const char* kReserved[] = {
+    "BUFSIZ",
+    "EOF",
+    "FILE",
+    "FILENAME_MAX",
+    "FP_INFINITE",
+    "FP_NAN",
+    "FP_NORMAL",
+    "FP_SUBNORMAL",
+    "FP_ZERO",
+    "HUGE_VAL",
+    "HUGE_VALF",
+    "HUGE_VALL",
+    "INFINITY",
+    "INT16_MAX",
+    "INT16_MIN",
+    "INT32_C",
+    "INT32_MAX",
+    "INT32_MIN",
+    "INT64_C",
+    "INT64_MAX",
+    "INT64_MIN",
+    "INT8_MAX",
+    "INT8_MIN",
+    "INTMAX_MAX",
+    "INTMAX_MIN",
+    "INTPTR_MAX",
+    "INTPTR_MIN",
+    "M_1_PI",
+    "M_2_PI",
+    "M_2_SQRTPI",
+    "M_E",
+    "M_LN10",
+    "M_LN2",
+    "M_LOG10E",
+    "M_LOG2E",
+    "M_PI",
+    "M_PI_2",
+    "M_PI_4",
+    "M_SQRT1_2",
+    "M_SQRT2",
+    "NAN",
+    "NULL",
+    "PTRDIFF_MAX",
+    "PTRDIFF_MIN",
+    "SIZE_MAX",
+    "SPECBENCH_ABI_H",
+    "SPECBENCH_ABI_VERSION",
+    "UINT16_MAX",
+    "UINT32_C",
+    "UINT32_MAX",
+    "UINT64_C",
+    "UINT64_MAX",
+    "UINT8_MAX",
+    "blockDim",
+    "blockIdx",
+    "cudaDevAttrMultiProcessorCount",
+    "cudaDeviceGetAttribute",
+    "cudaErrorInvalidValue",
+    "cudaError_t",
+    "cudaGetDevice",
+    "cudaGetErrorString",
+    "cudaGetLastError",
+    "cudaStream_t",
+    "cudaSuccess",
+    "dim3",
+    "errno",
+    "fabs",
+    "fabsf",
+    "fmax",
+    "fmaxf",
+    "fmin",
+    "fminf",
+    "fmod",
+    "fmodf",
+    "fpclassify",
+    "fprintf",
+    "gridDim",
+    "i386",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "int8_t",
+    "intptr_t",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "linux",
+    "math_errhandling",
+    "printf",
+    "ptrdiff_t",
+    "signbit",
+    "size_t",
+    "stderr",
+    "stdin",
+    "stdout",
+    "threadIdx",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "uint8_t",
+    "uintptr_t",
+    "unix",
+    "warpSize",
+};
+
+bool is_reserved(const std::string& name) {
+  static const bool sorted =
+      std::is_sorted(std::begin(kReserved), std::end(kReserved),
+                     [](const char* a, const char* b) { return std::string(a) < std::string(b); });
+  SB_ASSERT(sorted, "kReserved must be sorted");
+  if (std::binary_search(std::begin(kReserved), std::end(kReserved), name,
+                         [](const std::string& a, const std::string& b) { return a < b; }))
+    return true;
+  for (const CMath& m : kCMath)  // the libm functions generated code calls
+    if (name == m.libm || name == std::string(m.libm) + "f") return true;
+  return false;
+}
+
+}  // namespace
+
+std::string c_name(const std::string& name) {
+  return is_reserved(name) ? "sb_u_" + name : name;
+}
+
+// ---- Helpers in generated code ----------------------------------------------------------------
+
+namespace {
+
+// Signature (after the qualifiers) and body of each helper, in Helper order.
+struct HelperText {
+  Helper h;
+  const char* sig;
+  const char* body;
+};
+
+constexpr HelperText kHelpers[] = {
+    {Helper::ClampIndex, "int64_t sb_clamp(int64_t v, int64_t n)",
+     "return v < 0 ? 0 : (v >= n ? n - 1 : v);"},
+    {Helper::AddI32, "int32_t sb_add_i32(int32_t a, int32_t b)",
+     "return (int32_t)((uint32_t)a + (uint32_t)b);"},
+    {Helper::SubI32, "int32_t sb_sub_i32(int32_t a, int32_t b)",
+     "return (int32_t)((uint32_t)a - (uint32_t)b);"},
+    {Helper::MulI32, "int32_t sb_mul_i32(int32_t a, int32_t b)",
+     "return (int32_t)((uint32_t)a * (uint32_t)b);"},
+    {Helper::NegI32, "int32_t sb_neg_i32(int32_t a)", "return (int32_t)(0u - (uint32_t)a);"},
+    {Helper::DivI32, "int32_t sb_div_i32(int32_t a, int32_t b)",
+     "return b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);"},
+    {Helper::ModI32, "int32_t sb_mod_i32(int32_t a, int32_t b)",
+     "return (b == 0 || b == -1) ? 0 : a % b;"},
+    {Helper::DivI64, "int64_t sb_div_i64(int64_t a, int64_t b)",
+     "return b == 0 ? 0 : (b == -1 ? (int64_t)((uint64_t)0 - (uint64_t)a) : a / b);"},
+    {Helper::ModI64, "int64_t sb_mod_i64(int64_t a, int64_t b)",
+     "return (b == 0 || b == -1) ? 0 : a % b;"},
+    {Helper::MinI32, "int32_t sb_min_i32(int32_t a, int32_t b)", "return a < b ? a : b;"},
+    {Helper::MaxI32, "int32_t sb_max_i32(int32_t a, int32_t b)", "return a > b ? a : b;"},
+    {Helper::AbsI32, "int32_t sb_abs_i32(int32_t a)",
+     "return a < 0 ? (int32_t)(0u - (uint32_t)a) : a;"},
+    {Helper::MinI64, "int64_t sb_min_i64(int64_t a, int64_t b)", "return a < b ? a : b;"},
+    {Helper::MaxI64, "int64_t sb_max_i64(int64_t a, int64_t b)", "return a > b ? a : b;"},
+    {Helper::AbsI64, "int64_t sb_abs_i64(int64_t a)",
+     "return a < 0 ? (int64_t)((uint64_t)0 - (uint64_t)a) : a;"},
+    {Helper::MinF32, "float sb_min_f32(float a, float b)", "return (a < b || a != a) ? a : b;"},
+    {Helper::MaxF32, "float sb_max_f32(float a, float b)", "return (a > b || a != a) ? a : b;"},
+    {Helper::MinF64, "double sb_min_f64(double a, double b)", "return (a < b || a != a) ? a : b;"},
+    {Helper::MaxF64, "double sb_max_f64(double a, double b)", "return (a > b || a != a) ? a : b;"},
+    {Helper::F32ToI32, "int32_t sb_f32_to_i32(float x)",
+     "return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;"},
+    {Helper::F64ToI32, "int32_t sb_f64_to_i32(double x)",
+     "return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;"},
+    {Helper::F32ToI64, "int64_t sb_f32_to_i64(float x)",
+     "return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (int64_t)x : INT64_MIN;"},
+    {Helper::F64ToI64, "int64_t sb_f64_to_i64(double x)",
+     "return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (int64_t)x : INT64_MIN;"},
+};
+static_assert(std::size(kHelpers) == static_cast<size_t>(Helper::kCount));
+
+// Comments introducing groups of helpers, keyed by the first helper of the group.
+const char* group_comment(Helper h) {
+  switch (h) {
+    case Helper::ClampIndex:
+      return "// Subscript clamped into [0, n - 1] (boundary: clamp).";
+    case Helper::AddI32:
+      return "// i32 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the "
+             "reference.";
+    case Helper::MinI32:
+      return "// Integer min, max and abs.";
+    case Helper::MinF32:
+      return "// Floating-point min and max; NaN propagates.";
+    case Helper::F32ToI32:
+      return "// Truncating casts; NaN and out-of-range values give the minimum.";
+    default:
+      return nullptr;
+  }
+}
+
+// The group a helper belongs to: the nearest preceding helper with a group comment.
+Helper group_of(Helper h) {
+  for (int i = static_cast<int>(h); i >= 0; --i)
+    if (group_comment(static_cast<Helper>(i))) return static_cast<Helper>(i);
+  return Helper::ClampIndex;
+}
+
+}  // namespace
+
+std::string HelperSet::definitions(const std::string& qualifiers) const {
+  std::string out;
+  int last_group = -1;
+  for (const HelperText& t : kHelpers) {
+    if (!used_.count(t.h)) continue;
+    const int group = static_cast<int>(group_of(t.h));
+    if (group != last_group) {
+      if (!out.empty()) out += "\n";
+      out += std::string(group_comment(static_cast<Helper>(group))) + "\n";
+      last_group = group;
+    }
+    std::string one = qualifiers + " " + t.sig + " { " + t.body + " }";
+    if (one.size() <= 100) {
+      out += one + "\n";
+    } else {
+      out += qualifiers + " " + t.sig + " {\n  " + t.body + "\n}\n";
+    }
+  }
+  return out;
+}
+
+
+const CMath* c_math(Fn fn) {
+  for (const CMath& m : kCMath)
+    if (m.fn == fn) return &m;
+  return nullptr;
+}
+
+bool c_spells(Fn fn) {
+  return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || c_math(fn);
+}
+
+std::string vector_math_name(const std::string& libm_name) {
+  return "sb_vec_" + libm_name;
+}
+
+namespace {
+
+// The inline approximations, branch-free so that SIMD loops evaluate them in registers.
+// e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2 (ln 2 split in two parts, the first
+// exact in products with |k| < 512); e^r by its Taylor polynomial to degree 7 (truncation
+// under 6e-9 relative); 2^k as two factors, so that no factor overflows before the result does.
+// tanh |x| = |x| P(x^2) / Q(x^2) on [0, 9], P and Q of degree 4, fitted to the relative error by
+// harness/scripts/fit_tanh.py (2.1e-8 at worst in exact arithmetic; the f32 evaluation adds the
+// rest). Odd, so tanh(-0) = -0; beyond 9 tanh rounds to 1.
+const char* const kApproxExp = R"(static inline float sb_pow2i_f32(int32_t k) {
+  const uint32_t bits = (uint32_t)(k + 127) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+static inline float sb_approx_expf(float x) {
+  x = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // beyond: 0 and +inf; NaN stays
+  const float shift = 12582912.0f;  // 1.5 * 2^23: the low bits of t hold k = round(x / ln 2)
+  const float t = x * 1.44269504f + shift;
+  const float n = t - shift;
+  int32_t k;
+  __builtin_memcpy(&k, &t, sizeof k);
+  k -= 0x4B400000;
+  const float r = (x - n * 0.693145751953125f) - n * 1.42860682e-6f;
+  const float e = 1.0f + r * (1.0f + r * (0.5f + r * (0.166666672f + r * (0.0416666679f +
+                  r * (0.00833333377f + r * (0.00138888892f + r * 0.000198412701f))))));
+  const int32_t k1 = k >> 1;
+  return e * sb_pow2i_f32(k1) * sb_pow2i_f32(k - k1);
+}
+)";
+
+const char* const kApproxTanh = R"(static inline float sb_approx_tanhf(float x) {
+  float a = fabsf(x);
+  a = a > 9.0f ? 9.0f : a;  // tanh(9) rounds to 1; NaN stays
+  const float s = a * a;
+  const float p = (((1.33544154e-08f * s + 2.06091045e-05f) * s + 0.00349559984f) * s +
+                   0.133810401f) * s + 1.0f;
+  const float q = (((7.77651337e-07f * s + 0.000328564638f) * s + 0.0258770399f) * s +
+                   0.467143565f) * s + 1.0f;
+  return copysignf(a * p / q, x);
+}
+)";
+
+}  // namespace
+
+std::string vector_math_declarations(const VectorMath& math) {
+  if (math.empty()) return "";
+  std::string out;
+  if (!math.libm.empty()) {
+    out +=
+        "// libm functions under names that vectorised loops call: on x86-64 glibc they carry the\n"
+        "// simd attribute, so `omp simd` loops call libmvec's vector versions (linked -lmvec).\n"
+        "#if defined(__x86_64__) && defined(__GLIBC__)\n"
+        "#define SB_VECTOR_MATH __attribute__((simd(\"notinbranch\")))\n"
+        "#else\n"
+        "#define SB_VECTOR_MATH\n"
+        "#endif\n";
+    for (const auto& [n, f] : math.libm) {
+      const std::string t = c_type(f.type);
+      std::string params;
+      for (int i = 0; i < f.arity; ++i) params += (i ? ", " : "") + t;
+      out += "extern \"C\" SB_VECTOR_MATH " + t + " " + vector_math_name(n) + "(" + params +
+             ") noexcept __asm__(\"" + n + "\");\n";
+    }
+  }
+  if (!math.approx_used.empty()) {
+    if (!out.empty()) out += "\n";
+    out +=
+        "// f32 exp and tanh as branch-free polynomial forms that vectorise in place (variant\n"
+        "// parameter approx_math): exp within 4 ulp, tanh within 6 ulp of the correctly rounded\n"
+        "// result.\n";
+    if (math.approx_used.count(Fn::Exp)) out += kApproxExp;
+    if (math.approx_used.count(Fn::Tanh)) out += kApproxTanh;
+  }
+  return out;
+}
+
+// ---- Statement lowering -----------------------------------------------------------------------
+
+std::string paren(const std::string& text, int prec, int min_prec) {
+  return prec < min_prec ? "(" + text + ")" : text;
+}
+
+bool contains_reduce(const Expr& e) {
+  if (e.kind == ExprKind::Reduce) return true;
+  for (const auto& a : e.args)
+    if (contains_reduce(*a)) return true;
+  return false;
+}
+
+bool uses_var(const Expr& e, int var) {
+  if (e.kind == ExprKind::IndexVar && e.ref == var) return true;
+  for (const auto& a : e.args)
+    if (uses_var(*a, var)) return true;
+  return false;
+}
+
+namespace {
+
+bool simd_over_outputs_in(const Expr& e, int out_var, std::vector<int>& reductions) {
+  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
+      uses_var(*e.args.back(), out_var)) {
+    for (int r : reductions)
+      for (const auto& a : e.args)
+        if (uses_var(*a, r)) return true;
+  }
+  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
+  bool found = false;
+  for (const auto& a : e.args) found = found || simd_over_outputs_in(*a, out_var, reductions);
+  if (e.kind == ExprKind::Reduce) reductions.pop_back();
+  return found;
+}
+
+}  // namespace
+
+bool simd_over_outputs(const Expr& e, int out_var) {
+  std::vector<int> reductions;
+  return simd_over_outputs_in(e, out_var, reductions);
+}
+
+DType value_type(const Expr& e) {
+  switch (e.type) {
+    case DType::F32:
+    case DType::F64:
+    case DType::I32:
+    case DType::Index:
+    case DType::Bool:
+      return e.type;
+    case DType::FloatLit:
+      return DType::F64;
+    case DType::IntLit:
+    case DType::Unknown:
+      return DType::Index;
+  }
+  return DType::Index;
+}
+
+std::string omp_reduction_clause(const ReduceSite& site) {
+  const char* op = site.reduce->rop == ReduceOp::Sum   ? "+"
+                   : site.reduce->rop == ReduceOp::Max ? "max"
+                                                       : "min";
+  return std::string("reduction(") + op + ":" + site.acc + ")";
+}
+
+namespace {
+
+// Reduction variables whose name is already bound where their loop runs (by an output index or
+// an enclosing reduction). C would resolve the loop's own bounds to the new variable, so these
+// must be renamed.
+void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
+                    std::set<int>& shadowing) {
+  if (e.kind == ExprKind::Reduce) {
+    for (int o : live)
+      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
+    live.push_back(e.ref);
+    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
+    live.pop_back();
+    return;
+  }
+  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
+}
+
+}  // namespace
+
+StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* helpers)
+    : spec_(spec), st_(st), helpers_(helpers) {
+  // (Looked up per variable rather than collected into a set per statement: a spec with many
+  // statements and tensors would otherwise cost statements x tensors set insertions.)
+  auto taken = [&spec](const std::string& n) {
+    return spec.find_tensor(n) >= 0 || spec.find_size(n) >= 0;
+  };
+  std::vector<int> live;
+  for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
+  std::set<int> shadowing;
+  if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+  // A variable keeps its name unless that would clash with a tensor, a size, a name the generated
+  // code uses, or a variable bound around its loop; then it becomes sb_<name>_<index>.
+  for (size_t i = 0; i < st.vars.size(); ++i) {
+    const std::string& n = st.vars[i].name;
+    const bool keep = c_name(n) == n && !taken(n) && !shadowing.count(static_cast<int>(i));
+    var_names_.push_back(keep ? n : "sb_" + n + "_" + std::to_string(i));
+  }
+}
+
+void StmtLowering::set_row_local(int t, const std::string& name) {
+  SB_ASSERT(t >= 0 && t < static_cast<int>(spec_.tensors.size()), "tensor ref out of range");
+  SB_ASSERT(!spec_.tensors[t].shape.empty() && spec_.tensors[t].boundary == Boundary::None,
+            "a row-local tensor needs rank >= 1 and no boundary rule");
+  row_local_[t] = name;
+}
+
+std::string StmtLowering::tensor_name(int t) {
+  SB_ASSERT(t >= 0 && t < static_cast<int>(spec_.tensors.size()), "tensor ref out of range");
+  if (auto it = row_local_.find(t); it != row_local_.end()) return it->second;
+  used_tensors_.insert(t);
+  return c_name(spec_.tensors[t].name);
+}
+
+std::string StmtLowering::size_name(int s) {
+  SB_ASSERT(s >= 0 && s < static_cast<int>(spec_.sizes.size()), "size ref out of range");
+  used_sizes_.insert(s);
+  return c_name(spec_.sizes[s].name);
+}
+
+std::string StmtLowering::extent(int t, size_t d, int min_prec) {
+  const Tensor& tn = spec_.tensors[t];
+  SB_ASSERT(d < tn.shape.size(), "extent of a missing dimension");
+  CodeWriter none;
+  Piece p = print(*tn.shape[d], none, 0, nullptr);
+  SB_ASSERT(none.str().empty(), "a shape expression needed hoisted code");
+  return paren(p.text, p.prec, min_prec);
+}
+
+std::string StmtLowering::element_count(int t, int min_prec) {
+  const Tensor& tn = spec_.tensors[t];
+  if (tn.shape.empty()) return "1";
+  if (tn.shape.size() == 1) return extent(t, 0, min_prec);
+  std::string s = extent(t, 0, kPrecMul);
+  for (size_t d = 1; d < tn.shape.size(); ++d) s += " * " + extent(t, d, kPrecMul + 1);
+  return paren(s, kPrecMul, min_prec);
+}
+
+std::string StmtLowering::expr(const Expr& e, CodeWriter& w, int min_prec,
+                               const ReducePragma& pragma) {
+  Piece p = print(e, w, 0, pragma);
+  return paren(p.text, p.prec, min_prec);
+}
+
+std::string StmtLowering::sub(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma,
+                              int min_prec) {
+  Piece p = print(e, w, depth, pragma);
+  return paren(p.text, p.prec, min_prec);
+}
+
+void StmtLowering::assign(CodeWriter& w, const ReducePragma& pragma) {
+  SB_ASSERT(st_.rhs != nullptr, "statement without a right-hand side");
+  const std::string rhs = expr(*st_.rhs, w, 0, pragma);
+  const int t = st_.out;
+  const std::string name = tensor_name(t);
+  if (spec_.tensors[t].shape.empty()) {
+    w.line(name + "[0] = " + rhs + ";");
+    return;
+  }
+  std::vector<std::string> subs;
+  for (size_t d = 0; d < st_.rank(); ++d) subs.push_back(var_names_[d]);
+  w.line(name + "[" + flat_index(t, subs) + "] = " + rhs + ";");
+}
+
+std::string StmtLowering::flat_index(int t, const std::vector<std::string>& subs) {
+  std::vector<Piece> pieces;
+  for (const auto& s : subs) pieces.push_back({s, kPrecPrimary});
+  return flat_index_p(t, pieces);
+}
+
+std::string StmtLowering::flat_index_p(int t, const std::vector<Piece>& subs) {
+  const Tensor& tn = spec_.tensors[t];
+  SB_ASSERT(subs.size() == tn.shape.size(), "subscript count differs from the tensor's rank");
+  const size_t first = row_local_.count(t) ? 1 : 0;  // a row-local tensor drops the row
+  if (subs.size() <= first) return "0";
+  // Horner form: ((s0 * d1 + s1) * d2 + s2) ...
+  std::string acc = subs[first].text;
+  int acc_prec = subs[first].prec;
+  for (size_t d = first + 1; d < subs.size(); ++d) {
+    if (acc == "0") {  // a leading zero subscript contributes nothing
+      acc = subs[d].text;
+      acc_prec = subs[d].prec;
+      continue;
+    }
+    acc = paren(acc, acc_prec, kPrecMul) + " * " + extent(t, d, kPrecMul + 1) + " + " +
+          paren(subs[d].text, subs[d].prec, kPrecAdd + 1);
+    acc_prec = kPrecAdd;
+  }
+  return acc;
+}
+
+StmtLowering::Piece StmtLowering::print(const Expr& e, CodeWriter& w, int depth,
+                                        const ReducePragma& pragma) {
+  if (!overrides_.empty()) {
+    auto it = overrides_.find(&e);
+    if (it != overrides_.end()) return {it->second, kPrecPrimary};
+  }
+  const DType t = value_type(e);
+  switch (e.kind) {
+    case ExprKind::FloatLit:
+    case ExprKind::IntLit: {
+      if (is_float(t)) {
+        const double v = e.kind == ExprKind::FloatLit ? e.fval : static_cast<double>(e.ival);
+        std::string s = float_literal(v, t);
+        return {s, s[0] == '-' ? kPrecUnary : kPrecPrimary};
+      }
+      SB_ASSERT(e.kind == ExprKind::IntLit,
+                "float literal of integer type " + std::string(dtype_name(e.type)));
+      std::string s = int_literal(e.ival);
+      return {s, s[0] == '-' ? kPrecUnary : kPrecPrimary};
+    }
+    case ExprKind::Const: {
+      std::string s = float_literal(e.fval, is_float(t) ? t : DType::F64);
+      return {s, s[0] == '-' ? kPrecUnary : kPrecPrimary};
+    }
+    case ExprKind::IndexVar:
+      SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(var_names_.size()), "bad index var ref");
+      return {var_names_[e.ref], kPrecPrimary};
+    case ExprKind::SizeRef:
+      return {size_name(e.ref), kPrecPrimary};
+    case ExprKind::Read:
+      return print_read(e, w, depth, pragma);
+    case ExprKind::Unary: {
+      const Expr& a = *e.args[0];
+      if (e.uop == UnOp::Not) return {"!" + sub(a, w, depth, pragma, kPrecUnary), kPrecUnary};
+      if (t == DType::I32) {
+        helpers_->use(Helper::NegI32);
+        return {"sb_neg_i32(" + sub(a, w, depth, pragma, 0) + ")", kPrecPrimary};
+      }
+      std::string s = sub(a, w, depth, pragma, kPrecUnary);
+      if (s[0] == '-') s = "(" + s + ")";  // never "--x"
+      return {"-" + s, kPrecUnary};
+    }
+    case ExprKind::Binary:
+      return print_binary(e, w, depth, pragma);
+    case ExprKind::Call:
+      return print_call(e, w, depth, pragma);
+    case ExprKind::Cast:
+      return print_cast(e, w, depth, pragma);
+    case ExprKind::Reduce:
+      return print_reduce(e, w, depth, pragma);
+    case ExprKind::Name:
+      break;
+  }
+  SB_ASSERT(false, "unresolved name '" + e.name + "' reached the emitter");
+  return {};
+}
+
+namespace {
+
+// A divisor that is never 0 or -1, so plain C / and % agree with the reference.
+bool safe_divisor(const Expr& b) {
+  return (b.kind == ExprKind::IntLit && b.ival > 0) || b.kind == ExprKind::SizeRef;
+}
+
+}  // namespace
+
+StmtLowering::Piece StmtLowering::print_binary(const Expr& e, CodeWriter& w, int depth,
+                                               const ReducePragma& pragma) {
+  const Expr& a = *e.args[0];
+  const Expr& b = *e.args[1];
+  const std::string op = binop_symbol(e.bop);
+  switch (e.bop) {
+    case BinOp::And:
+    case BinOp::Or: {
+      // && inside || gets parentheses (as -Wparentheses asks), so does || inside &&.
+      const int self = e.bop == BinOp::And ? kPrecAnd : kPrecOr;
+      auto side = [&](const Expr& x, bool right) {
+        Piece p = print(x, w, depth, pragma);
+        const bool other_logic = (p.prec == kPrecAnd || p.prec == kPrecOr) && p.prec != self;
+        return other_logic ? "(" + p.text + ")" : paren(p.text, p.prec, right ? self + 1 : self);
+      };
+      std::string l = side(a, false);
+      std::string r = side(b, true);
+      return {l + " " + op + " " + r, self};
+    }
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge:
+    case BinOp::Eq:
+    case BinOp::Ne: {
+      const bool eq = e.bop == BinOp::Eq || e.bop == BinOp::Ne;
+      std::string l = sub(a, w, depth, pragma, kPrecAdd);
+      std::string r = sub(b, w, depth, pragma, kPrecAdd);
+      return {l + " " + op + " " + r, eq ? kPrecEq : kPrecRel};
+    }
+    default:
+      break;
+  }
+
+  const DType t = value_type(e);
+  if (is_float(t)) {
+    if (e.bop == BinOp::Mod) {
+      std::string l = sub(a, w, depth, pragma, 0);
+      std::string r = sub(b, w, depth, pragma, 0);
+      return {std::string(t == DType::F32 ? "fmodf(" : "fmod(") + l + ", " + r + ")", kPrecPrimary};
+    }
+  } else if (t == DType::I32 &&
+             (e.bop == BinOp::Add || e.bop == BinOp::Sub || e.bop == BinOp::Mul)) {
+    const Helper h = e.bop == BinOp::Add   ? Helper::AddI32
+                     : e.bop == BinOp::Sub ? Helper::SubI32
+                                           : Helper::MulI32;
+    const char* fn = e.bop == BinOp::Add   ? "sb_add_i32("
+                     : e.bop == BinOp::Sub ? "sb_sub_i32("
+                                           : "sb_mul_i32(";
+    helpers_->use(h);
+    std::string l = sub(a, w, depth, pragma, 0);
+    std::string r = sub(b, w, depth, pragma, 0);
+    return {fn + l + ", " + r + ")", kPrecPrimary};
+  } else if ((e.bop == BinOp::Div || e.bop == BinOp::Mod) && !safe_divisor(b)) {
+    const bool i32 = t == DType::I32;
+    const bool div = e.bop == BinOp::Div;
+    helpers_->use(div ? (i32 ? Helper::DivI32 : Helper::DivI64)
+                      : (i32 ? Helper::ModI32 : Helper::ModI64));
+    std::string fn = std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "i64(");
+    std::string l = sub(a, w, depth, pragma, 0);
+    std::string r = sub(b, w, depth, pragma, 0);
+    return {fn + l + ", " + r + ")", kPrecPrimary};
+  }
+  const int self = (e.bop == BinOp::Add || e.bop == BinOp::Sub) ? kPrecAdd : kPrecMul;
+  std::string l = sub(a, w, depth, pragma, self);
+  std::string r = sub(b, w, depth, pragma, self + 1);
+  return {l + " " + op + " " + r, self};
+}
+
+StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int depth,
+                                             const ReducePragma& pragma) {
+  const DType t = value_type(e);
+  if (e.fn == Fn::Select) {
+    std::string c = sub(*e.args[0], w, depth, pragma, kPrecTernary + 1);
+    std::string a = sub(*e.args[1], w, depth, pragma, kPrecTernary + 1);
+    std::string b = sub(*e.args[2], w, depth, pragma, kPrecTernary + 1);
+    return {c + " ? " + a + " : " + b, kPrecTernary};
+  }
+  std::string fn;
+  switch (e.fn) {
+    case Fn::Min:
+    case Fn::Max: {
+      const bool mn = e.fn == Fn::Min;
+      switch (t) {
+        case DType::F32:
+          helpers_->use(mn ? Helper::MinF32 : Helper::MaxF32);
+          break;
+        case DType::F64:
+          helpers_->use(mn ? Helper::MinF64 : Helper::MaxF64);
+          break;
+        case DType::I32:
+          helpers_->use(mn ? Helper::MinI32 : Helper::MaxI32);
+          break;
+        default:
+          helpers_->use(mn ? Helper::MinI64 : Helper::MaxI64);
+          break;
+      }
+      fn = std::string(mn ? "sb_min_" : "sb_max_") + (t == DType::F32   ? "f32"
+                                                      : t == DType::F64 ? "f64"
+                                                      : t == DType::I32 ? "i32"
+                                                                        : "i64");
+      break;
+    }
+    case Fn::Abs:
+      if (is_float(t)) {
+        fn = t == DType::F32 ? "fabsf" : "fabs";
+      } else {
+        helpers_->use(t == DType::I32 ? Helper::AbsI32 : Helper::AbsI64);
+        fn = t == DType::I32 ? "sb_abs_i32" : "sb_abs_i64";
+      }
+      break;
+    case Fn::Exp:
+    case Fn::Log:
+    case Fn::Sqrt:
+    case Fn::Tanh:
+    case Fn::Erf:
+    case Fn::Log1p:
+    case Fn::Expm1:
+    case Fn::Pow:
+    case Fn::Sin:
+    case Fn::Cos:
+    case Fn::Floor:
+    case Fn::Ceil:
+    case Fn::Round: {
+      const CMath* m = c_math(e.fn);
+      SB_ASSERT(m && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
+      fn = std::string(m->libm) + (t == DType::F32 ? "f" : "");
+      if (vector_math_ && vector_math_->approx && t == DType::F32 &&
+          (e.fn == Fn::Exp || e.fn == Fn::Tanh)) {
+        vector_math_->approx_used.insert(e.fn);
+        fn = "sb_approx_" + fn;
+      } else if (vector_math_ && m->libmvec) {
+        vector_math_->libm.emplace(fn, VectorMath::Fn{t, static_cast<int>(e.args.size())});
+        fn = vector_math_name(fn);
+      }
+      break;
+    }
+    case Fn::Select:  // printed above
+    case Fn::Sigmoid:  // no C spelling: expanded before printing (c_spells)
+    case Fn::Sign:
+    case Fn::Rsqrt:
+      SB_ASSERT(false, std::string("'") + fn_name(e.fn) + "' reached the C printer unexpanded");
+      break;
+  }
+  std::string args;
+  for (size_t i = 0; i < e.args.size(); ++i)
+    args += (i ? ", " : "") + sub(*e.args[i], w, depth, pragma, 0);
+  return {fn + "(" + args + ")", kPrecPrimary};
+}
+
+StmtLowering::Piece StmtLowering::print_cast(const Expr& e, CodeWriter& w, int depth,
+                                             const ReducePragma& pragma) {
+  const Expr& a = *e.args[0];
+  const DType from = value_type(a);
+  const DType to = e.cast_to == DType::Unknown ? value_type(e) : e.cast_to;
+  if (from == to) return print(a, w, depth, pragma);
+  if (is_float(to) || (!is_float(from) && (to == DType::I32 || to == DType::Index))) {
+    return {"(" + std::string(c_type(to)) + ")" + sub(a, w, depth, pragma, kPrecUnary), kPrecUnary};
+  }
+  SB_ASSERT(to == DType::I32 || to == DType::Index,
+            std::string("unsupported cast to ") + dtype_name(to));
+  // Floating-point to integer: truncation with the reference's out-of-range rule.
+  const bool f32 = from == DType::F32;
+  Helper h;
+  std::string fn;
+  if (to == DType::I32) {
+    h = f32 ? Helper::F32ToI32 : Helper::F64ToI32;
+    fn = f32 ? "sb_f32_to_i32(" : "sb_f64_to_i32(";
+  } else {
+    h = f32 ? Helper::F32ToI64 : Helper::F64ToI64;
+    fn = f32 ? "sb_f32_to_i64(" : "sb_f64_to_i64(";
+  }
+  helpers_->use(h);
+  return {fn + sub(a, w, depth, pragma, 0) + ")", kPrecPrimary};
+}
+
+bool StmtLowering::obviously_inside(const Expr& sub, int t, size_t d) const {
+  // A bare index variable whose range is exactly [0, extent d of tensor t).
+  if (sub.kind != ExprKind::IndexVar) return false;
+  const Expr& extent = *spec_.tensors[t].shape[d];
+  const size_t rank = st_.rank();
+  if (static_cast<size_t>(sub.ref) < rank)
+    return same_expr(*spec_.tensors[st_.out].shape[sub.ref], extent);
+  const IndexVar& v = st_.vars[sub.ref];
+  return v.lo && v.hi && v.lo->kind == ExprKind::IntLit && v.lo->ival == 0 &&
+         same_expr(*v.hi, extent);
+}
+
+StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int depth,
+                                             const ReducePragma& pragma) {
+  const int t = e.ref;
+  const std::string name = tensor_name(t);
+  const Tensor& tn = spec_.tensors[t];
+  if (e.args.empty()) return {name + "[0]", kPrecPrimary};
+  SB_ASSERT(e.args.size() == tn.shape.size(), "read with the wrong number of subscripts");
+
+  std::vector<Piece> subs;
+  switch (tn.boundary) {
+    case Boundary::None:
+      for (const auto& a : e.args) subs.push_back(print(*a, w, depth, pragma));
+      return {name + "[" + flat_index_p(t, subs) + "]", kPrecPrimary};
+    case Boundary::Clamp:
+      for (size_t d = 0; d < e.args.size(); ++d) {
+        if (obviously_inside(*e.args[d], t, d)) {
+          subs.push_back(print(*e.args[d], w, depth, pragma));
+          continue;
+        }
+        helpers_->use(Helper::ClampIndex);
+        subs.push_back(
+            {"sb_clamp(" + sub(*e.args[d], w, depth, pragma, 0) + ", " + extent(t, d, 0) + ")",
+             kPrecPrimary});
+      }
+      return {name + "[" + flat_index_p(t, subs) + "]", kPrecPrimary};
+    case Boundary::Zero: {
+      // Compound subscripts that may fall outside get a local (sb_ld<n>_<tensor>_i<d>); the
+      // value is a guarded load into sb_ld<n>_<tensor>. Subscripts print first (they may hoist
+      // loads of their own), then this load takes its number.
+      std::vector<Piece> printed;
+      std::vector<bool> checked;
+      for (size_t d = 0; d < e.args.size(); ++d) {
+        printed.push_back(print(*e.args[d], w, depth, pragma));
+        checked.push_back(!obviously_inside(*e.args[d], t, d));
+      }
+      const std::string value = "sb_ld" + std::to_string(next_load_) + "_" + name;
+      std::string inside;
+      for (size_t d = 0; d < e.args.size(); ++d) {
+        std::string s = printed[d].text;
+        if (checked[d]) {
+          if (printed[d].prec != kPrecPrimary || s.find('(') != std::string::npos) {
+            s = value + "_i" + std::to_string(d);
+            w.line("const int64_t " + s + " = " + printed[d].text + ";");
+          }
+          inside +=
+              (inside.empty() ? "" : " && ") + s + " >= 0 && " + s + " < " + extent(t, d, kPrecAdd);
+        }
+        subs.push_back({s, kPrecPrimary});
+      }
+      const std::string load = name + "[" + flat_index_p(t, subs) + "]";
+      if (inside.empty()) return {load, kPrecPrimary};
+      ++next_load_;
+      const std::string lhs = "const " + std::string(c_type(tn.type)) + " " + value + " =";
+      const std::string rhs = "(" + inside + ") ? " + load + " : " +
+                              (is_float(tn.type) ? float_literal(0.0, tn.type) : "0") + ";";
+      if (2 * w.indent() + lhs.size() + 1 + rhs.size() <= 100) {
+        w.line(lhs + " " + rhs);
+      } else {
+        w.line(lhs);
+        w.line("    " + rhs);
+      }
+      return {value, kPrecPrimary};
+    }
+  }
+  return {};
+}
+
+StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int depth,
+                                               const ReducePragma& pragma) {
+  SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(st_.vars.size()), "bad reduction var ref");
+  const IndexVar& v = st_.vars[e.ref];
+  SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+  const DType t = value_type(e);
+  const std::string acc = "sb_acc" + std::to_string(next_acc_++);
+  const bool fl = is_float(t);
+  const bool i32 = t == DType::I32;
+
+  std::string identity;
+  switch (e.rop) {
+    case ReduceOp::Sum:
+      identity = fl ? float_literal(0.0, t) : "0";
+      break;
+    case ReduceOp::Max:
+      identity = fl ? "-INFINITY" : i32 ? "INT32_MIN" : "INT64_MIN";
+      break;
+    case ReduceOp::Min:
+      identity = fl ? "INFINITY" : i32 ? "INT32_MAX" : "INT64_MAX";
+      break;
+  }
+  w.line(std::string(c_type(t)) + " " + acc + " = " + identity + ";");
+
+  const std::string& k = var_names_[e.ref];
+  const std::string lo = sub(*v.lo, w, depth, nullptr, 0);
+  const std::string hi = sub(*v.hi, w, depth, nullptr, kPrecRel + 1);
+  if (pragma) {
+    ReduceSite site{&e, acc, depth, !contains_reduce(*e.args[0])};
+    std::string p = pragma(site);
+    if (!p.empty()) w.line(p);
+  }
+  w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+  const std::string body = sub(*e.args[0], w, depth + 1, pragma, 0);
+  const std::string sfx = t == DType::F32 ? "f32" : t == DType::F64 ? "f64" : i32 ? "i32" : "i64";
+  switch (e.rop) {
+    case ReduceOp::Sum:
+      if (i32) {
+        helpers_->use(Helper::AddI32);
+        w.line(acc + " = sb_add_i32(" + acc + ", " + body + ");");
+      } else {
+        w.line(acc + " += " + body + ";");
+      }
+      break;
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
+      const bool mx = e.rop == ReduceOp::Max;
+      if (fl) {
+        helpers_->use(mx ? (t == DType::F32 ? Helper::MaxF32 : Helper::MaxF64)
+                         : (t == DType::F32 ? Helper::MinF32 : Helper::MinF64));
+      } else {
+        helpers_->use(mx ? (i32 ? Helper::MaxI32 : Helper::MaxI64)
+                         : (i32 ? Helper::MinI32 : Helper::MinI64));
+      }
+      w.line(acc + " = " + (mx ? "sb_max_" : "sb_min_") + sfx + "(" + acc + ", " + body + ");");
+      break;
+    }
+  }
+  w.close();
+  return {acc, kPrecPrimary};
+}
+
+}  // namespace sb
+
+// ---- File assembly ----------------------------------------------------------------------------
+
+namespace sb {
+
+namespace {
+
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string shape_text(const Spec& spec, const Tensor& t) {
+  std::string s = std::string(dtype_name(t.type)) + "[";
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    s += (d ? ", " : "") + to_string(*t.shape[d], spec, nullptr);
+  return s + "]";
+}
+
+}  // namespace
+
+const std::vector<Variant>& backend_variants(const Spec& spec, const std::string& backend) {
+  static const std::vector<Variant> kNone;
+  auto it = spec.variants.find(backend);
+  return it == spec.variants.end() ? kNone : it->second;
+}
+
+std::string file_header(const Spec& spec, const Emitter& em) {
+  const std::string path = "specs/" + spec.name + ".yaml";
+  std::string h;
+  h += "// Generated by specbench from " + path + " (kernel \"" + spec.name + "\") for the " +
+       em.backend() + " backend.\n";
+  h += "// Do not edit: regenerate with `specbench gen " + path + "`.\n";
+  h += "//\n";
+
+  size_t tw = 0, sw = 0;
+  for (const auto& t : spec.tensors) {
+    tw = std::max(tw, t.name.size());
+    sw = std::max(sw, shape_text(spec, t).size());
+  }
+  h += "// Tensors (ABI order):\n";
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    const Tensor& t = spec.tensors[i];
+    std::string line = "//   " + std::to_string(i) + "  " + pad(t.name, tw) + "  " +
+                       pad(shape_text(spec, t), sw) + "  " + role_name(t.role);
+    if (t.boundary != Boundary::None)
+      line += std::string(", boundary ") + boundary_name(t.boundary);
+    h += line + "\n";
+  }
+  std::string sizes;
+  for (const auto& s : spec.sizes) sizes += (sizes.empty() ? "" : ", ") + s.name;
+  h += "// Sizes (ABI order): " + (sizes.empty() ? std::string("none") : sizes) + "\n";
+
+  const auto& vs = backend_variants(spec, em.backend());
+  h += "// Variants:";
+  if (vs.empty()) h += " none";
+  h += "\n";
+  size_t vw = 0;
+  for (const auto& v : vs) vw = std::max(vw, v.name.size());
+  for (const auto& v : vs) {
+    std::string line = "//   " + pad(v.name, vw) + "  strategy " + v.strategy;
+    const StrategyInfo* info = find_strategy(em, v.strategy);
+    SB_ASSERT(info != nullptr, "variant '" + v.name + "' has unknown strategy " + v.strategy);
+    for (size_t i = 0; i < info->params.size(); ++i) {
+      const ParamInfo& p = info->params[i];
+      line +=
+          std::string(i ? ", " : ": ") + p.name + " = " + std::to_string(param(v, *info, p.name));
+      if (!v.params.count(p.name)) line += " (default)";
+    }
+    h += line + "\n";
+  }
+  return h;
+}
+
+std::string banner(const std::string& title) {
+  const std::string rule = "// " + std::string(77, '-') + "\n";
+  return rule + "// " + title + "\n" + rule + "\n";
+}
+
+std::string variant_fn(const Variant& v) {
+  return "sb_variant_" + v.name;
+}
+
+void unpack_args(const Spec& spec, const std::string& args, const std::set<int>& used_tensors,
+                 const std::set<int>& used_sizes, CodeWriter& w) {
+  std::vector<std::string> unused;
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    const Tensor& t = spec.tensors[i];
+    const std::string ty = std::string(t.role == Role::In ? "const " : "") + c_type(t.type) + "*";
+    const std::string n = c_name(t.name);
+    w.line(ty + " " + n + " = (" + ty + ")" + args + "->tensors[" + std::to_string(i) + "];");
+    if (!used_tensors.count(static_cast<int>(i))) unused.push_back(n);
+  }
+  for (size_t i = 0; i < spec.sizes.size(); ++i) {
+    const std::string n = c_name(spec.sizes[i].name);
+    w.line("const int64_t " + n + " = " + args + "->sizes[" + std::to_string(i) + "];");
+    if (!used_sizes.count(static_cast<int>(i))) unused.push_back(n);
+  }
+  for (const auto& n : unused) w.line("(void)" + n + ";  // not used by any statement");
+}
+
+std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
+                                       const std::set<int>& sizes, const std::set<int>& out_tensors,
+                                       const std::string& restrict_kw) {
+  std::vector<std::string> ps;
+  for (int t : tensors) {
+    const Tensor& tn = spec.tensors[t];
+    ps.push_back(std::string(out_tensors.count(t) ? "" : "const ") + c_type(tn.type) + "* " +
+                 restrict_kw + " " + c_name(tn.name));
+  }
+  for (int s : sizes) ps.push_back("const int64_t " + c_name(spec.sizes[s].name));
+  return ps;
+}
+
+std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
+                                       const std::set<int>& sizes, int out_tensor,
+                                       const std::string& restrict_kw) {
+  return kernel_params(spec, tensors, sizes, std::set<int>{out_tensor}, restrict_kw);
+}
+
+std::vector<std::string> call_args(const Spec& spec, const std::set<int>& tensors,
+                                   const std::set<int>& sizes) {
+  std::vector<std::string> as;
+  for (int t : tensors) as.push_back(c_name(spec.tensors[t].name));
+  for (int s : sizes) as.push_back(c_name(spec.sizes[s].name));
+  return as;
+}
+
+std::string dispatch_section(const Spec& spec, const std::string& backend) {
+  const auto& vs = backend_variants(spec, backend);
+  std::string d;
+  if (vs.empty()) {
+    d += "static const sb_variant* const sb_variants = NULL;\n\n";
+  } else {
+    d += "static const sb_variant sb_variants[] = {\n";
+    for (const auto& v : vs) d += "    {\"" + v.name + "\", " + variant_fn(v) + "},\n";
+    d += "};\n\n";
+  }
+  d += "static const sb_module sb_module_info = {\n";
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"SPECBENCH_ABI_VERSION,", ""},
+      {"\"" + spec.name + "\",", "spec"},
+      {"\"" + backend + "\",", "backend"},
+      {std::to_string(spec.tensors.size()) + ",", "tensors"},
+      {std::to_string(spec.sizes.size()) + ",", "sizes"},
+      {std::to_string(vs.size()) + ",", "variants"},
+      {"sb_variants,", ""},
+  };
+  size_t width = 0;
+  for (const auto& [value, comment] : fields)
+    if (!comment.empty()) width = std::max(width, value.size());
+  for (const auto& [value, comment] : fields)
+    d += "    " + (comment.empty() ? value : pad(value, width) + "  // " + comment) + "\n";
+  d += "};\n\n";
+  d += "extern \"C\" __attribute__((visibility(\"default\"))) const sb_module* "
+       "specbench_module(void) "
+       "{\n";
+  d += "  return &sb_module_info;\n";
+  d += "}\n";
+  return d;
+}
+
+// The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
+StrategyInfo blocked_matmul_strategy(const std::string& others) {
+  return {"blocked_matmul",
+          "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
+          "micro-kernel; other statements as " +
+              others,
+          {
+              {"mc", 128, 1, 1 << 16, false, "rows of the A block packed per thread (L2)"},
+              {"kc", 512, 1, 1 << 16, false, "depth of the packed panels"},
+              {"nc", 4096, 1, 1 << 20, false, "columns of the packed B panel (L3)"},
+          }};
+}
+
+Status check_blocked_matmul(const Spec& spec, const Variant& v) {
+  for (const Statement& st : spec.stmts)
+    if (match_contraction(spec, st)) return {};
+  return make_error(
+      v.loc, "variant '" + v.name + "' (strategy blocked_matmul) needs a contraction statement, " +
+                 kContractionShape + "; no statement of '" + spec.name + "' has that shape");
+}
+
+std::vector<std::string> gemm_args(const GemmOperands& g, int64_t mc, int64_t kc, int64_t nc) {
+  return {g.m,
+          g.n,
+          g.k,
+          g.x,
+          g.xs_i,
+          g.xs_k,
+          g.y,
+          g.ys_k,
+          g.ys_j,
+          g.c,
+          g.ldc,
+          std::to_string(mc),
+          std::to_string(kc),
+          std::to_string(nc)};
+}
+
+std::string gemm_comment(const std::string& c, const std::string& x, bool x_trans,
+                         const std::string& y, bool y_trans, int64_t mc, int64_t kc, int64_t nc) {
+  return c + " = " + x + (x_trans ? "^T" : "") + " * " + y + (y_trans ? "^T" : "") +
+         ", blocked with mc = " + std::to_string(mc) + ", kc = " + std::to_string(kc) +
+         ", nc = " + std::to_string(nc) + ".";
+}
+
+}  // namespace sb

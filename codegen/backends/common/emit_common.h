@@ -1,0 +1,361 @@
+// Pieces shared by the C-family emitters (cpu, cuda): literal formatting, C names, small helper
+// functions for generated code, and the lowering of one statement's expressions to C text.
+//
+// Contract of the lowering (StmtLowering): given a checked Spec and one of its statements, it
+// prints expressions as C expressions over these names:
+//   - tensors: a pointer named after the tensor (typed, row-major, one element for a scalar);
+//   - sizes: a `const int64_t` named after the size;
+//   - index variables: an `int64_t` named by var_name(ref), already bound by the caller for the
+//     statement's output indices; reduction variables are bound by the loops it emits itself.
+// Reductions inside an expression, and reads of `zero`-boundary tensors, are hoisted: their code
+// is written to a CodeWriter at its current indentation before the expression that uses them
+// (expressions are pure, so evaluating a hoisted term unconditionally is safe). The lowering
+// records which tensors, sizes and helpers the printed code uses, so that callers can declare
+// exactly those (no unused parameters or locals). Names the generated code invents start with
+// `sb_`, which spec names may not, so they never clash with a spec's names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/emitter.h"
+#include "ir/ir.h"
+
+namespace sb {
+
+// ---- Text -------------------------------------------------------------------------------------
+
+// Lines of generated code with two-space indentation. Every line ends with '\n'.
+class CodeWriter {
+ public:
+  explicit CodeWriter(int indent = 0) : indent_(indent) {}
+  // Writes `text` at the current indentation; an empty `text` writes an empty line.
+  void line(const std::string& text);
+  // Writes `text` (e.g. "for (...) {") and indents what follows by one level.
+  void open(const std::string& text);
+  // Closes one level and writes `text` (default "}").
+  void close(const std::string& text = "}");
+  // Appends already-formatted text verbatim (each of its lines must end with '\n').
+  void raw(const std::string& text) { out_ += text; }
+  int indent() const { return indent_; }
+  const std::string& str() const { return out_; }
+
+ private:
+  int indent_;
+  std::string out_;
+};
+
+// `head(arg0, arg1, ...)tail` on one line when it fits in 100 columns at `indent` spaces,
+// otherwise with the arguments wrapped and aligned after the opening parenthesis. The result has
+// no leading indentation and no trailing newline; continuation lines carry their own spaces.
+std::string wrap_call(const std::string& head, const std::vector<std::string>& args,
+                      const std::string& tail, int indent);
+
+// ---- Literals and names -----------------------------------------------------------------------
+
+// The C type of a value type: float, double, int32_t, int64_t (Index), bool.
+const char* c_type(DType t);
+
+// A floating-point literal of type F32 or F64 that reads back exactly: the shortest %g text
+// that round-trips (at most 9 digits for f32, 17 for f64), always containing '.', with the 'f'
+// suffix for f32, e.g. 0.1f, 1.0f, 2.5e-7f, 3.141592653589793. Infinities print as INFINITY and
+// -INFINITY (the caller parenthesises the negative one where needed); NaN as NAN.
+std::string float_literal(double v, DType t);
+
+// An integer literal: plain decimal when it fits in 32 bits, else with an LL suffix;
+// INT64_MIN prints as the macro.
+std::string int_literal(int64_t v);
+
+// The C identifier for a spec name: the name itself, unless it collides with an identifier the
+// generated code relies on (a C library function or macro, a CUDA built-in), in which case
+// "sb_u_<name>".
+std::string c_name(const std::string& name);
+
+// ---- Helpers in generated code ----------------------------------------------------------------
+
+// Small static inline functions the generated code may call. They are emitted at the top of
+// the file, only those used, in this enum's order.
+enum class Helper {
+  ClampIndex,  // sb_clamp(v, n): v clamped into [0, n - 1]
+  AddI32,
+  SubI32,
+  MulI32,
+  NegI32,  // i32 arithmetic that wraps (two's complement)
+  DivI32,
+  ModI32,
+  DivI64,
+  ModI64,  // C division, except x / 0 == 0, x % 0 == x % -1 == 0
+  MinI32,
+  MaxI32,
+  AbsI32,
+  MinI64,
+  MaxI64,
+  AbsI64,
+  MinF32,
+  MaxF32,
+  MinF64,
+  MaxF64,  // min/max that propagate NaN
+  F32ToI32,
+  F64ToI32,
+  F32ToI64,
+  F64ToI64,  // truncation; NaN and out-of-range give the minimum
+  kCount
+};
+
+class HelperSet {
+ public:
+  void use(Helper h) { used_.insert(h); }
+  bool empty() const { return used_.empty(); }
+  // Definitions of the used helpers, each prefixed by `qualifiers` (e.g. "static inline" or
+  // "static inline __host__ __device__"), in a fixed order.
+  std::string definitions(const std::string& qualifiers) const;
+
+ private:
+  std::set<Helper> used_;
+};
+
+// ---- Statement lowering -----------------------------------------------------------------------
+
+// Operator precedence of C, higher binds tighter.
+enum Prec {
+  kPrecTernary = 3,
+  kPrecOr = 4,
+  kPrecAnd = 5,
+  kPrecEq = 9,
+  kPrecRel = 10,
+  kPrecAdd = 12,
+  kPrecMul = 13,
+  kPrecUnary = 15,
+  kPrecPrimary = 16,
+};
+
+// What a hoisted reduction loop looks like to the caller, which may want a pragma on it.
+struct ReduceSite {
+  const Expr* reduce = nullptr;  // the Reduce node
+  std::string acc;               // its accumulator variable
+  int depth = 0;                 // 0 when not nested in another hoisted reduction loop
+  bool innermost = false;        // its body contains no other reduction
+};
+// Returns the pragma line to put before the reduction's `for` (without indentation), or "".
+using ReducePragma = std::function<std::string(const ReduceSite&)>;
+
+// "reduction(+:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an OpenMP clause.
+std::string omp_reduction_clause(const ReduceSite& site);
+
+// The math functions of a module's SIMD loops, collected while statements are printed.
+struct VectorMath {
+  // In: f32 exp and tanh print as inline polynomial forms (sb_approx_expf, sb_approx_tanhf)
+  // instead of calls into the vector math library.
+  bool approx = false;
+  // Out: libm function names ("expf", "erf") called through vector_math_name(), with their value
+  // type (F32 or F64) and their number of arguments.
+  struct Fn {
+    DType type;
+    int arity;
+    bool operator==(const Fn&) const = default;
+  };
+  std::map<std::string, Fn> libm;
+  // Out: the functions printed as inline approximations.
+  std::set<sb::Fn> approx_used;
+  bool empty() const { return libm.empty() && approx_used.empty(); }
+};
+
+class StmtLowering {
+ public:
+  StmtLowering(const Spec& spec, const Statement& st, HelperSet* helpers);
+
+  const Spec& spec() const { return spec_; }
+  const Statement& stmt() const { return st_; }
+
+  // The C name of index variable `ref` (unique within the statement).
+  const std::string& var_name(int ref) const { return var_names_[ref]; }
+  // The C name of tensor `t` / size `s`, recording the use.
+  std::string tensor_name(int t);
+  std::string size_name(int s);
+
+  // Extent `d` of tensor `t` as a C expression, and the product of all its extents ("1" for a
+  // scalar); both at the given minimum precedence (parenthesised when looser).
+  std::string extent(int t, size_t d, int min_prec = kPrecPrimary);
+  std::string element_count(int t, int min_prec = kPrecPrimary);
+
+  // `e` as a C expression at precedence >= `min_prec`. Hoisted code goes to `w`; `pragma` is
+  // consulted for every hoisted reduction loop.
+  std::string expr(const Expr& e, CodeWriter& w, int min_prec = 0,
+                   const ReducePragma& pragma = nullptr);
+
+  // Writes `out[flat] = rhs;` for the statement (output indices must be bound), preceded by the
+  // rhs's hoisted code.
+  void assign(CodeWriter& w, const ReducePragma& pragma = nullptr);
+
+  // Row-major flat index of tensor `t` from per-dimension subscripts given as identifiers.
+  std::string flat_index(int t, const std::vector<std::string>& subs);
+
+  // Prints `text` (a primary expression) in place of node `e`, matched by address, instead of
+  // lowering it: for strategies that compute a read or a reduction themselves (a value staged in
+  // shared memory, a vector lane, a reduction's combined accumulator).
+  void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
+  void clear_overrides() { overrides_.clear(); }
+
+  // When `math` is set, libm functions with a libmvec form (CMath::libmvec) print as
+  // vector_math_name(<libm name>) and that
+  // libm name ("expf", "tanh", ...) is recorded in math->libm with its type (F32 or F64): for
+  // SIMD loops that call a vector math library (vector_math_declarations). With math->approx,
+  // f32 exp and tanh print as their inline approximations instead, recorded in
+  // math->approx_used. nullptr (the default) prints libm names.
+  void set_vector_math(VectorMath* math) { vector_math_ = math; }
+
+  // Holds tensor `t` (rank >= 1, no boundary rule) as one row in the local array `name`: every
+  // access prints `name[flat index of dimensions 1..]`, dropping the first subscript, which the
+  // caller guarantees is the row being computed. The tensor is then not a used tensor.
+  void set_row_local(int t, const std::string& name);
+
+  // Calls `prologue` at the start of the body of reduction `reduce`'s loop each time that loop is
+  // printed, with the loop variable (var_name(reduce->ref)) bound: for a strategy that computes
+  // another statement's element in the same loop (the producer of what the reduction reads).
+  void set_reduce_prologue(const Expr* reduce, std::function<void(CodeWriter&)> prologue) {
+    prologues_[reduce] = std::move(prologue);
+  }
+
+  // Tensors and sizes the printed code used, ascending (spec order).
+  const std::set<int>& used_tensors() const { return used_tensors_; }
+  const std::set<int>& used_sizes() const { return used_sizes_; }
+  HelperSet& helpers() { return *helpers_; }
+
+ private:
+  struct Piece {
+    std::string text;
+    int prec;
+  };
+  Piece print(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  Piece print_binary(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  Piece print_call(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  Piece print_cast(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  Piece print_read(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  Piece print_reduce(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  std::string sub(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma, int prec);
+  std::string flat_index_p(int t, const std::vector<Piece>& subs);
+  // True when subscript `sub` of dimension `d` of tensor `t` is a bare index variable whose
+  // range is exactly that dimension, so it needs no boundary handling.
+  bool obviously_inside(const Expr& sub, int t, size_t d) const;
+
+  const Spec& spec_;
+  const Statement& st_;
+  HelperSet* helpers_;
+  std::vector<std::string> var_names_;
+  std::set<int> used_tensors_;
+  std::set<int> used_sizes_;
+  int next_acc_ = 0;
+  int next_load_ = 0;
+  std::map<const Expr*, std::string> overrides_;
+  std::map<const Expr*, std::function<void(CodeWriter&)>> prologues_;
+  VectorMath* vector_math_ = nullptr;
+  std::map<int, std::string> row_local_;
+};
+
+// The C spelling of the intrinsics that libm provides: the double function's name (f32 appends
+// "f"), and whether glibc's libmvec has vector forms of it for SIMD loops.
+struct CMath {
+  Fn fn;
+  const char* libm;
+  bool libmvec;
+};
+// The libm record of `fn`, or nullptr when libm has no such function.
+const CMath* c_math(Fn fn);
+// Whether the C-family printers (cpu, cuda, vendor_*) spell `fn`: min, max, abs, select and the
+// libm functions; the other intrinsics reach them expanded.
+bool c_spells(Fn fn);
+
+// The name generated code uses for the vector form of libm function `libm_name`: "sb_vec_expf".
+std::string vector_math_name(const std::string& libm_name);
+
+// Declarations of vector_math_name(n) for every n in `math.libm` (by name): each is libm's
+// function under another C++ name, declared with GCC's simd attribute on x86-64 glibc so that
+// vectorised loops call glibc's libmvec (the module must link -lmvec there), and a plain alias of
+// the libm function elsewhere. Then the definitions of the approximations in `math.approx_used`:
+// branch-free C++ (static inline) that vectorises in place, over the whole f32 range (NaN and
+// infinities included) within 4 ulp (exp) and 6 ulp (tanh) of the correctly rounded result. ""
+// when `math` is empty.
+std::string vector_math_declarations(const VectorMath& math);
+
+// ---- The blocked_matmul strategy (cpu and mojo) -----------------------------------------------
+
+// Its description and parameters (mc, kc, nc, with the same defaults in every backend, so that
+// matched variants block alike); `others` names how a variant lowers its other statements.
+StrategyInfo blocked_matmul_strategy(const std::string& others);
+// Ok when some statement of `spec` is a contraction (match_contraction, patterns.h), else an
+// error at the variant's location naming the shape it needs.
+Status check_blocked_matmul(const Spec& spec, const Variant& v);
+
+// The operands of a blocked GEMM call, as texts of the backend's language: C (M x N, row stride
+// ldc) = X * Y with X(i, k) = x[i * xs_i + k * xs_k] and Y(k, j) = y[k * ys_k + j * ys_j].
+struct GemmOperands {
+  std::string m, n, k, x, xs_i, xs_k, y, ys_k, ys_j, c, ldc;
+};
+// The arguments of sb_gemm_<type> in every backend that has it: the operands, then mc, kc, nc.
+std::vector<std::string> gemm_args(const GemmOperands& g, int64_t mc, int64_t kc, int64_t nc);
+// The comment above such a call: "c = x^T * y, blocked with mc = 128, kc = 512, nc = 4096."
+// (without the comment marker), from the tensor names and whether each operand is transposed.
+std::string gemm_comment(const std::string& c, const std::string& x, bool x_trans,
+                         const std::string& y, bool y_trans, int64_t mc, int64_t kc, int64_t nc);
+
+// ---- File assembly ----------------------------------------------------------------------------
+
+// The header comment of a generated file: spec name and path (specs/<name>.yaml), backend,
+// tensors and sizes in ABI order, every variant of this backend with its strategy and all of
+// its parameters (defaults marked), and the regenerate command.
+std::string file_header(const Spec& spec, const Emitter& em);
+
+// A section banner: a rule, "// <title>", a rule, then an empty line.
+std::string banner(const std::string& title);
+
+// The name of a variant's function: "sb_variant_<name>".
+std::string variant_fn(const Variant& v);
+
+// The spec's variants for `backend` (empty when it has none).
+const std::vector<Variant>& backend_variants(const Spec& spec, const std::string& backend);
+
+// Declares one local per tensor (typed pointer, const for role In) and per size (const int64_t)
+// from `args->tensors[i]` / `args->sizes[i]`; those not in the used sets are cast to void.
+void unpack_args(const Spec& spec, const std::string& args, const std::set<int>& used_tensors,
+                 const std::set<int>& used_sizes, CodeWriter& w);
+
+// Parameter declarations for a kernel using `tensors` and `sizes`: pointers first (spec order;
+// const unless the tensor is `out_tensor`, qualified by `restrict_kw`), then `const int64_t`
+// sizes. The matching call arguments are the names alone (call_args).
+// As kernel_params above, with every tensor in `out_tensors` writable.
+std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
+                                       const std::set<int>& sizes, const std::set<int>& out_tensors,
+                                       const std::string& restrict_kw);
+std::vector<std::string> kernel_params(const Spec& spec, const std::set<int>& tensors,
+                                       const std::set<int>& sizes, int out_tensor,
+                                       const std::string& restrict_kw);
+std::vector<std::string> call_args(const Spec& spec, const std::set<int>& tensors,
+                                   const std::set<int>& sizes);
+
+// The dispatch section body: the variant table and the exported specbench_module().
+std::string dispatch_section(const Spec& spec, const std::string& backend);
+
+// Parenthesises `text` when its precedence is below `min_prec`.
+std::string paren(const std::string& text, int prec, int min_prec);
+
+// True when `e` contains a Reduce node.
+bool contains_reduce(const Expr& e);
+
+// True when `e` uses index variable `var`.
+bool uses_var(const Expr& e, int var);
+
+// Whether vectorising over output index `out_var` gives contiguous accesses in the hot loops of
+// `e`: some read inside a reduction varies with an enclosing reduction variable and has `out_var`
+// in its last (contiguous) subscript, as b[k, j] in a matrix product or x[i + k] in a
+// convolution. Then the loop over `out_var` goes inside the reductions' loops. Otherwise (x[r, c]
+// summed over c) the reductions' loops are the ones to vectorise.
+bool simd_over_outputs(const Expr& e, int out_var);
+
+// The value type of integer-ish expressions: FloatLit/IntLit/Unknown are read as F64/Index.
+DType value_type(const Expr& e);
+
+}  // namespace sb

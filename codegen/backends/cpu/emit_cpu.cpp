@@ -1,0 +1,847 @@
+#include "backends/cpu/emit_cpu.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "backends/common/emit_common.h"
+#include "lower/patterns.h"
+#include "lower/row_fusion.h"
+
+namespace sb {
+
+namespace {
+
+class CpuEmitter final : public Emitter {
+ public:
+  std::string backend() const override { return "cpu"; }
+  std::string extension() const override { return "cpp"; }
+  std::vector<StrategyInfo> strategies() const override {
+    return {
+        {"loops", "a scalar loop nest per statement", {}},
+        {"omp_simd",
+         "OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions",
+         {
+             {"approx_math", 0, 0, 1, false,
+              "1: f32 exp and tanh as inline polynomial forms (within 4 and 6 ulp) instead of "
+              "libmvec; in fused row groups, a division by a value of the row as a "
+              "multiplication by its reciprocal"},
+         }},
+        blocked_matmul_strategy("omp_simd"),
+    };
+  }
+  Status check_variant(const Spec& spec, const Variant& v) const override;
+  bool spells(Fn fn) const override { return c_spells(fn); }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
+};
+
+Status CpuEmitter::check_variant(const Spec& spec, const Variant& v) const {
+  if (v.strategy != "blocked_matmul") return {};
+  return check_blocked_matmul(spec, v);
+}
+
+}  // namespace
+
+namespace {
+
+// Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
+// `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
+// loop): only the other dimensions get loops, none of them parallel.
+void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  const bool simd_out =
+      (!in_row || rank > 1) &&
+      (!contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, static_cast<int>(rank) - 1));
+  for (size_t d = in_row ? 1 : 0; d < rank; ++d) {
+    if (omp && in_row) {
+      if (d + 1 == rank && simd_out) w.line("#pragma omp simd");
+    } else if (omp) {
+      // Static schedule: each thread gets one contiguous range of the outer loop, so threads
+      // share at most the cache lines at the range boundaries.
+      std::string p;
+      if (d == 0) p = "#pragma omp parallel for";
+      if (d + 1 == rank && simd_out) p = p.empty() ? "#pragma omp simd" : p + " simd";
+      if (d == 0) p += " schedule(static)";
+      if (!p.empty()) w.line(p);
+    }
+    const std::string& v = L.var_name(static_cast<int>(d));
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+  }
+  ReducePragma pragma = nullptr;
+  if (omp && !simd_out) {
+    pragma = [](const ReduceSite& s) -> std::string {
+      return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s) : "";
+    };
+  }
+  L.assign(w, pragma);
+  for (size_t d = in_row ? 1 : 0; d < rank; ++d) w.close();
+}
+
+// The streaming form of an elementwise statement: the outer output loops and the blocks of
+// SB_STREAM_BLOCK elements of the innermost one are shared out by one collapsed static loop. A
+// block is computed one output cache line at a time into a line-sized buffer (an `omp simd` loop
+// the compiler keeps in registers) and written with one non-temporal store, so a large output
+// costs no read-for-ownership traffic; the partial lines at unaligned ends use plain stores.
+// Writes the output elements [first, end) of the innermost dimension, at the outer subscripts
+// `outer` (bound variables), one cache line at a time: computed into a line-sized buffer by an
+// `omp simd` loop, then stored with sb_store_line (non-temporal for a whole aligned line).
+void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const std::string& first,
+                       const std::string& end, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const std::string ty = c_type(L.spec().tensors[st.out].type);
+  w.line("int64_t sb_n = 0;");
+  w.open("for (int64_t sb_j = " + first + "; sb_j < " + end + "; sb_j += sb_n) {");
+  outer.push_back("sb_j");
+  w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, outer) + "];");
+  w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), " + end + " - sb_j);");
+  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {");
+  w.line("const int64_t " + L.var_name(static_cast<int>(st.rank()) - 1) + " = sb_j + sb_q;");
+  const std::string rhs = L.expr(*st.rhs, w, 0);
+  w.line("sb_line[sb_q] = " + rhs + ";");
+  w.close();
+  w.line("sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(" + ty + "));");
+  w.close();
+}
+
+void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  w.line("#pragma omp parallel");
+  w.open("{");
+  w.line(std::string("#pragma omp for schedule(static) nowait") +
+         (rank > 1 ? " collapse(" + std::to_string(rank) + ")" : ""));
+  std::vector<std::string> subs;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    const std::string& v = L.var_name(static_cast<int>(d));
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+    subs.push_back(v);
+  }
+  const std::string inner = L.extent(st.out, rank - 1, kPrecAdd + 1);
+  w.open("for (int64_t sb_b = 0; sb_b < " + inner + "; sb_b += SB_STREAM_BLOCK) {");
+  w.line("const int64_t sb_e = " + inner + " - sb_b < SB_STREAM_BLOCK ? " + inner +
+         " : sb_b + SB_STREAM_BLOCK;");
+  emit_stream_lines(L, subs, "sb_b", "sb_e", w);
+  w.close();
+  for (size_t d = 0; d + 1 < rank; ++d) w.close();
+  w.line("sb_stream_fence();");
+  w.close();
+}
+
+// True when `e` has the same value for every element of a row: it reads index variable 0 (the
+// row) at most, and contains no reduction.
+bool row_invariant(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar) return e.ref == 0;
+  if (e.kind == ExprKind::Reduce) return false;
+  for (const auto& a : e.args)
+    if (!row_invariant(*a)) return false;
+  return true;
+}
+
+bool has_index_var(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar) return true;
+  for (const auto& a : e.args)
+    if (has_index_var(*a)) return true;
+  return false;
+}
+
+// In a row group: when statement `q`, of rank 1, holds one reduction over a whole row of the
+// row-local output of the statement `p` just before it (e[r, c] = ...; s[r] = sum(c in 0..C:
+// ... e[r, c] ...)), reading that output only at the element of the current iteration, returns
+// that reduction: `p` can then be computed element by element inside the reduction's loop,
+// saving a pass over the row. Otherwise nullptr.
+const Expr* reduction_to_fuse(const Statement& p, const Statement& q, bool p_row_local) {
+  if (p.rank() != 2 || q.rank() != 1 || !p_row_local || contains_reduce(*p.rhs)) return nullptr;
+  const std::vector<const Expr*> reduces = reduces_of(*q.rhs);
+  if (reduces.size() != 1) return nullptr;
+  const Expr* r = reduces.front();
+  const IndexVar& v = q.vars[r->ref];
+  const IndexVar& col = p.vars[1];
+  if (!v.lo || !v.hi || !col.hi || v.lo->kind != ExprKind::IntLit || v.lo->ival != 0 ||
+      has_index_var(*v.hi) || !same_expr(*v.hi, *col.hi))
+    return nullptr;
+  for (const Expr* read : reads_of(*r->args[0])) {
+    if (read->ref != p.out) continue;
+    const bool at_iteration = read->args.size() == 2 && read->args[0]->kind == ExprKind::IndexVar &&
+                              read->args[0]->ref == 0 &&
+                              read->args[1]->kind == ExprKind::IndexVar &&
+                              read->args[1]->ref == r->ref;
+    if (!at_iteration) return nullptr;
+  }
+  return r;
+}
+
+// With approx_math: every floating-point division of `L`'s statement by a row-invariant value
+// prints as a multiplication by its reciprocal, computed once per row into `w` (the row index
+// must be bound there). Inner divisions first, so that an outer one prints their replacements.
+void hoist_reciprocals(StmtLowering& L, const Expr& e, CodeWriter& w, int& next) {
+  for (const auto& a : e.args) hoist_reciprocals(L, *a, w, next);
+  if (e.kind != ExprKind::Binary || e.bop != BinOp::Div || !is_float(e.type) ||
+      !row_invariant(*e.args[1]) || row_invariant(*e.args[0]))
+    return;
+  const std::string name = "sb_rcp" + std::to_string(next++);
+  w.line(std::string("const ") + c_type(e.type) + " " + name + " = " + float_literal(1.0, e.type) +
+         " / " + L.expr(*e.args[1], w, kPrecMul + 1) + ";");
+  CodeWriter scratch(0);  // an elementwise operand hoists nothing
+  L.set_override(&e, "(" + L.expr(*e.args[0], scratch, kPrecMul) + " * " + name + ")");
+}
+
+// Writes the body of a fused group's kernel (an `int` function returning non-zero when a row
+// buffer could not be allocated). `Ls` holds one lowering per statement of the group, in order.
+// Rank-2 elementwise statements whose output is in memory get a streaming form too, chosen at run
+// time when the group's tensors outgrow the caches (SB_STREAM_MIN_BYTES). A statement that
+// reduction_to_fuse pairs with the next one is computed inside that one's loop; with
+// `reciprocals` (approx_math), divisions by a row-invariant value become multiplications
+// (hoist_reciprocals). Returns whether the code uses the streaming support (cpu_stream_support()).
+bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool reciprocals,
+                    CodeWriter& w) {
+  const Spec& spec = Ls.front().spec();
+  auto row_local = [&](int t) {
+    return std::find(g.row_local.begin(), g.row_local.end(), t) != g.row_local.end();
+  };
+  std::vector<int> heap;  // row-local tensors of rank > 1; those of rank 1 are one local value
+  for (int t : g.row_local) {
+    for (StmtLowering& L : Ls) L.set_row_local(t, "sb_row_" + c_name(spec.tensors[t].name));
+    if (spec.tensors[t].shape.size() > 1) heap.push_back(t);
+  }
+  const bool alloc = !heap.empty();
+  bool streaming = false;
+  CodeWriter b(w.indent());
+  if (alloc) b.line("int sb_failed = 0;");
+  b.line("#pragma omp parallel");
+  b.open("{");
+  for (int t : g.row_local) {
+    const Tensor& tn = spec.tensors[t];
+    if (tn.shape.size() == 1)
+      b.line(std::string(c_type(tn.type)) + " sb_row_" + c_name(tn.name) + "[1];");
+  }
+  if (alloc) {
+    std::string ok;
+    for (int t : heap) {
+      const Tensor& tn = spec.tensors[t];
+      const std::string name = "sb_row_" + c_name(tn.name);
+      std::string bytes = "sizeof(" + std::string(c_type(tn.type)) + ")";
+      for (size_t d = 1; d < tn.shape.size(); ++d)
+        bytes += " * " + Ls.front().extent(t, d, kPrecMul + 1);
+      b.line(std::string(c_type(tn.type)) + "* " + name + " = (" + c_type(tn.type) + "*)malloc(" +
+             bytes + ");");
+      ok += (ok.empty() ? "" : " && ") + name + " != NULL";
+    }
+    b.line("const int sb_ok = " + ok + ";");
+    b.open("if (!sb_ok) {");
+    b.line("#pragma omp atomic write");
+    b.line("sb_failed = 1;");
+    b.close();
+  }
+  b.line("#pragma omp for schedule(static)");
+  b.open("for (int64_t sb_row = 0; sb_row < " +
+         Ls.front().extent(Ls.front().stmt().out, 0, kPrecRel + 1) + "; ++sb_row) {");
+  if (alloc) b.line("if (!sb_ok) continue;");
+  int next_rcp = 0;
+  for (size_t i = 0; i < Ls.size(); ++i) {
+    StmtLowering& L = Ls[i];
+    const Statement& st = L.stmt();
+    const Expr* fuse =
+        i + 1 < Ls.size() ? reduction_to_fuse(st, Ls[i + 1].stmt(), row_local(st.out)) : nullptr;
+    if (fuse) {
+      // This statement's row is computed inside the next statement's reduction loop.
+      StmtLowering& Q = Ls[++i];
+      b.open("{  // " + to_string(st, spec) + ", computed in the loop of:");
+      b.line("// " + to_string(Q.stmt(), spec));
+      b.line("[[maybe_unused]] const int64_t " + Q.var_name(0) + " = sb_row;");
+      Q.set_reduce_prologue(fuse, [&L, &Q, fuse](CodeWriter& lw) {
+        lw.line("const int64_t sb_col = " + Q.var_name(fuse->ref) + ";");
+        lw.open("{");
+        lw.line("[[maybe_unused]] const int64_t " + L.var_name(0) + " = sb_row;");
+        lw.line("const int64_t " + L.var_name(1) + " = sb_col;");
+        L.assign(lw);
+        lw.close();
+      });
+      emit_loop_nest(Q, true, b, /*in_row=*/true);
+      b.close();
+      continue;
+    }
+    b.open("{  // " + to_string(st, spec));
+    // The row index may go unused when the statement touches only row-local tensors.
+    b.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
+           L.var_name(0) + " = sb_row;");
+    if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
+      hoist_reciprocals(L, *st.rhs, b, next_rcp);
+    if (st.rank() == 2 && !contains_reduce(*st.rhs) && !row_local(st.out)) {
+      streaming = true;
+      b.open("if (sb_stream) {");
+      emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1), b);
+      CodeWriter plain(b.indent());
+      emit_loop_nest(L, true, plain, /*in_row=*/true);
+      b.close("} else {");
+      b.raw(plain.str());
+      b.line("}");
+    } else {
+      emit_loop_nest(L, true, b, /*in_row=*/true);
+    }
+    b.close();
+  }
+  b.close();
+  if (streaming) b.line("if (sb_stream) sb_stream_fence();");
+  for (int t : heap) b.line("free(sb_row_" + c_name(spec.tensors[t].name) + ");");
+  b.close();
+  b.line(alloc ? "return sb_failed;" : "return 0;");
+
+  if (streaming) {
+    std::set<int> tensors;
+    for (const StmtLowering& L : Ls)
+      tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+    std::string sum;
+    for (int t : tensors)
+      sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(spec.tensors[t].type)) +
+             " * " + Ls.front().element_count(t, kPrecMul + 1);
+    w.line("// Stream the outputs when the tensors in memory outgrow the caches.");
+    w.line("const int sb_stream = " + sum + " >= SB_STREAM_MIN_BYTES;");
+  }
+  w.raw(b.str());
+  return streaming;
+}
+
+}  // namespace
+
+bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+
+  if (rank == 0) {
+    // A scalar output: only top-level reductions can be parallel.
+    ReducePragma pragma = nullptr;
+    if (omp) {
+      // The top-level reduction is parallel (and simd when it is innermost); below a parallel
+      // non-simd loop, innermost reductions are simd.
+      pragma = [](const ReduceSite& s) -> std::string {
+        if (s.depth == 0)
+          return std::string("#pragma omp parallel for") + (s.innermost ? " simd " : " ") +
+                 "schedule(static) " + omp_reduction_clause(s);
+        return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s) : "";
+      };
+    }
+    L.assign(w, pragma);
+    return false;
+  }
+  if (!omp || contains_reduce(*st.rhs)) {
+    emit_loop_nest(L, omp, w);
+    return false;
+  }
+
+  // An elementwise statement: streaming stores when the tensors it touches outgrow the caches,
+  // the plain parallel loop nest otherwise.
+  CodeWriter stream(w.indent() + 1), plain(w.indent() + 1);
+  emit_stream_nest(L, stream);
+  emit_loop_nest(L, true, plain);
+  std::vector<std::string> terms;
+  for (int t : L.used_tensors()) {
+    terms.push_back(std::to_string(dtype_bytes(L.spec().tensors[t].type)) + " * " +
+                    L.element_count(t, kPrecMul + 1));
+  }
+  std::string bytes = "const int64_t sb_bytes =";
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::string piece = " " + terms[i] + (i + 1 < terms.size() ? " +" : ";");
+    if (2 * w.indent() + bytes.size() + piece.size() > 100) {
+      w.line(bytes);
+      bytes = "   ";
+    }
+    bytes += piece;
+  }
+  w.line("// Bytes of the tensors this statement touches.");
+  w.line(bytes);
+  w.open("if (sb_bytes >= SB_STREAM_MIN_BYTES) {");
+  w.raw(stream.str());
+  w.close("} else {");
+  w.raw(plain.str());
+  w.line("}");
+  return true;
+}
+
+namespace {
+
+// ---- Streaming stores -------------------------------------------------------------------------
+
+const char* const kStreamCode =
+    R"(// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
+// `dst` is aligned), at most `left`.
+static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+)";
+
+// ---- Blocked GEMM support code ----------------------------------------------------------------
+
+const char* const kGemmCommon =
+    R"(// Register tile of the micro-kernel: SB_GEMM_MR rows by two vectors of columns of C, held in
+// 2 * MR vector registers: 12 x 2 zmm with AVX-512 (32 registers), 6 x 2 ymm with AVX (16
+// registers), 4 x 2 xmm otherwise. GCC vector extensions leave the instruction choice to the
+// compiler (-O3 -march=native): broadcast, two vector loads and 2 * MR FMAs per step.
+#if defined(__AVX512F__)
+#define SB_GEMM_VBYTES 64
+#define SB_GEMM_MR 12
+#elif defined(__AVX__)
+#define SB_GEMM_VBYTES 32
+#define SB_GEMM_MR 6
+#else
+#define SB_GEMM_VBYTES 16
+#define SB_GEMM_MR 4
+#endif
+
+// Products of fewer multiply-adds than this (about 160^3) run on one thread: there a fork/join
+// costs more than it saves, and far more when another process holds one of the cores.
+#ifndef SB_GEMM_MIN_PARALLEL
+#define SB_GEMM_MIN_PARALLEL 4194304.0
+#endif
+
+)";
+
+// The GEMM of one element type: $T the C type, $S the suffix (f32), $U its upper case, $Z zero.
+const char* const kGemmTyped =
+    R"(typedef $T sb_gemm_vec_$S __attribute__((vector_size(SB_GEMM_VBYTES)));
+#define SB_GEMM_NR_$U (2 * (int)(SB_GEMM_VBYTES / sizeof($T)))
+
+// Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] = X(r, p),
+// zero for r >= h.
+static inline void sb_gemm_pack_x_$S(int64_t kc, int64_t h, const $T* x, int64_t xs_i,
+                                    int64_t xs_k, $T* __restrict dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    int64_t r = 0;
+    for (; r < h; ++r) dst[p * SB_GEMM_MR + r] = x[r * xs_i + p * xs_k];
+    for (; r < SB_GEMM_MR; ++r) dst[p * SB_GEMM_MR + r] = $Z;
+  }
+}
+
+// Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + q] =
+// Y(p, q), zero for q >= w.
+static inline void sb_gemm_pack_y_$S(int64_t kc, int64_t w, const $T* y, int64_t ys_k,
+                                    int64_t ys_j, $T* __restrict dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    int64_t q = 0;
+    for (; q < w; ++q) dst[p * SB_GEMM_NR_$U + q] = y[p * ys_k + q * ys_j];
+    for (; q < SB_GEMM_NR_$U; ++q) dst[p * SB_GEMM_NR_$U + q] = $Z;
+  }
+}
+
+// The micro-kernel: C[0:mr, 0:nr] = (accumulate ? C + : ) the product of a packed strip of X
+// (kc x MR) and a packed strip of Y (kc x NR), accumulated in registers. Ragged tiles (mr < MR
+// or nr < NR) go through a local tile.
+static inline void sb_gemm_tile_$S(int64_t kc, const $T* __restrict ap, const $T* __restrict bp,
+                                  $T* __restrict c, int64_t ldc, int64_t mr, int64_t nr,
+                                  int accumulate) {
+  enum { VL = SB_GEMM_VBYTES / sizeof($T) };
+  sb_gemm_vec_$S acc[SB_GEMM_MR][2];
+  #pragma GCC unroll 16
+  for (int r = 0; r < SB_GEMM_MR; ++r) {
+    acc[r][0] = (sb_gemm_vec_$S){};
+    acc[r][1] = (sb_gemm_vec_$S){};
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    sb_gemm_vec_$S b0, b1;
+    memcpy(&b0, bp + p * 2 * VL, sizeof b0);
+    memcpy(&b1, bp + p * 2 * VL + VL, sizeof b1);
+    #pragma GCC unroll 16
+    for (int r = 0; r < SB_GEMM_MR; ++r) {
+      const $T a = ap[p * SB_GEMM_MR + r];
+      acc[r][0] += a * b0;
+      acc[r][1] += a * b1;
+    }
+  }
+  if (mr == SB_GEMM_MR && nr == 2 * VL) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < SB_GEMM_MR; ++r) {
+      if (accumulate) {
+        sb_gemm_vec_$S c0, c1;
+        memcpy(&c0, c + r * ldc, sizeof c0);
+        memcpy(&c1, c + r * ldc + VL, sizeof c1);
+        acc[r][0] += c0;
+        acc[r][1] += c1;
+      }
+      memcpy(c + r * ldc, &acc[r][0], sizeof acc[r][0]);
+      memcpy(c + r * ldc + VL, &acc[r][1], sizeof acc[r][1]);
+    }
+    return;
+  }
+  $T tile[SB_GEMM_MR][2 * VL];
+  memcpy(tile, acc, sizeof tile);
+  for (int64_t r = 0; r < mr; ++r) {
+    for (int64_t q = 0; q < nr; ++q) {
+      c[r * ldc + q] = accumulate ? c[r * ldc + q] + tile[r][q] : tile[r][q];
+    }
+  }
+}
+
+// The packing buffers, kept between calls (grown when too small, never freed): a variant is not
+// called from two threads at once, and reusing them saves page faults on every call.
+static $T* sb_gemm_buf_$S = NULL;
+static size_t sb_gemm_cap_$S = 0;
+
+// C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
+// Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
+// blocking: the mc-row blocks of C are split evenly over the threads (mc is adjusted for that);
+// for each nc-wide column block and kc-deep slice, a thread packs the kc x nc panel of Y into
+// NR-wide strips (L3) and each of its row blocks of X into MR-tall strips (L2), then runs the
+// micro-kernel over the block's MR x NR tiles, a strip of Y staying in L1. Each thread packs its
+// own panel of Y (a little more packing, but no barrier inside the loops: a thread that loses
+// its core to another process delays nobody until the end). Returns 0, or 1 when the packing
+// buffers cannot be allocated.
+static int sb_gemm_$S(int64_t M, int64_t N, int64_t K, const $T* x, int64_t xs_i, int64_t xs_k,
+                      const $T* y, int64_t ys_k, int64_t ys_j, $T* c, int64_t ldc, int64_t mc,
+                      int64_t kc, int64_t nc) {
+  const int64_t MR = SB_GEMM_MR, NR = SB_GEMM_NR_$U;
+  if (M <= 0 || N <= 0) return 0;
+  if (K <= 0) {  // an empty sum
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) c[i * ldc + j] = $Z;
+    }
+    return 0;
+  }
+  int nt = 1;
+#ifdef _OPENMP
+  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
+#endif
+  if (kc > K) kc = K;
+  if (nc > N) nc = N;
+  nc = (nc + NR - 1) / NR * NR;
+  int64_t blocks = (M + mc - 1) / mc;
+  blocks = (blocks + nt - 1) / nt * nt;
+  mc = (M + blocks - 1) / blocks;
+  mc = (mc + MR - 1) / MR * MR;
+  const size_t b_elems = ((size_t)kc * nc * sizeof($T) + 63) / 64 * 64 / sizeof($T);
+  const size_t a_elems = ((size_t)kc * mc * sizeof($T) + 63) / 64 * 64 / sizeof($T);
+  if (sb_gemm_cap_$S < (b_elems + a_elems) * nt) {
+    free(sb_gemm_buf_$S);
+    sb_gemm_cap_$S = (b_elems + a_elems) * nt;
+    sb_gemm_buf_$S = ($T*)aligned_alloc(64, sb_gemm_cap_$S * sizeof($T));
+    if (!sb_gemm_buf_$S) {
+      sb_gemm_cap_$S = 0;
+      return 1;
+    }
+  }
+  const int64_t blocks_total = (M + mc - 1) / mc;
+  #pragma omp parallel num_threads(nt)
+  {
+    int t = 0, nth = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nth = omp_get_num_threads();
+#endif
+    // This thread's row blocks [b0, b1), its own packed panels: no barrier until the end.
+    $T* bp = sb_gemm_buf_$S + (b_elems + a_elems) * t;
+    $T* ap = bp + b_elems;
+    const int64_t b0 = blocks_total * t / nth, b1 = blocks_total * (t + 1) / nth;
+    for (int64_t jc = 0; jc < N && b0 < b1; jc += nc) {
+      const int64_t ncur = N - jc < nc ? N - jc : nc;
+      for (int64_t pc = 0; pc < K; pc += kc) {
+        const int64_t kcur = K - pc < kc ? K - pc : kc;
+        for (int64_t jp = 0; jp < ncur; jp += NR) {
+          sb_gemm_pack_y_$S(kcur, ncur - jp < NR ? ncur - jp : NR,
+                           y + pc * ys_k + (jc + jp) * ys_j, ys_k, ys_j, bp + jp * kcur);
+        }
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t ic = blk * mc;
+          const int64_t mcur = M - ic < mc ? M - ic : mc;
+          for (int64_t ip = 0; ip < mcur; ip += MR) {
+            sb_gemm_pack_x_$S(kcur, mcur - ip < MR ? mcur - ip : MR,
+                             x + (ic + ip) * xs_i + pc * xs_k, xs_i, xs_k, ap + ip * kcur);
+          }
+          for (int64_t jr = 0; jr < ncur; jr += NR) {
+            for (int64_t ir = 0; ir < mcur; ir += MR) {
+              sb_gemm_tile_$S(kcur, ap + ir * kcur, bp + jr * kcur,
+                             c + (ic + ir) * ldc + jc + jr, ldc, mcur - ir < MR ? mcur - ir : MR,
+                             ncur - jr < NR ? ncur - jr : NR, pc > 0);
+            }
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+)";
+
+}  // namespace
+
+std::string cpu_stream_includes() {
+  return "#include <string.h>\n"
+         "#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)\n"
+         "#include <immintrin.h>\n#endif\n";
+}
+
+std::string cpu_stream_support() {
+  return banner("Streaming stores for large elementwise outputs") + kStreamCode;
+}
+
+namespace {
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+  return s;
+}
+
+std::string gemm_code(DType t) {
+  const std::string sfx = t == DType::F32 ? "f32" : "f64";
+  std::string s = kGemmTyped;
+  s = replace_all(s, "$T", c_type(t));
+  s = replace_all(s, "$S", sfx);
+  s = replace_all(s, "$U", t == DType::F32 ? "F32" : "F64");
+  s = replace_all(s, "$Z", float_literal(0.0, t));
+  return s;
+}
+
+// Writes the body of a contraction statement's kernel: the GEMM call, then the elementwise rest
+// of the statement (if any) as a second pass over the output. `E` lowers the epilogue statement.
+// Returns whether the epilogue uses streaming stores.
+bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, int64_t mc,
+                         int64_t kc, int64_t nc, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const IndexVar& kv = st.vars[m.k];
+  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
+  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
+  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
+  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
+  const std::string xs_i = m.x_trans ? "1" : xw, xs_k = m.x_trans ? xw : "1";
+  const std::string ys_k = m.y_trans ? "1" : yw, ys_j = m.y_trans ? yw : "1";
+
+  std::string kext = hi;
+  std::string xp = x, yp = y;
+  if (!zero_lo) {
+    w.line("const int64_t sb_k0 = " + lo + ";  // first k of the sum");
+    kext = hi + " - sb_k0";
+    xp = x + " + sb_k0" + (xs_k == "1" ? "" : " * " + xs_k);
+    yp = y + " + sb_k0" + (ys_k == "1" ? "" : " * " + ys_k);
+  }
+  const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
+  w.line("// " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
+  const std::vector<std::string> args =
+      gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
+                 ys_j, c, L.extent(st.out, 1, 0)},
+                mc, kc, nc);
+  w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
+  bool streaming = false;
+  if (E) {
+    w.line("// The rest of the statement, elementwise, with the sum read back from " + c + ".");
+    streaming = emit_cpu_statement(*E, true, w);
+  }
+  w.line("return 0;");
+  return streaming;
+}
+
+GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
+  HelperSet helpers;
+  VectorMath vector_math;
+  std::string kernels, launchers;
+  const auto& variants = backend_variants(spec, em.backend());
+  bool gemm_f32 = false, gemm_f64 = false, streaming = false, uses_malloc = false;
+
+  for (const Variant& v : variants) {
+    const StrategyInfo* info = find_strategy(em, v.strategy);
+    SB_ASSERT(info != nullptr, "unknown cpu strategy " + v.strategy);
+    const bool blocked = v.strategy == "blocked_matmul";
+    const bool omp = v.strategy == "omp_simd" || blocked;
+    SB_ASSERT(omp || v.strategy == "loops", "cpu strategy without a lowering: " + v.strategy);
+    vector_math.approx = v.strategy == "omp_simd" && param(v, *info, "approx_math") == 1;
+
+    kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
+    CodeWriter calls(1);
+    std::set<int> used_tensors, used_sizes;
+    const std::vector<RowGroup> groups =
+        v.strategy == "omp_simd" ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
+    for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      if (next_group < groups.size() && groups[next_group].first == k) {
+        const RowGroup& g = groups[next_group++];
+        std::vector<StmtLowering> Ls;
+        Ls.reserve(g.last - g.first + 1);
+        std::set<int> outs;
+        std::string texts;
+        for (size_t j = g.first; j <= g.last; ++j) {
+          Ls.emplace_back(spec, spec.stmts[j], &helpers);
+          Ls.back().set_vector_math(&vector_math);
+          outs.insert(spec.stmts[j].out);
+          texts += "// " + to_string(spec.stmts[j], spec) + "\n";
+          calls.line("// " + to_string(spec.stmts[j], spec));
+        }
+        CodeWriter body(1);
+        const bool stream_group = emit_row_group(Ls, g, vector_math.approx, body);
+        streaming = streaming || stream_group;
+        uses_malloc = uses_malloc || !g.row_local.empty();
+        std::set<int> kt, ks;
+        for (const StmtLowering& L : Ls) {
+          kt.insert(L.used_tensors().begin(), L.used_tensors().end());
+          ks.insert(L.used_sizes().begin(), L.used_sizes().end());
+        }
+        const std::string fn =
+            "sb_" + v.name + "_s" + std::to_string(g.first) + "_" + std::to_string(g.last);
+        std::string local;
+        for (int t : g.row_local) local += (local.empty() ? "" : ", ") + spec.tensors[t].name;
+        kernels += "// Statements " + std::to_string(g.first) + " to " + std::to_string(g.last) +
+                   " in one parallel loop over rows" +
+                   (local.empty() ? "" : " (" + local + " kept as one row per thread)") + ":\n" +
+                   texts;
+        kernels +=
+            wrap_call(std::string(stream_group ? "SB_STREAM_KERNEL " : "") + "static int " + fn,
+                      kernel_params(spec, kt, ks, outs, "__restrict"), " {", 0) +
+            "\n" + body.str() + "}\n\n";
+        calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
+        used_tensors.insert(kt.begin(), kt.end());
+        used_sizes.insert(ks.begin(), ks.end());
+        k = g.last;
+        continue;
+      }
+      const Statement& st = spec.stmts[k];
+      const std::string text = to_string(st, spec);
+      const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
+      StmtLowering L(spec, st, &helpers);
+      if (omp) L.set_vector_math(&vector_math);
+      CodeWriter body(1);
+      std::set<int> kt, ks;
+      std::optional<Contraction> m;
+      bool stream_kernel = false;
+      if (blocked) m = match_contraction(spec, st);
+      if (m) {
+        (m->type == DType::F32 ? gemm_f32 : gemm_f64) = true;
+        Statement epi;
+        std::optional<StmtLowering> E;
+        if (m->epilogue) {
+          epi = epilogue_statement(spec, st, m->reduce);
+          E.emplace(spec, epi, &helpers);
+          E->set_vector_math(&vector_math);
+        }
+        stream_kernel = emit_gemm_statement(L, E ? &*E : nullptr, *m, param(v, *info, "mc"),
+                                            param(v, *info, "kc"), param(v, *info, "nc"), body);
+        kt = L.used_tensors();
+        ks = L.used_sizes();
+        if (E) {
+          kt.insert(E->used_tensors().begin(), E->used_tensors().end());
+          ks.insert(E->used_sizes().begin(), E->used_sizes().end());
+        }
+      } else {
+        stream_kernel = emit_cpu_statement(L, omp, body);
+        kt = L.used_tensors();
+        ks = L.used_sizes();
+      }
+
+      kernels += "// " + text + "\n";
+      streaming = streaming || stream_kernel;
+      kernels += wrap_call(std::string(stream_kernel ? "SB_STREAM_KERNEL " : "") +
+                               (m ? "static int " : "static void ") + fn,
+                           kernel_params(spec, kt, ks, st.out, "__restrict"), " {", 0) +
+                 "\n";
+      kernels += body.str() + "}\n\n";
+
+      calls.line("// " + text);
+      if (m)
+        calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
+      else
+        calls.line(wrap_call(fn, call_args(spec, kt, ks), ";", 2));
+      used_tensors.insert(kt.begin(), kt.end());
+      used_sizes.insert(ks.begin(), ks.end());
+    }
+
+    CodeWriter fn(1);
+    unpack_args(spec, "sb_a", used_tensors, used_sizes, fn);
+    launchers += "// Variant " + v.name + " (strategy " + v.strategy + ").\n";
+    launchers += "static int " + variant_fn(v) + "(const sb_args* sb_a) {\n";
+    launchers += fn.str() + "\n" + calls.str() + "  return 0;\n}\n\n";
+  }
+
+  std::string out = file_header(spec, em);
+  out += "\n#include <math.h>\n#include <stdint.h>\n";
+  if (gemm_f32 || gemm_f64 || uses_malloc) out += "#include <stdlib.h>\n";
+  if (streaming) {
+    out += cpu_stream_includes();
+  } else if (gemm_f32 || gemm_f64) {
+    out += "#include <string.h>\n";
+  }
+  if (gemm_f32 || gemm_f64) out += "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
+  out += "\n#include \"specbench_abi.h\"\n\n";
+  if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
+  if (!vector_math.empty())
+    out += banner("Vector math") + vector_math_declarations(vector_math) + "\n";
+  if (streaming) out += cpu_stream_support();
+  if (gemm_f32 || gemm_f64) {
+    out += banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
+    out += kGemmCommon;
+    if (gemm_f32) out += gemm_code(DType::F32);
+    if (gemm_f64) out += gemm_code(DType::F64);
+  }
+  out += banner("Kernels: one function per variant and statement") + kernels;
+  out += banner("Launchers: one function per variant, running its statements in order") + launchers;
+  out += banner("Dispatch") + dispatch_section(spec, em.backend());
+  return {spec.name + "/" + em.backend() + "/" + spec.name + "." + em.extension(), out};
+}
+
+GeneratedFile CpuEmitter::print(const Spec& spec) const {
+  return emit_cpu_file(spec, *this);
+}
+
+}  // namespace
+
+const Emitter& cpu_emitter() {
+  static const CpuEmitter kEmitter;
+  return kEmitter;
+}
+
+}  // namespace sb

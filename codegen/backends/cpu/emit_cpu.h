@@ -1,0 +1,54 @@
+// The `cpu` backend: one C++17 translation unit per spec, generated/<spec>/cpu/<spec>.cpp,
+// built by the harness with g++ -O3 -march=native -fopenmp -fPIC -shared.
+//
+// Strategies:
+//   loops           (no parameters) a scalar loop nest per statement.
+//   omp_simd        (no parameters) `#pragma omp parallel for schedule(static)` on the outermost
+//                   output loop (one contiguous range per thread). `#pragma omp simd` goes on the
+//                   innermost output loop when the statement has no reduction or that loop's
+//                   index reaches the contiguous (last) subscript of some read; otherwise on the
+//                   innermost reduction loops (`omp simd reduction(...)`). A scalar output's
+//                   top-level reduction becomes
+//                   `#pragma omp parallel for [simd] schedule(static) reduction(+|max|min: acc)`.
+//                   Elementwise statements whose tensors outgrow the caches (a run-time test)
+//                   stream their output: blocks computed into an L1 buffer, written with
+//                   non-temporal stores (no read-for-ownership), one collapsed static loop over
+//                   rows and blocks (see emit_cpu_statement).
+//   blocked_matmul  (mc 128, kc 512, nc 4096) statements that match_contraction() accepts
+//                   (patterns.h) become a call of a cache-blocked GEMM emitted into the file
+//                   (sb_gemm_f32/_f64: packed panels, a register-blocked micro-kernel written
+//                   with GCC vector extensions, OpenMP over row blocks, ragged edges), followed
+//                   by an elementwise pass for the rest of the statement (a bias term, ...);
+//                   other statements are lowered as omp_simd. check_variant() rejects a spec
+//                   without a contraction statement.
+// Each statement of each variant is a `static void sb_<variant>_s<k>(...)` kernel (`static int`
+// for a GEMM, non-zero when out of memory) taking the tensors it touches as __restrict pointers
+// and the sizes it uses as const int64_t; each variant is `static int sb_variant_<variant>(const
+// sb_args*)`, which unpacks the arguments, calls the statement kernels in order and returns 0.
+#pragma once
+
+#include "backends/emitter.h"
+
+namespace sb {
+
+class StmtLowering;
+class CodeWriter;
+
+// The cpu emitter (stateless; lives for the whole program).
+const Emitter& cpu_emitter();
+
+// Writes the loop nest of one statement (output indices bound by the loops it writes) into `w`:
+// scalar loops, or with `omp` the OpenMP/simd loops of the omp_simd strategy. Under `omp`, an
+// elementwise statement of rank > 0 gets two forms chosen at run time by the bytes of the
+// tensors it touches: the plain loop nest, and above SB_STREAM_MIN_BYTES (32 MiB) a blocked
+// form writing the output with non-temporal stores. Returns true when the code uses that form:
+// the file must then contain cpu_stream_includes() and cpu_stream_support(). Shared with the
+// vendor_cpu emitter for statements a library does not cover.
+bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w);
+
+// The #include lines (after <math.h> and <stdint.h>) and the definitions (SB_STREAM_MIN_BYTES,
+// SB_STREAM_BLOCK, sb_line_elems, sb_store_line, sb_stream_fence) that the streaming form needs.
+std::string cpu_stream_includes();
+std::string cpu_stream_support();
+
+}  // namespace sb

@@ -1,0 +1,1687 @@
+#include "backends/cuda/cuda_kernels.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <vector>
+
+#include "backends/cuda/cuda_shapes.h"
+
+namespace sb::cuda {
+
+namespace {
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+const char* sfx(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::I32:
+      return "i32";
+    default:
+      return "i64";
+  }
+}
+
+// The zero of a tensor element type, as a literal of that type.
+std::string zero_of(DType t) {
+  return is_float(t) ? float_literal(0.0, t) : "0";
+}
+
+std::string identity(ReduceOp op, DType t) {
+  const bool fl = is_float(t);
+  const bool i32 = t == DType::I32;
+  switch (op) {
+    case ReduceOp::Sum:
+      return fl ? float_literal(0.0, t) : "0";
+    case ReduceOp::Max:
+      return fl ? "-INFINITY" : i32 ? "INT32_MIN" : "INT64_MIN";
+    case ReduceOp::Min:
+      return fl ? "INFINITY" : i32 ? "INT32_MAX" : "INT64_MAX";
+  }
+  return "0";
+}
+
+// `a` combined with `b` (both primary expressions or already parenthesised for `+`), with the
+// same arithmetic as the generic lowering's reduction loops: wrapping i32 sums, NaN-propagating
+// floating-point max and min.
+std::string combine(ReduceOp op, DType t, const std::string& a, const std::string& b,
+                    HelperSet& h) {
+  const bool fl = is_float(t);
+  const bool i32 = t == DType::I32;
+  if (op == ReduceOp::Sum) {
+    if (i32) {
+      h.use(Helper::AddI32);
+      return "sb_add_i32(" + a + ", " + b + ")";
+    }
+    return a + " + " + b;
+  }
+  const bool mx = op == ReduceOp::Max;
+  if (fl) {
+    h.use(mx ? (t == DType::F32 ? Helper::MaxF32 : Helper::MaxF64)
+             : (t == DType::F32 ? Helper::MinF32 : Helper::MinF64));
+  } else {
+    h.use(mx ? (i32 ? Helper::MaxI32 : Helper::MaxI64) : (i32 ? Helper::MinI32 : Helper::MinI64));
+  }
+  return std::string(mx ? "sb_max_" : "sb_min_") + sfx(t) + "(" + a + ", " + b + ")";
+}
+
+// `acc = acc (op) value;` as a statement; `value` printed at precedence > additive.
+std::string accumulate(ReduceOp op, DType t, const std::string& acc, const std::string& value,
+                       HelperSet& h) {
+  if (op == ReduceOp::Sum && t != DType::I32) return acc + " += " + value + ";";
+  return acc + " = " + combine(op, t, acc, value, h) + ";";
+}
+
+// Binds the output indices from the flat output index `flat` (row-major de-linearisation).
+// With `only`, binds just the indices in it.
+void bind_outputs(StmtLowering& L, CodeWriter& w, const std::string& flat = "sb_t",
+                  const std::set<int>* only = nullptr) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  for (size_t d = 0; d < rank; ++d) {
+    if (only && !only->count(static_cast<int>(d))) continue;
+    // Index d = flat / (extents after d) % extent d; the outermost needs no modulo.
+    std::string e = flat;
+    for (size_t j = rank - 1; j > d; --j) e += " / " + L.extent(st.out, j, kPrecMul + 1);
+    if (d > 0) e += " % " + L.extent(st.out, d, kPrecMul + 1);
+    w.line("const int64_t " + L.var_name(static_cast<int>(d)) + " = " + e + ";");
+  }
+}
+
+// The generic kernel body: one thread per output element, or a grid-stride loop over them; a
+// scalar output is computed by one thread.
+void generic_body(StmtLowering& L, bool grid_stride, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  if (st.rank() == 0) {
+    w.line("// A scalar output: one thread (the launch is <<<1, 1>>>).");
+    L.assign(w);
+    return;
+  }
+  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
+  if (grid_stride) {
+    w.line("const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
+    w.line("const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;");
+    w.open("for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {");
+  } else {
+    w.line("const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
+    w.line("if (sb_t >= sb_total) return;");
+  }
+  bind_outputs(L, w);
+  L.assign(w);
+  if (grid_stride) w.close();
+}
+
+// `if (cond) {then} else {else}` with both branches written by callbacks at the right indent.
+void if_else(CodeWriter& w, const std::string& cond, const std::function<void(CodeWriter&)>& then_,
+             const std::function<void(CodeWriter&)>& else_) {
+  CodeWriter t(w.indent() + 1), e(w.indent() + 1);
+  then_(t);
+  else_(e);
+  w.line("if (" + cond + ") {");
+  w.raw(t.str());
+  w.line("} else {");
+  w.raw(e.str());
+  w.line("}");
+}
+
+// The 16-byte vector type holding `lanes` elements of `t` (or 8 bytes for two f32/i32).
+std::string vector_type(DType t, int lanes) {
+  switch (t) {
+    case DType::F32:
+      return lanes == 4 ? "float4" : "float2";
+    case DType::F64:
+      return "double2";
+    default:
+      return lanes == 4 ? "int4" : "int2";
+  }
+}
+
+const char* const kLane[] = {"x", "y", "z", "w"};
+
+// A "// ..." comment line wrapped at 100 columns (continuation lines start with "// " too).
+std::string wrap_comment(const std::string& line) {
+  constexpr size_t kColumns = 100;
+  if (line.size() <= kColumns || line.rfind("// ", 0) != 0) return line + "\n";
+  std::string out, cur = "//";
+  size_t i = 3;
+  while (i < line.size()) {
+    size_t j = line.find(' ', i);
+    if (j == std::string::npos) j = line.size();
+    const std::string word = line.substr(i, j - i);
+    if (cur.size() > 2 && cur.size() + 1 + word.size() > kColumns) {
+      out += cur + "\n";
+      cur = "//";
+    }
+    cur += " " + word;
+    i = j + 1;
+  }
+  return out + cur + "\n";
+}
+
+// `mult * text` as C, `text` printed at unary precedence.
+std::string scaled(int64_t mult, const std::string& text) {
+  if (mult == 1) return text;
+  if (mult == -1) return "-" + text;
+  return str(mult) + " * " + text;
+}
+
+class Gen {
+ public:
+  Gen(const Spec& spec, const Variant& v, const StrategyInfo& info, FileParts& file)
+      : spec_(spec), v_(v), info_(info), file_(file), h_(file.helpers) {
+    bs_ = has_param("block_size") ? p("block_size") : 256;
+    bps_ = has_param("blocks_per_sm") ? p("blocks_per_sm") : 4;
+  }
+
+  VariantCode run();
+
+ private:
+  int64_t p(const std::string& name) const { return param(v_, info_, name); }
+  bool has_param(const std::string& name) const {
+    for (const ParamInfo& pi : info_.params)
+      if (pi.name == name) return true;
+    return false;
+  }
+  std::string fn(size_t k, const std::string& suffix = "") const {
+    return "sb_" + v_.name + "_s" + str(static_cast<int64_t>(k)) + suffix;
+  }
+  std::string scratch(size_t k) const {
+    return "sb_part_" + v_.name + "_s" + str(static_cast<int64_t>(k));
+  }
+
+  // Appends a kernel: `comments` (each line "// ...\n"), then its signature from L's uses.
+  void kernel(const std::string& comments, const std::string& name, int64_t bounds, StmtLowering& L,
+              int out, const std::vector<std::string>& extra, const CodeWriter& body) {
+    const std::string head =
+        "__global__ void " + (bounds > 0 ? "__launch_bounds__(" + str(bounds) + ") " : "") + name;
+    std::vector<std::string> ps =
+        kernel_params(spec_, L.used_tensors(), L.used_sizes(), out, "__restrict__");
+    for (const auto& e : extra) ps.push_back(e);
+    // Comment lines wrap at 100 columns, except the statements' own text (kept whole).
+    std::string wrapped;
+    for (size_t a = 0, b; a < comments.size(); a = b + 1) {
+      b = comments.find('\n', a);
+      if (b == std::string::npos) b = comments.size();
+      const std::string line = comments.substr(a, b - a);
+      bool stmt = false;
+      for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + to_string(st, spec_);
+      wrapped += stmt ? line + "\n" : wrap_comment(line);
+    }
+    kernels_ += wrapped + wrap_call(head, ps, " {", 0) + "\n" + body.str() + "}\n\n";
+  }
+
+  // Launches a kernel whose parameters came from L (plus `extra`), then checks the launch.
+  void launch(CodeWriter& w, const std::string& name, const std::string& grid,
+              const std::string& block, const std::string& smem, const StmtLowering& L,
+              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {name, grid, block, smem, "sb_stream"};
+    for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
+    for (const auto& a : extra) args.push_back(a);
+    w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
+    w.line("SB_CHECK_LAUNCH(" + name + ");");
+    note(L);
+  }
+
+  // Records what a lowering used, so the launcher declares it.
+  void note(const StmtLowering& L) {
+    tensors_.insert(L.used_tensors().begin(), L.used_tensors().end());
+    sizes_.insert(L.used_sizes().begin(), L.used_sizes().end());
+  }
+
+  void open_stmt(size_t k, const Statement& st) {
+    if (k > 0) body_.line("");
+    body_.line("// " + to_string(st, spec_));
+    body_.open("{");
+  }
+
+  // A CUDA-only device helper, defined once per file.
+  void device_helper(const std::string& name, const std::string& def) {
+    file_.device_helpers.emplace(name, def);
+  }
+  std::string warp_allreduce(ReduceOp op, DType t);
+  std::string warp_scan(ReduceOp op, DType t);
+  std::string atomic_stmt(ReduceOp op, DType t, const std::string& ptr, const std::string& value);
+
+  // Block-wide combination of each thread's `sb_acc`: tree_combine leaves the result in
+  // sb_red[0], warp_combine in thread 0's sb_acc.
+  void tree_declare(CodeWriter& w, DType t) {
+    w.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", sb_red, " + str(bs_) + ");");
+  }
+  void tree_combine(CodeWriter& w, ReduceOp op, DType t);
+  void warp_combine(CodeWriter& w, ReduceOp op, DType t);
+
+  // A load of one element of `read` into `dest`, with `binds` ("name = value") declared first
+  // and the load done only when `cond` holds (zero otherwise).
+  void guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
+                    const std::vector<std::string>& binds, const std::string& cond,
+                    const std::string& dest, bool own_block = true);
+
+  // Statement lowerings.
+  void generic(size_t k, const Statement& st, bool grid_stride);
+  std::string generic_kernel(size_t k, const Statement& st, const std::string& suffix,
+                             StmtLowering& L);
+  void generic_launch(CodeWriter& w, const Statement& st, const std::string& name,
+                      const StmtLowering& L);
+  void vectorized(size_t k, const Statement& st, const VectorizeMatch& m);
+  void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind);
+  void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp);
+  void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m);
+  void register_blocked(size_t k, const Statement& st, const MatmulMatch& m);
+  void transpose(size_t k, const Statement& st, const TransposeMatch& m);
+  void stencil(size_t k, const Statement& st, const StencilMatch& m);
+  void scan(size_t k, const Statement& st, const ScanMatch& m);
+
+  const Spec& spec_;
+  const Variant& v_;
+  const StrategyInfo& info_;
+  FileParts& file_;
+  HelperSet& h_;
+  int64_t bs_ = 256;
+  int64_t bps_ = 4;
+  std::string kernels_;
+  CodeWriter body_{1};
+  std::set<int> tensors_, sizes_;
+  bool needs_max_grid_ = false;
+};
+
+std::string Gen::warp_allreduce(ReduceOp op, DType t) {
+  const std::string name = std::string("sb_warp_") + reduce_name(op) + "_" + sfx(t);
+  const std::string ct = c_type(t);
+  std::string d = "// The " + std::string(reduce_name(op)) +
+                  " of v over the 32 lanes of a full warp (every lane calls it and gets it).\n";
+  d += "static __device__ __forceinline__ " + ct + " " + name + "(" + ct + " v) {\n";
+  d += "  for (int sb_o = 16; sb_o > 0; sb_o >>= 1) {\n";
+  d += "    const " + ct + " sb_n = __shfl_xor_sync(0xffffffffu, v, sb_o);\n";
+  d += "    v = " + combine(op, t, "v", "sb_n", h_) + ";\n";
+  d += "  }\n  return v;\n}\n";
+  device_helper(name, d);
+  return name;
+}
+
+std::string Gen::warp_scan(ReduceOp op, DType t) {
+  const std::string name = std::string("sb_warp_scan_") + reduce_name(op) + "_" + sfx(t);
+  const std::string ct = c_type(t);
+  std::string d = "// Inclusive " + std::string(reduce_name(op)) +
+                  "-scan of v over the lanes of a full warp (every lane calls it).\n";
+  d += "static __device__ __forceinline__ " + ct + " " + name + "(" + ct + " v) {\n";
+  d += "  const unsigned sb_lane = threadIdx.x % 32;\n";
+  d += "  for (unsigned sb_d = 1; sb_d < 32; sb_d <<= 1) {\n";
+  d += "    const " + ct + " sb_n = __shfl_up_sync(0xffffffffu, v, sb_d);\n";
+  d += "    if (sb_lane >= sb_d) v = " + combine(op, t, "sb_n", "v", h_) + ";\n";
+  d += "  }\n  return v;\n}\n";
+  device_helper(name, d);
+  return name;
+}
+
+std::string Gen::atomic_stmt(ReduceOp op, DType t, const std::string& ptr,
+                             const std::string& value) {
+  if (op == ReduceOp::Sum) return "atomicAdd(" + ptr + ", " + value + ");";
+  const bool mx = op == ReduceOp::Max;
+  if (t == DType::I32)
+    return std::string(mx ? "atomicMax(" : "atomicMin(") + ptr + ", " + value + ");";
+  // Floating-point max and min: a compare-and-swap loop on the bits.
+  const std::string name = std::string("sb_atomic_") + reduce_name(op) + "_" + sfx(t);
+  const std::string ct = c_type(t);
+  const std::string bits = t == DType::F32 ? "unsigned int" : "unsigned long long";
+  std::string d = "// atomic" + std::string(mx ? "Max" : "Min") + " for " + ct +
+                  ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
+                  (mx ? "max_" : "min_") + sfx(t) + ".\n";
+  d += "static __device__ void " + name + "(" + ct + "* p, " + ct + " v) {\n";
+  d += "  " + bits + "* sb_u = (" + bits + "*)p;\n";
+  d += "  " + bits + " sb_old = *(volatile " + bits + "*)sb_u;\n";
+  d += "  while (true) {\n";
+  d += "    " + ct + " sb_cur;\n";
+  d += "    memcpy(&sb_cur, &sb_old, sizeof sb_cur);\n";
+  d += "    const " + ct + " sb_new = " + combine(op, t, "sb_cur", "v", h_) + ";\n";
+  d += "    " + bits + " sb_bits;\n";
+  d += "    memcpy(&sb_bits, &sb_new, sizeof sb_bits);\n";
+  d += "    if (sb_bits == sb_old) return;\n";
+  d += "    const " + bits + " sb_seen = atomicCAS(sb_u, sb_old, sb_bits);\n";
+  d += "    if (sb_seen == sb_old) return;\n";
+  d += "    sb_old = sb_seen;\n";
+  d += "  }\n}\n";
+  device_helper(name, d);
+  file_.needs_string_h = true;
+  return name + "(" + ptr + ", " + value + ");";
+}
+
+void Gen::tree_combine(CodeWriter& w, ReduceOp op, DType t) {
+  const std::string ct = c_type(t);
+  w.line("sb_red[threadIdx.x] = sb_acc;");
+  w.line("__syncthreads();");
+  w.open("for (unsigned sb_s = " + str(bs_ / 2) + "; sb_s > 0; sb_s >>= 1) {");
+  w.open("if (threadIdx.x < sb_s) {");
+  w.line("const " + ct + " sb_a = sb_red[threadIdx.x];");
+  w.line("const " + ct + " sb_b = sb_red[threadIdx.x + sb_s];");
+  w.line("sb_red[threadIdx.x] = " + combine(op, t, "sb_a", "sb_b", h_) + ";");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+}
+
+void Gen::warp_combine(CodeWriter& w, ReduceOp op, DType t) {
+  const std::string ct = c_type(t);
+  const std::string wr = warp_allreduce(op, t);
+  const int64_t nw = bs_ / 32;
+  w.line("sb_acc = " + wr + "(sb_acc);");
+  if (nw == 1) return;
+  w.line("SB_SHARED_ARRAY(" + ct + ", sb_warps, " + str(nw) + ");  // one value per warp");
+  w.line("if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;");
+  w.line("__syncthreads();");
+  w.open("if (threadIdx.x < 32) {");
+  w.line("sb_acc = " + identity(op, t) + ";");
+  w.line("if (threadIdx.x < " + str(nw) + ") sb_acc = sb_warps[threadIdx.x];");
+  w.line("sb_acc = " + wr + "(sb_acc);");
+  w.close();
+}
+
+void Gen::guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
+                       const std::vector<std::string>& binds, const std::string& cond,
+                       const std::string& dest, bool own_block) {
+  const DType t = spec_.tensors[read.ref].type;
+  if (own_block) w.open("{");
+  for (const auto& b : binds) w.line("const int64_t " + b + ";");
+  w.line(std::string(c_type(t)) + " sb_x = " + zero_of(t) + ";");
+  w.open("if (" + cond + ") {");
+  const std::string v = L.expr(read, w);
+  w.line("sb_x = " + v + ";");
+  w.close();
+  w.line(dest + " = sb_x;");
+  if (own_block) w.close();
+}
+
+// ---- generic ----------------------------------------------------------------------------------
+
+void Gen::generic(size_t k, const Statement& st, bool grid_stride) {
+  const std::string text = to_string(st, spec_);
+  const bool scalar = st.rank() == 0;
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter kb(1);
+  generic_body(L, grid_stride, kb);
+  const std::string name = fn(k);
+  kernel("// " + text + "\n", name, scalar ? 0 : bs_, L, st.out, {}, kb);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  std::string grid = "1", threads = "1";
+  if (!scalar) {
+    const std::string bs = str(bs_);
+    body_.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
+    if (grid_stride) {
+      body_.line("const int64_t sb_blocks = (sb_total + " + str(bs_ - 1) + ") / " + bs + ";");
+      body_.line(
+          "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : "
+          "sb_max_grid);");
+      needs_max_grid_ = true;
+    } else {
+      body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(bs_ - 1) + ") / " + bs +
+                 ");");
+    }
+    grid = "sb_grid";
+    threads = bs;
+  }
+  launch(body_, name, grid, threads, "0", L);
+  note(H);
+  body_.close();
+}
+
+// The grid-stride kernel of a statement under another name, for launchers that need a fallback.
+std::string Gen::generic_kernel(size_t k, const Statement& st, const std::string& suffix,
+                                StmtLowering& L) {
+  CodeWriter kb(1);
+  generic_body(L, true, kb);
+  const std::string name = fn(k, suffix);
+  kernel("// The same statement with a grid-stride loop, for launches the tiles do not fit.\n",
+         name, bs_, L, st.out, {}, kb);
+  return name;
+}
+
+void Gen::generic_launch(CodeWriter& w, const Statement& st, const std::string& name,
+                         const StmtLowering& L) {
+  StmtLowering H(spec_, st, &h_);
+  w.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
+  w.line("const int64_t sb_blocks = (sb_total + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
+  w.line("const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
+  needs_max_grid_ = true;
+  launch(w, name, "sb_grid", str(bs_), "0", L);
+  note(H);
+}
+
+// ---- vectorized -------------------------------------------------------------------------------
+
+void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
+  const std::string text = to_string(st, spec_);
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  // Tensors loaded as vectors, in order of first appearance; the widest element sets the lanes.
+  std::vector<int> vt;
+  for (const Expr* r : m.contiguous)
+    if (std::find(vt.begin(), vt.end(), r->ref) == vt.end()) vt.push_back(r->ref);
+  int widest = dtype_bytes(spec_.tensors[st.out].type);
+  for (int t : vt) widest = std::max(widest, dtype_bytes(spec_.tensors[t].type));
+  const int lanes = 16 / widest;
+  const std::set<const Expr*> contiguous(m.contiguous.begin(), m.contiguous.end());
+
+  std::string ptrs;
+  for (int t : vt) ptrs += "(uintptr_t)" + L.tensor_name(t) + " | ";
+  const std::string out = L.tensor_name(st.out);
+  ptrs += "(uintptr_t)" + out;
+  const std::string out_vt = vector_type(spec_.tensors[st.out].type, lanes);
+
+  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
+  w.line("const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;");
+  w.line("int64_t sb_done = 0;  // elements written by the vector loop");
+  w.line("// " + str(lanes) + "-lane vectors need every vector-accessed buffer 16-byte aligned.");
+  // Row-contiguous reads of the vector width load as vectors when the output's rows hold whole
+  // vectors (checked at run time); narrower or wider ones stay per lane.
+  std::vector<const Expr*> rows;
+  for (const Expr* r : m.row_contiguous)
+    if (dtype_bytes(spec_.tensors[r->ref].type) * lanes == 16) rows.push_back(r);
+
+  // Writes the vector loop to `o`; `row_loads`: whether the reads in `rows` load as vectors.
+  auto vector_loop = [&](bool row_loads, CodeWriter& o) {
+    o.open("for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {");
+    for (int t : vt) {
+      const std::string n = c_name(spec_.tensors[t].name);
+      const std::string vty = vector_type(spec_.tensors[t].type, lanes);
+      o.line("const " + vty + " sb_vec_" + n + " = reinterpret_cast<const " + vty + "*>(" + n +
+             ")[sb_v];");
+    }
+    std::set<const Expr*> skip(contiguous);
+    if (row_loads) {
+      // Lane 0's indices address the vector: the other lanes differ only in the innermost one.
+      std::set<int> at;
+      for (const Expr* r : rows)
+        for (const auto& a : r->args)
+          for (size_t d = 0; d < st.rank(); ++d)
+            if (uses_var(*a, static_cast<int>(d))) at.insert(static_cast<int>(d));
+      for (size_t i = 0; i < rows.size(); ++i)
+        o.line(vector_type(spec_.tensors[rows[i]->ref].type, lanes) + " sb_row" + str(i) + ";");
+      CodeWriter blk(o.indent() + 1);
+      blk.line("const int64_t sb_t = " + str(lanes) + " * sb_v;");
+      bind_outputs(L, blk, "sb_t", &at);
+      L.clear_overrides();
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const std::string vty = vector_type(spec_.tensors[rows[i]->ref].type, lanes);
+        blk.line("sb_row" + str(i) + " = *reinterpret_cast<const " + vty + "*>(&" +
+                 L.expr(*rows[i], blk, kPrecUnary) + ");");
+        skip.insert(rows[i]);
+      }
+      o.line("{");
+      o.raw(blk.str());
+      o.line("}");
+    }
+    o.line(out_vt + " sb_res;");
+    // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
+    std::set<int> needed;
+    std::function<void(const Expr&)> collect = [&](const Expr& e) {
+      if (skip.count(&e)) return;
+      if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
+        needed.insert(e.ref);
+      for (const auto& a : e.args) collect(*a);
+    };
+    collect(*st.rhs);
+    const bool bind = !needed.empty();
+    for (int q = 0; q < lanes; ++q) {
+      L.clear_overrides();
+      for (const Expr* r : m.contiguous)
+        L.set_override(r, "sb_vec_" + c_name(spec_.tensors[r->ref].name) + "." + kLane[q]);
+      if (row_loads)
+        for (size_t i = 0; i < rows.size(); ++i)
+          L.set_override(rows[i], "sb_row" + str(i) + "." + kLane[q]);
+      CodeWriter lane(o.indent() + 1);
+      if (bind) {
+        lane.line("const int64_t sb_t = " + str(lanes) + " * sb_v + " + str(q) + ";");
+        bind_outputs(L, lane, "sb_t", &needed);
+      }
+      const std::string rhs = L.expr(*st.rhs, lane);
+      const std::string set = "sb_res." + std::string(kLane[q]) + " = " + rhs + ";";
+      if (lane.str().empty()) {
+        o.line(set);
+      } else {
+        lane.line(set);
+        o.line("{");
+        o.raw(lane.str());
+        o.line("}");
+      }
+    }
+    L.clear_overrides();
+    o.line("reinterpret_cast<" + out_vt + "*>(" + out + ")[sb_v] = sb_res;");
+    o.close();
+  };
+
+  w.open("if (((" + ptrs + ") & 15) == 0) {");
+  w.line("const int64_t sb_vectors = sb_total / " + str(lanes) + ";");
+  if (rows.empty()) {
+    vector_loop(false, w);
+  } else {
+    std::string row_ptrs;
+    std::set<int> seen;
+    for (const Expr* r : rows)
+      if (seen.insert(r->ref).second)
+        row_ptrs += (row_ptrs.empty() ? "(uintptr_t)" : " | (uintptr_t)") + L.tensor_name(r->ref);
+    w.line("// Rows of whole vectors: the reads along a row load as vectors too.");
+    w.open("if (" + L.extent(st.out, st.rank() - 1, kPrecMul + 1) + " % " + str(lanes) +
+           " == 0 && ((" + row_ptrs + ") & 15) == 0) {");
+    vector_loop(true, w);
+    CodeWriter per_lane(w.indent());
+    vector_loop(false, per_lane);
+    w.close("} else {");
+    w.raw(per_lane.str());
+    w.line("}");
+  }
+  w.line("sb_done = sb_vectors * " + str(lanes) + ";");
+  w.close();
+  w.line("// The scalar tail (everything when a buffer is not aligned).");
+  w.open("for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {");
+  bind_outputs(L, w);
+  L.assign(w);
+  w.close();
+  const std::string name = fn(k);
+  kernel("// " + text + "\n", name, bs_, L, st.out, {}, w);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  body_.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
+  body_.line("const int64_t sb_blocks = ((sb_total + " + str(lanes - 1) + ") / " + str(lanes) +
+             " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
+  body_.line(
+      "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
+  needs_max_grid_ = true;
+  launch(body_, name, "sb_grid", str(bs_), "0", L);
+  note(H);
+  body_.close();
+}
+
+// ---- reductions to a scalar -------------------------------------------------------------------
+
+// kind: 't' block_reduce (shared-memory tree), 'w' warp_reduce (shuffles), 'a' atomic_reduce.
+void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
+  const std::string text = to_string(st, spec_);
+  const DType t = value_type(red);
+  const std::string ct = c_type(t);
+  const std::string id = identity(red.rop, t);
+  const IndexVar& var = st.vars[red.ref];
+  const std::string part = scratch(k);
+  const std::string bs = str(bs_);
+  const bool epilogue = st.rhs.get() != &red;
+
+  // Pass 1: a grid-stride loop over the reduction range, then a block-wide combination.
+  StmtLowering L1(spec_, st, &h_);
+  CodeWriter w(1);
+  if (kind == 't') tree_declare(w, t);
+  const std::string kv = L1.var_name(red.ref);
+  const std::string lo = L1.expr(*var.lo, w, kPrecAdd);
+  const std::string hi = L1.expr(*var.hi, w, kPrecRel + 1);
+  w.line(ct + " sb_acc = " + id + ";");
+  w.open("for (int64_t " + kv + " = " + (lo == "0" ? "" : lo + " + ") + "(int64_t)blockIdx.x * " +
+         bs + " + threadIdx.x; " + kv + " < " + hi + "; " + kv + " += (int64_t)" + bs +
+         " * gridDim.x) {");
+  const std::string body = L1.expr(*red.args[0], w, kPrecAdd + 1);
+  w.line(accumulate(red.rop, t, "sb_acc", body, h_));
+  w.close();
+  if (kind == 't') {
+    tree_combine(w, red.rop, t);
+  } else {
+    warp_combine(w, red.rop, t);
+  }
+  std::string first;
+  StmtLowering L0(spec_, st, &h_);
+  if (kind == 'a') {
+    // The output starts at the identity; a last one-thread kernel applies the epilogue.
+    const std::string out = L1.tensor_name(st.out);
+    w.line("if (threadIdx.x == 0) " + atomic_stmt(red.rop, t, out, "sb_acc"));
+    CodeWriter w0(1);
+    w0.line(L0.tensor_name(st.out) + "[0] = " + id + ";");
+    kernel("// " + text + "\n// The accumulator, " + out + "[0], starts at the identity.\n",
+           fn(k, "_init"), 0, L0, st.out, {}, w0);
+    first = fn(k, "_atomic");
+    kernel("// Each block combines a grid-stride share and adds it atomically to " + out + "[0].\n",
+           first, bs_, L1, st.out, {}, w);
+  } else {
+    file_.globals += wrap_comment("// Per-block results of " + fn(k, "_partial") + " (at most " +
+                                  str(kMaxPartials) + " blocks).");
+    file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
+    w.line("if (threadIdx.x == 0) " + part +
+           "[blockIdx.x] = " + (kind == 't' ? "sb_red[0]" : "sb_acc") + ";");
+    first = fn(k, "_partial");
+    kernel("// " + text + "\n// Pass 1: each block combines a grid-stride share into " + part +
+               "[blockIdx.x].\n",
+           first, bs_, L1, st.out, {}, w);
+  }
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  {
+    CodeWriter none;
+    const std::string hlo = H.expr(*var.lo, none, kPrecAdd + 1);
+    const std::string hhi = H.expr(*var.hi, none, kPrecAdd);
+    body_.line("const int64_t sb_n = " + (hlo == "0" ? hhi : hhi + " - " + hlo) +
+               ";  // reduction length");
+  }
+  body_.line("int64_t sb_blocks = (sb_n + " + str(bs_ - 1) + ") / " + bs + ";");
+  body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
+  needs_max_grid_ = true;
+  if (kind != 'a')
+    body_.line("if (sb_blocks > " + str(kMaxPartials) + ") sb_blocks = " + str(kMaxPartials) +
+               ";  // the size of " + part);
+  body_.line("if (sb_blocks < 1) sb_blocks = 1;");
+
+  if (kind == 'a') {
+    launch(body_, fn(k, "_init"), "1", "1", "0", L0);
+    launch(body_, first, "(unsigned)sb_blocks", bs, "0", L1);
+    if (epilogue) {
+      StmtLowering L3(spec_, st, &h_);
+      CodeWriter w3(1);
+      w3.line("const " + ct + " sb_acc = " + L3.tensor_name(st.out) + "[0];");
+      L3.set_override(&red, "sb_acc");
+      L3.assign(w3);
+      kernel("// The rest of the statement, applied to the reduced value in place.\n",
+             fn(k, "_final"), 0, L3, st.out, {}, w3);
+      launch(body_, fn(k, "_final"), "1", "1", "0", L3);
+    }
+  } else {
+    // Pass 2: one block combines the partial results and applies the rest of the statement.
+    StmtLowering L2(spec_, st, &h_);
+    CodeWriter w2(1);
+    if (kind == 't') tree_declare(w2, t);
+    w2.line(ct + " sb_acc = " + id + ";");
+    w2.open("for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += " + bs + ") {");
+    w2.line(accumulate(red.rop, t, "sb_acc", part + "[sb_p]", h_));
+    w2.close();
+    if (kind == 't') {
+      tree_combine(w2, red.rop, t);
+    } else {
+      warp_combine(w2, red.rop, t);
+    }
+    w2.open("if (threadIdx.x == 0) {");
+    if (kind == 't') w2.line("sb_acc = sb_red[0];");
+    L2.set_override(&red, "sb_acc");
+    L2.assign(w2);
+    w2.close();
+    kernel("// Pass 2: one block combines the " + part + "[0, sb_parts) into the output.\n",
+           fn(k, "_final"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
+    launch(body_, first, "(unsigned)sb_blocks", bs, "0", L1);
+    launch(body_, fn(k, "_final"), "1", bs, "0", L2, {"sb_blocks"});
+  }
+  note(H);
+  body_.close();
+}
+
+// ---- row-wise reductions ----------------------------------------------------------------------
+
+void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) {
+  const std::string text = to_string(st, spec_);
+  const DType t = value_type(red);
+  const std::string ct = c_type(t);
+  const IndexVar& var = st.vars[red.ref];
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  if (!warp) tree_declare(w, t);
+  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
+  if (warp) {
+    w.line("const int64_t sb_lane = threadIdx.x % 32;");
+    w.line("// One warp per output element: the loop bound is the same for all its lanes.");
+    w.line("const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;");
+    w.line("const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);");
+    w.open("for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {");
+  } else {
+    w.line("// One block per output element.");
+    w.open("for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {");
+  }
+  bind_outputs(L, w);
+  w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
+  const std::string kv = L.var_name(red.ref);
+  const std::string lo = L.expr(*var.lo, w, kPrecAdd);
+  const std::string hi = L.expr(*var.hi, w, kPrecRel + 1);
+  const std::string lane = warp ? "sb_lane" : "threadIdx.x";
+  w.open("for (int64_t " + kv + " = " + (lo == "0" ? "" : lo + " + ") + lane + "; " + kv + " < " +
+         hi + "; " + kv + " += " + (warp ? "32" : str(bs_)) + ") {");
+  const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
+  w.line(accumulate(red.rop, t, "sb_acc", body, h_));
+  w.close();
+  if (warp) {
+    w.line("sb_acc = " + warp_allreduce(red.rop, t) + "(sb_acc);");
+    w.open("if (sb_lane == 0) {");
+  } else {
+    tree_combine(w, red.rop, t);
+    w.open("if (threadIdx.x == 0) {");
+    w.line("sb_acc = sb_red[0];");
+  }
+  L.set_override(&red, "sb_acc");
+  L.assign(w);
+  L.clear_overrides();
+  w.close();
+  w.close();
+  const std::string name = fn(k);
+  kernel("// " + text + "\n", name, bs_, L, st.out, {}, w);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  body_.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
+  if (warp) {
+    const int64_t wpb = bs_ / 32;
+    body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(wpb - 1) + ") / " +
+               str(wpb) + ");  // " + str(wpb) + " warps per block");
+  } else {
+    body_.line("const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);");
+  }
+  launch(body_, name, "sb_grid", str(bs_), "0", L);
+  note(H);
+  body_.close();
+}
+
+// ---- matrix products --------------------------------------------------------------------------
+
+void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
+  const std::string text = to_string(st, spec_);
+  const int64_t T = p("tile");
+  const std::string ts = str(T), pitch = str(T + 1);
+  const Expr& red = *m.red;
+  const DType rt = value_type(red);
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
+  const std::string M = L.extent(st.out, 0, kPrecRel + 1);
+  const std::string N = L.extent(st.out, 1, kPrecRel + 1);
+  const std::string at = c_type(spec_.tensors[m.a->ref].type);
+  const std::string bt = c_type(spec_.tensors[m.b->ref].type);
+  const IndexVar& var = st.vars[red.ref];
+
+  w.line("// Both tiles are stored [k][row or column] with rows padded to " + pitch +
+         " (no bank conflicts).");
+  w.line("SB_SHARED_ARRAY(" + at + ", sb_ta, " + str(T * (T + 1)) + ");  // tile of " +
+         to_string(*m.a, spec_, &st));
+  w.line("SB_SHARED_ARRAY(" + bt + ", sb_tb, " + str(T * (T + 1)) + ");  // tile of " +
+         to_string(*m.b, spec_, &st));
+  w.line("const int64_t sb_ty = threadIdx.y;");
+  w.line("const int64_t sb_tx = threadIdx.x;");
+  w.line("const int64_t sb_row = (int64_t)blockIdx.y * " + ts + " + sb_ty;");
+  w.line("const int64_t sb_col = (int64_t)blockIdx.x * " + ts + " + sb_tx;");
+  const std::string lo = L.expr(*var.lo, w);
+  w.line("const int64_t sb_hi = " + L.expr(*var.hi, w) + ";");
+  w.line(std::string(c_type(rt)) + " sb_acc = " + identity(red.rop, rt) + ";");
+  w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + ts + ") {");
+  // Consecutive threads (threadIdx.x) load along the operand's contiguous subscript.
+  auto load = [&](const Expr& read, bool k_inner, const std::string& xv, const std::string& lim,
+                  const std::string& base, const std::string& tile) {
+    const std::string kk = k_inner ? "sb_tx" : "sb_ty", x = k_inner ? "sb_ty" : "sb_tx";
+    guarded_load(w, L, read, {xv + " = " + base + " + " + x, kv + " = sb_k0 + " + kk},
+                 xv + " < " + lim + " && " + kv + " < sb_hi",
+                 tile + "[" + kk + " * " + pitch + " + " + x + "]");
+  };
+  load(*m.a, m.a_k_inner, iv, M, "(int64_t)blockIdx.y * " + ts, "sb_ta");
+  load(*m.b, m.b_k_inner, jv, N, "(int64_t)blockIdx.x * " + ts, "sb_tb");
+  w.line("__syncthreads();");
+  L.set_override(m.a, "sb_a");
+  L.set_override(m.b, "sb_b");
+  auto products = [&](CodeWriter& x, const std::string& count, bool unroll) {
+    if (unroll) x.line("#pragma unroll");
+    x.open("for (int sb_kk = 0; sb_kk < " + count + "; ++sb_kk) {");
+    x.line("const " + at + " sb_a = sb_ta[sb_kk * " + pitch + " + sb_ty];");
+    x.line("const " + bt + " sb_b = sb_tb[sb_kk * " + pitch + " + sb_tx];");
+    const std::string b = L.expr(*red.args[0], x, kPrecAdd + 1);
+    x.line(accumulate(red.rop, rt, "sb_acc", b, h_));
+    x.close();
+  };
+  if_else(
+      w, "sb_k0 + " + ts + " <= sb_hi", [&](CodeWriter& x) { products(x, ts, true); },
+      [&](CodeWriter& x) { products(x, "sb_hi - sb_k0", false); });
+  L.clear_overrides();
+  w.line("__syncthreads();");
+  w.close();
+  w.open("if (sb_row < " + M + " && sb_col < " + N + ") {");
+  w.line("const int64_t " + iv + " = sb_row;");
+  w.line("const int64_t " + jv + " = sb_col;");
+  L.set_override(&red, "sb_acc");
+  L.assign(w);
+  L.clear_overrides();
+  w.close();
+  const std::string name = fn(k);
+  kernel("// " + text + "\n// " + ts + " x " + ts +
+             " output tiles; the k range goes through shared-memory tiles of both operands.\n",
+         name, T * T, L, st.out, {}, w);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
+             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + "));");
+  body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
+  launch(body_, name, "sb_grid", "sb_block", "0", L);
+  note(H);
+  body_.close();
+}
+
+void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) {
+  const std::string text = to_string(st, spec_);
+  const int64_t BM = p("bm"), BN = p("bn"), BK = p("bk"), TM = p("tm"), TN = p("tn");
+  const int64_t RM = BM / TM, RN = BN / TN, NT = RM * RN;
+  const Expr& red = *m.red;
+  const DType rt = value_type(red);
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
+  const std::string M = L.extent(st.out, 0, kPrecRel + 1);
+  const std::string N = L.extent(st.out, 1, kPrecRel + 1);
+  const Tensor& A = spec_.tensors[m.a->ref];
+  const Tensor& B = spec_.tensors[m.b->ref];
+  const std::string at = c_type(A.type), bt = c_type(B.type);
+  const IndexVar& var = st.vars[red.ref];
+
+  w.line("SB_SHARED_ARRAY(" + at + ", sb_ta, " + str(BK * BM) + ");  // [k][row] tile of " +
+         to_string(*m.a, spec_, &st));
+  w.line("SB_SHARED_ARRAY(" + bt + ", sb_tb, " + str(BK * BN) + ");  // [k][column] tile of " +
+         to_string(*m.b, spec_, &st));
+  w.line("const int sb_tid = threadIdx.x;");
+  w.line("const int sb_tr = sb_tid / " + str(RN) + ";  // rows sb_tr + m * " + str(RM) +
+         " of the block's tile");
+  w.line("const int sb_tc = sb_tid % " + str(RN) + ";  // columns sb_tc + n * " + str(RN));
+  w.line("const int64_t sb_row0 = (int64_t)blockIdx.y * " + str(BM) + ";");
+  w.line("const int64_t sb_col0 = (int64_t)blockIdx.x * " + str(BN) + ";");
+  const std::string lo = L.expr(*var.lo, w);
+  w.line("const int64_t sb_hi = " + L.expr(*var.hi, w) + ";");
+
+  // An operand tile: X rows (or columns) by BK values of k, stored [k][x]. Consecutive threads
+  // load along the operand's contiguous subscript, W values at a time when it is aligned.
+  struct Operand {
+    const Expr* read;
+    const Tensor* t;
+    bool k_inner;
+    std::string xv, lim, base, tile, flag;
+    int64_t X;
+    int W;
+    bool vec;
+  };
+  auto operand = [&](const Expr* read, bool k_inner, const std::string& xv, const std::string& lim,
+                     const std::string& base, const std::string& tile, const std::string& flag,
+                     int64_t X) {
+    Operand o{read, &spec_.tensors[read->ref], k_inner, xv, lim, base, tile, flag, X, 0, false};
+    o.W = 16 / dtype_bytes(o.t->type);
+    o.vec = o.t->boundary == Boundary::None && (k_inner ? BK : X) % o.W == 0;
+    return o;
+  };
+  const Operand ops[2] = {operand(m.a, m.a_k_inner, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
+                          operand(m.b, m.b_k_inner, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
+  for (const Operand& o : ops) {
+    if (!o.vec) continue;
+    // Vectors start at k = lo + a multiple of bk (k contiguous) or at a multiple of the tile.
+    const bool lo_aligned =
+        !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
+    w.line("const bool " + o.flag + " = ((uintptr_t)" + L.tensor_name(o.read->ref) +
+           " & 15) == 0 && " + L.extent(o.read->ref, 1, kPrecMul + 1) + " % " + str(o.W) + " == 0" +
+           (lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") + ";");
+  }
+  const std::string rct = c_type(rt);
+  w.line(rct + " sb_acc[" + str(TM) + "][" + str(TN) + "];");
+  w.line(at + " sb_ra[" + str(TM) + "];");
+  w.line(bt + " sb_rb[" + str(TN) + "];");
+  auto mn_loops = [&](CodeWriter& x, const std::function<void(CodeWriter&)>& inner) {
+    x.line("#pragma unroll");
+    x.open("for (int sb_m = 0; sb_m < " + str(TM) + "; ++sb_m) {");
+    x.line("#pragma unroll");
+    x.open("for (int sb_n = 0; sb_n < " + str(TN) + "; ++sb_n) {");
+    inner(x);
+    x.close();
+    x.close();
+  };
+  mn_loops(w,
+           [&](CodeWriter& x) { x.line("sb_acc[sb_m][sb_n] = " + identity(red.rop, rt) + ";"); });
+  w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + str(BK) + ") {");
+  for (const Operand& o : ops) {
+    const std::string X = str(o.X);
+    const std::string name = L.tensor_name(o.read->ref);
+    w.line("// Tile of " + to_string(*o.read, spec_, &st) + ": " + str(BK) + " k x " + X +
+           ", loaded along " + (o.k_inner ? kv : o.xv) +
+           (o.vec ? " in vectors of " + str(o.W) : std::string()) + ".");
+    const std::string in_k = o.k_inner ? "sb_c" : "sb_r";  // tile coordinates of element l
+    const std::string in_x = o.k_inner ? "sb_r" : "sb_c";
+    const int64_t inner = o.k_inner ? BK : o.X;
+    const int W = o.vec ? o.W : 1;
+    w.open("for (int sb_l = sb_tid; sb_l < " + str(BK * o.X / W) + "; sb_l += " + str(NT) + ") {");
+    w.line("const int sb_r = sb_l / " + str(inner / W) + ";");
+    w.line("const int sb_c = sb_l % " + str(inner / W) + (W > 1 ? " * " + str(W) : "") + ";");
+    const std::string gx = o.base + " + " + in_x, gk = "sb_k0 + " + in_k;
+    const std::string cond = o.xv + " < " + o.lim + " && " + kv + " < sb_hi";
+    if (!o.vec) {
+      guarded_load(w, L, *o.read, {o.xv + " = " + gx, kv + " = " + gk}, cond,
+                   o.tile + "[" + in_k + " * " + X + " + " + in_x + "]", false);
+      w.close();
+      continue;
+    }
+    w.line("const int64_t sb_gx = " + gx + ";");
+    w.line("const int64_t sb_gk = " + gk + ";");
+    const std::string vt = vector_type(o.t->type, W);
+    const std::vector<std::string> subs = o.k_inner ? std::vector<std::string>{"sb_gx", "sb_gk"}
+                                                    : std::vector<std::string>{"sb_gk", "sb_gx"};
+    const std::string whole = o.k_inner ? "sb_gx < " + o.lim + " && sb_gk + " + str(W) + " <= sb_hi"
+                                        : "sb_gk < sb_hi && sb_gx + " + str(W) + " <= " + o.lim;
+    auto dest = [&](const std::string& q) {
+      return o.k_inner ? o.tile + "[(sb_c + " + q + ") * " + X + " + sb_r]"
+                       : o.tile + "[sb_r * " + X + " + sb_c + " + q + "]";
+    };
+    if_else(
+        w, o.flag + " && " + whole,
+        [&](CodeWriter& x) {
+          x.line("const " + vt + " sb_v = *reinterpret_cast<const " + vt + "*>(" + name + " + " +
+                 L.flat_index(o.read->ref, subs) + ");");
+          for (int q = 0; q < W; ++q) x.line(dest(str(q)) + " = sb_v." + kLane[q] + ";");
+        },
+        [&](CodeWriter& x) {
+          x.line("#pragma unroll");
+          x.open("for (int sb_q = 0; sb_q < " + str(W) + "; ++sb_q) {");
+          guarded_load(x, L, *o.read,
+                       {o.xv + " = sb_gx" + (o.k_inner ? "" : " + sb_q"),
+                        kv + " = sb_gk" + (o.k_inner ? " + sb_q" : "")},
+                       cond, dest("sb_q"), false);
+          x.close();
+        });
+    w.close();
+  }
+  w.line("__syncthreads();");
+  L.set_override(m.a, "sb_ra[sb_m]");
+  L.set_override(m.b, "sb_rb[sb_n]");
+  auto products = [&](CodeWriter& x, const std::string& count, bool unroll) {
+    if (unroll) x.line("#pragma unroll");
+    x.open("for (int sb_kk = 0; sb_kk < " + count + "; ++sb_kk) {");
+    x.line("#pragma unroll");
+    x.line("for (int sb_m = 0; sb_m < " + str(TM) + "; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * " +
+           str(BM) + " + sb_tr + sb_m * " + str(RM) + "];");
+    x.line("#pragma unroll");
+    x.line("for (int sb_n = 0; sb_n < " + str(TN) + "; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * " +
+           str(BN) + " + sb_tc + sb_n * " + str(RN) + "];");
+    mn_loops(x, [&](CodeWriter& y) {
+      const std::string b = L.expr(*red.args[0], y, kPrecAdd + 1);
+      y.line(accumulate(red.rop, rt, "sb_acc[sb_m][sb_n]", b, h_));
+    });
+    x.close();
+  };
+  if_else(
+      w, "sb_k0 + " + str(BK) + " <= sb_hi", [&](CodeWriter& x) { products(x, str(BK), true); },
+      [&](CodeWriter& x) { products(x, "sb_hi - sb_k0", false); });
+  L.clear_overrides();
+  w.line("__syncthreads();");
+  w.close();
+  L.set_override(&red, "sb_acc[sb_m][sb_n]");
+  mn_loops(w, [&](CodeWriter& x) {
+    x.line("const int64_t " + iv + " = sb_row0 + sb_tr + sb_m * " + str(RM) + ";");
+    x.line("const int64_t " + jv + " = sb_col0 + sb_tc + sb_n * " + str(RN) + ";");
+    x.open("if (" + iv + " < " + M + " && " + jv + " < " + N + ") {");
+    L.assign(x);
+    x.close();
+  });
+  L.clear_overrides();
+  const std::string name = fn(k);
+  kernel("// " + text + "\n// " + str(BM) + " x " + str(BN) + " output tiles, " + str(TM) + " x " +
+             str(TN) + " outputs per thread in registers; k in steps of " + str(BK) +
+             " through shared memory.\n",
+         name, NT, L, st.out, {}, w);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
+             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + "));");
+  launch(body_, name, "sb_grid", str(NT), "0", L);
+  note(H);
+  body_.close();
+}
+
+// ---- transpose --------------------------------------------------------------------------------
+
+void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
+  const std::string text = to_string(st, spec_);
+  const int64_t T = p("tile"), R = p("block_rows");
+  const std::string ts = str(T), pitch = str(T + 1);
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  const std::string iv = L.var_name(0), jv = L.var_name(1);
+  const std::string E0 = L.extent(st.out, 0, kPrecRel + 1);
+  const std::string E1 = L.extent(st.out, 1, kPrecRel + 1);
+  for (size_t q = 0; q < m.reads.size(); ++q)
+    w.line("SB_SHARED_ARRAY(" + std::string(c_type(spec_.tensors[m.reads[q]->ref].type)) +
+           ", sb_tile" + str(static_cast<int64_t>(q)) + ", " + str(T * (T + 1)) + ");  // " +
+           to_string(*m.reads[q], spec_, &st) + ", rows padded to " + pitch);
+  w.line("const int64_t sb_r0 = (int64_t)blockIdx.y * " + ts + ";  // first " + iv +
+         " of the tile");
+  w.line("const int64_t sb_c0 = (int64_t)blockIdx.x * " + ts + ";  // first " + jv);
+  w.line("// Load: consecutive threads read consecutive " + iv + ", the source's last dimension.");
+  w.open("for (int sb_y = (int)threadIdx.y; sb_y < " + ts + "; sb_y += " + str(R) + ") {");
+  w.line("const int64_t " + jv + " = sb_c0 + sb_y;");
+  w.line("const int64_t " + iv + " = sb_r0 + threadIdx.x;");
+  w.open("if (" + iv + " < " + E0 + " && " + jv + " < " + E1 + ") {");
+  for (size_t q = 0; q < m.reads.size(); ++q) {
+    const std::string v = L.expr(*m.reads[q], w);
+    w.line("sb_tile" + str(static_cast<int64_t>(q)) + "[sb_y * " + pitch +
+           " + threadIdx.x] = " + v + ";");
+  }
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.line("// Store: consecutive threads write consecutive " + jv + ".");
+  w.open("for (int sb_y = (int)threadIdx.y; sb_y < " + ts + "; sb_y += " + str(R) + ") {");
+  w.line("const int64_t " + iv + " = sb_r0 + sb_y;");
+  w.line("const int64_t " + jv + " = sb_c0 + threadIdx.x;");
+  w.open("if (" + iv + " < " + E0 + " && " + jv + " < " + E1 + ") {");
+  for (size_t q = 0; q < m.reads.size(); ++q)
+    L.set_override(m.reads[q], "sb_tile" + str(static_cast<int64_t>(q)) + "[threadIdx.x * " +
+                                   pitch + " + sb_y]");
+  L.assign(w);
+  L.clear_overrides();
+  w.close();
+  w.close();
+  const std::string name = fn(k);
+  kernel("// " + text + "\n// " + ts + " x " + ts +
+             " tiles through shared memory, so that both the loads and the stores are "
+             "coalesced.\n",
+         name, T * R, L, st.out, {}, w);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  const std::string h0 = H.extent(st.out, 0, kPrecAdd), h1 = H.extent(st.out, 1, kPrecAdd);
+  body_.line("const dim3 sb_grid((unsigned)((" + h1 + " + " + str(T - 1) + ") / " + ts +
+             "), (unsigned)((" + h0 + " + " + str(T - 1) + ") / " + ts + "));");
+  body_.line("const dim3 sb_block(" + ts + ", " + str(R) + ");");
+  launch(body_, name, "sb_grid", "sb_block", "0", L);
+  note(H);
+  body_.close();
+}
+
+// ---- stencils ---------------------------------------------------------------------------------
+
+// Declares sb_lo<d> <= 0 <= sb_hi<d>: the range of the offsets of dimension d over every read.
+void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, size_t rank,
+                CodeWriter& w, HelperSet& h) {
+  CodeWriter none;
+  auto bound = [&](const Affine& a, bool upper) {
+    std::string s;
+    auto add = [&](const std::string& term) {
+      if (term != "0") s += (s.empty() ? "" : " + ") + term;
+    };
+    for (const auto& [mult, e] : a.consts) add(scaled(mult, L.expr(*e, none, kPrecUnary)));
+    for (const auto& [v, c] : a.coef) {
+      const IndexVar& var = st.vars[v];
+      const bool use_hi = (c > 0) == upper;
+      const std::string x = use_hi ? "(" + L.expr(*var.hi, none, kPrecAdd) + " - 1)"
+                                   : L.expr(*var.lo, none, kPrecUnary);
+      add(scaled(c, x));
+    }
+    return s.empty() ? std::string("0") : s;
+  };
+  for (size_t d = 0; d < rank; ++d) {
+    const std::string ds = str(static_cast<int64_t>(d));
+    // Offsets made of integer literals only: the halo is known now.
+    bool literal = true;
+    int64_t lo_c = 0, hi_c = 0;
+    for (const auto& offs : m.offsets) {
+      const Affine& a = offs[d];
+      int64_t v = 0;
+      literal = literal && a.coef.empty();
+      for (const auto& [mult, e] : a.consts) {
+        literal = literal && e->kind == ExprKind::IntLit;
+        if (literal) v += mult * e->ival;
+      }
+      if (!literal) break;
+      lo_c = std::min(lo_c, v);
+      hi_c = std::max(hi_c, v);
+    }
+    if (literal) {
+      w.line("const int64_t sb_lo" + ds + " = " + str(lo_c) + ", sb_hi" + ds + " = " + str(hi_c) +
+             ";  // offsets of dimension " + ds + " lie in [sb_lo" + ds + ", sb_hi" + ds + "]");
+      continue;
+    }
+    h.use(Helper::MinI64);
+    h.use(Helper::MaxI64);
+    w.line("int64_t sb_lo" + ds + " = 0, sb_hi" + ds + " = 0;  // offsets of dimension " + ds +
+           " lie in [sb_lo" + ds + ", sb_hi" + ds + "]");
+    std::set<std::string> seen;
+    for (const auto& offs : m.offsets) {
+      const Affine& a = offs[d];
+      if (a.coef.empty() && a.consts.empty()) continue;
+      const std::string lo = bound(a, false), hi = bound(a, true);
+      if (!seen.insert(lo + "\n" + hi).second) continue;
+      w.line("sb_lo" + ds + " = sb_min_i64(sb_lo" + ds + ", " + lo + ");");
+      w.line("sb_hi" + ds + " = sb_max_i64(sb_hi" + ds + ", " + hi + ");");
+    }
+  }
+}
+
+void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
+  const std::string text = to_string(st, spec_);
+  const size_t rank = st.rank();
+  const Tensor& X = spec_.tensors[m.tensor];
+  const std::string xt = c_type(X.type);
+  // Block edge per output dimension; the last dimension runs along threadIdx.x, the one before
+  // along threadIdx.y, the first of three along threadIdx.z (and likewise for blockIdx).
+  std::vector<int64_t> B(rank);
+  B[rank - 1] = rank == 1 ? bs_ : p("tile_x");
+  if (rank == 2) B[0] = bs_ / B[1];
+  if (rank == 3) {
+    B[1] = p("tile_y");
+    B[0] = bs_ / (B[1] * B[2]);
+  }
+  auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
+  auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
+  // One name per element type: nvcc gives every `extern __shared__` array of a file one address.
+  const std::string tile = std::string("sb_tile_") + sfx(X.type);
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  const std::string xn = L.tensor_name(m.tensor);
+  w.line("SB_DYNAMIC_SHARED(" + xt + ", " + tile + ");  // " + X.name +
+         " over the block's outputs and their halo");
+  halo_lines(L, st, m, rank, w, h_);
+  std::vector<std::string> gs;
+  for (size_t d = 0; d < rank; ++d)
+    w.line("const int64_t sb_len" + ds(d) + " = " + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
+           ds(d) + ";");
+  for (size_t d = 0; d < rank; ++d)
+    w.line("const int64_t sb_base" + ds(d) + " = (int64_t)blockIdx." + axis(d) + " * " + str(B[d]) +
+           " + sb_lo" + ds(d) + ";");
+  // The block's threads, numbered x fastest, load the window's elements in row-major order.
+  std::string thread = "threadIdx.x", count = "sb_len0";
+  if (rank >= 2) thread = "threadIdx.y * " + str(B[rank - 1]) + " + threadIdx.x";
+  if (rank == 3)
+    thread = "(threadIdx.z * " + str(B[1]) + " + threadIdx.y) * " + str(B[2]) + " + threadIdx.x";
+  for (size_t d = 1; d < rank; ++d) count += " * sb_len" + ds(d);
+  int64_t threads = 1;
+  for (int64_t b : B) threads *= b;
+  w.open("for (int64_t sb_l = " + thread + "; sb_l < " + count + "; sb_l += " + str(threads) +
+         ") {");
+  for (size_t d = 0; d < rank; ++d) {
+    std::string inner;  // the product of the window's later extents
+    for (size_t e = d + 1; e < rank; ++e)
+      inner += std::string(inner.empty() ? "" : " * ") + "sb_len" + ds(e);
+    std::string pos = "sb_l";
+    if (!inner.empty()) pos += " / " + (d + 2 < rank ? "(" + inner + ")" : inner);
+    if (d > 0) pos = (inner.empty() ? pos : "(" + pos + ")") + " % sb_len" + ds(d);
+    w.line("const int64_t sb_g" + ds(d) + " = sb_base" + ds(d) + " + " + pos + ";");
+    gs.push_back("sb_g" + ds(d));
+  }
+  std::string inside;
+  for (size_t d = 0; d < rank; ++d)
+    inside += (d ? " && " : "") + gs[d] + " >= 0 && " + gs[d] + " < " +
+              L.extent(m.tensor, d, kPrecRel + 1);
+  w.line(xt + " sb_x = " + zero_of(X.type) + ";  // outside " + X.name + ": " +
+         (X.boundary == Boundary::Zero    ? "zero by its boundary rule"
+          : X.boundary == Boundary::Clamp ? "clamped by its boundary rule"
+                                          : "never read"));
+  w.line("if (" + inside + ") sb_x = " + xn + "[" + L.flat_index(m.tensor, gs) + "];");
+  if (X.boundary == Boundary::Clamp) {
+    h_.use(Helper::ClampIndex);
+    std::vector<std::string> cl;
+    for (size_t d = 0; d < rank; ++d)
+      cl.push_back("sb_clamp(" + gs[d] + ", " + L.extent(m.tensor, d, 0) + ")");
+    w.line("else sb_x = " + xn + "[" + L.flat_index(m.tensor, cl) + "];");
+  }
+  w.line(tile + "[sb_l] = sb_x;");
+  w.close();
+  w.line("__syncthreads();");
+  std::string cond;
+  for (size_t d = 0; d < rank; ++d) {
+    const std::string v = L.var_name(static_cast<int>(d));
+    w.line("const int64_t " + v + " = (int64_t)blockIdx." + axis(d) + " * " + str(B[d]) +
+           " + threadIdx." + axis(d) + ";");
+    cond += (d ? " && " : "") + v + " < " + L.extent(st.out, d, kPrecRel + 1);
+  }
+  CodeWriter none;
+  for (const Expr* r : m.reads) {
+    std::string idx;
+    for (size_t d = 0; d < rank; ++d) {
+      const std::string rel = L.expr(*r->args[d], none, kPrecAdd + 1) + " - sb_base" + ds(d);
+      idx = d == 0 ? rel : "(" + idx + ") * sb_len" + ds(d) + " + " + rel;
+    }
+    L.set_override(r, tile + "[" + idx + "]");
+  }
+  w.open("if (" + cond + ") {");
+  L.assign(w);
+  L.clear_overrides();
+  w.close();
+  const std::string name = fn(k);
+  kernel("// " + text + "\n// Each block stages its outputs' window of " + X.name +
+             " (halo included) in dynamic shared memory.\n",
+         name, threads, L, st.out, {}, w);
+  StmtLowering G(spec_, st, &h_);
+  const std::string untiled = generic_kernel(k, st, "_untiled", G);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  halo_lines(H, st, m, rank, body_, h_);
+  std::string bytes;
+  for (size_t d = 0; d < rank; ++d)
+    bytes += (d ? " * " : "") + std::string("(") + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
+             ds(d) + ")";
+  body_.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + xt + ");");
+  std::vector<std::string> gdim;  // x first
+  for (size_t d = rank; d-- > 0;) {
+    const std::string e = H.extent(st.out, d, kPrecAdd);
+    gdim.push_back("(unsigned)((" + e + " + " + str(B[d] - 1) + ") / " + str(B[d]) + ")");
+  }
+  std::string grid = gdim[0], block = str(B[rank - 1]);
+  if (rank > 1) {
+    grid = "dim3(" + gdim[0];
+    block = "dim3(" + str(B[rank - 1]);
+    for (size_t a = 1; a < rank; ++a) {
+      grid += ", " + gdim[a];
+      block += ", " + str(B[rank - 1 - a]);
+    }
+    grid += ")";
+    block += ")";
+  }
+  if_else(
+      body_, "sb_smem <= " + str(kMaxStencilSmem),
+      [&](CodeWriter& x) { launch(x, name, grid, block, "(size_t)sb_smem", L); },
+      [&](CodeWriter& x) {
+        x.line("// The halo does not fit in shared memory: the untiled kernel.");
+        generic_launch(x, st, untiled, G);
+      });
+  note(H);
+  body_.close();
+}
+
+// ---- scans ------------------------------------------------------------------------------------
+
+void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
+  const std::string text = to_string(st, spec_);
+  const Expr& red = *m.red;
+  const DType t = value_type(red);
+  const std::string ct = c_type(t);
+  const std::string id = identity(red.rop, t);
+  const IndexVar& var = st.vars[red.ref];
+  const std::string part = scratch(k);
+  const std::string bs = str(bs_);
+  const int64_t nw = bs_ / 32;
+  const std::string wscan = warp_scan(red.rop, t);
+
+  file_.globals +=
+      wrap_comment("// Per-block totals of " + fn(k, "_partial") + ", then their inclusive scan (" +
+                   fn(k, "_carry") + "); at most " + str(kMaxPartials) + " blocks.");
+  file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
+
+  // The block-wide inclusive scan of sb_v (one element per thread), continued from sb_carry.
+  auto block_scan = [&](CodeWriter& w) {
+    w.line("sb_v = " + wscan + "(sb_v);");
+    w.line("if (threadIdx.x % 32 == 31) sb_ws[threadIdx.x / 32] = sb_v;");
+    w.line("__syncthreads();");
+    w.open("if (threadIdx.x < 32) {");
+    w.line(ct + " sb_w = " + id + ";");
+    w.line("if (threadIdx.x < " + str(nw) + ") sb_w = sb_ws[threadIdx.x];");
+    w.line("sb_w = " + wscan + "(sb_w);");
+    w.line("if (threadIdx.x < " + str(nw) + ") sb_ws[threadIdx.x] = sb_w;");
+    w.close();
+    w.line("__syncthreads();");
+    w.open("if (threadIdx.x >= 32) {");
+    w.line("const " + ct + " sb_prev = sb_ws[threadIdx.x / 32 - 1];");
+    w.line("sb_v = " + combine(red.rop, t, "sb_prev", "sb_v", h_) + ";");
+    w.close();
+    w.line("sb_v = " + combine(red.rop, t, "sb_carry", "sb_v", h_) + ";");
+  };
+  auto block_scan_end = [&](CodeWriter& w) {
+    w.line("const " + ct + " sb_tile_total = sb_ws[" + str(nw - 1) + "];");
+    w.line("sb_carry = " + combine(red.rop, t, "sb_carry", "sb_tile_total", h_) + ";");
+    w.line("__syncthreads();  // sb_ws is rewritten by the next tile");
+  };
+  const std::string jv = st.vars[red.ref].name;  // placeholder, replaced per lowering
+
+  // Phase 1: each block reduces its chunk of elements.
+  StmtLowering L1(spec_, st, &h_);
+  CodeWriter w1(1);
+  w1.line("const int64_t sb_lo = " + L1.expr(*var.lo, w1) + ";  // element p is " + jv +
+          " = sb_lo + p");
+  w1.line("const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;");
+  w1.line("const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;");
+  w1.line(ct + " sb_acc = " + id + ";");
+  w1.open("for (int64_t sb_p = sb_begin + threadIdx.x; sb_p < sb_end; sb_p += " + bs + ") {");
+  w1.line("const int64_t " + L1.var_name(red.ref) + " = sb_lo + sb_p;");
+  const std::string b1 = L1.expr(*red.args[0], w1, kPrecAdd + 1);
+  w1.line(accumulate(red.rop, t, "sb_acc", b1, h_));
+  w1.close();
+  warp_combine(w1, red.rop, t);
+  w1.line("if (threadIdx.x == 0) " + part + "[blockIdx.x] = sb_acc;");
+  kernel("// " + text + "\n// Scan phase 1: each block reduces its chunk of elements into " + part +
+             "[blockIdx.x].\n",
+         fn(k, "_partial"), bs_, L1, st.out, {"const int64_t sb_len", "const int64_t sb_chunk"},
+         w1);
+
+  // Phase 2: one block scans the block totals in place.
+  StmtLowering L2(spec_, st, &h_);
+  CodeWriter w2(1);
+  w2.line("SB_SHARED_ARRAY(" + ct + ", sb_ws, " + str(nw) + ");  // one value per warp");
+  w2.line(ct + " sb_carry = " + id + ";");
+  w2.open("for (int64_t sb_p0 = 0; sb_p0 < sb_parts; sb_p0 += " + bs + ") {");
+  w2.line("const int64_t sb_p = sb_p0 + threadIdx.x;");
+  w2.line(ct + " sb_v = " + id + ";");
+  w2.line("if (sb_p < sb_parts) sb_v = " + part + "[sb_p];");
+  block_scan(w2);
+  w2.line("if (sb_p < sb_parts) " + part + "[sb_p] = sb_v;");
+  block_scan_end(w2);
+  w2.close();
+  kernel("// Scan phase 2: one block turns " + part + "[0, sb_parts) into its inclusive scan.\n",
+         fn(k, "_carry"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
+
+  // Element p (j = lo + p) completes output i = p + sb_shift, sb_shift = lo + 1 - c; known now
+  // when lo and c are integer literals (0 for an inclusive scan from 0, 1 for an exclusive one).
+  bool shift_known = var.lo->kind == ExprKind::IntLit;
+  int64_t shift = shift_known ? var.lo->ival + 1 : 0;
+  for (const auto& [mult, e] : m.hi.consts) {
+    shift_known = shift_known && e->kind == ExprKind::IntLit;
+    if (shift_known) shift -= mult * e->ival;
+  }
+
+  // Phase 3: each block scans its chunk again, starting from the total of the chunks before.
+  StmtLowering L3(spec_, st, &h_);
+  CodeWriter w3(1);
+  const std::string iv = L3.var_name(0);
+  w3.line("SB_SHARED_ARRAY(" + ct + ", sb_ws, " + str(nw) + ");  // one value per warp");
+  if (!shift_known || shift > 0) {
+    const std::string n = L3.extent(st.out, 0, kPrecRel + 1);
+    w3.line("// Outputs before the first element fold nothing: the identity.");
+    w3.line("for (int64_t " + iv + " = (int64_t)blockIdx.x * " + bs + " + threadIdx.x;");
+    w3.open("     " + iv + " < sb_shift && " + iv + " < " + n + "; " + iv +
+            " += (int64_t)gridDim.x * " + bs + ") {");
+    w3.line("const " + ct + " sb_v = " + id + ";");
+    L3.set_override(&red, "sb_v");
+    L3.assign(w3);
+    L3.clear_overrides();
+    w3.close();
+  }
+  w3.line("const int64_t sb_lo = " + L3.expr(*var.lo, w3) + ";");
+  w3.line("const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;");
+  w3.line("const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;");
+  w3.line(ct + " sb_carry = " + id + ";");
+  w3.line("if (blockIdx.x > 0) sb_carry = " + part + "[blockIdx.x - 1];");
+  w3.open("for (int64_t sb_p0 = sb_begin; sb_p0 < sb_end; sb_p0 += " + bs + ") {");
+  w3.line("const int64_t sb_p = sb_p0 + threadIdx.x;");
+  w3.line(ct + " sb_v = " + id + ";");
+  w3.open("if (sb_p < sb_end) {");
+  w3.line("const int64_t " + L3.var_name(red.ref) + " = sb_lo + sb_p;");
+  const std::string b3 = L3.expr(*red.args[0], w3, 0);
+  w3.line("sb_v = " + b3 + ";");
+  w3.close();
+  block_scan(w3);
+  w3.open(!shift_known || shift < 0 ? "if (sb_p < sb_end && sb_p + sb_shift >= 0) {"
+                                    : "if (sb_p < sb_end) {");
+  w3.line("const int64_t " + iv + " = sb_p + sb_shift;");
+  L3.set_override(&red, "sb_v");
+  L3.assign(w3);
+  L3.clear_overrides();
+  w3.close();
+  block_scan_end(w3);
+  w3.close();
+  kernel("// Scan phase 3: each block scans its chunk from the total of the chunks before it.\n",
+         fn(k, "_scan"), bs_, L3, st.out,
+         {"const int64_t sb_len", "const int64_t sb_chunk", "const int64_t sb_shift"}, w3);
+
+  open_stmt(k, st);
+  StmtLowering H(spec_, st, &h_);
+  {
+    CodeWriter none;
+    std::string c;
+    for (const auto& [mult, e] : m.hi.consts)
+      c += (c.empty() ? "" : " + ") + scaled(mult, H.expr(*e, none, kPrecUnary));
+    if (c.empty()) c = "0";
+    const std::string lo = H.expr(*var.lo, none, kPrecAdd);
+    body_.line("// Output " + st.vars[0].name + " folds elements " + st.vars[red.ref].name +
+               " in " + to_string(*var.lo, spec_, &st) + ".." + to_string(*var.hi, spec_, &st) +
+               ", so element p (" + st.vars[red.ref].name +
+               " = lo + p) completes output p + "
+               "sb_shift.");
+    body_.line(
+        "const int64_t sb_shift = " + (shift_known ? str(shift) : lo + " + 1 - (" + c + ")") + ";");
+  }
+  const std::string hn = H.extent(st.out, 0, kPrecAdd);
+  body_.line("const int64_t sb_len = " + hn + " - sb_shift > 0 ? " + hn + " - sb_shift : 0;");
+  body_.line("const int64_t sb_tiles = (sb_len + " + str(bs_ - 1) + ") / " + bs + ";");
+  body_.line("const int64_t sb_parts = sb_tiles < 1 ? 1 : (sb_tiles < " + str(kMaxPartials) +
+             " ? sb_tiles : " + str(kMaxPartials) + ");");
+  body_.line("const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * " + bs +
+             ";  // elements per block");
+  launch(body_, fn(k, "_partial"), "(unsigned)sb_parts", bs, "0", L1, {"sb_len", "sb_chunk"});
+  launch(body_, fn(k, "_carry"), "1", bs, "0", L2, {"sb_parts"});
+  launch(body_, fn(k, "_scan"), "(unsigned)sb_parts", bs, "0", L3,
+         {"sb_len", "sb_chunk", "sb_shift"});
+  note(H);
+  body_.close();
+}
+
+// ---- the variant ------------------------------------------------------------------------------
+
+VariantCode Gen::run() {
+  const std::string& s = v_.strategy;
+  for (size_t k = 0; k < spec_.stmts.size(); ++k) {
+    const Statement& st = spec_.stmts[k];
+    std::string why;
+    if (s == "thread_per_output") {
+      generic(k, st, false);
+      continue;
+    }
+    if (s == "vectorized") {
+      VectorizeMatch m;
+      if (match_vectorized(spec_, st, &m, &why)) {
+        vectorized(k, st, m);
+        continue;
+      }
+    } else if (s == "block_reduce" || s == "warp_reduce" || s == "atomic_reduce") {
+      ReduceMatch m;
+      if (match_scalar_reduce(spec_, st, s == "atomic_reduce", &m, &why)) {
+        scalar_reduce(k, st, *m.red, s == "block_reduce" ? 't' : s == "warp_reduce" ? 'w' : 'a');
+        continue;
+      }
+    } else if (s == "warp_per_row" || s == "block_per_row") {
+      ReduceMatch m;
+      if (match_row_reduce(spec_, st, &m, &why)) {
+        row_reduce(k, st, *m.red, s == "warp_per_row");
+        continue;
+      }
+    } else if (s == "tiled_matmul" || s == "register_blocked_matmul") {
+      MatmulMatch m;
+      if (match_matmul(spec_, st, &m, &why)) {
+        if (s == "tiled_matmul") {
+          tiled_matmul(k, st, m);
+        } else {
+          register_blocked(k, st, m);
+        }
+        continue;
+      }
+    } else if (s == "tiled_transpose") {
+      TransposeMatch m;
+      if (match_transpose(spec_, st, &m, &why)) {
+        transpose(k, st, m);
+        continue;
+      }
+    } else if (s == "tiled_stencil") {
+      StencilMatch m;
+      if (match_stencil(spec_, st, &m, &why)) {
+        stencil(k, st, m);
+        continue;
+      }
+    } else if (s == "scan") {
+      ScanMatch m;
+      if (match_scan(spec_, st, &m, &why)) {
+        scan(k, st, m);
+        continue;
+      }
+    } else {
+      SB_ASSERT(s == "grid_stride", "cuda strategy without a lowering: " + s);
+    }
+    generic(k, st, true);
+  }
+
+  VariantCode out;
+  out.kernels = wrap_comment("// Variant " + v_.name + ": " + info_.doc + ".") + "\n" + kernels_;
+  CodeWriter fn(1);
+  unpack_args(spec_, "sb_a", tensors_, sizes_, fn);
+  fn.line("cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;");
+  if (needs_max_grid_) {
+    fn.line("int sb_device = 0;");
+    fn.line("SB_CUDA_CHECK(cudaGetDevice(&sb_device));");
+    fn.line("int sb_sm_count = 0;");
+    fn.line("SB_CUDA_CHECK(");
+    fn.line(
+        "    cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));");
+    fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(bps_) +
+            ";  // blocks_per_sm");
+  }
+  out.launcher = "// Variant " + v_.name + " (strategy " + v_.strategy + ").\n";
+  out.launcher += "static int " + variant_fn(v_) + "(const sb_args* sb_a) {\n";
+  out.launcher += fn.str() + "\n" + body_.str() + "  return 0;\n}\n\n";
+  return out;
+}
+
+}  // namespace
+
+VariantCode lower_variant(const Spec& spec, const Variant& v, const StrategyInfo& info,
+                          FileParts& file) {
+  return Gen(spec, v, info, file).run();
+}
+
+}  // namespace sb::cuda
+
+namespace sb::cuda {
+
+namespace {
+
+// What a strategy needs, for the error of a variant whose strategy fits no statement.
+std::string needs(const std::string& s) {
+  if (s == "vectorized") return "an elementwise statement of rank >= 1";
+  if (s == "block_reduce" || s == "warp_reduce")
+    return "a scalar output reduced by one sum, max or min, e.g. d = sum(i in 0..N: x[i] * y[i])";
+  if (s == "atomic_reduce")
+    return "a scalar output reduced by one sum, max or min of its own type, e.g. "
+           "d = sum(i in 0..N: x[i] * y[i])";
+  if (s == "warp_per_row" || s == "block_per_row")
+    return "an output of rank >= 1 reduced along a contiguous index, e.g. "
+           "s[r] = sum(c in 0..C: x[r, c])";
+  if (s == "tiled_matmul" || s == "register_blocked_matmul")
+    return "a matrix product c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), possibly inside an "
+           "elementwise expression";
+  if (s == "tiled_transpose") return "a rank-2 elementwise statement such as b[j, i] = a[i, j]";
+  if (s == "tiled_stencil")
+    return "an output of rank 1, 2 or 3 reading one tensor at offsets of its indices, e.g. "
+           "y[i] = x[i - 1] + x[i + 1]";
+  if (s == "scan") return "a prefix reduction y[i] = sum(j in 0..i + 1: x[j]) (or max, min)";
+  return "";
+}
+
+bool fits(const Spec& spec, const Statement& st, const std::string& s, std::string* why,
+          MatmulMatch* mm, TransposeMatch* tm) {
+  if (s == "vectorized") {
+    VectorizeMatch m;
+    return match_vectorized(spec, st, &m, why);
+  }
+  if (s == "block_reduce" || s == "warp_reduce" || s == "atomic_reduce") {
+    ReduceMatch m;
+    return match_scalar_reduce(spec, st, s == "atomic_reduce", &m, why);
+  }
+  if (s == "warp_per_row" || s == "block_per_row") {
+    ReduceMatch m;
+    return match_row_reduce(spec, st, &m, why);
+  }
+  if (s == "tiled_matmul" || s == "register_blocked_matmul") return match_matmul(spec, st, mm, why);
+  if (s == "tiled_transpose") return match_transpose(spec, st, tm, why);
+  if (s == "tiled_stencil") {
+    StencilMatch m;
+    return match_stencil(spec, st, &m, why);
+  }
+  if (s == "scan") {
+    ScanMatch m;
+    return match_scan(spec, st, &m, why);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& info) {
+  const std::string& s = v.strategy;
+  if (s == "thread_per_output" || s == "grid_stride") return {};
+  auto ploc = [&](const std::string& name) {
+    auto it = v.param_locs.find(name);
+    return it != v.param_locs.end() ? it->second : v.loc;
+  };
+  auto p = [&](const std::string& name) { return param(v, info, name); };
+  const std::string who = "variant '" + v.name + "'";
+
+  // Parameters that must fit together.
+  if (s == "register_blocked_matmul") {
+    for (const auto& [t, b] : {std::pair<const char*, const char*>{"tm", "bm"}, {"tn", "bn"}}) {
+      if (p(t) > p(b))
+        return make_error(ploc(t), std::string("parameter '") + t + "' of " + who + " is " +
+                                       std::to_string(p(t)) + ", more than " + b + " = " +
+                                       std::to_string(p(b)));
+    }
+    const int64_t threads = (p("bm") / p("tm")) * (p("bn") / p("tn"));
+    if (threads < 32 || threads > 1024)
+      return make_error(v.loc, who +
+                                   " would run (bm / tm) * (bn / tn) = " + std::to_string(threads) +
+                                   " threads per block; it must be between 32 and 1024");
+  }
+  if (s == "tiled_transpose") {
+    if (p("block_rows") > p("tile"))
+      return make_error(ploc("block_rows"), "parameter 'block_rows' of " + who + " is " +
+                                                std::to_string(p("block_rows")) +
+                                                ", more than tile = " + std::to_string(p("tile")));
+    if (p("tile") * p("block_rows") > 1024)
+      return make_error(v.loc, who + " would run tile * block_rows = " +
+                                   std::to_string(p("tile") * p("block_rows")) +
+                                   " threads per block, more than 1024");
+  }
+  if (s == "tiled_stencil") {
+    for (const Statement& st : spec.stmts) {
+      StencilMatch m;
+      std::string why;
+      if (st.rank() == 3 && match_stencil(spec, st, &m, &why) &&
+          p("tile_x") * p("tile_y") > p("block_size"))
+        return make_error(v.loc, who + " tiles a 3D statement with tile_x * tile_y = " +
+                                     std::to_string(p("tile_x") * p("tile_y")) +
+                                     " threads per z-layer, more than block_size = " +
+                                     std::to_string(p("block_size")));
+    }
+  }
+  if (s == "tiled_stencil" && p("tile_x") > p("block_size"))
+    return make_error(ploc("tile_x"),
+                      "parameter 'tile_x' of " + who + " is " + std::to_string(p("tile_x")) +
+                          ", more than block_size = " + std::to_string(p("block_size")));
+
+  // The strategy must target at least one statement.
+  std::string first;
+  size_t misses = 0;
+  for (const Statement& st : spec.stmts) {
+    std::string why;
+    MatmulMatch mm;
+    TransposeMatch tm;
+    if (fits(spec, st, s, &why, &mm, &tm)) {
+      if (s == "tiled_transpose") {
+        int64_t bytes = 0;
+        for (const Expr* r : tm.reads)
+          bytes += p("tile") * (p("tile") + 1) * dtype_bytes(spec.tensors[r->ref].type);
+        if (bytes > 48 * 1024)
+          return make_error(v.loc, who + " needs " + std::to_string(bytes) +
+                                       " bytes of shared memory for its tiles, more than 48 KiB");
+      }
+      if (s == "register_blocked_matmul") {
+        const int64_t bytes = p("bk") * (p("bm") * dtype_bytes(spec.tensors[mm.a->ref].type) +
+                                         p("bn") * dtype_bytes(spec.tensors[mm.b->ref].type));
+        if (bytes > 48 * 1024)
+          return make_error(v.loc, who + " needs " + std::to_string(bytes) +
+                                       " bytes of shared memory for its tiles, more than 48 KiB");
+      }
+      continue;
+    }
+    if (first.empty()) first = "'" + to_string(st, spec) + "' does not fit: " + why;
+    ++misses;
+  }
+  if (misses < spec.stmts.size()) return {};
+  std::string more;
+  if (misses > 1) more = " (nor do the other " + std::to_string(misses - 1) + " statements)";
+  return make_error(v.loc, "strategy '" + s + "' of " + who + " fits no statement of kernel '" +
+                               spec.name + "': it needs " + needs(s) + ", and " + first + more);
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,46 @@
+// Lowering of one cuda variant: its __global__ kernels and its launcher, for every strategy.
+// Used by the cuda emitter (emit_cuda.cpp), which assembles the file and owns the strategy
+// table; the shapes each strategy targets are decided in cuda_shapes.h.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "backends/common/emit_common.h"
+#include "backends/emitter.h"
+#include "ir/ir.h"
+
+namespace sb::cuda {
+
+// The largest grid of a first pass whose per-block partial results go to a static __device__
+// buffer (block_reduce, warp_reduce, scan): the buffer has this many elements, and the pass
+// covers any size with a grid-stride (or chunked) loop.
+constexpr int64_t kMaxPartials = 1024;
+
+// Dynamic shared memory a tiled_stencil launch may use; larger halos take the untiled kernel.
+constexpr int64_t kMaxStencilSmem = 48 * 1024;
+
+// File-level pieces shared by every variant of one generated file.
+struct FileParts {
+  HelperSet helpers;                                  // portable helpers (emit_common.h)
+  std::map<std::string, std::string> device_helpers;  // CUDA-only helpers: name -> definition
+  std::string globals;                                // static __device__ scratch buffers
+  bool needs_string_h = false;                        // a helper calls memcpy
+};
+
+struct VariantCode {
+  std::string kernels;   // the variant's __global__ functions with their comments
+  std::string launcher;  // `static int sb_variant_<name>(const sb_args* sb_a) {...}`
+};
+
+// Lowers every statement of `spec` for variant `v` (whose strategy is `info`): the statements
+// the strategy targets take its lowering, the others the generic one (grid-stride loop, or one
+// thread for a scalar output; thread_per_output keeps its one-thread-per-element form).
+VariantCode lower_variant(const Spec& spec, const Variant& v, const StrategyInfo& info,
+                          FileParts& file);
+
+// The strategy-specific part of check_variant: an error at the variant's loc when the strategy
+// targets no statement of the spec, or at a parameter when the parameters do not fit together.
+Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& info);
+
+}  // namespace sb::cuda

@@ -1,0 +1,379 @@
+#include "backends/cuda/cuda_shapes.h"
+
+#include <set>
+
+#include "backends/common/emit_common.h"
+
+namespace sb::cuda {
+
+namespace {
+
+void outer_reductions_rec(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) outer_reductions_rec(*a, out);
+}
+
+bool affine_rec(const Expr& e, int64_t mult, Affine* a) {
+  if (var_free(e)) {
+    if (!(e.kind == ExprKind::IntLit && e.ival == 0)) a->consts.push_back({mult, &e});
+    return true;
+  }
+  switch (e.kind) {
+    case ExprKind::IndexVar:
+      a->coef[e.ref] += mult;
+      return true;
+    case ExprKind::Unary:
+      return e.uop == UnOp::Neg && affine_rec(*e.args[0], -mult, a);
+    case ExprKind::Binary:
+      switch (e.bop) {
+        case BinOp::Add:
+          return affine_rec(*e.args[0], mult, a) && affine_rec(*e.args[1], mult, a);
+        case BinOp::Sub:
+          return affine_rec(*e.args[0], mult, a) && affine_rec(*e.args[1], -mult, a);
+        case BinOp::Mul:
+          if (e.args[0]->kind == ExprKind::IntLit)
+            return affine_rec(*e.args[1], mult * e.args[0]->ival, a);
+          if (e.args[1]->kind == ExprKind::IntLit)
+            return affine_rec(*e.args[0], mult * e.args[1]->ival, a);
+          return false;
+        default:
+          return false;
+      }
+    default:
+      return false;
+  }
+}
+
+bool is_var(const Expr& e, int ref) {
+  return e.kind == ExprKind::IndexVar && e.ref == ref;
+}
+
+// True when `e` uses an output index (ref < rank) anywhere outside the nodes in `skip`.
+bool uses_outputs_outside(const Expr& e, const std::set<const Expr*>& skip, size_t rank) {
+  if (skip.count(&e)) return false;
+  if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < rank) return true;
+  for (const auto& a : e.args)
+    if (uses_outputs_outside(*a, skip, rank)) return true;
+  return false;
+}
+
+// uses_var, looking into the ranges of nested reductions too.
+bool depends_on(const Expr& e, int var, const Statement& st) {
+  if (e.kind == ExprKind::IndexVar && e.ref == var) return true;
+  if (e.kind == ExprKind::Reduce) {
+    const IndexVar& v = st.vars[e.ref];
+    if ((v.lo && depends_on(*v.lo, var, st)) || (v.hi && depends_on(*v.hi, var, st))) return true;
+  }
+  for (const auto& a : e.args)
+    if (depends_on(*a, var, st)) return true;
+  return false;
+}
+
+bool uses_any_output(const Expr& e, size_t rank) {
+  return uses_outputs_outside(e, {}, rank);
+}
+
+// "it has no reduction" / "it has 2 reductions side by side" for a statement needing one.
+bool one_outer_reduction(const Statement& st, const Expr** red, std::string* why) {
+  const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
+  if (reds.empty()) {
+    *why = "it has no reduction";
+    return false;
+  }
+  if (reds.size() > 1) {
+    *why = "it has " + std::to_string(reds.size()) + " reductions side by side, not one";
+    return false;
+  }
+  *red = reds[0];
+  return true;
+}
+
+std::string rank_text(size_t r) {
+  return r == 0 ? "it writes a scalar" : "it has rank " + std::to_string(r);
+}
+
+}  // namespace
+
+std::vector<const Expr*> outer_reductions(const Expr& e) {
+  std::vector<const Expr*> out;
+  outer_reductions_rec(e, out);
+  return out;
+}
+
+bool var_free(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar || e.kind == ExprKind::Read || e.kind == ExprKind::Reduce)
+    return false;
+  for (const auto& a : e.args)
+    if (!var_free(*a)) return false;
+  return true;
+}
+
+bool affine(const Expr& e, Affine* out) {
+  Affine a;
+  if (!affine_rec(e, 1, &a)) return false;
+  for (auto it = a.coef.begin(); it != a.coef.end();)
+    it = it->second == 0 ? a.coef.erase(it) : ++it;
+  *out = std::move(a);
+  return true;
+}
+
+bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std::string* why) {
+  const size_t rank = st.rank();
+  if (rank == 0) {
+    *why = rank_text(rank) + " (vectorized needs an elementwise statement of rank >= 1)";
+    return false;
+  }
+  if (contains_reduce(*st.rhs)) {
+    *why = "it contains a reduction (vectorized needs an elementwise statement)";
+    return false;
+  }
+  const Tensor& out = s.tensors[st.out];
+  m->contiguous.clear();
+  for (const Expr* r : reads_of(*st.rhs)) {
+    const Tensor& t = s.tensors[r->ref];
+    if (t.shape.size() != rank) continue;
+    bool same = true;
+    for (size_t d = 0; d < rank && same; ++d)
+      same = is_var(*r->args[d], static_cast<int>(d)) &&
+             to_string(*t.shape[d], s, nullptr) == to_string(*out.shape[d], s, nullptr);
+    if (same) m->contiguous.push_back(r);
+  }
+  m->row_contiguous.clear();
+  if (rank < 2) return true;
+  const int inner = static_cast<int>(rank) - 1;
+  const std::string inner_extent = to_string(*out.shape.back(), s, nullptr);
+  for (const Expr* r : reads_of(*st.rhs)) {
+    const Tensor& t = s.tensors[r->ref];
+    if (std::find(m->contiguous.begin(), m->contiguous.end(), r) != m->contiguous.end() ||
+        t.boundary != Boundary::None || r->args.empty() || !is_var(*r->args.back(), inner) ||
+        to_string(*t.shape.back(), s, nullptr) != inner_extent)
+      continue;
+    bool elsewhere = false;
+    for (size_t d = 0; d + 1 < r->args.size(); ++d)
+      elsewhere = elsewhere || uses_var(*r->args[d], inner);
+    if (!elsewhere) m->row_contiguous.push_back(r);
+  }
+  return true;
+}
+
+bool match_scalar_reduce(const Spec& s, const Statement& st, bool atomic, ReduceMatch* m,
+                         std::string* why) {
+  if (st.rank() != 0) {
+    *why = rank_text(st.rank()) + ", not a scalar output";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  if (atomic) {
+    const DType t = value_type(*m->red);
+    const DType o = s.tensors[st.out].type;
+    if (t != DType::F32 && t != DType::F64 && t != DType::I32) {
+      *why = std::string("its reduction has type ") + dtype_name(t) +
+             " (atomic_reduce needs f32, f64 or i32)";
+      return false;
+    }
+    if (t != o) {
+      *why = std::string("its reduction has type ") + dtype_name(t) + " but the output has type " +
+             dtype_name(o) + " (atomic_reduce accumulates in the output)";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::string* why) {
+  (void)s;
+  if (st.rank() == 0) {
+    *why = rank_text(0) +
+           " (a reduction to a scalar takes block_reduce, warp_reduce or "
+           "atomic_reduce)";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  const int k = m->red->ref;
+  bool any = false;
+  for (const Expr* r : reads_of(*m->red->args[0])) {
+    for (size_t d = 0; d < r->args.size(); ++d) {
+      if (!uses_var(*r->args[d], k)) continue;
+      Affine a;
+      const bool last = d + 1 == r->args.size();
+      if (!last || !affine(*r->args[d], &a) || a.coef[k] != 1) {
+        *why = "its reduction variable '" + st.vars[k].name + "' is not contiguous in the read '" +
+               to_string(*r, s, &st) + "' (it must appear only in the last subscript, as +" +
+               st.vars[k].name + ")";
+        return false;
+      }
+      any = true;
+    }
+  }
+  if (!any) {
+    *why = "no read in its reduction is subscripted by the reduction variable '" + st.vars[k].name +
+           "'";
+    return false;
+  }
+  return true;
+}
+
+bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why) {
+  if (st.rank() != 2) {
+    *why = rank_text(st.rank()) + ", not 2";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  const Expr& red = *m->red;
+  const int k = red.ref;
+  const IndexVar& kv = st.vars[k];
+  if (uses_any_output(*kv.lo, 2) || uses_any_output(*kv.hi, 2)) {
+    *why = "the range of '" + kv.name + "' depends on an output index";
+    return false;
+  }
+  const Expr& body = *red.args[0];
+  if (contains_reduce(body)) {
+    *why = "its reduction has another reduction inside";
+    return false;
+  }
+  const std::vector<const Expr*> rs = reads_of(body);
+  m->a = m->b = nullptr;
+  for (const Expr* r : rs) {
+    if (r->args.size() != 2) continue;
+    // Either operand may be stored transposed: a[i, k] or a[k, i], b[k, j] or b[j, k].
+    const Expr& s0 = *r->args[0];
+    const Expr& s1 = *r->args[1];
+    if (!m->a && ((is_var(s0, 0) && is_var(s1, k)) || (is_var(s0, k) && is_var(s1, 0)))) {
+      m->a = r;
+      m->a_k_inner = is_var(s1, k);
+    } else if (!m->b && ((is_var(s0, k) && is_var(s1, 1)) || (is_var(s0, 1) && is_var(s1, k)))) {
+      m->b = r;
+      m->b_k_inner = is_var(s1, k);
+    }
+  }
+  const std::string& i = st.vars[0].name;
+  const std::string& j = st.vars[1].name;
+  if (!m->a || !m->b || rs.size() != 2) {
+    *why = "its reduction over '" + kv.name + "' does not read exactly a[" + i + ", " + kv.name +
+           "] and b[" + kv.name + ", " + j + "] (or their transposes; found '" +
+           to_string(body, s, &st) + "')";
+    return false;
+  }
+  if (uses_outputs_outside(body, {m->a, m->b}, st.vars.size())) {
+    *why = "its reduction body uses an index outside the reads a[" + i + ", " + kv.name +
+           "] and b[" + kv.name + ", " + j + "]";
+    return false;
+  }
+  return true;
+}
+
+bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std::string* why) {
+  (void)s;
+  if (st.rank() != 2) {
+    *why = rank_text(st.rank()) + ", not 2";
+    return false;
+  }
+  if (contains_reduce(*st.rhs)) {
+    *why = "it contains a reduction (tiled_transpose needs an elementwise statement)";
+    return false;
+  }
+  m->reads.clear();
+  for (const Expr* r : reads_of(*st.rhs))
+    if (r->args.size() == 2 && is_var(*r->args[0], 1) && is_var(*r->args[1], 0))
+      m->reads.push_back(r);
+  if (m->reads.empty()) {
+    *why = "it reads no tensor as x[" + st.vars[1].name + ", " + st.vars[0].name +
+           "], with the output's indices swapped";
+    return false;
+  }
+  if (m->reads.size() > 4) {
+    *why = "it has " + std::to_string(m->reads.size()) + " transposed reads (at most 4)";
+    return false;
+  }
+  return true;
+}
+
+bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::string* why) {
+  const size_t rank = st.rank();
+  if (rank < 1 || rank > 3) {
+    *why = rank_text(rank) + ", not 1, 2 or 3";
+    return false;
+  }
+  // Reduction variables whose range uses no index variable: their offsets have a fixed range.
+  std::set<int> fixed_range;
+  for (size_t v = rank; v < st.vars.size(); ++v)
+    if (var_free(*st.vars[v].lo) && var_free(*st.vars[v].hi))
+      fixed_range.insert(static_cast<int>(v));
+
+  const std::vector<const Expr*> rs = reads_of(*st.rhs);
+  std::string first_reason;
+  for (size_t t = 0; t < s.tensors.size(); ++t) {
+    if (s.tensors[t].shape.size() != rank) continue;
+    StencilMatch cand;
+    cand.tensor = static_cast<int>(t);
+    bool ok = true, shifted = false, read = false;
+    std::string reason;
+    for (const Expr* r : rs) {
+      if (r->ref != static_cast<int>(t)) continue;
+      read = true;
+      std::vector<Affine> offs;
+      for (size_t d = 0; d < rank && ok; ++d) {
+        Affine a;
+        if (!affine(*r->args[d], &a) || a.coef[static_cast<int>(d)] != 1) {
+          ok = false;
+          reason = "subscript " + std::to_string(d) + " of '" + to_string(*r, s, &st) +
+                   "' is not '" + st.vars[d].name + "' plus an offset";
+          break;
+        }
+        a.coef.erase(static_cast<int>(d));
+        for (const auto& [v, c] : a.coef) {
+          if (!fixed_range.count(v)) {
+            ok = false;
+            reason = "the offset of '" + to_string(*r, s, &st) + "' uses '" + st.vars[v].name +
+                     "', which is not a reduction variable with a fixed range";
+            break;
+          }
+        }
+        if (!a.coef.empty() || !a.consts.empty()) shifted = true;
+        offs.push_back(std::move(a));
+      }
+      if (!ok) break;
+      cand.reads.push_back(r);
+      cand.offsets.push_back(std::move(offs));
+    }
+    if (!read) continue;
+    if (ok && shifted) {
+      *m = std::move(cand);
+      return true;
+    }
+    if (first_reason.empty())
+      first_reason =
+          ok ? "'" + s.tensors[t].name + "' is read only at the output's own index" : reason;
+  }
+  *why = first_reason.empty()
+             ? "it reads no tensor of rank " + std::to_string(rank) + " at offsets of its indices"
+             : first_reason;
+  return false;
+}
+
+bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* why) {
+  if (st.rank() != 1) {
+    *why = rank_text(st.rank()) + ", not 1";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  const IndexVar& v = st.vars[m->red->ref];
+  Affine hi;
+  if (!var_free(*v.lo) || !affine(*v.hi, &hi) || hi.coef.size() != 1 || hi.coef.count(0) != 1 ||
+      hi.coef[0] != 1) {
+    *why = "its reduction range '" + to_string(*v.lo, s, &st) + ".." + to_string(*v.hi, s, &st) +
+           "' is not lo.." + st.vars[0].name + " + c with lo and c free of indices";
+    return false;
+  }
+  if (depends_on(*m->red->args[0], 0, st)) {
+    *why = "its reduction body uses the output index '" + st.vars[0].name + "'";
+    return false;
+  }
+  m->hi = std::move(hi);
+  return true;
+}
+
+}  // namespace sb::cuda

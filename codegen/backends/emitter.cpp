@@ -1,0 +1,78 @@
+#include "backends/emitter.h"
+
+#include <map>
+#include <mutex>
+
+#include "backends/cpu/emit_cpu.h"
+#include "backends/cuda/emit_cuda.h"
+#include "backends/vendor_cpu/emit_vendor_cpu.h"
+#include "backends/vendor_cuda/emit_vendor_cuda.h"
+#include "backends/mlir/emit_mlir.h"
+#include "backends/mojo/emit_mojo.h"
+#include "lower/expand_intrinsics.h"
+
+namespace sb {
+
+GeneratedFile Emitter::emit(const Spec& spec) const {
+  return print(expand_intrinsics(spec, [this](Fn fn) { return spells(fn); }));
+}
+
+Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const {
+  return {};
+}
+
+const std::vector<const Emitter*>& all_emitters() {
+  static const std::vector<const Emitter*> kEmitters = {&cpu_emitter(), &cuda_emitter(),
+                                                        &mojo_emitter(), &vendor_cpu_emitter(),
+                                                        &vendor_cuda_emitter(), &mlir_emitter()};
+  return kEmitters;
+}
+
+const Emitter* find_emitter(const std::string& backend) {
+  for (const Emitter* e : all_emitters())
+    if (e->backend() == backend) return e;
+  return nullptr;
+}
+
+std::string strategy_table_markdown() {
+  std::string out = "| backend | strategy | parameters: default (range) | lowering |\n|---|---|---|---|\n";
+  for (const Emitter* e : all_emitters()) {
+    for (const StrategyInfo& s : e->strategies()) {
+      std::string params;
+      for (const ParamInfo& p : s.params) {
+        params += (params.empty() ? "" : ", ") + std::string("`") + p.name + "`: " +
+                  std::to_string(p.def) + " (" + std::to_string(p.min) + ".." +
+                  std::to_string(p.max) + (p.power_of_two ? ", power of 2" : "") + ")";
+      }
+      std::string doc = s.doc;
+      for (const ParamInfo& p : s.params) doc += "; `" + p.name + "`: " + p.doc;
+      out += "| `" + e->backend() + "` | `" + s.name + "` | " + (params.empty() ? "—" : params) +
+             " | " + doc + " |\n";
+    }
+  }
+  return out;
+}
+
+int64_t param(const Variant& v, const StrategyInfo& info, const std::string& name) {
+  auto it = v.params.find(name);
+  if (it != v.params.end()) return it->second;
+  for (const ParamInfo& p : info.params)
+    if (p.name == name) return p.def;
+  SB_ASSERT(false, "strategy '" + info.name + "' has no parameter '" + name + "'");
+  return 0;
+}
+
+const StrategyInfo* find_strategy(const Emitter& e, const std::string& strategy) {
+  // strategies() returns by value; keep one copy per emitter so the returned pointer stays valid
+  // (map nodes never move).
+  static std::map<const Emitter*, std::vector<StrategyInfo>> cache;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(&e);
+  if (it == cache.end()) it = cache.emplace(&e, e.strategies()).first;
+  for (const StrategyInfo& s : it->second)
+    if (s.name == strategy) return &s;
+  return nullptr;
+}
+
+}  // namespace sb

@@ -1,0 +1,76 @@
+// The one interface every backend emitter implements, and the registry of emitters.
+//
+// An emitter turns a checked Spec into source files for one backend. Every file it emits for a
+// spec is a single translation unit at generated/<spec>/<backend>/<spec>.<ext> that
+// includes "specbench_abi.h" and defines `specbench_module()` (see harness/abi/specbench_abi.h).
+// Emitters know no kernel by name: everything comes from the Spec's statements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/diag.h"
+#include "ir/ir.h"
+
+namespace sb {
+
+struct ParamInfo {
+  std::string name;
+  int64_t def = 0;
+  int64_t min = 1;
+  int64_t max = 1 << 20;
+  bool power_of_two = false;
+  std::string doc;
+};
+
+struct StrategyInfo {
+  std::string name;
+  std::string doc;
+  std::vector<ParamInfo> params;
+};
+
+struct GeneratedFile {
+  std::string path;  // relative to the generated/ root, e.g. "saxpy/cuda/saxpy.cu"
+  std::string content;
+};
+
+class Emitter {
+ public:
+  virtual ~Emitter() = default;
+  // Backend name as used in specs and on the command line: "cpu", "cuda", ...
+  virtual std::string backend() const = 0;
+  // File extension of the emitted translation unit, without the dot: "cpp", "cu".
+  virtual std::string extension() const = 0;
+  virtual std::vector<StrategyInfo> strategies() const = 0;
+  // Extra shape checks for a variant whose strategy and parameters are already known to be
+  // valid. Returns an error (at the variant's loc) when the strategy does not fit the spec.
+  virtual Status check_variant(const Spec& spec, const Variant& v) const;
+  // Emits the backend's translation unit for a checked spec. Deterministic, byte for byte.
+  // Intrinsics the backend does not spell are expanded first (lower/expand_intrinsics.h); then
+  // print() writes the file.
+  GeneratedFile emit(const Spec& spec) const;
+  // Whether this backend's printer has a native spelling for intrinsic `fn`. Every intrinsic
+  // without a default expansion must be spelled by every backend.
+  virtual bool spells(Fn fn) const = 0;
+
+ protected:
+  // Prints a checked spec whose intrinsics are all ones this backend spells.
+  virtual GeneratedFile print(const Spec& spec) const = 0;
+};
+
+// All emitters, in a fixed order. Adding a backend means adding its emitter here.
+const std::vector<const Emitter*>& all_emitters();
+// The emitter for `backend`, or nullptr.
+const Emitter* find_emitter(const std::string& backend);
+
+// The language reference's strategy table (specs/README.md), from every emitter's strategies():
+// one Markdown row per backend and strategy with its parameters (default, range) and doc.
+std::string strategy_table_markdown();
+
+// A variant's parameter value: the spec's, else the strategy's default.
+int64_t param(const Variant& v, const StrategyInfo& info, const std::string& name);
+// The StrategyInfo of `strategy` in `e`, or nullptr.
+const StrategyInfo* find_strategy(const Emitter& e, const std::string& strategy);
+
+}  // namespace sb

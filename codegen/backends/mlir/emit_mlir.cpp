@@ -1,0 +1,1526 @@
+#include "backends/mlir/emit_mlir.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/common/emit_common.h"
+#include "backends/mlir/mlir_pipelines.h"
+#include "lower/row_fusion.h"
+
+namespace sb {
+
+namespace {
+
+// The math-dialect op of each intrinsic MLIR spells with one. log1p and expm1 are not among
+// them: MLIR 19's convert-math-to-llvm lowers them as log(1 + x) and exp(x) - 1, which lose
+// all precision near 0, so they reach the printer as their accurate default expansions; nor is
+// rsqrt, which the loops and tiled_vector pipelines fail to legalize.
+struct MlirMath {
+  Fn fn;
+  const char* op;
+};
+
+constexpr MlirMath kMlirMath[] = {
+    {Fn::Exp, "math.exp"},     {Fn::Log, "math.log"},     {Fn::Sqrt, "math.sqrt"},
+    {Fn::Tanh, "math.tanh"},   {Fn::Erf, "math.erf"},     {Fn::Pow, "math.powf"},
+    {Fn::Sin, "math.sin"},     {Fn::Cos, "math.cos"},     {Fn::Floor, "math.floor"},
+    {Fn::Ceil, "math.ceil"},
+    {Fn::Round, "math.roundeven"},  // halves to even, as the spec language's round
+};
+
+const char* mlir_math(Fn fn) {
+  for (const MlirMath& m : kMlirMath)
+    if (m.fn == fn) return m.op;
+  return nullptr;
+}
+
+const char* mlir_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::I32:
+      return "i32";
+    case DType::Index:
+      return "index";
+    case DType::Bool:
+      return "i1";
+    default:
+      SB_ASSERT(false, std::string("no MLIR type for ") + dtype_name(t));
+      return "";
+  }
+}
+
+// A float literal MLIR reads back exactly: the shortest %g text that round-trips, always with a
+// '.' (MLIR's float literals need one); infinities and NaN as bit patterns.
+std::string mlir_float(double v, DType t) {
+  const bool f32 = t == DType::F32;
+  if (!std::isfinite(v)) {
+    if (std::isnan(v)) return f32 ? "0x7FC00000" : "0x7FF8000000000000";
+    if (v > 0) return f32 ? "0x7F800000" : "0x7FF0000000000000";
+    return f32 ? "0xFF800000" : "0xFFF0000000000000";
+  }
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    if (f32) {
+      float x = static_cast<float>(v);
+      std::snprintf(buf, sizeof buf, "%.*g", p, static_cast<double>(x));
+      if (std::strtof(buf, nullptr) == x) break;
+    } else {
+      std::snprintf(buf, sizeof buf, "%.*g", p, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
+  }
+  std::string s = buf;
+  if (s.find('.') == std::string::npos) {
+    size_t e = s.find('e');
+    if (e == std::string::npos)
+      s += ".0";
+    else
+      s.insert(e, ".0");
+  }
+  return s;
+}
+
+std::string memref_type(int rank, DType t) {
+  std::string s = "memref<";
+  for (int i = 0; i < rank; ++i) s += "?x";
+  return s + mlir_type(t) + ">";
+}
+
+// The outermost Reduce nodes of `e`, in evaluation order.
+void top_reduces(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) top_reduces(*a, out);
+}
+
+bool uses_any_var(const Expr& e) {
+  if (e.kind == ExprKind::IndexVar) return true;
+  for (const auto& a : e.args)
+    if (uses_any_var(*a)) return true;
+  return false;
+}
+
+// The index variables `e` depends on, including through the ranges of reductions inside it.
+void vars_used(const Expr& e, const Statement& st, std::set<int>& out) {
+  if (e.kind == ExprKind::IndexVar) out.insert(e.ref);
+  if (e.kind == ExprKind::Reduce) {
+    vars_used(*st.vars[e.ref].lo, st, out);
+    vars_used(*st.vars[e.ref].hi, st, out);
+  }
+  for (const auto& a : e.args) vars_used(*a, st, out);
+}
+
+// Whether a reduction becomes a reduction dimension of a linalg.generic: its range must not
+// depend on any index variable (a generic's iteration domain is a box). Other reductions are
+// scf.for loops inside the body of the generic that evaluates them.
+bool linalg_reduction(const Expr& r, const Statement& st) {
+  const IndexVar& iv = st.vars[r.ref];
+  return !uses_any_var(*iv.lo) && !uses_any_var(*iv.hi);
+}
+
+// ---- Code generation for one function body --------------------------------------------------
+
+class Body {
+ public:
+  // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
+  // reduction's terms open, and the flag lets LLVM vectorise the sum (as `omp simd reduction`
+  // does in the cpu backend).
+  // With `parallel` (the openmp strategy), fused row groups and full reductions are explicit
+  // scf.parallel loops over blocks (emit_row_group, emit_blocked_reduce).
+  Body(const Spec& spec, bool reassoc, bool parallel)
+      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel) {}
+
+  // Whether the body holds explicit scf.parallel loops (whose linalg ops are then lowered to
+  // sequential loops inside them: mlir_parallel_loops_schedule()).
+  bool explicit_loops() const { return explicit_loops_; }
+
+  CodeWriter& w() { return w_; }
+  std::string fresh() { return "%" + std::to_string(next_++); }
+
+  // Function-scope values: every tensor extent, as index values.
+  void emit_extents() {
+    for (size_t t = 0; t < spec_.tensors.size(); ++t) {
+      std::vector<std::string> dims;
+      for (const auto& d : spec_.tensors[t].shape) dims.push_back(val(*d));
+      extents_.push_back(dims);
+    }
+  }
+
+  void emit_statement(const Statement& st) {
+    st_ = &st;
+    w_.line("// " + to_string(st, spec_));
+    const Tensor& out = spec_.tensors[st.out];
+    // Inside a row loop the statement computes row row_ of its output (dimension 0 is fixed).
+    const bool in_row = !row_.empty();
+    std::string out_mem = "%" + spec_.tensors[st.out].name;
+    std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
+    if (in_row) {
+      out_mem = row_view_.at(st.out).name;
+      out_ty = row_view_.at(st.out).type;
+      loop_var_[0] = row_;
+    }
+    const std::vector<int> all_outer = outer_dims(st, in_row);
+    auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
+    if (in_row && streaming_ && streamed_row(st)) {
+      auto stream = [&] { emit_stream_range(st, out_mem, out_ty, extents_[st.out][1], false); };
+      if (stream_cond_.empty())
+        stream();
+      else
+        emit_if(stream_cond_, stream, plain);
+    } else if (!in_row && row_contraction(st)) {
+      emit_row_group(RowGroup{static_cast<size_t>(&st - spec_.stmts.data()),
+                              static_cast<size_t>(&st - spec_.stmts.data()),
+                              {}});
+      st_ = &st;
+    } else if (!in_row && streamable(st)) {
+      const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
+      emit_if(
+          stream_condition(k, k),
+          [&] {
+            if (st.rank() == 1)
+              emit_stream_range(st, out_mem, out_ty, extents_[st.out][0], true);
+            else
+              emit_row_group(RowGroup{k, k, {}}, true);
+            st_ = &st;
+          },
+          plain);
+    } else {
+      plain();
+    }
+    loop_var_.erase(0);
+  }
+
+  // The statement as generics writing `out_mem` (the output, or its current row) over the
+  // output indices `all_outer`.
+  void emit_plain(const Statement& st, const std::string& out_mem, const std::string& out_ty,
+                  const std::vector<int>& all_outer) {
+    const Tensor& out = spec_.tensors[st.out];
+    const bool in_row = !row_.empty();
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
+      emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
+      return;
+    }
+    std::vector<const Expr*> allocated;
+    for (const auto& [r, outer] : buffered_reduces(st, in_row)) {
+      auto pre = row_temp_.find(r);
+      if (pre != row_temp_.end()) {
+        temp_of_[r] = pre->second;
+      } else {
+        // A buffer over the output indices the reduction depends on.
+        std::string dims;
+        for (int d : outer) dims += (dims.empty() ? "" : ", ") + extents_[st.out][d];
+        const std::string tmp = fresh();
+        const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
+        w_.line(tmp + " = memref.alloc(" + dims + ") : " + ty);
+        temp_of_[r] = {tmp, ty, outer};
+        allocated.push_back(r);
+      }
+      emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, outer);
+    }
+    emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
+    for (const Expr* r : allocated)
+      w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
+    temp_of_.clear();
+  }
+
+  // `scf.if cond { then_part } else { else_part }`.
+  template <class Then, class Else>
+  void emit_if(const std::string& cond, Then then_part, Else else_part) {
+    w_.open("scf.if " + cond + " {");
+    then_part();
+    w_.close("} else {");
+    CodeWriter inner(w_.indent() + 1);
+    std::swap(inner, w_);
+    else_part();
+    std::swap(inner, w_);
+    w_.raw(inner.str());
+    w_.line("}");
+  }
+
+  // ---- Streaming stores ----
+  //
+  // Under `parallel`, an elementwise statement whose output (f32, f64 or i32, of rank 1 or 2) is
+  // in memory writes it with non-temporal stores when the tensors it touches (its group's, in a
+  // row group) total at least kStreamMinBytes, so that a large output costs no read for
+  // ownership. Each row (or the whole rank-1 output) is written in three parts: the elements
+  // before the first 64-byte boundary and the elements after the last whole line by plain
+  // generics, the whole lines in between one at a time: a generic computes the line into a
+  // line buffer, whose two halves are stored with aligned non-temporal stores. MLIR 19's
+  // vector.store has no alignment (LLVM then splits a non-temporal store into scalar ones), so
+  // these are llvm.store ops with `alignment` and `nontemporal`, at the line's address.
+  // Rank-2 outputs are streamed row by row in parallel blocks of rows (as a row group of one
+  // statement); rank-1 outputs in parallel blocks of lines. Each block ends with a fence.
+
+  // Under `parallel`: whether `st` (of rank >= 2, not in a row group) is a contraction-like
+  // statement whose reductions' loops go outside the innermost output loop (simd_over_outputs:
+  // b[k, j] in a matrix product). It then runs as a row group of one statement, so that each
+  // row's generic is a sequential (k, j) loop nest that clang vectorises over j, instead of a
+  // parallel loop nested in a sequential one in a parallel one.
+  bool row_contraction(const Statement& st) const {
+    if (!parallel_ || st.rank() < 2 || !contains_reduce(*st.rhs) ||
+        !simd_over_outputs(*st.rhs, static_cast<int>(st.rank()) - 1))
+      return false;
+    for (const Expr* r : reads_of(*st.rhs))
+      if (r->ref == st.out && !own_row_read(*r)) return false;
+    return true;
+  }
+
+  bool streamable(const Statement& st) const {
+    if (!parallel_ || contains_reduce(*st.rhs) || (st.rank() != 1 && st.rank() != 2)) return false;
+    const DType t = spec_.tensors[st.out].type;
+    return t == DType::F32 || t == DType::F64 || t == DType::I32;
+  }
+
+  // Inside a row group: whether `st` streams its rows (a rank-2 output in memory).
+  bool streamed_row(const Statement& st) const {
+    return streamable(st) && st.rank() == 2 && !row_local_.count(st.out);
+  }
+
+  // The i1 value: whether the tensors statements [first, last] touch total at least
+  // kStreamMinBytes.
+  std::string stream_condition(size_t first, size_t last) {
+    std::set<int> used;
+    for (size_t k = first; k <= last; ++k) {
+      used.insert(spec_.stmts[k].out);
+      tensors_read(*spec_.stmts[k].rhs, used);
+    }
+    std::string total;
+    for (int t : used) {
+      std::string bytes =
+          constant(std::to_string(dtype_bytes(spec_.tensors[t].type)), DType::Index);
+      for (const auto& d : extents_[t]) bytes = op("arith.muli", {bytes, d}, DType::Index);
+      total = total.empty() ? bytes : op("arith.addi", {total, bytes}, DType::Index);
+    }
+    return cmp("arith.cmpi", "sge", total, constant(std::to_string(kStreamMinBytes), DType::Index),
+               DType::Index);
+  }
+  static void tensors_read(const Expr& e, std::set<int>& out) {
+    if (e.kind == ExprKind::Read) out.insert(e.ref);
+    for (const auto& a : e.args) tensors_read(*a, out);
+  }
+
+  // Before a streamed line that starts at element `j` of the output's last dimension (of `len`):
+  // a prefetch, kPrefetchBytes ahead, of every tensor the statement reads at the output's own
+  // indices (along the line, like the output). Without it the line loop waited on its loads: one
+  // core copied at 39 GB/s against 47 GB/s for the cpu backend's loop, and 2^25-element relu on
+  // both cores reached about 50 GB/s where the cpu backend reached 85-90 GB/s (prefetching: 81-89).
+  // The index is clamped to the line's last element, which the statement reads anyway.
+  void emit_prefetches(const Statement& st, const std::string& j, const std::string& len) {
+    const int rank = static_cast<int>(st.rank());
+    std::set<int> done;
+    std::string end;  // len - 1, made once when the first prefetch needs it
+    for (const Expr* r : reads_of(*st.rhs)) {
+      const Tensor& t = spec_.tensors[r->ref];
+      bool along = t.boundary == Boundary::None && static_cast<int>(r->args.size()) == rank &&
+                   !row_local_.count(r->ref) && (rank == 1 || !row_.empty());
+      for (int d = 0; along && d < rank; ++d)
+        along = r->args[d]->kind == ExprKind::IndexVar && r->args[d]->ref == d;
+      if (!along || !done.insert(r->ref).second) continue;
+      const std::string ahead =
+          constant(std::to_string(kPrefetchBytes / dtype_bytes(t.type)), DType::Index);
+      if (end.empty()) end = op("arith.subi", {len, constant("1", DType::Index)}, DType::Index);
+      const std::string idx =
+          op("arith.minsi", {op("arith.addi", {j, ahead}, DType::Index), end}, DType::Index);
+      if (auto rv = row_view_.find(r->ref); rv != row_view_.end()) {
+        w_.line("memref.prefetch " + rv->second.name + "[" + idx +
+                "], read, locality<3>, data : " + rv->second.type);
+      } else {
+        w_.line("memref.prefetch %" + t.name + "[" + (rank == 1 ? idx : row_ + ", " + idx) +
+                "], read, locality<3>, data : " + memref_type(rank, t.type));
+      }
+    }
+  }
+
+  // Writes elements [0, len) of `view` (rank 1: the output, or its current row) for `st` as
+  // described above; the lines in parallel blocks (`parallel_lines`) or in one loop using the
+  // group's line buffer.
+  void emit_stream_range(const Statement& st, const std::string& view, const std::string& vty,
+                         const std::string& len, bool parallel_lines) {
+    const DType t = spec_.tensors[st.out].type;
+    const std::string et = mlir_type(t);
+    const int lane = kLineBytes / dtype_bytes(t);  // elements per line
+    const int last = static_cast<int>(st.rank()) - 1;
+    w_.line("// Non-temporal stores: plain head and tail, whole 64-byte lines in between.");
+    const std::string eb = constant(std::to_string(dtype_bytes(t)), DType::Index);
+    const std::string base = fresh(), offset = fresh(), size = fresh(), stride = fresh();
+    w_.line(base + ", " + offset + ", " + size + ", " + stride +
+            " = memref.extract_strided_metadata " + view + " : " + vty + " -> memref<" + et +
+            ">, index, index, index");
+    const std::string ptr = fresh();
+    w_.line(ptr + " = memref.extract_aligned_pointer_as_index " + view + " : " + vty + " -> index");
+    const std::string start =
+        op("arith.addi", {ptr, op("arith.muli", {offset, eb}, DType::Index)}, DType::Index);
+    const std::string line = constant(std::to_string(kLineBytes), DType::Index);
+    const std::string misaligned = op("arith.remui", {start, line}, DType::Index);
+    const std::string gap =
+        op("arith.remui", {op("arith.subi", {line, misaligned}, DType::Index), line}, DType::Index);
+    const std::string head =
+        op("arith.minsi", {op("arith.divui", {gap, eb}, DType::Index), len}, DType::Index);
+    const std::string lanes = constant(std::to_string(lane), DType::Index);
+    const std::string lines =
+        op("arith.divui", {op("arith.subi", {len, head}, DType::Index), lanes}, DType::Index);
+    const std::string tail =
+        op("arith.addi", {head, op("arith.muli", {lines, lanes}, DType::Index)}, DType::Index);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    emit_part(st, view, vty, zero, head);
+
+    const std::string bty = "memref<" + std::to_string(lane) + "x" + et + ">";
+    auto emit_line = [&](const std::string& buf, const std::string& l) {
+      const std::string j0 =
+          op("arith.addi", {head, op("arith.muli", {l, lanes}, DType::Index)}, DType::Index);
+      emit_prefetches(st, j0, len);
+      part_var_ = last;
+      part_base_ = j0;
+      part_len_ = lanes;
+      emit_generic(*st.rhs, buf, bty, t, nullptr, {last});
+      part_var_ = -1;
+      // Two half-line vectors: a 64-byte load of the line just written to the stack buffer
+      // missed store-to-load forwarding on the development machine (AMD, AVX-512), and the
+      // whole loop ran at half speed.
+      const std::string vty2 = "vector<" + std::to_string(lane / 2) + "x" + et + ">";
+      const std::string second = constant(std::to_string(lane / 2), DType::Index);
+      const std::string v0 = fresh();
+      w_.line(v0 + " = vector.load " + buf + "[" + zero + "] : " + bty + ", " + vty2);
+      const std::string v1 = fresh();
+      w_.line(v1 + " = vector.load " + buf + "[" + second + "] : " + bty + ", " + vty2);
+      const std::string addr =
+          op("arith.addi", {start, op("arith.muli", {j0, eb}, DType::Index)}, DType::Index);
+      const std::string a64 = fresh();
+      w_.line(a64 + " = arith.index_cast " + addr + " : index to i64");
+      const std::string p0 = fresh(), p1 = fresh();
+      w_.line(p0 + " = llvm.inttoptr " + a64 + " : i64 to !llvm.ptr");
+      w_.line("llvm.store " + v0 + ", " + p0 + " {alignment = " + std::to_string(kLineBytes / 2) +
+              " : i64, nontemporal} : " + vty2 + ", !llvm.ptr");
+      w_.line(p1 + " = llvm.getelementptr " + p0 + "[" + std::to_string(kLineBytes / 2) +
+              "] : (!llvm.ptr) -> !llvm.ptr, i8");
+      w_.line("llvm.store " + v1 + ", " + p1 + " {alignment = " + std::to_string(kLineBytes / 2) +
+              " : i64, nontemporal} : " + vty2 + ", !llvm.ptr");
+    };
+    if (parallel_lines) {
+      explicit_loops_ = true;
+      const std::string block = block_length(lines);
+      const std::string b = fresh();
+      w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + lines + ") step (" + block +
+              ") {");
+      const std::string end =
+          op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), lines}, DType::Index);
+      const std::string buf = fresh();
+      w_.line(buf + " = memref.alloca() : " + bty);
+      const std::string l = fresh();
+      w_.open("scf.for " + l + " = " + b + " to " + end + " step " + one + " {");
+      emit_line(buf, l);
+      w_.close("}");
+      w_.line("llvm.fence seq_cst");
+      w_.line("scf.reduce");
+      w_.close("}");
+    } else {
+      const std::string l = fresh();
+      w_.open("scf.for " + l + " = " + zero + " to " + lines + " step " + one + " {");
+      emit_line(line_buf_.at(t).name, l);
+      w_.close("}");
+    }
+    emit_part(st, view, vty, tail, op("arith.subi", {len, tail}, DType::Index));
+  }
+
+  // Elements [from, from + n) of `view` for `st`, by a plain generic on that part.
+  void emit_part(const Statement& st, const std::string& view, const std::string& vty,
+                 const std::string& from, const std::string& n) {
+    const DType t = spec_.tensors[st.out].type;
+    const std::string sub = fresh();
+    const std::string sty = "memref<?x" + std::string(mlir_type(t)) + ", strided<[1], offset: ?>>";
+    w_.line(sub + " = memref.subview " + view + "[" + from + "] [" + n + "] [1] : " + vty + " to " +
+            sty);
+    part_var_ = static_cast<int>(st.rank()) - 1;
+    part_base_ = from;
+    part_len_ = n;
+    emit_generic(*st.rhs, sub, sty, t, nullptr, {part_var_});
+    part_var_ = -1;
+  }
+
+  // A fused group of statements (codegen/lower/row_fusion.h), under `parallel`: one scf.parallel loop
+  // over blocks of rows, each block a sequential loop over its rows, each row computed by the
+  // group's statements in order as generics on rank-reduced views of that row. The group's
+  // row-local temps and the buffers of its reductions are allocated once per block, one row
+  // long.
+  // With `stream_always` (a single rank-2 statement), its output is streamed unconditionally.
+  void emit_row_group(const RowGroup& g, bool stream_always = false) {
+    explicit_loops_ = true;
+    const Statement& first = spec_.stmts[g.first];
+    const std::string& rows = extents_[first.out][0];
+    if (g.first == g.last)
+      w_.line("// Row by row, in parallel blocks of rows.");
+    else
+      w_.line("// Statements " + std::to_string(g.first + 1) + " to " + std::to_string(g.last + 1) +
+              " fused: row by row, in parallel blocks of rows.");
+    row_local_ = std::set<int>(g.row_local.begin(), g.row_local.end());
+    std::set<DType> streamed;  // element types of the streamed outputs
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      if (streamed_row(st)) streamed.insert(spec_.tensors[st.out].type);
+    }
+    streaming_ = !streamed.empty();
+    stream_cond_ = streaming_ && !stream_always ? stream_condition(g.first, g.last) : "";
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string block = block_length(rows);
+    const std::string b = fresh();
+    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + rows + ") step (" + block + ") {");
+    const std::string b_end = op("arith.addi", {b, block}, DType::Index);
+    const std::string end = op("arith.minsi", {b_end, rows}, DType::Index);
+    std::vector<std::pair<std::string, std::string>> heap;  // buffer, type
+    auto row_buffer = [&](DType t, const std::vector<std::string>& dims) {
+      const std::string buf = fresh();
+      const std::string ty = memref_type(static_cast<int>(dims.size()), t);
+      if (dims.empty()) {
+        w_.line(buf + " = memref.alloca() : " + ty);
+      } else {
+        std::string d;
+        for (const auto& x : dims) d += (d.empty() ? "" : ", ") + x;
+        w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
+        heap.push_back({buf, ty});
+      }
+      return View{buf, ty};
+    };
+    for (int t : g.row_local) {
+      const std::vector<std::string> dims(extents_[t].begin() + 1, extents_[t].end());
+      row_view_[t] = row_buffer(spec_.tensors[t].type, dims);
+    }
+    for (DType t : streamed) {
+      const View v{fresh(), "memref<" + std::to_string(kLineBytes / dtype_bytes(t)) + "x" +
+                                std::string(mlir_type(t)) + ">"};
+      w_.line(v.name + " = memref.alloca() : " + v.type);
+      line_buf_[t] = v;
+    }
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      for (const auto& [r, outer] : buffered_reduces(st, true)) {
+        std::vector<std::string> dims;
+        for (int d : outer) dims.push_back(extents_[st.out][d]);
+        const View v = row_buffer(value_type(*r), dims);
+        row_temp_[r] = {v.name, v.type, outer};
+      }
+    }
+    row_ = fresh();
+    w_.open("scf.for " + row_ + " = " + b + " to " + end + " step " + one + " {");
+    // Views of this row of every tensor in memory that the group writes or reads by its own row.
+    std::set<int> viewed;
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const Statement& st = spec_.stmts[k];
+      viewed.insert(st.out);
+      own_row_reads(*st.rhs, viewed);
+    }
+    for (int t : viewed) {
+      if (row_view_.count(t)) continue;  // row-local
+      const Tensor& tn = spec_.tensors[t];
+      const int rank = static_cast<int>(tn.shape.size());
+      std::string offs = row_, sizes = "1", strides = "1", lay;
+      for (int d = 1; d < rank; ++d) {
+        offs += ", 0";
+        sizes += ", " + extents_[t][d];
+        strides += ", 1";
+        lay += d + 1 < rank ? "?, " : "1";
+      }
+      std::string ty = "memref<";
+      for (int d = 1; d < rank; ++d) ty += "?x";
+      ty += std::string(mlir_type(tn.type)) + ", strided<[" + lay + "], offset: ?>>";
+      const std::string v = fresh();
+      w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
+              "] : " + memref_type(rank, tn.type) + " to " + ty);
+      row_view_[t] = {v, ty};
+    }
+    for (size_t k = g.first; k <= g.last; ++k) emit_statement(spec_.stmts[k]);
+    w_.close("}");
+    for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
+    if (streaming_) {
+      // The block's non-temporal stores are ordered before whatever follows the loop.
+      if (!stream_cond_.empty()) w_.open("scf.if " + stream_cond_ + " {");
+      w_.line("llvm.fence seq_cst");
+      if (!stream_cond_.empty()) w_.close("}");
+    }
+    w_.line("scf.reduce");
+    w_.close("}");
+    row_.clear();
+    row_view_.clear();
+    row_temp_.clear();
+    row_local_.clear();
+    line_buf_.clear();
+    streaming_ = false;
+    stream_cond_.clear();
+  }
+
+  // The output indices that are the leading dimensions of a statement's generics: all of them,
+  // or all but the row index inside a row loop.
+  std::vector<int> outer_dims(const Statement& st, bool in_row) const {
+    std::vector<int> outer;
+    for (size_t d = in_row ? 1 : 0; d < st.rank(); ++d) outer.push_back(static_cast<int>(d));
+    return outer;
+  }
+
+  // The reductions inside an elementwise term of `st` that get a buffer of their own, each with
+  // the output indices (dimensions of the buffer) it depends on.
+  std::vector<std::pair<const Expr*, std::vector<int>>> buffered_reduces(const Statement& st,
+                                                                         bool in_row) const {
+    std::vector<std::pair<const Expr*, std::vector<int>>> out;
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) return out;
+    std::vector<const Expr*> reds;
+    top_reduces(*st.rhs, reds);
+    for (const Expr* r : reds) {
+      if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
+      std::set<int> used;
+      vars_used(*r, st, used);
+      std::vector<int> outer;
+      for (int d : outer_dims(st, in_row))
+        if (used.count(d)) outer.push_back(d);
+      out.push_back({r, outer});
+    }
+    return out;
+  }
+
+  // Tensors that `e` reads by the statement's own row (first subscript the first output index,
+  // no boundary rule).
+  void own_row_reads(const Expr& e, std::set<int>& out) const {
+    if (own_row_read(e)) out.insert(e.ref);
+    for (const auto& a : e.args) own_row_reads(*a, out);
+  }
+  bool own_row_read(const Expr& e) const {
+    return e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None &&
+           !e.args.empty() && e.args[0]->kind == ExprKind::IndexVar && e.args[0]->ref == 0;
+  }
+
+  // The length of the blocks that split `n` iterations into at most kBlocks parallel blocks
+  // (at least 1, so that the loop step is positive).
+  std::string block_length(const std::string& n) {
+    const std::string sum =
+        op("arith.addi", {n, constant(std::to_string(kBlocks - 1), DType::Index)}, DType::Index);
+    const std::string q =
+        op("arith.divui", {sum, constant(std::to_string(kBlocks), DType::Index)}, DType::Index);
+    return op("arith.maxsi", {q, constant("1", DType::Index)}, DType::Index);
+  }
+
+  // The value of an expression evaluated at the current place (function scope or a generic's
+  // body); returns its SSA name.
+  std::string val(const Expr& e) {
+    const DType t = value_type(e);
+    switch (e.kind) {
+      case ExprKind::FloatLit:
+      case ExprKind::Const:
+        return constant(mlir_float(e.fval, t), t);
+      case ExprKind::IntLit:
+        return constant(std::to_string(e.ival), t);
+      case ExprKind::SizeRef:
+        return "%" + spec_.sizes[e.ref].name;
+      case ExprKind::IndexVar:
+        return index_var(e.ref);
+      case ExprKind::Read:
+        return read(e);
+      case ExprKind::Unary:
+        return unary(e);
+      case ExprKind::Binary:
+        return binary(e);
+      case ExprKind::Call:
+        return call(e);
+      case ExprKind::Cast:
+        return cast(val(*e.args[0]), value_type(*e.args[0]), t);
+      case ExprKind::Reduce: {
+        auto it = reduce_arg_.find(&e);
+        if (it != reduce_arg_.end()) return it->second;
+        return loop_reduce(e);
+      }
+      default:
+        SB_ASSERT(false, "unexpected expression kind in the mlir emitter");
+        return "";
+    }
+  }
+
+ private:
+  std::string constant(const std::string& text, DType t) {
+    const std::string v = fresh();
+    w_.line(v + " = arith.constant " + text + " : " + mlir_type(t));
+    return v;
+  }
+  std::string op(const std::string& name, const std::vector<std::string>& args, DType t) {
+    std::string a;
+    for (const auto& x : args) a += (a.empty() ? "" : ", ") + x;
+    const std::string v = fresh();
+    w_.line(v + " = " + name + " " + a + " : " + mlir_type(t));
+    return v;
+  }
+  std::string cmp(const std::string& name, const std::string& pred, const std::string& a,
+                  const std::string& b, DType t) {
+    const std::string v = fresh();
+    w_.line(v + " = " + name + " " + pred + ", " + a + ", " + b + " : " + mlir_type(t));
+    return v;
+  }
+  std::string select(const std::string& c, const std::string& a, const std::string& b, DType t) {
+    const std::string v = fresh();
+    w_.line(v + " = arith.select " + c + ", " + a + ", " + b + " : " + mlir_type(t));
+    return v;
+  }
+
+  // A reduction as an scf.for loop carrying the accumulator, inside a generic's body.
+  std::string loop_reduce(const Expr& r) {
+    const DType t = value_type(r);
+    const IndexVar& iv = st_->vars[r.ref];
+    const std::string lo = val(*iv.lo);
+    const std::string hi = val(*iv.hi);
+    const std::string one = constant("1", DType::Index);
+    const std::string init = identity(r.rop, t);
+    const std::string res = fresh();
+    const std::string k = fresh();
+    const std::string acc = fresh();
+    w_.open(res + " = scf.for " + k + " = " + lo + " to " + hi + " step " + one + " iter_args(" +
+            acc + " = " + init + ") -> (" + mlir_type(t) + ") {");
+    loop_var_[r.ref] = k;
+    const std::string v = val(*r.args[0]);
+    const std::string next = combine(r.rop, acc, v, t);
+    w_.line("scf.yield " + next + " : " + mlir_type(t));
+    loop_var_.erase(r.ref);
+    w_.close("}");
+    return res;
+  }
+
+  std::string index_var(int ref) {
+    if (auto it = loop_var_.find(ref); it != loop_var_.end()) return it->second;
+    auto it = index_val_.find(ref);
+    SB_ASSERT(it != index_val_.end(), "index variable outside of its generic");
+    return it->second;
+  }
+
+  // The index variables whose values the body computes (not those only in operand reads'
+  // indexing maps), including those in the ranges of scf.for reductions.
+  void needed_vars(const Expr& e, std::set<int>& out) const {
+    if (e.kind == ExprKind::Read && read_arg_.count(&e)) return;
+    if (e.kind == ExprKind::Reduce) {
+      if (reduce_arg_.count(&e)) return;
+      needed_vars(*st_->vars[e.ref].lo, out);
+      needed_vars(*st_->vars[e.ref].hi, out);
+    }
+    if (e.kind == ExprKind::IndexVar) out.insert(e.ref);
+    for (const auto& a : e.args) needed_vars(*a, out);
+  }
+
+  // linalg.index must sit directly in the generic's region (not in an scf.for inside it), so
+  // the loop indices the body needs are read once at its top.
+  void emit_indices(const Expr& body) {
+    std::set<int> needed;
+    needed_vars(body, needed);
+    index_val_.clear();
+    for (int v : needed) {
+      if (v >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[v] < 0) continue;
+      std::string x = fresh();
+      w_.line(x + " = linalg.index " + std::to_string(dim_of_var_[v]) + " : index");
+      if (auto lo = lo_of_var_.find(v); lo != lo_of_var_.end())
+        x = op("arith.addi", {x, lo->second}, DType::Index);
+      index_val_[v] = x;
+    }
+  }
+
+  std::string read(const Expr& e) {
+    auto it = read_arg_.find(&e);
+    if (it != read_arg_.end()) return it->second;
+    const Tensor& t = spec_.tensors[e.ref];
+    if (auto rv = row_view_.find(e.ref); rv != row_view_.end() && own_row_read(e)) {
+      // The current row's view: the subscripts after the row index.
+      std::string idx;
+      for (size_t d = 1; d < e.args.size(); ++d) {
+        std::string s = val(*e.args[d]);
+        if (value_type(*e.args[d]) != DType::Index)
+          s = cast(s, value_type(*e.args[d]), DType::Index);
+        idx += (idx.empty() ? "" : ", ") + s;
+      }
+      const std::string v = fresh();
+      w_.line(v + " = memref.load " + rv->second.name + "[" + idx + "] : " + rv->second.type);
+      return v;
+    }
+    std::vector<std::string> subs;
+    std::string inside;
+    for (size_t d = 0; d < e.args.size(); ++d) {
+      std::string s = val(*e.args[d]);
+      if (value_type(*e.args[d]) != DType::Index) s = cast(s, value_type(*e.args[d]), DType::Index);
+      const std::string& ext = extents_[e.ref][d];
+      if (t.boundary != Boundary::None) {
+        if (t.boundary == Boundary::Zero) {
+          const std::string lo_ok = cmp("arith.cmpi", "sge", s, zero_index(), DType::Index);
+          const std::string hi_ok = cmp("arith.cmpi", "slt", s, ext, DType::Index);
+          const std::string ok = op("arith.andi", {lo_ok, hi_ok}, DType::Bool);
+          inside = inside.empty() ? ok : op("arith.andi", {inside, ok}, DType::Bool);
+        }
+        const std::string one = constant("1", DType::Index);
+        const std::string last = op("arith.subi", {ext, one}, DType::Index);
+        s = op("arith.minsi", {s, last}, DType::Index);
+        s = op("arith.maxsi", {s, zero_index()}, DType::Index);
+      }
+      subs.push_back(s);
+    }
+    std::string idx;
+    for (const auto& s : subs) idx += (idx.empty() ? "" : ", ") + s;
+    const std::string v = fresh();
+    w_.line(v + " = memref.load %" + t.name + "[" + idx +
+            "] : " + memref_type(static_cast<int>(t.shape.size()), t.type));
+    if (inside.empty()) return v;
+    const std::string z =
+        is_float(t.type) ? constant(mlir_float(0.0, t.type), t.type) : constant("0", t.type);
+    return select(inside, v, z, t.type);
+  }
+
+  std::string zero_index() { return constant("0", DType::Index); }
+
+  std::string unary(const Expr& e) {
+    const std::string a = val(*e.args[0]);
+    const DType t = value_type(e);
+    if (e.uop == UnOp::Not) return op("arith.xori", {a, constant("true", DType::Bool)}, t);
+    if (is_float(t)) return op("arith.negf", {a}, t);
+    return op("arith.subi", {constant("0", t), a}, t);
+  }
+
+  std::string binary(const Expr& e) {
+    const DType lt = value_type(*e.args[0]);
+    const std::string a = val(*e.args[0]);
+    const std::string b = val(*e.args[1]);
+    const DType t = value_type(e);
+    const bool f = is_float(lt);
+    switch (e.bop) {
+      case BinOp::Add:
+        return op(f ? "arith.addf" : "arith.addi", {a, b}, t);
+      case BinOp::Sub:
+        return op(f ? "arith.subf" : "arith.subi", {a, b}, t);
+      case BinOp::Mul:
+        return op(f ? "arith.mulf" : "arith.muli", {a, b}, t);
+      case BinOp::Div:
+        if (f) return op("arith.divf", {a, b}, t);
+        return int_div(a, b, t, false);
+      case BinOp::Mod:
+        SB_ASSERT(!f, "floating-point % reached the mlir emitter");
+        return int_div(a, b, t, true);
+      case BinOp::Lt:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "olt" : "slt", a, b, lt);
+      case BinOp::Le:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "ole" : "sle", a, b, lt);
+      case BinOp::Gt:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "ogt" : "sgt", a, b, lt);
+      case BinOp::Ge:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "oge" : "sge", a, b, lt);
+      case BinOp::Eq:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "oeq" : "eq", a, b, lt);
+      case BinOp::Ne:
+        return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "une" : "ne", a, b, lt);
+      case BinOp::And:
+        return op("arith.andi", {a, b}, DType::Bool);
+      case BinOp::Or:
+        return op("arith.ori", {a, b}, DType::Bool);
+    }
+    SB_ASSERT(false, "unknown binary operator");
+    return "";
+  }
+
+  // C's truncating division and remainder, defined as the generated C code defines them:
+  // x / 0 == 0, x % 0 == 0, x % -1 == 0, and x / -1 == -x (wrapping), never undefined.
+  std::string int_div(const std::string& a, const std::string& b, DType t, bool mod) {
+    const std::string zero = constant("0", t);
+    const std::string one = constant("1", t);
+    const std::string m1 = constant("-1", t);
+    const std::string is0 = cmp("arith.cmpi", "eq", b, zero, t);
+    const std::string ism1 = cmp("arith.cmpi", "eq", b, m1, t);
+    const std::string special = op("arith.ori", {is0, ism1}, DType::Bool);
+    const std::string safe = select(special, one, b, t);
+    if (mod) {
+      const std::string r = op("arith.remsi", {a, safe}, t);
+      return select(special, zero, r, t);
+    }
+    const std::string q = op("arith.divsi", {a, safe}, t);
+    const std::string neg = op("arith.subi", {zero, a}, t);
+    const std::string by_m1 = select(ism1, neg, q, t);
+    return select(is0, zero, by_m1, t);
+  }
+
+  std::string call(const Expr& e) {
+    const DType t = value_type(e);
+    std::vector<std::string> a;
+    for (const auto& x : e.args) a.push_back(val(*x));
+    const bool f = is_float(t);
+    switch (e.fn) {
+      case Fn::Min:
+        return op(f ? "arith.minimumf" : "arith.minsi", {a[0], a[1]}, t);
+      case Fn::Max:
+        return op(f ? "arith.maximumf" : "arith.maxsi", {a[0], a[1]}, t);
+      case Fn::Abs: {
+        if (f) return op("math.absf", {a[0]}, t);
+        // Not math.absi: the loops and tiled_vector pipelines of MLIR 19 fail to legalize it.
+        const std::string zero = constant("0", t);
+        return select(cmp("arith.cmpi", "slt", a[0], zero, t), op("arith.subi", {zero, a[0]}, t),
+                      a[0], t);
+      }
+      case Fn::Exp:
+      case Fn::Log:
+      case Fn::Sqrt:
+      case Fn::Tanh:
+      case Fn::Erf:
+      case Fn::Pow:
+      case Fn::Sin:
+      case Fn::Cos:
+      case Fn::Floor:
+      case Fn::Ceil:
+      case Fn::Round: {
+        const char* m = mlir_math(e.fn);
+        SB_ASSERT(m && f, std::string(fn_name(e.fn)) + " of a non-floating-point value");
+        return op(m, a, t);
+      }
+      case Fn::Select:
+        return select(a[0], a[1], a[2], t);
+      case Fn::Sigmoid:  // no MLIR spelling: expanded before printing (spells)
+      case Fn::Log1p:
+      case Fn::Expm1:
+      case Fn::Sign:
+      case Fn::Rsqrt:
+        break;
+    }
+    SB_ASSERT(false, std::string("'") + fn_name(e.fn) + "' reached the MLIR printer unexpanded");
+    return "";
+  }
+
+  std::string cast(const std::string& v, DType from, DType to) {
+    if (from == to) return v;
+    const std::string tt = mlir_type(to);
+    auto conv = [&](const std::string& name, const std::string& x, DType xt, DType rt) {
+      const std::string r = fresh();
+      w_.line(r + " = " + name + " " + x + " : " + mlir_type(xt) + " to " + mlir_type(rt));
+      return r;
+    };
+    if (is_float(from) && is_float(to))
+      return conv(to == DType::F64 ? "arith.extf" : "arith.truncf", v, from, to);
+    if (!is_float(from) && !is_float(to)) return conv("arith.index_cast", v, from, to);
+    if (is_float(to)) {
+      if (from == DType::Index) {
+        const std::string i64 = fresh();
+        w_.line(i64 + " = arith.index_cast " + v + " : index to i64");
+        const std::string r = fresh();
+        w_.line(r + " = arith.sitofp " + i64 + " : i64 to " + tt);
+        return r;
+      }
+      return conv("arith.sitofp", v, from, to);
+    }
+    // Float to integer: truncation; NaN and values out of range give the type's minimum, as the
+    // generated C code defines it.
+    const bool wide = to == DType::Index;
+    const std::string lo = constant(wide ? "-9223372036854775808.0" : "-2147483648.0", from);
+    const std::string hi = constant(wide ? "9223372036854775808.0" : "2147483648.0", from);
+    const std::string ge = cmp("arith.cmpf", "oge", v, lo, from);
+    const std::string lt = cmp("arith.cmpf", "olt", v, hi, from);
+    const std::string ok = op("arith.andi", {ge, lt}, DType::Bool);
+    std::string r = fresh();
+    w_.line(r + " = arith.fptosi " + v + " : " + mlir_type(from) + " to " + (wide ? "i64" : "i32"));
+    std::string minv =
+        constant(wide ? "-9223372036854775808" : "-2147483648", wide ? DType::Index : DType::I32);
+    if (wide) {
+      const std::string ri = fresh();
+      w_.line(ri + " = arith.index_cast " + r + " : i64 to index");
+      r = ri;
+    }
+    return select(ok, r, minv, to);
+  }
+
+  // The identity of a reduction and its combining operation.
+  std::string identity(ReduceOp rop, DType t) {
+    if (is_float(t)) {
+      const double inf = std::numeric_limits<double>::infinity();
+      return constant(mlir_float(rop == ReduceOp::Sum   ? 0.0
+                                 : rop == ReduceOp::Max ? -inf
+                                                        : inf,
+                                 t),
+                      t);
+    }
+    const bool wide = t == DType::Index;
+    if (rop == ReduceOp::Sum) return constant("0", t);
+    if (rop == ReduceOp::Max) return constant(wide ? "-9223372036854775808" : "-2147483648", t);
+    return constant(wide ? "9223372036854775807" : "2147483647", t);
+  }
+  std::string combine(ReduceOp rop, const std::string& acc, const std::string& v, DType t) {
+    const bool f = is_float(t);
+    switch (rop) {
+      case ReduceOp::Sum:
+        if (f && reassoc_) {
+          const std::string r = fresh();
+          w_.line(r + " = arith.addf " + acc + ", " + v + " fastmath<reassoc> : " + mlir_type(t));
+          return r;
+        }
+        return op(f ? "arith.addf" : "arith.addi", {acc, v}, t);
+      case ReduceOp::Max:
+        return op(f ? "arith.maximumf" : "arith.maxsi", {acc, v}, t);
+      case ReduceOp::Min:
+        return op(f ? "arith.minimumf" : "arith.minsi", {acc, v}, t);
+    }
+    return "";
+  }
+
+  // `dst` (of memref type `ty`) = op(k in lo..hi: body) at every output point.
+  // `outer` lists the output indices that are dst's dimensions, in order.
+  void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty,
+                   const std::vector<int>& outer) {
+    if (parallel_ && row_.empty() && outer.empty()) return emit_blocked_reduce(r, dst, ty);
+    const DType t = value_type(r);
+    const std::string id = identity(r.rop, t);
+    w_.line("linalg.fill ins(" + id + " : " + mlir_type(t) + ") outs(" + dst + " : " + ty + ")");
+    emit_generic(*r.args[0], dst, ty, t, &r, outer);
+  }
+
+  // A full reduction (scalar `dst`) under `parallel`: an scf.parallel loop over at most kBlocks
+  // blocks of the range, each reduced by a generic into a scalar of its own and stored as the
+  // block's partial result, then a generic combining the partial results. The blocks depend only
+  // on the range, so the result does not depend on the number of threads.
+  void emit_blocked_reduce(const Expr& r, const std::string& dst, const std::string& ty) {
+    explicit_loops_ = true;
+    const DType t = value_type(r);
+    const std::string et = mlir_type(t);
+    const IndexVar& iv = st_->vars[r.ref];
+    w_.line("// In parallel blocks, then the blocks' partial results.");
+    const std::string lo = val(*iv.lo);
+    const std::string hi = val(*iv.hi);
+    const std::string n =
+        op("arith.maxsi", {op("arith.subi", {hi, lo}, DType::Index), zero_index()}, DType::Index);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string block = block_length(n);
+    const std::string last = op("arith.subi", {block, one}, DType::Index);
+    const std::string blocks =
+        op("arith.divui", {op("arith.addi", {n, last}, DType::Index), block}, DType::Index);
+    const std::string partials = fresh();
+    const std::string pty = "memref<" + std::to_string(kBlocks) + "x" + et + ">";
+    w_.line(partials + " = memref.alloca() : " + pty);
+    const std::string k = fresh();
+    w_.open("scf.parallel (" + k + ") = (" + zero + ") to (" + blocks + ") step (" + one + ") {");
+    const std::string b = op("arith.muli", {k, block}, DType::Index);
+    const std::string end =
+        op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), n}, DType::Index);
+    block_len_ = op("arith.subi", {end, b}, DType::Index);
+    block_base_ = op("arith.addi", {lo, b}, DType::Index);
+    block_var_ = r.ref;
+    // The block's accumulator is local to the loop body, where LLVM keeps it in registers.
+    const std::string acc = fresh();
+    const std::string aty = memref_type(0, t);
+    w_.line(acc + " = memref.alloca() : " + aty);
+    w_.line("linalg.fill ins(" + identity(r.rop, t) + " : " + et + ") outs(" + acc + " : " + aty +
+            ")");
+    emit_generic(*r.args[0], acc, aty, t, &r, {});
+    block_var_ = -1;
+    block_len_.clear();
+    block_base_.clear();
+    const std::string part = fresh();
+    w_.line(part + " = memref.load " + acc + "[] : " + aty);
+    w_.line("memref.store " + part + ", " + partials + "[" + k + "] : " + pty);
+    w_.line("scf.reduce");
+    w_.close("}");
+    w_.line("linalg.fill ins(" + identity(r.rop, t) + " : " + et + ") outs(" + dst + " : " + ty +
+            ")");
+    const std::string used = fresh();
+    const std::string uty = "memref<?x" + et + ", strided<[1]>>";
+    w_.line(used + " = memref.subview " + partials + "[0] [" + blocks + "] [1] : " + pty + " to " +
+            uty);
+    w_.line(
+        "linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], "
+        "iterator_types = [\"reduction\"]}");
+    w_.line("    ins(" + used + " : " + uty + ")");
+    w_.open("    outs(" + dst + " : " + ty + ") {");
+    const std::string x = fresh(), a = fresh();
+    w_.line("^bb0(" + x + ": " + et + ", " + a + ": " + et + "):");
+    w_.line("linalg.yield " + combine(r.rop, a, x, t) + " : " + et);
+    w_.close("}");
+  }
+
+  // Affine text of a subscript over the generic's dims, or false when it is not affine in them
+  // with literal coefficients.
+  bool affine(const Expr& e, std::string& out) {
+    switch (e.kind) {
+      case ExprKind::IntLit:
+        out = std::to_string(e.ival);
+        return true;
+      case ExprKind::IndexVar: {
+        if (e.ref >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[e.ref] < 0) return false;
+        out = "d" + std::to_string(dim_of_var_[e.ref]);
+        const IndexVar& iv = st_->vars[e.ref];
+        // A block's reduction index, or the streamed output index of a part of a row, starts at a
+        // run-time offset: not affine in the dims.
+        if (e.ref == block_var_ || e.ref == part_var_) return false;
+        if (!iv.is_reduction) return true;
+        if (iv.lo->kind != ExprKind::IntLit) return false;
+        if (iv.lo->ival != 0) out = "(" + out + " + " + std::to_string(iv.lo->ival) + ")";
+        return true;
+      }
+      case ExprKind::Unary: {
+        std::string a;
+        if (e.uop != UnOp::Neg || !affine(*e.args[0], a)) return false;
+        out = "(" + a + " * -1)";
+        return true;
+      }
+      case ExprKind::Binary: {
+        std::string a, b;
+        if (e.bop == BinOp::Add || e.bop == BinOp::Sub) {
+          if (!affine(*e.args[0], a) || !affine(*e.args[1], b)) return false;
+          out = "(" + a + (e.bop == BinOp::Add ? " + " : " - ") + b + ")";
+          return true;
+        }
+        if (e.bop == BinOp::Mul) {
+          const bool l = e.args[0]->kind == ExprKind::IntLit;
+          const bool r = e.args[1]->kind == ExprKind::IntLit;
+          if (!l && !r) return false;
+          if (!affine(*e.args[0], a) || !affine(*e.args[1], b)) return false;
+          out = "(" + a + " * " + b + ")";
+          return true;
+        }
+        return false;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // Reads of `e` (not inside nested reductions) that can be generic operands.
+  void collect_reads(const Expr& e, std::vector<const Expr*>& reads) {
+    if (e.kind == ExprKind::Reduce) return;
+    if (e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None) {
+      // Inside a row loop, a read of the current row is an operand of the row's view.
+      const size_t from = row_view_.count(e.ref) && own_row_read(e) ? 1 : 0;
+      bool ok = true;
+      for (size_t d = from; d < e.args.size(); ++d) {
+        std::string text;
+        if (!affine(*e.args[d], text)) ok = false;
+      }
+      if (ok) {
+        reads.push_back(&e);
+        return;  // an operand's subscripts are not evaluated in the body
+      }
+    }
+    for (const auto& a : e.args) collect_reads(*a, reads);
+  }
+
+  // One linalg.generic computing `body` at every point of the domain: the statement's output
+  // indices, plus the reduction variable of `red` when given (then accumulating into `dst`).
+  // `outer` lists the output indices that are the leading dimensions of the domain (and dst's).
+  void emit_generic(const Expr& body, const std::string& dst, const std::string& dst_ty,
+                    DType dst_elem, const Expr* red, const std::vector<int>& outer) {
+    const Statement& st = *st_;
+    const int rank = static_cast<int>(outer.size());
+    dim_of_var_.assign(st.vars.size(), -1);
+    lo_of_var_.clear();
+    std::vector<std::string> domain;
+    // The reduction dimension comes before the innermost output dimension when that makes the
+    // innermost loop contiguous (b[k, j] in a matrix product), except in `loops` (the plain
+    // reference) and where the generic would become a parallel loop inside a sequential one
+    // (openmp outside a row group). Each output's sum keeps its order either way.
+    const bool red_first =
+        red && red->ref != block_var_ && reassoc_ && rank >= 1 && (!parallel_ || !row_.empty()) &&
+        outer.back() == static_cast<int>(st.rank()) - 1 && simd_over_outputs(*red, outer.back());
+    auto add_outer = [&](int d) {
+      dim_of_var_[outer[d]] = static_cast<int>(domain.size());
+      if (outer[d] == part_var_) {
+        domain.push_back(part_len_);
+        lo_of_var_[outer[d]] = part_base_;
+      } else {
+        domain.push_back(extents_[st.out][outer[d]]);
+      }
+    };
+    const int before = red_first ? rank - 1 : rank;
+    for (int d = 0; d < before; ++d) add_outer(d);
+    if (red && red->ref == block_var_) {
+      dim_of_var_[red->ref] = static_cast<int>(domain.size());
+      domain.push_back(block_len_);
+      lo_of_var_[red->ref] = block_base_;
+    } else if (red) {
+      const IndexVar& iv = st.vars[red->ref];
+      const std::string lo = val(*iv.lo);
+      const std::string hi = val(*iv.hi);
+      const std::string n = op("arith.subi", {hi, lo}, DType::Index);
+      dim_of_var_[red->ref] = static_cast<int>(domain.size());
+      domain.push_back(op("arith.maxsi", {n, zero_index()}, DType::Index));
+      lo_of_var_[red->ref] = lo;
+    }
+    for (int d = before; d < rank; ++d) add_outer(d);
+    const int nd = static_cast<int>(domain.size());
+    std::string dims;
+    for (int d = 0; d < nd; ++d) dims += (d ? ", d" : "d") + std::to_string(d);
+    auto map = [&](const std::string& results) {
+      return "affine_map<(" + dims + ") -> (" + results + ")>";
+    };
+
+    std::vector<std::string> ins, in_types, maps, arg_types;
+    if (nd > 0) {
+      // The domain view: extents of the iteration space, zero strides, never read.
+      std::string sizes, strides, lay;
+      for (int d = 0; d < nd; ++d) {
+        sizes += (d ? ", " : "") + domain[d];
+        strides += d ? ", " + zero_index() : zero_index();
+        lay += d ? ", ?" : "?";
+      }
+      const std::string view = fresh();
+      std::string vty = "memref<";
+      for (int d = 0; d < nd; ++d) vty += "?x";
+      vty += std::string(mlir_type(dst_elem)) + ", strided<[" + lay + "]>>";
+      w_.line(view + " = memref.reinterpret_cast " + dst + " to offset: [0], sizes: [" + sizes +
+              "], strides: [" + strides + "] : " + dst_ty + " to " + vty);
+      ins.push_back(view);
+      in_types.push_back(vty);
+      maps.push_back(map(dims));
+      arg_types.push_back(mlir_type(dst_elem));
+    }
+
+    std::vector<const Expr*> reads;
+    collect_reads(body, reads);
+    std::map<std::string, int> operand_of;  // "tensor|map" -> index into ins
+    std::vector<std::pair<const Expr*, int>> read_operand;
+    for (const Expr* r : reads) {
+      const auto rv = row_view_.find(r->ref);
+      const bool row = rv != row_view_.end() && own_row_read(*r);
+      std::string res;
+      for (size_t d = row ? 1 : 0; d < r->args.size(); ++d) {
+        std::string text;
+        affine(*r->args[d], text);
+        res += (res.empty() ? "" : ", ") + text;
+      }
+      const Tensor& t = spec_.tensors[r->ref];
+      const std::string key = (row ? "row " : "") + t.name + "|" + res;
+      auto it = operand_of.find(key);
+      if (it == operand_of.end()) {
+        it = operand_of.emplace(key, static_cast<int>(ins.size())).first;
+        ins.push_back(row ? rv->second.name : "%" + t.name);
+        in_types.push_back(row ? rv->second.type
+                               : memref_type(static_cast<int>(t.shape.size()), t.type));
+        maps.push_back(map(res));
+        arg_types.push_back(mlir_type(t.type));
+      }
+      read_operand.push_back({r, it->second});
+    }
+    std::vector<const Expr*> reds;
+    top_reduces(body, reds);
+    std::vector<std::pair<const Expr*, int>> red_operand;
+    std::string out_dims;
+    for (int d = 0; d < rank; ++d)
+      out_dims += (d ? ", d" : "d") + std::to_string(dim_of_var_[outer[d]]);
+    for (const Expr* r : reds) {
+      auto it = temp_of_.find(r);
+      if (it == temp_of_.end()) continue;  // evaluated in the body by an scf.for
+      std::string res;
+      for (int v : it->second.outer)
+        res += (res.empty() ? "d" : ", d") + std::to_string(dim_of_var_[v]);
+      red_operand.push_back({r, static_cast<int>(ins.size())});
+      ins.push_back(it->second.buffer);
+      in_types.push_back(it->second.type);
+      maps.push_back(map(res));
+      arg_types.push_back(mlir_type(value_type(*r)));
+    }
+    maps.push_back(map(out_dims));
+
+    std::string iters;
+    for (int d = 0; d < nd; ++d)
+      iters += std::string(d ? ", " : "") +
+               (red && d == dim_of_var_[red->ref] ? "\"reduction\"" : "\"parallel\"");
+    std::string maps_text;
+    for (size_t i = 0; i < maps.size(); ++i) maps_text += (i ? ", " : "") + maps[i];
+    w_.line("linalg.generic {indexing_maps = [" + maps_text + "], iterator_types = [" + iters +
+            "]}");
+    std::string ins_text, ins_ty;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      ins_text += (i ? ", " : "") + ins[i];
+      ins_ty += (i ? ", " : "") + in_types[i];
+    }
+    w_.line("    ins(" + ins_text + " : " + ins_ty + ")");
+    w_.open("    outs(" + dst + " : " + dst_ty + ") {");
+    std::vector<std::string> args;
+    std::string block;
+    for (size_t i = 0; i < arg_types.size(); ++i) {
+      args.push_back(fresh());
+      block += (i ? ", " : "") + args.back() + ": " + arg_types[i];
+    }
+    const std::string acc = fresh();
+    block += (block.empty() ? "" : ", ") + acc + ": " + mlir_type(dst_elem);
+    w_.line("^bb0(" + block + "):");
+    read_arg_.clear();
+    reduce_arg_.clear();
+    for (const auto& [r, i] : read_operand) read_arg_[r] = args[i];
+    for (const auto& [r, i] : red_operand) reduce_arg_[r] = args[i];
+    emit_indices(body);
+    std::string v = val(body);
+    if (red) v = combine(red->rop, acc, v, dst_elem);
+    w_.line("linalg.yield " + v + " : " + mlir_type(dst_elem));
+    w_.close("}");
+    read_arg_.clear();
+    reduce_arg_.clear();
+    index_val_.clear();
+    dim_of_var_.clear();
+  }
+
+  // Parallel loops split their iterations into at most this many blocks: enough for a static
+  // schedule to balance them over the threads, few enough that each block's buffers are
+  // allocated rarely.
+  static constexpr int kBlocks = 64;
+  // Streaming stores write whole lines of this many bytes (a cache line), and are used when the
+  // tensors a statement touches total at least kStreamMinBytes (about a last-level cache; as the
+  // cpu backend's SB_STREAM_MIN_BYTES).
+  static constexpr int kLineBytes = 64;
+  static constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
+  // How far ahead streamed lines prefetch what they read (emit_prefetches): 64 lines.
+  static constexpr int kPrefetchBytes = 4096;
+
+  const Spec& spec_;
+  CodeWriter w_;
+  bool reassoc_ = false;
+  bool parallel_ = false;
+  bool explicit_loops_ = false;
+  struct View {
+    std::string name;  // SSA name
+    std::string type;  // its memref type
+  };
+  // Inside a block of a blocked reduction: its reduction var, the block's length and the value
+  // of the var at the block's start.
+  int block_var_ = -1;
+  std::string block_len_, block_base_;
+  // Inside a part of a streamed row: the output's last index, the part's length and the value of
+  // the index at the part's start.
+  int part_var_ = -1;
+  std::string part_len_, part_base_;
+  // Inside a row group with streamed statements: the i1 value that selects streaming ("" when
+  // streaming is unconditional), and the line buffer of each streamed element type.
+  bool streaming_ = false;
+  std::string stream_cond_;
+  std::map<DType, View> line_buf_;
+  std::set<int> row_local_;       // inside a row loop: the group's row-local temps
+  std::string row_;               // inside a row loop: the row index; else empty
+  std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
+  int next_ = 0;
+  const Statement* st_ = nullptr;
+  std::vector<std::vector<std::string>> extents_;
+  std::vector<int> dim_of_var_;           // statement var -> generic dim, or -1
+  std::map<int, std::string> lo_of_var_;  // reduction var -> its lower bound's value
+  std::map<const Expr*, std::string> read_arg_;
+  std::map<const Expr*, std::string> reduce_arg_;
+  struct Temp {
+    std::string buffer;      // SSA name of the buffer
+    std::string type;        // its memref type
+    std::vector<int> outer;  // the output indices that are its dimensions
+  };
+  std::map<const Expr*, Temp> temp_of_;
+  std::map<const Expr*, Temp> row_temp_;  // a row group's reduction buffers, one row long
+  // Vars with a value from outside the generic: the reduction var of an scf.for in a body -> its
+  // IV, and the row index (var 0) inside a row loop -> row_.
+  std::map<int, std::string> loop_var_;
+  std::map<int, std::string> index_val_;  // var -> its value in the current body
+};
+
+// ---- The C shim ---------------------------------------------------------------------------------
+
+std::string c_int(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+      return std::to_string(e.ival) + "LL";
+    case ExprKind::SizeRef:
+      return "sb_s[" + std::to_string(e.ref) + "]";
+    case ExprKind::Unary:
+      return "(-" + c_int(*e.args[0]) + ")";
+    case ExprKind::Binary: {
+      const char* o = e.bop == BinOp::Add   ? " + "
+                      : e.bop == BinOp::Sub ? " - "
+                      : e.bop == BinOp::Mul ? " * "
+                      : e.bop == BinOp::Div ? " / "
+                      : e.bop == BinOp::Mod ? " % "
+                                            : nullptr;
+      SB_ASSERT(o != nullptr, "non-affine shape expression");
+      return "(" + c_int(*e.args[0]) + o + c_int(*e.args[1]) + ")";
+    }
+    default:
+      SB_ASSERT(false, "unexpected shape expression");
+      return "";
+  }
+}
+
+std::string shim(const Spec& spec, const std::vector<Variant>& variants) {
+  CodeWriter w;
+  w.line("#include <stdint.h>");
+  w.line("");
+  w.line("#include \"specbench_abi.h\"");
+  w.line("");
+  w.line("// MLIR's memref descriptors, by rank; element pointers are untyped here.");
+  std::set<size_t> ranks;
+  for (const auto& t : spec.tensors) ranks.insert(t.shape.size());
+  for (size_t r : ranks) {
+    std::string s = "typedef struct { void* allocated; void* aligned; int64_t offset;";
+    if (r > 0)
+      s += " int64_t sizes[" + std::to_string(r) + "]; int64_t strides[" + std::to_string(r) + "];";
+    w.line(s + " } sb_memref" + std::to_string(r) + ";");
+  }
+  w.line("");
+  std::vector<std::string> params;
+  for (const auto& t : spec.tensors)
+    params.push_back("sb_memref" + std::to_string(t.shape.size()) + "*");
+  for (size_t i = 0; i < spec.sizes.size(); ++i) params.push_back("int64_t");
+  for (const Variant& v : variants) {
+    const std::string fn = spec.name + "_" + v.name;
+    w.line(wrap_call("void _mlir_ciface_" + fn, params, ";", 0));
+    w.open("static int sb_variant_" + v.name + "(const sb_args* sb_a) {");
+    w.line("const int64_t* sb_s = sb_a->sizes;");
+    w.line("(void)sb_s;");
+    std::vector<std::string> call;
+    for (size_t t = 0; t < spec.tensors.size(); ++t) {
+      const Tensor& tt = spec.tensors[t];
+      const std::string m = "sb_m" + std::to_string(t);
+      const std::string p = "sb_a->tensors[" + std::to_string(t) + "]";
+      const size_t r = tt.shape.size();
+      w.line("sb_memref" + std::to_string(r) + " " + m + ";");
+      w.line(m + ".allocated = " + p + ";");
+      w.line(m + ".aligned = " + p + ";");
+      w.line(m + ".offset = 0;");
+      for (size_t d = r; d-- > 0;) {
+        w.line(m + ".sizes[" + std::to_string(d) + "] = " + c_int(*tt.shape[d]) + ";");
+        w.line(m + ".strides[" + std::to_string(d) + "] = " +
+               (d + 1 == r ? std::string("1")
+                           : m + ".strides[" + std::to_string(d + 1) + "] * " + m + ".sizes[" +
+                                 std::to_string(d + 1) + "]") +
+               ";");
+      }
+      call.push_back("&" + m);
+    }
+    for (size_t i = 0; i < spec.sizes.size(); ++i)
+      call.push_back("sb_s[" + std::to_string(i) + "]");
+    w.line(wrap_call("_mlir_ciface_" + fn, call, ";", w.indent()));
+    w.line("return 0;");
+    w.close();
+    w.line("");
+  }
+  if (!variants.empty()) {
+    w.open("static const sb_variant sb_variants[] = {");
+    for (const Variant& v : variants) w.line("{\"" + v.name + "\", sb_variant_" + v.name + "},");
+    w.close("};");
+    w.line("");
+  }
+  w.open("const sb_module* specbench_module(void) {");
+  w.line("static const sb_module m = {SPECBENCH_ABI_VERSION, \"" + spec.name + "\", \"mlir\", " +
+         std::to_string(spec.tensors.size()) + ", " + std::to_string(spec.sizes.size()) + ", " +
+         std::to_string(variants.size()) + ", " +
+         (variants.empty() ? "(const sb_variant*)0" : "sb_variants") + "};");
+  w.line("return &m;");
+  w.close();
+  std::string out;
+  const std::string& text = w.str();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl - pos);
+    out += line.empty() ? "//|\n" : "//| " + line + "\n";
+    pos = nl + 1;
+  }
+  return out;
+}
+
+class MlirEmitter final : public Emitter {
+ public:
+  std::string backend() const override { return "mlir"; }
+  std::string extension() const override { return "mlir"; }
+  std::vector<StrategyInfo> strategies() const override {
+    return {
+        {"loops", "linalg lowered to scf loops", {}},
+        {"tiled_vector",
+         "linalg lowered to affine loops, tiled, then vectorised by affine-super-vectorize",
+         {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
+          {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
+        {"openmp",
+         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, full "
+         "reductions in parallel blocks, non-temporal stores for outputs beyond the caches; f32 "
+         "math as MLIR's polynomial approximations, f64 tanh expanded into exp, exp and log as "
+         "LLVM intrinsics that clang vectorises",
+         {}},
+    };
+  }
+  bool spells(Fn fn) const override {
+    return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || mlir_math(fn);
+  }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
+};
+
+GeneratedFile MlirEmitter::print(const Spec& spec) const {
+  const auto& variants = backend_variants(spec, backend());
+  if (variants.empty()) {
+    // Emitted for every spec by the golden and unit tests: no module to lower, an empty table.
+    return {spec.name + "/mlir/" + spec.name + ".mlir",
+            file_header(spec, *this) + "\n" + shim(spec, variants)};
+  }
+
+  // The `loops` strategy keeps every sum in the spec's order, like the cpu backend's loops; the
+  // others may reassociate sums. Only `openmp` has explicit parallel loops (fused row groups).
+  struct Text {
+    std::string body;
+    bool explicit_loops = false;
+  };
+  auto make_body = [&spec](bool reassoc, bool parallel) {
+    Body body(spec, reassoc, parallel);
+    body.emit_extents();
+    const std::vector<RowGroup> groups = parallel ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
+    for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      if (next_group < groups.size() && groups[next_group].first == k) {
+        body.emit_row_group(groups[next_group]);
+        k = groups[next_group++].last;
+      } else {
+        body.emit_statement(spec.stmts[k]);
+      }
+    }
+    body.w().line("return");
+    return Text{body.w().str(), body.explicit_loops()};
+  };
+  const Text in_order = make_body(false, false), reassociated = make_body(true, false),
+             parallel = make_body(true, true);
+
+  // Every tensor is a buffer of its own (specbench_abi.h), so the memrefs are noalias, as the
+  // C-family backends declare their pointers __restrict.
+  std::string sig;
+  for (const auto& t : spec.tensors)
+    sig += (sig.empty() ? "%" : ", %") + t.name + ": " +
+           memref_type(static_cast<int>(t.shape.size()), t.type) + " {llvm.noalias}";
+  for (const auto& s : spec.sizes) sig += (sig.empty() ? "%" : ", %") + s.name + ": index";
+
+  std::string out = file_header(spec, *this);
+  out += "//\n";
+  out +=
+      "// One module per variant, each after a split marker line (mlir-opt --split-input-file);\n";
+  out +=
+      "// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C\n";
+  out += "// shim at the end (lines starting with `//|`) exports specbench_module().\n";
+  for (const Variant& v : variants) {
+    const StrategyInfo* info = find_strategy(*this, v.strategy);
+    SB_ASSERT(info != nullptr, "unknown mlir strategy " + v.strategy);
+    std::map<std::string, int64_t> params;
+    for (const auto& p : info->params) params[p.name] = param(v, *info, p.name);
+    out += "\n// -----\n";
+    out += "// sb-variant: " + v.name + "\n";
+    const Text& text = v.strategy == "loops"    ? in_order
+                       : v.strategy == "openmp" ? parallel
+                                                : reassociated;
+    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params, text.explicit_loops) + "\n";
+    out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
+                               : "module {\n";
+    out += "  func.func @" + spec.name + "_" + v.name + "(" + sig +
+           ") attributes {llvm.emit_c_interface} {\n";
+    out += text.body;
+    out += "  }\n";
+    if (text.explicit_loops) out += mlir_parallel_loops_schedule();
+    out += "}\n";
+  }
+  out += "\n" + shim(spec, variants);
+  return {spec.name + "/mlir/" + spec.name + ".mlir", out};
+}
+
+}  // namespace
+
+const Emitter& mlir_emitter() {
+  static const MlirEmitter e;
+  return e;
+}
+
+}  // namespace sb

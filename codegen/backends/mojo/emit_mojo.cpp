@@ -1,0 +1,1849 @@
+#include "backends/mojo/emit_mojo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../harness/abi/specbench_abi.h"
+#include "backends/common/emit_common.h"
+#include "lower/patterns.h"
+#include "lower/row_fusion.h"
+
+namespace sb {
+
+namespace {
+
+// ---- Text -------------------------------------------------------------------------------------
+
+// Lines of Mojo with four-space indentation; blocks end by dedenting.
+class PyWriter {
+ public:
+  explicit PyWriter(int indent = 0) : indent_(indent) {}
+  void line(const std::string& text) {
+    if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 4, ' ').append(text);
+    out_ += '\n';
+  }
+  // Writes `text` (ending in ':') and indents what follows.
+  void open(const std::string& text) {
+    line(text);
+    ++indent_;
+  }
+  void dedent() {
+    SB_ASSERT(indent_ > 0, "unbalanced PyWriter::dedent");
+    --indent_;
+  }
+  int columns() const { return indent_ * 4; }
+  const std::string& str() const { return out_; }
+
+ private:
+  int indent_;
+  std::string out_;
+};
+
+std::string mojo_banner(const std::string& title) {
+  const std::string rule = "# " + std::string(77, '-') + "\n";
+  return rule + "# " + title + "\n" + rule + "\n";
+}
+
+// The shared header (written with // comments for the C family) as # comments.
+std::string hash_comments(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string l = text.substr(pos, end - pos);
+    if (l.rfind("//", 0) == 0) l = "#" + l.substr(2);
+    out += l + "\n";
+    pos = end + 1;
+  }
+  return out;
+}
+
+// ---- Names and types --------------------------------------------------------------------------
+
+// Names the generated Mojo uses (built-ins, imports, its own structs). A spec name equal to one
+// of these is renamed sb_u_<name>. Spec names are never keywords (names.cpp). Sorted.
+constexpr const char* kMojoReserved[] = {
+    "Bool",
+    "CStringSpan",
+    "DType",
+    "Float32",
+    "Float64",
+    "ImmStaticOrigin",
+    "ImmUntrackedOrigin",
+    "Int",
+    "Int32",
+    "Int64",
+    "Layout",
+    "MutUntrackedOrigin",
+    "NoneType",
+    "Pointer",
+    "SIMD",
+    "SbArgs",
+    "SbModule",
+    "SbVariant",
+    "SbVariantFn",
+    "Scalar",
+    "String",
+    "UInt8",
+    "abs",
+    "alloc",
+    "dealloc",
+    "external_call",
+    "inf",
+    "initialize_runtime",
+    "len",
+    "max",
+    "min",
+    "nan",
+    "parallelism_level",
+    "parallelize",
+    "print",
+    "range",
+    "simd_width_of",
+    "specbench_module",
+    "vectorize",
+};
+
+// The Mojo spelling of the intrinsics its standard library has: the function's name, and
+// whether it is imported from std.math (round is a builtin).
+struct MojoMath {
+  Fn fn;
+  const char* name;
+  bool import;
+};
+
+constexpr MojoMath kMojoMath[] = {
+    {Fn::Exp, "exp", true},     {Fn::Log, "log", true},       {Fn::Sqrt, "sqrt", true},
+    {Fn::Tanh, "tanh", true},   {Fn::Erf, "erf", true},       {Fn::Log1p, "log1p", true},
+    {Fn::Expm1, "expm1", true}, {Fn::Sin, "sin", true},       {Fn::Cos, "cos", true},
+    {Fn::Floor, "floor", true}, {Fn::Ceil, "ceil", true},     {Fn::Rsqrt, "rsqrt", true},
+    {Fn::Round, "round", false},  // halves to even, as the spec language's round
+};
+
+const MojoMath* mojo_math(Fn fn) {
+  for (const MojoMath& m : kMojoMath)
+    if (m.fn == fn) return &m;
+  return nullptr;
+}
+
+bool mojo_reserved(const std::string& name) {
+  static const bool sorted =
+      std::is_sorted(std::begin(kMojoReserved), std::end(kMojoReserved),
+                     [](const char* a, const char* b) { return std::string(a) < std::string(b); });
+  SB_ASSERT(sorted, "kMojoReserved must be sorted");
+  if (std::binary_search(std::begin(kMojoReserved), std::end(kMojoReserved), name,
+                         [](const std::string& a, const std::string& b) { return a < b; }))
+    return true;
+  for (const MojoMath& m : kMojoMath)  // the math functions generated code calls
+    if (name == m.name) return true;
+  return false;
+}
+
+std::string mojo_name(const std::string& name) {
+  return mojo_reserved(name) ? "sb_u_" + name : name;
+}
+
+const char* mojo_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "Float32";
+    case DType::F64:
+    case DType::FloatLit:
+      return "Float64";
+    case DType::I32:
+      return "Int32";
+    case DType::Bool:
+      return "Bool";
+    default:
+      return "Int";
+  }
+}
+
+const char* mojo_dtype(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "DType.float32";
+    case DType::F64:
+    case DType::FloatLit:
+      return "DType.float64";
+    case DType::I32:
+      return "DType.int32";
+    case DType::Bool:
+      return "DType.bool";
+    default:
+      return "DType.int";
+  }
+}
+
+// The module-level SIMD width constant of a value type (its native vector length).
+std::string width_const(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "sb_w_f32";
+    case DType::F64:
+      return "sb_w_f64";
+    case DType::I32:
+      return "sb_w_i32";
+    case DType::Bool:
+      return "sb_w_bool";
+    default:
+      return "sb_w_int";
+  }
+}
+
+// A floating-point constant of type F32 or F64 as Float32(...)/Float64(...). The decimal text is
+// the shortest that reads back to the value; for f32 it is checked to read back also through an
+// f64 rounding (Mojo's literal may be rounded twice), otherwise the f32 value's exact f64 digits
+// are printed.
+std::string mojo_float(double v, DType t, std::set<std::string>& math) {
+  const bool f32 = t == DType::F32;
+  const std::string dt = f32 ? "DType.float32" : "DType.float64";
+  if (std::isnan(v)) {
+    math.insert("nan");
+    return "nan[" + dt + "]()";
+  }
+  if (std::isinf(v)) {
+    math.insert("inf");
+    return std::string(v > 0 ? "" : "-") + "inf[" + dt + "]()";
+  }
+  std::string s = float_literal(v, f32 ? DType::F32 : DType::F64);
+  if (f32) {
+    s.pop_back();  // the 'f' suffix
+    const float want = static_cast<float>(v);
+    if (static_cast<float>(std::strtod(s.c_str(), nullptr)) != want) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(want));
+      s = buf;
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    }
+  }
+  return std::string(f32 ? "Float32(" : "Float64(") + s + ")";
+}
+
+// ---- Helpers in generated code ----------------------------------------------------------------
+
+enum class MHelper {
+  MinMax,  // sb_min, sb_max: NaN-propagating, any element type and SIMD width
+  AbsInt,  // sb_abs: integer abs that wraps
+  Clamp,   // sb_clamp
+  DivI32,
+  ModI32,
+  DivInt,
+  ModInt,
+  F32ToI32,
+  F64ToI32,
+  F32ToInt,
+  F64ToInt,
+};
+
+std::string helper_text(MHelper h) {
+  switch (h) {
+    case MHelper::MinMax:
+      return "# Min and max that propagate NaN, for any element type and SIMD width.\n"
+             "@always_inline\n"
+             "def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, "
+             "w]:\n"
+             "    return (a.lt(b) | a.ne(a)).select(a, b)\n\n\n"
+             "@always_inline\n"
+             "def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, "
+             "w]:\n"
+             "    return (a.gt(b) | a.ne(a)).select(a, b)\n";
+    case MHelper::AbsInt:
+      return "# Integer abs that wraps: the abs of the minimum is the minimum.\n"
+             "@always_inline\n"
+             "def sb_abs[dt: DType, w: SIMDLength](a: SIMD[dt, w]) -> SIMD[dt, w]:\n"
+             "    return a.lt(SIMD[dt, w](0)).select(-a, a)\n";
+    case MHelper::Clamp:
+      return "# Subscript clamped into [0, n - 1] (boundary: clamp).\n"
+             "@always_inline\n"
+             "def sb_clamp(v: Int, n: Int) -> Int:\n"
+             "    return 0 if v < 0 else (n - 1 if v >= n else v)\n";
+    case MHelper::DivI32:
+    case MHelper::DivInt: {
+      const std::string T = h == MHelper::DivI32 ? "Int32" : "Int";
+      const std::string n = h == MHelper::DivI32 ? "i32" : "int";
+      return "# " + T +
+             " division as in C: it truncates toward zero; x / 0 is 0 and x / -1 wraps, as in the\n"
+             "# reference (Mojo's // rounds toward negative infinity).\n"
+             "@always_inline\n"
+             "def sb_div_" +
+             n + "(a: " + T + ", b: " + T + ") -> " + T +
+             ":\n"
+             "    if b == 0:\n"
+             "        return 0\n"
+             "    if b == -1:\n"
+             "        return -a\n"
+             "    var q = a // b\n"
+             "    if q * b != a and (a < 0) != (b < 0):\n"
+             "        q += 1\n"
+             "    return q\n";
+    }
+    case MHelper::ModI32:
+    case MHelper::ModInt: {
+      const std::string T = h == MHelper::ModI32 ? "Int32" : "Int";
+      const std::string n = h == MHelper::ModI32 ? "i32" : "int";
+      return "# " + T +
+             " remainder as in C (the sign of the dividend); x % 0 and x % -1 are 0.\n"
+             "@always_inline\n"
+             "def sb_mod_" +
+             n + "(a: " + T + ", b: " + T + ") -> " + T +
+             ":\n"
+             "    if b == 0 or b == -1:\n"
+             "        return 0\n"
+             "    return a - sb_div_" +
+             n + "(a, b) * b\n";
+    }
+    case MHelper::F32ToI32:
+    case MHelper::F64ToI32:
+    case MHelper::F32ToInt:
+    case MHelper::F64ToInt: {
+      const bool f32 = h == MHelper::F32ToI32 || h == MHelper::F32ToInt;
+      const bool i32 = h == MHelper::F32ToI32 || h == MHelper::F64ToI32;
+      const std::string from = f32 ? "Float32" : "Float64";
+      const std::string to = i32 ? "Int32" : "Int";
+      const std::string name =
+          std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + (i32 ? "i32" : "int");
+      const std::string lo = i32 ? "d > -2147483649.0" : "d >= -9223372036854775808.0";
+      const std::string hi = i32 ? "d < 2147483648.0" : "d < 9223372036854775808.0";
+      std::string s =
+          "# Truncating cast; NaN and out-of-range values give the minimum.\n"
+          "@always_inline\n"
+          "def " +
+          name + "(x: " + from + ") -> " + to + ":\n";
+      if (f32)
+        s += "    var d = Float64(x)\n";
+      else
+        s += "    var d = x\n";
+      s += "    return " + to + "(d) if " + lo + " and " + hi + " else " + to + ".MIN\n";
+      return s;
+    }
+  }
+  return "";
+}
+
+// The blocked GEMM of strategy blocked_matmul for element type `t` (F32 or F64): the cpu
+// backend's algorithm (Goto's blocking, packed panels, a register-blocked micro-kernel) in Mojo.
+// The micro-kernel's accumulators are named variables (2 x 12, the rows past 6 only where a SIMD
+// vector is 64 bytes) so that they stay in registers.
+std::string mojo_gemm_text(DType t) {
+  const std::string T = mojo_type(t), D = mojo_dtype(t), S = t == DType::F32 ? "f32" : "f64";
+  const std::string B = std::to_string(dtype_bytes(t));
+  const std::string P = "Pointer[" + T + ", ";
+  std::string o;
+  auto line = [&o](const std::string& l) { o += l + "\n"; };
+  line("# Register tile of the micro-kernel: sb_gemm_mr_" + S +
+       " rows by two SIMD vectors of columns of C, in");
+  line("# 2 * MR accumulators: 12 x 2 where a vector is 64 bytes (AVX-512: 32 registers), 6 x 2");
+  line("# otherwise. Products of fewer multiply-adds than sb_gemm_min_parallel run on one thread.");
+  line("comptime sb_gemm_w_" + S + " = simd_width_of[" + D + "]()");
+  line("comptime sb_gemm_mr_" + S + " = 12 if sb_gemm_w_" + S + " * " + B + " >= 64 else 6");
+  line("comptime sb_gemm_nr_" + S + " = 2 * sb_gemm_w_" + S);
+  line("comptime sb_gemm_min_parallel_" + S + " = 4194304");
+  line("");
+  line("");
+  // The packing of X (MR-tall strips, rows r) and of Y (NR-wide strips, columns q): the same loop
+  // with the roles of the strides swapped.
+  auto pack = [&](const std::string& which, const std::string& doc, const std::string& n,
+                  const std::string& v, const std::string& limit, const std::string& s_in,
+                  const std::string& s_k) {
+    line("# Packs " + doc + ", over kc steps: dst[p * " + n + " + " + v + "] = " +
+         (which == "x" ? "X(r, p)" : "Y(p, q)") + ", zero for " + v + " >= " + limit + ".");
+    line("def sb_gemm_pack_" + which + "_" + S + "(kc: Int, " + limit + ": Int, " + which + ": " +
+         P + "ImmUntrackedOrigin], " + s_in + ": Int,");
+    line("                      " + s_k + ": Int, dst: " + P + "MutUntrackedOrigin]):");
+    line("    comptime " + n + " = sb_gemm_" + (n == "MR" ? "mr_" : "nr_") + S);
+    line("    for p in range(kc):");
+    line("        for " + v + " in range(" + n + "):");
+    line("            if " + v + " < " + limit + ":");
+    const std::string src = which == "x" ? "r * xs_i + p * xs_k" : "p * ys_k + q * ys_j";
+    line("                dst[unsafe_offset=p * " + n + " + " + v + "] = " + which +
+         "[unsafe_offset=" + src + "]");
+    line("            else:");
+    line("                dst[unsafe_offset=p * " + n + " + " + v + "] = " + T + "(0)");
+    line("");
+    line("");
+  };
+  pack("x", "an MR-tall strip of X, rows [0, h)", "MR", "r", "h", "xs_i", "xs_k");
+  pack("y", "an NR-wide strip of Y, columns [0, w)", "NR", "q", "w", "ys_k", "ys_j");
+  line(
+      "# The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X");
+  line(
+      "# (kc x MR) and a packed strip of Y (kc x NR), accumulated in registers. Ragged tiles (mr < "
+      "MR or");
+  line("# nr < NR) go through a local tile.");
+  line("def sb_gemm_tile_" + S + "(kc: Int, ap: " + P + "MutUntrackedOrigin], bp: " + P +
+       "MutUntrackedOrigin],");
+  line("                    c: " + P +
+       "MutUntrackedOrigin], ldc: Int, mr: Int, nr: Int, accumulate: Bool):");
+  line("    comptime W = sb_gemm_w_" + S);
+  line("    comptime MR = sb_gemm_mr_" + S);
+  line("    comptime NR = sb_gemm_nr_" + S);
+  const int kRows = 12, kNarrow = 6;
+  for (int r = 0; r < kRows; ++r)
+    for (const char* half : {"_0", "_1"})
+      line("    var sb_c" + std::to_string(r) + half + " = SIMD[" + D + ", W](0)");
+  line("    for p in range(kc):");
+  line("        var b0 = bp.unsafe_load[width=W](p * NR)");
+  line("        var b1 = bp.unsafe_load[width=W](p * NR + W)");
+  // `f` for every accumulator row at indentation `ind`: rows 0 to 5, then the others under a
+  // compile-time check that the tile has them.
+  auto rows = [&](const std::string& ind,
+                  const std::function<void(const std::string&, const std::string&)>& f) {
+    for (int r = 0; r < kNarrow; ++r) f(std::to_string(r), ind);
+    line(ind + "comptime if MR > " + std::to_string(kNarrow) + ":");
+    for (int r = kNarrow; r < kRows; ++r) f(std::to_string(r), ind + "    ");
+  };
+  auto fma = [&](const std::string& r, const std::string& ind) {
+    line(ind + "var a" + r + " = SIMD[" + D + ", W](ap[unsafe_offset=p * MR + " + r + "])");
+    line(ind + "sb_c" + r + "_0 = a" + r + ".fma(b0, sb_c" + r + "_0)");
+    line(ind + "sb_c" + r + "_1 = a" + r + ".fma(b1, sb_c" + r + "_1)");
+  };
+  rows("        ", fma);
+  line("    if mr == MR and nr == NR:");
+  auto store = [&](const std::string& r, const std::string& ind) {
+    line(ind + "if accumulate:");
+    line(ind + "    sb_c" + r + "_0 += c.unsafe_load[width=W](" + r + " * ldc)");
+    line(ind + "    sb_c" + r + "_1 += c.unsafe_load[width=W](" + r + " * ldc + W)");
+    line(ind + "c.unsafe_store[width=W](" + r + " * ldc, sb_c" + r + "_0)");
+    line(ind + "c.unsafe_store[width=W](" + r + " * ldc + W, sb_c" + r + "_1)");
+  };
+  rows("        ", store);
+  line("        return");
+  line("    var sb_tile = alloc(Layout[" + T + "](count=MR * NR))");
+  line("    var t = sb_tile.unsafe_ptr()");
+  auto spill = [&](const std::string& r, const std::string& ind) {
+    line(ind + "t.unsafe_store[width=W](" + r + " * NR, sb_c" + r + "_0)");
+    line(ind + "t.unsafe_store[width=W](" + r + " * NR + W, sb_c" + r + "_1)");
+  };
+  rows("    ", spill);
+  line("    for r in range(mr):");
+  line("        for q in range(nr):");
+  line("            var v = t[unsafe_offset=r * NR + q]");
+  line("            if accumulate:");
+  line("                v += c[unsafe_offset=r * ldc + q]");
+  line("            c[unsafe_offset=r * ldc + q] = v");
+  line("    dealloc(sb_tile^)");
+  line("");
+  line("");
+  line(
+      "# C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and");
+  line(
+      "# Y(k, j) = y[k * ys_k + j * ys_j]. The cpu backend's blocking: the mc-row blocks of C "
+      "split");
+  line(
+      "# evenly over the worker threads (mc adjusted for that); for each nc-wide column block and");
+  line(
+      "# kc-deep slice, a thread packs the kc x nc panel of Y into NR-wide strips and each of its "
+      "row");
+  line(
+      "# blocks of X into MR-tall strips, then runs the micro-kernel over the block's MR x NR "
+      "tiles.");
+  line("# Each thread packs its own panel of Y, into buffers it allocates for the call.");
+  line("def sb_gemm_" + S + "(M: Int, N: Int, K: Int, x: " + P + "ImmUntrackedOrigin], xs_i: Int,");
+  line("               xs_k: Int, y: " + P + "ImmUntrackedOrigin], ys_k: Int, ys_j: Int,");
+  line("               c: " + P + "MutUntrackedOrigin], ldc: Int, mc_in: Int, kc_in: Int,");
+  line("               nc_in: Int):");
+  line("    comptime MR = sb_gemm_mr_" + S);
+  line("    comptime NR = sb_gemm_nr_" + S);
+  line("    if M <= 0 or N <= 0:");
+  line("        return");
+  line("    if K <= 0:  # an empty sum");
+  line("        for i in range(M):");
+  line("            for j in range(N):");
+  line("                c[unsafe_offset=i * ldc + j] = " + T + "(0)");
+  line("        return");
+  line("    var nt = 1");
+  line("    if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_" + S + "):");
+  line("        nt = parallelism_level()");
+  line("    var kc = min(kc_in, K)");
+  line("    var nc = (min(nc_in, N) + NR - 1) // NR * NR");
+  line("    var blocks = (M + mc_in - 1) // mc_in");
+  line("    blocks = (blocks + nt - 1) // nt * nt");
+  line("    var mc = (M + blocks - 1) // blocks");
+  line("    mc = (mc + MR - 1) // MR * MR");
+  line("    var blocks_total = (M + mc - 1) // mc");
+  line("    var b_elems = kc * nc");
+  line("    var a_elems = kc * mc");
+  line("");
+  line("    def sb_chunk(sb_t: Int) {imm}:");
+  line("        var sb_buf = alloc(Layout[" + T + "](count=b_elems + a_elems))");
+  line("        var bp = sb_buf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()");
+  line("        var ap = bp.unsafe_offset(b_elems)");
+  line("        var b0 = blocks_total * sb_t // nt");
+  line("        var b1 = blocks_total * (sb_t + 1) // nt");
+  line("        var jc = 0");
+  line("        while jc < N and b0 < b1:");
+  line("            var ncur = min(nc, N - jc)");
+  line("            var pc = 0");
+  line("            while pc < K:");
+  line("                var kcur = min(kc, K - pc)");
+  line("                for jp in range(0, ncur, NR):");
+  line("                    sb_gemm_pack_y_" + S + "(kcur, min(NR, ncur - jp),");
+  line(
+      "                                   y.unsafe_offset(pc * ys_k + (jc + jp) * ys_j), ys_k, "
+      "ys_j,");
+  line("                                   bp.unsafe_offset(jp * kcur))");
+  line("                for blk in range(b0, b1):");
+  line("                    var ic = blk * mc");
+  line("                    var mcur = min(mc, M - ic)");
+  line("                    for ip in range(0, mcur, MR):");
+  line("                        sb_gemm_pack_x_" + S + "(kcur, min(MR, mcur - ip),");
+  line(
+      "                                       x.unsafe_offset((ic + ip) * xs_i + pc * xs_k), "
+      "xs_i,");
+  line("                                       xs_k, ap.unsafe_offset(ip * kcur))");
+  line("                    for jr in range(0, ncur, NR):");
+  line("                        for ir in range(0, mcur, MR):");
+  line("                            sb_gemm_tile_" + S +
+       "(kcur, ap.unsafe_offset(ir * kcur), bp.unsafe_offset(jr * kcur),");
+  line("                                        c.unsafe_offset((ic + ir) * ldc + jc + jr), ldc,");
+  line("                                        min(MR, mcur - ir), min(NR, ncur - jr), pc > 0)");
+  line("                pc += kc");
+  line("            jc += nc");
+  line("        dealloc(sb_buf^)");
+  line("");
+  line("    parallelize(sb_chunk, nt)");
+  return o;
+}
+
+// What the file needs besides its kernels: imports, width constants and helpers.
+struct FileNeeds {
+  std::set<std::string> math;  // names imported from std.math
+  bool vectorize = false;
+  bool parallel = false;  // parallelize, initialize_runtime, parallelism_level
+  bool dealloc = false;
+  bool external_call = false;
+  bool stream = false;   // non-temporal stores: fence, sb_stream_min_bytes
+  std::set<DType> gemm;  // element types of the blocked GEMMs (mojo_gemm_text)
+  std::set<DType> widths;
+  std::set<MHelper> helpers;
+};
+
+// ---- Precedence (Python's, which Mojo follows) ------------------------------------------------
+
+enum MPrec {
+  kMTernary = 1,  // a if c else b
+  kMOr = 2,
+  kMAnd = 3,
+  kMNot = 4,
+  kMCmp = 5,  // comparisons chain in Python: never nest them unparenthesised
+  kMBitOr = 6,
+  kMBitAnd = 8,
+  kMAdd = 10,
+  kMMul = 11,
+  kMUnary = 12,
+  kMPrimary = 14,
+};
+
+std::string mparen(const std::string& text, int prec, int min_prec) {
+  return prec < min_prec ? "(" + text + ")" : text;
+}
+
+// An affine range bound (a name, a literal or a sum) on the right of a subtraction.
+std::string subtrahend(const std::string& text) {
+  return text.find(' ') == std::string::npos ? text : "(" + text + ")";
+}
+
+// Reduction variables whose name is already bound where their loop runs.
+void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
+                    std::set<int>& shadowing) {
+  if (e.kind == ExprKind::Reduce) {
+    for (int o : live)
+      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
+    live.push_back(e.ref);
+    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
+    live.pop_back();
+    return;
+  }
+  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
+}
+
+// ---- Statement lowering -----------------------------------------------------------------------
+
+struct Piece {
+  std::string text;
+  int prec = kMPrimary;
+  bool vec = false;  // a SIMD vector over the lanes of the vectorised variable
+};
+
+// Vector mode: expressions that depend on index variable `v` are SIMD vectors of `width` lanes,
+// lane l holding the value at v + l (v itself is bound to the first lane's index).
+struct Mode {
+  int v = -1;
+  std::string width;
+  bool vector() const { return v >= 0; }
+};
+
+// Prints one statement's expressions as Mojo over: tensors as Pointers named after the tensor
+// (mojo_name), sizes as Int, index variables as Int named var_name(ref). Reductions and guarded
+// loads are hoisted as in the C lowering (emit_common.h).
+class MojoLowering {
+ public:
+  MojoLowering(const Spec& spec, const Statement& st, FileNeeds* needs)
+      : spec_(spec), st_(st), needs_(needs) {
+    std::set<std::string> taken;
+    for (const auto& t : spec.tensors) taken.insert(t.name);
+    for (const auto& s : spec.sizes) taken.insert(s.name);
+    std::vector<int> live;
+    for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
+    std::set<int> shadowing;
+    if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+    for (size_t i = 0; i < st.vars.size(); ++i) {
+      const std::string& n = st.vars[i].name;
+      const bool keep =
+          !mojo_reserved(n) && !taken.count(n) && !shadowing.count(static_cast<int>(i));
+      var_names_.push_back(keep ? n : "sb_" + n + "_" + std::to_string(i));
+    }
+  }
+
+  const Spec& spec() const { return spec_; }
+  const Statement& stmt() const { return st_; }
+  const std::string& var_name(int ref) const { return var_names_[ref]; }
+  const std::set<int>& used_tensors() const { return used_tensors_; }
+  const std::set<int>& used_sizes() const { return used_sizes_; }
+  FileNeeds& needs() { return *needs_; }
+
+  // Strip-mine innermost reductions into SIMD accumulators where their reads are contiguous.
+  bool strip = false;
+
+  // Tensor `t` is held as the current row only, in the buffer `name` (a Pointer): its reads and
+  // writes drop the first subscript, and it is no longer one of used_tensors().
+  void hold_row(int t, const std::string& name) { row_local_[t] = name; }
+
+  std::string tensor_name(int t) {
+    auto it = row_local_.find(t);
+    if (it != row_local_.end()) return it->second;
+    used_tensors_.insert(t);
+    return mojo_name(spec_.tensors[t].name);
+  }
+  std::string size_name(int s) {
+    used_sizes_.insert(s);
+    return mojo_name(spec_.sizes[s].name);
+  }
+
+  std::string extent(int t, size_t d, int min_prec) {
+    PyWriter none;
+    Piece p = print(*spec_.tensors[t].shape[d], none, Mode{});
+    SB_ASSERT(none.str().empty(), "a shape expression needed hoisted code");
+    return mparen(p.text, p.prec, min_prec);
+  }
+
+  std::string scalar(const Expr& e, PyWriter& w, int min_prec) {
+    Piece p = print(e, w, Mode{});
+    return mparen(p.text, p.prec, min_prec);
+  }
+
+  void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
+
+  // The flat index of the output element whose innermost subscript is `last` (a text) and whose
+  // other subscripts are the output index variables.
+  std::string out_flat_at(const std::string& last) {
+    std::vector<Piece> subs;
+    for (size_t d = 0; d + 1 < st_.rank(); ++d) subs.push_back({var_names_[d], kMPrimary, false});
+    if (last == "0" && !subs.empty()) {  // the row's start: no "+ 0"
+      subs.push_back({"0", kMPrimary, false});
+      std::string flat = flat_index(st_.out, subs);
+      SB_ASSERT(flat.size() > 4 && flat.compare(flat.size() - 4, 4, " + 0") == 0,
+                "unexpected flat index " + flat);
+      return flat.substr(0, flat.size() - 4);
+    }
+    subs.push_back({last, last.find(' ') == std::string::npos ? kMPrimary : kMAdd, false});
+    return flat_index(st_.out, subs);
+  }
+
+  // The number of elements of tensor `t`: the product of its extents, "1" for a scalar.
+  std::string element_count(int t) {
+    std::string n;
+    for (size_t d = 0; d < spec_.tensors[t].shape.size(); ++d)
+      n += (n.empty() ? "" : " * ") + extent(t, d, kMMul + 1);
+    return n.empty() ? "1" : n;
+  }
+
+  // True when `e` depends on index variable `v`, including through a reduction's range.
+  bool depends(const Expr& e, int v) const {
+    if (e.kind == ExprKind::IndexVar && e.ref == v) return true;
+    if (e.kind == ExprKind::Reduce) {
+      const IndexVar& r = st_.vars[e.ref];
+      if ((r.lo && depends(*r.lo, v)) || (r.hi && depends(*r.hi, v))) return true;
+    }
+    for (const auto& a : e.args)
+      if (depends(*a, v)) return true;
+    return false;
+  }
+
+  // Whether `e` has a SIMD lowering over the lanes of `v`.
+  bool vec_ok(const Expr& e, int v) const {
+    if (!depends(e, v)) return true;
+    switch (e.kind) {
+      case ExprKind::IndexVar:
+        return false;  // the index itself as a value
+      case ExprKind::Read: {
+        const Tensor& tn = spec_.tensors[e.ref];
+        const size_t n = e.args.size();
+        for (size_t d = 0; d + 1 < n; ++d)
+          if (depends(*e.args[d], v)) return false;
+        // Contiguous in v; under a boundary rule, a guarded load (print_read).
+        (void)tn;
+        return unit_stride(*e.args[n - 1], v);
+      }
+      case ExprKind::Binary: {
+        const DType t = value_type(e);
+        if ((e.bop == BinOp::Div || e.bop == BinOp::Mod) && !is_float(t)) return false;
+        if (e.bop == BinOp::Mod) return false;  // fmod
+        return vec_ok(*e.args[0], v) && vec_ok(*e.args[1], v);
+      }
+      case ExprKind::Cast: {
+        const DType from = value_type(*e.args[0]);
+        const DType to = e.cast_to == DType::Unknown ? value_type(e) : e.cast_to;
+        if (is_float(from) && !is_float(to)) return false;
+        return vec_ok(*e.args[0], v);
+      }
+      case ExprKind::Reduce:
+        return vec_ok(*e.args[0], v);  // its range does not depend on v (checked above)
+      default:
+        for (const auto& a : e.args)
+          if (!vec_ok(*a, v)) return false;
+        return true;
+    }
+  }
+
+  // out[...] = rhs, scalar.
+  void assign(PyWriter& w) {
+    const std::string rhs = mparen(print(*st_.rhs, w, Mode{}).text, 0, 0);
+    const int t = st_.out;
+    const std::string name = tensor_name(t);
+    if (spec_.tensors[t].shape.empty()) {
+      w.line(name + "[] = " + rhs);
+      return;
+    }
+    w.line(name + "[unsafe_offset=" + out_flat() + "] = " + rhs);
+  }
+
+  // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index); with
+  // `line`, a non-temporal store of one whole 64-byte-aligned line.
+  void assign_vector(PyWriter& w, const Mode& m, bool line = false) {
+    Piece rhs = print(*st_.rhs, w, m);
+    const DType ot = spec_.tensors[st_.out].type;
+    const std::string name = tensor_name(st_.out);
+    std::string value = vec_text(rhs, ot, m);
+    const std::string head = name + ".unsafe_store[width=" + m.width +
+                             (line ? ", alignment=64, non_temporal=True" : "") + "](" + out_flat() +
+                             ", ";
+    if (static_cast<size_t>(w.columns()) + head.size() + value.size() + 1 > 100) {
+      w.line("var sb_val = " + value);
+      value = "sb_val";
+    }
+    w.line(head + value + ")");
+  }
+
+  // A top-level reduction of a scalar output, split into chunks computed in parallel (one partial
+  // result per chunk, combined in chunk order). Returns the variable holding the result.
+  std::string parallel_reduce(const Expr& r, PyWriter& w) {
+    const std::string id = std::to_string(next_acc_++);
+    const IndexVar& v = st_.vars[r.ref];
+    const std::string lo = scalar(*v.lo, w, 0);
+    const std::string hi = scalar(*v.hi, w, kMAdd);
+    const DType t = value_type(r);
+    const std::string n = "sb_n" + id, chunks = "sb_chunks" + id, part = "sb_part" + id,
+                      p = "sb_p" + id;
+    needs_->parallel = true;
+    needs_->dealloc = true;
+    w.line("# " + to_string(r, spec_, &st_) + ": one partial result per chunk");
+    w.line("var " + n + " = " + (lo == "0" ? hi : hi + " - " + subtrahend(lo)));
+    w.line("var " + chunks + " = max(min(" + n + ", parallelism_level()), 1)");
+    w.line("var " + part + " = alloc(Layout[" + mojo_type(t) + "](count=" + chunks + "))");
+    w.line("var " + p + " = " + part + ".unsafe_ptr()");
+    w.line("");
+    w.open("def sb_chunk" + id + "(sb_c: Int) {imm}:");
+    const std::string base = lo == "0" ? "" : lo + " + ";
+    w.line("var sb_lo = " + base + "sb_c * " + n + " // " + chunks);
+    w.line("var sb_hi = " + base + "(sb_c + 1) * " + n + " // " + chunks);
+    const std::string acc = reduce_loop(r, w, "sb_lo", "sb_hi");
+    w.line(p + "[unsafe_offset=sb_c] = " + acc);
+    w.dedent();
+    w.line("");
+    w.line("parallelize(sb_chunk" + id + ", " + chunks + ")");
+    const std::string total = "sb_acc" + std::to_string(next_acc_++);
+    w.line("var " + total + " = " + identity(r.rop, t));
+    w.open("for sb_c in range(" + chunks + "):");
+    w.line(update(r.rop, t, total, p + "[unsafe_offset=sb_c]"));
+    w.dedent();
+    w.line("dealloc(" + part + "^)");
+    return total;
+  }
+
+ private:
+  bool unit_stride(const Expr& e, int v) const {
+    if (e.kind == ExprKind::IndexVar) return e.ref == v;
+    if (e.kind != ExprKind::Binary) return false;
+    const Expr& a = *e.args[0];
+    const Expr& b = *e.args[1];
+    if (e.bop == BinOp::Add) {
+      if (depends(a, v) == depends(b, v)) return false;
+      return depends(a, v) ? unit_stride(a, v) : unit_stride(b, v);
+    }
+    if (e.bop == BinOp::Sub) return depends(a, v) && !depends(b, v) && unit_stride(a, v);
+    return false;
+  }
+
+  bool obviously_inside(const Expr& sub, int t, size_t d) const {
+    if (sub.kind != ExprKind::IndexVar) return false;
+    const Expr& ext = *spec_.tensors[t].shape[d];
+    if (static_cast<size_t>(sub.ref) < st_.rank())
+      return same_expr(*spec_.tensors[st_.out].shape[sub.ref], ext);
+    const IndexVar& v = st_.vars[sub.ref];
+    return v.lo && v.hi && v.lo->kind == ExprKind::IntLit && v.lo->ival == 0 &&
+           same_expr(*v.hi, ext);
+  }
+
+  // An integer expression that is never negative (sizes are at least 1).
+  bool nonneg(const Expr& e) const {
+    switch (e.kind) {
+      case ExprKind::IntLit:
+        return e.ival >= 0;
+      case ExprKind::SizeRef:
+        return true;
+      case ExprKind::IndexVar:
+        return static_cast<size_t>(e.ref) < st_.rank() ||
+               (st_.vars[e.ref].lo && nonneg(*st_.vars[e.ref].lo));
+      case ExprKind::Binary:
+        return (e.bop == BinOp::Add || e.bop == BinOp::Mul || e.bop == BinOp::Div ||
+                e.bop == BinOp::Mod) &&
+               nonneg(*e.args[0]) && nonneg(*e.args[1]);
+      default:
+        return false;
+    }
+  }
+
+  std::string out_flat() {
+    std::vector<Piece> subs;
+    for (size_t d = 0; d < st_.rank(); ++d) subs.push_back({var_names_[d], kMPrimary, false});
+    return flat_index(st_.out, subs);
+  }
+
+  // Row-major flat index in Horner form from per-dimension subscripts (from the second one for a
+  // tensor held as one row).
+  std::string flat_index(int t, const std::vector<Piece>& subs) {
+    const size_t first = row_local_.count(t) ? 1 : 0;
+    if (subs.size() <= first) return "0";
+    std::string acc = subs[first].text;
+    int acc_prec = subs[first].prec;
+    for (size_t d = first + 1; d < subs.size(); ++d) {
+      if (acc == "0") {
+        acc = subs[d].text;
+        acc_prec = subs[d].prec;
+        continue;
+      }
+      acc = mparen(acc, acc_prec, kMMul) + " * " + extent(t, d, kMMul + 1) + " + " +
+            mparen(subs[d].text, subs[d].prec, kMAdd + 1);
+      acc_prec = kMAdd;
+    }
+    return acc;
+  }
+
+  // A uniform value as a vector (broadcast), or a vector as is.
+  std::string vec_text(const Piece& p, DType t, const Mode& m) {
+    if (p.vec) return p.text;
+    return "SIMD[" + std::string(mojo_dtype(t)) + ", " + m.width + "](" + p.text + ")";
+  }
+
+  std::string identity(ReduceOp op, DType t) {
+    const bool fl = is_float(t);
+    switch (op) {
+      case ReduceOp::Sum:
+        return fl ? mojo_float(0.0, t, needs_->math) : t == DType::I32 ? "Int32(0)" : "0";
+      case ReduceOp::Max:
+        return fl ? mojo_float(-INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MIN";
+      case ReduceOp::Min:
+        return fl ? mojo_float(INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MAX";
+    }
+    return "0";
+  }
+
+  std::string update(ReduceOp op, DType /*t*/, const std::string& acc, const std::string& value) {
+    if (op == ReduceOp::Sum) return acc + " += " + value;
+    needs_->helpers.insert(MHelper::MinMax);
+    return acc + " = " + (op == ReduceOp::Max ? "sb_max(" : "sb_min(") + acc + ", " + value + ")";
+  }
+
+  std::string range_text(const std::string& lo, const std::string& hi) {
+    return lo == "0" ? "range(" + hi + ")" : "range(" + lo + ", " + hi + ")";
+  }
+
+  // The loop of reduction `e` over [lo, hi) (texts), written to `w`; returns its accumulator.
+  // Strip-mined into a SIMD accumulator when `strip` is set, the reduction is innermost and its
+  // body is contiguous in the reduction variable.
+  std::string reduce_loop(const Expr& e, PyWriter& w, const std::string& lo,
+                          const std::string& hi) {
+    const DType t = value_type(e);
+    const std::string acc = "sb_acc" + std::to_string(next_acc_++);
+    const std::string& k = var_names_[e.ref];
+    const Expr& body = *e.args[0];
+    const bool vectorise = strip && !contains_reduce(body) && depends(body, e.ref) &&
+                           vec_ok(body, e.ref) && t != DType::Bool;
+    if (!vectorise) {
+      w.line("var " + acc + " = " + identity(e.rop, t));
+      w.open("for " + k + " in " + range_text(lo, hi) + ":");
+      const std::string b = scalar(body, w, 0);
+      w.line(update(e.rop, t, acc, b));
+      w.dedent();
+      return acc;
+    }
+    const std::string W = width_const(t);
+    needs_->widths.insert(t);
+    const std::string vacc = acc + "v", end = "sb_end" + acc.substr(6);
+    const Mode m{e.ref, W};
+    w.line("var " + vacc + " = SIMD[" + mojo_dtype(t) + ", " + W + "](" + identity(e.rop, t) + ")");
+    // The SIMD part covers whole vectors from lo; the rest is scalar.
+    const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
+    w.line("var " + end + " = " + (lo == "0" ? "" : lo + " + ") + "max(" + len + ", 0) // " + W +
+           " * " + W);
+    w.open("for " + k + " in range(" + lo + ", " + end + ", " + W + "):");
+    Piece vb = print(body, w, m);
+    w.line(update(e.rop, t, vacc, vec_text(vb, t, m)));
+    w.dedent();
+    if (e.rop == ReduceOp::Sum) {
+      w.line("var " + acc + " = " + vacc + ".reduce_add()");
+    } else {
+      w.line("var " + acc + " = " + identity(e.rop, t));
+      w.open("for sb_l in range(" + W + "):");
+      w.line(update(e.rop, t, acc, vacc + "[sb_l]"));
+      w.dedent();
+    }
+    w.open("for " + k + " in range(" + end + ", " + hi + "):");
+    const std::string b = scalar(body, w, 0);
+    w.line(update(e.rop, t, acc, b));
+    w.dedent();
+    return acc;
+  }
+
+  Piece print(const Expr& e, PyWriter& w, const Mode& m) {
+    if (!overrides_.empty()) {
+      auto it = overrides_.find(&e);
+      if (it != overrides_.end()) return {it->second, kMPrimary, false};
+    }
+    if (m.vector() && !depends(e, m.v)) return print(e, w, Mode{});
+    const DType t = value_type(e);
+    switch (e.kind) {
+      case ExprKind::FloatLit:
+      case ExprKind::IntLit: {
+        if (is_float(t)) {
+          const double v = e.kind == ExprKind::FloatLit ? e.fval : static_cast<double>(e.ival);
+          return {mojo_float(v, t, needs_->math), kMPrimary, false};
+        }
+        SB_ASSERT(e.kind == ExprKind::IntLit, "float literal of integer type");
+        if (t == DType::I32) return {"Int32(" + std::to_string(e.ival) + ")", kMPrimary, false};
+        if (e.ival == INT64_MIN) return {"Int.MIN", kMPrimary, false};
+        std::string s = std::to_string(e.ival);
+        return {s, s[0] == '-' ? kMUnary : kMPrimary, false};
+      }
+      case ExprKind::Const:
+        return {mojo_float(e.fval, is_float(t) ? t : DType::F64, needs_->math), kMPrimary, false};
+      case ExprKind::IndexVar:
+        SB_ASSERT(!m.vector(), "the vectorised index used as a value");
+        return {var_names_[e.ref], kMPrimary, false};
+      case ExprKind::SizeRef:
+        return {size_name(e.ref), kMPrimary, false};
+      case ExprKind::Read:
+        return print_read(e, w, m);
+      case ExprKind::Unary: {
+        Piece a = print(*e.args[0], w, m);
+        if (e.uop == UnOp::Not) {
+          if (a.vec) return {"~" + mparen(a.text, a.prec, kMUnary), kMUnary, true};
+          return {"not " + mparen(a.text, a.prec, kMNot), kMNot, false};
+        }
+        std::string s = mparen(a.text, a.prec, kMUnary);
+        if (s[0] == '-') s = "(" + s + ")";
+        return {"-" + s, kMUnary, a.vec};
+      }
+      case ExprKind::Binary:
+        return print_binary(e, w, m);
+      case ExprKind::Call:
+        return print_call(e, w, m);
+      case ExprKind::Cast:
+        return print_cast(e, w, m);
+      case ExprKind::Reduce:
+        return print_reduce(e, w, m);
+      case ExprKind::Name:
+        break;
+    }
+    SB_ASSERT(false, "unresolved name '" + e.name + "' reached the emitter");
+    return {};
+  }
+
+  Piece print_binary(const Expr& e, PyWriter& w, const Mode& m) {
+    const Expr& A = *e.args[0];
+    const Expr& B = *e.args[1];
+    Piece a = print(A, w, m);
+    Piece b = print(B, w, m);
+    const bool vec = a.vec || b.vec;
+    switch (e.bop) {
+      case BinOp::And:
+      case BinOp::Or: {
+        const bool is_and = e.bop == BinOp::And;
+        if (vec) {
+          const int self = is_and ? kMBitAnd : kMBitOr;
+          std::string l = vec_text(a, DType::Bool, m), r = vec_text(b, DType::Bool, m);
+          auto side = [&](const std::string& s, const Piece& p) {
+            return (p.prec == kMBitAnd || p.prec == kMBitOr) && p.prec != self
+                       ? "(" + s + ")"
+                       : mparen(s, p.vec ? p.prec : kMPrimary, self);
+          };
+          return {side(l, a) + (is_and ? " & " : " | ") + side(r, b), self, true};
+        }
+        const int self = is_and ? kMAnd : kMOr;
+        auto side = [&](const Piece& p, bool right) {
+          const bool other = (p.prec == kMAnd || p.prec == kMOr) && p.prec != self;
+          return other ? "(" + p.text + ")" : mparen(p.text, p.prec, right ? self + 1 : self);
+        };
+        return {side(a, false) + (is_and ? " and " : " or ") + side(b, true), self, false};
+      }
+      case BinOp::Lt:
+      case BinOp::Le:
+      case BinOp::Gt:
+      case BinOp::Ge:
+      case BinOp::Eq:
+      case BinOp::Ne: {
+        if (vec) {
+          // A method of the vector operand; a uniform operand is broadcast implicitly. With the
+          // vector on the right, the comparison is mirrored (a < v is v.gt(a)).
+          BinOp op = e.bop;
+          if (!a.vec) {
+            std::swap(a, b);
+            op = op == BinOp::Lt   ? BinOp::Gt
+                 : op == BinOp::Le ? BinOp::Ge
+                 : op == BinOp::Gt ? BinOp::Lt
+                 : op == BinOp::Ge ? BinOp::Le
+                                   : op;
+          }
+          const char* method = op == BinOp::Lt   ? ".lt("
+                               : op == BinOp::Le ? ".le("
+                               : op == BinOp::Gt ? ".gt("
+                               : op == BinOp::Ge ? ".ge("
+                               : op == BinOp::Eq ? ".eq("
+                                                 : ".ne(";
+          return {mparen(a.text, a.prec, kMPrimary) + method + b.text + ")", kMPrimary, true};
+        }
+        return {mparen(a.text, a.prec, kMCmp + 1) + " " + binop_symbol(e.bop) + " " +
+                    mparen(b.text, b.prec, kMCmp + 1),
+                kMCmp, false};
+      }
+      default:
+        break;
+    }
+    const DType t = value_type(e);
+    if (is_float(t) && e.bop == BinOp::Mod) {
+      SB_ASSERT(!vec, "fmod in vector mode");
+      needs_->external_call = true;
+      const bool f32 = t == DType::F32;
+      return {std::string("external_call[\"") + (f32 ? "fmodf" : "fmod") + "\", " + mojo_type(t) +
+                  "](" + a.text + ", " + b.text + ")",
+              kMPrimary, false};
+    }
+    if (!is_float(t) && (e.bop == BinOp::Div || e.bop == BinOp::Mod)) {
+      SB_ASSERT(!vec, "integer division in vector mode");
+      const bool div = e.bop == BinOp::Div;
+      const bool safe = (B.kind == ExprKind::IntLit && B.ival > 0) || B.kind == ExprKind::SizeRef;
+      if (safe && nonneg(A))
+        return {mparen(a.text, a.prec, kMMul) + (div ? " // " : " % ") +
+                    mparen(b.text, b.prec, kMMul + 1),
+                kMMul, false};
+      const bool i32 = t == DType::I32;
+      needs_->helpers.insert(div ? (i32 ? MHelper::DivI32 : MHelper::DivInt)
+                                 : (i32 ? MHelper::ModI32 : MHelper::ModInt));
+      if (!div) needs_->helpers.insert(i32 ? MHelper::DivI32 : MHelper::DivInt);
+      return {std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "int(") + a.text + ", " +
+                  b.text + ")",
+              kMPrimary, false};
+    }
+    // A uniform operand of a vector one is broadcast implicitly.
+    const int self = (e.bop == BinOp::Add || e.bop == BinOp::Sub) ? kMAdd : kMMul;
+    return {mparen(a.text, a.prec, self) + " " + binop_symbol(e.bop) + " " +
+                mparen(b.text, b.prec, self + 1),
+            self, vec};
+  }
+
+  Piece print_call(const Expr& e, PyWriter& w, const Mode& m) {
+    const DType t = value_type(e);
+    std::vector<Piece> args;
+    bool vec = false;
+    for (const auto& a : e.args) {
+      args.push_back(print(*a, w, m));
+      vec = vec || args.back().vec;
+    }
+    if (e.fn == Fn::Select) {
+      if (args[0].vec)  // the uniform branch, if any, is broadcast implicitly
+        return {mparen(args[0].text, args[0].prec, kMPrimary) + ".select(" + args[1].text + ", " +
+                    args[2].text + ")",
+                kMPrimary, true};
+      if (vec)  // a uniform condition choosing between vectors
+        return {vec_text(args[1], t, m) + " if " +
+                    mparen(args[0].text, args[0].prec, kMTernary + 1) + " else " +
+                    vec_text(args[2], t, m),
+                kMTernary, true};
+      return {mparen(args[1].text, args[1].prec, kMTernary + 1) + " if " +
+                  mparen(args[0].text, args[0].prec, kMTernary + 1) + " else " +
+                  mparen(args[2].text, args[2].prec, kMTernary + 1),
+              kMTernary, false};
+    }
+    auto arg = [&](size_t i) { return vec ? vec_text(args[i], t, m) : args[i].text; };
+    switch (e.fn) {
+      case Fn::Min:
+      case Fn::Max:
+        needs_->helpers.insert(MHelper::MinMax);
+        return {std::string(e.fn == Fn::Min ? "sb_min(" : "sb_max(") + arg(0) + ", " + arg(1) + ")",
+                kMPrimary, vec};
+      case Fn::Abs:
+        if (is_float(t)) return {"abs(" + arg(0) + ")", kMPrimary, vec};
+        needs_->helpers.insert(MHelper::AbsInt);
+        return {"sb_abs(" + arg(0) + ")", kMPrimary, vec};
+      case Fn::Pow:
+        SB_ASSERT(is_float(t), "pow of a non-floating-point value");
+        return {"(" + arg(0) + " ** " + arg(1) + ")", kMPrimary, vec};
+      case Fn::Exp:
+      case Fn::Log:
+      case Fn::Sqrt:
+      case Fn::Tanh:
+      case Fn::Erf:
+      case Fn::Log1p:
+      case Fn::Expm1:
+      case Fn::Sin:
+      case Fn::Cos:
+      case Fn::Floor:
+      case Fn::Ceil:
+      case Fn::Round:
+      case Fn::Rsqrt: {
+        const MojoMath* mm = mojo_math(e.fn);
+        SB_ASSERT(mm && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
+        if (mm->import) needs_->math.insert(mm->name);
+        return {std::string(mm->name) + "(" + arg(0) + ")", kMPrimary, vec};
+      }
+      case Fn::Select:   // printed above
+      case Fn::Sigmoid:  // no Mojo spelling: expanded before printing (spells)
+      case Fn::Sign:
+        break;
+    }
+    SB_ASSERT(false, std::string("'") + fn_name(e.fn) + "' reached the Mojo printer unexpanded");
+    return {};
+  }
+
+  Piece print_cast(const Expr& e, PyWriter& w, const Mode& m) {
+    const Expr& A = *e.args[0];
+    const DType from = value_type(A);
+    const DType to = e.cast_to == DType::Unknown ? value_type(e) : e.cast_to;
+    if (from == to) return print(A, w, m);
+    Piece a = print(A, w, m);
+    if (a.vec)
+      return {mparen(a.text, a.prec, kMPrimary) + ".cast[" + mojo_dtype(to) + "]()", kMPrimary,
+              true};
+    if (from == DType::Bool)
+      return {std::string(mojo_type(to)) + "(Int(" + a.text + "))", kMPrimary, false};
+    if (is_float(to) || !is_float(from))
+      return {std::string(mojo_type(to)) + "(" + a.text + ")", kMPrimary, false};
+    const bool f32 = from == DType::F32;
+    const bool i32 = to == DType::I32;
+    needs_->helpers.insert(f32 ? (i32 ? MHelper::F32ToI32 : MHelper::F32ToInt)
+                               : (i32 ? MHelper::F64ToI32 : MHelper::F64ToInt));
+    return {std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + (i32 ? "i32(" : "int(") + a.text +
+                ")",
+            kMPrimary, false};
+  }
+
+  // A subscript as an Int (a gathered i32 value is converted).
+  Piece subscript(const Expr& e, PyWriter& w) {
+    Piece p = print(e, w, Mode{});
+    if (value_type(e) == DType::I32) return {"Int(" + p.text + ")", kMPrimary, false};
+    return p;
+  }
+
+  Piece print_read(const Expr& e, PyWriter& w, const Mode& m) {
+    const int t = e.ref;
+    const std::string name = tensor_name(t);
+    const Tensor& tn = spec_.tensors[t];
+    if (e.args.empty()) return {name + "[]", kMPrimary, false};
+    SB_ASSERT(e.args.size() == tn.shape.size(), "read with the wrong number of subscripts");
+    SB_ASSERT(!row_local_.count(t) || tn.boundary == Boundary::None,
+              "a tensor held as one row has a boundary rule");
+    std::vector<Piece> subs;
+    if (m.vector()) {  // contiguous in the lanes (vec_ok)
+      bool inside = true;
+      for (size_t d = 0; d < e.args.size(); ++d)
+        inside = inside && obviously_inside(*e.args[d], t, d);
+      if (tn.boundary == Boundary::None || inside) {
+        for (const auto& a : e.args) subs.push_back(subscript(*a, w));
+        return {name + ".unsafe_load[width=" + m.width + "](" + flat_index(t, subs) + ")",
+                kMPrimary, true};
+      }
+      return guarded_vector_read(e, w, m);
+    }
+    switch (tn.boundary) {
+      case Boundary::None:
+        for (const auto& a : e.args) subs.push_back(subscript(*a, w));
+        return {name + "[unsafe_offset=" + flat_index(t, subs) + "]", kMPrimary, false};
+      case Boundary::Clamp:
+        for (size_t d = 0; d < e.args.size(); ++d) {
+          Piece s = subscript(*e.args[d], w);
+          if (!obviously_inside(*e.args[d], t, d)) {
+            needs_->helpers.insert(MHelper::Clamp);
+            s = {"sb_clamp(" + s.text + ", " + extent(t, d, 0) + ")", kMPrimary, false};
+          }
+          subs.push_back(s);
+        }
+        return {name + "[unsafe_offset=" + flat_index(t, subs) + "]", kMPrimary, false};
+      case Boundary::Zero: {
+        std::vector<Piece> printed;
+        std::vector<bool> checked;
+        for (size_t d = 0; d < e.args.size(); ++d) {
+          printed.push_back(subscript(*e.args[d], w));
+          checked.push_back(!obviously_inside(*e.args[d], t, d));
+        }
+        const std::string value = "sb_ld" + std::to_string(next_load_) + "_" + name;
+        std::string inside;
+        for (size_t d = 0; d < e.args.size(); ++d) {
+          std::string s = printed[d].text;
+          if (checked[d]) {
+            if (printed[d].prec != kMPrimary || s.find('(') != std::string::npos) {
+              s = value + "_i" + std::to_string(d);
+              w.line("var " + s + " = " + printed[d].text);
+            }
+            inside += (inside.empty() ? "" : " and ") + s + " >= 0 and " + s + " < " +
+                      extent(t, d, kMAdd);
+          }
+          subs.push_back({s, kMPrimary, false});
+        }
+        const std::string load = name + "[unsafe_offset=" + flat_index(t, subs) + "]";
+        if (inside.empty()) return {load, kMPrimary, false};
+        ++next_load_;
+        const std::string zero =
+            is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : "Int32(0)";
+        const std::string lhs = "var " + value + " = ";
+        const std::string rhs = load + " if " + inside + " else " + zero;
+        if (static_cast<size_t>(w.columns()) + lhs.size() + rhs.size() <= 100) {
+          w.line(lhs + rhs);
+        } else {
+          w.line(lhs + "(");
+          w.line("    " + load);
+          w.line("    if " + inside);
+          w.line("    else " + zero);
+          w.line(")");
+        }
+        return {value, kMPrimary, false};
+      }
+    }
+    return {};
+  }
+
+  // A read under a boundary rule whose last subscript runs over the lanes: one SIMD load when
+  // every lane is inside the tensor, else lane by lane with the rule applied.
+  Piece guarded_vector_read(const Expr& e, PyWriter& w, const Mode& m) {
+    const int t = e.ref;
+    const std::string name = tensor_name(t);
+    const Tensor& tn = spec_.tensors[t];
+    const size_t n = e.args.size();
+    const std::string value = "sb_ld" + std::to_string(next_load_++) + "_" + name;
+    const std::string base = value + "_i" + std::to_string(n - 1);
+    std::vector<Piece> subs;
+    std::string uniform;  // the other subscripts inside (boundary zero)
+    for (size_t d = 0; d + 1 < n; ++d) {
+      Piece s = subscript(*e.args[d], w);
+      if (!obviously_inside(*e.args[d], t, d)) {
+        if (tn.boundary == Boundary::Clamp) {
+          needs_->helpers.insert(MHelper::Clamp);
+          s = {"sb_clamp(" + s.text + ", " + extent(t, d, 0) + ")", kMPrimary, false};
+        } else {
+          if (s.prec != kMPrimary || s.text.find('(') != std::string::npos) {
+            const std::string local = value + "_i" + std::to_string(d);
+            w.line("var " + local + " = " + s.text);
+            s = {local, kMPrimary, false};
+          }
+          uniform += s.text + " >= 0 and " + s.text + " < " + extent(t, d, kMAdd) + " and ";
+        }
+      }
+      subs.push_back(s);
+    }
+    const std::string ext = extent(t, n - 1, kMAdd);
+    w.line("var " + base + " = " + subscript(*e.args[n - 1], w).text);
+    const std::string zero =
+        is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : "Int32(0)";
+    w.line("var " + value + " = SIMD[" + mojo_dtype(tn.type) + ", " + m.width + "](" + zero + ")");
+    subs.push_back({base, kMPrimary, false});
+    w.open("if " + uniform + base + " >= 0 and " + base + " + " + m.width + " <= " + ext + ":");
+    w.line(value + " = " + name + ".unsafe_load[width=" + m.width + "](" + flat_index(t, subs) +
+           ")");
+    w.dedent();
+    w.open("else:");
+    w.open("for sb_l in range(" + m.width + "):");
+    subs.pop_back();
+    if (tn.boundary == Boundary::Clamp) {
+      needs_->helpers.insert(MHelper::Clamp);
+      subs.push_back(
+          {"sb_clamp(" + base + " + sb_l, " + extent(t, n - 1, 0) + ")", kMPrimary, false});
+      w.line(value + "[sb_l] = " + name + "[unsafe_offset=" + flat_index(t, subs) + "]");
+    } else {
+      subs.push_back({base + " + sb_l", kMAdd, false});
+      w.open("if " + uniform + base + " + sb_l >= 0 and " + base + " + sb_l < " + ext + ":");
+      w.line(value + "[sb_l] = " + name + "[unsafe_offset=" + flat_index(t, subs) + "]");
+      w.dedent();
+    }
+    w.dedent();
+    w.dedent();
+    return {value, kMPrimary, true};
+  }
+
+  Piece print_reduce(const Expr& e, PyWriter& w, const Mode& m) {
+    const IndexVar& v = st_.vars[e.ref];
+    SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+    const std::string lo = scalar(*v.lo, w, 0);
+    const std::string hi = scalar(*v.hi, w, 0);
+    if (!m.vector()) return {reduce_loop(e, w, lo, hi), kMPrimary, false};
+    // One SIMD accumulator: lane l reduces for output index v + l.
+    const DType t = value_type(e);
+    const std::string acc = "sb_acc" + std::to_string(next_acc_++);
+    w.line("var " + acc + " = SIMD[" + mojo_dtype(t) + ", " + m.width + "](" + identity(e.rop, t) +
+           ")");
+    w.open("for " + var_names_[e.ref] + " in " + range_text(lo, hi) + ":");
+    Piece b = print(*e.args[0], w, m);
+    w.line(update(e.rop, t, acc, vec_text(b, t, m)));
+    w.dedent();
+    return {acc, kMPrimary, true};
+  }
+
+  const Spec& spec_;
+  const Statement& st_;
+  FileNeeds* needs_;
+  std::vector<std::string> var_names_;
+  std::set<int> used_tensors_;
+  std::set<int> used_sizes_;
+  int next_acc_ = 0;
+  int next_load_ = 0;
+  std::map<const Expr*, std::string> overrides_;
+  std::map<int, std::string> row_local_;
+};
+
+// Top-level reductions of an expression (not nested in another reduction), in order.
+void top_reductions(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) top_reductions(*a, out);
+}
+
+// ---- Strategies -------------------------------------------------------------------------------
+
+void emit_loops(MojoLowering& L, PyWriter& w) {
+  const Statement& st = L.stmt();
+  for (size_t d = 0; d < st.rank(); ++d)
+    w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
+  L.assign(w);
+  for (size_t d = 0; d < st.rank(); ++d) w.dedent();
+}
+
+// The output elements [lo, hi) (texts) of statement L's innermost dimension, its other indices
+// bound, with non-temporal stores: plain stores up to the first 64-byte boundary, one SIMD store
+// per whole line, plain stores for the rest, so that a large output costs no read-for-ownership
+// traffic. The statement is elementwise and vectorises over its innermost index.
+void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string& hi, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const int v = static_cast<int>(st.rank()) - 1;
+  const std::string& name = L.var_name(v);
+  const int bytes = dtype_bytes(L.spec().tensors[st.out].type);
+  const std::string lanes = std::to_string(64 / bytes);
+  const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
+  const std::string from = lo == "0" ? "" : lo + " + ";
+  L.needs().stream = true;
+  w.line("# Non-temporal stores: plain head and tail, whole 64-byte lines in between.");
+  w.line("var sb_first = Int(" + L.tensor_name(st.out) + ".unsafe_offset(" + L.out_flat_at(lo) +
+         "))");
+  w.line("var sb_head = min((64 - sb_first % 64) % 64 // " + std::to_string(bytes) + ", " + len +
+         ")");
+  w.line("var sb_lines_end = sb_head + (" + len + " - sb_head) // " + lanes + " * " + lanes);
+  w.line("");
+  w.open("def sb_line(" + name + ": Int) {imm}:");
+  L.assign_vector(w, Mode{v, lanes}, /*line=*/true);
+  w.dedent();
+  w.line("");
+  w.open("def sb_one(" + name + ": Int) {imm}:");
+  L.assign(w);
+  w.dedent();
+  w.line("");
+  w.open("for " + name + " in range(" + lo + ", " + from + "sb_head):");
+  w.line("sb_one(" + name + ")");
+  w.dedent();
+  w.open("for " + name + " in range(" + from + "sb_head, " + from + "sb_lines_end, " + lanes +
+         "):");
+  w.line("sb_line(" + name + ")");
+  w.dedent();
+  w.open("for " + name + " in range(" + from + "sb_lines_end, " + hi + "):");
+  w.line("sb_one(" + name + ")");
+  w.dedent();
+}
+
+// Whether statement L is computed as SIMD vectors over its output index `v`: it has no reduction,
+// or its reductions' hot loops are contiguous in `v` (simd_over_outputs); every read that varies
+// with `v` is contiguous in it (vec_ok); and the value is not a Bool.
+bool vectorises_over(MojoLowering& L, int v) {
+  const Statement& st = L.stmt();
+  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
+  return simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
+}
+
+// Statement L's code for one row, its first index already bound: loops over its other output
+// dimensions, the innermost vectorised where its expression allows (else its innermost reductions
+// are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
+// chooses at run time (sb_stream) between that and emit_stream_lines; returns whether it does.
+bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  const int v = static_cast<int>(rank) - 1;
+  const bool vec = rank > 1 && vectorises_over(L, v);
+  L.strip = !vec;
+  stream = stream && vec && !contains_reduce(*st.rhs);
+  size_t opened = 0;
+  for (size_t d = 1; d < rank; ++d) {
+    if (vec && d + 1 == rank) break;
+    w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
+    ++opened;
+  }
+  if (stream) {
+    w.open("if sb_stream:");
+    emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), w);
+    w.dedent();
+    w.open("else:");
+    ++opened;
+  }
+  if (vec) {
+    const DType t = value_type(*st.rhs);
+    L.needs().vectorize = true;
+    L.needs().widths.insert(t);
+    w.open("def sb_vec[sb_w: Int](" + L.var_name(v) + ": Int) {imm}:");
+    L.assign_vector(w, Mode{v, "sb_w"});
+    w.dedent();
+    w.line("");
+    w.line("vectorize[" + width_const(t) + "](" + L.extent(st.out, rank - 1, 0) + ", sb_vec)");
+  } else {
+    L.assign(w);
+  }
+  for (size_t d = 0; d < opened; ++d) w.dedent();
+  return stream;
+}
+
+// Ends a chunk that may have stored non-temporally: orders those stores before what follows.
+void emit_stream_fence(PyWriter& w) {
+  w.open("if sb_stream:");
+  w.line("fence()");
+  w.dedent();
+}
+
+// The start of a loop over the rows [0, extent) in parallel chunks: opens the chunk closure and
+// binds sb_lo and sb_hi, the chunk's rows. close_chunks ends it.
+void open_chunks(const std::string& extent, PyWriter& w) {
+  w.line("var sb_n = " + extent);
+  w.line("var sb_chunks = min(sb_n, parallelism_level())");
+  w.line("");
+  w.open("def sb_chunk(sb_c: Int) {imm}:");
+  w.line("var sb_lo = sb_c * sb_n // sb_chunks");
+  w.line("var sb_hi = (sb_c + 1) * sb_n // sb_chunks");
+}
+
+void close_chunks(PyWriter& w) {
+  w.dedent();
+  w.line("");
+  w.line("parallelize(sb_chunk, sb_chunks)");
+}
+
+// Statement L under vectorize_parallel. Returns whether it streams its output (then the caller
+// binds sb_stream first).
+bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  L.needs().parallel = true;
+  if (rank == 0) {
+    L.strip = true;
+    std::vector<const Expr*> tops;
+    top_reductions(*st.rhs, tops);
+    for (const Expr* r : tops) L.set_override(r, L.parallel_reduce(*r, w));
+    L.assign(w);
+    return false;
+  }
+  open_chunks(L.extent(st.out, 0, 0), w);
+  const bool vec_rows = rank == 1 && vectorises_over(L, 0);
+  bool stream = false;
+  if (vec_rows) {
+    // Rank 1: the lanes run over the chunk's rows.
+    const DType t = value_type(*st.rhs);
+    L.strip = false;
+    stream = !contains_reduce(*st.rhs);
+    if (stream) {
+      w.open("if sb_stream:");
+      emit_stream_lines(L, "sb_lo", "sb_hi", w);
+      w.line("fence()");
+      w.dedent();
+      w.open("else:");
+    }
+    L.needs().vectorize = true;
+    L.needs().widths.insert(t);
+    w.open("def sb_vec[sb_w: Int](sb_k: Int) {imm}:");
+    w.line("var " + L.var_name(0) + " = sb_lo + sb_k");
+    L.assign_vector(w, Mode{0, "sb_w"});
+    w.dedent();
+    w.line("");
+    w.line("vectorize[" + width_const(t) + "](sb_hi - sb_lo, sb_vec)");
+    if (stream) w.dedent();
+  } else {
+    w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
+    stream = emit_row_body(L, w, /*stream=*/true);
+    w.dedent();
+    if (stream) emit_stream_fence(w);
+  }
+  close_chunks(w);
+  return stream;
+}
+
+// Statements `Ls` (one row group, codegen/lower/row_fusion.h) as one loop over rows in parallel chunks:
+// each chunk computes, row by row, every statement of the group in order, each in its own closure
+// taking the row. The group's row-local tensors live as one row per chunk, in buffers the chunk
+// allocates.
+bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup& g,
+                                  const Spec& spec, PyWriter& w) {
+  MojoLowering& first = Ls.front();
+  first.needs().parallel = true;
+  open_chunks(first.extent(first.stmt().out, 0, 0), w);
+  for (int t : g.row_local) {
+    const Tensor& tn = spec.tensors[t];
+    std::string count;
+    for (size_t d = 1; d < tn.shape.size(); ++d)
+      count += (count.empty() ? "" : " * ") + first.extent(t, d, kMMul + 1);
+    const std::string row = "sb_row_" + tn.name;
+    w.line("var sb_buf_" + tn.name + " = alloc(Layout[" + mojo_type(tn.type) +
+           "](count=" + (count.empty() ? "1" : count) + "))");
+    w.line("var " + row + " = sb_buf_" + tn.name + ".unsafe_ptr()");
+    for (MojoLowering& L : Ls) L.hold_row(t, row);
+  }
+  if (!g.row_local.empty()) first.needs().dealloc = true;
+  bool stream = false;
+  for (size_t i = 0; i < Ls.size(); ++i) {
+    MojoLowering& L = Ls[i];
+    const bool held =
+        std::find(g.row_local.begin(), g.row_local.end(), L.stmt().out) != g.row_local.end();
+    w.line("");
+    w.line("# " + to_string(L.stmt(), spec));
+    w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
+    // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
+    stream = emit_row_body(L, w, /*stream=*/!held && L.stmt().rank() > 1) || stream;
+    w.dedent();
+  }
+  w.line("");
+  w.open("for sb_row in range(sb_lo, sb_hi):");
+  for (size_t i = 0; i < Ls.size(); ++i) w.line("sb_row" + std::to_string(i) + "(sb_row)");
+  w.dedent();
+  if (stream) emit_stream_fence(w);
+  for (int t : g.row_local) w.line("dealloc(sb_buf_" + spec.tensors[t].name + "^)");
+  close_chunks(w);
+  return stream;
+}
+
+// A contraction statement (match_contraction) of strategy blocked_matmul: one call of the
+// blocked GEMM (mojo_gemm_text) with the operands' strides, then the rest of the statement, `E`
+// (epilogue_statement, patterns.h), elementwise under vectorize_parallel. Returns whether that
+// streams its output.
+bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int64_t mc, int64_t kc,
+                    int64_t nc, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const IndexVar& kv = st.vars[m.k];
+  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
+  const std::string xw = L.extent(m.x, 1, kMMul), yw = L.extent(m.y, 1, kMMul);
+  const std::string xs_i = m.x_trans ? "1" : xw, xs_k = m.x_trans ? xw : "1";
+  const std::string ys_k = m.y_trans ? "1" : yw, ys_j = m.y_trans ? yw : "1";
+  std::string kext = L.scalar(*kv.hi, w, 0), xp = x, yp = y;
+  if (!zero_lo) {
+    w.line("var sb_k0 = " + L.scalar(*kv.lo, w, 0) + "  # first k of the sum");
+    kext = L.scalar(*kv.hi, w, kMAdd) + " - sb_k0";
+    xp = x + ".unsafe_offset(sb_k0" + (xs_k == "1" ? "" : " * " + xs_k) + ")";
+    yp = y + ".unsafe_offset(sb_k0" + (ys_k == "1" ? "" : " * " + ys_k) + ")";
+  }
+  L.needs().gemm.insert(m.type);
+  L.needs().parallel = true;
+  L.needs().dealloc = true;
+  L.needs().widths.insert(m.type);
+  const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
+  w.line("# " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
+  const std::vector<std::string> args =
+      gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
+                 ys_j, c, L.extent(st.out, 1, 0)},
+                mc, kc, nc);
+  w.line(wrap_call("sb_gemm_" + sfx, args, "", w.columns()));
+  if (!E) return false;
+  w.line("# The rest of the statement, elementwise, with the sum read back from " + c + ".");
+  return emit_vectorize_parallel(*E, w);
+}
+
+// ---- The emitter ------------------------------------------------------------------------------
+
+class MojoEmitter final : public Emitter {
+ public:
+  std::string backend() const override { return "mojo"; }
+  std::string extension() const override { return "mojo"; }
+  std::vector<StrategyInfo> strategies() const override {
+    return {
+        {"loops", "a scalar loop nest per statement", {}},
+        {"vectorize_parallel",
+         "parallel chunks of the outer output dimension, SIMD inner loop or reduction",
+         {}},
+        blocked_matmul_strategy("vectorize_parallel"),
+    };
+  }
+  Status check_variant(const Spec& spec, const Variant& v) const override {
+    if (v.strategy != "blocked_matmul") return {};
+    return check_blocked_matmul(spec, v);
+  }
+  bool spells(Fn fn) const override {
+    return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || fn == Fn::Pow ||
+           mojo_math(fn);
+  }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
+};
+
+std::string pointer_type(const Spec& spec, int t, bool mut) {
+  return std::string("Pointer[") + mojo_type(spec.tensors[t].type) + ", " +
+         (mut ? "MutUntrackedOrigin" : "ImmUntrackedOrigin") + "]";
+}
+
+GeneratedFile MojoEmitter::print(const Spec& spec) const {
+  FileNeeds needs;
+  std::string kernels, launchers;
+  const auto& variants = backend_variants(spec, backend());
+
+  for (const Variant& v : variants) {
+    const StrategyInfo* info = find_strategy(*this, v.strategy);
+    SB_ASSERT(info != nullptr, "unknown mojo strategy " + v.strategy);
+    const bool blocked = v.strategy == "blocked_matmul";
+    const bool vp = v.strategy == "vectorize_parallel" || blocked;  // blocked: for the others
+    SB_ASSERT(vp || v.strategy == "loops", "mojo strategy without a lowering: " + v.strategy);
+
+    kernels += "# Variant " + v.name + ": " + info->doc + ".\n\n";
+    PyWriter calls(1);
+    std::set<int> used_tensors, used_sizes;
+    const std::vector<RowGroup> groups =
+        vp && !blocked ? find_row_groups(spec) : std::vector<RowGroup>{};
+    size_t next_group = 0;
+    for (size_t k = 0; k < spec.stmts.size();) {
+      // Statements [k, last]: one row group, or statement k alone.
+      const RowGroup* g = next_group < groups.size() && groups[next_group].first == k
+                              ? &groups[next_group++]
+                              : nullptr;
+      const size_t last = g ? g->last : k;
+      Statement epilogue;  // the rest of a contraction's statement, if any
+      std::vector<MojoLowering> Ls;
+      Ls.reserve(last - k + 2);
+      for (size_t j = k; j <= last; ++j) Ls.emplace_back(spec, spec.stmts[j], &needs);
+      const std::optional<Contraction> m =
+          blocked ? match_contraction(spec, spec.stmts[k]) : std::nullopt;
+      PyWriter body(1);
+      bool stream = false;
+      if (m) {
+        if (m->epilogue) {
+          epilogue = epilogue_statement(spec, spec.stmts[k], m->reduce);
+          Ls.emplace_back(spec, epilogue, &needs);
+        }
+        stream = emit_gemm_call(Ls.front(), m->epilogue ? &Ls.back() : nullptr, *m,
+                                param(v, *info, "mc"), param(v, *info, "kc"), param(v, *info, "nc"),
+                                body);
+      } else if (g)
+        stream = emit_vectorize_parallel_rows(Ls, *g, spec, body);
+      else if (vp)
+        stream = emit_vectorize_parallel(Ls.front(), body);
+      else
+        emit_loops(Ls.front(), body);
+
+      std::set<int> tensors, sizes, written;
+      for (const MojoLowering& L : Ls) {
+        tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+        written.insert(L.stmt().out);
+      }
+      PyWriter head(1);
+      if (stream) {
+        std::string bytes;
+        for (int t : tensors)
+          bytes += (bytes.empty() ? "" : " + ") +
+                   std::to_string(dtype_bytes(spec.tensors[t].type)) + " * " +
+                   Ls.front().element_count(t);
+        head.line("# Stream the outputs when the tensors this touches outgrow the caches.");
+        head.line("var sb_stream = " + bytes + " >= sb_stream_min_bytes");
+      }
+      for (const MojoLowering& L : Ls) sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+      std::vector<std::string> params, args;
+      for (int t : tensors) {
+        const std::string n = mojo_name(spec.tensors[t].name);
+        params.push_back(n + ": " + pointer_type(spec, t, written.count(t) > 0));
+        args.push_back(n);
+      }
+      for (int s : sizes) {
+        const std::string n = mojo_name(spec.sizes[s].name);
+        params.push_back(n + ": Int");
+        args.push_back(n);
+      }
+      std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
+      if (g) {
+        fn += "_" + std::to_string(last);
+        std::string held;
+        for (int t : g->row_local) held += (held.empty() ? "" : ", ") + spec.tensors[t].name;
+        kernels += "# Statements " + std::to_string(k) + " to " + std::to_string(last) +
+                   " in one parallel loop over rows" +
+                   (held.empty() ? "" : " (" + held + " kept as one row per chunk)") + ":\n";
+      }
+      for (const MojoLowering& L : Ls) {
+        const std::string text = to_string(L.stmt(), spec);
+        kernels += "# " + text + "\n";
+        calls.line("# " + text);
+      }
+      kernels += wrap_call("def " + fn, params, ":", 0) + "\n";
+      kernels += head.str() + body.str() + "\n\n";
+      calls.line(wrap_call(fn, args, "", 4));
+      used_tensors.insert(tensors.begin(), tensors.end());
+      used_sizes.insert(sizes.begin(), sizes.end());
+      k = last + 1;
+    }
+
+    launchers += "# Variant " + v.name + " (strategy " + v.strategy + ").\n";
+    launchers += "def " + variant_fn(v) +
+                 "(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi(\"C\") -> Int32:\n";
+    if (vp) launchers += "    initialize_runtime()\n";
+    for (int t : used_tensors) {
+      launchers += "    var " + mojo_name(spec.tensors[t].name) +
+                   " = sb_a[].tensors[unsafe_offset=" + std::to_string(t) + "].unsafe_bitcast[" +
+                   mojo_type(spec.tensors[t].type) + "]()\n";
+    }
+    for (int s : used_sizes) {
+      launchers += "    var " + mojo_name(spec.sizes[s].name) +
+                   " = Int(sb_a[].sizes[unsafe_offset=" + std::to_string(s) + "])\n";
+    }
+    launchers += "\n" + calls.str() + "    return 0\n\n\n";
+  }
+
+  // Imports.
+  std::string imports;
+  if (needs.vectorize) imports += "from std.algorithm.functional import vectorize\n";
+  if (needs.stream) imports += "from std.atomic import fence\n";
+  imports += std::string("from std.ffi import CStringSpan") +
+             (needs.external_call ? ", external_call" : "") + "\n";
+  if (!needs.math.empty()) {
+    std::string names;
+    for (const auto& n : needs.math) names += (names.empty() ? "" : ", ") + n;
+    imports += "from std.math import " + names + "\n";
+  }
+  imports += std::string("from std.memory import Layout, alloc") +
+             (needs.dealloc ? ", dealloc" : "") + "\n";
+  if (needs.parallel) imports += "from std.runtime import initialize_runtime, parallelism_level\n";
+  if (!needs.widths.empty()) imports += "from std.sys import simd_width_of\n";
+  if (needs.stream) imports += "from std.sys.defines import get_defined_int\n";
+  if (needs.parallel) imports += "\nfrom max.algorithm import parallelize\n";
+
+  std::string out = hash_comments(file_header(spec, *this));
+  out +=
+      "#\n# Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library "
+      "that\n# exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.\n\n";
+  out += imports + "\n";
+  if (needs.stream) {
+    out +=
+        "# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at "
+        "least\n# this many bytes, about the last-level cache, as in the cpu backend; "
+        "-D SB_STREAM_MIN_BYTES=n\n# overrides it.\n"
+        "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", 33554432]()\n\n";
+  }
+  if (!needs.widths.empty()) {
+    out += "# Native SIMD widths of this machine.\n";
+    for (DType t : needs.widths)
+      out += "comptime " + width_const(t) + " = simd_width_of[" + mojo_dtype(t) + "]()\n";
+    out += "\n";
+  }
+  out += "\n" + mojo_banner("The C ABI (harness/abi/specbench_abi.h)");
+  out +=
+      "@fieldwise_init\n"
+      "struct SbArgs(TrivialRegisterPassable):\n"
+      "    var tensors: Pointer[Pointer[NoneType, MutUntrackedOrigin], ImmUntrackedOrigin]\n"
+      "    var sizes: Pointer[Int64, ImmUntrackedOrigin]\n"
+      "    var stream: Pointer[NoneType, MutUntrackedOrigin]\n"
+      "\n\n"
+      "comptime SbVariantFn = def(Pointer[SbArgs, ImmUntrackedOrigin]) abi(\"C\") thin -> Int32\n"
+      "\n\n"
+      "@fieldwise_init\n"
+      "struct SbVariant(TrivialRegisterPassable):\n"
+      "    var name: CStringSpan[ImmStaticOrigin]\n"
+      "    var function: SbVariantFn\n"
+      "\n\n"
+      "@fieldwise_init\n"
+      "struct SbModule(TrivialRegisterPassable):\n"
+      "    var abi_version: Int32\n"
+      "    var spec: CStringSpan[ImmStaticOrigin]\n"
+      "    var backend: CStringSpan[ImmStaticOrigin]\n"
+      "    var num_tensors: Int32\n"
+      "    var num_sizes: Int32\n"
+      "    var num_variants: Int32\n"
+      "    var variants: Pointer[SbVariant, ImmUntrackedOrigin]\n"
+      "\n\n";
+  if (!needs.helpers.empty()) {
+    out += mojo_banner("Helpers");
+    for (MHelper h : needs.helpers) out += helper_text(h) + "\n\n";
+  }
+  if (!needs.gemm.empty()) {
+    out += mojo_banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
+    for (DType t : needs.gemm) out += mojo_gemm_text(t) + "\n\n";
+  }
+  out += mojo_banner("Kernels: one function per variant and statement") + kernels;
+  out += mojo_banner("Launchers: one function per variant, running its statements in order") +
+         launchers;
+
+  // Dispatch.
+  std::string d = mojo_banner("Dispatch");
+  d += "@export(\"specbench_module\")\n";
+  d += "def specbench_module() abi(\"C\") -> Pointer[SbModule, ImmUntrackedOrigin]:\n";
+  d +=
+      "    # Mojo has no global variables and a global_constant cannot hold pointers, so the table "
+      "is\n"
+      "    # built in memory that is never freed; the harness calls this once per module load.\n";
+  d += "    var variants = alloc(Layout[SbVariant](count=" +
+       std::to_string(std::max<size_t>(variants.size(), 1)) + ")).unsafe_leak()\n";
+  for (size_t i = 0; i < variants.size(); ++i) {
+    d += "    variants.unsafe_offset(" + std::to_string(i) + ").unsafe_write(SbVariant(\"" +
+         variants[i].name + "\".as_c_string_span(), " + variant_fn(variants[i]) + "))\n";
+  }
+  d += "    var info = alloc(Layout[SbModule].single()).unsafe_leak()\n";
+  d += "    info.unsafe_write(\n";
+  d += "        SbModule(\n";
+  d += "            abi_version=" + std::to_string(SPECBENCH_ABI_VERSION) + ",\n";
+  d += "            spec=\"" + spec.name + "\".as_c_string_span(),\n";
+  d += "            backend=\"" + backend() + "\".as_c_string_span(),\n";
+  d += "            num_tensors=" + std::to_string(spec.tensors.size()) + ",\n";
+  d += "            num_sizes=" + std::to_string(spec.sizes.size()) + ",\n";
+  d += "            num_variants=" + std::to_string(variants.size()) + ",\n";
+  d += "            variants=variants,\n";
+  d += "        )\n";
+  d += "    )\n";
+  d += "    return info\n";
+  out += d;
+  return {spec.name + "/" + backend() + "/" + spec.name + "." + extension(), out};
+}
+
+}  // namespace
+
+const Emitter& mojo_emitter() {
+  static const MojoEmitter kEmitter;
+  return kEmitter;
+}
+
+}  // namespace sb

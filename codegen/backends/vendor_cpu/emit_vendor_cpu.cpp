@@ -1,0 +1,159 @@
+#include "backends/vendor_cpu/emit_vendor_cpu.h"
+
+#include <optional>
+#include <string>
+
+#include "backends/common/emit_common.h"
+#include "backends/cpu/emit_cpu.h"
+#include "lower/patterns.h"
+
+namespace sb {
+
+namespace {
+
+class VendorCpuEmitter final : public Emitter {
+ public:
+  std::string backend() const override { return "vendor_cpu"; }
+  std::string extension() const override { return "cpp"; }
+  std::vector<StrategyInfo> strategies() const override {
+    return {
+        {"blas",
+         "contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd",
+         {}},
+    };
+  }
+  Status check_variant(const Spec& spec, const Variant& v) const override {
+    for (const Statement& st : spec.stmts)
+      if (match_contraction(spec, st)) return {};
+    return make_error(v.loc, "variant '" + v.name +
+                                 "' (strategy blas) needs a contraction statement, " +
+                                 kContractionShape + "; no statement of '" + spec.name +
+                                 "' has that shape");
+  }
+  bool spells(Fn fn) const override { return c_spells(fn); }
+
+ protected:
+  GeneratedFile print(const Spec& spec) const override;
+};
+
+// The body of a contraction statement's kernel: one GEMM call, then the rest of the statement.
+// Returns whether the rest of the statement uses streaming stores.
+bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const IndexVar& kv = st.vars[m.k];
+  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
+  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
+  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
+  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
+  std::string xp = x, yp = y;
+  if (!zero_lo) {
+    // X(i, k0 + k) and Y(k0 + k, j): offset the base pointers along k.
+    xp = x + " + " + lo + (m.x_trans ? " * " + xw : "");
+    yp = y + " + " + lo + (m.y_trans ? "" : " * " + yw);
+  }
+  w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
+  w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
+  w.line("const int64_t sb_k = " + (zero_lo ? hi : hi + " - " + lo) + ";");
+  w.line("if (sb_m <= 0 || sb_n <= 0) return;");
+  w.open("if (sb_k <= 0) {  // an empty sum");
+  w.line("for (int64_t sb_i = 0; sb_i < sb_m * sb_n; ++sb_i) " + c + "[sb_i] = " +
+         float_literal(0.0, m.type) + ";");
+  w.close("} else {");
+  {
+    CodeWriter inner(w.indent() + 1);
+    const bool f32 = m.type == DType::F32;
+    inner.line("// " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
+               " (row-major)");
+    const std::vector<std::string> args = {
+        "CblasRowMajor", m.x_trans ? "CblasTrans" : "CblasNoTrans",
+        m.y_trans ? "CblasTrans" : "CblasNoTrans", "(int)sb_m", "(int)sb_n", "(int)sb_k",
+        float_literal(1.0, m.type), xp, "(int)" + L.extent(m.x, 1, kPrecUnary), yp,
+        "(int)" + L.extent(m.y, 1, kPrecUnary), float_literal(0.0, m.type), c, "(int)sb_n"};
+    inner.line(wrap_call(f32 ? "cblas_sgemm" : "cblas_dgemm", args, ";", 2 * inner.indent()));
+    w.raw(inner.str());
+  }
+  w.line("}");
+  if (!E) return false;
+  w.line("// The rest of the statement, elementwise, with the sum read back from " + c + ".");
+  return emit_cpu_statement(*E, true, w);
+}
+
+GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
+  HelperSet helpers;
+  std::string kernels, launchers;
+  bool streaming = false;
+  const auto& variants = backend_variants(spec, backend());
+
+  for (const Variant& v : variants) {
+    const StrategyInfo* info = find_strategy(*this, v.strategy);
+    SB_ASSERT(info != nullptr && v.strategy == "blas",
+              "vendor_cpu strategy without a lowering: " + v.strategy);
+    kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
+    CodeWriter calls(1);
+    std::set<int> used_tensors, used_sizes;
+    for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      const Statement& st = spec.stmts[k];
+      const std::string text = to_string(st, spec);
+      const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
+      StmtLowering L(spec, st, &helpers);
+      CodeWriter body(1);
+      std::set<int> kt, ks;
+      bool stream_kernel = false;
+      if (std::optional<Contraction> m = match_contraction(spec, st)) {
+        Statement epi;
+        std::optional<StmtLowering> E;
+        if (m->epilogue) {
+          epi = epilogue_statement(spec, st, m->reduce);
+          E.emplace(spec, epi, &helpers);
+        }
+        stream_kernel = emit_blas_statement(L, E ? &*E : nullptr, *m, body);
+        kt = L.used_tensors();
+        ks = L.used_sizes();
+        if (E) {
+          kt.insert(E->used_tensors().begin(), E->used_tensors().end());
+          ks.insert(E->used_sizes().begin(), E->used_sizes().end());
+        }
+      } else {
+        stream_kernel = emit_cpu_statement(L, true, body);
+        kt = L.used_tensors();
+        ks = L.used_sizes();
+      }
+      streaming = streaming || stream_kernel;
+      kernels += "// " + text + "\n";
+      kernels += wrap_call(std::string(stream_kernel ? "SB_STREAM_KERNEL " : "") + "static void " + fn,
+                           kernel_params(spec, kt, ks, st.out, "__restrict"), " {", 0) +
+                 "\n";
+      kernels += body.str() + "}\n\n";
+      calls.line("// " + text);
+      calls.line(wrap_call(fn, call_args(spec, kt, ks), ";", 2));
+      used_tensors.insert(kt.begin(), kt.end());
+      used_sizes.insert(ks.begin(), ks.end());
+    }
+    CodeWriter fn(1);
+    unpack_args(spec, "sb_a", used_tensors, used_sizes, fn);
+    launchers += "// Variant " + v.name + " (strategy " + v.strategy + ").\n";
+    launchers += "static int " + variant_fn(v) + "(const sb_args* sb_a) {\n";
+    launchers += fn.str() + "\n" + calls.str() + "  return 0;\n}\n\n";
+  }
+
+  std::string out = file_header(spec, *this);
+  out += "\n#include <cblas.h>\n#include <math.h>\n#include <stdint.h>\n";
+  if (streaming) out += cpu_stream_includes();
+  out += "\n#include \"specbench_abi.h\"\n\n";
+  if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
+  if (streaming) out += cpu_stream_support();
+  out += banner("Kernels: one function per variant and statement") + kernels;
+  out += banner("Launchers: one function per variant, running its statements in order") + launchers;
+  out += banner("Dispatch") + dispatch_section(spec, backend());
+  return {spec.name + "/" + backend() + "/" + spec.name + "." + extension(), out};
+}
+
+}  // namespace
+
+const Emitter& vendor_cpu_emitter() {
+  static const VendorCpuEmitter kEmitter;
+  return kEmitter;
+}
+
+}  // namespace sb

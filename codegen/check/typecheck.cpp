@@ -1,0 +1,564 @@
+#include "check/typecheck.h"
+
+#include "ir/intrinsics.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numbers>
+#include <set>
+
+#include "ir/names.h"
+
+namespace sb {
+
+namespace {
+
+constexpr double kMaxElements = 2147483647.0;           // 2^31 - 1
+constexpr double kMaxTotalBytes = 16.0 * (1ull << 30);  // 16 GiB
+
+bool is_int(DType t) {
+  return t == DType::Index || t == DType::I32 || t == DType::IntLit;
+}
+bool is_literal(DType t) {
+  return t == DType::FloatLit || t == DType::IntLit;
+}
+bool is_floatish(DType t) {
+  return is_float(t) || t == DType::FloatLit;
+}
+bool is_numeric(DType t) {
+  return is_int(t) || is_floatish(t);
+}
+
+ExprPtr int_lit(int64_t v, const Loc& loc) {
+  auto e = std::make_unique<Expr>();
+  e->kind = ExprKind::IntLit;
+  e->ival = v;
+  e->loc = loc;
+  e->type = DType::Index;
+  return e;
+}
+
+// Gives the untyped-literal parts of `e` the concrete type `t`. An integer literal that becomes
+// a float turns into a float literal, so no backend ever performs integer division on it.
+// A '%' of integer literals that would become a floating-point '%' here (`y[i] = 1 % 3` with an
+// f32 output) is refused, as `f32(i) % 3.0` is: '%' is an integer operator on every backend.
+Status settle(Expr& e, DType t) {
+  if (!is_literal(e.type)) return {};
+  if (e.kind == ExprKind::Binary && e.bop == BinOp::Mod && (is_float(t) || t == DType::FloatLit))
+    return make_error(e.loc, std::string("'%' needs integer operands; here its literal operands "
+                                         "take the type ") +
+                                 (t == DType::FloatLit ? "f64" : dtype_name(t)) +
+                                 " of their context (compute the value, or use an integer "
+                                 "expression)");
+  if (e.kind == ExprKind::IntLit && (is_float(t) || t == DType::FloatLit)) {
+    e.kind = ExprKind::FloatLit;
+    e.fval = static_cast<double>(e.ival);
+  }
+  bool comparison = e.kind == ExprKind::Binary &&
+                    (e.bop == BinOp::Lt || e.bop == BinOp::Le || e.bop == BinOp::Gt ||
+                     e.bop == BinOp::Ge || e.bop == BinOp::Eq || e.bop == BinOp::Ne);
+  e.type = t;
+  if (comparison) return {};  // operands were settled when the comparison was typed
+  for (auto& a : e.args) SB_TRY(settle(*a, t));
+  return {};
+}
+
+class Checker {
+ public:
+  explicit Checker(Spec& s) : s_(s) {}
+
+  Status run() {
+    SB_TRY(unique_names());
+    for (auto& t : s_.tensors) {
+      for (auto& d : t.shape) SB_TRY(shape_dim(*d, t));
+      if (t.init_lo_expr) SB_TRY(shape_dim(*t.init_lo_expr, t));
+      if (t.init_hi_expr) SB_TRY(shape_dim(*t.init_hi_expr, t));
+    }
+    SB_TRY(size_points());
+    std::vector<int> written_by(s_.tensors.size(), -1);
+    for (size_t i = 0; i < s_.stmts.size(); ++i) {
+      SB_TRY(statement(s_.stmts[i], static_cast<int>(i), written_by));
+    }
+    for (size_t t = 0; t < s_.tensors.size(); ++t) {
+      const Tensor& tn = s_.tensors[t];
+      if (tn.role != Role::In && written_by[t] < 0)
+        return make_error(tn.loc, std::string(role_name(tn.role)) + " tensor '" + tn.name +
+                                      "' is never written by 'compute'");
+      if (tn.role == Role::Temp && !read_[t])
+        return make_error(tn.loc, "temp tensor '" + tn.name + "' is written but never read");
+    }
+    return {};
+  }
+
+ private:
+  Status unique_names() {
+    std::set<std::string> seen;
+    for (const auto& z : s_.sizes) seen.insert(z.name);
+    for (const auto& t : s_.tensors) {
+      if (!seen.insert(t.name).second)
+        return make_error(t.loc, "tensor '" + t.name + "' has the same name as a size parameter");
+    }
+    return {};
+  }
+
+  // A shape dimension: an integer expression of sizes and literals with + - * (affine).
+  Status shape_dim(Expr& e, const Tensor& t) {
+    switch (e.kind) {
+      case ExprKind::IntLit:
+        e.type = DType::Index;
+        return {};
+      case ExprKind::Name: {
+        int z = s_.find_size(e.name);
+        if (z < 0)
+          return make_error(
+              e.loc, "unknown size '" + e.name + "' in the shape of tensor '" + t.name + "'");
+        e.kind = ExprKind::SizeRef;
+        e.ref = z;
+        e.type = DType::Index;
+        return {};
+      }
+      case ExprKind::Binary:
+        if (e.bop == BinOp::Add || e.bop == BinOp::Sub || e.bop == BinOp::Mul) {
+          SB_TRY(shape_dim(*e.args[0], t));
+          SB_TRY(shape_dim(*e.args[1], t));
+          if (e.bop == BinOp::Mul && e.args[0]->kind != ExprKind::IntLit &&
+              e.args[1]->kind != ExprKind::IntLit)
+            return make_error(e.loc, "shape of tensor '" + t.name +
+                                         "' must be affine in sizes: one side of '*' must be a "
+                                         "literal");
+          e.type = DType::Index;
+          return {};
+        }
+        break;
+      default:
+        break;
+    }
+    return make_error(e.loc, "shape of tensor '" + t.name +
+                                 "' must be built from sizes, integer literals, + - and *");
+  }
+
+  Status size_points() {
+    for (bool bench : {false, true}) {
+      for (const SizePoint& p : bench ? s_.bench_points() : s_.verify_points()) {
+        double total = 0;
+        for (size_t t = 0; t < s_.tensors.size(); ++t) {
+          const Tensor& tn = s_.tensors[t];
+          double n = 1;
+          for (const auto& d : tn.shape) {
+            auto v = checked(*d, p, "the shape of tensor '" + tn.name + "'");
+            if (!v.ok()) return v.error();
+            int64_t x = v.value();
+            if (x < 1)
+              return make_error(tn.loc, "tensor '" + tn.name + "' has extent " + std::to_string(x) +
+                                            " at " + point_name(p) +
+                                            " (extents must be at least 1)");
+            n *= static_cast<double>(x);
+          }
+          if (n > kMaxElements)
+            return make_error(tn.loc, "tensor '" + tn.name + "' would hold " + fmt_count(n) +
+                                          " elements at " + point_name(p) +
+                                          " (at most 2^31 - 1 are supported)");
+          total += n * dtype_bytes(tn.type);
+          if (!tn.init_lo_expr) continue;
+          auto lo = checked(*tn.init_lo_expr, p, "'init' of tensor '" + tn.name + "'");
+          if (!lo.ok()) return lo.error();
+          auto hi = checked(*tn.init_hi_expr, p, "'init' of tensor '" + tn.name + "'");
+          if (!hi.ok()) return hi.error();
+          if (lo.value() > hi.value())
+            return make_error(tn.init_lo_expr->loc, "'init' of tensor '" + tn.name +
+                                                        "' is an empty range at " + point_name(p));
+        }
+        if (total > kMaxTotalBytes)
+          return make_error(s_.sizes[0].loc, "the tensors would take " + fmt_count(total) +
+                                                 " bytes at " + point_name(p) +
+                                                 " (at most 16 GiB are supported)");
+      }
+    }
+    return {};
+  }
+
+  // The value of the integer expression `e` at size point `p`; a located error when a step of
+  // it leaves the 64-bit range (the generated code computes it in int64_t).
+  Result<int64_t> checked(const Expr& e, const SizePoint& p, const std::string& what) const {
+    const Expr* where = nullptr;
+    auto v = eval_int_checked(e, p, {}, &where);
+    if (v) return *v;
+    const Expr& at = where ? *where : e;
+    return make_error(at.loc, "integer overflow in " + what + ": '" + to_string(at, s_, nullptr) +
+                                  "' leaves the 64-bit range at " + point_name(p));
+  }
+
+  static std::string fmt_count(double n) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.0f", n);
+    return b;
+  }
+
+  static std::string count(size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  }
+
+  std::string point_name(const SizePoint& p) const {
+    std::string s;
+    for (size_t i = 0; i < p.size(); ++i)
+      s += (i ? "," : "") + s_.sizes[i].name + "=" + std::to_string(p[i]);
+    return s;
+  }
+
+  Status statement(Statement& st, int index, std::vector<int>& written_by) {
+    int t = s_.find_tensor(st.target);
+    if (t < 0) return make_error(st.loc, "assignment to undefined tensor '" + st.target + "'");
+    const Tensor& tn = s_.tensors[t];
+    if (tn.role == Role::In)
+      return make_error(st.loc, "cannot write input tensor '" + tn.name + "' (role: in)");
+    if (written_by[t] >= 0)
+      return make_error(st.loc, "tensor '" + tn.name +
+                                    "' is written twice (each out or temp "
+                                    "tensor is written by one statement)");
+    if (st.vars.size() != tn.shape.size())
+      return make_error(st.loc, "'" + tn.name + "' has rank " + std::to_string(tn.shape.size()) +
+                                    " but the left-hand side has " +
+                                    count(st.vars.size(), "index", "indices"));
+    st.out = t;
+    std::vector<int> scope;
+    for (size_t i = 0; i < st.vars.size(); ++i) {
+      IndexVar& v = st.vars[i];
+      SB_TRY(index_name(v.name, v.loc, st, scope));
+      v.lo = int_lit(0, v.loc);
+      v.hi = clone(*tn.shape[i]);
+      scope.push_back(static_cast<int>(i));
+    }
+    cur_ = index;
+    SB_TRY(resolve(st.rhs, st, scope));
+    SB_TRY(type(*st.rhs, st));
+    SB_TRY(expect_type(*st.rhs, tn.type, "the value assigned to '" + tn.name + "'"));
+    written_by[t] = index;
+    return {};
+  }
+
+  Status index_name(const std::string& n, const Loc& loc, const Statement& st,
+                    const std::vector<int>& scope) {
+    std::string why = check_identifier(n);
+    if (!why.empty()) return make_error(loc, "invalid index name: " + why);
+    if (s_.find_size(n) >= 0 || s_.find_tensor(n) >= 0)
+      return make_error(loc, "index '" + n + "' has the same name as a size or tensor");
+    for (int v : scope)
+      if (st.vars[v].name == n)
+        return make_error(loc, "index '" + n +
+                                   "' is already bound by an enclosing index or "
+                                   "reduction (each index needs its own name)");
+    return {};
+  }
+
+  // Name resolution; rewrites Name nodes in place and moves reduction ranges into `st.vars`.
+  Status resolve(ExprPtr& e, Statement& st, std::vector<int>& scope) {
+    switch (e->kind) {
+      case ExprKind::Name: {
+        for (auto it = scope.rbegin(); it != scope.rend(); ++it) {
+          if (st.vars[*it].name == e->name) {
+            e->kind = ExprKind::IndexVar;
+            e->ref = *it;
+            return {};
+          }
+        }
+        if (int z = s_.find_size(e->name); z >= 0) {
+          e->kind = ExprKind::SizeRef;
+          e->ref = z;
+          return {};
+        }
+        if (int t = s_.find_tensor(e->name); t >= 0) {
+          if (!s_.tensors[t].shape.empty())
+            return make_error(e->loc, "tensor '" + e->name + "' has rank " +
+                                          std::to_string(s_.tensors[t].shape.size()) +
+                                          " and needs subscripts");
+          e->kind = ExprKind::Read;
+          e->ref = t;
+          return note_read(*e);
+        }
+        if (e->name == "pi" || e->name == "inf") {
+          e->kind = ExprKind::Const;
+          e->fval = e->name == "pi" ? std::numbers::pi : std::numeric_limits<double>::infinity();
+          return {};
+        }
+        return make_error(e->loc, "undefined name '" + e->name + "'");
+      }
+      case ExprKind::Read: {
+        int t = s_.find_tensor(e->name);
+        if (t < 0) return make_error(e->loc, "undefined tensor '" + e->name + "'");
+        const Tensor& tn = s_.tensors[t];
+        if (e->args.size() != tn.shape.size())
+          return make_error(e->loc, "'" + tn.name + "' has rank " +
+                                        std::to_string(tn.shape.size()) + " but is read with " +
+                                        count(e->args.size(), "subscript", "subscripts"));
+        e->ref = t;
+        SB_TRY(note_read(*e));
+        for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
+        return {};
+      }
+      case ExprKind::Call: {
+        static const std::map<std::string, DType> casts = {
+            {"f32", DType::F32}, {"f64", DType::F64}, {"i32", DType::I32}};
+        size_t want = 0;
+        if (const Intrinsic* f = find_intrinsic(e->name)) {
+          e->fn = f->fn;
+          want = static_cast<size_t>(f->arity);
+        } else if (auto c = casts.find(e->name); c != casts.end()) {
+          e->kind = ExprKind::Cast;
+          e->cast_to = c->second;
+          want = 1;
+        } else {
+          return make_error(e->loc, "unknown function '" + e->name + "'");
+        }
+        if (e->args.size() != want)
+          return make_error(e->loc, "'" + e->name + "' takes " + std::to_string(want) +
+                                        " argument" + (want == 1 ? "" : "s") + ", got " +
+                                        std::to_string(e->args.size()));
+        for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
+        return {};
+      }
+      case ExprKind::Reduce: {
+        SB_TRY(index_name(e->name, e->loc, st, scope));
+        // Bounds are evaluated outside the reduction: its own variable is not yet visible.
+        SB_TRY(resolve(e->args[1], st, scope));
+        SB_TRY(resolve(e->args[2], st, scope));
+        IndexVar v;
+        v.name = e->name;
+        v.loc = e->loc;
+        v.is_reduction = true;
+        v.lo = std::move(e->args[1]);
+        v.hi = std::move(e->args[2]);
+        e->args.resize(1);
+        st.vars.push_back(std::move(v));
+        e->ref = static_cast<int>(st.vars.size()) - 1;
+        scope.push_back(e->ref);
+        Status s = resolve(e->args[0], st, scope);
+        scope.pop_back();
+        return s;
+      }
+      default:
+        for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
+        return {};
+    }
+  }
+
+  Status note_read(const Expr& e) {
+    const Tensor& tn = s_.tensors[e.ref];
+    if (tn.role != Role::In) {
+      bool ready = false;
+      for (int i = 0; i < cur_; ++i) ready = ready || s_.stmts[i].out == e.ref;
+      if (!ready) {
+        if (s_.stmts[cur_].target == tn.name)
+          return make_error(e.loc, "'" + tn.name +
+                                       "' is read by the statement that writes it "
+                                       "(use a temp tensor for the earlier value)");
+        return make_error(e.loc, "'" + tn.name + "' is read before a statement writes it");
+      }
+    }
+    read_[e.ref] = true;
+    return {};
+  }
+
+  // Requires `e` (already typed) to have type `t`, settling literals.
+  Status expect_type(Expr& e, DType t, const std::string& what) {
+    if (is_literal(e.type)) {
+      if (e.type == DType::FloatLit && is_int(t))
+        return make_error(e.loc, what + " must be " + dtype_name(t) + ", found a float literal");
+      return settle(e, t);
+    }
+    if (e.type == t) return {};
+    if (t == DType::Index && e.type == DType::I32) return {};
+    return make_error(e.loc,
+                      what + " must be " + dtype_name(t) + ", found " + dtype_name(e.type) +
+                          (is_float(t) || is_float(e.type)
+                               ? " (use a cast such as " + std::string(dtype_name(t)) + "(...))"
+                               : ""));
+  }
+
+  // The common type of two operands, settling literals; error when they disagree.
+  Status unify(Expr& op, Expr& a, Expr& b, DType& out) {
+    DType ta = a.type, tb = b.type;
+    if (is_literal(ta) && is_literal(tb)) {
+      out = (ta == DType::FloatLit || tb == DType::FloatLit) ? DType::FloatLit : DType::IntLit;
+      return {};
+    }
+    if (is_literal(ta) || is_literal(tb)) {
+      Expr& lit = is_literal(ta) ? a : b;
+      DType other = is_literal(ta) ? tb : ta;
+      if (lit.type == DType::FloatLit && !is_float(other))
+        return make_error(op.loc, std::string("cannot combine a float literal with ") +
+                                      dtype_name(other) + " in '" + binop_or_fn(op) + "'");
+      SB_TRY(settle(lit, other));
+      out = other;
+      return {};
+    }
+    if (ta == tb) {
+      out = ta;
+      return {};
+    }
+    if (is_int(ta) && is_int(tb)) {  // i32 values (gathered indices) widen to index
+      out = DType::Index;
+      return {};
+    }
+    return make_error(op.loc, std::string("type mismatch in '") + binop_or_fn(op) +
+                                  "': " + dtype_name(ta) + " and " + dtype_name(tb) +
+                                  " (convert one side with a cast such as f32(...))");
+  }
+
+  static std::string binop_or_fn(const Expr& e) {
+    if (e.kind == ExprKind::Binary) return binop_symbol(e.bop);
+    if (e.kind == ExprKind::Call) return fn_name(e.fn);
+    return "?";
+  }
+
+  // The type of a call, by its intrinsic's type rule (ir/intrinsics.h); arguments are typed.
+  Status type_call(Expr& e) {
+    const Intrinsic& in = intrinsic(e.fn);
+    if (in.rule == TypeRule::Select) {
+      if (e.args[0]->type != DType::Bool)
+        return make_error(e.args[0]->loc, "the condition of select() must be a comparison");
+      DType t;
+      SB_TRY(unify(e, *e.args[1], *e.args[2], t));
+      e.type = t;
+      return {};
+    }
+    for (auto& a : e.args)
+      if (!is_numeric(a->type))
+        return make_error(a->loc, std::string("'") + fn_name(e.fn) + "' needs a number, found " +
+                                      dtype_name(a->type));
+    DType t = e.args[0]->type;
+    for (size_t i = 1; i < e.args.size(); ++i) SB_TRY(unify(e, *e.args[0], *e.args[i], t));
+    if (in.rule == TypeRule::SameFloat) {
+      for (auto& a : e.args)
+        if (is_int(a->type) && a->type != DType::IntLit)
+          return make_error(a->loc, std::string("'") + fn_name(e.fn) +
+                                        "' needs a floating-point argument, found " +
+                                        dtype_name(a->type) + "; use f32(...)");
+      if (t == DType::IntLit) {
+        for (auto& a : e.args) SB_TRY(settle(*a, DType::FloatLit));
+        t = DType::FloatLit;
+      }
+    }
+    e.type = t;
+    return {};
+  }
+
+  Status type(Expr& e, Statement& st) {
+    switch (e.kind) {
+      case ExprKind::FloatLit:
+        e.type = DType::FloatLit;
+        return {};
+      case ExprKind::IntLit:
+        e.type = DType::IntLit;
+        return {};
+      case ExprKind::Const:
+        e.type = DType::FloatLit;
+        return {};
+      case ExprKind::IndexVar:
+      case ExprKind::SizeRef:
+        e.type = DType::Index;
+        return {};
+      case ExprKind::Read:
+        for (auto& a : e.args) {
+          SB_TRY(type(*a, st));
+          SB_TRY(expect_type(*a, DType::Index, "a subscript of '" + s_.tensors[e.ref].name + "'"));
+        }
+        e.type = s_.tensors[e.ref].type;
+        return {};
+      case ExprKind::Unary: {
+        Expr& a = *e.args[0];
+        SB_TRY(type(a, st));
+        if (e.uop == UnOp::Not) {
+          if (a.type != DType::Bool)
+            return make_error(e.loc,
+                              std::string("'!' needs a comparison, found ") + dtype_name(a.type));
+          e.type = DType::Bool;
+        } else {
+          if (!is_numeric(a.type))
+            return make_error(e.loc,
+                              std::string("'-' needs a number, found ") + dtype_name(a.type));
+          e.type = a.type;
+        }
+        return {};
+      }
+      case ExprKind::Binary: {
+        Expr& a = *e.args[0];
+        Expr& b = *e.args[1];
+        SB_TRY(type(a, st));
+        SB_TRY(type(b, st));
+        if (e.bop == BinOp::And || e.bop == BinOp::Or) {
+          if (a.type != DType::Bool || b.type != DType::Bool)
+            return make_error(e.loc, std::string("'") + binop_symbol(e.bop) +
+                                         "' needs comparisons on both sides");
+          e.type = DType::Bool;
+          return {};
+        }
+        if (a.type == DType::Bool || b.type == DType::Bool)
+          return make_error(e.loc, std::string("'") + binop_symbol(e.bop) +
+                                       "' cannot take a comparison as an operand; use select()");
+        DType t;
+        SB_TRY(unify(e, a, b, t));
+        bool cmp = e.bop >= BinOp::Lt && e.bop <= BinOp::Ne;
+        if (e.bop == BinOp::Mod && !is_int(t))
+          return make_error(e.loc, "'%' needs integer operands");
+        if (cmp) {
+          if (is_literal(t)) {
+            DType c = t == DType::FloatLit ? DType::F64 : DType::Index;
+            SB_TRY(settle(a, c));
+            SB_TRY(settle(b, c));
+          }
+          e.type = DType::Bool;
+        } else {
+          e.type = t;
+        }
+        return {};
+      }
+      case ExprKind::Call: {
+        for (auto& a : e.args) SB_TRY(type(*a, st));
+        return type_call(e);
+      }
+      case ExprKind::Cast: {
+        Expr& a = *e.args[0];
+        SB_TRY(type(a, st));
+        if (!is_numeric(a.type))
+          return make_error(e.loc, std::string("cannot cast ") + dtype_name(a.type) + " to " +
+                                       dtype_name(e.cast_to));
+        if (is_literal(a.type))
+          SB_TRY(settle(a, a.type == DType::FloatLit ? DType::F64 : DType::Index));
+        e.type = e.cast_to;
+        return {};
+      }
+      case ExprKind::Reduce: {
+        IndexVar& v = st.vars[e.ref];
+        SB_TRY(type(*v.lo, st));
+        SB_TRY(expect_type(*v.lo, DType::Index, "the lower bound of '" + v.name + "'"));
+        SB_TRY(type(*v.hi, st));
+        SB_TRY(expect_type(*v.hi, DType::Index, "the upper bound of '" + v.name + "'"));
+        SB_TRY(type(*e.args[0], st));
+        if (!is_numeric(e.args[0]->type))
+          return make_error(e.loc, std::string("cannot ") + reduce_name(e.rop) + " over " +
+                                       dtype_name(e.args[0]->type));
+        e.type = e.args[0]->type;
+        return {};
+      }
+      case ExprKind::Name:
+        break;
+    }
+    SB_ASSERT(false, "unresolved name survived resolution");
+    return {};
+  }
+
+  Spec& s_;
+  int cur_ = 0;
+  std::map<int, bool> read_;
+};
+
+}  // namespace
+
+Status typecheck(Spec& spec) {
+  Checker c(spec);
+  return c.run();
+}
+
+}  // namespace sb

@@ -1,0 +1,201 @@
+// The typed IR of a kernel spec: plain structs, no behaviour beyond small queries.
+//
+// Produced by load_spec() (spec_loader.h), completed by check_spec() (check.h): after a
+// successful check every Expr has a concrete `type`, every name is resolved (`ref` set), and
+// every tensor read is either proven in bounds or covered by the tensor's boundary rule.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/diag.h"
+
+namespace sb {
+
+// Value types. Index is the integer type of index arithmetic (int64 in generated code); Bool
+// is the type of comparisons. FloatLit and IntLit are the provisional types of untyped
+// literals before check_spec() resolves them against their context.
+enum class DType { Unknown, F32, F64, I32, Index, Bool, FloatLit, IntLit };
+
+const char* dtype_name(DType t);  // "f32", "f64", "i32", "index", "bool", ...
+int dtype_bytes(DType t);         // 4 for f32/i32, 8 for f64/index; 0 otherwise
+bool is_float(DType t);           // F32, F64 (not FloatLit)
+
+enum class ExprKind {
+  FloatLit,  // fval
+  IntLit,    // ival
+  Name,      // unresolved identifier (parser output only); `name`
+  Const,     // named constant (pi, inf); fval holds its value, `name` its name
+  IndexVar,  // ref = index into Statement::vars
+  SizeRef,   // ref = index into Spec::sizes
+  Read,      // ref = index into Spec::tensors; args = subscripts (empty for a scalar tensor)
+  Unary,     // uop; args[0]
+  Binary,    // bop; args[0], args[1]
+  Call,      // fn; args
+  Cast,      // cast_to (== type); args[0]
+  Reduce,    // rop; ref = index into Statement::vars (the reduction variable); args[0] = body
+             // (before checking: name = the variable, args = {body, lo, hi})
+};
+
+enum class UnOp { Neg, Not };
+enum class BinOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+// The intrinsics of the spec language; each has one record in ir/intrinsics.h (spelling, arity,
+// type rule, reference, default expansion). select(c, a, b) is also spelled `where`.
+enum class Fn {
+  Min, Max, Abs, Exp, Log, Sqrt, Tanh, Erf, Select,
+  Sigmoid, Log1p, Expm1, Pow, Sin, Cos, Floor, Ceil, Round, Sign, Rsqrt,
+};
+enum class ReduceOp { Sum, Max, Min };
+
+const char* binop_symbol(BinOp op);    // "+", "<=", "&&", ...
+const char* fn_name(Fn fn);            // "min", "exp", "select", ... (its intrinsics record)
+const char* reduce_name(ReduceOp op);  // "sum", "max", "min"
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  ExprKind kind = ExprKind::IntLit;
+  Loc loc;
+  DType type = DType::Unknown;
+  double fval = 0;
+  int64_t ival = 0;
+  std::string name;
+  int ref = -1;
+  UnOp uop = UnOp::Neg;
+  BinOp bop = BinOp::Add;
+  Fn fn = Fn::Min;
+  ReduceOp rop = ReduceOp::Sum;
+  DType cast_to = DType::Unknown;
+  std::vector<ExprPtr> args;
+};
+
+ExprPtr clone(const Expr& e);
+
+// Structural equality: same kinds, operators, references and literals, ignoring locations.
+bool same_expr(const Expr& a, const Expr& b);
+
+// Every Read node of `e` (including reads inside subscripts and reductions), in print order.
+std::vector<const Expr*> reads_of(const Expr& e);
+// Every Reduce node of `e` (including nested ones), outermost first.
+std::vector<const Expr*> reduces_of(const Expr& e);
+
+// An index variable of a statement: an output index (lo = 0, hi = the output's extent) or a
+// reduction index (lo, hi from the spec, affine in sizes and outer index variables).
+// The range is half-open: lo <= v < hi.
+struct IndexVar {
+  std::string name;
+  Loc loc;
+  ExprPtr lo;
+  ExprPtr hi;
+  bool is_reduction = false;
+};
+
+struct SizeParam {
+  std::string name;
+  Loc loc;
+  std::vector<int64_t> bench;  // as written; see Spec::bench_points
+  std::vector<int64_t> verify;
+};
+
+enum class Role { In, Out, Temp };
+enum class Boundary { None, Zero, Clamp };
+const char* role_name(Role r);
+const char* boundary_name(Boundary b);
+
+struct Tensor {
+  std::string name;
+  Loc loc;
+  DType type = DType::F32;
+  Role role = Role::In;
+  std::vector<ExprPtr> shape;  // affine in sizes; empty = scalar
+  Boundary boundary = Boundary::None;
+  double init_lo = -1.0;  // random inputs are drawn uniformly from [init_lo, init_hi]
+  double init_hi = 1.0;
+  // i32 tensors: the inclusive range of their values, as integer expressions affine in sizes
+  // (`init: [0, V - 1]`). Set for every i32 tensor with an `init`; a read of such an input used
+  // as a subscript (a gather) is proven in bounds from this range.
+  ExprPtr init_lo_expr;
+  ExprPtr init_hi_expr;
+};
+
+// out[lhs...] = rhs. `vars` holds every index variable of the statement: first the output
+// indices in subscript order (vars[0..rank)), then reduction variables in order of appearance.
+struct Statement {
+  Loc loc;
+  std::string target;  // the written tensor's name, as in the spec
+  int out = -1;        // index into Spec::tensors (set by check_spec)
+  std::vector<IndexVar> vars;
+  ExprPtr rhs;
+  size_t rank() const;  // number of output indices
+};
+
+struct Variant {
+  std::string name;
+  std::string strategy;
+  Loc loc;                                // of the variant's name
+  Loc strategy_loc;                       // of its strategy
+  std::map<std::string, int64_t> params;  // as written in the spec; defaults are the emitter's
+  std::map<std::string, Loc> param_locs;  // where each parameter is named
+};
+
+struct Tolerance {
+  double rtol = 1e-5;
+  double atol = 1e-6;
+};
+
+// One value per size parameter, in Spec::sizes order.
+using SizePoint = std::vector<int64_t>;
+
+struct Spec {
+  std::string name;
+  std::string doc;
+  std::string path;  // the spec file as given to the loader
+  Loc loc;
+  std::vector<SizeParam> sizes;
+  std::vector<Tensor> tensors;
+  std::vector<Statement> stmts;
+  Tolerance tol;
+  std::map<std::string, std::vector<Variant>> variants;  // backend -> variants, spec order
+  std::map<std::string, Loc> backend_locs;               // backend -> where it is named
+
+  // Size points: each parameter's list is zipped with the others; a list of length 1 is
+  // broadcast. Lengths are validated by the loader.
+  std::vector<SizePoint> bench_points() const;
+  std::vector<SizePoint> verify_points() const;
+
+  int find_tensor(const std::string& n) const;  // -1 when absent
+  int find_size(const std::string& n) const;    // -1 when absent
+};
+
+// A deep copy of `s` (its expressions cloned), for passes that rewrite a spec for one backend.
+Spec clone(const Spec& s);
+
+// Evaluates an integer expression (shape, range bound, subscript) given sizes and index-variable
+// values (`vars` indexed like Statement::vars; may be empty when the expression uses none).
+// Integer / and % truncate toward zero, as in C.
+// An overflow of 64-bit arithmetic is an internal error here: the checks refuse every shape,
+// range and subscript whose value leaves the 64-bit range at a size point (eval_int_checked).
+int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars = {});
+// The same, returning nullopt when a value leaves the 64-bit range (the operator that overflowed
+// is stored in *where, when given and still null).
+std::optional<int64_t> eval_int_checked(const Expr& e, const SizePoint& sizes,
+                                        const std::vector<int64_t>& vars, const Expr** where);
+
+// Extents of tensor `t` at `sizes`, and its element count (1 for a scalar).
+std::vector<int64_t> tensor_extents(const Spec& s, int t, const SizePoint& sizes);
+int64_t tensor_elements(const Spec& s, int t, const SizePoint& sizes);
+
+// Canonical text of an expression, regenerated from the AST (never the spec's own text).
+// Names print as written; e.g. "sum(k in 0..K: a[i, k] * b[k, j])".
+std::string to_string(const Expr& e, const Spec& s, const Statement* st);
+std::string to_string(const Statement& st, const Spec& s);
+
+// A readable dump of the whole IR, for `specbench gen --dump-ir`.
+std::string dump(const Spec& s);
+
+}  // namespace sb
