@@ -7,6 +7,7 @@
 #include "backends/common/emit_common.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
+#include "lower/streaming.h"
 
 namespace sb {
 
@@ -273,7 +274,9 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool recip
            L.var_name(0) + " = sb_row;");
     if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
       hoist_reciprocals(L, *st.rhs, b, next_rcp);
-    if (st.rank() == 2 && !contains_reduce(*st.rhs) && !row_local(st.out)) {
+    // The streaming policy's candidates (lower/streaming.h); this printer streams rows of rank-2
+    // outputs only.
+    if (stream_candidate(st, /*in_row_group=*/true, row_local(st.out)) && st.rank() == 2) {
       streaming = true;
       b.open("if (sb_stream) {");
       emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1), b);
@@ -294,9 +297,7 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool recip
   b.line(alloc ? "return sb_failed;" : "return 0;");
 
   if (streaming) {
-    std::set<int> tensors;
-    for (const StmtLowering& L : Ls)
-      tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+    const std::set<int> tensors = stream_tensors(spec, g.first, g.last, g.row_local);
     std::string sum;
     for (int t : tensors)
       sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(spec.tensors[t].type)) +
@@ -330,7 +331,7 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
     L.assign(w, pragma);
     return false;
   }
-  if (!omp || contains_reduce(*st.rhs)) {
+  if (!omp || !stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false)) {
     emit_loop_nest(L, omp, w);
     return false;
   }
@@ -373,7 +374,7 @@ const char* const kStreamCode =
 // last-level cache) write their output with non-temporal stores, one cache line at a time, in
 // parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
 #ifndef SB_STREAM_MIN_BYTES
-#define SB_STREAM_MIN_BYTES (32LL << 20)
+#define SB_STREAM_MIN_BYTES @MIN_BYTES@
 #endif
 #ifndef SB_STREAM_BLOCK
 #define SB_STREAM_BLOCK 1024
@@ -628,7 +629,15 @@ std::string cpu_stream_includes() {
 }
 
 std::string cpu_stream_support() {
-  return banner("Streaming stores for large elementwise outputs") + kStreamCode;
+  // The threshold is the shared policy's (lower/streaming.h); the line code below is written for
+  // its 64-byte lines.
+  static_assert(kStreamLineBytes == 64, "the cpu streaming support writes 64-byte lines");
+  static_assert(kStreamMinBytes % (int64_t{1} << 20) == 0, "printed in MiB");
+  std::string code = kStreamCode;
+  const std::string mark = "@MIN_BYTES@";
+  code.replace(code.find(mark), mark.size(),
+               "(" + std::to_string(kStreamMinBytes >> 20) + "LL << 20)");
+  return banner("Streaming stores for large elementwise outputs") + code;
 }
 
 namespace {

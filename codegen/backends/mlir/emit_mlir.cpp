@@ -12,6 +12,7 @@
 #include "backends/common/emit_common.h"
 #include "backends/mlir/mlir_pipelines.h"
 #include "lower/row_fusion.h"
+#include "lower/streaming.h"
 
 namespace sb {
 
@@ -276,27 +277,28 @@ class Body {
     return true;
   }
 
-  bool streamable(const Statement& st) const {
-    if (!parallel_ || contains_reduce(*st.rhs) || (st.rank() != 1 && st.rank() != 2)) return false;
+  // The streaming policy's candidates (lower/streaming.h) that this printer streams: outputs of
+  // rank 1 or 2 and of type f32, f64 or i32, under `parallel`.
+  bool printable_stream(const Statement& st) const {
     const DType t = spec_.tensors[st.out].type;
-    return t == DType::F32 || t == DType::F64 || t == DType::I32;
+    return parallel_ && st.rank() <= 2 && (t == DType::F32 || t == DType::F64 || t == DType::I32);
+  }
+  bool streamable(const Statement& st) const {
+    return printable_stream(st) && stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false);
   }
 
   // Inside a row group: whether `st` streams its rows (a rank-2 output in memory).
   bool streamed_row(const Statement& st) const {
-    return streamable(st) && st.rank() == 2 && !row_local_.count(st.out);
+    return printable_stream(st) && st.rank() == 2 &&
+           stream_candidate(st, /*in_row_group=*/true, row_local_.count(st.out) > 0);
   }
 
-  // The i1 value: whether the tensors statements [first, last] touch total at least
-  // kStreamMinBytes.
+  // The i1 value: whether the tensors in memory that statements [first, last] touch (less a row
+  // group's row-local temps) total at least kStreamMinBytes.
   std::string stream_condition(size_t first, size_t last) {
-    std::set<int> used;
-    for (size_t k = first; k <= last; ++k) {
-      used.insert(spec_.stmts[k].out);
-      tensors_read(*spec_.stmts[k].rhs, used);
-    }
     std::string total;
-    for (int t : used) {
+    const std::vector<int> held(row_local_.begin(), row_local_.end());
+    for (int t : stream_tensors(spec_, first, last, held)) {
       std::string bytes =
           constant(std::to_string(dtype_bytes(spec_.tensors[t].type)), DType::Index);
       for (const auto& d : extents_[t]) bytes = op("arith.muli", {bytes, d}, DType::Index);
@@ -304,10 +306,6 @@ class Body {
     }
     return cmp("arith.cmpi", "sge", total, constant(std::to_string(kStreamMinBytes), DType::Index),
                DType::Index);
-  }
-  static void tensors_read(const Expr& e, std::set<int>& out) {
-    if (e.kind == ExprKind::Read) out.insert(e.ref);
-    for (const auto& a : e.args) tensors_read(*a, out);
   }
 
   // Before a streamed line that starts at element `j` of the output's last dimension (of `len`):
@@ -1260,11 +1258,9 @@ class Body {
   // schedule to balance them over the threads, few enough that each block's buffers are
   // allocated rarely.
   static constexpr int kBlocks = 64;
-  // Streaming stores write whole lines of this many bytes (a cache line), and are used when the
-  // tensors a statement touches total at least kStreamMinBytes (about a last-level cache; as the
-  // cpu backend's SB_STREAM_MIN_BYTES).
-  static constexpr int kLineBytes = 64;
-  static constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
+  // Streaming stores write whole lines of kLineBytes, when the tensors a statement touches total
+  // at least kStreamMinBytes (both from the shared policy, lower/streaming.h).
+  static constexpr int kLineBytes = kStreamLineBytes;
   // How far ahead streamed lines prefetch what they read (emit_prefetches): 64 lines.
   static constexpr int kPrefetchBytes = 4096;
 

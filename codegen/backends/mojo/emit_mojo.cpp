@@ -17,6 +17,7 @@
 #include "backends/common/emit_common.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
+#include "lower/streaming.h"
 
 namespace sb {
 
@@ -738,7 +739,7 @@ class MojoLowering {
     const std::string name = tensor_name(st_.out);
     std::string value = vec_text(rhs, ot, m);
     const std::string head = name + ".unsafe_store[width=" + m.width +
-                             (line ? ", alignment=64, non_temporal=True" : "") + "](" + out_flat() +
+                             (line ? ", alignment=" + std::to_string(kStreamLineBytes) + ", non_temporal=True" : std::string()) + "](" + out_flat() +
                              ", ";
     if (static_cast<size_t>(w.columns()) + head.size() + value.size() + 1 > 100) {
       w.line("var sb_val = " + value);
@@ -1359,15 +1360,16 @@ void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string
   const int v = static_cast<int>(st.rank()) - 1;
   const std::string& name = L.var_name(v);
   const int bytes = dtype_bytes(L.spec().tensors[st.out].type);
-  const std::string lanes = std::to_string(64 / bytes);
+  const std::string line = std::to_string(kStreamLineBytes);
+  const std::string lanes = std::to_string(kStreamLineBytes / bytes);
   const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
   const std::string from = lo == "0" ? "" : lo + " + ";
   L.needs().stream = true;
-  w.line("# Non-temporal stores: plain head and tail, whole 64-byte lines in between.");
+  w.line("# Non-temporal stores: plain head and tail, whole " + line + "-byte lines in between.");
   w.line("var sb_first = Int(" + L.tensor_name(st.out) + ".unsafe_offset(" + L.out_flat_at(lo) +
          "))");
-  w.line("var sb_head = min((64 - sb_first % 64) % 64 // " + std::to_string(bytes) + ", " + len +
-         ")");
+  w.line("var sb_head = min((" + line + " - sb_first % " + line + ") % " + line + " // " +
+         std::to_string(bytes) + ", " + len + ")");
   w.line("var sb_lines_end = sb_head + (" + len + " - sb_head) // " + lanes + " * " + lanes);
   w.line("");
   w.open("def sb_line(" + name + ": Int) {imm}:");
@@ -1409,7 +1411,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   const int v = static_cast<int>(rank) - 1;
   const bool vec = rank > 1 && vectorises_over(L, v);
   L.strip = !vec;
-  stream = stream && vec && !contains_reduce(*st.rhs);
+  stream = stream && vec;  // a candidate of lower/streaming.h that this printer vectorises
   size_t opened = 0;
   for (size_t d = 1; d < rank; ++d) {
     if (vec && d + 1 == rank) break;
@@ -1484,7 +1486,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     // Rank 1: the lanes run over the chunk's rows.
     const DType t = value_type(*st.rhs);
     L.strip = false;
-    stream = !contains_reduce(*st.rhs);
+    stream = stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false);
     if (stream) {
       w.open("if sb_stream:");
       emit_stream_lines(L, "sb_lo", "sb_hi", w);
@@ -1503,7 +1505,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     if (stream) w.dedent();
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
-    stream = emit_row_body(L, w, /*stream=*/true);
+    stream = emit_row_body(L, w, stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false));
     w.dedent();
     if (stream) emit_stream_fence(w);
   }
@@ -1541,7 +1543,7 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
     w.line("# " + to_string(L.stmt(), spec));
     w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
     // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
-    stream = emit_row_body(L, w, /*stream=*/!held && L.stmt().rank() > 1) || stream;
+    stream = emit_row_body(L, w, stream_candidate(L.stmt(), /*in_row_group=*/true, held)) || stream;
     w.dedent();
   }
   w.line("");
@@ -1763,7 +1765,8 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
         "# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at "
         "least\n# this many bytes, about the last-level cache, as in the cpu backend; "
         "-D SB_STREAM_MIN_BYTES=n\n# overrides it.\n"
-        "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", 33554432]()\n\n";
+        "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", " +
+        std::to_string(kStreamMinBytes) + "]()\n\n";
   }
   if (!needs.widths.empty()) {
     out += "# Native SIMD widths of this machine.\n";

@@ -160,169 +160,159 @@ module attributes {transform.with_named_sequence} {
     %2 = arith.muli %1, %C : index
     %3 = arith.constant 4 : index
     %4 = arith.muli %3, %R : index
-    %5 = arith.addi %2, %4 : index
-    %6 = arith.constant 4 : index
-    %7 = arith.muli %6, %R : index
-    %8 = arith.muli %7, %C : index
-    %9 = arith.addi %5, %8 : index
-    %10 = arith.constant 4 : index
-    %11 = arith.muli %10, %R : index
-    %12 = arith.addi %9, %11 : index
-    %13 = arith.constant 4 : index
-    %14 = arith.muli %13, %R : index
-    %15 = arith.muli %14, %C : index
-    %16 = arith.addi %12, %15 : index
-    %17 = arith.constant 33554432 : index
-    %18 = arith.cmpi sge, %16, %17 : index
-    %19 = arith.constant 0 : index
-    %20 = arith.constant 1 : index
-    %21 = arith.constant 63 : index
-    %22 = arith.addi %R, %21 : index
-    %23 = arith.constant 64 : index
-    %24 = arith.divui %22, %23 : index
-    %25 = arith.constant 1 : index
-    %26 = arith.maxsi %24, %25 : index
-    scf.parallel (%27) = (%19) to (%R) step (%26) {
-      %28 = arith.addi %27, %26 : index
-      %29 = arith.minsi %28, %R : index
-      %30 = memref.alloca() : memref<f32>
-      %31 = memref.alloc(%C) : memref<?xf32>
-      %32 = memref.alloca() : memref<f32>
-      %33 = memref.alloca() : memref<16xf32>
-      scf.for %34 = %27 to %29 step %20 {
-        %35 = memref.subview %x[%34, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %36 = memref.subview %y[%34, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %5 = arith.muli %4, %C : index
+    %6 = arith.addi %2, %5 : index
+    %7 = arith.constant 33554432 : index
+    %8 = arith.cmpi sge, %6, %7 : index
+    %9 = arith.constant 0 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.constant 63 : index
+    %12 = arith.addi %R, %11 : index
+    %13 = arith.constant 64 : index
+    %14 = arith.divui %12, %13 : index
+    %15 = arith.constant 1 : index
+    %16 = arith.maxsi %14, %15 : index
+    scf.parallel (%17) = (%9) to (%R) step (%16) {
+      %18 = arith.addi %17, %16 : index
+      %19 = arith.minsi %18, %R : index
+      %20 = memref.alloca() : memref<f32>
+      %21 = memref.alloc(%C) : memref<?xf32>
+      %22 = memref.alloca() : memref<f32>
+      %23 = memref.alloca() : memref<16xf32>
+      scf.for %24 = %17 to %19 step %10 {
+        %25 = memref.subview %x[%24, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %26 = memref.subview %y[%24, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // rowmax[r] = max(c in 0..C: x[r, c])
-        %37 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%37 : f32) outs(%30 : memref<f32>)
-        %38 = arith.constant 0 : index
-        %39 = arith.subi %C, %38 : index
-        %40 = arith.constant 0 : index
-        %41 = arith.maxsi %39, %40 : index
-        %42 = arith.constant 0 : index
-        %43 = memref.reinterpret_cast %30 to offset: [0], sizes: [%41], strides: [%42] : memref<f32> to memref<?xf32, strided<[?]>>
+        %27 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%27 : f32) outs(%20 : memref<f32>)
+        %28 = arith.constant 0 : index
+        %29 = arith.subi %C, %28 : index
+        %30 = arith.constant 0 : index
+        %31 = arith.maxsi %29, %30 : index
+        %32 = arith.constant 0 : index
+        %33 = memref.reinterpret_cast %20 to offset: [0], sizes: [%31], strides: [%32] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%43, %35 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%30 : memref<f32>) {
-          ^bb0(%44: f32, %45: f32, %46: f32):
-          %47 = arith.maximumf %46, %45 : f32
-          linalg.yield %47 : f32
+            ins(%33, %25 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%20 : memref<f32>) {
+          ^bb0(%34: f32, %35: f32, %36: f32):
+          %37 = arith.maximumf %36, %35 : f32
+          linalg.yield %37 : f32
         }
         // e[r, c] = exp(x[r, c] - rowmax[r])
-        %48 = arith.constant 0 : index
-        %49 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%48] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        %38 = arith.constant 0 : index
+        %39 = memref.reinterpret_cast %21 to offset: [0], sizes: [%C], strides: [%38] : memref<?xf32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%49, %35, %30 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
-            outs(%31 : memref<?xf32>) {
-          ^bb0(%50: f32, %51: f32, %52: f32, %53: f32):
-          %54 = arith.subf %51, %52 : f32
-          %55 = math.exp %54 : f32
-          linalg.yield %55 : f32
+            ins(%39, %25, %20 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
+            outs(%21 : memref<?xf32>) {
+          ^bb0(%40: f32, %41: f32, %42: f32, %43: f32):
+          %44 = arith.subf %41, %42 : f32
+          %45 = math.exp %44 : f32
+          linalg.yield %45 : f32
         }
         // rowsum[r] = sum(c in 0..C: e[r, c])
-        %56 = arith.constant 0.0 : f32
-        linalg.fill ins(%56 : f32) outs(%32 : memref<f32>)
-        %57 = arith.constant 0 : index
-        %58 = arith.subi %C, %57 : index
-        %59 = arith.constant 0 : index
-        %60 = arith.maxsi %58, %59 : index
-        %61 = arith.constant 0 : index
-        %62 = memref.reinterpret_cast %32 to offset: [0], sizes: [%60], strides: [%61] : memref<f32> to memref<?xf32, strided<[?]>>
+        %46 = arith.constant 0.0 : f32
+        linalg.fill ins(%46 : f32) outs(%22 : memref<f32>)
+        %47 = arith.constant 0 : index
+        %48 = arith.subi %C, %47 : index
+        %49 = arith.constant 0 : index
+        %50 = arith.maxsi %48, %49 : index
+        %51 = arith.constant 0 : index
+        %52 = memref.reinterpret_cast %22 to offset: [0], sizes: [%50], strides: [%51] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%62, %31 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-            outs(%32 : memref<f32>) {
-          ^bb0(%63: f32, %64: f32, %65: f32):
-          %66 = arith.addf %65, %64 fastmath<reassoc> : f32
-          linalg.yield %66 : f32
+            ins(%52, %21 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+            outs(%22 : memref<f32>) {
+          ^bb0(%53: f32, %54: f32, %55: f32):
+          %56 = arith.addf %55, %54 fastmath<reassoc> : f32
+          linalg.yield %56 : f32
         }
         // y[r, c] = e[r, c] / rowsum[r]
-        scf.if %18 {
+        scf.if %8 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %67 = arith.constant 4 : index
-          %68, %69, %70, %71 = memref.extract_strided_metadata %36 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %72 = memref.extract_aligned_pointer_as_index %36 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %73 = arith.muli %69, %67 : index
-          %74 = arith.addi %72, %73 : index
-          %75 = arith.constant 64 : index
-          %76 = arith.remui %74, %75 : index
-          %77 = arith.subi %75, %76 : index
-          %78 = arith.remui %77, %75 : index
-          %79 = arith.divui %78, %67 : index
-          %80 = arith.minsi %79, %C : index
-          %81 = arith.constant 16 : index
-          %82 = arith.subi %C, %80 : index
-          %83 = arith.divui %82, %81 : index
-          %84 = arith.muli %83, %81 : index
-          %85 = arith.addi %80, %84 : index
-          %86 = arith.constant 0 : index
-          %87 = arith.constant 1 : index
-          %88 = memref.subview %36[%86] [%80] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %89 = arith.constant 0 : index
-          %90 = memref.reinterpret_cast %88 to offset: [0], sizes: [%80], strides: [%89] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %57 = arith.constant 4 : index
+          %58, %59, %60, %61 = memref.extract_strided_metadata %26 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %62 = memref.extract_aligned_pointer_as_index %26 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %63 = arith.muli %59, %57 : index
+          %64 = arith.addi %62, %63 : index
+          %65 = arith.constant 64 : index
+          %66 = arith.remui %64, %65 : index
+          %67 = arith.subi %65, %66 : index
+          %68 = arith.remui %67, %65 : index
+          %69 = arith.divui %68, %57 : index
+          %70 = arith.minsi %69, %C : index
+          %71 = arith.constant 16 : index
+          %72 = arith.subi %C, %70 : index
+          %73 = arith.divui %72, %71 : index
+          %74 = arith.muli %73, %71 : index
+          %75 = arith.addi %70, %74 : index
+          %76 = arith.constant 0 : index
+          %77 = arith.constant 1 : index
+          %78 = memref.subview %26[%76] [%70] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %79 = arith.constant 0 : index
+          %80 = memref.reinterpret_cast %78 to offset: [0], sizes: [%70], strides: [%79] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%90, %32 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%88 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%91: f32, %92: f32, %93: f32):
-            %94 = linalg.index 0 : index
-            %95 = arith.addi %94, %86 : index
-            %96 = memref.load %31[%95] : memref<?xf32>
-            %97 = arith.divf %96, %92 : f32
-            linalg.yield %97 : f32
+              ins(%80, %22 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%78 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%81: f32, %82: f32, %83: f32):
+            %84 = linalg.index 0 : index
+            %85 = arith.addi %84, %76 : index
+            %86 = memref.load %21[%85] : memref<?xf32>
+            %87 = arith.divf %86, %82 : f32
+            linalg.yield %87 : f32
           }
-          scf.for %98 = %86 to %83 step %87 {
-            %99 = arith.muli %98, %81 : index
-            %100 = arith.addi %80, %99 : index
-            %101 = arith.constant 0 : index
-            %102 = memref.reinterpret_cast %33 to offset: [0], sizes: [%81], strides: [%101] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %88 = %76 to %73 step %77 {
+            %89 = arith.muli %88, %71 : index
+            %90 = arith.addi %70, %89 : index
+            %91 = arith.constant 0 : index
+            %92 = memref.reinterpret_cast %23 to offset: [0], sizes: [%71], strides: [%91] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%102, %32 : memref<?xf32, strided<[?]>>, memref<f32>)
-                outs(%33 : memref<16xf32>) {
-              ^bb0(%103: f32, %104: f32, %105: f32):
-              %106 = linalg.index 0 : index
-              %107 = arith.addi %106, %100 : index
-              %108 = memref.load %31[%107] : memref<?xf32>
-              %109 = arith.divf %108, %104 : f32
-              linalg.yield %109 : f32
+                ins(%92, %22 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%23 : memref<16xf32>) {
+              ^bb0(%93: f32, %94: f32, %95: f32):
+              %96 = linalg.index 0 : index
+              %97 = arith.addi %96, %90 : index
+              %98 = memref.load %21[%97] : memref<?xf32>
+              %99 = arith.divf %98, %94 : f32
+              linalg.yield %99 : f32
             }
-            %110 = arith.constant 8 : index
-            %111 = vector.load %33[%86] : memref<16xf32>, vector<8xf32>
-            %112 = vector.load %33[%110] : memref<16xf32>, vector<8xf32>
-            %113 = arith.muli %100, %67 : index
-            %114 = arith.addi %74, %113 : index
-            %115 = arith.index_cast %114 : index to i64
-            %116 = llvm.inttoptr %115 : i64 to !llvm.ptr
-            llvm.store %111, %116 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %117 = llvm.getelementptr %116[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %112, %117 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %100 = arith.constant 8 : index
+            %101 = vector.load %23[%76] : memref<16xf32>, vector<8xf32>
+            %102 = vector.load %23[%100] : memref<16xf32>, vector<8xf32>
+            %103 = arith.muli %90, %57 : index
+            %104 = arith.addi %64, %103 : index
+            %105 = arith.index_cast %104 : index to i64
+            %106 = llvm.inttoptr %105 : i64 to !llvm.ptr
+            llvm.store %101, %106 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %107 = llvm.getelementptr %106[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %118 = arith.subi %C, %85 : index
-          %119 = memref.subview %36[%85] [%118] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %120 = arith.constant 0 : index
-          %121 = memref.reinterpret_cast %119 to offset: [0], sizes: [%118], strides: [%120] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %108 = arith.subi %C, %75 : index
+          %109 = memref.subview %26[%75] [%108] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %110 = arith.constant 0 : index
+          %111 = memref.reinterpret_cast %109 to offset: [0], sizes: [%108], strides: [%110] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%121, %32 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%119 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%122: f32, %123: f32, %124: f32):
-            %125 = linalg.index 0 : index
-            %126 = arith.addi %125, %85 : index
-            %127 = memref.load %31[%126] : memref<?xf32>
-            %128 = arith.divf %127, %123 : f32
-            linalg.yield %128 : f32
+              ins(%111, %22 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%109 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%112: f32, %113: f32, %114: f32):
+            %115 = linalg.index 0 : index
+            %116 = arith.addi %115, %75 : index
+            %117 = memref.load %21[%116] : memref<?xf32>
+            %118 = arith.divf %117, %113 : f32
+            linalg.yield %118 : f32
           }
         } else {
-          %129 = arith.constant 0 : index
-          %130 = memref.reinterpret_cast %36 to offset: [0], sizes: [%C], strides: [%129] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %119 = arith.constant 0 : index
+          %120 = memref.reinterpret_cast %26 to offset: [0], sizes: [%C], strides: [%119] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%130, %31, %32 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
-              outs(%36 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%131: f32, %132: f32, %133: f32, %134: f32):
-            %135 = arith.divf %132, %133 : f32
-            linalg.yield %135 : f32
+              ins(%120, %21, %22 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+              outs(%26 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%121: f32, %122: f32, %123: f32, %124: f32):
+            %125 = arith.divf %122, %123 : f32
+            linalg.yield %125 : f32
           }
         }
       }
-      memref.dealloc %31 : memref<?xf32>
-      scf.if %18 {
+      memref.dealloc %21 : memref<?xf32>
+      scf.if %8 {
         llvm.fence seq_cst
       }
       scf.reduce
