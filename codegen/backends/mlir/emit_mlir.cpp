@@ -643,7 +643,10 @@ class Body {
  private:
   std::string constant(const std::string& text, DType t) {
     const std::string v = fresh();
-    w_.line(v + " = arith.constant " + text + " : " + mlir_type(t));
+    // `true` and `false` are i1 attributes already; the parser rejects a type after them.
+    const bool boolean = text == "true" || text == "false";
+    SB_ASSERT(!boolean || t == DType::Bool, "a boolean literal is an i1 constant");
+    w_.line(v + " = arith.constant " + text + (boolean ? std::string() : " : " + std::string(mlir_type(t))));
     return v;
   }
   std::string op(const std::string& name, const std::vector<std::string>& args, DType t) {
