@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "check/bounds.h"
-#include "lower/expand_intrinsics.h"
+#include "lower/pipeline.h"
 #include "support/safe_io.h"
 #include "frontend/spec_loader.h"
 #include "check/typecheck.h"
@@ -43,10 +43,13 @@ const std::vector<IrStage>& ir_stages() {
       {"typecheck", "names resolved and every expression typed (typecheck)"},
       {"check", "bounds proven and variants checked against their strategies (bounds, "
                 "variant_check)"},
-      {"expand_intrinsics", "per backend: intrinsics it does not spell replaced by their "
-                            "default expansions (lower/expand_intrinsics)"},
   };
-  return stages;
+  static const std::vector<IrStage> all = [] {
+    std::vector<IrStage> v = stages;
+    for (const LowerPass& p : lower_passes()) v.push_back({p.name, p.what});
+    return v;
+  }();
+  return all;
 }
 
 Result<Spec> load_and_check(const std::string& path, const std::string& dump_after) {
@@ -222,12 +225,13 @@ int run_gen(const GenOptions& opt) {
     std::cerr << format_error(specs.error());
     return 2;
   }
-  if (opt.dump_after == "expand_intrinsics") {
+  for (const LowerPass& p : lower_passes()) {
+    if (opt.dump_after != p.name) continue;
     for (const Spec& s : specs.value()) {
       for (const Emitter* e : all_emitters()) {
         if (!s.variants.count(e->backend())) continue;
-        std::cout << "# IR after expand_intrinsics for backend " << e->backend() << "\n"
-                  << dump(expand_intrinsics(s, [e](Fn fn) { return e->spells(fn); }));
+        lower(s, [e](Fn fn) { return e->spells(fn); }, p.name, &std::cout,
+              "backend " + e->backend());
       }
     }
   }

@@ -9,12 +9,12 @@
 #include "backends/vendor_cuda/emit_vendor_cuda.h"
 #include "backends/mlir/emit_mlir.h"
 #include "backends/mojo/emit_mojo.h"
-#include "lower/expand_intrinsics.h"
+#include "lower/pipeline.h"
 
 namespace sb {
 
 GeneratedFile Emitter::emit(const Spec& spec) const {
-  return print(expand_intrinsics(spec, [this](Fn fn) { return spells(fn); }));
+  return print(lower(spec, [this](Fn fn) { return spells(fn); }));
 }
 
 Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "support/diag.h"
+
 namespace sb {
 
 namespace {
@@ -253,6 +255,25 @@ int64_t int_abs(const int64_t* a) {
 }
 int64_t int_sign(const int64_t* a) { return (a[0] > 0) - (a[0] < 0); }
 
+// The truncating division and remainder that legalize_int_div leaves, by a divisor that is
+// never 0 or -1 there (the guards around them give those cases C's defined results).
+MagValue ref_div_trunc(const MagValue* a) {
+  const double q = a[1].value == 0 ? 0 : std::trunc(a[0].value / a[1].value);
+  return {q, std::fabs(q)};
+}
+MagValue ref_rem_trunc(const MagValue* a) {
+  const double r = a[1].value == 0 ? 0 : std::fmod(a[0].value, a[1].value);
+  return {r, std::fabs(a[1].value)};
+}
+int64_t int_div_trunc(const int64_t* a) {
+  SB_ASSERT(a[1] != 0 && a[1] != -1, "div_trunc by 0 or -1 (legalize_int_div guards those)");
+  return a[0] / a[1];
+}
+int64_t int_rem_trunc(const int64_t* a) {
+  SB_ASSERT(a[1] != 0 && a[1] != -1, "rem_trunc by 0 or -1 (legalize_int_div guards those)");
+  return a[0] % a[1];
+}
+
 const std::vector<Intrinsic>& table() {
   static const std::vector<Intrinsic> t = {
       {Fn::Min, "min", 2, TypeRule::SameNumeric, ref_min, int_min, nullptr,
@@ -286,6 +307,10 @@ const std::vector<Intrinsic>& table() {
       {Fn::Sign, "sign", 1, TypeRule::SameNumeric, ref_sign, int_sign, expand_sign,
        "1 for x > 0, -1 for x < 0, else x (0, -0 or NaN)"},
       {Fn::Rsqrt, "rsqrt", 1, TypeRule::SameFloat, ref_rsqrt, nullptr, expand_rsqrt, "1 / sqrt(x)"},
+      {Fn::DivTrunc, "div_trunc", 2, TypeRule::SameNumeric, ref_div_trunc, int_div_trunc, nullptr,
+       "integer a / b truncated toward zero, b never 0 or -1", /*internal=*/true},
+      {Fn::RemTrunc, "rem_trunc", 2, TypeRule::SameNumeric, ref_rem_trunc, int_rem_trunc, nullptr,
+       "integer a % b with the sign of a, b never 0 or -1", /*internal=*/true},
   };
   return t;
 }
@@ -297,7 +322,7 @@ const std::vector<Intrinsic>& all_intrinsics() {
     const auto& t = table();
     for (size_t i = 0; i < t.size(); ++i)
       if (static_cast<size_t>(t[i].fn) != i) return false;
-    return t.size() == static_cast<size_t>(Fn::Rsqrt) + 1;
+    return t.size() == static_cast<size_t>(Fn::RemTrunc) + 1;
   }();
   SB_ASSERT(ordered, "the intrinsics table must list every Fn once, in Fn order");
   return table();
@@ -313,13 +338,14 @@ const Intrinsic& intrinsic(Fn fn) {
 const Intrinsic* find_intrinsic(std::string_view name) {
   if (name == "where") return &intrinsic(Fn::Select);
   for (const Intrinsic& r : all_intrinsics())
-    if (r.name == name) return &r;
+    if (!r.internal && r.name == name) return &r;
   return nullptr;
 }
 
 std::vector<std::string_view> intrinsic_spellings() {
   std::vector<std::string_view> out;
-  for (const Intrinsic& r : all_intrinsics()) out.push_back(r.name);
+  for (const Intrinsic& r : all_intrinsics())
+    if (!r.internal) out.push_back(r.name);
   out.push_back("where");
   return out;
 }

@@ -45,16 +45,19 @@ struct Intrinsic {
   // the call (its arguments are cloned, so a call may be expanded more than once). Null for an
   // intrinsic every backend spells natively.
   ExprPtr (*expand)(const Expr& call);
-  std::string_view doc;  // one line for the language reference
+  std::string_view doc;  // one line for the language reference (or, internal, for dumps)
+  // Made by a lowering pass only: not spelled in specs, not in the language reference.
+  bool internal = false;
 };
 
 // The record of `fn`; every Fn has one.
 const Intrinsic& intrinsic(Fn fn);
-// The record spelled `name` in specs ("where" is select's second spelling); nullptr if none.
+// The record spelled `name` in specs ("where" is select's second spelling); nullptr if none
+// (internal records are never found by name).
 const Intrinsic* find_intrinsic(std::string_view name);
 // Every record, in Fn order.
 const std::vector<Intrinsic>& all_intrinsics();
-// Every spelling in specs, aliases included.
+// Every spelling in specs, aliases included (internal records have none).
 std::vector<std::string_view> intrinsic_spellings();
 
 }  // namespace sb

@@ -181,6 +181,7 @@ Spec clone(const Spec& s) {
       n.vars.push_back(std::move(w));
     }
     n.rhs = clone_or_null(st.rhs);
+    n.source = st.source;
     c.stmts.push_back(std::move(n));
   }
   c.tol = s.tol;
@@ -512,6 +513,10 @@ std::string to_string(const Expr& e, const Spec& s, const Statement* st) {
   std::ostringstream o;
   print(o, e, s, st, 0, false);
   return o.str();
+}
+
+std::string source_text(const Statement& st, const Spec& s) {
+  return st.source.empty() ? to_string(st, s) : st.source;
 }
 
 std::string to_string(const Statement& st, const Spec& s) {

@@ -48,6 +48,8 @@ enum class BinOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
 enum class Fn {
   Min, Max, Abs, Exp, Log, Sqrt, Tanh, Erf, Select,
   Sigmoid, Log1p, Expm1, Pow, Sin, Cos, Floor, Ceil, Round, Sign, Rsqrt,
+  // Internal: made by lowering (lower/legalize_int_div.h), never spelled in specs.
+  DivTrunc, RemTrunc,
 };
 enum class ReduceOp { Sum, Max, Min };
 
@@ -131,6 +133,9 @@ struct Statement {
   int out = -1;        // index into Spec::tensors (set by check_spec)
   std::vector<IndexVar> vars;
   ExprPtr rhs;
+  // The statement as the spec wrote it (to_string before lowering; set by lower()), for the
+  // comments of generated code. Empty before lowering.
+  std::string source;
   size_t rank() const;  // number of output indices
 };
 
@@ -194,6 +199,8 @@ int64_t tensor_elements(const Spec& s, int t, const SizePoint& sizes);
 // Names print as written; e.g. "sum(k in 0..K: a[i, k] * b[k, j])".
 std::string to_string(const Expr& e, const Spec& s, const Statement* st);
 std::string to_string(const Statement& st, const Spec& s);
+// The statement as written in the spec: `source` once lowered, else to_string.
+std::string source_text(const Statement& st, const Spec& s);
 
 // A readable dump of the whole IR, for `specbench gen --dump-ir`.
 std::string dump(const Spec& s);

@@ -315,10 +315,16 @@ TEST(EmitMojo, IntegerDivisionTruncatesAsInC) {
   const std::string s = emit(r.value());
   EXPECT_TRUE(has(s, "def sb_div_i32(a: Int32, b: Int32) -> Int32:")) << s;
   EXPECT_TRUE(has(s, "def sb_mod_i32(a: Int32, b: Int32) -> Int32:")) << s;
+  // The guards of lower/legalize_int_div around a truncating division by a divisor never 0 or
+  // -1; a remainder by 2 of a value that may be negative truncates too (Mojo's % floors).
   EXPECT_TRUE(has(s,
-                  "sb_div_i32(a[unsafe_offset=i], b[unsafe_offset=i]) + "
-                  "sb_mod_i32(a[unsafe_offset=i], Int32(2))"))
+                  "(Int32(0) if b[unsafe_offset=i] == Int32(0) else (-a[unsafe_offset=i] if "
+                  "b[unsafe_offset=i] == Int32(-1) else sb_div_i32(a[unsafe_offset=i], Int32(1) "
+                  "if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else "
+                  "b[unsafe_offset=i]))) + sb_mod_i32(a[unsafe_offset=i], Int32(2))"))
       << s;
+  // The comment shows the statement as written, not its lowered form.
+  EXPECT_TRUE(has(s, "# q[i] = a[i] / b[i] + a[i] % 2\n")) << s;
   // Not vectorised: integer division has no SIMD form here.
   EXPECT_FALSE(has(vp_kernels(s), "vectorize[")) << s;
 }

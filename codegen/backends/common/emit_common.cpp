@@ -284,14 +284,6 @@ constexpr HelperText kHelpers[] = {
     {Helper::MulI32, "int32_t sb_mul_i32(int32_t a, int32_t b)",
      "return (int32_t)((uint32_t)a * (uint32_t)b);"},
     {Helper::NegI32, "int32_t sb_neg_i32(int32_t a)", "return (int32_t)(0u - (uint32_t)a);"},
-    {Helper::DivI32, "int32_t sb_div_i32(int32_t a, int32_t b)",
-     "return b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);"},
-    {Helper::ModI32, "int32_t sb_mod_i32(int32_t a, int32_t b)",
-     "return (b == 0 || b == -1) ? 0 : a % b;"},
-    {Helper::DivI64, "int64_t sb_div_i64(int64_t a, int64_t b)",
-     "return b == 0 ? 0 : (b == -1 ? (int64_t)((uint64_t)0 - (uint64_t)a) : a / b);"},
-    {Helper::ModI64, "int64_t sb_mod_i64(int64_t a, int64_t b)",
-     "return (b == 0 || b == -1) ? 0 : a % b;"},
     {Helper::MinI32, "int32_t sb_min_i32(int32_t a, int32_t b)", "return a < b ? a : b;"},
     {Helper::MaxI32, "int32_t sb_max_i32(int32_t a, int32_t b)", "return a > b ? a : b;"},
     {Helper::AbsI32, "int32_t sb_abs_i32(int32_t a)",
@@ -372,7 +364,8 @@ const CMath* c_math(Fn fn) {
 }
 
 bool c_spells(Fn fn) {
-  return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || c_math(fn);
+  return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select ||
+         fn == Fn::DivTrunc || fn == Fn::RemTrunc || c_math(fn);
 }
 
 std::string vector_math_name(const std::string& libm_name) {
@@ -714,10 +707,6 @@ StmtLowering::Piece StmtLowering::print(const Expr& e, CodeWriter& w, int depth,
 namespace {
 
 // A divisor that is never 0 or -1, so plain C / and % agree with the reference.
-bool safe_divisor(const Expr& b) {
-  return (b.kind == ExprKind::IntLit && b.ival > 0) || b.kind == ExprKind::SizeRef;
-}
-
 }  // namespace
 
 StmtLowering::Piece StmtLowering::print_binary(const Expr& e, CodeWriter& w, int depth,
@@ -773,15 +762,9 @@ StmtLowering::Piece StmtLowering::print_binary(const Expr& e, CodeWriter& w, int
     std::string l = sub(a, w, depth, pragma, 0);
     std::string r = sub(b, w, depth, pragma, 0);
     return {fn + l + ", " + r + ")", kPrecPrimary};
-  } else if ((e.bop == BinOp::Div || e.bop == BinOp::Mod) && !safe_divisor(b)) {
-    const bool i32 = t == DType::I32;
-    const bool div = e.bop == BinOp::Div;
-    helpers_->use(div ? (i32 ? Helper::DivI32 : Helper::DivI64)
-                      : (i32 ? Helper::ModI32 : Helper::ModI64));
-    std::string fn = std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "i64(");
-    std::string l = sub(a, w, depth, pragma, 0);
-    std::string r = sub(b, w, depth, pragma, 0);
-    return {fn + l + ", " + r + ")", kPrecPrimary};
+  } else {
+    SB_ASSERT(e.bop != BinOp::Div && e.bop != BinOp::Mod,
+              "an integer / or % reached the C printer (lower/legalize_int_div makes them calls)");
   }
   const int self = (e.bop == BinOp::Add || e.bop == BinOp::Sub) ? kPrecAdd : kPrecMul;
   std::string l = sub(a, w, depth, pragma, self);
@@ -856,6 +839,12 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
         fn = vector_math_name(fn);
       }
       break;
+    }
+    case Fn::DivTrunc:  // C's / and % by a divisor that is never 0 or -1 (legalize_int_div)
+    case Fn::RemTrunc: {
+      std::string l = sub(*e.args[0], w, depth, pragma, kPrecMul);
+      std::string r = sub(*e.args[1], w, depth, pragma, kPrecMul + 1);
+      return {l + (e.fn == Fn::DivTrunc ? " / " : " % ") + r, kPrecMul};
     }
     case Fn::Select:  // printed above
     case Fn::Sigmoid:  // no C spelling: expanded before printing (c_spells)

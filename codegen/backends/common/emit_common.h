@@ -85,10 +85,6 @@ enum class Helper {
   SubI32,
   MulI32,
   NegI32,  // i32 arithmetic that wraps (two's complement)
-  DivI32,
-  ModI32,
-  DivI64,
-  ModI64,  // C division, except x / 0 == 0, x % 0 == x % -1 == 0
   MinI32,
   MaxI32,
   AbsI32,

@@ -253,8 +253,8 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool recip
     if (fuse) {
       // This statement's row is computed inside the next statement's reduction loop.
       StmtLowering& Q = Ls[++i];
-      b.open("{  // " + to_string(st, spec) + ", computed in the loop of:");
-      b.line("// " + to_string(Q.stmt(), spec));
+      b.open("{  // " + source_text(st, spec) + ", computed in the loop of:");
+      b.line("// " + source_text(Q.stmt(), spec));
       b.line("[[maybe_unused]] const int64_t " + Q.var_name(0) + " = sb_row;");
       Q.set_reduce_prologue(fuse, [&L, &Q, fuse](CodeWriter& lw) {
         lw.line("const int64_t sb_col = " + Q.var_name(fuse->ref) + ";");
@@ -268,7 +268,7 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool recip
       b.close();
       continue;
     }
-    b.open("{  // " + to_string(st, spec));
+    b.open("{  // " + source_text(st, spec));
     // The row index may go unused when the statement touches only row-local tensors.
     b.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
            L.var_name(0) + " = sb_row;");
@@ -760,7 +760,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         continue;
       }
       const Statement& st = spec.stmts[k];
-      const std::string text = to_string(st, spec);
+      const std::string text = source_text(st, spec);
       const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
       StmtLowering L(spec, st, &helpers);
       if (omp) L.set_vector_math(&vector_math);

@@ -160,7 +160,7 @@ class Body {
 
   void emit_statement(const Statement& st) {
     st_ = &st;
-    w_.line("// " + to_string(st, spec_));
+    w_.line("// " + source_text(st, spec_));
     const Tensor& out = spec_.tensors[st.out];
     // Inside a row loop the statement computes row row_ of its output (dimension 0 is fixed).
     const bool in_row = !row_.empty();
@@ -798,11 +798,10 @@ class Body {
       case BinOp::Mul:
         return op(f ? "arith.mulf" : "arith.muli", {a, b}, t);
       case BinOp::Div:
-        if (f) return op("arith.divf", {a, b}, t);
-        return int_div(a, b, t, false);
       case BinOp::Mod:
-        SB_ASSERT(!f, "floating-point % reached the mlir emitter");
-        return int_div(a, b, t, true);
+        // Integer / and % are calls by now (lower/legalize_int_div); % of floats is rejected.
+        SB_ASSERT(f && e.bop == BinOp::Div, "an integer / or % reached the mlir printer");
+        return op("arith.divf", {a, b}, t);
       case BinOp::Lt:
         return cmp(f ? "arith.cmpf" : "arith.cmpi", f ? "olt" : "slt", a, b, lt);
       case BinOp::Le:
@@ -822,26 +821,6 @@ class Body {
     }
     SB_ASSERT(false, "unknown binary operator");
     return "";
-  }
-
-  // C's truncating division and remainder, defined as the generated C code defines them:
-  // x / 0 == 0, x % 0 == 0, x % -1 == 0, and x / -1 == -x (wrapping), never undefined.
-  std::string int_div(const std::string& a, const std::string& b, DType t, bool mod) {
-    const std::string zero = constant("0", t);
-    const std::string one = constant("1", t);
-    const std::string m1 = constant("-1", t);
-    const std::string is0 = cmp("arith.cmpi", "eq", b, zero, t);
-    const std::string ism1 = cmp("arith.cmpi", "eq", b, m1, t);
-    const std::string special = op("arith.ori", {is0, ism1}, DType::Bool);
-    const std::string safe = select(special, one, b, t);
-    if (mod) {
-      const std::string r = op("arith.remsi", {a, safe}, t);
-      return select(special, zero, r, t);
-    }
-    const std::string q = op("arith.divsi", {a, safe}, t);
-    const std::string neg = op("arith.subi", {zero, a}, t);
-    const std::string by_m1 = select(ism1, neg, q, t);
-    return select(is0, zero, by_m1, t);
   }
 
   std::string call(const Expr& e) {
@@ -878,6 +857,10 @@ class Body {
       }
       case Fn::Select:
         return select(a[0], a[1], a[2], t);
+      case Fn::DivTrunc:  // by a divisor never 0 or -1 (legalize_int_div)
+        return op("arith.divsi", {a[0], a[1]}, t);
+      case Fn::RemTrunc:
+        return op("arith.remsi", {a[0], a[1]}, t);
       case Fn::Sigmoid:  // no MLIR spelling: expanded before printing (spells)
       case Fn::Log1p:
       case Fn::Expm1:
@@ -1436,7 +1419,8 @@ class MlirEmitter final : public Emitter {
     };
   }
   bool spells(Fn fn) const override {
-    return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || mlir_math(fn);
+    return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select ||
+           fn == Fn::DivTrunc || fn == Fn::RemTrunc || mlir_math(fn);
   }
 
  protected:

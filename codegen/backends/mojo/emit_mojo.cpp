@@ -275,16 +275,12 @@ std::string helper_text(MHelper h) {
       const std::string T = h == MHelper::DivI32 ? "Int32" : "Int";
       const std::string n = h == MHelper::DivI32 ? "i32" : "int";
       return "# " + T +
-             " division as in C: it truncates toward zero; x / 0 is 0 and x / -1 wraps, as in the\n"
-             "# reference (Mojo's // rounds toward negative infinity).\n"
+             " division as in C: it truncates toward zero (Mojo's // rounds toward negative\n"
+             "# infinity). b is never 0 or -1: the guards around the call handle those.\n"
              "@always_inline\n"
              "def sb_div_" +
              n + "(a: " + T + ", b: " + T + ") -> " + T +
              ":\n"
-             "    if b == 0:\n"
-             "        return 0\n"
-             "    if b == -1:\n"
-             "        return -a\n"
              "    var q = a // b\n"
              "    if q * b != a and (a < 0) != (b < 0):\n"
              "        q += 1\n"
@@ -295,13 +291,11 @@ std::string helper_text(MHelper h) {
       const std::string T = h == MHelper::ModI32 ? "Int32" : "Int";
       const std::string n = h == MHelper::ModI32 ? "i32" : "int";
       return "# " + T +
-             " remainder as in C (the sign of the dividend); x % 0 and x % -1 are 0.\n"
+             " remainder as in C (the sign of the dividend); b is never 0 or -1.\n"
              "@always_inline\n"
              "def sb_mod_" +
              n + "(a: " + T + ", b: " + T + ") -> " + T +
              ":\n"
-             "    if b == 0 or b == -1:\n"
-             "        return 0\n"
              "    return a - sb_div_" +
              n + "(a, b) * b\n";
     }
@@ -712,6 +706,11 @@ class MojoLowering {
       }
       case ExprKind::Reduce:
         return vec_ok(*e.args[0], v);  // its range does not depend on v (checked above)
+      case ExprKind::Call:
+        if (e.fn == Fn::DivTrunc || e.fn == Fn::RemTrunc) return false;  // scalar only
+        for (const auto& a : e.args)
+          if (!vec_ok(*a, v)) return false;
+        return true;
       default:
         for (const auto& a : e.args)
           if (!vec_ok(*a, v)) return false;
@@ -819,9 +818,11 @@ class MojoLowering {
         return static_cast<size_t>(e.ref) < st_.rank() ||
                (st_.vars[e.ref].lo && nonneg(*st_.vars[e.ref].lo));
       case ExprKind::Binary:
-        return (e.bop == BinOp::Add || e.bop == BinOp::Mul || e.bop == BinOp::Div ||
-                e.bop == BinOp::Mod) &&
-               nonneg(*e.args[0]) && nonneg(*e.args[1]);
+        return (e.bop == BinOp::Add || e.bop == BinOp::Mul) && nonneg(*e.args[0]) &&
+               nonneg(*e.args[1]);
+      case ExprKind::Call:
+        return (e.fn == Fn::DivTrunc || e.fn == Fn::RemTrunc) && nonneg(*e.args[0]) &&
+               nonneg(*e.args[1]);
       default:
         return false;
     }
@@ -1052,22 +1053,8 @@ class MojoLowering {
                   "](" + a.text + ", " + b.text + ")",
               kMPrimary, false};
     }
-    if (!is_float(t) && (e.bop == BinOp::Div || e.bop == BinOp::Mod)) {
-      SB_ASSERT(!vec, "integer division in vector mode");
-      const bool div = e.bop == BinOp::Div;
-      const bool safe = (B.kind == ExprKind::IntLit && B.ival > 0) || B.kind == ExprKind::SizeRef;
-      if (safe && nonneg(A))
-        return {mparen(a.text, a.prec, kMMul) + (div ? " // " : " % ") +
-                    mparen(b.text, b.prec, kMMul + 1),
-                kMMul, false};
-      const bool i32 = t == DType::I32;
-      needs_->helpers.insert(div ? (i32 ? MHelper::DivI32 : MHelper::DivInt)
-                                 : (i32 ? MHelper::ModI32 : MHelper::ModInt));
-      if (!div) needs_->helpers.insert(i32 ? MHelper::DivI32 : MHelper::DivInt);
-      return {std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "int(") + a.text + ", " +
-                  b.text + ")",
-              kMPrimary, false};
-    }
+    SB_ASSERT(is_float(t) || (e.bop != BinOp::Div && e.bop != BinOp::Mod),
+              "an integer / or % reached the Mojo printer (lower/legalize_int_div makes them calls)");
     // A uniform operand of a vector one is broadcast implicitly.
     const int self = (e.bop == BinOp::Add || e.bop == BinOp::Sub) ? kMAdd : kMMul;
     return {mparen(a.text, a.prec, self) + " " + binop_symbol(e.bop) + " " +
@@ -1129,6 +1116,23 @@ class MojoLowering {
         SB_ASSERT(mm && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
         if (mm->import) needs_->math.insert(mm->name);
         return {std::string(mm->name) + "(" + arg(0) + ")", kMPrimary, vec};
+      }
+      case Fn::DivTrunc:  // by a divisor never 0 or -1 (legalize_int_div)
+      case Fn::RemTrunc: {
+        SB_ASSERT(!vec, "integer division in vector mode");
+        const bool div = e.fn == Fn::DivTrunc;
+        // Mojo's // and % round toward negative infinity: the same as truncation when neither
+        // operand is negative.
+        if (nonneg(*e.args[0]) && nonneg(*e.args[1]))
+          return {mparen(args[0].text, args[0].prec, kMMul) + (div ? " // " : " % ") +
+                      mparen(args[1].text, args[1].prec, kMMul + 1),
+                  kMMul, false};
+        const bool i32 = t == DType::I32;
+        needs_->helpers.insert(i32 ? MHelper::DivI32 : MHelper::DivInt);
+        if (!div) needs_->helpers.insert(i32 ? MHelper::ModI32 : MHelper::ModInt);
+        return {std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "int(") + args[0].text +
+                    ", " + args[1].text + ")",
+                kMPrimary, false};
       }
       case Fn::Select:   // printed above
       case Fn::Sigmoid:  // no Mojo spelling: expanded before printing (spells)
@@ -1540,7 +1544,7 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
     const bool held =
         std::find(g.row_local.begin(), g.row_local.end(), L.stmt().out) != g.row_local.end();
     w.line("");
-    w.line("# " + to_string(L.stmt(), spec));
+    w.line("# " + source_text(L.stmt(), spec));
     w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
     // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
     stream = emit_row_body(L, w, stream_candidate(L.stmt(), /*in_row_group=*/true, held)) || stream;
@@ -1613,7 +1617,7 @@ class MojoEmitter final : public Emitter {
   }
   bool spells(Fn fn) const override {
     return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || fn == Fn::Pow ||
-           mojo_math(fn);
+           fn == Fn::DivTrunc || fn == Fn::RemTrunc || mojo_math(fn);
   }
 
  protected:
@@ -1709,7 +1713,7 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
                    (held.empty() ? "" : " (" + held + " kept as one row per chunk)") + ":\n";
       }
       for (const MojoLowering& L : Ls) {
-        const std::string text = to_string(L.stmt(), spec);
+        const std::string text = source_text(L.stmt(), spec);
         kernels += "# " + text + "\n";
         calls.line("# " + text);
       }

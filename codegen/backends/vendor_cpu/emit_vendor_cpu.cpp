@@ -94,7 +94,7 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
     std::set<int> used_tensors, used_sizes;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
       const Statement& st = spec.stmts[k];
-      const std::string text = to_string(st, spec);
+      const std::string text = source_text(st, spec);
       const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
       StmtLowering L(spec, st, &helpers);
       CodeWriter body(1);

@@ -43,7 +43,7 @@ Status VendorCudaEmitter::check_variant(const Spec& spec, const Variant& v) cons
     if (fits(spec, st, v.strategy)) continue;
     return make_error(v.loc, "variant '" + v.name + "' (strategy " + v.strategy +
                                  ") needs every statement to have the shape " + shape +
-                                 "; statement '" + to_string(st, spec) + "' (line " +
+                                 "; statement '" + source_text(st, spec) + "' (line " +
                                  std::to_string(st.loc.line) + ") does not");
   }
   return {};
@@ -368,7 +368,7 @@ GeneratedFile VendorCudaEmitter::print(const Spec& spec) const {
     std::set<int> used_tensors, used_sizes;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
       const Statement& st = spec.stmts[k];
-      const std::string text = to_string(st, spec);
+      const std::string text = source_text(st, spec);
       const std::string fn = "sb_" + v.name + "_s" + std::to_string(k);
       StmtCode code;
       if (v.strategy == "cublas") {

@@ -39,33 +39,23 @@ module {
       %13 = arith.addi %12, %1 : index
       %14 = arith.addi %11, %13 : index
       %15 = arith.constant 2 : index
-      %16 = arith.constant 0 : index
-      %17 = arith.constant 1 : index
-      %18 = arith.constant -1 : index
-      %19 = arith.cmpi eq, %15, %16 : index
-      %20 = arith.cmpi eq, %15, %18 : index
-      %21 = arith.ori %19, %20 : i1
-      %22 = arith.select %21, %17, %15 : index
-      %23 = arith.divsi %K, %22 : index
-      %24 = arith.subi %16, %K : index
-      %25 = arith.select %20, %24, %23 : index
-      %26 = arith.select %19, %16, %25 : index
-      %27 = arith.subi %14, %26 : index
-      %28 = arith.constant 0 : index
-      %29 = arith.cmpi sge, %27, %28 : index
-      %30 = arith.cmpi slt, %27, %N : index
-      %31 = arith.andi %29, %30 : i1
-      %32 = arith.constant 1 : index
-      %33 = arith.subi %N, %32 : index
-      %34 = arith.minsi %27, %33 : index
-      %35 = arith.constant 0 : index
-      %36 = arith.maxsi %34, %35 : index
-      %37 = memref.load %x[%36] : memref<?xf32>
-      %38 = arith.constant 0.0 : f32
-      %39 = arith.select %31, %37, %38 : f32
-      %40 = arith.mulf %39, %9 : f32
-      %41 = arith.addf %10, %40 : f32
-      linalg.yield %41 : f32
+      %16 = arith.divsi %K, %15 : index
+      %17 = arith.subi %14, %16 : index
+      %18 = arith.constant 0 : index
+      %19 = arith.cmpi sge, %17, %18 : index
+      %20 = arith.cmpi slt, %17, %N : index
+      %21 = arith.andi %19, %20 : i1
+      %22 = arith.constant 1 : index
+      %23 = arith.subi %N, %22 : index
+      %24 = arith.minsi %17, %23 : index
+      %25 = arith.constant 0 : index
+      %26 = arith.maxsi %24, %25 : index
+      %27 = memref.load %x[%26] : memref<?xf32>
+      %28 = arith.constant 0.0 : f32
+      %29 = arith.select %21, %27, %28 : f32
+      %30 = arith.mulf %29, %9 : f32
+      %31 = arith.addf %10, %30 : f32
+      linalg.yield %31 : f32
     }
     return
   }
@@ -95,33 +85,23 @@ module {
       %13 = arith.addi %12, %1 : index
       %14 = arith.addi %11, %13 : index
       %15 = arith.constant 2 : index
-      %16 = arith.constant 0 : index
-      %17 = arith.constant 1 : index
-      %18 = arith.constant -1 : index
-      %19 = arith.cmpi eq, %15, %16 : index
-      %20 = arith.cmpi eq, %15, %18 : index
-      %21 = arith.ori %19, %20 : i1
-      %22 = arith.select %21, %17, %15 : index
-      %23 = arith.divsi %K, %22 : index
-      %24 = arith.subi %16, %K : index
-      %25 = arith.select %20, %24, %23 : index
-      %26 = arith.select %19, %16, %25 : index
-      %27 = arith.subi %14, %26 : index
-      %28 = arith.constant 0 : index
-      %29 = arith.cmpi sge, %27, %28 : index
-      %30 = arith.cmpi slt, %27, %N : index
-      %31 = arith.andi %29, %30 : i1
-      %32 = arith.constant 1 : index
-      %33 = arith.subi %N, %32 : index
-      %34 = arith.minsi %27, %33 : index
-      %35 = arith.constant 0 : index
-      %36 = arith.maxsi %34, %35 : index
-      %37 = memref.load %x[%36] : memref<?xf32>
-      %38 = arith.constant 0.0 : f32
-      %39 = arith.select %31, %37, %38 : f32
-      %40 = arith.mulf %39, %9 : f32
-      %41 = arith.addf %10, %40 fastmath<reassoc> : f32
-      linalg.yield %41 : f32
+      %16 = arith.divsi %K, %15 : index
+      %17 = arith.subi %14, %16 : index
+      %18 = arith.constant 0 : index
+      %19 = arith.cmpi sge, %17, %18 : index
+      %20 = arith.cmpi slt, %17, %N : index
+      %21 = arith.andi %19, %20 : i1
+      %22 = arith.constant 1 : index
+      %23 = arith.subi %N, %22 : index
+      %24 = arith.minsi %17, %23 : index
+      %25 = arith.constant 0 : index
+      %26 = arith.maxsi %24, %25 : index
+      %27 = memref.load %x[%26] : memref<?xf32>
+      %28 = arith.constant 0.0 : f32
+      %29 = arith.select %21, %27, %28 : f32
+      %30 = arith.mulf %29, %9 : f32
+      %31 = arith.addf %10, %30 fastmath<reassoc> : f32
+      linalg.yield %31 : f32
     }
     return
   }
@@ -151,33 +131,23 @@ module {
       %13 = arith.addi %12, %1 : index
       %14 = arith.addi %11, %13 : index
       %15 = arith.constant 2 : index
-      %16 = arith.constant 0 : index
-      %17 = arith.constant 1 : index
-      %18 = arith.constant -1 : index
-      %19 = arith.cmpi eq, %15, %16 : index
-      %20 = arith.cmpi eq, %15, %18 : index
-      %21 = arith.ori %19, %20 : i1
-      %22 = arith.select %21, %17, %15 : index
-      %23 = arith.divsi %K, %22 : index
-      %24 = arith.subi %16, %K : index
-      %25 = arith.select %20, %24, %23 : index
-      %26 = arith.select %19, %16, %25 : index
-      %27 = arith.subi %14, %26 : index
-      %28 = arith.constant 0 : index
-      %29 = arith.cmpi sge, %27, %28 : index
-      %30 = arith.cmpi slt, %27, %N : index
-      %31 = arith.andi %29, %30 : i1
-      %32 = arith.constant 1 : index
-      %33 = arith.subi %N, %32 : index
-      %34 = arith.minsi %27, %33 : index
-      %35 = arith.constant 0 : index
-      %36 = arith.maxsi %34, %35 : index
-      %37 = memref.load %x[%36] : memref<?xf32>
-      %38 = arith.constant 0.0 : f32
-      %39 = arith.select %31, %37, %38 : f32
-      %40 = arith.mulf %39, %9 : f32
-      %41 = arith.addf %10, %40 fastmath<reassoc> : f32
-      linalg.yield %41 : f32
+      %16 = arith.divsi %K, %15 : index
+      %17 = arith.subi %14, %16 : index
+      %18 = arith.constant 0 : index
+      %19 = arith.cmpi sge, %17, %18 : index
+      %20 = arith.cmpi slt, %17, %N : index
+      %21 = arith.andi %19, %20 : i1
+      %22 = arith.constant 1 : index
+      %23 = arith.subi %N, %22 : index
+      %24 = arith.minsi %17, %23 : index
+      %25 = arith.constant 0 : index
+      %26 = arith.maxsi %24, %25 : index
+      %27 = memref.load %x[%26] : memref<?xf32>
+      %28 = arith.constant 0.0 : f32
+      %29 = arith.select %21, %27, %28 : f32
+      %30 = arith.mulf %29, %9 : f32
+      %31 = arith.addf %10, %30 fastmath<reassoc> : f32
+      linalg.yield %31 : f32
     }
     return
   }

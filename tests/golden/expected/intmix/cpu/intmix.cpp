@@ -37,10 +37,6 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
 static inline int32_t sb_neg_i32(int32_t a) { return (int32_t)(0u - (uint32_t)a); }
-static inline int32_t sb_div_i32(int32_t a, int32_t b) {
-  return b == 0 ? 0 : (b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b);
-}
-static inline int32_t sb_mod_i32(int32_t a, int32_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
 
 // Integer min, max and abs.
 static inline int32_t sb_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
@@ -62,7 +58,7 @@ static inline int32_t sb_f64_to_i32(double x) {
 static void sb_loops_s0(const int32_t* __restrict a, const int32_t* __restrict b,
                         int32_t* __restrict q, const int64_t N) {
   for (int64_t i = 0; i < N; ++i) {
-    q[i] = sb_sub_i32(sb_add_i32(sb_div_i32(a[i], b[i]), sb_mod_i32(a[i], b[i])), sb_mul_i32(sb_neg_i32(a[i]), 7));
+    q[i] = sb_sub_i32(sb_add_i32(b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i32(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i])), b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i])), sb_mul_i32(sb_neg_i32(a[i]), 7));
   }
 }
 

@@ -30,162 +30,146 @@ module {
     %1 = arith.constant 0 : index
     %2 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%1] : memref<?xi32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%2, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+        ins(%2, %b, %a : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
         outs(%q : memref<?xi32>) {
       ^bb0(%3: i32, %4: i32, %5: i32, %6: i32):
       %7 = arith.constant 0 : i32
-      %8 = arith.constant 1 : i32
-      %9 = arith.constant -1 : i32
-      %10 = arith.cmpi eq, %5, %7 : i32
-      %11 = arith.cmpi eq, %5, %9 : i32
-      %12 = arith.ori %10, %11 : i1
-      %13 = arith.select %12, %8, %5 : i32
-      %14 = arith.divsi %4, %13 : i32
-      %15 = arith.subi %7, %4 : i32
-      %16 = arith.select %11, %15, %14 : i32
-      %17 = arith.select %10, %7, %16 : i32
-      %18 = arith.constant 0 : i32
+      %8 = arith.cmpi eq, %4, %7 : i32
+      %9 = arith.constant 0 : i32
+      %10 = arith.constant -1 : i32
+      %11 = arith.cmpi eq, %4, %10 : i32
+      %12 = arith.constant 0 : i32
+      %13 = arith.subi %12, %5 : i32
+      %14 = arith.constant 0 : i32
+      %15 = arith.cmpi eq, %4, %14 : i32
+      %16 = arith.constant -1 : i32
+      %17 = arith.cmpi eq, %4, %16 : i32
+      %18 = arith.ori %15, %17 : i1
       %19 = arith.constant 1 : i32
-      %20 = arith.constant -1 : i32
-      %21 = arith.cmpi eq, %5, %18 : i32
-      %22 = arith.cmpi eq, %5, %20 : i32
-      %23 = arith.ori %21, %22 : i1
-      %24 = arith.select %23, %19, %5 : i32
-      %25 = arith.remsi %4, %24 : i32
-      %26 = arith.select %23, %18, %25 : i32
-      %27 = arith.addi %17, %26 : i32
-      %28 = arith.constant 0 : i32
-      %29 = arith.subi %28, %4 : i32
-      %30 = arith.constant 7 : i32
-      %31 = arith.muli %29, %30 : i32
-      %32 = arith.subi %27, %31 : i32
-      linalg.yield %32 : i32
+      %20 = arith.select %18, %19, %4 : i32
+      %21 = arith.divsi %5, %20 : i32
+      %22 = arith.select %11, %13, %21 : i32
+      %23 = arith.select %8, %9, %22 : i32
+      %24 = arith.constant 0 : i32
+      %25 = arith.cmpi eq, %4, %24 : i32
+      %26 = arith.constant -1 : i32
+      %27 = arith.cmpi eq, %4, %26 : i32
+      %28 = arith.ori %25, %27 : i1
+      %29 = arith.constant 0 : i32
+      %30 = arith.constant 0 : i32
+      %31 = arith.cmpi eq, %4, %30 : i32
+      %32 = arith.constant -1 : i32
+      %33 = arith.cmpi eq, %4, %32 : i32
+      %34 = arith.ori %31, %33 : i1
+      %35 = arith.constant 1 : i32
+      %36 = arith.select %34, %35, %4 : i32
+      %37 = arith.remsi %5, %36 : i32
+      %38 = arith.select %28, %29, %37 : i32
+      %39 = arith.addi %23, %38 : i32
+      %40 = arith.constant 0 : i32
+      %41 = arith.subi %40, %5 : i32
+      %42 = arith.constant 7 : i32
+      %43 = arith.muli %41, %42 : i32
+      %44 = arith.subi %39, %43 : i32
+      linalg.yield %44 : i32
     }
     // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
-    %33 = arith.constant 0 : index
-    %34 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%33] : memref<?xi32> to memref<?xi32, strided<[?]>>
+    %45 = arith.constant 0 : index
+    %46 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%45] : memref<?xi32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%34, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+        ins(%46, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
         outs(%m : memref<?xi32>) {
-      ^bb0(%35: i32, %36: i32, %37: i32, %38: f64, %39: i32):
-      %40 = arith.constant 0 : i32
-      %41 = arith.subi %40, %36 : i32
-      %42 = arith.cmpi slt, %36, %40 : i32
-      %43 = arith.select %42, %41, %36 : i32
-      %44 = arith.constant -2147483648.0 : f64
-      %45 = arith.constant 2147483648.0 : f64
-      %46 = arith.cmpf oge, %38, %44 : f64
-      %47 = arith.cmpf olt, %38, %45 : f64
-      %48 = arith.andi %46, %47 : i1
-      %49 = arith.fptosi %38 : f64 to i32
-      %50 = arith.constant -2147483648 : i32
-      %51 = arith.select %48, %49, %50 : i32
-      %52 = arith.minsi %37, %51 : i32
-      %53 = arith.maxsi %43, %52 : i32
-      %54 = arith.constant 5 : i32
-      %55 = arith.constant 0 : i32
-      %56 = arith.constant 1 : i32
-      %57 = arith.constant -1 : i32
-      %58 = arith.cmpi eq, %54, %55 : i32
-      %59 = arith.cmpi eq, %54, %57 : i32
-      %60 = arith.ori %58, %59 : i1
-      %61 = arith.select %60, %56, %54 : i32
-      %62 = arith.remsi %53, %61 : i32
-      %63 = arith.select %60, %55, %62 : i32
-      linalg.yield %63 : i32
+      ^bb0(%47: i32, %48: i32, %49: i32, %50: f64, %51: i32):
+      %52 = arith.constant 0 : i32
+      %53 = arith.subi %52, %48 : i32
+      %54 = arith.cmpi slt, %48, %52 : i32
+      %55 = arith.select %54, %53, %48 : i32
+      %56 = arith.constant -2147483648.0 : f64
+      %57 = arith.constant 2147483648.0 : f64
+      %58 = arith.cmpf oge, %50, %56 : f64
+      %59 = arith.cmpf olt, %50, %57 : f64
+      %60 = arith.andi %58, %59 : i1
+      %61 = arith.fptosi %50 : f64 to i32
+      %62 = arith.constant -2147483648 : i32
+      %63 = arith.select %60, %61, %62 : i32
+      %64 = arith.minsi %49, %63 : i32
+      %65 = arith.maxsi %55, %64 : i32
+      %66 = arith.constant 5 : i32
+      %67 = arith.remsi %65, %66 : i32
+      linalg.yield %67 : i32
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %64 = memref.alloc() : memref<i32>
-    %65 = arith.constant 0 : i32
-    linalg.fill ins(%65 : i32) outs(%64 : memref<i32>)
-    %66 = arith.constant 0 : index
-    %67 = arith.subi %N, %66 : index
-    %68 = arith.constant 0 : index
-    %69 = arith.maxsi %67, %68 : index
+    %68 = memref.alloc() : memref<i32>
+    %69 = arith.constant 0 : i32
+    linalg.fill ins(%69 : i32) outs(%68 : memref<i32>)
     %70 = arith.constant 0 : index
-    %71 = memref.reinterpret_cast %64 to offset: [0], sizes: [%69], strides: [%70] : memref<i32> to memref<?xi32, strided<[?]>>
+    %71 = arith.subi %N, %70 : index
+    %72 = arith.constant 0 : index
+    %73 = arith.maxsi %71, %72 : index
+    %74 = arith.constant 0 : index
+    %75 = memref.reinterpret_cast %68 to offset: [0], sizes: [%73], strides: [%74] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%71, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%64 : memref<i32>) {
-      ^bb0(%72: i32, %73: i32, %74: i32, %75: i32):
-      %76 = arith.muli %73, %74 : i32
-      %77 = arith.addi %75, %76 : i32
-      linalg.yield %77 : i32
+        ins(%75, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+        outs(%68 : memref<i32>) {
+      ^bb0(%76: i32, %77: i32, %78: i32, %79: i32):
+      %80 = arith.muli %77, %78 : i32
+      %81 = arith.addi %79, %80 : i32
+      linalg.yield %81 : i32
     }
-    %78 = memref.alloc() : memref<i32>
-    %79 = arith.constant -2147483648 : i32
-    linalg.fill ins(%79 : i32) outs(%78 : memref<i32>)
-    %80 = arith.constant 0 : index
-    %81 = arith.subi %N, %80 : index
-    %82 = arith.constant 0 : index
-    %83 = arith.maxsi %81, %82 : index
+    %82 = memref.alloc() : memref<i32>
+    %83 = arith.constant -2147483648 : i32
+    linalg.fill ins(%83 : i32) outs(%82 : memref<i32>)
     %84 = arith.constant 0 : index
-    %85 = memref.reinterpret_cast %78 to offset: [0], sizes: [%83], strides: [%84] : memref<i32> to memref<?xi32, strided<[?]>>
+    %85 = arith.subi %N, %84 : index
+    %86 = arith.constant 0 : index
+    %87 = arith.maxsi %85, %86 : index
+    %88 = arith.constant 0 : index
+    %89 = memref.reinterpret_cast %82 to offset: [0], sizes: [%87], strides: [%88] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%85, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
-        outs(%78 : memref<i32>) {
-      ^bb0(%86: i32, %87: i32, %88: i32):
-      %89 = arith.maxsi %88, %87 : i32
-      linalg.yield %89 : i32
-    }
-    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%64, %78 : memref<i32>, memref<i32>)
-        outs(%total : memref<i32>) {
+        ins(%89, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        outs(%82 : memref<i32>) {
       ^bb0(%90: i32, %91: i32, %92: i32):
-      %93 = arith.addi %90, %91 : i32
+      %93 = arith.maxsi %92, %91 : i32
       linalg.yield %93 : i32
     }
-    memref.dealloc %64 : memref<i32>
-    memref.dealloc %78 : memref<i32>
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%68, %82 : memref<i32>, memref<i32>)
+        outs(%total : memref<i32>) {
+      ^bb0(%94: i32, %95: i32, %96: i32):
+      %97 = arith.addi %94, %95 : i32
+      linalg.yield %97 : i32
+    }
+    memref.dealloc %68 : memref<i32>
+    memref.dealloc %82 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %94 = arith.constant 0 : index
-    %95 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%94] : memref<?xf64> to memref<?xf64, strided<[?]>>
+    %98 = arith.constant 0 : index
+    %99 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%98] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%95, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+        ins(%99, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
         outs(%g : memref<?xf64>) {
-      ^bb0(%96: f64, %97: i32, %98: f64):
-      %99 = linalg.index 0 : index
-      %100 = arith.constant 2 : i32
-      %101 = arith.constant 0 : i32
-      %102 = arith.constant 1 : i32
-      %103 = arith.constant -1 : i32
-      %104 = arith.cmpi eq, %100, %101 : i32
-      %105 = arith.cmpi eq, %100, %103 : i32
-      %106 = arith.ori %104, %105 : i1
-      %107 = arith.select %106, %102, %100 : i32
-      %108 = arith.divsi %97, %107 : i32
-      %109 = arith.subi %101, %97 : i32
-      %110 = arith.select %105, %109, %108 : i32
-      %111 = arith.select %104, %101, %110 : i32
-      %112 = arith.sitofp %111 : i32 to f64
-      %113 = arith.constant 3 : index
-      %114 = arith.constant 0 : index
-      %115 = arith.constant 1 : index
-      %116 = arith.constant -1 : index
-      %117 = arith.cmpi eq, %113, %114 : index
-      %118 = arith.cmpi eq, %113, %116 : index
-      %119 = arith.ori %117, %118 : i1
-      %120 = arith.select %119, %115, %113 : index
-      %121 = arith.divsi %99, %120 : index
-      %122 = arith.subi %114, %99 : index
-      %123 = arith.select %118, %122, %121 : index
-      %124 = arith.select %117, %114, %123 : index
-      %125 = arith.index_cast %124 : index to i64
-      %126 = arith.sitofp %125 : i64 to f64
-      %127 = arith.constant 0.5 : f64
-      %128 = arith.mulf %126, %127 : f64
-      %129 = arith.addf %112, %128 : f64
-      %130 = arith.constant 8 : i32
-      %131 = arith.addi %97, %130 : i32
-      %132 = arith.index_cast %131 : i32 to index
-      %133 = arith.constant 1 : index
-      %134 = arith.subi %0, %133 : index
-      %135 = arith.minsi %132, %134 : index
-      %136 = arith.constant 0 : index
-      %137 = arith.maxsi %135, %136 : index
-      %138 = memref.load %lut[%137] : memref<?xf64>
-      %139 = arith.addf %129, %138 : f64
-      linalg.yield %139 : f64
+      ^bb0(%100: f64, %101: i32, %102: f64):
+      %103 = linalg.index 0 : index
+      %104 = arith.constant 2 : i32
+      %105 = arith.divsi %101, %104 : i32
+      %106 = arith.sitofp %105 : i32 to f64
+      %107 = arith.constant 3 : index
+      %108 = arith.divsi %103, %107 : index
+      %109 = arith.index_cast %108 : index to i64
+      %110 = arith.sitofp %109 : i64 to f64
+      %111 = arith.constant 0.5 : f64
+      %112 = arith.mulf %110, %111 : f64
+      %113 = arith.addf %106, %112 : f64
+      %114 = arith.constant 8 : i32
+      %115 = arith.addi %101, %114 : i32
+      %116 = arith.index_cast %115 : i32 to index
+      %117 = arith.constant 1 : index
+      %118 = arith.subi %0, %117 : index
+      %119 = arith.minsi %116, %118 : index
+      %120 = arith.constant 0 : index
+      %121 = arith.maxsi %119, %120 : index
+      %122 = memref.load %lut[%121] : memref<?xf64>
+      %123 = arith.addf %113, %122 : f64
+      linalg.yield %123 : f64
     }
     return
   }
@@ -201,162 +185,146 @@ module {
     %1 = arith.constant 0 : index
     %2 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%1] : memref<?xi32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%2, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+        ins(%2, %b, %a : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
         outs(%q : memref<?xi32>) {
       ^bb0(%3: i32, %4: i32, %5: i32, %6: i32):
       %7 = arith.constant 0 : i32
-      %8 = arith.constant 1 : i32
-      %9 = arith.constant -1 : i32
-      %10 = arith.cmpi eq, %5, %7 : i32
-      %11 = arith.cmpi eq, %5, %9 : i32
-      %12 = arith.ori %10, %11 : i1
-      %13 = arith.select %12, %8, %5 : i32
-      %14 = arith.divsi %4, %13 : i32
-      %15 = arith.subi %7, %4 : i32
-      %16 = arith.select %11, %15, %14 : i32
-      %17 = arith.select %10, %7, %16 : i32
-      %18 = arith.constant 0 : i32
+      %8 = arith.cmpi eq, %4, %7 : i32
+      %9 = arith.constant 0 : i32
+      %10 = arith.constant -1 : i32
+      %11 = arith.cmpi eq, %4, %10 : i32
+      %12 = arith.constant 0 : i32
+      %13 = arith.subi %12, %5 : i32
+      %14 = arith.constant 0 : i32
+      %15 = arith.cmpi eq, %4, %14 : i32
+      %16 = arith.constant -1 : i32
+      %17 = arith.cmpi eq, %4, %16 : i32
+      %18 = arith.ori %15, %17 : i1
       %19 = arith.constant 1 : i32
-      %20 = arith.constant -1 : i32
-      %21 = arith.cmpi eq, %5, %18 : i32
-      %22 = arith.cmpi eq, %5, %20 : i32
-      %23 = arith.ori %21, %22 : i1
-      %24 = arith.select %23, %19, %5 : i32
-      %25 = arith.remsi %4, %24 : i32
-      %26 = arith.select %23, %18, %25 : i32
-      %27 = arith.addi %17, %26 : i32
-      %28 = arith.constant 0 : i32
-      %29 = arith.subi %28, %4 : i32
-      %30 = arith.constant 7 : i32
-      %31 = arith.muli %29, %30 : i32
-      %32 = arith.subi %27, %31 : i32
-      linalg.yield %32 : i32
+      %20 = arith.select %18, %19, %4 : i32
+      %21 = arith.divsi %5, %20 : i32
+      %22 = arith.select %11, %13, %21 : i32
+      %23 = arith.select %8, %9, %22 : i32
+      %24 = arith.constant 0 : i32
+      %25 = arith.cmpi eq, %4, %24 : i32
+      %26 = arith.constant -1 : i32
+      %27 = arith.cmpi eq, %4, %26 : i32
+      %28 = arith.ori %25, %27 : i1
+      %29 = arith.constant 0 : i32
+      %30 = arith.constant 0 : i32
+      %31 = arith.cmpi eq, %4, %30 : i32
+      %32 = arith.constant -1 : i32
+      %33 = arith.cmpi eq, %4, %32 : i32
+      %34 = arith.ori %31, %33 : i1
+      %35 = arith.constant 1 : i32
+      %36 = arith.select %34, %35, %4 : i32
+      %37 = arith.remsi %5, %36 : i32
+      %38 = arith.select %28, %29, %37 : i32
+      %39 = arith.addi %23, %38 : i32
+      %40 = arith.constant 0 : i32
+      %41 = arith.subi %40, %5 : i32
+      %42 = arith.constant 7 : i32
+      %43 = arith.muli %41, %42 : i32
+      %44 = arith.subi %39, %43 : i32
+      linalg.yield %44 : i32
     }
     // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
-    %33 = arith.constant 0 : index
-    %34 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%33] : memref<?xi32> to memref<?xi32, strided<[?]>>
+    %45 = arith.constant 0 : index
+    %46 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%45] : memref<?xi32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%34, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+        ins(%46, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
         outs(%m : memref<?xi32>) {
-      ^bb0(%35: i32, %36: i32, %37: i32, %38: f64, %39: i32):
-      %40 = arith.constant 0 : i32
-      %41 = arith.subi %40, %36 : i32
-      %42 = arith.cmpi slt, %36, %40 : i32
-      %43 = arith.select %42, %41, %36 : i32
-      %44 = arith.constant -2147483648.0 : f64
-      %45 = arith.constant 2147483648.0 : f64
-      %46 = arith.cmpf oge, %38, %44 : f64
-      %47 = arith.cmpf olt, %38, %45 : f64
-      %48 = arith.andi %46, %47 : i1
-      %49 = arith.fptosi %38 : f64 to i32
-      %50 = arith.constant -2147483648 : i32
-      %51 = arith.select %48, %49, %50 : i32
-      %52 = arith.minsi %37, %51 : i32
-      %53 = arith.maxsi %43, %52 : i32
-      %54 = arith.constant 5 : i32
-      %55 = arith.constant 0 : i32
-      %56 = arith.constant 1 : i32
-      %57 = arith.constant -1 : i32
-      %58 = arith.cmpi eq, %54, %55 : i32
-      %59 = arith.cmpi eq, %54, %57 : i32
-      %60 = arith.ori %58, %59 : i1
-      %61 = arith.select %60, %56, %54 : i32
-      %62 = arith.remsi %53, %61 : i32
-      %63 = arith.select %60, %55, %62 : i32
-      linalg.yield %63 : i32
+      ^bb0(%47: i32, %48: i32, %49: i32, %50: f64, %51: i32):
+      %52 = arith.constant 0 : i32
+      %53 = arith.subi %52, %48 : i32
+      %54 = arith.cmpi slt, %48, %52 : i32
+      %55 = arith.select %54, %53, %48 : i32
+      %56 = arith.constant -2147483648.0 : f64
+      %57 = arith.constant 2147483648.0 : f64
+      %58 = arith.cmpf oge, %50, %56 : f64
+      %59 = arith.cmpf olt, %50, %57 : f64
+      %60 = arith.andi %58, %59 : i1
+      %61 = arith.fptosi %50 : f64 to i32
+      %62 = arith.constant -2147483648 : i32
+      %63 = arith.select %60, %61, %62 : i32
+      %64 = arith.minsi %49, %63 : i32
+      %65 = arith.maxsi %55, %64 : i32
+      %66 = arith.constant 5 : i32
+      %67 = arith.remsi %65, %66 : i32
+      linalg.yield %67 : i32
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %64 = memref.alloc() : memref<i32>
-    %65 = arith.constant 0 : i32
-    linalg.fill ins(%65 : i32) outs(%64 : memref<i32>)
-    %66 = arith.constant 0 : index
-    %67 = arith.subi %N, %66 : index
-    %68 = arith.constant 0 : index
-    %69 = arith.maxsi %67, %68 : index
+    %68 = memref.alloc() : memref<i32>
+    %69 = arith.constant 0 : i32
+    linalg.fill ins(%69 : i32) outs(%68 : memref<i32>)
     %70 = arith.constant 0 : index
-    %71 = memref.reinterpret_cast %64 to offset: [0], sizes: [%69], strides: [%70] : memref<i32> to memref<?xi32, strided<[?]>>
+    %71 = arith.subi %N, %70 : index
+    %72 = arith.constant 0 : index
+    %73 = arith.maxsi %71, %72 : index
+    %74 = arith.constant 0 : index
+    %75 = memref.reinterpret_cast %68 to offset: [0], sizes: [%73], strides: [%74] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%71, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
-        outs(%64 : memref<i32>) {
-      ^bb0(%72: i32, %73: i32, %74: i32, %75: i32):
-      %76 = arith.muli %73, %74 : i32
-      %77 = arith.addi %75, %76 : i32
-      linalg.yield %77 : i32
+        ins(%75, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+        outs(%68 : memref<i32>) {
+      ^bb0(%76: i32, %77: i32, %78: i32, %79: i32):
+      %80 = arith.muli %77, %78 : i32
+      %81 = arith.addi %79, %80 : i32
+      linalg.yield %81 : i32
     }
-    %78 = memref.alloc() : memref<i32>
-    %79 = arith.constant -2147483648 : i32
-    linalg.fill ins(%79 : i32) outs(%78 : memref<i32>)
-    %80 = arith.constant 0 : index
-    %81 = arith.subi %N, %80 : index
-    %82 = arith.constant 0 : index
-    %83 = arith.maxsi %81, %82 : index
+    %82 = memref.alloc() : memref<i32>
+    %83 = arith.constant -2147483648 : i32
+    linalg.fill ins(%83 : i32) outs(%82 : memref<i32>)
     %84 = arith.constant 0 : index
-    %85 = memref.reinterpret_cast %78 to offset: [0], sizes: [%83], strides: [%84] : memref<i32> to memref<?xi32, strided<[?]>>
+    %85 = arith.subi %N, %84 : index
+    %86 = arith.constant 0 : index
+    %87 = arith.maxsi %85, %86 : index
+    %88 = arith.constant 0 : index
+    %89 = memref.reinterpret_cast %82 to offset: [0], sizes: [%87], strides: [%88] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%85, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
-        outs(%78 : memref<i32>) {
-      ^bb0(%86: i32, %87: i32, %88: i32):
-      %89 = arith.maxsi %88, %87 : i32
-      linalg.yield %89 : i32
-    }
-    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%64, %78 : memref<i32>, memref<i32>)
-        outs(%total : memref<i32>) {
+        ins(%89, %a : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        outs(%82 : memref<i32>) {
       ^bb0(%90: i32, %91: i32, %92: i32):
-      %93 = arith.addi %90, %91 : i32
+      %93 = arith.maxsi %92, %91 : i32
       linalg.yield %93 : i32
     }
-    memref.dealloc %64 : memref<i32>
-    memref.dealloc %78 : memref<i32>
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%68, %82 : memref<i32>, memref<i32>)
+        outs(%total : memref<i32>) {
+      ^bb0(%94: i32, %95: i32, %96: i32):
+      %97 = arith.addi %94, %95 : i32
+      linalg.yield %97 : i32
+    }
+    memref.dealloc %68 : memref<i32>
+    memref.dealloc %82 : memref<i32>
     // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %94 = arith.constant 0 : index
-    %95 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%94] : memref<?xf64> to memref<?xf64, strided<[?]>>
+    %98 = arith.constant 0 : index
+    %99 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%98] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%95, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+        ins(%99, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
         outs(%g : memref<?xf64>) {
-      ^bb0(%96: f64, %97: i32, %98: f64):
-      %99 = linalg.index 0 : index
-      %100 = arith.constant 2 : i32
-      %101 = arith.constant 0 : i32
-      %102 = arith.constant 1 : i32
-      %103 = arith.constant -1 : i32
-      %104 = arith.cmpi eq, %100, %101 : i32
-      %105 = arith.cmpi eq, %100, %103 : i32
-      %106 = arith.ori %104, %105 : i1
-      %107 = arith.select %106, %102, %100 : i32
-      %108 = arith.divsi %97, %107 : i32
-      %109 = arith.subi %101, %97 : i32
-      %110 = arith.select %105, %109, %108 : i32
-      %111 = arith.select %104, %101, %110 : i32
-      %112 = arith.sitofp %111 : i32 to f64
-      %113 = arith.constant 3 : index
-      %114 = arith.constant 0 : index
-      %115 = arith.constant 1 : index
-      %116 = arith.constant -1 : index
-      %117 = arith.cmpi eq, %113, %114 : index
-      %118 = arith.cmpi eq, %113, %116 : index
-      %119 = arith.ori %117, %118 : i1
-      %120 = arith.select %119, %115, %113 : index
-      %121 = arith.divsi %99, %120 : index
-      %122 = arith.subi %114, %99 : index
-      %123 = arith.select %118, %122, %121 : index
-      %124 = arith.select %117, %114, %123 : index
-      %125 = arith.index_cast %124 : index to i64
-      %126 = arith.sitofp %125 : i64 to f64
-      %127 = arith.constant 0.5 : f64
-      %128 = arith.mulf %126, %127 : f64
-      %129 = arith.addf %112, %128 : f64
-      %130 = arith.constant 8 : i32
-      %131 = arith.addi %97, %130 : i32
-      %132 = arith.index_cast %131 : i32 to index
-      %133 = arith.constant 1 : index
-      %134 = arith.subi %0, %133 : index
-      %135 = arith.minsi %132, %134 : index
-      %136 = arith.constant 0 : index
-      %137 = arith.maxsi %135, %136 : index
-      %138 = memref.load %lut[%137] : memref<?xf64>
-      %139 = arith.addf %129, %138 : f64
-      linalg.yield %139 : f64
+      ^bb0(%100: f64, %101: i32, %102: f64):
+      %103 = linalg.index 0 : index
+      %104 = arith.constant 2 : i32
+      %105 = arith.divsi %101, %104 : i32
+      %106 = arith.sitofp %105 : i32 to f64
+      %107 = arith.constant 3 : index
+      %108 = arith.divsi %103, %107 : index
+      %109 = arith.index_cast %108 : index to i64
+      %110 = arith.sitofp %109 : i64 to f64
+      %111 = arith.constant 0.5 : f64
+      %112 = arith.mulf %110, %111 : f64
+      %113 = arith.addf %106, %112 : f64
+      %114 = arith.constant 8 : i32
+      %115 = arith.addi %101, %114 : i32
+      %116 = arith.index_cast %115 : i32 to index
+      %117 = arith.constant 1 : index
+      %118 = arith.subi %0, %117 : index
+      %119 = arith.minsi %116, %118 : index
+      %120 = arith.constant 0 : index
+      %121 = arith.maxsi %119, %120 : index
+      %122 = memref.load %lut[%121] : memref<?xf64>
+      %123 = arith.addf %113, %122 : f64
+      linalg.yield %123 : f64
     }
     return
   }
@@ -408,809 +376,772 @@ module attributes {transform.with_named_sequence} {
         ^bb0(%35: i32, %36: i32):
         %37 = linalg.index 0 : index
         %38 = arith.addi %37, %30 : index
-        %39 = memref.load %a[%38] : memref<?xi32>
-        %40 = memref.load %b[%38] : memref<?xi32>
-        %41 = arith.constant 0 : i32
-        %42 = arith.constant 1 : i32
-        %43 = arith.constant -1 : i32
-        %44 = arith.cmpi eq, %40, %41 : i32
-        %45 = arith.cmpi eq, %40, %43 : i32
-        %46 = arith.ori %44, %45 : i1
-        %47 = arith.select %46, %42, %40 : i32
-        %48 = arith.divsi %39, %47 : i32
-        %49 = arith.subi %41, %39 : i32
-        %50 = arith.select %45, %49, %48 : i32
-        %51 = arith.select %44, %41, %50 : i32
-        %52 = memref.load %a[%38] : memref<?xi32>
+        %39 = memref.load %b[%38] : memref<?xi32>
+        %40 = arith.constant 0 : i32
+        %41 = arith.cmpi eq, %39, %40 : i32
+        %42 = arith.constant 0 : i32
+        %43 = memref.load %b[%38] : memref<?xi32>
+        %44 = arith.constant -1 : i32
+        %45 = arith.cmpi eq, %43, %44 : i32
+        %46 = memref.load %a[%38] : memref<?xi32>
+        %47 = arith.constant 0 : i32
+        %48 = arith.subi %47, %46 : i32
+        %49 = memref.load %a[%38] : memref<?xi32>
+        %50 = memref.load %b[%38] : memref<?xi32>
+        %51 = arith.constant 0 : i32
+        %52 = arith.cmpi eq, %50, %51 : i32
         %53 = memref.load %b[%38] : memref<?xi32>
-        %54 = arith.constant 0 : i32
-        %55 = arith.constant 1 : i32
-        %56 = arith.constant -1 : i32
-        %57 = arith.cmpi eq, %53, %54 : i32
-        %58 = arith.cmpi eq, %53, %56 : i32
-        %59 = arith.ori %57, %58 : i1
-        %60 = arith.select %59, %55, %53 : i32
-        %61 = arith.remsi %52, %60 : i32
-        %62 = arith.select %59, %54, %61 : i32
-        %63 = arith.addi %51, %62 : i32
-        %64 = memref.load %a[%38] : memref<?xi32>
-        %65 = arith.constant 0 : i32
-        %66 = arith.subi %65, %64 : i32
-        %67 = arith.constant 7 : i32
-        %68 = arith.muli %66, %67 : i32
-        %69 = arith.subi %63, %68 : i32
-        linalg.yield %69 : i32
+        %54 = arith.constant -1 : i32
+        %55 = arith.cmpi eq, %53, %54 : i32
+        %56 = arith.ori %52, %55 : i1
+        %57 = arith.constant 1 : i32
+        %58 = memref.load %b[%38] : memref<?xi32>
+        %59 = arith.select %56, %57, %58 : i32
+        %60 = arith.divsi %49, %59 : i32
+        %61 = arith.select %45, %48, %60 : i32
+        %62 = arith.select %41, %42, %61 : i32
+        %63 = memref.load %b[%38] : memref<?xi32>
+        %64 = arith.constant 0 : i32
+        %65 = arith.cmpi eq, %63, %64 : i32
+        %66 = memref.load %b[%38] : memref<?xi32>
+        %67 = arith.constant -1 : i32
+        %68 = arith.cmpi eq, %66, %67 : i32
+        %69 = arith.ori %65, %68 : i1
+        %70 = arith.constant 0 : i32
+        %71 = memref.load %a[%38] : memref<?xi32>
+        %72 = memref.load %b[%38] : memref<?xi32>
+        %73 = arith.constant 0 : i32
+        %74 = arith.cmpi eq, %72, %73 : i32
+        %75 = memref.load %b[%38] : memref<?xi32>
+        %76 = arith.constant -1 : i32
+        %77 = arith.cmpi eq, %75, %76 : i32
+        %78 = arith.ori %74, %77 : i1
+        %79 = arith.constant 1 : i32
+        %80 = memref.load %b[%38] : memref<?xi32>
+        %81 = arith.select %78, %79, %80 : i32
+        %82 = arith.remsi %71, %81 : i32
+        %83 = arith.select %69, %70, %82 : i32
+        %84 = arith.addi %62, %83 : i32
+        %85 = memref.load %a[%38] : memref<?xi32>
+        %86 = arith.constant 0 : i32
+        %87 = arith.subi %86, %85 : i32
+        %88 = arith.constant 7 : i32
+        %89 = arith.muli %87, %88 : i32
+        %90 = arith.subi %84, %89 : i32
+        linalg.yield %90 : i32
       }
-      %70 = arith.constant 63 : index
-      %71 = arith.addi %27, %70 : index
-      %72 = arith.constant 64 : index
-      %73 = arith.divui %71, %72 : index
-      %74 = arith.constant 1 : index
-      %75 = arith.maxsi %73, %74 : index
-      scf.parallel (%76) = (%30) to (%27) step (%75) {
-        %77 = arith.addi %76, %75 : index
-        %78 = arith.minsi %77, %27 : index
-        %79 = memref.alloca() : memref<16xi32>
-        scf.for %80 = %76 to %78 step %31 {
-          %81 = arith.muli %80, %25 : index
-          %82 = arith.addi %24, %81 : index
-          %83 = arith.constant 1024 : index
-          %84 = arith.constant 1 : index
-          %85 = arith.subi %N, %84 : index
-          %86 = arith.addi %82, %83 : index
-          %87 = arith.minsi %86, %85 : index
-          memref.prefetch %a[%87], read, locality<3>, data : memref<?xi32>
-          %88 = arith.constant 1024 : index
-          %89 = arith.addi %82, %88 : index
-          %90 = arith.minsi %89, %85 : index
-          memref.prefetch %b[%90], read, locality<3>, data : memref<?xi32>
-          %91 = arith.constant 0 : index
-          %92 = memref.reinterpret_cast %79 to offset: [0], sizes: [%25], strides: [%91] : memref<16xi32> to memref<?xi32, strided<[?]>>
+      %91 = arith.constant 63 : index
+      %92 = arith.addi %27, %91 : index
+      %93 = arith.constant 64 : index
+      %94 = arith.divui %92, %93 : index
+      %95 = arith.constant 1 : index
+      %96 = arith.maxsi %94, %95 : index
+      scf.parallel (%97) = (%30) to (%27) step (%96) {
+        %98 = arith.addi %97, %96 : index
+        %99 = arith.minsi %98, %27 : index
+        %100 = memref.alloca() : memref<16xi32>
+        scf.for %101 = %97 to %99 step %31 {
+          %102 = arith.muli %101, %25 : index
+          %103 = arith.addi %24, %102 : index
+          %104 = arith.constant 1024 : index
+          %105 = arith.constant 1 : index
+          %106 = arith.subi %N, %105 : index
+          %107 = arith.addi %103, %104 : index
+          %108 = arith.minsi %107, %106 : index
+          memref.prefetch %b[%108], read, locality<3>, data : memref<?xi32>
+          %109 = arith.constant 1024 : index
+          %110 = arith.addi %103, %109 : index
+          %111 = arith.minsi %110, %106 : index
+          memref.prefetch %a[%111], read, locality<3>, data : memref<?xi32>
+          %112 = arith.constant 0 : index
+          %113 = memref.reinterpret_cast %100 to offset: [0], sizes: [%25], strides: [%112] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%92 : memref<?xi32, strided<[?]>>)
-              outs(%79 : memref<16xi32>) {
-            ^bb0(%93: i32, %94: i32):
-            %95 = linalg.index 0 : index
-            %96 = arith.addi %95, %82 : index
-            %97 = memref.load %a[%96] : memref<?xi32>
-            %98 = memref.load %b[%96] : memref<?xi32>
-            %99 = arith.constant 0 : i32
-            %100 = arith.constant 1 : i32
-            %101 = arith.constant -1 : i32
-            %102 = arith.cmpi eq, %98, %99 : i32
-            %103 = arith.cmpi eq, %98, %101 : i32
-            %104 = arith.ori %102, %103 : i1
-            %105 = arith.select %104, %100, %98 : i32
-            %106 = arith.divsi %97, %105 : i32
-            %107 = arith.subi %99, %97 : i32
-            %108 = arith.select %103, %107, %106 : i32
-            %109 = arith.select %102, %99, %108 : i32
-            %110 = memref.load %a[%96] : memref<?xi32>
-            %111 = memref.load %b[%96] : memref<?xi32>
-            %112 = arith.constant 0 : i32
-            %113 = arith.constant 1 : i32
-            %114 = arith.constant -1 : i32
-            %115 = arith.cmpi eq, %111, %112 : i32
-            %116 = arith.cmpi eq, %111, %114 : i32
-            %117 = arith.ori %115, %116 : i1
-            %118 = arith.select %117, %113, %111 : i32
-            %119 = arith.remsi %110, %118 : i32
-            %120 = arith.select %117, %112, %119 : i32
-            %121 = arith.addi %109, %120 : i32
-            %122 = memref.load %a[%96] : memref<?xi32>
-            %123 = arith.constant 0 : i32
-            %124 = arith.subi %123, %122 : i32
-            %125 = arith.constant 7 : i32
-            %126 = arith.muli %124, %125 : i32
-            %127 = arith.subi %121, %126 : i32
-            linalg.yield %127 : i32
+              ins(%113 : memref<?xi32, strided<[?]>>)
+              outs(%100 : memref<16xi32>) {
+            ^bb0(%114: i32, %115: i32):
+            %116 = linalg.index 0 : index
+            %117 = arith.addi %116, %103 : index
+            %118 = memref.load %b[%117] : memref<?xi32>
+            %119 = arith.constant 0 : i32
+            %120 = arith.cmpi eq, %118, %119 : i32
+            %121 = arith.constant 0 : i32
+            %122 = memref.load %b[%117] : memref<?xi32>
+            %123 = arith.constant -1 : i32
+            %124 = arith.cmpi eq, %122, %123 : i32
+            %125 = memref.load %a[%117] : memref<?xi32>
+            %126 = arith.constant 0 : i32
+            %127 = arith.subi %126, %125 : i32
+            %128 = memref.load %a[%117] : memref<?xi32>
+            %129 = memref.load %b[%117] : memref<?xi32>
+            %130 = arith.constant 0 : i32
+            %131 = arith.cmpi eq, %129, %130 : i32
+            %132 = memref.load %b[%117] : memref<?xi32>
+            %133 = arith.constant -1 : i32
+            %134 = arith.cmpi eq, %132, %133 : i32
+            %135 = arith.ori %131, %134 : i1
+            %136 = arith.constant 1 : i32
+            %137 = memref.load %b[%117] : memref<?xi32>
+            %138 = arith.select %135, %136, %137 : i32
+            %139 = arith.divsi %128, %138 : i32
+            %140 = arith.select %124, %127, %139 : i32
+            %141 = arith.select %120, %121, %140 : i32
+            %142 = memref.load %b[%117] : memref<?xi32>
+            %143 = arith.constant 0 : i32
+            %144 = arith.cmpi eq, %142, %143 : i32
+            %145 = memref.load %b[%117] : memref<?xi32>
+            %146 = arith.constant -1 : i32
+            %147 = arith.cmpi eq, %145, %146 : i32
+            %148 = arith.ori %144, %147 : i1
+            %149 = arith.constant 0 : i32
+            %150 = memref.load %a[%117] : memref<?xi32>
+            %151 = memref.load %b[%117] : memref<?xi32>
+            %152 = arith.constant 0 : i32
+            %153 = arith.cmpi eq, %151, %152 : i32
+            %154 = memref.load %b[%117] : memref<?xi32>
+            %155 = arith.constant -1 : i32
+            %156 = arith.cmpi eq, %154, %155 : i32
+            %157 = arith.ori %153, %156 : i1
+            %158 = arith.constant 1 : i32
+            %159 = memref.load %b[%117] : memref<?xi32>
+            %160 = arith.select %157, %158, %159 : i32
+            %161 = arith.remsi %150, %160 : i32
+            %162 = arith.select %148, %149, %161 : i32
+            %163 = arith.addi %141, %162 : i32
+            %164 = memref.load %a[%117] : memref<?xi32>
+            %165 = arith.constant 0 : i32
+            %166 = arith.subi %165, %164 : i32
+            %167 = arith.constant 7 : i32
+            %168 = arith.muli %166, %167 : i32
+            %169 = arith.subi %163, %168 : i32
+            linalg.yield %169 : i32
           }
-          %128 = arith.constant 8 : index
-          %129 = vector.load %79[%30] : memref<16xi32>, vector<8xi32>
-          %130 = vector.load %79[%128] : memref<16xi32>, vector<8xi32>
-          %131 = arith.muli %82, %11 : index
-          %132 = arith.addi %18, %131 : index
-          %133 = arith.index_cast %132 : index to i64
-          %134 = llvm.inttoptr %133 : i64 to !llvm.ptr
-          llvm.store %129, %134 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %135 = llvm.getelementptr %134[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %130, %135 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %170 = arith.constant 8 : index
+          %171 = vector.load %100[%30] : memref<16xi32>, vector<8xi32>
+          %172 = vector.load %100[%170] : memref<16xi32>, vector<8xi32>
+          %173 = arith.muli %103, %11 : index
+          %174 = arith.addi %18, %173 : index
+          %175 = arith.index_cast %174 : index to i64
+          %176 = llvm.inttoptr %175 : i64 to !llvm.ptr
+          llvm.store %171, %176 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %177 = llvm.getelementptr %176[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %172, %177 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %136 = arith.subi %N, %29 : index
-      %137 = memref.subview %q[%29] [%136] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %138 = arith.constant 0 : index
-      %139 = memref.reinterpret_cast %137 to offset: [0], sizes: [%136], strides: [%138] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %178 = arith.subi %N, %29 : index
+      %179 = memref.subview %q[%29] [%178] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %180 = arith.constant 0 : index
+      %181 = memref.reinterpret_cast %179 to offset: [0], sizes: [%178], strides: [%180] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%139 : memref<?xi32, strided<[?]>>)
-          outs(%137 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%140: i32, %141: i32):
-        %142 = linalg.index 0 : index
-        %143 = arith.addi %142, %29 : index
-        %144 = memref.load %a[%143] : memref<?xi32>
-        %145 = memref.load %b[%143] : memref<?xi32>
-        %146 = arith.constant 0 : i32
-        %147 = arith.constant 1 : i32
-        %148 = arith.constant -1 : i32
-        %149 = arith.cmpi eq, %145, %146 : i32
-        %150 = arith.cmpi eq, %145, %148 : i32
-        %151 = arith.ori %149, %150 : i1
-        %152 = arith.select %151, %147, %145 : i32
-        %153 = arith.divsi %144, %152 : i32
-        %154 = arith.subi %146, %144 : i32
-        %155 = arith.select %150, %154, %153 : i32
-        %156 = arith.select %149, %146, %155 : i32
-        %157 = memref.load %a[%143] : memref<?xi32>
-        %158 = memref.load %b[%143] : memref<?xi32>
-        %159 = arith.constant 0 : i32
-        %160 = arith.constant 1 : i32
-        %161 = arith.constant -1 : i32
-        %162 = arith.cmpi eq, %158, %159 : i32
-        %163 = arith.cmpi eq, %158, %161 : i32
-        %164 = arith.ori %162, %163 : i1
-        %165 = arith.select %164, %160, %158 : i32
-        %166 = arith.remsi %157, %165 : i32
-        %167 = arith.select %164, %159, %166 : i32
-        %168 = arith.addi %156, %167 : i32
-        %169 = memref.load %a[%143] : memref<?xi32>
-        %170 = arith.constant 0 : i32
-        %171 = arith.subi %170, %169 : i32
-        %172 = arith.constant 7 : i32
-        %173 = arith.muli %171, %172 : i32
-        %174 = arith.subi %168, %173 : i32
-        linalg.yield %174 : i32
+          ins(%181 : memref<?xi32, strided<[?]>>)
+          outs(%179 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%182: i32, %183: i32):
+        %184 = linalg.index 0 : index
+        %185 = arith.addi %184, %29 : index
+        %186 = memref.load %b[%185] : memref<?xi32>
+        %187 = arith.constant 0 : i32
+        %188 = arith.cmpi eq, %186, %187 : i32
+        %189 = arith.constant 0 : i32
+        %190 = memref.load %b[%185] : memref<?xi32>
+        %191 = arith.constant -1 : i32
+        %192 = arith.cmpi eq, %190, %191 : i32
+        %193 = memref.load %a[%185] : memref<?xi32>
+        %194 = arith.constant 0 : i32
+        %195 = arith.subi %194, %193 : i32
+        %196 = memref.load %a[%185] : memref<?xi32>
+        %197 = memref.load %b[%185] : memref<?xi32>
+        %198 = arith.constant 0 : i32
+        %199 = arith.cmpi eq, %197, %198 : i32
+        %200 = memref.load %b[%185] : memref<?xi32>
+        %201 = arith.constant -1 : i32
+        %202 = arith.cmpi eq, %200, %201 : i32
+        %203 = arith.ori %199, %202 : i1
+        %204 = arith.constant 1 : i32
+        %205 = memref.load %b[%185] : memref<?xi32>
+        %206 = arith.select %203, %204, %205 : i32
+        %207 = arith.divsi %196, %206 : i32
+        %208 = arith.select %192, %195, %207 : i32
+        %209 = arith.select %188, %189, %208 : i32
+        %210 = memref.load %b[%185] : memref<?xi32>
+        %211 = arith.constant 0 : i32
+        %212 = arith.cmpi eq, %210, %211 : i32
+        %213 = memref.load %b[%185] : memref<?xi32>
+        %214 = arith.constant -1 : i32
+        %215 = arith.cmpi eq, %213, %214 : i32
+        %216 = arith.ori %212, %215 : i1
+        %217 = arith.constant 0 : i32
+        %218 = memref.load %a[%185] : memref<?xi32>
+        %219 = memref.load %b[%185] : memref<?xi32>
+        %220 = arith.constant 0 : i32
+        %221 = arith.cmpi eq, %219, %220 : i32
+        %222 = memref.load %b[%185] : memref<?xi32>
+        %223 = arith.constant -1 : i32
+        %224 = arith.cmpi eq, %222, %223 : i32
+        %225 = arith.ori %221, %224 : i1
+        %226 = arith.constant 1 : i32
+        %227 = memref.load %b[%185] : memref<?xi32>
+        %228 = arith.select %225, %226, %227 : i32
+        %229 = arith.remsi %218, %228 : i32
+        %230 = arith.select %216, %217, %229 : i32
+        %231 = arith.addi %209, %230 : i32
+        %232 = memref.load %a[%185] : memref<?xi32>
+        %233 = arith.constant 0 : i32
+        %234 = arith.subi %233, %232 : i32
+        %235 = arith.constant 7 : i32
+        %236 = arith.muli %234, %235 : i32
+        %237 = arith.subi %231, %236 : i32
+        linalg.yield %237 : i32
       }
     } else {
-      %175 = arith.constant 0 : index
-      %176 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%175] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %238 = arith.constant 0 : index
+      %239 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%238] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%176, %a, %b : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
+          ins(%239, %b, %a : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>)
           outs(%q : memref<?xi32>) {
-        ^bb0(%177: i32, %178: i32, %179: i32, %180: i32):
-        %181 = arith.constant 0 : i32
-        %182 = arith.constant 1 : i32
-        %183 = arith.constant -1 : i32
-        %184 = arith.cmpi eq, %179, %181 : i32
-        %185 = arith.cmpi eq, %179, %183 : i32
-        %186 = arith.ori %184, %185 : i1
-        %187 = arith.select %186, %182, %179 : i32
-        %188 = arith.divsi %178, %187 : i32
-        %189 = arith.subi %181, %178 : i32
-        %190 = arith.select %185, %189, %188 : i32
-        %191 = arith.select %184, %181, %190 : i32
-        %192 = arith.constant 0 : i32
-        %193 = arith.constant 1 : i32
-        %194 = arith.constant -1 : i32
-        %195 = arith.cmpi eq, %179, %192 : i32
-        %196 = arith.cmpi eq, %179, %194 : i32
-        %197 = arith.ori %195, %196 : i1
-        %198 = arith.select %197, %193, %179 : i32
-        %199 = arith.remsi %178, %198 : i32
-        %200 = arith.select %197, %192, %199 : i32
-        %201 = arith.addi %191, %200 : i32
-        %202 = arith.constant 0 : i32
-        %203 = arith.subi %202, %178 : i32
-        %204 = arith.constant 7 : i32
-        %205 = arith.muli %203, %204 : i32
-        %206 = arith.subi %201, %205 : i32
-        linalg.yield %206 : i32
+        ^bb0(%240: i32, %241: i32, %242: i32, %243: i32):
+        %244 = arith.constant 0 : i32
+        %245 = arith.cmpi eq, %241, %244 : i32
+        %246 = arith.constant 0 : i32
+        %247 = arith.constant -1 : i32
+        %248 = arith.cmpi eq, %241, %247 : i32
+        %249 = arith.constant 0 : i32
+        %250 = arith.subi %249, %242 : i32
+        %251 = arith.constant 0 : i32
+        %252 = arith.cmpi eq, %241, %251 : i32
+        %253 = arith.constant -1 : i32
+        %254 = arith.cmpi eq, %241, %253 : i32
+        %255 = arith.ori %252, %254 : i1
+        %256 = arith.constant 1 : i32
+        %257 = arith.select %255, %256, %241 : i32
+        %258 = arith.divsi %242, %257 : i32
+        %259 = arith.select %248, %250, %258 : i32
+        %260 = arith.select %245, %246, %259 : i32
+        %261 = arith.constant 0 : i32
+        %262 = arith.cmpi eq, %241, %261 : i32
+        %263 = arith.constant -1 : i32
+        %264 = arith.cmpi eq, %241, %263 : i32
+        %265 = arith.ori %262, %264 : i1
+        %266 = arith.constant 0 : i32
+        %267 = arith.constant 0 : i32
+        %268 = arith.cmpi eq, %241, %267 : i32
+        %269 = arith.constant -1 : i32
+        %270 = arith.cmpi eq, %241, %269 : i32
+        %271 = arith.ori %268, %270 : i1
+        %272 = arith.constant 1 : i32
+        %273 = arith.select %271, %272, %241 : i32
+        %274 = arith.remsi %242, %273 : i32
+        %275 = arith.select %265, %266, %274 : i32
+        %276 = arith.addi %260, %275 : i32
+        %277 = arith.constant 0 : i32
+        %278 = arith.subi %277, %242 : i32
+        %279 = arith.constant 7 : i32
+        %280 = arith.muli %278, %279 : i32
+        %281 = arith.subi %276, %280 : i32
+        linalg.yield %281 : i32
       }
     }
     // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
-    %207 = arith.constant 4 : index
-    %208 = arith.muli %207, %N : index
-    %209 = arith.constant 4 : index
-    %210 = arith.muli %209, %N : index
-    %211 = arith.addi %208, %210 : index
-    %212 = arith.constant 8 : index
-    %213 = arith.muli %212, %N : index
-    %214 = arith.addi %211, %213 : index
-    %215 = arith.constant 4 : index
-    %216 = arith.muli %215, %N : index
-    %217 = arith.addi %214, %216 : index
-    %218 = arith.constant 33554432 : index
-    %219 = arith.cmpi sge, %217, %218 : index
-    scf.if %219 {
+    %282 = arith.constant 4 : index
+    %283 = arith.muli %282, %N : index
+    %284 = arith.constant 4 : index
+    %285 = arith.muli %284, %N : index
+    %286 = arith.addi %283, %285 : index
+    %287 = arith.constant 8 : index
+    %288 = arith.muli %287, %N : index
+    %289 = arith.addi %286, %288 : index
+    %290 = arith.constant 4 : index
+    %291 = arith.muli %290, %N : index
+    %292 = arith.addi %289, %291 : index
+    %293 = arith.constant 33554432 : index
+    %294 = arith.cmpi sge, %292, %293 : index
+    scf.if %294 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %220 = arith.constant 4 : index
-      %221, %222, %223, %224 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
-      %225 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
-      %226 = arith.muli %222, %220 : index
-      %227 = arith.addi %225, %226 : index
-      %228 = arith.constant 64 : index
-      %229 = arith.remui %227, %228 : index
-      %230 = arith.subi %228, %229 : index
-      %231 = arith.remui %230, %228 : index
-      %232 = arith.divui %231, %220 : index
-      %233 = arith.minsi %232, %N : index
-      %234 = arith.constant 16 : index
-      %235 = arith.subi %N, %233 : index
-      %236 = arith.divui %235, %234 : index
-      %237 = arith.muli %236, %234 : index
-      %238 = arith.addi %233, %237 : index
-      %239 = arith.constant 0 : index
-      %240 = arith.constant 1 : index
-      %241 = memref.subview %m[%239] [%233] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %242 = arith.constant 0 : index
-      %243 = memref.reinterpret_cast %241 to offset: [0], sizes: [%233], strides: [%242] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %295 = arith.constant 4 : index
+      %296, %297, %298, %299 = memref.extract_strided_metadata %m : memref<?xi32> -> memref<i32>, index, index, index
+      %300 = memref.extract_aligned_pointer_as_index %m : memref<?xi32> -> index
+      %301 = arith.muli %297, %295 : index
+      %302 = arith.addi %300, %301 : index
+      %303 = arith.constant 64 : index
+      %304 = arith.remui %302, %303 : index
+      %305 = arith.subi %303, %304 : index
+      %306 = arith.remui %305, %303 : index
+      %307 = arith.divui %306, %295 : index
+      %308 = arith.minsi %307, %N : index
+      %309 = arith.constant 16 : index
+      %310 = arith.subi %N, %308 : index
+      %311 = arith.divui %310, %309 : index
+      %312 = arith.muli %311, %309 : index
+      %313 = arith.addi %308, %312 : index
+      %314 = arith.constant 0 : index
+      %315 = arith.constant 1 : index
+      %316 = memref.subview %m[%314] [%308] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %317 = arith.constant 0 : index
+      %318 = memref.reinterpret_cast %316 to offset: [0], sizes: [%308], strides: [%317] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%243 : memref<?xi32, strided<[?]>>)
-          outs(%241 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%244: i32, %245: i32):
-        %246 = linalg.index 0 : index
-        %247 = arith.addi %246, %239 : index
-        %248 = memref.load %a[%247] : memref<?xi32>
-        %249 = arith.constant 0 : i32
-        %250 = arith.subi %249, %248 : i32
-        %251 = arith.cmpi slt, %248, %249 : i32
-        %252 = arith.select %251, %250, %248 : i32
-        %253 = memref.load %b[%247] : memref<?xi32>
-        %254 = memref.load %f[%247] : memref<?xf64>
-        %255 = arith.constant -2147483648.0 : f64
-        %256 = arith.constant 2147483648.0 : f64
-        %257 = arith.cmpf oge, %254, %255 : f64
-        %258 = arith.cmpf olt, %254, %256 : f64
-        %259 = arith.andi %257, %258 : i1
-        %260 = arith.fptosi %254 : f64 to i32
-        %261 = arith.constant -2147483648 : i32
-        %262 = arith.select %259, %260, %261 : i32
-        %263 = arith.minsi %253, %262 : i32
-        %264 = arith.maxsi %252, %263 : i32
-        %265 = arith.constant 5 : i32
-        %266 = arith.constant 0 : i32
-        %267 = arith.constant 1 : i32
-        %268 = arith.constant -1 : i32
-        %269 = arith.cmpi eq, %265, %266 : i32
-        %270 = arith.cmpi eq, %265, %268 : i32
-        %271 = arith.ori %269, %270 : i1
-        %272 = arith.select %271, %267, %265 : i32
-        %273 = arith.remsi %264, %272 : i32
-        %274 = arith.select %271, %266, %273 : i32
-        linalg.yield %274 : i32
+          ins(%318 : memref<?xi32, strided<[?]>>)
+          outs(%316 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%319: i32, %320: i32):
+        %321 = linalg.index 0 : index
+        %322 = arith.addi %321, %314 : index
+        %323 = memref.load %a[%322] : memref<?xi32>
+        %324 = arith.constant 0 : i32
+        %325 = arith.subi %324, %323 : i32
+        %326 = arith.cmpi slt, %323, %324 : i32
+        %327 = arith.select %326, %325, %323 : i32
+        %328 = memref.load %b[%322] : memref<?xi32>
+        %329 = memref.load %f[%322] : memref<?xf64>
+        %330 = arith.constant -2147483648.0 : f64
+        %331 = arith.constant 2147483648.0 : f64
+        %332 = arith.cmpf oge, %329, %330 : f64
+        %333 = arith.cmpf olt, %329, %331 : f64
+        %334 = arith.andi %332, %333 : i1
+        %335 = arith.fptosi %329 : f64 to i32
+        %336 = arith.constant -2147483648 : i32
+        %337 = arith.select %334, %335, %336 : i32
+        %338 = arith.minsi %328, %337 : i32
+        %339 = arith.maxsi %327, %338 : i32
+        %340 = arith.constant 5 : i32
+        %341 = arith.remsi %339, %340 : i32
+        linalg.yield %341 : i32
       }
-      %275 = arith.constant 63 : index
-      %276 = arith.addi %236, %275 : index
-      %277 = arith.constant 64 : index
-      %278 = arith.divui %276, %277 : index
-      %279 = arith.constant 1 : index
-      %280 = arith.maxsi %278, %279 : index
-      scf.parallel (%281) = (%239) to (%236) step (%280) {
-        %282 = arith.addi %281, %280 : index
-        %283 = arith.minsi %282, %236 : index
-        %284 = memref.alloca() : memref<16xi32>
-        scf.for %285 = %281 to %283 step %240 {
-          %286 = arith.muli %285, %234 : index
-          %287 = arith.addi %233, %286 : index
-          %288 = arith.constant 1024 : index
-          %289 = arith.constant 1 : index
-          %290 = arith.subi %N, %289 : index
-          %291 = arith.addi %287, %288 : index
-          %292 = arith.minsi %291, %290 : index
-          memref.prefetch %a[%292], read, locality<3>, data : memref<?xi32>
-          %293 = arith.constant 1024 : index
-          %294 = arith.addi %287, %293 : index
-          %295 = arith.minsi %294, %290 : index
-          memref.prefetch %b[%295], read, locality<3>, data : memref<?xi32>
-          %296 = arith.constant 512 : index
-          %297 = arith.addi %287, %296 : index
-          %298 = arith.minsi %297, %290 : index
-          memref.prefetch %f[%298], read, locality<3>, data : memref<?xf64>
-          %299 = arith.constant 0 : index
-          %300 = memref.reinterpret_cast %284 to offset: [0], sizes: [%234], strides: [%299] : memref<16xi32> to memref<?xi32, strided<[?]>>
+      %342 = arith.constant 63 : index
+      %343 = arith.addi %311, %342 : index
+      %344 = arith.constant 64 : index
+      %345 = arith.divui %343, %344 : index
+      %346 = arith.constant 1 : index
+      %347 = arith.maxsi %345, %346 : index
+      scf.parallel (%348) = (%314) to (%311) step (%347) {
+        %349 = arith.addi %348, %347 : index
+        %350 = arith.minsi %349, %311 : index
+        %351 = memref.alloca() : memref<16xi32>
+        scf.for %352 = %348 to %350 step %315 {
+          %353 = arith.muli %352, %309 : index
+          %354 = arith.addi %308, %353 : index
+          %355 = arith.constant 1024 : index
+          %356 = arith.constant 1 : index
+          %357 = arith.subi %N, %356 : index
+          %358 = arith.addi %354, %355 : index
+          %359 = arith.minsi %358, %357 : index
+          memref.prefetch %a[%359], read, locality<3>, data : memref<?xi32>
+          %360 = arith.constant 1024 : index
+          %361 = arith.addi %354, %360 : index
+          %362 = arith.minsi %361, %357 : index
+          memref.prefetch %b[%362], read, locality<3>, data : memref<?xi32>
+          %363 = arith.constant 512 : index
+          %364 = arith.addi %354, %363 : index
+          %365 = arith.minsi %364, %357 : index
+          memref.prefetch %f[%365], read, locality<3>, data : memref<?xf64>
+          %366 = arith.constant 0 : index
+          %367 = memref.reinterpret_cast %351 to offset: [0], sizes: [%309], strides: [%366] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%300 : memref<?xi32, strided<[?]>>)
-              outs(%284 : memref<16xi32>) {
-            ^bb0(%301: i32, %302: i32):
-            %303 = linalg.index 0 : index
-            %304 = arith.addi %303, %287 : index
-            %305 = memref.load %a[%304] : memref<?xi32>
-            %306 = arith.constant 0 : i32
-            %307 = arith.subi %306, %305 : i32
-            %308 = arith.cmpi slt, %305, %306 : i32
-            %309 = arith.select %308, %307, %305 : i32
-            %310 = memref.load %b[%304] : memref<?xi32>
-            %311 = memref.load %f[%304] : memref<?xf64>
-            %312 = arith.constant -2147483648.0 : f64
-            %313 = arith.constant 2147483648.0 : f64
-            %314 = arith.cmpf oge, %311, %312 : f64
-            %315 = arith.cmpf olt, %311, %313 : f64
-            %316 = arith.andi %314, %315 : i1
-            %317 = arith.fptosi %311 : f64 to i32
-            %318 = arith.constant -2147483648 : i32
-            %319 = arith.select %316, %317, %318 : i32
-            %320 = arith.minsi %310, %319 : i32
-            %321 = arith.maxsi %309, %320 : i32
-            %322 = arith.constant 5 : i32
-            %323 = arith.constant 0 : i32
-            %324 = arith.constant 1 : i32
-            %325 = arith.constant -1 : i32
-            %326 = arith.cmpi eq, %322, %323 : i32
-            %327 = arith.cmpi eq, %322, %325 : i32
-            %328 = arith.ori %326, %327 : i1
-            %329 = arith.select %328, %324, %322 : i32
-            %330 = arith.remsi %321, %329 : i32
-            %331 = arith.select %328, %323, %330 : i32
-            linalg.yield %331 : i32
+              ins(%367 : memref<?xi32, strided<[?]>>)
+              outs(%351 : memref<16xi32>) {
+            ^bb0(%368: i32, %369: i32):
+            %370 = linalg.index 0 : index
+            %371 = arith.addi %370, %354 : index
+            %372 = memref.load %a[%371] : memref<?xi32>
+            %373 = arith.constant 0 : i32
+            %374 = arith.subi %373, %372 : i32
+            %375 = arith.cmpi slt, %372, %373 : i32
+            %376 = arith.select %375, %374, %372 : i32
+            %377 = memref.load %b[%371] : memref<?xi32>
+            %378 = memref.load %f[%371] : memref<?xf64>
+            %379 = arith.constant -2147483648.0 : f64
+            %380 = arith.constant 2147483648.0 : f64
+            %381 = arith.cmpf oge, %378, %379 : f64
+            %382 = arith.cmpf olt, %378, %380 : f64
+            %383 = arith.andi %381, %382 : i1
+            %384 = arith.fptosi %378 : f64 to i32
+            %385 = arith.constant -2147483648 : i32
+            %386 = arith.select %383, %384, %385 : i32
+            %387 = arith.minsi %377, %386 : i32
+            %388 = arith.maxsi %376, %387 : i32
+            %389 = arith.constant 5 : i32
+            %390 = arith.remsi %388, %389 : i32
+            linalg.yield %390 : i32
           }
-          %332 = arith.constant 8 : index
-          %333 = vector.load %284[%239] : memref<16xi32>, vector<8xi32>
-          %334 = vector.load %284[%332] : memref<16xi32>, vector<8xi32>
-          %335 = arith.muli %287, %220 : index
-          %336 = arith.addi %227, %335 : index
-          %337 = arith.index_cast %336 : index to i64
-          %338 = llvm.inttoptr %337 : i64 to !llvm.ptr
-          llvm.store %333, %338 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %339 = llvm.getelementptr %338[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %334, %339 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %391 = arith.constant 8 : index
+          %392 = vector.load %351[%314] : memref<16xi32>, vector<8xi32>
+          %393 = vector.load %351[%391] : memref<16xi32>, vector<8xi32>
+          %394 = arith.muli %354, %295 : index
+          %395 = arith.addi %302, %394 : index
+          %396 = arith.index_cast %395 : index to i64
+          %397 = llvm.inttoptr %396 : i64 to !llvm.ptr
+          llvm.store %392, %397 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %398 = llvm.getelementptr %397[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %393, %398 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %340 = arith.subi %N, %238 : index
-      %341 = memref.subview %m[%238] [%340] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %342 = arith.constant 0 : index
-      %343 = memref.reinterpret_cast %341 to offset: [0], sizes: [%340], strides: [%342] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %399 = arith.subi %N, %313 : index
+      %400 = memref.subview %m[%313] [%399] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %401 = arith.constant 0 : index
+      %402 = memref.reinterpret_cast %400 to offset: [0], sizes: [%399], strides: [%401] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%343 : memref<?xi32, strided<[?]>>)
-          outs(%341 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%344: i32, %345: i32):
-        %346 = linalg.index 0 : index
-        %347 = arith.addi %346, %238 : index
-        %348 = memref.load %a[%347] : memref<?xi32>
-        %349 = arith.constant 0 : i32
-        %350 = arith.subi %349, %348 : i32
-        %351 = arith.cmpi slt, %348, %349 : i32
-        %352 = arith.select %351, %350, %348 : i32
-        %353 = memref.load %b[%347] : memref<?xi32>
-        %354 = memref.load %f[%347] : memref<?xf64>
-        %355 = arith.constant -2147483648.0 : f64
-        %356 = arith.constant 2147483648.0 : f64
-        %357 = arith.cmpf oge, %354, %355 : f64
-        %358 = arith.cmpf olt, %354, %356 : f64
-        %359 = arith.andi %357, %358 : i1
-        %360 = arith.fptosi %354 : f64 to i32
-        %361 = arith.constant -2147483648 : i32
-        %362 = arith.select %359, %360, %361 : i32
-        %363 = arith.minsi %353, %362 : i32
-        %364 = arith.maxsi %352, %363 : i32
-        %365 = arith.constant 5 : i32
-        %366 = arith.constant 0 : i32
-        %367 = arith.constant 1 : i32
-        %368 = arith.constant -1 : i32
-        %369 = arith.cmpi eq, %365, %366 : i32
-        %370 = arith.cmpi eq, %365, %368 : i32
-        %371 = arith.ori %369, %370 : i1
-        %372 = arith.select %371, %367, %365 : i32
-        %373 = arith.remsi %364, %372 : i32
-        %374 = arith.select %371, %366, %373 : i32
-        linalg.yield %374 : i32
+          ins(%402 : memref<?xi32, strided<[?]>>)
+          outs(%400 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%403: i32, %404: i32):
+        %405 = linalg.index 0 : index
+        %406 = arith.addi %405, %313 : index
+        %407 = memref.load %a[%406] : memref<?xi32>
+        %408 = arith.constant 0 : i32
+        %409 = arith.subi %408, %407 : i32
+        %410 = arith.cmpi slt, %407, %408 : i32
+        %411 = arith.select %410, %409, %407 : i32
+        %412 = memref.load %b[%406] : memref<?xi32>
+        %413 = memref.load %f[%406] : memref<?xf64>
+        %414 = arith.constant -2147483648.0 : f64
+        %415 = arith.constant 2147483648.0 : f64
+        %416 = arith.cmpf oge, %413, %414 : f64
+        %417 = arith.cmpf olt, %413, %415 : f64
+        %418 = arith.andi %416, %417 : i1
+        %419 = arith.fptosi %413 : f64 to i32
+        %420 = arith.constant -2147483648 : i32
+        %421 = arith.select %418, %419, %420 : i32
+        %422 = arith.minsi %412, %421 : i32
+        %423 = arith.maxsi %411, %422 : i32
+        %424 = arith.constant 5 : i32
+        %425 = arith.remsi %423, %424 : i32
+        linalg.yield %425 : i32
       }
     } else {
-      %375 = arith.constant 0 : index
-      %376 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%375] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %426 = arith.constant 0 : index
+      %427 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%426] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%376, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
+          ins(%427, %a, %b, %f : memref<?xi32, strided<[?]>>, memref<?xi32>, memref<?xi32>, memref<?xf64>)
           outs(%m : memref<?xi32>) {
-        ^bb0(%377: i32, %378: i32, %379: i32, %380: f64, %381: i32):
-        %382 = arith.constant 0 : i32
-        %383 = arith.subi %382, %378 : i32
-        %384 = arith.cmpi slt, %378, %382 : i32
-        %385 = arith.select %384, %383, %378 : i32
-        %386 = arith.constant -2147483648.0 : f64
-        %387 = arith.constant 2147483648.0 : f64
-        %388 = arith.cmpf oge, %380, %386 : f64
-        %389 = arith.cmpf olt, %380, %387 : f64
-        %390 = arith.andi %388, %389 : i1
-        %391 = arith.fptosi %380 : f64 to i32
-        %392 = arith.constant -2147483648 : i32
-        %393 = arith.select %390, %391, %392 : i32
-        %394 = arith.minsi %379, %393 : i32
-        %395 = arith.maxsi %385, %394 : i32
-        %396 = arith.constant 5 : i32
-        %397 = arith.constant 0 : i32
-        %398 = arith.constant 1 : i32
-        %399 = arith.constant -1 : i32
-        %400 = arith.cmpi eq, %396, %397 : i32
-        %401 = arith.cmpi eq, %396, %399 : i32
-        %402 = arith.ori %400, %401 : i1
-        %403 = arith.select %402, %398, %396 : i32
-        %404 = arith.remsi %395, %403 : i32
-        %405 = arith.select %402, %397, %404 : i32
-        linalg.yield %405 : i32
+        ^bb0(%428: i32, %429: i32, %430: i32, %431: f64, %432: i32):
+        %433 = arith.constant 0 : i32
+        %434 = arith.subi %433, %429 : i32
+        %435 = arith.cmpi slt, %429, %433 : i32
+        %436 = arith.select %435, %434, %429 : i32
+        %437 = arith.constant -2147483648.0 : f64
+        %438 = arith.constant 2147483648.0 : f64
+        %439 = arith.cmpf oge, %431, %437 : f64
+        %440 = arith.cmpf olt, %431, %438 : f64
+        %441 = arith.andi %439, %440 : i1
+        %442 = arith.fptosi %431 : f64 to i32
+        %443 = arith.constant -2147483648 : i32
+        %444 = arith.select %441, %442, %443 : i32
+        %445 = arith.minsi %430, %444 : i32
+        %446 = arith.maxsi %436, %445 : i32
+        %447 = arith.constant 5 : i32
+        %448 = arith.remsi %446, %447 : i32
+        linalg.yield %448 : i32
       }
     }
     // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
-    %406 = memref.alloc() : memref<i32>
+    %449 = memref.alloc() : memref<i32>
     // In parallel blocks, then the blocks' partial results.
-    %407 = arith.constant 0 : index
-    %408 = arith.subi %N, %407 : index
-    %409 = arith.constant 0 : index
-    %410 = arith.maxsi %408, %409 : index
-    %411 = arith.constant 0 : index
-    %412 = arith.constant 1 : index
-    %413 = arith.constant 63 : index
-    %414 = arith.addi %410, %413 : index
-    %415 = arith.constant 64 : index
-    %416 = arith.divui %414, %415 : index
-    %417 = arith.constant 1 : index
-    %418 = arith.maxsi %416, %417 : index
-    %419 = arith.subi %418, %412 : index
-    %420 = arith.addi %410, %419 : index
-    %421 = arith.divui %420, %418 : index
-    %422 = memref.alloca() : memref<64xi32>
-    scf.parallel (%423) = (%411) to (%421) step (%412) {
-      %424 = arith.muli %423, %418 : index
-      %425 = arith.addi %424, %418 : index
-      %426 = arith.minsi %425, %410 : index
-      %427 = arith.subi %426, %424 : index
-      %428 = arith.addi %407, %424 : index
-      %429 = memref.alloca() : memref<i32>
-      %430 = arith.constant 0 : i32
-      linalg.fill ins(%430 : i32) outs(%429 : memref<i32>)
-      %431 = arith.constant 0 : index
-      %432 = memref.reinterpret_cast %429 to offset: [0], sizes: [%427], strides: [%431] : memref<i32> to memref<?xi32, strided<[?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%432 : memref<?xi32, strided<[?]>>)
-          outs(%429 : memref<i32>) {
-        ^bb0(%433: i32, %434: i32):
-        %435 = linalg.index 0 : index
-        %436 = arith.addi %435, %428 : index
-        %437 = memref.load %a[%436] : memref<?xi32>
-        %438 = memref.load %b[%436] : memref<?xi32>
-        %439 = arith.muli %437, %438 : i32
-        %440 = arith.addi %434, %439 : i32
-        linalg.yield %440 : i32
-      }
-      %441 = memref.load %429[] : memref<i32>
-      memref.store %441, %422[%423] : memref<64xi32>
-      scf.reduce
-    }
-    %442 = arith.constant 0 : i32
-    linalg.fill ins(%442 : i32) outs(%406 : memref<i32>)
-    %443 = memref.subview %422[0] [%421] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%443 : memref<?xi32, strided<[1]>>)
-        outs(%406 : memref<i32>) {
-      ^bb0(%444: i32, %445: i32):
-      %446 = arith.addi %445, %444 : i32
-      linalg.yield %446 : i32
-    }
-    %447 = memref.alloc() : memref<i32>
-    // In parallel blocks, then the blocks' partial results.
-    %448 = arith.constant 0 : index
-    %449 = arith.subi %N, %448 : index
     %450 = arith.constant 0 : index
-    %451 = arith.maxsi %449, %450 : index
+    %451 = arith.subi %N, %450 : index
     %452 = arith.constant 0 : index
-    %453 = arith.constant 1 : index
-    %454 = arith.constant 63 : index
-    %455 = arith.addi %451, %454 : index
-    %456 = arith.constant 64 : index
-    %457 = arith.divui %455, %456 : index
-    %458 = arith.constant 1 : index
-    %459 = arith.maxsi %457, %458 : index
-    %460 = arith.subi %459, %453 : index
-    %461 = arith.addi %451, %460 : index
-    %462 = arith.divui %461, %459 : index
-    %463 = memref.alloca() : memref<64xi32>
-    scf.parallel (%464) = (%452) to (%462) step (%453) {
-      %465 = arith.muli %464, %459 : index
-      %466 = arith.addi %465, %459 : index
-      %467 = arith.minsi %466, %451 : index
-      %468 = arith.subi %467, %465 : index
-      %469 = arith.addi %448, %465 : index
-      %470 = memref.alloca() : memref<i32>
-      %471 = arith.constant -2147483648 : i32
-      linalg.fill ins(%471 : i32) outs(%470 : memref<i32>)
-      %472 = arith.constant 0 : index
-      %473 = memref.reinterpret_cast %470 to offset: [0], sizes: [%468], strides: [%472] : memref<i32> to memref<?xi32, strided<[?]>>
+    %453 = arith.maxsi %451, %452 : index
+    %454 = arith.constant 0 : index
+    %455 = arith.constant 1 : index
+    %456 = arith.constant 63 : index
+    %457 = arith.addi %453, %456 : index
+    %458 = arith.constant 64 : index
+    %459 = arith.divui %457, %458 : index
+    %460 = arith.constant 1 : index
+    %461 = arith.maxsi %459, %460 : index
+    %462 = arith.subi %461, %455 : index
+    %463 = arith.addi %453, %462 : index
+    %464 = arith.divui %463, %461 : index
+    %465 = memref.alloca() : memref<64xi32>
+    scf.parallel (%466) = (%454) to (%464) step (%455) {
+      %467 = arith.muli %466, %461 : index
+      %468 = arith.addi %467, %461 : index
+      %469 = arith.minsi %468, %453 : index
+      %470 = arith.subi %469, %467 : index
+      %471 = arith.addi %450, %467 : index
+      %472 = memref.alloca() : memref<i32>
+      %473 = arith.constant 0 : i32
+      linalg.fill ins(%473 : i32) outs(%472 : memref<i32>)
+      %474 = arith.constant 0 : index
+      %475 = memref.reinterpret_cast %472 to offset: [0], sizes: [%470], strides: [%474] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%473 : memref<?xi32, strided<[?]>>)
-          outs(%470 : memref<i32>) {
-        ^bb0(%474: i32, %475: i32):
-        %476 = linalg.index 0 : index
-        %477 = arith.addi %476, %469 : index
-        %478 = memref.load %a[%477] : memref<?xi32>
-        %479 = arith.maxsi %475, %478 : i32
-        linalg.yield %479 : i32
+          ins(%475 : memref<?xi32, strided<[?]>>)
+          outs(%472 : memref<i32>) {
+        ^bb0(%476: i32, %477: i32):
+        %478 = linalg.index 0 : index
+        %479 = arith.addi %478, %471 : index
+        %480 = memref.load %a[%479] : memref<?xi32>
+        %481 = memref.load %b[%479] : memref<?xi32>
+        %482 = arith.muli %480, %481 : i32
+        %483 = arith.addi %477, %482 : i32
+        linalg.yield %483 : i32
       }
-      %480 = memref.load %470[] : memref<i32>
-      memref.store %480, %463[%464] : memref<64xi32>
+      %484 = memref.load %472[] : memref<i32>
+      memref.store %484, %465[%466] : memref<64xi32>
       scf.reduce
     }
-    %481 = arith.constant -2147483648 : i32
-    linalg.fill ins(%481 : i32) outs(%447 : memref<i32>)
-    %482 = memref.subview %463[0] [%462] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %485 = arith.constant 0 : i32
+    linalg.fill ins(%485 : i32) outs(%449 : memref<i32>)
+    %486 = memref.subview %465[0] [%464] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%482 : memref<?xi32, strided<[1]>>)
-        outs(%447 : memref<i32>) {
-      ^bb0(%483: i32, %484: i32):
-      %485 = arith.maxsi %484, %483 : i32
-      linalg.yield %485 : i32
-    }
-    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-        ins(%406, %447 : memref<i32>, memref<i32>)
-        outs(%total : memref<i32>) {
-      ^bb0(%486: i32, %487: i32, %488: i32):
-      %489 = arith.addi %486, %487 : i32
+        ins(%486 : memref<?xi32, strided<[1]>>)
+        outs(%449 : memref<i32>) {
+      ^bb0(%487: i32, %488: i32):
+      %489 = arith.addi %488, %487 : i32
       linalg.yield %489 : i32
     }
-    memref.dealloc %406 : memref<i32>
-    memref.dealloc %447 : memref<i32>
-    // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
-    %490 = arith.constant 4 : index
-    %491 = arith.muli %490, %N : index
-    %492 = arith.constant 8 : index
-    %493 = arith.muli %492, %0 : index
-    %494 = arith.addi %491, %493 : index
-    %495 = arith.constant 8 : index
-    %496 = arith.muli %495, %N : index
-    %497 = arith.addi %494, %496 : index
-    %498 = arith.constant 33554432 : index
-    %499 = arith.cmpi sge, %497, %498 : index
-    scf.if %499 {
-      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %500 = arith.constant 8 : index
-      %501, %502, %503, %504 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
-      %505 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
-      %506 = arith.muli %502, %500 : index
-      %507 = arith.addi %505, %506 : index
-      %508 = arith.constant 64 : index
-      %509 = arith.remui %507, %508 : index
-      %510 = arith.subi %508, %509 : index
-      %511 = arith.remui %510, %508 : index
-      %512 = arith.divui %511, %500 : index
-      %513 = arith.minsi %512, %N : index
-      %514 = arith.constant 8 : index
-      %515 = arith.subi %N, %513 : index
-      %516 = arith.divui %515, %514 : index
-      %517 = arith.muli %516, %514 : index
-      %518 = arith.addi %513, %517 : index
-      %519 = arith.constant 0 : index
-      %520 = arith.constant 1 : index
-      %521 = memref.subview %g[%519] [%513] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %522 = arith.constant 0 : index
-      %523 = memref.reinterpret_cast %521 to offset: [0], sizes: [%513], strides: [%522] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%523 : memref<?xf64, strided<[?]>>)
-          outs(%521 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%524: f64, %525: f64):
-        %526 = linalg.index 0 : index
-        %527 = arith.addi %526, %519 : index
-        %528 = memref.load %a[%527] : memref<?xi32>
-        %529 = arith.constant 2 : i32
-        %530 = arith.constant 0 : i32
-        %531 = arith.constant 1 : i32
-        %532 = arith.constant -1 : i32
-        %533 = arith.cmpi eq, %529, %530 : i32
-        %534 = arith.cmpi eq, %529, %532 : i32
-        %535 = arith.ori %533, %534 : i1
-        %536 = arith.select %535, %531, %529 : i32
-        %537 = arith.divsi %528, %536 : i32
-        %538 = arith.subi %530, %528 : i32
-        %539 = arith.select %534, %538, %537 : i32
-        %540 = arith.select %533, %530, %539 : i32
-        %541 = arith.sitofp %540 : i32 to f64
-        %542 = arith.constant 3 : index
-        %543 = arith.constant 0 : index
-        %544 = arith.constant 1 : index
-        %545 = arith.constant -1 : index
-        %546 = arith.cmpi eq, %542, %543 : index
-        %547 = arith.cmpi eq, %542, %545 : index
-        %548 = arith.ori %546, %547 : i1
-        %549 = arith.select %548, %544, %542 : index
-        %550 = arith.divsi %527, %549 : index
-        %551 = arith.subi %543, %527 : index
-        %552 = arith.select %547, %551, %550 : index
-        %553 = arith.select %546, %543, %552 : index
-        %554 = arith.index_cast %553 : index to i64
-        %555 = arith.sitofp %554 : i64 to f64
-        %556 = arith.constant 0.5 : f64
-        %557 = arith.mulf %555, %556 : f64
-        %558 = arith.addf %541, %557 : f64
-        %559 = memref.load %a[%527] : memref<?xi32>
-        %560 = arith.constant 8 : i32
-        %561 = arith.addi %559, %560 : i32
-        %562 = arith.index_cast %561 : i32 to index
-        %563 = arith.constant 1 : index
-        %564 = arith.subi %0, %563 : index
-        %565 = arith.minsi %562, %564 : index
-        %566 = arith.constant 0 : index
-        %567 = arith.maxsi %565, %566 : index
-        %568 = memref.load %lut[%567] : memref<?xf64>
-        %569 = arith.addf %558, %568 : f64
-        linalg.yield %569 : f64
+    %490 = memref.alloc() : memref<i32>
+    // In parallel blocks, then the blocks' partial results.
+    %491 = arith.constant 0 : index
+    %492 = arith.subi %N, %491 : index
+    %493 = arith.constant 0 : index
+    %494 = arith.maxsi %492, %493 : index
+    %495 = arith.constant 0 : index
+    %496 = arith.constant 1 : index
+    %497 = arith.constant 63 : index
+    %498 = arith.addi %494, %497 : index
+    %499 = arith.constant 64 : index
+    %500 = arith.divui %498, %499 : index
+    %501 = arith.constant 1 : index
+    %502 = arith.maxsi %500, %501 : index
+    %503 = arith.subi %502, %496 : index
+    %504 = arith.addi %494, %503 : index
+    %505 = arith.divui %504, %502 : index
+    %506 = memref.alloca() : memref<64xi32>
+    scf.parallel (%507) = (%495) to (%505) step (%496) {
+      %508 = arith.muli %507, %502 : index
+      %509 = arith.addi %508, %502 : index
+      %510 = arith.minsi %509, %494 : index
+      %511 = arith.subi %510, %508 : index
+      %512 = arith.addi %491, %508 : index
+      %513 = memref.alloca() : memref<i32>
+      %514 = arith.constant -2147483648 : i32
+      linalg.fill ins(%514 : i32) outs(%513 : memref<i32>)
+      %515 = arith.constant 0 : index
+      %516 = memref.reinterpret_cast %513 to offset: [0], sizes: [%511], strides: [%515] : memref<i32> to memref<?xi32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%516 : memref<?xi32, strided<[?]>>)
+          outs(%513 : memref<i32>) {
+        ^bb0(%517: i32, %518: i32):
+        %519 = linalg.index 0 : index
+        %520 = arith.addi %519, %512 : index
+        %521 = memref.load %a[%520] : memref<?xi32>
+        %522 = arith.maxsi %518, %521 : i32
+        linalg.yield %522 : i32
       }
-      %570 = arith.constant 63 : index
-      %571 = arith.addi %516, %570 : index
-      %572 = arith.constant 64 : index
-      %573 = arith.divui %571, %572 : index
-      %574 = arith.constant 1 : index
-      %575 = arith.maxsi %573, %574 : index
-      scf.parallel (%576) = (%519) to (%516) step (%575) {
-        %577 = arith.addi %576, %575 : index
-        %578 = arith.minsi %577, %516 : index
-        %579 = memref.alloca() : memref<8xf64>
-        scf.for %580 = %576 to %578 step %520 {
-          %581 = arith.muli %580, %514 : index
-          %582 = arith.addi %513, %581 : index
-          %583 = arith.constant 1024 : index
-          %584 = arith.constant 1 : index
-          %585 = arith.subi %N, %584 : index
-          %586 = arith.addi %582, %583 : index
-          %587 = arith.minsi %586, %585 : index
-          memref.prefetch %a[%587], read, locality<3>, data : memref<?xi32>
-          %588 = arith.constant 0 : index
-          %589 = memref.reinterpret_cast %579 to offset: [0], sizes: [%514], strides: [%588] : memref<8xf64> to memref<?xf64, strided<[?]>>
+      %523 = memref.load %513[] : memref<i32>
+      memref.store %523, %506[%507] : memref<64xi32>
+      scf.reduce
+    }
+    %524 = arith.constant -2147483648 : i32
+    linalg.fill ins(%524 : i32) outs(%490 : memref<i32>)
+    %525 = memref.subview %506[0] [%505] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%525 : memref<?xi32, strided<[1]>>)
+        outs(%490 : memref<i32>) {
+      ^bb0(%526: i32, %527: i32):
+      %528 = arith.maxsi %527, %526 : i32
+      linalg.yield %528 : i32
+    }
+    linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%449, %490 : memref<i32>, memref<i32>)
+        outs(%total : memref<i32>) {
+      ^bb0(%529: i32, %530: i32, %531: i32):
+      %532 = arith.addi %529, %530 : i32
+      linalg.yield %532 : i32
+    }
+    memref.dealloc %449 : memref<i32>
+    memref.dealloc %490 : memref<i32>
+    // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
+    %533 = arith.constant 4 : index
+    %534 = arith.muli %533, %N : index
+    %535 = arith.constant 8 : index
+    %536 = arith.muli %535, %0 : index
+    %537 = arith.addi %534, %536 : index
+    %538 = arith.constant 8 : index
+    %539 = arith.muli %538, %N : index
+    %540 = arith.addi %537, %539 : index
+    %541 = arith.constant 33554432 : index
+    %542 = arith.cmpi sge, %540, %541 : index
+    scf.if %542 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %543 = arith.constant 8 : index
+      %544, %545, %546, %547 = memref.extract_strided_metadata %g : memref<?xf64> -> memref<f64>, index, index, index
+      %548 = memref.extract_aligned_pointer_as_index %g : memref<?xf64> -> index
+      %549 = arith.muli %545, %543 : index
+      %550 = arith.addi %548, %549 : index
+      %551 = arith.constant 64 : index
+      %552 = arith.remui %550, %551 : index
+      %553 = arith.subi %551, %552 : index
+      %554 = arith.remui %553, %551 : index
+      %555 = arith.divui %554, %543 : index
+      %556 = arith.minsi %555, %N : index
+      %557 = arith.constant 8 : index
+      %558 = arith.subi %N, %556 : index
+      %559 = arith.divui %558, %557 : index
+      %560 = arith.muli %559, %557 : index
+      %561 = arith.addi %556, %560 : index
+      %562 = arith.constant 0 : index
+      %563 = arith.constant 1 : index
+      %564 = memref.subview %g[%562] [%556] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %565 = arith.constant 0 : index
+      %566 = memref.reinterpret_cast %564 to offset: [0], sizes: [%556], strides: [%565] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%566 : memref<?xf64, strided<[?]>>)
+          outs(%564 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%567: f64, %568: f64):
+        %569 = linalg.index 0 : index
+        %570 = arith.addi %569, %562 : index
+        %571 = memref.load %a[%570] : memref<?xi32>
+        %572 = arith.constant 2 : i32
+        %573 = arith.divsi %571, %572 : i32
+        %574 = arith.sitofp %573 : i32 to f64
+        %575 = arith.constant 3 : index
+        %576 = arith.divsi %570, %575 : index
+        %577 = arith.index_cast %576 : index to i64
+        %578 = arith.sitofp %577 : i64 to f64
+        %579 = arith.constant 0.5 : f64
+        %580 = arith.mulf %578, %579 : f64
+        %581 = arith.addf %574, %580 : f64
+        %582 = memref.load %a[%570] : memref<?xi32>
+        %583 = arith.constant 8 : i32
+        %584 = arith.addi %582, %583 : i32
+        %585 = arith.index_cast %584 : i32 to index
+        %586 = arith.constant 1 : index
+        %587 = arith.subi %0, %586 : index
+        %588 = arith.minsi %585, %587 : index
+        %589 = arith.constant 0 : index
+        %590 = arith.maxsi %588, %589 : index
+        %591 = memref.load %lut[%590] : memref<?xf64>
+        %592 = arith.addf %581, %591 : f64
+        linalg.yield %592 : f64
+      }
+      %593 = arith.constant 63 : index
+      %594 = arith.addi %559, %593 : index
+      %595 = arith.constant 64 : index
+      %596 = arith.divui %594, %595 : index
+      %597 = arith.constant 1 : index
+      %598 = arith.maxsi %596, %597 : index
+      scf.parallel (%599) = (%562) to (%559) step (%598) {
+        %600 = arith.addi %599, %598 : index
+        %601 = arith.minsi %600, %559 : index
+        %602 = memref.alloca() : memref<8xf64>
+        scf.for %603 = %599 to %601 step %563 {
+          %604 = arith.muli %603, %557 : index
+          %605 = arith.addi %556, %604 : index
+          %606 = arith.constant 1024 : index
+          %607 = arith.constant 1 : index
+          %608 = arith.subi %N, %607 : index
+          %609 = arith.addi %605, %606 : index
+          %610 = arith.minsi %609, %608 : index
+          memref.prefetch %a[%610], read, locality<3>, data : memref<?xi32>
+          %611 = arith.constant 0 : index
+          %612 = memref.reinterpret_cast %602 to offset: [0], sizes: [%557], strides: [%611] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%589 : memref<?xf64, strided<[?]>>)
-              outs(%579 : memref<8xf64>) {
-            ^bb0(%590: f64, %591: f64):
-            %592 = linalg.index 0 : index
-            %593 = arith.addi %592, %582 : index
-            %594 = memref.load %a[%593] : memref<?xi32>
-            %595 = arith.constant 2 : i32
-            %596 = arith.constant 0 : i32
-            %597 = arith.constant 1 : i32
-            %598 = arith.constant -1 : i32
-            %599 = arith.cmpi eq, %595, %596 : i32
-            %600 = arith.cmpi eq, %595, %598 : i32
-            %601 = arith.ori %599, %600 : i1
-            %602 = arith.select %601, %597, %595 : i32
-            %603 = arith.divsi %594, %602 : i32
-            %604 = arith.subi %596, %594 : i32
-            %605 = arith.select %600, %604, %603 : i32
-            %606 = arith.select %599, %596, %605 : i32
-            %607 = arith.sitofp %606 : i32 to f64
-            %608 = arith.constant 3 : index
-            %609 = arith.constant 0 : index
-            %610 = arith.constant 1 : index
-            %611 = arith.constant -1 : index
-            %612 = arith.cmpi eq, %608, %609 : index
-            %613 = arith.cmpi eq, %608, %611 : index
-            %614 = arith.ori %612, %613 : i1
-            %615 = arith.select %614, %610, %608 : index
-            %616 = arith.divsi %593, %615 : index
-            %617 = arith.subi %609, %593 : index
-            %618 = arith.select %613, %617, %616 : index
-            %619 = arith.select %612, %609, %618 : index
-            %620 = arith.index_cast %619 : index to i64
-            %621 = arith.sitofp %620 : i64 to f64
-            %622 = arith.constant 0.5 : f64
-            %623 = arith.mulf %621, %622 : f64
-            %624 = arith.addf %607, %623 : f64
-            %625 = memref.load %a[%593] : memref<?xi32>
-            %626 = arith.constant 8 : i32
-            %627 = arith.addi %625, %626 : i32
-            %628 = arith.index_cast %627 : i32 to index
-            %629 = arith.constant 1 : index
-            %630 = arith.subi %0, %629 : index
-            %631 = arith.minsi %628, %630 : index
-            %632 = arith.constant 0 : index
-            %633 = arith.maxsi %631, %632 : index
-            %634 = memref.load %lut[%633] : memref<?xf64>
-            %635 = arith.addf %624, %634 : f64
-            linalg.yield %635 : f64
+              ins(%612 : memref<?xf64, strided<[?]>>)
+              outs(%602 : memref<8xf64>) {
+            ^bb0(%613: f64, %614: f64):
+            %615 = linalg.index 0 : index
+            %616 = arith.addi %615, %605 : index
+            %617 = memref.load %a[%616] : memref<?xi32>
+            %618 = arith.constant 2 : i32
+            %619 = arith.divsi %617, %618 : i32
+            %620 = arith.sitofp %619 : i32 to f64
+            %621 = arith.constant 3 : index
+            %622 = arith.divsi %616, %621 : index
+            %623 = arith.index_cast %622 : index to i64
+            %624 = arith.sitofp %623 : i64 to f64
+            %625 = arith.constant 0.5 : f64
+            %626 = arith.mulf %624, %625 : f64
+            %627 = arith.addf %620, %626 : f64
+            %628 = memref.load %a[%616] : memref<?xi32>
+            %629 = arith.constant 8 : i32
+            %630 = arith.addi %628, %629 : i32
+            %631 = arith.index_cast %630 : i32 to index
+            %632 = arith.constant 1 : index
+            %633 = arith.subi %0, %632 : index
+            %634 = arith.minsi %631, %633 : index
+            %635 = arith.constant 0 : index
+            %636 = arith.maxsi %634, %635 : index
+            %637 = memref.load %lut[%636] : memref<?xf64>
+            %638 = arith.addf %627, %637 : f64
+            linalg.yield %638 : f64
           }
-          %636 = arith.constant 4 : index
-          %637 = vector.load %579[%519] : memref<8xf64>, vector<4xf64>
-          %638 = vector.load %579[%636] : memref<8xf64>, vector<4xf64>
-          %639 = arith.muli %582, %500 : index
-          %640 = arith.addi %507, %639 : index
-          %641 = arith.index_cast %640 : index to i64
-          %642 = llvm.inttoptr %641 : i64 to !llvm.ptr
-          llvm.store %637, %642 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %643 = llvm.getelementptr %642[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %638, %643 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %639 = arith.constant 4 : index
+          %640 = vector.load %602[%562] : memref<8xf64>, vector<4xf64>
+          %641 = vector.load %602[%639] : memref<8xf64>, vector<4xf64>
+          %642 = arith.muli %605, %543 : index
+          %643 = arith.addi %550, %642 : index
+          %644 = arith.index_cast %643 : index to i64
+          %645 = llvm.inttoptr %644 : i64 to !llvm.ptr
+          llvm.store %640, %645 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %646 = llvm.getelementptr %645[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %641, %646 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %644 = arith.subi %N, %518 : index
-      %645 = memref.subview %g[%518] [%644] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %646 = arith.constant 0 : index
-      %647 = memref.reinterpret_cast %645 to offset: [0], sizes: [%644], strides: [%646] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %647 = arith.subi %N, %561 : index
+      %648 = memref.subview %g[%561] [%647] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %649 = arith.constant 0 : index
+      %650 = memref.reinterpret_cast %648 to offset: [0], sizes: [%647], strides: [%649] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%647 : memref<?xf64, strided<[?]>>)
-          outs(%645 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%648: f64, %649: f64):
-        %650 = linalg.index 0 : index
-        %651 = arith.addi %650, %518 : index
-        %652 = memref.load %a[%651] : memref<?xi32>
-        %653 = arith.constant 2 : i32
-        %654 = arith.constant 0 : i32
-        %655 = arith.constant 1 : i32
-        %656 = arith.constant -1 : i32
-        %657 = arith.cmpi eq, %653, %654 : i32
-        %658 = arith.cmpi eq, %653, %656 : i32
-        %659 = arith.ori %657, %658 : i1
-        %660 = arith.select %659, %655, %653 : i32
-        %661 = arith.divsi %652, %660 : i32
-        %662 = arith.subi %654, %652 : i32
-        %663 = arith.select %658, %662, %661 : i32
-        %664 = arith.select %657, %654, %663 : i32
-        %665 = arith.sitofp %664 : i32 to f64
-        %666 = arith.constant 3 : index
-        %667 = arith.constant 0 : index
-        %668 = arith.constant 1 : index
-        %669 = arith.constant -1 : index
-        %670 = arith.cmpi eq, %666, %667 : index
-        %671 = arith.cmpi eq, %666, %669 : index
-        %672 = arith.ori %670, %671 : i1
-        %673 = arith.select %672, %668, %666 : index
-        %674 = arith.divsi %651, %673 : index
-        %675 = arith.subi %667, %651 : index
-        %676 = arith.select %671, %675, %674 : index
-        %677 = arith.select %670, %667, %676 : index
-        %678 = arith.index_cast %677 : index to i64
-        %679 = arith.sitofp %678 : i64 to f64
-        %680 = arith.constant 0.5 : f64
-        %681 = arith.mulf %679, %680 : f64
-        %682 = arith.addf %665, %681 : f64
-        %683 = memref.load %a[%651] : memref<?xi32>
-        %684 = arith.constant 8 : i32
-        %685 = arith.addi %683, %684 : i32
-        %686 = arith.index_cast %685 : i32 to index
-        %687 = arith.constant 1 : index
-        %688 = arith.subi %0, %687 : index
-        %689 = arith.minsi %686, %688 : index
-        %690 = arith.constant 0 : index
-        %691 = arith.maxsi %689, %690 : index
-        %692 = memref.load %lut[%691] : memref<?xf64>
-        %693 = arith.addf %682, %692 : f64
-        linalg.yield %693 : f64
+          ins(%650 : memref<?xf64, strided<[?]>>)
+          outs(%648 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%651: f64, %652: f64):
+        %653 = linalg.index 0 : index
+        %654 = arith.addi %653, %561 : index
+        %655 = memref.load %a[%654] : memref<?xi32>
+        %656 = arith.constant 2 : i32
+        %657 = arith.divsi %655, %656 : i32
+        %658 = arith.sitofp %657 : i32 to f64
+        %659 = arith.constant 3 : index
+        %660 = arith.divsi %654, %659 : index
+        %661 = arith.index_cast %660 : index to i64
+        %662 = arith.sitofp %661 : i64 to f64
+        %663 = arith.constant 0.5 : f64
+        %664 = arith.mulf %662, %663 : f64
+        %665 = arith.addf %658, %664 : f64
+        %666 = memref.load %a[%654] : memref<?xi32>
+        %667 = arith.constant 8 : i32
+        %668 = arith.addi %666, %667 : i32
+        %669 = arith.index_cast %668 : i32 to index
+        %670 = arith.constant 1 : index
+        %671 = arith.subi %0, %670 : index
+        %672 = arith.minsi %669, %671 : index
+        %673 = arith.constant 0 : index
+        %674 = arith.maxsi %672, %673 : index
+        %675 = memref.load %lut[%674] : memref<?xf64>
+        %676 = arith.addf %665, %675 : f64
+        linalg.yield %676 : f64
       }
     } else {
-      %694 = arith.constant 0 : index
-      %695 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%694] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %677 = arith.constant 0 : index
+      %678 = memref.reinterpret_cast %g to offset: [0], sizes: [%N], strides: [%677] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%695, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
+          ins(%678, %a : memref<?xf64, strided<[?]>>, memref<?xi32>)
           outs(%g : memref<?xf64>) {
-        ^bb0(%696: f64, %697: i32, %698: f64):
-        %699 = linalg.index 0 : index
-        %700 = arith.constant 2 : i32
-        %701 = arith.constant 0 : i32
-        %702 = arith.constant 1 : i32
-        %703 = arith.constant -1 : i32
-        %704 = arith.cmpi eq, %700, %701 : i32
-        %705 = arith.cmpi eq, %700, %703 : i32
-        %706 = arith.ori %704, %705 : i1
-        %707 = arith.select %706, %702, %700 : i32
-        %708 = arith.divsi %697, %707 : i32
-        %709 = arith.subi %701, %697 : i32
-        %710 = arith.select %705, %709, %708 : i32
-        %711 = arith.select %704, %701, %710 : i32
-        %712 = arith.sitofp %711 : i32 to f64
-        %713 = arith.constant 3 : index
-        %714 = arith.constant 0 : index
-        %715 = arith.constant 1 : index
-        %716 = arith.constant -1 : index
-        %717 = arith.cmpi eq, %713, %714 : index
-        %718 = arith.cmpi eq, %713, %716 : index
-        %719 = arith.ori %717, %718 : i1
-        %720 = arith.select %719, %715, %713 : index
-        %721 = arith.divsi %699, %720 : index
-        %722 = arith.subi %714, %699 : index
-        %723 = arith.select %718, %722, %721 : index
-        %724 = arith.select %717, %714, %723 : index
-        %725 = arith.index_cast %724 : index to i64
-        %726 = arith.sitofp %725 : i64 to f64
-        %727 = arith.constant 0.5 : f64
-        %728 = arith.mulf %726, %727 : f64
-        %729 = arith.addf %712, %728 : f64
-        %730 = arith.constant 8 : i32
-        %731 = arith.addi %697, %730 : i32
-        %732 = arith.index_cast %731 : i32 to index
-        %733 = arith.constant 1 : index
-        %734 = arith.subi %0, %733 : index
-        %735 = arith.minsi %732, %734 : index
-        %736 = arith.constant 0 : index
-        %737 = arith.maxsi %735, %736 : index
-        %738 = memref.load %lut[%737] : memref<?xf64>
-        %739 = arith.addf %729, %738 : f64
-        linalg.yield %739 : f64
+        ^bb0(%679: f64, %680: i32, %681: f64):
+        %682 = linalg.index 0 : index
+        %683 = arith.constant 2 : i32
+        %684 = arith.divsi %680, %683 : i32
+        %685 = arith.sitofp %684 : i32 to f64
+        %686 = arith.constant 3 : index
+        %687 = arith.divsi %682, %686 : index
+        %688 = arith.index_cast %687 : index to i64
+        %689 = arith.sitofp %688 : i64 to f64
+        %690 = arith.constant 0.5 : f64
+        %691 = arith.mulf %689, %690 : f64
+        %692 = arith.addf %685, %691 : f64
+        %693 = arith.constant 8 : i32
+        %694 = arith.addi %680, %693 : i32
+        %695 = arith.index_cast %694 : i32 to index
+        %696 = arith.constant 1 : index
+        %697 = arith.subi %0, %696 : index
+        %698 = arith.minsi %695, %697 : index
+        %699 = arith.constant 0 : index
+        %700 = arith.maxsi %698, %699 : index
+        %701 = memref.load %lut[%700] : memref<?xf64>
+        %702 = arith.addf %692, %701 : f64
+        linalg.yield %702 : f64
       }
     }
     return

@@ -87,25 +87,19 @@ def sb_clamp(v: Int, n: Int) -> Int:
     return 0 if v < 0 else (n - 1 if v >= n else v)
 
 
-# Int32 division as in C: it truncates toward zero; x / 0 is 0 and x / -1 wraps, as in the
-# reference (Mojo's // rounds toward negative infinity).
+# Int32 division as in C: it truncates toward zero (Mojo's // rounds toward negative
+# infinity). b is never 0 or -1: the guards around the call handle those.
 @always_inline
 def sb_div_i32(a: Int32, b: Int32) -> Int32:
-    if b == 0:
-        return 0
-    if b == -1:
-        return -a
     var q = a // b
     if q * b != a and (a < 0) != (b < 0):
         q += 1
     return q
 
 
-# Int32 remainder as in C (the sign of the dividend); x % 0 and x % -1 are 0.
+# Int32 remainder as in C (the sign of the dividend); b is never 0 or -1.
 @always_inline
 def sb_mod_i32(a: Int32, b: Int32) -> Int32:
-    if b == 0 or b == -1:
-        return 0
     return a - sb_div_i32(a, b) * b
 
 
@@ -126,7 +120,7 @@ def sb_f64_to_i32(x: Float64) -> Int32:
 def sb_loops_s0(a: Pointer[Int32, ImmUntrackedOrigin], b: Pointer[Int32, ImmUntrackedOrigin],
                 q: Pointer[Int32, MutUntrackedOrigin], N: Int):
     for i in range(N):
-        q[unsafe_offset=i] = sb_div_i32(a[unsafe_offset=i], b[unsafe_offset=i]) + sb_mod_i32(a[unsafe_offset=i], b[unsafe_offset=i]) - -a[unsafe_offset=i] * Int32(7)
+        q[unsafe_offset=i] = (Int32(0) if b[unsafe_offset=i] == Int32(0) else (-a[unsafe_offset=i] if b[unsafe_offset=i] == Int32(-1) else sb_div_i32(a[unsafe_offset=i], Int32(1) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else b[unsafe_offset=i]))) + (Int32(0) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else sb_mod_i32(a[unsafe_offset=i], Int32(1) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else b[unsafe_offset=i])) - -a[unsafe_offset=i] * Int32(7)
 
 
 # m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
@@ -169,7 +163,7 @@ def sb_vectorize_parallel_s0(a: Pointer[Int32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
-            q[unsafe_offset=i] = sb_div_i32(a[unsafe_offset=i], b[unsafe_offset=i]) + sb_mod_i32(a[unsafe_offset=i], b[unsafe_offset=i]) - -a[unsafe_offset=i] * Int32(7)
+            q[unsafe_offset=i] = (Int32(0) if b[unsafe_offset=i] == Int32(0) else (-a[unsafe_offset=i] if b[unsafe_offset=i] == Int32(-1) else sb_div_i32(a[unsafe_offset=i], Int32(1) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else b[unsafe_offset=i]))) + (Int32(0) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else sb_mod_i32(a[unsafe_offset=i], Int32(1) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else b[unsafe_offset=i])) - -a[unsafe_offset=i] * Int32(7)
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -122,7 +122,7 @@ static inline void sb_stream_fence(void) {
 
 // Variant loops: a scalar loop nest per statement.
 
-// y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+// y_sigmoid[n] = sigmoid(x[n] * 4.0)
 static void sb_loops_s0(const float* __restrict x, float* __restrict y_sigmoid, const int64_t N) {
   for (int64_t n = 0; n < N; ++n) {
     y_sigmoid[n] = 1.0f / (1.0f + expf(-(x[n] * 4.0f)));
@@ -187,7 +187,7 @@ static void sb_loops_s8(const float* __restrict x, const int32_t* __restrict k,
   }
 }
 
-// y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+// y_sign[n] = sign(x[n]) + f32(sign(k[n]))
 static void sb_loops_s9(const float* __restrict x, const int32_t* __restrict k,
                         float* __restrict y_sign, const int64_t N) {
   for (int64_t n = 0; n < N; ++n) {
@@ -195,7 +195,7 @@ static void sb_loops_s9(const float* __restrict x, const int32_t* __restrict k,
   }
 }
 
-// y_rsqrt[n] = 1.0 / sqrt(p[n])
+// y_rsqrt[n] = rsqrt(p[n])
 static void sb_loops_s10(const float* __restrict p, float* __restrict y_rsqrt, const int64_t N) {
   for (int64_t n = 0; n < N; ++n) {
     y_rsqrt[n] = 1.0f / sqrtf(p[n]);
@@ -204,7 +204,7 @@ static void sb_loops_s10(const float* __restrict p, float* __restrict y_rsqrt, c
 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
-// y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+// y_sigmoid[n] = sigmoid(x[n] * 4.0)
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y_sigmoid,
                                             const int64_t N) {
   // Bytes of the tensors this statement touches.
@@ -510,7 +510,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const float* __restrict x, const int
   }
 }
 
-// y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+// y_sign[n] = sign(x[n]) + f32(sign(k[n]))
 SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, const int32_t* __restrict k,
                                             float* __restrict y_sign, const int64_t N) {
   // Bytes of the tensors this statement touches.
@@ -544,7 +544,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, const int
   }
 }
 
-// y_rsqrt[n] = 1.0 / sqrt(p[n])
+// y_rsqrt[n] = rsqrt(p[n])
 SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict p, float* __restrict y_rsqrt,
                                              const int64_t N) {
   // Bytes of the tensors this statement touches.
@@ -601,7 +601,7 @@ static int sb_variant_loops(const sb_args* sb_a) {
   float* y_rsqrt = (float*)sb_a->tensors[14];
   const int64_t N = sb_a->sizes[0];
 
-  // y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+  // y_sigmoid[n] = sigmoid(x[n] * 4.0)
   sb_loops_s0(x, y_sigmoid, N);
   // y_log1p[n] = log1p(x[n] * 0.0001)
   sb_loops_s1(x, y_log1p, N);
@@ -619,9 +619,9 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s7(d, y_ceil, N);
   // y_round[n] = round(x[n] * 2.0) + round(f32(k[n]) + 0.5)
   sb_loops_s8(x, k, y_round, N);
-  // y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+  // y_sign[n] = sign(x[n]) + f32(sign(k[n]))
   sb_loops_s9(x, k, y_sign, N);
-  // y_rsqrt[n] = 1.0 / sqrt(p[n])
+  // y_rsqrt[n] = rsqrt(p[n])
   sb_loops_s10(p, y_rsqrt, N);
   return 0;
 }
@@ -645,7 +645,7 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   float* y_rsqrt = (float*)sb_a->tensors[14];
   const int64_t N = sb_a->sizes[0];
 
-  // y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+  // y_sigmoid[n] = sigmoid(x[n] * 4.0)
   sb_omp_simd_s0(x, y_sigmoid, N);
   // y_log1p[n] = log1p(x[n] * 0.0001)
   sb_omp_simd_s1(x, y_log1p, N);
@@ -663,9 +663,9 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s7(d, y_ceil, N);
   // y_round[n] = round(x[n] * 2.0) + round(f32(k[n]) + 0.5)
   sb_omp_simd_s8(x, k, y_round, N);
-  // y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+  // y_sign[n] = sign(x[n]) + f32(sign(k[n]))
   sb_omp_simd_s9(x, k, y_sign, N);
-  // y_rsqrt[n] = 1.0 / sqrt(p[n])
+  // y_rsqrt[n] = rsqrt(p[n])
   sb_omp_simd_s10(p, y_rsqrt, N);
   return 0;
 }

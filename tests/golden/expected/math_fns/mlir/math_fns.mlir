@@ -32,7 +32,7 @@
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
   func.func @math_fns_loops(%x: memref<?xf32> {llvm.noalias}, %p: memref<?xf32> {llvm.noalias}, %d: memref<?xf64> {llvm.noalias}, %k: memref<?xi32> {llvm.noalias}, %y_sigmoid: memref<?xf32> {llvm.noalias}, %y_log1p: memref<?xf32> {llvm.noalias}, %y_expm1: memref<?xf64> {llvm.noalias}, %y_pow: memref<?xf32> {llvm.noalias}, %y_sin: memref<?xf32> {llvm.noalias}, %y_cos: memref<?xf64> {llvm.noalias}, %y_floor: memref<?xf32> {llvm.noalias}, %y_ceil: memref<?xf64> {llvm.noalias}, %y_round: memref<?xf32> {llvm.noalias}, %y_sign: memref<?xf32> {llvm.noalias}, %y_rsqrt: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
-    // y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+    // y_sigmoid[n] = sigmoid(x[n] * 4.0)
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y_sigmoid to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -49,7 +49,7 @@ module {
       %12 = arith.divf %5, %11 : f32
       linalg.yield %12 : f32
     }
-    // y_log1p[n] = select(1.0 + x[n] * 0.0001 == 1.0, x[n] * 0.0001, select(1.0 + x[n] * 0.0001 == inf, 1.0 + x[n] * 0.0001, log(1.0 + x[n] * 0.0001) * (x[n] * 0.0001 / (1.0 + x[n] * 0.0001 - 1.0))))
+    // y_log1p[n] = log1p(x[n] * 0.0001)
     %13 = arith.constant 0 : index
     %14 = memref.reinterpret_cast %y_log1p to offset: [0], sizes: [%N], strides: [%13] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -93,7 +93,7 @@ module {
       %52 = arith.select %23, %25, %51 : f32
       linalg.yield %52 : f32
     }
-    // y_expm1[n] = select(exp(d[n] * 1e-06) == 1.0, d[n] * 1e-06, select(exp(d[n] * 1e-06) - 1.0 == -1.0, -1.0, select(exp(d[n] * 1e-06) == inf, exp(d[n] * 1e-06), (exp(d[n] * 1e-06) - 1.0) * (d[n] * 1e-06 / log(exp(d[n] * 1e-06))))))
+    // y_expm1[n] = expm1(d[n] * 1e-06)
     %53 = arith.constant 0 : index
     %54 = memref.reinterpret_cast %y_expm1 to offset: [0], sizes: [%N], strides: [%53] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -216,7 +216,7 @@ module {
       %149 = arith.addf %144, %148 : f32
       linalg.yield %149 : f32
     }
-    // y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+    // y_sign[n] = sign(x[n]) + f32(sign(k[n]))
     %150 = arith.constant 0 : index
     %151 = memref.reinterpret_cast %y_sign to offset: [0], sizes: [%N], strides: [%150] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -247,7 +247,7 @@ module {
       %177 = arith.addf %164, %176 : f32
       linalg.yield %177 : f32
     }
-    // y_rsqrt[n] = 1.0 / sqrt(p[n])
+    // y_rsqrt[n] = rsqrt(p[n])
     %178 = arith.constant 0 : index
     %179 = memref.reinterpret_cast %y_rsqrt to offset: [0], sizes: [%N], strides: [%178] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -268,7 +268,7 @@ module {
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=4 --affine-loop-tile=tile-size=32 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
   func.func @math_fns_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %p: memref<?xf32> {llvm.noalias}, %d: memref<?xf64> {llvm.noalias}, %k: memref<?xi32> {llvm.noalias}, %y_sigmoid: memref<?xf32> {llvm.noalias}, %y_log1p: memref<?xf32> {llvm.noalias}, %y_expm1: memref<?xf64> {llvm.noalias}, %y_pow: memref<?xf32> {llvm.noalias}, %y_sin: memref<?xf32> {llvm.noalias}, %y_cos: memref<?xf64> {llvm.noalias}, %y_floor: memref<?xf32> {llvm.noalias}, %y_ceil: memref<?xf64> {llvm.noalias}, %y_round: memref<?xf32> {llvm.noalias}, %y_sign: memref<?xf32> {llvm.noalias}, %y_rsqrt: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
-    // y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+    // y_sigmoid[n] = sigmoid(x[n] * 4.0)
     %0 = arith.constant 0 : index
     %1 = memref.reinterpret_cast %y_sigmoid to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -285,7 +285,7 @@ module {
       %12 = arith.divf %5, %11 : f32
       linalg.yield %12 : f32
     }
-    // y_log1p[n] = select(1.0 + x[n] * 0.0001 == 1.0, x[n] * 0.0001, select(1.0 + x[n] * 0.0001 == inf, 1.0 + x[n] * 0.0001, log(1.0 + x[n] * 0.0001) * (x[n] * 0.0001 / (1.0 + x[n] * 0.0001 - 1.0))))
+    // y_log1p[n] = log1p(x[n] * 0.0001)
     %13 = arith.constant 0 : index
     %14 = memref.reinterpret_cast %y_log1p to offset: [0], sizes: [%N], strides: [%13] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -329,7 +329,7 @@ module {
       %52 = arith.select %23, %25, %51 : f32
       linalg.yield %52 : f32
     }
-    // y_expm1[n] = select(exp(d[n] * 1e-06) == 1.0, d[n] * 1e-06, select(exp(d[n] * 1e-06) - 1.0 == -1.0, -1.0, select(exp(d[n] * 1e-06) == inf, exp(d[n] * 1e-06), (exp(d[n] * 1e-06) - 1.0) * (d[n] * 1e-06 / log(exp(d[n] * 1e-06))))))
+    // y_expm1[n] = expm1(d[n] * 1e-06)
     %53 = arith.constant 0 : index
     %54 = memref.reinterpret_cast %y_expm1 to offset: [0], sizes: [%N], strides: [%53] : memref<?xf64> to memref<?xf64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -452,7 +452,7 @@ module {
       %149 = arith.addf %144, %148 : f32
       linalg.yield %149 : f32
     }
-    // y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+    // y_sign[n] = sign(x[n]) + f32(sign(k[n]))
     %150 = arith.constant 0 : index
     %151 = memref.reinterpret_cast %y_sign to offset: [0], sizes: [%N], strides: [%150] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -483,7 +483,7 @@ module {
       %177 = arith.addf %164, %176 : f32
       linalg.yield %177 : f32
     }
-    // y_rsqrt[n] = 1.0 / sqrt(p[n])
+    // y_rsqrt[n] = rsqrt(p[n])
     %178 = arith.constant 0 : index
     %179 = memref.reinterpret_cast %y_rsqrt to offset: [0], sizes: [%N], strides: [%178] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -504,7 +504,7 @@ module {
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
   func.func @math_fns_openmp(%x: memref<?xf32> {llvm.noalias}, %p: memref<?xf32> {llvm.noalias}, %d: memref<?xf64> {llvm.noalias}, %k: memref<?xi32> {llvm.noalias}, %y_sigmoid: memref<?xf32> {llvm.noalias}, %y_log1p: memref<?xf32> {llvm.noalias}, %y_expm1: memref<?xf64> {llvm.noalias}, %y_pow: memref<?xf32> {llvm.noalias}, %y_sin: memref<?xf32> {llvm.noalias}, %y_cos: memref<?xf64> {llvm.noalias}, %y_floor: memref<?xf32> {llvm.noalias}, %y_ceil: memref<?xf64> {llvm.noalias}, %y_round: memref<?xf32> {llvm.noalias}, %y_sign: memref<?xf32> {llvm.noalias}, %y_rsqrt: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
-    // y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+    // y_sigmoid[n] = sigmoid(x[n] * 4.0)
     %0 = arith.constant 4 : index
     %1 = arith.muli %0, %N : index
     %2 = arith.constant 4 : index
@@ -643,7 +643,7 @@ module attributes {transform.with_named_sequence} {
         linalg.yield %114 : f32
       }
     }
-    // y_log1p[n] = select(1.0 + x[n] * 0.0001 == 1.0, x[n] * 0.0001, select(1.0 + x[n] * 0.0001 == inf, 1.0 + x[n] * 0.0001, log(1.0 + x[n] * 0.0001) * (x[n] * 0.0001 / (1.0 + x[n] * 0.0001 - 1.0))))
+    // y_log1p[n] = log1p(x[n] * 0.0001)
     %115 = arith.constant 4 : index
     %116 = arith.muli %115, %N : index
     %117 = arith.constant 4 : index
@@ -908,7 +908,7 @@ module attributes {transform.with_named_sequence} {
         linalg.yield %355 : f32
       }
     }
-    // y_expm1[n] = select(exp(d[n] * 1e-06) == 1.0, d[n] * 1e-06, select(exp(d[n] * 1e-06) - 1.0 == -1.0, -1.0, select(exp(d[n] * 1e-06) == inf, exp(d[n] * 1e-06), (exp(d[n] * 1e-06) - 1.0) * (d[n] * 1e-06 / log(exp(d[n] * 1e-06))))))
+    // y_expm1[n] = expm1(d[n] * 1e-06)
     %356 = arith.constant 8 : index
     %357 = arith.muli %356, %N : index
     %358 = arith.constant 8 : index
@@ -1938,7 +1938,7 @@ module attributes {transform.with_named_sequence} {
         linalg.yield %1217 : f32
       }
     }
-    // y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+    // y_sign[n] = sign(x[n]) + f32(sign(k[n]))
     %1218 = arith.constant 4 : index
     %1219 = arith.muli %1218, %N : index
     %1220 = arith.constant 4 : index
@@ -2152,7 +2152,7 @@ module attributes {transform.with_named_sequence} {
         linalg.yield %1407 : f32
       }
     }
-    // y_rsqrt[n] = 1.0 / sqrt(p[n])
+    // y_rsqrt[n] = rsqrt(p[n])
     %1408 = arith.constant 4 : index
     %1409 = arith.muli %1408, %N : index
     %1410 = arith.constant 4 : index

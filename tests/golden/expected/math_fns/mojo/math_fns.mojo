@@ -83,7 +83,7 @@ struct SbModule(TrivialRegisterPassable):
 
 # Variant loops: a scalar loop nest per statement.
 
-# y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+# y_sigmoid[n] = sigmoid(x[n] * 4.0)
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 y_sigmoid: Pointer[Float32, MutUntrackedOrigin], N: Int):
     for n in range(N):
@@ -146,7 +146,7 @@ def sb_loops_s8(x: Pointer[Float32, ImmUntrackedOrigin], k: Pointer[Int32, ImmUn
         y_round[unsafe_offset=n] = round(x[unsafe_offset=n] * Float32(2.0)) + round(Float32(k[unsafe_offset=n]) + Float32(0.5))
 
 
-# y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+# y_sign[n] = sign(x[n]) + f32(sign(k[n]))
 def sb_loops_s9(x: Pointer[Float32, ImmUntrackedOrigin], k: Pointer[Int32, ImmUntrackedOrigin],
                 y_sign: Pointer[Float32, MutUntrackedOrigin], N: Int):
     for n in range(N):
@@ -162,7 +162,7 @@ def sb_loops_s10(p: Pointer[Float32, ImmUntrackedOrigin],
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
-# y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+# y_sigmoid[n] = sigmoid(x[n] * 4.0)
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y_sigmoid: Pointer[Float32, MutUntrackedOrigin], N: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
@@ -540,7 +540,7 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
-# y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+# y_sign[n] = sign(x[n]) + f32(sign(k[n]))
 def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
                              k: Pointer[Int32, ImmUntrackedOrigin],
                              y_sign: Pointer[Float32, MutUntrackedOrigin], N: Int):
@@ -647,7 +647,7 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var y_rsqrt = sb_a[].tensors[unsafe_offset=14].unsafe_bitcast[Float32]()
     var N = Int(sb_a[].sizes[unsafe_offset=0])
 
-    # y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+    # y_sigmoid[n] = sigmoid(x[n] * 4.0)
     sb_loops_s0(x, y_sigmoid, N)
     # y_log1p[n] = log1p(x[n] * 0.0001)
     sb_loops_s1(x, y_log1p, N)
@@ -665,7 +665,7 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s7(d, y_ceil, N)
     # y_round[n] = round(x[n] * 2.0) + round(f32(k[n]) + 0.5)
     sb_loops_s8(x, k, y_round, N)
-    # y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+    # y_sign[n] = sign(x[n]) + f32(sign(k[n]))
     sb_loops_s9(x, k, y_sign, N)
     # y_rsqrt[n] = rsqrt(p[n])
     sb_loops_s10(p, y_rsqrt, N)
@@ -692,7 +692,7 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var y_rsqrt = sb_a[].tensors[unsafe_offset=14].unsafe_bitcast[Float32]()
     var N = Int(sb_a[].sizes[unsafe_offset=0])
 
-    # y_sigmoid[n] = 1.0 / (1.0 + exp(-(x[n] * 4.0)))
+    # y_sigmoid[n] = sigmoid(x[n] * 4.0)
     sb_vectorize_parallel_s0(x, y_sigmoid, N)
     # y_log1p[n] = log1p(x[n] * 0.0001)
     sb_vectorize_parallel_s1(x, y_log1p, N)
@@ -710,7 +710,7 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s7(d, y_ceil, N)
     # y_round[n] = round(x[n] * 2.0) + round(f32(k[n]) + 0.5)
     sb_vectorize_parallel_s8(x, k, y_round, N)
-    # y_sign[n] = select(x[n] > 0.0, 1.0, select(x[n] < 0.0, -1.0, x[n])) + f32(select(k[n] > 0, 1, select(k[n] < 0, -1, 0)))
+    # y_sign[n] = sign(x[n]) + f32(sign(k[n]))
     sb_vectorize_parallel_s9(x, k, y_sign, N)
     # y_rsqrt[n] = rsqrt(p[n])
     sb_vectorize_parallel_s10(p, y_rsqrt, N)

@@ -32,51 +32,43 @@ module {
       %7 = arith.mulf %3, %4 : f32
       %8 = arith.constant 0.1 : f32
       %9 = arith.constant 3 : index
-      %10 = arith.constant 0 : index
-      %11 = arith.constant 1 : index
-      %12 = arith.constant -1 : index
-      %13 = arith.cmpi eq, %9, %10 : index
-      %14 = arith.cmpi eq, %9, %12 : index
-      %15 = arith.ori %13, %14 : i1
-      %16 = arith.select %15, %11, %9 : index
-      %17 = arith.remsi %6, %16 : index
-      %18 = arith.select %15, %10, %17 : index
-      %19 = arith.index_cast %18 : index to i64
-      %20 = arith.sitofp %19 : i64 to f32
-      %21 = arith.mulf %8, %20 : f32
-      %22 = arith.addf %7, %21 : f32
-      %23 = arith.constant 2.5e-07 : f32
-      %24 = arith.subf %22, %23 : f32
-      linalg.yield %24 : f32
+      %10 = arith.remsi %6, %9 : index
+      %11 = arith.index_cast %10 : index to i64
+      %12 = arith.sitofp %11 : i64 to f32
+      %13 = arith.mulf %8, %12 : f32
+      %14 = arith.addf %7, %13 : f32
+      %15 = arith.constant 2.5e-07 : f32
+      %16 = arith.subf %14, %15 : f32
+      linalg.yield %16 : f32
     }
     // z[i] = select(x[i] > 1.0, tanh(x[i]) + erf(-x[i]), sqrt(abs(log(x[i]))) * exp(-pi)) + max(x[i], 1.0) - min(-x[i], alpha)
-    %25 = arith.constant 0 : index
-    %26 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%25] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %17 = arith.constant 0 : index
+    %18 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%17] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%26, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+        ins(%18, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
         outs(%z : memref<?xf32>) {
-      ^bb0(%27: f32, %28: f32, %29: f32, %30: f32):
-      %31 = arith.constant 1.0 : f32
-      %32 = arith.cmpf ogt, %28, %31 : f32
-      %33 = math.tanh %28 : f32
-      %34 = arith.negf %28 : f32
-      %35 = math.erf %34 : f32
-      %36 = arith.addf %33, %35 : f32
-      %37 = math.log %28 : f32
-      %38 = math.absf %37 : f32
-      %39 = math.sqrt %38 : f32
-      %40 = arith.constant 3.1415927 : f32
-      %41 = arith.negf %40 : f32
-      %42 = math.exp %41 : f32
-      %43 = arith.mulf %39, %42 : f32
-      %44 = arith.select %32, %36, %43 : f32
-      %45 = arith.constant 1.0 : f32
-      %46 = arith.maximumf %28, %45 : f32
-      %47 = arith.addf %44, %46 : f32
-      %48 = arith.negf %28 : f32
-      %49 = arith.minimumf %48, %29 : f32
-      %50 = arith.subf %47, %49 : f32
-      linalg.yield %50 : f32
+      ^bb0(%19: f32, %20: f32, %21: f32, %22: f32):
+      %23 = arith.constant 1.0 : f32
+      %24 = arith.cmpf ogt, %20, %23 : f32
+      %25 = math.tanh %20 : f32
+      %26 = arith.negf %20 : f32
+      %27 = math.erf %26 : f32
+      %28 = arith.addf %25, %27 : f32
+      %29 = math.log %20 : f32
+      %30 = math.absf %29 : f32
+      %31 = math.sqrt %30 : f32
+      %32 = arith.constant 3.1415927 : f32
+      %33 = arith.negf %32 : f32
+      %34 = math.exp %33 : f32
+      %35 = arith.mulf %31, %34 : f32
+      %36 = arith.select %24, %28, %35 : f32
+      %37 = arith.constant 1.0 : f32
+      %38 = arith.maximumf %20, %37 : f32
+      %39 = arith.addf %36, %38 : f32
+      %40 = arith.negf %20 : f32
+      %41 = arith.minimumf %40, %21 : f32
+      %42 = arith.subf %39, %41 : f32
+      linalg.yield %42 : f32
     }
     return
   }
@@ -98,51 +90,43 @@ module {
       %7 = arith.mulf %3, %4 : f32
       %8 = arith.constant 0.1 : f32
       %9 = arith.constant 3 : index
-      %10 = arith.constant 0 : index
-      %11 = arith.constant 1 : index
-      %12 = arith.constant -1 : index
-      %13 = arith.cmpi eq, %9, %10 : index
-      %14 = arith.cmpi eq, %9, %12 : index
-      %15 = arith.ori %13, %14 : i1
-      %16 = arith.select %15, %11, %9 : index
-      %17 = arith.remsi %6, %16 : index
-      %18 = arith.select %15, %10, %17 : index
-      %19 = arith.index_cast %18 : index to i64
-      %20 = arith.sitofp %19 : i64 to f32
-      %21 = arith.mulf %8, %20 : f32
-      %22 = arith.addf %7, %21 : f32
-      %23 = arith.constant 2.5e-07 : f32
-      %24 = arith.subf %22, %23 : f32
-      linalg.yield %24 : f32
+      %10 = arith.remsi %6, %9 : index
+      %11 = arith.index_cast %10 : index to i64
+      %12 = arith.sitofp %11 : i64 to f32
+      %13 = arith.mulf %8, %12 : f32
+      %14 = arith.addf %7, %13 : f32
+      %15 = arith.constant 2.5e-07 : f32
+      %16 = arith.subf %14, %15 : f32
+      linalg.yield %16 : f32
     }
     // z[i] = select(x[i] > 1.0, tanh(x[i]) + erf(-x[i]), sqrt(abs(log(x[i]))) * exp(-pi)) + max(x[i], 1.0) - min(-x[i], alpha)
-    %25 = arith.constant 0 : index
-    %26 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%25] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %17 = arith.constant 0 : index
+    %18 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%17] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%26, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+        ins(%18, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
         outs(%z : memref<?xf32>) {
-      ^bb0(%27: f32, %28: f32, %29: f32, %30: f32):
-      %31 = arith.constant 1.0 : f32
-      %32 = arith.cmpf ogt, %28, %31 : f32
-      %33 = math.tanh %28 : f32
-      %34 = arith.negf %28 : f32
-      %35 = math.erf %34 : f32
-      %36 = arith.addf %33, %35 : f32
-      %37 = math.log %28 : f32
-      %38 = math.absf %37 : f32
-      %39 = math.sqrt %38 : f32
-      %40 = arith.constant 3.1415927 : f32
-      %41 = arith.negf %40 : f32
-      %42 = math.exp %41 : f32
-      %43 = arith.mulf %39, %42 : f32
-      %44 = arith.select %32, %36, %43 : f32
-      %45 = arith.constant 1.0 : f32
-      %46 = arith.maximumf %28, %45 : f32
-      %47 = arith.addf %44, %46 : f32
-      %48 = arith.negf %28 : f32
-      %49 = arith.minimumf %48, %29 : f32
-      %50 = arith.subf %47, %49 : f32
-      linalg.yield %50 : f32
+      ^bb0(%19: f32, %20: f32, %21: f32, %22: f32):
+      %23 = arith.constant 1.0 : f32
+      %24 = arith.cmpf ogt, %20, %23 : f32
+      %25 = math.tanh %20 : f32
+      %26 = arith.negf %20 : f32
+      %27 = math.erf %26 : f32
+      %28 = arith.addf %25, %27 : f32
+      %29 = math.log %20 : f32
+      %30 = math.absf %29 : f32
+      %31 = math.sqrt %30 : f32
+      %32 = arith.constant 3.1415927 : f32
+      %33 = arith.negf %32 : f32
+      %34 = math.exp %33 : f32
+      %35 = arith.mulf %31, %34 : f32
+      %36 = arith.select %24, %28, %35 : f32
+      %37 = arith.constant 1.0 : f32
+      %38 = arith.maximumf %20, %37 : f32
+      %39 = arith.addf %36, %38 : f32
+      %40 = arith.negf %20 : f32
+      %41 = arith.minimumf %40, %21 : f32
+      %42 = arith.subf %39, %41 : f32
+      linalg.yield %42 : f32
     }
     return
   }
@@ -196,347 +180,315 @@ module attributes {transform.with_named_sequence} {
         %39 = arith.mulf %34, %38 : f32
         %40 = arith.constant 0.1 : f32
         %41 = arith.constant 3 : index
-        %42 = arith.constant 0 : index
-        %43 = arith.constant 1 : index
-        %44 = arith.constant -1 : index
-        %45 = arith.cmpi eq, %41, %42 : index
-        %46 = arith.cmpi eq, %41, %44 : index
-        %47 = arith.ori %45, %46 : i1
-        %48 = arith.select %47, %43, %41 : index
-        %49 = arith.remsi %37, %48 : index
-        %50 = arith.select %47, %42, %49 : index
-        %51 = arith.index_cast %50 : index to i64
-        %52 = arith.sitofp %51 : i64 to f32
-        %53 = arith.mulf %40, %52 : f32
-        %54 = arith.addf %39, %53 : f32
-        %55 = arith.constant 2.5e-07 : f32
-        %56 = arith.subf %54, %55 : f32
-        linalg.yield %56 : f32
+        %42 = arith.remsi %37, %41 : index
+        %43 = arith.index_cast %42 : index to i64
+        %44 = arith.sitofp %43 : i64 to f32
+        %45 = arith.mulf %40, %44 : f32
+        %46 = arith.addf %39, %45 : f32
+        %47 = arith.constant 2.5e-07 : f32
+        %48 = arith.subf %46, %47 : f32
+        linalg.yield %48 : f32
       }
-      %57 = arith.constant 63 : index
-      %58 = arith.addi %25, %57 : index
-      %59 = arith.constant 64 : index
-      %60 = arith.divui %58, %59 : index
-      %61 = arith.constant 1 : index
-      %62 = arith.maxsi %60, %61 : index
-      scf.parallel (%63) = (%28) to (%25) step (%62) {
-        %64 = arith.addi %63, %62 : index
-        %65 = arith.minsi %64, %25 : index
-        %66 = memref.alloca() : memref<16xf32>
-        scf.for %67 = %63 to %65 step %29 {
-          %68 = arith.muli %67, %23 : index
-          %69 = arith.addi %22, %68 : index
-          %70 = arith.constant 1024 : index
-          %71 = arith.constant 1 : index
-          %72 = arith.subi %N, %71 : index
-          %73 = arith.addi %69, %70 : index
-          %74 = arith.minsi %73, %72 : index
-          memref.prefetch %x[%74], read, locality<3>, data : memref<?xf32>
-          %75 = arith.constant 0 : index
-          %76 = memref.reinterpret_cast %66 to offset: [0], sizes: [%23], strides: [%75] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %49 = arith.constant 63 : index
+      %50 = arith.addi %25, %49 : index
+      %51 = arith.constant 64 : index
+      %52 = arith.divui %50, %51 : index
+      %53 = arith.constant 1 : index
+      %54 = arith.maxsi %52, %53 : index
+      scf.parallel (%55) = (%28) to (%25) step (%54) {
+        %56 = arith.addi %55, %54 : index
+        %57 = arith.minsi %56, %25 : index
+        %58 = memref.alloca() : memref<16xf32>
+        scf.for %59 = %55 to %57 step %29 {
+          %60 = arith.muli %59, %23 : index
+          %61 = arith.addi %22, %60 : index
+          %62 = arith.constant 1024 : index
+          %63 = arith.constant 1 : index
+          %64 = arith.subi %N, %63 : index
+          %65 = arith.addi %61, %62 : index
+          %66 = arith.minsi %65, %64 : index
+          memref.prefetch %x[%66], read, locality<3>, data : memref<?xf32>
+          %67 = arith.constant 0 : index
+          %68 = memref.reinterpret_cast %58 to offset: [0], sizes: [%23], strides: [%67] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%76, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%66 : memref<16xf32>) {
-            ^bb0(%77: f32, %78: f32, %79: f32):
-            %80 = linalg.index 0 : index
-            %81 = arith.addi %80, %69 : index
-            %82 = memref.load %x[%81] : memref<?xf32>
-            %83 = arith.mulf %78, %82 : f32
-            %84 = arith.constant 0.1 : f32
-            %85 = arith.constant 3 : index
-            %86 = arith.constant 0 : index
-            %87 = arith.constant 1 : index
-            %88 = arith.constant -1 : index
-            %89 = arith.cmpi eq, %85, %86 : index
-            %90 = arith.cmpi eq, %85, %88 : index
-            %91 = arith.ori %89, %90 : i1
-            %92 = arith.select %91, %87, %85 : index
-            %93 = arith.remsi %81, %92 : index
-            %94 = arith.select %91, %86, %93 : index
-            %95 = arith.index_cast %94 : index to i64
-            %96 = arith.sitofp %95 : i64 to f32
-            %97 = arith.mulf %84, %96 : f32
-            %98 = arith.addf %83, %97 : f32
-            %99 = arith.constant 2.5e-07 : f32
-            %100 = arith.subf %98, %99 : f32
-            linalg.yield %100 : f32
+              ins(%68, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%58 : memref<16xf32>) {
+            ^bb0(%69: f32, %70: f32, %71: f32):
+            %72 = linalg.index 0 : index
+            %73 = arith.addi %72, %61 : index
+            %74 = memref.load %x[%73] : memref<?xf32>
+            %75 = arith.mulf %70, %74 : f32
+            %76 = arith.constant 0.1 : f32
+            %77 = arith.constant 3 : index
+            %78 = arith.remsi %73, %77 : index
+            %79 = arith.index_cast %78 : index to i64
+            %80 = arith.sitofp %79 : i64 to f32
+            %81 = arith.mulf %76, %80 : f32
+            %82 = arith.addf %75, %81 : f32
+            %83 = arith.constant 2.5e-07 : f32
+            %84 = arith.subf %82, %83 : f32
+            linalg.yield %84 : f32
           }
-          %101 = arith.constant 8 : index
-          %102 = vector.load %66[%28] : memref<16xf32>, vector<8xf32>
-          %103 = vector.load %66[%101] : memref<16xf32>, vector<8xf32>
-          %104 = arith.muli %69, %9 : index
-          %105 = arith.addi %16, %104 : index
-          %106 = arith.index_cast %105 : index to i64
-          %107 = llvm.inttoptr %106 : i64 to !llvm.ptr
-          llvm.store %102, %107 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %108 = llvm.getelementptr %107[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %103, %108 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %85 = arith.constant 8 : index
+          %86 = vector.load %58[%28] : memref<16xf32>, vector<8xf32>
+          %87 = vector.load %58[%85] : memref<16xf32>, vector<8xf32>
+          %88 = arith.muli %61, %9 : index
+          %89 = arith.addi %16, %88 : index
+          %90 = arith.index_cast %89 : index to i64
+          %91 = llvm.inttoptr %90 : i64 to !llvm.ptr
+          llvm.store %86, %91 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %92 = llvm.getelementptr %91[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %87, %92 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %109 = arith.subi %N, %27 : index
-      %110 = memref.subview %y[%27] [%109] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %111 = arith.constant 0 : index
-      %112 = memref.reinterpret_cast %110 to offset: [0], sizes: [%109], strides: [%111] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %93 = arith.subi %N, %27 : index
+      %94 = memref.subview %y[%27] [%93] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %95 = arith.constant 0 : index
+      %96 = memref.reinterpret_cast %94 to offset: [0], sizes: [%93], strides: [%95] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%112, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%110 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%113: f32, %114: f32, %115: f32):
-        %116 = linalg.index 0 : index
-        %117 = arith.addi %116, %27 : index
-        %118 = memref.load %x[%117] : memref<?xf32>
-        %119 = arith.mulf %114, %118 : f32
-        %120 = arith.constant 0.1 : f32
-        %121 = arith.constant 3 : index
-        %122 = arith.constant 0 : index
-        %123 = arith.constant 1 : index
-        %124 = arith.constant -1 : index
-        %125 = arith.cmpi eq, %121, %122 : index
-        %126 = arith.cmpi eq, %121, %124 : index
-        %127 = arith.ori %125, %126 : i1
-        %128 = arith.select %127, %123, %121 : index
-        %129 = arith.remsi %117, %128 : index
-        %130 = arith.select %127, %122, %129 : index
-        %131 = arith.index_cast %130 : index to i64
-        %132 = arith.sitofp %131 : i64 to f32
-        %133 = arith.mulf %120, %132 : f32
-        %134 = arith.addf %119, %133 : f32
-        %135 = arith.constant 2.5e-07 : f32
-        %136 = arith.subf %134, %135 : f32
-        linalg.yield %136 : f32
+          ins(%96, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%94 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%97: f32, %98: f32, %99: f32):
+        %100 = linalg.index 0 : index
+        %101 = arith.addi %100, %27 : index
+        %102 = memref.load %x[%101] : memref<?xf32>
+        %103 = arith.mulf %98, %102 : f32
+        %104 = arith.constant 0.1 : f32
+        %105 = arith.constant 3 : index
+        %106 = arith.remsi %101, %105 : index
+        %107 = arith.index_cast %106 : index to i64
+        %108 = arith.sitofp %107 : i64 to f32
+        %109 = arith.mulf %104, %108 : f32
+        %110 = arith.addf %103, %109 : f32
+        %111 = arith.constant 2.5e-07 : f32
+        %112 = arith.subf %110, %111 : f32
+        linalg.yield %112 : f32
       }
     } else {
-      %137 = arith.constant 0 : index
-      %138 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%137] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %113 = arith.constant 0 : index
+      %114 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%113] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%138, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
+          ins(%114, %alpha, %x : memref<?xf32, strided<[?]>>, memref<f32>, memref<?xf32>)
           outs(%y : memref<?xf32>) {
-        ^bb0(%139: f32, %140: f32, %141: f32, %142: f32):
-        %143 = linalg.index 0 : index
-        %144 = arith.mulf %140, %141 : f32
-        %145 = arith.constant 0.1 : f32
-        %146 = arith.constant 3 : index
-        %147 = arith.constant 0 : index
-        %148 = arith.constant 1 : index
-        %149 = arith.constant -1 : index
-        %150 = arith.cmpi eq, %146, %147 : index
-        %151 = arith.cmpi eq, %146, %149 : index
-        %152 = arith.ori %150, %151 : i1
-        %153 = arith.select %152, %148, %146 : index
-        %154 = arith.remsi %143, %153 : index
-        %155 = arith.select %152, %147, %154 : index
-        %156 = arith.index_cast %155 : index to i64
-        %157 = arith.sitofp %156 : i64 to f32
-        %158 = arith.mulf %145, %157 : f32
-        %159 = arith.addf %144, %158 : f32
-        %160 = arith.constant 2.5e-07 : f32
-        %161 = arith.subf %159, %160 : f32
-        linalg.yield %161 : f32
+        ^bb0(%115: f32, %116: f32, %117: f32, %118: f32):
+        %119 = linalg.index 0 : index
+        %120 = arith.mulf %116, %117 : f32
+        %121 = arith.constant 0.1 : f32
+        %122 = arith.constant 3 : index
+        %123 = arith.remsi %119, %122 : index
+        %124 = arith.index_cast %123 : index to i64
+        %125 = arith.sitofp %124 : i64 to f32
+        %126 = arith.mulf %121, %125 : f32
+        %127 = arith.addf %120, %126 : f32
+        %128 = arith.constant 2.5e-07 : f32
+        %129 = arith.subf %127, %128 : f32
+        linalg.yield %129 : f32
       }
     }
     // z[i] = select(x[i] > 1.0, tanh(x[i]) + erf(-x[i]), sqrt(abs(log(x[i]))) * exp(-pi)) + max(x[i], 1.0) - min(-x[i], alpha)
-    %162 = arith.constant 4 : index
-    %163 = arith.muli %162, %N : index
-    %164 = arith.constant 4 : index
-    %165 = arith.addi %163, %164 : index
-    %166 = arith.constant 4 : index
-    %167 = arith.muli %166, %N : index
-    %168 = arith.addi %165, %167 : index
-    %169 = arith.constant 33554432 : index
-    %170 = arith.cmpi sge, %168, %169 : index
-    scf.if %170 {
+    %130 = arith.constant 4 : index
+    %131 = arith.muli %130, %N : index
+    %132 = arith.constant 4 : index
+    %133 = arith.addi %131, %132 : index
+    %134 = arith.constant 4 : index
+    %135 = arith.muli %134, %N : index
+    %136 = arith.addi %133, %135 : index
+    %137 = arith.constant 33554432 : index
+    %138 = arith.cmpi sge, %136, %137 : index
+    scf.if %138 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %171 = arith.constant 4 : index
-      %172, %173, %174, %175 = memref.extract_strided_metadata %z : memref<?xf32> -> memref<f32>, index, index, index
-      %176 = memref.extract_aligned_pointer_as_index %z : memref<?xf32> -> index
-      %177 = arith.muli %173, %171 : index
-      %178 = arith.addi %176, %177 : index
-      %179 = arith.constant 64 : index
-      %180 = arith.remui %178, %179 : index
-      %181 = arith.subi %179, %180 : index
-      %182 = arith.remui %181, %179 : index
-      %183 = arith.divui %182, %171 : index
-      %184 = arith.minsi %183, %N : index
-      %185 = arith.constant 16 : index
-      %186 = arith.subi %N, %184 : index
-      %187 = arith.divui %186, %185 : index
-      %188 = arith.muli %187, %185 : index
-      %189 = arith.addi %184, %188 : index
-      %190 = arith.constant 0 : index
-      %191 = arith.constant 1 : index
-      %192 = memref.subview %z[%190] [%184] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %193 = arith.constant 0 : index
-      %194 = memref.reinterpret_cast %192 to offset: [0], sizes: [%184], strides: [%193] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %139 = arith.constant 4 : index
+      %140, %141, %142, %143 = memref.extract_strided_metadata %z : memref<?xf32> -> memref<f32>, index, index, index
+      %144 = memref.extract_aligned_pointer_as_index %z : memref<?xf32> -> index
+      %145 = arith.muli %141, %139 : index
+      %146 = arith.addi %144, %145 : index
+      %147 = arith.constant 64 : index
+      %148 = arith.remui %146, %147 : index
+      %149 = arith.subi %147, %148 : index
+      %150 = arith.remui %149, %147 : index
+      %151 = arith.divui %150, %139 : index
+      %152 = arith.minsi %151, %N : index
+      %153 = arith.constant 16 : index
+      %154 = arith.subi %N, %152 : index
+      %155 = arith.divui %154, %153 : index
+      %156 = arith.muli %155, %153 : index
+      %157 = arith.addi %152, %156 : index
+      %158 = arith.constant 0 : index
+      %159 = arith.constant 1 : index
+      %160 = memref.subview %z[%158] [%152] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %161 = arith.constant 0 : index
+      %162 = memref.reinterpret_cast %160 to offset: [0], sizes: [%152], strides: [%161] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%194, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%192 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%195: f32, %196: f32, %197: f32):
-        %198 = linalg.index 0 : index
-        %199 = arith.addi %198, %190 : index
-        %200 = memref.load %x[%199] : memref<?xf32>
-        %201 = arith.constant 1.0 : f32
-        %202 = arith.cmpf ogt, %200, %201 : f32
-        %203 = memref.load %x[%199] : memref<?xf32>
-        %204 = math.tanh %203 : f32
-        %205 = memref.load %x[%199] : memref<?xf32>
-        %206 = arith.negf %205 : f32
-        %207 = math.erf %206 : f32
-        %208 = arith.addf %204, %207 : f32
-        %209 = memref.load %x[%199] : memref<?xf32>
-        %210 = math.log %209 : f32
-        %211 = math.absf %210 : f32
-        %212 = math.sqrt %211 : f32
-        %213 = arith.constant 3.1415927 : f32
-        %214 = arith.negf %213 : f32
-        %215 = math.exp %214 : f32
-        %216 = arith.mulf %212, %215 : f32
-        %217 = arith.select %202, %208, %216 : f32
-        %218 = memref.load %x[%199] : memref<?xf32>
-        %219 = arith.constant 1.0 : f32
-        %220 = arith.maximumf %218, %219 : f32
-        %221 = arith.addf %217, %220 : f32
-        %222 = memref.load %x[%199] : memref<?xf32>
-        %223 = arith.negf %222 : f32
-        %224 = arith.minimumf %223, %196 : f32
-        %225 = arith.subf %221, %224 : f32
-        linalg.yield %225 : f32
+          ins(%162, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%160 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%163: f32, %164: f32, %165: f32):
+        %166 = linalg.index 0 : index
+        %167 = arith.addi %166, %158 : index
+        %168 = memref.load %x[%167] : memref<?xf32>
+        %169 = arith.constant 1.0 : f32
+        %170 = arith.cmpf ogt, %168, %169 : f32
+        %171 = memref.load %x[%167] : memref<?xf32>
+        %172 = math.tanh %171 : f32
+        %173 = memref.load %x[%167] : memref<?xf32>
+        %174 = arith.negf %173 : f32
+        %175 = math.erf %174 : f32
+        %176 = arith.addf %172, %175 : f32
+        %177 = memref.load %x[%167] : memref<?xf32>
+        %178 = math.log %177 : f32
+        %179 = math.absf %178 : f32
+        %180 = math.sqrt %179 : f32
+        %181 = arith.constant 3.1415927 : f32
+        %182 = arith.negf %181 : f32
+        %183 = math.exp %182 : f32
+        %184 = arith.mulf %180, %183 : f32
+        %185 = arith.select %170, %176, %184 : f32
+        %186 = memref.load %x[%167] : memref<?xf32>
+        %187 = arith.constant 1.0 : f32
+        %188 = arith.maximumf %186, %187 : f32
+        %189 = arith.addf %185, %188 : f32
+        %190 = memref.load %x[%167] : memref<?xf32>
+        %191 = arith.negf %190 : f32
+        %192 = arith.minimumf %191, %164 : f32
+        %193 = arith.subf %189, %192 : f32
+        linalg.yield %193 : f32
       }
-      %226 = arith.constant 63 : index
-      %227 = arith.addi %187, %226 : index
-      %228 = arith.constant 64 : index
-      %229 = arith.divui %227, %228 : index
-      %230 = arith.constant 1 : index
-      %231 = arith.maxsi %229, %230 : index
-      scf.parallel (%232) = (%190) to (%187) step (%231) {
-        %233 = arith.addi %232, %231 : index
-        %234 = arith.minsi %233, %187 : index
-        %235 = memref.alloca() : memref<16xf32>
-        scf.for %236 = %232 to %234 step %191 {
-          %237 = arith.muli %236, %185 : index
-          %238 = arith.addi %184, %237 : index
-          %239 = arith.constant 1024 : index
-          %240 = arith.constant 1 : index
-          %241 = arith.subi %N, %240 : index
-          %242 = arith.addi %238, %239 : index
-          %243 = arith.minsi %242, %241 : index
-          memref.prefetch %x[%243], read, locality<3>, data : memref<?xf32>
-          %244 = arith.constant 0 : index
-          %245 = memref.reinterpret_cast %235 to offset: [0], sizes: [%185], strides: [%244] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %194 = arith.constant 63 : index
+      %195 = arith.addi %155, %194 : index
+      %196 = arith.constant 64 : index
+      %197 = arith.divui %195, %196 : index
+      %198 = arith.constant 1 : index
+      %199 = arith.maxsi %197, %198 : index
+      scf.parallel (%200) = (%158) to (%155) step (%199) {
+        %201 = arith.addi %200, %199 : index
+        %202 = arith.minsi %201, %155 : index
+        %203 = memref.alloca() : memref<16xf32>
+        scf.for %204 = %200 to %202 step %159 {
+          %205 = arith.muli %204, %153 : index
+          %206 = arith.addi %152, %205 : index
+          %207 = arith.constant 1024 : index
+          %208 = arith.constant 1 : index
+          %209 = arith.subi %N, %208 : index
+          %210 = arith.addi %206, %207 : index
+          %211 = arith.minsi %210, %209 : index
+          memref.prefetch %x[%211], read, locality<3>, data : memref<?xf32>
+          %212 = arith.constant 0 : index
+          %213 = memref.reinterpret_cast %203 to offset: [0], sizes: [%153], strides: [%212] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%245, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%235 : memref<16xf32>) {
-            ^bb0(%246: f32, %247: f32, %248: f32):
-            %249 = linalg.index 0 : index
-            %250 = arith.addi %249, %238 : index
-            %251 = memref.load %x[%250] : memref<?xf32>
-            %252 = arith.constant 1.0 : f32
-            %253 = arith.cmpf ogt, %251, %252 : f32
-            %254 = memref.load %x[%250] : memref<?xf32>
-            %255 = math.tanh %254 : f32
-            %256 = memref.load %x[%250] : memref<?xf32>
-            %257 = arith.negf %256 : f32
-            %258 = math.erf %257 : f32
-            %259 = arith.addf %255, %258 : f32
-            %260 = memref.load %x[%250] : memref<?xf32>
-            %261 = math.log %260 : f32
-            %262 = math.absf %261 : f32
-            %263 = math.sqrt %262 : f32
-            %264 = arith.constant 3.1415927 : f32
-            %265 = arith.negf %264 : f32
-            %266 = math.exp %265 : f32
-            %267 = arith.mulf %263, %266 : f32
-            %268 = arith.select %253, %259, %267 : f32
-            %269 = memref.load %x[%250] : memref<?xf32>
-            %270 = arith.constant 1.0 : f32
-            %271 = arith.maximumf %269, %270 : f32
-            %272 = arith.addf %268, %271 : f32
-            %273 = memref.load %x[%250] : memref<?xf32>
-            %274 = arith.negf %273 : f32
-            %275 = arith.minimumf %274, %247 : f32
-            %276 = arith.subf %272, %275 : f32
-            linalg.yield %276 : f32
+              ins(%213, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%203 : memref<16xf32>) {
+            ^bb0(%214: f32, %215: f32, %216: f32):
+            %217 = linalg.index 0 : index
+            %218 = arith.addi %217, %206 : index
+            %219 = memref.load %x[%218] : memref<?xf32>
+            %220 = arith.constant 1.0 : f32
+            %221 = arith.cmpf ogt, %219, %220 : f32
+            %222 = memref.load %x[%218] : memref<?xf32>
+            %223 = math.tanh %222 : f32
+            %224 = memref.load %x[%218] : memref<?xf32>
+            %225 = arith.negf %224 : f32
+            %226 = math.erf %225 : f32
+            %227 = arith.addf %223, %226 : f32
+            %228 = memref.load %x[%218] : memref<?xf32>
+            %229 = math.log %228 : f32
+            %230 = math.absf %229 : f32
+            %231 = math.sqrt %230 : f32
+            %232 = arith.constant 3.1415927 : f32
+            %233 = arith.negf %232 : f32
+            %234 = math.exp %233 : f32
+            %235 = arith.mulf %231, %234 : f32
+            %236 = arith.select %221, %227, %235 : f32
+            %237 = memref.load %x[%218] : memref<?xf32>
+            %238 = arith.constant 1.0 : f32
+            %239 = arith.maximumf %237, %238 : f32
+            %240 = arith.addf %236, %239 : f32
+            %241 = memref.load %x[%218] : memref<?xf32>
+            %242 = arith.negf %241 : f32
+            %243 = arith.minimumf %242, %215 : f32
+            %244 = arith.subf %240, %243 : f32
+            linalg.yield %244 : f32
           }
-          %277 = arith.constant 8 : index
-          %278 = vector.load %235[%190] : memref<16xf32>, vector<8xf32>
-          %279 = vector.load %235[%277] : memref<16xf32>, vector<8xf32>
-          %280 = arith.muli %238, %171 : index
-          %281 = arith.addi %178, %280 : index
-          %282 = arith.index_cast %281 : index to i64
-          %283 = llvm.inttoptr %282 : i64 to !llvm.ptr
-          llvm.store %278, %283 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %284 = llvm.getelementptr %283[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %279, %284 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %245 = arith.constant 8 : index
+          %246 = vector.load %203[%158] : memref<16xf32>, vector<8xf32>
+          %247 = vector.load %203[%245] : memref<16xf32>, vector<8xf32>
+          %248 = arith.muli %206, %139 : index
+          %249 = arith.addi %146, %248 : index
+          %250 = arith.index_cast %249 : index to i64
+          %251 = llvm.inttoptr %250 : i64 to !llvm.ptr
+          llvm.store %246, %251 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %252 = llvm.getelementptr %251[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %247, %252 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %285 = arith.subi %N, %189 : index
-      %286 = memref.subview %z[%189] [%285] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %287 = arith.constant 0 : index
-      %288 = memref.reinterpret_cast %286 to offset: [0], sizes: [%285], strides: [%287] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %253 = arith.subi %N, %157 : index
+      %254 = memref.subview %z[%157] [%253] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %255 = arith.constant 0 : index
+      %256 = memref.reinterpret_cast %254 to offset: [0], sizes: [%253], strides: [%255] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%288, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
-          outs(%286 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%289: f32, %290: f32, %291: f32):
-        %292 = linalg.index 0 : index
-        %293 = arith.addi %292, %189 : index
-        %294 = memref.load %x[%293] : memref<?xf32>
-        %295 = arith.constant 1.0 : f32
-        %296 = arith.cmpf ogt, %294, %295 : f32
-        %297 = memref.load %x[%293] : memref<?xf32>
-        %298 = math.tanh %297 : f32
-        %299 = memref.load %x[%293] : memref<?xf32>
-        %300 = arith.negf %299 : f32
-        %301 = math.erf %300 : f32
-        %302 = arith.addf %298, %301 : f32
-        %303 = memref.load %x[%293] : memref<?xf32>
-        %304 = math.log %303 : f32
-        %305 = math.absf %304 : f32
-        %306 = math.sqrt %305 : f32
-        %307 = arith.constant 3.1415927 : f32
-        %308 = arith.negf %307 : f32
-        %309 = math.exp %308 : f32
-        %310 = arith.mulf %306, %309 : f32
-        %311 = arith.select %296, %302, %310 : f32
-        %312 = memref.load %x[%293] : memref<?xf32>
-        %313 = arith.constant 1.0 : f32
-        %314 = arith.maximumf %312, %313 : f32
-        %315 = arith.addf %311, %314 : f32
-        %316 = memref.load %x[%293] : memref<?xf32>
-        %317 = arith.negf %316 : f32
-        %318 = arith.minimumf %317, %290 : f32
-        %319 = arith.subf %315, %318 : f32
-        linalg.yield %319 : f32
+          ins(%256, %alpha : memref<?xf32, strided<[?]>>, memref<f32>)
+          outs(%254 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%257: f32, %258: f32, %259: f32):
+        %260 = linalg.index 0 : index
+        %261 = arith.addi %260, %157 : index
+        %262 = memref.load %x[%261] : memref<?xf32>
+        %263 = arith.constant 1.0 : f32
+        %264 = arith.cmpf ogt, %262, %263 : f32
+        %265 = memref.load %x[%261] : memref<?xf32>
+        %266 = math.tanh %265 : f32
+        %267 = memref.load %x[%261] : memref<?xf32>
+        %268 = arith.negf %267 : f32
+        %269 = math.erf %268 : f32
+        %270 = arith.addf %266, %269 : f32
+        %271 = memref.load %x[%261] : memref<?xf32>
+        %272 = math.log %271 : f32
+        %273 = math.absf %272 : f32
+        %274 = math.sqrt %273 : f32
+        %275 = arith.constant 3.1415927 : f32
+        %276 = arith.negf %275 : f32
+        %277 = math.exp %276 : f32
+        %278 = arith.mulf %274, %277 : f32
+        %279 = arith.select %264, %270, %278 : f32
+        %280 = memref.load %x[%261] : memref<?xf32>
+        %281 = arith.constant 1.0 : f32
+        %282 = arith.maximumf %280, %281 : f32
+        %283 = arith.addf %279, %282 : f32
+        %284 = memref.load %x[%261] : memref<?xf32>
+        %285 = arith.negf %284 : f32
+        %286 = arith.minimumf %285, %258 : f32
+        %287 = arith.subf %283, %286 : f32
+        linalg.yield %287 : f32
       }
     } else {
-      %320 = arith.constant 0 : index
-      %321 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%320] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %288 = arith.constant 0 : index
+      %289 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%288] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%321, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
+          ins(%289, %x, %alpha : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>)
           outs(%z : memref<?xf32>) {
-        ^bb0(%322: f32, %323: f32, %324: f32, %325: f32):
-        %326 = arith.constant 1.0 : f32
-        %327 = arith.cmpf ogt, %323, %326 : f32
-        %328 = math.tanh %323 : f32
-        %329 = arith.negf %323 : f32
-        %330 = math.erf %329 : f32
-        %331 = arith.addf %328, %330 : f32
-        %332 = math.log %323 : f32
-        %333 = math.absf %332 : f32
-        %334 = math.sqrt %333 : f32
-        %335 = arith.constant 3.1415927 : f32
-        %336 = arith.negf %335 : f32
-        %337 = math.exp %336 : f32
-        %338 = arith.mulf %334, %337 : f32
-        %339 = arith.select %327, %331, %338 : f32
-        %340 = arith.constant 1.0 : f32
-        %341 = arith.maximumf %323, %340 : f32
-        %342 = arith.addf %339, %341 : f32
-        %343 = arith.negf %323 : f32
-        %344 = arith.minimumf %343, %324 : f32
-        %345 = arith.subf %342, %344 : f32
-        linalg.yield %345 : f32
+        ^bb0(%290: f32, %291: f32, %292: f32, %293: f32):
+        %294 = arith.constant 1.0 : f32
+        %295 = arith.cmpf ogt, %291, %294 : f32
+        %296 = math.tanh %291 : f32
+        %297 = arith.negf %291 : f32
+        %298 = math.erf %297 : f32
+        %299 = arith.addf %296, %298 : f32
+        %300 = math.log %291 : f32
+        %301 = math.absf %300 : f32
+        %302 = math.sqrt %301 : f32
+        %303 = arith.constant 3.1415927 : f32
+        %304 = arith.negf %303 : f32
+        %305 = math.exp %304 : f32
+        %306 = arith.mulf %302, %305 : f32
+        %307 = arith.select %295, %299, %306 : f32
+        %308 = arith.constant 1.0 : f32
+        %309 = arith.maximumf %291, %308 : f32
+        %310 = arith.addf %307, %309 : f32
+        %311 = arith.negf %291 : f32
+        %312 = arith.minimumf %311, %292 : f32
+        %313 = arith.subf %310, %312 : f32
+        linalg.yield %313 : f32
       }
     }
     return
