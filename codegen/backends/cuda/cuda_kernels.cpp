@@ -1570,6 +1570,31 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 
 // ---- fused row groups -------------------------------------------------------------------------
 
+// Copies `len` elements of global array `src` from `base` on into sb_rows[off...], each thread
+// `lane` of `lanes` taking every lanes-th element. The loop starts at the 128-byte segment of the
+// first element, so that each warp load covers whole sectors of one segment; every lane of a warp
+// that overlaps the range loads (those outside it clamped to an element the warp loads anyway), so
+// that the lanes' accesses stay paired, and stores only its own element.
+void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
+             const std::string& len, const std::string& off, const std::string& lane,
+             const std::string& lanes, DType t) {
+  const int bytes = dtype_bytes(t);
+  w.open("if (" + len + " > 0) {");
+  w.line("const int64_t sb_from = (int64_t)(((uintptr_t)(" + src + " + " + base + ") / " +
+         str(bytes) + ") % " + str(128 / bytes) + ");");
+  w.open("for (int64_t sb_q0 = -sb_from; sb_q0 < " + len + "; sb_q0 += " + lanes + ") {");
+  w.line("const int64_t sb_q = sb_q0 + " + lane + ";");
+  if (lanes != "32") {
+    w.line("const int64_t sb_w0 = sb_q - " + lane + " % 32;  // the warp's first element");
+    w.line("if (sb_w0 >= " + len + " || sb_w0 + 31 < 0) continue;  // the whole warp is outside");
+  }
+  w.line("const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < " + len + " ? sb_q : " + len + " - 1);");
+  w.line("const " + std::string(c_type(t)) + " sb_v = " + src + "[" + base + " + sb_c];");
+  w.line("if (sb_c == sb_q) sb_rows[" + off + " + sb_q] = sb_v;");
+  w.close();
+  w.close();
+}
+
 // One kernel for the statements of row group `p`: a worker (a warp under warp_per_row, a block
 // under block_per_row) computes each of its rows' statements in order. `staged`: the kernel that
 // holds rows in dynamic shared memory (p.cached, p.rows, and p.bcast once per block); otherwise
@@ -1664,12 +1689,9 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   }
   if (staged && !p.bcast.empty()) {
     w.line("// Stage the tensors every row reads alike, once for all the block's rows.");
-    for (int t : p.bcast) {
-      const std::string n = S.tensor_name(t);
-      w.line("for (int64_t sb_i = threadIdx.x; sb_i < " + S.element_count(t, kPrecRel + 1) +
-             "; sb_i += " + str(bs_) + ") " + "sb_rows[" + off_name(t) + " + sb_i] = " + n +
-             "[sb_i];");
-    }
+    for (int t : p.bcast)
+      copy_in(w, S.tensor_name(t), "0", S.element_count(t, kPrecRel + 1), off_name(t),
+              "threadIdx.x", str(bs_), p.type);
     w.line("__syncthreads();");
   }
   for (int t : p.regs) {
@@ -1680,14 +1702,36 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   w.line("// The row is the same for every thread of the " + std::string(warp ? "warp" : "block") +
          ", so loop bounds and barriers are uniform.");
   w.open("for (int64_t sb_row = sb_worker; sb_row < " + R + "; sb_row += sb_workers) {");
+  // Every loop along the row gives element c to the same thread, (c + sb_skew) % lanes, where
+  // sb_skew places the row of the first output stored to memory at the start of its 128-byte
+  // segment: the stores of each warp then cover whole sectors, and each element of a row in
+  // shared memory is read by the thread that reads it in every statement.
+  int anchor = -1;
+  for (size_t k = p.first; k <= p.last && anchor < 0; ++k)
+    if (spec_.stmts[k].rank() == 2 && !in(p.rows, spec_.stmts[k].out)) anchor = spec_.stmts[k].out;
+  if (anchor >= 0) {
+    const int bytes = dtype_bytes(spec_.tensors[anchor].type);
+    w.line("const int64_t sb_skew = (int64_t)(((uintptr_t)(" + S.tensor_name(anchor) +
+           " + sb_row * " + S.extent(anchor, 1, kPrecMul + 1) + ") / " + str(bytes) + ") % " +
+           str(128 / bytes) + ");");
+  }
+  const std::string skew = anchor >= 0 ? "sb_skew" : "0";
+  // The loop head over c in [lo, hi) in that order; the body must start with skip_below(lo).
+  auto row_loop = [&](const std::string& c, const std::string& lo, const std::string& hi) {
+    if (skew == "0") return "for (int64_t " + c + " = " + (lo == "0" ? "" : lo + " + ") + "sb_lane; " + c + " < " + hi + "; " + c + " += " + lanes + ") {";
+    const std::string first = lo == "0" ? "-" + skew : lo + " - ((" + lo + " + " + skew + ") % " + lanes + " + " + lanes + ") % " + lanes;
+    return "for (int64_t " + c + " = " + first + " + sb_lane; " + c + " < " + hi + "; " + c + " += " + lanes + ") {";
+  };
+  auto skip_below = [&](const std::string& c, const std::string& lo) {
+    if (skew != "0") w.line("if (" + c + " < " + lo + ") continue;");
+  };
   if (staged && !p.cached.empty()) {
     w.line("// Stage the rows read more than once: memory is read once per row.");
     for (int t : p.cached) {
       const std::string n = S.tensor_name(t);
       const std::string len = S.extent(t, 1, kPrecMul + 1);
-      w.line("for (int64_t sb_q = sb_lane; sb_q < " + S.extent(t, 1, kPrecRel + 1) +
-             "; sb_q += " + lanes + ") " + "sb_rows[" + off_name(t) + " + sb_q] = " + n +
-             "[sb_row * " + len + " + sb_q];");
+      copy_in(w, n, "sb_row * " + len, S.extent(t, 1, kPrecRel + 1), off_name(t), "sb_lane",
+              lanes, p.type);
     }
     w.line(sync);
   }
@@ -1714,8 +1758,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
         const std::string lo = L.expr(*var.lo, w, kPrecAdd);
         const std::string hi = L.expr(*var.hi, w, kPrecRel + 1);
         w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
-        w.open("for (int64_t " + kv + " = " + (lo == "0" ? "" : lo + " + ") + "sb_lane; " + kv +
-               " < " + hi + "; " + kv + " += " + lanes + ") {");
+        w.open(row_loop(kv, lo, hi));
+        skip_below(kv, lo);
         const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
         w.line(accumulate(red.rop, t, "sb_acc", body, h_));
         w.close();
@@ -1743,7 +1787,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
       }
     } else {
       const std::string len = L.extent(st.out, 1, kPrecRel + 1);
-      w.open("for (int64_t sb_q = sb_lane; sb_q < " + len + "; sb_q += " + lanes + ") {");
+      w.open(row_loop("sb_q", "0", len));
+      skip_below("sb_q", "0");
       w.line("const int64_t " + L.var_name(1) + " = sb_q;");
       if (row_temp) {
         const std::string rhs = L.expr(*st.rhs, w);

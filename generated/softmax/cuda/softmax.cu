@@ -227,13 +227,23 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     // Stage the rows read more than once: memory is read once per row.
-    for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 32) sb_rows[sb_off_x + sb_q] = x[sb_row * C + sb_q];
+    if (C > 0) {
+      const int64_t sb_from = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 32) {
+        const int64_t sb_q = sb_q0 + sb_lane;
+        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
+        const float sb_v = x[sb_row * C + sb_c];
+        if (sb_c == sb_q) sb_rows[sb_off_x + sb_q] = sb_v;
+      }
+    }
     __syncwarp();
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
+        if (c < 0) continue;
         sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -242,7 +252,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     __syncwarp();
     {  // e[r, c] = exp(x[r, c] - rowmax[r])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 32) {
+      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
+        if (sb_q < 0) continue;
         const int64_t c = sb_q;
         sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
       }
@@ -251,7 +262,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
+        if (c < 0) continue;
         sb_acc += sb_rows[sb_off_e + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -260,7 +272,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     __syncwarp();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 32) {
+      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
+        if (sb_q < 0) continue;
         const int64_t c = sb_q;
         y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
       }
@@ -286,10 +299,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
+        if (c < 0) continue;
         sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -302,7 +317,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
+        if (c < 0) continue;
         sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -311,7 +327,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     __syncwarp();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 32) {
+      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
+        if (sb_q < 0) continue;
         const int64_t c = sb_q;
         y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
       }
@@ -344,13 +361,25 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     // Stage the rows read more than once: memory is read once per row.
-    for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 256) sb_rows[sb_off_x + sb_q] = x[sb_row * C + sb_q];
+    if (C > 0) {
+      const int64_t sb_from = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
+        const int64_t sb_q = sb_q0 + sb_lane;
+        const int64_t sb_w0 = sb_q - sb_lane % 32;  // the warp's first element
+        if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
+        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
+        const float sb_v = x[sb_row * C + sb_c];
+        if (sb_c == sb_q) sb_rows[sb_off_x + sb_q] = sb_v;
+      }
+    }
     __syncthreads();
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 256) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
+        if (c < 0) continue;
         sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -365,7 +394,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     __syncthreads();
     {  // e[r, c] = exp(x[r, c] - rowmax[r])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 256) {
+      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
+        if (sb_q < 0) continue;
         const int64_t c = sb_q;
         sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
       }
@@ -374,7 +404,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 256) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
+        if (c < 0) continue;
         sb_acc += sb_rows[sb_off_e + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -389,7 +420,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     __syncthreads();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 256) {
+      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
+        if (sb_q < 0) continue;
         const int64_t c = sb_q;
         y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
       }
@@ -416,10 +448,12 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 256) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
+        if (c < 0) continue;
         sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -438,7 +472,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 256) {
+      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
+        if (c < 0) continue;
         sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -453,7 +488,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     __syncthreads();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 256) {
+      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
+        if (sb_q < 0) continue;
         const int64_t c = sb_q;
         y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
       }
