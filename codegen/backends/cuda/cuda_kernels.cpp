@@ -1570,27 +1570,38 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 
 // ---- fused row groups -------------------------------------------------------------------------
 
-// Copies `len` elements of global array `src` from `base` on into sb_rows[off...], each thread
-// `lane` of `lanes` taking every lanes-th element. The loop starts at the 128-byte segment of the
-// first element, so that each warp load covers whole sectors of one segment; every lane of a warp
-// that overlaps the range loads (those outside it clamped to an element the warp loads anyway), so
-// that the lanes' accesses stay paired, and stores only its own element.
+// Declares sb_head<tag> and sb_body<tag> for a row of `len` elements at `ptr` (element type `t`):
+// the elements before its first 128-byte boundary, and the whole 128-byte segments after them.
+void segments(CodeWriter& w, const std::string& tag, const std::string& ptr,
+              const std::string& len, DType t) {
+  const int bytes = dtype_bytes(t);
+  const std::string seg = str(128 / bytes);
+  w.line("const int64_t sb_lead" + tag + " = (int64_t)(((uintptr_t)(" + ptr + ") / " +
+         str(bytes) + ") % " + seg + ");");
+  w.line("const int64_t sb_head" + tag + " = sb_lead" + tag + " == 0 ? 0 : (" + seg + " - sb_lead" +
+         tag + " < " + len + " ? " + seg + " - sb_lead" + tag + " : " + len + ");");
+  w.line("const int64_t sb_body" + tag + " = (" + len + " - sb_head" + tag + ") / " + seg +
+         " * " + seg + ";");
+}
+
+// The element that slot `j` of a row stands for, in segment order: first the whole segments
+// (slot j is element head + j), then the partial head and tail together. A warp's slots are then
+// one whole segment, or the row's two partial ones, and lanes run out of slots only at the end.
+std::string seg_element(const std::string& tag, const std::string& j) {
+  return j + " < sb_body" + tag + " ? sb_head" + tag + " + " + j + " : (" + j + " < sb_body" +
+         tag + " + sb_head" + tag + " ? " + j + " - sb_body" + tag + " : " + j + ")";
+}
+
+// Copies the `len` elements of global array `src` from `base` on into sb_rows[off...], thread
+// `lane` of `lanes` taking every lanes-th slot in segment order (seg_element).
 void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
              const std::string& len, const std::string& off, const std::string& lane,
              const std::string& lanes, DType t) {
-  const int bytes = dtype_bytes(t);
-  w.open("if (" + len + " > 0) {");
-  w.line("const int64_t sb_from = (int64_t)(((uintptr_t)(" + src + " + " + base + ") / " +
-         str(bytes) + ") % " + str(128 / bytes) + ");");
-  w.open("for (int64_t sb_q0 = -sb_from; sb_q0 < " + len + "; sb_q0 += " + lanes + ") {");
-  w.line("const int64_t sb_q = sb_q0 + " + lane + ";");
-  if (lanes != "32") {
-    w.line("const int64_t sb_w0 = sb_q - " + lane + " % 32;  // the warp's first element");
-    w.line("if (sb_w0 >= " + len + " || sb_w0 + 31 < 0) continue;  // the whole warp is outside");
-  }
-  w.line("const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < " + len + " ? sb_q : " + len + " - 1);");
-  w.line("const " + std::string(c_type(t)) + " sb_v = " + src + "[" + base + " + sb_c];");
-  w.line("if (sb_c == sb_q) sb_rows[" + off + " + sb_q] = sb_v;");
+  w.open("{");
+  segments(w, "_in", src + " + " + base, len, t);
+  w.open("for (int64_t sb_j = " + lane + "; sb_j < " + len + "; sb_j += " + lanes + ") {");
+  w.line("const int64_t sb_c = " + seg_element("_in", "sb_j") + ";");
+  w.line("sb_rows[" + off + " + sb_c] = " + src + "[" + base + " + sb_c];");
   w.close();
   w.close();
 }
@@ -1702,28 +1713,27 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   w.line("// The row is the same for every thread of the " + std::string(warp ? "warp" : "block") +
          ", so loop bounds and barriers are uniform.");
   w.open("for (int64_t sb_row = sb_worker; sb_row < " + R + "; sb_row += sb_workers) {");
-  // Every loop along the row gives element c to the same thread, (c + sb_skew) % lanes, where
-  // sb_skew places the row of the first output stored to memory at the start of its 128-byte
-  // segment: the stores of each warp then cover whole sectors, and each element of a row in
-  // shared memory is read by the thread that reads it in every statement.
+  // Every loop along the row visits its elements in the segment order (seg_element) of the row of
+  // the first output stored to memory: each warp's stores then cover whole sectors, and each
+  // element of a row in shared memory is read by the same thread in every statement.
   int anchor = -1;
   for (size_t k = p.first; k <= p.last && anchor < 0; ++k)
     if (spec_.stmts[k].rank() == 2 && !in(p.rows, spec_.stmts[k].out)) anchor = spec_.stmts[k].out;
+  std::string anchor_len;
   if (anchor >= 0) {
-    const int bytes = dtype_bytes(spec_.tensors[anchor].type);
-    w.line("const int64_t sb_skew = (int64_t)(((uintptr_t)(" + S.tensor_name(anchor) +
-           " + sb_row * " + S.extent(anchor, 1, kPrecMul + 1) + ") / " + str(bytes) + ") % " +
-           str(128 / bytes) + ");");
+    anchor_len = S.extent(anchor, 1, kPrecRel + 1);
+    segments(w, "", S.tensor_name(anchor) + " + sb_row * " + S.extent(anchor, 1, kPrecMul + 1),
+             anchor_len, spec_.tensors[anchor].type);
   }
-  const std::string skew = anchor >= 0 ? "sb_skew" : "0";
-  // The loop head over c in [lo, hi) in that order; the body must start with skip_below(lo).
+  // The loop over c in [lo, hi): in segment order when it covers the anchor's row.
   auto row_loop = [&](const std::string& c, const std::string& lo, const std::string& hi) {
-    if (skew == "0") return "for (int64_t " + c + " = " + (lo == "0" ? "" : lo + " + ") + "sb_lane; " + c + " < " + hi + "; " + c + " += " + lanes + ") {";
-    const std::string first = lo == "0" ? "-" + skew : lo + " - ((" + lo + " + " + skew + ") % " + lanes + " + " + lanes + ") % " + lanes;
-    return "for (int64_t " + c + " = " + first + " + sb_lane; " + c + " < " + hi + "; " + c + " += " + lanes + ") {";
-  };
-  auto skip_below = [&](const std::string& c, const std::string& lo) {
-    if (skew != "0") w.line("if (" + c + " < " + lo + ") continue;");
+    if (anchor < 0 || lo != "0" || hi != anchor_len) {
+      w.open("for (int64_t " + c + " = " + (lo == "0" ? "" : lo + " + ") + "sb_lane; " + c +
+             " < " + hi + "; " + c + " += " + lanes + ") {");
+      return;
+    }
+    w.open("for (int64_t sb_j = sb_lane; sb_j < " + hi + "; sb_j += " + lanes + ") {");
+    w.line("const int64_t " + c + " = " + seg_element("", "sb_j") + ";");
   };
   if (staged && !p.cached.empty()) {
     w.line("// Stage the rows read more than once: memory is read once per row.");
@@ -1758,8 +1768,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
         const std::string lo = L.expr(*var.lo, w, kPrecAdd);
         const std::string hi = L.expr(*var.hi, w, kPrecRel + 1);
         w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
-        w.open(row_loop(kv, lo, hi));
-        skip_below(kv, lo);
+        row_loop(kv, lo, hi);
         const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
         w.line(accumulate(red.rop, t, "sb_acc", body, h_));
         w.close();
@@ -1787,8 +1796,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
       }
     } else {
       const std::string len = L.extent(st.out, 1, kPrecRel + 1);
-      w.open(row_loop("sb_q", "0", len));
-      skip_below("sb_q", "0");
+      row_loop("sb_q", "0", len);
       w.line("const int64_t " + L.var_name(1) + " = sb_q;");
       if (row_temp) {
         const std::string rhs = L.expr(*st.rhs, w);
@@ -1866,8 +1874,9 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
   body_.open("{  // one kernel for the row group");
   StmtLowering H(spec_, spec_.stmts[p.first], &h_);
   body_.line("const int64_t sb_nrows = " + H.extent(spec_.stmts[p.first].out, 0) + ";");
-  body_.line("int64_t sb_blocks = (sb_nrows + " + str(kMinRowsPerBlock - 1) + ") / " +
-             str(kMinRowsPerBlock) + ";  // at least " + str(kMinRowsPerBlock) +
+  const int64_t per_block = warp ? bs_ / 32 : kMinRowsPerBlock;
+  body_.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " +
+             str(per_block) + ";  // at least " + str(per_block) +
              " rows per block");
   body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
   body_.line("if (sb_blocks < 1) sb_blocks = 1;");

@@ -211,26 +211,22 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
-  if (C > 0) {
-    const int64_t sb_from = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
-    for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-      const int64_t sb_q = sb_q0 + threadIdx.x;
-      const int64_t sb_w0 = sb_q - threadIdx.x % 32;  // the warp's first element
-      if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-      const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-      const float sb_v = weight[0 + sb_c];
-      if (sb_c == sb_q) sb_rows[sb_off_weight + sb_q] = sb_v;
+  {
+    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+    for (int64_t sb_j = threadIdx.x; sb_j < C; sb_j += 256) {
+      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+      sb_rows[sb_off_weight + sb_c] = weight[0 + sb_c];
     }
   }
-  if (C > 0) {
-    const int64_t sb_from = (int64_t)(((uintptr_t)(bias + 0) / 4) % 32);
-    for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-      const int64_t sb_q = sb_q0 + threadIdx.x;
-      const int64_t sb_w0 = sb_q - threadIdx.x % 32;  // the warp's first element
-      if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-      const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-      const float sb_v = bias[0 + sb_c];
-      if (sb_c == sb_q) sb_rows[sb_off_bias + sb_q] = sb_v;
+  {
+    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(bias + 0) / 4) % 32);
+    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+    for (int64_t sb_j = threadIdx.x; sb_j < C; sb_j += 256) {
+      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+      sb_rows[sb_off_bias + sb_c] = bias[0 + sb_c];
     }
   }
   __syncthreads();
@@ -239,23 +235,25 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    if (C > 0) {
-      const int64_t sb_from = (int64_t)(((uintptr_t)(inp + sb_row * C) / 4) % 32);
-      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 32) {
-        const int64_t sb_q = sb_q0 + sb_lane;
-        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-        const float sb_v = inp[sb_row * C + sb_c];
-        if (sb_c == sb_q) sb_rows[sb_off_inp + sb_q] = sb_v;
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(inp + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        sb_rows[sb_off_inp + sb_c] = inp[sb_row * C + sb_c];
       }
     }
     __syncwarp();
     {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += sb_rows[sb_off_inp + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -266,8 +264,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * (sb_rows[sb_off_inp + c] - sb_row_mean[0]);
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -282,8 +280,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     __syncwarp();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_row_rstd[0] * (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * sb_rows[sb_off_weight + (c)] + sb_rows[sb_off_bias + (c)];
       }
@@ -312,12 +310,14 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += inp[r * C + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -328,8 +328,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += (inp[r * C + c] - sb_row_mean[0]) * (inp[r * C + c] - sb_row_mean[0]);
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -344,8 +344,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     __syncwarp();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_row_rstd[0] * (inp[r * C + c] - sb_row_mean[0]) * weight[c] + bias[c];
       }
@@ -378,26 +378,22 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   const int64_t sb_worker = blockIdx.x;
   const int64_t sb_workers = gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
-  if (C > 0) {
-    const int64_t sb_from = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
-    for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-      const int64_t sb_q = sb_q0 + threadIdx.x;
-      const int64_t sb_w0 = sb_q - threadIdx.x % 32;  // the warp's first element
-      if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-      const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-      const float sb_v = weight[0 + sb_c];
-      if (sb_c == sb_q) sb_rows[sb_off_weight + sb_q] = sb_v;
+  {
+    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+    for (int64_t sb_j = threadIdx.x; sb_j < C; sb_j += 256) {
+      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+      sb_rows[sb_off_weight + sb_c] = weight[0 + sb_c];
     }
   }
-  if (C > 0) {
-    const int64_t sb_from = (int64_t)(((uintptr_t)(bias + 0) / 4) % 32);
-    for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-      const int64_t sb_q = sb_q0 + threadIdx.x;
-      const int64_t sb_w0 = sb_q - threadIdx.x % 32;  // the warp's first element
-      if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-      const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-      const float sb_v = bias[0 + sb_c];
-      if (sb_c == sb_q) sb_rows[sb_off_bias + sb_q] = sb_v;
+  {
+    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(bias + 0) / 4) % 32);
+    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+    for (int64_t sb_j = threadIdx.x; sb_j < C; sb_j += 256) {
+      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+      sb_rows[sb_off_bias + sb_c] = bias[0 + sb_c];
     }
   }
   __syncthreads();
@@ -406,25 +402,25 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    if (C > 0) {
-      const int64_t sb_from = (int64_t)(((uintptr_t)(inp + sb_row * C) / 4) % 32);
-      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-        const int64_t sb_q = sb_q0 + sb_lane;
-        const int64_t sb_w0 = sb_q - sb_lane % 32;  // the warp's first element
-        if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-        const float sb_v = inp[sb_row * C + sb_c];
-        if (sb_c == sb_q) sb_rows[sb_off_inp + sb_q] = sb_v;
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(inp + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        sb_rows[sb_off_inp + sb_c] = inp[sb_row * C + sb_c];
       }
     }
     __syncthreads();
     {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += sb_rows[sb_off_inp + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -441,8 +437,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * (sb_rows[sb_off_inp + c] - sb_row_mean[0]);
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -463,8 +459,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     __syncthreads();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_row_rstd[0] * (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * sb_rows[sb_off_weight + (c)] + sb_rows[sb_off_bias + (c)];
       }
@@ -494,12 +490,14 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += inp[r * C + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -516,8 +514,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += (inp[r * C + c] - sb_row_mean[0]) * (inp[r * C + c] - sb_row_mean[0]);
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -538,8 +536,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     __syncthreads();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_row_rstd[0] * (inp[r * C + c] - sb_row_mean[0]) * weight[c] + bias[c];
       }
@@ -683,7 +681,7 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
   {  // one kernel for the row group
     const int64_t sb_nrows = BT;
-    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
     const int64_t sb_smem = (C + C + 8 * (C)) * (int64_t)sizeof(float);

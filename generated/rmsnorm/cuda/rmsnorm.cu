@@ -148,38 +148,38 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
-  if (C > 0) {
-    const int64_t sb_from = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
-    for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-      const int64_t sb_q = sb_q0 + threadIdx.x;
-      const int64_t sb_w0 = sb_q - threadIdx.x % 32;  // the warp's first element
-      if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-      const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-      const float sb_v = weight[0 + sb_c];
-      if (sb_c == sb_q) sb_rows[sb_off_weight + sb_q] = sb_v;
+  {
+    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+    for (int64_t sb_j = threadIdx.x; sb_j < C; sb_j += 256) {
+      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+      sb_rows[sb_off_weight + sb_c] = weight[0 + sb_c];
     }
   }
   __syncthreads();
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    if (C > 0) {
-      const int64_t sb_from = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
-      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 32) {
-        const int64_t sb_q = sb_q0 + sb_lane;
-        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_c == sb_q) sb_rows[sb_off_x + sb_q] = sb_v;
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        sb_rows[sb_off_x + sb_c] = x[sb_row * C + sb_c];
       }
     }
     __syncwarp();
     {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += sb_rows[sb_off_x + c] * sb_rows[sb_off_x + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -188,8 +188,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     __syncwarp();
     {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_rows[sb_off_weight + (c)] * (sb_row_rstd[0] * sb_rows[sb_off_x + c]);
       }
@@ -213,12 +213,14 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += x[r * C + c] * x[r * C + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -227,8 +229,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     __syncwarp();
     {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = weight[c] * (sb_row_rstd[0] * x[r * C + c]);
       }
@@ -257,40 +259,38 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   const int64_t sb_worker = blockIdx.x;
   const int64_t sb_workers = gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
-  if (C > 0) {
-    const int64_t sb_from = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
-    for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-      const int64_t sb_q = sb_q0 + threadIdx.x;
-      const int64_t sb_w0 = sb_q - threadIdx.x % 32;  // the warp's first element
-      if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-      const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-      const float sb_v = weight[0 + sb_c];
-      if (sb_c == sb_q) sb_rows[sb_off_weight + sb_q] = sb_v;
+  {
+    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+    for (int64_t sb_j = threadIdx.x; sb_j < C; sb_j += 256) {
+      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+      sb_rows[sb_off_weight + sb_c] = weight[0 + sb_c];
     }
   }
   __syncthreads();
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    if (C > 0) {
-      const int64_t sb_from = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
-      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-        const int64_t sb_q = sb_q0 + sb_lane;
-        const int64_t sb_w0 = sb_q - sb_lane % 32;  // the warp's first element
-        if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_c == sb_q) sb_rows[sb_off_x + sb_q] = sb_v;
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        sb_rows[sb_off_x + sb_c] = x[sb_row * C + sb_c];
       }
     }
     __syncthreads();
     {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += sb_rows[sb_off_x + c] * sb_rows[sb_off_x + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -305,8 +305,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     __syncthreads();
     {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_rows[sb_off_weight + (c)] * (sb_row_rstd[0] * sb_rows[sb_off_x + c]);
       }
@@ -331,12 +331,14 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += x[r * C + c] * x[r * C + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -351,8 +353,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     __syncthreads();
     {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = weight[c] * (sb_row_rstd[0] * x[r * C + c]);
       }
@@ -449,7 +451,7 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // y[r, c] = weight[c] * (rstd[r] * x[r, c])
   {  // one kernel for the row group
     const int64_t sb_nrows = R;
-    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
     const int64_t sb_smem = (C + 8 * (C)) * (int64_t)sizeof(float);

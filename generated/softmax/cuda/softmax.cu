@@ -227,23 +227,25 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    if (C > 0) {
-      const int64_t sb_from = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
-      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 32) {
-        const int64_t sb_q = sb_q0 + sb_lane;
-        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_c == sb_q) sb_rows[sb_off_x + sb_q] = sb_v;
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        sb_rows[sb_off_x + sb_c] = x[sb_row * C + sb_c];
       }
     }
     __syncwarp();
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -252,8 +254,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     __syncwarp();
     {  // e[r, c] = exp(x[r, c] - rowmax[r])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
       }
@@ -262,8 +264,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += sb_rows[sb_off_e + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -272,8 +274,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     __syncwarp();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
       }
@@ -299,12 +301,14 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -317,8 +321,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 32) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -327,8 +331,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     __syncwarp();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 32) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
       }
@@ -361,25 +365,25 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    if (C > 0) {
-      const int64_t sb_from = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
-      for (int64_t sb_q0 = -sb_from; sb_q0 < C; sb_q0 += 256) {
-        const int64_t sb_q = sb_q0 + sb_lane;
-        const int64_t sb_w0 = sb_q - sb_lane % 32;  // the warp's first element
-        if (sb_w0 >= C || sb_w0 + 31 < 0) continue;  // the whole warp is outside
-        const int64_t sb_c = sb_q < 0 ? 0 : (sb_q < C ? sb_q : C - 1);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_c == sb_q) sb_rows[sb_off_x + sb_q] = sb_v;
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        sb_rows[sb_off_x + sb_c] = x[sb_row * C + sb_c];
       }
     }
     __syncthreads();
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -394,8 +398,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     __syncthreads();
     {  // e[r, c] = exp(x[r, c] - rowmax[r])
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
       }
@@ -404,8 +408,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += sb_rows[sb_off_e + c];
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -420,8 +424,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     __syncthreads();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
       }
@@ -448,12 +452,14 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_skew = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // rowmax[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -472,8 +478,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     {  // rowsum[r] = sum(c in 0..C: e[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = 0.0f;
-      for (int64_t c = -sb_skew + sb_lane; c < C; c += 256) {
-        if (c < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -488,8 +494,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     __syncthreads();
     {  // y[r, c] = e[r, c] / rowsum[r]
       [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = -sb_skew + sb_lane; sb_q < C; sb_q += 256) {
-        if (sb_q < 0) continue;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         const int64_t c = sb_q;
         y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
       }
@@ -627,7 +633,7 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // y[r, c] = e[r, c] / rowsum[r]
   {  // one kernel for the row group
     const int64_t sb_nrows = R;
-    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
     const int64_t sb_smem = (8 * (C + C)) * (int64_t)sizeof(float);
