@@ -1710,9 +1710,29 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
     w.line(std::string(c_type(tn.type)) + " " + reg_name(t) + "[1];  // " + tn.name +
            "[row], in every thread of the " + (warp ? "warp" : "block"));
   }
+  std::vector<int> kept;  // rank-1 outputs stored to memory
+  for (int t : p.regs)
+    if (!in(p.row_local, t)) kept.push_back(t);
+  auto kept_name = [&](int t) { return "sb_kept_" + c_name(spec_.tensors[t].name); };
+  auto store_kept = [&](const std::string& cond) {
+    w.open("if (" + cond + ") {");
+    for (int t : kept)
+      w.line(c_name(spec_.tensors[t].name) + "[sb_kept_row] = " + kept_name(t) + ";");
+    w.close();
+  };
+  if (!kept.empty()) {
+    w.line("// The per-row outputs of the worker's i-th row are kept by thread i % " + lanes +
+           " and stored every " + lanes + " rows, so that every thread stores alike.");
+    w.line("int64_t sb_kept_row = -1;");
+    w.line("int64_t sb_i = 0;  // rows this " + std::string(warp ? "warp" : "block") + " has done");
+    for (int t : kept)
+      w.line(std::string(c_type(spec_.tensors[t].type)) + " " + kept_name(t) + " = " +
+             zero_of(spec_.tensors[t].type) + ";");
+  }
   w.line("// The row is the same for every thread of the " + std::string(warp ? "warp" : "block") +
          ", so loop bounds and barriers are uniform.");
   w.open("for (int64_t sb_row = sb_worker; sb_row < " + R + "; sb_row += sb_workers) {");
+  if (!kept.empty()) w.line("if (sb_i % " + lanes + " == sb_lane) sb_kept_row = sb_row;");
   // Every loop along the row visits its elements in the segment order (seg_element) of the row of
   // the first output stored to memory: each warp's stores then cover whole sectors, and each
   // element of a row in shared memory is read by the same thread in every statement.
@@ -1791,7 +1811,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
       if (!in(p.row_local, st.out)) {
         outs.insert(st.out);
         tensors.insert(st.out);
-        w.line("if (sb_lane == 0) " + c_name(spec_.tensors[st.out].name) + "[sb_row] = " +
+        w.line("if (sb_i % " + lanes + " == sb_lane) " + kept_name(st.out) + " = " +
                reg_name(st.out) + "[0];");
       }
     } else {
@@ -1810,7 +1830,12 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
     w.close();
     if (k < p.last || staged) w.line(sync);
   }
+  if (!kept.empty()) {
+    w.line("++sb_i;");
+    store_kept("sb_i % " + lanes + " == 0");
+  }
   w.close();
+  if (!kept.empty()) store_kept("sb_kept_row >= 0  /* the last rows */");
   for (const StmtLowering& L : Ls) {
     tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
     sizes.insert(L.used_sizes().begin(), L.used_sizes().end());

@@ -233,8 +233,14 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   float sb_row_mean[1];  // mean[row], in every thread of the warp
   float sb_row_variance[1];  // variance[row], in every thread of the warp
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  int64_t sb_kept_row = -1;
+  int64_t sb_i = 0;  // rows this warp has done
+  float sb_kept_mean = 0.0f;
+  float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
+    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
     const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
@@ -258,7 +264,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
       sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_lane == 0) mean[sb_row] = sb_row_mean[0];
+      if (sb_i % 32 == sb_lane) sb_kept_mean = sb_row_mean[0];
     }
     __syncwarp();
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
@@ -275,7 +281,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_lane == 0) rstd[sb_row] = sb_row_rstd[0];
+      if (sb_i % 32 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
     }
     __syncwarp();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
@@ -287,6 +293,15 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
       }
     }
     __syncwarp();
+    ++sb_i;
+    if (sb_i % 32 == 0) {
+      mean[sb_kept_row] = sb_kept_mean;
+      rstd[sb_kept_row] = sb_kept_rstd;
+    }
+  }
+  if (sb_kept_row >= 0  /* the last rows */) {
+    mean[sb_kept_row] = sb_kept_mean;
+    rstd[sb_kept_row] = sb_kept_rstd;
   }
 }
 
@@ -308,8 +323,14 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_mean[1];  // mean[row], in every thread of the warp
   float sb_row_variance[1];  // variance[row], in every thread of the warp
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  int64_t sb_kept_row = -1;
+  int64_t sb_i = 0;  // rows this warp has done
+  float sb_kept_mean = 0.0f;
+  float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
+    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
     const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
@@ -322,7 +343,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
       }
       sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
       sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_lane == 0) mean[sb_row] = sb_row_mean[0];
+      if (sb_i % 32 == sb_lane) sb_kept_mean = sb_row_mean[0];
     }
     __syncwarp();
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
@@ -339,7 +360,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_lane == 0) rstd[sb_row] = sb_row_rstd[0];
+      if (sb_i % 32 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
     }
     __syncwarp();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
@@ -350,6 +371,15 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
         y[r * C + c] = sb_row_rstd[0] * (inp[r * C + c] - sb_row_mean[0]) * weight[c] + bias[c];
       }
     }
+    ++sb_i;
+    if (sb_i % 32 == 0) {
+      mean[sb_kept_row] = sb_kept_mean;
+      rstd[sb_kept_row] = sb_kept_rstd;
+    }
+  }
+  if (sb_kept_row >= 0  /* the last rows */) {
+    mean[sb_kept_row] = sb_kept_mean;
+    rstd[sb_kept_row] = sb_kept_rstd;
   }
 }
 
@@ -400,8 +430,14 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   float sb_row_mean[1];  // mean[row], in every thread of the block
   float sb_row_variance[1];  // variance[row], in every thread of the block
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  int64_t sb_kept_row = -1;
+  int64_t sb_i = 0;  // rows this block has done
+  float sb_kept_mean = 0.0f;
+  float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
+    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
     const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
@@ -431,7 +467,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
       for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
       __syncthreads();
       sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_lane == 0) mean[sb_row] = sb_row_mean[0];
+      if (sb_i % 256 == sb_lane) sb_kept_mean = sb_row_mean[0];
     }
     __syncthreads();
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
@@ -454,7 +490,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_lane == 0) rstd[sb_row] = sb_row_rstd[0];
+      if (sb_i % 256 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
     }
     __syncthreads();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
@@ -466,6 +502,15 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
       }
     }
     __syncthreads();
+    ++sb_i;
+    if (sb_i % 256 == 0) {
+      mean[sb_kept_row] = sb_kept_mean;
+      rstd[sb_kept_row] = sb_kept_rstd;
+    }
+  }
+  if (sb_kept_row >= 0  /* the last rows */) {
+    mean[sb_kept_row] = sb_kept_mean;
+    rstd[sb_kept_row] = sb_kept_rstd;
   }
 }
 
@@ -488,8 +533,14 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   float sb_row_mean[1];  // mean[row], in every thread of the block
   float sb_row_variance[1];  // variance[row], in every thread of the block
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  int64_t sb_kept_row = -1;
+  int64_t sb_i = 0;  // rows this block has done
+  float sb_kept_mean = 0.0f;
+  float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
+    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
     const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
@@ -508,7 +559,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
       for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
       __syncthreads();
       sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_lane == 0) mean[sb_row] = sb_row_mean[0];
+      if (sb_i % 256 == sb_lane) sb_kept_mean = sb_row_mean[0];
     }
     __syncthreads();
     {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
@@ -531,7 +582,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
       [[maybe_unused]] const int64_t r = sb_row;
       sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_lane == 0) rstd[sb_row] = sb_row_rstd[0];
+      if (sb_i % 256 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
     }
     __syncthreads();
     {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
@@ -542,6 +593,15 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
         y[r * C + c] = sb_row_rstd[0] * (inp[r * C + c] - sb_row_mean[0]) * weight[c] + bias[c];
       }
     }
+    ++sb_i;
+    if (sb_i % 256 == 0) {
+      mean[sb_kept_row] = sb_kept_mean;
+      rstd[sb_kept_row] = sb_kept_rstd;
+    }
+  }
+  if (sb_kept_row >= 0  /* the last rows */) {
+    mean[sb_kept_row] = sb_kept_mean;
+    rstd[sb_kept_row] = sb_kept_rstd;
   }
 }
 
