@@ -67,7 +67,7 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.
@@ -187,7 +187,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s3(
 }
 
 // Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
-// reduction, a shuffle combine.
+// reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+// registers or shared memory.
 
 // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
 // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
@@ -383,7 +384,9 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   }
 }
 
-// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree.
+// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+// row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps
+// in registers or shared memory, row-invariant reads staged once per block.
 
 // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
 // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)

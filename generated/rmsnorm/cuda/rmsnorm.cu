@@ -64,7 +64,7 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.
@@ -128,7 +128,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
 }
 
 // Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
-// reduction, a shuffle combine.
+// reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+// registers or shared memory.
 
 // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
 // y[r, c] = weight[c] * (rstd[r] * x[r, c])
@@ -238,7 +239,9 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   }
 }
 
-// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree.
+// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+// row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps
+// in registers or shared memory, row-invariant reads staged once per block.
 
 // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
 // y[r, c] = weight[c] * (rstd[r] * x[r, c])
