@@ -21,6 +21,7 @@ for k in softmax layernorm rmsnorm; do
     fi
   done
 done
+cd "$src"
 out=$("$specbench" verify softmax layernorm rmsnorm --backend cudasim --cache-dir "$cache")
 # block_per_row meets the bound (1.2); warp_per_row is held to 1.4 until its broadcast
 # staging (one block per 8 rows) and reductions are tightened.

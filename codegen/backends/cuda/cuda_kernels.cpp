@@ -1593,15 +1593,23 @@ std::string seg_element(const std::string& tag, const std::string& j) {
 }
 
 // Copies the `len` elements of global array `src` from `base` on into sb_rows[off...], thread
-// `lane` of `lanes` taking every lanes-th slot in segment order (seg_element).
+// `lane` of `lanes` taking every lanes-th slot in segment order (seg_element). Every lane of a
+// warp with a slot in the row loads, those past the end the last slot's element (in a sector the
+// warp loads anyway), so that all its lanes make the same accesses; only real slots are stored.
 void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
              const std::string& len, const std::string& off, const std::string& lane,
              const std::string& lanes, DType t) {
   w.open("{");
   segments(w, "_in", src + " + " + base, len, t);
-  w.open("for (int64_t sb_j = " + lane + "; sb_j < " + len + "; sb_j += " + lanes + ") {");
+  const std::string warp0 = lanes == "32" ? "sb_j0" : "sb_j0 + " + lane + " / 32 * 32";
+  w.open("for (int64_t sb_j0 = 0; sb_j0 < " + len + "; sb_j0 += " + lanes + ") {");
+  if (lanes != "32")
+    w.line("if (" + warp0 + " >= " + len + ") continue;  // no slot for this warp");
+  w.line("const int64_t sb_j = sb_j0 + " + lane + " < " + len + " ? sb_j0 + " + lane + " : " +
+         len + " - 1;");
   w.line("const int64_t sb_c = " + seg_element("_in", "sb_j") + ";");
-  w.line("sb_rows[" + off + " + sb_c] = " + src + "[" + base + " + sb_c];");
+  w.line("const " + std::string(c_type(t)) + " sb_v = " + src + "[" + base + " + sb_c];");
+  w.line("if (sb_j == sb_j0 + " + lane + ") sb_rows[" + off + " + sb_c] = sb_v;");
   w.close();
   w.close();
 }
