@@ -23,8 +23,11 @@ for k in softmax layernorm rmsnorm; do
 done
 cd "$src"
 out=$("$specbench" verify softmax layernorm rmsnorm --backend cudasim --cache-dir "$cache")
-# block_per_row meets the bound (1.2); warp_per_row is held to 1.4 until its broadcast
-# staging (one block per 8 rows) and reductions are tightened.
+# block_per_row meets the bound (1.2). warp_per_row does not yet: with 32 lanes a row
+# of C = 130 ends in a partial iteration, so lanes 0 and 1 make one access more than the others,
+# and the simulator pairs a warp's accesses by their order, mixing the next loop's requests; the
+# layernorm form also stages weight and bias once per block of 8 rows. It is held to 1.4 (from
+# 3.55-3.73 before fusion) as a regression bound.
 while read -r kernel backend variant sizes requests sectors spec ratio rest; do
   case $variant in
     block_per_row) limit=1.20 ;;
