@@ -1,11 +1,13 @@
 #include "backends/cuda/cuda_kernels.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <set>
 #include <vector>
 
 #include "backends/cuda/cuda_shapes.h"
+#include "lower/row_fusion.h"
 
 namespace sb::cuda {
 
@@ -171,6 +173,119 @@ std::string scaled(int64_t mult, const std::string& text) {
   return str(mult) + " * " + text;
 }
 
+// ---- fused row groups (warp_per_row, block_per_row) -------------------------------------------
+
+// A row group of lower/row_fusion.h (find_row_groups decides which statements run as one loop
+// over rows, and which temps live only as the current row) as the cuda backend lowers it: one
+// kernel in which a worker (a warp, or a block) owns a row at a time. What the group writes and
+// reads is classified here from the statements' shapes alone.
+struct RowPlan {
+  size_t first = 0, last = 0;
+  // Rank-1 tensors the group writes (rowmax[r], mean[r]): one value per thread, every thread of
+  // the worker holding it (sb_row_<name>[0]); outputs are also written to memory by one thread.
+  std::vector<int> regs;
+  // Rank-2 temps that live only as the current row (e[r, c]): a row in shared memory, or, when
+  // the rows do not fit there, recomputed from their statement wherever they are read.
+  std::vector<int> rows;
+  // Rank-2 tensors the group only reads, at its own row, more than once (softmax's x): the row
+  // is staged in shared memory once, so that memory is read once.
+  std::vector<int> cached;
+  // Tensors the group only reads, with subscripts that do not use the row index (layernorm's
+  // weight[c]): staged in shared memory once per block, for all the rows the block processes.
+  std::vector<int> bcast;
+  DType type = DType::F32;  // the element type of the shared-memory arrays
+  std::vector<int> row_local;  // RowGroup::row_local
+};
+
+bool in(const std::vector<int>& v, int t) {
+  return std::find(v.begin(), v.end(), t) != v.end();
+}
+
+// Every node of `e` of kind IndexVar.
+void index_vars(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::IndexVar) out.push_back(&e);
+  for (const auto& a : e.args) index_vars(*a, out);
+}
+
+// Whether the statements of `g` lower as one kernel: rank 1 (elementwise, or one outer reduction
+// along a contiguous index, as match_row_reduce) or rank 2 (elementwise), outputs without a
+// boundary rule, and every row temp of rank 2 computable again from its own statement.
+bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
+  p->first = g.first;
+  p->last = g.last;
+  p->row_local = g.row_local;
+  std::set<int> written;
+  for (size_t k = g.first; k <= g.last; ++k) {
+    const Statement& st = spec.stmts[k];
+    if (st.rank() != 1 && st.rank() != 2) return false;
+    if (spec.tensors[st.out].boundary != Boundary::None) return false;
+    const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
+    if (st.rank() == 2 && contains_reduce(*st.rhs)) return false;
+    if (st.rank() == 1 && !reds.empty()) {
+      ReduceMatch m;
+      std::string why;
+      if (!match_row_reduce(spec, st, &m, &why)) return false;
+    }
+    for (const Expr* r : reads_of(*st.rhs))
+      for (const auto& a : r->args)
+        if (contains_reduce(*a)) return false;
+    written.insert(st.out);
+    if (st.rank() == 1 && !in(p->regs, st.out)) p->regs.push_back(st.out);
+    if (st.rank() == 2 && in(g.row_local, st.out) && !in(p->rows, st.out))
+      p->rows.push_back(st.out);
+  }
+  // Reads of tensors the group does not write: rows read twice or more, and broadcast tensors.
+  std::map<int, int> row_reads;
+  std::set<int> not_cacheable, not_bcast;
+  for (size_t k = g.first; k <= g.last; ++k) {
+    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
+      const int t = r->ref;
+      if (written.count(t)) continue;
+      const Tensor& tn = spec.tensors[t];
+      bool own_row = tn.shape.size() == 2 && r->args[0]->kind == ExprKind::IndexVar &&
+                     r->args[0]->ref == 0 && tn.boundary == Boundary::None;
+      bool rowless = !tn.shape.empty() && tn.boundary == Boundary::None;
+      for (const auto& a : r->args) rowless = rowless && !uses_var(*a, 0);
+      if (own_row) ++row_reads[t]; else not_cacheable.insert(t);
+      if (!rowless) not_bcast.insert(t);
+    }
+  }
+  bool typed = false;
+  auto take = [&](int t) {
+    if (!typed) p->type = spec.tensors[t].type;
+    typed = true;
+    return spec.tensors[t].type == p->type;
+  };
+  for (int t : p->rows)
+    if (!take(t)) return false;
+  for (const auto& [t, n] : row_reads)
+    if (n >= 2 && !not_cacheable.count(t) && take(t)) p->cached.push_back(t);
+  std::set<int> seen;
+  for (size_t k = g.first; k <= g.last; ++k)
+    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
+      const int t = r->ref;
+      if (written.count(t) || not_bcast.count(t) || !seen.insert(t).second) continue;
+      if (take(t)) p->bcast.push_back(t);
+    }
+  // A rank-2 row temp is recomputed where it is read when the rows do not fit in shared memory:
+  // its statement must not read another rank-2 row temp.
+  for (size_t k = g.first; k <= g.last; ++k) {
+    const Statement& st = spec.stmts[k];
+    if (!in(p->rows, st.out)) continue;
+    for (const Expr* r : reads_of(*st.rhs))
+      if (in(p->rows, r->ref)) return false;
+  }
+  return true;
+}
+
+// The statement of a group that writes tensor `t`.
+const Statement& producer(const Spec& spec, const RowPlan& p, int t) {
+  for (size_t k = p.first; k <= p.last; ++k)
+    if (spec.stmts[k].out == t) return spec.stmts[k];
+  SB_ASSERT(false, "row temp without a statement in its group");
+  return spec.stmts[p.first];
+}
+
 class Gen {
  public:
   Gen(const Spec& spec, const Variant& v, const StrategyInfo& info, FileParts& file)
@@ -271,6 +386,9 @@ class Gen {
   void vectorized(size_t k, const Statement& st, const VectorizeMatch& m);
   void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind);
   void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp);
+  void fused_rows(const RowPlan& p, bool warp);
+  std::string fused_kernel(const RowPlan& p, bool warp, bool staged, std::set<int>& tensors,
+                           std::set<int>& sizes, std::set<int>& outs);
   void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m);
   void register_blocked(size_t k, const Statement& st, const MatmulMatch& m);
   void transpose(size_t k, const Statement& st, const TransposeMatch& m);
@@ -1450,13 +1568,406 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   body_.close();
 }
 
+// ---- fused row groups -------------------------------------------------------------------------
+
+// Declares sb_head<tag> and sb_body<tag> for a row of `len` elements at `ptr` (element type `t`):
+// the elements before its first 128-byte boundary, and the whole 128-byte segments after them.
+void segments(CodeWriter& w, const std::string& tag, const std::string& ptr,
+              const std::string& len, DType t) {
+  const int bytes = dtype_bytes(t);
+  const std::string seg = str(128 / bytes);
+  w.line("const int64_t sb_lead" + tag + " = (int64_t)(((uintptr_t)(" + ptr + ") / " +
+         str(bytes) + ") % " + seg + ");");
+  w.line("const int64_t sb_head" + tag + " = sb_lead" + tag + " == 0 ? 0 : (" + seg + " - sb_lead" +
+         tag + " < " + len + " ? " + seg + " - sb_lead" + tag + " : " + len + ");");
+  w.line("const int64_t sb_body" + tag + " = (" + len + " - sb_head" + tag + ") / " + seg +
+         " * " + seg + ";");
+}
+
+// The element that slot `j` of a row stands for, in segment order: first the whole segments
+// (slot j is element head + j), then the partial head and tail together. A warp's slots are then
+// one whole segment, or the row's two partial ones, and lanes run out of slots only at the end.
+std::string seg_element(const std::string& tag, const std::string& j) {
+  return j + " < sb_body" + tag + " ? sb_head" + tag + " + " + j + " : (" + j + " < sb_body" +
+         tag + " + sb_head" + tag + " ? " + j + " - sb_body" + tag + " : " + j + ")";
+}
+
+// Copies the `len` elements of global array `src` from `base` on into sb_rows[off...], thread
+// `lane` of `lanes` taking every lanes-th slot in segment order (seg_element). Every lane of a
+// warp with a slot in the row loads, those past the end the last slot's element (in a sector the
+// warp loads anyway), so that all its lanes make the same accesses; only real slots are stored.
+void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
+             const std::string& len, const std::string& off, const std::string& lane,
+             const std::string& lanes, DType t) {
+  w.open("{");
+  segments(w, "_in", src + " + " + base, len, t);
+  const std::string warp0 = lanes == "32" ? "sb_j0" : "sb_j0 + " + lane + " / 32 * 32";
+  w.open("for (int64_t sb_j0 = 0; sb_j0 < " + len + "; sb_j0 += " + lanes + ") {");
+  if (lanes != "32")
+    w.line("if (" + warp0 + " >= " + len + ") continue;  // no slot for this warp");
+  w.line("const int64_t sb_j = sb_j0 + " + lane + " < " + len + " ? sb_j0 + " + lane + " : " +
+         len + " - 1;");
+  w.line("const int64_t sb_c = " + seg_element("_in", "sb_j") + ";");
+  w.line("const " + std::string(c_type(t)) + " sb_v = " + src + "[" + base + " + sb_c];");
+  w.line("if (sb_j == sb_j0 + " + lane + ") sb_rows[" + off + " + sb_c] = sb_v;");
+  w.close();
+  w.close();
+}
+
+// One kernel for the statements of row group `p`: a worker (a warp under warp_per_row, a block
+// under block_per_row) computes each of its rows' statements in order. `staged`: the kernel that
+// holds rows in dynamic shared memory (p.cached, p.rows, and p.bcast once per block); otherwise
+// every read goes to global memory and p.rows are recomputed where they are read. Returns the
+// kernel's name; adds the tensors and sizes it uses to `tensors` and `sizes`, and the tensors it
+// writes to `outs`.
+std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set<int>& tensors,
+                              std::set<int>& sizes, std::set<int>& outs) {
+  const std::string name = fn(p.first, staged ? "_rows" : "_rows_global");
+  const std::string lanes = warp ? "32" : str(bs_);
+  const std::string sync = warp ? "__syncwarp();" : "__syncthreads();";
+  const std::string st_ct = c_type(p.type);
+  std::deque<StmtLowering> Ls;  // every lowering printed in the kernel (their uses make the
+                                // signature)
+  CodeWriter none;
+  auto reg_name = [&](int t) { return "sb_row_" + c_name(spec_.tensors[t].name); };
+  auto off_name = [&](int t) { return "sb_off_" + c_name(spec_.tensors[t].name); };
+  auto fresh = [&](const Statement& st) -> StmtLowering& {
+    Ls.emplace_back(spec_, st, &h_);
+    for (int t : p.regs) Ls.back().set_row_local(t, reg_name(t));
+    return Ls.back();
+  };
+  // Overrides for the reads of `L`'s statement (rhs `e`) that do not go to global memory.
+  std::function<void(StmtLowering&, const Expr&)> redirect = [&](StmtLowering& L, const Expr& e) {
+    for (const Expr* r : reads_of(e)) {
+      const int t = r->ref;
+      const bool row = in(p.rows, t);
+      if (staged && (row || in(p.cached, t))) {
+        L.set_override(r, "sb_rows[" + off_name(t) + " + " + L.expr(*r->args[1], none, kPrecAdd + 1) +
+                              "]");
+      } else if (staged && in(p.bcast, t)) {
+        std::vector<std::string> subs;
+        for (const auto& a : r->args) subs.push_back("(" + L.expr(*a, none) + ")");
+        L.set_override(r, "sb_rows[" + off_name(t) + " + " + L.flat_index(t, subs) + "]");
+      } else if (row) {
+        // Recomputed: the producer's right-hand side at this read's subscripts.
+        const Statement& ps = producer(spec_, p, t);
+        StmtLowering& P = fresh(ps);
+        std::vector<const Expr*> vars;
+        index_vars(*ps.rhs, vars);
+        for (const Expr* v : vars)
+          P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
+        redirect(P, *ps.rhs);
+        L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+      }
+    }
+  };
+
+  CodeWriter w(1);
+  std::set<DType> red_types;
+  for (size_t k = p.first; k <= p.last; ++k)
+    for (const Expr* r : outer_reductions(*spec_.stmts[k].rhs)) red_types.insert(value_type(*r));
+  const int64_t nw = bs_ / 32;
+  if (!warp && nw > 1)
+    for (DType t : red_types)
+      w.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", sb_warps_" + sfx(t) + ", " +
+             str(nw) + ");  // one value per warp");
+  StmtLowering S(spec_, spec_.stmts[p.first], &h_);  // sizes of the layout
+  const std::string R = S.extent(spec_.stmts[p.first].out, 0, kPrecRel + 1);
+  if (staged) {
+    w.line("SB_DYNAMIC_SHARED(" + st_ct + ", sb_rows);");
+    w.line("// Shared memory: the broadcast tensors once per block, then one set of rows per " +
+           std::string(warp ? "warp." : "block."));
+    std::string at = "0";
+    for (int t : p.bcast) {
+      w.line("const int64_t " + off_name(t) + " = " + at + ";");
+      at = off_name(t) + " + " + S.element_count(t, kPrecAdd + 1);
+    }
+    std::string row_len = "0";
+    std::vector<int> per_row = p.cached;
+    per_row.insert(per_row.end(), p.rows.begin(), p.rows.end());
+    for (int t : per_row)
+      row_len = (row_len == "0" ? "" : row_len + " + ") + S.extent(t, 1, kPrecAdd + 1);
+    if (!per_row.empty()) {
+      w.line("const int64_t sb_mine = " + at + (warp ? " + (threadIdx.x / 32) * (" + row_len + ")" : "") +
+             ";  // this " + (warp ? "warp's" : "block's") + " rows");
+      at = "sb_mine";
+      for (int t : per_row) {
+        w.line("const int64_t " + off_name(t) + " = " + at + ";");
+        at = off_name(t) + " + " + S.extent(t, 1, kPrecAdd + 1);
+      }
+    }
+  }
+  if (warp) {
+    w.line("const int64_t sb_lane = threadIdx.x % 32;");
+    w.line("const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;");
+    w.line("const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);");
+  } else {
+    w.line("const int64_t sb_lane = threadIdx.x;");
+    w.line("const int64_t sb_worker = blockIdx.x;");
+    w.line("const int64_t sb_workers = gridDim.x;");
+  }
+  if (staged && !p.bcast.empty()) {
+    w.line("// Stage the tensors every row reads alike, once for all the block's rows.");
+    for (int t : p.bcast)
+      copy_in(w, S.tensor_name(t), "0", S.element_count(t, kPrecRel + 1), off_name(t),
+              "threadIdx.x", str(bs_), p.type);
+    w.line("__syncthreads();");
+  }
+  for (int t : p.regs) {
+    const Tensor& tn = spec_.tensors[t];
+    w.line(std::string(c_type(tn.type)) + " " + reg_name(t) + "[1];  // " + tn.name +
+           "[row], in every thread of the " + (warp ? "warp" : "block"));
+  }
+  std::vector<int> kept;  // rank-1 outputs stored to memory
+  for (int t : p.regs)
+    if (!in(p.row_local, t)) kept.push_back(t);
+  auto kept_name = [&](int t) { return "sb_kept_" + c_name(spec_.tensors[t].name); };
+  auto store_kept = [&](const std::string& cond) {
+    w.open("if (" + cond + ") {");
+    for (int t : kept)
+      w.line(c_name(spec_.tensors[t].name) + "[sb_kept_row] = " + kept_name(t) + ";");
+    w.close();
+  };
+  if (!kept.empty()) {
+    w.line("// The per-row outputs of the worker's i-th row are kept by thread i % " + lanes +
+           " and stored every " + lanes + " rows, so that every thread stores alike.");
+    w.line("int64_t sb_kept_row = -1;");
+    w.line("int64_t sb_i = 0;  // rows this " + std::string(warp ? "warp" : "block") + " has done");
+    for (int t : kept)
+      w.line(std::string(c_type(spec_.tensors[t].type)) + " " + kept_name(t) + " = " +
+             zero_of(spec_.tensors[t].type) + ";");
+  }
+  w.line("// The row is the same for every thread of the " + std::string(warp ? "warp" : "block") +
+         ", so loop bounds and barriers are uniform.");
+  w.open("for (int64_t sb_row = sb_worker; sb_row < " + R + "; sb_row += sb_workers) {");
+  if (!kept.empty()) w.line("if (sb_i % " + lanes + " == sb_lane) sb_kept_row = sb_row;");
+  // Every loop along the row visits its elements in the segment order (seg_element) of the row of
+  // the first output stored to memory: each warp's stores then cover whole sectors, and each
+  // element of a row in shared memory is read by the same thread in every statement.
+  int anchor = -1;
+  for (size_t k = p.first; k <= p.last && anchor < 0; ++k)
+    if (spec_.stmts[k].rank() == 2 && !in(p.rows, spec_.stmts[k].out)) anchor = spec_.stmts[k].out;
+  std::string anchor_len;
+  if (anchor >= 0) {
+    anchor_len = S.extent(anchor, 1, kPrecRel + 1);
+    segments(w, "", S.tensor_name(anchor) + " + sb_row * " + S.extent(anchor, 1, kPrecMul + 1),
+             anchor_len, spec_.tensors[anchor].type);
+  }
+  // The loop over c in [lo, hi): in segment order when it covers the anchor's row.
+  auto row_loop = [&](const std::string& c, const std::string& lo, const std::string& hi) {
+    if (anchor < 0 || lo != "0" || hi != anchor_len) {
+      w.open("for (int64_t " + c + " = " + (lo == "0" ? "" : lo + " + ") + "sb_lane; " + c +
+             " < " + hi + "; " + c + " += " + lanes + ") {");
+      return;
+    }
+    w.open("for (int64_t sb_j = sb_lane; sb_j < " + hi + "; sb_j += " + lanes + ") {");
+    w.line("const int64_t " + c + " = " + seg_element("", "sb_j") + ";");
+  };
+  if (staged && !p.cached.empty()) {
+    w.line("// Stage the rows read more than once: memory is read once per row.");
+    for (int t : p.cached) {
+      const std::string n = S.tensor_name(t);
+      const std::string len = S.extent(t, 1, kPrecMul + 1);
+      copy_in(w, n, "sb_row * " + len, S.extent(t, 1, kPrecRel + 1), off_name(t), "sb_lane",
+              lanes, p.type);
+    }
+    w.line(sync);
+  }
+  for (size_t k = p.first; k <= p.last; ++k) {
+    const Statement& st = spec_.stmts[k];
+    StmtLowering& L = fresh(st);
+    w.open("{  // " + to_string(st, spec_));
+    const bool row_temp = in(p.rows, st.out);
+    if (row_temp && !staged) {
+      w.line("// " + spec_.tensors[st.out].name + " is not stored: it is recomputed where it is read.");
+      w.close();
+      continue;
+    }
+    redirect(L, *st.rhs);
+    w.line("[[maybe_unused]] const int64_t " + L.var_name(0) + " = sb_row;");
+    if (st.rank() == 1) {
+      const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
+      if (!reds.empty()) {
+        const Expr& red = *reds.front();
+        const DType t = value_type(red);
+        const std::string ct = c_type(t);
+        const IndexVar& var = st.vars[red.ref];
+        const std::string kv = L.var_name(red.ref);
+        const std::string lo = L.expr(*var.lo, w, kPrecAdd);
+        const std::string hi = L.expr(*var.hi, w, kPrecRel + 1);
+        w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
+        row_loop(kv, lo, hi);
+        const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
+        w.line(accumulate(red.rop, t, "sb_acc", body, h_));
+        w.close();
+        const std::string wr = warp_allreduce(red.rop, t);
+        w.line("sb_acc = " + wr + "(sb_acc);  // every lane of the warp gets the warp's value");
+        if (!warp && nw > 1) {
+          const std::string ws = std::string("sb_warps_") + sfx(t);
+          w.line("// Every thread combines the warps' values, in the same order.");
+          w.line("if (threadIdx.x % 32 == 0) " + ws + "[threadIdx.x / 32] = sb_acc;");
+          w.line("__syncthreads();");
+          w.line("sb_acc = " + ws + "[0];");
+          w.line("for (int sb_w = 1; sb_w < " + str(nw) + "; ++sb_w) " +
+                 accumulate(red.rop, t, "sb_acc", ws + "[sb_w]", h_));
+          w.line("__syncthreads();");
+        }
+        L.set_override(&red, "sb_acc");
+      }
+      const std::string rhs = L.expr(*st.rhs, w);
+      w.line(reg_name(st.out) + "[0] = " + rhs + ";");
+      if (!in(p.row_local, st.out)) {
+        outs.insert(st.out);
+        tensors.insert(st.out);
+        w.line("if (sb_i % " + lanes + " == sb_lane) " + kept_name(st.out) + " = " +
+               reg_name(st.out) + "[0];");
+      }
+    } else {
+      const std::string len = L.extent(st.out, 1, kPrecRel + 1);
+      row_loop("sb_q", "0", len);
+      w.line("const int64_t " + L.var_name(1) + " = sb_q;");
+      if (row_temp) {
+        const std::string rhs = L.expr(*st.rhs, w);
+        w.line("sb_rows[" + off_name(st.out) + " + sb_q] = " + rhs + ";");
+      } else {
+        L.assign(w);
+        outs.insert(st.out);
+      }
+      w.close();
+    }
+    w.close();
+    if (k < p.last || staged) w.line(sync);
+  }
+  if (!kept.empty()) {
+    w.line("++sb_i;");
+    store_kept("sb_i % " + lanes + " == 0");
+  }
+  w.close();
+  if (!kept.empty()) store_kept("sb_kept_row >= 0  /* the last rows */");
+  for (const StmtLowering& L : Ls) {
+    tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+    sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+  }
+  tensors.insert(S.used_tensors().begin(), S.used_tensors().end());
+  sizes.insert(S.used_sizes().begin(), S.used_sizes().end());
+  for (int t : p.regs)
+    if (!in(p.row_local, t)) tensors.insert(t);
+
+  std::string comments;
+  for (size_t k = p.first; k <= p.last; ++k) comments += "// " + to_string(spec_.stmts[k], spec_) + "\n";
+  comments += "// Row group fused into one kernel: each " + std::string(warp ? "warp" : "block") +
+              " owns a row at a time (rows grid-stride over a bounded grid) and computes these "
+              "statements for it in order; ";
+  std::string held;
+  for (int t : p.regs)
+    if (in(p.row_local, t)) held += (held.empty() ? "" : ", ") + spec_.tensors[t].name;
+  comments += held.empty() ? "per-row values stay in registers"
+                           : held + " stay in registers (every thread holds its row's value)";
+  std::string rows;
+  for (int t : p.rows) rows += (rows.empty() ? "" : ", ") + spec_.tensors[t].name;
+  std::string cached;
+  for (int t : p.cached) cached += (cached.empty() ? "" : ", ") + spec_.tensors[t].name;
+  std::string bc;
+  for (int t : p.bcast) bc += (bc.empty() ? "" : ", ") + spec_.tensors[t].name;
+  if (staged) {
+    if (!rows.empty()) comments += "; the row of " + rows + " lives in shared memory";
+    if (!cached.empty()) comments += "; the row of " + cached + " is staged in shared memory, read once";
+    if (!bc.empty()) comments += "; " + bc + " (the same for every row) is staged once per block";
+    comments += ".\n";
+  } else {
+    comments += "; the rows did not fit in shared memory, so reads go to global memory";
+    if (!rows.empty()) comments += " and " + rows + " is recomputed where it is read";
+    comments += " (no temp is stored).\n";
+  }
+  std::vector<std::string> ps = kernel_params(spec_, tensors, sizes, outs, "__restrict__");
+  const std::string head = "__global__ void __launch_bounds__(" + str(bs_) + ") " + name;
+  std::string wrapped;
+  for (size_t a = 0, b; a < comments.size(); a = b + 1) {
+    b = comments.find('\n', a);
+    if (b == std::string::npos) b = comments.size();
+    const std::string line = comments.substr(a, b - a);
+    bool stmt = false;
+    for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + to_string(st, spec_);
+    wrapped += stmt ? line + "\n" : wrap_comment(line);
+  }
+  kernels_ += wrapped + wrap_call(head, ps, " {", 0) + "\n" + w.str() + "}\n\n";
+  return name;
+}
+
+// The launcher's part for row group `p`: a bounded grid of blocks that each process at least
+// kMinRowsPerBlock rows (so that what a block stages once serves many rows), and the staged
+// kernel when its shared memory fits in kMaxRowSmem, the global one otherwise.
+void Gen::fused_rows(const RowPlan& p, bool warp) {
+  std::set<int> t1, s1, o1, t2, s2, o2;
+  const bool any_staged = !p.rows.empty() || !p.cached.empty() || !p.bcast.empty();
+  const std::string staged = any_staged ? fused_kernel(p, warp, true, t1, s1, o1) : "";
+  const std::string global = fused_kernel(p, warp, false, t2, s2, o2);
+  if (p.first > 0) body_.line("");
+  for (size_t k = p.first; k <= p.last; ++k) body_.line("// " + to_string(spec_.stmts[k], spec_));
+  body_.open("{  // one kernel for the row group");
+  StmtLowering H(spec_, spec_.stmts[p.first], &h_);
+  body_.line("const int64_t sb_nrows = " + H.extent(spec_.stmts[p.first].out, 0) + ";");
+  const int64_t per_block = warp ? bs_ / 32 : kMinRowsPerBlock;
+  body_.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " +
+             str(per_block) + ";  // at least " + str(per_block) +
+             " rows per block");
+  body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
+  body_.line("if (sb_blocks < 1) sb_blocks = 1;");
+  needs_max_grid_ = true;
+  auto go = [&](CodeWriter& w, const std::string& name, const std::string& smem,
+                const std::set<int>& ts, const std::set<int>& ss) {
+    std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_), smem, "sb_stream"};
+    for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
+    w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
+    w.line("SB_CHECK_LAUNCH(" + name + ");");
+    tensors_.insert(ts.begin(), ts.end());
+    sizes_.insert(ss.begin(), ss.end());
+  };
+  if (any_staged) {
+    std::string elems = "0";
+    auto add = [&](const std::string& e) { elems = elems == "0" ? e : elems + " + " + e; };
+    for (int t : p.bcast) add(H.element_count(t, kPrecAdd + 1));
+    std::string row;
+    for (int t : p.cached) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
+    for (int t : p.rows) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
+    if (!row.empty()) add(warp ? str(bs_ / 32) + " * (" + row + ")" : "(" + row + ")");
+    body_.line("const int64_t sb_smem = (" + elems + ") * (int64_t)sizeof(" +
+               std::string(c_type(p.type)) + ");");
+    CodeWriter a(body_.indent() + 1), b(body_.indent() + 1);
+    go(a, staged, "(size_t)sb_smem", t1, s1);
+    go(b, global, "0", t2, s2);
+    body_.line("if (sb_smem <= " + str(kMaxRowSmem) + ") {");
+    body_.raw(a.str());
+    body_.line("} else {  // the rows do not fit in shared memory");
+    body_.raw(b.str());
+    body_.line("}");
+  } else {
+    go(body_, global, "0", t2, s2);
+  }
+  sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+  body_.close();
+}
+
 // ---- the variant ------------------------------------------------------------------------------
 
 VariantCode Gen::run() {
   const std::string& s = v_.strategy;
+  // Under warp_per_row and block_per_row, each row group (lower/row_fusion.h) whose statements
+  // the fused kernel can lower is one kernel; the other statements keep their own kernels.
+  std::map<size_t, RowPlan> fused;
+  if (s == "warp_per_row" || s == "block_per_row")
+    for (const RowGroup& g : find_row_groups(spec_)) {
+      RowPlan p;
+      if (plan_rows(spec_, g, &p)) fused.emplace(g.first, p);
+    }
   for (size_t k = 0; k < spec_.stmts.size(); ++k) {
     const Statement& st = spec_.stmts[k];
     std::string why;
+    if (auto it = fused.find(k); it != fused.end()) {
+      fused_rows(it->second, s == "warp_per_row");
+      k = it->second.last;
+      continue;
+    }
     if (s == "thread_per_output") {
       generic(k, st, false);
       continue;

@@ -20,6 +20,15 @@ constexpr int64_t kMaxPartials = 1024;
 // Dynamic shared memory a tiled_stencil launch may use; larger halos take the untiled kernel.
 constexpr int64_t kMaxStencilSmem = 48 * 1024;
 
+// A fused row group (warp_per_row, block_per_row) runs on a grid of blocks that each process at
+// least this many rows, so that what a block stages once (tensors every row reads alike) serves
+// that many rows; the grid is also capped at SMs * 4 blocks.
+constexpr int64_t kMinRowsPerBlock = 16;
+
+// Dynamic shared memory a fused row group's kernel may use (the default limit without opting in);
+// larger rows take the kernel that reads global memory instead.
+constexpr int64_t kMaxRowSmem = 48 * 1024;
+
 // File-level pieces shared by every variant of one generated file.
 struct FileParts {
   HelperSet helpers;                                  // portable helpers (emit_common.h)

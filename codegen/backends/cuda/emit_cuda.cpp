@@ -39,10 +39,13 @@ class CudaEmitter final : public Emitter {
          {block, per_sm}},
         {"warp_per_row",
          "row-wise reductions: one warp per output element, lanes striding the reduction, a "
-         "shuffle combine",
+         "shuffle combine; a row group is one kernel, a warp owning a row, row temps in "
+         "registers or shared memory",
          {block}},
         {"block_per_row",
-         "row-wise reductions: one block per output element, a shared-memory tree",
+         "row-wise reductions: one block per output element, a shared-memory tree; a row group "
+         "is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps "
+         "in registers or shared memory, row-invariant reads staged once per block",
          {block}},
         {"tiled_matmul",
          "matrix products: tile x tile output tiles, with a and b staged through shared memory",
@@ -149,7 +152,7 @@ GeneratedFile CudaEmitter::print(const Spec& spec) const {
   if (!file.globals.empty())
     out += banner("Scratch buffers in device memory (one launch of a variant at a time)") +
            file.globals + "\n";
-  out += banner("Kernels: one __global__ function per variant and statement") + kernels;
+  out += banner("Kernels: one __global__ function per variant and statement (or row group)") + kernels;
   out +=
       banner("Launchers: one function per variant, launching its statements in order") + launchers;
   out += banner("Dispatch") + dispatch_section(spec, backend());

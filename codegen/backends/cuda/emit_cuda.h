@@ -35,6 +35,19 @@
 //                      a shuffle combine, lane 0 applying the epilogue.
 //   block_per_row      (block_size): the same statements, one block per output element
 //                      (grid-stride over elements, grid <= 65535) with a shared-memory tree.
+//   Row groups under warp_per_row and block_per_row: the statements that lower/row_fusion.h
+//                      groups into one loop over rows (rank 1 and 2, see plan_rows in
+//                      cuda_kernels.cpp) are one kernel, in which a warp (or a block) owns a row
+//                      at a time, rows grid-stride over a grid of at most SMs * 4 blocks (at
+//                      least one row per warp, or 16 rows per block). Per-row values (rowmax,
+//                      mean) stay in registers, every thread holding them after a warp (or
+//                      block: shuffles plus one value per warp in shared memory) all-reduce;
+//                      row temps (e[r, c]), rows read more than once, and tensors read with no
+//                      row index (weight[c], once per block) live in dynamic shared memory. Loops
+//                      along a row visit whole 128-byte segments first, then the partial head and
+//                      tail; per-row outputs are stored in batches, one row per thread. When the
+//                      shared memory exceeds kMaxRowSmem (48 KiB), a second kernel reads global
+//                      memory instead and recomputes row temps where they are read.
 //   tiled_matmul       (tile 8..32, default 16): c[i, j] = epilogue(red(k: f(a[i, k], b[k, j])))
 //                      with either operand possibly transposed (a[k, i], b[j, k]): tile x tile
 //                      blocks, both operands staged through padded shared tiles [k][tile + 1],

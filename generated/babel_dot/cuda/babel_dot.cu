@@ -72,7 +72,7 @@ static __device__ double sb_part_block_reduce_s0[1024];
 static __device__ double sb_part_warp_reduce_s0[1024];
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.

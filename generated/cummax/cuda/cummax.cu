@@ -88,7 +88,7 @@ static __device__ __forceinline__ float sb_warp_scan_max_f32(float v) {
 static __device__ float sb_part_scan_s0[1024];
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.

@@ -48,7 +48,7 @@ static inline __host__ __device__ int32_t sb_add_i32(int32_t a, int32_t b) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.

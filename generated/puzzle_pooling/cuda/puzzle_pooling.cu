@@ -56,7 +56,7 @@ static inline __host__ __device__ int64_t sb_min_i64(int64_t a, int64_t b) { ret
 static inline __host__ __device__ int64_t sb_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.

@@ -62,7 +62,7 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.
@@ -100,7 +100,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 }
 
 // Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
-// reduction, a shuffle combine.
+// reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+// registers or shared memory.
 
 // s[r] = sum(c in 0..C: x[r, c])
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
@@ -123,7 +124,9 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
   }
 }
 
-// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree.
+// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+// row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps
+// in registers or shared memory, row-invariant reads staged once per block.
 
 // s[r] = sum(c in 0..C: x[r, c])
 __global__ void __launch_bounds__(256) sb_block_per_row_s0(

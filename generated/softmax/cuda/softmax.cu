@@ -83,7 +83,7 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.
@@ -203,163 +203,311 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s3(
 }
 
 // Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
-// reduction, a shuffle combine.
+// reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+// registers or shared memory.
 
 // rowmax[r] = max(c in 0..C: x[r, c])
-__global__ void __launch_bounds__(256) sb_warp_per_row_s0(
-    const float* __restrict__ x, float* __restrict__ rowmax, const int64_t R, const int64_t C) {
-  const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
-  // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
-  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t r = sb_t;
-    float sb_acc = -INFINITY;
-    for (int64_t c = sb_lane; c < C; c += 32) {
-      sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-    }
-    sb_acc = sb_warp_max_f32(sb_acc);
-    if (sb_lane == 0) {
-      rowmax[r] = sb_acc;
-    }
-  }
-}
-
 // e[r, c] = exp(x[r, c] - rowmax[r])
-__global__ void __launch_bounds__(256) sb_warp_per_row_s1(
-    const float* __restrict__ x, const float* __restrict__ rowmax, float* __restrict__ e,
-    const int64_t R, const int64_t C) {
-  const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t r = sb_t / C;
-    const int64_t c = sb_t % C;
-    e[r * C + c] = expf(x[r * C + c] - rowmax[r]);
-  }
-}
-
 // rowsum[r] = sum(c in 0..C: e[r, c])
-__global__ void __launch_bounds__(256) sb_warp_per_row_s2(
-    const float* __restrict__ e, float* __restrict__ rowsum, const int64_t R, const int64_t C) {
-  const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
-  // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
-  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t r = sb_t;
-    float sb_acc = 0.0f;
-    for (int64_t c = sb_lane; c < C; c += 32) {
-      sb_acc += e[r * C + c];
-    }
-    sb_acc = sb_warp_sum_f32(sb_acc);
-    if (sb_lane == 0) {
-      rowsum[r] = sb_acc;
-    }
-  }
-}
-
 // y[r, c] = e[r, c] / rowsum[r]
-__global__ void __launch_bounds__(256) sb_warp_per_row_s3(
-    const float* __restrict__ e, const float* __restrict__ rowsum, float* __restrict__ y,
-    const int64_t R, const int64_t C) {
-  const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t r = sb_t / C;
-    const int64_t c = sb_t % C;
-    y[r * C + c] = e[r * C + c] / rowsum[r];
+// Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+// grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+// thread holds its row's value); the row of e lives in shared memory; the row of x is staged in
+// shared memory, read once.
+__global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
+    const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
+  SB_DYNAMIC_SHARED(float, sb_rows);
+  // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C + C);  // this warp's rows
+  const int64_t sb_off_x = sb_mine;
+  const int64_t sb_off_e = sb_off_x + C;
+  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
+  float sb_row_rowmax[1];  // rowmax[row], in every thread of the warp
+  float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
+  // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+  for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
+    // Stage the rows read more than once: memory is read once per row.
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const float sb_v = x[sb_row * C + sb_c];
+        if (sb_j == sb_j0 + sb_lane) sb_rows[sb_off_x + sb_c] = sb_v;
+      }
+    }
+    __syncwarp();
+    {  // rowmax[r] = max(c in 0..C: x[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = -INFINITY;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
+      }
+      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
+      sb_row_rowmax[0] = sb_acc;
+    }
+    __syncwarp();
+    {  // e[r, c] = exp(x[r, c] - rowmax[r])
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
+      }
+    }
+    __syncwarp();
+    {  // rowsum[r] = sum(c in 0..C: e[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = 0.0f;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc += sb_rows[sb_off_e + c];
+      }
+      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
+      sb_row_rowsum[0] = sb_acc;
+    }
+    __syncwarp();
+    {  // y[r, c] = e[r, c] / rowsum[r]
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
+      }
+    }
+    __syncwarp();
   }
 }
-
-// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree.
 
 // rowmax[r] = max(c in 0..C: x[r, c])
-__global__ void __launch_bounds__(256) sb_block_per_row_s0(
-    const float* __restrict__ x, float* __restrict__ rowmax, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_red, 256);
-  const int64_t sb_total = R;
-  // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
-    const int64_t r = sb_t;
-    float sb_acc = -INFINITY;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
-      sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-    }
-    sb_red[threadIdx.x] = sb_acc;
-    __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const float sb_a = sb_red[threadIdx.x];
-        const float sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_max_f32(sb_a, sb_b);
-      }
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-      sb_acc = sb_red[0];
-      rowmax[r] = sb_acc;
-    }
-  }
-}
-
 // e[r, c] = exp(x[r, c] - rowmax[r])
-__global__ void __launch_bounds__(256) sb_block_per_row_s1(
-    const float* __restrict__ x, const float* __restrict__ rowmax, float* __restrict__ e,
-    const int64_t R, const int64_t C) {
-  const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t r = sb_t / C;
-    const int64_t c = sb_t % C;
-    e[r * C + c] = expf(x[r * C + c] - rowmax[r]);
-  }
-}
-
 // rowsum[r] = sum(c in 0..C: e[r, c])
-__global__ void __launch_bounds__(256) sb_block_per_row_s2(
-    const float* __restrict__ e, float* __restrict__ rowsum, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_red, 256);
-  const int64_t sb_total = R;
-  // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
-    const int64_t r = sb_t;
-    float sb_acc = 0.0f;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
-      sb_acc += e[r * C + c];
-    }
-    sb_red[threadIdx.x] = sb_acc;
-    __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const float sb_a = sb_red[threadIdx.x];
-        const float sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_a + sb_b;
+// y[r, c] = e[r, c] / rowsum[r]
+// Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+// grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+// thread holds its row's value); the rows did not fit in shared memory, so reads go to global
+// memory and e is recomputed where it is read (no temp is stored).
+__global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
+    const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
+  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
+  float sb_row_rowmax[1];  // rowmax[row], in every thread of the warp
+  float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
+  // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+  for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
+    {  // rowmax[r] = max(c in 0..C: x[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = -INFINITY;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
       }
-      __syncthreads();
+      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
+      sb_row_rowmax[0] = sb_acc;
     }
-    if (threadIdx.x == 0) {
-      sb_acc = sb_red[0];
-      rowsum[r] = sb_acc;
+    __syncwarp();
+    {  // e[r, c] = exp(x[r, c] - rowmax[r])
+      // e is not stored: it is recomputed where it is read.
+    }
+    {  // rowsum[r] = sum(c in 0..C: e[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = 0.0f;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
+      }
+      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
+      sb_row_rowsum[0] = sb_acc;
+    }
+    __syncwarp();
+    {  // y[r, c] = e[r, c] / rowsum[r]
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
+      }
     }
   }
 }
 
+// Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+// row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps
+// in registers or shared memory, row-invariant reads staged once per block.
+
+// rowmax[r] = max(c in 0..C: x[r, c])
+// e[r, c] = exp(x[r, c] - rowmax[r])
+// rowsum[r] = sum(c in 0..C: e[r, c])
 // y[r, c] = e[r, c] / rowsum[r]
-__global__ void __launch_bounds__(256) sb_block_per_row_s3(
-    const float* __restrict__ e, const float* __restrict__ rowsum, float* __restrict__ y,
-    const int64_t R, const int64_t C) {
-  const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t r = sb_t / C;
-    const int64_t c = sb_t % C;
-    y[r * C + c] = e[r * C + c] / rowsum[r];
+// Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+// grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+// thread holds its row's value); the row of e lives in shared memory; the row of x is staged in
+// shared memory, read once.
+__global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
+    const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
+  SB_DYNAMIC_SHARED(float, sb_rows);
+  // Shared memory: the broadcast tensors once per block, then one set of rows per block.
+  const int64_t sb_mine = 0;  // this block's rows
+  const int64_t sb_off_x = sb_mine;
+  const int64_t sb_off_e = sb_off_x + C;
+  const int64_t sb_lane = threadIdx.x;
+  const int64_t sb_worker = blockIdx.x;
+  const int64_t sb_workers = gridDim.x;
+  float sb_row_rowmax[1];  // rowmax[row], in every thread of the block
+  float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
+  // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+  for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
+    // Stage the rows read more than once: memory is read once per row.
+    {
+      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
+      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
+      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+        if (sb_j0 + sb_lane / 32 * 32 >= C) continue;  // no slot for this warp
+        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const float sb_v = x[sb_row * C + sb_c];
+        if (sb_j == sb_j0 + sb_lane) sb_rows[sb_off_x + sb_c] = sb_v;
+      }
+    }
+    __syncthreads();
+    {  // rowmax[r] = max(c in 0..C: x[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = -INFINITY;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
+      }
+      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
+      // Every thread combines the warps' values, in the same order.
+      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
+      __syncthreads();
+      sb_acc = sb_warps_f32[0];
+      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
+      __syncthreads();
+      sb_row_rowmax[0] = sb_acc;
+    }
+    __syncthreads();
+    {  // e[r, c] = exp(x[r, c] - rowmax[r])
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
+      }
+    }
+    __syncthreads();
+    {  // rowsum[r] = sum(c in 0..C: e[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = 0.0f;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc += sb_rows[sb_off_e + c];
+      }
+      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
+      // Every thread combines the warps' values, in the same order.
+      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
+      __syncthreads();
+      sb_acc = sb_warps_f32[0];
+      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
+      __syncthreads();
+      sb_row_rowsum[0] = sb_acc;
+    }
+    __syncthreads();
+    {  // y[r, c] = e[r, c] / rowsum[r]
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// rowmax[r] = max(c in 0..C: x[r, c])
+// e[r, c] = exp(x[r, c] - rowmax[r])
+// rowsum[r] = sum(c in 0..C: e[r, c])
+// y[r, c] = e[r, c] / rowsum[r]
+// Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+// grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+// thread holds its row's value); the rows did not fit in shared memory, so reads go to global
+// memory and e is recomputed where it is read (no temp is stored).
+__global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
+    const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
+  const int64_t sb_lane = threadIdx.x;
+  const int64_t sb_worker = blockIdx.x;
+  const int64_t sb_workers = gridDim.x;
+  float sb_row_rowmax[1];  // rowmax[row], in every thread of the block
+  float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
+  // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+  for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
+    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
+    {  // rowmax[r] = max(c in 0..C: x[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = -INFINITY;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
+      }
+      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
+      // Every thread combines the warps' values, in the same order.
+      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
+      __syncthreads();
+      sb_acc = sb_warps_f32[0];
+      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
+      __syncthreads();
+      sb_row_rowmax[0] = sb_acc;
+    }
+    __syncthreads();
+    {  // e[r, c] = exp(x[r, c] - rowmax[r])
+      // e is not stored: it is recomputed where it is read.
+    }
+    {  // rowsum[r] = sum(c in 0..C: e[r, c])
+      [[maybe_unused]] const int64_t r = sb_row;
+      float sb_acc = 0.0f;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
+      }
+      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
+      // Every thread combines the warps' values, in the same order.
+      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
+      __syncthreads();
+      sb_acc = sb_warps_f32[0];
+      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
+      __syncthreads();
+      sb_row_rowsum[0] = sb_acc;
+    }
+    __syncthreads();
+    {  // y[r, c] = e[r, c] / rowsum[r]
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
+      }
+    }
   }
 }
 
@@ -476,6 +624,9 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[4];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
+  (void)rowmax;  // not used by any statement
+  (void)e;  // not used by any statement
+  (void)rowsum;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&sb_device));
@@ -485,37 +636,23 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
 
   // rowmax[r] = max(c in 0..C: x[r, c])
-  {
-    const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
-    SB_LAUNCH(sb_warp_per_row_s0, sb_grid, 256, 0, sb_stream, x, rowmax, R, C);
-    SB_CHECK_LAUNCH(sb_warp_per_row_s0);
-  }
-
   // e[r, c] = exp(x[r, c] - rowmax[r])
-  {
-    const int64_t sb_total = R * C;
-    const int64_t sb_blocks = (sb_total + 255) / 256;
-    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_warp_per_row_s1, sb_grid, 256, 0, sb_stream, x, rowmax, e, R, C);
-    SB_CHECK_LAUNCH(sb_warp_per_row_s1);
-  }
-
   // rowsum[r] = sum(c in 0..C: e[r, c])
-  {
-    const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
-    SB_LAUNCH(sb_warp_per_row_s2, sb_grid, 256, 0, sb_stream, e, rowsum, R, C);
-    SB_CHECK_LAUNCH(sb_warp_per_row_s2);
-  }
-
   // y[r, c] = e[r, c] / rowsum[r]
-  {
-    const int64_t sb_total = R * C;
-    const int64_t sb_blocks = (sb_total + 255) / 256;
-    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_warp_per_row_s3, sb_grid, 256, 0, sb_stream, e, rowsum, y, R, C);
-    SB_CHECK_LAUNCH(sb_warp_per_row_s3);
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (8 * (C + C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_LAUNCH(sb_warp_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream, x, y,
+                R, C);
+      SB_CHECK_LAUNCH(sb_warp_per_row_s0_rows);
+    } else {  // the rows do not fit in shared memory
+      SB_LAUNCH(sb_warp_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, y, R, C);
+      SB_CHECK_LAUNCH(sb_warp_per_row_s0_rows_global);
+    }
   }
   return 0;
 }
@@ -529,6 +666,9 @@ static int sb_variant_block_per_row(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[4];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
+  (void)rowmax;  // not used by any statement
+  (void)e;  // not used by any statement
+  (void)rowsum;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&sb_device));
@@ -538,37 +678,24 @@ static int sb_variant_block_per_row(const sb_args* sb_a) {
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
 
   // rowmax[r] = max(c in 0..C: x[r, c])
-  {
-    const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
-    SB_LAUNCH(sb_block_per_row_s0, sb_grid, 256, 0, sb_stream, x, rowmax, R, C);
-    SB_CHECK_LAUNCH(sb_block_per_row_s0);
-  }
-
   // e[r, c] = exp(x[r, c] - rowmax[r])
-  {
-    const int64_t sb_total = R * C;
-    const int64_t sb_blocks = (sb_total + 255) / 256;
-    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_block_per_row_s1, sb_grid, 256, 0, sb_stream, x, rowmax, e, R, C);
-    SB_CHECK_LAUNCH(sb_block_per_row_s1);
-  }
-
   // rowsum[r] = sum(c in 0..C: e[r, c])
-  {
-    const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
-    SB_LAUNCH(sb_block_per_row_s2, sb_grid, 256, 0, sb_stream, e, rowsum, R, C);
-    SB_CHECK_LAUNCH(sb_block_per_row_s2);
-  }
-
   // y[r, c] = e[r, c] / rowsum[r]
-  {
-    const int64_t sb_total = R * C;
-    const int64_t sb_blocks = (sb_total + 255) / 256;
-    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_block_per_row_s3, sb_grid, 256, 0, sb_stream, e, rowsum, y, R, C);
-    SB_CHECK_LAUNCH(sb_block_per_row_s3);
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = ((C + C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_LAUNCH(sb_block_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream, x,
+                y, R, C);
+      SB_CHECK_LAUNCH(sb_block_per_row_s0_rows);
+    } else {  // the rows do not fit in shared memory
+      SB_LAUNCH(sb_block_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, y, R,
+                C);
+      SB_CHECK_LAUNCH(sb_block_per_row_s0_rows_global);
+    }
   }
   return 0;
 }

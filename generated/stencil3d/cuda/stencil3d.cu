@@ -57,7 +57,7 @@ static inline __host__ __device__ int64_t sb_clamp(int64_t v, int64_t n) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant thread_per_output: one thread per output element, one launch per statement.

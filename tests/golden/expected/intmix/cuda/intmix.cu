@@ -78,7 +78,7 @@ static inline __host__ __device__ int32_t sb_f64_to_i32(double x) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant naive: one thread per output element, one launch per statement.

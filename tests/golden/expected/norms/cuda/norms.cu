@@ -53,7 +53,7 @@ static inline __host__ __device__ double sb_max_f64(double a, double b) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant naive: one thread per output element, one launch per statement.

@@ -52,7 +52,7 @@ static inline __host__ __device__ float sb_max_f32(float a, float b) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant naive: one thread per output element, one launch per statement.
