@@ -325,7 +325,7 @@ class Gen {
       if (b == std::string::npos) b = comments.size();
       const std::string line = comments.substr(a, b - a);
       bool stmt = false;
-      for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + to_string(st, spec_);
+      for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + source_text(st, spec_);
       wrapped += stmt ? line + "\n" : wrap_comment(line);
     }
     kernels_ += wrapped + wrap_call(head, ps, " {", 0) + "\n" + body.str() + "}\n\n";
@@ -351,7 +351,7 @@ class Gen {
 
   void open_stmt(size_t k, const Statement& st) {
     if (k > 0) body_.line("");
-    body_.line("// " + to_string(st, spec_));
+    body_.line("// " + source_text(st, spec_));
     body_.open("{");
   }
 
@@ -517,7 +517,7 @@ void Gen::guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
 // ---- generic ----------------------------------------------------------------------------------
 
 void Gen::generic(size_t k, const Statement& st, bool grid_stride) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const bool scalar = st.rank() == 0;
   StmtLowering L(spec_, st, &h_);
   CodeWriter kb(1);
@@ -574,7 +574,7 @@ void Gen::generic_launch(CodeWriter& w, const Statement& st, const std::string& 
 // ---- vectorized -------------------------------------------------------------------------------
 
 void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
   // Tensors loaded as vectors, in order of first appearance; the widest element sets the lanes.
@@ -722,7 +722,7 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
 
 // kind: 't' block_reduce (shared-memory tree), 'w' warp_reduce (shuffles), 'a' atomic_reduce.
 void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const DType t = value_type(red);
   const std::string ct = c_type(t);
   const std::string id = identity(red.rop, t);
@@ -836,7 +836,7 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
 // ---- row-wise reductions ----------------------------------------------------------------------
 
 void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const DType t = value_type(red);
   const std::string ct = c_type(t);
   const IndexVar& var = st.vars[red.ref];
@@ -899,7 +899,7 @@ void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) 
 // ---- matrix products --------------------------------------------------------------------------
 
 void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const int64_t T = p("tile");
   const std::string ts = str(T), pitch = str(T + 1);
   const Expr& red = *m.red;
@@ -979,7 +979,7 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
 }
 
 void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const int64_t BM = p("bm"), BN = p("bn"), BK = p("bk"), TM = p("tm"), TN = p("tn");
   const int64_t RM = BM / TM, RN = BN / TN, NT = RM * RN;
   const Expr& red = *m.red;
@@ -1155,7 +1155,7 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
 // ---- transpose --------------------------------------------------------------------------------
 
 void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const int64_t T = p("tile"), R = p("block_rows");
   const std::string ts = str(T), pitch = str(T + 1);
   StmtLowering L(spec_, st, &h_);
@@ -1272,7 +1272,7 @@ void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, siz
 }
 
 void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const size_t rank = st.rank();
   const Tensor& X = spec_.tensors[m.tensor];
   const std::string xt = c_type(X.type);
@@ -1406,7 +1406,7 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
 // ---- scans ------------------------------------------------------------------------------------
 
 void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
-  const std::string text = to_string(st, spec_);
+  const std::string text = source_text(st, spec_);
   const Expr& red = *m.red;
   const DType t = value_type(red);
   const std::string ct = c_type(t);
@@ -1776,7 +1776,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   for (size_t k = p.first; k <= p.last; ++k) {
     const Statement& st = spec_.stmts[k];
     StmtLowering& L = fresh(st);
-    w.open("{  // " + to_string(st, spec_));
+    w.open("{  // " + source_text(st, spec_));
     const bool row_temp = in(p.rows, st.out);
     if (row_temp && !staged) {
       w.line("// " + spec_.tensors[st.out].name + " is not stored: it is recomputed where it is read.");
@@ -1887,7 +1887,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
     if (b == std::string::npos) b = comments.size();
     const std::string line = comments.substr(a, b - a);
     bool stmt = false;
-    for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + to_string(st, spec_);
+    for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + source_text(st, spec_);
     wrapped += stmt ? line + "\n" : wrap_comment(line);
   }
   kernels_ += wrapped + wrap_call(head, ps, " {", 0) + "\n" + w.str() + "}\n\n";
@@ -2185,7 +2185,7 @@ Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& in
       }
       continue;
     }
-    if (first.empty()) first = "'" + to_string(st, spec) + "' does not fit: " + why;
+    if (first.empty()) first = "'" + source_text(st, spec) + "' does not fit: " + why;
     ++misses;
   }
   if (misses < spec.stmts.size()) return {};

@@ -62,7 +62,7 @@ static inline __host__ __device__ int64_t sb_max_i64(int64_t a, int64_t b) { ret
 
 // Variant thread_per_output: one thread per output element, one launch per statement.
 
-// y[i] = sum(k in 0..K: x[i + k - div_trunc(K, 2)] * w[k])
+// y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
 __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
     const int64_t N, const int64_t K) {
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 
 // Variant grid_stride: a grid-stride loop over output elements.
 
-// y[i] = sum(k in 0..K: x[i + k - div_trunc(K, 2)] * w[k])
+// y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
     const int64_t N, const int64_t K) {
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 // Variant tiled_stencil: reads at offsets of the output index, staged with their halo in dynamic
 // shared memory.
 
-// y[i] = sum(k in 0..K: x[i + k - div_trunc(K, 2)] * w[k])
+// y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
 // Each block stages its outputs' window of x (halo included) in dynamic shared memory.
 __global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
@@ -163,7 +163,7 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   const int64_t K = sb_a->sizes[1];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
-  // y[i] = sum(k in 0..K: x[i + k - div_trunc(K, 2)] * w[k])
+  // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
   {
     const int64_t sb_total = N;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
@@ -188,7 +188,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
       cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
 
-  // y[i] = sum(k in 0..K: x[i + k - div_trunc(K, 2)] * w[k])
+  // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
   {
     const int64_t sb_total = N;
     const int64_t sb_blocks = (sb_total + 255) / 256;
@@ -214,7 +214,7 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
       cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
 
-  // y[i] = sum(k in 0..K: x[i + k - div_trunc(K, 2)] * w[k])
+  // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
   {
     int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
     sb_lo0 = sb_min_i64(sb_lo0, -(K / 2));

@@ -83,7 +83,7 @@ static inline __host__ __device__ int32_t sb_f64_to_i32(double x) {
 
 // Variant naive: one thread per output element, one launch per statement.
 
-// q[i] = select(b[i] == 0, 0, select(b[i] == -1, -a[i], div_trunc(a[i], select(b[i] == 0 || b[i] == -1, 1, b[i])))) + select(b[i] == 0 || b[i] == -1, 0, rem_trunc(a[i], select(b[i] == 0 || b[i] == -1, 1, b[i]))) - -a[i] * 7
+// q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
 __global__ void __launch_bounds__(32) sb_naive_s0(const int32_t* __restrict__ a,
                                                   const int32_t* __restrict__ b,
                                                   int32_t* __restrict__ q, const int64_t N) {
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(32) sb_naive_s0(const int32_t* __restrict__ a,
   q[i] = sb_sub_i32(sb_add_i32(b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i32(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i])), b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i])), sb_mul_i32(sb_neg_i32(a[i]), 7));
 }
 
-// m[i] = rem_trunc(max(abs(a[i]), min(b[i], i32(f[i]))), 5)
+// m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
 __global__ void __launch_bounds__(32) sb_naive_s1(const int32_t* __restrict__ a,
                                                   const int32_t* __restrict__ b,
                                                   const double* __restrict__ f,
@@ -121,7 +121,7 @@ __global__ void sb_naive_s2(const int32_t* __restrict__ a, const int32_t* __rest
   total[0] = sb_add_i32(sb_acc0, sb_acc1);
 }
 
-// g[i] = f64(div_trunc(a[i], 2)) + f64(div_trunc(i, 3)) * 0.5 + lut[a[i] + 8]
+// g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
 __global__ void __launch_bounds__(32) sb_naive_s3(const int32_t* __restrict__ a,
                                                   const double* __restrict__ lut,
                                                   double* __restrict__ g, const int64_t N) {
@@ -149,7 +149,7 @@ static int sb_variant_naive(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
-  // q[i] = select(b[i] == 0, 0, select(b[i] == -1, -a[i], div_trunc(a[i], select(b[i] == 0 || b[i] == -1, 1, b[i])))) + select(b[i] == 0 || b[i] == -1, 0, rem_trunc(a[i], select(b[i] == 0 || b[i] == -1, 1, b[i]))) - -a[i] * 7
+  // q[i] = a[i] / b[i] + a[i] % b[i] - -a[i] * 7
   {
     const int64_t sb_total = N;
     const unsigned sb_grid = (unsigned)((sb_total + 31) / 32);
@@ -157,7 +157,7 @@ static int sb_variant_naive(const sb_args* sb_a) {
     SB_CHECK_LAUNCH(sb_naive_s0);
   }
 
-  // m[i] = rem_trunc(max(abs(a[i]), min(b[i], i32(f[i]))), 5)
+  // m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
   {
     const int64_t sb_total = N;
     const unsigned sb_grid = (unsigned)((sb_total + 31) / 32);
@@ -171,7 +171,7 @@ static int sb_variant_naive(const sb_args* sb_a) {
     SB_CHECK_LAUNCH(sb_naive_s2);
   }
 
-  // g[i] = f64(div_trunc(a[i], 2)) + f64(div_trunc(i, 3)) * 0.5 + lut[a[i] + 8]
+  // g[i] = f64(a[i] / 2) + f64(i / 3) * 0.5 + lut[a[i] + 8]
   {
     const int64_t sb_total = N;
     const unsigned sb_grid = (unsigned)((sb_total + 31) / 32);

@@ -51,7 +51,7 @@ static inline __host__ __device__ int32_t sb_neg_i32(int32_t a) {
 }
 
 // -----------------------------------------------------------------------------
-// Kernels: one __global__ function per variant and statement
+// Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
 // Variant naive: one thread per output element, one launch per statement.

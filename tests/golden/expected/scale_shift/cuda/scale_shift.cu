@@ -57,7 +57,7 @@ static inline __host__ __device__ float sb_max_f32(float a, float b) {
 
 // Variant naive: one thread per output element, one launch per statement.
 
-// y[i] = alpha * x[i] + 0.1 * f32(rem_trunc(i, 3)) - 2.5e-07
+// y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
 __global__ void __launch_bounds__(256) sb_naive_s0(
     const float* __restrict__ x, const float* __restrict__ alpha, float* __restrict__ y,
     const int64_t N) {
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(256) sb_naive_s1(
 
 // Variant strided: a grid-stride loop over output elements.
 
-// y[i] = alpha * x[i] + 0.1 * f32(rem_trunc(i, 3)) - 2.5e-07
+// y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
 __global__ void __launch_bounds__(128) sb_strided_s0(
     const float* __restrict__ x, const float* __restrict__ alpha, float* __restrict__ y,
     const int64_t N) {
@@ -120,7 +120,7 @@ static int sb_variant_naive(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
-  // y[i] = alpha * x[i] + 0.1 * f32(rem_trunc(i, 3)) - 2.5e-07
+  // y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
   {
     const int64_t sb_total = N;
     const unsigned sb_grid = (unsigned)((sb_total + 255) / 256);
@@ -153,7 +153,7 @@ static int sb_variant_strided(const sb_args* sb_a) {
       cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 8;  // blocks_per_sm
 
-  // y[i] = alpha * x[i] + 0.1 * f32(rem_trunc(i, 3)) - 2.5e-07
+  // y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
   {
     const int64_t sb_total = N;
     const int64_t sb_blocks = (sb_total + 127) / 128;
