@@ -532,8 +532,8 @@ class Checker {
     Status visit_read(Expr& e) override {
       for (auto& a : e.args) {
         SB_TRY(visit(*a));
-        SB_TRY(c_.expect_type(*a, DType::Index,
-                              "a subscript of '" + c_.s_.tensors[e.ref].name + "'"));
+        SB_TRY(
+            c_.expect_type(*a, DType::Index, "a subscript of '" + c_.s_.tensors[e.ref].name + "'"));
       }
       e.type = c_.s_.tensors[e.ref].type;
       return {};
@@ -560,8 +560,8 @@ class Checker {
       SB_TRY(visit(b));
       if (e.bop == BinOp::And || e.bop == BinOp::Or) {
         if (a.type != DType::Bool || b.type != DType::Bool)
-          return make_error(e.loc, std::string("'") + binop_symbol(e.bop) +
-                                       "' needs comparisons on both sides");
+          return make_error(
+              e.loc, std::string("'") + binop_symbol(e.bop) + "' needs comparisons on both sides");
         e.type = DType::Bool;
         return {};
       }

@@ -122,7 +122,9 @@ const char* boundary_name(Boundary b) {
   return "?";
 }
 
-ExprPtr clone(const Expr& e) { return ExprMutator().mutate(e); }
+ExprPtr clone(const Expr& e) {
+  return ExprMutator().mutate(e);
+}
 
 namespace {
 
@@ -184,8 +186,12 @@ class SameExpr : public ExprFunctor<bool(const Expr&)> {
   }
 
  protected:
-  bool visit_float_lit(const Expr& a, const Expr& b) override { return a.fval == b.fval && kids(a, b); }
-  bool visit_int_lit(const Expr& a, const Expr& b) override { return a.ival == b.ival && kids(a, b); }
+  bool visit_float_lit(const Expr& a, const Expr& b) override {
+    return a.fval == b.fval && kids(a, b);
+  }
+  bool visit_int_lit(const Expr& a, const Expr& b) override {
+    return a.ival == b.ival && kids(a, b);
+  }
   bool visit_name(const Expr& a, const Expr& b) override { return a.name == b.name && kids(a, b); }
   bool visit_const(const Expr& a, const Expr& b) override { return a.fval == b.fval && kids(a, b); }
   bool visit_index_var(const Expr& a, const Expr& b) override { return ref_rop(a, b); }
@@ -220,11 +226,17 @@ std::vector<const Expr*> nodes_of_kind(const Expr& e, ExprKind kind) {
 
 }  // namespace
 
-bool same_expr(const Expr& a, const Expr& b) { return SameExpr().same(a, b); }
+bool same_expr(const Expr& a, const Expr& b) {
+  return SameExpr().same(a, b);
+}
 
-std::vector<const Expr*> reads_of(const Expr& e) { return nodes_of_kind(e, ExprKind::Read); }
+std::vector<const Expr*> reads_of(const Expr& e) {
+  return nodes_of_kind(e, ExprKind::Read);
+}
 
-std::vector<const Expr*> reduces_of(const Expr& e) { return nodes_of_kind(e, ExprKind::Reduce); }
+std::vector<const Expr*> reduces_of(const Expr& e) {
+  return nodes_of_kind(e, ExprKind::Reduce);
+}
 
 size_t Statement::rank() const {
   size_t n = 0;

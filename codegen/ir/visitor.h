@@ -22,15 +22,32 @@
 // lives in Statement::vars (lo, hi), not under its Reduce node: a walk that must see ranges
 // visits them itself (before check_spec, a Reduce's args are {body, lo, hi} and so are visited).
 //
-// A printer with the strict form (to_string in ir.cpp is one, used by --dump-ir):
+// A printer with the strict form (Printer in ir.cpp, behind to_string and --dump-ir, is one).
+// The per-call context travels as functor arguments; the output stream is a member:
 //
-//   class Printer : public ExprFunctor<void(int parent_prec)> {
+//   class CPrinter : public ExprFunctor<void(int parent_prec)> {
+//    public:
+//     explicit CPrinter(std::ostream& o) : o_(o) {}
+//    protected:
 //     void visit_int_lit(const Expr& e, int) override { o_ << e.ival; }
-//     void visit_binary(const Expr& e, int prec) override {
-//       visit(*e.args[0], 5);  o_ << " + ";  visit(*e.args[1], 5);  // parens by prec
+//     void visit_binary(const Expr& e, int parent_prec) override {
+//       const int p = precedence(e.bop);
+//       if (p < parent_prec) o_ << "(";
+//       visit(*e.args[0], p);
+//       o_ << " " << binop_symbol(e.bop) << " ";
+//       visit(*e.args[1], p + 1);
+//       if (p < parent_prec) o_ << ")";
 //     }
-//     ...one override per kind; a kind left out makes Printer abstract, and `Printer p;` fails.
+//     // ...one override per kind. A kind left out leaves CPrinter abstract, so `CPrinter p(o);`
+//     // does not compile: a backend cannot forget a node, as a `default:` would let it.
+//    private:
+//     std::ostream& o_;
 //   };
+//
+// A backend printer that returns pieces of text (emit_mojo's Piece, emit_mlir's SSA names)
+// takes ExprFunctor<Piece(Writer&, const Mode&)>: the return type and arguments are free.
+// A printer that only overrides a few spellings (a native `rsqrt`) derives from a backend's
+// complete printer and overrides those handlers.
 #pragma once
 
 #include <functional>

@@ -72,9 +72,8 @@ TEST(VisitorTest, VisitsEveryNodeOncePreOrder) {
   Recorder r;
   r.visit(*e);
   const std::vector<std::string> want = {
-      "binary -", "binary +", "name x",   "binary *", "read a",      "name i",
-      "int 2",    "unary -",  "name y",   "reduce k", "call f",      "name k",
-      "float 1.500000", "int 0", "name N"};
+      "binary -", "binary +", "name x", "binary *", "read a",         "name i", "int 2", "unary -",
+      "name y",   "reduce k", "call f", "name k",   "float 1.500000", "int 0",  "name N"};
   EXPECT_EQ(r.seen, want);
   // Each node once: no pointer repeats.
   for (size_t i = 0; i < r.nodes.size(); ++i)
@@ -128,13 +127,14 @@ TEST(VisitorTest, MutableVisitorChangesNodesInPlace) {
 std::vector<std::string> fields(const Expr& root) {
   std::vector<std::string> out;
   for_each_node(root, [&](const Expr& e) {
-    out.push_back(std::to_string(static_cast<int>(e.kind)) + "|" + e.loc.file + ":" +
-                  std::to_string(e.loc.line) + ":" + std::to_string(e.loc.col) + "|" +
-                  std::to_string(static_cast<int>(e.type)) + "|" + std::to_string(e.fval) + "|" +
-                  std::to_string(e.ival) + "|" + e.name + "|" + std::to_string(e.ref) + "|" +
-                  std::to_string(static_cast<int>(e.uop)) + std::to_string(static_cast<int>(e.bop)) +
-                  std::to_string(static_cast<int>(e.fn)) + std::to_string(static_cast<int>(e.rop)) +
-                  std::to_string(static_cast<int>(e.cast_to)) + "|" + std::to_string(e.args.size()));
+    out.push_back(
+        std::to_string(static_cast<int>(e.kind)) + "|" + e.loc.file + ":" +
+        std::to_string(e.loc.line) + ":" + std::to_string(e.loc.col) + "|" +
+        std::to_string(static_cast<int>(e.type)) + "|" + std::to_string(e.fval) + "|" +
+        std::to_string(e.ival) + "|" + e.name + "|" + std::to_string(e.ref) + "|" +
+        std::to_string(static_cast<int>(e.uop)) + std::to_string(static_cast<int>(e.bop)) +
+        std::to_string(static_cast<int>(e.fn)) + std::to_string(static_cast<int>(e.rop)) +
+        std::to_string(static_cast<int>(e.cast_to)) + "|" + std::to_string(e.args.size()));
   });
   return out;
 }
@@ -214,8 +214,7 @@ class KindName : public ExprFunctor<std::string(int)> {
   std::string visit_unary(const Expr&, int d) override { return tag("unary", d); }
   std::string visit_binary(const Expr& e, int d) override {
     // Recursion is the functor's own choice, with its own arguments.
-    return tag("binary", d) + "(" + visit(*e.args[0], d + 1) + "," + visit(*e.args[1], d + 1) +
-           ")";
+    return tag("binary", d) + "(" + visit(*e.args[0], d + 1) + "," + visit(*e.args[1], d + 1) + ")";
   }
   std::string visit_call(const Expr&, int d) override { return tag("call", d); }
   std::string visit_cast(const Expr&, int d) override { return tag("cast", d); }
