@@ -4,6 +4,8 @@
 #include <optional>
 #include <vector>
 
+#include "ir/visitor.h"
+
 namespace sb {
 
 namespace {
@@ -35,69 +37,85 @@ struct Affine {
 // from kReadKey up; `reads` collects them so that their ranges can be substituted.
 constexpr int kReadKey = 1 << 20;
 
-std::optional<Affine> affine(const Expr& e, std::vector<const Expr*>* reads = nullptr) {
-  switch (e.kind) {
-    case ExprKind::IntLit: {
-      Affine a;
-      a.c0 = e.ival;
-      return a;
-    }
-    case ExprKind::SizeRef: {
-      Affine a;
-      a.terms[e.ref] = 1;
-      return a;
-    }
-    case ExprKind::IndexVar: {
-      Affine a;
-      a.terms[-1 - e.ref] = 1;
-      return a;
-    }
-    case ExprKind::Unary: {
-      if (e.uop != UnOp::Neg) return std::nullopt;
-      auto a = affine(*e.args[0], reads);
-      if (!a) return std::nullopt;
-      Affine r;
-      r.add(*a, -1);
-      return r;
-    }
-    case ExprKind::Binary: {
-      auto a = affine(*e.args[0], reads);
-      auto b = affine(*e.args[1], reads);
-      if (!a || !b) return std::nullopt;
-      Affine r;
-      switch (e.bop) {
-        case BinOp::Add:
-          r.add(*a, 1);
-          r.add(*b, 1);
-          return r;
-        case BinOp::Sub:
-          r.add(*a, 1);
-          r.add(*b, -1);
-          return r;
-        case BinOp::Mul:
-          if (a->constant()) {
-            r.add(*b, a->c0);
-            return r;
-          }
-          if (b->constant()) {
-            r.add(*a, b->c0);
-            return r;
-          }
-          return std::nullopt;
-        default:
-          return std::nullopt;
-      }
-    }
-    case ExprKind::Read: {
-      if (!reads) return std::nullopt;
-      Affine a;
-      a.terms[kReadKey + static_cast<int>(reads->size())] = 1;
-      reads->push_back(&e);
-      return a;
-    }
-    default:
-      return std::nullopt;
+// The affine form of an integer expression; nullopt when it is not affine.
+class AffineOf : public ExprFunctor<std::optional<Affine>()> {
+ public:
+  explicit AffineOf(std::vector<const Expr*>* reads) : reads_(reads) {}
+
+ protected:
+  using Form = std::optional<Affine>;
+
+  Form visit_int_lit(const Expr& e) override {
+    Affine a;
+    a.c0 = e.ival;
+    return a;
   }
+  Form visit_size_ref(const Expr& e) override {
+    Affine a;
+    a.terms[e.ref] = 1;
+    return a;
+  }
+  Form visit_index_var(const Expr& e) override {
+    Affine a;
+    a.terms[-1 - e.ref] = 1;
+    return a;
+  }
+  Form visit_unary(const Expr& e) override {
+    if (e.uop != UnOp::Neg) return std::nullopt;
+    auto a = visit(*e.args[0]);
+    if (!a) return std::nullopt;
+    Affine r;
+    r.add(*a, -1);
+    return r;
+  }
+  Form visit_binary(const Expr& e) override {
+    auto a = visit(*e.args[0]);
+    auto b = visit(*e.args[1]);
+    if (!a || !b) return std::nullopt;
+    Affine r;
+    switch (e.bop) {
+      case BinOp::Add:
+        r.add(*a, 1);
+        r.add(*b, 1);
+        return r;
+      case BinOp::Sub:
+        r.add(*a, 1);
+        r.add(*b, -1);
+        return r;
+      case BinOp::Mul:
+        if (a->constant()) {
+          r.add(*b, a->c0);
+          return r;
+        }
+        if (b->constant()) {
+          r.add(*a, b->c0);
+          return r;
+        }
+        return std::nullopt;
+      default:
+        return std::nullopt;
+    }
+  }
+  Form visit_read(const Expr& e) override {
+    if (!reads_) return std::nullopt;
+    Affine a;
+    a.terms[kReadKey + static_cast<int>(reads_->size())] = 1;
+    reads_->push_back(&e);
+    return a;
+  }
+  Form visit_float_lit(const Expr&) override { return std::nullopt; }
+  Form visit_name(const Expr&) override { return std::nullopt; }
+  Form visit_const(const Expr&) override { return std::nullopt; }
+  Form visit_call(const Expr&) override { return std::nullopt; }
+  Form visit_cast(const Expr&) override { return std::nullopt; }
+  Form visit_reduce(const Expr&) override { return std::nullopt; }
+
+ private:
+  std::vector<const Expr*>* reads_;
+};
+
+std::optional<Affine> affine(const Expr& e, std::vector<const Expr*>* reads = nullptr) {
+  return AffineOf(reads).visit(e);
 }
 
 class Prover {
@@ -146,8 +164,33 @@ class Prover {
     return at_ones >= 0;
   }
 
+  // Every read of `e` without a boundary rule, in pre-order; the first failure is the error.
   Status check(const Expr& e) const {
-    if (e.kind == ExprKind::Read && s_.tensors[e.ref].boundary == Boundary::None) {
+    class Reads : public ExprVisitor {
+     public:
+      explicit Reads(const Prover& p) : p_(p) {}
+      Status status;
+
+      void visit(const Expr& e) override {
+        if (status.ok()) ExprVisitor::visit(e);
+      }
+
+     protected:
+      void visit_read(const Expr& e) override {
+        status = p_.check_read(e);
+        visit_children(e);
+      }
+
+     private:
+      const Prover& p_;
+    } reads(*this);
+    reads.visit(e);
+    return reads.status;
+  }
+
+  // The subscripts of one read, when its tensor has no boundary rule.
+  Status check_read(const Expr& e) const {
+    if (s_.tensors[e.ref].boundary == Boundary::None) {
       const Tensor& tn = s_.tensors[e.ref];
       for (size_t d = 0; d < e.args.size(); ++d) {
         const Expr& sub = *e.args[d];
@@ -190,7 +233,6 @@ class Prover {
                                          tn.name + "' or change the range");
       }
     }
-    for (const auto& a : e.args) SB_TRY(check(*a));
     return {};
   }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ir/names.h"
+#include "ir/visitor.h"
 
 namespace sb {
 
@@ -44,26 +45,97 @@ ExprPtr int_lit(int64_t v, const Loc& loc) {
 // a float turns into a float literal, so no backend ever performs integer division on it.
 // A '%' of integer literals that would become a floating-point '%' here (`y[i] = 1 % 3` with an
 // f32 output) is refused, as `f32(i) % 3.0` is: '%' is an integer operator on every backend.
-Status settle(Expr& e, DType t) {
-  if (!is_literal(e.type)) return {};
-  if (e.kind == ExprKind::Binary && e.bop == BinOp::Mod && (is_float(t) || t == DType::FloatLit))
-    return make_error(e.loc, std::string("'%' needs integer operands; here its literal operands "
-                                         "take the type ") +
-                                 (t == DType::FloatLit ? "f64" : dtype_name(t)) +
-                                 " of their context (compute the value, or use an integer "
-                                 "expression)");
-  if (e.kind == ExprKind::IntLit && (is_float(t) || t == DType::FloatLit)) {
-    e.kind = ExprKind::FloatLit;
-    e.fval = static_cast<double>(e.ival);
+// A pre-order walk that stops below a node that is not of literal type, below a comparison,
+// and at the first error.
+class Settle : public MutableExprVisitor {
+ public:
+  explicit Settle(DType t) : t_(t) {}
+  Status status;
+
+  void visit(Expr& e) override {
+    if (!status.ok() || !is_literal(e.type)) return;
+    if (e.kind == ExprKind::Binary && e.bop == BinOp::Mod &&
+        (is_float(t_) || t_ == DType::FloatLit)) {
+      status = make_error(e.loc, std::string("'%' needs integer operands; here its literal "
+                                             "operands take the type ") +
+                                     (t_ == DType::FloatLit ? "f64" : dtype_name(t_)) +
+                                     " of their context (compute the value, or use an integer "
+                                     "expression)");
+      return;
+    }
+    if (e.kind == ExprKind::IntLit && (is_float(t_) || t_ == DType::FloatLit)) {
+      e.kind = ExprKind::FloatLit;
+      e.fval = static_cast<double>(e.ival);
+    }
+    bool comparison = e.kind == ExprKind::Binary &&
+                      (e.bop == BinOp::Lt || e.bop == BinOp::Le || e.bop == BinOp::Gt ||
+                       e.bop == BinOp::Ge || e.bop == BinOp::Eq || e.bop == BinOp::Ne);
+    e.type = t_;
+    if (comparison) return;  // operands were settled when the comparison was typed
+    visit_children(e);
   }
-  bool comparison = e.kind == ExprKind::Binary &&
-                    (e.bop == BinOp::Lt || e.bop == BinOp::Le || e.bop == BinOp::Gt ||
-                     e.bop == BinOp::Ge || e.bop == BinOp::Eq || e.bop == BinOp::Ne);
-  e.type = t;
-  if (comparison) return {};  // operands were settled when the comparison was typed
-  for (auto& a : e.args) SB_TRY(settle(*a, t));
-  return {};
+
+ private:
+  DType t_;
+};
+
+Status settle(Expr& e, DType t) {
+  Settle s(t);
+  s.visit(e);
+  return s.status;
 }
+
+// A shape dimension: an integer expression of sizes and literals with + - * (affine).
+class ShapeDim : public MutableExprFunctor<Status()> {
+ public:
+  ShapeDim(const Spec& s, const Tensor& t) : s_(s), t_(t) {}
+
+ protected:
+  Status visit_int_lit(Expr& e) override {
+    e.type = DType::Index;
+    return {};
+  }
+  Status visit_name(Expr& e) override {
+    int z = s_.find_size(e.name);
+    if (z < 0)
+      return make_error(e.loc,
+                        "unknown size '" + e.name + "' in the shape of tensor '" + t_.name + "'");
+    e.kind = ExprKind::SizeRef;
+    e.ref = z;
+    e.type = DType::Index;
+    return {};
+  }
+  Status visit_binary(Expr& e) override {
+    if (e.bop != BinOp::Add && e.bop != BinOp::Sub && e.bop != BinOp::Mul) return refuse(e);
+    SB_TRY(visit(*e.args[0]));
+    SB_TRY(visit(*e.args[1]));
+    if (e.bop == BinOp::Mul && e.args[0]->kind != ExprKind::IntLit &&
+        e.args[1]->kind != ExprKind::IntLit)
+      return make_error(e.loc, "shape of tensor '" + t_.name +
+                                   "' must be affine in sizes: one side of '*' must be a "
+                                   "literal");
+    e.type = DType::Index;
+    return {};
+  }
+  Status visit_float_lit(Expr& e) override { return refuse(e); }
+  Status visit_const(Expr& e) override { return refuse(e); }
+  Status visit_index_var(Expr& e) override { return refuse(e); }
+  Status visit_size_ref(Expr& e) override { return refuse(e); }
+  Status visit_read(Expr& e) override { return refuse(e); }
+  Status visit_unary(Expr& e) override { return refuse(e); }
+  Status visit_call(Expr& e) override { return refuse(e); }
+  Status visit_cast(Expr& e) override { return refuse(e); }
+  Status visit_reduce(Expr& e) override { return refuse(e); }
+
+ private:
+  Status refuse(const Expr& e) const {
+    return make_error(e.loc, "shape of tensor '" + t_.name +
+                                 "' must be built from sizes, integer literals, + - and *");
+  }
+
+  const Spec& s_;
+  const Tensor& t_;
+};
 
 class Checker {
  public:
@@ -103,41 +175,7 @@ class Checker {
     return {};
   }
 
-  // A shape dimension: an integer expression of sizes and literals with + - * (affine).
-  Status shape_dim(Expr& e, const Tensor& t) {
-    switch (e.kind) {
-      case ExprKind::IntLit:
-        e.type = DType::Index;
-        return {};
-      case ExprKind::Name: {
-        int z = s_.find_size(e.name);
-        if (z < 0)
-          return make_error(
-              e.loc, "unknown size '" + e.name + "' in the shape of tensor '" + t.name + "'");
-        e.kind = ExprKind::SizeRef;
-        e.ref = z;
-        e.type = DType::Index;
-        return {};
-      }
-      case ExprKind::Binary:
-        if (e.bop == BinOp::Add || e.bop == BinOp::Sub || e.bop == BinOp::Mul) {
-          SB_TRY(shape_dim(*e.args[0], t));
-          SB_TRY(shape_dim(*e.args[1], t));
-          if (e.bop == BinOp::Mul && e.args[0]->kind != ExprKind::IntLit &&
-              e.args[1]->kind != ExprKind::IntLit)
-            return make_error(e.loc, "shape of tensor '" + t.name +
-                                         "' must be affine in sizes: one side of '*' must be a "
-                                         "literal");
-          e.type = DType::Index;
-          return {};
-        }
-        break;
-      default:
-        break;
-    }
-    return make_error(e.loc, "shape of tensor '" + t.name +
-                                 "' must be built from sizes, integer literals, + - and *");
-  }
+  Status shape_dim(Expr& e, const Tensor& t) { return ShapeDim(s_, t).visit(e); }
 
   Status size_points() {
     for (bool bench : {false, true}) {
@@ -253,94 +291,115 @@ class Checker {
   }
 
   // Name resolution; rewrites Name nodes in place and moves reduction ranges into `st.vars`.
-  Status resolve(ExprPtr& e, Statement& st, std::vector<int>& scope) {
-    switch (e->kind) {
-      case ExprKind::Name: {
-        for (auto it = scope.rbegin(); it != scope.rend(); ++it) {
-          if (st.vars[*it].name == e->name) {
-            e->kind = ExprKind::IndexVar;
-            e->ref = *it;
-            return {};
-          }
-        }
-        if (int z = s_.find_size(e->name); z >= 0) {
-          e->kind = ExprKind::SizeRef;
-          e->ref = z;
+  class Resolver : public MutableExprFunctor<Status()> {
+   public:
+    Resolver(Checker& c, Statement& st, std::vector<int>& scope) : c_(c), st_(st), scope_(scope) {}
+
+   protected:
+    Status visit_name(Expr& e) override {
+      for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+        if (st_.vars[*it].name == e.name) {
+          e.kind = ExprKind::IndexVar;
+          e.ref = *it;
           return {};
         }
-        if (int t = s_.find_tensor(e->name); t >= 0) {
-          if (!s_.tensors[t].shape.empty())
-            return make_error(e->loc, "tensor '" + e->name + "' has rank " +
-                                          std::to_string(s_.tensors[t].shape.size()) +
-                                          " and needs subscripts");
-          e->kind = ExprKind::Read;
-          e->ref = t;
-          return note_read(*e);
-        }
-        if (e->name == "pi" || e->name == "inf") {
-          e->kind = ExprKind::Const;
-          e->fval = e->name == "pi" ? std::numbers::pi : std::numeric_limits<double>::infinity();
-          return {};
-        }
-        return make_error(e->loc, "undefined name '" + e->name + "'");
       }
-      case ExprKind::Read: {
-        int t = s_.find_tensor(e->name);
-        if (t < 0) return make_error(e->loc, "undefined tensor '" + e->name + "'");
-        const Tensor& tn = s_.tensors[t];
-        if (e->args.size() != tn.shape.size())
-          return make_error(e->loc, "'" + tn.name + "' has rank " +
-                                        std::to_string(tn.shape.size()) + " but is read with " +
-                                        count(e->args.size(), "subscript", "subscripts"));
-        e->ref = t;
-        SB_TRY(note_read(*e));
-        for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
+      const Spec& s = c_.s_;
+      if (int z = s.find_size(e.name); z >= 0) {
+        e.kind = ExprKind::SizeRef;
+        e.ref = z;
         return {};
       }
-      case ExprKind::Call: {
-        static const std::map<std::string, DType> casts = {
-            {"f32", DType::F32}, {"f64", DType::F64}, {"i32", DType::I32}};
-        size_t want = 0;
-        if (const Intrinsic* f = find_intrinsic(e->name)) {
-          e->fn = f->fn;
-          want = static_cast<size_t>(f->arity);
-        } else if (auto c = casts.find(e->name); c != casts.end()) {
-          e->kind = ExprKind::Cast;
-          e->cast_to = c->second;
-          want = 1;
-        } else {
-          return make_error(e->loc, "unknown function '" + e->name + "'");
-        }
-        if (e->args.size() != want)
-          return make_error(e->loc, "'" + e->name + "' takes " + std::to_string(want) +
-                                        " argument" + (want == 1 ? "" : "s") + ", got " +
-                                        std::to_string(e->args.size()));
-        for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
+      if (int t = s.find_tensor(e.name); t >= 0) {
+        if (!s.tensors[t].shape.empty())
+          return make_error(e.loc, "tensor '" + e.name + "' has rank " +
+                                       std::to_string(s.tensors[t].shape.size()) +
+                                       " and needs subscripts");
+        e.kind = ExprKind::Read;
+        e.ref = t;
+        return c_.note_read(e);
+      }
+      if (e.name == "pi" || e.name == "inf") {
+        e.kind = ExprKind::Const;
+        e.fval = e.name == "pi" ? std::numbers::pi : std::numeric_limits<double>::infinity();
         return {};
       }
-      case ExprKind::Reduce: {
-        SB_TRY(index_name(e->name, e->loc, st, scope));
-        // Bounds are evaluated outside the reduction: its own variable is not yet visible.
-        SB_TRY(resolve(e->args[1], st, scope));
-        SB_TRY(resolve(e->args[2], st, scope));
-        IndexVar v;
-        v.name = e->name;
-        v.loc = e->loc;
-        v.is_reduction = true;
-        v.lo = std::move(e->args[1]);
-        v.hi = std::move(e->args[2]);
-        e->args.resize(1);
-        st.vars.push_back(std::move(v));
-        e->ref = static_cast<int>(st.vars.size()) - 1;
-        scope.push_back(e->ref);
-        Status s = resolve(e->args[0], st, scope);
-        scope.pop_back();
-        return s;
-      }
-      default:
-        for (auto& a : e->args) SB_TRY(resolve(a, st, scope));
-        return {};
+      return make_error(e.loc, "undefined name '" + e.name + "'");
     }
+    Status visit_read(Expr& e) override {
+      int t = c_.s_.find_tensor(e.name);
+      if (t < 0) return make_error(e.loc, "undefined tensor '" + e.name + "'");
+      const Tensor& tn = c_.s_.tensors[t];
+      if (e.args.size() != tn.shape.size())
+        return make_error(e.loc, "'" + tn.name + "' has rank " + std::to_string(tn.shape.size()) +
+                                     " but is read with " +
+                                     count(e.args.size(), "subscript", "subscripts"));
+      e.ref = t;
+      SB_TRY(c_.note_read(e));
+      return children(e);
+    }
+    Status visit_call(Expr& e) override {
+      static const std::map<std::string, DType> casts = {
+          {"f32", DType::F32}, {"f64", DType::F64}, {"i32", DType::I32}};
+      size_t want = 0;
+      if (const Intrinsic* f = find_intrinsic(e.name)) {
+        e.fn = f->fn;
+        want = static_cast<size_t>(f->arity);
+      } else if (auto c = casts.find(e.name); c != casts.end()) {
+        e.kind = ExprKind::Cast;
+        e.cast_to = c->second;
+        want = 1;
+      } else {
+        return make_error(e.loc, "unknown function '" + e.name + "'");
+      }
+      if (e.args.size() != want)
+        return make_error(e.loc, "'" + e.name + "' takes " + std::to_string(want) + " argument" +
+                                     (want == 1 ? "" : "s") + ", got " +
+                                     std::to_string(e.args.size()));
+      return children(e);
+    }
+    Status visit_reduce(Expr& e) override {
+      SB_TRY(c_.index_name(e.name, e.loc, st_, scope_));
+      // Bounds are evaluated outside the reduction: its own variable is not yet visible.
+      SB_TRY(visit(*e.args[1]));
+      SB_TRY(visit(*e.args[2]));
+      IndexVar v;
+      v.name = e.name;
+      v.loc = e.loc;
+      v.is_reduction = true;
+      v.lo = std::move(e.args[1]);
+      v.hi = std::move(e.args[2]);
+      e.args.resize(1);
+      st_.vars.push_back(std::move(v));
+      e.ref = static_cast<int>(st_.vars.size()) - 1;
+      scope_.push_back(e.ref);
+      Status s = visit(*e.args[0]);
+      scope_.pop_back();
+      return s;
+    }
+    // The other kinds hold no names themselves.
+    Status visit_float_lit(Expr& e) override { return children(e); }
+    Status visit_int_lit(Expr& e) override { return children(e); }
+    Status visit_const(Expr& e) override { return children(e); }
+    Status visit_index_var(Expr& e) override { return children(e); }
+    Status visit_size_ref(Expr& e) override { return children(e); }
+    Status visit_unary(Expr& e) override { return children(e); }
+    Status visit_binary(Expr& e) override { return children(e); }
+    Status visit_cast(Expr& e) override { return children(e); }
+
+   private:
+    Status children(Expr& e) {
+      for (auto& a : e.args) SB_TRY(visit(*a));
+      return {};
+    }
+
+    Checker& c_;
+    Statement& st_;
+    std::vector<int>& scope_;
+  };
+
+  Status resolve(ExprPtr& e, Statement& st, std::vector<int>& scope) {
+    return Resolver(*this, st, scope).visit(*e);
   }
 
   Status note_read(const Expr& e) {
@@ -444,110 +503,126 @@ class Checker {
     return {};
   }
 
-  Status type(Expr& e, Statement& st) {
-    switch (e.kind) {
-      case ExprKind::FloatLit:
-        e.type = DType::FloatLit;
-        return {};
-      case ExprKind::IntLit:
-        e.type = DType::IntLit;
-        return {};
-      case ExprKind::Const:
-        e.type = DType::FloatLit;
-        return {};
-      case ExprKind::IndexVar:
-      case ExprKind::SizeRef:
-        e.type = DType::Index;
-        return {};
-      case ExprKind::Read:
-        for (auto& a : e.args) {
-          SB_TRY(type(*a, st));
-          SB_TRY(expect_type(*a, DType::Index, "a subscript of '" + s_.tensors[e.ref].name + "'"));
-        }
-        e.type = s_.tensors[e.ref].type;
-        return {};
-      case ExprKind::Unary: {
-        Expr& a = *e.args[0];
-        SB_TRY(type(a, st));
-        if (e.uop == UnOp::Not) {
-          if (a.type != DType::Bool)
-            return make_error(e.loc,
-                              std::string("'!' needs a comparison, found ") + dtype_name(a.type));
-          e.type = DType::Bool;
-        } else {
-          if (!is_numeric(a.type))
-            return make_error(e.loc,
-                              std::string("'-' needs a number, found ") + dtype_name(a.type));
-          e.type = a.type;
-        }
-        return {};
-      }
-      case ExprKind::Binary: {
-        Expr& a = *e.args[0];
-        Expr& b = *e.args[1];
-        SB_TRY(type(a, st));
-        SB_TRY(type(b, st));
-        if (e.bop == BinOp::And || e.bop == BinOp::Or) {
-          if (a.type != DType::Bool || b.type != DType::Bool)
-            return make_error(e.loc, std::string("'") + binop_symbol(e.bop) +
-                                         "' needs comparisons on both sides");
-          e.type = DType::Bool;
-          return {};
-        }
-        if (a.type == DType::Bool || b.type == DType::Bool)
-          return make_error(e.loc, std::string("'") + binop_symbol(e.bop) +
-                                       "' cannot take a comparison as an operand; use select()");
-        DType t;
-        SB_TRY(unify(e, a, b, t));
-        bool cmp = e.bop >= BinOp::Lt && e.bop <= BinOp::Ne;
-        if (e.bop == BinOp::Mod && !is_int(t))
-          return make_error(e.loc, "'%' needs integer operands");
-        if (cmp) {
-          if (is_literal(t)) {
-            DType c = t == DType::FloatLit ? DType::F64 : DType::Index;
-            SB_TRY(settle(a, c));
-            SB_TRY(settle(b, c));
-          }
-          e.type = DType::Bool;
-        } else {
-          e.type = t;
-        }
-        return {};
-      }
-      case ExprKind::Call: {
-        for (auto& a : e.args) SB_TRY(type(*a, st));
-        return type_call(e);
-      }
-      case ExprKind::Cast: {
-        Expr& a = *e.args[0];
-        SB_TRY(type(a, st));
-        if (!is_numeric(a.type))
-          return make_error(e.loc, std::string("cannot cast ") + dtype_name(a.type) + " to " +
-                                       dtype_name(e.cast_to));
-        if (is_literal(a.type))
-          SB_TRY(settle(a, a.type == DType::FloatLit ? DType::F64 : DType::Index));
-        e.type = e.cast_to;
-        return {};
-      }
-      case ExprKind::Reduce: {
-        IndexVar& v = st.vars[e.ref];
-        SB_TRY(type(*v.lo, st));
-        SB_TRY(expect_type(*v.lo, DType::Index, "the lower bound of '" + v.name + "'"));
-        SB_TRY(type(*v.hi, st));
-        SB_TRY(expect_type(*v.hi, DType::Index, "the upper bound of '" + v.name + "'"));
-        SB_TRY(type(*e.args[0], st));
-        if (!is_numeric(e.args[0]->type))
-          return make_error(e.loc, std::string("cannot ") + reduce_name(e.rop) + " over " +
-                                       dtype_name(e.args[0]->type));
-        e.type = e.args[0]->type;
-        return {};
-      }
-      case ExprKind::Name:
-        break;
+  // The type of every node, bottom-up, settling literals against their context.
+  class Typer : public MutableExprFunctor<Status()> {
+   public:
+    Typer(Checker& c, Statement& st) : c_(c), st_(st) {}
+
+   protected:
+    Status visit_float_lit(Expr& e) override {
+      e.type = DType::FloatLit;
+      return {};
     }
-    SB_ASSERT(false, "unresolved name survived resolution");
-    return {};
-  }
+    Status visit_int_lit(Expr& e) override {
+      e.type = DType::IntLit;
+      return {};
+    }
+    Status visit_const(Expr& e) override {
+      e.type = DType::FloatLit;
+      return {};
+    }
+    Status visit_index_var(Expr& e) override {
+      e.type = DType::Index;
+      return {};
+    }
+    Status visit_size_ref(Expr& e) override {
+      e.type = DType::Index;
+      return {};
+    }
+    Status visit_read(Expr& e) override {
+      for (auto& a : e.args) {
+        SB_TRY(visit(*a));
+        SB_TRY(
+            c_.expect_type(*a, DType::Index, "a subscript of '" + c_.s_.tensors[e.ref].name + "'"));
+      }
+      e.type = c_.s_.tensors[e.ref].type;
+      return {};
+    }
+    Status visit_unary(Expr& e) override {
+      Expr& a = *e.args[0];
+      SB_TRY(visit(a));
+      if (e.uop == UnOp::Not) {
+        if (a.type != DType::Bool)
+          return make_error(e.loc,
+                            std::string("'!' needs a comparison, found ") + dtype_name(a.type));
+        e.type = DType::Bool;
+      } else {
+        if (!is_numeric(a.type))
+          return make_error(e.loc, std::string("'-' needs a number, found ") + dtype_name(a.type));
+        e.type = a.type;
+      }
+      return {};
+    }
+    Status visit_binary(Expr& e) override {
+      Expr& a = *e.args[0];
+      Expr& b = *e.args[1];
+      SB_TRY(visit(a));
+      SB_TRY(visit(b));
+      if (e.bop == BinOp::And || e.bop == BinOp::Or) {
+        if (a.type != DType::Bool || b.type != DType::Bool)
+          return make_error(
+              e.loc, std::string("'") + binop_symbol(e.bop) + "' needs comparisons on both sides");
+        e.type = DType::Bool;
+        return {};
+      }
+      if (a.type == DType::Bool || b.type == DType::Bool)
+        return make_error(e.loc, std::string("'") + binop_symbol(e.bop) +
+                                     "' cannot take a comparison as an operand; use select()");
+      DType t;
+      SB_TRY(c_.unify(e, a, b, t));
+      bool cmp = e.bop >= BinOp::Lt && e.bop <= BinOp::Ne;
+      if (e.bop == BinOp::Mod && !is_int(t)) return make_error(e.loc, "'%' needs integer operands");
+      if (cmp) {
+        if (is_literal(t)) {
+          DType c = t == DType::FloatLit ? DType::F64 : DType::Index;
+          SB_TRY(settle(a, c));
+          SB_TRY(settle(b, c));
+        }
+        e.type = DType::Bool;
+      } else {
+        e.type = t;
+      }
+      return {};
+    }
+    Status visit_call(Expr& e) override {
+      for (auto& a : e.args) SB_TRY(visit(*a));
+      return c_.type_call(e);
+    }
+    Status visit_cast(Expr& e) override {
+      Expr& a = *e.args[0];
+      SB_TRY(visit(a));
+      if (!is_numeric(a.type))
+        return make_error(e.loc, std::string("cannot cast ") + dtype_name(a.type) + " to " +
+                                     dtype_name(e.cast_to));
+      if (is_literal(a.type))
+        SB_TRY(settle(a, a.type == DType::FloatLit ? DType::F64 : DType::Index));
+      e.type = e.cast_to;
+      return {};
+    }
+    Status visit_reduce(Expr& e) override {
+      IndexVar& v = st_.vars[e.ref];
+      SB_TRY(visit(*v.lo));
+      SB_TRY(c_.expect_type(*v.lo, DType::Index, "the lower bound of '" + v.name + "'"));
+      SB_TRY(visit(*v.hi));
+      SB_TRY(c_.expect_type(*v.hi, DType::Index, "the upper bound of '" + v.name + "'"));
+      SB_TRY(visit(*e.args[0]));
+      if (!is_numeric(e.args[0]->type))
+        return make_error(e.loc, std::string("cannot ") + reduce_name(e.rop) + " over " +
+                                     dtype_name(e.args[0]->type));
+      e.type = e.args[0]->type;
+      return {};
+    }
+    Status visit_name(Expr&) override {
+      SB_ASSERT(false, "unresolved name survived resolution");
+      return {};
+    }
+
+   private:
+    Checker& c_;
+    Statement& st_;
+  };
+
+  Status type(Expr& e, Statement& st) { return Typer(*this, st).visit(e); }
 
   Spec& s_;
   int cur_ = 0;

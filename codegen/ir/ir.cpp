@@ -1,6 +1,7 @@
 #include "ir/ir.h"
 
 #include "ir/intrinsics.h"
+#include "ir/visitor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -122,21 +123,7 @@ const char* boundary_name(Boundary b) {
 }
 
 ExprPtr clone(const Expr& e) {
-  auto c = std::make_unique<Expr>();
-  c->kind = e.kind;
-  c->loc = e.loc;
-  c->type = e.type;
-  c->fval = e.fval;
-  c->ival = e.ival;
-  c->name = e.name;
-  c->ref = e.ref;
-  c->uop = e.uop;
-  c->bop = e.bop;
-  c->fn = e.fn;
-  c->rop = e.rop;
-  c->cast_to = e.cast_to;
-  for (const auto& a : e.args) c->args.push_back(clone(*a));
-  return c;
+  return ExprMutator().mutate(e);
 }
 
 namespace {
@@ -190,62 +177,66 @@ Spec clone(const Spec& s) {
   return c;
 }
 
-bool same_expr(const Expr& a, const Expr& b) {
-  if (a.kind != b.kind || a.args.size() != b.args.size()) return false;
-  switch (a.kind) {
-    case ExprKind::IntLit:
-      if (a.ival != b.ival) return false;
-      break;
-    case ExprKind::FloatLit:
-    case ExprKind::Const:
-      if (a.fval != b.fval) return false;
-      break;
-    case ExprKind::IndexVar:
-    case ExprKind::SizeRef:
-    case ExprKind::Read:
-    case ExprKind::Reduce:
-      if (a.ref != b.ref || a.rop != b.rop) return false;
-      break;
-    case ExprKind::Unary:
-      if (a.uop != b.uop) return false;
-      break;
-    case ExprKind::Binary:
-      if (a.bop != b.bop) return false;
-      break;
-    case ExprKind::Call:
-      if (a.fn != b.fn) return false;
-      break;
-    case ExprKind::Cast:
-      if (a.cast_to != b.cast_to) return false;
-      break;
-    case ExprKind::Name:
-      if (a.name != b.name) return false;
-      break;
-  }
-  for (size_t i = 0; i < a.args.size(); ++i)
-    if (!same_expr(*a.args[i], *b.args[i])) return false;
-  return true;
-}
-
 namespace {
 
-void nodes_rec(const Expr& e, ExprKind kind, std::vector<const Expr*>& out) {
-  if (e.kind == kind) out.push_back(&e);
-  for (const auto& a : e.args) nodes_rec(*a, kind, out);
+// Compares the fields that make a node of each kind what it is; `b` has a's kind and arity.
+class SameExpr : public ExprFunctor<bool(const Expr&)> {
+ public:
+  bool same(const Expr& a, const Expr& b) {
+    return a.kind == b.kind && a.args.size() == b.args.size() && visit(a, b);
+  }
+
+ protected:
+  bool visit_float_lit(const Expr& a, const Expr& b) override {
+    return a.fval == b.fval && kids(a, b);
+  }
+  bool visit_int_lit(const Expr& a, const Expr& b) override {
+    return a.ival == b.ival && kids(a, b);
+  }
+  bool visit_name(const Expr& a, const Expr& b) override { return a.name == b.name && kids(a, b); }
+  bool visit_const(const Expr& a, const Expr& b) override { return a.fval == b.fval && kids(a, b); }
+  bool visit_index_var(const Expr& a, const Expr& b) override { return ref_rop(a, b); }
+  bool visit_size_ref(const Expr& a, const Expr& b) override { return ref_rop(a, b); }
+  bool visit_read(const Expr& a, const Expr& b) override { return ref_rop(a, b); }
+  bool visit_unary(const Expr& a, const Expr& b) override { return a.uop == b.uop && kids(a, b); }
+  bool visit_binary(const Expr& a, const Expr& b) override { return a.bop == b.bop && kids(a, b); }
+  bool visit_call(const Expr& a, const Expr& b) override { return a.fn == b.fn && kids(a, b); }
+  bool visit_cast(const Expr& a, const Expr& b) override {
+    return a.cast_to == b.cast_to && kids(a, b);
+  }
+  bool visit_reduce(const Expr& a, const Expr& b) override { return ref_rop(a, b); }
+
+ private:
+  bool ref_rop(const Expr& a, const Expr& b) {
+    return a.ref == b.ref && a.rop == b.rop && kids(a, b);
+  }
+  bool kids(const Expr& a, const Expr& b) {
+    for (size_t i = 0; i < a.args.size(); ++i)
+      if (!same(*a.args[i], *b.args[i])) return false;
+    return true;
+  }
+};
+
+std::vector<const Expr*> nodes_of_kind(const Expr& e, ExprKind kind) {
+  std::vector<const Expr*> out;
+  for_each_node(e, [&](const Expr& n) {
+    if (n.kind == kind) out.push_back(&n);
+  });
+  return out;
 }
 
 }  // namespace
 
+bool same_expr(const Expr& a, const Expr& b) {
+  return SameExpr().same(a, b);
+}
+
 std::vector<const Expr*> reads_of(const Expr& e) {
-  std::vector<const Expr*> out;
-  nodes_rec(e, ExprKind::Read, out);
-  return out;
+  return nodes_of_kind(e, ExprKind::Read);
 }
 
 std::vector<const Expr*> reduces_of(const Expr& e) {
-  std::vector<const Expr*> out;
-  nodes_rec(e, ExprKind::Reduce, out);
-  return out;
+  return nodes_of_kind(e, ExprKind::Reduce);
 }
 
 size_t Statement::rank() const {
@@ -287,75 +278,102 @@ int Spec::find_size(const std::string& n) const {
   return -1;
 }
 
+namespace {
+
+// The value of an integer expression; nullopt on a 64-bit overflow (its node stored in *where_).
+class IntEval : public ExprFunctor<std::optional<int64_t>()> {
+ public:
+  IntEval(const SizePoint& sizes, const std::vector<int64_t>& vars, const Expr** where)
+      : sizes_(sizes), vars_(vars), where_(where) {}
+
+ protected:
+  using Value = std::optional<int64_t>;
+
+  Value visit_int_lit(const Expr& e) override { return e.ival; }
+  Value visit_size_ref(const Expr& e) override {
+    SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(sizes_.size()), "size ref out of range");
+    return sizes_[e.ref];
+  }
+  Value visit_index_var(const Expr& e) override {
+    SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(vars_.size()), "index var out of range");
+    return vars_[e.ref];
+  }
+  Value visit_unary(const Expr& e) override {
+    SB_ASSERT(e.uop == UnOp::Neg, "non-integer unary op in integer expression");
+    auto a = visit(*e.args[0]);
+    if (!a) return a;
+    int64_t r;
+    if (__builtin_sub_overflow(int64_t{0}, *a, &r)) return fail(e);
+    return r;
+  }
+  Value visit_binary(const Expr& e) override {
+    auto a = visit(*e.args[0]);
+    if (!a) return a;
+    auto b = visit(*e.args[1]);
+    if (!b) return b;
+    int64_t r;
+    switch (e.bop) {
+      case BinOp::Add:
+        if (__builtin_add_overflow(*a, *b, &r)) return fail(e);
+        return r;
+      case BinOp::Sub:
+        if (__builtin_sub_overflow(*a, *b, &r)) return fail(e);
+        return r;
+      case BinOp::Mul:
+        if (__builtin_mul_overflow(*a, *b, &r)) return fail(e);
+        return r;
+      case BinOp::Div:
+      case BinOp::Mod:
+        SB_ASSERT(*b != 0, "integer division by zero");
+        if (*a == std::numeric_limits<int64_t>::min() && *b == -1) return fail(e);
+        return e.bop == BinOp::Div ? *a / *b : *a % *b;
+      default:
+        return not_integer();
+    }
+  }
+  Value visit_call(const Expr& e) override {
+    if (e.fn == Fn::Min || e.fn == Fn::Max) {
+      auto a = visit(*e.args[0]);
+      if (!a) return a;
+      auto b = visit(*e.args[1]);
+      if (!b) return b;
+      return e.fn == Fn::Min ? std::min(*a, *b) : std::max(*a, *b);
+    }
+    if (e.fn == Fn::Abs) {
+      auto a = visit(*e.args[0]);
+      if (!a) return a;
+      if (*a == std::numeric_limits<int64_t>::min()) return fail(e);
+      return *a < 0 ? -*a : *a;
+    }
+    return not_integer();
+  }
+  Value visit_float_lit(const Expr&) override { return not_integer(); }
+  Value visit_name(const Expr&) override { return not_integer(); }
+  Value visit_const(const Expr&) override { return not_integer(); }
+  Value visit_read(const Expr&) override { return not_integer(); }
+  Value visit_cast(const Expr&) override { return not_integer(); }
+  Value visit_reduce(const Expr&) override { return not_integer(); }
+
+ private:
+  Value fail(const Expr& e) {
+    if (where_ && !*where_) *where_ = &e;
+    return std::nullopt;
+  }
+  static Value not_integer() {
+    SB_ASSERT(false, "expression is not an integer expression");
+    return 0;
+  }
+
+  const SizePoint& sizes_;
+  const std::vector<int64_t>& vars_;
+  const Expr** where_;
+};
+
+}  // namespace
+
 std::optional<int64_t> eval_int_checked(const Expr& e, const SizePoint& sizes,
                                         const std::vector<int64_t>& vars, const Expr** where) {
-  auto fail = [&]() -> std::optional<int64_t> {
-    if (where && !*where) *where = &e;
-    return std::nullopt;
-  };
-  switch (e.kind) {
-    case ExprKind::IntLit:
-      return e.ival;
-    case ExprKind::SizeRef:
-      SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(sizes.size()), "size ref out of range");
-      return sizes[e.ref];
-    case ExprKind::IndexVar:
-      SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(vars.size()), "index var out of range");
-      return vars[e.ref];
-    case ExprKind::Unary: {
-      SB_ASSERT(e.uop == UnOp::Neg, "non-integer unary op in integer expression");
-      auto a = eval_int_checked(*e.args[0], sizes, vars, where);
-      if (!a) return a;
-      int64_t r;
-      if (__builtin_sub_overflow(int64_t{0}, *a, &r)) return fail();
-      return r;
-    }
-    case ExprKind::Binary: {
-      auto a = eval_int_checked(*e.args[0], sizes, vars, where);
-      if (!a) return a;
-      auto b = eval_int_checked(*e.args[1], sizes, vars, where);
-      if (!b) return b;
-      int64_t r;
-      switch (e.bop) {
-        case BinOp::Add:
-          if (__builtin_add_overflow(*a, *b, &r)) return fail();
-          return r;
-        case BinOp::Sub:
-          if (__builtin_sub_overflow(*a, *b, &r)) return fail();
-          return r;
-        case BinOp::Mul:
-          if (__builtin_mul_overflow(*a, *b, &r)) return fail();
-          return r;
-        case BinOp::Div:
-        case BinOp::Mod:
-          SB_ASSERT(*b != 0, "integer division by zero");
-          if (*a == std::numeric_limits<int64_t>::min() && *b == -1) return fail();
-          return e.bop == BinOp::Div ? *a / *b : *a % *b;
-        default:
-          break;
-      }
-      break;
-    }
-    case ExprKind::Call:
-      if (e.fn == Fn::Min || e.fn == Fn::Max) {
-        auto a = eval_int_checked(*e.args[0], sizes, vars, where);
-        if (!a) return a;
-        auto b = eval_int_checked(*e.args[1], sizes, vars, where);
-        if (!b) return b;
-        return e.fn == Fn::Min ? std::min(*a, *b) : std::max(*a, *b);
-      }
-      if (e.fn == Fn::Abs) {
-        auto a = eval_int_checked(*e.args[0], sizes, vars, where);
-        if (!a) return a;
-        if (*a == std::numeric_limits<int64_t>::min()) return fail();
-        return *a < 0 ? -*a : *a;
-      }
-      break;
-    default:
-      break;
-  }
-  SB_ASSERT(false, "expression is not an integer expression");
-  return 0;
+  return IntEval(sizes, vars, where).visit(e);
 }
 
 int64_t eval_int(const Expr& e, const SizePoint& sizes, const std::vector<int64_t>& vars) {
@@ -422,96 +440,92 @@ std::string format_double(double v) {
   return s;
 }
 
-void print(std::ostream& o, const Expr& e, const Spec& s, const Statement* st, int parent_prec,
-           bool right);
-
-void print_args(std::ostream& o, const Expr& e, const Spec& s, const Statement* st) {
-  for (size_t i = 0; i < e.args.size(); ++i) {
-    if (i) o << ", ";
-    print(o, *e.args[i], s, st, 0, false);
-  }
-}
-
 std::string var_name(const Expr& e, const Statement* st) {
   if (st && e.ref >= 0 && e.ref < static_cast<int>(st->vars.size())) return st->vars[e.ref].name;
   return e.name;
 }
 
-void print(std::ostream& o, const Expr& e, const Spec& s, const Statement* st, int parent_prec,
-           bool right) {
-  switch (e.kind) {
-    case ExprKind::FloatLit:
-      o << format_double(e.fval);
-      return;
-    case ExprKind::IntLit:
-      o << e.ival;
-      return;
-    case ExprKind::Name:
-    case ExprKind::Const:
-      o << e.name;
-      return;
-    case ExprKind::IndexVar:
-      o << var_name(e, st);
-      return;
-    case ExprKind::SizeRef:
-      o << (e.ref >= 0 ? s.sizes[e.ref].name : e.name);
-      return;
-    case ExprKind::Read:
-      o << (e.ref >= 0 ? s.tensors[e.ref].name : e.name);
-      if (!e.args.empty()) {
-        o << "[";
-        print_args(o, e, s, st);
-        o << "]";
-      }
-      return;
-    case ExprKind::Unary:
-      o << (e.uop == UnOp::Neg ? "-" : "!");
-      print(o, *e.args[0], s, st, 7, false);
-      return;
-    case ExprKind::Binary: {
-      int p = precedence(e);
-      bool paren = p < parent_prec || (p == parent_prec && right);
-      if (paren) o << "(";
-      print(o, *e.args[0], s, st, p, false);
-      o << " " << binop_symbol(e.bop) << " ";
-      print(o, *e.args[1], s, st, p, true);
-      if (paren) o << ")";
-      return;
-    }
-    case ExprKind::Call:
-      o << fn_name(e.fn) << "(";
-      print_args(o, e, s, st);
-      o << ")";
-      return;
-    case ExprKind::Cast:
-      o << dtype_name(e.cast_to) << "(";
-      print_args(o, e, s, st);
-      o << ")";
-      return;
-    case ExprKind::Reduce: {
-      o << reduce_name(e.rop) << "(";
-      if (st && e.ref >= 0) {
-        const IndexVar& v = st->vars[e.ref];
-        o << v.name << " in ";
-        print(o, *v.lo, s, st, 8, false);
-        o << "..";
-        print(o, *v.hi, s, st, 8, false);
-      } else {
-        o << e.name;
-      }
-      o << ": ";
-      print(o, *e.args[0], s, st, 0, false);
-      o << ")";
-      return;
+// The canonical text; a strict functor, so that a new node kind must say how it prints.
+// `parent_prec` is the precedence of the context, `right` whether e is a right operand there.
+class Printer : public ExprFunctor<void(int parent_prec, bool right)> {
+ public:
+  Printer(std::ostream& o, const Spec& s, const Statement* st) : o_(o), s_(s), st_(st) {}
+  void print(const Expr& e) { visit(e, 0, false); }
+
+ protected:
+  void visit_float_lit(const Expr& e, int, bool) override { o_ << format_double(e.fval); }
+  void visit_int_lit(const Expr& e, int, bool) override { o_ << e.ival; }
+  void visit_name(const Expr& e, int, bool) override { o_ << e.name; }
+  void visit_const(const Expr& e, int, bool) override { o_ << e.name; }
+  void visit_index_var(const Expr& e, int, bool) override { o_ << var_name(e, st_); }
+  void visit_size_ref(const Expr& e, int, bool) override {
+    o_ << (e.ref >= 0 ? s_.sizes[e.ref].name : e.name);
+  }
+  void visit_read(const Expr& e, int, bool) override {
+    o_ << (e.ref >= 0 ? s_.tensors[e.ref].name : e.name);
+    if (!e.args.empty()) {
+      o_ << "[";
+      args(e);
+      o_ << "]";
     }
   }
-}
+  void visit_unary(const Expr& e, int, bool) override {
+    o_ << (e.uop == UnOp::Neg ? "-" : "!");
+    visit(*e.args[0], 7, false);
+  }
+  void visit_binary(const Expr& e, int parent_prec, bool right) override {
+    int p = precedence(e);
+    bool paren = p < parent_prec || (p == parent_prec && right);
+    if (paren) o_ << "(";
+    visit(*e.args[0], p, false);
+    o_ << " " << binop_symbol(e.bop) << " ";
+    visit(*e.args[1], p, true);
+    if (paren) o_ << ")";
+  }
+  void visit_call(const Expr& e, int, bool) override {
+    o_ << fn_name(e.fn) << "(";
+    args(e);
+    o_ << ")";
+  }
+  void visit_cast(const Expr& e, int, bool) override {
+    o_ << dtype_name(e.cast_to) << "(";
+    args(e);
+    o_ << ")";
+  }
+  void visit_reduce(const Expr& e, int, bool) override {
+    o_ << reduce_name(e.rop) << "(";
+    if (st_ && e.ref >= 0) {
+      const IndexVar& v = st_->vars[e.ref];
+      o_ << v.name << " in ";
+      visit(*v.lo, 8, false);
+      o_ << "..";
+      visit(*v.hi, 8, false);
+    } else {
+      o_ << e.name;
+    }
+    o_ << ": ";
+    visit(*e.args[0], 0, false);
+    o_ << ")";
+  }
+
+ private:
+  void args(const Expr& e) {
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      if (i) o_ << ", ";
+      visit(*e.args[i], 0, false);
+    }
+  }
+
+  std::ostream& o_;
+  const Spec& s_;
+  const Statement* st_;
+};
 
 }  // namespace
 
 std::string to_string(const Expr& e, const Spec& s, const Statement* st) {
   std::ostringstream o;
-  print(o, e, s, st, 0, false);
+  Printer(o, s, st).print(e);
   return o.str();
 }
 
@@ -529,7 +543,7 @@ std::string to_string(const Statement& st, const Spec& s) {
     o << "]";
   }
   o << " = ";
-  if (st.rhs) print(o, *st.rhs, s, &st, 0, false);
+  if (st.rhs) Printer(o, s, &st).print(*st.rhs);
   return o.str();
 }
 

@@ -1,6 +1,7 @@
 #include "lower/expand_intrinsics.h"
 
 #include "ir/intrinsics.h"
+#include "ir/visitor.h"
 
 namespace sb {
 
@@ -9,25 +10,35 @@ namespace {
 // Expansions nest only a few levels (sigmoid -> exp); a deeper chain is a cycle in the records.
 constexpr int kMaxExpansionDepth = 8;
 
-void expand(ExprPtr& e, const std::function<bool(Fn)>& spells, int depth) {
-  for (ExprPtr& a : e->args) expand(a, spells, depth);
-  if (e->kind != ExprKind::Call || spells(e->fn)) return;
-  const Intrinsic& in = intrinsic(e->fn);
-  SB_ASSERT(in.expand, std::string("the backend spells no '") + fn_name(e->fn) +
-                           "' and it has no default expansion");
-  SB_ASSERT(depth < kMaxExpansionDepth, std::string("the expansion of '") + fn_name(e->fn) +
-                                            "' does not terminate");
-  ExprPtr x = in.expand(*e);
-  // The expansion's own calls (and the cloned arguments, already expanded) are expanded again.
-  expand(x, spells, depth + 1);
-  e = std::move(x);
-}
+// Rebuilds a tree with every call that the backend does not spell replaced by its expansion.
+class Expand : public ExprMutator {
+ public:
+  Expand(const std::function<bool(Fn)>& spells, int depth) : spells_(spells), depth_(depth) {}
+
+ protected:
+  ExprPtr mutate_call(const Expr& e) override {
+    ExprPtr c = mutate_children(e);  // the arguments first
+    if (spells_(c->fn)) return c;
+    const Intrinsic& in = intrinsic(c->fn);
+    SB_ASSERT(in.expand, std::string("the backend spells no '") + fn_name(c->fn) +
+                             "' and it has no default expansion");
+    SB_ASSERT(depth_ < kMaxExpansionDepth, std::string("the expansion of '") + fn_name(c->fn) +
+                                               "' does not terminate");
+    ExprPtr x = in.expand(*c);
+    // The expansion's own calls (and the cloned arguments, already expanded) are expanded again.
+    return Expand(spells_, depth_ + 1).mutate(*x);
+  }
+
+ private:
+  const std::function<bool(Fn)>& spells_;
+  int depth_;
+};
 
 }  // namespace
 
 Spec expand_intrinsics(const Spec& spec, const std::function<bool(Fn)>& spells) {
   Spec out = clone(spec);
-  for (Statement& st : out.stmts) expand(st.rhs, spells, 0);
+  for (Statement& st : out.stmts) st.rhs = Expand(spells, 0).mutate(*st.rhs);
   return out;
 }
 

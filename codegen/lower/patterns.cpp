@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ir/visitor.h"
+
 namespace sb {
 
 const char* const kContractionShape =
@@ -26,18 +28,13 @@ bool is_int(const Expr& e, int64_t v) {
 
 // True when `e` uses any output index variable of `st`.
 bool uses_outputs(const Expr& e, const Statement& st) {
-  if (e.kind == ExprKind::IndexVar && e.ref >= 0 && static_cast<size_t>(e.ref) < st.rank())
-    return true;
-  for (const auto& a : e.args)
-    if (uses_outputs(*a, st)) return true;
-  return false;
+  return any_node(e, [&](const Expr& n) {
+    return n.kind == ExprKind::IndexVar && n.ref >= 0 && static_cast<size_t>(n.ref) < st.rank();
+  });
 }
 
 bool uses(const Expr& e, int var) {
-  if (e.kind == ExprKind::IndexVar && e.ref == var) return true;
-  for (const auto& a : e.args)
-    if (uses(*a, var)) return true;
-  return false;
+  return any_node(e, [&](const Expr& n) { return is_var(n, var); });
 }
 
 // A read of a rank-2 tensor without a boundary rule whose subscripts are the bare index variables
@@ -55,15 +52,20 @@ bool scan_type(DType t) {
   return t == DType::F32 || t == DType::F64 || t == DType::I32;
 }
 
-// Clone of `e` with the node `target` replaced by a read of the statement's output.
-ExprPtr replace_reduce(const Expr& e, const Expr* target, const Statement& st, DType out_type) {
-  if (&e == target) {
+// Clone of an expression with the node `target` replaced by a read of the statement's output.
+class ReplaceReduce : public ExprMutator {
+ public:
+  ReplaceReduce(const Expr* target, const Statement& st, DType out_type)
+      : target_(target), st_(st), out_type_(out_type) {}
+
+  ExprPtr mutate(const Expr& e) override {
+    if (&e != target_) return ExprMutator::mutate(e);
     auto r = std::make_unique<Expr>();
     r->kind = ExprKind::Read;
     r->loc = e.loc;
-    r->type = out_type;
-    r->ref = st.out;
-    for (size_t d = 0; d < st.rank(); ++d) {
+    r->type = out_type_;
+    r->ref = st_.out;
+    for (size_t d = 0; d < st_.rank(); ++d) {
       auto v = std::make_unique<Expr>();
       v->kind = ExprKind::IndexVar;
       v->loc = e.loc;
@@ -73,22 +75,12 @@ ExprPtr replace_reduce(const Expr& e, const Expr* target, const Statement& st, D
     }
     return r;
   }
-  auto c = std::make_unique<Expr>();
-  c->kind = e.kind;
-  c->loc = e.loc;
-  c->type = e.type;
-  c->fval = e.fval;
-  c->ival = e.ival;
-  c->name = e.name;
-  c->ref = e.ref;
-  c->uop = e.uop;
-  c->bop = e.bop;
-  c->fn = e.fn;
-  c->rop = e.rop;
-  c->cast_to = e.cast_to;
-  for (const auto& a : e.args) c->args.push_back(replace_reduce(*a, target, st, out_type));
-  return c;
-}
+
+ private:
+  const Expr* target_;
+  const Statement& st_;
+  DType out_type_;
+};
 
 }  // namespace
 
@@ -191,7 +183,7 @@ Statement epilogue_statement(const Spec& spec, const Statement& st, const Expr* 
     c.is_reduction = v.is_reduction;
     e.vars.push_back(std::move(c));
   }
-  e.rhs = replace_reduce(*st.rhs, reduce, st, spec.tensors[st.out].type);
+  e.rhs = ReplaceReduce(reduce, st, spec.tensors[st.out].type).mutate(*st.rhs);
   return e;
 }
 
