@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ir/intrinsics.h"
+#include "ir/visitor.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -79,12 +80,17 @@ ExprPtr legalise(const Expr& div) {
                 select(is(b, -1), std::move(neg), std::move(op)));
 }
 
-void legalise_tree(ExprPtr& e) {
-  for (ExprPtr& a : e->args) legalise_tree(a);
-  if (e->kind != ExprKind::Binary || (e->bop != BinOp::Div && e->bop != BinOp::Mod)) return;
-  const DType t = e->type;
-  if (t == DType::I32 || t == DType::Index || t == DType::IntLit) e = legalise(*e);
-}
+// Rebuilds a tree with every integer division legalised, innermost first.
+class Legalise : public ExprMutator {
+ protected:
+  ExprPtr mutate_binary(const Expr& e) override {
+    ExprPtr m = mutate_children(e);
+    const DType t = m->type;
+    const bool integer = t == DType::I32 || t == DType::Index || t == DType::IntLit;
+    if (!integer || (m->bop != BinOp::Div && m->bop != BinOp::Mod)) return m;
+    return legalise(*m);
+  }
+};
 
 }  // namespace
 
@@ -94,7 +100,7 @@ bool divisor_at_least_one(const Expr& b) {
 
 Spec legalize_int_div(const Spec& spec) {
   Spec out = clone(spec);
-  for (Statement& st : out.stmts) legalise_tree(st.rhs);
+  for (Statement& st : out.stmts) st.rhs = Legalise().mutate(*st.rhs);
   return out;
 }
 
