@@ -13,7 +13,7 @@ file and the cause); 5 any other exception (a bug: the traceback follows).
 Every figure is an inline SVG drawn by matplotlib with its text as paths, so the pages need no
 script, font or file beyond themselves. Every string from the data is HTML-escaped (in Markdown too,
 where table cells also have '|' and newlines neutralised). The numbers are computed by specbench
-(harness/history.cpp); this script only draws and formats them.
+(harness/results/history.cpp); this script only draws and formats them.
 """
 
 import datetime

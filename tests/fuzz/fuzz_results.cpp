@@ -1,4 +1,4 @@
-// libFuzzer harness of the results reader (harness/history.h): any bytes given to parse_results
+// libFuzzer harness of the results reader (harness/results/history.h): any bytes given to parse_results
 // are read back or rejected with an error naming the file, never a crash, a hang or an
 // unbounded allocation; what is read back can be compared and turned into report data (the
 // paths `compare` and `report` take). Seeds in corpus/results/: small valid results files and
@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "history.h"
-#include "history_format.h"
+#include "results/history.h"
+#include "results/history_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > sb::kMaxResultsBytes) return 0;  // load_results refuses these before parsing

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis.h"
-#include "console.h"
+#include "results/analysis.h"
+#include "cli/console.h"
 #include "driver.h"
-#include "results.h"
-#include "runner.h"
+#include "results/results.h"
+#include "run/runner.h"
 
 namespace fs = std::filesystem;
 
