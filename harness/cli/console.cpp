@@ -564,12 +564,18 @@ std::string format_spec_list(const std::vector<Spec>& specs) {
 std::string format_backends() {
   std::vector<std::vector<std::string>> rows;
   for (Runtime* rt : all_runtimes()) {
-    const Emitter* e = find_emitter(rt->backend());
+    const BackendRecord& b = rt->record();
+    const Emitter* e = find_emitter(b.source);
+    std::string file = e ? "." + e->extension() : "(no emitter)";
+    if (e && b.source != b.name) file += " (" + b.source + "'s)";
+    std::string role = b.timed ? "timed" : "verified, not timed";
+    if (!b.baseline.empty()) role += "; against " + b.baseline;
+    if (b.vendor) role += "; vendor reference";
     Availability a = rt->availability();
-    rows.push_back({rt->backend(), e ? "." + e->extension() : "(no emitter)",
+    rows.push_back({b.name, b.language, device_name(b.device), file, role,
                     a.ok ? "available (" + rt->device_name() + ")" : "skipped: " + a.reason});
   }
-  return format_table({"backend", "file", "status"}, rows);
+  return format_table({"backend", "language", "device", "file", "role", "status"}, rows);
 }
 
 std::string format_strategies() {

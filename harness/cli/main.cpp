@@ -1219,7 +1219,12 @@ int cmd_nightly(const Globals& g, const std::vector<std::string>& kernels,
   return 0;
 }
 
-int cmd_list(const Globals& g, bool strategies) {
+int cmd_list(const Globals& g, bool strategies, bool backends_json) {
+  if (backends_json) {
+    // The backend records alone (harness/report/backends.json is this output).
+    std::cout << sb::backends_json().dump(2) << "\n";
+    return 0;
+  }
   std::vector<sb::Spec> all = load_specs(g);
   std::cout << sb::format_spec_list(all) << "\n" << sb::format_backends();
   if (strategies) std::cout << "\n" << sb::format_strategies();
@@ -1426,6 +1431,9 @@ int real_main(int argc, char** argv) {
 
   auto* list_sc = app.add_subcommand("list", "show specs, variants and backends");
   list_sc->add_flag("--strategies", strategies, "also show every backend's strategies");
+  bool backends_json = false;
+  list_sc->add_flag("--backends-json", backends_json,
+                    "print only the backend records, as JSON (harness/report/backends.json)");
 
   app.set_version_flag("--version", version_text(), "print specbench's version and exit");
 
@@ -1459,7 +1467,7 @@ int real_main(int argc, char** argv) {
     if (*verify_sc) return cmd_verify(g, kernels, backends, seeds, verbose);
     if (*bench_sc) return cmd_bench(g, kernels, backends, bf);
     if (*run_sc) return cmd_run(g, kernels, backends, seeds, bf);
-    if (*list_sc) return cmd_list(g, strategies);
+    if (*list_sc) return cmd_list(g, strategies, backends_json);
     if (*compare_sc) return cmd_compare(base_file, new_file, hf);
     if (*report_sc) return cmd_report(report_inputs, hf);
     if (*export_sc) return cmd_export(export_inputs, export_format, export_out);

@@ -30,11 +30,6 @@ double rate_at(const BenchRecord& r, const std::string& unit, double seconds) {
   return (unit == "GFLOP/s" ? r.flops : r.bytes) / seconds * 1e-9;
 }
 
-const char* device_name(const std::string& backend) {
-  return is_gpu_backend(backend) ? "gpu" : "cpu";
-}
-
-
 }  // namespace
 
 double quantile(std::vector<double> v, double q) {
@@ -130,13 +125,13 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
       p["samples"] = b.samples;
       p["rate_lo"] = num_or_null(rate_at(r, unit, quantile(b.samples, 0.75)));
       p["rate_hi"] = num_or_null(rate_at(r, unit, quantile(b.samples, 0.25)));
-      p["device"] = device_name(r.backend);
+      p["device"] = device_name(device_of(r.backend));
       json vs_naive = nullptr, vs_cpp = nullptr;
       if (!r.naive_variant.empty()) {
         auto n = by_key.find(match_key(kname, r.backend, r.naive_variant, r.sizes));
         if (n != by_key.end()) vs_naive = n->second->record.seconds / r.seconds;
       }
-      if (const StoredBenchmark* cpp = fastest(kname, "cpu", r.sizes))
+      if (const StoredBenchmark* cpp = fastest(kname, native_backend(Device::Cpu).name, r.sizes))
         vs_cpp = cpp->record.seconds / r.seconds;
       p["vs_naive"] = vs_naive;
       p["vs_cpp"] = vs_cpp;
@@ -175,7 +170,7 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
            {"backend", backend},
            {"variant", r.variant},
            {"sizes", r.sizes},
-           {"device", device_name(backend)},
+           {"device", device_name(device_of(backend))},
            {"seconds", r.seconds},
            {"working_set_bytes", r.bytes > 0 ? json(r.bytes) : json(nullptr)},
            {"intensity", r.bytes > 0 && r.flops > 0 ? json(r.flops / r.bytes) : json(nullptr)},
@@ -205,11 +200,11 @@ void add_chart_data(json& data, const std::vector<const StoredRun*>& runs,
     }
     k["distribution"] = dist;
 
-    // Every other language against C++ (and a GPU language against CUDA) at the largest size
-    // both measured.
-    static const std::vector<std::pair<std::string, std::string>> kPairs = {
-        {"mojo", "cpu"}, {"mlir", "cpu"}, {"mojo_gpu", "cuda"}};
-    for (const auto& [other, base] : kPairs) {
+    // Every backend with a baseline in its record against that baseline (another language
+    // against C++, a GPU language against CUDA) at the largest size both measured.
+    for (const BackendRecord* rec : compared_backends()) {
+      const std::string& other = rec->name;
+      const std::string& base = rec->baseline;
       const StoredBenchmark* at = nullptr;  // a case of `other` at the largest shared size
       for (const auto& b : latest.benchmarks) {
         const BenchRecord& r = b.record;

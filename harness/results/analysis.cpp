@@ -59,14 +59,12 @@ MachineLimits limits_from_probes(const ProbeResults& probes) {
 }
 
 bool is_gpu_backend(const std::string& backend) {
-  for (const char* w : {"cuda", "cublas", "gpu"}) {
-    if (backend.find(w) != std::string::npos) return true;
-  }
-  return false;
+  return device_of(backend) == Device::Gpu;
 }
 
 bool is_vendor_backend(const std::string& backend) {
-  return backend.rfind("vendor", 0) == 0;
+  const BackendRecord* r = find_backend(backend);
+  return r && r->vendor;
 }
 
 const DeviceLimits& limits_for(const MachineLimits& limits, const std::string& backend) {
@@ -263,7 +261,6 @@ LanguageRow language_row(const std::string& kind, const BenchRecord& cpp, const 
 }  // namespace
 
 std::vector<LanguageRow> compare_languages(const std::vector<BenchRecord>& records) {
-  static const std::vector<std::string> kLanguages = {"mojo", "mlir"};
   // Measured records per kernel and size, in first-seen order.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<const BenchRecord*>> by_case;
@@ -283,23 +280,24 @@ std::vector<LanguageRow> compare_languages(const std::vector<BenchRecord>& recor
   std::vector<LanguageRow> rows;
   for (const auto& key : order) {
     const auto& rs = by_case[key];
-    for (const std::string& lang : kLanguages) {
-      const BenchRecord* cpp = fastest(rs, "cpu");
-      const BenchRecord* other = fastest(rs, lang);
-      if (!cpp || !other) continue;
-      rows.push_back(language_row("best", *cpp, *other));
+    for (const BackendRecord* lang : compared_backends()) {
+      const BenchRecord* base = fastest(rs, lang->baseline);
+      const BenchRecord* other = fastest(rs, lang->name);
+      if (!base || !other) continue;
+      if (lang->device == Device::Gpu) {
+        rows.push_back(language_row("gpu", *base, *other));
+        continue;
+      }
+      rows.push_back(language_row("best", *base, *other));
       for (const auto& [cs, os] : matched_strategies()) {
         const BenchRecord* a = nullptr;
         const BenchRecord* b = nullptr;
         for (const BenchRecord* r : rs) {
-          if (r->backend == "cpu" && r->strategy == cs) a = r;
-          if (r->backend == lang && r->strategy == os) b = r;
+          if (r->backend == lang->baseline && r->strategy == cs) a = r;
+          if (r->backend == lang->name && r->strategy == os) b = r;
         }
         if (a && b) rows.push_back(language_row("matched", *a, *b));
       }
-      const BenchRecord* gpu = fastest(rs, "cuda");
-      const BenchRecord* other_gpu = fastest(rs, lang + "_gpu");
-      if (gpu && other_gpu) rows.push_back(language_row("gpu", *gpu, *other_gpu));
     }
   }
   return rows;

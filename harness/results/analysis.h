@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/backend_record.h"
 #include "run/probes.h"
 
 namespace sb {
@@ -48,8 +49,9 @@ struct MachineLimits {
 
 MachineLimits limits_from_probes(const ProbeResults& probes);
 
-bool is_gpu_backend(const std::string& backend);     // the cuda family
-bool is_vendor_backend(const std::string& backend);  // "vendor_*"
+// From the backend records (backends/backend_record.h); false for a name with no record.
+bool is_gpu_backend(const std::string& backend);     // its record's device is the gpu
+bool is_vendor_backend(const std::string& backend);  // its record is a vendor library
 const DeviceLimits& limits_for(const MachineLimits& limits, const std::string& backend);
 
 enum class Bound { Unknown, Memory, Compute };
@@ -110,13 +112,15 @@ struct SummaryRow {
 // (Skipped and Failed records are ignored here).
 std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records);
 
-// One row of the language comparison: the same kernel at the same size in C++ (`cpu`) and in
-// another language's backend (`mojo`, `mlir`), from one benchmark run.
+// One row of the language comparison: the same kernel at the same size in a backend with a
+// baseline in its record (`mojo`, `mlir`) and in that baseline (`cpu`, C++), from one benchmark
+// run; one backend after another in the records' order.
 //   kind "best":    the fastest verified variant of each backend;
 //   kind "matched": the same schedule in both languages, paired by strategy
 //                   (loops with loops, omp_simd with mojo's vectorize_parallel and with
 //                   mlir's openmp, blocked_matmul with mojo's blocked_matmul);
-//   kind "gpu":     the fastest `cuda` variant against the other language's GPU backend.
+//   kind "gpu":     the same as "best", for a backend whose device is the gpu (its baseline
+//                   `cuda`); no matched rows there.
 // ratio = C++ time / other time, so > 1 means the other language is faster. within_noise: the
 // difference is no larger than the larger of the two runs' spreads (cv x time), nvbench's rule.
 struct LanguageRow {

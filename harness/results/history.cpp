@@ -706,11 +706,13 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   data["schema_version"] = kResultsSchemaVersion;
   data["alpha"] = opt.alpha;
   data["min_effect"] = opt.min_effect;
+  // The backend records, for make_report.py's colours, devices and orders.
+  data["backends"] = backends_json();
   data["runs"] = json::array();
   for (const StoredRun* r : runs) {
     const json& ctx = r->context;
     auto s = [&ctx](const char* k) { return text_of(ctx, k); };
-    data["runs"].push_back(
+    json run =
         {{"path", r->path},
          {"date", r->date()},
          {"host", s("host_name")},
@@ -719,12 +721,14 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
          {"gpu", s("gpu")},
          {"cxx", s("cxx")},
          {"nvcc", s("nvcc")},
-         {"mojo", s("mojo")},
          {"schema_version", r->schema_version},
          {"partial", r->partial},
          {"verification", r->verification},
          {"machine_load",
-          ctx.is_object() && ctx.contains("machine_load") ? ctx["machine_load"] : json(nullptr)}});
+          ctx.is_object() && ctx.contains("machine_load") ? ctx["machine_load"] : json(nullptr)}};
+    for (const BackendRecord& b : backend_records())
+      if (!b.version_key.empty()) run[b.version_key] = s(b.version_key.c_str());
+    data["runs"].push_back(std::move(run));
   }
   // Comparisons of consecutive runs.
   std::vector<Comparison> steps;

@@ -225,11 +225,13 @@ std::vector<std::string> cublas_flags(const ToolchainOptions& tools) {
 }  // namespace
 
 std::vector<ProbeModule> probe_modules(const ToolchainOptions& tools) {
+  const std::string cpu = native_backend(Device::Cpu).name;  // C++
+  const std::string gpu = native_backend(Device::Gpu).name;  // CUDA
   return {
-      {"stream", "cpu_stream_fma.cpp", "cpu", {}, "sb_probe_triad"},
-      {"sgemm", "cpu_sgemm.cpp", "cpu", {"-Wl,--no-as-needed", "-lopenblas"}, "sb_probe_sgemm"},
-      {"gpu-triad", "cuda_triad.cu", "cuda", {}, "sb_probe_cuda_triad"},
-      {"cublas", "cuda_sgemm.cu", "cuda", cublas_flags(tools), "sb_probe_cublas_sgemm"},
+      {"stream", "cpu_stream_fma.cpp", cpu, {}, "sb_probe_triad"},
+      {"sgemm", "cpu_sgemm.cpp", cpu, {"-Wl,--no-as-needed", "-lopenblas"}, "sb_probe_sgemm"},
+      {"gpu-triad", "cuda_triad.cu", gpu, {}, "sb_probe_cuda_triad"},
+      {"cublas", "cuda_sgemm.cu", gpu, cublas_flags(tools), "sb_probe_cublas_sgemm"},
   };
 }
 
@@ -288,7 +290,7 @@ ProbeResults run_probes(const ProbeOptions& opt,
 
   // GPU: only where the cuda runtime can run code.
   std::string gpu_reason;
-  Runtime* cuda = find_runtime("cuda");
+  Runtime* cuda = find_runtime(native_backend(Device::Gpu).name);
   if (!opt.gpu) {
     gpu_reason = "gpu probes not asked for";
   } else if (!cuda) {

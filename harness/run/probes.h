@@ -74,11 +74,12 @@ struct ProbeOptions {
 };
 
 // One probe module: harness/probes/<file>, built with `backend`'s compile command plus
-// extra_flags (the BLAS or cuBLAS library).
+// extra_flags (the BLAS or cuBLAS library); `backend` is the native backend of the probe's
+// device (native_backend in backends/backend_record.h).
 struct ProbeModule {
   std::string name;  // "stream" (cpu triad and fma), "sgemm", "gpu-triad", "cublas"
   std::string file;
-  std::string backend;  // "cpu" or "cuda"
+  std::string backend;  // "cpu" or "cuda": native_backend(device).name
   std::vector<std::string> extra_flags;
   std::string entry;  // the symbol the module must export (BuildJob::entry_symbol)
 };

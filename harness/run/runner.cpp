@@ -524,13 +524,18 @@ std::map<std::string, std::string> run_context(const std::string& root,
   // huge pages depends on this kernel setting, e.g. "always [madvise] never".
   std::string thp = first_line(read_text("/sys/kernel/mm/transparent_hugepage/enabled"));
   c["transparent_hugepages"] = thp.empty() ? "unknown" : thp;
-  Runtime* cuda = find_runtime("cuda");
-  c["gpu"] = cuda ? cuda->device_name() : "none";
-  Runtime* mojo = find_runtime("mojo");  // `mojo --version`, e.g. "Mojo 1.2.0 (2016d0cd)"
-  std::string mojo_version;
-  if (mojo && mojo->availability().ok)
-    mojo_version = first_line(compiler_version(mojo->compile_command(tools).compiler));
-  c["mojo"] = mojo_version.empty() ? "none" : mojo_version;
+  Runtime* gpu = find_runtime(native_backend(Device::Gpu).name);
+  c["gpu"] = gpu ? gpu->device_name() : "none";
+  // The compiler version of each backend whose record names a context key: `mojo --version`,
+  // e.g. "Mojo 1.2.0 (2016d0cd)".
+  for (const BackendRecord& b : backend_records()) {
+    if (b.version_key.empty()) continue;
+    Runtime* rt = find_runtime(b.name);
+    std::string version;
+    if (rt && rt->availability().ok)
+      version = first_line(compiler_version(rt->compile_command(tools).compiler));
+    c[b.version_key] = version.empty() ? "none" : version;
+  }
   c["specbench_version"] = kSpecbenchVersion;
   // The generator's identity beyond the commit (which misses uncommitted edits): a hash over
   // the codegen sources, subfolders included, in path order.

@@ -314,24 +314,25 @@ std::unique_ptr<Runtime> make_cuda_runtime_as(const std::string& backend,
   return std::make_unique<CudaRuntime>(backend, link_flags);
 }
 
-std::unique_ptr<Runtime> make_mojo_runtime();  // harness/run/runtime_mojo.cpp
-std::unique_ptr<Runtime> make_mlir_runtime();  // harness/run/runtime_mlir.cpp
-
 const std::vector<Runtime*>& all_runtimes() {
   // Leaked on purpose: runtimes own device resources that must not be released after the CUDA
   // runtime has shut down at exit.
   static const std::vector<Runtime*>* runtimes = [] {
     auto* v = new std::vector<Runtime*>;
-    v->push_back(make_cpu_runtime().release());
-    v->push_back(make_cuda_runtime().release());
-    v->push_back(make_cudasim_runtime().release());
-    v->push_back(make_mojo_runtime().release());  // harness/run/runtime_mojo.cpp
-    v->push_back(make_vendor_cpu_runtime().release());
-    v->push_back(make_vendor_cuda_runtime().release());
-    v->push_back(make_mlir_runtime().release());  // harness/run/runtime_mlir.cpp
+    for (const BackendRecord& r : backend_records()) {
+      v->push_back(r.make_runtime().release());
+      SB_ASSERT(v->back()->backend() == r.name,
+                "record " + r.name + " makes a runtime named " + v->back()->backend());
+    }
     return v;
   }();
   return *runtimes;
+}
+
+const BackendRecord& Runtime::record() const {
+  const BackendRecord* r = find_backend(backend());
+  SB_ASSERT(r, "runtime " + backend() + " has no backend record");
+  return *r;
 }
 
 Runtime* find_runtime(const std::string& backend) {

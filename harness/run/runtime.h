@@ -1,8 +1,9 @@
 // Backend runtimes: how the harness compiles, feeds, runs and times one backend's modules.
 //
-// Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/backends/emitter.h), one Runtime
-// subclass in its own file, and one line in all_runtimes() (runtime.cpp). Nothing else in the
-// harness names a backend. A backend whose modules live in host memory can derive from
+// Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/backends/emitter.h), one
+// Runtime subclass in its own file, and one record in backend_records()
+// (harness/backends/backend_record.cpp), which names its factory. Nothing else in the harness
+// names a backend: what the harness decides about one comes from its record. A backend whose modules live in host memory can derive from
 // HostRuntime and override only backend() and compile_command().
 //
 // Protocol, as used by the runner for one variant at one size point:
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_record.h"
 #include "run/buffers.h"
 #include "support/diag.h"
 #include "ir/ir.h"
@@ -55,13 +57,15 @@ struct MemoryTraffic {
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  // Backend name, as on the command line and in records: "cpu", "cuda", "cudasim".
+  // Backend name, as on the command line and in records: its BackendRecord's name.
   virtual std::string backend() const = 0;
-  // The backend whose emitter, generated files and spec variants this runtime runs. The same as
-  // backend() except for runtimes that run another backend's code (cudasim runs "cuda").
-  virtual std::string source_backend() const { return backend(); }
-  // Whether bench times this backend. A simulator verifies but is never timed.
-  virtual bool timed() const { return true; }
+  // Its record (backend_record.h), found by backend().
+  const BackendRecord& record() const;
+  // The backend whose emitter, generated files and spec variants this runtime runs: the
+  // record's source (cudasim runs "cuda").
+  const std::string& source_backend() const { return record().source; }
+  // Whether bench times this backend: the record's timed. A simulator verifies, never timed.
+  bool timed() const { return record().timed; }
   // Verification runs every check once per schedule (thread orders, for a simulator);
   // set_schedule(s) applies to the following upload() and run() calls.
   virtual int schedules() const { return 1; }
@@ -140,7 +144,12 @@ std::unique_ptr<Runtime> make_vendor_cuda_runtime();
 // guarded host memory, every check under two thread orders. Never timed.
 std::unique_ptr<Runtime> make_cudasim_runtime();
 
-// Every runtime, in a fixed order (cpu, cuda, ...). Created on first use; live until exit.
+// mojo and mlir, in runtime_mojo.cpp and runtime_mlir.cpp.
+std::unique_ptr<Runtime> make_mojo_runtime();
+std::unique_ptr<Runtime> make_mlir_runtime();
+
+// Every runtime, one per backend record, in the records' order. Created on first use by each
+// record's make_runtime; live until exit.
 const std::vector<Runtime*>& all_runtimes();
 // The runtime for `backend`, or nullptr.
 Runtime* find_runtime(const std::string& backend);

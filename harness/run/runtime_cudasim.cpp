@@ -18,8 +18,6 @@ struct SimTensors : DeviceTensors {
 class CudasimRuntime : public HostRuntime {
  public:
   std::string backend() const override { return "cudasim"; }
-  std::string source_backend() const override { return "cuda"; }
-  bool timed() const override { return false; }
   int schedules() const override { return 2; }
   void set_schedule(int s) override { sim::set_schedule(s); }
   std::string schedule_name(int s) const override {
