@@ -59,13 +59,15 @@ std::vector<BackendRecord> make_records() {
     v.push_back(std::move(r));
   }
   {
-    BackendRecord r = record("vendor_cpu", "C++ with OpenBLAS", Device::Cpu, make_vendor_cpu_runtime);
+    BackendRecord r =
+        record("vendor_cpu", "C++ with OpenBLAS", Device::Cpu, make_vendor_cpu_runtime);
     r.vendor = true;
     r.colormap = "Purples";
     v.push_back(std::move(r));
   }
   {
-    BackendRecord r = record("vendor_cuda", "CUDA with cuBLAS", Device::Gpu, make_vendor_cuda_runtime);
+    BackendRecord r =
+        record("vendor_cuda", "CUDA with cuBLAS", Device::Gpu, make_vendor_cuda_runtime);
     r.vendor = true;
     r.colormap = "RdPu";
     v.push_back(std::move(r));

@@ -611,8 +611,8 @@ def languages_chart(rows):
     legend_outside(ax)
     return figure(fig, "Ratio of the median times of each backend's fastest variant at the "
                        "largest size both measured, with its 95% bootstrap interval over the "
-                       "repetitions, against the baseline its backend record names (C++; CUDA for a GPU "
-                       "backend).", "languages")
+                       "repetitions, against the baseline its backend record names (C++; CUDA "
+                       "for a GPU backend).", "languages")
 
 
 # --- history ---------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 // Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/backends/emitter.h), one
 // Runtime subclass in its own file, and one record in backend_records()
 // (harness/backends/backend_record.cpp), which names its factory. Nothing else in the harness
-// names a backend: what the harness decides about one comes from its record. A backend whose modules live in host memory can derive from
-// HostRuntime and override only backend() and compile_command().
+// names a backend: what the harness decides about one comes from its record. A backend whose
+// modules live in host memory can derive from HostRuntime and override only backend() and
+// compile_command().
 //
 // Protocol, as used by the runner for one variant at one size point:
 //   availability()                       -- once; when !ok the backend is reported as skipped

@@ -137,7 +137,8 @@ class MlirRuntime : public HostRuntime {
     // Without the tools there is no compiler: nothing is built and the variants are skipped.
     if (!t.avail.ok) return CompileCommand{"", {}, "mlir"};
     std::string s;
-    s += "# Lowers a generated .mlir file into a specbench module (harness/run/runtime_mlir.cpp).\n";
+    s += "# Lowers a generated .mlir file into a specbench module "
+         "(harness/run/runtime_mlir.cpp).\n";
     s += t.versions;
     s += "# host cpu (-march=native): " + cpu_model() + "\n";
     s += "set -eu -o pipefail\n";

@@ -98,7 +98,8 @@ TEST(BackendRecords, DevicesAndFamiliesComeFromTheRecords) {
   EXPECT_FALSE(is_vendor_backend("mojo"));
   EXPECT_FALSE(is_vendor_backend("no_such_backend"));
   std::vector<std::string> compared;
-  for (const BackendRecord* r : compared_backends()) compared.push_back(r->name + ":" + r->baseline);
+  for (const BackendRecord* r : compared_backends())
+    compared.push_back(r->name + ":" + r->baseline);
   EXPECT_EQ(compared, (std::vector<std::string>{"mojo:cpu", "mlir:cpu"}));
 }
 
