@@ -1,5 +1,5 @@
 // The vendor sgemm rate: cblas_sgemm (OpenBLAS on the development machine) at n x n x n, compiled
-// with the cpu backend's compile command plus the BLAS library (see harness/probes.h).
+// with the cpu backend's compile command plus the BLAS library (see harness/run/probes.h).
 #include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>

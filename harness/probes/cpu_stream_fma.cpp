@@ -1,5 +1,5 @@
 // Machine probes compiled by the harness with the cpu backend's own compile command (see
-// harness/probes.h), so that they see the same compiler, flags and OpenMP runtime as the
+// harness/run/probes.h), so that they see the same compiler, flags and OpenMP runtime as the
 // generated cpu kernels. Plain C entry points; every function returns 0 or an error code.
 #include <immintrin.h>
 #include <omp.h>

@@ -1,5 +1,5 @@
 // The device vendor sgemm rate: cublasSgemm at n x n x n in the default math mode (plain f32, no
-// TF32), timed with CUDA events (see harness/probes.h). Compiled with the cuda backend's compile
+// TF32), timed with CUDA events (see harness/run/probes.h). Compiled with the cuda backend's compile
 // command plus -lcublas.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

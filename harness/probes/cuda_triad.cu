@@ -1,5 +1,5 @@
 // The device memory bandwidth probe: a STREAM triad on f64 arrays in device memory, timed with
-// CUDA events (see harness/probes.h). Compiled with the cuda backend's compile command.
+// CUDA events (see harness/run/probes.h). Compiled with the cuda backend's compile command.
 #include <cuda_runtime.h>
 
 #include <cstdint>

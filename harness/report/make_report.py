@@ -13,7 +13,10 @@ file and the cause); 5 any other exception (a bug: the traceback follows).
 Every figure is an inline SVG drawn by matplotlib with its text as paths, so the pages need no
 script, font or file beyond themselves. Every string from the data is HTML-escaped (in Markdown too,
 where table cells also have '|' and newlines neutralised). The numbers are computed by specbench
-(harness/history.cpp); this script only draws and formats them.
+(harness/results/history.cpp); this script only draws and formats them. It names no backend: each
+backend's device, colours, order and language comparison come from the data's "backends" table (the
+harness's backend records); data written before that table existed falls back to backends.json
+beside this script, the same table written out once (`specbench list --backends-json`).
 """
 
 import datetime
@@ -73,14 +76,39 @@ nav.toc { font-size: 90%; margin: 0.5em 0 1em; }
 nav.toc a { margin: 0 0.3em; }
 """
 
-LANGUAGE_BACKENDS = ["cpu", "cuda", "mojo", "mlir", "vendor_cpu", "vendor_cuda"]
-
-# One hue family per backend; the variants of a backend are shades of it.
-BACKEND_CMAPS = {"cpu": "Blues", "mojo": "Oranges", "mlir": "Greens", "cuda": "Reds",
-                 "vendor_cpu": "Purples", "vendor_cuda": "RdPu", "cudasim": "Greys",
-                 "mojo_gpu": "YlOrBr"}
+# The backend records (name -> record), in the harness's order; set by use_backends().
+BACKENDS = {}
+# Colour maps for backends without a record (one hue family per backend; its variants are shades).
 EXTRA_CMAPS = ["BuGn", "PuBu", "YlGn", "OrRd", "GnBu"]
-LANGUAGE_COLORS = {"mojo": "#d9630b", "mlir": "#238b45", "mojo_gpu": "#b8860b"}
+FALLBACK_BACKENDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "backends.json")
+
+
+def use_backends(data):
+    """Takes the records from the report data, or from backends.json for older data."""
+    records = data.get("backends")
+    if not isinstance(records, list):
+        with open(FALLBACK_BACKENDS, encoding="utf-8") as f:
+            records = json.load(f)
+    BACKENDS.clear()
+    for r in records:
+        BACKENDS[r["name"]] = r
+
+
+def backend_cmap(backend):
+    return (BACKENDS.get(backend) or {}).get("colormap")
+
+
+def native_of(device):
+    """The name of the device's native backend (C++ for the cpu), or None."""
+    for name, r in BACKENDS.items():
+        if r.get("native") and r.get("device") == device:
+            return name
+    return None
+
+
+def language_of(backend):
+    return (BACKENDS.get(backend) or {}).get("language") or backend
+
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -199,7 +227,8 @@ def figure(fig, caption, ident=None):
 
 
 def backend_order(b):
-    return (LANGUAGE_BACKENDS.index(b) if b in LANGUAGE_BACKENDS else 99, b)
+    names = list(BACKENDS)
+    return (names.index(b) if b in names else len(names), b)
 
 
 def colors_for(entries):
@@ -209,7 +238,7 @@ def colors_for(entries):
         variants.setdefault(e["backend"], set()).add(e["variant"])
     colors, extra = {}, 0
     for backend in sorted(variants, key=backend_order):
-        name = BACKEND_CMAPS.get(backend)
+        name = backend_cmap(backend)
         if not name:
             name = EXTRA_CMAPS[extra % len(EXTRA_CMAPS)]
             extra += 1
@@ -222,7 +251,7 @@ def colors_for(entries):
 
 
 def backend_color(backend):
-    return plt.get_cmap(BACKEND_CMAPS.get(backend, "Greys"))(0.8)
+    return plt.get_cmap(backend_cmap(backend) or "Greys")(0.8)
 
 
 def plain_log_axis(axis, kind="num"):
@@ -266,7 +295,8 @@ ROOF_STYLE = {"cpu": ("0.25", "--"), "gpu": ("0.55", "-.")}
 
 
 def device_of(backend):
-    return "gpu" if any(k in backend for k in ("cuda", "cublas", "gpu")) else "cpu"
+    """The record's device; the cpu for a backend without a record (as specbench decides)."""
+    return (BACKENDS.get(backend) or {}).get("device") or "cpu"
 
 
 def throughput_chart(kernel, points, limits, caches):
@@ -549,7 +579,7 @@ def languages_chart(rows):
     if not rows:
         return nothing("No kernel was measured both in C++ and in another language.")
     kernels = sorted({r["kernel"] for r in rows}, reverse=True)
-    langs = [l for l in ("mojo", "mlir", "mojo_gpu") if any(r["language"] == l for r in rows)]
+    langs = [b for b in BACKENDS if any(r["language"] == b for r in rows)]
     langs += sorted({r["language"] for r in rows} - set(langs))
     fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.26 * len(kernels)))
     width = 0.7 / max(1, len(langs))
@@ -561,9 +591,9 @@ def languages_chart(rows):
         xs = [r["ratio"] for r in rs]
         err = [[max(0, r["ratio"] - (r.get("lo") or r["ratio"])) for r in rs],
                [max(0, (r.get("hi") or r["ratio"]) - r["ratio"]) for r in rs]]
-        against = "CUDA" if rs[0].get("against") == "cuda" else "C++"
+        against = language_of(rs[0].get("against") or "")
         ax.errorbar(xs, ys, xerr=err, fmt="o", markersize=3.5, capsize=2, elinewidth=1,
-                    color=LANGUAGE_COLORS.get(lang, "0.3"),
+                    color=backend_color(lang) if backend_cmap(lang) else "0.3",
                     label=label("%s against %s" % (lang, against)))
         flagged = [(x, y) for x, y, r in zip(xs, ys, rs) if r.get("noisy") or r.get("suspect")]
         if flagged:
@@ -581,7 +611,8 @@ def languages_chart(rows):
     legend_outside(ax)
     return figure(fig, "Ratio of the median times of each backend's fastest variant at the "
                        "largest size both measured, with its 95% bootstrap interval over the "
-                       "repetitions. Mojo GPU is put against CUDA where measured.", "languages")
+                       "repetitions, against the baseline its backend record names (C++; CUDA "
+                       "for a GPU backend).", "languages")
 
 
 # --- history ---------------------------------------------------------------------------------
@@ -598,7 +629,7 @@ def history_chart(kernel, h, runs, links):
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(9, 3.2))
-    cmap = plt.get_cmap(BACKEND_CMAPS.get(h["backend"], "Greys"))
+    cmap = plt.get_cmap(backend_cmap(h["backend"]) or "Greys")
     dated = [parse_date(r.get("date")) for r in runs]
     use_dates = all(d is not None for d in dated)
     for i, s in enumerate(series):
@@ -678,7 +709,7 @@ def comparison_rows(summary):
         by_size.setdefault(row["sizes"], {})[row["backend"]] = row
     rows = []
     for sizes, per in by_size.items():
-        cpu = per.get("cpu")
+        cpu = per.get(native_of("cpu"))
         for backend in sorted(per, key=backend_order):
             r = per[backend]
             ratio = cpu["seconds"] / r["seconds"] if cpu and r.get("seconds") else None
@@ -879,13 +910,15 @@ def history_page(kernel, k, data, pages, links):
 
 def runs_table(runs, links):
     out = ["<table><thead><tr>"]
-    out += ["<th>%s</th>" % h for h in ("date", "host", "commit", "CPU", "GPU", "C++", "CUDA",
-                                        "Mojo", "verification", "file")]
+    versions = [(r["language"], r["version_key"]) for r in BACKENDS.values()
+                if r.get("version_key")]
+    out += ["<th>%s</th>" % h for h in ["date", "host", "commit", "CPU", "GPU", "C++", "CUDA"] +
+            [lang for lang, _ in versions] + ["verification", "file"]]
     out.append("</tr></thead><tbody>")
     for r, link in zip(runs, links):
         ver = r.get("verification")
         cells = [r.get("date"), r.get("host"), (r.get("git_commit") or "")[:12], r.get("cpu_model"),
-                 r.get("gpu"), r.get("cxx"), r.get("nvcc"), r.get("mojo"),
+                 r.get("gpu"), r.get("cxx"), r.get("nvcc")] + [r.get(k) for _, k in versions] + [
                  ("%s passed, %s failed" % (ver.get("passed"), ver.get("failed")))
                  if isinstance(ver, dict) else "-"]
         out.append("<tr>%s<td><a href='%s'>%s</a></td></tr>" % (
@@ -1046,6 +1079,7 @@ def jobs():
 def render(data_path, out):
     with open(data_path, encoding="utf-8") as f:
         data = json.load(f)
+    use_backends(data)
     os.makedirs(out, exist_ok=True)
     used = set()
     pages = {"kernel": {}, "history": {}}

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "backends/common/emit_common.h"
-#include "runtime.h"
-#include "toolchain.h"
+#include "run/runtime.h"
+#include "build/toolchain.h"
 
 namespace fs = std::filesystem;
 

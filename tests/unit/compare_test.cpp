@@ -5,10 +5,10 @@
 #include <limits>
 #include <string>
 
-#include "buffers.h"
-#include "compare.h"
+#include "run/buffers.h"
+#include "results/compare.h"
 #include "driver.h"
-#include "reference.h"
+#include "run/reference.h"
 
 namespace sb {
 namespace {

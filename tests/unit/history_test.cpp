@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "history.h"
-#include "history_format.h"
-#include "stats.h"
+#include "results/history.h"
+#include "results/history_format.h"
+#include "results/stats.h"
 
 namespace {
 

@@ -10,12 +10,12 @@
 #include <set>
 #include <string>
 
-#include "buffers.h"
+#include "run/buffers.h"
 #include "driver.h"
 #include "ir/intrinsics.h"
 #include "lower/expand_intrinsics.h"
 #include "ir/names.h"
-#include "reference.h"
+#include "run/reference.h"
 
 namespace sb {
 namespace {

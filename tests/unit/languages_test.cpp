@@ -1,9 +1,9 @@
 // Unit tests of the C++-against-other-languages comparison (analysis.h).
 #include <gtest/gtest.h>
 
-#include "analysis.h"
-#include "console.h"
-#include "runner.h"
+#include "results/analysis.h"
+#include "cli/console.h"
+#include "run/runner.h"
 
 namespace sb {
 namespace {

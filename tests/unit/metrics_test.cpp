@@ -4,7 +4,7 @@
 #include <string>
 
 #include "driver.h"
-#include "metrics.h"
+#include "run/metrics.h"
 
 namespace sb {
 namespace {

@@ -1,4 +1,4 @@
-#include "noise.h"
+#include "results/noise.h"
 
 #include <gtest/gtest.h>
 

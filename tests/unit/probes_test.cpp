@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "probes.h"
-#include "runtime.h"
+#include "run/probes.h"
+#include "run/runtime.h"
 
 namespace fs = std::filesystem;
 

@@ -6,9 +6,9 @@
 #include <random>
 #include <string>
 
-#include "buffers.h"
+#include "run/buffers.h"
 #include "driver.h"
-#include "reference.h"
+#include "run/reference.h"
 
 namespace sb {
 namespace {

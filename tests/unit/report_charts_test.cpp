@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "export.h"
-#include "history.h"
-#include "report_charts.h"
+#include "results/export.h"
+#include "results/history.h"
+#include "report/report_charts.h"
 
 namespace {
 

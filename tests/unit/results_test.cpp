@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "driver.h"
-#include "results.h"
-#include "runner.h"
-#include "runtime.h"
-#include "toolchain.h"
+#include "results/results.h"
+#include "run/runner.h"
+#include "run/runtime.h"
+#include "build/toolchain.h"
 
 namespace fs = std::filesystem;
 

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <string>
 
-#include "module.h"
-#include "runtime.h"
-#include "toolchain.h"
+#include "build/module.h"
+#include "run/runtime.h"
+#include "build/toolchain.h"
 
 namespace fs = std::filesystem;
 

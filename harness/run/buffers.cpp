@@ -1,0 +1,134 @@
+#include "run/buffers.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace sb {
+
+double HostTensor::get(int64_t i) const {
+  SB_ASSERT(i >= 0 && i < elements, "HostTensor::get index out of range");
+  const unsigned char* p = bytes.data();
+  switch (type) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p + i * 4, 4);
+      return v;
+    }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p + i * 8, 8);
+      return v;
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p + i * 4, 4);
+      return v;
+    }
+    default:
+      break;
+  }
+  SB_ASSERT(false, std::string("HostTensor of unsupported type ") + dtype_name(type));
+  return 0;
+}
+
+void HostTensor::set(int64_t i, double v) {
+  SB_ASSERT(i >= 0 && i < elements, "HostTensor::set index out of range");
+  unsigned char* p = bytes.data();
+  switch (type) {
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p + i * 4, &f, 4);
+      return;
+    }
+    case DType::F64:
+      std::memcpy(p + i * 8, &v, 8);
+      return;
+    case DType::I32: {
+      // Round to nearest; NaN and out-of-range values become INT32_MIN (like x86 conversions).
+      int32_t x = std::numeric_limits<int32_t>::min();
+      double r = std::nearbyint(v);
+      if (r >= -2147483648.0 && r <= 2147483647.0) x = static_cast<int32_t>(r);
+      std::memcpy(p + i * 4, &x, 4);
+      return;
+    }
+    default:
+      break;
+  }
+  SB_ASSERT(false, std::string("HostTensor of unsupported type ") + dtype_name(type));
+}
+
+const char* input_kind_name(InputKind k) {
+  switch (k) {
+    case InputKind::Random:
+      return "random";
+    case InputKind::Zeros:
+      return "zeros";
+    case InputKind::Large:
+      return "large";
+  }
+  return "?";
+}
+
+namespace {
+
+// splitmix64: derives an independent stream seed per tensor, so that one tensor's values depend
+// only on (seed, tensor index) and not on the sizes of the tensors before it.
+uint64_t mix_seed(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) from the top 53 bits; identical on every standard library.
+double unit_double(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKind kind,
+                              uint64_t seed) {
+  HostTensors out(spec.tensors.size());
+  for (size_t t = 0; t < spec.tensors.size(); ++t) {
+    const Tensor& ten = spec.tensors[t];
+    HostTensor& h = out[t];
+    h.type = ten.type;
+    h.elements = tensor_elements(spec, static_cast<int>(t), sizes);
+    const int width = dtype_bytes(ten.type);
+    SB_ASSERT(width > 0 && ten.type != DType::Index, "tensor of unsupported type");
+    h.bytes.assign(static_cast<size_t>(h.elements) * width, 0);
+
+    if (ten.role != Role::In) {
+      const double sentinel = ten.type == DType::I32
+                                  ? static_cast<double>(std::numeric_limits<int32_t>::min())
+                                  : std::numeric_limits<double>::quiet_NaN();
+      for (int64_t i = 0; i < h.elements; ++i) h.set(i, sentinel);
+      continue;
+    }
+    if (kind == InputKind::Zeros) continue;  // already zero bits: 0.0 and 0 alike
+
+    std::mt19937_64 rng(mix_seed(seed ^ mix_seed(t + 1)));
+    if (ten.type == DType::I32) {
+      const int64_t lo = ten.init_lo_expr ? eval_int(*ten.init_lo_expr, sizes)
+                                          : static_cast<int64_t>(std::ceil(ten.init_lo));
+      const int64_t hi = ten.init_hi_expr ? eval_int(*ten.init_hi_expr, sizes)
+                                          : static_cast<int64_t>(std::floor(ten.init_hi));
+      SB_ASSERT(lo <= hi, "empty integer init range for tensor " + ten.name);
+      const uint64_t n = static_cast<uint64_t>(hi - lo) + 1;
+      for (int64_t i = 0; i < h.elements; ++i) {
+        h.set(i, static_cast<double>(lo + static_cast<int64_t>(rng() % n)));
+      }
+      continue;
+    }
+    const double scale = kind == InputKind::Large ? 1e3 : 1.0;
+    const double lo = ten.init_lo * scale;
+    const double hi = ten.init_hi * scale;
+    for (int64_t i = 0; i < h.elements; ++i) h.set(i, lo + (hi - lo) * unit_double(rng));
+  }
+  return out;
+}
+
+}  // namespace sb

@@ -1,0 +1,158 @@
+// Backend runtimes: how the harness compiles, feeds, runs and times one backend's modules.
+//
+// Adding a backend (cudasim, mojo, mlir, ...) means: an emitter (codegen/backends/emitter.h), one
+// Runtime subclass in its own file, and one record in backend_records()
+// (harness/backends/backend_record.cpp), which names its factory. Nothing else in the harness
+// names a backend: what the harness decides about one comes from its record. A backend whose
+// modules live in host memory can derive from HostRuntime and override only backend() and
+// compile_command().
+//
+// Protocol, as used by the runner for one variant at one size point:
+//   availability()                       -- once; when !ok the backend is reported as skipped
+//   upload(host) -> dev                  -- allocate every spec tensor, copy all of `host` in
+//   run(fn, dev, sizes)                  -- call the variant once and wait for it to finish
+//   download(dev, t, host[t])            -- copy tensor t back (for each Out tensor)
+//   time(state, fn, dev, sizes)          -- the Google Benchmark loop, inside a registered
+//                                           benchmark that configure() has set up
+// Every call returns a user-facing error (never aborts) when the backend reports a failure; the
+// message names the failing runtime call, and for CUDA the source file and line of the call.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/backend_record.h"
+#include "run/buffers.h"
+#include "support/diag.h"
+#include "ir/ir.h"
+#include "specbench_abi.h"
+#include "build/toolchain.h"
+
+namespace sb {
+
+struct Availability {
+  bool ok = true;
+  std::string reason;  // when !ok: why, e.g. cudaGetErrorString() of cudaGetDeviceCount's error
+};
+
+// Every tensor of a spec in one backend's memory space. Freed by the destructor.
+class DeviceTensors {
+ public:
+  virtual ~DeviceTensors() = default;
+  std::vector<void*> ptrs;  // one base pointer per spec tensor, spec order
+};
+
+// Global-memory traffic of one run, as a simulator counts it (see sb::sim::Traffic in
+// harness/cudasim/cudasim.h): warp-level requests, 32-byte sectors (transactions), bytes asked.
+struct MemoryTraffic {
+  uint64_t requests = 0;
+  uint64_t sectors = 0;
+  uint64_t bytes = 0;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  // Backend name, as on the command line and in records: its BackendRecord's name.
+  virtual std::string backend() const = 0;
+  // Its record (backend_record.h), found by backend().
+  const BackendRecord& record() const;
+  // The backend whose emitter, generated files and spec variants this runtime runs: the
+  // record's source (cudasim runs "cuda").
+  const std::string& source_backend() const { return record().source; }
+  // Whether bench times this backend: the record's timed. A simulator verifies, never timed.
+  bool timed() const { return record().timed; }
+  // Verification runs every check once per schedule (thread orders, for a simulator);
+  // set_schedule(s) applies to the following upload() and run() calls.
+  virtual int schedules() const { return 1; }
+  virtual void set_schedule(int /*s*/) {}
+  virtual std::string schedule_name(int /*s*/) const { return ""; }
+  // A line about the work done so far (a simulator's rate), or "" for nothing to report.
+  virtual std::string report() { return ""; }
+  // The global-memory traffic of the last successful run(), for runtimes that count it (the
+  // simulator); nullopt for the others.
+  virtual std::optional<MemoryTraffic> last_traffic() const { return std::nullopt; }
+  // The compiler invocation that turns this backend's generated file into a module.
+  virtual CompileCommand compile_command(const ToolchainOptions& opt) const = 0;
+  // Whether modules can run on this machine. Memoised; cheap after the first call. Modules are
+  // still compiled when a backend is unavailable.
+  virtual Availability availability() = 0;
+  // A human-readable name of the device, or "none" when unavailable.
+  virtual std::string device_name() = 0;
+
+  virtual Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) = 0;
+  // Copies tensor `t` of `dev` into `host` (which has the right type and size).
+  virtual Status download(const DeviceTensors& dev, int t, HostTensor& host) = 0;
+  // Runs the variant once to completion. A non-zero return of the variant is an error.
+  virtual Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) = 0;
+
+  // Sets the timing mode of a registered benchmark (real time for host code, manual time for
+  // device code timed with events).
+  virtual void configure(benchmark::internal::Benchmark* b) const = 0;
+  // The benchmark loop: `for (auto _ : state)` running the variant once per iteration. On a
+  // backend error it calls state.SkipWithError() with the message and leaves the loop.
+  virtual void time(benchmark::State& state, sb_variant_fn fn, DeviceTensors& dev,
+                    const SizePoint& sizes) = 0;
+};
+
+// A runtime whose tensors live in host memory (sb_host_alloc: 64-byte aligned, huge pages for
+// large ones) and whose variants run synchronously on the calling thread; timed by wall clock
+// (UseRealTime, since variants may use OpenMP threads).
+class HostRuntime : public Runtime {
+ public:
+  Availability availability() override { return {}; }
+  std::string device_name() override { return "host"; }
+  Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override;
+  Status download(const DeviceTensors& dev, int t, HostTensor& host) override;
+  Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) override;
+  void configure(benchmark::internal::Benchmark* b) const override;
+  void time(benchmark::State& state, sb_variant_fn fn, DeviceTensors& dev,
+            const SizePoint& sizes) override;
+};
+
+// The flags of host C++ modules: -std=c++17 -O3 -march=native -fno-math-errno -fopenmp -fPIC
+// -shared -I<abi>, and on x86-64 glibc -lmvec (glibc's vector math library, which the cpu
+// emitter's SIMD loops call for exp, log, tanh and erf; see vector_math_declarations in
+// codegen/backends/common/emit_common.h).
+std::vector<std::string> cpu_module_flags(const ToolchainOptions& opt);
+
+// cpu: SPECBENCH_CXX with cpu_module_flags.
+std::unique_ptr<Runtime> make_cpu_runtime();
+// cuda: SPECBENCH_NVCC -std=c++17 -O3 -gencode ... -Xcompiler -fPIC -shared -cudart shared
+// -I<abi>; device memory through cudart; timed with CUDA events around each launch after an L2
+// flush (cudaMemsetAsync of an L2-sized buffer). Unavailable (with cudaGetErrorString's text)
+// when cudaGetDeviceCount fails or finds no device, or when the harness was built without cudart.
+std::unique_ptr<Runtime> make_cuda_runtime();
+
+// A CUDA runtime (memory, launches and event timing exactly as `cuda`) under another backend
+// name, with `link_flags` appended to the nvcc command: for backends whose generated .cu files
+// call CUDA libraries (vendor_cuda links -lcublas).
+std::unique_ptr<Runtime> make_cuda_runtime_as(const std::string& backend,
+                                              const std::vector<std::string>& link_flags);
+
+// vendor_cpu: like cpu, linked with OpenBLAS (found by CMake; unavailable when it was not).
+// vendor_cuda: make_cuda_runtime_as("vendor_cuda", {"-lcublas"}). Both in runtime_vendor.cpp.
+std::unique_ptr<Runtime> make_vendor_cpu_runtime();
+std::unique_ptr<Runtime> make_vendor_cuda_runtime();
+
+// cudasim: runs the cuda backend's generated files on the CPU through the CUDA simulator
+// (harness/cudasim): compiled by SPECBENCH_CXX with the simulator's cuda_runtime.h, tensors in
+// guarded host memory, every check under two thread orders. Never timed.
+std::unique_ptr<Runtime> make_cudasim_runtime();
+
+// mojo and mlir, in runtime_mojo.cpp and runtime_mlir.cpp.
+std::unique_ptr<Runtime> make_mojo_runtime();
+std::unique_ptr<Runtime> make_mlir_runtime();
+
+// Every runtime, one per backend record, in the records' order. Created on first use by each
+// record's make_runtime; live until exit.
+const std::vector<Runtime*>& all_runtimes();
+// The runtime for `backend`, or nullptr.
+Runtime* find_runtime(const std::string& backend);
+
+}  // namespace sb

@@ -1,0 +1,97 @@
+// The cudasim runtime: the cuda backend's generated files, run on the CUDA simulator.
+#include <cstdio>
+#include <cstring>
+
+#include "cudasim.h"
+#include "run/runtime.h"
+
+namespace sb {
+
+namespace {
+
+struct SimTensors : DeviceTensors {
+  ~SimTensors() override {
+    for (void* p : ptrs) sim::free(p);
+  }
+};
+
+class CudasimRuntime : public HostRuntime {
+ public:
+  std::string backend() const override { return "cudasim"; }
+  int schedules() const override { return 2; }
+  void set_schedule(int s) override { sim::set_schedule(s); }
+  std::string schedule_name(int s) const override {
+    return s == 0 ? "forward order" : s == 1 ? "reversed order" : "shuffle " + std::to_string(s);
+  }
+  std::string device_name() override { return "cudasim (CUDA simulated on the CPU)"; }
+
+  CompileCommand compile_command(const ToolchainOptions& opt) const override {
+    return CompileCommand{
+        opt.cxx,
+        {"-std=c++20", "-O2", "-fPIC", "-shared",
+         // Calls the simulator's access hooks before every load and store (traffic counting);
+         // no sanitizer runtime is linked. Without scalar replacement of aggregates, a float4 or
+         // double2 copy stays one 16-byte access, as the vector load it stands for.
+         "-fno-tree-sra", "-fsanitize=kernel-address", "--param",
+         "asan-instrumentation-with-call-threshold=0", "--param", "asan-stack=0", "--param",
+         "asan-globals=0", "-x", "c++", "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE),
+         "-I" + opt.abi_dir, "-Wl,--no-as-needed", "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR),
+         "-lspecbench_cudasim", "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
+        "g++ (cudasim)"};
+  }
+
+  Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override {
+    auto dev = std::make_unique<SimTensors>();
+    for (const HostTensor& h : host) {
+      void* p = sim::alloc(h.bytes.size());
+      if (!p)
+        return Error{Loc{}, "cudasim: cannot allocate " + std::to_string(h.bytes.size()) + " bytes",
+                     ""};
+      if (!h.bytes.empty()) std::memcpy(p, h.bytes.data(), h.bytes.size());
+      dev->ptrs.push_back(p);
+    }
+    return std::unique_ptr<DeviceTensors>(std::move(dev));
+  }
+
+  Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) override {
+    sim::take_error();
+    last_traffic_.reset();
+    sim::reset_traffic();
+    sim::count_traffic(true);
+    sb_args args{dev.ptrs.data(), sizes.data(), nullptr};
+    int rc = fn(&args);
+    sim::count_traffic(false);
+    std::string report = sim::take_error();
+    if (!report.empty()) return Error{Loc{}, report, ""};
+    if (rc != 0) return Error{Loc{}, "variant returned error code " + std::to_string(rc), ""};
+    const sim::Traffic t = sim::traffic();
+    last_traffic_ = MemoryTraffic{t.requests, t.sectors, t.bytes};
+    return {};
+  }
+
+  std::optional<MemoryTraffic> last_traffic() const override { return last_traffic_; }
+
+  std::string report() override {
+    sim::Stats s = sim::stats();
+    if (s.threads == 0) return "";
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "cudasim: %llu threads simulated (%llu fiber steps) in %.2f s: %.3g threads/s",
+                  static_cast<unsigned long long>(s.threads),
+                  static_cast<unsigned long long>(s.steps), s.seconds,
+                  s.seconds > 0 ? static_cast<double>(s.threads) / s.seconds : 0.0);
+    sim::reset_stats();
+    return buf;
+  }
+
+ private:
+  std::optional<MemoryTraffic> last_traffic_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_cudasim_runtime() {
+  return std::make_unique<CudasimRuntime>();
+}
+
+}  // namespace sb
