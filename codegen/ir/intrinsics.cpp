@@ -134,7 +134,7 @@ ExprPtr expand_sign(const Expr& c) {
   return select(bin(BinOp::Gt, arg(c, 0), lit(0, t, c.loc)), lit(1, t, c.loc), std::move(inner));
 }
 
-// ---- Reference values and magnitudes (harness/reference.h states the rules) -----------------
+// ---- Reference values and magnitudes (harness/run/reference.h states the rules) -----------------
 
 MagValue ref_min_max(const MagValue* a, bool is_min) {
   if (std::isnan(a[0].value)) return a[0];

@@ -2,8 +2,8 @@
 // `select(c, a, b)`, ...) is one record here. The type checker, the name tables, the reference
 // interpreter and every printer read it:
 //  - the checker takes the arity and the type rule;
-//  - the reference interpreter (harness/reference.cpp) takes the reference value and error
-//    magnitude (the RefValue rules of harness/reference.h);
+//  - the reference interpreter (harness/run/reference.cpp) takes the reference value and error
+//    magnitude (the RefValue rules of harness/run/reference.h);
 //  - a backend prints an intrinsic with its own spelling where its language has one, and
 //    otherwise receives the call already rewritten by the record's default expansion
 //    (lower/expand_intrinsics.h) into other intrinsics and operators.
@@ -24,7 +24,7 @@ enum class TypeRule {
   SameFloat,    // every argument one floating-point type (integer literals become float)
 };
 
-// A value with its error magnitude, as the reference computes them (harness/reference.h).
+// A value with its error magnitude, as the reference computes them (harness/run/reference.h).
 struct MagValue {
   double value = 0;
   double mag = 0;

@@ -1,7 +1,7 @@
 // Walks of the expression tree (ir.h), written once, in the manner of Halide's IRVisitor and
 // IRMutator and TVM's ExprFunctor. The walks in ir/, check/ and lower/ use these instead of a
 // recursive switch over ExprKind of their own; the backends' printers and analyses and the
-// reference interpreter (harness/reference.cpp) still have their own walks (issue 14).
+// reference interpreter (harness/run/reference.cpp) still have their own walks (issue 14).
 //
 // - ExprFunctor<R(Args...)> (const Expr&) and MutableExprFunctor<R(Args...)> (Expr&): the
 //   STRICT form. One pure virtual per node kind; visit() dispatches with a switch that has no

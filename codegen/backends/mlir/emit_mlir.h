@@ -1,5 +1,5 @@
 // The `mlir` backend: one MLIR file per spec, generated/<spec>/mlir/<spec>.mlir, lowered by the
-// harness (harness/runtime_mlir.cpp) through mlir-opt-19, mlir-translate-19 and clang-19 into a
+// harness (harness/run/runtime_mlir.cpp) through mlir-opt-19, mlir-translate-19 and clang-19 into a
 // module with the same C ABI as every other backend.
 //
 // The file holds one `module` per variant, separated by `// -----` lines (the separator of

@@ -1,7 +1,7 @@
 // The mlir backend's variants are pass pipelines. This header and mlir_pipelines.cpp are the one
 // place where they are written down: the emitter copies a variant's pipeline into the generated
 // file (a `// sb-pipeline:` line above the variant's module), and the mlir runtime
-// (harness/runtime_mlir.cpp) runs exactly that line through `mlir-opt-19`, then
+// (harness/run/runtime_mlir.cpp) runs exactly that line through `mlir-opt-19`, then
 // `mlir-translate-19 --mlir-to-llvmir` and `clang-19 -O3 -march=native -c`.
 //
 // Strategies:

@@ -1799,7 +1799,7 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
 
   std::string out = hash_comments(file_header(spec, *this));
   out +=
-      "#\n# Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library "
+      "#\n# Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library "
       "that\n# exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.\n\n";
   out += imports + "\n";
   if (needs.stream) {

@@ -1,5 +1,5 @@
 // The `mojo` backend: one Mojo source file per spec, generated/<spec>/mojo/<spec>.mojo, built by
-// the harness (harness/runtime_mojo.cpp) with
+// the harness (harness/run/runtime_mojo.cpp) with
 //   mojo build --emit shared-lib -O3 --fp-mode contract=fast -o <module>.so <spec>.mojo
 // into a module with the same C ABI as every C++ module: the file declares the structs of
 // harness/abi/specbench_abi.h in Mojo and exports `specbench_module()`.

@@ -1,7 +1,7 @@
 // The `vendor_cpu` backend: contractions through OpenBLAS's CBLAS interface, as a baseline for
 // the generated CPU code. One C++17 translation unit per spec,
 // generated/<spec>/vendor_cpu/<spec>.cpp, built by the harness with g++ -O3 -march=native
-// -fopenmp and linked with OpenBLAS (harness/runtime_vendor.cpp).
+// -fopenmp and linked with OpenBLAS (harness/run/runtime_vendor.cpp).
 //
 // Strategy:
 //   blas  (no parameters) every statement that match_contraction() accepts (patterns.h) becomes

@@ -1,6 +1,6 @@
 // The `vendor_cuda` backend: NVIDIA's libraries as baselines for the generated CUDA code. One
 // CUDA translation unit per spec, generated/<spec>/vendor_cuda/<spec>.cu, built by the harness
-// with nvcc like the cuda backend and linked with cuBLAS (harness/runtime_vendor.cpp).
+// with nvcc like the cuda backend and linked with cuBLAS (harness/run/runtime_vendor.cpp).
 //
 // Strategies (no parameters); every statement of the spec must have the strategy's shape
 // (patterns.h), otherwise check_variant() names the first statement that does not:

@@ -11,7 +11,7 @@
 #   loops               strategy loops
 #   vectorize_parallel  strategy vectorize_parallel
 #
-# Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library that
+# Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize

@@ -15,7 +15,7 @@
 #   vectorize_parallel  strategy vectorize_parallel
 #   blocked_matmul      strategy blocked_matmul: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
 #
-# Built by the harness's mojo runtime (harness/runtime_mojo.cpp) into a shared library that
+# Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
