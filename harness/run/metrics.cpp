@@ -1,19 +1,11 @@
 #include "run/metrics.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <vector>
 
 namespace sb {
-
-int64_t bytes_moved(const Spec& spec, const SizePoint& sizes) {
-  int64_t bytes = 0;
-  for (size_t t = 0; t < spec.tensors.size(); ++t) {
-    const Tensor& ten = spec.tensors[t];
-    if (ten.role == Role::Temp) continue;
-    bytes += tensor_elements(spec, static_cast<int>(t), sizes) * dtype_bytes(ten.type);
-  }
-  return bytes;
-}
 
 namespace {
 
@@ -22,13 +14,16 @@ bool is_comparison(BinOp op) {
          op == BinOp::Eq || op == BinOp::Ne;
 }
 
-// Floating-point operations to evaluate one expression at index-variable values `vars`. Each
-// reduction sets its variable to the middle of its range before counting its body: the lower
-// middle when `upper` is false, the upper middle otherwise. flops() averages the two passes, which
-// is exact when trip counts are affine in the variables.
+// How many times a weighted node is evaluated for one expression at index-variable values `vars`:
+// the sum of weight(node) over its nodes, each reduction multiplying its body (and its own weight)
+// by its trip count. Each reduction sets its variable to the middle of its range before counting
+// its body: the lower middle when `upper` is false, the upper middle otherwise. statement_count()
+// averages the two passes, which is exact when trip counts are affine in the variables.
+// select(c, a, b) counts its condition and the costlier branch.
 struct Counter {
   const Statement& st;
   const SizePoint& sizes;
+  const std::function<double(const Expr&)>& weight;
   std::vector<int64_t> vars;
   bool upper = false;
 
@@ -40,22 +35,9 @@ struct Counter {
       const int64_t trip = std::max<int64_t>(0, hi - lo);
       if (trip == 0) return 0;
       vars[e.ref] = lo + (upper ? trip / 2 : (trip - 1) / 2);
-      return static_cast<double>(trip) * ((is_float(e.type) ? 1 : 0) + (*this)(*e.args[0]));
+      return static_cast<double>(trip) * (weight(e) + (*this)(*e.args[0]));
     }
-    double self = 0;
-    switch (e.kind) {
-      case ExprKind::Unary:
-        self = is_float(e.type) ? 1 : 0;
-        break;
-      case ExprKind::Binary:
-        self = (is_comparison(e.bop) ? is_float(e.args[0]->type) : is_float(e.type)) ? 1 : 0;
-        break;
-      case ExprKind::Call:
-        self = is_float(e.type) ? 1 : 0;
-        break;
-      default:
-        break;
-    }
+    const double self = weight(e);
     if (e.kind == ExprKind::Call && e.fn == Fn::Select) {
       return self + (*this)(*e.args[0]) + std::max((*this)(*e.args[1]), (*this)(*e.args[2]));
     }
@@ -65,23 +47,80 @@ struct Counter {
   }
 };
 
+// The weighted count of statement `st` over its whole output, at `sizes`.
+double statement_count(const Spec& spec, const Statement& st, const SizePoint& sizes,
+                       const std::function<double(const Expr&)>& weight) {
+  const int64_t elems = tensor_elements(spec, st.out, sizes);
+  if (elems == 0) return 0;
+  const std::vector<int64_t> ext = tensor_extents(spec, st.out, sizes);
+  double per = 0;
+  for (bool upper : {false, true}) {
+    Counter c{st, sizes, weight, std::vector<int64_t>(st.vars.size(), 0), upper};
+    for (size_t d = 0; d < ext.size(); ++d) c.vars[d] = upper ? ext[d] / 2 : (ext[d] - 1) / 2;
+    per += c(*st.rhs);
+  }
+  return static_cast<double>(elems) * per / 2;
+}
+
+// The flops of one node (see flops() in metrics.h).
+double node_flops(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Unary:
+    case ExprKind::Call:
+    case ExprKind::Reduce:  // the combining add or compare, per term
+      return is_float(e.type) ? 1 : 0;
+    case ExprKind::Binary:
+      return (is_comparison(e.bop) ? is_float(e.args[0]->type) : is_float(e.type)) ? 1 : 0;
+    default:
+      return 0;
+  }
+}
+
+// A read whose subscripts depend on data: one of them holds a read.
+bool is_gather(const Expr& read) {
+  for (const ExprPtr& sub : read.args)
+    if (!reads_of(*sub).empty()) return true;
+  return false;
+}
+
 }  // namespace
 
 double flops(const Spec& spec, const SizePoint& sizes) {
+  const std::function<double(const Expr&)> weight = node_flops;
   double total = 0;
-  for (const Statement& st : spec.stmts) {
-    const int64_t elems = tensor_elements(spec, st.out, sizes);
-    if (elems == 0) continue;
-    const std::vector<int64_t> ext = tensor_extents(spec, st.out, sizes);
-    double per = 0;
-    for (bool upper : {false, true}) {
-      Counter c{st, sizes, std::vector<int64_t>(st.vars.size(), 0), upper};
-      for (size_t d = 0; d < ext.size(); ++d) c.vars[d] = upper ? ext[d] / 2 : (ext[d] - 1) / 2;
-      per += c(*st.rhs);
-    }
-    total += static_cast<double>(elems) * per / 2;
-  }
+  for (const Statement& st : spec.stmts) total += statement_count(spec, st, sizes, weight);
   return total;
+}
+
+int64_t bytes_moved(const Spec& spec, const SizePoint& sizes) {
+  int64_t bytes = 0;
+  for (size_t t = 0; t < spec.tensors.size(); ++t) {
+    const Tensor& ten = spec.tensors[t];
+    if (ten.role == Role::Temp) continue;
+    const int id = static_cast<int>(t);
+    const int64_t elems = tensor_elements(spec, id, sizes);
+    // Read only through gathers (and never written): the elements the gathers touch.
+    bool gathers_only = ten.role == Role::In;
+    bool read = false;
+    for (const Statement& st : spec.stmts) {
+      for (const Expr* r : reads_of(*st.rhs)) {
+        if (r->ref != id) continue;
+        read = true;
+        gathers_only = gathers_only && is_gather(*r);
+      }
+    }
+    int64_t touched = elems;
+    if (read && gathers_only) {
+      const std::function<double(const Expr&)> weight = [id](const Expr& e) {
+        return e.kind == ExprKind::Read && e.ref == id ? 1.0 : 0.0;
+      };
+      double evaluations = 0;
+      for (const Statement& st : spec.stmts) evaluations += statement_count(spec, st, sizes, weight);
+      touched = std::min<int64_t>(elems, static_cast<int64_t>(std::ceil(evaluations)));
+    }
+    bytes += touched * dtype_bytes(ten.type);
+  }
+  return bytes;
 }
 
 }  // namespace sb

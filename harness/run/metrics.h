@@ -7,8 +7,11 @@
 
 namespace sb {
 
-// Compulsory global-memory traffic: every In tensor read once and every Out tensor written once
-// (temporaries excluded), in bytes.
+// Compulsory global-memory traffic, in bytes: every Out tensor written once and every In tensor
+// read once (temporaries excluded), a broadcast read counting once. An In tensor read only
+// through gathers (a subscript holding a read of another tensor: probs[r, targets[r]]) counts
+// the elements the gathers touch, at most the tensor: the reads' evaluations over the iteration
+// space, counted as flops() counts operations.
 int64_t bytes_moved(const Spec& spec, const SizePoint& sizes);
 
 // Floating-point operations: arithmetic, comparisons and calls on floating-point values, counted

@@ -31,6 +31,18 @@ TEST(Metrics, MatmulIsTwoMNK) {
   EXPECT_EQ(flops(s, {2048, 2048, 2048}), 2.0 * 2048 * 2048 * 2048);
 }
 
+TEST(Metrics, AGatherCountsTheElementsItTouches) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("gather.yaml", &s));
+  const int64_t R = 64, V = 1000, C = 16;
+  // probs: one element per row (R, not R * V); wte: one row of C per position (R * C, not
+  // V * C); targets, bias (a broadcast: once), losses and emb whole.
+  EXPECT_EQ(bytes_moved(s, {R, V, C}), (R + R * C + R + C + R + R * C) * 4);
+  // At most the whole tensor: more positions than rows of wte touch every row once at most.
+  const int64_t R2 = 5000;
+  EXPECT_EQ(bytes_moved(s, {R2, V, C}), (R2 + V * C + R2 + C + R2 + R2 * C) * 4);
+}
+
 TEST(Metrics, TemporariesCountInFlopsButNotInBytes) {
   Spec s;
   ASSERT_NO_FATAL_FAILURE(load("softmax.yaml", &s));
