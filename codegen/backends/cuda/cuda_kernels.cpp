@@ -286,15 +286,28 @@ const Statement& producer(const Spec& spec, const RowPlan& p, int t) {
   return spec.stmts[p.first];
 }
 
-class Gen {
+class Gen final : public Lowering {
  public:
-  Gen(const Spec& spec, const Variant& v, const StrategyInfo& info, FileParts& file)
-      : spec_(spec), v_(v), info_(info), file_(file), h_(file.helpers) {
+  Gen(const Spec& spec, const Variant& v, const CudaStrategy& strategy, FileParts& file)
+      : spec_(spec), v_(v), strategy_(strategy), info_(strategy.info), file_(file),
+        h_(file.helpers) {
     bs_ = has_param("block_size") ? p("block_size") : 256;
     bps_ = has_param("blocks_per_sm") ? p("blocks_per_sm") : 4;
   }
 
   VariantCode run();
+  const Spec& spec() const override { return spec_; }
+
+  // The lowerings a strategy's schedule applies (strategies/strategy.h).
+  void generic(size_t k, const Statement& st, bool grid_stride) override;
+  void vectorized(size_t k, const Statement& st, const VectorizeMatch& m) override;
+  void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) override;
+  void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) override;
+  void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) override;
+  void register_blocked(size_t k, const Statement& st, const MatmulMatch& m) override;
+  void transpose(size_t k, const Statement& st, const TransposeMatch& m) override;
+  void stencil(size_t k, const Statement& st, const StencilMatch& m) override;
+  void scan(size_t k, const Statement& st, const ScanMatch& m) override;
 
  private:
   int64_t p(const std::string& name) const { return param(v_, info_, name); }
@@ -378,25 +391,17 @@ class Gen {
                     const std::string& dest, bool own_block = true);
 
   // Statement lowerings.
-  void generic(size_t k, const Statement& st, bool grid_stride);
   std::string generic_kernel(size_t k, const Statement& st, const std::string& suffix,
                              StmtLowering& L);
   void generic_launch(CodeWriter& w, const Statement& st, const std::string& name,
                       const StmtLowering& L);
-  void vectorized(size_t k, const Statement& st, const VectorizeMatch& m);
-  void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind);
-  void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp);
   void fused_rows(const RowPlan& p, bool warp);
   std::string fused_kernel(const RowPlan& p, bool warp, bool staged, std::set<int>& tensors,
                            std::set<int>& sizes, std::set<int>& outs);
-  void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m);
-  void register_blocked(size_t k, const Statement& st, const MatmulMatch& m);
-  void transpose(size_t k, const Statement& st, const TransposeMatch& m);
-  void stencil(size_t k, const Statement& st, const StencilMatch& m);
-  void scan(size_t k, const Statement& st, const ScanMatch& m);
 
   const Spec& spec_;
   const Variant& v_;
+  const CudaStrategy& strategy_;
   const StrategyInfo& info_;
   FileParts& file_;
   HelperSet& h_;
@@ -1951,77 +1956,22 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
 // ---- the variant ------------------------------------------------------------------------------
 
 VariantCode Gen::run() {
-  const std::string& s = v_.strategy;
-  // Under warp_per_row and block_per_row, each row group (lower/row_fusion.h) whose statements
-  // the fused kernel can lower is one kernel; the other statements keep their own kernels.
+  // Under a strategy that fuses rows (warp_per_row, block_per_row), each row group
+  // (lower/row_fusion.h) whose statements the fused kernel can lower is one kernel; the other
+  // statements keep their own kernels.
   std::map<size_t, RowPlan> fused;
-  if (s == "warp_per_row" || s == "block_per_row")
+  if (strategy_.fuse_rows != RowUnit::None)
     for (const RowGroup& g : find_row_groups(spec_)) {
       RowPlan p;
       if (plan_rows(spec_, g, &p)) fused.emplace(g.first, p);
     }
   for (size_t k = 0; k < spec_.stmts.size(); ++k) {
-    const Statement& st = spec_.stmts[k];
-    std::string why;
     if (auto it = fused.find(k); it != fused.end()) {
-      fused_rows(it->second, s == "warp_per_row");
+      fused_rows(it->second, strategy_.fuse_rows == RowUnit::Warp);
       k = it->second.last;
       continue;
     }
-    if (s == "thread_per_output") {
-      generic(k, st, false);
-      continue;
-    }
-    if (s == "vectorized") {
-      VectorizeMatch m;
-      if (match_vectorized(spec_, st, &m, &why)) {
-        vectorized(k, st, m);
-        continue;
-      }
-    } else if (s == "block_reduce" || s == "warp_reduce" || s == "atomic_reduce") {
-      ReduceMatch m;
-      if (match_scalar_reduce(spec_, st, s == "atomic_reduce", &m, &why)) {
-        scalar_reduce(k, st, *m.red, s == "block_reduce" ? 't' : s == "warp_reduce" ? 'w' : 'a');
-        continue;
-      }
-    } else if (s == "warp_per_row" || s == "block_per_row") {
-      ReduceMatch m;
-      if (match_row_reduce(spec_, st, &m, &why)) {
-        row_reduce(k, st, *m.red, s == "warp_per_row");
-        continue;
-      }
-    } else if (s == "tiled_matmul" || s == "register_blocked_matmul") {
-      MatmulMatch m;
-      if (match_matmul(spec_, st, &m, &why)) {
-        if (s == "tiled_matmul") {
-          tiled_matmul(k, st, m);
-        } else {
-          register_blocked(k, st, m);
-        }
-        continue;
-      }
-    } else if (s == "tiled_transpose") {
-      TransposeMatch m;
-      if (match_transpose(spec_, st, &m, &why)) {
-        transpose(k, st, m);
-        continue;
-      }
-    } else if (s == "tiled_stencil") {
-      StencilMatch m;
-      if (match_stencil(spec_, st, &m, &why)) {
-        stencil(k, st, m);
-        continue;
-      }
-    } else if (s == "scan") {
-      ScanMatch m;
-      if (match_scan(spec_, st, &m, &why)) {
-        scan(k, st, m);
-        continue;
-      }
-    } else {
-      SB_ASSERT(s == "grid_stride", "cuda strategy without a lowering: " + s);
-    }
-    generic(k, st, true);
+    strategy_.schedule(*this, k, spec_.stmts[k]);
   }
 
   VariantCode out;
@@ -2047,152 +1997,9 @@ VariantCode Gen::run() {
 
 }  // namespace
 
-VariantCode lower_variant(const Spec& spec, const Variant& v, const StrategyInfo& info,
+VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,
                           FileParts& file) {
-  return Gen(spec, v, info, file).run();
-}
-
-}  // namespace sb::cuda
-
-namespace sb::cuda {
-
-namespace {
-
-// What a strategy needs, for the error of a variant whose strategy fits no statement.
-std::string needs(const std::string& s) {
-  if (s == "vectorized") return "an elementwise statement of rank >= 1";
-  if (s == "block_reduce" || s == "warp_reduce")
-    return "a scalar output reduced by one sum, max or min, e.g. d = sum(i in 0..N: x[i] * y[i])";
-  if (s == "atomic_reduce")
-    return "a scalar output reduced by one sum, max or min of its own type, e.g. "
-           "d = sum(i in 0..N: x[i] * y[i])";
-  if (s == "warp_per_row" || s == "block_per_row")
-    return "an output of rank >= 1 reduced along a contiguous index, e.g. "
-           "s[r] = sum(c in 0..C: x[r, c])";
-  if (s == "tiled_matmul" || s == "register_blocked_matmul")
-    return "a matrix product c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), possibly inside an "
-           "elementwise expression";
-  if (s == "tiled_transpose") return "a rank-2 elementwise statement such as b[j, i] = a[i, j]";
-  if (s == "tiled_stencil")
-    return "an output of rank 1, 2 or 3 reading one tensor at offsets of its indices, e.g. "
-           "y[i] = x[i - 1] + x[i + 1]";
-  if (s == "scan") return "a prefix reduction y[i] = sum(j in 0..i + 1: x[j]) (or max, min)";
-  return "";
-}
-
-bool fits(const Spec& spec, const Statement& st, const std::string& s, std::string* why,
-          MatmulMatch* mm, TransposeMatch* tm) {
-  if (s == "vectorized") {
-    VectorizeMatch m;
-    return match_vectorized(spec, st, &m, why);
-  }
-  if (s == "block_reduce" || s == "warp_reduce" || s == "atomic_reduce") {
-    ReduceMatch m;
-    return match_scalar_reduce(spec, st, s == "atomic_reduce", &m, why);
-  }
-  if (s == "warp_per_row" || s == "block_per_row") {
-    ReduceMatch m;
-    return match_row_reduce(spec, st, &m, why);
-  }
-  if (s == "tiled_matmul" || s == "register_blocked_matmul") return match_matmul(spec, st, mm, why);
-  if (s == "tiled_transpose") return match_transpose(spec, st, tm, why);
-  if (s == "tiled_stencil") {
-    StencilMatch m;
-    return match_stencil(spec, st, &m, why);
-  }
-  if (s == "scan") {
-    ScanMatch m;
-    return match_scan(spec, st, &m, why);
-  }
-  return true;
-}
-
-}  // namespace
-
-Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& info) {
-  const std::string& s = v.strategy;
-  if (s == "thread_per_output" || s == "grid_stride") return {};
-  auto ploc = [&](const std::string& name) {
-    auto it = v.param_locs.find(name);
-    return it != v.param_locs.end() ? it->second : v.loc;
-  };
-  auto p = [&](const std::string& name) { return param(v, info, name); };
-  const std::string who = "variant '" + v.name + "'";
-
-  // Parameters that must fit together.
-  if (s == "register_blocked_matmul") {
-    for (const auto& [t, b] : {std::pair<const char*, const char*>{"tm", "bm"}, {"tn", "bn"}}) {
-      if (p(t) > p(b))
-        return make_error(ploc(t), std::string("parameter '") + t + "' of " + who + " is " +
-                                       std::to_string(p(t)) + ", more than " + b + " = " +
-                                       std::to_string(p(b)));
-    }
-    const int64_t threads = (p("bm") / p("tm")) * (p("bn") / p("tn"));
-    if (threads < 32 || threads > 1024)
-      return make_error(v.loc, who +
-                                   " would run (bm / tm) * (bn / tn) = " + std::to_string(threads) +
-                                   " threads per block; it must be between 32 and 1024");
-  }
-  if (s == "tiled_transpose") {
-    if (p("block_rows") > p("tile"))
-      return make_error(ploc("block_rows"), "parameter 'block_rows' of " + who + " is " +
-                                                std::to_string(p("block_rows")) +
-                                                ", more than tile = " + std::to_string(p("tile")));
-    if (p("tile") * p("block_rows") > 1024)
-      return make_error(v.loc, who + " would run tile * block_rows = " +
-                                   std::to_string(p("tile") * p("block_rows")) +
-                                   " threads per block, more than 1024");
-  }
-  if (s == "tiled_stencil") {
-    for (const Statement& st : spec.stmts) {
-      StencilMatch m;
-      std::string why;
-      if (st.rank() == 3 && match_stencil(spec, st, &m, &why) &&
-          p("tile_x") * p("tile_y") > p("block_size"))
-        return make_error(v.loc, who + " tiles a 3D statement with tile_x * tile_y = " +
-                                     std::to_string(p("tile_x") * p("tile_y")) +
-                                     " threads per z-layer, more than block_size = " +
-                                     std::to_string(p("block_size")));
-    }
-  }
-  if (s == "tiled_stencil" && p("tile_x") > p("block_size"))
-    return make_error(ploc("tile_x"),
-                      "parameter 'tile_x' of " + who + " is " + std::to_string(p("tile_x")) +
-                          ", more than block_size = " + std::to_string(p("block_size")));
-
-  // The strategy must target at least one statement.
-  std::string first;
-  size_t misses = 0;
-  for (const Statement& st : spec.stmts) {
-    std::string why;
-    MatmulMatch mm;
-    TransposeMatch tm;
-    if (fits(spec, st, s, &why, &mm, &tm)) {
-      if (s == "tiled_transpose") {
-        int64_t bytes = 0;
-        for (const Expr* r : tm.reads)
-          bytes += p("tile") * (p("tile") + 1) * dtype_bytes(spec.tensors[r->ref].type);
-        if (bytes > 48 * 1024)
-          return make_error(v.loc, who + " needs " + std::to_string(bytes) +
-                                       " bytes of shared memory for its tiles, more than 48 KiB");
-      }
-      if (s == "register_blocked_matmul") {
-        const int64_t bytes = p("bk") * (p("bm") * dtype_bytes(spec.tensors[mm.a->ref].type) +
-                                         p("bn") * dtype_bytes(spec.tensors[mm.b->ref].type));
-        if (bytes > 48 * 1024)
-          return make_error(v.loc, who + " needs " + std::to_string(bytes) +
-                                       " bytes of shared memory for its tiles, more than 48 KiB");
-      }
-      continue;
-    }
-    if (first.empty()) first = "'" + source_text(st, spec) + "' does not fit: " + why;
-    ++misses;
-  }
-  if (misses < spec.stmts.size()) return {};
-  std::string more;
-  if (misses > 1) more = " (nor do the other " + std::to_string(misses - 1) + " statements)";
-  return make_error(v.loc, "strategy '" + s + "' of " + who + " fits no statement of kernel '" +
-                               spec.name + "': it needs " + needs(s) + ", and " + first + more);
+  return Gen(spec, v, s, file).run();
 }
 
 }  // namespace sb::cuda

@@ -1,12 +1,14 @@
 // Lowering of one cuda variant: its __global__ kernels and its launcher, for every strategy.
-// Used by the cuda emitter (emit_cuda.cpp), which assembles the file and owns the strategy
-// table; the shapes each strategy targets are decided in cuda_shapes.h.
+// Used by the cuda emitter (emit_cuda.cpp), which assembles the file; the strategies are records
+// in strategies/ (strategy.h), whose schedules call the lowerings implemented here, and the
+// shapes each strategy targets are decided in cuda_shapes.h.
 #pragma once
 
 #include <map>
 #include <string>
 
 #include "backends/common/emit_common.h"
+#include "backends/cuda/strategies/strategy.h"
 #include "backends/emitter.h"
 #include "ir/ir.h"
 
@@ -42,14 +44,10 @@ struct VariantCode {
   std::string launcher;  // `static int sb_variant_<name>(const sb_args* sb_a) {...}`
 };
 
-// Lowers every statement of `spec` for variant `v` (whose strategy is `info`): the statements
-// the strategy targets take its lowering, the others the generic one (grid-stride loop, or one
-// thread for a scalar output; thread_per_output keeps its one-thread-per-element form).
-VariantCode lower_variant(const Spec& spec, const Variant& v, const StrategyInfo& info,
+// Lowers every statement of `spec` for variant `v` under strategy `s` (strategies/strategy.h):
+// the row groups the strategy fuses are one kernel each, and every other statement takes the
+// strategy's schedule (its lowering where the statement fits, the generic one otherwise).
+VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,
                           FileParts& file);
-
-// The strategy-specific part of check_variant: an error at the variant's loc when the strategy
-// targets no statement of the spec, or at a parameter when the parameters do not fit together.
-Status check_strategy(const Spec& spec, const Variant& v, const StrategyInfo& info);
 
 }  // namespace sb::cuda

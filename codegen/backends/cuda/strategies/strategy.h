@@ -1,0 +1,99 @@
+// The cuda backend's strategies as objects: one CudaStrategy record per strategy, registered in
+// registry.cpp from one file per strategy family (elementwise.cpp, scalar_reduce.cpp,
+// row_reduce.cpp, matmul.cpp, transpose.cpp, stencil.cpp, scan.cpp).
+//
+// A record holds everything the backend knows about a strategy: its StrategyInfo (name, doc,
+// typed parameters with default and range; what `list --strategies` and the README table show),
+// its fit check (the located error of a variant whose strategy fits no statement of the spec, or
+// whose parameters do not fit together), the features the kernel generator reads (row fusion and
+// its unit), and its schedule: the function the kernel generator (cuda_kernels.cpp) calls for
+// each statement, which picks the strategy's lowering where the statement has its shape
+// (cuda_shapes.h) and the generic one otherwise.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_shapes.h"
+#include "backends/emitter.h"
+#include "support/diag.h"
+#include "ir/ir.h"
+
+namespace sb::cuda {
+
+// The lowerings a schedule may apply to statement k, implemented by the kernel generator
+// (cuda_kernels.cpp). Each emits the statement's kernels and launch.
+class Lowering {
+ public:
+  virtual ~Lowering() = default;
+  virtual const Spec& spec() const = 0;
+  // One thread per element (grid_stride false) or a grid-stride loop; one thread for a scalar.
+  virtual void generic(size_t k, const Statement& st, bool grid_stride) = 0;
+  virtual void vectorized(size_t k, const Statement& st, const VectorizeMatch& m) = 0;
+  // kind: 't' shared-memory trees, 'w' warp shuffles, 'a' atomics.
+  virtual void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) = 0;
+  virtual void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) = 0;
+  virtual void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) = 0;
+  virtual void register_blocked(size_t k, const Statement& st, const MatmulMatch& m) = 0;
+  virtual void transpose(size_t k, const Statement& st, const TransposeMatch& m) = 0;
+  virtual void stencil(size_t k, const Statement& st, const StencilMatch& m) = 0;
+  virtual void scan(size_t k, const Statement& st, const ScanMatch& m) = 0;
+};
+
+// Which unit owns a row when a strategy fuses row groups (lower/row_fusion.h) into one kernel.
+enum class RowUnit { None, Warp, Block };
+
+struct CudaStrategy {
+  StrategyInfo info;
+  // What the strategy needs, for the error of a variant whose strategy fits no statement; empty
+  // for a strategy that applies to every statement (it has no shape to fit).
+  std::string needs;
+  // True when `st` has the strategy's shape; otherwise false, with the reason in `why`. Null for
+  // a strategy that applies to every statement.
+  std::function<bool(const Spec&, const Statement&, std::string* why)> matches;
+  // Checks that must hold for a variant (parameters that fit together), before the shape check.
+  // Null when there are none.
+  std::function<Status(const Spec&, const Variant&, const StrategyInfo&)> check_params;
+  // Checks on each statement the strategy targets (e.g. shared memory of its tiles). Null when
+  // there are none.
+  std::function<Status(const Spec&, const Statement&, const Variant&, const StrategyInfo&)>
+      check_target;
+  // Row groups whose statements the fused kernel can lower are one kernel, a row owned by a warp
+  // or a block; None: every statement is scheduled on its own.
+  RowUnit fuse_rows = RowUnit::None;
+  // Lowers statement k: the strategy's lowering where it fits, else the generic one.
+  std::function<void(Lowering&, size_t k, const Statement& st)> schedule;
+};
+
+// Every cuda strategy, in the order `list --strategies` and the README show them.
+const std::vector<CudaStrategy>& strategy_registry();
+// The record of `name`; null when there is none.
+const CudaStrategy* find_cuda_strategy(const std::string& name);
+
+// The located fit check of variant `v` under strategy `s` (whose info is `info`): an error at a
+// parameter or at the variant when the parameters do not fit together, when a targeted
+// statement does not fit the parameters, or when the strategy targets no statement of the spec.
+Status check_fit(const CudaStrategy& s, const Spec& spec, const Variant& v,
+                 const StrategyInfo& info);
+
+// Where parameter `name` of `v` is written; the variant's loc when it takes the default.
+Loc param_loc(const Variant& v, const std::string& name);
+
+// Parameters shared by several strategies.
+ParamInfo block_size_param();
+ParamInfo blocks_per_sm_param();
+ParamInfo pow2_param(const char* name, int64_t def, int64_t lo, int64_t hi, const char* doc);
+
+// The families, each defined in its own file; registry.cpp appends them in order.
+void add_elementwise_strategies(std::vector<CudaStrategy>& out);     // elementwise.cpp
+void add_scalar_reduce_strategies(std::vector<CudaStrategy>& out);   // scalar_reduce.cpp
+void add_row_reduce_strategies(std::vector<CudaStrategy>& out);      // row_reduce.cpp
+void add_matmul_strategies(std::vector<CudaStrategy>& out);          // matmul.cpp
+void add_transpose_strategies(std::vector<CudaStrategy>& out);       // transpose.cpp
+void add_stencil_strategies(std::vector<CudaStrategy>& out);         // stencil.cpp
+void add_scan_strategies(std::vector<CudaStrategy>& out);            // scan.cpp
+
+}  // namespace sb::cuda
