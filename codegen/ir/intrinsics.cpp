@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/build.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -17,53 +18,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // the result is exact.
 constexpr double kStepSlack = 1.0 / 65536;
 
-// ---- Typed nodes for the default expansions -------------------------------------------------
-
-ExprPtr node(ExprKind k, DType t, const Loc& loc) {
-  auto e = std::make_unique<Expr>();
-  e->kind = k;
-  e->type = t;
-  e->loc = loc;
-  return e;
-}
-
-ExprPtr lit(double v, DType t, const Loc& loc) {  // a literal of the call's type, v >= 0
-  const bool f = is_float(t);
-  ExprPtr e = node(f ? ExprKind::FloatLit : ExprKind::IntLit, t, loc);
-  e->fval = v;
-  e->ival = static_cast<int64_t>(v);
-  return e;
-}
+// ---- Typed nodes for the default expansions (ir/build.h) -------------------------------
 
 ExprPtr inf_const(DType t, const Loc& loc) {
-  ExprPtr e = node(ExprKind::Const, t, loc);
+  ExprPtr e = ir_node(ExprKind::Const, t, loc);
   e->name = "inf";
   e->fval = kInf;
-  return e;
-}
-
-ExprPtr neg(ExprPtr a) {
-  ExprPtr e = node(ExprKind::Unary, a->type, a->loc);
-  e->uop = UnOp::Neg;
-  e->args.push_back(std::move(a));
-  return e;
-}
-
-ExprPtr bin(BinOp op, ExprPtr a, ExprPtr b) {
-  const bool cmp = op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt || op == BinOp::Ge ||
-                   op == BinOp::Eq || op == BinOp::Ne;
-  ExprPtr e = node(ExprKind::Binary, cmp ? DType::Bool : a->type, a->loc);
-  e->bop = op;
-  e->args.push_back(std::move(a));
-  e->args.push_back(std::move(b));
-  return e;
-}
-
-ExprPtr call(Fn fn, std::vector<ExprPtr> args, DType t, const Loc& loc) {
-  ExprPtr e = node(ExprKind::Call, t, loc);
-  e->fn = fn;
-  e->name = std::string(intrinsic(fn).name);
-  e->args = std::move(args);
   return e;
 }
 
@@ -72,45 +32,37 @@ ExprPtr call1(Fn fn, ExprPtr a) {
   const Loc loc = a->loc;
   std::vector<ExprPtr> args;
   args.push_back(std::move(a));
-  return call(fn, std::move(args), t, loc);
+  return ir_call(fn, std::move(args), t, loc);
 }
 
-ExprPtr select(ExprPtr c, ExprPtr a, ExprPtr b) {
-  const DType t = a->type;
-  const Loc loc = a->loc;
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(c));
-  args.push_back(std::move(a));
-  args.push_back(std::move(b));
-  return call(Fn::Select, std::move(args), t, loc);
+ExprPtr arg(const Expr& call, size_t i) {
+  return clone(*call.args[i]);
 }
-
-ExprPtr arg(const Expr& call, size_t i) { return clone(*call.args[i]); }
 
 // ---- Default expansions --------------------------------------------------------------------
 
 // sigmoid(x) = 1 / (1 + exp(-x))
 ExprPtr expand_sigmoid(const Expr& c) {
   const DType t = c.type;
-  return bin(BinOp::Div, lit(1, t, c.loc),
-             bin(BinOp::Add, lit(1, t, c.loc), call1(Fn::Exp, neg(arg(c, 0)))));
+  return ir_binary(BinOp::Div, ir_lit(1, t, c.loc),
+                   ir_binary(BinOp::Add, ir_lit(1, t, c.loc), call1(Fn::Exp, ir_neg(arg(c, 0)))));
 }
 
 // rsqrt(x) = 1 / sqrt(x)
 ExprPtr expand_rsqrt(const Expr& c) {
-  return bin(BinOp::Div, lit(1, c.type, c.loc), call1(Fn::Sqrt, arg(c, 0)));
+  return ir_binary(BinOp::Div, ir_lit(1, c.type, c.loc), call1(Fn::Sqrt, arg(c, 0)));
 }
 
 // log1p(x), accurate near 0 (Kahan): with u = 1 + x rounded, log(u) * (x / (u - 1)), which
 // corrects log(u) for the rounding of u; x itself where u rounds to 1; u where u is inf.
 ExprPtr expand_log1p(const Expr& c) {
   const DType t = c.type;
-  auto u = [&] { return bin(BinOp::Add, lit(1, t, c.loc), arg(c, 0)); };
+  auto u = [&] { return ir_binary(BinOp::Add, ir_lit(1, t, c.loc), arg(c, 0)); };
   ExprPtr general =
-      bin(BinOp::Mul, call1(Fn::Log, u()),
-          bin(BinOp::Div, arg(c, 0), bin(BinOp::Sub, u(), lit(1, t, c.loc))));
-  ExprPtr big = select(bin(BinOp::Eq, u(), inf_const(t, c.loc)), u(), std::move(general));
-  return select(bin(BinOp::Eq, u(), lit(1, t, c.loc)), arg(c, 0), std::move(big));
+      ir_binary(BinOp::Mul, call1(Fn::Log, u()),
+                ir_binary(BinOp::Div, arg(c, 0), ir_binary(BinOp::Sub, u(), ir_lit(1, t, c.loc))));
+  ExprPtr big = ir_select(ir_binary(BinOp::Eq, u(), inf_const(t, c.loc)), u(), std::move(general));
+  return ir_select(ir_binary(BinOp::Eq, u(), ir_lit(1, t, c.loc)), arg(c, 0), std::move(big));
 }
 
 // expm1(x), accurate near 0 (Kahan): with u = exp(x), (u - 1) * (x / log(u)); x where u rounds
@@ -118,20 +70,23 @@ ExprPtr expand_log1p(const Expr& c) {
 ExprPtr expand_expm1(const Expr& c) {
   const DType t = c.type;
   auto u = [&] { return call1(Fn::Exp, arg(c, 0)); };
-  auto um1 = [&] { return bin(BinOp::Sub, u(), lit(1, t, c.loc)); };
-  ExprPtr general = bin(BinOp::Mul, um1(), bin(BinOp::Div, arg(c, 0), call1(Fn::Log, u())));
-  ExprPtr big = select(bin(BinOp::Eq, u(), inf_const(t, c.loc)), u(), std::move(general));
-  ExprPtr low = select(bin(BinOp::Eq, um1(), neg(lit(1, t, c.loc))), neg(lit(1, t, c.loc)),
-                       std::move(big));
-  return select(bin(BinOp::Eq, u(), lit(1, t, c.loc)), arg(c, 0), std::move(low));
+  auto um1 = [&] { return ir_binary(BinOp::Sub, u(), ir_lit(1, t, c.loc)); };
+  ExprPtr general =
+      ir_binary(BinOp::Mul, um1(), ir_binary(BinOp::Div, arg(c, 0), call1(Fn::Log, u())));
+  ExprPtr big = ir_select(ir_binary(BinOp::Eq, u(), inf_const(t, c.loc)), u(), std::move(general));
+  ExprPtr low = ir_select(ir_binary(BinOp::Eq, um1(), ir_neg(ir_lit(1, t, c.loc))),
+                          ir_neg(ir_lit(1, t, c.loc)), std::move(big));
+  return ir_select(ir_binary(BinOp::Eq, u(), ir_lit(1, t, c.loc)), arg(c, 0), std::move(low));
 }
 
 // sign(x) = 1 where x > 0, -1 where x < 0, else x itself (0, -0, NaN)
 ExprPtr expand_sign(const Expr& c) {
   const DType t = c.type;
-  ExprPtr inner = select(bin(BinOp::Lt, arg(c, 0), lit(0, t, c.loc)), neg(lit(1, t, c.loc)),
-                         is_float(t) ? arg(c, 0) : lit(0, t, c.loc));
-  return select(bin(BinOp::Gt, arg(c, 0), lit(0, t, c.loc)), lit(1, t, c.loc), std::move(inner));
+  ExprPtr inner =
+      ir_select(ir_binary(BinOp::Lt, arg(c, 0), ir_lit(0, t, c.loc)), ir_neg(ir_lit(1, t, c.loc)),
+                is_float(t) ? arg(c, 0) : ir_lit(0, t, c.loc));
+  return ir_select(ir_binary(BinOp::Gt, arg(c, 0), ir_lit(0, t, c.loc)), ir_lit(1, t, c.loc),
+                   std::move(inner));
 }
 
 // ---- Reference values and magnitudes (harness/run/reference.h states the rules) -----------------
@@ -143,8 +98,12 @@ MagValue ref_min_max(const MagValue* a, bool is_min) {
   return (is_min == (a[0].value < a[1].value)) ? a[0] : a[1];
 }
 
-MagValue ref_min(const MagValue* a) { return ref_min_max(a, true); }
-MagValue ref_max(const MagValue* a) { return ref_min_max(a, false); }
+MagValue ref_min(const MagValue* a) {
+  return ref_min_max(a, true);
+}
+MagValue ref_max(const MagValue* a) {
+  return ref_min_max(a, false);
+}
 
 MagValue ref_abs(const MagValue* a) {
   const double v = std::fabs(a[0].value);
@@ -248,12 +207,18 @@ MagValue ref_rsqrt(const MagValue* a) {
 }
 
 // Integer references (exact in int64; abs of the most negative value wraps).
-int64_t int_min(const int64_t* a) { return std::min(a[0], a[1]); }
-int64_t int_max(const int64_t* a) { return std::max(a[0], a[1]); }
+int64_t int_min(const int64_t* a) {
+  return std::min(a[0], a[1]);
+}
+int64_t int_max(const int64_t* a) {
+  return std::max(a[0], a[1]);
+}
 int64_t int_abs(const int64_t* a) {
   return a[0] < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a[0])) : a[0];
 }
-int64_t int_sign(const int64_t* a) { return (a[0] > 0) - (a[0] < 0); }
+int64_t int_sign(const int64_t* a) {
+  return (a[0] > 0) - (a[0] < 0);
+}
 
 // The truncating division and remainder that legalize_int_div leaves, by a divisor that is
 // never 0 or -1 there (the guards around them give those cases C's defined results).
@@ -295,7 +260,8 @@ const std::vector<Intrinsic>& table() {
        "log(1 + x), accurate near 0"},
       {Fn::Expm1, "expm1", 1, TypeRule::SameFloat, ref_expm1, nullptr, expand_expm1,
        "exp(x) - 1, accurate near 0"},
-      {Fn::Pow, "pow", 2, TypeRule::SameFloat, ref_pow, nullptr, nullptr, "pow(x, y): x^y, as C's pow"},
+      {Fn::Pow, "pow", 2, TypeRule::SameFloat, ref_pow, nullptr, nullptr,
+       "pow(x, y): x^y, as C's pow"},
       {Fn::Sin, "sin", 1, TypeRule::SameFloat, ref_sin, nullptr, nullptr, "sine (radians)"},
       {Fn::Cos, "cos", 1, TypeRule::SameFloat, ref_cos, nullptr, nullptr, "cosine (radians)"},
       {Fn::Floor, "floor", 1, TypeRule::SameFloat, ref_floor, nullptr, nullptr,

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/build.h"
 #include "ir/intrinsics.h"
 #include "ir/visitor.h"
 #include "support/diag.h"
@@ -11,50 +12,9 @@ namespace sb {
 
 namespace {
 
-ExprPtr node(ExprKind k, DType t, const Loc& loc) {
-  auto e = std::make_unique<Expr>();
-  e->kind = k;
-  e->type = t;
-  e->loc = loc;
-  return e;
-}
-
-ExprPtr int_lit(int64_t v, DType t, const Loc& loc) {
-  ExprPtr e = node(ExprKind::IntLit, t, loc);
-  e->ival = v;
-  e->fval = static_cast<double>(v);
-  return e;
-}
-
-ExprPtr binary(BinOp op, DType t, ExprPtr a, ExprPtr b) {
-  ExprPtr e = node(ExprKind::Binary, t, a->loc);
-  e->bop = op;
-  e->args.push_back(std::move(a));
-  e->args.push_back(std::move(b));
-  return e;
-}
-
-ExprPtr call(Fn fn, DType t, const Loc& loc, std::vector<ExprPtr> args) {
-  ExprPtr e = node(ExprKind::Call, t, loc);
-  e->fn = fn;
-  e->name = std::string(intrinsic(fn).name);
-  e->args = std::move(args);
-  return e;
-}
-
-ExprPtr select(ExprPtr c, ExprPtr a, ExprPtr b) {
-  const DType t = a->type;
-  const Loc loc = a->loc;
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(c));
-  args.push_back(std::move(a));
-  args.push_back(std::move(b));
-  return call(Fn::Select, t, loc, std::move(args));
-}
-
 // b == v, for the divisor b of type t.
 ExprPtr is(const Expr& b, int64_t v) {
-  return binary(BinOp::Eq, DType::Bool, clone(b), int_lit(v, b.type, b.loc));
+  return ir_binary(BinOp::Eq, clone(b), ir_lit(static_cast<double>(v), b.type, b.loc));
 }
 
 ExprPtr legalise(const Expr& div) {
@@ -67,17 +27,14 @@ ExprPtr legalise(const Expr& div) {
   args.push_back(clone(a));
   if (divisor_at_least_one(b)) {
     args.push_back(clone(b));
-    return call(fn, t, div.loc, std::move(args));
+    return ir_call(fn, std::move(args), t, div.loc);
   }
-  auto special = [&] { return binary(BinOp::Or, DType::Bool, is(b, 0), is(b, -1)); };
-  args.push_back(select(special(), int_lit(1, b.type, b.loc), clone(b)));
-  ExprPtr op = call(fn, t, div.loc, std::move(args));
-  if (!quotient) return select(special(), int_lit(0, t, div.loc), std::move(op));
-  ExprPtr neg = node(ExprKind::Unary, t, a.loc);
-  neg->uop = UnOp::Neg;
-  neg->args.push_back(clone(a));
-  return select(is(b, 0), int_lit(0, t, div.loc),
-                select(is(b, -1), std::move(neg), std::move(op)));
+  auto special = [&] { return ir_binary(BinOp::Or, is(b, 0), is(b, -1)); };
+  args.push_back(ir_select(special(), ir_lit(1, b.type, b.loc), clone(b)));
+  ExprPtr op = ir_call(fn, std::move(args), t, div.loc);
+  if (!quotient) return ir_select(special(), ir_lit(0, t, div.loc), std::move(op));
+  return ir_select(is(b, 0), ir_lit(0, t, div.loc),
+                   ir_select(is(b, -1), ir_neg(clone(a)), std::move(op)));
 }
 
 // Rebuilds a tree with every integer division legalised, innermost first.

@@ -115,7 +115,8 @@ int64_t bytes_moved(const Spec& spec, const SizePoint& sizes) {
         return e.kind == ExprKind::Read && e.ref == id ? 1.0 : 0.0;
       };
       double evaluations = 0;
-      for (const Statement& st : spec.stmts) evaluations += statement_count(spec, st, sizes, weight);
+      for (const Statement& st : spec.stmts)
+        evaluations += statement_count(spec, st, sizes, weight);
       touched = std::min<int64_t>(elems, static_cast<int64_t>(std::ceil(evaluations)));
     }
     bytes += touched * dtype_bytes(ten.type);

@@ -269,15 +269,17 @@ std::string helper_text(MHelper h) {
                                    "40320.0",     "5040.0",     "720.0",     "120.0",
                                    "24.0",        "6.0",        "2.0",       "1.0"};
         for (const char* f : inv) t += std::string("    p = p * r + 1.0 / ") + f + "\n";
-        t += "    p = p * r + 1.0\n"
-             "    var k1 = (k * 0.5).cast[DType.int64]()\n"
-             "    var k2 = k.cast[DType.int64]() - k1\n"
-             "    var y = p * bitcast[DType.float64, w]((k1 + 1023) << 52) * bitcast[DType.float64, "
-             "w](\n"
-             "        (k2 + 1023) << 52\n"
-             "    )\n"
-             "    y = x.gt(709.782712893384).select(SIMD[DType.float64, w](inf[DType.float64]()), y)\n"
-             "    return x.lt(-745.1332191019412).select(SIMD[DType.float64, w](0.0), y)\n";
+        t +=
+            "    p = p * r + 1.0\n"
+            "    var k1 = (k * 0.5).cast[DType.int64]()\n"
+            "    var k2 = k.cast[DType.int64]() - k1\n"
+            "    var y = p * bitcast[DType.float64, w]((k1 + 1023) << 52) * bitcast[DType.float64, "
+            "w](\n"
+            "        (k2 + 1023) << 52\n"
+            "    )\n"
+            "    y = x.gt(709.782712893384).select(SIMD[DType.float64, w](inf[DType.float64]()), "
+            "y)\n"
+            "    return x.lt(-745.1332191019412).select(SIMD[DType.float64, w](0.0), y)\n";
         return t;
       }
 
@@ -769,9 +771,11 @@ class MojoLowering {
     const DType ot = spec_.tensors[st_.out].type;
     const std::string name = tensor_name(st_.out);
     std::string value = vec_text(rhs, ot, m);
-    const std::string head = name + ".unsafe_store[width=" + m.width +
-                             (line ? ", alignment=" + std::to_string(kStreamLineBytes) + ", non_temporal=True" : std::string()) + "](" + out_flat() +
-                             ", ";
+    const std::string head =
+        name + ".unsafe_store[width=" + m.width +
+        (line ? ", alignment=" + std::to_string(kStreamLineBytes) + ", non_temporal=True"
+              : std::string()) +
+        "](" + out_flat() + ", ";
     if (static_cast<size_t>(w.columns()) + head.size() + value.size() + 1 > 100) {
       w.line("var sb_val = " + value);
       value = "sb_val";
@@ -1085,8 +1089,9 @@ class MojoLowering {
                   "](" + a.text + ", " + b.text + ")",
               kMPrimary, false};
     }
-    SB_ASSERT(is_float(t) || (e.bop != BinOp::Div && e.bop != BinOp::Mod),
-              "an integer / or % reached the Mojo printer (lower/legalize_int_div makes them calls)");
+    SB_ASSERT(
+        is_float(t) || (e.bop != BinOp::Div && e.bop != BinOp::Mod),
+        "an integer / or % reached the Mojo printer (lower/legalize_int_div makes them calls)");
     // A uniform operand of a vector one is broadcast implicitly.
     const int self = (e.bop == BinOp::Add || e.bop == BinOp::Sub) ? kMAdd : kMMul;
     return {mparen(a.text, a.prec, self) + " " + binop_symbol(e.bop) + " " +
@@ -1555,10 +1560,10 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
   return stream;
 }
 
-// Statements `Ls` (one row group, codegen/lower/row_fusion.h) as one loop over rows in parallel chunks:
-// each chunk computes, row by row, every statement of the group in order, each in its own closure
-// taking the row. The group's row-local tensors live as one row per chunk, in buffers the chunk
-// allocates.
+// Statements `Ls` (one row group, codegen/lower/row_fusion.h) as one loop over rows in parallel
+// chunks: each chunk computes, row by row, every statement of the group in order, each in its own
+// closure taking the row. The group's row-local tensors live as one row per chunk, in buffers the
+// chunk allocates.
 bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup& g,
                                   const Spec& spec, PyWriter& w) {
   MojoLowering& first = Ls.front();
@@ -1799,7 +1804,8 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
 
   std::string out = hash_comments(file_header(spec, *this));
   out +=
-      "#\n# Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library "
+      "#\n# Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared "
+      "library "
       "that\n# exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.\n\n";
   out += imports + "\n";
   if (needs.stream) {
