@@ -34,7 +34,7 @@ struct BenchRecord;  // runner.h
 struct DeviceLimits {
   double bandwidth_gbps = 0;
   double compute_gflops = 0;
-  std::string bandwidth_probe;  // "triad" or "" when not measured
+  std::string bandwidth_probe;  // "triad", "triad_nt" or "" when not measured
   std::string compute_probe;    // "sgemm" or "fma", "" when not measured
   std::string missing;          // why a limit is not measured, "" when both are
 

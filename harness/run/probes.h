@@ -32,8 +32,8 @@ namespace sb {
 
 struct ProbeResult {
   std::string device;  // "cpu" or "gpu"
-  std::string name;    // "triad", "fma", "sgemm"
-  std::string unit;    // "GB/s" (triad) or "GFLOP/s"
+  std::string name;    // "triad", "triad_nt" (cpu), "fma", "sgemm"
+  std::string unit;    // "GB/s" (triads) or "GFLOP/s"
   bool ok = false;
   std::string reason;  // when !ok: why it was skipped or failed
   double rate = 0;     // in `unit` (1e9 per second); 0 when !ok

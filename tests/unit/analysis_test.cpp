@@ -25,7 +25,7 @@ sb::ProbeResult probe(const std::string& device, const std::string& name, double
   sb::ProbeResult p;
   p.device = device;
   p.name = name;
-  p.unit = name == "triad" ? "GB/s" : "GFLOP/s";
+  p.unit = name.rfind("triad", 0) == 0 ? "GB/s" : "GFLOP/s";
   p.ok = rate > 0;
   p.rate = rate;
   p.reason = rate > 0 ? "" : "no GPU: test";
@@ -69,6 +69,30 @@ TEST(Analysis, LimitsFromProbes) {
   sb::MachineLimits n = sb::limits_from_probes(none);
   EXPECT_EQ(n.cpu.balance(), 0);
   EXPECT_EQ(n.cpu.missing, "--no-probes");
+}
+
+TEST(Analysis, TheBandwidthLimitIsTheBetterTriad) {
+  // The non-temporal triad skips the read for ownership: where it is faster it is the limit,
+  // where it failed or is slower the plain one is.
+  sb::ProbeResults r = cpu_only_probes();
+  r.probes.push_back(probe("cpu", "triad_nt", 55));
+  sb::MachineLimits m = sb::limits_from_probes(r);
+  EXPECT_DOUBLE_EQ(m.cpu.bandwidth_gbps, 55);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "triad_nt");
+  EXPECT_TRUE(m.cpu.missing.empty());
+
+  r.probes.back().rate = 30;
+  m = sb::limits_from_probes(r);
+  EXPECT_DOUBLE_EQ(m.cpu.bandwidth_gbps, 40);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "triad");
+
+  r.probes.back() = probe("cpu", "triad_nt", 0);  // failed
+  r.probes.front() = probe("cpu", "triad", 0);
+  r.probes.front().reason = "triad result is wrong";
+  m = sb::limits_from_probes(r);
+  EXPECT_EQ(m.cpu.bandwidth_gbps, 0);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "");
+  EXPECT_EQ(m.cpu.missing, "triad result is wrong");
 }
 
 TEST(Analysis, BackendFamilies) {
