@@ -161,7 +161,7 @@ class CExpr : public ExprFunctor<std::string(int)> {
 
 class CStmt : public StmtFunctor<void()> {
  public:
-  CStmt(CodeWriter& w, const Function& f) : w_(w), f_(f) {}
+  CStmt(CodeWriter& w, const Module& m, const Function& f) : w_(w), module_(m), f_(f) {}
   void block(const Block& b) {
     for (const StmtPtr& s : b) visit(*s);
   }
@@ -181,7 +181,7 @@ class CStmt : public StmtFunctor<void()> {
         w_.line("#pragma omp simd");
         break;
       case ForKind::Unrolled: {
-        std::set<int64_t> v = possible_values(*s.exprs[1], *module_);
+        std::set<int64_t> v = possible_values(*s.exprs[1], module_);
         SB_ASSERT(!v.empty(), "unrolled loop of a run-time extent: " + to_string(*s.exprs[1]));
         w_.line("#pragma GCC unroll " + std::to_string(*v.rbegin()));
         break;
@@ -245,17 +245,18 @@ class CStmt : public StmtFunctor<void()> {
   }
   void visit_evaluate(const Stmt& s) override {
     const Expr& c = *s.exprs[0];
+    if (c.kind != ExprKind::Call) {
+      w_.line("(void)(" + e(c) + ");");
+      return;
+    }
     std::vector<std::string> args;
     for (const ExprPtr& a : c.args) args.push_back(e(*a));
-    w_.line(wrap_call(c.kind == ExprKind::Call ? c.name : "(void)", args, ";", 2 * w_.indent()));
+    w_.line(wrap_call(c.name, args, ";", 2 * w_.indent()));
   }
   void visit_return(const Stmt& s) override {
     w_.line(s.exprs.empty() ? "return;" : "return " + e(*s.exprs[0]) + ";");
   }
   void visit_comment(const Stmt& s) override { w_.line("// " + s.text); }
-
- public:
-  const Module* module_ = nullptr;
 
  private:
   std::string e(const Expr& x, int parent = 0) { return CExpr(scope_).print(x, parent); }
@@ -316,6 +317,7 @@ class CStmt : public StmtFunctor<void()> {
   }
 
   CodeWriter& w_;
+  const Module& module_;
   const Function& f_;
   Scope scope_;
 };
@@ -341,8 +343,7 @@ void print_function(const Module& m, const Function& f, std::string& out) {
       std::string(f.inline_hint ? "static inline " : "static ") + type_c(f.result) + " " + f.name;
   out += wrap_call(head, params, " {", 0) + "\n";
   CodeWriter w(1);
-  CStmt st(w, f);
-  st.module_ = &m;
+  CStmt st(w, m, f);
   st.block(f.body);
   out += w.str() + "}\n\n";
 }

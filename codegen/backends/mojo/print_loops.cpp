@@ -344,15 +344,16 @@ class MojoPrinter : public StmtFunctor<void()> {
   }
   void visit_evaluate(const Stmt& s) override {
     const Expr& c = *s.exprs[0];
-    std::vector<std::string> args;
-    for (const ExprPtr& a : c.args) args.push_back(e(*a));
-    const std::string head = c.kind == ExprKind::Call ? c.name : "";
-    const std::string discard = c.type.kind == TypeKind::Void ? "" : "_ = ";
     if (c.kind != ExprKind::Call) {
       w_.line("_ = " + e(c));
       return;
     }
-    w_.line(discard + wrap_call(head, args, "", w_.columns() + static_cast<int>(discard.size())));
+    std::vector<std::string> args;
+    for (const ExprPtr& a : c.args) args.push_back(e(*a));
+    // A result nobody reads is discarded explicitly.
+    const std::string discard = c.type.kind == TypeKind::Void ? "" : "_ = ";
+    w_.line(discard +
+            wrap_call(c.name, args, "", w_.columns() + static_cast<int>(discard.size())));
   }
   void visit_return(const Stmt& s) override {
     SB_ASSERT(closures_ == 0, "a return inside a parallel loop");
