@@ -315,7 +315,10 @@ class MojoPrinter : public StmtFunctor<void()> {
             w_.line("var " + s.name + std::to_string(i) +
                     (dims.size() == 2 ? "_" + std::to_string(j) : "") + " = " + zero);
         env_.registers.insert(s.name);
-        block(s.body);
+        // The declarations are zeros already: a leading zero fill of the buffer is not printed
+        // (Mojo warns of values assigned and never read).
+        const bool zero_fill = !s.body.empty() && is_zero_fill(*s.body[0], s.name);
+        for (size_t i = zero_fill ? 1 : 0; i < s.body.size(); ++i) visit(*s.body[i]);
         return;
       }
       case MemScope::StackLocal:
@@ -367,6 +370,18 @@ class MojoPrinter : public StmtFunctor<void()> {
   std::string lanes_name(DType t) const {
     auto it = lanes_.find(t);
     return it != lanes_.end() ? it->second : "simd_width_of[" + std::string(dtype_mojo(t)) + "]()";
+  }
+
+  // An unrolled loop that only stores zeros into register buffer `buf`.
+  static bool is_zero_fill(const Stmt& s, const std::string& buf) {
+    if (s.kind != StmtKind::For || s.for_kind != ForKind::Unrolled || s.body.empty()) return false;
+    for (const StmtPtr& b : s.body) {
+      if (b->kind != StmtKind::Store || b->name != buf) return false;
+      const Expr* v = b->exprs[0].get();
+      if (v->kind == ExprKind::Broadcast) v = v->args[0].get();
+      if (v->kind != ExprKind::FloatImm || v->fval != 0) return false;
+    }
+    return true;
   }
 
   std::string range(const Stmt& s) {
