@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "check/bounds.h"
+#include "lower/blocked_gemm.h"
 #include "lower/pipeline.h"
 #include "support/safe_io.h"
 #include "frontend/spec_loader.h"
@@ -230,6 +231,10 @@ int run_gen(const GenOptions& opt) {
     for (const Spec& s : specs.value()) {
       for (const Emitter* e : all_emitters()) {
         if (!s.variants.count(e->backend())) continue;
+        if (std::string(p.name) == "blocked_gemm") {  // loop IR, built by the printers' call
+          std::cout << dump_blocked_gemm(s, e->backend());
+          continue;
+        }
         lower(s, [e](Fn fn) { return e->spells(fn); }, p.name, &std::cout,
               "backend " + e->backend());
       }

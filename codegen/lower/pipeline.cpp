@@ -12,6 +12,8 @@ const std::vector<LowerPass>& lower_passes() {
                             "default expansions (lower/expand_intrinsics)"},
       {"legalize_int_div", "integer / and % as div_trunc and rem_trunc, with the guards that "
                            "define division by 0 and -1 (lower/legalize_int_div)"},
+      {"blocked_gemm", "cpu, mojo: the blocked GEMM of strategy blocked_matmul as loop IR, one "
+                       "module per element type (lower/blocked_gemm)"},
   };
   return passes;
 }

@@ -82,11 +82,12 @@ TEST(EmitCpuBlockedMatmul, GemmCallsEpilogueAndOtherStatements) {
                       "  cpu:\n    - {name: bm, strategy: blocked_matmul, mc: 96, nc: 1024}\n");
   const std::string c = emit("cpu", s);
   // One f32 GEMM, no f64 one; the micro-kernel and packing routines come with it.
-  EXPECT_TRUE(has(c, "static int sb_gemm_f32(int64_t M, int64_t N, int64_t K,")) << c;
+  EXPECT_TRUE(has(c, "static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K,")) << c;
   EXPECT_FALSE(has(c, "sb_gemm_f64"));
   EXPECT_TRUE(has(c, "static inline void sb_gemm_tile_f32("));
   EXPECT_TRUE(has(c, "static inline void sb_gemm_pack_x_f32("));
-  EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_GEMM_VBYTES 64\n#define SB_GEMM_MR 12"));
+  EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_SIMD_BYTES 64\n"));
+  EXPECT_TRUE(has(c, "static constexpr int64_t sb_gemm_mr_f32 = sb_gemm_vl_f32 * 4 >= 64 ? 12"));
   // Plain layout; then both operands transposed, with the sum starting at k = 1.
   EXPECT_TRUE(has(c,
                   "if (sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 96, 512, 1024) != 0) "
@@ -113,9 +114,9 @@ TEST(EmitCpuBlockedMatmul, F64AndNoGemmWithoutTheStrategy) {
       "  cpu:\n    - {name: omp, strategy: omp_simd}\n    - {name: bm, strategy: "
       "blocked_matmul}\n");
   const std::string c = emit("cpu", s);
-  EXPECT_TRUE(has(c, "static int sb_gemm_f64("));
+  EXPECT_TRUE(has(c, "static int64_t sb_gemm_f64("));
   EXPECT_FALSE(has(c, "sb_gemm_f32"));
-  EXPECT_TRUE(has(c, "typedef double sb_gemm_vec_f64"));
+  EXPECT_TRUE(has(c, "typedef double sb_simd_f64"));
 
   const Spec plain = load(
       "  a: {type: f64, shape: [M, K], role: in}\n  b: {type: f64, shape: [K, N], role: in}\n"

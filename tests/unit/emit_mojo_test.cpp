@@ -91,21 +91,21 @@ TEST(EmitMojo, BlockedMatmulCallsTheGemmWithTheOperandsStridesThenTheEpilogue) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const std::string file = emit(r.value());
   // The GEMM, once per element type, with the micro-kernel's accumulators as named variables.
-  EXPECT_TRUE(has(file, "comptime sb_gemm_mr_f32 = 12 if sb_gemm_w_f32 * 4 >= 64 else 6")) << file;
-  EXPECT_TRUE(has(file, "sb_c11_1 = a11.fma(b1, sb_c11_1)")) << file;
+  EXPECT_TRUE(has(file, "comptime sb_gemm_mr_f32 = 12 if sb_gemm_vl_f32 * 4 >= 64 else 6")) << file;
+  EXPECT_TRUE(has(file, "acc11_1 = a11.fma(b1, acc11_1)")) << file;
   EXPECT_FALSE(has(file, "def sb_gemm_f64(")) << file;
   // The contraction: k from 1, bt read transposed (its k stride 1, its j stride K).
   EXPECT_TRUE(has(file, "var sb_k0 = 1  # first k of the sum")) << file;
   EXPECT_TRUE(has(file, "# y = a * bt^T, blocked with mc = 128, kc = 256, nc = 4096.")) << file;
   EXPECT_TRUE(has(file,
-                  "sb_gemm_f32(M, N, K - sb_k0, a.unsafe_offset(sb_k0), K, 1, "
-                  "bt.unsafe_offset(sb_k0), 1, K, y, N,"))
+                  "_ = sb_gemm_f32(M, N, K - sb_k0, a.unsafe_offset(sb_k0), K, 1, "
+                  "bt.unsafe_offset(sb_k0), 1, K, y,"))
       << file;
   // The epilogue reads the sum back from y; the other statement is vectorize_parallel's.
   EXPECT_TRUE(has(file, "y.unsafe_load[width=sb_w](i * N + j) + bias.unsafe_load[width=sb_w](j)"))
       << file;
   EXPECT_TRUE(has(file, "def sb_bm_s1(")) << file;
-  EXPECT_TRUE(has(file, "parallelize(sb_chunk, nt)")) << file;
+  EXPECT_TRUE(has(file, "parallelize(sb_par_t, nt)")) << file;
 }
 
 TEST(EmitMojo, DeclaresTheCAbiAndExportsTheModuleTable) {

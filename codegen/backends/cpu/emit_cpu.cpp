@@ -5,6 +5,8 @@
 #include <string>
 
 #include "backends/common/emit_common.h"
+#include "backends/cpu/print_loops.h"
+#include "lower/blocked_gemm.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
@@ -428,198 +430,6 @@ static inline void sb_stream_fence(void) {
 
 )";
 
-// ---- Blocked GEMM support code ----------------------------------------------------------------
-
-const char* const kGemmCommon =
-    R"(// Register tile of the micro-kernel: SB_GEMM_MR rows by two vectors of columns of C, held in
-// 2 * MR vector registers: 12 x 2 zmm with AVX-512 (32 registers), 6 x 2 ymm with AVX (16
-// registers), 4 x 2 xmm otherwise. GCC vector extensions leave the instruction choice to the
-// compiler (-O3 -march=native): broadcast, two vector loads and 2 * MR FMAs per step.
-#if defined(__AVX512F__)
-#define SB_GEMM_VBYTES 64
-#define SB_GEMM_MR 12
-#elif defined(__AVX__)
-#define SB_GEMM_VBYTES 32
-#define SB_GEMM_MR 6
-#else
-#define SB_GEMM_VBYTES 16
-#define SB_GEMM_MR 4
-#endif
-
-// Products of fewer multiply-adds than this (about 160^3) run on one thread: there a fork/join
-// costs more than it saves, and far more when another process holds one of the cores.
-#ifndef SB_GEMM_MIN_PARALLEL
-#define SB_GEMM_MIN_PARALLEL 4194304.0
-#endif
-
-)";
-
-// The GEMM of one element type: $T the C type, $S the suffix (f32), $U its upper case, $Z zero.
-const char* const kGemmTyped =
-    R"(typedef $T sb_gemm_vec_$S __attribute__((vector_size(SB_GEMM_VBYTES)));
-#define SB_GEMM_NR_$U (2 * (int)(SB_GEMM_VBYTES / sizeof($T)))
-
-// Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] = X(r, p),
-// zero for r >= h.
-static inline void sb_gemm_pack_x_$S(int64_t kc, int64_t h, const $T* x, int64_t xs_i,
-                                    int64_t xs_k, $T* __restrict dst) {
-  for (int64_t p = 0; p < kc; ++p) {
-    int64_t r = 0;
-    for (; r < h; ++r) dst[p * SB_GEMM_MR + r] = x[r * xs_i + p * xs_k];
-    for (; r < SB_GEMM_MR; ++r) dst[p * SB_GEMM_MR + r] = $Z;
-  }
-}
-
-// Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + q] =
-// Y(p, q), zero for q >= w.
-static inline void sb_gemm_pack_y_$S(int64_t kc, int64_t w, const $T* y, int64_t ys_k,
-                                    int64_t ys_j, $T* __restrict dst) {
-  for (int64_t p = 0; p < kc; ++p) {
-    int64_t q = 0;
-    for (; q < w; ++q) dst[p * SB_GEMM_NR_$U + q] = y[p * ys_k + q * ys_j];
-    for (; q < SB_GEMM_NR_$U; ++q) dst[p * SB_GEMM_NR_$U + q] = $Z;
-  }
-}
-
-// The micro-kernel: C[0:mr, 0:nr] = (accumulate ? C + : ) the product of a packed strip of X
-// (kc x MR) and a packed strip of Y (kc x NR), accumulated in registers. Ragged tiles (mr < MR
-// or nr < NR) go through a local tile.
-static inline void sb_gemm_tile_$S(int64_t kc, const $T* __restrict ap, const $T* __restrict bp,
-                                  $T* __restrict c, int64_t ldc, int64_t mr, int64_t nr,
-                                  int accumulate) {
-  enum { VL = SB_GEMM_VBYTES / sizeof($T) };
-  sb_gemm_vec_$S acc[SB_GEMM_MR][2];
-  #pragma GCC unroll 16
-  for (int r = 0; r < SB_GEMM_MR; ++r) {
-    acc[r][0] = (sb_gemm_vec_$S){};
-    acc[r][1] = (sb_gemm_vec_$S){};
-  }
-  for (int64_t p = 0; p < kc; ++p) {
-    sb_gemm_vec_$S b0, b1;
-    memcpy(&b0, bp + p * 2 * VL, sizeof b0);
-    memcpy(&b1, bp + p * 2 * VL + VL, sizeof b1);
-    #pragma GCC unroll 16
-    for (int r = 0; r < SB_GEMM_MR; ++r) {
-      const $T a = ap[p * SB_GEMM_MR + r];
-      acc[r][0] += a * b0;
-      acc[r][1] += a * b1;
-    }
-  }
-  if (mr == SB_GEMM_MR && nr == 2 * VL) {
-    #pragma GCC unroll 16
-    for (int r = 0; r < SB_GEMM_MR; ++r) {
-      if (accumulate) {
-        sb_gemm_vec_$S c0, c1;
-        memcpy(&c0, c + r * ldc, sizeof c0);
-        memcpy(&c1, c + r * ldc + VL, sizeof c1);
-        acc[r][0] += c0;
-        acc[r][1] += c1;
-      }
-      memcpy(c + r * ldc, &acc[r][0], sizeof acc[r][0]);
-      memcpy(c + r * ldc + VL, &acc[r][1], sizeof acc[r][1]);
-    }
-    return;
-  }
-  $T tile[SB_GEMM_MR][2 * VL];
-  memcpy(tile, acc, sizeof tile);
-  for (int64_t r = 0; r < mr; ++r) {
-    for (int64_t q = 0; q < nr; ++q) {
-      c[r * ldc + q] = accumulate ? c[r * ldc + q] + tile[r][q] : tile[r][q];
-    }
-  }
-}
-
-// The packing buffers, kept between calls (grown when too small, never freed): a variant is not
-// called from two threads at once, and reusing them saves page faults on every call.
-static $T* sb_gemm_buf_$S = NULL;
-static size_t sb_gemm_cap_$S = 0;
-
-// C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
-// Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
-// blocking: the mc-row blocks of C are split evenly over the threads (mc is adjusted for that);
-// for each nc-wide column block and kc-deep slice, a thread packs the kc x nc panel of Y into
-// NR-wide strips (L3) and each of its row blocks of X into MR-tall strips (L2), then runs the
-// micro-kernel over the block's MR x NR tiles, a strip of Y staying in L1. Each thread packs its
-// own panel of Y (a little more packing, but no barrier inside the loops: a thread that loses
-// its core to another process delays nobody until the end). Returns 0, or 1 when the packing
-// buffers cannot be allocated.
-static int sb_gemm_$S(int64_t M, int64_t N, int64_t K, const $T* x, int64_t xs_i, int64_t xs_k,
-                      const $T* y, int64_t ys_k, int64_t ys_j, $T* c, int64_t ldc, int64_t mc,
-                      int64_t kc, int64_t nc) {
-  const int64_t MR = SB_GEMM_MR, NR = SB_GEMM_NR_$U;
-  if (M <= 0 || N <= 0) return 0;
-  if (K <= 0) {  // an empty sum
-    #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < M; ++i) {
-      for (int64_t j = 0; j < N; ++j) c[i * ldc + j] = $Z;
-    }
-    return 0;
-  }
-  int nt = 1;
-#ifdef _OPENMP
-  if ((double)M * (double)N * (double)K >= SB_GEMM_MIN_PARALLEL) nt = omp_get_max_threads();
-#endif
-  if (kc > K) kc = K;
-  if (nc > N) nc = N;
-  nc = (nc + NR - 1) / NR * NR;
-  int64_t blocks = (M + mc - 1) / mc;
-  blocks = (blocks + nt - 1) / nt * nt;
-  mc = (M + blocks - 1) / blocks;
-  mc = (mc + MR - 1) / MR * MR;
-  const size_t b_elems = ((size_t)kc * nc * sizeof($T) + 63) / 64 * 64 / sizeof($T);
-  const size_t a_elems = ((size_t)kc * mc * sizeof($T) + 63) / 64 * 64 / sizeof($T);
-  if (sb_gemm_cap_$S < (b_elems + a_elems) * nt) {
-    free(sb_gemm_buf_$S);
-    sb_gemm_cap_$S = (b_elems + a_elems) * nt;
-    sb_gemm_buf_$S = ($T*)aligned_alloc(64, sb_gemm_cap_$S * sizeof($T));
-    if (!sb_gemm_buf_$S) {
-      sb_gemm_cap_$S = 0;
-      return 1;
-    }
-  }
-  const int64_t blocks_total = (M + mc - 1) / mc;
-  #pragma omp parallel num_threads(nt)
-  {
-    int t = 0, nth = 1;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-    nth = omp_get_num_threads();
-#endif
-    // This thread's row blocks [b0, b1), its own packed panels: no barrier until the end.
-    $T* bp = sb_gemm_buf_$S + (b_elems + a_elems) * t;
-    $T* ap = bp + b_elems;
-    const int64_t b0 = blocks_total * t / nth, b1 = blocks_total * (t + 1) / nth;
-    for (int64_t jc = 0; jc < N && b0 < b1; jc += nc) {
-      const int64_t ncur = N - jc < nc ? N - jc : nc;
-      for (int64_t pc = 0; pc < K; pc += kc) {
-        const int64_t kcur = K - pc < kc ? K - pc : kc;
-        for (int64_t jp = 0; jp < ncur; jp += NR) {
-          sb_gemm_pack_y_$S(kcur, ncur - jp < NR ? ncur - jp : NR,
-                           y + pc * ys_k + (jc + jp) * ys_j, ys_k, ys_j, bp + jp * kcur);
-        }
-        for (int64_t blk = b0; blk < b1; ++blk) {
-          const int64_t ic = blk * mc;
-          const int64_t mcur = M - ic < mc ? M - ic : mc;
-          for (int64_t ip = 0; ip < mcur; ip += MR) {
-            sb_gemm_pack_x_$S(kcur, mcur - ip < MR ? mcur - ip : MR,
-                             x + (ic + ip) * xs_i + pc * xs_k, xs_i, xs_k, ap + ip * kcur);
-          }
-          for (int64_t jr = 0; jr < ncur; jr += NR) {
-            for (int64_t ir = 0; ir < mcur; ir += MR) {
-              sb_gemm_tile_$S(kcur, ap + ir * kcur, bp + jr * kcur,
-                             c + (ic + ir) * ldc + jc + jr, ldc, mcur - ir < MR ? mcur - ir : MR,
-                             ncur - jr < NR ? ncur - jr : NR, pc > 0);
-            }
-          }
-        }
-      }
-    }
-  }
-  return 0;
-}
-
-)";
-
 }  // namespace
 
 std::string cpu_stream_includes() {
@@ -641,22 +451,6 @@ std::string cpu_stream_support() {
 }
 
 namespace {
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
-    s.replace(p, from.size(), to);
-  return s;
-}
-
-std::string gemm_code(DType t) {
-  const std::string sfx = t == DType::F32 ? "f32" : "f64";
-  std::string s = kGemmTyped;
-  s = replace_all(s, "$T", c_type(t));
-  s = replace_all(s, "$S", sfx);
-  s = replace_all(s, "$U", t == DType::F32 ? "F32" : "F64");
-  s = replace_all(s, "$Z", float_literal(0.0, t));
-  return s;
-}
 
 // Writes the body of a contraction statement's kernel: the GEMM call, then the elementwise rest
 // of the statement (if any) as a second pass over the output. `E` lowers the epilogue statement.
@@ -832,9 +626,10 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   if (streaming) out += cpu_stream_support();
   if (gemm_f32 || gemm_f64) {
     out += banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
-    out += kGemmCommon;
-    if (gemm_f32) out += gemm_code(DType::F32);
-    if (gemm_f64) out += gemm_code(DType::F64);
+    std::vector<loops::Module> gemms;  // written once as loop IR (lower/blocked_gemm.h)
+    if (gemm_f32) gemms.push_back(blocked_gemm(DType::F32, gemm_target_cpu()));
+    if (gemm_f64) gemms.push_back(blocked_gemm(DType::F64, gemm_target_cpu()));
+    out += print_cpu_loops(gemms);
   }
   out += banner("Kernels: one function per variant and statement") + kernels;
   out += banner("Launchers: one function per variant, running its statements in order") + launchers;

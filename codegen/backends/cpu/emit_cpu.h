@@ -16,8 +16,9 @@
 //                   rows and blocks (see emit_cpu_statement).
 //   blocked_matmul  (mc 128, kc 512, nc 4096) statements that match_contraction() accepts
 //                   (patterns.h) become a call of a cache-blocked GEMM emitted into the file
-//                   (sb_gemm_f32/_f64: packed panels, a register-blocked micro-kernel written
-//                   with GCC vector extensions, OpenMP over row blocks, ragged edges), followed
+//                   (sb_gemm_f32/_f64: the loop IR of lower/blocked_gemm.h printed by
+//                   print_loops.h: packed panels, a register-blocked micro-kernel in GCC vector
+//                   extensions, OpenMP over row blocks, ragged edges), followed
 //                   by an elementwise pass for the rest of the statement (a bias term, ...);
 //                   other statements are lowered as omp_simd. check_variant() rejects a spec
 //                   without a contraction statement.

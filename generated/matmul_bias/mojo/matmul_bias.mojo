@@ -69,275 +69,283 @@ struct SbModule(TrivialRegisterPassable):
 # Blocked GEMM: packing, register-blocked micro-kernel, cache blocking
 # -----------------------------------------------------------------------------
 
-# Register tile of the micro-kernel: sb_gemm_mr_f32 rows by two SIMD vectors of columns of C, in
-# 2 * MR accumulators: 12 x 2 where a vector is 64 bytes (AVX-512: 32 registers), 6 x 2
-# otherwise. Products of fewer multiply-adds than sb_gemm_min_parallel run on one thread.
-comptime sb_gemm_w_f32 = simd_width_of[DType.float32]()
-comptime sb_gemm_mr_f32 = 12 if sb_gemm_w_f32 * 4 >= 64 else 6
-comptime sb_gemm_nr_f32 = 2 * sb_gemm_w_f32
+# The blocked GEMM for f32 (lower/blocked_gemm), target mojo.
+# sb_gemm_vl_f32: lanes of a native vector.
+comptime sb_gemm_vl_f32 = simd_width_of[DType.float32]()
+# sb_gemm_mr_f32: tile rows: 2 * MR accumulators, 12 x 2 in AVX-512's 32 registers, 6 x 2 in AVX's 16.
+comptime sb_gemm_mr_f32 = 12 if sb_gemm_vl_f32 * 4 >= 64 else 6 if sb_gemm_vl_f32 * 4 >= 32 else 6
+# sb_gemm_nr_f32: tile columns: two native vectors.
+comptime sb_gemm_nr_f32 = 2 * sb_gemm_vl_f32
+# sb_gemm_min_parallel_f32: fewer multiply-adds than this run on one thread.
 comptime sb_gemm_min_parallel_f32 = 4194304
 
 
-# Packs an MR-tall strip of X, rows [0, h), over kc steps: dst[p * MR + r] = X(r, p), zero for r >= h.
+# Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] =
+# X(r, p), zero for r >= h.
 def sb_gemm_pack_x_f32(kc: Int, h: Int, x: Pointer[Float32, ImmUntrackedOrigin], xs_i: Int,
-                      xs_k: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
-    comptime MR = sb_gemm_mr_f32
+                       xs_k: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
     for p in range(kc):
-        for r in range(MR):
-            if r < h:
-                dst[unsafe_offset=p * MR + r] = x[unsafe_offset=r * xs_i + p * xs_k]
-            else:
-                dst[unsafe_offset=p * MR + r] = Float32(0)
+        for r in range(h):
+            dst[unsafe_offset=p * sb_gemm_mr_f32 + r] = x[unsafe_offset=r * xs_i + p * xs_k]
+        for r in range(h, sb_gemm_mr_f32):
+            dst[unsafe_offset=p * sb_gemm_mr_f32 + r] = Float32(0)
 
 
-# Packs an NR-wide strip of Y, columns [0, w), over kc steps: dst[p * NR + q] = Y(p, q), zero for q >= w.
+# Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + q] =
+# Y(p, q), zero for q >= w.
 def sb_gemm_pack_y_f32(kc: Int, w: Int, y: Pointer[Float32, ImmUntrackedOrigin], ys_k: Int,
-                      ys_j: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
-    comptime NR = sb_gemm_nr_f32
+                       ys_j: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
     for p in range(kc):
-        for q in range(NR):
-            if q < w:
-                dst[unsafe_offset=p * NR + q] = y[unsafe_offset=p * ys_k + q * ys_j]
-            else:
-                dst[unsafe_offset=p * NR + q] = Float32(0)
+        for q in range(w):
+            dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = y[unsafe_offset=p * ys_k + q * ys_j]
+        for q in range(w, sb_gemm_nr_f32):
+            dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = Float32(0)
 
 
 # The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X
-# (kc x MR) and a packed strip of Y (kc x NR), accumulated in registers. Ragged tiles (mr < MR or
-# nr < NR) go through a local tile.
-def sb_gemm_tile_f32(kc: Int, ap: Pointer[Float32, MutUntrackedOrigin], bp: Pointer[Float32, MutUntrackedOrigin],
-                    c: Pointer[Float32, MutUntrackedOrigin], ldc: Int, mr: Int, nr: Int, accumulate: Bool):
-    comptime W = sb_gemm_w_f32
-    comptime MR = sb_gemm_mr_f32
-    comptime NR = sb_gemm_nr_f32
-    var sb_c0_0 = SIMD[DType.float32, W](0)
-    var sb_c0_1 = SIMD[DType.float32, W](0)
-    var sb_c1_0 = SIMD[DType.float32, W](0)
-    var sb_c1_1 = SIMD[DType.float32, W](0)
-    var sb_c2_0 = SIMD[DType.float32, W](0)
-    var sb_c2_1 = SIMD[DType.float32, W](0)
-    var sb_c3_0 = SIMD[DType.float32, W](0)
-    var sb_c3_1 = SIMD[DType.float32, W](0)
-    var sb_c4_0 = SIMD[DType.float32, W](0)
-    var sb_c4_1 = SIMD[DType.float32, W](0)
-    var sb_c5_0 = SIMD[DType.float32, W](0)
-    var sb_c5_1 = SIMD[DType.float32, W](0)
-    var sb_c6_0 = SIMD[DType.float32, W](0)
-    var sb_c6_1 = SIMD[DType.float32, W](0)
-    var sb_c7_0 = SIMD[DType.float32, W](0)
-    var sb_c7_1 = SIMD[DType.float32, W](0)
-    var sb_c8_0 = SIMD[DType.float32, W](0)
-    var sb_c8_1 = SIMD[DType.float32, W](0)
-    var sb_c9_0 = SIMD[DType.float32, W](0)
-    var sb_c9_1 = SIMD[DType.float32, W](0)
-    var sb_c10_0 = SIMD[DType.float32, W](0)
-    var sb_c10_1 = SIMD[DType.float32, W](0)
-    var sb_c11_0 = SIMD[DType.float32, W](0)
-    var sb_c11_1 = SIMD[DType.float32, W](0)
+# (kc x MR) and a packed strip of Y (kc x NR), accumulated in MR x 2 vector registers.
+# Ragged tiles (mr < MR or nr < NR) go through a local tile.
+def sb_gemm_tile_f32(kc: Int, ap: Pointer[Float32, ImmUntrackedOrigin],
+                     bp: Pointer[Float32, ImmUntrackedOrigin],
+                     c: Pointer[Float32, MutUntrackedOrigin], ldc: Int, mr: Int, nr: Int,
+                     accumulate: Bool):
+    var acc0_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc0_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc1_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc1_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc2_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc2_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc3_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc3_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc4_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc4_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc5_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc5_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc6_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc6_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc7_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc7_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc8_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc8_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc9_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc9_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc10_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc10_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc11_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc11_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
     for p in range(kc):
-        var b0 = bp.unsafe_load[width=W](p * NR)
-        var b1 = bp.unsafe_load[width=W](p * NR + W)
-        var a0 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 0])
-        sb_c0_0 = a0.fma(b0, sb_c0_0)
-        sb_c0_1 = a0.fma(b1, sb_c0_1)
-        var a1 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 1])
-        sb_c1_0 = a1.fma(b0, sb_c1_0)
-        sb_c1_1 = a1.fma(b1, sb_c1_1)
-        var a2 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 2])
-        sb_c2_0 = a2.fma(b0, sb_c2_0)
-        sb_c2_1 = a2.fma(b1, sb_c2_1)
-        var a3 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 3])
-        sb_c3_0 = a3.fma(b0, sb_c3_0)
-        sb_c3_1 = a3.fma(b1, sb_c3_1)
-        var a4 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 4])
-        sb_c4_0 = a4.fma(b0, sb_c4_0)
-        sb_c4_1 = a4.fma(b1, sb_c4_1)
-        var a5 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 5])
-        sb_c5_0 = a5.fma(b0, sb_c5_0)
-        sb_c5_1 = a5.fma(b1, sb_c5_1)
-        comptime if MR > 6:
-            var a6 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 6])
-            sb_c6_0 = a6.fma(b0, sb_c6_0)
-            sb_c6_1 = a6.fma(b1, sb_c6_1)
-            var a7 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 7])
-            sb_c7_0 = a7.fma(b0, sb_c7_0)
-            sb_c7_1 = a7.fma(b1, sb_c7_1)
-            var a8 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 8])
-            sb_c8_0 = a8.fma(b0, sb_c8_0)
-            sb_c8_1 = a8.fma(b1, sb_c8_1)
-            var a9 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 9])
-            sb_c9_0 = a9.fma(b0, sb_c9_0)
-            sb_c9_1 = a9.fma(b1, sb_c9_1)
-            var a10 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 10])
-            sb_c10_0 = a10.fma(b0, sb_c10_0)
-            sb_c10_1 = a10.fma(b1, sb_c10_1)
-            var a11 = SIMD[DType.float32, W](ap[unsafe_offset=p * MR + 11])
-            sb_c11_0 = a11.fma(b0, sb_c11_0)
-            sb_c11_1 = a11.fma(b1, sb_c11_1)
-    if mr == MR and nr == NR:
+        var b0 = bp.unsafe_load[width=sb_gemm_vl_f32](p * sb_gemm_nr_f32)
+        var b1 = bp.unsafe_load[width=sb_gemm_vl_f32](p * sb_gemm_nr_f32 + sb_gemm_vl_f32)
+        var a0 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 0])
+        acc0_0 = a0.fma(b0, acc0_0)
+        acc0_1 = a0.fma(b1, acc0_1)
+        var a1 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 1])
+        acc1_0 = a1.fma(b0, acc1_0)
+        acc1_1 = a1.fma(b1, acc1_1)
+        var a2 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 2])
+        acc2_0 = a2.fma(b0, acc2_0)
+        acc2_1 = a2.fma(b1, acc2_1)
+        var a3 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 3])
+        acc3_0 = a3.fma(b0, acc3_0)
+        acc3_1 = a3.fma(b1, acc3_1)
+        var a4 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 4])
+        acc4_0 = a4.fma(b0, acc4_0)
+        acc4_1 = a4.fma(b1, acc4_1)
+        var a5 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 5])
+        acc5_0 = a5.fma(b0, acc5_0)
+        acc5_1 = a5.fma(b1, acc5_1)
+        comptime if sb_gemm_mr_f32 > 6:
+            var a6 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 6])
+            acc6_0 = a6.fma(b0, acc6_0)
+            acc6_1 = a6.fma(b1, acc6_1)
+            var a7 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 7])
+            acc7_0 = a7.fma(b0, acc7_0)
+            acc7_1 = a7.fma(b1, acc7_1)
+            var a8 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 8])
+            acc8_0 = a8.fma(b0, acc8_0)
+            acc8_1 = a8.fma(b1, acc8_1)
+            var a9 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 9])
+            acc9_0 = a9.fma(b0, acc9_0)
+            acc9_1 = a9.fma(b1, acc9_1)
+            var a10 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 10])
+            acc10_0 = a10.fma(b0, acc10_0)
+            acc10_1 = a10.fma(b1, acc10_1)
+            var a11 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 11])
+            acc11_0 = a11.fma(b0, acc11_0)
+            acc11_1 = a11.fma(b1, acc11_1)
+    if mr == sb_gemm_mr_f32 and nr == sb_gemm_nr_f32:
+        # A whole tile: straight from the registers to C.
         if accumulate:
-            sb_c0_0 += c.unsafe_load[width=W](0 * ldc)
-            sb_c0_1 += c.unsafe_load[width=W](0 * ldc + W)
-        c.unsafe_store[width=W](0 * ldc, sb_c0_0)
-        c.unsafe_store[width=W](0 * ldc + W, sb_c0_1)
+            acc0_0 += c.unsafe_load[width=sb_gemm_vl_f32](0 * ldc)
+            acc0_1 += c.unsafe_load[width=sb_gemm_vl_f32](0 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](0 * ldc, acc0_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](0 * ldc + sb_gemm_vl_f32, acc0_1)
         if accumulate:
-            sb_c1_0 += c.unsafe_load[width=W](1 * ldc)
-            sb_c1_1 += c.unsafe_load[width=W](1 * ldc + W)
-        c.unsafe_store[width=W](1 * ldc, sb_c1_0)
-        c.unsafe_store[width=W](1 * ldc + W, sb_c1_1)
+            acc1_0 += c.unsafe_load[width=sb_gemm_vl_f32](1 * ldc)
+            acc1_1 += c.unsafe_load[width=sb_gemm_vl_f32](1 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](1 * ldc, acc1_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](1 * ldc + sb_gemm_vl_f32, acc1_1)
         if accumulate:
-            sb_c2_0 += c.unsafe_load[width=W](2 * ldc)
-            sb_c2_1 += c.unsafe_load[width=W](2 * ldc + W)
-        c.unsafe_store[width=W](2 * ldc, sb_c2_0)
-        c.unsafe_store[width=W](2 * ldc + W, sb_c2_1)
+            acc2_0 += c.unsafe_load[width=sb_gemm_vl_f32](2 * ldc)
+            acc2_1 += c.unsafe_load[width=sb_gemm_vl_f32](2 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](2 * ldc, acc2_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](2 * ldc + sb_gemm_vl_f32, acc2_1)
         if accumulate:
-            sb_c3_0 += c.unsafe_load[width=W](3 * ldc)
-            sb_c3_1 += c.unsafe_load[width=W](3 * ldc + W)
-        c.unsafe_store[width=W](3 * ldc, sb_c3_0)
-        c.unsafe_store[width=W](3 * ldc + W, sb_c3_1)
+            acc3_0 += c.unsafe_load[width=sb_gemm_vl_f32](3 * ldc)
+            acc3_1 += c.unsafe_load[width=sb_gemm_vl_f32](3 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](3 * ldc, acc3_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](3 * ldc + sb_gemm_vl_f32, acc3_1)
         if accumulate:
-            sb_c4_0 += c.unsafe_load[width=W](4 * ldc)
-            sb_c4_1 += c.unsafe_load[width=W](4 * ldc + W)
-        c.unsafe_store[width=W](4 * ldc, sb_c4_0)
-        c.unsafe_store[width=W](4 * ldc + W, sb_c4_1)
+            acc4_0 += c.unsafe_load[width=sb_gemm_vl_f32](4 * ldc)
+            acc4_1 += c.unsafe_load[width=sb_gemm_vl_f32](4 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](4 * ldc, acc4_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](4 * ldc + sb_gemm_vl_f32, acc4_1)
         if accumulate:
-            sb_c5_0 += c.unsafe_load[width=W](5 * ldc)
-            sb_c5_1 += c.unsafe_load[width=W](5 * ldc + W)
-        c.unsafe_store[width=W](5 * ldc, sb_c5_0)
-        c.unsafe_store[width=W](5 * ldc + W, sb_c5_1)
-        comptime if MR > 6:
+            acc5_0 += c.unsafe_load[width=sb_gemm_vl_f32](5 * ldc)
+            acc5_1 += c.unsafe_load[width=sb_gemm_vl_f32](5 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](5 * ldc, acc5_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](5 * ldc + sb_gemm_vl_f32, acc5_1)
+        comptime if sb_gemm_mr_f32 > 6:
             if accumulate:
-                sb_c6_0 += c.unsafe_load[width=W](6 * ldc)
-                sb_c6_1 += c.unsafe_load[width=W](6 * ldc + W)
-            c.unsafe_store[width=W](6 * ldc, sb_c6_0)
-            c.unsafe_store[width=W](6 * ldc + W, sb_c6_1)
+                acc6_0 += c.unsafe_load[width=sb_gemm_vl_f32](6 * ldc)
+                acc6_1 += c.unsafe_load[width=sb_gemm_vl_f32](6 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](6 * ldc, acc6_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](6 * ldc + sb_gemm_vl_f32, acc6_1)
             if accumulate:
-                sb_c7_0 += c.unsafe_load[width=W](7 * ldc)
-                sb_c7_1 += c.unsafe_load[width=W](7 * ldc + W)
-            c.unsafe_store[width=W](7 * ldc, sb_c7_0)
-            c.unsafe_store[width=W](7 * ldc + W, sb_c7_1)
+                acc7_0 += c.unsafe_load[width=sb_gemm_vl_f32](7 * ldc)
+                acc7_1 += c.unsafe_load[width=sb_gemm_vl_f32](7 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](7 * ldc, acc7_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](7 * ldc + sb_gemm_vl_f32, acc7_1)
             if accumulate:
-                sb_c8_0 += c.unsafe_load[width=W](8 * ldc)
-                sb_c8_1 += c.unsafe_load[width=W](8 * ldc + W)
-            c.unsafe_store[width=W](8 * ldc, sb_c8_0)
-            c.unsafe_store[width=W](8 * ldc + W, sb_c8_1)
+                acc8_0 += c.unsafe_load[width=sb_gemm_vl_f32](8 * ldc)
+                acc8_1 += c.unsafe_load[width=sb_gemm_vl_f32](8 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](8 * ldc, acc8_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](8 * ldc + sb_gemm_vl_f32, acc8_1)
             if accumulate:
-                sb_c9_0 += c.unsafe_load[width=W](9 * ldc)
-                sb_c9_1 += c.unsafe_load[width=W](9 * ldc + W)
-            c.unsafe_store[width=W](9 * ldc, sb_c9_0)
-            c.unsafe_store[width=W](9 * ldc + W, sb_c9_1)
+                acc9_0 += c.unsafe_load[width=sb_gemm_vl_f32](9 * ldc)
+                acc9_1 += c.unsafe_load[width=sb_gemm_vl_f32](9 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](9 * ldc, acc9_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](9 * ldc + sb_gemm_vl_f32, acc9_1)
             if accumulate:
-                sb_c10_0 += c.unsafe_load[width=W](10 * ldc)
-                sb_c10_1 += c.unsafe_load[width=W](10 * ldc + W)
-            c.unsafe_store[width=W](10 * ldc, sb_c10_0)
-            c.unsafe_store[width=W](10 * ldc + W, sb_c10_1)
+                acc10_0 += c.unsafe_load[width=sb_gemm_vl_f32](10 * ldc)
+                acc10_1 += c.unsafe_load[width=sb_gemm_vl_f32](10 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](10 * ldc, acc10_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](10 * ldc + sb_gemm_vl_f32, acc10_1)
             if accumulate:
-                sb_c11_0 += c.unsafe_load[width=W](11 * ldc)
-                sb_c11_1 += c.unsafe_load[width=W](11 * ldc + W)
-            c.unsafe_store[width=W](11 * ldc, sb_c11_0)
-            c.unsafe_store[width=W](11 * ldc + W, sb_c11_1)
+                acc11_0 += c.unsafe_load[width=sb_gemm_vl_f32](11 * ldc)
+                acc11_1 += c.unsafe_load[width=sb_gemm_vl_f32](11 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](11 * ldc, acc11_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](11 * ldc + sb_gemm_vl_f32, acc11_1)
         return
-    var sb_tile = alloc(Layout[Float32](count=MR * NR))
-    var t = sb_tile.unsafe_ptr()
-    t.unsafe_store[width=W](0 * NR, sb_c0_0)
-    t.unsafe_store[width=W](0 * NR + W, sb_c0_1)
-    t.unsafe_store[width=W](1 * NR, sb_c1_0)
-    t.unsafe_store[width=W](1 * NR + W, sb_c1_1)
-    t.unsafe_store[width=W](2 * NR, sb_c2_0)
-    t.unsafe_store[width=W](2 * NR + W, sb_c2_1)
-    t.unsafe_store[width=W](3 * NR, sb_c3_0)
-    t.unsafe_store[width=W](3 * NR + W, sb_c3_1)
-    t.unsafe_store[width=W](4 * NR, sb_c4_0)
-    t.unsafe_store[width=W](4 * NR + W, sb_c4_1)
-    t.unsafe_store[width=W](5 * NR, sb_c5_0)
-    t.unsafe_store[width=W](5 * NR + W, sb_c5_1)
-    comptime if MR > 6:
-        t.unsafe_store[width=W](6 * NR, sb_c6_0)
-        t.unsafe_store[width=W](6 * NR + W, sb_c6_1)
-        t.unsafe_store[width=W](7 * NR, sb_c7_0)
-        t.unsafe_store[width=W](7 * NR + W, sb_c7_1)
-        t.unsafe_store[width=W](8 * NR, sb_c8_0)
-        t.unsafe_store[width=W](8 * NR + W, sb_c8_1)
-        t.unsafe_store[width=W](9 * NR, sb_c9_0)
-        t.unsafe_store[width=W](9 * NR + W, sb_c9_1)
-        t.unsafe_store[width=W](10 * NR, sb_c10_0)
-        t.unsafe_store[width=W](10 * NR + W, sb_c10_1)
-        t.unsafe_store[width=W](11 * NR, sb_c11_0)
-        t.unsafe_store[width=W](11 * NR + W, sb_c11_1)
+    var sb_buf_tile = alloc(Layout[Float32](count=sb_gemm_mr_f32 * sb_gemm_nr_f32))
+    var tile = sb_buf_tile.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+    tile.unsafe_store[width=sb_gemm_vl_f32](0 * sb_gemm_nr_f32, acc0_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](0 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc0_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](1 * sb_gemm_nr_f32, acc1_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](1 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc1_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](2 * sb_gemm_nr_f32, acc2_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](2 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc2_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](3 * sb_gemm_nr_f32, acc3_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](3 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc3_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](4 * sb_gemm_nr_f32, acc4_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](4 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc4_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](5 * sb_gemm_nr_f32, acc5_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](5 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc5_1)
+    comptime if sb_gemm_mr_f32 > 6:
+        tile.unsafe_store[width=sb_gemm_vl_f32](6 * sb_gemm_nr_f32, acc6_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](6 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc6_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](7 * sb_gemm_nr_f32, acc7_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](7 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc7_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](8 * sb_gemm_nr_f32, acc8_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](8 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc8_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](9 * sb_gemm_nr_f32, acc9_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](9 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc9_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](10 * sb_gemm_nr_f32, acc10_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](10 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc10_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](11 * sb_gemm_nr_f32, acc11_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](11 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc11_1)
     for r in range(mr):
         for q in range(nr):
-            var v = t[unsafe_offset=r * NR + q]
+            var v = tile[unsafe_offset=r * sb_gemm_nr_f32 + q]
             if accumulate:
                 v += c[unsafe_offset=r * ldc + q]
             c[unsafe_offset=r * ldc + q] = v
-    dealloc(sb_tile^)
+    dealloc(sb_buf_tile^)
 
 
 # C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
-# Y(k, j) = y[k * ys_k + j * ys_j]. The cpu backend's blocking: the mc-row blocks of C split
-# evenly over the worker threads (mc adjusted for that); for each nc-wide column block and
-# kc-deep slice, a thread packs the kc x nc panel of Y into NR-wide strips and each of its row
-# blocks of X into MR-tall strips, then runs the micro-kernel over the block's MR x NR tiles.
-# Each thread packs its own panel of Y, into buffers it allocates for the call.
+# Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
+# blocking: the mc-row blocks of C are split evenly over the threads (mc is adjusted for
+# that); for each nc-wide column block and kc-deep slice, a thread packs the kc x nc panel of
+# Y into NR-wide strips (L3) and each of its row blocks of X into MR-tall strips (L2), then
+# runs the micro-kernel over the block's MR x NR tiles, a strip of Y staying in L1. Each
+# thread packs its own panel of Y (a little more packing, but no barrier inside the loops: a
+# thread that loses its core to another process delays nobody until the end). Returns 0, or
+# 1 when the packing buffers cannot be allocated.
 def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin], xs_i: Int,
-               xs_k: Int, y: Pointer[Float32, ImmUntrackedOrigin], ys_k: Int, ys_j: Int,
-               c: Pointer[Float32, MutUntrackedOrigin], ldc: Int, mc_in: Int, kc_in: Int,
-               nc_in: Int):
-    comptime MR = sb_gemm_mr_f32
-    comptime NR = sb_gemm_nr_f32
+                xs_k: Int, y: Pointer[Float32, ImmUntrackedOrigin], ys_k: Int, ys_j: Int,
+                c: Pointer[Float32, MutUntrackedOrigin], ldc: Int, mc_in: Int, kc_in: Int,
+                nc_in: Int) -> Int:
     if M <= 0 or N <= 0:
-        return
-    if K <= 0:  # an empty sum
-        for i in range(M):
+        return 0
+    if K <= 0:
+        # An empty sum.
+
+        def sb_par_i(i: Int) {imm}:
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
-        return
+
+        parallelize(sb_par_i, M)
+        return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
         nt = parallelism_level()
     var kc = min(kc_in, K)
-    var nc = (min(nc_in, N) + NR - 1) // NR * NR
+    var nc = (min(nc_in, N) + sb_gemm_nr_f32 - 1) // sb_gemm_nr_f32 * sb_gemm_nr_f32
+    # mc: the row blocks split evenly over the threads, a whole number of MR strips.
     var blocks = (M + mc_in - 1) // mc_in
     blocks = (blocks + nt - 1) // nt * nt
-    var mc = (M + blocks - 1) // blocks
-    mc = (mc + MR - 1) // MR * MR
+    var mc = ((M + blocks - 1) // blocks + sb_gemm_mr_f32 - 1) // sb_gemm_mr_f32 * sb_gemm_mr_f32
     var blocks_total = (M + mc - 1) // mc
-    var b_elems = kc * nc
-    var a_elems = kc * mc
+    var b_elems = (kc * nc + 16 - 1) // 16 * 16
+    var a_elems = (kc * mc + 16 - 1) // 16 * 16
+    # scratch: allocated for this call, freed after it (Mojo keeps no buffer between calls)
+    var sb_buf_scratch = alloc(Layout[Float32](count=(b_elems + a_elems) * nt))
+    var scratch = sb_buf_scratch.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
 
-    def sb_chunk(sb_t: Int) {imm}:
-        var sb_buf = alloc(Layout[Float32](count=b_elems + a_elems))
-        var bp = sb_buf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+    def sb_par_t(t: Int) {imm}:
+        # This thread's row blocks [b0, b1), its own packed panels: no barrier until the end.
+        var bp = scratch.unsafe_offset((b_elems + a_elems) * t)
         var ap = bp.unsafe_offset(b_elems)
-        var b0 = blocks_total * sb_t // nt
-        var b1 = blocks_total * (sb_t + 1) // nt
-        var jc = 0
-        while jc < N and b0 < b1:
-            var ncur = min(nc, N - jc)
-            var pc = 0
-            while pc < K:
-                var kcur = min(kc, K - pc)
-                for jp in range(0, ncur, NR):
-                    sb_gemm_pack_y_f32(kcur, min(NR, ncur - jp),
-                                   y.unsafe_offset(pc * ys_k + (jc + jp) * ys_j), ys_k, ys_j,
-                                   bp.unsafe_offset(jp * kcur))
-                for blk in range(b0, b1):
-                    var ic = blk * mc
-                    var mcur = min(mc, M - ic)
-                    for ip in range(0, mcur, MR):
-                        sb_gemm_pack_x_f32(kcur, min(MR, mcur - ip),
-                                       x.unsafe_offset((ic + ip) * xs_i + pc * xs_k), xs_i,
-                                       xs_k, ap.unsafe_offset(ip * kcur))
-                    for jr in range(0, ncur, NR):
-                        for ir in range(0, mcur, MR):
-                            sb_gemm_tile_f32(kcur, ap.unsafe_offset(ir * kcur), bp.unsafe_offset(jr * kcur),
-                                        c.unsafe_offset((ic + ir) * ldc + jc + jr), ldc,
-                                        min(MR, mcur - ir), min(NR, ncur - jr), pc > 0)
-                pc += kc
-            jc += nc
-        dealloc(sb_buf^)
+        var b0 = blocks_total * t // nt
+        var b1 = blocks_total * (t + 1) // nt
+        if b0 < b1:
+            for jc in range(0, N, nc):
+                var ncur = min(nc, N - jc)
+                for pc in range(0, K, kc):
+                    var kcur = min(kc, K - pc)
+                    for jp in range(0, ncur, sb_gemm_nr_f32):
+                        sb_gemm_pack_y_f32(kcur, min(sb_gemm_nr_f32, ncur - jp),
+                                           y.unsafe_offset(pc * ys_k + (jc + jp) * ys_j), ys_k,
+                                           ys_j, bp.unsafe_offset(jp * kcur))
+                    for blk in range(b0, b1):
+                        var ic = blk * mc
+                        var mcur = min(mc, M - ic)
+                        for ip in range(0, mcur, sb_gemm_mr_f32):
+                            sb_gemm_pack_x_f32(kcur, min(sb_gemm_mr_f32, mcur - ip),
+                                               x.unsafe_offset((ic + ip) * xs_i + pc * xs_k), xs_i,
+                                               xs_k, ap.unsafe_offset(ip * kcur))
+                        for jr in range(0, ncur, sb_gemm_nr_f32):
+                            for ir in range(0, mcur, sb_gemm_mr_f32):
+                                sb_gemm_tile_f32(kcur, ap.unsafe_offset(ir * kcur),
+                                                 bp.unsafe_offset(jr * kcur),
+                                                 c.unsafe_offset((ic + ir) * ldc + jc + jr), ldc,
+                                                 min(sb_gemm_mr_f32, mcur - ir),
+                                                 min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_chunk, nt)
+    parallelize(sb_par_t, nt)
+    dealloc(sb_buf_scratch^)
+    return 0
 
 
 # -----------------------------------------------------------------------------
@@ -397,7 +405,7 @@ def sb_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * BT * C + 4 * OC * C + 4 * OC + 4 * BT * OC >= sb_stream_min_bytes
     # y = inp * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
-    sb_gemm_f32(BT, OC, C, inp, C, 1, weight, 1, C, y, OC, 128, 512, 4096)
+    _ = sb_gemm_f32(BT, OC, C, inp, C, 1, weight, 1, C, y, OC, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from y.
     var sb_n = BT
     var sb_chunks = min(sb_n, parallelism_level())

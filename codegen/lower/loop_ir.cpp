@@ -1,0 +1,533 @@
+#include "lower/loop_ir.h"
+
+#include <sstream>
+
+namespace sb::loops {
+
+bool operator==(const Type& a, const Type& b) {
+  return a.kind == b.kind && a.elem == b.elem && a.mut == b.mut;
+}
+
+std::string to_string(const Type& t) {
+  switch (t.kind) {
+    case TypeKind::Void:
+      return "void";
+    case TypeKind::Int:
+      return "int";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Float:
+      return dtype_name(t.elem);
+    case TypeKind::Vec:
+      return std::string("vec<") + dtype_name(t.elem) + ">";
+    case TypeKind::Ptr:
+      return std::string("ptr<") + (t.mut ? "" : "const ") + dtype_name(t.elem) + ">";
+  }
+  return "?";
+}
+
+const char* binop_name(BinOp op) {
+  switch (op) {
+    case BinOp::Add:
+      return "+";
+    case BinOp::Sub:
+      return "-";
+    case BinOp::Mul:
+      return "*";
+    case BinOp::Div:
+      return "/";
+    case BinOp::Min:
+      return "min";
+    case BinOp::Max:
+      return "max";
+    case BinOp::Lt:
+      return "<";
+    case BinOp::Le:
+      return "<=";
+    case BinOp::Gt:
+      return ">";
+    case BinOp::Ge:
+      return ">=";
+    case BinOp::Eq:
+      return "==";
+    case BinOp::Ne:
+      return "!=";
+    case BinOp::And:
+      return "&&";
+    case BinOp::Or:
+      return "||";
+  }
+  return "?";
+}
+
+const char* for_kind_name(ForKind k) {
+  switch (k) {
+    case ForKind::Serial:
+      return "serial";
+    case ForKind::Parallel:
+      return "parallel";
+    case ForKind::Vector:
+      return "vector";
+    case ForKind::Unrolled:
+      return "unrolled";
+  }
+  return "?";
+}
+
+const char* mem_scope_name(MemScope s) {
+  switch (s) {
+    case MemScope::Register:
+      return "register";
+    case MemScope::StackLocal:
+      return "stack_local";
+    case MemScope::HeapScratch:
+      return "heap_scratch";
+  }
+  return "?";
+}
+
+// ---- Builders --------------------------------------------------------------------------------
+
+namespace {
+
+ExprPtr make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+
+bool is_compare(BinOp op) {
+  return op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt || op == BinOp::Ge ||
+         op == BinOp::Eq || op == BinOp::Ne || op == BinOp::And || op == BinOp::Or;
+}
+
+}  // namespace
+
+ExprPtr imm(int64_t v) {
+  Expr e;
+  e.kind = ExprKind::IntImm;
+  e.type = int_t();
+  e.ival = v;
+  return make(std::move(e));
+}
+
+ExprPtr bool_imm(bool v) {
+  Expr e;
+  e.kind = ExprKind::IntImm;
+  e.type = bool_t();
+  e.ival = v ? 1 : 0;
+  return make(std::move(e));
+}
+
+ExprPtr fimm(double v, DType t) {
+  Expr e;
+  e.kind = ExprKind::FloatImm;
+  e.type = float_t(t);
+  e.fval = v;
+  return make(std::move(e));
+}
+
+ExprPtr var(const std::string& name, Type t) {
+  Expr e;
+  e.kind = ExprKind::Var;
+  e.type = t;
+  e.name = name;
+  return make(std::move(e));
+}
+
+ExprPtr binary(BinOp op, ExprPtr a, ExprPtr b) {
+  SB_ASSERT(a && b, "loop IR binary without operands");
+  Expr e;
+  e.kind = ExprKind::Binary;
+  e.op = op;
+  if (is_compare(op)) {
+    e.type = bool_t();
+  } else {
+    // Vector op scalar is a vector (the scalar broadcast); otherwise both sides agree.
+    e.type = a->type.kind == TypeKind::Vec ? a->type : b->type;
+    SB_ASSERT(a->type.kind == TypeKind::Vec || b->type.kind == TypeKind::Vec ||
+                  a->type == b->type,
+              "loop IR binary of " + to_string(a->type) + " and " + to_string(b->type));
+  }
+  e.args = {std::move(a), std::move(b)};
+  return make(std::move(e));
+}
+
+ExprPtr add(ExprPtr a, ExprPtr b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
+ExprPtr sub(ExprPtr a, ExprPtr b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
+ExprPtr mul(ExprPtr a, ExprPtr b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }
+ExprPtr div(ExprPtr a, ExprPtr b) { return binary(BinOp::Div, std::move(a), std::move(b)); }
+ExprPtr min(ExprPtr a, ExprPtr b) { return binary(BinOp::Min, std::move(a), std::move(b)); }
+ExprPtr max(ExprPtr a, ExprPtr b) { return binary(BinOp::Max, std::move(a), std::move(b)); }
+
+ExprPtr select(ExprPtr c, ExprPtr a, ExprPtr b) {
+  SB_ASSERT(c->type.kind == TypeKind::Bool && a->type == b->type, "loop IR select types");
+  Expr e;
+  e.kind = ExprKind::Select;
+  e.type = a->type;
+  e.args = {std::move(c), std::move(a), std::move(b)};
+  return make(std::move(e));
+}
+
+ExprPtr cast(Type t, ExprPtr v) {
+  Expr e;
+  e.kind = ExprKind::Cast;
+  e.type = t;
+  e.args = {std::move(v)};
+  return make(std::move(e));
+}
+
+ExprPtr load(const std::string& buf, Type elem, std::vector<ExprPtr> index, Width w) {
+  Expr e;
+  e.kind = ExprKind::Load;
+  e.name = buf;
+  e.width = w;
+  e.type = w == Width::Vector ? vec_t(elem.elem) : elem;
+  e.args = std::move(index);
+  return make(std::move(e));
+}
+
+ExprPtr broadcast(ExprPtr scalar) {
+  SB_ASSERT(scalar->type.kind == TypeKind::Float, "loop IR broadcast of a non-float");
+  Expr e;
+  e.kind = ExprKind::Broadcast;
+  e.type = vec_t(scalar->type.elem);
+  e.args = {std::move(scalar)};
+  return make(std::move(e));
+}
+
+ExprPtr fma(ExprPtr a, ExprPtr b, ExprPtr c) {
+  Expr e;
+  e.kind = ExprKind::Fma;
+  e.type = c->type;
+  e.args = {std::move(a), std::move(b), std::move(c)};
+  return make(std::move(e));
+}
+
+ExprPtr call(const std::string& fn, Type result, std::vector<ExprPtr> args) {
+  Expr e;
+  e.kind = ExprKind::Call;
+  e.name = fn;
+  e.type = result;
+  e.args = std::move(args);
+  return make(std::move(e));
+}
+
+ExprPtr lanes(DType t) {
+  Expr e;
+  e.kind = ExprKind::Lanes;
+  e.type = int_t();
+  e.elem = t;
+  return make(std::move(e));
+}
+
+ExprPtr workers() {
+  Expr e;
+  e.kind = ExprKind::Workers;
+  e.type = int_t();
+  return make(std::move(e));
+}
+
+ExprPtr ptr_add(ExprPtr p, ExprPtr offset) {
+  SB_ASSERT(p->type.kind == TypeKind::Ptr, "loop IR ptr_add of a non-pointer");
+  Expr e;
+  e.kind = ExprKind::PtrAdd;
+  e.type = p->type;
+  e.args = {std::move(p), std::move(offset)};
+  return make(std::move(e));
+}
+
+ExprPtr round_up(ExprPtr a, ExprPtr b) {
+  return mul(div(sub(add(std::move(a), b), imm(1)), b), b);
+}
+
+bool equal(const Expr& a, const Expr& b) {
+  if (a.kind != b.kind || !(a.type == b.type) || a.ival != b.ival || a.fval != b.fval ||
+      a.name != b.name || a.op != b.op || a.width != b.width || a.elem != b.elem ||
+      a.args.size() != b.args.size())
+    return false;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!equal(*a.args[i], *b.args[i])) return false;
+  return true;
+}
+
+namespace {
+
+StmtPtr make(Stmt s) { return std::make_shared<const Stmt>(std::move(s)); }
+
+}  // namespace
+
+StmtPtr for_loop(const std::string& v, ExprPtr min, ExprPtr end, ExprPtr step, ForKind k,
+                 Block body, ExprPtr threads) {
+  Stmt s;
+  s.kind = StmtKind::For;
+  s.name = v;
+  s.for_kind = k;
+  s.exprs = {std::move(min), std::move(end), std::move(step)};
+  s.threads = std::move(threads);
+  s.body = std::move(body);
+  return make(std::move(s));
+}
+
+StmtPtr if_then(ExprPtr cond, Block then, Block otherwise) {
+  SB_ASSERT(cond->type.kind == TypeKind::Bool, "loop IR if on a non-bool");
+  Stmt s;
+  s.kind = StmtKind::If;
+  s.exprs = {std::move(cond)};
+  s.body = std::move(then);
+  s.other = std::move(otherwise);
+  return make(std::move(s));
+}
+
+StmtPtr let(const std::string& v, ExprPtr value, bool mut) {
+  Stmt s;
+  s.kind = StmtKind::Let;
+  s.name = v;
+  s.type = value->type;
+  s.mut = mut;
+  s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr assign(const std::string& v, ExprPtr value) {
+  Stmt s;
+  s.kind = StmtKind::Assign;
+  s.name = v;
+  s.type = value->type;
+  s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr alloc(const std::string& buf, Type elem, std::vector<ExprPtr> dims, MemScope scope,
+              Block body, int64_t align, bool persistent, Block on_fail) {
+  Stmt s;
+  s.kind = StmtKind::Alloc;
+  s.name = buf;
+  s.type = elem;
+  s.scope = scope;
+  s.align = align;
+  s.persistent = persistent;
+  s.exprs = std::move(dims);
+  s.body = std::move(body);
+  s.other = std::move(on_fail);
+  return make(std::move(s));
+}
+
+StmtPtr store(const std::string& buf, Type elem, std::vector<ExprPtr> index, ExprPtr value,
+              Width w, bool nontemporal) {
+  Stmt s;
+  s.kind = StmtKind::Store;
+  s.name = buf;
+  s.type = elem;
+  s.width = w;
+  s.nontemporal = nontemporal;
+  s.exprs.push_back(std::move(value));
+  for (ExprPtr& i : index) s.exprs.push_back(std::move(i));
+  return make(std::move(s));
+}
+
+StmtPtr evaluate(ExprPtr c) {
+  Stmt s;
+  s.kind = StmtKind::Evaluate;
+  s.exprs = {std::move(c)};
+  return make(std::move(s));
+}
+
+StmtPtr ret(ExprPtr value) {
+  Stmt s;
+  s.kind = StmtKind::Return;
+  if (value) s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr comment(const std::string& text) {
+  Stmt s;
+  s.kind = StmtKind::Comment;
+  s.text = text;
+  return make(std::move(s));
+}
+
+std::set<int64_t> possible_values(const Expr& e, const Module& m) {
+  if (e.kind == ExprKind::IntImm) return {e.ival};
+  if (e.kind == ExprKind::Select) {
+    std::set<int64_t> a = possible_values(*e.args[1], m), b = possible_values(*e.args[2], m);
+    if (a.empty() || b.empty()) return {};
+    a.insert(b.begin(), b.end());
+    return a;
+  }
+  if (e.kind == ExprKind::Var)
+    for (const Constant& c : m.constants)
+      if (c.name == e.name) return possible_values(*c.value, m);
+  return {};  // anything else is not known when printing
+}
+
+void for_each_stmt(const Block& b, const std::function<void(const Stmt&)>& f) {
+  for (const StmtPtr& s : b) {
+    f(*s);
+    for_each_stmt(s->body, f);
+    for_each_stmt(s->other, f);
+  }
+}
+
+// ---- The dump printer ------------------------------------------------------------------------
+
+namespace {
+
+class ExprDump : public ExprFunctor<void(std::ostream&)> {
+ protected:
+  void visit_int_imm(const Expr& e, std::ostream& o) override {
+    if (e.type.kind == TypeKind::Bool)
+      o << (e.ival ? "true" : "false");
+    else
+      o << e.ival;
+  }
+  void visit_float_imm(const Expr& e, std::ostream& o) override {
+    std::ostringstream s;
+    s.precision(17);
+    s << e.fval;
+    o << s.str() << ":" << dtype_name(e.type.elem);
+  }
+  void visit_var(const Expr& e, std::ostream& o) override { o << e.name; }
+  void visit_binary(const Expr& e, std::ostream& o) override {
+    if (e.op == BinOp::Min || e.op == BinOp::Max) {
+      o << binop_name(e.op) << "(";
+      visit(*e.args[0], o);
+      o << ", ";
+      visit(*e.args[1], o);
+      o << ")";
+      return;
+    }
+    o << "(";
+    visit(*e.args[0], o);
+    o << " " << binop_name(e.op) << " ";
+    visit(*e.args[1], o);
+    o << ")";
+  }
+  void visit_select(const Expr& e, std::ostream& o) override { fn("select", e, o); }
+  void visit_cast(const Expr& e, std::ostream& o) override {
+    fn(std::string("cast<") + to_string(e.type) + ">", e, o);
+  }
+  void visit_load(const Expr& e, std::ostream& o) override {
+    o << e.name;
+    for (const ExprPtr& a : e.args) {
+      o << "[";
+      visit(*a, o);
+      o << "]";
+    }
+    if (e.width == Width::Vector) o << ":vec";
+  }
+  void visit_broadcast(const Expr& e, std::ostream& o) override { fn("broadcast", e, o); }
+  void visit_fma(const Expr& e, std::ostream& o) override { fn("fma", e, o); }
+  void visit_call(const Expr& e, std::ostream& o) override { fn(e.name, e, o); }
+  void visit_lanes(const Expr& e, std::ostream& o) override {
+    o << "lanes<" << dtype_name(e.elem) << ">()";
+  }
+  void visit_workers(const Expr&, std::ostream& o) override { o << "workers()"; }
+  void visit_ptr_add(const Expr& e, std::ostream& o) override { fn("ptr_add", e, o); }
+
+ private:
+  void fn(const std::string& name, const Expr& e, std::ostream& o) {
+    o << name << "(";
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      if (i) o << ", ";
+      visit(*e.args[i], o);
+    }
+    o << ")";
+  }
+};
+
+std::string text(const Expr& e) {
+  std::ostringstream o;
+  ExprDump().visit(e, o);
+  return o.str();
+}
+
+class StmtDump : public StmtFunctor<void(int)> {
+ public:
+  explicit StmtDump(std::ostream& o) : o_(o) {}
+  void block(const Block& b, int ind) {
+    for (const StmtPtr& s : b) visit(*s, ind);
+  }
+
+ protected:
+  void visit_for(const Stmt& s, int ind) override {
+    line(ind) << "for " << s.name << " in [" << text(*s.exprs[0]) << ", " << text(*s.exprs[1])
+              << ") step " << text(*s.exprs[2]) << " " << for_kind_name(s.for_kind);
+    if (s.threads) o_ << " threads " << text(*s.threads);
+    o_ << " {\n";
+    block(s.body, ind + 1);
+    line(ind) << "}\n";
+  }
+  void visit_if(const Stmt& s, int ind) override {
+    line(ind) << "if " << text(*s.exprs[0]) << " {\n";
+    block(s.body, ind + 1);
+    if (!s.other.empty()) {
+      line(ind) << "} else {\n";
+      block(s.other, ind + 1);
+    }
+    line(ind) << "}\n";
+  }
+  void visit_let(const Stmt& s, int ind) override {
+    line(ind) << (s.mut ? "var " : "let ") << s.name << ": " << to_string(s.type) << " = "
+              << text(*s.exprs[0]) << "\n";
+  }
+  void visit_assign(const Stmt& s, int ind) override {
+    line(ind) << s.name << " = " << text(*s.exprs[0]) << "\n";
+  }
+  void visit_alloc(const Stmt& s, int ind) override {
+    line(ind) << "alloc " << s.name << ": " << to_string(s.type);
+    for (const ExprPtr& d : s.exprs) o_ << "[" << text(*d) << "]";
+    o_ << " " << mem_scope_name(s.scope);
+    if (s.align) o_ << " align " << s.align;
+    if (s.persistent) o_ << " persistent";
+    o_ << " {\n";
+    block(s.body, ind + 1);
+    if (!s.other.empty()) {
+      line(ind) << "} on_fail {\n";
+      block(s.other, ind + 1);
+    }
+    line(ind) << "}\n";
+  }
+  void visit_store(const Stmt& s, int ind) override {
+    line(ind) << s.name;
+    for (size_t i = 1; i < s.exprs.size(); ++i) o_ << "[" << text(*s.exprs[i]) << "]";
+    if (s.width == Width::Vector) o_ << ":vec";
+    o_ << " = " << text(*s.exprs[0]) << (s.nontemporal ? "  (non-temporal)" : "") << "\n";
+  }
+  void visit_evaluate(const Stmt& s, int ind) override {
+    line(ind) << text(*s.exprs[0]) << "\n";
+  }
+  void visit_return(const Stmt& s, int ind) override {
+    line(ind) << "return" << (s.exprs.empty() ? "" : " " + text(*s.exprs[0])) << "\n";
+  }
+  void visit_comment(const Stmt& s, int ind) override { line(ind) << "// " << s.text << "\n"; }
+
+ private:
+  std::ostream& line(int ind) { return o_ << std::string(2 * ind, ' '); }
+  std::ostream& o_;
+};
+
+}  // namespace
+
+std::string to_string(const Expr& e) { return text(e); }
+
+std::string dump(const Module& m) {
+  std::ostringstream o;
+  o << "module " << m.name << "\n";
+  for (const std::string& d : m.doc) o << "// " << d << "\n";
+  for (const Constant& c : m.constants)
+    o << "const " << c.name << " = " << text(*c.value)
+      << (c.doc.empty() ? "" : "  // " + c.doc) << "\n";
+  StmtDump sd(o);
+  for (const Function& f : m.functions) {
+    o << "\n";
+    for (const std::string& d : f.doc) o << "// " << d << "\n";
+    o << "func " << f.name << "(";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const Param& p = f.params[i];
+      o << (i ? ", " : "") << p.name << ": " << to_string(p.type) << (p.noalias ? " noalias" : "");
+    }
+    o << ") -> " << to_string(f.result) << (f.inline_hint ? " inline" : "") << " {\n";
+    sd.block(f.body, 1);
+    o << "}\n";
+  }
+  return o.str();
+}
+
+}  // namespace sb::loops

@@ -1,0 +1,317 @@
+// The loop-level IR: what a lowering pass produces and a backend prints, in the manner of
+// Halide's lowered IR (plain structs, a strict functor per node family, a printer for dumps).
+// A module holds named constants and functions; a function holds typed parameters and a body of
+// statements (loops marked serial, parallel, vector or unrolled; conditionals; variables;
+// allocations by scope; stores; calls; returns) over expressions (immediates, variables,
+// arithmetic, min/max, loads, broadcasts, fused multiply-adds, calls).
+//
+// What the backends differ in stays a symbol here: Lanes(T) is the target's native vector lane
+// count for T, Workers() the number of worker threads it offers. A vector value (type Vec) is one
+// native vector; a load or store of width Vector moves Lanes(T) consecutive elements.
+//
+// Semantics a printer must keep:
+// - Div is the quotient of non-negative integers (a builder only divides non-negative values,
+//   where C's truncation and Mojo's floor agree).
+// - A For runs var = min, min + step, ... while var < end; kind Parallel splits its iterations
+//   over at most `threads` worker threads (null: as many as the target offers; no order between
+//   iterations, each must be independent), Vector
+//   asks for SIMD, Unrolled for a full unroll (its extent is a compile-time constant: a module
+//   constant or an immediate).
+// - Alloc's body sees the buffer; the buffer lives until the body ends. Scope Register: an array
+//   indexed only by compile-time constants (after unrolling), meant to stay in registers;
+//   StackLocal: a small local array; HeapScratch: heap memory aligned to `align` bytes, which
+//   the target may keep between calls (`persistent`, grown when too small); `on_fail` runs when
+//   the allocation fails, where the target can detect that.
+// - Store to a Register buffer is an assignment of one element.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/diag.h"
+
+namespace sb::loops {
+
+// ---- Types -----------------------------------------------------------------------------------
+
+enum class TypeKind { Void, Int, Bool, Float, Vec, Ptr };
+
+struct Type {
+  TypeKind kind = TypeKind::Void;
+  DType elem = DType::Unknown;  // Float, Vec, Ptr: the scalar type (F32 or F64)
+  bool mut = false;             // Ptr: the pointee may be written
+};
+
+inline Type void_t() { return {}; }
+inline Type int_t() { return {TypeKind::Int}; }    // a 64-bit signed integer
+inline Type bool_t() { return {TypeKind::Bool}; }
+inline Type float_t(DType d) { return {TypeKind::Float, d}; }
+inline Type vec_t(DType d) { return {TypeKind::Vec, d}; }  // one native vector of d
+inline Type ptr_t(DType d, bool mut) { return {TypeKind::Ptr, d, mut}; }
+bool operator==(const Type& a, const Type& b);
+std::string to_string(const Type& t);  // "int", "f32", "vec<f32>", "ptr<const f32>", ...
+
+// ---- Expressions -----------------------------------------------------------------------------
+
+enum class ExprKind {
+  IntImm,     // ival (type int) or a bool immediate (type bool, ival 0 or 1)
+  FloatImm,   // fval, type float
+  Var,        // name: a parameter, a Let, a loop variable, a module constant
+  Binary,     // op, args {a, b}
+  Select,     // args {cond, then, else}
+  Cast,       // args {value}, to `type`
+  Load,       // name: the buffer; args: one index per dimension; width
+  Broadcast,  // args {scalar}: a vector of Lanes(elem) copies
+  Fma,        // args {a, b, c}: a * b + c, fused where the target has it
+  Call,       // name: a function of the module; args
+  Lanes,      // the target's native vector lane count for `elem` (type int)
+  Workers,    // the number of worker threads the target offers (type int)
+  PtrAdd,     // args {pointer, offset}: the address `offset` elements past `pointer`
+};
+
+enum class BinOp { Add, Sub, Mul, Div, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+const char* binop_name(BinOp op);  // "+", "-", "*", "/", "min", "max", "<", ..., "&&", "||"
+
+enum class Width { Scalar, Vector };
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+struct Expr {
+  ExprKind kind = ExprKind::IntImm;
+  Type type;
+  int64_t ival = 0;
+  double fval = 0;
+  std::string name;
+  BinOp op = BinOp::Add;
+  Width width = Width::Scalar;
+  DType elem = DType::Unknown;  // Lanes
+  std::vector<ExprPtr> args;
+};
+
+// Builders (types are derived from the operands).
+ExprPtr imm(int64_t v);
+ExprPtr bool_imm(bool v);
+ExprPtr fimm(double v, DType t);
+ExprPtr var(const std::string& name, Type t);
+ExprPtr binary(BinOp op, ExprPtr a, ExprPtr b);
+ExprPtr add(ExprPtr a, ExprPtr b);
+ExprPtr sub(ExprPtr a, ExprPtr b);
+ExprPtr mul(ExprPtr a, ExprPtr b);
+ExprPtr div(ExprPtr a, ExprPtr b);
+ExprPtr min(ExprPtr a, ExprPtr b);
+ExprPtr max(ExprPtr a, ExprPtr b);
+ExprPtr select(ExprPtr c, ExprPtr a, ExprPtr b);
+ExprPtr cast(Type t, ExprPtr v);
+// A load from buffer `buf` of element type `elem` (a register buffer of vectors: vec_t).
+ExprPtr load(const std::string& buf, Type elem, std::vector<ExprPtr> index,
+             Width w = Width::Scalar);
+ExprPtr broadcast(ExprPtr scalar);
+ExprPtr fma(ExprPtr a, ExprPtr b, ExprPtr c);
+ExprPtr call(const std::string& fn, Type result, std::vector<ExprPtr> args);
+ExprPtr lanes(DType t);
+ExprPtr workers();
+ExprPtr ptr_add(ExprPtr p, ExprPtr offset);
+// (a + b - 1) / b * b: a rounded up to a multiple of b (non-negative a, positive b).
+ExprPtr round_up(ExprPtr a, ExprPtr b);
+
+bool equal(const Expr& a, const Expr& b);  // structural equality
+
+// ---- Statements ------------------------------------------------------------------------------
+
+enum class StmtKind { For, If, Let, Assign, Alloc, Store, Evaluate, Return, Comment };
+enum class ForKind { Serial, Parallel, Vector, Unrolled };
+enum class MemScope { Register, StackLocal, HeapScratch };
+const char* for_kind_name(ForKind k);    // "serial", "parallel", "vector", "unrolled"
+const char* mem_scope_name(MemScope s);  // "register", "stack_local", "heap_scratch"
+
+struct Stmt;
+using StmtPtr = std::shared_ptr<const Stmt>;
+using Block = std::vector<StmtPtr>;
+
+struct Stmt {
+  StmtKind kind = StmtKind::Comment;
+  std::string name;   // For: the loop variable; Let/Assign: the variable; Alloc/Store: buffer
+  std::string text;   // Comment
+  Type type;          // Let: the variable's type; Alloc/Store: the element type
+  ForKind for_kind = ForKind::Serial;
+  MemScope scope = MemScope::StackLocal;
+  bool mut = false;           // Let: assigned again later
+  bool persistent = false;    // Alloc HeapScratch: may be kept between calls
+  bool nontemporal = false;   // Store
+  int64_t align = 0;          // Alloc: bytes (0: the element's)
+  Width width = Width::Scalar;  // Store
+  // For: {min, end, step}; If: {cond}; Let/Assign: {value}; Alloc: the dimensions;
+  // Store: {value, index...}; Evaluate: {call}; Return: {} or {value}.
+  std::vector<ExprPtr> exprs;
+  ExprPtr threads;  // For Parallel: at most this many threads (null: the target's choice)
+  Block body;     // For, Alloc; If: the then branch
+  Block other;    // If: the else branch; Alloc: on_fail
+};
+
+StmtPtr for_loop(const std::string& v, ExprPtr min, ExprPtr end, ExprPtr step, ForKind k,
+                 Block body, ExprPtr threads = nullptr);
+StmtPtr if_then(ExprPtr cond, Block then, Block otherwise = {});
+StmtPtr let(const std::string& v, ExprPtr value, bool mut = false);
+StmtPtr assign(const std::string& v, ExprPtr value);
+StmtPtr alloc(const std::string& buf, Type elem, std::vector<ExprPtr> dims, MemScope s,
+              Block body, int64_t align = 0, bool persistent = false, Block on_fail = {});
+StmtPtr store(const std::string& buf, Type elem, std::vector<ExprPtr> index, ExprPtr value,
+              Width w = Width::Scalar, bool nontemporal = false);
+StmtPtr evaluate(ExprPtr call);
+StmtPtr ret(ExprPtr value = nullptr);
+StmtPtr comment(const std::string& text);
+
+// ---- Functions and modules -------------------------------------------------------------------
+
+struct Param {
+  std::string name;
+  Type type;
+  bool noalias = false;  // Ptr: no other parameter reaches the same memory (C __restrict)
+};
+
+struct Function {
+  std::string name;
+  std::vector<std::string> doc;  // comment lines above the function
+  std::vector<Param> params;
+  Type result;  // void_t() or int_t()
+  bool inline_hint = false;
+  Block body;
+};
+
+struct Constant {
+  std::string name;
+  ExprPtr value;  // of module constants, immediates, Lanes and Workers only
+  std::string doc;
+};
+
+struct Module {
+  std::string name;
+  std::vector<std::string> doc;
+  std::vector<Constant> constants;  // in order: a constant may use the earlier ones
+  std::vector<Function> functions;  // in order: a function calls only earlier ones
+};
+
+// The values `e` (an integer expression of immediates, module constants and Select) may take
+// over every choice of its Select conditions; empty when `e` uses anything else.
+std::set<int64_t> possible_values(const Expr& e, const Module& m);
+
+// ---- Strict functors ---------------------------------------------------------------------------
+// One pure virtual per node kind; visit() dispatches with a switch without `default:` (codegen
+// builds with -Werror=switch), so a kind added above fails to compile here and then in every
+// functor that lacks its handler (see ir/visitor.h).
+
+template <typename Sig>
+class ExprFunctor;
+
+template <typename R, typename... Args>
+class ExprFunctor<R(Args...)> {
+ public:
+  virtual ~ExprFunctor() = default;
+  R visit(const Expr& e, Args... args) {
+    switch (e.kind) {
+      case ExprKind::IntImm:
+        return visit_int_imm(e, args...);
+      case ExprKind::FloatImm:
+        return visit_float_imm(e, args...);
+      case ExprKind::Var:
+        return visit_var(e, args...);
+      case ExprKind::Binary:
+        return visit_binary(e, args...);
+      case ExprKind::Select:
+        return visit_select(e, args...);
+      case ExprKind::Cast:
+        return visit_cast(e, args...);
+      case ExprKind::Load:
+        return visit_load(e, args...);
+      case ExprKind::Broadcast:
+        return visit_broadcast(e, args...);
+      case ExprKind::Fma:
+        return visit_fma(e, args...);
+      case ExprKind::Call:
+        return visit_call(e, args...);
+      case ExprKind::Lanes:
+        return visit_lanes(e, args...);
+      case ExprKind::Workers:
+        return visit_workers(e, args...);
+      case ExprKind::PtrAdd:
+        return visit_ptr_add(e, args...);
+    }
+    SB_ASSERT(false, "loop IR expression of unknown kind");
+    return visit_int_imm(e, args...);
+  }
+
+ protected:
+  virtual R visit_int_imm(const Expr& e, Args... args) = 0;
+  virtual R visit_float_imm(const Expr& e, Args... args) = 0;
+  virtual R visit_var(const Expr& e, Args... args) = 0;
+  virtual R visit_binary(const Expr& e, Args... args) = 0;
+  virtual R visit_select(const Expr& e, Args... args) = 0;
+  virtual R visit_cast(const Expr& e, Args... args) = 0;
+  virtual R visit_load(const Expr& e, Args... args) = 0;
+  virtual R visit_broadcast(const Expr& e, Args... args) = 0;
+  virtual R visit_fma(const Expr& e, Args... args) = 0;
+  virtual R visit_call(const Expr& e, Args... args) = 0;
+  virtual R visit_lanes(const Expr& e, Args... args) = 0;
+  virtual R visit_workers(const Expr& e, Args... args) = 0;
+  virtual R visit_ptr_add(const Expr& e, Args... args) = 0;
+};
+
+template <typename Sig>
+class StmtFunctor;
+
+template <typename R, typename... Args>
+class StmtFunctor<R(Args...)> {
+ public:
+  virtual ~StmtFunctor() = default;
+  R visit(const Stmt& s, Args... args) {
+    switch (s.kind) {
+      case StmtKind::For:
+        return visit_for(s, args...);
+      case StmtKind::If:
+        return visit_if(s, args...);
+      case StmtKind::Let:
+        return visit_let(s, args...);
+      case StmtKind::Assign:
+        return visit_assign(s, args...);
+      case StmtKind::Alloc:
+        return visit_alloc(s, args...);
+      case StmtKind::Store:
+        return visit_store(s, args...);
+      case StmtKind::Evaluate:
+        return visit_evaluate(s, args...);
+      case StmtKind::Return:
+        return visit_return(s, args...);
+      case StmtKind::Comment:
+        return visit_comment(s, args...);
+    }
+    SB_ASSERT(false, "loop IR statement of unknown kind");
+    return visit_comment(s, args...);
+  }
+
+ protected:
+  virtual R visit_for(const Stmt& s, Args... args) = 0;
+  virtual R visit_if(const Stmt& s, Args... args) = 0;
+  virtual R visit_let(const Stmt& s, Args... args) = 0;
+  virtual R visit_assign(const Stmt& s, Args... args) = 0;
+  virtual R visit_alloc(const Stmt& s, Args... args) = 0;
+  virtual R visit_store(const Stmt& s, Args... args) = 0;
+  virtual R visit_evaluate(const Stmt& s, Args... args) = 0;
+  virtual R visit_return(const Stmt& s, Args... args) = 0;
+  virtual R visit_comment(const Stmt& s, Args... args) = 0;
+};
+
+// Every statement of `b`, pre-order (bodies, then else branches / on_fail), for checks and
+// tests that look for a node.
+void for_each_stmt(const Block& b, const std::function<void(const Stmt&)>& f);
+
+// The loop IR as text, for --dump-ir and tests: one node per line, nested by indentation.
+std::string to_string(const Expr& e);
+std::string dump(const Module& m);
+
+}  // namespace sb::loops

@@ -1,0 +1,154 @@
+// Unit tests of the loop IR (codegen/lower/loop_ir.h): the builders' types, the dump printer,
+// the strict functors and possible_values.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <type_traits>
+
+#include "lower/loop_ir.h"
+
+namespace sb::loops {
+namespace {
+
+// A small function: c[i] = a[i] * 2 + c[i] over a parallel loop, with a vector loop inside.
+Module small_module() {
+  Module m;
+  m.name = "small";
+  m.doc = {"a test module"};
+  m.constants = {{"vl", lanes(DType::F32), "lanes"},
+                 {"rows", select(binary(BinOp::Ge, var("vl", int_t()), imm(16)), imm(12), imm(6)),
+                  ""}};
+  Function f;
+  f.name = "scale";
+  f.doc = {"c = a * 2 + c"};
+  f.params = {{"n", int_t()}, {"a", ptr_t(DType::F32, false), true}, {"c", ptr_t(DType::F32, true)}};
+  f.result = int_t();
+  const ExprPtr i = var("i", int_t()), two = fimm(2.0, DType::F32);
+  f.body = {
+      if_then(binary(BinOp::Le, var("n", int_t()), imm(0)), {ret(imm(0))}),
+      for_loop("i", imm(0), var("n", int_t()), imm(1), ForKind::Parallel,
+               {let("x", load("a", float_t(DType::F32), {i})),
+                store("c", float_t(DType::F32), {i},
+                      fma(var("x", float_t(DType::F32)), two, load("c", float_t(DType::F32), {i})))},
+               workers()),
+      alloc("acc", vec_t(DType::F32), {var("rows", int_t())}, MemScope::Register,
+            {for_loop("r", imm(0), var("rows", int_t()), imm(1), ForKind::Unrolled,
+                      {store("acc", vec_t(DType::F32), {var("r", int_t())},
+                             broadcast(fimm(0.0, DType::F32)))})}),
+      ret(imm(0))};
+  m.functions = {f};
+  return m;
+}
+
+TEST(LoopIr, BuildersDeriveTypes) {
+  EXPECT_EQ(add(imm(1), imm(2))->type, int_t());
+  EXPECT_EQ(binary(BinOp::Lt, imm(1), imm(2))->type, bool_t());
+  EXPECT_EQ(load("p", float_t(DType::F64), {imm(0)}, Width::Vector)->type, vec_t(DType::F64));
+  EXPECT_EQ(broadcast(fimm(1.0, DType::F32))->type, vec_t(DType::F32));
+  const ExprPtr p = var("p", ptr_t(DType::F32, true));
+  EXPECT_EQ(ptr_add(p, imm(4))->type, ptr_t(DType::F32, true));
+  EXPECT_EQ(to_string(ptr_t(DType::F32, false)), "ptr<const f32>");
+  EXPECT_TRUE(equal(*round_up(imm(5), imm(4)), *round_up(imm(5), imm(4))));
+  EXPECT_FALSE(equal(*round_up(imm(5), imm(4)), *round_up(imm(5), imm(8))));
+}
+
+TEST(LoopIr, DumpOfASmallFunction) {
+  const std::string d = dump(small_module());
+  const std::string want =
+      "module small\n"
+      "// a test module\n"
+      "const vl = lanes<f32>()  // lanes\n"
+      "const rows = select((vl >= 16), 12, 6)\n"
+      "\n"
+      "// c = a * 2 + c\n"
+      "func scale(n: int, a: ptr<const f32> noalias, c: ptr<f32>) -> int {\n"
+      "  if (n <= 0) {\n"
+      "    return 0\n"
+      "  }\n"
+      "  for i in [0, n) step 1 parallel threads workers() {\n"
+      "    let x: f32 = a[i]\n"
+      "    c[i] = fma(x, 2:f32, c[i])\n"
+      "  }\n"
+      "  alloc acc: vec<f32>[rows] register {\n"
+      "    for r in [0, rows) step 1 unrolled {\n"
+      "      acc[r] = broadcast(0:f32)\n"
+      "    }\n"
+      "  }\n"
+      "  return 0\n"
+      "}\n";
+  EXPECT_EQ(d, want);
+}
+
+TEST(LoopIr, PossibleValuesFollowConstantsAndSelects) {
+  const Module m = small_module();
+  EXPECT_EQ(possible_values(*var("rows", int_t()), m), (std::set<int64_t>{6, 12}));
+  EXPECT_EQ(possible_values(*imm(3), m), (std::set<int64_t>{3}));
+  // Lanes is only known on the target.
+  EXPECT_TRUE(possible_values(*var("vl", int_t()), m).empty());
+  EXPECT_TRUE(possible_values(*var("n", int_t()), m).empty());
+}
+
+// A strict functor that counts node kinds; it must override every handler to be constructible.
+class KindCount : public ExprFunctor<int()> {
+ protected:
+  int visit_int_imm(const Expr&) override { return 1; }
+  int visit_float_imm(const Expr&) override { return 1; }
+  int visit_var(const Expr&) override { return 1; }
+  int visit_binary(const Expr& e) override { return 1 + sum(e); }
+  int visit_select(const Expr& e) override { return 1 + sum(e); }
+  int visit_cast(const Expr& e) override { return 1 + sum(e); }
+  int visit_load(const Expr& e) override { return 1 + sum(e); }
+  int visit_broadcast(const Expr& e) override { return 1 + sum(e); }
+  int visit_fma(const Expr& e) override { return 1 + sum(e); }
+  int visit_call(const Expr& e) override { return 1 + sum(e); }
+  int visit_lanes(const Expr&) override { return 1; }
+  int visit_workers(const Expr&) override { return 1; }
+  int visit_ptr_add(const Expr& e) override { return 1 + sum(e); }
+
+ private:
+  int sum(const Expr& e) {
+    int n = 0;
+    for (const ExprPtr& a : e.args) n += visit(*a);
+    return n;
+  }
+};
+
+// The same functor with one handler missing stays abstract.
+class MissingFma : public ExprFunctor<int()> {
+ protected:
+  int visit_int_imm(const Expr&) override { return 1; }
+  int visit_float_imm(const Expr&) override { return 1; }
+  int visit_var(const Expr&) override { return 1; }
+  int visit_binary(const Expr&) override { return 1; }
+  int visit_select(const Expr&) override { return 1; }
+  int visit_cast(const Expr&) override { return 1; }
+  int visit_load(const Expr&) override { return 1; }
+  int visit_broadcast(const Expr&) override { return 1; }
+  int visit_call(const Expr&) override { return 1; }
+  int visit_lanes(const Expr&) override { return 1; }
+  int visit_workers(const Expr&) override { return 1; }
+  int visit_ptr_add(const Expr&) override { return 1; }
+};
+
+TEST(LoopIr, StrictFunctorVisitsEveryKindAndMissingHandlersStayAbstract) {
+  const ExprPtr e = fma(broadcast(load("a", float_t(DType::F32), {add(var("i", int_t()), imm(1))})),
+                        var("b", vec_t(DType::F32)), var("c", vec_t(DType::F32)));
+  // fma, broadcast, load, add, i, 1, b, c
+  EXPECT_EQ(KindCount().visit(*e), 8);
+  static_assert(!std::is_abstract_v<KindCount>);
+  static_assert(std::is_abstract_v<MissingFma>, "a functor without visit_fma must not compile");
+}
+
+TEST(LoopIr, ForEachStmtReachesNestedBodies) {
+  const Module m = small_module();
+  int fors = 0, stores = 0;
+  for_each_stmt(m.functions[0].body, [&](const Stmt& s) {
+    fors += s.kind == StmtKind::For;
+    stores += s.kind == StmtKind::Store;
+  });
+  EXPECT_EQ(fors, 2);
+  EXPECT_EQ(stores, 2);
+}
+
+}  // namespace
+}  // namespace sb::loops
