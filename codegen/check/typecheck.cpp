@@ -20,10 +20,11 @@ constexpr double kMaxElements = 2147483647.0;           // 2^31 - 1
 constexpr double kMaxTotalBytes = 16.0 * (1ull << 30);  // 16 GiB
 
 bool is_int(DType t) {
-  return t == DType::Index || t == DType::I32 || t == DType::IntLit;
+  return is_integer(t) || scalar(t).kind == ScalarKind::IntLit;
 }
 bool is_literal(DType t) {
-  return t == DType::FloatLit || t == DType::IntLit;
+  const ScalarKind k = scalar(t).kind;
+  return k == ScalarKind::FloatLit || k == ScalarKind::IntLit;
 }
 bool is_floatish(DType t) {
   return is_float(t) || t == DType::FloatLit;
@@ -58,7 +59,7 @@ class Settle : public MutableExprVisitor {
         (is_float(t_) || t_ == DType::FloatLit)) {
       status = make_error(e.loc, std::string("'%' needs integer operands; here its literal "
                                              "operands take the type ") +
-                                     (t_ == DType::FloatLit ? "f64" : dtype_name(t_)) +
+                                     dtype_name(scalar(t_).printed_as) +
                                      " of their context (compute the value, or use an integer "
                                      "expression)");
       return;
@@ -339,15 +340,13 @@ class Checker {
       return children(e);
     }
     Status visit_call(Expr& e) override {
-      static const std::map<std::string, DType> casts = {
-          {"f32", DType::F32}, {"f64", DType::F64}, {"i32", DType::I32}};
       size_t want = 0;
       if (const Intrinsic* f = find_intrinsic(e.name)) {
         e.fn = f->fn;
         want = static_cast<size_t>(f->arity);
-      } else if (auto c = casts.find(e.name); c != casts.end()) {
+      } else if (const ScalarType* c = tensor_scalar(e.name)) {
         e.kind = ExprKind::Cast;
-        e.cast_to = c->second;
+        e.cast_to = c->type;
         want = 1;
       } else {
         return make_error(e.loc, "unknown function '" + e.name + "'");
@@ -427,7 +426,9 @@ class Checker {
       return settle(e, t);
     }
     if (e.type == t) return {};
-    if (t == DType::Index && e.type == DType::I32) return {};
+    // A fixed-width integer (a gathered index) widens to index.
+    if (scalar(t).kind == ScalarKind::Index && scalar(e.type).kind == ScalarKind::SignedInt)
+      return {};
     return make_error(e.loc,
                       what + " must be " + dtype_name(t) + ", found " + dtype_name(e.type) +
                           (is_float(t) || is_float(e.type)

@@ -347,15 +347,11 @@ class Loader {
       t.loc = loc(k);
       auto type = scalar(body["type"], "'type' of " + what);
       if (!type.ok()) return type.error();
-      if (type.value() == "f32")
-        t.type = DType::F32;
-      else if (type.value() == "f64")
-        t.type = DType::F64;
-      else if (type.value() == "i32")
-        t.type = DType::I32;
+      if (const ScalarType* s = tensor_scalar(type.value()))
+        t.type = s->type;
       else
         return err(body["type"], "unknown type '" + type.value() + "' for " + what +
-                                     " (expected f32, f64 or i32)");
+                                     " (expected " + tensor_type_list() + ")");
 
       auto role = scalar(body["role"], "'role' of " + what);
       if (!role.ok()) return role.error();
@@ -398,7 +394,7 @@ class Loader {
         const YAML::Node init = body["init"];
         if (!init.IsSequence() || init.size() != 2)
           return err(init, "'init' of " + what + " must be a list [lo, hi]");
-        if (t.type == DType::I32) {
+        if (is_integer(t.type)) {
           // Integer ranges may use sizes, e.g. token ids in [0, V - 1].
           for (int i = 0; i < 2; ++i) {
             auto s = scalar(init[i], "a bound of 'init' of " + what);

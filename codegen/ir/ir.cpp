@@ -13,45 +13,6 @@
 
 namespace sb {
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "f32";
-    case DType::F64:
-      return "f64";
-    case DType::I32:
-      return "i32";
-    case DType::Index:
-      return "index";
-    case DType::Bool:
-      return "bool";
-    case DType::FloatLit:
-      return "float literal";
-    case DType::IntLit:
-      return "integer literal";
-    case DType::Unknown:
-      break;
-  }
-  return "unknown";
-}
-
-int dtype_bytes(DType t) {
-  switch (t) {
-    case DType::F32:
-    case DType::I32:
-      return 4;
-    case DType::F64:
-    case DType::Index:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-bool is_float(DType t) {
-  return t == DType::F32 || t == DType::F64;
-}
-
 const char* binop_symbol(BinOp op) {
   switch (op) {
     case BinOp::Add:

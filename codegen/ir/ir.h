@@ -12,18 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/scalar_types.h"  // DType and its records
 #include "support/diag.h"
 
 namespace sb {
-
-// Value types. Index is the integer type of index arithmetic (int64 in generated code); Bool
-// is the type of comparisons. FloatLit and IntLit are the provisional types of untyped
-// literals before check_spec() resolves them against their context.
-enum class DType { Unknown, F32, F64, I32, Index, Bool, FloatLit, IntLit };
-
-const char* dtype_name(DType t);  // "f32", "f64", "i32", "index", "bool", ...
-int dtype_bytes(DType t);         // 4 for f32/i32, 8 for f64/index; 0 otherwise
-bool is_float(DType t);           // F32, F64 (not FloatLit)
 
 enum class ExprKind {
   FloatLit,  // fval

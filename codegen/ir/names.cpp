@@ -1,6 +1,7 @@
 #include "ir/names.h"
 
 #include "ir/intrinsics.h"
+#include "ir/scalar_types.h"
 
 #include <set>
 #include <string_view>
@@ -192,7 +193,9 @@ const std::set<std::string_view>& target_keywords() {
 // (ir/intrinsics.h).
 const std::set<std::string_view>& builtins() {
   static const std::set<std::string_view> b = [] {
-    std::set<std::string_view> n = {"sum", "max", "min", "f32", "f64", "i32", "pi", "inf"};
+    std::set<std::string_view> n = {"sum", "max", "min", "pi", "inf"};
+    for (const ScalarType& s : scalar_types())  // the casts f32(x), ...
+      if (s.tensor_type) n.insert(s.name);
     for (std::string_view s : intrinsic_spellings()) n.insert(s);
     return n;
   }();

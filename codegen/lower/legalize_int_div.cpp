@@ -43,7 +43,7 @@ class Legalise : public ExprMutator {
   ExprPtr mutate_binary(const Expr& e) override {
     ExprPtr m = mutate_children(e);
     const DType t = m->type;
-    const bool integer = t == DType::I32 || t == DType::Index || t == DType::IntLit;
+    const bool integer = is_integer(t) || t == DType::IntLit;
     if (!integer || (m->bop != BinOp::Div && m->bop != BinOp::Mod)) return m;
     return legalise(*m);
   }

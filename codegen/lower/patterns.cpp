@@ -48,8 +48,10 @@ int operand_order(const Spec& spec, const Expr& e, int p, int k) {
   return -1;
 }
 
+// Scalar reductions and scans take any tensor type (every backend prints their identities and
+// combining operations from the type's record).
 bool scan_type(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::I32;
+  return scalar(t).tensor_type;
 }
 
 // Clone of an expression with the node `target` replaced by a read of the statement's output.
@@ -87,7 +89,9 @@ class ReplaceReduce : public ExprMutator {
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st) {
   if (st.rank() != 2 || !st.rhs || st.out < 0) return std::nullopt;
   const DType type = spec.tensors[st.out].type;
-  if (type != DType::F32 && type != DType::F64) return std::nullopt;
+  // The types with a GEMM: BLAS's s and d (the blocked GEMMs of cpu and mojo are written for the
+  // same two).
+  if (!scalar(type).blas_prefix) return std::nullopt;
   const std::vector<const Expr*> reduces = reduces_of(*st.rhs);
   if (reduces.size() != 1) return std::nullopt;
   const Expr& r = *reduces[0];

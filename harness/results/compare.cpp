@@ -43,7 +43,8 @@ std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t>& ext) {
 
 std::string fmt(double v, DType t) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, t == DType::F64 ? "%.17g" : "%.9g", v);
+  // Enough digits to read a float back (9 for f32 and for the integers, 17 for f64).
+  std::snprintf(buf, sizeof buf, "%.*g", std::max(9, scalar(t).max_digits), v);
   return buf;
 }
 
@@ -54,10 +55,6 @@ std::string fmt_tol(double v) {
 }
 
 }  // namespace
-
-// The smallest magnitude that rounds to infinity in f32 (round to nearest): FLT_MAX plus half
-// an ulp, 2^128 - 2^103.
-constexpr double kF32RoundsToInf = 340282356779733661637539395458142568448.0;
 
 CompareResult compare_tensor(const Spec& spec, const SizePoint& sizes, int t, const HostTensor& got,
                              Reference& ref, int64_t sample, uint64_t seed) {
@@ -85,8 +82,9 @@ CompareResult compare_tensor(const Spec& spec, const SizePoint& sizes, int t, co
       ok = false;
       // An f32 tensor stores a value beyond its range as the infinity it rounds to: where the
       // reference, moved by the tolerance, reaches that far, infinity of its sign is right.
-      if (ten.type == DType::F32 && std::isinf(g) && (g > 0) == (want.value > 0) &&
-          std::fabs(want.value) + tol >= kF32RoundsToInf)
+      const double to_inf = scalar(ten.type).rounds_to_inf;
+      if (to_inf > 0 && std::isinf(g) && (g > 0) == (want.value > 0) &&
+          std::fabs(want.value) + tol >= to_inf)
         ok = true;
       if (std::isfinite(g)) {
         const double err = std::fabs(g - want.value);

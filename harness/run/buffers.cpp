@@ -9,54 +9,16 @@ namespace sb {
 
 double HostTensor::get(int64_t i) const {
   SB_ASSERT(i >= 0 && i < elements, "HostTensor::get index out of range");
-  const unsigned char* p = bytes.data();
-  switch (type) {
-    case DType::F32: {
-      float v;
-      std::memcpy(&v, p + i * 4, 4);
-      return v;
-    }
-    case DType::F64: {
-      double v;
-      std::memcpy(&v, p + i * 8, 8);
-      return v;
-    }
-    case DType::I32: {
-      int32_t v;
-      std::memcpy(&v, p + i * 4, 4);
-      return v;
-    }
-    default:
-      break;
-  }
-  SB_ASSERT(false, std::string("HostTensor of unsupported type ") + dtype_name(type));
-  return 0;
+  const ScalarType& s = scalar(type);
+  SB_ASSERT(s.load, std::string("HostTensor of unsupported type ") + s.name);
+  return s.load(bytes.data() + i * s.bytes);
 }
 
 void HostTensor::set(int64_t i, double v) {
   SB_ASSERT(i >= 0 && i < elements, "HostTensor::set index out of range");
-  unsigned char* p = bytes.data();
-  switch (type) {
-    case DType::F32: {
-      float f = static_cast<float>(v);
-      std::memcpy(p + i * 4, &f, 4);
-      return;
-    }
-    case DType::F64:
-      std::memcpy(p + i * 8, &v, 8);
-      return;
-    case DType::I32: {
-      // Round to nearest; NaN and out-of-range values become INT32_MIN (like x86 conversions).
-      int32_t x = std::numeric_limits<int32_t>::min();
-      double r = std::nearbyint(v);
-      if (r >= -2147483648.0 && r <= 2147483647.0) x = static_cast<int32_t>(r);
-      std::memcpy(p + i * 4, &x, 4);
-      return;
-    }
-    default:
-      break;
-  }
-  SB_ASSERT(false, std::string("HostTensor of unsupported type ") + dtype_name(type));
+  const ScalarType& s = scalar(type);
+  SB_ASSERT(s.store, std::string("HostTensor of unsupported type ") + s.name);
+  s.store(bytes.data() + i * s.bytes, v);
 }
 
 const char* input_kind_name(InputKind k) {
@@ -98,20 +60,20 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
     h.type = ten.type;
     h.elements = tensor_elements(spec, static_cast<int>(t), sizes);
     const int width = dtype_bytes(ten.type);
-    SB_ASSERT(width > 0 && ten.type != DType::Index, "tensor of unsupported type");
+    SB_ASSERT(width > 0 && scalar(ten.type).tensor_type, "tensor of unsupported type");
     h.bytes.assign(static_cast<size_t>(h.elements) * width, 0);
 
     if (ten.role != Role::In) {
-      const double sentinel = ten.type == DType::I32
-                                  ? static_cast<double>(std::numeric_limits<int32_t>::min())
-                                  : std::numeric_limits<double>::quiet_NaN();
+      // Outputs start as NaN (integers: their minimum), so an unwritten element shows.
+      const double sentinel = is_integer(ten.type) ? static_cast<double>(scalar(ten.type).min)
+                                                   : std::numeric_limits<double>::quiet_NaN();
       for (int64_t i = 0; i < h.elements; ++i) h.set(i, sentinel);
       continue;
     }
     if (kind == InputKind::Zeros) continue;  // already zero bits: 0.0 and 0 alike
 
     std::mt19937_64 rng(mix_seed(seed ^ mix_seed(t + 1)));
-    if (ten.type == DType::I32) {
+    if (is_integer(ten.type)) {
       const int64_t lo = ten.init_lo_expr ? eval_int(*ten.init_lo_expr, sizes)
                                           : static_cast<int64_t>(std::ceil(ten.init_lo));
       const int64_t hi = ten.init_hi_expr ? eval_int(*ten.init_hi_expr, sizes)

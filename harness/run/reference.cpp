@@ -35,27 +35,31 @@ struct Frame {
 };
 
 bool is_int_like(DType t) {
-  return t == DType::I32 || t == DType::Index || t == DType::Bool;
+  return is_integer(t) || t == DType::Bool;
 }
 
-// Wraps an exact integer result to its type (two's complement for i32; 0/1 for bool).
+// Wraps an exact integer result to its type (two's complement for a fixed-width integer; 0/1 for
+// bool).
 int64_t fit(uint64_t v, DType t) {
-  if (t == DType::I32) return static_cast<int32_t>(static_cast<uint32_t>(v));
-  if (t == DType::Bool) return v != 0;
+  const ScalarType& s = scalar(t);
+  if (s.kind == ScalarKind::Bool) return v != 0;
+  if (s.kind == ScalarKind::SignedInt && s.bits < 64) {
+    const uint64_t mask = (uint64_t{1} << s.bits) - 1;
+    const uint64_t sign = uint64_t{1} << (s.bits - 1);
+    const uint64_t low = v & mask;
+    return static_cast<int64_t>((low ^ sign) - sign);  // sign-extended
+  }
   return static_cast<int64_t>(v);
 }
 
 // C-like truncation of a double to an integer type; NaN and out-of-range give the type's minimum.
 int64_t trunc_to(double v, DType t) {
-  if (t == DType::I32) {
-    double r = std::trunc(v);
-    if (!(r >= -2147483648.0 && r <= 2147483647.0)) return std::numeric_limits<int32_t>::min();
-    return static_cast<int64_t>(r);
-  }
-  double r = std::trunc(v);
-  if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
-    return std::numeric_limits<int64_t>::min();
-  }
+  const ScalarType& s = scalar(t);
+  SB_ASSERT(is_integer(t), std::string("truncation to ") + s.name);
+  // In range: [min, -min), both powers of two and so exact as doubles.
+  const double lo = static_cast<double>(s.min);
+  const double r = std::trunc(v);
+  if (!(r >= lo && r < -lo)) return s.min;
   return static_cast<int64_t>(r);
 }
 
@@ -167,8 +171,8 @@ struct Reference::Impl {
     }
     V r = eval_f(*f.st->rhs, f);
     f.active = false;
-    if (spec.tensors[t].type == DType::I32)
-      r = num(static_cast<double>(trunc_to(r.value, DType::I32)));
+    if (is_integer(spec.tensors[t].type))
+      r = num(static_cast<double>(trunc_to(r.value, spec.tensors[t].type)));
     return r;
   }
 
@@ -433,11 +437,7 @@ struct Reference::Impl {
       for (k = lo; k < hi; ++k) s += static_cast<uint64_t>(eval_i(body, f));
       return fit(s, e.type);
     }
-    const bool i32 = e.type == DType::I32;
-    int64_t best =
-        e.rop == ReduceOp::Max
-            ? (i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min())
-            : (i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max());
+    int64_t best = e.rop == ReduceOp::Max ? scalar(e.type).min : scalar(e.type).max;
     for (k = lo; k < hi; ++k) {
       const int64_t t = eval_i(body, f);
       best = e.rop == ReduceOp::Max ? std::max(best, t) : std::min(best, t);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include "support/diag.h"
 #include "lower/patterns.h"
@@ -65,40 +66,24 @@ std::string wrap_call(const std::string& head, const std::vector<std::string>& a
 // ---- Literals and names -----------------------------------------------------------------------
 
 const char* c_type(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "float";
-    case DType::F64:
-    case DType::FloatLit:
-      return "double";
-    case DType::I32:
-      return "int32_t";
-    case DType::Bool:
-      return "bool";
-    case DType::Index:
-    case DType::IntLit:
-    case DType::Unknown:
-      return "int64_t";
-  }
-  return "int64_t";
+  return scalar(t).c_type;
 }
 
 std::string float_literal(double v, DType t) {
   if (std::isnan(v)) return "NAN";
   if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-  const bool f32 = t == DType::F32;
-  const double x = f32 ? static_cast<double>(static_cast<float>(v)) : v;
+  const ScalarType& st = scalar(t);
+  SB_ASSERT(st.kind == ScalarKind::Float,
+            std::string("a floating-point literal of type ") + st.name);
+  const double x = st.round(v);
   char buf[64];
   // Integral values print in full ("100000.0f"); others as the shortest %g text that reads back.
-  if (x == std::trunc(x) && std::fabs(x) < (f32 ? 16777216.0 : 1e15)) {
+  if (x == std::trunc(x) && std::fabs(x) < st.integral_limit) {
     std::snprintf(buf, sizeof buf, "%.0f", x);
   } else {
-    const int max_digits = f32 ? 9 : 17;
-    for (int p = 1; p <= max_digits; ++p) {
+    for (int p = 1; p <= st.max_digits; ++p) {
       std::snprintf(buf, sizeof buf, "%.*g", p, x);
-      const bool exact =
-          f32 ? std::strtof(buf, nullptr) == static_cast<float>(x) : std::strtod(buf, nullptr) == x;
-      if (exact) break;
+      if (st.parse(buf) == x) break;
     }
   }
   std::string s = buf;
@@ -116,7 +101,7 @@ std::string float_literal(double v, DType t) {
     exponent = "e" + sign + digits;
   }
   if (mantissa.find('.') == std::string::npos) mantissa += ".0";
-  return mantissa + exponent + (f32 ? "f" : "");
+  return mantissa + exponent + st.c_literal_suffix;
 }
 
 std::string int_literal(int64_t v) {
@@ -356,6 +341,87 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
   return out;
 }
 
+// The helpers of each type that has them; types without a row have none.
+namespace {
+
+struct TypeHelpers {
+  DType t;
+  Helper min, max;
+  std::optional<Helper> abs;  // integers (floating-point abs is libm's fabs)
+  // Wrapping arithmetic (kind SignedInt): +, -, *, unary -.
+  std::optional<Helper> add, sub, mul, neg;
+  // Truncating casts from this floating-point type to I32 and Index.
+  std::optional<Helper> to_i32, to_index;
+};
+
+const TypeHelpers kTypeHelpers[] = {
+    {DType::F32, Helper::MinF32, Helper::MaxF32, {}, {}, {}, {}, {},
+     Helper::F32ToI32, Helper::F32ToI64},
+    {DType::F64, Helper::MinF64, Helper::MaxF64, {}, {}, {}, {}, {},
+     Helper::F64ToI32, Helper::F64ToI64},
+    {DType::I32, Helper::MinI32, Helper::MaxI32, Helper::AbsI32, Helper::AddI32, Helper::SubI32,
+     Helper::MulI32, Helper::NegI32, {}, {}},
+    {DType::Index, Helper::MinI64, Helper::MaxI64, Helper::AbsI64, {}, {}, {}, {}, {}, {}},
+};
+
+const TypeHelpers& type_helpers(DType t) {
+  for (const TypeHelpers& h : kTypeHelpers)
+    if (h.t == t) return h;
+  SB_ASSERT(false, std::string("no helpers of generated code for type ") + dtype_name(t));
+  return kTypeHelpers[0];
+}
+
+Helper need(std::optional<Helper> h, const char* what, DType t) {
+  SB_ASSERT(h.has_value(), std::string("no ") + what + " helper for type " + dtype_name(t));
+  return *h;
+}
+
+}  // namespace
+
+Helper min_max_helper(DType t, bool max) {
+  const TypeHelpers& h = type_helpers(t);
+  return max ? h.max : h.min;
+}
+
+Helper abs_helper(DType t) {
+  return need(type_helpers(t).abs, "abs", t);
+}
+
+Helper wrapping_helper(DType t, std::optional<BinOp> op) {
+  const TypeHelpers& h = type_helpers(t);
+  if (!op) return need(h.neg, "wrapping negation", t);
+  switch (*op) {
+    case BinOp::Add:
+      return need(h.add, "wrapping +", t);
+    case BinOp::Sub:
+      return need(h.sub, "wrapping -", t);
+    case BinOp::Mul:
+      return need(h.mul, "wrapping *", t);
+    default:
+      break;
+  }
+  SB_ASSERT(false, std::string("no wrapping helper for operator ") + binop_symbol(*op));
+  return Helper::kCount;
+}
+
+Helper float_to_int_helper(DType from, DType to) {
+  const TypeHelpers& h = type_helpers(from);
+  const bool index = scalar(to).kind == ScalarKind::Index;
+  return need(index ? h.to_index : h.to_i32, "truncating cast", from);
+}
+
+std::string reduce_identity(ReduceOp op, DType t) {
+  const ScalarType& s = scalar(t);
+  switch (op) {
+    case ReduceOp::Sum:
+      return s.kind == ScalarKind::Float ? float_literal(0.0, t) : "0";
+    case ReduceOp::Max:
+      return s.c_lowest;
+    case ReduceOp::Min:
+      return s.c_highest;
+  }
+  return "0";
+}
 
 const CMath* c_math(Fn fn) {
   for (const CMath& m : kCMath)
@@ -493,20 +559,7 @@ bool simd_over_outputs(const Expr& e, int out_var) {
 }
 
 DType value_type(const Expr& e) {
-  switch (e.type) {
-    case DType::F32:
-    case DType::F64:
-    case DType::I32:
-    case DType::Index:
-    case DType::Bool:
-      return e.type;
-    case DType::FloatLit:
-      return DType::F64;
-    case DType::IntLit:
-    case DType::Unknown:
-      return DType::Index;
-  }
-  return DType::Index;
+  return scalar(e.type).printed_as;
 }
 
 std::string omp_reduction_clause(const ReduceSite& site) {
@@ -681,9 +734,10 @@ StmtLowering::Piece StmtLowering::print(const Expr& e, CodeWriter& w, int depth,
     case ExprKind::Unary: {
       const Expr& a = *e.args[0];
       if (e.uop == UnOp::Not) return {"!" + sub(a, w, depth, pragma, kPrecUnary), kPrecUnary};
-      if (t == DType::I32) {
-        helpers_->use(Helper::NegI32);
-        return {"sb_neg_i32(" + sub(a, w, depth, pragma, 0) + ")", kPrecPrimary};
+      if (scalar(t).kind == ScalarKind::SignedInt) {  // wraps
+        helpers_->use(wrapping_helper(t, std::nullopt));
+        return {std::string("sb_neg_") + scalar(t).suffix + "(" + sub(a, w, depth, pragma, 0) + ")",
+                kPrecPrimary};
       }
       std::string s = sub(a, w, depth, pragma, kPrecUnary);
       if (s[0] == '-') s = "(" + s + ")";  // never "--x"
@@ -748,17 +802,16 @@ StmtLowering::Piece StmtLowering::print_binary(const Expr& e, CodeWriter& w, int
     if (e.bop == BinOp::Mod) {
       std::string l = sub(a, w, depth, pragma, 0);
       std::string r = sub(b, w, depth, pragma, 0);
-      return {std::string(t == DType::F32 ? "fmodf(" : "fmod(") + l + ", " + r + ")", kPrecPrimary};
+      return {std::string("fmod") + scalar(t).c_libm_suffix + "(" + l + ", " + r + ")",
+              kPrecPrimary};
     }
-  } else if (t == DType::I32 &&
+  } else if (scalar(t).kind == ScalarKind::SignedInt &&  // wraps
              (e.bop == BinOp::Add || e.bop == BinOp::Sub || e.bop == BinOp::Mul)) {
-    const Helper h = e.bop == BinOp::Add   ? Helper::AddI32
-                     : e.bop == BinOp::Sub ? Helper::SubI32
-                                           : Helper::MulI32;
-    const char* fn = e.bop == BinOp::Add   ? "sb_add_i32("
-                     : e.bop == BinOp::Sub ? "sb_sub_i32("
-                                           : "sb_mul_i32(";
-    helpers_->use(h);
+    const std::string fn = std::string(e.bop == BinOp::Add   ? "sb_add_"
+                                       : e.bop == BinOp::Sub ? "sb_sub_"
+                                                             : "sb_mul_") +
+                           scalar(t).suffix + "(";
+    helpers_->use(wrapping_helper(t, e.bop));
     std::string l = sub(a, w, depth, pragma, 0);
     std::string r = sub(b, w, depth, pragma, 0);
     return {fn + l + ", " + r + ")", kPrecPrimary};
@@ -786,32 +839,16 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
     case Fn::Min:
     case Fn::Max: {
       const bool mn = e.fn == Fn::Min;
-      switch (t) {
-        case DType::F32:
-          helpers_->use(mn ? Helper::MinF32 : Helper::MaxF32);
-          break;
-        case DType::F64:
-          helpers_->use(mn ? Helper::MinF64 : Helper::MaxF64);
-          break;
-        case DType::I32:
-          helpers_->use(mn ? Helper::MinI32 : Helper::MaxI32);
-          break;
-        default:
-          helpers_->use(mn ? Helper::MinI64 : Helper::MaxI64);
-          break;
-      }
-      fn = std::string(mn ? "sb_min_" : "sb_max_") + (t == DType::F32   ? "f32"
-                                                      : t == DType::F64 ? "f64"
-                                                      : t == DType::I32 ? "i32"
-                                                                        : "i64");
+      helpers_->use(min_max_helper(t, !mn));
+      fn = std::string(mn ? "sb_min_" : "sb_max_") + scalar(t).suffix;
       break;
     }
     case Fn::Abs:
       if (is_float(t)) {
-        fn = t == DType::F32 ? "fabsf" : "fabs";
+        fn = std::string("fabs") + scalar(t).c_libm_suffix;
       } else {
-        helpers_->use(t == DType::I32 ? Helper::AbsI32 : Helper::AbsI64);
-        fn = t == DType::I32 ? "sb_abs_i32" : "sb_abs_i64";
+        helpers_->use(abs_helper(t));
+        fn = std::string("sb_abs_") + scalar(t).suffix;
       }
       break;
     case Fn::Exp:
@@ -829,8 +866,8 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
     case Fn::Round: {
       const CMath* m = c_math(e.fn);
       SB_ASSERT(m && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
-      fn = std::string(m->libm) + (t == DType::F32 ? "f" : "");
-      if (vector_math_ && vector_math_->approx && t == DType::F32 &&
+      fn = std::string(m->libm) + scalar(t).c_libm_suffix;
+      if (vector_math_ && vector_math_->approx && t == DType::F32 &&  // approx_math.h: f32 only
           (e.fn == Fn::Exp || e.fn == Fn::Tanh)) {
         vector_math_->approx_used.insert(e.fn);
         fn = "sb_approx_" + fn;
@@ -865,23 +902,14 @@ StmtLowering::Piece StmtLowering::print_cast(const Expr& e, CodeWriter& w, int d
   const DType from = value_type(a);
   const DType to = e.cast_to == DType::Unknown ? value_type(e) : e.cast_to;
   if (from == to) return print(a, w, depth, pragma);
-  if (is_float(to) || (!is_float(from) && (to == DType::I32 || to == DType::Index))) {
+  if (is_float(to) || (!is_float(from) && is_integer(to))) {
     return {"(" + std::string(c_type(to)) + ")" + sub(a, w, depth, pragma, kPrecUnary), kPrecUnary};
   }
-  SB_ASSERT(to == DType::I32 || to == DType::Index,
-            std::string("unsupported cast to ") + dtype_name(to));
+  SB_ASSERT(is_integer(to), std::string("unsupported cast to ") + dtype_name(to));
   // Floating-point to integer: truncation with the reference's out-of-range rule.
-  const bool f32 = from == DType::F32;
-  Helper h;
-  std::string fn;
-  if (to == DType::I32) {
-    h = f32 ? Helper::F32ToI32 : Helper::F64ToI32;
-    fn = f32 ? "sb_f32_to_i32(" : "sb_f64_to_i32(";
-  } else {
-    h = f32 ? Helper::F32ToI64 : Helper::F64ToI64;
-    fn = f32 ? "sb_f32_to_i64(" : "sb_f64_to_i64(";
-  }
-  helpers_->use(h);
+  helpers_->use(float_to_int_helper(from, to));
+  const std::string fn =
+      std::string("sb_") + scalar(from).suffix + "_to_" + scalar(to).suffix + "(";
   return {fn + sub(a, w, depth, pragma, 0) + ")", kPrecPrimary};
 }
 
@@ -951,7 +979,7 @@ StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int d
       ++next_load_;
       const std::string lhs = "const " + std::string(c_type(tn.type)) + " " + value + " =";
       const std::string rhs = "(" + inside + ") ? " + load + " : " +
-                              (is_float(tn.type) ? float_literal(0.0, tn.type) : "0") + ";";
+                              reduce_identity(ReduceOp::Sum, tn.type) + ";";
       if (2 * w.indent() + lhs.size() + 1 + rhs.size() <= 100) {
         w.line(lhs + " " + rhs);
       } else {
@@ -971,21 +999,8 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
   const DType t = value_type(e);
   const std::string acc = "sb_acc" + std::to_string(next_acc_++);
-  const bool fl = is_float(t);
-  const bool i32 = t == DType::I32;
-
-  std::string identity;
-  switch (e.rop) {
-    case ReduceOp::Sum:
-      identity = fl ? float_literal(0.0, t) : "0";
-      break;
-    case ReduceOp::Max:
-      identity = fl ? "-INFINITY" : i32 ? "INT32_MIN" : "INT64_MIN";
-      break;
-    case ReduceOp::Min:
-      identity = fl ? "INFINITY" : i32 ? "INT32_MAX" : "INT64_MAX";
-      break;
-  }
+  const bool wraps = scalar(t).kind == ScalarKind::SignedInt;
+  const std::string identity = reduce_identity(e.rop, t);
   w.line(std::string(c_type(t)) + " " + acc + " = " + identity + ";");
 
   const std::string& k = var_names_[e.ref];
@@ -999,12 +1014,12 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
   if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
   const std::string body = sub(*e.args[0], w, depth + 1, pragma, 0);
-  const std::string sfx = t == DType::F32 ? "f32" : t == DType::F64 ? "f64" : i32 ? "i32" : "i64";
+  const std::string sfx = scalar(t).suffix;
   switch (e.rop) {
     case ReduceOp::Sum:
-      if (i32) {
-        helpers_->use(Helper::AddI32);
-        w.line(acc + " = sb_add_i32(" + acc + ", " + body + ");");
+      if (wraps) {
+        helpers_->use(wrapping_helper(t, BinOp::Add));
+        w.line(acc + " = sb_add_" + sfx + "(" + acc + ", " + body + ");");
       } else {
         w.line(acc + " += " + body + ";");
       }
@@ -1012,13 +1027,7 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
     case ReduceOp::Max:
     case ReduceOp::Min: {
       const bool mx = e.rop == ReduceOp::Max;
-      if (fl) {
-        helpers_->use(mx ? (t == DType::F32 ? Helper::MaxF32 : Helper::MaxF64)
-                         : (t == DType::F32 ? Helper::MinF32 : Helper::MinF64));
-      } else {
-        helpers_->use(mx ? (i32 ? Helper::MaxI32 : Helper::MaxI64)
-                         : (i32 ? Helper::MinI32 : Helper::MinI64));
-      }
+      helpers_->use(min_max_helper(t, mx));
       w.line(acc + " = " + (mx ? "sb_max_" : "sb_min_") + sfx + "(" + acc + ", " + body + ");");
       break;
     }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -101,6 +102,17 @@ enum class Helper {
   F64ToI64,  // truncation; NaN and out-of-range give the minimum
   kCount
 };
+
+// The helpers of type `t` (SB_ASSERT where it has none): min or max; abs (integers); the
+// wrapping +, -, * (or unary - for no operator) of a wrapping integer type; the truncating cast
+// of floating-point `from` to integer `to`.
+Helper min_max_helper(DType t, bool max);
+Helper abs_helper(DType t);
+Helper wrapping_helper(DType t, std::optional<BinOp> op);
+Helper float_to_int_helper(DType from, DType to);
+
+// The identity of reduction `op` over type `t` as C spells it: 0 (0.0f), INT32_MIN, -INFINITY...
+std::string reduce_identity(ReduceOp op, DType t);
 
 class HelperSet {
  public:

@@ -18,16 +18,12 @@ std::string str(int64_t v) {
 }
 
 const char* sfx(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "f32";
-    case DType::F64:
-      return "f64";
-    case DType::I32:
-      return "i32";
-    default:
-      return "i64";
-  }
+  return scalar(t).suffix;
+}
+
+// A wrapping integer type (its + and * are helpers).
+bool wraps(DType t) {
+  return scalar(t).kind == ScalarKind::SignedInt;
 }
 
 // The zero of a tensor element type, as a literal of that type.
@@ -36,17 +32,7 @@ std::string zero_of(DType t) {
 }
 
 std::string identity(ReduceOp op, DType t) {
-  const bool fl = is_float(t);
-  const bool i32 = t == DType::I32;
-  switch (op) {
-    case ReduceOp::Sum:
-      return fl ? float_literal(0.0, t) : "0";
-    case ReduceOp::Max:
-      return fl ? "-INFINITY" : i32 ? "INT32_MIN" : "INT64_MIN";
-    case ReduceOp::Min:
-      return fl ? "INFINITY" : i32 ? "INT32_MAX" : "INT64_MAX";
-  }
-  return "0";
+  return reduce_identity(op, t);
 }
 
 // `a` combined with `b` (both primary expressions or already parenthesised for `+`), with the
@@ -54,29 +40,22 @@ std::string identity(ReduceOp op, DType t) {
 // floating-point max and min.
 std::string combine(ReduceOp op, DType t, const std::string& a, const std::string& b,
                     HelperSet& h) {
-  const bool fl = is_float(t);
-  const bool i32 = t == DType::I32;
   if (op == ReduceOp::Sum) {
-    if (i32) {
-      h.use(Helper::AddI32);
-      return "sb_add_i32(" + a + ", " + b + ")";
+    if (wraps(t)) {
+      h.use(wrapping_helper(t, BinOp::Add));
+      return std::string("sb_add_") + sfx(t) + "(" + a + ", " + b + ")";
     }
     return a + " + " + b;
   }
   const bool mx = op == ReduceOp::Max;
-  if (fl) {
-    h.use(mx ? (t == DType::F32 ? Helper::MaxF32 : Helper::MaxF64)
-             : (t == DType::F32 ? Helper::MinF32 : Helper::MinF64));
-  } else {
-    h.use(mx ? (i32 ? Helper::MaxI32 : Helper::MaxI64) : (i32 ? Helper::MinI32 : Helper::MinI64));
-  }
+  h.use(min_max_helper(t, mx));
   return std::string(mx ? "sb_max_" : "sb_min_") + sfx(t) + "(" + a + ", " + b + ")";
 }
 
 // `acc = acc (op) value;` as a statement; `value` printed at precedence > additive.
 std::string accumulate(ReduceOp op, DType t, const std::string& acc, const std::string& value,
                        HelperSet& h) {
-  if (op == ReduceOp::Sum && t != DType::I32) return acc + " += " + value + ";";
+  if (op == ReduceOp::Sum && !wraps(t)) return acc + " += " + value + ";";
   return acc + " = " + combine(op, t, acc, value, h) + ";";
 }
 
@@ -134,14 +113,11 @@ void if_else(CodeWriter& w, const std::string& cond, const std::function<void(Co
 
 // The 16-byte vector type holding `lanes` elements of `t` (or 8 bytes for two f32/i32).
 std::string vector_type(DType t, int lanes) {
-  switch (t) {
-    case DType::F32:
-      return lanes == 4 ? "float4" : "float2";
-    case DType::F64:
-      return "double2";
-    default:
-      return lanes == 4 ? "int4" : "int2";
-  }
+  const ScalarType& s = scalar(t);
+  const char* v = lanes == 4 ? s.cuda_vector4 : s.cuda_vector2;
+  SB_ASSERT(v && 16 % (lanes * s.bytes) == 0,
+            "no CUDA vector of " + std::to_string(lanes) + " " + s.name);
+  return v;
 }
 
 const char* const kLane[] = {"x", "y", "z", "w"};
@@ -446,12 +422,12 @@ std::string Gen::atomic_stmt(ReduceOp op, DType t, const std::string& ptr,
                              const std::string& value) {
   if (op == ReduceOp::Sum) return "atomicAdd(" + ptr + ", " + value + ");";
   const bool mx = op == ReduceOp::Max;
-  if (t == DType::I32)
+  if (!is_float(t))  // CUDA's integer atomicMax and atomicMin
     return std::string(mx ? "atomicMax(" : "atomicMin(") + ptr + ", " + value + ");";
   // Floating-point max and min: a compare-and-swap loop on the bits.
   const std::string name = std::string("sb_atomic_") + reduce_name(op) + "_" + sfx(t);
   const std::string ct = c_type(t);
-  const std::string bits = t == DType::F32 ? "unsigned int" : "unsigned long long";
+  const std::string bits = scalar(t).c_bits_type;
   std::string d = "// atomic" + std::string(mx ? "Max" : "Min") + " for " + ct +
                   ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
                   (mx ? "max_" : "min_") + sfx(t) + ".\n";

@@ -42,42 +42,25 @@ const char* mlir_math(Fn fn) {
 }
 
 const char* mlir_type(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "f32";
-    case DType::F64:
-      return "f64";
-    case DType::I32:
-      return "i32";
-    case DType::Index:
-      return "index";
-    case DType::Bool:
-      return "i1";
-    default:
-      SB_ASSERT(false, std::string("no MLIR type for ") + dtype_name(t));
-      return "";
-  }
+  const char* m = scalar(t).mlir_type;
+  SB_ASSERT(m, std::string("no MLIR type for ") + dtype_name(t));
+  return m;
 }
 
 // A float literal MLIR reads back exactly: the shortest %g text that round-trips, always with a
 // '.' (MLIR's float literals need one); infinities and NaN as bit patterns.
 std::string mlir_float(double v, DType t) {
-  const bool f32 = t == DType::F32;
+  const ScalarType& st = scalar(t);
+  SB_ASSERT(st.kind == ScalarKind::Float, std::string("an MLIR float literal of type ") + st.name);
   if (!std::isfinite(v)) {
-    if (std::isnan(v)) return f32 ? "0x7FC00000" : "0x7FF8000000000000";
-    if (v > 0) return f32 ? "0x7F800000" : "0x7FF0000000000000";
-    return f32 ? "0xFF800000" : "0xFFF0000000000000";
+    if (std::isnan(v)) return st.mlir_nan;
+    return v > 0 ? st.mlir_inf : st.mlir_neg_inf;
   }
   char buf[64];
+  const double x = st.round(v);
   for (int p = 1; p <= 17; ++p) {
-    if (f32) {
-      float x = static_cast<float>(v);
-      std::snprintf(buf, sizeof buf, "%.*g", p, static_cast<double>(x));
-      if (std::strtof(buf, nullptr) == x) break;
-    } else {
-      std::snprintf(buf, sizeof buf, "%.*g", p, v);
-      if (std::strtod(buf, nullptr) == v) break;
-    }
+    std::snprintf(buf, sizeof buf, "%.*g", p, x);
+    if (st.parse(buf) == x) break;
   }
   std::string s = buf;
   if (s.find('.') == std::string::npos) {
@@ -881,30 +864,35 @@ class Body {
       return r;
     };
     if (is_float(from) && is_float(to))
-      return conv(to == DType::F64 ? "arith.extf" : "arith.truncf", v, from, to);
+      return conv(scalar(to).bits > scalar(from).bits ? "arith.extf" : "arith.truncf", v, from, to);
     if (!is_float(from) && !is_float(to)) return conv("arith.index_cast", v, from, to);
     if (is_float(to)) {
-      if (from == DType::Index) {
+      if (scalar(from).kind == ScalarKind::Index) {  // sitofp takes a fixed-width integer
         const std::string i64 = fresh();
-        w_.line(i64 + " = arith.index_cast " + v + " : index to i64");
+        const std::string it = scalar(from).mlir_int_type;
+        w_.line(i64 + " = arith.index_cast " + v + " : index to " + it);
         const std::string r = fresh();
-        w_.line(r + " = arith.sitofp " + i64 + " : i64 to " + tt);
+        w_.line(r + " = arith.sitofp " + i64 + " : " + it + " to " + tt);
         return r;
       }
       return conv("arith.sitofp", v, from, to);
     }
     // Float to integer: truncation; NaN and values out of range give the type's minimum, as the
     // generated C code defines it.
-    const bool wide = to == DType::Index;
-    const std::string lo = constant(wide ? "-9223372036854775808.0" : "-2147483648.0", from);
-    const std::string hi = constant(wide ? "9223372036854775808.0" : "2147483648.0", from);
+    const ScalarType& ts = scalar(to);
+    SB_ASSERT(ts.mlir_int_type, std::string("a float cast to ") + ts.name);
+    const bool wide = ts.kind == ScalarKind::Index;  // fptosi gives an integer; index_cast it
+    // In range: [lowest, -lowest) (two's complement: -lowest is the highest plus one).
+    const std::string lowest = ts.mlir_lowest;
+    SB_ASSERT(lowest[0] == '-', "a signed integer's lowest value");
+    const std::string lo = constant(lowest + ".0", from);
+    const std::string hi = constant(lowest.substr(1) + ".0", from);
     const std::string ge = cmp("arith.cmpf", "oge", v, lo, from);
     const std::string lt = cmp("arith.cmpf", "olt", v, hi, from);
     const std::string ok = op("arith.andi", {ge, lt}, DType::Bool);
     std::string r = fresh();
-    w_.line(r + " = arith.fptosi " + v + " : " + mlir_type(from) + " to " + (wide ? "i64" : "i32"));
-    std::string minv =
-        constant(wide ? "-9223372036854775808" : "-2147483648", wide ? DType::Index : DType::I32);
+    w_.line(r + " = arith.fptosi " + v + " : " + mlir_type(from) + " to " + ts.mlir_int_type);
+    std::string minv = constant(ts.mlir_lowest, to);
     if (wide) {
       const std::string ri = fresh();
       w_.line(ri + " = arith.index_cast " + r + " : i64 to index");
@@ -923,10 +911,10 @@ class Body {
                                  t),
                       t);
     }
-    const bool wide = t == DType::Index;
     if (rop == ReduceOp::Sum) return constant("0", t);
-    if (rop == ReduceOp::Max) return constant(wide ? "-9223372036854775808" : "-2147483648", t);
-    return constant(wide ? "9223372036854775807" : "2147483647", t);
+    const ScalarType& s = scalar(t);
+    SB_ASSERT(s.mlir_lowest && s.mlir_highest, std::string("a reduction over ") + s.name);
+    return constant(rop == ReduceOp::Max ? s.mlir_lowest : s.mlir_highest, t);
   }
   std::string combine(ReduceOp rop, const std::string& acc, const std::string& v, DType t) {
     const bool f = is_float(t);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -158,51 +159,16 @@ std::string mojo_name(const std::string& name) {
 }
 
 const char* mojo_type(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "Float32";
-    case DType::F64:
-    case DType::FloatLit:
-      return "Float64";
-    case DType::I32:
-      return "Int32";
-    case DType::Bool:
-      return "Bool";
-    default:
-      return "Int";
-  }
+  return sb::scalar(t).mojo_type;
 }
 
 const char* mojo_dtype(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "DType.float32";
-    case DType::F64:
-    case DType::FloatLit:
-      return "DType.float64";
-    case DType::I32:
-      return "DType.int32";
-    case DType::Bool:
-      return "DType.bool";
-    default:
-      return "DType.int";
-  }
+  return sb::scalar(t).mojo_dtype;
 }
 
 // The module-level SIMD width constant of a value type (its native vector length).
 std::string width_const(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "sb_w_f32";
-    case DType::F64:
-      return "sb_w_f64";
-    case DType::I32:
-      return "sb_w_i32";
-    case DType::Bool:
-      return "sb_w_bool";
-    default:
-      return "sb_w_int";
-  }
+  return std::string("sb_w_") + sb::scalar(t).mojo_suffix;
 }
 
 // A floating-point constant of type F32 or F64 as Float32(...)/Float64(...). The decimal text is
@@ -210,8 +176,8 @@ std::string width_const(DType t) {
 // f64 rounding (Mojo's literal may be rounded twice), otherwise the f32 value's exact f64 digits
 // are printed.
 std::string mojo_float(double v, DType t, std::set<std::string>& math) {
-  const bool f32 = t == DType::F32;
-  const std::string dt = f32 ? "DType.float32" : "DType.float64";
+  const ScalarType& st = sb::scalar(t);
+  const std::string dt = st.mojo_dtype;
   if (std::isnan(v)) {
     math.insert("nan");
     return "nan[" + dt + "]()";
@@ -220,18 +186,17 @@ std::string mojo_float(double v, DType t, std::set<std::string>& math) {
     math.insert("inf");
     return std::string(v > 0 ? "" : "-") + "inf[" + dt + "]()";
   }
-  std::string s = float_literal(v, f32 ? DType::F32 : DType::F64);
-  if (f32) {
-    s.pop_back();  // the 'f' suffix
-    const float want = static_cast<float>(v);
-    if (static_cast<float>(std::strtod(s.c_str(), nullptr)) != want) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(want));
-      s = buf;
-      if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    }
+  std::string s = float_literal(v, t);
+  s.resize(s.size() - std::strlen(st.c_literal_suffix));  // C's suffix ('f')
+  // Through f64 and then rounded to the type (a no-op for f64, where the text reads back).
+  const double want = st.round(v);
+  if (st.round(std::strtod(s.c_str(), nullptr)) != want) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", want);
+    s = buf;
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
   }
-  return std::string(f32 ? "Float32(" : "Float64(") + s + ")";
+  return std::string(st.mojo_type) + "(" + s + ")";
 }
 
 // ---- Helpers in generated code ----------------------------------------------------------------
@@ -250,6 +215,28 @@ enum class MHelper {
   F64ToInt,
   ExpF64,  // sb_exp_f64: an accurate f64 exp (Mojo's std exp is not, for f64)
 };
+
+// The truncating cast helper from floating-point `from` to integer `to`.
+MHelper mojo_cast_helper(DType from, DType to) {
+  struct Row {
+    DType from;
+    MHelper to_i32, to_int;
+  };
+  static const Row kRows[] = {{DType::F32, MHelper::F32ToI32, MHelper::F32ToInt},
+                              {DType::F64, MHelper::F64ToI32, MHelper::F64ToInt}};
+  for (const Row& r : kRows)
+    if (r.from == from) return sb::scalar(to).kind == ScalarKind::Index ? r.to_int : r.to_i32;
+  SB_ASSERT(false, std::string("no truncating cast helper from ") + dtype_name(from));
+  return MHelper::F64ToInt;
+}
+
+// An integer constant of type `t`: Int32(5); a plain literal for Int (Int.MIN for its minimum).
+std::string int_text(int64_t v, DType t) {
+  const ScalarType& s = sb::scalar(t);
+  if (s.kind == ScalarKind::Index && v == s.min) return std::string(s.mojo_type) + ".MIN";
+  if (s.kind == ScalarKind::Index) return std::to_string(v);
+  return std::string(s.mojo_type) + "(" + std::to_string(v) + ")";
+}
 
 std::string helper_text(MHelper h) {
   switch (h) {
@@ -717,7 +704,7 @@ class MojoLowering {
     const bool fl = is_float(t);
     switch (op) {
       case ReduceOp::Sum:
-        return fl ? mojo_float(0.0, t, needs_->math) : t == DType::I32 ? "Int32(0)" : "0";
+        return fl ? mojo_float(0.0, t, needs_->math) : int_text(0, t);
       case ReduceOp::Max:
         return fl ? mojo_float(-INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MIN";
       case ReduceOp::Min:
@@ -798,9 +785,7 @@ class MojoLowering {
           return {mojo_float(v, t, needs_->math), kMPrimary, false};
         }
         SB_ASSERT(e.kind == ExprKind::IntLit, "float literal of integer type");
-        if (t == DType::I32) return {"Int32(" + std::to_string(e.ival) + ")", kMPrimary, false};
-        if (e.ival == INT64_MIN) return {"Int.MIN", kMPrimary, false};
-        std::string s = std::to_string(e.ival);
+        std::string s = int_text(e.ival, t);
         return {s, s[0] == '-' ? kMUnary : kMPrimary, false};
       }
       case ExprKind::Const:
@@ -901,9 +886,8 @@ class MojoLowering {
     if (is_float(t) && e.bop == BinOp::Mod) {
       SB_ASSERT(!vec, "fmod in vector mode");
       needs_->external_call = true;
-      const bool f32 = t == DType::F32;
-      return {std::string("external_call[\"") + (f32 ? "fmodf" : "fmod") + "\", " + mojo_type(t) +
-                  "](" + a.text + ", " + b.text + ")",
+      return {std::string("external_call[\"fmod") + sb::scalar(t).c_libm_suffix + "\", " +
+                  mojo_type(t) + "](" + a.text + ", " + b.text + ")",
               kMPrimary, false};
     }
     SB_ASSERT(
@@ -987,11 +971,13 @@ class MojoLowering {
           return {mparen(args[0].text, args[0].prec, kMMul) + (div ? " // " : " % ") +
                       mparen(args[1].text, args[1].prec, kMMul + 1),
                   kMMul, false};
-        const bool i32 = t == DType::I32;
+        const bool i32 = sb::scalar(t).kind == ScalarKind::SignedInt;
+        SB_ASSERT(i32 || sb::scalar(t).kind == ScalarKind::Index,
+                  "integer division of a non-integer");
         needs_->helpers.insert(i32 ? MHelper::DivI32 : MHelper::DivInt);
         if (!div) needs_->helpers.insert(i32 ? MHelper::ModI32 : MHelper::ModInt);
-        return {std::string(div ? "sb_div_" : "sb_mod_") + (i32 ? "i32(" : "int(") + args[0].text +
-                    ", " + args[1].text + ")",
+        return {std::string(div ? "sb_div_" : "sb_mod_") + sb::scalar(t).mojo_suffix + "(" +
+                    args[0].text + ", " + args[1].text + ")",
                 kMPrimary, false};
       }
       case Fn::Select:   // printed above
@@ -1016,19 +1002,17 @@ class MojoLowering {
       return {std::string(mojo_type(to)) + "(Int(" + a.text + "))", kMPrimary, false};
     if (is_float(to) || !is_float(from))
       return {std::string(mojo_type(to)) + "(" + a.text + ")", kMPrimary, false};
-    const bool f32 = from == DType::F32;
-    const bool i32 = to == DType::I32;
-    needs_->helpers.insert(f32 ? (i32 ? MHelper::F32ToI32 : MHelper::F32ToInt)
-                               : (i32 ? MHelper::F64ToI32 : MHelper::F64ToInt));
-    return {std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + (i32 ? "i32(" : "int(") + a.text +
-                ")",
+    needs_->helpers.insert(mojo_cast_helper(from, to));
+    return {std::string("sb_") + sb::scalar(from).mojo_suffix + "_to_" +
+                sb::scalar(to).mojo_suffix + "(" + a.text + ")",
             kMPrimary, false};
   }
 
   // A subscript as an Int (a gathered i32 value is converted).
   Piece subscript(const Expr& e, PyWriter& w) {
     Piece p = print(e, w, Mode{});
-    if (value_type(e) == DType::I32) return {"Int(" + p.text + ")", kMPrimary, false};
+    if (sb::scalar(value_type(e)).kind == ScalarKind::SignedInt)
+      return {"Int(" + p.text + ")", kMPrimary, false};
     return p;
   }
 
@@ -1091,7 +1075,7 @@ class MojoLowering {
         if (inside.empty()) return {load, kMPrimary, false};
         ++next_load_;
         const std::string zero =
-            is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : "Int32(0)";
+            is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : int_text(0, tn.type);
         const std::string lhs = "var " + value + " = ";
         const std::string rhs = load + " if " + inside + " else " + zero;
         if (static_cast<size_t>(w.columns()) + lhs.size() + rhs.size() <= 100) {
@@ -1140,7 +1124,7 @@ class MojoLowering {
     const std::string ext = extent(t, n - 1, kMAdd);
     w.line("var " + base + " = " + subscript(*e.args[n - 1], w).text);
     const std::string zero =
-        is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : "Int32(0)";
+        is_float(tn.type) ? mojo_float(0.0, tn.type, needs_->math) : int_text(0, tn.type);
     w.line("var " + value + " = SIMD[" + mojo_dtype(tn.type) + ", " + m.width + "](" + zero + ")");
     subs.push_back({base, kMPrimary, false});
     w.open("if " + uniform + base + " >= 0 and " + base + " + " + m.width + " <= " + ext + ":");

@@ -62,7 +62,8 @@ bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
   w.close("} else {");
   {
     CodeWriter inner(w.indent() + 1);
-    const bool f32 = m.type == DType::F32;
+    const char* blas = scalar(m.type).blas_prefix;
+    SB_ASSERT(blas, std::string("no BLAS GEMM of ") + dtype_name(m.type));
     inner.line("// " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
                " (row-major)");
     const std::vector<std::string> args = {
@@ -70,7 +71,7 @@ bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
         m.y_trans ? "CblasTrans" : "CblasNoTrans", "(int)sb_m", "(int)sb_n", "(int)sb_k",
         float_literal(1.0, m.type), xp, "(int)" + L.extent(m.x, 1, kPrecUnary), yp,
         "(int)" + L.extent(m.y, 1, kPrecUnary), float_literal(0.0, m.type), c, "(int)sb_n"};
-    inner.line(wrap_call(f32 ? "cblas_sgemm" : "cblas_dgemm", args, ";", 2 * inner.indent()));
+    inner.line(wrap_call(std::string("cblas_") + blas + "gemm", args, ";", 2 * inner.indent()));
     w.raw(inner.str());
   }
   w.line("}");

@@ -1,5 +1,6 @@
 #include "backends/vendor_cuda/emit_vendor_cuda.h"
 
+#include <cctype>
 #include <optional>
 #include <string>
 
@@ -88,22 +89,20 @@ static cublasHandle_t sb_cublas = NULL;
 // The reduction operator of `op` on type `t` as a functor name, defining it into `defs` once.
 std::string reduce_op(ReduceOp op, DType t, HelperSet& helpers, std::set<std::string>& defined,
                       std::string& defs) {
-  const std::string sfx = t == DType::F32 ? "f32" : t == DType::F64 ? "f64" : "i32";
+  const std::string sfx = scalar(t).suffix;
   const std::string name = std::string("sb_op_") + reduce_name(op) + "_" + sfx;
   if (defined.insert(name).second) {
     std::string body;
     if (op == ReduceOp::Sum) {
-      if (t == DType::I32) {
-        helpers.use(Helper::AddI32);
-        body = "sb_add_i32(a, b)";
+      if (scalar(t).kind == ScalarKind::SignedInt) {  // wraps
+        helpers.use(wrapping_helper(t, BinOp::Add));
+        body = "sb_add_" + sfx + "(a, b)";
       } else {
         body = "a + b";
       }
     } else {
       const bool mx = op == ReduceOp::Max;
-      helpers.use(t == DType::F32   ? (mx ? Helper::MaxF32 : Helper::MinF32)
-                  : t == DType::F64 ? (mx ? Helper::MaxF64 : Helper::MinF64)
-                                    : (mx ? Helper::MaxI32 : Helper::MinI32));
+      helpers.use(min_max_helper(t, mx));
       body = std::string(mx ? "sb_max_" : "sb_min_") + sfx + "(a, b)";
     }
     const std::string ty = c_type(t);
@@ -213,7 +212,9 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
     xp = x + " + " + lo + (m.x_trans ? " * " + xw : "");
     yp = y + " + " + lo + (m.y_trans ? "" : " * " + yw);
   }
-  const bool f32 = m.type == DType::F32;
+  const char* blas = scalar(m.type).blas_prefix;
+  SB_ASSERT(blas, std::string("no cuBLAS GEMM of ") + dtype_name(m.type));
+  const std::string gemm = std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
   const std::string ty = c_type(m.type);
   w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
   w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
@@ -242,7 +243,7 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
                                          "&sb_zero",
                                          c,
                                          "(int)sb_n"};
-  w.line(wrap_call(std::string("SB_CUBLAS_CHECK(") + (f32 ? "cublasSgemm" : "cublasDgemm"), args,
+  w.line(wrap_call(std::string("SB_CUBLAS_CHECK(") + gemm, args,
                    ");", 2 * w.indent()));
   w.close();
   if (m.epilogue) {

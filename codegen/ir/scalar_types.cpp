@@ -1,0 +1,252 @@
+#include "ir/scalar_types.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "support/diag.h"
+
+namespace sb {
+
+namespace {
+
+double same(double v) {
+  return v;
+}
+double to_f32(double v) {
+  return static_cast<double>(static_cast<float>(v));
+}
+double parse_f64(const char* s) {
+  return std::strtod(s, nullptr);
+}
+double parse_f32(const char* s) {
+  return static_cast<double>(std::strtof(s, nullptr));
+}
+
+template <typename T>
+double load_as(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<double>(v);
+}
+template <typename T>
+void store_float(unsigned char* p, double v) {
+  const T x = static_cast<T>(v);
+  std::memcpy(p, &x, sizeof x);
+}
+// Round to nearest; NaN and out-of-range values become the minimum (like x86 conversions).
+template <typename T>
+void store_int(unsigned char* p, double v) {
+  T x = std::numeric_limits<T>::min();
+  const double r = std::nearbyint(v);
+  if (r >= static_cast<double>(std::numeric_limits<T>::min()) &&
+      r <= static_cast<double>(std::numeric_limits<T>::max()))
+    x = static_cast<T>(r);
+  std::memcpy(p, &x, sizeof x);
+}
+
+// One record per DType, in enumerator order. A field a record leaves out is null (or 0, false):
+// the type has no such spelling or property, and the code that needs it asserts it is there.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+// One record per DType, in enumerator order.
+const std::vector<ScalarType> kTypes = {
+    {.type = DType::Unknown,
+     .name = "unknown",
+     .kind = ScalarKind::Unknown,
+     .printed_as = DType::Index,
+     .suffix = "i64",
+     .c_type = "int64_t",
+     .mojo_type = "Int",
+     .mojo_dtype = "DType.int",
+     .mojo_suffix = "int"},
+    {.type = DType::F32,
+     .name = "f32",
+     .tensor_type = true,
+     .kind = ScalarKind::Float,
+     .bits = 32,
+     .bytes = 4,
+     .printed_as = DType::F32,
+     .suffix = "f32",
+     .c_type = "float",
+     .c_literal_suffix = "f",
+     .c_libm_suffix = "f",
+     .c_lowest = "-INFINITY",
+     .c_highest = "INFINITY",
+     .c_bits_type = "unsigned int",
+     .cuda_vector2 = "float2",
+     .cuda_vector4 = "float4",
+     .blas_prefix = "s",
+     .mojo_type = "Float32",
+     .mojo_dtype = "DType.float32",
+     .mojo_suffix = "f32",
+     .mlir_type = "f32",
+     .mlir_nan = "0x7FC00000",
+     .mlir_inf = "0x7F800000",
+     .mlir_neg_inf = "0xFF800000",
+     .max_digits = 9,
+     .integral_limit = 16777216.0,  // 2^24
+     .round = to_f32,
+     .parse = parse_f32,
+     // FLT_MAX plus half an ulp, 2^128 - 2^103 (round to nearest).
+     .rounds_to_inf = 340282356779733661637539395458142568448.0,
+     .load = load_as<float>,
+     .store = store_float<float>},
+    {.type = DType::F64,
+     .name = "f64",
+     .tensor_type = true,
+     .kind = ScalarKind::Float,
+     .bits = 64,
+     .bytes = 8,
+     .printed_as = DType::F64,
+     .suffix = "f64",
+     .c_type = "double",
+     .c_literal_suffix = "",
+     .c_libm_suffix = "",
+     .c_lowest = "-INFINITY",
+     .c_highest = "INFINITY",
+     .c_bits_type = "unsigned long long",
+     .cuda_vector2 = "double2",
+     .blas_prefix = "d",
+     .mojo_type = "Float64",
+     .mojo_dtype = "DType.float64",
+     .mojo_suffix = "f64",
+     .mlir_type = "f64",
+     .mlir_nan = "0x7FF8000000000000",
+     .mlir_inf = "0x7FF0000000000000",
+     .mlir_neg_inf = "0xFFF0000000000000",
+     .max_digits = 17,
+     .integral_limit = 1e15,
+     .round = same,
+     .parse = parse_f64,
+     .load = load_as<double>,
+     .store = store_float<double>},
+    {.type = DType::I32,
+     .name = "i32",
+     .tensor_type = true,
+     .kind = ScalarKind::SignedInt,
+     .bits = 32,
+     .bytes = 4,
+     .printed_as = DType::I32,
+     .suffix = "i32",
+     .c_type = "int32_t",
+     .c_lowest = "INT32_MIN",
+     .c_highest = "INT32_MAX",
+     .c_bits_type = "unsigned int",
+     .cuda_vector2 = "int2",
+     .cuda_vector4 = "int4",
+     .mojo_type = "Int32",
+     .mojo_dtype = "DType.int32",
+     .mojo_suffix = "i32",
+     .mlir_type = "i32",
+     .mlir_int_type = "i32",
+     .mlir_lowest = "-2147483648",
+     .mlir_highest = "2147483647",
+     .min = std::numeric_limits<int32_t>::min(),
+     .max = std::numeric_limits<int32_t>::max(),
+     .load = load_as<int32_t>,
+     .store = store_int<int32_t>},
+    {.type = DType::Index,
+     .name = "index",
+     .kind = ScalarKind::Index,
+     .bits = 64,
+     .bytes = 8,
+     .printed_as = DType::Index,
+     .suffix = "i64",
+     .c_type = "int64_t",
+     .c_lowest = "INT64_MIN",
+     .c_highest = "INT64_MAX",
+     .c_bits_type = "unsigned long long",
+     .mojo_type = "Int",
+     .mojo_dtype = "DType.int",
+     .mojo_suffix = "int",
+     .mlir_type = "index",
+     .mlir_int_type = "i64",
+     .mlir_lowest = "-9223372036854775808",
+     .mlir_highest = "9223372036854775807",
+     .min = std::numeric_limits<int64_t>::min(),
+     .max = std::numeric_limits<int64_t>::max()},
+    {.type = DType::Bool,
+     .name = "bool",
+     .kind = ScalarKind::Bool,
+     .bits = 1,
+     .printed_as = DType::Bool,
+     .suffix = "bool",
+     .c_type = "bool",
+     .mojo_type = "Bool",
+     .mojo_dtype = "DType.bool",
+     .mojo_suffix = "bool",
+     .mlir_type = "i1",
+     .min = 0,
+     .max = 1},
+    {.type = DType::FloatLit,
+     .name = "float literal",
+     .kind = ScalarKind::FloatLit,
+     .printed_as = DType::F64,
+     .suffix = "f64",
+     .c_type = "double",
+     .mojo_type = "Float64",
+     .mojo_dtype = "DType.float64",
+     .mojo_suffix = "f64"},
+    {.type = DType::IntLit,
+     .name = "integer literal",
+     .kind = ScalarKind::IntLit,
+     .printed_as = DType::Index,
+     .suffix = "i64",
+     .c_type = "int64_t",
+     .mojo_type = "Int",
+     .mojo_dtype = "DType.int",
+     .mojo_suffix = "int"},
+};
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+const std::vector<ScalarType>& scalar_types() {
+  return kTypes;
+}
+
+const ScalarType& scalar(DType t) {
+  const size_t i = static_cast<size_t>(t);
+  SB_ASSERT(i < kTypes.size() && kTypes[i].type == t, "scalar type without a record");
+  return kTypes[i];
+}
+
+const ScalarType* tensor_scalar(std::string_view name) {
+  for (const ScalarType& s : kTypes)
+    if (s.tensor_type && name == s.name) return &s;
+  return nullptr;
+}
+
+const std::string& tensor_type_list() {
+  static const std::string list = [] {
+    std::vector<std::string> names;
+    for (const ScalarType& s : kTypes)
+      if (s.tensor_type) names.push_back(s.name);
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i)
+      out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return out;
+  }();
+  return list;
+}
+
+const char* dtype_name(DType t) {
+  return scalar(t).name;
+}
+
+int dtype_bytes(DType t) {
+  return scalar(t).bytes;
+}
+
+bool is_float(DType t) {
+  return scalar(t).kind == ScalarKind::Float;
+}
+
+bool is_integer(DType t) {
+  const ScalarKind k = scalar(t).kind;
+  return k == ScalarKind::SignedInt || k == ScalarKind::Index;
+}
+
+}  // namespace sb

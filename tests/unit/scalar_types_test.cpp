@@ -1,0 +1,116 @@
+// The scalar type table (codegen/ir/scalar_types.h): every DType has its record, and every type
+// a spec can name has every fact the printers and the harness look up.
+#include "ir/scalar_types.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace sb {
+namespace {
+
+constexpr DType kAll[] = {DType::Unknown, DType::F32,  DType::F64,      DType::I32,
+                          DType::Index,   DType::Bool, DType::FloatLit, DType::IntLit};
+
+bool set(const char* s) {
+  return s != nullptr && *s != '\0';
+}
+
+TEST(ScalarTypes, EveryDTypeHasItsRecordInOrder) {
+  ASSERT_EQ(scalar_types().size(), std::size(kAll));
+  for (size_t i = 0; i < std::size(kAll); ++i) {
+    EXPECT_EQ(scalar_types()[i].type, kAll[i]) << i;
+    const ScalarType& s = scalar(kAll[i]);
+    EXPECT_EQ(s.type, kAll[i]);
+    EXPECT_TRUE(set(s.name)) << i;
+    EXPECT_TRUE(set(s.c_type)) << s.name;
+    EXPECT_TRUE(set(s.mojo_type)) << s.name;
+    EXPECT_TRUE(set(s.mojo_dtype)) << s.name;
+    // What a value of the type prints as is a type that has an MLIR spelling.
+    EXPECT_TRUE(set(scalar(s.printed_as).mlir_type)) << s.name;
+    EXPECT_EQ(scalar(s.printed_as).printed_as, s.printed_as) << s.name;
+  }
+}
+
+TEST(ScalarTypes, EveryTensorTypeHasACompleteRecord) {
+  int tensor_types = 0;
+  for (const ScalarType& s : scalar_types()) {
+    if (!s.tensor_type) continue;
+    ++tensor_types;
+    SCOPED_TRACE(s.name);
+    EXPECT_EQ(tensor_scalar(s.name), &s);
+    EXPECT_EQ(s.printed_as, s.type);
+    EXPECT_GT(s.bits, 0);
+    EXPECT_EQ(s.bytes * 8, s.bits);
+    EXPECT_EQ(dtype_bytes(s.type), s.bytes);
+    EXPECT_TRUE(set(s.suffix));
+    EXPECT_TRUE(set(s.mojo_suffix));
+    EXPECT_TRUE(set(s.mlir_type));
+    EXPECT_TRUE(set(s.c_lowest));
+    EXPECT_TRUE(set(s.c_highest));
+    EXPECT_TRUE(set(s.c_bits_type));
+    EXPECT_TRUE(set(s.cuda_vector2));
+    ASSERT_NE(s.load, nullptr);
+    ASSERT_NE(s.store, nullptr);
+    // A buffer element stores and loads back a value the type holds.
+    unsigned char buf[16] = {};
+    s.store(buf, -3.0);
+    EXPECT_EQ(s.load(buf), -3.0);
+    if (s.kind == ScalarKind::Float) {
+      EXPECT_TRUE(is_float(s.type));
+      EXPECT_FALSE(is_integer(s.type));
+      EXPECT_NE(s.c_literal_suffix, nullptr);
+      EXPECT_NE(s.c_libm_suffix, nullptr);
+      EXPECT_TRUE(set(s.mlir_nan) && set(s.mlir_inf) && set(s.mlir_neg_inf));
+      EXPECT_TRUE(set(s.blas_prefix));
+      ASSERT_NE(s.round, nullptr);
+      ASSERT_NE(s.parse, nullptr);
+      EXPECT_GT(s.max_digits, 0);
+      EXPECT_GT(s.integral_limit, 0);
+      // The literal functions agree: the decimal text of a value parses to its rounding.
+      EXPECT_EQ(s.parse("0.1"), s.round(0.1));
+      EXPECT_EQ(s.round(s.round(1.0 / 3.0)), s.round(1.0 / 3.0));
+      s.store(buf, 0.1);
+      EXPECT_EQ(s.load(buf), s.round(0.1));
+      // Integral values below the full-print limit are exact in the type.
+      EXPECT_EQ(s.round(s.integral_limit - 1), s.integral_limit - 1);
+    } else {
+      ASSERT_EQ(s.kind, ScalarKind::SignedInt);
+      EXPECT_TRUE(is_integer(s.type));
+      EXPECT_FALSE(is_float(s.type));
+      EXPECT_EQ(s.min, -(s.max)-1);
+      EXPECT_EQ(static_cast<double>(s.max) + 1, std::ldexp(1.0, s.bits - 1));
+      EXPECT_EQ(std::to_string(s.min), s.mlir_lowest);
+      EXPECT_EQ(std::to_string(s.max), s.mlir_highest);
+      EXPECT_TRUE(set(s.mlir_int_type));
+      // Out-of-range values and NaN store as the minimum.
+      s.store(buf, 1e300);
+      EXPECT_EQ(s.load(buf), static_cast<double>(s.min));
+      s.store(buf, NAN);
+      EXPECT_EQ(s.load(buf), static_cast<double>(s.min));
+    }
+  }
+  EXPECT_EQ(tensor_types, 3);
+  EXPECT_EQ(tensor_type_list(), "f32, f64 or i32");
+}
+
+TEST(ScalarTypes, IndexAndLiterals) {
+  EXPECT_TRUE(is_integer(DType::Index));
+  EXPECT_FALSE(is_integer(DType::IntLit));
+  EXPECT_FALSE(is_float(DType::FloatLit));
+  EXPECT_EQ(scalar(DType::FloatLit).printed_as, DType::F64);
+  EXPECT_EQ(scalar(DType::IntLit).printed_as, DType::Index);
+  EXPECT_EQ(scalar(DType::Unknown).printed_as, DType::Index);
+  const ScalarType& ix = scalar(DType::Index);
+  EXPECT_EQ(std::to_string(ix.min), ix.mlir_lowest);
+  EXPECT_EQ(std::to_string(ix.max), ix.mlir_highest);
+  EXPECT_STREQ(ix.mlir_int_type, "i64");
+  EXPECT_EQ(tensor_scalar("index"), nullptr);  // not a tensor type
+  EXPECT_EQ(tensor_scalar("f16"), nullptr);
+  EXPECT_STREQ(dtype_name(DType::FloatLit), "float literal");
+}
+
+}  // namespace
+}  // namespace sb
