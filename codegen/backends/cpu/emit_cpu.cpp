@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "backends/common/emit_common.h"
@@ -475,7 +476,7 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
     xp = x + " + sb_k0" + (xs_k == "1" ? "" : " * " + xs_k);
     yp = y + " + sb_k0" + (ys_k == "1" ? "" : " * " + ys_k);
   }
-  const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
+  const std::string sfx = dtype_name(m.type);
   w.line("// " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
   const std::vector<std::string> args =
       gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
@@ -496,7 +497,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   VectorMath vector_math;
   std::string kernels, launchers;
   const auto& variants = backend_variants(spec, em.backend());
-  bool gemm_f32 = false, gemm_f64 = false, streaming = false, uses_malloc = false;
+  std::set<DType> gemm;  // element types of the blocked GEMMs (lower/blocked_gemm.h)
+  bool streaming = false, uses_malloc = false;
 
   for (const Variant& v : variants) {
     const StrategyInfo* info = find_strategy(em, v.strategy);
@@ -564,7 +566,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
       bool stream_kernel = false;
       if (blocked) m = match_contraction(spec, st);
       if (m) {
-        (m->type == DType::F32 ? gemm_f32 : gemm_f64) = true;
+        gemm.insert(m->type);
         Statement epi;
         std::optional<StmtLowering> E;
         if (m->epilogue) {
@@ -612,23 +614,22 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
 
   std::string out = file_header(spec, em);
   out += "\n#include <math.h>\n#include <stdint.h>\n";
-  if (gemm_f32 || gemm_f64 || uses_malloc) out += "#include <stdlib.h>\n";
+  if (!gemm.empty() || uses_malloc) out += "#include <stdlib.h>\n";
   if (streaming) {
     out += cpu_stream_includes();
-  } else if (gemm_f32 || gemm_f64) {
+  } else if (!gemm.empty()) {
     out += "#include <string.h>\n";
   }
-  if (gemm_f32 || gemm_f64) out += "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
+  if (!gemm.empty()) out += "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
   out += "\n#include \"specbench_abi.h\"\n\n";
   if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
   if (!vector_math.empty())
     out += banner("Vector math") + vector_math_declarations(vector_math) + "\n";
   if (streaming) out += cpu_stream_support();
-  if (gemm_f32 || gemm_f64) {
+  if (!gemm.empty()) {
     out += banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
     std::vector<loops::Module> gemms;  // written once as loop IR (lower/blocked_gemm.h)
-    if (gemm_f32) gemms.push_back(blocked_gemm(DType::F32, gemm_target_cpu()));
-    if (gemm_f64) gemms.push_back(blocked_gemm(DType::F64, gemm_target_cpu()));
+    for (DType t : gemm) gemms.push_back(blocked_gemm(t, gemm_target_cpu()));
     out += print_cpu_loops(gemms);
   }
   out += banner("Kernels: one function per variant and statement") + kernels;

@@ -13,8 +13,8 @@ namespace sb::loops {
 namespace {
 
 const char* scalar_c(DType t) {
-  SB_ASSERT(t == DType::F32 || t == DType::F64, "loop IR scalar type of the cpu printer");
-  return t == DType::F32 ? "float" : "double";
+  SB_ASSERT(is_float(t), "loop IR scalar type of the cpu printer");
+  return scalar(t).c_type;
 }
 
 std::string simd_c(DType t) { return std::string("sb_simd_") + dtype_name(t); }

@@ -14,13 +14,13 @@ namespace sb::loops {
 namespace {
 
 const char* scalar_mojo(DType t) {
-  SB_ASSERT(t == DType::F32 || t == DType::F64, "loop IR scalar type of the mojo printer");
-  return t == DType::F32 ? "Float32" : "Float64";
+  SB_ASSERT(is_float(t), "loop IR scalar type of the mojo printer");
+  return scalar(t).mojo_type;
 }
 
 const char* dtype_mojo(DType t) {
-  SB_ASSERT(t == DType::F32 || t == DType::F64, "loop IR scalar type of the mojo printer");
-  return t == DType::F32 ? "DType.float32" : "DType.float64";
+  SB_ASSERT(is_float(t), "loop IR scalar type of the mojo printer");
+  return scalar(t).mojo_dtype;
 }
 
 // Python precedence levels (higher binds tighter).
