@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "ir/shadowing.h"
 #include "support/diag.h"
 #include "lower/patterns.h"
 
@@ -516,26 +517,6 @@ std::string omp_reduction_clause(const ReduceSite& site) {
   return std::string("reduction(") + op + ":" + site.acc + ")";
 }
 
-namespace {
-
-// Reduction variables whose name is already bound where their loop runs (by an output index or
-// an enclosing reduction). C would resolve the loop's own bounds to the new variable, so these
-// must be renamed.
-void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
-                    std::set<int>& shadowing) {
-  if (e.kind == ExprKind::Reduce) {
-    for (int o : live)
-      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
-    live.push_back(e.ref);
-    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-    live.pop_back();
-    return;
-  }
-  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-}
-
-}  // namespace
-
 StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* helpers)
     : spec_(spec), st_(st), helpers_(helpers) {
   // (Looked up per variable rather than collected into a set per statement: a spec with many
@@ -543,10 +524,7 @@ StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* hel
   auto taken = [&spec](const std::string& n) {
     return spec.find_tensor(n) >= 0 || spec.find_size(n) >= 0;
   };
-  std::vector<int> live;
-  for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
-  std::set<int> shadowing;
-  if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+  const std::set<int> shadowing = shadowing_reductions(st);
   // A variable keeps its name unless that would clash with a tensor, a size, a name the generated
   // code uses, or a variable bound around its loop; then it becomes sb_<name>_<index>.
   for (size_t i = 0; i < st.vars.size(); ++i) {

@@ -15,6 +15,7 @@
 
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
+#include "ir/shadowing.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
@@ -584,20 +585,6 @@ std::string subtrahend(const std::string& text) {
   return text.find(' ') == std::string::npos ? text : "(" + text + ")";
 }
 
-// Reduction variables whose name is already bound where their loop runs.
-void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
-                    std::set<int>& shadowing) {
-  if (e.kind == ExprKind::Reduce) {
-    for (int o : live)
-      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
-    live.push_back(e.ref);
-    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-    live.pop_back();
-    return;
-  }
-  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-}
-
 // ---- Statement lowering -----------------------------------------------------------------------
 
 struct Piece {
@@ -624,10 +611,7 @@ class MojoLowering {
     std::set<std::string> taken;
     for (const auto& t : spec.tensors) taken.insert(t.name);
     for (const auto& s : spec.sizes) taken.insert(s.name);
-    std::vector<int> live;
-    for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
-    std::set<int> shadowing;
-    if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+    const std::set<int> shadowing = shadowing_reductions(st);
     for (size_t i = 0; i < st.vars.size(); ++i) {
       const std::string& n = st.vars[i].name;
       const bool keep =
