@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "ir/affine.h"
 #include "ir/shadowing.h"
 #include "support/diag.h"
 #include "lower/patterns.h"
@@ -463,21 +464,14 @@ bool contains_reduce(const Expr& e) {
   return false;
 }
 
-bool uses_var(const Expr& e, int var) {
-  if (e.kind == ExprKind::IndexVar && e.ref == var) return true;
-  for (const auto& a : e.args)
-    if (uses_var(*a, var)) return true;
-  return false;
-}
-
 namespace {
 
 bool simd_over_outputs_in(const Expr& e, int out_var, std::vector<int>& reductions) {
   if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
-      uses_var(*e.args.back(), out_var)) {
+      depends_on(*e.args.back(), out_var)) {
     for (int r : reductions)
       for (const auto& a : e.args)
-        if (uses_var(*a, r)) return true;
+        if (depends_on(*a, r)) return true;
   }
   if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
   bool found = false;

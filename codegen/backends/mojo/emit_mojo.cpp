@@ -15,6 +15,7 @@
 
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
+#include "ir/affine.h"
 #include "ir/shadowing.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
@@ -684,16 +685,7 @@ class MojoLowering {
   }
 
   // True when `e` depends on index variable `v`, including through a reduction's range.
-  bool depends(const Expr& e, int v) const {
-    if (e.kind == ExprKind::IndexVar && e.ref == v) return true;
-    if (e.kind == ExprKind::Reduce) {
-      const IndexVar& r = st_.vars[e.ref];
-      if ((r.lo && depends(*r.lo, v)) || (r.hi && depends(*r.hi, v))) return true;
-    }
-    for (const auto& a : e.args)
-      if (depends(*a, v)) return true;
-    return false;
-  }
+  bool depends(const Expr& e, int v) const { return depends_on(e, v, &st_); }
 
   // Whether `e` has a SIMD lowering over the lanes of `v`.
   bool vec_ok(const Expr& e, int v) const {
@@ -804,17 +796,10 @@ class MojoLowering {
   }
 
  private:
+  // `e` is v + (terms that do not depend on v): consecutive lanes read consecutive elements.
   bool unit_stride(const Expr& e, int v) const {
-    if (e.kind == ExprKind::IndexVar) return e.ref == v;
-    if (e.kind != ExprKind::Binary) return false;
-    const Expr& a = *e.args[0];
-    const Expr& b = *e.args[1];
-    if (e.bop == BinOp::Add) {
-      if (depends(a, v) == depends(b, v)) return false;
-      return depends(a, v) ? unit_stride(a, v) : unit_stride(b, v);
-    }
-    if (e.bop == BinOp::Sub) return depends(a, v) && !depends(b, v) && unit_stride(a, v);
-    return false;
+    const std::optional<Affine> a = decompose(e, [&](const Expr& x) { return !depends(x, v); });
+    return a && !a->overflow && offset_from(*a, v);
   }
 
   bool obviously_inside(const Expr& sub, int t, size_t d) const {
