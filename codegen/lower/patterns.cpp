@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/visitor.h"
 
 namespace sb {
@@ -31,10 +32,6 @@ bool uses_outputs(const Expr& e, const Statement& st) {
   return any_node(e, [&](const Expr& n) {
     return n.kind == ExprKind::IndexVar && n.ref >= 0 && static_cast<size_t>(n.ref) < st.rank();
   });
-}
-
-bool uses(const Expr& e, int var) {
-  return any_node(e, [&](const Expr& n) { return is_var(n, var); });
 }
 
 // A read of a rank-2 tensor without a boundary rule whose subscripts are the bare index variables
@@ -153,24 +150,19 @@ std::optional<Scan> match_scan(const Spec& spec, const Statement& st) {
   if (reduces.size() != 1) return std::nullopt;
   const IndexVar& kv = st.vars[r.ref];
   if (!kv.lo || !kv.hi || !is_int(*kv.lo, 0)) return std::nullopt;
-  if (uses(*r.args[0], 0)) return std::nullopt;
+  if (depends_on(*r.args[0], 0)) return std::nullopt;
   Scan s;
   s.reduce = &r;
   s.k = r.ref;
   s.op = r.rop;
   s.type = type;
-  const Expr& hi = *kv.hi;
-  if (is_var(hi, 0)) {
-    s.inclusive = false;
-    return s;
-  }
-  if (hi.kind == ExprKind::Binary && hi.bop == BinOp::Add &&
-      ((is_var(*hi.args[0], 0) && is_int(*hi.args[1], 1)) ||
-       (is_int(*hi.args[0], 1) && is_var(*hi.args[1], 0)))) {
-    s.inclusive = true;
-    return s;
-  }
-  return std::nullopt;
+  // hi = i (exclusive) or i + 1 (inclusive).
+  const std::optional<Affine> hi = decompose(*kv.hi);
+  if (!hi || hi->overflow || hi->vars.size() != 1 || hi->var(0) != 1 || !hi->sizes.empty() ||
+      !hi->atoms.empty() || (hi->constant != 0 && hi->constant != 1))
+    return std::nullopt;
+  s.inclusive = hi->constant == 1;
+  return s;
 }
 
 Statement epilogue_statement(const Spec& spec, const Statement& st, const Expr* reduce) {

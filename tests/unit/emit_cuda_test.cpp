@@ -325,8 +325,9 @@ TEST(EmitCudaShapes, StencilOffsetsAndScans) {
   ASSERT_TRUE(cuda::match_stencil(s, s.stmts[0], &sm, &why)) << why;
   EXPECT_EQ(s.tensors[sm.tensor].name, "x");
   ASSERT_EQ(sm.offsets.size(), 1u);
-  EXPECT_EQ(sm.offsets[0][0].coef.size(), 1u);    // k
-  EXPECT_EQ(sm.offsets[0][0].consts.size(), 1u);  // -(K / 2)
+  EXPECT_EQ(sm.offsets[0][0].vars.size(), 1u);   // k
+  EXPECT_EQ(sm.offsets[0][0].atoms.size(), 1u);  // -(K / 2)
+  EXPECT_EQ(sm.offsets[0][0].atoms[0].coef, -1);
   EXPECT_FALSE(cuda::match_stencil(s, s.stmts[1], &sm, &why));
   EXPECT_TRUE(cuda::match_scan(s, s.stmts[1], &scm, &why)) << why;
   EXPECT_FALSE(cuda::match_scan(s, s.stmts[0], &scm, &why));
@@ -347,11 +348,13 @@ TEST(EmitCudaShapes, AffineSubscripts) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Statement& st = r.value().stmts[0];
   const Expr& sub = *st.rhs->args[0];
-  cuda::Affine a;
-  ASSERT_TRUE(cuda::affine(sub, &a));
-  ASSERT_EQ(a.coef.size(), 1u);
-  EXPECT_EQ(a.coef.at(0), 1);      // 2i - i
-  EXPECT_EQ(a.consts.size(), 2u);  // 2 * 1 and N
+  const std::optional<Affine> a = cuda::launch_affine(sub);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->vars.size(), 1u);
+  EXPECT_EQ(a->var(0), 1);  // 2i - i
+  EXPECT_EQ(a->size(0), 1);  // N
+  EXPECT_EQ(a->constant, 2);  // 2 * 1
+  EXPECT_TRUE(a->atoms.empty());
 }
 
 }  // namespace

@@ -226,6 +226,20 @@ TEST(MatchScan, InclusiveAndExclusive) {
   EXPECT_TRUE(w->inclusive);
 }
 
+TEST(MatchScan, RangeEndsAreReadAsAffineForms) {
+  Loaded l = load(
+      "  x: {type: f64, shape: [N], role: in}\n  y: {type: f64, shape: [N], role: out}\n"
+      "  z: {type: f64, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..2 + i - 1: x[k])\n  z[i] = sum(k in 0..2 * i - i: x[k])\n");
+  ASSERT_EQ(l.error, "");
+  auto y = match_scan(l.spec, l.spec.stmts[0]);
+  ASSERT_TRUE(y);
+  EXPECT_TRUE(y->inclusive);
+  auto z = match_scan(l.spec, l.spec.stmts[1]);
+  ASSERT_TRUE(z);
+  EXPECT_FALSE(z->inclusive);
+}
+
 TEST(MatchScan, RejectsOtherRanges) {
   Loaded l = load(
       "  x: {type: f64, shape: [N + 1], role: in}\n  y: {type: f64, shape: [N], role: out}\n"

@@ -7,6 +7,8 @@
 #include <limits>
 #include <optional>
 
+#include "ir/affine.h"
+#include "ir/shadowing.h"
 #include "support/diag.h"
 #include "lower/patterns.h"
 
@@ -528,21 +530,14 @@ bool contains_reduce(const Expr& e) {
   return false;
 }
 
-bool uses_var(const Expr& e, int var) {
-  if (e.kind == ExprKind::IndexVar && e.ref == var) return true;
-  for (const auto& a : e.args)
-    if (uses_var(*a, var)) return true;
-  return false;
-}
-
 namespace {
 
 bool simd_over_outputs_in(const Expr& e, int out_var, std::vector<int>& reductions) {
   if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
-      uses_var(*e.args.back(), out_var)) {
+      depends_on(*e.args.back(), out_var)) {
     for (int r : reductions)
       for (const auto& a : e.args)
-        if (uses_var(*a, r)) return true;
+        if (depends_on(*a, r)) return true;
   }
   if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
   bool found = false;
@@ -569,26 +564,6 @@ std::string omp_reduction_clause(const ReduceSite& site) {
   return std::string("reduction(") + op + ":" + site.acc + ")";
 }
 
-namespace {
-
-// Reduction variables whose name is already bound where their loop runs (by an output index or
-// an enclosing reduction). C would resolve the loop's own bounds to the new variable, so these
-// must be renamed.
-void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
-                    std::set<int>& shadowing) {
-  if (e.kind == ExprKind::Reduce) {
-    for (int o : live)
-      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
-    live.push_back(e.ref);
-    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-    live.pop_back();
-    return;
-  }
-  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-}
-
-}  // namespace
-
 StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* helpers)
     : spec_(spec), st_(st), helpers_(helpers) {
   // (Looked up per variable rather than collected into a set per statement: a spec with many
@@ -596,10 +571,7 @@ StmtLowering::StmtLowering(const Spec& spec, const Statement& st, HelperSet* hel
   auto taken = [&spec](const std::string& n) {
     return spec.find_tensor(n) >= 0 || spec.find_size(n) >= 0;
   };
-  std::vector<int> live;
-  for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
-  std::set<int> shadowing;
-  if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+  const std::set<int> shadowing = shadowing_reductions(st);
   // A variable keeps its name unless that would clash with a tensor, a size, a name the generated
   // code uses, or a variable bound around its loop; then it becomes sb_<name>_<index>.
   for (size_t i = 0; i < st.vars.size(); ++i) {

@@ -353,9 +353,6 @@ std::string paren(const std::string& text, int prec, int min_prec);
 // True when `e` contains a Reduce node.
 bool contains_reduce(const Expr& e);
 
-// True when `e` uses index variable `var`.
-bool uses_var(const Expr& e, int var);
-
 // Whether vectorising over output index `out_var` gives contiguous accesses in the hot loops of
 // `e`: some read inside a reduction varies with an enclosing reduction variable and has `out_var`
 // in its last (contiguous) subscript, as b[k, j] in a matrix product or x[i + k] in a

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_shapes.h"
+#include "ir/affine.h"
 #include "lower/row_fusion.h"
 
 namespace sb::cuda {
@@ -149,6 +150,18 @@ std::string scaled(int64_t mult, const std::string& text) {
   return str(mult) + " * " + text;
 }
 
+// The index-free part of an affine form as C terms: each size and atom (a var-free subtree,
+// printed as written) times its coefficient, then the constant when it is not zero.
+std::vector<std::string> var_free_terms(StmtLowering& L, const Affine& a) {
+  CodeWriter none;
+  std::vector<std::string> terms;
+  for (const auto& [s, c] : a.sizes) terms.push_back(scaled(c, L.size_name(s)));
+  for (const AffineAtom& t : a.atoms)
+    terms.push_back(scaled(t.coef, L.expr(*t.expr, none, kPrecUnary)));
+  if (a.constant != 0) terms.push_back(int_literal(a.constant));
+  return terms;
+}
+
 // ---- fused row groups (warp_per_row, block_per_row) -------------------------------------------
 
 // A row group of lower/row_fusion.h (find_row_groups decides which statements run as one loop
@@ -221,7 +234,7 @@ bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
       bool own_row = tn.shape.size() == 2 && r->args[0]->kind == ExprKind::IndexVar &&
                      r->args[0]->ref == 0 && tn.boundary == Boundary::None;
       bool rowless = !tn.shape.empty() && tn.boundary == Boundary::None;
-      for (const auto& a : r->args) rowless = rowless && !uses_var(*a, 0);
+      for (const auto& a : r->args) rowless = rowless && !depends_on(*a, 0);
       if (own_row) ++row_reads[t]; else not_cacheable.insert(t);
       if (!rowless) not_bcast.insert(t);
     }
@@ -600,7 +613,7 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
       for (const Expr* r : rows)
         for (const auto& a : r->args)
           for (size_t d = 0; d < st.rank(); ++d)
-            if (uses_var(*a, static_cast<int>(d))) at.insert(static_cast<int>(d));
+            if (depends_on(*a, static_cast<int>(d))) at.insert(static_cast<int>(d));
       for (size_t i = 0; i < rows.size(); ++i)
         o.line(vector_type(spec_.tensors[rows[i]->ref].type, lanes) + " sb_row" + str(i) + ";");
       CodeWriter blk(o.indent() + 1);
@@ -1204,8 +1217,8 @@ void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, siz
     auto add = [&](const std::string& term) {
       if (term != "0") s += (s.empty() ? "" : " + ") + term;
     };
-    for (const auto& [mult, e] : a.consts) add(scaled(mult, L.expr(*e, none, kPrecUnary)));
-    for (const auto& [v, c] : a.coef) {
+    for (const std::string& term : var_free_terms(L, a)) add(term);
+    for (const auto& [v, c] : a.vars) {
       const IndexVar& var = st.vars[v];
       const bool use_hi = (c > 0) == upper;
       const std::string x = use_hi ? "(" + L.expr(*var.hi, none, kPrecAdd) + " - 1)"
@@ -1216,20 +1229,15 @@ void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, siz
   };
   for (size_t d = 0; d < rank; ++d) {
     const std::string ds = str(static_cast<int64_t>(d));
-    // Offsets made of integer literals only: the halo is known now.
+    // Offsets that are constants: the halo is known now.
     bool literal = true;
     int64_t lo_c = 0, hi_c = 0;
     for (const auto& offs : m.offsets) {
       const Affine& a = offs[d];
-      int64_t v = 0;
-      literal = literal && a.coef.empty();
-      for (const auto& [mult, e] : a.consts) {
-        literal = literal && e->kind == ExprKind::IntLit;
-        if (literal) v += mult * e->ival;
-      }
+      literal = a.is_constant();
       if (!literal) break;
-      lo_c = std::min(lo_c, v);
-      hi_c = std::max(hi_c, v);
+      lo_c = std::min(lo_c, a.constant);
+      hi_c = std::max(hi_c, a.constant);
     }
     if (literal) {
       w.line("const int64_t sb_lo" + ds + " = " + str(lo_c) + ", sb_hi" + ds + " = " + str(hi_c) +
@@ -1243,7 +1251,7 @@ void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, siz
     std::set<std::string> seen;
     for (const auto& offs : m.offsets) {
       const Affine& a = offs[d];
-      if (a.coef.empty() && a.consts.empty()) continue;
+      if (a.is_constant() && a.constant == 0) continue;
       const std::string lo = bound(a, false), hi = bound(a, true);
       if (!seen.insert(lo + "\n" + hi).second) continue;
       w.line("sb_lo" + ds + " = sb_min_i64(sb_lo" + ds + ", " + lo + ");");
@@ -1466,12 +1474,9 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 
   // Element p (j = lo + p) completes output i = p + sb_shift, sb_shift = lo + 1 - c; known now
   // when lo and c are integer literals (0 for an inclusive scan from 0, 1 for an exclusive one).
-  bool shift_known = var.lo->kind == ExprKind::IntLit;
-  int64_t shift = shift_known ? var.lo->ival + 1 : 0;
-  for (const auto& [mult, e] : m.hi.consts) {
-    shift_known = shift_known && e->kind == ExprKind::IntLit;
-    if (shift_known) shift -= mult * e->ival;
-  }
+  const bool shift_known = var.lo->kind == ExprKind::IntLit && m.hi.sizes.empty() &&
+                           m.hi.atoms.empty();
+  const int64_t shift = shift_known ? var.lo->ival + 1 - m.hi.constant : 0;
 
   // Phase 3: each block scans its chunk again, starting from the total of the chunks before.
   StmtLowering L3(spec_, st, &h_);
@@ -1522,8 +1527,7 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   {
     CodeWriter none;
     std::string c;
-    for (const auto& [mult, e] : m.hi.consts)
-      c += (c.empty() ? "" : " + ") + scaled(mult, H.expr(*e, none, kPrecUnary));
+    for (const std::string& term : var_free_terms(H, m.hi)) c += (c.empty() ? "" : " + ") + term;
     if (c.empty()) c = "0";
     const std::string lo = H.expr(*var.lo, none, kPrecAdd);
     body_.line("// Output " + st.vars[0].name + " folds elements " + st.vars[red.ref].name +

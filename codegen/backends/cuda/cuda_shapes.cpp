@@ -16,37 +16,6 @@ void outer_reductions_rec(const Expr& e, std::vector<const Expr*>& out) {
   for (const auto& a : e.args) outer_reductions_rec(*a, out);
 }
 
-bool affine_rec(const Expr& e, int64_t mult, Affine* a) {
-  if (var_free(e)) {
-    if (!(e.kind == ExprKind::IntLit && e.ival == 0)) a->consts.push_back({mult, &e});
-    return true;
-  }
-  switch (e.kind) {
-    case ExprKind::IndexVar:
-      a->coef[e.ref] += mult;
-      return true;
-    case ExprKind::Unary:
-      return e.uop == UnOp::Neg && affine_rec(*e.args[0], -mult, a);
-    case ExprKind::Binary:
-      switch (e.bop) {
-        case BinOp::Add:
-          return affine_rec(*e.args[0], mult, a) && affine_rec(*e.args[1], mult, a);
-        case BinOp::Sub:
-          return affine_rec(*e.args[0], mult, a) && affine_rec(*e.args[1], -mult, a);
-        case BinOp::Mul:
-          if (e.args[0]->kind == ExprKind::IntLit)
-            return affine_rec(*e.args[1], mult * e.args[0]->ival, a);
-          if (e.args[1]->kind == ExprKind::IntLit)
-            return affine_rec(*e.args[0], mult * e.args[1]->ival, a);
-          return false;
-        default:
-          return false;
-      }
-    default:
-      return false;
-  }
-}
-
 bool is_var(const Expr& e, int ref) {
   return e.kind == ExprKind::IndexVar && e.ref == ref;
 }
@@ -57,18 +26,6 @@ bool uses_outputs_outside(const Expr& e, const std::set<const Expr*>& skip, size
   if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < rank) return true;
   for (const auto& a : e.args)
     if (uses_outputs_outside(*a, skip, rank)) return true;
-  return false;
-}
-
-// uses_var, looking into the ranges of nested reductions too.
-bool depends_on(const Expr& e, int var, const Statement& st) {
-  if (e.kind == ExprKind::IndexVar && e.ref == var) return true;
-  if (e.kind == ExprKind::Reduce) {
-    const IndexVar& v = st.vars[e.ref];
-    if ((v.lo && depends_on(*v.lo, var, st)) || (v.hi && depends_on(*v.hi, var, st))) return true;
-  }
-  for (const auto& a : e.args)
-    if (depends_on(*a, var, st)) return true;
   return false;
 }
 
@@ -103,21 +60,10 @@ std::vector<const Expr*> outer_reductions(const Expr& e) {
   return out;
 }
 
-bool var_free(const Expr& e) {
-  if (e.kind == ExprKind::IndexVar || e.kind == ExprKind::Read || e.kind == ExprKind::Reduce)
-    return false;
-  for (const auto& a : e.args)
-    if (!var_free(*a)) return false;
-  return true;
-}
-
-bool affine(const Expr& e, Affine* out) {
-  Affine a;
-  if (!affine_rec(e, 1, &a)) return false;
-  for (auto it = a.coef.begin(); it != a.coef.end();)
-    it = it->second == 0 ? a.coef.erase(it) : ++it;
-  *out = std::move(a);
-  return true;
+std::optional<Affine> launch_affine(const Expr& e) {
+  std::optional<Affine> a = decompose(e, var_free);
+  if (a && a->overflow) return std::nullopt;
+  return a;
 }
 
 bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std::string* why) {
@@ -153,7 +99,7 @@ bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std
       continue;
     bool elsewhere = false;
     for (size_t d = 0; d + 1 < r->args.size(); ++d)
-      elsewhere = elsewhere || uses_var(*r->args[d], inner);
+      elsewhere = elsewhere || depends_on(*r->args[d], inner);
     if (!elsewhere) m->row_contiguous.push_back(r);
   }
   return true;
@@ -196,10 +142,10 @@ bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::s
   bool any = false;
   for (const Expr* r : reads_of(*m->red->args[0])) {
     for (size_t d = 0; d < r->args.size(); ++d) {
-      if (!uses_var(*r->args[d], k)) continue;
-      Affine a;
+      if (!depends_on(*r->args[d], k)) continue;
       const bool last = d + 1 == r->args.size();
-      if (!last || !affine(*r->args[d], &a) || a.coef[k] != 1) {
+      const std::optional<Affine> a = last ? launch_affine(*r->args[d]) : std::nullopt;
+      if (!a || a->var(k) != 1) {
         *why = "its reduction variable '" + st.vars[k].name + "' is not contiguous in the read '" +
                to_string(*r, s, &st) + "' (it must appear only in the last subscript, as +" +
                st.vars[k].name + ")";
@@ -316,15 +262,15 @@ bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::str
       read = true;
       std::vector<Affine> offs;
       for (size_t d = 0; d < rank && ok; ++d) {
-        Affine a;
-        if (!affine(*r->args[d], &a) || a.coef[static_cast<int>(d)] != 1) {
+        const std::optional<Affine> sub = launch_affine(*r->args[d]);
+        std::optional<Affine> a = sub ? offset_from(*sub, static_cast<int>(d)) : std::nullopt;
+        if (!a) {
           ok = false;
           reason = "subscript " + std::to_string(d) + " of '" + to_string(*r, s, &st) +
                    "' is not '" + st.vars[d].name + "' plus an offset";
           break;
         }
-        a.coef.erase(static_cast<int>(d));
-        for (const auto& [v, c] : a.coef) {
+        for (const auto& [v, c] : a->vars) {
           if (!fixed_range.count(v)) {
             ok = false;
             reason = "the offset of '" + to_string(*r, s, &st) + "' uses '" + st.vars[v].name +
@@ -332,8 +278,8 @@ bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::str
             break;
           }
         }
-        if (!a.coef.empty() || !a.consts.empty()) shifted = true;
-        offs.push_back(std::move(a));
+        if (!a->is_constant() || a->constant != 0) shifted = true;
+        offs.push_back(std::move(*a));
       }
       if (!ok) break;
       cand.reads.push_back(r);
@@ -361,18 +307,17 @@ bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* w
   }
   if (!one_outer_reduction(st, &m->red, why)) return false;
   const IndexVar& v = st.vars[m->red->ref];
-  Affine hi;
-  if (!var_free(*v.lo) || !affine(*v.hi, &hi) || hi.coef.size() != 1 || hi.coef.count(0) != 1 ||
-      hi.coef[0] != 1) {
+  std::optional<Affine> hi = launch_affine(*v.hi);
+  if (!var_free(*v.lo) || !hi || hi->vars.size() != 1 || hi->var(0) != 1) {
     *why = "its reduction range '" + to_string(*v.lo, s, &st) + ".." + to_string(*v.hi, s, &st) +
            "' is not lo.." + st.vars[0].name + " + c with lo and c free of indices";
     return false;
   }
-  if (depends_on(*m->red->args[0], 0, st)) {
+  if (depends_on(*m->red->args[0], 0, &st)) {
     *why = "its reduction body uses the output index '" + st.vars[0].name + "'";
     return false;
   }
-  m->hi = std::move(hi);
+  m->hi = std::move(*hi);
   return true;
 }
 

@@ -7,11 +7,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/ir.h"
 
 namespace sb::cuda {
@@ -19,17 +20,10 @@ namespace sb::cuda {
 // The Reduce nodes of `e` that are not nested in another reduction, in print order.
 std::vector<const Expr*> outer_reductions(const Expr& e);
 
-// True when `e` contains no index variable, tensor read or reduction: a function of sizes and
-// literals only, the same everywhere in a launch.
-bool var_free(const Expr& e);
-
-// An integer expression as sum(coef[v] * v) + sum(mult * term), where each term is var_free.
-struct Affine {
-  std::map<int, int64_t> coef;                          // index variable -> non-zero coefficient
-  std::vector<std::pair<int64_t, const Expr*>> consts;  // (multiplier, var-free term)
-};
-// False when `e` is not affine in the index variables with integer-literal coefficients.
-bool affine(const Expr& e, Affine* out);
+// The affine form of an integer expression with its var-free subtrees (a function of sizes and
+// literals such as `K / 2`, the same everywhere in a launch) kept whole as atoms; nullopt when
+// it is not affine in the index variables (or overflows).
+std::optional<Affine> launch_affine(const Expr& e);
 
 // vectorized: an elementwise statement (rank >= 1, no reduction). `contiguous` lists its reads
 // of tensors with the output's shape subscripted by the output indices in order, which are
@@ -95,7 +89,7 @@ bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::str
 // index variables and f independent of i (an inclusive scan for c = 1, exclusive for c = 0).
 struct ScanMatch {
   const Expr* red = nullptr;
-  Affine hi;  // coef {i: 1}; consts = c
+  Affine hi;  // vars {i: 1}; the rest (sizes, atoms, constant) is c
 };
 bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* why);
 

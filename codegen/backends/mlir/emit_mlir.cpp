@@ -5,12 +5,14 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "backends/common/emit_common.h"
 #include "backends/mlir/mlir_pipelines.h"
+#include "ir/affine.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
 
@@ -1008,50 +1010,48 @@ class Body {
   }
 
   // Affine text of a subscript over the generic's dims, or false when it is not affine in them
-  // with literal coefficients.
+  // (with integer coefficients, no sizes): "d0", "(d1 + 1)", "(d0 + d2 * -2 - 3)".
   bool affine(const Expr& e, std::string& out) {
-    switch (e.kind) {
-      case ExprKind::IntLit:
-        out = std::to_string(e.ival);
-        return true;
-      case ExprKind::IndexVar: {
-        if (e.ref >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[e.ref] < 0) return false;
-        out = "d" + std::to_string(dim_of_var_[e.ref]);
-        const IndexVar& iv = st_->vars[e.ref];
-        // A block's reduction index, or the streamed output index of a part of a row, starts at a
-        // run-time offset: not affine in the dims.
-        if (e.ref == block_var_ || e.ref == part_var_) return false;
-        if (!iv.is_reduction) return true;
+    const std::optional<Affine> a = decompose(e);
+    if (!a || a->overflow || !a->sizes.empty() || !a->atoms.empty()) return false;
+    int64_t constant = a->constant;
+    std::map<int, int64_t> by_dim;
+    const int64_t min = std::numeric_limits<int64_t>::min();  // has no negation
+    for (const auto& [v, c] : a->vars) {
+      if (c == min) return false;
+      if (v >= static_cast<int>(dim_of_var_.size()) || dim_of_var_[v] < 0) return false;
+      // A block's reduction index, or the streamed output index of a part of a row, starts at a
+      // run-time offset: not affine in the dims.
+      if (v == block_var_ || v == part_var_) return false;
+      const IndexVar& iv = st_->vars[v];
+      if (iv.is_reduction) {  // the dim counts from the range's start: v = d + lo
         if (iv.lo->kind != ExprKind::IntLit) return false;
-        if (iv.lo->ival != 0) out = "(" + out + " + " + std::to_string(iv.lo->ival) + ")";
-        return true;
+        int64_t p;
+        if (__builtin_mul_overflow(c, iv.lo->ival, &p) ||
+            __builtin_add_overflow(constant, p, &constant))
+          return false;
       }
-      case ExprKind::Unary: {
-        std::string a;
-        if (e.uop != UnOp::Neg || !affine(*e.args[0], a)) return false;
-        out = "(" + a + " * -1)";
-        return true;
-      }
-      case ExprKind::Binary: {
-        std::string a, b;
-        if (e.bop == BinOp::Add || e.bop == BinOp::Sub) {
-          if (!affine(*e.args[0], a) || !affine(*e.args[1], b)) return false;
-          out = "(" + a + (e.bop == BinOp::Add ? " + " : " - ") + b + ")";
-          return true;
-        }
-        if (e.bop == BinOp::Mul) {
-          const bool l = e.args[0]->kind == ExprKind::IntLit;
-          const bool r = e.args[1]->kind == ExprKind::IntLit;
-          if (!l && !r) return false;
-          if (!affine(*e.args[0], a) || !affine(*e.args[1], b)) return false;
-          out = "(" + a + " * " + b + ")";
-          return true;
-        }
-        return false;
-      }
-      default:
-        return false;
+      by_dim[dim_of_var_[v]] = c;
     }
+    if (constant == min) return false;
+    std::string text;
+    for (const auto& [d, c] : by_dim) {
+      const std::string dim = "d" + std::to_string(d);
+      if (text.empty())
+        text = c == 1 ? dim : dim + " * " + std::to_string(c);
+      else if (c == 1 || c == -1)
+        text += (c == 1 ? " + " : " - ") + dim;
+      else
+        text += (c > 0 ? " + " : " - ") + dim + " * " + std::to_string(c > 0 ? c : -c);
+    }
+    if (text.empty()) {
+      out = std::to_string(constant);
+      return true;
+    }
+    if (constant != 0)
+      text += (constant > 0 ? " + " : " - ") + std::to_string(constant > 0 ? constant : -constant);
+    out = text == "d" + std::to_string(by_dim.begin()->first) ? text : "(" + text + ")";
+    return true;
   }
 
   // Reads of `e` (not inside nested reductions) that can be generic operands.

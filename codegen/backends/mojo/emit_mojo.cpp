@@ -17,6 +17,8 @@
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
 #include "backends/mojo/print_loops.h"
+#include "ir/affine.h"
+#include "ir/shadowing.h"
 #include "lower/blocked_gemm.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
@@ -388,20 +390,6 @@ std::string subtrahend(const std::string& text) {
   return text.find(' ') == std::string::npos ? text : "(" + text + ")";
 }
 
-// Reduction variables whose name is already bound where their loop runs.
-void find_shadowing(const Expr& e, const Statement& st, std::vector<int>& live,
-                    std::set<int>& shadowing) {
-  if (e.kind == ExprKind::Reduce) {
-    for (int o : live)
-      if (st.vars[o].name == st.vars[e.ref].name) shadowing.insert(e.ref);
-    live.push_back(e.ref);
-    for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-    live.pop_back();
-    return;
-  }
-  for (const auto& a : e.args) find_shadowing(*a, st, live, shadowing);
-}
-
 // ---- Statement lowering -----------------------------------------------------------------------
 
 struct Piece {
@@ -428,10 +416,7 @@ class MojoLowering {
     std::set<std::string> taken;
     for (const auto& t : spec.tensors) taken.insert(t.name);
     for (const auto& s : spec.sizes) taken.insert(s.name);
-    std::vector<int> live;
-    for (size_t i = 0; i < st.rank(); ++i) live.push_back(static_cast<int>(i));
-    std::set<int> shadowing;
-    if (st.rhs) find_shadowing(*st.rhs, st, live, shadowing);
+    const std::set<int> shadowing = shadowing_reductions(st);
     for (size_t i = 0; i < st.vars.size(); ++i) {
       const std::string& n = st.vars[i].name;
       const bool keep =
@@ -504,16 +489,7 @@ class MojoLowering {
   }
 
   // True when `e` depends on index variable `v`, including through a reduction's range.
-  bool depends(const Expr& e, int v) const {
-    if (e.kind == ExprKind::IndexVar && e.ref == v) return true;
-    if (e.kind == ExprKind::Reduce) {
-      const IndexVar& r = st_.vars[e.ref];
-      if ((r.lo && depends(*r.lo, v)) || (r.hi && depends(*r.hi, v))) return true;
-    }
-    for (const auto& a : e.args)
-      if (depends(*a, v)) return true;
-    return false;
-  }
+  bool depends(const Expr& e, int v) const { return depends_on(e, v, &st_); }
 
   // Whether `e` has a SIMD lowering over the lanes of `v`.
   bool vec_ok(const Expr& e, int v) const {
@@ -624,17 +600,10 @@ class MojoLowering {
   }
 
  private:
+  // `e` is v + (terms that do not depend on v): consecutive lanes read consecutive elements.
   bool unit_stride(const Expr& e, int v) const {
-    if (e.kind == ExprKind::IndexVar) return e.ref == v;
-    if (e.kind != ExprKind::Binary) return false;
-    const Expr& a = *e.args[0];
-    const Expr& b = *e.args[1];
-    if (e.bop == BinOp::Add) {
-      if (depends(a, v) == depends(b, v)) return false;
-      return depends(a, v) ? unit_stride(a, v) : unit_stride(b, v);
-    }
-    if (e.bop == BinOp::Sub) return depends(a, v) && !depends(b, v) && unit_stride(a, v);
-    return false;
+    const std::optional<Affine> a = decompose(e, [&](const Expr& x) { return !depends(x, v); });
+    return a && !a->overflow && offset_from(*a, v);
   }
 
   bool obviously_inside(const Expr& sub, int t, size_t d) const {

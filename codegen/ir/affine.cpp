@@ -1,0 +1,253 @@
+#include "ir/affine.h"
+
+#include "ir/visitor.h"
+
+namespace sb {
+
+namespace {
+
+// acc += k * x; true on overflow.
+bool mul_add(int64_t& acc, int64_t k, int64_t x) {
+  int64_t p;
+  return __builtin_mul_overflow(k, x, &p) || __builtin_add_overflow(acc, p, &acc);
+}
+
+void add_terms(std::map<int, int64_t>& into, const std::map<int, int64_t>& from, int64_t k,
+               bool& overflow) {
+  for (auto [t, c] : from) {
+    overflow = mul_add(into[t], k, c) || overflow;
+    if (into[t] == 0) into.erase(t);
+  }
+}
+
+class Decompose : public ExprFunctor<std::optional<Affine>()> {
+ public:
+  explicit Decompose(const AtomRule& atom) : atom_(atom) {}
+
+  // The node's own form, or the node whole as an atom when the rule takes it.
+  std::optional<Affine> of(const Expr& e) {
+    std::optional<Affine> f = visit(e);
+    if (f || !atom_ || !atom_(e)) return f;
+    Affine a;
+    a.atoms.push_back({1, &e});
+    return a;
+  }
+
+ protected:
+  using Form = std::optional<Affine>;
+
+  Form visit_int_lit(const Expr& e) override { return Affine::of_constant(e.ival); }
+  Form visit_size_ref(const Expr& e) override { return Affine::of_size(e.ref); }
+  Form visit_index_var(const Expr& e) override { return Affine::of_var(e.ref); }
+  Form visit_unary(const Expr& e) override {
+    if (e.uop != UnOp::Neg) return std::nullopt;
+    Form a = of(*e.args[0]);
+    if (!a) return std::nullopt;
+    return a->scaled(-1);
+  }
+  Form visit_binary(const Expr& e) override {
+    if (e.bop != BinOp::Add && e.bop != BinOp::Sub && e.bop != BinOp::Mul) return std::nullopt;
+    Form a = of(*e.args[0]);
+    if (!a) return std::nullopt;
+    Form b = of(*e.args[1]);
+    if (!b) return std::nullopt;
+    if (e.bop == BinOp::Add) return *a + *b;
+    if (e.bop == BinOp::Sub) return *a - *b;
+    if (a->is_constant()) return b->scaled(a->constant).with_overflow(a->overflow);
+    if (b->is_constant()) return a->scaled(b->constant).with_overflow(b->overflow);
+    return std::nullopt;
+  }
+  Form visit_float_lit(const Expr&) override { return std::nullopt; }
+  Form visit_name(const Expr&) override { return std::nullopt; }
+  Form visit_const(const Expr&) override { return std::nullopt; }
+  Form visit_read(const Expr&) override { return std::nullopt; }
+  Form visit_call(const Expr&) override { return std::nullopt; }
+  Form visit_cast(const Expr&) override { return std::nullopt; }
+  Form visit_reduce(const Expr&) override { return std::nullopt; }
+
+ private:
+  const AtomRule& atom_;
+};
+
+class DependsOn : public ExprVisitor {
+ public:
+  DependsOn(int var, const Statement* st) : var_(var), st_(st) {}
+  bool found = false;
+
+  void visit(const Expr& e) override {
+    if (!found) ExprVisitor::visit(e);
+  }
+
+ protected:
+  void visit_index_var(const Expr& e) override { found = found || e.ref == var_; }
+  void visit_reduce(const Expr& e) override {
+    if (st_) {
+      const IndexVar& v = st_->vars[e.ref];
+      if (v.lo) visit(*v.lo);
+      if (v.hi) visit(*v.hi);
+    }
+    visit_children(e);
+  }
+
+ private:
+  int var_;
+  const Statement* st_;
+};
+
+}  // namespace
+
+Affine Affine::of_constant(int64_t c) {
+  Affine a;
+  a.constant = c;
+  return a;
+}
+
+Affine Affine::of_var(int v) {
+  Affine a;
+  a.vars[v] = 1;
+  return a;
+}
+
+Affine Affine::of_size(int s) {
+  Affine a;
+  a.sizes[s] = 1;
+  return a;
+}
+
+void Affine::add(const Affine& o, int64_t k) {
+  overflow = overflow || o.overflow || mul_add(constant, k, o.constant);
+  add_terms(vars, o.vars, k, overflow);
+  add_terms(sizes, o.sizes, k, overflow);
+  for (const AffineAtom& t : o.atoms) {
+    int64_t c;
+    overflow = __builtin_mul_overflow(k, t.coef, &c) || overflow;
+    auto it = atoms.begin();
+    while (it != atoms.end() && it->expr != t.expr) ++it;
+    if (it == atoms.end()) {
+      if (c != 0) atoms.push_back({c, t.expr});
+    } else {
+      overflow = __builtin_add_overflow(it->coef, c, &it->coef) || overflow;
+      if (it->coef == 0) atoms.erase(it);
+    }
+  }
+}
+
+Affine Affine::operator+(const Affine& o) const {
+  Affine r = *this;
+  r.add(o, 1);
+  return r;
+}
+
+Affine Affine::operator-(const Affine& o) const {
+  Affine r = *this;
+  r.add(o, -1);
+  return r;
+}
+
+Affine Affine::scaled(int64_t k) const {
+  Affine r;
+  r.add(*this, k);
+  return r;
+}
+
+Affine Affine::with_overflow(bool o) const {
+  Affine r = *this;
+  r.overflow = r.overflow || o;
+  return r;
+}
+
+int64_t Affine::var(int v) const {
+  auto it = vars.find(v);
+  return it == vars.end() ? 0 : it->second;
+}
+
+int64_t Affine::size(int s) const {
+  auto it = sizes.find(s);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+std::optional<Affine> decompose(const Expr& e, const AtomRule& atom) {
+  return Decompose(atom).of(e);
+}
+
+bool var_free(const Expr& e) {
+  return !any_node(e, [](const Expr& n) {
+    return n.kind == ExprKind::IndexVar || n.kind == ExprKind::Read ||
+           n.kind == ExprKind::Reduce;
+  });
+}
+
+bool depends_on(const Expr& e, int var, const Statement* st) {
+  DependsOn d(var, st);
+  d.visit(e);
+  return d.found;
+}
+
+std::optional<Affine> offset_from(const Affine& a, int v) {
+  if (a.var(v) != 1) return std::nullopt;
+  Affine r = a;
+  r.vars.erase(v);
+  return r;
+}
+
+std::optional<int64_t> evaluate(const Affine& a, const SizePoint& sizes,
+                                const std::vector<int64_t>& vars) {
+  if (a.overflow) return std::nullopt;
+  int64_t v = a.constant;
+  for (auto [s, c] : a.sizes) {
+    SB_ASSERT(s >= 0 && static_cast<size_t>(s) < sizes.size(), "size ref out of range");
+    if (mul_add(v, c, sizes[s])) return std::nullopt;
+  }
+  for (auto [x, c] : a.vars) {
+    SB_ASSERT(x >= 0 && static_cast<size_t>(x) < vars.size(), "index variable without a value");
+    if (mul_add(v, c, vars[x])) return std::nullopt;
+  }
+  for (const AffineAtom& t : a.atoms) {
+    const std::optional<int64_t> x = eval_int_checked(*t.expr, sizes, vars, nullptr);
+    if (!x || mul_add(v, t.coef, *x)) return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
+                              const AtomRange& atom_range) {
+  // An atom lies in its declared range, whatever the indices.
+  const std::vector<AffineAtom> atoms = std::move(a.atoms);
+  a.atoms.clear();
+  for (const AffineAtom& t : atoms) {
+    const auto range = atom_range ? atom_range(*t.expr)
+                                  : std::pair<const Expr*, const Expr*>{nullptr, nullptr};
+    const Expr* b = (t.coef > 0) == want_max ? range.second : range.first;
+    if (!b) return std::nullopt;
+    std::optional<Affine> bound = decompose(*b);
+    if (!bound) return std::nullopt;
+    a.add(*bound, t.coef);
+  }
+  // Inner variables' ranges may mention outer ones, so eliminate from the last variable.
+  for (int v = static_cast<int>(st.vars.size()) - 1; v >= 0; --v) {
+    auto it = a.vars.find(v);
+    if (it == a.vars.end()) continue;
+    const int64_t c = it->second;
+    a.vars.erase(it);
+    const IndexVar& iv = st.vars[v];
+    const bool take_hi = (c > 0) == want_max;
+    std::optional<Affine> bound = decompose(take_hi ? *iv.hi : *iv.lo);
+    if (!bound) return std::nullopt;
+    if (take_hi && __builtin_sub_overflow(bound->constant, 1, &bound->constant))  // half-open
+      bound->overflow = true;
+    a.add(*bound, c);
+  }
+  return a;
+}
+
+bool nonnegative_for_all_sizes(const Affine& a) {
+  SB_ASSERT(a.vars.empty() && a.atoms.empty(), "nonnegative_for_all_sizes of a form with indices");
+  int64_t at_ones = a.constant;
+  for (auto [s, c] : a.sizes) {
+    if (c < 0) return false;
+    if (__builtin_add_overflow(at_ones, c, &at_ones)) return true;  // c > 0: grows past 2^63
+  }
+  return at_ones >= 0;
+}
+
+}  // namespace sb

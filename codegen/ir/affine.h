@@ -1,0 +1,105 @@
+// Affine analysis of integer expressions (subscripts, range bounds, shapes), written once for
+// the bounds check (check/bounds.cpp), the CUDA shape matchers and stencil halos
+// (backends/cuda), the Mojo vectoriser's unit-stride test, the MLIR printer's indexing maps and
+// the scan matcher (lower/patterns.cpp).
+//
+// An affine form is
+//
+//   constant + sum(vars[v] * v) + sum(sizes[s] * s) + sum(atom.coef * atom.expr)
+//
+// over index variables v (Statement::vars), sizes s (Spec::sizes) and atoms: subtrees that the
+// caller chose to keep whole (a gathered read, a var-free `K / 2`), see AtomRule. Coefficients
+// are integers; none is stored as zero. decompose() says "not affine" with nullopt.
+//
+// Every step is overflow-checked: `overflow` is set (and stays set) once the constant or a
+// coefficient leaves the 64-bit range. A form with `overflow` is not exact; the bounds check
+// reports it as an error, every other caller treats it as not affine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace sb {
+
+struct AffineAtom {
+  int64_t coef = 0;
+  const Expr* expr = nullptr;  // a node of the decomposed tree; the form points into it
+};
+
+struct Affine {
+  int64_t constant = 0;
+  std::map<int, int64_t> vars;   // index variable -> non-zero coefficient
+  std::map<int, int64_t> sizes;  // size parameter -> non-zero coefficient
+  std::vector<AffineAtom> atoms;  // in the order the decomposition met them
+  bool overflow = false;
+
+  static Affine of_constant(int64_t c);
+  static Affine of_var(int v);
+  static Affine of_size(int s);
+
+  // this += k * o. Atoms of the same node merge; a coefficient that becomes zero is dropped.
+  void add(const Affine& o, int64_t k = 1);
+  Affine operator+(const Affine& o) const;
+  Affine operator-(const Affine& o) const;
+  Affine scaled(int64_t k) const;
+  // A copy with `overflow` also set when `o` is.
+  Affine with_overflow(bool o) const;
+
+  // The coefficient of index variable v / size s (0 when absent).
+  int64_t var(int v) const;
+  int64_t size(int s) const;
+  // No index variable, size or atom: the form is its constant.
+  bool is_constant() const { return vars.empty() && sizes.empty() && atoms.empty(); }
+  // No index variable (sizes, atoms and the constant may remain).
+  bool var_free() const { return vars.empty(); }
+  // Whether index variable v has a non-zero coefficient.
+  bool uses_var(int v) const { return vars.count(v) != 0; }
+};
+
+// Which subtrees decompose() keeps whole as atoms: asked of a node that has no affine form of
+// its own (a Read, a Call, a Div, a product of two non-constant forms, ...). Empty: none.
+using AtomRule = std::function<bool(const Expr&)>;
+
+// The affine form of integer expression `e`, or nullopt when it is not affine: a node other than
+// an integer literal, size, index variable, negation, +, - or * by a constant form, unless
+// `atom` accepts it whole.
+std::optional<Affine> decompose(const Expr& e, const AtomRule& atom = {});
+
+// True when `e` contains no index variable, tensor read or reduction: a function of sizes and
+// literals only, the same at every point of a statement's domain. As an AtomRule it keeps such
+// subtrees (`K / 2`) whole.
+bool var_free(const Expr& e);
+
+// Whether `e` uses index variable `var`. With `st`, also through the ranges of the reductions
+// nested in `e` (whose bounds live in st.vars, not under the Reduce node).
+bool depends_on(const Expr& e, int var, const Statement* st = nullptr);
+
+// `a - v` when `a` has coefficient 1 on index variable v (a subscript `v + offset`), else nullopt.
+std::optional<Affine> offset_from(const Affine& a, int v);
+
+// The value of `a` at `sizes` and index-variable values `vars` (indexed like Statement::vars);
+// atoms are evaluated with eval_int_checked. nullopt on overflow (or when `a.overflow`).
+std::optional<int64_t> evaluate(const Affine& a, const SizePoint& sizes,
+                                const std::vector<int64_t>& vars = {});
+
+// The inclusive range [lo, hi] of an atom's value, as expressions affine in sizes (the declared
+// `init` range of a gathered i32 input); nullptr, nullptr when the atom has none.
+using AtomRange = std::function<std::pair<const Expr*, const Expr*>(const Expr& atom)>;
+
+// The least (want_max = false) or greatest value of `a` over the half-open ranges of the index
+// variables of `st` (lo <= v < hi), with each atom in its range from `atom_range`, as a form in
+// sizes only. Variables are eliminated from the last one, since a range may use earlier
+// variables. nullopt when a range bound is not affine or an atom has no range.
+std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
+                              const AtomRange& atom_range = {});
+
+// True when the sizes-only form `a` is >= 0 for every assignment of sizes >= 1.
+bool nonnegative_for_all_sizes(const Affine& a);
+
+}  // namespace sb
