@@ -1,7 +1,8 @@
 // Unit tests of the host strategy registries (codegen/backends/common/host_strategy.h and
 // backends/<name>/strategies.cpp): every strategy is one record with an algorithm class, typed
 // parameters whose defaults lie in their ranges, a fit check where it has a shape, and the
-// schedule facts the printers read; each emitter's strategy list is its registry's.
+// schedule facts the printers read; each emitter's strategy list is its registry's; and the
+// harness's matched comparison pairs (analysis.h) are derived from the algorithm classes.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "backends/vendor_cpu/emit_vendor_cpu.h"
 #include "backends/vendor_cpu/strategies.h"
 #include "driver.h"
+#include "results/analysis.h"
 
 namespace sb {
 namespace {
@@ -181,6 +183,29 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
   }
   EXPECT_EQ(shaped, 3u);  // cpu and mojo blocked_matmul, vendor_cpu blas
   fs::remove_all(dir);
+}
+
+// The matched comparison rows pair strategies of the same algorithm class. For the current
+// registries the derived pairs are exactly the ones the harness used to name.
+TEST(MatchedStrategies, DerivedFromAlgorithmClassesEqualTheFormerList) {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(matched_strategies("cpu", "mojo"), (Pairs{{"loops", "loops"},
+                                                      {"omp_simd", "vectorize_parallel"},
+                                                      {"blocked_matmul", "blocked_matmul"}}));
+  EXPECT_EQ(matched_strategies("cpu", "mlir"), (Pairs{{"loops", "loops"}, {"omp_simd", "openmp"}}));
+  // The former list, one for every compared backend: the union of the derived pairs.
+  const std::set<std::pair<std::string, std::string>> former = {
+      {"loops", "loops"},
+      {"omp_simd", "vectorize_parallel"},
+      {"omp_simd", "openmp"},
+      {"blocked_matmul", "blocked_matmul"}};
+  std::set<std::pair<std::string, std::string>> derived;
+  for (const BackendRecord* lang : compared_backends()) {
+    if (lang->device != Device::Cpu) continue;
+    for (const auto& p : matched_strategies(lang->baseline, lang->name)) derived.insert(p);
+  }
+  EXPECT_EQ(derived, former);
+  EXPECT_TRUE(matched_strategies("cpu", "no_such_backend").empty());
 }
 
 }  // namespace
