@@ -22,6 +22,7 @@
 #include "backends/mojo/strategies.h"
 #include "backends/vendor_cpu/emit_vendor_cpu.h"
 #include "backends/vendor_cpu/strategies.h"
+#include "cli/console.h"
 #include "driver.h"
 #include "results/analysis.h"
 
@@ -137,6 +138,29 @@ TEST(HostStrategyRegistry, MlirRecordsNameTheirPipelines) {
   EXPECT_EQ(reg.find("openmp")->schedule.pipeline({}, true), mlir_openmp_pipeline(true));
   EXPECT_EQ(mlir_openmp_pipeline(true).rfind("--transform-interpreter ", 0), 0u);
   EXPECT_EQ(mlir_openmp_pipeline(false).find("--transform-interpreter"), std::string::npos);
+}
+
+// `specbench list --strategies` is the registries': one line per strategy with its backend (on
+// the strategy's first line), name and algorithm class.
+TEST(HostStrategyRegistry, ListStrategiesShowsEveryRecordWithItsClass) {
+  const std::string text = format_strategies();
+  for (const Emitter* e : all_emitters()) {
+    for (const StrategyInfo& s : e->strategies()) {
+      bool found = false;
+      size_t pos = 0;
+      while (!found && pos < text.size()) {
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) nl = text.size();
+        const std::string line = text.substr(pos, nl - pos);
+        found = line.rfind(e->backend() + " ", 0) == 0 &&
+                line.find(" " + s.name + " ") != std::string::npos &&
+                line.find(" " + s.algorithm + " ") != std::string::npos;
+        pos = nl + 1;
+      }
+      EXPECT_TRUE(found) << e->backend() << "/" << s.name << " (" << s.algorithm << ") in:\n"
+                         << text;
+    }
+  }
 }
 
 // The fit check of each record, called on a vector add: only the contraction strategies

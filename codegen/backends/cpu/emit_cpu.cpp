@@ -690,8 +690,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     const StrategyInfo* info = &strategy.info;
     const host::HostSchedule& sched = strategy.schedule;
     // The C lowering has OpenMP threads and omp simd together or neither.
-    SB_ASSERT(sched.parallel == sched.simd, "cpu strategy with only one of parallel and simd: " +
-                                                v.strategy);
+    SB_ASSERT(sched.parallel == sched.simd,
+              "cpu strategy with only one of parallel and simd: " + v.strategy);
     SB_ASSERT(sched.gemm != host::Gemm::Vendor, "cpu strategy with a vendor GEMM: " + v.strategy);
     const bool blocked = sched.gemm == host::Gemm::Blocked;
     const bool omp = sched.parallel;

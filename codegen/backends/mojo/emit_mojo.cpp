@@ -1674,8 +1674,8 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
     const StrategyInfo* info = &strategy.info;
     const host::HostSchedule& sched = strategy.schedule;
     // The Mojo lowering has parallel chunks and SIMD loops together or neither.
-    SB_ASSERT(sched.parallel == sched.simd, "mojo strategy with only one of parallel and simd: " +
-                                                v.strategy);
+    SB_ASSERT(sched.parallel == sched.simd,
+              "mojo strategy with only one of parallel and simd: " + v.strategy);
     SB_ASSERT(sched.gemm != host::Gemm::Vendor, "mojo strategy with a vendor GEMM: " + v.strategy);
     const bool blocked = sched.gemm == host::Gemm::Blocked;
     const bool vp = sched.parallel;  // blocked: for the other statements

@@ -16,9 +16,7 @@ class VendorCpuEmitter final : public Emitter {
  public:
   std::string backend() const override { return "vendor_cpu"; }
   std::string extension() const override { return "cpp"; }
-  std::vector<StrategyInfo> strategies() const override {
-    return vendor_cpu_strategies().infos();
-  }
+  std::vector<StrategyInfo> strategies() const override { return vendor_cpu_strategies().infos(); }
   Status check_variant(const Spec& spec, const Variant& v) const override {
     return vendor_cpu_strategies().check_fit(spec, v);
   }

@@ -6,7 +6,8 @@ namespace sb::cuda {
 void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
   {
     CudaStrategy s;
-    s.info = {"thread_per_output", "one thread per output element, one launch per statement",
+    s.info = {"thread_per_output",
+              "one thread per output element, one launch per statement",
               {block_size_param()},
               "thread_per_element"};
     s.schedule = [](Lowering& L, size_t k, const Statement& st) { L.generic(k, st, false); };
@@ -14,7 +15,8 @@ void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
   }
   {
     CudaStrategy s;
-    s.info = {"grid_stride", "a grid-stride loop over output elements",
+    s.info = {"grid_stride",
+              "a grid-stride loop over output elements",
               {block_size_param(), blocks_per_sm_param()},
               "grid_stride"};
     s.schedule = [](Lowering& L, size_t k, const Statement& st) { L.generic(k, st, true); };
