@@ -35,7 +35,9 @@ const Emitter* find_emitter(const std::string& backend) {
 }
 
 std::string strategy_table_markdown() {
-  std::string out = "| backend | strategy | parameters: default (range) | lowering |\n|---|---|---|---|\n";
+  std::string out =
+      "| backend | strategy | algorithm | parameters: default (range) | lowering |\n"
+      "|---|---|---|---|---|\n";
   for (const Emitter* e : all_emitters()) {
     for (const StrategyInfo& s : e->strategies()) {
       std::string params;
@@ -46,8 +48,8 @@ std::string strategy_table_markdown() {
       }
       std::string doc = s.doc;
       for (const ParamInfo& p : s.params) doc += "; `" + p.name + "`: " + p.doc;
-      out += "| `" + e->backend() + "` | `" + s.name + "` | " + (params.empty() ? "—" : params) +
-             " | " + doc + " |\n";
+      out += "| `" + e->backend() + "` | `" + s.name + "` | `" + s.algorithm + "` | " +
+             (params.empty() ? "—" : params) + " | " + doc + " |\n";
     }
   }
   return out;

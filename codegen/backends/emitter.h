@@ -28,6 +28,10 @@ struct StrategyInfo {
   std::string name;
   std::string doc;
   std::vector<ParamInfo> params;
+  // The algorithm class: two strategies of two backends with the same class compute the same
+  // schedule in two languages (the harness's "matched" comparison rows pair them; analysis.h).
+  // Every strategy has one: "naive", "parallel_simd", "blocked_gemm", ...
+  std::string algorithm;
 };
 
 struct GeneratedFile {
@@ -65,7 +69,8 @@ const std::vector<const Emitter*>& all_emitters();
 const Emitter* find_emitter(const std::string& backend);
 
 // The language reference's strategy table (specs/README.md), from every emitter's strategies():
-// one Markdown row per backend and strategy with its parameters (default, range) and doc.
+// one Markdown row per backend and strategy with its algorithm class, its parameters (default,
+// range) and doc.
 std::string strategy_table_markdown();
 
 // A variant's parameter value: the spec's, else the strategy's default.

@@ -582,20 +582,21 @@ std::string format_strategies() {
   std::vector<std::vector<std::string>> rows;
   for (const Emitter* e : all_emitters()) {
     for (const StrategyInfo& s : e->strategies()) {
-      if (s.params.empty()) rows.push_back({e->backend(), s.name, "-", "", "", s.doc});
+      if (s.params.empty()) rows.push_back({e->backend(), s.name, s.algorithm, "-", "", "", s.doc});
       bool first = true;
       for (const ParamInfo& p : s.params) {
         std::string range = "[" + std::to_string(p.min) + ", " + std::to_string(p.max) + "]";
         if (p.power_of_two) range += " power of 2";
         std::string doc = first ? s.doc : "";
         if (!p.doc.empty()) doc += (doc.empty() ? "" : "; ") + p.name + ": " + p.doc;
-        rows.push_back({first ? e->backend() : "", first ? s.name : "", p.name,
-                        std::to_string(p.def), range, doc});
+        rows.push_back({first ? e->backend() : "", first ? s.name : "", first ? s.algorithm : "",
+                        p.name, std::to_string(p.def), range, doc});
         first = false;
       }
     }
   }
-  return format_table({"backend", "strategy", "param", "default", "range", "doc"}, rows);
+  return format_table({"backend", "strategy", "algorithm", "param", "default", "range", "doc"},
+                      rows);
 }
 
 }  // namespace sb

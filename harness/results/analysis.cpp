@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "backends/emitter.h"
 #include "results/noise.h"
 #include "run/runner.h"
 
@@ -231,12 +232,21 @@ nlohmann::json summary_json(const std::vector<SummaryRow>& rows) {
   return a;
 }
 
-const std::vector<std::pair<std::string, std::string>>& matched_strategies() {
-  static const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"loops", "loops"},
-      {"omp_simd", "vectorize_parallel"},
-      {"omp_simd", "openmp"},
-      {"blocked_matmul", "blocked_matmul"}};
+std::vector<std::pair<std::string, std::string>> matched_strategies(const std::string& baseline,
+                                                                    const std::string& other) {
+  // A backend's strategies are its emitter's: its own, or its twin's for a simulator.
+  auto emitter_of = [](const std::string& backend) {
+    const BackendRecord* r = find_backend(backend);
+    return find_emitter(r ? r->source : backend);
+  };
+  const Emitter* a = emitter_of(baseline);
+  const Emitter* b = emitter_of(other);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (!a || !b) return pairs;
+  const std::vector<StrategyInfo> theirs = b->strategies();
+  for (const StrategyInfo& s : a->strategies())
+    for (const StrategyInfo& t : theirs)
+      if (s.algorithm == t.algorithm) pairs.emplace_back(s.name, t.name);
   return pairs;
 }
 
@@ -297,7 +307,7 @@ std::vector<LanguageRow> compare_languages(const std::vector<BenchRecord>& recor
         continue;
       }
       rows.push_back(language_row("best", *base, *other));
-      for (const auto& [cs, os] : matched_strategies()) {
+      for (const auto& [cs, os] : matched_strategies(lang->baseline, lang->name)) {
         const BenchRecord* a = nullptr;
         const BenchRecord* b = nullptr;
         for (const BenchRecord* r : rs) {

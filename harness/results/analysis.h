@@ -116,9 +116,10 @@ std::vector<SummaryRow> summarize(const std::vector<BenchRecord>& records);
 // baseline in its record (`mojo`, `mlir`) and in that baseline (`cpu`, C++), from one benchmark
 // run; one backend after another in the records' order.
 //   kind "best":    the fastest verified variant of each backend;
-//   kind "matched": the same schedule in both languages, paired by strategy
-//                   (loops with loops, omp_simd with mojo's vectorize_parallel and with
-//                   mlir's openmp, blocked_matmul with mojo's blocked_matmul);
+//   kind "matched": the same schedule in both languages: one row per pair of strategies with the
+//                   same algorithm class (StrategyInfo::algorithm; matched_strategies), today
+//                   loops with loops, omp_simd with mojo's vectorize_parallel and with
+//                   mlir's openmp, blocked_matmul with mojo's blocked_matmul;
 //   kind "gpu":     the same as "best", for a backend whose device is the gpu (its baseline
 //                   `cuda`); no matched rows there.
 // ratio = C++ time / other time, so > 1 means the other language is faster. within_noise: the
@@ -138,8 +139,12 @@ struct LanguageRow {
   std::string noise;   // "C++: why; mojo: why"
 };
 
-// Pairs of strategies that are the same schedule in C++ and in another language's backend.
-const std::vector<std::pair<std::string, std::string>>& matched_strategies();
+// Pairs (baseline's strategy, other's strategy) that are the same schedule in two backends: the
+// strategies of `other`'s emitter whose algorithm class (StrategyInfo::algorithm) is that of a
+// strategy of `baseline`'s emitter, in the baseline's registry order, then the other's. Empty for a
+// backend without an emitter.
+std::vector<std::pair<std::string, std::string>> matched_strategies(const std::string& baseline,
+                                                                    const std::string& other);
 
 // Comparison rows for every kernel and size measured on `cpu` and on a comparison backend
 // (mojo, mlir), in first-seen order: "best" first, then "matched" pairs, then "gpu".

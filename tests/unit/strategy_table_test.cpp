@@ -30,7 +30,11 @@ TEST(StrategyTable, HasARowPerStrategy) {
   for (char c : table) rows += c == '\n';
   for (const Emitter* e : all_emitters()) strategies += e->strategies().size();
   EXPECT_EQ(rows, strategies + 2);  // the header and its rule
-  EXPECT_NE(table.find("| `cuda` | `register_blocked_matmul` | `bm`: 64 (16..256, power of 2)"),
+  EXPECT_NE(table.find("| `cuda` | `register_blocked_matmul` | `register_blocked_gemm` | `bm`: 64 "
+                       "(16..256, power of 2)"),
+            std::string::npos);
+  // A host backend's record, with its algorithm class.
+  EXPECT_NE(table.find("| `mojo` | `vectorize_parallel` | `parallel_simd` | — |"),
             std::string::npos);
 }
 

@@ -1170,27 +1170,6 @@ std::string dispatch_section(const Spec& spec, const std::string& backend) {
   return d;
 }
 
-// The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
-StrategyInfo blocked_matmul_strategy(const std::string& others) {
-  return {"blocked_matmul",
-          "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
-          "micro-kernel; other statements as " +
-              others,
-          {
-              {"mc", 128, 1, 1 << 16, false, "rows of the A block packed per thread (L2)"},
-              {"kc", 512, 1, 1 << 16, false, "depth of the packed panels"},
-              {"nc", 4096, 1, 1 << 20, false, "columns of the packed B panel (L3)"},
-          }};
-}
-
-Status check_blocked_matmul(const Spec& spec, const Variant& v) {
-  for (const Statement& st : spec.stmts)
-    if (match_contraction(spec, st)) return {};
-  return make_error(
-      v.loc, "variant '" + v.name + "' (strategy blocked_matmul) needs a contraction statement, " +
-                 kContractionShape + "; no statement of '" + spec.name + "' has that shape");
-}
-
 std::vector<std::string> gemm_args(const GemmOperands& g, int64_t mc, int64_t kc, int64_t nc) {
   return {g.m,
           g.n,

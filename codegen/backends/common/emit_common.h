@@ -289,14 +289,7 @@ std::string vector_math_name(const std::string& libm_name);
 // when `math` is empty.
 std::string vector_math_declarations(const VectorMath& math);
 
-// ---- The blocked_matmul strategy (cpu and mojo) -----------------------------------------------
-
-// Its description and parameters (mc, kc, nc, with the same defaults in every backend, so that
-// matched variants block alike); `others` names how a variant lowers its other statements.
-StrategyInfo blocked_matmul_strategy(const std::string& others);
-// Ok when some statement of `spec` is a contraction (match_contraction, patterns.h), else an
-// error at the variant's location naming the shape it needs.
-Status check_blocked_matmul(const Spec& spec, const Variant& v);
+// ---- The blocked GEMM call (cpu and mojo; its strategy record: host_strategy.h) -------------
 
 // The operands of a blocked GEMM call, as texts of the backend's language: C (M x N, row stride
 // ldc) = X * Y with X(i, k) = x[i * xs_i + k * xs_k] and Y(k, j) = y[k * ys_k + j * ys_j].

@@ -7,6 +7,7 @@
 
 #include "backends/common/emit_common.h"
 #include "backends/cpu/print_loops.h"
+#include "backends/cpu/strategies.h"
 #include "lower/blocked_gemm.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
@@ -20,35 +21,15 @@ class CpuEmitter final : public Emitter {
  public:
   std::string backend() const override { return "cpu"; }
   std::string extension() const override { return "cpp"; }
-  std::vector<StrategyInfo> strategies() const override {
-    return {
-        {"loops", "a scalar loop nest per statement", {}},
-        {"omp_simd",
-         "OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions",
-         {
-             {"approx_math", 0, 0, 1, false,
-              "1: f32 exp and tanh as inline polynomial forms (within 4 and 6 ulp) instead of "
-              "libmvec; in fused row groups, a division by a value of the row as a "
-              "multiplication by its reciprocal"},
-         }},
-        blocked_matmul_strategy("omp_simd"),
-    };
+  std::vector<StrategyInfo> strategies() const override { return cpu_strategies().infos(); }
+  Status check_variant(const Spec& spec, const Variant& v) const override {
+    return cpu_strategies().check_fit(spec, v);
   }
-  Status check_variant(const Spec& spec, const Variant& v) const override;
   bool spells(Fn fn) const override { return c_spells(fn); }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
 };
-
-Status CpuEmitter::check_variant(const Spec& spec, const Variant& v) const {
-  if (v.strategy != "blocked_matmul") return {};
-  return check_blocked_matmul(spec, v);
-}
-
-}  // namespace
-
-namespace {
 
 // Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
 // `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
@@ -501,18 +482,22 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   bool streaming = false, uses_malloc = false;
 
   for (const Variant& v : variants) {
-    const StrategyInfo* info = find_strategy(em, v.strategy);
-    SB_ASSERT(info != nullptr, "unknown cpu strategy " + v.strategy);
-    const bool blocked = v.strategy == "blocked_matmul";
-    const bool omp = v.strategy == "omp_simd" || blocked;
-    SB_ASSERT(omp || v.strategy == "loops", "cpu strategy without a lowering: " + v.strategy);
-    vector_math.approx = v.strategy == "omp_simd" && param(v, *info, "approx_math") == 1;
+    const host::HostStrategy& strategy = cpu_strategies().of(v);
+    const StrategyInfo* info = &strategy.info;
+    const host::HostSchedule& sched = strategy.schedule;
+    // The C lowering has OpenMP threads and omp simd together or neither.
+    SB_ASSERT(sched.parallel == sched.simd,
+              "cpu strategy with only one of parallel and simd: " + v.strategy);
+    SB_ASSERT(sched.gemm != host::Gemm::Vendor, "cpu strategy with a vendor GEMM: " + v.strategy);
+    const bool blocked = sched.gemm == host::Gemm::Blocked;
+    const bool omp = sched.parallel;
+    vector_math.approx = sched.approx_math && param(v, *info, "approx_math") == 1;
 
     kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
     CodeWriter calls(1);
     std::set<int> used_tensors, used_sizes;
     const std::vector<RowGroup> groups =
-        v.strategy == "omp_simd" ? find_row_groups(spec) : std::vector<RowGroup>{};
+        sched.fuse_rows ? find_row_groups(spec) : std::vector<RowGroup>{};
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
       if (next_group < groups.size() && groups[next_group].first == k) {

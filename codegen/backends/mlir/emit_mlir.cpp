@@ -12,6 +12,7 @@
 
 #include "backends/common/emit_common.h"
 #include "backends/mlir/mlir_pipelines.h"
+#include "backends/mlir/strategies.h"
 #include "ir/affine.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
@@ -1391,20 +1392,9 @@ class MlirEmitter final : public Emitter {
  public:
   std::string backend() const override { return "mlir"; }
   std::string extension() const override { return "mlir"; }
-  std::vector<StrategyInfo> strategies() const override {
-    return {
-        {"loops", "linalg lowered to scf loops", {}},
-        {"tiled_vector",
-         "linalg lowered to affine loops, tiled, then vectorised by affine-super-vectorize",
-         {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
-          {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}}},
-        {"openmp",
-         "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, full "
-         "reductions in parallel blocks, non-temporal stores for outputs beyond the caches; f32 "
-         "math as MLIR's polynomial approximations, f64 tanh expanded into exp, exp and log as "
-         "LLVM intrinsics that clang vectorises",
-         {}},
-    };
+  std::vector<StrategyInfo> strategies() const override { return mlir_strategies().infos(); }
+  Status check_variant(const Spec& spec, const Variant& v) const override {
+    return mlir_strategies().check_fit(spec, v);
   }
   bool spells(Fn fn) const override {
     return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select ||
@@ -1423,8 +1413,9 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
             file_header(spec, *this) + "\n" + shim(spec, variants)};
   }
 
-  // The `loops` strategy keeps every sum in the spec's order, like the cpu backend's loops; the
-  // others may reassociate sums. Only `openmp` has explicit parallel loops (fused row groups).
+  // A strategy that does not reassociate (`loops`) keeps every sum in the spec's order, like the
+  // cpu backend's loops; the others may reassociate sums. Only a parallel one (`openmp`) has
+  // explicit parallel loops (fused row groups).
   struct Text {
     std::string body;
     bool explicit_loops = false;
@@ -1464,16 +1455,20 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
       "// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C\n";
   out += "// shim at the end (lines starting with `//|`) exports specbench_module().\n";
   for (const Variant& v : variants) {
-    const StrategyInfo* info = find_strategy(*this, v.strategy);
-    SB_ASSERT(info != nullptr, "unknown mlir strategy " + v.strategy);
+    const host::HostStrategy& strategy = mlir_strategies().of(v);
+    const host::HostSchedule& sched = strategy.schedule;
+    // Row groups and explicit parallel loops come together in the parallel body.
+    SB_ASSERT(sched.parallel == sched.fuse_rows,
+              "mlir strategy with only one of parallel and fuse_rows: " + v.strategy);
+    SB_ASSERT(sched.reassociate || !sched.parallel,
+              "mlir strategy parallel in the spec's order: " + v.strategy);
+    SB_ASSERT(static_cast<bool>(sched.pipeline), "mlir strategy without a pipeline: " + v.strategy);
     std::map<std::string, int64_t> params;
-    for (const auto& p : info->params) params[p.name] = param(v, *info, p.name);
+    for (const auto& p : strategy.info.params) params[p.name] = param(v, strategy.info, p.name);
     out += "\n// -----\n";
     out += "// sb-variant: " + v.name + "\n";
-    const Text& text = v.strategy == "loops"    ? in_order
-                       : v.strategy == "openmp" ? parallel
-                                                : reassociated;
-    out += "// sb-pipeline: " + mlir_pipeline(v.strategy, params, text.explicit_loops) + "\n";
+    const Text& text = !sched.reassociate ? in_order : sched.parallel ? parallel : reassociated;
+    out += "// sb-pipeline: " + sched.pipeline(params, text.explicit_loops) + "\n";
     out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
                                : "module {\n";
     out += "  func.func @" + spec.name + "_" + v.name + "(" + sig +

@@ -26,41 +26,36 @@ const char* const kOmpToLLVM =
 
 // Every pipeline is a list of mlir-opt arguments without spaces inside any of them (the runtime
 // splits the line at spaces), so a pass takes at most one option.
-std::string mlir_pipeline(const std::string& strategy, const std::map<std::string, int64_t>& params,
-                          bool explicit_loops) {
-  auto p = [&params](const char* name) {
-    auto it = params.find(name);
-    SB_ASSERT(it != params.end(), std::string("mlir pipeline parameter missing: ") + name);
-    return std::to_string(it->second);
-  };
-  if (strategy == "loops")
-    return std::string("--convert-linalg-to-loops --canonicalize ") + kToLLVM;
-  if (strategy == "tiled_vector")
-    // Vectorised first, then tiled: MLIR 19's affine-super-vectorize crashes on a tiled loop
-    // nest that holds a reduction (row_sum), and tiles the vector loops fine.
-    return "--convert-linalg-to-affine-loops --canonicalize "
-           "--affine-super-vectorize=virtual-vector-size=" +
-           p("vector") + " --affine-loop-tile=tile-size=" + p("tile") + " --canonicalize " +
-           kToLLVM;
-  if (strategy == "openmp")
-    // The module's explicit scf.parallel loops keep their linalg ops sequential
-    // (mlir_parallel_loops_schedule(), run by the transform interpreter and then erased; MLIR 19
-    // has the eraser only as a test pass). The other linalg ops' parallel dimensions become
-    // scf.parallel, and every scf.parallel an OpenMP region; clang vectorises their bodies.
-    // f32 tanh, exp, log, erf... become MLIR's polynomial approximations (plain arith and fma,
-    // which clang vectorises; a test pass in MLIR 19), whose floor and fma must be LLVM
-    // intrinsics before test-expand-math would expand them into slower integer code; then the
-    // remaining tanh (f64) is expanded into exp. Math ops with an LLVM intrinsic become
-    // intrinsics before the rest become libm calls, so that clang can map vector exp and log to
-    // libmvec.
-    return std::string(explicit_loops ? "--transform-interpreter "
-                                        "--test-transform-dialect-erase-schedule "
-                                      : "") +
-           "--convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation "
-           "--convert-math-to-llvm --test-expand-math --convert-math-to-llvm " +
-           kOmpToLLVM;
-  SB_ASSERT(false, "mlir strategy without a pipeline: " + strategy);
-  return "";
+std::string mlir_loops_pipeline() {
+  return std::string("--convert-linalg-to-loops --canonicalize ") + kToLLVM;
+}
+
+std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector) {
+  // Vectorised first, then tiled: MLIR 19's affine-super-vectorize crashes on a tiled loop
+  // nest that holds a reduction (row_sum), and tiles the vector loops fine.
+  return "--convert-linalg-to-affine-loops --canonicalize "
+         "--affine-super-vectorize=virtual-vector-size=" +
+         std::to_string(vector) + " --affine-loop-tile=tile-size=" + std::to_string(tile) +
+         " --canonicalize " + kToLLVM;
+}
+
+std::string mlir_openmp_pipeline(bool explicit_loops) {
+  // The module's explicit scf.parallel loops keep their linalg ops sequential
+  // (mlir_parallel_loops_schedule(), run by the transform interpreter and then erased; MLIR 19
+  // has the eraser only as a test pass). The other linalg ops' parallel dimensions become
+  // scf.parallel, and every scf.parallel an OpenMP region; clang vectorises their bodies.
+  // f32 tanh, exp, log, erf... become MLIR's polynomial approximations (plain arith and fma,
+  // which clang vectorises; a test pass in MLIR 19), whose floor and fma must be LLVM
+  // intrinsics before test-expand-math would expand them into slower integer code; then the
+  // remaining tanh (f64) is expanded into exp. Math ops with an LLVM intrinsic become
+  // intrinsics before the rest become libm calls, so that clang can map vector exp and log to
+  // libmvec.
+  return std::string(explicit_loops ? "--transform-interpreter "
+                                      "--test-transform-dialect-erase-schedule "
+                                    : "") +
+         "--convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation "
+         "--convert-math-to-llvm --test-expand-math --convert-math-to-llvm " +
+         kOmpToLLVM;
 }
 
 std::string mlir_parallel_loops_schedule() {

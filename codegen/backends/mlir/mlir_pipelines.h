@@ -21,18 +21,18 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 
 namespace sb {
 
 // The mlir-opt arguments (space-separated, no shell quoting needed) that lower a module of
-// memref-based linalg ops for `strategy` with the variant's parameters (already defaulted).
-// SB_ASSERTs on an unknown strategy: variant_check has validated it.
-// `explicit_loops`: the module holds scf.parallel loops of its own (only for `openmp`), whose
-// linalg ops must run sequentially inside them; it then carries mlir_parallel_loops_schedule().
-std::string mlir_pipeline(const std::string& strategy, const std::map<std::string, int64_t>& params,
-                          bool explicit_loops = false);
+// memref-based linalg ops under each strategy; the strategy records (strategies.cpp) call them
+// with the variant's parameters (already defaulted).
+std::string mlir_loops_pipeline();
+std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector);
+// `explicit_loops`: the module holds scf.parallel loops of its own, whose linalg ops must run
+// sequentially inside them; it then carries mlir_parallel_loops_schedule().
+std::string mlir_openmp_pipeline(bool explicit_loops);
 
 // A transform-dialect schedule (`transform.named_sequence @__transform_main`, for a module with
 // the `transform.with_named_sequence` attribute) that lowers the linalg ops nested in scf.parallel

@@ -17,6 +17,7 @@
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
 #include "backends/mojo/print_loops.h"
+#include "backends/mojo/strategies.h"
 #include "ir/affine.h"
 #include "ir/shadowing.h"
 #include "lower/blocked_gemm.h"
@@ -1417,18 +1418,9 @@ class MojoEmitter final : public Emitter {
  public:
   std::string backend() const override { return "mojo"; }
   std::string extension() const override { return "mojo"; }
-  std::vector<StrategyInfo> strategies() const override {
-    return {
-        {"loops", "a scalar loop nest per statement", {}},
-        {"vectorize_parallel",
-         "parallel chunks of the outer output dimension, SIMD inner loop or reduction",
-         {}},
-        blocked_matmul_strategy("vectorize_parallel"),
-    };
-  }
+  std::vector<StrategyInfo> strategies() const override { return mojo_strategies().infos(); }
   Status check_variant(const Spec& spec, const Variant& v) const override {
-    if (v.strategy != "blocked_matmul") return {};
-    return check_blocked_matmul(spec, v);
+    return mojo_strategies().check_fit(spec, v);
   }
   bool spells(Fn fn) const override {
     return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || fn == Fn::Pow ||
@@ -1450,17 +1442,21 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
   const auto& variants = backend_variants(spec, backend());
 
   for (const Variant& v : variants) {
-    const StrategyInfo* info = find_strategy(*this, v.strategy);
-    SB_ASSERT(info != nullptr, "unknown mojo strategy " + v.strategy);
-    const bool blocked = v.strategy == "blocked_matmul";
-    const bool vp = v.strategy == "vectorize_parallel" || blocked;  // blocked: for the others
-    SB_ASSERT(vp || v.strategy == "loops", "mojo strategy without a lowering: " + v.strategy);
+    const host::HostStrategy& strategy = mojo_strategies().of(v);
+    const StrategyInfo* info = &strategy.info;
+    const host::HostSchedule& sched = strategy.schedule;
+    // The Mojo lowering has parallel chunks and SIMD loops together or neither.
+    SB_ASSERT(sched.parallel == sched.simd,
+              "mojo strategy with only one of parallel and simd: " + v.strategy);
+    SB_ASSERT(sched.gemm != host::Gemm::Vendor, "mojo strategy with a vendor GEMM: " + v.strategy);
+    const bool blocked = sched.gemm == host::Gemm::Blocked;
+    const bool vp = sched.parallel;  // blocked: for the other statements
 
     kernels += "# Variant " + v.name + ": " + info->doc + ".\n\n";
     PyWriter calls(1);
     std::set<int> used_tensors, used_sizes;
     const std::vector<RowGroup> groups =
-        vp && !blocked ? find_row_groups(spec) : std::vector<RowGroup>{};
+        sched.fuse_rows ? find_row_groups(spec) : std::vector<RowGroup>{};
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size();) {
       // Statements [k, last]: one row group, or statement k alone.

@@ -5,6 +5,7 @@
 
 #include "backends/common/emit_common.h"
 #include "backends/cpu/emit_cpu.h"
+#include "backends/vendor_cpu/strategies.h"
 #include "lower/patterns.h"
 
 namespace sb {
@@ -15,20 +16,9 @@ class VendorCpuEmitter final : public Emitter {
  public:
   std::string backend() const override { return "vendor_cpu"; }
   std::string extension() const override { return "cpp"; }
-  std::vector<StrategyInfo> strategies() const override {
-    return {
-        {"blas",
-         "contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd",
-         {}},
-    };
-  }
+  std::vector<StrategyInfo> strategies() const override { return vendor_cpu_strategies().infos(); }
   Status check_variant(const Spec& spec, const Variant& v) const override {
-    for (const Statement& st : spec.stmts)
-      if (match_contraction(spec, st)) return {};
-    return make_error(v.loc, "variant '" + v.name +
-                                 "' (strategy blas) needs a contraction statement, " +
-                                 kContractionShape + "; no statement of '" + spec.name +
-                                 "' has that shape");
+    return vendor_cpu_strategies().check_fit(spec, v);
   }
   bool spells(Fn fn) const override { return c_spells(fn); }
 
@@ -87,8 +77,10 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
   const auto& variants = backend_variants(spec, backend());
 
   for (const Variant& v : variants) {
-    const StrategyInfo* info = find_strategy(*this, v.strategy);
-    SB_ASSERT(info != nullptr && v.strategy == "blas",
+    const host::HostStrategy& strategy = vendor_cpu_strategies().of(v);
+    const StrategyInfo* info = &strategy.info;
+    const host::HostSchedule& sched = strategy.schedule;
+    SB_ASSERT(sched.gemm == host::Gemm::Vendor && sched.parallel && sched.simd && !sched.fuse_rows,
               "vendor_cpu strategy without a lowering: " + v.strategy);
     kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
     CodeWriter calls(1);
@@ -116,7 +108,7 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
           ks.insert(E->used_sizes().begin(), E->used_sizes().end());
         }
       } else {
-        stream_kernel = emit_cpu_statement(L, true, body);
+        stream_kernel = emit_cpu_statement(L, sched.parallel, body);
         kt = L.used_tensors();
         ks = L.used_sizes();
       }

@@ -17,9 +17,12 @@ class VendorCudaEmitter final : public Emitter {
   std::string extension() const override { return "cu"; }
   std::vector<StrategyInfo> strategies() const override {
     return {
-        {"cublas", "contractions through cublasSgemm/cublasDgemm (row-major as C^T = B^T A^T)", {}},
-        {"cub_reduce", "scalar reductions through cub::DeviceReduce", {}},
-        {"cub_scan", "inclusive/exclusive prefix scans through cub::DeviceScan", {}},
+        {"cublas",
+         "contractions through cublasSgemm/cublasDgemm (row-major as C^T = B^T A^T)",
+         {},
+         "vendor_gemm"},
+        {"cub_reduce", "scalar reductions through cub::DeviceReduce", {}, "vendor_reduce"},
+        {"cub_scan", "inclusive/exclusive prefix scans through cub::DeviceScan", {}, "vendor_scan"},
     };
   }
   Status check_variant(const Spec& spec, const Variant& v) const override;

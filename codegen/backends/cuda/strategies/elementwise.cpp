@@ -6,15 +6,19 @@ namespace sb::cuda {
 void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
   {
     CudaStrategy s;
-    s.info = {"thread_per_output", "one thread per output element, one launch per statement",
-              {block_size_param()}};
+    s.info = {"thread_per_output",
+              "one thread per output element, one launch per statement",
+              {block_size_param()},
+              "thread_per_element"};
     s.schedule = [](Lowering& L, size_t k, const Statement& st) { L.generic(k, st, false); };
     out.push_back(std::move(s));
   }
   {
     CudaStrategy s;
-    s.info = {"grid_stride", "a grid-stride loop over output elements",
-              {block_size_param(), blocks_per_sm_param()}};
+    s.info = {"grid_stride",
+              "a grid-stride loop over output elements",
+              {block_size_param(), blocks_per_sm_param()},
+              "grid_stride"};
     s.schedule = [](Lowering& L, size_t k, const Statement& st) { L.generic(k, st, true); };
     out.push_back(std::move(s));
   }
@@ -23,7 +27,8 @@ void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
     s.info = {"vectorized",
               "elementwise statements with 16-byte vector loads and stores (float4, double2, "
               "int4) and a scalar tail; scalar when a buffer is not 16-byte aligned",
-              {block_size_param(), blocks_per_sm_param()}};
+              {block_size_param(), blocks_per_sm_param()},
+              "vector_loads"};
     s.needs = "an elementwise statement of rank >= 1";
     s.matches = [](const Spec& spec, const Statement& st, std::string* why) {
       VectorizeMatch m;

@@ -54,7 +54,8 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
     s.info = {"tiled_matmul",
               "matrix products: tile x tile output tiles, with a and b staged through shared "
               "memory",
-              {pow2_param("tile", 16, 8, 32, "output tile edge; the block is tile x tile threads")}};
+              {pow2_param("tile", 16, 8, 32, "output tile edge; the block is tile x tile threads")},
+              "shared_tiled_gemm"};
     s.needs = kNeeds;
     s.matches = matches_matmul;
     s.schedule = [](Lowering& L, size_t k, const Statement& st) {
@@ -77,7 +78,8 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
                pow2_param("bn", 64, 16, 256, "columns of the block's output tile"),
                pow2_param("bk", 8, 4, 64, "k values per shared-memory stage"),
                pow2_param("tm", 4, 1, 16, "rows per thread"),
-               pow2_param("tn", 4, 1, 16, "columns per thread")}};
+               pow2_param("tn", 4, 1, 16, "columns per thread")},
+              "register_blocked_gemm"};
     s.needs = kNeeds;
     s.matches = matches_matmul;
     s.check_params = check_register_blocked_params;

@@ -35,6 +35,8 @@ const std::vector<CudaStrategy>& strategy_registry() {
     for (const CudaStrategy& s : out) {
       SB_ASSERT(names.insert(s.info.name).second, "cuda strategy registered twice: " + s.info.name);
       SB_ASSERT(static_cast<bool>(s.schedule), "cuda strategy without a schedule: " + s.info.name);
+      SB_ASSERT(!s.info.algorithm.empty(),
+                "cuda strategy without an algorithm class: " + s.info.name);
       SB_ASSERT(static_cast<bool>(s.matches) == !s.needs.empty(),
                 "cuda strategy with a shape but no needs text (or the reverse): " + s.info.name);
     }

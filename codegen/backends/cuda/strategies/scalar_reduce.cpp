@@ -7,10 +7,11 @@ namespace {
 
 // kind: 't' (shared-memory trees), 'w' (warp shuffles) or 'a' (atomics, which need the
 // output's own type; match_scalar_reduce's `atomic`).
-CudaStrategy scalar_reduce_strategy(const char* name, const char* doc, char kind) {
+CudaStrategy scalar_reduce_strategy(const char* name, const char* doc, char kind,
+                                    const char* algorithm) {
   const bool atomic = kind == 'a';
   CudaStrategy s;
-  s.info = {name, doc, {block_size_param(), blocks_per_sm_param()}};
+  s.info = {name, doc, {block_size_param(), blocks_per_sm_param()}, algorithm};
   s.needs = atomic ? "a scalar output reduced by one sum, max or min of its own type, e.g. "
                      "d = sum(i in 0..N: x[i] * y[i])"
                    : "a scalar output reduced by one sum, max or min, e.g. "
@@ -38,17 +39,17 @@ void add_scalar_reduce_strategies(std::vector<CudaStrategy>& out) {
       "block_reduce",
       "a reduction to a scalar: per-block shared-memory trees, then one block over the partial "
       "results",
-      't'));
+      't', "shared_tree_reduce"));
   out.push_back(scalar_reduce_strategy(
       "warp_reduce",
       "a reduction to a scalar: warp shuffles and one value per warp in shared memory, then one "
       "block over the partial results",
-      'w'));
+      'w', "warp_shuffle_reduce"));
   out.push_back(scalar_reduce_strategy(
       "atomic_reduce",
       "a reduction to a scalar: per-block warp-shuffle reductions combined atomically into the "
       "output",
-      'a'));
+      'a', "atomic_reduce"));
 }
 
 }  // namespace sb::cuda

@@ -8,7 +8,8 @@ void add_scan_strategies(std::vector<CudaStrategy>& out) {
   s.info = {"scan",
             "prefix reductions in three phases: per-block totals, their scan in one block, and "
             "a block scan of each chunk from its carry",
-            {block_size_param()}};
+            {block_size_param()},
+            "three_phase_scan"};
   s.needs = "a prefix reduction y[i] = sum(j in 0..i + 1: x[j]) (or max, min)";
   s.matches = [](const Spec& spec, const Statement& st, std::string* why) {
     ScanMatch m;

@@ -37,7 +37,8 @@ void add_stencil_strategies(std::vector<CudaStrategy>& out) {
                   "2D and 3D: tile width; a 2D block is tile_x x (block_size / tile_x)"),
        pow2_param(
            "tile_y", 4, 1, 1024,
-           "3D: tile height; the block is tile_x x tile_y x (block_size / (tile_x * tile_y))")}};
+           "3D: tile height; the block is tile_x x tile_y x (block_size / (tile_x * tile_y))")},
+      "shared_halo_stencil"};
   s.needs =
       "an output of rank 1, 2 or 3 reading one tensor at offsets of its indices, e.g. "
       "y[i] = x[i - 1] + x[i + 1]";

@@ -44,7 +44,8 @@ void add_transpose_strategies(std::vector<CudaStrategy>& out) {
             "transposed reads through padded shared-memory tiles ([tile][tile + 1])",
             {pow2_param("tile", 32, 8, 64, "tile edge"),
              pow2_param("block_rows", 8, 1, 64,
-                        "thread rows per block; each does tile / block_rows rows")}};
+                        "thread rows per block; each does tile / block_rows rows")},
+            "shared_tiled_transpose"};
   s.needs = "a rank-2 elementwise statement such as b[j, i] = a[i, j]";
   s.matches = [](const Spec& spec, const Statement& st, std::string* why) {
     TransposeMatch m;

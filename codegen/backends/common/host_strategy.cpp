@@ -1,0 +1,90 @@
+// The host strategy registries' shared code (host_strategy.h): checks, lookup, the fit check,
+// and the records more than one backend registers.
+#include "backends/common/host_strategy.h"
+
+#include <set>
+
+#include "lower/patterns.h"
+
+namespace sb::host {
+
+HostRegistry::HostRegistry(std::string backend, std::vector<HostStrategy> strategies)
+    : backend_(std::move(backend)), strategies_(std::move(strategies)) {
+  std::set<std::string> names;
+  for (const HostStrategy& s : strategies_) {
+    const std::string who = backend_ + " strategy " + s.info.name;
+    SB_ASSERT(names.insert(s.info.name).second, who + " registered twice");
+    SB_ASSERT(!s.info.doc.empty(), who + " without a doc");
+    SB_ASSERT(!s.info.algorithm.empty(), who + " without an algorithm class");
+    SB_ASSERT(static_cast<bool>(s.matches) == !s.needs.empty(),
+              who + " with a shape but no needs text (or the reverse)");
+    for (const ParamInfo& p : s.info.params)
+      SB_ASSERT(p.min <= p.def && p.def <= p.max, who + ": default of " + p.name + " out of range");
+  }
+}
+
+std::vector<StrategyInfo> HostRegistry::infos() const {
+  std::vector<StrategyInfo> out;
+  out.reserve(strategies_.size());
+  for (const HostStrategy& s : strategies_) out.push_back(s.info);
+  return out;
+}
+
+const HostStrategy* HostRegistry::find(const std::string& name) const {
+  for (const HostStrategy& s : strategies_)
+    if (s.info.name == name) return &s;
+  return nullptr;
+}
+
+const HostStrategy& HostRegistry::of(const Variant& v) const {
+  const HostStrategy* s = find(v.strategy);
+  SB_ASSERT(s != nullptr, "unknown " + backend_ + " strategy " + v.strategy);
+  return *s;
+}
+
+Status HostRegistry::check_fit(const Spec& spec, const Variant& v) const {
+  const HostStrategy& s = of(v);
+  if (!s.matches) return {};
+  for (const Statement& st : spec.stmts)
+    if (s.matches(spec, st)) return {};
+  return make_error(v.loc, "variant '" + v.name + "' (strategy " + s.info.name + ") needs " +
+                               s.needs + "; no statement of '" + spec.name + "' has that shape");
+}
+
+HostStrategy loops_strategy(const std::string& doc) {
+  HostStrategy s;
+  s.info = {"loops", doc, {}, "naive"};
+  return s;
+}
+
+bool is_contraction(const Spec& spec, const Statement& st) {
+  return match_contraction(spec, st).has_value();
+}
+
+std::string contraction_needs() {
+  return std::string("a contraction statement, ") + kContractionShape;
+}
+
+// The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
+HostStrategy blocked_matmul_strategy(const std::string& others) {
+  HostStrategy s;
+  s.info = {"blocked_matmul",
+            "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
+            "micro-kernel; other statements as " +
+                others,
+            {
+                {"mc", 128, 1, 1 << 16, false, "rows of the A block packed per thread (L2)"},
+                {"kc", 512, 1, 1 << 16, false, "depth of the packed panels"},
+                {"nc", 4096, 1, 1 << 20, false, "columns of the packed B panel (L3)"},
+            },
+            "blocked_gemm"};
+  s.needs = contraction_needs();
+  s.matches = is_contraction;
+  s.schedule.parallel = true;
+  s.schedule.simd = true;
+  s.schedule.reassociate = true;
+  s.schedule.gemm = Gemm::Blocked;
+  return s;
+}
+
+}  // namespace sb::host

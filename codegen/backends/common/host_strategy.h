@@ -1,0 +1,101 @@
+// The host backends' strategies as objects (cpu, mojo, mlir, vendor_cpu): one HostStrategy record
+// per strategy, in one registry per backend (backends/<name>/strategies.cpp, one file per
+// backend's strategy set, since each set is two or three records of a few lines). The cuda
+// backend's richer records are in backends/cuda/strategies/.
+//
+// A record holds everything a backend knows about a strategy: its StrategyInfo (name, doc, typed
+// parameters with default and range, algorithm class; what `list --strategies` and the README
+// table show), its fit check (a located error when no statement of the spec has the shape the
+// strategy needs), and the schedule facts its printer reads instead of comparing names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/emitter.h"
+#include "ir/ir.h"
+#include "support/diag.h"
+
+namespace sb::host {
+
+// How a strategy lowers contraction statements (match_contraction, lower/patterns.h).
+enum class Gemm {
+  None,     // as any other statement
+  Blocked,  // a call of the cache-blocked GEMM emitted into the file (cpu and mojo)
+  Vendor,   // a call of the vendor BLAS (vendor_cpu)
+};
+
+// The schedule a strategy applies: the facts the backend's printer reads.
+struct HostSchedule {
+  // The outermost output loop (or a fused group's row loop) runs on parallel threads.
+  bool parallel = false;
+  // Inner loops are vectorised (omp simd, Mojo vectorize, affine-super-vectorize).
+  bool simd = false;
+  // Row groups (lower/row_fusion.h) are one parallel loop over rows.
+  bool fuse_rows = false;
+  // Sums may be reassociated; false keeps every sum in the spec's order.
+  bool reassociate = false;
+  // The strategy has an `approx_math` parameter; 1 selects the inline polynomial f32 math.
+  bool approx_math = false;
+  Gemm gemm = Gemm::None;
+  // For a backend whose variants are pass pipelines (mlir): the pipeline of a variant with these
+  // parameter values (defaults filled in); `explicit_loops`: the module holds parallel loops of its
+  // own. Null elsewhere.
+  std::function<std::string(const std::map<std::string, int64_t>& params, bool explicit_loops)>
+      pipeline;
+};
+
+struct HostStrategy {
+  StrategyInfo info;
+  // What the strategy needs, for the error of a variant whose spec has no statement it fits;
+  // empty for a strategy that applies to every statement.
+  std::string needs;
+  // True when `st` has the strategy's shape. Null for a strategy that applies to every statement.
+  std::function<bool(const Spec&, const Statement&)> matches;
+  HostSchedule schedule;
+};
+
+// One backend's strategies, in the order `list --strategies` and the README show them.
+class HostRegistry {
+ public:
+  // SB_ASSERTs that names are unique, every record has an algorithm class and a doc, parameter
+  // defaults lie in their ranges, and a record has a shape check exactly when it has a needs
+  // text.
+  HostRegistry(std::string backend, std::vector<HostStrategy> strategies);
+  const std::string& backend() const { return backend_; }
+  const std::vector<HostStrategy>& all() const { return strategies_; }
+  // The StrategyInfo of every record, in order (Emitter::strategies()).
+  std::vector<StrategyInfo> infos() const;
+  // The record of `name`; null when there is none.
+  const HostStrategy* find(const std::string& name) const;
+  // The record of a checked variant's strategy (SB_ASSERTs that it exists).
+  const HostStrategy& of(const Variant& v) const;
+  // The located fit check of a variant whose strategy and parameters are valid
+  // (Emitter::check_variant): an error at the variant when its strategy needs a shape that no
+  // statement of the spec has.
+  Status check_fit(const Spec& spec, const Variant& v) const;
+
+ private:
+  std::string backend_;
+  std::vector<HostStrategy> strategies_;
+};
+
+// The `loops` record of the C-family and Mojo backends: a scalar loop nest per statement, sums in
+// the spec's order.
+HostStrategy loops_strategy(const std::string& doc);
+
+// The blocked_matmul record shared by cpu and mojo: its description and parameters (mc, kc, nc,
+// with the same defaults in every backend, so that matched variants block alike), a fit check
+// that some statement is a contraction, and the schedule: contractions as the blocked GEMM,
+// other statements parallel and vectorised as `others` (named in the doc), without row fusion.
+HostStrategy blocked_matmul_strategy(const std::string& others);
+
+// The shape check of a strategy that lowers contractions: match_contraction.
+bool is_contraction(const Spec& spec, const Statement& st);
+// The needs text of such a strategy: "a contraction statement, <the shape>".
+std::string contraction_needs();
+
+}  // namespace sb::host

@@ -1,0 +1,69 @@
+// The mlir backend's strategies, one record each (host_strategy.h); emit_mlir.cpp prints them
+// and copies each variant's pipeline (mlir_pipelines.h) into the generated file.
+#include "backends/mlir/strategies.h"
+
+#include "backends/mlir/mlir_pipelines.h"
+
+namespace sb {
+
+namespace {
+
+int64_t param_value(const std::map<std::string, int64_t>& params, const char* name) {
+  auto it = params.find(name);
+  SB_ASSERT(it != params.end(), std::string("mlir pipeline parameter missing: ") + name);
+  return it->second;
+}
+
+// Sums in the spec's order, like the cpu backend's loops.
+host::HostStrategy loops() {
+  host::HostStrategy s;
+  s.info = {"loops", "linalg lowered to scf loops", {}, "naive"};
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool) {
+    return mlir_loops_pipeline();
+  };
+  return s;
+}
+
+host::HostStrategy tiled_vector() {
+  host::HostStrategy s;
+  s.info = {"tiled_vector",
+            "linalg lowered to affine loops, tiled, then vectorised by affine-super-vectorize",
+            {{"tile", 64, 1, 1 << 16, false, "affine-loop-tile tile size"},
+             {"vector", 8, 1, 64, true, "affine-super-vectorize vector width"}},
+            "tiled_simd"};
+  s.schedule.simd = true;
+  s.schedule.reassociate = true;
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>& p, bool) {
+    return mlir_tiled_vector_pipeline(param_value(p, "tile"), param_value(p, "vector"));
+  };
+  return s;
+}
+
+// The only strategy with explicit parallel loops (fused row groups, blocked full reductions).
+host::HostStrategy openmp() {
+  host::HostStrategy s;
+  s.info = {"openmp",
+            "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, "
+            "full reductions in parallel blocks, non-temporal stores for outputs beyond the "
+            "caches; f32 math as MLIR's polynomial approximations, f64 tanh expanded into exp, "
+            "exp and log as LLVM intrinsics that clang vectorises",
+            {},
+            "parallel_simd"};
+  s.schedule.parallel = true;
+  s.schedule.simd = true;
+  s.schedule.fuse_rows = true;
+  s.schedule.reassociate = true;
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool explicit_loops) {
+    return mlir_openmp_pipeline(explicit_loops);
+  };
+  return s;
+}
+
+}  // namespace
+
+const host::HostRegistry& mlir_strategies() {
+  static const host::HostRegistry kRegistry("mlir", {loops(), tiled_vector(), openmp()});
+  return kRegistry;
+}
+
+}  // namespace sb

@@ -1,0 +1,12 @@
+// The vendor_cpu backend's strategy registry (records: strategies.cpp; the record type:
+// backends/common/host_strategy.h).
+#pragma once
+
+#include "backends/common/host_strategy.h"
+
+namespace sb {
+
+// blas.
+const host::HostRegistry& vendor_cpu_strategies();
+
+}  // namespace sb

@@ -1,0 +1,236 @@
+// Unit tests of the host strategy registries (codegen/backends/common/host_strategy.h and
+// backends/<name>/strategies.cpp): every strategy is one record with an algorithm class, typed
+// parameters whose defaults lie in their ranges, a fit check where it has a shape, and the
+// schedule facts the printers read; each emitter's strategy list is its registry's; and the
+// harness's matched comparison pairs (analysis.h) are derived from the algorithm classes.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/emit_cpu.h"
+#include "backends/cpu/strategies.h"
+#include "backends/mlir/emit_mlir.h"
+#include "backends/mlir/mlir_pipelines.h"
+#include "backends/mlir/strategies.h"
+#include "backends/mojo/emit_mojo.h"
+#include "backends/mojo/strategies.h"
+#include "backends/vendor_cpu/emit_vendor_cpu.h"
+#include "backends/vendor_cpu/strategies.h"
+#include "cli/console.h"
+#include "driver.h"
+#include "results/analysis.h"
+
+namespace sb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Backend {
+  const Emitter& emitter;
+  const host::HostRegistry& registry;
+};
+
+std::vector<Backend> host_backends() {
+  return {{cpu_emitter(), cpu_strategies()},
+          {mojo_emitter(), mojo_strategies()},
+          {mlir_emitter(), mlir_strategies()},
+          {vendor_cpu_emitter(), vendor_cpu_strategies()}};
+}
+
+TEST(HostStrategyRegistry, EachEmitterListsItsRegistryInOrder) {
+  for (const Backend& b : host_backends()) {
+    EXPECT_EQ(b.registry.backend(), b.emitter.backend());
+    const std::vector<StrategyInfo> listed = b.emitter.strategies();
+    ASSERT_EQ(listed.size(), b.registry.all().size()) << b.emitter.backend();
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const host::HostStrategy& s = b.registry.all()[i];
+      EXPECT_EQ(listed[i].name, s.info.name);
+      EXPECT_EQ(listed[i].doc, s.info.doc);
+      EXPECT_EQ(listed[i].algorithm, s.info.algorithm);
+      EXPECT_EQ(listed[i].params.size(), s.info.params.size());
+      EXPECT_EQ(b.registry.find(s.info.name), &s);
+    }
+    EXPECT_EQ(b.registry.find("no_such_strategy"), nullptr);
+  }
+}
+
+TEST(HostStrategyRegistry, RecordsHaveAClassDocsAndParametersInRange) {
+  for (const Backend& b : host_backends()) {
+    for (const host::HostStrategy& s : b.registry.all()) {
+      const std::string who = b.emitter.backend() + "/" + s.info.name;
+      EXPECT_FALSE(s.info.algorithm.empty()) << who;
+      EXPECT_FALSE(s.info.doc.empty()) << who;
+      EXPECT_EQ(static_cast<bool>(s.matches), !s.needs.empty()) << who;
+      std::set<std::string> names;
+      for (const ParamInfo& p : s.info.params) {
+        EXPECT_TRUE(names.insert(p.name).second) << who << "." << p.name << " twice";
+        EXPECT_LE(p.min, p.def) << who << "." << p.name;
+        EXPECT_LE(p.def, p.max) << who << "." << p.name;
+        EXPECT_FALSE(p.doc.empty()) << who << "." << p.name;
+      }
+      // approx_math is a fact exactly when the record has the parameter the printer reads.
+      EXPECT_EQ(s.schedule.approx_math, names.count("approx_math") == 1) << who;
+      // Only mlir's variants are pass pipelines.
+      EXPECT_EQ(static_cast<bool>(s.schedule.pipeline), b.emitter.backend() == "mlir") << who;
+    }
+  }
+}
+
+// Every strategy of every backend (host and cuda) has an algorithm class.
+TEST(HostStrategyRegistry, EveryStrategyOfEveryBackendHasAnAlgorithmClass) {
+  for (const Emitter* e : all_emitters())
+    for (const StrategyInfo& s : e->strategies())
+      EXPECT_FALSE(s.algorithm.empty()) << e->backend() << "/" << s.name;
+}
+
+// The facts the printers read, record by record: what each strategy name used to select.
+TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
+  struct Want {
+    const host::HostRegistry& reg;
+    const char* name;
+    bool parallel, simd, fuse_rows, reassociate;
+    host::Gemm gemm;
+    const char* algorithm;
+  };
+  using host::Gemm;
+  const std::vector<Want> wants = {
+      {cpu_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
+      {cpu_strategies(), "omp_simd", true, true, true, true, Gemm::None, "parallel_simd"},
+      {cpu_strategies(), "blocked_matmul", true, true, false, true, Gemm::Blocked, "blocked_gemm"},
+      {mojo_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
+      {mojo_strategies(), "vectorize_parallel", true, true, true, true, Gemm::None,
+       "parallel_simd"},
+      {mojo_strategies(), "blocked_matmul", true, true, false, true, Gemm::Blocked, "blocked_gemm"},
+      {mlir_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
+      {mlir_strategies(), "tiled_vector", false, true, false, true, Gemm::None, "tiled_simd"},
+      {mlir_strategies(), "openmp", true, true, true, true, Gemm::None, "parallel_simd"},
+      {vendor_cpu_strategies(), "blas", true, true, false, true, Gemm::Vendor, "vendor_gemm"},
+  };
+  size_t total = 0;
+  for (const Backend& b : host_backends()) total += b.registry.all().size();
+  EXPECT_EQ(wants.size(), total) << "a record without a row here";
+  for (const Want& w : wants) {
+    const host::HostStrategy* s = w.reg.find(w.name);
+    ASSERT_NE(s, nullptr) << w.reg.backend() << "/" << w.name;
+    const std::string who = w.reg.backend() + "/" + w.name;
+    EXPECT_EQ(s->schedule.parallel, w.parallel) << who;
+    EXPECT_EQ(s->schedule.simd, w.simd) << who;
+    EXPECT_EQ(s->schedule.fuse_rows, w.fuse_rows) << who;
+    EXPECT_EQ(s->schedule.reassociate, w.reassociate) << who;
+    EXPECT_EQ(s->schedule.gemm, w.gemm) << who;
+    EXPECT_EQ(s->info.algorithm, w.algorithm) << who;
+  }
+}
+
+TEST(HostStrategyRegistry, MlirRecordsNameTheirPipelines) {
+  const host::HostRegistry& reg = mlir_strategies();
+  EXPECT_EQ(reg.find("loops")->schedule.pipeline({}, false), mlir_loops_pipeline());
+  EXPECT_EQ(reg.find("tiled_vector")->schedule.pipeline({{"tile", 32}, {"vector", 4}}, false),
+            mlir_tiled_vector_pipeline(32, 4));
+  EXPECT_NE(mlir_tiled_vector_pipeline(32, 4).find("virtual-vector-size=4 "), std::string::npos);
+  EXPECT_NE(mlir_tiled_vector_pipeline(32, 4).find("tile-size=32 "), std::string::npos);
+  EXPECT_EQ(reg.find("openmp")->schedule.pipeline({}, true), mlir_openmp_pipeline(true));
+  EXPECT_EQ(mlir_openmp_pipeline(true).rfind("--transform-interpreter ", 0), 0u);
+  EXPECT_EQ(mlir_openmp_pipeline(false).find("--transform-interpreter"), std::string::npos);
+}
+
+// `specbench list --strategies` is the registries': one line per strategy with its backend (on
+// the strategy's first line), name and algorithm class.
+TEST(HostStrategyRegistry, ListStrategiesShowsEveryRecordWithItsClass) {
+  const std::string text = format_strategies();
+  for (const Emitter* e : all_emitters()) {
+    for (const StrategyInfo& s : e->strategies()) {
+      bool found = false;
+      size_t pos = 0;
+      while (!found && pos < text.size()) {
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) nl = text.size();
+        const std::string line = text.substr(pos, nl - pos);
+        found = line.rfind(e->backend() + " ", 0) == 0 &&
+                line.find(" " + s.name + " ") != std::string::npos &&
+                line.find(" " + s.algorithm + " ") != std::string::npos;
+        pos = nl + 1;
+      }
+      EXPECT_TRUE(found) << e->backend() << "/" << s.name << " (" << s.algorithm << ") in:\n"
+                         << text;
+    }
+  }
+}
+
+// The fit check of each record, called on a vector add: only the contraction strategies
+// (blocked_matmul, blas) need a shape, and they give an error at the variant naming it.
+TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("sb_host_strategies_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "vadd.yaml") << "name: vadd\ndoc: test\nsizes:\n  N: {bench: [64], verify: "
+                                      "[1, 7]}\n"
+                                      "tensors:\n  a: {type: f32, shape: [N], role: in}\n"
+                                      "  b: {type: f32, shape: [N], role: out}\n"
+                                      "compute: |\n  b[i] = a[i] * 2.0\n"
+                                      "variants:\n  cpu:\n    - {name: v, strategy: loops}\n";
+  std::ofstream(dir / "mm.yaml")
+      << "name: mm\ndoc: test\nsizes:\n  N: {bench: [64], verify: [1, 7]}\n"
+         "tensors:\n  a: {type: f32, shape: [N, N], role: in}\n"
+         "  b: {type: f32, shape: [N, N], role: in}\n"
+         "  c: {type: f32, shape: [N, N], role: out}\n"
+         "compute: |\n  c[i, j] = sum(k in 0..N: a[i, k] * b[k, j])\n"
+         "variants:\n  cpu:\n    - {name: v, strategy: loops}\n";
+  Result<Spec> vadd = load_and_check((dir / "vadd.yaml").string());
+  ASSERT_TRUE(vadd.ok()) << vadd.error().message;
+  Result<Spec> mm = load_and_check((dir / "mm.yaml").string());
+  ASSERT_TRUE(mm.ok()) << mm.error().message;
+  size_t shaped = 0;
+  for (const Backend& b : host_backends()) {
+    for (const host::HostStrategy& s : b.registry.all()) {
+      Variant v = vadd.value().variants.at("cpu")[0];
+      v.name = "x";
+      v.strategy = s.info.name;
+      const std::string who = b.emitter.backend() + "/" + s.info.name;
+      // Through the emitter, as variant_check calls it.
+      EXPECT_TRUE(b.emitter.check_variant(mm.value(), v).ok()) << who;
+      const Status st = b.emitter.check_variant(vadd.value(), v);
+      ASSERT_EQ(st.ok(), !s.matches) << who;
+      if (st.ok()) continue;
+      ++shaped;
+      EXPECT_EQ(st.error().loc.line, v.loc.line) << who;
+      EXPECT_EQ(st.error().message, "variant 'x' (strategy " + s.info.name + ") needs " + s.needs +
+                                        "; no statement of 'vadd' has that shape")
+          << who;
+    }
+  }
+  EXPECT_EQ(shaped, 3u);  // cpu and mojo blocked_matmul, vendor_cpu blas
+  fs::remove_all(dir);
+}
+
+// The matched comparison rows pair strategies of the same algorithm class. For the current
+// registries the derived pairs are exactly the ones the harness used to name.
+TEST(MatchedStrategies, DerivedFromAlgorithmClassesEqualTheFormerList) {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(matched_strategies("cpu", "mojo"), (Pairs{{"loops", "loops"},
+                                                      {"omp_simd", "vectorize_parallel"},
+                                                      {"blocked_matmul", "blocked_matmul"}}));
+  EXPECT_EQ(matched_strategies("cpu", "mlir"), (Pairs{{"loops", "loops"}, {"omp_simd", "openmp"}}));
+  // The former list, one for every compared backend: the union of the derived pairs.
+  const std::set<std::pair<std::string, std::string>> former = {
+      {"loops", "loops"},
+      {"omp_simd", "vectorize_parallel"},
+      {"omp_simd", "openmp"},
+      {"blocked_matmul", "blocked_matmul"}};
+  std::set<std::pair<std::string, std::string>> derived;
+  for (const BackendRecord* lang : compared_backends()) {
+    if (lang->device != Device::Cpu) continue;
+    for (const auto& p : matched_strategies(lang->baseline, lang->name)) derived.insert(p);
+  }
+  EXPECT_EQ(derived, former);
+  EXPECT_TRUE(matched_strategies("cpu", "no_such_backend").empty());
+}
+
+}  // namespace
+}  // namespace sb
