@@ -232,7 +232,8 @@ int run_gen(const GenOptions& opt) {
       for (const Emitter* e : all_emitters()) {
         if (!s.variants.count(e->backend())) continue;
         if (std::string(p.name) == "blocked_gemm") {  // loop IR, built by the printers' call
-          std::cout << dump_blocked_gemm(s, e->backend());
+          std::cout << dump_blocked_gemm(s, e->backend(), e->gemm_target(),
+                                         [e](const Variant& v) { return e->uses_blocked_gemm(v); });
           continue;
         }
         lower(s, [e](Fn fn) { return e->spells(fn); }, p.name, &std::cout,

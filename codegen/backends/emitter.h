@@ -39,6 +39,8 @@ struct GeneratedFile {
   std::string content;
 };
 
+struct GemmTarget;  // lower/blocked_gemm.h
+
 class Emitter {
  public:
   virtual ~Emitter() = default;
@@ -57,6 +59,10 @@ class Emitter {
   // Whether this backend's printer has a native spelling for intrinsic `fn`. Every intrinsic
   // without a default expansion must be spelled by every backend.
   virtual bool spells(Fn fn) const = 0;
+  // The register-tile choices of a backend that prints the blocked GEMM's loop IR
+  // (lower/blocked_gemm.h), and whether variant `v` calls it; null/false elsewhere.
+  virtual const GemmTarget* gemm_target() const { return nullptr; }
+  virtual bool uses_blocked_gemm(const Variant&) const { return false; }
 
  protected:
   // Prints a checked spec whose intrinsics are all ones this backend spells.

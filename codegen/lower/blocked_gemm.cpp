@@ -259,22 +259,21 @@ loops::Module blocked_gemm(DType t, const GemmTarget& target) {
   return loops::build_gemm(t, target);
 }
 
-std::string dump_blocked_gemm(const Spec& spec, const std::string& backend) {
-  const GemmTarget* target = backend == "cpu"    ? &gemm_target_cpu()
-                             : backend == "mojo" ? &gemm_target_mojo()
-                                                 : nullptr;
+std::string dump_blocked_gemm(const Spec& spec, const std::string& backend,
+                              const GemmTarget* target,
+                              const std::function<bool(const Variant&)>& uses_gemm) {
   if (!target) return "";
   std::string out = "# IR after blocked_gemm for backend " + backend + "\n";
   bool blocked = false;
   auto it = spec.variants.find(backend);
   if (it != spec.variants.end())
-    for (const Variant& v : it->second) blocked = blocked || v.strategy == "blocked_matmul";
+    for (const Variant& v : it->second) blocked = blocked || uses_gemm(v);
   std::set<DType> types;
   if (blocked)
     for (const Statement& st : spec.stmts)
       if (auto c = match_contraction(spec, st)) types.insert(c->type);
   if (types.empty())
-    return out + "# no GEMM: spec " + spec.name + " has no contraction under blocked_matmul\n";
+    return out + "# no GEMM: spec " + spec.name + " has no contraction under a blocked-GEMM strategy\n";
   for (DType t : types) out += loops::dump(blocked_gemm(t, *target));
   return out;
 }

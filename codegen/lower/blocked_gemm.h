@@ -17,6 +17,7 @@
 // at the call.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "ir/ir.h"
@@ -44,8 +45,11 @@ loops::Module blocked_gemm(DType t, const GemmTarget& target);
 
 // The `--dump-ir blocked_gemm` text for `spec` and `backend`: a header, then the module of each
 // element type its contraction statements use (match_contraction, patterns.h) when one of the
-// backend's variants has strategy blocked_matmul, or a line saying there is no GEMM. Empty for a
-// backend that does not print the loop IR (only cpu and mojo do).
-std::string dump_blocked_gemm(const Spec& spec, const std::string& backend);
+// backend's variants calls the GEMM (`uses_gemm`, from the backend's strategy records), or a
+// line saying there is no GEMM. Empty when `target` is null: a backend that does not print the
+// loop IR (Emitter::gemm_target).
+std::string dump_blocked_gemm(const Spec& spec, const std::string& backend,
+                              const GemmTarget* target,
+                              const std::function<bool(const Variant&)>& uses_gemm);
 
 }  // namespace sb

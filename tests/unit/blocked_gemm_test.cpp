@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/print_loops.h"
+#include "backends/emitter.h"
 #include "backends/mojo/print_loops.h"
 #include "lower/blocked_gemm.h"
 
@@ -158,10 +159,18 @@ TEST(BlockedGemm, DumpWithoutAContractionSaysNoGemm) {
   v.name = "bm";
   v.strategy = "blocked_matmul";
   s.variants["cpu"] = {v};
-  const std::string d = dump_blocked_gemm(s, "cpu");
+  const Emitter* cpu = find_emitter("cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(cpu->uses_blocked_gemm(v));
+  const auto uses = [cpu](const Variant& x) { return cpu->uses_blocked_gemm(x); };
+  const std::string d = dump_blocked_gemm(s, "cpu", cpu->gemm_target(), uses);
   EXPECT_TRUE(has(d, "# IR after blocked_gemm for backend cpu\n")) << d;
   EXPECT_TRUE(has(d, "no GEMM")) << d;
-  EXPECT_EQ(dump_blocked_gemm(s, "mlir"), "");
+  // A backend that does not print the loop IR has no target and dumps nothing.
+  const Emitter* mlir = find_emitter("mlir");
+  ASSERT_NE(mlir, nullptr);
+  EXPECT_EQ(mlir->gemm_target(), nullptr);
+  EXPECT_EQ(dump_blocked_gemm(s, "mlir", mlir->gemm_target(), uses), "");
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ class CpuEmitter final : public Emitter {
   Status check_variant(const Spec& spec, const Variant& v) const override {
     return cpu_strategies().check_fit(spec, v);
   }
+  const GemmTarget* gemm_target() const override { return &gemm_target_cpu(); }
+  bool uses_blocked_gemm(const Variant& v) const override {
+    return cpu_strategies().of(v).schedule.gemm == host::Gemm::Blocked;
+  }
   bool spells(Fn fn) const override { return c_spells(fn); }
 
  protected:

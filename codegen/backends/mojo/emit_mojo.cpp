@@ -1422,6 +1422,10 @@ class MojoEmitter final : public Emitter {
   Status check_variant(const Spec& spec, const Variant& v) const override {
     return mojo_strategies().check_fit(spec, v);
   }
+  const GemmTarget* gemm_target() const override { return &gemm_target_mojo(); }
+  bool uses_blocked_gemm(const Variant& v) const override {
+    return mojo_strategies().of(v).schedule.gemm == host::Gemm::Blocked;
+  }
   bool spells(Fn fn) const override {
     return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || fn == Fn::Pow ||
            fn == Fn::DivTrunc || fn == Fn::RemTrunc || mojo_math(fn);
