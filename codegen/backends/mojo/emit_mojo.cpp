@@ -17,6 +17,7 @@
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
 #include "backends/mojo/print_loops.h"
+#include "backends/mojo/py_writer.h"
 #include "backends/mojo/strategies.h"
 #include "ir/affine.h"
 #include "ir/shadowing.h"
@@ -31,31 +32,7 @@ namespace {
 
 // ---- Text -------------------------------------------------------------------------------------
 
-// Lines of Mojo with four-space indentation; blocks end by dedenting.
-class PyWriter {
- public:
-  explicit PyWriter(int indent = 0) : indent_(indent) {}
-  void line(const std::string& text) {
-    if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 4, ' ').append(text);
-    out_ += '\n';
-  }
-  // Writes `text` (ending in ':') and indents what follows.
-  void open(const std::string& text) {
-    line(text);
-    ++indent_;
-  }
-  void dedent() {
-    SB_ASSERT(indent_ > 0, "unbalanced PyWriter::dedent");
-    --indent_;
-  }
-  int columns() const { return indent_ * 4; }
-  const std::string& str() const { return out_; }
-
- private:
-  int indent_;
-  std::string out_;
-};
-
+// Lines of Mojo: PyWriter (py_writer.h), four-space indentation; blocks end by dedenting.
 std::string mojo_banner(const std::string& title) {
   const std::string rule = "# " + std::string(77, '-') + "\n";
   return rule + "# " + title + "\n" + rule + "\n";

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "backends/common/emit_common.h"
+#include "backends/mojo/py_writer.h"
 #include "support/diag.h"
 
 namespace sb::loops {
@@ -218,32 +219,9 @@ class MExpr : public ExprFunctor<std::string(int)> {
   const std::map<DType, std::string>& lanes_;
 };
 
-class Writer {
- public:
-  void line(const std::string& text) {
-    if (!text.empty()) out_.append(static_cast<size_t>(indent_) * 4, ' ').append(text);
-    out_ += '\n';
-  }
-  void open(const std::string& text) {
-    line(text);
-    ++indent_;
-  }
-  void dedent() {
-    SB_ASSERT(indent_ > 0, "unbalanced mojo loop printer");
-    --indent_;
-  }
-  int columns() const { return indent_ * 4; }
-  size_t size() const { return out_.size(); }
-  const std::string& str() const { return out_; }
-
- private:
-  int indent_ = 0;
-  std::string out_;
-};
-
 class MojoPrinter : public StmtFunctor<void()> {
  public:
-  MojoPrinter(Writer& w, const Module& m, const std::map<DType, std::string>& lanes)
+  MojoPrinter(PyWriter& w, const Module& m, const std::map<DType, std::string>& lanes)
       : w_(w), m_(m), lanes_(lanes) {}
 
   // The statements of `b`; `pass` where there are none.
@@ -473,7 +451,7 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.line("dealloc(" + owner + "^)");
   }
 
-  Writer& w_;
+  PyWriter& w_;
   const Module& m_;
   const std::map<DType, std::string>& lanes_;
   Env env_;
@@ -505,11 +483,11 @@ std::string print_mojo_loops_impl(const std::vector<Module>& modules) {
                        f.result.kind == TypeKind::Void ? ":" : " -> " + MExpr(none, lanes).type(f.result) + ":",
                        0) +
              "\n";
-      Writer w;
+      PyWriter w;
       w.open("");
       MojoPrinter pr(w, m, lanes);
       pr.block(f.body);
-      // Writer::open wrote an empty first line; drop it.
+      // PyWriter::open wrote an empty first line; drop it.
       out += w.str().substr(1) + "\n\n";
     }
   }
