@@ -11,10 +11,12 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "include/cuda_runtime.h"
@@ -33,6 +35,15 @@ constexpr size_t kMaxDynamicShared = 227 * 1024;
 enum class St { Fresh, Runnable, Barrier, Warp, Done };
 enum class WarpOp { Sync, Shuffle, Vote };
 
+// One global-memory access of a simulated thread, for traffic counting: the instruction that made
+// it (the return address of its access hook, one per load or store in the compiled module), the
+// thread's warp-synchronous points passed before it, and the sectors it touched.
+struct Access {
+  uintptr_t site = 0;
+  uint32_t syncs = 0;
+  uint64_t sectors = 0;  // (first 32-byte sector << 8) | number of sectors touched
+};
+
 struct Fiber {
   ThreadState ts{};
   int linear = 0;
@@ -50,9 +61,10 @@ struct Fiber {
   int arg = 0;
   int width = 32;
   uint64_t result = 0;
-  // Global-memory accesses in program order while traffic is counted: (first 32-byte sector << 8)
-  // | number of sectors touched.
-  std::vector<uint64_t> accesses;
+  // Warp-synchronous points this thread has passed: barriers and completed warp operations.
+  uint32_t syncs = 0;
+  // Global-memory accesses in program order while traffic is counted.
+  std::vector<Access> accesses;
 };
 
 // Fiber stacks for one worker: kMaxBlockThreads stacks, each above a guard page.
@@ -286,6 +298,7 @@ bool complete_warp_ops(Block& b) {
           g.result = g.kind == kVoteBallot ? bal : g.kind == kVoteAny ? (bal != 0) : (bal == m);
         }
         g.st = St::Runnable;
+        ++g.syncs;
       }
       ++b.warp_sync[w];
       progress = true;
@@ -338,7 +351,10 @@ void barrier(Block& b) {
     return;
   }
   for (Fiber& f : b.fibers)
-    if (f.st == St::Barrier) f.st = St::Runnable;
+    if (f.st == St::Barrier) {
+      f.st = St::Runnable;
+      ++f.syncs;
+    }
   ++t_epoch;
 }
 
@@ -440,28 +456,45 @@ void install_handler() {
   }
 }
 
-// Adds a finished block's accesses to the totals, as a GPU's load/store units would issue them:
-// the k-th global access of every lane of a warp is one request (one warp instruction), which
-// costs one transaction per distinct 32-byte sector its lanes touch. Lanes that diverge into
-// different numbers of accesses are paired by their order, an approximation.
+// Adds a finished block's accesses to the totals, as a GPU's load/store units would issue them.
+// One warp instruction is one request: the accesses that the lanes of a warp make at one
+// instruction (the same access site), between the same two warp-synchronous points (barriers and
+// warp operations, counted per thread), on the same visit of that site since the last such point
+// (the n-th visit of each lane together). Lanes whose loops run a different number of times
+// therefore issue the extra iterations as requests of their own, with only the lanes that run them,
+// and later instructions pair up again, as SIMT execution reconverges. A request costs one
+// transaction per distinct 32-byte sector its lanes touch.
 void fold_traffic(Block& b) {
   uint64_t requests = 0, sectors = 0;
-  std::vector<uint64_t> touched;
+  struct Touch {
+    uint32_t syncs;
+    uintptr_t site;
+    uint32_t visit;
+    uint64_t sector;
+    bool operator<(const Touch& o) const {
+      return std::tie(syncs, site, visit, sector) < std::tie(o.syncs, o.site, o.visit, o.sector);
+    }
+  };
+  std::vector<Touch> touched;
+  std::map<std::pair<uint32_t, uintptr_t>, uint32_t> visits;
   for (size_t w0 = 0; w0 < b.fibers.size(); w0 += 32) {
     const size_t w1 = std::min(b.fibers.size(), w0 + 32);
-    size_t longest = 0;
-    for (size_t i = w0; i < w1; ++i) longest = std::max(longest, b.fibers[i].accesses.size());
-    for (size_t k = 0; k < longest; ++k) {
-      touched.clear();
-      for (size_t i = w0; i < w1; ++i) {
-        const std::vector<uint64_t>& a = b.fibers[i].accesses;
-        if (k >= a.size()) continue;
-        for (uint64_t s = 0; s < (a[k] & 0xff); ++s) touched.push_back((a[k] >> 8) + s);
+    touched.clear();
+    for (size_t i = w0; i < w1; ++i) {
+      visits.clear();
+      for (const Access& a : b.fibers[i].accesses) {
+        const uint32_t visit = visits[{a.syncs, a.site}]++;
+        for (uint64_t s = 0; s < (a.sectors & 0xff); ++s)
+          touched.push_back(Touch{a.syncs, a.site, visit, (a.sectors >> 8) + s});
       }
-      std::sort(touched.begin(), touched.end());
-      sectors +=
-          static_cast<uint64_t>(std::unique(touched.begin(), touched.end()) - touched.begin());
-      ++requests;
+    }
+    std::sort(touched.begin(), touched.end());
+    for (size_t k = 0; k < touched.size(); ++k) {
+      const Touch& t = touched[k];
+      const bool new_request = k == 0 || t.syncs != touched[k - 1].syncs ||
+                               t.site != touched[k - 1].site || t.visit != touched[k - 1].visit;
+      if (new_request) ++requests;
+      if (new_request || t.sector != touched[k - 1].sector) ++sectors;
     }
   }
   for (Fiber& f : b.fibers) f.accesses.clear();
@@ -733,14 +766,15 @@ void reset_traffic() {
   g_bytes = 0;
 }
 
-void note_access(uintptr_t addr, size_t size) {
+void note_access(uintptr_t addr, size_t size, uintptr_t site) {
   Fiber* f = t_fiber;
   if (!f || size == 0 || !g_count_traffic.load(std::memory_order_relaxed)) return;
   auto it = std::upper_bound(g_ranges.begin(), g_ranges.end(),
                              std::make_pair(addr, std::numeric_limits<uintptr_t>::max()));
   if (it == g_ranges.begin() || addr >= std::prev(it)->second) return;  // not global memory
   const uint64_t first = addr / 32, last = (addr + size - 1) / 32;
-  f->accesses.push_back(first << 8 | std::min<uint64_t>(last - first + 1, 0xff));
+  f->accesses.push_back(
+      Access{site, f->syncs, first << 8 | std::min<uint64_t>(last - first + 1, 0xff)});
   g_bytes.fetch_add(size, std::memory_order_relaxed);
 }
 
@@ -847,13 +881,16 @@ cudaError_t cudaStreamSynchronize(cudaStream_t) {
 // store; the simulator counts the global-memory ones (see traffic() in cudasim.h) and checks
 // nothing else here (guard pages catch out-of-bounds accesses). A harness built with a real
 // address sanitizer would clash with these definitions.
+// The site of an access is the hook's return address: one per load or store instruction of the
+// instrumented module (each inlined copy its own), the "instruction" that lanes of a warp share.
+#define SB_SIM_SITE reinterpret_cast<uintptr_t>(__builtin_return_address(0))
 extern "C" {
 #define SB_SIM_ACCESS_HOOKS(n)                  \
   void __asan_load##n##_noabort(uintptr_t a) {  \
-    sb::sim::note_access(a, n);                 \
+    sb::sim::note_access(a, n, SB_SIM_SITE);    \
   }                                             \
   void __asan_store##n##_noabort(uintptr_t a) { \
-    sb::sim::note_access(a, n);                 \
+    sb::sim::note_access(a, n, SB_SIM_SITE);    \
   }
 SB_SIM_ACCESS_HOOKS(1)
 SB_SIM_ACCESS_HOOKS(2)
@@ -862,10 +899,10 @@ SB_SIM_ACCESS_HOOKS(8)
 SB_SIM_ACCESS_HOOKS(16)
 #undef SB_SIM_ACCESS_HOOKS
 void __asan_loadN_noabort(uintptr_t a, size_t n) {
-  sb::sim::note_access(a, n);
+  sb::sim::note_access(a, n, SB_SIM_SITE);
 }
 void __asan_storeN_noabort(uintptr_t a, size_t n) {
-  sb::sim::note_access(a, n);
+  sb::sim::note_access(a, n, SB_SIM_SITE);
 }
 void __asan_handle_no_return() {}
 }

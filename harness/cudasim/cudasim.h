@@ -41,7 +41,8 @@ Stats stats();
 void reset_stats();
 
 // Global-memory traffic of simulated threads while counting is on (off by default): `requests`
-// are warp-level memory instructions (the k-th global access of each lane of a warp form one),
+// are warp-level memory instructions (the lanes of a warp that execute one load or store
+// instruction between the same two warp-synchronous points, on the same visit of it, form one),
 // `sectors` the distinct 32-byte sectors each request touches, summed (a profiler's
 // transactions), `bytes` the bytes the threads asked for. Only accesses to alloc() buffers
 // count, in modules compiled with the access hooks (see the end of cudasim.cpp).
@@ -54,8 +55,9 @@ void count_traffic(bool on);
 Traffic traffic();
 void reset_traffic();
 
-// Records one access of `size` bytes at `addr` by the running simulated thread (a no-op outside
-// simulated threads, for addresses outside alloc() buffers, or while counting is off).
-void note_access(uintptr_t addr, size_t size);
+// Records one access of `size` bytes at `addr` by the running simulated thread, made by the
+// instruction at `site` (a no-op outside simulated threads, for addresses outside alloc()
+// buffers, or while counting is off).
+void note_access(uintptr_t addr, size_t size, uintptr_t site);
 
 }  // namespace sb::sim

@@ -23,15 +23,13 @@ for k in softmax layernorm rmsnorm; do
 done
 cd "$src"
 out=$("$specbench" verify softmax layernorm rmsnorm --backend cudasim --cache-dir "$cache")
-# block_per_row meets the bound (1.2). warp_per_row does not yet: with 32 lanes a row
-# of C = 130 ends in a partial iteration, so lanes 0 and 1 make one access more than the others,
-# and the simulator pairs a warp's accesses by their order, mixing the next loop's requests; the
-# layernorm form also stages weight and bias once per block of 8 rows. It is held to 1.4 (from
-# 3.55-3.73 before fusion) as a regression bound.
+# The bound is 1.2. layernorm under warp_per_row is held to 1.3: its block of 8 warps
+# (one row each) stages weight and bias in shared memory once per block, so at 64 rows the 8
+# blocks read them 8 times, and the simulator counts no cache (on a GPU those re-reads hit L2).
 while read -r kernel backend variant sizes requests sectors spec ratio rest; do
   case $variant in
     block_per_row) limit=1.20 ;;
-    warp_per_row) limit=1.40 ;;
+    warp_per_row) limit=1.20; [[ $kernel == layernorm ]] && limit=1.30 ;;
     *) continue ;;
   esac
   echo "$kernel $variant: $sectors sectors, spec $spec, ratio $ratio (limit $limit)"

@@ -22,6 +22,14 @@ __global__ void copy_float4(const float4* in, float4* out, int n4) {
   if (i < n4) out[i] = in[i];
 }
 
+__global__ void copy_rows_one_warp(const float* in, float* out, int rows, int cols) {
+  const int lane = threadIdx.x % 32;
+  for (int r = 0; r < rows; ++r) {
+    for (int c = lane; c < cols; c += 32) out[r * cols + c] = in[r * cols + c];
+    __syncwarp();
+  }
+}
+
 }  // namespace
 
 void launch_copy_coalesced(const float* in, float* out, int n, int block) {
@@ -36,4 +44,8 @@ void launch_gather_strided(const float* in, float* out, int n, int stride, int b
 void launch_copy_float4(const float* in, float* out, int n4, int block) {
   SB_LAUNCH(copy_float4, dim3((n4 + block - 1) / block), dim3(block), 0, nullptr,
             reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out), n4);
+}
+
+void launch_copy_rows_one_warp(const float* in, float* out, int rows, int cols) {
+  SB_LAUNCH(copy_rows_one_warp, dim3(1), dim3(32), 0, nullptr, in, out, rows, cols);
 }

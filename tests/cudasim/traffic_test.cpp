@@ -60,6 +60,26 @@ TEST_F(TrafficTest, VectorLoadIsOneRequest) {
   EXPECT_EQ(t.sectors, 2u * n4 * 16 / 32);
 }
 
+// Rows of 36 floats: each row is two warp loads and two warp stores, 32 lanes and then lanes
+// 0-3. Rows start in the middle of a sector, so a sector can hold the end of one row and the start
+// of the next. The lanes' extra iterations are requests of their own and do not shift how the
+// next rows' accesses pair up: the sectors are those of each instruction's own lanes.
+TEST_F(TrafficTest, PartialLastIterationIsItsOwnRequest) {
+  const int rows = 8, cols = 36;
+  Buf in(rows * cols), out(rows * cols);
+  launch_copy_rows_one_warp(in.p, out.p, rows, cols);
+  // Elements [a, b) of a page-aligned float buffer touch sectors a / 8 .. (b - 1) / 8.
+  auto span = [](uint64_t a, uint64_t b) { return (b - 1) / 8 - a / 8 + 1; };
+  uint64_t want = 0;
+  for (uint64_t r = 0; r < rows; ++r)
+    want += 2 * (span(r * cols, r * cols + 32) + span(r * cols + 32, (r + 1) * cols));
+  const sb::sim::Traffic t = sb::sim::traffic();
+  EXPECT_EQ(t.requests, 4u * rows);
+  EXPECT_EQ(t.sectors, want);
+  EXPECT_EQ(t.bytes, 2u * rows * cols * 4);
+  EXPECT_EQ(out.p[rows * cols - 1], static_cast<float>(rows * cols - 1));
+}
+
 TEST_F(TrafficTest, NothingCountedWhenOff) {
   sb::sim::count_traffic(false);
   const int n = 512;
