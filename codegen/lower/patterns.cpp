@@ -1,5 +1,6 @@
 #include "lower/patterns.h"
 
+#include <set>
 #include <vector>
 
 #include "ir/affine.h"
@@ -25,24 +26,6 @@ bool is_var(const Expr& e, int ref) {
 
 bool is_int(const Expr& e, int64_t v) {
   return e.kind == ExprKind::IntLit && e.ival == v;
-}
-
-// True when `e` uses any output index variable of `st`.
-bool uses_outputs(const Expr& e, const Statement& st) {
-  return any_node(e, [&](const Expr& n) {
-    return n.kind == ExprKind::IndexVar && n.ref >= 0 && static_cast<size_t>(n.ref) < st.rank();
-  });
-}
-
-// A read of a rank-2 tensor without a boundary rule whose subscripts are the bare index variables
-// {p, k} in either order. Returns 0 for t[p, k], 1 for t[k, p], -1 otherwise.
-int operand_order(const Spec& spec, const Expr& e, int p, int k) {
-  if (e.kind != ExprKind::Read || e.args.size() != 2) return -1;
-  const Tensor& t = spec.tensors[e.ref];
-  if (t.shape.size() != 2 || t.boundary != Boundary::None) return -1;
-  if (is_var(*e.args[0], p) && is_var(*e.args[1], k)) return 0;
-  if (is_var(*e.args[0], k) && is_var(*e.args[1], p)) return 1;
-  return -1;
 }
 
 // Scalar reductions and scans take any tensor type (every backend prints their identities and
@@ -81,56 +64,361 @@ class ReplaceReduce : public ExprMutator {
   DType out_type_;
 };
 
+
+void outer_reductions_rec(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) outer_reductions_rec(*a, out);
+}
+
+
+// True when `e` uses an output index (ref < rank) anywhere outside the nodes in `skip`.
+bool uses_outputs_outside(const Expr& e, const std::set<const Expr*>& skip, size_t rank) {
+  if (skip.count(&e)) return false;
+  if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < rank) return true;
+  for (const auto& a : e.args)
+    if (uses_outputs_outside(*a, skip, rank)) return true;
+  return false;
+}
+
+bool uses_any_output(const Expr& e, size_t rank) {
+  return uses_outputs_outside(e, {}, rank);
+}
+
+// "it has no reduction" / "it has 2 reductions side by side" for a statement needing one.
+bool one_outer_reduction(const Statement& st, const Expr** red, std::string* why) {
+  const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
+  if (reds.empty()) {
+    *why = "it has no reduction";
+    return false;
+  }
+  if (reds.size() > 1) {
+    *why = "it has " + std::to_string(reds.size()) + " reductions side by side, not one";
+    return false;
+  }
+  *red = reds[0];
+  return true;
+}
+
+std::string rank_text(size_t r) {
+  return r == 0 ? "it writes a scalar" : "it has rank " + std::to_string(r);
+}
+
 }  // namespace
 
+std::vector<const Expr*> outer_reductions(const Expr& e) {
+  std::vector<const Expr*> out;
+  outer_reductions_rec(e, out);
+  return out;
+}
+
+std::optional<Affine> launch_affine(const Expr& e) {
+  std::optional<Affine> a = decompose(e, var_free);
+  if (a && a->overflow) return std::nullopt;
+  return a;
+}
+
+bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std::string* why) {
+  const size_t rank = st.rank();
+  if (rank == 0) {
+    *why = rank_text(rank) + " (vectorized needs an elementwise statement of rank >= 1)";
+    return false;
+  }
+  if (!reduces_of(*st.rhs).empty()) {
+    *why = "it contains a reduction (vectorized needs an elementwise statement)";
+    return false;
+  }
+  const Tensor& out = s.tensors[st.out];
+  m->contiguous.clear();
+  for (const Expr* r : reads_of(*st.rhs)) {
+    const Tensor& t = s.tensors[r->ref];
+    if (t.shape.size() != rank) continue;
+    bool same = true;
+    for (size_t d = 0; d < rank && same; ++d)
+      same = is_var(*r->args[d], static_cast<int>(d)) &&
+             to_string(*t.shape[d], s, nullptr) == to_string(*out.shape[d], s, nullptr);
+    if (same) m->contiguous.push_back(r);
+  }
+  m->row_contiguous.clear();
+  if (rank < 2) return true;
+  const int inner = static_cast<int>(rank) - 1;
+  const std::string inner_extent = to_string(*out.shape.back(), s, nullptr);
+  for (const Expr* r : reads_of(*st.rhs)) {
+    const Tensor& t = s.tensors[r->ref];
+    if (std::find(m->contiguous.begin(), m->contiguous.end(), r) != m->contiguous.end() ||
+        t.boundary != Boundary::None || r->args.empty() || !is_var(*r->args.back(), inner) ||
+        to_string(*t.shape.back(), s, nullptr) != inner_extent)
+      continue;
+    bool elsewhere = false;
+    for (size_t d = 0; d + 1 < r->args.size(); ++d)
+      elsewhere = elsewhere || depends_on(*r->args[d], inner);
+    if (!elsewhere) m->row_contiguous.push_back(r);
+  }
+  return true;
+}
+
+bool match_scalar_reduce(const Spec& s, const Statement& st, bool atomic, ReduceMatch* m,
+                         std::string* why) {
+  if (st.rank() != 0) {
+    *why = rank_text(st.rank()) + ", not a scalar output";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  if (atomic) {
+    const DType t = scalar(m->red->type).printed_as;  // literals as f64, Unknown as index
+    const DType o = s.tensors[st.out].type;
+    if (t != DType::F32 && t != DType::F64 && t != DType::I32) {
+      *why = std::string("its reduction has type ") + dtype_name(t) +
+             " (atomic_reduce needs f32, f64 or i32)";
+      return false;
+    }
+    if (t != o) {
+      *why = std::string("its reduction has type ") + dtype_name(t) + " but the output has type " +
+             dtype_name(o) + " (atomic_reduce accumulates in the output)";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::string* why) {
+  (void)s;
+  if (st.rank() == 0) {
+    *why = rank_text(0) +
+           " (a reduction to a scalar takes block_reduce, warp_reduce or "
+           "atomic_reduce)";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  const int k = m->red->ref;
+  bool any = false;
+  for (const Expr* r : reads_of(*m->red->args[0])) {
+    for (size_t d = 0; d < r->args.size(); ++d) {
+      if (!depends_on(*r->args[d], k)) continue;
+      const bool last = d + 1 == r->args.size();
+      const std::optional<Affine> a = last ? launch_affine(*r->args[d]) : std::nullopt;
+      if (!a || a->var(k) != 1) {
+        *why = "its reduction variable '" + st.vars[k].name + "' is not contiguous in the read '" +
+               to_string(*r, s, &st) + "' (it must appear only in the last subscript, as +" +
+               st.vars[k].name + ")";
+        return false;
+      }
+      any = true;
+    }
+  }
+  if (!any) {
+    *why = "no read in its reduction is subscripted by the reduction variable '" + st.vars[k].name +
+           "'";
+    return false;
+  }
+  return true;
+}
+
+bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why) {
+  if (st.rank() != 2) {
+    *why = rank_text(st.rank()) + ", not 2";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  const Expr& red = *m->red;
+  const int k = red.ref;
+  const IndexVar& kv = st.vars[k];
+  if (uses_any_output(*kv.lo, 2) || uses_any_output(*kv.hi, 2)) {
+    *why = "the range of '" + kv.name + "' depends on an output index";
+    return false;
+  }
+  const Expr& body = *red.args[0];
+  if (!reduces_of(body).empty()) {
+    *why = "its reduction has another reduction inside";
+    return false;
+  }
+  const std::vector<const Expr*> rs = reads_of(body);
+  m->a = m->b = nullptr;
+  for (const Expr* r : rs) {
+    if (r->args.size() != 2) continue;
+    // Either operand may be stored transposed: a[i, k] or a[k, i], b[k, j] or b[j, k].
+    const Expr& s0 = *r->args[0];
+    const Expr& s1 = *r->args[1];
+    if (!m->a && ((is_var(s0, 0) && is_var(s1, k)) || (is_var(s0, k) && is_var(s1, 0)))) {
+      m->a = r;
+      m->a_k_inner = is_var(s1, k);
+    } else if (!m->b && ((is_var(s0, k) && is_var(s1, 1)) || (is_var(s0, 1) && is_var(s1, k)))) {
+      m->b = r;
+      m->b_k_inner = is_var(s1, k);
+    }
+  }
+  const std::string& i = st.vars[0].name;
+  const std::string& j = st.vars[1].name;
+  if (!m->a || !m->b || rs.size() != 2) {
+    *why = "its reduction over '" + kv.name + "' does not read exactly a[" + i + ", " + kv.name +
+           "] and b[" + kv.name + ", " + j + "] (or their transposes; found '" +
+           to_string(body, s, &st) + "')";
+    return false;
+  }
+  if (uses_outputs_outside(body, {m->a, m->b}, st.vars.size())) {
+    *why = "its reduction body uses an index outside the reads a[" + i + ", " + kv.name +
+           "] and b[" + kv.name + ", " + j + "]";
+    return false;
+  }
+  return true;
+}
+
+bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std::string* why) {
+  (void)s;
+  if (st.rank() != 2) {
+    *why = rank_text(st.rank()) + ", not 2";
+    return false;
+  }
+  if (!reduces_of(*st.rhs).empty()) {
+    *why = "it contains a reduction (tiled_transpose needs an elementwise statement)";
+    return false;
+  }
+  m->reads.clear();
+  for (const Expr* r : reads_of(*st.rhs))
+    if (r->args.size() == 2 && is_var(*r->args[0], 1) && is_var(*r->args[1], 0))
+      m->reads.push_back(r);
+  if (m->reads.empty()) {
+    *why = "it reads no tensor as x[" + st.vars[1].name + ", " + st.vars[0].name +
+           "], with the output's indices swapped";
+    return false;
+  }
+  if (m->reads.size() > 4) {
+    *why = "it has " + std::to_string(m->reads.size()) + " transposed reads (at most 4)";
+    return false;
+  }
+  return true;
+}
+
+bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::string* why) {
+  const size_t rank = st.rank();
+  if (rank < 1 || rank > 3) {
+    *why = rank_text(rank) + ", not 1, 2 or 3";
+    return false;
+  }
+  // Reduction variables whose range uses no index variable: their offsets have a fixed range.
+  std::set<int> fixed_range;
+  for (size_t v = rank; v < st.vars.size(); ++v)
+    if (var_free(*st.vars[v].lo) && var_free(*st.vars[v].hi))
+      fixed_range.insert(static_cast<int>(v));
+
+  const std::vector<const Expr*> rs = reads_of(*st.rhs);
+  std::string first_reason;
+  for (size_t t = 0; t < s.tensors.size(); ++t) {
+    if (s.tensors[t].shape.size() != rank) continue;
+    StencilMatch cand;
+    cand.tensor = static_cast<int>(t);
+    bool ok = true, shifted = false, read = false;
+    std::string reason;
+    for (const Expr* r : rs) {
+      if (r->ref != static_cast<int>(t)) continue;
+      read = true;
+      std::vector<Affine> offs;
+      for (size_t d = 0; d < rank && ok; ++d) {
+        const std::optional<Affine> sub = launch_affine(*r->args[d]);
+        std::optional<Affine> a = sub ? offset_from(*sub, static_cast<int>(d)) : std::nullopt;
+        if (!a) {
+          ok = false;
+          reason = "subscript " + std::to_string(d) + " of '" + to_string(*r, s, &st) +
+                   "' is not '" + st.vars[d].name + "' plus an offset";
+          break;
+        }
+        for (const auto& [v, c] : a->vars) {
+          if (!fixed_range.count(v)) {
+            ok = false;
+            reason = "the offset of '" + to_string(*r, s, &st) + "' uses '" + st.vars[v].name +
+                     "', which is not a reduction variable with a fixed range";
+            break;
+          }
+        }
+        if (!a->is_constant() || a->constant != 0) shifted = true;
+        offs.push_back(std::move(*a));
+      }
+      if (!ok) break;
+      cand.reads.push_back(r);
+      cand.offsets.push_back(std::move(offs));
+    }
+    if (!read) continue;
+    if (ok && shifted) {
+      *m = std::move(cand);
+      return true;
+    }
+    if (first_reason.empty())
+      first_reason =
+          ok ? "'" + s.tensors[t].name + "' is read only at the output's own index" : reason;
+  }
+  *why = first_reason.empty()
+             ? "it reads no tensor of rank " + std::to_string(rank) + " at offsets of its indices"
+             : first_reason;
+  return false;
+}
+
+bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* why) {
+  if (st.rank() != 1) {
+    *why = rank_text(st.rank()) + ", not 1";
+    return false;
+  }
+  if (!one_outer_reduction(st, &m->red, why)) return false;
+  const IndexVar& v = st.vars[m->red->ref];
+  std::optional<Affine> hi = launch_affine(*v.hi);
+  if (!var_free(*v.lo) || !hi || hi->vars.size() != 1 || hi->var(0) != 1) {
+    *why = "its reduction range '" + to_string(*v.lo, s, &st) + ".." + to_string(*v.hi, s, &st) +
+           "' is not lo.." + st.vars[0].name + " + c with lo and c free of indices";
+    return false;
+  }
+  if (depends_on(*m->red->args[0], 0, &st)) {
+    *why = "its reduction body uses the output index '" + st.vars[0].name + "'";
+    return false;
+  }
+  m->hi = std::move(*hi);
+  return true;
+}
+
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st) {
-  if (st.rank() != 2 || !st.rhs || st.out < 0) return std::nullopt;
+  MatmulMatch m;
+  std::string why;
+  if (!st.rhs || st.out < 0 || !match_matmul(spec, st, &m, &why)) return std::nullopt;
   const DType type = spec.tensors[st.out].type;
   // The types with a GEMM: BLAS's s and d (the blocked GEMMs of cpu and mojo are written for the
   // same two).
   if (!scalar(type).blas_prefix) return std::nullopt;
-  const std::vector<const Expr*> reduces = reduces_of(*st.rhs);
-  if (reduces.size() != 1) return std::nullopt;
-  const Expr& r = *reduces[0];
-  if (r.rop != ReduceOp::Sum || r.type != type || r.args.empty()) return std::nullopt;
-  const IndexVar& kv = st.vars[r.ref];
-  if (!kv.lo || !kv.hi || uses_outputs(*kv.lo, st) || uses_outputs(*kv.hi, st)) return std::nullopt;
+  const Expr& r = *m.red;
+  if (r.rop != ReduceOp::Sum || r.type != type) return std::nullopt;
+  // The body is exactly the product of the two reads, which are plain tensors of the output's
+  // type other than the output.
   const Expr& body = *r.args[0];
   if (body.kind != ExprKind::Binary || body.bop != BinOp::Mul || body.type != type)
     return std::nullopt;
-
+  const bool ab = body.args[0].get() == m.a && body.args[1].get() == m.b;
+  const bool ba = body.args[0].get() == m.b && body.args[1].get() == m.a;
+  if (!ab && !ba) return std::nullopt;
+  for (const Expr* op : {m.a, m.b}) {
+    const Tensor& t = spec.tensors[op->ref];
+    if (t.boundary != Boundary::None || t.type != type || op->ref == st.out) return std::nullopt;
+  }
   Contraction c;
-  c.reduce = &r;
+  c.reduce = m.red;
   c.k = r.ref;
   c.type = type;
-  c.epilogue = st.rhs.get() != &r;
-  for (int swap = 0; swap < 2; ++swap) {
-    const Expr& p = *body.args[swap];
-    const Expr& q = *body.args[1 - swap];
-    const int xo = operand_order(spec, p, 0, r.ref);
-    const int yo = operand_order(spec, q, 1, r.ref);
-    if (xo < 0 || yo < 0) continue;
-    if (spec.tensors[p.ref].type != type || spec.tensors[q.ref].type != type) return std::nullopt;
-    if (p.ref == st.out || q.ref == st.out) return std::nullopt;
-    c.x = p.ref;
-    c.y = q.ref;
-    c.x_trans = xo == 1;
-    c.y_trans = yo == 0;  // y[j, k]: j first
-    return c;
-  }
-  return std::nullopt;
+  c.epilogue = st.rhs.get() != m.red;
+  c.x = m.a->ref;
+  c.y = m.b->ref;
+  c.x_trans = !m.a_k_inner;  // x[k, i]
+  c.y_trans = m.b_k_inner;   // y[j, k]: j first
+  return c;
 }
 
 std::optional<ScalarReduction> match_scalar_reduction(const Spec& spec, const Statement& st) {
-  if (st.rank() != 0 || !st.rhs || st.out < 0) return std::nullopt;
+  ReduceMatch m;
+  std::string why;
+  if (!st.rhs || st.out < 0 || !match_scalar_reduce(spec, st, /*atomic=*/false, &m, &why))
+    return std::nullopt;
   const DType type = spec.tensors[st.out].type;
   if (!scan_type(type)) return std::nullopt;
-  const std::vector<const Expr*> reduces = reduces_of(*st.rhs);
-  if (reduces.size() != 1) return std::nullopt;
-  const Expr& r = *reduces[0];
-  if (r.type != type || r.args.empty()) return std::nullopt;
-  const IndexVar& kv = st.vars[r.ref];
-  if (!kv.lo || !kv.hi) return std::nullopt;
+  const Expr& r = *m.red;
+  // One reduction in all (none nested in its body), of the output's type.
+  if (reduces_of(*st.rhs).size() != 1 || r.type != type) return std::nullopt;
   ScalarReduction s;
   s.reduce = &r;
   s.k = r.ref;
@@ -141,27 +429,25 @@ std::optional<ScalarReduction> match_scalar_reduction(const Spec& spec, const St
 }
 
 std::optional<Scan> match_scan(const Spec& spec, const Statement& st) {
-  if (st.rank() != 1 || !st.rhs || st.out < 0) return std::nullopt;
+  ScanMatch m;
+  std::string why;
+  if (!st.rhs || st.out < 0 || !match_scan(spec, st, &m, &why)) return std::nullopt;
   const DType type = spec.tensors[st.out].type;
   if (!scan_type(type)) return std::nullopt;
-  const Expr& r = *st.rhs;
-  if (r.kind != ExprKind::Reduce || r.type != type || r.args.empty()) return std::nullopt;
-  const std::vector<const Expr*> reduces = reduces_of(r);
-  if (reduces.size() != 1) return std::nullopt;
+  const Expr& r = *m.red;
+  // The rhs is exactly the reduction, of the output's type, with none nested in its body.
+  if (st.rhs.get() != &r || r.type != type || reduces_of(r).size() != 1) return std::nullopt;
+  // From 0 to i (exclusive) or i + 1 (inclusive).
   const IndexVar& kv = st.vars[r.ref];
-  if (!kv.lo || !kv.hi || !is_int(*kv.lo, 0)) return std::nullopt;
-  if (depends_on(*r.args[0], 0)) return std::nullopt;
+  if (!is_int(*kv.lo, 0) || !m.hi.sizes.empty() || !m.hi.atoms.empty() ||
+      (m.hi.constant != 0 && m.hi.constant != 1))
+    return std::nullopt;
   Scan s;
   s.reduce = &r;
   s.k = r.ref;
   s.op = r.rop;
   s.type = type;
-  // hi = i (exclusive) or i + 1 (inclusive).
-  const std::optional<Affine> hi = decompose(*kv.hi);
-  if (!hi || hi->overflow || hi->vars.size() != 1 || hi->var(0) != 1 || !hi->sizes.empty() ||
-      !hi->atoms.empty() || (hi->constant != 0 && hi->constant != 1))
-    return std::nullopt;
-  s.inclusive = hi->constant == 1;
+  s.inclusive = m.hi.constant == 1;
   return s;
 }
 

@@ -1,18 +1,108 @@
-// Shape detection on checked statements: the patterns that library-backed or specialised
-// strategies implement (GEMM-like contractions, whole-tensor reductions, prefix scans).
+// Shape detection on checked statements: the one home of the shapes that strategies target,
+// decided from the statement's AST alone (never from kernel or tensor names).
 //
 // Each matcher looks only at the AST of one checked statement (check_spec() has run: types are
-// concrete, names resolved, reads proven in bounds) and returns what an emitter needs to call a
-// library or a specialised kernel, or nullopt when the statement does not have that shape.
-// Matchers never report errors; emitters turn a failed match into a check_variant() error.
+// concrete, names resolved, reads proven in bounds). Two families:
+//   - the general shapes (match_vectorized ... match_scan with a `why`): they return true and
+//     fill their match when the statement has the shape; otherwise false, saying why in `why` (a
+//     phrase such as "it has rank 1, not 2"), which Emitter::check_variant turns into the error
+//     of a variant that fits no statement. The cuda strategies use them;
+//   - the library-callable subsets (match_contraction, match_scalar_reduction, match_scan
+//     without a `why`): the general shape plus what a BLAS, CUB or the blocked GEMM needs
+//     (types, no boundary rule, bounds from 0), or nullopt. Emitters turn a failed match into a
+//     check_variant() error.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "ir/affine.h"
 #include "ir/ir.h"
 
 namespace sb {
+
+// ---- General shapes ---------------------------------------------------------------------------
+
+// The Reduce nodes of `e` that are not nested in another reduction, in print order.
+std::vector<const Expr*> outer_reductions(const Expr& e);
+
+// The affine form of an integer expression with its var-free subtrees (a function of sizes and
+// literals such as `K / 2`, the same everywhere in a launch) kept whole as atoms; nullopt when
+// it is not affine in the index variables (or overflows).
+std::optional<Affine> launch_affine(const Expr& e);
+
+// vectorized: an elementwise statement (rank >= 1, no reduction). `contiguous` lists its reads
+// of tensors with the output's shape subscripted by the output indices in order, which are
+// contiguous in the flat output index and so load as vectors; other reads load per element.
+struct VectorizeMatch {
+  std::vector<const Expr*> contiguous;
+  // Reads of an output of rank >= 2 that subscript their tensor's last dimension (of the same
+  // extent as the output's last) with the output's innermost index and use it nowhere else, from
+  // a tensor without a boundary rule: when the output's rows hold whole vectors, the lanes of a
+  // vector read consecutive elements of one row of it (b[j] in c[i, j] = a[i] + b[j]).
+  std::vector<const Expr*> row_contiguous;
+};
+bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std::string* why);
+
+// block_reduce, warp_reduce, atomic_reduce: a scalar output whose rhs holds exactly one outer
+// reduction; the rest of the rhs (an elementwise epilogue such as sqrt(...)) applies to the
+// combined value. `atomic` adds atomic_reduce's needs: an f32, f64 or i32 reduction of the
+// output's own type (the output is the accumulator).
+struct ReduceMatch {
+  const Expr* red = nullptr;
+};
+bool match_scalar_reduce(const Spec& s, const Statement& st, bool atomic, ReduceMatch* m,
+                         std::string* why);
+
+// warp_per_row, block_per_row: an output of rank >= 1 whose rhs holds exactly one outer
+// reduction, over a variable that every read in its body uses only in the last subscript, with
+// coefficient 1 (contiguous in memory), and at least one read does.
+bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::string* why);
+
+// tiled_matmul, register_blocked_matmul: c[i, j] = epilogue(red(k in lo..hi: f(a[i, k], b[k, j])))
+// where f uses exactly those two reads (and literals or sizes), lo and hi use no output index,
+// and a, b are rank-2 tensors subscripted by bare index variables; either may be transposed
+// (a[k, i], b[j, k]).
+struct MatmulMatch {
+  const Expr* red = nullptr;
+  const Expr* a = nullptr;  // the read a[i, k] or a[k, i]
+  const Expr* b = nullptr;  // the read b[k, j] or b[j, k]
+  bool a_k_inner = true;    // a[i, k]: k is a's last (contiguous) subscript
+  bool b_k_inner = false;   // b[j, k]: k is b's last subscript
+};
+bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why);
+
+// tiled_transpose: a rank-2 elementwise statement with at least one (at most 4) reads
+// x[j, i] of its output indices (i, j) swapped.
+struct TransposeMatch {
+  std::vector<const Expr*> reads;
+};
+bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std::string* why);
+
+// tiled_stencil: an output of rank 1 to 3 and one tensor of the same rank, every read of which
+// is subscripted by the output indices plus offsets: x[i + o0, j + o1], each offset affine in
+// reduction variables (with ranges that use no output index), sizes and literals, and at least
+// one offset not identically zero. For each read, `offsets[r][d]` is subscript d minus the
+// output index d.
+struct StencilMatch {
+  int tensor = -1;
+  std::vector<const Expr*> reads;
+  std::vector<std::vector<Affine>> offsets;
+};
+bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::string* why);
+
+// scan: y[i] = epilogue(red(j in lo..i + c: f(j))) on a rank-1 output, with lo and c free of
+// index variables and f independent of i (an inclusive scan for c = 1, exclusive for c = 0).
+struct ScanMatch {
+  const Expr* red = nullptr;
+  Affine hi;  // vars {i: 1}; the rest (sizes, atoms, constant) is c
+};
+bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* why);
+
+// ---- Library-callable subsets -----------------------------------------------------------------
 
 // out[i, j] = sum(k in lo..hi: x(i, k) * y(k, j)), optionally inside an elementwise epilogue
 // (e.g. `+ bias[j]`, `max(..., 0.0)`, `alpha * ...`).

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "backends/cuda/cuda_shapes.h"
+#include "lower/patterns.h"
 #include "driver.h"
 #include "backends/common/emit_common.h"
 #include "backends/emitter.h"
@@ -186,13 +186,13 @@ TEST(EmitCudaShapes, SoftmaxRowsAndElementwiseStatements) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Spec& s = r.value();
   std::string why;
-  cuda::ReduceMatch rm;
-  cuda::VectorizeMatch vm;
-  EXPECT_TRUE(cuda::match_row_reduce(s, s.stmts[0], &rm, &why));
-  EXPECT_FALSE(cuda::match_row_reduce(s, s.stmts[1], &rm, &why));
-  EXPECT_TRUE(cuda::match_row_reduce(s, s.stmts[2], &rm, &why));
-  EXPECT_FALSE(cuda::match_vectorized(s, s.stmts[0], &vm, &why));
-  ASSERT_TRUE(cuda::match_vectorized(s, s.stmts[1], &vm, &why));
+  ReduceMatch rm;
+  VectorizeMatch vm;
+  EXPECT_TRUE(match_row_reduce(s, s.stmts[0], &rm, &why));
+  EXPECT_FALSE(match_row_reduce(s, s.stmts[1], &rm, &why));
+  EXPECT_TRUE(match_row_reduce(s, s.stmts[2], &rm, &why));
+  EXPECT_FALSE(match_vectorized(s, s.stmts[0], &vm, &why));
+  ASSERT_TRUE(match_vectorized(s, s.stmts[1], &vm, &why));
   EXPECT_EQ(vm.contiguous.size(), 1u);  // x[r, c]; rowmax[r] is a broadcast read
 
   const std::string c = find_emitter("cuda")->emit(s).content;
@@ -229,8 +229,8 @@ TEST(EmitCudaShapes, VectorizedLoadsRowReadsAsVectorsWhenRowsHoldWholeVectors) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Spec& s = r.value();
   std::string why;
-  cuda::VectorizeMatch vm;
-  ASSERT_TRUE(cuda::match_vectorized(s, s.stmts[0], &vm, &why));
+  VectorizeMatch vm;
+  ASSERT_TRUE(match_vectorized(s, s.stmts[0], &vm, &why));
   EXPECT_TRUE(vm.contiguous.empty());
   // b[j] and w[j]; not a[i] (no innermost index) nor bt[j, i] (innermost index not last).
   ASSERT_EQ(vm.row_contiguous.size(), 2u);
@@ -259,9 +259,9 @@ TEST(EmitCudaShapes, MatmulWithAnEpilogue) {
                         "    - {name: t, strategy: tiled_matmul}\n"
                         "    - {name: r, strategy: register_blocked_matmul}\n");
   ASSERT_TRUE(r.ok()) << format_error(r.error());
-  cuda::MatmulMatch m;
+  MatmulMatch m;
   std::string why;
-  ASSERT_TRUE(cuda::match_matmul(r.value(), r.value().stmts[0], &m, &why)) << why;
+  ASSERT_TRUE(match_matmul(r.value(), r.value().stmts[0], &m, &why)) << why;
   EXPECT_EQ(r.value().tensors[m.a->ref].name, "p");
   EXPECT_EQ(r.value().tensors[m.b->ref].name, "w");
   const std::string c = find_emitter("cuda")->emit(r.value()).content;
@@ -288,12 +288,12 @@ TEST(EmitCudaShapes, TransposedMatmulOperands) {
                         "    - {name: r, strategy: register_blocked_matmul}\n");
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Spec& s = r.value();
-  cuda::MatmulMatch m;
+  MatmulMatch m;
   std::string why;
-  ASSERT_TRUE(cuda::match_matmul(s, s.stmts[0], &m, &why)) << why;
+  ASSERT_TRUE(match_matmul(s, s.stmts[0], &m, &why)) << why;
   EXPECT_TRUE(m.a_k_inner);
   EXPECT_TRUE(m.b_k_inner);
-  ASSERT_TRUE(cuda::match_matmul(s, s.stmts[1], &m, &why)) << why;
+  ASSERT_TRUE(match_matmul(s, s.stmts[1], &m, &why)) << why;
   EXPECT_FALSE(m.a_k_inner);
   EXPECT_FALSE(m.b_k_inner);
   const std::string c = find_emitter("cuda")->emit(s).content;
@@ -319,18 +319,18 @@ TEST(EmitCudaShapes, StencilOffsetsAndScans) {
                         "    - {name: s, strategy: scan}\n");
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Spec& s = r.value();
-  cuda::StencilMatch sm;
-  cuda::ScanMatch scm;
+  StencilMatch sm;
+  ScanMatch scm;
   std::string why;
-  ASSERT_TRUE(cuda::match_stencil(s, s.stmts[0], &sm, &why)) << why;
+  ASSERT_TRUE(match_stencil(s, s.stmts[0], &sm, &why)) << why;
   EXPECT_EQ(s.tensors[sm.tensor].name, "x");
   ASSERT_EQ(sm.offsets.size(), 1u);
   EXPECT_EQ(sm.offsets[0][0].vars.size(), 1u);   // k
   EXPECT_EQ(sm.offsets[0][0].atoms.size(), 1u);  // -(K / 2)
   EXPECT_EQ(sm.offsets[0][0].atoms[0].coef, -1);
-  EXPECT_FALSE(cuda::match_stencil(s, s.stmts[1], &sm, &why));
-  EXPECT_TRUE(cuda::match_scan(s, s.stmts[1], &scm, &why)) << why;
-  EXPECT_FALSE(cuda::match_scan(s, s.stmts[0], &scm, &why));
+  EXPECT_FALSE(match_stencil(s, s.stmts[1], &sm, &why));
+  EXPECT_TRUE(match_scan(s, s.stmts[1], &scm, &why)) << why;
+  EXPECT_FALSE(match_scan(s, s.stmts[0], &scm, &why));
   const std::string c = find_emitter("cuda")->emit(s).content;
   EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_tile_f32);"), std::string::npos);
   EXPECT_NE(c.find("sb_acc0 += sb_tile_f32[(i + k - K / 2) - sb_base0] * w[k];"), std::string::npos)
@@ -348,7 +348,7 @@ TEST(EmitCudaShapes, AffineSubscripts) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const Statement& st = r.value().stmts[0];
   const Expr& sub = *st.rhs->args[0];
-  const std::optional<Affine> a = cuda::launch_affine(sub);
+  const std::optional<Affine> a = launch_affine(sub);
   ASSERT_TRUE(a);
   ASSERT_EQ(a->vars.size(), 1u);
   EXPECT_EQ(a->var(0), 1);  // 2i - i

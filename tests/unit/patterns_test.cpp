@@ -253,6 +253,47 @@ TEST(MatchScan, RejectsOtherRanges) {
   for (const Statement& st : l.spec.stmts) EXPECT_FALSE(match_scan(l.spec, st)) << st.target;
 }
 
+// The library-callable scans are a subset of the general scan shape (the cuda scan strategy's):
+// every statement the subset takes, the general matcher takes; the general one also takes
+// ranges from another start or end and an epilogue, which the subset rejects.
+TEST(MatchScan, TheLibrarySubsetRefinesTheGeneralShape) {
+  Loaded l = load(
+      "  x: {type: f64, shape: [N + 1], role: in}\n  y: {type: f64, shape: [N], role: out}\n"
+      "  z: {type: f64, shape: [N], role: out}\n  w: {type: f64, shape: [N], role: out}\n"
+      "  u: {type: f64, shape: [N], role: out}\n  v: {type: f64, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..i + 1: x[k])\n"
+      "  z[i] = sum(k in 0..i + 2: x[k])\n"
+      "  w[i] = sum(k in 1..i + 1: x[k])\n"
+      "  u[i] = 2 * sum(k in 0..i + 1: x[k])\n"
+      "  v[i] = sum(k in 0..i + 1: x[k] * x[i])\n");
+  ASSERT_EQ(l.error, "");
+  const bool general[] = {true, true, true, true, false};
+  const bool subset[] = {true, false, false, false, false};
+  for (size_t s = 0; s < l.spec.stmts.size(); ++s) {
+    ScanMatch m;
+    std::string why;
+    EXPECT_EQ(match_scan(l.spec, l.spec.stmts[s], &m, &why), general[s]) << s << ": " << why;
+    EXPECT_EQ(match_scan(l.spec, l.spec.stmts[s]).has_value(), subset[s]) << s;
+  }
+}
+
+// Likewise for contractions: the general matmul shape (tiled_matmul) takes any body of the two
+// reads; the GEMM-callable subset only their product, of plain tensors.
+TEST(MatchContraction, TheLibrarySubsetRefinesTheGeneralShape) {
+  Loaded l = load(std::string(kMats) + "  d: {type: f32, shape: [M, N], role: out}\n"
+                  "  e: {type: f32, shape: [M, N], role: out}\n",
+                  "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n"
+                  "  d[i, j] = sum(k in 0..K: a[i, k] - b[k, j])\n"
+                  "  e[i, j] = max(k in 0..K: a[i, k] * b[k, j])\n");
+  ASSERT_EQ(l.error, "");
+  for (size_t s = 0; s < l.spec.stmts.size(); ++s) {
+    MatmulMatch m;
+    std::string why;
+    EXPECT_TRUE(match_matmul(l.spec, l.spec.stmts[s], &m, &why)) << s << ": " << why;
+    EXPECT_EQ(match_contraction(l.spec, l.spec.stmts[s]).has_value(), s == 0) << s;
+  }
+}
+
 // ---- check_variant errors ---------------------------------------------------------------------
 
 TEST(StrategyChecks, BlockedMatmulNeedsAContraction) {

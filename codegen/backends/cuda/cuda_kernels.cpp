@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "backends/cuda/cuda_shapes.h"
+#include "lower/patterns.h"
 #include "ir/affine.h"
 #include "lower/row_fusion.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_shapes.h"
+#include "lower/patterns.h"
 #include "backends/emitter.h"
 #include "support/diag.h"
 #include "ir/ir.h"
