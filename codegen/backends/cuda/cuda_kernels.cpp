@@ -143,6 +143,21 @@ std::string wrap_comment(const std::string& line) {
   return out + cur + "\n";
 }
 
+// The comment block above a kernel (lines "// ...\n"), each line wrapped at 100 columns except
+// the statements' own text, which is kept whole.
+std::string wrap_kernel_comments(const std::string& comments, const Spec& spec) {
+  std::string wrapped;
+  for (size_t a = 0, b; a < comments.size(); a = b + 1) {
+    b = comments.find('\n', a);
+    if (b == std::string::npos) b = comments.size();
+    const std::string line = comments.substr(a, b - a);
+    bool stmt = false;
+    for (const Statement& st : spec.stmts) stmt = stmt || line == "// " + source_text(st, spec);
+    wrapped += stmt ? line + "\n" : wrap_comment(line);
+  }
+  return wrapped;
+}
+
 // `mult * text` as C, `text` printed at unary precedence.
 std::string scaled(int64_t mult, const std::string& text) {
   if (mult == 1) return text;
@@ -320,17 +335,8 @@ class Gen final : public Lowering {
     std::vector<std::string> ps =
         kernel_params(spec_, L.used_tensors(), L.used_sizes(), out, "__restrict__");
     for (const auto& e : extra) ps.push_back(e);
-    // Comment lines wrap at 100 columns, except the statements' own text (kept whole).
-    std::string wrapped;
-    for (size_t a = 0, b; a < comments.size(); a = b + 1) {
-      b = comments.find('\n', a);
-      if (b == std::string::npos) b = comments.size();
-      const std::string line = comments.substr(a, b - a);
-      bool stmt = false;
-      for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + source_text(st, spec_);
-      wrapped += stmt ? line + "\n" : wrap_comment(line);
-    }
-    kernels_ += wrapped + wrap_call(head, ps, " {", 0) + "\n" + body.str() + "}\n\n";
+    kernels_ += wrap_kernel_comments(comments, spec_) + wrap_call(head, ps, " {", 0) + "\n" +
+                body.str() + "}\n\n";
   }
 
   // Launches a kernel whose parameters came from L (plus `extra`), then checks the launch.
@@ -1866,16 +1872,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   }
   std::vector<std::string> ps = kernel_params(spec_, tensors, sizes, outs, "__restrict__");
   const std::string head = "__global__ void __launch_bounds__(" + str(bs_) + ") " + name;
-  std::string wrapped;
-  for (size_t a = 0, b; a < comments.size(); a = b + 1) {
-    b = comments.find('\n', a);
-    if (b == std::string::npos) b = comments.size();
-    const std::string line = comments.substr(a, b - a);
-    bool stmt = false;
-    for (const Statement& st : spec_.stmts) stmt = stmt || line == "// " + source_text(st, spec_);
-    wrapped += stmt ? line + "\n" : wrap_comment(line);
-  }
-  kernels_ += wrapped + wrap_call(head, ps, " {", 0) + "\n" + w.str() + "}\n\n";
+  kernels_ += wrap_kernel_comments(comments, spec_) + wrap_call(head, ps, " {", 0) + "\n" +
+              w.str() + "}\n\n";
   return name;
 }
 
