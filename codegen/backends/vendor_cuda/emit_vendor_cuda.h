@@ -2,8 +2,9 @@
 // CUDA translation unit per spec, generated/<spec>/vendor_cuda/<spec>.cu, built by the harness
 // with nvcc like the cuda backend and linked with cuBLAS (harness/run/runtime_vendor.cpp).
 //
-// Strategies (no parameters); every statement of the spec must have the strategy's shape
-// (patterns.h), otherwise check_variant() names the first statement that does not:
+// Strategies (no parameters), one record each in strategies/ (strategy.h); every statement of the
+// spec must have the strategy's shape (patterns.h), otherwise check_variant() names the first
+// statement that does not:
 //   cublas      contractions (match_contraction): cublasSgemm/cublasDgemm with the row-major
 //               trick (C^T = Y^T X^T in column-major, so no transposition is copied), then a
 //               grid-stride kernel for the rest of the statement (a bias term, ...).

@@ -1,0 +1,123 @@
+// The cublas strategy (strategy.h): a contraction through cublasSgemm/cublasDgemm with the
+// row-major trick (C^T = Y^T X^T in column-major, so no transposition is copied), then a
+// grid-stride kernel for the rest of the statement (a bias term, ...).
+#include <cctype>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/vendor_cuda/strategies/strategy.h"
+#include "lower/patterns.h"
+
+namespace sb::vendor_cuda {
+
+namespace {
+
+const char* const kCublasMacros =
+    R"(// Checks a cuBLAS call: on failure, prints file:line, the call and cuBLAS's status string, and
+// returns cudaErrorUnknown from the enclosing launcher.
+#define SB_CUBLAS_CHECK(call)                                                        \
+  do {                                                                               \
+    const cublasStatus_t sb_st = (call);                                             \
+    if (sb_st != CUBLAS_STATUS_SUCCESS) {                                            \
+      fprintf(stderr, "%s:%d: cuBLAS error in %s: %s\n", __FILE__, __LINE__, #call,  \
+              cublasGetStatusString(sb_st));                                         \
+      return (int)cudaErrorUnknown;                                                  \
+    }                                                                                \
+  } while (0)
+
+// One cuBLAS handle per module, created on first use and never destroyed (the CUDA runtime may
+// already be shut down when static destructors run).
+static cublasHandle_t sb_cublas = NULL;
+
+)";
+
+void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, HelperSet& helpers,
+                 const std::string& fn, StmtCode& out) {
+  StmtLowering L(spec, st, &helpers);
+  CodeWriter w(1);
+  const IndexVar& kv = st.vars[m.k];
+  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  w.open("{");
+  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
+  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
+  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
+  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
+  std::string xp = x, yp = y;
+  if (!zero_lo) {
+    xp = x + " + " + lo + (m.x_trans ? " * " + xw : "");
+    yp = y + " + " + lo + (m.y_trans ? "" : " * " + yw);
+  }
+  const char* blas = scalar(m.type).blas_prefix;
+  SB_ASSERT(blas, std::string("no cuBLAS GEMM of ") + dtype_name(m.type));
+  const std::string gemm = std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
+  const std::string ty = c_type(m.type);
+  w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
+  w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
+  w.line("const int64_t sb_k = " + (zero_lo ? hi : hi + " - " + lo) + ";");
+  w.open("if (sb_m > 0 && sb_n > 0 && sb_k <= 0) {  // an empty sum");
+  w.line("SB_CUDA_CHECK(cudaMemsetAsync(" + c + ", 0, sizeof(" + ty +
+         ") * sb_m * sb_n, sb_stream));");
+  w.close();
+  w.open("if (sb_m > 0 && sb_n > 0 && sb_k > 0) {");
+  w.line("// Row-major " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y +
+         (m.y_trans ? "^T" : "") + " is column-major " + c + "^T = " + y +
+         (m.y_trans ? "" : "^T") + " * " + x + (m.x_trans ? "" : "^T") + ".");
+  w.line("const " + ty + " sb_one = " + float_literal(1.0, m.type) + ", sb_zero = " +
+         float_literal(0.0, m.type) + ";");
+  const std::vector<std::string> args = {"sb_cublas",
+                                         m.y_trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N",
+                                         m.x_trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N",
+                                         "(int)sb_n",
+                                         "(int)sb_m",
+                                         "(int)sb_k",
+                                         "&sb_one",
+                                         yp,
+                                         "(int)" + L.extent(m.y, 1, kPrecUnary),
+                                         xp,
+                                         "(int)" + L.extent(m.x, 1, kPrecUnary),
+                                         "&sb_zero",
+                                         c,
+                                         "(int)sb_n"};
+  w.line(wrap_call(std::string("SB_CUBLAS_CHECK(") + gemm, args,
+                   ");", 2 * w.indent()));
+  w.close();
+  if (m.epilogue) {
+    Statement epi = epilogue_statement(spec, st, m.reduce);
+    StmtLowering E(spec, epi, &helpers);
+    emit_rest_kernel(E, fn + "_rest", out, w);
+  }
+  w.close();
+  out.launch = w.str();
+  out.tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+  out.sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+}
+
+}  // namespace
+
+VendorCudaStrategy cublas_strategy() {
+  VendorCudaStrategy s;
+  s.info = {"cublas",
+            "contractions through cublasSgemm/cublasDgemm (row-major as C^T = B^T A^T)",
+            {},
+            "vendor_gemm"};
+  s.shape = kContractionShape;
+  s.matches = [](const Spec& spec, const Statement& st) {
+    return match_contraction(spec, st).has_value();
+  };
+  s.lower = [](const Spec& spec, const Statement& st, const std::string& fn, FileParts& parts,
+               StmtCode& out) {
+    std::optional<Contraction> m = match_contraction(spec, st);
+    SB_ASSERT(m.has_value(), "cublas variant on a statement that is not a contraction");
+    emit_cublas(spec, st, *m, parts.helpers, fn, out);
+  };
+  s.launcher_setup = [](CodeWriter& w) {
+    w.line("if (!sb_cublas) SB_CUBLAS_CHECK(cublasCreate(&sb_cublas));");
+    w.line("SB_CUBLAS_CHECK(cublasSetStream(sb_cublas, sb_stream));");
+  };
+  s.library_includes = {"cublas_v2.h"};
+  s.macros = kCublasMacros;
+  return s;
+}
+
+}  // namespace sb::vendor_cuda
