@@ -9,10 +9,10 @@
 // GB/s over the bandwidth probe; I >= B: compute-bound, GFLOP/s over the compute probe. (Both are
 // the achieved rate over min(compute, I x bandwidth), the roofline.)
 //
-// Limits per device: bandwidth = the triad probe; compute = the higher of the sgemm (vendor)
-// and fma (peak loop) probes, i.e. the best rate the machine demonstrably reaches. Backends of the
-// cuda family (names containing "cuda", "cublas" or "gpu") are put against the gpu probes, every
-// other backend against the cpu probes.
+// Limits per device: bandwidth = the better of the triad and non-temporal triad probes; compute =
+// the higher of the sgemm (vendor) and fma (peak loop) probes, i.e. the best rate the machine
+// demonstrably reaches. A backend whose record (harness/backends) says it runs on the GPU is put
+// against the gpu probes, every other backend against the cpu probes.
 #pragma once
 
 #include <cstdint>
