@@ -1890,7 +1890,11 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
   body_.open("{  // one kernel for the row group");
   StmtLowering H(spec_, spec_.stmts[p.first], &h_);
   body_.line("const int64_t sb_nrows = " + H.extent(spec_.stmts[p.first].out, 0) + ";");
-  const int64_t per_block = warp ? bs_ / 32 : kMinRowsPerBlock;
+  // A warp owns a row, so a block of bs/32 warps is bs/32 rows at a time; when the block stages
+  // broadcast tensors it takes at least kMinRowsPerBlock rows, as a block_per_row block does.
+  const int64_t warps = bs_ / 32;
+  const int64_t per_block =
+      !warp ? kMinRowsPerBlock : p.bcast.empty() ? warps : std::max(warps, kMinRowsPerBlock);
   body_.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " +
              str(per_block) + ";  // at least " + str(per_block) +
              " rows per block");

@@ -1,7 +1,7 @@
 // Lowering of one cuda variant: its __global__ kernels and its launcher, for every strategy.
 // Used by the cuda emitter (emit_cuda.cpp), which assembles the file; the strategies are records
 // in strategies/ (strategy.h), whose schedules call the lowerings implemented here, and the
-// shapes each strategy targets are decided in cuda_shapes.h.
+// shapes each strategy targets are decided in lower/patterns.h.
 #pragma once
 
 #include <map>
@@ -22,9 +22,10 @@ constexpr int64_t kMaxPartials = 1024;
 // Dynamic shared memory a tiled_stencil launch may use; larger halos take the untiled kernel.
 constexpr int64_t kMaxStencilSmem = 48 * 1024;
 
-// A fused row group (warp_per_row, block_per_row) runs on a grid of blocks that each process at
-// least this many rows, so that what a block stages once (tensors every row reads alike) serves
-// that many rows; the grid is also capped at SMs * 4 blocks.
+// A fused row group runs on a grid of blocks that each process at least this many rows, so that
+// what a block stages once (tensors every row reads alike) serves that many rows: every
+// block_per_row group, and a warp_per_row group that stages such tensors (one without them takes
+// one row per warp of the block); the grid is also capped at SMs * blocks_per_sm blocks.
 constexpr int64_t kMinRowsPerBlock = 16;
 
 // Dynamic shared memory a fused row group's kernel may use (the default limit without opting in);

@@ -761,7 +761,7 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
   {  // one kernel for the row group
     const int64_t sb_nrows = BT;
-    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
     const int64_t sb_smem = (C + C + 8 * (C)) * (int64_t)sizeof(float);

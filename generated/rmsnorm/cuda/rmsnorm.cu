@@ -465,7 +465,7 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // y[r, c] = weight[c] * (rstd[r] * x[r, c])
   {  // one kernel for the row group
     const int64_t sb_nrows = R;
-    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
     const int64_t sb_smem = (C + 8 * (C)) * (int64_t)sizeof(float);

@@ -8,7 +8,7 @@
 // whose parameters do not fit together), the features the kernel generator reads (row fusion and
 // its unit), and its schedule: the function the kernel generator (cuda_kernels.cpp) calls for
 // each statement, which picks the strategy's lowering where the statement has its shape
-// (cuda_shapes.h) and the generic one otherwise.
+// (lower/patterns.h) and the generic one otherwise.
 #pragma once
 
 #include <cstddef>
