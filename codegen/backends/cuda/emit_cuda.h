@@ -1,7 +1,7 @@
 // The `cuda` backend: one CUDA translation unit per spec, generated/<spec>/cuda/<spec>.cu, built
 // by the harness with nvcc (sm_80, sm_90) -Xcompiler -fPIC -shared -cudart shared.
 //
-// Strategies. Each optimised strategy targets statements by their shape (cuda_shapes.h), never
+// Strategies. Each optimised strategy targets statements by their shape (lower/patterns.h), never
 // by name; in a multi-statement spec the statements it does not target take the generic
 // grid-stride form (one thread for a scalar output), and a strategy that targets no statement
 // at all is an error from check_variant at the variant, saying why (cuda_kernels.h).
