@@ -34,9 +34,9 @@ TEST(CudaStrategyRegistry, NamesAreUniqueAndTheEmitterListsThemInOrder) {
   EXPECT_EQ(cuda::find_cuda_strategy("no_such_strategy"), nullptr);
 }
 
-TEST(CudaStrategyRegistry, EveryStrategyHasAScheduleAndAFitCheckUnlessItFitsEverything) {
+TEST(CudaStrategyRegistry, EveryStrategyHasAPlacementAndAFitCheckUnlessItFitsEverything) {
   for (const cuda::CudaStrategy& s : cuda::strategy_registry()) {
-    EXPECT_TRUE(static_cast<bool>(s.schedule)) << s.info.name;
+    EXPECT_TRUE(static_cast<bool>(s.place)) << s.info.name;
     EXPECT_FALSE(s.info.doc.empty()) << s.info.name;
     const bool everywhere = s.info.name == "thread_per_output" || s.info.name == "grid_stride";
     EXPECT_EQ(static_cast<bool>(s.matches), !everywhere) << s.info.name;
@@ -62,9 +62,9 @@ TEST(CudaStrategyRegistry, ParameterDefaultsLieInTheirRanges) {
 
 TEST(CudaStrategyRegistry, OnlyTheRowStrategiesFuseRows) {
   for (const cuda::CudaStrategy& s : cuda::strategy_registry()) {
-    const cuda::RowUnit want = s.info.name == "warp_per_row"    ? cuda::RowUnit::Warp
-                               : s.info.name == "block_per_row" ? cuda::RowUnit::Block
-                                                                : cuda::RowUnit::None;
+    const RowUnit want = s.info.name == "warp_per_row"    ? RowUnit::Warp
+                               : s.info.name == "block_per_row" ? RowUnit::Block
+                                                                : RowUnit::None;
     EXPECT_EQ(s.fuse_rows, want) << s.info.name;
   }
 }

@@ -8,7 +8,7 @@
 
 #include "lower/patterns.h"
 #include "ir/affine.h"
-#include "lower/row_fusion.h"
+#include "lower/gpu_mapping.h"
 
 namespace sb::cuda {
 
@@ -179,28 +179,6 @@ std::vector<std::string> var_free_terms(StmtLowering& L, const Affine& a) {
 
 // ---- fused row groups (warp_per_row, block_per_row) -------------------------------------------
 
-// A row group of lower/row_fusion.h (find_row_groups decides which statements run as one loop
-// over rows, and which temps live only as the current row) as the cuda backend lowers it: one
-// kernel in which a worker (a warp, or a block) owns a row at a time. What the group writes and
-// reads is classified here from the statements' shapes alone.
-struct RowPlan {
-  size_t first = 0, last = 0;
-  // Rank-1 tensors the group writes (rowmax[r], mean[r]): one value per thread, every thread of
-  // the worker holding it (sb_row_<name>[0]); outputs are also written to memory by one thread.
-  std::vector<int> regs;
-  // Rank-2 temps that live only as the current row (e[r, c]): a row in shared memory, or, when
-  // the rows do not fit there, recomputed from their statement wherever they are read.
-  std::vector<int> rows;
-  // Rank-2 tensors the group only reads, at its own row, more than once (softmax's x): the row
-  // is staged in shared memory once, so that memory is read once.
-  std::vector<int> cached;
-  // Tensors the group only reads, with subscripts that do not use the row index (layernorm's
-  // weight[c]): staged in shared memory once per block, for all the rows the block processes.
-  std::vector<int> bcast;
-  DType type = DType::F32;  // the element type of the shared-memory arrays
-  std::vector<int> row_local;  // RowGroup::row_local
-};
-
 bool in(const std::vector<int>& v, int t) {
   return std::find(v.begin(), v.end(), t) != v.end();
 }
@@ -211,77 +189,6 @@ void index_vars(const Expr& e, std::vector<const Expr*>& out) {
   for (const auto& a : e.args) index_vars(*a, out);
 }
 
-// Whether the statements of `g` lower as one kernel: rank 1 (elementwise, or one outer reduction
-// along a contiguous index, as match_row_reduce) or rank 2 (elementwise), outputs without a
-// boundary rule, and every row temp of rank 2 computable again from its own statement.
-bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
-  p->first = g.first;
-  p->last = g.last;
-  p->row_local = g.row_local;
-  std::set<int> written;
-  for (size_t k = g.first; k <= g.last; ++k) {
-    const Statement& st = spec.stmts[k];
-    if (st.rank() != 1 && st.rank() != 2) return false;
-    if (spec.tensors[st.out].boundary != Boundary::None) return false;
-    const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
-    if (st.rank() == 2 && contains_reduce(*st.rhs)) return false;
-    if (st.rank() == 1 && !reds.empty()) {
-      ReduceMatch m;
-      std::string why;
-      if (!match_row_reduce(spec, st, &m, &why)) return false;
-    }
-    for (const Expr* r : reads_of(*st.rhs))
-      for (const auto& a : r->args)
-        if (contains_reduce(*a)) return false;
-    written.insert(st.out);
-    if (st.rank() == 1 && !in(p->regs, st.out)) p->regs.push_back(st.out);
-    if (st.rank() == 2 && in(g.row_local, st.out) && !in(p->rows, st.out))
-      p->rows.push_back(st.out);
-  }
-  // Reads of tensors the group does not write: rows read twice or more, and broadcast tensors.
-  std::map<int, int> row_reads;
-  std::set<int> not_cacheable, not_bcast;
-  for (size_t k = g.first; k <= g.last; ++k) {
-    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
-      const int t = r->ref;
-      if (written.count(t)) continue;
-      const Tensor& tn = spec.tensors[t];
-      bool own_row = tn.shape.size() == 2 && r->args[0]->kind == ExprKind::IndexVar &&
-                     r->args[0]->ref == 0 && tn.boundary == Boundary::None;
-      bool rowless = !tn.shape.empty() && tn.boundary == Boundary::None;
-      for (const auto& a : r->args) rowless = rowless && !depends_on(*a, 0);
-      if (own_row) ++row_reads[t]; else not_cacheable.insert(t);
-      if (!rowless) not_bcast.insert(t);
-    }
-  }
-  bool typed = false;
-  auto take = [&](int t) {
-    if (!typed) p->type = spec.tensors[t].type;
-    typed = true;
-    return spec.tensors[t].type == p->type;
-  };
-  for (int t : p->rows)
-    if (!take(t)) return false;
-  for (const auto& [t, n] : row_reads)
-    if (n >= 2 && !not_cacheable.count(t) && take(t)) p->cached.push_back(t);
-  std::set<int> seen;
-  for (size_t k = g.first; k <= g.last; ++k)
-    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
-      const int t = r->ref;
-      if (written.count(t) || not_bcast.count(t) || !seen.insert(t).second) continue;
-      if (take(t)) p->bcast.push_back(t);
-    }
-  // A rank-2 row temp is recomputed where it is read when the rows do not fit in shared memory:
-  // its statement must not read another rank-2 row temp.
-  for (size_t k = g.first; k <= g.last; ++k) {
-    const Statement& st = spec.stmts[k];
-    if (!in(p->rows, st.out)) continue;
-    for (const Expr* r : reads_of(*st.rhs))
-      if (in(p->rows, r->ref)) return false;
-  }
-  return true;
-}
-
 // The statement of a group that writes tensor `t`.
 const Statement& producer(const Spec& spec, const RowPlan& p, int t) {
   for (size_t k = p.first; k <= p.last; ++k)
@@ -290,7 +197,7 @@ const Statement& producer(const Spec& spec, const RowPlan& p, int t) {
   return spec.stmts[p.first];
 }
 
-class Gen final : public Lowering {
+class Gen final {
  public:
   Gen(const Spec& spec, const Variant& v, const CudaStrategy& strategy, FileParts& file)
       : spec_(spec), v_(v), strategy_(strategy), info_(strategy.info), file_(file),
@@ -299,19 +206,23 @@ class Gen final : public Lowering {
     bps_ = has_param("blocks_per_sm") ? p("blocks_per_sm") : 4;
   }
 
+  // Prints the variant's GPU mapping (lower/gpu_mapping.h), step by step.
   VariantCode run();
-  const Spec& spec() const override { return spec_; }
 
-  // The lowerings a strategy's schedule applies (strategies/strategy.h).
-  void generic(size_t k, const Statement& st, bool grid_stride) override;
-  void vectorized(size_t k, const Statement& st, const VectorizeMatch& m) override;
-  void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) override;
-  void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) override;
-  void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) override;
-  void register_blocked(size_t k, const Statement& st, const MatmulMatch& m) override;
-  void transpose(size_t k, const Statement& st, const TransposeMatch& m) override;
-  void stencil(size_t k, const Statement& st, const StencilMatch& m) override;
-  void scan(size_t k, const Statement& st, const ScanMatch& m) override;
+ private:
+  // One step of the mapping: its kernels and launch.
+  void step(const GpuStep& g);
+  // The printers of the step kinds.
+  void generic(size_t k, const Statement& st, bool grid_stride);
+  void vectorized(size_t k, const Statement& st, const VectorizeMatch& m);
+  // kind: 't' shared-memory trees, 'w' warp shuffles, 'a' atomics.
+  void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind);
+  void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp);
+  void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m);
+  void register_blocked(size_t k, const Statement& st, const MatmulMatch& m);
+  void transpose(size_t k, const Statement& st, const TransposeMatch& m);
+  void stencil(size_t k, const Statement& st, const StencilMatch& m);
+  void scan(size_t k, const Statement& st, const ScanMatch& m);
 
  private:
   int64_t p(const std::string& name) const { return param(v_, info_, name); }
@@ -1937,24 +1848,47 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
 
 // ---- the variant ------------------------------------------------------------------------------
 
-VariantCode Gen::run() {
-  // Under a strategy that fuses rows (warp_per_row, block_per_row), each row group
-  // (lower/row_fusion.h) whose statements the fused kernel can lower is one kernel; the other
-  // statements keep their own kernels.
-  std::map<size_t, RowPlan> fused;
-  if (strategy_.fuse_rows != RowUnit::None)
-    for (const RowGroup& g : find_row_groups(spec_)) {
-      RowPlan p;
-      if (plan_rows(spec_, g, &p)) fused.emplace(g.first, p);
-    }
-  for (size_t k = 0; k < spec_.stmts.size(); ++k) {
-    if (auto it = fused.find(k); it != fused.end()) {
-      fused_rows(it->second, strategy_.fuse_rows == RowUnit::Warp);
-      k = it->second.last;
-      continue;
-    }
-    strategy_.schedule(*this, k, spec_.stmts[k]);
+void Gen::step(const GpuStep& g) {
+  const Statement& st = spec_.stmts[g.first];
+  switch (g.kind) {
+    case GpuKernel::ThreadPerElement:
+      return generic(g.first, st, false);
+    case GpuKernel::GridStride:
+      return generic(g.first, st, true);
+    case GpuKernel::Vectorized:
+      return vectorized(g.first, st, g.vec);
+    case GpuKernel::TreeReduce:
+      return scalar_reduce(g.first, st, *g.red.red, 't');
+    case GpuKernel::WarpReduce:
+      return scalar_reduce(g.first, st, *g.red.red, 'w');
+    case GpuKernel::AtomicReduce:
+      return scalar_reduce(g.first, st, *g.red.red, 'a');
+    case GpuKernel::WarpPerRow:
+      return row_reduce(g.first, st, *g.red.red, true);
+    case GpuKernel::BlockPerRow:
+      return row_reduce(g.first, st, *g.red.red, false);
+    case GpuKernel::TiledMatmul:
+      return tiled_matmul(g.first, st, g.mm);
+    case GpuKernel::RegisterBlocked:
+      return register_blocked(g.first, st, g.mm);
+    case GpuKernel::TiledTranspose:
+      return transpose(g.first, st, g.tr);
+    case GpuKernel::TiledStencil:
+      return stencil(g.first, st, g.sten);
+    case GpuKernel::Scan:
+      return scan(g.first, st, g.scan);
+    case GpuKernel::FusedRows:
+      SB_ASSERT(g.unit != RowUnit::None, "a fused row group without its unit");
+      return fused_rows(g.rows, g.unit == RowUnit::Warp);
   }
+  SB_ASSERT(false, "GPU step of unknown kind");
+}
+
+VariantCode Gen::run() {
+  // Under a strategy that fuses rows (warp_per_row, block_per_row), each row group whose
+  // statements the fused kernel can lower is one kernel; the other statements keep their own
+  // kernels, as the strategy places them.
+  for (const GpuStep& g : gpu_mapping(spec_, strategy_.fuse_rows, strategy_.place).steps) step(g);
 
   VariantCode out;
   out.kernels = wrap_comment("// Variant " + v_.name + ": " + info_.doc + ".") + "\n" + kernels_;

@@ -10,7 +10,9 @@ void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
               "one thread per output element, one launch per statement",
               {block_size_param()},
               "thread_per_element"};
-    s.schedule = [](Lowering& L, size_t k, const Statement& st) { L.generic(k, st, false); };
+    s.place = [](const Spec&, size_t k, const Statement&) {
+      return generic_step(k, GpuKernel::ThreadPerElement);
+    };
     out.push_back(std::move(s));
   }
   {
@@ -19,7 +21,7 @@ void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
               "a grid-stride loop over output elements",
               {block_size_param(), blocks_per_sm_param()},
               "grid_stride"};
-    s.schedule = [](Lowering& L, size_t k, const Statement& st) { L.generic(k, st, true); };
+    s.place = [](const Spec&, size_t k, const Statement&) { return generic_step(k); };
     out.push_back(std::move(s));
   }
   {
@@ -34,14 +36,11 @@ void add_elementwise_strategies(std::vector<CudaStrategy>& out) {
       VectorizeMatch m;
       return match_vectorized(spec, st, &m, why);
     };
-    s.schedule = [](Lowering& L, size_t k, const Statement& st) {
-      VectorizeMatch m;
+    s.place = [](const Spec& spec, size_t k, const Statement& st) {
+      GpuStep g = generic_step(k);
       std::string why;
-      if (match_vectorized(L.spec(), st, &m, &why)) {
-        L.vectorized(k, st, m);
-      } else {
-        L.generic(k, st, true);
-      }
+      if (match_vectorized(spec, st, &g.vec, &why)) g.kind = GpuKernel::Vectorized;
+      return g;
     };
     out.push_back(std::move(s));
   }

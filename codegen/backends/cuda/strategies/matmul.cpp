@@ -58,14 +58,11 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
               "shared_tiled_gemm"};
     s.needs = kNeeds;
     s.matches = matches_matmul;
-    s.schedule = [](Lowering& L, size_t k, const Statement& st) {
-      MatmulMatch m;
+    s.place = [](const Spec& spec, size_t k, const Statement& st) {
+      GpuStep g = generic_step(k);
       std::string why;
-      if (match_matmul(L.spec(), st, &m, &why)) {
-        L.tiled_matmul(k, st, m);
-      } else {
-        L.generic(k, st, true);
-      }
+      if (match_matmul(spec, st, &g.mm, &why)) g.kind = GpuKernel::TiledMatmul;
+      return g;
     };
     out.push_back(std::move(s));
   }
@@ -84,14 +81,11 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
     s.matches = matches_matmul;
     s.check_params = check_register_blocked_params;
     s.check_target = check_register_blocked_target;
-    s.schedule = [](Lowering& L, size_t k, const Statement& st) {
-      MatmulMatch m;
+    s.place = [](const Spec& spec, size_t k, const Statement& st) {
+      GpuStep g = generic_step(k);
       std::string why;
-      if (match_matmul(L.spec(), st, &m, &why)) {
-        L.register_blocked(k, st, m);
-      } else {
-        L.generic(k, st, true);
-      }
+      if (match_matmul(spec, st, &g.mm, &why)) g.kind = GpuKernel::RegisterBlocked;
+      return g;
     };
     out.push_back(std::move(s));
   }

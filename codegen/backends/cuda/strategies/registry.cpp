@@ -21,6 +21,15 @@ Loc param_loc(const Variant& v, const std::string& name) {
   return it != v.param_locs.end() ? it->second : v.loc;
 }
 
+GpuStep generic_step(size_t k, GpuKernel kind) {
+  SB_ASSERT(kind == GpuKernel::ThreadPerElement || kind == GpuKernel::GridStride,
+            "a generic step is one thread per element or a grid-stride loop");
+  GpuStep g;
+  g.kind = kind;
+  g.first = g.last = k;
+  return g;
+}
+
 const std::vector<CudaStrategy>& strategy_registry() {
   static const std::vector<CudaStrategy> kRegistry = [] {
     std::vector<CudaStrategy> out;
@@ -34,7 +43,7 @@ const std::vector<CudaStrategy>& strategy_registry() {
     std::set<std::string> names;
     for (const CudaStrategy& s : out) {
       SB_ASSERT(names.insert(s.info.name).second, "cuda strategy registered twice: " + s.info.name);
-      SB_ASSERT(static_cast<bool>(s.schedule), "cuda strategy without a schedule: " + s.info.name);
+      SB_ASSERT(static_cast<bool>(s.place), "cuda strategy without a placement: " + s.info.name);
       SB_ASSERT(!s.info.algorithm.empty(),
                 "cuda strategy without an algorithm class: " + s.info.name);
       SB_ASSERT(static_cast<bool>(s.matches) == !s.needs.empty(),

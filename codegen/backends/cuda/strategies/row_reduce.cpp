@@ -17,14 +17,12 @@ CudaStrategy row_strategy(const char* name, const char* doc, RowUnit unit, const
     return match_row_reduce(spec, st, &m, why);
   };
   s.fuse_rows = unit;
-  s.schedule = [warp](Lowering& L, size_t k, const Statement& st) {
-    ReduceMatch m;
+  s.place = [warp](const Spec& spec, size_t k, const Statement& st) {
+    GpuStep g = generic_step(k);
     std::string why;
-    if (match_row_reduce(L.spec(), st, &m, &why)) {
-      L.row_reduce(k, st, *m.red, warp);
-    } else {
-      L.generic(k, st, true);
-    }
+    if (match_row_reduce(spec, st, &g.red, &why))
+      g.kind = warp ? GpuKernel::WarpPerRow : GpuKernel::BlockPerRow;
+    return g;
   };
   return s;
 }

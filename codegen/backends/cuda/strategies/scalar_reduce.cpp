@@ -20,14 +20,14 @@ CudaStrategy scalar_reduce_strategy(const char* name, const char* doc, char kind
     ReduceMatch m;
     return match_scalar_reduce(spec, st, atomic, &m, why);
   };
-  s.schedule = [atomic, kind](Lowering& L, size_t k, const Statement& st) {
-    ReduceMatch m;
+  const GpuKernel form = kind == 't'   ? GpuKernel::TreeReduce
+                         : kind == 'w' ? GpuKernel::WarpReduce
+                                       : GpuKernel::AtomicReduce;
+  s.place = [atomic, form](const Spec& spec, size_t k, const Statement& st) {
+    GpuStep g = generic_step(k);
     std::string why;
-    if (match_scalar_reduce(L.spec(), st, atomic, &m, &why)) {
-      L.scalar_reduce(k, st, *m.red, kind);
-    } else {
-      L.generic(k, st, true);
-    }
+    if (match_scalar_reduce(spec, st, atomic, &g.red, &why)) g.kind = form;
+    return g;
   };
   return s;
 }

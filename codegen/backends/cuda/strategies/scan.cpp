@@ -15,14 +15,11 @@ void add_scan_strategies(std::vector<CudaStrategy>& out) {
     ScanMatch m;
     return match_scan(spec, st, &m, why);
   };
-  s.schedule = [](Lowering& L, size_t k, const Statement& st) {
-    ScanMatch m;
+  s.place = [](const Spec& spec, size_t k, const Statement& st) {
+    GpuStep g = generic_step(k);
     std::string why;
-    if (match_scan(L.spec(), st, &m, &why)) {
-      L.scan(k, st, m);
-    } else {
-      L.generic(k, st, true);
-    }
+    if (match_scan(spec, st, &g.scan, &why)) g.kind = GpuKernel::Scan;
+    return g;
   };
   out.push_back(std::move(s));
 }

@@ -47,14 +47,11 @@ void add_stencil_strategies(std::vector<CudaStrategy>& out) {
     return match_stencil(spec, st, &m, why);
   };
   s.check_params = check_stencil_params;
-  s.schedule = [](Lowering& L, size_t k, const Statement& st) {
-    StencilMatch m;
+  s.place = [](const Spec& spec, size_t k, const Statement& st) {
+    GpuStep g = generic_step(k);
     std::string why;
-    if (match_stencil(L.spec(), st, &m, &why)) {
-      L.stencil(k, st, m);
-    } else {
-      L.generic(k, st, true);
-    }
+    if (match_stencil(spec, st, &g.sten, &why)) g.kind = GpuKernel::TiledStencil;
+    return g;
   };
   out.push_back(std::move(s));
 }

@@ -5,10 +5,11 @@
 // A record holds everything the backend knows about a strategy: its StrategyInfo (name, doc,
 // typed parameters with default and range; what `list --strategies` and the README table show),
 // its fit check (the located error of a variant whose strategy fits no statement of the spec, or
-// whose parameters do not fit together), the features the kernel generator reads (row fusion and
-// its unit), and its schedule: the function the kernel generator (cuda_kernels.cpp) calls for
-// each statement, which picks the strategy's lowering where the statement has its shape
-// (lower/patterns.h) and the generic one otherwise.
+// whose parameters do not fit together), and its schedule as the GPU mapping pass
+// (lower/gpu_mapping.h) reads it: whether it fuses row groups and with which unit, and its
+// placement of every other statement (the strategy's kernel where the statement has its shape,
+// lower/patterns.h, the generic one otherwise), which the kernel generator (cuda_kernels.cpp)
+// prints.
 #pragma once
 
 #include <cstddef>
@@ -17,34 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "lower/gpu_mapping.h"
 #include "lower/patterns.h"
 #include "backends/emitter.h"
 #include "support/diag.h"
 #include "ir/ir.h"
 
 namespace sb::cuda {
-
-// The lowerings a schedule may apply to statement k, implemented by the kernel generator
-// (cuda_kernels.cpp). Each emits the statement's kernels and launch.
-class Lowering {
- public:
-  virtual ~Lowering() = default;
-  virtual const Spec& spec() const = 0;
-  // One thread per element (grid_stride false) or a grid-stride loop; one thread for a scalar.
-  virtual void generic(size_t k, const Statement& st, bool grid_stride) = 0;
-  virtual void vectorized(size_t k, const Statement& st, const VectorizeMatch& m) = 0;
-  // kind: 't' shared-memory trees, 'w' warp shuffles, 'a' atomics.
-  virtual void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) = 0;
-  virtual void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) = 0;
-  virtual void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) = 0;
-  virtual void register_blocked(size_t k, const Statement& st, const MatmulMatch& m) = 0;
-  virtual void transpose(size_t k, const Statement& st, const TransposeMatch& m) = 0;
-  virtual void stencil(size_t k, const Statement& st, const StencilMatch& m) = 0;
-  virtual void scan(size_t k, const Statement& st, const ScanMatch& m) = 0;
-};
-
-// Which unit owns a row when a strategy fuses row groups (lower/row_fusion.h) into one kernel.
-enum class RowUnit { None, Warp, Block };
 
 struct CudaStrategy {
   StrategyInfo info;
@@ -62,11 +42,15 @@ struct CudaStrategy {
   std::function<Status(const Spec&, const Statement&, const Variant&, const StrategyInfo&)>
       check_target;
   // Row groups whose statements the fused kernel can lower are one kernel, a row owned by a warp
-  // or a block; None: every statement is scheduled on its own.
+  // or a block; None: every statement is placed on its own.
   RowUnit fuse_rows = RowUnit::None;
-  // Lowers statement k: the strategy's lowering where it fits, else the generic one.
-  std::function<void(Lowering&, size_t k, const Statement& st)> schedule;
+  // The GPU mapping of statement k (lower/gpu_mapping.h): the strategy's kernel where the
+  // statement has its shape, else a generic one.
+  GpuPlace place;
 };
+
+// The generic placement of statement k: one kernel of `kind`, ThreadPerElement or GridStride.
+GpuStep generic_step(size_t k, GpuKernel kind = GpuKernel::GridStride);
 
 // Every cuda strategy, in the order `list --strategies` and the README show them.
 const std::vector<CudaStrategy>& strategy_registry();

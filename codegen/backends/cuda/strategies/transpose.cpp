@@ -53,14 +53,11 @@ void add_transpose_strategies(std::vector<CudaStrategy>& out) {
   };
   s.check_params = check_transpose_params;
   s.check_target = check_transpose_target;
-  s.schedule = [](Lowering& L, size_t k, const Statement& st) {
-    TransposeMatch m;
+  s.place = [](const Spec& spec, size_t k, const Statement& st) {
+    GpuStep g = generic_step(k);
     std::string why;
-    if (match_transpose(L.spec(), st, &m, &why)) {
-      L.transpose(k, st, m);
-    } else {
-      L.generic(k, st, true);
-    }
+    if (match_transpose(spec, st, &g.tr, &why)) g.kind = GpuKernel::TiledTranspose;
+    return g;
   };
   out.push_back(std::move(s));
 }

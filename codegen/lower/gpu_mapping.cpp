@@ -1,0 +1,191 @@
+#include "lower/gpu_mapping.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "support/diag.h"
+
+namespace sb {
+
+namespace {
+
+bool in(const std::vector<int>& v, int t) {
+  return std::find(v.begin(), v.end(), t) != v.end();
+}
+
+std::string names(const Spec& spec, const std::vector<int>& ts) {
+  std::string out;
+  for (int t : ts) out += (out.empty() ? "" : ", ") + spec.tensors[t].name;
+  return out;
+}
+
+}  // namespace
+
+const char* gpu_kernel_name(GpuKernel k) {
+  switch (k) {
+    case GpuKernel::ThreadPerElement:
+      return "thread_per_element";
+    case GpuKernel::GridStride:
+      return "grid_stride";
+    case GpuKernel::Vectorized:
+      return "vectorized";
+    case GpuKernel::TreeReduce:
+      return "tree_reduce";
+    case GpuKernel::WarpReduce:
+      return "warp_reduce";
+    case GpuKernel::AtomicReduce:
+      return "atomic_reduce";
+    case GpuKernel::WarpPerRow:
+      return "warp_per_row";
+    case GpuKernel::BlockPerRow:
+      return "block_per_row";
+    case GpuKernel::TiledMatmul:
+      return "tiled_matmul";
+    case GpuKernel::RegisterBlocked:
+      return "register_blocked_matmul";
+    case GpuKernel::TiledTranspose:
+      return "tiled_transpose";
+    case GpuKernel::TiledStencil:
+      return "tiled_stencil";
+    case GpuKernel::Scan:
+      return "three_phase_scan";
+    case GpuKernel::FusedRows:
+      return "fused_rows";
+  }
+  return "?";
+}
+
+const char* row_unit_name(RowUnit u) {
+  switch (u) {
+    case RowUnit::None:
+      return "none";
+    case RowUnit::Warp:
+      return "warp";
+    case RowUnit::Block:
+      return "block";
+  }
+  return "?";
+}
+
+bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
+  p->first = g.first;
+  p->last = g.last;
+  p->row_local = g.row_local;
+  std::set<int> written;
+  for (size_t k = g.first; k <= g.last; ++k) {
+    const Statement& st = spec.stmts[k];
+    if (st.rank() != 1 && st.rank() != 2) return false;
+    if (spec.tensors[st.out].boundary != Boundary::None) return false;
+    const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
+    if (st.rank() == 2 && !reduces_of(*st.rhs).empty()) return false;
+    if (st.rank() == 1 && !reds.empty()) {
+      ReduceMatch m;
+      std::string why;
+      if (!match_row_reduce(spec, st, &m, &why)) return false;
+    }
+    for (const Expr* r : reads_of(*st.rhs))
+      for (const auto& a : r->args)
+        if (!reduces_of(*a).empty()) return false;
+    written.insert(st.out);
+    if (st.rank() == 1 && !in(p->regs, st.out)) p->regs.push_back(st.out);
+    if (st.rank() == 2 && in(g.row_local, st.out) && !in(p->rows, st.out))
+      p->rows.push_back(st.out);
+  }
+  // Reads of tensors the group does not write: rows read twice or more, and broadcast tensors.
+  std::map<int, int> row_reads;
+  std::set<int> not_cacheable, not_bcast;
+  for (size_t k = g.first; k <= g.last; ++k) {
+    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
+      const int t = r->ref;
+      if (written.count(t)) continue;
+      const Tensor& tn = spec.tensors[t];
+      bool own_row = tn.shape.size() == 2 && r->args[0]->kind == ExprKind::IndexVar &&
+                     r->args[0]->ref == 0 && tn.boundary == Boundary::None;
+      bool rowless = !tn.shape.empty() && tn.boundary == Boundary::None;
+      for (const auto& a : r->args) rowless = rowless && !depends_on(*a, 0);
+      if (own_row) ++row_reads[t]; else not_cacheable.insert(t);
+      if (!rowless) not_bcast.insert(t);
+    }
+  }
+  bool typed = false;
+  auto take = [&](int t) {
+    if (!typed) p->type = spec.tensors[t].type;
+    typed = true;
+    return spec.tensors[t].type == p->type;
+  };
+  for (int t : p->rows)
+    if (!take(t)) return false;
+  for (const auto& [t, n] : row_reads)
+    if (n >= 2 && !not_cacheable.count(t) && take(t)) p->cached.push_back(t);
+  std::set<int> seen;
+  for (size_t k = g.first; k <= g.last; ++k)
+    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
+      const int t = r->ref;
+      if (written.count(t) || not_bcast.count(t) || !seen.insert(t).second) continue;
+      if (take(t)) p->bcast.push_back(t);
+    }
+  // A rank-2 row temp is recomputed where it is read when the rows do not fit in shared memory:
+  // its statement must not read another rank-2 row temp.
+  for (size_t k = g.first; k <= g.last; ++k) {
+    const Statement& st = spec.stmts[k];
+    if (!in(p->rows, st.out)) continue;
+    for (const Expr* r : reads_of(*st.rhs))
+      if (in(p->rows, r->ref)) return false;
+  }
+  return true;
+}
+
+
+GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place) {
+  SB_ASSERT(static_cast<bool>(place), "gpu_mapping without a placement");
+  std::map<size_t, RowPlan> fused;
+  if (fuse != RowUnit::None)
+    for (const RowGroup& g : find_row_groups(spec)) {
+      RowPlan p;
+      if (plan_rows(spec, g, &p)) fused.emplace(g.first, p);
+    }
+  GpuMapping m;
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    if (auto it = fused.find(k); it != fused.end()) {
+      GpuStep s;
+      s.kind = GpuKernel::FusedRows;
+      s.first = it->second.first;
+      s.last = it->second.last;
+      s.rows = it->second;
+      s.unit = fuse;
+      m.steps.push_back(std::move(s));
+      k = it->second.last;
+      continue;
+    }
+    GpuStep s = place(spec, k, spec.stmts[k]);
+    SB_ASSERT(s.first == k && s.last == k && s.kind != GpuKernel::FusedRows,
+              "a placement must map exactly its own statement");
+    m.steps.push_back(std::move(s));
+  }
+  return m;
+}
+
+std::string dump(const GpuMapping& m, const Spec& spec) {
+  std::string out;
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const GpuStep& s = m.steps[i];
+    out += "kernel " + std::to_string(i) + ": stmt" +
+           (s.first == s.last ? " " + std::to_string(s.first)
+                              : "s " + std::to_string(s.first) + ".." + std::to_string(s.last)) +
+           " " + gpu_kernel_name(s.kind);
+    if (s.kind == GpuKernel::FusedRows) {
+      const RowPlan& p = s.rows;
+      out += std::string(", a ") + row_unit_name(s.unit) + " per row";
+      if (!p.regs.empty()) out += "; registers " + names(spec, p.regs);
+      if (!p.rows.empty()) out += "; shared rows " + names(spec, p.rows);
+      if (!p.cached.empty()) out += "; staged rows " + names(spec, p.cached);
+      if (!p.bcast.empty()) out += "; staged per block " + names(spec, p.bcast);
+    }
+    out += "\n";
+    for (size_t k = s.first; k <= s.last; ++k) out += "  " + to_string(spec.stmts[k], spec) + "\n";
+  }
+  return out;
+}
+
+}  // namespace sb

@@ -1,0 +1,103 @@
+// Lowering pass: GPU mapping. How a GPU strategy (the cuda strategies, backends/cuda/strategies/)
+// maps a spec onto kernels: a list of steps, each one kernel (or one launch sequence) for one
+// statement, or for a row group (lower/row_fusion.h) that the strategy fuses into one kernel with
+// a worker (a warp or a block) owning a row. A step names its kind and carries the shape match
+// (lower/patterns.h) it lowers from; for a fused group, the plan of where each tensor of the
+// group lives (RowPlan). This is the one home of those decisions: a GPU printer (cuda; a Mojo GPU
+// printer next) prints the steps in order and decides nothing about the mapping itself.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "lower/patterns.h"
+#include "lower/row_fusion.h"
+
+namespace sb {
+
+// The kernel forms a step may take.
+enum class GpuKernel {
+  ThreadPerElement,  // one thread per output element (one thread for a scalar)
+  GridStride,        // a bounded grid whose threads stride over the output elements
+  Vectorized,        // grid-stride over 16-byte vectors of the contiguous reads and the output
+  TreeReduce,        // a scalar: per-block shared-memory trees, then one block over the partials
+  WarpReduce,        // a scalar: warp shuffles, then one block over the partials
+  AtomicReduce,      // a scalar: warp shuffles, then one atomic per warp into the output
+  WarpPerRow,        // a row reduction: one warp per output element
+  BlockPerRow,       // a row reduction: one block per output element
+  TiledMatmul,       // shared-memory tiles of both operands
+  RegisterBlocked,   // shared-memory tiles and a register block of outputs per thread
+  TiledTranspose,    // a shared-memory tile, read and written along rows
+  TiledStencil,      // a shared-memory tile with its halo
+  Scan,              // three phases: block scans, a scan of the block totals, the offsets
+  FusedRows,         // a row group as one kernel, a worker owning a row
+};
+const char* gpu_kernel_name(GpuKernel k);  // "thread_per_element", ..., "fused_rows"
+
+// Which unit owns a row when a strategy fuses row groups into one kernel.
+enum class RowUnit { None, Warp, Block };
+const char* row_unit_name(RowUnit u);  // "none", "warp", "block"
+
+// A fused row group as a GPU kernel lowers it: where each tensor of the group lives. The tensors
+// are classified from the statements' shapes alone.
+struct RowPlan {
+  size_t first = 0, last = 0;
+  // Rank-1 tensors the group writes (rowmax[r], mean[r]): one value per thread, every thread of
+  // the worker holding it; outputs are also written to memory by one thread.
+  std::vector<int> regs;
+  // Rank-2 temps that live only as the current row (e[r, c]): a row in shared memory, or, when
+  // the rows do not fit there, recomputed from their statement wherever they are read.
+  std::vector<int> rows;
+  // Rank-2 tensors the group only reads, at its own row, more than once (softmax's x): the row
+  // is staged in shared memory once, so that memory is read once.
+  std::vector<int> cached;
+  // Tensors the group only reads, with subscripts that do not use the row index (layernorm's
+  // weight[c]): staged in shared memory once per block, for all the rows the block processes.
+  std::vector<int> bcast;
+  DType type = DType::F32;     // the element type of the shared-memory arrays
+  std::vector<int> row_local;  // RowGroup::row_local
+};
+
+// Whether the statements of `g` lower as one kernel (filling `p`): rank 1 (elementwise, or one
+// outer reduction along a contiguous index, as match_row_reduce) or rank 2 (elementwise), outputs
+// without a boundary rule, and every row temp of rank 2 computable again from its own statement.
+bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p);
+
+// One step of a mapping. `first`..`last` are the statements (equal except for FusedRows); only
+// the match of the step's kind is set: `vec` (Vectorized), `red` (the reductions, the row
+// reductions), `mm` (the matmuls), `tr`, `sten`, `scan`, `rows` and `unit` (FusedRows).
+struct GpuStep {
+  GpuKernel kind = GpuKernel::ThreadPerElement;
+  size_t first = 0, last = 0;
+  VectorizeMatch vec;
+  ReduceMatch red;
+  MatmulMatch mm;
+  TransposeMatch tr;
+  StencilMatch sten;
+  ScanMatch scan;
+  RowPlan rows;
+  RowUnit unit = RowUnit::None;
+};
+
+struct GpuMapping {
+  std::vector<GpuStep> steps;
+};
+
+// A strategy's placement of statement k (outside the groups it fuses): its own kernel where the
+// statement has the strategy's shape, a generic one otherwise.
+using GpuPlace = std::function<GpuStep(const Spec& spec, size_t k, const Statement& st)>;
+
+// The mapping of every statement of a checked `spec`: under `fuse` (not None), each row group of
+// find_row_groups() that plan_rows() accepts is one FusedRows step; every other statement is
+// placed by `place`.
+GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place);
+
+// The mapping as text, one step per line, for `gen --dump-ir gpu_mapping` and tests, e.g.
+// "kernel 0: stmts 0..3 fused_rows, a warp per row; registers rowmax, rowsum; shared rows e;
+// staged rows x".
+std::string dump(const GpuMapping& m, const Spec& spec);
+
+}  // namespace sb

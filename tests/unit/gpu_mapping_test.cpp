@@ -1,0 +1,119 @@
+// Unit tests of the GPU mapping pass (codegen/lower/gpu_mapping.h): which steps a strategy's
+// schedule gives a spec, fused row groups and their plans, and the dump.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "backends/cuda/strategies/strategy.h"
+#include "driver.h"
+#include "lower/gpu_mapping.h"
+
+namespace sb {
+namespace {
+
+Spec load(const std::string& tensors, const std::string& compute) {
+  static int n = 0;
+  const std::string text =
+      "name: t\ndoc: test spec\nsizes:\n"
+      "  R: {bench: [64], verify: [3]}\n"
+      "  C: {bench: [64], verify: [5]}\n"
+      "tensors:\n" +
+      tensors + "compute: |\n" + compute +
+      "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sb_gpu_mapping_test_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(n++) + ".yaml");
+  std::ofstream(path) << text;
+  Result<Spec> s = load_and_check(path.string());
+  std::filesystem::remove(path);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
+  return s.ok() ? std::move(s.value()) : Spec{};
+}
+
+const char* kSoftmaxTensors =
+    "  x: {type: f32, shape: [R, C], role: in}\n"
+    "  w: {type: f32, shape: [C], role: in}\n"
+    "  m: {type: f32, shape: [R], role: temp}\n"
+    "  e: {type: f32, shape: [R, C], role: temp}\n"
+    "  s: {type: f32, shape: [R], role: temp}\n"
+    "  y: {type: f32, shape: [R, C], role: out}\n";
+const char* kSoftmax =
+    "  m[r] = max(c in 0..C: x[r, c])\n"
+    "  e[r, c] = exp(x[r, c] - m[r])\n"
+    "  s[r] = sum(c in 0..C: e[r, c])\n"
+    "  y[r, c] = e[r, c] / s[r] * w[c]\n";
+
+GpuMapping map_with(const Spec& spec, const char* strategy) {
+  const cuda::CudaStrategy* s = cuda::find_cuda_strategy(strategy);
+  EXPECT_NE(s, nullptr) << strategy;
+  return gpu_mapping(spec, s->fuse_rows, s->place);
+}
+
+TEST(GpuMapping, AFusingStrategyMapsTheRowGroupToOneKernel) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  for (const char* strategy : {"warp_per_row", "block_per_row"}) {
+    const GpuMapping m = map_with(spec, strategy);
+    ASSERT_EQ(m.steps.size(), 1u) << strategy;
+    const GpuStep& g = m.steps[0];
+    EXPECT_EQ(g.kind, GpuKernel::FusedRows);
+    EXPECT_EQ(g.first, 0u);
+    EXPECT_EQ(g.last, 3u);
+    EXPECT_EQ(g.unit, std::string(strategy) == "warp_per_row" ? RowUnit::Warp : RowUnit::Block);
+    const int x = spec.find_tensor("x"), w = spec.find_tensor("w"), e = spec.find_tensor("e");
+    EXPECT_EQ(g.rows.regs, (std::vector<int>{spec.find_tensor("m"), spec.find_tensor("s")}));
+    EXPECT_EQ(g.rows.rows, std::vector<int>{e});
+    EXPECT_EQ(g.rows.cached, std::vector<int>{x});  // read by two statements of the group
+    EXPECT_EQ(g.rows.bcast, std::vector<int>{w});   // the same for every row
+  }
+}
+
+TEST(GpuMapping, OtherStrategiesPlaceEachStatement) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  const GpuMapping t = map_with(spec, "thread_per_output");
+  ASSERT_EQ(t.steps.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(t.steps[k].kind, GpuKernel::ThreadPerElement);
+    EXPECT_EQ(t.steps[k].first, k);
+    EXPECT_EQ(t.steps[k].last, k);
+  }
+  // vectorized takes the elementwise statements and leaves the reductions generic.
+  const GpuMapping v = map_with(spec, "vectorized");
+  ASSERT_EQ(v.steps.size(), 4u);
+  EXPECT_EQ(v.steps[0].kind, GpuKernel::GridStride);
+  EXPECT_EQ(v.steps[1].kind, GpuKernel::Vectorized);
+  EXPECT_EQ(v.steps[2].kind, GpuKernel::GridStride);
+  EXPECT_EQ(v.steps[3].kind, GpuKernel::Vectorized);
+}
+
+TEST(GpuMapping, AGroupThatCannotBeOneKernelIsPlacedStatementByStatement) {
+  // A row temp with a boundary rule cannot be a fused kernel's output (plan_rows).
+  const Spec spec = load(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  m: {type: f32, shape: [R], role: temp, boundary: clamp}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  m[r] = max(c in 0..C: x[r, c])\n"
+      "  y[r, c] = x[r, c] - m[r]\n");
+  const GpuMapping m = map_with(spec, "warp_per_row");
+  ASSERT_EQ(m.steps.size(), 2u);
+  EXPECT_EQ(m.steps[0].kind, GpuKernel::WarpPerRow);
+  EXPECT_EQ(m.steps[1].kind, GpuKernel::GridStride);
+}
+
+TEST(GpuMapping, DumpNamesEveryStepAndWhereTheRowTensorsLive) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  const std::string d = dump(map_with(spec, "warp_per_row"), spec);
+  EXPECT_NE(d.find("kernel 0: stmts 0..3 fused_rows, a warp per row; registers m, s; shared rows "
+                   "e; staged rows x; staged per block w\n"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("  y[r, c] = e[r, c] / s[r] * w[c]\n"), std::string::npos) << d;
+  const std::string g = dump(map_with(spec, "grid_stride"), spec);
+  EXPECT_NE(g.find("kernel 3: stmt 3 grid_stride\n"), std::string::npos) << g;
+}
+
+}  // namespace
+}  // namespace sb
