@@ -1941,7 +1941,7 @@ VariantCode Gen::run() {
   // statements keep their own kernels.
   std::map<size_t, RowPlan> fused;
   if (strategy_.fuse_rows != RowUnit::None)
-    for (const RowGroup& g : find_row_groups(spec_)) {
+    for (const RowGroup& g : spec_.schedule.row_groups) {  // the row_fusion pass's
       RowPlan p;
       if (plan_rows(spec_, g, &p)) fused.emplace(g.first, p);
     }
