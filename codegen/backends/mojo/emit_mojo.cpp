@@ -1474,7 +1474,9 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       }
       PyWriter head(1);
       if (stream) {
-        // The tensors whose bytes decide, from the streaming pass (lower/streaming.h).
+        // The tensors whose bytes decide, from the streaming pass (lower/streaming.h): the row
+        // group's, else the statement's (after a GEMM call too: the whole statement's tensors,
+        // where the cpu printer counts only its epilogue's, epilogue_streams).
         const std::set<int>& decide =
             g ? spec.schedule.group_tensors[next_group - 1] : spec.schedule.streams[k].tensors;
         std::string bytes;
