@@ -170,9 +170,9 @@ struct StreamChoice {
 
 // What the lowering passes decided for a spec; the printers read it instead of deciding.
 struct Schedule {
-  bool row_fusion_done = false;  // pass row_fusion ran
-  bool streaming_done = false;   // pass streaming ran
-  std::vector<RowGroup> row_groups;  // in statement order, not overlapping
+  bool row_fusion_done = false;       // pass row_fusion ran
+  bool streaming_done = false;        // pass streaming ran
+  std::vector<RowGroup> row_groups;   // in statement order, not overlapping
   std::vector<StreamChoice> streams;  // one per statement
   // One per statement: for a contraction (match_contraction, lower/patterns.h) run as a GEMM call,
   // the choice of the elementwise rest of it (epilogue_statement); `whole` false elsewhere.

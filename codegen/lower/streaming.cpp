@@ -81,8 +81,7 @@ const StreamChoice& stream_choice(const Spec& spec, const Statement& st) {
   for (size_t k = 0; k < spec.stmts.size(); ++k) {
     const Statement& s = spec.stmts[k];
     if (s.out == st.out && s.loc.line == st.loc.line && s.loc.col == st.loc.col &&
-        s.loc.file == st.loc.file &&
-        match_contraction(spec, s))
+        s.loc.file == st.loc.file && match_contraction(spec, s))
       return sched.epilogue_streams[k];
   }
   SB_ASSERT(false, "statement of " + spec.name + " with no streaming choice: " + st.target);

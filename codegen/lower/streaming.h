@@ -29,9 +29,9 @@ inline constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
 inline constexpr int kStreamLineBytes = 64;
 
 // Fills spec.schedule.streams and epilogue_streams (one StreamChoice per statement each) and
-// spec.schedule.group_tensors (one set per row group) of a spec on which row_fusion has run. A statement's `rows` choice
-// treats it as a row of its row group (its row-local temps taken from the group); outside a group
-// as a row of its own.
+// spec.schedule.group_tensors (one set per row group) of a spec on which row_fusion has run. A
+// statement's `rows` choice treats it as a row of its row group (its row-local temps taken from
+// the group); outside a group as a row of its own.
 void streaming(Spec& spec);
 
 // The `--dump-ir streaming` text: per statement, e.g.

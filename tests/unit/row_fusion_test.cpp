@@ -25,9 +25,9 @@ Spec fused(const std::string& tensors, const std::string& compute) {
       "tensors:\n" +
       tensors + "compute: |\n" + compute +
       "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("sb_row_fusion_test_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(n++) + ".yaml");
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("sb_row_fusion_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".yaml");
   std::ofstream(path) << text;
   Result<Spec> s = load_and_check(path.string());
   std::filesystem::remove(path);

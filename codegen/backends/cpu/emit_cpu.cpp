@@ -518,8 +518,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           calls.line("// " + to_string(spec.stmts[j], spec));
         }
         CodeWriter body(1);
-        const bool stream_group = emit_row_group(
-            Ls, g, spec.schedule.group_tensors[next_group - 1], vector_math.approx, body);
+        const bool stream_group = emit_row_group(Ls, g, spec.schedule.group_tensors[next_group - 1],
+                                                 vector_math.approx, body);
         streaming = streaming || stream_group;
         uses_malloc = uses_malloc || !g.row_local.empty();
         std::set<int> kt, ks;
