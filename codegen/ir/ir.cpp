@@ -135,6 +135,7 @@ Spec clone(const Spec& s) {
   c.tol = s.tol;
   c.variants = s.variants;
   c.backend_locs = s.backend_locs;
+  c.schedule = s.schedule;
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,39 @@ struct Tolerance {
 // One value per size parameter, in Spec::sizes order.
 using SizePoint = std::vector<int64_t>;
 
+// ---- Lowering decisions: data filled by the lowering passes (lower/pipeline.h), empty before ----
+
+// Pass row_fusion (lower/row_fusion.h): statements [first, last] that run as one loop over rows
+// under a strategy that fuses rows, and the temps among their outputs that can be held as one row
+// per thread instead of in memory.
+struct RowGroup {
+  size_t first = 0;
+  size_t last = 0;
+  std::vector<int> row_local;
+};
+
+// Pass streaming (lower/streaming.h): whether one statement writes its output with streaming
+// stores under a parallel strategy, when the tensors it touches total at least kStreamMinBytes.
+struct StreamChoice {
+  bool whole = false;     // when it runs on its own, over its whole output
+  bool rows = false;      // when it runs row by row (in its row group, or alone row by row)
+  std::set<int> tensors;  // on its own: the tensors whose bytes are compared with the threshold
+};
+
+// What the lowering passes decided for a spec; the printers read it instead of deciding.
+struct Schedule {
+  bool row_fusion_done = false;       // pass row_fusion ran
+  bool streaming_done = false;        // pass streaming ran
+  std::vector<RowGroup> row_groups;   // in statement order, not overlapping
+  std::vector<StreamChoice> streams;  // one per statement
+  // One per statement: for a contraction (match_contraction, lower/patterns.h) run as a GEMM call,
+  // the choice of the elementwise rest of it (epilogue_statement); `whole` false elsewhere.
+  std::vector<StreamChoice> epilogue_streams;
+  // One per row group: the tensors in memory (less its row-local temps) that the group touches,
+  // whose bytes are compared with the threshold when the group streams its rows.
+  std::vector<std::set<int>> group_tensors;
+};
+
 struct Spec {
   std::string name;
   std::string doc;
@@ -159,6 +193,7 @@ struct Spec {
   Tolerance tol;
   std::map<std::string, std::vector<Variant>> variants;  // backend -> variants, spec order
   std::map<std::string, Loc> backend_locs;               // backend -> where it is named
+  Schedule schedule;  // set by lower(): the row_fusion and streaming passes
 
   // Size points: each parameter's list is zipped with the others; a list of length 1 is
   // broadcast. Lengths are validated by the loader.

@@ -141,7 +141,7 @@ GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place) {
   SB_ASSERT(static_cast<bool>(place), "gpu_mapping without a placement");
   std::map<size_t, RowPlan> fused;
   if (fuse != RowUnit::None)
-    for (const RowGroup& g : find_row_groups(spec)) {
+    for (const RowGroup& g : spec.schedule.row_groups) {  // the row_fusion pass's
       RowPlan p;
       if (plan_rows(spec, g, &p)) fused.emplace(g.first, p);
     }

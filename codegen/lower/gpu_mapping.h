@@ -90,9 +90,9 @@ struct GpuMapping {
 // statement has the strategy's shape, a generic one otherwise.
 using GpuPlace = std::function<GpuStep(const Spec& spec, size_t k, const Statement& st)>;
 
-// The mapping of every statement of a checked `spec`: under `fuse` (not None), each row group of
-// find_row_groups() that plan_rows() accepts is one FusedRows step; every other statement is
-// placed by `place`.
+// The mapping of every statement of a lowered `spec` (after the row_fusion pass): under `fuse`
+// (not None), each row group of spec.schedule.row_groups that plan_rows() accepts is one
+// FusedRows step; every other statement is placed by `place`.
 GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place);
 
 // The mapping as text, one step per line, for `gen --dump-ir gpu_mapping` and tests, e.g.

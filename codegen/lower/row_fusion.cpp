@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 #include "backends/common/emit_common.h"
+#include "support/diag.h"
 
 namespace sb {
 
@@ -41,8 +43,6 @@ bool touches(const Statement& st, int t) {
     if (r->ref == t) return true;
   return false;
 }
-
-}  // namespace
 
 std::vector<RowGroup> find_row_groups(const Spec& spec) {
   std::vector<RowGroup> groups;
@@ -84,6 +84,28 @@ std::vector<RowGroup> find_row_groups(const Spec& spec) {
     k = m + 1;
   }
   return groups;
+}
+
+}  // namespace
+
+void row_fusion(Spec& spec) {
+  spec.schedule.row_groups = find_row_groups(spec);
+  spec.schedule.row_fusion_done = true;
+}
+
+std::string dump_row_fusion(const Spec& spec) {
+  SB_ASSERT(spec.schedule.row_fusion_done, "row_fusion has not run on spec " + spec.name);
+  if (spec.schedule.row_groups.empty()) return "no row groups\n";
+  std::string out;
+  for (const RowGroup& g : spec.schedule.row_groups) {
+    std::string names;  // in the order the group writes them
+    for (int t : g.row_local) names += (names.empty() ? "" : ", ") + spec.tensors[t].name;
+    out += "row group stmts " + std::to_string(g.first) + ".." + std::to_string(g.last) +
+           ", row-local: " + (names.empty() ? "none" : names) + "\n";
+    for (size_t k = g.first; k <= g.last; ++k)
+      out += "  stmt " + std::to_string(k) + ": " + source_text(spec.stmts[k], spec) + "\n";
+  }
+  return out;
 }
 
 }  // namespace sb

@@ -1,15 +1,27 @@
-// Lowering policy: streaming stores (see streaming.h).
+// Lowering pass streaming: streaming stores (see streaming.h).
 #include "lower/streaming.h"
 
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "lower/patterns.h"
 #include "support/diag.h"
 
 namespace sb {
 
+namespace {
+
+// Whether statement `st` may stream its output. `in_row_group`: it runs as a row of a row
+// group; `row_local`: its output is one of that group's row-local temps.
 bool stream_candidate(const Statement& st, bool in_row_group, bool row_local) {
   if (row_local || !reduces_of(*st.rhs).empty()) return false;
   return in_row_group ? st.rank() >= 2 : st.rank() >= 1;
 }
 
+// The tensors in memory that statements [first, last] of `spec` touch (each output and every
+// tensor read, less `row_local`: a row group's temps held one row at a time).
 std::set<int> stream_tensors(const Spec& spec, size_t first, size_t last,
                              const std::vector<int>& row_local) {
   SB_ASSERT(first <= last && last < spec.stmts.size(), "statement range out of the spec");
@@ -20,6 +32,87 @@ std::set<int> stream_tensors(const Spec& spec, size_t first, size_t last,
   }
   for (int t : row_local) used.erase(t);
   return used;
+}
+
+std::string names(const Spec& spec, const std::set<int>& tensors) {
+  std::string out;
+  for (int t : tensors) out += (out.empty() ? "" : ", ") + spec.tensors[t].name;
+  return out;
+}
+
+}  // namespace
+
+void streaming(Spec& spec) {
+  SB_ASSERT(spec.schedule.row_fusion_done, "streaming runs after row_fusion");
+  Schedule& sched = spec.schedule;
+  sched.streams.assign(spec.stmts.size(), StreamChoice{});
+  sched.epilogue_streams.clear();
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const Statement& st = spec.stmts[k];
+    bool row_local = false;
+    for (const RowGroup& g : sched.row_groups)
+      if (g.first <= k && k <= g.last)
+        row_local = std::find(g.row_local.begin(), g.row_local.end(), st.out) != g.row_local.end();
+    StreamChoice& c = sched.streams[k];
+    c.whole = stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false);
+    c.rows = stream_candidate(st, /*in_row_group=*/true, row_local);
+    c.tensors = stream_tensors(spec, k, k, {});
+    sched.epilogue_streams.push_back(StreamChoice{});
+    const std::optional<Contraction> m = match_contraction(spec, st);
+    if (m && m->epilogue) {
+      const Statement e = epilogue_statement(spec, st, m->reduce);
+      StreamChoice& ec = sched.epilogue_streams.back();
+      ec.whole = stream_candidate(e, /*in_row_group=*/false, /*row_local=*/false);
+      ec.tensors.insert(e.out);
+      for (const Expr* r : reads_of(*e.rhs)) ec.tensors.insert(r->ref);
+    }
+  }
+  sched.group_tensors.clear();
+  for (const RowGroup& g : sched.row_groups)
+    sched.group_tensors.push_back(stream_tensors(spec, g.first, g.last, g.row_local));
+  sched.streaming_done = true;
+}
+
+const StreamChoice& stream_choice(const Spec& spec, const Statement& st) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.streaming_done, "streaming has not run on spec " + spec.name);
+  for (size_t k = 0; k < spec.stmts.size(); ++k)
+    if (&spec.stmts[k] == &st) return sched.streams[k];
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const Statement& s = spec.stmts[k];
+    if (s.out == st.out && s.loc.line == st.loc.line && s.loc.col == st.loc.col &&
+        s.loc.file == st.loc.file && match_contraction(spec, s))
+      return sched.epilogue_streams[k];
+  }
+  SB_ASSERT(false, "statement of " + spec.name + " with no streaming choice: " + st.target);
+  return sched.streams.front();
+}
+
+std::string dump_streaming(const Spec& spec) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.streaming_done, "streaming has not run on spec " + spec.name);
+  std::string out;
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const StreamChoice& c = sched.streams[k];
+    out += "stmt " + std::to_string(k) + " (" + source_text(spec.stmts[k], spec) + "): alone " +
+           (c.whole ? "streams, tensors " + names(spec, c.tensors) : std::string("no")) +
+           "; by rows " + (c.rows ? "streams" : "no");
+    const StreamChoice& e = sched.epilogue_streams[k];
+    if (e.whole) out += "; its rest after a GEMM call streams, tensors " + names(spec, e.tensors);
+    out += "\n";
+  }
+  for (size_t i = 0; i < sched.row_groups.size(); ++i) {
+    const RowGroup& g = sched.row_groups[i];
+    std::set<int> streamed;
+    for (size_t k = g.first; k <= g.last; ++k)
+      if (sched.streams[k].rows) streamed.insert(spec.stmts[k].out);
+    out += "row group stmts " + std::to_string(g.first) + ".." + std::to_string(g.last) + ": " +
+           (streamed.empty() ? std::string("no output streams")
+                             : "streams " + names(spec, streamed) + ", tensors " +
+                                   names(spec, sched.group_tensors[i])) +
+           "\n";
+  }
+  return out;
 }
 
 }  // namespace sb

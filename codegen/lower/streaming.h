@@ -1,6 +1,7 @@
-// Lowering policy: streaming (non-temporal) stores. The one home of when an output is written
-// with non-temporal stores and of the numbers that decide it; the cpu, mojo and mlir backends
-// read it and print the stores in their own language.
+// Lowering pass streaming: streaming (non-temporal) stores. The one home of when an output is
+// written with non-temporal stores and of the numbers that decide it; its result is data in the
+// lowered spec (Spec::schedule.streams, ir.h), which the cpu, mojo and mlir backends read and
+// print as stores in their own language.
 //
 // The rule: under a backend's parallel strategy, an elementwise statement (no reduction) whose
 // output is in memory (not held as a row-local temp) and has at least one dimension streams its
@@ -8,13 +9,13 @@
 // a row group (lower/row_fusion.h) only outputs of rank 2 or more stream, row by row, and the
 // bytes are those of the whole group's tensors. A backend may decline a candidate its printer
 // cannot stream (mojo: a statement it does not vectorise; mlir: ranks above 2 and types other
-// than f32, f64 and i32), never accept one this rule rejects.
+// than f32, f64 and i32), never accept one this rule rejects. Whether a variant is parallel, and
+// whether it runs the row groups, is its strategy's (HostSchedule).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <set>
-#include <vector>
+#include <string>
 
 #include "ir/ir.h"
 
@@ -27,14 +28,19 @@ inline constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
 // Non-temporal stores write whole lines of this many bytes (a cache line), aligned.
 inline constexpr int kStreamLineBytes = 64;
 
-// Whether statement `st` may stream its output. `in_row_group`: it is part of a row group;
-// `row_local`: its output is one of that group's row-local temps.
-bool stream_candidate(const Statement& st, bool in_row_group, bool row_local);
+// Fills spec.schedule.streams and epilogue_streams (one StreamChoice per statement each) and
+// spec.schedule.group_tensors (one set per row group) of a spec on which row_fusion has run. A
+// statement's `rows` choice treats it as a row of its row group (its row-local temps taken from
+// the group); outside a group as a row of its own.
+void streaming(Spec& spec);
 
-// The tensors in memory that statements [first, last] of `spec` touch (each output and every
-// tensor read, less `row_local`: a row group's temps held one row at a time), whose bytes are
-// compared with kStreamMinBytes.
-std::set<int> stream_tensors(const Spec& spec, size_t first, size_t last,
-                             const std::vector<int>& row_local = {});
+// The `--dump-ir streaming` text: per statement, e.g.
+// `stmt 3 (y[r, c] = e[r, c] / s[r]): alone streams, tensors e, s, y; by rows streams`, then per
+// row group the tensors whose bytes decide.
+std::string dump_streaming(const Spec& spec);
+
+// The pass's choice for `st` run on its own: `st` is one of spec.stmts, or the epilogue
+// (epilogue_statement, lower/patterns.h) of one, which has its loc and output.
+const StreamChoice& stream_choice(const Spec& spec, const Statement& st);
 
 }  // namespace sb

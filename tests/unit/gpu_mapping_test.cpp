@@ -11,6 +11,7 @@
 #include "backends/cuda/strategies/strategy.h"
 #include "driver.h"
 #include "lower/gpu_mapping.h"
+#include "lower/row_fusion.h"
 
 namespace sb {
 namespace {
@@ -31,7 +32,9 @@ Spec load(const std::string& tensors, const std::string& compute) {
   Result<Spec> s = load_and_check(path.string());
   std::filesystem::remove(path);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
-  return s.ok() ? std::move(s.value()) : Spec{};
+  if (!s.ok()) return Spec{};
+  row_fusion(s.value());  // the pass before gpu_mapping that it reads
+  return std::move(s.value());
 }
 
 const char* kSoftmaxTensors =

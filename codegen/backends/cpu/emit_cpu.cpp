@@ -188,8 +188,8 @@ void hoist_reciprocals(StmtLowering& L, const Expr& e, CodeWriter& w, int& next)
 // reduction_to_fuse pairs with the next one is computed inside that one's loop; with
 // `reciprocals` (approx_math), divisions by a row-invariant value become multiplications
 // (hoist_reciprocals). Returns whether the code uses the streaming support (cpu_stream_support()).
-bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool reciprocals,
-                    CodeWriter& w) {
+bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
+                    const std::set<int>& stream_tensors, bool reciprocals, CodeWriter& w) {
   const Spec& spec = Ls.front().spec();
   auto row_local = [&](int t) {
     return std::find(g.row_local.begin(), g.row_local.end(), t) != g.row_local.end();
@@ -262,9 +262,9 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool recip
            L.var_name(0) + " = sb_row;");
     if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
       hoist_reciprocals(L, *st.rhs, b, next_rcp);
-    // The streaming policy's candidates (lower/streaming.h); this printer streams rows of rank-2
-    // outputs only.
-    if (stream_candidate(st, /*in_row_group=*/true, row_local(st.out)) && st.rank() == 2) {
+    // The streaming pass's choice for the statement's rows (lower/streaming.h); this printer
+    // streams rows of rank-2 outputs only.
+    if (spec.schedule.streams[g.first + i].rows && st.rank() == 2) {
       streaming = true;
       b.open("if (sb_stream) {");
       emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1), b);
@@ -285,9 +285,8 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g, bool recip
   b.line(alloc ? "return sb_failed;" : "return 0;");
 
   if (streaming) {
-    const std::set<int> tensors = stream_tensors(spec, g.first, g.last, g.row_local);
     std::string sum;
-    for (int t : tensors)
+    for (int t : stream_tensors)
       sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(spec.tensors[t].type)) +
              " * " + Ls.front().element_count(t, kPrecMul + 1);
     w.line("// Stream the outputs when the tensors in memory outgrow the caches.");
@@ -319,7 +318,7 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
     L.assign(w, pragma);
     return false;
   }
-  if (!omp || !stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false)) {
+  if (!omp || !stream_choice(L.spec(), st).whole) {
     emit_loop_nest(L, omp, w);
     return false;
   }
@@ -330,7 +329,7 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
   emit_stream_nest(L, stream);
   emit_loop_nest(L, true, plain);
   std::vector<std::string> terms;
-  for (int t : L.used_tensors()) {
+  for (int t : stream_choice(L.spec(), st).tensors) {
     terms.push_back(std::to_string(dtype_bytes(L.spec().tensors[t].type)) + " * " +
                     L.element_count(t, kPrecMul + 1));
   }
@@ -500,8 +499,9 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     kernels += "// Variant " + v.name + ": " + info->doc + ".\n\n";
     CodeWriter calls(1);
     std::set<int> used_tensors, used_sizes;
-    const std::vector<RowGroup> groups =
-        sched.fuse_rows ? find_row_groups(spec) : std::vector<RowGroup>{};
+    // The row_fusion pass's groups (lower/row_fusion.h), run by a strategy that fuses rows.
+    const std::vector<RowGroup> no_groups;
+    const std::vector<RowGroup>& groups = sched.fuse_rows ? spec.schedule.row_groups : no_groups;
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
       if (next_group < groups.size() && groups[next_group].first == k) {
@@ -518,7 +518,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           calls.line("// " + to_string(spec.stmts[j], spec));
         }
         CodeWriter body(1);
-        const bool stream_group = emit_row_group(Ls, g, vector_math.approx, body);
+        const bool stream_group = emit_row_group(Ls, g, spec.schedule.group_tensors[next_group - 1],
+                                                 vector_math.approx, body);
         streaming = streaming || stream_group;
         uses_malloc = uses_malloc || !g.row_local.empty();
         std::set<int> kt, ks;

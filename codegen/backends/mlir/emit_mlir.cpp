@@ -173,7 +173,7 @@ class Body {
     } else if (!in_row && streamable(st)) {
       const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
       emit_if(
-          stream_condition(k, k),
+          stream_condition(choice(st).tensors),
           [&] {
             if (st.rank() == 1)
               emit_stream_range(st, out_mem, out_ty, extents_[st.out][0], true);
@@ -269,22 +269,24 @@ class Body {
     const DType t = spec_.tensors[st.out].type;
     return parallel_ && st.rank() <= 2 && (t == DType::F32 || t == DType::F64 || t == DType::I32);
   }
+  // The streaming pass's choices (lower/streaming.h) for `st` on its own and row by row.
+  const StreamChoice& choice(const Statement& st) const {
+    return spec_.schedule.streams.at(static_cast<size_t>(&st - spec_.stmts.data()));
+  }
   bool streamable(const Statement& st) const {
-    return printable_stream(st) && stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false);
+    return printable_stream(st) && choice(st).whole;
   }
 
   // Inside a row group: whether `st` streams its rows (a rank-2 output in memory).
   bool streamed_row(const Statement& st) const {
-    return printable_stream(st) && st.rank() == 2 &&
-           stream_candidate(st, /*in_row_group=*/true, row_local_.count(st.out) > 0);
+    return printable_stream(st) && st.rank() == 2 && choice(st).rows;
   }
 
-  // The i1 value: whether the tensors in memory that statements [first, last] touch (less a row
-  // group's row-local temps) total at least kStreamMinBytes.
-  std::string stream_condition(size_t first, size_t last) {
+  // The i1 value: whether `tensors` (the streaming pass's: those in memory that a statement or a
+  // row group touches) total at least kStreamMinBytes.
+  std::string stream_condition(const std::set<int>& tensors) {
     std::string total;
-    const std::vector<int> held(row_local_.begin(), row_local_.end());
-    for (int t : stream_tensors(spec_, first, last, held)) {
+    for (int t : tensors) {
       std::string bytes =
           constant(std::to_string(dtype_bytes(spec_.tensors[t].type)), DType::Index);
       for (const auto& d : extents_[t]) bytes = op("arith.muli", {bytes, d}, DType::Index);
@@ -432,6 +434,16 @@ class Body {
     part_var_ = -1;
   }
 
+  // The streaming pass's tensors of row group `g` (one of the row_fusion pass's).
+  const std::set<int>& group_tensors(const RowGroup& g) const {
+    const Schedule& sc = spec_.schedule;
+    for (size_t i = 0; i < sc.row_groups.size(); ++i)
+      if (sc.row_groups[i].first == g.first && sc.row_groups[i].last == g.last)
+        return sc.group_tensors[i];
+    SB_ASSERT(false, "not a row group of the row_fusion pass");
+    return sc.group_tensors.front();
+  }
+
   // A fused group of statements (codegen/lower/row_fusion.h), under `parallel`: one scf.parallel loop
   // over blocks of rows, each block a sequential loop over its rows, each row computed by the
   // group's statements in order as generics on rank-reduced views of that row. The group's
@@ -454,7 +466,7 @@ class Body {
       if (streamed_row(st)) streamed.insert(spec_.tensors[st.out].type);
     }
     streaming_ = !streamed.empty();
-    stream_cond_ = streaming_ && !stream_always ? stream_condition(g.first, g.last) : "";
+    stream_cond_ = streaming_ && !stream_always ? stream_condition(group_tensors(g)) : "";
     const std::string zero = zero_index(), one = constant("1", DType::Index);
     const std::string block = block_length(rows);
     const std::string b = fresh();
@@ -1423,7 +1435,9 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
   auto make_body = [&spec](bool reassoc, bool parallel) {
     Body body(spec, reassoc, parallel);
     body.emit_extents();
-    const std::vector<RowGroup> groups = parallel ? find_row_groups(spec) : std::vector<RowGroup>{};
+    // The row_fusion pass's groups (lower/row_fusion.h), run by the parallel strategy.
+    const std::vector<RowGroup> no_groups;
+    const std::vector<RowGroup>& groups = parallel ? spec.schedule.row_groups : no_groups;
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
       if (next_group < groups.size() && groups[next_group].first == k) {

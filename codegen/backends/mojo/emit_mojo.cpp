@@ -1281,7 +1281,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     // Rank 1: the lanes run over the chunk's rows.
     const DType t = value_type(*st.rhs);
     L.strip = false;
-    stream = stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false);
+    stream = stream_choice(L.spec(), st).whole;  // the streaming pass's (lower/streaming.h)
     if (stream) {
       w.open("if sb_stream:");
       emit_stream_lines(L, "sb_lo", "sb_hi", w);
@@ -1300,7 +1300,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     if (stream) w.dedent();
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
-    stream = emit_row_body(L, w, stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false));
+    stream = emit_row_body(L, w, stream_choice(L.spec(), st).whole);
     w.dedent();
     if (stream) emit_stream_fence(w);
   }
@@ -1332,13 +1332,11 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
   bool stream = false;
   for (size_t i = 0; i < Ls.size(); ++i) {
     MojoLowering& L = Ls[i];
-    const bool held =
-        std::find(g.row_local.begin(), g.row_local.end(), L.stmt().out) != g.row_local.end();
     w.line("");
     w.line("# " + source_text(L.stmt(), spec));
     w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
     // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
-    stream = emit_row_body(L, w, stream_candidate(L.stmt(), /*in_row_group=*/true, held)) || stream;
+    stream = emit_row_body(L, w, spec.schedule.streams[g.first + i].rows) || stream;
     w.dedent();
   }
   w.line("");
@@ -1436,8 +1434,9 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
     kernels += "# Variant " + v.name + ": " + info->doc + ".\n\n";
     PyWriter calls(1);
     std::set<int> used_tensors, used_sizes;
-    const std::vector<RowGroup> groups =
-        sched.fuse_rows ? find_row_groups(spec) : std::vector<RowGroup>{};
+    // The row_fusion pass's groups (lower/row_fusion.h), run by a strategy that fuses rows.
+    const std::vector<RowGroup> no_groups;
+    const std::vector<RowGroup>& groups = sched.fuse_rows ? spec.schedule.row_groups : no_groups;
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size();) {
       // Statements [k, last]: one row group, or statement k alone.
@@ -1475,8 +1474,13 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       }
       PyWriter head(1);
       if (stream) {
+        // The tensors whose bytes decide, from the streaming pass (lower/streaming.h): the row
+        // group's, else the statement's (after a GEMM call too: the whole statement's tensors,
+        // where the cpu printer counts only its epilogue's, epilogue_streams).
+        const std::set<int>& decide =
+            g ? spec.schedule.group_tensors[next_group - 1] : spec.schedule.streams[k].tensors;
         std::string bytes;
-        for (int t : tensors)
+        for (int t : decide)
           bytes += (bytes.empty() ? "" : " + ") +
                    std::to_string(dtype_bytes(spec.tensors[t].type)) + " * " +
                    Ls.front().element_count(t);
