@@ -236,6 +236,10 @@ int run_gen(const GenOptions& opt) {
                                          [e](const Variant& v) { return e->uses_blocked_gemm(v); });
           continue;
         }
+        if (std::string(p.name) == "gpu_mapping") {  // per variant, from the strategy's schedule
+          std::cout << e->dump_gpu_mapping(lower(s, [e](Fn fn) { return e->spells(fn); }));
+          continue;
+        }
         lower(s, [e](Fn fn) { return e->spells(fn); }, p.name, &std::cout,
               "backend " + e->backend());
       }

@@ -63,6 +63,10 @@ class Emitter {
   // (lower/blocked_gemm.h), and whether variant `v` calls it; null/false elsewhere.
   virtual const GemmTarget* gemm_target() const { return nullptr; }
   virtual bool uses_blocked_gemm(const Variant&) const { return false; }
+  // For a backend whose strategies map kernels onto a GPU (lower/gpu_mapping.h): the mapping of
+  // each of its variants of the lowered `spec` as text, for `gen --dump-ir gpu_mapping`; empty
+  // elsewhere.
+  virtual std::string dump_gpu_mapping(const Spec&) const { return ""; }
 
  protected:
   // Prints a checked spec whose intrinsics are all ones this backend spells.

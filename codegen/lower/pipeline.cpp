@@ -19,6 +19,9 @@ const std::vector<LowerPass>& lower_passes() {
                      "(lower/row_fusion)"},
       {"streaming", "per statement, whether a parallel strategy writes its output with "
                     "streaming stores, and the tensors whose bytes decide (lower/streaming)"},
+      {"gpu_mapping", "cuda: per variant, the kernels its strategy maps the statements and "
+                      "row groups onto, and where a fused group's tensors live "
+                      "(lower/gpu_mapping)"},
       {"blocked_gemm", "cpu, mojo: the blocked GEMM of strategy blocked_matmul as loop IR, one "
                        "module per element type (lower/blocked_gemm)"},
   };

@@ -24,6 +24,17 @@ class CudaEmitter final : public Emitter {
     return cuda::check_fit(*s, spec, v, s->info);
   }
   bool spells(Fn fn) const override { return c_spells(fn); }
+  std::string dump_gpu_mapping(const Spec& spec) const override {
+    std::string out;
+    for (const Variant& v : backend_variants(spec, backend())) {
+      const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
+      SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
+      out += "# IR after gpu_mapping for " + spec.name + " " + backend() + "/" + v.name +
+             " (strategy " + v.strategy + ")\n" +
+             dump(gpu_mapping(spec, s->fuse_rows, s->place), spec);
+    }
+    return out;
+  }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
