@@ -39,8 +39,9 @@ TEST(Intrinsics, EveryFnHasOneRecordFoundByItsSpelling) {
     EXPECT_TRUE(r.fn == Fn::Select || r.reference) << r.name << " has no reference";
     EXPECT_EQ(r.integer_reference != nullptr, r.rule == TypeRule::SameNumeric) << r.name;
     EXPECT_FALSE(r.doc.empty()) << r.name;
-    if (!r.internal)
+    if (!r.internal) {
       EXPECT_TRUE(is_builtin_name(std::string(r.name))) << r.name << " is not reserved in specs";
+    }
   }
   EXPECT_EQ(find_intrinsic("where"), &intrinsic(Fn::Select));
   EXPECT_EQ(find_intrinsic("softplus"), nullptr);
