@@ -1475,10 +1475,11 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       PyWriter head(1);
       if (stream) {
         // The tensors whose bytes decide, from the streaming pass (lower/streaming.h): the row
-        // group's, else the statement's (after a GEMM call too: the whole statement's tensors,
-        // where the cpu printer counts only its epilogue's, epilogue_streams).
-        const std::set<int>& decide =
-            g ? spec.schedule.group_tensors[next_group - 1] : spec.schedule.streams[k].tensors;
+        // group's; after a GEMM call, those of the elementwise rest that streams
+        // (epilogue_streams, as the cpu printer counts them); else the statement's.
+        const std::set<int>& decide = g   ? spec.schedule.group_tensors[next_group - 1]
+                                      : m ? spec.schedule.epilogue_streams[k].tensors
+                                          : spec.schedule.streams[k].tensors;
         std::string bytes;
         for (int t : decide)
           bytes += (bytes.empty() ? "" : " + ") +

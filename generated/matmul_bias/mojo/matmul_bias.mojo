@@ -403,7 +403,7 @@ def sb_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                          bias: Pointer[Float32, ImmUntrackedOrigin],
                          y: Pointer[Float32, MutUntrackedOrigin], BT: Int, C: Int, OC: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
-    var sb_stream = 4 * BT * C + 4 * OC * C + 4 * OC + 4 * BT * OC >= sb_stream_min_bytes
+    var sb_stream = 4 * OC + 4 * BT * OC >= sb_stream_min_bytes
     # y = inp * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
     _ = sb_gemm_f32(BT, OC, C, inp, C, 1, weight, 1, C, y, OC, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from y.

@@ -718,7 +718,7 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                          bias: Pointer[Float32, ImmUntrackedOrigin],
                          y: Pointer[Float32, MutUntrackedOrigin], M: Int, N: Int, K: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
-    var sb_stream = 4 * M * K + 4 * N * K + 4 * N + 4 * M * N >= sb_stream_min_bytes
+    var sb_stream = 4 * N + 4 * M * N >= sb_stream_min_bytes
     var sb_k0 = 1  # first k of the sum
     # y = a * bt^T, blocked with mc = 128, kc = 512, nc = 4096.
     _ = sb_gemm_f32(M, N, K - sb_k0, a.unsafe_offset(sb_k0), K, 1, bt.unsafe_offset(sb_k0), 1, K, y,
