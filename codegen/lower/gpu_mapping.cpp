@@ -139,6 +139,8 @@ bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
 
 GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place) {
   SB_ASSERT(static_cast<bool>(place), "gpu_mapping without a placement");
+  SB_ASSERT(fuse == RowUnit::None || spec.schedule.row_fusion_done,
+            "gpu_mapping fuses rows before row_fusion ran on spec " + spec.name);
   std::map<size_t, RowPlan> fused;
   if (fuse != RowUnit::None)
     for (const RowGroup& g : spec.schedule.row_groups) {  // the row_fusion pass's
