@@ -2,39 +2,20 @@
 // schedule gives a spec, fused row groups and their plans, and the dump.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "backends/cuda/strategies/strategy.h"
-#include "driver.h"
 #include "lower/gpu_mapping.h"
 #include "lower/row_fusion.h"
+#include "rc_spec.h"
 
 namespace sb {
 namespace {
 
 Spec load(const std::string& tensors, const std::string& compute) {
-  static int n = 0;
-  const std::string text =
-      "name: t\ndoc: test spec\nsizes:\n"
-      "  R: {bench: [64], verify: [3]}\n"
-      "  C: {bench: [64], verify: [5]}\n"
-      "tensors:\n" +
-      tensors + "compute: |\n" + compute +
-      "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("sb_gpu_mapping_test_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(n++) + ".yaml");
-  std::ofstream(path) << text;
-  Result<Spec> s = load_and_check(path.string());
-  std::filesystem::remove(path);
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
-  if (!s.ok()) return Spec{};
-  row_fusion(s.value());  // the pass before gpu_mapping that it reads
-  return std::move(s.value());
+  Spec spec = load_rc_spec(tensors, compute);
+  row_fusion(spec);  // the pass before gpu_mapping that it reads
+  return spec;
 }
 
 const char* kSoftmaxTensors =

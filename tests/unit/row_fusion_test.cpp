@@ -2,39 +2,21 @@
 // loop over rows, which temps are held one row at a time, and its `--dump-ir row_fusion` text.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "driver.h"
 #include "lower/pipeline.h"
 #include "lower/row_fusion.h"
+#include "rc_spec.h"
 
 namespace sb {
 namespace {
 
 Spec fused(const std::string& tensors, const std::string& compute) {
-  static int n = 0;
-  const std::string text =
-      "name: t\ndoc: test spec\nsizes:\n"
-      "  R: {bench: [64], verify: [3]}\n"
-      "  C: {bench: [64], verify: [5]}\n"
-      "tensors:\n" +
-      tensors + "compute: |\n" + compute +
-      "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
-  const auto path =
-      std::filesystem::temp_directory_path() /
-      ("sb_row_fusion_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".yaml");
-  std::ofstream(path) << text;
-  Result<Spec> s = load_and_check(path.string());
-  std::filesystem::remove(path);
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
-  if (!s.ok()) return Spec{};
-  row_fusion(s.value());
-  return std::move(s.value());
+  Spec spec = load_rc_spec(tensors, compute);
+  row_fusion(spec);
+  return spec;
 }
 
 std::vector<std::string> names(const Spec& spec, const std::vector<int>& ts) {

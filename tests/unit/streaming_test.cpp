@@ -2,10 +2,6 @@
 // output alone and by rows, and whose bytes decide it; its `--dump-ir streaming` text.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <string>
 
@@ -14,27 +10,13 @@
 #include "lower/pipeline.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
+#include "rc_spec.h"
 
 namespace sb {
 namespace {
 
 Spec load(const std::string& tensors, const std::string& compute) {
-  static int n = 0;
-  const std::string text =
-      "name: t\ndoc: test spec\nsizes:\n"
-      "  R: {bench: [64], verify: [3]}\n"
-      "  C: {bench: [64], verify: [5]}\n"
-      "tensors:\n" +
-      tensors + "compute: |\n" + compute +
-      "variants:\n  cpu:\n    - {name: loops, strategy: loops}\n";
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("sb_streaming_test_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(n++) + ".yaml");
-  std::ofstream(path) << text;
-  Result<Spec> s = load_and_check(path.string());
-  std::filesystem::remove(path);
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
-  return s.ok() ? std::move(s.value()) : Spec{};
+  return load_rc_spec(tensors, compute);
 }
 
 // The spec with the row_fusion and streaming passes run on it.
