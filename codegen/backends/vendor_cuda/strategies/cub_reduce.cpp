@@ -41,15 +41,7 @@ void emit_cub_reduce(const Spec& spec, const Statement& st, const ScalarReductio
   w.line("SB_CUDA_CHECK(cudaMallocAsync(&sb_tmp, sb_tmp_bytes, sb_stream));");
   w.line(call);
   w.line("SB_CUDA_CHECK(cudaFreeAsync(sb_tmp, sb_stream));");
-  if (m.epilogue) {
-    Statement epi = epilogue_statement(spec, st, m.reduce);
-    StmtLowering E(spec, epi, &helpers);
-    emit_rest_kernel(E, fn + "_rest", out, w);
-  }
-  w.close();
-  out.launch = w.str();
-  out.tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-  out.sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+  finish_launch(spec, st, m.epilogue ? m.reduce : nullptr, helpers, fn, L, w, out);
 }
 
 }  // namespace

@@ -41,10 +41,7 @@ void emit_cub_scan(const Spec& spec, const Statement& st, const Scan& m, FilePar
   w.line(text);
   w.line("SB_CUDA_CHECK(cudaFreeAsync(sb_tmp, sb_stream));");
   w.close();
-  w.close();
-  out.launch = w.str();
-  out.tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-  out.sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+  finish_launch(spec, st, nullptr, helpers, fn, L, w, out);
 }
 
 }  // namespace

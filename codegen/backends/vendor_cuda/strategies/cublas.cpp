@@ -82,15 +82,7 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
   w.line(wrap_call(std::string("SB_CUBLAS_CHECK(") + gemm, args,
                    ");", 2 * w.indent()));
   w.close();
-  if (m.epilogue) {
-    Statement epi = epilogue_statement(spec, st, m.reduce);
-    StmtLowering E(spec, epi, &helpers);
-    emit_rest_kernel(E, fn + "_rest", out, w);
-  }
-  w.close();
-  out.launch = w.str();
-  out.tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-  out.sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+  finish_launch(spec, st, m.epilogue ? m.reduce : nullptr, helpers, fn, L, w, out);
 }
 
 }  // namespace

@@ -134,4 +134,18 @@ void emit_rest_kernel(StmtLowering& E, const std::string& fn, StmtCode& out, Cod
   if (rank > 0) lw.close();
 }
 
+void finish_launch(const Spec& spec, const Statement& st, const Expr* epilogue_of,
+                   HelperSet& helpers, const std::string& fn, const StmtLowering& L,
+                   CodeWriter& w, StmtCode& out) {
+  if (epilogue_of) {
+    Statement epi = epilogue_statement(spec, st, epilogue_of);
+    StmtLowering E(spec, epi, &helpers);
+    emit_rest_kernel(E, fn + "_rest", out, w);
+  }
+  w.close();
+  out.launch = w.str();
+  out.tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+  out.sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+}
+
 }  // namespace sb::vendor_cuda

@@ -93,5 +93,11 @@ std::string term_functor(const Spec& spec, const Statement& st, const Expr& redu
 // A grid-stride kernel (rank > 0) or a one-thread kernel (rank 0) finishing statement `st` from
 // the value a library call left in its output: `E` lowers the epilogue statement.
 void emit_rest_kernel(StmtLowering& E, const std::string& fn, StmtCode& out, CodeWriter& lw);
+// Ends the launch code `w` of statement `st` lowered by `L`: when `epilogue_of` (the library's
+// reduction) is not null, the kernel of the rest of the statement (emit_rest_kernel); then the
+// block's closing brace. The launch text and what it uses go to `out`.
+void finish_launch(const Spec& spec, const Statement& st, const Expr* epilogue_of,
+                   HelperSet& helpers, const std::string& fn, const StmtLowering& L,
+                   CodeWriter& w, StmtCode& out);
 
 }  // namespace sb::vendor_cuda
