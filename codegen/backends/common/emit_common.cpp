@@ -523,6 +523,30 @@ std::string paren(const std::string& text, int prec, int min_prec) {
   return prec < min_prec ? "(" + text + ")" : text;
 }
 
+LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const IndexVar& kv = st.vars[m.k];
+  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  LibraryGemm g;
+  g.x = L.tensor_name(m.x);
+  g.y = L.tensor_name(m.y);
+  g.c = L.tensor_name(st.out);
+  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
+  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
+  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
+  g.xp = g.x;
+  g.yp = g.y;
+  if (!zero_lo) {
+    // X(i, k0 + k) and Y(k0 + k, j): offset the base pointers along k.
+    g.xp = g.x + " + " + lo + (m.x_trans ? " * " + xw : "");
+    g.yp = g.y + " + " + lo + (m.y_trans ? "" : " * " + yw);
+  }
+  w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
+  w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
+  w.line("const int64_t sb_k = " + (zero_lo ? hi : hi + " - " + lo) + ";");
+  return g;
+}
+
 bool contains_reduce(const Expr& e) {
   if (e.kind == ExprKind::Reduce) return true;
   for (const auto& a : e.args)

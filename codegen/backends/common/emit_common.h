@@ -25,6 +25,7 @@
 
 #include "backends/emitter.h"
 #include "ir/ir.h"
+#include "lower/patterns.h"
 
 namespace sb {
 
@@ -342,6 +343,16 @@ std::string dispatch_section(const Spec& spec, const std::string& backend);
 
 // Parenthesises `text` when its precedence is below `min_prec`.
 std::string paren(const std::string& text, int prec, int min_prec);
+
+// The operands of a library GEMM call (BLAS, cuBLAS) for contraction `m` lowered by `L`: the
+// tensors' C names and the operands' base pointers, offset along k to the sum's first k when
+// its range does not start at 0. Writes `sb_m`, `sb_n` and `sb_k` (the output's extents and the
+// length of the sum) to `w`, after whatever the range's bounds hoist.
+struct LibraryGemm {
+  std::string x, y, c;  // the tensors
+  std::string xp, yp;   // the pointers passed for x and y
+};
+LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 
 // True when `e` contains a Reduce node.
 bool contains_reduce(const Expr& e);

@@ -29,22 +29,7 @@ class VendorCpuEmitter final : public Emitter {
 // The body of a contraction statement's kernel: one GEMM call, then the rest of the statement.
 // Returns whether the rest of the statement uses streaming stores.
 bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  const IndexVar& kv = st.vars[m.k];
-  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
-  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
-  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
-  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
-  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
-  std::string xp = x, yp = y;
-  if (!zero_lo) {
-    // X(i, k0 + k) and Y(k0 + k, j): offset the base pointers along k.
-    xp = x + " + " + lo + (m.x_trans ? " * " + xw : "");
-    yp = y + " + " + lo + (m.y_trans ? "" : " * " + yw);
-  }
-  w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
-  w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
-  w.line("const int64_t sb_k = " + (zero_lo ? hi : hi + " - " + lo) + ";");
+  const auto [x, y, c, xp, yp] = library_gemm(L, m, w);
   w.line("if (sb_m <= 0 || sb_n <= 0) return;");
   w.open("if (sb_k <= 0) {  // an empty sum");
   w.line("for (int64_t sb_i = 0; sb_i < sb_m * sb_n; ++sb_i) " + c + "[sb_i] = " +

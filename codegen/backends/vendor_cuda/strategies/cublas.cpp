@@ -36,25 +36,12 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
                  const std::string& fn, StmtCode& out) {
   StmtLowering L(spec, st, &helpers);
   CodeWriter w(1);
-  const IndexVar& kv = st.vars[m.k];
-  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
   w.open("{");
-  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
-  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
-  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
-  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
-  std::string xp = x, yp = y;
-  if (!zero_lo) {
-    xp = x + " + " + lo + (m.x_trans ? " * " + xw : "");
-    yp = y + " + " + lo + (m.y_trans ? "" : " * " + yw);
-  }
+  const auto [x, y, c, xp, yp] = library_gemm(L, m, w);
   const char* blas = scalar(m.type).blas_prefix;
   SB_ASSERT(blas, std::string("no cuBLAS GEMM of ") + dtype_name(m.type));
   const std::string gemm = std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
   const std::string ty = c_type(m.type);
-  w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
-  w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
-  w.line("const int64_t sb_k = " + (zero_lo ? hi : hi + " - " + lo) + ";");
   w.open("if (sb_m > 0 && sb_n > 0 && sb_k <= 0) {  // an empty sum");
   w.line("SB_CUDA_CHECK(cudaMemsetAsync(" + c + ", 0, sizeof(" + ty +
          ") * sb_m * sb_n, sb_stream));");
