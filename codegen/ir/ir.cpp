@@ -201,6 +201,20 @@ std::vector<const Expr*> reduces_of(const Expr& e) {
   return nodes_of_kind(e, ExprKind::Reduce);
 }
 
+static void collect_top_reduces(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::Reduce) {
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) collect_top_reduces(*a, out);
+}
+
+std::vector<const Expr*> top_reduces_of(const Expr& e) {
+  std::vector<const Expr*> out;
+  collect_top_reduces(e, out);
+  return out;
+}
+
 size_t Statement::rank() const {
   size_t n = 0;
   while (n < vars.size() && !vars[n].is_reduction) ++n;

@@ -78,6 +78,8 @@ bool same_expr(const Expr& a, const Expr& b);
 std::vector<const Expr*> reads_of(const Expr& e);
 // Every Reduce node of `e` (including nested ones), outermost first.
 std::vector<const Expr*> reduces_of(const Expr& e);
+// The top-level Reduce nodes of `e` (those not inside another reduction), in print order.
+std::vector<const Expr*> top_reduces_of(const Expr& e);
 
 // An index variable of a statement: an output index (lo = 0, hi = the output's extent) or a
 // reduction index (lo, hi from the spec, affine in sizes and outer index variables).
@@ -168,10 +170,43 @@ struct StreamChoice {
   std::set<int> tensors;  // on its own: the tensors whose bytes are compared with the threshold
 };
 
+// Pass vectorize (lower/vectorize.h): the loops a SIMD strategy vectorises in one statement.
+enum class SimdLoops {
+  None,        // none: the statement is scalar code (a scalar or row element without reductions)
+  Outputs,     // the innermost output loop (its reductions' loops inside it, if any)
+  Reductions,  // the innermost reduction loops (the output loops stay scalar)
+};
+struct SimdChoice {
+  SimdLoops whole = SimdLoops::None;  // when it runs on its own, over its whole output
+  SimdLoops rows = SimdLoops::None;   // when it runs row by row, output dimension 0 bound
+  // The top-level reductions (Expr::ref of each Reduce node) whose loops go outside the
+  // innermost output loop, which is then the vector loop: some read inside them is contiguous in
+  // the innermost output index (b[k, j] in a matrix product).
+  std::set<int> outside;
+};
+
+// Pass parallelize (lower/parallelize.h): what a parallel strategy runs on worker threads in one
+// statement that is not part of a row group (a row group's row loop is always the parallel one).
+enum class ParallelLoops {
+  None,        // nothing: a scalar statement without reductions
+  Outputs,     // the outermost output loop (output dimension 0), in contiguous ranges
+  Reductions,  // the top-level reductions of a scalar output, each split over the threads
+};
+struct ParallelChoice {
+  ParallelLoops loops = ParallelLoops::None;
+  // The reductions (Expr::ref of each Reduce node) outside every output loop's reach: top-level
+  // (not nested in another reduction), their values and ranges independent of the output
+  // indices. A backend that computes such a reduction apart from the output loops splits it over
+  // the threads; under Reductions, these are the statement's top-level reductions.
+  std::set<int> apart;
+};
+
 // What the lowering passes decided for a spec; the printers read it instead of deciding.
 struct Schedule {
   bool row_fusion_done = false;       // pass row_fusion ran
   bool streaming_done = false;        // pass streaming ran
+  bool vectorize_done = false;        // pass vectorize ran
+  bool parallelize_done = false;      // pass parallelize ran
   std::vector<RowGroup> row_groups;   // in statement order, not overlapping
   std::vector<StreamChoice> streams;  // one per statement
   // One per statement: for a contraction (match_contraction, lower/patterns.h) run as a GEMM call,
@@ -180,6 +215,12 @@ struct Schedule {
   // One per row group: the tensors in memory (less its row-local temps) that the group touches,
   // whose bytes are compared with the threshold when the group streams its rows.
   std::vector<std::set<int>> group_tensors;
+  // One per statement, and one per statement for the epilogue of a contraction (as
+  // epilogue_streams; the default choice elsewhere).
+  std::vector<SimdChoice> simd;
+  std::vector<SimdChoice> epilogue_simd;
+  std::vector<ParallelChoice> parallel;
+  std::vector<ParallelChoice> epilogue_parallel;
 };
 
 struct Spec {
@@ -193,7 +234,7 @@ struct Spec {
   Tolerance tol;
   std::map<std::string, std::vector<Variant>> variants;  // backend -> variants, spec order
   std::map<std::string, Loc> backend_locs;               // backend -> where it is named
-  Schedule schedule;  // set by lower(): the row_fusion and streaming passes
+  Schedule schedule;  // set by lower(): the row_fusion, streaming, vectorize and parallelize passes
 
   // Size points: each parameter's list is zipped with the others; a list of length 1 is
   // broadcast. Lengths are validated by the loader.

@@ -469,4 +469,18 @@ Statement epilogue_statement(const Spec& spec, const Statement& st, const Expr* 
   return e;
 }
 
+StmtSlot stmt_slot(const Spec& spec, const Statement& st) {
+  for (size_t k = 0; k < spec.stmts.size(); ++k)
+    if (&spec.stmts[k] == &st) return {k, false};
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const Statement& s = spec.stmts[k];
+    if (s.out == st.out && s.loc.line == st.loc.line && s.loc.col == st.loc.col &&
+        s.loc.file == st.loc.file && match_contraction(spec, s))
+      return {k, true};
+  }
+  SB_ASSERT(false, "statement of " + spec.name + " that is neither one of its statements nor an "
+                   "epilogue: " + st.target);
+  return {};
+}
+
 }  // namespace sb

@@ -154,6 +154,15 @@ std::optional<Scan> match_scan(const Spec& spec, const Statement& st);
 // whose rhs is exactly `reduce` the result is the identity `out[...] = out[...]`.
 Statement epilogue_statement(const Spec& spec, const Statement& st, const Expr* reduce);
 
+// Where the decision passes (streaming, vectorize, parallelize) keep their choice for `st`: one of
+// spec.stmts (index k, epilogue false), or the epilogue of the contraction spec.stmts[k]
+// (epilogue_statement, which keeps its loc and output; epilogue true). SB_ASSERTs it is either.
+struct StmtSlot {
+  size_t index = 0;
+  bool epilogue = false;
+};
+StmtSlot stmt_slot(const Spec& spec, const Statement& st);
+
 // One line describing the shapes a strategy accepts, for error messages, e.g.
 // "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])".
 extern const char* const kContractionShape;

@@ -2,8 +2,10 @@
 
 #include "lower/expand_intrinsics.h"
 #include "lower/legalize_int_div.h"
+#include "lower/parallelize.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
+#include "lower/vectorize.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -19,6 +21,11 @@ const std::vector<LowerPass>& lower_passes() {
                      "(lower/row_fusion)"},
       {"streaming", "per statement, whether a parallel strategy writes its output with "
                     "streaming stores, and the tensors whose bytes decide (lower/streaming)"},
+      {"vectorize", "per statement, the loops a SIMD strategy vectorises: the innermost output "
+                    "loop, the innermost reduction loops, or none (lower/vectorize)"},
+      {"parallelize", "per statement, what a parallel strategy runs on threads: the outermost "
+                      "output loop, or a scalar's reductions; the reductions computed apart "
+                      "(lower/parallelize)"},
       {"gpu_mapping", "cuda: per variant, the kernels its strategy maps the statements and "
                       "row groups onto, and where a fused group's tensors live "
                       "(lower/gpu_mapping)"},
@@ -30,25 +37,33 @@ const std::vector<LowerPass>& lower_passes() {
 
 Spec lower(const Spec& spec, const std::function<bool(Fn)>& spells, const std::string& dump_after,
            std::ostream* dump_to, const std::string& label) {
-  auto after = [&](const std::string& pass, const Spec& s) {
-    if (!dump_to || dump_after != pass) return;
-    *dump_to << "# IR after " << pass << (label.empty() ? "" : " for " + label) << "\n";
-    // The decision passes add data to the IR, not statements: their dump is that data.
-    *dump_to << (pass == "row_fusion"  ? dump_row_fusion(s)
-                 : pass == "streaming" ? dump_streaming(s)
-                                       : dump(s));
+  // The passes on the spec, in lower_passes() order. The rewriting passes print the statements
+  // after them; the decision passes add data to the IR, not statements, and print that data.
+  struct SpecPass {
+    const char* name;
+    std::function<void(Spec&)> run;
+    std::function<std::string(const Spec&)> dump;
+  };
+  const auto statements = [](const Spec& s) { return dump(s); };
+  const std::vector<SpecPass> passes = {
+      {"expand_intrinsics", [&](Spec& s) { s = expand_intrinsics(s, spells); }, statements},
+      {"legalize_int_div", [](Spec& s) { s = legalize_int_div(s); }, statements},
+      {"row_fusion", row_fusion, dump_row_fusion},
+      {"streaming", streaming, dump_streaming},
+      {"vectorize", vectorize, dump_vectorize},
+      {"parallelize", parallelize, dump_parallelize},
   };
   Spec out = clone(spec);
   for (Statement& st : out.stmts)
     if (st.source.empty()) st.source = to_string(st, out);
-  out = expand_intrinsics(out, spells);
-  after("expand_intrinsics", out);
-  out = legalize_int_div(out);
-  after("legalize_int_div", out);
-  row_fusion(out);
-  after("row_fusion", out);
-  streaming(out);
-  after("streaming", out);
+  for (size_t i = 0; i < passes.size(); ++i) {
+    SB_ASSERT(lower_passes()[i].name == std::string(passes[i].name),
+              std::string("lowering pass out of lower_passes() order: ") + passes[i].name);
+    passes[i].run(out);
+    if (dump_to && dump_after == passes[i].name)
+      *dump_to << "# IR after " << passes[i].name << (label.empty() ? "" : " for " + label) << "\n"
+               << passes[i].dump(out);
+  }
   return out;
 }
 

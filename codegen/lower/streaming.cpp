@@ -76,16 +76,8 @@ void streaming(Spec& spec) {
 const StreamChoice& stream_choice(const Spec& spec, const Statement& st) {
   const Schedule& sched = spec.schedule;
   SB_ASSERT(sched.streaming_done, "streaming has not run on spec " + spec.name);
-  for (size_t k = 0; k < spec.stmts.size(); ++k)
-    if (&spec.stmts[k] == &st) return sched.streams[k];
-  for (size_t k = 0; k < spec.stmts.size(); ++k) {
-    const Statement& s = spec.stmts[k];
-    if (s.out == st.out && s.loc.line == st.loc.line && s.loc.col == st.loc.col &&
-        s.loc.file == st.loc.file && match_contraction(spec, s))
-      return sched.epilogue_streams[k];
-  }
-  SB_ASSERT(false, "statement of " + spec.name + " with no streaming choice: " + st.target);
-  return sched.streams.front();
+  const StmtSlot slot = stmt_slot(spec, st);
+  return slot.epilogue ? sched.epilogue_streams[slot.index] : sched.streams[slot.index];
 }
 
 std::string dump_streaming(const Spec& spec) {

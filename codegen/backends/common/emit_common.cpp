@@ -554,29 +554,6 @@ bool contains_reduce(const Expr& e) {
   return false;
 }
 
-namespace {
-
-bool simd_over_outputs_in(const Expr& e, int out_var, std::vector<int>& reductions) {
-  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
-      depends_on(*e.args.back(), out_var)) {
-    for (int r : reductions)
-      for (const auto& a : e.args)
-        if (depends_on(*a, r)) return true;
-  }
-  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
-  bool found = false;
-  for (const auto& a : e.args) found = found || simd_over_outputs_in(*a, out_var, reductions);
-  if (e.kind == ExprKind::Reduce) reductions.pop_back();
-  return found;
-}
-
-}  // namespace
-
-bool simd_over_outputs(const Expr& e, int out_var) {
-  std::vector<int> reductions;
-  return simd_over_outputs_in(e, out_var, reductions);
-}
-
 DType value_type(const Expr& e) {
   return scalar(e.type).printed_as;
 }

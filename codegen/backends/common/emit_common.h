@@ -357,13 +357,6 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 // True when `e` contains a Reduce node.
 bool contains_reduce(const Expr& e);
 
-// Whether vectorising over output index `out_var` gives contiguous accesses in the hot loops of
-// `e`: some read inside a reduction varies with an enclosing reduction variable and has `out_var`
-// in its last (contiguous) subscript, as b[k, j] in a matrix product or x[i + k] in a
-// convolution. Then the loop over `out_var` goes inside the reductions' loops. Otherwise (x[r, c]
-// summed over c) the reductions' loops are the ones to vectorise.
-bool simd_over_outputs(const Expr& e, int out_var);
-
 // The value type of integer-ish expressions: FloatLit/IntLit/Unknown are read as F64/Index.
 DType value_type(const Expr& e);
 

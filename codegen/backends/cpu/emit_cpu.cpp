@@ -10,8 +10,10 @@
 #include "backends/cpu/strategies.h"
 #include "lower/blocked_gemm.h"
 #include "lower/patterns.h"
+#include "lower/parallelize.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
+#include "lower/vectorize.h"
 
 namespace sb {
 
@@ -41,9 +43,12 @@ class CpuEmitter final : public Emitter {
 void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  const bool simd_out =
-      (!in_row || rank > 1) &&
-      (!contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, static_cast<int>(rank) - 1));
+  // The vectorize pass's loops (lower/vectorize.h); the outermost output loop is the parallel one
+  // outside row groups (lower/parallelize.h).
+  const SimdChoice& simd = simd_choice(L.spec(), st);
+  const bool simd_out = (in_row ? simd.rows : simd.whole) == SimdLoops::Outputs;
+  SB_ASSERT(in_row || parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
+            "a statement of rank > 0 whose parallel loop is not its outermost output loop");
   for (size_t d = in_row ? 1 : 0; d < rank; ++d) {
     if (omp && in_row) {
       if (d + 1 == rank && simd_out) w.line("#pragma omp simd");
@@ -61,7 +66,7 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
            v + ") {");
   }
   ReducePragma pragma = nullptr;
-  if (omp && !simd_out) {
+  if (omp && (in_row ? simd.rows : simd.whole) == SimdLoops::Reductions) {
     pragma = [](const ReduceSite& s) -> std::string {
       return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s) : "";
     };
@@ -303,13 +308,16 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
   const size_t rank = st.rank();
 
   if (rank == 0) {
-    // A scalar output: only top-level reductions can be parallel.
+    // A scalar output: the parallelize pass's reductions are parallel (lower/parallelize.h), and
+    // simd when innermost; below a parallel non-simd loop, innermost reductions are simd
+    // (lower/vectorize.h).
     ReducePragma pragma = nullptr;
     if (omp) {
-      // The top-level reduction is parallel (and simd when it is innermost); below a parallel
-      // non-simd loop, innermost reductions are simd.
-      pragma = [](const ReduceSite& s) -> std::string {
-        if (s.depth == 0)
+      const ParallelChoice& par = parallel_choice(L.spec(), st);
+      SB_ASSERT(simd_choice(L.spec(), st).whole != SimdLoops::Outputs,
+                "a scalar statement vectorised over an output loop");
+      pragma = [&par](const ReduceSite& s) -> std::string {
+        if (par.loops == ParallelLoops::Reductions && par.apart.count(s.reduce->ref))
           return std::string("#pragma omp parallel for") + (s.innermost ? " simd " : " ") +
                  "schedule(static) " + omp_reduction_clause(s);
         return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s) : "";

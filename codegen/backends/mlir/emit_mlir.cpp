@@ -14,8 +14,10 @@
 #include "backends/mlir/mlir_pipelines.h"
 #include "backends/mlir/strategies.h"
 #include "ir/affine.h"
+#include "lower/parallelize.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
+#include "lower/vectorize.h"
 
 namespace sb {
 
@@ -80,15 +82,6 @@ std::string memref_type(int rank, DType t) {
   std::string s = "memref<";
   for (int i = 0; i < rank; ++i) s += "?x";
   return s + mlir_type(t) + ">";
-}
-
-// The outermost Reduce nodes of `e`, in evaluation order.
-void top_reduces(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Reduce) {
-    out.push_back(&e);
-    return;
-  }
-  for (const auto& a : e.args) top_reduces(*a, out);
 }
 
 bool uses_any_var(const Expr& e) {
@@ -250,13 +243,13 @@ class Body {
   // statement); rank-1 outputs in parallel blocks of lines. Each block ends with a fence.
 
   // Under `parallel`: whether `st` (of rank >= 2, not in a row group) is a contraction-like
-  // statement whose reductions' loops go outside the innermost output loop (simd_over_outputs:
-  // b[k, j] in a matrix product). It then runs as a row group of one statement, so that each
-  // row's generic is a sequential (k, j) loop nest that clang vectorises over j, instead of a
-  // parallel loop nested in a sequential one in a parallel one.
+  // statement whose reductions' loops go outside the innermost output loop (the vectorize pass
+  // chose that loop, lower/vectorize.h: b[k, j] in a matrix product). It then runs as a row group
+  // of one statement, so that each row's generic is a sequential (k, j) loop nest that clang
+  // vectorises over j, instead of a parallel loop nested in a sequential one in a parallel one.
   bool row_contraction(const Statement& st) const {
     if (!parallel_ || st.rank() < 2 || !contains_reduce(*st.rhs) ||
-        !simd_over_outputs(*st.rhs, static_cast<int>(st.rank()) - 1))
+        simd_choice(spec_, st).rows != SimdLoops::Outputs)
       return false;
     for (const Expr* r : reads_of(*st.rhs))
       if (r->ref == st.out && !own_row_read(*r)) return false;
@@ -568,8 +561,7 @@ class Body {
                                                                          bool in_row) const {
     std::vector<std::pair<const Expr*, std::vector<int>>> out;
     if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) return out;
-    std::vector<const Expr*> reds;
-    top_reduces(*st.rhs, reds);
+    const std::vector<const Expr*> reds = top_reduces_of(*st.rhs);
     for (const Expr* r : reds) {
       if (!linalg_reduction(*r, st)) continue;  // an scf.for in the generic's body
       std::set<int> used;
@@ -953,7 +945,12 @@ class Body {
   // `outer` lists the output indices that are dst's dimensions, in order.
   void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty,
                    const std::vector<int>& outer) {
-    if (parallel_ && row_.empty() && outer.empty()) return emit_blocked_reduce(r, dst, ty);
+    // A reduction no output index reaches, computed apart into its own buffer, is split over the
+    // threads (lower/parallelize.h).
+    if (parallel_ && row_.empty() && parallel_choice(spec_, *st_).apart.count(r.ref)) {
+      SB_ASSERT(outer.empty(), "a reduction computed apart with output dimensions");
+      return emit_blocked_reduce(r, dst, ty);
+    }
     const DType t = value_type(r);
     const std::string id = identity(r.rop, t);
     w_.line("linalg.fill ins(" + id + " : " + mlir_type(t) + ") outs(" + dst + " : " + ty + ")");
@@ -1102,7 +1099,8 @@ class Body {
     // (openmp outside a row group). Each output's sum keeps its order either way.
     const bool red_first =
         red && red->ref != block_var_ && reassoc_ && rank >= 1 && (!parallel_ || !row_.empty()) &&
-        outer.back() == static_cast<int>(st.rank()) - 1 && simd_over_outputs(*red, outer.back());
+        outer.back() == static_cast<int>(st.rank()) - 1 &&
+        simd_choice(spec_, st).outside.count(red->ref) > 0;
     auto add_outer = [&](int d) {
       dim_of_var_[outer[d]] = static_cast<int>(domain.size());
       if (outer[d] == part_var_) {
@@ -1182,8 +1180,7 @@ class Body {
       }
       read_operand.push_back({r, it->second});
     }
-    std::vector<const Expr*> reds;
-    top_reduces(body, reds);
+    const std::vector<const Expr*> reds = top_reduces_of(body);
     std::vector<std::pair<const Expr*, int>> red_operand;
     std::string out_dims;
     for (int d = 0; d < rank; ++d)

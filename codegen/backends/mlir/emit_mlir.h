@@ -25,7 +25,7 @@
 //     the body of the generic that needs the value.
 // A generic's domain is the output indices in order, then the reduction variable; outside `loops`,
 // when a read inside the sum has the innermost output index in its last subscript (b[k, j] in a
-// matrix product), the reduction variable comes before that index instead (simd_over_outputs).
+// matrix product), the reduction variable comes before that index instead (lower/vectorize.h).
 // The iteration domain of every generic is given by its first input, a view of the output with
 // the domain's extents and zero strides that the body never reads, so loop ranges are exactly the
 // statement's ranges whatever the other operands' shapes are. Reads whose subscripts are affine

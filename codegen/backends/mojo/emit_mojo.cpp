@@ -22,9 +22,11 @@
 #include "ir/affine.h"
 #include "ir/shadowing.h"
 #include "lower/blocked_gemm.h"
+#include "lower/parallelize.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
 #include "lower/streaming.h"
+#include "lower/vectorize.h"
 
 namespace sb {
 
@@ -1127,15 +1129,6 @@ class MojoLowering {
   std::map<int, std::string> row_local_;
 };
 
-// Top-level reductions of an expression (not nested in another reduction), in order.
-void top_reductions(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::Reduce) {
-    out.push_back(&e);
-    return;
-  }
-  for (const auto& a : e.args) top_reductions(*a, out);
-}
-
 // ---- Strategies -------------------------------------------------------------------------------
 
 void emit_loops(MojoLowering& L, PyWriter& w) {
@@ -1187,13 +1180,15 @@ void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string
   w.dedent();
 }
 
-// Whether statement L is computed as SIMD vectors over its output index `v`: it has no reduction,
-// or its reductions' hot loops are contiguous in `v` (simd_over_outputs); every read that varies
-// with `v` is contiguous in it (vec_ok); and the value is not a Bool.
-bool vectorises_over(MojoLowering& L, int v) {
+// Whether statement L is computed as SIMD vectors over its innermost output index: the vectorize
+// pass chose that loop (lower/vectorize.h; `rows`: its choice row by row), every read that varies
+// with the index is contiguous in it (vec_ok), and the value is not a Bool.
+bool vectorises_outputs(MojoLowering& L, bool rows) {
   const Statement& st = L.stmt();
-  const bool simd_out = !contains_reduce(*st.rhs) || simd_over_outputs(*st.rhs, v);
-  return simd_out && L.vec_ok(*st.rhs, v) && st.rhs->type != DType::Bool;
+  const SimdChoice& c = simd_choice(L.spec(), st);
+  const int v = static_cast<int>(st.rank()) - 1;
+  return (rows ? c.rows : c.whole) == SimdLoops::Outputs && L.vec_ok(*st.rhs, v) &&
+         st.rhs->type != DType::Bool;
 }
 
 // Statement L's code for one row, its first index already bound: loops over its other output
@@ -1204,7 +1199,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   const int v = static_cast<int>(rank) - 1;
-  const bool vec = rank > 1 && vectorises_over(L, v);
+  const bool vec = vectorises_outputs(L, /*rows=*/true);
   L.strip = !vec;
   stream = stream && vec;  // a candidate of lower/streaming.h that this printer vectorises
   size_t opened = 0;
@@ -1267,15 +1262,20 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
   const size_t rank = st.rank();
   L.needs().parallel = true;
   if (rank == 0) {
+    // The parallelize pass's reductions (lower/parallelize.h) are split over the threads; the
+    // others, and nested ones, are strip-mined SIMD loops (lower/vectorize.h).
     L.strip = true;
-    std::vector<const Expr*> tops;
-    top_reductions(*st.rhs, tops);
-    for (const Expr* r : tops) L.set_override(r, L.parallel_reduce(*r, w));
+    const ParallelChoice& par = parallel_choice(L.spec(), st);
+    for (const Expr* r : top_reduces_of(*st.rhs))
+      if (par.loops == ParallelLoops::Reductions && par.apart.count(r->ref))
+        L.set_override(r, L.parallel_reduce(*r, w));
     L.assign(w);
     return false;
   }
+  SB_ASSERT(parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
+            "a statement of rank > 0 whose parallel loop is not its outermost output loop");
   open_chunks(L.extent(st.out, 0, 0), w);
-  const bool vec_rows = rank == 1 && vectorises_over(L, 0);
+  const bool vec_rows = rank == 1 && vectorises_outputs(L, /*rows=*/false);
   bool stream = false;
   if (vec_rows) {
     // Rank 1: the lanes run over the chunk's rows.

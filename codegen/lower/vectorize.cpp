@@ -1,0 +1,108 @@
+// Lowering pass vectorize: the loops a SIMD strategy vectorises (see vectorize.h).
+#include "lower/vectorize.h"
+
+#include <optional>
+#include <vector>
+
+#include "ir/affine.h"
+#include "lower/patterns.h"
+#include "support/diag.h"
+
+namespace sb {
+
+namespace {
+
+// Whether some read inside a reduction of `e` varies with an enclosing reduction variable
+// (`reductions`: the variables of the reductions around `e`) and has `out_var` in its last
+// subscript.
+bool contiguous_under_reductions(const Expr& e, int out_var, std::vector<int>& reductions) {
+  if (e.kind == ExprKind::Read && !e.args.empty() && !reductions.empty() &&
+      depends_on(*e.args.back(), out_var)) {
+    for (int r : reductions)
+      for (const auto& a : e.args)
+        if (depends_on(*a, r)) return true;
+  }
+  if (e.kind == ExprKind::Reduce) reductions.push_back(e.ref);
+  bool found = false;
+  for (const auto& a : e.args) found = found || contiguous_under_reductions(*a, out_var, reductions);
+  if (e.kind == ExprKind::Reduce) reductions.pop_back();
+  return found;
+}
+
+SimdChoice choice(const Statement& st) {
+  SimdChoice c;
+  const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
+  if (st.rank() > 0) {
+    const int inner = static_cast<int>(st.rank()) - 1;
+    for (const Expr* r : tops) {
+      std::vector<int> reductions;
+      if (contiguous_under_reductions(*r, inner, reductions)) c.outside.insert(r->ref);
+    }
+  }
+  // `bound` output dimensions already bound by an enclosing loop (0 on its own, 1 row by row).
+  auto loops = [&](size_t bound) {
+    if (st.rank() > bound && (tops.empty() || !c.outside.empty())) return SimdLoops::Outputs;
+    return tops.empty() ? SimdLoops::None : SimdLoops::Reductions;
+  };
+  c.whole = loops(0);
+  c.rows = loops(1);
+  return c;
+}
+
+}  // namespace
+
+const char* simd_loops_name(SimdLoops s) {
+  switch (s) {
+    case SimdLoops::None:
+      return "none";
+    case SimdLoops::Outputs:
+      return "outputs";
+    case SimdLoops::Reductions:
+      return "reductions";
+  }
+  SB_ASSERT(false, "SimdLoops of unknown value");
+  return "";
+}
+
+void vectorize(Spec& spec) {
+  SB_ASSERT(spec.schedule.row_fusion_done, "vectorize runs after row_fusion");
+  Schedule& sched = spec.schedule;
+  sched.simd.clear();
+  sched.epilogue_simd.clear();
+  for (const Statement& st : spec.stmts) {
+    sched.simd.push_back(choice(st));
+    const std::optional<Contraction> m = match_contraction(spec, st);
+    sched.epilogue_simd.push_back(
+        m && m->epilogue ? choice(epilogue_statement(spec, st, m->reduce)) : SimdChoice{});
+  }
+  sched.vectorize_done = true;
+}
+
+const SimdChoice& simd_choice(const Spec& spec, const Statement& st) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.vectorize_done, "vectorize has not run on spec " + spec.name);
+  const StmtSlot slot = stmt_slot(spec, st);
+  return slot.epilogue ? sched.epilogue_simd[slot.index] : sched.simd[slot.index];
+}
+
+std::string dump_vectorize(const Spec& spec) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.vectorize_done, "vectorize has not run on spec " + spec.name);
+  std::string out;
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const SimdChoice& c = sched.simd[k];
+    out += "stmt " + std::to_string(k) + " (" + source_text(spec.stmts[k], spec) + "): alone " +
+           simd_loops_name(c.whole) + "; by rows " + simd_loops_name(c.rows);
+    std::string outside;
+    for (int r : c.outside) outside += (outside.empty() ? "" : ", ") + spec.stmts[k].vars[r].name;
+    if (!outside.empty()) out += "; outside the vector loop: " + outside;
+    if (const std::optional<Contraction> m = match_contraction(spec, spec.stmts[k]);
+        m && m->epilogue)
+      out += std::string("; its rest after a GEMM call ") +
+             simd_loops_name(sched.epilogue_simd[k].whole);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace sb
