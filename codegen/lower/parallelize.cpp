@@ -43,23 +43,13 @@ const char* parallel_loops_name(ParallelLoops p) {
 }
 
 void parallelize(Spec& spec) {
-  Schedule& sched = spec.schedule;
-  sched.parallel.clear();
-  sched.epilogue_parallel.clear();
-  for (const Statement& st : spec.stmts) {
-    sched.parallel.push_back(choice(st));
-    const std::optional<Contraction> m = match_contraction(spec, st);
-    sched.epilogue_parallel.push_back(
-        m && m->epilogue ? choice(epilogue_statement(spec, st, m->reduce)) : ParallelChoice{});
-  }
-  sched.parallelize_done = true;
+  choose_per_statement(spec, choice, spec.schedule.parallel, spec.schedule.epilogue_parallel);
+  spec.schedule.parallelize_done = true;
 }
 
 const ParallelChoice& parallel_choice(const Spec& spec, const Statement& st) {
-  const Schedule& sched = spec.schedule;
-  SB_ASSERT(sched.parallelize_done, "parallelize has not run on spec " + spec.name);
-  const StmtSlot slot = stmt_slot(spec, st);
-  return slot.epilogue ? sched.epilogue_parallel[slot.index] : sched.parallel[slot.index];
+  SB_ASSERT(spec.schedule.parallelize_done, "parallelize has not run on spec " + spec.name);
+  return choice_of(spec, st, spec.schedule.parallel, spec.schedule.epilogue_parallel);
 }
 
 std::string dump_parallelize(const Spec& spec) {

@@ -163,6 +163,29 @@ struct StmtSlot {
 };
 StmtSlot stmt_slot(const Spec& spec, const Statement& st);
 
+// A decision pass's choices: `choose(statement)` for every statement of `spec` into `own`, and for
+// the epilogue of every contraction that has one into `epilogue` (a default Choice elsewhere).
+template <typename Choice, typename Choose>
+void choose_per_statement(const Spec& spec, Choose choose, std::vector<Choice>& own,
+                          std::vector<Choice>& epilogue) {
+  own.clear();
+  epilogue.clear();
+  for (const Statement& st : spec.stmts) {
+    own.push_back(choose(st));
+    const std::optional<Contraction> m = match_contraction(spec, st);
+    epilogue.push_back(m && m->epilogue ? choose(epilogue_statement(spec, st, m->reduce))
+                                        : Choice{});
+  }
+}
+
+// The choice of `st` (stmt_slot) among those that choose_per_statement filled.
+template <typename Choice>
+const Choice& choice_of(const Spec& spec, const Statement& st, const std::vector<Choice>& own,
+                        const std::vector<Choice>& epilogue) {
+  const StmtSlot slot = stmt_slot(spec, st);
+  return slot.epilogue ? epilogue.at(slot.index) : own.at(slot.index);
+}
+
 // One line describing the shapes a strategy accepts, for error messages, e.g.
 // "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])".
 extern const char* const kContractionShape;

@@ -65,24 +65,13 @@ const char* simd_loops_name(SimdLoops s) {
 }
 
 void vectorize(Spec& spec) {
-  SB_ASSERT(spec.schedule.row_fusion_done, "vectorize runs after row_fusion");
-  Schedule& sched = spec.schedule;
-  sched.simd.clear();
-  sched.epilogue_simd.clear();
-  for (const Statement& st : spec.stmts) {
-    sched.simd.push_back(choice(st));
-    const std::optional<Contraction> m = match_contraction(spec, st);
-    sched.epilogue_simd.push_back(
-        m && m->epilogue ? choice(epilogue_statement(spec, st, m->reduce)) : SimdChoice{});
-  }
-  sched.vectorize_done = true;
+  choose_per_statement(spec, choice, spec.schedule.simd, spec.schedule.epilogue_simd);
+  spec.schedule.vectorize_done = true;
 }
 
 const SimdChoice& simd_choice(const Spec& spec, const Statement& st) {
-  const Schedule& sched = spec.schedule;
-  SB_ASSERT(sched.vectorize_done, "vectorize has not run on spec " + spec.name);
-  const StmtSlot slot = stmt_slot(spec, st);
-  return slot.epilogue ? sched.epilogue_simd[slot.index] : sched.simd[slot.index];
+  SB_ASSERT(spec.schedule.vectorize_done, "vectorize has not run on spec " + spec.name);
+  return choice_of(spec, st, spec.schedule.simd, spec.schedule.epilogue_simd);
 }
 
 std::string dump_vectorize(const Spec& spec) {

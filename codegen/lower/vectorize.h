@@ -19,8 +19,8 @@
 
 namespace sb {
 
-// Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a spec on
-// which row_fusion has run.
+// Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a typechecked
+// spec.
 void vectorize(Spec& spec);
 
 // The `--dump-ir vectorize` text: per statement, e.g.

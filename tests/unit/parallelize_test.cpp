@@ -2,7 +2,6 @@
 // runs on threads in each statement, and which reductions can be computed apart.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,23 +20,11 @@ Spec planned(const std::string& tensors, const std::string& compute) {
   return s;
 }
 
-// The declarations of the named tensors, from one table.
-std::string decl(const std::vector<std::string>& names) {
-  static const std::map<std::string, std::string> kTable = {
-      {"a", "{type: f32, shape: [R, C], role: in}"},
-      {"x", "{type: f32, shape: [C], role: in}"},
-      {"y", "{type: f32, shape: [R, C], role: out}"},
-      {"v", "{type: f32, shape: [C], role: out}"},
-      {"z", "{type: f32, shape: [], role: out}"}};
-  std::string out;
-  for (const std::string& n : names) out += "  " + n + ": " + kTable.at(n) + "\n";
-  return out;
-}
 
 int ref_of(const Statement& st, size_t i) { return top_reduces_of(*st.rhs).at(i)->ref; }
 
 TEST(Parallelize, AnOutputRunsItsOutermostLoopInParallel) {
-  const Spec spec = planned(decl({"a", "y", "v"}),
+  const Spec spec = planned(rc_tensors({"a", "y", "v"}),
                             "  y[r, c] = a[r, c] * 2\n"
                             "  v[c] = sum(r in 0..R: a[r, c])\n");
   for (const ParallelChoice& c : spec.schedule.parallel) {
@@ -47,14 +34,14 @@ TEST(Parallelize, AnOutputRunsItsOutermostLoopInParallel) {
 }
 
 TEST(Parallelize, AScalarSplitsItsTopLevelReductions) {
-  const Spec spec = planned(decl({"a", "x", "z"}),
+  const Spec spec = planned(rc_tensors({"a", "x", "z"}),
                             "  z = sum(c in 0..C: x[c]) * max(r in 0..R: sum(k in 0..C: a[r, k]))\n");
   const Statement& st = spec.stmts[0];
   const ParallelChoice& c = spec.schedule.parallel[0];
   EXPECT_EQ(c.loops, ParallelLoops::Reductions);
   // The two top-level reductions; the nested sum runs inside its thread.
   EXPECT_EQ(c.apart, (std::set<int>{ref_of(st, 0), ref_of(st, 1)}));
-  const Spec plain = planned(decl({"x", "z"}), "  z = x[0] * 3\n");
+  const Spec plain = planned(rc_tensors({"x", "z"}), "  z = x[0] * 3\n");
   EXPECT_EQ(plain.schedule.parallel[0].loops, ParallelLoops::None);
   EXPECT_TRUE(plain.schedule.parallel[0].apart.empty());
 }
@@ -62,7 +49,7 @@ TEST(Parallelize, AScalarSplitsItsTopLevelReductions) {
 TEST(Parallelize, AReductionNoOutputIndexReachesIsApart) {
   // The first sum depends on no output index; the second on r through its read, the third on c
   // through its range.
-  const Spec spec = planned(decl({"a", "x", "y"}),
+  const Spec spec = planned(rc_tensors({"a", "x", "y"}),
                             "  y[r, c] = sum(k in 0..C: x[k]) + sum(k in 0..C: a[r, k]) + "
                             "sum(k in 0..c: x[k])\n");
   const Statement& st = spec.stmts[0];
@@ -73,10 +60,7 @@ TEST(Parallelize, AReductionNoOutputIndexReachesIsApart) {
 
 TEST(Parallelize, TheRestOfAContractionHasItsOwnChoice) {
   const Spec spec = planned(
-      "  a: {type: f32, shape: [R, C], role: in}\n"
-      "  b: {type: f32, shape: [C, C], role: in}\n"
-      "  bias: {type: f32, shape: [C], role: in}\n"
-      "  y: {type: f32, shape: [R, C], role: out}\n",
+      rc_tensors({"a", "b", "bias", "y"}),
       "  y[i, j] = sum(k in 0..C: a[i, k] * b[k, j]) + bias[j]\n");
   const auto m = match_contraction(spec, spec.stmts[0]);
   ASSERT_TRUE(m && m->epilogue);
@@ -86,7 +70,7 @@ TEST(Parallelize, TheRestOfAContractionHasItsOwnChoice) {
 }
 
 TEST(Parallelize, LowerRunsItAndItDumps) {
-  const Spec spec = load_rc_spec(decl({"x", "z"}), "  z = sum(c in 0..C: x[c])\n");
+  const Spec spec = load_rc_spec(rc_tensors({"x", "z"}), "  z = sum(c in 0..C: x[c])\n");
   EXPECT_FALSE(spec.schedule.parallelize_done);
   const Spec lowered = lower(spec, [](Fn) { return true; });
   ASSERT_TRUE(lowered.schedule.parallelize_done);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "driver.h"
 
@@ -28,6 +29,21 @@ Spec load_rc_spec(const std::string& tensors, const std::string& compute) {
   std::filesystem::remove(path);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : format_error(s.error()));
   return s.ok() ? std::move(s.value()) : Spec{};
+}
+
+std::string rc_tensors(const std::vector<std::string>& names) {
+  static const std::map<std::string, std::string> kTable = {
+      {"a", "{type: f32, shape: [R, C], role: in}"},
+      {"b", "{type: f32, shape: [C, C], role: in}"},
+      {"s", "{type: f32, shape: [R], role: out}"},
+      {"v", "{type: f32, shape: [C], role: out}"},
+      {"x", "{type: f32, shape: [C], role: in}"},
+      {"y", "{type: f32, shape: [R, C], role: out}"},
+      {"z", "{type: f32, shape: [], role: out}"},
+      {"bias", "{type: f32, shape: [C], role: in}"}};
+  std::string out;
+  for (const std::string& n : names) out += "  " + n + ": " + kTable.at(n) + "\n";
+  return out;
 }
 
 }  // namespace sb

@@ -2,7 +2,6 @@
 // vectorises in each statement, on its own and row by row; its `--dump-ir vectorize` text.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,23 +22,9 @@ Spec planned(const std::string& tensors, const std::string& compute) {
   return s;
 }
 
-// The declarations of the named tensors, from one table.
-std::string decl(const std::vector<std::string>& names) {
-  static const std::map<std::string, std::string> kTable = {
-      {"a", "{type: f32, shape: [R, C], role: in}"},
-      {"b", "{type: f32, shape: [C, C], role: in}"},
-      {"x", "{type: f32, shape: [C], role: in}"},
-      {"y", "{type: f32, shape: [R, C], role: out}"},
-      {"s", "{type: f32, shape: [R], role: out}"},
-      {"v", "{type: f32, shape: [C], role: out}"},
-      {"z", "{type: f32, shape: [], role: out}"}};
-  std::string out;
-  for (const std::string& n : names) out += "  " + n + ": " + kTable.at(n) + "\n";
-  return out;
-}
 
 TEST(Vectorize, ElementwiseRunsTheInnermostOutputLoop) {
-  const Spec spec = planned(decl({"a", "x", "y", "v"}), "  y[r, c] = a[r, c] * 2\n  v[c] = x[c] + 1\n");
+  const Spec spec = planned(rc_tensors({"a", "x", "y", "v"}), "  y[r, c] = a[r, c] * 2\n  v[c] = x[c] + 1\n");
   const SimdChoice& y = spec.schedule.simd[0];
   EXPECT_EQ(y.whole, SimdLoops::Outputs);
   EXPECT_EQ(y.rows, SimdLoops::Outputs);  // a row still has the column loop
@@ -52,7 +37,7 @@ TEST(Vectorize, ElementwiseRunsTheInnermostOutputLoop) {
 TEST(Vectorize, AMatrixProductPutsItsSumOutsideTheColumnLoop) {
   // b[k, j]: contiguous in j, varying with k; the k loop goes outside j, and j is the vector loop.
   const Spec spec =
-      planned(decl({"a", "b", "y"}), "  y[i, j] = sum(k in 0..C: a[i, k] * b[k, j])\n");
+      planned(rc_tensors({"a", "b", "y"}), "  y[i, j] = sum(k in 0..C: a[i, k] * b[k, j])\n");
   const SimdChoice& c = spec.schedule.simd[0];
   EXPECT_EQ(c.whole, SimdLoops::Outputs);
   EXPECT_EQ(c.rows, SimdLoops::Outputs);
@@ -62,7 +47,7 @@ TEST(Vectorize, AMatrixProductPutsItsSumOutsideTheColumnLoop) {
 
 TEST(Vectorize, ARowSumVectorisesItsReduction) {
   // a[r, c] summed over c: the read is contiguous in the reduction, not in an output index.
-  const Spec spec = planned(decl({"a", "y", "s"}),
+  const Spec spec = planned(rc_tensors({"a", "y", "s"}),
                             "  s[r] = sum(c in 0..C: a[r, c])\n"
                             "  y[r, c] = a[r, c] / sum(k in 0..C: a[r, k])\n");
   const SimdChoice& s = spec.schedule.simd[0];
@@ -75,17 +60,17 @@ TEST(Vectorize, ARowSumVectorisesItsReduction) {
 }
 
 TEST(Vectorize, AScalarVectorisesItsReductionsOrNothing) {
-  const Spec spec = planned(decl({"x", "v", "z"}), "  z = sum(c in 0..C: x[c] * x[c])\n  v[c] = x[c]\n");
+  const Spec spec = planned(rc_tensors({"x", "v", "z"}), "  z = sum(c in 0..C: x[c] * x[c])\n  v[c] = x[c]\n");
   EXPECT_EQ(spec.schedule.simd[0].whole, SimdLoops::Reductions);
   EXPECT_EQ(spec.schedule.simd[0].rows, SimdLoops::Reductions);
-  const Spec plain = planned(decl({"x", "z"}), "  z = x[0] * 2\n");
+  const Spec plain = planned(rc_tensors({"x", "z"}), "  z = x[0] * 2\n");
   EXPECT_EQ(plain.schedule.simd[0].whole, SimdLoops::None);
   EXPECT_EQ(plain.schedule.simd[0].rows, SimdLoops::None);
 }
 
 TEST(Vectorize, OnlyTheReductionsWithAContiguousReadGoOutside) {
   // Two sums: the first reads b[k, j] (contiguous in j under k), the second x[k] only.
-  const Spec spec = planned(decl({"b", "x", "y"}),
+  const Spec spec = planned(rc_tensors({"b", "x", "y"}),
                             "  y[i, j] = sum(k in 0..C: b[k, j]) + sum(q in 0..C: x[q])\n");
   const Statement& st = spec.stmts[0];
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
@@ -97,10 +82,7 @@ TEST(Vectorize, OnlyTheReductionsWithAContiguousReadGoOutside) {
 
 TEST(Vectorize, TheRestOfAContractionHasItsOwnChoice) {
   const Spec spec = planned(
-      "  a: {type: f32, shape: [R, C], role: in}\n"
-      "  b: {type: f32, shape: [C, C], role: in}\n"
-      "  bias: {type: f32, shape: [C], role: in}\n"
-      "  y: {type: f32, shape: [R, C], role: out}\n",
+      rc_tensors({"a", "b", "bias", "y"}),
       "  y[i, j] = sum(k in 0..C: a[i, k] * b[k, j]) + bias[j]\n");
   const auto m = match_contraction(spec, spec.stmts[0]);
   ASSERT_TRUE(m && m->epilogue);
@@ -113,7 +95,7 @@ TEST(Vectorize, TheRestOfAContractionHasItsOwnChoice) {
 }
 
 TEST(Vectorize, LowerRunsItAndItDumps) {
-  const Spec spec = load_rc_spec(decl({"a", "s"}), "  s[r] = sum(c in 0..C: a[r, c])\n");
+  const Spec spec = load_rc_spec(rc_tensors({"a", "s"}), "  s[r] = sum(c in 0..C: a[r, c])\n");
   EXPECT_FALSE(spec.schedule.vectorize_done);
   const Spec lowered = lower(spec, [](Fn) { return true; });
   ASSERT_TRUE(lowered.schedule.vectorize_done);
