@@ -89,13 +89,12 @@ TEST(EmitCpuBlockedMatmul, GemmCallsEpilogueAndOtherStatements) {
   EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_SIMD_BYTES 64\n"));
   EXPECT_TRUE(has(c, "static constexpr int64_t sb_gemm_mr_f32 = sb_gemm_vl_f32 * 4 >= 64 ? 12"));
   // Plain layout; then both operands transposed, with the sum starting at k = 1.
-  EXPECT_TRUE(has(c,
-                  "if (sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 96, 512, 1024) != 0) "
-                  "return 1;"))
+  EXPECT_TRUE(has(c, "  const int64_t sb_m = M;\n  const int64_t sb_n = N;\n  const int64_t sb_k = K;\n"
+                     "  if (sb_gemm_f32(sb_m, sb_n, sb_k, a, K, 1, b, N, 1, c, sb_n, 96, 512, 1024) "
+                     "!= 0) return 1;"))
       << c;
-  EXPECT_TRUE(has(c, "const int64_t sb_k0 = 1;  // first k of the sum"));
-  EXPECT_TRUE(has(c, "sb_gemm_f32(M, N, K - sb_k0, at + sb_k0 * M, 1, M, bt + sb_k0, 1, K, d, N,"))
-      << c;
+  EXPECT_TRUE(has(c, "const int64_t sb_k = K - 1;\n"));
+  EXPECT_TRUE(has(c, "sb_gemm_f32(sb_m, sb_n, sb_k, at + 1 * M, 1, M, bt + 1, 1, K, d, sb_n,")) << c;
   // The bias is a second, elementwise pass reading the product back.
   EXPECT_TRUE(has(c, "d[i * N + j] = d[i * N + j] + bias[j];")) << c;
   // The row sum is lowered as omp_simd; the launcher checks the GEMM kernels' status.

@@ -450,30 +450,15 @@ namespace {
 // Returns whether the epilogue uses streaming stores.
 bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, int64_t mc,
                          int64_t kc, int64_t nc, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  const IndexVar& kv = st.vars[m.k];
-  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
-  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
-  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
-  const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
+  w.line("// " + gemm_comment(L.tensor_name(L.stmt().out), L.tensor_name(m.x), m.x_trans,
+                             L.tensor_name(m.y), m.y_trans, mc, kc, nc));
+  const auto [x, y, c, xp, yp] = library_gemm(L, m, w);
   const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
   const std::string xs_i = m.x_trans ? "1" : xw, xs_k = m.x_trans ? xw : "1";
   const std::string ys_k = m.y_trans ? "1" : yw, ys_j = m.y_trans ? yw : "1";
-
-  std::string kext = hi;
-  std::string xp = x, yp = y;
-  if (!zero_lo) {
-    w.line("const int64_t sb_k0 = " + lo + ";  // first k of the sum");
-    kext = hi + " - sb_k0";
-    xp = x + " + sb_k0" + (xs_k == "1" ? "" : " * " + xs_k);
-    yp = y + " + sb_k0" + (ys_k == "1" ? "" : " * " + ys_k);
-  }
   const std::string sfx = dtype_name(m.type);
-  w.line("// " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
   const std::vector<std::string> args =
-      gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
-                 ys_j, c, L.extent(st.out, 1, 0)},
-                mc, kc, nc);
+      gemm_args({"sb_m", "sb_n", "sb_k", xp, xs_i, xs_k, yp, ys_k, ys_j, c, "sb_n"}, mc, kc, nc);
   w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
   bool streaming = false;
   if (E) {

@@ -280,7 +280,10 @@ static int sb_blocked_matmul_s0(const float* __restrict a, const float* __restri
                                 float* __restrict c, const int64_t M, const int64_t N,
                                 const int64_t K) {
   // c = a * b, blocked with mc = 128, kc = 512, nc = 4096.
-  if (sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 128, 512, 4096) != 0) return 1;
+  const int64_t sb_m = M;
+  const int64_t sb_n = N;
+  const int64_t sb_k = K;
+  if (sb_gemm_f32(sb_m, sb_n, sb_k, a, K, 1, b, N, 1, c, sb_n, 128, 512, 4096) != 0) return 1;
   return 0;
 }
 

@@ -348,7 +348,11 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict inp,
                                                  const int64_t BT, const int64_t C,
                                                  const int64_t OC) {
   // y = inp * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
-  if (sb_gemm_f32(BT, OC, C, inp, C, 1, weight, 1, C, y, OC, 128, 512, 4096) != 0) return 1;
+  const int64_t sb_m = BT;
+  const int64_t sb_n = OC;
+  const int64_t sb_k = C;
+  if (sb_gemm_f32(sb_m, sb_n, sb_k, inp, C, 1, weight, 1, C, y, sb_n, 128, 512,
+                  4096) != 0) return 1;
   // The rest of the statement, elementwise, with the sum read back from y.
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * OC + 4 * (BT * OC);

@@ -537,9 +537,11 @@ static void sb_omp_simd_s1(const double* __restrict p, const double* __restrict 
 SB_STREAM_KERNEL static int sb_blocked_s0(const float* __restrict a, const float* __restrict bt,
                                           const float* __restrict bias, float* __restrict y,
                                           const int64_t M, const int64_t N, const int64_t K) {
-  const int64_t sb_k0 = 1;  // first k of the sum
   // y = a * bt^T, blocked with mc = 64, kc = 256, nc = 512.
-  if (sb_gemm_f32(M, N, K - sb_k0, a + sb_k0, K, 1, bt + sb_k0, 1, K, y, N, 64, 256,
+  const int64_t sb_m = M;
+  const int64_t sb_n = N;
+  const int64_t sb_k = K - 1;
+  if (sb_gemm_f32(sb_m, sb_n, sb_k, a + 1, K, 1, bt + 1, 1, K, y, sb_n, 64, 256,
                   512) != 0) return 1;
   // The rest of the statement, elementwise, with the sum read back from y.
   // Bytes of the tensors this statement touches.
@@ -583,7 +585,10 @@ SB_STREAM_KERNEL static int sb_blocked_s0(const float* __restrict a, const float
 static int sb_blocked_s1(const double* __restrict p, const double* __restrict q,
                          double* __restrict z, const int64_t M, const int64_t N, const int64_t K) {
   // z = p^T * q, blocked with mc = 64, kc = 256, nc = 512.
-  if (sb_gemm_f64(M, N, K, p, 1, M, q, N, 1, z, N, 64, 256, 512) != 0) return 1;
+  const int64_t sb_m = M;
+  const int64_t sb_n = N;
+  const int64_t sb_k = K;
+  if (sb_gemm_f64(sb_m, sb_n, sb_k, p, 1, M, q, N, 1, z, sb_n, 64, 256, 512) != 0) return 1;
   return 0;
 }
 
