@@ -412,10 +412,13 @@ class Parser {
     bool reduction_form =
         peek().kind == Tok::Ident && peek(1).kind == Tok::Ident && peek(1).text == "in";
     if (reduction_form) {
-      if (t.text != "sum" && t.text != "max" && t.text != "min")
-        return err(t.off, "'" + t.text + "' is not a reduction (expected sum, max or min)");
+      if (t.text != "sum" && t.text != "max" && t.text != "min" && t.text != "prod")
+        return err(t.off, "'" + t.text + "' is not a reduction (expected sum, max, min or prod)");
       e->kind = ExprKind::Reduce;
-      e->rop = t.text == "sum" ? ReduceOp::Sum : t.text == "max" ? ReduceOp::Max : ReduceOp::Min;
+      e->rop = t.text == "sum"   ? ReduceOp::Sum
+               : t.text == "max" ? ReduceOp::Max
+               : t.text == "min" ? ReduceOp::Min
+                                 : ReduceOp::Prod;
       e->name = peek().text;
       e->loc = loc(peek().off);  // errors about the range point at its variable
       pos_ += 2;

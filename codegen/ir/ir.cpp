@@ -55,6 +55,8 @@ const char* reduce_name(ReduceOp op) {
       return "max";
     case ReduceOp::Min:
       return "min";
+    case ReduceOp::Prod:
+      return "prod";
   }
   return "?";
 }

@@ -44,11 +44,11 @@ enum class Fn {
   // Internal: made by lowering (lower/legalize_int_div.h), never spelled in specs.
   DivTrunc, RemTrunc,
 };
-enum class ReduceOp { Sum, Max, Min };
+enum class ReduceOp { Sum, Max, Min, Prod };
 
 const char* binop_symbol(BinOp op);    // "+", "<=", "&&", ...
 const char* fn_name(Fn fn);            // "min", "exp", "select", ... (its intrinsics record)
-const char* reduce_name(ReduceOp op);  // "sum", "max", "min"
+const char* reduce_name(ReduceOp op);  // "sum", "max", "min", "prod"
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;

@@ -12,10 +12,10 @@ const char* const kContractionShape =
     "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), operands in either order or transposed, "
     "optionally inside an elementwise term such as `+ bias[j]`";
 const char* const kScalarReductionShape =
-    "d = sum|max|min(k in 0..N: <expression of k>), optionally inside an elementwise term such "
-    "as `sqrt(...)`";
+    "d = sum|prod|max|min(k in 0..N: <expression of k>), optionally inside an elementwise term "
+    "such as `sqrt(...)`";
 const char* const kScanShape =
-    "y[i] = sum|max|min(k in 0..i + 1: <expression of k>) (inclusive) or (k in 0..i: ...) "
+    "y[i] = sum|prod|max|min(k in 0..i + 1: <expression of k>) (inclusive) or (k in 0..i: ...) "
     "(exclusive)";
 
 namespace {

@@ -299,6 +299,19 @@ struct Reference::Impl {
       }
       return {std::isfinite(s) ? s + c : s, m};
     }
+    if (e.rop == ReduceOp::Prod) {
+      // The first-order propagation of the factors' magnitudes through the product: adding a
+      // factor t of magnitude mt to a partial product p of magnitude mp gives mp |t| + |p| mt,
+      // so n exact factors give n |prod|, a bound on the relative error of n - 1 roundings too.
+      double p = 1, m = 0;
+      for (k = lo; k < hi; ++k) {
+        const V t = eval_f(body, f);
+        m = m * std::fabs(t.value) + std::fabs(p) * t.mag;
+        p *= t.value;
+        if (std::isnan(m)) m = kInf;  // inf * 0: no bound
+      }
+      return {p, m};
+    }
     const bool is_max = e.rop == ReduceOp::Max;
     V best{is_max ? -kInf : kInf, 0};
     for (k = lo; k < hi; ++k) {
@@ -436,6 +449,11 @@ struct Reference::Impl {
       uint64_t s = 0;
       for (k = lo; k < hi; ++k) s += static_cast<uint64_t>(eval_i(body, f));
       return fit(s, e.type);
+    }
+    if (e.rop == ReduceOp::Prod) {  // wraps like the sum: exact modulo 2^64, then to the type
+      uint64_t p = 1;
+      for (k = lo; k < hi; ++k) p *= static_cast<uint64_t>(eval_i(body, f));
+      return fit(p, e.type);
     }
     int64_t best = e.rop == ReduceOp::Max ? scalar(e.type).min : scalar(e.type).max;
     for (k = lo; k < hi; ++k) {

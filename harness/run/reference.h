@@ -10,9 +10,9 @@
 //    and % truncate toward zero, as in C; integer division by zero yields 0. A cast to i32 of a
 //    floating-point value truncates; NaN and out-of-range values give INT32_MIN (as x86 does).
 //  - `&&`, `||` and select() evaluate only what C would (short-circuit; the chosen branch).
-//  - Reductions over an empty range give their identity: sum 0, max -inf, min +inf (the type's
-//    smallest/largest value for integer reductions). max/min (reductions and functions)
-//    propagate NaN.
+//  - Reductions over an empty range give their identity: sum 0, prod 1, max -inf, min +inf
+//    (the type's smallest/largest value for integer reductions). max/min (reductions and
+//    functions) propagate NaN. Integer prod wraps like integer sum.
 //  - Reads: boundary `zero` reads 0 outside the tensor, `clamp` clamps each subscript into
 //    [0, extent - 1]; a read of a tensor without a rule that falls outside fails SB_ASSERT
 //    (the checker proved it cannot happen).
@@ -40,6 +40,9 @@ struct RefValue {
   //   a * b: ma * mb
   //   a / b: ma / |b| + |a| * mb / b^2 (inf when b == 0)
   //   sum reduction: the sum of its terms' mags (0 for an empty range)
+  //   prod reduction: sum over factors i of m_i * prod_{j != i} |t_j| (the a * b rule to first
+  //   order, ma |b| + |a| mb, applied factor by factor), so n * |v| for n exact factors: a
+  //   product's relative error grows with its number of factors (0 for an empty range)
   //   max/min reductions, min(), max(), select(): the mag of the selected operand (of ties, the
   //   larger)
   //   abs(a): max(|v|, ma)

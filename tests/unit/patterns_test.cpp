@@ -326,7 +326,7 @@ TEST(StrategyChecks, VendorCudaNamesTheStatementThatDoesNotFit) {
   Loaded reduce = load(kVecIn + kD + kS, "  d = sum(i in 0..N: x[i] * y[i])\n  s[i] = x[i] * d\n",
                        "  vendor_cuda:\n    - {name: cub, strategy: cub_reduce}\n");
   EXPECT_NE(reduce.error.find("error: variant 'cub' (strategy cub_reduce) needs every statement "
-                              "to have the shape d = sum|max|min"),
+                              "to have the shape d = sum|prod|max|min"),
             std::string::npos)
       << reduce.error;
   EXPECT_NE(reduce.error.find("statement 's[i] = x[i] * d' (line 15) does not"), std::string::npos)

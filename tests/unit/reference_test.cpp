@@ -176,8 +176,8 @@ TEST(Reference, MagnitudeRules) {
   EXPECT_EQ(at("total", 0).value, 0.0);
   EXPECT_EQ(at("total", 0).mag, 6.0);
   // product: ma * mb.
-  EXPECT_EQ(at("prod", 0).value, -4.0);
-  EXPECT_EQ(at("prod", 0).mag, 4.0);
+  EXPECT_EQ(at("mul", 0).value, -4.0);
+  EXPECT_EQ(at("mul", 0).mag, 4.0);
   // quotient: ma / |b| + |a| mb / b^2, which is 2 |a / b| for plain reads; inf when b == 0.
   EXPECT_EQ(at("quot", 0).value, -0.25);
   EXPECT_EQ(at("quot", 0).mag, 0.5);
@@ -205,6 +205,41 @@ TEST(Reference, MagnitudeRules) {
   EXPECT_EQ(at("root", 0).mag, 2.0);
   EXPECT_EQ(at("root", 3).value, 0.0);
   EXPECT_EQ(at("root", 3).mag, 0.0);
+}
+
+TEST(Reference, ProductOfNegativeFactorsAndItsMagnitude) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("prods.yaml", &s));
+  const SizePoint z{4};
+  HostTensors h = make_host_tensors(s, z, InputKind::Zeros, 0);
+  const double av[4] = {2, -0.5, -3, 1.5};
+  const int32_t vv[4] = {65537, 65537, -1, 1};
+  for (int i = 0; i < 4; ++i) {
+    h[tensor(s, "a")].set(i, av[i]);
+    h[tensor(s, "v")].set(i, vv[i]);
+  }
+  Reference ref(s, z, h);
+  auto at = [&](const char* name, int64_t i) { return ref.element(tensor(s, name), i); };
+
+  // The product itself, signs included (exp(sum(log)) would be NaN); n exact factors: n |v|.
+  EXPECT_EQ(at("all", 0).value, 4.5);
+  EXPECT_EQ(at("all", 0).mag, 4 * 4.5);
+  const double pre[4] = {2, -1, 3, 4.5};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(at("pre", i).value, pre[i]) << i;
+    EXPECT_EQ(at("pre", i).mag, (i + 1) * std::fabs(pre[i])) << i;
+  }
+  // An empty product is exactly 1.
+  EXPECT_EQ(at("exc", 0).value, 1.0);
+  EXPECT_EQ(at("exc", 0).mag, 0.0);
+  EXPECT_EQ(at("exc", 2).value, -1.0);
+  EXPECT_EQ(at("exc", 2).mag, 2.0);
+  // Factors a - 1 = {1, -1.5, -4, 0.5} of mags |a| + 1 = {3, 1.5, 4, 2.5}: the product 3, and
+  // sum_i m_i prod_{j != i} |t_j| = 9 + 3 + 3 + 15.
+  EXPECT_EQ(at("shifted", 0).value, 3.0);
+  EXPECT_EQ(at("shifted", 0).mag, 30.0);
+  // i32 products wrap: 65537^2 = 2^32 + 131073.
+  EXPECT_EQ(at("wrapped", 0).value, -131073.0);
 }
 
 TEST(Reference, IntegerOpsBehaveLikeC) {

@@ -421,6 +421,8 @@ std::string reduce_identity(ReduceOp op, DType t) {
       return s.c_lowest;
     case ReduceOp::Min:
       return s.c_highest;
+    case ReduceOp::Prod:
+      return s.kind == ScalarKind::Float ? float_literal(1.0, t) : "1";
   }
   return "0";
 }
@@ -559,9 +561,21 @@ DType value_type(const Expr& e) {
 }
 
 std::string omp_reduction_clause(const ReduceSite& site) {
-  const char* op = site.reduce->rop == ReduceOp::Sum   ? "+"
-                   : site.reduce->rop == ReduceOp::Max ? "max"
-                                                       : "min";
+  const char* op = "+";
+  switch (site.reduce->rop) {
+    case ReduceOp::Sum:
+      op = "+";
+      break;
+    case ReduceOp::Prod:
+      op = "*";
+      break;
+    case ReduceOp::Max:
+      op = "max";
+      break;
+    case ReduceOp::Min:
+      op = "min";
+      break;
+  }
   return std::string("reduction(") + op + ":" + site.acc + ")";
 }
 
@@ -995,6 +1009,14 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
         w.line(acc + " = sb_add_" + sfx + "(" + acc + ", " + body + ");");
       } else {
         w.line(acc + " += " + body + ";");
+      }
+      break;
+    case ReduceOp::Prod:
+      if (wraps) {
+        helpers_->use(wrapping_helper(t, BinOp::Mul));
+        w.line(acc + " = sb_mul_" + sfx + "(" + acc + ", " + body + ");");
+      } else {
+        w.line(acc + " *= " + body + ";");
       }
       break;
     case ReduceOp::Max:

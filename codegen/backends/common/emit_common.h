@@ -152,7 +152,8 @@ struct ReduceSite {
 // Returns the pragma line to put before the reduction's `for` (without indentation), or "".
 using ReducePragma = std::function<std::string(const ReduceSite&)>;
 
-// "reduction(+:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an OpenMP clause.
+// "reduction(+:acc)", "reduction(*:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an
+// OpenMP clause.
 std::string omp_reduction_clause(const ReduceSite& site);
 
 // The math functions of a module's SIMD loops, collected while statements are printed.

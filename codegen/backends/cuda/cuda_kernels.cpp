@@ -37,26 +37,35 @@ std::string identity(ReduceOp op, DType t) {
 }
 
 // `a` combined with `b` (both primary expressions or already parenthesised for `+`), with the
-// same arithmetic as the generic lowering's reduction loops: wrapping i32 sums, NaN-propagating
-// floating-point max and min.
+// same arithmetic as the generic lowering's reduction loops: wrapping i32 sums and products,
+// NaN-propagating floating-point max and min.
 std::string combine(ReduceOp op, DType t, const std::string& a, const std::string& b,
                     HelperSet& h) {
-  if (op == ReduceOp::Sum) {
-    if (wraps(t)) {
-      h.use(wrapping_helper(t, BinOp::Add));
-      return std::string("sb_add_") + sfx(t) + "(" + a + ", " + b + ")";
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Prod: {
+      const bool add = op == ReduceOp::Sum;
+      if (wraps(t)) {
+        h.use(wrapping_helper(t, add ? BinOp::Add : BinOp::Mul));
+        return std::string(add ? "sb_add_" : "sb_mul_") + sfx(t) + "(" + a + ", " + b + ")";
+      }
+      return a + (add ? " + " : " * ") + b;
     }
-    return a + " + " + b;
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
+      const bool mx = op == ReduceOp::Max;
+      h.use(min_max_helper(t, mx));
+      return std::string(mx ? "sb_max_" : "sb_min_") + sfx(t) + "(" + a + ", " + b + ")";
+    }
   }
-  const bool mx = op == ReduceOp::Max;
-  h.use(min_max_helper(t, mx));
-  return std::string(mx ? "sb_max_" : "sb_min_") + sfx(t) + "(" + a + ", " + b + ")";
+  return a;
 }
 
 // `acc = acc (op) value;` as a statement; `value` printed at precedence > additive.
 std::string accumulate(ReduceOp op, DType t, const std::string& acc, const std::string& value,
                        HelperSet& h) {
   if (op == ReduceOp::Sum && !wraps(t)) return acc + " += " + value + ";";
+  if (op == ReduceOp::Prod && !wraps(t)) return acc + " *= " + value + ";";
   return acc + " = " + combine(op, t, acc, value, h) + ";";
 }
 
@@ -352,15 +361,19 @@ std::string Gen::atomic_stmt(ReduceOp op, DType t, const std::string& ptr,
                              const std::string& value) {
   if (op == ReduceOp::Sum) return "atomicAdd(" + ptr + ", " + value + ");";
   const bool mx = op == ReduceOp::Max;
-  if (!is_float(t))  // CUDA's integer atomicMax and atomicMin
+  if (!is_float(t) && op != ReduceOp::Prod)  // CUDA's integer atomicMax and atomicMin
     return std::string(mx ? "atomicMax(" : "atomicMin(") + ptr + ", " + value + ");";
-  // Floating-point max and min: a compare-and-swap loop on the bits.
+  // Floating-point max and min, and every product (CUDA has no atomic multiply): a
+  // compare-and-swap loop on the bits.
   const std::string name = std::string("sb_atomic_") + reduce_name(op) + "_" + sfx(t);
   const std::string ct = c_type(t);
   const std::string bits = scalar(t).c_bits_type;
-  std::string d = "// atomic" + std::string(mx ? "Max" : "Min") + " for " + ct +
-                  ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
-                  (mx ? "max_" : "min_") + sfx(t) + ".\n";
+  std::string d = op == ReduceOp::Prod
+                      ? "// An atomic multiply for " + ct + ": a compare-and-swap loop on its " +
+                            "bits.\n"
+                      : "// atomic" + std::string(mx ? "Max" : "Min") + " for " + ct +
+                            ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
+                            (mx ? "max_" : "min_") + sfx(t) + ".\n";
   d += "static __device__ void " + name + "(" + ct + "* p, " + ct + " v) {\n";
   d += "  " + bits + "* sb_u = (" + bits + "*)p;\n";
   d += "  " + bits + " sb_old = *(volatile " + bits + "*)sb_u;\n";

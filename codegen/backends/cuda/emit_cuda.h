@@ -17,7 +17,7 @@
 //                      grid-stride loop over vectors, then a scalar tail; when any of those
 //                      buffers is not 16-byte aligned the scalar loop does everything.
 //   block_reduce       (block_size, blocks_per_sm): a scalar output whose rhs holds one outer
-//                      sum/max/min, possibly inside an epilogue (sqrt(sum(...))). Pass 1: a
+//                      sum/prod/max/min, possibly inside an epilogue (sqrt(sum(...))). Pass 1: a
 //                      grid-stride share per thread, a shared-memory tree per block, the block's
 //                      value in a static __device__ buffer of kMaxPartials (1024) elements (the
 //                      grid is capped there); pass 2: one block combines them and applies the
@@ -26,9 +26,9 @@
 //                      __shfl_xor_sync butterflies and one value per warp in shared memory.
 //   atomic_reduce      (block_size, blocks_per_sm): an init kernel sets the output to the
 //                      identity, each block combines as warp_reduce and thread 0 adds its value
-//                      with atomicAdd/atomicMax/atomicMin (f32/f64 max and min by a CAS loop on
-//                      the bits); an epilogue runs in place in a last one-thread kernel. Needs an
-//                      f32, f64 or i32 reduction of the output's own type.
+//                      with atomicAdd/atomicMax/atomicMin (f32/f64 max and min, and products, by
+//                      a CAS loop on the bits); an epilogue runs in place in a last one-thread
+//                      kernel. Needs an f32, f64 or i32 reduction of the output's own type.
 //   warp_per_row       (block_size): outputs of rank >= 1 whose rhs holds one outer reduction
 //                      over an index contiguous in its reads (row sums, softmax's max and sum,
 //                      layernorm): one warp per output element, lanes striding the reduction,

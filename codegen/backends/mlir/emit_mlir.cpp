@@ -912,13 +912,15 @@ class Body {
   std::string identity(ReduceOp rop, DType t) {
     if (is_float(t)) {
       const double inf = std::numeric_limits<double>::infinity();
-      return constant(mlir_float(rop == ReduceOp::Sum   ? 0.0
-                                 : rop == ReduceOp::Max ? -inf
-                                                        : inf,
+      return constant(mlir_float(rop == ReduceOp::Sum    ? 0.0
+                                 : rop == ReduceOp::Prod ? 1.0
+                                 : rop == ReduceOp::Max  ? -inf
+                                                         : inf,
                                  t),
                       t);
     }
     if (rop == ReduceOp::Sum) return constant("0", t);
+    if (rop == ReduceOp::Prod) return constant("1", t);
     const ScalarType& s = scalar(t);
     SB_ASSERT(s.mlir_lowest && s.mlir_highest, std::string("a reduction over ") + s.name);
     return constant(rop == ReduceOp::Max ? s.mlir_lowest : s.mlir_highest, t);
@@ -933,6 +935,13 @@ class Body {
           return r;
         }
         return op(f ? "arith.addf" : "arith.addi", {acc, v}, t);
+      case ReduceOp::Prod:  // arith.muli wraps, as the spec language's i32 products do
+        if (f && reassoc_) {
+          const std::string r = fresh();
+          w_.line(r + " = arith.mulf " + acc + ", " + v + " fastmath<reassoc> : " + mlir_type(t));
+          return r;
+        }
+        return op(f ? "arith.mulf" : "arith.muli", {acc, v}, t);
       case ReduceOp::Max:
         return op(f ? "arith.maximumf" : "arith.maxsi", {acc, v}, t);
       case ReduceOp::Min:

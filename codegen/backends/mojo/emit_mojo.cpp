@@ -658,12 +658,16 @@ class MojoLowering {
         return fl ? mojo_float(-INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MIN";
       case ReduceOp::Min:
         return fl ? mojo_float(INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MAX";
+      case ReduceOp::Prod:
+        return fl ? mojo_float(1.0, t, needs_->math) : int_text(1, t);
     }
     return "0";
   }
 
   std::string update(ReduceOp op, DType /*t*/, const std::string& acc, const std::string& value) {
+    // Mojo's fixed-width integers wrap, as the spec language's i32 sums and products do.
     if (op == ReduceOp::Sum) return acc + " += " + value;
+    if (op == ReduceOp::Prod) return acc + " *= " + value;
     needs_->helpers.insert(MHelper::MinMax);
     return acc + " = " + (op == ReduceOp::Max ? "sb_max(" : "sb_min(") + acc + ", " + value + ")";
   }

@@ -12,9 +12,9 @@ CudaStrategy scalar_reduce_strategy(const char* name, const char* doc, char kind
   const bool atomic = kind == 'a';
   CudaStrategy s;
   s.info = {name, doc, {block_size_param(), blocks_per_sm_param()}, algorithm};
-  s.needs = atomic ? "a scalar output reduced by one sum, max or min of its own type, e.g. "
+  s.needs = atomic ? "a scalar output reduced by one sum, prod, max or min of its own type, e.g. "
                      "d = sum(i in 0..N: x[i] * y[i])"
-                   : "a scalar output reduced by one sum, max or min, e.g. "
+                   : "a scalar output reduced by one sum, prod, max or min, e.g. "
                      "d = sum(i in 0..N: x[i] * y[i])";
   s.matches = [atomic](const Spec& spec, const Statement& st, std::string* why) {
     ReduceMatch m;

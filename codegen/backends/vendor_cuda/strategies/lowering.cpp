@@ -37,12 +37,13 @@ std::string reduce_op(ReduceOp op, DType t, FileParts& parts) {
   const std::string name = std::string("sb_op_") + reduce_name(op) + "_" + sfx;
   if (parts.ops.insert(name).second) {
     std::string body;
-    if (op == ReduceOp::Sum) {
+    if (op == ReduceOp::Sum || op == ReduceOp::Prod) {
+      const bool add = op == ReduceOp::Sum;
       if (scalar(t).kind == ScalarKind::SignedInt) {  // wraps
-        helpers.use(wrapping_helper(t, BinOp::Add));
-        body = "sb_add_" + sfx + "(a, b)";
+        helpers.use(wrapping_helper(t, add ? BinOp::Add : BinOp::Mul));
+        body = std::string(add ? "sb_add_" : "sb_mul_") + sfx + "(a, b)";
       } else {
-        body = "a + b";
+        body = add ? "a + b" : "a * b";
       }
     } else {
       const bool mx = op == ReduceOp::Max;
@@ -67,6 +68,8 @@ std::string identity(ReduceOp op, DType t) {
       return fl ? "-INFINITY" : "INT32_MIN";
     case ReduceOp::Min:
       return fl ? "INFINITY" : "INT32_MAX";
+    case ReduceOp::Prod:
+      return fl ? float_literal(1.0, t) : "1";
   }
   return "0";
 }
