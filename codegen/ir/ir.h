@@ -207,6 +207,7 @@ struct Schedule {
   bool streaming_done = false;        // pass streaming ran
   bool vectorize_done = false;        // pass vectorize ran
   bool parallelize_done = false;      // pass parallelize ran
+  bool running_scans_done = false;    // pass running_scans ran
   std::vector<RowGroup> row_groups;   // in statement order, not overlapping
   std::vector<StreamChoice> streams;  // one per statement
   // One per statement: for a contraction (match_contraction, lower/patterns.h) run as a GEMM call,
@@ -221,6 +222,9 @@ struct Schedule {
   std::vector<SimdChoice> epilogue_simd;
   std::vector<ParallelChoice> parallel;
   std::vector<ParallelChoice> epilogue_parallel;
+  // Pass running_scans (lower/running_scans.h), one per statement: the reduction (Expr::ref) it
+  // can compute as a running accumulator along its innermost output index, or -1.
+  std::vector<int> running_scans;
 };
 
 struct Spec {

@@ -4,6 +4,7 @@
 #include "lower/legalize_int_div.h"
 #include "lower/parallelize.h"
 #include "lower/row_fusion.h"
+#include "lower/running_scans.h"
 #include "lower/streaming.h"
 #include "lower/vectorize.h"
 #include "support/diag.h"
@@ -26,6 +27,8 @@ const std::vector<LowerPass>& lower_passes() {
       {"parallelize", "per statement, what a parallel strategy runs on threads: the outermost "
                       "output loop, or a scalar's reductions; the reductions computed apart "
                       "(lower/parallelize)"},
+      {"running_scans", "per statement, the scan it can compute as a running accumulator along "
+                        "its innermost output index, in O(n) (lower/running_scans)"},
       {"gpu_mapping", "cuda: per variant, the kernels its strategy maps the statements and "
                       "row groups onto, and where a fused group's tensors live "
                       "(lower/gpu_mapping)"},
@@ -52,6 +55,7 @@ Spec lower(const Spec& spec, const std::function<bool(Fn)>& spells, const std::s
       {"streaming", streaming, dump_streaming},
       {"vectorize", vectorize, dump_vectorize},
       {"parallelize", parallelize, dump_parallelize},
+      {"running_scans", running_scans, dump_running_scans},
   };
   Spec out = clone(spec);
   for (Statement& st : out.stmts)

@@ -986,7 +986,6 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
   const DType t = value_type(e);
   const std::string acc = "sb_acc" + std::to_string(next_acc_++);
-  const bool wraps = scalar(t).kind == ScalarKind::SignedInt;
   const std::string identity = reduce_identity(e.rop, t);
   w.line(std::string(c_type(t)) + " " + acc + " = " + identity + ";");
 
@@ -1000,7 +999,15 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   }
   w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
   if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
-  const std::string body = sub(*e.args[0], w, depth + 1, pragma, 0);
+  combine(e, acc, sub(*e.args[0], w, depth + 1, pragma, 0), w);
+  w.close();
+  return {acc, kPrecPrimary};
+}
+
+void StmtLowering::combine(const Expr& e, const std::string& acc, const std::string& body,
+                           CodeWriter& w) {
+  const DType t = value_type(e);
+  const bool wraps = scalar(t).kind == ScalarKind::SignedInt;
   const std::string sfx = scalar(t).suffix;
   switch (e.rop) {
     case ReduceOp::Sum:
@@ -1027,8 +1034,23 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
       break;
     }
   }
+}
+
+void StmtLowering::open_running(const Expr& e, const std::string& acc, CodeWriter& w) {
+  SB_ASSERT(e.kind == ExprKind::Reduce && !contains_reduce(*e.args[0]),
+            "a running reduction with a nested one");
+  const DType t = value_type(e);
+  w.line(std::string(c_type(t)) + " " + acc + " = " + reduce_identity(e.rop, t) + ";");
+  w.line("int64_t " + var_names_[e.ref] + " = " + sub(*st_.vars[e.ref].lo, w, 0, nullptr, 0) +
+         ";");
+}
+
+void StmtLowering::fold_terms(const Expr& e, const std::string& acc, CodeWriter& w) {
+  const std::string& k = var_names_[e.ref];
+  w.open("for (; " + k + " < " + sub(*st_.vars[e.ref].hi, w, 0, nullptr, kPrecRel + 1) + "; ++" +
+         k + ") {");
+  combine(e, acc, sub(*e.args[0], w, 1, nullptr, 0), w);
   w.close();
-  return {acc, kPrecPrimary};
 }
 
 }  // namespace sb

@@ -230,6 +230,15 @@ class StmtLowering {
     prologues_[reduce] = std::move(prologue);
   }
 
+  // A running reduction (lower/running_scans.h) of reduction `e`, which has none nested: its
+  // terms are folded into `acc` as its range grows. open_running declares `acc` (the identity, of
+  // value_type(e)) and the reduction's variable (int64_t, at the range's start), before the loop
+  // over the growing index; fold_terms, inside that loop with the index bound, folds the terms
+  // from the variable's current value up to the range's end. `acc` is then the reduction's value
+  // (set_override).
+  void open_running(const Expr& e, const std::string& acc, CodeWriter& w);
+  void fold_terms(const Expr& e, const std::string& acc, CodeWriter& w);
+
   // Tensors and sizes the printed code used, ascending (spec order).
   const std::set<int>& used_tensors() const { return used_tensors_; }
   const std::set<int>& used_sizes() const { return used_sizes_; }
@@ -246,6 +255,8 @@ class StmtLowering {
   Piece print_cast(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
   Piece print_read(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
   Piece print_reduce(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  // Writes `acc = acc op body;` for reduction `e` (wrapping and NaN-propagating helpers as needed).
+  void combine(const Expr& e, const std::string& acc, const std::string& body, CodeWriter& w);
   std::string sub(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma, int prec);
   std::string flat_index_p(int t, const std::vector<Piece>& subs);
   // True when subscript `sub` of dimension `d` of tensor `t` is a bare index variable whose

@@ -12,6 +12,7 @@
 #include "lower/patterns.h"
 #include "lower/parallelize.h"
 #include "lower/row_fusion.h"
+#include "lower/running_scans.h"
 #include "lower/streaming.h"
 #include "lower/vectorize.h"
 
@@ -37,12 +38,45 @@ class CpuEmitter final : public Emitter {
   GeneratedFile print(const Spec& spec) const override;
 };
 
+// A running scan (lower/running_scans.h) `red` of statement L, of rank > 0: loops over the outer
+// output indices (the outermost parallel under `omp`, unless `in_row` bound it already), then one
+// accumulator carried along the innermost index, taking each output's new terms. A rank-1 scan
+// is one sequential walk: the parallelize pass's outer loop is its scanned loop, which this
+// printer declines to split.
+void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) {
+    if (omp && !in_row && d == 0) w.line("#pragma omp parallel for schedule(static)");
+    const std::string& v = L.var_name(static_cast<int>(d));
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+  }
+  w.line("// Running: each output's range extends the previous one's by its new terms.");
+  L.open_running(red, "sb_run", w);
+  const std::string& i = L.var_name(static_cast<int>(rank) - 1);
+  w.open("for (int64_t " + i + " = 0; " + i + " < " + L.extent(st.out, rank - 1, kPrecRel + 1) +
+         "; ++" + i + ") {");
+  L.fold_terms(red, "sb_run", w);
+  L.set_override(&red, "sb_run");
+  L.assign(w);
+  L.clear_overrides();
+  w.close();
+  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
+}
+
 // Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
 // `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
-// loop): only the other dimensions get loops, none of them parallel.
+// loop): only the other dimensions get loops, none of them parallel. Under `omp`, a running scan
+// (lower/running_scans.h) is printed by emit_running_scan instead.
 void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
+  if (const std::optional<int> scan = omp ? running_scan(L.spec(), st) : std::nullopt) {
+    for (const Expr* r : reduces_of(*st.rhs))
+      if (r->ref == *scan) return emit_running_scan(L, *r, omp, w, in_row);
+    SB_ASSERT(false, "a running scan whose reduction is not in its statement");
+  }
   // The vectorize pass's loops (lower/vectorize.h); the outermost output loop is the parallel one
   // outside row groups (lower/parallelize.h).
   const SimdChoice& simd = simd_choice(L.spec(), st);

@@ -10,6 +10,8 @@
 //                   innermost reduction loops (`omp simd reduction(...)`). A scalar output's
 //                   top-level reduction becomes
 //                   `#pragma omp parallel for [simd] schedule(static) reduction(+|max|min: acc)`.
+//                   A scan along the innermost output index (lower/running_scans.h) carries one
+//                   accumulator along that index, its outer loops as above.
 //                   Elementwise statements whose tensors outgrow the caches (a run-time test)
 //                   stream their output: blocks computed into an L1 buffer, written with
 //                   non-temporal stores (no read-for-ownership), one collapsed static loop over

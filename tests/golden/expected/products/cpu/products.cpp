@@ -46,14 +46,14 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict p, const
 
 // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
 static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, const int64_t N) {
-  #pragma omp parallel for schedule(static)
+  // Running: each output's range extends the previous one's by its new terms.
+  double sb_run = 1.0;
+  int64_t k = 0;
   for (int64_t i = 0; i < N; ++i) {
-    double sb_acc0 = 1.0;
-    #pragma omp simd reduction(*:sb_acc0)
-    for (int64_t k = 0; k < i + 1; ++k) {
-      sb_acc0 *= -(double)x[k];
+    for (; k < i + 1; ++k) {
+      sb_run *= -(double)x[k];
     }
-    q[i] = sb_acc0;
+    q[i] = sb_run;
   }
 }
 

@@ -1,0 +1,67 @@
+// Lowering pass running_scans: reductions computed as a running accumulator (see running_scans.h).
+#include "lower/running_scans.h"
+
+#include <vector>
+
+#include "ir/affine.h"
+#include "lower/patterns.h"
+#include "support/diag.h"
+
+namespace sb {
+
+namespace {
+
+// The reduction of `st` that has the running-scan shape, or -1.
+int scan_of(const Statement& st) {
+  if (st.rank() == 0) return -1;
+  const std::vector<const Expr*> reds = reduces_of(*st.rhs);
+  if (reds.size() != 1) return -1;
+  const Expr& r = *reds.front();
+  const int i = static_cast<int>(st.rank()) - 1;
+  const IndexVar& kv = st.vars[r.ref];
+  if (!kv.lo || !kv.hi || !var_free(*kv.lo)) return -1;
+  const std::optional<Affine> hi = decompose(*kv.hi, var_free);
+  if (!hi || hi->overflow || hi->vars.size() != 1 || hi->var(i) != 1) return -1;
+  if (depends_on(*r.args[0], i, &st)) return -1;
+  for (const Expr* read : reads_of(*st.rhs))
+    if (read->ref == st.out) return -1;
+  return r.ref;
+}
+
+}  // namespace
+
+void running_scans(Spec& spec) {
+  Schedule& sched = spec.schedule;
+  sched.running_scans.clear();
+  for (const Statement& st : spec.stmts) sched.running_scans.push_back(scan_of(st));
+  sched.running_scans_done = true;
+}
+
+std::optional<int> running_scan(const Spec& spec, const Statement& st) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.running_scans_done, "running_scans has not run on spec " + spec.name);
+  const StmtSlot slot = stmt_slot(spec, st);
+  if (slot.epilogue || sched.running_scans.at(slot.index) < 0) return std::nullopt;
+  return sched.running_scans[slot.index];
+}
+
+std::string dump_running_scans(const Spec& spec) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.running_scans_done, "running_scans has not run on spec " + spec.name);
+  std::string out;
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const Statement& st = spec.stmts[k];
+    out += "stmt " + std::to_string(k) + " (" + source_text(st, spec) + "): ";
+    const int r = sched.running_scans[k];
+    if (r < 0) {
+      out += "no\n";
+      continue;
+    }
+    const Expr* red = reduces_of(*st.rhs).front();
+    out += std::string("running ") + reduce_name(red->rop) + " over " + st.vars[r].name +
+           " along " + st.vars[st.rank() - 1].name + "\n";
+  }
+  return out;
+}
+
+}  // namespace sb

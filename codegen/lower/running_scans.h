@@ -1,0 +1,36 @@
+// Lowering pass running_scans: statements that can be computed as a running reduction along their
+// innermost output index, in O(n) instead of O(n^2): scans such as a cumulative sum, product,
+// maximum or minimum, inclusive or exclusive, over a whole rank-1 output or along the rows of a
+// larger one. The one home of that rule; its result is data in the lowered spec
+// (Spec::schedule.running_scans, ir.h), which the cpu printer reads.
+//
+// The shape: the statement's right-hand side holds exactly one reduction, red(k in lo..hi: f),
+// possibly inside an elementwise expression, where
+//   - lo uses no index variable, no tensor and no reduction;
+//   - hi is i + c, i the innermost output index and c free of index variables, so that each
+//     output's range extends the previous output's;
+//   - f does not use i, and the statement does not read its own output.
+// Walking i upwards, one accumulator then takes the terms k = lo, lo + 1, ... in the order a plain
+// loop nest adds them, so the values are the plain loop nest's, bit for bit. The outer output
+// indices stay free loops (parallel under a parallel strategy); the walk along i is sequential.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace sb {
+
+// Fills spec.schedule.running_scans (one per statement) of a typechecked spec.
+void running_scans(Spec& spec);
+
+// The `--dump-ir running_scans` text: per statement, e.g.
+// `stmt 0 (y[i] = sum(j in 0..i + 1: x[j])): running sum over j along i`, or `: no`.
+std::string dump_running_scans(const Spec& spec);
+
+// The reduction (its Expr::ref) that statement `st` (one of spec.stmts) runs along its innermost
+// output index, or nullopt when it is not a running scan.
+std::optional<int> running_scan(const Spec& spec, const Statement& st);
+
+}  // namespace sb

@@ -1,0 +1,64 @@
+// Unit tests of the running_scans pass (codegen/lower/running_scans.h): which statements can be
+// computed as a running accumulator along their innermost output index.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lower/pipeline.h"
+#include "lower/running_scans.h"
+#include "rc_spec.h"
+
+namespace sb {
+namespace {
+
+Spec planned(const std::vector<std::string>& tensors, const std::string& compute) {
+  Spec s = load_rc_spec(rc_tensors(tensors), compute);
+  running_scans(s);
+  return s;
+}
+
+int ref_of(const Statement& st) { return reduces_of(*st.rhs).front()->ref; }
+
+TEST(RunningScans, InclusiveExclusiveAndRowWiseScansRun) {
+  const Spec spec = planned({"a", "x", "y", "v"},
+                            "  v[c] = sum(k in 0..c + 1: x[k])\n"
+                            "  y[r, c] = 2 * max(k in 0..c: a[r, k] * a[r, k]) + 1\n");
+  ASSERT_EQ(spec.schedule.running_scans.size(), 2u);
+  EXPECT_EQ(spec.schedule.running_scans[0], ref_of(spec.stmts[0]));
+  EXPECT_EQ(spec.schedule.running_scans[1], ref_of(spec.stmts[1]));  // inside an epilogue
+  EXPECT_EQ(running_scan(spec, spec.stmts[1]), ref_of(spec.stmts[1]));
+}
+
+TEST(RunningScans, ShapesWhoseRangesDoNotGrowByTheIndexDoNot) {
+  const Spec spec = planned({"a", "x", "y", "v", "s"},
+                            "  v[c] = sum(k in 0..C: x[k])\n"             // a fixed range
+                            "  y[r, c] = sum(k in 0..r + 1: a[k, c])\n"   // grows with r, not c
+                            "  s[r] = sum(k in 0..r + 1: a[k, 0])\n");    // rank 1, over r: runs
+  EXPECT_EQ(spec.schedule.running_scans[0], -1);
+  EXPECT_EQ(spec.schedule.running_scans[1], -1);
+  EXPECT_EQ(spec.schedule.running_scans[2], ref_of(spec.stmts[2]));
+  EXPECT_FALSE(running_scan(spec, spec.stmts[0]).has_value());
+}
+
+TEST(RunningScans, BodiesUsingTheIndexNestedReductionsAndScalarsDoNot) {
+  for (const char* compute : {
+           "  v[c] = sum(k in 0..c + 1: x[k] * x[c])\n",                   // uses c
+           "  v[c] = sum(k in 0..c + 1: sum(q in 0..k + 1: x[q]))\n",      // nested
+           "  v[c] = sum(k in 0..c + 1: x[k]) + max(q in 0..C: x[q])\n",   // two reductions
+           "  z = sum(k in 0..C: x[k])\n",                                 // no output index
+       }) {
+    const Spec spec = planned({"x", compute[2] == 'z' ? "z" : "v"}, compute);
+    ASSERT_EQ(spec.schedule.running_scans.size(), 1u) << compute;
+    EXPECT_EQ(spec.schedule.running_scans[0], -1) << compute;
+  }
+}
+
+TEST(RunningScans, LowerRunsItAndItDumps) {
+  const Spec s = load_rc_spec(rc_tensors({"x", "v"}), "  v[c] = prod(k in 0..c + 1: x[k])\n");
+  const Spec lowered = lower(s, [](Fn) { return true; });
+  EXPECT_EQ(dump_running_scans(lowered),
+            "stmt 0 (v[c] = prod(k in 0..(c + 1): x[k])): running prod over k along c\n");
+}
+
+}  // namespace
+}  // namespace sb
