@@ -2,7 +2,7 @@
 // innermost output index, in O(n) instead of O(n^2): scans such as a cumulative sum, product,
 // maximum or minimum, inclusive or exclusive, over a whole rank-1 output or along the rows of a
 // larger one. The one home of that rule; its result is data in the lowered spec
-// (Spec::schedule.running_scans, ir.h), which the cpu printer reads.
+// (Spec::schedule.running_scans, ir.h), which the cpu and mojo printers read (mlir does not yet).
 //
 // The shape: the statement's right-hand side holds exactly one reduction, red(k in lo..hi: f),
 // possibly inside an elementwise expression, where

@@ -25,6 +25,7 @@
 #include "lower/parallelize.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
+#include "lower/running_scans.h"
 #include "lower/streaming.h"
 #include "lower/vectorize.h"
 
@@ -522,6 +523,24 @@ class MojoLowering {
       return;
     }
     w.line(name + "[unsafe_offset=" + out_flat() + "] = " + rhs);
+  }
+
+  // A running reduction (lower/running_scans.h) of reduction `e`, which has none nested:
+  // open_running declares `acc` (the identity) and the reduction's variable (at the range's
+  // start) before the loop over the growing index; fold_terms, inside that loop, folds the terms
+  // from the variable's current value up to the range's end. `acc` is then the reduction's value
+  // (set_override).
+  void open_running(const Expr& e, const std::string& acc, PyWriter& w) {
+    SB_ASSERT(!contains_reduce(*e.args[0]), "a running reduction with a nested one");
+    w.line("var " + acc + " = " + identity(e.rop, value_type(e)));
+    w.line("var " + var_names_[e.ref] + " = " + scalar(*st_.vars[e.ref].lo, w, 0));
+  }
+  void fold_terms(const Expr& e, const std::string& acc, PyWriter& w) {
+    const std::string& k = var_names_[e.ref];
+    w.open("while " + k + " < " + scalar(*st_.vars[e.ref].hi, w, kMCmp + 1) + ":");
+    w.line(update(e.rop, value_type(e), acc, scalar(*e.args[0], w, 0)));
+    w.line(k + " += 1");
+    w.dedent();
   }
 
   // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index); with
@@ -1195,6 +1214,34 @@ bool vectorises_outputs(MojoLowering& L, bool rows) {
          st.rhs->type != DType::Bool;
 }
 
+// A running scan (lower/running_scans.h) of statement L: loops over the output dimensions from
+// `first` up to the innermost, then one accumulator carried along the innermost index.
+void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  for (size_t d = first; d + 1 < rank; ++d)
+    w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
+  w.line("# Running: each output's range extends the previous one's by its new terms.");
+  L.open_running(red, "sb_run", w);
+  w.open("for " + L.var_name(static_cast<int>(rank) - 1) + " in range(" +
+         L.extent(st.out, rank - 1, 0) + "):");
+  L.fold_terms(red, "sb_run", w);
+  L.set_override(&red, "sb_run");
+  L.assign(w);
+  w.dedent();
+  for (size_t d = first; d + 1 < rank; ++d) w.dedent();
+}
+
+// The reduction that statement L runs as a running scan, or nullptr.
+const Expr* running_reduce(MojoLowering& L) {
+  const std::optional<int> scan = running_scan(L.spec(), L.stmt());
+  if (!scan) return nullptr;
+  for (const Expr* r : reduces_of(*L.stmt().rhs))
+    if (r->ref == *scan) return r;
+  SB_ASSERT(false, "a running scan whose reduction is not in its statement");
+  return nullptr;
+}
+
 // Statement L's code for one row, its first index already bound: loops over its other output
 // dimensions, the innermost vectorised where its expression allows (else its innermost reductions
 // are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
@@ -1202,6 +1249,10 @@ bool vectorises_outputs(MojoLowering& L, bool rows) {
 bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
+  if (const Expr* red = running_reduce(L)) {
+    emit_running_scan(L, *red, 1, w);
+    return false;
+  }
   const int v = static_cast<int>(rank) - 1;
   const bool vec = vectorises_outputs(L, /*rows=*/true);
   L.strip = !vec;
@@ -1278,6 +1329,12 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
   }
   SB_ASSERT(parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
             "a statement of rank > 0 whose parallel loop is not its outermost output loop");
+  if (const Expr* red = rank == 1 ? running_reduce(L) : nullptr) {
+    // A rank-1 running scan is one sequential walk: the outer loop is the scanned one, which
+    // this printer declines to split.
+    emit_running_scan(L, *red, 0, w);
+    return false;
+  }
   open_chunks(L.extent(st.out, 0, 0), w);
   const bool vec_rows = rank == 1 && vectorises_outputs(L, /*rows=*/false);
   bool stream = false;

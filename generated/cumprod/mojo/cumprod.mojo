@@ -15,12 +15,8 @@
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
-from std.sys import simd_width_of
 
 from max.algorithm import parallelize
-
-# Native SIMD widths of this machine.
-comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -83,17 +79,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = Float32(1.0)
+            var k = 0
             for c in range(C):
-                var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(1.0))
-                var sb_end0 = max(c + 1, 0) // sb_w_f32 * sb_w_f32
-                for k in range(0, sb_end0, sb_w_f32):
-                    sb_acc0v *= x.unsafe_load[width=sb_w_f32](r * C + k).lt(Float32(0.0)).select(x.unsafe_load[width=sb_w_f32](r * C + k) - Float32(1.0), x.unsafe_load[width=sb_w_f32](r * C + k) + Float32(1.0))
-                var sb_acc0 = Float32(1.0)
-                for sb_l in range(sb_w_f32):
-                    sb_acc0 *= sb_acc0v[sb_l]
-                for k in range(sb_end0, c + 1):
-                    sb_acc0 *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
-                y[unsafe_offset=r * C + c] = sb_acc0
+                while k < c + 1:
+                    sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
+                    k += 1
+                y[unsafe_offset=r * C + c] = sb_run
 
     parallelize(sb_chunk, sb_chunks)
 

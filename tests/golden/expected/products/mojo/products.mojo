@@ -24,7 +24,6 @@ from max.algorithm import parallelize
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
-comptime sb_w_f64 = simd_width_of[DType.float64]()
 comptime sb_w_i32 = simd_width_of[DType.int32]()
 
 
@@ -129,25 +128,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 # q[i] = prod(k in 0..(i + 1): -f64(x[k]))
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              q: Pointer[Float64, MutUntrackedOrigin], N: Int):
-    var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for i in range(sb_lo, sb_hi):
-            var sb_acc0v = SIMD[DType.float64, sb_w_f64](Float64(1.0))
-            var sb_end0 = max(i + 1, 0) // sb_w_f64 * sb_w_f64
-            for k in range(0, sb_end0, sb_w_f64):
-                sb_acc0v *= -x.unsafe_load[width=sb_w_f64](k).cast[DType.float64]()
-            var sb_acc0 = Float64(1.0)
-            for sb_l in range(sb_w_f64):
-                sb_acc0 *= sb_acc0v[sb_l]
-            for k in range(sb_end0, i + 1):
-                sb_acc0 *= -Float64(x[unsafe_offset=k])
-            q[unsafe_offset=i] = sb_acc0
-
-    parallelize(sb_chunk, sb_chunks)
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Float64(1.0)
+    var k = 0
+    for i in range(N):
+        while k < i + 1:
+            sb_run *= -Float64(x[unsafe_offset=k])
+            k += 1
+        q[unsafe_offset=i] = sb_run
 
 
 # w = prod(i in 0..N: 2 * v[i] + 1)

@@ -19,13 +19,8 @@ from std.ffi import CStringSpan
 from std.math import inf
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
-from std.sys import simd_width_of
 
 from max.algorithm import parallelize
-
-# Native SIMD widths of this machine.
-comptime sb_w_f32 = simd_width_of[DType.float32]()
-comptime sb_w_i32 = simd_width_of[DType.int32]()
 
 
 # -----------------------------------------------------------------------------
@@ -90,24 +85,15 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = Float32(0.0)
+            var k = 1
             for c in range(C):
-                var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = 1 + max(c - 1, 0) // sb_w_f32 * sb_w_f32
-                for k in range(1, sb_end0, sb_w_f32):
-                    var sb_ld0_x_i1 = k
-                    var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                    if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w_f32 <= C:
-                        sb_ld0_x = x.unsafe_load[width=sb_w_f32](r * C + sb_ld0_x_i1)
-                    else:
-                        for sb_l in range(sb_w_f32):
-                            if sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < C:
-                                sb_ld0_x[sb_l] = x[unsafe_offset=r * C + (sb_ld0_x_i1 + sb_l)]
-                    sb_acc0v += sb_ld0_x
-                var sb_acc0 = sb_acc0v.reduce_add()
-                for k in range(sb_end0, c):
-                    var sb_ld1_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
-                    sb_acc0 += sb_ld1_x
-                e[unsafe_offset=r * C + c] = sb_acc0
+                while k < c:
+                    var sb_ld0_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
+                    sb_run += sb_ld0_x
+                    k += 1
+                e[unsafe_offset=r * C + c] = sb_run
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -115,23 +101,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 # w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
 def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
                              w: Pointer[Int32, MutUntrackedOrigin], C: Int):
-    var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for c in range(sb_lo, sb_hi):
-            var sb_acc0v = SIMD[DType.int32, sb_w_i32](Int32(0))
-            var sb_end0 = max(c + 1, 0) // sb_w_i32 * sb_w_i32
-            for k in range(0, sb_end0, sb_w_i32):
-                sb_acc0v += v.unsafe_load[width=sb_w_i32](k) * Int32(1000003)
-            var sb_acc0 = sb_acc0v.reduce_add()
-            for k in range(sb_end0, c + 1):
-                sb_acc0 += v[unsafe_offset=k] * Int32(1000003)
-            w[unsafe_offset=c] = sb_acc0
-
-    parallelize(sb_chunk, sb_chunks)
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Int32(0)
+    var k = 0
+    for c in range(C):
+        while k < c + 1:
+            sb_run += v[unsafe_offset=k] * Int32(1000003)
+            k += 1
+        w[unsafe_offset=c] = sb_run
 
 
 # m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
@@ -144,26 +121,15 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = inf[DType.float32]()
+            var k = 0
             for c in range(C):
-                var sb_acc0v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
-                var sb_end0 = max(c + 1, 0) // sb_w_f32 * sb_w_f32
-                for k in range(0, sb_end0, sb_w_f32):
-                    var sb_ld0_x_i1 = k
-                    var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                    if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w_f32 <= C:
-                        sb_ld0_x = x.unsafe_load[width=sb_w_f32](r * C + sb_ld0_x_i1)
-                    else:
-                        for sb_l in range(sb_w_f32):
-                            if sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < C:
-                                sb_ld0_x[sb_l] = x[unsafe_offset=r * C + (sb_ld0_x_i1 + sb_l)]
-                    sb_acc0v = sb_min(sb_acc0v, sb_ld0_x)
-                var sb_acc0 = inf[DType.float32]()
-                for sb_l in range(sb_w_f32):
-                    sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-                for k in range(sb_end0, c + 1):
-                    var sb_ld1_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
-                    sb_acc0 = sb_min(sb_acc0, sb_ld1_x)
-                m[unsafe_offset=r * C + c] = Float32(2.0) * sb_acc0 + x[unsafe_offset=r * C + c]
+                while k < c + 1:
+                    var sb_ld0_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
+                    sb_run = sb_min(sb_run, sb_ld0_x)
+                    k += 1
+                m[unsafe_offset=r * C + c] = Float32(2.0) * sb_run + x[unsafe_offset=r * C + c]
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -171,36 +137,19 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
 # t[c] = sum(k in 0..(c + 2): x[0, k])
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              t: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
-    var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for c in range(sb_lo, sb_hi):
-            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(c + 2, 0) // sb_w_f32 * sb_w_f32
-            for k in range(0, sb_end0, sb_w_f32):
-                var sb_ld0_x_i1 = k
-                var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                if 0 >= 0 and 0 < R and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w_f32 <= C:
-                    sb_ld0_x = x.unsafe_load[width=sb_w_f32](sb_ld0_x_i1)
-                else:
-                    for sb_l in range(sb_w_f32):
-                        if 0 >= 0 and 0 < R and sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < C:
-                            sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i1 + sb_l]
-                sb_acc0v += sb_ld0_x
-            var sb_acc0 = sb_acc0v.reduce_add()
-            for k in range(sb_end0, c + 2):
-                var sb_ld1_x = (
-                    x[unsafe_offset=k]
-                    if 0 >= 0 and 0 < R and k >= 0 and k < C
-                    else Float32(0.0)
-                )
-                sb_acc0 += sb_ld1_x
-            t[unsafe_offset=c] = sb_acc0
-
-    parallelize(sb_chunk, sb_chunks)
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Float32(0.0)
+    var k = 0
+    for c in range(C):
+        while k < c + 2:
+            var sb_ld0_x = (
+                x[unsafe_offset=k]
+                if 0 >= 0 and 0 < R and k >= 0 and k < C
+                else Float32(0.0)
+            )
+            sb_run += sb_ld0_x
+            k += 1
+        t[unsafe_offset=c] = sb_run
 
 
 # -----------------------------------------------------------------------------

@@ -363,24 +363,15 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = Float32(0.0)
+            var k = 0
             for j in range(W):
-                var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(j + 1, 0) // sb_w_f32 * sb_w_f32
-                for k in range(0, sb_end0, sb_w_f32):
-                    var sb_ld0_x_i1 = k
-                    var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                    if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w_f32 <= W:
-                        sb_ld0_x = x.unsafe_load[width=sb_w_f32](i * W + sb_ld0_x_i1)
-                    else:
-                        for sb_l in range(sb_w_f32):
-                            if sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < W:
-                                sb_ld0_x[sb_l] = x[unsafe_offset=i * W + (sb_ld0_x_i1 + sb_l)]
-                    sb_acc0v += sb_ld0_x
-                var sb_acc0 = sb_acc0v.reduce_add()
-                for k in range(sb_end0, j + 1):
-                    var sb_ld1_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
-                    sb_acc0 += sb_ld1_x
-                cum[unsafe_offset=i * W + j] = sb_acc0
+                while k < j + 1:
+                    var sb_ld0_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
+                    sb_run += sb_ld0_x
+                    k += 1
+                cum[unsafe_offset=i * W + j] = sb_run
 
     parallelize(sb_chunk, sb_chunks)
 

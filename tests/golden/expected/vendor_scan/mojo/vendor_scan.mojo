@@ -17,12 +17,8 @@ from std.ffi import CStringSpan
 from std.math import inf
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
-from std.sys import simd_width_of
 
 from max.algorithm import parallelize
-
-# Native SIMD widths of this machine.
-comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -102,47 +98,27 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], z: Pointer[Float32, Mut
 # y[i] = sum(k in 0..(i + 1): x[k])
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int):
-    var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for i in range(sb_lo, sb_hi):
-            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(i + 1, 0) // sb_w_f32 * sb_w_f32
-            for k in range(0, sb_end0, sb_w_f32):
-                sb_acc0v += x.unsafe_load[width=sb_w_f32](k)
-            var sb_acc0 = sb_acc0v.reduce_add()
-            for k in range(sb_end0, i + 1):
-                sb_acc0 += x[unsafe_offset=k]
-            y[unsafe_offset=i] = sb_acc0
-
-    parallelize(sb_chunk, sb_chunks)
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Float32(0.0)
+    var k = 0
+    for i in range(N):
+        while k < i + 1:
+            sb_run += x[unsafe_offset=k]
+            k += 1
+        y[unsafe_offset=i] = sb_run
 
 
 # z[i] = min(k in 0..i: abs(x[k]))
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              z: Pointer[Float32, MutUntrackedOrigin], N: Int):
-    var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
-
-    def sb_chunk(sb_c: Int) {imm}:
-        var sb_lo = sb_c * sb_n // sb_chunks
-        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for i in range(sb_lo, sb_hi):
-            var sb_acc0v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
-            var sb_end0 = max(i, 0) // sb_w_f32 * sb_w_f32
-            for k in range(0, sb_end0, sb_w_f32):
-                sb_acc0v = sb_min(sb_acc0v, abs(x.unsafe_load[width=sb_w_f32](k)))
-            var sb_acc0 = inf[DType.float32]()
-            for sb_l in range(sb_w_f32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for k in range(sb_end0, i):
-                sb_acc0 = sb_min(sb_acc0, abs(x[unsafe_offset=k]))
-            z[unsafe_offset=i] = sb_acc0
-
-    parallelize(sb_chunk, sb_chunks)
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = inf[DType.float32]()
+    var k = 0
+    for i in range(N):
+        while k < i:
+            sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
+            k += 1
+        z[unsafe_offset=i] = sb_run
 
 
 # -----------------------------------------------------------------------------
