@@ -1221,7 +1221,9 @@ class Body {
       ins_text += (i ? ", " : "") + ins[i];
       ins_ty += (i ? ", " : "") + in_types[i];
     }
-    w_.line("    ins(" + ins_text + " : " + ins_ty + ")");
+    // A generic of an empty domain that reads nothing through operands (its value comes from an
+    // scf.for in its body) has no `ins` at all: `ins( : )` does not parse.
+    if (!ins.empty()) w_.line("    ins(" + ins_text + " : " + ins_ty + ")");
     w_.open("    outs(" + dst + " : " + dst_ty + ") {");
     std::vector<std::string> args;
     std::string block;
