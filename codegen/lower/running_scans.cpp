@@ -37,11 +37,12 @@ void running_scans(Spec& spec) {
   sched.running_scans_done = true;
 }
 
-std::optional<int> running_scan(const Spec& spec, const Statement& st) {
+std::optional<int> running_scan(const Spec& spec, const Statement& st, bool rows) {
   const Schedule& sched = spec.schedule;
   SB_ASSERT(sched.running_scans_done, "running_scans has not run on spec " + spec.name);
   const StmtSlot slot = stmt_slot(spec, st);
   if (slot.epilogue || sched.running_scans.at(slot.index) < 0) return std::nullopt;
+  if (rows && st.rank() < 2) return std::nullopt;
   return sched.running_scans[slot.index];
 }
 

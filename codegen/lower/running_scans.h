@@ -30,7 +30,9 @@ void running_scans(Spec& spec);
 std::string dump_running_scans(const Spec& spec);
 
 // The reduction (its Expr::ref) that statement `st` (one of spec.stmts) runs along its innermost
-// output index, or nullopt when it is not a running scan.
-std::optional<int> running_scan(const Spec& spec, const Statement& st);
+// output index, or nullopt when it is not a running scan. With `rows` (the statement runs row by
+// row, output dimension 0 bound by a row group's loop), a rank-1 statement is not one: its
+// innermost index is the row, which the group's loop runs.
+std::optional<int> running_scan(const Spec& spec, const Statement& st, bool rows);
 
 }  // namespace sb

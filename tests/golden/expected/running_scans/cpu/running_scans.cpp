@@ -8,6 +8,8 @@
 //   3  w  i32[C]     out
 //   4  m  f32[R, C]  out
 //   5  t  f32[C]     out
+//   6  s  f32[R]     temp
+//   7  u  f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -15,6 +17,11 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "specbench_abi.h"
 
@@ -32,6 +39,66 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
 
 // Floating-point min and max; NaN propagates.
 static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
+
+// -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
+// `dst` is aligned), at most `left`.
+static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -90,6 +157,29 @@ static void sb_loops_s3(const float* __restrict x, float* __restrict t, const in
       sb_acc0 += sb_ld0_x;
     }
     t[c] = sb_acc0;
+  }
+}
+
+// s[r] = sum(k in 0..(r + 1): x[k, 0])
+static void sb_loops_s4(const float* __restrict x, float* __restrict s, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    float sb_acc0 = 0.0f;
+    for (int64_t k = 0; k < r + 1; ++k) {
+      const float sb_ld0_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
+      sb_acc0 += sb_ld0_x;
+    }
+    s[r] = sb_acc0;
+  }
+}
+
+// u[r, c] = x[r, c] * s[r]
+static void sb_loops_s5(const float* __restrict x, const float* __restrict s, float* __restrict u,
+                        const int64_t R, const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      u[r * C + c] = x[r * C + c] * s[r];
+    }
   }
 }
 
@@ -159,6 +249,56 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
   }
 }
 
+// Statements 4 to 5 in one parallel loop over rows (s kept as one row per thread):
+// s[r] = sum(k in 0..(r + 1): x[k, 0])
+// u[r, c] = x[r, c] * s[r]
+SB_STREAM_KERNEL static int sb_omp_simd_s4_5(const float* __restrict x, float* __restrict u,
+                                             const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors in memory outgrow the caches.
+  const int sb_stream = 4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES;
+  #pragma omp parallel
+  {
+    float sb_row_s[1];
+    #pragma omp for schedule(static)
+    for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
+      {  // s[r] = sum(k in 0..(r + 1): x[k, 0])
+        [[maybe_unused]] const int64_t r = sb_row;
+        float sb_acc0 = 0.0f;
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int64_t k = 0; k < r + 1; ++k) {
+          const float sb_ld0_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
+          sb_acc0 += sb_ld0_x;
+        }
+        sb_row_s[0] = sb_acc0;
+      }
+      {  // u[r, c] = x[r, c] * s[r]
+        const int64_t r = sb_row;
+        if (sb_stream) {
+          int64_t sb_n = 0;
+          for (int64_t sb_j = 0; sb_j < C; sb_j += sb_n) {
+            float* sb_dst = &u[r * C + sb_j];
+            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), C - sb_j);
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t c = sb_j + sb_q;
+              sb_line[sb_q] = x[r * C + c] * sb_row_s[0];
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t c = 0; c < C; ++c) {
+            u[r * C + c] = x[r * C + c] * sb_row_s[0];
+          }
+        }
+      }
+    }
+    if (sb_stream) sb_stream_fence();
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -171,6 +311,8 @@ static int sb_variant_loops(const sb_args* sb_a) {
   int32_t* w = (int32_t*)sb_a->tensors[3];
   float* m = (float*)sb_a->tensors[4];
   float* t = (float*)sb_a->tensors[5];
+  float* s = (float*)sb_a->tensors[6];
+  float* u = (float*)sb_a->tensors[7];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -182,6 +324,10 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s2(x, m, R, C);
   // t[c] = sum(k in 0..(c + 2): x[0, k])
   sb_loops_s3(x, t, R, C);
+  // s[r] = sum(k in 0..(r + 1): x[k, 0])
+  sb_loops_s4(x, s, R, C);
+  // u[r, c] = x[r, c] * s[r]
+  sb_loops_s5(x, s, u, R, C);
   return 0;
 }
 
@@ -193,8 +339,11 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   int32_t* w = (int32_t*)sb_a->tensors[3];
   float* m = (float*)sb_a->tensors[4];
   float* t = (float*)sb_a->tensors[5];
+  float* s = (float*)sb_a->tensors[6];
+  float* u = (float*)sb_a->tensors[7];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
+  (void)s;  // not used by any statement
 
   // e[r, c] = sum(k in 1..c: x[r, k])
   sb_omp_simd_s0(x, e, R, C);
@@ -204,6 +353,9 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s2(x, m, R, C);
   // t[c] = sum(k in 0..(c + 2): x[0, k])
   sb_omp_simd_s3(x, t, R, C);
+  // s[r] = sum(k in 0..(r + 1): x[k, 0])
+  // u[r, c] = x[r, c] * s[r]
+  if (sb_omp_simd_s4_5(x, u, R, C) != 0) return 1;
   return 0;
 }
 
@@ -220,7 +372,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "running_scans",  // spec
     "cpu",            // backend
-    6,                // tensors
+    8,                // tensors
     2,                // sizes
     2,                // variants
     sb_variants,

@@ -8,6 +8,8 @@
 //   3  w  i32[C]     out
 //   4  m  f32[R, C]  out
 //   5  t  f32[C]     out
+//   6  s  f32[R]     temp
+//   7  u  f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   openmp  strategy openmp
@@ -18,9 +20,9 @@
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
-  func.func @running_scans_openmp(%x: memref<?x?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %w: memref<?xi32> {llvm.noalias}, %m: memref<?x?xf32> {llvm.noalias}, %t: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func @running_scans_openmp(%x: memref<?x?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %w: memref<?xi32> {llvm.noalias}, %m: memref<?x?xf32> {llvm.noalias}, %t: memref<?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %u: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // e[r, c] = sum(k in 1..c: x[r, k])
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -194,7 +196,256 @@ module {
       }
       linalg.yield %126 : f32
     }
+    // Statements 5 to 6 fused: row by row, in parallel blocks of rows.
+    %153 = arith.constant 4 : index
+    %154 = arith.muli %153, %R : index
+    %155 = arith.muli %154, %C : index
+    %156 = arith.constant 4 : index
+    %157 = arith.muli %156, %R : index
+    %158 = arith.muli %157, %C : index
+    %159 = arith.addi %155, %158 : index
+    %160 = arith.constant 33554432 : index
+    %161 = arith.cmpi sge, %159, %160 : index
+    %162 = arith.constant 0 : index
+    %163 = arith.constant 1 : index
+    %164 = arith.constant 63 : index
+    %165 = arith.addi %R, %164 : index
+    %166 = arith.constant 64 : index
+    %167 = arith.divui %165, %166 : index
+    %168 = arith.constant 1 : index
+    %169 = arith.maxsi %167, %168 : index
+    scf.parallel (%170) = (%162) to (%R) step (%169) {
+      %171 = arith.addi %170, %169 : index
+      %172 = arith.minsi %171, %R : index
+      %173 = memref.alloca() : memref<f32>
+      %174 = memref.alloca() : memref<16xf32>
+      scf.for %175 = %170 to %172 step %163 {
+        %176 = memref.subview %u[%175, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // s[r] = sum(k in 0..(r + 1): x[k, 0])
+        linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
+            outs(%173 : memref<f32>) {
+          ^bb0(%177: f32):
+          %178 = arith.constant 0 : index
+          %179 = arith.constant 1 : index
+          %180 = arith.addi %175, %179 : index
+          %181 = arith.constant 1 : index
+          %182 = arith.constant 0.0 : f32
+          %183 = scf.for %184 = %178 to %180 step %181 iter_args(%185 = %182) -> (f32) {
+            %186 = arith.constant 0 : index
+            %187 = arith.cmpi sge, %184, %186 : index
+            %188 = arith.cmpi slt, %184, %R : index
+            %189 = arith.andi %187, %188 : i1
+            %190 = arith.constant 1 : index
+            %191 = arith.subi %R, %190 : index
+            %192 = arith.minsi %184, %191 : index
+            %193 = arith.constant 0 : index
+            %194 = arith.maxsi %192, %193 : index
+            %195 = arith.constant 0 : index
+            %196 = arith.constant 0 : index
+            %197 = arith.cmpi sge, %195, %196 : index
+            %198 = arith.cmpi slt, %195, %C : index
+            %199 = arith.andi %197, %198 : i1
+            %200 = arith.andi %189, %199 : i1
+            %201 = arith.constant 1 : index
+            %202 = arith.subi %C, %201 : index
+            %203 = arith.minsi %195, %202 : index
+            %204 = arith.constant 0 : index
+            %205 = arith.maxsi %203, %204 : index
+            %206 = memref.load %x[%194, %205] : memref<?x?xf32>
+            %207 = arith.constant 0.0 : f32
+            %208 = arith.select %200, %206, %207 : f32
+            %209 = arith.addf %185, %208 fastmath<reassoc> : f32
+            scf.yield %209 : f32
+          }
+          linalg.yield %183 : f32
+        }
+        // u[r, c] = x[r, c] * s[r]
+        scf.if %161 {
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %210 = arith.constant 4 : index
+          %211, %212, %213, %214 = memref.extract_strided_metadata %176 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %215 = memref.extract_aligned_pointer_as_index %176 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %216 = arith.muli %212, %210 : index
+          %217 = arith.addi %215, %216 : index
+          %218 = arith.constant 64 : index
+          %219 = arith.remui %217, %218 : index
+          %220 = arith.subi %218, %219 : index
+          %221 = arith.remui %220, %218 : index
+          %222 = arith.divui %221, %210 : index
+          %223 = arith.minsi %222, %C : index
+          %224 = arith.constant 16 : index
+          %225 = arith.subi %C, %223 : index
+          %226 = arith.divui %225, %224 : index
+          %227 = arith.muli %226, %224 : index
+          %228 = arith.addi %223, %227 : index
+          %229 = arith.constant 0 : index
+          %230 = arith.constant 1 : index
+          %231 = memref.subview %176[%229] [%223] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %232 = arith.constant 0 : index
+          %233 = memref.reinterpret_cast %231 to offset: [0], sizes: [%223], strides: [%232] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%233, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%231 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%234: f32, %235: f32, %236: f32):
+            %237 = linalg.index 0 : index
+            %238 = arith.addi %237, %229 : index
+            %239 = arith.constant 0 : index
+            %240 = arith.cmpi sge, %175, %239 : index
+            %241 = arith.cmpi slt, %175, %R : index
+            %242 = arith.andi %240, %241 : i1
+            %243 = arith.constant 1 : index
+            %244 = arith.subi %R, %243 : index
+            %245 = arith.minsi %175, %244 : index
+            %246 = arith.constant 0 : index
+            %247 = arith.maxsi %245, %246 : index
+            %248 = arith.constant 0 : index
+            %249 = arith.cmpi sge, %238, %248 : index
+            %250 = arith.cmpi slt, %238, %C : index
+            %251 = arith.andi %249, %250 : i1
+            %252 = arith.andi %242, %251 : i1
+            %253 = arith.constant 1 : index
+            %254 = arith.subi %C, %253 : index
+            %255 = arith.minsi %238, %254 : index
+            %256 = arith.constant 0 : index
+            %257 = arith.maxsi %255, %256 : index
+            %258 = memref.load %x[%247, %257] : memref<?x?xf32>
+            %259 = arith.constant 0.0 : f32
+            %260 = arith.select %252, %258, %259 : f32
+            %261 = arith.mulf %260, %235 : f32
+            linalg.yield %261 : f32
+          }
+          scf.for %262 = %229 to %226 step %230 {
+            %263 = arith.muli %262, %224 : index
+            %264 = arith.addi %223, %263 : index
+            %265 = arith.constant 0 : index
+            %266 = memref.reinterpret_cast %174 to offset: [0], sizes: [%224], strides: [%265] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%266, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%174 : memref<16xf32>) {
+              ^bb0(%267: f32, %268: f32, %269: f32):
+              %270 = linalg.index 0 : index
+              %271 = arith.addi %270, %264 : index
+              %272 = arith.constant 0 : index
+              %273 = arith.cmpi sge, %175, %272 : index
+              %274 = arith.cmpi slt, %175, %R : index
+              %275 = arith.andi %273, %274 : i1
+              %276 = arith.constant 1 : index
+              %277 = arith.subi %R, %276 : index
+              %278 = arith.minsi %175, %277 : index
+              %279 = arith.constant 0 : index
+              %280 = arith.maxsi %278, %279 : index
+              %281 = arith.constant 0 : index
+              %282 = arith.cmpi sge, %271, %281 : index
+              %283 = arith.cmpi slt, %271, %C : index
+              %284 = arith.andi %282, %283 : i1
+              %285 = arith.andi %275, %284 : i1
+              %286 = arith.constant 1 : index
+              %287 = arith.subi %C, %286 : index
+              %288 = arith.minsi %271, %287 : index
+              %289 = arith.constant 0 : index
+              %290 = arith.maxsi %288, %289 : index
+              %291 = memref.load %x[%280, %290] : memref<?x?xf32>
+              %292 = arith.constant 0.0 : f32
+              %293 = arith.select %285, %291, %292 : f32
+              %294 = arith.mulf %293, %268 : f32
+              linalg.yield %294 : f32
+            }
+            %295 = arith.constant 8 : index
+            %296 = vector.load %174[%229] : memref<16xf32>, vector<8xf32>
+            %297 = vector.load %174[%295] : memref<16xf32>, vector<8xf32>
+            %298 = arith.muli %264, %210 : index
+            %299 = arith.addi %217, %298 : index
+            %300 = arith.index_cast %299 : index to i64
+            %301 = llvm.inttoptr %300 : i64 to !llvm.ptr
+            llvm.store %296, %301 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %302 = llvm.getelementptr %301[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %297, %302 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %303 = arith.subi %C, %228 : index
+          %304 = memref.subview %176[%228] [%303] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %305 = arith.constant 0 : index
+          %306 = memref.reinterpret_cast %304 to offset: [0], sizes: [%303], strides: [%305] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%306, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%304 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%307: f32, %308: f32, %309: f32):
+            %310 = linalg.index 0 : index
+            %311 = arith.addi %310, %228 : index
+            %312 = arith.constant 0 : index
+            %313 = arith.cmpi sge, %175, %312 : index
+            %314 = arith.cmpi slt, %175, %R : index
+            %315 = arith.andi %313, %314 : i1
+            %316 = arith.constant 1 : index
+            %317 = arith.subi %R, %316 : index
+            %318 = arith.minsi %175, %317 : index
+            %319 = arith.constant 0 : index
+            %320 = arith.maxsi %318, %319 : index
+            %321 = arith.constant 0 : index
+            %322 = arith.cmpi sge, %311, %321 : index
+            %323 = arith.cmpi slt, %311, %C : index
+            %324 = arith.andi %322, %323 : i1
+            %325 = arith.andi %315, %324 : i1
+            %326 = arith.constant 1 : index
+            %327 = arith.subi %C, %326 : index
+            %328 = arith.minsi %311, %327 : index
+            %329 = arith.constant 0 : index
+            %330 = arith.maxsi %328, %329 : index
+            %331 = memref.load %x[%320, %330] : memref<?x?xf32>
+            %332 = arith.constant 0.0 : f32
+            %333 = arith.select %325, %331, %332 : f32
+            %334 = arith.mulf %333, %308 : f32
+            linalg.yield %334 : f32
+          }
+        } else {
+          %335 = arith.constant 0 : index
+          %336 = memref.reinterpret_cast %176 to offset: [0], sizes: [%C], strides: [%335] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%336, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%176 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%337: f32, %338: f32, %339: f32):
+            %340 = linalg.index 0 : index
+            %341 = arith.constant 0 : index
+            %342 = arith.cmpi sge, %175, %341 : index
+            %343 = arith.cmpi slt, %175, %R : index
+            %344 = arith.andi %342, %343 : i1
+            %345 = arith.constant 1 : index
+            %346 = arith.subi %R, %345 : index
+            %347 = arith.minsi %175, %346 : index
+            %348 = arith.constant 0 : index
+            %349 = arith.maxsi %347, %348 : index
+            %350 = arith.constant 0 : index
+            %351 = arith.cmpi sge, %340, %350 : index
+            %352 = arith.cmpi slt, %340, %C : index
+            %353 = arith.andi %351, %352 : i1
+            %354 = arith.andi %344, %353 : i1
+            %355 = arith.constant 1 : index
+            %356 = arith.subi %C, %355 : index
+            %357 = arith.minsi %340, %356 : index
+            %358 = arith.constant 0 : index
+            %359 = arith.maxsi %357, %358 : index
+            %360 = memref.load %x[%349, %359] : memref<?x?xf32>
+            %361 = arith.constant 0.0 : f32
+            %362 = arith.select %354, %360, %361 : f32
+            %363 = arith.mulf %362, %338 : f32
+            linalg.yield %363 : f32
+          }
+        }
+      }
+      scf.if %161 {
+        llvm.fence seq_cst
+      }
+      scf.reduce
+    }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 
@@ -207,7 +458,8 @@ module {
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
 //|
 //| void _mlir_ciface_running_scans_openmp(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref1*,
-//|                                        sb_memref2*, sb_memref1*, int64_t, int64_t);
+//|                                        sb_memref2*, sb_memref1*, sb_memref1*, sb_memref2*, int64_t,
+//|                                        int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -253,8 +505,22 @@ module {
 //|   sb_m5.offset = 0;
 //|   sb_m5.sizes[0] = sb_s[1];
 //|   sb_m5.strides[0] = 1;
-//|   _mlir_ciface_running_scans_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, sb_s[0],
-//|                                    sb_s[1]);
+//|   sb_memref1 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[0] = sb_s[0];
+//|   sb_m6.strides[0] = 1;
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[1];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   _mlir_ciface_running_scans_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                                    sb_s[0], sb_s[1]);
 //|   return 0;
 //| }
 //|
@@ -263,6 +529,6 @@ module {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "running_scans", "mlir", 6, 2, 1, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "running_scans", "mlir", 8, 2, 1, sb_variants};
 //|   return &m;
 //| }

@@ -8,6 +8,8 @@
 #   3  w  i32[C]     out
 #   4  m  f32[R, C]  out
 #   5  t  f32[C]     out
+#   6  s  f32[R]     temp
+#   7  u  f32[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   vectorize_parallel  strategy vectorize_parallel
@@ -15,12 +17,24 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import inf
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
+
+# Native SIMD widths of this machine.
+comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -152,6 +166,72 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
         t[unsafe_offset=c] = sb_run
 
 
+# Statements 4 to 5 in one parallel loop over rows (s kept as one row per chunk):
+# s[r] = sum(k in 0..(r + 1): x[k, 0])
+# u[r, c] = x[r, c] * s[r]
+def sb_vectorize_parallel_s4_5(x: Pointer[Float32, ImmUntrackedOrigin],
+                               u: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        var sb_buf_s = alloc(Layout[Float32](count=1))
+        var sb_row_s = sb_buf_s.unsafe_ptr()
+
+        # s[r] = sum(k in 0..(r + 1): x[k, 0])
+        def sb_row0(r: Int) {imm}:
+            var sb_acc0 = Float32(0.0)
+            for k in range(r + 1):
+                var sb_ld0_x = (
+                    x[unsafe_offset=k * C + 0]
+                    if k >= 0 and k < R and 0 >= 0 and 0 < C
+                    else Float32(0.0)
+                )
+                sb_acc0 += sb_ld0_x
+            sb_row_s[unsafe_offset=0] = sb_acc0
+
+        # u[r, c] = x[r, c] * s[r]
+        def sb_row1(r: Int) {imm}:
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(u.unsafe_offset(r * C))
+                var sb_head = min((64 - sb_first % 64) % 64 // 4, C)
+                var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
+
+                def sb_line(c: Int) {imm}:
+                    var sb_val = x.unsafe_load[width=16](r * C + c) * sb_row_s[unsafe_offset=0]
+                    u.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
+
+                def sb_one(c: Int) {imm}:
+                    u[unsafe_offset=r * C + c] = x[unsafe_offset=r * C + c] * sb_row_s[unsafe_offset=0]
+
+                for c in range(0, sb_head):
+                    sb_one(c)
+                for c in range(sb_head, sb_lines_end, 16):
+                    sb_line(c)
+                for c in range(sb_lines_end, C):
+                    sb_one(c)
+            else:
+                def sb_vec[sb_w: Int](c: Int) {imm}:
+                    var sb_val = x.unsafe_load[width=sb_w](r * C + c) * sb_row_s[unsafe_offset=0]
+                    u.unsafe_store[width=sb_w](r * C + c, sb_val)
+
+                vectorize[sb_w_f32](C, sb_vec)
+
+        for sb_row in range(sb_lo, sb_hi):
+            sb_row0(sb_row)
+            sb_row1(sb_row)
+        if sb_stream:
+            fence()
+        dealloc(sb_buf_s^)
+
+    parallelize(sb_chunk, sb_chunks)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -165,6 +245,7 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var w = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Int32]()
     var m = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var t = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
+    var u = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -176,6 +257,9 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s2(x, m, R, C)
     # t[c] = sum(k in 0..(c + 2): x[0, k])
     sb_vectorize_parallel_s3(x, t, R, C)
+    # s[r] = sum(k in 0..(r + 1): x[k, 0])
+    # u[r, c] = x[r, c] * s[r]
+    sb_vectorize_parallel_s4_5(x, u, R, C)
     return 0
 
 
@@ -195,7 +279,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="running_scans".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=6,
+            num_tensors=8,
             num_sizes=2,
             num_variants=1,
             variants=variants,

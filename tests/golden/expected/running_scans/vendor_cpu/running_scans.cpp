@@ -8,6 +8,8 @@
 //   3  w  i32[C]     out
 //   4  m  f32[R, C]  out
 //   5  t  f32[C]     out
+//   6  s  f32[R]     temp
+//   7  u  f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -35,7 +37,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "running_scans",  // spec
     "vendor_cpu",     // backend
-    6,                // tensors
+    8,                // tensors
     2,                // sizes
     0,                // variants
     sb_variants,
