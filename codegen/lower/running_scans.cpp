@@ -37,13 +37,14 @@ void running_scans(Spec& spec) {
   sched.running_scans_done = true;
 }
 
-std::optional<int> running_scan(const Spec& spec, const Statement& st, bool rows) {
+const Expr* running_scan(const Spec& spec, const Statement& st, bool rows) {
   const Schedule& sched = spec.schedule;
   SB_ASSERT(sched.running_scans_done, "running_scans has not run on spec " + spec.name);
   const StmtSlot slot = stmt_slot(spec, st);
-  if (slot.epilogue || sched.running_scans.at(slot.index) < 0) return std::nullopt;
-  if (rows && st.rank() < 2) return std::nullopt;
-  return sched.running_scans[slot.index];
+  if (slot.epilogue || sched.running_scans.at(slot.index) < 0) return nullptr;
+  if (rows && st.rank() < 2) return nullptr;
+  // The pass accepts a statement with exactly one reduction.
+  return reduces_of(*st.rhs).front();
 }
 
 std::string dump_running_scans(const Spec& spec) {

@@ -15,7 +15,6 @@
 // indices stay free loops (parallel under a parallel strategy); the walk along i is sequential.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "ir/ir.h"
@@ -29,10 +28,10 @@ void running_scans(Spec& spec);
 // `stmt 0 (y[i] = sum(j in 0..i + 1: x[j])): running sum over j along i`, or `: no`.
 std::string dump_running_scans(const Spec& spec);
 
-// The reduction (its Expr::ref) that statement `st` (one of spec.stmts) runs along its innermost
-// output index, or nullopt when it is not a running scan. With `rows` (the statement runs row by
+// The Reduce node of statement `st` (one of spec.stmts) that it runs along its innermost output
+// index, or nullptr when it is not a running scan. With `rows` (the statement runs row by
 // row, output dimension 0 bound by a row group's loop), a rank-1 statement is not one: its
 // innermost index is the row, which the group's loop runs.
-std::optional<int> running_scan(const Spec& spec, const Statement& st, bool rows);
+const Expr* running_scan(const Spec& spec, const Statement& st, bool rows);
 
 }  // namespace sb

@@ -72,11 +72,8 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
 void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  if (const std::optional<int> scan = omp ? running_scan(L.spec(), st, in_row) : std::nullopt) {
-    for (const Expr* r : reduces_of(*st.rhs))
-      if (r->ref == *scan) return emit_running_scan(L, *r, omp, w, in_row);
-    SB_ASSERT(false, "a running scan whose reduction is not in its statement");
-  }
+  if (const Expr* scan = omp ? running_scan(L.spec(), st, in_row) : nullptr)
+    return emit_running_scan(L, *scan, omp, w, in_row);
   // The vectorize pass's loops (lower/vectorize.h); the outermost output loop is the parallel one
   // outside row groups (lower/parallelize.h).
   const SimdChoice& simd = simd_choice(L.spec(), st);

@@ -1232,16 +1232,6 @@ void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
   for (size_t d = first; d + 1 < rank; ++d) w.dedent();
 }
 
-// The reduction that statement L runs as a running scan (`rows`: row by row), or nullptr.
-const Expr* running_reduce(MojoLowering& L, bool rows) {
-  const std::optional<int> scan = running_scan(L.spec(), L.stmt(), rows);
-  if (!scan) return nullptr;
-  for (const Expr* r : reduces_of(*L.stmt().rhs))
-    if (r->ref == *scan) return r;
-  SB_ASSERT(false, "a running scan whose reduction is not in its statement");
-  return nullptr;
-}
-
 // Statement L's code for one row, its first index already bound: loops over its other output
 // dimensions, the innermost vectorised where its expression allows (else its innermost reductions
 // are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
@@ -1249,7 +1239,7 @@ const Expr* running_reduce(MojoLowering& L, bool rows) {
 bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  if (const Expr* red = running_reduce(L, /*rows=*/true)) {
+  if (const Expr* red = running_scan(L.spec(), L.stmt(), /*rows=*/true)) {
     emit_running_scan(L, *red, 1, w);
     return false;
   }
@@ -1329,7 +1319,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
   }
   SB_ASSERT(parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
             "a statement of rank > 0 whose parallel loop is not its outermost output loop");
-  if (const Expr* red = rank == 1 ? running_reduce(L, /*rows=*/false) : nullptr) {
+  if (const Expr* red = rank == 1 ? running_scan(L.spec(), st, /*rows=*/false) : nullptr) {
     // A rank-1 running scan is one sequential walk: the outer loop is the scanned one, which
     // this printer declines to split.
     emit_running_scan(L, *red, 0, w);
