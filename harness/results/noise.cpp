@@ -160,11 +160,12 @@ std::string describe_noise(const Spread& s) {
 std::string suspect_reason(std::optional<double> fraction, double working_set, int64_t llc_bytes,
                            const std::string& rate_text, const std::string& limit_text) {
   if (!fraction || !(*fraction > kSuspectFraction) || llc_bytes <= 0) return "";
-  if (!(working_set > static_cast<double>(llc_bytes))) return "";
+  if (!(working_set >= kBeyondCache * static_cast<double>(llc_bytes))) return "";
   const double f = *fraction;
   std::string share = f >= 10 ? fmt("%.0f", f) + "x the " : fmt("%.0f", f * 100) + "% of the ";
+  const double llc = static_cast<double>(llc_bytes);
   return rate_text + " is " + share + limit_text + " limit with a " + fmt_bytes(working_set) +
-         " working set, beyond the " + fmt_bytes(static_cast<double>(llc_bytes)) +
+         " working set, " + fmt("%.3g", working_set / llc) + "x the " + fmt_bytes(llc) +
          " last-level cache: not possible; the bytes or flops model, or the timing, is wrong";
 }
 

@@ -72,11 +72,14 @@ std::string describe_noise(const Spread& s);
 
 // The reason a rate cannot be right, or "" when it is plausible: `fraction` of the bounding
 // limit above 1.1 while the working set (`working_set` bytes, the tensors' compulsory traffic)
-// exceeds the last-level cache (`llc_bytes`; 0: unknown, then nothing is flagged). `rate_text`
+// is at least kBeyondCache times the last-level cache (`llc_bytes`; 0: unknown, then nothing is
+// flagged). A working set about the cache's size is still partly served from it when a benchmark
+// repeats the kernel, so a rate above main memory's is possible there. `rate_text`
 // and `limit_text` are the figures as shown ("1.8e+05 GB/s", "38 GB/s").
 std::string suspect_reason(std::optional<double> fraction, double working_set, int64_t llc_bytes,
                            const std::string& rate_text, const std::string& limit_text);
 inline constexpr double kSuspectFraction = 1.1;
+inline constexpr double kBeyondCache = 2.0;
 
 // The size in bytes of one last-level cache as this CPU sees it: the highest-level data or
 // unified cache under `sysfs_cpu_cache` (/sys/devices/system/cpu/cpu0/cache); 0 when unknown.

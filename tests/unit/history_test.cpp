@@ -438,7 +438,7 @@ TEST(ResultsReader, JudgesNoiseAndSuspectRatesOfAnyFile) {
                              "big.json");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const sb::BenchRecord& big = r.value().benchmarks[0].record;
-  EXPECT_NE(big.suspect.find("the 10 GB/s limit with a 64 MiB working set, beyond the 32 MiB"),
+  EXPECT_NE(big.suspect.find("the 10 GB/s limit with a 64 MiB working set, 2x the 32 MiB"),
             std::string::npos)
       << big.suspect;
   EXPECT_EQ(big.spread.n, 5);

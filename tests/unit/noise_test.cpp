@@ -100,9 +100,15 @@ TEST(Suspect, AboveTheLimitBeyondTheCache) {
   std::string r = suspect_reason(4692.0, 64.0 * (1 << 20), llc, "1.8e+05 GB/s", "38 GB/s");
   EXPECT_NE(r.find("4692x the 38 GB/s limit"), std::string::npos) << r;
   EXPECT_NE(r.find("64 MiB working set"), std::string::npos) << r;
-  EXPECT_NE(r.find("32 MiB last-level cache"), std::string::npos) << r;
+  EXPECT_NE(r.find("2x the 32 MiB last-level cache"), std::string::npos) << r;
   // Inside the cache, above the limit: plausible (the limit is main memory's).
   EXPECT_EQ(suspect_reason(3.0, 1 << 20, llc, "a", "b"), "");
+  // A working set just beyond the cache is still partly served from it: plausible below twice
+  // the cache's size, suspect from there.
+  EXPECT_EQ(suspect_reason(1.5, 32.0 * (1 << 20) + 8, llc, "a", "b"), "");
+  EXPECT_EQ(suspect_reason(1.5, 63.9 * (1 << 20), llc, "a", "b"), "");
+  EXPECT_NE(suspect_reason(1.5, 64.0 * (1 << 20), llc, "a", "b").find("2x the 32 MiB"),
+            std::string::npos);
   // At 110% or below: plausible.
   EXPECT_EQ(suspect_reason(1.1, 1e9, llc, "a", "b"), "");
   EXPECT_NE(suspect_reason(1.11, 1e9, llc, "a", "b").find("a is 111% of the b limit"),
