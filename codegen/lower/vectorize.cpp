@@ -32,9 +32,14 @@ bool contiguous_under_reductions(const Expr& e, int out_var, std::vector<int>& r
 SimdChoice choice(const Statement& st) {
   SimdChoice c;
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
+  // A reduction's loop can leave the innermost output loop only when its range does not depend on
+  // that loop's index. (No statement reads its own output: the checker rejects that.)
   if (st.rank() > 0) {
     const int inner = static_cast<int>(st.rank()) - 1;
     for (const Expr* r : tops) {
+      const IndexVar& kv = st.vars[r->ref];
+      if (!kv.lo || !kv.hi || depends_on(*kv.lo, inner, &st) || depends_on(*kv.hi, inner, &st))
+        continue;
       std::vector<int> reductions;
       if (contiguous_under_reductions(*r, inner, reductions)) c.outside.insert(r->ref);
     }

@@ -11,6 +11,12 @@
 // loops (x[r, c] summed over c), and one without is scalar code. A backend may decline a vector
 // loop its printer cannot vectorise (mojo: reads not contiguous in the loop, bool values) and run
 // that loop as scalar code; it never vectorises a loop the rule does not choose.
+//
+// A reduction goes outside only when its range does not depend on the innermost output index, so
+// that each output's terms, and their order, stay those of the plain loop nest (the checker
+// rejects a statement that reads its own output, so no value read changes either). A printer that runs such a reduction's loop
+// outside the vector loop keeps the accumulators of a block of kOutsideBlock outputs at a time
+// (cpu), or of one vector (mojo); mlir orders the loops of its generic so.
 #pragma once
 
 #include <string>
@@ -18,6 +24,11 @@
 #include "ir/ir.h"
 
 namespace sb {
+
+// The outputs of the vector loop whose accumulators a printer keeps at once when a reduction's
+// loop runs outside that loop (SimdChoice::outside): few enough for the first-level cache, enough
+// that each of the reduction's terms reads whole cache lines.
+constexpr int kOutsideBlock = 512;
 
 // Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a typechecked
 // spec.

@@ -80,6 +80,27 @@ TEST(Vectorize, OnlyTheReductionsWithAContiguousReadGoOutside) {
   EXPECT_EQ(c.outside, (std::set<int>{tops[0]->ref}));
 }
 
+TEST(Vectorize, AColumnSumPutsItsSumOutsideTheColumnLoop) {
+  // a[r, c] summed over r for each c: the read is contiguous in the output index under r.
+  const Spec spec = planned(rc_tensors({"a", "v"}), "  v[c] = sum(r in 0..R: a[r, c])\n");
+  const SimdChoice& c = spec.schedule.simd[0];
+  EXPECT_EQ(c.whole, SimdLoops::Outputs);
+  EXPECT_EQ(c.outside, (std::set<int>{spec.stmts[0].rhs->ref}));
+}
+
+TEST(Vectorize, ASumWhoseRangeFollowsTheVectorIndexStaysInside) {
+  // k runs to j: its loop cannot go outside the j loop, so the statement vectorises its sum.
+  const Spec spec =
+      planned(rc_tensors({"b", "y"}), "  y[i, j] = sum(k in 0..j + 1: b[k, j])\n");
+  const SimdChoice& c = spec.schedule.simd[0];
+  EXPECT_TRUE(c.outside.empty());
+  EXPECT_EQ(c.whole, SimdLoops::Reductions);
+  // A range that follows an outer output index only is fine.
+  const Spec outer =
+      planned(rc_tensors({"a", "y"}), "  y[i, j] = sum(k in 0..i + 1: a[k, j])\n");
+  EXPECT_EQ(outer.schedule.simd[0].outside, (std::set<int>{outer.stmts[0].rhs->ref}));
+}
+
 TEST(Vectorize, TheRestOfAContractionHasItsOwnChoice) {
   const Spec spec = planned(
       rc_tensors({"a", "b", "bias", "y"}),

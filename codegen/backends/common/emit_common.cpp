@@ -1053,6 +1053,21 @@ void StmtLowering::fold_terms(const Expr& e, const std::string& acc, CodeWriter&
   w.close();
 }
 
+void StmtLowering::open_reduction(const Expr& e, CodeWriter& w) {
+  SB_ASSERT(e.kind == ExprKind::Reduce, "open_reduction of an expression that is not a reduction");
+  const IndexVar& v = st_.vars[e.ref];
+  SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+  const std::string& k = var_names_[e.ref];
+  const std::string lo = sub(*v.lo, w, 0, nullptr, 0);
+  const std::string hi = sub(*v.hi, w, 0, nullptr, kPrecRel + 1);
+  w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+}
+
+void StmtLowering::fold_term(const Expr& e, const std::string& acc, CodeWriter& w) {
+  combine(e, acc, sub(*e.args[0], w, 1, nullptr, 0), w);
+}
+
 }  // namespace sb
 
 // ---- File assembly ----------------------------------------------------------------------------

@@ -239,6 +239,14 @@ class StmtLowering {
   void open_running(const Expr& e, const std::string& acc, CodeWriter& w);
   void fold_terms(const Expr& e, const std::string& acc, CodeWriter& w);
 
+  // A reduction whose loop is printed apart from the loops of the outputs it feeds (a loop the
+  // vectorize pass puts outside the vector loop: SimdChoice::outside, lower/vectorize.h).
+  // open_reduction opens `for (int64_t k = lo; k < hi; ++k) {` of reduction `e` (the caller
+  // closes it); fold_term, inside it with the output indices bound, writes `acc = acc op term;`
+  // for the term at the current k.
+  void open_reduction(const Expr& e, CodeWriter& w);
+  void fold_term(const Expr& e, const std::string& acc, CodeWriter& w);
+
   // Tensors and sizes the printed code used, ascending (spec order).
   const std::set<int>& used_tensors() const { return used_tensors_; }
   const std::set<int>& used_sizes() const { return used_sizes_; }

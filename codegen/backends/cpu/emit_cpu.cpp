@@ -65,10 +65,74 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
 }
 
+// Whether every top-level reduction of `st` runs outside its vector loop (SimdChoice::outside).
+bool all_outside(const Statement& st, const SimdChoice& simd) {
+  const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
+  if (tops.empty()) return false;
+  for (const Expr* r : tops)
+    if (!simd.outside.count(r->ref)) return false;
+  return true;
+}
+
+// A statement of rank > 0 whose vector loop is its innermost output loop, with every top-level
+// reduction's loop outside it (lower/vectorize.h): the outer output loops (the outermost
+// parallel, unless `in_row` bound it), then blocks of kOutsideBlock elements of the innermost
+// output index (parallel for a rank-1 statement). In a block each reduction keeps one
+// accumulator per output in a local array and takes its terms one k at a time, an `omp simd` loop
+// over the block each, so every read that is contiguous in the output index streams whole cache
+// lines. Each output's terms are combined in the plain loop nest's order.
+void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) {
+    if (!in_row && d == 0) w.line("#pragma omp parallel for schedule(static)");
+    const std::string& v = L.var_name(static_cast<int>(d));
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+  }
+  const std::string& j = L.var_name(static_cast<int>(rank) - 1);
+  const std::string n = L.extent(st.out, rank - 1, kPrecAdd + 1);
+  const std::string block = std::to_string(kOutsideBlock);
+  if (!in_row && rank == 1) w.line("#pragma omp parallel for schedule(static)");
+  w.open("for (int64_t sb_jb = 0; sb_jb < " + n + "; sb_jb += " + block + ") {");
+  w.line("const int64_t sb_je = " + n + " - sb_jb < " + block + " ? " + n + " : sb_jb + " + block +
+         ";");
+  auto open_block_loop = [&] {
+    w.line("#pragma omp simd");
+    w.open("for (int64_t " + j + " = sb_jb; " + j + " < sb_je; ++" + j + ") {");
+  };
+  const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
+  std::vector<std::string> accs;
+  for (size_t r = 0; r < tops.size(); ++r) {
+    const Expr& red = *tops[r];
+    const DType t = value_type(red);
+    const std::string acc = "sb_block" + std::to_string(r);
+    const std::string lane = acc + "[" + j + " - sb_jb]";
+    w.line(std::string(c_type(t)) + " " + acc + "[" + block + "] __attribute__((aligned(64)));");
+    open_block_loop();
+    w.line(lane + " = " + reduce_identity(red.rop, t) + ";");
+    w.close();
+    L.open_reduction(red, w);
+    open_block_loop();
+    L.fold_term(red, lane, w);
+    w.close();
+    w.close();
+    accs.push_back(lane);
+  }
+  open_block_loop();
+  for (size_t r = 0; r < tops.size(); ++r) L.set_override(tops[r], accs[r]);
+  L.assign(w);
+  L.clear_overrides();
+  w.close();
+  w.close();
+  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
+}
+
 // Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
 // `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
 // loop): only the other dimensions get loops, none of them parallel. Under `omp`, a running scan
-// (lower/running_scans.h) is printed by emit_running_scan instead.
+// (lower/running_scans.h) is printed by emit_running_scan instead, and a statement whose
+// reductions go outside its vector loop by emit_outside_nest.
 void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
@@ -78,6 +142,7 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
   // outside row groups (lower/parallelize.h).
   const SimdChoice& simd = simd_choice(L.spec(), st);
   const bool simd_out = (in_row ? simd.rows : simd.whole) == SimdLoops::Outputs;
+  if (omp && simd_out && all_outside(st, simd)) return emit_outside_nest(L, w, in_row);
   SB_ASSERT(in_row || parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
             "a statement of rank > 0 whose parallel loop is not its outermost output loop");
   for (size_t d = in_row ? 1 : 0; d < rank; ++d) {

@@ -37,13 +37,24 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict s, const in
 // s[j] = sum(i in 0..R: x[i, j])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const int64_t R,
                            const int64_t C) {
-  #pragma omp parallel for simd schedule(static)
-  for (int64_t j = 0; j < C; ++j) {
-    float sb_acc0 = 0.0f;
-    for (int64_t i = 0; i < R; ++i) {
-      sb_acc0 += x[i * C + j];
+  #pragma omp parallel for schedule(static)
+  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 512) {
+    const int64_t sb_je = C - sb_jb < 512 ? C : sb_jb + 512;
+    float sb_block0[512] __attribute__((aligned(64)));
+    #pragma omp simd
+    for (int64_t j = sb_jb; j < sb_je; ++j) {
+      sb_block0[j - sb_jb] = 0.0f;
     }
-    s[j] = sb_acc0;
+    for (int64_t i = 0; i < R; ++i) {
+      #pragma omp simd
+      for (int64_t j = sb_jb; j < sb_je; ++j) {
+        sb_block0[j - sb_jb] += x[i * C + j];
+      }
+    }
+    #pragma omp simd
+    for (int64_t j = sb_jb; j < sb_je; ++j) {
+      s[j] = sb_block0[j - sb_jb];
+    }
   }
 }
 

@@ -37,15 +37,26 @@ static void sb_loops_s0(const float* __restrict a, float* __restrict y, const in
 
 // y[i] = sum(k in 0..3: a[i - k])
 static void sb_omp_simd_s0(const float* __restrict a, float* __restrict y, const int64_t N) {
-  #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < N; ++i) {
-    float sb_acc0 = 0.0f;
-    for (int64_t k = 0; k < 3; ++k) {
-      const int64_t sb_ld0_a_i0 = i - k;
-      const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
-      sb_acc0 += sb_ld0_a;
+  #pragma omp parallel for schedule(static)
+  for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 512) {
+    const int64_t sb_je = N - sb_jb < 512 ? N : sb_jb + 512;
+    float sb_block0[512] __attribute__((aligned(64)));
+    #pragma omp simd
+    for (int64_t i = sb_jb; i < sb_je; ++i) {
+      sb_block0[i - sb_jb] = 0.0f;
     }
-    y[i] = sb_acc0;
+    for (int64_t k = 0; k < 3; ++k) {
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        const int64_t sb_ld0_a_i0 = i - k;
+        const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
+        sb_block0[i - sb_jb] += sb_ld0_a;
+      }
+    }
+    #pragma omp simd
+    for (int64_t i = sb_jb; i < sb_je; ++i) {
+      y[i] = sb_block0[i - sb_jb];
+    }
   }
 }
 

@@ -520,13 +520,23 @@ static void sb_omp_simd_s1(const double* __restrict p, const double* __restrict 
                            const int64_t K) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < M; ++i) {
-    #pragma omp simd
-    for (int64_t j = 0; j < N; ++j) {
-      double sb_acc0 = 0.0;
-      for (int64_t k = 0; k < K; ++k) {
-        sb_acc0 += q[k * N + j] * p[k * M + i];
+    for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 512) {
+      const int64_t sb_je = N - sb_jb < 512 ? N : sb_jb + 512;
+      double sb_block0[512] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t j = sb_jb; j < sb_je; ++j) {
+        sb_block0[j - sb_jb] = 0.0;
       }
-      z[i * N + j] = sb_acc0;
+      for (int64_t k = 0; k < K; ++k) {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          sb_block0[j - sb_jb] += q[k * N + j] * p[k * M + i];
+        }
+      }
+      #pragma omp simd
+      for (int64_t j = sb_jb; j < sb_je; ++j) {
+        z[i * N + j] = sb_block0[j - sb_jb];
+      }
     }
   }
 }
