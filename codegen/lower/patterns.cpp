@@ -375,6 +375,17 @@ bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* w
   return true;
 }
 
+GemmLayout gemm_layout(const Statement& st, const Contraction& m) {
+  const IndexVar& kv = st.vars[m.k];
+  SB_ASSERT(kv.lo && kv.hi, "a contraction's sum without a range");
+  GemmLayout o;
+  if (m.x_trans) std::swap(o.x_i, o.x_k);
+  if (m.y_trans) std::swap(o.y_k, o.y_j);
+  if (!(kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0)) o.k0 = kv.lo.get();
+  o.k_end = kv.hi.get();
+  return o;
+}
+
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st) {
   MatmulMatch m;
   std::string why;

@@ -124,6 +124,20 @@ struct Contraction {
 };
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st);
 
+// A contraction's operands as a GEMM call takes them (BLAS, cuBLAS, the blocked GEMM): each
+// operand's step along each of its two indices, in elements, is 1 or the operand's row length
+// (the extent of its dimension 1). A sum whose range starts at k0 != 0 is the GEMM of the
+// operands' base pointers moved k0 steps along k, over end - k0 terms. The one home of that
+// layout; the printers spell it.
+enum class GemmStep { One, Row };
+struct GemmLayout {
+  GemmStep x_i = GemmStep::Row, x_k = GemmStep::One;  // x[i, k], or x[k, i] when x_trans
+  GemmStep y_k = GemmStep::Row, y_j = GemmStep::One;  // y[k, j], or y[j, k] when y_trans
+  const Expr* k0 = nullptr;                           // the sum's first k; null when it is 0
+  const Expr* k_end = nullptr;                        // the end of the sum's range
+};
+GemmLayout gemm_layout(const Statement& st, const Contraction& m);
+
 // A scalar output computed from one reduction: out = op(k in lo..hi: body(k)), optionally inside
 // an elementwise epilogue (e.g. `sqrt(sum(...))`). The body uses no other reduction; the bounds
 // use sizes only. Types f32, f64 or i32.

@@ -100,6 +100,30 @@ TEST(MatchContraction, OperandOrderAndLayouts) {
   EXPECT_TRUE(nt->y_trans);
 }
 
+TEST(GemmLayout, StepsFollowTheOperandsLayoutsAndTheSumsStart) {
+  const Loaded plain = load(kMats, "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n");
+  ASSERT_EQ(plain.error, "");
+  const Statement& st = plain.spec.stmts[0];
+  const GemmLayout o = gemm_layout(st, *match_contraction(plain.spec, st));
+  EXPECT_EQ(o.x_i, GemmStep::Row);
+  EXPECT_EQ(o.x_k, GemmStep::One);
+  EXPECT_EQ(o.y_k, GemmStep::Row);
+  EXPECT_EQ(o.y_j, GemmStep::One);
+  EXPECT_EQ(o.k0, nullptr);
+  EXPECT_EQ(o.k_end, st.vars[2].hi.get());
+
+  const Loaded tt = load(kMats, "  c[i, j] = sum(k in 1..K: at[k, i] * bt[j, k])\n");
+  ASSERT_EQ(tt.error, "");
+  const Statement& st2 = tt.spec.stmts[0];
+  const GemmLayout t = gemm_layout(st2, *match_contraction(tt.spec, st2));
+  EXPECT_EQ(t.x_i, GemmStep::One);  // at[k, i]: i is contiguous, k steps over rows
+  EXPECT_EQ(t.x_k, GemmStep::Row);
+  EXPECT_EQ(t.y_k, GemmStep::One);  // bt[j, k]
+  EXPECT_EQ(t.y_j, GemmStep::Row);
+  ASSERT_NE(t.k0, nullptr);  // the sum starts at 1: the pointers move along k
+  EXPECT_EQ(t.k0, st2.vars[2].lo.get());
+}
+
 TEST(MatchContraction, EpilogueTerms) {
   for (const char* c : {"c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]) + bias[j]",
                         "c[i, j] = bias[j] + sum(k in 0..K: a[i, k] * b[k, j])",

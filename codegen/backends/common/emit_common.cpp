@@ -527,25 +527,28 @@ std::string paren(const std::string& text, int prec, int min_prec) {
 
 LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
   const Statement& st = L.stmt();
-  const IndexVar& kv = st.vars[m.k];
-  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  const GemmLayout o = gemm_layout(st, m);
   LibraryGemm g;
   g.x = L.tensor_name(m.x);
   g.y = L.tensor_name(m.y);
   g.c = L.tensor_name(st.out);
   const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
-  const std::string lo = L.expr(*kv.lo, w, kPrecMul);
-  const std::string hi = L.expr(*kv.hi, w, kPrecAdd);
+  g.xs_i = o.x_i == GemmStep::Row ? xw : "1";
+  g.xs_k = o.x_k == GemmStep::Row ? xw : "1";
+  g.ys_k = o.y_k == GemmStep::Row ? yw : "1";
+  g.ys_j = o.y_j == GemmStep::Row ? yw : "1";
+  const std::string lo = o.k0 ? L.expr(*o.k0, w, kPrecMul) : "0";
+  const std::string hi = L.expr(*o.k_end, w, kPrecAdd);
   g.xp = g.x;
   g.yp = g.y;
-  if (!zero_lo) {
+  if (o.k0) {
     // X(i, k0 + k) and Y(k0 + k, j): offset the base pointers along k.
-    g.xp = g.x + " + " + lo + (m.x_trans ? " * " + xw : "");
-    g.yp = g.y + " + " + lo + (m.y_trans ? "" : " * " + yw);
+    g.xp = g.x + " + " + lo + (o.x_k == GemmStep::Row ? " * " + xw : "");
+    g.yp = g.y + " + " + lo + (o.y_k == GemmStep::Row ? " * " + yw : "");
   }
   w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
   w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
-  w.line("const int64_t sb_k = " + (zero_lo ? hi : hi + " - " + lo) + ";");
+  w.line("const int64_t sb_k = " + (o.k0 ? hi + " - " + lo : hi) + ";");
   return g;
 }
 

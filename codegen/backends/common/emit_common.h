@@ -364,13 +364,16 @@ std::string dispatch_section(const Spec& spec, const std::string& backend);
 // Parenthesises `text` when its precedence is below `min_prec`.
 std::string paren(const std::string& text, int prec, int min_prec);
 
-// The operands of a library GEMM call (BLAS, cuBLAS) for contraction `m` lowered by `L`: the
-// tensors' C names and the operands' base pointers, offset along k to the sum's first k when
-// its range does not start at 0. Writes `sb_m`, `sb_n` and `sb_k` (the output's extents and the
-// length of the sum) to `w`, after whatever the range's bounds hoist.
+// The operands of a GEMM call (BLAS, cuBLAS, the blocked GEMM) for contraction `m` lowered by
+// `L`, in C (their layout: gemm_layout, lower/patterns.h): the tensors' C names, the operands'
+// base pointers, offset along k to the sum's first k when its range does not start at 0, and
+// their steps. Writes `sb_m`, `sb_n` and `sb_k` (the output's extents and the length of the sum)
+// to `w`, after whatever the range's bounds hoist.
 struct LibraryGemm {
-  std::string x, y, c;  // the tensors
-  std::string xp, yp;   // the pointers passed for x and y
+  std::string x, y, c;             // the tensors
+  std::string xp, yp;              // the pointers passed for x and y
+  std::string xs_i, xs_k;          // x's steps along i and k: "1" or its row length
+  std::string ys_k, ys_j;          // y's steps along k and j
 };
 LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 

@@ -548,10 +548,7 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
                          int64_t kc, int64_t nc, CodeWriter& w) {
   w.line("// " + gemm_comment(L.tensor_name(L.stmt().out), L.tensor_name(m.x), m.x_trans,
                              L.tensor_name(m.y), m.y_trans, mc, kc, nc));
-  const auto [x, y, c, xp, yp] = library_gemm(L, m, w);
-  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
-  const std::string xs_i = m.x_trans ? "1" : xw, xs_k = m.x_trans ? xw : "1";
-  const std::string ys_k = m.y_trans ? "1" : yw, ys_j = m.y_trans ? yw : "1";
+  const auto [x, y, c, xp, yp, xs_i, xs_k, ys_k, ys_j] = library_gemm(L, m, w);
   const std::string sfx = dtype_name(m.type);
   const std::vector<std::string> args =
       gemm_args({"sb_m", "sb_n", "sb_k", xp, xs_i, xs_k, yp, ys_k, ys_j, c, "sb_n"}, mc, kc, nc);

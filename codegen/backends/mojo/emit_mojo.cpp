@@ -1407,18 +1407,18 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
 bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int64_t mc, int64_t kc,
                     int64_t nc, PyWriter& w) {
   const Statement& st = L.stmt();
-  const IndexVar& kv = st.vars[m.k];
-  const bool zero_lo = kv.lo->kind == ExprKind::IntLit && kv.lo->ival == 0;
+  const GemmLayout o = gemm_layout(st, m);
   const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
   const std::string xw = L.extent(m.x, 1, kMMul), yw = L.extent(m.y, 1, kMMul);
-  const std::string xs_i = m.x_trans ? "1" : xw, xs_k = m.x_trans ? xw : "1";
-  const std::string ys_k = m.y_trans ? "1" : yw, ys_j = m.y_trans ? yw : "1";
-  std::string kext = L.scalar(*kv.hi, w, 0), xp = x, yp = y;
-  if (!zero_lo) {
-    w.line("var sb_k0 = " + L.scalar(*kv.lo, w, 0) + "  # first k of the sum");
-    kext = L.scalar(*kv.hi, w, kMAdd) + " - sb_k0";
-    xp = x + ".unsafe_offset(sb_k0" + (xs_k == "1" ? "" : " * " + xs_k) + ")";
-    yp = y + ".unsafe_offset(sb_k0" + (ys_k == "1" ? "" : " * " + ys_k) + ")";
+  auto step = [](GemmStep s, const std::string& row) { return s == GemmStep::Row ? row : "1"; };
+  const std::string xs_i = step(o.x_i, xw), xs_k = step(o.x_k, xw);
+  const std::string ys_k = step(o.y_k, yw), ys_j = step(o.y_j, yw);
+  std::string kext = L.scalar(*o.k_end, w, 0), xp = x, yp = y;
+  if (o.k0) {
+    w.line("var sb_k0 = " + L.scalar(*o.k0, w, 0) + "  # first k of the sum");
+    kext = L.scalar(*o.k_end, w, kMAdd) + " - sb_k0";
+    xp = x + ".unsafe_offset(sb_k0" + (o.x_k == GemmStep::Row ? " * " + xs_k : "") + ")";
+    yp = y + ".unsafe_offset(sb_k0" + (o.y_k == GemmStep::Row ? " * " + ys_k : "") + ")";
   }
   L.needs().gemm.insert(m.type);
   L.needs().parallel = true;

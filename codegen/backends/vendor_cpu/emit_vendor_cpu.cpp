@@ -29,7 +29,8 @@ class VendorCpuEmitter final : public Emitter {
 // The body of a contraction statement's kernel: one GEMM call, then the rest of the statement.
 // Returns whether the rest of the statement uses streaming stores.
 bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, CodeWriter& w) {
-  const auto [x, y, c, xp, yp] = library_gemm(L, m, w);
+  const LibraryGemm g = library_gemm(L, m, w);
+  const std::string &x = g.x, &y = g.y, &c = g.c, &xp = g.xp, &yp = g.yp;
   w.line("if (sb_m <= 0 || sb_n <= 0) return;");
   w.open("if (sb_k <= 0) {  // an empty sum");
   w.line("for (int64_t sb_i = 0; sb_i < sb_m * sb_n; ++sb_i) " + c + "[sb_i] = " +

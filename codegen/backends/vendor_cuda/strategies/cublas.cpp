@@ -37,7 +37,8 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
   StmtLowering L(spec, st, &helpers);
   CodeWriter w(1);
   w.open("{");
-  const auto [x, y, c, xp, yp] = library_gemm(L, m, w);
+  const LibraryGemm g = library_gemm(L, m, w);
+  const std::string &x = g.x, &y = g.y, &c = g.c, &xp = g.xp, &yp = g.yp;
   const char* blas = scalar(m.type).blas_prefix;
   SB_ASSERT(blas, std::string("no cuBLAS GEMM of ") + dtype_name(m.type));
   const std::string gemm = std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
