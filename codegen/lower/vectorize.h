@@ -27,8 +27,11 @@ namespace sb {
 
 // The outputs of the vector loop whose accumulators a printer keeps at once when a reduction's
 // loop runs outside that loop (SimdChoice::outside): few enough for the first-level cache, enough
-// that each of the reduction's terms reads whole cache lines.
-constexpr int kOutsideBlock = 512;
+// that each of the reduction's terms reads whole cache lines. Of 64, 128 and 512 f32 outputs
+// (results/vm/outside16-20261202.json and quick runs on the development VM, 2 cores), 128 was
+// the fastest on the short convolutions (conv1d, puzzle_conv1d, puzzle_pooling) by 1.3-1.9x;
+// axis_sum's column sum ran within the machine's noise at each.
+constexpr int kOutsideBlock = 128;
 
 // Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a typechecked
 // spec.

@@ -32,6 +32,11 @@ void CodeWriter::close(const std::string& text) {
   line(text);
 }
 
+void CodeWriter::close_open(const std::string& text) {
+  close(text);
+  ++indent_;
+}
+
 std::string wrap_call(const std::string& head, const std::vector<std::string>& args,
                       const std::string& tail, int indent) {
   constexpr size_t kColumns = 100;
@@ -924,6 +929,10 @@ StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int d
   SB_ASSERT(e.args.size() == tn.shape.size(), "read with the wrong number of subscripts");
 
   std::vector<Piece> subs;
+  if (assume_inside_) {
+    for (const auto& a : e.args) subs.push_back(print(*a, w, depth, pragma));
+    return {name + "[" + flat_index_p(t, subs) + "]", kPrecPrimary};
+  }
   switch (tn.boundary) {
     case Boundary::None:
       for (const auto& a : e.args) subs.push_back(print(*a, w, depth, pragma));
@@ -1069,6 +1078,50 @@ void StmtLowering::open_reduction(const Expr& e, CodeWriter& w) {
 
 void StmtLowering::fold_term(const Expr& e, const std::string& acc, CodeWriter& w) {
   combine(e, acc, sub(*e.args[0], w, 1, nullptr, 0), w);
+}
+
+std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var,
+                                                          const std::string& first,
+                                                          const std::string& last,
+                                                          const std::set<int>& unbound,
+                                                          CodeWriter& w) {
+  // The checked subscripts, each as (tensor, dimension, subscript).
+  struct Checked {
+    int t;
+    size_t d;
+    const Expr* sub;
+    bool varies;  // it uses `var`: checked at both ends
+  };
+  std::vector<Checked> checked;
+  bool ok = true;
+  std::function<void(const Expr&)> walk = [&](const Expr& x) {
+    if (overrides_.count(&x)) return;
+    if (x.kind == ExprKind::Read && spec_.tensors[x.ref].boundary != Boundary::None) {
+      for (size_t d = 0; d < x.args.size(); ++d) {
+        if (obviously_inside(*x.args[d], x.ref, d)) continue;
+        const std::optional<Affine> a = decompose(*x.args[d], var_free);
+        if (!a || a->overflow) ok = false;  // atoms: var_free subtrees, constants here
+        for (int u : unbound)
+          if (depends_on(*x.args[d], u, &st_)) ok = false;
+        checked.push_back({x.ref, d, x.args[d].get(), a && a->uses_var(var)});
+      }
+    }
+    for (const auto& a : x.args) walk(*a);
+  };
+  walk(e);
+  if (!ok) return std::nullopt;
+  std::string cond;
+  const std::string name = var_names_[var];
+  for (const Checked& c : checked) {
+    for (int end = 0; end < (c.varies ? 2 : 1); ++end) {
+      var_names_[var] = end == 0 ? first : last;
+      const std::string s = sub(*c.sub, w, 0, nullptr, kPrecRel + 1);
+      var_names_[var] = name;
+      cond += (cond.empty() ? "" : " && ") + s + " >= 0 && " + s + " < " +
+              extent(c.t, c.d, kPrecRel + 1);
+    }
+  }
+  return cond;
 }
 
 }  // namespace sb

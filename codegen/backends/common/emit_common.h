@@ -41,6 +41,8 @@ class CodeWriter {
   void open(const std::string& text);
   // Closes one level and writes `text` (default "}").
   void close(const std::string& text = "}");
+  // Closes one level, writes `text` (e.g. "} else {") and indents what follows again.
+  void close_open(const std::string& text);
   // Appends already-formatted text verbatim (each of its lines must end with '\n').
   void raw(const std::string& text) { out_ += text; }
   int indent() const { return indent_; }
@@ -247,6 +249,20 @@ class StmtLowering {
   void open_reduction(const Expr& e, CodeWriter& w);
   void fold_term(const Expr& e, const std::string& acc, CodeWriter& w);
 
+  // The reads of `e` that need boundary handling (a zero or clamp rule, a subscript that may
+  // fall outside), outside the nodes printed by an override: the C condition under which all of
+  // them are inside their tensors for every value of index variable `var` from `first` to `last`
+  // (C expressions, inclusive), with the other variables they use bound. "" when no read needs
+  // it; nullopt when the condition cannot be put so: a subscript that is not affine, or that uses
+  // a variable of `unbound` (one of a reduction nested in `e`, say). Affine subscripts take
+  // their extremes at `first` and `last`.
+  std::optional<std::string> inside_condition(const Expr& e, int var, const std::string& first,
+                                              const std::string& last,
+                                              const std::set<int>& unbound, CodeWriter& w);
+  // While set, reads print without boundary handling: code that runs only where
+  // inside_condition holds.
+  void set_assume_inside(bool on) { assume_inside_ = on; }
+
   // Tensors and sizes the printed code used, ascending (spec order).
   const std::set<int>& used_tensors() const { return used_tensors_; }
   const std::set<int>& used_sizes() const { return used_sizes_; }
@@ -283,6 +299,7 @@ class StmtLowering {
   std::map<const Expr*, std::function<void(CodeWriter&)>> prologues_;
   VectorMath* vector_math_ = nullptr;
   std::map<int, std::string> row_local_;
+  bool assume_inside_ = false;
 };
 
 // The C spelling of the intrinsics that libm provides: the double function's name (f32 appends

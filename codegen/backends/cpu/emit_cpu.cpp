@@ -1,6 +1,7 @@
 #include "backends/cpu/emit_cpu.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -101,6 +102,54 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
     w.line("#pragma omp simd");
     w.open("for (int64_t " + j + " = sb_jb; " + j + " < sb_je; ++" + j + ") {");
   };
+  // The reduction variables; `bound` is the one whose loop is open.
+  auto unbound_but = [&](int bound) {
+    std::set<int> u;
+    for (size_t v = rank; v < st.vars.size(); ++v)
+      if (static_cast<int>(v) != bound) u.insert(static_cast<int>(v));
+    return u;
+  };
+  // The loop over the block, `body` inside it. Where reads of `e` need boundary handling and
+  // their subscripts are affine, twice: without the handling when they are all inside for the
+  // whole block (the common case, away from the tensors' edges), with it otherwise.
+  auto block_loop = [&](const Expr& e, int bound, const std::function<void()>& body) {
+    const std::optional<std::string> inside =
+        L.inside_condition(e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)",
+                           unbound_but(bound), w);
+    if (!inside || inside->empty()) {
+      open_block_loop();
+      body();
+      w.close();
+      return;
+    }
+    w.line("// Every read of the block inside its tensor: no boundary checks.");
+    // The condition's terms, as many to a line as fit in 100 columns.
+    std::vector<std::string> lines{"if ("};
+    size_t at = 0;
+    const std::string& c = *inside;
+    while (at <= c.size()) {
+      const size_t next = std::min(c.find(" && ", at), c.size());
+      const std::string term = c.substr(at, next - at) + (next < c.size() ? " &&" : ") {");
+      const size_t width = 2 * w.indent() + (lines.size() > 1 ? 4 : 0);
+      if (lines.back() != "if (" && width + lines.back().size() + 1 + term.size() > 100)
+        lines.push_back(term);
+      else
+        lines.back() += (lines.back() == "if (" ? "" : " ") + term;
+      at = next + 4;
+    }
+    for (size_t i = 0; i + 1 < lines.size(); ++i) w.line((i ? "    " : "") + lines[i]);
+    w.open((lines.size() > 1 ? "    " : "") + lines.back());
+    L.set_assume_inside(true);
+    open_block_loop();
+    body();
+    w.close();
+    L.set_assume_inside(false);
+    w.close_open("} else {");
+    open_block_loop();
+    body();
+    w.close();
+    w.close();
+  };
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
   std::vector<std::string> accs;
   for (size_t r = 0; r < tops.size(); ++r) {
@@ -113,17 +162,13 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
     w.line(lane + " = " + reduce_identity(red.rop, t) + ";");
     w.close();
     L.open_reduction(red, w);
-    open_block_loop();
-    L.fold_term(red, lane, w);
-    w.close();
+    block_loop(*red.args[0], red.ref, [&] { L.fold_term(red, lane, w); });
     w.close();
     accs.push_back(lane);
   }
-  open_block_loop();
   for (size_t r = 0; r < tops.size(); ++r) L.set_override(tops[r], accs[r]);
-  L.assign(w);
+  block_loop(*st.rhs, -1, [&] { L.assign(w); });
   L.clear_overrides();
-  w.close();
   w.close();
   for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
 }

@@ -38,9 +38,9 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict s, const in
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const int64_t R,
                            const int64_t C) {
   #pragma omp parallel for schedule(static)
-  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 512) {
-    const int64_t sb_je = C - sb_jb < 512 ? C : sb_jb + 512;
-    float sb_block0[512] __attribute__((aligned(64)));
+  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
+    const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
+    float sb_block0[128] __attribute__((aligned(64)));
     #pragma omp simd
     for (int64_t j = sb_jb; j < sb_je; ++j) {
       sb_block0[j - sb_jb] = 0.0f;

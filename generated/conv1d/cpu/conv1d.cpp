@@ -41,19 +41,28 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                            float* __restrict y, const int64_t N, const int64_t K) {
   #pragma omp parallel for schedule(static)
-  for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 512) {
-    const int64_t sb_je = N - sb_jb < 512 ? N : sb_jb + 512;
-    float sb_block0[512] __attribute__((aligned(64)));
+  for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
+    const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
+    float sb_block0[128] __attribute__((aligned(64)));
     #pragma omp simd
     for (int64_t i = sb_jb; i < sb_je; ++i) {
       sb_block0[i - sb_jb] = 0.0f;
     }
     for (int64_t k = 0; k < K; ++k) {
-      #pragma omp simd
-      for (int64_t i = sb_jb; i < sb_je; ++i) {
-        const int64_t sb_ld0_x_i0 = i + k - K / 2;
-        const float sb_ld0_x = (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < N) ? x[sb_ld0_x_i0] : 0.0f;
-        sb_block0[i - sb_jb] += sb_ld0_x * w[k];
+      // Every read of the block inside its tensor: no boundary checks.
+      if (sb_jb + k - K / 2 >= 0 && sb_jb + k - K / 2 < N && (sb_je - 1) + k - K / 2 >= 0 &&
+          (sb_je - 1) + k - K / 2 < N) {
+        #pragma omp simd
+        for (int64_t i = sb_jb; i < sb_je; ++i) {
+          sb_block0[i - sb_jb] += x[i + k - K / 2] * w[k];
+        }
+      } else {
+        #pragma omp simd
+        for (int64_t i = sb_jb; i < sb_je; ++i) {
+          const int64_t sb_ld0_x_i0 = i + k - K / 2;
+          const float sb_ld0_x = (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < N) ? x[sb_ld0_x_i0] : 0.0f;
+          sb_block0[i - sb_jb] += sb_ld0_x * w[k];
+        }
       }
     }
     #pragma omp simd

@@ -262,9 +262,9 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict b,
                            float* __restrict c, const int64_t M, const int64_t N, const int64_t K) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < M; ++i) {
-    for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 512) {
-      const int64_t sb_je = N - sb_jb < 512 ? N : sb_jb + 512;
-      float sb_block0[512] __attribute__((aligned(64)));
+    for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
+      const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
+      float sb_block0[128] __attribute__((aligned(64)));
       #pragma omp simd
       for (int64_t j = sb_jb; j < sb_je; ++j) {
         sb_block0[j - sb_jb] = 0.0f;

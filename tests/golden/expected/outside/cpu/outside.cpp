@@ -4,11 +4,13 @@
 // Tensors (ABI order):
 //   0  x  f32[R, C]  in
 //   1  n  i32[R, C]  in
-//   2  s  f32[C]     out
-//   3  w  i32[C]     out
-//   4  m  f32[C]     out
-//   5  u  f32[R, C]  out
-//   6  t  f32[R, C]  out
+//   2  z  f32[R, C]  in, boundary zero
+//   3  s  f32[C]     out
+//   4  w  i32[C]     out
+//   5  m  f32[C]     out
+//   6  u  f32[R, C]  out
+//   7  t  f32[R, C]  out
+//   8  p  f32[C]     out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -104,15 +106,34 @@ static void sb_loops_s4(const float* __restrict x, float* __restrict t, const in
   }
 }
 
+// p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+static void sb_loops_s5(const float* __restrict z, float* __restrict p, const int64_t R,
+                        const int64_t C) {
+  for (int64_t c = 0; c < C; ++c) {
+    float sb_acc0 = 0.0f;
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t sb_ld0_z_i1 = c + 1;
+      const float sb_ld0_z = (sb_ld0_z_i1 >= 0 && sb_ld0_z_i1 < C) ? z[r * C + sb_ld0_z_i1] : 0.0f;
+      const int64_t sb_ld1_z_i1 = c - 1;
+      const float sb_ld1_z = (sb_ld1_z_i1 >= 0 && sb_ld1_z_i1 < C) ? z[r * C + sb_ld1_z_i1] : 0.0f;
+      sb_acc0 += sb_ld0_z * sb_ld1_z;
+    }
+    const int64_t sb_ld2_z_i1 = c - 1;
+    const float sb_ld2_z =
+        (0 >= 0 && 0 < R && sb_ld2_z_i1 >= 0 && sb_ld2_z_i1 < C) ? z[sb_ld2_z_i1] : 0.0f;
+    p[c] = sb_acc0 + sb_ld2_z;
+  }
+}
+
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // s[c] = sum(r in 0..R: x[r, c])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const int64_t R,
                            const int64_t C) {
   #pragma omp parallel for schedule(static)
-  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 512) {
-    const int64_t sb_je = C - sb_jb < 512 ? C : sb_jb + 512;
-    float sb_block0[512] __attribute__((aligned(64)));
+  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
+    const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
+    float sb_block0[128] __attribute__((aligned(64)));
     #pragma omp simd
     for (int64_t c = sb_jb; c < sb_je; ++c) {
       sb_block0[c - sb_jb] = 0.0f;
@@ -134,9 +155,9 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const
 static void sb_omp_simd_s1(const int32_t* __restrict n, int32_t* __restrict w, const int64_t R,
                            const int64_t C) {
   #pragma omp parallel for schedule(static)
-  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 512) {
-    const int64_t sb_je = C - sb_jb < 512 ? C : sb_jb + 512;
-    int32_t sb_block0[512] __attribute__((aligned(64)));
+  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
+    const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
+    int32_t sb_block0[128] __attribute__((aligned(64)));
     #pragma omp simd
     for (int64_t c = sb_jb; c < sb_je; ++c) {
       sb_block0[c - sb_jb] = 0;
@@ -158,9 +179,9 @@ static void sb_omp_simd_s1(const int32_t* __restrict n, int32_t* __restrict w, c
 static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const int64_t R,
                            const int64_t C) {
   #pragma omp parallel for schedule(static)
-  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 512) {
-    const int64_t sb_je = C - sb_jb < 512 ? C : sb_jb + 512;
-    float sb_block0[512] __attribute__((aligned(64)));
+  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
+    const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
+    float sb_block0[128] __attribute__((aligned(64)));
     #pragma omp simd
     for (int64_t c = sb_jb; c < sb_je; ++c) {
       sb_block0[c - sb_jb] = -INFINITY;
@@ -183,9 +204,9 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict u, const
                            const int64_t C) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < R; ++i) {
-    for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 512) {
-      const int64_t sb_je = C - sb_jb < 512 ? C : sb_jb + 512;
-      float sb_block0[512] __attribute__((aligned(64)));
+    for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
+      const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
+      float sb_block0[128] __attribute__((aligned(64)));
       #pragma omp simd
       for (int64_t c = sb_jb; c < sb_je; ++c) {
         sb_block0[c - sb_jb] = 0.0f;
@@ -220,6 +241,57 @@ static void sb_omp_simd_s4(const float* __restrict x, float* __restrict t, const
   }
 }
 
+// p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+static void sb_omp_simd_s5(const float* __restrict z, float* __restrict p, const int64_t R,
+                           const int64_t C) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
+    const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
+    float sb_block0[128] __attribute__((aligned(64)));
+    #pragma omp simd
+    for (int64_t c = sb_jb; c < sb_je; ++c) {
+      sb_block0[c - sb_jb] = 0.0f;
+    }
+    for (int64_t r = 0; r < R; ++r) {
+      // Every read of the block inside its tensor: no boundary checks.
+      if (sb_jb + 1 >= 0 && sb_jb + 1 < C && (sb_je - 1) + 1 >= 0 && (sb_je - 1) + 1 < C &&
+          sb_jb - 1 >= 0 && sb_jb - 1 < C && (sb_je - 1) - 1 >= 0 && (sb_je - 1) - 1 < C) {
+        #pragma omp simd
+        for (int64_t c = sb_jb; c < sb_je; ++c) {
+          sb_block0[c - sb_jb] += z[r * C + (c + 1)] * z[r * C + (c - 1)];
+        }
+      } else {
+        #pragma omp simd
+        for (int64_t c = sb_jb; c < sb_je; ++c) {
+          const int64_t sb_ld0_z_i1 = c + 1;
+          const float sb_ld0_z =
+              (sb_ld0_z_i1 >= 0 && sb_ld0_z_i1 < C) ? z[r * C + sb_ld0_z_i1] : 0.0f;
+          const int64_t sb_ld1_z_i1 = c - 1;
+          const float sb_ld1_z =
+              (sb_ld1_z_i1 >= 0 && sb_ld1_z_i1 < C) ? z[r * C + sb_ld1_z_i1] : 0.0f;
+          sb_block0[c - sb_jb] += sb_ld0_z * sb_ld1_z;
+        }
+      }
+    }
+    // Every read of the block inside its tensor: no boundary checks.
+    if (0 >= 0 && 0 < R && sb_jb - 1 >= 0 && sb_jb - 1 < C && (sb_je - 1) - 1 >= 0 &&
+        (sb_je - 1) - 1 < C) {
+      #pragma omp simd
+      for (int64_t c = sb_jb; c < sb_je; ++c) {
+        p[c] = sb_block0[c - sb_jb] + z[c - 1];
+      }
+    } else {
+      #pragma omp simd
+      for (int64_t c = sb_jb; c < sb_je; ++c) {
+        const int64_t sb_ld2_z_i1 = c - 1;
+        const float sb_ld2_z =
+            (0 >= 0 && 0 < R && sb_ld2_z_i1 >= 0 && sb_ld2_z_i1 < C) ? z[sb_ld2_z_i1] : 0.0f;
+        p[c] = sb_block0[c - sb_jb] + sb_ld2_z;
+      }
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -228,11 +300,13 @@ static void sb_omp_simd_s4(const float* __restrict x, float* __restrict t, const
 static int sb_variant_loops(const sb_args* sb_a) {
   const float* x = (const float*)sb_a->tensors[0];
   const int32_t* n = (const int32_t*)sb_a->tensors[1];
-  float* s = (float*)sb_a->tensors[2];
-  int32_t* w = (int32_t*)sb_a->tensors[3];
-  float* m = (float*)sb_a->tensors[4];
-  float* u = (float*)sb_a->tensors[5];
-  float* t = (float*)sb_a->tensors[6];
+  const float* z = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  int32_t* w = (int32_t*)sb_a->tensors[4];
+  float* m = (float*)sb_a->tensors[5];
+  float* u = (float*)sb_a->tensors[6];
+  float* t = (float*)sb_a->tensors[7];
+  float* p = (float*)sb_a->tensors[8];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -246,6 +320,8 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s3(x, u, R, C);
   // t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
   sb_loops_s4(x, t, R, C);
+  // p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+  sb_loops_s5(z, p, R, C);
   return 0;
 }
 
@@ -253,11 +329,13 @@ static int sb_variant_loops(const sb_args* sb_a) {
 static int sb_variant_omp_simd(const sb_args* sb_a) {
   const float* x = (const float*)sb_a->tensors[0];
   const int32_t* n = (const int32_t*)sb_a->tensors[1];
-  float* s = (float*)sb_a->tensors[2];
-  int32_t* w = (int32_t*)sb_a->tensors[3];
-  float* m = (float*)sb_a->tensors[4];
-  float* u = (float*)sb_a->tensors[5];
-  float* t = (float*)sb_a->tensors[6];
+  const float* z = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  int32_t* w = (int32_t*)sb_a->tensors[4];
+  float* m = (float*)sb_a->tensors[5];
+  float* u = (float*)sb_a->tensors[6];
+  float* t = (float*)sb_a->tensors[7];
+  float* p = (float*)sb_a->tensors[8];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -271,6 +349,8 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s3(x, u, R, C);
   // t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
   sb_omp_simd_s4(x, t, R, C);
+  // p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+  sb_omp_simd_s5(z, p, R, C);
   return 0;
 }
 
@@ -287,7 +367,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "outside",  // spec
     "cpu",      // backend
-    7,          // tensors
+    9,          // tensors
     2,          // sizes
     2,          // variants
     sb_variants,

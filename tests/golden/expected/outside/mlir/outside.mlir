@@ -4,11 +4,13 @@
 // Tensors (ABI order):
 //   0  x  f32[R, C]  in
 //   1  n  i32[R, C]  in
-//   2  s  f32[C]     out
-//   3  w  i32[C]     out
-//   4  m  f32[C]     out
-//   5  u  f32[R, C]  out
-//   6  t  f32[R, C]  out
+//   2  z  f32[R, C]  in, boundary zero
+//   3  s  f32[C]     out
+//   4  w  i32[C]     out
+//   5  m  f32[C]     out
+//   6  u  f32[R, C]  out
+//   7  t  f32[R, C]  out
+//   8  p  f32[C]     out
 // Sizes (ABI order): R, C
 // Variants:
 //   openmp  strategy openmp
@@ -21,7 +23,7 @@
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @outside_openmp(%x: memref<?x?xf32> {llvm.noalias}, %n: memref<?x?xi32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %w: memref<?xi32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %u: memref<?x?xf32> {llvm.noalias}, %t: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @outside_openmp(%x: memref<?x?xf32> {llvm.noalias}, %n: memref<?x?xi32> {llvm.noalias}, %z: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %w: memref<?xi32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %u: memref<?x?xf32> {llvm.noalias}, %t: memref<?x?xf32> {llvm.noalias}, %p: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // s[c] = sum(r in 0..R: x[r, c])
     %0 = arith.constant 0.0 : f32
     linalg.fill ins(%0 : f32) outs(%s : memref<?xf32>)
@@ -151,6 +153,112 @@ module attributes {transform.with_named_sequence} {
       }
       linalg.yield %88 : f32
     }
+    // p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+    %96 = memref.alloc(%C) : memref<?xf32>
+    %97 = arith.constant 0.0 : f32
+    linalg.fill ins(%97 : f32) outs(%96 : memref<?xf32>)
+    %98 = arith.constant 0 : index
+    %99 = arith.subi %R, %98 : index
+    %100 = arith.constant 0 : index
+    %101 = arith.maxsi %99, %100 : index
+    %102 = arith.constant 0 : index
+    %103 = arith.constant 0 : index
+    %104 = memref.reinterpret_cast %96 to offset: [0], sizes: [%C, %101], strides: [%102, %103] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%104 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%96 : memref<?xf32>) {
+      ^bb0(%105: f32, %106: f32):
+      %107 = linalg.index 0 : index
+      %108 = linalg.index 1 : index
+      %109 = arith.addi %108, %98 : index
+      %110 = arith.constant 0 : index
+      %111 = arith.cmpi sge, %109, %110 : index
+      %112 = arith.cmpi slt, %109, %R : index
+      %113 = arith.andi %111, %112 : i1
+      %114 = arith.constant 1 : index
+      %115 = arith.subi %R, %114 : index
+      %116 = arith.minsi %109, %115 : index
+      %117 = arith.constant 0 : index
+      %118 = arith.maxsi %116, %117 : index
+      %119 = arith.constant 1 : index
+      %120 = arith.addi %107, %119 : index
+      %121 = arith.constant 0 : index
+      %122 = arith.cmpi sge, %120, %121 : index
+      %123 = arith.cmpi slt, %120, %C : index
+      %124 = arith.andi %122, %123 : i1
+      %125 = arith.andi %113, %124 : i1
+      %126 = arith.constant 1 : index
+      %127 = arith.subi %C, %126 : index
+      %128 = arith.minsi %120, %127 : index
+      %129 = arith.constant 0 : index
+      %130 = arith.maxsi %128, %129 : index
+      %131 = memref.load %z[%118, %130] : memref<?x?xf32>
+      %132 = arith.constant 0.0 : f32
+      %133 = arith.select %125, %131, %132 : f32
+      %134 = arith.constant 0 : index
+      %135 = arith.cmpi sge, %109, %134 : index
+      %136 = arith.cmpi slt, %109, %R : index
+      %137 = arith.andi %135, %136 : i1
+      %138 = arith.constant 1 : index
+      %139 = arith.subi %R, %138 : index
+      %140 = arith.minsi %109, %139 : index
+      %141 = arith.constant 0 : index
+      %142 = arith.maxsi %140, %141 : index
+      %143 = arith.constant 1 : index
+      %144 = arith.subi %107, %143 : index
+      %145 = arith.constant 0 : index
+      %146 = arith.cmpi sge, %144, %145 : index
+      %147 = arith.cmpi slt, %144, %C : index
+      %148 = arith.andi %146, %147 : i1
+      %149 = arith.andi %137, %148 : i1
+      %150 = arith.constant 1 : index
+      %151 = arith.subi %C, %150 : index
+      %152 = arith.minsi %144, %151 : index
+      %153 = arith.constant 0 : index
+      %154 = arith.maxsi %152, %153 : index
+      %155 = memref.load %z[%142, %154] : memref<?x?xf32>
+      %156 = arith.constant 0.0 : f32
+      %157 = arith.select %149, %155, %156 : f32
+      %158 = arith.mulf %133, %157 : f32
+      %159 = arith.addf %106, %158 fastmath<reassoc> : f32
+      linalg.yield %159 : f32
+    }
+    %160 = arith.constant 0 : index
+    %161 = memref.reinterpret_cast %p to offset: [0], sizes: [%C], strides: [%160] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%161, %96 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+        outs(%p : memref<?xf32>) {
+      ^bb0(%162: f32, %163: f32, %164: f32):
+      %165 = linalg.index 0 : index
+      %166 = arith.constant 0 : index
+      %167 = arith.constant 0 : index
+      %168 = arith.cmpi sge, %166, %167 : index
+      %169 = arith.cmpi slt, %166, %R : index
+      %170 = arith.andi %168, %169 : i1
+      %171 = arith.constant 1 : index
+      %172 = arith.subi %R, %171 : index
+      %173 = arith.minsi %166, %172 : index
+      %174 = arith.constant 0 : index
+      %175 = arith.maxsi %173, %174 : index
+      %176 = arith.constant 1 : index
+      %177 = arith.subi %165, %176 : index
+      %178 = arith.constant 0 : index
+      %179 = arith.cmpi sge, %177, %178 : index
+      %180 = arith.cmpi slt, %177, %C : index
+      %181 = arith.andi %179, %180 : i1
+      %182 = arith.andi %170, %181 : i1
+      %183 = arith.constant 1 : index
+      %184 = arith.subi %C, %183 : index
+      %185 = arith.minsi %177, %184 : index
+      %186 = arith.constant 0 : index
+      %187 = arith.maxsi %185, %186 : index
+      %188 = memref.load %z[%175, %187] : memref<?x?xf32>
+      %189 = arith.constant 0.0 : f32
+      %190 = arith.select %182, %188, %189 : f32
+      %191 = arith.addf %163, %190 : f32
+      linalg.yield %191 : f32
+    }
+    memref.dealloc %96 : memref<?xf32>
     return
   }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -172,8 +280,9 @@ module attributes {transform.with_named_sequence} {
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[1]; int64_t strides[1]; } sb_memref1;
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
 //|
-//| void _mlir_ciface_outside_openmp(sb_memref2*, sb_memref2*, sb_memref1*, sb_memref1*, sb_memref1*,
-//|                                  sb_memref2*, sb_memref2*, int64_t, int64_t);
+//| void _mlir_ciface_outside_openmp(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref1*, sb_memref1*,
+//|                                  sb_memref1*, sb_memref2*, sb_memref2*, sb_memref1*, int64_t,
+//|                                  int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -193,12 +302,14 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m1.strides[1] = 1;
 //|   sb_m1.sizes[0] = sb_s[0];
 //|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
-//|   sb_memref1 sb_m2;
+//|   sb_memref2 sb_m2;
 //|   sb_m2.allocated = sb_a->tensors[2];
 //|   sb_m2.aligned = sb_a->tensors[2];
 //|   sb_m2.offset = 0;
-//|   sb_m2.sizes[0] = sb_s[1];
-//|   sb_m2.strides[0] = 1;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
 //|   sb_memref1 sb_m3;
 //|   sb_m3.allocated = sb_a->tensors[3];
 //|   sb_m3.aligned = sb_a->tensors[3];
@@ -211,14 +322,12 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m4.offset = 0;
 //|   sb_m4.sizes[0] = sb_s[1];
 //|   sb_m4.strides[0] = 1;
-//|   sb_memref2 sb_m5;
+//|   sb_memref1 sb_m5;
 //|   sb_m5.allocated = sb_a->tensors[5];
 //|   sb_m5.aligned = sb_a->tensors[5];
 //|   sb_m5.offset = 0;
-//|   sb_m5.sizes[1] = sb_s[1];
-//|   sb_m5.strides[1] = 1;
-//|   sb_m5.sizes[0] = sb_s[0];
-//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   sb_m5.sizes[0] = sb_s[1];
+//|   sb_m5.strides[0] = 1;
 //|   sb_memref2 sb_m6;
 //|   sb_m6.allocated = sb_a->tensors[6];
 //|   sb_m6.aligned = sb_a->tensors[6];
@@ -227,8 +336,22 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m6.strides[1] = 1;
 //|   sb_m6.sizes[0] = sb_s[0];
 //|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
-//|   _mlir_ciface_outside_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, sb_s[0],
-//|                              sb_s[1]);
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[1];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref1 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[0] = sb_s[1];
+//|   sb_m8.strides[0] = 1;
+//|   _mlir_ciface_outside_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
+//|                              sb_s[0], sb_s[1]);
 //|   return 0;
 //| }
 //|
@@ -237,6 +360,6 @@ module attributes {transform.with_named_sequence} {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "outside", "mlir", 7, 2, 1, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "outside", "mlir", 9, 2, 1, sb_variants};
 //|   return &m;
 //| }

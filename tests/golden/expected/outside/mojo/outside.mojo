@@ -4,11 +4,13 @@
 # Tensors (ABI order):
 #   0  x  f32[R, C]  in
 #   1  n  i32[R, C]  in
-#   2  s  f32[C]     out
-#   3  w  i32[C]     out
-#   4  m  f32[C]     out
-#   5  u  f32[R, C]  out
-#   6  t  f32[R, C]  out
+#   2  z  f32[R, C]  in, boundary zero
+#   3  s  f32[C]     out
+#   4  w  i32[C]     out
+#   5  m  f32[C]     out
+#   6  u  f32[R, C]  out
+#   7  t  f32[R, C]  out
+#   8  p  f32[C]     out
 # Sizes (ABI order): R, C
 # Variants:
 #   vectorize_parallel  strategy vectorize_parallel
@@ -189,6 +191,51 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
+# p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
+                             p: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = C
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+            var c = sb_lo + sb_k
+            var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
+            for r in range(R):
+                var sb_ld0_z_i1 = c + 1
+                var sb_ld0_z = SIMD[DType.float32, sb_w](Float32(0.0))
+                if sb_ld0_z_i1 >= 0 and sb_ld0_z_i1 + sb_w <= C:
+                    sb_ld0_z = z.unsafe_load[width=sb_w](r * C + sb_ld0_z_i1)
+                else:
+                    for sb_l in range(sb_w):
+                        if sb_ld0_z_i1 + sb_l >= 0 and sb_ld0_z_i1 + sb_l < C:
+                            sb_ld0_z[sb_l] = z[unsafe_offset=r * C + (sb_ld0_z_i1 + sb_l)]
+                var sb_ld1_z_i1 = c - 1
+                var sb_ld1_z = SIMD[DType.float32, sb_w](Float32(0.0))
+                if sb_ld1_z_i1 >= 0 and sb_ld1_z_i1 + sb_w <= C:
+                    sb_ld1_z = z.unsafe_load[width=sb_w](r * C + sb_ld1_z_i1)
+                else:
+                    for sb_l in range(sb_w):
+                        if sb_ld1_z_i1 + sb_l >= 0 and sb_ld1_z_i1 + sb_l < C:
+                            sb_ld1_z[sb_l] = z[unsafe_offset=r * C + (sb_ld1_z_i1 + sb_l)]
+                sb_acc0 += sb_ld0_z * sb_ld1_z
+            var sb_ld2_z_i1 = c - 1
+            var sb_ld2_z = SIMD[DType.float32, sb_w](Float32(0.0))
+            if 0 >= 0 and 0 < R and sb_ld2_z_i1 >= 0 and sb_ld2_z_i1 + sb_w <= C:
+                sb_ld2_z = z.unsafe_load[width=sb_w](sb_ld2_z_i1)
+            else:
+                for sb_l in range(sb_w):
+                    if 0 >= 0 and 0 < R and sb_ld2_z_i1 + sb_l >= 0 and sb_ld2_z_i1 + sb_l < C:
+                        sb_ld2_z[sb_l] = z[unsafe_offset=sb_ld2_z_i1 + sb_l]
+            p.unsafe_store[width=sb_w](c, sb_acc0 + sb_ld2_z)
+
+        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+
+    parallelize(sb_chunk, sb_chunks)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -198,11 +245,13 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     initialize_runtime()
     var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
     var n = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Int32]()
-    var s = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
-    var w = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Int32]()
-    var m = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
-    var u = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
-    var t = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float32]()
+    var z = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
+    var s = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
+    var w = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Int32]()
+    var m = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
+    var u = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float32]()
+    var t = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var p = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -216,6 +265,8 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s3(x, u, R, C)
     # t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
     sb_vectorize_parallel_s4(x, t, R, C)
+    # p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
+    sb_vectorize_parallel_s5(z, p, R, C)
     return 0
 
 
@@ -235,7 +286,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="outside".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=7,
+            num_tensors=9,
             num_sizes=2,
             num_variants=1,
             variants=variants,

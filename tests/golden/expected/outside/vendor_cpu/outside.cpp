@@ -4,11 +4,13 @@
 // Tensors (ABI order):
 //   0  x  f32[R, C]  in
 //   1  n  i32[R, C]  in
-//   2  s  f32[C]     out
-//   3  w  i32[C]     out
-//   4  m  f32[C]     out
-//   5  u  f32[R, C]  out
-//   6  t  f32[R, C]  out
+//   2  z  f32[R, C]  in, boundary zero
+//   3  s  f32[C]     out
+//   4  w  i32[C]     out
+//   5  m  f32[C]     out
+//   6  u  f32[R, C]  out
+//   7  t  f32[R, C]  out
+//   8  p  f32[C]     out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -36,7 +38,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "outside",     // spec
     "vendor_cpu",  // backend
-    7,             // tensors
+    9,             // tensors
     2,             // sizes
     0,             // variants
     sb_variants,
