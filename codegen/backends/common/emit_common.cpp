@@ -994,23 +994,14 @@ StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int d
 StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int depth,
                                                const ReducePragma& pragma) {
   SB_ASSERT(e.ref >= 0 && e.ref < static_cast<int>(st_.vars.size()), "bad reduction var ref");
-  const IndexVar& v = st_.vars[e.ref];
-  SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
   const DType t = value_type(e);
   const std::string acc = "sb_acc" + std::to_string(next_acc_++);
   const std::string identity = reduce_identity(e.rop, t);
   w.line(std::string(c_type(t)) + " " + acc + " = " + identity + ";");
 
-  const std::string& k = var_names_[e.ref];
-  const std::string lo = sub(*v.lo, w, depth, nullptr, 0);
-  const std::string hi = sub(*v.hi, w, depth, nullptr, kPrecRel + 1);
-  if (pragma) {
-    ReduceSite site{&e, acc, depth, !contains_reduce(*e.args[0])};
-    std::string p = pragma(site);
-    if (!p.empty()) w.line(p);
-  }
-  w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
-  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+  std::string pragma_line;
+  if (pragma) pragma_line = pragma(ReduceSite{&e, acc, depth, !contains_reduce(*e.args[0])});
+  open_reduction(e, w, depth, pragma_line);
   combine(e, acc, sub(*e.args[0], w, depth + 1, pragma, 0), w);
   w.close();
   return {acc, kPrecPrimary};
@@ -1065,13 +1056,15 @@ void StmtLowering::fold_terms(const Expr& e, const std::string& acc, CodeWriter&
   w.close();
 }
 
-void StmtLowering::open_reduction(const Expr& e, CodeWriter& w) {
+void StmtLowering::open_reduction(const Expr& e, CodeWriter& w, int depth,
+                                  const std::string& pragma_line) {
   SB_ASSERT(e.kind == ExprKind::Reduce, "open_reduction of an expression that is not a reduction");
   const IndexVar& v = st_.vars[e.ref];
   SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
   const std::string& k = var_names_[e.ref];
-  const std::string lo = sub(*v.lo, w, 0, nullptr, 0);
-  const std::string hi = sub(*v.hi, w, 0, nullptr, kPrecRel + 1);
+  const std::string lo = sub(*v.lo, w, depth, nullptr, 0);
+  const std::string hi = sub(*v.hi, w, depth, nullptr, kPrecRel + 1);
+  if (!pragma_line.empty()) w.line(pragma_line);
   w.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
   if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
 }

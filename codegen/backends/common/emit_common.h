@@ -244,9 +244,11 @@ class StmtLowering {
   // A reduction whose loop is printed apart from the loops of the outputs it feeds (a loop the
   // vectorize pass puts outside the vector loop: SimdChoice::outside, lower/vectorize.h).
   // open_reduction opens `for (int64_t k = lo; k < hi; ++k) {` of reduction `e` (the caller
-  // closes it); fold_term, inside it with the output indices bound, writes `acc = acc op term;`
-  // for the term at the current k.
-  void open_reduction(const Expr& e, CodeWriter& w);
+  // closes it), after `pragma_line` when not empty, its bounds printed at hoisting depth `depth`;
+  // fold_term, inside it with the output indices bound, writes `acc = acc op term;` for the term
+  // at the current k. print_reduce opens its loops with it too.
+  void open_reduction(const Expr& e, CodeWriter& w, int depth = 0,
+                      const std::string& pragma_line = "");
   void fold_term(const Expr& e, const std::string& acc, CodeWriter& w);
 
   // The reads of `e` that need boundary handling (a zero or clamp rule, a subscript that may
