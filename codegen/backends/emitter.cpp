@@ -64,6 +64,13 @@ int64_t param(const Variant& v, const StrategyInfo& info, const std::string& nam
   return 0;
 }
 
+int64_t param_or(const Variant& v, const StrategyInfo& info, const std::string& name,
+                 int64_t fallback) {
+  for (const ParamInfo& p : info.params)
+    if (p.name == name) return param(v, info, name);
+  return fallback;
+}
+
 const StrategyInfo* find_strategy(const Emitter& e, const std::string& strategy) {
   // strategies() returns by value; keep one copy per emitter so the returned pointer stays valid
   // (map nodes never move).

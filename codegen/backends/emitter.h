@@ -85,6 +85,9 @@ std::string strategy_table_markdown();
 
 // A variant's parameter value: the spec's, else the strategy's default.
 int64_t param(const Variant& v, const StrategyInfo& info, const std::string& name);
+// As param() where the strategy has parameter `name`; `fallback` where it has none.
+int64_t param_or(const Variant& v, const StrategyInfo& info, const std::string& name,
+                 int64_t fallback);
 // The StrategyInfo of `strategy` in `e`, or nullptr.
 const StrategyInfo* find_strategy(const Emitter& e, const std::string& strategy);
 

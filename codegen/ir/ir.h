@@ -201,6 +201,13 @@ struct ParallelChoice {
   std::set<int> apart;
 };
 
+// Pass tile_transposes (lower/tile_transposes.h): the output dimension that a parallel strategy
+// tiles together with the innermost one in an elementwise statement, or -1.
+struct TileChoice {
+  int dim = -1;
+  int read = -1;  // the read that decided it, by its place in reads_of(*rhs)
+};
+
 // What the lowering passes decided for a spec; the printers read it instead of deciding.
 struct Schedule {
   bool row_fusion_done = false;       // pass row_fusion ran
@@ -208,6 +215,7 @@ struct Schedule {
   bool vectorize_done = false;        // pass vectorize ran
   bool parallelize_done = false;      // pass parallelize ran
   bool running_scans_done = false;    // pass running_scans ran
+  bool tile_transposes_done = false;  // pass tile_transposes ran
   std::vector<RowGroup> row_groups;   // in statement order, not overlapping
   std::vector<StreamChoice> streams;  // one per statement
   // One per statement: for a contraction (match_contraction, lower/patterns.h) run as a GEMM call,
@@ -225,6 +233,9 @@ struct Schedule {
   // Pass running_scans (lower/running_scans.h), one per statement: the reduction (Expr::ref) it
   // can compute as a running accumulator along its innermost output index, or -1.
   std::vector<int> running_scans;
+  // Pass tile_transposes, one per statement and one per contraction's epilogue (as simd).
+  std::vector<TileChoice> tiles;
+  std::vector<TileChoice> epilogue_tiles;
 };
 
 struct Spec {

@@ -6,6 +6,7 @@
 #include "lower/row_fusion.h"
 #include "lower/running_scans.h"
 #include "lower/streaming.h"
+#include "lower/tile_transposes.h"
 #include "lower/vectorize.h"
 #include "support/diag.h"
 
@@ -29,6 +30,8 @@ const std::vector<LowerPass>& lower_passes() {
                       "(lower/parallelize)"},
       {"running_scans", "per statement, the scan it can compute as a running accumulator along "
                         "its innermost output index, in O(n) (lower/running_scans)"},
+      {"tile_transposes", "per statement, the output dimension a parallel strategy tiles with "
+                          "the innermost one, for a read across rows (lower/tile_transposes)"},
       {"gpu_mapping", "cuda: per variant, the kernels its strategy maps the statements and "
                       "row groups onto, and where a fused group's tensors live "
                       "(lower/gpu_mapping)"},
@@ -56,6 +59,7 @@ Spec lower(const Spec& spec, const std::function<bool(Fn)>& spells, const std::s
       {"vectorize", vectorize, dump_vectorize},
       {"parallelize", parallelize, dump_parallelize},
       {"running_scans", running_scans, dump_running_scans},
+      {"tile_transposes", tile_transposes, dump_tile_transposes},
   };
   Spec out = clone(spec);
   for (Statement& st : out.stmts)

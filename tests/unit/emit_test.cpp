@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "backends/common/emit_common.h"
 #include "backends/emitter.h"
+#include "lower/tile_transposes.h"
 
 namespace sb {
 namespace {
@@ -313,11 +314,18 @@ TEST(EmitRegistry, OrderLookupAndParameters) {
   EXPECT_EQ(tpo->params[0].max, 1024);
   const StrategyInfo* omp = find_strategy(*find_emitter("cpu"), "omp_simd");
   ASSERT_NE(omp, nullptr);
-  ASSERT_EQ(omp->params.size(), 1u);
+  ASSERT_EQ(omp->params.size(), 3u);
   EXPECT_EQ(omp->params[0].name, "approx_math");
   EXPECT_EQ(omp->params[0].def, 0);
   EXPECT_EQ(omp->params[0].min, 0);
   EXPECT_EQ(omp->params[0].max, 1);
+  // The tiles of lower/tile_transposes.h, shared with mojo's vectorize_parallel.
+  EXPECT_EQ(omp->params[1].name, "tile");
+  EXPECT_EQ(omp->params[1].def, Tiles{}.outer);
+  EXPECT_EQ(omp->params[2].name, "tile_inner");
+  EXPECT_EQ(omp->params[2].def, Tiles{}.inner);
+  EXPECT_EQ(param_or(Variant{}, *omp, "tile_inner", -1), Tiles{}.inner);
+  EXPECT_EQ(param_or(Variant{}, *omp, "mc", -1), -1);
   EXPECT_TRUE(cuda.check_variant(Spec{}, v).ok());
 }
 

@@ -36,6 +36,7 @@ std::string rc_tensors(const std::vector<std::string>& names) {
       {"a", "{type: f32, shape: [R, C], role: in}"},
       {"b", "{type: f32, shape: [C, C], role: in}"},
       {"s", "{type: f32, shape: [R], role: out}"},
+      {"t", "{type: f32, shape: [C, R], role: in}"},
       {"v", "{type: f32, shape: [C], role: out}"},
       {"x", "{type: f32, shape: [C], role: in}"},
       {"y", "{type: f32, shape: [R, C], role: out}"},

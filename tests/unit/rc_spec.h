@@ -13,7 +13,8 @@ namespace sb {
 Spec load_rc_spec(const std::string& tensors, const std::string& compute);
 
 // The `tensors:` lines declaring the named tensors, from one table over sizes R and C:
-// a [R, C], b [C, C], x [C] and bias [C] in; y [R, C], s [R], v [C] and z (a scalar) out; all f32.
+// a [R, C], b [C, C], t [C, R], x [C] and bias [C] in; y [R, C], s [R], v [C] and z (a
+// scalar) out; all f32.
 std::string rc_tensors(const std::vector<std::string>& names);
 
 }  // namespace sb

@@ -34,7 +34,8 @@ TEST(StrategyTable, HasARowPerStrategy) {
                        "(16..256, power of 2)"),
             std::string::npos);
   // A host backend's record, with its algorithm class.
-  EXPECT_NE(table.find("| `mojo` | `vectorize_parallel` | `parallel_simd` | — |"),
+  EXPECT_NE(table.find("| `mojo` | `loops` | `naive` | — |"), std::string::npos);
+  EXPECT_NE(table.find("| `mojo` | `vectorize_parallel` | `parallel_simd` | `tile`: 512 "),
             std::string::npos);
 }
 

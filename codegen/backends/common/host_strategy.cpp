@@ -66,6 +66,22 @@ std::string contraction_needs() {
 }
 
 // The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
+std::vector<ParamInfo> tile_params() {
+  const Tiles d;
+  return {
+      {"tile", d.outer, 1, 1 << 16, false,
+       "elements of a tile along the outer output dimension of an elementwise statement that "
+       "reads across rows (a transpose: lower/tile_transposes.h)"},
+      {"tile_inner", d.inner, 1, 1 << 16, false,
+       "elements of such a tile along the innermost output dimension"},
+  };
+}
+
+Tiles variant_tiles(const Variant& v, const StrategyInfo& info) {
+  const Tiles d;
+  return {param_or(v, info, "tile", d.outer), param_or(v, info, "tile_inner", d.inner)};
+}
+
 HostStrategy blocked_matmul_strategy(const std::string& others) {
   HostStrategy s;
   s.info = {"blocked_matmul",

@@ -17,6 +17,7 @@
 
 #include "backends/emitter.h"
 #include "ir/ir.h"
+#include "lower/tile_transposes.h"
 #include "support/diag.h"
 
 namespace sb::host {
@@ -92,6 +93,14 @@ HostStrategy loops_strategy(const std::string& doc);
 // that some statement is a contraction, and the schedule: contractions as the blocked GEMM,
 // other statements parallel and vectorised as `others` (named in the doc), without row fusion.
 HostStrategy blocked_matmul_strategy(const std::string& others);
+
+// The parameters `tile` and `tile_inner` of a strategy that tiles reads across rows
+// (lower/tile_transposes.h), with the same defaults in every backend, so that matched variants
+// tile alike.
+std::vector<ParamInfo> tile_params();
+// A variant's tiles: its strategy's `tile` and `tile_inner` values where it has them, else the
+// defaults (blocked_matmul's other statements).
+Tiles variant_tiles(const Variant& v, const StrategyInfo& info);
 
 // The shape check of a strategy that lowers contractions: match_contraction.
 bool is_contraction(const Spec& spec, const Statement& st);

@@ -15,6 +15,7 @@
 #include "lower/row_fusion.h"
 #include "lower/running_scans.h"
 #include "lower/streaming.h"
+#include "lower/tile_transposes.h"
 #include "lower/vectorize.h"
 
 namespace sb {
@@ -269,6 +270,67 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   w.close();
 }
 
+// An elementwise statement that reads across rows (lower/tile_transposes.h: y[j, i] = x[i, j]),
+// under omp: tiles of `tiles.outer` elements of output dimension `dim` by `tiles.inner` of the
+// innermost one, shared out with the other output loops by one collapsed static loop. Inside a
+// tile, the rows of `dim` are written in order along the innermost index: plainly by an
+// `omp simd` loop, or with `stream` one cache line at a time with non-temporal stores
+// (emit_stream_lines), each thread fencing its stores at the end. The lines of the read's tensor
+// that a tile touches stay in the first-level cache while the tile uses them.
+void emit_tiled_nest(StmtLowering& L, int dim, const Tiles& tiles, bool stream, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const int rank = static_cast<int>(st.rank());
+  const int inner = rank - 1;
+  SB_ASSERT(dim >= 0 && dim < inner, "a tiled dimension that is not an outer output dimension");
+  const std::string collapse = " collapse(" + std::to_string(rank) + ")";
+  if (stream) {
+    w.line("#pragma omp parallel");
+    w.open("{");
+    w.line("#pragma omp for schedule(static) nowait" + collapse);
+  } else {
+    w.line("#pragma omp parallel for schedule(static)" + collapse);
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (d == dim || d == inner) continue;
+    const std::string& v = L.var_name(d);
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+  }
+  // The tile loops (innermost of the collapsed ones), then each tile's ends.
+  std::vector<std::string> ends;
+  for (int d : {dim, inner}) {
+    const std::string n = L.extent(st.out, d, kPrecAdd + 1);
+    const std::string b = "sb_t" + std::to_string(d);
+    const std::string t = std::to_string(d == dim ? tiles.outer : tiles.inner);
+    w.open("for (int64_t " + b + " = 0; " + b + " < " + n + "; " + b + " += " + t + ") {");
+    ends.push_back("const int64_t sb_te" + std::to_string(d) + " = " + n + " - " + b + " < " + t +
+                   " ? " + n + " : " + b + " + " + t + ";");
+  }
+  for (const std::string& e : ends) w.line(e);
+  const std::string& vd = L.var_name(dim);
+  const std::string d_s = std::to_string(dim), i_s = std::to_string(inner);
+  w.open("for (int64_t " + vd + " = sb_t" + d_s + "; " + vd + " < sb_te" + d_s + "; ++" + vd +
+         ") {");
+  if (stream) {
+    std::vector<std::string> outer;
+    for (int d = 0; d < inner; ++d) outer.push_back(L.var_name(d));
+    emit_stream_lines(L, outer, "sb_t" + i_s, "sb_te" + i_s, w);
+  } else {
+    const std::string& vi = L.var_name(inner);
+    w.line("#pragma omp simd");
+    w.open("for (int64_t " + vi + " = sb_t" + i_s + "; " + vi + " < sb_te" + i_s + "; ++" + vi +
+           ") {");
+    L.assign(w);
+    w.close();
+  }
+  w.close();
+  for (int d = 0; d < rank; ++d) w.close();
+  if (stream) {
+    w.line("sb_stream_fence();");
+    w.close();
+  }
+}
+
 // True when `e` has the same value for every element of a row: it reads index variable 0 (the
 // row) at most, and contains no reduction.
 bool row_invariant(const Expr& e) {
@@ -444,7 +506,7 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
 
 }  // namespace
 
-bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
+bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& tiles) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
 
@@ -467,16 +529,26 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w) {
     L.assign(w, pragma);
     return false;
   }
+  // The tile_transposes pass's tiles (lower/tile_transposes.h), for a read across rows.
+  const int tiled = omp ? tile_choice(L.spec(), st).dim : -1;
   if (!omp || !stream_choice(L.spec(), st).whole) {
-    emit_loop_nest(L, omp, w);
+    if (tiled >= 0)
+      emit_tiled_nest(L, tiled, tiles, false, w);
+    else
+      emit_loop_nest(L, omp, w);
     return false;
   }
 
   // An elementwise statement: streaming stores when the tensors it touches outgrow the caches,
-  // the plain parallel loop nest otherwise.
+  // the plain parallel loop nest otherwise; each in tiles where the pass chose them.
   CodeWriter stream(w.indent() + 1), plain(w.indent() + 1);
-  emit_stream_nest(L, stream);
-  emit_loop_nest(L, true, plain);
+  if (tiled >= 0) {
+    emit_tiled_nest(L, tiled, tiles, true, stream);
+    emit_tiled_nest(L, tiled, tiles, false, plain);
+  } else {
+    emit_stream_nest(L, stream);
+    emit_loop_nest(L, true, plain);
+  }
   std::vector<std::string> terms;
   for (int t : stream_choice(L.spec(), st).tensors) {
     terms.push_back(std::to_string(dtype_bytes(L.spec().tensors[t].type)) + " * " +
@@ -704,7 +776,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
           ks.insert(E->used_sizes().begin(), E->used_sizes().end());
         }
       } else {
-        stream_kernel = emit_cpu_statement(L, omp, body);
+        stream_kernel = emit_cpu_statement(L, omp, body, host::variant_tiles(v, *info));
         kt = L.used_tensors();
         ks = L.used_sizes();
       }

@@ -31,6 +31,7 @@
 #pragma once
 
 #include "backends/emitter.h"
+#include "lower/tile_transposes.h"
 
 namespace sb {
 
@@ -45,9 +46,10 @@ const Emitter& cpu_emitter();
 // elementwise statement of rank > 0 gets two forms chosen at run time by the bytes of the
 // tensors it touches: the plain loop nest, and above SB_STREAM_MIN_BYTES (32 MiB) a blocked
 // form writing the output with non-temporal stores. Returns true when the code uses that form:
-// the file must then contain cpu_stream_includes() and cpu_stream_support(). Shared with the
-// vendor_cpu emitter for statements a library does not cover.
-bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w);
+// the file must then contain cpu_stream_includes() and cpu_stream_support(). Under `omp`, an
+// elementwise statement that reads across rows (lower/tile_transposes.h) runs both forms in
+// `tiles`. Shared with the vendor_cpu emitter for statements a library does not cover.
+bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& tiles = Tiles{});
 
 // The #include lines (after <math.h> and <stdint.h>) and the definitions (SB_STREAM_MIN_BYTES,
 // SB_STREAM_BLOCK, sb_line_elems, sb_store_line, sb_stream_fence) that the streaming form needs.

@@ -16,6 +16,7 @@ host::HostStrategy omp_simd() {
                  "multiplication by its reciprocal"},
             },
             "parallel_simd"};
+  for (const ParamInfo& p : host::tile_params()) s.info.params.push_back(p);
   s.schedule.parallel = true;
   s.schedule.simd = true;
   s.schedule.fuse_rows = true;

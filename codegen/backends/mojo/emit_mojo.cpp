@@ -27,6 +27,7 @@
 #include "lower/row_fusion.h"
 #include "lower/running_scans.h"
 #include "lower/streaming.h"
+#include "lower/tile_transposes.h"
 #include "lower/vectorize.h"
 
 namespace sb {
@@ -1300,9 +1301,46 @@ void close_chunks(PyWriter& w) {
   w.line("parallelize(sb_chunk, sb_chunks)");
 }
 
+// An elementwise statement of L that reads across rows (lower/tile_transposes.h: y[j, i] =
+// x[i, j]) and is not vectorised: the chunks of output dimension 0, and in each, tiles of
+// `tiles.outer` elements of output dimension `dim` by `tiles.inner` of the innermost, their other
+// dimensions as plain loops outside them, so that the lines of the read's tensor that a tile
+// touches stay in the first-level cache while it uses them. The order of the cpu omp_simd form's
+// tiles.
+void emit_tiled_chunks(MojoLowering& L, int dim, const Tiles& tiles, PyWriter& w) {
+  const Statement& st = L.stmt();
+  const int rank = static_cast<int>(st.rank());
+  const int inner = rank - 1;
+  SB_ASSERT(dim >= 0 && dim < inner, "a tiled dimension that is not an outer output dimension");
+  auto t = [&](int d) { return std::to_string(d == dim ? tiles.outer : tiles.inner); };
+  open_chunks(L.extent(st.out, 0, 0), w);
+  int opened = 0;
+  // The tile loops' ranges: dimension 0's within the chunk.
+  auto lo = [&](int d) { return d == 0 ? std::string("sb_lo") : std::string("0"); };
+  auto hi = [&](int d) { return d == 0 ? std::string("sb_hi") : L.extent(st.out, d, 0); };
+  // The outer dimensions in order, `dim` as its tile loop, then the innermost one's tile loop.
+  for (int d = 0; d <= inner; ++d) {
+    if (d == dim || d == inner)
+      w.open("for sb_t" + std::to_string(d) + " in range(" + lo(d) + ", " + hi(d) + ", " + t(d) +
+             "):");
+    else
+      w.open("for " + L.var_name(d) + " in range(" + lo(d) + ", " + hi(d) + "):");
+    ++opened;
+  }
+  for (int d : {dim, inner}) {
+    const std::string b = "sb_t" + std::to_string(d);
+    w.open("for " + L.var_name(d) + " in range(" + b + ", min(" + b + " + " + t(d) + ", " +
+           hi(d) + ")):");
+    ++opened;
+  }
+  L.assign(w);
+  for (int d = 0; d < opened; ++d) w.dedent();
+  close_chunks(w);
+}
+
 // Statement L under vectorize_parallel. Returns whether it streams its output (then the caller
 // binds sb_stream first).
-bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
+bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   L.needs().parallel = true;
@@ -1323,6 +1361,12 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w) {
     // A rank-1 running scan is one sequential walk: the outer loop is the scanned one, which
     // this printer declines to split.
     emit_running_scan(L, *red, 0, w);
+    return false;
+  }
+  // The tile_transposes pass's tiles (lower/tile_transposes.h), for a read across rows.
+  if (const int dim = tile_choice(L.spec(), st).dim;
+      dim >= 0 && !vectorises_outputs(L, /*rows=*/false)) {
+    emit_tiled_chunks(L, dim, tiles, w);
     return false;
   }
   open_chunks(L.extent(st.out, 0, 0), w);
@@ -1435,7 +1479,7 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
   w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
   if (!E) return false;
   w.line("# The rest of the statement, elementwise, with the sum read back from " + c + ".");
-  return emit_vectorize_parallel(*E, w);
+  return emit_vectorize_parallel(*E, w, Tiles{});
 }
 
 // ---- The emitter ------------------------------------------------------------------------------
@@ -1514,7 +1558,9 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       } else if (g)
         stream = emit_vectorize_parallel_rows(Ls, *g, spec, body);
       else if (vp)
-        stream = emit_vectorize_parallel(Ls.front(), body);
+        // The strategy's tile side, where it has the parameter (blocked_matmul's other
+        // statements take the default).
+        stream = emit_vectorize_parallel(Ls.front(), body, host::variant_tiles(v, *info));
       else
         emit_loops(Ls.front(), body);
 

@@ -9,7 +9,7 @@ host::HostStrategy vectorize_parallel() {
   host::HostStrategy s;
   s.info = {"vectorize_parallel",
             "parallel chunks of the outer output dimension, SIMD inner loop or reduction",
-            {},
+            host::tile_params(),
             "parallel_simd"};
   s.schedule.parallel = true;
   s.schedule.simd = true;

@@ -7,7 +7,7 @@
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
-//   omp_simd  strategy omp_simd: approx_math = 0 (default)
+//   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
 
 #include <math.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
 // Sizes (ABI order): N
 // Variants:
 //   loops            strategy loops
-//   omp_simd         strategy omp_simd: approx_math = 0 (default)
-//   omp_simd_approx  strategy omp_simd: approx_math = 1
+//   omp_simd         strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
+//   omp_simd_approx  strategy omp_simd: approx_math = 1, tile = 512 (default), tile_inner = 16 (default)
 
 #include <math.h>
 #include <stdint.h>

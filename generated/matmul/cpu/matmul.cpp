@@ -8,7 +8,7 @@
 // Sizes (ABI order): M, N, K
 // Variants:
 //   loops           strategy loops
-//   omp_simd        strategy omp_simd: approx_math = 0 (default)
+//   omp_simd        strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
 //   blocked_matmul  strategy blocked_matmul: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
 
 #include <math.h>

@@ -7,7 +7,7 @@
 # Sizes (ABI order): N
 # Variants:
 #   loops               strategy loops
-#   vectorize_parallel  strategy vectorize_parallel
+#   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
 #
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.

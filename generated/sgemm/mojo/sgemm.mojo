@@ -7,7 +7,7 @@
 #   2  c  f32[M, N]  out
 # Sizes (ABI order): M, N, K
 # Variants:
-#   vectorize_parallel  strategy vectorize_parallel
+#   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
 #   blocked_matmul      strategy blocked_matmul: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
 #
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that

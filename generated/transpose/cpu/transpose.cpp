@@ -7,7 +7,7 @@
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
-//   omp_simd  strategy omp_simd: approx_math = 0 (default)
+//   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
 
 #include <math.h>
 #include <stdint.h>
@@ -105,31 +105,40 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
     #pragma omp parallel
     {
       #pragma omp for schedule(static) nowait collapse(2)
-      for (int64_t j = 0; j < C; ++j) {
-        for (int64_t sb_b = 0; sb_b < R; sb_b += SB_STREAM_BLOCK) {
-          const int64_t sb_e = R - sb_b < SB_STREAM_BLOCK ? R : sb_b + SB_STREAM_BLOCK;
-          int64_t sb_n = 0;
-          for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-            float* sb_dst = &y[j * R + sb_j];
-            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = x[i * C + j];
+      for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 512) {
+        for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+          const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
+          const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+          for (int64_t j = sb_t0; j < sb_te0; ++j) {
+            int64_t sb_n = 0;
+            for (int64_t sb_j = sb_t1; sb_j < sb_te1; sb_j += sb_n) {
+              float* sb_dst = &y[j * R + sb_j];
+              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_te1 - sb_j);
+              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_j + sb_q;
+                sb_line[sb_q] = x[i * C + j];
+              }
+              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
             }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
         }
       }
       sb_stream_fence();
     }
   } else {
-    #pragma omp parallel for schedule(static)
-    for (int64_t j = 0; j < C; ++j) {
-      #pragma omp simd
-      for (int64_t i = 0; i < R; ++i) {
-        y[j * R + i] = x[i * C + j];
+    #pragma omp parallel for schedule(static) collapse(2)
+    for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 512) {
+      for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+        const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
+        const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+        for (int64_t j = sb_t0; j < sb_te0; ++j) {
+          #pragma omp simd
+          for (int64_t i = sb_t1; i < sb_te1; ++i) {
+            y[j * R + i] = x[i * C + j];
+          }
+        }
       }
     }
   }

@@ -7,7 +7,7 @@
 # Sizes (ABI order): R, C
 # Variants:
 #   loops               strategy loops
-#   vectorize_parallel  strategy vectorize_parallel
+#   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
 #
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
@@ -75,9 +75,11 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for j in range(sb_lo, sb_hi):
-            for i in range(R):
-                y[unsafe_offset=j * R + i] = x[unsafe_offset=i * C + j]
+        for sb_t0 in range(sb_lo, sb_hi, 512):
+            for sb_t1 in range(0, R, 16):
+                for j in range(sb_t0, min(sb_t0 + 512, sb_hi)):
+                    for i in range(sb_t1, min(sb_t1 + 16, R)):
+                        y[unsafe_offset=j * R + i] = x[unsafe_offset=i * C + j]
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -11,7 +11,7 @@
 //   6  z     f64[M, N]  out
 // Sizes (ABI order): M, N, K
 // Variants:
-//   omp_simd  strategy omp_simd: approx_math = 0 (default)
+//   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
 //   blocked   strategy blocked_matmul: mc = 64, kc = 256, nc = 512
 
 #include <math.h>

@@ -8,7 +8,7 @@
 //   3  top   i32[]   out
 // Sizes (ABI order): N
 // Variants:
-//   omp_simd  strategy omp_simd: approx_math = 0 (default)
+//   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
 
 #include <math.h>
 #include <stdint.h>

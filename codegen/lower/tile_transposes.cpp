@@ -1,0 +1,67 @@
+// Lowering pass tile_transposes: tiles for reads across rows (see tile_transposes.h).
+#include "lower/tile_transposes.h"
+
+#include <vector>
+
+#include "ir/affine.h"
+#include "lower/patterns.h"
+#include "support/diag.h"
+
+namespace sb {
+
+namespace {
+
+TileChoice choice(const Statement& st) {
+  TileChoice c;
+  if (st.rank() < 2 || !top_reduces_of(*st.rhs).empty()) return c;
+  const int inner = static_cast<int>(st.rank()) - 1;
+  const std::vector<const Expr*> reads = reads_of(*st.rhs);
+  for (size_t k = 0; k < reads.size(); ++k) {
+    const Expr* r = reads[k];
+    if (r->args.size() < 2 || depends_on(*r->args.back(), inner)) continue;
+    bool inner_earlier = false;
+    for (size_t a = 0; a + 1 < r->args.size(); ++a)
+      inner_earlier = inner_earlier || depends_on(*r->args[a], inner);
+    if (!inner_earlier) continue;
+    for (int d = inner - 1; d >= 0; --d) {
+      if (depends_on(*r->args.back(), d)) {
+        c.dim = d;
+        c.read = static_cast<int>(k);
+        return c;
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+void tile_transposes(Spec& spec) {
+  choose_per_statement(spec, choice, spec.schedule.tiles, spec.schedule.epilogue_tiles);
+  spec.schedule.tile_transposes_done = true;
+}
+
+const TileChoice& tile_choice(const Spec& spec, const Statement& st) {
+  SB_ASSERT(spec.schedule.tile_transposes_done, "tile_transposes has not run on spec " + spec.name);
+  return choice_of(spec, st, spec.schedule.tiles, spec.schedule.epilogue_tiles);
+}
+
+std::string dump_tile_transposes(const Spec& spec) {
+  const Schedule& sched = spec.schedule;
+  SB_ASSERT(sched.tile_transposes_done, "tile_transposes has not run on spec " + spec.name);
+  std::string out;
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    const Statement& st = spec.stmts[k];
+    const TileChoice& c = sched.tiles[k];
+    out += "stmt " + std::to_string(k) + " (" + source_text(st, spec) + "): ";
+    if (c.dim < 0) {
+      out += "no\n";
+      continue;
+    }
+    out += "tiles " + st.vars[c.dim].name + " and " + st.vars[st.rank() - 1].name + " (read " +
+           to_string(*reads_of(*st.rhs).at(c.read), spec, &st) + ")\n";
+  }
+  return out;
+}
+
+}  // namespace sb

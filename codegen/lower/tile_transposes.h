@@ -1,0 +1,49 @@
+// Lowering pass tile_transposes: elementwise statements that read a tensor across its rows as the
+// output is written along its own (y[j, i] = x[i, j]), which a parallel strategy runs in square
+// tiles of two output dimensions so that the lines of both tensors a tile touches stay in the
+// first-level cache. The one home of that rule; its result is data in the lowered spec
+// (Spec::schedule.tiles, ir.h), which the cpu printer reads.
+//
+// The rule: a statement of rank >= 2 without reductions, with a read of rank >= 2 whose last,
+// contiguous subscript does not use the innermost output index but uses another output index d,
+// and some earlier subscript of which uses the innermost one. Walking the innermost index, that
+// read then jumps a whole row of its tensor per element, and each cache line it loads serves one
+// element before it is evicted. In tiles of dimensions d and the innermost, each line loaded
+// serves a whole tile's width of the other dimension. Tiling only reorders the elements of an
+// elementwise statement (the checker rejects a statement reading its own output), so every value
+// is the plain loop nest's. Among several such reads the first in print order decides d, and
+// among the output indices of its last subscript the innermost.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace sb {
+
+// The extents of a tile in elements: `outer` of the tiled outer output dimension (the read's
+// contiguous one: each tile reads pieces of `outer` elements of `inner` rows of it), `inner` of
+// the innermost output dimension (each tile writes pieces of `inner` elements of `outer` rows of
+// the output). The defaults, from side-by-side runs of transpose 2048x4096 f32 on the development
+// VM (2 cores; results/vm/transpose-tiles-20261202.json): an inner piece of one 64-byte line of
+// f32 outputs, so that each non-temporal store is a whole line; 512 outputs along the other
+// dimension ran within noise of 256 and 1024 and 3.5x faster than 32 by 32 squares of plain
+// stores. A strategy's `tile` and `tile_inner` parameters set them.
+struct Tiles {
+  int64_t outer = 512;
+  int64_t inner = 16;
+};
+
+// Fills spec.schedule.tiles and epilogue_tiles (one TileChoice per statement each) of a
+// typechecked spec.
+void tile_transposes(Spec& spec);
+
+// The `--dump-ir tile_transposes` text: per statement, e.g.
+// `stmt 0 (y[j, i] = x[i, j]): tiles j and i (read x[i, j])`, or `: no`.
+std::string dump_tile_transposes(const Spec& spec);
+
+// The pass's choice for `st` (one of spec.stmts, or the epilogue of one: stmt_slot).
+const TileChoice& tile_choice(const Spec& spec, const Statement& st);
+
+}  // namespace sb
