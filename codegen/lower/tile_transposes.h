@@ -25,11 +25,13 @@ namespace sb {
 // The extents of a tile in elements: `outer` of the tiled outer output dimension (the read's
 // contiguous one: each tile reads pieces of `outer` elements of `inner` rows of it), `inner` of
 // the innermost output dimension (each tile writes pieces of `inner` elements of `outer` rows of
-// the output). The defaults, from side-by-side runs of transpose 2048x4096 f32 on the development
-// VM (2 cores; results/vm/transpose-tiles-20261202.json): an inner piece of one 64-byte line of
-// f32 outputs, so that each non-temporal store is a whole line; 512 outputs along the other
-// dimension ran within noise of 256 and 1024 and 3.5x faster than 32 by 32 squares of plain
-// stores. A strategy's `tile` and `tile_inner` parameters set them.
+// the output). The defaults, from one side-by-side run of transpose 2048x4096 f32 under cpu
+// omp_simd on the development VM (2 cores, 10 repetitions;
+// results/vm/transpose-tile-params-20261202.json, its spec's variants one per pair), medians:
+// 512 by 16 3.24 ms, 256 by 16 3.40, 1024 by 16 3.34, 512 by 32 4.70, 32 by 32 6.73, 128 by 8
+// 13.2 (loops 44.9). An inner piece of 16 f32 is one 64-byte line, so each non-temporal store is
+// a whole line; half a line costs a read of it. A strategy's `tile` and `tile_inner` parameters
+// set them.
 struct Tiles {
   int64_t outer = 512;
   int64_t inner = 16;
