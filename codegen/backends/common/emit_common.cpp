@@ -1056,6 +1056,40 @@ void StmtLowering::fold_terms(const Expr& e, const std::string& acc, CodeWriter&
   w.close();
 }
 
+void StmtLowering::open_running_ahead(const Expr& e, int block, const std::string& last_output,
+                                      CodeWriter& w) {
+  const std::string& k = var_names_[e.ref];
+  const std::string b = std::to_string(block);
+  w.line("// Terms computed " + b + " at a time as vectors, then folded in order.");
+  w.line(std::string(c_type(value_type(*e.args[0]))) + " sb_terms[" + b +
+         "] __attribute__((aligned(64)));");
+  w.line("int64_t sb_kb = " + k + ", sb_nb = 0;");
+  w.line("int64_t sb_kend;");
+  w.open("{");
+  w.line(last_output + ";");
+  w.line("sb_kend = " + sub(*st_.vars[e.ref].hi, w, 0, nullptr, 0) + ";");
+  w.close();
+}
+
+void StmtLowering::fold_terms_ahead(const Expr& e, const std::string& acc, int block,
+                                    CodeWriter& w) {
+  const std::string& k = var_names_[e.ref];
+  const std::string b = std::to_string(block);
+  w.open("for (; " + k + " < " + sub(*st_.vars[e.ref].hi, w, 0, nullptr, kPrecRel + 1) + "; ++" +
+         k + ") {");
+  w.open("if (" + k + " == sb_kb + sb_nb) {");
+  w.line("sb_kb = " + k + ";");
+  w.line("sb_nb = sb_kend - " + k + " < " + b + " ? sb_kend - " + k + " : " + b + ";");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {");
+  w.line("const int64_t " + k + " = sb_kb + sb_q;");
+  w.line("sb_terms[sb_q] = " + sub(*e.args[0], w, 1, nullptr, 0) + ";");
+  w.close();
+  w.close();
+  combine(e, acc, "sb_terms[" + k + " - sb_kb]", w);
+  w.close();
+}
+
 void StmtLowering::open_reduction(const Expr& e, CodeWriter& w, int depth,
                                   const std::string& pragma_line) {
   SB_ASSERT(e.kind == ExprKind::Reduce, "open_reduction of an expression that is not a reduction");

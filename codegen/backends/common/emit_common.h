@@ -240,6 +240,16 @@ class StmtLowering {
   // (set_override).
   void open_running(const Expr& e, const std::string& acc, CodeWriter& w);
   void fold_terms(const Expr& e, const std::string& acc, CodeWriter& w);
+  // The same walk with its terms computed ahead, `block` at a time, into a local array by an
+  // `omp simd` loop, and folded from there in the same order: only the fold is then sequential,
+  // and a term's selects and math run as vector code, without branches. open_running_ahead follows
+  // open_running and declares the array and its window (sb_terms, sb_kb, sb_nb) and sb_kend, the
+  // range's end at the last output, which `last_output` (a C declaration binding the growing index,
+  // "const int64_t c = C - 1") gives: no term past it is computed. fold_terms_ahead replaces
+  // fold_terms.
+  void open_running_ahead(const Expr& e, int block, const std::string& last_output,
+                          CodeWriter& w);
+  void fold_terms_ahead(const Expr& e, const std::string& acc, int block, CodeWriter& w);
 
   // A reduction whose loop is printed apart from the loops of the outputs it feeds (a loop the
   // vectorize pass puts outside the vector loop: SimdChoice::outside, lower/vectorize.h).

@@ -44,9 +44,26 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 1.0f;
     int64_t k = 0;
+    // Terms computed 64 at a time as vectors, then folded in order.
+    float sb_terms[64] __attribute__((aligned(64)));
+    int64_t sb_kb = k, sb_nb = 0;
+    int64_t sb_kend;
+    {
+      const int64_t c = C - 1;
+      sb_kend = c + 1;
+    }
     for (int64_t c = 0; c < C; ++c) {
       for (; k < c + 1; ++k) {
-        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        if (k == sb_kb + sb_nb) {
+          sb_kb = k;
+          sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+            const int64_t k = sb_kb + sb_q;
+            sb_terms[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+          }
+        }
+        sb_run *= sb_terms[k - sb_kb];
       }
       y[r * C + c] = sb_run;
     }

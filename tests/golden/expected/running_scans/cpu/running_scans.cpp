@@ -208,9 +208,26 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
   // Running: each output's range extends the previous one's by its new terms.
   int32_t sb_run = 0;
   int64_t k = 0;
+  // Terms computed 64 at a time as vectors, then folded in order.
+  int32_t sb_terms[64] __attribute__((aligned(64)));
+  int64_t sb_kb = k, sb_nb = 0;
+  int64_t sb_kend;
+  {
+    const int64_t c = C - 1;
+    sb_kend = c + 1;
+  }
   for (int64_t c = 0; c < C; ++c) {
     for (; k < c + 1; ++k) {
-      sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+      if (k == sb_kb + sb_nb) {
+        sb_kb = k;
+        sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+          const int64_t k = sb_kb + sb_q;
+          sb_terms[sb_q] = sb_mul_i32(v[k], 1000003);
+        }
+      }
+      sb_run = sb_add_i32(sb_run, sb_terms[k - sb_kb]);
     }
     w[c] = sb_run;
   }
