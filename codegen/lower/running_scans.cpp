@@ -9,10 +9,7 @@
 
 namespace sb {
 
-namespace {
-
-// The reduction of `st` that has the running-scan shape, or -1.
-int scan_of(const Statement& st) {
+int running_scan_reduction(const Statement& st) {
   if (st.rank() == 0) return -1;
   const std::vector<const Expr*> reds = reduces_of(*st.rhs);
   if (reds.size() != 1) return -1;
@@ -28,12 +25,10 @@ int scan_of(const Statement& st) {
   return r.ref;
 }
 
-}  // namespace
-
 void running_scans(Spec& spec) {
   Schedule& sched = spec.schedule;
   sched.running_scans.clear();
-  for (const Statement& st : spec.stmts) sched.running_scans.push_back(scan_of(st));
+  for (const Statement& st : spec.stmts) sched.running_scans.push_back(running_scan_reduction(st));
   sched.running_scans_done = true;
 }
 

@@ -21,6 +21,11 @@
 
 namespace sb {
 
+// The rule on one statement of a typechecked spec: the Expr::ref of its reduction that has the
+// shape above, or -1. (The work model of harness/run/metrics.h counts such a reduction's terms
+// once per row, as the running walk computes them.)
+int running_scan_reduction(const Statement& st);
+
 // Fills spec.schedule.running_scans (one per statement) of a typechecked spec.
 void running_scans(Spec& spec);
 

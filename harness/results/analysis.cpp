@@ -128,6 +128,7 @@ std::string suspect_of(const Roofline& r, double gbps, double gflops, double byt
   char rate_text[64], limit_text[64];
   std::snprintf(rate_text, sizeof rate_text, "%.3g %s", rate, unit.c_str());
   std::snprintf(limit_text, sizeof limit_text, "%.3g %s", r.limit, unit.c_str());
+  if (r.bound == Bound::Compute) return suspect_compute_reason(fraction, rate_text, limit_text);
   return suspect_reason(fraction, bytes, llc_bytes, rate_text, limit_text);
 }
 

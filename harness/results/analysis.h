@@ -75,9 +75,10 @@ std::optional<double> roofline_fraction(const Roofline& r, double gbps, double g
 // the kernel moves bytes, else GFLOP/s. `unit` receives "GB/s" or "GFLOP/s".
 double bound_rate(Bound b, double gbps, double gflops, double bytes, std::string* unit);
 
-// Why a measured rate cannot be right (suspect_reason in noise.h: above 110% of its bound's limit
-// with a working set of `bytes` beyond the last-level cache of `llc_bytes`); "" when plausible
-// or when the bound, the limit or the cache size is unknown.
+// Why a measured rate cannot be right (noise.h: a memory-bound rate above 110% of the bandwidth
+// limit with a working set of `bytes` beyond the last-level cache of `llc_bytes`, suspect_reason;
+// a compute-bound one above 110% of the compute limit at any size, suspect_compute_reason); ""
+// when plausible or when the bound, the limit or (for memory) the cache size is unknown.
 std::string suspect_of(const Roofline& r, double gbps, double gflops, double bytes,
                        std::optional<double> fraction, int64_t llc_bytes);
 

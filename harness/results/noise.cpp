@@ -157,12 +157,28 @@ std::string describe_noise(const Spread& s) {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// "4692x the " or "111% of the ", for a rate that is `f` times its limit.
+std::string share_of(double f) {
+  return f >= 10 ? fmt("%.0f", f) + "x the " : fmt("%.0f", f * 100) + "% of the ";
+}
+
+}  // namespace
+
+std::string suspect_compute_reason(std::optional<double> fraction, const std::string& rate_text,
+                                   const std::string& limit_text) {
+  if (!fraction || !(*fraction > kSuspectFraction)) return "";
+  return rate_text + " is " + share_of(*fraction) + limit_text +
+         " compute limit: not possible; the flops model, or the timing, is wrong";
+}
+
 std::string suspect_reason(std::optional<double> fraction, double working_set, int64_t llc_bytes,
                            const std::string& rate_text, const std::string& limit_text) {
   if (!fraction || !(*fraction > kSuspectFraction) || llc_bytes <= 0) return "";
   if (!(working_set >= kBeyondCache * static_cast<double>(llc_bytes))) return "";
   const double f = *fraction;
-  std::string share = f >= 10 ? fmt("%.0f", f) + "x the " : fmt("%.0f", f * 100) + "% of the ";
+  const std::string share = share_of(f);
   const double llc = static_cast<double>(llc_bytes);
   return rate_text + " is " + share + limit_text + " limit with a " + fmt_bytes(working_set) +
          " working set, " + fmt("%.3g", working_set / llc) + "x the " + fmt_bytes(llc) +

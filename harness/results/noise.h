@@ -78,6 +78,10 @@ std::string describe_noise(const Spread& s);
 // and `limit_text` are the figures as shown ("1.8e+05 GB/s", "38 GB/s").
 std::string suspect_reason(std::optional<double> fraction, double working_set, int64_t llc_bytes,
                            const std::string& rate_text, const std::string& limit_text);
+// The same for a compute-bound rate, which no cache explains: `fraction` of the compute limit (the
+// better of the sgemm and FMA probes) above 1.1 at any working set.
+std::string suspect_compute_reason(std::optional<double> fraction, const std::string& rate_text,
+                                   const std::string& limit_text);
 inline constexpr double kSuspectFraction = 1.1;
 inline constexpr double kBeyondCache = 2.0;
 

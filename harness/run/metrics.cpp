@@ -5,6 +5,8 @@
 #include <functional>
 #include <vector>
 
+#include "lower/running_scans.h"
+
 namespace sb {
 
 namespace {
@@ -20,22 +22,36 @@ bool is_comparison(BinOp op) {
 // its body: the lower middle when `upper` is false, the upper middle otherwise. statement_count()
 // averages the two passes, which is exact when trip counts are affine in the variables.
 // select(c, a, b) counts its condition and the costlier branch.
+// A running scan's reduction (`scan`, lower/running_scans.h) counts its terms once per row of the
+// innermost output dimension (`inner`, of extent `inner_extent`), as the running walk computes
+// them: per output, the row's terms over its length.
 struct Counter {
   const Statement& st;
   const SizePoint& sizes;
   const std::function<double(const Expr&)>& weight;
   std::vector<int64_t> vars;
   bool upper = false;
+  int scan = -1;
+  int inner = -1;
+  int64_t inner_extent = 0;
 
   double operator()(const Expr& e) {
     if (e.kind == ExprKind::Reduce) {
       const IndexVar& iv = st.vars[e.ref];
       const int64_t lo = eval_int(*iv.lo, sizes, vars);
-      const int64_t hi = eval_int(*iv.hi, sizes, vars);
-      const int64_t trip = std::max<int64_t>(0, hi - lo);
-      if (trip == 0) return 0;
-      vars[e.ref] = lo + (upper ? trip / 2 : (trip - 1) / 2);
-      return static_cast<double>(trip) * (weight(e) + (*this)(*e.args[0]));
+      double trip = 0;
+      if (e.ref == scan) {
+        std::vector<int64_t> last = vars;
+        last[inner] = inner_extent - 1;
+        trip = static_cast<double>(std::max<int64_t>(0, eval_int(*iv.hi, sizes, last) - lo)) /
+               static_cast<double>(inner_extent);
+      } else {
+        trip = static_cast<double>(std::max<int64_t>(0, eval_int(*iv.hi, sizes, vars) - lo));
+      }
+      if (!(trip > 0)) return 0;
+      const int64_t whole = static_cast<int64_t>(std::ceil(trip));
+      vars[e.ref] = lo + (upper ? whole / 2 : (whole - 1) / 2);
+      return trip * (weight(e) + (*this)(*e.args[0]));
     }
     const double self = weight(e);
     if (e.kind == ExprKind::Call && e.fn == Fn::Select) {
@@ -54,8 +70,14 @@ double statement_count(const Spec& spec, const Statement& st, const SizePoint& s
   if (elems == 0) return 0;
   const std::vector<int64_t> ext = tensor_extents(spec, st.out, sizes);
   double per = 0;
+  const int scan = running_scan_reduction(st);
   for (bool upper : {false, true}) {
     Counter c{st, sizes, weight, std::vector<int64_t>(st.vars.size(), 0), upper};
+    if (scan >= 0) {
+      c.scan = scan;
+      c.inner = static_cast<int>(st.rank()) - 1;
+      c.inner_extent = ext.back();
+    }
     for (size_t d = 0; d < ext.size(); ++d) c.vars[d] = upper ? ext[d] / 2 : (ext[d] - 1) / 2;
     per += c(*st.rhs);
   }

@@ -20,6 +20,9 @@ int64_t bytes_moved(const Spec& spec, const SizePoint& sizes);
 // Each operator or call is 1 (exp counts like +); a floating-point reduction costs trip count x
 // (body + 1 for the combining add or compare), so matmul is 2*M*N*K; select(c, a, b) counts 1,
 // its condition and the costlier branch; casts and reads are free. Temporaries are included.
+// A running scan (lower/running_scans.h: y[i] = sum(k in 0..i + 1: x[k])) is counted as the
+// work it needs, each term once per row, not once per output whose range holds it: prefix_sum
+// is N adds, not N(N + 1)/2, so that no variant's rate exceeds what the machine can do.
 double flops(const Spec& spec, const SizePoint& sizes);
 
 }  // namespace sb

@@ -5,6 +5,7 @@
 
 #include "driver.h"
 #include "run/metrics.h"
+#include "rc_spec.h"
 
 namespace sb {
 namespace {
@@ -53,13 +54,26 @@ TEST(Metrics, TemporariesCountInFlopsButNotInBytes) {
   EXPECT_EQ(bytes_moved(s, {R, C}), 2 * R * C * 4);
 }
 
-TEST(Metrics, TriangularRangeCountsEveryTerm) {
+TEST(Metrics, RunningScanCountsEachTermOnce) {
   Spec s;
   ASSERT_NO_FATAL_FAILURE(load("prefix_sum.yaml", &s));
   for (int64_t n : {1, 2, 7, 8, 1000}) {
-    EXPECT_EQ(flops(s, {n}), n * (n + 1) / 2.0) << n;  // sum over i of (i + 1) adds
+    EXPECT_EQ(flops(s, {n}), static_cast<double>(n)) << n;  // one add per term, not n(n + 1)/2
     EXPECT_EQ(bytes_moved(s, {n}), 2 * n * 8);
   }
+  // Row-wise, exclusive: each row's C - 1 terms, each the multiply, the select (1), its compare
+  // and its costlier branch (x - 1).
+  const Spec rows = load_rc_spec(rc_tensors({"a", "y"}),
+                                 "  y[r, c] = prod(k in 0..c: select(a[r, k] < 0, a[r, k] - 1, "
+                                 "a[r, k] + 1))\n");
+  EXPECT_DOUBLE_EQ(flops(rows, {4, 6}), 4.0 * 5 * 4);
+}
+
+TEST(Metrics, TriangularRangeThatIsNoScanCountsEveryTerm) {
+  // The body uses c: no running walk computes it, each output sums its own c + 1 terms.
+  const Spec s = load_rc_spec(rc_tensors({"x", "v"}), "  v[c] = sum(k in 0..c + 1: x[k] * x[c])\n");
+  for (int64_t n : {1, 2, 7, 8, 1000})
+    EXPECT_DOUBLE_EQ(flops(s, {3, n}), 2.0 * n * (n + 1) / 2) << n;  // a multiply, an add per term
 }
 
 TEST(Metrics, ConvolutionAndScalarOutput) {

@@ -118,6 +118,18 @@ TEST(Suspect, AboveTheLimitBeyondTheCache) {
   EXPECT_EQ(suspect_reason(5.0, 1e9, 0, "a", "b"), "");
 }
 
+TEST(Suspect, AboveTheComputeLimitAtAnySize) {
+  // No cache serves flops: 23.5x the peak is impossible even for a tiny working set.
+  const std::string r = suspect_compute_reason(23.5, "4.27e+03 GFLOP/s", "182 GFLOP/s");
+  EXPECT_NE(r.find("4.27e+03 GFLOP/s is 24x the 182 GFLOP/s compute limit"), std::string::npos)
+      << r;
+  EXPECT_NE(suspect_compute_reason(1.2, "a", "b").find("a is 120% of the b compute limit"),
+            std::string::npos);
+  EXPECT_EQ(suspect_compute_reason(1.1, "a", "b"), "");
+  EXPECT_EQ(suspect_compute_reason(0.5, "a", "b"), "");
+  EXPECT_EQ(suspect_compute_reason(std::nullopt, "a", "b"), "");
+}
+
 TEST(Suspect, LastLevelCacheFromSysfsAndContext) {
   EXPECT_EQ(parse_cache_size("32768K\n"), 32LL << 20);
   EXPECT_EQ(parse_cache_size("8M"), 8LL << 20);
