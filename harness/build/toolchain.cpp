@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -63,7 +64,8 @@ std::string join_command(const std::vector<std::string>& argv) {
 
 ToolchainOptions default_toolchain_options() {
   ToolchainOptions o;
-  o.cxx = SPECBENCH_CXX;
+  const char* cxx = std::getenv("SPECBENCH_CXX");
+  o.cxx = cxx && *cxx ? cxx : SPECBENCH_CXX;
   o.nvcc = SPECBENCH_NVCC;
   o.abi_dir = SPECBENCH_ABI_DIR;
   return o;

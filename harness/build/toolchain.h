@@ -34,7 +34,9 @@ struct ToolchainOptions {
   std::vector<int> cuda_archs{80, 90};  // SM architectures to compile CUDA modules for
 };
 
-// The compile-time defaults: SPECBENCH_CXX, SPECBENCH_NVCC, SPECBENCH_ABI_DIR, archs 80 and 90.
+// The compile-time defaults: SPECBENCH_CXX (the environment's SPECBENCH_CXX instead when set and
+// not empty, as SPECBENCH_MOJO names the Mojo compiler), SPECBENCH_NVCC, SPECBENCH_ABI_DIR, archs
+// 80 and 90.
 ToolchainOptions default_toolchain_options();
 
 // A child process run to completion. exit_code is the process's status, 127 when it could not be

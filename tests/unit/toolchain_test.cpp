@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -291,6 +292,22 @@ TEST(CudaCommand, CompilesOnlyTheRequestedArchitectures) {
   EXPECT_NE(flags.find("arch=compute_90,code=sm_90"), std::string::npos) << flags;
   EXPECT_EQ(flags.find("sm_80"), std::string::npos) << flags;
   EXPECT_NE(flags.find("-cudart shared"), std::string::npos) << flags;
+}
+
+TEST(ToolchainOptions, TheEnvironmentNamesTheCxxCompiler) {
+  const char* before = std::getenv("SPECBENCH_CXX");
+  const std::string saved = before ? before : "";
+  ::unsetenv("SPECBENCH_CXX");
+  const std::string built_in = sb::default_toolchain_options().cxx;
+  EXPECT_FALSE(built_in.empty());
+  ::setenv("SPECBENCH_CXX", "/opt/wrapped/c++", 1);
+  EXPECT_EQ(sb::default_toolchain_options().cxx, "/opt/wrapped/c++");
+  ::setenv("SPECBENCH_CXX", "", 1);  // empty: the built-in one
+  EXPECT_EQ(sb::default_toolchain_options().cxx, built_in);
+  if (before)
+    ::setenv("SPECBENCH_CXX", saved.c_str(), 1);
+  else
+    ::unsetenv("SPECBENCH_CXX");
 }
 
 }  // namespace
