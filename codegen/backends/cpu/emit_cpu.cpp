@@ -96,6 +96,46 @@ bool all_outside(const Statement& st, const SimdChoice& simd) {
   return true;
 }
 
+// Prints `loop` (a loop over index variable `var` of L's statement from `first` to `last`,
+// inclusive C expressions, the other variables its reads use bound, but those of `unbound`) twice
+// where the reads of `e` that need boundary handling have affine subscripts: without the handling
+// under `if` every such read is inside its tensor over the whole range (the common case, away
+// from the tensors' edges), where the subscripts are plain and contiguous reads load as vectors,
+// and with it under `else`. Once, with the handling, where no read needs it or the condition
+// cannot be put so (StmtLowering::inside_condition).
+void emit_inside_split(StmtLowering& L, const Expr& e, int var, const std::string& first,
+                       const std::string& last, const std::set<int>& unbound, CodeWriter& w,
+                       const std::function<void()>& loop) {
+  const std::optional<std::string> inside = L.inside_condition(e, var, first, last, unbound, w);
+  if (!inside || inside->empty()) {
+    loop();
+    return;
+  }
+  w.line("// Every read of the range inside its tensor: no boundary checks.");
+  // The condition's terms, as many to a line as fit in 100 columns.
+  std::vector<std::string> lines{"if ("};
+  size_t at = 0;
+  const std::string& c = *inside;
+  while (at <= c.size()) {
+    const size_t next = std::min(c.find(" && ", at), c.size());
+    const std::string term = c.substr(at, next - at) + (next < c.size() ? " &&" : ") {");
+    const size_t width = 2 * w.indent() + (lines.size() > 1 ? 4 : 0);
+    if (lines.back() != "if (" && width + lines.back().size() + 1 + term.size() > 100)
+      lines.push_back(term);
+    else
+      lines.back() += (lines.back() == "if (" ? "" : " ") + term;
+    at = next + 4;
+  }
+  for (size_t i = 0; i + 1 < lines.size(); ++i) w.line((i ? "    " : "") + lines[i]);
+  w.open((lines.size() > 1 ? "    " : "") + lines.back());
+  L.set_assume_inside(true);
+  loop();
+  L.set_assume_inside(false);
+  w.close_open("} else {");
+  loop();
+  w.close();
+}
+
 // A statement of rank > 0 whose vector loop is its innermost output loop, with every top-level
 // reduction's loop outside it (lower/vectorize.h): the outer output loops (the outermost
 // parallel, unless `in_row` bound it), then blocks of kOutsideBlock elements of the innermost
@@ -130,46 +170,14 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
       if (static_cast<int>(v) != bound) u.insert(static_cast<int>(v));
     return u;
   };
-  // The loop over the block, `body` inside it. Where reads of `e` need boundary handling and
-  // their subscripts are affine, twice: without the handling when they are all inside for the
-  // whole block (the common case, away from the tensors' edges), with it otherwise.
+  // The loop over the block, `body` inside it, split on whether its reads are inside.
   auto block_loop = [&](const Expr& e, int bound, const std::function<void()>& body) {
-    const std::optional<std::string> inside =
-        L.inside_condition(e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)",
-                           unbound_but(bound), w);
-    if (!inside || inside->empty()) {
-      open_block_loop();
-      body();
-      w.close();
-      return;
-    }
-    w.line("// Every read of the block inside its tensor: no boundary checks.");
-    // The condition's terms, as many to a line as fit in 100 columns.
-    std::vector<std::string> lines{"if ("};
-    size_t at = 0;
-    const std::string& c = *inside;
-    while (at <= c.size()) {
-      const size_t next = std::min(c.find(" && ", at), c.size());
-      const std::string term = c.substr(at, next - at) + (next < c.size() ? " &&" : ") {");
-      const size_t width = 2 * w.indent() + (lines.size() > 1 ? 4 : 0);
-      if (lines.back() != "if (" && width + lines.back().size() + 1 + term.size() > 100)
-        lines.push_back(term);
-      else
-        lines.back() += (lines.back() == "if (" ? "" : " ") + term;
-      at = next + 4;
-    }
-    for (size_t i = 0; i + 1 < lines.size(); ++i) w.line((i ? "    " : "") + lines[i]);
-    w.open((lines.size() > 1 ? "    " : "") + lines.back());
-    L.set_assume_inside(true);
-    open_block_loop();
-    body();
-    w.close();
-    L.set_assume_inside(false);
-    w.close_open("} else {");
-    open_block_loop();
-    body();
-    w.close();
-    w.close();
+    emit_inside_split(L, e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)",
+                      unbound_but(bound), w, [&] {
+                        open_block_loop();
+                        body();
+                        w.close();
+                      });
   };
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
   std::vector<std::string> accs;
@@ -194,6 +202,86 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
 }
 
+// Whether L's statement, elementwise, has reads with boundary handling whose subscripts are affine
+// (StmtLowering::inside_condition along its innermost output index).
+bool needs_inside_split(StmtLowering& L) {
+  const Statement& st = L.stmt();
+  if (st.rank() == 0 || !top_reduces_of(*st.rhs).empty()) return false;
+  CodeWriter scratch;
+  const std::optional<std::string> c =
+      L.inside_condition(*st.rhs, static_cast<int>(st.rank()) - 1, "sb_jb", "(sb_je - 1)", {},
+                         scratch);
+  return c && !c->empty();
+}
+
+// The elements at each end of a range that emit_edge_segments sets apart: at least the reach of
+// a stencil's offsets along the row (x[i, j - 1] .. x[i, j + 8] fit), so that the middle of a
+// range is inside every tensor.
+constexpr int kEdgeElems = 16;
+
+// The range [first, end) of L's innermost output index (C expressions; the other output indices
+// bound) as three segments, its first kEdgeElems elements, its middle and its last kEdgeElems, in
+// one loop over the segments binding sb_lo and sb_hi: each runs `loop` (over [sb_lo, sb_hi))
+// without boundary checks when all its reads are inside (emit_inside_split), with them
+// otherwise. Only segments at a tensor's edge take the checks.
+void emit_edge_segments(StmtLowering& L, const std::string& first, const std::string& end,
+                        CodeWriter& w, const std::function<void()>& loop) {
+  const Statement& st = L.stmt();
+  const std::string p = std::to_string(kEdgeElems);
+  w.line("// Its first and last " + p + " elements apart: only they can reach past an edge.");
+  const std::string len = first == "0" ? end : end + " - " + first;
+  const std::string from = first == "0" ? "" : first + " + ";
+  w.line("const int64_t sb_p = " + len + " < " + p + " ? " + end + " : " + from + p + ";");
+  w.line("const int64_t sb_t = " + end + " - " + p + " > sb_p ? " + end + " - " + p + " : sb_p;");
+  w.open("for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {");
+  w.line("const int64_t sb_lo = sb_seg == 0 ? " + first + " : sb_seg == 1 ? sb_p : sb_t;");
+  w.line("const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : " + end + ";");
+  emit_inside_split(L, *st.rhs, static_cast<int>(st.rank()) - 1, "sb_lo", "(sb_hi - 1)", {}, w,
+                    loop);
+  w.close();
+}
+
+// An elementwise statement whose reads need boundary handling (a stencil's x[i, j - 1] under a
+// clamp or zero rule), under omp: the outer output loops (the outermost parallel), then the row
+// along the innermost index in edge segments (emit_edge_segments), each an `omp simd` loop; a
+// rank-1 output in parallel blocks of kOutsideBlock elements instead, each split alike on its
+// reads (emit_inside_split). Away from the edges the reads along the row are then contiguous
+// vector loads instead of gathers of clamped indices.
+void emit_checked_blocks(StmtLowering& L, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t rank = st.rank();
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    if (d == 0) w.line("#pragma omp parallel for schedule(static)");
+    const std::string& v = L.var_name(static_cast<int>(d));
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+  }
+  const int inner = static_cast<int>(rank) - 1;
+  const std::string& j = L.var_name(inner);
+  const std::string n = L.extent(st.out, rank - 1, kPrecAdd + 1);
+  auto simd_loop = [&](const std::string& lo, const std::string& hi) {
+    return [&L, &w, &j, lo, hi] {
+      w.line("#pragma omp simd");
+      w.open("for (int64_t " + j + " = " + lo + "; " + j + " < " + hi + "; ++" + j + ") {");
+      L.assign(w);
+      w.close();
+    };
+  };
+  if (rank == 1) {
+    const std::string block = std::to_string(kOutsideBlock);
+    w.line("#pragma omp parallel for schedule(static)");
+    w.open("for (int64_t sb_jb = 0; sb_jb < " + n + "; sb_jb += " + block + ") {");
+    w.line("const int64_t sb_je = " + n + " - sb_jb < " + block + " ? " + n + " : sb_jb + " +
+           block + ";");
+    emit_inside_split(L, *st.rhs, inner, "sb_jb", "(sb_je - 1)", {}, w,
+                      simd_loop("sb_jb", "sb_je"));
+    w.close();
+  } else {
+    emit_edge_segments(L, "0", n, w, simd_loop("sb_lo", "sb_hi"));
+  }
+  for (size_t d = 0; d + 1 < rank; ++d) w.close();
+}
+
 // Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
 // `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
 // loop): only the other dimensions get loops, none of them parallel. Under `omp`, a running scan
@@ -209,6 +297,7 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
   const SimdChoice& simd = simd_choice(L.spec(), st);
   const bool simd_out = (in_row ? simd.rows : simd.whole) == SimdLoops::Outputs;
   if (omp && simd_out && all_outside(st, simd)) return emit_outside_nest(L, w, in_row);
+  if (omp && simd_out && !in_row && needs_inside_split(L)) return emit_checked_blocks(L, w);
   SB_ASSERT(in_row || parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
             "a statement of rank > 0 whose parallel loop is not its outermost output loop");
   for (size_t d = in_row ? 1 : 0; d < rank; ++d) {
@@ -283,7 +372,11 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   w.open("for (int64_t sb_b = 0; sb_b < " + inner + "; sb_b += SB_STREAM_BLOCK) {");
   w.line("const int64_t sb_e = " + inner + " - sb_b < SB_STREAM_BLOCK ? " + inner +
          " : sb_b + SB_STREAM_BLOCK;");
-  emit_stream_lines(L, subs, "sb_b", "sb_e", w);
+  if (needs_inside_split(L))
+    emit_edge_segments(L, "sb_b", "sb_e", w,
+                       [&] { emit_stream_lines(L, subs, "sb_lo", "sb_hi", w); });
+  else
+    emit_stream_lines(L, subs, "sb_b", "sb_e", w);
   w.close();
   for (size_t d = 0; d + 1 < rank; ++d) w.close();
   w.line("sb_stream_fence();");

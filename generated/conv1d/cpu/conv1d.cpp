@@ -49,7 +49,7 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
       sb_block0[i - sb_jb] = 0.0f;
     }
     for (int64_t k = 0; k < K; ++k) {
-      // Every read of the block inside its tensor: no boundary checks.
+      // Every read of the range inside its tensor: no boundary checks.
       if (sb_jb + k - K / 2 >= 0 && sb_jb + k - K / 2 < N && (sb_je - 1) + k - K / 2 >= 0 &&
           (sb_je - 1) + k - K / 2 < N) {
         #pragma omp simd

@@ -49,7 +49,7 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict b,
       sb_block0[i - sb_jb] = 0.0f;
     }
     for (int64_t j = 0; j < K; ++j) {
-      // Every read of the block inside its tensor: no boundary checks.
+      // Every read of the range inside its tensor: no boundary checks.
       if (sb_jb + j >= 0 && sb_jb + j < N && (sb_je - 1) + j >= 0 && (sb_je - 1) + j < N) {
         #pragma omp simd
         for (int64_t i = sb_jb; i < sb_je; ++i) {

@@ -46,7 +46,7 @@ static void sb_omp_simd_s0(const float* __restrict a, float* __restrict y, const
       sb_block0[i - sb_jb] = 0.0f;
     }
     for (int64_t k = 0; k < 3; ++k) {
-      // Every read of the block inside its tensor: no boundary checks.
+      // Every read of the range inside its tensor: no boundary checks.
       if (sb_jb - k >= 0 && sb_jb - k < N && (sb_je - 1) - k >= 0 && (sb_je - 1) - k < N) {
         #pragma omp simd
         for (int64_t i = sb_jb; i < sb_je; ++i) {

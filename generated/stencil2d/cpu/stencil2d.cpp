@@ -116,29 +116,54 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
       for (int64_t i = 0; i < H; ++i) {
         for (int64_t sb_b = 0; sb_b < W; sb_b += SB_STREAM_BLOCK) {
           const int64_t sb_e = W - sb_b < SB_STREAM_BLOCK ? W : sb_b + SB_STREAM_BLOCK;
-          int64_t sb_n = 0;
-          for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-            double* sb_dst = &y[i * W + sb_j];
-            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-            double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t j = sb_j + sb_q;
-              const int64_t sb_ld0_x_i0 = i - 1;
-              const double sb_ld0_x =
-                  (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0;
-              const int64_t sb_ld1_x_i0 = i + 1;
-              const double sb_ld1_x =
-                  (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0;
-              const int64_t sb_ld2_x_i1 = j - 1;
-              const double sb_ld2_x =
-                  (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0;
-              const int64_t sb_ld3_x_i1 = j + 1;
-              const double sb_ld3_x =
-                  (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0;
-              sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x);
+          // Its first and last 16 elements apart: only they can reach past an edge.
+          const int64_t sb_p = sb_e - sb_b < 16 ? sb_e : sb_b + 16;
+          const int64_t sb_t = sb_e - 16 > sb_p ? sb_e - 16 : sb_p;
+          for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+            const int64_t sb_lo = sb_seg == 0 ? sb_b : sb_seg == 1 ? sb_p : sb_t;
+            const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_e;
+            // Every read of the range inside its tensor: no boundary checks.
+            if (i - 1 >= 0 && i - 1 < H && i + 1 >= 0 && i + 1 < H && sb_lo - 1 >= 0 &&
+                sb_lo - 1 < W && (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 &&
+                sb_lo + 1 < W && (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
+              int64_t sb_n = 0;
+              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+                double* sb_dst = &y[i * W + sb_j];
+                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
+                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+              }
+            } else {
+              int64_t sb_n = 0;
+              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+                double* sb_dst = &y[i * W + sb_j];
+                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
+                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  const int64_t sb_ld0_x_i0 = i - 1;
+                  const double sb_ld0_x =
+                      (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0;
+                  const int64_t sb_ld1_x_i0 = i + 1;
+                  const double sb_ld1_x =
+                      (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0;
+                  const int64_t sb_ld2_x_i1 = j - 1;
+                  const double sb_ld2_x =
+                      (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0;
+                  const int64_t sb_ld3_x_i1 = j + 1;
+                  const double sb_ld3_x =
+                      (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0;
+                  sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x);
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+              }
             }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
           }
         }
       }
@@ -147,21 +172,38 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
   } else {
     #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < H; ++i) {
-      #pragma omp simd
-      for (int64_t j = 0; j < W; ++j) {
-        const int64_t sb_ld4_x_i0 = i - 1;
-        const double sb_ld4_x =
-            (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0;
-        const int64_t sb_ld5_x_i0 = i + 1;
-        const double sb_ld5_x =
-            (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0;
-        const int64_t sb_ld6_x_i1 = j - 1;
-        const double sb_ld6_x =
-            (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0;
-        const int64_t sb_ld7_x_i1 = j + 1;
-        const double sb_ld7_x =
-            (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0;
-        y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x);
+      // Its first and last 16 elements apart: only they can reach past an edge.
+      const int64_t sb_p = W < 16 ? W : 16;
+      const int64_t sb_t = W - 16 > sb_p ? W - 16 : sb_p;
+      for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+        const int64_t sb_lo = sb_seg == 0 ? 0 : sb_seg == 1 ? sb_p : sb_t;
+        const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : W;
+        // Every read of the range inside its tensor: no boundary checks.
+        if (i - 1 >= 0 && i - 1 < H && i + 1 >= 0 && i + 1 < H && sb_lo - 1 >= 0 && sb_lo - 1 < W &&
+            (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 && sb_lo + 1 < W &&
+            (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
+          #pragma omp simd
+          for (int64_t j = sb_lo; j < sb_hi; ++j) {
+            y[i * W + j] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t j = sb_lo; j < sb_hi; ++j) {
+            const int64_t sb_ld4_x_i0 = i - 1;
+            const double sb_ld4_x =
+                (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0;
+            const int64_t sb_ld5_x_i0 = i + 1;
+            const double sb_ld5_x =
+                (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0;
+            const int64_t sb_ld6_x_i1 = j - 1;
+            const double sb_ld6_x =
+                (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0;
+            const int64_t sb_ld7_x_i1 = j + 1;
+            const double sb_ld7_x =
+                (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0;
+            y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x);
+          }
+        }
       }
     }
   }

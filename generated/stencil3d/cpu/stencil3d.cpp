@@ -118,17 +118,43 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
         for (int64_t j = 0; j < H; ++j) {
           for (int64_t sb_b = 0; sb_b < W; sb_b += SB_STREAM_BLOCK) {
             const int64_t sb_e = W - sb_b < SB_STREAM_BLOCK ? W : sb_b + SB_STREAM_BLOCK;
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-              double* sb_dst = &y[(i * H + j) * W + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-              double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t k = sb_j + sb_q;
-                sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+            // Its first and last 16 elements apart: only they can reach past an edge.
+            const int64_t sb_p = sb_e - sb_b < 16 ? sb_e : sb_b + 16;
+            const int64_t sb_t = sb_e - 16 > sb_p ? sb_e - 16 : sb_p;
+            for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+              const int64_t sb_lo = sb_seg == 0 ? sb_b : sb_seg == 1 ? sb_p : sb_t;
+              const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_e;
+              // Every read of the range inside its tensor: no boundary checks.
+              if (i - 1 >= 0 && i - 1 < D && i + 1 >= 0 && i + 1 < D && j - 1 >= 0 && j - 1 < H &&
+                  j + 1 >= 0 && j + 1 < H && sb_lo - 1 >= 0 && sb_lo - 1 < W &&
+                  (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 && sb_lo + 1 < W &&
+                  (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
+                int64_t sb_n = 0;
+                for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+                  double* sb_dst = &y[(i * H + j) * W + sb_j];
+                  sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
+                  double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t k = sb_j + sb_q;
+                    sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                }
+              } else {
+                int64_t sb_n = 0;
+                for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+                  double* sb_dst = &y[(i * H + j) * W + sb_j];
+                  sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
+                  double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t k = sb_j + sb_q;
+                    sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                }
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
             }
           }
         }
@@ -139,9 +165,27 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
     #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < D; ++i) {
       for (int64_t j = 0; j < H; ++j) {
-        #pragma omp simd
-        for (int64_t k = 0; k < W; ++k) {
-          y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+        // Its first and last 16 elements apart: only they can reach past an edge.
+        const int64_t sb_p = W < 16 ? W : 16;
+        const int64_t sb_t = W - 16 > sb_p ? W - 16 : sb_p;
+        for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+          const int64_t sb_lo = sb_seg == 0 ? 0 : sb_seg == 1 ? sb_p : sb_t;
+          const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : W;
+          // Every read of the range inside its tensor: no boundary checks.
+          if (i - 1 >= 0 && i - 1 < D && i + 1 >= 0 && i + 1 < D && j - 1 >= 0 && j - 1 < H &&
+              j + 1 >= 0 && j + 1 < H && sb_lo - 1 >= 0 && sb_lo - 1 < W && (sb_hi - 1) - 1 >= 0 &&
+              (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 && sb_lo + 1 < W && (sb_hi - 1) + 1 >= 0 &&
+              (sb_hi - 1) + 1 < W) {
+            #pragma omp simd
+            for (int64_t k = sb_lo; k < sb_hi; ++k) {
+              y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
+            }
+          } else {
+            #pragma omp simd
+            for (int64_t k = sb_lo; k < sb_hi; ++k) {
+              y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+            }
+          }
         }
       }
     }

@@ -253,7 +253,7 @@ static void sb_omp_simd_s5(const float* __restrict z, float* __restrict p, const
       sb_block0[c - sb_jb] = 0.0f;
     }
     for (int64_t r = 0; r < R; ++r) {
-      // Every read of the block inside its tensor: no boundary checks.
+      // Every read of the range inside its tensor: no boundary checks.
       if (sb_jb + 1 >= 0 && sb_jb + 1 < C && (sb_je - 1) + 1 >= 0 && (sb_je - 1) + 1 < C &&
           sb_jb - 1 >= 0 && sb_jb - 1 < C && (sb_je - 1) - 1 >= 0 && (sb_je - 1) - 1 < C) {
         #pragma omp simd
@@ -273,7 +273,7 @@ static void sb_omp_simd_s5(const float* __restrict z, float* __restrict p, const
         }
       }
     }
-    // Every read of the block inside its tensor: no boundary checks.
+    // Every read of the range inside its tensor: no boundary checks.
     if (0 >= 0 && 0 < R && sb_jb - 1 >= 0 && sb_jb - 1 < C && (sb_je - 1) - 1 >= 0 &&
         (sb_je - 1) - 1 < C) {
       #pragma omp simd

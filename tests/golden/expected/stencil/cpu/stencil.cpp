@@ -148,29 +148,54 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
       for (int64_t i = 0; i < H; ++i) {
         for (int64_t sb_b = 0; sb_b < W; sb_b += SB_STREAM_BLOCK) {
           const int64_t sb_e = W - sb_b < SB_STREAM_BLOCK ? W : sb_b + SB_STREAM_BLOCK;
-          int64_t sb_n = 0;
-          for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-            float* sb_dst = &lap[i * W + sb_j];
-            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t j = sb_j + sb_q;
-              const int64_t sb_ld0_x_i0 = i - 1;
-              const float sb_ld0_x =
-                  (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0f;
-              const int64_t sb_ld1_x_i0 = i + 1;
-              const float sb_ld1_x =
-                  (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0f;
-              const int64_t sb_ld2_x_i1 = j - 1;
-              const float sb_ld2_x =
-                  (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0f;
-              const int64_t sb_ld3_x_i1 = j + 1;
-              const float sb_ld3_x =
-                  (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0f;
-              sb_line[sb_q] = sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x - 4.0f * x[i * W + j];
+          // Its first and last 16 elements apart: only they can reach past an edge.
+          const int64_t sb_p = sb_e - sb_b < 16 ? sb_e : sb_b + 16;
+          const int64_t sb_t = sb_e - 16 > sb_p ? sb_e - 16 : sb_p;
+          for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+            const int64_t sb_lo = sb_seg == 0 ? sb_b : sb_seg == 1 ? sb_p : sb_t;
+            const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_e;
+            // Every read of the range inside its tensor: no boundary checks.
+            if (i - 1 >= 0 && i - 1 < H && i + 1 >= 0 && i + 1 < H && sb_lo - 1 >= 0 &&
+                sb_lo - 1 < W && (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 &&
+                sb_lo + 1 < W && (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
+              int64_t sb_n = 0;
+              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+                float* sb_dst = &lap[i * W + sb_j];
+                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+              }
+            } else {
+              int64_t sb_n = 0;
+              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+                float* sb_dst = &lap[i * W + sb_j];
+                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  const int64_t sb_ld0_x_i0 = i - 1;
+                  const float sb_ld0_x =
+                      (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0f;
+                  const int64_t sb_ld1_x_i0 = i + 1;
+                  const float sb_ld1_x =
+                      (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0f;
+                  const int64_t sb_ld2_x_i1 = j - 1;
+                  const float sb_ld2_x =
+                      (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0f;
+                  const int64_t sb_ld3_x_i1 = j + 1;
+                  const float sb_ld3_x =
+                      (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0f;
+                  sb_line[sb_q] = sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x - 4.0f * x[i * W + j];
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+              }
             }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
         }
       }
@@ -179,21 +204,38 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
   } else {
     #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < H; ++i) {
-      #pragma omp simd
-      for (int64_t j = 0; j < W; ++j) {
-        const int64_t sb_ld4_x_i0 = i - 1;
-        const float sb_ld4_x =
-            (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0f;
-        const int64_t sb_ld5_x_i0 = i + 1;
-        const float sb_ld5_x =
-            (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0f;
-        const int64_t sb_ld6_x_i1 = j - 1;
-        const float sb_ld6_x =
-            (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0f;
-        const int64_t sb_ld7_x_i1 = j + 1;
-        const float sb_ld7_x =
-            (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0f;
-        lap[i * W + j] = sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x - 4.0f * x[i * W + j];
+      // Its first and last 16 elements apart: only they can reach past an edge.
+      const int64_t sb_p = W < 16 ? W : 16;
+      const int64_t sb_t = W - 16 > sb_p ? W - 16 : sb_p;
+      for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+        const int64_t sb_lo = sb_seg == 0 ? 0 : sb_seg == 1 ? sb_p : sb_t;
+        const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : W;
+        // Every read of the range inside its tensor: no boundary checks.
+        if (i - 1 >= 0 && i - 1 < H && i + 1 >= 0 && i + 1 < H && sb_lo - 1 >= 0 && sb_lo - 1 < W &&
+            (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 && sb_lo + 1 < W &&
+            (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
+          #pragma omp simd
+          for (int64_t j = sb_lo; j < sb_hi; ++j) {
+            lap[i * W + j] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t j = sb_lo; j < sb_hi; ++j) {
+            const int64_t sb_ld4_x_i0 = i - 1;
+            const float sb_ld4_x =
+                (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0f;
+            const int64_t sb_ld5_x_i0 = i + 1;
+            const float sb_ld5_x =
+                (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0f;
+            const int64_t sb_ld6_x_i1 = j - 1;
+            const float sb_ld6_x =
+                (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0f;
+            const int64_t sb_ld7_x_i1 = j + 1;
+            const float sb_ld7_x =
+                (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0f;
+            lap[i * W + j] = sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x - 4.0f * x[i * W + j];
+          }
+        }
       }
     }
   }
@@ -210,25 +252,65 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < W; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = W - sb_b < SB_STREAM_BLOCK ? W : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &smooth[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t j = sb_j + sb_q;
-            sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+        // Its first and last 16 elements apart: only they can reach past an edge.
+        const int64_t sb_p = sb_e - sb_b < 16 ? sb_e : sb_b + 16;
+        const int64_t sb_t = sb_e - 16 > sb_p ? sb_e - 16 : sb_p;
+        for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+          const int64_t sb_lo = sb_seg == 0 ? sb_b : sb_seg == 1 ? sb_p : sb_t;
+          const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_e;
+          // Every read of the range inside its tensor: no boundary checks.
+          if (sb_lo - 1 >= 0 && sb_lo - 1 < W + 2 && (sb_hi - 1) - 1 >= 0 &&
+              (sb_hi - 1) - 1 < W + 2 && sb_lo + 1 >= 0 && sb_lo + 1 < W + 2 &&
+              (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W + 2 && sb_lo + 3 >= 0 &&
+              sb_lo + 3 < W + 2 && (sb_hi - 1) + 3 >= 0 && (sb_hi - 1) + 3 < W + 2) {
+            int64_t sb_n = 0;
+            for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+              float* sb_dst = &smooth[sb_j];
+              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
+              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t j = sb_j + sb_q;
+                sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
+              }
+              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            }
+          } else {
+            int64_t sb_n = 0;
+            for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
+              float* sb_dst = &smooth[sb_j];
+              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
+              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t j = sb_j + sb_q;
+                sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+              }
+              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            }
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
     }
   } else {
-    #pragma omp parallel for simd schedule(static)
-    for (int64_t j = 0; j < W; ++j) {
-      smooth[j] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_jb = 0; sb_jb < W; sb_jb += 128) {
+      const int64_t sb_je = W - sb_jb < 128 ? W : sb_jb + 128;
+      // Every read of the range inside its tensor: no boundary checks.
+      if (sb_jb - 1 >= 0 && sb_jb - 1 < W + 2 && (sb_je - 1) - 1 >= 0 && (sb_je - 1) - 1 < W + 2 &&
+          sb_jb + 1 >= 0 && sb_jb + 1 < W + 2 && (sb_je - 1) + 1 >= 0 && (sb_je - 1) + 1 < W + 2 &&
+          sb_jb + 3 >= 0 && sb_jb + 3 < W + 2 && (sb_je - 1) + 3 >= 0 && (sb_je - 1) + 3 < W + 2) {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          smooth[j] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
+        }
+      } else {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          smooth[j] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+        }
+      }
     }
   }
 }
