@@ -40,6 +40,30 @@ class CpuEmitter final : public Emitter {
   GeneratedFile print(const Spec& spec) const override;
 };
 
+// Opens the loops of output dimensions [first, rank - 1) of L's statement (all but the
+// innermost), dimension 0's as `#pragma omp parallel for` when `parallel`. Returns how many it
+// opened, for the caller to close.
+size_t open_outer_loops(StmtLowering& L, size_t first, bool parallel, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  size_t opened = 0;
+  for (size_t d = first; d + 1 < st.rank(); ++d, ++opened) {
+    if (parallel && d == 0) w.line("#pragma omp parallel for schedule(static)");
+    const std::string& v = L.var_name(static_cast<int>(d));
+    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
+           v + ") {");
+  }
+  return opened;
+}
+
+// Opens the loop over blocks [sb_jb, sb_je) of kOutsideBlock elements of an innermost index of
+// extent `n` (a C expression); the caller closes it.
+void open_output_blocks(const std::string& n, CodeWriter& w) {
+  const std::string block = std::to_string(kOutsideBlock);
+  w.open("for (int64_t sb_jb = 0; sb_jb < " + n + "; sb_jb += " + block + ") {");
+  w.line("const int64_t sb_je = " + n + " - sb_jb < " + block + " ? " + n + " : sb_jb + " + block +
+         ";");
+}
+
 // The terms of a running scan computed ahead at a time (StmtLowering::open_running_ahead): a
 // multiple of every vector width, few enough for the first-level cache.
 constexpr int kRunningTermBlock = 64;
@@ -49,18 +73,12 @@ constexpr int kRunningTermBlock = 64;
 // accumulator carried along the innermost index, taking each output's new terms. Terms that
 // compute more than a read (a select, a call) are computed ahead kRunningTermBlock at a time as
 // vectors: a select's branch on random data otherwise mispredicts about every other term (cumprod
-// ran 3x slower so). A rank-1 scan
-// is one sequential walk: the parallelize pass's outer loop is its scanned loop, which this
-// printer declines to split.
+// ran 3x slower so). A rank-1 scan is one sequential walk: the parallelize pass's outer loop is
+// its scanned loop, which this printer declines to split.
 void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) {
-    if (omp && !in_row && d == 0) w.line("#pragma omp parallel for schedule(static)");
-    const std::string& v = L.var_name(static_cast<int>(d));
-    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
-           v + ") {");
-  }
+  const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && !in_row, w);
   w.line("// Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
   const std::string& i = L.var_name(static_cast<int>(rank) - 1);
@@ -84,7 +102,7 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   L.assign(w);
   L.clear_overrides();
   w.close();
-  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
+  for (size_t d = 0; d < outer; ++d) w.close();
 }
 
 // Whether every top-level reduction of `st` runs outside its vector loop (SimdChoice::outside).
@@ -146,19 +164,12 @@ void emit_inside_split(StmtLowering& L, const Expr& e, int var, const std::strin
 void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) {
-    if (!in_row && d == 0) w.line("#pragma omp parallel for schedule(static)");
-    const std::string& v = L.var_name(static_cast<int>(d));
-    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
-           v + ") {");
-  }
+  const size_t outer = open_outer_loops(L, in_row ? 1 : 0, !in_row, w);
   const std::string& j = L.var_name(static_cast<int>(rank) - 1);
   const std::string n = L.extent(st.out, rank - 1, kPrecAdd + 1);
   const std::string block = std::to_string(kOutsideBlock);
   if (!in_row && rank == 1) w.line("#pragma omp parallel for schedule(static)");
-  w.open("for (int64_t sb_jb = 0; sb_jb < " + n + "; sb_jb += " + block + ") {");
-  w.line("const int64_t sb_je = " + n + " - sb_jb < " + block + " ? " + n + " : sb_jb + " + block +
-         ";");
+  open_output_blocks(n, w);
   auto open_block_loop = [&] {
     w.line("#pragma omp simd");
     w.open("for (int64_t " + j + " = sb_jb; " + j + " < sb_je; ++" + j + ") {");
@@ -199,7 +210,7 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   block_loop(*st.rhs, -1, [&] { L.assign(w); });
   L.clear_overrides();
   w.close();
-  for (size_t d = in_row ? 1 : 0; d + 1 < rank; ++d) w.close();
+  for (size_t d = 0; d < outer; ++d) w.close();
 }
 
 // Whether L's statement, elementwise, has reads with boundary handling whose subscripts are affine
@@ -250,12 +261,7 @@ void emit_edge_segments(StmtLowering& L, const std::string& first, const std::st
 void emit_checked_blocks(StmtLowering& L, CodeWriter& w) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  for (size_t d = 0; d + 1 < rank; ++d) {
-    if (d == 0) w.line("#pragma omp parallel for schedule(static)");
-    const std::string& v = L.var_name(static_cast<int>(d));
-    w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
-           v + ") {");
-  }
+  const size_t outer = open_outer_loops(L, 0, true, w);
   const int inner = static_cast<int>(rank) - 1;
   const std::string& j = L.var_name(inner);
   const std::string n = L.extent(st.out, rank - 1, kPrecAdd + 1);
@@ -268,18 +274,15 @@ void emit_checked_blocks(StmtLowering& L, CodeWriter& w) {
     };
   };
   if (rank == 1) {
-    const std::string block = std::to_string(kOutsideBlock);
     w.line("#pragma omp parallel for schedule(static)");
-    w.open("for (int64_t sb_jb = 0; sb_jb < " + n + "; sb_jb += " + block + ") {");
-    w.line("const int64_t sb_je = " + n + " - sb_jb < " + block + " ? " + n + " : sb_jb + " +
-           block + ";");
+    open_output_blocks(n, w);
     emit_inside_split(L, *st.rhs, inner, "sb_jb", "(sb_je - 1)", {}, w,
                       simd_loop("sb_jb", "sb_je"));
     w.close();
   } else {
     emit_edge_segments(L, "0", n, w, simd_loop("sb_lo", "sb_hi"));
   }
-  for (size_t d = 0; d + 1 < rank; ++d) w.close();
+  for (size_t d = 0; d < outer; ++d) w.close();
 }
 
 // Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With

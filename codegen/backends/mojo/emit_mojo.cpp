@@ -1558,8 +1558,6 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       } else if (g)
         stream = emit_vectorize_parallel_rows(Ls, *g, spec, body);
       else if (vp)
-        // The strategy's tile side, where it has the parameter (blocked_matmul's other
-        // statements take the default).
         stream = emit_vectorize_parallel(Ls.front(), body, host::variant_tiles(v, *info));
       else
         emit_loops(Ls.front(), body);
