@@ -34,6 +34,22 @@ struct Frame {
   bool active = false;
 };
 
+// The last evaluation of one reduction node: the values of the index variables its terms depend
+// on, its range [lo, end) and its fold's state at `end`. An evaluation with the same values and
+// the same lo whose range reaches at least as far continues from `end`: the terms before it are
+// the same terms in the same order, so its result is bit for bit the one the whole loop gives.
+// A running scan (y[i] = sum(j in 0..i + 1: x[j])) so costs O(n) terms instead of O(n^2).
+struct Resume {
+  bool known = false;     // free_vars computed
+  std::vector<int> free;  // the variables of the terms (and of nested ranges), not bound inside
+  bool valid = false;
+  std::vector<int64_t> values;  // of `free` at the last evaluation
+  int64_t lo = 0, end = 0;
+  double a = 0, b = 0, m = 0;  // float state: sum s, c, m; product p, m; max/min value, m
+  bool stop = false;           // max/min: a NaN ended the fold; (a, m) is it
+  uint64_t u = 0;              // integer state: sum, product or best (as bits)
+};
+
 bool is_int_like(DType t) {
   return is_integer(t) || t == DType::Bool;
 }
@@ -100,6 +116,7 @@ struct Reference::Impl {
   std::vector<Memo> memo;
   std::vector<bool> read_by_stmt;  // per tensor: some statement reads it (then it is memoised)
   std::vector<Frame> frames;       // per statement
+  std::unordered_map<const Expr*, Resume> resumes;  // per reduction node evaluated
 
   Impl(const Spec& s, const SizePoint& z, const HostTensors& inputs)
       : spec(s), sizes(z), in(inputs) {
@@ -206,6 +223,47 @@ struct Reference::Impl {
     *hi = eval_i(*iv.hi, f);
   }
 
+  // Index variables used by `x` (free, in `used`) and bound by reductions inside it (`bound`).
+  static void term_vars(const Expr& x, const Statement& st, std::vector<int>& used,
+                        std::vector<int>& bound) {
+    if (x.kind == ExprKind::IndexVar) used.push_back(x.ref);
+    if (x.kind == ExprKind::Reduce) {
+      bound.push_back(x.ref);
+      const IndexVar& iv = st.vars[x.ref];
+      if (iv.lo) term_vars(*iv.lo, st, used, bound);
+      if (iv.hi) term_vars(*iv.hi, st, used, bound);
+    }
+    for (const auto& a : x.args) term_vars(*a, st, used, bound);
+  }
+
+  // The resume record of reduction `e` and whether its fold over [lo, hi) can continue from it.
+  Resume& resume_of(const Expr& e, const Frame& f) {
+    Resume& r = resumes[&e];
+    if (!r.known) {
+      std::vector<int> used, bound{e.ref};
+      term_vars(*e.args[0], *f.st, used, bound);
+      for (int v : used)
+        if (std::find(bound.begin(), bound.end(), v) == bound.end() &&
+            std::find(r.free.begin(), r.free.end(), v) == r.free.end())
+          r.free.push_back(v);
+      r.known = true;
+    }
+    return r;
+  }
+  static bool resumable(const Resume& r, const Frame& f, int64_t lo, int64_t hi) {
+    if (!r.valid || r.lo != lo || r.end > std::max(lo, hi)) return false;
+    for (size_t n = 0; n < r.free.size(); ++n)
+      if (f.vars[r.free[n]] != r.values[n]) return false;
+    return true;
+  }
+  static void remember(Resume& r, const Frame& f, int64_t lo, int64_t hi) {
+    r.valid = true;
+    r.lo = lo;
+    r.end = std::max(lo, hi);
+    r.values.resize(r.free.size());
+    for (size_t n = 0; n < r.free.size(); ++n) r.values[n] = f.vars[r.free[n]];
+  }
+
   // Floating-point (or integer, converted) value and magnitude of `e`.
   V eval_f(const Expr& e, Frame& f) {
     if (!is_float(e.type)) return num(static_cast<double>(eval_i(e, f)));
@@ -285,44 +343,59 @@ struct Reference::Impl {
   V reduce_f(const Expr& e, Frame& f) {
     int64_t lo, hi;
     range(e, f, &lo, &hi);
+    Resume& r = resume_of(e, f);
+    const bool cont = resumable(r, f, lo, hi);
     int64_t& k = f.vars[e.ref];
+    const int64_t from = cont ? r.end : lo;
     const Expr& body = *e.args[0];
     if (e.rop == ReduceOp::Sum) {
       // Neumaier-compensated summation: the reference should not add error of its own.
-      double s = 0, c = 0, m = 0;
-      for (k = lo; k < hi; ++k) {
+      double s = cont ? r.a : 0, c = cont ? r.b : 0, m = cont ? r.m : 0;
+      for (k = from; k < hi; ++k) {
         const V t = eval_f(body, f);
         const double n = s + t.value;
         c += std::fabs(s) >= std::fabs(t.value) ? (s - n) + t.value : (t.value - n) + s;
         s = n;
         m += t.mag;
       }
+      r.a = s, r.b = c, r.m = m;
+      remember(r, f, lo, hi);
       return {std::isfinite(s) ? s + c : s, m};
     }
     if (e.rop == ReduceOp::Prod) {
       // The first-order propagation of the factors' magnitudes through the product: adding a
       // factor t of magnitude mt to a partial product p of magnitude mp gives mp |t| + |p| mt,
       // so n exact factors give n |prod|, a bound on the relative error of n - 1 roundings too.
-      double p = 1, m = 0;
-      for (k = lo; k < hi; ++k) {
+      double p = cont ? r.a : 1, m = cont ? r.m : 0;
+      for (k = from; k < hi; ++k) {
         const V t = eval_f(body, f);
         m = m * std::fabs(t.value) + std::fabs(p) * t.mag;
         p *= t.value;
         if (std::isnan(m)) m = kInf;  // inf * 0: no bound
       }
+      r.a = p, r.m = m;
+      remember(r, f, lo, hi);
       return {p, m};
     }
     const bool is_max = e.rop == ReduceOp::Max;
-    V best{is_max ? -kInf : kInf, 0};
-    for (k = lo; k < hi; ++k) {
+    if (cont && r.stop) return {r.a, r.m};
+    V best = cont ? V{r.a, r.m} : V{is_max ? -kInf : kInf, 0};
+    r.stop = false;
+    for (k = from; k < hi; ++k) {
       const V t = eval_f(body, f);
-      if (std::isnan(t.value)) return t;
+      if (std::isnan(t.value)) {
+        best = t;
+        r.stop = true;
+        break;
+      }
       if (t.value == best.value) {
         best.mag = std::max(best.mag, t.mag);
       } else if (is_max == (t.value > best.value)) {
         best = t;
       }
     }
+    r.a = best.value, r.m = best.mag;
+    remember(r, f, lo, hi);
     return best;
   }
 
@@ -443,24 +516,31 @@ struct Reference::Impl {
   int64_t reduce_i(const Expr& e, Frame& f) {
     int64_t lo, hi;
     range(e, f, &lo, &hi);
+    Resume& r = resume_of(e, f);
+    const bool cont = resumable(r, f, lo, hi);
     int64_t& k = f.vars[e.ref];
+    const int64_t from = cont ? r.end : lo;
     const Expr& body = *e.args[0];
+    uint64_t u;
     if (e.rop == ReduceOp::Sum) {
-      uint64_t s = 0;
-      for (k = lo; k < hi; ++k) s += static_cast<uint64_t>(eval_i(body, f));
-      return fit(s, e.type);
+      u = cont ? r.u : 0;
+      for (k = from; k < hi; ++k) u += static_cast<uint64_t>(eval_i(body, f));
+    } else if (e.rop == ReduceOp::Prod) {  // wraps like the sum: exact modulo 2^64
+      u = cont ? r.u : 1;
+      for (k = from; k < hi; ++k) u *= static_cast<uint64_t>(eval_i(body, f));
+    } else {
+      int64_t best = cont ? static_cast<int64_t>(r.u)
+                          : e.rop == ReduceOp::Max ? scalar(e.type).min : scalar(e.type).max;
+      for (k = from; k < hi; ++k) {
+        const int64_t t = eval_i(body, f);
+        best = e.rop == ReduceOp::Max ? std::max(best, t) : std::min(best, t);
+      }
+      u = static_cast<uint64_t>(best);
     }
-    if (e.rop == ReduceOp::Prod) {  // wraps like the sum: exact modulo 2^64, then to the type
-      uint64_t p = 1;
-      for (k = lo; k < hi; ++k) p *= static_cast<uint64_t>(eval_i(body, f));
-      return fit(p, e.type);
-    }
-    int64_t best = e.rop == ReduceOp::Max ? scalar(e.type).min : scalar(e.type).max;
-    for (k = lo; k < hi; ++k) {
-      const int64_t t = eval_i(body, f);
-      best = e.rop == ReduceOp::Max ? std::max(best, t) : std::min(best, t);
-    }
-    return best;
+    r.u = u;
+    remember(r, f, lo, hi);
+    if (e.rop == ReduceOp::Sum || e.rop == ReduceOp::Prod) return fit(u, e.type);
+    return static_cast<int64_t>(u);
   }
 };
 

@@ -1,7 +1,10 @@
 // The reference: an interpreter of the checked IR in double precision, independent of every
 // emitter. It evaluates output elements on demand ("pull"): an element of a temporary is computed
 // once when first needed and memoised, so verifying a random sample of a huge output costs only
-// the work that sample depends on.
+// the work that sample depends on. A reduction whose range extends the one it last evaluated, with
+// the same start and the same values of the variables its terms use, continues that fold (the
+// same terms in the same order, so the same result): a running scan such as a prefix sum costs
+// O(n) terms in ascending order of its outputs, not O(n^2).
 //
 // Semantics (the contract every backend is verified against):
 //  - Floating-point values are computed in double whatever the declared type; casts to f32/f64
