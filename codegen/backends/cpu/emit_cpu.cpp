@@ -10,8 +10,8 @@
 #include "backends/cpu/print_loops.h"
 #include "backends/cpu/strategies.h"
 #include "lower/blocked_gemm.h"
-#include "lower/patterns.h"
 #include "lower/parallelize.h"
+#include "lower/patterns.h"
 #include "lower/row_fusion.h"
 #include "lower/running_scans.h"
 #include "lower/streaming.h"
@@ -70,9 +70,9 @@ constexpr int kRunningTermBlock = 64;
 
 // A running scan (lower/running_scans.h) `red` of statement L, of rank > 0: loops over the outer
 // output indices (the outermost parallel under `omp`, unless `in_row` bound it already), then one
-// accumulator carried along the innermost index, taking each output's new terms. Terms that
-// compute more than a read (a select, a call) are computed ahead kRunningTermBlock at a time as
-// vectors: a select's branch on random data otherwise mispredicts about every other term (cumprod
+// accumulator carried along the innermost index, taking each output's new terms. Under `omp`,
+// terms that compute more than a read (a select, a call) are computed ahead kRunningTermBlock at
+// a time as vectors: a select's branch on random data otherwise mispredicts about every other term (cumprod
 // ran 3x slower so). A rank-1 scan is one sequential walk: the parallelize pass's outer loop is
 // its scanned loop, which this printer declines to split.
 void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row) {
@@ -85,12 +85,11 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   // A term that is one read (or its cast) has nothing to compute ahead.
   const Expr* term = red.args[0].get();
   while (term->kind == ExprKind::Cast) term = term->args[0].get();
-  const bool ahead = term->kind != ExprKind::Read;
+  const bool ahead = omp && term->kind != ExprKind::Read;
   if (ahead) {
-    L.open_running_ahead(red, kRunningTermBlock,
-                         "const int64_t " + i + " = " + L.extent(st.out, rank - 1, kPrecAdd + 1) +
-                             " - 1",
-                         w);
+    L.open_running_ahead(
+        red, kRunningTermBlock,
+        "const int64_t " + i + " = " + L.extent(st.out, rank - 1, kPrecAdd + 1) + " - 1", w);
   }
   w.open("for (int64_t " + i + " = 0; " + i + " < " + L.extent(st.out, rank - 1, kPrecRel + 1) +
          "; ++" + i + ") {");
@@ -183,8 +182,8 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   };
   // The loop over the block, `body` inside it, split on whether its reads are inside.
   auto block_loop = [&](const Expr& e, int bound, const std::function<void()>& body) {
-    emit_inside_split(L, e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)",
-                      unbound_but(bound), w, [&] {
+    emit_inside_split(L, e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)", unbound_but(bound),
+                      w, [&] {
                         open_block_loop();
                         body();
                         w.close();
@@ -219,9 +218,8 @@ bool needs_inside_split(StmtLowering& L) {
   const Statement& st = L.stmt();
   if (st.rank() == 0 || !top_reduces_of(*st.rhs).empty()) return false;
   CodeWriter scratch;
-  const std::optional<std::string> c =
-      L.inside_condition(*st.rhs, static_cast<int>(st.rank()) - 1, "sb_jb", "(sb_je - 1)", {},
-                         scratch);
+  const std::optional<std::string> c = L.inside_condition(*st.rhs, static_cast<int>(st.rank()) - 1,
+                                                          "sb_jb", "(sb_je - 1)", {}, scratch);
   return c && !c->empty();
 }
 
@@ -287,13 +285,14 @@ void emit_checked_blocks(StmtLowering& L, CodeWriter& w) {
 
 // Writes the plain loop nest of a statement of rank > 0 (see emit_cpu_statement). With
 // `in_row`, the first output index is already bound (a row of a fused group, inside its parallel
-// loop): only the other dimensions get loops, none of them parallel. Under `omp`, a running scan
-// (lower/running_scans.h) is printed by emit_running_scan instead, and a statement whose
-// reductions go outside its vector loop by emit_outside_nest.
+// loop): only the other dimensions get loops, none of them parallel. A running scan
+// (lower/running_scans.h) is printed by emit_running_scan instead (sequential along its
+// innermost index under every strategy), and under `omp` a statement whose reductions go outside
+// its vector loop by emit_outside_nest.
 void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  if (const Expr* scan = omp ? running_scan(L.spec(), st, in_row) : nullptr)
+  if (const Expr* scan = running_scan(L.spec(), st, in_row))
     return emit_running_scan(L, *scan, omp, w, in_row);
   // The vectorize pass's loops (lower/vectorize.h); the outermost output loop is the parallel one
   // outside row groups (lower/parallelize.h).
@@ -780,7 +779,7 @@ namespace {
 bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, int64_t mc,
                          int64_t kc, int64_t nc, CodeWriter& w) {
   w.line("// " + gemm_comment(L.tensor_name(L.stmt().out), L.tensor_name(m.x), m.x_trans,
-                             L.tensor_name(m.y), m.y_trans, mc, kc, nc));
+                              L.tensor_name(m.y), m.y_trans, mc, kc, nc));
   const auto [x, y, c, xp, yp, xs_i, xs_k, ys_k, ys_j] = library_gemm(L, m, w);
   const std::string sfx = dtype_name(m.type);
   const std::vector<std::string> args =

@@ -16,6 +16,7 @@
 #include "ir/affine.h"
 #include "lower/parallelize.h"
 #include "lower/row_fusion.h"
+#include "lower/running_scans.h"
 #include "lower/streaming.h"
 #include "lower/vectorize.h"
 
@@ -33,11 +34,11 @@ struct MlirMath {
 };
 
 constexpr MlirMath kMlirMath[] = {
-    {Fn::Exp, "math.exp"},     {Fn::Log, "math.log"},     {Fn::Sqrt, "math.sqrt"},
-    {Fn::Tanh, "math.tanh"},   {Fn::Erf, "math.erf"},     {Fn::Pow, "math.powf"},
-    {Fn::Sin, "math.sin"},     {Fn::Cos, "math.cos"},     {Fn::Floor, "math.floor"},
-    {Fn::Ceil, "math.ceil"},
-    {Fn::Round, "math.roundeven"},  // halves to even, as the spec language's round
+    {Fn::Exp, "math.exp"},   {Fn::Log, "math.log"},         {Fn::Sqrt, "math.sqrt"},
+    {Fn::Tanh, "math.tanh"}, {Fn::Erf, "math.erf"},         {Fn::Pow, "math.powf"},
+    {Fn::Sin, "math.sin"},   {Fn::Cos, "math.cos"},         {Fn::Floor, "math.floor"},
+    {Fn::Ceil, "math.ceil"}, {Fn::Round, "math.roundeven"},  // halves to even, as the spec
+                                                             // language's round
 };
 
 const char* mlir_math(Fn fn) {
@@ -152,7 +153,9 @@ class Body {
     }
     const std::vector<int> all_outer = outer_dims(st, in_row);
     auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
-    if (in_row && streaming_ && streamed_row(st)) {
+    if (const Expr* scan = in_row ? nullptr : running_scan(spec_, st, /*rows=*/false)) {
+      emit_running_scan(st, *scan, out_mem, out_ty);
+    } else if (in_row && streaming_ && streamed_row(st)) {
       auto stream = [&] { emit_stream_range(st, out_mem, out_ty, extents_[st.out][1], false); };
       if (stream_cond_.empty())
         stream();
@@ -179,6 +182,74 @@ class Body {
       plain();
     }
     loop_var_.erase(0);
+  }
+
+  // A running scan (lower/running_scans.h) `red` of `st`, outside row groups, writing `out_mem`:
+  // scf.for loops over the outer output indices (under `parallel`, the first in parallel blocks),
+  // then one scf.for along the innermost index carrying the accumulator and the index of the next
+  // term; each output folds in the terms its range adds, from that index up to its own bound.
+  void emit_running_scan(const Statement& st, const Expr& red, const std::string& out_mem,
+                         const std::string& out_ty) {
+    const int last = static_cast<int>(st.rank()) - 1;
+    const DType t = value_type(red);
+    const std::string ty = mlir_type(t);
+    w_.line("// Running: each output's range extends the previous one's by its new terms.");
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    bool parallel_block = false;
+    for (int d = 0; d < last; ++d) {
+      const std::string& n = extents_[st.out][d];
+      std::string from = zero, to = n;
+      if (d == 0 && parallel_) {
+        explicit_loops_ = true;
+        parallel_block = true;
+        const std::string block = block_length(n);
+        const std::string b = fresh();
+        w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + n + ") step (" + block + ") {");
+        from = b;
+        to = op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), n}, DType::Index);
+      }
+      const std::string v = fresh();
+      w_.open("scf.for " + v + " = " + from + " to " + to + " step " + one + " {");
+      loop_var_[d] = v;
+    }
+    const IndexVar& kv = st.vars[red.ref];
+    const std::string lo = val(*kv.lo);
+    const std::string init = identity(red.rop, t);
+    const std::string res = fresh(), i = fresh(), acc = fresh(), k = fresh();
+    w_.open(res + ":2 = scf.for " + i + " = " + zero + " to " + extents_[st.out][last] + " step " +
+            one + " iter_args(" + acc + " = " + init + ", " + k + " = " + lo + ") -> (" + ty +
+            ", index) {");
+    loop_var_[last] = i;
+    const std::string hi = val(*kv.hi);
+    const std::string folded = fresh(), kk = fresh(), a = fresh();
+    w_.open(folded + " = scf.for " + kk + " = " + k + " to " + hi + " step " + one + " iter_args(" +
+            a + " = " + acc + ") -> (" + ty + ") {");
+    loop_var_[red.ref] = kk;
+    const std::string term = val(*red.args[0]);
+    const std::string next = combine(red.rop, a, term, t);
+    w_.line("scf.yield " + next + " : " + ty);
+    loop_var_.erase(red.ref);
+    w_.close("}");
+    // The next term: past this output's range, or where it stands if the range was empty.
+    const std::string k_next = op("arith.maxsi", {k, hi}, DType::Index);
+    reduce_arg_[&red] = folded;
+    const Tensor& out = spec_.tensors[st.out];
+    const std::string v = cast(val(*st.rhs), value_type(*st.rhs), out.type);
+    reduce_arg_.erase(&red);
+    std::string idx;
+    for (int d = 0; d <= last; ++d) idx += (d ? ", " : "") + loop_var_.at(d);
+    w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
+    w_.line("scf.yield " + folded + ", " + k_next + " : " + ty + ", index");
+    w_.close("}");
+    for (int d = last; d-- > 0;) {
+      w_.close("}");
+      loop_var_.erase(d);
+      if (d == 0 && parallel_block) {
+        w_.line("scf.reduce");
+        w_.close("}");
+      }
+    }
+    loop_var_.erase(last);
   }
 
   // The statement as generics writing `out_mem` (the output, or its current row) over the
@@ -266,9 +337,7 @@ class Body {
   const StreamChoice& choice(const Statement& st) const {
     return spec_.schedule.streams.at(static_cast<size_t>(&st - spec_.stmts.data()));
   }
-  bool streamable(const Statement& st) const {
-    return printable_stream(st) && choice(st).whole;
-  }
+  bool streamable(const Statement& st) const { return printable_stream(st) && choice(st).whole; }
 
   // Inside a row group: whether `st` streams its rows (a rank-2 output in memory).
   bool streamed_row(const Statement& st) const {
@@ -437,8 +506,8 @@ class Body {
     return sc.group_tensors.front();
   }
 
-  // A fused group of statements (codegen/lower/row_fusion.h), under `parallel`: one scf.parallel loop
-  // over blocks of rows, each block a sequential loop over its rows, each row computed by the
+  // A fused group of statements (codegen/lower/row_fusion.h), under `parallel`: one scf.parallel
+  // loop over blocks of rows, each block a sequential loop over its rows, each row computed by the
   // group's statements in order as generics on rank-reduced views of that row. The group's
   // row-local temps and the buffers of its reductions are allocated once per block, one row
   // long.
@@ -636,7 +705,8 @@ class Body {
     // `true` and `false` are i1 attributes already; the parser rejects a type after them.
     const bool boolean = text == "true" || text == "false";
     SB_ASSERT(!boolean || t == DType::Bool, "a boolean literal is an i1 constant");
-    w_.line(v + " = arith.constant " + text + (boolean ? std::string() : " : " + std::string(mlir_type(t))));
+    w_.line(v + " = arith.constant " + text +
+            (boolean ? std::string() : " : " + std::string(mlir_type(t))));
     return v;
   }
   std::string op(const std::string& name, const std::vector<std::string>& args, DType t) {
@@ -1106,10 +1176,10 @@ class Body {
     // innermost loop contiguous (b[k, j] in a matrix product), except in `loops` (the plain
     // reference) and where the generic would become a parallel loop inside a sequential one
     // (openmp outside a row group). Each output's sum keeps its order either way.
-    const bool red_first =
-        red && red->ref != block_var_ && reassoc_ && rank >= 1 && (!parallel_ || !row_.empty()) &&
-        outer.back() == static_cast<int>(st.rank()) - 1 &&
-        simd_choice(spec_, st).outside.count(red->ref) > 0;
+    const bool red_first = red && red->ref != block_var_ && reassoc_ && rank >= 1 &&
+                           (!parallel_ || !row_.empty()) &&
+                           outer.back() == static_cast<int>(st.rank()) - 1 &&
+                           simd_choice(spec_, st).outside.count(red->ref) > 0;
     auto add_outer = [&](int d) {
       dim_of_var_[outer[d]] = static_cast<int>(domain.size());
       if (outer[d] == part_var_) {

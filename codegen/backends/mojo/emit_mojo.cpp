@@ -112,10 +112,10 @@ struct MojoMath {
 };
 
 constexpr MojoMath kMojoMath[] = {
-    {Fn::Exp, "exp", true},     {Fn::Log, "log", true},       {Fn::Sqrt, "sqrt", true},
-    {Fn::Tanh, "tanh", true},   {Fn::Erf, "erf", true},       {Fn::Log1p, "log1p", true},
-    {Fn::Expm1, "expm1", true}, {Fn::Sin, "sin", true},       {Fn::Cos, "cos", true},
-    {Fn::Floor, "floor", true}, {Fn::Ceil, "ceil", true},     {Fn::Rsqrt, "rsqrt", true},
+    {Fn::Exp, "exp", true},      {Fn::Log, "log", true},   {Fn::Sqrt, "sqrt", true},
+    {Fn::Tanh, "tanh", true},    {Fn::Erf, "erf", true},   {Fn::Log1p, "log1p", true},
+    {Fn::Expm1, "expm1", true},  {Fn::Sin, "sin", true},   {Fn::Cos, "cos", true},
+    {Fn::Floor, "floor", true},  {Fn::Ceil, "ceil", true}, {Fn::Rsqrt, "rsqrt", true},
     {Fn::Round, "round", false},  // halves to even, as the spec language's round
 };
 
@@ -1155,8 +1155,13 @@ class MojoLowering {
 
 // ---- Strategies -------------------------------------------------------------------------------
 
+void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w);
+
+// A scalar loop nest; a running scan (lower/running_scans.h) walks its innermost index once.
 void emit_loops(MojoLowering& L, PyWriter& w) {
   const Statement& st = L.stmt();
+  if (const Expr* red = running_scan(L.spec(), st, /*rows=*/false))
+    return emit_running_scan(L, *red, 0, w);
   for (size_t d = 0; d < st.rank(); ++d)
     w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
   L.assign(w);
@@ -1329,8 +1334,8 @@ void emit_tiled_chunks(MojoLowering& L, int dim, const Tiles& tiles, PyWriter& w
   }
   for (int d : {dim, inner}) {
     const std::string b = "sb_t" + std::to_string(d);
-    w.open("for " + L.var_name(d) + " in range(" + b + ", min(" + b + " + " + t(d) + ", " +
-           hi(d) + ")):");
+    w.open("for " + L.var_name(d) + " in range(" + b + ", min(" + b + " + " + t(d) + ", " + hi(d) +
+           ")):");
     ++opened;
   }
   L.assign(w);
@@ -1445,8 +1450,8 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
 }
 
 // A contraction statement (match_contraction) of strategy blocked_matmul: one call of the
-// blocked GEMM (lower/blocked_gemm.h) with the operands' strides, then the rest of the statement, `E`
-// (epilogue_statement, patterns.h), elementwise under vectorize_parallel. Returns whether that
+// blocked GEMM (lower/blocked_gemm.h) with the operands' strides, then the rest of the statement,
+// `E` (epilogue_statement, patterns.h), elementwise under vectorize_parallel. Returns whether that
 // streams its output.
 bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int64_t mc, int64_t kc,
                     int64_t nc, PyWriter& w) {

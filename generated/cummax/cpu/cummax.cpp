@@ -29,12 +29,14 @@ static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a 
 
 // y[i] = max(j in 0..(i + 1): x[j])
 static void sb_loops_s0(const float* __restrict x, float* __restrict y, const int64_t N) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = -INFINITY;
+  int64_t j = 0;
   for (int64_t i = 0; i < N; ++i) {
-    float sb_acc0 = -INFINITY;
-    for (int64_t j = 0; j < i + 1; ++j) {
-      sb_acc0 = sb_max_f32(sb_acc0, x[j]);
+    for (; j < i + 1; ++j) {
+      sb_run = sb_max_f32(sb_run, x[j]);
     }
-    y[i] = sb_acc0;
+    y[i] = sb_run;
   }
 }
 

@@ -75,11 +75,14 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 # y[i] = max(j in 0..(i + 1): x[j])
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
                 N: Int):
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = -inf[DType.float32]()
+    var j = 0
     for i in range(N):
-        var sb_acc0 = -inf[DType.float32]()
-        for j in range(i + 1):
-            sb_acc0 = sb_max(sb_acc0, x[unsafe_offset=j])
-        y[unsafe_offset=i] = sb_acc0
+        while j < i + 1:
+            sb_run = sb_max(sb_run, x[unsafe_offset=j])
+            j += 1
+        y[unsafe_offset=i] = sb_run
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.

@@ -24,12 +24,14 @@
 static void sb_loops_s0(const float* __restrict x, float* __restrict y, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = 1.0f;
+    int64_t k = 0;
     for (int64_t c = 0; c < C; ++c) {
-      float sb_acc0 = 1.0f;
-      for (int64_t k = 0; k < c + 1; ++k) {
-        sb_acc0 *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+      for (; k < c + 1; ++k) {
+        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
       }
-      y[r * C + c] = sb_acc0;
+      y[r * C + c] = sb_run;
     }
   }
 }

@@ -20,35 +20,33 @@
 module {
   func.func @cumprod_loops(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[r, c] = prod(k in 0..(c + 1): select(x[r, k] < 0.0, x[r, k] - 1.0, x[r, k] + 1.0))
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%2 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%3: f32, %4: f32):
-      %5 = linalg.index 0 : index
-      %6 = linalg.index 1 : index
-      %7 = arith.constant 0 : index
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %6, %8 : index
-      %10 = arith.constant 1 : index
-      %11 = arith.constant 1.0 : f32
-      %12 = scf.for %13 = %7 to %9 step %10 iter_args(%14 = %11) -> (f32) {
-        %15 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %16 = arith.constant 0.0 : f32
-        %17 = arith.cmpf olt, %15, %16 : f32
-        %18 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %19 = arith.constant 1.0 : f32
-        %20 = arith.subf %18, %19 : f32
-        %21 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %22 = arith.constant 1.0 : f32
-        %23 = arith.addf %21, %22 : f32
-        %24 = arith.select %17, %20, %23 : f32
-        %25 = arith.mulf %14, %24 : f32
-        scf.yield %25 : f32
+    %1 = arith.constant 1 : index
+    scf.for %2 = %0 to %R step %1 {
+      %3 = arith.constant 0 : index
+      %4 = arith.constant 1.0 : f32
+      %5:2 = scf.for %6 = %0 to %C step %1 iter_args(%7 = %4, %8 = %3) -> (f32, index) {
+        %9 = arith.constant 1 : index
+        %10 = arith.addi %6, %9 : index
+        %11 = scf.for %12 = %8 to %10 step %1 iter_args(%13 = %7) -> (f32) {
+          %14 = memref.load %x[%2, %12] : memref<?x?xf32>
+          %15 = arith.constant 0.0 : f32
+          %16 = arith.cmpf olt, %14, %15 : f32
+          %17 = memref.load %x[%2, %12] : memref<?x?xf32>
+          %18 = arith.constant 1.0 : f32
+          %19 = arith.subf %17, %18 : f32
+          %20 = memref.load %x[%2, %12] : memref<?x?xf32>
+          %21 = arith.constant 1.0 : f32
+          %22 = arith.addf %20, %21 : f32
+          %23 = arith.select %16, %19, %22 : f32
+          %24 = arith.mulf %13, %23 : f32
+          scf.yield %24 : f32
+        }
+        %25 = arith.maxsi %8, %10 : index
+        memref.store %11, %y[%2, %6] : memref<?x?xf32>
+        scf.yield %11, %25 : f32, index
       }
-      linalg.yield %12 : f32
     }
     return
   }
@@ -60,35 +58,33 @@ module {
 module {
   func.func @cumprod_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[r, c] = prod(k in 0..(c + 1): select(x[r, k] < 0.0, x[r, k] - 1.0, x[r, k] + 1.0))
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%2 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%3: f32, %4: f32):
-      %5 = linalg.index 0 : index
-      %6 = linalg.index 1 : index
-      %7 = arith.constant 0 : index
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %6, %8 : index
-      %10 = arith.constant 1 : index
-      %11 = arith.constant 1.0 : f32
-      %12 = scf.for %13 = %7 to %9 step %10 iter_args(%14 = %11) -> (f32) {
-        %15 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %16 = arith.constant 0.0 : f32
-        %17 = arith.cmpf olt, %15, %16 : f32
-        %18 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %19 = arith.constant 1.0 : f32
-        %20 = arith.subf %18, %19 : f32
-        %21 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %22 = arith.constant 1.0 : f32
-        %23 = arith.addf %21, %22 : f32
-        %24 = arith.select %17, %20, %23 : f32
-        %25 = arith.mulf %14, %24 fastmath<reassoc> : f32
-        scf.yield %25 : f32
+    %1 = arith.constant 1 : index
+    scf.for %2 = %0 to %R step %1 {
+      %3 = arith.constant 0 : index
+      %4 = arith.constant 1.0 : f32
+      %5:2 = scf.for %6 = %0 to %C step %1 iter_args(%7 = %4, %8 = %3) -> (f32, index) {
+        %9 = arith.constant 1 : index
+        %10 = arith.addi %6, %9 : index
+        %11 = scf.for %12 = %8 to %10 step %1 iter_args(%13 = %7) -> (f32) {
+          %14 = memref.load %x[%2, %12] : memref<?x?xf32>
+          %15 = arith.constant 0.0 : f32
+          %16 = arith.cmpf olt, %14, %15 : f32
+          %17 = memref.load %x[%2, %12] : memref<?x?xf32>
+          %18 = arith.constant 1.0 : f32
+          %19 = arith.subf %17, %18 : f32
+          %20 = memref.load %x[%2, %12] : memref<?x?xf32>
+          %21 = arith.constant 1.0 : f32
+          %22 = arith.addf %20, %21 : f32
+          %23 = arith.select %16, %19, %22 : f32
+          %24 = arith.mulf %13, %23 fastmath<reassoc> : f32
+          scf.yield %24 : f32
+        }
+        %25 = arith.maxsi %8, %10 : index
+        memref.store %11, %y[%2, %6] : memref<?x?xf32>
+        scf.yield %11, %25 : f32, index
       }
-      linalg.yield %12 : f32
     }
     return
   }
@@ -96,41 +92,59 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @cumprod_openmp(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[r, c] = prod(k in 0..(c + 1): select(x[r, k] < 0.0, x[r, k] - 1.0, x[r, k] + 1.0))
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%2 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%3: f32, %4: f32):
-      %5 = linalg.index 0 : index
-      %6 = linalg.index 1 : index
-      %7 = arith.constant 0 : index
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %6, %8 : index
-      %10 = arith.constant 1 : index
-      %11 = arith.constant 1.0 : f32
-      %12 = scf.for %13 = %7 to %9 step %10 iter_args(%14 = %11) -> (f32) {
-        %15 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %16 = arith.constant 0.0 : f32
-        %17 = arith.cmpf olt, %15, %16 : f32
-        %18 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %19 = arith.constant 1.0 : f32
-        %20 = arith.subf %18, %19 : f32
-        %21 = memref.load %x[%5, %13] : memref<?x?xf32>
-        %22 = arith.constant 1.0 : f32
-        %23 = arith.addf %21, %22 : f32
-        %24 = arith.select %17, %20, %23 : f32
-        %25 = arith.mulf %14, %24 fastmath<reassoc> : f32
-        scf.yield %25 : f32
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %R, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%R) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %R : index
+      scf.for %11 = %8 to %10 step %1 {
+        %12 = arith.constant 0 : index
+        %13 = arith.constant 1.0 : f32
+        %14:2 = scf.for %15 = %0 to %C step %1 iter_args(%16 = %13, %17 = %12) -> (f32, index) {
+          %18 = arith.constant 1 : index
+          %19 = arith.addi %15, %18 : index
+          %20 = scf.for %21 = %17 to %19 step %1 iter_args(%22 = %16) -> (f32) {
+            %23 = memref.load %x[%11, %21] : memref<?x?xf32>
+            %24 = arith.constant 0.0 : f32
+            %25 = arith.cmpf olt, %23, %24 : f32
+            %26 = memref.load %x[%11, %21] : memref<?x?xf32>
+            %27 = arith.constant 1.0 : f32
+            %28 = arith.subf %26, %27 : f32
+            %29 = memref.load %x[%11, %21] : memref<?x?xf32>
+            %30 = arith.constant 1.0 : f32
+            %31 = arith.addf %29, %30 : f32
+            %32 = arith.select %25, %28, %31 : f32
+            %33 = arith.mulf %22, %32 fastmath<reassoc> : f32
+            scf.yield %33 : f32
+          }
+          %34 = arith.maxsi %17, %19 : index
+          memref.store %20, %y[%11, %15] : memref<?x?xf32>
+          scf.yield %20, %34 : f32, index
+        }
       }
-      linalg.yield %12 : f32
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

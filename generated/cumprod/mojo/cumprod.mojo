@@ -60,11 +60,14 @@ struct SbModule(TrivialRegisterPassable):
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
                 R: Int, C: Int):
     for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = Float32(1.0)
+        var k = 0
         for c in range(C):
-            var sb_acc0 = Float32(1.0)
-            for k in range(c + 1):
-                sb_acc0 *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
-            y[unsafe_offset=r * C + c] = sb_acc0
+            while k < c + 1:
+                sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
+                k += 1
+            y[unsafe_offset=r * C + c] = sb_run
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.

@@ -22,12 +22,14 @@
 
 // y[i] = sum(j in 0..(i + 1): x[j])
 static void sb_loops_s0(const float* __restrict x, float* __restrict y, const int64_t N) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = 0.0f;
+  int64_t j = 0;
   for (int64_t i = 0; i < N; ++i) {
-    float sb_acc0 = 0.0f;
-    for (int64_t j = 0; j < i + 1; ++j) {
-      sb_acc0 += x[j];
+    for (; j < i + 1; ++j) {
+      sb_run += x[j];
     }
-    y[i] = sb_acc0;
+    y[i] = sb_run;
   }
 }
 

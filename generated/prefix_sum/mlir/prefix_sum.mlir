@@ -20,24 +20,22 @@
 module {
   func.func @prefix_sum_loops(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..(i + 1): x[j])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1 : memref<?xf32, strided<[?]>>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32):
-      %4 = linalg.index 0 : index
-      %5 = arith.constant 0 : index
-      %6 = arith.constant 1 : index
-      %7 = arith.addi %4, %6 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0.0 : f32
+    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
       %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+      %9 = arith.addi %5, %8 : index
+      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
         %14 = arith.addf %12, %13 : f32
         scf.yield %14 : f32
       }
-      linalg.yield %10 : f32
+      %15 = arith.maxsi %7, %9 : index
+      memref.store %10, %y[%5] : memref<?xf32>
+      scf.yield %10, %15 : f32, index
     }
     return
   }
@@ -49,24 +47,22 @@ module {
 module {
   func.func @prefix_sum_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..(i + 1): x[j])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1 : memref<?xf32, strided<[?]>>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32):
-      %4 = linalg.index 0 : index
-      %5 = arith.constant 0 : index
-      %6 = arith.constant 1 : index
-      %7 = arith.addi %4, %6 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0.0 : f32
+    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
       %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+      %9 = arith.addi %5, %8 : index
+      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
         %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
-      linalg.yield %10 : f32
+      %15 = arith.maxsi %7, %9 : index
+      memref.store %10, %y[%5] : memref<?xf32>
+      scf.yield %10, %15 : f32, index
     }
     return
   }
@@ -78,24 +74,22 @@ module {
 module {
   func.func @prefix_sum_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..(i + 1): x[j])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1 : memref<?xf32, strided<[?]>>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32):
-      %4 = linalg.index 0 : index
-      %5 = arith.constant 0 : index
-      %6 = arith.constant 1 : index
-      %7 = arith.addi %4, %6 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0.0 : f32
+    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
       %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+      %9 = arith.addi %5, %8 : index
+      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
         %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
-      linalg.yield %10 : f32
+      %15 = arith.maxsi %7, %9 : index
+      memref.store %10, %y[%5] : memref<?xf32>
+      scf.yield %10, %15 : f32, index
     }
     return
   }

@@ -59,11 +59,14 @@ struct SbModule(TrivialRegisterPassable):
 # y[i] = sum(j in 0..(i + 1): x[j])
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
                 N: Int):
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Float32(0.0)
+    var j = 0
     for i in range(N):
-        var sb_acc0 = Float32(0.0)
-        for j in range(i + 1):
-            sb_acc0 += x[unsafe_offset=j]
-        y[unsafe_offset=i] = sb_acc0
+        while j < i + 1:
+            sb_run += x[unsafe_offset=j]
+            j += 1
+        y[unsafe_offset=i] = sb_run
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.

@@ -39,46 +39,44 @@ module {
       linalg.yield %10 : f32
     }
     // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+    // Running: each output's range extends the previous one's by its new terms.
     %11 = arith.constant 0 : index
-    %12 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%11] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%12 : memref<?xf64, strided<[?]>>)
-        outs(%q : memref<?xf64>) {
-      ^bb0(%13: f64, %14: f64):
-      %15 = linalg.index 0 : index
-      %16 = arith.constant 0 : index
-      %17 = arith.constant 1 : index
-      %18 = arith.addi %15, %17 : index
+    %12 = arith.constant 1 : index
+    %13 = arith.constant 0 : index
+    %14 = arith.constant 1.0 : f64
+    %15:2 = scf.for %16 = %11 to %N step %12 iter_args(%17 = %14, %18 = %13) -> (f64, index) {
       %19 = arith.constant 1 : index
-      %20 = arith.constant 1.0 : f64
-      %21 = scf.for %22 = %16 to %18 step %19 iter_args(%23 = %20) -> (f64) {
+      %20 = arith.addi %16, %19 : index
+      %21 = scf.for %22 = %18 to %20 step %12 iter_args(%23 = %17) -> (f64) {
         %24 = memref.load %x[%22] : memref<?xf32>
         %25 = arith.extf %24 : f32 to f64
         %26 = arith.negf %25 : f64
         %27 = arith.mulf %23, %26 : f64
         scf.yield %27 : f64
       }
-      linalg.yield %21 : f64
+      %28 = arith.maxsi %18, %20 : index
+      memref.store %21, %q[%16] : memref<?xf64>
+      scf.yield %21, %28 : f64, index
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
-    %28 = arith.constant 1 : i32
-    linalg.fill ins(%28 : i32) outs(%w : memref<i32>)
-    %29 = arith.constant 0 : index
-    %30 = arith.subi %N, %29 : index
-    %31 = arith.constant 0 : index
-    %32 = arith.maxsi %30, %31 : index
-    %33 = arith.constant 0 : index
-    %34 = memref.reinterpret_cast %w to offset: [0], sizes: [%32], strides: [%33] : memref<i32> to memref<?xi32, strided<[?]>>
+    %29 = arith.constant 1 : i32
+    linalg.fill ins(%29 : i32) outs(%w : memref<i32>)
+    %30 = arith.constant 0 : index
+    %31 = arith.subi %N, %30 : index
+    %32 = arith.constant 0 : index
+    %33 = arith.maxsi %31, %32 : index
+    %34 = arith.constant 0 : index
+    %35 = memref.reinterpret_cast %w to offset: [0], sizes: [%33], strides: [%34] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%34, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%35, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%w : memref<i32>) {
-      ^bb0(%35: i32, %36: i32, %37: i32):
-      %38 = arith.constant 2 : i32
-      %39 = arith.muli %38, %36 : i32
-      %40 = arith.constant 1 : i32
-      %41 = arith.addi %39, %40 : i32
-      %42 = arith.muli %37, %41 : i32
-      linalg.yield %42 : i32
+      ^bb0(%36: i32, %37: i32, %38: i32):
+      %39 = arith.constant 2 : i32
+      %40 = arith.muli %39, %37 : i32
+      %41 = arith.constant 1 : i32
+      %42 = arith.addi %40, %41 : i32
+      %43 = arith.muli %38, %42 : i32
+      linalg.yield %43 : i32
     }
     return
   }
@@ -106,46 +104,44 @@ module {
       linalg.yield %10 : f32
     }
     // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+    // Running: each output's range extends the previous one's by its new terms.
     %11 = arith.constant 0 : index
-    %12 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%11] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%12 : memref<?xf64, strided<[?]>>)
-        outs(%q : memref<?xf64>) {
-      ^bb0(%13: f64, %14: f64):
-      %15 = linalg.index 0 : index
-      %16 = arith.constant 0 : index
-      %17 = arith.constant 1 : index
-      %18 = arith.addi %15, %17 : index
+    %12 = arith.constant 1 : index
+    %13 = arith.constant 0 : index
+    %14 = arith.constant 1.0 : f64
+    %15:2 = scf.for %16 = %11 to %N step %12 iter_args(%17 = %14, %18 = %13) -> (f64, index) {
       %19 = arith.constant 1 : index
-      %20 = arith.constant 1.0 : f64
-      %21 = scf.for %22 = %16 to %18 step %19 iter_args(%23 = %20) -> (f64) {
+      %20 = arith.addi %16, %19 : index
+      %21 = scf.for %22 = %18 to %20 step %12 iter_args(%23 = %17) -> (f64) {
         %24 = memref.load %x[%22] : memref<?xf32>
         %25 = arith.extf %24 : f32 to f64
         %26 = arith.negf %25 : f64
         %27 = arith.mulf %23, %26 fastmath<reassoc> : f64
         scf.yield %27 : f64
       }
-      linalg.yield %21 : f64
+      %28 = arith.maxsi %18, %20 : index
+      memref.store %21, %q[%16] : memref<?xf64>
+      scf.yield %21, %28 : f64, index
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
-    %28 = arith.constant 1 : i32
-    linalg.fill ins(%28 : i32) outs(%w : memref<i32>)
-    %29 = arith.constant 0 : index
-    %30 = arith.subi %N, %29 : index
-    %31 = arith.constant 0 : index
-    %32 = arith.maxsi %30, %31 : index
-    %33 = arith.constant 0 : index
-    %34 = memref.reinterpret_cast %w to offset: [0], sizes: [%32], strides: [%33] : memref<i32> to memref<?xi32, strided<[?]>>
+    %29 = arith.constant 1 : i32
+    linalg.fill ins(%29 : i32) outs(%w : memref<i32>)
+    %30 = arith.constant 0 : index
+    %31 = arith.subi %N, %30 : index
+    %32 = arith.constant 0 : index
+    %33 = arith.maxsi %31, %32 : index
+    %34 = arith.constant 0 : index
+    %35 = memref.reinterpret_cast %w to offset: [0], sizes: [%33], strides: [%34] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%34, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%35, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%w : memref<i32>) {
-      ^bb0(%35: i32, %36: i32, %37: i32):
-      %38 = arith.constant 2 : i32
-      %39 = arith.muli %38, %36 : i32
-      %40 = arith.constant 1 : i32
-      %41 = arith.addi %39, %40 : i32
-      %42 = arith.muli %37, %41 : i32
-      linalg.yield %42 : i32
+      ^bb0(%36: i32, %37: i32, %38: i32):
+      %39 = arith.constant 2 : i32
+      %40 = arith.muli %39, %37 : i32
+      %41 = arith.constant 1 : i32
+      %42 = arith.addi %40, %41 : i32
+      %43 = arith.muli %38, %42 : i32
+      linalg.yield %43 : i32
     }
     return
   }
@@ -210,83 +206,81 @@ module attributes {transform.with_named_sequence} {
       linalg.yield %37 : f32
     }
     // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+    // Running: each output's range extends the previous one's by its new terms.
     %38 = arith.constant 0 : index
-    %39 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%38] : memref<?xf64> to memref<?xf64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%39 : memref<?xf64, strided<[?]>>)
-        outs(%q : memref<?xf64>) {
-      ^bb0(%40: f64, %41: f64):
-      %42 = linalg.index 0 : index
-      %43 = arith.constant 0 : index
-      %44 = arith.constant 1 : index
-      %45 = arith.addi %42, %44 : index
+    %39 = arith.constant 1 : index
+    %40 = arith.constant 0 : index
+    %41 = arith.constant 1.0 : f64
+    %42:2 = scf.for %43 = %38 to %N step %39 iter_args(%44 = %41, %45 = %40) -> (f64, index) {
       %46 = arith.constant 1 : index
-      %47 = arith.constant 1.0 : f64
-      %48 = scf.for %49 = %43 to %45 step %46 iter_args(%50 = %47) -> (f64) {
+      %47 = arith.addi %43, %46 : index
+      %48 = scf.for %49 = %45 to %47 step %39 iter_args(%50 = %44) -> (f64) {
         %51 = memref.load %x[%49] : memref<?xf32>
         %52 = arith.extf %51 : f32 to f64
         %53 = arith.negf %52 : f64
         %54 = arith.mulf %50, %53 fastmath<reassoc> : f64
         scf.yield %54 : f64
       }
-      linalg.yield %48 : f64
+      %55 = arith.maxsi %45, %47 : index
+      memref.store %48, %q[%43] : memref<?xf64>
+      scf.yield %48, %55 : f64, index
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
     // In parallel blocks, then the blocks' partial results.
-    %55 = arith.constant 0 : index
-    %56 = arith.subi %N, %55 : index
-    %57 = arith.constant 0 : index
-    %58 = arith.maxsi %56, %57 : index
-    %59 = arith.constant 0 : index
-    %60 = arith.constant 1 : index
-    %61 = arith.constant 63 : index
-    %62 = arith.addi %58, %61 : index
-    %63 = arith.constant 64 : index
-    %64 = arith.divui %62, %63 : index
-    %65 = arith.constant 1 : index
-    %66 = arith.maxsi %64, %65 : index
-    %67 = arith.subi %66, %60 : index
-    %68 = arith.addi %58, %67 : index
-    %69 = arith.divui %68, %66 : index
-    %70 = memref.alloca() : memref<64xi32>
-    scf.parallel (%71) = (%59) to (%69) step (%60) {
-      %72 = arith.muli %71, %66 : index
-      %73 = arith.addi %72, %66 : index
-      %74 = arith.minsi %73, %58 : index
-      %75 = arith.subi %74, %72 : index
-      %76 = arith.addi %55, %72 : index
-      %77 = memref.alloca() : memref<i32>
-      %78 = arith.constant 1 : i32
-      linalg.fill ins(%78 : i32) outs(%77 : memref<i32>)
-      %79 = arith.constant 0 : index
-      %80 = memref.reinterpret_cast %77 to offset: [0], sizes: [%75], strides: [%79] : memref<i32> to memref<?xi32, strided<[?]>>
+    %56 = arith.constant 0 : index
+    %57 = arith.subi %N, %56 : index
+    %58 = arith.constant 0 : index
+    %59 = arith.maxsi %57, %58 : index
+    %60 = arith.constant 0 : index
+    %61 = arith.constant 1 : index
+    %62 = arith.constant 63 : index
+    %63 = arith.addi %59, %62 : index
+    %64 = arith.constant 64 : index
+    %65 = arith.divui %63, %64 : index
+    %66 = arith.constant 1 : index
+    %67 = arith.maxsi %65, %66 : index
+    %68 = arith.subi %67, %61 : index
+    %69 = arith.addi %59, %68 : index
+    %70 = arith.divui %69, %67 : index
+    %71 = memref.alloca() : memref<64xi32>
+    scf.parallel (%72) = (%60) to (%70) step (%61) {
+      %73 = arith.muli %72, %67 : index
+      %74 = arith.addi %73, %67 : index
+      %75 = arith.minsi %74, %59 : index
+      %76 = arith.subi %75, %73 : index
+      %77 = arith.addi %56, %73 : index
+      %78 = memref.alloca() : memref<i32>
+      %79 = arith.constant 1 : i32
+      linalg.fill ins(%79 : i32) outs(%78 : memref<i32>)
+      %80 = arith.constant 0 : index
+      %81 = memref.reinterpret_cast %78 to offset: [0], sizes: [%76], strides: [%80] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%80 : memref<?xi32, strided<[?]>>)
-          outs(%77 : memref<i32>) {
-        ^bb0(%81: i32, %82: i32):
-        %83 = linalg.index 0 : index
-        %84 = arith.addi %83, %76 : index
-        %85 = arith.constant 2 : i32
-        %86 = memref.load %v[%84] : memref<?xi32>
-        %87 = arith.muli %85, %86 : i32
-        %88 = arith.constant 1 : i32
-        %89 = arith.addi %87, %88 : i32
-        %90 = arith.muli %82, %89 : i32
-        linalg.yield %90 : i32
+          ins(%81 : memref<?xi32, strided<[?]>>)
+          outs(%78 : memref<i32>) {
+        ^bb0(%82: i32, %83: i32):
+        %84 = linalg.index 0 : index
+        %85 = arith.addi %84, %77 : index
+        %86 = arith.constant 2 : i32
+        %87 = memref.load %v[%85] : memref<?xi32>
+        %88 = arith.muli %86, %87 : i32
+        %89 = arith.constant 1 : i32
+        %90 = arith.addi %88, %89 : i32
+        %91 = arith.muli %83, %90 : i32
+        linalg.yield %91 : i32
       }
-      %91 = memref.load %77[] : memref<i32>
-      memref.store %91, %70[%71] : memref<64xi32>
+      %92 = memref.load %78[] : memref<i32>
+      memref.store %92, %71[%72] : memref<64xi32>
       scf.reduce
     }
-    %92 = arith.constant 1 : i32
-    linalg.fill ins(%92 : i32) outs(%w : memref<i32>)
-    %93 = memref.subview %70[0] [%69] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %93 = arith.constant 1 : i32
+    linalg.fill ins(%93 : i32) outs(%w : memref<i32>)
+    %94 = memref.subview %71[0] [%70] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%93 : memref<?xi32, strided<[1]>>)
+        ins(%94 : memref<?xi32, strided<[1]>>)
         outs(%w : memref<i32>) {
-      ^bb0(%94: i32, %95: i32):
-      %96 = arith.muli %95, %94 : i32
-      linalg.yield %96 : i32
+      ^bb0(%95: i32, %96: i32):
+      %97 = arith.muli %96, %95 : i32
+      linalg.yield %97 : i32
     }
     return
   }

@@ -76,11 +76,14 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], p: Pointer[Float32, Mut
 # q[i] = prod(k in 0..(i + 1): -f64(x[k]))
 def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], q: Pointer[Float64, MutUntrackedOrigin],
                 N: Int):
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Float64(1.0)
+    var k = 0
     for i in range(N):
-        var sb_acc0 = Float64(1.0)
-        for k in range(i + 1):
-            sb_acc0 *= -Float64(x[unsafe_offset=k])
-        q[unsafe_offset=i] = sb_acc0
+        while k < i + 1:
+            sb_run *= -Float64(x[unsafe_offset=k])
+            k += 1
+        q[unsafe_offset=i] = sb_run
 
 
 # w = prod(i in 0..N: 2 * v[i] + 1)

@@ -110,25 +110,29 @@ static inline void sb_stream_fence(void) {
 static void sb_loops_s0(const float* __restrict x, float* __restrict e, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = 0.0f;
+    int64_t k = 1;
     for (int64_t c = 0; c < C; ++c) {
-      float sb_acc0 = 0.0f;
-      for (int64_t k = 1; k < c; ++k) {
+      for (; k < c; ++k) {
         const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_acc0 += sb_ld0_x;
+        sb_run += sb_ld0_x;
       }
-      e[r * C + c] = sb_acc0;
+      e[r * C + c] = sb_run;
     }
   }
 }
 
 // w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
 static void sb_loops_s1(const int32_t* __restrict v, int32_t* __restrict w, const int64_t C) {
+  // Running: each output's range extends the previous one's by its new terms.
+  int32_t sb_run = 0;
+  int64_t k = 0;
   for (int64_t c = 0; c < C; ++c) {
-    int32_t sb_acc0 = 0;
-    for (int64_t k = 0; k < c + 1; ++k) {
-      sb_acc0 = sb_add_i32(sb_acc0, sb_mul_i32(v[k], 1000003));
+    for (; k < c + 1; ++k) {
+      sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
     }
-    w[c] = sb_acc0;
+    w[c] = sb_run;
   }
 }
 
@@ -136,13 +140,15 @@ static void sb_loops_s1(const int32_t* __restrict v, int32_t* __restrict w, cons
 static void sb_loops_s2(const float* __restrict x, float* __restrict m, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = INFINITY;
+    int64_t k = 0;
     for (int64_t c = 0; c < C; ++c) {
-      float sb_acc0 = INFINITY;
-      for (int64_t k = 0; k < c + 1; ++k) {
+      for (; k < c + 1; ++k) {
         const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_acc0 = sb_min_f32(sb_acc0, sb_ld0_x);
+        sb_run = sb_min_f32(sb_run, sb_ld0_x);
       }
-      m[r * C + c] = 2.0f * sb_acc0 + x[r * C + c];
+      m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
   }
 }
@@ -150,26 +156,30 @@ static void sb_loops_s2(const float* __restrict x, float* __restrict m, const in
 // t[c] = sum(k in 0..(c + 2): x[0, k])
 static void sb_loops_s3(const float* __restrict x, float* __restrict t, const int64_t R,
                         const int64_t C) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = 0.0f;
+  int64_t k = 0;
   for (int64_t c = 0; c < C; ++c) {
-    float sb_acc0 = 0.0f;
-    for (int64_t k = 0; k < c + 2; ++k) {
+    for (; k < c + 2; ++k) {
       const float sb_ld0_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-      sb_acc0 += sb_ld0_x;
+      sb_run += sb_ld0_x;
     }
-    t[c] = sb_acc0;
+    t[c] = sb_run;
   }
 }
 
 // s[r] = sum(k in 0..(r + 1): x[k, 0])
 static void sb_loops_s4(const float* __restrict x, float* __restrict s, const int64_t R,
                         const int64_t C) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = 0.0f;
+  int64_t k = 0;
   for (int64_t r = 0; r < R; ++r) {
-    float sb_acc0 = 0.0f;
-    for (int64_t k = 0; k < r + 1; ++k) {
+    for (; k < r + 1; ++k) {
       const float sb_ld0_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
-      sb_acc0 += sb_ld0_x;
+      sb_run += sb_ld0_x;
     }
-    s[r] = sb_acc0;
+    s[r] = sb_run;
   }
 }
 

@@ -24,414 +24,428 @@
 module attributes {transform.with_named_sequence} {
   func.func @running_scans_openmp(%x: memref<?x?xf32> {llvm.noalias}, %v: memref<?xi32> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %w: memref<?xi32> {llvm.noalias}, %m: memref<?x?xf32> {llvm.noalias}, %t: memref<?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %u: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // e[r, c] = sum(k in 1..c: x[r, k])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = memref.reinterpret_cast %e to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%2 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%e : memref<?x?xf32>) {
-      ^bb0(%3: f32, %4: f32):
-      %5 = linalg.index 0 : index
-      %6 = linalg.index 1 : index
-      %7 = arith.constant 1 : index
-      %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %7 to %6 step %8 iter_args(%12 = %9) -> (f32) {
-        %13 = arith.constant 0 : index
-        %14 = arith.cmpi sge, %5, %13 : index
-        %15 = arith.cmpi slt, %5, %R : index
-        %16 = arith.andi %14, %15 : i1
-        %17 = arith.constant 1 : index
-        %18 = arith.subi %R, %17 : index
-        %19 = arith.minsi %5, %18 : index
-        %20 = arith.constant 0 : index
-        %21 = arith.maxsi %19, %20 : index
-        %22 = arith.constant 0 : index
-        %23 = arith.cmpi sge, %11, %22 : index
-        %24 = arith.cmpi slt, %11, %C : index
-        %25 = arith.andi %23, %24 : i1
-        %26 = arith.andi %16, %25 : i1
-        %27 = arith.constant 1 : index
-        %28 = arith.subi %C, %27 : index
-        %29 = arith.minsi %11, %28 : index
-        %30 = arith.constant 0 : index
-        %31 = arith.maxsi %29, %30 : index
-        %32 = memref.load %x[%21, %31] : memref<?x?xf32>
-        %33 = arith.constant 0.0 : f32
-        %34 = arith.select %26, %32, %33 : f32
-        %35 = arith.addf %12, %34 fastmath<reassoc> : f32
-        scf.yield %35 : f32
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %R, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%R) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %R : index
+      scf.for %11 = %8 to %10 step %1 {
+        %12 = arith.constant 1 : index
+        %13 = arith.constant 0.0 : f32
+        %14:2 = scf.for %15 = %0 to %C step %1 iter_args(%16 = %13, %17 = %12) -> (f32, index) {
+          %18 = scf.for %19 = %17 to %15 step %1 iter_args(%20 = %16) -> (f32) {
+            %21 = arith.constant 0 : index
+            %22 = arith.cmpi sge, %11, %21 : index
+            %23 = arith.cmpi slt, %11, %R : index
+            %24 = arith.andi %22, %23 : i1
+            %25 = arith.constant 1 : index
+            %26 = arith.subi %R, %25 : index
+            %27 = arith.minsi %11, %26 : index
+            %28 = arith.constant 0 : index
+            %29 = arith.maxsi %27, %28 : index
+            %30 = arith.constant 0 : index
+            %31 = arith.cmpi sge, %19, %30 : index
+            %32 = arith.cmpi slt, %19, %C : index
+            %33 = arith.andi %31, %32 : i1
+            %34 = arith.andi %24, %33 : i1
+            %35 = arith.constant 1 : index
+            %36 = arith.subi %C, %35 : index
+            %37 = arith.minsi %19, %36 : index
+            %38 = arith.constant 0 : index
+            %39 = arith.maxsi %37, %38 : index
+            %40 = memref.load %x[%29, %39] : memref<?x?xf32>
+            %41 = arith.constant 0.0 : f32
+            %42 = arith.select %34, %40, %41 : f32
+            %43 = arith.addf %20, %42 fastmath<reassoc> : f32
+            scf.yield %43 : f32
+          }
+          %44 = arith.maxsi %17, %15 : index
+          memref.store %18, %e[%11, %15] : memref<?x?xf32>
+          scf.yield %18, %44 : f32, index
+        }
       }
-      linalg.yield %10 : f32
+      scf.reduce
     }
     // w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
-    %36 = arith.constant 0 : index
-    %37 = memref.reinterpret_cast %w to offset: [0], sizes: [%C], strides: [%36] : memref<?xi32> to memref<?xi32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%37 : memref<?xi32, strided<[?]>>)
-        outs(%w : memref<?xi32>) {
-      ^bb0(%38: i32, %39: i32):
-      %40 = linalg.index 0 : index
-      %41 = arith.constant 0 : index
-      %42 = arith.constant 1 : index
-      %43 = arith.addi %40, %42 : index
-      %44 = arith.constant 1 : index
-      %45 = arith.constant 0 : i32
-      %46 = scf.for %47 = %41 to %43 step %44 iter_args(%48 = %45) -> (i32) {
-        %49 = memref.load %v[%47] : memref<?xi32>
-        %50 = arith.constant 1000003 : i32
-        %51 = arith.muli %49, %50 : i32
-        %52 = arith.addi %48, %51 : i32
-        scf.yield %52 : i32
+    // Running: each output's range extends the previous one's by its new terms.
+    %45 = arith.constant 0 : index
+    %46 = arith.constant 1 : index
+    %47 = arith.constant 0 : index
+    %48 = arith.constant 0 : i32
+    %49:2 = scf.for %50 = %45 to %C step %46 iter_args(%51 = %48, %52 = %47) -> (i32, index) {
+      %53 = arith.constant 1 : index
+      %54 = arith.addi %50, %53 : index
+      %55 = scf.for %56 = %52 to %54 step %46 iter_args(%57 = %51) -> (i32) {
+        %58 = memref.load %v[%56] : memref<?xi32>
+        %59 = arith.constant 1000003 : i32
+        %60 = arith.muli %58, %59 : i32
+        %61 = arith.addi %57, %60 : i32
+        scf.yield %61 : i32
       }
-      linalg.yield %46 : i32
+      %62 = arith.maxsi %52, %54 : index
+      memref.store %55, %w[%50] : memref<?xi32>
+      scf.yield %55, %62 : i32, index
     }
     // m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
-    %53 = arith.constant 0 : index
-    %54 = arith.constant 0 : index
-    %55 = memref.reinterpret_cast %m to offset: [0], sizes: [%R, %C], strides: [%53, %54] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%55 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%m : memref<?x?xf32>) {
-      ^bb0(%56: f32, %57: f32):
-      %58 = linalg.index 0 : index
-      %59 = linalg.index 1 : index
-      %60 = arith.constant 2.0 : f32
-      %61 = arith.constant 0 : index
-      %62 = arith.constant 1 : index
-      %63 = arith.addi %59, %62 : index
-      %64 = arith.constant 1 : index
-      %65 = arith.constant 0x7F800000 : f32
-      %66 = scf.for %67 = %61 to %63 step %64 iter_args(%68 = %65) -> (f32) {
-        %69 = arith.constant 0 : index
-        %70 = arith.cmpi sge, %58, %69 : index
-        %71 = arith.cmpi slt, %58, %R : index
-        %72 = arith.andi %70, %71 : i1
-        %73 = arith.constant 1 : index
-        %74 = arith.subi %R, %73 : index
-        %75 = arith.minsi %58, %74 : index
-        %76 = arith.constant 0 : index
-        %77 = arith.maxsi %75, %76 : index
-        %78 = arith.constant 0 : index
-        %79 = arith.cmpi sge, %67, %78 : index
-        %80 = arith.cmpi slt, %67, %C : index
-        %81 = arith.andi %79, %80 : i1
-        %82 = arith.andi %72, %81 : i1
-        %83 = arith.constant 1 : index
-        %84 = arith.subi %C, %83 : index
-        %85 = arith.minsi %67, %84 : index
-        %86 = arith.constant 0 : index
-        %87 = arith.maxsi %85, %86 : index
-        %88 = memref.load %x[%77, %87] : memref<?x?xf32>
-        %89 = arith.constant 0.0 : f32
-        %90 = arith.select %82, %88, %89 : f32
-        %91 = arith.minimumf %68, %90 : f32
-        scf.yield %91 : f32
+    // Running: each output's range extends the previous one's by its new terms.
+    %63 = arith.constant 0 : index
+    %64 = arith.constant 1 : index
+    %65 = arith.constant 63 : index
+    %66 = arith.addi %R, %65 : index
+    %67 = arith.constant 64 : index
+    %68 = arith.divui %66, %67 : index
+    %69 = arith.constant 1 : index
+    %70 = arith.maxsi %68, %69 : index
+    scf.parallel (%71) = (%63) to (%R) step (%70) {
+      %72 = arith.addi %71, %70 : index
+      %73 = arith.minsi %72, %R : index
+      scf.for %74 = %71 to %73 step %64 {
+        %75 = arith.constant 0 : index
+        %76 = arith.constant 0x7F800000 : f32
+        %77:2 = scf.for %78 = %63 to %C step %64 iter_args(%79 = %76, %80 = %75) -> (f32, index) {
+          %81 = arith.constant 1 : index
+          %82 = arith.addi %78, %81 : index
+          %83 = scf.for %84 = %80 to %82 step %64 iter_args(%85 = %79) -> (f32) {
+            %86 = arith.constant 0 : index
+            %87 = arith.cmpi sge, %74, %86 : index
+            %88 = arith.cmpi slt, %74, %R : index
+            %89 = arith.andi %87, %88 : i1
+            %90 = arith.constant 1 : index
+            %91 = arith.subi %R, %90 : index
+            %92 = arith.minsi %74, %91 : index
+            %93 = arith.constant 0 : index
+            %94 = arith.maxsi %92, %93 : index
+            %95 = arith.constant 0 : index
+            %96 = arith.cmpi sge, %84, %95 : index
+            %97 = arith.cmpi slt, %84, %C : index
+            %98 = arith.andi %96, %97 : i1
+            %99 = arith.andi %89, %98 : i1
+            %100 = arith.constant 1 : index
+            %101 = arith.subi %C, %100 : index
+            %102 = arith.minsi %84, %101 : index
+            %103 = arith.constant 0 : index
+            %104 = arith.maxsi %102, %103 : index
+            %105 = memref.load %x[%94, %104] : memref<?x?xf32>
+            %106 = arith.constant 0.0 : f32
+            %107 = arith.select %99, %105, %106 : f32
+            %108 = arith.minimumf %85, %107 : f32
+            scf.yield %108 : f32
+          }
+          %109 = arith.maxsi %80, %82 : index
+          %110 = arith.constant 2.0 : f32
+          %111 = arith.mulf %110, %83 : f32
+          %112 = arith.constant 0 : index
+          %113 = arith.cmpi sge, %74, %112 : index
+          %114 = arith.cmpi slt, %74, %R : index
+          %115 = arith.andi %113, %114 : i1
+          %116 = arith.constant 1 : index
+          %117 = arith.subi %R, %116 : index
+          %118 = arith.minsi %74, %117 : index
+          %119 = arith.constant 0 : index
+          %120 = arith.maxsi %118, %119 : index
+          %121 = arith.constant 0 : index
+          %122 = arith.cmpi sge, %78, %121 : index
+          %123 = arith.cmpi slt, %78, %C : index
+          %124 = arith.andi %122, %123 : i1
+          %125 = arith.andi %115, %124 : i1
+          %126 = arith.constant 1 : index
+          %127 = arith.subi %C, %126 : index
+          %128 = arith.minsi %78, %127 : index
+          %129 = arith.constant 0 : index
+          %130 = arith.maxsi %128, %129 : index
+          %131 = memref.load %x[%120, %130] : memref<?x?xf32>
+          %132 = arith.constant 0.0 : f32
+          %133 = arith.select %125, %131, %132 : f32
+          %134 = arith.addf %111, %133 : f32
+          memref.store %134, %m[%74, %78] : memref<?x?xf32>
+          scf.yield %83, %109 : f32, index
+        }
       }
-      %92 = arith.mulf %60, %66 : f32
-      %93 = arith.constant 0 : index
-      %94 = arith.cmpi sge, %58, %93 : index
-      %95 = arith.cmpi slt, %58, %R : index
-      %96 = arith.andi %94, %95 : i1
-      %97 = arith.constant 1 : index
-      %98 = arith.subi %R, %97 : index
-      %99 = arith.minsi %58, %98 : index
-      %100 = arith.constant 0 : index
-      %101 = arith.maxsi %99, %100 : index
-      %102 = arith.constant 0 : index
-      %103 = arith.cmpi sge, %59, %102 : index
-      %104 = arith.cmpi slt, %59, %C : index
-      %105 = arith.andi %103, %104 : i1
-      %106 = arith.andi %96, %105 : i1
-      %107 = arith.constant 1 : index
-      %108 = arith.subi %C, %107 : index
-      %109 = arith.minsi %59, %108 : index
-      %110 = arith.constant 0 : index
-      %111 = arith.maxsi %109, %110 : index
-      %112 = memref.load %x[%101, %111] : memref<?x?xf32>
-      %113 = arith.constant 0.0 : f32
-      %114 = arith.select %106, %112, %113 : f32
-      %115 = arith.addf %92, %114 : f32
-      linalg.yield %115 : f32
+      scf.reduce
     }
     // t[c] = sum(k in 0..(c + 2): x[0, k])
-    %116 = arith.constant 0 : index
-    %117 = memref.reinterpret_cast %t to offset: [0], sizes: [%C], strides: [%116] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%117 : memref<?xf32, strided<[?]>>)
-        outs(%t : memref<?xf32>) {
-      ^bb0(%118: f32, %119: f32):
-      %120 = linalg.index 0 : index
-      %121 = arith.constant 0 : index
-      %122 = arith.constant 2 : index
-      %123 = arith.addi %120, %122 : index
-      %124 = arith.constant 1 : index
-      %125 = arith.constant 0.0 : f32
-      %126 = scf.for %127 = %121 to %123 step %124 iter_args(%128 = %125) -> (f32) {
-        %129 = arith.constant 0 : index
-        %130 = arith.constant 0 : index
-        %131 = arith.cmpi sge, %129, %130 : index
-        %132 = arith.cmpi slt, %129, %R : index
-        %133 = arith.andi %131, %132 : i1
-        %134 = arith.constant 1 : index
-        %135 = arith.subi %R, %134 : index
-        %136 = arith.minsi %129, %135 : index
-        %137 = arith.constant 0 : index
-        %138 = arith.maxsi %136, %137 : index
-        %139 = arith.constant 0 : index
-        %140 = arith.cmpi sge, %127, %139 : index
-        %141 = arith.cmpi slt, %127, %C : index
-        %142 = arith.andi %140, %141 : i1
-        %143 = arith.andi %133, %142 : i1
-        %144 = arith.constant 1 : index
-        %145 = arith.subi %C, %144 : index
-        %146 = arith.minsi %127, %145 : index
-        %147 = arith.constant 0 : index
-        %148 = arith.maxsi %146, %147 : index
-        %149 = memref.load %x[%138, %148] : memref<?x?xf32>
-        %150 = arith.constant 0.0 : f32
-        %151 = arith.select %143, %149, %150 : f32
-        %152 = arith.addf %128, %151 fastmath<reassoc> : f32
-        scf.yield %152 : f32
+    // Running: each output's range extends the previous one's by its new terms.
+    %135 = arith.constant 0 : index
+    %136 = arith.constant 1 : index
+    %137 = arith.constant 0 : index
+    %138 = arith.constant 0.0 : f32
+    %139:2 = scf.for %140 = %135 to %C step %136 iter_args(%141 = %138, %142 = %137) -> (f32, index) {
+      %143 = arith.constant 2 : index
+      %144 = arith.addi %140, %143 : index
+      %145 = scf.for %146 = %142 to %144 step %136 iter_args(%147 = %141) -> (f32) {
+        %148 = arith.constant 0 : index
+        %149 = arith.constant 0 : index
+        %150 = arith.cmpi sge, %148, %149 : index
+        %151 = arith.cmpi slt, %148, %R : index
+        %152 = arith.andi %150, %151 : i1
+        %153 = arith.constant 1 : index
+        %154 = arith.subi %R, %153 : index
+        %155 = arith.minsi %148, %154 : index
+        %156 = arith.constant 0 : index
+        %157 = arith.maxsi %155, %156 : index
+        %158 = arith.constant 0 : index
+        %159 = arith.cmpi sge, %146, %158 : index
+        %160 = arith.cmpi slt, %146, %C : index
+        %161 = arith.andi %159, %160 : i1
+        %162 = arith.andi %152, %161 : i1
+        %163 = arith.constant 1 : index
+        %164 = arith.subi %C, %163 : index
+        %165 = arith.minsi %146, %164 : index
+        %166 = arith.constant 0 : index
+        %167 = arith.maxsi %165, %166 : index
+        %168 = memref.load %x[%157, %167] : memref<?x?xf32>
+        %169 = arith.constant 0.0 : f32
+        %170 = arith.select %162, %168, %169 : f32
+        %171 = arith.addf %147, %170 fastmath<reassoc> : f32
+        scf.yield %171 : f32
       }
-      linalg.yield %126 : f32
+      %172 = arith.maxsi %142, %144 : index
+      memref.store %145, %t[%140] : memref<?xf32>
+      scf.yield %145, %172 : f32, index
     }
     // Statements 5 to 6 fused: row by row, in parallel blocks of rows.
-    %153 = arith.constant 4 : index
-    %154 = arith.muli %153, %R : index
-    %155 = arith.muli %154, %C : index
-    %156 = arith.constant 4 : index
-    %157 = arith.muli %156, %R : index
-    %158 = arith.muli %157, %C : index
-    %159 = arith.addi %155, %158 : index
-    %160 = arith.constant 33554432 : index
-    %161 = arith.cmpi sge, %159, %160 : index
-    %162 = arith.constant 0 : index
-    %163 = arith.constant 1 : index
-    %164 = arith.constant 63 : index
-    %165 = arith.addi %R, %164 : index
-    %166 = arith.constant 64 : index
-    %167 = arith.divui %165, %166 : index
-    %168 = arith.constant 1 : index
-    %169 = arith.maxsi %167, %168 : index
-    scf.parallel (%170) = (%162) to (%R) step (%169) {
-      %171 = arith.addi %170, %169 : index
-      %172 = arith.minsi %171, %R : index
-      %173 = memref.alloca() : memref<f32>
-      %174 = memref.alloca() : memref<16xf32>
-      scf.for %175 = %170 to %172 step %163 {
-        %176 = memref.subview %u[%175, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %173 = arith.constant 4 : index
+    %174 = arith.muli %173, %R : index
+    %175 = arith.muli %174, %C : index
+    %176 = arith.constant 4 : index
+    %177 = arith.muli %176, %R : index
+    %178 = arith.muli %177, %C : index
+    %179 = arith.addi %175, %178 : index
+    %180 = arith.constant 33554432 : index
+    %181 = arith.cmpi sge, %179, %180 : index
+    %182 = arith.constant 0 : index
+    %183 = arith.constant 1 : index
+    %184 = arith.constant 63 : index
+    %185 = arith.addi %R, %184 : index
+    %186 = arith.constant 64 : index
+    %187 = arith.divui %185, %186 : index
+    %188 = arith.constant 1 : index
+    %189 = arith.maxsi %187, %188 : index
+    scf.parallel (%190) = (%182) to (%R) step (%189) {
+      %191 = arith.addi %190, %189 : index
+      %192 = arith.minsi %191, %R : index
+      %193 = memref.alloca() : memref<f32>
+      %194 = memref.alloca() : memref<16xf32>
+      scf.for %195 = %190 to %192 step %183 {
+        %196 = memref.subview %u[%195, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // s[r] = sum(k in 0..(r + 1): x[k, 0])
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%173 : memref<f32>) {
-          ^bb0(%177: f32):
-          %178 = arith.constant 0 : index
-          %179 = arith.constant 1 : index
-          %180 = arith.addi %175, %179 : index
-          %181 = arith.constant 1 : index
-          %182 = arith.constant 0.0 : f32
-          %183 = scf.for %184 = %178 to %180 step %181 iter_args(%185 = %182) -> (f32) {
-            %186 = arith.constant 0 : index
-            %187 = arith.cmpi sge, %184, %186 : index
-            %188 = arith.cmpi slt, %184, %R : index
-            %189 = arith.andi %187, %188 : i1
-            %190 = arith.constant 1 : index
-            %191 = arith.subi %R, %190 : index
-            %192 = arith.minsi %184, %191 : index
-            %193 = arith.constant 0 : index
-            %194 = arith.maxsi %192, %193 : index
-            %195 = arith.constant 0 : index
-            %196 = arith.constant 0 : index
-            %197 = arith.cmpi sge, %195, %196 : index
-            %198 = arith.cmpi slt, %195, %C : index
-            %199 = arith.andi %197, %198 : i1
-            %200 = arith.andi %189, %199 : i1
-            %201 = arith.constant 1 : index
-            %202 = arith.subi %C, %201 : index
-            %203 = arith.minsi %195, %202 : index
-            %204 = arith.constant 0 : index
-            %205 = arith.maxsi %203, %204 : index
-            %206 = memref.load %x[%194, %205] : memref<?x?xf32>
-            %207 = arith.constant 0.0 : f32
-            %208 = arith.select %200, %206, %207 : f32
-            %209 = arith.addf %185, %208 fastmath<reassoc> : f32
-            scf.yield %209 : f32
+            outs(%193 : memref<f32>) {
+          ^bb0(%197: f32):
+          %198 = arith.constant 0 : index
+          %199 = arith.constant 1 : index
+          %200 = arith.addi %195, %199 : index
+          %201 = arith.constant 1 : index
+          %202 = arith.constant 0.0 : f32
+          %203 = scf.for %204 = %198 to %200 step %201 iter_args(%205 = %202) -> (f32) {
+            %206 = arith.constant 0 : index
+            %207 = arith.cmpi sge, %204, %206 : index
+            %208 = arith.cmpi slt, %204, %R : index
+            %209 = arith.andi %207, %208 : i1
+            %210 = arith.constant 1 : index
+            %211 = arith.subi %R, %210 : index
+            %212 = arith.minsi %204, %211 : index
+            %213 = arith.constant 0 : index
+            %214 = arith.maxsi %212, %213 : index
+            %215 = arith.constant 0 : index
+            %216 = arith.constant 0 : index
+            %217 = arith.cmpi sge, %215, %216 : index
+            %218 = arith.cmpi slt, %215, %C : index
+            %219 = arith.andi %217, %218 : i1
+            %220 = arith.andi %209, %219 : i1
+            %221 = arith.constant 1 : index
+            %222 = arith.subi %C, %221 : index
+            %223 = arith.minsi %215, %222 : index
+            %224 = arith.constant 0 : index
+            %225 = arith.maxsi %223, %224 : index
+            %226 = memref.load %x[%214, %225] : memref<?x?xf32>
+            %227 = arith.constant 0.0 : f32
+            %228 = arith.select %220, %226, %227 : f32
+            %229 = arith.addf %205, %228 fastmath<reassoc> : f32
+            scf.yield %229 : f32
           }
-          linalg.yield %183 : f32
+          linalg.yield %203 : f32
         }
         // u[r, c] = x[r, c] * s[r]
-        scf.if %161 {
+        scf.if %181 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %210 = arith.constant 4 : index
-          %211, %212, %213, %214 = memref.extract_strided_metadata %176 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %215 = memref.extract_aligned_pointer_as_index %176 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %216 = arith.muli %212, %210 : index
-          %217 = arith.addi %215, %216 : index
-          %218 = arith.constant 64 : index
-          %219 = arith.remui %217, %218 : index
-          %220 = arith.subi %218, %219 : index
-          %221 = arith.remui %220, %218 : index
-          %222 = arith.divui %221, %210 : index
-          %223 = arith.minsi %222, %C : index
-          %224 = arith.constant 16 : index
-          %225 = arith.subi %C, %223 : index
-          %226 = arith.divui %225, %224 : index
-          %227 = arith.muli %226, %224 : index
-          %228 = arith.addi %223, %227 : index
-          %229 = arith.constant 0 : index
-          %230 = arith.constant 1 : index
-          %231 = memref.subview %176[%229] [%223] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %232 = arith.constant 0 : index
-          %233 = memref.reinterpret_cast %231 to offset: [0], sizes: [%223], strides: [%232] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %230 = arith.constant 4 : index
+          %231, %232, %233, %234 = memref.extract_strided_metadata %196 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %235 = memref.extract_aligned_pointer_as_index %196 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %236 = arith.muli %232, %230 : index
+          %237 = arith.addi %235, %236 : index
+          %238 = arith.constant 64 : index
+          %239 = arith.remui %237, %238 : index
+          %240 = arith.subi %238, %239 : index
+          %241 = arith.remui %240, %238 : index
+          %242 = arith.divui %241, %230 : index
+          %243 = arith.minsi %242, %C : index
+          %244 = arith.constant 16 : index
+          %245 = arith.subi %C, %243 : index
+          %246 = arith.divui %245, %244 : index
+          %247 = arith.muli %246, %244 : index
+          %248 = arith.addi %243, %247 : index
+          %249 = arith.constant 0 : index
+          %250 = arith.constant 1 : index
+          %251 = memref.subview %196[%249] [%243] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %252 = arith.constant 0 : index
+          %253 = memref.reinterpret_cast %251 to offset: [0], sizes: [%243], strides: [%252] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%233, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%231 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%234: f32, %235: f32, %236: f32):
-            %237 = linalg.index 0 : index
-            %238 = arith.addi %237, %229 : index
-            %239 = arith.constant 0 : index
-            %240 = arith.cmpi sge, %175, %239 : index
-            %241 = arith.cmpi slt, %175, %R : index
-            %242 = arith.andi %240, %241 : i1
-            %243 = arith.constant 1 : index
-            %244 = arith.subi %R, %243 : index
-            %245 = arith.minsi %175, %244 : index
-            %246 = arith.constant 0 : index
-            %247 = arith.maxsi %245, %246 : index
-            %248 = arith.constant 0 : index
-            %249 = arith.cmpi sge, %238, %248 : index
-            %250 = arith.cmpi slt, %238, %C : index
-            %251 = arith.andi %249, %250 : i1
-            %252 = arith.andi %242, %251 : i1
-            %253 = arith.constant 1 : index
-            %254 = arith.subi %C, %253 : index
-            %255 = arith.minsi %238, %254 : index
-            %256 = arith.constant 0 : index
-            %257 = arith.maxsi %255, %256 : index
-            %258 = memref.load %x[%247, %257] : memref<?x?xf32>
-            %259 = arith.constant 0.0 : f32
-            %260 = arith.select %252, %258, %259 : f32
-            %261 = arith.mulf %260, %235 : f32
-            linalg.yield %261 : f32
+              ins(%253, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%251 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%254: f32, %255: f32, %256: f32):
+            %257 = linalg.index 0 : index
+            %258 = arith.addi %257, %249 : index
+            %259 = arith.constant 0 : index
+            %260 = arith.cmpi sge, %195, %259 : index
+            %261 = arith.cmpi slt, %195, %R : index
+            %262 = arith.andi %260, %261 : i1
+            %263 = arith.constant 1 : index
+            %264 = arith.subi %R, %263 : index
+            %265 = arith.minsi %195, %264 : index
+            %266 = arith.constant 0 : index
+            %267 = arith.maxsi %265, %266 : index
+            %268 = arith.constant 0 : index
+            %269 = arith.cmpi sge, %258, %268 : index
+            %270 = arith.cmpi slt, %258, %C : index
+            %271 = arith.andi %269, %270 : i1
+            %272 = arith.andi %262, %271 : i1
+            %273 = arith.constant 1 : index
+            %274 = arith.subi %C, %273 : index
+            %275 = arith.minsi %258, %274 : index
+            %276 = arith.constant 0 : index
+            %277 = arith.maxsi %275, %276 : index
+            %278 = memref.load %x[%267, %277] : memref<?x?xf32>
+            %279 = arith.constant 0.0 : f32
+            %280 = arith.select %272, %278, %279 : f32
+            %281 = arith.mulf %280, %255 : f32
+            linalg.yield %281 : f32
           }
-          scf.for %262 = %229 to %226 step %230 {
-            %263 = arith.muli %262, %224 : index
-            %264 = arith.addi %223, %263 : index
-            %265 = arith.constant 0 : index
-            %266 = memref.reinterpret_cast %174 to offset: [0], sizes: [%224], strides: [%265] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %282 = %249 to %246 step %250 {
+            %283 = arith.muli %282, %244 : index
+            %284 = arith.addi %243, %283 : index
+            %285 = arith.constant 0 : index
+            %286 = memref.reinterpret_cast %194 to offset: [0], sizes: [%244], strides: [%285] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%266, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
-                outs(%174 : memref<16xf32>) {
-              ^bb0(%267: f32, %268: f32, %269: f32):
-              %270 = linalg.index 0 : index
-              %271 = arith.addi %270, %264 : index
-              %272 = arith.constant 0 : index
-              %273 = arith.cmpi sge, %175, %272 : index
-              %274 = arith.cmpi slt, %175, %R : index
-              %275 = arith.andi %273, %274 : i1
-              %276 = arith.constant 1 : index
-              %277 = arith.subi %R, %276 : index
-              %278 = arith.minsi %175, %277 : index
-              %279 = arith.constant 0 : index
-              %280 = arith.maxsi %278, %279 : index
-              %281 = arith.constant 0 : index
-              %282 = arith.cmpi sge, %271, %281 : index
-              %283 = arith.cmpi slt, %271, %C : index
-              %284 = arith.andi %282, %283 : i1
-              %285 = arith.andi %275, %284 : i1
-              %286 = arith.constant 1 : index
-              %287 = arith.subi %C, %286 : index
-              %288 = arith.minsi %271, %287 : index
-              %289 = arith.constant 0 : index
-              %290 = arith.maxsi %288, %289 : index
-              %291 = memref.load %x[%280, %290] : memref<?x?xf32>
-              %292 = arith.constant 0.0 : f32
-              %293 = arith.select %285, %291, %292 : f32
-              %294 = arith.mulf %293, %268 : f32
-              linalg.yield %294 : f32
+                ins(%286, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%194 : memref<16xf32>) {
+              ^bb0(%287: f32, %288: f32, %289: f32):
+              %290 = linalg.index 0 : index
+              %291 = arith.addi %290, %284 : index
+              %292 = arith.constant 0 : index
+              %293 = arith.cmpi sge, %195, %292 : index
+              %294 = arith.cmpi slt, %195, %R : index
+              %295 = arith.andi %293, %294 : i1
+              %296 = arith.constant 1 : index
+              %297 = arith.subi %R, %296 : index
+              %298 = arith.minsi %195, %297 : index
+              %299 = arith.constant 0 : index
+              %300 = arith.maxsi %298, %299 : index
+              %301 = arith.constant 0 : index
+              %302 = arith.cmpi sge, %291, %301 : index
+              %303 = arith.cmpi slt, %291, %C : index
+              %304 = arith.andi %302, %303 : i1
+              %305 = arith.andi %295, %304 : i1
+              %306 = arith.constant 1 : index
+              %307 = arith.subi %C, %306 : index
+              %308 = arith.minsi %291, %307 : index
+              %309 = arith.constant 0 : index
+              %310 = arith.maxsi %308, %309 : index
+              %311 = memref.load %x[%300, %310] : memref<?x?xf32>
+              %312 = arith.constant 0.0 : f32
+              %313 = arith.select %305, %311, %312 : f32
+              %314 = arith.mulf %313, %288 : f32
+              linalg.yield %314 : f32
             }
-            %295 = arith.constant 8 : index
-            %296 = vector.load %174[%229] : memref<16xf32>, vector<8xf32>
-            %297 = vector.load %174[%295] : memref<16xf32>, vector<8xf32>
-            %298 = arith.muli %264, %210 : index
-            %299 = arith.addi %217, %298 : index
-            %300 = arith.index_cast %299 : index to i64
-            %301 = llvm.inttoptr %300 : i64 to !llvm.ptr
-            llvm.store %296, %301 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %302 = llvm.getelementptr %301[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %297, %302 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %315 = arith.constant 8 : index
+            %316 = vector.load %194[%249] : memref<16xf32>, vector<8xf32>
+            %317 = vector.load %194[%315] : memref<16xf32>, vector<8xf32>
+            %318 = arith.muli %284, %230 : index
+            %319 = arith.addi %237, %318 : index
+            %320 = arith.index_cast %319 : index to i64
+            %321 = llvm.inttoptr %320 : i64 to !llvm.ptr
+            llvm.store %316, %321 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %322 = llvm.getelementptr %321[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %317, %322 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %303 = arith.subi %C, %228 : index
-          %304 = memref.subview %176[%228] [%303] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %305 = arith.constant 0 : index
-          %306 = memref.reinterpret_cast %304 to offset: [0], sizes: [%303], strides: [%305] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %323 = arith.subi %C, %248 : index
+          %324 = memref.subview %196[%248] [%323] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %325 = arith.constant 0 : index
+          %326 = memref.reinterpret_cast %324 to offset: [0], sizes: [%323], strides: [%325] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%306, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%304 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%307: f32, %308: f32, %309: f32):
-            %310 = linalg.index 0 : index
-            %311 = arith.addi %310, %228 : index
-            %312 = arith.constant 0 : index
-            %313 = arith.cmpi sge, %175, %312 : index
-            %314 = arith.cmpi slt, %175, %R : index
-            %315 = arith.andi %313, %314 : i1
-            %316 = arith.constant 1 : index
-            %317 = arith.subi %R, %316 : index
-            %318 = arith.minsi %175, %317 : index
-            %319 = arith.constant 0 : index
-            %320 = arith.maxsi %318, %319 : index
-            %321 = arith.constant 0 : index
-            %322 = arith.cmpi sge, %311, %321 : index
-            %323 = arith.cmpi slt, %311, %C : index
-            %324 = arith.andi %322, %323 : i1
-            %325 = arith.andi %315, %324 : i1
-            %326 = arith.constant 1 : index
-            %327 = arith.subi %C, %326 : index
-            %328 = arith.minsi %311, %327 : index
-            %329 = arith.constant 0 : index
-            %330 = arith.maxsi %328, %329 : index
-            %331 = memref.load %x[%320, %330] : memref<?x?xf32>
-            %332 = arith.constant 0.0 : f32
-            %333 = arith.select %325, %331, %332 : f32
-            %334 = arith.mulf %333, %308 : f32
-            linalg.yield %334 : f32
+              ins(%326, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%324 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%327: f32, %328: f32, %329: f32):
+            %330 = linalg.index 0 : index
+            %331 = arith.addi %330, %248 : index
+            %332 = arith.constant 0 : index
+            %333 = arith.cmpi sge, %195, %332 : index
+            %334 = arith.cmpi slt, %195, %R : index
+            %335 = arith.andi %333, %334 : i1
+            %336 = arith.constant 1 : index
+            %337 = arith.subi %R, %336 : index
+            %338 = arith.minsi %195, %337 : index
+            %339 = arith.constant 0 : index
+            %340 = arith.maxsi %338, %339 : index
+            %341 = arith.constant 0 : index
+            %342 = arith.cmpi sge, %331, %341 : index
+            %343 = arith.cmpi slt, %331, %C : index
+            %344 = arith.andi %342, %343 : i1
+            %345 = arith.andi %335, %344 : i1
+            %346 = arith.constant 1 : index
+            %347 = arith.subi %C, %346 : index
+            %348 = arith.minsi %331, %347 : index
+            %349 = arith.constant 0 : index
+            %350 = arith.maxsi %348, %349 : index
+            %351 = memref.load %x[%340, %350] : memref<?x?xf32>
+            %352 = arith.constant 0.0 : f32
+            %353 = arith.select %345, %351, %352 : f32
+            %354 = arith.mulf %353, %328 : f32
+            linalg.yield %354 : f32
           }
         } else {
-          %335 = arith.constant 0 : index
-          %336 = memref.reinterpret_cast %176 to offset: [0], sizes: [%C], strides: [%335] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %355 = arith.constant 0 : index
+          %356 = memref.reinterpret_cast %196 to offset: [0], sizes: [%C], strides: [%355] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%336, %173 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%176 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%337: f32, %338: f32, %339: f32):
-            %340 = linalg.index 0 : index
-            %341 = arith.constant 0 : index
-            %342 = arith.cmpi sge, %175, %341 : index
-            %343 = arith.cmpi slt, %175, %R : index
-            %344 = arith.andi %342, %343 : i1
-            %345 = arith.constant 1 : index
-            %346 = arith.subi %R, %345 : index
-            %347 = arith.minsi %175, %346 : index
-            %348 = arith.constant 0 : index
-            %349 = arith.maxsi %347, %348 : index
-            %350 = arith.constant 0 : index
-            %351 = arith.cmpi sge, %340, %350 : index
-            %352 = arith.cmpi slt, %340, %C : index
-            %353 = arith.andi %351, %352 : i1
-            %354 = arith.andi %344, %353 : i1
-            %355 = arith.constant 1 : index
-            %356 = arith.subi %C, %355 : index
-            %357 = arith.minsi %340, %356 : index
-            %358 = arith.constant 0 : index
-            %359 = arith.maxsi %357, %358 : index
-            %360 = memref.load %x[%349, %359] : memref<?x?xf32>
-            %361 = arith.constant 0.0 : f32
-            %362 = arith.select %354, %360, %361 : f32
-            %363 = arith.mulf %362, %338 : f32
-            linalg.yield %363 : f32
+              ins(%356, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%196 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%357: f32, %358: f32, %359: f32):
+            %360 = linalg.index 0 : index
+            %361 = arith.constant 0 : index
+            %362 = arith.cmpi sge, %195, %361 : index
+            %363 = arith.cmpi slt, %195, %R : index
+            %364 = arith.andi %362, %363 : i1
+            %365 = arith.constant 1 : index
+            %366 = arith.subi %R, %365 : index
+            %367 = arith.minsi %195, %366 : index
+            %368 = arith.constant 0 : index
+            %369 = arith.maxsi %367, %368 : index
+            %370 = arith.constant 0 : index
+            %371 = arith.cmpi sge, %360, %370 : index
+            %372 = arith.cmpi slt, %360, %C : index
+            %373 = arith.andi %371, %372 : i1
+            %374 = arith.andi %364, %373 : i1
+            %375 = arith.constant 1 : index
+            %376 = arith.subi %C, %375 : index
+            %377 = arith.minsi %360, %376 : index
+            %378 = arith.constant 0 : index
+            %379 = arith.maxsi %377, %378 : index
+            %380 = memref.load %x[%369, %379] : memref<?x?xf32>
+            %381 = arith.constant 0.0 : f32
+            %382 = arith.select %374, %380, %381 : f32
+            %383 = arith.mulf %382, %358 : f32
+            linalg.yield %383 : f32
           }
         }
       }
-      scf.if %161 {
+      scf.if %181 {
         llvm.fence seq_cst
       }
       scf.reduce

@@ -123,13 +123,15 @@ static void sb_loops_s1(const float* __restrict s, float* __restrict smooth, con
 static void sb_loops_s2(const float* __restrict x, float* __restrict cum, const int64_t H,
                         const int64_t W) {
   for (int64_t i = 0; i < H; ++i) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = 0.0f;
+    int64_t k = 0;
     for (int64_t j = 0; j < W; ++j) {
-      float sb_acc0 = 0.0f;
-      for (int64_t k = 0; k < j + 1; ++k) {
+      for (; k < j + 1; ++k) {
         const float sb_ld0_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
-        sb_acc0 += sb_ld0_x;
+        sb_run += sb_ld0_x;
       }
-      cum[i * W + j] = sb_acc0;
+      cum[i * W + j] = sb_run;
     }
   }
 }

@@ -201,47 +201,45 @@ module {
       linalg.yield %167 : f32
     }
     // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
+    // Running: each output's range extends the previous one's by its new terms.
     %168 = arith.constant 0 : index
-    %169 = arith.constant 0 : index
-    %170 = memref.reinterpret_cast %cum to offset: [0], sizes: [%H, %W], strides: [%168, %169] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%170 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%cum : memref<?x?xf32>) {
-      ^bb0(%171: f32, %172: f32):
-      %173 = linalg.index 0 : index
-      %174 = linalg.index 1 : index
-      %175 = arith.constant 0 : index
-      %176 = arith.constant 1 : index
-      %177 = arith.addi %174, %176 : index
-      %178 = arith.constant 1 : index
-      %179 = arith.constant 0.0 : f32
-      %180 = scf.for %181 = %175 to %177 step %178 iter_args(%182 = %179) -> (f32) {
-        %183 = arith.constant 0 : index
-        %184 = arith.cmpi sge, %173, %183 : index
-        %185 = arith.cmpi slt, %173, %H : index
-        %186 = arith.andi %184, %185 : i1
-        %187 = arith.constant 1 : index
-        %188 = arith.subi %H, %187 : index
-        %189 = arith.minsi %173, %188 : index
-        %190 = arith.constant 0 : index
-        %191 = arith.maxsi %189, %190 : index
-        %192 = arith.constant 0 : index
-        %193 = arith.cmpi sge, %181, %192 : index
-        %194 = arith.cmpi slt, %181, %W : index
-        %195 = arith.andi %193, %194 : i1
-        %196 = arith.andi %186, %195 : i1
-        %197 = arith.constant 1 : index
-        %198 = arith.subi %W, %197 : index
-        %199 = arith.minsi %181, %198 : index
-        %200 = arith.constant 0 : index
-        %201 = arith.maxsi %199, %200 : index
-        %202 = memref.load %x[%191, %201] : memref<?x?xf32>
-        %203 = arith.constant 0.0 : f32
-        %204 = arith.select %196, %202, %203 : f32
-        %205 = arith.addf %182, %204 : f32
-        scf.yield %205 : f32
+    %169 = arith.constant 1 : index
+    scf.for %170 = %168 to %H step %169 {
+      %171 = arith.constant 0 : index
+      %172 = arith.constant 0.0 : f32
+      %173:2 = scf.for %174 = %168 to %W step %169 iter_args(%175 = %172, %176 = %171) -> (f32, index) {
+        %177 = arith.constant 1 : index
+        %178 = arith.addi %174, %177 : index
+        %179 = scf.for %180 = %176 to %178 step %169 iter_args(%181 = %175) -> (f32) {
+          %182 = arith.constant 0 : index
+          %183 = arith.cmpi sge, %170, %182 : index
+          %184 = arith.cmpi slt, %170, %H : index
+          %185 = arith.andi %183, %184 : i1
+          %186 = arith.constant 1 : index
+          %187 = arith.subi %H, %186 : index
+          %188 = arith.minsi %170, %187 : index
+          %189 = arith.constant 0 : index
+          %190 = arith.maxsi %188, %189 : index
+          %191 = arith.constant 0 : index
+          %192 = arith.cmpi sge, %180, %191 : index
+          %193 = arith.cmpi slt, %180, %W : index
+          %194 = arith.andi %192, %193 : i1
+          %195 = arith.andi %185, %194 : i1
+          %196 = arith.constant 1 : index
+          %197 = arith.subi %W, %196 : index
+          %198 = arith.minsi %180, %197 : index
+          %199 = arith.constant 0 : index
+          %200 = arith.maxsi %198, %199 : index
+          %201 = memref.load %x[%190, %200] : memref<?x?xf32>
+          %202 = arith.constant 0.0 : f32
+          %203 = arith.select %195, %201, %202 : f32
+          %204 = arith.addf %181, %203 : f32
+          scf.yield %204 : f32
+        }
+        %205 = arith.maxsi %176, %178 : index
+        memref.store %179, %cum[%170, %174] : memref<?x?xf32>
+        scf.yield %179, %205 : f32, index
       }
-      linalg.yield %180 : f32
     }
     return
   }
@@ -431,47 +429,45 @@ module {
       linalg.yield %167 : f32
     }
     // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
+    // Running: each output's range extends the previous one's by its new terms.
     %168 = arith.constant 0 : index
-    %169 = arith.constant 0 : index
-    %170 = memref.reinterpret_cast %cum to offset: [0], sizes: [%H, %W], strides: [%168, %169] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%170 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%cum : memref<?x?xf32>) {
-      ^bb0(%171: f32, %172: f32):
-      %173 = linalg.index 0 : index
-      %174 = linalg.index 1 : index
-      %175 = arith.constant 0 : index
-      %176 = arith.constant 1 : index
-      %177 = arith.addi %174, %176 : index
-      %178 = arith.constant 1 : index
-      %179 = arith.constant 0.0 : f32
-      %180 = scf.for %181 = %175 to %177 step %178 iter_args(%182 = %179) -> (f32) {
-        %183 = arith.constant 0 : index
-        %184 = arith.cmpi sge, %173, %183 : index
-        %185 = arith.cmpi slt, %173, %H : index
-        %186 = arith.andi %184, %185 : i1
-        %187 = arith.constant 1 : index
-        %188 = arith.subi %H, %187 : index
-        %189 = arith.minsi %173, %188 : index
-        %190 = arith.constant 0 : index
-        %191 = arith.maxsi %189, %190 : index
-        %192 = arith.constant 0 : index
-        %193 = arith.cmpi sge, %181, %192 : index
-        %194 = arith.cmpi slt, %181, %W : index
-        %195 = arith.andi %193, %194 : i1
-        %196 = arith.andi %186, %195 : i1
-        %197 = arith.constant 1 : index
-        %198 = arith.subi %W, %197 : index
-        %199 = arith.minsi %181, %198 : index
-        %200 = arith.constant 0 : index
-        %201 = arith.maxsi %199, %200 : index
-        %202 = memref.load %x[%191, %201] : memref<?x?xf32>
-        %203 = arith.constant 0.0 : f32
-        %204 = arith.select %196, %202, %203 : f32
-        %205 = arith.addf %182, %204 fastmath<reassoc> : f32
-        scf.yield %205 : f32
+    %169 = arith.constant 1 : index
+    scf.for %170 = %168 to %H step %169 {
+      %171 = arith.constant 0 : index
+      %172 = arith.constant 0.0 : f32
+      %173:2 = scf.for %174 = %168 to %W step %169 iter_args(%175 = %172, %176 = %171) -> (f32, index) {
+        %177 = arith.constant 1 : index
+        %178 = arith.addi %174, %177 : index
+        %179 = scf.for %180 = %176 to %178 step %169 iter_args(%181 = %175) -> (f32) {
+          %182 = arith.constant 0 : index
+          %183 = arith.cmpi sge, %170, %182 : index
+          %184 = arith.cmpi slt, %170, %H : index
+          %185 = arith.andi %183, %184 : i1
+          %186 = arith.constant 1 : index
+          %187 = arith.subi %H, %186 : index
+          %188 = arith.minsi %170, %187 : index
+          %189 = arith.constant 0 : index
+          %190 = arith.maxsi %188, %189 : index
+          %191 = arith.constant 0 : index
+          %192 = arith.cmpi sge, %180, %191 : index
+          %193 = arith.cmpi slt, %180, %W : index
+          %194 = arith.andi %192, %193 : i1
+          %195 = arith.andi %185, %194 : i1
+          %196 = arith.constant 1 : index
+          %197 = arith.subi %W, %196 : index
+          %198 = arith.minsi %180, %197 : index
+          %199 = arith.constant 0 : index
+          %200 = arith.maxsi %198, %199 : index
+          %201 = memref.load %x[%190, %200] : memref<?x?xf32>
+          %202 = arith.constant 0.0 : f32
+          %203 = arith.select %195, %201, %202 : f32
+          %204 = arith.addf %181, %203 fastmath<reassoc> : f32
+          scf.yield %204 : f32
+        }
+        %205 = arith.maxsi %176, %178 : index
+        memref.store %179, %cum[%170, %174] : memref<?x?xf32>
+        scf.yield %179, %205 : f32, index
       }
-      linalg.yield %180 : f32
     }
     return
   }
@@ -1310,47 +1306,56 @@ module attributes {transform.with_named_sequence} {
       }
     }
     // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
+    // Running: each output's range extends the previous one's by its new terms.
     %776 = arith.constant 0 : index
-    %777 = arith.constant 0 : index
-    %778 = memref.reinterpret_cast %cum to offset: [0], sizes: [%H, %W], strides: [%776, %777] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%778 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%cum : memref<?x?xf32>) {
-      ^bb0(%779: f32, %780: f32):
-      %781 = linalg.index 0 : index
-      %782 = linalg.index 1 : index
-      %783 = arith.constant 0 : index
-      %784 = arith.constant 1 : index
-      %785 = arith.addi %782, %784 : index
-      %786 = arith.constant 1 : index
-      %787 = arith.constant 0.0 : f32
-      %788 = scf.for %789 = %783 to %785 step %786 iter_args(%790 = %787) -> (f32) {
-        %791 = arith.constant 0 : index
-        %792 = arith.cmpi sge, %781, %791 : index
-        %793 = arith.cmpi slt, %781, %H : index
-        %794 = arith.andi %792, %793 : i1
-        %795 = arith.constant 1 : index
-        %796 = arith.subi %H, %795 : index
-        %797 = arith.minsi %781, %796 : index
-        %798 = arith.constant 0 : index
-        %799 = arith.maxsi %797, %798 : index
-        %800 = arith.constant 0 : index
-        %801 = arith.cmpi sge, %789, %800 : index
-        %802 = arith.cmpi slt, %789, %W : index
-        %803 = arith.andi %801, %802 : i1
-        %804 = arith.andi %794, %803 : i1
-        %805 = arith.constant 1 : index
-        %806 = arith.subi %W, %805 : index
-        %807 = arith.minsi %789, %806 : index
-        %808 = arith.constant 0 : index
-        %809 = arith.maxsi %807, %808 : index
-        %810 = memref.load %x[%799, %809] : memref<?x?xf32>
-        %811 = arith.constant 0.0 : f32
-        %812 = arith.select %804, %810, %811 : f32
-        %813 = arith.addf %790, %812 fastmath<reassoc> : f32
-        scf.yield %813 : f32
+    %777 = arith.constant 1 : index
+    %778 = arith.constant 63 : index
+    %779 = arith.addi %H, %778 : index
+    %780 = arith.constant 64 : index
+    %781 = arith.divui %779, %780 : index
+    %782 = arith.constant 1 : index
+    %783 = arith.maxsi %781, %782 : index
+    scf.parallel (%784) = (%776) to (%H) step (%783) {
+      %785 = arith.addi %784, %783 : index
+      %786 = arith.minsi %785, %H : index
+      scf.for %787 = %784 to %786 step %777 {
+        %788 = arith.constant 0 : index
+        %789 = arith.constant 0.0 : f32
+        %790:2 = scf.for %791 = %776 to %W step %777 iter_args(%792 = %789, %793 = %788) -> (f32, index) {
+          %794 = arith.constant 1 : index
+          %795 = arith.addi %791, %794 : index
+          %796 = scf.for %797 = %793 to %795 step %777 iter_args(%798 = %792) -> (f32) {
+            %799 = arith.constant 0 : index
+            %800 = arith.cmpi sge, %787, %799 : index
+            %801 = arith.cmpi slt, %787, %H : index
+            %802 = arith.andi %800, %801 : i1
+            %803 = arith.constant 1 : index
+            %804 = arith.subi %H, %803 : index
+            %805 = arith.minsi %787, %804 : index
+            %806 = arith.constant 0 : index
+            %807 = arith.maxsi %805, %806 : index
+            %808 = arith.constant 0 : index
+            %809 = arith.cmpi sge, %797, %808 : index
+            %810 = arith.cmpi slt, %797, %W : index
+            %811 = arith.andi %809, %810 : i1
+            %812 = arith.andi %802, %811 : i1
+            %813 = arith.constant 1 : index
+            %814 = arith.subi %W, %813 : index
+            %815 = arith.minsi %797, %814 : index
+            %816 = arith.constant 0 : index
+            %817 = arith.maxsi %815, %816 : index
+            %818 = memref.load %x[%807, %817] : memref<?x?xf32>
+            %819 = arith.constant 0.0 : f32
+            %820 = arith.select %812, %818, %819 : f32
+            %821 = arith.addf %798, %820 fastmath<reassoc> : f32
+            scf.yield %821 : f32
+          }
+          %822 = arith.maxsi %793, %795 : index
+          memref.store %796, %cum[%787, %791] : memref<?x?xf32>
+          scf.yield %796, %822 : f32, index
+        }
       }
-      linalg.yield %788 : f32
+      scf.reduce
     }
     return
   }

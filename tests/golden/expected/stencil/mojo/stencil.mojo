@@ -124,12 +124,15 @@ def sb_loops_s1(s: Pointer[Float32, ImmUntrackedOrigin],
 def sb_loops_s2(x: Pointer[Float32, ImmUntrackedOrigin], cum: Pointer[Float32, MutUntrackedOrigin],
                 H: Int, W: Int):
     for i in range(H):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = Float32(0.0)
+        var k = 0
         for j in range(W):
-            var sb_acc0 = Float32(0.0)
-            for k in range(j + 1):
+            while k < j + 1:
                 var sb_ld0_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
-                sb_acc0 += sb_ld0_x
-            cum[unsafe_offset=i * W + j] = sb_acc0
+                sb_run += sb_ld0_x
+                k += 1
+            cum[unsafe_offset=i * W + j] = sb_run
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.

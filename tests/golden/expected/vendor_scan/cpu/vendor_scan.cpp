@@ -29,23 +29,27 @@ static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a 
 
 // y[i] = sum(k in 0..(i + 1): x[k])
 static void sb_loops_s0(const float* __restrict x, float* __restrict y, const int64_t N) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = 0.0f;
+  int64_t k = 0;
   for (int64_t i = 0; i < N; ++i) {
-    float sb_acc0 = 0.0f;
-    for (int64_t k = 0; k < i + 1; ++k) {
-      sb_acc0 += x[k];
+    for (; k < i + 1; ++k) {
+      sb_run += x[k];
     }
-    y[i] = sb_acc0;
+    y[i] = sb_run;
   }
 }
 
 // z[i] = min(k in 0..i: abs(x[k]))
 static void sb_loops_s1(const float* __restrict x, float* __restrict z, const int64_t N) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = INFINITY;
+  int64_t k = 0;
   for (int64_t i = 0; i < N; ++i) {
-    float sb_acc0 = INFINITY;
-    for (int64_t k = 0; k < i; ++k) {
-      sb_acc0 = sb_min_f32(sb_acc0, fabsf(x[k]));
+    for (; k < i; ++k) {
+      sb_run = sb_min_f32(sb_run, fabsf(x[k]));
     }
-    z[i] = sb_acc0;
+    z[i] = sb_run;
   }
 }
 

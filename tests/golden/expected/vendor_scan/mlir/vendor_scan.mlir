@@ -21,43 +21,39 @@
 module {
   func.func @vendor_scan_loops(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1 : memref<?xf32, strided<[?]>>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32):
-      %4 = linalg.index 0 : index
-      %5 = arith.constant 0 : index
-      %6 = arith.constant 1 : index
-      %7 = arith.addi %4, %6 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0.0 : f32
+    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
       %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+      %9 = arith.addi %5, %8 : index
+      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
         %14 = arith.addf %12, %13 : f32
         scf.yield %14 : f32
       }
-      linalg.yield %10 : f32
+      %15 = arith.maxsi %7, %9 : index
+      memref.store %10, %y[%5] : memref<?xf32>
+      scf.yield %10, %15 : f32, index
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    %15 = arith.constant 0 : index
-    %16 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%15] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%16 : memref<?xf32, strided<[?]>>)
-        outs(%z : memref<?xf32>) {
-      ^bb0(%17: f32, %18: f32):
-      %19 = linalg.index 0 : index
-      %20 = arith.constant 0 : index
-      %21 = arith.constant 1 : index
-      %22 = arith.constant 0x7F800000 : f32
-      %23 = scf.for %24 = %20 to %19 step %21 iter_args(%25 = %22) -> (f32) {
-        %26 = memref.load %x[%24] : memref<?xf32>
-        %27 = math.absf %26 : f32
-        %28 = arith.minimumf %25, %27 : f32
-        scf.yield %28 : f32
+    // Running: each output's range extends the previous one's by its new terms.
+    %16 = arith.constant 0 : index
+    %17 = arith.constant 1 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0x7F800000 : f32
+    %20:2 = scf.for %21 = %16 to %N step %17 iter_args(%22 = %19, %23 = %18) -> (f32, index) {
+      %24 = scf.for %25 = %23 to %21 step %17 iter_args(%26 = %22) -> (f32) {
+        %27 = memref.load %x[%25] : memref<?xf32>
+        %28 = math.absf %27 : f32
+        %29 = arith.minimumf %26, %28 : f32
+        scf.yield %29 : f32
       }
-      linalg.yield %23 : f32
+      %30 = arith.maxsi %23, %21 : index
+      memref.store %24, %z[%21] : memref<?xf32>
+      scf.yield %24, %30 : f32, index
     }
     return
   }
@@ -69,43 +65,39 @@ module {
 module {
   func.func @vendor_scan_tiled_vector(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1 : memref<?xf32, strided<[?]>>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32):
-      %4 = linalg.index 0 : index
-      %5 = arith.constant 0 : index
-      %6 = arith.constant 1 : index
-      %7 = arith.addi %4, %6 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0.0 : f32
+    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
       %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+      %9 = arith.addi %5, %8 : index
+      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
         %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
-      linalg.yield %10 : f32
+      %15 = arith.maxsi %7, %9 : index
+      memref.store %10, %y[%5] : memref<?xf32>
+      scf.yield %10, %15 : f32, index
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    %15 = arith.constant 0 : index
-    %16 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%15] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%16 : memref<?xf32, strided<[?]>>)
-        outs(%z : memref<?xf32>) {
-      ^bb0(%17: f32, %18: f32):
-      %19 = linalg.index 0 : index
-      %20 = arith.constant 0 : index
-      %21 = arith.constant 1 : index
-      %22 = arith.constant 0x7F800000 : f32
-      %23 = scf.for %24 = %20 to %19 step %21 iter_args(%25 = %22) -> (f32) {
-        %26 = memref.load %x[%24] : memref<?xf32>
-        %27 = math.absf %26 : f32
-        %28 = arith.minimumf %25, %27 : f32
-        scf.yield %28 : f32
+    // Running: each output's range extends the previous one's by its new terms.
+    %16 = arith.constant 0 : index
+    %17 = arith.constant 1 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0x7F800000 : f32
+    %20:2 = scf.for %21 = %16 to %N step %17 iter_args(%22 = %19, %23 = %18) -> (f32, index) {
+      %24 = scf.for %25 = %23 to %21 step %17 iter_args(%26 = %22) -> (f32) {
+        %27 = memref.load %x[%25] : memref<?xf32>
+        %28 = math.absf %27 : f32
+        %29 = arith.minimumf %26, %28 : f32
+        scf.yield %29 : f32
       }
-      linalg.yield %23 : f32
+      %30 = arith.maxsi %23, %21 : index
+      memref.store %24, %z[%21] : memref<?xf32>
+      scf.yield %24, %30 : f32, index
     }
     return
   }
@@ -117,43 +109,39 @@ module {
 module {
   func.func @vendor_scan_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
+    // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
-    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%1 : memref<?xf32, strided<[?]>>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%2: f32, %3: f32):
-      %4 = linalg.index 0 : index
-      %5 = arith.constant 0 : index
-      %6 = arith.constant 1 : index
-      %7 = arith.addi %4, %6 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 0.0 : f32
+    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
       %8 = arith.constant 1 : index
-      %9 = arith.constant 0.0 : f32
-      %10 = scf.for %11 = %5 to %7 step %8 iter_args(%12 = %9) -> (f32) {
+      %9 = arith.addi %5, %8 : index
+      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
         %13 = memref.load %x[%11] : memref<?xf32>
         %14 = arith.addf %12, %13 fastmath<reassoc> : f32
         scf.yield %14 : f32
       }
-      linalg.yield %10 : f32
+      %15 = arith.maxsi %7, %9 : index
+      memref.store %10, %y[%5] : memref<?xf32>
+      scf.yield %10, %15 : f32, index
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    %15 = arith.constant 0 : index
-    %16 = memref.reinterpret_cast %z to offset: [0], sizes: [%N], strides: [%15] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%16 : memref<?xf32, strided<[?]>>)
-        outs(%z : memref<?xf32>) {
-      ^bb0(%17: f32, %18: f32):
-      %19 = linalg.index 0 : index
-      %20 = arith.constant 0 : index
-      %21 = arith.constant 1 : index
-      %22 = arith.constant 0x7F800000 : f32
-      %23 = scf.for %24 = %20 to %19 step %21 iter_args(%25 = %22) -> (f32) {
-        %26 = memref.load %x[%24] : memref<?xf32>
-        %27 = math.absf %26 : f32
-        %28 = arith.minimumf %25, %27 : f32
-        scf.yield %28 : f32
+    // Running: each output's range extends the previous one's by its new terms.
+    %16 = arith.constant 0 : index
+    %17 = arith.constant 1 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0x7F800000 : f32
+    %20:2 = scf.for %21 = %16 to %N step %17 iter_args(%22 = %19, %23 = %18) -> (f32, index) {
+      %24 = scf.for %25 = %23 to %21 step %17 iter_args(%26 = %22) -> (f32) {
+        %27 = memref.load %x[%25] : memref<?xf32>
+        %28 = math.absf %27 : f32
+        %29 = arith.minimumf %26, %28 : f32
+        scf.yield %29 : f32
       }
-      linalg.yield %23 : f32
+      %30 = arith.maxsi %23, %21 : index
+      memref.store %24, %z[%21] : memref<?xf32>
+      scf.yield %24, %30 : f32, index
     }
     return
   }

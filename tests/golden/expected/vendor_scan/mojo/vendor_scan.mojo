@@ -76,21 +76,27 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 # y[i] = sum(k in 0..(i + 1): x[k])
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
                 N: Int):
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = Float32(0.0)
+    var k = 0
     for i in range(N):
-        var sb_acc0 = Float32(0.0)
-        for k in range(i + 1):
-            sb_acc0 += x[unsafe_offset=k]
-        y[unsafe_offset=i] = sb_acc0
+        while k < i + 1:
+            sb_run += x[unsafe_offset=k]
+            k += 1
+        y[unsafe_offset=i] = sb_run
 
 
 # z[i] = min(k in 0..i: abs(x[k]))
 def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], z: Pointer[Float32, MutUntrackedOrigin],
                 N: Int):
+    # Running: each output's range extends the previous one's by its new terms.
+    var sb_run = inf[DType.float32]()
+    var k = 0
     for i in range(N):
-        var sb_acc0 = inf[DType.float32]()
-        for k in range(i):
-            sb_acc0 = sb_min(sb_acc0, abs(x[unsafe_offset=k]))
-        z[unsafe_offset=i] = sb_acc0
+        while k < i:
+            sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
+            k += 1
+        z[unsafe_offset=i] = sb_run
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
