@@ -2,7 +2,7 @@
 // innermost output index, in O(n) instead of O(n^2): scans such as a cumulative sum, product,
 // maximum or minimum, inclusive or exclusive, over a whole rank-1 output or along the rows of a
 // larger one. The one home of that rule; its result is data in the lowered spec
-// (Spec::schedule.running_scans, ir.h), which the cpu and mojo printers read (mlir does not yet).
+// (Spec::schedule.running_scans, ir.h), which the cpu, mojo and mlir printers read.
 //
 // The shape: the statement's right-hand side holds exactly one reduction, red(k in lo..hi: f),
 // possibly inside an elementwise expression, where
@@ -12,14 +12,27 @@
 //   - f does not use i, and the statement does not read its own output.
 // Walking i upwards, one accumulator then takes the terms k = lo, lo + 1, ... in the order a plain
 // loop nest adds them, so the values are the plain loop nest's, bit for bit. The outer output
-// indices stay free loops (parallel under a parallel strategy); the walk along i is sequential.
+// indices stay free loops (parallel under a parallel strategy); the walk along i is sequential,
+// but for the two-pass form below.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ir/ir.h"
 
 namespace sb {
+
+// Under a parallel strategy, a rank-1 running scan of at least kScanSplitMin outputs runs in two
+// parallel passes over kScanBlocks equal blocks of its outputs (scan_split in the printers): each
+// block's new terms folded apart; the blocks' folds combined in order into each block's offset;
+// then each block's outputs walked from its offset (by the cpu printer kScanChains blocks
+// interleaved per parallel iteration, so that their dependency chains overlap; by mojo and mlir
+// one block per parallel iteration). The block count does not depend on the
+// thread count, so the result (whose terms are grouped by block) does not either.
+inline constexpr int64_t kScanSplitMin = int64_t{1} << 16;
+inline constexpr int kScanBlocks = 512;
+inline constexpr int kScanChains = 8;
 
 // The rule on one statement of a typechecked spec: the Expr::ref of its reduction that has the
 // shape above, or -1. (The work model of harness/run/metrics.h counts such a reduction's terms

@@ -9,8 +9,9 @@
 #include <fstream>
 #include <string>
 
-#include "driver.h"
 #include "backends/emitter.h"
+#include "driver.h"
+#include "lower/running_scans.h"
 
 namespace sb {
 namespace {
@@ -89,12 +90,15 @@ TEST(EmitCpuBlockedMatmul, GemmCallsEpilogueAndOtherStatements) {
   EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_SIMD_BYTES 64\n"));
   EXPECT_TRUE(has(c, "static constexpr int64_t sb_gemm_mr_f32 = sb_gemm_vl_f32 * 4 >= 64 ? 12"));
   // Plain layout; then both operands transposed, with the sum starting at k = 1.
-  EXPECT_TRUE(has(c, "  const int64_t sb_m = M;\n  const int64_t sb_n = N;\n  const int64_t sb_k = K;\n"
-                     "  if (sb_gemm_f32(sb_m, sb_n, sb_k, a, K, 1, b, N, 1, c, sb_n, 96, 512, 1024) "
-                     "!= 0) return 1;"))
+  EXPECT_TRUE(
+      has(c,
+          "  const int64_t sb_m = M;\n  const int64_t sb_n = N;\n  const int64_t sb_k = K;\n"
+          "  if (sb_gemm_f32(sb_m, sb_n, sb_k, a, K, 1, b, N, 1, c, sb_n, 96, 512, 1024) "
+          "!= 0) return 1;"))
       << c;
   EXPECT_TRUE(has(c, "const int64_t sb_k = K - 1;\n"));
-  EXPECT_TRUE(has(c, "sb_gemm_f32(sb_m, sb_n, sb_k, at + 1 * M, 1, M, bt + 1, 1, K, d, sb_n,")) << c;
+  EXPECT_TRUE(has(c, "sb_gemm_f32(sb_m, sb_n, sb_k, at + 1 * M, 1, M, bt + 1, 1, K, d, sb_n,"))
+      << c;
   // The bias is a second, elementwise pass reading the product back.
   EXPECT_TRUE(has(c, "d[i * N + j] = d[i * N + j] + bias[j];")) << c;
   // The row sum is lowered as omp_simd; the launcher checks the GEMM kernels' status.
@@ -296,6 +300,43 @@ TEST(EmitVendorCuda, CubReduceAndScan) {
                   "sb_stream));"))
       << t;
   EXPECT_TRUE(has(t, "return 2.0 * x[k];"));
+}
+
+// A rank-1 running scan (lower/running_scans.h): every host printer walks it once under its
+// sequential strategy, and under its parallel one chooses at run time between that walk and the
+// two parallel passes over kScanBlocks blocks (from kScanSplitMin outputs on).
+TEST(EmitScans, ParallelStrategiesSplitLongRankOneScans) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [N], role: in}\n"
+      "  v: {type: f32, shape: [N], role: out}\n",
+      "  v[i] = max(k in 0..i + 1: x[k])\n",
+      "  cpu:\n    - {name: loops, strategy: loops}\n"
+      "    - {name: omp_simd, strategy: omp_simd}\n"
+      "  mojo:\n    - {name: loops, strategy: loops}\n"
+      "    - {name: vectorize_parallel, strategy: vectorize_parallel}\n"
+      "  mlir:\n    - {name: loops, strategy: loops}\n"
+      "    - {name: openmp, strategy: openmp}\n");
+  const std::string split = std::to_string(kScanSplitMin);
+  const std::string blocks = std::to_string(kScanBlocks);
+  const std::string cpu = emit("cpu", s);
+  EXPECT_TRUE(has(cpu, "if (N >= " + split + ") {")) << cpu;
+  EXPECT_TRUE(has(cpu, "for (int64_t sb_b = 0; sb_b < " + blocks + "; ++sb_b) {")) << cpu;
+  const size_t loops = cpu.find("static void sb_loops_s0"),
+               omp = cpu.find("static void sb_omp_simd_s0");
+  ASSERT_NE(loops, std::string::npos);
+  ASSERT_NE(omp, std::string::npos);
+  EXPECT_EQ(cpu.substr(loops, omp - loops).find("sb_part"), std::string::npos);  // loops: one walk
+  EXPECT_TRUE(has(cpu.substr(loops, omp - loops), "for (; k < i + 1; ++k) {")) << cpu;
+  const std::string mojo = emit("mojo", s);
+  EXPECT_TRUE(has(mojo, "if N >= " + split + ":")) << mojo;
+  EXPECT_TRUE(has(mojo, "parallelize(sb_walk_block, " + blocks + ")")) << mojo;
+  const std::string mlir = emit("mlir", s);
+  EXPECT_TRUE(has(mlir, "arith.constant " + split + " : index")) << mlir;
+  EXPECT_TRUE(has(mlir, "memref<" + blocks + "xf32>")) << mlir;
+  // Only the openmp variant splits: one pair of block buffers in the file.
+  const std::string buffer = "memref.alloca() : memref<" + blocks + "xindex>";
+  ASSERT_NE(mlir.find(buffer), std::string::npos) << mlir;
+  EXPECT_EQ(mlir.find(buffer), mlir.rfind(buffer)) << mlir;
 }
 
 }  // namespace

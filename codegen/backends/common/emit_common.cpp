@@ -9,8 +9,8 @@
 
 #include "ir/affine.h"
 #include "ir/shadowing.h"
-#include "support/diag.h"
 #include "lower/patterns.h"
+#include "support/diag.h"
 
 namespace sb {
 
@@ -121,10 +121,10 @@ std::string int_literal(int64_t v) {
 namespace {
 
 constexpr CMath kCMath[] = {
-    {Fn::Exp, "exp", true},       {Fn::Log, "log", true},     {Fn::Sqrt, "sqrt", false},
-    {Fn::Tanh, "tanh", true},     {Fn::Erf, "erf", true},     {Fn::Log1p, "log1p", true},
-    {Fn::Expm1, "expm1", true},   {Fn::Pow, "pow", true},     {Fn::Sin, "sin", true},
-    {Fn::Cos, "cos", true},       {Fn::Floor, "floor", false}, {Fn::Ceil, "ceil", false},
+    {Fn::Exp, "exp", true},     {Fn::Log, "log", true},      {Fn::Sqrt, "sqrt", false},
+    {Fn::Tanh, "tanh", true},   {Fn::Erf, "erf", true},      {Fn::Log1p, "log1p", true},
+    {Fn::Expm1, "expm1", true}, {Fn::Pow, "pow", true},      {Fn::Sin, "sin", true},
+    {Fn::Cos, "cos", true},     {Fn::Floor, "floor", false}, {Fn::Ceil, "ceil", false},
     {Fn::Round, "rint", false},  // halves to even in the default rounding mode
 };
 
@@ -362,12 +362,36 @@ struct TypeHelpers {
 };
 
 const TypeHelpers kTypeHelpers[] = {
-    {DType::F32, Helper::MinF32, Helper::MaxF32, {}, {}, {}, {}, {},
-     Helper::F32ToI32, Helper::F32ToI64},
-    {DType::F64, Helper::MinF64, Helper::MaxF64, {}, {}, {}, {}, {},
-     Helper::F64ToI32, Helper::F64ToI64},
-    {DType::I32, Helper::MinI32, Helper::MaxI32, Helper::AbsI32, Helper::AddI32, Helper::SubI32,
-     Helper::MulI32, Helper::NegI32, {}, {}},
+    {DType::F32,
+     Helper::MinF32,
+     Helper::MaxF32,
+     {},
+     {},
+     {},
+     {},
+     {},
+     Helper::F32ToI32,
+     Helper::F32ToI64},
+    {DType::F64,
+     Helper::MinF64,
+     Helper::MaxF64,
+     {},
+     {},
+     {},
+     {},
+     {},
+     Helper::F64ToI32,
+     Helper::F64ToI64},
+    {DType::I32,
+     Helper::MinI32,
+     Helper::MaxI32,
+     Helper::AbsI32,
+     Helper::AddI32,
+     Helper::SubI32,
+     Helper::MulI32,
+     Helper::NegI32,
+     {},
+     {}},
     {DType::Index, Helper::MinI64, Helper::MaxI64, Helper::AbsI64, {}, {}, {}, {}, {}, {}},
 };
 
@@ -878,7 +902,7 @@ StmtLowering::Piece StmtLowering::print_call(const Expr& e, CodeWriter& w, int d
       std::string r = sub(*e.args[1], w, depth, pragma, kPrecMul + 1);
       return {l + (e.fn == Fn::DivTrunc ? " / " : " % ") + r, kPrecMul};
     }
-    case Fn::Select:  // printed above
+    case Fn::Select:   // printed above
     case Fn::Sigmoid:  // no C spelling: expanded before printing (c_spells)
     case Fn::Sign:
     case Fn::Rsqrt:
@@ -977,8 +1001,8 @@ StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int d
       if (inside.empty()) return {load, kPrecPrimary};
       ++next_load_;
       const std::string lhs = "const " + std::string(c_type(tn.type)) + " " + value + " =";
-      const std::string rhs = "(" + inside + ") ? " + load + " : " +
-                              reduce_identity(ReduceOp::Sum, tn.type) + ";";
+      const std::string rhs =
+          "(" + inside + ") ? " + load + " : " + reduce_identity(ReduceOp::Sum, tn.type) + ";";
       if (2 * w.indent() + lhs.size() + 1 + rhs.size() <= 100) {
         w.line(lhs + " " + rhs);
       } else {
@@ -1044,8 +1068,7 @@ void StmtLowering::open_running(const Expr& e, const std::string& acc, CodeWrite
             "a running reduction with a nested one");
   const DType t = value_type(e);
   w.line(std::string(c_type(t)) + " " + acc + " = " + reduce_identity(e.rop, t) + ";");
-  w.line("int64_t " + var_names_[e.ref] + " = " + sub(*st_.vars[e.ref].lo, w, 0, nullptr, 0) +
-         ";");
+  w.line("int64_t " + var_names_[e.ref] + " = " + sub(*st_.vars[e.ref].lo, w, 0, nullptr, 0) + ";");
 }
 
 void StmtLowering::fold_terms(const Expr& e, const std::string& acc, CodeWriter& w) {
@@ -1054,6 +1077,12 @@ void StmtLowering::fold_terms(const Expr& e, const std::string& acc, CodeWriter&
          k + ") {");
   combine(e, acc, sub(*e.args[0], w, 1, nullptr, 0), w);
   w.close();
+}
+
+std::string StmtLowering::range_bound(const Expr& e, bool hi, CodeWriter& w) {
+  SB_ASSERT(e.kind == ExprKind::Reduce, "range_bound of an expression that is not a reduction");
+  const IndexVar& v = st_.vars[e.ref];
+  return sub(hi ? *v.hi : *v.lo, w, 0, nullptr, 0);
 }
 
 void StmtLowering::open_running_ahead(const Expr& e, int block, const std::string& last_output,

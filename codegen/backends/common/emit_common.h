@@ -247,9 +247,16 @@ class StmtLowering {
   // range's end at the last output, which `last_output` (a C declaration binding the growing index,
   // "const int64_t c = C - 1") gives: no term past it is computed. fold_terms_ahead replaces
   // fold_terms.
-  void open_running_ahead(const Expr& e, int block, const std::string& last_output,
-                          CodeWriter& w);
+  void open_running_ahead(const Expr& e, int block, const std::string& last_output, CodeWriter& w);
   void fold_terms_ahead(const Expr& e, const std::string& acc, int block, CodeWriter& w);
+  // The C text of reduction `e`'s range start (`hi` false) or end, with the variables it uses
+  // bound; and `acc = acc op value;` in e's combining operation (for a running scan's partial
+  // folds, lower/running_scans.h: scan_split).
+  std::string range_bound(const Expr& e, bool hi, CodeWriter& w);
+  void combine_value(const Expr& e, const std::string& acc, const std::string& value,
+                     CodeWriter& w) {
+    combine(e, acc, value, w);
+  }
 
   // A reduction whose loop is printed apart from the loops of the outputs it feeds (a loop the
   // vectorize pass puts outside the vector loop: SimdChoice::outside, lower/vectorize.h).
@@ -269,8 +276,8 @@ class StmtLowering {
   // a variable of `unbound` (one of a reduction nested in `e`, say). Affine subscripts take
   // their extremes at `first` and `last`.
   std::optional<std::string> inside_condition(const Expr& e, int var, const std::string& first,
-                                              const std::string& last,
-                                              const std::set<int>& unbound, CodeWriter& w);
+                                              const std::string& last, const std::set<int>& unbound,
+                                              CodeWriter& w);
   // While set, reads print without boundary handling: code that runs only where
   // inside_condition holds.
   void set_assume_inside(bool on) { assume_inside_ = on; }
@@ -399,10 +406,10 @@ std::string paren(const std::string& text, int prec, int min_prec);
 // their steps. Writes `sb_m`, `sb_n` and `sb_k` (the output's extents and the length of the sum)
 // to `w`, after whatever the range's bounds hoist.
 struct LibraryGemm {
-  std::string x, y, c;             // the tensors
-  std::string xp, yp;              // the pointers passed for x and y
-  std::string xs_i, xs_k;          // x's steps along i and k: "1" or its row length
-  std::string ys_k, ys_j;          // y's steps along k and j
+  std::string x, y, c;     // the tensors
+  std::string xp, yp;      // the pointers passed for x and y
+  std::string xs_i, xs_k;  // x's steps along i and k: "1" or its row length
+  std::string ys_k, ys_j;  // y's steps along k and j
 };
 LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 

@@ -72,12 +72,24 @@ constexpr int kRunningTermBlock = 64;
 // output indices (the outermost parallel under `omp`, unless `in_row` bound it already), then one
 // accumulator carried along the innermost index, taking each output's new terms. Under `omp`,
 // terms that compute more than a read (a select, a call) are computed ahead kRunningTermBlock at
-// a time as vectors: a select's branch on random data otherwise mispredicts about every other term (cumprod
-// ran 3x slower so). A rank-1 scan is one sequential walk: the parallelize pass's outer loop is
-// its scanned loop, which this printer declines to split.
+// a time as vectors: a select's branch on random data otherwise mispredicts about every other term
+// (cumprod ran 3x slower so). A rank-1 scan is one sequential walk: the parallelize pass's outer
+// loop is its scanned loop, which this printer declines to split.
+void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w);
+
 void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
+  if (omp && !in_row && rank == 1) {
+    // A long rank-1 scan in two parallel passes (lower/running_scans.h: kScanSplitMin).
+    w.open("if (" + L.extent(st.out, 0, kPrecRel + 1) + " >= " + std::to_string(kScanSplitMin) +
+           ") {");
+    emit_scan_split(L, red, w);
+    w.close_open("} else {");
+    emit_running_scan(L, red, false, w, false);
+    w.close();
+    return;
+  }
   const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && !in_row, w);
   w.line("// Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
@@ -102,6 +114,86 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   L.clear_overrides();
   w.close();
   for (size_t d = 0; d < outer; ++d) w.close();
+}
+
+// A rank-1 running scan `red` of statement L in two parallel passes over kScanBlocks blocks of its
+// outputs (lower/running_scans.h): each block's new terms folded apart (a float sum or product
+// as an `omp simd` reduction), the folds combined in order into each block's offset, then the
+// outputs walked from the offsets, kScanChains blocks interleaved in each parallel iteration.
+void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
+  const Statement& st = L.stmt();
+  const DType t = value_type(red);
+  const std::string ty = c_type(t);
+  const std::string id = reduce_identity(red.rop, t);
+  const std::string& i = L.var_name(0);
+  const std::string& k = L.var_name(red.ref);
+  const std::string nb = std::to_string(kScanBlocks), nc = std::to_string(kScanChains);
+  w.line("// Two parallel passes over " + nb + " blocks of the outputs: each block's new terms " +
+         "folded apart,");
+  w.line("// the folds combined in order into each block's offset, then each block's outputs " +
+         std::string("walked"));
+  w.line("// from its offset, " + nc + " blocks at a time, interleaved.");
+  w.line("const int64_t sb_n = " + L.extent(st.out, 0, kPrecTernary) + ";");
+  w.line("const int64_t sb_lo = " + L.range_bound(red, false, w) + ";");
+  w.line("const int64_t sb_len = (sb_n + " + std::to_string(kScanBlocks - 1) + ") / " + nb + ";");
+  w.line(ty + " sb_part[" + nb + "];");
+  w.line("int64_t sb_from[" + nb + "];");
+  w.line("#pragma omp parallel for schedule(static)");
+  w.open("for (int64_t sb_b = 0; sb_b < " + nb + "; ++sb_b) {");
+  w.line("const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;");
+  w.line("const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;");
+  // Where the walk's term index stands after output `at` - 1 (the range's start before output 0).
+  auto term_end = [&](const std::string& out, const std::string& at) {
+    w.line("int64_t " + out + " = sb_lo;");
+    w.open("if (" + at + " > 0) {");
+    w.line("const int64_t " + i + " = " + at + " - 1;");
+    const std::string hi = L.range_bound(red, true, w);
+    w.line("if (" + hi + " > " + out + ") " + out + " = " + hi + ";");
+    w.close();
+  };
+  term_end("sb_k0", "sb_i0");
+  term_end("sb_k1", "sb_i1");
+  w.line(ty + " sb_run = " + id + ";");
+  if (is_float(t) && (red.rop == ReduceOp::Sum || red.rop == ReduceOp::Prod))
+    w.line(std::string("#pragma omp simd reduction(") + (red.rop == ReduceOp::Sum ? "+" : "*") +
+           ":sb_run)");
+  w.open("for (int64_t " + k + " = sb_k0; " + k + " < sb_k1; ++" + k + ") {");
+  L.fold_term(red, "sb_run", w);
+  w.close();
+  w.line("sb_part[sb_b] = sb_run;");
+  w.line("sb_from[sb_b] = sb_k0;");
+  w.close();
+  w.line(ty + " sb_off = " + id + ";");
+  w.open("for (int64_t sb_b = 0; sb_b < " + nb + "; ++sb_b) {");
+  w.line("const " + ty + " sb_fold = sb_part[sb_b];");
+  w.line("sb_part[sb_b] = sb_off;");
+  L.combine_value(red, "sb_off", "sb_fold", w);
+  w.close();
+  w.line("#pragma omp parallel for schedule(static)");
+  w.open("for (int64_t sb_g = 0; sb_g < " + std::to_string(kScanBlocks / kScanChains) +
+         "; ++sb_g) {");
+  w.line(ty + " sb_accs[" + nc + "];");
+  w.line("int64_t sb_ks[" + nc + "];");
+  w.open("for (int sb_s = 0; sb_s < " + nc + "; ++sb_s) {");
+  w.line("sb_accs[sb_s] = sb_part[sb_g * " + nc + " + sb_s];");
+  w.line("sb_ks[sb_s] = sb_from[sb_g * " + nc + " + sb_s];");
+  w.close();
+  w.open("for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {");
+  w.line("#pragma GCC unroll " + nc);
+  w.open("for (int sb_s = 0; sb_s < " + nc + "; ++sb_s) {");
+  w.line("const int64_t " + i + " = (sb_g * " + nc + " + sb_s) * sb_len + sb_q;");
+  w.line("if (" + i + " >= sb_n) break;");
+  w.line(ty + " sb_run = sb_accs[sb_s];");
+  w.line("int64_t " + k + " = sb_ks[sb_s];");
+  L.fold_terms(red, "sb_run", w);
+  L.set_override(&red, "sb_run");
+  L.assign(w);
+  L.clear_overrides();
+  w.line("sb_accs[sb_s] = sb_run;");
+  w.line("sb_ks[sb_s] = " + k + ";");
+  w.close();
+  w.close();
+  w.close();
 }
 
 // Whether every top-level reduction of `st` runs outside its vector loop (SimdChoice::outside).

@@ -186,13 +186,26 @@ class Body {
 
   // A running scan (lower/running_scans.h) `red` of `st`, outside row groups, writing `out_mem`:
   // scf.for loops over the outer output indices (under `parallel`, the first in parallel blocks),
-  // then one scf.for along the innermost index carrying the accumulator and the index of the next
-  // term; each output folds in the terms its range adds, from that index up to its own bound.
+  // then the walk along the innermost index (emit_scan_walk). Under `parallel`, a rank-1 scan of
+  // at least kScanSplitMin outputs runs in two parallel passes instead (emit_scan_split).
   void emit_running_scan(const Statement& st, const Expr& red, const std::string& out_mem,
                          const std::string& out_ty) {
     const int last = static_cast<int>(st.rank()) - 1;
-    const DType t = value_type(red);
-    const std::string ty = mlir_type(t);
+    if (parallel_ && last == 0) {
+      const std::string split =
+          cmp("arith.cmpi", "sge", extents_[st.out][0],
+              constant(std::to_string(kScanSplitMin), DType::Index), DType::Index);
+      emit_if(
+          split, [&] { emit_scan_split(st, red, out_mem, out_ty); },
+          [&] { emit_running_scan_nest(st, red, out_mem, out_ty); });
+      return;
+    }
+    emit_running_scan_nest(st, red, out_mem, out_ty);
+  }
+
+  void emit_running_scan_nest(const Statement& st, const Expr& red, const std::string& out_mem,
+                              const std::string& out_ty) {
+    const int last = static_cast<int>(st.rank()) - 1;
     w_.line("// Running: each output's range extends the previous one's by its new terms.");
     const std::string zero = zero_index(), one = constant("1", DType::Index);
     bool parallel_block = false;
@@ -212,15 +225,36 @@ class Body {
       w_.open("scf.for " + v + " = " + from + " to " + to + " step " + one + " {");
       loop_var_[d] = v;
     }
-    const IndexVar& kv = st.vars[red.ref];
-    const std::string lo = val(*kv.lo);
-    const std::string init = identity(red.rop, t);
+    const std::string lo = val(*st.vars[red.ref].lo);
+    const std::string init = identity(red.rop, value_type(red));
+    emit_scan_walk(st, red, out_mem, out_ty, zero, extents_[st.out][last], init, lo);
+    for (int d = last; d-- > 0;) {
+      w_.close("}");
+      loop_var_.erase(d);
+      if (d == 0 && parallel_block) {
+        w_.line("scf.reduce");
+        w_.close("}");
+      }
+    }
+  }
+
+  // The walk of running scan `red` along the innermost output index over outputs [from, to) (SSA
+  // index values), the outer indices bound: one scf.for carrying the accumulator (from `acc0`)
+  // and the index of the next term (from `k0`); each output folds in the terms from that index up
+  // to its range's end, then stores its value.
+  void emit_scan_walk(const Statement& st, const Expr& red, const std::string& out_mem,
+                      const std::string& out_ty, const std::string& from, const std::string& to,
+                      const std::string& acc0, const std::string& k0) {
+    const int last = static_cast<int>(st.rank()) - 1;
+    const DType t = value_type(red);
+    const std::string ty = mlir_type(t);
+    const std::string one = constant("1", DType::Index);
     const std::string res = fresh(), i = fresh(), acc = fresh(), k = fresh();
-    w_.open(res + ":2 = scf.for " + i + " = " + zero + " to " + extents_[st.out][last] + " step " +
-            one + " iter_args(" + acc + " = " + init + ", " + k + " = " + lo + ") -> (" + ty +
+    w_.open(res + ":2 = scf.for " + i + " = " + from + " to " + to + " step " + one +
+            " iter_args(" + acc + " = " + acc0 + ", " + k + " = " + k0 + ") -> (" + ty +
             ", index) {");
     loop_var_[last] = i;
-    const std::string hi = val(*kv.hi);
+    const std::string hi = val(*st.vars[red.ref].hi);
     const std::string folded = fresh(), kk = fresh(), a = fresh();
     w_.open(folded + " = scf.for " + kk + " = " + k + " to " + hi + " step " + one + " iter_args(" +
             a + " = " + acc + ") -> (" + ty + ") {");
@@ -241,15 +275,92 @@ class Body {
     w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
     w_.line("scf.yield " + folded + ", " + k_next + " : " + ty + ", index");
     w_.close("}");
-    for (int d = last; d-- > 0;) {
-      w_.close("}");
-      loop_var_.erase(d);
-      if (d == 0 && parallel_block) {
-        w_.line("scf.reduce");
-        w_.close("}");
-      }
-    }
     loop_var_.erase(last);
+  }
+
+  // A rank-1 running scan `red` in two parallel passes over kScanBlocks blocks of its outputs
+  // (lower/running_scans.h): an scf.parallel loop folding each block's new terms apart, the folds
+  // combined in order into each block's offset, then an scf.parallel loop walking each block's
+  // outputs from its offset (emit_scan_walk).
+  void emit_scan_split(const Statement& st, const Expr& red, const std::string& out_mem,
+                       const std::string& out_ty) {
+    const DType t = value_type(red);
+    const std::string ty = mlir_type(t);
+    const IndexVar& kv = st.vars[red.ref];
+    w_.line("// Two parallel passes over " + std::to_string(kScanBlocks) +
+            " blocks of the outputs: each block's new terms folded apart,");
+    w_.line(
+        "// the folds combined in order into each block's offset, then each block's outputs "
+        "walked from it.");
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string& n = extents_[st.out][0];
+    const std::string nb = constant(std::to_string(kScanBlocks), DType::Index);
+    const std::string len =
+        op("arith.divui",
+           {op("arith.addi", {n, constant(std::to_string(kScanBlocks - 1), DType::Index)},
+               DType::Index),
+            nb},
+           DType::Index);
+    const std::string lo = val(*kv.lo);
+    const std::string part = fresh(), from = fresh();
+    const std::string pty = "memref<" + std::to_string(kScanBlocks) + "x" + ty + ">";
+    const std::string fty = "memref<" + std::to_string(kScanBlocks) + "xindex>";
+    w_.line(part + " = memref.alloca() : " + pty);
+    w_.line(from + " = memref.alloca() : " + fty);
+    // Block b's outputs [i0, i1).
+    auto bounds = [&](const std::string& b) {
+      const std::string i0 =
+          op("arith.minsi", {op("arith.muli", {b, len}, DType::Index), n}, DType::Index);
+      const std::string i1 =
+          op("arith.minsi", {op("arith.addi", {i0, len}, DType::Index), n}, DType::Index);
+      return std::make_pair(i0, i1);
+    };
+    // Where the walk's term index stands after output `at` - 1: the range's end there (at least
+    // its start), or its start when `at` is 0.
+    auto term_end = [&](const std::string& at) {
+      loop_var_[0] = op("arith.subi", {at, one}, DType::Index);
+      const std::string hi = val(*kv.hi);
+      loop_var_.erase(0);
+      const std::string past = op("arith.maxsi", {lo, hi}, DType::Index);
+      return select(cmp("arith.cmpi", "sgt", at, zero, DType::Index), past, lo, DType::Index);
+    };
+    const std::string b = fresh();
+    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + nb + ") step (" + one + ") {");
+    const auto [i0, i1] = bounds(b);
+    const std::string k0 = term_end(i0), k1 = term_end(i1);
+    const std::string init = identity(red.rop, t);
+    const std::string folded = fresh(), kk = fresh(), a = fresh();
+    w_.open(folded + " = scf.for " + kk + " = " + k0 + " to " + k1 + " step " + one +
+            " iter_args(" + a + " = " + init + ") -> (" + ty + ") {");
+    loop_var_[red.ref] = kk;
+    const std::string term = val(*red.args[0]);
+    const std::string next = combine(red.rop, a, term, t);
+    w_.line("scf.yield " + next + " : " + ty);
+    loop_var_.erase(red.ref);
+    w_.close("}");
+    w_.line("memref.store " + folded + ", " + part + "[" + b + "] : " + pty);
+    w_.line("memref.store " + k0 + ", " + from + "[" + b + "] : " + fty);
+    w_.line("scf.reduce");
+    w_.close("}");
+    const std::string none = identity(red.rop, t);
+    const std::string total = fresh(), c = fresh(), off = fresh();
+    w_.open(total + " = scf.for " + c + " = " + zero + " to " + nb + " step " + one +
+            " iter_args(" + off + " = " + none + ") -> (" + ty + ") {");
+    const std::string fold = fresh();
+    w_.line(fold + " = memref.load " + part + "[" + c + "] : " + pty);
+    w_.line("memref.store " + off + ", " + part + "[" + c + "] : " + pty);
+    const std::string off_next = combine(red.rop, off, fold, t);
+    w_.line("scf.yield " + off_next + " : " + ty);
+    w_.close("}");
+    const std::string b2 = fresh();
+    w_.open("scf.parallel (" + b2 + ") = (" + zero + ") to (" + nb + ") step (" + one + ") {");
+    const auto [j0, j1] = bounds(b2);
+    const std::string acc0 = fresh(), start = fresh();
+    w_.line(acc0 + " = memref.load " + part + "[" + b2 + "] : " + pty);
+    w_.line(start + " = memref.load " + from + "[" + b2 + "] : " + fty);
+    emit_scan_walk(st, red, out_mem, out_ty, j0, j1, acc0, start);
+    w_.line("scf.reduce");
+    w_.close("}");
   }
 
   // The statement as generics writing `out_mem` (the output, or its current row) over the

@@ -563,6 +563,78 @@ class MojoLowering {
     w.line(head + value + ")");
   }
 
+  // A rank-1 running scan `e` of this statement in two parallel passes over kScanBlocks blocks of
+  // its outputs (lower/running_scans.h): each block's new terms folded apart, the folds combined
+  // in order into each block's offset, then each block's outputs walked from its offset, one
+  // block per parallel task.
+  void scan_split(const Expr& e, PyWriter& w) {
+    const DType t = value_type(e);
+    const std::string& i = var_names_[0];
+    const std::string& k = var_names_[e.ref];
+    const std::string nb = std::to_string(kScanBlocks);
+    needs_->parallel = true;
+    needs_->dealloc = true;
+    w.line("# Two parallel passes over " + nb + " blocks of the outputs: each block's new terms " +
+           "folded apart,");
+    w.line("# the folds combined in order into each block's offset, then each block's outputs " +
+           std::string("walked"));
+    w.line("# from its offset.");
+    w.line("var sb_n = " + extent(st_.out, 0, 0));
+    w.line("var sb_lo = " + scalar(*st_.vars[e.ref].lo, w, 0));
+    w.line("var sb_len = (sb_n + " + std::to_string(kScanBlocks - 1) + ") // " + nb);
+    w.line(std::string("var sb_part = alloc(Layout[") + mojo_type(t) + "](count=" + nb + "))");
+    w.line("var sb_from = alloc(Layout[Int](count=" + nb + "))");
+    w.line("var sb_pp = sb_part.unsafe_ptr()");
+    w.line("var sb_pf = sb_from.unsafe_ptr()");
+    w.line("");
+    auto block_bounds = [&] {
+      w.line("var sb_i0 = min(sb_b * sb_len, sb_n)");
+      w.line("var sb_i1 = min(sb_i0 + sb_len, sb_n)");
+    };
+    w.open("def sb_fold_block(sb_b: Int) {imm}:");
+    block_bounds();
+    // Where the walk's term index stands after output `at` - 1 (the range's start before 0).
+    for (const char* side : {"0", "1"}) {
+      const std::string out = std::string("sb_k") + side, at = std::string("sb_i") + side;
+      w.line("var " + out + " = sb_lo");
+      w.open("if " + at + " > 0:");
+      w.line("var " + i + " = " + at + " - 1");
+      w.line(out + " = max(" + out + ", " + scalar(*st_.vars[e.ref].hi, w, 0) + ")");
+      w.dedent();
+    }
+    w.line("var sb_run = " + identity(e.rop, t));
+    w.open("for " + k + " in range(sb_k0, sb_k1):");
+    w.line(update(e.rop, t, "sb_run", scalar(*e.args[0], w, 0)));
+    w.dedent();
+    w.line("sb_pp[unsafe_offset=sb_b] = sb_run");
+    w.line("sb_pf[unsafe_offset=sb_b] = sb_k0");
+    w.dedent();
+    w.line("");
+    w.line("parallelize(sb_fold_block, " + nb + ")");
+    w.line("var sb_off = " + identity(e.rop, t));
+    w.open("for sb_b in range(" + nb + "):");
+    w.line("var sb_fold = sb_pp[unsafe_offset=sb_b]");
+    w.line("sb_pp[unsafe_offset=sb_b] = sb_off");
+    w.line(update(e.rop, t, "sb_off", "sb_fold"));
+    w.dedent();
+    w.line("");
+    w.open("def sb_walk_block(sb_b: Int) {imm}:");
+    block_bounds();
+    w.line("var sb_run = sb_pp[unsafe_offset=sb_b]");
+    w.line("var " + k + " = sb_pf[unsafe_offset=sb_b]");
+    w.open("for " + i + " in range(sb_i0, sb_i1):");
+    fold_terms(e, "sb_run", w);
+    set_override(&e, "sb_run");
+    assign(w);
+    overrides_.clear();
+    w.dedent();
+    w.dedent();
+    w.line("");
+    w.line("parallelize(sb_walk_block, " + nb + ")");
+    w.line("dealloc(sb_part^)");
+    w.line("dealloc(sb_from^)");
+  }
+
   // A top-level reduction of a scalar output, split into chunks computed in parallel (one partial
   // result per chunk, combined in chunk order). Returns the variable holding the result.
   std::string parallel_reduce(const Expr& r, PyWriter& w) {
@@ -1363,9 +1435,14 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
   SB_ASSERT(parallel_choice(L.spec(), st).loops == ParallelLoops::Outputs,
             "a statement of rank > 0 whose parallel loop is not its outermost output loop");
   if (const Expr* red = rank == 1 ? running_scan(L.spec(), st, /*rows=*/false) : nullptr) {
-    // A rank-1 running scan is one sequential walk: the outer loop is the scanned one, which
-    // this printer declines to split.
+    // A rank-1 running scan: one sequential walk, or two parallel passes when it is long
+    // (lower/running_scans.h: kScanSplitMin).
+    w.open("if " + L.extent(st.out, 0, kMCmp + 1) + " >= " + std::to_string(kScanSplitMin) + ":");
+    L.scan_split(*red, w);
+    w.dedent();
+    w.open("else:");
     emit_running_scan(L, *red, 0, w);
+    w.dedent();
     return false;
   }
   // The tile_transposes pass's tiles (lower/tile_transposes.h), for a read across rows.

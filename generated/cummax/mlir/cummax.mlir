@@ -25,17 +25,18 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0xFF800000 : f32
-    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %5, %8 : index
-      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
-        %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.maximumf %12, %13 : f32
-        scf.yield %14 : f32
+    %4 = arith.constant 1 : index
+    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
+      %9 = arith.constant 1 : index
+      %10 = arith.addi %6, %9 : index
+      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
+        %14 = memref.load %x[%12] : memref<?xf32>
+        %15 = arith.maximumf %13, %14 : f32
+        scf.yield %15 : f32
       }
-      %15 = arith.maxsi %7, %9 : index
-      memref.store %10, %y[%5] : memref<?xf32>
-      scf.yield %10, %15 : f32, index
+      %16 = arith.maxsi %8, %10 : index
+      memref.store %11, %y[%6] : memref<?xf32>
+      scf.yield %11, %16 : f32, index
     }
     return
   }
@@ -52,17 +53,18 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0xFF800000 : f32
-    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %5, %8 : index
-      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
-        %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.maximumf %12, %13 : f32
-        scf.yield %14 : f32
+    %4 = arith.constant 1 : index
+    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
+      %9 = arith.constant 1 : index
+      %10 = arith.addi %6, %9 : index
+      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
+        %14 = memref.load %x[%12] : memref<?xf32>
+        %15 = arith.maximumf %13, %14 : f32
+        scf.yield %15 : f32
       }
-      %15 = arith.maxsi %7, %9 : index
-      memref.store %10, %y[%5] : memref<?xf32>
-      scf.yield %10, %15 : f32, index
+      %16 = arith.maxsi %8, %10 : index
+      memref.store %11, %y[%6] : memref<?xf32>
+      scf.yield %11, %16 : f32, index
     }
     return
   }
@@ -74,22 +76,95 @@ module {
 module {
   func.func @cummax_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = max(j in 0..(i + 1): x[j])
-    // Running: each output's range extends the previous one's by its new terms.
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 1 : index
-    %2 = arith.constant 0 : index
-    %3 = arith.constant 0xFF800000 : f32
-    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %5, %8 : index
-      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
-        %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.maximumf %12, %13 : f32
-        scf.yield %14 : f32
+    %0 = arith.constant 65536 : index
+    %1 = arith.cmpi sge, %N, %0 : index
+    scf.if %1 {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked from it.
+      %2 = arith.constant 0 : index
+      %3 = arith.constant 1 : index
+      %4 = arith.constant 512 : index
+      %5 = arith.constant 511 : index
+      %6 = arith.addi %N, %5 : index
+      %7 = arith.divui %6, %4 : index
+      %8 = arith.constant 0 : index
+      %9 = memref.alloca() : memref<512xf32>
+      %10 = memref.alloca() : memref<512xindex>
+      scf.parallel (%11) = (%2) to (%4) step (%3) {
+        %12 = arith.muli %11, %7 : index
+        %13 = arith.minsi %12, %N : index
+        %14 = arith.addi %13, %7 : index
+        %15 = arith.minsi %14, %N : index
+        %16 = arith.subi %13, %3 : index
+        %17 = arith.constant 1 : index
+        %18 = arith.addi %16, %17 : index
+        %19 = arith.maxsi %8, %18 : index
+        %20 = arith.cmpi sgt, %13, %2 : index
+        %21 = arith.select %20, %19, %8 : index
+        %22 = arith.subi %15, %3 : index
+        %23 = arith.constant 1 : index
+        %24 = arith.addi %22, %23 : index
+        %25 = arith.maxsi %8, %24 : index
+        %26 = arith.cmpi sgt, %15, %2 : index
+        %27 = arith.select %26, %25, %8 : index
+        %28 = arith.constant 0xFF800000 : f32
+        %29 = scf.for %30 = %21 to %27 step %3 iter_args(%31 = %28) -> (f32) {
+          %32 = memref.load %x[%30] : memref<?xf32>
+          %33 = arith.maximumf %31, %32 : f32
+          scf.yield %33 : f32
+        }
+        memref.store %29, %9[%11] : memref<512xf32>
+        memref.store %21, %10[%11] : memref<512xindex>
+        scf.reduce
       }
-      %15 = arith.maxsi %7, %9 : index
-      memref.store %10, %y[%5] : memref<?xf32>
-      scf.yield %10, %15 : f32, index
+      %34 = arith.constant 0xFF800000 : f32
+      %35 = scf.for %36 = %2 to %4 step %3 iter_args(%37 = %34) -> (f32) {
+        %38 = memref.load %9[%36] : memref<512xf32>
+        memref.store %37, %9[%36] : memref<512xf32>
+        %39 = arith.maximumf %37, %38 : f32
+        scf.yield %39 : f32
+      }
+      scf.parallel (%40) = (%2) to (%4) step (%3) {
+        %41 = arith.muli %40, %7 : index
+        %42 = arith.minsi %41, %N : index
+        %43 = arith.addi %42, %7 : index
+        %44 = arith.minsi %43, %N : index
+        %45 = memref.load %9[%40] : memref<512xf32>
+        %46 = memref.load %10[%40] : memref<512xindex>
+        %47 = arith.constant 1 : index
+        %48:2 = scf.for %49 = %42 to %44 step %47 iter_args(%50 = %45, %51 = %46) -> (f32, index) {
+          %52 = arith.constant 1 : index
+          %53 = arith.addi %49, %52 : index
+          %54 = scf.for %55 = %51 to %53 step %47 iter_args(%56 = %50) -> (f32) {
+            %57 = memref.load %x[%55] : memref<?xf32>
+            %58 = arith.maximumf %56, %57 : f32
+            scf.yield %58 : f32
+          }
+          %59 = arith.maxsi %51, %53 : index
+          memref.store %54, %y[%49] : memref<?xf32>
+          scf.yield %54, %59 : f32, index
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %60 = arith.constant 0 : index
+      %61 = arith.constant 1 : index
+      %62 = arith.constant 0 : index
+      %63 = arith.constant 0xFF800000 : f32
+      %64 = arith.constant 1 : index
+      %65:2 = scf.for %66 = %60 to %N step %64 iter_args(%67 = %63, %68 = %62) -> (f32, index) {
+        %69 = arith.constant 1 : index
+        %70 = arith.addi %66, %69 : index
+        %71 = scf.for %72 = %68 to %70 step %64 iter_args(%73 = %67) -> (f32) {
+          %74 = memref.load %x[%72] : memref<?xf32>
+          %75 = arith.maximumf %73, %74 : f32
+          scf.yield %75 : f32
+        }
+        %76 = arith.maxsi %68, %70 : index
+        memref.store %71, %y[%66] : memref<?xf32>
+        scf.yield %71, %76 : f32, index
+      }
     }
     return
   }

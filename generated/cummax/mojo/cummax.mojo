@@ -14,7 +14,7 @@
 
 from std.ffi import CStringSpan
 from std.math import inf
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 
 from max.algorithm import parallelize
@@ -90,14 +90,65 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
 # y[i] = max(j in 0..(i + 1): x[j])
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int):
-    # Running: each output's range extends the previous one's by its new terms.
-    var sb_run = -inf[DType.float32]()
-    var j = 0
-    for i in range(N):
-        while j < i + 1:
-            sb_run = sb_max(sb_run, x[unsafe_offset=j])
-            j += 1
-        y[unsafe_offset=i] = sb_run
+    if N >= 65536:
+        # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+        # the folds combined in order into each block's offset, then each block's outputs walked
+        # from its offset.
+        var sb_n = N
+        var sb_lo = 0
+        var sb_len = (sb_n + 511) // 512
+        var sb_part = alloc(Layout[Float32](count=512))
+        var sb_from = alloc(Layout[Int](count=512))
+        var sb_pp = sb_part.unsafe_ptr()
+        var sb_pf = sb_from.unsafe_ptr()
+
+        def sb_fold_block(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_lo
+            if sb_i0 > 0:
+                var i = sb_i0 - 1
+                sb_k0 = max(sb_k0, i + 1)
+            var sb_k1 = sb_lo
+            if sb_i1 > 0:
+                var i = sb_i1 - 1
+                sb_k1 = max(sb_k1, i + 1)
+            var sb_run = -inf[DType.float32]()
+            for j in range(sb_k0, sb_k1):
+                sb_run = sb_max(sb_run, x[unsafe_offset=j])
+            sb_pp[unsafe_offset=sb_b] = sb_run
+            sb_pf[unsafe_offset=sb_b] = sb_k0
+
+        parallelize(sb_fold_block, 512)
+        var sb_off = -inf[DType.float32]()
+        for sb_b in range(512):
+            var sb_fold = sb_pp[unsafe_offset=sb_b]
+            sb_pp[unsafe_offset=sb_b] = sb_off
+            sb_off = sb_max(sb_off, sb_fold)
+
+        def sb_walk_block(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_run = sb_pp[unsafe_offset=sb_b]
+            var j = sb_pf[unsafe_offset=sb_b]
+            for i in range(sb_i0, sb_i1):
+                while j < i + 1:
+                    sb_run = sb_max(sb_run, x[unsafe_offset=j])
+                    j += 1
+                y[unsafe_offset=i] = sb_run
+
+        parallelize(sb_walk_block, 512)
+        dealloc(sb_part^)
+        dealloc(sb_from^)
+    else:
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = -inf[DType.float32]()
+        var j = 0
+        for i in range(N):
+            while j < i + 1:
+                sb_run = sb_max(sb_run, x[unsafe_offset=j])
+                j += 1
+            y[unsafe_offset=i] = sb_run
 
 
 # -----------------------------------------------------------------------------

@@ -26,26 +26,27 @@ module {
     scf.for %2 = %0 to %R step %1 {
       %3 = arith.constant 0 : index
       %4 = arith.constant 1.0 : f32
-      %5:2 = scf.for %6 = %0 to %C step %1 iter_args(%7 = %4, %8 = %3) -> (f32, index) {
-        %9 = arith.constant 1 : index
-        %10 = arith.addi %6, %9 : index
-        %11 = scf.for %12 = %8 to %10 step %1 iter_args(%13 = %7) -> (f32) {
-          %14 = memref.load %x[%2, %12] : memref<?x?xf32>
-          %15 = arith.constant 0.0 : f32
-          %16 = arith.cmpf olt, %14, %15 : f32
-          %17 = memref.load %x[%2, %12] : memref<?x?xf32>
-          %18 = arith.constant 1.0 : f32
-          %19 = arith.subf %17, %18 : f32
-          %20 = memref.load %x[%2, %12] : memref<?x?xf32>
-          %21 = arith.constant 1.0 : f32
-          %22 = arith.addf %20, %21 : f32
-          %23 = arith.select %16, %19, %22 : f32
-          %24 = arith.mulf %13, %23 : f32
-          scf.yield %24 : f32
+      %5 = arith.constant 1 : index
+      %6:2 = scf.for %7 = %0 to %C step %5 iter_args(%8 = %4, %9 = %3) -> (f32, index) {
+        %10 = arith.constant 1 : index
+        %11 = arith.addi %7, %10 : index
+        %12 = scf.for %13 = %9 to %11 step %5 iter_args(%14 = %8) -> (f32) {
+          %15 = memref.load %x[%2, %13] : memref<?x?xf32>
+          %16 = arith.constant 0.0 : f32
+          %17 = arith.cmpf olt, %15, %16 : f32
+          %18 = memref.load %x[%2, %13] : memref<?x?xf32>
+          %19 = arith.constant 1.0 : f32
+          %20 = arith.subf %18, %19 : f32
+          %21 = memref.load %x[%2, %13] : memref<?x?xf32>
+          %22 = arith.constant 1.0 : f32
+          %23 = arith.addf %21, %22 : f32
+          %24 = arith.select %17, %20, %23 : f32
+          %25 = arith.mulf %14, %24 : f32
+          scf.yield %25 : f32
         }
-        %25 = arith.maxsi %8, %10 : index
-        memref.store %11, %y[%2, %6] : memref<?x?xf32>
-        scf.yield %11, %25 : f32, index
+        %26 = arith.maxsi %9, %11 : index
+        memref.store %12, %y[%2, %7] : memref<?x?xf32>
+        scf.yield %12, %26 : f32, index
       }
     }
     return
@@ -64,26 +65,27 @@ module {
     scf.for %2 = %0 to %R step %1 {
       %3 = arith.constant 0 : index
       %4 = arith.constant 1.0 : f32
-      %5:2 = scf.for %6 = %0 to %C step %1 iter_args(%7 = %4, %8 = %3) -> (f32, index) {
-        %9 = arith.constant 1 : index
-        %10 = arith.addi %6, %9 : index
-        %11 = scf.for %12 = %8 to %10 step %1 iter_args(%13 = %7) -> (f32) {
-          %14 = memref.load %x[%2, %12] : memref<?x?xf32>
-          %15 = arith.constant 0.0 : f32
-          %16 = arith.cmpf olt, %14, %15 : f32
-          %17 = memref.load %x[%2, %12] : memref<?x?xf32>
-          %18 = arith.constant 1.0 : f32
-          %19 = arith.subf %17, %18 : f32
-          %20 = memref.load %x[%2, %12] : memref<?x?xf32>
-          %21 = arith.constant 1.0 : f32
-          %22 = arith.addf %20, %21 : f32
-          %23 = arith.select %16, %19, %22 : f32
-          %24 = arith.mulf %13, %23 fastmath<reassoc> : f32
-          scf.yield %24 : f32
+      %5 = arith.constant 1 : index
+      %6:2 = scf.for %7 = %0 to %C step %5 iter_args(%8 = %4, %9 = %3) -> (f32, index) {
+        %10 = arith.constant 1 : index
+        %11 = arith.addi %7, %10 : index
+        %12 = scf.for %13 = %9 to %11 step %5 iter_args(%14 = %8) -> (f32) {
+          %15 = memref.load %x[%2, %13] : memref<?x?xf32>
+          %16 = arith.constant 0.0 : f32
+          %17 = arith.cmpf olt, %15, %16 : f32
+          %18 = memref.load %x[%2, %13] : memref<?x?xf32>
+          %19 = arith.constant 1.0 : f32
+          %20 = arith.subf %18, %19 : f32
+          %21 = memref.load %x[%2, %13] : memref<?x?xf32>
+          %22 = arith.constant 1.0 : f32
+          %23 = arith.addf %21, %22 : f32
+          %24 = arith.select %17, %20, %23 : f32
+          %25 = arith.mulf %14, %24 fastmath<reassoc> : f32
+          scf.yield %25 : f32
         }
-        %25 = arith.maxsi %8, %10 : index
-        memref.store %11, %y[%2, %6] : memref<?x?xf32>
-        scf.yield %11, %25 : f32, index
+        %26 = arith.maxsi %9, %11 : index
+        memref.store %12, %y[%2, %7] : memref<?x?xf32>
+        scf.yield %12, %26 : f32, index
       }
     }
     return
@@ -111,26 +113,27 @@ module attributes {transform.with_named_sequence} {
       scf.for %11 = %8 to %10 step %1 {
         %12 = arith.constant 0 : index
         %13 = arith.constant 1.0 : f32
-        %14:2 = scf.for %15 = %0 to %C step %1 iter_args(%16 = %13, %17 = %12) -> (f32, index) {
-          %18 = arith.constant 1 : index
-          %19 = arith.addi %15, %18 : index
-          %20 = scf.for %21 = %17 to %19 step %1 iter_args(%22 = %16) -> (f32) {
-            %23 = memref.load %x[%11, %21] : memref<?x?xf32>
-            %24 = arith.constant 0.0 : f32
-            %25 = arith.cmpf olt, %23, %24 : f32
-            %26 = memref.load %x[%11, %21] : memref<?x?xf32>
-            %27 = arith.constant 1.0 : f32
-            %28 = arith.subf %26, %27 : f32
-            %29 = memref.load %x[%11, %21] : memref<?x?xf32>
-            %30 = arith.constant 1.0 : f32
-            %31 = arith.addf %29, %30 : f32
-            %32 = arith.select %25, %28, %31 : f32
-            %33 = arith.mulf %22, %32 fastmath<reassoc> : f32
-            scf.yield %33 : f32
+        %14 = arith.constant 1 : index
+        %15:2 = scf.for %16 = %0 to %C step %14 iter_args(%17 = %13, %18 = %12) -> (f32, index) {
+          %19 = arith.constant 1 : index
+          %20 = arith.addi %16, %19 : index
+          %21 = scf.for %22 = %18 to %20 step %14 iter_args(%23 = %17) -> (f32) {
+            %24 = memref.load %x[%11, %22] : memref<?x?xf32>
+            %25 = arith.constant 0.0 : f32
+            %26 = arith.cmpf olt, %24, %25 : f32
+            %27 = memref.load %x[%11, %22] : memref<?x?xf32>
+            %28 = arith.constant 1.0 : f32
+            %29 = arith.subf %27, %28 : f32
+            %30 = memref.load %x[%11, %22] : memref<?x?xf32>
+            %31 = arith.constant 1.0 : f32
+            %32 = arith.addf %30, %31 : f32
+            %33 = arith.select %26, %29, %32 : f32
+            %34 = arith.mulf %23, %33 fastmath<reassoc> : f32
+            scf.yield %34 : f32
           }
-          %34 = arith.maxsi %17, %19 : index
-          memref.store %20, %y[%11, %15] : memref<?x?xf32>
-          scf.yield %20, %34 : f32, index
+          %35 = arith.maxsi %18, %20 : index
+          memref.store %21, %y[%11, %16] : memref<?x?xf32>
+          scf.yield %21, %35 : f32, index
         }
       }
       scf.reduce

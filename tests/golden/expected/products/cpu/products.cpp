@@ -46,31 +46,77 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict p, const
 
 // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
 static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, const int64_t N) {
-  // Running: each output's range extends the previous one's by its new terms.
-  double sb_run = 1.0;
-  int64_t k = 0;
-  // Terms computed 64 at a time as vectors, then folded in order.
-  double sb_terms[64] __attribute__((aligned(64)));
-  int64_t sb_kb = k, sb_nb = 0;
-  int64_t sb_kend;
-  {
-    const int64_t i = N - 1;
-    sb_kend = i + 1;
-  }
-  for (int64_t i = 0; i < N; ++i) {
-    for (; k < i + 1; ++k) {
-      if (k == sb_kb + sb_nb) {
-        sb_kb = k;
-        sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
-          const int64_t k = sb_kb + sb_q;
-          sb_terms[sb_q] = -(double)x[k];
+  if (N >= 65536) {
+    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+    // the folds combined in order into each block's offset, then each block's outputs walked
+    // from its offset, 8 blocks at a time, interleaved.
+    const int64_t sb_n = N;
+    const int64_t sb_lo = 0;
+    const int64_t sb_len = (sb_n + 511) / 512;
+    double sb_part[512];
+    int64_t sb_from[512];
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int64_t sb_k0 = sb_lo;
+      if (sb_i0 > 0) {
+        const int64_t i = sb_i0 - 1;
+        if (i + 1 > sb_k0) sb_k0 = i + 1;
+      }
+      int64_t sb_k1 = sb_lo;
+      if (sb_i1 > 0) {
+        const int64_t i = sb_i1 - 1;
+        if (i + 1 > sb_k1) sb_k1 = i + 1;
+      }
+      double sb_run = 1.0;
+      #pragma omp simd reduction(*:sb_run)
+      for (int64_t k = sb_k0; k < sb_k1; ++k) {
+        sb_run *= -(double)x[k];
+      }
+      sb_part[sb_b] = sb_run;
+      sb_from[sb_b] = sb_k0;
+    }
+    double sb_off = 1.0;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const double sb_fold = sb_part[sb_b];
+      sb_part[sb_b] = sb_off;
+      sb_off *= sb_fold;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
+      double sb_accs[8];
+      int64_t sb_ks[8];
+      for (int sb_s = 0; sb_s < 8; ++sb_s) {
+        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
+        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
+      }
+      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
+        #pragma GCC unroll 8
+        for (int sb_s = 0; sb_s < 8; ++sb_s) {
+          const int64_t i = (sb_g * 8 + sb_s) * sb_len + sb_q;
+          if (i >= sb_n) break;
+          double sb_run = sb_accs[sb_s];
+          int64_t k = sb_ks[sb_s];
+          for (; k < i + 1; ++k) {
+            sb_run *= -(double)x[k];
+          }
+          q[i] = sb_run;
+          sb_accs[sb_s] = sb_run;
+          sb_ks[sb_s] = k;
         }
       }
-      sb_run *= sb_terms[k - sb_kb];
     }
-    q[i] = sb_run;
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    double sb_run = 1.0;
+    int64_t k = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      for (; k < i + 1; ++k) {
+        sb_run *= -(double)x[k];
+      }
+      q[i] = sb_run;
+    }
   }
 }
 

@@ -44,39 +44,40 @@ module {
     %12 = arith.constant 1 : index
     %13 = arith.constant 0 : index
     %14 = arith.constant 1.0 : f64
-    %15:2 = scf.for %16 = %11 to %N step %12 iter_args(%17 = %14, %18 = %13) -> (f64, index) {
-      %19 = arith.constant 1 : index
-      %20 = arith.addi %16, %19 : index
-      %21 = scf.for %22 = %18 to %20 step %12 iter_args(%23 = %17) -> (f64) {
-        %24 = memref.load %x[%22] : memref<?xf32>
-        %25 = arith.extf %24 : f32 to f64
-        %26 = arith.negf %25 : f64
-        %27 = arith.mulf %23, %26 : f64
-        scf.yield %27 : f64
+    %15 = arith.constant 1 : index
+    %16:2 = scf.for %17 = %11 to %N step %15 iter_args(%18 = %14, %19 = %13) -> (f64, index) {
+      %20 = arith.constant 1 : index
+      %21 = arith.addi %17, %20 : index
+      %22 = scf.for %23 = %19 to %21 step %15 iter_args(%24 = %18) -> (f64) {
+        %25 = memref.load %x[%23] : memref<?xf32>
+        %26 = arith.extf %25 : f32 to f64
+        %27 = arith.negf %26 : f64
+        %28 = arith.mulf %24, %27 : f64
+        scf.yield %28 : f64
       }
-      %28 = arith.maxsi %18, %20 : index
-      memref.store %21, %q[%16] : memref<?xf64>
-      scf.yield %21, %28 : f64, index
+      %29 = arith.maxsi %19, %21 : index
+      memref.store %22, %q[%17] : memref<?xf64>
+      scf.yield %22, %29 : f64, index
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
-    %29 = arith.constant 1 : i32
-    linalg.fill ins(%29 : i32) outs(%w : memref<i32>)
-    %30 = arith.constant 0 : index
-    %31 = arith.subi %N, %30 : index
-    %32 = arith.constant 0 : index
-    %33 = arith.maxsi %31, %32 : index
-    %34 = arith.constant 0 : index
-    %35 = memref.reinterpret_cast %w to offset: [0], sizes: [%33], strides: [%34] : memref<i32> to memref<?xi32, strided<[?]>>
+    %30 = arith.constant 1 : i32
+    linalg.fill ins(%30 : i32) outs(%w : memref<i32>)
+    %31 = arith.constant 0 : index
+    %32 = arith.subi %N, %31 : index
+    %33 = arith.constant 0 : index
+    %34 = arith.maxsi %32, %33 : index
+    %35 = arith.constant 0 : index
+    %36 = memref.reinterpret_cast %w to offset: [0], sizes: [%34], strides: [%35] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%35, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%36, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%w : memref<i32>) {
-      ^bb0(%36: i32, %37: i32, %38: i32):
-      %39 = arith.constant 2 : i32
-      %40 = arith.muli %39, %37 : i32
-      %41 = arith.constant 1 : i32
-      %42 = arith.addi %40, %41 : i32
-      %43 = arith.muli %38, %42 : i32
-      linalg.yield %43 : i32
+      ^bb0(%37: i32, %38: i32, %39: i32):
+      %40 = arith.constant 2 : i32
+      %41 = arith.muli %40, %38 : i32
+      %42 = arith.constant 1 : i32
+      %43 = arith.addi %41, %42 : i32
+      %44 = arith.muli %39, %43 : i32
+      linalg.yield %44 : i32
     }
     return
   }
@@ -109,39 +110,40 @@ module {
     %12 = arith.constant 1 : index
     %13 = arith.constant 0 : index
     %14 = arith.constant 1.0 : f64
-    %15:2 = scf.for %16 = %11 to %N step %12 iter_args(%17 = %14, %18 = %13) -> (f64, index) {
-      %19 = arith.constant 1 : index
-      %20 = arith.addi %16, %19 : index
-      %21 = scf.for %22 = %18 to %20 step %12 iter_args(%23 = %17) -> (f64) {
-        %24 = memref.load %x[%22] : memref<?xf32>
-        %25 = arith.extf %24 : f32 to f64
-        %26 = arith.negf %25 : f64
-        %27 = arith.mulf %23, %26 fastmath<reassoc> : f64
-        scf.yield %27 : f64
+    %15 = arith.constant 1 : index
+    %16:2 = scf.for %17 = %11 to %N step %15 iter_args(%18 = %14, %19 = %13) -> (f64, index) {
+      %20 = arith.constant 1 : index
+      %21 = arith.addi %17, %20 : index
+      %22 = scf.for %23 = %19 to %21 step %15 iter_args(%24 = %18) -> (f64) {
+        %25 = memref.load %x[%23] : memref<?xf32>
+        %26 = arith.extf %25 : f32 to f64
+        %27 = arith.negf %26 : f64
+        %28 = arith.mulf %24, %27 fastmath<reassoc> : f64
+        scf.yield %28 : f64
       }
-      %28 = arith.maxsi %18, %20 : index
-      memref.store %21, %q[%16] : memref<?xf64>
-      scf.yield %21, %28 : f64, index
+      %29 = arith.maxsi %19, %21 : index
+      memref.store %22, %q[%17] : memref<?xf64>
+      scf.yield %22, %29 : f64, index
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
-    %29 = arith.constant 1 : i32
-    linalg.fill ins(%29 : i32) outs(%w : memref<i32>)
-    %30 = arith.constant 0 : index
-    %31 = arith.subi %N, %30 : index
-    %32 = arith.constant 0 : index
-    %33 = arith.maxsi %31, %32 : index
-    %34 = arith.constant 0 : index
-    %35 = memref.reinterpret_cast %w to offset: [0], sizes: [%33], strides: [%34] : memref<i32> to memref<?xi32, strided<[?]>>
+    %30 = arith.constant 1 : i32
+    linalg.fill ins(%30 : i32) outs(%w : memref<i32>)
+    %31 = arith.constant 0 : index
+    %32 = arith.subi %N, %31 : index
+    %33 = arith.constant 0 : index
+    %34 = arith.maxsi %32, %33 : index
+    %35 = arith.constant 0 : index
+    %36 = memref.reinterpret_cast %w to offset: [0], sizes: [%34], strides: [%35] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%35, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%36, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%w : memref<i32>) {
-      ^bb0(%36: i32, %37: i32, %38: i32):
-      %39 = arith.constant 2 : i32
-      %40 = arith.muli %39, %37 : i32
-      %41 = arith.constant 1 : i32
-      %42 = arith.addi %40, %41 : i32
-      %43 = arith.muli %38, %42 : i32
-      linalg.yield %43 : i32
+      ^bb0(%37: i32, %38: i32, %39: i32):
+      %40 = arith.constant 2 : i32
+      %41 = arith.muli %40, %38 : i32
+      %42 = arith.constant 1 : i32
+      %43 = arith.addi %41, %42 : i32
+      %44 = arith.muli %39, %43 : i32
+      linalg.yield %44 : i32
     }
     return
   }
@@ -206,81 +208,158 @@ module attributes {transform.with_named_sequence} {
       linalg.yield %37 : f32
     }
     // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
-    // Running: each output's range extends the previous one's by its new terms.
-    %38 = arith.constant 0 : index
-    %39 = arith.constant 1 : index
-    %40 = arith.constant 0 : index
-    %41 = arith.constant 1.0 : f64
-    %42:2 = scf.for %43 = %38 to %N step %39 iter_args(%44 = %41, %45 = %40) -> (f64, index) {
-      %46 = arith.constant 1 : index
-      %47 = arith.addi %43, %46 : index
-      %48 = scf.for %49 = %45 to %47 step %39 iter_args(%50 = %44) -> (f64) {
-        %51 = memref.load %x[%49] : memref<?xf32>
-        %52 = arith.extf %51 : f32 to f64
-        %53 = arith.negf %52 : f64
-        %54 = arith.mulf %50, %53 fastmath<reassoc> : f64
-        scf.yield %54 : f64
+    %38 = arith.constant 65536 : index
+    %39 = arith.cmpi sge, %N, %38 : index
+    scf.if %39 {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked from it.
+      %40 = arith.constant 0 : index
+      %41 = arith.constant 1 : index
+      %42 = arith.constant 512 : index
+      %43 = arith.constant 511 : index
+      %44 = arith.addi %N, %43 : index
+      %45 = arith.divui %44, %42 : index
+      %46 = arith.constant 0 : index
+      %47 = memref.alloca() : memref<512xf64>
+      %48 = memref.alloca() : memref<512xindex>
+      scf.parallel (%49) = (%40) to (%42) step (%41) {
+        %50 = arith.muli %49, %45 : index
+        %51 = arith.minsi %50, %N : index
+        %52 = arith.addi %51, %45 : index
+        %53 = arith.minsi %52, %N : index
+        %54 = arith.subi %51, %41 : index
+        %55 = arith.constant 1 : index
+        %56 = arith.addi %54, %55 : index
+        %57 = arith.maxsi %46, %56 : index
+        %58 = arith.cmpi sgt, %51, %40 : index
+        %59 = arith.select %58, %57, %46 : index
+        %60 = arith.subi %53, %41 : index
+        %61 = arith.constant 1 : index
+        %62 = arith.addi %60, %61 : index
+        %63 = arith.maxsi %46, %62 : index
+        %64 = arith.cmpi sgt, %53, %40 : index
+        %65 = arith.select %64, %63, %46 : index
+        %66 = arith.constant 1.0 : f64
+        %67 = scf.for %68 = %59 to %65 step %41 iter_args(%69 = %66) -> (f64) {
+          %70 = memref.load %x[%68] : memref<?xf32>
+          %71 = arith.extf %70 : f32 to f64
+          %72 = arith.negf %71 : f64
+          %73 = arith.mulf %69, %72 fastmath<reassoc> : f64
+          scf.yield %73 : f64
+        }
+        memref.store %67, %47[%49] : memref<512xf64>
+        memref.store %59, %48[%49] : memref<512xindex>
+        scf.reduce
       }
-      %55 = arith.maxsi %45, %47 : index
-      memref.store %48, %q[%43] : memref<?xf64>
-      scf.yield %48, %55 : f64, index
+      %74 = arith.constant 1.0 : f64
+      %75 = scf.for %76 = %40 to %42 step %41 iter_args(%77 = %74) -> (f64) {
+        %78 = memref.load %47[%76] : memref<512xf64>
+        memref.store %77, %47[%76] : memref<512xf64>
+        %79 = arith.mulf %77, %78 fastmath<reassoc> : f64
+        scf.yield %79 : f64
+      }
+      scf.parallel (%80) = (%40) to (%42) step (%41) {
+        %81 = arith.muli %80, %45 : index
+        %82 = arith.minsi %81, %N : index
+        %83 = arith.addi %82, %45 : index
+        %84 = arith.minsi %83, %N : index
+        %85 = memref.load %47[%80] : memref<512xf64>
+        %86 = memref.load %48[%80] : memref<512xindex>
+        %87 = arith.constant 1 : index
+        %88:2 = scf.for %89 = %82 to %84 step %87 iter_args(%90 = %85, %91 = %86) -> (f64, index) {
+          %92 = arith.constant 1 : index
+          %93 = arith.addi %89, %92 : index
+          %94 = scf.for %95 = %91 to %93 step %87 iter_args(%96 = %90) -> (f64) {
+            %97 = memref.load %x[%95] : memref<?xf32>
+            %98 = arith.extf %97 : f32 to f64
+            %99 = arith.negf %98 : f64
+            %100 = arith.mulf %96, %99 fastmath<reassoc> : f64
+            scf.yield %100 : f64
+          }
+          %101 = arith.maxsi %91, %93 : index
+          memref.store %94, %q[%89] : memref<?xf64>
+          scf.yield %94, %101 : f64, index
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %102 = arith.constant 0 : index
+      %103 = arith.constant 1 : index
+      %104 = arith.constant 0 : index
+      %105 = arith.constant 1.0 : f64
+      %106 = arith.constant 1 : index
+      %107:2 = scf.for %108 = %102 to %N step %106 iter_args(%109 = %105, %110 = %104) -> (f64, index) {
+        %111 = arith.constant 1 : index
+        %112 = arith.addi %108, %111 : index
+        %113 = scf.for %114 = %110 to %112 step %106 iter_args(%115 = %109) -> (f64) {
+          %116 = memref.load %x[%114] : memref<?xf32>
+          %117 = arith.extf %116 : f32 to f64
+          %118 = arith.negf %117 : f64
+          %119 = arith.mulf %115, %118 fastmath<reassoc> : f64
+          scf.yield %119 : f64
+        }
+        %120 = arith.maxsi %110, %112 : index
+        memref.store %113, %q[%108] : memref<?xf64>
+        scf.yield %113, %120 : f64, index
+      }
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
     // In parallel blocks, then the blocks' partial results.
-    %56 = arith.constant 0 : index
-    %57 = arith.subi %N, %56 : index
-    %58 = arith.constant 0 : index
-    %59 = arith.maxsi %57, %58 : index
-    %60 = arith.constant 0 : index
-    %61 = arith.constant 1 : index
-    %62 = arith.constant 63 : index
-    %63 = arith.addi %59, %62 : index
-    %64 = arith.constant 64 : index
-    %65 = arith.divui %63, %64 : index
-    %66 = arith.constant 1 : index
-    %67 = arith.maxsi %65, %66 : index
-    %68 = arith.subi %67, %61 : index
-    %69 = arith.addi %59, %68 : index
-    %70 = arith.divui %69, %67 : index
-    %71 = memref.alloca() : memref<64xi32>
-    scf.parallel (%72) = (%60) to (%70) step (%61) {
-      %73 = arith.muli %72, %67 : index
-      %74 = arith.addi %73, %67 : index
-      %75 = arith.minsi %74, %59 : index
-      %76 = arith.subi %75, %73 : index
-      %77 = arith.addi %56, %73 : index
-      %78 = memref.alloca() : memref<i32>
-      %79 = arith.constant 1 : i32
-      linalg.fill ins(%79 : i32) outs(%78 : memref<i32>)
-      %80 = arith.constant 0 : index
-      %81 = memref.reinterpret_cast %78 to offset: [0], sizes: [%76], strides: [%80] : memref<i32> to memref<?xi32, strided<[?]>>
+    %121 = arith.constant 0 : index
+    %122 = arith.subi %N, %121 : index
+    %123 = arith.constant 0 : index
+    %124 = arith.maxsi %122, %123 : index
+    %125 = arith.constant 0 : index
+    %126 = arith.constant 1 : index
+    %127 = arith.constant 63 : index
+    %128 = arith.addi %124, %127 : index
+    %129 = arith.constant 64 : index
+    %130 = arith.divui %128, %129 : index
+    %131 = arith.constant 1 : index
+    %132 = arith.maxsi %130, %131 : index
+    %133 = arith.subi %132, %126 : index
+    %134 = arith.addi %124, %133 : index
+    %135 = arith.divui %134, %132 : index
+    %136 = memref.alloca() : memref<64xi32>
+    scf.parallel (%137) = (%125) to (%135) step (%126) {
+      %138 = arith.muli %137, %132 : index
+      %139 = arith.addi %138, %132 : index
+      %140 = arith.minsi %139, %124 : index
+      %141 = arith.subi %140, %138 : index
+      %142 = arith.addi %121, %138 : index
+      %143 = memref.alloca() : memref<i32>
+      %144 = arith.constant 1 : i32
+      linalg.fill ins(%144 : i32) outs(%143 : memref<i32>)
+      %145 = arith.constant 0 : index
+      %146 = memref.reinterpret_cast %143 to offset: [0], sizes: [%141], strides: [%145] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%81 : memref<?xi32, strided<[?]>>)
-          outs(%78 : memref<i32>) {
-        ^bb0(%82: i32, %83: i32):
-        %84 = linalg.index 0 : index
-        %85 = arith.addi %84, %77 : index
-        %86 = arith.constant 2 : i32
-        %87 = memref.load %v[%85] : memref<?xi32>
-        %88 = arith.muli %86, %87 : i32
-        %89 = arith.constant 1 : i32
-        %90 = arith.addi %88, %89 : i32
-        %91 = arith.muli %83, %90 : i32
-        linalg.yield %91 : i32
+          ins(%146 : memref<?xi32, strided<[?]>>)
+          outs(%143 : memref<i32>) {
+        ^bb0(%147: i32, %148: i32):
+        %149 = linalg.index 0 : index
+        %150 = arith.addi %149, %142 : index
+        %151 = arith.constant 2 : i32
+        %152 = memref.load %v[%150] : memref<?xi32>
+        %153 = arith.muli %151, %152 : i32
+        %154 = arith.constant 1 : i32
+        %155 = arith.addi %153, %154 : i32
+        %156 = arith.muli %148, %155 : i32
+        linalg.yield %156 : i32
       }
-      %92 = memref.load %78[] : memref<i32>
-      memref.store %92, %71[%72] : memref<64xi32>
+      %157 = memref.load %143[] : memref<i32>
+      memref.store %157, %136[%137] : memref<64xi32>
       scf.reduce
     }
-    %93 = arith.constant 1 : i32
-    linalg.fill ins(%93 : i32) outs(%w : memref<i32>)
-    %94 = memref.subview %71[0] [%70] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %158 = arith.constant 1 : i32
+    linalg.fill ins(%158 : i32) outs(%w : memref<i32>)
+    %159 = memref.subview %136[0] [%135] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%94 : memref<?xi32, strided<[1]>>)
+        ins(%159 : memref<?xi32, strided<[1]>>)
         outs(%w : memref<i32>) {
-      ^bb0(%95: i32, %96: i32):
-      %97 = arith.muli %96, %95 : i32
-      linalg.yield %97 : i32
+      ^bb0(%160: i32, %161: i32):
+      %162 = arith.muli %161, %160 : i32
+      linalg.yield %162 : i32
     }
     return
   }

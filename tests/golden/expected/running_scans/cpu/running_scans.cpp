@@ -215,31 +215,76 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e, const
 
 // w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
 static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, const int64_t C) {
-  // Running: each output's range extends the previous one's by its new terms.
-  int32_t sb_run = 0;
-  int64_t k = 0;
-  // Terms computed 64 at a time as vectors, then folded in order.
-  int32_t sb_terms[64] __attribute__((aligned(64)));
-  int64_t sb_kb = k, sb_nb = 0;
-  int64_t sb_kend;
-  {
-    const int64_t c = C - 1;
-    sb_kend = c + 1;
-  }
-  for (int64_t c = 0; c < C; ++c) {
-    for (; k < c + 1; ++k) {
-      if (k == sb_kb + sb_nb) {
-        sb_kb = k;
-        sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
-          const int64_t k = sb_kb + sb_q;
-          sb_terms[sb_q] = sb_mul_i32(v[k], 1000003);
+  if (C >= 65536) {
+    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+    // the folds combined in order into each block's offset, then each block's outputs walked
+    // from its offset, 8 blocks at a time, interleaved.
+    const int64_t sb_n = C;
+    const int64_t sb_lo = 0;
+    const int64_t sb_len = (sb_n + 511) / 512;
+    int32_t sb_part[512];
+    int64_t sb_from[512];
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int64_t sb_k0 = sb_lo;
+      if (sb_i0 > 0) {
+        const int64_t c = sb_i0 - 1;
+        if (c + 1 > sb_k0) sb_k0 = c + 1;
+      }
+      int64_t sb_k1 = sb_lo;
+      if (sb_i1 > 0) {
+        const int64_t c = sb_i1 - 1;
+        if (c + 1 > sb_k1) sb_k1 = c + 1;
+      }
+      int32_t sb_run = 0;
+      for (int64_t k = sb_k0; k < sb_k1; ++k) {
+        sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+      }
+      sb_part[sb_b] = sb_run;
+      sb_from[sb_b] = sb_k0;
+    }
+    int32_t sb_off = 0;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int32_t sb_fold = sb_part[sb_b];
+      sb_part[sb_b] = sb_off;
+      sb_off = sb_add_i32(sb_off, sb_fold);
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
+      int32_t sb_accs[8];
+      int64_t sb_ks[8];
+      for (int sb_s = 0; sb_s < 8; ++sb_s) {
+        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
+        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
+      }
+      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
+        #pragma GCC unroll 8
+        for (int sb_s = 0; sb_s < 8; ++sb_s) {
+          const int64_t c = (sb_g * 8 + sb_s) * sb_len + sb_q;
+          if (c >= sb_n) break;
+          int32_t sb_run = sb_accs[sb_s];
+          int64_t k = sb_ks[sb_s];
+          for (; k < c + 1; ++k) {
+            sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+          }
+          w[c] = sb_run;
+          sb_accs[sb_s] = sb_run;
+          sb_ks[sb_s] = k;
         }
       }
-      sb_run = sb_add_i32(sb_run, sb_terms[k - sb_kb]);
     }
-    w[c] = sb_run;
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    int32_t sb_run = 0;
+    int64_t k = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      for (; k < c + 1; ++k) {
+        sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+      }
+      w[c] = sb_run;
+    }
   }
 }
 
@@ -264,15 +309,80 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const
 // t[c] = sum(k in 0..(c + 2): x[0, k])
 static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const int64_t R,
                            const int64_t C) {
-  // Running: each output's range extends the previous one's by its new terms.
-  float sb_run = 0.0f;
-  int64_t k = 0;
-  for (int64_t c = 0; c < C; ++c) {
-    for (; k < c + 2; ++k) {
-      const float sb_ld0_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-      sb_run += sb_ld0_x;
+  if (C >= 65536) {
+    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+    // the folds combined in order into each block's offset, then each block's outputs walked
+    // from its offset, 8 blocks at a time, interleaved.
+    const int64_t sb_n = C;
+    const int64_t sb_lo = 0;
+    const int64_t sb_len = (sb_n + 511) / 512;
+    float sb_part[512];
+    int64_t sb_from[512];
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int64_t sb_k0 = sb_lo;
+      if (sb_i0 > 0) {
+        const int64_t c = sb_i0 - 1;
+        if (c + 2 > sb_k0) sb_k0 = c + 2;
+      }
+      int64_t sb_k1 = sb_lo;
+      if (sb_i1 > 0) {
+        const int64_t c = sb_i1 - 1;
+        if (c + 2 > sb_k1) sb_k1 = c + 2;
+      }
+      float sb_run = 0.0f;
+      #pragma omp simd reduction(+:sb_run)
+      for (int64_t k = sb_k0; k < sb_k1; ++k) {
+        const float sb_ld0_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld0_x;
+      }
+      sb_part[sb_b] = sb_run;
+      sb_from[sb_b] = sb_k0;
     }
-    t[c] = sb_run;
+    float sb_off = 0.0f;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const float sb_fold = sb_part[sb_b];
+      sb_part[sb_b] = sb_off;
+      sb_off += sb_fold;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
+      float sb_accs[8];
+      int64_t sb_ks[8];
+      for (int sb_s = 0; sb_s < 8; ++sb_s) {
+        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
+        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
+      }
+      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
+        #pragma GCC unroll 8
+        for (int sb_s = 0; sb_s < 8; ++sb_s) {
+          const int64_t c = (sb_g * 8 + sb_s) * sb_len + sb_q;
+          if (c >= sb_n) break;
+          float sb_run = sb_accs[sb_s];
+          int64_t k = sb_ks[sb_s];
+          for (; k < c + 2; ++k) {
+            const float sb_ld1_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_run += sb_ld1_x;
+          }
+          t[c] = sb_run;
+          sb_accs[sb_s] = sb_run;
+          sb_ks[sb_s] = k;
+        }
+      }
+    }
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = 0.0f;
+    int64_t k = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      for (; k < c + 2; ++k) {
+        const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld2_x;
+      }
+      t[c] = sb_run;
+    }
   }
 }
 

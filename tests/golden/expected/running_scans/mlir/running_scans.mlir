@@ -39,413 +39,609 @@ module attributes {transform.with_named_sequence} {
       scf.for %11 = %8 to %10 step %1 {
         %12 = arith.constant 1 : index
         %13 = arith.constant 0.0 : f32
-        %14:2 = scf.for %15 = %0 to %C step %1 iter_args(%16 = %13, %17 = %12) -> (f32, index) {
-          %18 = scf.for %19 = %17 to %15 step %1 iter_args(%20 = %16) -> (f32) {
-            %21 = arith.constant 0 : index
-            %22 = arith.cmpi sge, %11, %21 : index
-            %23 = arith.cmpi slt, %11, %R : index
-            %24 = arith.andi %22, %23 : i1
-            %25 = arith.constant 1 : index
-            %26 = arith.subi %R, %25 : index
-            %27 = arith.minsi %11, %26 : index
-            %28 = arith.constant 0 : index
-            %29 = arith.maxsi %27, %28 : index
-            %30 = arith.constant 0 : index
-            %31 = arith.cmpi sge, %19, %30 : index
-            %32 = arith.cmpi slt, %19, %C : index
-            %33 = arith.andi %31, %32 : i1
-            %34 = arith.andi %24, %33 : i1
-            %35 = arith.constant 1 : index
-            %36 = arith.subi %C, %35 : index
-            %37 = arith.minsi %19, %36 : index
-            %38 = arith.constant 0 : index
-            %39 = arith.maxsi %37, %38 : index
-            %40 = memref.load %x[%29, %39] : memref<?x?xf32>
-            %41 = arith.constant 0.0 : f32
-            %42 = arith.select %34, %40, %41 : f32
-            %43 = arith.addf %20, %42 fastmath<reassoc> : f32
-            scf.yield %43 : f32
+        %14 = arith.constant 1 : index
+        %15:2 = scf.for %16 = %0 to %C step %14 iter_args(%17 = %13, %18 = %12) -> (f32, index) {
+          %19 = scf.for %20 = %18 to %16 step %14 iter_args(%21 = %17) -> (f32) {
+            %22 = arith.constant 0 : index
+            %23 = arith.cmpi sge, %11, %22 : index
+            %24 = arith.cmpi slt, %11, %R : index
+            %25 = arith.andi %23, %24 : i1
+            %26 = arith.constant 1 : index
+            %27 = arith.subi %R, %26 : index
+            %28 = arith.minsi %11, %27 : index
+            %29 = arith.constant 0 : index
+            %30 = arith.maxsi %28, %29 : index
+            %31 = arith.constant 0 : index
+            %32 = arith.cmpi sge, %20, %31 : index
+            %33 = arith.cmpi slt, %20, %C : index
+            %34 = arith.andi %32, %33 : i1
+            %35 = arith.andi %25, %34 : i1
+            %36 = arith.constant 1 : index
+            %37 = arith.subi %C, %36 : index
+            %38 = arith.minsi %20, %37 : index
+            %39 = arith.constant 0 : index
+            %40 = arith.maxsi %38, %39 : index
+            %41 = memref.load %x[%30, %40] : memref<?x?xf32>
+            %42 = arith.constant 0.0 : f32
+            %43 = arith.select %35, %41, %42 : f32
+            %44 = arith.addf %21, %43 fastmath<reassoc> : f32
+            scf.yield %44 : f32
           }
-          %44 = arith.maxsi %17, %15 : index
-          memref.store %18, %e[%11, %15] : memref<?x?xf32>
-          scf.yield %18, %44 : f32, index
+          %45 = arith.maxsi %18, %16 : index
+          memref.store %19, %e[%11, %16] : memref<?x?xf32>
+          scf.yield %19, %45 : f32, index
         }
       }
       scf.reduce
     }
     // w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
-    // Running: each output's range extends the previous one's by its new terms.
-    %45 = arith.constant 0 : index
-    %46 = arith.constant 1 : index
-    %47 = arith.constant 0 : index
-    %48 = arith.constant 0 : i32
-    %49:2 = scf.for %50 = %45 to %C step %46 iter_args(%51 = %48, %52 = %47) -> (i32, index) {
-      %53 = arith.constant 1 : index
-      %54 = arith.addi %50, %53 : index
-      %55 = scf.for %56 = %52 to %54 step %46 iter_args(%57 = %51) -> (i32) {
-        %58 = memref.load %v[%56] : memref<?xi32>
-        %59 = arith.constant 1000003 : i32
-        %60 = arith.muli %58, %59 : i32
-        %61 = arith.addi %57, %60 : i32
-        scf.yield %61 : i32
+    %46 = arith.constant 65536 : index
+    %47 = arith.cmpi sge, %C, %46 : index
+    scf.if %47 {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked from it.
+      %48 = arith.constant 0 : index
+      %49 = arith.constant 1 : index
+      %50 = arith.constant 512 : index
+      %51 = arith.constant 511 : index
+      %52 = arith.addi %C, %51 : index
+      %53 = arith.divui %52, %50 : index
+      %54 = arith.constant 0 : index
+      %55 = memref.alloca() : memref<512xi32>
+      %56 = memref.alloca() : memref<512xindex>
+      scf.parallel (%57) = (%48) to (%50) step (%49) {
+        %58 = arith.muli %57, %53 : index
+        %59 = arith.minsi %58, %C : index
+        %60 = arith.addi %59, %53 : index
+        %61 = arith.minsi %60, %C : index
+        %62 = arith.subi %59, %49 : index
+        %63 = arith.constant 1 : index
+        %64 = arith.addi %62, %63 : index
+        %65 = arith.maxsi %54, %64 : index
+        %66 = arith.cmpi sgt, %59, %48 : index
+        %67 = arith.select %66, %65, %54 : index
+        %68 = arith.subi %61, %49 : index
+        %69 = arith.constant 1 : index
+        %70 = arith.addi %68, %69 : index
+        %71 = arith.maxsi %54, %70 : index
+        %72 = arith.cmpi sgt, %61, %48 : index
+        %73 = arith.select %72, %71, %54 : index
+        %74 = arith.constant 0 : i32
+        %75 = scf.for %76 = %67 to %73 step %49 iter_args(%77 = %74) -> (i32) {
+          %78 = memref.load %v[%76] : memref<?xi32>
+          %79 = arith.constant 1000003 : i32
+          %80 = arith.muli %78, %79 : i32
+          %81 = arith.addi %77, %80 : i32
+          scf.yield %81 : i32
+        }
+        memref.store %75, %55[%57] : memref<512xi32>
+        memref.store %67, %56[%57] : memref<512xindex>
+        scf.reduce
       }
-      %62 = arith.maxsi %52, %54 : index
-      memref.store %55, %w[%50] : memref<?xi32>
-      scf.yield %55, %62 : i32, index
+      %82 = arith.constant 0 : i32
+      %83 = scf.for %84 = %48 to %50 step %49 iter_args(%85 = %82) -> (i32) {
+        %86 = memref.load %55[%84] : memref<512xi32>
+        memref.store %85, %55[%84] : memref<512xi32>
+        %87 = arith.addi %85, %86 : i32
+        scf.yield %87 : i32
+      }
+      scf.parallel (%88) = (%48) to (%50) step (%49) {
+        %89 = arith.muli %88, %53 : index
+        %90 = arith.minsi %89, %C : index
+        %91 = arith.addi %90, %53 : index
+        %92 = arith.minsi %91, %C : index
+        %93 = memref.load %55[%88] : memref<512xi32>
+        %94 = memref.load %56[%88] : memref<512xindex>
+        %95 = arith.constant 1 : index
+        %96:2 = scf.for %97 = %90 to %92 step %95 iter_args(%98 = %93, %99 = %94) -> (i32, index) {
+          %100 = arith.constant 1 : index
+          %101 = arith.addi %97, %100 : index
+          %102 = scf.for %103 = %99 to %101 step %95 iter_args(%104 = %98) -> (i32) {
+            %105 = memref.load %v[%103] : memref<?xi32>
+            %106 = arith.constant 1000003 : i32
+            %107 = arith.muli %105, %106 : i32
+            %108 = arith.addi %104, %107 : i32
+            scf.yield %108 : i32
+          }
+          %109 = arith.maxsi %99, %101 : index
+          memref.store %102, %w[%97] : memref<?xi32>
+          scf.yield %102, %109 : i32, index
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %110 = arith.constant 0 : index
+      %111 = arith.constant 1 : index
+      %112 = arith.constant 0 : index
+      %113 = arith.constant 0 : i32
+      %114 = arith.constant 1 : index
+      %115:2 = scf.for %116 = %110 to %C step %114 iter_args(%117 = %113, %118 = %112) -> (i32, index) {
+        %119 = arith.constant 1 : index
+        %120 = arith.addi %116, %119 : index
+        %121 = scf.for %122 = %118 to %120 step %114 iter_args(%123 = %117) -> (i32) {
+          %124 = memref.load %v[%122] : memref<?xi32>
+          %125 = arith.constant 1000003 : i32
+          %126 = arith.muli %124, %125 : i32
+          %127 = arith.addi %123, %126 : i32
+          scf.yield %127 : i32
+        }
+        %128 = arith.maxsi %118, %120 : index
+        memref.store %121, %w[%116] : memref<?xi32>
+        scf.yield %121, %128 : i32, index
+      }
     }
     // m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
     // Running: each output's range extends the previous one's by its new terms.
-    %63 = arith.constant 0 : index
-    %64 = arith.constant 1 : index
-    %65 = arith.constant 63 : index
-    %66 = arith.addi %R, %65 : index
-    %67 = arith.constant 64 : index
-    %68 = arith.divui %66, %67 : index
-    %69 = arith.constant 1 : index
-    %70 = arith.maxsi %68, %69 : index
-    scf.parallel (%71) = (%63) to (%R) step (%70) {
-      %72 = arith.addi %71, %70 : index
-      %73 = arith.minsi %72, %R : index
-      scf.for %74 = %71 to %73 step %64 {
-        %75 = arith.constant 0 : index
-        %76 = arith.constant 0x7F800000 : f32
-        %77:2 = scf.for %78 = %63 to %C step %64 iter_args(%79 = %76, %80 = %75) -> (f32, index) {
-          %81 = arith.constant 1 : index
-          %82 = arith.addi %78, %81 : index
-          %83 = scf.for %84 = %80 to %82 step %64 iter_args(%85 = %79) -> (f32) {
-            %86 = arith.constant 0 : index
-            %87 = arith.cmpi sge, %74, %86 : index
-            %88 = arith.cmpi slt, %74, %R : index
-            %89 = arith.andi %87, %88 : i1
-            %90 = arith.constant 1 : index
-            %91 = arith.subi %R, %90 : index
-            %92 = arith.minsi %74, %91 : index
-            %93 = arith.constant 0 : index
-            %94 = arith.maxsi %92, %93 : index
-            %95 = arith.constant 0 : index
-            %96 = arith.cmpi sge, %84, %95 : index
-            %97 = arith.cmpi slt, %84, %C : index
-            %98 = arith.andi %96, %97 : i1
-            %99 = arith.andi %89, %98 : i1
-            %100 = arith.constant 1 : index
-            %101 = arith.subi %C, %100 : index
-            %102 = arith.minsi %84, %101 : index
-            %103 = arith.constant 0 : index
-            %104 = arith.maxsi %102, %103 : index
-            %105 = memref.load %x[%94, %104] : memref<?x?xf32>
-            %106 = arith.constant 0.0 : f32
-            %107 = arith.select %99, %105, %106 : f32
-            %108 = arith.minimumf %85, %107 : f32
-            scf.yield %108 : f32
+    %129 = arith.constant 0 : index
+    %130 = arith.constant 1 : index
+    %131 = arith.constant 63 : index
+    %132 = arith.addi %R, %131 : index
+    %133 = arith.constant 64 : index
+    %134 = arith.divui %132, %133 : index
+    %135 = arith.constant 1 : index
+    %136 = arith.maxsi %134, %135 : index
+    scf.parallel (%137) = (%129) to (%R) step (%136) {
+      %138 = arith.addi %137, %136 : index
+      %139 = arith.minsi %138, %R : index
+      scf.for %140 = %137 to %139 step %130 {
+        %141 = arith.constant 0 : index
+        %142 = arith.constant 0x7F800000 : f32
+        %143 = arith.constant 1 : index
+        %144:2 = scf.for %145 = %129 to %C step %143 iter_args(%146 = %142, %147 = %141) -> (f32, index) {
+          %148 = arith.constant 1 : index
+          %149 = arith.addi %145, %148 : index
+          %150 = scf.for %151 = %147 to %149 step %143 iter_args(%152 = %146) -> (f32) {
+            %153 = arith.constant 0 : index
+            %154 = arith.cmpi sge, %140, %153 : index
+            %155 = arith.cmpi slt, %140, %R : index
+            %156 = arith.andi %154, %155 : i1
+            %157 = arith.constant 1 : index
+            %158 = arith.subi %R, %157 : index
+            %159 = arith.minsi %140, %158 : index
+            %160 = arith.constant 0 : index
+            %161 = arith.maxsi %159, %160 : index
+            %162 = arith.constant 0 : index
+            %163 = arith.cmpi sge, %151, %162 : index
+            %164 = arith.cmpi slt, %151, %C : index
+            %165 = arith.andi %163, %164 : i1
+            %166 = arith.andi %156, %165 : i1
+            %167 = arith.constant 1 : index
+            %168 = arith.subi %C, %167 : index
+            %169 = arith.minsi %151, %168 : index
+            %170 = arith.constant 0 : index
+            %171 = arith.maxsi %169, %170 : index
+            %172 = memref.load %x[%161, %171] : memref<?x?xf32>
+            %173 = arith.constant 0.0 : f32
+            %174 = arith.select %166, %172, %173 : f32
+            %175 = arith.minimumf %152, %174 : f32
+            scf.yield %175 : f32
           }
-          %109 = arith.maxsi %80, %82 : index
-          %110 = arith.constant 2.0 : f32
-          %111 = arith.mulf %110, %83 : f32
-          %112 = arith.constant 0 : index
-          %113 = arith.cmpi sge, %74, %112 : index
-          %114 = arith.cmpi slt, %74, %R : index
-          %115 = arith.andi %113, %114 : i1
-          %116 = arith.constant 1 : index
-          %117 = arith.subi %R, %116 : index
-          %118 = arith.minsi %74, %117 : index
-          %119 = arith.constant 0 : index
-          %120 = arith.maxsi %118, %119 : index
-          %121 = arith.constant 0 : index
-          %122 = arith.cmpi sge, %78, %121 : index
-          %123 = arith.cmpi slt, %78, %C : index
-          %124 = arith.andi %122, %123 : i1
-          %125 = arith.andi %115, %124 : i1
-          %126 = arith.constant 1 : index
-          %127 = arith.subi %C, %126 : index
-          %128 = arith.minsi %78, %127 : index
-          %129 = arith.constant 0 : index
-          %130 = arith.maxsi %128, %129 : index
-          %131 = memref.load %x[%120, %130] : memref<?x?xf32>
-          %132 = arith.constant 0.0 : f32
-          %133 = arith.select %125, %131, %132 : f32
-          %134 = arith.addf %111, %133 : f32
-          memref.store %134, %m[%74, %78] : memref<?x?xf32>
-          scf.yield %83, %109 : f32, index
+          %176 = arith.maxsi %147, %149 : index
+          %177 = arith.constant 2.0 : f32
+          %178 = arith.mulf %177, %150 : f32
+          %179 = arith.constant 0 : index
+          %180 = arith.cmpi sge, %140, %179 : index
+          %181 = arith.cmpi slt, %140, %R : index
+          %182 = arith.andi %180, %181 : i1
+          %183 = arith.constant 1 : index
+          %184 = arith.subi %R, %183 : index
+          %185 = arith.minsi %140, %184 : index
+          %186 = arith.constant 0 : index
+          %187 = arith.maxsi %185, %186 : index
+          %188 = arith.constant 0 : index
+          %189 = arith.cmpi sge, %145, %188 : index
+          %190 = arith.cmpi slt, %145, %C : index
+          %191 = arith.andi %189, %190 : i1
+          %192 = arith.andi %182, %191 : i1
+          %193 = arith.constant 1 : index
+          %194 = arith.subi %C, %193 : index
+          %195 = arith.minsi %145, %194 : index
+          %196 = arith.constant 0 : index
+          %197 = arith.maxsi %195, %196 : index
+          %198 = memref.load %x[%187, %197] : memref<?x?xf32>
+          %199 = arith.constant 0.0 : f32
+          %200 = arith.select %192, %198, %199 : f32
+          %201 = arith.addf %178, %200 : f32
+          memref.store %201, %m[%140, %145] : memref<?x?xf32>
+          scf.yield %150, %176 : f32, index
         }
       }
       scf.reduce
     }
     // t[c] = sum(k in 0..(c + 2): x[0, k])
-    // Running: each output's range extends the previous one's by its new terms.
-    %135 = arith.constant 0 : index
-    %136 = arith.constant 1 : index
-    %137 = arith.constant 0 : index
-    %138 = arith.constant 0.0 : f32
-    %139:2 = scf.for %140 = %135 to %C step %136 iter_args(%141 = %138, %142 = %137) -> (f32, index) {
-      %143 = arith.constant 2 : index
-      %144 = arith.addi %140, %143 : index
-      %145 = scf.for %146 = %142 to %144 step %136 iter_args(%147 = %141) -> (f32) {
-        %148 = arith.constant 0 : index
-        %149 = arith.constant 0 : index
-        %150 = arith.cmpi sge, %148, %149 : index
-        %151 = arith.cmpi slt, %148, %R : index
-        %152 = arith.andi %150, %151 : i1
-        %153 = arith.constant 1 : index
-        %154 = arith.subi %R, %153 : index
-        %155 = arith.minsi %148, %154 : index
-        %156 = arith.constant 0 : index
-        %157 = arith.maxsi %155, %156 : index
-        %158 = arith.constant 0 : index
-        %159 = arith.cmpi sge, %146, %158 : index
-        %160 = arith.cmpi slt, %146, %C : index
-        %161 = arith.andi %159, %160 : i1
-        %162 = arith.andi %152, %161 : i1
-        %163 = arith.constant 1 : index
-        %164 = arith.subi %C, %163 : index
-        %165 = arith.minsi %146, %164 : index
-        %166 = arith.constant 0 : index
-        %167 = arith.maxsi %165, %166 : index
-        %168 = memref.load %x[%157, %167] : memref<?x?xf32>
-        %169 = arith.constant 0.0 : f32
-        %170 = arith.select %162, %168, %169 : f32
-        %171 = arith.addf %147, %170 fastmath<reassoc> : f32
-        scf.yield %171 : f32
+    %202 = arith.constant 65536 : index
+    %203 = arith.cmpi sge, %C, %202 : index
+    scf.if %203 {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked from it.
+      %204 = arith.constant 0 : index
+      %205 = arith.constant 1 : index
+      %206 = arith.constant 512 : index
+      %207 = arith.constant 511 : index
+      %208 = arith.addi %C, %207 : index
+      %209 = arith.divui %208, %206 : index
+      %210 = arith.constant 0 : index
+      %211 = memref.alloca() : memref<512xf32>
+      %212 = memref.alloca() : memref<512xindex>
+      scf.parallel (%213) = (%204) to (%206) step (%205) {
+        %214 = arith.muli %213, %209 : index
+        %215 = arith.minsi %214, %C : index
+        %216 = arith.addi %215, %209 : index
+        %217 = arith.minsi %216, %C : index
+        %218 = arith.subi %215, %205 : index
+        %219 = arith.constant 2 : index
+        %220 = arith.addi %218, %219 : index
+        %221 = arith.maxsi %210, %220 : index
+        %222 = arith.cmpi sgt, %215, %204 : index
+        %223 = arith.select %222, %221, %210 : index
+        %224 = arith.subi %217, %205 : index
+        %225 = arith.constant 2 : index
+        %226 = arith.addi %224, %225 : index
+        %227 = arith.maxsi %210, %226 : index
+        %228 = arith.cmpi sgt, %217, %204 : index
+        %229 = arith.select %228, %227, %210 : index
+        %230 = arith.constant 0.0 : f32
+        %231 = scf.for %232 = %223 to %229 step %205 iter_args(%233 = %230) -> (f32) {
+          %234 = arith.constant 0 : index
+          %235 = arith.constant 0 : index
+          %236 = arith.cmpi sge, %234, %235 : index
+          %237 = arith.cmpi slt, %234, %R : index
+          %238 = arith.andi %236, %237 : i1
+          %239 = arith.constant 1 : index
+          %240 = arith.subi %R, %239 : index
+          %241 = arith.minsi %234, %240 : index
+          %242 = arith.constant 0 : index
+          %243 = arith.maxsi %241, %242 : index
+          %244 = arith.constant 0 : index
+          %245 = arith.cmpi sge, %232, %244 : index
+          %246 = arith.cmpi slt, %232, %C : index
+          %247 = arith.andi %245, %246 : i1
+          %248 = arith.andi %238, %247 : i1
+          %249 = arith.constant 1 : index
+          %250 = arith.subi %C, %249 : index
+          %251 = arith.minsi %232, %250 : index
+          %252 = arith.constant 0 : index
+          %253 = arith.maxsi %251, %252 : index
+          %254 = memref.load %x[%243, %253] : memref<?x?xf32>
+          %255 = arith.constant 0.0 : f32
+          %256 = arith.select %248, %254, %255 : f32
+          %257 = arith.addf %233, %256 fastmath<reassoc> : f32
+          scf.yield %257 : f32
+        }
+        memref.store %231, %211[%213] : memref<512xf32>
+        memref.store %223, %212[%213] : memref<512xindex>
+        scf.reduce
       }
-      %172 = arith.maxsi %142, %144 : index
-      memref.store %145, %t[%140] : memref<?xf32>
-      scf.yield %145, %172 : f32, index
+      %258 = arith.constant 0.0 : f32
+      %259 = scf.for %260 = %204 to %206 step %205 iter_args(%261 = %258) -> (f32) {
+        %262 = memref.load %211[%260] : memref<512xf32>
+        memref.store %261, %211[%260] : memref<512xf32>
+        %263 = arith.addf %261, %262 fastmath<reassoc> : f32
+        scf.yield %263 : f32
+      }
+      scf.parallel (%264) = (%204) to (%206) step (%205) {
+        %265 = arith.muli %264, %209 : index
+        %266 = arith.minsi %265, %C : index
+        %267 = arith.addi %266, %209 : index
+        %268 = arith.minsi %267, %C : index
+        %269 = memref.load %211[%264] : memref<512xf32>
+        %270 = memref.load %212[%264] : memref<512xindex>
+        %271 = arith.constant 1 : index
+        %272:2 = scf.for %273 = %266 to %268 step %271 iter_args(%274 = %269, %275 = %270) -> (f32, index) {
+          %276 = arith.constant 2 : index
+          %277 = arith.addi %273, %276 : index
+          %278 = scf.for %279 = %275 to %277 step %271 iter_args(%280 = %274) -> (f32) {
+            %281 = arith.constant 0 : index
+            %282 = arith.constant 0 : index
+            %283 = arith.cmpi sge, %281, %282 : index
+            %284 = arith.cmpi slt, %281, %R : index
+            %285 = arith.andi %283, %284 : i1
+            %286 = arith.constant 1 : index
+            %287 = arith.subi %R, %286 : index
+            %288 = arith.minsi %281, %287 : index
+            %289 = arith.constant 0 : index
+            %290 = arith.maxsi %288, %289 : index
+            %291 = arith.constant 0 : index
+            %292 = arith.cmpi sge, %279, %291 : index
+            %293 = arith.cmpi slt, %279, %C : index
+            %294 = arith.andi %292, %293 : i1
+            %295 = arith.andi %285, %294 : i1
+            %296 = arith.constant 1 : index
+            %297 = arith.subi %C, %296 : index
+            %298 = arith.minsi %279, %297 : index
+            %299 = arith.constant 0 : index
+            %300 = arith.maxsi %298, %299 : index
+            %301 = memref.load %x[%290, %300] : memref<?x?xf32>
+            %302 = arith.constant 0.0 : f32
+            %303 = arith.select %295, %301, %302 : f32
+            %304 = arith.addf %280, %303 fastmath<reassoc> : f32
+            scf.yield %304 : f32
+          }
+          %305 = arith.maxsi %275, %277 : index
+          memref.store %278, %t[%273] : memref<?xf32>
+          scf.yield %278, %305 : f32, index
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %306 = arith.constant 0 : index
+      %307 = arith.constant 1 : index
+      %308 = arith.constant 0 : index
+      %309 = arith.constant 0.0 : f32
+      %310 = arith.constant 1 : index
+      %311:2 = scf.for %312 = %306 to %C step %310 iter_args(%313 = %309, %314 = %308) -> (f32, index) {
+        %315 = arith.constant 2 : index
+        %316 = arith.addi %312, %315 : index
+        %317 = scf.for %318 = %314 to %316 step %310 iter_args(%319 = %313) -> (f32) {
+          %320 = arith.constant 0 : index
+          %321 = arith.constant 0 : index
+          %322 = arith.cmpi sge, %320, %321 : index
+          %323 = arith.cmpi slt, %320, %R : index
+          %324 = arith.andi %322, %323 : i1
+          %325 = arith.constant 1 : index
+          %326 = arith.subi %R, %325 : index
+          %327 = arith.minsi %320, %326 : index
+          %328 = arith.constant 0 : index
+          %329 = arith.maxsi %327, %328 : index
+          %330 = arith.constant 0 : index
+          %331 = arith.cmpi sge, %318, %330 : index
+          %332 = arith.cmpi slt, %318, %C : index
+          %333 = arith.andi %331, %332 : i1
+          %334 = arith.andi %324, %333 : i1
+          %335 = arith.constant 1 : index
+          %336 = arith.subi %C, %335 : index
+          %337 = arith.minsi %318, %336 : index
+          %338 = arith.constant 0 : index
+          %339 = arith.maxsi %337, %338 : index
+          %340 = memref.load %x[%329, %339] : memref<?x?xf32>
+          %341 = arith.constant 0.0 : f32
+          %342 = arith.select %334, %340, %341 : f32
+          %343 = arith.addf %319, %342 fastmath<reassoc> : f32
+          scf.yield %343 : f32
+        }
+        %344 = arith.maxsi %314, %316 : index
+        memref.store %317, %t[%312] : memref<?xf32>
+        scf.yield %317, %344 : f32, index
+      }
     }
     // Statements 5 to 6 fused: row by row, in parallel blocks of rows.
-    %173 = arith.constant 4 : index
-    %174 = arith.muli %173, %R : index
-    %175 = arith.muli %174, %C : index
-    %176 = arith.constant 4 : index
-    %177 = arith.muli %176, %R : index
-    %178 = arith.muli %177, %C : index
-    %179 = arith.addi %175, %178 : index
-    %180 = arith.constant 33554432 : index
-    %181 = arith.cmpi sge, %179, %180 : index
-    %182 = arith.constant 0 : index
-    %183 = arith.constant 1 : index
-    %184 = arith.constant 63 : index
-    %185 = arith.addi %R, %184 : index
-    %186 = arith.constant 64 : index
-    %187 = arith.divui %185, %186 : index
-    %188 = arith.constant 1 : index
-    %189 = arith.maxsi %187, %188 : index
-    scf.parallel (%190) = (%182) to (%R) step (%189) {
-      %191 = arith.addi %190, %189 : index
-      %192 = arith.minsi %191, %R : index
-      %193 = memref.alloca() : memref<f32>
-      %194 = memref.alloca() : memref<16xf32>
-      scf.for %195 = %190 to %192 step %183 {
-        %196 = memref.subview %u[%195, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %345 = arith.constant 4 : index
+    %346 = arith.muli %345, %R : index
+    %347 = arith.muli %346, %C : index
+    %348 = arith.constant 4 : index
+    %349 = arith.muli %348, %R : index
+    %350 = arith.muli %349, %C : index
+    %351 = arith.addi %347, %350 : index
+    %352 = arith.constant 33554432 : index
+    %353 = arith.cmpi sge, %351, %352 : index
+    %354 = arith.constant 0 : index
+    %355 = arith.constant 1 : index
+    %356 = arith.constant 63 : index
+    %357 = arith.addi %R, %356 : index
+    %358 = arith.constant 64 : index
+    %359 = arith.divui %357, %358 : index
+    %360 = arith.constant 1 : index
+    %361 = arith.maxsi %359, %360 : index
+    scf.parallel (%362) = (%354) to (%R) step (%361) {
+      %363 = arith.addi %362, %361 : index
+      %364 = arith.minsi %363, %R : index
+      %365 = memref.alloca() : memref<f32>
+      %366 = memref.alloca() : memref<16xf32>
+      scf.for %367 = %362 to %364 step %355 {
+        %368 = memref.subview %u[%367, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // s[r] = sum(k in 0..(r + 1): x[k, 0])
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%193 : memref<f32>) {
-          ^bb0(%197: f32):
-          %198 = arith.constant 0 : index
-          %199 = arith.constant 1 : index
-          %200 = arith.addi %195, %199 : index
-          %201 = arith.constant 1 : index
-          %202 = arith.constant 0.0 : f32
-          %203 = scf.for %204 = %198 to %200 step %201 iter_args(%205 = %202) -> (f32) {
-            %206 = arith.constant 0 : index
-            %207 = arith.cmpi sge, %204, %206 : index
-            %208 = arith.cmpi slt, %204, %R : index
-            %209 = arith.andi %207, %208 : i1
-            %210 = arith.constant 1 : index
-            %211 = arith.subi %R, %210 : index
-            %212 = arith.minsi %204, %211 : index
-            %213 = arith.constant 0 : index
-            %214 = arith.maxsi %212, %213 : index
-            %215 = arith.constant 0 : index
-            %216 = arith.constant 0 : index
-            %217 = arith.cmpi sge, %215, %216 : index
-            %218 = arith.cmpi slt, %215, %C : index
-            %219 = arith.andi %217, %218 : i1
-            %220 = arith.andi %209, %219 : i1
-            %221 = arith.constant 1 : index
-            %222 = arith.subi %C, %221 : index
-            %223 = arith.minsi %215, %222 : index
-            %224 = arith.constant 0 : index
-            %225 = arith.maxsi %223, %224 : index
-            %226 = memref.load %x[%214, %225] : memref<?x?xf32>
-            %227 = arith.constant 0.0 : f32
-            %228 = arith.select %220, %226, %227 : f32
-            %229 = arith.addf %205, %228 fastmath<reassoc> : f32
-            scf.yield %229 : f32
+            outs(%365 : memref<f32>) {
+          ^bb0(%369: f32):
+          %370 = arith.constant 0 : index
+          %371 = arith.constant 1 : index
+          %372 = arith.addi %367, %371 : index
+          %373 = arith.constant 1 : index
+          %374 = arith.constant 0.0 : f32
+          %375 = scf.for %376 = %370 to %372 step %373 iter_args(%377 = %374) -> (f32) {
+            %378 = arith.constant 0 : index
+            %379 = arith.cmpi sge, %376, %378 : index
+            %380 = arith.cmpi slt, %376, %R : index
+            %381 = arith.andi %379, %380 : i1
+            %382 = arith.constant 1 : index
+            %383 = arith.subi %R, %382 : index
+            %384 = arith.minsi %376, %383 : index
+            %385 = arith.constant 0 : index
+            %386 = arith.maxsi %384, %385 : index
+            %387 = arith.constant 0 : index
+            %388 = arith.constant 0 : index
+            %389 = arith.cmpi sge, %387, %388 : index
+            %390 = arith.cmpi slt, %387, %C : index
+            %391 = arith.andi %389, %390 : i1
+            %392 = arith.andi %381, %391 : i1
+            %393 = arith.constant 1 : index
+            %394 = arith.subi %C, %393 : index
+            %395 = arith.minsi %387, %394 : index
+            %396 = arith.constant 0 : index
+            %397 = arith.maxsi %395, %396 : index
+            %398 = memref.load %x[%386, %397] : memref<?x?xf32>
+            %399 = arith.constant 0.0 : f32
+            %400 = arith.select %392, %398, %399 : f32
+            %401 = arith.addf %377, %400 fastmath<reassoc> : f32
+            scf.yield %401 : f32
           }
-          linalg.yield %203 : f32
+          linalg.yield %375 : f32
         }
         // u[r, c] = x[r, c] * s[r]
-        scf.if %181 {
+        scf.if %353 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %230 = arith.constant 4 : index
-          %231, %232, %233, %234 = memref.extract_strided_metadata %196 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %235 = memref.extract_aligned_pointer_as_index %196 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %236 = arith.muli %232, %230 : index
-          %237 = arith.addi %235, %236 : index
-          %238 = arith.constant 64 : index
-          %239 = arith.remui %237, %238 : index
-          %240 = arith.subi %238, %239 : index
-          %241 = arith.remui %240, %238 : index
-          %242 = arith.divui %241, %230 : index
-          %243 = arith.minsi %242, %C : index
-          %244 = arith.constant 16 : index
-          %245 = arith.subi %C, %243 : index
-          %246 = arith.divui %245, %244 : index
-          %247 = arith.muli %246, %244 : index
-          %248 = arith.addi %243, %247 : index
-          %249 = arith.constant 0 : index
-          %250 = arith.constant 1 : index
-          %251 = memref.subview %196[%249] [%243] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %252 = arith.constant 0 : index
-          %253 = memref.reinterpret_cast %251 to offset: [0], sizes: [%243], strides: [%252] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %402 = arith.constant 4 : index
+          %403, %404, %405, %406 = memref.extract_strided_metadata %368 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %407 = memref.extract_aligned_pointer_as_index %368 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %408 = arith.muli %404, %402 : index
+          %409 = arith.addi %407, %408 : index
+          %410 = arith.constant 64 : index
+          %411 = arith.remui %409, %410 : index
+          %412 = arith.subi %410, %411 : index
+          %413 = arith.remui %412, %410 : index
+          %414 = arith.divui %413, %402 : index
+          %415 = arith.minsi %414, %C : index
+          %416 = arith.constant 16 : index
+          %417 = arith.subi %C, %415 : index
+          %418 = arith.divui %417, %416 : index
+          %419 = arith.muli %418, %416 : index
+          %420 = arith.addi %415, %419 : index
+          %421 = arith.constant 0 : index
+          %422 = arith.constant 1 : index
+          %423 = memref.subview %368[%421] [%415] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %424 = arith.constant 0 : index
+          %425 = memref.reinterpret_cast %423 to offset: [0], sizes: [%415], strides: [%424] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%253, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%251 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%254: f32, %255: f32, %256: f32):
-            %257 = linalg.index 0 : index
-            %258 = arith.addi %257, %249 : index
-            %259 = arith.constant 0 : index
-            %260 = arith.cmpi sge, %195, %259 : index
-            %261 = arith.cmpi slt, %195, %R : index
-            %262 = arith.andi %260, %261 : i1
-            %263 = arith.constant 1 : index
-            %264 = arith.subi %R, %263 : index
-            %265 = arith.minsi %195, %264 : index
-            %266 = arith.constant 0 : index
-            %267 = arith.maxsi %265, %266 : index
-            %268 = arith.constant 0 : index
-            %269 = arith.cmpi sge, %258, %268 : index
-            %270 = arith.cmpi slt, %258, %C : index
-            %271 = arith.andi %269, %270 : i1
-            %272 = arith.andi %262, %271 : i1
-            %273 = arith.constant 1 : index
-            %274 = arith.subi %C, %273 : index
-            %275 = arith.minsi %258, %274 : index
-            %276 = arith.constant 0 : index
-            %277 = arith.maxsi %275, %276 : index
-            %278 = memref.load %x[%267, %277] : memref<?x?xf32>
-            %279 = arith.constant 0.0 : f32
-            %280 = arith.select %272, %278, %279 : f32
-            %281 = arith.mulf %280, %255 : f32
-            linalg.yield %281 : f32
+              ins(%425, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%423 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%426: f32, %427: f32, %428: f32):
+            %429 = linalg.index 0 : index
+            %430 = arith.addi %429, %421 : index
+            %431 = arith.constant 0 : index
+            %432 = arith.cmpi sge, %367, %431 : index
+            %433 = arith.cmpi slt, %367, %R : index
+            %434 = arith.andi %432, %433 : i1
+            %435 = arith.constant 1 : index
+            %436 = arith.subi %R, %435 : index
+            %437 = arith.minsi %367, %436 : index
+            %438 = arith.constant 0 : index
+            %439 = arith.maxsi %437, %438 : index
+            %440 = arith.constant 0 : index
+            %441 = arith.cmpi sge, %430, %440 : index
+            %442 = arith.cmpi slt, %430, %C : index
+            %443 = arith.andi %441, %442 : i1
+            %444 = arith.andi %434, %443 : i1
+            %445 = arith.constant 1 : index
+            %446 = arith.subi %C, %445 : index
+            %447 = arith.minsi %430, %446 : index
+            %448 = arith.constant 0 : index
+            %449 = arith.maxsi %447, %448 : index
+            %450 = memref.load %x[%439, %449] : memref<?x?xf32>
+            %451 = arith.constant 0.0 : f32
+            %452 = arith.select %444, %450, %451 : f32
+            %453 = arith.mulf %452, %427 : f32
+            linalg.yield %453 : f32
           }
-          scf.for %282 = %249 to %246 step %250 {
-            %283 = arith.muli %282, %244 : index
-            %284 = arith.addi %243, %283 : index
-            %285 = arith.constant 0 : index
-            %286 = memref.reinterpret_cast %194 to offset: [0], sizes: [%244], strides: [%285] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %454 = %421 to %418 step %422 {
+            %455 = arith.muli %454, %416 : index
+            %456 = arith.addi %415, %455 : index
+            %457 = arith.constant 0 : index
+            %458 = memref.reinterpret_cast %366 to offset: [0], sizes: [%416], strides: [%457] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%286, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
-                outs(%194 : memref<16xf32>) {
-              ^bb0(%287: f32, %288: f32, %289: f32):
-              %290 = linalg.index 0 : index
-              %291 = arith.addi %290, %284 : index
-              %292 = arith.constant 0 : index
-              %293 = arith.cmpi sge, %195, %292 : index
-              %294 = arith.cmpi slt, %195, %R : index
-              %295 = arith.andi %293, %294 : i1
-              %296 = arith.constant 1 : index
-              %297 = arith.subi %R, %296 : index
-              %298 = arith.minsi %195, %297 : index
-              %299 = arith.constant 0 : index
-              %300 = arith.maxsi %298, %299 : index
-              %301 = arith.constant 0 : index
-              %302 = arith.cmpi sge, %291, %301 : index
-              %303 = arith.cmpi slt, %291, %C : index
-              %304 = arith.andi %302, %303 : i1
-              %305 = arith.andi %295, %304 : i1
-              %306 = arith.constant 1 : index
-              %307 = arith.subi %C, %306 : index
-              %308 = arith.minsi %291, %307 : index
-              %309 = arith.constant 0 : index
-              %310 = arith.maxsi %308, %309 : index
-              %311 = memref.load %x[%300, %310] : memref<?x?xf32>
-              %312 = arith.constant 0.0 : f32
-              %313 = arith.select %305, %311, %312 : f32
-              %314 = arith.mulf %313, %288 : f32
-              linalg.yield %314 : f32
+                ins(%458, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%366 : memref<16xf32>) {
+              ^bb0(%459: f32, %460: f32, %461: f32):
+              %462 = linalg.index 0 : index
+              %463 = arith.addi %462, %456 : index
+              %464 = arith.constant 0 : index
+              %465 = arith.cmpi sge, %367, %464 : index
+              %466 = arith.cmpi slt, %367, %R : index
+              %467 = arith.andi %465, %466 : i1
+              %468 = arith.constant 1 : index
+              %469 = arith.subi %R, %468 : index
+              %470 = arith.minsi %367, %469 : index
+              %471 = arith.constant 0 : index
+              %472 = arith.maxsi %470, %471 : index
+              %473 = arith.constant 0 : index
+              %474 = arith.cmpi sge, %463, %473 : index
+              %475 = arith.cmpi slt, %463, %C : index
+              %476 = arith.andi %474, %475 : i1
+              %477 = arith.andi %467, %476 : i1
+              %478 = arith.constant 1 : index
+              %479 = arith.subi %C, %478 : index
+              %480 = arith.minsi %463, %479 : index
+              %481 = arith.constant 0 : index
+              %482 = arith.maxsi %480, %481 : index
+              %483 = memref.load %x[%472, %482] : memref<?x?xf32>
+              %484 = arith.constant 0.0 : f32
+              %485 = arith.select %477, %483, %484 : f32
+              %486 = arith.mulf %485, %460 : f32
+              linalg.yield %486 : f32
             }
-            %315 = arith.constant 8 : index
-            %316 = vector.load %194[%249] : memref<16xf32>, vector<8xf32>
-            %317 = vector.load %194[%315] : memref<16xf32>, vector<8xf32>
-            %318 = arith.muli %284, %230 : index
-            %319 = arith.addi %237, %318 : index
-            %320 = arith.index_cast %319 : index to i64
-            %321 = llvm.inttoptr %320 : i64 to !llvm.ptr
-            llvm.store %316, %321 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %322 = llvm.getelementptr %321[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %317, %322 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %487 = arith.constant 8 : index
+            %488 = vector.load %366[%421] : memref<16xf32>, vector<8xf32>
+            %489 = vector.load %366[%487] : memref<16xf32>, vector<8xf32>
+            %490 = arith.muli %456, %402 : index
+            %491 = arith.addi %409, %490 : index
+            %492 = arith.index_cast %491 : index to i64
+            %493 = llvm.inttoptr %492 : i64 to !llvm.ptr
+            llvm.store %488, %493 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %494 = llvm.getelementptr %493[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %489, %494 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %323 = arith.subi %C, %248 : index
-          %324 = memref.subview %196[%248] [%323] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %325 = arith.constant 0 : index
-          %326 = memref.reinterpret_cast %324 to offset: [0], sizes: [%323], strides: [%325] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %495 = arith.subi %C, %420 : index
+          %496 = memref.subview %368[%420] [%495] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %497 = arith.constant 0 : index
+          %498 = memref.reinterpret_cast %496 to offset: [0], sizes: [%495], strides: [%497] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%326, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%324 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%327: f32, %328: f32, %329: f32):
-            %330 = linalg.index 0 : index
-            %331 = arith.addi %330, %248 : index
-            %332 = arith.constant 0 : index
-            %333 = arith.cmpi sge, %195, %332 : index
-            %334 = arith.cmpi slt, %195, %R : index
-            %335 = arith.andi %333, %334 : i1
-            %336 = arith.constant 1 : index
-            %337 = arith.subi %R, %336 : index
-            %338 = arith.minsi %195, %337 : index
-            %339 = arith.constant 0 : index
-            %340 = arith.maxsi %338, %339 : index
-            %341 = arith.constant 0 : index
-            %342 = arith.cmpi sge, %331, %341 : index
-            %343 = arith.cmpi slt, %331, %C : index
-            %344 = arith.andi %342, %343 : i1
-            %345 = arith.andi %335, %344 : i1
-            %346 = arith.constant 1 : index
-            %347 = arith.subi %C, %346 : index
-            %348 = arith.minsi %331, %347 : index
-            %349 = arith.constant 0 : index
-            %350 = arith.maxsi %348, %349 : index
-            %351 = memref.load %x[%340, %350] : memref<?x?xf32>
-            %352 = arith.constant 0.0 : f32
-            %353 = arith.select %345, %351, %352 : f32
-            %354 = arith.mulf %353, %328 : f32
-            linalg.yield %354 : f32
+              ins(%498, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%496 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%499: f32, %500: f32, %501: f32):
+            %502 = linalg.index 0 : index
+            %503 = arith.addi %502, %420 : index
+            %504 = arith.constant 0 : index
+            %505 = arith.cmpi sge, %367, %504 : index
+            %506 = arith.cmpi slt, %367, %R : index
+            %507 = arith.andi %505, %506 : i1
+            %508 = arith.constant 1 : index
+            %509 = arith.subi %R, %508 : index
+            %510 = arith.minsi %367, %509 : index
+            %511 = arith.constant 0 : index
+            %512 = arith.maxsi %510, %511 : index
+            %513 = arith.constant 0 : index
+            %514 = arith.cmpi sge, %503, %513 : index
+            %515 = arith.cmpi slt, %503, %C : index
+            %516 = arith.andi %514, %515 : i1
+            %517 = arith.andi %507, %516 : i1
+            %518 = arith.constant 1 : index
+            %519 = arith.subi %C, %518 : index
+            %520 = arith.minsi %503, %519 : index
+            %521 = arith.constant 0 : index
+            %522 = arith.maxsi %520, %521 : index
+            %523 = memref.load %x[%512, %522] : memref<?x?xf32>
+            %524 = arith.constant 0.0 : f32
+            %525 = arith.select %517, %523, %524 : f32
+            %526 = arith.mulf %525, %500 : f32
+            linalg.yield %526 : f32
           }
         } else {
-          %355 = arith.constant 0 : index
-          %356 = memref.reinterpret_cast %196 to offset: [0], sizes: [%C], strides: [%355] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %527 = arith.constant 0 : index
+          %528 = memref.reinterpret_cast %368 to offset: [0], sizes: [%C], strides: [%527] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%356, %193 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%196 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%357: f32, %358: f32, %359: f32):
-            %360 = linalg.index 0 : index
-            %361 = arith.constant 0 : index
-            %362 = arith.cmpi sge, %195, %361 : index
-            %363 = arith.cmpi slt, %195, %R : index
-            %364 = arith.andi %362, %363 : i1
-            %365 = arith.constant 1 : index
-            %366 = arith.subi %R, %365 : index
-            %367 = arith.minsi %195, %366 : index
-            %368 = arith.constant 0 : index
-            %369 = arith.maxsi %367, %368 : index
-            %370 = arith.constant 0 : index
-            %371 = arith.cmpi sge, %360, %370 : index
-            %372 = arith.cmpi slt, %360, %C : index
-            %373 = arith.andi %371, %372 : i1
-            %374 = arith.andi %364, %373 : i1
-            %375 = arith.constant 1 : index
-            %376 = arith.subi %C, %375 : index
-            %377 = arith.minsi %360, %376 : index
-            %378 = arith.constant 0 : index
-            %379 = arith.maxsi %377, %378 : index
-            %380 = memref.load %x[%369, %379] : memref<?x?xf32>
-            %381 = arith.constant 0.0 : f32
-            %382 = arith.select %374, %380, %381 : f32
-            %383 = arith.mulf %382, %358 : f32
-            linalg.yield %383 : f32
+              ins(%528, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%368 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%529: f32, %530: f32, %531: f32):
+            %532 = linalg.index 0 : index
+            %533 = arith.constant 0 : index
+            %534 = arith.cmpi sge, %367, %533 : index
+            %535 = arith.cmpi slt, %367, %R : index
+            %536 = arith.andi %534, %535 : i1
+            %537 = arith.constant 1 : index
+            %538 = arith.subi %R, %537 : index
+            %539 = arith.minsi %367, %538 : index
+            %540 = arith.constant 0 : index
+            %541 = arith.maxsi %539, %540 : index
+            %542 = arith.constant 0 : index
+            %543 = arith.cmpi sge, %532, %542 : index
+            %544 = arith.cmpi slt, %532, %C : index
+            %545 = arith.andi %543, %544 : i1
+            %546 = arith.andi %536, %545 : i1
+            %547 = arith.constant 1 : index
+            %548 = arith.subi %C, %547 : index
+            %549 = arith.minsi %532, %548 : index
+            %550 = arith.constant 0 : index
+            %551 = arith.maxsi %549, %550 : index
+            %552 = memref.load %x[%541, %551] : memref<?x?xf32>
+            %553 = arith.constant 0.0 : f32
+            %554 = arith.select %546, %552, %553 : f32
+            %555 = arith.mulf %554, %530 : f32
+            linalg.yield %555 : f32
           }
         }
       }
-      scf.if %181 {
+      scf.if %353 {
         llvm.fence seq_cst
       }
       scf.reduce

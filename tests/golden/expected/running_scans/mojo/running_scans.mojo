@@ -115,14 +115,65 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 # w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
 def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
                              w: Pointer[Int32, MutUntrackedOrigin], C: Int):
-    # Running: each output's range extends the previous one's by its new terms.
-    var sb_run = Int32(0)
-    var k = 0
-    for c in range(C):
-        while k < c + 1:
-            sb_run += v[unsafe_offset=k] * Int32(1000003)
-            k += 1
-        w[unsafe_offset=c] = sb_run
+    if C >= 65536:
+        # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+        # the folds combined in order into each block's offset, then each block's outputs walked
+        # from its offset.
+        var sb_n = C
+        var sb_lo = 0
+        var sb_len = (sb_n + 511) // 512
+        var sb_part = alloc(Layout[Int32](count=512))
+        var sb_from = alloc(Layout[Int](count=512))
+        var sb_pp = sb_part.unsafe_ptr()
+        var sb_pf = sb_from.unsafe_ptr()
+
+        def sb_fold_block(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_lo
+            if sb_i0 > 0:
+                var c = sb_i0 - 1
+                sb_k0 = max(sb_k0, c + 1)
+            var sb_k1 = sb_lo
+            if sb_i1 > 0:
+                var c = sb_i1 - 1
+                sb_k1 = max(sb_k1, c + 1)
+            var sb_run = Int32(0)
+            for k in range(sb_k0, sb_k1):
+                sb_run += v[unsafe_offset=k] * Int32(1000003)
+            sb_pp[unsafe_offset=sb_b] = sb_run
+            sb_pf[unsafe_offset=sb_b] = sb_k0
+
+        parallelize(sb_fold_block, 512)
+        var sb_off = Int32(0)
+        for sb_b in range(512):
+            var sb_fold = sb_pp[unsafe_offset=sb_b]
+            sb_pp[unsafe_offset=sb_b] = sb_off
+            sb_off += sb_fold
+
+        def sb_walk_block(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_run = sb_pp[unsafe_offset=sb_b]
+            var k = sb_pf[unsafe_offset=sb_b]
+            for c in range(sb_i0, sb_i1):
+                while k < c + 1:
+                    sb_run += v[unsafe_offset=k] * Int32(1000003)
+                    k += 1
+                w[unsafe_offset=c] = sb_run
+
+        parallelize(sb_walk_block, 512)
+        dealloc(sb_part^)
+        dealloc(sb_from^)
+    else:
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = Int32(0)
+        var k = 0
+        for c in range(C):
+            while k < c + 1:
+                sb_run += v[unsafe_offset=k] * Int32(1000003)
+                k += 1
+            w[unsafe_offset=c] = sb_run
 
 
 # m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
@@ -151,19 +202,80 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
 # t[c] = sum(k in 0..(c + 2): x[0, k])
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              t: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
-    # Running: each output's range extends the previous one's by its new terms.
-    var sb_run = Float32(0.0)
-    var k = 0
-    for c in range(C):
-        while k < c + 2:
-            var sb_ld0_x = (
-                x[unsafe_offset=k]
-                if 0 >= 0 and 0 < R and k >= 0 and k < C
-                else Float32(0.0)
-            )
-            sb_run += sb_ld0_x
-            k += 1
-        t[unsafe_offset=c] = sb_run
+    if C >= 65536:
+        # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+        # the folds combined in order into each block's offset, then each block's outputs walked
+        # from its offset.
+        var sb_n = C
+        var sb_lo = 0
+        var sb_len = (sb_n + 511) // 512
+        var sb_part = alloc(Layout[Float32](count=512))
+        var sb_from = alloc(Layout[Int](count=512))
+        var sb_pp = sb_part.unsafe_ptr()
+        var sb_pf = sb_from.unsafe_ptr()
+
+        def sb_fold_block(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_lo
+            if sb_i0 > 0:
+                var c = sb_i0 - 1
+                sb_k0 = max(sb_k0, c + 2)
+            var sb_k1 = sb_lo
+            if sb_i1 > 0:
+                var c = sb_i1 - 1
+                sb_k1 = max(sb_k1, c + 2)
+            var sb_run = Float32(0.0)
+            for k in range(sb_k0, sb_k1):
+                var sb_ld0_x = (
+                    x[unsafe_offset=k]
+                    if 0 >= 0 and 0 < R and k >= 0 and k < C
+                    else Float32(0.0)
+                )
+                sb_run += sb_ld0_x
+            sb_pp[unsafe_offset=sb_b] = sb_run
+            sb_pf[unsafe_offset=sb_b] = sb_k0
+
+        parallelize(sb_fold_block, 512)
+        var sb_off = Float32(0.0)
+        for sb_b in range(512):
+            var sb_fold = sb_pp[unsafe_offset=sb_b]
+            sb_pp[unsafe_offset=sb_b] = sb_off
+            sb_off += sb_fold
+
+        def sb_walk_block(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_run = sb_pp[unsafe_offset=sb_b]
+            var k = sb_pf[unsafe_offset=sb_b]
+            for c in range(sb_i0, sb_i1):
+                while k < c + 2:
+                    var sb_ld1_x = (
+                        x[unsafe_offset=k]
+                        if 0 >= 0 and 0 < R and k >= 0 and k < C
+                        else Float32(0.0)
+                    )
+                    sb_run += sb_ld1_x
+                    k += 1
+                t[unsafe_offset=c] = sb_run
+
+        parallelize(sb_walk_block, 512)
+        dealloc(sb_part^)
+        dealloc(sb_from^)
+    else:
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = Float32(0.0)
+        var k = 0
+        for c in range(C):
+            while k < c + 2:
+                var sb_ld2_x = (
+                    x[unsafe_offset=k]
+                    if 0 >= 0 and 0 < R and k >= 0 and k < C
+                    else Float32(0.0)
+                )
+                sb_run += sb_ld2_x
+                k += 1
+            t[unsafe_offset=c] = sb_run
 
 
 # Statements 4 to 5 in one parallel loop over rows (s kept as one row per chunk):

@@ -207,38 +207,39 @@ module {
     scf.for %170 = %168 to %H step %169 {
       %171 = arith.constant 0 : index
       %172 = arith.constant 0.0 : f32
-      %173:2 = scf.for %174 = %168 to %W step %169 iter_args(%175 = %172, %176 = %171) -> (f32, index) {
-        %177 = arith.constant 1 : index
-        %178 = arith.addi %174, %177 : index
-        %179 = scf.for %180 = %176 to %178 step %169 iter_args(%181 = %175) -> (f32) {
-          %182 = arith.constant 0 : index
-          %183 = arith.cmpi sge, %170, %182 : index
-          %184 = arith.cmpi slt, %170, %H : index
-          %185 = arith.andi %183, %184 : i1
-          %186 = arith.constant 1 : index
-          %187 = arith.subi %H, %186 : index
-          %188 = arith.minsi %170, %187 : index
-          %189 = arith.constant 0 : index
-          %190 = arith.maxsi %188, %189 : index
-          %191 = arith.constant 0 : index
-          %192 = arith.cmpi sge, %180, %191 : index
-          %193 = arith.cmpi slt, %180, %W : index
-          %194 = arith.andi %192, %193 : i1
-          %195 = arith.andi %185, %194 : i1
-          %196 = arith.constant 1 : index
-          %197 = arith.subi %W, %196 : index
-          %198 = arith.minsi %180, %197 : index
-          %199 = arith.constant 0 : index
-          %200 = arith.maxsi %198, %199 : index
-          %201 = memref.load %x[%190, %200] : memref<?x?xf32>
-          %202 = arith.constant 0.0 : f32
-          %203 = arith.select %195, %201, %202 : f32
-          %204 = arith.addf %181, %203 : f32
-          scf.yield %204 : f32
+      %173 = arith.constant 1 : index
+      %174:2 = scf.for %175 = %168 to %W step %173 iter_args(%176 = %172, %177 = %171) -> (f32, index) {
+        %178 = arith.constant 1 : index
+        %179 = arith.addi %175, %178 : index
+        %180 = scf.for %181 = %177 to %179 step %173 iter_args(%182 = %176) -> (f32) {
+          %183 = arith.constant 0 : index
+          %184 = arith.cmpi sge, %170, %183 : index
+          %185 = arith.cmpi slt, %170, %H : index
+          %186 = arith.andi %184, %185 : i1
+          %187 = arith.constant 1 : index
+          %188 = arith.subi %H, %187 : index
+          %189 = arith.minsi %170, %188 : index
+          %190 = arith.constant 0 : index
+          %191 = arith.maxsi %189, %190 : index
+          %192 = arith.constant 0 : index
+          %193 = arith.cmpi sge, %181, %192 : index
+          %194 = arith.cmpi slt, %181, %W : index
+          %195 = arith.andi %193, %194 : i1
+          %196 = arith.andi %186, %195 : i1
+          %197 = arith.constant 1 : index
+          %198 = arith.subi %W, %197 : index
+          %199 = arith.minsi %181, %198 : index
+          %200 = arith.constant 0 : index
+          %201 = arith.maxsi %199, %200 : index
+          %202 = memref.load %x[%191, %201] : memref<?x?xf32>
+          %203 = arith.constant 0.0 : f32
+          %204 = arith.select %196, %202, %203 : f32
+          %205 = arith.addf %182, %204 : f32
+          scf.yield %205 : f32
         }
-        %205 = arith.maxsi %176, %178 : index
-        memref.store %179, %cum[%170, %174] : memref<?x?xf32>
-        scf.yield %179, %205 : f32, index
+        %206 = arith.maxsi %177, %179 : index
+        memref.store %180, %cum[%170, %175] : memref<?x?xf32>
+        scf.yield %180, %206 : f32, index
       }
     }
     return
@@ -435,38 +436,39 @@ module {
     scf.for %170 = %168 to %H step %169 {
       %171 = arith.constant 0 : index
       %172 = arith.constant 0.0 : f32
-      %173:2 = scf.for %174 = %168 to %W step %169 iter_args(%175 = %172, %176 = %171) -> (f32, index) {
-        %177 = arith.constant 1 : index
-        %178 = arith.addi %174, %177 : index
-        %179 = scf.for %180 = %176 to %178 step %169 iter_args(%181 = %175) -> (f32) {
-          %182 = arith.constant 0 : index
-          %183 = arith.cmpi sge, %170, %182 : index
-          %184 = arith.cmpi slt, %170, %H : index
-          %185 = arith.andi %183, %184 : i1
-          %186 = arith.constant 1 : index
-          %187 = arith.subi %H, %186 : index
-          %188 = arith.minsi %170, %187 : index
-          %189 = arith.constant 0 : index
-          %190 = arith.maxsi %188, %189 : index
-          %191 = arith.constant 0 : index
-          %192 = arith.cmpi sge, %180, %191 : index
-          %193 = arith.cmpi slt, %180, %W : index
-          %194 = arith.andi %192, %193 : i1
-          %195 = arith.andi %185, %194 : i1
-          %196 = arith.constant 1 : index
-          %197 = arith.subi %W, %196 : index
-          %198 = arith.minsi %180, %197 : index
-          %199 = arith.constant 0 : index
-          %200 = arith.maxsi %198, %199 : index
-          %201 = memref.load %x[%190, %200] : memref<?x?xf32>
-          %202 = arith.constant 0.0 : f32
-          %203 = arith.select %195, %201, %202 : f32
-          %204 = arith.addf %181, %203 fastmath<reassoc> : f32
-          scf.yield %204 : f32
+      %173 = arith.constant 1 : index
+      %174:2 = scf.for %175 = %168 to %W step %173 iter_args(%176 = %172, %177 = %171) -> (f32, index) {
+        %178 = arith.constant 1 : index
+        %179 = arith.addi %175, %178 : index
+        %180 = scf.for %181 = %177 to %179 step %173 iter_args(%182 = %176) -> (f32) {
+          %183 = arith.constant 0 : index
+          %184 = arith.cmpi sge, %170, %183 : index
+          %185 = arith.cmpi slt, %170, %H : index
+          %186 = arith.andi %184, %185 : i1
+          %187 = arith.constant 1 : index
+          %188 = arith.subi %H, %187 : index
+          %189 = arith.minsi %170, %188 : index
+          %190 = arith.constant 0 : index
+          %191 = arith.maxsi %189, %190 : index
+          %192 = arith.constant 0 : index
+          %193 = arith.cmpi sge, %181, %192 : index
+          %194 = arith.cmpi slt, %181, %W : index
+          %195 = arith.andi %193, %194 : i1
+          %196 = arith.andi %186, %195 : i1
+          %197 = arith.constant 1 : index
+          %198 = arith.subi %W, %197 : index
+          %199 = arith.minsi %181, %198 : index
+          %200 = arith.constant 0 : index
+          %201 = arith.maxsi %199, %200 : index
+          %202 = memref.load %x[%191, %201] : memref<?x?xf32>
+          %203 = arith.constant 0.0 : f32
+          %204 = arith.select %196, %202, %203 : f32
+          %205 = arith.addf %182, %204 fastmath<reassoc> : f32
+          scf.yield %205 : f32
         }
-        %205 = arith.maxsi %176, %178 : index
-        memref.store %179, %cum[%170, %174] : memref<?x?xf32>
-        scf.yield %179, %205 : f32, index
+        %206 = arith.maxsi %177, %179 : index
+        memref.store %180, %cum[%170, %175] : memref<?x?xf32>
+        scf.yield %180, %206 : f32, index
       }
     }
     return
@@ -1321,38 +1323,39 @@ module attributes {transform.with_named_sequence} {
       scf.for %787 = %784 to %786 step %777 {
         %788 = arith.constant 0 : index
         %789 = arith.constant 0.0 : f32
-        %790:2 = scf.for %791 = %776 to %W step %777 iter_args(%792 = %789, %793 = %788) -> (f32, index) {
-          %794 = arith.constant 1 : index
-          %795 = arith.addi %791, %794 : index
-          %796 = scf.for %797 = %793 to %795 step %777 iter_args(%798 = %792) -> (f32) {
-            %799 = arith.constant 0 : index
-            %800 = arith.cmpi sge, %787, %799 : index
-            %801 = arith.cmpi slt, %787, %H : index
-            %802 = arith.andi %800, %801 : i1
-            %803 = arith.constant 1 : index
-            %804 = arith.subi %H, %803 : index
-            %805 = arith.minsi %787, %804 : index
-            %806 = arith.constant 0 : index
-            %807 = arith.maxsi %805, %806 : index
-            %808 = arith.constant 0 : index
-            %809 = arith.cmpi sge, %797, %808 : index
-            %810 = arith.cmpi slt, %797, %W : index
-            %811 = arith.andi %809, %810 : i1
-            %812 = arith.andi %802, %811 : i1
-            %813 = arith.constant 1 : index
-            %814 = arith.subi %W, %813 : index
-            %815 = arith.minsi %797, %814 : index
-            %816 = arith.constant 0 : index
-            %817 = arith.maxsi %815, %816 : index
-            %818 = memref.load %x[%807, %817] : memref<?x?xf32>
-            %819 = arith.constant 0.0 : f32
-            %820 = arith.select %812, %818, %819 : f32
-            %821 = arith.addf %798, %820 fastmath<reassoc> : f32
-            scf.yield %821 : f32
+        %790 = arith.constant 1 : index
+        %791:2 = scf.for %792 = %776 to %W step %790 iter_args(%793 = %789, %794 = %788) -> (f32, index) {
+          %795 = arith.constant 1 : index
+          %796 = arith.addi %792, %795 : index
+          %797 = scf.for %798 = %794 to %796 step %790 iter_args(%799 = %793) -> (f32) {
+            %800 = arith.constant 0 : index
+            %801 = arith.cmpi sge, %787, %800 : index
+            %802 = arith.cmpi slt, %787, %H : index
+            %803 = arith.andi %801, %802 : i1
+            %804 = arith.constant 1 : index
+            %805 = arith.subi %H, %804 : index
+            %806 = arith.minsi %787, %805 : index
+            %807 = arith.constant 0 : index
+            %808 = arith.maxsi %806, %807 : index
+            %809 = arith.constant 0 : index
+            %810 = arith.cmpi sge, %798, %809 : index
+            %811 = arith.cmpi slt, %798, %W : index
+            %812 = arith.andi %810, %811 : i1
+            %813 = arith.andi %803, %812 : i1
+            %814 = arith.constant 1 : index
+            %815 = arith.subi %W, %814 : index
+            %816 = arith.minsi %798, %815 : index
+            %817 = arith.constant 0 : index
+            %818 = arith.maxsi %816, %817 : index
+            %819 = memref.load %x[%808, %818] : memref<?x?xf32>
+            %820 = arith.constant 0.0 : f32
+            %821 = arith.select %813, %819, %820 : f32
+            %822 = arith.addf %799, %821 fastmath<reassoc> : f32
+            scf.yield %822 : f32
           }
-          %822 = arith.maxsi %793, %795 : index
-          memref.store %796, %cum[%787, %791] : memref<?x?xf32>
-          scf.yield %796, %822 : f32, index
+          %823 = arith.maxsi %794, %796 : index
+          memref.store %797, %cum[%787, %792] : memref<?x?xf32>
+          scf.yield %797, %823 : f32, index
         }
       }
       scf.reduce

@@ -7,7 +7,8 @@
 //   2  z  f32[N]  out
 // Sizes (ABI order): N
 // Variants:
-//   loops  strategy loops
+//   loops     strategy loops
+//   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
 
 #include <math.h>
 #include <stdint.h>
@@ -53,6 +54,159 @@ static void sb_loops_s1(const float* __restrict x, float* __restrict z, const in
   }
 }
 
+// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+
+// y[i] = sum(k in 0..(i + 1): x[k])
+static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const int64_t N) {
+  if (N >= 65536) {
+    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+    // the folds combined in order into each block's offset, then each block's outputs walked
+    // from its offset, 8 blocks at a time, interleaved.
+    const int64_t sb_n = N;
+    const int64_t sb_lo = 0;
+    const int64_t sb_len = (sb_n + 511) / 512;
+    float sb_part[512];
+    int64_t sb_from[512];
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int64_t sb_k0 = sb_lo;
+      if (sb_i0 > 0) {
+        const int64_t i = sb_i0 - 1;
+        if (i + 1 > sb_k0) sb_k0 = i + 1;
+      }
+      int64_t sb_k1 = sb_lo;
+      if (sb_i1 > 0) {
+        const int64_t i = sb_i1 - 1;
+        if (i + 1 > sb_k1) sb_k1 = i + 1;
+      }
+      float sb_run = 0.0f;
+      #pragma omp simd reduction(+:sb_run)
+      for (int64_t k = sb_k0; k < sb_k1; ++k) {
+        sb_run += x[k];
+      }
+      sb_part[sb_b] = sb_run;
+      sb_from[sb_b] = sb_k0;
+    }
+    float sb_off = 0.0f;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const float sb_fold = sb_part[sb_b];
+      sb_part[sb_b] = sb_off;
+      sb_off += sb_fold;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
+      float sb_accs[8];
+      int64_t sb_ks[8];
+      for (int sb_s = 0; sb_s < 8; ++sb_s) {
+        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
+        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
+      }
+      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
+        #pragma GCC unroll 8
+        for (int sb_s = 0; sb_s < 8; ++sb_s) {
+          const int64_t i = (sb_g * 8 + sb_s) * sb_len + sb_q;
+          if (i >= sb_n) break;
+          float sb_run = sb_accs[sb_s];
+          int64_t k = sb_ks[sb_s];
+          for (; k < i + 1; ++k) {
+            sb_run += x[k];
+          }
+          y[i] = sb_run;
+          sb_accs[sb_s] = sb_run;
+          sb_ks[sb_s] = k;
+        }
+      }
+    }
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = 0.0f;
+    int64_t k = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      for (; k < i + 1; ++k) {
+        sb_run += x[k];
+      }
+      y[i] = sb_run;
+    }
+  }
+}
+
+// z[i] = min(k in 0..i: abs(x[k]))
+static void sb_omp_simd_s1(const float* __restrict x, float* __restrict z, const int64_t N) {
+  if (N >= 65536) {
+    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+    // the folds combined in order into each block's offset, then each block's outputs walked
+    // from its offset, 8 blocks at a time, interleaved.
+    const int64_t sb_n = N;
+    const int64_t sb_lo = 0;
+    const int64_t sb_len = (sb_n + 511) / 512;
+    float sb_part[512];
+    int64_t sb_from[512];
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int64_t sb_k0 = sb_lo;
+      if (sb_i0 > 0) {
+        const int64_t i = sb_i0 - 1;
+        if (i > sb_k0) sb_k0 = i;
+      }
+      int64_t sb_k1 = sb_lo;
+      if (sb_i1 > 0) {
+        const int64_t i = sb_i1 - 1;
+        if (i > sb_k1) sb_k1 = i;
+      }
+      float sb_run = INFINITY;
+      for (int64_t k = sb_k0; k < sb_k1; ++k) {
+        sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+      }
+      sb_part[sb_b] = sb_run;
+      sb_from[sb_b] = sb_k0;
+    }
+    float sb_off = INFINITY;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const float sb_fold = sb_part[sb_b];
+      sb_part[sb_b] = sb_off;
+      sb_off = sb_min_f32(sb_off, sb_fold);
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
+      float sb_accs[8];
+      int64_t sb_ks[8];
+      for (int sb_s = 0; sb_s < 8; ++sb_s) {
+        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
+        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
+      }
+      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
+        #pragma GCC unroll 8
+        for (int sb_s = 0; sb_s < 8; ++sb_s) {
+          const int64_t i = (sb_g * 8 + sb_s) * sb_len + sb_q;
+          if (i >= sb_n) break;
+          float sb_run = sb_accs[sb_s];
+          int64_t k = sb_ks[sb_s];
+          for (; k < i; ++k) {
+            sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+          }
+          z[i] = sb_run;
+          sb_accs[sb_s] = sb_run;
+          sb_ks[sb_s] = k;
+        }
+      }
+    }
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = INFINITY;
+    int64_t k = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      for (; k < i; ++k) {
+        sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+      }
+      z[i] = sb_run;
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -71,12 +225,27 @@ static int sb_variant_loops(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant omp_simd (strategy omp_simd).
+static int sb_variant_omp_simd(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* y = (float*)sb_a->tensors[1];
+  float* z = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+
+  // y[i] = sum(k in 0..(i + 1): x[k])
+  sb_omp_simd_s0(x, y, N);
+  // z[i] = min(k in 0..i: abs(x[k]))
+  sb_omp_simd_s1(x, z, N);
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
 
 static const sb_variant sb_variants[] = {
     {"loops", sb_variant_loops},
+    {"omp_simd", sb_variant_omp_simd},
 };
 
 static const sb_module sb_module_info = {
@@ -85,7 +254,7 @@ static const sb_module sb_module_info = {
     "cpu",          // backend
     3,              // tensors
     1,              // sizes
-    1,              // variants
+    2,              // variants
     sb_variants,
 };
 

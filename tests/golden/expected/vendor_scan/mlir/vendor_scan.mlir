@@ -26,34 +26,36 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0.0 : f32
-    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %5, %8 : index
-      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
-        %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 : f32
-        scf.yield %14 : f32
+    %4 = arith.constant 1 : index
+    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
+      %9 = arith.constant 1 : index
+      %10 = arith.addi %6, %9 : index
+      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
+        %14 = memref.load %x[%12] : memref<?xf32>
+        %15 = arith.addf %13, %14 : f32
+        scf.yield %15 : f32
       }
-      %15 = arith.maxsi %7, %9 : index
-      memref.store %10, %y[%5] : memref<?xf32>
-      scf.yield %10, %15 : f32, index
+      %16 = arith.maxsi %8, %10 : index
+      memref.store %11, %y[%6] : memref<?xf32>
+      scf.yield %11, %16 : f32, index
     }
     // z[i] = min(k in 0..i: abs(x[k]))
     // Running: each output's range extends the previous one's by its new terms.
-    %16 = arith.constant 0 : index
-    %17 = arith.constant 1 : index
-    %18 = arith.constant 0 : index
-    %19 = arith.constant 0x7F800000 : f32
-    %20:2 = scf.for %21 = %16 to %N step %17 iter_args(%22 = %19, %23 = %18) -> (f32, index) {
-      %24 = scf.for %25 = %23 to %21 step %17 iter_args(%26 = %22) -> (f32) {
-        %27 = memref.load %x[%25] : memref<?xf32>
-        %28 = math.absf %27 : f32
-        %29 = arith.minimumf %26, %28 : f32
-        scf.yield %29 : f32
+    %17 = arith.constant 0 : index
+    %18 = arith.constant 1 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.constant 0x7F800000 : f32
+    %21 = arith.constant 1 : index
+    %22:2 = scf.for %23 = %17 to %N step %21 iter_args(%24 = %20, %25 = %19) -> (f32, index) {
+      %26 = scf.for %27 = %25 to %23 step %21 iter_args(%28 = %24) -> (f32) {
+        %29 = memref.load %x[%27] : memref<?xf32>
+        %30 = math.absf %29 : f32
+        %31 = arith.minimumf %28, %30 : f32
+        scf.yield %31 : f32
       }
-      %30 = arith.maxsi %23, %21 : index
-      memref.store %24, %z[%21] : memref<?xf32>
-      scf.yield %24, %30 : f32, index
+      %32 = arith.maxsi %25, %23 : index
+      memref.store %26, %z[%23] : memref<?xf32>
+      scf.yield %26, %32 : f32, index
     }
     return
   }
@@ -70,34 +72,36 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0.0 : f32
-    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %5, %8 : index
-      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
-        %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 fastmath<reassoc> : f32
-        scf.yield %14 : f32
+    %4 = arith.constant 1 : index
+    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
+      %9 = arith.constant 1 : index
+      %10 = arith.addi %6, %9 : index
+      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
+        %14 = memref.load %x[%12] : memref<?xf32>
+        %15 = arith.addf %13, %14 fastmath<reassoc> : f32
+        scf.yield %15 : f32
       }
-      %15 = arith.maxsi %7, %9 : index
-      memref.store %10, %y[%5] : memref<?xf32>
-      scf.yield %10, %15 : f32, index
+      %16 = arith.maxsi %8, %10 : index
+      memref.store %11, %y[%6] : memref<?xf32>
+      scf.yield %11, %16 : f32, index
     }
     // z[i] = min(k in 0..i: abs(x[k]))
     // Running: each output's range extends the previous one's by its new terms.
-    %16 = arith.constant 0 : index
-    %17 = arith.constant 1 : index
-    %18 = arith.constant 0 : index
-    %19 = arith.constant 0x7F800000 : f32
-    %20:2 = scf.for %21 = %16 to %N step %17 iter_args(%22 = %19, %23 = %18) -> (f32, index) {
-      %24 = scf.for %25 = %23 to %21 step %17 iter_args(%26 = %22) -> (f32) {
-        %27 = memref.load %x[%25] : memref<?xf32>
-        %28 = math.absf %27 : f32
-        %29 = arith.minimumf %26, %28 : f32
-        scf.yield %29 : f32
+    %17 = arith.constant 0 : index
+    %18 = arith.constant 1 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.constant 0x7F800000 : f32
+    %21 = arith.constant 1 : index
+    %22:2 = scf.for %23 = %17 to %N step %21 iter_args(%24 = %20, %25 = %19) -> (f32, index) {
+      %26 = scf.for %27 = %25 to %23 step %21 iter_args(%28 = %24) -> (f32) {
+        %29 = memref.load %x[%27] : memref<?xf32>
+        %30 = math.absf %29 : f32
+        %31 = arith.minimumf %28, %30 : f32
+        scf.yield %31 : f32
       }
-      %30 = arith.maxsi %23, %21 : index
-      memref.store %24, %z[%21] : memref<?xf32>
-      scf.yield %24, %30 : f32, index
+      %32 = arith.maxsi %25, %23 : index
+      memref.store %26, %z[%23] : memref<?xf32>
+      scf.yield %26, %32 : f32, index
     }
     return
   }
@@ -109,39 +113,181 @@ module {
 module {
   func.func @vendor_scan_openmp(%x: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %z: memref<?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..(i + 1): x[k])
-    // Running: each output's range extends the previous one's by its new terms.
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 1 : index
-    %2 = arith.constant 0 : index
-    %3 = arith.constant 0.0 : f32
-    %4:2 = scf.for %5 = %0 to %N step %1 iter_args(%6 = %3, %7 = %2) -> (f32, index) {
-      %8 = arith.constant 1 : index
-      %9 = arith.addi %5, %8 : index
-      %10 = scf.for %11 = %7 to %9 step %1 iter_args(%12 = %6) -> (f32) {
-        %13 = memref.load %x[%11] : memref<?xf32>
-        %14 = arith.addf %12, %13 fastmath<reassoc> : f32
-        scf.yield %14 : f32
+    %0 = arith.constant 65536 : index
+    %1 = arith.cmpi sge, %N, %0 : index
+    scf.if %1 {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked from it.
+      %2 = arith.constant 0 : index
+      %3 = arith.constant 1 : index
+      %4 = arith.constant 512 : index
+      %5 = arith.constant 511 : index
+      %6 = arith.addi %N, %5 : index
+      %7 = arith.divui %6, %4 : index
+      %8 = arith.constant 0 : index
+      %9 = memref.alloca() : memref<512xf32>
+      %10 = memref.alloca() : memref<512xindex>
+      scf.parallel (%11) = (%2) to (%4) step (%3) {
+        %12 = arith.muli %11, %7 : index
+        %13 = arith.minsi %12, %N : index
+        %14 = arith.addi %13, %7 : index
+        %15 = arith.minsi %14, %N : index
+        %16 = arith.subi %13, %3 : index
+        %17 = arith.constant 1 : index
+        %18 = arith.addi %16, %17 : index
+        %19 = arith.maxsi %8, %18 : index
+        %20 = arith.cmpi sgt, %13, %2 : index
+        %21 = arith.select %20, %19, %8 : index
+        %22 = arith.subi %15, %3 : index
+        %23 = arith.constant 1 : index
+        %24 = arith.addi %22, %23 : index
+        %25 = arith.maxsi %8, %24 : index
+        %26 = arith.cmpi sgt, %15, %2 : index
+        %27 = arith.select %26, %25, %8 : index
+        %28 = arith.constant 0.0 : f32
+        %29 = scf.for %30 = %21 to %27 step %3 iter_args(%31 = %28) -> (f32) {
+          %32 = memref.load %x[%30] : memref<?xf32>
+          %33 = arith.addf %31, %32 fastmath<reassoc> : f32
+          scf.yield %33 : f32
+        }
+        memref.store %29, %9[%11] : memref<512xf32>
+        memref.store %21, %10[%11] : memref<512xindex>
+        scf.reduce
       }
-      %15 = arith.maxsi %7, %9 : index
-      memref.store %10, %y[%5] : memref<?xf32>
-      scf.yield %10, %15 : f32, index
+      %34 = arith.constant 0.0 : f32
+      %35 = scf.for %36 = %2 to %4 step %3 iter_args(%37 = %34) -> (f32) {
+        %38 = memref.load %9[%36] : memref<512xf32>
+        memref.store %37, %9[%36] : memref<512xf32>
+        %39 = arith.addf %37, %38 fastmath<reassoc> : f32
+        scf.yield %39 : f32
+      }
+      scf.parallel (%40) = (%2) to (%4) step (%3) {
+        %41 = arith.muli %40, %7 : index
+        %42 = arith.minsi %41, %N : index
+        %43 = arith.addi %42, %7 : index
+        %44 = arith.minsi %43, %N : index
+        %45 = memref.load %9[%40] : memref<512xf32>
+        %46 = memref.load %10[%40] : memref<512xindex>
+        %47 = arith.constant 1 : index
+        %48:2 = scf.for %49 = %42 to %44 step %47 iter_args(%50 = %45, %51 = %46) -> (f32, index) {
+          %52 = arith.constant 1 : index
+          %53 = arith.addi %49, %52 : index
+          %54 = scf.for %55 = %51 to %53 step %47 iter_args(%56 = %50) -> (f32) {
+            %57 = memref.load %x[%55] : memref<?xf32>
+            %58 = arith.addf %56, %57 fastmath<reassoc> : f32
+            scf.yield %58 : f32
+          }
+          %59 = arith.maxsi %51, %53 : index
+          memref.store %54, %y[%49] : memref<?xf32>
+          scf.yield %54, %59 : f32, index
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %60 = arith.constant 0 : index
+      %61 = arith.constant 1 : index
+      %62 = arith.constant 0 : index
+      %63 = arith.constant 0.0 : f32
+      %64 = arith.constant 1 : index
+      %65:2 = scf.for %66 = %60 to %N step %64 iter_args(%67 = %63, %68 = %62) -> (f32, index) {
+        %69 = arith.constant 1 : index
+        %70 = arith.addi %66, %69 : index
+        %71 = scf.for %72 = %68 to %70 step %64 iter_args(%73 = %67) -> (f32) {
+          %74 = memref.load %x[%72] : memref<?xf32>
+          %75 = arith.addf %73, %74 fastmath<reassoc> : f32
+          scf.yield %75 : f32
+        }
+        %76 = arith.maxsi %68, %70 : index
+        memref.store %71, %y[%66] : memref<?xf32>
+        scf.yield %71, %76 : f32, index
+      }
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    // Running: each output's range extends the previous one's by its new terms.
-    %16 = arith.constant 0 : index
-    %17 = arith.constant 1 : index
-    %18 = arith.constant 0 : index
-    %19 = arith.constant 0x7F800000 : f32
-    %20:2 = scf.for %21 = %16 to %N step %17 iter_args(%22 = %19, %23 = %18) -> (f32, index) {
-      %24 = scf.for %25 = %23 to %21 step %17 iter_args(%26 = %22) -> (f32) {
-        %27 = memref.load %x[%25] : memref<?xf32>
-        %28 = math.absf %27 : f32
-        %29 = arith.minimumf %26, %28 : f32
-        scf.yield %29 : f32
+    %77 = arith.constant 65536 : index
+    %78 = arith.cmpi sge, %N, %77 : index
+    scf.if %78 {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked from it.
+      %79 = arith.constant 0 : index
+      %80 = arith.constant 1 : index
+      %81 = arith.constant 512 : index
+      %82 = arith.constant 511 : index
+      %83 = arith.addi %N, %82 : index
+      %84 = arith.divui %83, %81 : index
+      %85 = arith.constant 0 : index
+      %86 = memref.alloca() : memref<512xf32>
+      %87 = memref.alloca() : memref<512xindex>
+      scf.parallel (%88) = (%79) to (%81) step (%80) {
+        %89 = arith.muli %88, %84 : index
+        %90 = arith.minsi %89, %N : index
+        %91 = arith.addi %90, %84 : index
+        %92 = arith.minsi %91, %N : index
+        %93 = arith.subi %90, %80 : index
+        %94 = arith.maxsi %85, %93 : index
+        %95 = arith.cmpi sgt, %90, %79 : index
+        %96 = arith.select %95, %94, %85 : index
+        %97 = arith.subi %92, %80 : index
+        %98 = arith.maxsi %85, %97 : index
+        %99 = arith.cmpi sgt, %92, %79 : index
+        %100 = arith.select %99, %98, %85 : index
+        %101 = arith.constant 0x7F800000 : f32
+        %102 = scf.for %103 = %96 to %100 step %80 iter_args(%104 = %101) -> (f32) {
+          %105 = memref.load %x[%103] : memref<?xf32>
+          %106 = math.absf %105 : f32
+          %107 = arith.minimumf %104, %106 : f32
+          scf.yield %107 : f32
+        }
+        memref.store %102, %86[%88] : memref<512xf32>
+        memref.store %96, %87[%88] : memref<512xindex>
+        scf.reduce
       }
-      %30 = arith.maxsi %23, %21 : index
-      memref.store %24, %z[%21] : memref<?xf32>
-      scf.yield %24, %30 : f32, index
+      %108 = arith.constant 0x7F800000 : f32
+      %109 = scf.for %110 = %79 to %81 step %80 iter_args(%111 = %108) -> (f32) {
+        %112 = memref.load %86[%110] : memref<512xf32>
+        memref.store %111, %86[%110] : memref<512xf32>
+        %113 = arith.minimumf %111, %112 : f32
+        scf.yield %113 : f32
+      }
+      scf.parallel (%114) = (%79) to (%81) step (%80) {
+        %115 = arith.muli %114, %84 : index
+        %116 = arith.minsi %115, %N : index
+        %117 = arith.addi %116, %84 : index
+        %118 = arith.minsi %117, %N : index
+        %119 = memref.load %86[%114] : memref<512xf32>
+        %120 = memref.load %87[%114] : memref<512xindex>
+        %121 = arith.constant 1 : index
+        %122:2 = scf.for %123 = %116 to %118 step %121 iter_args(%124 = %119, %125 = %120) -> (f32, index) {
+          %126 = scf.for %127 = %125 to %123 step %121 iter_args(%128 = %124) -> (f32) {
+            %129 = memref.load %x[%127] : memref<?xf32>
+            %130 = math.absf %129 : f32
+            %131 = arith.minimumf %128, %130 : f32
+            scf.yield %131 : f32
+          }
+          %132 = arith.maxsi %125, %123 : index
+          memref.store %126, %z[%123] : memref<?xf32>
+          scf.yield %126, %132 : f32, index
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %133 = arith.constant 0 : index
+      %134 = arith.constant 1 : index
+      %135 = arith.constant 0 : index
+      %136 = arith.constant 0x7F800000 : f32
+      %137 = arith.constant 1 : index
+      %138:2 = scf.for %139 = %133 to %N step %137 iter_args(%140 = %136, %141 = %135) -> (f32, index) {
+        %142 = scf.for %143 = %141 to %139 step %137 iter_args(%144 = %140) -> (f32) {
+          %145 = memref.load %x[%143] : memref<?xf32>
+          %146 = math.absf %145 : f32
+          %147 = arith.minimumf %144, %146 : f32
+          scf.yield %147 : f32
+        }
+        %148 = arith.maxsi %141, %139 : index
+        memref.store %142, %z[%139] : memref<?xf32>
+        scf.yield %142, %148 : f32, index
+      }
     }
     return
   }
