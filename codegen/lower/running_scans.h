@@ -26,13 +26,10 @@ namespace sb {
 // Under a parallel strategy, a rank-1 running scan of at least kScanSplitMin outputs runs in two
 // parallel passes over kScanBlocks equal blocks of its outputs (scan_split in the printers): each
 // block's new terms folded apart; the blocks' folds combined in order into each block's offset;
-// then each block's outputs walked from its offset (by the cpu printer kScanChains blocks
-// interleaved per parallel iteration, so that their dependency chains overlap; by mojo and mlir
-// one block per parallel iteration). The block count does not depend on the
+// then each block's outputs walked from its offset. The block count does not depend on the
 // thread count, so the result (whose terms are grouped by block) does not either.
 inline constexpr int64_t kScanSplitMin = int64_t{1} << 16;
 inline constexpr int kScanBlocks = 512;
-inline constexpr int kScanChains = 8;
 
 // The rule on one statement of a typechecked spec: the Expr::ref of its reduction that has the
 // shape above, or -1. (The work model of harness/run/metrics.h counts such a reduction's terms

@@ -118,8 +118,8 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
 
 // A rank-1 running scan `red` of statement L in two parallel passes over kScanBlocks blocks of its
 // outputs (lower/running_scans.h): each block's new terms folded apart (a float sum or product
-// as an `omp simd` reduction), the folds combined in order into each block's offset, then the
-// outputs walked from the offsets, kScanChains blocks interleaved in each parallel iteration.
+// as an `omp simd` reduction), the folds combined in order into each block's offset, then each
+// block's outputs walked from its offset.
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const Statement& st = L.stmt();
   const DType t = value_type(red);
@@ -127,12 +127,12 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const std::string id = reduce_identity(red.rop, t);
   const std::string& i = L.var_name(0);
   const std::string& k = L.var_name(red.ref);
-  const std::string nb = std::to_string(kScanBlocks), nc = std::to_string(kScanChains);
+  const std::string nb = std::to_string(kScanBlocks);
   w.line("// Two parallel passes over " + nb + " blocks of the outputs: each block's new terms " +
          "folded apart,");
   w.line("// the folds combined in order into each block's offset, then each block's outputs " +
          std::string("walked"));
-  w.line("// from its offset, " + nc + " blocks at a time, interleaved.");
+  w.line("// from its offset.");
   w.line("const int64_t sb_n = " + L.extent(st.out, 0, kPrecTernary) + ";");
   w.line("const int64_t sb_lo = " + L.range_bound(red, false, w) + ";");
   w.line("const int64_t sb_len = (sb_n + " + std::to_string(kScanBlocks - 1) + ") / " + nb + ";");
@@ -170,28 +170,30 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   L.combine_value(red, "sb_off", "sb_fold", w);
   w.close();
   w.line("#pragma omp parallel for schedule(static)");
-  w.open("for (int64_t sb_g = 0; sb_g < " + std::to_string(kScanBlocks / kScanChains) +
-         "; ++sb_g) {");
-  w.line(ty + " sb_accs[" + nc + "];");
-  w.line("int64_t sb_ks[" + nc + "];");
-  w.open("for (int sb_s = 0; sb_s < " + nc + "; ++sb_s) {");
-  w.line("sb_accs[sb_s] = sb_part[sb_g * " + nc + " + sb_s];");
-  w.line("sb_ks[sb_s] = sb_from[sb_g * " + nc + " + sb_s];");
-  w.close();
-  w.open("for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {");
-  w.line("#pragma GCC unroll " + nc);
-  w.open("for (int sb_s = 0; sb_s < " + nc + "; ++sb_s) {");
-  w.line("const int64_t " + i + " = (sb_g * " + nc + " + sb_s) * sb_len + sb_q;");
-  w.line("if (" + i + " >= sb_n) break;");
-  w.line(ty + " sb_run = sb_accs[sb_s];");
-  w.line("int64_t " + k + " = sb_ks[sb_s];");
+  w.open("for (int64_t sb_b = 0; sb_b < " + nb + "; ++sb_b) {");
+  w.line("const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;");
+  w.line("const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;");
+  w.line(ty + " sb_run = sb_part[sb_b];");
+  w.line("int64_t " + k + " = sb_from[sb_b];");
+  w.line("int64_t " + i + " = sb_i0;");
+  // Until an output adds exactly the one term at the walk's index, the general walk; from then
+  // on each output adds the last term of its range, a loop the compiler keeps simple (with the
+  // walk's index carried instead, the pass ran at less than half the speed).
+  w.open("for (; " + i + " < sb_i1; ++" + i + ") {");
+  w.line("if (" + k + " == " + L.range_bound(red, true, w) + " - 1) break;");
   L.fold_terms(red, "sb_run", w);
   L.set_override(&red, "sb_run");
   L.assign(w);
   L.clear_overrides();
-  w.line("sb_accs[sb_s] = sb_run;");
-  w.line("sb_ks[sb_s] = " + k + ";");
   w.close();
+  w.open("for (; " + i + " < sb_i1; ++" + i + ") {");
+  w.open("{");
+  w.line("const int64_t " + k + " = " + L.range_bound(red, true, w) + " - 1;");
+  L.fold_term(red, "sb_run", w);
+  w.close();
+  L.set_override(&red, "sb_run");
+  L.assign(w);
+  L.clear_overrides();
   w.close();
   w.close();
 }

@@ -566,7 +566,7 @@ class MojoLowering {
   // A rank-1 running scan `e` of this statement in two parallel passes over kScanBlocks blocks of
   // its outputs (lower/running_scans.h): each block's new terms folded apart, the folds combined
   // in order into each block's offset, then each block's outputs walked from its offset, one
-  // block per parallel task.
+  // block per parallel task (the cpu printer's form, emit_cpu.cpp: emit_scan_split).
   void scan_split(const Expr& e, PyWriter& w) {
     const DType t = value_type(e);
     const std::string& i = var_names_[0];
@@ -602,11 +602,12 @@ class MojoLowering {
       w.line(out + " = max(" + out + ", " + scalar(*st_.vars[e.ref].hi, w, 0) + ")");
       w.dedent();
     }
-    w.line("var sb_run = " + identity(e.rop, t));
-    w.open("for " + k + " in range(sb_k0, sb_k1):");
-    w.line(update(e.rop, t, "sb_run", scalar(*e.args[0], w, 0)));
-    w.dedent();
-    w.line("sb_pp[unsafe_offset=sb_b] = sb_run");
+    // The block's terms as a SIMD reduction where the term allows (reduce_loop's strip-mining).
+    const bool strip_was = strip;
+    strip = true;
+    const std::string folded = reduce_loop(e, w, "sb_k0", "sb_k1");
+    strip = strip_was;
+    w.line("sb_pp[unsafe_offset=sb_b] = " + folded);
     w.line("sb_pf[unsafe_offset=sb_b] = sb_k0");
     w.dedent();
     w.line("");
@@ -622,11 +623,26 @@ class MojoLowering {
     block_bounds();
     w.line("var sb_run = sb_pp[unsafe_offset=sb_b]");
     w.line("var " + k + " = sb_pf[unsafe_offset=sb_b]");
-    w.open("for " + i + " in range(sb_i0, sb_i1):");
+    w.line("var " + i + " = sb_i0");
+    // Until an output adds exactly the one term at the walk's index, the general walk; from then
+    // on each output adds the last term of its range.
+    w.open("while " + i + " < sb_i1:");
+    w.open("if " + k + " == " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1:");
+    w.line("break");
+    w.dedent();
     fold_terms(e, "sb_run", w);
     set_override(&e, "sb_run");
     assign(w);
     overrides_.clear();
+    w.line(i + " += 1");
+    w.dedent();
+    w.open("while " + i + " < sb_i1:");
+    w.line(k + " = " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1");
+    w.line(update(e.rop, t, "sb_run", scalar(*e.args[0], w, 0)));
+    set_override(&e, "sb_run");
+    assign(w);
+    overrides_.clear();
+    w.line(i + " += 1");
     w.dedent();
     w.dedent();
     w.line("");

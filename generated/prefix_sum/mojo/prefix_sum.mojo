@@ -15,8 +15,12 @@
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys import simd_width_of
 
 from max.algorithm import parallelize
+
+# Native SIMD widths of this machine.
+comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -97,10 +101,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i + 1)
-            var sb_run = Float32(0.0)
-            for j in range(sb_k0, sb_k1):
-                sb_run += x[unsafe_offset=j]
-            sb_pp[unsafe_offset=sb_b] = sb_run
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_k0, sb_end0, sb_w_f32):
+                sb_acc0v += x.unsafe_load[width=sb_w_f32](j)
+            var sb_acc0 = sb_acc0v.reduce_add()
+            for j in range(sb_end0, sb_k1):
+                sb_acc0 += x[unsafe_offset=j]
+            sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
         parallelize(sb_fold_block, 512)
@@ -115,11 +123,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_run = sb_pp[unsafe_offset=sb_b]
             var j = sb_pf[unsafe_offset=sb_b]
-            for i in range(sb_i0, sb_i1):
+            var i = sb_i0
+            while i < sb_i1:
+                if j == i + 1 - 1:
+                    break
                 while j < i + 1:
                     sb_run += x[unsafe_offset=j]
                     j += 1
                 y[unsafe_offset=i] = sb_run
+                i += 1
+            while i < sb_i1:
+                j = i + 1 - 1
+                sb_run += x[unsafe_offset=j]
+                y[unsafe_offset=i] = sb_run
+                i += 1
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)

@@ -24,6 +24,7 @@ from max.algorithm import parallelize
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
+comptime sb_w_f64 = simd_width_of[DType.float64]()
 comptime sb_w_i32 = simd_width_of[DType.int32]()
 
 
@@ -154,10 +155,16 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i + 1)
-            var sb_run = Float64(1.0)
-            for k in range(sb_k0, sb_k1):
-                sb_run *= -Float64(x[unsafe_offset=k])
-            sb_pp[unsafe_offset=sb_b] = sb_run
+            var sb_acc0v = SIMD[DType.float64, sb_w_f64](Float64(1.0))
+            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f64 * sb_w_f64
+            for k in range(sb_k0, sb_end0, sb_w_f64):
+                sb_acc0v *= -x.unsafe_load[width=sb_w_f64](k).cast[DType.float64]()
+            var sb_acc0 = Float64(1.0)
+            for sb_l in range(sb_w_f64):
+                sb_acc0 *= sb_acc0v[sb_l]
+            for k in range(sb_end0, sb_k1):
+                sb_acc0 *= -Float64(x[unsafe_offset=k])
+            sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
         parallelize(sb_fold_block, 512)
@@ -172,11 +179,20 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_run = sb_pp[unsafe_offset=sb_b]
             var k = sb_pf[unsafe_offset=sb_b]
-            for i in range(sb_i0, sb_i1):
+            var i = sb_i0
+            while i < sb_i1:
+                if k == i + 1 - 1:
+                    break
                 while k < i + 1:
                     sb_run *= -Float64(x[unsafe_offset=k])
                     k += 1
                 q[unsafe_offset=i] = sb_run
+                i += 1
+            while i < sb_i1:
+                k = i + 1 - 1
+                sb_run *= -Float64(x[unsafe_offset=k])
+                q[unsafe_offset=i] = sb_run
+                i += 1
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)

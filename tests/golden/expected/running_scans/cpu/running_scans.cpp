@@ -218,7 +218,7 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
   if (C >= 65536) {
     // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
     // the folds combined in order into each block's offset, then each block's outputs walked
-    // from its offset, 8 blocks at a time, interleaved.
+    // from its offset.
     const int64_t sb_n = C;
     const int64_t sb_lo = 0;
     const int64_t sb_len = (sb_n + 511) / 512;
@@ -252,27 +252,25 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
       sb_off = sb_add_i32(sb_off, sb_fold);
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
-      int32_t sb_accs[8];
-      int64_t sb_ks[8];
-      for (int sb_s = 0; sb_s < 8; ++sb_s) {
-        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
-        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
-      }
-      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
-        #pragma GCC unroll 8
-        for (int sb_s = 0; sb_s < 8; ++sb_s) {
-          const int64_t c = (sb_g * 8 + sb_s) * sb_len + sb_q;
-          if (c >= sb_n) break;
-          int32_t sb_run = sb_accs[sb_s];
-          int64_t k = sb_ks[sb_s];
-          for (; k < c + 1; ++k) {
-            sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
-          }
-          w[c] = sb_run;
-          sb_accs[sb_s] = sb_run;
-          sb_ks[sb_s] = k;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int32_t sb_run = sb_part[sb_b];
+      int64_t k = sb_from[sb_b];
+      int64_t c = sb_i0;
+      for (; c < sb_i1; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
         }
+        w[c] = sb_run;
+      }
+      for (; c < sb_i1; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+        }
+        w[c] = sb_run;
       }
     }
   } else {
@@ -312,7 +310,7 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
   if (C >= 65536) {
     // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
     // the folds combined in order into each block's offset, then each block's outputs walked
-    // from its offset, 8 blocks at a time, interleaved.
+    // from its offset.
     const int64_t sb_n = C;
     const int64_t sb_lo = 0;
     const int64_t sb_len = (sb_n + 511) / 512;
@@ -348,28 +346,27 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
       sb_off += sb_fold;
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
-      float sb_accs[8];
-      int64_t sb_ks[8];
-      for (int sb_s = 0; sb_s < 8; ++sb_s) {
-        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
-        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
-      }
-      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
-        #pragma GCC unroll 8
-        for (int sb_s = 0; sb_s < 8; ++sb_s) {
-          const int64_t c = (sb_g * 8 + sb_s) * sb_len + sb_q;
-          if (c >= sb_n) break;
-          float sb_run = sb_accs[sb_s];
-          int64_t k = sb_ks[sb_s];
-          for (; k < c + 2; ++k) {
-            const float sb_ld1_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-            sb_run += sb_ld1_x;
-          }
-          t[c] = sb_run;
-          sb_accs[sb_s] = sb_run;
-          sb_ks[sb_s] = k;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      float sb_run = sb_part[sb_b];
+      int64_t k = sb_from[sb_b];
+      int64_t c = sb_i0;
+      for (; c < sb_i1; ++c) {
+        if (k == c + 2 - 1) break;
+        for (; k < c + 2; ++k) {
+          const float sb_ld1_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+          sb_run += sb_ld1_x;
         }
+        t[c] = sb_run;
+      }
+      for (; c < sb_i1; ++c) {
+        {
+          const int64_t k = c + 2 - 1;
+          const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+          sb_run += sb_ld2_x;
+        }
+        t[c] = sb_run;
       }
     }
   } else {
@@ -378,8 +375,8 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
     int64_t k = 0;
     for (int64_t c = 0; c < C; ++c) {
       for (; k < c + 2; ++k) {
-        const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld2_x;
+        const float sb_ld3_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld3_x;
       }
       t[c] = sb_run;
     }

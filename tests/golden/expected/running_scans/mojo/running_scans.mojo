@@ -35,6 +35,7 @@ comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432](
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
+comptime sb_w_i32 = simd_width_of[DType.int32]()
 
 
 # -----------------------------------------------------------------------------
@@ -138,10 +139,14 @@ def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var c = sb_i1 - 1
                 sb_k1 = max(sb_k1, c + 1)
-            var sb_run = Int32(0)
-            for k in range(sb_k0, sb_k1):
-                sb_run += v[unsafe_offset=k] * Int32(1000003)
-            sb_pp[unsafe_offset=sb_b] = sb_run
+            var sb_acc0v = SIMD[DType.int32, sb_w_i32](Int32(0))
+            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_i32 * sb_w_i32
+            for k in range(sb_k0, sb_end0, sb_w_i32):
+                sb_acc0v += v.unsafe_load[width=sb_w_i32](k) * Int32(1000003)
+            var sb_acc0 = sb_acc0v.reduce_add()
+            for k in range(sb_end0, sb_k1):
+                sb_acc0 += v[unsafe_offset=k] * Int32(1000003)
+            sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
         parallelize(sb_fold_block, 512)
@@ -156,11 +161,20 @@ def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_run = sb_pp[unsafe_offset=sb_b]
             var k = sb_pf[unsafe_offset=sb_b]
-            for c in range(sb_i0, sb_i1):
+            var c = sb_i0
+            while c < sb_i1:
+                if k == c + 1 - 1:
+                    break
                 while k < c + 1:
                     sb_run += v[unsafe_offset=k] * Int32(1000003)
                     k += 1
                 w[unsafe_offset=c] = sb_run
+                c += 1
+            while c < sb_i1:
+                k = c + 1 - 1
+                sb_run += v[unsafe_offset=k] * Int32(1000003)
+                w[unsafe_offset=c] = sb_run
+                c += 1
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)
@@ -225,15 +239,27 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var c = sb_i1 - 1
                 sb_k1 = max(sb_k1, c + 2)
-            var sb_run = Float32(0.0)
-            for k in range(sb_k0, sb_k1):
-                var sb_ld0_x = (
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f32 * sb_w_f32
+            for k in range(sb_k0, sb_end0, sb_w_f32):
+                var sb_ld0_x_i1 = k
+                var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+                if 0 >= 0 and 0 < R and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w_f32 <= C:
+                    sb_ld0_x = x.unsafe_load[width=sb_w_f32](sb_ld0_x_i1)
+                else:
+                    for sb_l in range(sb_w_f32):
+                        if 0 >= 0 and 0 < R and sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < C:
+                            sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i1 + sb_l]
+                sb_acc0v += sb_ld0_x
+            var sb_acc0 = sb_acc0v.reduce_add()
+            for k in range(sb_end0, sb_k1):
+                var sb_ld1_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_run += sb_ld0_x
-            sb_pp[unsafe_offset=sb_b] = sb_run
+                sb_acc0 += sb_ld1_x
+            sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
         parallelize(sb_fold_block, 512)
@@ -248,16 +274,30 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_run = sb_pp[unsafe_offset=sb_b]
             var k = sb_pf[unsafe_offset=sb_b]
-            for c in range(sb_i0, sb_i1):
+            var c = sb_i0
+            while c < sb_i1:
+                if k == c + 2 - 1:
+                    break
                 while k < c + 2:
-                    var sb_ld1_x = (
+                    var sb_ld2_x = (
                         x[unsafe_offset=k]
                         if 0 >= 0 and 0 < R and k >= 0 and k < C
                         else Float32(0.0)
                     )
-                    sb_run += sb_ld1_x
+                    sb_run += sb_ld2_x
                     k += 1
                 t[unsafe_offset=c] = sb_run
+                c += 1
+            while c < sb_i1:
+                k = c + 2 - 1
+                var sb_ld3_x = (
+                    x[unsafe_offset=k]
+                    if 0 >= 0 and 0 < R and k >= 0 and k < C
+                    else Float32(0.0)
+                )
+                sb_run += sb_ld3_x
+                t[unsafe_offset=c] = sb_run
+                c += 1
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)
@@ -268,12 +308,12 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
         var k = 0
         for c in range(C):
             while k < c + 2:
-                var sb_ld2_x = (
+                var sb_ld4_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_run += sb_ld2_x
+                sb_run += sb_ld4_x
                 k += 1
             t[unsafe_offset=c] = sb_run
 

@@ -61,7 +61,7 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
   if (N >= 65536) {
     // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
     // the folds combined in order into each block's offset, then each block's outputs walked
-    // from its offset, 8 blocks at a time, interleaved.
+    // from its offset.
     const int64_t sb_n = N;
     const int64_t sb_lo = 0;
     const int64_t sb_len = (sb_n + 511) / 512;
@@ -96,27 +96,25 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
       sb_off += sb_fold;
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
-      float sb_accs[8];
-      int64_t sb_ks[8];
-      for (int sb_s = 0; sb_s < 8; ++sb_s) {
-        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
-        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
-      }
-      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
-        #pragma GCC unroll 8
-        for (int sb_s = 0; sb_s < 8; ++sb_s) {
-          const int64_t i = (sb_g * 8 + sb_s) * sb_len + sb_q;
-          if (i >= sb_n) break;
-          float sb_run = sb_accs[sb_s];
-          int64_t k = sb_ks[sb_s];
-          for (; k < i + 1; ++k) {
-            sb_run += x[k];
-          }
-          y[i] = sb_run;
-          sb_accs[sb_s] = sb_run;
-          sb_ks[sb_s] = k;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      float sb_run = sb_part[sb_b];
+      int64_t k = sb_from[sb_b];
+      int64_t i = sb_i0;
+      for (; i < sb_i1; ++i) {
+        if (k == i + 1 - 1) break;
+        for (; k < i + 1; ++k) {
+          sb_run += x[k];
         }
+        y[i] = sb_run;
+      }
+      for (; i < sb_i1; ++i) {
+        {
+          const int64_t k = i + 1 - 1;
+          sb_run += x[k];
+        }
+        y[i] = sb_run;
       }
     }
   } else {
@@ -137,7 +135,7 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict z, const
   if (N >= 65536) {
     // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
     // the folds combined in order into each block's offset, then each block's outputs walked
-    // from its offset, 8 blocks at a time, interleaved.
+    // from its offset.
     const int64_t sb_n = N;
     const int64_t sb_lo = 0;
     const int64_t sb_len = (sb_n + 511) / 512;
@@ -171,27 +169,25 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict z, const
       sb_off = sb_min_f32(sb_off, sb_fold);
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t sb_g = 0; sb_g < 64; ++sb_g) {
-      float sb_accs[8];
-      int64_t sb_ks[8];
-      for (int sb_s = 0; sb_s < 8; ++sb_s) {
-        sb_accs[sb_s] = sb_part[sb_g * 8 + sb_s];
-        sb_ks[sb_s] = sb_from[sb_g * 8 + sb_s];
-      }
-      for (int64_t sb_q = 0; sb_q < sb_len; ++sb_q) {
-        #pragma GCC unroll 8
-        for (int sb_s = 0; sb_s < 8; ++sb_s) {
-          const int64_t i = (sb_g * 8 + sb_s) * sb_len + sb_q;
-          if (i >= sb_n) break;
-          float sb_run = sb_accs[sb_s];
-          int64_t k = sb_ks[sb_s];
-          for (; k < i; ++k) {
-            sb_run = sb_min_f32(sb_run, fabsf(x[k]));
-          }
-          z[i] = sb_run;
-          sb_accs[sb_s] = sb_run;
-          sb_ks[sb_s] = k;
+    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      float sb_run = sb_part[sb_b];
+      int64_t k = sb_from[sb_b];
+      int64_t i = sb_i0;
+      for (; i < sb_i1; ++i) {
+        if (k == i - 1) break;
+        for (; k < i; ++k) {
+          sb_run = sb_min_f32(sb_run, fabsf(x[k]));
         }
+        z[i] = sb_run;
+      }
+      for (; i < sb_i1; ++i) {
+        {
+          const int64_t k = i - 1;
+          sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+        }
+        z[i] = sb_run;
       }
     }
   } else {

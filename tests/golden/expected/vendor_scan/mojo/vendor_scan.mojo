@@ -17,8 +17,12 @@ from std.ffi import CStringSpan
 from std.math import inf
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys import simd_width_of
 
 from max.algorithm import parallelize
+
+# Native SIMD widths of this machine.
+comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -127,10 +131,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i + 1)
-            var sb_run = Float32(0.0)
-            for k in range(sb_k0, sb_k1):
-                sb_run += x[unsafe_offset=k]
-            sb_pp[unsafe_offset=sb_b] = sb_run
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f32 * sb_w_f32
+            for k in range(sb_k0, sb_end0, sb_w_f32):
+                sb_acc0v += x.unsafe_load[width=sb_w_f32](k)
+            var sb_acc0 = sb_acc0v.reduce_add()
+            for k in range(sb_end0, sb_k1):
+                sb_acc0 += x[unsafe_offset=k]
+            sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
         parallelize(sb_fold_block, 512)
@@ -145,11 +153,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_run = sb_pp[unsafe_offset=sb_b]
             var k = sb_pf[unsafe_offset=sb_b]
-            for i in range(sb_i0, sb_i1):
+            var i = sb_i0
+            while i < sb_i1:
+                if k == i + 1 - 1:
+                    break
                 while k < i + 1:
                     sb_run += x[unsafe_offset=k]
                     k += 1
                 y[unsafe_offset=i] = sb_run
+                i += 1
+            while i < sb_i1:
+                k = i + 1 - 1
+                sb_run += x[unsafe_offset=k]
+                y[unsafe_offset=i] = sb_run
+                i += 1
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)
@@ -191,10 +208,16 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i)
-            var sb_run = inf[DType.float32]()
-            for k in range(sb_k0, sb_k1):
-                sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
-            sb_pp[unsafe_offset=sb_b] = sb_run
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
+            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f32 * sb_w_f32
+            for k in range(sb_k0, sb_end0, sb_w_f32):
+                sb_acc0v = sb_min(sb_acc0v, abs(x.unsafe_load[width=sb_w_f32](k)))
+            var sb_acc0 = inf[DType.float32]()
+            for sb_l in range(sb_w_f32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for k in range(sb_end0, sb_k1):
+                sb_acc0 = sb_min(sb_acc0, abs(x[unsafe_offset=k]))
+            sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
         parallelize(sb_fold_block, 512)
@@ -209,11 +232,20 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_run = sb_pp[unsafe_offset=sb_b]
             var k = sb_pf[unsafe_offset=sb_b]
-            for i in range(sb_i0, sb_i1):
+            var i = sb_i0
+            while i < sb_i1:
+                if k == i - 1:
+                    break
                 while k < i:
                     sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
                     k += 1
                 z[unsafe_offset=i] = sb_run
+                i += 1
+            while i < sb_i1:
+                k = i - 1
+                sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
+                z[unsafe_offset=i] = sb_run
+                i += 1
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)
