@@ -2,7 +2,7 @@
 // output is written along its own (y[j, i] = x[i, j]), which a parallel strategy runs in square
 // tiles of two output dimensions so that the lines of both tensors a tile touches stay in the
 // first-level cache. The one home of that rule; its result is data in the lowered spec
-// (Spec::schedule.tiles, ir.h), which the cpu printer reads.
+// (Spec::schedule.tiles, ir.h), which the cpu, mojo and mlir printers read.
 //
 // The rule: a statement of rank >= 2 without reductions, with a read of rank >= 2 whose last,
 // contiguous subscript does not use the innermost output index but uses another output index d,

@@ -18,6 +18,7 @@
 #include "lower/row_fusion.h"
 #include "lower/running_scans.h"
 #include "lower/streaming.h"
+#include "lower/tile_transposes.h"
 #include "lower/vectorize.h"
 
 namespace sb {
@@ -119,8 +120,9 @@ class Body {
   // does in the cpu backend).
   // With `parallel` (the openmp strategy), fused row groups and full reductions are explicit
   // scf.parallel loops over blocks (emit_row_group, emit_blocked_reduce).
-  Body(const Spec& spec, bool reassoc, bool parallel)
-      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel) {}
+  // Under `parallel`, `tiles` are the variant's tiles of the tile_transposes pass's statements.
+  Body(const Spec& spec, bool reassoc, bool parallel, const Tiles& tiles = {})
+      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel), tiles_(tiles) {}
 
   // Whether the body holds explicit scf.parallel loops (whose linalg ops are then lowered to
   // sequential loops inside them: mlir_parallel_loops_schedule()).
@@ -161,6 +163,8 @@ class Body {
         stream();
       else
         emit_if(stream_cond_, stream, plain);
+    } else if (!in_row && parallel_ && tile_choice(spec_, st).dim >= 0) {
+      emit_tiles(st, out_mem, out_ty);
     } else if (!in_row && row_contraction(st)) {
       emit_row_group(RowGroup{static_cast<size_t>(&st - spec_.stmts.data()),
                               static_cast<size_t>(&st - spec_.stmts.data()),
@@ -239,22 +243,51 @@ class Body {
   }
 
   // The walk of running scan `red` along the innermost output index over outputs [from, to) (SSA
-  // index values), the outer indices bound: one scf.for carrying the accumulator (from `acc0`)
-  // and the index of the next term (from `k0`); each output folds in the terms from that index up
-  // to its range's end, then stores its value.
+  // index values), the outer indices bound, from accumulator `acc0` and next term index `k0` (the
+  // sequential walk's state before output `from`). The range's end is i + c (the pass's rule), so
+  // from the first output i_s at which the walk stands at the last term of its range, each output
+  // adds exactly that term: outputs before i_s are one scf.for carrying the accumulator and the
+  // index of the next term, each folding in the terms from that index up to its range's end (an
+  // scf.for); the outputs from i_s on one scf.for carrying the accumulator alone, which LLVM keeps
+  // simple (the general form alone ran at half the speed). i_s is 0 when output 0's range is the
+  // single term lo (c - 1 == lo), else the first i >= 1 with i + c - 1 >= lo.
   void emit_scan_walk(const Statement& st, const Expr& red, const std::string& out_mem,
                       const std::string& out_ty, const std::string& from, const std::string& to,
                       const std::string& acc0, const std::string& k0) {
     const int last = static_cast<int>(st.rank()) - 1;
     const DType t = value_type(red);
     const std::string ty = mlir_type(t);
-    const std::string one = constant("1", DType::Index);
+    const IndexVar& kv = st.vars[red.ref];
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    loop_var_[last] = zero;
+    const std::string c = val(*kv.hi);
+    loop_var_.erase(last);
+    const std::string lo = val(*kv.lo);
+    const std::string c1 = op("arith.subi", {c, one}, DType::Index);
+    const std::string first =
+        op("arith.maxsi",
+           {op("arith.addi", {op("arith.subi", {lo, c}, DType::Index), one}, DType::Index), one},
+           DType::Index);
+    const std::string i_s =
+        select(cmp("arith.cmpi", "eq", c1, lo, DType::Index), zero, first, DType::Index);
+    const std::string mid =
+        op("arith.minsi", {op("arith.maxsi", {i_s, from}, DType::Index), to}, DType::Index);
+    const Tensor& out = spec_.tensors[st.out];
+    // Stores output i's value, the reduction's being `folded`.
+    auto store = [&](const std::string& folded) {
+      reduce_arg_[&red] = folded;
+      const std::string v = cast(val(*st.rhs), value_type(*st.rhs), out.type);
+      reduce_arg_.erase(&red);
+      std::string idx;
+      for (int d = 0; d <= last; ++d) idx += (d ? ", " : "") + loop_var_.at(d);
+      w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
+    };
     const std::string res = fresh(), i = fresh(), acc = fresh(), k = fresh();
-    w_.open(res + ":2 = scf.for " + i + " = " + from + " to " + to + " step " + one +
+    w_.open(res + ":2 = scf.for " + i + " = " + from + " to " + mid + " step " + one +
             " iter_args(" + acc + " = " + acc0 + ", " + k + " = " + k0 + ") -> (" + ty +
             ", index) {");
     loop_var_[last] = i;
-    const std::string hi = val(*st.vars[red.ref].hi);
+    const std::string hi = val(*kv.hi);
     const std::string folded = fresh(), kk = fresh(), a = fresh();
     w_.open(folded + " = scf.for " + kk + " = " + k + " to " + hi + " step " + one + " iter_args(" +
             a + " = " + acc + ") -> (" + ty + ") {");
@@ -266,14 +299,19 @@ class Body {
     w_.close("}");
     // The next term: past this output's range, or where it stands if the range was empty.
     const std::string k_next = op("arith.maxsi", {k, hi}, DType::Index);
-    reduce_arg_[&red] = folded;
-    const Tensor& out = spec_.tensors[st.out];
-    const std::string v = cast(val(*st.rhs), value_type(*st.rhs), out.type);
-    reduce_arg_.erase(&red);
-    std::string idx;
-    for (int d = 0; d <= last; ++d) idx += (d ? ", " : "") + loop_var_.at(d);
-    w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
+    store(folded);
     w_.line("scf.yield " + folded + ", " + k_next + " : " + ty + ", index");
+    w_.close("}");
+    const std::string res2 = fresh(), i2 = fresh(), acc2 = fresh();
+    w_.open(res2 + " = scf.for " + i2 + " = " + mid + " to " + to + " step " + one + " iter_args(" +
+            acc2 + " = " + res + "#0) -> (" + ty + ") {");
+    loop_var_[last] = i2;
+    loop_var_[red.ref] = op("arith.subi", {val(*kv.hi), one}, DType::Index);
+    const std::string term2 = val(*red.args[0]);
+    loop_var_.erase(red.ref);
+    const std::string next2 = combine(red.rop, acc2, term2, t);
+    store(next2);
+    w_.line("scf.yield " + next2 + " : " + ty);
     w_.close("}");
     loop_var_.erase(last);
   }
@@ -361,6 +399,59 @@ class Body {
     emit_scan_walk(st, red, out_mem, out_ty, j0, j1, acc0, start);
     w_.line("scf.reduce");
     w_.close("}");
+  }
+
+  // Under `parallel`, an elementwise statement the tile_transposes pass chose (its read across
+  // rows, lower/tile_transposes.h): one scf.parallel loop over its other output indices and the
+  // tiles of the pass's dimension and the innermost (tiles_.outer by tiles_.inner elements), each
+  // tile two scf.for loops storing its elements, so that the lines of the read serve a whole tile.
+  void emit_tiles(const Statement& st, const std::string& out_mem, const std::string& out_ty) {
+    const int rank = static_cast<int>(st.rank());
+    const int inner = rank - 1;
+    const int dim = tile_choice(spec_, st).dim;
+    SB_ASSERT(dim >= 0 && dim < inner, "a tiled dimension that is not an outer output dimension");
+    w_.line("// In tiles of " + std::to_string(tiles_.outer) + " x " +
+            std::to_string(tiles_.inner) + " elements of output dimensions " + std::to_string(dim) +
+            " and " + std::to_string(inner) + ".");
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string step_d = constant(std::to_string(tiles_.outer), DType::Index);
+    const std::string step_i = constant(std::to_string(tiles_.inner), DType::Index);
+    std::string ivs, lbs, ubs, steps;
+    auto add = [&](const std::string& iv, const std::string& ub, const std::string& step) {
+      const bool first = ivs.empty();
+      ivs += (first ? "" : ", ") + iv;
+      lbs += (first ? "" : ", ") + zero;
+      ubs += (first ? "" : ", ") + ub;
+      steps += (first ? "" : ", ") + step;
+    };
+    for (int d = 0; d < inner; ++d) {
+      if (d == dim) continue;
+      loop_var_[d] = fresh();
+      add(loop_var_[d], extents_[st.out][d], one);
+    }
+    const std::string tb_d = fresh(), tb_i = fresh();
+    add(tb_d, extents_[st.out][dim], step_d);
+    add(tb_i, extents_[st.out][inner], step_i);
+    w_.open("scf.parallel (" + ivs + ") = (" + lbs + ") to (" + ubs + ") step (" + steps + ") {");
+    auto tile_end = [&](const std::string& b, const std::string& step, int d) {
+      return op("arith.minsi", {op("arith.addi", {b, step}, DType::Index), extents_[st.out][d]},
+                DType::Index);
+    };
+    const std::string te_d = tile_end(tb_d, step_d, dim), te_i = tile_end(tb_i, step_i, inner);
+    loop_var_[dim] = fresh();
+    w_.open("scf.for " + loop_var_[dim] + " = " + tb_d + " to " + te_d + " step " + one + " {");
+    loop_var_[inner] = fresh();
+    w_.open("scf.for " + loop_var_[inner] + " = " + tb_i + " to " + te_i + " step " + one + " {");
+    const Tensor& out = spec_.tensors[st.out];
+    const std::string v = cast(val(*st.rhs), value_type(*st.rhs), out.type);
+    std::string idx;
+    for (int d = 0; d < rank; ++d) idx += (d ? ", " : "") + loop_var_.at(d);
+    w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
+    w_.close("}");
+    w_.close("}");
+    w_.line("scf.reduce");
+    w_.close("}");
+    for (int d = 0; d < rank; ++d) loop_var_.erase(d);
   }
 
   // The statement as generics writing `out_mem` (the output, or its current row) over the
@@ -1445,6 +1536,7 @@ class Body {
   bool reassoc_ = false;
   bool parallel_ = false;
   bool explicit_loops_ = false;
+  Tiles tiles_;
   struct View {
     std::string name;  // SSA name
     std::string type;  // its memref type
@@ -1621,8 +1713,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     std::string body;
     bool explicit_loops = false;
   };
-  auto make_body = [&spec](bool reassoc, bool parallel) {
-    Body body(spec, reassoc, parallel);
+  auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {}) {
+    Body body(spec, reassoc, parallel, tiles);
     body.emit_extents();
     // The row_fusion pass's groups (lower/row_fusion.h), run by the parallel strategy.
     const std::vector<RowGroup> no_groups;
@@ -1639,8 +1731,9 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     body.w().line("return");
     return Text{body.w().str(), body.explicit_loops()};
   };
-  const Text in_order = make_body(false, false), reassociated = make_body(true, false),
-             parallel = make_body(true, true);
+  const Text in_order = make_body(false, false), reassociated = make_body(true, false);
+  // The parallel body once per tile shape of the parallel variants (their tile parameters).
+  std::map<std::pair<int64_t, int64_t>, Text> parallel;
 
   // Every tensor is a buffer of its own (specbench_abi.h), so the memrefs are noalias, as the
   // C-family backends declare their pointers __restrict.
@@ -1670,7 +1763,12 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     for (const auto& p : strategy.info.params) params[p.name] = param(v, strategy.info, p.name);
     out += "\n// -----\n";
     out += "// sb-variant: " + v.name + "\n";
-    const Text& text = !sched.reassociate ? in_order : sched.parallel ? parallel : reassociated;
+    const Tiles tiles = sched.parallel ? host::variant_tiles(v, strategy.info) : Tiles{};
+    const std::pair<int64_t, int64_t> shape{tiles.outer, tiles.inner};
+    if (sched.parallel && !parallel.count(shape)) parallel[shape] = make_body(true, true, tiles);
+    const Text& text = !sched.reassociate ? in_order
+                       : sched.parallel   ? parallel.at(shape)
+                                          : reassociated;
     out += "// sb-pipeline: " + sched.pipeline(params, text.explicit_loops) + "\n";
     out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
                                : "module {\n";

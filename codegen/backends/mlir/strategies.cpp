@@ -46,8 +46,8 @@ host::HostStrategy openmp() {
             "linalg lowered to parallel loops, then to OpenMP (LLVM libomp); row groups fused, "
             "full reductions in parallel blocks, non-temporal stores for outputs beyond the "
             "caches; f32 math as MLIR's polynomial approximations, f64 tanh expanded into exp, "
-            "exp and log as LLVM intrinsics that clang vectorises",
-            {},
+            "exp and log as LLVM intrinsics that clang vectorises; reads across rows in tiles",
+            host::tile_params(),
             "parallel_simd"};
   s.schedule.parallel = true;
   s.schedule.simd = true;

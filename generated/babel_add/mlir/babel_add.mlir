@@ -9,7 +9,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C

@@ -8,7 +8,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -26,27 +26,57 @@ module {
     scf.for %2 = %0 to %R step %1 {
       %3 = arith.constant 0 : index
       %4 = arith.constant 1.0 : f32
-      %5 = arith.constant 1 : index
-      %6:2 = scf.for %7 = %0 to %C step %5 iter_args(%8 = %4, %9 = %3) -> (f32, index) {
-        %10 = arith.constant 1 : index
-        %11 = arith.addi %7, %10 : index
-        %12 = scf.for %13 = %9 to %11 step %5 iter_args(%14 = %8) -> (f32) {
-          %15 = memref.load %x[%2, %13] : memref<?x?xf32>
-          %16 = arith.constant 0.0 : f32
-          %17 = arith.cmpf olt, %15, %16 : f32
-          %18 = memref.load %x[%2, %13] : memref<?x?xf32>
-          %19 = arith.constant 1.0 : f32
-          %20 = arith.subf %18, %19 : f32
-          %21 = memref.load %x[%2, %13] : memref<?x?xf32>
-          %22 = arith.constant 1.0 : f32
-          %23 = arith.addf %21, %22 : f32
-          %24 = arith.select %17, %20, %23 : f32
-          %25 = arith.mulf %14, %24 : f32
-          scf.yield %25 : f32
+      %5 = arith.constant 0 : index
+      %6 = arith.constant 1 : index
+      %7 = arith.constant 1 : index
+      %8 = arith.addi %5, %7 : index
+      %9 = arith.constant 0 : index
+      %10 = arith.subi %8, %6 : index
+      %11 = arith.subi %9, %8 : index
+      %12 = arith.addi %11, %6 : index
+      %13 = arith.maxsi %12, %6 : index
+      %14 = arith.cmpi eq, %10, %9 : index
+      %15 = arith.select %14, %5, %13 : index
+      %16 = arith.maxsi %15, %0 : index
+      %17 = arith.minsi %16, %C : index
+      %18:2 = scf.for %19 = %0 to %17 step %6 iter_args(%20 = %4, %21 = %3) -> (f32, index) {
+        %22 = arith.constant 1 : index
+        %23 = arith.addi %19, %22 : index
+        %24 = scf.for %25 = %21 to %23 step %6 iter_args(%26 = %20) -> (f32) {
+          %27 = memref.load %x[%2, %25] : memref<?x?xf32>
+          %28 = arith.constant 0.0 : f32
+          %29 = arith.cmpf olt, %27, %28 : f32
+          %30 = memref.load %x[%2, %25] : memref<?x?xf32>
+          %31 = arith.constant 1.0 : f32
+          %32 = arith.subf %30, %31 : f32
+          %33 = memref.load %x[%2, %25] : memref<?x?xf32>
+          %34 = arith.constant 1.0 : f32
+          %35 = arith.addf %33, %34 : f32
+          %36 = arith.select %29, %32, %35 : f32
+          %37 = arith.mulf %26, %36 : f32
+          scf.yield %37 : f32
         }
-        %26 = arith.maxsi %9, %11 : index
-        memref.store %12, %y[%2, %7] : memref<?x?xf32>
-        scf.yield %12, %26 : f32, index
+        %38 = arith.maxsi %21, %23 : index
+        memref.store %24, %y[%2, %19] : memref<?x?xf32>
+        scf.yield %24, %38 : f32, index
+      }
+      %39 = scf.for %40 = %17 to %C step %6 iter_args(%41 = %18#0) -> (f32) {
+        %42 = arith.constant 1 : index
+        %43 = arith.addi %40, %42 : index
+        %44 = arith.subi %43, %6 : index
+        %45 = memref.load %x[%2, %44] : memref<?x?xf32>
+        %46 = arith.constant 0.0 : f32
+        %47 = arith.cmpf olt, %45, %46 : f32
+        %48 = memref.load %x[%2, %44] : memref<?x?xf32>
+        %49 = arith.constant 1.0 : f32
+        %50 = arith.subf %48, %49 : f32
+        %51 = memref.load %x[%2, %44] : memref<?x?xf32>
+        %52 = arith.constant 1.0 : f32
+        %53 = arith.addf %51, %52 : f32
+        %54 = arith.select %47, %50, %53 : f32
+        %55 = arith.mulf %41, %54 : f32
+        memref.store %55, %y[%2, %40] : memref<?x?xf32>
+        scf.yield %55 : f32
       }
     }
     return
@@ -65,27 +95,57 @@ module {
     scf.for %2 = %0 to %R step %1 {
       %3 = arith.constant 0 : index
       %4 = arith.constant 1.0 : f32
-      %5 = arith.constant 1 : index
-      %6:2 = scf.for %7 = %0 to %C step %5 iter_args(%8 = %4, %9 = %3) -> (f32, index) {
-        %10 = arith.constant 1 : index
-        %11 = arith.addi %7, %10 : index
-        %12 = scf.for %13 = %9 to %11 step %5 iter_args(%14 = %8) -> (f32) {
-          %15 = memref.load %x[%2, %13] : memref<?x?xf32>
-          %16 = arith.constant 0.0 : f32
-          %17 = arith.cmpf olt, %15, %16 : f32
-          %18 = memref.load %x[%2, %13] : memref<?x?xf32>
-          %19 = arith.constant 1.0 : f32
-          %20 = arith.subf %18, %19 : f32
-          %21 = memref.load %x[%2, %13] : memref<?x?xf32>
-          %22 = arith.constant 1.0 : f32
-          %23 = arith.addf %21, %22 : f32
-          %24 = arith.select %17, %20, %23 : f32
-          %25 = arith.mulf %14, %24 fastmath<reassoc> : f32
-          scf.yield %25 : f32
+      %5 = arith.constant 0 : index
+      %6 = arith.constant 1 : index
+      %7 = arith.constant 1 : index
+      %8 = arith.addi %5, %7 : index
+      %9 = arith.constant 0 : index
+      %10 = arith.subi %8, %6 : index
+      %11 = arith.subi %9, %8 : index
+      %12 = arith.addi %11, %6 : index
+      %13 = arith.maxsi %12, %6 : index
+      %14 = arith.cmpi eq, %10, %9 : index
+      %15 = arith.select %14, %5, %13 : index
+      %16 = arith.maxsi %15, %0 : index
+      %17 = arith.minsi %16, %C : index
+      %18:2 = scf.for %19 = %0 to %17 step %6 iter_args(%20 = %4, %21 = %3) -> (f32, index) {
+        %22 = arith.constant 1 : index
+        %23 = arith.addi %19, %22 : index
+        %24 = scf.for %25 = %21 to %23 step %6 iter_args(%26 = %20) -> (f32) {
+          %27 = memref.load %x[%2, %25] : memref<?x?xf32>
+          %28 = arith.constant 0.0 : f32
+          %29 = arith.cmpf olt, %27, %28 : f32
+          %30 = memref.load %x[%2, %25] : memref<?x?xf32>
+          %31 = arith.constant 1.0 : f32
+          %32 = arith.subf %30, %31 : f32
+          %33 = memref.load %x[%2, %25] : memref<?x?xf32>
+          %34 = arith.constant 1.0 : f32
+          %35 = arith.addf %33, %34 : f32
+          %36 = arith.select %29, %32, %35 : f32
+          %37 = arith.mulf %26, %36 fastmath<reassoc> : f32
+          scf.yield %37 : f32
         }
-        %26 = arith.maxsi %9, %11 : index
-        memref.store %12, %y[%2, %7] : memref<?x?xf32>
-        scf.yield %12, %26 : f32, index
+        %38 = arith.maxsi %21, %23 : index
+        memref.store %24, %y[%2, %19] : memref<?x?xf32>
+        scf.yield %24, %38 : f32, index
+      }
+      %39 = scf.for %40 = %17 to %C step %6 iter_args(%41 = %18#0) -> (f32) {
+        %42 = arith.constant 1 : index
+        %43 = arith.addi %40, %42 : index
+        %44 = arith.subi %43, %6 : index
+        %45 = memref.load %x[%2, %44] : memref<?x?xf32>
+        %46 = arith.constant 0.0 : f32
+        %47 = arith.cmpf olt, %45, %46 : f32
+        %48 = memref.load %x[%2, %44] : memref<?x?xf32>
+        %49 = arith.constant 1.0 : f32
+        %50 = arith.subf %48, %49 : f32
+        %51 = memref.load %x[%2, %44] : memref<?x?xf32>
+        %52 = arith.constant 1.0 : f32
+        %53 = arith.addf %51, %52 : f32
+        %54 = arith.select %47, %50, %53 : f32
+        %55 = arith.mulf %41, %54 fastmath<reassoc> : f32
+        memref.store %55, %y[%2, %40] : memref<?x?xf32>
+        scf.yield %55 : f32
       }
     }
     return
@@ -113,27 +173,57 @@ module attributes {transform.with_named_sequence} {
       scf.for %11 = %8 to %10 step %1 {
         %12 = arith.constant 0 : index
         %13 = arith.constant 1.0 : f32
-        %14 = arith.constant 1 : index
-        %15:2 = scf.for %16 = %0 to %C step %14 iter_args(%17 = %13, %18 = %12) -> (f32, index) {
-          %19 = arith.constant 1 : index
-          %20 = arith.addi %16, %19 : index
-          %21 = scf.for %22 = %18 to %20 step %14 iter_args(%23 = %17) -> (f32) {
-            %24 = memref.load %x[%11, %22] : memref<?x?xf32>
-            %25 = arith.constant 0.0 : f32
-            %26 = arith.cmpf olt, %24, %25 : f32
-            %27 = memref.load %x[%11, %22] : memref<?x?xf32>
-            %28 = arith.constant 1.0 : f32
-            %29 = arith.subf %27, %28 : f32
-            %30 = memref.load %x[%11, %22] : memref<?x?xf32>
-            %31 = arith.constant 1.0 : f32
-            %32 = arith.addf %30, %31 : f32
-            %33 = arith.select %26, %29, %32 : f32
-            %34 = arith.mulf %23, %33 fastmath<reassoc> : f32
-            scf.yield %34 : f32
+        %14 = arith.constant 0 : index
+        %15 = arith.constant 1 : index
+        %16 = arith.constant 1 : index
+        %17 = arith.addi %14, %16 : index
+        %18 = arith.constant 0 : index
+        %19 = arith.subi %17, %15 : index
+        %20 = arith.subi %18, %17 : index
+        %21 = arith.addi %20, %15 : index
+        %22 = arith.maxsi %21, %15 : index
+        %23 = arith.cmpi eq, %19, %18 : index
+        %24 = arith.select %23, %14, %22 : index
+        %25 = arith.maxsi %24, %0 : index
+        %26 = arith.minsi %25, %C : index
+        %27:2 = scf.for %28 = %0 to %26 step %15 iter_args(%29 = %13, %30 = %12) -> (f32, index) {
+          %31 = arith.constant 1 : index
+          %32 = arith.addi %28, %31 : index
+          %33 = scf.for %34 = %30 to %32 step %15 iter_args(%35 = %29) -> (f32) {
+            %36 = memref.load %x[%11, %34] : memref<?x?xf32>
+            %37 = arith.constant 0.0 : f32
+            %38 = arith.cmpf olt, %36, %37 : f32
+            %39 = memref.load %x[%11, %34] : memref<?x?xf32>
+            %40 = arith.constant 1.0 : f32
+            %41 = arith.subf %39, %40 : f32
+            %42 = memref.load %x[%11, %34] : memref<?x?xf32>
+            %43 = arith.constant 1.0 : f32
+            %44 = arith.addf %42, %43 : f32
+            %45 = arith.select %38, %41, %44 : f32
+            %46 = arith.mulf %35, %45 fastmath<reassoc> : f32
+            scf.yield %46 : f32
           }
-          %35 = arith.maxsi %18, %20 : index
-          memref.store %21, %y[%11, %16] : memref<?x?xf32>
-          scf.yield %21, %35 : f32, index
+          %47 = arith.maxsi %30, %32 : index
+          memref.store %33, %y[%11, %28] : memref<?x?xf32>
+          scf.yield %33, %47 : f32, index
+        }
+        %48 = scf.for %49 = %26 to %C step %15 iter_args(%50 = %27#0) -> (f32) {
+          %51 = arith.constant 1 : index
+          %52 = arith.addi %49, %51 : index
+          %53 = arith.subi %52, %15 : index
+          %54 = memref.load %x[%11, %53] : memref<?x?xf32>
+          %55 = arith.constant 0.0 : f32
+          %56 = arith.cmpf olt, %54, %55 : f32
+          %57 = memref.load %x[%11, %53] : memref<?x?xf32>
+          %58 = arith.constant 1.0 : f32
+          %59 = arith.subf %57, %58 : f32
+          %60 = memref.load %x[%11, %53] : memref<?x?xf32>
+          %61 = arith.constant 1.0 : f32
+          %62 = arith.addf %60, %61 : f32
+          %63 = arith.select %56, %59, %62 : f32
+          %64 = arith.mulf %50, %63 fastmath<reassoc> : f32
+          memref.store %64, %y[%11, %49] : memref<?x?xf32>
+          scf.yield %64 : f32
         }
       }
       scf.reduce

@@ -8,7 +8,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -25,18 +25,39 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0.0 : f32
-    %4 = arith.constant 1 : index
-    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
-      %9 = arith.constant 1 : index
-      %10 = arith.addi %6, %9 : index
-      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
-        %14 = memref.load %x[%12] : memref<?xf32>
-        %15 = arith.addf %13, %14 : f32
-        scf.yield %15 : f32
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.addi %4, %6 : index
+    %8 = arith.constant 0 : index
+    %9 = arith.subi %7, %5 : index
+    %10 = arith.subi %8, %7 : index
+    %11 = arith.addi %10, %5 : index
+    %12 = arith.maxsi %11, %5 : index
+    %13 = arith.cmpi eq, %9, %8 : index
+    %14 = arith.select %13, %4, %12 : index
+    %15 = arith.maxsi %14, %0 : index
+    %16 = arith.minsi %15, %N : index
+    %17:2 = scf.for %18 = %0 to %16 step %5 iter_args(%19 = %3, %20 = %2) -> (f32, index) {
+      %21 = arith.constant 1 : index
+      %22 = arith.addi %18, %21 : index
+      %23 = scf.for %24 = %20 to %22 step %5 iter_args(%25 = %19) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = arith.addf %25, %26 : f32
+        scf.yield %27 : f32
       }
-      %16 = arith.maxsi %8, %10 : index
-      memref.store %11, %y[%6] : memref<?xf32>
-      scf.yield %11, %16 : f32, index
+      %28 = arith.maxsi %20, %22 : index
+      memref.store %23, %y[%18] : memref<?xf32>
+      scf.yield %23, %28 : f32, index
+    }
+    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
+      %32 = arith.constant 1 : index
+      %33 = arith.addi %30, %32 : index
+      %34 = arith.subi %33, %5 : index
+      %35 = memref.load %x[%34] : memref<?xf32>
+      %36 = arith.addf %31, %35 : f32
+      memref.store %36, %y[%30] : memref<?xf32>
+      scf.yield %36 : f32
     }
     return
   }
@@ -53,18 +74,39 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0.0 : f32
-    %4 = arith.constant 1 : index
-    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
-      %9 = arith.constant 1 : index
-      %10 = arith.addi %6, %9 : index
-      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
-        %14 = memref.load %x[%12] : memref<?xf32>
-        %15 = arith.addf %13, %14 fastmath<reassoc> : f32
-        scf.yield %15 : f32
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.addi %4, %6 : index
+    %8 = arith.constant 0 : index
+    %9 = arith.subi %7, %5 : index
+    %10 = arith.subi %8, %7 : index
+    %11 = arith.addi %10, %5 : index
+    %12 = arith.maxsi %11, %5 : index
+    %13 = arith.cmpi eq, %9, %8 : index
+    %14 = arith.select %13, %4, %12 : index
+    %15 = arith.maxsi %14, %0 : index
+    %16 = arith.minsi %15, %N : index
+    %17:2 = scf.for %18 = %0 to %16 step %5 iter_args(%19 = %3, %20 = %2) -> (f32, index) {
+      %21 = arith.constant 1 : index
+      %22 = arith.addi %18, %21 : index
+      %23 = scf.for %24 = %20 to %22 step %5 iter_args(%25 = %19) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = arith.addf %25, %26 fastmath<reassoc> : f32
+        scf.yield %27 : f32
       }
-      %16 = arith.maxsi %8, %10 : index
-      memref.store %11, %y[%6] : memref<?xf32>
-      scf.yield %11, %16 : f32, index
+      %28 = arith.maxsi %20, %22 : index
+      memref.store %23, %y[%18] : memref<?xf32>
+      scf.yield %23, %28 : f32, index
+    }
+    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
+      %32 = arith.constant 1 : index
+      %33 = arith.addi %30, %32 : index
+      %34 = arith.subi %33, %5 : index
+      %35 = memref.load %x[%34] : memref<?xf32>
+      %36 = arith.addf %31, %35 fastmath<reassoc> : f32
+      memref.store %36, %y[%30] : memref<?xf32>
+      scf.yield %36 : f32
     }
     return
   }
@@ -131,39 +173,81 @@ module {
         %44 = arith.minsi %43, %N : index
         %45 = memref.load %9[%40] : memref<512xf32>
         %46 = memref.load %10[%40] : memref<512xindex>
-        %47 = arith.constant 1 : index
-        %48:2 = scf.for %49 = %42 to %44 step %47 iter_args(%50 = %45, %51 = %46) -> (f32, index) {
-          %52 = arith.constant 1 : index
-          %53 = arith.addi %49, %52 : index
-          %54 = scf.for %55 = %51 to %53 step %47 iter_args(%56 = %50) -> (f32) {
-            %57 = memref.load %x[%55] : memref<?xf32>
-            %58 = arith.addf %56, %57 fastmath<reassoc> : f32
-            scf.yield %58 : f32
+        %47 = arith.constant 0 : index
+        %48 = arith.constant 1 : index
+        %49 = arith.constant 1 : index
+        %50 = arith.addi %47, %49 : index
+        %51 = arith.constant 0 : index
+        %52 = arith.subi %50, %48 : index
+        %53 = arith.subi %51, %50 : index
+        %54 = arith.addi %53, %48 : index
+        %55 = arith.maxsi %54, %48 : index
+        %56 = arith.cmpi eq, %52, %51 : index
+        %57 = arith.select %56, %47, %55 : index
+        %58 = arith.maxsi %57, %42 : index
+        %59 = arith.minsi %58, %44 : index
+        %60:2 = scf.for %61 = %42 to %59 step %48 iter_args(%62 = %45, %63 = %46) -> (f32, index) {
+          %64 = arith.constant 1 : index
+          %65 = arith.addi %61, %64 : index
+          %66 = scf.for %67 = %63 to %65 step %48 iter_args(%68 = %62) -> (f32) {
+            %69 = memref.load %x[%67] : memref<?xf32>
+            %70 = arith.addf %68, %69 fastmath<reassoc> : f32
+            scf.yield %70 : f32
           }
-          %59 = arith.maxsi %51, %53 : index
-          memref.store %54, %y[%49] : memref<?xf32>
-          scf.yield %54, %59 : f32, index
+          %71 = arith.maxsi %63, %65 : index
+          memref.store %66, %y[%61] : memref<?xf32>
+          scf.yield %66, %71 : f32, index
+        }
+        %72 = scf.for %73 = %59 to %44 step %48 iter_args(%74 = %60#0) -> (f32) {
+          %75 = arith.constant 1 : index
+          %76 = arith.addi %73, %75 : index
+          %77 = arith.subi %76, %48 : index
+          %78 = memref.load %x[%77] : memref<?xf32>
+          %79 = arith.addf %74, %78 fastmath<reassoc> : f32
+          memref.store %79, %y[%73] : memref<?xf32>
+          scf.yield %79 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %60 = arith.constant 0 : index
-      %61 = arith.constant 1 : index
-      %62 = arith.constant 0 : index
-      %63 = arith.constant 0.0 : f32
-      %64 = arith.constant 1 : index
-      %65:2 = scf.for %66 = %60 to %N step %64 iter_args(%67 = %63, %68 = %62) -> (f32, index) {
-        %69 = arith.constant 1 : index
-        %70 = arith.addi %66, %69 : index
-        %71 = scf.for %72 = %68 to %70 step %64 iter_args(%73 = %67) -> (f32) {
-          %74 = memref.load %x[%72] : memref<?xf32>
-          %75 = arith.addf %73, %74 fastmath<reassoc> : f32
-          scf.yield %75 : f32
+      %80 = arith.constant 0 : index
+      %81 = arith.constant 1 : index
+      %82 = arith.constant 0 : index
+      %83 = arith.constant 0.0 : f32
+      %84 = arith.constant 0 : index
+      %85 = arith.constant 1 : index
+      %86 = arith.constant 1 : index
+      %87 = arith.addi %84, %86 : index
+      %88 = arith.constant 0 : index
+      %89 = arith.subi %87, %85 : index
+      %90 = arith.subi %88, %87 : index
+      %91 = arith.addi %90, %85 : index
+      %92 = arith.maxsi %91, %85 : index
+      %93 = arith.cmpi eq, %89, %88 : index
+      %94 = arith.select %93, %84, %92 : index
+      %95 = arith.maxsi %94, %80 : index
+      %96 = arith.minsi %95, %N : index
+      %97:2 = scf.for %98 = %80 to %96 step %85 iter_args(%99 = %83, %100 = %82) -> (f32, index) {
+        %101 = arith.constant 1 : index
+        %102 = arith.addi %98, %101 : index
+        %103 = scf.for %104 = %100 to %102 step %85 iter_args(%105 = %99) -> (f32) {
+          %106 = memref.load %x[%104] : memref<?xf32>
+          %107 = arith.addf %105, %106 fastmath<reassoc> : f32
+          scf.yield %107 : f32
         }
-        %76 = arith.maxsi %68, %70 : index
-        memref.store %71, %y[%66] : memref<?xf32>
-        scf.yield %71, %76 : f32, index
+        %108 = arith.maxsi %100, %102 : index
+        memref.store %103, %y[%98] : memref<?xf32>
+        scf.yield %103, %108 : f32, index
+      }
+      %109 = scf.for %110 = %96 to %N step %85 iter_args(%111 = %97#0) -> (f32) {
+        %112 = arith.constant 1 : index
+        %113 = arith.addi %110, %112 : index
+        %114 = arith.subi %113, %85 : index
+        %115 = memref.load %x[%114] : memref<?xf32>
+        %116 = arith.addf %111, %115 fastmath<reassoc> : f32
+        memref.store %116, %y[%110] : memref<?xf32>
+        scf.yield %116 : f32
       }
     }
     return

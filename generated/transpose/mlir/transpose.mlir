@@ -8,7 +8,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -54,130 +54,29 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module attributes {transform.with_named_sequence} {
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module {
   func.func @transpose_openmp(%x: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // y[j, i] = x[i, j]
-    %0 = arith.constant 4 : index
-    %1 = arith.muli %0, %R : index
-    %2 = arith.muli %1, %C : index
-    %3 = arith.constant 4 : index
-    %4 = arith.muli %3, %C : index
-    %5 = arith.muli %4, %R : index
-    %6 = arith.addi %2, %5 : index
-    %7 = arith.constant 33554432 : index
-    %8 = arith.cmpi sge, %6, %7 : index
-    scf.if %8 {
-      // Row by row, in parallel blocks of rows.
-      %9 = arith.constant 0 : index
-      %10 = arith.constant 1 : index
-      %11 = arith.constant 63 : index
-      %12 = arith.addi %C, %11 : index
-      %13 = arith.constant 64 : index
-      %14 = arith.divui %12, %13 : index
-      %15 = arith.constant 1 : index
-      %16 = arith.maxsi %14, %15 : index
-      scf.parallel (%17) = (%9) to (%C) step (%16) {
-        %18 = arith.addi %17, %16 : index
-        %19 = arith.minsi %18, %C : index
-        %20 = memref.alloca() : memref<16xf32>
-        scf.for %21 = %17 to %19 step %10 {
-          %22 = memref.subview %y[%21, 0] [1, %R] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-          // y[j, i] = x[i, j]
-          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %23 = arith.constant 4 : index
-          %24, %25, %26, %27 = memref.extract_strided_metadata %22 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %28 = memref.extract_aligned_pointer_as_index %22 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %29 = arith.muli %25, %23 : index
-          %30 = arith.addi %28, %29 : index
-          %31 = arith.constant 64 : index
-          %32 = arith.remui %30, %31 : index
-          %33 = arith.subi %31, %32 : index
-          %34 = arith.remui %33, %31 : index
-          %35 = arith.divui %34, %23 : index
-          %36 = arith.minsi %35, %R : index
-          %37 = arith.constant 16 : index
-          %38 = arith.subi %R, %36 : index
-          %39 = arith.divui %38, %37 : index
-          %40 = arith.muli %39, %37 : index
-          %41 = arith.addi %36, %40 : index
-          %42 = arith.constant 0 : index
-          %43 = arith.constant 1 : index
-          %44 = memref.subview %22[%42] [%36] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %45 = arith.constant 0 : index
-          %46 = memref.reinterpret_cast %44 to offset: [0], sizes: [%36], strides: [%45] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%46 : memref<?xf32, strided<[?]>>)
-              outs(%44 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%47: f32, %48: f32):
-            %49 = linalg.index 0 : index
-            %50 = arith.addi %49, %42 : index
-            %51 = memref.load %x[%50, %21] : memref<?x?xf32>
-            linalg.yield %51 : f32
-          }
-          scf.for %52 = %42 to %39 step %43 {
-            %53 = arith.muli %52, %37 : index
-            %54 = arith.addi %36, %53 : index
-            %55 = arith.constant 0 : index
-            %56 = memref.reinterpret_cast %20 to offset: [0], sizes: [%37], strides: [%55] : memref<16xf32> to memref<?xf32, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%56 : memref<?xf32, strided<[?]>>)
-                outs(%20 : memref<16xf32>) {
-              ^bb0(%57: f32, %58: f32):
-              %59 = linalg.index 0 : index
-              %60 = arith.addi %59, %54 : index
-              %61 = memref.load %x[%60, %21] : memref<?x?xf32>
-              linalg.yield %61 : f32
-            }
-            %62 = arith.constant 8 : index
-            %63 = vector.load %20[%42] : memref<16xf32>, vector<8xf32>
-            %64 = vector.load %20[%62] : memref<16xf32>, vector<8xf32>
-            %65 = arith.muli %54, %23 : index
-            %66 = arith.addi %30, %65 : index
-            %67 = arith.index_cast %66 : index to i64
-            %68 = llvm.inttoptr %67 : i64 to !llvm.ptr
-            llvm.store %63, %68 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %69 = llvm.getelementptr %68[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %64, %69 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          }
-          %70 = arith.subi %R, %41 : index
-          %71 = memref.subview %22[%41] [%70] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %72 = arith.constant 0 : index
-          %73 = memref.reinterpret_cast %71 to offset: [0], sizes: [%70], strides: [%72] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%73 : memref<?xf32, strided<[?]>>)
-              outs(%71 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%74: f32, %75: f32):
-            %76 = linalg.index 0 : index
-            %77 = arith.addi %76, %41 : index
-            %78 = memref.load %x[%77, %21] : memref<?x?xf32>
-            linalg.yield %78 : f32
-          }
+    // In tiles of 512 x 16 elements of output dimensions 0 and 1.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 512 : index
+    %3 = arith.constant 16 : index
+    scf.parallel (%4, %5) = (%0, %0) to (%C, %R) step (%2, %3) {
+      %6 = arith.addi %4, %2 : index
+      %7 = arith.minsi %6, %C : index
+      %8 = arith.addi %5, %3 : index
+      %9 = arith.minsi %8, %R : index
+      scf.for %10 = %4 to %7 step %1 {
+        scf.for %11 = %5 to %9 step %1 {
+          %12 = memref.load %x[%11, %10] : memref<?x?xf32>
+          memref.store %12, %y[%10, %11] : memref<?x?xf32>
         }
-        llvm.fence seq_cst
-        scf.reduce
       }
-    } else {
-      %79 = arith.constant 0 : index
-      %80 = arith.constant 0 : index
-      %81 = memref.reinterpret_cast %y to offset: [0], sizes: [%C, %R], strides: [%79, %80] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%81, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-          outs(%y : memref<?x?xf32>) {
-        ^bb0(%82: f32, %83: f32, %84: f32):
-        linalg.yield %83 : f32
-      }
+      scf.reduce
     }
     return
-  }
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %loops : !transform.any_op {
-    ^bb0(%loop: !transform.any_op):
-      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
-      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
-    }
-    transform.yield
   }
 }
 

@@ -9,7 +9,7 @@
 // Sizes (ABI order): N
 // Variants:
 //   loops   strategy loops
-//   openmp  strategy openmp
+//   openmp  strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C

@@ -11,7 +11,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 32, vector = 4
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -44,40 +44,63 @@ module {
     %12 = arith.constant 1 : index
     %13 = arith.constant 0 : index
     %14 = arith.constant 1.0 : f64
-    %15 = arith.constant 1 : index
-    %16:2 = scf.for %17 = %11 to %N step %15 iter_args(%18 = %14, %19 = %13) -> (f64, index) {
-      %20 = arith.constant 1 : index
-      %21 = arith.addi %17, %20 : index
-      %22 = scf.for %23 = %19 to %21 step %15 iter_args(%24 = %18) -> (f64) {
-        %25 = memref.load %x[%23] : memref<?xf32>
-        %26 = arith.extf %25 : f32 to f64
-        %27 = arith.negf %26 : f64
-        %28 = arith.mulf %24, %27 : f64
-        scf.yield %28 : f64
+    %15 = arith.constant 0 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.constant 1 : index
+    %18 = arith.addi %15, %17 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.subi %18, %16 : index
+    %21 = arith.subi %19, %18 : index
+    %22 = arith.addi %21, %16 : index
+    %23 = arith.maxsi %22, %16 : index
+    %24 = arith.cmpi eq, %20, %19 : index
+    %25 = arith.select %24, %15, %23 : index
+    %26 = arith.maxsi %25, %11 : index
+    %27 = arith.minsi %26, %N : index
+    %28:2 = scf.for %29 = %11 to %27 step %16 iter_args(%30 = %14, %31 = %13) -> (f64, index) {
+      %32 = arith.constant 1 : index
+      %33 = arith.addi %29, %32 : index
+      %34 = scf.for %35 = %31 to %33 step %16 iter_args(%36 = %30) -> (f64) {
+        %37 = memref.load %x[%35] : memref<?xf32>
+        %38 = arith.extf %37 : f32 to f64
+        %39 = arith.negf %38 : f64
+        %40 = arith.mulf %36, %39 : f64
+        scf.yield %40 : f64
       }
-      %29 = arith.maxsi %19, %21 : index
-      memref.store %22, %q[%17] : memref<?xf64>
-      scf.yield %22, %29 : f64, index
+      %41 = arith.maxsi %31, %33 : index
+      memref.store %34, %q[%29] : memref<?xf64>
+      scf.yield %34, %41 : f64, index
+    }
+    %42 = scf.for %43 = %27 to %N step %16 iter_args(%44 = %28#0) -> (f64) {
+      %45 = arith.constant 1 : index
+      %46 = arith.addi %43, %45 : index
+      %47 = arith.subi %46, %16 : index
+      %48 = memref.load %x[%47] : memref<?xf32>
+      %49 = arith.extf %48 : f32 to f64
+      %50 = arith.negf %49 : f64
+      %51 = arith.mulf %44, %50 : f64
+      memref.store %51, %q[%43] : memref<?xf64>
+      scf.yield %51 : f64
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
-    %30 = arith.constant 1 : i32
-    linalg.fill ins(%30 : i32) outs(%w : memref<i32>)
-    %31 = arith.constant 0 : index
-    %32 = arith.subi %N, %31 : index
-    %33 = arith.constant 0 : index
-    %34 = arith.maxsi %32, %33 : index
-    %35 = arith.constant 0 : index
-    %36 = memref.reinterpret_cast %w to offset: [0], sizes: [%34], strides: [%35] : memref<i32> to memref<?xi32, strided<[?]>>
+    %52 = arith.constant 1 : i32
+    linalg.fill ins(%52 : i32) outs(%w : memref<i32>)
+    %53 = arith.constant 0 : index
+    %54 = arith.subi %N, %53 : index
+    %55 = arith.constant 0 : index
+    %56 = arith.maxsi %54, %55 : index
+    %57 = arith.constant 0 : index
+    %58 = memref.reinterpret_cast %w to offset: [0], sizes: [%56], strides: [%57] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%36, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%58, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%w : memref<i32>) {
-      ^bb0(%37: i32, %38: i32, %39: i32):
-      %40 = arith.constant 2 : i32
-      %41 = arith.muli %40, %38 : i32
-      %42 = arith.constant 1 : i32
-      %43 = arith.addi %41, %42 : i32
-      %44 = arith.muli %39, %43 : i32
-      linalg.yield %44 : i32
+      ^bb0(%59: i32, %60: i32, %61: i32):
+      %62 = arith.constant 2 : i32
+      %63 = arith.muli %62, %60 : i32
+      %64 = arith.constant 1 : i32
+      %65 = arith.addi %63, %64 : i32
+      %66 = arith.muli %61, %65 : i32
+      linalg.yield %66 : i32
     }
     return
   }
@@ -110,40 +133,63 @@ module {
     %12 = arith.constant 1 : index
     %13 = arith.constant 0 : index
     %14 = arith.constant 1.0 : f64
-    %15 = arith.constant 1 : index
-    %16:2 = scf.for %17 = %11 to %N step %15 iter_args(%18 = %14, %19 = %13) -> (f64, index) {
-      %20 = arith.constant 1 : index
-      %21 = arith.addi %17, %20 : index
-      %22 = scf.for %23 = %19 to %21 step %15 iter_args(%24 = %18) -> (f64) {
-        %25 = memref.load %x[%23] : memref<?xf32>
-        %26 = arith.extf %25 : f32 to f64
-        %27 = arith.negf %26 : f64
-        %28 = arith.mulf %24, %27 fastmath<reassoc> : f64
-        scf.yield %28 : f64
+    %15 = arith.constant 0 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.constant 1 : index
+    %18 = arith.addi %15, %17 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.subi %18, %16 : index
+    %21 = arith.subi %19, %18 : index
+    %22 = arith.addi %21, %16 : index
+    %23 = arith.maxsi %22, %16 : index
+    %24 = arith.cmpi eq, %20, %19 : index
+    %25 = arith.select %24, %15, %23 : index
+    %26 = arith.maxsi %25, %11 : index
+    %27 = arith.minsi %26, %N : index
+    %28:2 = scf.for %29 = %11 to %27 step %16 iter_args(%30 = %14, %31 = %13) -> (f64, index) {
+      %32 = arith.constant 1 : index
+      %33 = arith.addi %29, %32 : index
+      %34 = scf.for %35 = %31 to %33 step %16 iter_args(%36 = %30) -> (f64) {
+        %37 = memref.load %x[%35] : memref<?xf32>
+        %38 = arith.extf %37 : f32 to f64
+        %39 = arith.negf %38 : f64
+        %40 = arith.mulf %36, %39 fastmath<reassoc> : f64
+        scf.yield %40 : f64
       }
-      %29 = arith.maxsi %19, %21 : index
-      memref.store %22, %q[%17] : memref<?xf64>
-      scf.yield %22, %29 : f64, index
+      %41 = arith.maxsi %31, %33 : index
+      memref.store %34, %q[%29] : memref<?xf64>
+      scf.yield %34, %41 : f64, index
+    }
+    %42 = scf.for %43 = %27 to %N step %16 iter_args(%44 = %28#0) -> (f64) {
+      %45 = arith.constant 1 : index
+      %46 = arith.addi %43, %45 : index
+      %47 = arith.subi %46, %16 : index
+      %48 = memref.load %x[%47] : memref<?xf32>
+      %49 = arith.extf %48 : f32 to f64
+      %50 = arith.negf %49 : f64
+      %51 = arith.mulf %44, %50 fastmath<reassoc> : f64
+      memref.store %51, %q[%43] : memref<?xf64>
+      scf.yield %51 : f64
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
-    %30 = arith.constant 1 : i32
-    linalg.fill ins(%30 : i32) outs(%w : memref<i32>)
-    %31 = arith.constant 0 : index
-    %32 = arith.subi %N, %31 : index
-    %33 = arith.constant 0 : index
-    %34 = arith.maxsi %32, %33 : index
-    %35 = arith.constant 0 : index
-    %36 = memref.reinterpret_cast %w to offset: [0], sizes: [%34], strides: [%35] : memref<i32> to memref<?xi32, strided<[?]>>
+    %52 = arith.constant 1 : i32
+    linalg.fill ins(%52 : i32) outs(%w : memref<i32>)
+    %53 = arith.constant 0 : index
+    %54 = arith.subi %N, %53 : index
+    %55 = arith.constant 0 : index
+    %56 = arith.maxsi %54, %55 : index
+    %57 = arith.constant 0 : index
+    %58 = memref.reinterpret_cast %w to offset: [0], sizes: [%56], strides: [%57] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%36, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%58, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%w : memref<i32>) {
-      ^bb0(%37: i32, %38: i32, %39: i32):
-      %40 = arith.constant 2 : i32
-      %41 = arith.muli %40, %38 : i32
-      %42 = arith.constant 1 : i32
-      %43 = arith.addi %41, %42 : i32
-      %44 = arith.muli %39, %43 : i32
-      linalg.yield %44 : i32
+      ^bb0(%59: i32, %60: i32, %61: i32):
+      %62 = arith.constant 2 : i32
+      %63 = arith.muli %62, %60 : i32
+      %64 = arith.constant 1 : i32
+      %65 = arith.addi %63, %64 : i32
+      %66 = arith.muli %61, %65 : i32
+      linalg.yield %66 : i32
     }
     return
   }
@@ -265,101 +311,147 @@ module attributes {transform.with_named_sequence} {
         %84 = arith.minsi %83, %N : index
         %85 = memref.load %47[%80] : memref<512xf64>
         %86 = memref.load %48[%80] : memref<512xindex>
-        %87 = arith.constant 1 : index
-        %88:2 = scf.for %89 = %82 to %84 step %87 iter_args(%90 = %85, %91 = %86) -> (f64, index) {
-          %92 = arith.constant 1 : index
-          %93 = arith.addi %89, %92 : index
-          %94 = scf.for %95 = %91 to %93 step %87 iter_args(%96 = %90) -> (f64) {
-            %97 = memref.load %x[%95] : memref<?xf32>
-            %98 = arith.extf %97 : f32 to f64
-            %99 = arith.negf %98 : f64
-            %100 = arith.mulf %96, %99 fastmath<reassoc> : f64
-            scf.yield %100 : f64
+        %87 = arith.constant 0 : index
+        %88 = arith.constant 1 : index
+        %89 = arith.constant 1 : index
+        %90 = arith.addi %87, %89 : index
+        %91 = arith.constant 0 : index
+        %92 = arith.subi %90, %88 : index
+        %93 = arith.subi %91, %90 : index
+        %94 = arith.addi %93, %88 : index
+        %95 = arith.maxsi %94, %88 : index
+        %96 = arith.cmpi eq, %92, %91 : index
+        %97 = arith.select %96, %87, %95 : index
+        %98 = arith.maxsi %97, %82 : index
+        %99 = arith.minsi %98, %84 : index
+        %100:2 = scf.for %101 = %82 to %99 step %88 iter_args(%102 = %85, %103 = %86) -> (f64, index) {
+          %104 = arith.constant 1 : index
+          %105 = arith.addi %101, %104 : index
+          %106 = scf.for %107 = %103 to %105 step %88 iter_args(%108 = %102) -> (f64) {
+            %109 = memref.load %x[%107] : memref<?xf32>
+            %110 = arith.extf %109 : f32 to f64
+            %111 = arith.negf %110 : f64
+            %112 = arith.mulf %108, %111 fastmath<reassoc> : f64
+            scf.yield %112 : f64
           }
-          %101 = arith.maxsi %91, %93 : index
-          memref.store %94, %q[%89] : memref<?xf64>
-          scf.yield %94, %101 : f64, index
+          %113 = arith.maxsi %103, %105 : index
+          memref.store %106, %q[%101] : memref<?xf64>
+          scf.yield %106, %113 : f64, index
+        }
+        %114 = scf.for %115 = %99 to %84 step %88 iter_args(%116 = %100#0) -> (f64) {
+          %117 = arith.constant 1 : index
+          %118 = arith.addi %115, %117 : index
+          %119 = arith.subi %118, %88 : index
+          %120 = memref.load %x[%119] : memref<?xf32>
+          %121 = arith.extf %120 : f32 to f64
+          %122 = arith.negf %121 : f64
+          %123 = arith.mulf %116, %122 fastmath<reassoc> : f64
+          memref.store %123, %q[%115] : memref<?xf64>
+          scf.yield %123 : f64
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %102 = arith.constant 0 : index
-      %103 = arith.constant 1 : index
-      %104 = arith.constant 0 : index
-      %105 = arith.constant 1.0 : f64
-      %106 = arith.constant 1 : index
-      %107:2 = scf.for %108 = %102 to %N step %106 iter_args(%109 = %105, %110 = %104) -> (f64, index) {
-        %111 = arith.constant 1 : index
-        %112 = arith.addi %108, %111 : index
-        %113 = scf.for %114 = %110 to %112 step %106 iter_args(%115 = %109) -> (f64) {
-          %116 = memref.load %x[%114] : memref<?xf32>
-          %117 = arith.extf %116 : f32 to f64
-          %118 = arith.negf %117 : f64
-          %119 = arith.mulf %115, %118 fastmath<reassoc> : f64
-          scf.yield %119 : f64
+      %124 = arith.constant 0 : index
+      %125 = arith.constant 1 : index
+      %126 = arith.constant 0 : index
+      %127 = arith.constant 1.0 : f64
+      %128 = arith.constant 0 : index
+      %129 = arith.constant 1 : index
+      %130 = arith.constant 1 : index
+      %131 = arith.addi %128, %130 : index
+      %132 = arith.constant 0 : index
+      %133 = arith.subi %131, %129 : index
+      %134 = arith.subi %132, %131 : index
+      %135 = arith.addi %134, %129 : index
+      %136 = arith.maxsi %135, %129 : index
+      %137 = arith.cmpi eq, %133, %132 : index
+      %138 = arith.select %137, %128, %136 : index
+      %139 = arith.maxsi %138, %124 : index
+      %140 = arith.minsi %139, %N : index
+      %141:2 = scf.for %142 = %124 to %140 step %129 iter_args(%143 = %127, %144 = %126) -> (f64, index) {
+        %145 = arith.constant 1 : index
+        %146 = arith.addi %142, %145 : index
+        %147 = scf.for %148 = %144 to %146 step %129 iter_args(%149 = %143) -> (f64) {
+          %150 = memref.load %x[%148] : memref<?xf32>
+          %151 = arith.extf %150 : f32 to f64
+          %152 = arith.negf %151 : f64
+          %153 = arith.mulf %149, %152 fastmath<reassoc> : f64
+          scf.yield %153 : f64
         }
-        %120 = arith.maxsi %110, %112 : index
-        memref.store %113, %q[%108] : memref<?xf64>
-        scf.yield %113, %120 : f64, index
+        %154 = arith.maxsi %144, %146 : index
+        memref.store %147, %q[%142] : memref<?xf64>
+        scf.yield %147, %154 : f64, index
+      }
+      %155 = scf.for %156 = %140 to %N step %129 iter_args(%157 = %141#0) -> (f64) {
+        %158 = arith.constant 1 : index
+        %159 = arith.addi %156, %158 : index
+        %160 = arith.subi %159, %129 : index
+        %161 = memref.load %x[%160] : memref<?xf32>
+        %162 = arith.extf %161 : f32 to f64
+        %163 = arith.negf %162 : f64
+        %164 = arith.mulf %157, %163 fastmath<reassoc> : f64
+        memref.store %164, %q[%156] : memref<?xf64>
+        scf.yield %164 : f64
       }
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
     // In parallel blocks, then the blocks' partial results.
-    %121 = arith.constant 0 : index
-    %122 = arith.subi %N, %121 : index
-    %123 = arith.constant 0 : index
-    %124 = arith.maxsi %122, %123 : index
-    %125 = arith.constant 0 : index
-    %126 = arith.constant 1 : index
-    %127 = arith.constant 63 : index
-    %128 = arith.addi %124, %127 : index
-    %129 = arith.constant 64 : index
-    %130 = arith.divui %128, %129 : index
-    %131 = arith.constant 1 : index
-    %132 = arith.maxsi %130, %131 : index
-    %133 = arith.subi %132, %126 : index
-    %134 = arith.addi %124, %133 : index
-    %135 = arith.divui %134, %132 : index
-    %136 = memref.alloca() : memref<64xi32>
-    scf.parallel (%137) = (%125) to (%135) step (%126) {
-      %138 = arith.muli %137, %132 : index
-      %139 = arith.addi %138, %132 : index
-      %140 = arith.minsi %139, %124 : index
-      %141 = arith.subi %140, %138 : index
-      %142 = arith.addi %121, %138 : index
-      %143 = memref.alloca() : memref<i32>
-      %144 = arith.constant 1 : i32
-      linalg.fill ins(%144 : i32) outs(%143 : memref<i32>)
-      %145 = arith.constant 0 : index
-      %146 = memref.reinterpret_cast %143 to offset: [0], sizes: [%141], strides: [%145] : memref<i32> to memref<?xi32, strided<[?]>>
+    %165 = arith.constant 0 : index
+    %166 = arith.subi %N, %165 : index
+    %167 = arith.constant 0 : index
+    %168 = arith.maxsi %166, %167 : index
+    %169 = arith.constant 0 : index
+    %170 = arith.constant 1 : index
+    %171 = arith.constant 63 : index
+    %172 = arith.addi %168, %171 : index
+    %173 = arith.constant 64 : index
+    %174 = arith.divui %172, %173 : index
+    %175 = arith.constant 1 : index
+    %176 = arith.maxsi %174, %175 : index
+    %177 = arith.subi %176, %170 : index
+    %178 = arith.addi %168, %177 : index
+    %179 = arith.divui %178, %176 : index
+    %180 = memref.alloca() : memref<64xi32>
+    scf.parallel (%181) = (%169) to (%179) step (%170) {
+      %182 = arith.muli %181, %176 : index
+      %183 = arith.addi %182, %176 : index
+      %184 = arith.minsi %183, %168 : index
+      %185 = arith.subi %184, %182 : index
+      %186 = arith.addi %165, %182 : index
+      %187 = memref.alloca() : memref<i32>
+      %188 = arith.constant 1 : i32
+      linalg.fill ins(%188 : i32) outs(%187 : memref<i32>)
+      %189 = arith.constant 0 : index
+      %190 = memref.reinterpret_cast %187 to offset: [0], sizes: [%185], strides: [%189] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%146 : memref<?xi32, strided<[?]>>)
-          outs(%143 : memref<i32>) {
-        ^bb0(%147: i32, %148: i32):
-        %149 = linalg.index 0 : index
-        %150 = arith.addi %149, %142 : index
-        %151 = arith.constant 2 : i32
-        %152 = memref.load %v[%150] : memref<?xi32>
-        %153 = arith.muli %151, %152 : i32
-        %154 = arith.constant 1 : i32
-        %155 = arith.addi %153, %154 : i32
-        %156 = arith.muli %148, %155 : i32
-        linalg.yield %156 : i32
+          ins(%190 : memref<?xi32, strided<[?]>>)
+          outs(%187 : memref<i32>) {
+        ^bb0(%191: i32, %192: i32):
+        %193 = linalg.index 0 : index
+        %194 = arith.addi %193, %186 : index
+        %195 = arith.constant 2 : i32
+        %196 = memref.load %v[%194] : memref<?xi32>
+        %197 = arith.muli %195, %196 : i32
+        %198 = arith.constant 1 : i32
+        %199 = arith.addi %197, %198 : i32
+        %200 = arith.muli %192, %199 : i32
+        linalg.yield %200 : i32
       }
-      %157 = memref.load %143[] : memref<i32>
-      memref.store %157, %136[%137] : memref<64xi32>
+      %201 = memref.load %187[] : memref<i32>
+      memref.store %201, %180[%181] : memref<64xi32>
       scf.reduce
     }
-    %158 = arith.constant 1 : i32
-    linalg.fill ins(%158 : i32) outs(%w : memref<i32>)
-    %159 = memref.subview %136[0] [%135] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %202 = arith.constant 1 : i32
+    linalg.fill ins(%202 : i32) outs(%w : memref<i32>)
+    %203 = memref.subview %180[0] [%179] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%159 : memref<?xi32, strided<[1]>>)
+        ins(%203 : memref<?xi32, strided<[1]>>)
         outs(%w : memref<i32>) {
-      ^bb0(%160: i32, %161: i32):
-      %162 = arith.muli %161, %160 : i32
-      linalg.yield %162 : i32
+      ^bb0(%204: i32, %205: i32):
+      %206 = arith.muli %205, %204 : i32
+      linalg.yield %206 : i32
     }
     return
   }

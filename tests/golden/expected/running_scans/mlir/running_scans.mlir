@@ -12,7 +12,7 @@
 //   7  u  f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
-//   openmp  strategy openmp
+//   openmp  strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -39,609 +39,846 @@ module attributes {transform.with_named_sequence} {
       scf.for %11 = %8 to %10 step %1 {
         %12 = arith.constant 1 : index
         %13 = arith.constant 0.0 : f32
-        %14 = arith.constant 1 : index
-        %15:2 = scf.for %16 = %0 to %C step %14 iter_args(%17 = %13, %18 = %12) -> (f32, index) {
-          %19 = scf.for %20 = %18 to %16 step %14 iter_args(%21 = %17) -> (f32) {
-            %22 = arith.constant 0 : index
-            %23 = arith.cmpi sge, %11, %22 : index
-            %24 = arith.cmpi slt, %11, %R : index
-            %25 = arith.andi %23, %24 : i1
-            %26 = arith.constant 1 : index
-            %27 = arith.subi %R, %26 : index
-            %28 = arith.minsi %11, %27 : index
-            %29 = arith.constant 0 : index
-            %30 = arith.maxsi %28, %29 : index
-            %31 = arith.constant 0 : index
-            %32 = arith.cmpi sge, %20, %31 : index
-            %33 = arith.cmpi slt, %20, %C : index
-            %34 = arith.andi %32, %33 : i1
-            %35 = arith.andi %25, %34 : i1
+        %14 = arith.constant 0 : index
+        %15 = arith.constant 1 : index
+        %16 = arith.constant 1 : index
+        %17 = arith.subi %14, %15 : index
+        %18 = arith.subi %16, %14 : index
+        %19 = arith.addi %18, %15 : index
+        %20 = arith.maxsi %19, %15 : index
+        %21 = arith.cmpi eq, %17, %16 : index
+        %22 = arith.select %21, %14, %20 : index
+        %23 = arith.maxsi %22, %0 : index
+        %24 = arith.minsi %23, %C : index
+        %25:2 = scf.for %26 = %0 to %24 step %15 iter_args(%27 = %13, %28 = %12) -> (f32, index) {
+          %29 = scf.for %30 = %28 to %26 step %15 iter_args(%31 = %27) -> (f32) {
+            %32 = arith.constant 0 : index
+            %33 = arith.cmpi sge, %11, %32 : index
+            %34 = arith.cmpi slt, %11, %R : index
+            %35 = arith.andi %33, %34 : i1
             %36 = arith.constant 1 : index
-            %37 = arith.subi %C, %36 : index
-            %38 = arith.minsi %20, %37 : index
+            %37 = arith.subi %R, %36 : index
+            %38 = arith.minsi %11, %37 : index
             %39 = arith.constant 0 : index
             %40 = arith.maxsi %38, %39 : index
-            %41 = memref.load %x[%30, %40] : memref<?x?xf32>
-            %42 = arith.constant 0.0 : f32
-            %43 = arith.select %35, %41, %42 : f32
-            %44 = arith.addf %21, %43 fastmath<reassoc> : f32
-            scf.yield %44 : f32
+            %41 = arith.constant 0 : index
+            %42 = arith.cmpi sge, %30, %41 : index
+            %43 = arith.cmpi slt, %30, %C : index
+            %44 = arith.andi %42, %43 : i1
+            %45 = arith.andi %35, %44 : i1
+            %46 = arith.constant 1 : index
+            %47 = arith.subi %C, %46 : index
+            %48 = arith.minsi %30, %47 : index
+            %49 = arith.constant 0 : index
+            %50 = arith.maxsi %48, %49 : index
+            %51 = memref.load %x[%40, %50] : memref<?x?xf32>
+            %52 = arith.constant 0.0 : f32
+            %53 = arith.select %45, %51, %52 : f32
+            %54 = arith.addf %31, %53 fastmath<reassoc> : f32
+            scf.yield %54 : f32
           }
-          %45 = arith.maxsi %18, %16 : index
-          memref.store %19, %e[%11, %16] : memref<?x?xf32>
-          scf.yield %19, %45 : f32, index
+          %55 = arith.maxsi %28, %26 : index
+          memref.store %29, %e[%11, %26] : memref<?x?xf32>
+          scf.yield %29, %55 : f32, index
+        }
+        %56 = scf.for %57 = %24 to %C step %15 iter_args(%58 = %25#0) -> (f32) {
+          %59 = arith.subi %57, %15 : index
+          %60 = arith.constant 0 : index
+          %61 = arith.cmpi sge, %11, %60 : index
+          %62 = arith.cmpi slt, %11, %R : index
+          %63 = arith.andi %61, %62 : i1
+          %64 = arith.constant 1 : index
+          %65 = arith.subi %R, %64 : index
+          %66 = arith.minsi %11, %65 : index
+          %67 = arith.constant 0 : index
+          %68 = arith.maxsi %66, %67 : index
+          %69 = arith.constant 0 : index
+          %70 = arith.cmpi sge, %59, %69 : index
+          %71 = arith.cmpi slt, %59, %C : index
+          %72 = arith.andi %70, %71 : i1
+          %73 = arith.andi %63, %72 : i1
+          %74 = arith.constant 1 : index
+          %75 = arith.subi %C, %74 : index
+          %76 = arith.minsi %59, %75 : index
+          %77 = arith.constant 0 : index
+          %78 = arith.maxsi %76, %77 : index
+          %79 = memref.load %x[%68, %78] : memref<?x?xf32>
+          %80 = arith.constant 0.0 : f32
+          %81 = arith.select %73, %79, %80 : f32
+          %82 = arith.addf %58, %81 fastmath<reassoc> : f32
+          memref.store %82, %e[%11, %57] : memref<?x?xf32>
+          scf.yield %82 : f32
         }
       }
       scf.reduce
     }
     // w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
-    %46 = arith.constant 65536 : index
-    %47 = arith.cmpi sge, %C, %46 : index
-    scf.if %47 {
+    %83 = arith.constant 65536 : index
+    %84 = arith.cmpi sge, %C, %83 : index
+    scf.if %84 {
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
       // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %48 = arith.constant 0 : index
-      %49 = arith.constant 1 : index
-      %50 = arith.constant 512 : index
-      %51 = arith.constant 511 : index
-      %52 = arith.addi %C, %51 : index
-      %53 = arith.divui %52, %50 : index
-      %54 = arith.constant 0 : index
-      %55 = memref.alloca() : memref<512xi32>
-      %56 = memref.alloca() : memref<512xindex>
-      scf.parallel (%57) = (%48) to (%50) step (%49) {
-        %58 = arith.muli %57, %53 : index
-        %59 = arith.minsi %58, %C : index
-        %60 = arith.addi %59, %53 : index
-        %61 = arith.minsi %60, %C : index
-        %62 = arith.subi %59, %49 : index
-        %63 = arith.constant 1 : index
-        %64 = arith.addi %62, %63 : index
-        %65 = arith.maxsi %54, %64 : index
-        %66 = arith.cmpi sgt, %59, %48 : index
-        %67 = arith.select %66, %65, %54 : index
-        %68 = arith.subi %61, %49 : index
-        %69 = arith.constant 1 : index
-        %70 = arith.addi %68, %69 : index
-        %71 = arith.maxsi %54, %70 : index
-        %72 = arith.cmpi sgt, %61, %48 : index
-        %73 = arith.select %72, %71, %54 : index
-        %74 = arith.constant 0 : i32
-        %75 = scf.for %76 = %67 to %73 step %49 iter_args(%77 = %74) -> (i32) {
-          %78 = memref.load %v[%76] : memref<?xi32>
-          %79 = arith.constant 1000003 : i32
-          %80 = arith.muli %78, %79 : i32
-          %81 = arith.addi %77, %80 : i32
-          scf.yield %81 : i32
+      %85 = arith.constant 0 : index
+      %86 = arith.constant 1 : index
+      %87 = arith.constant 512 : index
+      %88 = arith.constant 511 : index
+      %89 = arith.addi %C, %88 : index
+      %90 = arith.divui %89, %87 : index
+      %91 = arith.constant 0 : index
+      %92 = memref.alloca() : memref<512xi32>
+      %93 = memref.alloca() : memref<512xindex>
+      scf.parallel (%94) = (%85) to (%87) step (%86) {
+        %95 = arith.muli %94, %90 : index
+        %96 = arith.minsi %95, %C : index
+        %97 = arith.addi %96, %90 : index
+        %98 = arith.minsi %97, %C : index
+        %99 = arith.subi %96, %86 : index
+        %100 = arith.constant 1 : index
+        %101 = arith.addi %99, %100 : index
+        %102 = arith.maxsi %91, %101 : index
+        %103 = arith.cmpi sgt, %96, %85 : index
+        %104 = arith.select %103, %102, %91 : index
+        %105 = arith.subi %98, %86 : index
+        %106 = arith.constant 1 : index
+        %107 = arith.addi %105, %106 : index
+        %108 = arith.maxsi %91, %107 : index
+        %109 = arith.cmpi sgt, %98, %85 : index
+        %110 = arith.select %109, %108, %91 : index
+        %111 = arith.constant 0 : i32
+        %112 = scf.for %113 = %104 to %110 step %86 iter_args(%114 = %111) -> (i32) {
+          %115 = memref.load %v[%113] : memref<?xi32>
+          %116 = arith.constant 1000003 : i32
+          %117 = arith.muli %115, %116 : i32
+          %118 = arith.addi %114, %117 : i32
+          scf.yield %118 : i32
         }
-        memref.store %75, %55[%57] : memref<512xi32>
-        memref.store %67, %56[%57] : memref<512xindex>
+        memref.store %112, %92[%94] : memref<512xi32>
+        memref.store %104, %93[%94] : memref<512xindex>
         scf.reduce
       }
-      %82 = arith.constant 0 : i32
-      %83 = scf.for %84 = %48 to %50 step %49 iter_args(%85 = %82) -> (i32) {
-        %86 = memref.load %55[%84] : memref<512xi32>
-        memref.store %85, %55[%84] : memref<512xi32>
-        %87 = arith.addi %85, %86 : i32
-        scf.yield %87 : i32
+      %119 = arith.constant 0 : i32
+      %120 = scf.for %121 = %85 to %87 step %86 iter_args(%122 = %119) -> (i32) {
+        %123 = memref.load %92[%121] : memref<512xi32>
+        memref.store %122, %92[%121] : memref<512xi32>
+        %124 = arith.addi %122, %123 : i32
+        scf.yield %124 : i32
       }
-      scf.parallel (%88) = (%48) to (%50) step (%49) {
-        %89 = arith.muli %88, %53 : index
-        %90 = arith.minsi %89, %C : index
-        %91 = arith.addi %90, %53 : index
-        %92 = arith.minsi %91, %C : index
-        %93 = memref.load %55[%88] : memref<512xi32>
-        %94 = memref.load %56[%88] : memref<512xindex>
-        %95 = arith.constant 1 : index
-        %96:2 = scf.for %97 = %90 to %92 step %95 iter_args(%98 = %93, %99 = %94) -> (i32, index) {
-          %100 = arith.constant 1 : index
-          %101 = arith.addi %97, %100 : index
-          %102 = scf.for %103 = %99 to %101 step %95 iter_args(%104 = %98) -> (i32) {
-            %105 = memref.load %v[%103] : memref<?xi32>
-            %106 = arith.constant 1000003 : i32
-            %107 = arith.muli %105, %106 : i32
-            %108 = arith.addi %104, %107 : i32
-            scf.yield %108 : i32
+      scf.parallel (%125) = (%85) to (%87) step (%86) {
+        %126 = arith.muli %125, %90 : index
+        %127 = arith.minsi %126, %C : index
+        %128 = arith.addi %127, %90 : index
+        %129 = arith.minsi %128, %C : index
+        %130 = memref.load %92[%125] : memref<512xi32>
+        %131 = memref.load %93[%125] : memref<512xindex>
+        %132 = arith.constant 0 : index
+        %133 = arith.constant 1 : index
+        %134 = arith.constant 1 : index
+        %135 = arith.addi %132, %134 : index
+        %136 = arith.constant 0 : index
+        %137 = arith.subi %135, %133 : index
+        %138 = arith.subi %136, %135 : index
+        %139 = arith.addi %138, %133 : index
+        %140 = arith.maxsi %139, %133 : index
+        %141 = arith.cmpi eq, %137, %136 : index
+        %142 = arith.select %141, %132, %140 : index
+        %143 = arith.maxsi %142, %127 : index
+        %144 = arith.minsi %143, %129 : index
+        %145:2 = scf.for %146 = %127 to %144 step %133 iter_args(%147 = %130, %148 = %131) -> (i32, index) {
+          %149 = arith.constant 1 : index
+          %150 = arith.addi %146, %149 : index
+          %151 = scf.for %152 = %148 to %150 step %133 iter_args(%153 = %147) -> (i32) {
+            %154 = memref.load %v[%152] : memref<?xi32>
+            %155 = arith.constant 1000003 : i32
+            %156 = arith.muli %154, %155 : i32
+            %157 = arith.addi %153, %156 : i32
+            scf.yield %157 : i32
           }
-          %109 = arith.maxsi %99, %101 : index
-          memref.store %102, %w[%97] : memref<?xi32>
-          scf.yield %102, %109 : i32, index
+          %158 = arith.maxsi %148, %150 : index
+          memref.store %151, %w[%146] : memref<?xi32>
+          scf.yield %151, %158 : i32, index
+        }
+        %159 = scf.for %160 = %144 to %129 step %133 iter_args(%161 = %145#0) -> (i32) {
+          %162 = arith.constant 1 : index
+          %163 = arith.addi %160, %162 : index
+          %164 = arith.subi %163, %133 : index
+          %165 = memref.load %v[%164] : memref<?xi32>
+          %166 = arith.constant 1000003 : i32
+          %167 = arith.muli %165, %166 : i32
+          %168 = arith.addi %161, %167 : i32
+          memref.store %168, %w[%160] : memref<?xi32>
+          scf.yield %168 : i32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %110 = arith.constant 0 : index
-      %111 = arith.constant 1 : index
-      %112 = arith.constant 0 : index
-      %113 = arith.constant 0 : i32
-      %114 = arith.constant 1 : index
-      %115:2 = scf.for %116 = %110 to %C step %114 iter_args(%117 = %113, %118 = %112) -> (i32, index) {
-        %119 = arith.constant 1 : index
-        %120 = arith.addi %116, %119 : index
-        %121 = scf.for %122 = %118 to %120 step %114 iter_args(%123 = %117) -> (i32) {
-          %124 = memref.load %v[%122] : memref<?xi32>
-          %125 = arith.constant 1000003 : i32
-          %126 = arith.muli %124, %125 : i32
-          %127 = arith.addi %123, %126 : i32
-          scf.yield %127 : i32
+      %169 = arith.constant 0 : index
+      %170 = arith.constant 1 : index
+      %171 = arith.constant 0 : index
+      %172 = arith.constant 0 : i32
+      %173 = arith.constant 0 : index
+      %174 = arith.constant 1 : index
+      %175 = arith.constant 1 : index
+      %176 = arith.addi %173, %175 : index
+      %177 = arith.constant 0 : index
+      %178 = arith.subi %176, %174 : index
+      %179 = arith.subi %177, %176 : index
+      %180 = arith.addi %179, %174 : index
+      %181 = arith.maxsi %180, %174 : index
+      %182 = arith.cmpi eq, %178, %177 : index
+      %183 = arith.select %182, %173, %181 : index
+      %184 = arith.maxsi %183, %169 : index
+      %185 = arith.minsi %184, %C : index
+      %186:2 = scf.for %187 = %169 to %185 step %174 iter_args(%188 = %172, %189 = %171) -> (i32, index) {
+        %190 = arith.constant 1 : index
+        %191 = arith.addi %187, %190 : index
+        %192 = scf.for %193 = %189 to %191 step %174 iter_args(%194 = %188) -> (i32) {
+          %195 = memref.load %v[%193] : memref<?xi32>
+          %196 = arith.constant 1000003 : i32
+          %197 = arith.muli %195, %196 : i32
+          %198 = arith.addi %194, %197 : i32
+          scf.yield %198 : i32
         }
-        %128 = arith.maxsi %118, %120 : index
-        memref.store %121, %w[%116] : memref<?xi32>
-        scf.yield %121, %128 : i32, index
+        %199 = arith.maxsi %189, %191 : index
+        memref.store %192, %w[%187] : memref<?xi32>
+        scf.yield %192, %199 : i32, index
+      }
+      %200 = scf.for %201 = %185 to %C step %174 iter_args(%202 = %186#0) -> (i32) {
+        %203 = arith.constant 1 : index
+        %204 = arith.addi %201, %203 : index
+        %205 = arith.subi %204, %174 : index
+        %206 = memref.load %v[%205] : memref<?xi32>
+        %207 = arith.constant 1000003 : i32
+        %208 = arith.muli %206, %207 : i32
+        %209 = arith.addi %202, %208 : i32
+        memref.store %209, %w[%201] : memref<?xi32>
+        scf.yield %209 : i32
       }
     }
     // m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
     // Running: each output's range extends the previous one's by its new terms.
-    %129 = arith.constant 0 : index
-    %130 = arith.constant 1 : index
-    %131 = arith.constant 63 : index
-    %132 = arith.addi %R, %131 : index
-    %133 = arith.constant 64 : index
-    %134 = arith.divui %132, %133 : index
-    %135 = arith.constant 1 : index
-    %136 = arith.maxsi %134, %135 : index
-    scf.parallel (%137) = (%129) to (%R) step (%136) {
-      %138 = arith.addi %137, %136 : index
-      %139 = arith.minsi %138, %R : index
-      scf.for %140 = %137 to %139 step %130 {
-        %141 = arith.constant 0 : index
-        %142 = arith.constant 0x7F800000 : f32
-        %143 = arith.constant 1 : index
-        %144:2 = scf.for %145 = %129 to %C step %143 iter_args(%146 = %142, %147 = %141) -> (f32, index) {
-          %148 = arith.constant 1 : index
-          %149 = arith.addi %145, %148 : index
-          %150 = scf.for %151 = %147 to %149 step %143 iter_args(%152 = %146) -> (f32) {
-            %153 = arith.constant 0 : index
-            %154 = arith.cmpi sge, %140, %153 : index
-            %155 = arith.cmpi slt, %140, %R : index
-            %156 = arith.andi %154, %155 : i1
-            %157 = arith.constant 1 : index
-            %158 = arith.subi %R, %157 : index
-            %159 = arith.minsi %140, %158 : index
-            %160 = arith.constant 0 : index
-            %161 = arith.maxsi %159, %160 : index
-            %162 = arith.constant 0 : index
-            %163 = arith.cmpi sge, %151, %162 : index
-            %164 = arith.cmpi slt, %151, %C : index
-            %165 = arith.andi %163, %164 : i1
-            %166 = arith.andi %156, %165 : i1
-            %167 = arith.constant 1 : index
-            %168 = arith.subi %C, %167 : index
-            %169 = arith.minsi %151, %168 : index
-            %170 = arith.constant 0 : index
-            %171 = arith.maxsi %169, %170 : index
-            %172 = memref.load %x[%161, %171] : memref<?x?xf32>
-            %173 = arith.constant 0.0 : f32
-            %174 = arith.select %166, %172, %173 : f32
-            %175 = arith.minimumf %152, %174 : f32
-            scf.yield %175 : f32
+    %210 = arith.constant 0 : index
+    %211 = arith.constant 1 : index
+    %212 = arith.constant 63 : index
+    %213 = arith.addi %R, %212 : index
+    %214 = arith.constant 64 : index
+    %215 = arith.divui %213, %214 : index
+    %216 = arith.constant 1 : index
+    %217 = arith.maxsi %215, %216 : index
+    scf.parallel (%218) = (%210) to (%R) step (%217) {
+      %219 = arith.addi %218, %217 : index
+      %220 = arith.minsi %219, %R : index
+      scf.for %221 = %218 to %220 step %211 {
+        %222 = arith.constant 0 : index
+        %223 = arith.constant 0x7F800000 : f32
+        %224 = arith.constant 0 : index
+        %225 = arith.constant 1 : index
+        %226 = arith.constant 1 : index
+        %227 = arith.addi %224, %226 : index
+        %228 = arith.constant 0 : index
+        %229 = arith.subi %227, %225 : index
+        %230 = arith.subi %228, %227 : index
+        %231 = arith.addi %230, %225 : index
+        %232 = arith.maxsi %231, %225 : index
+        %233 = arith.cmpi eq, %229, %228 : index
+        %234 = arith.select %233, %224, %232 : index
+        %235 = arith.maxsi %234, %210 : index
+        %236 = arith.minsi %235, %C : index
+        %237:2 = scf.for %238 = %210 to %236 step %225 iter_args(%239 = %223, %240 = %222) -> (f32, index) {
+          %241 = arith.constant 1 : index
+          %242 = arith.addi %238, %241 : index
+          %243 = scf.for %244 = %240 to %242 step %225 iter_args(%245 = %239) -> (f32) {
+            %246 = arith.constant 0 : index
+            %247 = arith.cmpi sge, %221, %246 : index
+            %248 = arith.cmpi slt, %221, %R : index
+            %249 = arith.andi %247, %248 : i1
+            %250 = arith.constant 1 : index
+            %251 = arith.subi %R, %250 : index
+            %252 = arith.minsi %221, %251 : index
+            %253 = arith.constant 0 : index
+            %254 = arith.maxsi %252, %253 : index
+            %255 = arith.constant 0 : index
+            %256 = arith.cmpi sge, %244, %255 : index
+            %257 = arith.cmpi slt, %244, %C : index
+            %258 = arith.andi %256, %257 : i1
+            %259 = arith.andi %249, %258 : i1
+            %260 = arith.constant 1 : index
+            %261 = arith.subi %C, %260 : index
+            %262 = arith.minsi %244, %261 : index
+            %263 = arith.constant 0 : index
+            %264 = arith.maxsi %262, %263 : index
+            %265 = memref.load %x[%254, %264] : memref<?x?xf32>
+            %266 = arith.constant 0.0 : f32
+            %267 = arith.select %259, %265, %266 : f32
+            %268 = arith.minimumf %245, %267 : f32
+            scf.yield %268 : f32
           }
-          %176 = arith.maxsi %147, %149 : index
-          %177 = arith.constant 2.0 : f32
-          %178 = arith.mulf %177, %150 : f32
-          %179 = arith.constant 0 : index
-          %180 = arith.cmpi sge, %140, %179 : index
-          %181 = arith.cmpi slt, %140, %R : index
-          %182 = arith.andi %180, %181 : i1
-          %183 = arith.constant 1 : index
-          %184 = arith.subi %R, %183 : index
-          %185 = arith.minsi %140, %184 : index
-          %186 = arith.constant 0 : index
-          %187 = arith.maxsi %185, %186 : index
-          %188 = arith.constant 0 : index
-          %189 = arith.cmpi sge, %145, %188 : index
-          %190 = arith.cmpi slt, %145, %C : index
-          %191 = arith.andi %189, %190 : i1
-          %192 = arith.andi %182, %191 : i1
-          %193 = arith.constant 1 : index
-          %194 = arith.subi %C, %193 : index
-          %195 = arith.minsi %145, %194 : index
-          %196 = arith.constant 0 : index
-          %197 = arith.maxsi %195, %196 : index
-          %198 = memref.load %x[%187, %197] : memref<?x?xf32>
-          %199 = arith.constant 0.0 : f32
-          %200 = arith.select %192, %198, %199 : f32
-          %201 = arith.addf %178, %200 : f32
-          memref.store %201, %m[%140, %145] : memref<?x?xf32>
-          scf.yield %150, %176 : f32, index
+          %269 = arith.maxsi %240, %242 : index
+          %270 = arith.constant 2.0 : f32
+          %271 = arith.mulf %270, %243 : f32
+          %272 = arith.constant 0 : index
+          %273 = arith.cmpi sge, %221, %272 : index
+          %274 = arith.cmpi slt, %221, %R : index
+          %275 = arith.andi %273, %274 : i1
+          %276 = arith.constant 1 : index
+          %277 = arith.subi %R, %276 : index
+          %278 = arith.minsi %221, %277 : index
+          %279 = arith.constant 0 : index
+          %280 = arith.maxsi %278, %279 : index
+          %281 = arith.constant 0 : index
+          %282 = arith.cmpi sge, %238, %281 : index
+          %283 = arith.cmpi slt, %238, %C : index
+          %284 = arith.andi %282, %283 : i1
+          %285 = arith.andi %275, %284 : i1
+          %286 = arith.constant 1 : index
+          %287 = arith.subi %C, %286 : index
+          %288 = arith.minsi %238, %287 : index
+          %289 = arith.constant 0 : index
+          %290 = arith.maxsi %288, %289 : index
+          %291 = memref.load %x[%280, %290] : memref<?x?xf32>
+          %292 = arith.constant 0.0 : f32
+          %293 = arith.select %285, %291, %292 : f32
+          %294 = arith.addf %271, %293 : f32
+          memref.store %294, %m[%221, %238] : memref<?x?xf32>
+          scf.yield %243, %269 : f32, index
+        }
+        %295 = scf.for %296 = %236 to %C step %225 iter_args(%297 = %237#0) -> (f32) {
+          %298 = arith.constant 1 : index
+          %299 = arith.addi %296, %298 : index
+          %300 = arith.subi %299, %225 : index
+          %301 = arith.constant 0 : index
+          %302 = arith.cmpi sge, %221, %301 : index
+          %303 = arith.cmpi slt, %221, %R : index
+          %304 = arith.andi %302, %303 : i1
+          %305 = arith.constant 1 : index
+          %306 = arith.subi %R, %305 : index
+          %307 = arith.minsi %221, %306 : index
+          %308 = arith.constant 0 : index
+          %309 = arith.maxsi %307, %308 : index
+          %310 = arith.constant 0 : index
+          %311 = arith.cmpi sge, %300, %310 : index
+          %312 = arith.cmpi slt, %300, %C : index
+          %313 = arith.andi %311, %312 : i1
+          %314 = arith.andi %304, %313 : i1
+          %315 = arith.constant 1 : index
+          %316 = arith.subi %C, %315 : index
+          %317 = arith.minsi %300, %316 : index
+          %318 = arith.constant 0 : index
+          %319 = arith.maxsi %317, %318 : index
+          %320 = memref.load %x[%309, %319] : memref<?x?xf32>
+          %321 = arith.constant 0.0 : f32
+          %322 = arith.select %314, %320, %321 : f32
+          %323 = arith.minimumf %297, %322 : f32
+          %324 = arith.constant 2.0 : f32
+          %325 = arith.mulf %324, %323 : f32
+          %326 = arith.constant 0 : index
+          %327 = arith.cmpi sge, %221, %326 : index
+          %328 = arith.cmpi slt, %221, %R : index
+          %329 = arith.andi %327, %328 : i1
+          %330 = arith.constant 1 : index
+          %331 = arith.subi %R, %330 : index
+          %332 = arith.minsi %221, %331 : index
+          %333 = arith.constant 0 : index
+          %334 = arith.maxsi %332, %333 : index
+          %335 = arith.constant 0 : index
+          %336 = arith.cmpi sge, %296, %335 : index
+          %337 = arith.cmpi slt, %296, %C : index
+          %338 = arith.andi %336, %337 : i1
+          %339 = arith.andi %329, %338 : i1
+          %340 = arith.constant 1 : index
+          %341 = arith.subi %C, %340 : index
+          %342 = arith.minsi %296, %341 : index
+          %343 = arith.constant 0 : index
+          %344 = arith.maxsi %342, %343 : index
+          %345 = memref.load %x[%334, %344] : memref<?x?xf32>
+          %346 = arith.constant 0.0 : f32
+          %347 = arith.select %339, %345, %346 : f32
+          %348 = arith.addf %325, %347 : f32
+          memref.store %348, %m[%221, %296] : memref<?x?xf32>
+          scf.yield %323 : f32
         }
       }
       scf.reduce
     }
     // t[c] = sum(k in 0..(c + 2): x[0, k])
-    %202 = arith.constant 65536 : index
-    %203 = arith.cmpi sge, %C, %202 : index
-    scf.if %203 {
+    %349 = arith.constant 65536 : index
+    %350 = arith.cmpi sge, %C, %349 : index
+    scf.if %350 {
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
       // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %204 = arith.constant 0 : index
-      %205 = arith.constant 1 : index
-      %206 = arith.constant 512 : index
-      %207 = arith.constant 511 : index
-      %208 = arith.addi %C, %207 : index
-      %209 = arith.divui %208, %206 : index
-      %210 = arith.constant 0 : index
-      %211 = memref.alloca() : memref<512xf32>
-      %212 = memref.alloca() : memref<512xindex>
-      scf.parallel (%213) = (%204) to (%206) step (%205) {
-        %214 = arith.muli %213, %209 : index
-        %215 = arith.minsi %214, %C : index
-        %216 = arith.addi %215, %209 : index
-        %217 = arith.minsi %216, %C : index
-        %218 = arith.subi %215, %205 : index
-        %219 = arith.constant 2 : index
-        %220 = arith.addi %218, %219 : index
-        %221 = arith.maxsi %210, %220 : index
-        %222 = arith.cmpi sgt, %215, %204 : index
-        %223 = arith.select %222, %221, %210 : index
-        %224 = arith.subi %217, %205 : index
-        %225 = arith.constant 2 : index
-        %226 = arith.addi %224, %225 : index
-        %227 = arith.maxsi %210, %226 : index
-        %228 = arith.cmpi sgt, %217, %204 : index
-        %229 = arith.select %228, %227, %210 : index
-        %230 = arith.constant 0.0 : f32
-        %231 = scf.for %232 = %223 to %229 step %205 iter_args(%233 = %230) -> (f32) {
-          %234 = arith.constant 0 : index
-          %235 = arith.constant 0 : index
-          %236 = arith.cmpi sge, %234, %235 : index
-          %237 = arith.cmpi slt, %234, %R : index
-          %238 = arith.andi %236, %237 : i1
-          %239 = arith.constant 1 : index
-          %240 = arith.subi %R, %239 : index
-          %241 = arith.minsi %234, %240 : index
-          %242 = arith.constant 0 : index
-          %243 = arith.maxsi %241, %242 : index
-          %244 = arith.constant 0 : index
-          %245 = arith.cmpi sge, %232, %244 : index
-          %246 = arith.cmpi slt, %232, %C : index
-          %247 = arith.andi %245, %246 : i1
-          %248 = arith.andi %238, %247 : i1
-          %249 = arith.constant 1 : index
-          %250 = arith.subi %C, %249 : index
-          %251 = arith.minsi %232, %250 : index
-          %252 = arith.constant 0 : index
-          %253 = arith.maxsi %251, %252 : index
-          %254 = memref.load %x[%243, %253] : memref<?x?xf32>
-          %255 = arith.constant 0.0 : f32
-          %256 = arith.select %248, %254, %255 : f32
-          %257 = arith.addf %233, %256 fastmath<reassoc> : f32
-          scf.yield %257 : f32
+      %351 = arith.constant 0 : index
+      %352 = arith.constant 1 : index
+      %353 = arith.constant 512 : index
+      %354 = arith.constant 511 : index
+      %355 = arith.addi %C, %354 : index
+      %356 = arith.divui %355, %353 : index
+      %357 = arith.constant 0 : index
+      %358 = memref.alloca() : memref<512xf32>
+      %359 = memref.alloca() : memref<512xindex>
+      scf.parallel (%360) = (%351) to (%353) step (%352) {
+        %361 = arith.muli %360, %356 : index
+        %362 = arith.minsi %361, %C : index
+        %363 = arith.addi %362, %356 : index
+        %364 = arith.minsi %363, %C : index
+        %365 = arith.subi %362, %352 : index
+        %366 = arith.constant 2 : index
+        %367 = arith.addi %365, %366 : index
+        %368 = arith.maxsi %357, %367 : index
+        %369 = arith.cmpi sgt, %362, %351 : index
+        %370 = arith.select %369, %368, %357 : index
+        %371 = arith.subi %364, %352 : index
+        %372 = arith.constant 2 : index
+        %373 = arith.addi %371, %372 : index
+        %374 = arith.maxsi %357, %373 : index
+        %375 = arith.cmpi sgt, %364, %351 : index
+        %376 = arith.select %375, %374, %357 : index
+        %377 = arith.constant 0.0 : f32
+        %378 = scf.for %379 = %370 to %376 step %352 iter_args(%380 = %377) -> (f32) {
+          %381 = arith.constant 0 : index
+          %382 = arith.constant 0 : index
+          %383 = arith.cmpi sge, %381, %382 : index
+          %384 = arith.cmpi slt, %381, %R : index
+          %385 = arith.andi %383, %384 : i1
+          %386 = arith.constant 1 : index
+          %387 = arith.subi %R, %386 : index
+          %388 = arith.minsi %381, %387 : index
+          %389 = arith.constant 0 : index
+          %390 = arith.maxsi %388, %389 : index
+          %391 = arith.constant 0 : index
+          %392 = arith.cmpi sge, %379, %391 : index
+          %393 = arith.cmpi slt, %379, %C : index
+          %394 = arith.andi %392, %393 : i1
+          %395 = arith.andi %385, %394 : i1
+          %396 = arith.constant 1 : index
+          %397 = arith.subi %C, %396 : index
+          %398 = arith.minsi %379, %397 : index
+          %399 = arith.constant 0 : index
+          %400 = arith.maxsi %398, %399 : index
+          %401 = memref.load %x[%390, %400] : memref<?x?xf32>
+          %402 = arith.constant 0.0 : f32
+          %403 = arith.select %395, %401, %402 : f32
+          %404 = arith.addf %380, %403 fastmath<reassoc> : f32
+          scf.yield %404 : f32
         }
-        memref.store %231, %211[%213] : memref<512xf32>
-        memref.store %223, %212[%213] : memref<512xindex>
+        memref.store %378, %358[%360] : memref<512xf32>
+        memref.store %370, %359[%360] : memref<512xindex>
         scf.reduce
       }
-      %258 = arith.constant 0.0 : f32
-      %259 = scf.for %260 = %204 to %206 step %205 iter_args(%261 = %258) -> (f32) {
-        %262 = memref.load %211[%260] : memref<512xf32>
-        memref.store %261, %211[%260] : memref<512xf32>
-        %263 = arith.addf %261, %262 fastmath<reassoc> : f32
-        scf.yield %263 : f32
+      %405 = arith.constant 0.0 : f32
+      %406 = scf.for %407 = %351 to %353 step %352 iter_args(%408 = %405) -> (f32) {
+        %409 = memref.load %358[%407] : memref<512xf32>
+        memref.store %408, %358[%407] : memref<512xf32>
+        %410 = arith.addf %408, %409 fastmath<reassoc> : f32
+        scf.yield %410 : f32
       }
-      scf.parallel (%264) = (%204) to (%206) step (%205) {
-        %265 = arith.muli %264, %209 : index
-        %266 = arith.minsi %265, %C : index
-        %267 = arith.addi %266, %209 : index
-        %268 = arith.minsi %267, %C : index
-        %269 = memref.load %211[%264] : memref<512xf32>
-        %270 = memref.load %212[%264] : memref<512xindex>
-        %271 = arith.constant 1 : index
-        %272:2 = scf.for %273 = %266 to %268 step %271 iter_args(%274 = %269, %275 = %270) -> (f32, index) {
-          %276 = arith.constant 2 : index
-          %277 = arith.addi %273, %276 : index
-          %278 = scf.for %279 = %275 to %277 step %271 iter_args(%280 = %274) -> (f32) {
-            %281 = arith.constant 0 : index
-            %282 = arith.constant 0 : index
-            %283 = arith.cmpi sge, %281, %282 : index
-            %284 = arith.cmpi slt, %281, %R : index
-            %285 = arith.andi %283, %284 : i1
-            %286 = arith.constant 1 : index
-            %287 = arith.subi %R, %286 : index
-            %288 = arith.minsi %281, %287 : index
-            %289 = arith.constant 0 : index
-            %290 = arith.maxsi %288, %289 : index
-            %291 = arith.constant 0 : index
-            %292 = arith.cmpi sge, %279, %291 : index
-            %293 = arith.cmpi slt, %279, %C : index
-            %294 = arith.andi %292, %293 : i1
-            %295 = arith.andi %285, %294 : i1
-            %296 = arith.constant 1 : index
-            %297 = arith.subi %C, %296 : index
-            %298 = arith.minsi %279, %297 : index
-            %299 = arith.constant 0 : index
-            %300 = arith.maxsi %298, %299 : index
-            %301 = memref.load %x[%290, %300] : memref<?x?xf32>
-            %302 = arith.constant 0.0 : f32
-            %303 = arith.select %295, %301, %302 : f32
-            %304 = arith.addf %280, %303 fastmath<reassoc> : f32
-            scf.yield %304 : f32
+      scf.parallel (%411) = (%351) to (%353) step (%352) {
+        %412 = arith.muli %411, %356 : index
+        %413 = arith.minsi %412, %C : index
+        %414 = arith.addi %413, %356 : index
+        %415 = arith.minsi %414, %C : index
+        %416 = memref.load %358[%411] : memref<512xf32>
+        %417 = memref.load %359[%411] : memref<512xindex>
+        %418 = arith.constant 0 : index
+        %419 = arith.constant 1 : index
+        %420 = arith.constant 2 : index
+        %421 = arith.addi %418, %420 : index
+        %422 = arith.constant 0 : index
+        %423 = arith.subi %421, %419 : index
+        %424 = arith.subi %422, %421 : index
+        %425 = arith.addi %424, %419 : index
+        %426 = arith.maxsi %425, %419 : index
+        %427 = arith.cmpi eq, %423, %422 : index
+        %428 = arith.select %427, %418, %426 : index
+        %429 = arith.maxsi %428, %413 : index
+        %430 = arith.minsi %429, %415 : index
+        %431:2 = scf.for %432 = %413 to %430 step %419 iter_args(%433 = %416, %434 = %417) -> (f32, index) {
+          %435 = arith.constant 2 : index
+          %436 = arith.addi %432, %435 : index
+          %437 = scf.for %438 = %434 to %436 step %419 iter_args(%439 = %433) -> (f32) {
+            %440 = arith.constant 0 : index
+            %441 = arith.constant 0 : index
+            %442 = arith.cmpi sge, %440, %441 : index
+            %443 = arith.cmpi slt, %440, %R : index
+            %444 = arith.andi %442, %443 : i1
+            %445 = arith.constant 1 : index
+            %446 = arith.subi %R, %445 : index
+            %447 = arith.minsi %440, %446 : index
+            %448 = arith.constant 0 : index
+            %449 = arith.maxsi %447, %448 : index
+            %450 = arith.constant 0 : index
+            %451 = arith.cmpi sge, %438, %450 : index
+            %452 = arith.cmpi slt, %438, %C : index
+            %453 = arith.andi %451, %452 : i1
+            %454 = arith.andi %444, %453 : i1
+            %455 = arith.constant 1 : index
+            %456 = arith.subi %C, %455 : index
+            %457 = arith.minsi %438, %456 : index
+            %458 = arith.constant 0 : index
+            %459 = arith.maxsi %457, %458 : index
+            %460 = memref.load %x[%449, %459] : memref<?x?xf32>
+            %461 = arith.constant 0.0 : f32
+            %462 = arith.select %454, %460, %461 : f32
+            %463 = arith.addf %439, %462 fastmath<reassoc> : f32
+            scf.yield %463 : f32
           }
-          %305 = arith.maxsi %275, %277 : index
-          memref.store %278, %t[%273] : memref<?xf32>
-          scf.yield %278, %305 : f32, index
+          %464 = arith.maxsi %434, %436 : index
+          memref.store %437, %t[%432] : memref<?xf32>
+          scf.yield %437, %464 : f32, index
+        }
+        %465 = scf.for %466 = %430 to %415 step %419 iter_args(%467 = %431#0) -> (f32) {
+          %468 = arith.constant 2 : index
+          %469 = arith.addi %466, %468 : index
+          %470 = arith.subi %469, %419 : index
+          %471 = arith.constant 0 : index
+          %472 = arith.constant 0 : index
+          %473 = arith.cmpi sge, %471, %472 : index
+          %474 = arith.cmpi slt, %471, %R : index
+          %475 = arith.andi %473, %474 : i1
+          %476 = arith.constant 1 : index
+          %477 = arith.subi %R, %476 : index
+          %478 = arith.minsi %471, %477 : index
+          %479 = arith.constant 0 : index
+          %480 = arith.maxsi %478, %479 : index
+          %481 = arith.constant 0 : index
+          %482 = arith.cmpi sge, %470, %481 : index
+          %483 = arith.cmpi slt, %470, %C : index
+          %484 = arith.andi %482, %483 : i1
+          %485 = arith.andi %475, %484 : i1
+          %486 = arith.constant 1 : index
+          %487 = arith.subi %C, %486 : index
+          %488 = arith.minsi %470, %487 : index
+          %489 = arith.constant 0 : index
+          %490 = arith.maxsi %488, %489 : index
+          %491 = memref.load %x[%480, %490] : memref<?x?xf32>
+          %492 = arith.constant 0.0 : f32
+          %493 = arith.select %485, %491, %492 : f32
+          %494 = arith.addf %467, %493 fastmath<reassoc> : f32
+          memref.store %494, %t[%466] : memref<?xf32>
+          scf.yield %494 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %306 = arith.constant 0 : index
-      %307 = arith.constant 1 : index
-      %308 = arith.constant 0 : index
-      %309 = arith.constant 0.0 : f32
-      %310 = arith.constant 1 : index
-      %311:2 = scf.for %312 = %306 to %C step %310 iter_args(%313 = %309, %314 = %308) -> (f32, index) {
-        %315 = arith.constant 2 : index
-        %316 = arith.addi %312, %315 : index
-        %317 = scf.for %318 = %314 to %316 step %310 iter_args(%319 = %313) -> (f32) {
-          %320 = arith.constant 0 : index
-          %321 = arith.constant 0 : index
-          %322 = arith.cmpi sge, %320, %321 : index
-          %323 = arith.cmpi slt, %320, %R : index
-          %324 = arith.andi %322, %323 : i1
-          %325 = arith.constant 1 : index
-          %326 = arith.subi %R, %325 : index
-          %327 = arith.minsi %320, %326 : index
-          %328 = arith.constant 0 : index
-          %329 = arith.maxsi %327, %328 : index
-          %330 = arith.constant 0 : index
-          %331 = arith.cmpi sge, %318, %330 : index
-          %332 = arith.cmpi slt, %318, %C : index
-          %333 = arith.andi %331, %332 : i1
-          %334 = arith.andi %324, %333 : i1
-          %335 = arith.constant 1 : index
-          %336 = arith.subi %C, %335 : index
-          %337 = arith.minsi %318, %336 : index
-          %338 = arith.constant 0 : index
-          %339 = arith.maxsi %337, %338 : index
-          %340 = memref.load %x[%329, %339] : memref<?x?xf32>
-          %341 = arith.constant 0.0 : f32
-          %342 = arith.select %334, %340, %341 : f32
-          %343 = arith.addf %319, %342 fastmath<reassoc> : f32
-          scf.yield %343 : f32
+      %495 = arith.constant 0 : index
+      %496 = arith.constant 1 : index
+      %497 = arith.constant 0 : index
+      %498 = arith.constant 0.0 : f32
+      %499 = arith.constant 0 : index
+      %500 = arith.constant 1 : index
+      %501 = arith.constant 2 : index
+      %502 = arith.addi %499, %501 : index
+      %503 = arith.constant 0 : index
+      %504 = arith.subi %502, %500 : index
+      %505 = arith.subi %503, %502 : index
+      %506 = arith.addi %505, %500 : index
+      %507 = arith.maxsi %506, %500 : index
+      %508 = arith.cmpi eq, %504, %503 : index
+      %509 = arith.select %508, %499, %507 : index
+      %510 = arith.maxsi %509, %495 : index
+      %511 = arith.minsi %510, %C : index
+      %512:2 = scf.for %513 = %495 to %511 step %500 iter_args(%514 = %498, %515 = %497) -> (f32, index) {
+        %516 = arith.constant 2 : index
+        %517 = arith.addi %513, %516 : index
+        %518 = scf.for %519 = %515 to %517 step %500 iter_args(%520 = %514) -> (f32) {
+          %521 = arith.constant 0 : index
+          %522 = arith.constant 0 : index
+          %523 = arith.cmpi sge, %521, %522 : index
+          %524 = arith.cmpi slt, %521, %R : index
+          %525 = arith.andi %523, %524 : i1
+          %526 = arith.constant 1 : index
+          %527 = arith.subi %R, %526 : index
+          %528 = arith.minsi %521, %527 : index
+          %529 = arith.constant 0 : index
+          %530 = arith.maxsi %528, %529 : index
+          %531 = arith.constant 0 : index
+          %532 = arith.cmpi sge, %519, %531 : index
+          %533 = arith.cmpi slt, %519, %C : index
+          %534 = arith.andi %532, %533 : i1
+          %535 = arith.andi %525, %534 : i1
+          %536 = arith.constant 1 : index
+          %537 = arith.subi %C, %536 : index
+          %538 = arith.minsi %519, %537 : index
+          %539 = arith.constant 0 : index
+          %540 = arith.maxsi %538, %539 : index
+          %541 = memref.load %x[%530, %540] : memref<?x?xf32>
+          %542 = arith.constant 0.0 : f32
+          %543 = arith.select %535, %541, %542 : f32
+          %544 = arith.addf %520, %543 fastmath<reassoc> : f32
+          scf.yield %544 : f32
         }
-        %344 = arith.maxsi %314, %316 : index
-        memref.store %317, %t[%312] : memref<?xf32>
-        scf.yield %317, %344 : f32, index
+        %545 = arith.maxsi %515, %517 : index
+        memref.store %518, %t[%513] : memref<?xf32>
+        scf.yield %518, %545 : f32, index
+      }
+      %546 = scf.for %547 = %511 to %C step %500 iter_args(%548 = %512#0) -> (f32) {
+        %549 = arith.constant 2 : index
+        %550 = arith.addi %547, %549 : index
+        %551 = arith.subi %550, %500 : index
+        %552 = arith.constant 0 : index
+        %553 = arith.constant 0 : index
+        %554 = arith.cmpi sge, %552, %553 : index
+        %555 = arith.cmpi slt, %552, %R : index
+        %556 = arith.andi %554, %555 : i1
+        %557 = arith.constant 1 : index
+        %558 = arith.subi %R, %557 : index
+        %559 = arith.minsi %552, %558 : index
+        %560 = arith.constant 0 : index
+        %561 = arith.maxsi %559, %560 : index
+        %562 = arith.constant 0 : index
+        %563 = arith.cmpi sge, %551, %562 : index
+        %564 = arith.cmpi slt, %551, %C : index
+        %565 = arith.andi %563, %564 : i1
+        %566 = arith.andi %556, %565 : i1
+        %567 = arith.constant 1 : index
+        %568 = arith.subi %C, %567 : index
+        %569 = arith.minsi %551, %568 : index
+        %570 = arith.constant 0 : index
+        %571 = arith.maxsi %569, %570 : index
+        %572 = memref.load %x[%561, %571] : memref<?x?xf32>
+        %573 = arith.constant 0.0 : f32
+        %574 = arith.select %566, %572, %573 : f32
+        %575 = arith.addf %548, %574 fastmath<reassoc> : f32
+        memref.store %575, %t[%547] : memref<?xf32>
+        scf.yield %575 : f32
       }
     }
     // Statements 5 to 6 fused: row by row, in parallel blocks of rows.
-    %345 = arith.constant 4 : index
-    %346 = arith.muli %345, %R : index
-    %347 = arith.muli %346, %C : index
-    %348 = arith.constant 4 : index
-    %349 = arith.muli %348, %R : index
-    %350 = arith.muli %349, %C : index
-    %351 = arith.addi %347, %350 : index
-    %352 = arith.constant 33554432 : index
-    %353 = arith.cmpi sge, %351, %352 : index
-    %354 = arith.constant 0 : index
-    %355 = arith.constant 1 : index
-    %356 = arith.constant 63 : index
-    %357 = arith.addi %R, %356 : index
-    %358 = arith.constant 64 : index
-    %359 = arith.divui %357, %358 : index
-    %360 = arith.constant 1 : index
-    %361 = arith.maxsi %359, %360 : index
-    scf.parallel (%362) = (%354) to (%R) step (%361) {
-      %363 = arith.addi %362, %361 : index
-      %364 = arith.minsi %363, %R : index
-      %365 = memref.alloca() : memref<f32>
-      %366 = memref.alloca() : memref<16xf32>
-      scf.for %367 = %362 to %364 step %355 {
-        %368 = memref.subview %u[%367, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %576 = arith.constant 4 : index
+    %577 = arith.muli %576, %R : index
+    %578 = arith.muli %577, %C : index
+    %579 = arith.constant 4 : index
+    %580 = arith.muli %579, %R : index
+    %581 = arith.muli %580, %C : index
+    %582 = arith.addi %578, %581 : index
+    %583 = arith.constant 33554432 : index
+    %584 = arith.cmpi sge, %582, %583 : index
+    %585 = arith.constant 0 : index
+    %586 = arith.constant 1 : index
+    %587 = arith.constant 63 : index
+    %588 = arith.addi %R, %587 : index
+    %589 = arith.constant 64 : index
+    %590 = arith.divui %588, %589 : index
+    %591 = arith.constant 1 : index
+    %592 = arith.maxsi %590, %591 : index
+    scf.parallel (%593) = (%585) to (%R) step (%592) {
+      %594 = arith.addi %593, %592 : index
+      %595 = arith.minsi %594, %R : index
+      %596 = memref.alloca() : memref<f32>
+      %597 = memref.alloca() : memref<16xf32>
+      scf.for %598 = %593 to %595 step %586 {
+        %599 = memref.subview %u[%598, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // s[r] = sum(k in 0..(r + 1): x[k, 0])
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%365 : memref<f32>) {
-          ^bb0(%369: f32):
-          %370 = arith.constant 0 : index
-          %371 = arith.constant 1 : index
-          %372 = arith.addi %367, %371 : index
-          %373 = arith.constant 1 : index
-          %374 = arith.constant 0.0 : f32
-          %375 = scf.for %376 = %370 to %372 step %373 iter_args(%377 = %374) -> (f32) {
-            %378 = arith.constant 0 : index
-            %379 = arith.cmpi sge, %376, %378 : index
-            %380 = arith.cmpi slt, %376, %R : index
-            %381 = arith.andi %379, %380 : i1
-            %382 = arith.constant 1 : index
-            %383 = arith.subi %R, %382 : index
-            %384 = arith.minsi %376, %383 : index
-            %385 = arith.constant 0 : index
-            %386 = arith.maxsi %384, %385 : index
-            %387 = arith.constant 0 : index
-            %388 = arith.constant 0 : index
-            %389 = arith.cmpi sge, %387, %388 : index
-            %390 = arith.cmpi slt, %387, %C : index
-            %391 = arith.andi %389, %390 : i1
-            %392 = arith.andi %381, %391 : i1
-            %393 = arith.constant 1 : index
-            %394 = arith.subi %C, %393 : index
-            %395 = arith.minsi %387, %394 : index
-            %396 = arith.constant 0 : index
-            %397 = arith.maxsi %395, %396 : index
-            %398 = memref.load %x[%386, %397] : memref<?x?xf32>
-            %399 = arith.constant 0.0 : f32
-            %400 = arith.select %392, %398, %399 : f32
-            %401 = arith.addf %377, %400 fastmath<reassoc> : f32
-            scf.yield %401 : f32
+            outs(%596 : memref<f32>) {
+          ^bb0(%600: f32):
+          %601 = arith.constant 0 : index
+          %602 = arith.constant 1 : index
+          %603 = arith.addi %598, %602 : index
+          %604 = arith.constant 1 : index
+          %605 = arith.constant 0.0 : f32
+          %606 = scf.for %607 = %601 to %603 step %604 iter_args(%608 = %605) -> (f32) {
+            %609 = arith.constant 0 : index
+            %610 = arith.cmpi sge, %607, %609 : index
+            %611 = arith.cmpi slt, %607, %R : index
+            %612 = arith.andi %610, %611 : i1
+            %613 = arith.constant 1 : index
+            %614 = arith.subi %R, %613 : index
+            %615 = arith.minsi %607, %614 : index
+            %616 = arith.constant 0 : index
+            %617 = arith.maxsi %615, %616 : index
+            %618 = arith.constant 0 : index
+            %619 = arith.constant 0 : index
+            %620 = arith.cmpi sge, %618, %619 : index
+            %621 = arith.cmpi slt, %618, %C : index
+            %622 = arith.andi %620, %621 : i1
+            %623 = arith.andi %612, %622 : i1
+            %624 = arith.constant 1 : index
+            %625 = arith.subi %C, %624 : index
+            %626 = arith.minsi %618, %625 : index
+            %627 = arith.constant 0 : index
+            %628 = arith.maxsi %626, %627 : index
+            %629 = memref.load %x[%617, %628] : memref<?x?xf32>
+            %630 = arith.constant 0.0 : f32
+            %631 = arith.select %623, %629, %630 : f32
+            %632 = arith.addf %608, %631 fastmath<reassoc> : f32
+            scf.yield %632 : f32
           }
-          linalg.yield %375 : f32
+          linalg.yield %606 : f32
         }
         // u[r, c] = x[r, c] * s[r]
-        scf.if %353 {
+        scf.if %584 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %402 = arith.constant 4 : index
-          %403, %404, %405, %406 = memref.extract_strided_metadata %368 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %407 = memref.extract_aligned_pointer_as_index %368 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %408 = arith.muli %404, %402 : index
-          %409 = arith.addi %407, %408 : index
-          %410 = arith.constant 64 : index
-          %411 = arith.remui %409, %410 : index
-          %412 = arith.subi %410, %411 : index
-          %413 = arith.remui %412, %410 : index
-          %414 = arith.divui %413, %402 : index
-          %415 = arith.minsi %414, %C : index
-          %416 = arith.constant 16 : index
-          %417 = arith.subi %C, %415 : index
-          %418 = arith.divui %417, %416 : index
-          %419 = arith.muli %418, %416 : index
-          %420 = arith.addi %415, %419 : index
-          %421 = arith.constant 0 : index
-          %422 = arith.constant 1 : index
-          %423 = memref.subview %368[%421] [%415] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %424 = arith.constant 0 : index
-          %425 = memref.reinterpret_cast %423 to offset: [0], sizes: [%415], strides: [%424] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %633 = arith.constant 4 : index
+          %634, %635, %636, %637 = memref.extract_strided_metadata %599 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %638 = memref.extract_aligned_pointer_as_index %599 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %639 = arith.muli %635, %633 : index
+          %640 = arith.addi %638, %639 : index
+          %641 = arith.constant 64 : index
+          %642 = arith.remui %640, %641 : index
+          %643 = arith.subi %641, %642 : index
+          %644 = arith.remui %643, %641 : index
+          %645 = arith.divui %644, %633 : index
+          %646 = arith.minsi %645, %C : index
+          %647 = arith.constant 16 : index
+          %648 = arith.subi %C, %646 : index
+          %649 = arith.divui %648, %647 : index
+          %650 = arith.muli %649, %647 : index
+          %651 = arith.addi %646, %650 : index
+          %652 = arith.constant 0 : index
+          %653 = arith.constant 1 : index
+          %654 = memref.subview %599[%652] [%646] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %655 = arith.constant 0 : index
+          %656 = memref.reinterpret_cast %654 to offset: [0], sizes: [%646], strides: [%655] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%425, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%423 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%426: f32, %427: f32, %428: f32):
-            %429 = linalg.index 0 : index
-            %430 = arith.addi %429, %421 : index
-            %431 = arith.constant 0 : index
-            %432 = arith.cmpi sge, %367, %431 : index
-            %433 = arith.cmpi slt, %367, %R : index
-            %434 = arith.andi %432, %433 : i1
-            %435 = arith.constant 1 : index
-            %436 = arith.subi %R, %435 : index
-            %437 = arith.minsi %367, %436 : index
-            %438 = arith.constant 0 : index
-            %439 = arith.maxsi %437, %438 : index
-            %440 = arith.constant 0 : index
-            %441 = arith.cmpi sge, %430, %440 : index
-            %442 = arith.cmpi slt, %430, %C : index
-            %443 = arith.andi %441, %442 : i1
-            %444 = arith.andi %434, %443 : i1
-            %445 = arith.constant 1 : index
-            %446 = arith.subi %C, %445 : index
-            %447 = arith.minsi %430, %446 : index
-            %448 = arith.constant 0 : index
-            %449 = arith.maxsi %447, %448 : index
-            %450 = memref.load %x[%439, %449] : memref<?x?xf32>
-            %451 = arith.constant 0.0 : f32
-            %452 = arith.select %444, %450, %451 : f32
-            %453 = arith.mulf %452, %427 : f32
-            linalg.yield %453 : f32
+              ins(%656, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%654 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%657: f32, %658: f32, %659: f32):
+            %660 = linalg.index 0 : index
+            %661 = arith.addi %660, %652 : index
+            %662 = arith.constant 0 : index
+            %663 = arith.cmpi sge, %598, %662 : index
+            %664 = arith.cmpi slt, %598, %R : index
+            %665 = arith.andi %663, %664 : i1
+            %666 = arith.constant 1 : index
+            %667 = arith.subi %R, %666 : index
+            %668 = arith.minsi %598, %667 : index
+            %669 = arith.constant 0 : index
+            %670 = arith.maxsi %668, %669 : index
+            %671 = arith.constant 0 : index
+            %672 = arith.cmpi sge, %661, %671 : index
+            %673 = arith.cmpi slt, %661, %C : index
+            %674 = arith.andi %672, %673 : i1
+            %675 = arith.andi %665, %674 : i1
+            %676 = arith.constant 1 : index
+            %677 = arith.subi %C, %676 : index
+            %678 = arith.minsi %661, %677 : index
+            %679 = arith.constant 0 : index
+            %680 = arith.maxsi %678, %679 : index
+            %681 = memref.load %x[%670, %680] : memref<?x?xf32>
+            %682 = arith.constant 0.0 : f32
+            %683 = arith.select %675, %681, %682 : f32
+            %684 = arith.mulf %683, %658 : f32
+            linalg.yield %684 : f32
           }
-          scf.for %454 = %421 to %418 step %422 {
-            %455 = arith.muli %454, %416 : index
-            %456 = arith.addi %415, %455 : index
-            %457 = arith.constant 0 : index
-            %458 = memref.reinterpret_cast %366 to offset: [0], sizes: [%416], strides: [%457] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %685 = %652 to %649 step %653 {
+            %686 = arith.muli %685, %647 : index
+            %687 = arith.addi %646, %686 : index
+            %688 = arith.constant 0 : index
+            %689 = memref.reinterpret_cast %597 to offset: [0], sizes: [%647], strides: [%688] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%458, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
-                outs(%366 : memref<16xf32>) {
-              ^bb0(%459: f32, %460: f32, %461: f32):
-              %462 = linalg.index 0 : index
-              %463 = arith.addi %462, %456 : index
-              %464 = arith.constant 0 : index
-              %465 = arith.cmpi sge, %367, %464 : index
-              %466 = arith.cmpi slt, %367, %R : index
-              %467 = arith.andi %465, %466 : i1
-              %468 = arith.constant 1 : index
-              %469 = arith.subi %R, %468 : index
-              %470 = arith.minsi %367, %469 : index
-              %471 = arith.constant 0 : index
-              %472 = arith.maxsi %470, %471 : index
-              %473 = arith.constant 0 : index
-              %474 = arith.cmpi sge, %463, %473 : index
-              %475 = arith.cmpi slt, %463, %C : index
-              %476 = arith.andi %474, %475 : i1
-              %477 = arith.andi %467, %476 : i1
-              %478 = arith.constant 1 : index
-              %479 = arith.subi %C, %478 : index
-              %480 = arith.minsi %463, %479 : index
-              %481 = arith.constant 0 : index
-              %482 = arith.maxsi %480, %481 : index
-              %483 = memref.load %x[%472, %482] : memref<?x?xf32>
-              %484 = arith.constant 0.0 : f32
-              %485 = arith.select %477, %483, %484 : f32
-              %486 = arith.mulf %485, %460 : f32
-              linalg.yield %486 : f32
+                ins(%689, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%597 : memref<16xf32>) {
+              ^bb0(%690: f32, %691: f32, %692: f32):
+              %693 = linalg.index 0 : index
+              %694 = arith.addi %693, %687 : index
+              %695 = arith.constant 0 : index
+              %696 = arith.cmpi sge, %598, %695 : index
+              %697 = arith.cmpi slt, %598, %R : index
+              %698 = arith.andi %696, %697 : i1
+              %699 = arith.constant 1 : index
+              %700 = arith.subi %R, %699 : index
+              %701 = arith.minsi %598, %700 : index
+              %702 = arith.constant 0 : index
+              %703 = arith.maxsi %701, %702 : index
+              %704 = arith.constant 0 : index
+              %705 = arith.cmpi sge, %694, %704 : index
+              %706 = arith.cmpi slt, %694, %C : index
+              %707 = arith.andi %705, %706 : i1
+              %708 = arith.andi %698, %707 : i1
+              %709 = arith.constant 1 : index
+              %710 = arith.subi %C, %709 : index
+              %711 = arith.minsi %694, %710 : index
+              %712 = arith.constant 0 : index
+              %713 = arith.maxsi %711, %712 : index
+              %714 = memref.load %x[%703, %713] : memref<?x?xf32>
+              %715 = arith.constant 0.0 : f32
+              %716 = arith.select %708, %714, %715 : f32
+              %717 = arith.mulf %716, %691 : f32
+              linalg.yield %717 : f32
             }
-            %487 = arith.constant 8 : index
-            %488 = vector.load %366[%421] : memref<16xf32>, vector<8xf32>
-            %489 = vector.load %366[%487] : memref<16xf32>, vector<8xf32>
-            %490 = arith.muli %456, %402 : index
-            %491 = arith.addi %409, %490 : index
-            %492 = arith.index_cast %491 : index to i64
-            %493 = llvm.inttoptr %492 : i64 to !llvm.ptr
-            llvm.store %488, %493 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %494 = llvm.getelementptr %493[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %489, %494 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %718 = arith.constant 8 : index
+            %719 = vector.load %597[%652] : memref<16xf32>, vector<8xf32>
+            %720 = vector.load %597[%718] : memref<16xf32>, vector<8xf32>
+            %721 = arith.muli %687, %633 : index
+            %722 = arith.addi %640, %721 : index
+            %723 = arith.index_cast %722 : index to i64
+            %724 = llvm.inttoptr %723 : i64 to !llvm.ptr
+            llvm.store %719, %724 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %725 = llvm.getelementptr %724[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %720, %725 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %495 = arith.subi %C, %420 : index
-          %496 = memref.subview %368[%420] [%495] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %497 = arith.constant 0 : index
-          %498 = memref.reinterpret_cast %496 to offset: [0], sizes: [%495], strides: [%497] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %726 = arith.subi %C, %651 : index
+          %727 = memref.subview %599[%651] [%726] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %728 = arith.constant 0 : index
+          %729 = memref.reinterpret_cast %727 to offset: [0], sizes: [%726], strides: [%728] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%498, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%496 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%499: f32, %500: f32, %501: f32):
-            %502 = linalg.index 0 : index
-            %503 = arith.addi %502, %420 : index
-            %504 = arith.constant 0 : index
-            %505 = arith.cmpi sge, %367, %504 : index
-            %506 = arith.cmpi slt, %367, %R : index
-            %507 = arith.andi %505, %506 : i1
-            %508 = arith.constant 1 : index
-            %509 = arith.subi %R, %508 : index
-            %510 = arith.minsi %367, %509 : index
-            %511 = arith.constant 0 : index
-            %512 = arith.maxsi %510, %511 : index
-            %513 = arith.constant 0 : index
-            %514 = arith.cmpi sge, %503, %513 : index
-            %515 = arith.cmpi slt, %503, %C : index
-            %516 = arith.andi %514, %515 : i1
-            %517 = arith.andi %507, %516 : i1
-            %518 = arith.constant 1 : index
-            %519 = arith.subi %C, %518 : index
-            %520 = arith.minsi %503, %519 : index
-            %521 = arith.constant 0 : index
-            %522 = arith.maxsi %520, %521 : index
-            %523 = memref.load %x[%512, %522] : memref<?x?xf32>
-            %524 = arith.constant 0.0 : f32
-            %525 = arith.select %517, %523, %524 : f32
-            %526 = arith.mulf %525, %500 : f32
-            linalg.yield %526 : f32
+              ins(%729, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%727 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%730: f32, %731: f32, %732: f32):
+            %733 = linalg.index 0 : index
+            %734 = arith.addi %733, %651 : index
+            %735 = arith.constant 0 : index
+            %736 = arith.cmpi sge, %598, %735 : index
+            %737 = arith.cmpi slt, %598, %R : index
+            %738 = arith.andi %736, %737 : i1
+            %739 = arith.constant 1 : index
+            %740 = arith.subi %R, %739 : index
+            %741 = arith.minsi %598, %740 : index
+            %742 = arith.constant 0 : index
+            %743 = arith.maxsi %741, %742 : index
+            %744 = arith.constant 0 : index
+            %745 = arith.cmpi sge, %734, %744 : index
+            %746 = arith.cmpi slt, %734, %C : index
+            %747 = arith.andi %745, %746 : i1
+            %748 = arith.andi %738, %747 : i1
+            %749 = arith.constant 1 : index
+            %750 = arith.subi %C, %749 : index
+            %751 = arith.minsi %734, %750 : index
+            %752 = arith.constant 0 : index
+            %753 = arith.maxsi %751, %752 : index
+            %754 = memref.load %x[%743, %753] : memref<?x?xf32>
+            %755 = arith.constant 0.0 : f32
+            %756 = arith.select %748, %754, %755 : f32
+            %757 = arith.mulf %756, %731 : f32
+            linalg.yield %757 : f32
           }
         } else {
-          %527 = arith.constant 0 : index
-          %528 = memref.reinterpret_cast %368 to offset: [0], sizes: [%C], strides: [%527] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %758 = arith.constant 0 : index
+          %759 = memref.reinterpret_cast %599 to offset: [0], sizes: [%C], strides: [%758] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%528, %365 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%368 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%529: f32, %530: f32, %531: f32):
-            %532 = linalg.index 0 : index
-            %533 = arith.constant 0 : index
-            %534 = arith.cmpi sge, %367, %533 : index
-            %535 = arith.cmpi slt, %367, %R : index
-            %536 = arith.andi %534, %535 : i1
-            %537 = arith.constant 1 : index
-            %538 = arith.subi %R, %537 : index
-            %539 = arith.minsi %367, %538 : index
-            %540 = arith.constant 0 : index
-            %541 = arith.maxsi %539, %540 : index
-            %542 = arith.constant 0 : index
-            %543 = arith.cmpi sge, %532, %542 : index
-            %544 = arith.cmpi slt, %532, %C : index
-            %545 = arith.andi %543, %544 : i1
-            %546 = arith.andi %536, %545 : i1
-            %547 = arith.constant 1 : index
-            %548 = arith.subi %C, %547 : index
-            %549 = arith.minsi %532, %548 : index
-            %550 = arith.constant 0 : index
-            %551 = arith.maxsi %549, %550 : index
-            %552 = memref.load %x[%541, %551] : memref<?x?xf32>
-            %553 = arith.constant 0.0 : f32
-            %554 = arith.select %546, %552, %553 : f32
-            %555 = arith.mulf %554, %530 : f32
-            linalg.yield %555 : f32
+              ins(%759, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%599 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%760: f32, %761: f32, %762: f32):
+            %763 = linalg.index 0 : index
+            %764 = arith.constant 0 : index
+            %765 = arith.cmpi sge, %598, %764 : index
+            %766 = arith.cmpi slt, %598, %R : index
+            %767 = arith.andi %765, %766 : i1
+            %768 = arith.constant 1 : index
+            %769 = arith.subi %R, %768 : index
+            %770 = arith.minsi %598, %769 : index
+            %771 = arith.constant 0 : index
+            %772 = arith.maxsi %770, %771 : index
+            %773 = arith.constant 0 : index
+            %774 = arith.cmpi sge, %763, %773 : index
+            %775 = arith.cmpi slt, %763, %C : index
+            %776 = arith.andi %774, %775 : i1
+            %777 = arith.andi %767, %776 : i1
+            %778 = arith.constant 1 : index
+            %779 = arith.subi %C, %778 : index
+            %780 = arith.minsi %763, %779 : index
+            %781 = arith.constant 0 : index
+            %782 = arith.maxsi %780, %781 : index
+            %783 = memref.load %x[%772, %782] : memref<?x?xf32>
+            %784 = arith.constant 0.0 : f32
+            %785 = arith.select %777, %783, %784 : f32
+            %786 = arith.mulf %785, %761 : f32
+            linalg.yield %786 : f32
           }
         }
       }
-      scf.if %353 {
+      scf.if %584 {
         llvm.fence seq_cst
       }
       scf.reduce

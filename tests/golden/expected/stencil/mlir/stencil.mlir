@@ -11,7 +11,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 32, vector = 4
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -207,39 +207,81 @@ module {
     scf.for %170 = %168 to %H step %169 {
       %171 = arith.constant 0 : index
       %172 = arith.constant 0.0 : f32
-      %173 = arith.constant 1 : index
-      %174:2 = scf.for %175 = %168 to %W step %173 iter_args(%176 = %172, %177 = %171) -> (f32, index) {
-        %178 = arith.constant 1 : index
-        %179 = arith.addi %175, %178 : index
-        %180 = scf.for %181 = %177 to %179 step %173 iter_args(%182 = %176) -> (f32) {
-          %183 = arith.constant 0 : index
-          %184 = arith.cmpi sge, %170, %183 : index
-          %185 = arith.cmpi slt, %170, %H : index
-          %186 = arith.andi %184, %185 : i1
-          %187 = arith.constant 1 : index
-          %188 = arith.subi %H, %187 : index
-          %189 = arith.minsi %170, %188 : index
-          %190 = arith.constant 0 : index
-          %191 = arith.maxsi %189, %190 : index
-          %192 = arith.constant 0 : index
-          %193 = arith.cmpi sge, %181, %192 : index
-          %194 = arith.cmpi slt, %181, %W : index
-          %195 = arith.andi %193, %194 : i1
-          %196 = arith.andi %186, %195 : i1
-          %197 = arith.constant 1 : index
-          %198 = arith.subi %W, %197 : index
-          %199 = arith.minsi %181, %198 : index
-          %200 = arith.constant 0 : index
-          %201 = arith.maxsi %199, %200 : index
-          %202 = memref.load %x[%191, %201] : memref<?x?xf32>
-          %203 = arith.constant 0.0 : f32
-          %204 = arith.select %196, %202, %203 : f32
-          %205 = arith.addf %182, %204 : f32
-          scf.yield %205 : f32
+      %173 = arith.constant 0 : index
+      %174 = arith.constant 1 : index
+      %175 = arith.constant 1 : index
+      %176 = arith.addi %173, %175 : index
+      %177 = arith.constant 0 : index
+      %178 = arith.subi %176, %174 : index
+      %179 = arith.subi %177, %176 : index
+      %180 = arith.addi %179, %174 : index
+      %181 = arith.maxsi %180, %174 : index
+      %182 = arith.cmpi eq, %178, %177 : index
+      %183 = arith.select %182, %173, %181 : index
+      %184 = arith.maxsi %183, %168 : index
+      %185 = arith.minsi %184, %W : index
+      %186:2 = scf.for %187 = %168 to %185 step %174 iter_args(%188 = %172, %189 = %171) -> (f32, index) {
+        %190 = arith.constant 1 : index
+        %191 = arith.addi %187, %190 : index
+        %192 = scf.for %193 = %189 to %191 step %174 iter_args(%194 = %188) -> (f32) {
+          %195 = arith.constant 0 : index
+          %196 = arith.cmpi sge, %170, %195 : index
+          %197 = arith.cmpi slt, %170, %H : index
+          %198 = arith.andi %196, %197 : i1
+          %199 = arith.constant 1 : index
+          %200 = arith.subi %H, %199 : index
+          %201 = arith.minsi %170, %200 : index
+          %202 = arith.constant 0 : index
+          %203 = arith.maxsi %201, %202 : index
+          %204 = arith.constant 0 : index
+          %205 = arith.cmpi sge, %193, %204 : index
+          %206 = arith.cmpi slt, %193, %W : index
+          %207 = arith.andi %205, %206 : i1
+          %208 = arith.andi %198, %207 : i1
+          %209 = arith.constant 1 : index
+          %210 = arith.subi %W, %209 : index
+          %211 = arith.minsi %193, %210 : index
+          %212 = arith.constant 0 : index
+          %213 = arith.maxsi %211, %212 : index
+          %214 = memref.load %x[%203, %213] : memref<?x?xf32>
+          %215 = arith.constant 0.0 : f32
+          %216 = arith.select %208, %214, %215 : f32
+          %217 = arith.addf %194, %216 : f32
+          scf.yield %217 : f32
         }
-        %206 = arith.maxsi %177, %179 : index
-        memref.store %180, %cum[%170, %175] : memref<?x?xf32>
-        scf.yield %180, %206 : f32, index
+        %218 = arith.maxsi %189, %191 : index
+        memref.store %192, %cum[%170, %187] : memref<?x?xf32>
+        scf.yield %192, %218 : f32, index
+      }
+      %219 = scf.for %220 = %185 to %W step %174 iter_args(%221 = %186#0) -> (f32) {
+        %222 = arith.constant 1 : index
+        %223 = arith.addi %220, %222 : index
+        %224 = arith.subi %223, %174 : index
+        %225 = arith.constant 0 : index
+        %226 = arith.cmpi sge, %170, %225 : index
+        %227 = arith.cmpi slt, %170, %H : index
+        %228 = arith.andi %226, %227 : i1
+        %229 = arith.constant 1 : index
+        %230 = arith.subi %H, %229 : index
+        %231 = arith.minsi %170, %230 : index
+        %232 = arith.constant 0 : index
+        %233 = arith.maxsi %231, %232 : index
+        %234 = arith.constant 0 : index
+        %235 = arith.cmpi sge, %224, %234 : index
+        %236 = arith.cmpi slt, %224, %W : index
+        %237 = arith.andi %235, %236 : i1
+        %238 = arith.andi %228, %237 : i1
+        %239 = arith.constant 1 : index
+        %240 = arith.subi %W, %239 : index
+        %241 = arith.minsi %224, %240 : index
+        %242 = arith.constant 0 : index
+        %243 = arith.maxsi %241, %242 : index
+        %244 = memref.load %x[%233, %243] : memref<?x?xf32>
+        %245 = arith.constant 0.0 : f32
+        %246 = arith.select %238, %244, %245 : f32
+        %247 = arith.addf %221, %246 : f32
+        memref.store %247, %cum[%170, %220] : memref<?x?xf32>
+        scf.yield %247 : f32
       }
     }
     return
@@ -436,39 +478,81 @@ module {
     scf.for %170 = %168 to %H step %169 {
       %171 = arith.constant 0 : index
       %172 = arith.constant 0.0 : f32
-      %173 = arith.constant 1 : index
-      %174:2 = scf.for %175 = %168 to %W step %173 iter_args(%176 = %172, %177 = %171) -> (f32, index) {
-        %178 = arith.constant 1 : index
-        %179 = arith.addi %175, %178 : index
-        %180 = scf.for %181 = %177 to %179 step %173 iter_args(%182 = %176) -> (f32) {
-          %183 = arith.constant 0 : index
-          %184 = arith.cmpi sge, %170, %183 : index
-          %185 = arith.cmpi slt, %170, %H : index
-          %186 = arith.andi %184, %185 : i1
-          %187 = arith.constant 1 : index
-          %188 = arith.subi %H, %187 : index
-          %189 = arith.minsi %170, %188 : index
-          %190 = arith.constant 0 : index
-          %191 = arith.maxsi %189, %190 : index
-          %192 = arith.constant 0 : index
-          %193 = arith.cmpi sge, %181, %192 : index
-          %194 = arith.cmpi slt, %181, %W : index
-          %195 = arith.andi %193, %194 : i1
-          %196 = arith.andi %186, %195 : i1
-          %197 = arith.constant 1 : index
-          %198 = arith.subi %W, %197 : index
-          %199 = arith.minsi %181, %198 : index
-          %200 = arith.constant 0 : index
-          %201 = arith.maxsi %199, %200 : index
-          %202 = memref.load %x[%191, %201] : memref<?x?xf32>
-          %203 = arith.constant 0.0 : f32
-          %204 = arith.select %196, %202, %203 : f32
-          %205 = arith.addf %182, %204 fastmath<reassoc> : f32
-          scf.yield %205 : f32
+      %173 = arith.constant 0 : index
+      %174 = arith.constant 1 : index
+      %175 = arith.constant 1 : index
+      %176 = arith.addi %173, %175 : index
+      %177 = arith.constant 0 : index
+      %178 = arith.subi %176, %174 : index
+      %179 = arith.subi %177, %176 : index
+      %180 = arith.addi %179, %174 : index
+      %181 = arith.maxsi %180, %174 : index
+      %182 = arith.cmpi eq, %178, %177 : index
+      %183 = arith.select %182, %173, %181 : index
+      %184 = arith.maxsi %183, %168 : index
+      %185 = arith.minsi %184, %W : index
+      %186:2 = scf.for %187 = %168 to %185 step %174 iter_args(%188 = %172, %189 = %171) -> (f32, index) {
+        %190 = arith.constant 1 : index
+        %191 = arith.addi %187, %190 : index
+        %192 = scf.for %193 = %189 to %191 step %174 iter_args(%194 = %188) -> (f32) {
+          %195 = arith.constant 0 : index
+          %196 = arith.cmpi sge, %170, %195 : index
+          %197 = arith.cmpi slt, %170, %H : index
+          %198 = arith.andi %196, %197 : i1
+          %199 = arith.constant 1 : index
+          %200 = arith.subi %H, %199 : index
+          %201 = arith.minsi %170, %200 : index
+          %202 = arith.constant 0 : index
+          %203 = arith.maxsi %201, %202 : index
+          %204 = arith.constant 0 : index
+          %205 = arith.cmpi sge, %193, %204 : index
+          %206 = arith.cmpi slt, %193, %W : index
+          %207 = arith.andi %205, %206 : i1
+          %208 = arith.andi %198, %207 : i1
+          %209 = arith.constant 1 : index
+          %210 = arith.subi %W, %209 : index
+          %211 = arith.minsi %193, %210 : index
+          %212 = arith.constant 0 : index
+          %213 = arith.maxsi %211, %212 : index
+          %214 = memref.load %x[%203, %213] : memref<?x?xf32>
+          %215 = arith.constant 0.0 : f32
+          %216 = arith.select %208, %214, %215 : f32
+          %217 = arith.addf %194, %216 fastmath<reassoc> : f32
+          scf.yield %217 : f32
         }
-        %206 = arith.maxsi %177, %179 : index
-        memref.store %180, %cum[%170, %175] : memref<?x?xf32>
-        scf.yield %180, %206 : f32, index
+        %218 = arith.maxsi %189, %191 : index
+        memref.store %192, %cum[%170, %187] : memref<?x?xf32>
+        scf.yield %192, %218 : f32, index
+      }
+      %219 = scf.for %220 = %185 to %W step %174 iter_args(%221 = %186#0) -> (f32) {
+        %222 = arith.constant 1 : index
+        %223 = arith.addi %220, %222 : index
+        %224 = arith.subi %223, %174 : index
+        %225 = arith.constant 0 : index
+        %226 = arith.cmpi sge, %170, %225 : index
+        %227 = arith.cmpi slt, %170, %H : index
+        %228 = arith.andi %226, %227 : i1
+        %229 = arith.constant 1 : index
+        %230 = arith.subi %H, %229 : index
+        %231 = arith.minsi %170, %230 : index
+        %232 = arith.constant 0 : index
+        %233 = arith.maxsi %231, %232 : index
+        %234 = arith.constant 0 : index
+        %235 = arith.cmpi sge, %224, %234 : index
+        %236 = arith.cmpi slt, %224, %W : index
+        %237 = arith.andi %235, %236 : i1
+        %238 = arith.andi %228, %237 : i1
+        %239 = arith.constant 1 : index
+        %240 = arith.subi %W, %239 : index
+        %241 = arith.minsi %224, %240 : index
+        %242 = arith.constant 0 : index
+        %243 = arith.maxsi %241, %242 : index
+        %244 = memref.load %x[%233, %243] : memref<?x?xf32>
+        %245 = arith.constant 0.0 : f32
+        %246 = arith.select %238, %244, %245 : f32
+        %247 = arith.addf %221, %246 fastmath<reassoc> : f32
+        memref.store %247, %cum[%170, %220] : memref<?x?xf32>
+        scf.yield %247 : f32
       }
     }
     return
@@ -1323,39 +1407,81 @@ module attributes {transform.with_named_sequence} {
       scf.for %787 = %784 to %786 step %777 {
         %788 = arith.constant 0 : index
         %789 = arith.constant 0.0 : f32
-        %790 = arith.constant 1 : index
-        %791:2 = scf.for %792 = %776 to %W step %790 iter_args(%793 = %789, %794 = %788) -> (f32, index) {
-          %795 = arith.constant 1 : index
-          %796 = arith.addi %792, %795 : index
-          %797 = scf.for %798 = %794 to %796 step %790 iter_args(%799 = %793) -> (f32) {
-            %800 = arith.constant 0 : index
-            %801 = arith.cmpi sge, %787, %800 : index
-            %802 = arith.cmpi slt, %787, %H : index
-            %803 = arith.andi %801, %802 : i1
-            %804 = arith.constant 1 : index
-            %805 = arith.subi %H, %804 : index
-            %806 = arith.minsi %787, %805 : index
-            %807 = arith.constant 0 : index
-            %808 = arith.maxsi %806, %807 : index
-            %809 = arith.constant 0 : index
-            %810 = arith.cmpi sge, %798, %809 : index
-            %811 = arith.cmpi slt, %798, %W : index
-            %812 = arith.andi %810, %811 : i1
-            %813 = arith.andi %803, %812 : i1
-            %814 = arith.constant 1 : index
-            %815 = arith.subi %W, %814 : index
-            %816 = arith.minsi %798, %815 : index
-            %817 = arith.constant 0 : index
-            %818 = arith.maxsi %816, %817 : index
-            %819 = memref.load %x[%808, %818] : memref<?x?xf32>
-            %820 = arith.constant 0.0 : f32
-            %821 = arith.select %813, %819, %820 : f32
-            %822 = arith.addf %799, %821 fastmath<reassoc> : f32
-            scf.yield %822 : f32
+        %790 = arith.constant 0 : index
+        %791 = arith.constant 1 : index
+        %792 = arith.constant 1 : index
+        %793 = arith.addi %790, %792 : index
+        %794 = arith.constant 0 : index
+        %795 = arith.subi %793, %791 : index
+        %796 = arith.subi %794, %793 : index
+        %797 = arith.addi %796, %791 : index
+        %798 = arith.maxsi %797, %791 : index
+        %799 = arith.cmpi eq, %795, %794 : index
+        %800 = arith.select %799, %790, %798 : index
+        %801 = arith.maxsi %800, %776 : index
+        %802 = arith.minsi %801, %W : index
+        %803:2 = scf.for %804 = %776 to %802 step %791 iter_args(%805 = %789, %806 = %788) -> (f32, index) {
+          %807 = arith.constant 1 : index
+          %808 = arith.addi %804, %807 : index
+          %809 = scf.for %810 = %806 to %808 step %791 iter_args(%811 = %805) -> (f32) {
+            %812 = arith.constant 0 : index
+            %813 = arith.cmpi sge, %787, %812 : index
+            %814 = arith.cmpi slt, %787, %H : index
+            %815 = arith.andi %813, %814 : i1
+            %816 = arith.constant 1 : index
+            %817 = arith.subi %H, %816 : index
+            %818 = arith.minsi %787, %817 : index
+            %819 = arith.constant 0 : index
+            %820 = arith.maxsi %818, %819 : index
+            %821 = arith.constant 0 : index
+            %822 = arith.cmpi sge, %810, %821 : index
+            %823 = arith.cmpi slt, %810, %W : index
+            %824 = arith.andi %822, %823 : i1
+            %825 = arith.andi %815, %824 : i1
+            %826 = arith.constant 1 : index
+            %827 = arith.subi %W, %826 : index
+            %828 = arith.minsi %810, %827 : index
+            %829 = arith.constant 0 : index
+            %830 = arith.maxsi %828, %829 : index
+            %831 = memref.load %x[%820, %830] : memref<?x?xf32>
+            %832 = arith.constant 0.0 : f32
+            %833 = arith.select %825, %831, %832 : f32
+            %834 = arith.addf %811, %833 fastmath<reassoc> : f32
+            scf.yield %834 : f32
           }
-          %823 = arith.maxsi %794, %796 : index
-          memref.store %797, %cum[%787, %792] : memref<?x?xf32>
-          scf.yield %797, %823 : f32, index
+          %835 = arith.maxsi %806, %808 : index
+          memref.store %809, %cum[%787, %804] : memref<?x?xf32>
+          scf.yield %809, %835 : f32, index
+        }
+        %836 = scf.for %837 = %802 to %W step %791 iter_args(%838 = %803#0) -> (f32) {
+          %839 = arith.constant 1 : index
+          %840 = arith.addi %837, %839 : index
+          %841 = arith.subi %840, %791 : index
+          %842 = arith.constant 0 : index
+          %843 = arith.cmpi sge, %787, %842 : index
+          %844 = arith.cmpi slt, %787, %H : index
+          %845 = arith.andi %843, %844 : i1
+          %846 = arith.constant 1 : index
+          %847 = arith.subi %H, %846 : index
+          %848 = arith.minsi %787, %847 : index
+          %849 = arith.constant 0 : index
+          %850 = arith.maxsi %848, %849 : index
+          %851 = arith.constant 0 : index
+          %852 = arith.cmpi sge, %841, %851 : index
+          %853 = arith.cmpi slt, %841, %W : index
+          %854 = arith.andi %852, %853 : i1
+          %855 = arith.andi %845, %854 : i1
+          %856 = arith.constant 1 : index
+          %857 = arith.subi %W, %856 : index
+          %858 = arith.minsi %841, %857 : index
+          %859 = arith.constant 0 : index
+          %860 = arith.maxsi %858, %859 : index
+          %861 = memref.load %x[%850, %860] : memref<?x?xf32>
+          %862 = arith.constant 0.0 : f32
+          %863 = arith.select %855, %861, %862 : f32
+          %864 = arith.addf %838, %863 fastmath<reassoc> : f32
+          memref.store %864, %cum[%787, %837] : memref<?x?xf32>
+          scf.yield %864 : f32
         }
       }
       scf.reduce

@@ -11,7 +11,7 @@
 //   6  m  i32[R, C]     out
 // Sizes (ABI order): R, C, D
 // Variants:
-//   openmp  strategy openmp
+//   openmp  strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -19,336 +19,90 @@
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module attributes {transform.with_named_sequence} {
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module {
   func.func @tiles_openmp(%x: memref<?x?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %v: memref<?x?x?xf32> {llvm.noalias}, %n: memref<?x?xi32> {llvm.noalias}, %y: memref<?x?xf64> {llvm.noalias}, %w: memref<?x?x?xf32> {llvm.noalias}, %m: memref<?x?xi32> {llvm.noalias}, %R: index, %C: index, %D: index) attributes {llvm.emit_c_interface} {
     // y[j, i] = x[i, j] * 2.0 + b[j]
-    %0 = arith.constant 8 : index
-    %1 = arith.muli %0, %R : index
-    %2 = arith.muli %1, %C : index
-    %3 = arith.constant 8 : index
-    %4 = arith.muli %3, %C : index
-    %5 = arith.addi %2, %4 : index
-    %6 = arith.constant 8 : index
-    %7 = arith.muli %6, %C : index
-    %8 = arith.muli %7, %R : index
-    %9 = arith.addi %5, %8 : index
-    %10 = arith.constant 33554432 : index
-    %11 = arith.cmpi sge, %9, %10 : index
-    scf.if %11 {
-      // Row by row, in parallel blocks of rows.
-      %12 = arith.constant 0 : index
-      %13 = arith.constant 1 : index
-      %14 = arith.constant 63 : index
-      %15 = arith.addi %C, %14 : index
-      %16 = arith.constant 64 : index
-      %17 = arith.divui %15, %16 : index
-      %18 = arith.constant 1 : index
-      %19 = arith.maxsi %17, %18 : index
-      scf.parallel (%20) = (%12) to (%C) step (%19) {
-        %21 = arith.addi %20, %19 : index
-        %22 = arith.minsi %21, %C : index
-        %23 = memref.alloca() : memref<8xf64>
-        scf.for %24 = %20 to %22 step %13 {
-          %25 = memref.subview %b[%24] [1] [1] : memref<?xf64> to memref<f64, strided<[], offset: ?>>
-          %26 = memref.subview %y[%24, 0] [1, %R] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
-          // y[j, i] = x[i, j] * 2.0 + b[j]
-          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %27 = arith.constant 8 : index
-          %28, %29, %30, %31 = memref.extract_strided_metadata %26 : memref<?xf64, strided<[1], offset: ?>> -> memref<f64>, index, index, index
-          %32 = memref.extract_aligned_pointer_as_index %26 : memref<?xf64, strided<[1], offset: ?>> -> index
-          %33 = arith.muli %29, %27 : index
-          %34 = arith.addi %32, %33 : index
-          %35 = arith.constant 64 : index
-          %36 = arith.remui %34, %35 : index
-          %37 = arith.subi %35, %36 : index
-          %38 = arith.remui %37, %35 : index
-          %39 = arith.divui %38, %27 : index
-          %40 = arith.minsi %39, %R : index
-          %41 = arith.constant 8 : index
-          %42 = arith.subi %R, %40 : index
-          %43 = arith.divui %42, %41 : index
-          %44 = arith.muli %43, %41 : index
-          %45 = arith.addi %40, %44 : index
-          %46 = arith.constant 0 : index
-          %47 = arith.constant 1 : index
-          %48 = memref.subview %26[%46] [%40] [1] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[1], offset: ?>>
-          %49 = arith.constant 0 : index
-          %50 = memref.reinterpret_cast %48 to offset: [0], sizes: [%40], strides: [%49] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%50, %25 : memref<?xf64, strided<[?]>>, memref<f64, strided<[], offset: ?>>)
-              outs(%48 : memref<?xf64, strided<[1], offset: ?>>) {
-            ^bb0(%51: f64, %52: f64, %53: f64):
-            %54 = linalg.index 0 : index
-            %55 = arith.addi %54, %46 : index
-            %56 = memref.load %x[%55, %24] : memref<?x?xf64>
-            %57 = arith.constant 2.0 : f64
-            %58 = arith.mulf %56, %57 : f64
-            %59 = arith.addf %58, %52 : f64
-            linalg.yield %59 : f64
-          }
-          scf.for %60 = %46 to %43 step %47 {
-            %61 = arith.muli %60, %41 : index
-            %62 = arith.addi %40, %61 : index
-            %63 = arith.constant 0 : index
-            %64 = memref.reinterpret_cast %23 to offset: [0], sizes: [%41], strides: [%63] : memref<8xf64> to memref<?xf64, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%64, %25 : memref<?xf64, strided<[?]>>, memref<f64, strided<[], offset: ?>>)
-                outs(%23 : memref<8xf64>) {
-              ^bb0(%65: f64, %66: f64, %67: f64):
-              %68 = linalg.index 0 : index
-              %69 = arith.addi %68, %62 : index
-              %70 = memref.load %x[%69, %24] : memref<?x?xf64>
-              %71 = arith.constant 2.0 : f64
-              %72 = arith.mulf %70, %71 : f64
-              %73 = arith.addf %72, %66 : f64
-              linalg.yield %73 : f64
-            }
-            %74 = arith.constant 4 : index
-            %75 = vector.load %23[%46] : memref<8xf64>, vector<4xf64>
-            %76 = vector.load %23[%74] : memref<8xf64>, vector<4xf64>
-            %77 = arith.muli %62, %27 : index
-            %78 = arith.addi %34, %77 : index
-            %79 = arith.index_cast %78 : index to i64
-            %80 = llvm.inttoptr %79 : i64 to !llvm.ptr
-            llvm.store %75, %80 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-            %81 = llvm.getelementptr %80[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %76, %81 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          }
-          %82 = arith.subi %R, %45 : index
-          %83 = memref.subview %26[%45] [%82] [1] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[1], offset: ?>>
-          %84 = arith.constant 0 : index
-          %85 = memref.reinterpret_cast %83 to offset: [0], sizes: [%82], strides: [%84] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%85, %25 : memref<?xf64, strided<[?]>>, memref<f64, strided<[], offset: ?>>)
-              outs(%83 : memref<?xf64, strided<[1], offset: ?>>) {
-            ^bb0(%86: f64, %87: f64, %88: f64):
-            %89 = linalg.index 0 : index
-            %90 = arith.addi %89, %45 : index
-            %91 = memref.load %x[%90, %24] : memref<?x?xf64>
-            %92 = arith.constant 2.0 : f64
-            %93 = arith.mulf %91, %92 : f64
-            %94 = arith.addf %93, %87 : f64
-            linalg.yield %94 : f64
-          }
+    // In tiles of 512 x 16 elements of output dimensions 0 and 1.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 512 : index
+    %3 = arith.constant 16 : index
+    scf.parallel (%4, %5) = (%0, %0) to (%C, %R) step (%2, %3) {
+      %6 = arith.addi %4, %2 : index
+      %7 = arith.minsi %6, %C : index
+      %8 = arith.addi %5, %3 : index
+      %9 = arith.minsi %8, %R : index
+      scf.for %10 = %4 to %7 step %1 {
+        scf.for %11 = %5 to %9 step %1 {
+          %12 = memref.load %x[%11, %10] : memref<?x?xf64>
+          %13 = arith.constant 2.0 : f64
+          %14 = arith.mulf %12, %13 : f64
+          %15 = memref.load %b[%10] : memref<?xf64>
+          %16 = arith.addf %14, %15 : f64
+          memref.store %16, %y[%10, %11] : memref<?x?xf64>
         }
-        llvm.fence seq_cst
-        scf.reduce
       }
-    } else {
-      %95 = arith.constant 0 : index
-      %96 = arith.constant 0 : index
-      %97 = memref.reinterpret_cast %y to offset: [0], sizes: [%C, %R], strides: [%95, %96] : memref<?x?xf64> to memref<?x?xf64, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%97, %x, %b : memref<?x?xf64, strided<[?, ?]>>, memref<?x?xf64>, memref<?xf64>)
-          outs(%y : memref<?x?xf64>) {
-        ^bb0(%98: f64, %99: f64, %100: f64, %101: f64):
-        %102 = arith.constant 2.0 : f64
-        %103 = arith.mulf %99, %102 : f64
-        %104 = arith.addf %103, %100 : f64
-        linalg.yield %104 : f64
-      }
+      scf.reduce
     }
     // w[a, e, c] = v[c, e, a] - v[c, 0, a]
-    %105 = arith.constant 0 : index
-    %106 = arith.constant 0 : index
-    %107 = arith.constant 0 : index
-    %108 = memref.reinterpret_cast %w to offset: [0], sizes: [%R, %C, %D], strides: [%105, %106, %107] : memref<?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d1, d0)>, affine_map<(d0, d1, d2) -> (d2, 0, d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%108, %v, %v : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?x?xf32>, memref<?x?x?xf32>)
-        outs(%w : memref<?x?x?xf32>) {
-      ^bb0(%109: f32, %110: f32, %111: f32, %112: f32):
-      %113 = arith.subf %110, %111 : f32
-      linalg.yield %113 : f32
+    // In tiles of 512 x 16 elements of output dimensions 0 and 2.
+    %17 = arith.constant 0 : index
+    %18 = arith.constant 1 : index
+    %19 = arith.constant 512 : index
+    %20 = arith.constant 16 : index
+    scf.parallel (%21, %22, %23) = (%17, %17, %17) to (%C, %R, %D) step (%18, %19, %20) {
+      %24 = arith.addi %22, %19 : index
+      %25 = arith.minsi %24, %R : index
+      %26 = arith.addi %23, %20 : index
+      %27 = arith.minsi %26, %D : index
+      scf.for %28 = %22 to %25 step %18 {
+        scf.for %29 = %23 to %27 step %18 {
+          %30 = memref.load %v[%29, %21, %28] : memref<?x?x?xf32>
+          %31 = arith.constant 0 : index
+          %32 = memref.load %v[%29, %31, %28] : memref<?x?x?xf32>
+          %33 = arith.subf %30, %32 : f32
+          memref.store %33, %w[%28, %21, %29] : memref<?x?x?xf32>
+        }
+      }
+      scf.reduce
     }
     // m[i, j] = n[j + 1, i - 1] * 3
-    %114 = arith.constant 4 : index
-    %115 = arith.muli %114, %C : index
-    %116 = arith.muli %115, %R : index
-    %117 = arith.constant 4 : index
-    %118 = arith.muli %117, %R : index
-    %119 = arith.muli %118, %C : index
-    %120 = arith.addi %116, %119 : index
-    %121 = arith.constant 33554432 : index
-    %122 = arith.cmpi sge, %120, %121 : index
-    scf.if %122 {
-      // Row by row, in parallel blocks of rows.
-      %123 = arith.constant 0 : index
-      %124 = arith.constant 1 : index
-      %125 = arith.constant 63 : index
-      %126 = arith.addi %R, %125 : index
-      %127 = arith.constant 64 : index
-      %128 = arith.divui %126, %127 : index
-      %129 = arith.constant 1 : index
-      %130 = arith.maxsi %128, %129 : index
-      scf.parallel (%131) = (%123) to (%R) step (%130) {
-        %132 = arith.addi %131, %130 : index
-        %133 = arith.minsi %132, %R : index
-        %134 = memref.alloca() : memref<16xi32>
-        scf.for %135 = %131 to %133 step %124 {
-          %136 = memref.subview %m[%135, 0] [1, %C] [1, 1] : memref<?x?xi32> to memref<?xi32, strided<[1], offset: ?>>
-          // m[i, j] = n[j + 1, i - 1] * 3
-          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %137 = arith.constant 4 : index
-          %138, %139, %140, %141 = memref.extract_strided_metadata %136 : memref<?xi32, strided<[1], offset: ?>> -> memref<i32>, index, index, index
-          %142 = memref.extract_aligned_pointer_as_index %136 : memref<?xi32, strided<[1], offset: ?>> -> index
-          %143 = arith.muli %139, %137 : index
-          %144 = arith.addi %142, %143 : index
-          %145 = arith.constant 64 : index
-          %146 = arith.remui %144, %145 : index
-          %147 = arith.subi %145, %146 : index
-          %148 = arith.remui %147, %145 : index
-          %149 = arith.divui %148, %137 : index
-          %150 = arith.minsi %149, %C : index
-          %151 = arith.constant 16 : index
-          %152 = arith.subi %C, %150 : index
-          %153 = arith.divui %152, %151 : index
-          %154 = arith.muli %153, %151 : index
-          %155 = arith.addi %150, %154 : index
-          %156 = arith.constant 0 : index
-          %157 = arith.constant 1 : index
-          %158 = memref.subview %136[%156] [%150] [1] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[1], offset: ?>>
-          %159 = arith.constant 0 : index
-          %160 = memref.reinterpret_cast %158 to offset: [0], sizes: [%150], strides: [%159] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%160 : memref<?xi32, strided<[?]>>)
-              outs(%158 : memref<?xi32, strided<[1], offset: ?>>) {
-            ^bb0(%161: i32, %162: i32):
-            %163 = linalg.index 0 : index
-            %164 = arith.addi %163, %156 : index
-            %165 = arith.constant 1 : index
-            %166 = arith.addi %164, %165 : index
-            %167 = arith.constant 1 : index
-            %168 = arith.subi %C, %167 : index
-            %169 = arith.minsi %166, %168 : index
-            %170 = arith.constant 0 : index
-            %171 = arith.maxsi %169, %170 : index
-            %172 = arith.constant 1 : index
-            %173 = arith.subi %135, %172 : index
-            %174 = arith.constant 1 : index
-            %175 = arith.subi %R, %174 : index
-            %176 = arith.minsi %173, %175 : index
-            %177 = arith.constant 0 : index
-            %178 = arith.maxsi %176, %177 : index
-            %179 = memref.load %n[%171, %178] : memref<?x?xi32>
-            %180 = arith.constant 3 : i32
-            %181 = arith.muli %179, %180 : i32
-            linalg.yield %181 : i32
-          }
-          scf.for %182 = %156 to %153 step %157 {
-            %183 = arith.muli %182, %151 : index
-            %184 = arith.addi %150, %183 : index
-            %185 = arith.constant 0 : index
-            %186 = memref.reinterpret_cast %134 to offset: [0], sizes: [%151], strides: [%185] : memref<16xi32> to memref<?xi32, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%186 : memref<?xi32, strided<[?]>>)
-                outs(%134 : memref<16xi32>) {
-              ^bb0(%187: i32, %188: i32):
-              %189 = linalg.index 0 : index
-              %190 = arith.addi %189, %184 : index
-              %191 = arith.constant 1 : index
-              %192 = arith.addi %190, %191 : index
-              %193 = arith.constant 1 : index
-              %194 = arith.subi %C, %193 : index
-              %195 = arith.minsi %192, %194 : index
-              %196 = arith.constant 0 : index
-              %197 = arith.maxsi %195, %196 : index
-              %198 = arith.constant 1 : index
-              %199 = arith.subi %135, %198 : index
-              %200 = arith.constant 1 : index
-              %201 = arith.subi %R, %200 : index
-              %202 = arith.minsi %199, %201 : index
-              %203 = arith.constant 0 : index
-              %204 = arith.maxsi %202, %203 : index
-              %205 = memref.load %n[%197, %204] : memref<?x?xi32>
-              %206 = arith.constant 3 : i32
-              %207 = arith.muli %205, %206 : i32
-              linalg.yield %207 : i32
-            }
-            %208 = arith.constant 8 : index
-            %209 = vector.load %134[%156] : memref<16xi32>, vector<8xi32>
-            %210 = vector.load %134[%208] : memref<16xi32>, vector<8xi32>
-            %211 = arith.muli %184, %137 : index
-            %212 = arith.addi %144, %211 : index
-            %213 = arith.index_cast %212 : index to i64
-            %214 = llvm.inttoptr %213 : i64 to !llvm.ptr
-            llvm.store %209, %214 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-            %215 = llvm.getelementptr %214[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %210, %215 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          }
-          %216 = arith.subi %C, %155 : index
-          %217 = memref.subview %136[%155] [%216] [1] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[1], offset: ?>>
-          %218 = arith.constant 0 : index
-          %219 = memref.reinterpret_cast %217 to offset: [0], sizes: [%216], strides: [%218] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%219 : memref<?xi32, strided<[?]>>)
-              outs(%217 : memref<?xi32, strided<[1], offset: ?>>) {
-            ^bb0(%220: i32, %221: i32):
-            %222 = linalg.index 0 : index
-            %223 = arith.addi %222, %155 : index
-            %224 = arith.constant 1 : index
-            %225 = arith.addi %223, %224 : index
-            %226 = arith.constant 1 : index
-            %227 = arith.subi %C, %226 : index
-            %228 = arith.minsi %225, %227 : index
-            %229 = arith.constant 0 : index
-            %230 = arith.maxsi %228, %229 : index
-            %231 = arith.constant 1 : index
-            %232 = arith.subi %135, %231 : index
-            %233 = arith.constant 1 : index
-            %234 = arith.subi %R, %233 : index
-            %235 = arith.minsi %232, %234 : index
-            %236 = arith.constant 0 : index
-            %237 = arith.maxsi %235, %236 : index
-            %238 = memref.load %n[%230, %237] : memref<?x?xi32>
-            %239 = arith.constant 3 : i32
-            %240 = arith.muli %238, %239 : i32
-            linalg.yield %240 : i32
-          }
+    // In tiles of 512 x 16 elements of output dimensions 0 and 1.
+    %34 = arith.constant 0 : index
+    %35 = arith.constant 1 : index
+    %36 = arith.constant 512 : index
+    %37 = arith.constant 16 : index
+    scf.parallel (%38, %39) = (%34, %34) to (%R, %C) step (%36, %37) {
+      %40 = arith.addi %38, %36 : index
+      %41 = arith.minsi %40, %R : index
+      %42 = arith.addi %39, %37 : index
+      %43 = arith.minsi %42, %C : index
+      scf.for %44 = %38 to %41 step %35 {
+        scf.for %45 = %39 to %43 step %35 {
+          %46 = arith.constant 1 : index
+          %47 = arith.addi %45, %46 : index
+          %48 = arith.constant 1 : index
+          %49 = arith.subi %C, %48 : index
+          %50 = arith.minsi %47, %49 : index
+          %51 = arith.constant 0 : index
+          %52 = arith.maxsi %50, %51 : index
+          %53 = arith.constant 1 : index
+          %54 = arith.subi %44, %53 : index
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %R, %55 : index
+          %57 = arith.minsi %54, %56 : index
+          %58 = arith.constant 0 : index
+          %59 = arith.maxsi %57, %58 : index
+          %60 = memref.load %n[%52, %59] : memref<?x?xi32>
+          %61 = arith.constant 3 : i32
+          %62 = arith.muli %60, %61 : i32
+          memref.store %62, %m[%44, %45] : memref<?x?xi32>
         }
-        llvm.fence seq_cst
-        scf.reduce
       }
-    } else {
-      %241 = arith.constant 0 : index
-      %242 = arith.constant 0 : index
-      %243 = memref.reinterpret_cast %m to offset: [0], sizes: [%R, %C], strides: [%241, %242] : memref<?x?xi32> to memref<?x?xi32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%243 : memref<?x?xi32, strided<[?, ?]>>)
-          outs(%m : memref<?x?xi32>) {
-        ^bb0(%244: i32, %245: i32):
-        %246 = linalg.index 0 : index
-        %247 = linalg.index 1 : index
-        %248 = arith.constant 1 : index
-        %249 = arith.addi %247, %248 : index
-        %250 = arith.constant 1 : index
-        %251 = arith.subi %C, %250 : index
-        %252 = arith.minsi %249, %251 : index
-        %253 = arith.constant 0 : index
-        %254 = arith.maxsi %252, %253 : index
-        %255 = arith.constant 1 : index
-        %256 = arith.subi %246, %255 : index
-        %257 = arith.constant 1 : index
-        %258 = arith.subi %R, %257 : index
-        %259 = arith.minsi %256, %258 : index
-        %260 = arith.constant 0 : index
-        %261 = arith.maxsi %259, %260 : index
-        %262 = memref.load %n[%254, %261] : memref<?x?xi32>
-        %263 = arith.constant 3 : i32
-        %264 = arith.muli %262, %263 : i32
-        linalg.yield %264 : i32
-      }
+      scf.reduce
     }
     return
-  }
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %loops : !transform.any_op {
-    ^bb0(%loop: !transform.any_op):
-      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
-      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
-    }
-    transform.yield
   }
 }
 

@@ -9,7 +9,7 @@
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 32, vector = 4
-//   openmp        strategy openmp
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -26,36 +26,75 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0.0 : f32
-    %4 = arith.constant 1 : index
-    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
-      %9 = arith.constant 1 : index
-      %10 = arith.addi %6, %9 : index
-      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
-        %14 = memref.load %x[%12] : memref<?xf32>
-        %15 = arith.addf %13, %14 : f32
-        scf.yield %15 : f32
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.addi %4, %6 : index
+    %8 = arith.constant 0 : index
+    %9 = arith.subi %7, %5 : index
+    %10 = arith.subi %8, %7 : index
+    %11 = arith.addi %10, %5 : index
+    %12 = arith.maxsi %11, %5 : index
+    %13 = arith.cmpi eq, %9, %8 : index
+    %14 = arith.select %13, %4, %12 : index
+    %15 = arith.maxsi %14, %0 : index
+    %16 = arith.minsi %15, %N : index
+    %17:2 = scf.for %18 = %0 to %16 step %5 iter_args(%19 = %3, %20 = %2) -> (f32, index) {
+      %21 = arith.constant 1 : index
+      %22 = arith.addi %18, %21 : index
+      %23 = scf.for %24 = %20 to %22 step %5 iter_args(%25 = %19) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = arith.addf %25, %26 : f32
+        scf.yield %27 : f32
       }
-      %16 = arith.maxsi %8, %10 : index
-      memref.store %11, %y[%6] : memref<?xf32>
-      scf.yield %11, %16 : f32, index
+      %28 = arith.maxsi %20, %22 : index
+      memref.store %23, %y[%18] : memref<?xf32>
+      scf.yield %23, %28 : f32, index
+    }
+    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
+      %32 = arith.constant 1 : index
+      %33 = arith.addi %30, %32 : index
+      %34 = arith.subi %33, %5 : index
+      %35 = memref.load %x[%34] : memref<?xf32>
+      %36 = arith.addf %31, %35 : f32
+      memref.store %36, %y[%30] : memref<?xf32>
+      scf.yield %36 : f32
     }
     // z[i] = min(k in 0..i: abs(x[k]))
     // Running: each output's range extends the previous one's by its new terms.
-    %17 = arith.constant 0 : index
-    %18 = arith.constant 1 : index
-    %19 = arith.constant 0 : index
-    %20 = arith.constant 0x7F800000 : f32
-    %21 = arith.constant 1 : index
-    %22:2 = scf.for %23 = %17 to %N step %21 iter_args(%24 = %20, %25 = %19) -> (f32, index) {
-      %26 = scf.for %27 = %25 to %23 step %21 iter_args(%28 = %24) -> (f32) {
-        %29 = memref.load %x[%27] : memref<?xf32>
-        %30 = math.absf %29 : f32
-        %31 = arith.minimumf %28, %30 : f32
-        scf.yield %31 : f32
+    %37 = arith.constant 0 : index
+    %38 = arith.constant 1 : index
+    %39 = arith.constant 0 : index
+    %40 = arith.constant 0x7F800000 : f32
+    %41 = arith.constant 0 : index
+    %42 = arith.constant 1 : index
+    %43 = arith.constant 0 : index
+    %44 = arith.subi %41, %42 : index
+    %45 = arith.subi %43, %41 : index
+    %46 = arith.addi %45, %42 : index
+    %47 = arith.maxsi %46, %42 : index
+    %48 = arith.cmpi eq, %44, %43 : index
+    %49 = arith.select %48, %41, %47 : index
+    %50 = arith.maxsi %49, %37 : index
+    %51 = arith.minsi %50, %N : index
+    %52:2 = scf.for %53 = %37 to %51 step %42 iter_args(%54 = %40, %55 = %39) -> (f32, index) {
+      %56 = scf.for %57 = %55 to %53 step %42 iter_args(%58 = %54) -> (f32) {
+        %59 = memref.load %x[%57] : memref<?xf32>
+        %60 = math.absf %59 : f32
+        %61 = arith.minimumf %58, %60 : f32
+        scf.yield %61 : f32
       }
-      %32 = arith.maxsi %25, %23 : index
-      memref.store %26, %z[%23] : memref<?xf32>
-      scf.yield %26, %32 : f32, index
+      %62 = arith.maxsi %55, %53 : index
+      memref.store %56, %z[%53] : memref<?xf32>
+      scf.yield %56, %62 : f32, index
+    }
+    %63 = scf.for %64 = %51 to %N step %42 iter_args(%65 = %52#0) -> (f32) {
+      %66 = arith.subi %64, %42 : index
+      %67 = memref.load %x[%66] : memref<?xf32>
+      %68 = math.absf %67 : f32
+      %69 = arith.minimumf %65, %68 : f32
+      memref.store %69, %z[%64] : memref<?xf32>
+      scf.yield %69 : f32
     }
     return
   }
@@ -72,36 +111,75 @@ module {
     %1 = arith.constant 1 : index
     %2 = arith.constant 0 : index
     %3 = arith.constant 0.0 : f32
-    %4 = arith.constant 1 : index
-    %5:2 = scf.for %6 = %0 to %N step %4 iter_args(%7 = %3, %8 = %2) -> (f32, index) {
-      %9 = arith.constant 1 : index
-      %10 = arith.addi %6, %9 : index
-      %11 = scf.for %12 = %8 to %10 step %4 iter_args(%13 = %7) -> (f32) {
-        %14 = memref.load %x[%12] : memref<?xf32>
-        %15 = arith.addf %13, %14 fastmath<reassoc> : f32
-        scf.yield %15 : f32
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.addi %4, %6 : index
+    %8 = arith.constant 0 : index
+    %9 = arith.subi %7, %5 : index
+    %10 = arith.subi %8, %7 : index
+    %11 = arith.addi %10, %5 : index
+    %12 = arith.maxsi %11, %5 : index
+    %13 = arith.cmpi eq, %9, %8 : index
+    %14 = arith.select %13, %4, %12 : index
+    %15 = arith.maxsi %14, %0 : index
+    %16 = arith.minsi %15, %N : index
+    %17:2 = scf.for %18 = %0 to %16 step %5 iter_args(%19 = %3, %20 = %2) -> (f32, index) {
+      %21 = arith.constant 1 : index
+      %22 = arith.addi %18, %21 : index
+      %23 = scf.for %24 = %20 to %22 step %5 iter_args(%25 = %19) -> (f32) {
+        %26 = memref.load %x[%24] : memref<?xf32>
+        %27 = arith.addf %25, %26 fastmath<reassoc> : f32
+        scf.yield %27 : f32
       }
-      %16 = arith.maxsi %8, %10 : index
-      memref.store %11, %y[%6] : memref<?xf32>
-      scf.yield %11, %16 : f32, index
+      %28 = arith.maxsi %20, %22 : index
+      memref.store %23, %y[%18] : memref<?xf32>
+      scf.yield %23, %28 : f32, index
+    }
+    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
+      %32 = arith.constant 1 : index
+      %33 = arith.addi %30, %32 : index
+      %34 = arith.subi %33, %5 : index
+      %35 = memref.load %x[%34] : memref<?xf32>
+      %36 = arith.addf %31, %35 fastmath<reassoc> : f32
+      memref.store %36, %y[%30] : memref<?xf32>
+      scf.yield %36 : f32
     }
     // z[i] = min(k in 0..i: abs(x[k]))
     // Running: each output's range extends the previous one's by its new terms.
-    %17 = arith.constant 0 : index
-    %18 = arith.constant 1 : index
-    %19 = arith.constant 0 : index
-    %20 = arith.constant 0x7F800000 : f32
-    %21 = arith.constant 1 : index
-    %22:2 = scf.for %23 = %17 to %N step %21 iter_args(%24 = %20, %25 = %19) -> (f32, index) {
-      %26 = scf.for %27 = %25 to %23 step %21 iter_args(%28 = %24) -> (f32) {
-        %29 = memref.load %x[%27] : memref<?xf32>
-        %30 = math.absf %29 : f32
-        %31 = arith.minimumf %28, %30 : f32
-        scf.yield %31 : f32
+    %37 = arith.constant 0 : index
+    %38 = arith.constant 1 : index
+    %39 = arith.constant 0 : index
+    %40 = arith.constant 0x7F800000 : f32
+    %41 = arith.constant 0 : index
+    %42 = arith.constant 1 : index
+    %43 = arith.constant 0 : index
+    %44 = arith.subi %41, %42 : index
+    %45 = arith.subi %43, %41 : index
+    %46 = arith.addi %45, %42 : index
+    %47 = arith.maxsi %46, %42 : index
+    %48 = arith.cmpi eq, %44, %43 : index
+    %49 = arith.select %48, %41, %47 : index
+    %50 = arith.maxsi %49, %37 : index
+    %51 = arith.minsi %50, %N : index
+    %52:2 = scf.for %53 = %37 to %51 step %42 iter_args(%54 = %40, %55 = %39) -> (f32, index) {
+      %56 = scf.for %57 = %55 to %53 step %42 iter_args(%58 = %54) -> (f32) {
+        %59 = memref.load %x[%57] : memref<?xf32>
+        %60 = math.absf %59 : f32
+        %61 = arith.minimumf %58, %60 : f32
+        scf.yield %61 : f32
       }
-      %32 = arith.maxsi %25, %23 : index
-      memref.store %26, %z[%23] : memref<?xf32>
-      scf.yield %26, %32 : f32, index
+      %62 = arith.maxsi %55, %53 : index
+      memref.store %56, %z[%53] : memref<?xf32>
+      scf.yield %56, %62 : f32, index
+    }
+    %63 = scf.for %64 = %51 to %N step %42 iter_args(%65 = %52#0) -> (f32) {
+      %66 = arith.subi %64, %42 : index
+      %67 = memref.load %x[%66] : memref<?xf32>
+      %68 = math.absf %67 : f32
+      %69 = arith.minimumf %65, %68 : f32
+      memref.store %69, %z[%64] : memref<?xf32>
+      scf.yield %69 : f32
     }
     return
   }
@@ -168,125 +246,203 @@ module {
         %44 = arith.minsi %43, %N : index
         %45 = memref.load %9[%40] : memref<512xf32>
         %46 = memref.load %10[%40] : memref<512xindex>
-        %47 = arith.constant 1 : index
-        %48:2 = scf.for %49 = %42 to %44 step %47 iter_args(%50 = %45, %51 = %46) -> (f32, index) {
-          %52 = arith.constant 1 : index
-          %53 = arith.addi %49, %52 : index
-          %54 = scf.for %55 = %51 to %53 step %47 iter_args(%56 = %50) -> (f32) {
-            %57 = memref.load %x[%55] : memref<?xf32>
-            %58 = arith.addf %56, %57 fastmath<reassoc> : f32
-            scf.yield %58 : f32
+        %47 = arith.constant 0 : index
+        %48 = arith.constant 1 : index
+        %49 = arith.constant 1 : index
+        %50 = arith.addi %47, %49 : index
+        %51 = arith.constant 0 : index
+        %52 = arith.subi %50, %48 : index
+        %53 = arith.subi %51, %50 : index
+        %54 = arith.addi %53, %48 : index
+        %55 = arith.maxsi %54, %48 : index
+        %56 = arith.cmpi eq, %52, %51 : index
+        %57 = arith.select %56, %47, %55 : index
+        %58 = arith.maxsi %57, %42 : index
+        %59 = arith.minsi %58, %44 : index
+        %60:2 = scf.for %61 = %42 to %59 step %48 iter_args(%62 = %45, %63 = %46) -> (f32, index) {
+          %64 = arith.constant 1 : index
+          %65 = arith.addi %61, %64 : index
+          %66 = scf.for %67 = %63 to %65 step %48 iter_args(%68 = %62) -> (f32) {
+            %69 = memref.load %x[%67] : memref<?xf32>
+            %70 = arith.addf %68, %69 fastmath<reassoc> : f32
+            scf.yield %70 : f32
           }
-          %59 = arith.maxsi %51, %53 : index
-          memref.store %54, %y[%49] : memref<?xf32>
-          scf.yield %54, %59 : f32, index
+          %71 = arith.maxsi %63, %65 : index
+          memref.store %66, %y[%61] : memref<?xf32>
+          scf.yield %66, %71 : f32, index
+        }
+        %72 = scf.for %73 = %59 to %44 step %48 iter_args(%74 = %60#0) -> (f32) {
+          %75 = arith.constant 1 : index
+          %76 = arith.addi %73, %75 : index
+          %77 = arith.subi %76, %48 : index
+          %78 = memref.load %x[%77] : memref<?xf32>
+          %79 = arith.addf %74, %78 fastmath<reassoc> : f32
+          memref.store %79, %y[%73] : memref<?xf32>
+          scf.yield %79 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %60 = arith.constant 0 : index
-      %61 = arith.constant 1 : index
-      %62 = arith.constant 0 : index
-      %63 = arith.constant 0.0 : f32
-      %64 = arith.constant 1 : index
-      %65:2 = scf.for %66 = %60 to %N step %64 iter_args(%67 = %63, %68 = %62) -> (f32, index) {
-        %69 = arith.constant 1 : index
-        %70 = arith.addi %66, %69 : index
-        %71 = scf.for %72 = %68 to %70 step %64 iter_args(%73 = %67) -> (f32) {
-          %74 = memref.load %x[%72] : memref<?xf32>
-          %75 = arith.addf %73, %74 fastmath<reassoc> : f32
-          scf.yield %75 : f32
+      %80 = arith.constant 0 : index
+      %81 = arith.constant 1 : index
+      %82 = arith.constant 0 : index
+      %83 = arith.constant 0.0 : f32
+      %84 = arith.constant 0 : index
+      %85 = arith.constant 1 : index
+      %86 = arith.constant 1 : index
+      %87 = arith.addi %84, %86 : index
+      %88 = arith.constant 0 : index
+      %89 = arith.subi %87, %85 : index
+      %90 = arith.subi %88, %87 : index
+      %91 = arith.addi %90, %85 : index
+      %92 = arith.maxsi %91, %85 : index
+      %93 = arith.cmpi eq, %89, %88 : index
+      %94 = arith.select %93, %84, %92 : index
+      %95 = arith.maxsi %94, %80 : index
+      %96 = arith.minsi %95, %N : index
+      %97:2 = scf.for %98 = %80 to %96 step %85 iter_args(%99 = %83, %100 = %82) -> (f32, index) {
+        %101 = arith.constant 1 : index
+        %102 = arith.addi %98, %101 : index
+        %103 = scf.for %104 = %100 to %102 step %85 iter_args(%105 = %99) -> (f32) {
+          %106 = memref.load %x[%104] : memref<?xf32>
+          %107 = arith.addf %105, %106 fastmath<reassoc> : f32
+          scf.yield %107 : f32
         }
-        %76 = arith.maxsi %68, %70 : index
-        memref.store %71, %y[%66] : memref<?xf32>
-        scf.yield %71, %76 : f32, index
+        %108 = arith.maxsi %100, %102 : index
+        memref.store %103, %y[%98] : memref<?xf32>
+        scf.yield %103, %108 : f32, index
+      }
+      %109 = scf.for %110 = %96 to %N step %85 iter_args(%111 = %97#0) -> (f32) {
+        %112 = arith.constant 1 : index
+        %113 = arith.addi %110, %112 : index
+        %114 = arith.subi %113, %85 : index
+        %115 = memref.load %x[%114] : memref<?xf32>
+        %116 = arith.addf %111, %115 fastmath<reassoc> : f32
+        memref.store %116, %y[%110] : memref<?xf32>
+        scf.yield %116 : f32
       }
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    %77 = arith.constant 65536 : index
-    %78 = arith.cmpi sge, %N, %77 : index
-    scf.if %78 {
+    %117 = arith.constant 65536 : index
+    %118 = arith.cmpi sge, %N, %117 : index
+    scf.if %118 {
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
       // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %79 = arith.constant 0 : index
-      %80 = arith.constant 1 : index
-      %81 = arith.constant 512 : index
-      %82 = arith.constant 511 : index
-      %83 = arith.addi %N, %82 : index
-      %84 = arith.divui %83, %81 : index
-      %85 = arith.constant 0 : index
-      %86 = memref.alloca() : memref<512xf32>
-      %87 = memref.alloca() : memref<512xindex>
-      scf.parallel (%88) = (%79) to (%81) step (%80) {
-        %89 = arith.muli %88, %84 : index
-        %90 = arith.minsi %89, %N : index
-        %91 = arith.addi %90, %84 : index
-        %92 = arith.minsi %91, %N : index
-        %93 = arith.subi %90, %80 : index
-        %94 = arith.maxsi %85, %93 : index
-        %95 = arith.cmpi sgt, %90, %79 : index
-        %96 = arith.select %95, %94, %85 : index
-        %97 = arith.subi %92, %80 : index
-        %98 = arith.maxsi %85, %97 : index
-        %99 = arith.cmpi sgt, %92, %79 : index
-        %100 = arith.select %99, %98, %85 : index
-        %101 = arith.constant 0x7F800000 : f32
-        %102 = scf.for %103 = %96 to %100 step %80 iter_args(%104 = %101) -> (f32) {
-          %105 = memref.load %x[%103] : memref<?xf32>
-          %106 = math.absf %105 : f32
-          %107 = arith.minimumf %104, %106 : f32
-          scf.yield %107 : f32
-        }
-        memref.store %102, %86[%88] : memref<512xf32>
-        memref.store %96, %87[%88] : memref<512xindex>
-        scf.reduce
-      }
-      %108 = arith.constant 0x7F800000 : f32
-      %109 = scf.for %110 = %79 to %81 step %80 iter_args(%111 = %108) -> (f32) {
-        %112 = memref.load %86[%110] : memref<512xf32>
-        memref.store %111, %86[%110] : memref<512xf32>
-        %113 = arith.minimumf %111, %112 : f32
-        scf.yield %113 : f32
-      }
-      scf.parallel (%114) = (%79) to (%81) step (%80) {
-        %115 = arith.muli %114, %84 : index
-        %116 = arith.minsi %115, %N : index
-        %117 = arith.addi %116, %84 : index
-        %118 = arith.minsi %117, %N : index
-        %119 = memref.load %86[%114] : memref<512xf32>
-        %120 = memref.load %87[%114] : memref<512xindex>
-        %121 = arith.constant 1 : index
-        %122:2 = scf.for %123 = %116 to %118 step %121 iter_args(%124 = %119, %125 = %120) -> (f32, index) {
-          %126 = scf.for %127 = %125 to %123 step %121 iter_args(%128 = %124) -> (f32) {
-            %129 = memref.load %x[%127] : memref<?xf32>
-            %130 = math.absf %129 : f32
-            %131 = arith.minimumf %128, %130 : f32
-            scf.yield %131 : f32
-          }
-          %132 = arith.maxsi %125, %123 : index
-          memref.store %126, %z[%123] : memref<?xf32>
-          scf.yield %126, %132 : f32, index
-        }
-        scf.reduce
-      }
-    } else {
-      // Running: each output's range extends the previous one's by its new terms.
-      %133 = arith.constant 0 : index
-      %134 = arith.constant 1 : index
-      %135 = arith.constant 0 : index
-      %136 = arith.constant 0x7F800000 : f32
-      %137 = arith.constant 1 : index
-      %138:2 = scf.for %139 = %133 to %N step %137 iter_args(%140 = %136, %141 = %135) -> (f32, index) {
-        %142 = scf.for %143 = %141 to %139 step %137 iter_args(%144 = %140) -> (f32) {
+      %119 = arith.constant 0 : index
+      %120 = arith.constant 1 : index
+      %121 = arith.constant 512 : index
+      %122 = arith.constant 511 : index
+      %123 = arith.addi %N, %122 : index
+      %124 = arith.divui %123, %121 : index
+      %125 = arith.constant 0 : index
+      %126 = memref.alloca() : memref<512xf32>
+      %127 = memref.alloca() : memref<512xindex>
+      scf.parallel (%128) = (%119) to (%121) step (%120) {
+        %129 = arith.muli %128, %124 : index
+        %130 = arith.minsi %129, %N : index
+        %131 = arith.addi %130, %124 : index
+        %132 = arith.minsi %131, %N : index
+        %133 = arith.subi %130, %120 : index
+        %134 = arith.maxsi %125, %133 : index
+        %135 = arith.cmpi sgt, %130, %119 : index
+        %136 = arith.select %135, %134, %125 : index
+        %137 = arith.subi %132, %120 : index
+        %138 = arith.maxsi %125, %137 : index
+        %139 = arith.cmpi sgt, %132, %119 : index
+        %140 = arith.select %139, %138, %125 : index
+        %141 = arith.constant 0x7F800000 : f32
+        %142 = scf.for %143 = %136 to %140 step %120 iter_args(%144 = %141) -> (f32) {
           %145 = memref.load %x[%143] : memref<?xf32>
           %146 = math.absf %145 : f32
           %147 = arith.minimumf %144, %146 : f32
           scf.yield %147 : f32
         }
-        %148 = arith.maxsi %141, %139 : index
-        memref.store %142, %z[%139] : memref<?xf32>
-        scf.yield %142, %148 : f32, index
+        memref.store %142, %126[%128] : memref<512xf32>
+        memref.store %136, %127[%128] : memref<512xindex>
+        scf.reduce
+      }
+      %148 = arith.constant 0x7F800000 : f32
+      %149 = scf.for %150 = %119 to %121 step %120 iter_args(%151 = %148) -> (f32) {
+        %152 = memref.load %126[%150] : memref<512xf32>
+        memref.store %151, %126[%150] : memref<512xf32>
+        %153 = arith.minimumf %151, %152 : f32
+        scf.yield %153 : f32
+      }
+      scf.parallel (%154) = (%119) to (%121) step (%120) {
+        %155 = arith.muli %154, %124 : index
+        %156 = arith.minsi %155, %N : index
+        %157 = arith.addi %156, %124 : index
+        %158 = arith.minsi %157, %N : index
+        %159 = memref.load %126[%154] : memref<512xf32>
+        %160 = memref.load %127[%154] : memref<512xindex>
+        %161 = arith.constant 0 : index
+        %162 = arith.constant 1 : index
+        %163 = arith.constant 0 : index
+        %164 = arith.subi %161, %162 : index
+        %165 = arith.subi %163, %161 : index
+        %166 = arith.addi %165, %162 : index
+        %167 = arith.maxsi %166, %162 : index
+        %168 = arith.cmpi eq, %164, %163 : index
+        %169 = arith.select %168, %161, %167 : index
+        %170 = arith.maxsi %169, %156 : index
+        %171 = arith.minsi %170, %158 : index
+        %172:2 = scf.for %173 = %156 to %171 step %162 iter_args(%174 = %159, %175 = %160) -> (f32, index) {
+          %176 = scf.for %177 = %175 to %173 step %162 iter_args(%178 = %174) -> (f32) {
+            %179 = memref.load %x[%177] : memref<?xf32>
+            %180 = math.absf %179 : f32
+            %181 = arith.minimumf %178, %180 : f32
+            scf.yield %181 : f32
+          }
+          %182 = arith.maxsi %175, %173 : index
+          memref.store %176, %z[%173] : memref<?xf32>
+          scf.yield %176, %182 : f32, index
+        }
+        %183 = scf.for %184 = %171 to %158 step %162 iter_args(%185 = %172#0) -> (f32) {
+          %186 = arith.subi %184, %162 : index
+          %187 = memref.load %x[%186] : memref<?xf32>
+          %188 = math.absf %187 : f32
+          %189 = arith.minimumf %185, %188 : f32
+          memref.store %189, %z[%184] : memref<?xf32>
+          scf.yield %189 : f32
+        }
+        scf.reduce
+      }
+    } else {
+      // Running: each output's range extends the previous one's by its new terms.
+      %190 = arith.constant 0 : index
+      %191 = arith.constant 1 : index
+      %192 = arith.constant 0 : index
+      %193 = arith.constant 0x7F800000 : f32
+      %194 = arith.constant 0 : index
+      %195 = arith.constant 1 : index
+      %196 = arith.constant 0 : index
+      %197 = arith.subi %194, %195 : index
+      %198 = arith.subi %196, %194 : index
+      %199 = arith.addi %198, %195 : index
+      %200 = arith.maxsi %199, %195 : index
+      %201 = arith.cmpi eq, %197, %196 : index
+      %202 = arith.select %201, %194, %200 : index
+      %203 = arith.maxsi %202, %190 : index
+      %204 = arith.minsi %203, %N : index
+      %205:2 = scf.for %206 = %190 to %204 step %195 iter_args(%207 = %193, %208 = %192) -> (f32, index) {
+        %209 = scf.for %210 = %208 to %206 step %195 iter_args(%211 = %207) -> (f32) {
+          %212 = memref.load %x[%210] : memref<?xf32>
+          %213 = math.absf %212 : f32
+          %214 = arith.minimumf %211, %213 : f32
+          scf.yield %214 : f32
+        }
+        %215 = arith.maxsi %208, %206 : index
+        memref.store %209, %z[%206] : memref<?xf32>
+        scf.yield %209, %215 : f32, index
+      }
+      %216 = scf.for %217 = %204 to %N step %195 iter_args(%218 = %205#0) -> (f32) {
+        %219 = arith.subi %217, %195 : index
+        %220 = memref.load %x[%219] : memref<?xf32>
+        %221 = math.absf %220 : f32
+        %222 = arith.minimumf %218, %221 : f32
+        memref.store %222, %z[%217] : memref<?xf32>
+        scf.yield %222 : f32
       }
     }
     return
