@@ -174,13 +174,21 @@ TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
   EXPECT_TRUE(has(c, "float* sb_dst = &z[i * N + sb_j];")) << c;
   EXPECT_TRUE(has(c, "const int64_t j = sb_j + sb_q;"));
   EXPECT_TRUE(has(c, "sb_line[sb_q] = x[i * N + j] * y[j];"));
+  // A whole line with a constant count (whole vectors), a partial one with the count left.
+  EXPECT_TRUE(has(c, "if (sb_n == (int64_t)(64 / sizeof(float))) {")) << c;
+  EXPECT_TRUE(has(c, "for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {"));
+  EXPECT_TRUE(has(c, "sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * "
+                     "(int64_t)sizeof(float));"));
   EXPECT_TRUE(has(c, "sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));"));
   EXPECT_TRUE(
       has(c, "static inline void sb_store_line(void* dst, const void* line, int64_t bytes)"));
   EXPECT_TRUE(has(c, "_mm512_stream_si512"));
   EXPECT_TRUE(has(c, "#include <immintrin.h>"));
-  // The loops variant never streams: exactly one streaming kernel.
-  EXPECT_EQ(c.find("sb_store_line(sb_dst"), c.rfind("sb_store_line(sb_dst"));
+  // The loops variant never streams: exactly one streaming kernel (its two line stores).
+  const size_t first_store = c.find("sb_store_line(sb_dst");
+  ASSERT_NE(first_store, std::string::npos);
+  EXPECT_EQ(c.find("sb_store_line(sb_dst", c.find("sb_store_line(sb_dst", first_store + 1) + 1),
+            std::string::npos);
 
   // Without elementwise statements there is no streaming support code.
   const Spec r =

@@ -440,13 +440,23 @@ void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const st
   w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, outer) + "];");
   w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), " + end + " - sb_j);");
   w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
-  w.line("#pragma omp simd");
-  w.open("for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {");
-  w.line("const int64_t " + L.var_name(static_cast<int>(st.rank()) - 1) + " = sb_j + sb_q;");
-  const std::string rhs = L.expr(*st.rhs, w, 0);
-  w.line("sb_line[sb_q] = " + rhs + ";");
+  // A whole line with a constant count, which the compiler computes as whole vectors; the
+  // partial lines at the ends with the count left.
+  const std::string lanes = "(int64_t)(64 / sizeof(" + ty + "))";
+  auto line = [&](const std::string& n) {
+    w.line("#pragma omp simd");
+    w.open("for (int64_t sb_q = 0; sb_q < " + n + "; ++sb_q) {");
+    w.line("const int64_t " + L.var_name(static_cast<int>(st.rank()) - 1) + " = sb_j + sb_q;");
+    const std::string rhs = L.expr(*st.rhs, w, 0);
+    w.line("sb_line[sb_q] = " + rhs + ";");
+    w.close();
+    w.line("sb_store_line(sb_dst, sb_line, " + n + " * (int64_t)sizeof(" + ty + "));");
+  };
+  w.open("if (sb_n == " + lanes + ") {");
+  line(lanes);
+  w.close_open("} else {");
+  line("sb_n");
   w.close();
-  w.line("sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(" + ty + "));");
   w.close();
 }
 

@@ -143,12 +143,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict grad, const 
           float* sb_dst = &m_out[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -178,12 +187,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict grad, const 
           float* sb_dst = &v_out[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -218,12 +236,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict param,
           float* sb_dst = &param_out[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();

@@ -113,12 +113,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict b, const do
           double* sb_dst = &a[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
           double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = b[i] + scalar[0] * c[i];
+          if (sb_n == (int64_t)(64 / sizeof(double))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = b[i] + scalar[0] * c[i];
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = b[i] + scalar[0] * c[i];
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
         }
       }
       sb_stream_fence();

@@ -122,12 +122,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const int32_t* __restrict a, int32_t
             int32_t* sb_dst = &b[i * C + sb_j];
             sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(int32_t), sb_e - sb_j);
             int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t j = sb_j + sb_q;
-              sb_line[sb_q] = sb_add_i32(a[i * C + j], 10);
+            if (sb_n == (int64_t)(64 / sizeof(int32_t))) {
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
+                const int64_t j = sb_j + sb_q;
+                sb_line[sb_q] = sb_add_i32(a[i * C + j], 10);
+              }
+              sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(int32_t)) * (int64_t)sizeof(int32_t));
+            } else {
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t j = sb_j + sb_q;
+                sb_line[sb_q] = sb_add_i32(a[i * C + j], 10);
+              }
+              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
             }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
           }
         }
       }

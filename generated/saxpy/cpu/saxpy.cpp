@@ -113,12 +113,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict a, const flo
           float* sb_dst = &z[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = a[0] * x[i] + y[i];
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = a[0] * x[i] + y[i];
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = a[0] * x[i] + y[i];
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();

@@ -131,12 +131,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                 double* sb_dst = &y[i * W + sb_j];
                 sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
+                if (sb_n == (int64_t)(64 / sizeof(double))) {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
+                  }
+                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+                } else {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
                 }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
               }
             } else {
               int64_t sb_n = 0;
@@ -144,24 +153,45 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                 double* sb_dst = &y[i * W + sb_j];
                 sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  const int64_t sb_ld0_x_i0 = i - 1;
-                  const double sb_ld0_x =
-                      (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0;
-                  const int64_t sb_ld1_x_i0 = i + 1;
-                  const double sb_ld1_x =
-                      (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0;
-                  const int64_t sb_ld2_x_i1 = j - 1;
-                  const double sb_ld2_x =
-                      (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0;
-                  const int64_t sb_ld3_x_i1 = j + 1;
-                  const double sb_ld3_x =
-                      (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0;
-                  sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x);
+                if (sb_n == (int64_t)(64 / sizeof(double))) {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    const int64_t sb_ld0_x_i0 = i - 1;
+                    const double sb_ld0_x =
+                        (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0;
+                    const int64_t sb_ld1_x_i0 = i + 1;
+                    const double sb_ld1_x =
+                        (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0;
+                    const int64_t sb_ld2_x_i1 = j - 1;
+                    const double sb_ld2_x =
+                        (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0;
+                    const int64_t sb_ld3_x_i1 = j + 1;
+                    const double sb_ld3_x =
+                        (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0;
+                    sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x);
+                  }
+                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+                } else {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    const int64_t sb_ld4_x_i0 = i - 1;
+                    const double sb_ld4_x =
+                        (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0;
+                    const int64_t sb_ld5_x_i0 = i + 1;
+                    const double sb_ld5_x =
+                        (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0;
+                    const int64_t sb_ld6_x_i1 = j - 1;
+                    const double sb_ld6_x =
+                        (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0;
+                    const int64_t sb_ld7_x_i1 = j + 1;
+                    const double sb_ld7_x =
+                        (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0;
+                    sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x);
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
                 }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
               }
             }
           }
@@ -189,19 +219,19 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
         } else {
           #pragma omp simd
           for (int64_t j = sb_lo; j < sb_hi; ++j) {
-            const int64_t sb_ld4_x_i0 = i - 1;
-            const double sb_ld4_x =
-                (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0;
-            const int64_t sb_ld5_x_i0 = i + 1;
-            const double sb_ld5_x =
-                (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0;
-            const int64_t sb_ld6_x_i1 = j - 1;
-            const double sb_ld6_x =
-                (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0;
-            const int64_t sb_ld7_x_i1 = j + 1;
-            const double sb_ld7_x =
-                (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0;
-            y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x);
+            const int64_t sb_ld8_x_i0 = i - 1;
+            const double sb_ld8_x =
+                (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < H) ? x[sb_ld8_x_i0 * W + j] : 0.0;
+            const int64_t sb_ld9_x_i0 = i + 1;
+            const double sb_ld9_x =
+                (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < H) ? x[sb_ld9_x_i0 * W + j] : 0.0;
+            const int64_t sb_ld10_x_i1 = j - 1;
+            const double sb_ld10_x =
+                (sb_ld10_x_i1 >= 0 && sb_ld10_x_i1 < W) ? x[i * W + sb_ld10_x_i1] : 0.0;
+            const int64_t sb_ld11_x_i1 = j + 1;
+            const double sb_ld11_x =
+                (sb_ld11_x_i1 >= 0 && sb_ld11_x_i1 < W) ? x[i * W + sb_ld11_x_i1] : 0.0;
+            y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x);
           }
         }
       }

@@ -134,12 +134,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                   double* sb_dst = &y[(i * H + j) * W + sb_j];
                   sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
                   double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                    const int64_t k = sb_j + sb_q;
-                    sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
+                  if (sb_n == (int64_t)(64 / sizeof(double))) {
+                    #pragma omp simd
+                    for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                      const int64_t k = sb_j + sb_q;
+                      sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
+                    }
+                    sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+                  } else {
+                    #pragma omp simd
+                    for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                      const int64_t k = sb_j + sb_q;
+                      sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
+                    }
+                    sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
                   }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
                 }
               } else {
                 int64_t sb_n = 0;
@@ -147,12 +156,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                   double* sb_dst = &y[(i * H + j) * W + sb_j];
                   sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
                   double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                    const int64_t k = sb_j + sb_q;
-                    sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+                  if (sb_n == (int64_t)(64 / sizeof(double))) {
+                    #pragma omp simd
+                    for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                      const int64_t k = sb_j + sb_q;
+                      sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+                    }
+                    sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+                  } else {
+                    #pragma omp simd
+                    for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                      const int64_t k = sb_j + sb_q;
+                      sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+                    }
+                    sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
                   }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
                 }
               }
             }

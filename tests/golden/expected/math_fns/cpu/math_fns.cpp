@@ -220,12 +220,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           float* sb_dst = &y_sigmoid[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -254,12 +263,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           float* sb_dst = &y_log1p[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = sb_vec_log1pf(x[n] * 0.0001f);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_log1pf(x[n] * 0.0001f);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_log1pf(x[n] * 0.0001f);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -288,12 +306,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const double* __restrict d, double* 
           double* sb_dst = &y_expm1[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
           double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = sb_vec_expm1(d[n] * 1.0e-6);
+          if (sb_n == (int64_t)(64 / sizeof(double))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_expm1(d[n] * 1.0e-6);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_expm1(d[n] * 1.0e-6);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
         }
       }
       sb_stream_fence();
@@ -322,12 +349,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, const flo
           float* sb_dst = &y_pow[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = sb_vec_powf(p[n], x[n]);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_powf(p[n], x[n]);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_powf(p[n], x[n]);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -356,12 +392,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const float* __restrict x, float* __
           float* sb_dst = &y_sin[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = sb_vec_sinf(x[n] * 2.0f);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_sinf(x[n] * 2.0f);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_sinf(x[n] * 2.0f);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -390,12 +435,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const double* __restrict d, double* 
           double* sb_dst = &y_cos[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
           double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = sb_vec_cos(d[n]);
+          if (sb_n == (int64_t)(64 / sizeof(double))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_cos(d[n]);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = sb_vec_cos(d[n]);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
         }
       }
       sb_stream_fence();
@@ -424,12 +478,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
           float* sb_dst = &y_floor[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = floorf(x[n] * 3.0f);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = floorf(x[n] * 3.0f);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = floorf(x[n] * 3.0f);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -458,12 +521,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const double* __restrict d, double* 
           double* sb_dst = &y_ceil[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
           double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = ceil(d[n] * 3.0);
+          if (sb_n == (int64_t)(64 / sizeof(double))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = ceil(d[n] * 3.0);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = ceil(d[n] * 3.0);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
         }
       }
       sb_stream_fence();
@@ -492,12 +564,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const float* __restrict x, const int
           float* sb_dst = &y_round[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -526,12 +607,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, const int
           float* sb_dst = &y_sign[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -560,12 +650,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict p, float* _
           float* sb_dst = &y_rsqrt[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t n = sb_j + sb_q;
-            sb_line[sb_q] = 1.0f / sqrtf(p[n]);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = 1.0f / sqrtf(p[n]);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t n = sb_j + sb_q;
+              sb_line[sb_q] = 1.0f / sqrtf(p[n]);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();

@@ -145,12 +145,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x,
           float* sb_dst = &y[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = alpha[0] * x[i] + 0.1f * (float)(i % 3) - 2.5e-7f;
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = alpha[0] * x[i] + 0.1f * (float)(i % 3) - 2.5e-7f;
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = alpha[0] * x[i] + 0.1f * (float)(i % 3) - 2.5e-7f;
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();
@@ -180,12 +189,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
           float* sb_dst = &z[sb_j];
           sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
           float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-            const int64_t i = sb_j + sb_q;
-            sb_line[sb_q] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+          if (sb_n == (int64_t)(64 / sizeof(float))) {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+            }
+            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+          } else {
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+            }
+            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
           }
-          sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
         }
       }
       sb_stream_fence();

@@ -165,12 +165,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
                 float* sb_dst = &lap[i * W + sb_j];
                 sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
+                if (sb_n == (int64_t)(64 / sizeof(float))) {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
+                  }
+                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+                } else {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
                 }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
               }
             } else {
               int64_t sb_n = 0;
@@ -178,24 +187,45 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
                 float* sb_dst = &lap[i * W + sb_j];
                 sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  const int64_t sb_ld0_x_i0 = i - 1;
-                  const float sb_ld0_x =
-                      (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0f;
-                  const int64_t sb_ld1_x_i0 = i + 1;
-                  const float sb_ld1_x =
-                      (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0f;
-                  const int64_t sb_ld2_x_i1 = j - 1;
-                  const float sb_ld2_x =
-                      (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0f;
-                  const int64_t sb_ld3_x_i1 = j + 1;
-                  const float sb_ld3_x =
-                      (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0f;
-                  sb_line[sb_q] = sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x - 4.0f * x[i * W + j];
+                if (sb_n == (int64_t)(64 / sizeof(float))) {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    const int64_t sb_ld0_x_i0 = i - 1;
+                    const float sb_ld0_x =
+                        (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0f;
+                    const int64_t sb_ld1_x_i0 = i + 1;
+                    const float sb_ld1_x =
+                        (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0f;
+                    const int64_t sb_ld2_x_i1 = j - 1;
+                    const float sb_ld2_x =
+                        (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0f;
+                    const int64_t sb_ld3_x_i1 = j + 1;
+                    const float sb_ld3_x =
+                        (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0f;
+                    sb_line[sb_q] = sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x - 4.0f * x[i * W + j];
+                  }
+                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+                } else {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t j = sb_j + sb_q;
+                    const int64_t sb_ld4_x_i0 = i - 1;
+                    const float sb_ld4_x =
+                        (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0f;
+                    const int64_t sb_ld5_x_i0 = i + 1;
+                    const float sb_ld5_x =
+                        (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0f;
+                    const int64_t sb_ld6_x_i1 = j - 1;
+                    const float sb_ld6_x =
+                        (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0f;
+                    const int64_t sb_ld7_x_i1 = j + 1;
+                    const float sb_ld7_x =
+                        (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0f;
+                    sb_line[sb_q] = sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x - 4.0f * x[i * W + j];
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
                 }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
               }
             }
           }
@@ -223,19 +253,19 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         } else {
           #pragma omp simd
           for (int64_t j = sb_lo; j < sb_hi; ++j) {
-            const int64_t sb_ld4_x_i0 = i - 1;
-            const float sb_ld4_x =
-                (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < H) ? x[sb_ld4_x_i0 * W + j] : 0.0f;
-            const int64_t sb_ld5_x_i0 = i + 1;
-            const float sb_ld5_x =
-                (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < H) ? x[sb_ld5_x_i0 * W + j] : 0.0f;
-            const int64_t sb_ld6_x_i1 = j - 1;
-            const float sb_ld6_x =
-                (sb_ld6_x_i1 >= 0 && sb_ld6_x_i1 < W) ? x[i * W + sb_ld6_x_i1] : 0.0f;
-            const int64_t sb_ld7_x_i1 = j + 1;
-            const float sb_ld7_x =
-                (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0f;
-            lap[i * W + j] = sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x - 4.0f * x[i * W + j];
+            const int64_t sb_ld8_x_i0 = i - 1;
+            const float sb_ld8_x =
+                (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < H) ? x[sb_ld8_x_i0 * W + j] : 0.0f;
+            const int64_t sb_ld9_x_i0 = i + 1;
+            const float sb_ld9_x =
+                (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < H) ? x[sb_ld9_x_i0 * W + j] : 0.0f;
+            const int64_t sb_ld10_x_i1 = j - 1;
+            const float sb_ld10_x =
+                (sb_ld10_x_i1 >= 0 && sb_ld10_x_i1 < W) ? x[i * W + sb_ld10_x_i1] : 0.0f;
+            const int64_t sb_ld11_x_i1 = j + 1;
+            const float sb_ld11_x =
+                (sb_ld11_x_i1 >= 0 && sb_ld11_x_i1 < W) ? x[i * W + sb_ld11_x_i1] : 0.0f;
+            lap[i * W + j] = sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x - 4.0f * x[i * W + j];
           }
         }
       }
@@ -270,12 +300,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
               float* sb_dst = &smooth[sb_j];
               sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t j = sb_j + sb_q;
-                sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
+              if (sb_n == (int64_t)(64 / sizeof(float))) {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
+                }
+                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+              } else {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
             }
           } else {
             int64_t sb_n = 0;
@@ -283,12 +322,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
               float* sb_dst = &smooth[sb_j];
               sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t j = sb_j + sb_q;
-                sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+              if (sb_n == (int64_t)(64 / sizeof(float))) {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+                }
+                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+              } else {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
             }
           }
         }

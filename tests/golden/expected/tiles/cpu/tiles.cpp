@@ -156,12 +156,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, const do
               double* sb_dst = &y[j * R + sb_j];
               sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_te1 - sb_j);
               double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t i = sb_j + sb_q;
-                sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
+              if (sb_n == (int64_t)(64 / sizeof(double))) {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
+                }
+                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+              } else {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
             }
           }
         }
@@ -205,12 +214,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict v, float* __
                 float* sb_dst = &w[(a * C + e) * D + sb_j];
                 sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_te2 - sb_j);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t c = sb_j + sb_q;
-                  sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                if (sb_n == (int64_t)(64 / sizeof(float))) {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                    const int64_t c = sb_j + sb_q;
+                    sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                  }
+                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+                } else {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t c = sb_j + sb_q;
+                    sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
                 }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
               }
             }
           }
@@ -256,12 +274,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const int32_t* __restrict n, int32_t
               int32_t* sb_dst = &m[i * C + sb_j];
               sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(int32_t), sb_te1 - sb_j);
               int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t j = sb_j + sb_q;
-                sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+              if (sb_n == (int64_t)(64 / sizeof(int32_t))) {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+                }
+                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(int32_t)) * (int64_t)sizeof(int32_t));
+              } else {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
             }
           }
         }
@@ -307,12 +334,21 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s0(const double* __restrict x, const d
               double* sb_dst = &y[j * R + sb_j];
               sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_te1 - sb_j);
               double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t i = sb_j + sb_q;
-                sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
+              if (sb_n == (int64_t)(64 / sizeof(double))) {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
+                }
+                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
+              } else {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
             }
           }
         }
@@ -356,12 +392,21 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s1(const float* __restrict v, float* _
                 float* sb_dst = &w[(a * C + e) * D + sb_j];
                 sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_te2 - sb_j);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t c = sb_j + sb_q;
-                  sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                if (sb_n == (int64_t)(64 / sizeof(float))) {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                    const int64_t c = sb_j + sb_q;
+                    sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                  }
+                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
+                } else {
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t c = sb_j + sb_q;
+                    sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                  }
+                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
                 }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
               }
             }
           }
@@ -407,12 +452,21 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s2(const int32_t* __restrict n, int32_
               int32_t* sb_dst = &m[i * C + sb_j];
               sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(int32_t), sb_te1 - sb_j);
               int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t j = sb_j + sb_q;
-                sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+              if (sb_n == (int64_t)(64 / sizeof(int32_t))) {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+                }
+                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(int32_t)) * (int64_t)sizeof(int32_t));
+              } else {
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+                }
+                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
               }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
             }
           }
         }
