@@ -68,14 +68,63 @@ void open_output_blocks(const std::string& n, CodeWriter& w) {
 // multiple of every vector width, few enough for the first-level cache.
 constexpr int kRunningTermBlock = 64;
 
+// The walk of running scan `red` (lower/running_scans.h) of statement L along its innermost
+// output index i, over outputs [i, end): i is declared and holds the first, the reduction's
+// variable k the walk's next term, `acc` the fold of the terms before it, the outer indices are
+// bound. The range's end is i + c (the pass's rule), so once an output adds exactly the one term
+// at k, each later output adds exactly the last term of its range, k = end(i) - 1. Until then,
+// the general walk (each output folds the terms from k up to its range's end); from then on, the
+// simple loop, which the compiler keeps tight (with k carried instead, a walk starting at an
+// unknown k ran at less than half the speed). With `ahead`, the general walk throughout, its
+// terms computed kRunningTermBlock at a time as vectors (StmtLowering::open_running_ahead): a
+// select's branch on random data otherwise mispredicts about every other term (cumprod ran 3x
+// slower so; with the simple loop over the terms computed ahead it ran 1.25x slower, 687 against
+// 543 us at 256x2048). Either way the terms are folded in the plain loop nest's order.
+void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
+                    const std::string& end, bool ahead, CodeWriter& w) {
+  const std::string& i = L.var_name(static_cast<int>(L.stmt().rank()) - 1);
+  const std::string& k = L.var_name(red.ref);
+  auto assign = [&] {
+    L.set_override(&red, acc);
+    L.assign(w);
+    L.clear_overrides();
+  };
+  if (ahead) {
+    L.open_running_ahead(red, kRunningTermBlock, "const int64_t " + i + " = " + end + " - 1", w);
+    w.open("for (; " + i + " < " + end + "; ++" + i + ") {");
+    L.fold_terms_ahead(red, acc, kRunningTermBlock, w);
+    assign();
+    w.close();
+    return;
+  }
+  w.open("for (; " + i + " < " + end + "; ++" + i + ") {");
+  w.line("if (" + k + " == " + L.range_bound(red, true, w) + " - 1) break;");
+  L.fold_terms(red, acc, w);
+  assign();
+  w.close();
+  w.open("for (; " + i + " < " + end + "; ++" + i + ") {");
+  w.open("{");
+  w.line("const int64_t " + k + " = " + L.range_bound(red, true, w) + " - 1;");
+  L.fold_term(red, acc, w);
+  w.close();
+  assign();
+  w.close();
+}
+
 // A running scan (lower/running_scans.h) `red` of statement L, of rank > 0: loops over the outer
 // output indices (the outermost parallel under `omp`, unless `in_row` bound it already), then one
-// accumulator carried along the innermost index, taking each output's new terms. Under `omp`,
-// terms that compute more than a read (a select, a call) are computed ahead kRunningTermBlock at
-// a time as vectors: a select's branch on random data otherwise mispredicts about every other term
-// (cumprod ran 3x slower so). A rank-1 scan is one sequential walk: the parallelize pass's outer
-// loop is its scanned loop, which this printer declines to split.
+// accumulator carried along the innermost index (emit_scan_walk; under `omp`, terms that compute
+// more than a read, a select or a call, computed ahead as vectors). Under `omp`, a rank-1 scan of
+// at least kScanSplitMin outputs runs in two parallel passes instead (emit_scan_split).
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w);
+
+// Whether the walk of running scan `red` under `omp` computes its terms ahead: a term that is one
+// read (or its cast) has nothing to compute ahead.
+bool terms_ahead(const Expr& red, bool omp) {
+  const Expr* term = red.args[0].get();
+  while (term->kind == ExprKind::Cast) term = term->args[0].get();
+  return omp && term->kind != ExprKind::Read;
+}
 
 void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row) {
   const Statement& st = L.stmt();
@@ -93,26 +142,9 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && !in_row, w);
   w.line("// Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
-  const std::string& i = L.var_name(static_cast<int>(rank) - 1);
-  // A term that is one read (or its cast) has nothing to compute ahead.
-  const Expr* term = red.args[0].get();
-  while (term->kind == ExprKind::Cast) term = term->args[0].get();
-  const bool ahead = omp && term->kind != ExprKind::Read;
-  if (ahead) {
-    L.open_running_ahead(
-        red, kRunningTermBlock,
-        "const int64_t " + i + " = " + L.extent(st.out, rank - 1, kPrecAdd + 1) + " - 1", w);
-  }
-  w.open("for (int64_t " + i + " = 0; " + i + " < " + L.extent(st.out, rank - 1, kPrecRel + 1) +
-         "; ++" + i + ") {");
-  if (ahead)
-    L.fold_terms_ahead(red, "sb_run", kRunningTermBlock, w);
-  else
-    L.fold_terms(red, "sb_run", w);
-  L.set_override(&red, "sb_run");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
+  w.line("int64_t " + L.var_name(static_cast<int>(rank) - 1) + " = 0;");
+  emit_scan_walk(L, red, "sb_run", L.extent(st.out, rank - 1, kPrecRel + 1), terms_ahead(red, omp),
+                 w);
   for (size_t d = 0; d < outer; ++d) w.close();
 }
 
@@ -176,25 +208,7 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   w.line(ty + " sb_run = sb_part[sb_b];");
   w.line("int64_t " + k + " = sb_from[sb_b];");
   w.line("int64_t " + i + " = sb_i0;");
-  // Until an output adds exactly the one term at the walk's index, the general walk; from then
-  // on each output adds the last term of its range, a loop the compiler keeps simple (with the
-  // walk's index carried instead, the pass ran at less than half the speed).
-  w.open("for (; " + i + " < sb_i1; ++" + i + ") {");
-  w.line("if (" + k + " == " + L.range_bound(red, true, w) + " - 1) break;");
-  L.fold_terms(red, "sb_run", w);
-  L.set_override(&red, "sb_run");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
-  w.open("for (; " + i + " < sb_i1; ++" + i + ") {");
-  w.open("{");
-  w.line("const int64_t " + k + " = " + L.range_bound(red, true, w) + " - 1;");
-  L.fold_term(red, "sb_run", w);
-  w.close();
-  L.set_override(&red, "sb_run");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
+  emit_scan_walk(L, red, "sb_run", "sb_i1", terms_ahead(red, true), w);
   w.close();
 }
 

@@ -32,8 +32,17 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   // Running: each output's range extends the previous one's by its new terms.
   float sb_run = -INFINITY;
   int64_t j = 0;
-  for (int64_t i = 0; i < N; ++i) {
+  int64_t i = 0;
+  for (; i < N; ++i) {
+    if (j == i + 1 - 1) break;
     for (; j < i + 1; ++j) {
+      sb_run = sb_max_f32(sb_run, x[j]);
+    }
+    y[i] = sb_run;
+  }
+  for (; i < N; ++i) {
+    {
+      const int64_t j = i + 1 - 1;
       sb_run = sb_max_f32(sb_run, x[j]);
     }
     y[i] = sb_run;
@@ -106,8 +115,17 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = -INFINITY;
     int64_t j = 0;
-    for (int64_t i = 0; i < N; ++i) {
+    int64_t i = 0;
+    for (; i < N; ++i) {
+      if (j == i + 1 - 1) break;
       for (; j < i + 1; ++j) {
+        sb_run = sb_max_f32(sb_run, x[j]);
+      }
+      y[i] = sb_run;
+    }
+    for (; i < N; ++i) {
+      {
+        const int64_t j = i + 1 - 1;
         sb_run = sb_max_f32(sb_run, x[j]);
       }
       y[i] = sb_run;

@@ -27,8 +27,17 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 1.0f;
     int64_t k = 0;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
       for (; k < c + 1; ++k) {
+        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+      }
+      y[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
         sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
       }
       y[r * C + c] = sb_run;
@@ -46,6 +55,7 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 1.0f;
     int64_t k = 0;
+    int64_t c = 0;
     // Terms computed 64 at a time as vectors, then folded in order.
     float sb_terms[64] __attribute__((aligned(64)));
     int64_t sb_kb = k, sb_nb = 0;
@@ -54,7 +64,7 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
       const int64_t c = C - 1;
       sb_kend = c + 1;
     }
-    for (int64_t c = 0; c < C; ++c) {
+    for (; c < C; ++c) {
       for (; k < c + 1; ++k) {
         if (k == sb_kb + sb_nb) {
           sb_kb = k;

@@ -25,8 +25,17 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   // Running: each output's range extends the previous one's by its new terms.
   float sb_run = 0.0f;
   int64_t j = 0;
-  for (int64_t i = 0; i < N; ++i) {
+  int64_t i = 0;
+  for (; i < N; ++i) {
+    if (j == i + 1 - 1) break;
     for (; j < i + 1; ++j) {
+      sb_run += x[j];
+    }
+    y[i] = sb_run;
+  }
+  for (; i < N; ++i) {
+    {
+      const int64_t j = i + 1 - 1;
       sb_run += x[j];
     }
     y[i] = sb_run;
@@ -100,8 +109,17 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t j = 0;
-    for (int64_t i = 0; i < N; ++i) {
+    int64_t i = 0;
+    for (; i < N; ++i) {
+      if (j == i + 1 - 1) break;
       for (; j < i + 1; ++j) {
+        sb_run += x[j];
+      }
+      y[i] = sb_run;
+    }
+    for (; i < N; ++i) {
+      {
+        const int64_t j = i + 1 - 1;
         sb_run += x[j];
       }
       y[i] = sb_run;

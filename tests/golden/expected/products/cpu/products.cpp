@@ -90,17 +90,26 @@ static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, cons
       double sb_run = sb_part[sb_b];
       int64_t k = sb_from[sb_b];
       int64_t i = sb_i0;
-      for (; i < sb_i1; ++i) {
-        if (k == i + 1 - 1) break;
-        for (; k < i + 1; ++k) {
-          sb_run *= -(double)x[k];
-        }
-        q[i] = sb_run;
+      // Terms computed 64 at a time as vectors, then folded in order.
+      double sb_terms[64] __attribute__((aligned(64)));
+      int64_t sb_kb = k, sb_nb = 0;
+      int64_t sb_kend;
+      {
+        const int64_t i = sb_i1 - 1;
+        sb_kend = i + 1;
       }
       for (; i < sb_i1; ++i) {
-        {
-          const int64_t k = i + 1 - 1;
-          sb_run *= -(double)x[k];
+        for (; k < i + 1; ++k) {
+          if (k == sb_kb + sb_nb) {
+            sb_kb = k;
+            sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+              const int64_t k = sb_kb + sb_q;
+              sb_terms[sb_q] = -(double)x[k];
+            }
+          }
+          sb_run *= sb_terms[k - sb_kb];
         }
         q[i] = sb_run;
       }
@@ -109,8 +118,17 @@ static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, cons
     // Running: each output's range extends the previous one's by its new terms.
     double sb_run = 1.0;
     int64_t k = 0;
-    for (int64_t i = 0; i < N; ++i) {
+    int64_t i = 0;
+    for (; i < N; ++i) {
+      if (k == i + 1 - 1) break;
       for (; k < i + 1; ++k) {
+        sb_run *= -(double)x[k];
+      }
+      q[i] = sb_run;
+    }
+    for (; i < N; ++i) {
+      {
+        const int64_t k = i + 1 - 1;
         sb_run *= -(double)x[k];
       }
       q[i] = sb_run;

@@ -113,10 +113,20 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict e, const in
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t k = 1;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c - 1) break;
       for (; k < c; ++k) {
         const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
         sb_run += sb_ld0_x;
+      }
+      e[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c - 1;
+        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_run += sb_ld1_x;
       }
       e[r * C + c] = sb_run;
     }
@@ -128,8 +138,17 @@ static void sb_loops_s1(const int32_t* __restrict v, int32_t* __restrict w, cons
   // Running: each output's range extends the previous one's by its new terms.
   int32_t sb_run = 0;
   int64_t k = 0;
-  for (int64_t c = 0; c < C; ++c) {
+  int64_t c = 0;
+  for (; c < C; ++c) {
+    if (k == c + 1 - 1) break;
     for (; k < c + 1; ++k) {
+      sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+    }
+    w[c] = sb_run;
+  }
+  for (; c < C; ++c) {
+    {
+      const int64_t k = c + 1 - 1;
       sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
     }
     w[c] = sb_run;
@@ -143,10 +162,20 @@ static void sb_loops_s2(const float* __restrict x, float* __restrict m, const in
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = INFINITY;
     int64_t k = 0;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
       for (; k < c + 1; ++k) {
         const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
         sb_run = sb_min_f32(sb_run, sb_ld0_x);
+      }
+      m[r * C + c] = 2.0f * sb_run + x[r * C + c];
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_run = sb_min_f32(sb_run, sb_ld1_x);
       }
       m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
@@ -159,10 +188,20 @@ static void sb_loops_s3(const float* __restrict x, float* __restrict t, const in
   // Running: each output's range extends the previous one's by its new terms.
   float sb_run = 0.0f;
   int64_t k = 0;
-  for (int64_t c = 0; c < C; ++c) {
+  int64_t c = 0;
+  for (; c < C; ++c) {
+    if (k == c + 2 - 1) break;
     for (; k < c + 2; ++k) {
       const float sb_ld0_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
       sb_run += sb_ld0_x;
+    }
+    t[c] = sb_run;
+  }
+  for (; c < C; ++c) {
+    {
+      const int64_t k = c + 2 - 1;
+      const float sb_ld1_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+      sb_run += sb_ld1_x;
     }
     t[c] = sb_run;
   }
@@ -174,10 +213,20 @@ static void sb_loops_s4(const float* __restrict x, float* __restrict s, const in
   // Running: each output's range extends the previous one's by its new terms.
   float sb_run = 0.0f;
   int64_t k = 0;
-  for (int64_t r = 0; r < R; ++r) {
+  int64_t r = 0;
+  for (; r < R; ++r) {
+    if (k == r + 1 - 1) break;
     for (; k < r + 1; ++k) {
       const float sb_ld0_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
       sb_run += sb_ld0_x;
+    }
+    s[r] = sb_run;
+  }
+  for (; r < R; ++r) {
+    {
+      const int64_t k = r + 1 - 1;
+      const float sb_ld1_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
+      sb_run += sb_ld1_x;
     }
     s[r] = sb_run;
   }
@@ -203,10 +252,20 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t k = 1;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c - 1) break;
       for (; k < c; ++k) {
         const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
         sb_run += sb_ld0_x;
+      }
+      e[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c - 1;
+        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_run += sb_ld1_x;
       }
       e[r * C + c] = sb_run;
     }
@@ -258,17 +317,26 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
       int32_t sb_run = sb_part[sb_b];
       int64_t k = sb_from[sb_b];
       int64_t c = sb_i0;
-      for (; c < sb_i1; ++c) {
-        if (k == c + 1 - 1) break;
-        for (; k < c + 1; ++k) {
-          sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
-        }
-        w[c] = sb_run;
+      // Terms computed 64 at a time as vectors, then folded in order.
+      int32_t sb_terms[64] __attribute__((aligned(64)));
+      int64_t sb_kb = k, sb_nb = 0;
+      int64_t sb_kend;
+      {
+        const int64_t c = sb_i1 - 1;
+        sb_kend = c + 1;
       }
       for (; c < sb_i1; ++c) {
-        {
-          const int64_t k = c + 1 - 1;
-          sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+        for (; k < c + 1; ++k) {
+          if (k == sb_kb + sb_nb) {
+            sb_kb = k;
+            sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+              const int64_t k = sb_kb + sb_q;
+              sb_terms[sb_q] = sb_mul_i32(v[k], 1000003);
+            }
+          }
+          sb_run = sb_add_i32(sb_run, sb_terms[k - sb_kb]);
         }
         w[c] = sb_run;
       }
@@ -277,8 +345,17 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
     // Running: each output's range extends the previous one's by its new terms.
     int32_t sb_run = 0;
     int64_t k = 0;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
       for (; k < c + 1; ++k) {
+        sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+      }
+      w[c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
         sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
       }
       w[c] = sb_run;
@@ -294,10 +371,20 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = INFINITY;
     int64_t k = 0;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
       for (; k < c + 1; ++k) {
         const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
         sb_run = sb_min_f32(sb_run, sb_ld0_x);
+      }
+      m[r * C + c] = 2.0f * sb_run + x[r * C + c];
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_run = sb_min_f32(sb_run, sb_ld1_x);
       }
       m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
@@ -373,10 +460,20 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t k = 0;
-    for (int64_t c = 0; c < C; ++c) {
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 2 - 1) break;
       for (; k < c + 2; ++k) {
         const float sb_ld3_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
         sb_run += sb_ld3_x;
+      }
+      t[c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 2 - 1;
+        const float sb_ld4_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld4_x;
       }
       t[c] = sb_run;
     }

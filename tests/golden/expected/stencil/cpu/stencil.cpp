@@ -126,10 +126,20 @@ static void sb_loops_s2(const float* __restrict x, float* __restrict cum, const 
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t k = 0;
-    for (int64_t j = 0; j < W; ++j) {
+    int64_t j = 0;
+    for (; j < W; ++j) {
+      if (k == j + 1 - 1) break;
       for (; k < j + 1; ++k) {
         const float sb_ld0_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
         sb_run += sb_ld0_x;
+      }
+      cum[i * W + j] = sb_run;
+    }
+    for (; j < W; ++j) {
+      {
+        const int64_t k = j + 1 - 1;
+        const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+        sb_run += sb_ld1_x;
       }
       cum[i * W + j] = sb_run;
     }
@@ -373,10 +383,20 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict cum, con
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t k = 0;
-    for (int64_t j = 0; j < W; ++j) {
+    int64_t j = 0;
+    for (; j < W; ++j) {
+      if (k == j + 1 - 1) break;
       for (; k < j + 1; ++k) {
         const float sb_ld0_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
         sb_run += sb_ld0_x;
+      }
+      cum[i * W + j] = sb_run;
+    }
+    for (; j < W; ++j) {
+      {
+        const int64_t k = j + 1 - 1;
+        const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+        sb_run += sb_ld1_x;
       }
       cum[i * W + j] = sb_run;
     }

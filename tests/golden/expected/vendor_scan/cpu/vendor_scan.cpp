@@ -33,8 +33,17 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   // Running: each output's range extends the previous one's by its new terms.
   float sb_run = 0.0f;
   int64_t k = 0;
-  for (int64_t i = 0; i < N; ++i) {
+  int64_t i = 0;
+  for (; i < N; ++i) {
+    if (k == i + 1 - 1) break;
     for (; k < i + 1; ++k) {
+      sb_run += x[k];
+    }
+    y[i] = sb_run;
+  }
+  for (; i < N; ++i) {
+    {
+      const int64_t k = i + 1 - 1;
       sb_run += x[k];
     }
     y[i] = sb_run;
@@ -46,8 +55,17 @@ static void sb_loops_s1(const float* __restrict x, float* __restrict z, const in
   // Running: each output's range extends the previous one's by its new terms.
   float sb_run = INFINITY;
   int64_t k = 0;
-  for (int64_t i = 0; i < N; ++i) {
+  int64_t i = 0;
+  for (; i < N; ++i) {
+    if (k == i - 1) break;
     for (; k < i; ++k) {
+      sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+    }
+    z[i] = sb_run;
+  }
+  for (; i < N; ++i) {
+    {
+      const int64_t k = i - 1;
       sb_run = sb_min_f32(sb_run, fabsf(x[k]));
     }
     z[i] = sb_run;
@@ -121,8 +139,17 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = 0.0f;
     int64_t k = 0;
-    for (int64_t i = 0; i < N; ++i) {
+    int64_t i = 0;
+    for (; i < N; ++i) {
+      if (k == i + 1 - 1) break;
       for (; k < i + 1; ++k) {
+        sb_run += x[k];
+      }
+      y[i] = sb_run;
+    }
+    for (; i < N; ++i) {
+      {
+        const int64_t k = i + 1 - 1;
         sb_run += x[k];
       }
       y[i] = sb_run;
@@ -175,17 +202,26 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict z, const
       float sb_run = sb_part[sb_b];
       int64_t k = sb_from[sb_b];
       int64_t i = sb_i0;
-      for (; i < sb_i1; ++i) {
-        if (k == i - 1) break;
-        for (; k < i; ++k) {
-          sb_run = sb_min_f32(sb_run, fabsf(x[k]));
-        }
-        z[i] = sb_run;
+      // Terms computed 64 at a time as vectors, then folded in order.
+      float sb_terms[64] __attribute__((aligned(64)));
+      int64_t sb_kb = k, sb_nb = 0;
+      int64_t sb_kend;
+      {
+        const int64_t i = sb_i1 - 1;
+        sb_kend = i;
       }
       for (; i < sb_i1; ++i) {
-        {
-          const int64_t k = i - 1;
-          sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+        for (; k < i; ++k) {
+          if (k == sb_kb + sb_nb) {
+            sb_kb = k;
+            sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+              const int64_t k = sb_kb + sb_q;
+              sb_terms[sb_q] = fabsf(x[k]);
+            }
+          }
+          sb_run = sb_min_f32(sb_run, sb_terms[k - sb_kb]);
         }
         z[i] = sb_run;
       }
@@ -194,8 +230,17 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict z, const
     // Running: each output's range extends the previous one's by its new terms.
     float sb_run = INFINITY;
     int64_t k = 0;
-    for (int64_t i = 0; i < N; ++i) {
+    int64_t i = 0;
+    for (; i < N; ++i) {
+      if (k == i - 1) break;
       for (; k < i; ++k) {
+        sb_run = sb_min_f32(sb_run, fabsf(x[k]));
+      }
+      z[i] = sb_run;
+    }
+    for (; i < N; ++i) {
+      {
+        const int64_t k = i - 1;
         sb_run = sb_min_f32(sb_run, fabsf(x[k]));
       }
       z[i] = sb_run;
