@@ -43,21 +43,27 @@ module {
       %22 = arith.addi %18, %21 : index
       %23 = scf.for %24 = %20 to %22 step %5 iter_args(%25 = %19) -> (f32) {
         %26 = memref.load %x[%24] : memref<?xf32>
-        %27 = arith.maximumf %25, %26 : f32
-        scf.yield %27 : f32
+        %27 = arith.cmpf ogt, %25, %26 : f32
+        %28 = arith.cmpf uno, %25, %25 : f32
+        %29 = arith.ori %27, %28 : i1
+        %30 = arith.select %29, %25, %26 : f32
+        scf.yield %30 : f32
       }
-      %28 = arith.maxsi %20, %22 : index
+      %31 = arith.maxsi %20, %22 : index
       memref.store %23, %y[%18] : memref<?xf32>
-      scf.yield %23, %28 : f32, index
+      scf.yield %23, %31 : f32, index
     }
-    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
-      %32 = arith.constant 1 : index
-      %33 = arith.addi %30, %32 : index
-      %34 = arith.subi %33, %5 : index
-      %35 = memref.load %x[%34] : memref<?xf32>
-      %36 = arith.maximumf %31, %35 : f32
-      memref.store %36, %y[%30] : memref<?xf32>
-      scf.yield %36 : f32
+    %32 = scf.for %33 = %16 to %N step %5 iter_args(%34 = %17#0) -> (f32) {
+      %35 = arith.constant 1 : index
+      %36 = arith.addi %33, %35 : index
+      %37 = arith.subi %36, %5 : index
+      %38 = memref.load %x[%37] : memref<?xf32>
+      %39 = arith.cmpf ogt, %34, %38 : f32
+      %40 = arith.cmpf uno, %34, %34 : f32
+      %41 = arith.ori %39, %40 : i1
+      %42 = arith.select %41, %34, %38 : f32
+      memref.store %42, %y[%33] : memref<?xf32>
+      scf.yield %42 : f32
     }
     return
   }
@@ -92,21 +98,27 @@ module {
       %22 = arith.addi %18, %21 : index
       %23 = scf.for %24 = %20 to %22 step %5 iter_args(%25 = %19) -> (f32) {
         %26 = memref.load %x[%24] : memref<?xf32>
-        %27 = arith.maximumf %25, %26 : f32
-        scf.yield %27 : f32
+        %27 = arith.cmpf ogt, %25, %26 : f32
+        %28 = arith.cmpf uno, %25, %25 : f32
+        %29 = arith.ori %27, %28 : i1
+        %30 = arith.select %29, %25, %26 : f32
+        scf.yield %30 : f32
       }
-      %28 = arith.maxsi %20, %22 : index
+      %31 = arith.maxsi %20, %22 : index
       memref.store %23, %y[%18] : memref<?xf32>
-      scf.yield %23, %28 : f32, index
+      scf.yield %23, %31 : f32, index
     }
-    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
-      %32 = arith.constant 1 : index
-      %33 = arith.addi %30, %32 : index
-      %34 = arith.subi %33, %5 : index
-      %35 = memref.load %x[%34] : memref<?xf32>
-      %36 = arith.maximumf %31, %35 : f32
-      memref.store %36, %y[%30] : memref<?xf32>
-      scf.yield %36 : f32
+    %32 = scf.for %33 = %16 to %N step %5 iter_args(%34 = %17#0) -> (f32) {
+      %35 = arith.constant 1 : index
+      %36 = arith.addi %33, %35 : index
+      %37 = arith.subi %36, %5 : index
+      %38 = memref.load %x[%37] : memref<?xf32>
+      %39 = arith.cmpf ogt, %34, %38 : f32
+      %40 = arith.cmpf uno, %34, %34 : f32
+      %41 = arith.ori %39, %40 : i1
+      %42 = arith.select %41, %34, %38 : f32
+      memref.store %42, %y[%33] : memref<?xf32>
+      scf.yield %42 : f32
     }
     return
   }
@@ -152,102 +164,120 @@ module {
         %28 = arith.constant 0xFF800000 : f32
         %29 = scf.for %30 = %21 to %27 step %3 iter_args(%31 = %28) -> (f32) {
           %32 = memref.load %x[%30] : memref<?xf32>
-          %33 = arith.maximumf %31, %32 : f32
-          scf.yield %33 : f32
+          %33 = arith.cmpf ogt, %31, %32 : f32
+          %34 = arith.cmpf uno, %31, %31 : f32
+          %35 = arith.ori %33, %34 : i1
+          %36 = arith.select %35, %31, %32 : f32
+          scf.yield %36 : f32
         }
         memref.store %29, %9[%11] : memref<512xf32>
         memref.store %21, %10[%11] : memref<512xindex>
         scf.reduce
       }
-      %34 = arith.constant 0xFF800000 : f32
-      %35 = scf.for %36 = %2 to %4 step %3 iter_args(%37 = %34) -> (f32) {
-        %38 = memref.load %9[%36] : memref<512xf32>
-        memref.store %37, %9[%36] : memref<512xf32>
-        %39 = arith.maximumf %37, %38 : f32
-        scf.yield %39 : f32
+      %37 = arith.constant 0xFF800000 : f32
+      %38 = scf.for %39 = %2 to %4 step %3 iter_args(%40 = %37) -> (f32) {
+        %41 = memref.load %9[%39] : memref<512xf32>
+        memref.store %40, %9[%39] : memref<512xf32>
+        %42 = arith.cmpf ogt, %40, %41 : f32
+        %43 = arith.cmpf uno, %40, %40 : f32
+        %44 = arith.ori %42, %43 : i1
+        %45 = arith.select %44, %40, %41 : f32
+        scf.yield %45 : f32
       }
-      scf.parallel (%40) = (%2) to (%4) step (%3) {
-        %41 = arith.muli %40, %7 : index
-        %42 = arith.minsi %41, %N : index
-        %43 = arith.addi %42, %7 : index
-        %44 = arith.minsi %43, %N : index
-        %45 = memref.load %9[%40] : memref<512xf32>
-        %46 = memref.load %10[%40] : memref<512xindex>
-        %47 = arith.constant 0 : index
-        %48 = arith.constant 1 : index
-        %49 = arith.constant 1 : index
-        %50 = arith.addi %47, %49 : index
-        %51 = arith.constant 0 : index
-        %52 = arith.subi %50, %48 : index
-        %53 = arith.subi %51, %50 : index
-        %54 = arith.addi %53, %48 : index
-        %55 = arith.maxsi %54, %48 : index
-        %56 = arith.cmpi eq, %52, %51 : index
-        %57 = arith.select %56, %47, %55 : index
-        %58 = arith.maxsi %57, %42 : index
-        %59 = arith.minsi %58, %44 : index
-        %60:2 = scf.for %61 = %42 to %59 step %48 iter_args(%62 = %45, %63 = %46) -> (f32, index) {
-          %64 = arith.constant 1 : index
-          %65 = arith.addi %61, %64 : index
-          %66 = scf.for %67 = %63 to %65 step %48 iter_args(%68 = %62) -> (f32) {
-            %69 = memref.load %x[%67] : memref<?xf32>
-            %70 = arith.maximumf %68, %69 : f32
-            scf.yield %70 : f32
+      scf.parallel (%46) = (%2) to (%4) step (%3) {
+        %47 = arith.muli %46, %7 : index
+        %48 = arith.minsi %47, %N : index
+        %49 = arith.addi %48, %7 : index
+        %50 = arith.minsi %49, %N : index
+        %51 = memref.load %9[%46] : memref<512xf32>
+        %52 = memref.load %10[%46] : memref<512xindex>
+        %53 = arith.constant 0 : index
+        %54 = arith.constant 1 : index
+        %55 = arith.constant 1 : index
+        %56 = arith.addi %53, %55 : index
+        %57 = arith.constant 0 : index
+        %58 = arith.subi %56, %54 : index
+        %59 = arith.subi %57, %56 : index
+        %60 = arith.addi %59, %54 : index
+        %61 = arith.maxsi %60, %54 : index
+        %62 = arith.cmpi eq, %58, %57 : index
+        %63 = arith.select %62, %53, %61 : index
+        %64 = arith.maxsi %63, %48 : index
+        %65 = arith.minsi %64, %50 : index
+        %66:2 = scf.for %67 = %48 to %65 step %54 iter_args(%68 = %51, %69 = %52) -> (f32, index) {
+          %70 = arith.constant 1 : index
+          %71 = arith.addi %67, %70 : index
+          %72 = scf.for %73 = %69 to %71 step %54 iter_args(%74 = %68) -> (f32) {
+            %75 = memref.load %x[%73] : memref<?xf32>
+            %76 = arith.cmpf ogt, %74, %75 : f32
+            %77 = arith.cmpf uno, %74, %74 : f32
+            %78 = arith.ori %76, %77 : i1
+            %79 = arith.select %78, %74, %75 : f32
+            scf.yield %79 : f32
           }
-          %71 = arith.maxsi %63, %65 : index
-          memref.store %66, %y[%61] : memref<?xf32>
-          scf.yield %66, %71 : f32, index
+          %80 = arith.maxsi %69, %71 : index
+          memref.store %72, %y[%67] : memref<?xf32>
+          scf.yield %72, %80 : f32, index
         }
-        %72 = scf.for %73 = %59 to %44 step %48 iter_args(%74 = %60#0) -> (f32) {
-          %75 = arith.constant 1 : index
-          %76 = arith.addi %73, %75 : index
-          %77 = arith.subi %76, %48 : index
-          %78 = memref.load %x[%77] : memref<?xf32>
-          %79 = arith.maximumf %74, %78 : f32
-          memref.store %79, %y[%73] : memref<?xf32>
-          scf.yield %79 : f32
+        %81 = scf.for %82 = %65 to %50 step %54 iter_args(%83 = %66#0) -> (f32) {
+          %84 = arith.constant 1 : index
+          %85 = arith.addi %82, %84 : index
+          %86 = arith.subi %85, %54 : index
+          %87 = memref.load %x[%86] : memref<?xf32>
+          %88 = arith.cmpf ogt, %83, %87 : f32
+          %89 = arith.cmpf uno, %83, %83 : f32
+          %90 = arith.ori %88, %89 : i1
+          %91 = arith.select %90, %83, %87 : f32
+          memref.store %91, %y[%82] : memref<?xf32>
+          scf.yield %91 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %80 = arith.constant 0 : index
-      %81 = arith.constant 1 : index
-      %82 = arith.constant 0 : index
-      %83 = arith.constant 0xFF800000 : f32
-      %84 = arith.constant 0 : index
-      %85 = arith.constant 1 : index
-      %86 = arith.constant 1 : index
-      %87 = arith.addi %84, %86 : index
-      %88 = arith.constant 0 : index
-      %89 = arith.subi %87, %85 : index
-      %90 = arith.subi %88, %87 : index
-      %91 = arith.addi %90, %85 : index
-      %92 = arith.maxsi %91, %85 : index
-      %93 = arith.cmpi eq, %89, %88 : index
-      %94 = arith.select %93, %84, %92 : index
-      %95 = arith.maxsi %94, %80 : index
-      %96 = arith.minsi %95, %N : index
-      %97:2 = scf.for %98 = %80 to %96 step %85 iter_args(%99 = %83, %100 = %82) -> (f32, index) {
-        %101 = arith.constant 1 : index
-        %102 = arith.addi %98, %101 : index
-        %103 = scf.for %104 = %100 to %102 step %85 iter_args(%105 = %99) -> (f32) {
-          %106 = memref.load %x[%104] : memref<?xf32>
-          %107 = arith.maximumf %105, %106 : f32
-          scf.yield %107 : f32
+      %92 = arith.constant 0 : index
+      %93 = arith.constant 1 : index
+      %94 = arith.constant 0 : index
+      %95 = arith.constant 0xFF800000 : f32
+      %96 = arith.constant 0 : index
+      %97 = arith.constant 1 : index
+      %98 = arith.constant 1 : index
+      %99 = arith.addi %96, %98 : index
+      %100 = arith.constant 0 : index
+      %101 = arith.subi %99, %97 : index
+      %102 = arith.subi %100, %99 : index
+      %103 = arith.addi %102, %97 : index
+      %104 = arith.maxsi %103, %97 : index
+      %105 = arith.cmpi eq, %101, %100 : index
+      %106 = arith.select %105, %96, %104 : index
+      %107 = arith.maxsi %106, %92 : index
+      %108 = arith.minsi %107, %N : index
+      %109:2 = scf.for %110 = %92 to %108 step %97 iter_args(%111 = %95, %112 = %94) -> (f32, index) {
+        %113 = arith.constant 1 : index
+        %114 = arith.addi %110, %113 : index
+        %115 = scf.for %116 = %112 to %114 step %97 iter_args(%117 = %111) -> (f32) {
+          %118 = memref.load %x[%116] : memref<?xf32>
+          %119 = arith.cmpf ogt, %117, %118 : f32
+          %120 = arith.cmpf uno, %117, %117 : f32
+          %121 = arith.ori %119, %120 : i1
+          %122 = arith.select %121, %117, %118 : f32
+          scf.yield %122 : f32
         }
-        %108 = arith.maxsi %100, %102 : index
-        memref.store %103, %y[%98] : memref<?xf32>
-        scf.yield %103, %108 : f32, index
+        %123 = arith.maxsi %112, %114 : index
+        memref.store %115, %y[%110] : memref<?xf32>
+        scf.yield %115, %123 : f32, index
       }
-      %109 = scf.for %110 = %96 to %N step %85 iter_args(%111 = %97#0) -> (f32) {
-        %112 = arith.constant 1 : index
-        %113 = arith.addi %110, %112 : index
-        %114 = arith.subi %113, %85 : index
-        %115 = memref.load %x[%114] : memref<?xf32>
-        %116 = arith.maximumf %111, %115 : f32
-        memref.store %116, %y[%110] : memref<?xf32>
-        scf.yield %116 : f32
+      %124 = scf.for %125 = %108 to %N step %97 iter_args(%126 = %109#0) -> (f32) {
+        %127 = arith.constant 1 : index
+        %128 = arith.addi %125, %127 : index
+        %129 = arith.subi %128, %97 : index
+        %130 = memref.load %x[%129] : memref<?xf32>
+        %131 = arith.cmpf ogt, %126, %130 : f32
+        %132 = arith.cmpf uno, %126, %126 : f32
+        %133 = arith.ori %131, %132 : i1
+        %134 = arith.select %133, %126, %130 : f32
+        memref.store %134, %y[%125] : memref<?xf32>
+        scf.yield %134 : f32
       }
     }
     return

@@ -310,575 +310,581 @@ module attributes {transform.with_named_sequence} {
             %265 = memref.load %x[%254, %264] : memref<?x?xf32>
             %266 = arith.constant 0.0 : f32
             %267 = arith.select %259, %265, %266 : f32
-            %268 = arith.minimumf %245, %267 : f32
-            scf.yield %268 : f32
+            %268 = arith.cmpf olt, %245, %267 : f32
+            %269 = arith.cmpf uno, %245, %245 : f32
+            %270 = arith.ori %268, %269 : i1
+            %271 = arith.select %270, %245, %267 : f32
+            scf.yield %271 : f32
           }
-          %269 = arith.maxsi %240, %242 : index
-          %270 = arith.constant 2.0 : f32
-          %271 = arith.mulf %270, %243 : f32
-          %272 = arith.constant 0 : index
-          %273 = arith.cmpi sge, %221, %272 : index
-          %274 = arith.cmpi slt, %221, %R : index
-          %275 = arith.andi %273, %274 : i1
-          %276 = arith.constant 1 : index
-          %277 = arith.subi %R, %276 : index
-          %278 = arith.minsi %221, %277 : index
-          %279 = arith.constant 0 : index
-          %280 = arith.maxsi %278, %279 : index
-          %281 = arith.constant 0 : index
-          %282 = arith.cmpi sge, %238, %281 : index
-          %283 = arith.cmpi slt, %238, %C : index
-          %284 = arith.andi %282, %283 : i1
-          %285 = arith.andi %275, %284 : i1
-          %286 = arith.constant 1 : index
-          %287 = arith.subi %C, %286 : index
-          %288 = arith.minsi %238, %287 : index
-          %289 = arith.constant 0 : index
-          %290 = arith.maxsi %288, %289 : index
-          %291 = memref.load %x[%280, %290] : memref<?x?xf32>
-          %292 = arith.constant 0.0 : f32
-          %293 = arith.select %285, %291, %292 : f32
-          %294 = arith.addf %271, %293 : f32
-          memref.store %294, %m[%221, %238] : memref<?x?xf32>
-          scf.yield %243, %269 : f32, index
+          %272 = arith.maxsi %240, %242 : index
+          %273 = arith.constant 2.0 : f32
+          %274 = arith.mulf %273, %243 : f32
+          %275 = arith.constant 0 : index
+          %276 = arith.cmpi sge, %221, %275 : index
+          %277 = arith.cmpi slt, %221, %R : index
+          %278 = arith.andi %276, %277 : i1
+          %279 = arith.constant 1 : index
+          %280 = arith.subi %R, %279 : index
+          %281 = arith.minsi %221, %280 : index
+          %282 = arith.constant 0 : index
+          %283 = arith.maxsi %281, %282 : index
+          %284 = arith.constant 0 : index
+          %285 = arith.cmpi sge, %238, %284 : index
+          %286 = arith.cmpi slt, %238, %C : index
+          %287 = arith.andi %285, %286 : i1
+          %288 = arith.andi %278, %287 : i1
+          %289 = arith.constant 1 : index
+          %290 = arith.subi %C, %289 : index
+          %291 = arith.minsi %238, %290 : index
+          %292 = arith.constant 0 : index
+          %293 = arith.maxsi %291, %292 : index
+          %294 = memref.load %x[%283, %293] : memref<?x?xf32>
+          %295 = arith.constant 0.0 : f32
+          %296 = arith.select %288, %294, %295 : f32
+          %297 = arith.addf %274, %296 : f32
+          memref.store %297, %m[%221, %238] : memref<?x?xf32>
+          scf.yield %243, %272 : f32, index
         }
-        %295 = scf.for %296 = %236 to %C step %225 iter_args(%297 = %237#0) -> (f32) {
-          %298 = arith.constant 1 : index
-          %299 = arith.addi %296, %298 : index
-          %300 = arith.subi %299, %225 : index
-          %301 = arith.constant 0 : index
-          %302 = arith.cmpi sge, %221, %301 : index
-          %303 = arith.cmpi slt, %221, %R : index
-          %304 = arith.andi %302, %303 : i1
-          %305 = arith.constant 1 : index
-          %306 = arith.subi %R, %305 : index
-          %307 = arith.minsi %221, %306 : index
-          %308 = arith.constant 0 : index
-          %309 = arith.maxsi %307, %308 : index
-          %310 = arith.constant 0 : index
-          %311 = arith.cmpi sge, %300, %310 : index
-          %312 = arith.cmpi slt, %300, %C : index
-          %313 = arith.andi %311, %312 : i1
-          %314 = arith.andi %304, %313 : i1
-          %315 = arith.constant 1 : index
-          %316 = arith.subi %C, %315 : index
-          %317 = arith.minsi %300, %316 : index
-          %318 = arith.constant 0 : index
-          %319 = arith.maxsi %317, %318 : index
-          %320 = memref.load %x[%309, %319] : memref<?x?xf32>
-          %321 = arith.constant 0.0 : f32
-          %322 = arith.select %314, %320, %321 : f32
-          %323 = arith.minimumf %297, %322 : f32
-          %324 = arith.constant 2.0 : f32
-          %325 = arith.mulf %324, %323 : f32
-          %326 = arith.constant 0 : index
-          %327 = arith.cmpi sge, %221, %326 : index
-          %328 = arith.cmpi slt, %221, %R : index
-          %329 = arith.andi %327, %328 : i1
-          %330 = arith.constant 1 : index
-          %331 = arith.subi %R, %330 : index
-          %332 = arith.minsi %221, %331 : index
-          %333 = arith.constant 0 : index
-          %334 = arith.maxsi %332, %333 : index
-          %335 = arith.constant 0 : index
-          %336 = arith.cmpi sge, %296, %335 : index
-          %337 = arith.cmpi slt, %296, %C : index
-          %338 = arith.andi %336, %337 : i1
-          %339 = arith.andi %329, %338 : i1
-          %340 = arith.constant 1 : index
-          %341 = arith.subi %C, %340 : index
-          %342 = arith.minsi %296, %341 : index
-          %343 = arith.constant 0 : index
-          %344 = arith.maxsi %342, %343 : index
-          %345 = memref.load %x[%334, %344] : memref<?x?xf32>
-          %346 = arith.constant 0.0 : f32
-          %347 = arith.select %339, %345, %346 : f32
-          %348 = arith.addf %325, %347 : f32
-          memref.store %348, %m[%221, %296] : memref<?x?xf32>
-          scf.yield %323 : f32
+        %298 = scf.for %299 = %236 to %C step %225 iter_args(%300 = %237#0) -> (f32) {
+          %301 = arith.constant 1 : index
+          %302 = arith.addi %299, %301 : index
+          %303 = arith.subi %302, %225 : index
+          %304 = arith.constant 0 : index
+          %305 = arith.cmpi sge, %221, %304 : index
+          %306 = arith.cmpi slt, %221, %R : index
+          %307 = arith.andi %305, %306 : i1
+          %308 = arith.constant 1 : index
+          %309 = arith.subi %R, %308 : index
+          %310 = arith.minsi %221, %309 : index
+          %311 = arith.constant 0 : index
+          %312 = arith.maxsi %310, %311 : index
+          %313 = arith.constant 0 : index
+          %314 = arith.cmpi sge, %303, %313 : index
+          %315 = arith.cmpi slt, %303, %C : index
+          %316 = arith.andi %314, %315 : i1
+          %317 = arith.andi %307, %316 : i1
+          %318 = arith.constant 1 : index
+          %319 = arith.subi %C, %318 : index
+          %320 = arith.minsi %303, %319 : index
+          %321 = arith.constant 0 : index
+          %322 = arith.maxsi %320, %321 : index
+          %323 = memref.load %x[%312, %322] : memref<?x?xf32>
+          %324 = arith.constant 0.0 : f32
+          %325 = arith.select %317, %323, %324 : f32
+          %326 = arith.cmpf olt, %300, %325 : f32
+          %327 = arith.cmpf uno, %300, %300 : f32
+          %328 = arith.ori %326, %327 : i1
+          %329 = arith.select %328, %300, %325 : f32
+          %330 = arith.constant 2.0 : f32
+          %331 = arith.mulf %330, %329 : f32
+          %332 = arith.constant 0 : index
+          %333 = arith.cmpi sge, %221, %332 : index
+          %334 = arith.cmpi slt, %221, %R : index
+          %335 = arith.andi %333, %334 : i1
+          %336 = arith.constant 1 : index
+          %337 = arith.subi %R, %336 : index
+          %338 = arith.minsi %221, %337 : index
+          %339 = arith.constant 0 : index
+          %340 = arith.maxsi %338, %339 : index
+          %341 = arith.constant 0 : index
+          %342 = arith.cmpi sge, %299, %341 : index
+          %343 = arith.cmpi slt, %299, %C : index
+          %344 = arith.andi %342, %343 : i1
+          %345 = arith.andi %335, %344 : i1
+          %346 = arith.constant 1 : index
+          %347 = arith.subi %C, %346 : index
+          %348 = arith.minsi %299, %347 : index
+          %349 = arith.constant 0 : index
+          %350 = arith.maxsi %348, %349 : index
+          %351 = memref.load %x[%340, %350] : memref<?x?xf32>
+          %352 = arith.constant 0.0 : f32
+          %353 = arith.select %345, %351, %352 : f32
+          %354 = arith.addf %331, %353 : f32
+          memref.store %354, %m[%221, %299] : memref<?x?xf32>
+          scf.yield %329 : f32
         }
       }
       scf.reduce
     }
     // t[c] = sum(k in 0..(c + 2): x[0, k])
-    %349 = arith.constant 65536 : index
-    %350 = arith.cmpi sge, %C, %349 : index
-    scf.if %350 {
+    %355 = arith.constant 65536 : index
+    %356 = arith.cmpi sge, %C, %355 : index
+    scf.if %356 {
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
       // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %351 = arith.constant 0 : index
-      %352 = arith.constant 1 : index
-      %353 = arith.constant 512 : index
-      %354 = arith.constant 511 : index
-      %355 = arith.addi %C, %354 : index
-      %356 = arith.divui %355, %353 : index
       %357 = arith.constant 0 : index
-      %358 = memref.alloca() : memref<512xf32>
-      %359 = memref.alloca() : memref<512xindex>
-      scf.parallel (%360) = (%351) to (%353) step (%352) {
-        %361 = arith.muli %360, %356 : index
-        %362 = arith.minsi %361, %C : index
-        %363 = arith.addi %362, %356 : index
-        %364 = arith.minsi %363, %C : index
-        %365 = arith.subi %362, %352 : index
-        %366 = arith.constant 2 : index
-        %367 = arith.addi %365, %366 : index
-        %368 = arith.maxsi %357, %367 : index
-        %369 = arith.cmpi sgt, %362, %351 : index
-        %370 = arith.select %369, %368, %357 : index
-        %371 = arith.subi %364, %352 : index
+      %358 = arith.constant 1 : index
+      %359 = arith.constant 512 : index
+      %360 = arith.constant 511 : index
+      %361 = arith.addi %C, %360 : index
+      %362 = arith.divui %361, %359 : index
+      %363 = arith.constant 0 : index
+      %364 = memref.alloca() : memref<512xf32>
+      %365 = memref.alloca() : memref<512xindex>
+      scf.parallel (%366) = (%357) to (%359) step (%358) {
+        %367 = arith.muli %366, %362 : index
+        %368 = arith.minsi %367, %C : index
+        %369 = arith.addi %368, %362 : index
+        %370 = arith.minsi %369, %C : index
+        %371 = arith.subi %368, %358 : index
         %372 = arith.constant 2 : index
         %373 = arith.addi %371, %372 : index
-        %374 = arith.maxsi %357, %373 : index
-        %375 = arith.cmpi sgt, %364, %351 : index
-        %376 = arith.select %375, %374, %357 : index
-        %377 = arith.constant 0.0 : f32
-        %378 = scf.for %379 = %370 to %376 step %352 iter_args(%380 = %377) -> (f32) {
-          %381 = arith.constant 0 : index
-          %382 = arith.constant 0 : index
-          %383 = arith.cmpi sge, %381, %382 : index
-          %384 = arith.cmpi slt, %381, %R : index
-          %385 = arith.andi %383, %384 : i1
-          %386 = arith.constant 1 : index
-          %387 = arith.subi %R, %386 : index
-          %388 = arith.minsi %381, %387 : index
-          %389 = arith.constant 0 : index
-          %390 = arith.maxsi %388, %389 : index
-          %391 = arith.constant 0 : index
-          %392 = arith.cmpi sge, %379, %391 : index
-          %393 = arith.cmpi slt, %379, %C : index
-          %394 = arith.andi %392, %393 : i1
-          %395 = arith.andi %385, %394 : i1
-          %396 = arith.constant 1 : index
-          %397 = arith.subi %C, %396 : index
-          %398 = arith.minsi %379, %397 : index
-          %399 = arith.constant 0 : index
-          %400 = arith.maxsi %398, %399 : index
-          %401 = memref.load %x[%390, %400] : memref<?x?xf32>
-          %402 = arith.constant 0.0 : f32
-          %403 = arith.select %395, %401, %402 : f32
-          %404 = arith.addf %380, %403 fastmath<reassoc> : f32
-          scf.yield %404 : f32
+        %374 = arith.maxsi %363, %373 : index
+        %375 = arith.cmpi sgt, %368, %357 : index
+        %376 = arith.select %375, %374, %363 : index
+        %377 = arith.subi %370, %358 : index
+        %378 = arith.constant 2 : index
+        %379 = arith.addi %377, %378 : index
+        %380 = arith.maxsi %363, %379 : index
+        %381 = arith.cmpi sgt, %370, %357 : index
+        %382 = arith.select %381, %380, %363 : index
+        %383 = arith.constant 0.0 : f32
+        %384 = scf.for %385 = %376 to %382 step %358 iter_args(%386 = %383) -> (f32) {
+          %387 = arith.constant 0 : index
+          %388 = arith.constant 0 : index
+          %389 = arith.cmpi sge, %387, %388 : index
+          %390 = arith.cmpi slt, %387, %R : index
+          %391 = arith.andi %389, %390 : i1
+          %392 = arith.constant 1 : index
+          %393 = arith.subi %R, %392 : index
+          %394 = arith.minsi %387, %393 : index
+          %395 = arith.constant 0 : index
+          %396 = arith.maxsi %394, %395 : index
+          %397 = arith.constant 0 : index
+          %398 = arith.cmpi sge, %385, %397 : index
+          %399 = arith.cmpi slt, %385, %C : index
+          %400 = arith.andi %398, %399 : i1
+          %401 = arith.andi %391, %400 : i1
+          %402 = arith.constant 1 : index
+          %403 = arith.subi %C, %402 : index
+          %404 = arith.minsi %385, %403 : index
+          %405 = arith.constant 0 : index
+          %406 = arith.maxsi %404, %405 : index
+          %407 = memref.load %x[%396, %406] : memref<?x?xf32>
+          %408 = arith.constant 0.0 : f32
+          %409 = arith.select %401, %407, %408 : f32
+          %410 = arith.addf %386, %409 fastmath<reassoc> : f32
+          scf.yield %410 : f32
         }
-        memref.store %378, %358[%360] : memref<512xf32>
-        memref.store %370, %359[%360] : memref<512xindex>
+        memref.store %384, %364[%366] : memref<512xf32>
+        memref.store %376, %365[%366] : memref<512xindex>
         scf.reduce
       }
-      %405 = arith.constant 0.0 : f32
-      %406 = scf.for %407 = %351 to %353 step %352 iter_args(%408 = %405) -> (f32) {
-        %409 = memref.load %358[%407] : memref<512xf32>
-        memref.store %408, %358[%407] : memref<512xf32>
-        %410 = arith.addf %408, %409 fastmath<reassoc> : f32
-        scf.yield %410 : f32
+      %411 = arith.constant 0.0 : f32
+      %412 = scf.for %413 = %357 to %359 step %358 iter_args(%414 = %411) -> (f32) {
+        %415 = memref.load %364[%413] : memref<512xf32>
+        memref.store %414, %364[%413] : memref<512xf32>
+        %416 = arith.addf %414, %415 fastmath<reassoc> : f32
+        scf.yield %416 : f32
       }
-      scf.parallel (%411) = (%351) to (%353) step (%352) {
-        %412 = arith.muli %411, %356 : index
-        %413 = arith.minsi %412, %C : index
-        %414 = arith.addi %413, %356 : index
-        %415 = arith.minsi %414, %C : index
-        %416 = memref.load %358[%411] : memref<512xf32>
-        %417 = memref.load %359[%411] : memref<512xindex>
-        %418 = arith.constant 0 : index
-        %419 = arith.constant 1 : index
-        %420 = arith.constant 2 : index
-        %421 = arith.addi %418, %420 : index
-        %422 = arith.constant 0 : index
-        %423 = arith.subi %421, %419 : index
-        %424 = arith.subi %422, %421 : index
-        %425 = arith.addi %424, %419 : index
-        %426 = arith.maxsi %425, %419 : index
-        %427 = arith.cmpi eq, %423, %422 : index
-        %428 = arith.select %427, %418, %426 : index
-        %429 = arith.maxsi %428, %413 : index
-        %430 = arith.minsi %429, %415 : index
-        %431:2 = scf.for %432 = %413 to %430 step %419 iter_args(%433 = %416, %434 = %417) -> (f32, index) {
-          %435 = arith.constant 2 : index
-          %436 = arith.addi %432, %435 : index
-          %437 = scf.for %438 = %434 to %436 step %419 iter_args(%439 = %433) -> (f32) {
-            %440 = arith.constant 0 : index
-            %441 = arith.constant 0 : index
-            %442 = arith.cmpi sge, %440, %441 : index
-            %443 = arith.cmpi slt, %440, %R : index
-            %444 = arith.andi %442, %443 : i1
-            %445 = arith.constant 1 : index
-            %446 = arith.subi %R, %445 : index
-            %447 = arith.minsi %440, %446 : index
-            %448 = arith.constant 0 : index
-            %449 = arith.maxsi %447, %448 : index
-            %450 = arith.constant 0 : index
-            %451 = arith.cmpi sge, %438, %450 : index
-            %452 = arith.cmpi slt, %438, %C : index
-            %453 = arith.andi %451, %452 : i1
-            %454 = arith.andi %444, %453 : i1
-            %455 = arith.constant 1 : index
-            %456 = arith.subi %C, %455 : index
-            %457 = arith.minsi %438, %456 : index
-            %458 = arith.constant 0 : index
-            %459 = arith.maxsi %457, %458 : index
-            %460 = memref.load %x[%449, %459] : memref<?x?xf32>
-            %461 = arith.constant 0.0 : f32
-            %462 = arith.select %454, %460, %461 : f32
-            %463 = arith.addf %439, %462 fastmath<reassoc> : f32
-            scf.yield %463 : f32
+      scf.parallel (%417) = (%357) to (%359) step (%358) {
+        %418 = arith.muli %417, %362 : index
+        %419 = arith.minsi %418, %C : index
+        %420 = arith.addi %419, %362 : index
+        %421 = arith.minsi %420, %C : index
+        %422 = memref.load %364[%417] : memref<512xf32>
+        %423 = memref.load %365[%417] : memref<512xindex>
+        %424 = arith.constant 0 : index
+        %425 = arith.constant 1 : index
+        %426 = arith.constant 2 : index
+        %427 = arith.addi %424, %426 : index
+        %428 = arith.constant 0 : index
+        %429 = arith.subi %427, %425 : index
+        %430 = arith.subi %428, %427 : index
+        %431 = arith.addi %430, %425 : index
+        %432 = arith.maxsi %431, %425 : index
+        %433 = arith.cmpi eq, %429, %428 : index
+        %434 = arith.select %433, %424, %432 : index
+        %435 = arith.maxsi %434, %419 : index
+        %436 = arith.minsi %435, %421 : index
+        %437:2 = scf.for %438 = %419 to %436 step %425 iter_args(%439 = %422, %440 = %423) -> (f32, index) {
+          %441 = arith.constant 2 : index
+          %442 = arith.addi %438, %441 : index
+          %443 = scf.for %444 = %440 to %442 step %425 iter_args(%445 = %439) -> (f32) {
+            %446 = arith.constant 0 : index
+            %447 = arith.constant 0 : index
+            %448 = arith.cmpi sge, %446, %447 : index
+            %449 = arith.cmpi slt, %446, %R : index
+            %450 = arith.andi %448, %449 : i1
+            %451 = arith.constant 1 : index
+            %452 = arith.subi %R, %451 : index
+            %453 = arith.minsi %446, %452 : index
+            %454 = arith.constant 0 : index
+            %455 = arith.maxsi %453, %454 : index
+            %456 = arith.constant 0 : index
+            %457 = arith.cmpi sge, %444, %456 : index
+            %458 = arith.cmpi slt, %444, %C : index
+            %459 = arith.andi %457, %458 : i1
+            %460 = arith.andi %450, %459 : i1
+            %461 = arith.constant 1 : index
+            %462 = arith.subi %C, %461 : index
+            %463 = arith.minsi %444, %462 : index
+            %464 = arith.constant 0 : index
+            %465 = arith.maxsi %463, %464 : index
+            %466 = memref.load %x[%455, %465] : memref<?x?xf32>
+            %467 = arith.constant 0.0 : f32
+            %468 = arith.select %460, %466, %467 : f32
+            %469 = arith.addf %445, %468 fastmath<reassoc> : f32
+            scf.yield %469 : f32
           }
-          %464 = arith.maxsi %434, %436 : index
-          memref.store %437, %t[%432] : memref<?xf32>
-          scf.yield %437, %464 : f32, index
+          %470 = arith.maxsi %440, %442 : index
+          memref.store %443, %t[%438] : memref<?xf32>
+          scf.yield %443, %470 : f32, index
         }
-        %465 = scf.for %466 = %430 to %415 step %419 iter_args(%467 = %431#0) -> (f32) {
-          %468 = arith.constant 2 : index
-          %469 = arith.addi %466, %468 : index
-          %470 = arith.subi %469, %419 : index
-          %471 = arith.constant 0 : index
-          %472 = arith.constant 0 : index
-          %473 = arith.cmpi sge, %471, %472 : index
-          %474 = arith.cmpi slt, %471, %R : index
-          %475 = arith.andi %473, %474 : i1
-          %476 = arith.constant 1 : index
-          %477 = arith.subi %R, %476 : index
-          %478 = arith.minsi %471, %477 : index
-          %479 = arith.constant 0 : index
-          %480 = arith.maxsi %478, %479 : index
-          %481 = arith.constant 0 : index
-          %482 = arith.cmpi sge, %470, %481 : index
-          %483 = arith.cmpi slt, %470, %C : index
-          %484 = arith.andi %482, %483 : i1
-          %485 = arith.andi %475, %484 : i1
-          %486 = arith.constant 1 : index
-          %487 = arith.subi %C, %486 : index
-          %488 = arith.minsi %470, %487 : index
-          %489 = arith.constant 0 : index
-          %490 = arith.maxsi %488, %489 : index
-          %491 = memref.load %x[%480, %490] : memref<?x?xf32>
-          %492 = arith.constant 0.0 : f32
-          %493 = arith.select %485, %491, %492 : f32
-          %494 = arith.addf %467, %493 fastmath<reassoc> : f32
-          memref.store %494, %t[%466] : memref<?xf32>
-          scf.yield %494 : f32
+        %471 = scf.for %472 = %436 to %421 step %425 iter_args(%473 = %437#0) -> (f32) {
+          %474 = arith.constant 2 : index
+          %475 = arith.addi %472, %474 : index
+          %476 = arith.subi %475, %425 : index
+          %477 = arith.constant 0 : index
+          %478 = arith.constant 0 : index
+          %479 = arith.cmpi sge, %477, %478 : index
+          %480 = arith.cmpi slt, %477, %R : index
+          %481 = arith.andi %479, %480 : i1
+          %482 = arith.constant 1 : index
+          %483 = arith.subi %R, %482 : index
+          %484 = arith.minsi %477, %483 : index
+          %485 = arith.constant 0 : index
+          %486 = arith.maxsi %484, %485 : index
+          %487 = arith.constant 0 : index
+          %488 = arith.cmpi sge, %476, %487 : index
+          %489 = arith.cmpi slt, %476, %C : index
+          %490 = arith.andi %488, %489 : i1
+          %491 = arith.andi %481, %490 : i1
+          %492 = arith.constant 1 : index
+          %493 = arith.subi %C, %492 : index
+          %494 = arith.minsi %476, %493 : index
+          %495 = arith.constant 0 : index
+          %496 = arith.maxsi %494, %495 : index
+          %497 = memref.load %x[%486, %496] : memref<?x?xf32>
+          %498 = arith.constant 0.0 : f32
+          %499 = arith.select %491, %497, %498 : f32
+          %500 = arith.addf %473, %499 fastmath<reassoc> : f32
+          memref.store %500, %t[%472] : memref<?xf32>
+          scf.yield %500 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %495 = arith.constant 0 : index
-      %496 = arith.constant 1 : index
-      %497 = arith.constant 0 : index
-      %498 = arith.constant 0.0 : f32
-      %499 = arith.constant 0 : index
-      %500 = arith.constant 1 : index
-      %501 = arith.constant 2 : index
-      %502 = arith.addi %499, %501 : index
+      %501 = arith.constant 0 : index
+      %502 = arith.constant 1 : index
       %503 = arith.constant 0 : index
-      %504 = arith.subi %502, %500 : index
-      %505 = arith.subi %503, %502 : index
-      %506 = arith.addi %505, %500 : index
-      %507 = arith.maxsi %506, %500 : index
-      %508 = arith.cmpi eq, %504, %503 : index
-      %509 = arith.select %508, %499, %507 : index
-      %510 = arith.maxsi %509, %495 : index
-      %511 = arith.minsi %510, %C : index
-      %512:2 = scf.for %513 = %495 to %511 step %500 iter_args(%514 = %498, %515 = %497) -> (f32, index) {
-        %516 = arith.constant 2 : index
-        %517 = arith.addi %513, %516 : index
-        %518 = scf.for %519 = %515 to %517 step %500 iter_args(%520 = %514) -> (f32) {
-          %521 = arith.constant 0 : index
-          %522 = arith.constant 0 : index
-          %523 = arith.cmpi sge, %521, %522 : index
-          %524 = arith.cmpi slt, %521, %R : index
-          %525 = arith.andi %523, %524 : i1
-          %526 = arith.constant 1 : index
-          %527 = arith.subi %R, %526 : index
-          %528 = arith.minsi %521, %527 : index
-          %529 = arith.constant 0 : index
-          %530 = arith.maxsi %528, %529 : index
-          %531 = arith.constant 0 : index
-          %532 = arith.cmpi sge, %519, %531 : index
-          %533 = arith.cmpi slt, %519, %C : index
-          %534 = arith.andi %532, %533 : i1
-          %535 = arith.andi %525, %534 : i1
-          %536 = arith.constant 1 : index
-          %537 = arith.subi %C, %536 : index
-          %538 = arith.minsi %519, %537 : index
-          %539 = arith.constant 0 : index
-          %540 = arith.maxsi %538, %539 : index
-          %541 = memref.load %x[%530, %540] : memref<?x?xf32>
-          %542 = arith.constant 0.0 : f32
-          %543 = arith.select %535, %541, %542 : f32
-          %544 = arith.addf %520, %543 fastmath<reassoc> : f32
-          scf.yield %544 : f32
+      %504 = arith.constant 0.0 : f32
+      %505 = arith.constant 0 : index
+      %506 = arith.constant 1 : index
+      %507 = arith.constant 2 : index
+      %508 = arith.addi %505, %507 : index
+      %509 = arith.constant 0 : index
+      %510 = arith.subi %508, %506 : index
+      %511 = arith.subi %509, %508 : index
+      %512 = arith.addi %511, %506 : index
+      %513 = arith.maxsi %512, %506 : index
+      %514 = arith.cmpi eq, %510, %509 : index
+      %515 = arith.select %514, %505, %513 : index
+      %516 = arith.maxsi %515, %501 : index
+      %517 = arith.minsi %516, %C : index
+      %518:2 = scf.for %519 = %501 to %517 step %506 iter_args(%520 = %504, %521 = %503) -> (f32, index) {
+        %522 = arith.constant 2 : index
+        %523 = arith.addi %519, %522 : index
+        %524 = scf.for %525 = %521 to %523 step %506 iter_args(%526 = %520) -> (f32) {
+          %527 = arith.constant 0 : index
+          %528 = arith.constant 0 : index
+          %529 = arith.cmpi sge, %527, %528 : index
+          %530 = arith.cmpi slt, %527, %R : index
+          %531 = arith.andi %529, %530 : i1
+          %532 = arith.constant 1 : index
+          %533 = arith.subi %R, %532 : index
+          %534 = arith.minsi %527, %533 : index
+          %535 = arith.constant 0 : index
+          %536 = arith.maxsi %534, %535 : index
+          %537 = arith.constant 0 : index
+          %538 = arith.cmpi sge, %525, %537 : index
+          %539 = arith.cmpi slt, %525, %C : index
+          %540 = arith.andi %538, %539 : i1
+          %541 = arith.andi %531, %540 : i1
+          %542 = arith.constant 1 : index
+          %543 = arith.subi %C, %542 : index
+          %544 = arith.minsi %525, %543 : index
+          %545 = arith.constant 0 : index
+          %546 = arith.maxsi %544, %545 : index
+          %547 = memref.load %x[%536, %546] : memref<?x?xf32>
+          %548 = arith.constant 0.0 : f32
+          %549 = arith.select %541, %547, %548 : f32
+          %550 = arith.addf %526, %549 fastmath<reassoc> : f32
+          scf.yield %550 : f32
         }
-        %545 = arith.maxsi %515, %517 : index
-        memref.store %518, %t[%513] : memref<?xf32>
-        scf.yield %518, %545 : f32, index
+        %551 = arith.maxsi %521, %523 : index
+        memref.store %524, %t[%519] : memref<?xf32>
+        scf.yield %524, %551 : f32, index
       }
-      %546 = scf.for %547 = %511 to %C step %500 iter_args(%548 = %512#0) -> (f32) {
-        %549 = arith.constant 2 : index
-        %550 = arith.addi %547, %549 : index
-        %551 = arith.subi %550, %500 : index
-        %552 = arith.constant 0 : index
-        %553 = arith.constant 0 : index
-        %554 = arith.cmpi sge, %552, %553 : index
-        %555 = arith.cmpi slt, %552, %R : index
-        %556 = arith.andi %554, %555 : i1
-        %557 = arith.constant 1 : index
-        %558 = arith.subi %R, %557 : index
-        %559 = arith.minsi %552, %558 : index
-        %560 = arith.constant 0 : index
-        %561 = arith.maxsi %559, %560 : index
-        %562 = arith.constant 0 : index
-        %563 = arith.cmpi sge, %551, %562 : index
-        %564 = arith.cmpi slt, %551, %C : index
-        %565 = arith.andi %563, %564 : i1
-        %566 = arith.andi %556, %565 : i1
-        %567 = arith.constant 1 : index
-        %568 = arith.subi %C, %567 : index
-        %569 = arith.minsi %551, %568 : index
-        %570 = arith.constant 0 : index
-        %571 = arith.maxsi %569, %570 : index
-        %572 = memref.load %x[%561, %571] : memref<?x?xf32>
-        %573 = arith.constant 0.0 : f32
-        %574 = arith.select %566, %572, %573 : f32
-        %575 = arith.addf %548, %574 fastmath<reassoc> : f32
-        memref.store %575, %t[%547] : memref<?xf32>
-        scf.yield %575 : f32
+      %552 = scf.for %553 = %517 to %C step %506 iter_args(%554 = %518#0) -> (f32) {
+        %555 = arith.constant 2 : index
+        %556 = arith.addi %553, %555 : index
+        %557 = arith.subi %556, %506 : index
+        %558 = arith.constant 0 : index
+        %559 = arith.constant 0 : index
+        %560 = arith.cmpi sge, %558, %559 : index
+        %561 = arith.cmpi slt, %558, %R : index
+        %562 = arith.andi %560, %561 : i1
+        %563 = arith.constant 1 : index
+        %564 = arith.subi %R, %563 : index
+        %565 = arith.minsi %558, %564 : index
+        %566 = arith.constant 0 : index
+        %567 = arith.maxsi %565, %566 : index
+        %568 = arith.constant 0 : index
+        %569 = arith.cmpi sge, %557, %568 : index
+        %570 = arith.cmpi slt, %557, %C : index
+        %571 = arith.andi %569, %570 : i1
+        %572 = arith.andi %562, %571 : i1
+        %573 = arith.constant 1 : index
+        %574 = arith.subi %C, %573 : index
+        %575 = arith.minsi %557, %574 : index
+        %576 = arith.constant 0 : index
+        %577 = arith.maxsi %575, %576 : index
+        %578 = memref.load %x[%567, %577] : memref<?x?xf32>
+        %579 = arith.constant 0.0 : f32
+        %580 = arith.select %572, %578, %579 : f32
+        %581 = arith.addf %554, %580 fastmath<reassoc> : f32
+        memref.store %581, %t[%553] : memref<?xf32>
+        scf.yield %581 : f32
       }
     }
     // Statements 5 to 6 fused: row by row, in parallel blocks of rows.
-    %576 = arith.constant 4 : index
-    %577 = arith.muli %576, %R : index
-    %578 = arith.muli %577, %C : index
-    %579 = arith.constant 4 : index
-    %580 = arith.muli %579, %R : index
-    %581 = arith.muli %580, %C : index
-    %582 = arith.addi %578, %581 : index
-    %583 = arith.constant 33554432 : index
-    %584 = arith.cmpi sge, %582, %583 : index
-    %585 = arith.constant 0 : index
-    %586 = arith.constant 1 : index
-    %587 = arith.constant 63 : index
-    %588 = arith.addi %R, %587 : index
-    %589 = arith.constant 64 : index
-    %590 = arith.divui %588, %589 : index
-    %591 = arith.constant 1 : index
-    %592 = arith.maxsi %590, %591 : index
-    scf.parallel (%593) = (%585) to (%R) step (%592) {
-      %594 = arith.addi %593, %592 : index
-      %595 = arith.minsi %594, %R : index
-      %596 = memref.alloca() : memref<f32>
-      %597 = memref.alloca() : memref<16xf32>
-      scf.for %598 = %593 to %595 step %586 {
-        %599 = memref.subview %u[%598, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %582 = arith.constant 4 : index
+    %583 = arith.muli %582, %R : index
+    %584 = arith.muli %583, %C : index
+    %585 = arith.constant 4 : index
+    %586 = arith.muli %585, %R : index
+    %587 = arith.muli %586, %C : index
+    %588 = arith.addi %584, %587 : index
+    %589 = arith.constant 33554432 : index
+    %590 = arith.cmpi sge, %588, %589 : index
+    %591 = arith.constant 0 : index
+    %592 = arith.constant 1 : index
+    %593 = arith.constant 63 : index
+    %594 = arith.addi %R, %593 : index
+    %595 = arith.constant 64 : index
+    %596 = arith.divui %594, %595 : index
+    %597 = arith.constant 1 : index
+    %598 = arith.maxsi %596, %597 : index
+    scf.parallel (%599) = (%591) to (%R) step (%598) {
+      %600 = arith.addi %599, %598 : index
+      %601 = arith.minsi %600, %R : index
+      %602 = memref.alloca() : memref<f32>
+      %603 = memref.alloca() : memref<16xf32>
+      scf.for %604 = %599 to %601 step %592 {
+        %605 = memref.subview %u[%604, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // s[r] = sum(k in 0..(r + 1): x[k, 0])
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%596 : memref<f32>) {
-          ^bb0(%600: f32):
-          %601 = arith.constant 0 : index
-          %602 = arith.constant 1 : index
-          %603 = arith.addi %598, %602 : index
-          %604 = arith.constant 1 : index
-          %605 = arith.constant 0.0 : f32
-          %606 = scf.for %607 = %601 to %603 step %604 iter_args(%608 = %605) -> (f32) {
-            %609 = arith.constant 0 : index
-            %610 = arith.cmpi sge, %607, %609 : index
-            %611 = arith.cmpi slt, %607, %R : index
-            %612 = arith.andi %610, %611 : i1
-            %613 = arith.constant 1 : index
-            %614 = arith.subi %R, %613 : index
-            %615 = arith.minsi %607, %614 : index
-            %616 = arith.constant 0 : index
-            %617 = arith.maxsi %615, %616 : index
-            %618 = arith.constant 0 : index
-            %619 = arith.constant 0 : index
-            %620 = arith.cmpi sge, %618, %619 : index
-            %621 = arith.cmpi slt, %618, %C : index
-            %622 = arith.andi %620, %621 : i1
-            %623 = arith.andi %612, %622 : i1
-            %624 = arith.constant 1 : index
-            %625 = arith.subi %C, %624 : index
-            %626 = arith.minsi %618, %625 : index
-            %627 = arith.constant 0 : index
-            %628 = arith.maxsi %626, %627 : index
-            %629 = memref.load %x[%617, %628] : memref<?x?xf32>
-            %630 = arith.constant 0.0 : f32
-            %631 = arith.select %623, %629, %630 : f32
-            %632 = arith.addf %608, %631 fastmath<reassoc> : f32
-            scf.yield %632 : f32
+            outs(%602 : memref<f32>) {
+          ^bb0(%606: f32):
+          %607 = arith.constant 0 : index
+          %608 = arith.constant 1 : index
+          %609 = arith.addi %604, %608 : index
+          %610 = arith.constant 1 : index
+          %611 = arith.constant 0.0 : f32
+          %612 = scf.for %613 = %607 to %609 step %610 iter_args(%614 = %611) -> (f32) {
+            %615 = arith.constant 0 : index
+            %616 = arith.cmpi sge, %613, %615 : index
+            %617 = arith.cmpi slt, %613, %R : index
+            %618 = arith.andi %616, %617 : i1
+            %619 = arith.constant 1 : index
+            %620 = arith.subi %R, %619 : index
+            %621 = arith.minsi %613, %620 : index
+            %622 = arith.constant 0 : index
+            %623 = arith.maxsi %621, %622 : index
+            %624 = arith.constant 0 : index
+            %625 = arith.constant 0 : index
+            %626 = arith.cmpi sge, %624, %625 : index
+            %627 = arith.cmpi slt, %624, %C : index
+            %628 = arith.andi %626, %627 : i1
+            %629 = arith.andi %618, %628 : i1
+            %630 = arith.constant 1 : index
+            %631 = arith.subi %C, %630 : index
+            %632 = arith.minsi %624, %631 : index
+            %633 = arith.constant 0 : index
+            %634 = arith.maxsi %632, %633 : index
+            %635 = memref.load %x[%623, %634] : memref<?x?xf32>
+            %636 = arith.constant 0.0 : f32
+            %637 = arith.select %629, %635, %636 : f32
+            %638 = arith.addf %614, %637 fastmath<reassoc> : f32
+            scf.yield %638 : f32
           }
-          linalg.yield %606 : f32
+          linalg.yield %612 : f32
         }
         // u[r, c] = x[r, c] * s[r]
-        scf.if %584 {
+        scf.if %590 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %633 = arith.constant 4 : index
-          %634, %635, %636, %637 = memref.extract_strided_metadata %599 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %638 = memref.extract_aligned_pointer_as_index %599 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %639 = arith.muli %635, %633 : index
-          %640 = arith.addi %638, %639 : index
-          %641 = arith.constant 64 : index
-          %642 = arith.remui %640, %641 : index
-          %643 = arith.subi %641, %642 : index
-          %644 = arith.remui %643, %641 : index
-          %645 = arith.divui %644, %633 : index
-          %646 = arith.minsi %645, %C : index
-          %647 = arith.constant 16 : index
-          %648 = arith.subi %C, %646 : index
-          %649 = arith.divui %648, %647 : index
-          %650 = arith.muli %649, %647 : index
-          %651 = arith.addi %646, %650 : index
-          %652 = arith.constant 0 : index
-          %653 = arith.constant 1 : index
-          %654 = memref.subview %599[%652] [%646] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %655 = arith.constant 0 : index
-          %656 = memref.reinterpret_cast %654 to offset: [0], sizes: [%646], strides: [%655] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %639 = arith.constant 4 : index
+          %640, %641, %642, %643 = memref.extract_strided_metadata %605 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %644 = memref.extract_aligned_pointer_as_index %605 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %645 = arith.muli %641, %639 : index
+          %646 = arith.addi %644, %645 : index
+          %647 = arith.constant 64 : index
+          %648 = arith.remui %646, %647 : index
+          %649 = arith.subi %647, %648 : index
+          %650 = arith.remui %649, %647 : index
+          %651 = arith.divui %650, %639 : index
+          %652 = arith.minsi %651, %C : index
+          %653 = arith.constant 16 : index
+          %654 = arith.subi %C, %652 : index
+          %655 = arith.divui %654, %653 : index
+          %656 = arith.muli %655, %653 : index
+          %657 = arith.addi %652, %656 : index
+          %658 = arith.constant 0 : index
+          %659 = arith.constant 1 : index
+          %660 = memref.subview %605[%658] [%652] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %661 = arith.constant 0 : index
+          %662 = memref.reinterpret_cast %660 to offset: [0], sizes: [%652], strides: [%661] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%656, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%654 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%657: f32, %658: f32, %659: f32):
-            %660 = linalg.index 0 : index
-            %661 = arith.addi %660, %652 : index
-            %662 = arith.constant 0 : index
-            %663 = arith.cmpi sge, %598, %662 : index
-            %664 = arith.cmpi slt, %598, %R : index
-            %665 = arith.andi %663, %664 : i1
-            %666 = arith.constant 1 : index
-            %667 = arith.subi %R, %666 : index
-            %668 = arith.minsi %598, %667 : index
-            %669 = arith.constant 0 : index
-            %670 = arith.maxsi %668, %669 : index
-            %671 = arith.constant 0 : index
-            %672 = arith.cmpi sge, %661, %671 : index
-            %673 = arith.cmpi slt, %661, %C : index
-            %674 = arith.andi %672, %673 : i1
-            %675 = arith.andi %665, %674 : i1
-            %676 = arith.constant 1 : index
-            %677 = arith.subi %C, %676 : index
-            %678 = arith.minsi %661, %677 : index
-            %679 = arith.constant 0 : index
-            %680 = arith.maxsi %678, %679 : index
-            %681 = memref.load %x[%670, %680] : memref<?x?xf32>
-            %682 = arith.constant 0.0 : f32
-            %683 = arith.select %675, %681, %682 : f32
-            %684 = arith.mulf %683, %658 : f32
-            linalg.yield %684 : f32
+              ins(%662, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%660 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%663: f32, %664: f32, %665: f32):
+            %666 = linalg.index 0 : index
+            %667 = arith.addi %666, %658 : index
+            %668 = arith.constant 0 : index
+            %669 = arith.cmpi sge, %604, %668 : index
+            %670 = arith.cmpi slt, %604, %R : index
+            %671 = arith.andi %669, %670 : i1
+            %672 = arith.constant 1 : index
+            %673 = arith.subi %R, %672 : index
+            %674 = arith.minsi %604, %673 : index
+            %675 = arith.constant 0 : index
+            %676 = arith.maxsi %674, %675 : index
+            %677 = arith.constant 0 : index
+            %678 = arith.cmpi sge, %667, %677 : index
+            %679 = arith.cmpi slt, %667, %C : index
+            %680 = arith.andi %678, %679 : i1
+            %681 = arith.andi %671, %680 : i1
+            %682 = arith.constant 1 : index
+            %683 = arith.subi %C, %682 : index
+            %684 = arith.minsi %667, %683 : index
+            %685 = arith.constant 0 : index
+            %686 = arith.maxsi %684, %685 : index
+            %687 = memref.load %x[%676, %686] : memref<?x?xf32>
+            %688 = arith.constant 0.0 : f32
+            %689 = arith.select %681, %687, %688 : f32
+            %690 = arith.mulf %689, %664 : f32
+            linalg.yield %690 : f32
           }
-          scf.for %685 = %652 to %649 step %653 {
-            %686 = arith.muli %685, %647 : index
-            %687 = arith.addi %646, %686 : index
-            %688 = arith.constant 0 : index
-            %689 = memref.reinterpret_cast %597 to offset: [0], sizes: [%647], strides: [%688] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %691 = %658 to %655 step %659 {
+            %692 = arith.muli %691, %653 : index
+            %693 = arith.addi %652, %692 : index
+            %694 = arith.constant 0 : index
+            %695 = memref.reinterpret_cast %603 to offset: [0], sizes: [%653], strides: [%694] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%689, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
-                outs(%597 : memref<16xf32>) {
-              ^bb0(%690: f32, %691: f32, %692: f32):
-              %693 = linalg.index 0 : index
-              %694 = arith.addi %693, %687 : index
-              %695 = arith.constant 0 : index
-              %696 = arith.cmpi sge, %598, %695 : index
-              %697 = arith.cmpi slt, %598, %R : index
-              %698 = arith.andi %696, %697 : i1
-              %699 = arith.constant 1 : index
-              %700 = arith.subi %R, %699 : index
-              %701 = arith.minsi %598, %700 : index
-              %702 = arith.constant 0 : index
-              %703 = arith.maxsi %701, %702 : index
-              %704 = arith.constant 0 : index
-              %705 = arith.cmpi sge, %694, %704 : index
-              %706 = arith.cmpi slt, %694, %C : index
-              %707 = arith.andi %705, %706 : i1
-              %708 = arith.andi %698, %707 : i1
-              %709 = arith.constant 1 : index
-              %710 = arith.subi %C, %709 : index
-              %711 = arith.minsi %694, %710 : index
-              %712 = arith.constant 0 : index
-              %713 = arith.maxsi %711, %712 : index
-              %714 = memref.load %x[%703, %713] : memref<?x?xf32>
-              %715 = arith.constant 0.0 : f32
-              %716 = arith.select %708, %714, %715 : f32
-              %717 = arith.mulf %716, %691 : f32
-              linalg.yield %717 : f32
+                ins(%695, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%603 : memref<16xf32>) {
+              ^bb0(%696: f32, %697: f32, %698: f32):
+              %699 = linalg.index 0 : index
+              %700 = arith.addi %699, %693 : index
+              %701 = arith.constant 0 : index
+              %702 = arith.cmpi sge, %604, %701 : index
+              %703 = arith.cmpi slt, %604, %R : index
+              %704 = arith.andi %702, %703 : i1
+              %705 = arith.constant 1 : index
+              %706 = arith.subi %R, %705 : index
+              %707 = arith.minsi %604, %706 : index
+              %708 = arith.constant 0 : index
+              %709 = arith.maxsi %707, %708 : index
+              %710 = arith.constant 0 : index
+              %711 = arith.cmpi sge, %700, %710 : index
+              %712 = arith.cmpi slt, %700, %C : index
+              %713 = arith.andi %711, %712 : i1
+              %714 = arith.andi %704, %713 : i1
+              %715 = arith.constant 1 : index
+              %716 = arith.subi %C, %715 : index
+              %717 = arith.minsi %700, %716 : index
+              %718 = arith.constant 0 : index
+              %719 = arith.maxsi %717, %718 : index
+              %720 = memref.load %x[%709, %719] : memref<?x?xf32>
+              %721 = arith.constant 0.0 : f32
+              %722 = arith.select %714, %720, %721 : f32
+              %723 = arith.mulf %722, %697 : f32
+              linalg.yield %723 : f32
             }
-            %718 = arith.constant 8 : index
-            %719 = vector.load %597[%652] : memref<16xf32>, vector<8xf32>
-            %720 = vector.load %597[%718] : memref<16xf32>, vector<8xf32>
-            %721 = arith.muli %687, %633 : index
-            %722 = arith.addi %640, %721 : index
-            %723 = arith.index_cast %722 : index to i64
-            %724 = llvm.inttoptr %723 : i64 to !llvm.ptr
-            llvm.store %719, %724 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %725 = llvm.getelementptr %724[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %720, %725 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %724 = arith.constant 8 : index
+            %725 = vector.load %603[%658] : memref<16xf32>, vector<8xf32>
+            %726 = vector.load %603[%724] : memref<16xf32>, vector<8xf32>
+            %727 = arith.muli %693, %639 : index
+            %728 = arith.addi %646, %727 : index
+            %729 = arith.index_cast %728 : index to i64
+            %730 = llvm.inttoptr %729 : i64 to !llvm.ptr
+            llvm.store %725, %730 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %731 = llvm.getelementptr %730[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %726, %731 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %726 = arith.subi %C, %651 : index
-          %727 = memref.subview %599[%651] [%726] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %728 = arith.constant 0 : index
-          %729 = memref.reinterpret_cast %727 to offset: [0], sizes: [%726], strides: [%728] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %732 = arith.subi %C, %657 : index
+          %733 = memref.subview %605[%657] [%732] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %734 = arith.constant 0 : index
+          %735 = memref.reinterpret_cast %733 to offset: [0], sizes: [%732], strides: [%734] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%729, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%727 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%730: f32, %731: f32, %732: f32):
-            %733 = linalg.index 0 : index
-            %734 = arith.addi %733, %651 : index
-            %735 = arith.constant 0 : index
-            %736 = arith.cmpi sge, %598, %735 : index
-            %737 = arith.cmpi slt, %598, %R : index
-            %738 = arith.andi %736, %737 : i1
-            %739 = arith.constant 1 : index
-            %740 = arith.subi %R, %739 : index
-            %741 = arith.minsi %598, %740 : index
-            %742 = arith.constant 0 : index
-            %743 = arith.maxsi %741, %742 : index
-            %744 = arith.constant 0 : index
-            %745 = arith.cmpi sge, %734, %744 : index
-            %746 = arith.cmpi slt, %734, %C : index
-            %747 = arith.andi %745, %746 : i1
-            %748 = arith.andi %738, %747 : i1
-            %749 = arith.constant 1 : index
-            %750 = arith.subi %C, %749 : index
-            %751 = arith.minsi %734, %750 : index
-            %752 = arith.constant 0 : index
-            %753 = arith.maxsi %751, %752 : index
-            %754 = memref.load %x[%743, %753] : memref<?x?xf32>
-            %755 = arith.constant 0.0 : f32
-            %756 = arith.select %748, %754, %755 : f32
-            %757 = arith.mulf %756, %731 : f32
-            linalg.yield %757 : f32
+              ins(%735, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%733 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%736: f32, %737: f32, %738: f32):
+            %739 = linalg.index 0 : index
+            %740 = arith.addi %739, %657 : index
+            %741 = arith.constant 0 : index
+            %742 = arith.cmpi sge, %604, %741 : index
+            %743 = arith.cmpi slt, %604, %R : index
+            %744 = arith.andi %742, %743 : i1
+            %745 = arith.constant 1 : index
+            %746 = arith.subi %R, %745 : index
+            %747 = arith.minsi %604, %746 : index
+            %748 = arith.constant 0 : index
+            %749 = arith.maxsi %747, %748 : index
+            %750 = arith.constant 0 : index
+            %751 = arith.cmpi sge, %740, %750 : index
+            %752 = arith.cmpi slt, %740, %C : index
+            %753 = arith.andi %751, %752 : i1
+            %754 = arith.andi %744, %753 : i1
+            %755 = arith.constant 1 : index
+            %756 = arith.subi %C, %755 : index
+            %757 = arith.minsi %740, %756 : index
+            %758 = arith.constant 0 : index
+            %759 = arith.maxsi %757, %758 : index
+            %760 = memref.load %x[%749, %759] : memref<?x?xf32>
+            %761 = arith.constant 0.0 : f32
+            %762 = arith.select %754, %760, %761 : f32
+            %763 = arith.mulf %762, %737 : f32
+            linalg.yield %763 : f32
           }
         } else {
-          %758 = arith.constant 0 : index
-          %759 = memref.reinterpret_cast %599 to offset: [0], sizes: [%C], strides: [%758] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %764 = arith.constant 0 : index
+          %765 = memref.reinterpret_cast %605 to offset: [0], sizes: [%C], strides: [%764] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%759, %596 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%599 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%760: f32, %761: f32, %762: f32):
-            %763 = linalg.index 0 : index
-            %764 = arith.constant 0 : index
-            %765 = arith.cmpi sge, %598, %764 : index
-            %766 = arith.cmpi slt, %598, %R : index
-            %767 = arith.andi %765, %766 : i1
-            %768 = arith.constant 1 : index
-            %769 = arith.subi %R, %768 : index
-            %770 = arith.minsi %598, %769 : index
-            %771 = arith.constant 0 : index
-            %772 = arith.maxsi %770, %771 : index
-            %773 = arith.constant 0 : index
-            %774 = arith.cmpi sge, %763, %773 : index
-            %775 = arith.cmpi slt, %763, %C : index
-            %776 = arith.andi %774, %775 : i1
-            %777 = arith.andi %767, %776 : i1
-            %778 = arith.constant 1 : index
-            %779 = arith.subi %C, %778 : index
-            %780 = arith.minsi %763, %779 : index
-            %781 = arith.constant 0 : index
-            %782 = arith.maxsi %780, %781 : index
-            %783 = memref.load %x[%772, %782] : memref<?x?xf32>
-            %784 = arith.constant 0.0 : f32
-            %785 = arith.select %777, %783, %784 : f32
-            %786 = arith.mulf %785, %761 : f32
-            linalg.yield %786 : f32
+              ins(%765, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%605 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%766: f32, %767: f32, %768: f32):
+            %769 = linalg.index 0 : index
+            %770 = arith.constant 0 : index
+            %771 = arith.cmpi sge, %604, %770 : index
+            %772 = arith.cmpi slt, %604, %R : index
+            %773 = arith.andi %771, %772 : i1
+            %774 = arith.constant 1 : index
+            %775 = arith.subi %R, %774 : index
+            %776 = arith.minsi %604, %775 : index
+            %777 = arith.constant 0 : index
+            %778 = arith.maxsi %776, %777 : index
+            %779 = arith.constant 0 : index
+            %780 = arith.cmpi sge, %769, %779 : index
+            %781 = arith.cmpi slt, %769, %C : index
+            %782 = arith.andi %780, %781 : i1
+            %783 = arith.andi %773, %782 : i1
+            %784 = arith.constant 1 : index
+            %785 = arith.subi %C, %784 : index
+            %786 = arith.minsi %769, %785 : index
+            %787 = arith.constant 0 : index
+            %788 = arith.maxsi %786, %787 : index
+            %789 = memref.load %x[%778, %788] : memref<?x?xf32>
+            %790 = arith.constant 0.0 : f32
+            %791 = arith.select %783, %789, %790 : f32
+            %792 = arith.mulf %791, %767 : f32
+            linalg.yield %792 : f32
           }
         }
       }
-      scf.if %584 {
+      scf.if %590 {
         llvm.fence seq_cst
       }
       scf.reduce

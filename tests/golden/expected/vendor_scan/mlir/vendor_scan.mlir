@@ -81,20 +81,26 @@ module {
       %56 = scf.for %57 = %55 to %53 step %42 iter_args(%58 = %54) -> (f32) {
         %59 = memref.load %x[%57] : memref<?xf32>
         %60 = math.absf %59 : f32
-        %61 = arith.minimumf %58, %60 : f32
-        scf.yield %61 : f32
+        %61 = arith.cmpf olt, %58, %60 : f32
+        %62 = arith.cmpf uno, %58, %58 : f32
+        %63 = arith.ori %61, %62 : i1
+        %64 = arith.select %63, %58, %60 : f32
+        scf.yield %64 : f32
       }
-      %62 = arith.maxsi %55, %53 : index
+      %65 = arith.maxsi %55, %53 : index
       memref.store %56, %z[%53] : memref<?xf32>
-      scf.yield %56, %62 : f32, index
+      scf.yield %56, %65 : f32, index
     }
-    %63 = scf.for %64 = %51 to %N step %42 iter_args(%65 = %52#0) -> (f32) {
-      %66 = arith.subi %64, %42 : index
-      %67 = memref.load %x[%66] : memref<?xf32>
-      %68 = math.absf %67 : f32
-      %69 = arith.minimumf %65, %68 : f32
-      memref.store %69, %z[%64] : memref<?xf32>
-      scf.yield %69 : f32
+    %66 = scf.for %67 = %51 to %N step %42 iter_args(%68 = %52#0) -> (f32) {
+      %69 = arith.subi %67, %42 : index
+      %70 = memref.load %x[%69] : memref<?xf32>
+      %71 = math.absf %70 : f32
+      %72 = arith.cmpf olt, %68, %71 : f32
+      %73 = arith.cmpf uno, %68, %68 : f32
+      %74 = arith.ori %72, %73 : i1
+      %75 = arith.select %74, %68, %71 : f32
+      memref.store %75, %z[%67] : memref<?xf32>
+      scf.yield %75 : f32
     }
     return
   }
@@ -166,20 +172,26 @@ module {
       %56 = scf.for %57 = %55 to %53 step %42 iter_args(%58 = %54) -> (f32) {
         %59 = memref.load %x[%57] : memref<?xf32>
         %60 = math.absf %59 : f32
-        %61 = arith.minimumf %58, %60 : f32
-        scf.yield %61 : f32
+        %61 = arith.cmpf olt, %58, %60 : f32
+        %62 = arith.cmpf uno, %58, %58 : f32
+        %63 = arith.ori %61, %62 : i1
+        %64 = arith.select %63, %58, %60 : f32
+        scf.yield %64 : f32
       }
-      %62 = arith.maxsi %55, %53 : index
+      %65 = arith.maxsi %55, %53 : index
       memref.store %56, %z[%53] : memref<?xf32>
-      scf.yield %56, %62 : f32, index
+      scf.yield %56, %65 : f32, index
     }
-    %63 = scf.for %64 = %51 to %N step %42 iter_args(%65 = %52#0) -> (f32) {
-      %66 = arith.subi %64, %42 : index
-      %67 = memref.load %x[%66] : memref<?xf32>
-      %68 = math.absf %67 : f32
-      %69 = arith.minimumf %65, %68 : f32
-      memref.store %69, %z[%64] : memref<?xf32>
-      scf.yield %69 : f32
+    %66 = scf.for %67 = %51 to %N step %42 iter_args(%68 = %52#0) -> (f32) {
+      %69 = arith.subi %67, %42 : index
+      %70 = memref.load %x[%69] : memref<?xf32>
+      %71 = math.absf %70 : f32
+      %72 = arith.cmpf olt, %68, %71 : f32
+      %73 = arith.cmpf uno, %68, %68 : f32
+      %74 = arith.ori %72, %73 : i1
+      %75 = arith.select %74, %68, %71 : f32
+      memref.store %75, %z[%67] : memref<?xf32>
+      scf.yield %75 : f32
     }
     return
   }
@@ -355,94 +367,112 @@ module {
         %142 = scf.for %143 = %136 to %140 step %120 iter_args(%144 = %141) -> (f32) {
           %145 = memref.load %x[%143] : memref<?xf32>
           %146 = math.absf %145 : f32
-          %147 = arith.minimumf %144, %146 : f32
-          scf.yield %147 : f32
+          %147 = arith.cmpf olt, %144, %146 : f32
+          %148 = arith.cmpf uno, %144, %144 : f32
+          %149 = arith.ori %147, %148 : i1
+          %150 = arith.select %149, %144, %146 : f32
+          scf.yield %150 : f32
         }
         memref.store %142, %126[%128] : memref<512xf32>
         memref.store %136, %127[%128] : memref<512xindex>
         scf.reduce
       }
-      %148 = arith.constant 0x7F800000 : f32
-      %149 = scf.for %150 = %119 to %121 step %120 iter_args(%151 = %148) -> (f32) {
-        %152 = memref.load %126[%150] : memref<512xf32>
-        memref.store %151, %126[%150] : memref<512xf32>
-        %153 = arith.minimumf %151, %152 : f32
-        scf.yield %153 : f32
+      %151 = arith.constant 0x7F800000 : f32
+      %152 = scf.for %153 = %119 to %121 step %120 iter_args(%154 = %151) -> (f32) {
+        %155 = memref.load %126[%153] : memref<512xf32>
+        memref.store %154, %126[%153] : memref<512xf32>
+        %156 = arith.cmpf olt, %154, %155 : f32
+        %157 = arith.cmpf uno, %154, %154 : f32
+        %158 = arith.ori %156, %157 : i1
+        %159 = arith.select %158, %154, %155 : f32
+        scf.yield %159 : f32
       }
-      scf.parallel (%154) = (%119) to (%121) step (%120) {
-        %155 = arith.muli %154, %124 : index
-        %156 = arith.minsi %155, %N : index
-        %157 = arith.addi %156, %124 : index
-        %158 = arith.minsi %157, %N : index
-        %159 = memref.load %126[%154] : memref<512xf32>
-        %160 = memref.load %127[%154] : memref<512xindex>
-        %161 = arith.constant 0 : index
-        %162 = arith.constant 1 : index
-        %163 = arith.constant 0 : index
-        %164 = arith.subi %161, %162 : index
-        %165 = arith.subi %163, %161 : index
-        %166 = arith.addi %165, %162 : index
-        %167 = arith.maxsi %166, %162 : index
-        %168 = arith.cmpi eq, %164, %163 : index
-        %169 = arith.select %168, %161, %167 : index
-        %170 = arith.maxsi %169, %156 : index
-        %171 = arith.minsi %170, %158 : index
-        %172:2 = scf.for %173 = %156 to %171 step %162 iter_args(%174 = %159, %175 = %160) -> (f32, index) {
-          %176 = scf.for %177 = %175 to %173 step %162 iter_args(%178 = %174) -> (f32) {
-            %179 = memref.load %x[%177] : memref<?xf32>
-            %180 = math.absf %179 : f32
-            %181 = arith.minimumf %178, %180 : f32
-            scf.yield %181 : f32
+      scf.parallel (%160) = (%119) to (%121) step (%120) {
+        %161 = arith.muli %160, %124 : index
+        %162 = arith.minsi %161, %N : index
+        %163 = arith.addi %162, %124 : index
+        %164 = arith.minsi %163, %N : index
+        %165 = memref.load %126[%160] : memref<512xf32>
+        %166 = memref.load %127[%160] : memref<512xindex>
+        %167 = arith.constant 0 : index
+        %168 = arith.constant 1 : index
+        %169 = arith.constant 0 : index
+        %170 = arith.subi %167, %168 : index
+        %171 = arith.subi %169, %167 : index
+        %172 = arith.addi %171, %168 : index
+        %173 = arith.maxsi %172, %168 : index
+        %174 = arith.cmpi eq, %170, %169 : index
+        %175 = arith.select %174, %167, %173 : index
+        %176 = arith.maxsi %175, %162 : index
+        %177 = arith.minsi %176, %164 : index
+        %178:2 = scf.for %179 = %162 to %177 step %168 iter_args(%180 = %165, %181 = %166) -> (f32, index) {
+          %182 = scf.for %183 = %181 to %179 step %168 iter_args(%184 = %180) -> (f32) {
+            %185 = memref.load %x[%183] : memref<?xf32>
+            %186 = math.absf %185 : f32
+            %187 = arith.cmpf olt, %184, %186 : f32
+            %188 = arith.cmpf uno, %184, %184 : f32
+            %189 = arith.ori %187, %188 : i1
+            %190 = arith.select %189, %184, %186 : f32
+            scf.yield %190 : f32
           }
-          %182 = arith.maxsi %175, %173 : index
-          memref.store %176, %z[%173] : memref<?xf32>
-          scf.yield %176, %182 : f32, index
+          %191 = arith.maxsi %181, %179 : index
+          memref.store %182, %z[%179] : memref<?xf32>
+          scf.yield %182, %191 : f32, index
         }
-        %183 = scf.for %184 = %171 to %158 step %162 iter_args(%185 = %172#0) -> (f32) {
-          %186 = arith.subi %184, %162 : index
-          %187 = memref.load %x[%186] : memref<?xf32>
-          %188 = math.absf %187 : f32
-          %189 = arith.minimumf %185, %188 : f32
-          memref.store %189, %z[%184] : memref<?xf32>
-          scf.yield %189 : f32
+        %192 = scf.for %193 = %177 to %164 step %168 iter_args(%194 = %178#0) -> (f32) {
+          %195 = arith.subi %193, %168 : index
+          %196 = memref.load %x[%195] : memref<?xf32>
+          %197 = math.absf %196 : f32
+          %198 = arith.cmpf olt, %194, %197 : f32
+          %199 = arith.cmpf uno, %194, %194 : f32
+          %200 = arith.ori %198, %199 : i1
+          %201 = arith.select %200, %194, %197 : f32
+          memref.store %201, %z[%193] : memref<?xf32>
+          scf.yield %201 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %190 = arith.constant 0 : index
-      %191 = arith.constant 1 : index
-      %192 = arith.constant 0 : index
-      %193 = arith.constant 0x7F800000 : f32
-      %194 = arith.constant 0 : index
-      %195 = arith.constant 1 : index
-      %196 = arith.constant 0 : index
-      %197 = arith.subi %194, %195 : index
-      %198 = arith.subi %196, %194 : index
-      %199 = arith.addi %198, %195 : index
-      %200 = arith.maxsi %199, %195 : index
-      %201 = arith.cmpi eq, %197, %196 : index
-      %202 = arith.select %201, %194, %200 : index
-      %203 = arith.maxsi %202, %190 : index
-      %204 = arith.minsi %203, %N : index
-      %205:2 = scf.for %206 = %190 to %204 step %195 iter_args(%207 = %193, %208 = %192) -> (f32, index) {
-        %209 = scf.for %210 = %208 to %206 step %195 iter_args(%211 = %207) -> (f32) {
-          %212 = memref.load %x[%210] : memref<?xf32>
-          %213 = math.absf %212 : f32
-          %214 = arith.minimumf %211, %213 : f32
-          scf.yield %214 : f32
+      %202 = arith.constant 0 : index
+      %203 = arith.constant 1 : index
+      %204 = arith.constant 0 : index
+      %205 = arith.constant 0x7F800000 : f32
+      %206 = arith.constant 0 : index
+      %207 = arith.constant 1 : index
+      %208 = arith.constant 0 : index
+      %209 = arith.subi %206, %207 : index
+      %210 = arith.subi %208, %206 : index
+      %211 = arith.addi %210, %207 : index
+      %212 = arith.maxsi %211, %207 : index
+      %213 = arith.cmpi eq, %209, %208 : index
+      %214 = arith.select %213, %206, %212 : index
+      %215 = arith.maxsi %214, %202 : index
+      %216 = arith.minsi %215, %N : index
+      %217:2 = scf.for %218 = %202 to %216 step %207 iter_args(%219 = %205, %220 = %204) -> (f32, index) {
+        %221 = scf.for %222 = %220 to %218 step %207 iter_args(%223 = %219) -> (f32) {
+          %224 = memref.load %x[%222] : memref<?xf32>
+          %225 = math.absf %224 : f32
+          %226 = arith.cmpf olt, %223, %225 : f32
+          %227 = arith.cmpf uno, %223, %223 : f32
+          %228 = arith.ori %226, %227 : i1
+          %229 = arith.select %228, %223, %225 : f32
+          scf.yield %229 : f32
         }
-        %215 = arith.maxsi %208, %206 : index
-        memref.store %209, %z[%206] : memref<?xf32>
-        scf.yield %209, %215 : f32, index
+        %230 = arith.maxsi %220, %218 : index
+        memref.store %221, %z[%218] : memref<?xf32>
+        scf.yield %221, %230 : f32, index
       }
-      %216 = scf.for %217 = %204 to %N step %195 iter_args(%218 = %205#0) -> (f32) {
-        %219 = arith.subi %217, %195 : index
-        %220 = memref.load %x[%219] : memref<?xf32>
-        %221 = math.absf %220 : f32
-        %222 = arith.minimumf %218, %221 : f32
-        memref.store %222, %z[%217] : memref<?xf32>
-        scf.yield %222 : f32
+      %231 = scf.for %232 = %216 to %N step %207 iter_args(%233 = %217#0) -> (f32) {
+        %234 = arith.subi %232, %207 : index
+        %235 = memref.load %x[%234] : memref<?xf32>
+        %236 = math.absf %235 : f32
+        %237 = arith.cmpf olt, %233, %236 : f32
+        %238 = arith.cmpf uno, %233, %233 : f32
+        %239 = arith.ori %237, %238 : i1
+        %240 = arith.select %239, %233, %236 : f32
+        memref.store %240, %z[%232] : memref<?xf32>
+        scf.yield %240 : f32
       }
     }
     return
