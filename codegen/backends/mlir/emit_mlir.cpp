@@ -288,15 +288,7 @@ class Body {
             ", index) {");
     loop_var_[last] = i;
     const std::string hi = val(*kv.hi);
-    const std::string folded = fresh(), kk = fresh(), a = fresh();
-    w_.open(folded + " = scf.for " + kk + " = " + k + " to " + hi + " step " + one + " iter_args(" +
-            a + " = " + acc + ") -> (" + ty + ") {");
-    loop_var_[red.ref] = kk;
-    const std::string term = val(*red.args[0]);
-    const std::string next = scan_combine(red.rop, a, term, t);
-    w_.line("scf.yield " + next + " : " + ty);
-    loop_var_.erase(red.ref);
-    w_.close("}");
+    const std::string folded = fold_terms(red, k, hi, acc, one);
     // The next term: past this output's range, or where it stands if the range was empty.
     const std::string k_next = op("arith.maxsi", {k, hi}, DType::Index);
     store(folded);
@@ -367,15 +359,7 @@ class Body {
     const auto [i0, i1] = bounds(b);
     const std::string k0 = term_end(i0), k1 = term_end(i1);
     const std::string init = identity(red.rop, t);
-    const std::string folded = fresh(), kk = fresh(), a = fresh();
-    w_.open(folded + " = scf.for " + kk + " = " + k0 + " to " + k1 + " step " + one +
-            " iter_args(" + a + " = " + init + ") -> (" + ty + ") {");
-    loop_var_[red.ref] = kk;
-    const std::string term = val(*red.args[0]);
-    const std::string next = scan_combine(red.rop, a, term, t);
-    w_.line("scf.yield " + next + " : " + ty);
-    loop_var_.erase(red.ref);
-    w_.close("}");
+    const std::string folded = fold_terms(red, k0, k1, init, one);
     w_.line("memref.store " + folded + ", " + part + "[" + b + "] : " + pty);
     w_.line("memref.store " + k0 + ", " + from + "[" + b + "] : " + fty);
     w_.line("scf.reduce");
@@ -1220,6 +1204,24 @@ class Body {
         return op(f ? "arith.minimumf" : "arith.minsi", {acc, v}, t);
     }
     return "";
+  }
+
+  // The fold of running scan `red`'s terms k in [from, to) (SSA index values) into `init`: an
+  // scf.for carrying the accumulator (`one`: the index constant 1). Returns the fold.
+  std::string fold_terms(const Expr& red, const std::string& from, const std::string& to,
+                         const std::string& init, const std::string& one) {
+    const DType t = value_type(red);
+    const std::string ty = mlir_type(t);
+    const std::string folded = fresh(), kk = fresh(), a = fresh();
+    w_.open(folded + " = scf.for " + kk + " = " + from + " to " + to + " step " + one +
+            " iter_args(" + a + " = " + init + ") -> (" + ty + ") {");
+    loop_var_[red.ref] = kk;
+    const std::string term = val(*red.args[0]);
+    const std::string next = scan_combine(red.rop, a, term, t);
+    w_.line("scf.yield " + next + " : " + ty);
+    loop_var_.erase(red.ref);
+    w_.close("}");
+    return folded;
   }
 
   // combine() for the sequential folds of a running scan, whose accumulator is a dependency
