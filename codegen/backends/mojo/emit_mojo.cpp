@@ -563,6 +563,36 @@ class MojoLowering {
     w.line(head + value + ")");
   }
 
+  // The walk of running scan `e` along the innermost output index i over outputs [i, end): i and
+  // the reduction's variable k are declared (i at the first output, k at the walk's next term),
+  // `acc` holds the fold so far. Until an output adds exactly the one term at k, the general walk
+  // (each output folds the terms from k up to its range's end); from then on each output adds
+  // the last term of its range, i + c - 1 (the range's end is i + c: the pass's rule), the form
+  // the cpu printer's emit_scan_walk gives too. The terms are folded in the loop nest's order.
+  void walk_scan(const Expr& e, const std::string& acc, const std::string& end, PyWriter& w) {
+    const DType t = value_type(e);
+    const std::string& i = var_names_[st_.rank() - 1];
+    const std::string& k = var_names_[e.ref];
+    auto store = [&] {
+      set_override(&e, acc);
+      assign(w);
+      overrides_.clear();
+      w.line(i + " += 1");
+    };
+    w.open("while " + i + " < " + end + ":");
+    w.open("if " + k + " == " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1:");
+    w.line("break");
+    w.dedent();
+    fold_terms(e, acc, w);
+    store();
+    w.dedent();
+    w.open("while " + i + " < " + end + ":");
+    w.line(k + " = " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1");
+    w.line(update(e.rop, t, acc, scalar(*e.args[0], w, 0)));
+    store();
+    w.dedent();
+  }
+
   // A rank-1 running scan `e` of this statement in two parallel passes over kScanBlocks blocks of
   // its outputs (lower/running_scans.h): each block's new terms folded apart, the folds combined
   // in order into each block's offset, then each block's outputs walked from its offset, one
@@ -624,26 +654,7 @@ class MojoLowering {
     w.line("var sb_run = sb_pp[unsafe_offset=sb_b]");
     w.line("var " + k + " = sb_pf[unsafe_offset=sb_b]");
     w.line("var " + i + " = sb_i0");
-    // Until an output adds exactly the one term at the walk's index, the general walk; from then
-    // on each output adds the last term of its range.
-    w.open("while " + i + " < sb_i1:");
-    w.open("if " + k + " == " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1:");
-    w.line("break");
-    w.dedent();
-    fold_terms(e, "sb_run", w);
-    set_override(&e, "sb_run");
-    assign(w);
-    overrides_.clear();
-    w.line(i + " += 1");
-    w.dedent();
-    w.open("while " + i + " < sb_i1:");
-    w.line(k + " = " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1");
-    w.line(update(e.rop, t, "sb_run", scalar(*e.args[0], w, 0)));
-    set_override(&e, "sb_run");
-    assign(w);
-    overrides_.clear();
-    w.line(i + " += 1");
-    w.dedent();
+    walk_scan(e, "sb_run", "sb_i1", w);
     w.dedent();
     w.line("");
     w.line("parallelize(sb_walk_block, " + nb + ")");
@@ -1309,7 +1320,8 @@ bool vectorises_outputs(MojoLowering& L, bool rows) {
 }
 
 // A running scan (lower/running_scans.h) of statement L: loops over the output dimensions from
-// `first` up to the innermost, then one accumulator carried along the innermost index.
+// `first` up to the innermost, then one accumulator carried along the innermost index
+// (MojoLowering::walk_scan).
 void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
@@ -1317,12 +1329,8 @@ void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
     w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
   w.line("# Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
-  w.open("for " + L.var_name(static_cast<int>(rank) - 1) + " in range(" +
-         L.extent(st.out, rank - 1, 0) + "):");
-  L.fold_terms(red, "sb_run", w);
-  L.set_override(&red, "sb_run");
-  L.assign(w);
-  w.dedent();
+  w.line("var " + L.var_name(static_cast<int>(rank) - 1) + " = 0");
+  L.walk_scan(red, "sb_run", L.extent(st.out, rank - 1, kMCmp + 1), w);
   for (size_t d = first; d + 1 < rank; ++d) w.dedent();
 }
 

@@ -63,11 +63,20 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float32(1.0)
         var k = 0
-        for c in range(C):
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
             while k < c + 1:
                 sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
                 k += 1
             y[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
+            y[unsafe_offset=r * C + c] = sb_run
+            c += 1
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -85,11 +94,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             # Running: each output's range extends the previous one's by its new terms.
             var sb_run = Float32(1.0)
             var k = 0
-            for c in range(C):
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
                 while k < c + 1:
                     sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
                     k += 1
                 y[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            while c < C:
+                k = c + 1 - 1
+                sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
+                y[unsafe_offset=r * C + c] = sb_run
+                c += 1
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -66,11 +66,20 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
     # Running: each output's range extends the previous one's by its new terms.
     var sb_run = Float32(0.0)
     var j = 0
-    for i in range(N):
+    var i = 0
+    while i < N:
+        if j == i + 1 - 1:
+            break
         while j < i + 1:
             sb_run += x[unsafe_offset=j]
             j += 1
         y[unsafe_offset=i] = sb_run
+        i += 1
+    while i < N:
+        j = i + 1 - 1
+        sb_run += x[unsafe_offset=j]
+        y[unsafe_offset=i] = sb_run
+        i += 1
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -145,11 +154,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float32(0.0)
         var j = 0
-        for i in range(N):
+        var i = 0
+        while i < N:
+            if j == i + 1 - 1:
+                break
             while j < i + 1:
                 sb_run += x[unsafe_offset=j]
                 j += 1
             y[unsafe_offset=i] = sb_run
+            i += 1
+        while i < N:
+            j = i + 1 - 1
+            sb_run += x[unsafe_offset=j]
+            y[unsafe_offset=i] = sb_run
+            i += 1
 
 
 # -----------------------------------------------------------------------------

@@ -80,11 +80,20 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], q: Pointer[Float64, Mut
     # Running: each output's range extends the previous one's by its new terms.
     var sb_run = Float64(1.0)
     var k = 0
-    for i in range(N):
+    var i = 0
+    while i < N:
+        if k == i + 1 - 1:
+            break
         while k < i + 1:
             sb_run *= -Float64(x[unsafe_offset=k])
             k += 1
         q[unsafe_offset=i] = sb_run
+        i += 1
+    while i < N:
+        k = i + 1 - 1
+        sb_run *= -Float64(x[unsafe_offset=k])
+        q[unsafe_offset=i] = sb_run
+        i += 1
 
 
 # w = prod(i in 0..N: 2 * v[i] + 1)
@@ -201,11 +210,20 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float64(1.0)
         var k = 0
-        for i in range(N):
+        var i = 0
+        while i < N:
+            if k == i + 1 - 1:
+                break
             while k < i + 1:
                 sb_run *= -Float64(x[unsafe_offset=k])
                 k += 1
             q[unsafe_offset=i] = sb_run
+            i += 1
+        while i < N:
+            k = i + 1 - 1
+            sb_run *= -Float64(x[unsafe_offset=k])
+            q[unsafe_offset=i] = sb_run
+            i += 1
 
 
 # w = prod(i in 0..N: 2 * v[i] + 1)

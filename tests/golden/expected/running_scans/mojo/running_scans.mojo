@@ -103,12 +103,22 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             # Running: each output's range extends the previous one's by its new terms.
             var sb_run = Float32(0.0)
             var k = 1
-            for c in range(C):
+            var c = 0
+            while c < C:
+                if k == c - 1:
+                    break
                 while k < c:
                     var sb_ld0_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
                     sb_run += sb_ld0_x
                     k += 1
                 e[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            while c < C:
+                k = c - 1
+                var sb_ld1_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
+                sb_run += sb_ld1_x
+                e[unsafe_offset=r * C + c] = sb_run
+                c += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -183,11 +193,20 @@ def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Int32(0)
         var k = 0
-        for c in range(C):
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
             while k < c + 1:
                 sb_run += v[unsafe_offset=k] * Int32(1000003)
                 k += 1
             w[unsafe_offset=c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run += v[unsafe_offset=k] * Int32(1000003)
+            w[unsafe_offset=c] = sb_run
+            c += 1
 
 
 # m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
@@ -203,12 +222,22 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
             # Running: each output's range extends the previous one's by its new terms.
             var sb_run = inf[DType.float32]()
             var k = 0
-            for c in range(C):
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
                 while k < c + 1:
                     var sb_ld0_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
                     sb_run = sb_min(sb_run, sb_ld0_x)
                     k += 1
                 m[unsafe_offset=r * C + c] = Float32(2.0) * sb_run + x[unsafe_offset=r * C + c]
+                c += 1
+            while c < C:
+                k = c + 1 - 1
+                var sb_ld1_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
+                sb_run = sb_min(sb_run, sb_ld1_x)
+                m[unsafe_offset=r * C + c] = Float32(2.0) * sb_run + x[unsafe_offset=r * C + c]
+                c += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -306,7 +335,10 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float32(0.0)
         var k = 0
-        for c in range(C):
+        var c = 0
+        while c < C:
+            if k == c + 2 - 1:
+                break
             while k < c + 2:
                 var sb_ld4_x = (
                     x[unsafe_offset=k]
@@ -316,6 +348,17 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_run += sb_ld4_x
                 k += 1
             t[unsafe_offset=c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 2 - 1
+            var sb_ld5_x = (
+                x[unsafe_offset=k]
+                if 0 >= 0 and 0 < R and k >= 0 and k < C
+                else Float32(0.0)
+            )
+            sb_run += sb_ld5_x
+            t[unsafe_offset=c] = sb_run
+            c += 1
 
 
 # Statements 4 to 5 in one parallel loop over rows (s kept as one row per chunk):

@@ -127,12 +127,22 @@ def sb_loops_s2(x: Pointer[Float32, ImmUntrackedOrigin], cum: Pointer[Float32, M
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float32(0.0)
         var k = 0
-        for j in range(W):
+        var j = 0
+        while j < W:
+            if k == j + 1 - 1:
+                break
             while k < j + 1:
                 var sb_ld0_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
                 sb_run += sb_ld0_x
                 k += 1
             cum[unsafe_offset=i * W + j] = sb_run
+            j += 1
+        while j < W:
+            k = j + 1 - 1
+            var sb_ld1_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
+            sb_run += sb_ld1_x
+            cum[unsafe_offset=i * W + j] = sb_run
+            j += 1
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -369,12 +379,22 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
             # Running: each output's range extends the previous one's by its new terms.
             var sb_run = Float32(0.0)
             var k = 0
-            for j in range(W):
+            var j = 0
+            while j < W:
+                if k == j + 1 - 1:
+                    break
                 while k < j + 1:
                     var sb_ld0_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
                     sb_run += sb_ld0_x
                     k += 1
                 cum[unsafe_offset=i * W + j] = sb_run
+                j += 1
+            while j < W:
+                k = j + 1 - 1
+                var sb_ld1_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
+                sb_run += sb_ld1_x
+                cum[unsafe_offset=i * W + j] = sb_run
+                j += 1
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -83,11 +83,20 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
     # Running: each output's range extends the previous one's by its new terms.
     var sb_run = Float32(0.0)
     var k = 0
-    for i in range(N):
+    var i = 0
+    while i < N:
+        if k == i + 1 - 1:
+            break
         while k < i + 1:
             sb_run += x[unsafe_offset=k]
             k += 1
         y[unsafe_offset=i] = sb_run
+        i += 1
+    while i < N:
+        k = i + 1 - 1
+        sb_run += x[unsafe_offset=k]
+        y[unsafe_offset=i] = sb_run
+        i += 1
 
 
 # z[i] = min(k in 0..i: abs(x[k]))
@@ -96,11 +105,20 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], z: Pointer[Float32, Mut
     # Running: each output's range extends the previous one's by its new terms.
     var sb_run = inf[DType.float32]()
     var k = 0
-    for i in range(N):
+    var i = 0
+    while i < N:
+        if k == i - 1:
+            break
         while k < i:
             sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
             k += 1
         z[unsafe_offset=i] = sb_run
+        i += 1
+    while i < N:
+        k = i - 1
+        sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
+        z[unsafe_offset=i] = sb_run
+        i += 1
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -175,11 +193,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float32(0.0)
         var k = 0
-        for i in range(N):
+        var i = 0
+        while i < N:
+            if k == i + 1 - 1:
+                break
             while k < i + 1:
                 sb_run += x[unsafe_offset=k]
                 k += 1
             y[unsafe_offset=i] = sb_run
+            i += 1
+        while i < N:
+            k = i + 1 - 1
+            sb_run += x[unsafe_offset=k]
+            y[unsafe_offset=i] = sb_run
+            i += 1
 
 
 # z[i] = min(k in 0..i: abs(x[k]))
@@ -254,11 +281,20 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = inf[DType.float32]()
         var k = 0
-        for i in range(N):
+        var i = 0
+        while i < N:
+            if k == i - 1:
+                break
             while k < i:
                 sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
                 k += 1
             z[unsafe_offset=i] = sb_run
+            i += 1
+        while i < N:
+            k = i - 1
+            sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
+            z[unsafe_offset=i] = sb_run
+            i += 1
 
 
 # -----------------------------------------------------------------------------
