@@ -40,7 +40,7 @@ struct Frame {
 // the same terms in the same order, so its result is bit for bit the one the whole loop gives.
 // A running scan (y[i] = sum(j in 0..i + 1: x[j])) so costs O(n) terms instead of O(n^2).
 struct Resume {
-  bool known = false;     // free_vars computed
+  bool known = false;     // `free` computed
   std::vector<int> free;  // the variables of the terms (and of nested ranges), not bound inside
   bool valid = false;
   std::vector<int64_t> values;  // of `free` at the last evaluation
@@ -236,7 +236,8 @@ struct Reference::Impl {
     for (const auto& a : x.args) term_vars(*a, st, used, bound);
   }
 
-  // The resume record of reduction `e` and whether its fold over [lo, hi) can continue from it.
+  // The resume record of reduction `e` (its free variables found on first use); resumable() says
+  // whether a fold over [lo, hi) can continue from it.
   Resume& resume_of(const Expr& e, const Frame& f) {
     Resume& r = resumes[&e];
     if (!r.known) {
