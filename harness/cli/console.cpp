@@ -477,6 +477,7 @@ std::string format_bench_summary_markdown(const BenchReport& report,
   out += "- date: " + field("date") + "\n";
   out += "- host: " + field("host_name") + " (" + field("cpu_model") + "; gpu: " + field("gpu") +
          ")\n";
+  if (field("blas_core") != "?") out += "- OpenBLAS core: " + field("blas_core") + "\n";
   out += "- commit: " + field("git_commit") +
          (field("git_modified") == "true" ? " (with uncommitted changes)" : "") + "\n";
   out += "- results: `" + results_file + "`\n\n";

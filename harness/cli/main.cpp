@@ -35,6 +35,7 @@
 #include "results/history.h"
 #include "results/history_format.h"
 #include "results/results.h"
+#include "run/blas_core.h"
 #include "run/runner.h"
 #include "run/runtime.h"
 #include "support/safe_io.h"
@@ -1462,6 +1463,13 @@ int real_main(int argc, char** argv) {
   try {
     // Every command that reads or writes the tree works on one root, said first.
     if (!*compare_sc && !*report_sc) g.root = resolve_root(g.root);
+    if (*verify_sc || *bench_sc || *run_sc || *nightly_sc) {
+      // Before any module that links OpenBLAS is loaded (run/blas_core.h).
+      const sb::BlasCoreChoice& blas = sb::settle_openblas_core(SPECBENCH_OPENBLAS_LIBRARY);
+      if (!blas.detected.empty() && blas.used != blas.detected)
+        std::cerr << "specbench: note: vendor_cpu runs OpenBLAS's " << blas.used
+                  << " kernels: " << blas.why << " (set OPENBLAS_CORETYPE to choose)\n";
+    }
     if (*gen) return cmd_gen(g, spec_paths, check, dump);
     if (*build_sc) return cmd_build(g, kernels, backends);
     if (*verify_sc) return cmd_verify(g, kernels, backends, seeds, verbose);

@@ -53,9 +53,11 @@ extern "C" int sb_probe_sgemm(int n, int reps, double* best_seconds, char* info,
   using threads_fn = int (*)();
   auto config = reinterpret_cast<config_fn>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
   auto nthreads = reinterpret_cast<threads_fn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  auto corename = reinterpret_cast<config_fn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (info && info_len > 0) {
     if (config)
-      std::snprintf(info, info_len, "%s, %d threads", config(), nthreads ? nthreads() : 0);
+      std::snprintf(info, info_len, "%s, core %s, %d threads", config(),
+                    corename ? corename() : "?", nthreads ? nthreads() : 0);
     else
       std::snprintf(info, info_len, "CBLAS");
   }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "run/blas_core.h"
 #include "run/buffers.h"
 #include "results/compare.h"
 #include "backends/emitter.h"
@@ -520,6 +521,9 @@ std::map<std::string, std::string> run_context(const std::string& root,
   std::string nvcc = last_line(compiler_version(tools.nvcc));
   c["nvcc"] = nvcc.empty() ? "none" : nvcc;
   c["cpu_model"] = cpu_model();
+  // Which OpenBLAS kernels vendor_cpu runs, and why (run/blas_core.h).
+  const BlasCoreChoice& blas = settle_openblas_core(SPECBENCH_OPENBLAS_LIBRARY);
+  c["blas_core"] = blas.used.empty() ? "none" : blas.used + " (" + blas.why + ")";
   // Large host buffers are advised MADV_HUGEPAGE (specbench_host_alloc.h); whether that gives
   // huge pages depends on this kernel setting, e.g. "always [madvise] never".
   std::string thp = first_line(read_text("/sys/kernel/mm/transparent_hugepage/enabled"));
