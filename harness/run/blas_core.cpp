@@ -31,19 +31,19 @@ struct CoreIsa {
 
 // OpenBLAS's x86-64 core names (driver/others/dynamic.c) by the widest ISA their kernels use.
 constexpr CoreIsa kCores[] = {
-    {"Katmai", VectorIsa::Sse},         {"Coppermine", VectorIsa::Sse},
-    {"Northwood", VectorIsa::Sse},      {"Prescott", VectorIsa::Sse},
-    {"Banias", VectorIsa::Sse},         {"Atom", VectorIsa::Sse},
-    {"Core2", VectorIsa::Sse},          {"Penryn", VectorIsa::Sse},
-    {"Dunnington", VectorIsa::Sse},     {"Nehalem", VectorIsa::Sse},
-    {"Athlon", VectorIsa::Sse},         {"Opteron", VectorIsa::Sse},
-    {"Opteron_SSE3", VectorIsa::Sse},   {"Barcelona", VectorIsa::Sse},
-    {"Nano", VectorIsa::Sse},           {"Bobcat", VectorIsa::Sse},
-    {"Sandybridge", VectorIsa::Avx},    {"Bulldozer", VectorIsa::Avx},
-    {"Piledriver", VectorIsa::Avx},     {"Steamroller", VectorIsa::Avx},
-    {"Excavator", VectorIsa::Avx},      {"Haswell", VectorIsa::Avx2},
-    {"Zen", VectorIsa::Avx2},           {"SkylakeX", VectorIsa::Avx512},
-    {"Cooperlake", VectorIsa::Avx512},  {"SapphireRapids", VectorIsa::Avx512},
+    {"Katmai", VectorIsa::Sse},        {"Coppermine", VectorIsa::Sse},
+    {"Northwood", VectorIsa::Sse},     {"Prescott", VectorIsa::Sse},
+    {"Banias", VectorIsa::Sse},        {"Atom", VectorIsa::Sse},
+    {"Core2", VectorIsa::Sse},         {"Penryn", VectorIsa::Sse},
+    {"Dunnington", VectorIsa::Sse},    {"Nehalem", VectorIsa::Sse},
+    {"Athlon", VectorIsa::Sse},        {"Opteron", VectorIsa::Sse},
+    {"Opteron_SSE3", VectorIsa::Sse},  {"Barcelona", VectorIsa::Sse},
+    {"Nano", VectorIsa::Sse},          {"Bobcat", VectorIsa::Sse},
+    {"Sandybridge", VectorIsa::Avx},   {"Bulldozer", VectorIsa::Avx},
+    {"Piledriver", VectorIsa::Avx},    {"Steamroller", VectorIsa::Avx},
+    {"Excavator", VectorIsa::Avx},     {"Haswell", VectorIsa::Avx2},
+    {"Zen", VectorIsa::Avx2},          {"SkylakeX", VectorIsa::Avx512},
+    {"Cooperlake", VectorIsa::Avx512}, {"SapphireRapids", VectorIsa::Avx512},
 };
 
 // The core each ISA is best served by; Sse has none worth forcing.
@@ -138,8 +138,8 @@ BlasCoreChoice choose(const std::string& library_path) {
   std::string now = ask_core(library_path, error);
   if (error.empty() && same_name(now, target)) {
     c.used = now;
-    c.why = "OPENBLAS_CORETYPE=" + target + " set by specbench: OpenBLAS detected " +
-            c.detected + " on a CPU with " + isa_name(host);
+    c.why = "OPENBLAS_CORETYPE=" + target + " set by specbench: OpenBLAS detected " + c.detected +
+            " on a CPU with " + isa_name(host);
     return c;
   }
   // This build of the library has no such kernels: let it run what it detected.

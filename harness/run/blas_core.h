@@ -46,8 +46,8 @@ struct BlasCoreChoice {
 // an empty choice.
 BlasCoreChoice choose_openblas_core(const std::string& library_path);
 
-// choose_openblas_core once per process, before any module that links OpenBLAS is loaded (the library reads the
-// variable when it is loaded). Later calls return the first answer.
+// choose_openblas_core once per process, before any module that links OpenBLAS is loaded (the
+// library reads the variable when it is loaded). Later calls return the first answer.
 const BlasCoreChoice& settle_openblas_core(const std::string& library_path);
 
 }  // namespace sb
