@@ -27,6 +27,9 @@ enum class Gemm {
   None,     // as any other statement
   Blocked,  // a call of the cache-blocked GEMM emitted into the file (cpu and mojo)
   Vendor,   // a call of the vendor BLAS (vendor_cpu)
+  // Block products in cache blocks the printer writes, register-tiled and vectorised by MLIR's
+  // transform dialect (mlir)
+  Transform,
 };
 
 // The schedule a strategy applies: the facts the backend's printer reads.

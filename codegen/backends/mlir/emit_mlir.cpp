@@ -1,10 +1,12 @@
 #include "backends/mlir/emit_mlir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +17,7 @@
 #include "backends/mlir/strategies.h"
 #include "ir/affine.h"
 #include "lower/parallelize.h"
+#include "lower/patterns.h"
 #include "lower/row_fusion.h"
 #include "lower/running_scans.h"
 #include "lower/streaming.h"
@@ -113,6 +116,15 @@ bool linalg_reduction(const Expr& r, const Statement& st) {
 
 // ---- Code generation for one function body --------------------------------------------------
 
+// The cache blocks of strategy blocked_matmul (its parameters mc, nc, kc).
+struct GemmBlocks {
+  int64_t mc = 0, nc = 0, kc = 0;
+};
+
+// The padding of each row of blocked_matmul's packed block, in bytes: a row of nc elements plus
+// a cache line, so that the rows of a power-of-two-wide block do not share cache sets.
+constexpr int64_t kGemmPackPadBytes = 64;
+
 class Body {
  public:
   // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
@@ -121,8 +133,14 @@ class Body {
   // With `parallel` (the openmp strategy), fused row groups and full reductions are explicit
   // scf.parallel loops over blocks (emit_row_group, emit_blocked_reduce).
   // Under `parallel`, `tiles` are the variant's tiles of the tile_transposes pass's statements.
-  Body(const Spec& spec, bool reassoc, bool parallel, const Tiles& tiles = {})
-      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel), tiles_(tiles) {}
+  // With `gemm` (strategy blocked_matmul), contraction statements (match_contraction) are block
+  // products (emit_gemm).
+  Body(const Spec& spec, bool reassoc, bool parallel, const Tiles& tiles = {},
+       std::optional<GemmBlocks> gemm = std::nullopt)
+      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel), tiles_(tiles), gemm_(gemm) {}
+
+  // The element types (MLIR names) of the block products emitted, for mlir_gemm_schedule.
+  const std::set<std::string>& gemm_types() const { return gemm_types_; }
 
   // Whether the body holds explicit scf.parallel loops (whose linalg ops are then lowered to
   // sequential loops inside them: mlir_parallel_loops_schedule()).
@@ -155,7 +173,11 @@ class Body {
     }
     const std::vector<int> all_outer = outer_dims(st, in_row);
     auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
-    if (const Expr* scan = in_row ? nullptr : running_scan(spec_, st, /*rows=*/false)) {
+    std::optional<Contraction> contraction;
+    if (!in_row && gemm_) contraction = match_contraction(spec_, st);
+    if (contraction) {
+      emit_gemm(st, *contraction);
+    } else if (const Expr* scan = in_row ? nullptr : running_scan(spec_, st, /*rows=*/false)) {
       emit_running_scan(st, *scan, out_mem, out_ty);
     } else if (in_row && streaming_ && streamed_row(st)) {
       auto stream = [&] { emit_stream_range(st, out_mem, out_ty, extents_[st.out][1], false); };
@@ -186,6 +208,114 @@ class Body {
       plain();
     }
     loop_var_.erase(0);
+  }
+
+  // A contraction `m` of `st` under blocked_matmul: C = X * Y in blocks. An scf.parallel loop
+  // over blocks of mc rows of C; each zeroes its rows, then for each nc-wide column block and
+  // kc-deep slice of the sum copies that block of Y into a local buffer (rows padded by
+  // kGemmPackPadBytes, transposed there when Y is read y[j, k]) and adds the block product X * Y
+  // to C: a linalg.generic marked mlir_gemm_mark(type), which mlir_gemm_schedule tiles into
+  // register tiles. An epilogue (`+ bias[j]`) then runs on C as a statement of its own.
+  void emit_gemm(const Statement& st, const Contraction& m) {
+    explicit_loops_ = true;
+    const std::string ty = mlir_type(m.type);
+    gemm_types_.insert(ty);
+    const int64_t elem = m.type == DType::F64 ? 8 : 4;
+    const int64_t pad = kGemmPackPadBytes / elem;
+    w_.line("// As block products: blocks of " + std::to_string(gemm_->mc) +
+            " rows in parallel; per block of " + std::to_string(gemm_->nc) + " columns and " +
+            std::to_string(gemm_->kc) + " terms,");
+    w_.line("// that block of " + spec_.tensors[m.y].name +
+            " copied to a local buffer, then the block product added to the output.");
+    const IndexVar& kv = st.vars[m.k];
+    const std::string zero = zero_index();
+    const std::string& rows = extents_[st.out][0];
+    const std::string& cols = extents_[st.out][1];
+    const std::string lo = val(*kv.lo);
+    const std::string terms =
+        op("arith.maxsi", {op("arith.subi", {val(*kv.hi), lo}, DType::Index), zero}, DType::Index);
+    const std::string mc = constant(std::to_string(gemm_->mc), DType::Index);
+    const std::string nc = constant(std::to_string(gemm_->nc), DType::Index);
+    const std::string kc = constant(std::to_string(gemm_->kc), DType::Index);
+    const std::string out = "%" + spec_.tensors[st.out].name;
+    const std::string x = "%" + spec_.tensors[m.x].name, y = "%" + spec_.tensors[m.y].name;
+    const std::string full = memref_type(2, m.type);
+    const std::string view = "memref<?x?x" + ty + ", strided<[?, 1], offset: ?>>";
+    const std::string buf_ty = "memref<" + std::to_string(gemm_->kc) + "x" +
+                               std::to_string(gemm_->nc + pad) + "x" + ty + ">";
+    const std::string packed_ty =
+        "memref<?x?x" + ty + ", strided<[" + std::to_string(gemm_->nc + pad) + ", 1]>>";
+    auto subview = [&](const std::string& base, const std::string& r, const std::string& c,
+                       const std::string& nr, const std::string& nc_, const std::string& from,
+                       const std::string& to) {
+      const std::string v = fresh();
+      w_.line(v + " = memref.subview " + base + "[" + r + ", " + c + "] [" + nr + ", " + nc_ +
+              "] [1, 1] : " + from + " to " + to);
+      return v;
+    };
+    auto upto = [&](const std::string& block, const std::string& at, const std::string& n) {
+      return op("arith.minsi", {block, op("arith.subi", {n, at}, DType::Index)}, DType::Index);
+    };
+    const std::string i0 = fresh();
+    w_.open("scf.parallel (" + i0 + ") = (" + zero + ") to (" + rows + ") step (" + mc + ") {");
+    const std::string buf = fresh();
+    w_.line(buf + " = memref.alloca() {alignment = " + std::to_string(kStreamLineBytes) +
+            " : i64} : " + buf_ty);
+    const std::string mr = upto(mc, i0, rows);
+    const std::string crow = subview(out, i0, zero, mr, cols, full, view);
+    w_.line("linalg.fill ins(" + constant(mlir_float(0.0, m.type), m.type) + " : " + ty +
+            ") outs(" + crow + " : " + view + ")");
+    const std::string j0 = fresh();
+    w_.open("scf.for " + j0 + " = " + zero + " to " + cols + " step " + nc + " {");
+    const std::string nr = upto(nc, j0, cols);
+    const std::string k0 = fresh();
+    w_.open("scf.for " + k0 + " = " + zero + " to " + terms + " step " + kc + " {");
+    const std::string kr = upto(kc, k0, terms);
+    const std::string ks = op("arith.addi", {lo, k0}, DType::Index);
+    const std::string yb =
+        m.y_trans ? subview(y, j0, ks, nr, kr, full, view) : subview(y, ks, j0, kr, nr, full, view);
+    const std::string packed = subview(buf, "0", "0", kr, nr, buf_ty, packed_ty);
+    const char* ident = "affine_map<(d0, d1) -> (d0, d1)>";
+    w_.open(std::string("linalg.generic {indexing_maps = [") +
+            (m.y_trans ? "affine_map<(d0, d1) -> (d1, d0)>" : ident) + ", " + ident +
+            "], iterator_types = [\"parallel\", \"parallel\"]} ins(" + yb + " : " + view +
+            ") outs(" + packed + " : " + packed_ty + ") {");
+    const std::string e = fresh(), unused = fresh();
+    w_.line("^bb0(" + e + ": " + ty + ", " + unused + ": " + ty + "):");
+    w_.line("linalg.yield " + e + " : " + ty);
+    w_.close("}");
+    const std::string xb =
+        m.x_trans ? subview(x, ks, i0, kr, mr, full, view) : subview(x, i0, ks, mr, kr, full, view);
+    const std::string cb = subview(out, i0, j0, mr, nr, full, view);
+    w_.open(std::string("linalg.generic {indexing_maps = [") +
+            (m.x_trans ? "affine_map<(d0, d1, d2) -> (d2, d0)>"
+                       : "affine_map<(d0, d1, d2) -> (d0, d2)>") +
+            ", affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], "
+            "iterator_types = [\"parallel\", \"parallel\", \"reduction\"]} ins(" +
+            xb + ", " + packed + " : " + view + ", " + packed_ty + ") outs(" + cb + " : " + view +
+            ") attrs = {" + mlir_gemm_mark(ty) + "} {");
+    const std::string a = fresh(), b = fresh(), acc = fresh();
+    w_.line("^bb0(" + a + ": " + ty + ", " + b + ": " + ty + ", " + acc + ": " + ty + "):");
+    const std::string prod = fresh(), sum = fresh();
+    w_.line(prod + " = arith.mulf " + a + ", " + b + " : " + ty);
+    w_.line(sum + " = arith.addf " + acc + ", " + prod + " fastmath<reassoc> : " + ty);
+    w_.line("linalg.yield " + sum + " : " + ty);
+    w_.close("}");
+    w_.close("}");
+    w_.close("}");
+    w_.line("scf.reduce");
+    w_.close("}");
+    if (m.epilogue) {
+      epilogues_.push_back(std::make_unique<Statement>(epilogue_statement(spec_, st, m.reduce)));
+      const Statement& epi = *epilogues_.back();
+      // A plain elementwise statement: the other forms index the spec's own statements.
+      st_ = &epi;
+      w_.line("// The epilogue: " + source_text(epi, spec_));
+      const Tensor& o = spec_.tensors[st.out];
+      emit_plain(epi, out, memref_type(static_cast<int>(o.shape.size()), o.type),
+                 outer_dims(epi, false));
+      st_ = &st;
+    }
   }
 
   // A running scan (lower/running_scans.h) `red` of `st`, outside row groups, writing `out_mem`:
@@ -1553,6 +1683,10 @@ class Body {
   bool parallel_ = false;
   bool explicit_loops_ = false;
   Tiles tiles_;
+  std::optional<GemmBlocks> gemm_;
+  std::set<std::string> gemm_types_;
+  // The epilogues of emitted block products: statements the printer made, alive while it runs.
+  std::vector<std::unique_ptr<Statement>> epilogues_;
   struct View {
     std::string name;  // SSA name
     std::string type;  // its memref type
@@ -1728,16 +1862,27 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
   struct Text {
     std::string body;
     bool explicit_loops = false;
+    std::set<std::string> gemm_types;  // of its block products (blocked_matmul)
   };
-  auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {}) {
-    Body body(spec, reassoc, parallel, tiles);
+  auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {},
+                           std::optional<GemmBlocks> gemm = std::nullopt) {
+    Body body(spec, reassoc, parallel, tiles, gemm);
     body.emit_extents();
     // The row_fusion pass's groups (lower/row_fusion.h), run by the parallel strategy.
     const std::vector<RowGroup> no_groups;
     const std::vector<RowGroup>& groups = parallel ? spec.schedule.row_groups : no_groups;
     size_t next_group = 0;
+    // Under blocked_matmul a group that holds a contraction runs statement by statement, so
+    // that the contraction is a block product.
+    auto has_gemm = [&](const RowGroup& g) {
+      for (size_t k = g.first; gemm && k <= g.last; ++k)
+        if (match_contraction(spec, spec.stmts[k])) return true;
+      return false;
+    };
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
-      if (next_group < groups.size() && groups[next_group].first == k) {
+      while (next_group < groups.size() && groups[next_group].first < k) ++next_group;
+      if (next_group < groups.size() && groups[next_group].first == k &&
+          !has_gemm(groups[next_group])) {
         body.emit_row_group(groups[next_group]);
         k = groups[next_group++].last;
       } else {
@@ -1745,11 +1890,12 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
       }
     }
     body.w().line("return");
-    return Text{body.w().str(), body.explicit_loops()};
+    return Text{body.w().str(), body.explicit_loops(), body.gemm_types()};
   };
   const Text in_order = make_body(false, false), reassociated = make_body(true, false);
-  // The parallel body once per tile shape of the parallel variants (their tile parameters).
-  std::map<std::pair<int64_t, int64_t>, Text> parallel;
+  // The parallel body once per tile shape of the parallel variants (their tile parameters) and
+  // cache blocks of the blocked_matmul variants (mc, nc, kc; zeros elsewhere).
+  std::map<std::vector<int64_t>, Text> parallel;
 
   // Every tensor is a buffer of its own (specbench_abi.h), so the memrefs are noalias, as the
   // C-family backends declare their pointers __restrict.
@@ -1780,8 +1926,15 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     out += "\n// -----\n";
     out += "// sb-variant: " + v.name + "\n";
     const Tiles tiles = sched.parallel ? host::variant_tiles(v, strategy.info) : Tiles{};
-    const std::pair<int64_t, int64_t> shape{tiles.outer, tiles.inner};
-    if (sched.parallel && !parallel.count(shape)) parallel[shape] = make_body(true, true, tiles);
+    std::optional<GemmBlocks> blocks;
+    if (sched.gemm == host::Gemm::Transform)
+      blocks = GemmBlocks{params.at("mc"), params.at("nc"), params.at("kc")};
+    SB_ASSERT(sched.gemm == host::Gemm::None || (blocks && sched.parallel),
+              "mlir strategy with a GEMM other than a parallel transform one: " + v.strategy);
+    const std::vector<int64_t> shape{tiles.outer, tiles.inner, blocks ? blocks->mc : 0,
+                                     blocks ? blocks->nc : 0, blocks ? blocks->kc : 0};
+    if (sched.parallel && !parallel.count(shape))
+      parallel[shape] = make_body(true, true, tiles, blocks);
     const Text& text = !sched.reassociate ? in_order
                        : sched.parallel   ? parallel.at(shape)
                                           : reassociated;
@@ -1792,7 +1945,13 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
            ") attributes {llvm.emit_c_interface} {\n";
     out += text.body;
     out += "  }\n";
-    if (text.explicit_loops) out += mlir_parallel_loops_schedule();
+    std::string gemm_schedule;
+    for (const std::string& t : text.gemm_types) {
+      const int64_t elem = t == "f64" ? 8 : 4;
+      gemm_schedule += mlir_gemm_schedule(t, params.at("mr"),
+                                          std::max<int64_t>(1, params.at("nr_bytes") / elem));
+    }
+    if (text.explicit_loops) out += mlir_parallel_loops_schedule(gemm_schedule);
     out += "}\n";
   }
   out += "\n" + shim(spec, variants);

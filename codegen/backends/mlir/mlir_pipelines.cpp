@@ -58,9 +58,21 @@ std::string mlir_openmp_pipeline(bool explicit_loops) {
          kOmpToLLVM;
 }
 
-std::string mlir_parallel_loops_schedule() {
+std::string mlir_blocked_matmul_pipeline() {
+  // As openmp, with the register tiles' remaining vector transfers (reads of A's strided rows)
+  // lowered to scf before the LLVM conversion.
+  std::string p = mlir_openmp_pipeline(true);
+  const std::string at = "--convert-scf-to-openmp ";
+  const size_t pos = p.find(at);
+  SB_ASSERT(pos != std::string::npos, "the openmp pipeline has no --convert-scf-to-openmp");
+  p.insert(pos + at.size(), "--convert-vector-to-scf ");
+  return p;
+}
+
+std::string mlir_parallel_loops_schedule(const std::string& first) {
   return "  transform.named_sequence @__transform_main(%root: !transform.any_op "
-         "{transform.readonly}) {\n"
+         "{transform.readonly}) {\n" +
+         first +
          "    %loops = transform.structured.match ops{[\"scf.parallel\"]} in %root : "
          "(!transform.any_op) -> !transform.any_op\n"
          "    transform.foreach %loops : !transform.any_op {\n"
@@ -72,6 +84,83 @@ std::string mlir_parallel_loops_schedule() {
          "    }\n"
          "    transform.yield\n"
          "  }\n";
+}
+
+std::string mlir_gemm_mark(const std::string& type) {
+  return "sb_gemm_" + type;
+}
+
+std::string mlir_gemm_schedule(const std::string& type, int64_t mr, int64_t nr) {
+  const std::string any = "!transform.any_op";
+  const std::string loop = "!transform.op<\"scf.for\">";
+  const std::string mark = mlir_gemm_mark(type), full = mark + "_tile";
+  const std::string p = "%" + mark + "_";  // handle names unique per element type
+  std::string s;
+  auto line = [&s](const std::string& l) { s += "    " + l + "\n"; };
+  // Tiles one dimension of `op` by `size` (sizes: i, j, k) and peels the loop; `body` names the
+  // handle of the tiled op in the whole-tile loop. A loop of step 1 has whole tiles only (and
+  // transform.loop.peel fails on it).
+  auto tile_and_peel = [&](const std::string& op, const std::string& sizes, int64_t size,
+                           const std::string& tag, const std::string& body, int depth) {
+    const std::string in = std::string(depth * 2, ' ');
+    const std::string t = p + tag;
+    if (size == 1) {
+      line(in + body + ", " + t + "_loop = transform.structured.tile_using_for " + op +
+           " tile_sizes [" + sizes + "] : (" + any + ") -> (" + any + ", " + any + ")");
+      return;
+    }
+    line(in + t + "_op, " + t + "_loop = transform.structured.tile_using_for " + op +
+         " tile_sizes [" + sizes + "] : (" + any + ") -> (" + any + ", " + any + ")");
+    line(in + t + "_for = transform.cast " + t + "_loop : " + any + " to " + loop);
+    line(in + t + "_whole, " + t + "_rest = transform.loop.peel " + t + "_for : (" + loop +
+         ") -> (" + any + ", " + any + ")");
+    line(in + body + " = transform.structured.match ops{[\"linalg.generic\"]} in " + t +
+         "_whole : (" + any + ") -> " + any);
+  };
+  line("// blocked_matmul, " + type + ": register tiles of " + std::to_string(mr) + " x " +
+       std::to_string(nr) + " along k steps of " + std::to_string(kMlirGemmKStep));
+  line(p + "ops = transform.structured.match ops{[\"linalg.generic\"]} attributes{" + mark +
+       "} in %root : (" + any + ") -> " + any);
+  line("transform.foreach " + p + "ops : " + any + " {");
+  line("^bb0(" + p + "op: " + any + "):");
+  tile_and_peel(p + "op", std::to_string(mr) + ", 0, 0", mr, "i", p + "rows", 1);
+  tile_and_peel(p + "rows", "0, " + std::to_string(nr) + ", 0", nr, "j", p + "tile", 1);
+  tile_and_peel(p + "tile", "0, 0, " + std::to_string(kMlirGemmKStep), kMlirGemmKStep, "k",
+                p + "step", 1);
+  line("  transform.annotate " + p + "step \"" + full + "\" : " + any);
+  line("}");
+  line(p + "f = transform.structured.match ops{[\"func.func\"]} in %root : (" + any + ") -> " +
+       any);
+  // Whole tiles have static shapes once their subviews' sizes are folded.
+  line("transform.apply_patterns to " + p + "f {");
+  line("  transform.apply_patterns.canonicalization");
+  line("} : " + any);
+  line(p + "whole = transform.structured.match ops{[\"linalg.generic\"]} attributes{" + full +
+       "} in %root : (" + any + ") -> " + any);
+  line("transform.structured.vectorize " + p + "whole : " + any);
+  // Reads of subviews become reads of the base memrefs (hoisting needs that), the vectorised
+  // multiply and sum a vector.contract; equal index computations merged and moved out of loops,
+  // so that the C tile's read and write are loop-invariant and can be hoisted.
+  line("transform.apply_patterns to " + p + "f {");
+  line("  transform.apply_patterns.memref.fold_memref_alias_ops");
+  line("  transform.apply_patterns.vector.reduction_to_contract");
+  line("  transform.apply_patterns.vector.transfer_permutation_patterns");
+  line("  transform.apply_patterns.canonicalization");
+  line("} : " + any);
+  line("transform.apply_cse to " + p + "f : " + any);
+  line(p + "loops = transform.structured.match ops{[\"scf.for\"]} in " + p + "f : (" + any +
+       ") -> " + any);
+  line("transform.apply_licm to " + p + "loops : " + any);
+  line(p + "hoisted = transform.structured.hoist_redundant_vector_transfers " + p + "f : (" + any +
+       ") -> " + any);
+  line("transform.apply_patterns to " + p + "hoisted {");
+  line("  transform.apply_patterns.vector.lower_contraction lowering_strategy = \"outerproduct\"");
+  line("  transform.apply_patterns.vector.lower_outerproduct");
+  line("  transform.apply_patterns.vector.transfer_permutation_patterns");
+  line("  transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1");
+  line("  transform.apply_patterns.canonicalization");
+  line("} : " + any);
+  return s;
 }
 
 }  // namespace sb

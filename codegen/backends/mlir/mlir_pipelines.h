@@ -16,6 +16,8 @@
 //                 (test-expand-math), exp/log/sqrt as LLVM intrinsics, convert-scf-to-openmp, then
 //                 LLVM with the OpenMP dialect; the module is linked against LLVM's libomp (libgomp
 //                 lacks __kmpc_*).
+//   blocked_matmul as openmp, and contractions as block products in mc-row parallel blocks,
+//                 register-tiled by MLIR's transform dialect (mlir_gemm_schedule).
 // clang compiles the LLVM IR with -fveclib=libmvec, so vector math calls become glibc's libmvec
 // (linked -lmvec) instead of one libm call per lane.
 #pragma once
@@ -33,11 +35,30 @@ std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector);
 // `explicit_loops`: the module holds scf.parallel loops of its own, whose linalg ops must run
 // sequentially inside them; it then carries mlir_parallel_loops_schedule().
 std::string mlir_openmp_pipeline(bool explicit_loops);
+// blocked_matmul: its modules always hold explicit loops (the block products').
+std::string mlir_blocked_matmul_pipeline();
 
 // A transform-dialect schedule (`transform.named_sequence @__transform_main`, for a module with
-// the `transform.with_named_sequence` attribute) that lowers the linalg ops nested in scf.parallel
-// loops to sequential scf.for loops, so that the OpenMP lowering makes only the outer loop a
-// parallel region. Two-space indented lines, ending in a newline.
-std::string mlir_parallel_loops_schedule();
+// the `transform.with_named_sequence` attribute) that runs the transform ops `first` (lines of
+// mlir_gemm_schedule, or empty), then lowers the linalg ops nested in scf.parallel loops to
+// sequential scf.for loops, so that the OpenMP lowering makes only the outer loop a parallel
+// region. Two-space indented lines, ending in a newline.
+std::string mlir_parallel_loops_schedule(const std::string& first = "");
+
+// The attribute that marks the linalg.generic of a blocked_matmul block product of element type
+// `type` (an MLIR type name: f32, f64), for mlir_gemm_schedule to find it.
+std::string mlir_gemm_mark(const std::string& type);
+
+// blocked_matmul's register tiles, as transform ops for mlir_parallel_loops_schedule: every
+// block product marked mlir_gemm_mark(type) (i by j by k, C += A * B, the printer's cache block)
+// is tiled into mr x nr tiles of C and steps of 4 along k, each loop peeled so that whole tiles
+// have static shapes; whole tiles are vectorised, their reads folded onto the base memrefs, the C
+// tile hoisted out of the k loop into vector registers, and the contraction lowered to outer
+// products, that is FMAs of a broadcast element of A by a row of B. Partial tiles stay linalg ops
+// (the parallel-loops schedule makes them loops).
+std::string mlir_gemm_schedule(const std::string& type, int64_t mr, int64_t nr);
+
+// The k step of a register tile (mlir_gemm_schedule).
+inline constexpr int64_t kMlirGemmKStep = 4;
 
 }  // namespace sb

@@ -59,10 +59,39 @@ host::HostStrategy openmp() {
   return s;
 }
 
+// Contractions as block products register-tiled by the transform dialect; the rest as openmp.
+// The packed block lives on the thread's stack (kc x (nc + a cache line)), hence the ranges: at
+// most 512 x 528 f64, 2.1 MiB of OpenMP's 8 MiB worker stacks.
+host::HostStrategy blocked_matmul() {
+  host::HostStrategy s = openmp();
+  s.info.name = "blocked_matmul";
+  s.info.doc =
+      "contractions in blocks of mc rows in parallel; each nc x kc block of the second operand "
+      "copied to a padded local buffer, then the block product tiled by MLIR's transform "
+      "dialect into mr-row tiles of C held in vector registers along the sum (tiling, "
+      "peeling, vectorisation, hoisting, outer products as FMAs); other statements as openmp";
+  s.info.params.push_back({"mc", 64, 1, 1 << 16, false, "rows of C per parallel block"});
+  s.info.params.push_back({"nc", 256, 1, 512, false, "columns of the packed block of B"});
+  s.info.params.push_back({"kc", 256, 1, 512, false, "terms of the sum per packed block"});
+  s.info.params.push_back({"mr", 8, 1, 16, false, "rows of a register tile of C"});
+  s.info.params.push_back({"nr_bytes", 128, 4, 512, false,
+                           "bytes of a register tile's row (f32: 32 elements, f64: 16; two "
+                           "AVX-512 registers)"});
+  s.info.algorithm = "transform_gemm";
+  s.needs = host::contraction_needs();
+  s.matches = host::is_contraction;
+  s.schedule.gemm = host::Gemm::Transform;
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool) {
+    return mlir_blocked_matmul_pipeline();
+  };
+  return s;
+}
+
 }  // namespace
 
 const host::HostRegistry& mlir_strategies() {
-  static const host::HostRegistry kRegistry("mlir", {loops(), tiled_vector(), openmp()});
+  static const host::HostRegistry kRegistry("mlir",
+                                            {loops(), tiled_vector(), openmp(), blocked_matmul()});
   return kRegistry;
 }
 

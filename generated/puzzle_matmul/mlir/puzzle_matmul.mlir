@@ -7,9 +7,10 @@
 //   2  y  f32[N, N]  out
 // Sizes (ABI order): N
 // Variants:
-//   loops         strategy loops
-//   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   loops           strategy loops
+//   tiled_vector    strategy tiled_vector: tile = 64 (default), vector = 8 (default)
+//   openmp          strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   blocked_matmul  strategy blocked_matmul: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 8 (default), nr_bytes = 128 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -126,6 +127,107 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+// sb-variant: blocked_matmul
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func @puzzle_matmul_blocked_matmul(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
+    // As block products: blocks of 64 rows in parallel; per block of 256 columns and 256 terms,
+    // that block of b copied to a local buffer, then the block product added to the output.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 0 : index
+    %2 = arith.subi %N, %1 : index
+    %3 = arith.maxsi %2, %0 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.constant 256 : index
+    %6 = arith.constant 256 : index
+    scf.parallel (%7) = (%0) to (%N) step (%4) {
+      %8 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %9 = arith.subi %N, %7 : index
+      %10 = arith.minsi %4, %9 : index
+      %11 = memref.subview %y[%7, %0] [%10, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %12 = arith.constant 0.0 : f32
+      linalg.fill ins(%12 : f32) outs(%11 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %13 = %0 to %N step %5 {
+        %14 = arith.subi %N, %13 : index
+        %15 = arith.minsi %5, %14 : index
+        scf.for %16 = %0 to %3 step %6 {
+          %17 = arith.subi %3, %16 : index
+          %18 = arith.minsi %6, %17 : index
+          %19 = arith.addi %1, %16 : index
+          %20 = memref.subview %b[%19, %13] [%18, %15] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %21 = memref.subview %8[0, 0] [%18, %15] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%21 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%22: f32, %23: f32):
+            linalg.yield %22 : f32
+          }
+          %24 = memref.subview %a[%7, %19] [%10, %18] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %25 = memref.subview %y[%7, %13] [%10, %15] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%24, %21 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+            ^bb0(%26: f32, %27: f32, %28: f32):
+            %29 = arith.mulf %26, %27 : f32
+            %30 = arith.addf %28, %29 fastmath<reassoc> : f32
+            linalg.yield %30 : f32
+          }
+        }
+      }
+      scf.reduce
+    }
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
@@ -229,13 +331,46 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_puzzle_matmul_blocked_matmul(sb_memref2*, sb_memref2*, sb_memref2*, int64_t);
+//| static int sb_variant_blocked_matmul(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[0];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[0];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[0];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   _mlir_ciface_puzzle_matmul_blocked_matmul(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
+//|   {"blocked_matmul", sb_variant_blocked_matmul},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "puzzle_matmul", "mlir", 3, 1, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "puzzle_matmul", "mlir", 3, 1, 4, sb_variants};
 //|   return &m;
 //| }
