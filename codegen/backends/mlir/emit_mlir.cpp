@@ -119,6 +119,7 @@ bool linalg_reduction(const Expr& r, const Statement& st) {
 // The cache blocks of strategy blocked_matmul (its parameters mc, nc, kc).
 struct GemmBlocks {
   int64_t mc = 0, nc = 0, kc = 0;
+  int64_t mr = 0;  // rows of a register tile: a thread's rows are a multiple of it
 };
 
 // The padding of each row of blocked_matmul's packed block, in bytes: a row of nc elements plus
@@ -141,6 +142,8 @@ class Body {
 
   // The element types (MLIR names) of the block products emitted, for mlir_gemm_schedule.
   const std::set<std::string>& gemm_types() const { return gemm_types_; }
+  // Whether the body calls omp_get_max_threads (declared in the module).
+  bool thread_count() const { return thread_count_; }
 
   // Whether the body holds explicit scf.parallel loops (whose linalg ops are then lowered to
   // sequential loops inside them: mlir_parallel_loops_schedule()).
@@ -210,25 +213,28 @@ class Body {
     loop_var_.erase(0);
   }
 
-  // A contraction `m` of `st` under blocked_matmul: C = X * Y in blocks. An scf.parallel loop
-  // over blocks of mc rows of C; each zeroes its rows, then for each nc-wide column block and
-  // kc-deep slice of the sum copies that block of Y into a local buffer (rows padded by
-  // kGemmPackPadBytes, transposed there when Y is read y[j, k]) and adds the block product X * Y
-  // to C: a linalg.generic marked mlir_gemm_mark(type), which mlir_gemm_schedule tiles into
-  // register tiles. An epilogue (`+ bias[j]`) then runs on C as a statement of its own.
+  // A contraction `m` of `st` under blocked_matmul: C = X * Y in blocks, in Goto's loop order. An
+  // scf.parallel loop gives each OpenMP thread (omp_get_max_threads) an equal chunk of the rows of
+  // C, a multiple of mr. A thread zeroes its rows, then for each nc-wide column block and kc-deep
+  // slice of the sum copies that block of Y into a buffer of its own (rows padded by
+  // kGemmPackPadBytes, transposed there when Y is read y[j, k]) and, for each block of mc of its
+  // rows, adds the block product X * Y to C: a linalg.generic marked mlir_gemm_mark(type), which
+  // mlir_gemm_schedule tiles into register tiles. An epilogue (`+ bias[j]`) then runs on C as a
+  // statement of its own.
   void emit_gemm(const Statement& st, const Contraction& m) {
     explicit_loops_ = true;
+    thread_count_ = true;
     const std::string ty = mlir_type(m.type);
     gemm_types_.insert(ty);
     const int64_t elem = m.type == DType::F64 ? 8 : 4;
     const int64_t pad = kGemmPackPadBytes / elem;
-    w_.line("// As block products: blocks of " + std::to_string(gemm_->mc) +
-            " rows in parallel; per block of " + std::to_string(gemm_->nc) + " columns and " +
+    w_.line("// As block products: each thread's rows in blocks of " + std::to_string(gemm_->mc) +
+            "; per block of " + std::to_string(gemm_->nc) + " columns and " +
             std::to_string(gemm_->kc) + " terms,");
     w_.line("// that block of " + spec_.tensors[m.y].name +
-            " copied to a local buffer, then the block product added to the output.");
+            " copied to the thread's buffer, then each block product added to the output.");
     const IndexVar& kv = st.vars[m.k];
-    const std::string zero = zero_index();
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
     const std::string& rows = extents_[st.out][0];
     const std::string& cols = extents_[st.out][1];
     const std::string lo = val(*kv.lo);
@@ -237,6 +243,7 @@ class Body {
     const std::string mc = constant(std::to_string(gemm_->mc), DType::Index);
     const std::string nc = constant(std::to_string(gemm_->nc), DType::Index);
     const std::string kc = constant(std::to_string(gemm_->kc), DType::Index);
+    const std::string tile = constant(std::to_string(gemm_->mr), DType::Index);
     const std::string out = "%" + spec_.tensors[st.out].name;
     const std::string x = "%" + spec_.tensors[m.x].name, y = "%" + spec_.tensors[m.y].name;
     const std::string full = memref_type(2, m.type);
@@ -256,13 +263,29 @@ class Body {
     auto upto = [&](const std::string& block, const std::string& at, const std::string& n) {
       return op("arith.minsi", {block, op("arith.subi", {n, at}, DType::Index)}, DType::Index);
     };
-    const std::string i0 = fresh();
-    w_.open("scf.parallel (" + i0 + ") = (" + zero + ") to (" + rows + ") step (" + mc + ") {");
+    auto ceil_div = [&](const std::string& a, const std::string& b) {
+      return op("arith.divui",
+                {op("arith.addi", {a, op("arith.subi", {b, one}, DType::Index)}, DType::Index), b},
+                DType::Index);
+    };
+    // The threads and each one's rows: ceil(rows / threads), rounded up to whole register tiles.
+    const std::string threads32 = fresh();
+    w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
+    const std::string threads = fresh();
+    w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
+    const std::string chunk =
+        op("arith.muli", {ceil_div(ceil_div(rows, threads), tile), tile}, DType::Index);
+    const std::string t = fresh();
+    w_.open("scf.parallel (" + t + ") = (" + zero + ") to (" + threads + ") step (" + one + ") {");
     const std::string buf = fresh();
     w_.line(buf + " = memref.alloca() {alignment = " + std::to_string(kStreamLineBytes) +
             " : i64} : " + buf_ty);
-    const std::string mr = upto(mc, i0, rows);
-    const std::string crow = subview(out, i0, zero, mr, cols, full, view);
+    const std::string r0 =
+        op("arith.minsi", {op("arith.muli", {t, chunk}, DType::Index), rows}, DType::Index);
+    const std::string r1 =
+        op("arith.minsi", {op("arith.addi", {r0, chunk}, DType::Index), rows}, DType::Index);
+    const std::string mine = op("arith.subi", {r1, r0}, DType::Index);
+    const std::string crow = subview(out, r0, zero, mine, cols, full, view);
     w_.line("linalg.fill ins(" + constant(mlir_float(0.0, m.type), m.type) + " : " + ty +
             ") outs(" + crow + " : " + view + ")");
     const std::string j0 = fresh();
@@ -272,21 +295,26 @@ class Body {
     w_.open("scf.for " + k0 + " = " + zero + " to " + terms + " step " + kc + " {");
     const std::string kr = upto(kc, k0, terms);
     const std::string ks = op("arith.addi", {lo, k0}, DType::Index);
-    const std::string yb =
-        m.y_trans ? subview(y, j0, ks, nr, kr, full, view) : subview(y, ks, j0, kr, nr, full, view);
     const std::string packed = subview(buf, "0", "0", kr, nr, buf_ty, packed_ty);
     const char* ident = "affine_map<(d0, d1) -> (d0, d1)>";
-    w_.open(std::string("linalg.generic {indexing_maps = [") +
-            (m.y_trans ? "affine_map<(d0, d1) -> (d1, d0)>" : ident) + ", " + ident +
-            "], iterator_types = [\"parallel\", \"parallel\"]} ins(" + yb + " : " + view +
-            ") outs(" + packed + " : " + packed_ty + ") {");
+    const char* swap = "affine_map<(d0, d1) -> (d1, d0)>";
+    // The copy runs along the rows of Y's block (a transposed one along its k), so that it reads
+    // contiguously.
+    const std::string yb =
+        m.y_trans ? subview(y, j0, ks, nr, kr, full, view) : subview(y, ks, j0, kr, nr, full, view);
+    w_.open(std::string("linalg.generic {indexing_maps = [") + ident + ", " +
+            (m.y_trans ? swap : ident) + "], iterator_types = [\"parallel\", \"parallel\"]} ins(" +
+            yb + " : " + view + ") outs(" + packed + " : " + packed_ty + ") {");
     const std::string e = fresh(), unused = fresh();
     w_.line("^bb0(" + e + ": " + ty + ", " + unused + ": " + ty + "):");
     w_.line("linalg.yield " + e + " : " + ty);
     w_.close("}");
+    const std::string i1 = fresh();
+    w_.open("scf.for " + i1 + " = " + r0 + " to " + r1 + " step " + mc + " {");
+    const std::string mr = upto(mc, i1, r1);
     const std::string xb =
-        m.x_trans ? subview(x, ks, i0, kr, mr, full, view) : subview(x, i0, ks, mr, kr, full, view);
-    const std::string cb = subview(out, i0, j0, mr, nr, full, view);
+        m.x_trans ? subview(x, ks, i1, kr, mr, full, view) : subview(x, i1, ks, mr, kr, full, view);
+    const std::string cb = subview(out, i1, j0, mr, nr, full, view);
     w_.open(std::string("linalg.generic {indexing_maps = [") +
             (m.x_trans ? "affine_map<(d0, d1, d2) -> (d2, d0)>"
                        : "affine_map<(d0, d1, d2) -> (d0, d2)>") +
@@ -300,6 +328,7 @@ class Body {
     w_.line(prod + " = arith.mulf " + a + ", " + b + " : " + ty);
     w_.line(sum + " = arith.addf " + acc + ", " + prod + " fastmath<reassoc> : " + ty);
     w_.line("linalg.yield " + sum + " : " + ty);
+    w_.close("}");
     w_.close("}");
     w_.close("}");
     w_.close("}");
@@ -1685,6 +1714,7 @@ class Body {
   Tiles tiles_;
   std::optional<GemmBlocks> gemm_;
   std::set<std::string> gemm_types_;
+  bool thread_count_ = false;
   // The epilogues of emitted block products: statements the printer made, alive while it runs.
   std::vector<std::unique_ptr<Statement>> epilogues_;
   struct View {
@@ -1863,6 +1893,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     std::string body;
     bool explicit_loops = false;
     std::set<std::string> gemm_types;  // of its block products (blocked_matmul)
+    bool thread_count = false;         // it calls omp_get_max_threads
   };
   auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {},
                            std::optional<GemmBlocks> gemm = std::nullopt) {
@@ -1890,7 +1921,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
       }
     }
     body.w().line("return");
-    return Text{body.w().str(), body.explicit_loops(), body.gemm_types()};
+    return Text{body.w().str(), body.explicit_loops(), body.gemm_types(), body.thread_count()};
   };
   const Text in_order = make_body(false, false), reassociated = make_body(true, false);
   // The parallel body once per tile shape of the parallel variants (their tile parameters) and
@@ -1928,11 +1959,15 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     const Tiles tiles = sched.parallel ? host::variant_tiles(v, strategy.info) : Tiles{};
     std::optional<GemmBlocks> blocks;
     if (sched.gemm == host::Gemm::Transform)
-      blocks = GemmBlocks{params.at("mc"), params.at("nc"), params.at("kc")};
+      blocks = GemmBlocks{params.at("mc"), params.at("nc"), params.at("kc"), params.at("mr")};
     SB_ASSERT(sched.gemm == host::Gemm::None || (blocks && sched.parallel),
               "mlir strategy with a GEMM other than a parallel transform one: " + v.strategy);
-    const std::vector<int64_t> shape{tiles.outer, tiles.inner, blocks ? blocks->mc : 0,
-                                     blocks ? blocks->nc : 0, blocks ? blocks->kc : 0};
+    const std::vector<int64_t> shape{tiles.outer,
+                                     tiles.inner,
+                                     blocks ? blocks->mc : 0,
+                                     blocks ? blocks->nc : 0,
+                                     blocks ? blocks->kc : 0,
+                                     blocks ? blocks->mr : 0};
     if (sched.parallel && !parallel.count(shape))
       parallel[shape] = make_body(true, true, tiles, blocks);
     const Text& text = !sched.reassociate ? in_order
@@ -1941,6 +1976,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     out += "// sb-pipeline: " + sched.pipeline(params, text.explicit_loops) + "\n";
     out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
                                : "module {\n";
+    // libomp's thread count, for blocked_matmul's row chunks.
+    if (text.thread_count) out += "  func.func private @omp_get_max_threads() -> i32\n";
     out += "  func.func @" + spec.name + "_" + v.name + "(" + sig +
            ") attributes {llvm.emit_c_interface} {\n";
     out += text.body;

@@ -129,8 +129,10 @@ std::string mlir_gemm_schedule(const std::string& type, int64_t mr, int64_t nr) 
                 p + "step", 1);
   line("  transform.annotate " + p + "step \"" + full + "\" : " + any);
   line("}");
-  line(p + "f = transform.structured.match ops{[\"func.func\"]} in %root : (" + any + ") -> " +
-       any);
+  line(p +
+       "f = transform.structured.match ops{[\"func.func\"]} attributes{llvm.emit_c_interface} in "
+       "%root : (" +
+       any + ") -> " + any);
   // Whole tiles have static shapes once their subviews' sizes are folded.
   line("transform.apply_patterns to " + p + "f {");
   line("  transform.apply_patterns.canonicalization");

@@ -131,44 +131,63 @@ module attributes {transform.with_named_sequence} {
 // sb-variant: blocked_matmul
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
   func.func @puzzle_matmul_blocked_matmul(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
-    // As block products: blocks of 64 rows in parallel; per block of 256 columns and 256 terms,
-    // that block of b copied to a local buffer, then the block product added to the output.
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of b copied to the thread's buffer, then each block product added to the output.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %N, %1 : index
-    %3 = arith.maxsi %2, %0 : index
-    %4 = arith.constant 64 : index
-    %5 = arith.constant 256 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %N, %2 : index
+    %4 = arith.maxsi %3, %0 : index
+    %5 = arith.constant 64 : index
     %6 = arith.constant 256 : index
-    scf.parallel (%7) = (%0) to (%N) step (%4) {
-      %8 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-      %9 = arith.subi %N, %7 : index
-      %10 = arith.minsi %4, %9 : index
-      %11 = memref.subview %y[%7, %0] [%10, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-      %12 = arith.constant 0.0 : f32
-      linalg.fill ins(%12 : f32) outs(%11 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-      scf.for %13 = %0 to %N step %5 {
-        %14 = arith.subi %N, %13 : index
-        %15 = arith.minsi %5, %14 : index
-        scf.for %16 = %0 to %3 step %6 {
-          %17 = arith.subi %3, %16 : index
-          %18 = arith.minsi %6, %17 : index
-          %19 = arith.addi %1, %16 : index
-          %20 = memref.subview %b[%19, %13] [%18, %15] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %21 = memref.subview %8[0, 0] [%18, %15] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%21 : memref<?x?xf32, strided<[272, 1]>>) {
-            ^bb0(%22: f32, %23: f32):
-            linalg.yield %22 : f32
+    %7 = arith.constant 256 : index
+    %8 = arith.constant 8 : index
+    %9 = func.call @omp_get_max_threads() : () -> i32
+    %10 = arith.index_cast %9 : i32 to index
+    %11 = arith.subi %10, %1 : index
+    %12 = arith.addi %N, %11 : index
+    %13 = arith.divui %12, %10 : index
+    %14 = arith.subi %8, %1 : index
+    %15 = arith.addi %13, %14 : index
+    %16 = arith.divui %15, %8 : index
+    %17 = arith.muli %16, %8 : index
+    scf.parallel (%18) = (%0) to (%10) step (%1) {
+      %19 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %20 = arith.muli %18, %17 : index
+      %21 = arith.minsi %20, %N : index
+      %22 = arith.addi %21, %17 : index
+      %23 = arith.minsi %22, %N : index
+      %24 = arith.subi %23, %21 : index
+      %25 = memref.subview %y[%21, %0] [%24, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %26 = arith.constant 0.0 : f32
+      linalg.fill ins(%26 : f32) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %27 = %0 to %N step %6 {
+        %28 = arith.subi %N, %27 : index
+        %29 = arith.minsi %6, %28 : index
+        scf.for %30 = %0 to %4 step %7 {
+          %31 = arith.subi %4, %30 : index
+          %32 = arith.minsi %7, %31 : index
+          %33 = arith.addi %2, %30 : index
+          %34 = memref.subview %19[0, 0] [%32, %29] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %35 = memref.subview %b[%33, %27] [%32, %29] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%35 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%34 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%36: f32, %37: f32):
+            linalg.yield %36 : f32
           }
-          %24 = memref.subview %a[%7, %19] [%10, %18] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %25 = memref.subview %y[%7, %13] [%10, %15] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%24, %21 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-            ^bb0(%26: f32, %27: f32, %28: f32):
-            %29 = arith.mulf %26, %27 : f32
-            %30 = arith.addf %28, %29 fastmath<reassoc> : f32
-            linalg.yield %30 : f32
+          scf.for %38 = %21 to %23 step %5 {
+            %39 = arith.subi %23, %38 : index
+            %40 = arith.minsi %5, %39 : index
+            %41 = memref.subview %a[%38, %33] [%40, %32] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %42 = memref.subview %y[%38, %27] [%40, %29] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%41, %34 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%42 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%43: f32, %44: f32, %45: f32):
+              %46 = arith.mulf %43, %44 : f32
+              %47 = arith.addf %45, %46 fastmath<reassoc> : f32
+              linalg.yield %47 : f32
+            }
           }
         }
       }
@@ -195,7 +214,7 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
     }
-    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op

@@ -231,97 +231,134 @@ module attributes {transform.with_named_sequence} {
 // sb-variant: blocked_matmul
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
   func.func @gemm_bias_blocked_matmul(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
-    // As block products: blocks of 64 rows in parallel; per block of 256 columns and 256 terms,
-    // that block of bt copied to a local buffer, then the block product added to the output.
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of bt copied to the thread's buffer, then each block product added to the output.
     %0 = arith.constant 0 : index
     %1 = arith.constant 1 : index
-    %2 = arith.subi %K, %1 : index
-    %3 = arith.maxsi %2, %0 : index
-    %4 = arith.constant 64 : index
-    %5 = arith.constant 256 : index
+    %2 = arith.constant 1 : index
+    %3 = arith.subi %K, %2 : index
+    %4 = arith.maxsi %3, %0 : index
+    %5 = arith.constant 64 : index
     %6 = arith.constant 256 : index
-    scf.parallel (%7) = (%0) to (%M) step (%4) {
-      %8 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-      %9 = arith.subi %M, %7 : index
-      %10 = arith.minsi %4, %9 : index
-      %11 = memref.subview %y[%7, %0] [%10, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-      %12 = arith.constant 0.0 : f32
-      linalg.fill ins(%12 : f32) outs(%11 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-      scf.for %13 = %0 to %N step %5 {
-        %14 = arith.subi %N, %13 : index
-        %15 = arith.minsi %5, %14 : index
-        scf.for %16 = %0 to %3 step %6 {
-          %17 = arith.subi %3, %16 : index
-          %18 = arith.minsi %6, %17 : index
-          %19 = arith.addi %1, %16 : index
-          %20 = memref.subview %bt[%13, %19] [%15, %18] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %21 = memref.subview %8[0, 0] [%18, %15] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%21 : memref<?x?xf32, strided<[272, 1]>>) {
-            ^bb0(%22: f32, %23: f32):
-            linalg.yield %22 : f32
+    %7 = arith.constant 256 : index
+    %8 = arith.constant 8 : index
+    %9 = func.call @omp_get_max_threads() : () -> i32
+    %10 = arith.index_cast %9 : i32 to index
+    %11 = arith.subi %10, %1 : index
+    %12 = arith.addi %M, %11 : index
+    %13 = arith.divui %12, %10 : index
+    %14 = arith.subi %8, %1 : index
+    %15 = arith.addi %13, %14 : index
+    %16 = arith.divui %15, %8 : index
+    %17 = arith.muli %16, %8 : index
+    scf.parallel (%18) = (%0) to (%10) step (%1) {
+      %19 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %20 = arith.muli %18, %17 : index
+      %21 = arith.minsi %20, %M : index
+      %22 = arith.addi %21, %17 : index
+      %23 = arith.minsi %22, %M : index
+      %24 = arith.subi %23, %21 : index
+      %25 = memref.subview %y[%21, %0] [%24, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %26 = arith.constant 0.0 : f32
+      linalg.fill ins(%26 : f32) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %27 = %0 to %N step %6 {
+        %28 = arith.subi %N, %27 : index
+        %29 = arith.minsi %6, %28 : index
+        scf.for %30 = %0 to %4 step %7 {
+          %31 = arith.subi %4, %30 : index
+          %32 = arith.minsi %7, %31 : index
+          %33 = arith.addi %2, %30 : index
+          %34 = memref.subview %19[0, 0] [%32, %29] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %35 = memref.subview %bt[%27, %33] [%29, %32] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%35 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%34 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%36: f32, %37: f32):
+            linalg.yield %36 : f32
           }
-          %24 = memref.subview %a[%7, %19] [%10, %18] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %25 = memref.subview %y[%7, %13] [%10, %15] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%24, %21 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-            ^bb0(%26: f32, %27: f32, %28: f32):
-            %29 = arith.mulf %26, %27 : f32
-            %30 = arith.addf %28, %29 fastmath<reassoc> : f32
-            linalg.yield %30 : f32
+          scf.for %38 = %21 to %23 step %5 {
+            %39 = arith.subi %23, %38 : index
+            %40 = arith.minsi %5, %39 : index
+            %41 = memref.subview %a[%38, %33] [%40, %32] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %42 = memref.subview %y[%38, %27] [%40, %29] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%41, %34 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%42 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%43: f32, %44: f32, %45: f32):
+              %46 = arith.mulf %43, %44 : f32
+              %47 = arith.addf %45, %46 fastmath<reassoc> : f32
+              linalg.yield %47 : f32
+            }
           }
         }
       }
       scf.reduce
     }
     // The epilogue: y[i, j] = y[i, j] + bias[j]
-    %31 = arith.constant 0 : index
-    %32 = arith.constant 0 : index
-    %33 = memref.reinterpret_cast %y to offset: [0], sizes: [%M, %N], strides: [%31, %32] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %48 = arith.constant 0 : index
+    %49 = arith.constant 0 : index
+    %50 = memref.reinterpret_cast %y to offset: [0], sizes: [%M, %N], strides: [%48, %49] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%33, %y, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        ins(%50, %y, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
         outs(%y : memref<?x?xf32>) {
-      ^bb0(%34: f32, %35: f32, %36: f32, %37: f32):
-      %38 = arith.addf %35, %36 : f32
-      linalg.yield %38 : f32
+      ^bb0(%51: f32, %52: f32, %53: f32, %54: f32):
+      %55 = arith.addf %52, %53 : f32
+      linalg.yield %55 : f32
     }
     // z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
-    // As block products: blocks of 64 rows in parallel; per block of 256 columns and 256 terms,
-    // that block of q copied to a local buffer, then the block product added to the output.
-    %39 = arith.constant 0 : index
-    %40 = arith.constant 0 : index
-    %41 = arith.subi %K, %40 : index
-    %42 = arith.maxsi %41, %39 : index
-    %43 = arith.constant 64 : index
-    %44 = arith.constant 256 : index
-    %45 = arith.constant 256 : index
-    scf.parallel (%46) = (%39) to (%M) step (%43) {
-      %47 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
-      %48 = arith.subi %M, %46 : index
-      %49 = arith.minsi %43, %48 : index
-      %50 = memref.subview %z[%46, %39] [%49, %N] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %51 = arith.constant 0.0 : f64
-      linalg.fill ins(%51 : f64) outs(%50 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-      scf.for %52 = %39 to %N step %44 {
-        %53 = arith.subi %N, %52 : index
-        %54 = arith.minsi %44, %53 : index
-        scf.for %55 = %39 to %42 step %45 {
-          %56 = arith.subi %42, %55 : index
-          %57 = arith.minsi %45, %56 : index
-          %58 = arith.addi %40, %55 : index
-          %59 = memref.subview %q[%58, %52] [%57, %54] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %60 = memref.subview %47[0, 0] [%57, %54] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%59 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%60 : memref<?x?xf64, strided<[264, 1]>>) {
-            ^bb0(%61: f64, %62: f64):
-            linalg.yield %61 : f64
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of q copied to the thread's buffer, then each block product added to the output.
+    %56 = arith.constant 0 : index
+    %57 = arith.constant 1 : index
+    %58 = arith.constant 0 : index
+    %59 = arith.subi %K, %58 : index
+    %60 = arith.maxsi %59, %56 : index
+    %61 = arith.constant 64 : index
+    %62 = arith.constant 256 : index
+    %63 = arith.constant 256 : index
+    %64 = arith.constant 8 : index
+    %65 = func.call @omp_get_max_threads() : () -> i32
+    %66 = arith.index_cast %65 : i32 to index
+    %67 = arith.subi %66, %57 : index
+    %68 = arith.addi %M, %67 : index
+    %69 = arith.divui %68, %66 : index
+    %70 = arith.subi %64, %57 : index
+    %71 = arith.addi %69, %70 : index
+    %72 = arith.divui %71, %64 : index
+    %73 = arith.muli %72, %64 : index
+    scf.parallel (%74) = (%56) to (%66) step (%57) {
+      %75 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+      %76 = arith.muli %74, %73 : index
+      %77 = arith.minsi %76, %M : index
+      %78 = arith.addi %77, %73 : index
+      %79 = arith.minsi %78, %M : index
+      %80 = arith.subi %79, %77 : index
+      %81 = memref.subview %z[%77, %56] [%80, %N] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %82 = arith.constant 0.0 : f64
+      linalg.fill ins(%82 : f64) outs(%81 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %83 = %56 to %N step %62 {
+        %84 = arith.subi %N, %83 : index
+        %85 = arith.minsi %62, %84 : index
+        scf.for %86 = %56 to %60 step %63 {
+          %87 = arith.subi %60, %86 : index
+          %88 = arith.minsi %63, %87 : index
+          %89 = arith.addi %58, %86 : index
+          %90 = memref.subview %75[0, 0] [%88, %85] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+          %91 = memref.subview %q[%89, %83] [%88, %85] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%91 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%90 : memref<?x?xf64, strided<[264, 1]>>) {
+            ^bb0(%92: f64, %93: f64):
+            linalg.yield %92 : f64
           }
-          %63 = memref.subview %p[%58, %46] [%57, %49] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %64 = memref.subview %z[%46, %52] [%49, %54] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%63, %60 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%64 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-            ^bb0(%65: f64, %66: f64, %67: f64):
-            %68 = arith.mulf %65, %66 : f64
-            %69 = arith.addf %67, %68 fastmath<reassoc> : f64
-            linalg.yield %69 : f64
+          scf.for %94 = %77 to %79 step %61 {
+            %95 = arith.subi %79, %94 : index
+            %96 = arith.minsi %61, %95 : index
+            %97 = memref.subview %p[%89, %94] [%88, %96] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %98 = memref.subview %z[%94, %83] [%96, %85] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%97, %90 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%98 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%99: f64, %100: f64, %101: f64):
+              %102 = arith.mulf %99, %100 : f64
+              %103 = arith.addf %101, %102 fastmath<reassoc> : f64
+              linalg.yield %103 : f64
+            }
           }
         }
       }
@@ -348,7 +385,7 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
     }
-    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
@@ -389,7 +426,7 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
     }
-    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f64_f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
@@ -426,97 +463,134 @@ module attributes {transform.with_named_sequence} {
 // sb-variant: small_blocks
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
   func.func @gemm_bias_small_blocks(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
-    // As block products: blocks of 5 rows in parallel; per block of 7 columns and 3 terms,
-    // that block of bt copied to a local buffer, then the block product added to the output.
+    // As block products: each thread's rows in blocks of 5; per block of 7 columns and 3 terms,
+    // that block of bt copied to the thread's buffer, then each block product added to the output.
     %0 = arith.constant 0 : index
     %1 = arith.constant 1 : index
-    %2 = arith.subi %K, %1 : index
-    %3 = arith.maxsi %2, %0 : index
-    %4 = arith.constant 5 : index
-    %5 = arith.constant 7 : index
-    %6 = arith.constant 3 : index
-    scf.parallel (%7) = (%0) to (%M) step (%4) {
-      %8 = memref.alloca() {alignment = 64 : i64} : memref<3x23xf32>
-      %9 = arith.subi %M, %7 : index
-      %10 = arith.minsi %4, %9 : index
-      %11 = memref.subview %y[%7, %0] [%10, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-      %12 = arith.constant 0.0 : f32
-      linalg.fill ins(%12 : f32) outs(%11 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-      scf.for %13 = %0 to %N step %5 {
-        %14 = arith.subi %N, %13 : index
-        %15 = arith.minsi %5, %14 : index
-        scf.for %16 = %0 to %3 step %6 {
-          %17 = arith.subi %3, %16 : index
-          %18 = arith.minsi %6, %17 : index
-          %19 = arith.addi %1, %16 : index
-          %20 = memref.subview %bt[%13, %19] [%15, %18] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %21 = memref.subview %8[0, 0] [%18, %15] [1, 1] : memref<3x23xf32> to memref<?x?xf32, strided<[23, 1]>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%21 : memref<?x?xf32, strided<[23, 1]>>) {
-            ^bb0(%22: f32, %23: f32):
-            linalg.yield %22 : f32
+    %2 = arith.constant 1 : index
+    %3 = arith.subi %K, %2 : index
+    %4 = arith.maxsi %3, %0 : index
+    %5 = arith.constant 5 : index
+    %6 = arith.constant 7 : index
+    %7 = arith.constant 3 : index
+    %8 = arith.constant 2 : index
+    %9 = func.call @omp_get_max_threads() : () -> i32
+    %10 = arith.index_cast %9 : i32 to index
+    %11 = arith.subi %10, %1 : index
+    %12 = arith.addi %M, %11 : index
+    %13 = arith.divui %12, %10 : index
+    %14 = arith.subi %8, %1 : index
+    %15 = arith.addi %13, %14 : index
+    %16 = arith.divui %15, %8 : index
+    %17 = arith.muli %16, %8 : index
+    scf.parallel (%18) = (%0) to (%10) step (%1) {
+      %19 = memref.alloca() {alignment = 64 : i64} : memref<3x23xf32>
+      %20 = arith.muli %18, %17 : index
+      %21 = arith.minsi %20, %M : index
+      %22 = arith.addi %21, %17 : index
+      %23 = arith.minsi %22, %M : index
+      %24 = arith.subi %23, %21 : index
+      %25 = memref.subview %y[%21, %0] [%24, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %26 = arith.constant 0.0 : f32
+      linalg.fill ins(%26 : f32) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %27 = %0 to %N step %6 {
+        %28 = arith.subi %N, %27 : index
+        %29 = arith.minsi %6, %28 : index
+        scf.for %30 = %0 to %4 step %7 {
+          %31 = arith.subi %4, %30 : index
+          %32 = arith.minsi %7, %31 : index
+          %33 = arith.addi %2, %30 : index
+          %34 = memref.subview %19[0, 0] [%32, %29] [1, 1] : memref<3x23xf32> to memref<?x?xf32, strided<[23, 1]>>
+          %35 = memref.subview %bt[%27, %33] [%29, %32] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%35 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%34 : memref<?x?xf32, strided<[23, 1]>>) {
+            ^bb0(%36: f32, %37: f32):
+            linalg.yield %36 : f32
           }
-          %24 = memref.subview %a[%7, %19] [%10, %18] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %25 = memref.subview %y[%7, %13] [%10, %15] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%24, %21 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[23, 1]>>) outs(%25 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-            ^bb0(%26: f32, %27: f32, %28: f32):
-            %29 = arith.mulf %26, %27 : f32
-            %30 = arith.addf %28, %29 fastmath<reassoc> : f32
-            linalg.yield %30 : f32
+          scf.for %38 = %21 to %23 step %5 {
+            %39 = arith.subi %23, %38 : index
+            %40 = arith.minsi %5, %39 : index
+            %41 = memref.subview %a[%38, %33] [%40, %32] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %42 = memref.subview %y[%38, %27] [%40, %29] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%41, %34 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[23, 1]>>) outs(%42 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%43: f32, %44: f32, %45: f32):
+              %46 = arith.mulf %43, %44 : f32
+              %47 = arith.addf %45, %46 fastmath<reassoc> : f32
+              linalg.yield %47 : f32
+            }
           }
         }
       }
       scf.reduce
     }
     // The epilogue: y[i, j] = y[i, j] + bias[j]
-    %31 = arith.constant 0 : index
-    %32 = arith.constant 0 : index
-    %33 = memref.reinterpret_cast %y to offset: [0], sizes: [%M, %N], strides: [%31, %32] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %48 = arith.constant 0 : index
+    %49 = arith.constant 0 : index
+    %50 = memref.reinterpret_cast %y to offset: [0], sizes: [%M, %N], strides: [%48, %49] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%33, %y, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        ins(%50, %y, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
         outs(%y : memref<?x?xf32>) {
-      ^bb0(%34: f32, %35: f32, %36: f32, %37: f32):
-      %38 = arith.addf %35, %36 : f32
-      linalg.yield %38 : f32
+      ^bb0(%51: f32, %52: f32, %53: f32, %54: f32):
+      %55 = arith.addf %52, %53 : f32
+      linalg.yield %55 : f32
     }
     // z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
-    // As block products: blocks of 5 rows in parallel; per block of 7 columns and 3 terms,
-    // that block of q copied to a local buffer, then the block product added to the output.
-    %39 = arith.constant 0 : index
-    %40 = arith.constant 0 : index
-    %41 = arith.subi %K, %40 : index
-    %42 = arith.maxsi %41, %39 : index
-    %43 = arith.constant 5 : index
-    %44 = arith.constant 7 : index
-    %45 = arith.constant 3 : index
-    scf.parallel (%46) = (%39) to (%M) step (%43) {
-      %47 = memref.alloca() {alignment = 64 : i64} : memref<3x15xf64>
-      %48 = arith.subi %M, %46 : index
-      %49 = arith.minsi %43, %48 : index
-      %50 = memref.subview %z[%46, %39] [%49, %N] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %51 = arith.constant 0.0 : f64
-      linalg.fill ins(%51 : f64) outs(%50 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-      scf.for %52 = %39 to %N step %44 {
-        %53 = arith.subi %N, %52 : index
-        %54 = arith.minsi %44, %53 : index
-        scf.for %55 = %39 to %42 step %45 {
-          %56 = arith.subi %42, %55 : index
-          %57 = arith.minsi %45, %56 : index
-          %58 = arith.addi %40, %55 : index
-          %59 = memref.subview %q[%58, %52] [%57, %54] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %60 = memref.subview %47[0, 0] [%57, %54] [1, 1] : memref<3x15xf64> to memref<?x?xf64, strided<[15, 1]>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%59 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%60 : memref<?x?xf64, strided<[15, 1]>>) {
-            ^bb0(%61: f64, %62: f64):
-            linalg.yield %61 : f64
+    // As block products: each thread's rows in blocks of 5; per block of 7 columns and 3 terms,
+    // that block of q copied to the thread's buffer, then each block product added to the output.
+    %56 = arith.constant 0 : index
+    %57 = arith.constant 1 : index
+    %58 = arith.constant 0 : index
+    %59 = arith.subi %K, %58 : index
+    %60 = arith.maxsi %59, %56 : index
+    %61 = arith.constant 5 : index
+    %62 = arith.constant 7 : index
+    %63 = arith.constant 3 : index
+    %64 = arith.constant 2 : index
+    %65 = func.call @omp_get_max_threads() : () -> i32
+    %66 = arith.index_cast %65 : i32 to index
+    %67 = arith.subi %66, %57 : index
+    %68 = arith.addi %M, %67 : index
+    %69 = arith.divui %68, %66 : index
+    %70 = arith.subi %64, %57 : index
+    %71 = arith.addi %69, %70 : index
+    %72 = arith.divui %71, %64 : index
+    %73 = arith.muli %72, %64 : index
+    scf.parallel (%74) = (%56) to (%66) step (%57) {
+      %75 = memref.alloca() {alignment = 64 : i64} : memref<3x15xf64>
+      %76 = arith.muli %74, %73 : index
+      %77 = arith.minsi %76, %M : index
+      %78 = arith.addi %77, %73 : index
+      %79 = arith.minsi %78, %M : index
+      %80 = arith.subi %79, %77 : index
+      %81 = memref.subview %z[%77, %56] [%80, %N] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %82 = arith.constant 0.0 : f64
+      linalg.fill ins(%82 : f64) outs(%81 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %83 = %56 to %N step %62 {
+        %84 = arith.subi %N, %83 : index
+        %85 = arith.minsi %62, %84 : index
+        scf.for %86 = %56 to %60 step %63 {
+          %87 = arith.subi %60, %86 : index
+          %88 = arith.minsi %63, %87 : index
+          %89 = arith.addi %58, %86 : index
+          %90 = memref.subview %75[0, 0] [%88, %85] [1, 1] : memref<3x15xf64> to memref<?x?xf64, strided<[15, 1]>>
+          %91 = memref.subview %q[%89, %83] [%88, %85] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%91 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%90 : memref<?x?xf64, strided<[15, 1]>>) {
+            ^bb0(%92: f64, %93: f64):
+            linalg.yield %92 : f64
           }
-          %63 = memref.subview %p[%58, %46] [%57, %49] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %64 = memref.subview %z[%46, %52] [%49, %54] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%63, %60 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[15, 1]>>) outs(%64 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-            ^bb0(%65: f64, %66: f64, %67: f64):
-            %68 = arith.mulf %65, %66 : f64
-            %69 = arith.addf %67, %68 fastmath<reassoc> : f64
-            linalg.yield %69 : f64
+          scf.for %94 = %77 to %79 step %61 {
+            %95 = arith.subi %79, %94 : index
+            %96 = arith.minsi %61, %95 : index
+            %97 = memref.subview %p[%89, %94] [%88, %96] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %98 = memref.subview %z[%94, %83] [%96, %85] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%97, %90 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[15, 1]>>) outs(%98 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%99: f64, %100: f64, %101: f64):
+              %102 = arith.mulf %99, %100 : f64
+              %103 = arith.addf %101, %102 fastmath<reassoc> : f64
+              linalg.yield %103 : f64
+            }
           }
         }
       }
@@ -543,7 +617,7 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
     }
-    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
@@ -581,7 +655,7 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
     }
-    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f64_f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
