@@ -530,8 +530,9 @@ struct Reference::Impl {
       u = cont ? r.u : 1;
       for (k = from; k < hi; ++k) u *= static_cast<uint64_t>(eval_i(body, f));
     } else {
-      int64_t best = cont ? static_cast<int64_t>(r.u)
-                          : e.rop == ReduceOp::Max ? scalar(e.type).min : scalar(e.type).max;
+      int64_t best = cont                     ? static_cast<int64_t>(r.u)
+                     : e.rop == ReduceOp::Max ? scalar(e.type).min
+                                              : scalar(e.type).max;
       for (k = from; k < hi; ++k) {
         const int64_t t = eval_i(body, f);
         best = e.rop == ReduceOp::Max ? std::max(best, t) : std::min(best, t);
