@@ -110,6 +110,8 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
       {mlir_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
       {mlir_strategies(), "tiled_vector", false, true, false, true, Gemm::None, "tiled_simd"},
       {mlir_strategies(), "openmp", true, true, true, true, Gemm::None, "parallel_simd"},
+      {mlir_strategies(), "blocked_matmul", true, true, true, true, Gemm::Transform,
+       "transform_gemm"},
       {vendor_cpu_strategies(), "blas", true, true, false, true, Gemm::Vendor, "vendor_gemm"},
   };
   size_t total = 0;
@@ -205,7 +207,7 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
           << who;
     }
   }
-  EXPECT_EQ(shaped, 3u);  // cpu and mojo blocked_matmul, vendor_cpu blas
+  EXPECT_EQ(shaped, 4u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas
   fs::remove_all(dir);
 }
 

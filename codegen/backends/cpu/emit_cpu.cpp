@@ -442,35 +442,45 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
 // the compiler keeps in registers) and written with one non-temporal store, so a large output
 // costs no read-for-ownership traffic; the partial lines at unaligned ends use plain stores.
 // Writes the output elements [first, end) of the innermost dimension, at the outer subscripts
-// `outer` (bound variables), one cache line at a time: computed into a line-sized buffer by an
-// `omp simd` loop, then stored with sb_store_line (non-temporal for a whole aligned line).
+// `outer` (bound variables): the elements before the first 64-byte boundary with plain stores,
+// then whole cache lines, each computed into a line-sized buffer by an `omp simd` loop of a
+// constant count (whole vectors, which the compiler keeps in registers) and written by
+// sb_store_line with one non-temporal store, then the elements of the last partial line with
+// plain stores.
 void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const std::string& first,
                        const std::string& end, CodeWriter& w) {
   const Statement& st = L.stmt();
   const std::string ty = c_type(L.spec().tensors[st.out].type);
-  w.line("int64_t sb_n = 0;");
-  w.open("for (int64_t sb_j = " + first + "; sb_j < " + end + "; sb_j += sb_n) {");
-  outer.push_back("sb_j");
-  w.line(ty + "* sb_dst = &" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, outer) + "];");
-  w.line("sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(" + ty + "), " + end + " - sb_j);");
-  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
-  // A whole line with a constant count, which the compiler computes as whole vectors; the
-  // partial lines at the ends with the count left.
+  const std::string& v = L.var_name(static_cast<int>(st.rank()) - 1);
   const std::string lanes = "(int64_t)(64 / sizeof(" + ty + "))";
-  auto line = [&](const std::string& n) {
-    w.line("#pragma omp simd");
-    w.open("for (int64_t sb_q = 0; sb_q < " + n + "; ++sb_q) {");
-    w.line("const int64_t " + L.var_name(static_cast<int>(st.rank()) - 1) + " = sb_j + sb_q;");
-    const std::string rhs = L.expr(*st.rhs, w, 0);
-    w.line("sb_line[sb_q] = " + rhs + ";");
-    w.close();
-    w.line("sb_store_line(sb_dst, sb_line, " + n + " * (int64_t)sizeof(" + ty + "));");
+  auto at = [&](const std::string& j) {
+    std::vector<std::string> subs = outer;
+    subs.push_back(j);
+    return "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, subs) + "]";
   };
-  w.open("if (sb_n == " + lanes + ") {");
-  line(lanes);
-  w.close_open("} else {");
-  line("sb_n");
+  auto plain = [&](const std::string& from, const std::string& to) {
+    w.line("#pragma omp simd");
+    w.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ") {");
+    L.assign(w);
+    w.close();
+  };
+  w.open("{");
+  const bool from_0 = first == "0";
+  w.line("const int64_t sb_h = " + (from_0 ? "" : first + " + ") + "sb_head_elems(" + at(first) +
+         ", (int64_t)sizeof(" + ty + "), " + (from_0 ? end : end + " - " + first) + ");");
+  plain(first, "sb_h");
+  w.line("int64_t sb_j = sb_h;");
+  w.open("for (; sb_j + " + lanes + " <= " + end + "; sb_j += " + lanes + ") {");
+  w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t sb_q = 0; sb_q < " + lanes + "; ++sb_q) {");
+  w.line("const int64_t " + v + " = sb_j + sb_q;");
+  const std::string rhs = L.expr(*st.rhs, w, 0);
+  w.line("sb_line[sb_q] = " + rhs + ";");
   w.close();
+  w.line("sb_store_line(" + at("sb_j") + ", sb_line, 64);");
+  w.close();
+  plain("sb_j", end);
   w.close();
 }
 
@@ -829,10 +839,10 @@ const char* const kStreamCode =
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 

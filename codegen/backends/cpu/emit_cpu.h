@@ -52,7 +52,7 @@ const Emitter& cpu_emitter();
 bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& tiles = Tiles{});
 
 // The #include lines (after <math.h> and <stdint.h>) and the definitions (SB_STREAM_MIN_BYTES,
-// SB_STREAM_BLOCK, sb_line_elems, sb_store_line, sb_stream_fence) that the streaming form needs.
+// SB_STREAM_BLOCK, sb_head_elems, sb_store_line, sb_stream_fence) that the streaming form needs.
 std::string cpu_stream_includes();
 std::string cpu_stream_support();
 

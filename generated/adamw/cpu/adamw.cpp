@@ -52,10 +52,10 @@
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -138,25 +138,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict grad, const 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &m_out[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&m_out[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t i = sb_b; i < sb_h; ++i) {
+            m_out[i] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&m_out[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t i = sb_j; i < sb_e; ++i) {
+            m_out[i] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
           }
         }
       }
@@ -182,25 +182,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict grad, const 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &v_out[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&v_out[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t i = sb_b; i < sb_h; ++i) {
+            v_out[i] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&v_out[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t i = sb_j; i < sb_e; ++i) {
+            v_out[i] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
           }
         }
       }
@@ -231,25 +231,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict param,
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &param_out[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&param_out[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t i = sb_b; i < sb_h; ++i) {
+            param_out[i] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&param_out[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t i = sb_j; i < sb_e; ++i) {
+            param_out[i] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
           }
         }
       }

@@ -54,10 +54,10 @@ extern "C" SB_VECTOR_MATH float sb_vec_logf(float) noexcept __asm__("logf");
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -121,25 +121,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict probs,
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < BT; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = BT - sb_b < SB_STREAM_BLOCK ? BT : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &losses[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&losses[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t r = sb_b; r < sb_h; ++r) {
+            losses[r] = -sb_vec_logf(probs[r * V + targets[r]]);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t r = sb_j + sb_q;
               sb_line[sb_q] = -sb_vec_logf(probs[r * V + targets[r]]);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t r = sb_j + sb_q;
-              sb_line[sb_q] = -sb_vec_logf(probs[r * V + targets[r]]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&losses[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t r = sb_j; r < sb_e; ++r) {
+            losses[r] = -sb_vec_logf(probs[r * V + targets[r]]);
           }
         }
       }

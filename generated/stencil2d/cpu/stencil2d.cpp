@@ -40,10 +40,10 @@
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -126,55 +126,51 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
             if (i - 1 >= 0 && i - 1 < H && i + 1 >= 0 && i + 1 < H && sb_lo - 1 >= 0 &&
                 sb_lo - 1 < W && (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 &&
                 sb_lo + 1 < W && (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
-              int64_t sb_n = 0;
-              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-                double* sb_dst = &y[i * W + sb_j];
-                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
-                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                if (sb_n == (int64_t)(64 / sizeof(double))) {
+              {
+                const int64_t sb_h = sb_lo + sb_head_elems(&y[i * W + sb_lo], (int64_t)sizeof(double), sb_hi - sb_lo);
+                #pragma omp simd
+                for (int64_t j = sb_lo; j < sb_h; ++j) {
+                  y[i * W + j] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
+                }
+                int64_t sb_j = sb_h;
+                for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
+                  double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
                   #pragma omp simd
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
                   }
-                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-                } else {
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                    const int64_t j = sb_j + sb_q;
-                    sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
-                  }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                  sb_store_line(&y[i * W + sb_j], sb_line, 64);
+                }
+                #pragma omp simd
+                for (int64_t j = sb_j; j < sb_hi; ++j) {
+                  y[i * W + j] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
                 }
               }
             } else {
-              int64_t sb_n = 0;
-              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-                double* sb_dst = &y[i * W + sb_j];
-                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
-                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                if (sb_n == (int64_t)(64 / sizeof(double))) {
+              {
+                const int64_t sb_h = sb_lo + sb_head_elems(&y[i * W + sb_lo], (int64_t)sizeof(double), sb_hi - sb_lo);
+                #pragma omp simd
+                for (int64_t j = sb_lo; j < sb_h; ++j) {
+                  const int64_t sb_ld0_x_i0 = i - 1;
+                  const double sb_ld0_x =
+                      (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0;
+                  const int64_t sb_ld1_x_i0 = i + 1;
+                  const double sb_ld1_x =
+                      (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0;
+                  const int64_t sb_ld2_x_i1 = j - 1;
+                  const double sb_ld2_x =
+                      (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0;
+                  const int64_t sb_ld3_x_i1 = j + 1;
+                  const double sb_ld3_x =
+                      (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0;
+                  y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x);
+                }
+                int64_t sb_j = sb_h;
+                for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
+                  double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
                   #pragma omp simd
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
-                    const int64_t j = sb_j + sb_q;
-                    const int64_t sb_ld0_x_i0 = i - 1;
-                    const double sb_ld0_x =
-                        (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0;
-                    const int64_t sb_ld1_x_i0 = i + 1;
-                    const double sb_ld1_x =
-                        (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0;
-                    const int64_t sb_ld2_x_i1 = j - 1;
-                    const double sb_ld2_x =
-                        (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0;
-                    const int64_t sb_ld3_x_i1 = j + 1;
-                    const double sb_ld3_x =
-                        (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0;
-                    sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x);
-                  }
-                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-                } else {
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     const int64_t sb_ld4_x_i0 = i - 1;
                     const double sb_ld4_x =
@@ -190,7 +186,23 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                         (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0;
                     sb_line[sb_q] = 0.2 * (x[i * W + j] + sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x);
                   }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                  sb_store_line(&y[i * W + sb_j], sb_line, 64);
+                }
+                #pragma omp simd
+                for (int64_t j = sb_j; j < sb_hi; ++j) {
+                  const int64_t sb_ld8_x_i0 = i - 1;
+                  const double sb_ld8_x =
+                      (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < H) ? x[sb_ld8_x_i0 * W + j] : 0.0;
+                  const int64_t sb_ld9_x_i0 = i + 1;
+                  const double sb_ld9_x =
+                      (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < H) ? x[sb_ld9_x_i0 * W + j] : 0.0;
+                  const int64_t sb_ld10_x_i1 = j - 1;
+                  const double sb_ld10_x =
+                      (sb_ld10_x_i1 >= 0 && sb_ld10_x_i1 < W) ? x[i * W + sb_ld10_x_i1] : 0.0;
+                  const int64_t sb_ld11_x_i1 = j + 1;
+                  const double sb_ld11_x =
+                      (sb_ld11_x_i1 >= 0 && sb_ld11_x_i1 < W) ? x[i * W + sb_ld11_x_i1] : 0.0;
+                  y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x);
                 }
               }
             }
@@ -219,19 +231,19 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
         } else {
           #pragma omp simd
           for (int64_t j = sb_lo; j < sb_hi; ++j) {
-            const int64_t sb_ld8_x_i0 = i - 1;
-            const double sb_ld8_x =
-                (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < H) ? x[sb_ld8_x_i0 * W + j] : 0.0;
-            const int64_t sb_ld9_x_i0 = i + 1;
-            const double sb_ld9_x =
-                (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < H) ? x[sb_ld9_x_i0 * W + j] : 0.0;
-            const int64_t sb_ld10_x_i1 = j - 1;
-            const double sb_ld10_x =
-                (sb_ld10_x_i1 >= 0 && sb_ld10_x_i1 < W) ? x[i * W + sb_ld10_x_i1] : 0.0;
-            const int64_t sb_ld11_x_i1 = j + 1;
-            const double sb_ld11_x =
-                (sb_ld11_x_i1 >= 0 && sb_ld11_x_i1 < W) ? x[i * W + sb_ld11_x_i1] : 0.0;
-            y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x);
+            const int64_t sb_ld12_x_i0 = i - 1;
+            const double sb_ld12_x =
+                (sb_ld12_x_i0 >= 0 && sb_ld12_x_i0 < H) ? x[sb_ld12_x_i0 * W + j] : 0.0;
+            const int64_t sb_ld13_x_i0 = i + 1;
+            const double sb_ld13_x =
+                (sb_ld13_x_i0 >= 0 && sb_ld13_x_i0 < H) ? x[sb_ld13_x_i0 * W + j] : 0.0;
+            const int64_t sb_ld14_x_i1 = j - 1;
+            const double sb_ld14_x =
+                (sb_ld14_x_i1 >= 0 && sb_ld14_x_i1 < W) ? x[i * W + sb_ld14_x_i1] : 0.0;
+            const int64_t sb_ld15_x_i1 = j + 1;
+            const double sb_ld15_x =
+                (sb_ld15_x_i1 >= 0 && sb_ld15_x_i1 < W) ? x[i * W + sb_ld15_x_i1] : 0.0;
+            y[i * W + j] = 0.2 * (x[i * W + j] + sb_ld12_x + sb_ld13_x + sb_ld14_x + sb_ld15_x);
           }
         }
       }

@@ -47,10 +47,10 @@ static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= 
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -129,47 +129,47 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                   j + 1 >= 0 && j + 1 < H && sb_lo - 1 >= 0 && sb_lo - 1 < W &&
                   (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 && sb_lo + 1 < W &&
                   (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
-                int64_t sb_n = 0;
-                for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-                  double* sb_dst = &y[(i * H + j) * W + sb_j];
-                  sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
-                  double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                  if (sb_n == (int64_t)(64 / sizeof(double))) {
+                {
+                  const int64_t sb_h = sb_lo + sb_head_elems(&y[(i * H + j) * W + sb_lo], (int64_t)sizeof(double), sb_hi - sb_lo);
+                  #pragma omp simd
+                  for (int64_t k = sb_lo; k < sb_h; ++k) {
+                    y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
+                  }
+                  int64_t sb_j = sb_h;
+                  for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
+                    double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
                     #pragma omp simd
                     for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                       const int64_t k = sb_j + sb_q;
                       sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
                     }
-                    sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-                  } else {
-                    #pragma omp simd
-                    for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                      const int64_t k = sb_j + sb_q;
-                      sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
-                    }
-                    sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                    sb_store_line(&y[(i * H + j) * W + sb_j], sb_line, 64);
+                  }
+                  #pragma omp simd
+                  for (int64_t k = sb_j; k < sb_hi; ++k) {
+                    y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
                   }
                 }
               } else {
-                int64_t sb_n = 0;
-                for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-                  double* sb_dst = &y[(i * H + j) * W + sb_j];
-                  sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_hi - sb_j);
-                  double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                  if (sb_n == (int64_t)(64 / sizeof(double))) {
+                {
+                  const int64_t sb_h = sb_lo + sb_head_elems(&y[(i * H + j) * W + sb_lo], (int64_t)sizeof(double), sb_hi - sb_lo);
+                  #pragma omp simd
+                  for (int64_t k = sb_lo; k < sb_h; ++k) {
+                    y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
+                  }
+                  int64_t sb_j = sb_h;
+                  for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
+                    double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
                     #pragma omp simd
                     for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                       const int64_t k = sb_j + sb_q;
                       sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
                     }
-                    sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-                  } else {
-                    #pragma omp simd
-                    for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                      const int64_t k = sb_j + sb_q;
-                      sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
-                    }
-                    sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                    sb_store_line(&y[(i * H + j) * W + sb_j], sb_line, 64);
+                  }
+                  #pragma omp simd
+                  for (int64_t k = sb_j; k < sb_hi; ++k) {
+                    y[(i * H + j) * W + k] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);
                   }
                 }
               }

@@ -40,10 +40,10 @@
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -110,25 +110,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
           const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
           for (int64_t j = sb_t0; j < sb_te0; ++j) {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_t1; sb_j < sb_te1; sb_j += sb_n) {
-              float* sb_dst = &y[j * R + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_te1 - sb_j);
-              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(float))) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&y[j * R + sb_t1], (int64_t)sizeof(float), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                y[j * R + i] = x[i * C + j];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(float))) {
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_line[sb_q] = x[i * C + j];
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t i = sb_j + sb_q;
-                  sb_line[sb_q] = x[i * C + j];
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                sb_store_line(&y[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                y[j * R + i] = x[i * C + j];
               }
             }
           }

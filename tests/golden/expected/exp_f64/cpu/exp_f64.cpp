@@ -55,10 +55,10 @@ extern "C" SB_VECTOR_MATH double sb_vec_exp(double) noexcept __asm__("exp");
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -126,25 +126,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          double* sb_dst = &y[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-          double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(double))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y[sb_b], (int64_t)sizeof(double), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t i = sb_b; i < sb_h; ++i) {
+            y[i] = sb_vec_exp(x[i]);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_exp(x[i]);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_exp(x[i]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+            sb_store_line(&y[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t i = sb_j; i < sb_e; ++i) {
+            y[i] = sb_vec_exp(x[i]);
           }
         }
       }
@@ -169,25 +169,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const double* __restrict s, double* 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          double* sb_dst = &z[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-          double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(double))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&z[sb_b], (int64_t)sizeof(double), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t i = sb_b; i < sb_h; ++i) {
+            z[i] = sb_vec_exp(s[i]) + sb_vec_exp(-s[i] * 0.5);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_exp(s[i]) + sb_vec_exp(-s[i] * 0.5);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_exp(s[i]) + sb_vec_exp(-s[i] * 0.5);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+            sb_store_line(&z[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t i = sb_j; i < sb_e; ++i) {
+            z[i] = sb_vec_exp(s[i]) + sb_vec_exp(-s[i] * 0.5);
           }
         }
       }

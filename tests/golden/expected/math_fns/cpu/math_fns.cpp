@@ -78,10 +78,10 @@ extern "C" SB_VECTOR_MATH float sb_vec_sinf(float) noexcept __asm__("sinf");
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -215,25 +215,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_sigmoid[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_sigmoid[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_sigmoid[n] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_sigmoid[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_sigmoid[n] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
           }
         }
       }
@@ -258,25 +258,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_log1p[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_log1p[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_log1p[n] = sb_vec_log1pf(x[n] * 0.0001f);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_log1pf(x[n] * 0.0001f);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_log1pf(x[n] * 0.0001f);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_log1p[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_log1p[n] = sb_vec_log1pf(x[n] * 0.0001f);
           }
         }
       }
@@ -301,25 +301,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const double* __restrict d, double* 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          double* sb_dst = &y_expm1[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-          double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(double))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_expm1[sb_b], (int64_t)sizeof(double), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_expm1[n] = sb_vec_expm1(d[n] * 1.0e-6);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_expm1(d[n] * 1.0e-6);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_expm1(d[n] * 1.0e-6);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+            sb_store_line(&y_expm1[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_expm1[n] = sb_vec_expm1(d[n] * 1.0e-6);
           }
         }
       }
@@ -344,25 +344,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, const flo
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_pow[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_pow[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_pow[n] = sb_vec_powf(p[n], x[n]);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_powf(p[n], x[n]);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_powf(p[n], x[n]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_pow[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_pow[n] = sb_vec_powf(p[n], x[n]);
           }
         }
       }
@@ -387,25 +387,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const float* __restrict x, float* __
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_sin[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_sin[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_sin[n] = sb_vec_sinf(x[n] * 2.0f);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_sinf(x[n] * 2.0f);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_sinf(x[n] * 2.0f);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_sin[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_sin[n] = sb_vec_sinf(x[n] * 2.0f);
           }
         }
       }
@@ -430,25 +430,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const double* __restrict d, double* 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          double* sb_dst = &y_cos[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-          double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(double))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_cos[sb_b], (int64_t)sizeof(double), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_cos[n] = sb_vec_cos(d[n]);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_cos(d[n]);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = sb_vec_cos(d[n]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+            sb_store_line(&y_cos[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_cos[n] = sb_vec_cos(d[n]);
           }
         }
       }
@@ -473,25 +473,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_floor[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_floor[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_floor[n] = floorf(x[n] * 3.0f);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = floorf(x[n] * 3.0f);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = floorf(x[n] * 3.0f);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_floor[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_floor[n] = floorf(x[n] * 3.0f);
           }
         }
       }
@@ -516,25 +516,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const double* __restrict d, double* 
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          double* sb_dst = &y_ceil[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_e - sb_j);
-          double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(double))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_ceil[sb_b], (int64_t)sizeof(double), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_ceil[n] = ceil(d[n] * 3.0);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = ceil(d[n] * 3.0);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = ceil(d[n] * 3.0);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+            sb_store_line(&y_ceil[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_ceil[n] = ceil(d[n] * 3.0);
           }
         }
       }
@@ -559,25 +559,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const float* __restrict x, const int
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_round[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_round[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_round[n] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_round[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_round[n] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
           }
         }
       }
@@ -602,25 +602,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, const int
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_sign[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_sign[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_sign[n] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_sign[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_sign[n] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
           }
         }
       }
@@ -645,25 +645,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict p, float* _
       #pragma omp for schedule(static) nowait
       for (int64_t sb_b = 0; sb_b < N; sb_b += SB_STREAM_BLOCK) {
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
-        int64_t sb_n = 0;
-        for (int64_t sb_j = sb_b; sb_j < sb_e; sb_j += sb_n) {
-          float* sb_dst = &y_rsqrt[sb_j];
-          sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_e - sb_j);
-          float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-          if (sb_n == (int64_t)(64 / sizeof(float))) {
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&y_rsqrt[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t n = sb_b; n < sb_h; ++n) {
+            y_rsqrt[n] = 1.0f / sqrtf(p[n]);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = 1.0f / sqrtf(p[n]);
             }
-            sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-          } else {
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-              const int64_t n = sb_j + sb_q;
-              sb_line[sb_q] = 1.0f / sqrtf(p[n]);
-            }
-            sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+            sb_store_line(&y_rsqrt[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t n = sb_j; n < sb_e; ++n) {
+            y_rsqrt[n] = 1.0f / sqrtf(p[n]);
           }
         }
       }

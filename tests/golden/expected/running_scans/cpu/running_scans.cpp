@@ -62,10 +62,10 @@ static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a 
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -505,25 +505,25 @@ SB_STREAM_KERNEL static int sb_omp_simd_s4_5(const float* __restrict x, float* _
       {  // u[r, c] = x[r, c] * s[r]
         const int64_t r = sb_row;
         if (sb_stream) {
-          int64_t sb_n = 0;
-          for (int64_t sb_j = 0; sb_j < C; sb_j += sb_n) {
-            float* sb_dst = &u[r * C + sb_j];
-            sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), C - sb_j);
-            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            if (sb_n == (int64_t)(64 / sizeof(float))) {
+          {
+            const int64_t sb_h = sb_head_elems(&u[r * C + 0], (int64_t)sizeof(float), C);
+            #pragma omp simd
+            for (int64_t c = 0; c < sb_h; ++c) {
+              u[r * C + c] = x[r * C + c] * sb_row_s[0];
+            }
+            int64_t sb_j = sb_h;
+            for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
+              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               #pragma omp simd
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t c = sb_j + sb_q;
                 sb_line[sb_q] = x[r * C + c] * sb_row_s[0];
               }
-              sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-            } else {
-              #pragma omp simd
-              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                const int64_t c = sb_j + sb_q;
-                sb_line[sb_q] = x[r * C + c] * sb_row_s[0];
-              }
-              sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+              sb_store_line(&u[r * C + sb_j], sb_line, 64);
+            }
+            #pragma omp simd
+            for (int64_t c = sb_j; c < C; ++c) {
+              u[r * C + c] = x[r * C + c] * sb_row_s[0];
             }
           }
         } else {

@@ -50,10 +50,10 @@ static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= 
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -170,55 +170,51 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
             if (i - 1 >= 0 && i - 1 < H && i + 1 >= 0 && i + 1 < H && sb_lo - 1 >= 0 &&
                 sb_lo - 1 < W && (sb_hi - 1) - 1 >= 0 && (sb_hi - 1) - 1 < W && sb_lo + 1 >= 0 &&
                 sb_lo + 1 < W && (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W) {
-              int64_t sb_n = 0;
-              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-                float* sb_dst = &lap[i * W + sb_j];
-                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
-                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                if (sb_n == (int64_t)(64 / sizeof(float))) {
+              {
+                const int64_t sb_h = sb_lo + sb_head_elems(&lap[i * W + sb_lo], (int64_t)sizeof(float), sb_hi - sb_lo);
+                #pragma omp simd
+                for (int64_t j = sb_lo; j < sb_h; ++j) {
+                  lap[i * W + j] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
+                }
+                int64_t sb_j = sb_h;
+                for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
+                  float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                   #pragma omp simd
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
                   }
-                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-                } else {
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                    const int64_t j = sb_j + sb_q;
-                    sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
-                  }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                  sb_store_line(&lap[i * W + sb_j], sb_line, 64);
+                }
+                #pragma omp simd
+                for (int64_t j = sb_j; j < sb_hi; ++j) {
+                  lap[i * W + j] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
                 }
               }
             } else {
-              int64_t sb_n = 0;
-              for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-                float* sb_dst = &lap[i * W + sb_j];
-                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
-                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                if (sb_n == (int64_t)(64 / sizeof(float))) {
+              {
+                const int64_t sb_h = sb_lo + sb_head_elems(&lap[i * W + sb_lo], (int64_t)sizeof(float), sb_hi - sb_lo);
+                #pragma omp simd
+                for (int64_t j = sb_lo; j < sb_h; ++j) {
+                  const int64_t sb_ld0_x_i0 = i - 1;
+                  const float sb_ld0_x =
+                      (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0f;
+                  const int64_t sb_ld1_x_i0 = i + 1;
+                  const float sb_ld1_x =
+                      (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0f;
+                  const int64_t sb_ld2_x_i1 = j - 1;
+                  const float sb_ld2_x =
+                      (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0f;
+                  const int64_t sb_ld3_x_i1 = j + 1;
+                  const float sb_ld3_x =
+                      (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0f;
+                  lap[i * W + j] = sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x - 4.0f * x[i * W + j];
+                }
+                int64_t sb_j = sb_h;
+                for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
+                  float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                   #pragma omp simd
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
-                    const int64_t j = sb_j + sb_q;
-                    const int64_t sb_ld0_x_i0 = i - 1;
-                    const float sb_ld0_x =
-                        (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < H) ? x[sb_ld0_x_i0 * W + j] : 0.0f;
-                    const int64_t sb_ld1_x_i0 = i + 1;
-                    const float sb_ld1_x =
-                        (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < H) ? x[sb_ld1_x_i0 * W + j] : 0.0f;
-                    const int64_t sb_ld2_x_i1 = j - 1;
-                    const float sb_ld2_x =
-                        (sb_ld2_x_i1 >= 0 && sb_ld2_x_i1 < W) ? x[i * W + sb_ld2_x_i1] : 0.0f;
-                    const int64_t sb_ld3_x_i1 = j + 1;
-                    const float sb_ld3_x =
-                        (sb_ld3_x_i1 >= 0 && sb_ld3_x_i1 < W) ? x[i * W + sb_ld3_x_i1] : 0.0f;
-                    sb_line[sb_q] = sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x - 4.0f * x[i * W + j];
-                  }
-                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-                } else {
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     const int64_t sb_ld4_x_i0 = i - 1;
                     const float sb_ld4_x =
@@ -234,7 +230,23 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
                         (sb_ld7_x_i1 >= 0 && sb_ld7_x_i1 < W) ? x[i * W + sb_ld7_x_i1] : 0.0f;
                     sb_line[sb_q] = sb_ld4_x + sb_ld5_x + sb_ld6_x + sb_ld7_x - 4.0f * x[i * W + j];
                   }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                  sb_store_line(&lap[i * W + sb_j], sb_line, 64);
+                }
+                #pragma omp simd
+                for (int64_t j = sb_j; j < sb_hi; ++j) {
+                  const int64_t sb_ld8_x_i0 = i - 1;
+                  const float sb_ld8_x =
+                      (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < H) ? x[sb_ld8_x_i0 * W + j] : 0.0f;
+                  const int64_t sb_ld9_x_i0 = i + 1;
+                  const float sb_ld9_x =
+                      (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < H) ? x[sb_ld9_x_i0 * W + j] : 0.0f;
+                  const int64_t sb_ld10_x_i1 = j - 1;
+                  const float sb_ld10_x =
+                      (sb_ld10_x_i1 >= 0 && sb_ld10_x_i1 < W) ? x[i * W + sb_ld10_x_i1] : 0.0f;
+                  const int64_t sb_ld11_x_i1 = j + 1;
+                  const float sb_ld11_x =
+                      (sb_ld11_x_i1 >= 0 && sb_ld11_x_i1 < W) ? x[i * W + sb_ld11_x_i1] : 0.0f;
+                  lap[i * W + j] = sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x - 4.0f * x[i * W + j];
                 }
               }
             }
@@ -263,19 +275,19 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         } else {
           #pragma omp simd
           for (int64_t j = sb_lo; j < sb_hi; ++j) {
-            const int64_t sb_ld8_x_i0 = i - 1;
-            const float sb_ld8_x =
-                (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < H) ? x[sb_ld8_x_i0 * W + j] : 0.0f;
-            const int64_t sb_ld9_x_i0 = i + 1;
-            const float sb_ld9_x =
-                (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < H) ? x[sb_ld9_x_i0 * W + j] : 0.0f;
-            const int64_t sb_ld10_x_i1 = j - 1;
-            const float sb_ld10_x =
-                (sb_ld10_x_i1 >= 0 && sb_ld10_x_i1 < W) ? x[i * W + sb_ld10_x_i1] : 0.0f;
-            const int64_t sb_ld11_x_i1 = j + 1;
-            const float sb_ld11_x =
-                (sb_ld11_x_i1 >= 0 && sb_ld11_x_i1 < W) ? x[i * W + sb_ld11_x_i1] : 0.0f;
-            lap[i * W + j] = sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x - 4.0f * x[i * W + j];
+            const int64_t sb_ld12_x_i0 = i - 1;
+            const float sb_ld12_x =
+                (sb_ld12_x_i0 >= 0 && sb_ld12_x_i0 < H) ? x[sb_ld12_x_i0 * W + j] : 0.0f;
+            const int64_t sb_ld13_x_i0 = i + 1;
+            const float sb_ld13_x =
+                (sb_ld13_x_i0 >= 0 && sb_ld13_x_i0 < H) ? x[sb_ld13_x_i0 * W + j] : 0.0f;
+            const int64_t sb_ld14_x_i1 = j - 1;
+            const float sb_ld14_x =
+                (sb_ld14_x_i1 >= 0 && sb_ld14_x_i1 < W) ? x[i * W + sb_ld14_x_i1] : 0.0f;
+            const int64_t sb_ld15_x_i1 = j + 1;
+            const float sb_ld15_x =
+                (sb_ld15_x_i1 >= 0 && sb_ld15_x_i1 < W) ? x[i * W + sb_ld15_x_i1] : 0.0f;
+            lap[i * W + j] = sb_ld12_x + sb_ld13_x + sb_ld14_x + sb_ld15_x - 4.0f * x[i * W + j];
           }
         }
       }
@@ -305,47 +317,47 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
               (sb_hi - 1) - 1 < W + 2 && sb_lo + 1 >= 0 && sb_lo + 1 < W + 2 &&
               (sb_hi - 1) + 1 >= 0 && (sb_hi - 1) + 1 < W + 2 && sb_lo + 3 >= 0 &&
               sb_lo + 3 < W + 2 && (sb_hi - 1) + 3 >= 0 && (sb_hi - 1) + 3 < W + 2) {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-              float* sb_dst = &smooth[sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
-              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(float))) {
+            {
+              const int64_t sb_h = sb_lo + sb_head_elems(&smooth[sb_lo], (int64_t)sizeof(float), sb_hi - sb_lo);
+              #pragma omp simd
+              for (int64_t j = sb_lo; j < sb_h; ++j) {
+                smooth[j] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                sb_store_line(&smooth[sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < sb_hi; ++j) {
+                smooth[j] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
               }
             }
           } else {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_lo; sb_j < sb_hi; sb_j += sb_n) {
-              float* sb_dst = &smooth[sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_hi - sb_j);
-              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(float))) {
+            {
+              const int64_t sb_h = sb_lo + sb_head_elems(&smooth[sb_lo], (int64_t)sizeof(float), sb_hi - sb_lo);
+              #pragma omp simd
+              for (int64_t j = sb_lo; j < sb_h; ++j) {
+                smooth[j] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                sb_store_line(&smooth[sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < sb_hi; ++j) {
+                smooth[j] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
               }
             }
           }

@@ -58,10 +58,10 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
 #define SB_STREAM_KERNEL
 #endif
 
-// Elements of `size` bytes from `dst` up to its next 64-byte boundary (a whole cache line when
-// `dst` is aligned), at most `left`.
-static inline int64_t sb_line_elems(const void* dst, int64_t size, int64_t left) {
-  const int64_t n = (int64_t)((64 - ((uintptr_t)dst & 63)) / (uint64_t)size);
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
   return n < left ? n : left;
 }
 
@@ -151,25 +151,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, const do
           const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
           const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
           for (int64_t j = sb_t0; j < sb_te0; ++j) {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_t1; sb_j < sb_te1; sb_j += sb_n) {
-              double* sb_dst = &y[j * R + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_te1 - sb_j);
-              double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(double))) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&y[j * R + sb_t1], (int64_t)sizeof(double), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                y[j * R + i] = x[i * C + j] * 2.0 + b[j];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(double))) {
+                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t i = sb_j + sb_q;
-                  sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                sb_store_line(&y[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                y[j * R + i] = x[i * C + j] * 2.0 + b[j];
               }
             }
           }
@@ -209,25 +209,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict v, float* __
             const int64_t sb_te0 = R - sb_t0 < 512 ? R : sb_t0 + 512;
             const int64_t sb_te2 = D - sb_t2 < 16 ? D : sb_t2 + 16;
             for (int64_t a = sb_t0; a < sb_te0; ++a) {
-              int64_t sb_n = 0;
-              for (int64_t sb_j = sb_t2; sb_j < sb_te2; sb_j += sb_n) {
-                float* sb_dst = &w[(a * C + e) * D + sb_j];
-                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_te2 - sb_j);
-                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                if (sb_n == (int64_t)(64 / sizeof(float))) {
+              {
+                const int64_t sb_h = sb_t2 + sb_head_elems(&w[(a * C + e) * D + sb_t2], (int64_t)sizeof(float), sb_te2 - sb_t2);
+                #pragma omp simd
+                for (int64_t c = sb_t2; c < sb_h; ++c) {
+                  w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                }
+                int64_t sb_j = sb_h;
+                for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_te2; sb_j += (int64_t)(64 / sizeof(float))) {
+                  float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                   #pragma omp simd
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t c = sb_j + sb_q;
                     sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
                   }
-                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-                } else {
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                    const int64_t c = sb_j + sb_q;
-                    sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
-                  }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                  sb_store_line(&w[(a * C + e) * D + sb_j], sb_line, 64);
+                }
+                #pragma omp simd
+                for (int64_t c = sb_j; c < sb_te2; ++c) {
+                  w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
                 }
               }
             }
@@ -269,25 +269,25 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const int32_t* __restrict n, int32_t
           const int64_t sb_te0 = R - sb_t0 < 512 ? R : sb_t0 + 512;
           const int64_t sb_te1 = C - sb_t1 < 16 ? C : sb_t1 + 16;
           for (int64_t i = sb_t0; i < sb_te0; ++i) {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_t1; sb_j < sb_te1; sb_j += sb_n) {
-              int32_t* sb_dst = &m[i * C + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(int32_t), sb_te1 - sb_j);
-              int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(int32_t))) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&m[i * C + sb_t1], (int64_t)sizeof(int32_t), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t j = sb_t1; j < sb_h; ++j) {
+                m[i * C + j] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+                int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(int32_t)) * (int64_t)sizeof(int32_t));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
+                sb_store_line(&m[i * C + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < sb_te1; ++j) {
+                m[i * C + j] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
               }
             }
           }
@@ -329,25 +329,25 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s0(const double* __restrict x, const d
           const int64_t sb_te0 = C - sb_t0 < 5 ? C : sb_t0 + 5;
           const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
           for (int64_t j = sb_t0; j < sb_te0; ++j) {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_t1; sb_j < sb_te1; sb_j += sb_n) {
-              double* sb_dst = &y[j * R + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(double), sb_te1 - sb_j);
-              double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(double))) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&y[j * R + sb_t1], (int64_t)sizeof(double), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                y[j * R + i] = x[i * C + j] * 2.0 + b[j];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(double))) {
+                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(double)) * (int64_t)sizeof(double));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t i = sb_j + sb_q;
-                  sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(double));
+                sb_store_line(&y[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                y[j * R + i] = x[i * C + j] * 2.0 + b[j];
               }
             }
           }
@@ -387,25 +387,25 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s1(const float* __restrict v, float* _
             const int64_t sb_te0 = R - sb_t0 < 5 ? R : sb_t0 + 5;
             const int64_t sb_te2 = D - sb_t2 < 16 ? D : sb_t2 + 16;
             for (int64_t a = sb_t0; a < sb_te0; ++a) {
-              int64_t sb_n = 0;
-              for (int64_t sb_j = sb_t2; sb_j < sb_te2; sb_j += sb_n) {
-                float* sb_dst = &w[(a * C + e) * D + sb_j];
-                sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(float), sb_te2 - sb_j);
-                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                if (sb_n == (int64_t)(64 / sizeof(float))) {
+              {
+                const int64_t sb_h = sb_t2 + sb_head_elems(&w[(a * C + e) * D + sb_t2], (int64_t)sizeof(float), sb_te2 - sb_t2);
+                #pragma omp simd
+                for (int64_t c = sb_t2; c < sb_h; ++c) {
+                  w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                }
+                int64_t sb_j = sb_h;
+                for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_te2; sb_j += (int64_t)(64 / sizeof(float))) {
+                  float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                   #pragma omp simd
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t c = sb_j + sb_q;
                     sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
                   }
-                  sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(float)) * (int64_t)sizeof(float));
-                } else {
-                  #pragma omp simd
-                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                    const int64_t c = sb_j + sb_q;
-                    sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
-                  }
-                  sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(float));
+                  sb_store_line(&w[(a * C + e) * D + sb_j], sb_line, 64);
+                }
+                #pragma omp simd
+                for (int64_t c = sb_j; c < sb_te2; ++c) {
+                  w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
                 }
               }
             }
@@ -447,25 +447,25 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s2(const int32_t* __restrict n, int32_
           const int64_t sb_te0 = R - sb_t0 < 5 ? R : sb_t0 + 5;
           const int64_t sb_te1 = C - sb_t1 < 16 ? C : sb_t1 + 16;
           for (int64_t i = sb_t0; i < sb_te0; ++i) {
-            int64_t sb_n = 0;
-            for (int64_t sb_j = sb_t1; sb_j < sb_te1; sb_j += sb_n) {
-              int32_t* sb_dst = &m[i * C + sb_j];
-              sb_n = sb_line_elems(sb_dst, (int64_t)sizeof(int32_t), sb_te1 - sb_j);
-              int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-              if (sb_n == (int64_t)(64 / sizeof(int32_t))) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&m[i * C + sb_t1], (int64_t)sizeof(int32_t), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t j = sb_t1; j < sb_h; ++j) {
+                m[i * C + j] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+                int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
                 #pragma omp simd
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
                 }
-                sb_store_line(sb_dst, sb_line, (int64_t)(64 / sizeof(int32_t)) * (int64_t)sizeof(int32_t));
-              } else {
-                #pragma omp simd
-                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
-                  const int64_t j = sb_j + sb_q;
-                  sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
-                }
-                sb_store_line(sb_dst, sb_line, sb_n * (int64_t)sizeof(int32_t));
+                sb_store_line(&m[i * C + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < sb_te1; ++j) {
+                m[i * C + j] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
               }
             }
           }
