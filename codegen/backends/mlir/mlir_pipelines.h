@@ -16,8 +16,9 @@
 //                 (test-expand-math), exp/log/sqrt as LLVM intrinsics, convert-scf-to-openmp, then
 //                 LLVM with the OpenMP dialect; the module is linked against LLVM's libomp (libgomp
 //                 lacks __kmpc_*).
-//   blocked_matmul as openmp, and contractions as block products in mc-row parallel blocks,
-//                 register-tiled by MLIR's transform dialect (mlir_gemm_schedule).
+//   blocked_matmul as openmp, and contractions as block products over each thread's rows,
+//                 register-tiled by MLIR's transform dialect (mlir_gemm_schedule), with
+//                 convert-vector-to-scf for the vector transfers left.
 // clang compiles the LLVM IR with -fveclib=libmvec, so vector math calls become glibc's libmvec
 // (linked -lmvec) instead of one libm call per lane.
 #pragma once

@@ -66,11 +66,12 @@ host::HostStrategy blocked_matmul() {
   host::HostStrategy s = openmp();
   s.info.name = "blocked_matmul";
   s.info.doc =
-      "contractions in blocks of mc rows in parallel; each nc x kc block of the second operand "
-      "copied to a padded local buffer, then the block product tiled by MLIR's transform "
-      "dialect into mr-row tiles of C held in vector registers along the sum (tiling, "
-      "peeling, vectorisation, hoisting, outer products as FMAs); other statements as openmp";
-  s.info.params.push_back({"mc", 64, 1, 1 << 16, false, "rows of C per parallel block"});
+      "contractions in Goto's loop order: each OpenMP thread an equal share of the rows of C; "
+      "each nc x kc block of the second operand copied to a padded buffer of the thread's, then "
+      "the block product of each mc of its rows tiled by MLIR's transform dialect into mr-row "
+      "tiles of C held in vector registers along the sum (tiling, peeling, vectorisation, "
+      "hoisting, outer products as FMAs); other statements as openmp";
+  s.info.params.push_back({"mc", 64, 1, 1 << 16, false, "rows of C per block product"});
   s.info.params.push_back({"nc", 256, 1, 512, false, "columns of the packed block of B"});
   s.info.params.push_back({"kc", 256, 1, 512, false, "terms of the sum per packed block"});
   s.info.params.push_back({"mr", 8, 1, 16, false, "rows of a register tile of C"});
