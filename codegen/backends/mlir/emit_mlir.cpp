@@ -140,8 +140,8 @@ class Body {
        std::optional<GemmBlocks> gemm = std::nullopt)
       : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel), tiles_(tiles), gemm_(gemm) {}
 
-  // The element types (MLIR names) of the block products emitted, for mlir_gemm_schedule.
-  const std::set<std::string>& gemm_types() const { return gemm_types_; }
+  // The element types of the block products emitted, for mlir_gemm_schedule.
+  const std::set<DType>& gemm_types() const { return gemm_types_; }
   // Whether the body calls omp_get_max_threads (declared in the module).
   bool thread_count() const { return thread_count_; }
 
@@ -225,8 +225,8 @@ class Body {
     explicit_loops_ = true;
     thread_count_ = true;
     const std::string ty = mlir_type(m.type);
-    gemm_types_.insert(ty);
-    const int64_t elem = m.type == DType::F64 ? 8 : 4;
+    gemm_types_.insert(m.type);
+    const int64_t elem = dtype_bytes(m.type);
     const int64_t pad = kGemmPackPadBytes / elem;
     w_.line("// As block products: each thread's rows in blocks of " + std::to_string(gemm_->mc) +
             "; per block of " + std::to_string(gemm_->nc) + " columns and " +
@@ -1713,7 +1713,7 @@ class Body {
   bool explicit_loops_ = false;
   Tiles tiles_;
   std::optional<GemmBlocks> gemm_;
-  std::set<std::string> gemm_types_;
+  std::set<DType> gemm_types_;
   bool thread_count_ = false;
   // The epilogues of emitted block products: statements the printer made, alive while it runs.
   std::vector<std::unique_ptr<Statement>> epilogues_;
@@ -1892,7 +1892,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
   struct Text {
     std::string body;
     bool explicit_loops = false;
-    std::set<std::string> gemm_types;  // of its block products (blocked_matmul)
+    std::set<DType> gemm_types;  // of its block products (blocked_matmul)
     bool thread_count = false;         // it calls omp_get_max_threads
   };
   auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {},
@@ -1983,11 +1983,10 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     out += text.body;
     out += "  }\n";
     std::string gemm_schedule;
-    for (const std::string& t : text.gemm_types) {
-      const int64_t elem = t == "f64" ? 8 : 4;
-      gemm_schedule += mlir_gemm_schedule(t, params.at("mr"),
-                                          std::max<int64_t>(1, params.at("nr_bytes") / elem));
-    }
+    for (DType t : text.gemm_types)
+      gemm_schedule +=
+          mlir_gemm_schedule(mlir_type(t), params.at("mr"),
+                             std::max<int64_t>(1, params.at("nr_bytes") / dtype_bytes(t)));
     if (text.explicit_loops) out += mlir_parallel_loops_schedule(gemm_schedule);
     out += "}\n";
   }
