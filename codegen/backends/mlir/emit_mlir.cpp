@@ -1893,7 +1893,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     std::string body;
     bool explicit_loops = false;
     std::set<DType> gemm_types;  // of its block products (blocked_matmul)
-    bool thread_count = false;         // it calls omp_get_max_threads
+    bool thread_count = false;   // it calls omp_get_max_threads
   };
   auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {},
                            std::optional<GemmBlocks> gemm = std::nullopt) {
