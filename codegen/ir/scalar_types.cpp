@@ -35,14 +35,14 @@ void store_float(unsigned char* p, double v) {
   const T x = static_cast<T>(v);
   std::memcpy(p, &x, sizeof x);
 }
-// Round to nearest; NaN and out-of-range values become the minimum (like x86 conversions).
+// Round to nearest; NaN and out-of-range values become the minimum (like x86 conversions). The
+// upper bound is -min, 2^(bits-1), exact in a double (the maximum of an int64_t is not).
 template <typename T>
 void store_int(unsigned char* p, double v) {
   T x = std::numeric_limits<T>::min();
   const double r = std::nearbyint(v);
-  if (r >= static_cast<double>(std::numeric_limits<T>::min()) &&
-      r <= static_cast<double>(std::numeric_limits<T>::max()))
-    x = static_cast<T>(r);
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  if (r >= lo && r < -lo) x = static_cast<T>(r);
   std::memcpy(p, &x, sizeof x);
 }
 
@@ -147,6 +147,31 @@ const std::vector<ScalarType> kTypes = {
      .max = std::numeric_limits<int32_t>::max(),
      .load = load_as<int32_t>,
      .store = store_int<int32_t>},
+    {.type = DType::I64,
+     .name = "i64",
+     .tensor_type = true,
+     .kind = ScalarKind::SignedInt,
+     .bits = 64,
+     .bytes = 8,
+     .printed_as = DType::I64,
+     .suffix = "i64",
+     .c_type = "int64_t",
+     .c_lowest = "INT64_MIN",
+     .c_highest = "INT64_MAX",
+     .c_bits_type = "unsigned long long",
+     .cuda_vector2 = "longlong2",
+     .cuda_vector4 = "longlong4",
+     .mojo_type = "Int64",
+     .mojo_dtype = "DType.int64",
+     .mojo_suffix = "i64",
+     .mlir_type = "i64",
+     .mlir_int_type = "i64",
+     .mlir_lowest = "-9223372036854775808",
+     .mlir_highest = "9223372036854775807",
+     .min = std::numeric_limits<int64_t>::min(),
+     .max = std::numeric_limits<int64_t>::max(),
+     .load = load_as<int64_t>,
+     .store = store_int<int64_t>},
     {.type = DType::Index,
      .name = "index",
      .kind = ScalarKind::Index,

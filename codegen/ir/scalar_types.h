@@ -19,14 +19,14 @@ namespace sb {
 // Value types. Index is the integer type of index arithmetic (int64 in generated code); Bool
 // is the type of comparisons. FloatLit and IntLit are the provisional types of untyped
 // literals before check_spec() resolves them against their context.
-enum class DType { Unknown, F32, F64, I32, Index, Bool, FloatLit, IntLit };
+enum class DType { Unknown, F32, F64, I32, I64, Index, Bool, FloatLit, IntLit };
 
 enum class ScalarKind {
   Float,      // IEEE binary floating point (f32, f64)
-  SignedInt,  // two's complement integer of `bits` bits that wraps (i32)
+  SignedInt,  // two's complement integer of `bits` bits that wraps (i32, i64)
   Index,      // the integer of index arithmetic (int64)
   Bool,
-  FloatLit,   // an untyped literal before checking
+  FloatLit,  // an untyped literal before checking
   IntLit,
   Unknown,
 };
@@ -104,8 +104,8 @@ const std::vector<ScalarType>& scalar_types();
 const std::string& tensor_type_list();
 
 const char* dtype_name(DType t);  // "f32", "f64", "i32", "index", "bool", ...
-int dtype_bytes(DType t);         // 4 for f32/i32, 8 for f64/index; 0 otherwise
+int dtype_bytes(DType t);         // 4 for f32/i32, 8 for f64/i64/index; 0 otherwise
 bool is_float(DType t);           // F32, F64 (not FloatLit)
-bool is_integer(DType t);         // I32, Index (not IntLit, not Bool)
+bool is_integer(DType t);         // I32, I64, Index (not IntLit, not Bool)
 
 }  // namespace sb

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -11,7 +12,7 @@
 namespace sb {
 namespace {
 
-constexpr DType kAll[] = {DType::Unknown, DType::F32,  DType::F64,      DType::I32,
+constexpr DType kAll[] = {DType::Unknown, DType::F32,  DType::F64,      DType::I32,   DType::I64,
                           DType::Index,   DType::Bool, DType::FloatLit, DType::IntLit};
 
 bool set(const char* s) {
@@ -90,10 +91,18 @@ TEST(ScalarTypes, EveryTensorTypeHasACompleteRecord) {
       EXPECT_EQ(s.load(buf), static_cast<double>(s.min));
       s.store(buf, NAN);
       EXPECT_EQ(s.load(buf), static_cast<double>(s.min));
+      // 2^(bits-1), one past the maximum, is out of range too (for i64 the maximum itself is not
+      // a double); the value below it is stored exactly when a double holds it.
+      s.store(buf, std::ldexp(1.0, s.bits - 1));
+      EXPECT_EQ(s.load(buf), static_cast<double>(s.min));
+      s.store(buf, -std::ldexp(1.0, s.bits - 1));
+      EXPECT_EQ(s.load(buf), static_cast<double>(s.min));
+      s.store(buf, std::ldexp(1.0, std::min(s.bits - 1, 53)) - 1);
+      EXPECT_EQ(s.load(buf), std::ldexp(1.0, std::min(s.bits - 1, 53)) - 1);
     }
   }
-  EXPECT_EQ(tensor_types, 3);
-  EXPECT_EQ(tensor_type_list(), "f32, f64 or i32");
+  EXPECT_EQ(tensor_types, 4);
+  EXPECT_EQ(tensor_type_list(), "f32, f64, i32 or i64");
 }
 
 TEST(ScalarTypes, IndexAndLiterals) {

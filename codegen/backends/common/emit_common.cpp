@@ -276,6 +276,14 @@ constexpr HelperText kHelpers[] = {
     {Helper::MulI32, "int32_t sb_mul_i32(int32_t a, int32_t b)",
      "return (int32_t)((uint32_t)a * (uint32_t)b);"},
     {Helper::NegI32, "int32_t sb_neg_i32(int32_t a)", "return (int32_t)(0u - (uint32_t)a);"},
+    {Helper::AddI64, "int64_t sb_add_i64(int64_t a, int64_t b)",
+     "return (int64_t)((uint64_t)a + (uint64_t)b);"},
+    {Helper::SubI64, "int64_t sb_sub_i64(int64_t a, int64_t b)",
+     "return (int64_t)((uint64_t)a - (uint64_t)b);"},
+    {Helper::MulI64, "int64_t sb_mul_i64(int64_t a, int64_t b)",
+     "return (int64_t)((uint64_t)a * (uint64_t)b);"},
+    {Helper::NegI64, "int64_t sb_neg_i64(int64_t a)",
+     "return (int64_t)((uint64_t)0 - (uint64_t)a);"},
     {Helper::MinI32, "int32_t sb_min_i32(int32_t a, int32_t b)", "return a < b ? a : b;"},
     {Helper::MaxI32, "int32_t sb_max_i32(int32_t a, int32_t b)", "return a > b ? a : b;"},
     {Helper::AbsI32, "int32_t sb_abs_i32(int32_t a)",
@@ -305,8 +313,8 @@ const char* group_comment(Helper h) {
     case Helper::ClampIndex:
       return "// Subscript clamped into [0, n - 1] (boundary: clamp).";
     case Helper::AddI32:
-      return "// i32 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the "
-             "reference.";
+      return "// i32 and i64 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in "
+             "the reference.";
     case Helper::MinI32:
       return "// Integer min, max and abs.";
     case Helper::MinF32:
@@ -392,6 +400,16 @@ const TypeHelpers kTypeHelpers[] = {
      Helper::NegI32,
      {},
      {}},
+    {DType::I64,
+     Helper::MinI64,
+     Helper::MaxI64,
+     Helper::AbsI64,
+     Helper::AddI64,
+     Helper::SubI64,
+     Helper::MulI64,
+     Helper::NegI64,
+     {},
+     {}},
     {DType::Index, Helper::MinI64, Helper::MaxI64, Helper::AbsI64, {}, {}, {}, {}, {}, {}},
 };
 
@@ -437,8 +455,9 @@ Helper wrapping_helper(DType t, std::optional<BinOp> op) {
 
 Helper float_to_int_helper(DType from, DType to) {
   const TypeHelpers& h = type_helpers(from);
-  const bool index = scalar(to).kind == ScalarKind::Index;
-  return need(index ? h.to_index : h.to_i32, "truncating cast", from);
+  // The 64-bit cast serves index and i64 alike.
+  const bool wide = scalar(to).bits == 64;
+  return need(wide ? h.to_index : h.to_i32, "truncating cast", from);
 }
 
 std::string reduce_identity(ReduceOp op, DType t) {

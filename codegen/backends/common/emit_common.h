@@ -89,6 +89,10 @@ enum class Helper {
   SubI32,
   MulI32,
   NegI32,  // i32 arithmetic that wraps (two's complement)
+  AddI64,
+  SubI64,
+  MulI64,
+  NegI64,  // i64 arithmetic that wraps
   MinI32,
   MaxI32,
   AbsI32,

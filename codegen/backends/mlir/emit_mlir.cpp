@@ -1287,7 +1287,15 @@ class Body {
     };
     if (is_float(from) && is_float(to))
       return conv(scalar(to).bits > scalar(from).bits ? "arith.extf" : "arith.truncf", v, from, to);
-    if (!is_float(from) && !is_float(to)) return conv("arith.index_cast", v, from, to);
+    if (!is_float(from) && !is_float(to)) {
+      const ScalarType &fs = scalar(from), &ts = scalar(to);
+      if (fs.kind == ScalarKind::Index || ts.kind == ScalarKind::Index)
+        return conv("arith.index_cast", v, from, to);
+      // Between fixed-width integers: sign-extended (a bool zero-extended), or truncated.
+      if (ts.bits > fs.bits)
+        return conv(fs.kind == ScalarKind::Bool ? "arith.extui" : "arith.extsi", v, from, to);
+      return ts.bits < fs.bits ? conv("arith.trunci", v, from, to) : v;
+    }
     if (is_float(to)) {
       if (scalar(from).kind == ScalarKind::Index) {  // sitofp takes a fixed-width integer
         const std::string i64 = fresh();

@@ -191,27 +191,44 @@ enum class MHelper {
   Clamp,   // sb_clamp
   DivI32,
   ModI32,
+  DivI64,
+  ModI64,
   DivInt,
   ModInt,
   F32ToI32,
   F64ToI32,
+  F32ToI64,
+  F64ToI64,
   F32ToInt,
   F64ToInt,
   ExpF64,  // sb_exp_f64: an accurate f64 exp (Mojo's std exp is not, for f64)
 };
 
+// The integer helpers of each integer type: C division and remainder; and the truncating casts
+// from each floating-point type to each integer type.
+struct MojoIntHelpers {
+  DType t;
+  MHelper div, mod, from_f32, from_f64;
+};
+constexpr MojoIntHelpers kMojoIntHelpers[] = {
+    {DType::I32, MHelper::DivI32, MHelper::ModI32, MHelper::F32ToI32, MHelper::F64ToI32},
+    {DType::I64, MHelper::DivI64, MHelper::ModI64, MHelper::F32ToI64, MHelper::F64ToI64},
+    {DType::Index, MHelper::DivInt, MHelper::ModInt, MHelper::F32ToInt, MHelper::F64ToInt},
+};
+
+const MojoIntHelpers& mojo_int_helpers(DType t) {
+  for (const MojoIntHelpers& h : kMojoIntHelpers)
+    if (h.t == t) return h;
+  SB_ASSERT(false, std::string("no Mojo integer helpers for type ") + dtype_name(t));
+  return kMojoIntHelpers[0];
+}
+
 // The truncating cast helper from floating-point `from` to integer `to`.
 MHelper mojo_cast_helper(DType from, DType to) {
-  struct Row {
-    DType from;
-    MHelper to_i32, to_int;
-  };
-  static const Row kRows[] = {{DType::F32, MHelper::F32ToI32, MHelper::F32ToInt},
-                              {DType::F64, MHelper::F64ToI32, MHelper::F64ToInt}};
-  for (const Row& r : kRows)
-    if (r.from == from) return sb::scalar(to).kind == ScalarKind::Index ? r.to_int : r.to_i32;
-  SB_ASSERT(false, std::string("no truncating cast helper from ") + dtype_name(from));
-  return MHelper::F64ToInt;
+  SB_ASSERT(from == DType::F32 || from == DType::F64,
+            std::string("no truncating cast helper from ") + dtype_name(from));
+  const MojoIntHelpers& h = mojo_int_helpers(to);
+  return from == DType::F32 ? h.from_f32 : h.from_f64;
 }
 
 // An integer constant of type `t`: Int32(5); a plain literal for Int (Int.MIN for its minimum).
@@ -277,9 +294,12 @@ std::string helper_text(MHelper h) {
              "def sb_clamp(v: Int, n: Int) -> Int:\n"
              "    return 0 if v < 0 else (n - 1 if v >= n else v)\n";
     case MHelper::DivI32:
+    case MHelper::DivI64:
     case MHelper::DivInt: {
-      const std::string T = h == MHelper::DivI32 ? "Int32" : "Int";
-      const std::string n = h == MHelper::DivI32 ? "i32" : "int";
+      const DType t = h == MHelper::DivI32   ? DType::I32
+                      : h == MHelper::DivI64 ? DType::I64
+                                             : DType::Index;
+      const std::string T = sb::scalar(t).mojo_type, n = sb::scalar(t).mojo_suffix;
       return "# " + T +
              " division as in C: it truncates toward zero (Mojo's // rounds toward negative\n"
              "# infinity). b is never 0 or -1: the guards around the call handle those.\n"
@@ -293,9 +313,12 @@ std::string helper_text(MHelper h) {
              "    return q\n";
     }
     case MHelper::ModI32:
+    case MHelper::ModI64:
     case MHelper::ModInt: {
-      const std::string T = h == MHelper::ModI32 ? "Int32" : "Int";
-      const std::string n = h == MHelper::ModI32 ? "i32" : "int";
+      const DType t = h == MHelper::ModI32   ? DType::I32
+                      : h == MHelper::ModI64 ? DType::I64
+                                             : DType::Index;
+      const std::string T = sb::scalar(t).mojo_type, n = sb::scalar(t).mojo_suffix;
       return "# " + T +
              " remainder as in C (the sign of the dividend); b is never 0 or -1.\n"
              "@always_inline\n"
@@ -307,14 +330,19 @@ std::string helper_text(MHelper h) {
     }
     case MHelper::F32ToI32:
     case MHelper::F64ToI32:
+    case MHelper::F32ToI64:
+    case MHelper::F64ToI64:
     case MHelper::F32ToInt:
     case MHelper::F64ToInt: {
-      const bool f32 = h == MHelper::F32ToI32 || h == MHelper::F32ToInt;
+      const bool f32 = h == MHelper::F32ToI32 || h == MHelper::F32ToI64 || h == MHelper::F32ToInt;
       const bool i32 = h == MHelper::F32ToI32 || h == MHelper::F64ToI32;
+      const DType to_t = i32                                                  ? DType::I32
+                         : (h == MHelper::F32ToI64 || h == MHelper::F64ToI64) ? DType::I64
+                                                                              : DType::Index;
       const std::string from = f32 ? "Float32" : "Float64";
-      const std::string to = i32 ? "Int32" : "Int";
+      const std::string to = sb::scalar(to_t).mojo_type;
       const std::string name =
-          std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + (i32 ? "i32" : "int");
+          std::string("sb_") + (f32 ? "f32" : "f64") + "_to_" + sb::scalar(to_t).mojo_suffix;
       const std::string lo = i32 ? "d > -2147483649.0" : "d >= -9223372036854775808.0";
       const std::string hi = i32 ? "d < 2147483648.0" : "d < 9223372036854775808.0";
       std::string s =
@@ -1043,11 +1071,9 @@ class MojoLowering {
           return {mparen(args[0].text, args[0].prec, kMMul) + (div ? " // " : " % ") +
                       mparen(args[1].text, args[1].prec, kMMul + 1),
                   kMMul, false};
-        const bool i32 = sb::scalar(t).kind == ScalarKind::SignedInt;
-        SB_ASSERT(i32 || sb::scalar(t).kind == ScalarKind::Index,
-                  "integer division of a non-integer");
-        needs_->helpers.insert(i32 ? MHelper::DivI32 : MHelper::DivInt);
-        if (!div) needs_->helpers.insert(i32 ? MHelper::ModI32 : MHelper::ModInt);
+        const MojoIntHelpers& ih = mojo_int_helpers(t);
+        needs_->helpers.insert(ih.div);
+        if (!div) needs_->helpers.insert(ih.mod);
         return {std::string(div ? "sb_div_" : "sb_mod_") + sb::scalar(t).mojo_suffix + "(" +
                     args[0].text + ", " + args[1].text + ")",
                 kMPrimary, false};

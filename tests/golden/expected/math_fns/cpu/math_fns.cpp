@@ -35,7 +35,7 @@
 // Helpers
 // -----------------------------------------------------------------------------
 
-// i32 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
+// i32 and i64 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
 static inline int32_t sb_neg_i32(int32_t a) { return (int32_t)(0u - (uint32_t)a); }
 
 // -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@
 // Helpers
 // -----------------------------------------------------------------------------
 
-// i32 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
+// i32 and i64 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
 static inline int32_t sb_add_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
 }

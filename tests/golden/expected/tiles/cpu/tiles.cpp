@@ -31,7 +31,7 @@
 // Subscript clamped into [0, n - 1] (boundary: clamp).
 static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
-// i32 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
+// i32 and i64 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
 static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
