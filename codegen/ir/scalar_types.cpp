@@ -160,7 +160,6 @@ const std::vector<ScalarType> kTypes = {
      .c_highest = "INT64_MAX",
      .c_bits_type = "unsigned long long",
      .cuda_vector2 = "longlong2",
-     .cuda_vector4 = "longlong4",
      .mojo_type = "Int64",
      .mojo_dtype = "DType.int64",
      .mojo_suffix = "i64",

@@ -60,6 +60,7 @@ SB_SIM_VEC2(int2, int)
 SB_SIM_VEC4(int4, int)
 SB_SIM_VEC2(uint2, unsigned)
 SB_SIM_VEC4(uint4, unsigned)
+SB_SIM_VEC2(longlong2, long long)
 #undef SB_SIM_VEC2
 #undef SB_SIM_VEC4
 

@@ -19,6 +19,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
 //   grid_stride        strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
+//   vectorized         strategy vectorized: block_size = 256 (default), blocks_per_sm = 4 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -293,6 +294,263 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s8(
   }
 }
 
+// Variant vectorized: elementwise statements with 16-byte vector loads and stores (float4, double2,
+// int4) and a scalar tail; scalar when a buffer is not 16-byte aligned.
+
+// g[i, c] = w[ids[i], c]
+__global__ void __launch_bounds__(256) sb_vectorized_s0(
+    const int64_t* __restrict__ ids, const float* __restrict__ w, float* __restrict__ g,
+    const int64_t N, const int64_t C) {
+  const int64_t sb_total = N * C;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)g) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 4;
+    // Rows of whole vectors: the reads along a row load as vectors too.
+    if (C % 4 == 0 && (((uintptr_t)w) & 15) == 0) {
+      for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+        float4 sb_row0;
+        {
+          const int64_t sb_t = 4 * sb_v;
+          const int64_t i = sb_t / C;
+          const int64_t c = sb_t % C;
+          sb_row0 = *reinterpret_cast<const float4*>(&w[ids[i] * C + c]);
+        }
+        float4 sb_res;
+        sb_res.x = sb_row0.x;
+        sb_res.y = sb_row0.y;
+        sb_res.z = sb_row0.z;
+        sb_res.w = sb_row0.w;
+        reinterpret_cast<float4*>(g)[sb_v] = sb_res;
+      }
+    } else {
+      for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+        float4 sb_res;
+        {
+          const int64_t sb_t = 4 * sb_v + 0;
+          const int64_t i = sb_t / C;
+          const int64_t c = sb_t % C;
+          sb_res.x = w[ids[i] * C + c];
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 1;
+          const int64_t i = sb_t / C;
+          const int64_t c = sb_t % C;
+          sb_res.y = w[ids[i] * C + c];
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 2;
+          const int64_t i = sb_t / C;
+          const int64_t c = sb_t % C;
+          sb_res.z = w[ids[i] * C + c];
+        }
+        {
+          const int64_t sb_t = 4 * sb_v + 3;
+          const int64_t i = sb_t / C;
+          const int64_t c = sb_t % C;
+          sb_res.w = w[ids[i] * C + c];
+        }
+        reinterpret_cast<float4*>(g)[sb_v] = sb_res;
+      }
+    }
+    sb_done = sb_vectors * 4;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / C;
+    const int64_t c = sb_t % C;
+    g[i * C + c] = w[ids[i] * C + c];
+  }
+}
+
+// q[i] = a[i] / b[i]
+__global__ void __launch_bounds__(256) sb_vectorized_s1(
+    const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ q,
+    const int64_t N) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)b | (uintptr_t)a | (uintptr_t)q) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 2;
+    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
+      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
+      longlong2 sb_res;
+      sb_res.x = sb_vec_b.x == 0 ? 0 : (sb_vec_b.x == -1 ? sb_neg_i64(sb_vec_a.x) : sb_vec_a.x / (sb_vec_b.x == 0 || sb_vec_b.x == -1 ? 1 : sb_vec_b.x));
+      sb_res.y = sb_vec_b.y == 0 ? 0 : (sb_vec_b.y == -1 ? sb_neg_i64(sb_vec_a.y) : sb_vec_a.y / (sb_vec_b.y == 0 || sb_vec_b.y == -1 ? 1 : sb_vec_b.y));
+      reinterpret_cast<longlong2*>(q)[sb_v] = sb_res;
+    }
+    sb_done = sb_vectors * 2;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    q[i] = b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i64(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i]));
+  }
+}
+
+// r[i] = a[i] % b[i]
+__global__ void __launch_bounds__(256) sb_vectorized_s2(
+    const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ r,
+    const int64_t N) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)b | (uintptr_t)a | (uintptr_t)r) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 2;
+    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
+      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
+      longlong2 sb_res;
+      sb_res.x = sb_vec_b.x == 0 || sb_vec_b.x == -1 ? 0 : sb_vec_a.x % (sb_vec_b.x == 0 || sb_vec_b.x == -1 ? 1 : sb_vec_b.x);
+      sb_res.y = sb_vec_b.y == 0 || sb_vec_b.y == -1 ? 0 : sb_vec_a.y % (sb_vec_b.y == 0 || sb_vec_b.y == -1 ? 1 : sb_vec_b.y);
+      reinterpret_cast<longlong2*>(r)[sb_v] = sb_res;
+    }
+    sb_done = sb_vectors * 2;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    r[i] = b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i]);
+  }
+}
+
+// m[i] = select(a[i] > 0, max(a[i], b[i] * 7), min(a[i], -b[i]))
+__global__ void __launch_bounds__(256) sb_vectorized_s3(
+    const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ m,
+    const int64_t N) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)a | (uintptr_t)b | (uintptr_t)m) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 2;
+    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
+      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
+      longlong2 sb_res;
+      sb_res.x = sb_vec_a.x > 0 ? sb_max_i64(sb_vec_a.x, sb_mul_i64(sb_vec_b.x, 7)) : sb_min_i64(sb_vec_a.x, sb_neg_i64(sb_vec_b.x));
+      sb_res.y = sb_vec_a.y > 0 ? sb_max_i64(sb_vec_a.y, sb_mul_i64(sb_vec_b.y, 7)) : sb_min_i64(sb_vec_a.y, sb_neg_i64(sb_vec_b.y));
+      reinterpret_cast<longlong2*>(m)[sb_v] = sb_res;
+    }
+    sb_done = sb_vectors * 2;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    m[i] = a[i] > 0 ? sb_max_i64(a[i], sb_mul_i64(b[i], 7)) : sb_min_i64(a[i], sb_neg_i64(b[i]));
+  }
+}
+
+// s = sum(i in 0..N: a[i] + b[i])
+__global__ void sb_vectorized_s4(const int64_t* __restrict__ a, const int64_t* __restrict__ b,
+                                 int64_t* __restrict__ s, const int64_t N) {
+  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  int64_t sb_acc0 = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    sb_acc0 = sb_add_i64(sb_acc0, sb_add_i64(a[i], b[i]));
+  }
+  s[0] = sb_acc0;
+}
+
+// hi = max(i in 0..N: a[i] - ids[i])
+__global__ void sb_vectorized_s5(const int64_t* __restrict__ ids, const int64_t* __restrict__ a,
+                                 int64_t* __restrict__ hi, const int64_t N) {
+  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  int64_t sb_acc0 = INT64_MIN;
+  for (int64_t i = 0; i < N; ++i) {
+    sb_acc0 = sb_max_i64(sb_acc0, sb_sub_i64(a[i], ids[i]));
+  }
+  hi[0] = sb_acc0;
+}
+
+// f[i] = f64(a[i]) * 0.5
+__global__ void __launch_bounds__(256) sb_vectorized_s6(
+    const int64_t* __restrict__ a, double* __restrict__ f, const int64_t N) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)a | (uintptr_t)f) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 2;
+    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
+      double2 sb_res;
+      sb_res.x = (double)sb_vec_a.x * 0.5;
+      sb_res.y = (double)sb_vec_a.y * 0.5;
+      reinterpret_cast<double2*>(f)[sb_v] = sb_res;
+    }
+    sb_done = sb_vectors * 2;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    f[i] = (double)a[i] * 0.5;
+  }
+}
+
+// t[i] = i32(b[i]) * 3
+__global__ void __launch_bounds__(256) sb_vectorized_s7(
+    const int64_t* __restrict__ b, int32_t* __restrict__ t, const int64_t N) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)b | (uintptr_t)t) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 2;
+    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
+      int2 sb_res;
+      sb_res.x = sb_mul_i32((int32_t)sb_vec_b.x, 3);
+      sb_res.y = sb_mul_i32((int32_t)sb_vec_b.y, 3);
+      reinterpret_cast<int2*>(t)[sb_v] = sb_res;
+    }
+    sb_done = sb_vectors * 2;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    t[i] = sb_mul_i32((int32_t)b[i], 3);
+  }
+}
+
+// u[i] = i64(t[i]) + a[i] * 2
+__global__ void __launch_bounds__(256) sb_vectorized_s8(
+    const int64_t* __restrict__ a, const int32_t* __restrict__ t, int64_t* __restrict__ u,
+    const int64_t N) {
+  const int64_t sb_total = N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  int64_t sb_done = 0;  // elements written by the vector loop
+  // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
+  if ((((uintptr_t)t | (uintptr_t)a | (uintptr_t)u) & 15) == 0) {
+    const int64_t sb_vectors = sb_total / 2;
+    for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
+      const int2 sb_vec_t = reinterpret_cast<const int2*>(t)[sb_v];
+      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
+      longlong2 sb_res;
+      sb_res.x = sb_add_i64((int64_t)sb_vec_t.x, sb_mul_i64(sb_vec_a.x, 2));
+      sb_res.y = sb_add_i64((int64_t)sb_vec_t.y, sb_mul_i64(sb_vec_a.y, 2));
+      reinterpret_cast<longlong2*>(u)[sb_v] = sb_res;
+    }
+    sb_done = sb_vectors * 2;
+  }
+  // The scalar tail (everything when a buffer is not aligned).
+  for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    u[i] = sb_add_i64((int64_t)t[i], sb_mul_i64(a[i], 2));
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -492,6 +750,110 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant vectorized (strategy vectorized).
+static int sb_variant_vectorized(const sb_args* sb_a) {
+  const int64_t* ids = (const int64_t*)sb_a->tensors[0];
+  const int64_t* a = (const int64_t*)sb_a->tensors[1];
+  const int64_t* b = (const int64_t*)sb_a->tensors[2];
+  const float* w = (const float*)sb_a->tensors[3];
+  float* g = (float*)sb_a->tensors[4];
+  int64_t* q = (int64_t*)sb_a->tensors[5];
+  int64_t* r = (int64_t*)sb_a->tensors[6];
+  int64_t* m = (int64_t*)sb_a->tensors[7];
+  int64_t* s = (int64_t*)sb_a->tensors[8];
+  int64_t* hi = (int64_t*)sb_a->tensors[9];
+  double* f = (double*)sb_a->tensors[10];
+  int32_t* t = (int32_t*)sb_a->tensors[11];
+  int64_t* u = (int64_t*)sb_a->tensors[12];
+  const int64_t N = sb_a->sizes[0];
+  const int64_t V = sb_a->sizes[1];
+  const int64_t C = sb_a->sizes[2];
+  (void)V;  // not used by any statement
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // g[i, c] = w[ids[i], c]
+  {
+    const int64_t sb_total = N * C;
+    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s0, sb_grid, 256, 0, sb_stream, ids, w, g, N, C);
+    SB_CHECK_LAUNCH(sb_vectorized_s0);
+  }
+
+  // q[i] = a[i] / b[i]
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s1, sb_grid, 256, 0, sb_stream, a, b, q, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s1);
+  }
+
+  // r[i] = a[i] % b[i]
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s2, sb_grid, 256, 0, sb_stream, a, b, r, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s2);
+  }
+
+  // m[i] = select(a[i] > 0, max(a[i], b[i] * 7), min(a[i], -b[i]))
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s3, sb_grid, 256, 0, sb_stream, a, b, m, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s3);
+  }
+
+  // s = sum(i in 0..N: a[i] + b[i])
+  {
+    SB_LAUNCH(sb_vectorized_s4, 1, 1, 0, sb_stream, a, b, s, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s4);
+  }
+
+  // hi = max(i in 0..N: a[i] - ids[i])
+  {
+    SB_LAUNCH(sb_vectorized_s5, 1, 1, 0, sb_stream, ids, a, hi, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s5);
+  }
+
+  // f[i] = f64(a[i]) * 0.5
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s6, sb_grid, 256, 0, sb_stream, a, f, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s6);
+  }
+
+  // t[i] = i32(b[i]) * 3
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s7, sb_grid, 256, 0, sb_stream, b, t, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s7);
+  }
+
+  // u[i] = i64(t[i]) + a[i] * 2
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_vectorized_s8, sb_grid, 256, 0, sb_stream, a, t, u, N);
+    SB_CHECK_LAUNCH(sb_vectorized_s8);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -499,6 +861,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"vectorized", sb_variant_vectorized},
 };
 
 static const sb_module sb_module_info = {
@@ -507,7 +870,7 @@ static const sb_module sb_module_info = {
     "cuda",   // backend
     13,       // tensors
     3,        // sizes
-    2,        // variants
+    3,        // variants
     sb_variants,
 };
 
