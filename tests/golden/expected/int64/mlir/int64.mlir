@@ -17,8 +17,9 @@
 //   12  u    i64[N]     out
 // Sizes (ABI order): N, V, C
 // Variants:
-//   loops   strategy loops
-//   openmp  strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   loops         strategy loops
+//   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -29,6 +30,167 @@
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
   func.func @int64_loops(%ids: memref<?xi64> {llvm.noalias}, %a: memref<?xi64> {llvm.noalias}, %b: memref<?xi64> {llvm.noalias}, %w: memref<?x?xf32> {llvm.noalias}, %g: memref<?x?xf32> {llvm.noalias}, %q: memref<?xi64> {llvm.noalias}, %r: memref<?xi64> {llvm.noalias}, %m: memref<?xi64> {llvm.noalias}, %s: memref<i64> {llvm.noalias}, %hi: memref<i64> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %t: memref<?xi32> {llvm.noalias}, %u: memref<?xi64> {llvm.noalias}, %N: index, %V: index, %C: index) attributes {llvm.emit_c_interface} {
+    // g[i, c] = w[ids[i], c]
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 0 : index
+    %2 = memref.reinterpret_cast %g to offset: [0], sizes: [%N, %C], strides: [%0, %1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%2, %ids : memref<?x?xf32, strided<[?, ?]>>, memref<?xi64>)
+        outs(%g : memref<?x?xf32>) {
+      ^bb0(%3: f32, %4: i64, %5: f32):
+      %6 = linalg.index 1 : index
+      %7 = arith.index_cast %4 : i64 to index
+      %8 = memref.load %w[%7, %6] : memref<?x?xf32>
+      linalg.yield %8 : f32
+    }
+    // q[i] = a[i] / b[i]
+    %9 = arith.constant 0 : index
+    %10 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%9] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%10, %b, %a : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        outs(%q : memref<?xi64>) {
+      ^bb0(%11: i64, %12: i64, %13: i64, %14: i64):
+      %15 = arith.constant 0 : i64
+      %16 = arith.cmpi eq, %12, %15 : i64
+      %17 = arith.constant 0 : i64
+      %18 = arith.constant -1 : i64
+      %19 = arith.cmpi eq, %12, %18 : i64
+      %20 = arith.constant 0 : i64
+      %21 = arith.subi %20, %13 : i64
+      %22 = arith.constant 0 : i64
+      %23 = arith.cmpi eq, %12, %22 : i64
+      %24 = arith.constant -1 : i64
+      %25 = arith.cmpi eq, %12, %24 : i64
+      %26 = arith.ori %23, %25 : i1
+      %27 = arith.constant 1 : i64
+      %28 = arith.select %26, %27, %12 : i64
+      %29 = arith.divsi %13, %28 : i64
+      %30 = arith.select %19, %21, %29 : i64
+      %31 = arith.select %16, %17, %30 : i64
+      linalg.yield %31 : i64
+    }
+    // r[i] = a[i] % b[i]
+    %32 = arith.constant 0 : index
+    %33 = memref.reinterpret_cast %r to offset: [0], sizes: [%N], strides: [%32] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%33, %b, %a : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        outs(%r : memref<?xi64>) {
+      ^bb0(%34: i64, %35: i64, %36: i64, %37: i64):
+      %38 = arith.constant 0 : i64
+      %39 = arith.cmpi eq, %35, %38 : i64
+      %40 = arith.constant -1 : i64
+      %41 = arith.cmpi eq, %35, %40 : i64
+      %42 = arith.ori %39, %41 : i1
+      %43 = arith.constant 0 : i64
+      %44 = arith.constant 0 : i64
+      %45 = arith.cmpi eq, %35, %44 : i64
+      %46 = arith.constant -1 : i64
+      %47 = arith.cmpi eq, %35, %46 : i64
+      %48 = arith.ori %45, %47 : i1
+      %49 = arith.constant 1 : i64
+      %50 = arith.select %48, %49, %35 : i64
+      %51 = arith.remsi %36, %50 : i64
+      %52 = arith.select %42, %43, %51 : i64
+      linalg.yield %52 : i64
+    }
+    // m[i] = select(a[i] > 0, max(a[i], b[i] * 7), min(a[i], -b[i]))
+    %53 = arith.constant 0 : index
+    %54 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%53] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%54, %a, %b : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        outs(%m : memref<?xi64>) {
+      ^bb0(%55: i64, %56: i64, %57: i64, %58: i64):
+      %59 = arith.constant 0 : i64
+      %60 = arith.cmpi sgt, %56, %59 : i64
+      %61 = arith.constant 7 : i64
+      %62 = arith.muli %57, %61 : i64
+      %63 = arith.maxsi %56, %62 : i64
+      %64 = arith.constant 0 : i64
+      %65 = arith.subi %64, %57 : i64
+      %66 = arith.minsi %56, %65 : i64
+      %67 = arith.select %60, %63, %66 : i64
+      linalg.yield %67 : i64
+    }
+    // s = sum(i in 0..N: a[i] + b[i])
+    %68 = arith.constant 0 : i64
+    linalg.fill ins(%68 : i64) outs(%s : memref<i64>)
+    %69 = arith.constant 0 : index
+    %70 = arith.subi %N, %69 : index
+    %71 = arith.constant 0 : index
+    %72 = arith.maxsi %70, %71 : index
+    %73 = arith.constant 0 : index
+    %74 = memref.reinterpret_cast %s to offset: [0], sizes: [%72], strides: [%73] : memref<i64> to memref<?xi64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%74, %a, %b : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        outs(%s : memref<i64>) {
+      ^bb0(%75: i64, %76: i64, %77: i64, %78: i64):
+      %79 = arith.addi %76, %77 : i64
+      %80 = arith.addi %78, %79 : i64
+      linalg.yield %80 : i64
+    }
+    // hi = max(i in 0..N: a[i] - ids[i])
+    %81 = arith.constant -9223372036854775808 : i64
+    linalg.fill ins(%81 : i64) outs(%hi : memref<i64>)
+    %82 = arith.constant 0 : index
+    %83 = arith.subi %N, %82 : index
+    %84 = arith.constant 0 : index
+    %85 = arith.maxsi %83, %84 : index
+    %86 = arith.constant 0 : index
+    %87 = memref.reinterpret_cast %hi to offset: [0], sizes: [%85], strides: [%86] : memref<i64> to memref<?xi64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+        ins(%87, %a, %ids : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        outs(%hi : memref<i64>) {
+      ^bb0(%88: i64, %89: i64, %90: i64, %91: i64):
+      %92 = arith.subi %89, %90 : i64
+      %93 = arith.maxsi %91, %92 : i64
+      linalg.yield %93 : i64
+    }
+    // f[i] = f64(a[i]) * 0.5
+    %94 = arith.constant 0 : index
+    %95 = memref.reinterpret_cast %f to offset: [0], sizes: [%N], strides: [%94] : memref<?xf64> to memref<?xf64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%95, %a : memref<?xf64, strided<[?]>>, memref<?xi64>)
+        outs(%f : memref<?xf64>) {
+      ^bb0(%96: f64, %97: i64, %98: f64):
+      %99 = arith.sitofp %97 : i64 to f64
+      %100 = arith.constant 0.5 : f64
+      %101 = arith.mulf %99, %100 : f64
+      linalg.yield %101 : f64
+    }
+    // t[i] = i32(b[i]) * 3
+    %102 = arith.constant 0 : index
+    %103 = memref.reinterpret_cast %t to offset: [0], sizes: [%N], strides: [%102] : memref<?xi32> to memref<?xi32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%103, %b : memref<?xi32, strided<[?]>>, memref<?xi64>)
+        outs(%t : memref<?xi32>) {
+      ^bb0(%104: i32, %105: i64, %106: i32):
+      %107 = arith.trunci %105 : i64 to i32
+      %108 = arith.constant 3 : i32
+      %109 = arith.muli %107, %108 : i32
+      linalg.yield %109 : i32
+    }
+    // u[i] = i64(t[i]) + a[i] * 2
+    %110 = arith.constant 0 : index
+    %111 = memref.reinterpret_cast %u to offset: [0], sizes: [%N], strides: [%110] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%111, %t, %a : memref<?xi64, strided<[?]>>, memref<?xi32>, memref<?xi64>)
+        outs(%u : memref<?xi64>) {
+      ^bb0(%112: i64, %113: i32, %114: i64, %115: i64):
+      %116 = arith.extsi %113 : i32 to i64
+      %117 = arith.constant 2 : i64
+      %118 = arith.muli %114, %117 : i64
+      %119 = arith.addi %116, %118 : i64
+      linalg.yield %119 : i64
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: tiled_vector
+// sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @int64_tiled_vector(%ids: memref<?xi64> {llvm.noalias}, %a: memref<?xi64> {llvm.noalias}, %b: memref<?xi64> {llvm.noalias}, %w: memref<?x?xf32> {llvm.noalias}, %g: memref<?x?xf32> {llvm.noalias}, %q: memref<?xi64> {llvm.noalias}, %r: memref<?xi64> {llvm.noalias}, %m: memref<?xi64> {llvm.noalias}, %s: memref<i64> {llvm.noalias}, %hi: memref<i64> {llvm.noalias}, %f: memref<?xf64> {llvm.noalias}, %t: memref<?xi32> {llvm.noalias}, %u: memref<?xi64> {llvm.noalias}, %N: index, %V: index, %C: index) attributes {llvm.emit_c_interface} {
     // g[i, c] = w[ids[i], c]
     %0 = arith.constant 0 : index
     %1 = arith.constant 0 : index
@@ -851,6 +1013,97 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_int64_tiled_vector(sb_memref1*, sb_memref1*, sb_memref1*, sb_memref2*,
+//|                                      sb_memref2*, sb_memref1*, sb_memref1*, sb_memref1*,
+//|                                      sb_memref0*, sb_memref0*, sb_memref1*, sb_memref1*,
+//|                                      sb_memref1*, int64_t, int64_t, int64_t);
+//| static int sb_variant_tiled_vector(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[2];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[1];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref2 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[1] = sb_s[2];
+//|   sb_m4.strides[1] = 1;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[0];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref1 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[0] = sb_s[0];
+//|   sb_m6.strides[0] = 1;
+//|   sb_memref1 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = 1;
+//|   sb_memref0 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_memref0 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_memref1 sb_m10;
+//|   sb_m10.allocated = sb_a->tensors[10];
+//|   sb_m10.aligned = sb_a->tensors[10];
+//|   sb_m10.offset = 0;
+//|   sb_m10.sizes[0] = sb_s[0];
+//|   sb_m10.strides[0] = 1;
+//|   sb_memref1 sb_m11;
+//|   sb_m11.allocated = sb_a->tensors[11];
+//|   sb_m11.aligned = sb_a->tensors[11];
+//|   sb_m11.offset = 0;
+//|   sb_m11.sizes[0] = sb_s[0];
+//|   sb_m11.strides[0] = 1;
+//|   sb_memref1 sb_m12;
+//|   sb_m12.allocated = sb_a->tensors[12];
+//|   sb_m12.aligned = sb_a->tensors[12];
+//|   sb_m12.offset = 0;
+//|   sb_m12.sizes[0] = sb_s[0];
+//|   sb_m12.strides[0] = 1;
+//|   _mlir_ciface_int64_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                                  &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, sb_s[0], sb_s[1],
+//|                                  sb_s[2]);
+//|   return 0;
+//| }
+//|
 //| void _mlir_ciface_int64_openmp(sb_memref1*, sb_memref1*, sb_memref1*, sb_memref2*, sb_memref2*,
 //|                                sb_memref1*, sb_memref1*, sb_memref1*, sb_memref0*, sb_memref0*,
 //|                                sb_memref1*, sb_memref1*, sb_memref1*, int64_t, int64_t, int64_t);
@@ -942,10 +1195,11 @@ module attributes {transform.with_named_sequence} {
 //|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
+//|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "int64", "mlir", 13, 3, 2, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "int64", "mlir", 13, 3, 3, sb_variants};
 //|   return &m;
 //| }
