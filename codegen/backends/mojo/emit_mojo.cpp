@@ -223,6 +223,14 @@ const MojoIntHelpers& mojo_int_helpers(DType t) {
   return kMojoIntHelpers[0];
 }
 
+// The row of kMojoIntHelpers that holds helper `h` (one of its four).
+const MojoIntHelpers& mojo_int_helpers_of(MHelper h) {
+  for (const MojoIntHelpers& r : kMojoIntHelpers)
+    if (h == r.div || h == r.mod || h == r.from_f32 || h == r.from_f64) return r;
+  SB_ASSERT(false, "not a Mojo integer helper");
+  return kMojoIntHelpers[0];
+}
+
 // The truncating cast helper from floating-point `from` to integer `to`.
 MHelper mojo_cast_helper(DType from, DType to) {
   SB_ASSERT(from == DType::F32 || from == DType::F64,
@@ -296,9 +304,7 @@ std::string helper_text(MHelper h) {
     case MHelper::DivI32:
     case MHelper::DivI64:
     case MHelper::DivInt: {
-      const DType t = h == MHelper::DivI32   ? DType::I32
-                      : h == MHelper::DivI64 ? DType::I64
-                                             : DType::Index;
+      const DType t = mojo_int_helpers_of(h).t;
       const std::string T = sb::scalar(t).mojo_type, n = sb::scalar(t).mojo_suffix;
       return "# " + T +
              " division as in C: it truncates toward zero (Mojo's // rounds toward negative\n"
@@ -315,9 +321,7 @@ std::string helper_text(MHelper h) {
     case MHelper::ModI32:
     case MHelper::ModI64:
     case MHelper::ModInt: {
-      const DType t = h == MHelper::ModI32   ? DType::I32
-                      : h == MHelper::ModI64 ? DType::I64
-                                             : DType::Index;
+      const DType t = mojo_int_helpers_of(h).t;
       const std::string T = sb::scalar(t).mojo_type, n = sb::scalar(t).mojo_suffix;
       return "# " + T +
              " remainder as in C (the sign of the dividend); b is never 0 or -1.\n"
@@ -334,11 +338,10 @@ std::string helper_text(MHelper h) {
     case MHelper::F64ToI64:
     case MHelper::F32ToInt:
     case MHelper::F64ToInt: {
-      const bool f32 = h == MHelper::F32ToI32 || h == MHelper::F32ToI64 || h == MHelper::F32ToInt;
-      const bool i32 = h == MHelper::F32ToI32 || h == MHelper::F64ToI32;
-      const DType to_t = i32                                                  ? DType::I32
-                         : (h == MHelper::F32ToI64 || h == MHelper::F64ToI64) ? DType::I64
-                                                                              : DType::Index;
+      const MojoIntHelpers& row = mojo_int_helpers_of(h);
+      const bool f32 = h == row.from_f32;
+      const DType to_t = row.t;
+      const bool i32 = sb::scalar(to_t).bits == 32;
       const std::string from = f32 ? "Float32" : "Float64";
       const std::string to = sb::scalar(to_t).mojo_type;
       const std::string name =
