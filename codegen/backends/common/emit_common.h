@@ -215,6 +215,8 @@ class StmtLowering {
   // shared memory, a vector lane, a reduction's combined accumulator).
   void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
   void clear_overrides() { overrides_.clear(); }
+  void clear_override(const Expr* e) { overrides_.erase(e); }
+  bool has_override(const Expr* e) const { return overrides_.count(e) != 0; }
 
   // When `math` is set, libm functions with a libmvec form (CMath::libmvec) print as
   // vector_math_name(<libm name>) and that

@@ -120,32 +120,81 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
         {
           const int64_t sb_h = sb_b + sb_head_elems(&y[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
-          #pragma omp simd
-          for (int64_t i = sb_b; i < sb_h; ++i) {
-            y[i] = x[i] > 20.0f ? x[i] : sb_vec_log1pf(sb_vec_expf(x[i]));
+          // In chunks of stages: vector math apart from conditions, each loop vectorised.
+          {
+            const int64_t sb_m = sb_h;
+            for (int64_t sb_c = sb_b; sb_c < sb_m; sb_c += 64) {
+              const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+              float sb_v0[64];
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                sb_v0[sb_q] = sb_vec_log1pf(sb_vec_expf(x[i]));
+              }
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                y[i] = x[i] > 20.0f ? x[i] : sb_v0[sb_q];
+              }
+            }
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+            float sb_v0[64 / sizeof(float)];
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = x[i] > 20.0f ? x[i] : sb_vec_log1pf(sb_vec_expf(x[i]));
+              sb_v0[sb_q] = sb_vec_log1pf(sb_vec_expf(x[i]));
+            }
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = x[i] > 20.0f ? x[i] : sb_v0[sb_q];
             }
             sb_store_line(&y[sb_j], sb_line, 64);
           }
-          #pragma omp simd
-          for (int64_t i = sb_j; i < sb_e; ++i) {
-            y[i] = x[i] > 20.0f ? x[i] : sb_vec_log1pf(sb_vec_expf(x[i]));
+          // In chunks of stages: vector math apart from conditions, each loop vectorised.
+          {
+            const int64_t sb_m = sb_e;
+            for (int64_t sb_c = sb_j; sb_c < sb_m; sb_c += 64) {
+              const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+              float sb_v0[64];
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                sb_v0[sb_q] = sb_vec_log1pf(sb_vec_expf(x[i]));
+              }
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                y[i] = x[i] > 20.0f ? x[i] : sb_v0[sb_q];
+              }
+            }
           }
         }
       }
       sb_stream_fence();
     }
   } else {
-    #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < N; ++i) {
-      y[i] = x[i] > 20.0f ? x[i] : sb_vec_log1pf(sb_vec_expf(x[i]));
+    // In chunks of stages: vector math apart from conditions, each loop vectorised.
+    {
+      const int64_t sb_m = N;
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_c = 0; sb_c < sb_m; sb_c += 64) {
+        const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+        float sb_v0[64];
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+          const int64_t i = sb_c + sb_q;
+          sb_v0[sb_q] = sb_vec_log1pf(sb_vec_expf(x[i]));
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+          const int64_t i = sb_c + sb_q;
+          y[i] = x[i] > 20.0f ? x[i] : sb_v0[sb_q];
+        }
+      }
     }
   }
 }

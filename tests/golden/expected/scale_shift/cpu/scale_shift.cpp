@@ -186,32 +186,89 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
         const int64_t sb_e = N - sb_b < SB_STREAM_BLOCK ? N : sb_b + SB_STREAM_BLOCK;
         {
           const int64_t sb_h = sb_b + sb_head_elems(&z[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
-          #pragma omp simd
-          for (int64_t i = sb_b; i < sb_h; ++i) {
-            z[i] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+          // In chunks of stages: vector math apart from conditions, each loop vectorised.
+          {
+            const int64_t sb_m = sb_h;
+            for (int64_t sb_c = sb_b; sb_c < sb_m; sb_c += 64) {
+              const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+              float sb_v0[64];
+              float sb_v1[64];
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                sb_v0[sb_q] = sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]);
+                sb_v1[sb_q] = sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f);
+              }
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                z[i] = (x[i] > 1.0f ? sb_v0[sb_q] : sb_v1[sb_q]) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+              }
+            }
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+            float sb_v0[64 / sizeof(float)];
+            float sb_v1[64 / sizeof(float)];
             #pragma omp simd
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
-              sb_line[sb_q] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+              sb_v0[sb_q] = sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]);
+              sb_v1[sb_q] = sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f);
+            }
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t i = sb_j + sb_q;
+              sb_line[sb_q] = (x[i] > 1.0f ? sb_v0[sb_q] : sb_v1[sb_q]) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
             }
             sb_store_line(&z[sb_j], sb_line, 64);
           }
-          #pragma omp simd
-          for (int64_t i = sb_j; i < sb_e; ++i) {
-            z[i] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+          // In chunks of stages: vector math apart from conditions, each loop vectorised.
+          {
+            const int64_t sb_m = sb_e;
+            for (int64_t sb_c = sb_j; sb_c < sb_m; sb_c += 64) {
+              const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+              float sb_v0[64];
+              float sb_v1[64];
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                sb_v0[sb_q] = sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]);
+                sb_v1[sb_q] = sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f);
+              }
+              #pragma omp simd
+              for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                const int64_t i = sb_c + sb_q;
+                z[i] = (x[i] > 1.0f ? sb_v0[sb_q] : sb_v1[sb_q]) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+              }
+            }
           }
         }
       }
       sb_stream_fence();
     }
   } else {
-    #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < N; ++i) {
-      z[i] = (x[i] > 1.0f ? sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]) : sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+    // In chunks of stages: vector math apart from conditions, each loop vectorised.
+    {
+      const int64_t sb_m = N;
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_c = 0; sb_c < sb_m; sb_c += 64) {
+        const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+        float sb_v0[64];
+        float sb_v1[64];
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+          const int64_t i = sb_c + sb_q;
+          sb_v0[sb_q] = sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]);
+          sb_v1[sb_q] = sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f);
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+          const int64_t i = sb_c + sb_q;
+          z[i] = (x[i] > 1.0f ? sb_v0[sb_q] : sb_v1[sb_q]) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
+        }
+      }
     }
   }
 }
