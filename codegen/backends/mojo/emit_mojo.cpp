@@ -201,6 +201,7 @@ enum class MHelper {
   F64ToI64,
   F32ToInt,
   F64ToInt,
+  ExpF32,  // sb_exp_f32: f32 exp that overflows and underflows where f32 does
   ExpF64,  // sb_exp_f64: an accurate f64 exp (Mojo's std exp is not, for f64)
 };
 
@@ -249,6 +250,16 @@ std::string int_text(int64_t v, DType t) {
 
 std::string helper_text(MHelper h) {
   switch (h) {
+    case MHelper::ExpF32:
+      return "# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument\n"
+             "# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39\n"
+             "# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches\n"
+             "# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.\n"
+             "@always_inline\n"
+             "def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:\n"
+             "    var far = abs(x).gt(87.0)\n"
+             "    var r = exp(far.select(x * 0.5, x))\n"
+             "    return far.select(r * r, r)\n";
     case MHelper::ExpF64:
       // Taylor coefficients 1/n! for n = 13 down to 2.
       {
@@ -1055,6 +1066,11 @@ class MojoLowering {
       case Fn::Rsqrt: {
         const MojoMath* mm = mojo_math(e.fn);
         SB_ASSERT(mm && is_float(t), std::string(fn_name(e.fn)) + " of a non-floating-point value");
+        if (e.fn == Fn::Exp && t == DType::F32) {
+          needs_->helpers.insert(MHelper::ExpF32);
+          needs_->math.insert("exp");
+          return {"sb_exp_f32(" + arg(0) + ")", kMPrimary, vec};
+        }
         if (e.fn == Fn::Exp && t == DType::F64) {
           needs_->helpers.insert(MHelper::ExpF64);
           needs_->math.insert("inf");

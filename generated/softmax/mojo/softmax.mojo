@@ -81,6 +81,17 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
     return (a.gt(b) | a.ne(a)).select(a, b)
 
 
+# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument
+# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39
+# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches
+# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.
+@always_inline
+def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:
+    var far = abs(x).gt(87.0)
+    var r = exp(far.select(x * 0.5, x))
+    return far.select(r * r, r)
+
+
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
@@ -103,7 +114,7 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 e: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     for r in range(R):
         for c in range(C):
-            e[unsafe_offset=r * C + c] = exp(x[unsafe_offset=r * C + c] - rowmax[unsafe_offset=r])
+            e[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c] - rowmax[unsafe_offset=r])
 
 
 # rowsum[r] = sum(c in 0..C: e[r, c])
@@ -165,7 +176,7 @@ def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
         # e[r, c] = exp(x[r, c] - rowmax[r])
         def sb_row1(r: Int) {imm}:
             def sb_vec[sb_w: Int](c: Int) {imm}:
-                var sb_val = exp(x.unsafe_load[width=sb_w](r * C + c) - sb_row_rowmax[unsafe_offset=0])
+                var sb_val = sb_exp_f32(x.unsafe_load[width=sb_w](r * C + c) - sb_row_rowmax[unsafe_offset=0])
                 sb_row_e.unsafe_store[width=sb_w](c, sb_val)
 
             vectorize[sb_w_f32](C, sb_vec)

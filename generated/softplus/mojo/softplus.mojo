@@ -64,6 +64,21 @@ struct SbModule(TrivialRegisterPassable):
 
 
 # -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument
+# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39
+# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches
+# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.
+@always_inline
+def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:
+    var far = abs(x).gt(87.0)
+    var r = exp(far.select(x * 0.5, x))
+    return far.select(r * r, r)
+
+
+# -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
 
@@ -73,7 +88,7 @@ struct SbModule(TrivialRegisterPassable):
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
                 N: Int):
     for i in range(N):
-        y[unsafe_offset=i] = x[unsafe_offset=i] if x[unsafe_offset=i] > Float32(20.0) else log1p(exp(x[unsafe_offset=i]))
+        y[unsafe_offset=i] = x[unsafe_offset=i] if x[unsafe_offset=i] > Float32(20.0) else log1p(sb_exp_f32(x[unsafe_offset=i]))
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -96,11 +111,11 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
-                var sb_val = x.unsafe_load[width=16](i).gt(Float32(20.0)).select(x.unsafe_load[width=16](i), log1p(exp(x.unsafe_load[width=16](i))))
+                var sb_val = x.unsafe_load[width=16](i).gt(Float32(20.0)).select(x.unsafe_load[width=16](i), log1p(sb_exp_f32(x.unsafe_load[width=16](i))))
                 y.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
             def sb_one(i: Int) {imm}:
-                y[unsafe_offset=i] = x[unsafe_offset=i] if x[unsafe_offset=i] > Float32(20.0) else log1p(exp(x[unsafe_offset=i]))
+                y[unsafe_offset=i] = x[unsafe_offset=i] if x[unsafe_offset=i] > Float32(20.0) else log1p(sb_exp_f32(x[unsafe_offset=i]))
 
             for i in range(sb_lo, sb_lo + sb_head):
                 sb_one(i)
@@ -112,7 +127,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         else:
             def sb_vec[sb_w: Int](sb_k: Int) {imm}:
                 var i = sb_lo + sb_k
-                var sb_val = x.unsafe_load[width=sb_w](i).gt(Float32(20.0)).select(x.unsafe_load[width=sb_w](i), log1p(exp(x.unsafe_load[width=sb_w](i))))
+                var sb_val = x.unsafe_load[width=sb_w](i).gt(Float32(20.0)).select(x.unsafe_load[width=sb_w](i), log1p(sb_exp_f32(x.unsafe_load[width=sb_w](i))))
                 y.unsafe_store[width=sb_w](i, sb_val)
 
             vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)

@@ -83,6 +83,17 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
     return (a.gt(b) | a.ne(a)).select(a, b)
 
 
+# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument
+# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39
+# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches
+# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.
+@always_inline
+def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:
+    var far = abs(x).gt(87.0)
+    var r = exp(far.select(x * 0.5, x))
+    return far.select(r * r, r)
+
+
 # -----------------------------------------------------------------------------
 # Blocked GEMM: packing, register-blocked micro-kernel, cache blocking
 # -----------------------------------------------------------------------------
@@ -523,11 +534,11 @@ def sb_blocked_matmul_s4(d: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
-                    var sb_val = exp(d.unsafe_load[width=16](i * N + j) - rm[unsafe_offset=i])
+                    var sb_val = sb_exp_f32(d.unsafe_load[width=16](i * N + j) - rm[unsafe_offset=i])
                     f.unsafe_store[width=16, alignment=64, non_temporal=True](i * N + j, sb_val)
 
                 def sb_one(j: Int) {imm}:
-                    f[unsafe_offset=i * N + j] = exp(d[unsafe_offset=i * N + j] - rm[unsafe_offset=i])
+                    f[unsafe_offset=i * N + j] = sb_exp_f32(d[unsafe_offset=i * N + j] - rm[unsafe_offset=i])
 
                 for j in range(0, sb_head):
                     sb_one(j)
@@ -537,7 +548,7 @@ def sb_blocked_matmul_s4(d: Pointer[Float32, ImmUntrackedOrigin],
                     sb_one(j)
             else:
                 def sb_vec[sb_w: Int](j: Int) {imm}:
-                    var sb_val = exp(d.unsafe_load[width=sb_w](i * N + j) - rm[unsafe_offset=i])
+                    var sb_val = sb_exp_f32(d.unsafe_load[width=sb_w](i * N + j) - rm[unsafe_offset=i])
                     f.unsafe_store[width=sb_w](i * N + j, sb_val)
 
                 vectorize[sb_w_f32](N, sb_vec)

@@ -80,6 +80,17 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
     return (a.gt(b) | a.ne(a)).select(a, b)
 
 
+# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument
+# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39
+# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches
+# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.
+@always_inline
+def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:
+    var far = abs(x).gt(87.0)
+    var r = exp(far.select(x * 0.5, x))
+    return far.select(r * r, r)
+
+
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
@@ -99,7 +110,7 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 alpha: Pointer[Float32, ImmUntrackedOrigin],
                 z: Pointer[Float32, MutUntrackedOrigin], N: Int):
     for i in range(N):
-        z[unsafe_offset=i] = (tanh(x[unsafe_offset=i]) + erf(-x[unsafe_offset=i]) if x[unsafe_offset=i] > Float32(1.0) else sqrt(abs(log(x[unsafe_offset=i]))) * exp(-Float32(3.1415927))) + sb_max(x[unsafe_offset=i], Float32(1.0)) - sb_min(-x[unsafe_offset=i], alpha[])
+        z[unsafe_offset=i] = (tanh(x[unsafe_offset=i]) + erf(-x[unsafe_offset=i]) if x[unsafe_offset=i] > Float32(1.0) else sqrt(abs(log(x[unsafe_offset=i]))) * sb_exp_f32(-Float32(3.1415927))) + sb_max(x[unsafe_offset=i], Float32(1.0)) - sb_min(-x[unsafe_offset=i], alpha[])
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -139,11 +150,11 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
-                var sb_val = x.unsafe_load[width=16](i).gt(Float32(1.0)).select(tanh(x.unsafe_load[width=16](i)) + erf(-x.unsafe_load[width=16](i)), sqrt(abs(log(x.unsafe_load[width=16](i)))) * exp(-Float32(3.1415927))) + sb_max(x.unsafe_load[width=16](i), SIMD[DType.float32, 16](Float32(1.0))) - sb_min(-x.unsafe_load[width=16](i), SIMD[DType.float32, 16](alpha[]))
+                var sb_val = x.unsafe_load[width=16](i).gt(Float32(1.0)).select(tanh(x.unsafe_load[width=16](i)) + erf(-x.unsafe_load[width=16](i)), sqrt(abs(log(x.unsafe_load[width=16](i)))) * sb_exp_f32(-Float32(3.1415927))) + sb_max(x.unsafe_load[width=16](i), SIMD[DType.float32, 16](Float32(1.0))) - sb_min(-x.unsafe_load[width=16](i), SIMD[DType.float32, 16](alpha[]))
                 z.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
             def sb_one(i: Int) {imm}:
-                z[unsafe_offset=i] = (tanh(x[unsafe_offset=i]) + erf(-x[unsafe_offset=i]) if x[unsafe_offset=i] > Float32(1.0) else sqrt(abs(log(x[unsafe_offset=i]))) * exp(-Float32(3.1415927))) + sb_max(x[unsafe_offset=i], Float32(1.0)) - sb_min(-x[unsafe_offset=i], alpha[])
+                z[unsafe_offset=i] = (tanh(x[unsafe_offset=i]) + erf(-x[unsafe_offset=i]) if x[unsafe_offset=i] > Float32(1.0) else sqrt(abs(log(x[unsafe_offset=i]))) * sb_exp_f32(-Float32(3.1415927))) + sb_max(x[unsafe_offset=i], Float32(1.0)) - sb_min(-x[unsafe_offset=i], alpha[])
 
             for i in range(sb_lo, sb_lo + sb_head):
                 sb_one(i)
@@ -155,7 +166,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
         else:
             def sb_vec[sb_w: Int](sb_k: Int) {imm}:
                 var i = sb_lo + sb_k
-                var sb_val = x.unsafe_load[width=sb_w](i).gt(Float32(1.0)).select(tanh(x.unsafe_load[width=sb_w](i)) + erf(-x.unsafe_load[width=sb_w](i)), sqrt(abs(log(x.unsafe_load[width=sb_w](i)))) * exp(-Float32(3.1415927))) + sb_max(x.unsafe_load[width=sb_w](i), SIMD[DType.float32, sb_w](Float32(1.0))) - sb_min(-x.unsafe_load[width=sb_w](i), SIMD[DType.float32, sb_w](alpha[]))
+                var sb_val = x.unsafe_load[width=sb_w](i).gt(Float32(1.0)).select(tanh(x.unsafe_load[width=sb_w](i)) + erf(-x.unsafe_load[width=sb_w](i)), sqrt(abs(log(x.unsafe_load[width=sb_w](i)))) * sb_exp_f32(-Float32(3.1415927))) + sb_max(x.unsafe_load[width=sb_w](i), SIMD[DType.float32, sb_w](Float32(1.0))) - sb_min(-x.unsafe_load[width=sb_w](i), SIMD[DType.float32, sb_w](alpha[]))
                 z.unsafe_store[width=sb_w](i, sb_val)
 
             vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
