@@ -254,12 +254,19 @@ std::string helper_text(MHelper h) {
       return "# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument\n"
              "# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39\n"
              "# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches\n"
-             "# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.\n"
+             "# 88.72. A scalar goes through f64 exp (well inside its range, and cheaper than a\n"
+             "# branch, which keeps the loop from vectorising); where a vector has a lane with\n"
+             "# |x| > 87, that lane's e^x is (e^(x/2))^2, rounded once at the end.\n"
              "@always_inline\n"
              "def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:\n"
+             "    comptime if w == 1:\n"
+             "        return exp(x.cast[DType.float64]()).cast[DType.float32]()\n"
+             "    var r = exp(x)\n"
              "    var far = abs(x).gt(87.0)\n"
-             "    var r = exp(far.select(x * 0.5, x))\n"
-             "    return far.select(r * r, r)\n";
+             "    if far.reduce_or():\n"
+             "        var h = exp(x * 0.5)\n"
+             "        r = far.select(h * h, r)\n"
+             "    return r\n";
     case MHelper::ExpF64:
       // Taylor coefficients 1/n! for n = 13 down to 2.
       {

@@ -98,12 +98,19 @@ def sb_f32_to_i32(x: Float32) -> Int32:
 # f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument
 # to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39
 # (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches
-# 88.72. Where |x| > 87, e^x is computed as (e^(x/2))^2, rounded once at the end.
+# 88.72. A scalar goes through f64 exp (well inside its range, and cheaper than a
+# branch, which keeps the loop from vectorising); where a vector has a lane with
+# |x| > 87, that lane's e^x is (e^(x/2))^2, rounded once at the end.
 @always_inline
 def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:
+    comptime if w == 1:
+        return exp(x.cast[DType.float64]()).cast[DType.float32]()
+    var r = exp(x)
     var far = abs(x).gt(87.0)
-    var r = exp(far.select(x * 0.5, x))
-    return far.select(r * r, r)
+    if far.reduce_or():
+        var h = exp(x * 0.5)
+        r = far.select(h * h, r)
+    return r
 
 
 # -----------------------------------------------------------------------------
