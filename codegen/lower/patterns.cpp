@@ -11,6 +11,10 @@ namespace sb {
 const char* const kContractionShape =
     "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), operands in either order or transposed, "
     "optionally inside an elementwise term such as `+ bias[j]`";
+const char* const kBatchedContractionShape =
+    "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), operands in either order or transposed, "
+    "optionally inside an elementwise term such as `+ bias[j]`; or a batch of them, c[b, i, j], "
+    "each operand read with b first (a[b, i, k]) or without it (a[i, k])";
 const char* const kScalarReductionShape =
     "d = sum|prod|max|min(k in 0..N: <expression of k>), optionally inside an elementwise term "
     "such as `sqrt(...)`";
@@ -216,16 +220,18 @@ bool match_row_reduce(const Spec& s, const Statement& st, ReduceMatch* m, std::s
   return true;
 }
 
-bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why) {
-  if (st.rank() != 2) {
-    *why = rank_text(st.rank()) + ", not 2";
-    return false;
-  }
+namespace {
+
+// match_matmul's rule with the output's indices (i, j) at vars base and base + 1: base 0 for a
+// rank-2 product, 1 for a batched one c[b, i, j], whose operands are each read either with b
+// first (a[b, i, k]) or without it (a[i, k], the same matrix for every b).
+bool match_product(const Spec& s, const Statement& st, int base, MatmulMatch* m, std::string* why) {
+  const size_t rank = st.rank();
   if (!one_outer_reduction(st, &m->red, why)) return false;
   const Expr& red = *m->red;
   const int k = red.ref;
   const IndexVar& kv = st.vars[k];
-  if (uses_any_output(*kv.lo, 2) || uses_any_output(*kv.hi, 2)) {
+  if (uses_any_output(*kv.lo, rank) || uses_any_output(*kv.hi, rank)) {
     *why = "the range of '" + kv.name + "' depends on an output index";
     return false;
   }
@@ -236,33 +242,53 @@ bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::strin
   }
   const std::vector<const Expr*> rs = reads_of(body);
   m->a = m->b = nullptr;
+  m->a_batched = m->b_batched = false;
+  const int i = base, j = base + 1;
   for (const Expr* r : rs) {
-    if (r->args.size() != 2) continue;
+    // The subscripts after the batch index, when the read has it.
+    size_t first = 0;
+    if (base == 1 && r->args.size() == 3 && is_var(*r->args[0], 0))
+      first = 1;
+    else if (r->args.size() != 2)
+      continue;
     // Either operand may be stored transposed: a[i, k] or a[k, i], b[k, j] or b[j, k].
-    const Expr& s0 = *r->args[0];
-    const Expr& s1 = *r->args[1];
-    if (!m->a && ((is_var(s0, 0) && is_var(s1, k)) || (is_var(s0, k) && is_var(s1, 0)))) {
+    const Expr& s0 = *r->args[first];
+    const Expr& s1 = *r->args[first + 1];
+    if (!m->a && ((is_var(s0, i) && is_var(s1, k)) || (is_var(s0, k) && is_var(s1, i)))) {
       m->a = r;
       m->a_k_inner = is_var(s1, k);
-    } else if (!m->b && ((is_var(s0, k) && is_var(s1, 1)) || (is_var(s0, 1) && is_var(s1, k)))) {
+      m->a_batched = first == 1;
+    } else if (!m->b && ((is_var(s0, k) && is_var(s1, j)) || (is_var(s0, j) && is_var(s1, k)))) {
       m->b = r;
       m->b_k_inner = is_var(s1, k);
+      m->b_batched = first == 1;
     }
   }
-  const std::string& i = st.vars[0].name;
-  const std::string& j = st.vars[1].name;
+  const std::string bt = base == 1 ? st.vars[0].name + ", " : "";
+  const std::string& iv = st.vars[i].name;
+  const std::string& jv = st.vars[j].name;
   if (!m->a || !m->b || rs.size() != 2) {
-    *why = "its reduction over '" + kv.name + "' does not read exactly a[" + i + ", " + kv.name +
-           "] and b[" + kv.name + ", " + j + "] (or their transposes; found '" +
+    *why = "its reduction over '" + kv.name + "' does not read exactly a[" + bt + iv + ", " +
+           kv.name + "] and b[" + bt + kv.name + ", " + jv + "] (or their transposes; found '" +
            to_string(body, s, &st) + "')";
     return false;
   }
   if (uses_outputs_outside(body, {m->a, m->b}, st.vars.size())) {
-    *why = "its reduction body uses an index outside the reads a[" + i + ", " + kv.name +
-           "] and b[" + kv.name + ", " + j + "]";
+    *why = "its reduction body uses an index outside the reads a[" + bt + iv + ", " + kv.name +
+           "] and b[" + bt + kv.name + ", " + jv + "]";
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why) {
+  if (st.rank() != 2) {
+    *why = rank_text(st.rank()) + ", not 2";
+    return false;
+  }
+  return match_product(s, st, 0, m, why);
 }
 
 bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std::string* why) {
@@ -389,7 +415,11 @@ GemmLayout gemm_layout(const Statement& st, const Contraction& m) {
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st) {
   MatmulMatch m;
   std::string why;
-  if (!st.rhs || st.out < 0 || !match_matmul(spec, st, &m, &why)) return std::nullopt;
+  // A product c[i, j], or a batch of them c[b, i, j].
+  const bool batched = st.rank() == 3;
+  if (!st.rhs || st.out < 0 || (st.rank() != 2 && !batched) ||
+      !match_product(spec, st, batched ? 1 : 0, &m, &why))
+    return std::nullopt;
   const DType type = spec.tensors[st.out].type;
   // The types with a GEMM: BLAS's s and d (the blocked GEMMs of cpu and mojo are written for the
   // same two).
@@ -415,8 +445,17 @@ std::optional<Contraction> match_contraction(const Spec& spec, const Statement& 
   c.epilogue = st.rhs.get() != m.red;
   c.x = m.a->ref;
   c.y = m.b->ref;
+  c.batched = batched;
+  c.x_batched = m.a_batched;
+  c.y_batched = m.b_batched;
   c.x_trans = !m.a_k_inner;  // x[k, i]
   c.y_trans = m.b_k_inner;   // y[j, k]: j first
+  return c;
+}
+
+std::optional<Contraction> match_single_contraction(const Spec& spec, const Statement& st) {
+  std::optional<Contraction> c = match_contraction(spec, st);
+  if (c && c->batched) return std::nullopt;
   return c;
 }
 

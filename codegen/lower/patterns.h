@@ -72,6 +72,8 @@ struct MatmulMatch {
   const Expr* b = nullptr;  // the read b[k, j] or b[j, k]
   bool a_k_inner = true;    // a[i, k]: k is a's last (contiguous) subscript
   bool b_k_inner = false;   // b[j, k]: k is b's last subscript
+  bool a_batched = false;   // a[b, ...]: read with the batch index first (batched products)
+  bool b_batched = false;
 };
 bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why);
 
@@ -105,10 +107,11 @@ bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* w
 // ---- Library-callable subsets -----------------------------------------------------------------
 
 // out[i, j] = sum(k in lo..hi: x(i, k) * y(k, j)), optionally inside an elementwise epilogue
-// (e.g. `+ bias[j]`, `max(..., 0.0)`, `alpha * ...`).
-//   - the output has rank 2; i = vars[0], j = vars[1];
+// (e.g. `+ bias[j]`, `max(..., 0.0)`, `alpha * ...`), or a batch of them, out[b, i, j].
+//   - the output has rank 2, i = vars[0], j = vars[1]; or rank 3, b = vars[0], i = vars[1],
+//     j = vars[2], each operand then read with b as its first subscript or without it;
 //   - the contraction is the rhs's only Reduce, a Sum over k whose bounds use neither i nor j;
-//   - its body is a product of two reads (either order) of rank-2 tensors without a boundary rule,
+//   - its body is a product of two reads (either order) of tensors without a boundary rule,
 //     each subscripted by bare index variables: one by {i, k} (either order) and one by {k, j}
 //     (either order);
 //   - the output, both operands, the product and the sum share one type, f32 or f64.
@@ -121,8 +124,20 @@ struct Contraction {
   bool y_trans = false;          // y is read y[j, k] rather than y[k, j]
   bool epilogue = false;         // the rhs is more than the sum
   DType type = DType::F32;
+  // A batch of products c[b, i, j] (output rank 3, b its first index): each operand is read with
+  // b first (x[b, i, k], the batch's own matrix) or without it (the same matrix for every b).
+  bool batched = false;
+  bool x_batched = false, y_batched = false;
+  // The dimension of the output that carries i, and of each operand that carries its first
+  // matrix index: 1 after a batch index, else 0.
+  int out_row_dim() const { return batched ? 1 : 0; }
+  int x_row_dim() const { return x_batched ? 1 : 0; }
+  int y_row_dim() const { return y_batched ? 1 : 0; }
 };
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st);
+// match_contraction without batches: for a lowering whose GEMM takes one product (mlir's block
+// products, cuBLAS's plain GEMM).
+std::optional<Contraction> match_single_contraction(const Spec& spec, const Statement& st);
 
 // A contraction's operands as a GEMM call takes them (BLAS, cuBLAS, the blocked GEMM): each
 // operand's step along each of its two indices, in elements, is 1 or the operand's row length
@@ -202,7 +217,8 @@ const Choice& choice_of(const Spec& spec, const Statement& st, const std::vector
 
 // One line describing the shapes a strategy accepts, for error messages, e.g.
 // "c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])".
-extern const char* const kContractionShape;
+extern const char* const kContractionShape;         // a single product
+extern const char* const kBatchedContractionShape;  // a single product or a batch
 extern const char* const kScalarReductionShape;
 extern const char* const kScanShape;
 

@@ -130,7 +130,7 @@ TEST(BlockedGemm, CpuPrinterKeepsTheCForm) {
   EXPECT_TRUE(has(c, "  sb_simd_f32 acc[sb_gemm_mr_f32][2];\n  #pragma GCC unroll 12\n")) << c;
   EXPECT_TRUE(has(c, "acc[r][0] += a * b0;")) << c;
   EXPECT_TRUE(has(c, "#pragma omp parallel for schedule(static) num_threads(nt)")) << c;
-  EXPECT_TRUE(has(c, "static float* sb_gemm_f32_scratch = NULL;"));
+  EXPECT_TRUE(has(c, "static thread_local float* sb_gemm_f32_scratch = NULL;"));
   EXPECT_TRUE(has(c, "aligned_alloc(64, ")) << c;
   EXPECT_TRUE(has(c, "sb_gemm_f32_scratch_cap = 0;\n      return 1;")) << c;
 }

@@ -56,10 +56,21 @@ const char* kMats =
     "  bias: {type: f32, shape: [N], role: in}\n"
     "  c: {type: f32, shape: [M, N], role: out}\n";
 
-// The match on the first statement; the spec stays alive for the pointers in the result.
+// The specs that contraction() loaded; they stay alive for the pointers in its results.
+std::deque<Loaded>& loaded_specs() {
+  static std::deque<Loaded> alive;
+  return alive;
+}
+
+// The spec of the latest contraction() call.
+const Spec& contraction_spec() {
+  return loaded_specs().back().spec;
+}
+
+// The match on the first statement.
 std::optional<Contraction> contraction(const std::string& compute,
                                        const std::string& tensors = kMats) {
-  static std::deque<Loaded> alive;
+  std::deque<Loaded>& alive = loaded_specs();
   alive.push_back(load(tensors, "  " + compute + "\n"));
   const Loaded& l = alive.back();
   EXPECT_EQ(l.error, "") << compute;
@@ -141,6 +152,53 @@ TEST(MatchContraction, F64) {
                        "  c: {type: f64, shape: [M, N], role: out}\n");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->type, DType::F64);
+}
+
+// Batches: the sizes M, N and K stand in for a batch count where a tensor needs one.
+const char* kBatches =
+    "  a: {type: f32, shape: [N, M, K], role: in}\n"
+    "  a2: {type: f32, shape: [M, K], role: in}\n"
+    "  ax: {type: f32, shape: [M, N, K], role: in}\n"
+    "  at: {type: f32, shape: [N, K, M], role: in}\n"
+    "  b: {type: f32, shape: [N, K, N], role: in}\n"
+    "  b2: {type: f32, shape: [K, N], role: in}\n"
+    "  bt: {type: f32, shape: [N, N, K], role: in}\n"
+    "  c: {type: f32, shape: [N, M, N], role: out}\n";
+
+TEST(MatchContraction, Batches) {
+  auto both = contraction("c[h, i, j] = sum(k in 0..K: a[h, i, k] * b[h, k, j])", kBatches);
+  ASSERT_TRUE(both);
+  EXPECT_TRUE(both->batched);
+  EXPECT_TRUE(both->x_batched);
+  EXPECT_TRUE(both->y_batched);
+  EXPECT_EQ(both->out_row_dim(), 1);
+  EXPECT_EQ(both->x_row_dim(), 1);
+  EXPECT_EQ(both->k, 3);
+  EXPECT_FALSE(match_single_contraction(contraction_spec(), contraction_spec().stmts[0]));
+
+  // One operand shared by every product, read without the batch index; transposed operands.
+  auto shared = contraction("c[h, i, j] = sum(k in 0..K: a2[i, k] * bt[h, j, k])", kBatches);
+  ASSERT_TRUE(shared);
+  EXPECT_FALSE(shared->x_batched);
+  EXPECT_EQ(shared->x_row_dim(), 0);
+  EXPECT_TRUE(shared->y_batched);
+  EXPECT_TRUE(shared->y_trans);
+  auto tt = contraction("c[h, i, j] = sum(k in 0..K: b2[k, j] * at[h, k, i]) + 1", kBatches);
+  ASSERT_TRUE(tt);
+  EXPECT_TRUE(tt->x_trans);
+  EXPECT_TRUE(tt->epilogue);
+  EXPECT_EQ(tt->x, 3);  // at carries i
+  EXPECT_FALSE(tt->y_batched);
+
+  // Not a batch: the batch index elsewhere than first, another batch's matrix, a batch index in
+  // the range, or a rank-4 output.
+  for (const char* c : {
+           "c[h, i, j] = sum(k in 0..K: ax[i, h, k] * b[h, k, j])",
+           "c[h, i, j] = sum(k in 0..K: a[0, i, k] * b[h, k, j])",
+           "c[h, i, j] = sum(k in 0..K: a[h, i, k] * b[j, k, h])",
+           "c[h, i, j] = sum(k in 0..K - h: a[h, i, k] * b[h, k, j])",
+       })
+    EXPECT_FALSE(contraction(c, kBatches)) << c;
 }
 
 TEST(MatchContraction, RejectsOtherShapes) {

@@ -580,7 +580,8 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
   g.x = L.tensor_name(m.x);
   g.y = L.tensor_name(m.y);
   g.c = L.tensor_name(st.out);
-  const std::string xw = L.extent(m.x, 1, kPrecMul), yw = L.extent(m.y, 1, kPrecMul);
+  const int xr = m.x_row_dim(), yr = m.y_row_dim(), cr = m.out_row_dim();
+  const std::string xw = L.extent(m.x, xr + 1, kPrecMul), yw = L.extent(m.y, yr + 1, kPrecMul);
   g.xs_i = o.x_i == GemmStep::Row ? xw : "1";
   g.xs_k = o.x_k == GemmStep::Row ? xw : "1";
   g.ys_k = o.y_k == GemmStep::Row ? yw : "1";
@@ -594,9 +595,20 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
     g.xp = g.x + " + " + lo + (o.x_k == GemmStep::Row ? " * " + xw : "");
     g.yp = g.y + " + " + lo + (o.y_k == GemmStep::Row ? " * " + yw : "");
   }
-  w.line("const int64_t sb_m = " + L.extent(st.out, 0, 0) + ";");
-  w.line("const int64_t sb_n = " + L.extent(st.out, 1, 0) + ";");
+  w.line("const int64_t sb_m = " + L.extent(st.out, cr, 0) + ";");
+  w.line("const int64_t sb_n = " + L.extent(st.out, cr + 1, 0) + ";");
   w.line("const int64_t sb_k = " + (o.k0 ? hi + " - " + lo : hi) + ";");
+  if (m.batched) {
+    // One product's matrix of an operand read with the batch index: its last two extents.
+    auto matrix = [&L](int t, bool batched) {
+      return batched ? L.extent(t, 1, kPrecMul) + " * " + L.extent(t, 2, kPrecMul + 1)
+                     : std::string("0");
+    };
+    w.line("const int64_t sb_batch = " + L.extent(st.out, 0, 0) + ";");
+    g.xs_b = matrix(m.x, m.x_batched);
+    g.ys_b = matrix(m.y, m.y_batched);
+    g.cs_b = "sb_m * sb_n";
+  }
   return g;
 }
 

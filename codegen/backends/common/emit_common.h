@@ -409,13 +409,17 @@ std::string paren(const std::string& text, int prec, int min_prec);
 // The operands of a GEMM call (BLAS, cuBLAS, the blocked GEMM) for contraction `m` lowered by
 // `L`, in C (their layout: gemm_layout, lower/patterns.h): the tensors' C names, the operands'
 // base pointers, offset along k to the sum's first k when its range does not start at 0, and
-// their steps. Writes `sb_m`, `sb_n` and `sb_k` (the output's extents and the length of the sum)
-// to `w`, after whatever the range's bounds hoist.
+// their steps. Writes `sb_m`, `sb_n` and `sb_k` (the extents of one product and the length of
+// the sum) to `w`, after whatever the range's bounds hoist; for a batch of products also
+// `sb_batch`, their count, and the steps from one product's operands and output to the next's.
 struct LibraryGemm {
   std::string x, y, c;     // the tensors
   std::string xp, yp;      // the pointers passed for x and y
   std::string xs_i, xs_k;  // x's steps along i and k: "1" or its row length
   std::string ys_k, ys_j;  // y's steps along k and j
+  // Batched: x's, y's and c's steps along the batch, in elements ("0" for an operand read
+  // without the batch index, the same matrix for every product); empty for a single product.
+  std::string xs_b, ys_b, cs_b;
 };
 LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 

@@ -62,7 +62,15 @@ bool is_contraction(const Spec& spec, const Statement& st) {
 }
 
 std::string contraction_needs() {
-  return std::string("a contraction statement, ") + kContractionShape;
+  return std::string("a contraction statement, ") + kBatchedContractionShape;
+}
+
+bool is_single_contraction(const Spec& spec, const Statement& st) {
+  return match_single_contraction(spec, st).has_value();
+}
+
+std::string single_contraction_needs() {
+  return std::string("a contraction statement of one product (no batch), ") + kContractionShape;
 }
 
 // The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
@@ -86,7 +94,8 @@ HostStrategy blocked_matmul_strategy(const std::string& others) {
   HostStrategy s;
   s.info = {"blocked_matmul",
             "contractions as a cache-blocked GEMM with packed panels and a register-blocked "
-            "micro-kernel; other statements as " +
+            "micro-kernel, one call per product of a batch (products too small for every thread "
+            "side by side); other statements as " +
                 others,
             {
                 {"mc", 128, 1, 1 << 16, false, "rows of the A block packed per thread (L2)"},

@@ -105,9 +105,12 @@ std::vector<ParamInfo> tile_params();
 // defaults (blocked_matmul's other statements).
 Tiles variant_tiles(const Variant& v, const StrategyInfo& info);
 
-// The shape check of a strategy that lowers contractions: match_contraction.
+// The shape check of a strategy that lowers contractions, batched or not: match_contraction.
 bool is_contraction(const Spec& spec, const Statement& st);
 // The needs text of such a strategy: "a contraction statement, <the shape>".
 std::string contraction_needs();
+// The same for a strategy that lowers single products only: match_single_contraction.
+bool is_single_contraction(const Spec& spec, const Statement& st);
+std::string single_contraction_needs();
 
 }  // namespace sb::host

@@ -1072,11 +1072,36 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
                          int64_t kc, int64_t nc, CodeWriter& w) {
   w.line("// " + gemm_comment(L.tensor_name(L.stmt().out), L.tensor_name(m.x), m.x_trans,
                               L.tensor_name(m.y), m.y_trans, mc, kc, nc));
-  const auto [x, y, c, xp, yp, xs_i, xs_k, ys_k, ys_j] = library_gemm(L, m, w);
+  const LibraryGemm g = library_gemm(L, m, w);
+  const std::string& c = g.c;
   const std::string sfx = dtype_name(m.type);
-  const std::vector<std::string> args =
-      gemm_args({"sb_m", "sb_n", "sb_k", xp, xs_i, xs_k, yp, ys_k, ys_j, c, "sb_n"}, mc, kc, nc);
-  w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
+  if (!m.batched) {
+    const std::vector<std::string> args =
+        gemm_args({"sb_m", "sb_n", "sb_k", g.xp, g.xs_i, g.xs_k, g.yp, g.ys_k, g.ys_j, c, "sb_n"},
+                  mc, kc, nc);
+    w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
+  } else {
+    // Product sb_b's operands and output: a step of the batch's stride, none for an operand
+    // that every product shares.
+    auto at = [](const std::string& p, const std::string& step) {
+      return step == "0" ? p : p + " + sb_b * " + step;
+    };
+    const std::vector<std::string> args =
+        gemm_args({"sb_m", "sb_n", "sb_k", at(g.xp, g.xs_b), g.xs_i, g.xs_k, at(g.yp, g.ys_b),
+                   g.ys_k, g.ys_j, at(c, g.cs_b), "sb_n"},
+                  mc, kc, nc);
+    w.line("// One GEMM per product of the batch. Products too small to use every thread (the");
+    w.line("// GEMM runs them on one) run side by side instead, one per thread.");
+    w.line("int sb_failed = 0;");
+    w.line(
+        "#pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * "
+        "(double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_" +
+        sfx + ")");
+    w.open("for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {");
+    w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) sb_failed = 1;", 2 * w.indent()));
+    w.close();
+    w.line("if (sb_failed) return 1;");
+  }
   bool streaming = false;
   if (E) {
     w.line("// The rest of the statement, elementwise, with the sum read back from " + c + ".");

@@ -328,9 +328,11 @@ void print_function(const Module& m, const Function& f, std::string& out) {
     if (s.kind != StmtKind::Alloc || s.scope != MemScope::HeapScratch || !s.persistent) return;
     const std::string g = f.name + "_" + s.name, T = type_c(s.type);
     out += "// The " + s.name + " buffer of " + f.name +
-           ", kept between calls (grown when too small, never\n// freed): a variant is not "
-           "called from two threads at once, and reusing it saves page faults\n// on every call.\n";
-    out += "static " + T + "* " + g + " = NULL;\nstatic size_t " + g + "_cap = 0;\n\n";
+           ", kept between calls (grown when too small, never\n// freed), one per thread: "
+           "a batch of products calls it from several threads at\n// once, and reusing it saves "
+           "page faults on every call.\n";
+    out += "static thread_local " + T + "* " + g + " = NULL;\nstatic thread_local size_t " + g +
+           "_cap = 0;\n\n";
   });
   for (const std::string& d : f.doc) out += "// " + d + "\n";
   std::vector<std::string> params;

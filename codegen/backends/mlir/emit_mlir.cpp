@@ -177,7 +177,7 @@ class Body {
     const std::vector<int> all_outer = outer_dims(st, in_row);
     auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
     std::optional<Contraction> contraction;
-    if (!in_row && gemm_) contraction = match_contraction(spec_, st);
+    if (!in_row && gemm_) contraction = match_single_contraction(spec_, st);
     if (contraction) {
       emit_gemm(st, *contraction);
     } else if (const Expr* scan = in_row ? nullptr : running_scan(spec_, st, /*rows=*/false)) {
@@ -1915,7 +1915,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     // that the contraction is a block product.
     auto has_gemm = [&](const RowGroup& g) {
       for (size_t k = g.first; gemm && k <= g.last; ++k)
-        if (match_contraction(spec, spec.stmts[k])) return true;
+        if (match_single_contraction(spec, spec.stmts[k])) return true;
       return false;
     };
     for (size_t k = 0; k < spec.stmts.size(); ++k) {

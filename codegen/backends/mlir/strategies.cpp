@@ -79,8 +79,8 @@ host::HostStrategy blocked_matmul() {
                            "bytes of a register tile's row (f32: 32 elements, f64: 16; two "
                            "AVX-512 registers)"});
   s.info.algorithm = "transform_gemm";
-  s.needs = host::contraction_needs();
-  s.matches = host::is_contraction;
+  s.needs = host::single_contraction_needs();
+  s.matches = host::is_single_contraction;
   s.schedule.gemm = host::Gemm::Transform;
   s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool) {
     return mlir_blocked_matmul_pipeline();

@@ -1611,7 +1611,9 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
   const Statement& st = L.stmt();
   const GemmLayout o = gemm_layout(st, m);
   const std::string x = L.tensor_name(m.x), y = L.tensor_name(m.y), c = L.tensor_name(st.out);
-  const std::string xw = L.extent(m.x, 1, kMMul), yw = L.extent(m.y, 1, kMMul);
+  const int cr = m.out_row_dim();
+  const std::string xw = L.extent(m.x, m.x_row_dim() + 1, kMMul);
+  const std::string yw = L.extent(m.y, m.y_row_dim() + 1, kMMul);
   auto step = [](GemmStep s, const std::string& row) { return s == GemmStep::Row ? row : "1"; };
   const std::string xs_i = step(o.x_i, xw), xs_k = step(o.x_k, xw);
   const std::string ys_k = step(o.y_k, yw), ys_j = step(o.y_j, yw);
@@ -1628,13 +1630,46 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
   L.needs().widths.insert(m.type);
   const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
   w.line("# " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
-  const std::vector<std::string> args =
-      gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
-                 ys_j, c, L.extent(st.out, 1, 0)},
-                mc, kc, nc);
   // sb_gemm_<t> returns non-zero where its buffers cannot be allocated; the Mojo backend does not
   // report that (alloc gives no null allocation to check).
-  w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+  if (!m.batched) {
+    const std::vector<std::string> args =
+        gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
+                   ys_j, c, L.extent(st.out, 1, 0)},
+                  mc, kc, nc);
+    w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+  } else {
+    // Product sb_b's operands and output: a step of the batch's stride, none for an operand
+    // read without the batch index (every product shares it). (sb_gm, sb_gn, sb_gk: the names
+    // sb_m, sb_n and sb_k are the epilogue's.)
+    auto at = [&](const std::string& p, int t, bool batched) {
+      if (!batched) return p;
+      return p + ".unsafe_offset(sb_b * " + L.extent(t, 1, kMMul) + " * " +
+             L.extent(t, 2, kMMul + 1) + ")";
+    };
+    w.line("var sb_gm = " + L.extent(st.out, cr, 0));
+    w.line("var sb_gn = " + L.extent(st.out, cr + 1, 0));
+    w.line("var sb_gk = " + kext);
+    const std::vector<std::string> args = gemm_args(
+        {"sb_gm", "sb_gn", "sb_gk", at(xp, m.x, m.x_batched), xs_i, xs_k, at(yp, m.y, m.y_batched),
+         ys_k, ys_j, c + ".unsafe_offset(sb_b * sb_gm * sb_gn)", "sb_gn"},
+        mc, kc, nc);
+    w.line("# One GEMM per product of the batch. Products too small to use every thread (the");
+    w.line("# GEMM runs them on one) run side by side instead, one per thread.");
+    w.open("def sb_product(sb_b: Int) {imm}:");
+    w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+    w.dedent();
+    w.line("");
+    w.open("if Float64(sb_gm) * Float64(sb_gn) * Float64(sb_gk) < Float64(sb_gemm_min_parallel_" +
+           sfx + "):");
+    w.line("parallelize(sb_product, " + L.extent(st.out, 0, 0) + ")");
+    w.dedent();
+    w.open("else:");
+    w.open("for sb_b in range(" + L.extent(st.out, 0, 0) + "):");
+    w.line("sb_product(sb_b)");
+    w.dedent();
+    w.dedent();
+  }
   if (!E) return false;
   w.line("# The rest of the statement, elementwise, with the sum read back from " + c + ".");
   return emit_vectorize_parallel(*E, w, Tiles{});

@@ -31,23 +31,44 @@ class VendorCpuEmitter final : public Emitter {
 bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, CodeWriter& w) {
   const LibraryGemm g = library_gemm(L, m, w);
   const std::string &x = g.x, &y = g.y, &c = g.c, &xp = g.xp, &yp = g.yp;
-  w.line("if (sb_m <= 0 || sb_n <= 0) return;");
+  const std::string count = m.batched ? "sb_batch * sb_m * sb_n" : "sb_m * sb_n";
+  w.line(std::string("if (sb_m <= 0 || sb_n <= 0") + (m.batched ? " || sb_batch <= 0" : "") +
+         ") return;");
   w.open("if (sb_k <= 0) {  // an empty sum");
-  w.line("for (int64_t sb_i = 0; sb_i < sb_m * sb_n; ++sb_i) " + c + "[sb_i] = " +
-         float_literal(0.0, m.type) + ";");
+  w.line("for (int64_t sb_i = 0; sb_i < " + count + "; ++sb_i) " + c +
+         "[sb_i] = " + float_literal(0.0, m.type) + ";");
   w.close("} else {");
   {
     CodeWriter inner(w.indent() + 1);
+    // Product sb_b's operands and output, for a batch: a step of the batch's stride, none for
+    // an operand that every product shares.
+    auto at = [&m](const std::string& p, const std::string& step) {
+      return !m.batched || step == "0" ? p : p + " + sb_b * " + step;
+    };
+    if (m.batched) {
+      inner.line("// One GEMM per product of the batch, each threaded by OpenBLAS.");
+      inner.open("for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {");
+    }
     const char* blas = scalar(m.type).blas_prefix;
     SB_ASSERT(blas, std::string("no BLAS GEMM of ") + dtype_name(m.type));
     inner.line("// " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y + (m.y_trans ? "^T" : "") +
                " (row-major)");
-    const std::vector<std::string> args = {
-        "CblasRowMajor", m.x_trans ? "CblasTrans" : "CblasNoTrans",
-        m.y_trans ? "CblasTrans" : "CblasNoTrans", "(int)sb_m", "(int)sb_n", "(int)sb_k",
-        float_literal(1.0, m.type), xp, "(int)" + L.extent(m.x, 1, kPrecUnary), yp,
-        "(int)" + L.extent(m.y, 1, kPrecUnary), float_literal(0.0, m.type), c, "(int)sb_n"};
+    const std::vector<std::string> args = {"CblasRowMajor",
+                                           m.x_trans ? "CblasTrans" : "CblasNoTrans",
+                                           m.y_trans ? "CblasTrans" : "CblasNoTrans",
+                                           "(int)sb_m",
+                                           "(int)sb_n",
+                                           "(int)sb_k",
+                                           float_literal(1.0, m.type),
+                                           at(xp, g.xs_b),
+                                           "(int)" + L.extent(m.x, m.x_row_dim() + 1, kPrecUnary),
+                                           at(yp, g.ys_b),
+                                           "(int)" + L.extent(m.y, m.y_row_dim() + 1, kPrecUnary),
+                                           float_literal(0.0, m.type),
+                                           at(c, g.cs_b),
+                                           "(int)sb_n"};
     inner.line(wrap_call(std::string("cblas_") + blas + "gemm", args, ";", 2 * inner.indent()));
+    if (m.batched) inner.close();
     w.raw(inner.str());
   }
   w.line("}");

@@ -10,10 +10,12 @@ namespace {
 // statement at a time: no row fusion).
 host::HostStrategy blas() {
   host::HostStrategy s;
-  s.info = {"blas",
-            "contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd",
-            {},
-            "vendor_gemm"};
+  s.info = {
+      "blas",
+      "contractions through OpenBLAS cblas_sgemm/cblas_dgemm, one call per product of a batch; "
+      "other statements as omp_simd",
+      {},
+      "vendor_gemm"};
   s.needs = host::contraction_needs();
   s.matches = host::is_contraction;
   s.schedule.parallel = true;

@@ -19,7 +19,7 @@
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd.
+// Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm, one call per product of a batch; other statements as omp_simd.
 
 // c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
 static void sb_openblas_s0(const float* __restrict a, const float* __restrict b,

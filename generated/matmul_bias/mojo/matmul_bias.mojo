@@ -394,7 +394,7 @@ def sb_vectorize_parallel_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
-# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as vectorize_parallel.
+# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
 
 # y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
 # y[r, o] = y[r, o] + bias[o]

@@ -84,7 +84,7 @@ static inline void sb_stream_fence(void) {
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd.
+// Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm, one call per product of a batch; other statements as omp_simd.
 
 // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
 SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict inp,

@@ -143,10 +143,10 @@ static inline void sb_gemm_tile_f32(int64_t kc, const float* __restrict ap,
 }
 
 // The scratch buffer of sb_gemm_f32, kept between calls (grown when too small, never
-// freed): a variant is not called from two threads at once, and reusing it saves page faults
-// on every call.
-static float* sb_gemm_f32_scratch = NULL;
-static size_t sb_gemm_f32_scratch_cap = 0;
+// freed), one per thread: a batch of products calls it from several threads at
+// once, and reusing it saves page faults on every call.
+static thread_local float* sb_gemm_f32_scratch = NULL;
+static thread_local size_t sb_gemm_f32_scratch_cap = 0;
 
 // C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
 // Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
@@ -283,7 +283,7 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict b,
   }
 }
 
-// Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as omp_simd.
+// Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as omp_simd.
 
 // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
 static int sb_blocked_matmul_s0(const float* __restrict a, const float* __restrict b,

@@ -367,7 +367,7 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
-# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as vectorize_parallel.
+# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
 
 # c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
 def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],

@@ -83,11 +83,11 @@ VendorCudaStrategy cublas_strategy() {
             "vendor_gemm"};
   s.shape = kContractionShape;
   s.matches = [](const Spec& spec, const Statement& st) {
-    return match_contraction(spec, st).has_value();
+    return match_single_contraction(spec, st).has_value();
   };
   s.lower = [](const Spec& spec, const Statement& st, const std::string& fn, FileParts& parts,
                StmtCode& out) {
-    std::optional<Contraction> m = match_contraction(spec, st);
+    std::optional<Contraction> m = match_single_contraction(spec, st);
     SB_ASSERT(m.has_value(), "cublas variant on a statement that is not a contraction");
     emit_cublas(spec, st, *m, parts.helpers, fn, out);
   };

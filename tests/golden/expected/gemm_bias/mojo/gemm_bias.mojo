@@ -709,7 +709,7 @@ def sb_vectorize_parallel_s1(p: Pointer[Float64, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
-# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as vectorize_parallel.
+# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
 
 # y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
 # y[i, j] = y[i, j] + bias[j]

@@ -87,7 +87,7 @@ static inline void sb_stream_fence(void) {
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm; other statements as omp_simd.
+// Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm, one call per product of a batch; other statements as omp_simd.
 
 // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
 SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict a, const float* __restrict bt,

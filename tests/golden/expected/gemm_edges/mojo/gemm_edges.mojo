@@ -388,7 +388,7 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
 
-# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel; other statements as vectorize_parallel.
+# Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
 
 # c[i, j] = max(sum(k in 0..K: a[i, k] * b[k, j]), 0.0)
 # c[i, j] = max(c[i, j], 0.0)
