@@ -1091,14 +1091,20 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
                    g.ys_k, g.ys_j, at(c, g.cs_b), "sb_n"},
                   mc, kc, nc);
     w.line("// One GEMM per product of the batch. Products too small to use every thread (the");
-    w.line("// GEMM runs them on one) run side by side instead, one per thread.");
+    w.line("// GEMM runs them on one) run side by side instead, one per thread; larger ones one");
+    w.line("// after another, each on every thread, outside any parallel region (a team nested in");
+    w.line("// one, even an inactive one, starts new threads on every call).");
     w.line("int sb_failed = 0;");
-    w.line(
-        "#pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * "
-        "(double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_" +
-        sfx + ")");
+    w.open("if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_" + sfx +
+           ") {");
+    w.line("#pragma omp parallel for schedule(static) reduction(|:sb_failed)");
     w.open("for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {");
     w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) sb_failed = 1;", 2 * w.indent()));
+    w.close();
+    w.close_open("} else {");
+    w.open("for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {");
+    w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) sb_failed = 1;", 2 * w.indent()));
+    w.close();
     w.close();
     w.line("if (sb_failed) return 1;");
   }

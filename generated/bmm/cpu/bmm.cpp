@@ -300,12 +300,21 @@ static int sb_blocked_matmul_s0(const float* __restrict a, const float* __restri
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
-                    c + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
+                      c + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
+                      c + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;

@@ -650,12 +650,21 @@ static int sb_blocked_matmul_s0(const float* __restrict a, const float* __restri
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
-                    c + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
+                      c + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
+                      c + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;
@@ -673,12 +682,21 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s1(const float* __restrict a,
   const int64_t sb_k = K - L;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, a + L + sb_b * M * K, K, 1, wt + L, 1, K,
-                    d + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + L + sb_b * M * K, K, 1, wt + L, 1, K,
+                      d + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + L + sb_b * M * K, K, 1, wt + L, 1, K,
+                      d + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   // The rest of the statement, elementwise, with the sum read back from d.
@@ -742,12 +760,21 @@ static int sb_blocked_matmul_s2(const float* __restrict wt, const float* __restr
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, at + sb_b * K * M, 1, M, wt, 1, K, e + sb_b * sb_m * sb_n,
-                    sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, at + sb_b * K * M, 1, M, wt, 1, K, e + sb_b * sb_m * sb_n,
+                      sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, at + sb_b * K * M, 1, M, wt, 1, K, e + sb_b * sb_m * sb_n,
+                      sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;
@@ -763,12 +790,21 @@ static int sb_blocked_matmul_s3(const double* __restrict x, const double* __rest
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f64)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f64(sb_m, sb_n, sb_k, x, K, 1, y + sb_b * N * K, 1, K, g + sb_b * sb_m * sb_n, sb_n,
-                    128, 512, 4096) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f64) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f64(sb_m, sb_n, sb_k, x, K, 1, y + sb_b * N * K, 1, K, g + sb_b * sb_m * sb_n,
+                      sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f64(sb_m, sb_n, sb_k, x, K, 1, y + sb_b * N * K, 1, K, g + sb_b * sb_m * sb_n,
+                      sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;
@@ -855,12 +891,21 @@ static int sb_odd_s0(const float* __restrict a, const float* __restrict w, float
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
-                    c + sb_b * sb_m * sb_n, sb_n, 5, 3, 9) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
+                      c + sb_b * sb_m * sb_n, sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + sb_b * M * K, K, 1, w + sb_b * K * N, N, 1,
+                      c + sb_b * sb_m * sb_n, sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;
@@ -877,12 +922,21 @@ SB_STREAM_KERNEL static int sb_odd_s1(const float* __restrict a, const float* __
   const int64_t sb_k = K - L;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, a + L + sb_b * M * K, K, 1, wt + L, 1, K,
-                    d + sb_b * sb_m * sb_n, sb_n, 5, 3, 9) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + L + sb_b * M * K, K, 1, wt + L, 1, K,
+                      d + sb_b * sb_m * sb_n, sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, a + L + sb_b * M * K, K, 1, wt + L, 1, K,
+                      d + sb_b * sb_m * sb_n, sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   // The rest of the statement, elementwise, with the sum read back from d.
@@ -945,12 +999,21 @@ static int sb_odd_s2(const float* __restrict wt, const float* __restrict at, flo
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f32(sb_m, sb_n, sb_k, at + sb_b * K * M, 1, M, wt, 1, K, e + sb_b * sb_m * sb_n,
-                    sb_n, 5, 3, 9) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, at + sb_b * K * M, 1, M, wt, 1, K, e + sb_b * sb_m * sb_n,
+                      sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, at + sb_b * K * M, 1, M, wt, 1, K, e + sb_b * sb_m * sb_n,
+                      sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;
@@ -965,12 +1028,21 @@ static int sb_odd_s3(const double* __restrict x, const double* __restrict y, dou
   const int64_t sb_k = K;
   const int64_t sb_batch = B;
   // One GEMM per product of the batch. Products too small to use every thread (the
-  // GEMM runs them on one) run side by side instead, one per thread.
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
   int sb_failed = 0;
-  #pragma omp parallel for schedule(static) reduction(|:sb_failed) if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f64)
-  for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
-    if (sb_gemm_f64(sb_m, sb_n, sb_k, x, K, 1, y + sb_b * N * K, 1, K, g + sb_b * sb_m * sb_n, sb_n,
-                    5, 3, 9) != 0) sb_failed = 1;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f64) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f64(sb_m, sb_n, sb_k, x, K, 1, y + sb_b * N * K, 1, K, g + sb_b * sb_m * sb_n,
+                      sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f64(sb_m, sb_n, sb_k, x, K, 1, y + sb_b * N * K, 1, K, g + sb_b * sb_m * sb_n,
+                      sb_n, 5, 3, 9) != 0) sb_failed = 1;
+    }
   }
   if (sb_failed) return 1;
   return 0;
