@@ -12,12 +12,20 @@
 //   7  y       f32[BH, T, D]  out
 // Sizes (ABI order): BH, T, D
 // Variants:
-//   loops     strategy loops
-//   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
+//   loops           strategy loops
+//   omp_simd        strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
+//   blocked_matmul  strategy blocked_matmul: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "specbench_abi.h"
 
@@ -40,6 +48,280 @@ static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a 
 #define SB_VECTOR_MATH
 #endif
 extern "C" SB_VECTOR_MATH float sb_vec_expf(float) noexcept __asm__("expf");
+
+// -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+// -----------------------------------------------------------------------------
+// Blocked GEMM: packing, register-blocked micro-kernel, cache blocking
+// -----------------------------------------------------------------------------
+
+// Native vectors: the widest of AVX-512, AVX and SSE that the compiler targets. GCC vector
+// extensions leave the instruction choice to the compiler (-O3 -march=native); loads and
+// stores go through memcpy and assume no alignment.
+#if defined(__AVX512F__)
+#define SB_SIMD_BYTES 64
+#elif defined(__AVX__)
+#define SB_SIMD_BYTES 32
+#else
+#define SB_SIMD_BYTES 16
+#endif
+typedef float sb_simd_f32 __attribute__((vector_size(SB_SIMD_BYTES)));
+static inline sb_simd_f32 sb_simd_load_f32(const float* p) {
+  sb_simd_f32 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void sb_simd_store_f32(float* p, sb_simd_f32 v) { memcpy(p, &v, sizeof v); }
+
+// The worker threads OpenMP offers (1 without OpenMP).
+static inline int64_t sb_workers(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// The blocked GEMM for f32 (lower/blocked_gemm), target cpu.
+// sb_gemm_vl_f32: lanes of a native vector.
+static constexpr int64_t sb_gemm_vl_f32 = (int64_t)(SB_SIMD_BYTES / sizeof(float));
+// sb_gemm_mr_f32: tile rows: 2 * MR accumulators, 12 x 2 in AVX-512's 32 registers, 6 x 2 in AVX's 16.
+static constexpr int64_t sb_gemm_mr_f32 = sb_gemm_vl_f32 * 4 >= 64 ? 12 : sb_gemm_vl_f32 * 4 >= 32 ? 6 : 4;
+// sb_gemm_nr_f32: tile columns: two native vectors.
+static constexpr int64_t sb_gemm_nr_f32 = 2 * sb_gemm_vl_f32;
+// sb_gemm_min_parallel_f32: fewer multiply-adds than this run on one thread.
+static constexpr int64_t sb_gemm_min_parallel_f32 = 4194304;
+
+// Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] =
+// X(r, p), zero for r >= h.
+static inline void sb_gemm_pack_x_f32(int64_t kc, int64_t h, const float* x, int64_t xs_i,
+                                      int64_t xs_k, float* __restrict dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int64_t r = 0; r < h; ++r) {
+      dst[p * sb_gemm_mr_f32 + r] = x[r * xs_i + p * xs_k];
+    }
+    for (int64_t r = h; r < sb_gemm_mr_f32; ++r) {
+      dst[p * sb_gemm_mr_f32 + r] = 0.0f;
+    }
+  }
+}
+
+// Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + q] =
+// Y(p, q), zero for q >= w.
+static inline void sb_gemm_pack_y_f32(int64_t kc, int64_t w, const float* y, int64_t ys_k,
+                                      int64_t ys_j, float* __restrict dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int64_t q = 0; q < w; ++q) {
+      dst[p * sb_gemm_nr_f32 + q] = y[p * ys_k + q * ys_j];
+    }
+    for (int64_t q = w; q < sb_gemm_nr_f32; ++q) {
+      dst[p * sb_gemm_nr_f32 + q] = 0.0f;
+    }
+  }
+}
+
+// The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X
+// (kc x MR) and a packed strip of Y (kc x NR), accumulated in MR x 2 vector registers.
+// Ragged tiles (mr < MR or nr < NR) go through a local tile.
+static inline void sb_gemm_tile_f32(int64_t kc, const float* __restrict ap,
+                                    const float* __restrict bp, float* __restrict c, int64_t ldc,
+                                    int64_t mr, int64_t nr, bool accumulate) {
+  sb_simd_f32 acc[sb_gemm_mr_f32][2];
+  #pragma GCC unroll 12
+  for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+    acc[r][0] = (sb_simd_f32){};
+    acc[r][1] = (sb_simd_f32){};
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const sb_simd_f32 b0 = sb_simd_load_f32(bp + p * sb_gemm_nr_f32);
+    const sb_simd_f32 b1 = sb_simd_load_f32(bp + (p * sb_gemm_nr_f32 + sb_gemm_vl_f32));
+    #pragma GCC unroll 12
+    for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+      const float a = ap[p * sb_gemm_mr_f32 + r];
+      acc[r][0] += a * b0;
+      acc[r][1] += a * b1;
+    }
+  }
+  if (mr == sb_gemm_mr_f32 && nr == sb_gemm_nr_f32) {
+    // A whole tile: straight from the registers to C.
+    #pragma GCC unroll 12
+    for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+      if (accumulate) {
+        acc[r][0] += sb_simd_load_f32(c + r * ldc);
+        acc[r][1] += sb_simd_load_f32(c + (r * ldc + sb_gemm_vl_f32));
+      }
+      sb_simd_store_f32(c + r * ldc, acc[r][0]);
+      sb_simd_store_f32(c + (r * ldc + sb_gemm_vl_f32), acc[r][1]);
+    }
+    return;
+  }
+  float tile[sb_gemm_mr_f32 * sb_gemm_nr_f32];
+  #pragma GCC unroll 12
+  for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+    sb_simd_store_f32(tile + r * sb_gemm_nr_f32, acc[r][0]);
+    sb_simd_store_f32(tile + (r * sb_gemm_nr_f32 + sb_gemm_vl_f32), acc[r][1]);
+  }
+  for (int64_t r = 0; r < mr; ++r) {
+    for (int64_t q = 0; q < nr; ++q) {
+      float v = tile[r * sb_gemm_nr_f32 + q];
+      if (accumulate) {
+        v += c[r * ldc + q];
+      }
+      c[r * ldc + q] = v;
+    }
+  }
+}
+
+// The scratch buffer of sb_gemm_f32, kept between calls (grown when too small, never
+// freed), one per thread: a batch of products calls it from several threads at
+// once, and reusing it saves page faults on every call.
+static thread_local float* sb_gemm_f32_scratch = NULL;
+static thread_local size_t sb_gemm_f32_scratch_cap = 0;
+
+// C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
+// Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
+// blocking: the mc-row blocks of C are split evenly over the threads (mc is adjusted for
+// that); for each nc-wide column block and kc-deep slice, a thread packs the kc x nc panel of
+// Y into NR-wide strips (L3) and each of its row blocks of X into MR-tall strips (L2), then
+// runs the micro-kernel over the block's MR x NR tiles, a strip of Y staying in L1. Each
+// thread packs its own panel of Y (a little more packing, but no barrier inside the loops: a
+// thread that loses its core to another process delays nobody until the end). Returns 0, or
+// 1 when the packing buffers cannot be allocated.
+static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int64_t xs_i,
+                           int64_t xs_k, const float* y, int64_t ys_k, int64_t ys_j, float* c,
+                           int64_t ldc, int64_t mc_in, int64_t kc_in, int64_t nc_in) {
+  if (M <= 0 || N <= 0) {
+    return 0;
+  }
+  if (K <= 0) {
+    // An empty sum.
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        c[i * ldc + j] = 0.0f;
+      }
+    }
+    return 0;
+  }
+  int64_t nt = 1;
+  if ((double)M * (double)N * (double)K >= (double)sb_gemm_min_parallel_f32) {
+    nt = sb_workers();
+  }
+  const int64_t kc = kc_in < K ? kc_in : K;
+  const int64_t nc = ((nc_in < N ? nc_in : N) + sb_gemm_nr_f32 - 1) / sb_gemm_nr_f32 * sb_gemm_nr_f32;
+  // mc: the row blocks split evenly over the threads, a whole number of MR strips.
+  int64_t blocks = (M + mc_in - 1) / mc_in;
+  blocks = (blocks + nt - 1) / nt * nt;
+  const int64_t mc = ((M + blocks - 1) / blocks + sb_gemm_mr_f32 - 1) / sb_gemm_mr_f32 * sb_gemm_mr_f32;
+  const int64_t blocks_total = (M + mc - 1) / mc;
+  const int64_t b_elems = (kc * nc + 16 - 1) / 16 * 16;
+  const int64_t a_elems = (kc * mc + 16 - 1) / 16 * 16;
+  if (sb_gemm_f32_scratch_cap < (size_t)((b_elems + a_elems) * nt)) {
+    free(sb_gemm_f32_scratch);
+    sb_gemm_f32_scratch_cap = (size_t)((b_elems + a_elems) * nt);
+    sb_gemm_f32_scratch = (float*)aligned_alloc(64, (sb_gemm_f32_scratch_cap * sizeof(float) + 63) / 64 * 64);
+    if (!sb_gemm_f32_scratch) {
+      sb_gemm_f32_scratch_cap = 0;
+      return 1;
+    }
+  }
+  float* const scratch = sb_gemm_f32_scratch;
+  #pragma omp parallel for schedule(static) num_threads(nt)
+  for (int64_t t = 0; t < nt; ++t) {
+    // This thread's row blocks [b0, b1), its own packed panels: no barrier until the end.
+    float* bp = scratch + (b_elems + a_elems) * t;
+    float* ap = bp + b_elems;
+    const int64_t b0 = blocks_total * t / nt;
+    const int64_t b1 = blocks_total * (t + 1) / nt;
+    if (b0 < b1) {
+      for (int64_t jc = 0; jc < N; jc += nc) {
+        const int64_t ncur = nc < N - jc ? nc : N - jc;
+        for (int64_t pc = 0; pc < K; pc += kc) {
+          const int64_t kcur = kc < K - pc ? kc : K - pc;
+          for (int64_t jp = 0; jp < ncur; jp += sb_gemm_nr_f32) {
+            sb_gemm_pack_y_f32(kcur, sb_gemm_nr_f32 < ncur - jp ? sb_gemm_nr_f32 : ncur - jp,
+                               y + (pc * ys_k + (jc + jp) * ys_j), ys_k, ys_j, bp + jp * kcur);
+          }
+          for (int64_t blk = b0; blk < b1; ++blk) {
+            const int64_t ic = blk * mc;
+            const int64_t mcur = mc < M - ic ? mc : M - ic;
+            for (int64_t ip = 0; ip < mcur; ip += sb_gemm_mr_f32) {
+              sb_gemm_pack_x_f32(kcur, sb_gemm_mr_f32 < mcur - ip ? sb_gemm_mr_f32 : mcur - ip,
+                                 x + ((ic + ip) * xs_i + pc * xs_k), xs_i, xs_k, ap + ip * kcur);
+            }
+            for (int64_t jr = 0; jr < ncur; jr += sb_gemm_nr_f32) {
+              for (int64_t ir = 0; ir < mcur; ir += sb_gemm_mr_f32) {
+                sb_gemm_tile_f32(kcur, ap + ir * kcur, bp + jr * kcur,
+                                 c + ((ic + ir) * ldc + jc + jr), ldc,
+                                 sb_gemm_mr_f32 < mcur - ir ? sb_gemm_mr_f32 : mcur - ir,
+                                 sb_gemm_nr_f32 < ncur - jr ? sb_gemm_nr_f32 : ncur - jr, pc > 0);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -222,6 +504,253 @@ static int sb_omp_simd_s0_4(const float* __restrict q, const float* __restrict k
   return sb_failed;
 }
 
+// Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as omp_simd.
+
+// s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict q,
+                                                 const float* __restrict k, float* __restrict s,
+                                                 const int64_t BH, const int64_t T,
+                                                 const int64_t D) {
+  // s = q * k^T, blocked with mc = 128, kc = 512, nc = 4096.
+  const int64_t sb_m = T;
+  const int64_t sb_n = T;
+  const int64_t sb_k = D;
+  const int64_t sb_batch = BH;
+  // One GEMM per product of the batch. Products too small to use every thread (the
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
+  int sb_failed = 0;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, q + sb_b * T * D, D, 1, k + sb_b * T * D, 1, D,
+                      s + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, q + sb_b * T * D, D, 1, k + sb_b * T * D, 1, D,
+                      s + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  }
+  if (sb_failed) return 1;
+  // The rest of the statement, elementwise, with the sum read back from s.
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (BH * T * T);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(3)
+      for (int64_t h = 0; h < BH; ++h) {
+        for (int64_t i = 0; i < T; ++i) {
+          for (int64_t sb_b = 0; sb_b < T; sb_b += SB_STREAM_BLOCK) {
+            const int64_t sb_e = T - sb_b < SB_STREAM_BLOCK ? T : sb_b + SB_STREAM_BLOCK;
+            {
+              const int64_t sb_h = sb_b + sb_head_elems(&s[(h * T + i) * T + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+              #pragma omp simd
+              for (int64_t j = sb_b; j < sb_h; ++j) {
+                s[(h * T + i) * T + j] = s[(h * T + i) * T + j] / sqrtf((float)D);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = s[(h * T + i) * T + j] / sqrtf((float)D);
+                }
+                sb_store_line(&s[(h * T + i) * T + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < sb_e; ++j) {
+                s[(h * T + i) * T + j] = s[(h * T + i) * T + j] / sqrtf((float)D);
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t h = 0; h < BH; ++h) {
+      for (int64_t i = 0; i < T; ++i) {
+        #pragma omp simd
+        for (int64_t j = 0; j < T; ++j) {
+          s[(h * T + i) * T + j] = s[(h * T + i) * T + j] / sqrtf((float)D);
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+// rowmax[h, i] = max(j in 0..T: s[h, i, j])
+static void sb_blocked_matmul_s1(const float* __restrict s, float* __restrict rowmax,
+                                 const int64_t BH, const int64_t T) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t h = 0; h < BH; ++h) {
+    for (int64_t i = 0; i < T; ++i) {
+      float sb_acc0 = -INFINITY;
+      #pragma omp simd reduction(max:sb_acc0)
+      for (int64_t j = 0; j < T; ++j) {
+        sb_acc0 = sb_max_f32(sb_acc0, s[(h * T + i) * T + j]);
+      }
+      rowmax[h * T + i] = sb_acc0;
+    }
+  }
+}
+
+// p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+SB_STREAM_KERNEL static void sb_blocked_matmul_s2(const float* __restrict s,
+                                                  const float* __restrict rowmax,
+                                                  float* __restrict p, const int64_t BH,
+                                                  const int64_t T) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (BH * T * T) + 4 * (BH * T) + 4 * (BH * T * T);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(3)
+      for (int64_t h = 0; h < BH; ++h) {
+        for (int64_t i = 0; i < T; ++i) {
+          for (int64_t sb_b = 0; sb_b < T; sb_b += SB_STREAM_BLOCK) {
+            const int64_t sb_e = T - sb_b < SB_STREAM_BLOCK ? T : sb_b + SB_STREAM_BLOCK;
+            {
+              const int64_t sb_h = sb_b + sb_head_elems(&p[(h * T + i) * T + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+              #pragma omp simd
+              for (int64_t j = sb_b; j < sb_h; ++j) {
+                p[(h * T + i) * T + j] = sb_vec_expf(s[(h * T + i) * T + j] - rowmax[h * T + i]);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = sb_vec_expf(s[(h * T + i) * T + j] - rowmax[h * T + i]);
+                }
+                sb_store_line(&p[(h * T + i) * T + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < sb_e; ++j) {
+                p[(h * T + i) * T + j] = sb_vec_expf(s[(h * T + i) * T + j] - rowmax[h * T + i]);
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t h = 0; h < BH; ++h) {
+      for (int64_t i = 0; i < T; ++i) {
+        #pragma omp simd
+        for (int64_t j = 0; j < T; ++j) {
+          p[(h * T + i) * T + j] = sb_vec_expf(s[(h * T + i) * T + j] - rowmax[h * T + i]);
+        }
+      }
+    }
+  }
+}
+
+// rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+static void sb_blocked_matmul_s3(const float* __restrict p, float* __restrict rowsum,
+                                 const int64_t BH, const int64_t T) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t h = 0; h < BH; ++h) {
+    for (int64_t i = 0; i < T; ++i) {
+      float sb_acc0 = 0.0f;
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int64_t j = 0; j < T; ++j) {
+        sb_acc0 += p[(h * T + i) * T + j];
+      }
+      rowsum[h * T + i] = sb_acc0;
+    }
+  }
+}
+
+// y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+SB_STREAM_KERNEL static int sb_blocked_matmul_s4(const float* __restrict v,
+                                                 const float* __restrict p,
+                                                 const float* __restrict rowsum,
+                                                 float* __restrict y, const int64_t BH,
+                                                 const int64_t T, const int64_t D) {
+  // y = p * v, blocked with mc = 128, kc = 512, nc = 4096.
+  const int64_t sb_m = T;
+  const int64_t sb_n = D;
+  const int64_t sb_k = T;
+  const int64_t sb_batch = BH;
+  // One GEMM per product of the batch. Products too small to use every thread (the
+  // GEMM runs them on one) run side by side instead, one per thread; larger ones one
+  // after another, each on every thread, outside any parallel region (a team nested in
+  // one, even an inactive one, starts new threads on every call).
+  int sb_failed = 0;
+  if ((double)sb_m * (double)sb_n * (double)sb_k < (double)sb_gemm_min_parallel_f32) {
+    #pragma omp parallel for schedule(static) reduction(|:sb_failed)
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, p + sb_b * T * T, T, 1, v + sb_b * T * D, D, 1,
+                      y + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  } else {
+    for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {
+      if (sb_gemm_f32(sb_m, sb_n, sb_k, p + sb_b * T * T, T, 1, v + sb_b * T * D, D, 1,
+                      y + sb_b * sb_m * sb_n, sb_n, 128, 512, 4096) != 0) sb_failed = 1;
+    }
+  }
+  if (sb_failed) return 1;
+  // The rest of the statement, elementwise, with the sum read back from y.
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (BH * T) + 4 * (BH * T * D);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(3)
+      for (int64_t h = 0; h < BH; ++h) {
+        for (int64_t i = 0; i < T; ++i) {
+          for (int64_t sb_b = 0; sb_b < D; sb_b += SB_STREAM_BLOCK) {
+            const int64_t sb_e = D - sb_b < SB_STREAM_BLOCK ? D : sb_b + SB_STREAM_BLOCK;
+            {
+              const int64_t sb_h = sb_b + sb_head_elems(&y[(h * T + i) * D + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+              #pragma omp simd
+              for (int64_t e = sb_b; e < sb_h; ++e) {
+                y[(h * T + i) * D + e] = y[(h * T + i) * D + e] / rowsum[h * T + i];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t e = sb_j + sb_q;
+                  sb_line[sb_q] = y[(h * T + i) * D + e] / rowsum[h * T + i];
+                }
+                sb_store_line(&y[(h * T + i) * D + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t e = sb_j; e < sb_e; ++e) {
+                y[(h * T + i) * D + e] = y[(h * T + i) * D + e] / rowsum[h * T + i];
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t h = 0; h < BH; ++h) {
+      for (int64_t i = 0; i < T; ++i) {
+        #pragma omp simd
+        for (int64_t e = 0; e < D; ++e) {
+          y[(h * T + i) * D + e] = y[(h * T + i) * D + e] / rowsum[h * T + i];
+        }
+      }
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -280,6 +809,33 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant blocked_matmul (strategy blocked_matmul).
+static int sb_variant_blocked_matmul(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* rowmax = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* rowsum = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const int64_t BH = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t D = sb_a->sizes[2];
+
+  // s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+  if (sb_blocked_matmul_s0(q, k, s, BH, T, D) != 0) return 1;
+  // rowmax[h, i] = max(j in 0..T: s[h, i, j])
+  sb_blocked_matmul_s1(s, rowmax, BH, T);
+  // p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+  sb_blocked_matmul_s2(s, rowmax, p, BH, T);
+  // rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+  sb_blocked_matmul_s3(p, rowsum, BH, T);
+  // y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+  if (sb_blocked_matmul_s4(v, p, rowsum, y, BH, T, D) != 0) return 1;
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -287,6 +843,7 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"loops", sb_variant_loops},
     {"omp_simd", sb_variant_omp_simd},
+    {"blocked_matmul", sb_variant_blocked_matmul},
 };
 
 static const sb_module sb_module_info = {
@@ -295,7 +852,7 @@ static const sb_module sb_module_info = {
     "cpu",   // backend
     8,       // tensors
     3,       // sizes
-    2,       // variants
+    3,       // variants
     sb_variants,
 };
 
