@@ -366,6 +366,7 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
     if (e.is_regular_file() && e.path() != fs::path(job.abi_header)) headers.push_back(e.path());
   }
   std::sort(headers.begin(), headers.end());
+  for (const std::string& h : job.cmd.key_headers) headers.push_back(h);
   for (const auto& h : headers) {
     std::string text;
     if (!read_text(h.string(), text)) {

@@ -24,6 +24,9 @@ struct CompileCommand {
   std::string compiler;  // absolute path or a name looked up in PATH; empty = not available
   std::vector<std::string> flags;
   std::string label;  // short name for progress lines: "g++", "nvcc"
+  // Headers outside the ABI folder that the module includes (cudasim's cuda_runtime.h): their
+  // text enters the cache key, so a changed header rebuilds the modules compiled against it.
+  std::vector<std::string> key_headers = {};
 };
 
 // Settings shared by every backend's compile command.

@@ -599,7 +599,7 @@ void* dynamic_shared(size_t* bytes) {
 
 ShadowCell* dynamic_shadow(size_t cells) {
   Block& b = *t_block;
-  if (b.dyn_shadow.size() < cells) b.dyn_shadow.assign(cells, ShadowCell{0, -1, -1, 0});
+  if (b.dyn_shadow.size() < cells) b.dyn_shadow.assign(cells, ShadowCell{0, -1, -1, 0, 0});
   return b.dyn_shadow.data();
 }
 
@@ -615,11 +615,12 @@ void shared_access(ShadowCell* cells, size_t, size_t index, bool write, const ch
   if (!f) return;
   Block& b = *t_block;
   ShadowCell& c = cells[index];
-  if (c.epoch != t_epoch) c = ShadowCell{t_epoch, -1, -1, 0};
+  if (c.epoch != t_epoch) c = ShadowCell{t_epoch, -1, -1, 0, 0};
   uint32_t ws = b.warp_sync[f->warp];
   int me = f->linear;
-  // Lanes of one warp are ordered by a warp operation completed between their accesses.
-  auto ordered = [&](int other) { return other / 32 == f->warp && ws != c.warp_sync; };
+  // Lanes of one warp are ordered by a warp operation completed between their accesses: `at` is
+  // the warp's count of completed operations when the other access happened.
+  auto ordered = [&](int other, uint32_t at) { return other / 32 == f->warp && ws != at; };
   auto race = [&](int other, const char* other_did) {
     char addr[32];
     std::snprintf(addr, sizeof addr, "%p", address);
@@ -628,16 +629,19 @@ void shared_access(ShadowCell* cells, size_t, size_t index, bool write, const ch
                 "] (address " + addr + "): " + thread_str(*f) + (write ? " writes" : " reads") +
                 " it and " + who + " " + other_did + " it in the same barrier interval");
   };
-  if (c.writer >= 0 && c.writer != me && !ordered(c.writer)) return race(c.writer, "wrote");
+  if (c.writer >= 0 && c.writer != me && !ordered(c.writer, c.write_sync))
+    return race(c.writer, "wrote");
   if (write) {
     if (c.reader == -2) return race(-1, "read");
-    if (c.reader >= 0 && c.reader != me && !ordered(c.reader)) return race(c.reader, "read");
+    if (c.reader >= 0 && c.reader != me && !ordered(c.reader, c.read_sync))
+      return race(c.reader, "read");
     c.writer = me;
     c.reader = -1;
+    c.write_sync = ws;
   } else {
     c.reader = (c.reader == -1 || c.reader == me) ? me : -2;
+    c.read_sync = ws;
   }
-  c.warp_sync = ws;
 }
 
 void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* file, int line,

@@ -37,7 +37,8 @@ class CudasimRuntime : public HostRuntime {
          "asan-globals=0", "-x", "c++", "-I" + std::string(SPECBENCH_CUDASIM_INCLUDE),
          "-I" + opt.abi_dir, "-Wl,--no-as-needed", "-L" + std::string(SPECBENCH_CUDASIM_LIBDIR),
          "-lspecbench_cudasim", "-Wl,-rpath," + std::string(SPECBENCH_CUDASIM_LIBDIR)},
-        "g++ (cudasim)"};
+        "g++ (cudasim)",
+        {std::string(SPECBENCH_CUDASIM_INCLUDE) + "/cuda_runtime.h"}};
   }
 
   Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override {

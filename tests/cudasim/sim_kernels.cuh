@@ -100,3 +100,16 @@ __global__ void order_dependent(float* x, int n) {
   if (t >= n) return;
   if (t > 0) x[t] = x[t - 1] + 1.0f;
 }
+
+// One warp: lane t writes the cell of lane t + 1, and after a warp barrier (left out by the
+// mutation) each lane reads its own cell twice, as a statement reading one element twice does.
+template <bool kMissingSync>
+__global__ void read_twice_after_syncwarp(float* x) {
+  SB_SHARED_ARRAY(float, s, 32);
+  int t = threadIdx.x;
+  s[(t + 1) % 32] = x[t];
+  if (!kMissingSync) __syncwarp();
+  float a = s[t];
+  float b = s[t];
+  x[t] = a + b;
+}

@@ -75,6 +75,25 @@ TEST_P(SimTest, MutationMissingSyncthreadsIsARace) {
   EXPECT_NE(err.find("kernel reduce_shared<true>"), std::string::npos) << err;
 }
 
+TEST_P(SimTest, ReadingTwiceAfterAWarpBarrierIsNoRace) {
+  // The second read must still be ordered after the other lane's write (the shadow cell keeps
+  // the write's warp-barrier count apart from the reads').
+  std::vector<float> in(32);
+  std::iota(in.begin(), in.end(), 0.0f);
+  DevBuf<float> x(in);
+  SB_LAUNCH(read_twice_after_syncwarp<false>, dim3(1), dim3(32), 0, nullptr, x.p);
+  ASSERT_EQ(launch_error(), "");
+  auto h = x.host();
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(h[t], 2.0f * static_cast<float>((t + 31) % 32)) << t;
+}
+
+TEST_P(SimTest, MutationMissingSyncwarpIsARace) {
+  DevBuf<float> x(std::vector<float>(32, 1.0f));
+  SB_LAUNCH(read_twice_after_syncwarp<true>, dim3(1), dim3(32), 0, nullptr, x.p);
+  std::string err = launch_error();
+  EXPECT_NE(err.find("shared-memory race on s["), std::string::npos) << err;
+}
+
 TEST_P(SimTest, GuardIsExact) {
   int n = 37;
   DevBuf<float> x(std::vector<float>(n, 1.5f));

@@ -149,7 +149,10 @@ struct ShadowCell {
   uint64_t epoch;
   int32_t writer;
   int32_t reader;  // -1 none, -2 several
-  uint32_t warp_sync;
+  // The warp's count of completed warp operations at the last write and at the last read (a
+  // thread that reads twice must not hide the write it is ordered after).
+  uint32_t write_sync;
+  uint32_t read_sync;
 };
 void shared_access(ShadowCell* cells, size_t count, size_t index, bool write, const char* name,
                    const void* address);
