@@ -16,13 +16,14 @@
 #include <set>
 #include <sstream>
 
+#include "check/arg_reductions.h"
 #include "check/bounds.h"
+#include "check/typecheck.h"
+#include "check/variant_check.h"
+#include "frontend/spec_loader.h"
 #include "lower/blocked_gemm.h"
 #include "lower/pipeline.h"
 #include "support/safe_io.h"
-#include "frontend/spec_loader.h"
-#include "check/typecheck.h"
-#include "check/variant_check.h"
 
 namespace sb {
 
@@ -42,8 +43,10 @@ const std::vector<IrStage>& ir_stages() {
   static const std::vector<IrStage> stages = {
       {"load", "the spec file parsed into the IR (spec_loader)"},
       {"typecheck", "names resolved and every expression typed (typecheck)"},
-      {"check", "bounds proven and variants checked against their strategies (bounds, "
-                "variant_check)"},
+      {"arg_reductions",
+       "bounds proven (bounds), then argmax and argmin as a max or min into a "
+       "temp and the least index holding it (arg_reductions)"},
+      {"check", "variants checked against their strategies (variant_check)"},
   };
   static const std::vector<IrStage> all = [] {
     std::vector<IrStage> v = stages;
@@ -62,6 +65,8 @@ Result<Spec> load_and_check(const std::string& path, const std::string& dump_aft
   SB_TRY(typecheck(spec));
   if (dump_after == "typecheck") std::cout << "# IR after typecheck\n" << dump(spec);
   SB_TRY(check_bounds(spec));
+  SB_TRY(rewrite_arg_reductions(spec));
+  if (dump_after == "arg_reductions") std::cout << "# IR after arg_reductions\n" << dump(spec);
   SB_TRY(check_variants(spec));
   if (dump_after == "check") std::cout << "# IR after check\n" << dump(spec);
   return loaded;

@@ -8,7 +8,8 @@
 namespace sb {
 
 // Resolves names, assigns types, validates statement structure and size points
-// (typecheck.h), proves reads in bounds (bounds.h), and validates variants against the
+// (typecheck.h), proves reads in bounds (bounds.h), rewrites argmax and argmin
+// (arg_reductions.h), and validates variants against the
 // emitters (variant_check.h). On success the Spec satisfies the guarantees listed in ir.h.
 Status check_spec(Spec& spec);
 

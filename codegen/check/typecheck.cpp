@@ -610,6 +610,13 @@ class Checker {
       if (!is_numeric(e.args[0]->type))
         return make_error(e.loc, std::string("cannot ") + reduce_name(e.rop) + " over " +
                                      dtype_name(e.args[0]->type));
+      if (e.rop == ReduceOp::ArgMax || e.rop == ReduceOp::ArgMin) {  // an i64 index
+        Expr& body = *e.args[0];
+        if (is_literal(body.type))
+          SB_TRY(settle(body, body.type == DType::FloatLit ? DType::F64 : DType::I64));
+        e.type = DType::I64;
+        return {};
+      }
       e.type = e.args[0]->type;
       return {};
     }

@@ -412,13 +412,15 @@ class Parser {
     bool reduction_form =
         peek().kind == Tok::Ident && peek(1).kind == Tok::Ident && peek(1).text == "in";
     if (reduction_form) {
-      if (t.text != "sum" && t.text != "max" && t.text != "min" && t.text != "prod")
-        return err(t.off, "'" + t.text + "' is not a reduction (expected sum, max, min or prod)");
+      const ReduceOp* op = nullptr;
+      for (const ReduceOp& r : reduce_ops())
+        if (t.text == reduce_name(r)) op = &r;
+      if (!op)
+        return err(t.off, "'" + t.text +
+                              "' is not a reduction (expected sum, max, min, prod, argmax or "
+                              "argmin)");
       e->kind = ExprKind::Reduce;
-      e->rop = t.text == "sum"   ? ReduceOp::Sum
-               : t.text == "max" ? ReduceOp::Max
-               : t.text == "min" ? ReduceOp::Min
-                                 : ReduceOp::Prod;
+      e->rop = *op;
       e->name = peek().text;
       e->loc = loc(peek().off);  // errors about the range point at its variable
       pos_ += 2;

@@ -57,8 +57,18 @@ const char* reduce_name(ReduceOp op) {
       return "min";
     case ReduceOp::Prod:
       return "prod";
+    case ReduceOp::ArgMax:
+      return "argmax";
+    case ReduceOp::ArgMin:
+      return "argmin";
   }
   return "?";
+}
+
+const std::vector<ReduceOp>& reduce_ops() {
+  static const std::vector<ReduceOp> ops = {ReduceOp::Sum,  ReduceOp::Max,    ReduceOp::Min,
+                                            ReduceOp::Prod, ReduceOp::ArgMax, ReduceOp::ArgMin};
+  return ops;
 }
 
 const char* role_name(Role r) {

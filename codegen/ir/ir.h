@@ -44,11 +44,15 @@ enum class Fn {
   // Internal: made by lowering (lower/legalize_int_div.h), never spelled in specs.
   DivTrunc, RemTrunc,
 };
-enum class ReduceOp { Sum, Max, Min, Prod };
+// ArgMax and ArgMin (the least index of the greatest or least value, an i64) exist only between
+// parsing and check/arg_reductions.h, which rewrites each into a Max and a Min reduction.
+enum class ReduceOp { Sum, Max, Min, Prod, ArgMax, ArgMin };
 
 const char* binop_symbol(BinOp op);    // "+", "<=", "&&", ...
 const char* fn_name(Fn fn);            // "min", "exp", "select", ... (its intrinsics record)
-const char* reduce_name(ReduceOp op);  // "sum", "max", "min", "prod"
+const char* reduce_name(ReduceOp op);  // "sum", "max", "min", "prod", "argmax", "argmin"
+// Every reduction operator, in declaration order; the parser looks their spellings up here.
+const std::vector<ReduceOp>& reduce_ops();
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;

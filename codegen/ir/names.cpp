@@ -193,7 +193,8 @@ const std::set<std::string_view>& target_keywords() {
 // (ir/intrinsics.h).
 const std::set<std::string_view>& builtins() {
   static const std::set<std::string_view> b = [] {
-    std::set<std::string_view> n = {"sum", "max", "min", "prod", "pi", "inf"};
+    std::set<std::string_view> n = {"pi", "inf"};
+    for (ReduceOp r : reduce_ops()) n.insert(reduce_name(r));
     for (const ScalarType& s : scalar_types())  // the casts f32(x), ...
       if (s.tensor_type) n.insert(s.name);
     for (std::string_view s : intrinsic_spellings()) n.insert(s);

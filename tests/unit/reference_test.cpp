@@ -55,6 +55,46 @@ TEST(Reference, DotOfKnownVectors) {
   EXPECT_EQ(d.mag, 110.0);
 }
 
+// PyTorch's argmax and argmin of one row: the first NaN if there is one, else the least index
+// of the greatest (least) value. Written directly, apart from the rewrite the reference runs.
+int64_t torch_arg(const std::vector<double>& row, bool greatest) {
+  for (size_t c = 0; c < row.size(); ++c)
+    if (std::isnan(row[c])) return static_cast<int64_t>(c);
+  size_t best = 0;
+  for (size_t c = 1; c < row.size(); ++c)
+    if (greatest ? row[c] > row[best] : row[c] < row[best]) best = c;
+  return static_cast<int64_t>(best);
+}
+
+TEST(Reference, ArgmaxAndArgminTakeTheFirstTieAndTheFirstNaN) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("argmax.yaml", &s));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::vector<double>> rows = {
+      {1, 3, 3, 0, 3, -2, -2, 1, 0},         // ties of the greatest and of the least
+      {2, 2, 2, 2, 2, 2, 2, 2, 2},           // all equal: index 0 for both
+      {0, 5, nan, 7, nan, -9, 1, 1, 1},      // the first NaN wins both
+      {-1, -3, -0.0, 0.0, 4, 4, -3, -8, -8}  // -0 and 0 are equal; ties at the end
+  };
+  const SizePoint z{4, 9};
+  HostTensors h = make_host_tensors(s, z, InputKind::Zeros, 0);
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t c = 0; c < 9; ++c)
+      h[tensor(s, "x")].set(static_cast<int64_t>(r * 9 + c), rows[r][c]);
+  Reference ref(s, z, h);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const int64_t i = static_cast<int64_t>(r);
+    EXPECT_EQ(ref.element(tensor(s, "hi"), i).value, torch_arg(rows[r], true)) << "row " << r;
+    EXPECT_EQ(ref.element(tensor(s, "lo"), i).value, torch_arg(rows[r], false)) << "row " << r;
+  }
+  // The expectations themselves, written out.
+  EXPECT_EQ(torch_arg(rows[0], true), 1);
+  EXPECT_EQ(torch_arg(rows[0], false), 5);
+  EXPECT_EQ(torch_arg(rows[2], false), 2);
+  EXPECT_EQ(torch_arg(rows[3], true), 4);
+  EXPECT_EQ(torch_arg(rows[3], false), 7);
+}
+
 TEST(Reference, SoftmaxRowsSumToOne) {
   Spec s;
   ASSERT_NO_FATAL_FAILURE(load("softmax.yaml", &s));

@@ -471,6 +471,9 @@ std::string reduce_identity(ReduceOp op, DType t) {
       return s.c_highest;
     case ReduceOp::Prod:
       return s.kind == ScalarKind::Float ? float_literal(1.0, t) : "1";
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
   }
   return "0";
 }
@@ -637,6 +640,10 @@ std::string omp_reduction_clause(const ReduceSite& site) {
       break;
     case ReduceOp::Min:
       op = "min";
+      break;
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
       break;
   }
   return std::string("reduction(") + op + ":" + site.acc + ")";
@@ -1091,6 +1098,10 @@ void StmtLowering::combine(const Expr& e, const std::string& acc, const std::str
       w.line(acc + " = " + (mx ? "sb_max_" : "sb_min_") + sfx + "(" + acc + ", " + body + ");");
       break;
     }
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
+      break;
   }
 }
 

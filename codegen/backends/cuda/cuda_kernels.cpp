@@ -57,6 +57,9 @@ std::string combine(ReduceOp op, DType t, const std::string& a, const std::strin
       h.use(min_max_helper(t, mx));
       return std::string(mx ? "sb_max_" : "sb_min_") + sfx(t) + "(" + a + ", " + b + ")";
     }
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
   }
   return a;
 }

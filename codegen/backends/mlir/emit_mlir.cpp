@@ -1369,6 +1369,9 @@ class Body {
         return op(f ? "arith.maximumf" : "arith.maxsi", {acc, v}, t);
       case ReduceOp::Min:
         return op(f ? "arith.minimumf" : "arith.minsi", {acc, v}, t);
+      case ReduceOp::ArgMax:
+      case ReduceOp::ArgMin:
+        SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
     }
     return "";
   }

@@ -828,6 +828,9 @@ class MojoLowering {
         return fl ? mojo_float(INFINITY, t, needs_->math) : std::string(mojo_type(t)) + ".MAX";
       case ReduceOp::Prod:
         return fl ? mojo_float(1.0, t, needs_->math) : int_text(1, t);
+      case ReduceOp::ArgMax:
+      case ReduceOp::ArgMin:
+        SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
     }
     return "0";
   }

@@ -70,6 +70,9 @@ std::string identity(ReduceOp op, DType t) {
       return fl ? "INFINITY" : "INT32_MAX";
     case ReduceOp::Prod:
       return fl ? float_literal(1.0, t) : "1";
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
   }
   return "0";
 }
