@@ -121,21 +121,20 @@ class Rewriter {
     const bool is_max = red.rop == ReduceOp::ArgMax;
     const int k = red.ref;
     const IndexVar& kv = st.vars[k];
-    const Tensor& target = s_.tensors[st.out];
     ExprPtr body = std::move(red.args[0]);
-    if (!scalar(body->type).tensor_type) {  // an index expression: compared as i64
-      ExprPtr c = ir_node(ExprKind::Cast, DType::I64, body->loc);
-      c->cast_to = DType::I64;
-      c->args.push_back(std::move(body));
-      body = std::move(c);
-    }
-    // The temp: the greatest (least) value, one per output element.
+    // An index expression is compared as i64.
+    if (!scalar(body->type).tensor_type) body = ir_cast(DType::I64, std::move(body));
+    // The temp: the greatest (least) value, one per output element. (Built before the push,
+    // which may move the output's record.)
     Tensor tmp;
-    tmp.name = fresh_name(s_, target.name, is_max ? "_max" : "_min");
+    {
+      const Tensor& target = s_.tensors[st.out];
+      tmp.name = fresh_name(s_, target.name, is_max ? "_max" : "_min");
+      for (const ExprPtr& d : target.shape) tmp.shape.push_back(clone(*d));
+    }
     tmp.loc = red.loc;
     tmp.type = body->type;
     tmp.role = Role::Temp;
-    for (const ExprPtr& d : target.shape) tmp.shape.push_back(clone(*d));
     s_.tensors.push_back(std::move(tmp));
     const int t = static_cast<int>(s_.tensors.size()) - 1;
 
@@ -154,12 +153,6 @@ class Rewriter {
 
     // The least index whose value equals the temp's (hi - 1 if none did, which cannot happen).
     const Loc& loc = red.loc;
-    auto as_i64 = [&](ExprPtr x) {
-      ExprPtr c = ir_node(ExprKind::Cast, DType::I64, loc);
-      c->cast_to = DType::I64;
-      c->args.push_back(std::move(x));
-      return c;
-    };
     ExprPtr kref = ir_node(ExprKind::IndexVar, DType::Index, loc);
     kref->ref = k;
     kref->name = kv.name;
@@ -172,7 +165,8 @@ class Rewriter {
       hit = ir_binary(BinOp::Or, std::move(hit),
                       ir_binary(BinOp::Ne, std::move(again), std::move(body)));
     }
-    ExprPtr pick = ir_select(std::move(hit), as_i64(std::move(kref)), as_i64(std::move(last)));
+    ExprPtr pick = ir_select(std::move(hit), ir_cast(DType::I64, std::move(kref)),
+                             ir_cast(DType::I64, std::move(last)));
     red.rop = ReduceOp::Min;
     red.type = DType::I64;
     red.args.clear();

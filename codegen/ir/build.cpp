@@ -59,4 +59,11 @@ ExprPtr ir_select(ExprPtr c, ExprPtr a, ExprPtr b) {
   return ir_call(Fn::Select, std::move(args), t, loc);
 }
 
+ExprPtr ir_cast(DType t, ExprPtr a) {
+  ExprPtr e = ir_node(ExprKind::Cast, t, a->loc);
+  e->cast_to = t;
+  e->args.push_back(std::move(a));
+  return e;
+}
+
 }  // namespace sb

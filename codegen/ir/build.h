@@ -21,5 +21,7 @@ ExprPtr ir_binary(BinOp op, ExprPtr a, ExprPtr b);
 ExprPtr ir_call(Fn fn, std::vector<ExprPtr> args, DType t, const Loc& loc);
 // select(c, a, b), of a's type.
 ExprPtr ir_select(ExprPtr c, ExprPtr a, ExprPtr b);
+// t(a): the cast of `a` to `t`, at a's location.
+ExprPtr ir_cast(DType t, ExprPtr a);
 
 }  // namespace sb
