@@ -29,9 +29,10 @@ void emit_cub_reduce(const Spec& spec, const Statement& st, const ScalarReductio
   w.line("const int64_t sb_count = sb_hi > sb_lo ? sb_hi - sb_lo : 0;  // 0: cub writes the init");
   w.line("const " + fn + "_term sb_term = {" + init + "};");
   w.line("const thrust::counting_iterator<int64_t> sb_index(sb_lo);");
-  const std::vector<std::string> args = {"sb_tmp",  "sb_tmp_bytes", "sb_index",
-                                         out_name,  "sb_count",     op + "()",
-                                         "sb_term", identity(m.op, m.type), "sb_stream"};
+  const std::vector<std::string> args = {
+      "sb_tmp",   "sb_tmp_bytes", "sb_index", out_name,
+      "sb_count", op + "()",      "sb_term",  reduce_identity(m.op, m.type),
+      "sb_stream"};
   const std::string call =
       wrap_call("SB_CUDA_CHECK(cub::DeviceReduce::TransformReduce", args, ");", 2 * w.indent());
   w.line("// Ask cub for its temporary storage size, allocate it on the stream, reduce, free.");

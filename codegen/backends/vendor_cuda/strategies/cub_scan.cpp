@@ -26,7 +26,7 @@ void emit_cub_scan(const Spec& spec, const Statement& st, const Scan& m, FilePar
   w.line("const auto sb_in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), "
          "sb_term);");
   std::vector<std::string> args = {"sb_tmp", "sb_tmp_bytes", "sb_in", out_name, op + "()"};
-  if (!m.inclusive) args.push_back(identity(m.op, m.type));
+  if (!m.inclusive) args.push_back(reduce_identity(m.op, m.type));
   args.push_back("sb_count");
   args.push_back("sb_stream");
   const std::string call =

@@ -59,24 +59,6 @@ std::string reduce_op(ReduceOp op, DType t, FileParts& parts) {
   return name;
 }
 
-std::string identity(ReduceOp op, DType t) {
-  const bool fl = is_float(t);
-  switch (op) {
-    case ReduceOp::Sum:
-      return fl ? float_literal(0.0, t) : "0";
-    case ReduceOp::Max:
-      return fl ? "-INFINITY" : "INT32_MIN";
-    case ReduceOp::Min:
-      return fl ? "INFINITY" : "INT32_MAX";
-    case ReduceOp::Prod:
-      return fl ? float_literal(1.0, t) : "1";
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin:
-      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
-  }
-  return "0";
-}
-
 std::string term_functor(const Spec& spec, const Statement& st, const Expr& reduce, int k,
                          HelperSet& helpers, const std::string& name, std::string& init,
                          StmtCode& out) {

@@ -83,8 +83,6 @@ VendorCudaStrategy cub_scan_strategy();    // cub_scan.cpp
 
 // The reduction operator of `op` on type `t` as a functor name, defining it into `parts` once.
 std::string reduce_op(ReduceOp op, DType t, FileParts& parts);
-// The identity of `op` on `t` as a C expression.
-std::string identity(ReduceOp op, DType t);
 // The functor computing a reduction's term from its index k: `struct <name>`. Its initialiser
 // (the captured names) goes to `init`; what it uses is added to `out`.
 std::string term_functor(const Spec& spec, const Statement& st, const Expr& reduce, int k,
