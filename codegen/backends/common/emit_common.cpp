@@ -335,6 +335,34 @@ Helper group_of(Helper h) {
 
 }  // namespace
 
+namespace {
+
+// The reduction and element type a floating-point min/max helper combines with.
+struct OmpMinMax {
+  ReduceOp op;
+  DType t;
+};
+OmpMinMax omp_min_max(Helper h) {
+  for (DType t : {DType::F32, DType::F64})
+    for (bool mx : {false, true})
+      if (min_max_helper(t, mx) == h) return {mx ? ReduceOp::Max : ReduceOp::Min, t};
+  SB_ASSERT(false, "an OpenMP reduction of a helper that is no floating-point min or max");
+  return {ReduceOp::Max, DType::F32};
+}
+
+std::string omp_reduction_name(const OmpMinMax& m) {
+  return std::string("sb_omp_") + (m.op == ReduceOp::Max ? "max_" : "min_") + scalar(m.t).suffix;
+}
+
+}  // namespace
+
+std::string HelperSet::use_omp_reduction(Helper h) {
+  const OmpMinMax m = omp_min_max(h);
+  used_.insert(h);
+  omp_.insert(h);
+  return omp_reduction_name(m);
+}
+
 std::string HelperSet::definitions(const std::string& qualifiers) const {
   std::string out;
   int last_group = -1;
@@ -352,6 +380,21 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     } else {
       out += qualifiers + " " + t.sig + " {\n  " + t.body + "\n}\n";
     }
+  }
+  if (!omp_.empty())
+    out +=
+        "\n// OpenMP reductions that combine threads and SIMD lanes with the helpers above "
+        "(OpenMP's\n"
+        "// own max and min do not propagate NaN).\n";
+  for (Helper h : omp_) {
+    const OmpMinMax m = omp_min_max(h);
+    const std::string c = c_type(m.t),
+                      fn = std::string(m.op == ReduceOp::Max ? "sb_max_" : "sb_min_") +
+                           scalar(m.t).suffix;
+    out += "#pragma omp declare reduction(" + omp_reduction_name(m) + " : " + c +
+           " : omp_out = " + fn +
+           "(omp_out, omp_in)) \\\n    initializer(omp_priv = " + reduce_identity(m.op, m.t) +
+           ")\n";
   }
   return out;
 }
@@ -626,7 +669,11 @@ DType value_type(const Expr& e) {
   return scalar(e.type).printed_as;
 }
 
-std::string omp_reduction_clause(const ReduceSite& site) {
+std::string omp_reduction_clause(const ReduceSite& site, HelperSet& helpers) {
+  const bool is_max = site.reduce->rop == ReduceOp::Max;
+  if ((is_max || site.reduce->rop == ReduceOp::Min) && scalar(site.type).kind == ScalarKind::Float)
+    return "reduction(" + helpers.use_omp_reduction(min_max_helper(site.type, is_max)) + ":" +
+           site.acc + ")";
   const char* op = "+";
   switch (site.reduce->rop) {
     case ReduceOp::Sum:
@@ -1062,7 +1109,7 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   w.line(std::string(c_type(t)) + " " + acc + " = " + identity + ";");
 
   std::string pragma_line;
-  if (pragma) pragma_line = pragma(ReduceSite{&e, acc, depth, !contains_reduce(*e.args[0])});
+  if (pragma) pragma_line = pragma(ReduceSite{&e, t, acc, depth, !contains_reduce(*e.args[0])});
   open_reduction(e, w, depth, pragma_line);
   combine(e, acc, sub(*e.args[0], w, depth + 1, pragma, 0), w);
   w.close();

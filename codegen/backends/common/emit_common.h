@@ -124,13 +124,17 @@ std::string reduce_identity(ReduceOp op, DType t);
 class HelperSet {
  public:
   void use(Helper h) { used_.insert(h); }
+  // An OpenMP reduction identifier (`#pragma omp declare reduction`) combining with min/max
+  // helper `h` (a floating-point one), and the helper itself; returns the identifier.
+  std::string use_omp_reduction(Helper h);
   bool empty() const { return used_.empty(); }
   // Definitions of the used helpers, each prefixed by `qualifiers` (e.g. "static inline" or
-  // "static inline __host__ __device__"), in a fixed order.
+  // "static inline __host__ __device__"), in a fixed order, then the OpenMP reductions.
   std::string definitions(const std::string& qualifiers) const;
 
  private:
   std::set<Helper> used_;
+  std::set<Helper> omp_;
 };
 
 // ---- Statement lowering -----------------------------------------------------------------------
@@ -151,6 +155,7 @@ enum Prec {
 // What a hoisted reduction loop looks like to the caller, which may want a pragma on it.
 struct ReduceSite {
   const Expr* reduce = nullptr;  // the Reduce node
+  DType type = DType::Unknown;   // its value type
   std::string acc;               // its accumulator variable
   int depth = 0;                 // 0 when not nested in another hoisted reduction loop
   bool innermost = false;        // its body contains no other reduction
@@ -159,8 +164,9 @@ struct ReduceSite {
 using ReducePragma = std::function<std::string(const ReduceSite&)>;
 
 // "reduction(+:acc)", "reduction(*:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an
-// OpenMP clause.
-std::string omp_reduction_clause(const ReduceSite& site);
+// OpenMP clause. A floating-point max or min names a reduction declared in `helpers`
+// ("reduction(sb_omp_max_f32:acc)"): OpenMP's own max and min do not propagate NaN.
+std::string omp_reduction_clause(const ReduceSite& site, HelperSet& helpers);
 
 // The math functions of a module's SIMD loops, collected while statements are printed.
 struct VectorMath {

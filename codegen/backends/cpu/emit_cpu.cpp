@@ -592,8 +592,8 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
   }
   ReducePragma pragma = nullptr;
   if (omp && (in_row ? simd.rows : simd.whole) == SimdLoops::Reductions) {
-    pragma = [](const ReduceSite& s) -> std::string {
-      return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s) : "";
+    pragma = [&L](const ReduceSite& s) -> std::string {
+      return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s, L.helpers()) : "";
     };
   }
   L.assign(w, pragma);
@@ -926,11 +926,11 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
       const ParallelChoice& par = parallel_choice(L.spec(), st);
       SB_ASSERT(simd_choice(L.spec(), st).whole != SimdLoops::Outputs,
                 "a scalar statement vectorised over an output loop");
-      pragma = [&par](const ReduceSite& s) -> std::string {
+      pragma = [&par, &L](const ReduceSite& s) -> std::string {
         if (par.loops == ParallelLoops::Reductions && par.apart.count(s.reduce->ref))
           return std::string("#pragma omp parallel for") + (s.innermost ? " simd " : " ") +
-                 "schedule(static) " + omp_reduction_clause(s);
-        return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s) : "";
+                 "schedule(static) " + omp_reduction_clause(s, L.helpers());
+        return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s, L.helpers()) : "";
       };
     }
     L.assign(w, pragma);

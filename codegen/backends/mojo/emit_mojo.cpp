@@ -300,15 +300,16 @@ std::string helper_text(MHelper h) {
       }
 
     case MHelper::MinMax:
-      return "# Min and max that propagate NaN, for any element type and SIMD width.\n"
+      return "# Min and max that propagate NaN, for any element type and SIMD width\n"
+             "# (~a.eq(a) is true for NaN; SIMD.ne is ordered, false for NaN).\n"
              "@always_inline\n"
              "def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, "
              "w]:\n"
-             "    return (a.lt(b) | a.ne(a)).select(a, b)\n\n\n"
+             "    return (a.lt(b) | ~a.eq(a)).select(a, b)\n\n\n"
              "@always_inline\n"
              "def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, "
              "w]:\n"
-             "    return (a.gt(b) | a.ne(a)).select(a, b)\n";
+             "    return (a.gt(b) | ~a.eq(a)).select(a, b)\n";
     case MHelper::AbsInt:
       return "# Integer abs that wraps: the abs of the minimum is the minimum.\n"
              "@always_inline\n"
@@ -991,13 +992,16 @@ class MojoLowering {
                  : op == BinOp::Ge ? BinOp::Le
                                    : op;
           }
+          // Not SIMD.ne: it is the ordered comparison (LLVM's `fcmp one`), false when either
+          // operand is NaN, where the spec's != (C's, and Mojo's scalar !=) is true.
           const char* method = op == BinOp::Lt   ? ".lt("
                                : op == BinOp::Le ? ".le("
                                : op == BinOp::Gt ? ".gt("
                                : op == BinOp::Ge ? ".ge("
-                               : op == BinOp::Eq ? ".eq("
-                                                 : ".ne(";
-          return {mparen(a.text, a.prec, kMPrimary) + method + b.text + ")", kMPrimary, true};
+                                                 : ".eq(";
+          const std::string cmp = mparen(a.text, a.prec, kMPrimary) + method + b.text + ")";
+          if (op == BinOp::Ne) return {"~" + cmp, kMUnary, true};
+          return {cmp, kMPrimary, true};
         }
         return {mparen(a.text, a.prec, kMCmp + 1) + " " + binop_symbol(e.bop) + " " +
                     mparen(b.text, b.prec, kMCmp + 1),

@@ -26,6 +26,11 @@ static inline int64_t sb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Floating-point min and max; NaN propagates.
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -71,7 +76,7 @@ static int sb_omp_simd_s0_1(const float* __restrict x, int64_t* __restrict y, co
       {  // y_max[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
         }

@@ -36,6 +36,11 @@
 // Floating-point min and max; NaN propagates.
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Vector math
 // -----------------------------------------------------------------------------
@@ -445,7 +450,7 @@ static int sb_omp_simd_s0_4(const float* __restrict q, const float* __restrict k
         [[maybe_unused]] const int64_t h = sb_row;
         for (int64_t i = 0; i < T; ++i) {
           float sb_acc0 = -INFINITY;
-          #pragma omp simd reduction(max:sb_acc0)
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
           for (int64_t j = 0; j < T; ++j) {
             sb_acc0 = sb_max_f32(sb_acc0, sb_row_s[i * T + j]);
           }
@@ -592,7 +597,7 @@ static void sb_blocked_matmul_s1(const float* __restrict s, float* __restrict ro
   for (int64_t h = 0; h < BH; ++h) {
     for (int64_t i = 0; i < T; ++i) {
       float sb_acc0 = -INFINITY;
-      #pragma omp simd reduction(max:sb_acc0)
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
       for (int64_t j = 0; j < T; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, s[(h * T + i) * T + j]);
       }

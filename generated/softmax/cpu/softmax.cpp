@@ -30,6 +30,11 @@
 // Floating-point min and max; NaN propagates.
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Vector math
 // -----------------------------------------------------------------------------
@@ -205,7 +210,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
       {  // rowmax[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
         }
@@ -293,7 +298,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
       {  // rowmax[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
         }

@@ -48,6 +48,13 @@ static inline int64_t sb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_min_f32 : float : omp_out = sb_min_f32(omp_out, omp_in)) \
+    initializer(omp_priv = INFINITY)
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Vector math
 // -----------------------------------------------------------------------------
@@ -387,7 +394,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // ties_max[r] = max(c in 0..C: q[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, q[r * C + c]);
         }
@@ -405,7 +412,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // least_min[r] = min(c in 0..C: q[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = INFINITY;
-        #pragma omp simd reduction(min:sb_acc0)
+        #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_min_f32(sb_acc0, q[r * C + c]);
         }
@@ -423,7 +430,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, sb_vec_logf(x[r * C + c] + 0.5f));
         }
@@ -448,7 +455,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
 static void sb_omp_simd_s7(const float* __restrict x, float* __restrict first_max,
                            const int64_t C) {
   float sb_acc0 = -INFINITY;
-  #pragma omp parallel for simd schedule(static) reduction(max:sb_acc0)
+  #pragma omp parallel for simd schedule(static) reduction(sb_omp_max_f32:sb_acc0)
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_max_f32(sb_acc0, x[c]);
   }
@@ -478,7 +485,7 @@ static int sb_omp_simd_s9_10(const float* __restrict x, int64_t* __restrict upto
       {  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
         [[maybe_unused]] const int64_t j = sb_row;
         float sb_acc0 = INFINITY;
-        #pragma omp simd reduction(min:sb_acc0)
+        #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
         for (int64_t c = 0; c < j + 1; ++c) {
           sb_acc0 = sb_min_f32(sb_acc0, x[c]);
         }
@@ -510,7 +517,7 @@ static int sb_omp_simd_s11_12(int32_t* __restrict late, const int64_t R) {
       {  // late_max[r] = max(c in r..(r + 3): f32(c % 3))
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = r; c < r + 3; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, (float)(c % 3));
         }
@@ -565,7 +572,7 @@ static int sb_omp_simd_s15_16(const float* __restrict x, const float* __restrict
       {  // mixed_max[r] = max(c in 0..C: q[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t c = 0; c < C; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, q[r * C + c]);
         }

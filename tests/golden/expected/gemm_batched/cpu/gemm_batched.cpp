@@ -41,6 +41,11 @@
 // Floating-point min and max; NaN propagates.
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Vector math
 // -----------------------------------------------------------------------------
@@ -616,7 +621,7 @@ static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w
         [[maybe_unused]] const int64_t b = sb_row;
         for (int64_t i = 0; i < M; ++i) {
           float sb_acc0 = -INFINITY;
-          #pragma omp simd reduction(max:sb_acc0)
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
           for (int64_t j = 0; j < N; ++j) {
             sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
           }
@@ -817,7 +822,7 @@ static void sb_blocked_matmul_s4(const float* __restrict c, float* __restrict rm
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < M; ++i) {
       float sb_acc0 = -INFINITY;
-      #pragma omp simd reduction(max:sb_acc0)
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
       for (int64_t j = 0; j < N; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
       }
@@ -1055,7 +1060,7 @@ static void sb_odd_s4(const float* __restrict c, float* __restrict rm, const int
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < M; ++i) {
       float sb_acc0 = -INFINITY;
-      #pragma omp simd reduction(max:sb_acc0)
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
       for (int64_t j = 0; j < N; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
       }

@@ -35,6 +35,11 @@
 // Floating-point min and max; NaN propagates.
 static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Vector math
 // -----------------------------------------------------------------------------
@@ -402,7 +407,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_4(const float* __restrict a, const fl
       {  // rm[i] = max(j in 0..N: d[i, j])
         [[maybe_unused]] const int64_t i = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t j = 0; j < N; ++j) {
           sb_acc0 = sb_max_f32(sb_acc0, d[i * N + j]);
         }
@@ -580,7 +585,7 @@ static void sb_blocked_matmul_s3(const float* __restrict d, float* __restrict rm
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < M; ++i) {
     float sb_acc0 = -INFINITY;
-    #pragma omp simd reduction(max:sb_acc0)
+    #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
     for (int64_t j = 0; j < N; ++j) {
       sb_acc0 = sb_max_f32(sb_acc0, d[i * N + j]);
     }

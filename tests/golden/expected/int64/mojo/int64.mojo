@@ -80,15 +80,16 @@ struct SbModule(TrivialRegisterPassable):
 # Helpers
 # -----------------------------------------------------------------------------
 
-# Min and max that propagate NaN, for any element type and SIMD width.
+# Min and max that propagate NaN, for any element type and SIMD width
+# (~a.eq(a) is true for NaN; SIMD.ne is ordered, false for NaN).
 @always_inline
 def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
-    return (a.lt(b) | a.ne(a)).select(a, b)
+    return (a.lt(b) | ~a.eq(a)).select(a, b)
 
 
 @always_inline
 def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
-    return (a.gt(b) | a.ne(a)).select(a, b)
+    return (a.gt(b) | ~a.eq(a)).select(a, b)
 
 
 # Int64 division as in C: it truncates toward zero (Mojo's // rounds toward negative

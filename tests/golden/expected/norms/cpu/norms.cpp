@@ -25,6 +25,13 @@
 static inline double sb_min_f64(double a, double b) { return (a < b || a != a) ? a : b; }
 static inline double sb_max_f64(double a, double b) { return (a > b || a != a) ? a : b; }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_min_f64 : double : omp_out = sb_min_f64(omp_out, omp_in)) \
+    initializer(omp_priv = INFINITY)
+#pragma omp declare reduction(sb_omp_max_f64 : double : omp_out = sb_max_f64(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -104,10 +111,10 @@ static void sb_omp_simd_s0(const double* __restrict a, double* __restrict l2, co
 static void sb_omp_simd_s1(const double* __restrict a, double* __restrict peak, const int64_t R,
                            const int64_t C) {
   double sb_acc0 = -INFINITY;
-  #pragma omp parallel for schedule(static) reduction(max:sb_acc0)
+  #pragma omp parallel for schedule(static) reduction(sb_omp_max_f64:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
-    #pragma omp simd reduction(max:sb_acc1)
+    #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
     for (int64_t c = 0; c < C; ++c) {
       sb_acc1 = sb_max_f64(sb_acc1, fabs(a[r * C + c]));
     }
@@ -119,7 +126,7 @@ static void sb_omp_simd_s1(const double* __restrict a, double* __restrict peak, 
 // lowest = min(c in 0..C: a[0, c]) - 1.0
 static void sb_omp_simd_s2(const double* __restrict a, double* __restrict lowest, const int64_t C) {
   double sb_acc0 = INFINITY;
-  #pragma omp parallel for simd schedule(static) reduction(min:sb_acc0)
+  #pragma omp parallel for simd schedule(static) reduction(sb_omp_min_f64:sb_acc0)
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_f64(sb_acc0, a[c]);
   }
@@ -133,7 +140,7 @@ static void sb_omp_simd_s3(const double* __restrict a, double* __restrict rowmax
   #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
-    #pragma omp simd reduction(max:sb_acc1)
+    #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
     for (int64_t c = 0; c < C; ++c) {
       sb_acc1 = sb_max_f64(sb_acc1, a[r * C + c]);
     }

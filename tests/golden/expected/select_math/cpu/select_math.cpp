@@ -41,6 +41,11 @@ static inline int32_t sb_f32_to_i32(float x) {
   return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
 }
 
+// OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
+// own max and min do not propagate NaN).
+#pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+
 // -----------------------------------------------------------------------------
 // Vector math
 // -----------------------------------------------------------------------------
@@ -1082,7 +1087,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s7_8(const float* __restrict m, float* _
       {  // mx[i] = max(j in 0..W: m[i, j])
         const int64_t i = sb_row;
         float sb_acc0 = -INFINITY;
-        #pragma omp simd reduction(max:sb_acc0)
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
         for (int64_t j = 0; j < W; ++j) {
           sb_acc0 = sb_max_f32(sb_acc0, m[i * W + j]);
         }
