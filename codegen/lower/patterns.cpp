@@ -22,6 +22,12 @@ const char* const kScanShape =
     "y[i] = sum|prod|max|min(k in 0..i + 1: <expression of k>) (inclusive) or (k in 0..i: ...) "
     "(exclusive)";
 
+const char* const kGatheredGemmShape =
+    "y[B..., M..., N...] = sum(k1 in 0..E1: ... sum(kr in 0..Er: w[M..., k1, ..., kr] * g)), w "
+    "read with bare indices (each k over all of its dimension of w) and g any expression of the "
+    "other indices without a reduction (a convolution: y[n, o, i, j] = sum(c in 0..CI: sum(a in "
+    "0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b]))))";
+
 namespace {
 
 bool is_var(const Expr& e, int ref) {
@@ -531,6 +537,79 @@ StmtSlot stmt_slot(const Spec& spec, const Statement& st) {
   SB_ASSERT(false, "statement of " + spec.name + " that is neither one of its statements nor an "
                    "epilogue: " + st.target);
   return {};
+}
+
+std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statement& st) {
+  if (!st.rhs || st.out < 0 || st.rank() == 0) return std::nullopt;
+  const DType type = spec.tensors[st.out].type;
+  if (!scalar(type).blas_prefix) return std::nullopt;
+  GatheredGemm g;
+  g.outer = st.rhs.get();
+  g.type = type;
+  // The nest of sums, each the whole body of the one outside it.
+  const Expr* e = st.rhs.get();
+  while (e->kind == ExprKind::Reduce) {
+    if (e->rop != ReduceOp::Sum || e->type != type) return std::nullopt;
+    g.k.push_back(e->ref);
+    e = e->args[0].get();
+  }
+  if (g.k.empty() || e->kind != ExprKind::Binary || e->bop != BinOp::Mul || e->type != type)
+    return std::nullopt;
+  // The factor read with bare index variables, ending in the reduction variables.
+  const size_t rank = st.rank();
+  auto weights = [&](const Expr& f) -> std::optional<std::vector<int>> {
+    if (f.kind != ExprKind::Read || f.ref == st.out) return std::nullopt;
+    const Tensor& t = spec.tensors[f.ref];
+    if (t.boundary != Boundary::None || t.type != type || f.args.size() <= g.k.size())
+      return std::nullopt;
+    std::vector<int> m;
+    std::set<int> seen;
+    for (size_t d = 0; d < f.args.size(); ++d) {
+      const Expr& sub = *f.args[d];
+      if (sub.kind != ExprKind::IndexVar || !seen.insert(sub.ref).second) return std::nullopt;
+      const size_t kd = d + g.k.size();
+      if (kd < f.args.size()) {
+        // An output index, over the same extent in w as in the output (w's M dimensions are
+        // then the outputs' row-major rows).
+        if (static_cast<size_t>(sub.ref) >= rank ||
+            !same_expr(*t.shape[d], *spec.tensors[st.out].shape[sub.ref]))
+          return std::nullopt;
+        m.push_back(sub.ref);
+        continue;
+      }
+      // Reduction variable number d - (rank of w - r), over all of this dimension.
+      const size_t j = d - (f.args.size() - g.k.size());
+      const IndexVar& v = st.vars[sub.ref];
+      if (sub.ref != g.k[j] || !is_int(*v.lo, 0) || !same_expr(*v.hi, *t.shape[d]))
+        return std::nullopt;
+    }
+    return m;
+  };
+  for (int side = 0; side < 2 && g.w < 0; ++side) {
+    const Expr& f = *e->args[side];
+    const Expr& other = *e->args[1 - side];
+    std::optional<std::vector<int>> m = weights(f);
+    if (!m || !reduces_of(other).empty()) continue;
+    bool ok = true;
+    for (int v : *m) ok = ok && !depends_on(other, v);
+    for (const Expr* r : reads_of(other)) ok = ok && r->ref != st.out;
+    if (!ok) continue;
+    g.w = f.ref;
+    g.m = *m;
+    g.gathered = &other;
+  }
+  if (g.w < 0) return std::nullopt;
+  // The output's indices: batch, then M in w's order, then N.
+  size_t d = 0;
+  const std::set<int> in_w(g.m.begin(), g.m.end());
+  while (d < rank && !in_w.count(static_cast<int>(d))) g.batch.push_back(static_cast<int>(d++));
+  for (int v : g.m)
+    if (d >= rank || v != static_cast<int>(d++)) return std::nullopt;
+  for (; d < rank; ++d) {
+    if (in_w.count(static_cast<int>(d))) return std::nullopt;
+    g.n.push_back(static_cast<int>(d));
+  }
+  return g;
 }
 
 }  // namespace sb

@@ -153,6 +153,29 @@ struct GemmLayout {
 };
 GemmLayout gemm_layout(const Statement& st, const Contraction& m);
 
+// A product of a weight matrix and gathered columns: a convolution as one GEMM per batch element
+// after an im2col gather. The statement is exactly nested sums,
+//   y[B..., M..., N...] = sum(k1 in 0..E1: ... sum(kr in 0..Er: w[M..., k1, ..., kr] * g)),
+// the two factors in either order, where
+// - w (the weights) is read with bare, distinct index variables: output indices M (at least
+//   one), then every reduction variable in nesting order, each ranging over exactly 0..its
+//   dimension of w, so w is a row-major M x K matrix (K = E1 * ... * Er);
+// - g (the gathered term) is any expression without reductions that uses no M index;
+// - the output's indices are B (batch: not in w), then M in w's order, then N (not in w), so
+//   each batch element's outputs are a row-major M x N matrix (N = the product of the N extents,
+//   1 when there is none).
+// The column matrix is g at every (k1..kr, N...): K x N. Types f32 and f64, w is neither the
+// output nor has a boundary rule, and g does not read the output.
+struct GatheredGemm {
+  const Expr* outer = nullptr;     // the outermost sum (the rhs)
+  const Expr* gathered = nullptr;  // g
+  int w = -1;                      // the weights tensor
+  std::vector<int> batch, m, n;    // output indices (index into Statement::vars), in order
+  std::vector<int> k;              // reduction variables, outermost first
+  DType type = DType::F32;
+};
+std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statement& st);
+
 // A scalar output computed from one reduction: out = op(k in lo..hi: body(k)), optionally inside
 // an elementwise epilogue (e.g. `sqrt(sum(...))`). The body uses no other reduction; the bounds
 // use sizes only. Types f32, f64 or i32.
@@ -221,5 +244,6 @@ extern const char* const kContractionShape;         // a single product
 extern const char* const kBatchedContractionShape;  // a single product or a batch
 extern const char* const kScalarReductionShape;
 extern const char* const kScanShape;
+extern const char* const kGatheredGemmShape;
 
 }  // namespace sb

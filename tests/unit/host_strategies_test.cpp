@@ -97,6 +97,7 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
     bool parallel, simd, fuse_rows, reassociate;
     host::Gemm gemm;
     const char* algorithm;
+    bool im2col = false;
   };
   using host::Gemm;
   const std::vector<Want> wants = {
@@ -113,6 +114,8 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
       {mlir_strategies(), "blocked_matmul", true, true, true, true, Gemm::Transform,
        "transform_gemm"},
       {vendor_cpu_strategies(), "blas", true, true, false, true, Gemm::Vendor, "vendor_gemm"},
+      {vendor_cpu_strategies(), "im2col", true, true, false, true, Gemm::Vendor, "im2col_gemm",
+       true},
   };
   size_t total = 0;
   for (const Backend& b : host_backends()) total += b.registry.all().size();
@@ -127,6 +130,7 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
     EXPECT_EQ(s->schedule.reassociate, w.reassociate) << who;
     EXPECT_EQ(s->schedule.gemm, w.gemm) << who;
     EXPECT_EQ(s->info.algorithm, w.algorithm) << who;
+    EXPECT_EQ(s->schedule.im2col, w.im2col) << who;
   }
 }
 
@@ -184,6 +188,17 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
          "  c: {type: f32, shape: [N, N], role: out}\n"
          "compute: |\n  c[i, j] = sum(k in 0..N: a[i, k] * b[k, j])\n"
          "variants:\n  cpu:\n    - {name: v, strategy: loops}\n";
+  // A convolution, which only im2col needs (it runs contractions as blas does, so a matmul alone
+  // does not fit it).
+  std::ofstream(dir / "conv.yaml")
+      << "name: conv\ndoc: test\nsizes:\n  N: {bench: [64], verify: [1, 7]}\n"
+         "tensors:\n  x: {type: f32, shape: [N, N], role: in, boundary: zero}\n"
+         "  w: {type: f32, shape: [N, N, 3], role: in}\n"
+         "  y: {type: f32, shape: [N, N], role: out}\n"
+         "compute: |\n  y[o, i] = sum(c in 0..N: sum(t in 0..3: w[o, c, t] * x[c, i + t - 1]))\n"
+         "variants:\n  cpu:\n    - {name: v, strategy: loops}\n";
+  Result<Spec> conv = load_and_check((dir / "conv.yaml").string());
+  ASSERT_TRUE(conv.ok()) << conv.error().message;
   Result<Spec> vadd = load_and_check((dir / "vadd.yaml").string());
   ASSERT_TRUE(vadd.ok()) << vadd.error().message;
   Result<Spec> mm = load_and_check((dir / "mm.yaml").string());
@@ -196,7 +211,9 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
       v.strategy = s.info.name;
       const std::string who = b.emitter.backend() + "/" + s.info.name;
       // Through the emitter, as variant_check calls it.
-      EXPECT_TRUE(b.emitter.check_variant(mm.value(), v).ok()) << who;
+      const bool im2col = s.schedule.im2col;
+      EXPECT_EQ(b.emitter.check_variant(mm.value(), v).ok(), !im2col) << who;
+      EXPECT_EQ(b.emitter.check_variant(conv.value(), v).ok(), !s.matches || im2col) << who;
       const Status st = b.emitter.check_variant(vadd.value(), v);
       ASSERT_EQ(st.ok(), !s.matches) << who;
       if (st.ok()) continue;
@@ -207,7 +224,7 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
           << who;
     }
   }
-  EXPECT_EQ(shaped, 4u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas
+  EXPECT_EQ(shaped, 5u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas and im2col
   fs::remove_all(dir);
 }
 

@@ -145,6 +145,63 @@ TEST(MatchContraction, EpilogueTerms) {
   }
 }
 
+// The gathered GEMM (im2col) matcher: a convolution's parts, and the shapes it must reject.
+std::optional<GatheredGemm> gathered(const std::string& compute) {
+  static const char* const kConv =
+      "  x: {type: f32, shape: [M, K, N], role: in, boundary: zero}\n"
+      "  w: {type: f32, shape: [N, K, 3], role: in}\n"
+      "  w2: {type: f32, shape: [N + 1, K], role: in}\n"
+      "  w3: {type: f32, shape: [M, N, K], role: in}\n"
+      "  y: {type: f32, shape: [M, N, N], role: out}\n";
+  std::deque<Loaded>& alive = loaded_specs();
+  alive.push_back(load(kConv, "  " + compute + "\n"));
+  const Loaded& l = alive.back();
+  EXPECT_EQ(l.error, "") << compute;
+  if (!l.error.empty()) return std::nullopt;
+  return match_gathered_gemm(l.spec, l.spec.stmts[0]);
+}
+
+TEST(MatchGatheredGemm, AConvolutionsBatchRowsColumnsAndSums) {
+  auto g = gathered("y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, c, i + t - 1]))");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->w, 1);
+  EXPECT_EQ(g->batch, std::vector<int>({0}));
+  EXPECT_EQ(g->m, std::vector<int>({1}));
+  EXPECT_EQ(g->n, std::vector<int>({2}));
+  EXPECT_EQ(g->k, std::vector<int>({3, 4}));
+  ASSERT_NE(g->gathered, nullptr);
+  EXPECT_EQ(g->gathered->kind, ExprKind::Read);
+  EXPECT_EQ(g->gathered->ref, 0);
+  // The weights on the right, and a computed gathered term.
+  auto r = gathered(
+      "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: (2 * x[b, c, i + t] + 1) * w[o, c, t]))");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->w, 1);
+  EXPECT_EQ(r->gathered->kind, ExprKind::Binary);
+}
+
+TEST(MatchGatheredGemm, RejectsWhatIsNoWeightMatrixTimesColumns) {
+  for (const char* c : {
+           // the reductions in w in another order than their nesting
+           "y[b, o, i] = sum(t in 0..3: sum(c in 0..K: w[o, c, t] * x[b, c, i + t]))",
+           // a reduction over part of its dimension of w
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..2: w[o, c, t] * x[b, c, i + t]))",
+           // a literal subscript of w
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, 0] * x[b, c, i + t]))",
+           // the gathered term uses w's output index
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, c, o + t]))",
+           // w's output indices are not adjacent dimensions of the output
+           "y[o, i, p] = sum(c in 0..K: w3[o, p, c] * x[0, c, i])",
+           // a max, not a sum
+           "y[b, o, i] = max(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, c, i + t]))",
+           // a term outside the sums
+           "y[b, o, i] = 1 + sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, c, i + t]))",
+           // w's output dimension (N + 1) is not the output's (N)
+           "y[b, o, i] = sum(c in 0..K: w2[o, c] * x[b, c, i])",
+       })
+    EXPECT_FALSE(gathered(c)) << c;
+}
+
 TEST(MatchContraction, F64) {
   auto m = contraction("c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])",
                        "  a: {type: f64, shape: [M, K], role: in}\n"

@@ -45,6 +45,9 @@ struct HostSchedule {
   // The strategy has an `approx_math` parameter; 1 selects the inline polynomial f32 math.
   bool approx_math = false;
   Gemm gemm = Gemm::None;
+  // Gathered GEMMs (match_gathered_gemm, lower/patterns.h: convolutions) are an im2col gather
+  // into a column buffer, then one GEMM call per batch element (vendor_cpu).
+  bool im2col = false;
   // For a backend whose variants are pass pipelines (mlir): the pipeline of a variant with these
   // parameter values (defaults filled in); `explicit_loops`: the module holds parallel loops of its
   // own. Null elsewhere.

@@ -2,6 +2,10 @@
 // prints them.
 #include "backends/vendor_cpu/strategies.h"
 
+#include <string>
+
+#include "lower/patterns.h"
+
 namespace sb {
 
 namespace {
@@ -25,10 +29,28 @@ host::HostStrategy blas() {
   return s;
 }
 
+// Convolutions as im2col and a library GEMM: the usual CPU convolution of frameworks without
+// a direct one, and the reference the cpu backend's loop nests are measured against.
+host::HostStrategy im2col() {
+  host::HostStrategy s = blas();
+  s.info = {"im2col",
+            "convolutions (weights times gathered columns) as an im2col gather into a K x N "
+            "buffer, then one OpenBLAS cblas_sgemm/cblas_dgemm per batch element; contractions "
+            "and other statements as blas",
+            {},
+            "im2col_gemm"};
+  s.needs = std::string("a statement ") + kGatheredGemmShape;
+  s.matches = [](const Spec& spec, const Statement& st) {
+    return !host::is_contraction(spec, st) && match_gathered_gemm(spec, st).has_value();
+  };
+  s.schedule.im2col = true;
+  return s;
+}
+
 }  // namespace
 
 const host::HostRegistry& vendor_cpu_strategies() {
-  static const host::HostRegistry kRegistry("vendor_cpu", {blas()});
+  static const host::HostRegistry kRegistry("vendor_cpu", {blas(), im2col()});
   return kRegistry;
 }
 

@@ -6,7 +6,7 @@
 
 namespace sb {
 
-// blas.
+// blas, im2col.
 const host::HostRegistry& vendor_cpu_strategies();
 
 }  // namespace sb
