@@ -104,6 +104,7 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
       {cpu_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
       {cpu_strategies(), "omp_simd", true, true, true, true, Gemm::None, "parallel_simd"},
       {cpu_strategies(), "blocked_matmul", true, true, false, true, Gemm::Blocked, "blocked_gemm"},
+      {cpu_strategies(), "im2col", true, true, false, true, Gemm::Blocked, "im2col_gemm", true},
       {mojo_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
       {mojo_strategies(), "vectorize_parallel", true, true, true, true, Gemm::None,
        "parallel_simd"},
@@ -224,7 +225,8 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
           << who;
     }
   }
-  EXPECT_EQ(shaped, 5u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas and im2col
+  EXPECT_EQ(shaped, 6u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas, cpu and vendor_cpu
+                          // im2col
   fs::remove_all(dir);
 }
 

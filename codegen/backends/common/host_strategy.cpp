@@ -73,6 +73,14 @@ std::string single_contraction_needs() {
   return std::string("a contraction statement of one product (no batch), ") + kContractionShape;
 }
 
+bool is_gathered_gemm(const Spec& spec, const Statement& st) {
+  return !is_contraction(spec, st) && match_gathered_gemm(spec, st).has_value();
+}
+
+std::string gathered_gemm_needs() {
+  return std::string("a statement ") + kGatheredGemmShape;
+}
+
 // The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
 std::vector<ParamInfo> tile_params() {
   const Tiles d;

@@ -115,5 +115,9 @@ std::string contraction_needs();
 // The same for a strategy that lowers single products only: match_single_contraction.
 bool is_single_contraction(const Spec& spec, const Statement& st);
 std::string single_contraction_needs();
+// The same for a strategy that lowers gathered GEMMs (match_gathered_gemm: convolutions) and
+// runs contractions as contractions: a gathered GEMM that is no contraction.
+bool is_gathered_gemm(const Spec& spec, const Statement& st);
+std::string gathered_gemm_needs();
 
 }  // namespace sb::host

@@ -1065,6 +1065,20 @@ std::string cpu_stream_support() {
 
 namespace {
 
+// A gathered GEMM's kernel (emit_im2col) with one call of the blocked GEMM per batch element.
+void emit_im2col_gemm(StmtLowering& L, const GatheredGemm& g, int64_t mc, int64_t kc, int64_t nc,
+                      CodeWriter& w) {
+  const std::string sfx = dtype_name(g.type);
+  emit_im2col(L, g, w, [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
+    const std::vector<std::string> args = gemm_args(
+        {"sb_m", "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"}, mc, kc, nc);
+    cw.open(wrap_call("if (sb_gemm_" + sfx, args, " != 0) {", 2 * cw.indent()));
+    cw.line("free(sb_col);");
+    cw.line("return 1;");
+    cw.close();
+  });
+}
+
 // Writes the body of a contraction statement's kernel: the GEMM call, then the elementwise rest
 // of the statement (if any) as a second pass over the output. `E` lowers the epilogue statement.
 // Returns whether the epilogue uses streaming stores.
@@ -1194,9 +1208,18 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
       CodeWriter body(1);
       std::set<int> kt, ks;
       std::optional<Contraction> m;
+      std::optional<GatheredGemm> gathered;
       bool stream_kernel = false;
       if (blocked) m = match_contraction(spec, st);
-      if (m) {
+      if (sched.im2col && !m) gathered = match_gathered_gemm(spec, st);
+      if (gathered) {
+        gemm.insert(gathered->type);
+        uses_malloc = true;
+        emit_im2col_gemm(L, *gathered, param(v, *info, "mc"), param(v, *info, "kc"),
+                         param(v, *info, "nc"), body);
+        kt = L.used_tensors();
+        ks = L.used_sizes();
+      } else if (m) {
         gemm.insert(m->type);
         Statement epi;
         std::optional<StmtLowering> E;
@@ -1222,13 +1245,13 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
       kernels += "// " + text + "\n";
       streaming = streaming || stream_kernel;
       kernels += wrap_call(std::string(stream_kernel ? "SB_STREAM_KERNEL " : "") +
-                               (m ? "static int " : "static void ") + fn,
+                               (m || gathered ? "static int " : "static void ") + fn,
                            kernel_params(spec, kt, ks, st.out, "__restrict"), " {", 0) +
                  "\n";
       kernels += body.str() + "}\n\n";
 
       calls.line("// " + text);
-      if (m)
+      if (m || gathered)
         calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
       else
         calls.line(wrap_call(fn, call_args(spec, kt, ks), ";", 2));

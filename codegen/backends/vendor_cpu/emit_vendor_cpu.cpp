@@ -77,104 +77,27 @@ bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
   return emit_cpu_statement(*E, true, w);
 }
 
-// The body of a gathered GEMM's kernel (match_gathered_gemm: a convolution): the gathered term
-// at every (k..., N...) into sb_col, a row-major K x N buffer, by a parallel loop nest, then one
-// GEMM per batch element of the weights (M x K) by those columns into the element's M x N
-// outputs. The kernel returns 1 when the buffer cannot be allocated, else 0.
+// A gathered GEMM's kernel (emit_im2col) with one OpenBLAS GEMM per batch element.
 void emit_im2col_statement(StmtLowering& L, const GatheredGemm& g, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  const std::string ty = c_type(g.type);
-  // A variable's extent: an output index's from the output, a reduction's from w's dimension.
-  const size_t w_rank = L.spec().tensors[g.w].shape.size();
-  auto extent = [&](int v, int prec) {
-    if (static_cast<size_t>(v) < st.rank()) return L.extent(st.out, static_cast<size_t>(v), prec);
-    for (size_t j = 0; j < g.k.size(); ++j)
-      if (g.k[j] == v) return L.extent(g.w, w_rank - g.k.size() + j, prec);
-    SB_ASSERT(false, "a variable of no dimension of a gathered GEMM");
-    return std::string();
-  };
-  auto product = [&](const std::vector<int>& vars) {
-    std::string p;
-    for (int v : vars) p += (p.empty() ? "" : " * ") + extent(v, kPrecMul + 1);
-    return p.empty() ? std::string("1") : p;
-  };
-  // The row-major flat index of `vars` (bound loop variables) over their extents.
-  auto flat = [&](const std::vector<int>& vars) {
-    std::string f;
-    for (int v : vars)
-      f = f.empty()
-              ? L.var_name(v)
-              : paren(f, f.find(' ') == std::string::npos ? kPrecPrimary : kPrecAdd, kPrecMul) +
-                    " * " + extent(v, kPrecMul + 1) + " + " + L.var_name(v);
-    return f.empty() ? std::string("0") : f;
-  };
-  auto open_for = [&](int v) {
-    const std::string& n = L.var_name(v);
-    w.open("for (int64_t " + n + " = 0; " + n + " < " + extent(v, kPrecRel + 1) + "; ++" + n +
-           ") {");
-  };
-  const std::string y = L.tensor_name(st.out), wt = L.tensor_name(g.w);
-  w.line("const int64_t sb_m = " + product(g.m) + ";");
-  w.line("const int64_t sb_n = " + product(g.n) + ";");
-  w.line("const int64_t sb_k = " + product(g.k) + ";");
-  w.line("const int64_t sb_batch = " + product(g.batch) + ";");
-  w.line("if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;");
-  w.open("if (sb_k <= 0) {  // an empty sum");
-  w.line("for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) " + y +
-         "[sb_i] = " + float_literal(0.0, g.type) + ";");
-  w.line("return 0;");
-  w.close();
-  w.line(ty + "* sb_col = (" + ty + "*)malloc(sizeof(" + ty + ") * (size_t)sb_k * (size_t)sb_n);");
-  w.line("if (sb_col == NULL) return 1;");
-  for (int v : g.batch) open_for(v);
-  // The gather: every (k..., N...) once, the outer loops shared out, the innermost vectorised.
-  std::vector<int> loops = g.k;
-  loops.insert(loops.end(), g.n.begin(), g.n.end());
-  w.line(
-      "// The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
-  if (loops.size() > 1)
-    w.line("#pragma omp parallel for collapse(" + std::to_string(loops.size() - 1) +
-           ") schedule(static)");
-  else
-    w.line("#pragma omp parallel for simd schedule(static)");
-  for (size_t i = 0; i < loops.size(); ++i) {
-    if (i + 1 == loops.size() && loops.size() > 1) w.line("#pragma omp simd");
-    open_for(loops[i]);
-  }
-  const std::string value = L.expr(*g.gathered, w, 0);
-  const std::string kf = flat(g.k);
-  w.line("sb_col[" +
-         paren(kf, kf.find(' ') == std::string::npos ? kPrecPrimary : kPrecAdd, kPrecMul) +
-         " * sb_n + " + flat(g.n) + "] = " + value + ";");
-  for (size_t i = 0; i < loops.size(); ++i) w.close();
   const char* blas = scalar(g.type).blas_prefix;
   SB_ASSERT(blas, std::string("no BLAS GEMM of ") + dtype_name(g.type));
-  w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
-  const std::string bf = flat(g.batch);
-  const std::string out =
-      g.batch.empty()
-          ? y
-          : y + " + " +
-                paren(bf, bf.find(' ') == std::string::npos ? kPrecPrimary : kPrecAdd, kPrecMul) +
-                " * sb_m * sb_n";
-  const std::vector<std::string> args = {"CblasRowMajor",
-                                         "CblasNoTrans",
-                                         "CblasNoTrans",
-                                         "(int)sb_m",
-                                         "(int)sb_n",
-                                         "(int)sb_k",
-                                         float_literal(1.0, g.type),
-                                         wt,
-                                         "(int)sb_k",
-                                         "sb_col",
-                                         "(int)sb_n",
-                                         float_literal(0.0, g.type),
-                                         out,
-                                         "(int)sb_n"};
-  w.line(wrap_call(std::string("cblas_") + blas + "gemm", args, ";", 2 * w.indent()));
-  for (size_t i = 0; i < g.batch.size(); ++i) w.close();
-  w.line("free(sb_col);");
-  w.line("return 0;");
+  emit_im2col(L, g, w, [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
+    const std::vector<std::string> args = {"CblasRowMajor",
+                                           "CblasNoTrans",
+                                           "CblasNoTrans",
+                                           "(int)sb_m",
+                                           "(int)sb_n",
+                                           "(int)sb_k",
+                                           float_literal(1.0, g.type),
+                                           wt,
+                                           "(int)sb_k",
+                                           "sb_col",
+                                           "(int)sb_n",
+                                           float_literal(0.0, g.type),
+                                           out,
+                                           "(int)sb_n"};
+    cw.line(wrap_call(std::string("cblas_") + blas + "gemm", args, ";", 2 * cw.indent()));
+  });
 }
 
 GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {

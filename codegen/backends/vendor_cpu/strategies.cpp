@@ -2,10 +2,6 @@
 // prints them.
 #include "backends/vendor_cpu/strategies.h"
 
-#include <string>
-
-#include "lower/patterns.h"
-
 namespace sb {
 
 namespace {
@@ -39,10 +35,8 @@ host::HostStrategy im2col() {
             "and other statements as blas",
             {},
             "im2col_gemm"};
-  s.needs = std::string("a statement ") + kGatheredGemmShape;
-  s.matches = [](const Spec& spec, const Statement& st) {
-    return !host::is_contraction(spec, st) && match_gathered_gemm(spec, st).has_value();
-  };
+  s.needs = host::gathered_gemm_needs();
+  s.matches = host::is_gathered_gemm;
   s.schedule.im2col = true;
   return s;
 }
