@@ -78,7 +78,8 @@ bool is_gathered_gemm(const Spec& spec, const Statement& st) {
 }
 
 std::string gathered_gemm_needs() {
-  return std::string("a statement ") + kGatheredGemmShape;
+  return std::string("a statement ") + kGatheredGemmShape +
+         " that is not a contraction (contractions run as contractions)";
 }
 
 // The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
