@@ -658,7 +658,7 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
   return g;
 }
 
-void emit_im2col(StmtLowering& L, const GatheredGemm& g, CodeWriter& w,
+void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, CodeWriter& w,
                  const Im2colGemmCall& gemm) {
   const Statement& st = L.stmt();
   const std::string ty = c_type(g.type);
@@ -712,13 +712,13 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, CodeWriter& w,
   loops.insert(loops.end(), g.n.begin(), g.n.end());
   w.line(
       "// The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
-  if (loops.size() > 1)
+  if (parallel_gather && loops.size() > 1)
     w.line("#pragma omp parallel for collapse(" + std::to_string(loops.size() - 1) +
            ") schedule(static)");
-  else
+  else if (parallel_gather)
     w.line("#pragma omp parallel for simd schedule(static)");
   for (size_t i = 0; i < loops.size(); ++i) {
-    if (i + 1 == loops.size() && loops.size() > 1) w.line("#pragma omp simd");
+    if (i + 1 == loops.size() && (loops.size() > 1 || !parallel_gather)) w.line("#pragma omp simd");
     open_for(loops[i]);
   }
   const std::string value = L.expr(*g.gathered, w, 0);

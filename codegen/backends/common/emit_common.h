@@ -431,13 +431,15 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 
 // The body of a gathered GEMM's kernel (match_gathered_gemm, lower/patterns.h: a convolution as
 // im2col): `sb_m`, `sb_n`, `sb_k` and `sb_batch`; the gathered term at every (k..., N...) into
-// sb_col, a malloc'ed row-major K x N buffer, by a parallel loop nest (the kernel returns 1 when
-// it cannot be allocated); then, per batch element, `gemm` writes the call computing the
-// element's M x N outputs `out` (a pointer text) as the weights `weights` (an M x K row-major
-// matrix) times sb_col. It frees sb_col before any return it writes. The kernel returns int.
+// sb_col, a malloc'ed row-major K x N buffer, by a loop nest, vectorised, and parallel when
+// `parallel_gather` is set (the kernel returns 1 when the buffer cannot be allocated); then, per
+// batch element, `gemm` writes the call computing the element's M x N outputs `out` (a pointer
+// text) as the weights `weights` (an M x K row-major matrix) times sb_col. It frees sb_col before
+// any return it writes. The kernel returns int.
 using Im2colGemmCall =
     std::function<void(const std::string& weights, const std::string& out, CodeWriter& w)>;
-void emit_im2col(StmtLowering& L, const GatheredGemm& g, CodeWriter& w, const Im2colGemmCall& gemm);
+void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, CodeWriter& w,
+                 const Im2colGemmCall& gemm);
 
 // True when `e` contains a Reduce node.
 bool contains_reduce(const Expr& e);

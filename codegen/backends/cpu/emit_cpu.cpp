@@ -1069,14 +1069,16 @@ namespace {
 void emit_im2col_gemm(StmtLowering& L, const GatheredGemm& g, int64_t mc, int64_t kc, int64_t nc,
                       CodeWriter& w) {
   const std::string sfx = dtype_name(g.type);
-  emit_im2col(L, g, w, [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
-    const std::vector<std::string> args = gemm_args(
-        {"sb_m", "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"}, mc, kc, nc);
-    cw.open(wrap_call("if (sb_gemm_" + sfx, args, " != 0) {", 2 * cw.indent()));
-    cw.line("free(sb_col);");
-    cw.line("return 1;");
-    cw.close();
-  });
+  emit_im2col(L, g, /*parallel_gather=*/true, w,
+              [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
+                const std::vector<std::string> args = gemm_args(
+                    {"sb_m", "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"},
+                    mc, kc, nc);
+                cw.open(wrap_call("if (sb_gemm_" + sfx, args, " != 0) {", 2 * cw.indent()));
+                cw.line("free(sb_col);");
+                cw.line("return 1;");
+                cw.close();
+              });
 }
 
 // Writes the body of a contraction statement's kernel: the GEMM call, then the elementwise rest

@@ -39,7 +39,6 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
   if (sb_col == NULL) return 1;
   for (int64_t n = 0; n < N; ++n) {
     // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-    #pragma omp parallel for collapse(4) schedule(static)
     for (int64_t c = 0; c < CI; ++c) {
       for (int64_t a = 0; a < 3; ++a) {
         for (int64_t b = 0; b < 3; ++b) {

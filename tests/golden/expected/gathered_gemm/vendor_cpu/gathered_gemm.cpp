@@ -45,7 +45,6 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < G; ++g) {
       // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-      #pragma omp parallel for collapse(2) schedule(static)
       for (int64_t k = 0; k < K; ++k) {
         for (int64_t t = 0; t < 3; ++t) {
           #pragma omp simd
@@ -81,7 +80,7 @@ static int sb_im2col_s1(const double* __restrict d, const double* __restrict w2,
   double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
   if (sb_col == NULL) return 1;
   // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-  #pragma omp parallel for simd schedule(static)
+  #pragma omp simd
   for (int64_t k = 0; k < K; ++k) {
     sb_col[k * sb_n + 0] = exp(d[k * L + 0] / 4.0);
   }
@@ -107,7 +106,6 @@ static int sb_im2col_s2(const double* __restrict d, const double* __restrict w2,
   double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
   if (sb_col == NULL) return 1;
   // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-  #pragma omp parallel for collapse(1) schedule(static)
   for (int64_t k = 0; k < K; ++k) {
     #pragma omp simd
     for (int64_t l = 0; l < L; ++l) {
