@@ -109,6 +109,7 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
       {mojo_strategies(), "vectorize_parallel", true, true, true, true, Gemm::None,
        "parallel_simd"},
       {mojo_strategies(), "blocked_matmul", true, true, false, true, Gemm::Blocked, "blocked_gemm"},
+      {mojo_strategies(), "im2col", true, true, false, true, Gemm::Blocked, "im2col_gemm", true},
       {mlir_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
       {mlir_strategies(), "tiled_vector", false, true, false, true, Gemm::None, "tiled_simd"},
       {mlir_strategies(), "openmp", true, true, true, true, Gemm::None, "parallel_simd"},
@@ -225,25 +226,27 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
           << who;
     }
   }
-  EXPECT_EQ(shaped, 6u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas, cpu and vendor_cpu
-                          // im2col
+  EXPECT_EQ(shaped, 7u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas; cpu, mojo and
+                          // vendor_cpu im2col
   fs::remove_all(dir);
 }
 
 // The matched comparison rows pair strategies of the same algorithm class. For the current
-// registries the derived pairs are exactly the ones the harness used to name.
+// registries the derived pairs are exactly the ones the harness used to name, and im2col's.
 TEST(MatchedStrategies, DerivedFromAlgorithmClassesEqualTheFormerList) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(matched_strategies("cpu", "mojo"), (Pairs{{"loops", "loops"},
                                                       {"omp_simd", "vectorize_parallel"},
-                                                      {"blocked_matmul", "blocked_matmul"}}));
+                                                      {"blocked_matmul", "blocked_matmul"},
+                                                      {"im2col", "im2col"}}));
   EXPECT_EQ(matched_strategies("cpu", "mlir"), (Pairs{{"loops", "loops"}, {"omp_simd", "openmp"}}));
   // The former list, one for every compared backend: the union of the derived pairs.
   const std::set<std::pair<std::string, std::string>> former = {
       {"loops", "loops"},
       {"omp_simd", "vectorize_parallel"},
       {"omp_simd", "openmp"},
-      {"blocked_matmul", "blocked_matmul"}};
+      {"blocked_matmul", "blocked_matmul"},
+      {"im2col", "im2col"}};
   std::set<std::pair<std::string, std::string>> derived;
   for (const BackendRecord* lang : compared_backends()) {
     if (lang->device != Device::Cpu) continue;

@@ -121,4 +121,18 @@ HostStrategy blocked_matmul_strategy(const std::string& others) {
   return s;
 }
 
+HostStrategy im2col_strategy(const std::string& others) {
+  HostStrategy s = blocked_matmul_strategy(others);
+  s.info.name = "im2col";
+  s.info.doc =
+      "convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, "
+      "then one call of blocked_matmul's GEMM per batch element; contractions and other "
+      "statements as blocked_matmul";
+  s.info.algorithm = "im2col_gemm";
+  s.needs = gathered_gemm_needs();
+  s.matches = is_gathered_gemm;
+  s.schedule.im2col = true;
+  return s;
+}
+
 }  // namespace sb::host

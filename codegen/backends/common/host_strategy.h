@@ -99,6 +99,9 @@ HostStrategy loops_strategy(const std::string& doc);
 // that some statement is a contraction, and the schedule: contractions as the blocked GEMM,
 // other statements parallel and vectorised as `others` (named in the doc), without row fusion.
 HostStrategy blocked_matmul_strategy(const std::string& others);
+// im2col on cpu and mojo: gathered GEMMs (convolutions) as an im2col gather and a call of the
+// blocked GEMM per batch element; contractions and other statements as blocked_matmul.
+HostStrategy im2col_strategy(const std::string& others);
 
 // The parameters `tile` and `tile_inner` of a strategy that tiles reads across rows
 // (lower/tile_transposes.h), with the same defaults in every backend, so that matched variants

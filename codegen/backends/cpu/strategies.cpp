@@ -25,28 +25,12 @@ host::HostStrategy omp_simd() {
   return s;
 }
 
-// Convolutions as im2col and the file's own blocked GEMM: vendor_cpu's im2col with the GEMM
-// written by the generator.
-host::HostStrategy im2col() {
-  host::HostStrategy s = host::blocked_matmul_strategy("omp_simd");
-  s.info.name = "im2col";
-  s.info.doc =
-      "convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, "
-      "then one call of blocked_matmul's GEMM per batch element; contractions and other "
-      "statements as blocked_matmul";
-  s.info.algorithm = "im2col_gemm";
-  s.needs = host::gathered_gemm_needs();
-  s.matches = host::is_gathered_gemm;
-  s.schedule.im2col = true;
-  return s;
-}
-
 }  // namespace
 
 const host::HostRegistry& cpu_strategies() {
   static const host::HostRegistry kRegistry(
       "cpu", {host::loops_strategy("a scalar loop nest per statement"), omp_simd(),
-              host::blocked_matmul_strategy("omp_simd"), im2col()});
+              host::blocked_matmul_strategy("omp_simd"), host::im2col_strategy("omp_simd")});
   return kRegistry;
 }
 

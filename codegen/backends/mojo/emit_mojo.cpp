@@ -1682,6 +1682,82 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
   return emit_vectorize_parallel(*E, w, Tiles{});
 }
 
+// A gathered GEMM (match_gathered_gemm, lower/patterns.h: a convolution) of strategy im2col: the
+// gathered term at every (k..., N...) into sb_col, a row-major K x N buffer, by loops shared out
+// over the first reduction variable, then one call of the blocked GEMM (lower/blocked_gemm.h) per
+// batch element of the weights (M x K) by those columns into the element's M x N outputs (the cpu
+// printer's emit_im2col, with a scalar gather).
+void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_t kc, int64_t nc,
+                      PyWriter& w) {
+  const Statement& st = L.stmt();
+  const size_t w_rank = L.spec().tensors[g.w].shape.size();
+  auto extent = [&](int v, int prec) {
+    if (static_cast<size_t>(v) < st.rank()) return L.extent(st.out, static_cast<size_t>(v), prec);
+    for (size_t j = 0; j < g.k.size(); ++j)
+      if (g.k[j] == v) return L.extent(g.w, w_rank - g.k.size() + j, prec);
+    SB_ASSERT(false, "a variable of no dimension of a gathered GEMM");
+    return std::string();
+  };
+  auto product = [&](const std::vector<int>& vars) {
+    std::string p;
+    for (int v : vars) p += (p.empty() ? "" : " * ") + extent(v, kMMul + 1);
+    return p.empty() ? std::string("1") : p;
+  };
+  auto factor = [](const std::string& f) {
+    return mparen(f, f.find(' ') == std::string::npos ? kMPrimary : kMAdd, kMMul);
+  };
+  // The row-major flat index of `vars` (bound loop variables) over their extents.
+  auto flat = [&](const std::vector<int>& vars) {
+    std::string f;
+    for (int v : vars)
+      f = f.empty() ? L.var_name(v)
+                    : factor(f) + " * " + extent(v, kMMul + 1) + " + " + L.var_name(v);
+    return f.empty() ? std::string("0") : f;
+  };
+  const std::string y = L.tensor_name(st.out), wt = L.tensor_name(g.w);
+  const std::string ty = mojo_type(g.type), sfx = g.type == DType::F32 ? "f32" : "f64";
+  L.needs().gemm.insert(g.type);
+  L.needs().parallel = true;
+  L.needs().dealloc = true;
+  L.needs().widths.insert(g.type);
+  w.line("var sb_gm = " + product(g.m));
+  w.line("var sb_gn = " + product(g.n));
+  w.line("var sb_gk = " + product(g.k));
+  w.line("var sb_gb = " + product(g.batch));
+  w.open("if sb_gk <= 0:  # an empty sum");
+  w.open("for sb_i in range(sb_gb * sb_gm * sb_gn):");
+  w.line(y + "[unsafe_offset=sb_i] = " + ty + "(0)");
+  w.dedent();
+  w.dedent();
+  w.open("elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:");
+  w.line("var sb_colbuf = alloc(Layout[" + ty + "](count=sb_gk * sb_gn))");
+  w.line("var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()");
+  for (int v : g.batch) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
+  w.line("# The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
+  w.open("def sb_gather(" + L.var_name(g.k.front()) + ": Int) {imm}:");
+  std::vector<int> loops(g.k.begin() + 1, g.k.end());
+  loops.insert(loops.end(), g.n.begin(), g.n.end());
+  for (int v : loops) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
+  const std::string value = L.scalar(*g.gathered, w, 0);
+  w.line("sb_col[unsafe_offset=" + factor(flat(g.k)) + " * sb_gn + " + flat(g.n) + "] = " + value);
+  for (size_t i = 0; i < loops.size(); ++i) w.dedent();
+  w.dedent();
+  w.line("");
+  w.line("parallelize(sb_gather, " + extent(g.k.front(), 0) + ")");
+  w.line("# " + y + " = " + wt +
+         " (M x K) * sb_col (K x N), row-major, blocked with mc = " + std::to_string(mc) +
+         ", kc = " + std::to_string(kc) + ", nc = " + std::to_string(nc) + ".");
+  const std::string out =
+      g.batch.empty() ? y : y + ".unsafe_offset(" + factor(flat(g.batch)) + " * sb_gm * sb_gn)";
+  const std::vector<std::string> args =
+      gemm_args({"sb_gm", "sb_gn", "sb_gk", wt, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"},
+                mc, kc, nc);
+  w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+  for (size_t i = 0; i < g.batch.size(); ++i) w.dedent();
+  w.line("dealloc(sb_colbuf^)");
+  w.dedent();
+}
+
 // ---- The emitter ------------------------------------------------------------------------------
 
 class MojoEmitter final : public Emitter {
@@ -1745,9 +1821,14 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       for (size_t j = k; j <= last; ++j) Ls.emplace_back(spec, spec.stmts[j], &needs);
       const std::optional<Contraction> m =
           blocked ? match_contraction(spec, spec.stmts[k]) : std::nullopt;
+      const std::optional<GatheredGemm> gathered =
+          sched.im2col && !m && !g ? match_gathered_gemm(spec, spec.stmts[k]) : std::nullopt;
       PyWriter body(1);
       bool stream = false;
-      if (m) {
+      if (gathered) {
+        emit_im2col_call(Ls.front(), *gathered, param(v, *info, "mc"), param(v, *info, "kc"),
+                         param(v, *info, "nc"), body);
+      } else if (m) {
         if (m->epilogue) {
           epilogue = epilogue_statement(spec, spec.stmts[k], m->reduce);
           Ls.emplace_back(spec, epilogue, &needs);

@@ -23,7 +23,8 @@ host::HostStrategy vectorize_parallel() {
 const host::HostRegistry& mojo_strategies() {
   static const host::HostRegistry kRegistry(
       "mojo", {host::loops_strategy("a scalar loop nest per statement"), vectorize_parallel(),
-               host::blocked_matmul_strategy("vectorize_parallel")});
+               host::blocked_matmul_strategy("vectorize_parallel"),
+               host::im2col_strategy("vectorize_parallel")});
   return kRegistry;
 }
 
