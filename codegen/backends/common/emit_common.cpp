@@ -658,36 +658,44 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
   return g;
 }
 
+std::string GatheredIndex::product(const std::vector<int>& vars) const {
+  std::string p;
+  for (int v : vars) p += (p.empty() ? "" : " * ") + extent(v);
+  return p.empty() ? std::string("1") : p;
+}
+
+std::string GatheredIndex::flat(const std::vector<int>& vars) const {
+  // `x` as a factor of a product: parenthesised when it is a sum (holds a space).
+  auto factor = [](const std::string& x) {
+    return x.find(' ') == std::string::npos ? x : "(" + x + ")";
+  };
+  std::string f;
+  for (int v : vars) f = f.empty() ? name(v) : factor(f) + " * " + extent(v) + " + " + name(v);
+  return f.empty() ? std::string("0") : factor(f);
+}
+
+std::pair<int, size_t> gathered_extent(const Spec& spec, const Statement& st, const GatheredGemm& g,
+                                       int v) {
+  if (static_cast<size_t>(v) < st.rank()) return {st.out, static_cast<size_t>(v)};
+  const size_t w_rank = spec.tensors[g.w].shape.size();
+  for (size_t j = 0; j < g.k.size(); ++j)
+    if (g.k[j] == v) return {g.w, w_rank - g.k.size() + j};
+  SB_ASSERT(false, "a variable of no dimension of a gathered GEMM");
+  return {st.out, 0};
+}
+
 void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, CodeWriter& w,
                  const Im2colGemmCall& gemm) {
   const Statement& st = L.stmt();
   const std::string ty = c_type(g.type);
-  // A variable's extent: an output index's from the output, a reduction's from w's dimension.
-  const size_t w_rank = L.spec().tensors[g.w].shape.size();
   auto extent = [&](int v, int prec) {
-    if (static_cast<size_t>(v) < st.rank()) return L.extent(st.out, static_cast<size_t>(v), prec);
-    for (size_t j = 0; j < g.k.size(); ++j)
-      if (g.k[j] == v) return L.extent(g.w, w_rank - g.k.size() + j, prec);
-    SB_ASSERT(false, "a variable of no dimension of a gathered GEMM");
-    return std::string();
+    const auto [t, d] = gathered_extent(L.spec(), st, g, v);
+    return L.extent(t, d, prec);
   };
-  auto product = [&](const std::vector<int>& vars) {
-    std::string p;
-    for (int v : vars) p += (p.empty() ? "" : " * ") + extent(v, kPrecMul + 1);
-    return p.empty() ? std::string("1") : p;
-  };
-  // `f` as a factor of a product: parenthesised when it is a sum.
-  auto factor = [](const std::string& f) {
-    return paren(f, f.find(' ') == std::string::npos ? kPrecPrimary : kPrecAdd, kPrecMul);
-  };
-  // The row-major flat index of `vars` (bound loop variables) over their extents.
-  auto flat = [&](const std::vector<int>& vars) {
-    std::string f;
-    for (int v : vars)
-      f = f.empty() ? L.var_name(v)
-                    : factor(f) + " * " + extent(v, kPrecMul + 1) + " + " + L.var_name(v);
-    return f.empty() ? std::string("0") : f;
-  };
+  const GatheredIndex ix{[&](int v) { return extent(v, kPrecMul + 1); },
+                         [&](int v) { return L.var_name(v); }};
+  auto product = [&](const std::vector<int>& vars) { return ix.product(vars); };
+  auto flat = [&](const std::vector<int>& vars) { return ix.flat(vars); };
   auto open_for = [&](int v) {
     const std::string& n = L.var_name(v);
     w.open("for (int64_t " + n + " = 0; " + n + " < " + extent(v, kPrecRel + 1) + "; ++" + n +
@@ -722,12 +730,10 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
     open_for(loops[i]);
   }
   const std::string value = L.expr(*g.gathered, w, 0);
-  const std::string kf = flat(g.k);
-  w.line("sb_col[" + factor(kf) + " * sb_n + " + flat(g.n) + "] = " + value + ";");
+  w.line("sb_col[" + flat(g.k) + " * sb_n + " + flat(g.n) + "] = " + value + ";");
   for (size_t i = 0; i < loops.size(); ++i) w.close();
   w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
-  const std::string bf = flat(g.batch);
-  const std::string out = g.batch.empty() ? y : y + " + " + factor(bf) + " * sb_m * sb_n";
+  const std::string out = g.batch.empty() ? y : y + " + " + flat(g.batch) + " * sb_m * sb_n";
   gemm(wt, out, w);
   for (size_t i = 0; i < g.batch.size(); ++i) w.close();
   w.line("free(sb_col);");

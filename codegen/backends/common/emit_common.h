@@ -429,6 +429,22 @@ struct LibraryGemm {
 };
 LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
 
+// The index arithmetic of a gathered GEMM's kernel (match_gathered_gemm), in the syntax C and
+// Mojo share: `extent(v)` is index variable v's extent as a factor of a product (its dimension
+// of the output or of w: gathered_extent), `name(v)` its loop variable.
+struct GatheredIndex {
+  std::function<std::string(int)> extent, name;
+  // The product of the extents of `vars`: "1" for none.
+  std::string product(const std::vector<int>& vars) const;
+  // The row-major flat index of `vars` over their extents, parenthesised when it is a sum, so
+  // that it is a factor of a product: "0" for none.
+  std::string flat(const std::vector<int>& vars) const;
+};
+// The tensor and dimension that give index variable `v` of a gathered GEMM its extent: the
+// output's dimension for an output index, w's for a reduction variable.
+std::pair<int, size_t> gathered_extent(const Spec& spec, const Statement& st, const GatheredGemm& g,
+                                       int v);
+
 // The body of a gathered GEMM's kernel (match_gathered_gemm, lower/patterns.h: a convolution as
 // im2col): `sb_m`, `sb_n`, `sb_k` and `sb_batch`; the gathered term at every (k..., N...) into
 // sb_col, a malloc'ed row-major K x N buffer, by a loop nest, vectorised, and parallel when

@@ -1690,30 +1690,14 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
 void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_t kc, int64_t nc,
                       PyWriter& w) {
   const Statement& st = L.stmt();
-  const size_t w_rank = L.spec().tensors[g.w].shape.size();
   auto extent = [&](int v, int prec) {
-    if (static_cast<size_t>(v) < st.rank()) return L.extent(st.out, static_cast<size_t>(v), prec);
-    for (size_t j = 0; j < g.k.size(); ++j)
-      if (g.k[j] == v) return L.extent(g.w, w_rank - g.k.size() + j, prec);
-    SB_ASSERT(false, "a variable of no dimension of a gathered GEMM");
-    return std::string();
+    const auto [t, d] = gathered_extent(L.spec(), st, g, v);
+    return L.extent(t, d, prec);
   };
-  auto product = [&](const std::vector<int>& vars) {
-    std::string p;
-    for (int v : vars) p += (p.empty() ? "" : " * ") + extent(v, kMMul + 1);
-    return p.empty() ? std::string("1") : p;
-  };
-  auto factor = [](const std::string& f) {
-    return mparen(f, f.find(' ') == std::string::npos ? kMPrimary : kMAdd, kMMul);
-  };
-  // The row-major flat index of `vars` (bound loop variables) over their extents.
-  auto flat = [&](const std::vector<int>& vars) {
-    std::string f;
-    for (int v : vars)
-      f = f.empty() ? L.var_name(v)
-                    : factor(f) + " * " + extent(v, kMMul + 1) + " + " + L.var_name(v);
-    return f.empty() ? std::string("0") : f;
-  };
+  const GatheredIndex ix{[&](int v) { return extent(v, kMMul + 1); },
+                         [&](int v) { return L.var_name(v); }};
+  auto product = [&](const std::vector<int>& vars) { return ix.product(vars); };
+  auto flat = [&](const std::vector<int>& vars) { return ix.flat(vars); };
   const std::string y = L.tensor_name(st.out), wt = L.tensor_name(g.w);
   const std::string ty = mojo_type(g.type), sfx = g.type == DType::F32 ? "f32" : "f64";
   L.needs().gemm.insert(g.type);
@@ -1739,7 +1723,7 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   loops.insert(loops.end(), g.n.begin(), g.n.end());
   for (int v : loops) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
   const std::string value = L.scalar(*g.gathered, w, 0);
-  w.line("sb_col[unsafe_offset=" + factor(flat(g.k)) + " * sb_gn + " + flat(g.n) + "] = " + value);
+  w.line("sb_col[unsafe_offset=" + flat(g.k) + " * sb_gn + " + flat(g.n) + "] = " + value);
   for (size_t i = 0; i < loops.size(); ++i) w.dedent();
   w.dedent();
   w.line("");
@@ -1748,7 +1732,7 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
          " (M x K) * sb_col (K x N), row-major, blocked with mc = " + std::to_string(mc) +
          ", kc = " + std::to_string(kc) + ", nc = " + std::to_string(nc) + ".");
   const std::string out =
-      g.batch.empty() ? y : y + ".unsafe_offset(" + factor(flat(g.batch)) + " * sb_gm * sb_gn)";
+      g.batch.empty() ? y : y + ".unsafe_offset(" + flat(g.batch) + " * sb_gm * sb_gn)";
   const std::vector<std::string> args =
       gemm_args({"sb_gm", "sb_gn", "sb_gk", wt, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"},
                 mc, kc, nc);

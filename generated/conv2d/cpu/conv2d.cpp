@@ -347,7 +347,7 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
               const int64_t sb_ld0_x_i3 = j + b - 1;
               const float sb_ld0_x =
                   (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
-              sb_col[((c * 3 + a) * 3 + b) * sb_n + i * W + j] = sb_ld0_x;
+              sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * W + j)] = sb_ld0_x;
             }
           }
         }

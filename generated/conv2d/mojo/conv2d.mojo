@@ -443,7 +443,7 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                                     if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < W
                                     else Float32(0.0)
                                 )
-                                sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + i * W + j] = sb_ld0_x
+                                sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * W + j)] = sb_ld0_x
 
             parallelize(sb_gather, CI)
             # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
