@@ -28,6 +28,12 @@ const char* const kGatheredGemmShape =
     "other indices without a reduction (a convolution: y[n, o, i, j] = sum(c in 0..CI: sum(a in "
     "0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b]))))";
 
+const char* const kAttentionShape =
+    "s[b, i, j] = f(sum(d in 0..D: q[b, i, d] * k[b, j, d])); m[b, i] = max(j in 0..N: s[b, i, "
+    "j]); p[b, i, j] = exp(s[b, i, j] - m[b, i]); l[b, i] = sum(j in 0..N: p[b, i, j]); y[b, i, "
+    "e] = sum(j in 0..N: p[b, i, j] * v[b, j, e]) / l[b, i], five consecutive statements (b "
+    "optional) whose s, m, p and l are temps no other statement uses";
+
 namespace {
 
 bool is_var(const Expr& e, int ref) {
@@ -610,6 +616,139 @@ std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statemen
     g.n.push_back(static_cast<int>(d));
   }
   return g;
+}
+
+namespace {
+
+// A read of tensor `t` subscripted by exactly the index variables `vars`, in order.
+bool reads_bare(const Expr& e, int t, const std::vector<int>& vars) {
+  if (e.kind != ExprKind::Read || e.ref != t || e.args.size() != vars.size()) return false;
+  for (size_t d = 0; d < vars.size(); ++d)
+    if (!is_var(*e.args[d], vars[d])) return false;
+  return true;
+}
+
+// 0, 1, ..., n - 1 (the output indices of a statement of rank n), then `extra` when it is >= 0.
+std::vector<int> first_vars(size_t n, int extra = -1) {
+  std::vector<int> v;
+  for (size_t d = 0; d < n; ++d) v.push_back(static_cast<int>(d));
+  if (extra >= 0) v.push_back(extra);
+  return v;
+}
+
+// The reduction `r` of `st` runs over 0..hi with hi a function of sizes only; returns hi.
+const Expr* range_from_zero(const Statement& st, const Expr& r) {
+  const IndexVar& v = st.vars[r.ref];
+  if (!v.lo || !v.hi || !is_int(*v.lo, 0) || !var_free(*v.hi)) return nullptr;
+  return v.hi.get();
+}
+
+// The first n extents of `t` are those of `shape`.
+bool same_prefix(const Tensor& t, const std::vector<ExprPtr>& shape, size_t n) {
+  if (t.shape.size() < n || shape.size() < n) return false;
+  for (size_t d = 0; d < n; ++d)
+    if (!same_expr(*t.shape[d], *shape[d])) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<Attention> match_attention(const Spec& spec, size_t first) {
+  if (first + 4 >= spec.stmts.size()) return std::nullopt;
+  const Statement& st_s = spec.stmts[first];
+  const Statement& st_m = spec.stmts[first + 1];
+  const Statement& st_p = spec.stmts[first + 2];
+  const Statement& st_l = spec.stmts[first + 3];
+  const Statement& st_y = spec.stmts[first + 4];
+  for (const Statement* st : {&st_s, &st_m, &st_p, &st_l, &st_y})
+    if (!st->rhs || st->out < 0) return std::nullopt;
+  Attention a;
+  a.first = first;
+  const std::optional<Contraction> scores = match_contraction(spec, st_s);
+  if (!scores) return std::nullopt;
+  a.scores = *scores;
+  a.type = scores->type;
+  const size_t rank = st_s.rank();  // 2, or 3 with a batch
+  a.s = st_s.out;
+  a.m = st_m.out;
+  a.p = st_p.out;
+  a.l = st_l.out;
+  const int y = st_y.out;
+  const std::set<int> temps{a.s, a.m, a.p, a.l};
+  if (temps.size() != 4 || temps.count(y)) return std::nullopt;
+  const std::vector<ExprPtr>& shape = spec.tensors[a.s].shape;
+  for (int t : temps) {
+    const Tensor& tt = spec.tensors[t];
+    if (tt.role != Role::Temp || tt.boundary != Boundary::None || tt.type != a.type)
+      return std::nullopt;
+  }
+  // m and l: the rows of s; p: the shape of s; y: rows of s.
+  auto rows_of_s = [&](int t, size_t n) {
+    return spec.tensors[t].shape.size() == n && same_prefix(spec.tensors[t], shape, rank - 1);
+  };
+  if (!rows_of_s(a.m, rank - 1) || !rows_of_s(a.l, rank - 1) || !rows_of_s(a.p, rank) ||
+      !same_expr(*spec.tensors[a.p].shape[rank - 1], *shape[rank - 1]) || !rows_of_s(y, rank) ||
+      spec.tensors[y].type != a.type)
+    return std::nullopt;
+  // The scores read none of the group's tensors.
+  std::set<int> group = temps;
+  group.insert(y);
+  for (const Expr* r : reads_of(*st_s.rhs))
+    if (group.count(r->ref)) return std::nullopt;
+  // m = max(j in 0..N: s[B, i, j]).
+  const Expr& rm = *st_m.rhs;
+  if (rm.kind != ExprKind::Reduce || rm.rop != ReduceOp::Max || rm.type != a.type ||
+      !reads_bare(*rm.args[0], a.s, first_vars(rank - 1, rm.ref)))
+    return std::nullopt;
+  const Expr* n = range_from_zero(st_m, rm);
+  if (!n) return std::nullopt;
+  // p = exp(s[B, i, j] - m[B, i]).
+  const Expr& ep = *st_p.rhs;
+  if (ep.kind != ExprKind::Call || ep.fn != Fn::Exp || ep.type != a.type || ep.args.size() != 1)
+    return std::nullopt;
+  const Expr& diff = *ep.args[0];
+  if (diff.kind != ExprKind::Binary || diff.bop != BinOp::Sub ||
+      !reads_bare(*diff.args[0], a.s, first_vars(rank)) ||
+      !reads_bare(*diff.args[1], a.m, first_vars(rank - 1)))
+    return std::nullopt;
+  a.weight_s = diff.args[0].get();
+  a.weight_m = diff.args[1].get();
+  // l = sum(j in 0..N: p[B, i, j]).
+  const Expr& rl = *st_l.rhs;
+  if (rl.kind != ExprKind::Reduce || rl.rop != ReduceOp::Sum || rl.type != a.type ||
+      !reads_bare(*rl.args[0], a.p, first_vars(rank - 1, rl.ref)))
+    return std::nullopt;
+  const Expr* nl = range_from_zero(st_l, rl);
+  if (!nl || !same_expr(*nl, *n)) return std::nullopt;
+  // y = sum(j in 0..N: p[B, i, j] * v[B, j, e]) / l[B, i].
+  const std::optional<Contraction> values = match_contraction(spec, st_y);
+  if (!values || values->x != a.p || values->x_trans || values->batched != (rank == 3) ||
+      (values->batched && !values->x_batched) || temps.count(values->y) || values->y == y ||
+      values->type != a.type)
+    return std::nullopt;
+  a.values = *values;
+  const Expr& div = *st_y.rhs;
+  if (div.kind != ExprKind::Binary || div.bop != BinOp::Div ||
+      div.args[0].get() != values->reduce || !reads_bare(*div.args[1], a.l, first_vars(rank - 1)))
+    return std::nullopt;
+  const Expr* ny = range_from_zero(st_y, *values->reduce);
+  if (!ny || !same_expr(*ny, *n)) return std::nullopt;
+  // No statement outside the group uses the temps.
+  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    if (k >= first && k <= first + 4) continue;
+    const Statement& o = spec.stmts[k];
+    if (temps.count(o.out)) return std::nullopt;
+    if (o.rhs)
+      for (const Expr* r : reads_of(*o.rhs))
+        if (temps.count(r->ref)) return std::nullopt;
+  }
+  return a;
+}
+
+bool has_attention(const Spec& spec) {
+  for (size_t k = 0; k < spec.stmts.size(); ++k)
+    if (match_attention(spec, k)) return true;
+  return false;
 }
 
 }  // namespace sb

@@ -176,6 +176,33 @@ struct GatheredGemm {
 };
 std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statement& st);
 
+// Attention without a mask of its own, as five consecutive statements (FlashAttention's input):
+//   s[B, i, j] = f(sum(d in 0..D: q[B, i, d] * k[B, j, d]))   the scores: a contraction
+//   m[B, i]    = max(j in 0..N: s[B, i, j])
+//   p[B, i, j] = exp(s[B, i, j] - m[B, i])
+//   l[B, i]    = sum(j in 0..N: p[B, i, j])
+//   y[B, i, e] = sum(j in 0..N: p[B, i, j] * v[B, j, e]) / l[B, i]   a contraction of p
+// where B is one batch index or none (rank 3 or 2), the scores and the weighted sum are
+// contractions (match_contraction: either operand layout, each operand read with the batch index
+// or shared by the batch), and the scores' epilogue f is any elementwise expression of the sum
+// and the indices (a scale, a mask read, a select on j <= i) that reads none of s, m, p, l, y.
+// The softmax's three ranges are the same, 0..N. s, m, p and l are temps without a boundary
+// rule, of one shape per rank (m and l the rows of s, p the shape of s), that no other
+// statement reads or writes, so running the five as one pass over blocks of keys with an online
+// softmax, never writing them, gives y. All of one type, f32 or f64.
+struct Attention {
+  size_t first = 0;    // the scores' statement; the group is first .. first + 4
+  Contraction scores;  // match_contraction of statement first (q and k: x, y)
+  Contraction values;  // match_contraction of statement first + 4 (p and v: x, y)
+  int s = -1, m = -1, p = -1, l = -1;
+  const Expr* weight_s = nullptr;  // in exp(s - m): the read of s
+  const Expr* weight_m = nullptr;  // and the read of m
+  DType type = DType::F32;
+};
+std::optional<Attention> match_attention(const Spec& spec, size_t first);
+// True when some statement starts an attention group (match_attention).
+bool has_attention(const Spec& spec);
+
 // A scalar output computed from one reduction: out = op(k in lo..hi: body(k)), optionally inside
 // an elementwise epilogue (e.g. `sqrt(sum(...))`). The body uses no other reduction; the bounds
 // use sizes only. Types f32, f64 or i32.
@@ -245,5 +272,6 @@ extern const char* const kBatchedContractionShape;  // a single product or a bat
 extern const char* const kScalarReductionShape;
 extern const char* const kScanShape;
 extern const char* const kGatheredGemmShape;
+extern const char* const kAttentionShape;
 
 }  // namespace sb

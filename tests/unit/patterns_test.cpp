@@ -7,6 +7,8 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "driver.h"
@@ -200,6 +202,130 @@ TEST(MatchGatheredGemm, RejectsWhatIsNoWeightMatrixTimesColumns) {
            "y[b, o, i] = sum(c in 0..K: w2[o, c] * x[b, c, i])",
        })
     EXPECT_FALSE(gathered(c)) << c;
+}
+
+// Attention (match_attention) over M queries and N keys of depth K, rank 2 or, with a batch of
+// M, rank 3. `compute` holds the statements, one per line; the match is tried at `first`.
+const char* const kAttentionTensors =
+    "  q: {type: f32, shape: [M, K], role: in}\n"
+    "  kk: {type: f32, shape: [N, K], role: in}\n"
+    "  kt: {type: f32, shape: [K, N], role: in}\n"
+    "  v: {type: f32, shape: [N, K], role: in}\n"
+    "  mask: {type: f32, shape: [M, N], role: in}\n"
+    "  s: {type: f32, shape: [M, N], role: temp}\n"
+    "  m: {type: f32, shape: [M], role: temp}\n"
+    "  p: {type: f32, shape: [M, N], role: temp}\n"
+    "  l: {type: f32, shape: [M], role: temp}\n"
+    "  lo: {type: f32, shape: [M], role: out}\n"
+    "  y: {type: f32, shape: [M, K], role: out}\n"
+    "  z: {type: f32, shape: [M], role: out}\n"
+    "  q3: {type: f32, shape: [M, M, K], role: in}\n"
+    "  v3: {type: f32, shape: [M, N, K], role: in}\n"
+    "  s3: {type: f32, shape: [M, M, N], role: temp}\n"
+    "  m3: {type: f32, shape: [M, M], role: temp}\n"
+    "  p3: {type: f32, shape: [M, M, N], role: temp}\n"
+    "  l3: {type: f32, shape: [M, M], role: temp}\n"
+    "  y3: {type: f32, shape: [M, M, K], role: out}\n";
+
+const char* const kAttention =
+    "  s[i, j] = sum(d in 0..K: q[i, d] * kk[j, d]) * 0.5\n"
+    "  m[i] = max(j in 0..N: s[i, j])\n"
+    "  p[i, j] = exp(s[i, j] - m[i])\n"
+    "  l[i] = sum(j in 0..N: p[i, j])\n"
+    "  y[i, e] = sum(j in 0..N: p[i, j] * v[j, e]) / l[i]\n";
+
+std::optional<Attention> attention(const std::string& compute, size_t first = 0) {
+  // The tensors that `compute` names (a spec declares no tensor it does not use).
+  std::string tensors;
+  std::istringstream lines(kAttentionTensors);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string name = line.substr(2, line.find(':') - 2);
+    if (std::regex_search(compute, std::regex("\\b" + name + "\\["))) tensors += line + "\n";
+  }
+  std::deque<Loaded>& alive = loaded_specs();
+  alive.push_back(load(tensors, compute));
+  const Loaded& l = alive.back();
+  EXPECT_EQ(l.error, "") << compute;
+  if (!l.error.empty()) return std::nullopt;
+  return match_attention(l.spec, first);
+}
+
+// `text` with its first occurrence of `from` replaced by `to` (which must be there).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(MatchAttention, TheFiveStatementsWithAScale) {
+  auto a = attention(kAttention);
+  ASSERT_TRUE(a);
+  const Spec& spec = contraction_spec();
+  EXPECT_EQ(a->first, 0u);
+  EXPECT_EQ(spec.tensors[a->s].name, "s");
+  EXPECT_EQ(spec.tensors[a->m].name, "m");
+  EXPECT_EQ(spec.tensors[a->p].name, "p");
+  EXPECT_EQ(spec.tensors[a->l].name, "l");
+  EXPECT_EQ(spec.tensors[a->scores.x].name, "q");
+  EXPECT_EQ(spec.tensors[a->scores.y].name, "kk");
+  EXPECT_TRUE(a->scores.y_trans);
+  EXPECT_TRUE(a->scores.epilogue);
+  EXPECT_EQ(spec.tensors[a->values.y].name, "v");
+  EXPECT_FALSE(a->scores.batched);
+  ASSERT_NE(a->weight_s, nullptr);
+  EXPECT_EQ(a->weight_s->ref, a->s);
+  EXPECT_EQ(a->weight_m->ref, a->m);
+  // Only at the scores' statement.
+  EXPECT_FALSE(attention(kAttention, 1));
+}
+
+TEST(MatchAttention, AMaskTransposedKeysABatchAndAPrologue) {
+  // A masked score and keys read as kt[d, j].
+  auto masked = attention(
+      replaced(kAttention, "q[i, d] * kk[j, d]) * 0.5", "kt[d, j] * q[i, d]) + mask[i, j]"));
+  ASSERT_TRUE(masked);
+  EXPECT_FALSE(masked->scores.y_trans);
+  // Scores over part of the depth (the product's operands then start at d = 1).
+  EXPECT_TRUE(attention(replaced(kAttention, "sum(d in 0..K:", "sum(d in 1..K:")));
+  // After another statement, with a batch whose keys are shared.
+  auto batched = attention(
+      "  z[i] = q[i, 0]\n"
+      "  s3[b, i, j] = select(j <= i, sum(d in 0..K: q3[b, i, d] * kk[j, d]), -inf)\n"
+      "  m3[b, i] = max(j in 0..N: s3[b, i, j])\n"
+      "  p3[b, i, j] = exp(s3[b, i, j] - m3[b, i])\n"
+      "  l3[b, i] = sum(j in 0..N: p3[b, i, j])\n"
+      "  y3[b, i, e] = sum(j in 0..N: p3[b, i, j] * v3[b, j, e]) / l3[b, i]\n",
+      1);
+  ASSERT_TRUE(batched);
+  EXPECT_TRUE(batched->scores.batched);
+  EXPECT_FALSE(batched->scores.y_batched);
+  EXPECT_TRUE(batched->values.y_batched);
+}
+
+TEST(MatchAttention, RejectsWhatTheOnlineSoftmaxWouldChange) {
+  const std::vector<std::pair<const char*, const char*>> misses = {
+      // the row sums are an output, which the fused form never writes
+      {"  l[i] = sum(j in 0..N: p[i, j])\n  y[i, e] = sum(j in 0..N: p[i, j] * v[j, e]) / l[i]",
+       "  lo[i] = sum(j in 0..N: p[i, j])\n  y[i, e] = sum(j in 0..N: p[i, j] * v[j, e]) / lo[i]"},
+      // the sum over fewer keys than the max
+      {"l[i] = sum(j in 0..N: p", "l[i] = sum(j in 0..N - 1: p"},
+      // the weighted sum over fewer keys
+      {"y[i, e] = sum(j in 0..N:", "y[i, e] = sum(j in 1..N:"},
+      // the weights are not exp(s - m)
+      {"exp(s[i, j] - m[i])", "exp(s[i, j] - m[i]) * 2"},
+      {"exp(s[i, j] - m[i])", "exp(m[i] - s[i, j])"},
+      // a min, not a max
+      {"m[i] = max(", "m[i] = min("},
+      // the output is not divided by the row sums
+      {"/ l[i]", "/ (l[i] + 1)"},
+  };
+  for (const auto& [from, to] : misses) {
+    const std::string compute = replaced(kAttention, from, to);
+    EXPECT_FALSE(attention(compute)) << compute;
+  }
+  // A later statement reads a temp.
+  EXPECT_FALSE(attention(std::string(kAttention) + "  z[i] = l[i]\n"));
 }
 
 TEST(MatchContraction, F64) {
