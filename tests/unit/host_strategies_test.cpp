@@ -98,6 +98,7 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
     host::Gemm gemm;
     const char* algorithm;
     bool im2col = false;
+    bool attention = false;
   };
   using host::Gemm;
   const std::vector<Want> wants = {
@@ -105,6 +106,8 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
       {cpu_strategies(), "omp_simd", true, true, true, true, Gemm::None, "parallel_simd"},
       {cpu_strategies(), "blocked_matmul", true, true, false, true, Gemm::Blocked, "blocked_gemm"},
       {cpu_strategies(), "im2col", true, true, false, true, Gemm::Blocked, "im2col_gemm", true},
+      {cpu_strategies(), "flash_attention", true, true, false, true, Gemm::Blocked,
+       "online_softmax_attention", false, true},
       {mojo_strategies(), "loops", false, false, false, false, Gemm::None, "naive"},
       {mojo_strategies(), "vectorize_parallel", true, true, true, true, Gemm::None,
        "parallel_simd"},
@@ -133,6 +136,7 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
     EXPECT_EQ(s->schedule.gemm, w.gemm) << who;
     EXPECT_EQ(s->info.algorithm, w.algorithm) << who;
     EXPECT_EQ(s->schedule.im2col, w.im2col) << who;
+    EXPECT_EQ(s->schedule.attention, w.attention) << who;
   }
 }
 
@@ -213,8 +217,8 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
       v.strategy = s.info.name;
       const std::string who = b.emitter.backend() + "/" + s.info.name;
       // Through the emitter, as variant_check calls it.
-      const bool im2col = s.schedule.im2col;
-      EXPECT_EQ(b.emitter.check_variant(mm.value(), v).ok(), !im2col) << who;
+      const bool im2col = s.schedule.im2col, attention = s.schedule.attention;
+      EXPECT_EQ(b.emitter.check_variant(mm.value(), v).ok(), !im2col && !attention) << who;
       EXPECT_EQ(b.emitter.check_variant(conv.value(), v).ok(), !s.matches || im2col) << who;
       const Status st = b.emitter.check_variant(vadd.value(), v);
       ASSERT_EQ(st.ok(), !s.matches) << who;
@@ -226,8 +230,8 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
           << who;
     }
   }
-  EXPECT_EQ(shaped, 7u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas; cpu, mojo and
-                          // vendor_cpu im2col
+  EXPECT_EQ(shaped, 8u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas; cpu, mojo and
+                          // vendor_cpu im2col; cpu flash_attention
   fs::remove_all(dir);
 }
 

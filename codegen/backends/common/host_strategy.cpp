@@ -82,6 +82,16 @@ std::string gathered_gemm_needs() {
          " that is not a contraction (contractions run as contractions)";
 }
 
+bool starts_attention(const Spec& spec, const Statement& st) {
+  for (size_t k = 0; k < spec.stmts.size(); ++k)
+    if (&spec.stmts[k] == &st) return match_attention(spec, k).has_value();
+  return false;
+}
+
+std::string attention_needs() {
+  return std::string("an attention group, ") + kAttentionShape;
+}
+
 // The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.
 std::vector<ParamInfo> tile_params() {
   const Tiles d;
@@ -132,6 +142,28 @@ HostStrategy im2col_strategy(const std::string& others) {
   s.needs = gathered_gemm_needs();
   s.matches = is_gathered_gemm;
   s.schedule.im2col = true;
+  return s;
+}
+
+HostStrategy flash_attention_strategy(const std::string& others) {
+  HostStrategy s = blocked_matmul_strategy(others);
+  s.info.name = "flash_attention";
+  s.info.doc =
+      "attention (scores, row max, exponentials, row sum, weighted sum) as one pass over blocks "
+      "of keys with an online softmax (FlashAttention), the score matrix never written, both "
+      "products by blocked_matmul's packing and micro-kernel; contractions and other statements "
+      "as blocked_matmul";
+  s.info.algorithm = "online_softmax_attention";
+  s.info.params.push_back({"bk", 256, 1, 1 << 14, false,
+                           "keys per block (rounded up to whole micro-kernel tiles); the queries "
+                           "go in strips of one tile's width"});
+  s.info.params.push_back({"approx_math", 0, 0, 1, false,
+                           "1: f32 exp as the inline polynomial form (within 4 ulp) instead of "
+                           "libmvec, in the softmax and in the other statements"});
+  s.schedule.approx_math = true;
+  s.needs = attention_needs();
+  s.matches = starts_attention;
+  s.schedule.attention = true;
   return s;
 }
 

@@ -48,6 +48,9 @@ struct HostSchedule {
   // Gathered GEMMs (match_gathered_gemm, lower/patterns.h: convolutions) are an im2col gather
   // into a column buffer, then one GEMM call per batch element (vendor_cpu).
   bool im2col = false;
+  // Attention groups (match_attention, lower/patterns.h) are one pass over blocks of keys with an
+  // online softmax: the scores are never written (cpu).
+  bool attention = false;
   // For a backend whose variants are pass pipelines (mlir): the pipeline of a variant with these
   // parameter values (defaults filled in); `explicit_loops`: the module holds parallel loops of its
   // own. Null elsewhere.
@@ -102,6 +105,10 @@ HostStrategy blocked_matmul_strategy(const std::string& others);
 // im2col on cpu and mojo: gathered GEMMs (convolutions) as an im2col gather and a call of the
 // blocked GEMM per batch element; contractions and other statements as blocked_matmul.
 HostStrategy im2col_strategy(const std::string& others);
+// flash_attention on cpu: attention groups as FlashAttention's online softmax over blocks of
+// keys, both products by blocked_matmul's packing and micro-kernel; contractions and other
+// statements as blocked_matmul.
+HostStrategy flash_attention_strategy(const std::string& others);
 
 // The parameters `tile` and `tile_inner` of a strategy that tiles reads across rows
 // (lower/tile_transposes.h), with the same defaults in every backend, so that matched variants
@@ -122,5 +129,8 @@ std::string single_contraction_needs();
 // runs contractions as contractions: a gathered GEMM that is no contraction.
 bool is_gathered_gemm(const Spec& spec, const Statement& st);
 std::string gathered_gemm_needs();
+// The same for a strategy that fuses attention: `st` starts an attention group.
+bool starts_attention(const Spec& spec, const Statement& st);
+std::string attention_needs();
 
 }  // namespace sb::host

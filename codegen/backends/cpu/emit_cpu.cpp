@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/common/emit_common.h"
+#include "backends/cpu/attention.h"
 #include "backends/cpu/print_loops.h"
 #include "backends/cpu/strategies.h"
 #include "lower/blocked_gemm.h"
@@ -1139,6 +1140,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   std::string kernels, launchers;
   const auto& variants = backend_variants(spec, em.backend());
   std::set<DType> gemm;  // element types of the blocked GEMMs (lower/blocked_gemm.h)
+  std::set<DType> attention;  // and of the fused attention (backends/cpu/attention.h)
   bool streaming = false, uses_malloc = false;
 
   for (const Variant& v : variants) {
@@ -1161,6 +1163,49 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     const std::vector<RowGroup>& groups = sched.fuse_rows ? spec.schedule.row_groups : no_groups;
     size_t next_group = 0;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
+      const std::optional<Attention> att =
+          sched.attention ? match_attention(spec, k) : std::optional<Attention>();
+      if (att) {
+        gemm.insert(att->type);
+        attention.insert(att->type);
+        std::vector<StmtLowering> Ls;
+        Ls.reserve(3);
+        std::string texts;
+        for (size_t j = k; j <= k + 4; ++j) {
+          texts += "// " + to_string(spec.stmts[j], spec) + "\n";
+          calls.line("// " + to_string(spec.stmts[j], spec));
+        }
+        for (size_t j : {k, k + 2, k + 4}) {
+          Ls.emplace_back(spec, spec.stmts[j], &helpers);
+          Ls.back().set_vector_math(&vector_math);
+        }
+        CodeWriter body(1);
+        emit_attention(Ls[0], Ls[1], Ls[2], *att, param(v, *info, "bk"), body);
+        // The temps are never written: the kernel takes the other tensors only.
+        std::set<int> kt, ks;
+        for (const StmtLowering& L : Ls) {
+          kt.insert(L.used_tensors().begin(), L.used_tensors().end());
+          ks.insert(L.used_sizes().begin(), L.used_sizes().end());
+        }
+        for (int t : {att->s, att->m, att->p, att->l}) kt.erase(t);
+        const std::string fn =
+            "sb_" + v.name + "_s" + std::to_string(k) + "_" + std::to_string(k + 4);
+        kernels += "// Statements " + std::to_string(k) + " to " + std::to_string(k + 4) +
+                   " as one pass over blocks of keys with an online softmax (" +
+                   spec.tensors[att->s].name + ", " + spec.tensors[att->m].name + ", " +
+                   spec.tensors[att->p].name + " and " + spec.tensors[att->l].name +
+                   " never written):\n" + texts;
+        kernels += wrap_call("static int " + fn,
+                             kernel_params(spec, kt, ks, std::set<int>{spec.stmts[k + 4].out},
+                                           "__restrict"),
+                             " {", 0) +
+                   "\n" + body.str() + "}\n\n";
+        calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
+        used_tensors.insert(kt.begin(), kt.end());
+        used_sizes.insert(ks.begin(), ks.end());
+        k += 4;
+        continue;
+      }
       if (next_group < groups.size() && groups[next_group].first == k) {
         const RowGroup& g = groups[next_group++];
         std::vector<StmtLowering> Ls;
@@ -1287,6 +1332,10 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     std::vector<loops::Module> gemms;  // written once as loop IR (lower/blocked_gemm.h)
     for (DType t : gemm) gemms.push_back(blocked_gemm(t, gemm_target_cpu()));
     out += print_cpu_loops(gemms);
+  }
+  if (!attention.empty()) {
+    out += banner("Fused attention: an online softmax over blocks of keys");
+    for (DType t : attention) out += cpu_attention_support(t) + "\n";
   }
   out += banner("Kernels: one function per variant and statement") + kernels;
   out += banner("Launchers: one function per variant, running its statements in order") + launchers;

@@ -24,6 +24,13 @@
 //                   by an elementwise pass for the rest of the statement (a bias term, ...);
 //                   other statements are lowered as omp_simd. check_variant() rejects a spec
 //                   without a contraction statement.
+//   im2col          (as blocked_matmul) convolutions (match_gathered_gemm) as a gather into a
+//                   column buffer and one blocked GEMM per batch element.
+//   flash_attention (as blocked_matmul, bk 256, approx_math 0) each attention group
+//                   (match_attention: five statements, scores to weighted sum) becomes one
+//                   kernel calling sb_attention_f32/_f64 (attention.h), FlashAttention's online
+//                   softmax over blocks of keys on the blocked GEMM's micro-kernel; the group's
+//                   temps are never written. Other statements as blocked_matmul.
 // Each statement of each variant is a `static void sb_<variant>_s<k>(...)` kernel (`static int`
 // for a GEMM, non-zero when out of memory) taking the tensors it touches as __restrict pointers
 // and the sizes it uses as const int64_t; each variant is `static int sb_variant_<variant>(const

@@ -30,7 +30,8 @@ host::HostStrategy omp_simd() {
 const host::HostRegistry& cpu_strategies() {
   static const host::HostRegistry kRegistry(
       "cpu", {host::loops_strategy("a scalar loop nest per statement"), omp_simd(),
-              host::blocked_matmul_strategy("omp_simd"), host::im2col_strategy("omp_simd")});
+              host::blocked_matmul_strategy("omp_simd"), host::im2col_strategy("omp_simd"),
+              host::flash_attention_strategy("omp_simd")});
   return kRegistry;
 }
 
