@@ -12,9 +12,10 @@
 //   7  y       f32[BH, T, D]  out
 // Sizes (ABI order): BH, T, D
 // Variants:
-//   loops           strategy loops
-//   omp_simd        strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
-//   blocked_matmul  strategy blocked_matmul: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
+//   loops            strategy loops
+//   omp_simd         strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
+//   blocked_matmul   strategy blocked_matmul: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
+//   flash_attention  strategy flash_attention: mc = 128 (default), kc = 512 (default), nc = 4096 (default), bk = 256 (default), approx_math = 0 (default)
 
 #include <math.h>
 #include <stdint.h>
@@ -326,6 +327,186 @@ static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int6
     }
   }
   return 0;
+}
+
+// -----------------------------------------------------------------------------
+// Fused attention: an online softmax over blocks of keys
+// -----------------------------------------------------------------------------
+
+// FlashAttention in float: for each query i of batch element b,
+//   y(b, i, :) = sum_j weight(s_j, m) v(b, j, :) / sum_j weight(s_j, m), with
+//   s_j = score(b, i, j, q(b, i, :) . k(b, j, :)), m = max_j s_j, weight(s, m) = exp(s - m),
+// in one pass over blocks of bk keys for each strip of NR queries. The max, the sum and the
+// output rows are running values, rescaled by weight(old max, new max) when a block raises the
+// max (an online softmax), so the scores exist one block at a time and are never written.
+// - Both products run on the blocked GEMM's micro-kernel, with the queries as the NR columns
+//   of its tile. A block's scores are S^T = K Q^T (keys by queries): K packed once into MR-tall
+//   strips of keys, Q^T per strip. The softmax then runs down the columns of S^T, vectorised
+//   over queries, and leaves P^T in the layout of a packed NR-wide strip, so the output,
+//   held transposed, is O^T += V^T P^T without packing P: V^T packed once, per key block, into
+//   MR-tall strips of columns.
+// - A max that is still -inf (every score so far -inf) is taken as 0 in the exponentials, so
+//   such keys weigh 0; a max that is NaN stays NaN and so does the output, as in the unfused
+//   statements.
+// - An operand shared by the batch has a batch step of 0 and is packed once.
+// Returns 0, or 1 when a buffer cannot be allocated.
+// The packed K and V^T are kept between calls (grown when too small, never freed), as the
+// blocked GEMM's scratch is: fresh pages on every call would be faulted in every call.
+static thread_local float* sb_attention_f32_scratch = NULL;
+static thread_local size_t sb_attention_f32_scratch_cap = 0;
+template <typename Score, typename Weight>
+static int sb_attention_f32(int64_t batch, int64_t M, int64_t N, int64_t D, int64_t E,
+                             const float* q, int64_t qs_b, int64_t qs_i, int64_t qs_d,
+                             const float* k, int64_t ks_b, int64_t ks_j, int64_t ks_d,
+                             const float* v, int64_t vs_b, int64_t vs_j, int64_t vs_e, float* y,
+                             int64_t ys_b, int64_t ys_i, int64_t bk_in, const Score& score,
+                             const Weight& weight) {
+  if (batch <= 0 || M <= 0 || E <= 0) {
+    return 0;
+  }
+  const int64_t MR = sb_gemm_mr_f32, NR = sb_gemm_nr_f32;
+  // Keys per block: whole MR strips.
+  const int64_t bk = (bk_in + MR - 1) / MR * MR;
+  const int64_t n_pad = (N + MR - 1) / MR * MR;
+  const int64_t e_pad = (E + MR - 1) / MR * MR;
+  const int64_t kb = ks_b != 0 ? batch : 1;
+  const int64_t vb = vs_b != 0 ? batch : 1;
+  // K: the strip of keys from j at kp + j * D (of batch element b: + b * n_pad * D).
+  // V^T: the strip of columns from e of the key block from j0 at vp + j0 * e_pad + e * (the
+  // block's keys), of batch element b: + b * n_pad * e_pad.
+  const size_t need = (size_t)(kb * n_pad * D + vb * n_pad * e_pad + 1);
+  if (sb_attention_f32_scratch_cap < need) {
+    free(sb_attention_f32_scratch);
+    sb_attention_f32_scratch_cap = need;
+    sb_attention_f32_scratch = (float*)aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64);
+    if (!sb_attention_f32_scratch) {
+      sb_attention_f32_scratch_cap = 0;
+      return 1;
+    }
+  }
+  float* const kp = sb_attention_f32_scratch;
+  float* const vp = kp + kb * n_pad * D;
+  #pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t b = 0; b < kb; ++b) {
+    for (int64_t j = 0; j < n_pad; j += MR) {
+      sb_gemm_pack_x_f32(D, MR < N - j ? MR : N - j, k + (b * ks_b + j * ks_j), ks_j, ks_d,
+                         kp + (b * n_pad + j) * D);
+    }
+  }
+  const int64_t kblocks = (N + bk - 1) / bk;
+  #pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t b = 0; b < vb; ++b) {
+    for (int64_t jb = 0; jb < kblocks; ++jb) {
+      const int64_t j0 = jb * bk;
+      const int64_t kn = bk < N - j0 ? bk : N - j0;
+      for (int64_t e = 0; e < E; e += MR) {
+        sb_gemm_pack_x_f32(kn, MR < E - e ? MR : E - e, v + (b * vs_b + j0 * vs_j + e * vs_e),
+                           vs_e, vs_j, vp + ((b * n_pad + j0) * e_pad + e * kn));
+      }
+    }
+  }
+  const int64_t strips = (M + NR - 1) / NR;
+  int failed = 0;
+  #pragma omp parallel
+  {
+    // This thread's strip: Q^T, S^T (bk x NR, zeroed so that the columns of a ragged strip
+    // hold numbers), O^T (e_pad x NR), and per query the running max, the block's max, the
+    // rescale factor and the sum.
+    float* qp = (float*)malloc(sizeof(float) * (size_t)(D * NR + 1));
+    float* st = (float*)calloc((size_t)(bk * NR), sizeof(float));
+    float* acc = (float*)malloc(sizeof(float) * (size_t)(e_pad * NR));
+    float* run = (float*)malloc(sizeof(float) * (size_t)(4 * NR));
+    const int ok = qp != NULL && st != NULL && acc != NULL && run != NULL;
+    if (!ok) {
+      #pragma omp atomic write
+      failed = 1;
+    }
+    float* const mx = run;
+    float* const bm = run + NR;
+    float* const sc = run + 2 * NR;
+    float* const sum = run + 3 * NR;
+    #pragma omp for collapse(2) schedule(static)
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t s = 0; s < strips; ++s) {
+        if (!ok) continue;
+        const int64_t i0 = s * NR;
+        const int64_t qn = NR < M - i0 ? NR : M - i0;
+        sb_gemm_pack_y_f32(D, qn, q + (b * qs_b + i0 * qs_i), qs_d, qs_i, qp);
+        for (int64_t i = 0; i < NR; ++i) {
+          mx[i] = -INFINITY;
+          sum[i] = 0;
+        }
+        for (int64_t r = 0; r < e_pad * NR; ++r) {
+          acc[r] = 0;
+        }
+        const float* kpb = kp + (ks_b != 0 ? b : 0) * n_pad * D;
+        const float* vpb = vp + (vs_b != 0 ? b : 0) * n_pad * e_pad;
+        for (int64_t j0 = 0; j0 < N; j0 += bk) {
+          const int64_t kn = bk < N - j0 ? bk : N - j0;
+          // S^T = K Q^T: kn keys by qn queries.
+          for (int64_t jr = 0; jr < kn; jr += MR) {
+            sb_gemm_tile_f32(D, kpb + (j0 + jr) * D, qp, st + jr * NR, NR,
+                             MR < kn - jr ? MR : kn - jr, qn, false);
+          }
+          // The scores, and the block's max per query (NaN propagates).
+          for (int64_t i = 0; i < qn; ++i) {
+            bm[i] = mx[i];
+          }
+          for (int64_t jj = 0; jj < kn; ++jj) {
+            float* row = st + jj * NR;
+            const int64_t j = j0 + jj;
+            #pragma omp simd
+            for (int64_t i = 0; i < qn; ++i) {
+              const float x = score(b, i0 + i, j, row[i]);
+              row[i] = x;
+              bm[i] = (bm[i] > x || bm[i] != bm[i]) ? bm[i] : x;
+            }
+          }
+          // The rescale factor of what was summed so far, then the weights and their sums.
+          for (int64_t i = 0; i < qn; ++i) {
+            const float safe = bm[i] == -INFINITY ? (float)0 : bm[i];
+            sc[i] = weight(mx[i], safe);
+            sum[i] *= sc[i];
+            mx[i] = bm[i];
+            bm[i] = safe;
+          }
+          for (int64_t jj = 0; jj < kn; ++jj) {
+            float* row = st + jj * NR;
+            #pragma omp simd
+            for (int64_t i = 0; i < qn; ++i) {
+              const float p = weight(row[i], bm[i]);
+              row[i] = p;
+              sum[i] += p;
+            }
+          }
+          for (int64_t e = 0; e < E; ++e) {
+            #pragma omp simd
+            for (int64_t i = 0; i < qn; ++i) {
+              acc[e * NR + i] *= sc[i];
+            }
+          }
+          // O^T += V^T P^T.
+          const float* vblock = vpb + j0 * e_pad;
+          for (int64_t er = 0; er < E; er += MR) {
+            sb_gemm_tile_f32(kn, vblock + er * kn, st, acc + er * NR, NR,
+                             MR < E - er ? MR : E - er, qn, true);
+          }
+        }
+        for (int64_t i = 0; i < qn; ++i) {
+          float* out = y + (b * ys_b + (i0 + i) * ys_i);
+          const float l = sum[i];
+          for (int64_t e = 0; e < E; ++e) {
+            out[e] = acc[e * NR + i] / l;
+          }
+        }
+      }
+    }
+    free(qp);
+    free(st);
+    free(acc);
+    free(run);
+  }
+  return failed;
 }
 
 // -----------------------------------------------------------------------------
@@ -756,6 +937,36 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s4(const float* __restrict v,
   return 0;
 }
 
+// Variant flash_attention: attention (scores, row max, exponentials, row sum, weighted sum) as one pass over blocks of keys with an online softmax (FlashAttention), the score matrix never written, both products by blocked_matmul's packing and micro-kernel; contractions and other statements as blocked_matmul.
+
+// Statements 0 to 4 as one pass over blocks of keys with an online softmax (s, rowmax, p and rowsum never written):
+// s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+// rowmax[h, i] = max(j in 0..T: s[h, i, j])
+// p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+// rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+// y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+static int sb_flash_attention_s0_4(const float* __restrict q, const float* __restrict k,
+                                   const float* __restrict v, float* __restrict y, const int64_t BH,
+                                   const int64_t T, const int64_t D) {
+  // The scores' product: sb_m queries, sb_n keys, sb_k the depth of a dot product.
+  const int64_t sb_m = T;
+  const int64_t sb_n = T;
+  const int64_t sb_k = D;
+  const int64_t sb_batch = BH;
+  // The weighted sum's: sb_keys keys (the softmax's range), sb_e columns of v.
+  const int64_t sb_keys = T;
+  const int64_t sb_e = D;
+  auto sb_score = [&]([[maybe_unused]] int64_t h, [[maybe_unused]] int64_t i,
+                     [[maybe_unused]] int64_t j, float sb_dot) {
+    return (float)(sb_dot / sqrtf((float)D));
+  };
+  auto sb_weight = [&](float sb_x, float sb_max) {
+    return (float)(sb_vec_expf(sb_x - sb_max));
+  };
+  return sb_attention_f32(sb_batch, sb_m, sb_keys, sb_k, sb_e, q, T * D, D, 1, k, T * D, D, 1, v,
+                         T * D, D, 1, y, sb_m * sb_e, sb_e, 256, sb_score, sb_weight);
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -841,6 +1052,33 @@ static int sb_variant_blocked_matmul(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant flash_attention (strategy flash_attention).
+static int sb_variant_flash_attention(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* rowmax = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* rowsum = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const int64_t BH = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t D = sb_a->sizes[2];
+  (void)s;  // not used by any statement
+  (void)rowmax;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)rowsum;  // not used by any statement
+
+  // s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+  // rowmax[h, i] = max(j in 0..T: s[h, i, j])
+  // p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+  // rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+  // y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+  if (sb_flash_attention_s0_4(q, k, v, y, BH, T, D) != 0) return 1;
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -849,6 +1087,7 @@ static const sb_variant sb_variants[] = {
     {"loops", sb_variant_loops},
     {"omp_simd", sb_variant_omp_simd},
     {"blocked_matmul", sb_variant_blocked_matmul},
+    {"flash_attention", sb_variant_flash_attention},
 };
 
 static const sb_module sb_module_info = {
@@ -857,7 +1096,7 @@ static const sb_module sb_module_info = {
     "cpu",   // backend
     8,       // tensors
     3,       // sizes
-    3,       // variants
+    4,       // variants
     sb_variants,
 };
 
