@@ -337,30 +337,18 @@ Helper group_of(Helper h) {
 
 namespace {
 
-// The reduction and element type a floating-point min/max helper combines with.
-struct OmpMinMax {
-  ReduceOp op;
-  DType t;
-};
-OmpMinMax omp_min_max(Helper h) {
-  for (DType t : {DType::F32, DType::F64})
-    for (bool mx : {false, true})
-      if (min_max_helper(t, mx) == h) return {mx ? ReduceOp::Max : ReduceOp::Min, t};
-  SB_ASSERT(false, "an OpenMP reduction of a helper that is no floating-point min or max");
-  return {ReduceOp::Max, DType::F32};
-}
-
-std::string omp_reduction_name(const OmpMinMax& m) {
-  return std::string("sb_omp_") + (m.op == ReduceOp::Max ? "max_" : "min_") + scalar(m.t).suffix;
+std::string omp_reduction_name(DType t, bool max) {
+  return std::string("sb_omp_") + (max ? "max_" : "min_") + scalar(t).suffix;
 }
 
 }  // namespace
 
-std::string HelperSet::use_omp_reduction(Helper h) {
-  const OmpMinMax m = omp_min_max(h);
-  used_.insert(h);
-  omp_.insert(h);
-  return omp_reduction_name(m);
+std::string HelperSet::use_omp_reduction(DType t, bool max) {
+  SB_ASSERT(scalar(t).kind == ScalarKind::Float,
+            "an OpenMP reduction of a helper that is no floating-point min or max");
+  used_.insert(min_max_helper(t, max));
+  omp_.insert({t, max});
+  return omp_reduction_name(t, max);
 }
 
 std::string HelperSet::definitions(const std::string& qualifiers) const {
@@ -386,15 +374,11 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
         "\n// OpenMP reductions that combine threads and SIMD lanes with the helpers above "
         "(OpenMP's\n"
         "// own max and min do not propagate NaN).\n";
-  for (Helper h : omp_) {
-    const OmpMinMax m = omp_min_max(h);
-    const std::string c = c_type(m.t),
-                      fn = std::string(m.op == ReduceOp::Max ? "sb_max_" : "sb_min_") +
-                           scalar(m.t).suffix;
-    out += "#pragma omp declare reduction(" + omp_reduction_name(m) + " : " + c +
-           " : omp_out = " + fn +
-           "(omp_out, omp_in)) \\\n    initializer(omp_priv = " + reduce_identity(m.op, m.t) +
-           ")\n";
+  for (const auto& [t, max] : omp_) {
+    const std::string fn = std::string(max ? "sb_max_" : "sb_min_") + scalar(t).suffix;
+    out += "#pragma omp declare reduction(" + omp_reduction_name(t, max) + " : " + c_type(t) +
+           " : omp_out = " + fn + "(omp_out, omp_in)) \\\n    initializer(omp_priv = " +
+           reduce_identity(max ? ReduceOp::Max : ReduceOp::Min, t) + ")\n";
   }
   return out;
 }
@@ -694,18 +678,16 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
   };
   const GatheredIndex ix{[&](int v) { return extent(v, kPrecMul + 1); },
                          [&](int v) { return L.var_name(v); }};
-  auto product = [&](const std::vector<int>& vars) { return ix.product(vars); };
-  auto flat = [&](const std::vector<int>& vars) { return ix.flat(vars); };
   auto open_for = [&](int v) {
     const std::string& n = L.var_name(v);
     w.open("for (int64_t " + n + " = 0; " + n + " < " + extent(v, kPrecRel + 1) + "; ++" + n +
            ") {");
   };
   const std::string y = L.tensor_name(st.out), wt = L.tensor_name(g.w);
-  w.line("const int64_t sb_m = " + product(g.m) + ";");
-  w.line("const int64_t sb_n = " + product(g.n) + ";");
-  w.line("const int64_t sb_k = " + product(g.k) + ";");
-  w.line("const int64_t sb_batch = " + product(g.batch) + ";");
+  w.line("const int64_t sb_m = " + ix.product(g.m) + ";");
+  w.line("const int64_t sb_n = " + ix.product(g.n) + ";");
+  w.line("const int64_t sb_k = " + ix.product(g.k) + ";");
+  w.line("const int64_t sb_batch = " + ix.product(g.batch) + ";");
   w.line("if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;");
   w.open("if (sb_k <= 0) {  // an empty sum");
   w.line("for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) " + y +
@@ -730,10 +712,10 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
     open_for(loops[i]);
   }
   const std::string value = L.expr(*g.gathered, w, 0);
-  w.line("sb_col[" + flat(g.k) + " * sb_n + " + flat(g.n) + "] = " + value + ";");
+  w.line("sb_col[" + ix.flat(g.k) + " * sb_n + " + ix.flat(g.n) + "] = " + value + ";");
   for (size_t i = 0; i < loops.size(); ++i) w.close();
   w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
-  const std::string out = g.batch.empty() ? y : y + " + " + flat(g.batch) + " * sb_m * sb_n";
+  const std::string out = g.batch.empty() ? y : y + " + " + ix.flat(g.batch) + " * sb_m * sb_n";
   gemm(wt, out, w);
   for (size_t i = 0; i < g.batch.size(); ++i) w.close();
   w.line("free(sb_col);");
@@ -754,8 +736,7 @@ DType value_type(const Expr& e) {
 std::string omp_reduction_clause(const ReduceSite& site, HelperSet& helpers) {
   const bool is_max = site.reduce->rop == ReduceOp::Max;
   if ((is_max || site.reduce->rop == ReduceOp::Min) && scalar(site.type).kind == ScalarKind::Float)
-    return "reduction(" + helpers.use_omp_reduction(min_max_helper(site.type, is_max)) + ":" +
-           site.acc + ")";
+    return "reduction(" + helpers.use_omp_reduction(site.type, is_max) + ":" + site.acc + ")";
   const char* op = "+";
   switch (site.reduce->rop) {
     case ReduceOp::Sum:

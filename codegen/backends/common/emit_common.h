@@ -124,9 +124,10 @@ std::string reduce_identity(ReduceOp op, DType t);
 class HelperSet {
  public:
   void use(Helper h) { used_.insert(h); }
-  // An OpenMP reduction identifier (`#pragma omp declare reduction`) combining with min/max
-  // helper `h` (a floating-point one), and the helper itself; returns the identifier.
-  std::string use_omp_reduction(Helper h);
+  // An OpenMP reduction identifier (`#pragma omp declare reduction`) combining with the min (or,
+  // with `max`, the max) helper of floating-point type `t`, and the helper itself; returns the
+  // identifier.
+  std::string use_omp_reduction(DType t, bool max);
   bool empty() const { return used_.empty(); }
   // Definitions of the used helpers, each prefixed by `qualifiers` (e.g. "static inline" or
   // "static inline __host__ __device__"), in a fixed order, then the OpenMP reductions.
@@ -134,7 +135,7 @@ class HelperSet {
 
  private:
   std::set<Helper> used_;
-  std::set<Helper> omp_;
+  std::set<std::pair<DType, bool>> omp_;  // (type, max) of each OpenMP reduction, in print order
 };
 
 // ---- Statement lowering -----------------------------------------------------------------------

@@ -1635,7 +1635,7 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
   L.needs().parallel = true;
   L.needs().dealloc = true;
   L.needs().widths.insert(m.type);
-  const std::string sfx = m.type == DType::F32 ? "f32" : "f64";
+  const std::string sfx = dtype_name(m.type);
   w.line("# " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
   // sb_gemm_<t> returns non-zero where its buffers cannot be allocated; the Mojo backend does not
   // report that (alloc gives no null allocation to check).
@@ -1696,18 +1696,16 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   };
   const GatheredIndex ix{[&](int v) { return extent(v, kMMul + 1); },
                          [&](int v) { return L.var_name(v); }};
-  auto product = [&](const std::vector<int>& vars) { return ix.product(vars); };
-  auto flat = [&](const std::vector<int>& vars) { return ix.flat(vars); };
   const std::string y = L.tensor_name(st.out), wt = L.tensor_name(g.w);
-  const std::string ty = mojo_type(g.type), sfx = g.type == DType::F32 ? "f32" : "f64";
+  const std::string ty = mojo_type(g.type), sfx = dtype_name(g.type);
   L.needs().gemm.insert(g.type);
   L.needs().parallel = true;
   L.needs().dealloc = true;
   L.needs().widths.insert(g.type);
-  w.line("var sb_gm = " + product(g.m));
-  w.line("var sb_gn = " + product(g.n));
-  w.line("var sb_gk = " + product(g.k));
-  w.line("var sb_gb = " + product(g.batch));
+  w.line("var sb_gm = " + ix.product(g.m));
+  w.line("var sb_gn = " + ix.product(g.n));
+  w.line("var sb_gk = " + ix.product(g.k));
+  w.line("var sb_gb = " + ix.product(g.batch));
   w.open("if sb_gk <= 0:  # an empty sum");
   w.open("for sb_i in range(sb_gb * sb_gm * sb_gn):");
   w.line(y + "[unsafe_offset=sb_i] = " + ty + "(0)");
@@ -1723,7 +1721,7 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   loops.insert(loops.end(), g.n.begin(), g.n.end());
   for (int v : loops) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
   const std::string value = L.scalar(*g.gathered, w, 0);
-  w.line("sb_col[unsafe_offset=" + flat(g.k) + " * sb_gn + " + flat(g.n) + "] = " + value);
+  w.line("sb_col[unsafe_offset=" + ix.flat(g.k) + " * sb_gn + " + ix.flat(g.n) + "] = " + value);
   for (size_t i = 0; i < loops.size(); ++i) w.dedent();
   w.dedent();
   w.line("");
@@ -1732,7 +1730,7 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
          " (M x K) * sb_col (K x N), row-major, blocked with mc = " + std::to_string(mc) +
          ", kc = " + std::to_string(kc) + ", nc = " + std::to_string(nc) + ".");
   const std::string out =
-      g.batch.empty() ? y : y + ".unsafe_offset(" + flat(g.batch) + " * sb_gm * sb_gn)";
+      g.batch.empty() ? y : y + ".unsafe_offset(" + ix.flat(g.batch) + " * sb_gm * sb_gn)";
   const std::vector<std::string> args =
       gemm_args({"sb_gm", "sb_gn", "sb_gk", wt, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"},
                 mc, kc, nc);
