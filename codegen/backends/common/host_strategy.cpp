@@ -3,6 +3,7 @@
 #include "backends/common/host_strategy.h"
 
 #include <set>
+#include <utility>
 
 #include "lower/patterns.h"
 
@@ -131,29 +132,43 @@ HostStrategy blocked_matmul_strategy(const std::string& others) {
   return s;
 }
 
-HostStrategy im2col_strategy(const std::string& others) {
+namespace {
+
+// A strategy that lowers one more shape its own way (`needs`, `matches`) and everything else as
+// blocked_matmul does.
+HostStrategy beside_blocked_matmul(const std::string& others, const char* name, const char* doc,
+                                   const char* algorithm, std::string needs,
+                                   bool (*matches)(const Spec&, const Statement&)) {
   HostStrategy s = blocked_matmul_strategy(others);
-  s.info.name = "im2col";
-  s.info.doc =
+  s.info.name = name;
+  s.info.doc = doc;
+  s.info.algorithm = algorithm;
+  s.needs = std::move(needs);
+  s.matches = matches;
+  return s;
+}
+
+}  // namespace
+
+HostStrategy im2col_strategy(const std::string& others) {
+  HostStrategy s = beside_blocked_matmul(
+      others, "im2col",
       "convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, "
       "then one call of blocked_matmul's GEMM per batch element; contractions and other "
-      "statements as blocked_matmul";
-  s.info.algorithm = "im2col_gemm";
-  s.needs = gathered_gemm_needs();
-  s.matches = is_gathered_gemm;
+      "statements as blocked_matmul",
+      "im2col_gemm", gathered_gemm_needs(), is_gathered_gemm);
   s.schedule.im2col = true;
   return s;
 }
 
 HostStrategy flash_attention_strategy(const std::string& others) {
-  HostStrategy s = blocked_matmul_strategy(others);
-  s.info.name = "flash_attention";
-  s.info.doc =
+  HostStrategy s = beside_blocked_matmul(
+      others, "flash_attention",
       "attention (scores, row max, exponentials, row sum, weighted sum) as one pass over blocks "
       "of keys with an online softmax (FlashAttention), the score matrix never written, both "
       "products by blocked_matmul's packing and micro-kernel; contractions and other statements "
-      "as blocked_matmul";
-  s.info.algorithm = "online_softmax_attention";
+      "as blocked_matmul",
+      "online_softmax_attention", attention_needs(), starts_attention);
   s.info.params.push_back({"bk", 256, 1, 1 << 14, false,
                            "keys per block (rounded up to whole micro-kernel tiles); the queries "
                            "go in strips of one tile's width"});
@@ -161,8 +176,6 @@ HostStrategy flash_attention_strategy(const std::string& others) {
                            "1: f32 exp as the inline polynomial form (within 4 ulp) instead of "
                            "libmvec, in the softmax and in the other statements"});
   s.schedule.approx_math = true;
-  s.needs = attention_needs();
-  s.matches = starts_attention;
   s.schedule.attention = true;
   return s;
 }
