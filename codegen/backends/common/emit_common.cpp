@@ -380,7 +380,77 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
            " : omp_out = " + fn + "(omp_out, omp_in)) \\\n    initializer(omp_priv = " +
            reduce_identity(max ? ReduceOp::Max : ReduceOp::Min, t) + ")\n";
   }
+  if (!scans_.empty())
+    out +=
+        "\n// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by\n"
+        "// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)\n"
+        "// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the\n"
+        "// carry joins once per vector.\n";
+  for (const auto& [op, t] : scans_) {
+    const std::string T = c_type(t), sfx = scalar(t).suffix;
+    const int lanes = vector_scan_lanes(t);
+    // `a op b` on vectors (a the earlier lanes) and on the scalar carry, as the scalar walk
+    // combines its accumulator (a) with the next term (b).
+    auto vec_op = [&](const std::string& a, const std::string& b) -> std::string {
+      switch (op) {
+        case ReduceOp::Sum:
+          return a + " + " + b;
+        case ReduceOp::Prod:
+          return a + " * " + b;
+        case ReduceOp::Max:
+          return "(" + a + " > " + b + " | " + a + " != " + a + ") ? " + a + " : " + b;
+        case ReduceOp::Min:
+          return "(" + a + " < " + b + " | " + a + " != " + a + ") ? " + a + " : " + b;
+        case ReduceOp::ArgMax:
+        case ReduceOp::ArgMin:
+          break;
+      }
+      SB_ASSERT(false, "a vector scan of an arg-reduction");
+      return "";
+    };
+    auto scalar_op = [&](const std::string& a, const std::string& b) -> std::string {
+      if (op == ReduceOp::Sum) return a + " + " + b;
+      if (op == ReduceOp::Prod) return a + " * " + b;
+      return std::string(op == ReduceOp::Max ? "sb_max_" : "sb_min_") + sfx + "(" + a + ", " +
+             b + ")";
+    };
+    out += qualifiers + " " + T + " sb_scan_" + reduce_name(op) + "_" + sfx + "(" + T + "* v, " +
+           T + " carry) {\n";
+    out += "  typedef " + T + " sb_vec __attribute__((vector_size(64)));\n";
+    out += "  const sb_vec id = sb_vec{} + " + reduce_identity(op, t) + ";\n";
+    out += "  sb_vec x;\n  __builtin_memcpy(&x, v, sizeof x);\n";
+    for (int shift = 1; shift < lanes; shift *= 2) {
+      std::string idx;
+      for (int q = 0; q < lanes; ++q)
+        idx += ", " + std::to_string(q >= shift ? q - shift : lanes);
+      out += "  {\n    const sb_vec s = __builtin_shufflevector(x, id" + idx + ");\n";
+      out += "    x = " + vec_op("s", "x") + ";\n  }\n";
+    }
+    out += "  const " + T + " total = x[" + std::to_string(lanes - 1) + "];\n";
+    out += "  x = " + vec_op("(sb_vec{} + carry)", "x") + ";\n";
+    out += "  __builtin_memcpy(v, &x, sizeof x);\n";
+    out += "  return " + scalar_op("carry", "total") + ";\n}\n";
+  }
   return out;
+}
+
+bool vector_scan_fits(ReduceOp op, DType t) {
+  if (op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::Max && op != ReduceOp::Min)
+    return false;
+  const ScalarType& s = scalar(t);
+  return s.kind == ScalarKind::Float && (s.bits == 32 || s.bits == 64);
+}
+
+int vector_scan_lanes(DType t) {
+  SB_ASSERT(scalar(t).bits == 32 || scalar(t).bits == 64, "a vector scan of a type without one");
+  return 512 / scalar(t).bits;
+}
+
+std::string HelperSet::use_vector_scan(ReduceOp op, DType t) {
+  SB_ASSERT(vector_scan_fits(op, t), "a vector scan that vector_scan_fits refuses");
+  if (op == ReduceOp::Max || op == ReduceOp::Min) used_.insert(min_max_helper(t, op == ReduceOp::Max));
+  scans_.insert({op, t});
+  return std::string("sb_scan_") + reduce_name(op) + "_" + scalar(t).suffix;
 }
 
 // The helpers of each type that has them; types without a row have none.
@@ -1285,7 +1355,15 @@ void StmtLowering::open_reduction(const Expr& e, CodeWriter& w, int depth,
 }
 
 void StmtLowering::fold_term(const Expr& e, const std::string& acc, CodeWriter& w) {
-  combine(e, acc, sub(*e.args[0], w, 1, nullptr, 0), w);
+  combine(e, acc, term_text(e, w), w);
+}
+
+std::string StmtLowering::term_text(const Expr& e, CodeWriter& w) {
+  return sub(*e.args[0], w, 1, nullptr, 0);
+}
+
+std::string StmtLowering::use_vector_scan(const Expr& e) {
+  return helpers_->use_vector_scan(e.rop, value_type(e));
 }
 
 std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var,

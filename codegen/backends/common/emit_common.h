@@ -128,15 +128,32 @@ class HelperSet {
   // with `max`, the max) helper of floating-point type `t`, and the helper itself; returns the
   // identifier.
   std::string use_omp_reduction(DType t, bool max);
-  bool empty() const { return used_.empty(); }
+  // A scan of vector_scan_lanes(t) values in vector registers, for reduction `op` over type `t`
+  // (vector_scan_fits), and the min or max helper it carries with; returns its name,
+  // sb_scan_<op>_<type>. Called as `carry = sb_scan_sum_f32(v, carry);` on an array `v` of that
+  // many terms, it replaces v[q] by carry op v[0] op ... op v[q] and returns the new carry
+  // (carry op v[0] op ... op v[last]). The lanes combine in log2(lanes) steps, each adding a
+  // copy of the vector shifted by 1, 2, 4, ... lanes (the identity shifted in), so a sum or
+  // product groups its terms as a tree within a vector, not left to right.
+  std::string use_vector_scan(ReduceOp op, DType t);
+  bool empty() const { return used_.empty() && omp_.empty() && scans_.empty(); }
   // Definitions of the used helpers, each prefixed by `qualifiers` (e.g. "static inline" or
-  // "static inline __host__ __device__"), in a fixed order, then the OpenMP reductions.
+  // "static inline __host__ __device__"), in a fixed order, then the OpenMP reductions, then the
+  // vector scans.
   std::string definitions(const std::string& qualifiers) const;
 
  private:
   std::set<Helper> used_;
   std::set<std::pair<DType, bool>> omp_;  // (type, max) of each OpenMP reduction, in print order
+  std::set<std::pair<ReduceOp, DType>> scans_;  // each vector scan, in print order
 };
+
+// Whether HelperSet::use_vector_scan has a scan for reduction `op` over type `t`: a sum,
+// product, max or min of a floating-point type.
+bool vector_scan_fits(ReduceOp op, DType t);
+// The values one vector scan of type `t` combines: one 64-byte vector (16 f32, 8 f64), split by
+// the compiler where the target's vectors are narrower.
+int vector_scan_lanes(DType t);
 
 // ---- Statement lowering -----------------------------------------------------------------------
 
@@ -280,6 +297,12 @@ class StmtLowering {
   void open_reduction(const Expr& e, CodeWriter& w, int depth = 0,
                       const std::string& pragma_line = "");
   void fold_term(const Expr& e, const std::string& acc, CodeWriter& w);
+  // The C text of reduction `e`'s term at the current value of its variable, with the variables
+  // it uses bound (its lines hoisted into `w` at depth 1, as fold_term does).
+  std::string term_text(const Expr& e, CodeWriter& w);
+  // HelperSet::use_vector_scan for reduction `e` (vector_scan_fits of its operation and
+  // value type), whose name it returns.
+  std::string use_vector_scan(const Expr& e);
 
   // The reads of `e` that need boundary handling (a zero or clamp rule, a subscript that may
   // fall outside), outside the nodes printed by an override: the C condition under which all of

@@ -15,6 +15,42 @@
 #include "specbench_abi.h"
 
 // -----------------------------------------------------------------------------
+// Helpers
+// -----------------------------------------------------------------------------
+
+
+// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
+// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)
+// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the
+// carry joins once per vector.
+static inline float sb_scan_prod_f32(float* v, float carry) {
+  typedef float sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + 1.0f;
+  sb_vec x;
+  __builtin_memcpy(&x, v, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    x = s * x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+    x = s * x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    x = s * x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7);
+    x = s * x;
+  }
+  const float total = x[15];
+  x = (sb_vec{} + carry) * x;
+  __builtin_memcpy(v, &x, sizeof x);
+  return carry * total;
+}
+
+// -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
@@ -56,26 +92,35 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
     float sb_run = 1.0f;
     int64_t k = 0;
     int64_t c = 0;
-    // Terms computed 64 at a time as vectors, then folded in order.
-    float sb_terms[64] __attribute__((aligned(64)));
-    int64_t sb_kb = k, sb_nb = 0;
-    int64_t sb_kend;
-    {
-      const int64_t c = C - 1;
-      sb_kend = c + 1;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+      }
+      y[r * C + c] = sb_run;
+    }
+    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
+    // registers (sb_scan_prod_f32), the outputs stored as a vector.
+    for (; c + 16 <= C; c += 16) {
+      const int64_t sb_i = c;
+      float sb_v[16] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        sb_v[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+      }
+      sb_run = sb_scan_prod_f32(sb_v, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        y[r * C + c] = sb_v[sb_q];
+      }
     }
     for (; c < C; ++c) {
-      for (; k < c + 1; ++k) {
-        if (k == sb_kb + sb_nb) {
-          sb_kb = k;
-          sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
-            const int64_t k = sb_kb + sb_q;
-            sb_terms[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
-          }
-        }
-        sb_run *= sb_terms[k - sb_kb];
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
       }
       y[r * C + c] = sb_run;
     }

@@ -28,6 +28,33 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
 
+// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
+// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)
+// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the
+// carry joins once per vector.
+static inline double sb_scan_prod_f64(double* v, double carry) {
+  typedef double sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + 1.0;
+  sb_vec x;
+  __builtin_memcpy(&x, v, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    x = s * x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    x = s * x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    x = s * x;
+  }
+  const double total = x[7];
+  x = (sb_vec{} + carry) * x;
+  __builtin_memcpy(v, &x, sizeof x);
+  return carry * total;
+}
+
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -90,26 +117,35 @@ static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, cons
       double sb_run = sb_part[sb_b];
       int64_t k = sb_from[sb_b];
       int64_t i = sb_i0;
-      // Terms computed 64 at a time as vectors, then folded in order.
-      double sb_terms[64] __attribute__((aligned(64)));
-      int64_t sb_kb = k, sb_nb = 0;
-      int64_t sb_kend;
-      {
-        const int64_t i = sb_i1 - 1;
-        sb_kend = i + 1;
+      for (; i < sb_i1; ++i) {
+        if (k == i + 1 - 1) break;
+        for (; k < i + 1; ++k) {
+          sb_run *= -(double)x[k];
+        }
+        q[i] = sb_run;
+      }
+      // 8 outputs at a time, one term each: the terms computed as a vector, scanned in vector
+      // registers (sb_scan_prod_f64), the outputs stored as a vector.
+      for (; i + 8 <= sb_i1; i += 8) {
+        const int64_t sb_i = i;
+        double sb_v[8] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+          const int64_t i = sb_i + sb_q;
+          const int64_t k = i + 1 - 1;
+          sb_v[sb_q] = -(double)x[k];
+        }
+        sb_run = sb_scan_prod_f64(sb_v, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+          const int64_t i = sb_i + sb_q;
+          q[i] = sb_v[sb_q];
+        }
       }
       for (; i < sb_i1; ++i) {
-        for (; k < i + 1; ++k) {
-          if (k == sb_kb + sb_nb) {
-            sb_kb = k;
-            sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
-            #pragma omp simd
-            for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
-              const int64_t k = sb_kb + sb_q;
-              sb_terms[sb_q] = -(double)x[k];
-            }
-          }
-          sb_run *= sb_terms[k - sb_kb];
+        {
+          const int64_t k = i + 1 - 1;
+          sb_run *= -(double)x[k];
         }
         q[i] = sb_run;
       }

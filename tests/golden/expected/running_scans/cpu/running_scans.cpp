@@ -40,6 +40,63 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
 // Floating-point min and max; NaN propagates.
 static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
 
+// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
+// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)
+// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the
+// carry joins once per vector.
+static inline float sb_scan_sum_f32(float* v, float carry) {
+  typedef float sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + 0.0f;
+  sb_vec x;
+  __builtin_memcpy(&x, v, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    x = s + x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+    x = s + x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    x = s + x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7);
+    x = s + x;
+  }
+  const float total = x[15];
+  x = (sb_vec{} + carry) + x;
+  __builtin_memcpy(v, &x, sizeof x);
+  return carry + total;
+}
+static inline float sb_scan_min_f32(float* v, float carry) {
+  typedef float sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + INFINITY;
+  sb_vec x;
+  __builtin_memcpy(&x, v, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    x = (s < x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+    x = (s < x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    x = (s < x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7);
+    x = (s < x | s != s) ? s : x;
+  }
+  const float total = x[15];
+  x = ((sb_vec{} + carry) < x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
+  __builtin_memcpy(v, &x, sizeof x);
+  return sb_min_f32(carry, total);
+}
+
 // -----------------------------------------------------------------------------
 // Streaming stores for large elementwise outputs
 // -----------------------------------------------------------------------------
@@ -261,11 +318,30 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e, const
       }
       e[r * C + c] = sb_run;
     }
+    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
+    // registers (sb_scan_sum_f32), the outputs stored as a vector.
+    for (; c + 16 <= C; c += 16) {
+      const int64_t sb_i = c;
+      float sb_v[16] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c - 1;
+        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_v[sb_q] = sb_ld1_x;
+      }
+      sb_run = sb_scan_sum_f32(sb_v, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        e[r * C + c] = sb_v[sb_q];
+      }
+    }
     for (; c < C; ++c) {
       {
         const int64_t k = c - 1;
-        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_run += sb_ld1_x;
+        const float sb_ld2_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_run += sb_ld2_x;
       }
       e[r * C + c] = sb_run;
     }
@@ -380,11 +456,30 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const
       }
       m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
+    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
+    // registers (sb_scan_min_f32), the outputs stored as a vector.
+    for (; c + 16 <= C; c += 16) {
+      const int64_t sb_i = c;
+      float sb_v[16] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_v[sb_q] = sb_ld1_x;
+      }
+      sb_run = sb_scan_min_f32(sb_v, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        m[r * C + c] = 2.0f * sb_v[sb_q] + x[r * C + c];
+      }
+    }
     for (; c < C; ++c) {
       {
         const int64_t k = c + 1 - 1;
-        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_run = sb_min_f32(sb_run, sb_ld1_x);
+        const float sb_ld2_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+        sb_run = sb_min_f32(sb_run, sb_ld2_x);
       }
       m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
@@ -447,11 +542,30 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
         }
         t[c] = sb_run;
       }
+      // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
+      // registers (sb_scan_sum_f32), the outputs stored as a vector.
+      for (; c + 16 <= sb_i1; c += 16) {
+        const int64_t sb_i = c;
+        float sb_v[16] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 2 - 1;
+          const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+          sb_v[sb_q] = sb_ld2_x;
+        }
+        sb_run = sb_scan_sum_f32(sb_v, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          t[c] = sb_v[sb_q];
+        }
+      }
       for (; c < sb_i1; ++c) {
         {
           const int64_t k = c + 2 - 1;
-          const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-          sb_run += sb_ld2_x;
+          const float sb_ld3_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+          sb_run += sb_ld3_x;
         }
         t[c] = sb_run;
       }
@@ -464,16 +578,16 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
     for (; c < C; ++c) {
       if (k == c + 2 - 1) break;
       for (; k < c + 2; ++k) {
-        const float sb_ld3_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld3_x;
+        const float sb_ld4_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld4_x;
       }
       t[c] = sb_run;
     }
     for (; c < C; ++c) {
       {
         const int64_t k = c + 2 - 1;
-        const float sb_ld4_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld4_x;
+        const float sb_ld5_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld5_x;
       }
       t[c] = sb_run;
     }

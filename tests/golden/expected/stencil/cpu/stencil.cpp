@@ -28,6 +28,37 @@
 // Subscript clamped into [0, n - 1] (boundary: clamp).
 static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
+// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
+// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)
+// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the
+// carry joins once per vector.
+static inline float sb_scan_sum_f32(float* v, float carry) {
+  typedef float sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + 0.0f;
+  sb_vec x;
+  __builtin_memcpy(&x, v, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    x = s + x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+    x = s + x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    x = s + x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7);
+    x = s + x;
+  }
+  const float total = x[15];
+  x = (sb_vec{} + carry) + x;
+  __builtin_memcpy(v, &x, sizeof x);
+  return carry + total;
+}
+
 // -----------------------------------------------------------------------------
 // Streaming stores for large elementwise outputs
 // -----------------------------------------------------------------------------
@@ -404,11 +435,30 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict cum, con
       }
       cum[i * W + j] = sb_run;
     }
+    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
+    // registers (sb_scan_sum_f32), the outputs stored as a vector.
+    for (; j + 16 <= W; j += 16) {
+      const int64_t sb_i = j;
+      float sb_v[16] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t j = sb_i + sb_q;
+        const int64_t k = j + 1 - 1;
+        const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+        sb_v[sb_q] = sb_ld1_x;
+      }
+      sb_run = sb_scan_sum_f32(sb_v, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        const int64_t j = sb_i + sb_q;
+        cum[i * W + j] = sb_v[sb_q];
+      }
+    }
     for (; j < W; ++j) {
       {
         const int64_t k = j + 1 - 1;
-        const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
-        sb_run += sb_ld1_x;
+        const float sb_ld2_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+        sb_run += sb_ld2_x;
       }
       cum[i * W + j] = sb_run;
     }
