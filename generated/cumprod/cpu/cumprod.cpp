@@ -99,20 +99,20 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
       }
       y[r * C + c] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_prod_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         sb_v[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
       }
-      sb_run = sb_scan_prod_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         y[r * C + c] = sb_v[sb_q];
       }

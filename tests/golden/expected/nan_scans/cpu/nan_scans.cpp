@@ -344,20 +344,20 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict mx, cons
       }
       mx[r * C + c] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_max_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         sb_v[sb_q] = k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
       }
-      sb_run = sb_scan_max_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         mx[r * C + c] = sb_v[sb_q];
       }
@@ -388,20 +388,20 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict mn, cons
       }
       mn[r * C + c] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_min_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         sb_v[sb_q] = k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
       }
-      sb_run = sb_scan_min_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         mn[r * C + c] = sb_v[sb_q];
       }
@@ -432,20 +432,20 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict emn, con
       }
       emn[r * C + c] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_min_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c - 1;
         sb_v[sb_q] = k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
       }
-      sb_run = sb_scan_min_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         emn[r * C + c] = sb_v[sb_q];
       }
@@ -476,20 +476,20 @@ static void sb_omp_simd_s3(const double* __restrict d, double* __restrict dmx, c
       }
       dmx[r * C + c] = sb_run;
     }
-    // 8 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_max_f64), the outputs stored as a vector.
-    for (; c + 8 <= C; c += 8) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+    // at a time in vector registers (sb_scan_max_f64), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      double sb_v[8] __attribute__((aligned(64)));
+      double sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         sb_v[sb_q] = k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
       }
-      sb_run = sb_scan_max_f64(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_max_f64(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         dmx[r * C + c] = sb_v[sb_q];
       }
@@ -520,20 +520,20 @@ static void sb_omp_simd_s4(const double* __restrict d, double* __restrict dsum, 
       }
       dsum[r * C + c] = sb_run;
     }
-    // 8 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_sum_f64), the outputs stored as a vector.
-    for (; c + 8 <= C; c += 8) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+    // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      double sb_v[8] __attribute__((aligned(64)));
+      double sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         sb_v[sb_q] = k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
       }
-      sb_run = sb_scan_sum_f64(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         dsum[r * C + c] = sb_v[sb_q];
       }
@@ -564,20 +564,20 @@ static void sb_omp_simd_s5(const float* __restrict x, float* __restrict pr, cons
       }
       pr[r * C + c] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_prod_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         sb_v[sb_q] = k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
       }
-      sb_run = sb_scan_prod_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         pr[r * C + c] = sb_v[sb_q];
       }

@@ -124,20 +124,20 @@ static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, cons
         }
         q[i] = sb_run;
       }
-      // 8 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-      // registers (sb_scan_prod_f64), the outputs stored as a vector.
-      for (; i + 8 <= sb_i1; i += 8) {
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_prod_f64), the outputs stored by vector loops.
+      for (; i + 256 <= sb_i1; i += 256) {
         const int64_t sb_i = i;
-        double sb_v[8] __attribute__((aligned(64)));
+        double sb_v[256] __attribute__((aligned(64)));
         #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
           const int64_t i = sb_i + sb_q;
           const int64_t k = i + 1 - 1;
           sb_v[sb_q] = -(double)x[k];
         }
-        sb_run = sb_scan_prod_f64(sb_v, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_prod_f64(sb_v + sb_q, sb_run);
         #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 8; ++sb_q) {
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
           const int64_t i = sb_i + sb_q;
           q[i] = sb_v[sb_q];
         }

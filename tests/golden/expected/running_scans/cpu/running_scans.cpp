@@ -318,21 +318,21 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e, const
       }
       e[r * C + c] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_sum_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c - 1;
         const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
         sb_v[sb_q] = sb_ld1_x;
       }
-      sb_run = sb_scan_sum_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         e[r * C + c] = sb_v[sb_q];
       }
@@ -456,21 +456,21 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const
       }
       m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_min_f32), the outputs stored as a vector.
-    for (; c + 16 <= C; c += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 1 - 1;
         const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
         sb_v[sb_q] = sb_ld1_x;
       }
-      sb_run = sb_scan_min_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         m[r * C + c] = 2.0f * sb_v[sb_q] + x[r * C + c];
       }
@@ -542,21 +542,21 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
         }
         t[c] = sb_run;
       }
-      // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-      // registers (sb_scan_sum_f32), the outputs stored as a vector.
-      for (; c + 16 <= sb_i1; c += 16) {
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      for (; c + 256 <= sb_i1; c += 256) {
         const int64_t sb_i = c;
-        float sb_v[16] __attribute__((aligned(64)));
+        float sb_v[256] __attribute__((aligned(64)));
         #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
           const int64_t c = sb_i + sb_q;
           const int64_t k = c + 2 - 1;
           const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
           sb_v[sb_q] = sb_ld2_x;
         }
-        sb_run = sb_scan_sum_f32(sb_v, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
         #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
           const int64_t c = sb_i + sb_q;
           t[c] = sb_v[sb_q];
         }

@@ -435,21 +435,21 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict cum, con
       }
       cum[i * W + j] = sb_run;
     }
-    // 16 outputs at a time, one term each: the terms computed as a vector, scanned in vector
-    // registers (sb_scan_sum_f32), the outputs stored as a vector.
-    for (; j + 16 <= W; j += 16) {
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+    for (; j + 256 <= W; j += 256) {
       const int64_t sb_i = j;
-      float sb_v[16] __attribute__((aligned(64)));
+      float sb_v[256] __attribute__((aligned(64)));
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t j = sb_i + sb_q;
         const int64_t k = j + 1 - 1;
         const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
         sb_v[sb_q] = sb_ld1_x;
       }
-      sb_run = sb_scan_sum_f32(sb_v, sb_run);
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t j = sb_i + sb_q;
         cum[i * W + j] = sb_v[sb_q];
       }
