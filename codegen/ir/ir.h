@@ -220,7 +220,11 @@ struct Schedule {
   bool parallelize_done = false;      // pass parallelize ran
   bool running_scans_done = false;    // pass running_scans ran
   bool tile_transposes_done = false;  // pass tile_transposes ran
+  bool fuse_attention_done = false;   // pass fuse_attention ran
   std::vector<RowGroup> row_groups;   // in statement order, not overlapping
+  // Pass fuse_attention (lower/fuse_attention.h): the first statement of each attention group,
+  // in statement order; a group is kAttentionStatements statements (lower/patterns.h).
+  std::vector<size_t> attention_groups;
   std::vector<StreamChoice> streams;  // one per statement
   // One per statement: for a contraction (match_contraction, lower/patterns.h) run as a GEMM call,
   // the choice of the elementwise rest of it (epilogue_statement); `whole` false elsewhere.

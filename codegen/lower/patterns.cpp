@@ -654,12 +654,12 @@ bool same_prefix(const Tensor& t, const std::vector<ExprPtr>& shape, size_t n) {
 }  // namespace
 
 std::optional<Attention> match_attention(const Spec& spec, size_t first) {
-  if (first + 4 >= spec.stmts.size()) return std::nullopt;
+  if (first + kAttentionStatements > spec.stmts.size()) return std::nullopt;
   const Statement& st_s = spec.stmts[first];
   const Statement& st_m = spec.stmts[first + 1];
   const Statement& st_p = spec.stmts[first + 2];
   const Statement& st_l = spec.stmts[first + 3];
-  const Statement& st_y = spec.stmts[first + 4];
+  const Statement& st_y = spec.stmts[first + kAttentionStatements - 1];
   for (const Statement* st : {&st_s, &st_m, &st_p, &st_l, &st_y})
     if (!st->rhs || st->out < 0) return std::nullopt;
   Attention a;
@@ -735,7 +735,7 @@ std::optional<Attention> match_attention(const Spec& spec, size_t first) {
   if (!ny || !same_expr(*ny, *n)) return std::nullopt;
   // No statement outside the group uses the temps.
   for (size_t k = 0; k < spec.stmts.size(); ++k) {
-    if (k >= first && k <= first + 4) continue;
+    if (k >= first && k < first + kAttentionStatements) continue;
     const Statement& o = spec.stmts[k];
     if (temps.count(o.out)) return std::nullopt;
     if (o.rhs)

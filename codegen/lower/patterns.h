@@ -190,6 +190,8 @@ std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statemen
 // rule, of one shape per rank (m and l the rows of s, p the shape of s), that no other
 // statement reads or writes, so running the five as one pass over blocks of keys with an online
 // softmax, never writing them, gives y. All of one type, f32 or f64.
+// The statements of an attention group.
+constexpr size_t kAttentionStatements = 5;
 struct Attention {
   size_t first = 0;    // the scores' statement; the group is first .. first + 4
   Contraction scores;  // match_contraction of statement first (q and k: x, y)

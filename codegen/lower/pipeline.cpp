@@ -1,6 +1,7 @@
 #include "lower/pipeline.h"
 
 #include "lower/expand_intrinsics.h"
+#include "lower/fuse_attention.h"
 #include "lower/legalize_int_div.h"
 #include "lower/parallelize.h"
 #include "lower/row_fusion.h"
@@ -21,6 +22,9 @@ const std::vector<LowerPass>& lower_passes() {
       {"row_fusion", "the row groups: consecutive statements run as one parallel loop over "
                      "rows by strategies that fuse rows, and their row-local temps "
                      "(lower/row_fusion)"},
+      {"fuse_attention", "the attention groups: five statements from scores to weighted sum that a "
+                         "strategy fusing attention runs as one pass over blocks of keys with an "
+                         "online softmax (lower/fuse_attention)"},
       {"streaming", "per statement, whether a parallel strategy writes its output with "
                     "streaming stores, and the tensors whose bytes decide (lower/streaming)"},
       {"vectorize", "per statement, the loops a SIMD strategy vectorises: the innermost output "
@@ -55,6 +59,7 @@ Spec lower(const Spec& spec, const std::function<bool(Fn)>& spells, const std::s
       {"expand_intrinsics", [&](Spec& s) { s = expand_intrinsics(s, spells); }, statements},
       {"legalize_int_div", [](Spec& s) { s = legalize_int_div(s); }, statements},
       {"row_fusion", row_fusion, dump_row_fusion},
+      {"fuse_attention", fuse_attention, dump_fuse_attention},
       {"streaming", streaming, dump_streaming},
       {"vectorize", vectorize, dump_vectorize},
       {"parallelize", parallelize, dump_parallelize},

@@ -48,8 +48,8 @@ struct HostSchedule {
   // Gathered GEMMs (match_gathered_gemm, lower/patterns.h: convolutions) are an im2col gather
   // into a column buffer, then one GEMM call per batch element (vendor_cpu).
   bool im2col = false;
-  // Attention groups (match_attention, lower/patterns.h) are one pass over blocks of keys with an
-  // online softmax: the scores are never written (cpu).
+  // Attention groups (the fuse_attention pass's, lower/fuse_attention.h) are one pass over blocks
+  // of keys with an online softmax: the scores are never written (cpu).
   bool attention = false;
   // For a backend whose variants are pass pipelines (mlir): the pipeline of a variant with these
   // parameter values (defaults filled in); `explicit_loops`: the module holds parallel loops of its

@@ -1183,6 +1183,25 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
   return streaming;
 }
 
+// The statements first..last of a fused kernel as comment lines: returned for the kernel's head,
+// and added to the launcher's `calls`.
+std::string statement_comments(const Spec& spec, size_t first, size_t last, CodeWriter& calls) {
+  std::string texts;
+  for (size_t j = first; j <= last; ++j) {
+    texts += "// " + to_string(spec.stmts[j], spec) + "\n";
+    calls.line("// " + to_string(spec.stmts[j], spec));
+  }
+  return texts;
+}
+
+// Adds the tensors and sizes the lowerings `Ls` use to `tensors` and `sizes`.
+void add_used(const std::vector<StmtLowering>& Ls, std::set<int>& tensors, std::set<int>& sizes) {
+  for (const StmtLowering& L : Ls) {
+    tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+    sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+  }
+}
+
 GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   HelperSet helpers;
   VectorMath vector_math;
@@ -1210,21 +1229,26 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
     // The row_fusion pass's groups (lower/row_fusion.h), run by a strategy that fuses rows.
     const std::vector<RowGroup> no_groups;
     const std::vector<RowGroup>& groups = sched.fuse_rows ? spec.schedule.row_groups : no_groups;
-    size_t next_group = 0;
+    // The fuse_attention pass's groups (lower/fuse_attention.h), run by a strategy that fuses
+    // attention.
+    const std::vector<size_t> no_attention;
+    const std::vector<size_t>& attention_groups =
+        sched.attention ? spec.schedule.attention_groups : no_attention;
+    size_t next_group = 0, next_attention = 0;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
-      const std::optional<Attention> att =
-          sched.attention ? match_attention(spec, k) : std::optional<Attention>();
-      if (att) {
+      // A row group that starts inside an attention group run before is not run fused.
+      while (next_group < groups.size() && groups[next_group].first < k) ++next_group;
+      if (next_attention < attention_groups.size() && attention_groups[next_attention] == k) {
+        ++next_attention;
+        const std::optional<Attention> att = match_attention(spec, k);
+        SB_ASSERT(att.has_value(), "an attention group that match_attention does not match");
+        const size_t last = k + kAttentionStatements - 1;
         gemm.insert(att->type);
         attention.insert(att->type);
         std::vector<StmtLowering> Ls;
         Ls.reserve(3);
-        std::string texts;
-        for (size_t j = k; j <= k + 4; ++j) {
-          texts += "// " + to_string(spec.stmts[j], spec) + "\n";
-          calls.line("// " + to_string(spec.stmts[j], spec));
-        }
-        for (size_t j : {k, k + 2, k + 4}) {
+        const std::string texts = statement_comments(spec, k, last, calls);
+        for (size_t j : {k, k + 2, last}) {
           Ls.emplace_back(spec, spec.stmts[j], &helpers);
           Ls.back().set_vector_math(&vector_math);
         }
@@ -1232,14 +1256,11 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         emit_attention(Ls[0], Ls[1], Ls[2], *att, param(v, *info, "bk"), body);
         // The temps are never written: the kernel takes the other tensors only.
         std::set<int> kt, ks;
-        for (const StmtLowering& L : Ls) {
-          kt.insert(L.used_tensors().begin(), L.used_tensors().end());
-          ks.insert(L.used_sizes().begin(), L.used_sizes().end());
-        }
+        add_used(Ls, kt, ks);
         for (int t : {att->s, att->m, att->p, att->l}) kt.erase(t);
         const std::string fn =
-            "sb_" + v.name + "_s" + std::to_string(k) + "_" + std::to_string(k + 4);
-        kernels += "// Statements " + std::to_string(k) + " to " + std::to_string(k + 4) +
+            "sb_" + v.name + "_s" + std::to_string(k) + "_" + std::to_string(last);
+        kernels += "// Statements " + std::to_string(k) + " to " + std::to_string(last) +
                    " as one pass over blocks of keys with an online softmax (" +
                    spec.tensors[att->s].name + ", " + spec.tensors[att->m].name + ", " +
                    spec.tensors[att->p].name + " and " + spec.tensors[att->l].name +
@@ -1252,7 +1273,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         calls.line(wrap_call("if (" + fn, call_args(spec, kt, ks), " != 0) return 1;", 2));
         used_tensors.insert(kt.begin(), kt.end());
         used_sizes.insert(ks.begin(), ks.end());
-        k += 4;
+        k = last;
         continue;
       }
       if (next_group < groups.size() && groups[next_group].first == k) {
@@ -1260,13 +1281,11 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         std::vector<StmtLowering> Ls;
         Ls.reserve(g.last - g.first + 1);
         std::set<int> outs;
-        std::string texts;
+        const std::string texts = statement_comments(spec, g.first, g.last, calls);
         for (size_t j = g.first; j <= g.last; ++j) {
           Ls.emplace_back(spec, spec.stmts[j], &helpers);
           Ls.back().set_vector_math(&vector_math);
           outs.insert(spec.stmts[j].out);
-          texts += "// " + to_string(spec.stmts[j], spec) + "\n";
-          calls.line("// " + to_string(spec.stmts[j], spec));
         }
         CodeWriter body(1);
         const bool stream_group = emit_row_group(Ls, g, spec.schedule.group_tensors[next_group - 1],
@@ -1274,10 +1293,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         streaming = streaming || stream_group;
         uses_malloc = uses_malloc || !g.row_local.empty();
         std::set<int> kt, ks;
-        for (const StmtLowering& L : Ls) {
-          kt.insert(L.used_tensors().begin(), L.used_tensors().end());
-          ks.insert(L.used_sizes().begin(), L.used_sizes().end());
-        }
+        add_used(Ls, kt, ks);
         const std::string fn =
             "sb_" + v.name + "_s" + std::to_string(g.first) + "_" + std::to_string(g.last);
         std::string local;
