@@ -22,8 +22,8 @@ const std::vector<LowerPass>& lower_passes();
 
 // Runs every lowering pass on the checked `spec`, for a backend whose printer spells the
 // intrinsics for which `spells` is true. When `dump_after` names a pass, the IR after it is
-// written to `*dump`, headed with `label` (after a decision pass: row_fusion, fuse_attention, streaming,
-// vectorize, parallelize: the decisions they added to Spec::schedule).
+// written to `*dump`, headed with `label` (after a decision pass: row_fusion, fuse_attention,
+// streaming, vectorize, parallelize: the decisions they added to Spec::schedule).
 Spec lower(const Spec& spec, const std::function<bool(Fn)>& spells,
            const std::string& dump_after = "", std::ostream* dump_to = nullptr,
            const std::string& label = "");
