@@ -18,8 +18,8 @@ namespace sb {
 void fuse_attention(Spec& spec);
 
 // The `--dump-ir fuse_attention` text: one line per group, e.g.
-// `attention group stmts 0..4, temps never written when fused: s, m, p, l`, each followed by its statements; or
-// `no attention groups`.
+// `attention group stmts 0..4, temps never written when fused: s, m, p, l`, each followed by its
+// statements; or `no attention groups`.
 std::string dump_fuse_attention(const Spec& spec);
 
 }  // namespace sb

@@ -383,9 +383,9 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
   if (!scans_.empty())
     out +=
         "\n// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by\n"
-        "// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)\n"
-        "// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the\n"
-        "// carry joins once per vector.\n";
+        "// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in\n"
+        "// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity\n"
+        "// shifted in); the carry joins once per vector.\n";
   for (const auto& [op, t] : scans_) {
     const std::string T = c_type(t), sfx = scalar(t).suffix;
     const int lanes = vector_scan_lanes(t);
@@ -448,7 +448,8 @@ int vector_scan_lanes(DType t) {
 
 std::string HelperSet::use_vector_scan(ReduceOp op, DType t) {
   SB_ASSERT(vector_scan_fits(op, t), "a vector scan that vector_scan_fits refuses");
-  if (op == ReduceOp::Max || op == ReduceOp::Min) used_.insert(min_max_helper(t, op == ReduceOp::Max));
+  if (op == ReduceOp::Max || op == ReduceOp::Min)
+    used_.insert(min_max_helper(t, op == ReduceOp::Max));
   scans_.insert({op, t});
   return std::string("sb_scan_") + reduce_name(op) + "_" + scalar(t).suffix;
 }

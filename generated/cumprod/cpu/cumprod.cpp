@@ -20,9 +20,9 @@
 
 
 // Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
-// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in log2(lanes)
-// steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity shifted in); the
-// carry joins once per vector.
+// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
+// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
+// shifted in); the carry joins once per vector.
 static inline float sb_scan_prod_f32(float* v, float carry) {
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 1.0f;
