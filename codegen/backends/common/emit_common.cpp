@@ -381,11 +381,11 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
            reduce_identity(max ? ReduceOp::Max : ReduceOp::Min, t) + ")\n";
   }
   if (!scans_.empty())
-    out +=
-        "\n// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by\n"
-        "// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in\n"
-        "// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity\n"
-        "// shifted in); the carry joins once per vector.\n";
+    out += std::string(out.empty() ? "" : "\n") +
+           "// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by\n"
+           "// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in\n"
+           "// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity\n"
+           "// shifted in); the carry joins once per vector.\n";
   for (const auto& [op, t] : scans_) {
     const std::string T = c_type(t), sfx = scalar(t).suffix;
     const int lanes = vector_scan_lanes(t);

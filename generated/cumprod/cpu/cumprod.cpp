@@ -18,7 +18,6 @@
 // Helpers
 // -----------------------------------------------------------------------------
 
-
 // Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
 // carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
 // log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
