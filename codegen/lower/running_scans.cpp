@@ -4,10 +4,23 @@
 #include <vector>
 
 #include "ir/affine.h"
+#include "ir/scalar_types.h"
 #include "lower/patterns.h"
 #include "support/diag.h"
 
 namespace sb {
+
+bool vector_scan_fits(ReduceOp op, DType t) {
+  if (op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::Max && op != ReduceOp::Min)
+    return false;
+  const ScalarType& s = scalar(t);
+  return s.kind == ScalarKind::Float && (s.bits == 32 || s.bits == 64);
+}
+
+int vector_scan_lanes(DType t) {
+  SB_ASSERT(scalar(t).bits == 32 || scalar(t).bits == 64, "a vector scan of a type without one");
+  return 512 / scalar(t).bits;
+}
 
 int running_scan_reduction(const Statement& st) {
   if (st.rank() == 0) return -1;

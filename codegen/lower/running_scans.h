@@ -33,6 +33,19 @@ namespace sb {
 inline constexpr int64_t kScanSplitMin = int64_t{1} << 16;
 inline constexpr int kScanBlocks = 512;
 
+// Under a SIMD strategy, the part of a walk where each output adds exactly one term runs a
+// vector of outputs at a time: their terms computed as a vector, scanned in vector registers in
+// log2(lanes) steps (each combining a copy shifted by 1, 2, 4, ... lanes, the identity shifted
+// in), the carry joined once per vector, the outputs stored as a vector. The cpu printer
+// (emit_scan_walk) and the mojo printer (MojoLowering::walk_scan) print it; a sum or product
+// then groups each vector's terms as a tree, within the tolerance of any grouping.
+// vector_scan_fits: whether a scan of reduction `op` over type `t` has that form: a sum,
+// product, max or min of f32 or f64 (max and min propagate NaN as their scalar forms do).
+bool vector_scan_fits(ReduceOp op, DType t);
+// The lanes of one such vector of type `t`: 64 bytes (16 f32, 8 f64), split by the compiler
+// where the target's vectors are narrower.
+int vector_scan_lanes(DType t);
+
 // The rule on one statement of a typechecked spec: the Expr::ref of its reduction that has the
 // shape above, or -1. (The work model of harness/run/metrics.h counts such a reduction's terms
 // once per row, as the running walk computes them.)

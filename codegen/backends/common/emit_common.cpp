@@ -10,6 +10,7 @@
 #include "ir/affine.h"
 #include "ir/shadowing.h"
 #include "lower/patterns.h"
+#include "lower/running_scans.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -432,18 +433,6 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     out += "  return " + scalar_op("carry", "total") + ";\n}\n";
   }
   return out;
-}
-
-bool vector_scan_fits(ReduceOp op, DType t) {
-  if (op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::Max && op != ReduceOp::Min)
-    return false;
-  const ScalarType& s = scalar(t);
-  return s.kind == ScalarKind::Float && (s.bits == 32 || s.bits == 64);
-}
-
-int vector_scan_lanes(DType t) {
-  SB_ASSERT(scalar(t).bits == 32 || scalar(t).bits == 64, "a vector scan of a type without one");
-  return 512 / scalar(t).bits;
 }
 
 std::string HelperSet::use_vector_scan(ReduceOp op, DType t) {

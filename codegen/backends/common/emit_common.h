@@ -129,7 +129,8 @@ class HelperSet {
   // identifier.
   std::string use_omp_reduction(DType t, bool max);
   // A scan of vector_scan_lanes(t) values in vector registers, for reduction `op` over type `t`
-  // (vector_scan_fits), and the min or max helper it carries with; returns its name,
+  // (vector_scan_fits, lower/running_scans.h), and the min or max helper it carries with;
+  // returns its name,
   // sb_scan_<op>_<type>. Called as `carry = sb_scan_sum_f32(v, carry);` on an array `v` of that
   // many terms, it replaces v[q] by carry op v[0] op ... op v[q] and returns the new carry
   // (carry op v[0] op ... op v[last]). The lanes combine in log2(lanes) steps, each adding a
@@ -147,13 +148,6 @@ class HelperSet {
   std::set<std::pair<DType, bool>> omp_;  // (type, max) of each OpenMP reduction, in print order
   std::set<std::pair<ReduceOp, DType>> scans_;  // each vector scan, in print order
 };
-
-// Whether HelperSet::use_vector_scan has a scan for reduction `op` over type `t`: a sum,
-// product, max or min of a floating-point type.
-bool vector_scan_fits(ReduceOp op, DType t);
-// The values one vector scan of type `t` combines: one 64-byte vector (16 f32, 8 f64), split by
-// the compiler where the target's vectors are narrower.
-int vector_scan_lanes(DType t);
 
 // ---- Statement lowering -----------------------------------------------------------------------
 

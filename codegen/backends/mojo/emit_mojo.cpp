@@ -248,6 +248,47 @@ std::string int_text(int64_t v, DType t) {
   return std::string(s.mojo_type) + "(" + std::to_string(v) + ")";
 }
 
+// The vector scan sb_scan_<op>_<type>(x, carry) of lower/running_scans.h: lane q of the result is
+// carry op x[0] op ... op x[q]; `id` is the identity of `op` as Mojo text.
+std::string vector_scan_text(ReduceOp op, DType t, const std::string& id) {
+  const int lanes = vector_scan_lanes(t);
+  const std::string V = "SIMD[" + std::string(mojo_dtype(t)) + ", " + std::to_string(lanes) + "]";
+  const std::string name = std::string("sb_scan_") + reduce_name(op) + "_" + sb::scalar(t).suffix;
+  // `a op b` on vectors, a the earlier lanes.
+  auto combine = [&](const std::string& a, const std::string& b) -> std::string {
+    switch (op) {
+      case ReduceOp::Sum:
+        return a + " + " + b;
+      case ReduceOp::Prod:
+        return a + " * " + b;
+      case ReduceOp::Max:
+        return "sb_max(" + a + ", " + b + ")";
+      case ReduceOp::Min:
+        return "sb_min(" + a + ", " + b + ")";
+      case ReduceOp::ArgMax:
+      case ReduceOp::ArgMin:
+        break;
+    }
+    SB_ASSERT(false, "a vector scan of an arg-reduction");
+    return "";
+  };
+  std::string out = "# Running " + std::string(reduce_name(op)) + " of " + std::to_string(lanes) +
+                    " lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes\n"
+                    "# (the identity shifted in); the carry joins once (lower/running_scans.h).\n";
+  out += "@always_inline\n";
+  out += "def " + name + "(x0: " + V + ", carry: " + mojo_type(t) + ") -> " + V + ":\n";
+  out += "    var x = x0\n";
+  out += "    var id = " + V + "(" + id + ")\n";
+  for (int shift = 1; shift < lanes; shift *= 2) {
+    std::string mask;
+    for (int q = 0; q < lanes; ++q)
+      mask += (q ? ", " : "") + std::to_string(q >= shift ? q - shift : lanes);
+    out += "    x = " + combine("x.shuffle[" + mask + "](id)", "x") + "\n";
+  }
+  out += "    return " + combine(V + "(carry)", "x") + "\n";
+  return out;
+}
+
 std::string helper_text(MHelper h) {
   switch (h) {
     case MHelper::ExpF32:
@@ -395,6 +436,8 @@ struct FileNeeds {
   std::set<DType> gemm;  // element types of the blocked GEMMs (lower/blocked_gemm.h)
   std::set<DType> widths;
   std::set<MHelper> helpers;
+  // The vector scans used (lower/running_scans.h: vector_scan_fits), each with its identity.
+  std::map<std::pair<ReduceOp, DType>, std::string> scans;
 };
 
 // ---- Precedence (Python's, which Mojo follows) ------------------------------------------------
@@ -466,6 +509,8 @@ class MojoLowering {
 
   // Strip-mine innermost reductions into SIMD accumulators where their reads are contiguous.
   bool strip = false;
+  // Walk running scans a vector of outputs at a time where they allow it (walk_scan).
+  bool vector_scans = false;
 
   // Tensor `t` is held as the current row only, in the buffer `name` (a Pointer): its reads and
   // writes drop the first subscript, and it is no longer one of used_tensors().
@@ -636,6 +681,31 @@ class MojoLowering {
     fold_terms(e, acc, w);
     store();
     w.dedent();
+    const int iv = static_cast<int>(st_.rank()) - 1;
+    if (vector_scans && vector_scan_fits(e.rop, t) && vec_ok(*e.args[0], e.ref) &&
+        vec_ok(*st_.rhs, iv)) {
+      // lower/running_scans.h's vector form: the terms as one SIMD vector along k, scanned in
+      // registers, the outputs stored as one SIMD vector along i.
+      const int lanes = vector_scan_lanes(t);
+      const std::string n = std::to_string(lanes);
+      const std::string scan = use_vector_scan(e.rop, t);
+      w.line("# " + n + " outputs at a time, one term each: the terms as one SIMD vector, " +
+             "scanned in vector");
+      w.line("# registers (" + scan + "), the outputs stored as one.");
+      w.open("while " + i + " + " + n + " <= " + end + ":");
+      w.line(k + " = " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1");
+      const Mode terms{e.ref, n};
+      const Piece term = print(*e.args[0], w, terms);
+      w.line("var sb_scan = " + scan + "(" + vec_text(term, t, terms) + ", " + acc + ")");
+      w.line(acc + " = sb_scan[" + std::to_string(lanes - 1) + "]");
+      set_override(&e, "sb_scan");
+      vector_overrides_.insert(&e);
+      assign_vector(w, Mode{iv, n});
+      overrides_.clear();
+      vector_overrides_.clear();
+      w.line(i + " += " + n);
+      w.dedent();
+    }
     w.open("while " + i + " < " + end + ":");
     w.line(k + " = " + scalar(*st_.vars[e.ref].hi, w, kMAdd) + " - 1");
     w.line(update(e.rop, t, acc, scalar(*e.args[0], w, 0)));
@@ -844,6 +914,15 @@ class MojoLowering {
     return acc + " = " + (op == ReduceOp::Max ? "sb_max(" : "sb_min(") + acc + ", " + value + ")";
   }
 
+  // The vector scan of reduction `op` over type `t` (vector_scan_fits), recorded in the file's
+  // needs with its identity; returns its name, sb_scan_<op>_<type>.
+  std::string use_vector_scan(ReduceOp op, DType t) {
+    SB_ASSERT(vector_scan_fits(op, t), "a vector scan that vector_scan_fits refuses");
+    if (op == ReduceOp::Max || op == ReduceOp::Min) needs_->helpers.insert(MHelper::MinMax);
+    needs_->scans[{op, t}] = identity(op, t);
+    return std::string("sb_scan_") + reduce_name(op) + "_" + sb::scalar(t).suffix;
+  }
+
   std::string range_text(const std::string& lo, const std::string& hi) {
     return lo == "0" ? "range(" + hi + ")" : "range(" + lo + ", " + hi + ")";
   }
@@ -898,7 +977,7 @@ class MojoLowering {
   Piece print(const Expr& e, PyWriter& w, const Mode& m) {
     if (!overrides_.empty()) {
       auto it = overrides_.find(&e);
-      if (it != overrides_.end()) return {it->second, kMPrimary, false};
+      if (it != overrides_.end()) return {it->second, kMPrimary, vector_overrides_.count(&e) > 0};
     }
     if (m.vector() && !depends(e, m.v)) return print(e, w, Mode{});
     const DType t = value_type(e);
@@ -1308,6 +1387,7 @@ class MojoLowering {
   int next_acc_ = 0;
   int next_load_ = 0;
   std::map<const Expr*, std::string> overrides_;
+  std::set<const Expr*> vector_overrides_;  // overrides whose text is a SIMD vector
   std::map<int, std::string> row_local_;
 };
 
@@ -1800,7 +1880,10 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       Statement epilogue;  // the rest of a contraction's statement, if any
       std::vector<MojoLowering> Ls;
       Ls.reserve(last - k + 2);
-      for (size_t j = k; j <= last; ++j) Ls.emplace_back(spec, spec.stmts[j], &needs);
+      for (size_t j = k; j <= last; ++j) {
+        Ls.emplace_back(spec, spec.stmts[j], &needs);
+        Ls.back().vector_scans = vp;
+      }
       const std::optional<Contraction> m =
           blocked ? match_contraction(spec, spec.stmts[k]) : std::nullopt;
       const std::optional<GatheredGemm> gathered =
@@ -1959,9 +2042,11 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
       "    var num_variants: Int32\n"
       "    var variants: Pointer[SbVariant, ImmUntrackedOrigin]\n"
       "\n\n";
-  if (!needs.helpers.empty()) {
+  if (!needs.helpers.empty() || !needs.scans.empty()) {
     out += mojo_banner("Helpers");
     for (MHelper h : needs.helpers) out += helper_text(h) + "\n\n";
+    for (const auto& [scan, id] : needs.scans)
+      out += vector_scan_text(scan.first, scan.second, id) + "\n\n";
   }
   if (!needs.gemm.empty()) {
     out += mojo_banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");

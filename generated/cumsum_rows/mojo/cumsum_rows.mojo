@@ -51,6 +51,23 @@ struct SbModule(TrivialRegisterPassable):
 
 
 # -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# Running sum of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_sum_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](Float32(0.0))
+    x = x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id) + x
+    x = x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id) + x
+    x = x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id) + x
+    x = x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id) + x
+    return SIMD[DType.float32, 16](carry) + x
+
+
+# -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
 
@@ -103,6 +120,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 y[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_sum_f32(x.unsafe_load[width=16](r * C + k), sb_run)
+                sb_run = sb_scan[15]
+                y.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run += x[unsafe_offset=r * C + k]

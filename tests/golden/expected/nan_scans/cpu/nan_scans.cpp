@@ -10,6 +10,9 @@
 //   5  dmx   f64[R, C]  out
 //   6  dsum  f64[R, C]  out
 //   7  pr    f32[R, C]  out
+//   8  vmx   f32[R, C]  out
+//   9  vmn   f32[R, C]  out
+//   10  dvs   f64[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -326,6 +329,81 @@ static void sb_loops_s5(const float* __restrict x, float* __restrict pr, const i
   }
 }
 
+// vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+static void sb_loops_s6(const float* __restrict x, float* __restrict vmx, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = -INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmx[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmx[r * C + c] = sb_run;
+    }
+  }
+}
+
+// vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+static void sb_loops_s7(const float* __restrict x, float* __restrict vmn, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmn[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmn[r * C + c] = sb_run;
+    }
+  }
+}
+
+// dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+static void sb_loops_s8(const double* __restrict d, double* __restrict dvs, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    double sb_run = 0.0;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run += sqrt(d[r * C + k] + 0.99);
+      }
+      dvs[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run += sqrt(d[r * C + k] + 0.99);
+      }
+      dvs[r * C + c] = sb_run;
+    }
+  }
+}
+
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // mx[r, c] = max(k in 0..(c + 1): select(k == 7 * r % C, log(x[r, k] - 2.0), x[r, k]))
@@ -592,6 +670,138 @@ static void sb_omp_simd_s5(const float* __restrict x, float* __restrict pr, cons
   }
 }
 
+// vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+static void sb_omp_simd_s6(const float* __restrict x, float* __restrict vmx, const int64_t R,
+                           const int64_t C) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = -INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmx[r * C + c] = sb_run;
+    }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        vmx[r * C + c] = sb_v[sb_q];
+      }
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmx[r * C + c] = sb_run;
+    }
+  }
+}
+
+// vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+static void sb_omp_simd_s7(const float* __restrict x, float* __restrict vmn, const int64_t R,
+                           const int64_t C) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmn[r * C + c] = sb_run;
+    }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        vmn[r * C + c] = sb_v[sb_q];
+      }
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      }
+      vmn[r * C + c] = sb_run;
+    }
+  }
+}
+
+// dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+static void sb_omp_simd_s8(const double* __restrict d, double* __restrict dvs, const int64_t R,
+                           const int64_t C) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    double sb_run = 0.0;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run += sqrt(d[r * C + k] + 0.99);
+      }
+      dvs[r * C + c] = sb_run;
+    }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+    // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      double sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        sb_v[sb_q] = sqrt(d[r * C + k] + 0.99);
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        dvs[r * C + c] = sb_v[sb_q];
+      }
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run += sqrt(d[r * C + k] + 0.99);
+      }
+      dvs[r * C + c] = sb_run;
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -606,6 +816,9 @@ static int sb_variant_loops(const sb_args* sb_a) {
   double* dmx = (double*)sb_a->tensors[5];
   double* dsum = (double*)sb_a->tensors[6];
   float* pr = (float*)sb_a->tensors[7];
+  float* vmx = (float*)sb_a->tensors[8];
+  float* vmn = (float*)sb_a->tensors[9];
+  double* dvs = (double*)sb_a->tensors[10];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -621,6 +834,12 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s4(d, dsum, R, C);
   // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
   sb_loops_s5(x, pr, R, C);
+  // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+  sb_loops_s6(x, vmx, R, C);
+  // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+  sb_loops_s7(x, vmn, R, C);
+  // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+  sb_loops_s8(d, dvs, R, C);
   return 0;
 }
 
@@ -634,6 +853,9 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   double* dmx = (double*)sb_a->tensors[5];
   double* dsum = (double*)sb_a->tensors[6];
   float* pr = (float*)sb_a->tensors[7];
+  float* vmx = (float*)sb_a->tensors[8];
+  float* vmn = (float*)sb_a->tensors[9];
+  double* dvs = (double*)sb_a->tensors[10];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -649,6 +871,12 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s4(d, dsum, R, C);
   // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
   sb_omp_simd_s5(x, pr, R, C);
+  // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+  sb_omp_simd_s6(x, vmx, R, C);
+  // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+  sb_omp_simd_s7(x, vmn, R, C);
+  // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+  sb_omp_simd_s8(d, dvs, R, C);
   return 0;
 }
 
@@ -665,7 +893,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "cpu",        // backend
-    8,            // tensors
+    11,           // tensors
     2,            // sizes
     2,            // variants
     sb_variants,

@@ -10,6 +10,9 @@
 //   5  dmx   f64[R, C]  out
 //   6  dsum  f64[R, C]  out
 //   7  pr    f32[R, C]  out
+//   8  vmx   f32[R, C]  out
+//   9  vmn   f32[R, C]  out
+//   10  dvs   f64[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -153,6 +156,51 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
   pr[r * C + c] = sb_acc0;
 }
 
+// vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+__global__ void __launch_bounds__(128) sb_thread_per_output_s6(
+    const float* __restrict__ x, float* __restrict__ vmx, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  float sb_acc0 = -INFINITY;
+  for (int64_t k = 0; k < c + 1; ++k) {
+    sb_acc0 = sb_max_f32(sb_acc0, sqrtf(x[r * C + k] + 0.99f));
+  }
+  vmx[r * C + c] = sb_acc0;
+}
+
+// vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+__global__ void __launch_bounds__(128) sb_thread_per_output_s7(
+    const float* __restrict__ x, float* __restrict__ vmn, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  float sb_acc0 = INFINITY;
+  for (int64_t k = 0; k < c + 1; ++k) {
+    sb_acc0 = sb_min_f32(sb_acc0, sqrtf(x[r * C + k] + 0.99f));
+  }
+  vmn[r * C + c] = sb_acc0;
+}
+
+// dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+__global__ void __launch_bounds__(128) sb_thread_per_output_s8(
+    const double* __restrict__ d, double* __restrict__ dvs, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  double sb_acc0 = 0.0;
+  for (int64_t k = 0; k < c + 1; ++k) {
+    sb_acc0 += sqrt(d[r * C + k] + 0.99);
+  }
+  dvs[r * C + c] = sb_acc0;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -167,6 +215,9 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   double* dmx = (double*)sb_a->tensors[5];
   double* dsum = (double*)sb_a->tensors[6];
   float* pr = (float*)sb_a->tensors[7];
+  float* vmx = (float*)sb_a->tensors[8];
+  float* vmn = (float*)sb_a->tensors[9];
+  double* dvs = (double*)sb_a->tensors[10];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
@@ -218,6 +269,30 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     SB_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, x, pr, R, C);
     SB_CHECK_LAUNCH(sb_thread_per_output_s5);
   }
+
+  // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, vmx, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s6);
+  }
+
+  // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, x, vmn, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s7);
+  }
+
+  // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, d, dvs, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s8);
+  }
   return 0;
 }
 
@@ -233,7 +308,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "cuda",       // backend
-    8,            // tensors
+    11,           // tensors
     2,            // sizes
     1,            // variants
     sb_variants,

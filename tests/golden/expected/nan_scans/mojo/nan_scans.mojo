@@ -10,6 +10,9 @@
 #   5  dmx   f64[R, C]  out
 #   6  dsum  f64[R, C]  out
 #   7  pr    f32[R, C]  out
+#   8  vmx   f32[R, C]  out
+#   9  vmn   f32[R, C]  out
+#   10  dvs   f64[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   loops               strategy loops
@@ -19,7 +22,7 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.ffi import CStringSpan
-from std.math import inf, log
+from std.math import inf, log, sqrt
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 
@@ -71,6 +74,44 @@ def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 @always_inline
 def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
     return (a.gt(b) | ~a.eq(a)).select(a, b)
+
+
+# Running sum of 8 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_sum_f64(x0: SIMD[DType.float64, 8], carry: Float64) -> SIMD[DType.float64, 8]:
+    var x = x0
+    var id = SIMD[DType.float64, 8](Float64(0.0))
+    x = x.shuffle[8, 0, 1, 2, 3, 4, 5, 6](id) + x
+    x = x.shuffle[8, 8, 0, 1, 2, 3, 4, 5](id) + x
+    x = x.shuffle[8, 8, 8, 8, 0, 1, 2, 3](id) + x
+    return SIMD[DType.float64, 8](carry) + x
+
+
+# Running max of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_max_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](-inf[DType.float32]())
+    x = sb_max(x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id), x)
+    x = sb_max(x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id), x)
+    x = sb_max(x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id), x)
+    x = sb_max(x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id), x)
+    return sb_max(SIMD[DType.float32, 16](carry), x)
+
+
+# Running min of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_min_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](inf[DType.float32]())
+    x = sb_min(x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id), x)
+    x = sb_min(x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id), x)
+    x = sb_min(x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id), x)
+    x = sb_min(x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id), x)
+    return sb_min(SIMD[DType.float32, 16](carry), x)
 
 
 # -----------------------------------------------------------------------------
@@ -214,6 +255,75 @@ def sb_loops_s5(x: Pointer[Float32, ImmUntrackedOrigin], pr: Pointer[Float32, Mu
             k = c + 1 - 1
             sb_run *= log(x[unsafe_offset=r * C + k] - Float32(2.0)) if k == 11 * r % C else Float32(1.0) + x[unsafe_offset=r * C + k] / Float32(8.0)
             pr[unsafe_offset=r * C + c] = sb_run
+            c += 1
+
+
+# vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+def sb_loops_s6(x: Pointer[Float32, ImmUntrackedOrigin], vmx: Pointer[Float32, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = -inf[DType.float32]()
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run = sb_max(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+                k += 1
+            vmx[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run = sb_max(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+            vmx[unsafe_offset=r * C + c] = sb_run
+            c += 1
+
+
+# vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+def sb_loops_s7(x: Pointer[Float32, ImmUntrackedOrigin], vmn: Pointer[Float32, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = inf[DType.float32]()
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run = sb_min(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+                k += 1
+            vmn[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run = sb_min(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+            vmn[unsafe_offset=r * C + c] = sb_run
+            c += 1
+
+
+# dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+def sb_loops_s8(d: Pointer[Float64, ImmUntrackedOrigin], dvs: Pointer[Float64, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = Float64(0.0)
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run += sqrt(d[unsafe_offset=r * C + k] + Float64(0.99))
+                k += 1
+            dvs[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run += sqrt(d[unsafe_offset=r * C + k] + Float64(0.99))
+            dvs[unsafe_offset=r * C + c] = sb_run
             c += 1
 
 
@@ -405,6 +515,123 @@ def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
+# vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+                             vmx: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = -inf[DType.float32]()
+            var k = 0
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run = sb_max(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+                    k += 1
+                vmx[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_max_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_max_f32(sqrt(x.unsafe_load[width=16](r * C + k) + Float32(0.99)), sb_run)
+                sb_run = sb_scan[15]
+                vmx.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
+            while c < C:
+                k = c + 1 - 1
+                sb_run = sb_max(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+                vmx[unsafe_offset=r * C + c] = sb_run
+                c += 1
+
+    parallelize(sb_chunk, sb_chunks)
+
+
+# vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
+                             vmn: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = inf[DType.float32]()
+            var k = 0
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run = sb_min(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+                    k += 1
+                vmn[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_min_f32(sqrt(x.unsafe_load[width=16](r * C + k) + Float32(0.99)), sb_run)
+                sb_run = sb_scan[15]
+                vmn.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
+            while c < C:
+                k = c + 1 - 1
+                sb_run = sb_min(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
+                vmn[unsafe_offset=r * C + c] = sb_run
+                c += 1
+
+    parallelize(sb_chunk, sb_chunks)
+
+
+# dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+def sb_vectorize_parallel_s8(d: Pointer[Float64, ImmUntrackedOrigin],
+                             dvs: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = Float64(0.0)
+            var k = 0
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run += sqrt(d[unsafe_offset=r * C + k] + Float64(0.99))
+                    k += 1
+                dvs[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            # 8 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f64), the outputs stored as one.
+            while c + 8 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_sum_f64(sqrt(d.unsafe_load[width=8](r * C + k) + Float64(0.99)), sb_run)
+                sb_run = sb_scan[7]
+                dvs.unsafe_store[width=8](r * C + c, sb_scan)
+                c += 8
+            while c < C:
+                k = c + 1 - 1
+                sb_run += sqrt(d[unsafe_offset=r * C + k] + Float64(0.99))
+                dvs[unsafe_offset=r * C + c] = sb_run
+                c += 1
+
+    parallelize(sb_chunk, sb_chunks)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -419,6 +646,9 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var dmx = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
     var dsum = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
     var pr = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var vmx = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var vmn = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
+    var dvs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -434,6 +664,12 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s4(d, dsum, R, C)
     # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
     sb_loops_s5(x, pr, R, C)
+    # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+    sb_loops_s6(x, vmx, R, C)
+    # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+    sb_loops_s7(x, vmn, R, C)
+    # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+    sb_loops_s8(d, dvs, R, C)
     return 0
 
 
@@ -448,6 +684,9 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var dmx = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
     var dsum = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
     var pr = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var vmx = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var vmn = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
+    var dvs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -463,6 +702,12 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s4(d, dsum, R, C)
     # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
     sb_vectorize_parallel_s5(x, pr, R, C)
+    # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+    sb_vectorize_parallel_s6(x, vmx, R, C)
+    # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
+    sb_vectorize_parallel_s7(x, vmn, R, C)
+    # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
+    sb_vectorize_parallel_s8(d, dvs, R, C)
     return 0
 
 
@@ -483,7 +728,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="nan_scans".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=8,
+            num_tensors=11,
             num_sizes=2,
             num_variants=2,
             variants=variants,

@@ -10,6 +10,9 @@
 //   5  dmx   f64[R, C]  out
 //   6  dsum  f64[R, C]  out
 //   7  pr    f32[R, C]  out
+//   8  vmx   f32[R, C]  out
+//   9  vmn   f32[R, C]  out
+//   10  dvs   f64[R, C]  out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -52,7 +55,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",    // spec
     "vendor_cuda",  // backend
-    8,              // tensors
+    11,             // tensors
     2,              // sizes
     0,              // variants
     sb_variants,

@@ -60,6 +60,22 @@ struct SbModule(TrivialRegisterPassable):
 
 
 # -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# Running prod of 8 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_prod_f64(x0: SIMD[DType.float64, 8], carry: Float64) -> SIMD[DType.float64, 8]:
+    var x = x0
+    var id = SIMD[DType.float64, 8](Float64(1.0))
+    x = x.shuffle[8, 0, 1, 2, 3, 4, 5, 6](id) * x
+    x = x.shuffle[8, 8, 0, 1, 2, 3, 4, 5](id) * x
+    x = x.shuffle[8, 8, 8, 8, 0, 1, 2, 3](id) * x
+    return SIMD[DType.float64, 8](carry) * x
+
+
+# -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
 
@@ -197,6 +213,14 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 q[unsafe_offset=i] = sb_run
                 i += 1
+            # 8 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_prod_f64), the outputs stored as one.
+            while i + 8 <= sb_i1:
+                k = i + 1 - 1
+                var sb_scan = sb_scan_prod_f64(-x.unsafe_load[width=8](k).cast[DType.float64](), sb_run)
+                sb_run = sb_scan[7]
+                q.unsafe_store[width=8](i, sb_scan)
+                i += 8
             while i < sb_i1:
                 k = i + 1 - 1
                 sb_run *= -Float64(x[unsafe_offset=k])
@@ -219,6 +243,14 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 k += 1
             q[unsafe_offset=i] = sb_run
             i += 1
+        # 8 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+        # registers (sb_scan_prod_f64), the outputs stored as one.
+        while i + 8 <= N:
+            k = i + 1 - 1
+            var sb_scan = sb_scan_prod_f64(-x.unsafe_load[width=8](k).cast[DType.float64](), sb_run)
+            sb_run = sb_scan[7]
+            q.unsafe_store[width=8](i, sb_scan)
+            i += 8
         while i < N:
             k = i + 1 - 1
             sb_run *= -Float64(x[unsafe_offset=k])

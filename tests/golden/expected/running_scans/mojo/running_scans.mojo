@@ -85,6 +85,32 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
     return (a.gt(b) | ~a.eq(a)).select(a, b)
 
 
+# Running sum of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_sum_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](Float32(0.0))
+    x = x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id) + x
+    x = x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id) + x
+    x = x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id) + x
+    x = x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id) + x
+    return SIMD[DType.float32, 16](carry) + x
+
+
+# Running min of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_min_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](inf[DType.float32]())
+    x = sb_min(x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id), x)
+    x = sb_min(x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id), x)
+    x = sb_min(x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id), x)
+    x = sb_min(x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id), x)
+    return sb_min(SIMD[DType.float32, 16](carry), x)
+
+
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
@@ -114,10 +140,26 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 e[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c - 1
+                var sb_ld1_x_i1 = k
+                var sb_ld1_x = SIMD[DType.float32, 16](Float32(0.0))
+                if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + 16 <= C:
+                    sb_ld1_x = x.unsafe_load[width=16](r * C + sb_ld1_x_i1)
+                else:
+                    for sb_l in range(16):
+                        if sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < C:
+                            sb_ld1_x[sb_l] = x[unsafe_offset=r * C + (sb_ld1_x_i1 + sb_l)]
+                var sb_scan = sb_scan_sum_f32(sb_ld1_x, sb_run)
+                sb_run = sb_scan[15]
+                e.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
             while c < C:
                 k = c - 1
-                var sb_ld1_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
-                sb_run += sb_ld1_x
+                var sb_ld2_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
+                sb_run += sb_ld2_x
                 e[unsafe_offset=r * C + c] = sb_run
                 c += 1
 
@@ -233,10 +275,27 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 m[unsafe_offset=r * C + c] = Float32(2.0) * sb_run + x[unsafe_offset=r * C + c]
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_ld1_x_i1 = k
+                var sb_ld1_x = SIMD[DType.float32, 16](Float32(0.0))
+                if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + 16 <= C:
+                    sb_ld1_x = x.unsafe_load[width=16](r * C + sb_ld1_x_i1)
+                else:
+                    for sb_l in range(16):
+                        if sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < C:
+                            sb_ld1_x[sb_l] = x[unsafe_offset=r * C + (sb_ld1_x_i1 + sb_l)]
+                var sb_scan = sb_scan_min_f32(sb_ld1_x, sb_run)
+                sb_run = sb_scan[15]
+                var sb_val = Float32(2.0) * sb_scan + x.unsafe_load[width=16](r * C + c)
+                m.unsafe_store[width=16](r * C + c, sb_val)
+                c += 16
             while c < C:
                 k = c + 1 - 1
-                var sb_ld1_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
-                sb_run = sb_min(sb_run, sb_ld1_x)
+                var sb_ld2_x = x[unsafe_offset=r * C + k] if k >= 0 and k < C else Float32(0.0)
+                sb_run = sb_min(sb_run, sb_ld2_x)
                 m[unsafe_offset=r * C + c] = Float32(2.0) * sb_run + x[unsafe_offset=r * C + c]
                 c += 1
 
@@ -318,14 +377,30 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 t[unsafe_offset=c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f32), the outputs stored as one.
+            while c + 16 <= sb_i1:
+                k = c + 2 - 1
+                var sb_ld3_x_i1 = k
+                var sb_ld3_x = SIMD[DType.float32, 16](Float32(0.0))
+                if 0 >= 0 and 0 < R and sb_ld3_x_i1 >= 0 and sb_ld3_x_i1 + 16 <= C:
+                    sb_ld3_x = x.unsafe_load[width=16](sb_ld3_x_i1)
+                else:
+                    for sb_l in range(16):
+                        if 0 >= 0 and 0 < R and sb_ld3_x_i1 + sb_l >= 0 and sb_ld3_x_i1 + sb_l < C:
+                            sb_ld3_x[sb_l] = x[unsafe_offset=sb_ld3_x_i1 + sb_l]
+                var sb_scan = sb_scan_sum_f32(sb_ld3_x, sb_run)
+                sb_run = sb_scan[15]
+                t.unsafe_store[width=16](c, sb_scan)
+                c += 16
             while c < sb_i1:
                 k = c + 2 - 1
-                var sb_ld3_x = (
+                var sb_ld4_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_run += sb_ld3_x
+                sb_run += sb_ld4_x
                 t[unsafe_offset=c] = sb_run
                 c += 1
 
@@ -341,23 +416,39 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             if k == c + 2 - 1:
                 break
             while k < c + 2:
-                var sb_ld4_x = (
+                var sb_ld5_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_run += sb_ld4_x
+                sb_run += sb_ld5_x
                 k += 1
             t[unsafe_offset=c] = sb_run
             c += 1
+        # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+        # registers (sb_scan_sum_f32), the outputs stored as one.
+        while c + 16 <= C:
+            k = c + 2 - 1
+            var sb_ld6_x_i1 = k
+            var sb_ld6_x = SIMD[DType.float32, 16](Float32(0.0))
+            if 0 >= 0 and 0 < R and sb_ld6_x_i1 >= 0 and sb_ld6_x_i1 + 16 <= C:
+                sb_ld6_x = x.unsafe_load[width=16](sb_ld6_x_i1)
+            else:
+                for sb_l in range(16):
+                    if 0 >= 0 and 0 < R and sb_ld6_x_i1 + sb_l >= 0 and sb_ld6_x_i1 + sb_l < C:
+                        sb_ld6_x[sb_l] = x[unsafe_offset=sb_ld6_x_i1 + sb_l]
+            var sb_scan = sb_scan_sum_f32(sb_ld6_x, sb_run)
+            sb_run = sb_scan[15]
+            t.unsafe_store[width=16](c, sb_scan)
+            c += 16
         while c < C:
             k = c + 2 - 1
-            var sb_ld5_x = (
+            var sb_ld7_x = (
                 x[unsafe_offset=k]
                 if 0 >= 0 and 0 < R and k >= 0 and k < C
                 else Float32(0.0)
             )
-            sb_run += sb_ld5_x
+            sb_run += sb_ld7_x
             t[unsafe_offset=c] = sb_run
             c += 1
 

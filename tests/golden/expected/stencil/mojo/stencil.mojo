@@ -75,6 +75,19 @@ def sb_clamp(v: Int, n: Int) -> Int:
     return 0 if v < 0 else (n - 1 if v >= n else v)
 
 
+# Running sum of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_sum_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](Float32(0.0))
+    x = x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id) + x
+    x = x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id) + x
+    x = x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id) + x
+    x = x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id) + x
+    return SIMD[DType.float32, 16](carry) + x
+
+
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
@@ -389,10 +402,26 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 cum[unsafe_offset=i * W + j] = sb_run
                 j += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f32), the outputs stored as one.
+            while j + 16 <= W:
+                k = j + 1 - 1
+                var sb_ld1_x_i1 = k
+                var sb_ld1_x = SIMD[DType.float32, 16](Float32(0.0))
+                if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + 16 <= W:
+                    sb_ld1_x = x.unsafe_load[width=16](i * W + sb_ld1_x_i1)
+                else:
+                    for sb_l in range(16):
+                        if sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < W:
+                            sb_ld1_x[sb_l] = x[unsafe_offset=i * W + (sb_ld1_x_i1 + sb_l)]
+                var sb_scan = sb_scan_sum_f32(sb_ld1_x, sb_run)
+                sb_run = sb_scan[15]
+                cum.unsafe_store[width=16](i * W + j, sb_scan)
+                j += 16
             while j < W:
                 k = j + 1 - 1
-                var sb_ld1_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
-                sb_run += sb_ld1_x
+                var sb_ld2_x = x[unsafe_offset=i * W + k] if k >= 0 and k < W else Float32(0.0)
+                sb_run += sb_ld2_x
                 cum[unsafe_offset=i * W + j] = sb_run
                 j += 1
 

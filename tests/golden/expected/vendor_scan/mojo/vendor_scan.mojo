@@ -72,6 +72,32 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
     return (a.gt(b) | ~a.eq(a)).select(a, b)
 
 
+# Running sum of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_sum_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](Float32(0.0))
+    x = x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id) + x
+    x = x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id) + x
+    x = x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id) + x
+    x = x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id) + x
+    return SIMD[DType.float32, 16](carry) + x
+
+
+# Running min of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_min_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](inf[DType.float32]())
+    x = sb_min(x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id), x)
+    x = sb_min(x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id), x)
+    x = sb_min(x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id), x)
+    x = sb_min(x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id), x)
+    return sb_min(SIMD[DType.float32, 16](carry), x)
+
+
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
@@ -181,6 +207,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 y[unsafe_offset=i] = sb_run
                 i += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f32), the outputs stored as one.
+            while i + 16 <= sb_i1:
+                k = i + 1 - 1
+                var sb_scan = sb_scan_sum_f32(x.unsafe_load[width=16](k), sb_run)
+                sb_run = sb_scan[15]
+                y.unsafe_store[width=16](i, sb_scan)
+                i += 16
             while i < sb_i1:
                 k = i + 1 - 1
                 sb_run += x[unsafe_offset=k]
@@ -203,6 +237,14 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 k += 1
             y[unsafe_offset=i] = sb_run
             i += 1
+        # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+        # registers (sb_scan_sum_f32), the outputs stored as one.
+        while i + 16 <= N:
+            k = i + 1 - 1
+            var sb_scan = sb_scan_sum_f32(x.unsafe_load[width=16](k), sb_run)
+            sb_run = sb_scan[15]
+            y.unsafe_store[width=16](i, sb_scan)
+            i += 16
         while i < N:
             k = i + 1 - 1
             sb_run += x[unsafe_offset=k]
@@ -269,6 +311,14 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 z[unsafe_offset=i] = sb_run
                 i += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f32), the outputs stored as one.
+            while i + 16 <= sb_i1:
+                k = i - 1
+                var sb_scan = sb_scan_min_f32(abs(x.unsafe_load[width=16](k)), sb_run)
+                sb_run = sb_scan[15]
+                z.unsafe_store[width=16](i, sb_scan)
+                i += 16
             while i < sb_i1:
                 k = i - 1
                 sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
@@ -291,6 +341,14 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 k += 1
             z[unsafe_offset=i] = sb_run
             i += 1
+        # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+        # registers (sb_scan_min_f32), the outputs stored as one.
+        while i + 16 <= N:
+            k = i - 1
+            var sb_scan = sb_scan_min_f32(abs(x.unsafe_load[width=16](k)), sb_run)
+            sb_run = sb_scan[15]
+            z.unsafe_store[width=16](i, sb_scan)
+            i += 16
         while i < N:
             k = i - 1
             sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
