@@ -11,11 +11,10 @@
 //     output's range extends the previous output's;
 //   - f does not use i, and the statement does not read its own output.
 // Walking i upwards, one accumulator then takes the terms k = lo, lo + 1, ... in the order a plain
-// loop nest adds them, so the values are the plain loop nest's, bit for bit (but for cpu's
-// omp_simd, whose walk scans a block of outputs in vector registers, grouping a sum's or
-// product's terms as a tree within each vector: emit_scan_walk in backends/cpu/emit_cpu.cpp).
-// The outer output indices stay free loops (parallel under a parallel strategy); the walk along
-// i is sequential, but for the two-pass form below.
+// loop nest adds them, so the values are the plain loop nest's, bit for bit (but for the vector
+// form below, which groups a sum's or product's terms as a tree within each vector). The outer
+// output indices stay free loops (parallel under a parallel strategy); the walk along i is
+// sequential, but for the two-pass form below.
 #pragma once
 
 #include <cstdint>

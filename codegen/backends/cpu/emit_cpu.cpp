@@ -245,10 +245,10 @@ constexpr int kVectorScanBlock = 256;
 // simple loop, which the compiler keeps tight (with k carried instead, a walk starting at an
 // unknown k ran at less than half the speed).
 //
-// With `vector` (vector_scan_fits), the simple loop runs kVectorScanBlock outputs at a time
-// before its last few: their terms computed by an `omp simd` loop into a local array, scanned a
-// vector at a time in vector registers (HelperSet::use_vector_scan), and the outputs stored by
-// another `omp simd` loop. The scalar loop is one dependent add per output, at its latency. The
+// With `vector` (vector_scan_fits: lower/running_scans.h's vector form), the simple loop runs
+// kVectorScanBlock outputs at a time before its last few: their terms computed by an `omp simd`
+// loop into a local array, scanned a vector at a time in vector registers
+// (HelperSet::use_vector_scan), and the outputs stored by another `omp simd` loop. The scalar loop is one dependent add per output, at its latency. The
 // block is many vectors long because the compiler writes the array in narrower vectors than the
 // scan reads (two 32-byte stores, one 64-byte load), which the store buffer cannot forward: with
 // one vector per block the load waits for the stores to reach the cache, and cumsum_rows
