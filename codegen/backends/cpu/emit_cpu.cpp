@@ -322,8 +322,10 @@ void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
 // A running scan (lower/running_scans.h) `red` of statement L, of rank > 0: loops over the outer
 // output indices (the outermost parallel under `omp`, unless `in_row` bound it already), then one
 // accumulator carried along the innermost index (emit_scan_walk; under `omp`, terms that compute
-// more than a read, a select or a call, computed ahead as vectors). Under `omp`, a rank-1 scan of
-// at least kScanSplitMin outputs runs in two parallel passes instead (emit_scan_split).
+// more than a read, a select or a call, computed ahead as vectors; the vector form of
+// lower/running_scans.h). Under `omp`, a rank-1 scan of at least kScanSplitMin outputs runs in two
+// parallel passes instead (emit_scan_split), a shorter one on the calling thread (`threads`
+// false: no parallel loop, the SIMD forms kept).
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w);
 
 // Whether the walk of running scan `red` under `omp` computes its terms ahead: a term that is one
@@ -339,20 +341,22 @@ bool vector_walk(const Expr& red, bool omp) {
   return omp && vector_scan_fits(red.rop, value_type(red));
 }
 
-void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row) {
+void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row,
+                       bool threads = true) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  if (omp && !in_row && rank == 1) {
-    // A long rank-1 scan in two parallel passes (lower/running_scans.h: kScanSplitMin).
+  if (omp && threads && !in_row && rank == 1) {
+    // A long rank-1 scan in two parallel passes (lower/running_scans.h: kScanSplitMin); a short
+    // one walked on the calling thread, its SIMD forms kept.
     w.open("if (" + L.extent(st.out, 0, kPrecRel + 1) + " >= " + std::to_string(kScanSplitMin) +
            ") {");
     emit_scan_split(L, red, w);
     w.close_open("} else {");
-    emit_running_scan(L, red, false, w, false);
+    emit_running_scan(L, red, omp, w, false, /*threads=*/false);
     w.close();
     return;
   }
-  const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && !in_row, w);
+  const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && threads && !in_row, w);
   w.line("// Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
   w.line("int64_t " + L.var_name(static_cast<int>(rank) - 1) + " = 0;");

@@ -170,6 +170,24 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
       }
       y[i] = sb_run;
     }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+    for (; i + 256 <= N; i += 256) {
+      const int64_t sb_i = i;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t i = sb_i + sb_q;
+        const int64_t j = i + 1 - 1;
+        sb_v[sb_q] = x[j];
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t i = sb_i + sb_q;
+        y[i] = sb_v[sb_q];
+      }
+    }
     for (; i < N; ++i) {
       {
         const int64_t j = i + 1 - 1;

@@ -162,6 +162,24 @@ static void sb_omp_simd_s1(const float* __restrict x, double* __restrict q, cons
       }
       q[i] = sb_run;
     }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+    // at a time in vector registers (sb_scan_prod_f64), the outputs stored by vector loops.
+    for (; i + 256 <= N; i += 256) {
+      const int64_t sb_i = i;
+      double sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t i = sb_i + sb_q;
+        const int64_t k = i + 1 - 1;
+        sb_v[sb_q] = -(double)x[k];
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_prod_f64(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t i = sb_i + sb_q;
+        q[i] = sb_v[sb_q];
+      }
+    }
     for (; i < N; ++i) {
       {
         const int64_t k = i + 1 - 1;

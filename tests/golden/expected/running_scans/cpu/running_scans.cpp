@@ -422,17 +422,26 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
     int32_t sb_run = 0;
     int64_t k = 0;
     int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
-      }
-      w[c] = sb_run;
+    // Terms computed 64 at a time as vectors, then folded in order.
+    int32_t sb_terms[64] __attribute__((aligned(64)));
+    int64_t sb_kb = k, sb_nb = 0;
+    int64_t sb_kend;
+    {
+      const int64_t c = C - 1;
+      sb_kend = c + 1;
     }
     for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+      for (; k < c + 1; ++k) {
+        if (k == sb_kb + sb_nb) {
+          sb_kb = k;
+          sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+            const int64_t k = sb_kb + sb_q;
+            sb_terms[sb_q] = sb_mul_i32(v[k], 1000003);
+          }
+        }
+        sb_run = sb_add_i32(sb_run, sb_terms[k - sb_kb]);
       }
       w[c] = sb_run;
     }
@@ -583,11 +592,30 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
       }
       t[c] = sb_run;
     }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 2 - 1;
+        const float sb_ld5_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_v[sb_q] = sb_ld5_x;
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        t[c] = sb_v[sb_q];
+      }
+    }
     for (; c < C; ++c) {
       {
         const int64_t k = c + 2 - 1;
-        const float sb_ld5_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld5_x;
+        const float sb_ld6_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld6_x;
       }
       t[c] = sb_run;
     }
