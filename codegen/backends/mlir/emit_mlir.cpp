@@ -453,9 +453,56 @@ class Body {
     store(folded);
     w_.line("scf.yield " + folded + ", " + k_next + " : " + ty + ", index");
     w_.close("}");
+    std::string tail_from = mid, tail_acc = res + "#0";
+    if (const Expr* term = vector_scan_term(st, red)) {
+      // lower/running_scans.h's vector form over outputs [mid, vend), vend - mid a multiple of
+      // the lanes: the terms as one vector.load, scanned in registers by shuffles, the outputs
+      // stored as one vector.store.
+      const int lanes = vector_scan_lanes(t);
+      const std::string vty = "vector<" + std::to_string(lanes) + "x" + ty + ">";
+      const std::string nl = constant(std::to_string(lanes), DType::Index);
+      const std::string vend = op(
+          "arith.subi",
+          {to, op("arith.remsi", {op("arith.subi", {to, mid}, DType::Index), nl}, DType::Index)},
+          DType::Index);
+      const std::string resv = fresh(), iv = fresh(), accv = fresh();
+      w_.line("// " + std::to_string(lanes) + " outputs at a time, one term each: the terms " +
+              "loaded as one vector, scanned in");
+      w_.line("// registers by shuffles (the identity shifted in), the outputs stored as one.");
+      w_.open(resv + " = scf.for " + iv + " = " + mid + " to " + vend + " step " + nl +
+              " iter_args(" + accv + " = " + res + "#0) -> (" + ty + ") {");
+      loop_var_[last] = iv;
+      loop_var_[red.ref] = op("arith.subi", {val(*kv.hi), one}, DType::Index);
+      std::string x = vector_load(*term, vty);
+      loop_var_.erase(red.ref);
+      const std::string id = fresh();
+      w_.line(id + " = vector.broadcast " + identity(red.rop, t) + " : " + ty + " to " + vty);
+      for (int shift = 1; shift < lanes; shift *= 2) {
+        std::string mask;
+        for (int q = 0; q < lanes; ++q)
+          mask += (q ? ", " : "") + std::to_string(q >= shift ? q - shift : lanes);
+        const std::string sh = fresh();
+        w_.line(sh + " = vector.shuffle " + x + ", " + id + " [" + mask + "] : " + vty + ", " + vty);
+        x = vector_combine(red.rop, sh, x, vty);
+      }
+      const std::string carry = fresh();
+      w_.line(carry + " = vector.broadcast " + accv + " : " + ty + " to " + vty);
+      const std::string scanned = vector_combine(red.rop, carry, x, vty);
+      const std::string lastv = fresh();
+      w_.line(lastv + " = vector.extract " + scanned + "[" + std::to_string(lanes - 1) + "] : " +
+              ty + " from " + vty);
+      std::string idx;
+      for (int d = 0; d <= last; ++d) idx += (d ? ", " : "") + loop_var_.at(d);
+      w_.line("vector.store " + scanned + ", " + out_mem + "[" + idx + "] : " + out_ty + ", " +
+              vty);
+      w_.line("scf.yield " + lastv + " : " + ty);
+      w_.close("}");
+      tail_from = vend;
+      tail_acc = resv;
+    }
     const std::string res2 = fresh(), i2 = fresh(), acc2 = fresh();
-    w_.open(res2 + " = scf.for " + i2 + " = " + mid + " to " + to + " step " + one + " iter_args(" +
-            acc2 + " = " + res + "#0) -> (" + ty + ") {");
+    w_.open(res2 + " = scf.for " + i2 + " = " + tail_from + " to " + to + " step " + one +
+            " iter_args(" + acc2 + " = " + tail_acc + ") -> (" + ty + ") {");
     loop_var_[last] = i2;
     loop_var_[red.ref] = op("arith.subi", {val(*kv.hi), one}, DType::Index);
     const std::string term2 = val(*red.args[0]);
@@ -465,6 +512,59 @@ class Body {
     w_.line("scf.yield " + next2 + " : " + ty);
     w_.close("}");
     loop_var_.erase(last);
+  }
+
+  // The term of running scan `red` of `st` when its walk takes lower/running_scans.h's vector
+  // form here: under a strategy that may reassociate, a sum, product, max or min of f32 or f64
+  // (vector_scan_fits) that is the whole right-hand side, of the output's type, whose term is one
+  // read without a boundary rule, contiguous along the reduction's variable. Else nullptr.
+  const Expr* vector_scan_term(const Statement& st, const Expr& red) const {
+    const DType t = value_type(red);
+    if (!reassoc_ || !vector_scan_fits(red.rop, t) || st.rhs.get() != &red ||
+        spec_.tensors[st.out].type != t)
+      return nullptr;
+    const Expr& term = *red.args[0];
+    if (term.kind != ExprKind::Read || term.args.empty() || value_type(term) != t ||
+        spec_.tensors[term.ref].boundary != Boundary::None)
+      return nullptr;
+    for (size_t d = 0; d < term.args.size(); ++d) {
+      const std::optional<Affine> a = decompose(*term.args[d]);
+      if (!a || a->overflow) return nullptr;
+      if (a->var(red.ref) != (d + 1 == term.args.size() ? 1 : 0)) return nullptr;
+    }
+    return &term;
+  }
+
+  // One vector (type `vty`) of read `e`'s tensor from its subscripts at the current loop
+  // variables along the last dimension (vector_scan_term's read).
+  std::string vector_load(const Expr& e, const std::string& vty) {
+    const Tensor& t = spec_.tensors[e.ref];
+    std::string idx;
+    for (size_t d = 0; d < e.args.size(); ++d) {
+      std::string s = val(*e.args[d]);
+      if (value_type(*e.args[d]) != DType::Index) s = cast(s, value_type(*e.args[d]), DType::Index);
+      idx += (idx.empty() ? "" : ", ") + s;
+    }
+    const std::string v = fresh();
+    w_.line(v + " = vector.load %" + t.name + "[" + idx + "] : " +
+            memref_type(static_cast<int>(t.shape.size()), t.type) + ", " + vty);
+    return v;
+  }
+
+  // `a op b` on float vectors of type `vty`, a the earlier lanes: maximumf and minimumf propagate
+  // NaN, as the scalar walk's compare and select do.
+  std::string vector_combine(ReduceOp rop, const std::string& a, const std::string& b,
+                             const std::string& vty) {
+    const char* name = rop == ReduceOp::Sum    ? "arith.addf"
+                       : rop == ReduceOp::Prod ? "arith.mulf"
+                       : rop == ReduceOp::Max  ? "arith.maximumf"
+                                               : "arith.minimumf";
+    SB_ASSERT(rop == ReduceOp::Sum || rop == ReduceOp::Prod || rop == ReduceOp::Max ||
+                  rop == ReduceOp::Min,
+              "a vector scan of an arg-reduction");
+    const std::string v = fresh();
+    w_.line(v + " = " + name + " " + a + ", " + b + " : " + vty);
+    return v;
   }
 
   // A rank-1 running scan `red` in two parallel passes over kScanBlocks blocks of its outputs

@@ -108,17 +108,44 @@ module {
       memref.store %23, %y[%18] : memref<?xf32>
       scf.yield %23, %31 : f32, index
     }
-    %32 = scf.for %33 = %16 to %N step %5 iter_args(%34 = %17#0) -> (f32) {
-      %35 = arith.constant 1 : index
-      %36 = arith.addi %33, %35 : index
-      %37 = arith.subi %36, %5 : index
-      %38 = memref.load %x[%37] : memref<?xf32>
-      %39 = arith.cmpf ogt, %34, %38 : f32
-      %40 = arith.cmpf uno, %34, %34 : f32
-      %41 = arith.ori %39, %40 : i1
-      %42 = arith.select %41, %34, %38 : f32
-      memref.store %42, %y[%33] : memref<?xf32>
-      scf.yield %42 : f32
+    %32 = arith.constant 16 : index
+    %33 = arith.subi %N, %16 : index
+    %34 = arith.remsi %33, %32 : index
+    %35 = arith.subi %N, %34 : index
+    // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+    // registers by shuffles (the identity shifted in), the outputs stored as one.
+    %36 = scf.for %37 = %16 to %35 step %32 iter_args(%38 = %17#0) -> (f32) {
+      %39 = arith.constant 1 : index
+      %40 = arith.addi %37, %39 : index
+      %41 = arith.subi %40, %5 : index
+      %42 = vector.load %x[%41] : memref<?xf32>, vector<16xf32>
+      %44 = arith.constant 0xFF800000 : f32
+      %43 = vector.broadcast %44 : f32 to vector<16xf32>
+      %45 = vector.shuffle %42, %43 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+      %46 = arith.maximumf %45, %42 : vector<16xf32>
+      %47 = vector.shuffle %46, %43 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+      %48 = arith.maximumf %47, %46 : vector<16xf32>
+      %49 = vector.shuffle %48, %43 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+      %50 = arith.maximumf %49, %48 : vector<16xf32>
+      %51 = vector.shuffle %50, %43 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+      %52 = arith.maximumf %51, %50 : vector<16xf32>
+      %53 = vector.broadcast %38 : f32 to vector<16xf32>
+      %54 = arith.maximumf %53, %52 : vector<16xf32>
+      %55 = vector.extract %54[15] : f32 from vector<16xf32>
+      vector.store %54, %y[%37] : memref<?xf32>, vector<16xf32>
+      scf.yield %55 : f32
+    }
+    %56 = scf.for %57 = %35 to %N step %5 iter_args(%58 = %36) -> (f32) {
+      %59 = arith.constant 1 : index
+      %60 = arith.addi %57, %59 : index
+      %61 = arith.subi %60, %5 : index
+      %62 = memref.load %x[%61] : memref<?xf32>
+      %63 = arith.cmpf ogt, %58, %62 : f32
+      %64 = arith.cmpf uno, %58, %58 : f32
+      %65 = arith.ori %63, %64 : i1
+      %66 = arith.select %65, %58, %62 : f32
+      memref.store %66, %y[%57] : memref<?xf32>
+      scf.yield %66 : f32
     }
     return
   }
@@ -219,65 +246,119 @@ module {
           memref.store %72, %y[%67] : memref<?xf32>
           scf.yield %72, %80 : f32, index
         }
-        %81 = scf.for %82 = %65 to %50 step %54 iter_args(%83 = %66#0) -> (f32) {
-          %84 = arith.constant 1 : index
-          %85 = arith.addi %82, %84 : index
-          %86 = arith.subi %85, %54 : index
-          %87 = memref.load %x[%86] : memref<?xf32>
-          %88 = arith.cmpf ogt, %83, %87 : f32
-          %89 = arith.cmpf uno, %83, %83 : f32
-          %90 = arith.ori %88, %89 : i1
-          %91 = arith.select %90, %83, %87 : f32
-          memref.store %91, %y[%82] : memref<?xf32>
-          scf.yield %91 : f32
+        %81 = arith.constant 16 : index
+        %82 = arith.subi %50, %65 : index
+        %83 = arith.remsi %82, %81 : index
+        %84 = arith.subi %50, %83 : index
+        // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+        // registers by shuffles (the identity shifted in), the outputs stored as one.
+        %85 = scf.for %86 = %65 to %84 step %81 iter_args(%87 = %66#0) -> (f32) {
+          %88 = arith.constant 1 : index
+          %89 = arith.addi %86, %88 : index
+          %90 = arith.subi %89, %54 : index
+          %91 = vector.load %x[%90] : memref<?xf32>, vector<16xf32>
+          %93 = arith.constant 0xFF800000 : f32
+          %92 = vector.broadcast %93 : f32 to vector<16xf32>
+          %94 = vector.shuffle %91, %92 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %95 = arith.maximumf %94, %91 : vector<16xf32>
+          %96 = vector.shuffle %95, %92 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %97 = arith.maximumf %96, %95 : vector<16xf32>
+          %98 = vector.shuffle %97, %92 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %99 = arith.maximumf %98, %97 : vector<16xf32>
+          %100 = vector.shuffle %99, %92 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %101 = arith.maximumf %100, %99 : vector<16xf32>
+          %102 = vector.broadcast %87 : f32 to vector<16xf32>
+          %103 = arith.maximumf %102, %101 : vector<16xf32>
+          %104 = vector.extract %103[15] : f32 from vector<16xf32>
+          vector.store %103, %y[%86] : memref<?xf32>, vector<16xf32>
+          scf.yield %104 : f32
+        }
+        %105 = scf.for %106 = %84 to %50 step %54 iter_args(%107 = %85) -> (f32) {
+          %108 = arith.constant 1 : index
+          %109 = arith.addi %106, %108 : index
+          %110 = arith.subi %109, %54 : index
+          %111 = memref.load %x[%110] : memref<?xf32>
+          %112 = arith.cmpf ogt, %107, %111 : f32
+          %113 = arith.cmpf uno, %107, %107 : f32
+          %114 = arith.ori %112, %113 : i1
+          %115 = arith.select %114, %107, %111 : f32
+          memref.store %115, %y[%106] : memref<?xf32>
+          scf.yield %115 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %92 = arith.constant 0 : index
-      %93 = arith.constant 1 : index
-      %94 = arith.constant 0 : index
-      %95 = arith.constant 0xFF800000 : f32
-      %96 = arith.constant 0 : index
-      %97 = arith.constant 1 : index
-      %98 = arith.constant 1 : index
-      %99 = arith.addi %96, %98 : index
-      %100 = arith.constant 0 : index
-      %101 = arith.subi %99, %97 : index
-      %102 = arith.subi %100, %99 : index
-      %103 = arith.addi %102, %97 : index
-      %104 = arith.maxsi %103, %97 : index
-      %105 = arith.cmpi eq, %101, %100 : index
-      %106 = arith.select %105, %96, %104 : index
-      %107 = arith.maxsi %106, %92 : index
-      %108 = arith.minsi %107, %N : index
-      %109:2 = scf.for %110 = %92 to %108 step %97 iter_args(%111 = %95, %112 = %94) -> (f32, index) {
-        %113 = arith.constant 1 : index
-        %114 = arith.addi %110, %113 : index
-        %115 = scf.for %116 = %112 to %114 step %97 iter_args(%117 = %111) -> (f32) {
-          %118 = memref.load %x[%116] : memref<?xf32>
-          %119 = arith.cmpf ogt, %117, %118 : f32
-          %120 = arith.cmpf uno, %117, %117 : f32
-          %121 = arith.ori %119, %120 : i1
-          %122 = arith.select %121, %117, %118 : f32
-          scf.yield %122 : f32
+      %116 = arith.constant 0 : index
+      %117 = arith.constant 1 : index
+      %118 = arith.constant 0 : index
+      %119 = arith.constant 0xFF800000 : f32
+      %120 = arith.constant 0 : index
+      %121 = arith.constant 1 : index
+      %122 = arith.constant 1 : index
+      %123 = arith.addi %120, %122 : index
+      %124 = arith.constant 0 : index
+      %125 = arith.subi %123, %121 : index
+      %126 = arith.subi %124, %123 : index
+      %127 = arith.addi %126, %121 : index
+      %128 = arith.maxsi %127, %121 : index
+      %129 = arith.cmpi eq, %125, %124 : index
+      %130 = arith.select %129, %120, %128 : index
+      %131 = arith.maxsi %130, %116 : index
+      %132 = arith.minsi %131, %N : index
+      %133:2 = scf.for %134 = %116 to %132 step %121 iter_args(%135 = %119, %136 = %118) -> (f32, index) {
+        %137 = arith.constant 1 : index
+        %138 = arith.addi %134, %137 : index
+        %139 = scf.for %140 = %136 to %138 step %121 iter_args(%141 = %135) -> (f32) {
+          %142 = memref.load %x[%140] : memref<?xf32>
+          %143 = arith.cmpf ogt, %141, %142 : f32
+          %144 = arith.cmpf uno, %141, %141 : f32
+          %145 = arith.ori %143, %144 : i1
+          %146 = arith.select %145, %141, %142 : f32
+          scf.yield %146 : f32
         }
-        %123 = arith.maxsi %112, %114 : index
-        memref.store %115, %y[%110] : memref<?xf32>
-        scf.yield %115, %123 : f32, index
+        %147 = arith.maxsi %136, %138 : index
+        memref.store %139, %y[%134] : memref<?xf32>
+        scf.yield %139, %147 : f32, index
       }
-      %124 = scf.for %125 = %108 to %N step %97 iter_args(%126 = %109#0) -> (f32) {
-        %127 = arith.constant 1 : index
-        %128 = arith.addi %125, %127 : index
-        %129 = arith.subi %128, %97 : index
-        %130 = memref.load %x[%129] : memref<?xf32>
-        %131 = arith.cmpf ogt, %126, %130 : f32
-        %132 = arith.cmpf uno, %126, %126 : f32
-        %133 = arith.ori %131, %132 : i1
-        %134 = arith.select %133, %126, %130 : f32
-        memref.store %134, %y[%125] : memref<?xf32>
-        scf.yield %134 : f32
+      %148 = arith.constant 16 : index
+      %149 = arith.subi %N, %132 : index
+      %150 = arith.remsi %149, %148 : index
+      %151 = arith.subi %N, %150 : index
+      // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+      // registers by shuffles (the identity shifted in), the outputs stored as one.
+      %152 = scf.for %153 = %132 to %151 step %148 iter_args(%154 = %133#0) -> (f32) {
+        %155 = arith.constant 1 : index
+        %156 = arith.addi %153, %155 : index
+        %157 = arith.subi %156, %121 : index
+        %158 = vector.load %x[%157] : memref<?xf32>, vector<16xf32>
+        %160 = arith.constant 0xFF800000 : f32
+        %159 = vector.broadcast %160 : f32 to vector<16xf32>
+        %161 = vector.shuffle %158, %159 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %162 = arith.maximumf %161, %158 : vector<16xf32>
+        %163 = vector.shuffle %162, %159 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %164 = arith.maximumf %163, %162 : vector<16xf32>
+        %165 = vector.shuffle %164, %159 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %166 = arith.maximumf %165, %164 : vector<16xf32>
+        %167 = vector.shuffle %166, %159 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %168 = arith.maximumf %167, %166 : vector<16xf32>
+        %169 = vector.broadcast %154 : f32 to vector<16xf32>
+        %170 = arith.maximumf %169, %168 : vector<16xf32>
+        %171 = vector.extract %170[15] : f32 from vector<16xf32>
+        vector.store %170, %y[%153] : memref<?xf32>, vector<16xf32>
+        scf.yield %171 : f32
+      }
+      %172 = scf.for %173 = %151 to %N step %121 iter_args(%174 = %152) -> (f32) {
+        %175 = arith.constant 1 : index
+        %176 = arith.addi %173, %175 : index
+        %177 = arith.subi %176, %121 : index
+        %178 = memref.load %x[%177] : memref<?xf32>
+        %179 = arith.cmpf ogt, %174, %178 : f32
+        %180 = arith.cmpf uno, %174, %174 : f32
+        %181 = arith.ori %179, %180 : i1
+        %182 = arith.select %181, %174, %178 : f32
+        memref.store %182, %y[%173] : memref<?xf32>
+        scf.yield %182 : f32
       }
     }
     return

@@ -99,14 +99,41 @@ module {
       memref.store %23, %y[%18] : memref<?xf32>
       scf.yield %23, %28 : f32, index
     }
-    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
-      %32 = arith.constant 1 : index
-      %33 = arith.addi %30, %32 : index
-      %34 = arith.subi %33, %5 : index
-      %35 = memref.load %x[%34] : memref<?xf32>
-      %36 = arith.addf %31, %35 fastmath<reassoc> : f32
-      memref.store %36, %y[%30] : memref<?xf32>
-      scf.yield %36 : f32
+    %29 = arith.constant 16 : index
+    %30 = arith.subi %N, %16 : index
+    %31 = arith.remsi %30, %29 : index
+    %32 = arith.subi %N, %31 : index
+    // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+    // registers by shuffles (the identity shifted in), the outputs stored as one.
+    %33 = scf.for %34 = %16 to %32 step %29 iter_args(%35 = %17#0) -> (f32) {
+      %36 = arith.constant 1 : index
+      %37 = arith.addi %34, %36 : index
+      %38 = arith.subi %37, %5 : index
+      %39 = vector.load %x[%38] : memref<?xf32>, vector<16xf32>
+      %41 = arith.constant 0.0 : f32
+      %40 = vector.broadcast %41 : f32 to vector<16xf32>
+      %42 = vector.shuffle %39, %40 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+      %43 = arith.addf %42, %39 : vector<16xf32>
+      %44 = vector.shuffle %43, %40 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+      %45 = arith.addf %44, %43 : vector<16xf32>
+      %46 = vector.shuffle %45, %40 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+      %47 = arith.addf %46, %45 : vector<16xf32>
+      %48 = vector.shuffle %47, %40 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+      %49 = arith.addf %48, %47 : vector<16xf32>
+      %50 = vector.broadcast %35 : f32 to vector<16xf32>
+      %51 = arith.addf %50, %49 : vector<16xf32>
+      %52 = vector.extract %51[15] : f32 from vector<16xf32>
+      vector.store %51, %y[%34] : memref<?xf32>, vector<16xf32>
+      scf.yield %52 : f32
+    }
+    %53 = scf.for %54 = %32 to %N step %5 iter_args(%55 = %33) -> (f32) {
+      %56 = arith.constant 1 : index
+      %57 = arith.addi %54, %56 : index
+      %58 = arith.subi %57, %5 : index
+      %59 = memref.load %x[%58] : memref<?xf32>
+      %60 = arith.addf %55, %59 fastmath<reassoc> : f32
+      memref.store %60, %y[%54] : memref<?xf32>
+      scf.yield %60 : f32
     }
     return
   }
@@ -198,56 +225,110 @@ module {
           memref.store %66, %y[%61] : memref<?xf32>
           scf.yield %66, %71 : f32, index
         }
-        %72 = scf.for %73 = %59 to %44 step %48 iter_args(%74 = %60#0) -> (f32) {
-          %75 = arith.constant 1 : index
-          %76 = arith.addi %73, %75 : index
-          %77 = arith.subi %76, %48 : index
-          %78 = memref.load %x[%77] : memref<?xf32>
-          %79 = arith.addf %74, %78 fastmath<reassoc> : f32
-          memref.store %79, %y[%73] : memref<?xf32>
-          scf.yield %79 : f32
+        %72 = arith.constant 16 : index
+        %73 = arith.subi %44, %59 : index
+        %74 = arith.remsi %73, %72 : index
+        %75 = arith.subi %44, %74 : index
+        // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+        // registers by shuffles (the identity shifted in), the outputs stored as one.
+        %76 = scf.for %77 = %59 to %75 step %72 iter_args(%78 = %60#0) -> (f32) {
+          %79 = arith.constant 1 : index
+          %80 = arith.addi %77, %79 : index
+          %81 = arith.subi %80, %48 : index
+          %82 = vector.load %x[%81] : memref<?xf32>, vector<16xf32>
+          %84 = arith.constant 0.0 : f32
+          %83 = vector.broadcast %84 : f32 to vector<16xf32>
+          %85 = vector.shuffle %82, %83 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %86 = arith.addf %85, %82 : vector<16xf32>
+          %87 = vector.shuffle %86, %83 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %88 = arith.addf %87, %86 : vector<16xf32>
+          %89 = vector.shuffle %88, %83 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %90 = arith.addf %89, %88 : vector<16xf32>
+          %91 = vector.shuffle %90, %83 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %92 = arith.addf %91, %90 : vector<16xf32>
+          %93 = vector.broadcast %78 : f32 to vector<16xf32>
+          %94 = arith.addf %93, %92 : vector<16xf32>
+          %95 = vector.extract %94[15] : f32 from vector<16xf32>
+          vector.store %94, %y[%77] : memref<?xf32>, vector<16xf32>
+          scf.yield %95 : f32
+        }
+        %96 = scf.for %97 = %75 to %44 step %48 iter_args(%98 = %76) -> (f32) {
+          %99 = arith.constant 1 : index
+          %100 = arith.addi %97, %99 : index
+          %101 = arith.subi %100, %48 : index
+          %102 = memref.load %x[%101] : memref<?xf32>
+          %103 = arith.addf %98, %102 fastmath<reassoc> : f32
+          memref.store %103, %y[%97] : memref<?xf32>
+          scf.yield %103 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %80 = arith.constant 0 : index
-      %81 = arith.constant 1 : index
-      %82 = arith.constant 0 : index
-      %83 = arith.constant 0.0 : f32
-      %84 = arith.constant 0 : index
-      %85 = arith.constant 1 : index
-      %86 = arith.constant 1 : index
-      %87 = arith.addi %84, %86 : index
-      %88 = arith.constant 0 : index
-      %89 = arith.subi %87, %85 : index
-      %90 = arith.subi %88, %87 : index
-      %91 = arith.addi %90, %85 : index
-      %92 = arith.maxsi %91, %85 : index
-      %93 = arith.cmpi eq, %89, %88 : index
-      %94 = arith.select %93, %84, %92 : index
-      %95 = arith.maxsi %94, %80 : index
-      %96 = arith.minsi %95, %N : index
-      %97:2 = scf.for %98 = %80 to %96 step %85 iter_args(%99 = %83, %100 = %82) -> (f32, index) {
-        %101 = arith.constant 1 : index
-        %102 = arith.addi %98, %101 : index
-        %103 = scf.for %104 = %100 to %102 step %85 iter_args(%105 = %99) -> (f32) {
-          %106 = memref.load %x[%104] : memref<?xf32>
-          %107 = arith.addf %105, %106 fastmath<reassoc> : f32
-          scf.yield %107 : f32
+      %104 = arith.constant 0 : index
+      %105 = arith.constant 1 : index
+      %106 = arith.constant 0 : index
+      %107 = arith.constant 0.0 : f32
+      %108 = arith.constant 0 : index
+      %109 = arith.constant 1 : index
+      %110 = arith.constant 1 : index
+      %111 = arith.addi %108, %110 : index
+      %112 = arith.constant 0 : index
+      %113 = arith.subi %111, %109 : index
+      %114 = arith.subi %112, %111 : index
+      %115 = arith.addi %114, %109 : index
+      %116 = arith.maxsi %115, %109 : index
+      %117 = arith.cmpi eq, %113, %112 : index
+      %118 = arith.select %117, %108, %116 : index
+      %119 = arith.maxsi %118, %104 : index
+      %120 = arith.minsi %119, %N : index
+      %121:2 = scf.for %122 = %104 to %120 step %109 iter_args(%123 = %107, %124 = %106) -> (f32, index) {
+        %125 = arith.constant 1 : index
+        %126 = arith.addi %122, %125 : index
+        %127 = scf.for %128 = %124 to %126 step %109 iter_args(%129 = %123) -> (f32) {
+          %130 = memref.load %x[%128] : memref<?xf32>
+          %131 = arith.addf %129, %130 fastmath<reassoc> : f32
+          scf.yield %131 : f32
         }
-        %108 = arith.maxsi %100, %102 : index
-        memref.store %103, %y[%98] : memref<?xf32>
-        scf.yield %103, %108 : f32, index
+        %132 = arith.maxsi %124, %126 : index
+        memref.store %127, %y[%122] : memref<?xf32>
+        scf.yield %127, %132 : f32, index
       }
-      %109 = scf.for %110 = %96 to %N step %85 iter_args(%111 = %97#0) -> (f32) {
-        %112 = arith.constant 1 : index
-        %113 = arith.addi %110, %112 : index
-        %114 = arith.subi %113, %85 : index
-        %115 = memref.load %x[%114] : memref<?xf32>
-        %116 = arith.addf %111, %115 fastmath<reassoc> : f32
-        memref.store %116, %y[%110] : memref<?xf32>
-        scf.yield %116 : f32
+      %133 = arith.constant 16 : index
+      %134 = arith.subi %N, %120 : index
+      %135 = arith.remsi %134, %133 : index
+      %136 = arith.subi %N, %135 : index
+      // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+      // registers by shuffles (the identity shifted in), the outputs stored as one.
+      %137 = scf.for %138 = %120 to %136 step %133 iter_args(%139 = %121#0) -> (f32) {
+        %140 = arith.constant 1 : index
+        %141 = arith.addi %138, %140 : index
+        %142 = arith.subi %141, %109 : index
+        %143 = vector.load %x[%142] : memref<?xf32>, vector<16xf32>
+        %145 = arith.constant 0.0 : f32
+        %144 = vector.broadcast %145 : f32 to vector<16xf32>
+        %146 = vector.shuffle %143, %144 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %147 = arith.addf %146, %143 : vector<16xf32>
+        %148 = vector.shuffle %147, %144 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %149 = arith.addf %148, %147 : vector<16xf32>
+        %150 = vector.shuffle %149, %144 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %151 = arith.addf %150, %149 : vector<16xf32>
+        %152 = vector.shuffle %151, %144 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %153 = arith.addf %152, %151 : vector<16xf32>
+        %154 = vector.broadcast %139 : f32 to vector<16xf32>
+        %155 = arith.addf %154, %153 : vector<16xf32>
+        %156 = vector.extract %155[15] : f32 from vector<16xf32>
+        vector.store %155, %y[%138] : memref<?xf32>, vector<16xf32>
+        scf.yield %156 : f32
+      }
+      %157 = scf.for %158 = %136 to %N step %109 iter_args(%159 = %137) -> (f32) {
+        %160 = arith.constant 1 : index
+        %161 = arith.addi %158, %160 : index
+        %162 = arith.subi %161, %109 : index
+        %163 = memref.load %x[%162] : memref<?xf32>
+        %164 = arith.addf %159, %163 fastmath<reassoc> : f32
+        memref.store %164, %y[%158] : memref<?xf32>
+        scf.yield %164 : f32
       }
     }
     return

@@ -102,14 +102,41 @@ module {
         memref.store %24, %y[%2, %19] : memref<?x?xf32>
         scf.yield %24, %29 : f32, index
       }
-      %30 = scf.for %31 = %17 to %C step %6 iter_args(%32 = %18#0) -> (f32) {
-        %33 = arith.constant 1 : index
-        %34 = arith.addi %31, %33 : index
-        %35 = arith.subi %34, %6 : index
-        %36 = memref.load %x[%2, %35] : memref<?x?xf32>
-        %37 = arith.addf %32, %36 fastmath<reassoc> : f32
-        memref.store %37, %y[%2, %31] : memref<?x?xf32>
-        scf.yield %37 : f32
+      %30 = arith.constant 16 : index
+      %31 = arith.subi %C, %17 : index
+      %32 = arith.remsi %31, %30 : index
+      %33 = arith.subi %C, %32 : index
+      // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+      // registers by shuffles (the identity shifted in), the outputs stored as one.
+      %34 = scf.for %35 = %17 to %33 step %30 iter_args(%36 = %18#0) -> (f32) {
+        %37 = arith.constant 1 : index
+        %38 = arith.addi %35, %37 : index
+        %39 = arith.subi %38, %6 : index
+        %40 = vector.load %x[%2, %39] : memref<?x?xf32>, vector<16xf32>
+        %42 = arith.constant 0.0 : f32
+        %41 = vector.broadcast %42 : f32 to vector<16xf32>
+        %43 = vector.shuffle %40, %41 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %44 = arith.addf %43, %40 : vector<16xf32>
+        %45 = vector.shuffle %44, %41 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %46 = arith.addf %45, %44 : vector<16xf32>
+        %47 = vector.shuffle %46, %41 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %48 = arith.addf %47, %46 : vector<16xf32>
+        %49 = vector.shuffle %48, %41 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %50 = arith.addf %49, %48 : vector<16xf32>
+        %51 = vector.broadcast %36 : f32 to vector<16xf32>
+        %52 = arith.addf %51, %50 : vector<16xf32>
+        %53 = vector.extract %52[15] : f32 from vector<16xf32>
+        vector.store %52, %y[%2, %35] : memref<?x?xf32>, vector<16xf32>
+        scf.yield %53 : f32
+      }
+      %54 = scf.for %55 = %33 to %C step %6 iter_args(%56 = %34) -> (f32) {
+        %57 = arith.constant 1 : index
+        %58 = arith.addi %55, %57 : index
+        %59 = arith.subi %58, %6 : index
+        %60 = memref.load %x[%2, %59] : memref<?x?xf32>
+        %61 = arith.addf %56, %60 fastmath<reassoc> : f32
+        memref.store %61, %y[%2, %55] : memref<?x?xf32>
+        scf.yield %61 : f32
       }
     }
     return
@@ -162,14 +189,41 @@ module attributes {transform.with_named_sequence} {
           memref.store %33, %y[%11, %28] : memref<?x?xf32>
           scf.yield %33, %38 : f32, index
         }
-        %39 = scf.for %40 = %26 to %C step %15 iter_args(%41 = %27#0) -> (f32) {
-          %42 = arith.constant 1 : index
-          %43 = arith.addi %40, %42 : index
-          %44 = arith.subi %43, %15 : index
-          %45 = memref.load %x[%11, %44] : memref<?x?xf32>
-          %46 = arith.addf %41, %45 fastmath<reassoc> : f32
-          memref.store %46, %y[%11, %40] : memref<?x?xf32>
-          scf.yield %46 : f32
+        %39 = arith.constant 16 : index
+        %40 = arith.subi %C, %26 : index
+        %41 = arith.remsi %40, %39 : index
+        %42 = arith.subi %C, %41 : index
+        // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+        // registers by shuffles (the identity shifted in), the outputs stored as one.
+        %43 = scf.for %44 = %26 to %42 step %39 iter_args(%45 = %27#0) -> (f32) {
+          %46 = arith.constant 1 : index
+          %47 = arith.addi %44, %46 : index
+          %48 = arith.subi %47, %15 : index
+          %49 = vector.load %x[%11, %48] : memref<?x?xf32>, vector<16xf32>
+          %51 = arith.constant 0.0 : f32
+          %50 = vector.broadcast %51 : f32 to vector<16xf32>
+          %52 = vector.shuffle %49, %50 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %53 = arith.addf %52, %49 : vector<16xf32>
+          %54 = vector.shuffle %53, %50 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %55 = arith.addf %54, %53 : vector<16xf32>
+          %56 = vector.shuffle %55, %50 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %57 = arith.addf %56, %55 : vector<16xf32>
+          %58 = vector.shuffle %57, %50 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %59 = arith.addf %58, %57 : vector<16xf32>
+          %60 = vector.broadcast %45 : f32 to vector<16xf32>
+          %61 = arith.addf %60, %59 : vector<16xf32>
+          %62 = vector.extract %61[15] : f32 from vector<16xf32>
+          vector.store %61, %y[%11, %44] : memref<?x?xf32>, vector<16xf32>
+          scf.yield %62 : f32
+        }
+        %63 = scf.for %64 = %42 to %C step %15 iter_args(%65 = %43) -> (f32) {
+          %66 = arith.constant 1 : index
+          %67 = arith.addi %64, %66 : index
+          %68 = arith.subi %67, %15 : index
+          %69 = memref.load %x[%11, %68] : memref<?x?xf32>
+          %70 = arith.addf %65, %69 fastmath<reassoc> : f32
+          memref.store %70, %y[%11, %64] : memref<?x?xf32>
+          scf.yield %70 : f32
         }
       }
       scf.reduce

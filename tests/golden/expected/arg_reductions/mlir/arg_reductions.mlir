@@ -722,215 +722,243 @@ module {
       memref.store %182, %upto_min[%177] : memref<?xf32>
       scf.yield %182, %191 : f32, index
     }
-    %192 = scf.for %193 = %175 to %C step %164 iter_args(%194 = %176#0) -> (f32) {
-      %195 = arith.constant 1 : index
-      %196 = arith.addi %193, %195 : index
-      %197 = arith.subi %196, %164 : index
-      %198 = arith.constant 0 : index
-      %199 = memref.load %x[%198, %197] : memref<?x?xf32>
-      %200 = arith.cmpf olt, %194, %199 : f32
-      %201 = arith.cmpf uno, %194, %194 : f32
-      %202 = arith.ori %200, %201 : i1
-      %203 = arith.select %202, %194, %199 : f32
-      memref.store %203, %upto_min[%193] : memref<?xf32>
-      scf.yield %203 : f32
+    %192 = arith.constant 16 : index
+    %193 = arith.subi %C, %175 : index
+    %194 = arith.remsi %193, %192 : index
+    %195 = arith.subi %C, %194 : index
+    // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+    // registers by shuffles (the identity shifted in), the outputs stored as one.
+    %196 = scf.for %197 = %175 to %195 step %192 iter_args(%198 = %176#0) -> (f32) {
+      %199 = arith.constant 1 : index
+      %200 = arith.addi %197, %199 : index
+      %201 = arith.subi %200, %164 : index
+      %202 = arith.constant 0 : index
+      %203 = vector.load %x[%202, %201] : memref<?x?xf32>, vector<16xf32>
+      %205 = arith.constant 0x7F800000 : f32
+      %204 = vector.broadcast %205 : f32 to vector<16xf32>
+      %206 = vector.shuffle %203, %204 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+      %207 = arith.minimumf %206, %203 : vector<16xf32>
+      %208 = vector.shuffle %207, %204 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+      %209 = arith.minimumf %208, %207 : vector<16xf32>
+      %210 = vector.shuffle %209, %204 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+      %211 = arith.minimumf %210, %209 : vector<16xf32>
+      %212 = vector.shuffle %211, %204 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+      %213 = arith.minimumf %212, %211 : vector<16xf32>
+      %214 = vector.broadcast %198 : f32 to vector<16xf32>
+      %215 = arith.minimumf %214, %213 : vector<16xf32>
+      %216 = vector.extract %215[15] : f32 from vector<16xf32>
+      vector.store %215, %upto_min[%197] : memref<?xf32>, vector<16xf32>
+      scf.yield %216 : f32
+    }
+    %217 = scf.for %218 = %195 to %C step %164 iter_args(%219 = %196) -> (f32) {
+      %220 = arith.constant 1 : index
+      %221 = arith.addi %218, %220 : index
+      %222 = arith.subi %221, %164 : index
+      %223 = arith.constant 0 : index
+      %224 = memref.load %x[%223, %222] : memref<?x?xf32>
+      %225 = arith.cmpf olt, %219, %224 : f32
+      %226 = arith.cmpf uno, %219, %219 : f32
+      %227 = arith.ori %225, %226 : i1
+      %228 = arith.select %227, %219, %224 : f32
+      memref.store %228, %upto_min[%218] : memref<?xf32>
+      scf.yield %228 : f32
     }
     // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-    %204 = arith.constant 0 : index
-    %205 = memref.reinterpret_cast %upto to offset: [0], sizes: [%C], strides: [%204] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    %229 = arith.constant 0 : index
+    %230 = memref.reinterpret_cast %upto to offset: [0], sizes: [%C], strides: [%229] : memref<?xi64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%205 : memref<?xi64, strided<[?]>>)
+        ins(%230 : memref<?xi64, strided<[?]>>)
         outs(%upto : memref<?xi64>) {
-      ^bb0(%206: i64, %207: i64):
-      %208 = linalg.index 0 : index
-      %209 = arith.constant 0 : index
-      %210 = arith.constant 1 : index
-      %211 = arith.addi %208, %210 : index
-      %212 = arith.constant 1 : index
-      %213 = arith.constant 9223372036854775807 : i64
-      %214 = scf.for %215 = %209 to %211 step %212 iter_args(%216 = %213) -> (i64) {
-        %217 = arith.constant 0 : index
-        %218 = memref.load %x[%217, %215] : memref<?x?xf32>
-        %219 = memref.load %upto_min[%208] : memref<?xf32>
-        %220 = arith.cmpf oeq, %218, %219 : f32
-        %221 = arith.constant 0 : index
-        %222 = memref.load %x[%221, %215] : memref<?x?xf32>
-        %223 = arith.constant 0 : index
-        %224 = memref.load %x[%223, %215] : memref<?x?xf32>
-        %225 = arith.cmpf une, %222, %224 : f32
-        %226 = arith.ori %220, %225 : i1
-        %227 = arith.index_cast %215 : index to i64
-        %228 = arith.constant 1 : index
-        %229 = arith.addi %208, %228 : index
-        %230 = arith.constant 1 : index
-        %231 = arith.subi %229, %230 : index
-        %232 = arith.index_cast %231 : index to i64
-        %233 = arith.select %226, %227, %232 : i64
-        %234 = arith.minsi %216, %233 : i64
-        scf.yield %234 : i64
+      ^bb0(%231: i64, %232: i64):
+      %233 = linalg.index 0 : index
+      %234 = arith.constant 0 : index
+      %235 = arith.constant 1 : index
+      %236 = arith.addi %233, %235 : index
+      %237 = arith.constant 1 : index
+      %238 = arith.constant 9223372036854775807 : i64
+      %239 = scf.for %240 = %234 to %236 step %237 iter_args(%241 = %238) -> (i64) {
+        %242 = arith.constant 0 : index
+        %243 = memref.load %x[%242, %240] : memref<?x?xf32>
+        %244 = memref.load %upto_min[%233] : memref<?xf32>
+        %245 = arith.cmpf oeq, %243, %244 : f32
+        %246 = arith.constant 0 : index
+        %247 = memref.load %x[%246, %240] : memref<?x?xf32>
+        %248 = arith.constant 0 : index
+        %249 = memref.load %x[%248, %240] : memref<?x?xf32>
+        %250 = arith.cmpf une, %247, %249 : f32
+        %251 = arith.ori %245, %250 : i1
+        %252 = arith.index_cast %240 : index to i64
+        %253 = arith.constant 1 : index
+        %254 = arith.addi %233, %253 : index
+        %255 = arith.constant 1 : index
+        %256 = arith.subi %254, %255 : index
+        %257 = arith.index_cast %256 : index to i64
+        %258 = arith.select %251, %252, %257 : i64
+        %259 = arith.minsi %241, %258 : i64
+        scf.yield %259 : i64
       }
-      linalg.yield %214 : i64
+      linalg.yield %239 : i64
     }
     // late_max[r] = max(c in r..(r + 3): f32(c % 3))
-    %235 = arith.constant 0 : index
-    %236 = memref.reinterpret_cast %late_max to offset: [0], sizes: [%R], strides: [%235] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %260 = arith.constant 0 : index
+    %261 = memref.reinterpret_cast %late_max to offset: [0], sizes: [%R], strides: [%260] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%236 : memref<?xf32, strided<[?]>>)
+        ins(%261 : memref<?xf32, strided<[?]>>)
         outs(%late_max : memref<?xf32>) {
-      ^bb0(%237: f32, %238: f32):
-      %239 = linalg.index 0 : index
-      %240 = arith.constant 3 : index
-      %241 = arith.addi %239, %240 : index
-      %242 = arith.constant 1 : index
-      %243 = arith.constant 0xFF800000 : f32
-      %244 = scf.for %245 = %239 to %241 step %242 iter_args(%246 = %243) -> (f32) {
-        %247 = arith.constant 3 : index
-        %248 = arith.remsi %245, %247 : index
-        %249 = arith.index_cast %248 : index to i64
-        %250 = arith.sitofp %249 : i64 to f32
-        %251 = arith.maximumf %246, %250 : f32
-        scf.yield %251 : f32
+      ^bb0(%262: f32, %263: f32):
+      %264 = linalg.index 0 : index
+      %265 = arith.constant 3 : index
+      %266 = arith.addi %264, %265 : index
+      %267 = arith.constant 1 : index
+      %268 = arith.constant 0xFF800000 : f32
+      %269 = scf.for %270 = %264 to %266 step %267 iter_args(%271 = %268) -> (f32) {
+        %272 = arith.constant 3 : index
+        %273 = arith.remsi %270, %272 : index
+        %274 = arith.index_cast %273 : index to i64
+        %275 = arith.sitofp %274 : i64 to f32
+        %276 = arith.maximumf %271, %275 : f32
+        scf.yield %276 : f32
       }
-      linalg.yield %244 : f32
+      linalg.yield %269 : f32
     }
     // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
-    %252 = arith.constant 0 : index
-    %253 = memref.reinterpret_cast %late to offset: [0], sizes: [%R], strides: [%252] : memref<?xi32> to memref<?xi32, strided<[?]>>
+    %277 = arith.constant 0 : index
+    %278 = memref.reinterpret_cast %late to offset: [0], sizes: [%R], strides: [%277] : memref<?xi32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%253 : memref<?xi32, strided<[?]>>)
+        ins(%278 : memref<?xi32, strided<[?]>>)
         outs(%late : memref<?xi32>) {
-      ^bb0(%254: i32, %255: i32):
-      %256 = linalg.index 0 : index
-      %257 = arith.constant 3 : index
-      %258 = arith.addi %256, %257 : index
-      %259 = arith.constant 1 : index
-      %260 = arith.constant 9223372036854775807 : i64
-      %261 = scf.for %262 = %256 to %258 step %259 iter_args(%263 = %260) -> (i64) {
-        %264 = arith.constant 3 : index
-        %265 = arith.remsi %262, %264 : index
-        %266 = arith.index_cast %265 : index to i64
-        %267 = arith.sitofp %266 : i64 to f32
-        %268 = memref.load %late_max[%256] : memref<?xf32>
-        %269 = arith.cmpf oeq, %267, %268 : f32
-        %270 = arith.constant 3 : index
-        %271 = arith.remsi %262, %270 : index
-        %272 = arith.index_cast %271 : index to i64
-        %273 = arith.sitofp %272 : i64 to f32
-        %274 = arith.constant 3 : index
-        %275 = arith.remsi %262, %274 : index
-        %276 = arith.index_cast %275 : index to i64
-        %277 = arith.sitofp %276 : i64 to f32
-        %278 = arith.cmpf une, %273, %277 : f32
-        %279 = arith.ori %269, %278 : i1
-        %280 = arith.index_cast %262 : index to i64
-        %281 = arith.constant 3 : index
-        %282 = arith.addi %256, %281 : index
-        %283 = arith.constant 1 : index
-        %284 = arith.subi %282, %283 : index
-        %285 = arith.index_cast %284 : index to i64
-        %286 = arith.select %279, %280, %285 : i64
-        %287 = arith.minsi %263, %286 : i64
-        scf.yield %287 : i64
+      ^bb0(%279: i32, %280: i32):
+      %281 = linalg.index 0 : index
+      %282 = arith.constant 3 : index
+      %283 = arith.addi %281, %282 : index
+      %284 = arith.constant 1 : index
+      %285 = arith.constant 9223372036854775807 : i64
+      %286 = scf.for %287 = %281 to %283 step %284 iter_args(%288 = %285) -> (i64) {
+        %289 = arith.constant 3 : index
+        %290 = arith.remsi %287, %289 : index
+        %291 = arith.index_cast %290 : index to i64
+        %292 = arith.sitofp %291 : i64 to f32
+        %293 = memref.load %late_max[%281] : memref<?xf32>
+        %294 = arith.cmpf oeq, %292, %293 : f32
+        %295 = arith.constant 3 : index
+        %296 = arith.remsi %287, %295 : index
+        %297 = arith.index_cast %296 : index to i64
+        %298 = arith.sitofp %297 : i64 to f32
+        %299 = arith.constant 3 : index
+        %300 = arith.remsi %287, %299 : index
+        %301 = arith.index_cast %300 : index to i64
+        %302 = arith.sitofp %301 : i64 to f32
+        %303 = arith.cmpf une, %298, %302 : f32
+        %304 = arith.ori %294, %303 : i1
+        %305 = arith.index_cast %287 : index to i64
+        %306 = arith.constant 3 : index
+        %307 = arith.addi %281, %306 : index
+        %308 = arith.constant 1 : index
+        %309 = arith.subi %307, %308 : index
+        %310 = arith.index_cast %309 : index to i64
+        %311 = arith.select %304, %305, %310 : i64
+        %312 = arith.minsi %288, %311 : i64
+        scf.yield %312 : i64
       }
-      %288 = arith.trunci %261 : i64 to i32
-      linalg.yield %288 : i32
+      %313 = arith.trunci %286 : i64 to i32
+      linalg.yield %313 : i32
     }
     // ints_min = min(c in 0..C: v[c])
-    %289 = arith.constant 2147483647 : i32
-    linalg.fill ins(%289 : i32) outs(%ints_min : memref<i32>)
-    %290 = arith.constant 0 : index
-    %291 = arith.subi %C, %290 : index
-    %292 = arith.constant 0 : index
-    %293 = arith.maxsi %291, %292 : index
-    %294 = arith.constant 0 : index
-    %295 = memref.reinterpret_cast %ints_min to offset: [0], sizes: [%293], strides: [%294] : memref<i32> to memref<?xi32, strided<[?]>>
+    %314 = arith.constant 2147483647 : i32
+    linalg.fill ins(%314 : i32) outs(%ints_min : memref<i32>)
+    %315 = arith.constant 0 : index
+    %316 = arith.subi %C, %315 : index
+    %317 = arith.constant 0 : index
+    %318 = arith.maxsi %316, %317 : index
+    %319 = arith.constant 0 : index
+    %320 = memref.reinterpret_cast %ints_min to offset: [0], sizes: [%318], strides: [%319] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%295, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%320, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%ints_min : memref<i32>) {
-      ^bb0(%296: i32, %297: i32, %298: i32):
-      %299 = arith.minsi %298, %297 : i32
-      linalg.yield %299 : i32
+      ^bb0(%321: i32, %322: i32, %323: i32):
+      %324 = arith.minsi %323, %322 : i32
+      linalg.yield %324 : i32
     }
     // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
-    %300 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%300 : i64) outs(%ints : memref<i64>)
-    %301 = arith.constant 0 : index
-    %302 = arith.subi %C, %301 : index
-    %303 = arith.constant 0 : index
-    %304 = arith.maxsi %302, %303 : index
-    %305 = arith.constant 0 : index
-    %306 = memref.reinterpret_cast %ints to offset: [0], sizes: [%304], strides: [%305] : memref<i64> to memref<?xi64, strided<[?]>>
+    %325 = arith.constant 9223372036854775807 : i64
+    linalg.fill ins(%325 : i64) outs(%ints : memref<i64>)
+    %326 = arith.constant 0 : index
+    %327 = arith.subi %C, %326 : index
+    %328 = arith.constant 0 : index
+    %329 = arith.maxsi %327, %328 : index
+    %330 = arith.constant 0 : index
+    %331 = memref.reinterpret_cast %ints to offset: [0], sizes: [%329], strides: [%330] : memref<i64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%306, %v, %ints_min : memref<?xi64, strided<[?]>>, memref<?xi32>, memref<i32>)
+        ins(%331, %v, %ints_min : memref<?xi64, strided<[?]>>, memref<?xi32>, memref<i32>)
         outs(%ints : memref<i64>) {
-      ^bb0(%307: i64, %308: i32, %309: i32, %310: i64):
-      %311 = linalg.index 0 : index
-      %312 = arith.addi %311, %301 : index
-      %313 = arith.cmpi eq, %308, %309 : i32
-      %314 = arith.index_cast %312 : index to i64
-      %315 = arith.constant 1 : index
-      %316 = arith.subi %C, %315 : index
-      %317 = arith.index_cast %316 : index to i64
-      %318 = arith.select %313, %314, %317 : i64
-      %319 = arith.minsi %310, %318 : i64
-      linalg.yield %319 : i64
+      ^bb0(%332: i64, %333: i32, %334: i32, %335: i64):
+      %336 = linalg.index 0 : index
+      %337 = arith.addi %336, %326 : index
+      %338 = arith.cmpi eq, %333, %334 : i32
+      %339 = arith.index_cast %337 : index to i64
+      %340 = arith.constant 1 : index
+      %341 = arith.subi %C, %340 : index
+      %342 = arith.index_cast %341 : index to i64
+      %343 = arith.select %338, %339, %342 : i64
+      %344 = arith.minsi %335, %343 : i64
+      linalg.yield %344 : i64
     }
     // mixed_max[r] = max(c in 0..C: q[r, c])
-    %320 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%320 : f32) outs(%mixed_max : memref<?xf32>)
-    %321 = arith.constant 0 : index
-    %322 = arith.subi %C, %321 : index
-    %323 = arith.constant 0 : index
-    %324 = arith.maxsi %322, %323 : index
-    %325 = arith.constant 0 : index
-    %326 = arith.constant 0 : index
-    %327 = memref.reinterpret_cast %mixed_max to offset: [0], sizes: [%R, %324], strides: [%325, %326] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %345 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%345 : f32) outs(%mixed_max : memref<?xf32>)
+    %346 = arith.constant 0 : index
+    %347 = arith.subi %C, %346 : index
+    %348 = arith.constant 0 : index
+    %349 = arith.maxsi %347, %348 : index
+    %350 = arith.constant 0 : index
+    %351 = arith.constant 0 : index
+    %352 = memref.reinterpret_cast %mixed_max to offset: [0], sizes: [%R, %349], strides: [%350, %351] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%327, %q : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
+        ins(%352, %q : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%mixed_max : memref<?xf32>) {
-      ^bb0(%328: f32, %329: f32, %330: f32):
-      %331 = arith.maximumf %330, %329 : f32
-      linalg.yield %331 : f32
+      ^bb0(%353: f32, %354: f32, %355: f32):
+      %356 = arith.maximumf %355, %354 : f32
+      linalg.yield %356 : f32
     }
     // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-    %332 = memref.alloc(%R) : memref<?xi64>
-    %333 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%333 : i64) outs(%332 : memref<?xi64>)
-    %334 = arith.constant 0 : index
-    %335 = arith.subi %C, %334 : index
-    %336 = arith.constant 0 : index
-    %337 = arith.maxsi %335, %336 : index
-    %338 = arith.constant 0 : index
-    %339 = arith.constant 0 : index
-    %340 = memref.reinterpret_cast %332 to offset: [0], sizes: [%R, %337], strides: [%338, %339] : memref<?xi64> to memref<?x?xi64, strided<[?, ?]>>
+    %357 = memref.alloc(%R) : memref<?xi64>
+    %358 = arith.constant 9223372036854775807 : i64
+    linalg.fill ins(%358 : i64) outs(%357 : memref<?xi64>)
+    %359 = arith.constant 0 : index
+    %360 = arith.subi %C, %359 : index
+    %361 = arith.constant 0 : index
+    %362 = arith.maxsi %360, %361 : index
+    %363 = arith.constant 0 : index
+    %364 = arith.constant 0 : index
+    %365 = memref.reinterpret_cast %357 to offset: [0], sizes: [%R, %362], strides: [%363, %364] : memref<?xi64> to memref<?x?xi64, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%340, %q, %mixed_max : memref<?x?xi64, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%332 : memref<?xi64>) {
-      ^bb0(%341: i64, %342: f32, %343: f32, %344: i64):
-      %345 = linalg.index 1 : index
-      %346 = arith.addi %345, %334 : index
-      %347 = arith.cmpf oeq, %342, %343 : f32
-      %348 = arith.cmpf une, %342, %342 : f32
-      %349 = arith.ori %347, %348 : i1
-      %350 = arith.index_cast %346 : index to i64
-      %351 = arith.constant 1 : index
-      %352 = arith.subi %C, %351 : index
-      %353 = arith.index_cast %352 : index to i64
-      %354 = arith.select %349, %350, %353 : i64
-      %355 = arith.minsi %344, %354 : i64
-      linalg.yield %355 : i64
+        ins(%365, %q, %mixed_max : memref<?x?xi64, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        outs(%357 : memref<?xi64>) {
+      ^bb0(%366: i64, %367: f32, %368: f32, %369: i64):
+      %370 = linalg.index 1 : index
+      %371 = arith.addi %370, %359 : index
+      %372 = arith.cmpf oeq, %367, %368 : f32
+      %373 = arith.cmpf une, %367, %367 : f32
+      %374 = arith.ori %372, %373 : i1
+      %375 = arith.index_cast %371 : index to i64
+      %376 = arith.constant 1 : index
+      %377 = arith.subi %C, %376 : index
+      %378 = arith.index_cast %377 : index to i64
+      %379 = arith.select %374, %375, %378 : i64
+      %380 = arith.minsi %369, %379 : i64
+      linalg.yield %380 : i64
     }
-    %356 = arith.constant 0 : index
-    %357 = memref.reinterpret_cast %mixed to offset: [0], sizes: [%R], strides: [%356] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %381 = arith.constant 0 : index
+    %382 = memref.reinterpret_cast %mixed to offset: [0], sizes: [%R], strides: [%381] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%357, %x, %332 : memref<?xf32, strided<[?]>>, memref<?x?xf32>, memref<?xi64>)
+        ins(%382, %x, %357 : memref<?xf32, strided<[?]>>, memref<?x?xf32>, memref<?xi64>)
         outs(%mixed : memref<?xf32>) {
-      ^bb0(%358: f32, %359: f32, %360: i64, %361: f32):
-      %362 = arith.sitofp %360 : i64 to f32
-      %363 = arith.addf %362, %359 : f32
-      linalg.yield %363 : f32
+      ^bb0(%383: f32, %384: f32, %385: i64, %386: f32):
+      %387 = arith.sitofp %385 : i64 to f32
+      %388 = arith.addf %387, %384 : f32
+      linalg.yield %388 : f32
     }
-    memref.dealloc %332 : memref<?xi64>
+    memref.dealloc %357 : memref<?xi64>
     return
   }
 }

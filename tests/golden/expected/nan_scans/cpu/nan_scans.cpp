@@ -13,6 +13,9 @@
 //   8  vmx   f32[R, C]  out
 //   9  vmn   f32[R, C]  out
 //   10  dvs   f64[R, C]  out
+//   11  q     f32[C]     temp
+//   12  vq    f32[R, C]  out
+//   13  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -20,6 +23,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "specbench_abi.h"
 
@@ -172,6 +179,66 @@ static inline float sb_scan_prod_f32(float* v, float carry) {
 #endif
 extern "C" SB_VECTOR_MATH double sb_vec_log(double) noexcept __asm__("log");
 extern "C" SB_VECTOR_MATH float sb_vec_logf(float) noexcept __asm__("logf");
+
+// -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -400,6 +467,63 @@ static void sb_loops_s8(const double* __restrict d, double* __restrict dvs, cons
         sb_run += sqrt(d[r * C + k] + 0.99);
       }
       dvs[r * C + c] = sb_run;
+    }
+  }
+}
+
+// q[c] = sqrt(x[0, c] + 0.9)
+static void sb_loops_s9(const float* __restrict x, float* __restrict q, const int64_t C) {
+  for (int64_t c = 0; c < C; ++c) {
+    q[c] = sqrtf(x[c] + 0.9f);
+  }
+}
+
+// vq[r, c] = max(k in 0..(c + 1): q[k])
+static void sb_loops_s10(const float* __restrict q, float* __restrict vq, const int64_t R,
+                         const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = -INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_max_f32(sb_run, q[k]);
+      }
+      vq[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_max_f32(sb_run, q[k]);
+      }
+      vq[r * C + c] = sb_run;
+    }
+  }
+}
+
+// wq[r, c] = min(k in 0..(c + 1): q[k])
+static void sb_loops_s11(const float* __restrict q, float* __restrict wq, const int64_t R,
+                         const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_min_f32(sb_run, q[k]);
+      }
+      wq[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_min_f32(sb_run, q[k]);
+      }
+      wq[r * C + c] = sb_run;
     }
   }
 }
@@ -802,6 +926,137 @@ static void sb_omp_simd_s8(const double* __restrict d, double* __restrict dvs, c
   }
 }
 
+// q[c] = sqrt(x[0, c] + 0.9)
+SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, float* __restrict q,
+                                            const int64_t R, const int64_t C) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (R * C) + 4 * C;
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait
+      for (int64_t sb_b = 0; sb_b < C; sb_b += SB_STREAM_BLOCK) {
+        const int64_t sb_e = C - sb_b < SB_STREAM_BLOCK ? C : sb_b + SB_STREAM_BLOCK;
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&q[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t c = sb_b; c < sb_h; ++c) {
+            q[c] = sqrtf(x[c] + 0.9f);
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t c = sb_j + sb_q;
+              sb_line[sb_q] = sqrtf(x[c] + 0.9f);
+            }
+            sb_store_line(&q[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t c = sb_j; c < sb_e; ++c) {
+            q[c] = sqrtf(x[c] + 0.9f);
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for simd schedule(static)
+    for (int64_t c = 0; c < C; ++c) {
+      q[c] = sqrtf(x[c] + 0.9f);
+    }
+  }
+}
+
+// vq[r, c] = max(k in 0..(c + 1): q[k])
+static void sb_omp_simd_s10(const float* __restrict q, float* __restrict vq, const int64_t R,
+                            const int64_t C) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = -INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_max_f32(sb_run, q[k]);
+      }
+      vq[r * C + c] = sb_run;
+    }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        sb_v[sb_q] = q[k];
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        vq[r * C + c] = sb_v[sb_q];
+      }
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_max_f32(sb_run, q[k]);
+      }
+      vq[r * C + c] = sb_run;
+    }
+  }
+}
+
+// wq[r, c] = min(k in 0..(c + 1): q[k])
+static void sb_omp_simd_s11(const float* __restrict q, float* __restrict wq, const int64_t R,
+                            const int64_t C) {
+  #pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_min_f32(sb_run, q[k]);
+      }
+      wq[r * C + c] = sb_run;
+    }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        sb_v[sb_q] = q[k];
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        wq[r * C + c] = sb_v[sb_q];
+      }
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_min_f32(sb_run, q[k]);
+      }
+      wq[r * C + c] = sb_run;
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -819,6 +1074,9 @@ static int sb_variant_loops(const sb_args* sb_a) {
   float* vmx = (float*)sb_a->tensors[8];
   float* vmn = (float*)sb_a->tensors[9];
   double* dvs = (double*)sb_a->tensors[10];
+  float* q = (float*)sb_a->tensors[11];
+  float* vq = (float*)sb_a->tensors[12];
+  float* wq = (float*)sb_a->tensors[13];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -840,6 +1098,12 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s7(x, vmn, R, C);
   // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
   sb_loops_s8(d, dvs, R, C);
+  // q[c] = sqrt(x[0, c] + 0.9)
+  sb_loops_s9(x, q, C);
+  // vq[r, c] = max(k in 0..(c + 1): q[k])
+  sb_loops_s10(q, vq, R, C);
+  // wq[r, c] = min(k in 0..(c + 1): q[k])
+  sb_loops_s11(q, wq, R, C);
   return 0;
 }
 
@@ -856,6 +1120,9 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   float* vmx = (float*)sb_a->tensors[8];
   float* vmn = (float*)sb_a->tensors[9];
   double* dvs = (double*)sb_a->tensors[10];
+  float* q = (float*)sb_a->tensors[11];
+  float* vq = (float*)sb_a->tensors[12];
+  float* wq = (float*)sb_a->tensors[13];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -877,6 +1144,12 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s7(x, vmn, R, C);
   // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
   sb_omp_simd_s8(d, dvs, R, C);
+  // q[c] = sqrt(x[0, c] + 0.9)
+  sb_omp_simd_s9(x, q, R, C);
+  // vq[r, c] = max(k in 0..(c + 1): q[k])
+  sb_omp_simd_s10(q, vq, R, C);
+  // wq[r, c] = min(k in 0..(c + 1): q[k])
+  sb_omp_simd_s11(q, wq, R, C);
   return 0;
 }
 
@@ -893,7 +1166,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "cpu",        // backend
-    11,           // tensors
+    14,           // tensors
     2,            // sizes
     2,            // variants
     sb_variants,

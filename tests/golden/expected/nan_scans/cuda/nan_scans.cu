@@ -13,6 +13,9 @@
 //   8  vmx   f32[R, C]  out
 //   9  vmn   f32[R, C]  out
 //   10  dvs   f64[R, C]  out
+//   11  q     f32[C]     temp
+//   12  vq    f32[R, C]  out
+//   13  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -201,6 +204,46 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
   dvs[r * C + c] = sb_acc0;
 }
 
+// q[c] = sqrt(x[0, c] + 0.9)
+__global__ void __launch_bounds__(128) sb_thread_per_output_s9(
+    const float* __restrict__ x, float* __restrict__ q, const int64_t C) {
+  const int64_t sb_total = C;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t c = sb_t;
+  q[c] = sqrtf(x[c] + 0.9f);
+}
+
+// vq[r, c] = max(k in 0..(c + 1): q[k])
+__global__ void __launch_bounds__(128) sb_thread_per_output_s10(
+    const float* __restrict__ q, float* __restrict__ vq, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  float sb_acc0 = -INFINITY;
+  for (int64_t k = 0; k < c + 1; ++k) {
+    sb_acc0 = sb_max_f32(sb_acc0, q[k]);
+  }
+  vq[r * C + c] = sb_acc0;
+}
+
+// wq[r, c] = min(k in 0..(c + 1): q[k])
+__global__ void __launch_bounds__(128) sb_thread_per_output_s11(
+    const float* __restrict__ q, float* __restrict__ wq, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  float sb_acc0 = INFINITY;
+  for (int64_t k = 0; k < c + 1; ++k) {
+    sb_acc0 = sb_min_f32(sb_acc0, q[k]);
+  }
+  wq[r * C + c] = sb_acc0;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -218,6 +261,9 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   float* vmx = (float*)sb_a->tensors[8];
   float* vmn = (float*)sb_a->tensors[9];
   double* dvs = (double*)sb_a->tensors[10];
+  float* q = (float*)sb_a->tensors[11];
+  float* vq = (float*)sb_a->tensors[12];
+  float* wq = (float*)sb_a->tensors[13];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
@@ -293,6 +339,30 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     SB_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, d, dvs, R, C);
     SB_CHECK_LAUNCH(sb_thread_per_output_s8);
   }
+
+  // q[c] = sqrt(x[0, c] + 0.9)
+  {
+    const int64_t sb_total = C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s9, sb_grid, 128, 0, sb_stream, x, q, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s9);
+  }
+
+  // vq[r, c] = max(k in 0..(c + 1): q[k])
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s10, sb_grid, 128, 0, sb_stream, q, vq, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s10);
+  }
+
+  // wq[r, c] = min(k in 0..(c + 1): q[k])
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s11, sb_grid, 128, 0, sb_stream, q, wq, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s11);
+  }
   return 0;
 }
 
@@ -308,7 +378,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "cuda",       // backend
-    11,           // tensors
+    14,           // tensors
     2,            // sizes
     1,            // variants
     sb_variants,

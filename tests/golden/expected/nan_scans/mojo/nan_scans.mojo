@@ -13,6 +13,9 @@
 #   8  vmx   f32[R, C]  out
 #   9  vmn   f32[R, C]  out
 #   10  dvs   f64[R, C]  out
+#   11  q     f32[C]     temp
+#   12  vq    f32[R, C]  out
+#   13  wq    f32[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   loops               strategy loops
@@ -21,12 +24,24 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import inf, log, sqrt
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
+
+# Native SIMD widths of this machine.
+comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -324,6 +339,59 @@ def sb_loops_s8(d: Pointer[Float64, ImmUntrackedOrigin], dvs: Pointer[Float64, M
             k = c + 1 - 1
             sb_run += sqrt(d[unsafe_offset=r * C + k] + Float64(0.99))
             dvs[unsafe_offset=r * C + c] = sb_run
+            c += 1
+
+
+# q[c] = sqrt(x[0, c] + 0.9)
+def sb_loops_s9(x: Pointer[Float32, ImmUntrackedOrigin], q: Pointer[Float32, MutUntrackedOrigin],
+                C: Int):
+    for c in range(C):
+        q[unsafe_offset=c] = sqrt(x[unsafe_offset=c] + Float32(0.9))
+
+
+# vq[r, c] = max(k in 0..(c + 1): q[k])
+def sb_loops_s10(q: Pointer[Float32, ImmUntrackedOrigin], vq: Pointer[Float32, MutUntrackedOrigin],
+                 R: Int, C: Int):
+    for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = -inf[DType.float32]()
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run = sb_max(sb_run, q[unsafe_offset=k])
+                k += 1
+            vq[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run = sb_max(sb_run, q[unsafe_offset=k])
+            vq[unsafe_offset=r * C + c] = sb_run
+            c += 1
+
+
+# wq[r, c] = min(k in 0..(c + 1): q[k])
+def sb_loops_s11(q: Pointer[Float32, ImmUntrackedOrigin], wq: Pointer[Float32, MutUntrackedOrigin],
+                 R: Int, C: Int):
+    for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = inf[DType.float32]()
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run = sb_min(sb_run, q[unsafe_offset=k])
+                k += 1
+            wq[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run = sb_min(sb_run, q[unsafe_offset=k])
+            wq[unsafe_offset=r * C + c] = sb_run
             c += 1
 
 
@@ -632,6 +700,125 @@ def sb_vectorize_parallel_s8(d: Pointer[Float64, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
+# q[c] = sqrt(x[0, c] + 0.9)
+def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
+                             q: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * C >= sb_stream_min_bytes
+    var sb_n = C
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(q.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
+
+            def sb_line(c: Int) {imm}:
+                var sb_val = sqrt(x.unsafe_load[width=16](c) + Float32(0.9))
+                q.unsafe_store[width=16, alignment=64, non_temporal=True](c, sb_val)
+
+            def sb_one(c: Int) {imm}:
+                q[unsafe_offset=c] = sqrt(x[unsafe_offset=c] + Float32(0.9))
+
+            for c in range(sb_lo, sb_lo + sb_head):
+                sb_one(c)
+            for c in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(c)
+            for c in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(c)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var c = sb_lo + sb_k
+                q.unsafe_store[width=sb_w](c, sqrt(x.unsafe_load[width=sb_w](c) + Float32(0.9)))
+
+            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+
+    parallelize(sb_chunk, sb_chunks)
+
+
+# vq[r, c] = max(k in 0..(c + 1): q[k])
+def sb_vectorize_parallel_s10(q: Pointer[Float32, ImmUntrackedOrigin],
+                              vq: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = -inf[DType.float32]()
+            var k = 0
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run = sb_max(sb_run, q[unsafe_offset=k])
+                    k += 1
+                vq[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_max_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_max_f32(q.unsafe_load[width=16](k), sb_run)
+                sb_run = sb_scan[15]
+                vq.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
+            while c < C:
+                k = c + 1 - 1
+                sb_run = sb_max(sb_run, q[unsafe_offset=k])
+                vq[unsafe_offset=r * C + c] = sb_run
+                c += 1
+
+    parallelize(sb_chunk, sb_chunks)
+
+
+# wq[r, c] = min(k in 0..(c + 1): q[k])
+def sb_vectorize_parallel_s11(q: Pointer[Float32, ImmUntrackedOrigin],
+                              wq: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = inf[DType.float32]()
+            var k = 0
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run = sb_min(sb_run, q[unsafe_offset=k])
+                    k += 1
+                wq[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_min_f32(q.unsafe_load[width=16](k), sb_run)
+                sb_run = sb_scan[15]
+                wq.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
+            while c < C:
+                k = c + 1 - 1
+                sb_run = sb_min(sb_run, q[unsafe_offset=k])
+                wq[unsafe_offset=r * C + c] = sb_run
+                c += 1
+
+    parallelize(sb_chunk, sb_chunks)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -649,6 +836,9 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var vmx = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
     var vmn = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
     var dvs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
+    var q = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float32]()
+    var vq = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
+    var wq = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -670,6 +860,12 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s7(x, vmn, R, C)
     # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
     sb_loops_s8(d, dvs, R, C)
+    # q[c] = sqrt(x[0, c] + 0.9)
+    sb_loops_s9(x, q, C)
+    # vq[r, c] = max(k in 0..(c + 1): q[k])
+    sb_loops_s10(q, vq, R, C)
+    # wq[r, c] = min(k in 0..(c + 1): q[k])
+    sb_loops_s11(q, wq, R, C)
     return 0
 
 
@@ -687,6 +883,9 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var vmx = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
     var vmn = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
     var dvs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
+    var q = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float32]()
+    var vq = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
+    var wq = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -708,6 +907,12 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s7(x, vmn, R, C)
     # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
     sb_vectorize_parallel_s8(d, dvs, R, C)
+    # q[c] = sqrt(x[0, c] + 0.9)
+    sb_vectorize_parallel_s9(x, q, R, C)
+    # vq[r, c] = max(k in 0..(c + 1): q[k])
+    sb_vectorize_parallel_s10(q, vq, R, C)
+    # wq[r, c] = min(k in 0..(c + 1): q[k])
+    sb_vectorize_parallel_s11(q, wq, R, C)
     return 0
 
 
@@ -728,7 +933,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="nan_scans".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=11,
+            num_tensors=14,
             num_sizes=2,
             num_variants=2,
             variants=variants,

@@ -13,6 +13,9 @@
 //   8  vmx   f32[R, C]  out
 //   9  vmn   f32[R, C]  out
 //   10  dvs   f64[R, C]  out
+//   11  q     f32[C]     temp
+//   12  vq    f32[R, C]  out
+//   13  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -55,7 +58,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",    // spec
     "vendor_cuda",  // backend
-    11,             // tensors
+    14,             // tensors
     2,              // sizes
     0,              // variants
     sb_variants,

@@ -142,56 +142,83 @@ module {
       memref.store %23, %y[%18] : memref<?xf32>
       scf.yield %23, %28 : f32, index
     }
-    %29 = scf.for %30 = %16 to %N step %5 iter_args(%31 = %17#0) -> (f32) {
-      %32 = arith.constant 1 : index
-      %33 = arith.addi %30, %32 : index
-      %34 = arith.subi %33, %5 : index
-      %35 = memref.load %x[%34] : memref<?xf32>
-      %36 = arith.addf %31, %35 fastmath<reassoc> : f32
-      memref.store %36, %y[%30] : memref<?xf32>
-      scf.yield %36 : f32
+    %29 = arith.constant 16 : index
+    %30 = arith.subi %N, %16 : index
+    %31 = arith.remsi %30, %29 : index
+    %32 = arith.subi %N, %31 : index
+    // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+    // registers by shuffles (the identity shifted in), the outputs stored as one.
+    %33 = scf.for %34 = %16 to %32 step %29 iter_args(%35 = %17#0) -> (f32) {
+      %36 = arith.constant 1 : index
+      %37 = arith.addi %34, %36 : index
+      %38 = arith.subi %37, %5 : index
+      %39 = vector.load %x[%38] : memref<?xf32>, vector<16xf32>
+      %41 = arith.constant 0.0 : f32
+      %40 = vector.broadcast %41 : f32 to vector<16xf32>
+      %42 = vector.shuffle %39, %40 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+      %43 = arith.addf %42, %39 : vector<16xf32>
+      %44 = vector.shuffle %43, %40 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+      %45 = arith.addf %44, %43 : vector<16xf32>
+      %46 = vector.shuffle %45, %40 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+      %47 = arith.addf %46, %45 : vector<16xf32>
+      %48 = vector.shuffle %47, %40 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+      %49 = arith.addf %48, %47 : vector<16xf32>
+      %50 = vector.broadcast %35 : f32 to vector<16xf32>
+      %51 = arith.addf %50, %49 : vector<16xf32>
+      %52 = vector.extract %51[15] : f32 from vector<16xf32>
+      vector.store %51, %y[%34] : memref<?xf32>, vector<16xf32>
+      scf.yield %52 : f32
+    }
+    %53 = scf.for %54 = %32 to %N step %5 iter_args(%55 = %33) -> (f32) {
+      %56 = arith.constant 1 : index
+      %57 = arith.addi %54, %56 : index
+      %58 = arith.subi %57, %5 : index
+      %59 = memref.load %x[%58] : memref<?xf32>
+      %60 = arith.addf %55, %59 fastmath<reassoc> : f32
+      memref.store %60, %y[%54] : memref<?xf32>
+      scf.yield %60 : f32
     }
     // z[i] = min(k in 0..i: abs(x[k]))
     // Running: each output's range extends the previous one's by its new terms.
-    %37 = arith.constant 0 : index
-    %38 = arith.constant 1 : index
-    %39 = arith.constant 0 : index
-    %40 = arith.constant 0x7F800000 : f32
-    %41 = arith.constant 0 : index
-    %42 = arith.constant 1 : index
-    %43 = arith.constant 0 : index
-    %44 = arith.subi %41, %42 : index
-    %45 = arith.subi %43, %41 : index
-    %46 = arith.addi %45, %42 : index
-    %47 = arith.maxsi %46, %42 : index
-    %48 = arith.cmpi eq, %44, %43 : index
-    %49 = arith.select %48, %41, %47 : index
-    %50 = arith.maxsi %49, %37 : index
-    %51 = arith.minsi %50, %N : index
-    %52:2 = scf.for %53 = %37 to %51 step %42 iter_args(%54 = %40, %55 = %39) -> (f32, index) {
-      %56 = scf.for %57 = %55 to %53 step %42 iter_args(%58 = %54) -> (f32) {
-        %59 = memref.load %x[%57] : memref<?xf32>
-        %60 = math.absf %59 : f32
-        %61 = arith.cmpf olt, %58, %60 : f32
-        %62 = arith.cmpf uno, %58, %58 : f32
-        %63 = arith.ori %61, %62 : i1
-        %64 = arith.select %63, %58, %60 : f32
-        scf.yield %64 : f32
+    %61 = arith.constant 0 : index
+    %62 = arith.constant 1 : index
+    %63 = arith.constant 0 : index
+    %64 = arith.constant 0x7F800000 : f32
+    %65 = arith.constant 0 : index
+    %66 = arith.constant 1 : index
+    %67 = arith.constant 0 : index
+    %68 = arith.subi %65, %66 : index
+    %69 = arith.subi %67, %65 : index
+    %70 = arith.addi %69, %66 : index
+    %71 = arith.maxsi %70, %66 : index
+    %72 = arith.cmpi eq, %68, %67 : index
+    %73 = arith.select %72, %65, %71 : index
+    %74 = arith.maxsi %73, %61 : index
+    %75 = arith.minsi %74, %N : index
+    %76:2 = scf.for %77 = %61 to %75 step %66 iter_args(%78 = %64, %79 = %63) -> (f32, index) {
+      %80 = scf.for %81 = %79 to %77 step %66 iter_args(%82 = %78) -> (f32) {
+        %83 = memref.load %x[%81] : memref<?xf32>
+        %84 = math.absf %83 : f32
+        %85 = arith.cmpf olt, %82, %84 : f32
+        %86 = arith.cmpf uno, %82, %82 : f32
+        %87 = arith.ori %85, %86 : i1
+        %88 = arith.select %87, %82, %84 : f32
+        scf.yield %88 : f32
       }
-      %65 = arith.maxsi %55, %53 : index
-      memref.store %56, %z[%53] : memref<?xf32>
-      scf.yield %56, %65 : f32, index
+      %89 = arith.maxsi %79, %77 : index
+      memref.store %80, %z[%77] : memref<?xf32>
+      scf.yield %80, %89 : f32, index
     }
-    %66 = scf.for %67 = %51 to %N step %42 iter_args(%68 = %52#0) -> (f32) {
-      %69 = arith.subi %67, %42 : index
-      %70 = memref.load %x[%69] : memref<?xf32>
-      %71 = math.absf %70 : f32
-      %72 = arith.cmpf olt, %68, %71 : f32
-      %73 = arith.cmpf uno, %68, %68 : f32
-      %74 = arith.ori %72, %73 : i1
-      %75 = arith.select %74, %68, %71 : f32
-      memref.store %75, %z[%67] : memref<?xf32>
-      scf.yield %75 : f32
+    %90 = scf.for %91 = %75 to %N step %66 iter_args(%92 = %76#0) -> (f32) {
+      %93 = arith.subi %91, %66 : index
+      %94 = memref.load %x[%93] : memref<?xf32>
+      %95 = math.absf %94 : f32
+      %96 = arith.cmpf olt, %92, %95 : f32
+      %97 = arith.cmpf uno, %92, %92 : f32
+      %98 = arith.ori %96, %97 : i1
+      %99 = arith.select %98, %92, %95 : f32
+      memref.store %99, %z[%91] : memref<?xf32>
+      scf.yield %99 : f32
     }
     return
   }
@@ -283,196 +310,250 @@ module {
           memref.store %66, %y[%61] : memref<?xf32>
           scf.yield %66, %71 : f32, index
         }
-        %72 = scf.for %73 = %59 to %44 step %48 iter_args(%74 = %60#0) -> (f32) {
-          %75 = arith.constant 1 : index
-          %76 = arith.addi %73, %75 : index
-          %77 = arith.subi %76, %48 : index
-          %78 = memref.load %x[%77] : memref<?xf32>
-          %79 = arith.addf %74, %78 fastmath<reassoc> : f32
-          memref.store %79, %y[%73] : memref<?xf32>
-          scf.yield %79 : f32
+        %72 = arith.constant 16 : index
+        %73 = arith.subi %44, %59 : index
+        %74 = arith.remsi %73, %72 : index
+        %75 = arith.subi %44, %74 : index
+        // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+        // registers by shuffles (the identity shifted in), the outputs stored as one.
+        %76 = scf.for %77 = %59 to %75 step %72 iter_args(%78 = %60#0) -> (f32) {
+          %79 = arith.constant 1 : index
+          %80 = arith.addi %77, %79 : index
+          %81 = arith.subi %80, %48 : index
+          %82 = vector.load %x[%81] : memref<?xf32>, vector<16xf32>
+          %84 = arith.constant 0.0 : f32
+          %83 = vector.broadcast %84 : f32 to vector<16xf32>
+          %85 = vector.shuffle %82, %83 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %86 = arith.addf %85, %82 : vector<16xf32>
+          %87 = vector.shuffle %86, %83 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %88 = arith.addf %87, %86 : vector<16xf32>
+          %89 = vector.shuffle %88, %83 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %90 = arith.addf %89, %88 : vector<16xf32>
+          %91 = vector.shuffle %90, %83 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %92 = arith.addf %91, %90 : vector<16xf32>
+          %93 = vector.broadcast %78 : f32 to vector<16xf32>
+          %94 = arith.addf %93, %92 : vector<16xf32>
+          %95 = vector.extract %94[15] : f32 from vector<16xf32>
+          vector.store %94, %y[%77] : memref<?xf32>, vector<16xf32>
+          scf.yield %95 : f32
+        }
+        %96 = scf.for %97 = %75 to %44 step %48 iter_args(%98 = %76) -> (f32) {
+          %99 = arith.constant 1 : index
+          %100 = arith.addi %97, %99 : index
+          %101 = arith.subi %100, %48 : index
+          %102 = memref.load %x[%101] : memref<?xf32>
+          %103 = arith.addf %98, %102 fastmath<reassoc> : f32
+          memref.store %103, %y[%97] : memref<?xf32>
+          scf.yield %103 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %80 = arith.constant 0 : index
-      %81 = arith.constant 1 : index
-      %82 = arith.constant 0 : index
-      %83 = arith.constant 0.0 : f32
-      %84 = arith.constant 0 : index
-      %85 = arith.constant 1 : index
-      %86 = arith.constant 1 : index
-      %87 = arith.addi %84, %86 : index
-      %88 = arith.constant 0 : index
-      %89 = arith.subi %87, %85 : index
-      %90 = arith.subi %88, %87 : index
-      %91 = arith.addi %90, %85 : index
-      %92 = arith.maxsi %91, %85 : index
-      %93 = arith.cmpi eq, %89, %88 : index
-      %94 = arith.select %93, %84, %92 : index
-      %95 = arith.maxsi %94, %80 : index
-      %96 = arith.minsi %95, %N : index
-      %97:2 = scf.for %98 = %80 to %96 step %85 iter_args(%99 = %83, %100 = %82) -> (f32, index) {
-        %101 = arith.constant 1 : index
-        %102 = arith.addi %98, %101 : index
-        %103 = scf.for %104 = %100 to %102 step %85 iter_args(%105 = %99) -> (f32) {
-          %106 = memref.load %x[%104] : memref<?xf32>
-          %107 = arith.addf %105, %106 fastmath<reassoc> : f32
-          scf.yield %107 : f32
+      %104 = arith.constant 0 : index
+      %105 = arith.constant 1 : index
+      %106 = arith.constant 0 : index
+      %107 = arith.constant 0.0 : f32
+      %108 = arith.constant 0 : index
+      %109 = arith.constant 1 : index
+      %110 = arith.constant 1 : index
+      %111 = arith.addi %108, %110 : index
+      %112 = arith.constant 0 : index
+      %113 = arith.subi %111, %109 : index
+      %114 = arith.subi %112, %111 : index
+      %115 = arith.addi %114, %109 : index
+      %116 = arith.maxsi %115, %109 : index
+      %117 = arith.cmpi eq, %113, %112 : index
+      %118 = arith.select %117, %108, %116 : index
+      %119 = arith.maxsi %118, %104 : index
+      %120 = arith.minsi %119, %N : index
+      %121:2 = scf.for %122 = %104 to %120 step %109 iter_args(%123 = %107, %124 = %106) -> (f32, index) {
+        %125 = arith.constant 1 : index
+        %126 = arith.addi %122, %125 : index
+        %127 = scf.for %128 = %124 to %126 step %109 iter_args(%129 = %123) -> (f32) {
+          %130 = memref.load %x[%128] : memref<?xf32>
+          %131 = arith.addf %129, %130 fastmath<reassoc> : f32
+          scf.yield %131 : f32
         }
-        %108 = arith.maxsi %100, %102 : index
-        memref.store %103, %y[%98] : memref<?xf32>
-        scf.yield %103, %108 : f32, index
+        %132 = arith.maxsi %124, %126 : index
+        memref.store %127, %y[%122] : memref<?xf32>
+        scf.yield %127, %132 : f32, index
       }
-      %109 = scf.for %110 = %96 to %N step %85 iter_args(%111 = %97#0) -> (f32) {
-        %112 = arith.constant 1 : index
-        %113 = arith.addi %110, %112 : index
-        %114 = arith.subi %113, %85 : index
-        %115 = memref.load %x[%114] : memref<?xf32>
-        %116 = arith.addf %111, %115 fastmath<reassoc> : f32
-        memref.store %116, %y[%110] : memref<?xf32>
-        scf.yield %116 : f32
+      %133 = arith.constant 16 : index
+      %134 = arith.subi %N, %120 : index
+      %135 = arith.remsi %134, %133 : index
+      %136 = arith.subi %N, %135 : index
+      // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
+      // registers by shuffles (the identity shifted in), the outputs stored as one.
+      %137 = scf.for %138 = %120 to %136 step %133 iter_args(%139 = %121#0) -> (f32) {
+        %140 = arith.constant 1 : index
+        %141 = arith.addi %138, %140 : index
+        %142 = arith.subi %141, %109 : index
+        %143 = vector.load %x[%142] : memref<?xf32>, vector<16xf32>
+        %145 = arith.constant 0.0 : f32
+        %144 = vector.broadcast %145 : f32 to vector<16xf32>
+        %146 = vector.shuffle %143, %144 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %147 = arith.addf %146, %143 : vector<16xf32>
+        %148 = vector.shuffle %147, %144 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %149 = arith.addf %148, %147 : vector<16xf32>
+        %150 = vector.shuffle %149, %144 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %151 = arith.addf %150, %149 : vector<16xf32>
+        %152 = vector.shuffle %151, %144 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %153 = arith.addf %152, %151 : vector<16xf32>
+        %154 = vector.broadcast %139 : f32 to vector<16xf32>
+        %155 = arith.addf %154, %153 : vector<16xf32>
+        %156 = vector.extract %155[15] : f32 from vector<16xf32>
+        vector.store %155, %y[%138] : memref<?xf32>, vector<16xf32>
+        scf.yield %156 : f32
+      }
+      %157 = scf.for %158 = %136 to %N step %109 iter_args(%159 = %137) -> (f32) {
+        %160 = arith.constant 1 : index
+        %161 = arith.addi %158, %160 : index
+        %162 = arith.subi %161, %109 : index
+        %163 = memref.load %x[%162] : memref<?xf32>
+        %164 = arith.addf %159, %163 fastmath<reassoc> : f32
+        memref.store %164, %y[%158] : memref<?xf32>
+        scf.yield %164 : f32
       }
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    %117 = arith.constant 65536 : index
-    %118 = arith.cmpi sge, %N, %117 : index
-    scf.if %118 {
+    %165 = arith.constant 65536 : index
+    %166 = arith.cmpi sge, %N, %165 : index
+    scf.if %166 {
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
       // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %119 = arith.constant 0 : index
-      %120 = arith.constant 1 : index
-      %121 = arith.constant 512 : index
-      %122 = arith.constant 511 : index
-      %123 = arith.addi %N, %122 : index
-      %124 = arith.divui %123, %121 : index
-      %125 = arith.constant 0 : index
-      %126 = memref.alloca() : memref<512xf32>
-      %127 = memref.alloca() : memref<512xindex>
-      scf.parallel (%128) = (%119) to (%121) step (%120) {
-        %129 = arith.muli %128, %124 : index
-        %130 = arith.minsi %129, %N : index
-        %131 = arith.addi %130, %124 : index
-        %132 = arith.minsi %131, %N : index
-        %133 = arith.subi %130, %120 : index
-        %134 = arith.maxsi %125, %133 : index
-        %135 = arith.cmpi sgt, %130, %119 : index
-        %136 = arith.select %135, %134, %125 : index
-        %137 = arith.subi %132, %120 : index
-        %138 = arith.maxsi %125, %137 : index
-        %139 = arith.cmpi sgt, %132, %119 : index
-        %140 = arith.select %139, %138, %125 : index
-        %141 = arith.constant 0x7F800000 : f32
-        %142 = scf.for %143 = %136 to %140 step %120 iter_args(%144 = %141) -> (f32) {
-          %145 = memref.load %x[%143] : memref<?xf32>
-          %146 = math.absf %145 : f32
-          %147 = arith.cmpf olt, %144, %146 : f32
-          %148 = arith.cmpf uno, %144, %144 : f32
-          %149 = arith.ori %147, %148 : i1
-          %150 = arith.select %149, %144, %146 : f32
-          scf.yield %150 : f32
+      %167 = arith.constant 0 : index
+      %168 = arith.constant 1 : index
+      %169 = arith.constant 512 : index
+      %170 = arith.constant 511 : index
+      %171 = arith.addi %N, %170 : index
+      %172 = arith.divui %171, %169 : index
+      %173 = arith.constant 0 : index
+      %174 = memref.alloca() : memref<512xf32>
+      %175 = memref.alloca() : memref<512xindex>
+      scf.parallel (%176) = (%167) to (%169) step (%168) {
+        %177 = arith.muli %176, %172 : index
+        %178 = arith.minsi %177, %N : index
+        %179 = arith.addi %178, %172 : index
+        %180 = arith.minsi %179, %N : index
+        %181 = arith.subi %178, %168 : index
+        %182 = arith.maxsi %173, %181 : index
+        %183 = arith.cmpi sgt, %178, %167 : index
+        %184 = arith.select %183, %182, %173 : index
+        %185 = arith.subi %180, %168 : index
+        %186 = arith.maxsi %173, %185 : index
+        %187 = arith.cmpi sgt, %180, %167 : index
+        %188 = arith.select %187, %186, %173 : index
+        %189 = arith.constant 0x7F800000 : f32
+        %190 = scf.for %191 = %184 to %188 step %168 iter_args(%192 = %189) -> (f32) {
+          %193 = memref.load %x[%191] : memref<?xf32>
+          %194 = math.absf %193 : f32
+          %195 = arith.cmpf olt, %192, %194 : f32
+          %196 = arith.cmpf uno, %192, %192 : f32
+          %197 = arith.ori %195, %196 : i1
+          %198 = arith.select %197, %192, %194 : f32
+          scf.yield %198 : f32
         }
-        memref.store %142, %126[%128] : memref<512xf32>
-        memref.store %136, %127[%128] : memref<512xindex>
+        memref.store %190, %174[%176] : memref<512xf32>
+        memref.store %184, %175[%176] : memref<512xindex>
         scf.reduce
       }
-      %151 = arith.constant 0x7F800000 : f32
-      %152 = scf.for %153 = %119 to %121 step %120 iter_args(%154 = %151) -> (f32) {
-        %155 = memref.load %126[%153] : memref<512xf32>
-        memref.store %154, %126[%153] : memref<512xf32>
-        %156 = arith.cmpf olt, %154, %155 : f32
-        %157 = arith.cmpf uno, %154, %154 : f32
-        %158 = arith.ori %156, %157 : i1
-        %159 = arith.select %158, %154, %155 : f32
-        scf.yield %159 : f32
+      %199 = arith.constant 0x7F800000 : f32
+      %200 = scf.for %201 = %167 to %169 step %168 iter_args(%202 = %199) -> (f32) {
+        %203 = memref.load %174[%201] : memref<512xf32>
+        memref.store %202, %174[%201] : memref<512xf32>
+        %204 = arith.cmpf olt, %202, %203 : f32
+        %205 = arith.cmpf uno, %202, %202 : f32
+        %206 = arith.ori %204, %205 : i1
+        %207 = arith.select %206, %202, %203 : f32
+        scf.yield %207 : f32
       }
-      scf.parallel (%160) = (%119) to (%121) step (%120) {
-        %161 = arith.muli %160, %124 : index
-        %162 = arith.minsi %161, %N : index
-        %163 = arith.addi %162, %124 : index
-        %164 = arith.minsi %163, %N : index
-        %165 = memref.load %126[%160] : memref<512xf32>
-        %166 = memref.load %127[%160] : memref<512xindex>
-        %167 = arith.constant 0 : index
-        %168 = arith.constant 1 : index
-        %169 = arith.constant 0 : index
-        %170 = arith.subi %167, %168 : index
-        %171 = arith.subi %169, %167 : index
-        %172 = arith.addi %171, %168 : index
-        %173 = arith.maxsi %172, %168 : index
-        %174 = arith.cmpi eq, %170, %169 : index
-        %175 = arith.select %174, %167, %173 : index
-        %176 = arith.maxsi %175, %162 : index
-        %177 = arith.minsi %176, %164 : index
-        %178:2 = scf.for %179 = %162 to %177 step %168 iter_args(%180 = %165, %181 = %166) -> (f32, index) {
-          %182 = scf.for %183 = %181 to %179 step %168 iter_args(%184 = %180) -> (f32) {
-            %185 = memref.load %x[%183] : memref<?xf32>
-            %186 = math.absf %185 : f32
-            %187 = arith.cmpf olt, %184, %186 : f32
-            %188 = arith.cmpf uno, %184, %184 : f32
-            %189 = arith.ori %187, %188 : i1
-            %190 = arith.select %189, %184, %186 : f32
-            scf.yield %190 : f32
+      scf.parallel (%208) = (%167) to (%169) step (%168) {
+        %209 = arith.muli %208, %172 : index
+        %210 = arith.minsi %209, %N : index
+        %211 = arith.addi %210, %172 : index
+        %212 = arith.minsi %211, %N : index
+        %213 = memref.load %174[%208] : memref<512xf32>
+        %214 = memref.load %175[%208] : memref<512xindex>
+        %215 = arith.constant 0 : index
+        %216 = arith.constant 1 : index
+        %217 = arith.constant 0 : index
+        %218 = arith.subi %215, %216 : index
+        %219 = arith.subi %217, %215 : index
+        %220 = arith.addi %219, %216 : index
+        %221 = arith.maxsi %220, %216 : index
+        %222 = arith.cmpi eq, %218, %217 : index
+        %223 = arith.select %222, %215, %221 : index
+        %224 = arith.maxsi %223, %210 : index
+        %225 = arith.minsi %224, %212 : index
+        %226:2 = scf.for %227 = %210 to %225 step %216 iter_args(%228 = %213, %229 = %214) -> (f32, index) {
+          %230 = scf.for %231 = %229 to %227 step %216 iter_args(%232 = %228) -> (f32) {
+            %233 = memref.load %x[%231] : memref<?xf32>
+            %234 = math.absf %233 : f32
+            %235 = arith.cmpf olt, %232, %234 : f32
+            %236 = arith.cmpf uno, %232, %232 : f32
+            %237 = arith.ori %235, %236 : i1
+            %238 = arith.select %237, %232, %234 : f32
+            scf.yield %238 : f32
           }
-          %191 = arith.maxsi %181, %179 : index
-          memref.store %182, %z[%179] : memref<?xf32>
-          scf.yield %182, %191 : f32, index
+          %239 = arith.maxsi %229, %227 : index
+          memref.store %230, %z[%227] : memref<?xf32>
+          scf.yield %230, %239 : f32, index
         }
-        %192 = scf.for %193 = %177 to %164 step %168 iter_args(%194 = %178#0) -> (f32) {
-          %195 = arith.subi %193, %168 : index
-          %196 = memref.load %x[%195] : memref<?xf32>
-          %197 = math.absf %196 : f32
-          %198 = arith.cmpf olt, %194, %197 : f32
-          %199 = arith.cmpf uno, %194, %194 : f32
-          %200 = arith.ori %198, %199 : i1
-          %201 = arith.select %200, %194, %197 : f32
-          memref.store %201, %z[%193] : memref<?xf32>
-          scf.yield %201 : f32
+        %240 = scf.for %241 = %225 to %212 step %216 iter_args(%242 = %226#0) -> (f32) {
+          %243 = arith.subi %241, %216 : index
+          %244 = memref.load %x[%243] : memref<?xf32>
+          %245 = math.absf %244 : f32
+          %246 = arith.cmpf olt, %242, %245 : f32
+          %247 = arith.cmpf uno, %242, %242 : f32
+          %248 = arith.ori %246, %247 : i1
+          %249 = arith.select %248, %242, %245 : f32
+          memref.store %249, %z[%241] : memref<?xf32>
+          scf.yield %249 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %202 = arith.constant 0 : index
-      %203 = arith.constant 1 : index
-      %204 = arith.constant 0 : index
-      %205 = arith.constant 0x7F800000 : f32
-      %206 = arith.constant 0 : index
-      %207 = arith.constant 1 : index
-      %208 = arith.constant 0 : index
-      %209 = arith.subi %206, %207 : index
-      %210 = arith.subi %208, %206 : index
-      %211 = arith.addi %210, %207 : index
-      %212 = arith.maxsi %211, %207 : index
-      %213 = arith.cmpi eq, %209, %208 : index
-      %214 = arith.select %213, %206, %212 : index
-      %215 = arith.maxsi %214, %202 : index
-      %216 = arith.minsi %215, %N : index
-      %217:2 = scf.for %218 = %202 to %216 step %207 iter_args(%219 = %205, %220 = %204) -> (f32, index) {
-        %221 = scf.for %222 = %220 to %218 step %207 iter_args(%223 = %219) -> (f32) {
-          %224 = memref.load %x[%222] : memref<?xf32>
-          %225 = math.absf %224 : f32
-          %226 = arith.cmpf olt, %223, %225 : f32
-          %227 = arith.cmpf uno, %223, %223 : f32
-          %228 = arith.ori %226, %227 : i1
-          %229 = arith.select %228, %223, %225 : f32
-          scf.yield %229 : f32
+      %250 = arith.constant 0 : index
+      %251 = arith.constant 1 : index
+      %252 = arith.constant 0 : index
+      %253 = arith.constant 0x7F800000 : f32
+      %254 = arith.constant 0 : index
+      %255 = arith.constant 1 : index
+      %256 = arith.constant 0 : index
+      %257 = arith.subi %254, %255 : index
+      %258 = arith.subi %256, %254 : index
+      %259 = arith.addi %258, %255 : index
+      %260 = arith.maxsi %259, %255 : index
+      %261 = arith.cmpi eq, %257, %256 : index
+      %262 = arith.select %261, %254, %260 : index
+      %263 = arith.maxsi %262, %250 : index
+      %264 = arith.minsi %263, %N : index
+      %265:2 = scf.for %266 = %250 to %264 step %255 iter_args(%267 = %253, %268 = %252) -> (f32, index) {
+        %269 = scf.for %270 = %268 to %266 step %255 iter_args(%271 = %267) -> (f32) {
+          %272 = memref.load %x[%270] : memref<?xf32>
+          %273 = math.absf %272 : f32
+          %274 = arith.cmpf olt, %271, %273 : f32
+          %275 = arith.cmpf uno, %271, %271 : f32
+          %276 = arith.ori %274, %275 : i1
+          %277 = arith.select %276, %271, %273 : f32
+          scf.yield %277 : f32
         }
-        %230 = arith.maxsi %220, %218 : index
-        memref.store %221, %z[%218] : memref<?xf32>
-        scf.yield %221, %230 : f32, index
+        %278 = arith.maxsi %268, %266 : index
+        memref.store %269, %z[%266] : memref<?xf32>
+        scf.yield %269, %278 : f32, index
       }
-      %231 = scf.for %232 = %216 to %N step %207 iter_args(%233 = %217#0) -> (f32) {
-        %234 = arith.subi %232, %207 : index
-        %235 = memref.load %x[%234] : memref<?xf32>
-        %236 = math.absf %235 : f32
-        %237 = arith.cmpf olt, %233, %236 : f32
-        %238 = arith.cmpf uno, %233, %233 : f32
-        %239 = arith.ori %237, %238 : i1
-        %240 = arith.select %239, %233, %236 : f32
-        memref.store %240, %z[%232] : memref<?xf32>
-        scf.yield %240 : f32
+      %279 = scf.for %280 = %264 to %N step %255 iter_args(%281 = %265#0) -> (f32) {
+        %282 = arith.subi %280, %255 : index
+        %283 = memref.load %x[%282] : memref<?xf32>
+        %284 = math.absf %283 : f32
+        %285 = arith.cmpf olt, %281, %284 : f32
+        %286 = arith.cmpf uno, %281, %281 : f32
+        %287 = arith.ori %285, %286 : i1
+        %288 = arith.select %287, %281, %284 : f32
+        memref.store %288, %z[%280] : memref<?xf32>
+        scf.yield %288 : f32
       }
     }
     return
