@@ -22,6 +22,23 @@ int vector_scan_lanes(DType t) {
   return 512 / scalar(t).bits;
 }
 
+std::vector<std::vector<int>> vector_scan_steps(DType t) {
+  const int lanes = vector_scan_lanes(t);
+  std::vector<std::vector<int>> steps;
+  for (int shift = 1; shift < lanes; shift *= 2) {
+    std::vector<int> mask;
+    for (int q = 0; q < lanes; ++q) mask.push_back(q >= shift ? q - shift : lanes);
+    steps.push_back(mask);
+  }
+  return steps;
+}
+
+std::string vector_scan_mask(const std::vector<int>& mask) {
+  std::string out;
+  for (size_t q = 0; q < mask.size(); ++q) out += (q ? ", " : "") + std::to_string(mask[q]);
+  return out;
+}
+
 int running_scan_reduction(const Statement& st) {
   if (st.rank() == 0) return -1;
   const std::vector<const Expr*> reds = reduces_of(*st.rhs);

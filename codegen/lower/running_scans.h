@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -44,6 +45,12 @@ bool vector_scan_fits(ReduceOp op, DType t);
 // The lanes of one such vector of type `t`: 64 bytes (16 f32, 8 f64), split by the compiler
 // where the target's vectors are narrower.
 int vector_scan_lanes(DType t);
+// The in-register scan's steps for type `t`, as the shuffle each makes of the pair (x, id) (id
+// holding the identity in every lane): lane q of step s's copy is x[q - s'] for shift s' = 2^s,
+// or, for q < s', id's first lane (index `lanes`); the step then combines the copy (the earlier
+// terms) with x. Printed as "i, j, ..." by vector_scan_mask.
+std::vector<std::vector<int>> vector_scan_steps(DType t);
+std::string vector_scan_mask(const std::vector<int>& mask);
 
 // The rule on one statement of a typechecked spec: the Expr::ref of its reduction that has the
 // shape above, or -1. (The work model of harness/run/metrics.h counts such a reduction's terms

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "lower/pipeline.h"
 #include "lower/running_scans.h"
@@ -61,6 +62,35 @@ TEST(RunningScans, LowerRunsItAndItDumps) {
   const Spec lowered = lower(s, [](Fn) { return true; });
   EXPECT_EQ(dump_running_scans(lowered),
             "stmt 0 (v[c] = prod(k in 0..(c + 1): x[k])): running prod over k along c\n");
+}
+
+TEST(RunningScans, TheVectorFormFitsFloatSumsProductsMaxAndMin) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min}) {
+    EXPECT_TRUE(vector_scan_fits(op, DType::F32));
+    EXPECT_TRUE(vector_scan_fits(op, DType::F64));
+    EXPECT_FALSE(vector_scan_fits(op, DType::I32));
+    EXPECT_FALSE(vector_scan_fits(op, DType::I64));
+  }
+  EXPECT_FALSE(vector_scan_fits(ReduceOp::ArgMax, DType::F32));
+  EXPECT_EQ(vector_scan_lanes(DType::F32), 16);
+  EXPECT_EQ(vector_scan_lanes(DType::F64), 8);
+}
+
+TEST(RunningScans, TheVectorStepsShiftByPowersOfTwoWithTheIdentityShiftedIn) {
+  const std::vector<std::vector<int>> steps = vector_scan_steps(DType::F64);
+  ASSERT_EQ(steps.size(), 3u);  // shifts 1, 2, 4 over 8 lanes
+  EXPECT_EQ(vector_scan_mask(steps[0]), "8, 0, 1, 2, 3, 4, 5, 6");
+  EXPECT_EQ(vector_scan_mask(steps[1]), "8, 8, 0, 1, 2, 3, 4, 5");
+  EXPECT_EQ(vector_scan_mask(steps[2]), "8, 8, 8, 8, 0, 1, 2, 3");
+  // Applied to x = 1, 2, ..., 8 with identity 0 and +, the steps give the inclusive prefix sums.
+  std::vector<int> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (const std::vector<int>& mask : steps) {
+    std::vector<int> next(8);
+    for (int q = 0; q < 8; ++q) next[q] = (mask[q] == 8 ? 0 : x[mask[q]]) + x[q];
+    x = next;
+  }
+  EXPECT_EQ(x, (std::vector<int>{1, 3, 6, 10, 15, 21, 28, 36}));
+  EXPECT_EQ(vector_scan_steps(DType::F32).size(), 4u);
 }
 
 }  // namespace

@@ -420,11 +420,9 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     out += "  typedef " + T + " sb_vec __attribute__((vector_size(64)));\n";
     out += "  const sb_vec id = sb_vec{} + " + reduce_identity(op, t) + ";\n";
     out += "  sb_vec x;\n  __builtin_memcpy(&x, v, sizeof x);\n";
-    for (int shift = 1; shift < lanes; shift *= 2) {
-      std::string idx;
-      for (int q = 0; q < lanes; ++q)
-        idx += ", " + std::to_string(q >= shift ? q - shift : lanes);
-      out += "  {\n    const sb_vec s = __builtin_shufflevector(x, id" + idx + ");\n";
+    for (const std::vector<int>& mask : vector_scan_steps(t)) {
+      out += "  {\n    const sb_vec s = __builtin_shufflevector(x, id, " + vector_scan_mask(mask) +
+             ");\n";
       out += "    x = " + vec_op("s", "x") + ";\n  }\n";
     }
     out += "  const " + T + " total = x[" + std::to_string(lanes - 1) + "];\n";

@@ -477,12 +477,10 @@ class Body {
       loop_var_.erase(red.ref);
       const std::string id = fresh();
       w_.line(id + " = vector.broadcast " + identity(red.rop, t) + " : " + ty + " to " + vty);
-      for (int shift = 1; shift < lanes; shift *= 2) {
-        std::string mask;
-        for (int q = 0; q < lanes; ++q)
-          mask += (q ? ", " : "") + std::to_string(q >= shift ? q - shift : lanes);
+      for (const std::vector<int>& mask : vector_scan_steps(t)) {
         const std::string sh = fresh();
-        w_.line(sh + " = vector.shuffle " + x + ", " + id + " [" + mask + "] : " + vty + ", " + vty);
+        w_.line(sh + " = vector.shuffle " + x + ", " + id + " [" + vector_scan_mask(mask) +
+                "] : " + vty + ", " + vty);
         x = vector_combine(red.rop, sh, x, vty);
       }
       const std::string carry = fresh();

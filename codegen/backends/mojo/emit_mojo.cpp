@@ -279,12 +279,8 @@ std::string vector_scan_text(ReduceOp op, DType t, const std::string& id) {
   out += "def " + name + "(x0: " + V + ", carry: " + mojo_type(t) + ") -> " + V + ":\n";
   out += "    var x = x0\n";
   out += "    var id = " + V + "(" + id + ")\n";
-  for (int shift = 1; shift < lanes; shift *= 2) {
-    std::string mask;
-    for (int q = 0; q < lanes; ++q)
-      mask += (q ? ", " : "") + std::to_string(q >= shift ? q - shift : lanes);
-    out += "    x = " + combine("x.shuffle[" + mask + "](id)", "x") + "\n";
-  }
+  for (const std::vector<int>& mask : vector_scan_steps(t))
+    out += "    x = " + combine("x.shuffle[" + vector_scan_mask(mask) + "](id)", "x") + "\n";
   out += "    return " + combine(V + "(carry)", "x") + "\n";
   return out;
 }
