@@ -142,12 +142,21 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
 
 TEST(HostStrategyRegistry, MlirRecordsNameTheirPipelines) {
   const host::HostRegistry& reg = mlir_strategies();
-  EXPECT_EQ(reg.find("loops")->schedule.pipeline({}, false), mlir_loops_pipeline());
-  EXPECT_EQ(reg.find("tiled_vector")->schedule.pipeline({{"tile", 32}, {"vector", 4}}, false),
+  host::PipelineFacts plain, loops, strided;
+  loops.explicit_loops = true;
+  strided.strided_inner = true;
+  EXPECT_EQ(reg.find("loops")->schedule.pipeline({}, plain), mlir_loops_pipeline());
+  EXPECT_EQ(reg.find("tiled_vector")->schedule.pipeline({{"tile", 32}, {"vector", 4}}, plain),
             mlir_tiled_vector_pipeline(32, 4));
+  // A strided innermost read: tiled, not vectorised (MLIR 19 reads it as contiguous).
+  const std::string tiled =
+      reg.find("tiled_vector")->schedule.pipeline({{"tile", 32}, {"vector", 4}}, strided);
+  EXPECT_EQ(tiled, mlir_tiled_vector_pipeline(32, 4, false));
+  EXPECT_EQ(tiled.find("affine-super-vectorize"), std::string::npos);
+  EXPECT_NE(tiled.find("tile-size=32 "), std::string::npos);
   EXPECT_NE(mlir_tiled_vector_pipeline(32, 4).find("virtual-vector-size=4 "), std::string::npos);
   EXPECT_NE(mlir_tiled_vector_pipeline(32, 4).find("tile-size=32 "), std::string::npos);
-  EXPECT_EQ(reg.find("openmp")->schedule.pipeline({}, true), mlir_openmp_pipeline(true));
+  EXPECT_EQ(reg.find("openmp")->schedule.pipeline({}, loops), mlir_openmp_pipeline(true));
   EXPECT_EQ(mlir_openmp_pipeline(true).rfind("--transform-interpreter ", 0), 0u);
   EXPECT_EQ(mlir_openmp_pipeline(false).find("--transform-interpreter"), std::string::npos);
 }

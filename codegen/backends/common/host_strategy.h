@@ -33,6 +33,14 @@ enum class Gemm {
 };
 
 // The schedule a strategy applies: the facts the backend's printer reads.
+// What a pass pipeline needs to know of the module it lowers (mlir).
+struct PipelineFacts {
+  bool explicit_loops = false;  // the module holds parallel loops of its own
+  // A linalg.generic reads an operand with a stride other than 0 or 1 along its innermost
+  // dimension (x[2 * i]): MLIR 19's affine-super-vectorize reads that as contiguous.
+  bool strided_inner = false;
+};
+
 struct HostSchedule {
   // The outermost output loop (or a fused group's row loop) runs on parallel threads.
   bool parallel = false;
@@ -52,9 +60,10 @@ struct HostSchedule {
   // of keys with an online softmax: the scores are never written (cpu).
   bool attention = false;
   // For a backend whose variants are pass pipelines (mlir): the pipeline of a variant with these
-  // parameter values (defaults filled in); `explicit_loops`: the module holds parallel loops of its
-  // own. Null elsewhere.
-  std::function<std::string(const std::map<std::string, int64_t>& params, bool explicit_loops)>
+  // parameter values (defaults filled in) for a module with these facts (PipelineFacts). Null
+  // elsewhere.
+  std::function<std::string(const std::map<std::string, int64_t>& params,
+                            const PipelineFacts& facts)>
       pipeline;
 };
 

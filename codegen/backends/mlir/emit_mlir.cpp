@@ -142,6 +142,9 @@ class Body {
 
   // The element types of the block products emitted, for mlir_gemm_schedule.
   const std::set<DType>& gemm_types() const { return gemm_types_; }
+  // Whether a generic reads an operand with a stride other than 0 or 1 along its innermost
+  // dimension (host::PipelineFacts::strided_inner).
+  bool strided_inner() const { return strided_inner_; }
   // Whether the body calls omp_get_max_threads (declared in the module).
   bool thread_count() const { return thread_count_; }
 
@@ -1732,6 +1735,12 @@ class Body {
         affine(*r->args[d], text);
         res += (res.empty() ? "" : ", ") + text;
       }
+      // A stride other than 0 or 1 along the innermost dimension (host::PipelineFacts).
+      if (nd > 0 && !r->args.empty()) {
+        const std::optional<Affine> last = decompose(*r->args.back());
+        for (const auto& [v, c] : last ? last->vars : std::map<int, int64_t>{})
+          if (dim_of_var_[v] == nd - 1 && c != 1) strided_inner_ = true;
+      }
       const Tensor& t = spec_.tensors[r->ref];
       const std::string key = (row ? "row " : "") + t.name + "|" + res;
       auto it = operand_of.find(key);
@@ -1824,6 +1833,7 @@ class Body {
   std::optional<GemmBlocks> gemm_;
   std::set<DType> gemm_types_;
   bool thread_count_ = false;
+  bool strided_inner_ = false;  // host::PipelineFacts::strided_inner
   // The epilogues of emitted block products: statements the printer made, alive while it runs.
   std::vector<std::unique_ptr<Statement>> epilogues_;
   struct View {
@@ -2003,6 +2013,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     bool explicit_loops = false;
     std::set<DType> gemm_types;  // of its block products (blocked_matmul)
     bool thread_count = false;   // it calls omp_get_max_threads
+    bool strided_inner = false;  // host::PipelineFacts::strided_inner
   };
   auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {},
                            std::optional<GemmBlocks> gemm = std::nullopt) {
@@ -2030,7 +2041,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
       }
     }
     body.w().line("return");
-    return Text{body.w().str(), body.explicit_loops(), body.gemm_types(), body.thread_count()};
+    return Text{body.w().str(), body.explicit_loops(), body.gemm_types(), body.thread_count(),
+                body.strided_inner()};
   };
   const Text in_order = make_body(false, false), reassociated = make_body(true, false);
   // The parallel body once per tile shape of the parallel variants (their tile parameters) and
@@ -2082,7 +2094,10 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     const Text& text = !sched.reassociate ? in_order
                        : sched.parallel   ? parallel.at(shape)
                                           : reassociated;
-    out += "// sb-pipeline: " + sched.pipeline(params, text.explicit_loops) + "\n";
+    host::PipelineFacts facts;
+    facts.explicit_loops = text.explicit_loops;
+    facts.strided_inner = text.strided_inner;
+    out += "// sb-pipeline: " + sched.pipeline(params, facts) + "\n";
     out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
                                : "module {\n";
     // libomp's thread count, for blocked_matmul's row chunks.

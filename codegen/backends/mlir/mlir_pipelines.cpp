@@ -30,13 +30,13 @@ std::string mlir_loops_pipeline() {
   return std::string("--convert-linalg-to-loops --canonicalize ") + kToLLVM;
 }
 
-std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector) {
+std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector, bool vectorize) {
   // Vectorised first, then tiled: MLIR 19's affine-super-vectorize crashes on a tiled loop
   // nest that holds a reduction (row_sum), and tiles the vector loops fine.
-  return "--convert-linalg-to-affine-loops --canonicalize "
-         "--affine-super-vectorize=virtual-vector-size=" +
-         std::to_string(vector) + " --affine-loop-tile=tile-size=" + std::to_string(tile) +
-         " --canonicalize " + kToLLVM;
+  return "--convert-linalg-to-affine-loops --canonicalize " +
+         (vectorize ? "--affine-super-vectorize=virtual-vector-size=" + std::to_string(vector) + " "
+                    : std::string()) +
+         "--affine-loop-tile=tile-size=" + std::to_string(tile) + " --canonicalize " + kToLLVM;
 }
 
 std::string mlir_openmp_pipeline(bool explicit_loops) {

@@ -32,7 +32,8 @@ namespace sb {
 // memref-based linalg ops under each strategy; the strategy records (strategies.cpp) call them
 // with the variant's parameters (already defaulted).
 std::string mlir_loops_pipeline();
-std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector);
+// Without `vectorize`, the loops are tiled but not vectorised.
+std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector, bool vectorize = true);
 // `explicit_loops`: the module holds scf.parallel loops of its own, whose linalg ops must run
 // sequentially inside them; it then carries mlir_parallel_loops_schedule().
 std::string mlir_openmp_pipeline(bool explicit_loops);

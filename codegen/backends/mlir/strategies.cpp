@@ -18,7 +18,7 @@ int64_t param_value(const std::map<std::string, int64_t>& params, const char* na
 host::HostStrategy loops() {
   host::HostStrategy s;
   s.info = {"loops", "linalg lowered to scf loops", {}, "naive"};
-  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool) {
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, const host::PipelineFacts&) {
     return mlir_loops_pipeline();
   };
   return s;
@@ -33,8 +33,12 @@ host::HostStrategy tiled_vector() {
             "tiled_simd"};
   s.schedule.simd = true;
   s.schedule.reassociate = true;
-  s.schedule.pipeline = [](const std::map<std::string, int64_t>& p, bool) {
-    return mlir_tiled_vector_pipeline(param_value(p, "tile"), param_value(p, "vector"));
+  // Not vectorised where a read has a non-unit stride along the innermost loop, which MLIR 19's
+  // affine-super-vectorize reads as contiguous (a wrong result, not a refusal).
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>& p,
+                           const host::PipelineFacts& facts) {
+    return mlir_tiled_vector_pipeline(param_value(p, "tile"), param_value(p, "vector"),
+                                      !facts.strided_inner);
   };
   return s;
 }
@@ -53,8 +57,9 @@ host::HostStrategy openmp() {
   s.schedule.simd = true;
   s.schedule.fuse_rows = true;
   s.schedule.reassociate = true;
-  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool explicit_loops) {
-    return mlir_openmp_pipeline(explicit_loops);
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>&,
+                           const host::PipelineFacts& facts) {
+    return mlir_openmp_pipeline(facts.explicit_loops);
   };
   return s;
 }
@@ -82,7 +87,7 @@ host::HostStrategy blocked_matmul() {
   s.needs = host::single_contraction_needs();
   s.matches = host::is_single_contraction;
   s.schedule.gemm = host::Gemm::Transform;
-  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, bool) {
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, const host::PipelineFacts&) {
     return mlir_blocked_matmul_pipeline();
   };
   return s;
