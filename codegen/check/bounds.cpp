@@ -62,8 +62,9 @@ class Prover {
         };
         std::optional<Affine> lo = a ? extreme(*a, st_, false, gather_range) : std::nullopt;
         std::optional<Affine> hi = a ? extreme(*a, st_, true, gather_range) : std::nullopt;
-        auto extent = decompose(*tn.shape[d]);
-        SB_ASSERT(extent.has_value(), "shape was checked to be affine");
+        // Quotients and products of sizes in the shape are atoms (typecheck.cpp).
+        auto extent = decompose(*tn.shape[d], var_free);
+        SB_ASSERT(extent.has_value(), "shape was checked to be built from sizes and literals");
         Affine room = *extent;  // extent - 1 - max(subscript) >= 0
         if (__builtin_sub_overflow(room.constant, 1, &room.constant)) room.overflow = true;
         if (hi) room.add(*hi, -1);

@@ -86,7 +86,10 @@ Status settle(Expr& e, DType t) {
   return s.status;
 }
 
-// A shape dimension: an integer expression of sizes and literals with + - * (affine).
+// A shape dimension: an integer expression of sizes and literals with + - *, and / by a positive
+// literal or a size (C's division, which size_points requires of a non-negative dividend, so
+// that it is the floor). A product of two sizes, or a quotient, is not affine: the bounds check
+// keeps it as an atom (ir/affine.h).
 class ShapeDim : public MutableExprFunctor<Status()> {
  public:
   ShapeDim(const Spec& s, const Tensor& t) : s_(s), t_(t) {}
@@ -107,14 +110,18 @@ class ShapeDim : public MutableExprFunctor<Status()> {
     return {};
   }
   Status visit_binary(Expr& e) override {
-    if (e.bop != BinOp::Add && e.bop != BinOp::Sub && e.bop != BinOp::Mul) return refuse(e);
+    if (e.bop != BinOp::Add && e.bop != BinOp::Sub && e.bop != BinOp::Mul && e.bop != BinOp::Div)
+      return refuse(e);
     SB_TRY(visit(*e.args[0]));
     SB_TRY(visit(*e.args[1]));
-    if (e.bop == BinOp::Mul && e.args[0]->kind != ExprKind::IntLit &&
-        e.args[1]->kind != ExprKind::IntLit)
-      return make_error(e.loc, "shape of tensor '" + t_.name +
-                                   "' must be affine in sizes: one side of '*' must be a "
-                                   "literal");
+    if (e.bop == BinOp::Div) {
+      const Expr& d = *e.args[1];
+      if (!((d.kind == ExprKind::IntLit && d.ival > 0) || d.kind == ExprKind::SizeRef))
+        return make_error(d.loc, "shape of tensor '" + t_.name +
+                                     "' divides by '" + to_string(d, s_, nullptr) +
+                                     "': a divisor in a shape must be a positive integer literal "
+                                     "or a size");
+    }
     e.type = DType::Index;
     return {};
   }
@@ -131,7 +138,7 @@ class ShapeDim : public MutableExprFunctor<Status()> {
  private:
   Status refuse(const Expr& e) const {
     return make_error(e.loc, "shape of tensor '" + t_.name +
-                                 "' must be built from sizes, integer literals, + - and *");
+                                 "' must be built from sizes, integer literals, + - * and /");
   }
 
   const Spec& s_;
@@ -188,6 +195,7 @@ class Checker {
           for (const auto& d : tn.shape) {
             auto v = checked(*d, p, "the shape of tensor '" + tn.name + "'");
             if (!v.ok()) return v.error();
+            SB_TRY(dividends(*d, p, "the shape of tensor '" + tn.name + "'"));
             int64_t x = v.value();
             if (x < 1)
               return make_error(tn.loc, "tensor '" + tn.name + "' has extent " + std::to_string(x) +
@@ -205,6 +213,8 @@ class Checker {
           if (!lo.ok()) return lo.error();
           auto hi = checked(*tn.init_hi_expr, p, "'init' of tensor '" + tn.name + "'");
           if (!hi.ok()) return hi.error();
+          SB_TRY(dividends(*tn.init_lo_expr, p, "'init' of tensor '" + tn.name + "'"));
+          SB_TRY(dividends(*tn.init_hi_expr, p, "'init' of tensor '" + tn.name + "'"));
           if (lo.value() > hi.value())
             return make_error(tn.init_lo_expr->loc, "'init' of tensor '" + tn.name +
                                                         "' is an empty range at " + point_name(p));
@@ -215,6 +225,22 @@ class Checker {
                                                  " (at most 16 GiB are supported)");
       }
     }
+    return {};
+  }
+
+  // Every division in the size expression `e` (a shape or an 'init' bound) divides a value that
+  // is at least 0 at size point `p`, where C's division, which the generated code computes, is
+  // the floor the bounds check assumes (ir/affine.h); else a located error.
+  Status dividends(const Expr& e, const SizePoint& p, const std::string& what) const {
+    for (const auto& a : e.args) SB_TRY(dividends(*a, p, what));
+    if (e.kind != ExprKind::Binary || e.bop != BinOp::Div) return {};
+    auto v = checked(*e.args[0], p, what);
+    if (!v.ok()) return v.error();
+    if (v.value() < 0)
+      return make_error(e.loc, "'" + to_string(*e.args[0], s_, nullptr) + "' in " + what +
+                                   " is " + std::to_string(v.value()) + " at " + point_name(p) +
+                                   ": a dividend in a shape must be at least 0 at every size "
+                                   "point");
     return {};
   }
 

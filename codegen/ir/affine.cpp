@@ -1,5 +1,7 @@
 #include "ir/affine.h"
 
+#include <algorithm>
+
 #include "ir/visitor.h"
 
 namespace sb {
@@ -121,8 +123,9 @@ void Affine::add(const Affine& o, int64_t k) {
   for (const AffineAtom& t : o.atoms) {
     int64_t c;
     overflow = __builtin_mul_overflow(k, t.coef, &c) || overflow;
+    // Atoms of the same node, or of equal trees (a shape and its copy in a range), merge.
     auto it = atoms.begin();
-    while (it != atoms.end() && it->expr != t.expr) ++it;
+    while (it != atoms.end() && it->expr != t.expr && !same_expr(*it->expr, *t.expr)) ++it;
     if (it == atoms.end()) {
       if (c != 0) atoms.push_back({c, t.expr});
     } else {
@@ -231,7 +234,8 @@ std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
     a.vars.erase(it);
     const IndexVar& iv = st.vars[v];
     const bool take_hi = (c > 0) == want_max;
-    std::optional<Affine> bound = decompose(take_hi ? *iv.hi : *iv.lo);
+    // A bound may hold a quotient or a product of sizes (a range copied from a shape): an atom.
+    std::optional<Affine> bound = decompose(take_hi ? *iv.hi : *iv.lo, var_free);
     if (!bound) return std::nullopt;
     if (take_hi && __builtin_sub_overflow(bound->constant, 1, &bound->constant))  // half-open
       bound->overflow = true;
@@ -240,8 +244,56 @@ std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
   return a;
 }
 
-bool nonnegative_for_all_sizes(const Affine& a) {
-  SB_ASSERT(a.vars.empty() && a.atoms.empty(), "nonnegative_for_all_sizes of a form with indices");
+namespace {
+
+// Whether the var-free atom `x` (a quotient or a product of sizes in a shape) is at least 0 for
+// every assignment of sizes >= 1 whose shapes the typecheck accepted: a quotient whose dividend
+// it checked to be at least 0 and whose divisor is positive, or a product of two factors that
+// are.
+bool nonnegative_atom(const Expr& x) {
+  if (x.kind != ExprKind::Binary) return false;
+  if (x.bop == BinOp::Div)
+    return (x.args[1]->kind == ExprKind::IntLit && x.args[1]->ival > 0) ||
+           x.args[1]->kind == ExprKind::SizeRef;
+  if (x.bop != BinOp::Mul) return false;
+  for (const auto& f : x.args) {
+    std::optional<Affine> a = decompose(*f, var_free);
+    if (!a || a->overflow || !a->vars.empty() || !nonnegative_for_all_sizes(*a)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool nonnegative_for_all_sizes(const Affine& form) {
+  SB_ASSERT(form.vars.empty(), "nonnegative_for_all_sizes of a form with indices");
+  // Atoms first. A quotient floor(A / d) of a literal d > 0 whose coefficient is -m * d gives
+  // -m * d * floor(A / d) >= -m * A (A >= 0: the typecheck's dividend rule), so it is replaced by
+  // -m * A; an atom that is at least 0 with a positive coefficient only adds, so it is dropped;
+  // any other atom leaves the form unproven. A replacement may bring atoms of its own.
+  // Every replacement first (it may cancel an atom that would otherwise be dropped), then the
+  // atoms left.
+  Affine a = form;
+  for (int round = 0;; ++round) {
+    if (round == 8 || a.overflow) return false;
+    auto floor_rule = [](const AffineAtom& t) {
+      const Expr& x = *t.expr;
+      return x.kind == ExprKind::Binary && x.bop == BinOp::Div &&
+             x.args[1]->kind == ExprKind::IntLit && x.args[1]->ival > 0 && t.coef < 0 &&
+             t.coef % x.args[1]->ival == 0;
+    };
+    auto it = std::find_if(a.atoms.begin(), a.atoms.end(), floor_rule);
+    if (it == a.atoms.end()) break;
+    const AffineAtom t = *it;
+    a.atoms.erase(it);
+    std::optional<Affine> dividend = decompose(*t.expr->args[0], var_free);
+    if (!dividend || !dividend->vars.empty()) return false;
+    a.add(*dividend, t.coef / t.expr->args[1]->ival);
+  }
+  for (const AffineAtom& t : a.atoms)
+    if (t.coef < 0 || !nonnegative_atom(*t.expr)) return false;
+  a.atoms.clear();
+  if (a.overflow) return false;
   int64_t at_ones = a.constant;
   for (auto [s, c] : a.sizes) {
     if (c < 0) return false;

@@ -99,7 +99,12 @@ using AtomRange = std::function<std::pair<const Expr*, const Expr*>(const Expr& 
 std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
                               const AtomRange& atom_range = {});
 
-// True when the sizes-only form `a` is >= 0 for every assignment of sizes >= 1.
+// True when the sizes-only form `a` is >= 0 for every assignment of sizes >= 1. Its atoms may be
+// var-free quotients and products of sizes (from shapes, typecheck.cpp): a quotient A / d by a
+// literal d whose coefficient is a negative multiple of d is bounded by d * (A / d) <= A (the
+// typecheck makes every dividend in a shape at least 0, where C's division is the floor); a
+// quotient or product of non-negative factors with a positive coefficient is bounded by 0. Any
+// other atom leaves the form unproven (false).
 bool nonnegative_for_all_sizes(const Affine& a);
 
 }  // namespace sb

@@ -57,7 +57,20 @@ bool divisor_at_least_one(const Expr& b) {
 
 Spec legalize_int_div(const Spec& spec) {
   Spec out = clone(spec);
-  for (Statement& st : out.stmts) st.rhs = Legalise().mutate(*st.rhs);
+  // Shapes (a quotient by a positive literal or a size: typecheck.cpp), 'init' bounds, ranges
+  // (an output's are copies of its shape) and right-hand sides.
+  for (Tensor& t : out.tensors) {
+    for (ExprPtr& d : t.shape) d = Legalise().mutate(*d);
+    if (t.init_lo_expr) t.init_lo_expr = Legalise().mutate(*t.init_lo_expr);
+    if (t.init_hi_expr) t.init_hi_expr = Legalise().mutate(*t.init_hi_expr);
+  }
+  for (Statement& st : out.stmts) {
+    for (IndexVar& v : st.vars) {
+      if (v.lo) v.lo = Legalise().mutate(*v.lo);
+      if (v.hi) v.hi = Legalise().mutate(*v.hi);
+    }
+    st.rhs = Legalise().mutate(*st.rhs);
+  }
   return out;
 }
 

@@ -3,7 +3,8 @@
 // remainder with the sign of the dividend) and defines C's undefined cases as the reference
 // computes them: x / 0 == 0, x % 0 == 0, x % -1 == 0 and x / -1 == -x, wrapping.
 //
-// Every integer a / b and a % b becomes a call of the internal intrinsics div_trunc and rem_trunc
+// Every integer a / b and a % b (in right-hand sides, ranges, shapes and 'init' bounds) becomes a
+// call of the internal intrinsics div_trunc and rem_trunc
 // (ir/intrinsics.h), which every backend spells natively and which never see a divisor of 0 or
 // -1. Where the divisor is not provably at least 1 (a positive literal or a size), guards around
 // the call give the undefined cases their results, and the call's divisor is replaced by 1 in

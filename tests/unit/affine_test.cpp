@@ -119,12 +119,16 @@ TEST(Affine, ReadAtoms) {
   ASSERT_EQ(subs.size(), 1u);
   auto a = decompose(*subs[0], is_read_of_idx);
   ASSERT_TRUE(a);
-  ASSERT_EQ(a->atoms.size(), 2u);
-  EXPECT_EQ(a->atoms[0].coef, 2);
-  EXPECT_EQ(a->atoms[1].coef, -1);
-  EXPECT_NE(a->atoms[0].expr, a->atoms[1].expr);
+  // Two reads of idx[i] are one value: equal trees merge into one atom, 2 - 1.
+  ASSERT_EQ(a->atoms.size(), 1u);
+  EXPECT_EQ(a->atoms[0].coef, 1);
   EXPECT_TRUE(a->vars.empty());  // the reads' own subscripts are not looked into
   EXPECT_EQ(a->constant, 1);
+  // Reads of other subscripts stay apart.
+  const auto other = subscripts("x[idx[i] - idx[0]]");
+  auto b = decompose(*other[0], is_read_of_idx);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->atoms.size(), 2u);
 }
 
 TEST(Affine, ArithmeticMergesAndDropsZeros) {
@@ -247,6 +251,38 @@ TEST(Affine, NonnegativeForAllSizes) {
   EXPECT_FALSE(nonnegative_for_all_sizes(Affine::of_constant(-1)));
   EXPECT_TRUE(nonnegative_for_all_sizes(Affine::of_constant(0)));
   EXPECT_FALSE(nonnegative_for_all_sizes(Affine::of_size(kN) - Affine::of_constant(2)));
+}
+
+// Quotients and products of sizes as atoms: d * (A / d) <= A for a literal d (the typecheck keeps
+// A >= 0), a non-negative atom with a positive coefficient bounded by 0, anything else unproven.
+TEST(Affine, NonnegativeWithQuotientAndProductAtoms) {
+  const auto subs = subscripts(
+      "x[(N - 2) / 2 + i] + x[N * M + i] + x[(N * M + 1) / 2 + i] + x[N / M + i] + "
+      "x[(N - 2) / 3 + i]");
+  ASSERT_EQ(subs.size(), 5u);
+  auto atom = [&](size_t k) {
+    std::optional<Affine> a = decompose(*subs[k], var_free);
+    EXPECT_TRUE(a && a->atoms.size() == 1u) << k;
+    Affine r;
+    if (a && a->atoms.size() == 1u) r.atoms.push_back({1, a->atoms[0].expr});
+    return r;
+  };
+  const Affine half = atom(0), nm = atom(1), half_nm = atom(2), n_over_m = atom(3),
+               third = atom(4);
+  const Affine n = Affine::of_size(kN), one = Affine::of_constant(1);
+  // N - 2 - 2 * ((N - 2) / 2) >= 0, but not N - 3 - 2 * ((N - 2) / 2).
+  EXPECT_TRUE(nonnegative_for_all_sizes(n - one.scaled(2) - half.scaled(2)));
+  EXPECT_FALSE(nonnegative_for_all_sizes(n - one.scaled(3) - half.scaled(2)));
+  // The coefficient must be a multiple of the divisor: N - 2 - (N - 2) / 3 is not proven.
+  EXPECT_FALSE(nonnegative_for_all_sizes(n - one.scaled(2) - third));
+  EXPECT_TRUE(nonnegative_for_all_sizes(n - one.scaled(2) - third.scaled(3)));
+  // A product atom cancels against the same product inside a quotient's dividend:
+  // N * M + 1 - 2 * ((N * M + 1) / 2) >= 0.
+  EXPECT_TRUE(nonnegative_for_all_sizes(nm + one - half_nm.scaled(2)));
+  // Non-negative atoms with a positive coefficient: N * M, N / M; with a negative one, unproven.
+  EXPECT_TRUE(nonnegative_for_all_sizes(nm + n_over_m));
+  EXPECT_FALSE(nonnegative_for_all_sizes(n - nm));
+  EXPECT_FALSE(nonnegative_for_all_sizes(n - n_over_m));
 }
 
 }  // namespace

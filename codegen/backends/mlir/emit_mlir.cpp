@@ -1893,9 +1893,13 @@ std::string c_int(const Expr& e) {
                       : e.bop == BinOp::Div ? " / "
                       : e.bop == BinOp::Mod ? " % "
                                             : nullptr;
-      SB_ASSERT(o != nullptr, "non-affine shape expression");
+      SB_ASSERT(o != nullptr, "a shape expression of another operator");
       return "(" + c_int(*e.args[0]) + o + c_int(*e.args[1]) + ")";
     }
+    case ExprKind::Call:
+      // A shape's quotient, legalised (lower/legalize_int_div.h; its divisor is at least 1).
+      SB_ASSERT(e.fn == Fn::DivTrunc && e.args.size() == 2, "a call in a shape other than div_trunc");
+      return "(" + c_int(*e.args[0]) + " / " + c_int(*e.args[1]) + ")";
     default:
       SB_ASSERT(false, "unexpected shape expression");
       return "";

@@ -2,9 +2,9 @@
 // Do not edit: regenerate with `specbench gen specs/maxpool2d.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, C, 2 * OH, 2 * OW]  in
-//   1  y  f32[N, C, OH, OW]          out
-// Sizes (ABI order): N, C, OH, OW
+//   0  x  f32[N, C, H, W]                                              in
+//   1  y  f32[N, C, div_trunc(H - 2, 2) + 1, div_trunc(W - 2, 2) + 1]  out
+// Sizes (ABI order): N, C, H, W
 // Variants:
 //   loops     strategy loops
 //   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
@@ -29,20 +29,20 @@ static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a 
 
 // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 static void sb_loops_s0(const float* __restrict x, float* __restrict y, const int64_t N,
-                        const int64_t C, const int64_t OH, const int64_t OW) {
+                        const int64_t C, const int64_t H, const int64_t W) {
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t c = 0; c < C; ++c) {
-      for (int64_t i = 0; i < OH; ++i) {
-        for (int64_t j = 0; j < OW; ++j) {
+      for (int64_t i = 0; i < (H - 2) / 2 + 1; ++i) {
+        for (int64_t j = 0; j < (W - 2) / 2 + 1; ++j) {
           float sb_acc0 = -INFINITY;
           for (int64_t a = 0; a < 2; ++a) {
             float sb_acc1 = -INFINITY;
             for (int64_t b = 0; b < 2; ++b) {
-              sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)]);
+              sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)]);
             }
             sb_acc0 = sb_max_f32(sb_acc0, sb_acc1);
           }
-          y[((n * C + c) * OH + i) * OW + j] = sb_acc0;
+          y[((n * C + c) * ((H - 2) / 2 + 1) + i) * ((W - 2) / 2 + 1) + j] = sb_acc0;
         }
       }
     }
@@ -53,13 +53,13 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
 
 // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const int64_t N,
-                           const int64_t C, const int64_t OH, const int64_t OW) {
+                           const int64_t C, const int64_t H, const int64_t W) {
   #pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t c = 0; c < C; ++c) {
-      for (int64_t i = 0; i < OH; ++i) {
-        for (int64_t sb_jb = 0; sb_jb < OW; sb_jb += 128) {
-          const int64_t sb_je = OW - sb_jb < 128 ? OW : sb_jb + 128;
+      for (int64_t i = 0; i < (H - 2) / 2 + 1; ++i) {
+        for (int64_t sb_jb = 0; sb_jb < ((W - 2) / 2 + 1); sb_jb += 128) {
+          const int64_t sb_je = ((W - 2) / 2 + 1) - sb_jb < 128 ? ((W - 2) / 2 + 1) : sb_jb + 128;
           float sb_block0[128] __attribute__((aligned(64)));
           #pragma omp simd
           for (int64_t j = sb_jb; j < sb_je; ++j) {
@@ -70,14 +70,14 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
             for (int64_t j = sb_jb; j < sb_je; ++j) {
               float sb_acc0 = -INFINITY;
               for (int64_t b = 0; b < 2; ++b) {
-                sb_acc0 = sb_max_f32(sb_acc0, x[((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)]);
+                sb_acc0 = sb_max_f32(sb_acc0, x[((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)]);
               }
               sb_block0[j - sb_jb] = sb_max_f32(sb_block0[j - sb_jb], sb_acc0);
             }
           }
           #pragma omp simd
           for (int64_t j = sb_jb; j < sb_je; ++j) {
-            y[((n * C + c) * OH + i) * OW + j] = sb_block0[j - sb_jb];
+            y[((n * C + c) * ((H - 2) / 2 + 1) + i) * ((W - 2) / 2 + 1) + j] = sb_block0[j - sb_jb];
           }
         }
       }
@@ -95,11 +95,11 @@ static int sb_variant_loops(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[1];
   const int64_t N = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
-  const int64_t OH = sb_a->sizes[2];
-  const int64_t OW = sb_a->sizes[3];
+  const int64_t H = sb_a->sizes[2];
+  const int64_t W = sb_a->sizes[3];
 
   // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-  sb_loops_s0(x, y, N, C, OH, OW);
+  sb_loops_s0(x, y, N, C, H, W);
   return 0;
 }
 
@@ -109,11 +109,11 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[1];
   const int64_t N = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
-  const int64_t OH = sb_a->sizes[2];
-  const int64_t OW = sb_a->sizes[3];
+  const int64_t H = sb_a->sizes[2];
+  const int64_t W = sb_a->sizes[3];
 
   // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-  sb_omp_simd_s0(x, y, N, C, OH, OW);
+  sb_omp_simd_s0(x, y, N, C, H, W);
   return 0;
 }
 

@@ -2,9 +2,9 @@
 // Do not edit: regenerate with `specbench gen specs/maxpool2d.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, C, 2 * OH, 2 * OW]  in
-//   1  y  f32[N, C, OH, OW]          out
-// Sizes (ABI order): N, C, OH, OW
+//   0  x  f32[N, C, H, W]                                              in
+//   1  y  f32[N, C, div_trunc(H - 2, 2) + 1, div_trunc(W - 2, 2) + 1]  out
+// Sizes (ABI order): N, C, H, W
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
@@ -55,23 +55,23 @@ static inline __host__ __device__ float sb_max_f32(float a, float b) {
 // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ y, const int64_t N, const int64_t C,
-    const int64_t OH, const int64_t OW) {
-  const int64_t sb_total = N * C * OH * OW;
+    const int64_t H, const int64_t W) {
+  const int64_t sb_total = N * C * ((H - 2) / 2 + 1) * ((W - 2) / 2 + 1);
   const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (sb_t >= sb_total) return;
-  const int64_t n = sb_t / OW / OH / C;
-  const int64_t c = sb_t / OW / OH % C;
-  const int64_t i = sb_t / OW % OH;
-  const int64_t j = sb_t % OW;
+  const int64_t n = sb_t / ((W - 2) / 2 + 1) / ((H - 2) / 2 + 1) / C;
+  const int64_t c = sb_t / ((W - 2) / 2 + 1) / ((H - 2) / 2 + 1) % C;
+  const int64_t i = sb_t / ((W - 2) / 2 + 1) % ((H - 2) / 2 + 1);
+  const int64_t j = sb_t % ((W - 2) / 2 + 1);
   float sb_acc0 = -INFINITY;
   for (int64_t a = 0; a < 2; ++a) {
     float sb_acc1 = -INFINITY;
     for (int64_t b = 0; b < 2; ++b) {
-      sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)]);
+      sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)]);
     }
     sb_acc0 = sb_max_f32(sb_acc0, sb_acc1);
   }
-  y[((n * C + c) * OH + i) * OW + j] = sb_acc0;
+  y[((n * C + c) * ((H - 2) / 2 + 1) + i) * ((W - 2) / 2 + 1) + j] = sb_acc0;
 }
 
 // Variant grid_stride: a grid-stride loop over output elements.
@@ -79,24 +79,24 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
 // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ x, float* __restrict__ y, const int64_t N, const int64_t C,
-    const int64_t OH, const int64_t OW) {
-  const int64_t sb_total = N * C * OH * OW;
+    const int64_t H, const int64_t W) {
+  const int64_t sb_total = N * C * ((H - 2) / 2 + 1) * ((W - 2) / 2 + 1);
   const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t n = sb_t / OW / OH / C;
-    const int64_t c = sb_t / OW / OH % C;
-    const int64_t i = sb_t / OW % OH;
-    const int64_t j = sb_t % OW;
+    const int64_t n = sb_t / ((W - 2) / 2 + 1) / ((H - 2) / 2 + 1) / C;
+    const int64_t c = sb_t / ((W - 2) / 2 + 1) / ((H - 2) / 2 + 1) % C;
+    const int64_t i = sb_t / ((W - 2) / 2 + 1) % ((H - 2) / 2 + 1);
+    const int64_t j = sb_t % ((W - 2) / 2 + 1);
     float sb_acc0 = -INFINITY;
     for (int64_t a = 0; a < 2; ++a) {
       float sb_acc1 = -INFINITY;
       for (int64_t b = 0; b < 2; ++b) {
-        sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)]);
+        sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)]);
       }
       sb_acc0 = sb_max_f32(sb_acc0, sb_acc1);
     }
-    y[((n * C + c) * OH + i) * OW + j] = sb_acc0;
+    y[((n * C + c) * ((H - 2) / 2 + 1) + i) * ((W - 2) / 2 + 1) + j] = sb_acc0;
   }
 }
 
@@ -110,15 +110,15 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[1];
   const int64_t N = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
-  const int64_t OH = sb_a->sizes[2];
-  const int64_t OW = sb_a->sizes[3];
+  const int64_t H = sb_a->sizes[2];
+  const int64_t W = sb_a->sizes[3];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
   // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
   {
-    const int64_t sb_total = N * C * OH * OW;
+    const int64_t sb_total = N * C * ((H - 2) / 2 + 1) * ((W - 2) / 2 + 1);
     const unsigned sb_grid = (unsigned)((sb_total + 255) / 256);
-    SB_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, x, y, N, C, OH, OW);
+    SB_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, x, y, N, C, H, W);
     SB_CHECK_LAUNCH(sb_thread_per_output_s0);
   }
   return 0;
@@ -130,8 +130,8 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   float* y = (float*)sb_a->tensors[1];
   const int64_t N = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
-  const int64_t OH = sb_a->sizes[2];
-  const int64_t OW = sb_a->sizes[3];
+  const int64_t H = sb_a->sizes[2];
+  const int64_t W = sb_a->sizes[3];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&sb_device));
@@ -142,10 +142,10 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 
   // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
   {
-    const int64_t sb_total = N * C * OH * OW;
+    const int64_t sb_total = N * C * ((H - 2) / 2 + 1) * ((W - 2) / 2 + 1);
     const int64_t sb_blocks = (sb_total + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, x, y, N, C, OH, OW);
+    SB_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, x, y, N, C, H, W);
     SB_CHECK_LAUNCH(sb_grid_stride_s0);
   }
   return 0;

@@ -2,9 +2,9 @@
 // Do not edit: regenerate with `specbench gen specs/maxpool2d.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, C, 2 * OH, 2 * OW]  in
-//   1  y  f32[N, C, OH, OW]          out
-// Sizes (ABI order): N, C, OH, OW
+//   0  x  f32[N, C, H, W]                                              in
+//   1  y  f32[N, C, div_trunc(H - 2, 2) + 1, div_trunc(W - 2, 2) + 1]  out
+// Sizes (ABI order): N, C, H, W
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
@@ -18,52 +18,60 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @maxpool2d_loops(%x: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %C: index, %OH: index, %OW: index) attributes {llvm.emit_c_interface} {
+  func.func @maxpool2d_loops(%x: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %C: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 2 : index
-    %1 = arith.muli %0, %OH : index
+    %1 = arith.subi %H, %0 : index
     %2 = arith.constant 2 : index
-    %3 = arith.muli %2, %OW : index
-    // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-    %4 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%4 : f32) outs(%y : memref<?x?x?x?xf32>)
-    %5 = arith.constant 0 : index
+    %3 = arith.divsi %1, %2 : index
+    %4 = arith.constant 1 : index
+    %5 = arith.addi %3, %4 : index
     %6 = arith.constant 2 : index
-    %7 = arith.subi %6, %5 : index
-    %8 = arith.constant 0 : index
-    %9 = arith.maxsi %7, %8 : index
-    %10 = arith.constant 0 : index
-    %11 = arith.constant 0 : index
-    %12 = arith.constant 0 : index
+    %7 = arith.subi %W, %6 : index
+    %8 = arith.constant 2 : index
+    %9 = arith.divsi %7, %8 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.addi %9, %10 : index
+    // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
+    %12 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%12 : f32) outs(%y : memref<?x?x?x?xf32>)
     %13 = arith.constant 0 : index
-    %14 = arith.constant 0 : index
-    %15 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %C, %OH, %OW, %9], strides: [%10, %11, %12, %13, %14] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
+    %14 = arith.constant 2 : index
+    %15 = arith.subi %14, %13 : index
+    %16 = arith.constant 0 : index
+    %17 = arith.maxsi %15, %16 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.constant 0 : index
+    %21 = arith.constant 0 : index
+    %22 = arith.constant 0 : index
+    %23 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %C, %5, %11, %17], strides: [%18, %19, %20, %21, %22] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-        ins(%15 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
+        ins(%23 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
         outs(%y : memref<?x?x?x?xf32>) {
-      ^bb0(%16: f32, %17: f32):
-      %18 = linalg.index 0 : index
-      %19 = linalg.index 1 : index
-      %20 = linalg.index 2 : index
-      %21 = linalg.index 3 : index
-      %22 = linalg.index 4 : index
-      %23 = arith.addi %22, %5 : index
-      %24 = arith.constant 0 : index
-      %25 = arith.constant 2 : index
-      %26 = arith.constant 1 : index
-      %27 = arith.constant 0xFF800000 : f32
-      %28 = scf.for %29 = %24 to %25 step %26 iter_args(%30 = %27) -> (f32) {
-        %31 = arith.constant 2 : index
-        %32 = arith.muli %31, %20 : index
-        %33 = arith.addi %32, %23 : index
-        %34 = arith.constant 2 : index
-        %35 = arith.muli %34, %21 : index
-        %36 = arith.addi %35, %29 : index
-        %37 = memref.load %x[%18, %19, %33, %36] : memref<?x?x?x?xf32>
-        %38 = arith.maximumf %30, %37 : f32
-        scf.yield %38 : f32
+      ^bb0(%24: f32, %25: f32):
+      %26 = linalg.index 0 : index
+      %27 = linalg.index 1 : index
+      %28 = linalg.index 2 : index
+      %29 = linalg.index 3 : index
+      %30 = linalg.index 4 : index
+      %31 = arith.addi %30, %13 : index
+      %32 = arith.constant 0 : index
+      %33 = arith.constant 2 : index
+      %34 = arith.constant 1 : index
+      %35 = arith.constant 0xFF800000 : f32
+      %36 = scf.for %37 = %32 to %33 step %34 iter_args(%38 = %35) -> (f32) {
+        %39 = arith.constant 2 : index
+        %40 = arith.muli %39, %28 : index
+        %41 = arith.addi %40, %31 : index
+        %42 = arith.constant 2 : index
+        %43 = arith.muli %42, %29 : index
+        %44 = arith.addi %43, %37 : index
+        %45 = memref.load %x[%26, %27, %41, %44] : memref<?x?x?x?xf32>
+        %46 = arith.maximumf %38, %45 : f32
+        scf.yield %46 : f32
       }
-      %39 = arith.maximumf %17, %28 : f32
-      linalg.yield %39 : f32
+      %47 = arith.maximumf %25, %36 : f32
+      linalg.yield %47 : f32
     }
     return
   }
@@ -73,52 +81,60 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @maxpool2d_tiled_vector(%x: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %C: index, %OH: index, %OW: index) attributes {llvm.emit_c_interface} {
+  func.func @maxpool2d_tiled_vector(%x: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %C: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 2 : index
-    %1 = arith.muli %0, %OH : index
+    %1 = arith.subi %H, %0 : index
     %2 = arith.constant 2 : index
-    %3 = arith.muli %2, %OW : index
-    // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-    %4 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%4 : f32) outs(%y : memref<?x?x?x?xf32>)
-    %5 = arith.constant 0 : index
+    %3 = arith.divsi %1, %2 : index
+    %4 = arith.constant 1 : index
+    %5 = arith.addi %3, %4 : index
     %6 = arith.constant 2 : index
-    %7 = arith.subi %6, %5 : index
-    %8 = arith.constant 0 : index
-    %9 = arith.maxsi %7, %8 : index
-    %10 = arith.constant 0 : index
-    %11 = arith.constant 0 : index
-    %12 = arith.constant 0 : index
+    %7 = arith.subi %W, %6 : index
+    %8 = arith.constant 2 : index
+    %9 = arith.divsi %7, %8 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.addi %9, %10 : index
+    // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
+    %12 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%12 : f32) outs(%y : memref<?x?x?x?xf32>)
     %13 = arith.constant 0 : index
-    %14 = arith.constant 0 : index
-    %15 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %C, %OH, %9, %OW], strides: [%10, %11, %12, %13, %14] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
+    %14 = arith.constant 2 : index
+    %15 = arith.subi %14, %13 : index
+    %16 = arith.constant 0 : index
+    %17 = arith.maxsi %15, %16 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0 : index
+    %20 = arith.constant 0 : index
+    %21 = arith.constant 0 : index
+    %22 = arith.constant 0 : index
+    %23 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %C, %5, %17, %11], strides: [%18, %19, %20, %21, %22] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
-        ins(%15 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
+        ins(%23 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
         outs(%y : memref<?x?x?x?xf32>) {
-      ^bb0(%16: f32, %17: f32):
-      %18 = linalg.index 0 : index
-      %19 = linalg.index 1 : index
-      %20 = linalg.index 2 : index
-      %21 = linalg.index 4 : index
-      %22 = linalg.index 3 : index
-      %23 = arith.addi %22, %5 : index
-      %24 = arith.constant 0 : index
-      %25 = arith.constant 2 : index
-      %26 = arith.constant 1 : index
-      %27 = arith.constant 0xFF800000 : f32
-      %28 = scf.for %29 = %24 to %25 step %26 iter_args(%30 = %27) -> (f32) {
-        %31 = arith.constant 2 : index
-        %32 = arith.muli %31, %20 : index
-        %33 = arith.addi %32, %23 : index
-        %34 = arith.constant 2 : index
-        %35 = arith.muli %34, %21 : index
-        %36 = arith.addi %35, %29 : index
-        %37 = memref.load %x[%18, %19, %33, %36] : memref<?x?x?x?xf32>
-        %38 = arith.maximumf %30, %37 : f32
-        scf.yield %38 : f32
+      ^bb0(%24: f32, %25: f32):
+      %26 = linalg.index 0 : index
+      %27 = linalg.index 1 : index
+      %28 = linalg.index 2 : index
+      %29 = linalg.index 4 : index
+      %30 = linalg.index 3 : index
+      %31 = arith.addi %30, %13 : index
+      %32 = arith.constant 0 : index
+      %33 = arith.constant 2 : index
+      %34 = arith.constant 1 : index
+      %35 = arith.constant 0xFF800000 : f32
+      %36 = scf.for %37 = %32 to %33 step %34 iter_args(%38 = %35) -> (f32) {
+        %39 = arith.constant 2 : index
+        %40 = arith.muli %39, %28 : index
+        %41 = arith.addi %40, %31 : index
+        %42 = arith.constant 2 : index
+        %43 = arith.muli %42, %29 : index
+        %44 = arith.addi %43, %37 : index
+        %45 = memref.load %x[%26, %27, %41, %44] : memref<?x?x?x?xf32>
+        %46 = arith.maximumf %38, %45 : f32
+        scf.yield %46 : f32
       }
-      %39 = arith.maximumf %17, %28 : f32
-      linalg.yield %39 : f32
+      %47 = arith.maximumf %25, %36 : f32
+      linalg.yield %47 : f32
     }
     return
   }
@@ -128,66 +144,74 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @maxpool2d_openmp(%x: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %C: index, %OH: index, %OW: index) attributes {llvm.emit_c_interface} {
+  func.func @maxpool2d_openmp(%x: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %C: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     %0 = arith.constant 2 : index
-    %1 = arith.muli %0, %OH : index
+    %1 = arith.subi %H, %0 : index
     %2 = arith.constant 2 : index
-    %3 = arith.muli %2, %OW : index
+    %3 = arith.divsi %1, %2 : index
+    %4 = arith.constant 1 : index
+    %5 = arith.addi %3, %4 : index
+    %6 = arith.constant 2 : index
+    %7 = arith.subi %W, %6 : index
+    %8 = arith.constant 2 : index
+    %9 = arith.divsi %7, %8 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.addi %9, %10 : index
     // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
     // Row by row, in parallel blocks of rows.
-    %4 = arith.constant 0 : index
-    %5 = arith.constant 1 : index
-    %6 = arith.constant 63 : index
-    %7 = arith.addi %N, %6 : index
-    %8 = arith.constant 64 : index
-    %9 = arith.divui %7, %8 : index
-    %10 = arith.constant 1 : index
-    %11 = arith.maxsi %9, %10 : index
-    scf.parallel (%12) = (%4) to (%N) step (%11) {
-      %13 = arith.addi %12, %11 : index
-      %14 = arith.minsi %13, %N : index
-      scf.for %15 = %12 to %14 step %5 {
-        %16 = memref.subview %x[%15, 0, 0, 0] [1, %C, %1, %3] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-        %17 = memref.subview %y[%15, 0, 0, 0] [1, %C, %OH, %OW] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %12 = arith.constant 0 : index
+    %13 = arith.constant 1 : index
+    %14 = arith.constant 63 : index
+    %15 = arith.addi %N, %14 : index
+    %16 = arith.constant 64 : index
+    %17 = arith.divui %15, %16 : index
+    %18 = arith.constant 1 : index
+    %19 = arith.maxsi %17, %18 : index
+    scf.parallel (%20) = (%12) to (%N) step (%19) {
+      %21 = arith.addi %20, %19 : index
+      %22 = arith.minsi %21, %N : index
+      scf.for %23 = %20 to %22 step %13 {
+        %24 = memref.subview %x[%23, 0, 0, 0] [1, %C, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %25 = memref.subview %y[%23, 0, 0, 0] [1, %C, %5, %11] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
         // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-        %18 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%18 : f32) outs(%17 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %19 = arith.constant 0 : index
-        %20 = arith.constant 2 : index
-        %21 = arith.subi %20, %19 : index
-        %22 = arith.constant 0 : index
-        %23 = arith.maxsi %21, %22 : index
-        %24 = arith.constant 0 : index
-        %25 = arith.constant 0 : index
-        %26 = arith.constant 0 : index
+        %26 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%26 : f32) outs(%25 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
         %27 = arith.constant 0 : index
-        %28 = memref.reinterpret_cast %17 to offset: [0], sizes: [%C, %OH, %23, %OW], strides: [%24, %25, %26, %27] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
+        %28 = arith.constant 2 : index
+        %29 = arith.subi %28, %27 : index
+        %30 = arith.constant 0 : index
+        %31 = arith.maxsi %29, %30 : index
+        %32 = arith.constant 0 : index
+        %33 = arith.constant 0 : index
+        %34 = arith.constant 0 : index
+        %35 = arith.constant 0 : index
+        %36 = memref.reinterpret_cast %25 to offset: [0], sizes: [%C, %5, %31, %11], strides: [%32, %33, %34, %35] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%28 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%17 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%29: f32, %30: f32):
-          %31 = linalg.index 0 : index
-          %32 = linalg.index 1 : index
-          %33 = linalg.index 3 : index
-          %34 = linalg.index 2 : index
-          %35 = arith.addi %34, %19 : index
-          %36 = arith.constant 0 : index
-          %37 = arith.constant 2 : index
-          %38 = arith.constant 1 : index
-          %39 = arith.constant 0xFF800000 : f32
-          %40 = scf.for %41 = %36 to %37 step %38 iter_args(%42 = %39) -> (f32) {
-            %43 = arith.constant 2 : index
-            %44 = arith.muli %43, %32 : index
-            %45 = arith.addi %44, %35 : index
-            %46 = arith.constant 2 : index
-            %47 = arith.muli %46, %33 : index
-            %48 = arith.addi %47, %41 : index
-            %49 = memref.load %16[%31, %45, %48] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-            %50 = arith.maximumf %42, %49 : f32
-            scf.yield %50 : f32
+            ins(%36 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
+            outs(%25 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
+          ^bb0(%37: f32, %38: f32):
+          %39 = linalg.index 0 : index
+          %40 = linalg.index 1 : index
+          %41 = linalg.index 3 : index
+          %42 = linalg.index 2 : index
+          %43 = arith.addi %42, %27 : index
+          %44 = arith.constant 0 : index
+          %45 = arith.constant 2 : index
+          %46 = arith.constant 1 : index
+          %47 = arith.constant 0xFF800000 : f32
+          %48 = scf.for %49 = %44 to %45 step %46 iter_args(%50 = %47) -> (f32) {
+            %51 = arith.constant 2 : index
+            %52 = arith.muli %51, %40 : index
+            %53 = arith.addi %52, %43 : index
+            %54 = arith.constant 2 : index
+            %55 = arith.muli %54, %41 : index
+            %56 = arith.addi %55, %49 : index
+            %57 = memref.load %24[%39, %53, %56] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+            %58 = arith.maximumf %50, %57 : f32
+            scf.yield %58 : f32
           }
-          %51 = arith.maximumf %30, %40 : f32
-          linalg.yield %51 : f32
+          %59 = arith.maximumf %38, %48 : f32
+          linalg.yield %59 : f32
         }
       }
       scf.reduce
@@ -220,9 +244,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m0.allocated = sb_a->tensors[0];
 //|   sb_m0.aligned = sb_a->tensors[0];
 //|   sb_m0.offset = 0;
-//|   sb_m0.sizes[3] = (2LL * sb_s[3]);
+//|   sb_m0.sizes[3] = sb_s[3];
 //|   sb_m0.strides[3] = 1;
-//|   sb_m0.sizes[2] = (2LL * sb_s[2]);
+//|   sb_m0.sizes[2] = sb_s[2];
 //|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
 //|   sb_m0.sizes[1] = sb_s[1];
 //|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
@@ -232,9 +256,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m1.allocated = sb_a->tensors[1];
 //|   sb_m1.aligned = sb_a->tensors[1];
 //|   sb_m1.offset = 0;
-//|   sb_m1.sizes[3] = sb_s[3];
+//|   sb_m1.sizes[3] = (((sb_s[3] - 2LL) / 2LL) + 1LL);
 //|   sb_m1.strides[3] = 1;
-//|   sb_m1.sizes[2] = sb_s[2];
+//|   sb_m1.sizes[2] = (((sb_s[2] - 2LL) / 2LL) + 1LL);
 //|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
 //|   sb_m1.sizes[1] = sb_s[1];
 //|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
@@ -253,9 +277,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m0.allocated = sb_a->tensors[0];
 //|   sb_m0.aligned = sb_a->tensors[0];
 //|   sb_m0.offset = 0;
-//|   sb_m0.sizes[3] = (2LL * sb_s[3]);
+//|   sb_m0.sizes[3] = sb_s[3];
 //|   sb_m0.strides[3] = 1;
-//|   sb_m0.sizes[2] = (2LL * sb_s[2]);
+//|   sb_m0.sizes[2] = sb_s[2];
 //|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
 //|   sb_m0.sizes[1] = sb_s[1];
 //|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
@@ -265,9 +289,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m1.allocated = sb_a->tensors[1];
 //|   sb_m1.aligned = sb_a->tensors[1];
 //|   sb_m1.offset = 0;
-//|   sb_m1.sizes[3] = sb_s[3];
+//|   sb_m1.sizes[3] = (((sb_s[3] - 2LL) / 2LL) + 1LL);
 //|   sb_m1.strides[3] = 1;
-//|   sb_m1.sizes[2] = sb_s[2];
+//|   sb_m1.sizes[2] = (((sb_s[2] - 2LL) / 2LL) + 1LL);
 //|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
 //|   sb_m1.sizes[1] = sb_s[1];
 //|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
@@ -285,9 +309,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m0.allocated = sb_a->tensors[0];
 //|   sb_m0.aligned = sb_a->tensors[0];
 //|   sb_m0.offset = 0;
-//|   sb_m0.sizes[3] = (2LL * sb_s[3]);
+//|   sb_m0.sizes[3] = sb_s[3];
 //|   sb_m0.strides[3] = 1;
-//|   sb_m0.sizes[2] = (2LL * sb_s[2]);
+//|   sb_m0.sizes[2] = sb_s[2];
 //|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
 //|   sb_m0.sizes[1] = sb_s[1];
 //|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
@@ -297,9 +321,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m1.allocated = sb_a->tensors[1];
 //|   sb_m1.aligned = sb_a->tensors[1];
 //|   sb_m1.offset = 0;
-//|   sb_m1.sizes[3] = sb_s[3];
+//|   sb_m1.sizes[3] = (((sb_s[3] - 2LL) / 2LL) + 1LL);
 //|   sb_m1.strides[3] = 1;
-//|   sb_m1.sizes[2] = sb_s[2];
+//|   sb_m1.sizes[2] = (((sb_s[2] - 2LL) / 2LL) + 1LL);
 //|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
 //|   sb_m1.sizes[1] = sb_s[1];
 //|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];

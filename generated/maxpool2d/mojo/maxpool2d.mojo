@@ -2,9 +2,9 @@
 # Do not edit: regenerate with `specbench gen specs/maxpool2d.yaml`.
 #
 # Tensors (ABI order):
-#   0  x  f32[N, C, 2 * OH, 2 * OW]  in
-#   1  y  f32[N, C, OH, OW]          out
-# Sizes (ABI order): N, C, OH, OW
+#   0  x  f32[N, C, H, W]                                              in
+#   1  y  f32[N, C, div_trunc(H - 2, 2) + 1, div_trunc(W - 2, 2) + 1]  out
+# Sizes (ABI order): N, C, H, W
 # Variants:
 #   loops               strategy loops
 #   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
@@ -71,6 +71,16 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
     return (a.gt(b) | ~a.eq(a)).select(a, b)
 
 
+# Int division as in C: it truncates toward zero (Mojo's // rounds toward negative
+# infinity). b is never 0 or -1: the guards around the call handle those.
+@always_inline
+def sb_div_int(a: Int, b: Int) -> Int:
+    var q = a // b
+    if q * b != a and (a < 0) != (b < 0):
+        q += 1
+    return q
+
+
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
@@ -79,26 +89,26 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 
 # y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
-                N: Int, C: Int, OH: Int, OW: Int):
+                N: Int, C: Int, H: Int, W: Int):
     for n in range(N):
         for c in range(C):
-            for i in range(OH):
-                for j in range(OW):
+            for i in range(sb_div_int(H - 2, 2) + 1):
+                for j in range(sb_div_int(W - 2, 2) + 1):
                     var sb_acc0 = -inf[DType.float32]()
                     for a in range(2):
                         var sb_acc1 = -inf[DType.float32]()
                         for b in range(2):
-                            sb_acc1 = sb_max(sb_acc1, x[unsafe_offset=((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)])
+                            sb_acc1 = sb_max(sb_acc1, x[unsafe_offset=((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)])
                         sb_acc0 = sb_max(sb_acc0, sb_acc1)
-                    y[unsafe_offset=((n * C + c) * OH + i) * OW + j] = sb_acc0
+                    y[unsafe_offset=((n * C + c) * (sb_div_int(H - 2, 2) + 1) + i) * (sb_div_int(W - 2, 2) + 1) + j] = sb_acc0
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
 # y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin], N: Int, C: Int, OH: Int,
-                             OW: Int):
+                             y: Pointer[Float32, MutUntrackedOrigin], N: Int, C: Int, H: Int,
+                             W: Int):
     var sb_n = N
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -107,21 +117,21 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for n in range(sb_lo, sb_hi):
             for c in range(C):
-                for i in range(OH):
-                    for j in range(OW):
+                for i in range(sb_div_int(H - 2, 2) + 1):
+                    for j in range(sb_div_int(W - 2, 2) + 1):
                         var sb_acc0 = -inf[DType.float32]()
                         for a in range(2):
                             var sb_acc1v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
                             var sb_end1 = max(2, 0) // sb_w_f32 * sb_w_f32
                             for b in range(0, sb_end1, sb_w_f32):
-                                sb_acc1v = sb_max(sb_acc1v, x.unsafe_load[width=sb_w_f32](((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)))
+                                sb_acc1v = sb_max(sb_acc1v, x.unsafe_load[width=sb_w_f32](((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)))
                             var sb_acc1 = -inf[DType.float32]()
                             for sb_l in range(sb_w_f32):
                                 sb_acc1 = sb_max(sb_acc1, sb_acc1v[sb_l])
                             for b in range(sb_end1, 2):
-                                sb_acc1 = sb_max(sb_acc1, x[unsafe_offset=((n * C + c) * (2 * OH) + (2 * i + a)) * (2 * OW) + (2 * j + b)])
+                                sb_acc1 = sb_max(sb_acc1, x[unsafe_offset=((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)])
                             sb_acc0 = sb_max(sb_acc0, sb_acc1)
-                        y[unsafe_offset=((n * C + c) * OH + i) * OW + j] = sb_acc0
+                        y[unsafe_offset=((n * C + c) * (sb_div_int(H - 2, 2) + 1) + i) * (sb_div_int(W - 2, 2) + 1) + j] = sb_acc0
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -136,11 +146,11 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var y = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
-    var OH = Int(sb_a[].sizes[unsafe_offset=2])
-    var OW = Int(sb_a[].sizes[unsafe_offset=3])
+    var H = Int(sb_a[].sizes[unsafe_offset=2])
+    var W = Int(sb_a[].sizes[unsafe_offset=3])
 
     # y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-    sb_loops_s0(x, y, N, C, OH, OW)
+    sb_loops_s0(x, y, N, C, H, W)
     return 0
 
 
@@ -151,11 +161,11 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var y = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
-    var OH = Int(sb_a[].sizes[unsafe_offset=2])
-    var OW = Int(sb_a[].sizes[unsafe_offset=3])
+    var H = Int(sb_a[].sizes[unsafe_offset=2])
+    var W = Int(sb_a[].sizes[unsafe_offset=3])
 
     # y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-    sb_vectorize_parallel_s0(x, y, N, C, OH, OW)
+    sb_vectorize_parallel_s0(x, y, N, C, H, W)
     return 0
 
 
