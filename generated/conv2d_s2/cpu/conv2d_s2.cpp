@@ -2,10 +2,10 @@
 // Do not edit: regenerate with `specbench gen specs/conv2d_s2.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, CI, 2 * OH, 2 * OW]  in, boundary zero
-//   1  w  f32[CO, CI, 3, 3]           in
-//   2  y  f32[N, CO, OH, OW]          out
-// Sizes (ABI order): N, CI, CO, OH, OW
+//   0  x  f32[N, CI, H, W]                                                      in, boundary zero
+//   1  w  f32[CO, CI, 3, 3]                                                     in
+//   2  y  f32[N, CO, div_trunc(H + 2 - 3, 2) + 1, div_trunc(W + 2 - 3, 2) + 1]  out
+// Sizes (ABI order): N, CI, CO, H, W
 // Variants:
 //   loops     strategy loops
 //   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
@@ -243,12 +243,12 @@ static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int6
 
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 static void sb_loops_s0(const float* __restrict x, const float* __restrict w, float* __restrict y,
-                        const int64_t N, const int64_t CI, const int64_t CO, const int64_t OH,
-                        const int64_t OW) {
+                        const int64_t N, const int64_t CI, const int64_t CO, const int64_t H,
+                        const int64_t W) {
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t o = 0; o < CO; ++o) {
-      for (int64_t i = 0; i < OH; ++i) {
-        for (int64_t j = 0; j < OW; ++j) {
+      for (int64_t i = 0; i < (H + 2 - 3) / 2 + 1; ++i) {
+        for (int64_t j = 0; j < (W + 2 - 3) / 2 + 1; ++j) {
           float sb_acc0 = 0.0f;
           for (int64_t c = 0; c < CI; ++c) {
             float sb_acc1 = 0.0f;
@@ -258,14 +258,14 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
                 const int64_t sb_ld0_x_i2 = 2 * i + a - 1;
                 const int64_t sb_ld0_x_i3 = 2 * j + b - 1;
                 const float sb_ld0_x =
-                    (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < 2 * OH && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < 2 * OW) ? x[((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3] : 0.0f;
+                    (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
                 sb_acc2 += sb_ld0_x * w[((o * CI + c) * 3 + a) * 3 + b];
               }
               sb_acc1 += sb_acc2;
             }
             sb_acc0 += sb_acc1;
           }
-          y[((n * CO + o) * OH + i) * OW + j] = sb_acc0;
+          y[((n * CO + o) * ((H + 2 - 3) / 2 + 1) + i) * ((W + 2 - 3) / 2 + 1) + j] = sb_acc0;
         }
       }
     }
@@ -277,13 +277,13 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                            float* __restrict y, const int64_t N, const int64_t CI, const int64_t CO,
-                           const int64_t OH, const int64_t OW) {
+                           const int64_t H, const int64_t W) {
   #pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t o = 0; o < CO; ++o) {
-      for (int64_t i = 0; i < OH; ++i) {
-        for (int64_t sb_jb = 0; sb_jb < OW; sb_jb += 128) {
-          const int64_t sb_je = OW - sb_jb < 128 ? OW : sb_jb + 128;
+      for (int64_t i = 0; i < (H + 2 - 3) / 2 + 1; ++i) {
+        for (int64_t sb_jb = 0; sb_jb < ((W + 2 - 3) / 2 + 1); sb_jb += 128) {
+          const int64_t sb_je = ((W + 2 - 3) / 2 + 1) - sb_jb < 128 ? ((W + 2 - 3) / 2 + 1) : sb_jb + 128;
           float sb_block0[128] __attribute__((aligned(64)));
           #pragma omp simd
           for (int64_t j = sb_jb; j < sb_je; ++j) {
@@ -299,7 +299,7 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                   const int64_t sb_ld0_x_i2 = 2 * i + a - 1;
                   const int64_t sb_ld0_x_i3 = 2 * j + b - 1;
                   const float sb_ld0_x =
-                      (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < 2 * OH && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < 2 * OW) ? x[((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3] : 0.0f;
+                      (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
                   sb_acc1 += sb_ld0_x * w[((o * CI + c) * 3 + a) * 3 + b];
                 }
                 sb_acc0 += sb_acc1;
@@ -309,7 +309,7 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
           }
           #pragma omp simd
           for (int64_t j = sb_jb; j < sb_je; ++j) {
-            y[((n * CO + o) * OH + i) * OW + j] = sb_block0[j - sb_jb];
+            y[((n * CO + o) * ((H + 2 - 3) / 2 + 1) + i) * ((W + 2 - 3) / 2 + 1) + j] = sb_block0[j - sb_jb];
           }
         }
       }
@@ -321,10 +321,10 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
 
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, float* __restrict y,
-                        const int64_t N, const int64_t CI, const int64_t CO, const int64_t OH,
-                        const int64_t OW) {
+                        const int64_t N, const int64_t CI, const int64_t CO, const int64_t H,
+                        const int64_t W) {
   const int64_t sb_m = CO;
-  const int64_t sb_n = OH * OW;
+  const int64_t sb_n = ((H + 2 - 3) / 2 + 1) * ((W + 2 - 3) / 2 + 1);
   const int64_t sb_k = CI * 3 * 3;
   const int64_t sb_batch = N;
   if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;
@@ -340,14 +340,14 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
     for (int64_t c = 0; c < CI; ++c) {
       for (int64_t a = 0; a < 3; ++a) {
         for (int64_t b = 0; b < 3; ++b) {
-          for (int64_t i = 0; i < OH; ++i) {
+          for (int64_t i = 0; i < (H + 2 - 3) / 2 + 1; ++i) {
             #pragma omp simd
-            for (int64_t j = 0; j < OW; ++j) {
+            for (int64_t j = 0; j < (W + 2 - 3) / 2 + 1; ++j) {
               const int64_t sb_ld0_x_i2 = 2 * i + a - 1;
               const int64_t sb_ld0_x_i3 = 2 * j + b - 1;
               const float sb_ld0_x =
-                  (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < 2 * OH && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < 2 * OW) ? x[((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3] : 0.0f;
-              sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * OW + j)] = sb_ld0_x;
+                  (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
+              sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * ((W + 2 - 3) / 2 + 1) + j)] = sb_ld0_x;
             }
           }
         }
@@ -376,11 +376,11 @@ static int sb_variant_loops(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   const int64_t CI = sb_a->sizes[1];
   const int64_t CO = sb_a->sizes[2];
-  const int64_t OH = sb_a->sizes[3];
-  const int64_t OW = sb_a->sizes[4];
+  const int64_t H = sb_a->sizes[3];
+  const int64_t W = sb_a->sizes[4];
 
   // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-  sb_loops_s0(x, w, y, N, CI, CO, OH, OW);
+  sb_loops_s0(x, w, y, N, CI, CO, H, W);
   return 0;
 }
 
@@ -392,11 +392,11 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   const int64_t CI = sb_a->sizes[1];
   const int64_t CO = sb_a->sizes[2];
-  const int64_t OH = sb_a->sizes[3];
-  const int64_t OW = sb_a->sizes[4];
+  const int64_t H = sb_a->sizes[3];
+  const int64_t W = sb_a->sizes[4];
 
   // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-  sb_omp_simd_s0(x, w, y, N, CI, CO, OH, OW);
+  sb_omp_simd_s0(x, w, y, N, CI, CO, H, W);
   return 0;
 }
 
@@ -408,11 +408,11 @@ static int sb_variant_im2col(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   const int64_t CI = sb_a->sizes[1];
   const int64_t CO = sb_a->sizes[2];
-  const int64_t OH = sb_a->sizes[3];
-  const int64_t OW = sb_a->sizes[4];
+  const int64_t H = sb_a->sizes[3];
+  const int64_t W = sb_a->sizes[4];
 
   // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-  if (sb_im2col_s0(x, w, y, N, CI, CO, OH, OW) != 0) return 1;
+  if (sb_im2col_s0(x, w, y, N, CI, CO, H, W) != 0) return 1;
   return 0;
 }
 

@@ -2,10 +2,10 @@
 // Do not edit: regenerate with `specbench gen specs/conv2d_s2.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, CI, 2 * OH, 2 * OW]  in, boundary zero
-//   1  w  f32[CO, CI, 3, 3]           in
-//   2  y  f32[N, CO, OH, OW]          out
-// Sizes (ABI order): N, CI, CO, OH, OW
+//   0  x  f32[N, CI, H, W]                                                      in, boundary zero
+//   1  w  f32[CO, CI, 3, 3]                                                     in
+//   2  y  f32[N, CO, div_trunc(H + 2 - 3, 2) + 1, div_trunc(W + 2 - 3, 2) + 1]  out
+// Sizes (ABI order): N, CI, CO, H, W
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
@@ -47,14 +47,14 @@
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
-    const int64_t N, const int64_t CI, const int64_t CO, const int64_t OH, const int64_t OW) {
-  const int64_t sb_total = N * CO * OH * OW;
+    const int64_t N, const int64_t CI, const int64_t CO, const int64_t H, const int64_t W) {
+  const int64_t sb_total = N * CO * ((H + 2 - 3) / 2 + 1) * ((W + 2 - 3) / 2 + 1);
   const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (sb_t >= sb_total) return;
-  const int64_t n = sb_t / OW / OH / CO;
-  const int64_t o = sb_t / OW / OH % CO;
-  const int64_t i = sb_t / OW % OH;
-  const int64_t j = sb_t % OW;
+  const int64_t n = sb_t / ((W + 2 - 3) / 2 + 1) / ((H + 2 - 3) / 2 + 1) / CO;
+  const int64_t o = sb_t / ((W + 2 - 3) / 2 + 1) / ((H + 2 - 3) / 2 + 1) % CO;
+  const int64_t i = sb_t / ((W + 2 - 3) / 2 + 1) % ((H + 2 - 3) / 2 + 1);
+  const int64_t j = sb_t % ((W + 2 - 3) / 2 + 1);
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < CI; ++c) {
     float sb_acc1 = 0.0f;
@@ -64,14 +64,14 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
         const int64_t sb_ld0_x_i2 = 2 * i + a - 1;
         const int64_t sb_ld0_x_i3 = 2 * j + b - 1;
         const float sb_ld0_x =
-            (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < 2 * OH && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < 2 * OW) ? x[((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3] : 0.0f;
+            (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
         sb_acc2 += sb_ld0_x * w[((o * CI + c) * 3 + a) * 3 + b];
       }
       sb_acc1 += sb_acc2;
     }
     sb_acc0 += sb_acc1;
   }
-  y[((n * CO + o) * OH + i) * OW + j] = sb_acc0;
+  y[((n * CO + o) * ((H + 2 - 3) / 2 + 1) + i) * ((W + 2 - 3) / 2 + 1) + j] = sb_acc0;
 }
 
 // Variant grid_stride: a grid-stride loop over output elements.
@@ -79,15 +79,15 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
-    const int64_t N, const int64_t CI, const int64_t CO, const int64_t OH, const int64_t OW) {
-  const int64_t sb_total = N * CO * OH * OW;
+    const int64_t N, const int64_t CI, const int64_t CO, const int64_t H, const int64_t W) {
+  const int64_t sb_total = N * CO * ((H + 2 - 3) / 2 + 1) * ((W + 2 - 3) / 2 + 1);
   const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
-    const int64_t n = sb_t / OW / OH / CO;
-    const int64_t o = sb_t / OW / OH % CO;
-    const int64_t i = sb_t / OW % OH;
-    const int64_t j = sb_t % OW;
+    const int64_t n = sb_t / ((W + 2 - 3) / 2 + 1) / ((H + 2 - 3) / 2 + 1) / CO;
+    const int64_t o = sb_t / ((W + 2 - 3) / 2 + 1) / ((H + 2 - 3) / 2 + 1) % CO;
+    const int64_t i = sb_t / ((W + 2 - 3) / 2 + 1) % ((H + 2 - 3) / 2 + 1);
+    const int64_t j = sb_t % ((W + 2 - 3) / 2 + 1);
     float sb_acc0 = 0.0f;
     for (int64_t c = 0; c < CI; ++c) {
       float sb_acc1 = 0.0f;
@@ -97,14 +97,14 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
           const int64_t sb_ld0_x_i2 = 2 * i + a - 1;
           const int64_t sb_ld0_x_i3 = 2 * j + b - 1;
           const float sb_ld0_x =
-              (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < 2 * OH && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < 2 * OW) ? x[((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3] : 0.0f;
+              (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
           sb_acc2 += sb_ld0_x * w[((o * CI + c) * 3 + a) * 3 + b];
         }
         sb_acc1 += sb_acc2;
       }
       sb_acc0 += sb_acc1;
     }
-    y[((n * CO + o) * OH + i) * OW + j] = sb_acc0;
+    y[((n * CO + o) * ((H + 2 - 3) / 2 + 1) + i) * ((W + 2 - 3) / 2 + 1) + j] = sb_acc0;
   }
 }
 
@@ -120,15 +120,15 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   const int64_t CI = sb_a->sizes[1];
   const int64_t CO = sb_a->sizes[2];
-  const int64_t OH = sb_a->sizes[3];
-  const int64_t OW = sb_a->sizes[4];
+  const int64_t H = sb_a->sizes[3];
+  const int64_t W = sb_a->sizes[4];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
   // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
   {
-    const int64_t sb_total = N * CO * OH * OW;
+    const int64_t sb_total = N * CO * ((H + 2 - 3) / 2 + 1) * ((W + 2 - 3) / 2 + 1);
     const unsigned sb_grid = (unsigned)((sb_total + 255) / 256);
-    SB_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, x, w, y, N, CI, CO, OH, OW);
+    SB_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, x, w, y, N, CI, CO, H, W);
     SB_CHECK_LAUNCH(sb_thread_per_output_s0);
   }
   return 0;
@@ -142,8 +142,8 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   const int64_t CI = sb_a->sizes[1];
   const int64_t CO = sb_a->sizes[2];
-  const int64_t OH = sb_a->sizes[3];
-  const int64_t OW = sb_a->sizes[4];
+  const int64_t H = sb_a->sizes[3];
+  const int64_t W = sb_a->sizes[4];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&sb_device));
@@ -154,10 +154,10 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 
   // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
   {
-    const int64_t sb_total = N * CO * OH * OW;
+    const int64_t sb_total = N * CO * ((H + 2 - 3) / 2 + 1) * ((W + 2 - 3) / 2 + 1);
     const int64_t sb_blocks = (sb_total + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, x, w, y, N, CI, CO, OH, OW);
+    SB_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, x, w, y, N, CI, CO, H, W);
     SB_CHECK_LAUNCH(sb_grid_stride_s0);
   }
   return 0;

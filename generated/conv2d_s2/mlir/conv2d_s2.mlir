@@ -2,10 +2,10 @@
 // Do not edit: regenerate with `specbench gen specs/conv2d_s2.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, CI, 2 * OH, 2 * OW]  in, boundary zero
-//   1  w  f32[CO, CI, 3, 3]           in
-//   2  y  f32[N, CO, OH, OW]          out
-// Sizes (ABI order): N, CI, CO, OH, OW
+//   0  x  f32[N, CI, H, W]                                                      in, boundary zero
+//   1  w  f32[CO, CI, 3, 3]                                                     in
+//   2  y  f32[N, CO, div_trunc(H + 2 - 3, 2) + 1, div_trunc(W + 2 - 3, 2) + 1]  out
+// Sizes (ABI order): N, CI, CO, H, W
 // Variants:
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
@@ -19,108 +19,120 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @conv2d_s2_loops(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %OH: index, %OW: index) attributes {llvm.emit_c_interface} {
-    %0 = arith.constant 2 : index
-    %1 = arith.muli %0, %OH : index
+  func.func @conv2d_s2_loops(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    %1 = arith.constant 3 : index
     %2 = arith.constant 2 : index
-    %3 = arith.muli %2, %OW : index
+    %3 = arith.addi %H, %2 : index
     %4 = arith.constant 3 : index
-    %5 = arith.constant 3 : index
+    %5 = arith.subi %3, %4 : index
+    %6 = arith.constant 2 : index
+    %7 = arith.divsi %5, %6 : index
+    %8 = arith.constant 1 : index
+    %9 = arith.addi %7, %8 : index
+    %10 = arith.constant 2 : index
+    %11 = arith.addi %W, %10 : index
+    %12 = arith.constant 3 : index
+    %13 = arith.subi %11, %12 : index
+    %14 = arith.constant 2 : index
+    %15 = arith.divsi %13, %14 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.addi %15, %16 : index
     // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-    %6 = arith.constant 0.0 : f32
-    linalg.fill ins(%6 : f32) outs(%y : memref<?x?x?x?xf32>)
-    %7 = arith.constant 0 : index
-    %8 = arith.subi %CI, %7 : index
-    %9 = arith.constant 0 : index
-    %10 = arith.maxsi %8, %9 : index
-    %11 = arith.constant 0 : index
-    %12 = arith.constant 0 : index
-    %13 = arith.constant 0 : index
-    %14 = arith.constant 0 : index
-    %15 = arith.constant 0 : index
-    %16 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %CO, %OH, %OW, %10], strides: [%11, %12, %13, %14, %15] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
+    %18 = arith.constant 0.0 : f32
+    linalg.fill ins(%18 : f32) outs(%y : memref<?x?x?x?xf32>)
+    %19 = arith.constant 0 : index
+    %20 = arith.subi %CI, %19 : index
+    %21 = arith.constant 0 : index
+    %22 = arith.maxsi %20, %21 : index
+    %23 = arith.constant 0 : index
+    %24 = arith.constant 0 : index
+    %25 = arith.constant 0 : index
+    %26 = arith.constant 0 : index
+    %27 = arith.constant 0 : index
+    %28 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %CO, %9, %17, %22], strides: [%23, %24, %25, %26, %27] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-        ins(%16 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
+        ins(%28 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
         outs(%y : memref<?x?x?x?xf32>) {
-      ^bb0(%17: f32, %18: f32):
-      %19 = linalg.index 0 : index
-      %20 = linalg.index 1 : index
-      %21 = linalg.index 2 : index
-      %22 = linalg.index 3 : index
-      %23 = linalg.index 4 : index
-      %24 = arith.addi %23, %7 : index
-      %25 = arith.constant 0 : index
-      %26 = arith.constant 3 : index
-      %27 = arith.constant 1 : index
-      %28 = arith.constant 0.0 : f32
-      %29 = scf.for %30 = %25 to %26 step %27 iter_args(%31 = %28) -> (f32) {
-        %32 = arith.constant 0 : index
-        %33 = arith.constant 3 : index
-        %34 = arith.constant 1 : index
-        %35 = arith.constant 0.0 : f32
-        %36 = scf.for %37 = %32 to %33 step %34 iter_args(%38 = %35) -> (f32) {
-          %39 = arith.constant 0 : index
-          %40 = arith.cmpi sge, %19, %39 : index
-          %41 = arith.cmpi slt, %19, %N : index
-          %42 = arith.andi %40, %41 : i1
-          %43 = arith.constant 1 : index
-          %44 = arith.subi %N, %43 : index
-          %45 = arith.minsi %19, %44 : index
-          %46 = arith.constant 0 : index
-          %47 = arith.maxsi %45, %46 : index
-          %48 = arith.constant 0 : index
-          %49 = arith.cmpi sge, %24, %48 : index
-          %50 = arith.cmpi slt, %24, %CI : index
-          %51 = arith.andi %49, %50 : i1
-          %52 = arith.andi %42, %51 : i1
-          %53 = arith.constant 1 : index
-          %54 = arith.subi %CI, %53 : index
-          %55 = arith.minsi %24, %54 : index
-          %56 = arith.constant 0 : index
-          %57 = arith.maxsi %55, %56 : index
-          %58 = arith.constant 2 : index
-          %59 = arith.muli %58, %21 : index
-          %60 = arith.addi %59, %30 : index
-          %61 = arith.constant 1 : index
-          %62 = arith.subi %60, %61 : index
-          %63 = arith.constant 0 : index
-          %64 = arith.cmpi sge, %62, %63 : index
-          %65 = arith.cmpi slt, %62, %1 : index
-          %66 = arith.andi %64, %65 : i1
-          %67 = arith.andi %52, %66 : i1
-          %68 = arith.constant 1 : index
-          %69 = arith.subi %1, %68 : index
-          %70 = arith.minsi %62, %69 : index
-          %71 = arith.constant 0 : index
-          %72 = arith.maxsi %70, %71 : index
-          %73 = arith.constant 2 : index
-          %74 = arith.muli %73, %22 : index
-          %75 = arith.addi %74, %37 : index
-          %76 = arith.constant 1 : index
-          %77 = arith.subi %75, %76 : index
-          %78 = arith.constant 0 : index
-          %79 = arith.cmpi sge, %77, %78 : index
-          %80 = arith.cmpi slt, %77, %3 : index
-          %81 = arith.andi %79, %80 : i1
-          %82 = arith.andi %67, %81 : i1
-          %83 = arith.constant 1 : index
-          %84 = arith.subi %3, %83 : index
-          %85 = arith.minsi %77, %84 : index
-          %86 = arith.constant 0 : index
-          %87 = arith.maxsi %85, %86 : index
-          %88 = memref.load %x[%47, %57, %72, %87] : memref<?x?x?x?xf32>
-          %89 = arith.constant 0.0 : f32
-          %90 = arith.select %82, %88, %89 : f32
-          %91 = memref.load %w[%20, %24, %30, %37] : memref<?x?x?x?xf32>
-          %92 = arith.mulf %90, %91 : f32
-          %93 = arith.addf %38, %92 : f32
-          scf.yield %93 : f32
+      ^bb0(%29: f32, %30: f32):
+      %31 = linalg.index 0 : index
+      %32 = linalg.index 1 : index
+      %33 = linalg.index 2 : index
+      %34 = linalg.index 3 : index
+      %35 = linalg.index 4 : index
+      %36 = arith.addi %35, %19 : index
+      %37 = arith.constant 0 : index
+      %38 = arith.constant 3 : index
+      %39 = arith.constant 1 : index
+      %40 = arith.constant 0.0 : f32
+      %41 = scf.for %42 = %37 to %38 step %39 iter_args(%43 = %40) -> (f32) {
+        %44 = arith.constant 0 : index
+        %45 = arith.constant 3 : index
+        %46 = arith.constant 1 : index
+        %47 = arith.constant 0.0 : f32
+        %48 = scf.for %49 = %44 to %45 step %46 iter_args(%50 = %47) -> (f32) {
+          %51 = arith.constant 0 : index
+          %52 = arith.cmpi sge, %31, %51 : index
+          %53 = arith.cmpi slt, %31, %N : index
+          %54 = arith.andi %52, %53 : i1
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %N, %55 : index
+          %57 = arith.minsi %31, %56 : index
+          %58 = arith.constant 0 : index
+          %59 = arith.maxsi %57, %58 : index
+          %60 = arith.constant 0 : index
+          %61 = arith.cmpi sge, %36, %60 : index
+          %62 = arith.cmpi slt, %36, %CI : index
+          %63 = arith.andi %61, %62 : i1
+          %64 = arith.andi %54, %63 : i1
+          %65 = arith.constant 1 : index
+          %66 = arith.subi %CI, %65 : index
+          %67 = arith.minsi %36, %66 : index
+          %68 = arith.constant 0 : index
+          %69 = arith.maxsi %67, %68 : index
+          %70 = arith.constant 2 : index
+          %71 = arith.muli %70, %33 : index
+          %72 = arith.addi %71, %42 : index
+          %73 = arith.constant 1 : index
+          %74 = arith.subi %72, %73 : index
+          %75 = arith.constant 0 : index
+          %76 = arith.cmpi sge, %74, %75 : index
+          %77 = arith.cmpi slt, %74, %H : index
+          %78 = arith.andi %76, %77 : i1
+          %79 = arith.andi %64, %78 : i1
+          %80 = arith.constant 1 : index
+          %81 = arith.subi %H, %80 : index
+          %82 = arith.minsi %74, %81 : index
+          %83 = arith.constant 0 : index
+          %84 = arith.maxsi %82, %83 : index
+          %85 = arith.constant 2 : index
+          %86 = arith.muli %85, %34 : index
+          %87 = arith.addi %86, %49 : index
+          %88 = arith.constant 1 : index
+          %89 = arith.subi %87, %88 : index
+          %90 = arith.constant 0 : index
+          %91 = arith.cmpi sge, %89, %90 : index
+          %92 = arith.cmpi slt, %89, %W : index
+          %93 = arith.andi %91, %92 : i1
+          %94 = arith.andi %79, %93 : i1
+          %95 = arith.constant 1 : index
+          %96 = arith.subi %W, %95 : index
+          %97 = arith.minsi %89, %96 : index
+          %98 = arith.constant 0 : index
+          %99 = arith.maxsi %97, %98 : index
+          %100 = memref.load %x[%59, %69, %84, %99] : memref<?x?x?x?xf32>
+          %101 = arith.constant 0.0 : f32
+          %102 = arith.select %94, %100, %101 : f32
+          %103 = memref.load %w[%32, %36, %42, %49] : memref<?x?x?x?xf32>
+          %104 = arith.mulf %102, %103 : f32
+          %105 = arith.addf %50, %104 : f32
+          scf.yield %105 : f32
         }
-        %94 = arith.addf %31, %36 : f32
-        scf.yield %94 : f32
+        %106 = arith.addf %43, %48 : f32
+        scf.yield %106 : f32
       }
-      %95 = arith.addf %18, %29 : f32
-      linalg.yield %95 : f32
+      %107 = arith.addf %30, %41 : f32
+      linalg.yield %107 : f32
     }
     return
   }
@@ -130,108 +142,120 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @conv2d_s2_tiled_vector(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %OH: index, %OW: index) attributes {llvm.emit_c_interface} {
-    %0 = arith.constant 2 : index
-    %1 = arith.muli %0, %OH : index
+  func.func @conv2d_s2_tiled_vector(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    %1 = arith.constant 3 : index
     %2 = arith.constant 2 : index
-    %3 = arith.muli %2, %OW : index
+    %3 = arith.addi %H, %2 : index
     %4 = arith.constant 3 : index
-    %5 = arith.constant 3 : index
+    %5 = arith.subi %3, %4 : index
+    %6 = arith.constant 2 : index
+    %7 = arith.divsi %5, %6 : index
+    %8 = arith.constant 1 : index
+    %9 = arith.addi %7, %8 : index
+    %10 = arith.constant 2 : index
+    %11 = arith.addi %W, %10 : index
+    %12 = arith.constant 3 : index
+    %13 = arith.subi %11, %12 : index
+    %14 = arith.constant 2 : index
+    %15 = arith.divsi %13, %14 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.addi %15, %16 : index
     // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-    %6 = arith.constant 0.0 : f32
-    linalg.fill ins(%6 : f32) outs(%y : memref<?x?x?x?xf32>)
-    %7 = arith.constant 0 : index
-    %8 = arith.subi %CI, %7 : index
-    %9 = arith.constant 0 : index
-    %10 = arith.maxsi %8, %9 : index
-    %11 = arith.constant 0 : index
-    %12 = arith.constant 0 : index
-    %13 = arith.constant 0 : index
-    %14 = arith.constant 0 : index
-    %15 = arith.constant 0 : index
-    %16 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %CO, %OH, %10, %OW], strides: [%11, %12, %13, %14, %15] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
+    %18 = arith.constant 0.0 : f32
+    linalg.fill ins(%18 : f32) outs(%y : memref<?x?x?x?xf32>)
+    %19 = arith.constant 0 : index
+    %20 = arith.subi %CI, %19 : index
+    %21 = arith.constant 0 : index
+    %22 = arith.maxsi %20, %21 : index
+    %23 = arith.constant 0 : index
+    %24 = arith.constant 0 : index
+    %25 = arith.constant 0 : index
+    %26 = arith.constant 0 : index
+    %27 = arith.constant 0 : index
+    %28 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %CO, %9, %22, %17], strides: [%23, %24, %25, %26, %27] : memref<?x?x?x?xf32> to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
-        ins(%16 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
+        ins(%28 : memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?]>>)
         outs(%y : memref<?x?x?x?xf32>) {
-      ^bb0(%17: f32, %18: f32):
-      %19 = linalg.index 0 : index
-      %20 = linalg.index 1 : index
-      %21 = linalg.index 2 : index
-      %22 = linalg.index 4 : index
-      %23 = linalg.index 3 : index
-      %24 = arith.addi %23, %7 : index
-      %25 = arith.constant 0 : index
-      %26 = arith.constant 3 : index
-      %27 = arith.constant 1 : index
-      %28 = arith.constant 0.0 : f32
-      %29 = scf.for %30 = %25 to %26 step %27 iter_args(%31 = %28) -> (f32) {
-        %32 = arith.constant 0 : index
-        %33 = arith.constant 3 : index
-        %34 = arith.constant 1 : index
-        %35 = arith.constant 0.0 : f32
-        %36 = scf.for %37 = %32 to %33 step %34 iter_args(%38 = %35) -> (f32) {
-          %39 = arith.constant 0 : index
-          %40 = arith.cmpi sge, %19, %39 : index
-          %41 = arith.cmpi slt, %19, %N : index
-          %42 = arith.andi %40, %41 : i1
-          %43 = arith.constant 1 : index
-          %44 = arith.subi %N, %43 : index
-          %45 = arith.minsi %19, %44 : index
-          %46 = arith.constant 0 : index
-          %47 = arith.maxsi %45, %46 : index
-          %48 = arith.constant 0 : index
-          %49 = arith.cmpi sge, %24, %48 : index
-          %50 = arith.cmpi slt, %24, %CI : index
-          %51 = arith.andi %49, %50 : i1
-          %52 = arith.andi %42, %51 : i1
-          %53 = arith.constant 1 : index
-          %54 = arith.subi %CI, %53 : index
-          %55 = arith.minsi %24, %54 : index
-          %56 = arith.constant 0 : index
-          %57 = arith.maxsi %55, %56 : index
-          %58 = arith.constant 2 : index
-          %59 = arith.muli %58, %21 : index
-          %60 = arith.addi %59, %30 : index
-          %61 = arith.constant 1 : index
-          %62 = arith.subi %60, %61 : index
-          %63 = arith.constant 0 : index
-          %64 = arith.cmpi sge, %62, %63 : index
-          %65 = arith.cmpi slt, %62, %1 : index
-          %66 = arith.andi %64, %65 : i1
-          %67 = arith.andi %52, %66 : i1
-          %68 = arith.constant 1 : index
-          %69 = arith.subi %1, %68 : index
-          %70 = arith.minsi %62, %69 : index
-          %71 = arith.constant 0 : index
-          %72 = arith.maxsi %70, %71 : index
-          %73 = arith.constant 2 : index
-          %74 = arith.muli %73, %22 : index
-          %75 = arith.addi %74, %37 : index
-          %76 = arith.constant 1 : index
-          %77 = arith.subi %75, %76 : index
-          %78 = arith.constant 0 : index
-          %79 = arith.cmpi sge, %77, %78 : index
-          %80 = arith.cmpi slt, %77, %3 : index
-          %81 = arith.andi %79, %80 : i1
-          %82 = arith.andi %67, %81 : i1
-          %83 = arith.constant 1 : index
-          %84 = arith.subi %3, %83 : index
-          %85 = arith.minsi %77, %84 : index
-          %86 = arith.constant 0 : index
-          %87 = arith.maxsi %85, %86 : index
-          %88 = memref.load %x[%47, %57, %72, %87] : memref<?x?x?x?xf32>
-          %89 = arith.constant 0.0 : f32
-          %90 = arith.select %82, %88, %89 : f32
-          %91 = memref.load %w[%20, %24, %30, %37] : memref<?x?x?x?xf32>
-          %92 = arith.mulf %90, %91 : f32
-          %93 = arith.addf %38, %92 fastmath<reassoc> : f32
-          scf.yield %93 : f32
+      ^bb0(%29: f32, %30: f32):
+      %31 = linalg.index 0 : index
+      %32 = linalg.index 1 : index
+      %33 = linalg.index 2 : index
+      %34 = linalg.index 4 : index
+      %35 = linalg.index 3 : index
+      %36 = arith.addi %35, %19 : index
+      %37 = arith.constant 0 : index
+      %38 = arith.constant 3 : index
+      %39 = arith.constant 1 : index
+      %40 = arith.constant 0.0 : f32
+      %41 = scf.for %42 = %37 to %38 step %39 iter_args(%43 = %40) -> (f32) {
+        %44 = arith.constant 0 : index
+        %45 = arith.constant 3 : index
+        %46 = arith.constant 1 : index
+        %47 = arith.constant 0.0 : f32
+        %48 = scf.for %49 = %44 to %45 step %46 iter_args(%50 = %47) -> (f32) {
+          %51 = arith.constant 0 : index
+          %52 = arith.cmpi sge, %31, %51 : index
+          %53 = arith.cmpi slt, %31, %N : index
+          %54 = arith.andi %52, %53 : i1
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %N, %55 : index
+          %57 = arith.minsi %31, %56 : index
+          %58 = arith.constant 0 : index
+          %59 = arith.maxsi %57, %58 : index
+          %60 = arith.constant 0 : index
+          %61 = arith.cmpi sge, %36, %60 : index
+          %62 = arith.cmpi slt, %36, %CI : index
+          %63 = arith.andi %61, %62 : i1
+          %64 = arith.andi %54, %63 : i1
+          %65 = arith.constant 1 : index
+          %66 = arith.subi %CI, %65 : index
+          %67 = arith.minsi %36, %66 : index
+          %68 = arith.constant 0 : index
+          %69 = arith.maxsi %67, %68 : index
+          %70 = arith.constant 2 : index
+          %71 = arith.muli %70, %33 : index
+          %72 = arith.addi %71, %42 : index
+          %73 = arith.constant 1 : index
+          %74 = arith.subi %72, %73 : index
+          %75 = arith.constant 0 : index
+          %76 = arith.cmpi sge, %74, %75 : index
+          %77 = arith.cmpi slt, %74, %H : index
+          %78 = arith.andi %76, %77 : i1
+          %79 = arith.andi %64, %78 : i1
+          %80 = arith.constant 1 : index
+          %81 = arith.subi %H, %80 : index
+          %82 = arith.minsi %74, %81 : index
+          %83 = arith.constant 0 : index
+          %84 = arith.maxsi %82, %83 : index
+          %85 = arith.constant 2 : index
+          %86 = arith.muli %85, %34 : index
+          %87 = arith.addi %86, %49 : index
+          %88 = arith.constant 1 : index
+          %89 = arith.subi %87, %88 : index
+          %90 = arith.constant 0 : index
+          %91 = arith.cmpi sge, %89, %90 : index
+          %92 = arith.cmpi slt, %89, %W : index
+          %93 = arith.andi %91, %92 : i1
+          %94 = arith.andi %79, %93 : i1
+          %95 = arith.constant 1 : index
+          %96 = arith.subi %W, %95 : index
+          %97 = arith.minsi %89, %96 : index
+          %98 = arith.constant 0 : index
+          %99 = arith.maxsi %97, %98 : index
+          %100 = memref.load %x[%59, %69, %84, %99] : memref<?x?x?x?xf32>
+          %101 = arith.constant 0.0 : f32
+          %102 = arith.select %94, %100, %101 : f32
+          %103 = memref.load %w[%32, %36, %42, %49] : memref<?x?x?x?xf32>
+          %104 = arith.mulf %102, %103 : f32
+          %105 = arith.addf %50, %104 fastmath<reassoc> : f32
+          scf.yield %105 : f32
         }
-        %94 = arith.addf %31, %36 fastmath<reassoc> : f32
-        scf.yield %94 : f32
+        %106 = arith.addf %43, %48 fastmath<reassoc> : f32
+        scf.yield %106 : f32
       }
-      %95 = arith.addf %18, %29 fastmath<reassoc> : f32
-      linalg.yield %95 : f32
+      %107 = arith.addf %30, %41 fastmath<reassoc> : f32
+      linalg.yield %107 : f32
     }
     return
   }
@@ -241,121 +265,133 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @conv2d_s2_openmp(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %OH: index, %OW: index) attributes {llvm.emit_c_interface} {
-    %0 = arith.constant 2 : index
-    %1 = arith.muli %0, %OH : index
+  func.func @conv2d_s2_openmp(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    %1 = arith.constant 3 : index
     %2 = arith.constant 2 : index
-    %3 = arith.muli %2, %OW : index
+    %3 = arith.addi %H, %2 : index
     %4 = arith.constant 3 : index
-    %5 = arith.constant 3 : index
+    %5 = arith.subi %3, %4 : index
+    %6 = arith.constant 2 : index
+    %7 = arith.divsi %5, %6 : index
+    %8 = arith.constant 1 : index
+    %9 = arith.addi %7, %8 : index
+    %10 = arith.constant 2 : index
+    %11 = arith.addi %W, %10 : index
+    %12 = arith.constant 3 : index
+    %13 = arith.subi %11, %12 : index
+    %14 = arith.constant 2 : index
+    %15 = arith.divsi %13, %14 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.addi %15, %16 : index
     // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
     // Row by row, in parallel blocks of rows.
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 1 : index
-    %8 = arith.constant 63 : index
-    %9 = arith.addi %N, %8 : index
-    %10 = arith.constant 64 : index
-    %11 = arith.divui %9, %10 : index
-    %12 = arith.constant 1 : index
-    %13 = arith.maxsi %11, %12 : index
-    scf.parallel (%14) = (%6) to (%N) step (%13) {
-      %15 = arith.addi %14, %13 : index
-      %16 = arith.minsi %15, %N : index
-      scf.for %17 = %14 to %16 step %7 {
-        %18 = memref.subview %y[%17, 0, 0, 0] [1, %CO, %OH, %OW] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 1 : index
+    %20 = arith.constant 63 : index
+    %21 = arith.addi %N, %20 : index
+    %22 = arith.constant 64 : index
+    %23 = arith.divui %21, %22 : index
+    %24 = arith.constant 1 : index
+    %25 = arith.maxsi %23, %24 : index
+    scf.parallel (%26) = (%18) to (%N) step (%25) {
+      %27 = arith.addi %26, %25 : index
+      %28 = arith.minsi %27, %N : index
+      scf.for %29 = %26 to %28 step %19 {
+        %30 = memref.subview %y[%29, 0, 0, 0] [1, %CO, %9, %17] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-        %19 = arith.constant 0.0 : f32
-        linalg.fill ins(%19 : f32) outs(%18 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %20 = arith.constant 0 : index
-        %21 = arith.subi %CI, %20 : index
-        %22 = arith.constant 0 : index
-        %23 = arith.maxsi %21, %22 : index
-        %24 = arith.constant 0 : index
-        %25 = arith.constant 0 : index
-        %26 = arith.constant 0 : index
-        %27 = arith.constant 0 : index
-        %28 = memref.reinterpret_cast %18 to offset: [0], sizes: [%CO, %OH, %23, %OW], strides: [%24, %25, %26, %27] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
+        %31 = arith.constant 0.0 : f32
+        linalg.fill ins(%31 : f32) outs(%30 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
+        %32 = arith.constant 0 : index
+        %33 = arith.subi %CI, %32 : index
+        %34 = arith.constant 0 : index
+        %35 = arith.maxsi %33, %34 : index
+        %36 = arith.constant 0 : index
+        %37 = arith.constant 0 : index
+        %38 = arith.constant 0 : index
+        %39 = arith.constant 0 : index
+        %40 = memref.reinterpret_cast %30 to offset: [0], sizes: [%CO, %9, %35, %17], strides: [%36, %37, %38, %39] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%28 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%18 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%29: f32, %30: f32):
-          %31 = linalg.index 0 : index
-          %32 = linalg.index 1 : index
-          %33 = linalg.index 3 : index
-          %34 = linalg.index 2 : index
-          %35 = arith.addi %34, %20 : index
-          %36 = arith.constant 0 : index
-          %37 = arith.constant 3 : index
-          %38 = arith.constant 1 : index
-          %39 = arith.constant 0.0 : f32
-          %40 = scf.for %41 = %36 to %37 step %38 iter_args(%42 = %39) -> (f32) {
-            %43 = arith.constant 0 : index
-            %44 = arith.constant 3 : index
-            %45 = arith.constant 1 : index
-            %46 = arith.constant 0.0 : f32
-            %47 = scf.for %48 = %43 to %44 step %45 iter_args(%49 = %46) -> (f32) {
-              %50 = arith.constant 0 : index
-              %51 = arith.cmpi sge, %17, %50 : index
-              %52 = arith.cmpi slt, %17, %N : index
-              %53 = arith.andi %51, %52 : i1
-              %54 = arith.constant 1 : index
-              %55 = arith.subi %N, %54 : index
-              %56 = arith.minsi %17, %55 : index
-              %57 = arith.constant 0 : index
-              %58 = arith.maxsi %56, %57 : index
-              %59 = arith.constant 0 : index
-              %60 = arith.cmpi sge, %35, %59 : index
-              %61 = arith.cmpi slt, %35, %CI : index
-              %62 = arith.andi %60, %61 : i1
-              %63 = arith.andi %53, %62 : i1
-              %64 = arith.constant 1 : index
-              %65 = arith.subi %CI, %64 : index
-              %66 = arith.minsi %35, %65 : index
-              %67 = arith.constant 0 : index
-              %68 = arith.maxsi %66, %67 : index
-              %69 = arith.constant 2 : index
-              %70 = arith.muli %69, %32 : index
-              %71 = arith.addi %70, %41 : index
-              %72 = arith.constant 1 : index
-              %73 = arith.subi %71, %72 : index
-              %74 = arith.constant 0 : index
-              %75 = arith.cmpi sge, %73, %74 : index
-              %76 = arith.cmpi slt, %73, %1 : index
-              %77 = arith.andi %75, %76 : i1
-              %78 = arith.andi %63, %77 : i1
-              %79 = arith.constant 1 : index
-              %80 = arith.subi %1, %79 : index
-              %81 = arith.minsi %73, %80 : index
-              %82 = arith.constant 0 : index
-              %83 = arith.maxsi %81, %82 : index
-              %84 = arith.constant 2 : index
-              %85 = arith.muli %84, %33 : index
-              %86 = arith.addi %85, %48 : index
-              %87 = arith.constant 1 : index
-              %88 = arith.subi %86, %87 : index
-              %89 = arith.constant 0 : index
-              %90 = arith.cmpi sge, %88, %89 : index
-              %91 = arith.cmpi slt, %88, %3 : index
-              %92 = arith.andi %90, %91 : i1
-              %93 = arith.andi %78, %92 : i1
-              %94 = arith.constant 1 : index
-              %95 = arith.subi %3, %94 : index
-              %96 = arith.minsi %88, %95 : index
-              %97 = arith.constant 0 : index
-              %98 = arith.maxsi %96, %97 : index
-              %99 = memref.load %x[%58, %68, %83, %98] : memref<?x?x?x?xf32>
-              %100 = arith.constant 0.0 : f32
-              %101 = arith.select %93, %99, %100 : f32
-              %102 = memref.load %w[%31, %35, %41, %48] : memref<?x?x?x?xf32>
-              %103 = arith.mulf %101, %102 : f32
-              %104 = arith.addf %49, %103 fastmath<reassoc> : f32
-              scf.yield %104 : f32
+            ins(%40 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
+            outs(%30 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
+          ^bb0(%41: f32, %42: f32):
+          %43 = linalg.index 0 : index
+          %44 = linalg.index 1 : index
+          %45 = linalg.index 3 : index
+          %46 = linalg.index 2 : index
+          %47 = arith.addi %46, %32 : index
+          %48 = arith.constant 0 : index
+          %49 = arith.constant 3 : index
+          %50 = arith.constant 1 : index
+          %51 = arith.constant 0.0 : f32
+          %52 = scf.for %53 = %48 to %49 step %50 iter_args(%54 = %51) -> (f32) {
+            %55 = arith.constant 0 : index
+            %56 = arith.constant 3 : index
+            %57 = arith.constant 1 : index
+            %58 = arith.constant 0.0 : f32
+            %59 = scf.for %60 = %55 to %56 step %57 iter_args(%61 = %58) -> (f32) {
+              %62 = arith.constant 0 : index
+              %63 = arith.cmpi sge, %29, %62 : index
+              %64 = arith.cmpi slt, %29, %N : index
+              %65 = arith.andi %63, %64 : i1
+              %66 = arith.constant 1 : index
+              %67 = arith.subi %N, %66 : index
+              %68 = arith.minsi %29, %67 : index
+              %69 = arith.constant 0 : index
+              %70 = arith.maxsi %68, %69 : index
+              %71 = arith.constant 0 : index
+              %72 = arith.cmpi sge, %47, %71 : index
+              %73 = arith.cmpi slt, %47, %CI : index
+              %74 = arith.andi %72, %73 : i1
+              %75 = arith.andi %65, %74 : i1
+              %76 = arith.constant 1 : index
+              %77 = arith.subi %CI, %76 : index
+              %78 = arith.minsi %47, %77 : index
+              %79 = arith.constant 0 : index
+              %80 = arith.maxsi %78, %79 : index
+              %81 = arith.constant 2 : index
+              %82 = arith.muli %81, %44 : index
+              %83 = arith.addi %82, %53 : index
+              %84 = arith.constant 1 : index
+              %85 = arith.subi %83, %84 : index
+              %86 = arith.constant 0 : index
+              %87 = arith.cmpi sge, %85, %86 : index
+              %88 = arith.cmpi slt, %85, %H : index
+              %89 = arith.andi %87, %88 : i1
+              %90 = arith.andi %75, %89 : i1
+              %91 = arith.constant 1 : index
+              %92 = arith.subi %H, %91 : index
+              %93 = arith.minsi %85, %92 : index
+              %94 = arith.constant 0 : index
+              %95 = arith.maxsi %93, %94 : index
+              %96 = arith.constant 2 : index
+              %97 = arith.muli %96, %45 : index
+              %98 = arith.addi %97, %60 : index
+              %99 = arith.constant 1 : index
+              %100 = arith.subi %98, %99 : index
+              %101 = arith.constant 0 : index
+              %102 = arith.cmpi sge, %100, %101 : index
+              %103 = arith.cmpi slt, %100, %W : index
+              %104 = arith.andi %102, %103 : i1
+              %105 = arith.andi %90, %104 : i1
+              %106 = arith.constant 1 : index
+              %107 = arith.subi %W, %106 : index
+              %108 = arith.minsi %100, %107 : index
+              %109 = arith.constant 0 : index
+              %110 = arith.maxsi %108, %109 : index
+              %111 = memref.load %x[%70, %80, %95, %110] : memref<?x?x?x?xf32>
+              %112 = arith.constant 0.0 : f32
+              %113 = arith.select %105, %111, %112 : f32
+              %114 = memref.load %w[%43, %47, %53, %60] : memref<?x?x?x?xf32>
+              %115 = arith.mulf %113, %114 : f32
+              %116 = arith.addf %61, %115 fastmath<reassoc> : f32
+              scf.yield %116 : f32
             }
-            %105 = arith.addf %42, %47 fastmath<reassoc> : f32
-            scf.yield %105 : f32
+            %117 = arith.addf %54, %59 fastmath<reassoc> : f32
+            scf.yield %117 : f32
           }
-          %106 = arith.addf %30, %40 fastmath<reassoc> : f32
-          linalg.yield %106 : f32
+          %118 = arith.addf %42, %52 fastmath<reassoc> : f32
+          linalg.yield %118 : f32
         }
       }
       scf.reduce
@@ -389,9 +425,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m0.allocated = sb_a->tensors[0];
 //|   sb_m0.aligned = sb_a->tensors[0];
 //|   sb_m0.offset = 0;
-//|   sb_m0.sizes[3] = (2LL * sb_s[4]);
+//|   sb_m0.sizes[3] = sb_s[4];
 //|   sb_m0.strides[3] = 1;
-//|   sb_m0.sizes[2] = (2LL * sb_s[3]);
+//|   sb_m0.sizes[2] = sb_s[3];
 //|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
 //|   sb_m0.sizes[1] = sb_s[1];
 //|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
@@ -413,9 +449,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m2.allocated = sb_a->tensors[2];
 //|   sb_m2.aligned = sb_a->tensors[2];
 //|   sb_m2.offset = 0;
-//|   sb_m2.sizes[3] = sb_s[4];
+//|   sb_m2.sizes[3] = ((((sb_s[4] + 2LL) - 3LL) / 2LL) + 1LL);
 //|   sb_m2.strides[3] = 1;
-//|   sb_m2.sizes[2] = sb_s[3];
+//|   sb_m2.sizes[2] = ((((sb_s[3] + 2LL) - 3LL) / 2LL) + 1LL);
 //|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
 //|   sb_m2.sizes[1] = sb_s[2];
 //|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];
@@ -434,9 +470,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m0.allocated = sb_a->tensors[0];
 //|   sb_m0.aligned = sb_a->tensors[0];
 //|   sb_m0.offset = 0;
-//|   sb_m0.sizes[3] = (2LL * sb_s[4]);
+//|   sb_m0.sizes[3] = sb_s[4];
 //|   sb_m0.strides[3] = 1;
-//|   sb_m0.sizes[2] = (2LL * sb_s[3]);
+//|   sb_m0.sizes[2] = sb_s[3];
 //|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
 //|   sb_m0.sizes[1] = sb_s[1];
 //|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
@@ -458,9 +494,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m2.allocated = sb_a->tensors[2];
 //|   sb_m2.aligned = sb_a->tensors[2];
 //|   sb_m2.offset = 0;
-//|   sb_m2.sizes[3] = sb_s[4];
+//|   sb_m2.sizes[3] = ((((sb_s[4] + 2LL) - 3LL) / 2LL) + 1LL);
 //|   sb_m2.strides[3] = 1;
-//|   sb_m2.sizes[2] = sb_s[3];
+//|   sb_m2.sizes[2] = ((((sb_s[3] + 2LL) - 3LL) / 2LL) + 1LL);
 //|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
 //|   sb_m2.sizes[1] = sb_s[2];
 //|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];
@@ -480,9 +516,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m0.allocated = sb_a->tensors[0];
 //|   sb_m0.aligned = sb_a->tensors[0];
 //|   sb_m0.offset = 0;
-//|   sb_m0.sizes[3] = (2LL * sb_s[4]);
+//|   sb_m0.sizes[3] = sb_s[4];
 //|   sb_m0.strides[3] = 1;
-//|   sb_m0.sizes[2] = (2LL * sb_s[3]);
+//|   sb_m0.sizes[2] = sb_s[3];
 //|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
 //|   sb_m0.sizes[1] = sb_s[1];
 //|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
@@ -504,9 +540,9 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m2.allocated = sb_a->tensors[2];
 //|   sb_m2.aligned = sb_a->tensors[2];
 //|   sb_m2.offset = 0;
-//|   sb_m2.sizes[3] = sb_s[4];
+//|   sb_m2.sizes[3] = ((((sb_s[4] + 2LL) - 3LL) / 2LL) + 1LL);
 //|   sb_m2.strides[3] = 1;
-//|   sb_m2.sizes[2] = sb_s[3];
+//|   sb_m2.sizes[2] = ((((sb_s[3] + 2LL) - 3LL) / 2LL) + 1LL);
 //|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
 //|   sb_m2.sizes[1] = sb_s[2];
 //|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];

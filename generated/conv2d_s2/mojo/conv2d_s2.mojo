@@ -2,10 +2,10 @@
 # Do not edit: regenerate with `specbench gen specs/conv2d_s2.yaml`.
 #
 # Tensors (ABI order):
-#   0  x  f32[N, CI, 2 * OH, 2 * OW]  in, boundary zero
-#   1  w  f32[CO, CI, 3, 3]           in
-#   2  y  f32[N, CO, OH, OW]          out
-# Sizes (ABI order): N, CI, CO, OH, OW
+#   0  x  f32[N, CI, H, W]                                                      in, boundary zero
+#   1  w  f32[CO, CI, 3, 3]                                                     in
+#   2  y  f32[N, CO, div_trunc(H + 2 - 3, 2) + 1, div_trunc(W + 2 - 3, 2) + 1]  out
+# Sizes (ABI order): N, CI, CO, H, W
 # Variants:
 #   loops               strategy loops
 #   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
@@ -54,6 +54,20 @@ struct SbModule(TrivialRegisterPassable):
     var num_sizes: Int32
     var num_variants: Int32
     var variants: Pointer[SbVariant, ImmUntrackedOrigin]
+
+
+# -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# Int division as in C: it truncates toward zero (Mojo's // rounds toward negative
+# infinity). b is never 0 or -1: the guards around the call handle those.
+@always_inline
+def sb_div_int(a: Int, b: Int) -> Int:
+    var q = a // b
+    if q * b != a and (a < 0) != (b < 0):
+        q += 1
+    return q
 
 
 # -----------------------------------------------------------------------------
@@ -347,12 +361,11 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
 
 # y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, ImmUntrackedOrigin],
-                y: Pointer[Float32, MutUntrackedOrigin], N: Int, CI: Int, CO: Int, OH: Int,
-                OW: Int):
+                y: Pointer[Float32, MutUntrackedOrigin], N: Int, CI: Int, CO: Int, H: Int, W: Int):
     for n in range(N):
         for o in range(CO):
-            for i in range(OH):
-                for j in range(OW):
+            for i in range(sb_div_int(H + 2 - 3, 2) + 1):
+                for j in range(sb_div_int(W + 2 - 3, 2) + 1):
                     var sb_acc0 = Float32(0.0)
                     for c in range(CI):
                         var sb_acc1 = Float32(0.0)
@@ -362,14 +375,14 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Imm
                                 var sb_ld0_x_i2 = 2 * i + a - 1
                                 var sb_ld0_x_i3 = 2 * j + b - 1
                                 var sb_ld0_x = (
-                                    x[unsafe_offset=((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3]
-                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < 2 * OH and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < 2 * OW
+                                    x[unsafe_offset=((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3]
+                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < W
                                     else Float32(0.0)
                                 )
                                 sb_acc2 += sb_ld0_x * w[unsafe_offset=((o * CI + c) * 3 + a) * 3 + b]
                             sb_acc1 += sb_acc2
                         sb_acc0 += sb_acc1
-                    y[unsafe_offset=((n * CO + o) * OH + i) * OW + j] = sb_acc0
+                    y[unsafe_offset=((n * CO + o) * (sb_div_int(H + 2 - 3, 2) + 1) + i) * (sb_div_int(W + 2 - 3, 2) + 1) + j] = sb_acc0
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -378,7 +391,7 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Imm
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, CI: Int, CO: Int,
-                             OH: Int, OW: Int):
+                             H: Int, W: Int):
     var sb_n = N
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -387,8 +400,8 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for n in range(sb_lo, sb_hi):
             for o in range(CO):
-                for i in range(OH):
-                    for j in range(OW):
+                for i in range(sb_div_int(H + 2 - 3, 2) + 1):
+                    for j in range(sb_div_int(W + 2 - 3, 2) + 1):
                         var sb_acc0 = Float32(0.0)
                         for c in range(CI):
                             var sb_acc1 = Float32(0.0)
@@ -399,26 +412,26 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                                     var sb_ld0_x_i2 = 2 * i + a - 1
                                     var sb_ld0_x_i3 = 2 * j + b - 1
                                     var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < 2 * OH and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w_f32 <= 2 * OW:
-                                        sb_ld0_x = x.unsafe_load[width=sb_w_f32](((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3)
+                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w_f32 <= W:
+                                        sb_ld0_x = x.unsafe_load[width=sb_w_f32](((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
                                     else:
                                         for sb_l in range(sb_w_f32):
-                                            if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < 2 * OH and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < 2 * OW:
-                                                sb_ld0_x[sb_l] = x[unsafe_offset=((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + (sb_ld0_x_i3 + sb_l)]
+                                            if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
+                                                sb_ld0_x[sb_l] = x[unsafe_offset=((n * CI + c) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
                                     sb_acc2v += sb_ld0_x * w.unsafe_load[width=sb_w_f32](((o * CI + c) * 3 + a) * 3 + b)
                                 var sb_acc2 = sb_acc2v.reduce_add()
                                 for b in range(sb_end2, 3):
                                     var sb_ld1_x_i2 = 2 * i + a - 1
                                     var sb_ld1_x_i3 = 2 * j + b - 1
                                     var sb_ld1_x = (
-                                        x[unsafe_offset=((n * CI + c) * (2 * OH) + sb_ld1_x_i2) * (2 * OW) + sb_ld1_x_i3]
-                                        if sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < 2 * OH and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < 2 * OW
+                                        x[unsafe_offset=((n * CI + c) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3]
+                                        if sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < W
                                         else Float32(0.0)
                                     )
                                     sb_acc2 += sb_ld1_x * w[unsafe_offset=((o * CI + c) * 3 + a) * 3 + b]
                                 sb_acc1 += sb_acc2
                             sb_acc0 += sb_acc1
-                        y[unsafe_offset=((n * CO + o) * OH + i) * OW + j] = sb_acc0
+                        y[unsafe_offset=((n * CO + o) * (sb_div_int(H + 2 - 3, 2) + 1) + i) * (sb_div_int(W + 2 - 3, 2) + 1) + j] = sb_acc0
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -427,10 +440,9 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 
 # y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, ImmUntrackedOrigin],
-                 y: Pointer[Float32, MutUntrackedOrigin], N: Int, CI: Int, CO: Int, OH: Int,
-                 OW: Int):
+                 y: Pointer[Float32, MutUntrackedOrigin], N: Int, CI: Int, CO: Int, H: Int, W: Int):
     var sb_gm = CO
-    var sb_gn = OH * OW
+    var sb_gn = (sb_div_int(H + 2 - 3, 2) + 1) * (sb_div_int(W + 2 - 3, 2) + 1)
     var sb_gk = CI * 3 * 3
     var sb_gb = N
     if sb_gk <= 0:  # an empty sum
@@ -444,16 +456,16 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
             def sb_gather(c: Int) {imm}:
                 for a in range(3):
                     for b in range(3):
-                        for i in range(OH):
-                            for j in range(OW):
+                        for i in range(sb_div_int(H + 2 - 3, 2) + 1):
+                            for j in range(sb_div_int(W + 2 - 3, 2) + 1):
                                 var sb_ld0_x_i2 = 2 * i + a - 1
                                 var sb_ld0_x_i3 = 2 * j + b - 1
                                 var sb_ld0_x = (
-                                    x[unsafe_offset=((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3]
-                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < 2 * OH and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < 2 * OW
+                                    x[unsafe_offset=((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3]
+                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < W
                                     else Float32(0.0)
                                 )
-                                sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * OW + j)] = sb_ld0_x
+                                sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * (sb_div_int(W + 2 - 3, 2) + 1) + j)] = sb_ld0_x
 
             parallelize(sb_gather, CI)
             # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
@@ -474,11 +486,11 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var CI = Int(sb_a[].sizes[unsafe_offset=1])
     var CO = Int(sb_a[].sizes[unsafe_offset=2])
-    var OH = Int(sb_a[].sizes[unsafe_offset=3])
-    var OW = Int(sb_a[].sizes[unsafe_offset=4])
+    var H = Int(sb_a[].sizes[unsafe_offset=3])
+    var W = Int(sb_a[].sizes[unsafe_offset=4])
 
     # y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-    sb_loops_s0(x, w, y, N, CI, CO, OH, OW)
+    sb_loops_s0(x, w, y, N, CI, CO, H, W)
     return 0
 
 
@@ -491,11 +503,11 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var CI = Int(sb_a[].sizes[unsafe_offset=1])
     var CO = Int(sb_a[].sizes[unsafe_offset=2])
-    var OH = Int(sb_a[].sizes[unsafe_offset=3])
-    var OW = Int(sb_a[].sizes[unsafe_offset=4])
+    var H = Int(sb_a[].sizes[unsafe_offset=3])
+    var W = Int(sb_a[].sizes[unsafe_offset=4])
 
     # y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-    sb_vectorize_parallel_s0(x, w, y, N, CI, CO, OH, OW)
+    sb_vectorize_parallel_s0(x, w, y, N, CI, CO, H, W)
     return 0
 
 
@@ -508,11 +520,11 @@ def sb_variant_im2col(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var CI = Int(sb_a[].sizes[unsafe_offset=1])
     var CO = Int(sb_a[].sizes[unsafe_offset=2])
-    var OH = Int(sb_a[].sizes[unsafe_offset=3])
-    var OW = Int(sb_a[].sizes[unsafe_offset=4])
+    var H = Int(sb_a[].sizes[unsafe_offset=3])
+    var W = Int(sb_a[].sizes[unsafe_offset=4])
 
     # y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-    sb_im2col_s0(x, w, y, N, CI, CO, OH, OW)
+    sb_im2col_s0(x, w, y, N, CI, CO, H, W)
     return 0
 
 

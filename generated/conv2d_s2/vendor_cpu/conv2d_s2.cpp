@@ -2,10 +2,10 @@
 // Do not edit: regenerate with `specbench gen specs/conv2d_s2.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f32[N, CI, 2 * OH, 2 * OW]  in, boundary zero
-//   1  w  f32[CO, CI, 3, 3]           in
-//   2  y  f32[N, CO, OH, OW]          out
-// Sizes (ABI order): N, CI, CO, OH, OW
+//   0  x  f32[N, CI, H, W]                                                      in, boundary zero
+//   1  w  f32[CO, CI, 3, 3]                                                     in
+//   2  y  f32[N, CO, div_trunc(H + 2 - 3, 2) + 1, div_trunc(W + 2 - 3, 2) + 1]  out
+// Sizes (ABI order): N, CI, CO, H, W
 // Variants:
 //   im2col  strategy im2col
 
@@ -24,10 +24,10 @@
 
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
 static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, float* __restrict y,
-                        const int64_t N, const int64_t CI, const int64_t CO, const int64_t OH,
-                        const int64_t OW) {
+                        const int64_t N, const int64_t CI, const int64_t CO, const int64_t H,
+                        const int64_t W) {
   const int64_t sb_m = CO;
-  const int64_t sb_n = OH * OW;
+  const int64_t sb_n = ((H + 2 - 3) / 2 + 1) * ((W + 2 - 3) / 2 + 1);
   const int64_t sb_k = CI * 3 * 3;
   const int64_t sb_batch = N;
   if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;
@@ -42,14 +42,14 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
     for (int64_t c = 0; c < CI; ++c) {
       for (int64_t a = 0; a < 3; ++a) {
         for (int64_t b = 0; b < 3; ++b) {
-          for (int64_t i = 0; i < OH; ++i) {
+          for (int64_t i = 0; i < (H + 2 - 3) / 2 + 1; ++i) {
             #pragma omp simd
-            for (int64_t j = 0; j < OW; ++j) {
+            for (int64_t j = 0; j < (W + 2 - 3) / 2 + 1; ++j) {
               const int64_t sb_ld0_x_i2 = 2 * i + a - 1;
               const int64_t sb_ld0_x_i3 = 2 * j + b - 1;
               const float sb_ld0_x =
-                  (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < 2 * OH && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < 2 * OW) ? x[((n * CI + c) * (2 * OH) + sb_ld0_x_i2) * (2 * OW) + sb_ld0_x_i3] : 0.0f;
-              sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * OW + j)] = sb_ld0_x;
+                  (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
+              sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * ((W + 2 - 3) / 2 + 1) + j)] = sb_ld0_x;
             }
           }
         }
@@ -75,11 +75,11 @@ static int sb_variant_im2col(const sb_args* sb_a) {
   const int64_t N = sb_a->sizes[0];
   const int64_t CI = sb_a->sizes[1];
   const int64_t CO = sb_a->sizes[2];
-  const int64_t OH = sb_a->sizes[3];
-  const int64_t OW = sb_a->sizes[4];
+  const int64_t H = sb_a->sizes[3];
+  const int64_t W = sb_a->sizes[4];
 
   // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-  if (sb_im2col_s0(x, w, y, N, CI, CO, OH, OW) != 0) return 1;
+  if (sb_im2col_s0(x, w, y, N, CI, CO, H, W) != 0) return 1;
   return 0;
 }
 
