@@ -38,6 +38,44 @@ class Prover {
     return reads.status;
   }
 
+  // A subscript A / q or A % q with q a positive literal or a size and A affine in indices and
+  // sizes: in range when A >= 0 (then C's division is the floor) and
+  //   A / q: the quotient's greatest value is below the extent: q * extent - 1 - max(A) >= 0 for
+  //          a literal q, extent - 1 - max(A) >= 0 for a size (q >= 1);
+  //   A % q: q <= extent (the remainder is at most q - 1), or max(A) < extent.
+  // nullopt when `sub` is not of that shape (check_read's affine rule applies).
+  std::optional<Status> check_quotient(const Expr& sub, const Tensor& tn, size_t d,
+                                       const std::string& text) const {
+    if (sub.kind != ExprKind::Binary || (sub.bop != BinOp::Div && sub.bop != BinOp::Mod))
+      return std::nullopt;
+    const Expr& q = *sub.args[1];
+    const bool literal = q.kind == ExprKind::IntLit && q.ival > 0;
+    if (!literal && q.kind != ExprKind::SizeRef) return std::nullopt;
+    const std::optional<Affine> a = decompose(*sub.args[0]);
+    if (!a) return std::nullopt;
+    const std::optional<Affine> lo = extreme(*a, st_, false);
+    const std::optional<Affine> hi = extreme(*a, st_, true);
+    const std::optional<Affine> extent = decompose(*tn.shape[d], var_free);
+    SB_ASSERT(extent.has_value(), "shape was checked to be built from sizes and literals");
+    if (!lo || !hi || a->overflow || lo->overflow || hi->overflow) return std::nullopt;
+    if (!nonnegative_for_all_sizes(*lo))
+      return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name + "' divides a value " +
+                                     "that can be negative; declare a boundary rule (zero or " +
+                                     "clamp) for '" + tn.name + "' or change the range");
+    const Affine below = *extent - Affine::of_constant(1) - *hi;  // max(A) < extent
+    bool ok = nonnegative_for_all_sizes(below);
+    if (!ok && sub.bop == BinOp::Div && literal)
+      ok = nonnegative_for_all_sizes(extent->scaled(q.ival) - Affine::of_constant(1) - *hi);
+    if (!ok && sub.bop == BinOp::Mod)
+      ok = nonnegative_for_all_sizes(*extent - (literal ? Affine::of_constant(q.ival)
+                                                        : Affine::of_size(q.ref)));
+    if (ok) return Status{};
+    return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name + "' can reach past " +
+                                   "its extent '" + to_string(*tn.shape[d], s_, nullptr) +
+                                   "'; declare a boundary rule (zero or clamp) for '" + tn.name +
+                                   "' or change the range");
+  }
+
   // The subscripts of one read, when its tensor has no boundary rule.
   Status check_read(const Expr& e) const {
     if (s_.tensors[e.ref].boundary == Boundary::None) {
@@ -45,6 +83,10 @@ class Prover {
       for (size_t d = 0; d < e.args.size(); ++d) {
         const Expr& sub = *e.args[d];
         std::string text = to_string(sub, s_, &st_);
+        if (std::optional<Status> quotient = check_quotient(sub, tn, d, text)) {
+          SB_TRY(*quotient);
+          continue;
+        }
         // Gathered values (reads of i32 inputs with a declared range) are atoms, each in the
         // range its tensor declares.
         bool gathers_ok = true;

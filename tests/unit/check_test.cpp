@@ -95,8 +95,17 @@ TEST(CheckTest, RejectsRaggedReadWithoutBoundary) {
   EXPECT_NE(l.error.find("can reach past its extent 'N'"), std::string::npos) << l.error;
   auto n = load_checked(spec_text(kVec, "  c[i] = a[i - 1]\n"));
   EXPECT_NE(n.error.find("can be negative"), std::string::npos) << n.error;
-  auto d = load_checked(spec_text(kVec, "  c[i] = a[i / 2]\n"));
+  // A quotient is proven only as the whole subscript (check_quotient); inside a sum it is not
+  // affine.
+  auto d = load_checked(spec_text(kVec, "  c[i] = a[i / 2 + 1]\n"));
   EXPECT_NE(d.error.find("not affine"), std::string::npos) << d.error;
+  auto q = load_checked(spec_text(kVec, "  c[i] = a[i / 2] + a[(i + 1) % N] + a[i % 1]\n"));
+  EXPECT_EQ(q.error, "");
+  auto past = load_checked(spec_text(kVec, "  c[i] = a[(i + 2) / 1]\n"));
+  EXPECT_NE(past.error.find("can reach past its extent 'N'"), std::string::npos) << past.error;
+  auto neg = load_checked(spec_text(kVec, "  c[i] = a[(i - 1) / 2]\n"));
+  EXPECT_NE(neg.error.find("divides a value that can be negative"), std::string::npos)
+      << neg.error;
 }
 
 TEST(CheckTest, BoundaryRuleAllowsRaggedRead) {
