@@ -1,5 +1,6 @@
 #include "check/typecheck.h"
 
+#include "ir/affine.h"
 #include "ir/intrinsics.h"
 
 #include <cmath>
@@ -149,6 +150,13 @@ class Checker {
  public:
   explicit Checker(Spec& s) : s_(s) {}
 
+  // The checks made at every size point, of a spec that passed run(): extents, element counts
+  // and bytes, 'init' ranges, and the dividends in shapes and ranges.
+  Status points() {
+    SB_TRY(size_points());
+    return range_dividends();
+  }
+
   Status run() {
     SB_TRY(unique_names());
     for (auto& t : s_.tensors) {
@@ -161,6 +169,7 @@ class Checker {
     for (size_t i = 0; i < s_.stmts.size(); ++i) {
       SB_TRY(statement(s_.stmts[i], static_cast<int>(i), written_by));
     }
+    SB_TRY(range_dividends());
     for (size_t t = 0; t < s_.tensors.size(); ++t) {
       const Tensor& tn = s_.tensors[t];
       if (tn.role != Role::In && written_by[t] < 0)
@@ -228,6 +237,23 @@ class Checker {
     return {};
   }
 
+  // The dividends of the reduction ranges' bounds that are functions of sizes alone, at every
+  // size point, as in shapes: the bounds check keeps such a quotient whole and bounds it as a
+  // floor (ir/affine.h), which C's division is for a dividend of at least 0. (An output's ranges
+  // are copies of its shape, checked by size_points.)
+  Status range_dividends() {
+    for (bool bench : {false, true})
+      for (const SizePoint& p : bench ? s_.bench_points() : s_.verify_points())
+        for (const Statement& st : s_.stmts)
+          for (const IndexVar& v : st.vars) {
+            if (!v.is_reduction) continue;
+            for (const ExprPtr* b : {&v.lo, &v.hi})
+              if (*b && var_free(**b))
+                SB_TRY(dividends(**b, p, "the range of '" + v.name + "'"));
+          }
+    return {};
+  }
+
   // Every division in the size expression `e` (a shape or an 'init' bound) divides a value that
   // is at least 0 at size point `p`, where C's division, which the generated code computes, is
   // the floor the bounds check assumes (ir/affine.h); else a located error.
@@ -239,8 +265,8 @@ class Checker {
     if (v.value() < 0)
       return make_error(e.loc, "'" + to_string(*e.args[0], s_, nullptr) + "' in " + what +
                                    " is " + std::to_string(v.value()) + " at " + point_name(p) +
-                                   ": a dividend in a shape must be at least 0 at every size "
-                                   "point");
+                                   ": a dividend in a shape or a range must be at least 0 at "
+                                   "every size point");
     return {};
   }
 
@@ -668,6 +694,11 @@ class Checker {
 Status typecheck(Spec& spec) {
   Checker c(spec);
   return c.run();
+}
+
+Status check_size_points(Spec& spec) {
+  Checker c(spec);
+  return c.points();
 }
 
 }  // namespace sb

@@ -14,4 +14,9 @@ namespace sb {
 // counts match ranks; operand types agree.
 Status typecheck(Spec& spec);
 
+// The checks typecheck makes at every size point (extents, element counts and bytes, 'init'
+// ranges, dividends in shapes and ranges), again: for a typechecked spec whose bench points were
+// replaced (`--sizes`).
+Status check_size_points(Spec& spec);
+
 }  // namespace sb

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cli/console.h"
+#include "check/typecheck.h"
 #include "driver.h"
 #include "results/export.h"
 #include "backends/emitter.h"
@@ -466,6 +467,10 @@ void apply_sizes(const std::string& sizes, std::vector<sb::Spec>& all,
             " bench values for size '" + p.name + "': give " + p.name + "=... too");
       }
     }
+    // The spec's checks at every size point hold at these too (extents of at least 1, sizes
+    // of tensors, dividends of at least 0: the bounds proof relies on them).
+    if (const sb::Status st = sb::check_size_points(spec); !st.ok())
+      bad("kernel '" + spec.name + "': " + sb::escape_control(st.error().message));
   }
 }
 

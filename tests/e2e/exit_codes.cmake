@@ -47,5 +47,9 @@ expect_message(2 "kernel 'saxpy' has no size 'M'" bench saxpy -b cpu --sizes M=5
 expect_message(2 "is not a size from 1 to 2" bench saxpy -b cpu --sizes N=0 --no-probes)
 expect_message(2 "different lengths" bench matmul -b cpu --sizes "M=1,2 N=1,2,3" --no-probes)
 expect_message(2 "bench values for size" bench matmul -b cpu --sizes M=8 --no-probes)
+# The spec's checks at every size point hold at explicit points too: here a negative dividend in
+# a shape (the bounds proof relies on it).
+expect_message(2 "a dividend in a shape or a range must be at least 0"
+               bench maxpool2d -b cpu --sizes "N=1 H=1 W=5" --no-probes)
 expect_message(2 "huge" bench --sizes huge)
 expect_message(2 "format" export nothing.json --format xml)
