@@ -154,7 +154,7 @@ class Checker {
   // and bytes, 'init' ranges, and the dividends in shapes and ranges.
   Status points() {
     SB_TRY(size_points());
-    return range_dividends();
+    return range_dividends(/*strict=*/true);
   }
 
   Status run() {
@@ -169,7 +169,7 @@ class Checker {
     for (size_t i = 0; i < s_.stmts.size(); ++i) {
       SB_TRY(statement(s_.stmts[i], static_cast<int>(i), written_by));
     }
-    SB_TRY(range_dividends());
+    SB_TRY(range_dividends(/*strict=*/false));
     for (size_t t = 0; t < s_.tensors.size(); ++t) {
       const Tensor& tn = s_.tensors[t];
       if (tn.role != Role::In && written_by[t] < 0)
@@ -237,20 +237,28 @@ class Checker {
     return {};
   }
 
-  // The dividends of the reduction ranges' bounds that are functions of sizes alone, at every
-  // size point, as in shapes: the bounds check keeps such a quotient whole and bounds it as a
-  // floor (ir/affine.h), which C's division is for a dividend of at least 0. (An output's ranges
-  // are copies of its shape, checked by size_points.)
-  Status range_dividends() {
-    for (bool bench : {false, true})
-      for (const SizePoint& p : bench ? s_.bench_points() : s_.verify_points())
-        for (const Statement& st : s_.stmts)
-          for (const IndexVar& v : st.vars) {
-            if (!v.is_reduction) continue;
-            for (const ExprPtr* b : {&v.lo, &v.hi})
-              if (*b && var_free(**b))
-                SB_TRY(dividends(**b, p, "the range of '" + v.name + "'"));
-          }
+  // The dividends in a reduction's range bounds that are functions of sizes alone. Not `strict`
+  // (typecheck): IndexVar::floor_bounds is set where they are at least 0 at every size point, as
+  // a shape's must be; the bounds check then keeps such a quotient whole and bounds it as a floor
+  // (ir/affine.h), which C's division is for a dividend of at least 0. `strict` (new size points,
+  // check_size_points): a located error where a range whose bounds were taken so has a negative
+  // dividend. (An output's ranges are copies of its shape, checked by size_points.)
+  Status range_dividends(bool strict) {
+    for (Statement& st : s_.stmts)
+      for (IndexVar& v : st.vars) {
+        if (!v.is_reduction || (strict && !v.floor_bounds)) continue;
+        bool ok = true;
+        for (bool bench : {false, true})
+          for (const SizePoint& p : bench ? s_.bench_points() : s_.verify_points())
+            for (const ExprPtr* b : {&v.lo, &v.hi}) {
+              if (!*b || !var_free(**b)) continue;
+              const Status st_ok = dividends(**b, p, "the range of '" + v.name + "'");
+              if (st_ok.ok()) continue;
+              if (strict) return st_ok;
+              ok = false;
+            }
+        if (!strict) v.floor_bounds = ok;
+      }
     return {};
   }
 
@@ -319,6 +327,7 @@ class Checker {
       SB_TRY(index_name(v.name, v.loc, st, scope));
       v.lo = int_lit(0, v.loc);
       v.hi = clone(*tn.shape[i]);
+      v.floor_bounds = true;  // a copy of the shape, whose dividends size_points checked
       scope.push_back(static_cast<int>(i));
     }
     cur_ = index;

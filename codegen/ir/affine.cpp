@@ -234,8 +234,10 @@ std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
     a.vars.erase(it);
     const IndexVar& iv = st.vars[v];
     const bool take_hi = (c > 0) == want_max;
-    // A bound may hold a quotient or a product of sizes (a range copied from a shape): an atom.
-    std::optional<Affine> bound = decompose(take_hi ? *iv.hi : *iv.lo, var_free);
+    // A bound may hold a quotient or a product of sizes (a range copied from a shape): an atom,
+    // where the quotients' dividends are at least 0 (IndexVar::floor_bounds).
+    std::optional<Affine> bound =
+        decompose(take_hi ? *iv.hi : *iv.lo, iv.floor_bounds ? AtomRule(var_free) : AtomRule());
     if (!bound) return std::nullopt;
     if (take_hi && __builtin_sub_overflow(bound->constant, 1, &bound->constant))  // half-open
       bound->overflow = true;
@@ -267,20 +269,19 @@ bool nonnegative_atom(const Expr& x) {
 
 bool nonnegative_for_all_sizes(const Affine& form) {
   SB_ASSERT(form.vars.empty(), "nonnegative_for_all_sizes of a form with indices");
-  // Atoms first. A quotient floor(A / d) of a literal d > 0 whose coefficient is -m * d gives
-  // -m * d * floor(A / d) >= -m * A (A >= 0: the typecheck's dividend rule), so it is replaced by
-  // -m * A; an atom that is at least 0 with a positive coefficient only adds, so it is dropped;
-  // any other atom leaves the form unproven. A replacement may bring atoms of its own.
+  // Atoms first. A quotient floor(A / q) (A >= 0: the typecheck's dividend rule; q >= 1) with a
+  // negative coefficient c is replaced by a bound of A: c * floor(A / q) >= (c / q) * A when q
+  // is a literal that divides c, else >= c * A; an atom that is at least 0 with a positive
+  // coefficient only adds, so it is dropped; any other atom leaves the form unproven. A
+  // replacement may bring atoms of its own.
   // Every replacement first (it may cancel an atom that would otherwise be dropped), then the
   // atoms left.
   Affine a = form;
   for (int round = 0;; ++round) {
     if (round == 8 || a.overflow) return false;
     auto floor_rule = [](const AffineAtom& t) {
-      const Expr& x = *t.expr;
-      return x.kind == ExprKind::Binary && x.bop == BinOp::Div &&
-             x.args[1]->kind == ExprKind::IntLit && x.args[1]->ival > 0 && t.coef < 0 &&
-             t.coef % x.args[1]->ival == 0;
+      return t.expr->kind == ExprKind::Binary && t.expr->bop == BinOp::Div && t.coef < 0 &&
+             nonnegative_atom(*t.expr);
     };
     auto it = std::find_if(a.atoms.begin(), a.atoms.end(), floor_rule);
     if (it == a.atoms.end()) break;
@@ -288,7 +289,10 @@ bool nonnegative_for_all_sizes(const Affine& form) {
     a.atoms.erase(it);
     std::optional<Affine> dividend = decompose(*t.expr->args[0], var_free);
     if (!dividend || !dividend->vars.empty()) return false;
-    a.add(*dividend, t.coef / t.expr->args[1]->ival);
+    // c * (A / q) >= (c / q) * A when q is a literal dividing c, else >= c * A (q >= 1).
+    const Expr& q = *t.expr->args[1];
+    const bool exact = q.kind == ExprKind::IntLit && t.coef % q.ival == 0;
+    a.add(*dividend, exact ? t.coef / q.ival : t.coef);
   }
   for (const AffineAtom& t : a.atoms)
     if (t.coef < 0 || !nonnegative_atom(*t.expr)) return false;

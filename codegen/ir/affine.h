@@ -100,11 +100,11 @@ std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
                               const AtomRange& atom_range = {});
 
 // True when the sizes-only form `a` is >= 0 for every assignment of sizes >= 1. Its atoms may be
-// var-free quotients and products of sizes (from shapes, typecheck.cpp): a quotient A / d by a
-// literal d whose coefficient is a negative multiple of d is bounded by d * (A / d) <= A (the
-// typecheck makes every dividend in a shape at least 0, where C's division is the floor); a
-// quotient or product of non-negative factors with a positive coefficient is bounded by 0. Any
-// other atom leaves the form unproven (false).
+// var-free quotients and products of sizes (from shapes and ranges, typecheck.cpp): a quotient
+// A / q (the typecheck makes its dividend at least 0, where C's division is the floor; q a
+// positive literal or a size) with a negative coefficient is bounded through A: q * (A / q) <= A
+// for a literal q, A / q <= A otherwise; a quotient or product of non-negative factors with a
+// positive coefficient is bounded by 0. Any other atom leaves the form unproven (false).
 bool nonnegative_for_all_sizes(const Affine& a);
 
 }  // namespace sb

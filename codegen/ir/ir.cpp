@@ -138,6 +138,7 @@ Spec clone(const Spec& s) {
       w.lo = clone_or_null(v.lo);
       w.hi = clone_or_null(v.hi);
       w.is_reduction = v.is_reduction;
+      w.floor_bounds = v.floor_bounds;
       n.vars.push_back(std::move(w));
     }
     n.rhs = clone_or_null(st.rhs);

@@ -94,6 +94,10 @@ struct IndexVar {
   ExprPtr lo;
   ExprPtr hi;
   bool is_reduction = false;
+  // Set by typecheck: every quotient of sizes in lo and hi divides a value of at least 0 at every
+  // size point (an output's ranges, copies of its shape, always; a reduction's where it holds),
+  // so the bounds check may keep such a quotient whole and bound it as a floor (ir/affine.h).
+  bool floor_bounds = false;
 };
 
 struct SizeParam {

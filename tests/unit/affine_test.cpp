@@ -273,16 +273,20 @@ TEST(Affine, NonnegativeWithQuotientAndProductAtoms) {
   // N - 2 - 2 * ((N - 2) / 2) >= 0, but not N - 3 - 2 * ((N - 2) / 2).
   EXPECT_TRUE(nonnegative_for_all_sizes(n - one.scaled(2) - half.scaled(2)));
   EXPECT_FALSE(nonnegative_for_all_sizes(n - one.scaled(3) - half.scaled(2)));
-  // The coefficient must be a multiple of the divisor: N - 2 - (N - 2) / 3 is not proven.
-  EXPECT_FALSE(nonnegative_for_all_sizes(n - one.scaled(2) - third));
+  // A coefficient that the divisor does not divide: A / q <= A, so N - 2 - (N - 2) / 3 >= 0, but
+  // not N - 3 - 2 * ((N - 2) / 3), which would need the exact bound.
+  EXPECT_TRUE(nonnegative_for_all_sizes(n - one.scaled(2) - third));
   EXPECT_TRUE(nonnegative_for_all_sizes(n - one.scaled(2) - third.scaled(3)));
+  EXPECT_FALSE(nonnegative_for_all_sizes(n - one.scaled(3) - third.scaled(2)));
   // A product atom cancels against the same product inside a quotient's dividend:
   // N * M + 1 - 2 * ((N * M + 1) / 2) >= 0.
   EXPECT_TRUE(nonnegative_for_all_sizes(nm + one - half_nm.scaled(2)));
-  // Non-negative atoms with a positive coefficient: N * M, N / M; with a negative one, unproven.
+  // Non-negative atoms with a positive coefficient: N * M, N / M. With a negative one, a product
+  // is unproven; a quotient by a size is bounded by its dividend, N / M <= N.
   EXPECT_TRUE(nonnegative_for_all_sizes(nm + n_over_m));
   EXPECT_FALSE(nonnegative_for_all_sizes(n - nm));
-  EXPECT_FALSE(nonnegative_for_all_sizes(n - n_over_m));
+  EXPECT_TRUE(nonnegative_for_all_sizes(n - n_over_m));
+  EXPECT_FALSE(nonnegative_for_all_sizes(n - one - n_over_m));
 }
 
 }  // namespace
