@@ -704,7 +704,14 @@ class Body {
                   const std::vector<int>& all_outer) {
     const Tensor& out = spec_.tensors[st.out];
     const bool in_row = !row_.empty();
-    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st)) {
+    // A whole right-hand side reduced straight into the output, unless it is computed apart
+    // (lower/parallelize.h) while the output has dimensions (y[i] = sum(k in 0..N: x[k])): then
+    // it is reduced once into a buffer of its own, split over the threads, and the generic below
+    // gives every output its value.
+    const bool apart_into_dims = parallel_ && !in_row && !all_outer.empty() &&
+                                 st.rhs->kind == ExprKind::Reduce &&
+                                 parallel_choice(spec_, st).apart.count(st.rhs->ref);
+    if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st) && !apart_into_dims) {
       emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
       return;
     }
