@@ -33,6 +33,10 @@ std::vector<std::vector<int>> vector_scan_steps(DType t) {
   return steps;
 }
 
+std::string vector_scan_name(ReduceOp op, DType t) {
+  return std::string("sb_scan_") + reduce_name(op) + "_" + scalar(t).suffix;
+}
+
 std::string vector_scan_mask(const std::vector<int>& mask) {
   std::string out;
   for (size_t q = 0; q < mask.size(); ++q) out += (q ? ", " : "") + std::to_string(mask[q]);

@@ -50,6 +50,9 @@ int vector_scan_lanes(DType t);
 // or, for q < s', id's first lane (index `lanes`); the step then combines the copy (the earlier
 // terms) with x. Printed as "i, j, ..." by vector_scan_mask.
 std::vector<std::vector<int>> vector_scan_steps(DType t);
+// The name of the helper that scans one vector of reduction `op` over type `t` in every printer
+// that has one (cpu, mojo): sb_scan_<op>_<type>, e.g. sb_scan_max_f32.
+std::string vector_scan_name(ReduceOp op, DType t);
 std::string vector_scan_mask(const std::vector<int>& mask);
 
 // The rule on one statement of a typechecked spec: the Expr::ref of its reduction that has the

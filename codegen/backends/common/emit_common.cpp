@@ -415,8 +415,8 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
       return std::string(op == ReduceOp::Max ? "sb_max_" : "sb_min_") + sfx + "(" + a + ", " +
              b + ")";
     };
-    out += qualifiers + " " + T + " sb_scan_" + reduce_name(op) + "_" + sfx + "(" + T + "* v, " +
-           T + " carry) {\n";
+    out += qualifiers + " " + T + " " + vector_scan_name(op, t) + "(" + T + "* v, " + T +
+           " carry) {\n";
     out += "  typedef " + T + " sb_vec __attribute__((vector_size(64)));\n";
     out += "  const sb_vec id = sb_vec{} + " + reduce_identity(op, t) + ";\n";
     out += "  sb_vec x;\n  __builtin_memcpy(&x, v, sizeof x);\n";
@@ -438,7 +438,7 @@ std::string HelperSet::use_vector_scan(ReduceOp op, DType t) {
   if (op == ReduceOp::Max || op == ReduceOp::Min)
     used_.insert(min_max_helper(t, op == ReduceOp::Max));
   scans_.insert({op, t});
-  return std::string("sb_scan_") + reduce_name(op) + "_" + scalar(t).suffix;
+  return vector_scan_name(op, t);
 }
 
 // The helpers of each type that has them; types without a row have none.

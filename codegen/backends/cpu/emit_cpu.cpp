@@ -248,14 +248,14 @@ constexpr int kVectorScanBlock = 256;
 // With `vector` (vector_scan_fits: lower/running_scans.h's vector form), the simple loop runs
 // kVectorScanBlock outputs at a time before its last few: their terms computed by an `omp simd`
 // loop into a local array, scanned a vector at a time in vector registers
-// (HelperSet::use_vector_scan), and the outputs stored by another `omp simd` loop. The scalar loop is one dependent add per output, at its latency. The
-// block is many vectors long because the compiler writes the array in narrower vectors than the
-// scan reads (two 32-byte stores, one 64-byte load), which the store buffer cannot forward: with
-// one vector per block the load waits for the stores to reach the cache, and cumsum_rows
-// 2048 x 2048 ran 4.2 ms on one thread against 2.1 ms scalar; blocks of 64, 128 and 256 ran
-// 1.56, 1.33 and 1.20 ms (0.64 ms on 2 threads; standalone, Xeon with AVX-512). A sum or
-// product then groups each vector's terms as a tree, within the tolerance of any grouping, not
-// the plain loop nest's order.
+// (HelperSet::use_vector_scan), and the outputs stored by another `omp simd` loop. The scalar
+// loop is one dependent add per output, at its latency. The block is many vectors long because
+// the compiler writes the array in narrower vectors than the scan reads (two 32-byte stores, one
+// 64-byte load), which the store buffer cannot forward: with one vector per block the load waits
+// for the stores to reach the cache, and cumsum_rows 2048 x 2048 ran 4.2 ms on one thread against
+// 2.1 ms scalar; blocks of 64, 128 and 256 ran 1.56, 1.33 and 1.20 ms (0.64 ms on 2 threads;
+// standalone, Xeon with AVX-512). A sum or product then groups each vector's terms as a tree,
+// within the tolerance of any grouping, not the plain loop nest's order.
 //
 // Otherwise, with `ahead`, the general walk throughout, its terms computed kRunningTermBlock at
 // a time as vectors (StmtLowering::open_running_ahead): a select's branch on random data

@@ -1905,7 +1905,8 @@ std::string c_int(const Expr& e) {
     }
     case ExprKind::Call:
       // A shape's quotient, legalised (lower/legalize_int_div.h; its divisor is at least 1).
-      SB_ASSERT(e.fn == Fn::DivTrunc && e.args.size() == 2, "a call in a shape other than div_trunc");
+      SB_ASSERT(e.fn == Fn::DivTrunc && e.args.size() == 2,
+                "a call in a shape other than div_trunc");
       return "(" + c_int(*e.args[0]) + " / " + c_int(*e.args[1]) + ")";
     default:
       SB_ASSERT(false, "unexpected shape expression");

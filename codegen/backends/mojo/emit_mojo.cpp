@@ -253,7 +253,6 @@ std::string int_text(int64_t v, DType t) {
 std::string vector_scan_text(ReduceOp op, DType t, const std::string& id) {
   const int lanes = vector_scan_lanes(t);
   const std::string V = "SIMD[" + std::string(mojo_dtype(t)) + ", " + std::to_string(lanes) + "]";
-  const std::string name = std::string("sb_scan_") + reduce_name(op) + "_" + sb::scalar(t).suffix;
   // `a op b` on vectors, a the earlier lanes.
   auto combine = [&](const std::string& a, const std::string& b) -> std::string {
     switch (op) {
@@ -276,7 +275,8 @@ std::string vector_scan_text(ReduceOp op, DType t, const std::string& id) {
                     " lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes\n"
                     "# (the identity shifted in); the carry joins once (lower/running_scans.h).\n";
   out += "@always_inline\n";
-  out += "def " + name + "(x0: " + V + ", carry: " + mojo_type(t) + ") -> " + V + ":\n";
+  out += "def " + vector_scan_name(op, t) + "(x0: " + V + ", carry: " + mojo_type(t) + ") -> " +
+         V + ":\n";
   out += "    var x = x0\n";
   out += "    var id = " + V + "(" + id + ")\n";
   for (const std::vector<int>& mask : vector_scan_steps(t))
@@ -916,7 +916,7 @@ class MojoLowering {
     SB_ASSERT(vector_scan_fits(op, t), "a vector scan that vector_scan_fits refuses");
     if (op == ReduceOp::Max || op == ReduceOp::Min) needs_->helpers.insert(MHelper::MinMax);
     needs_->scans[{op, t}] = identity(op, t);
-    return std::string("sb_scan_") + reduce_name(op) + "_" + sb::scalar(t).suffix;
+    return vector_scan_name(op, t);
   }
 
   std::string range_text(const std::string& lo, const std::string& hi) {
