@@ -84,3 +84,18 @@ done:
   cudaFree(c);
   return rc;
 }
+
+// The memory's theoretical peak, from the device's own attributes: two transfers per memory
+// clock (double data rate) across the whole bus, as nvbench computes it. Not a measurement: the
+// summary reports rates against it beside the measured triad. Returns 0, or 1 on a CUDA error.
+extern "C" int sb_probe_cuda_memory_peak(double* gbps, int* clock_khz, int* bus_bits, char* err,
+                                         int err_len) {
+  int rc = 0;
+  int device = 0;
+  SB_PROBE_CHECK(cudaGetDevice(&device));
+  SB_PROBE_CHECK(cudaDeviceGetAttribute(clock_khz, cudaDevAttrMemoryClockRate, device));
+  SB_PROBE_CHECK(cudaDeviceGetAttribute(bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  *gbps = 2.0 * (*clock_khz) * 1e3 * (*bus_bits / 8.0) * 1e-9;
+done:
+  return rc;
+}

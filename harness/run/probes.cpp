@@ -101,6 +101,7 @@ using fma_fn = int (*)(double, int, double*, double*, int*, int*);
 using sgemm_fn = int (*)(int, int, double*, char*, int);
 using cuda_triad_fn = int (*)(int64_t, int, double*, char*, int);
 using cublas_fn = int (*)(int, int, double*, char*, int, char*, int);
+using cuda_peak_fn = int (*)(double*, int*, int*, char*, int);
 
 // The CPU triad probes: "triad" (plain stores, as STREAM) and "triad_nt" (non-temporal stores,
 // which skip the read for ownership that STREAM pays and does not count). The bandwidth limit is
@@ -192,6 +193,29 @@ ProbeResult gpu_triad(const ProbeOptions& opt, const Loaded& m) {
       "3 x " + mib(opt.gpu_triad_mib) + " f64, best of " + std::to_string(p.reps) + ", CUDA events";
   p.params = {{"elements", n}, {"type", "f64"}, {"arrays", 3}, {"bytes_per_pass", bytes}};
   finish(p, bytes / best * 1e-9);
+  return p;
+}
+
+ProbeResult gpu_memory_peak(const Loaded& m) {
+  ProbeResult p = make("gpu", "memory_peak", "GB/s");
+  auto fn = symbol<cuda_peak_fn>(m, "sb_probe_cuda_memory_peak", p.reason);
+  if (!fn) return p;
+  double gbps = 0;
+  int clock_khz = 0, bus_bits = 0;
+  char err[512] = {};
+  if (fn(&gbps, &clock_khz, &bus_bits, err, sizeof err) != 0) {
+    p.reason = err;
+    return p;
+  }
+  if (clock_khz <= 0 || bus_bits <= 0) {
+    p.reason = "the device reports no memory clock or bus width";
+    return p;
+  }
+  p.reps = 0;
+  p.detail = "theoretical, not measured: 2 x " + num(clock_khz * 1e-3, 0) + " MHz x " +
+             std::to_string(bus_bits) + "-bit bus / 8, from the device's attributes";
+  p.params = {{"memory_clock_khz", clock_khz}, {"bus_width_bits", bus_bits}, {"measured", false}};
+  finish(p, gbps);
   return p;
 }
 
@@ -309,8 +333,8 @@ ProbeResults run_probes(const ProbeOptions& opt,
     gpu_reason = "no nvcc (the CUDA toolkit was not found when specbench was configured)";
   }
   if (!gpu_reason.empty()) {
-    for (const char* name : {"triad", "sgemm"}) {
-      ProbeResult p = make("gpu", name, std::string(name) == "triad" ? "GB/s" : "GFLOP/s");
+    for (const char* name : {"triad", "memory_peak", "sgemm"}) {
+      ProbeResult p = make("gpu", name, std::string(name) == "sgemm" ? "GFLOP/s" : "GB/s");
       p.reason = gpu_reason;
       r.probes.push_back(p);
     }
@@ -319,6 +343,8 @@ ProbeResults run_probes(const ProbeOptions& opt,
     t0 = Clock::now();
     Loaded tri = load(opt, "gpu-triad");
     report(gpu_triad(opt, tri), t0);
+    t0 = Clock::now();
+    report(gpu_memory_peak(tri), t0);
     t0 = Clock::now();
     Loaded gemm = load(opt, "cublas");
     report(gpu_sgemm(opt, gemm), t0);

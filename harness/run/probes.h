@@ -9,6 +9,9 @@
 //               thread (2 flops per lane per FMA); best of a few passes.
 //   cpu sgemm   the vendor rate: cblas_sgemm (OpenBLAS) at n = 2048; 2 n^3 flops; best of a few.
 //   gpu triad   the same triad in device memory, timed with CUDA events.
+//   gpu memory_peak  not a measurement: the memory's theoretical rate from the device's
+//               attributes (2 x memory clock x bus width / 8). Never a limit; the GPU summary
+//               puts rates against it beside the triad.
 //   gpu sgemm   cublasSgemm (default math mode: plain f32, no TF32) at n = 4096, events.
 //
 // The probes are small source files in harness/probes/ compiled through the toolchain's module

@@ -103,7 +103,7 @@ TEST(Probes, AProbeThatCannotBeBuiltIsRecordedNotThrown) {
   o.source_dir = (dir / "no_such_folder").string();
   o.gpu = false;
   sb::ProbeResults r = sb::run_probes(o, {});
-  ASSERT_EQ(r.probes.size(), 6u);
+  ASSERT_EQ(r.probes.size(), 7u);  // cpu triad, triad_nt, fma, sgemm; gpu triad, memory_peak, sgemm
   for (const auto& p : r.probes) {
     EXPECT_FALSE(p.ok) << p.device << " " << p.name;
     EXPECT_FALSE(p.reason.empty()) << p.device << " " << p.name;
@@ -113,6 +113,8 @@ TEST(Probes, AProbeThatCannotBeBuiltIsRecordedNotThrown) {
     EXPECT_NE(r.find("cpu", name)->reason.find("build failed"), std::string::npos)
         << r.find("cpu", name)->reason;
   EXPECT_EQ(sb::describe_probe(*r.find("gpu", "sgemm")), "skipped: gpu probes not asked for");
+  EXPECT_EQ(sb::describe_probe(*r.find("gpu", "memory_peak")),
+            "skipped: gpu probes not asked for");
   fs::remove_all(dir);
 }
 
