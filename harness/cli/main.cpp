@@ -1466,6 +1466,7 @@ int real_main(int argc, char** argv) {
   }
 
   try {
+    if (std::string why = sb::host_name_override_error(); !why.empty()) throw UserError{why};
     // Every command that reads or writes the tree works on one root, said first.
     if (!*compare_sc && !*report_sc) g.root = resolve_root(g.root);
     if (*verify_sc || *bench_sc || *run_sc || *nightly_sc) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -180,7 +181,21 @@ std::string utc_stamp(std::time_t when) {
   return format_utc(when, "%Y%m%dT%H%M%SZ");
 }
 
+std::string host_name_override_error() {
+  const char* env = std::getenv("SPECBENCH_HOST");
+  if (!env) return "";
+  std::string v = env;
+  bool ok = !v.empty() && v.size() <= 64 && v[0] != '.' && v[0] != '-';
+  for (char c : v)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  if (ok) return "";
+  return "SPECBENCH_HOST must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' "
+         "or '-' (it names the folder results/<host>/)";
+}
+
 std::string host_name() {
+  if (const char* env = std::getenv("SPECBENCH_HOST"); env && host_name_override_error().empty())
+    return env;
   char buf[HOST_NAME_MAX + 1] = {};
   if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
   return buf;

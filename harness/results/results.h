@@ -114,7 +114,9 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
 // <root>/results/<hostname>/<UTC yyyymmddThhmmssZ>.json for time `when`.
 std::string default_results_path(const std::string& root, std::time_t when);
 std::string utc_stamp(std::time_t when);  // "20250101T120000Z"
-std::string host_name();                  // gethostname(), "unknown" on failure
+std::string host_name();  // $SPECBENCH_HOST when valid, else gethostname(), "unknown" on failure
+// Why $SPECBENCH_HOST is not a valid results folder name; "" when unset or valid.
+std::string host_name_override_error();
 // The summary file beside a results file: "x.json" -> "x.md"; other names get ".md" appended.
 std::string markdown_path(const std::string& results_path);
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -63,6 +64,25 @@ TEST(Results, DefaultPathIsHostAndUtcStamp) {
   EXPECT_EQ(sb::utc_stamp(0), "19700101T000000Z");
   std::string p = sb::default_results_path("/r", 86400 + 3661);
   EXPECT_EQ(p, "/r/results/" + sb::host_name() + "/19700102T010101Z.json");
+}
+
+// SPECBENCH_HOST names the results folder when it is a plain folder name, and is a user error
+// (never a path) otherwise.
+TEST(Results, HostNameOverride) {
+  const char* saved = std::getenv("SPECBENCH_HOST");
+  std::string keep = saved ? saved : "";
+  setenv("SPECBENCH_HOST", "h200-lab_1.a", 1);
+  EXPECT_EQ(sb::host_name_override_error(), "");
+  EXPECT_EQ(sb::host_name(), "h200-lab_1.a");
+  EXPECT_EQ(sb::default_results_path("/r", 0), "/r/results/h200-lab_1.a/19700101T000000Z.json");
+  for (const char* bad : {"", "..", ".hidden", "-x", "a/b", "a b", "x\n",
+                          "0123456789012345678901234567890123456789012345678901234567890123456"}) {
+    setenv("SPECBENCH_HOST", bad, 1);
+    EXPECT_NE(sb::host_name_override_error(), "") << bad;
+    EXPECT_NE(sb::host_name(), bad) << bad;
+  }
+  if (saved) setenv("SPECBENCH_HOST", keep.c_str(), 1); else unsetenv("SPECBENCH_HOST");
+  EXPECT_EQ(sb::host_name_override_error(), "");
 }
 
 TEST(Results, AnnotatesGoogleBenchmarkEntries) {
