@@ -3,7 +3,8 @@
 # `ctest --preset default`; then, on a full run, the hostile-input trees:
 #   - the `fuzz` preset (clang-19, libFuzzer, ASan, UBSan; build-fuzz/): each fuzzer of
 #     tests/fuzz/ for SPECBENCH_FUZZ_SECONDS (default 60) seconds on its corpus (`-L fuzz`);
-#   - the `sanitize` preset (ASan, UBSan; build-sanitize/): the unit, errors and history labels.
+#   - the `sanitize` preset (ASan, UBSan; build-sanitize/): the unit, errors and history labels;
+# and last harness/scripts/gpu-check.sh, which exits 0 at once where there is no GPU.
 # Extra arguments go to the default ctest only, e.g. `harness/scripts/test.sh -L unit`, and then
 # the two extra trees are skipped. SPECBENCH_EXTRA_TESTS=0 skips them on a full run too, and
 # SPECBENCH_EXTRA_TESTS=1 runs them even with arguments.
@@ -31,5 +32,11 @@ if [[ $extra == 1 ]]; then
   cmake --build --preset sanitize
   ctest --preset sanitize || status=$?
   echo "test.sh: sanitize tree built and run in $((SECONDS - start)) s"
+fi
+# The device check: on a machine with an NVIDIA GPU, a full run also verifies and times the GPU
+# backends there (about 8 minutes); elsewhere it says there is no GPU and exits 0 at once.
+# SPECBENCH_GPU_CHECK=0 skips it.
+if [[ $extra == 1 && ${SPECBENCH_GPU_CHECK:-1} != 0 ]]; then
+  harness/scripts/gpu-check.sh --no-setup || status=$?
 fi
 exit "$status"
