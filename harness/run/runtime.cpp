@@ -132,6 +132,11 @@ class CudaRuntime : public Runtime {
     // The CUDA runtime may already be torn down at static destruction; leak deliberately.
   }
 
+  // Copies go on the variants' own stream, then that stream is synchronised. A plain cudaMemcpy
+  // from pageable memory runs on the legacy default stream and may return before its DMA lands,
+  // and the variants' stream is non-blocking, so nothing orders a kernel after such a copy. On
+  // an H200 that race once let an output's upload land after the kernel had written it
+  // (outer_add/cuda/vectorized at M=N=1024 failed its check before timing; results/h200/).
   Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override {
     auto dev = std::make_unique<CudaDeviceTensors>();
     dev->ptrs.assign(host.size(), nullptr);
@@ -141,14 +146,20 @@ class CudaRuntime : public Runtime {
       dev->bytes[t] = n;
       SB_CUDA_CHECK(cudaMalloc(&dev->ptrs[t], n == 0 ? 1 : n));
       if (n)
-        SB_CUDA_CHECK(cudaMemcpy(dev->ptrs[t], host[t].bytes.data(), n, cudaMemcpyHostToDevice));
+        SB_CUDA_CHECK(cudaMemcpyAsync(dev->ptrs[t], host[t].bytes.data(), n,
+                                      cudaMemcpyHostToDevice, stream_));
     }
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return std::unique_ptr<DeviceTensors>(std::move(dev));
   }
 
   Status download(const DeviceTensors& dev, int t, HostTensor& host) override {
     size_t n = host.bytes.size();
-    if (n) SB_CUDA_CHECK(cudaMemcpy(host.bytes.data(), dev.ptrs[t], n, cudaMemcpyDeviceToHost));
+    if (n) {
+      SB_CUDA_CHECK(cudaMemcpyAsync(host.bytes.data(), dev.ptrs[t], n, cudaMemcpyDeviceToHost,
+                                    stream_));
+      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
     return {};
   }
 
