@@ -149,6 +149,9 @@ Result<nlohmann::json> make_results_document(const std::string& gbench_json,
       doc["benchmarks"] = nlohmann::json::array();
   }
   for (const auto& [k, v] : context) doc["context"][k] = v;
+  // The host the file is kept under (results/<host>/): $SPECBENCH_HOST when set, where Google
+  // Benchmark's context has gethostname().
+  doc["context"]["host_name"] = host_name();
   doc["schema_version"] = kResultsSchemaVersion;
 
   for (auto& e : doc["benchmarks"]) {
