@@ -30,14 +30,14 @@ Verifies and times specbench's GPU backends on this machine's NVIDIA GPU; exits 
 where there is no GPU.
   --no-setup         use the existing build/bin/specbench instead of running setup.sh
   --repetitions N    repetitions of every timed case (default 10)
-  --min-time S       minimum seconds per repetition (default 0.01)
+  --min-time S       minimum seconds of GPU time per repetition (default 0.002)
   kernels...         only these kernels (default: every spec)
 EOF
 }
 
 setup=1
 repetitions=10
-min_time=0.01
+min_time=0.002
 kernels=()
 while (($# > 0)); do
   case "$1" in
