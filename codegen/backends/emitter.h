@@ -34,9 +34,23 @@ struct StrategyInfo {
   std::string algorithm;
 };
 
+// One __global__ function a GPU backend's file launches, as its printer wrote the launch.
+struct KernelLaunch {
+  std::string kernel;   // the function's name, as written in the file: "sb_tiled_matmul_s0"
+  std::string variant;  // the variant whose launcher launches it
+  // Threads per block (the product of the block's dimensions), a constant of the printed
+  // launch; 0 when the kernel is launched with more than one block size.
+  int64_t block_threads = 0;
+  // Whether a launch passes dynamic shared memory (an amount known only at run time).
+  bool dynamic_shared = false;
+};
+
 struct GeneratedFile {
   std::string path;  // relative to the generated/ root, e.g. "saxpy/cuda/saxpy.cu"
   std::string content;
+  // GPU backends whose printer launches kernels itself (cuda): every kernel launched, in the
+  // order first launched. Empty elsewhere (a library's kernels are launched by the library).
+  std::vector<KernelLaunch> launches = {};
 };
 
 struct GemmTarget;  // lower/blocked_gemm.h

@@ -260,6 +260,46 @@ std::string check_entry(int fd, const std::string& path, const std::string& entr
   return "";
 }
 
+// Reads the facts file of the module at `path` whose content is `image`: the facts and the
+// recorded report error into `facts` and `error`; "" when it is one specbench wrote for this
+// module, else why not.
+std::string read_facts_entry(const std::string& path, std::string_view image,
+                             std::vector<KernelFacts>& facts, std::string& error) {
+  const std::string facts_path = path + ".facts";
+  std::string why;
+  int fd = open_entry(facts_path, why);
+  if (fd < 0) return "its facts file " + facts_path + ": " + why + " (specbench did not write it)";
+  why = ownership_problem(fd, /*want_nonempty=*/true);
+  std::string text;
+  bool read_ok = why.empty() && read_fd(fd, text);
+  ::close(fd);
+  if (!why.empty()) return "its facts file " + facts_path + ": " + why;
+  if (!read_ok) return "cannot read its facts file " + facts_path;
+  std::string line = hash_line(image);
+  line.pop_back();  // the newline
+  auto r = read_facts_file_text(text, line, error);
+  if (!r.ok()) return "its facts file " + facts_path + ": " + r.error().message;
+  facts = std::move(r.value());
+  return "";
+}
+
+// Writes `text` to `path` as specbench writes the cache's small files: 0644, through `tmp` and a
+// rename. "" on success, else the error.
+std::string write_cache_file(const std::string& path, const std::string& tmp,
+                             const std::string& text) {
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  bool written = fd >= 0 && ::fchmod(fd, 0644) == 0 &&
+                 ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  int err = errno;
+  if (fd >= 0) written = ::close(fd) == 0 && written;
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (written) err = errno;
+    ::unlink(tmp.c_str());
+    return std::strerror(err);
+  }
+  return "";
+}
+
 }  // namespace
 
 bool elf_exports(std::string_view image, const std::string& symbol) {
@@ -391,13 +431,23 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
       (fs::absolute(cache_dir, ec) / (job.kernel + "-" + job.backend + "-" + r.key + ".so"))
           .string();
   if (fs::exists(fs::symlink_status(final_path, ec))) {
-    r.rebuilt_because = untrusted_cache_entry(final_path, job.entry_symbol);
+    std::string image;
+    int fd = open_entry(final_path, r.rebuilt_because);
+    if (fd >= 0) {
+      r.rebuilt_because = check_entry(fd, final_path, job.entry_symbol, image);
+      ::close(fd);
+    }
+    if (r.rebuilt_because.empty() && job.cmd.kernel_facts)
+      r.rebuilt_because =
+          read_facts_entry(final_path, image, r.kernel_facts, r.kernel_facts_error);
     if (r.rebuilt_because.empty()) {
       r.ok = true;
       r.cached = true;
       r.module_path = final_path;
       return finish(r);
     }
+    r.kernel_facts.clear();
+    r.kernel_facts_error.clear();
   }
   static std::atomic<unsigned> counter{0};
   std::string tmp =
@@ -440,26 +490,38 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
     r.error = final_path + ": cannot move the module into the cache: " + ec.message();
     return finish(r);
   }
-  // The hash file last: until it is in place the entry is not trusted (and is rebuilt).
+  const std::string line = hash_line(image);
+  // ptxas's facts, then the hash file last: until it is in place the entry is not trusted (and
+  // is rebuilt).
+  r.log = p.output;
+  if (job.cmd.kernel_facts) {
+    auto facts = parse_ptxas_report(p.output);
+    if (facts.ok())
+      r.kernel_facts = std::move(facts.value());
+    else
+      r.kernel_facts_error = "cannot read ptxas's report (line " +
+                             std::to_string(facts.error().loc.line) +
+                             "): " + facts.error().message;
+    r.log = strip_ptxas_report(p.output);
+    const std::string facts_path = final_path + ".facts";
+    std::string err = write_cache_file(
+        facts_path, tmp + ".facts",
+        facts_file_text(r.kernel_facts, r.kernel_facts_error, line.substr(0, line.size() - 1)));
+    if (!err.empty()) {
+      r.error = facts_path + ": cannot record the module's kernel facts: " + err;
+      return finish(r);
+    }
+  }
   {
     const std::string hash_path = final_path + ".hash";
-    const std::string hash_tmp = tmp + ".hash";
-    int fd = ::open(hash_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    const std::string line = hash_line(image);
-    bool written = fd >= 0 && ::fchmod(fd, 0644) == 0 &&
-                   ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    int err = errno;
-    if (fd >= 0) written = ::close(fd) == 0 && written;
-    if (!written || ::rename(hash_tmp.c_str(), hash_path.c_str()) != 0) {
-      if (written) err = errno;
-      ::unlink(hash_tmp.c_str());
-      r.error = hash_path + ": cannot record the module's hash: " + std::strerror(err);
+    std::string err = write_cache_file(hash_path, tmp + ".hash", line);
+    if (!err.empty()) {
+      r.error = hash_path + ": cannot record the module's hash: " + err;
       return finish(r);
     }
   }
   r.ok = true;
   r.module_path = final_path;
-  r.log = p.output;
   return finish(r);
 }
 

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "build/kernel_facts.h"
+
 namespace sb {
 
 // How to invoke a compiler on one translation unit: the toolchain runs
@@ -27,6 +29,9 @@ struct CompileCommand {
   // Headers outside the ABI folder that the module includes (cudasim's cuda_runtime.h): their
   // text enters the cache key, so a changed header rebuilds the modules compiled against it.
   std::vector<std::string> key_headers = {};
+  // The flags make nvcc print ptxas's report (-Xptxas -v): the build parses it into
+  // BuildResult::kernel_facts and keeps the facts in the cache beside the module.
+  bool kernel_facts = false;
 };
 
 // Settings shared by every backend's compile command.
@@ -89,11 +94,20 @@ struct BuildResult {
   // The backend has no compiler here (CompileCommand::compiler empty): nothing was attempted.
   // A backend that is also unavailable reports its variants as skipped, not failed.
   bool no_compiler = false;
+  // When ok and the command asks for them (CompileCommand::kernel_facts): ptxas's facts of every
+  // kernel of the module (kernel_facts.h), from the compile or from the cache. When the report
+  // could not be read, kernel_facts_error says why (the module is still built and usable).
+  std::vector<KernelFacts> kernel_facts;
+  std::string kernel_facts_error;
 };
 
 // The cache trusts only what specbench wrote: beside each module <entry>.so it writes
 // <entry>.so.hash ("fnv1a64 <16 hex digits> <size>\n", the module's content hash) after the
 // module is in place, both owned by the user and not writable by group or others (0755, 0644).
+// A module built with CompileCommand::kernel_facts also has <entry>.so.facts (kernel_facts.h:
+// facts_file_text, naming the module's hash line), written like the hash file and before it; a
+// cache hit for such a command reads its facts from there, and an entry whose facts file is
+// missing, not one specbench wrote, or written for another module is rebuilt.
 // An entry is used only when the module and its hash file are regular files (not symbolic
 // links) owned by the effective user, not writable by group or others, the module is not empty,
 // its size and content hash match the hash file, and it exports the job's entry symbol;

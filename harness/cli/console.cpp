@@ -213,6 +213,64 @@ std::string format_traffic_table(const std::vector<VerifyRecord>& records) {
 
 namespace {
 
+// "75% (registers)", "<= 100% (warps)" for an upper bound, "0% (shared): <why>" for a launch that
+// cannot run, "unknown".
+std::string occupancy_cell(const KernelFactRow& r) {
+  if (!r.occupancy) return "unknown";
+  const Occupancy& o = *r.occupancy;
+  char pct[32];
+  const double p = 100 * o.fraction;
+  std::snprintf(pct, sizeof pct, p == static_cast<int>(p) ? "%.0f%%" : "%.1f%%", p);
+  std::string s = (r.dynamic_shared ? "≤ " : "") + std::string(pct) + " (" + o.limited_by + ")";
+  if (!o.valid) s += ": " + o.invalid;
+  return s;
+}
+
+}  // namespace
+
+std::string format_kernel_facts(const std::vector<KernelFactRow>& rows) {
+  if (rows.empty()) return "";
+  std::vector<std::vector<std::string>> cells;
+  for (const KernelFactRow& r : rows) {
+    const KernelFacts& f = r.facts;
+    std::string note = r.block_threads ? "" : r.block_unknown;
+    if (r.block_threads && r.dynamic_shared) note = "plus dynamic shared memory";
+    if (r.block_threads && !r.occupancy) note = r.occupancy_unknown;
+    cells.push_back({r.kernel, r.backend, r.variant.empty() ? "-" : r.variant, r.function,
+                     "sm_" + std::to_string(f.arch), std::to_string(f.registers),
+                     std::to_string(f.shared_bytes), std::to_string(f.stack_bytes),
+                     std::to_string(f.spill_store_bytes) + "/" + std::to_string(f.spill_load_bytes),
+                     r.block_threads ? std::to_string(r.block_threads) : "unknown",
+                     occupancy_cell(r), note});
+  }
+  return format_table({"kernel", "backend", "variant", "function", "arch", "regs", "smem B",
+                       "stack B", "spill st/ld B", "block", "occupancy (limit)", "note"},
+                      cells) +
+         "From ptxas (nvcc -Xptxas -v): registers per thread, static shared memory per block, the "
+         "stack frame and the bytes spilled per thread. block = the threads per block the "
+         "generated launcher uses; occupancy = resident warps per SM over the most it holds at "
+         "that block size (the CUDA occupancy calculator's rules), with what limits it; ≤ where "
+         "the launch adds dynamic shared memory, which the sizes decide.\n";
+}
+
+std::string format_kernel_facts_line(const std::vector<KernelFactRow>& rows) {
+  if (rows.empty()) return "";
+  size_t spills = 0, low = 0, unknown = 0;
+  for (const KernelFactRow& r : rows) {
+    spills += r.facts.spill_store_bytes > 0 || r.facts.spill_load_bytes > 0;
+    if (!r.occupancy)
+      ++unknown;
+    else
+      low += r.occupancy->fraction < 0.5;
+  }
+  return "kernel facts (ptxas): " + std::to_string(rows.size()) +
+         " kernel x architecture rows, " + std::to_string(spills) + " with spills, " +
+         std::to_string(low) + " below 50% occupancy, " + std::to_string(unknown) +
+         " with occupancy unknown (`specbench build --facts` prints them)\n";
+}
+
+namespace {
+
 std::string percent(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, f * 100 < 9.95 ? "%.1f%%" : "%.0f%%", f * 100);

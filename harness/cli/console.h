@@ -34,6 +34,13 @@ std::string format_verify_totals(const std::vector<VerifyRecord>& records);
 // spec's implied traffic and the ratio to the kernel's first (naive) variant; "" when none do.
 std::string format_traffic_table(const std::vector<VerifyRecord>& records);
 
+// `build --facts`: one row per kernel and architecture of the GPU modules: kernel, backend,
+// variant, function, arch, registers, static shared memory, stack frame, spill stores/loads,
+// block size and theoretical occupancy (with what limits it), then a legend; "" when no row.
+std::string format_kernel_facts(const std::vector<KernelFactRow>& rows);
+// One line about those rows for `build` without --facts: kernels, spills, low occupancy.
+std::string format_kernel_facts_line(const std::vector<KernelFactRow>& rows);
+
 // The machine probes and the limits taken from them, one line each.
 std::string format_probes(const ProbeResults& probes, const MachineLimits& limits);
 

@@ -280,7 +280,7 @@ int cmd_gen(const Globals& g, const std::vector<std::string>& specs, bool check,
 }
 
 int cmd_build(const Globals& g, const std::vector<std::string>& kernels,
-              const std::vector<std::string>& backends_asked) {
+              const std::vector<std::string>& backends_asked, bool facts) {
   std::vector<std::string> backends = select_backends(backends_asked);
   std::vector<sb::Spec> all = load_specs(g);
   auto specs = select_specs(all, kernels);
@@ -293,6 +293,12 @@ int cmd_build(const Globals& g, const std::vector<std::string>& kernels,
   }
   std::cout << ok << " of " << targets.size() << " modules built (" << cached
             << " from the cache) in " << cache_dir(g) << "\n";
+  for (const auto& t : targets)
+    if (t.build.ok && !t.build.kernel_facts_error.empty())
+      std::cerr << "note: no kernel facts for " << t.spec->name << " (" << t.backend
+                << "): " << t.build.kernel_facts_error << "\n";
+  const std::vector<sb::KernelFactRow> rows = sb::kernel_fact_rows(targets);
+  std::cout << (facts ? sb::format_kernel_facts(rows) : sb::format_kernel_facts_line(rows));
   return failed ? 1 : 0;
 }
 
@@ -1344,6 +1350,10 @@ int real_main(int argc, char** argv) {
   add_kernels(build_sc);
   add_backends(build_sc);
   add_select(build_sc);
+  bool facts = false;
+  build_sc->add_flag("--facts", facts,
+                     "print each GPU kernel's ptxas facts (registers, shared memory, spills), "
+                     "block size and occupancy");
 
   auto* verify_sc = app.add_subcommand("verify", "verify every variant against the reference");
   add_kernels(verify_sc);
@@ -1477,7 +1487,7 @@ int real_main(int argc, char** argv) {
                   << " kernels: " << blas.why << " (set OPENBLAS_CORETYPE to choose)\n";
     }
     if (*gen) return cmd_gen(g, spec_paths, check, dump);
-    if (*build_sc) return cmd_build(g, kernels, backends);
+    if (*build_sc) return cmd_build(g, kernels, backends, facts);
     if (*verify_sc) return cmd_verify(g, kernels, backends, seeds, verbose);
     if (*bench_sc) return cmd_bench(g, kernels, backends, bf);
     if (*run_sc) return cmd_run(g, kernels, backends, seeds, bf);

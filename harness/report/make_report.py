@@ -783,12 +783,30 @@ def gpu_facts_section(k):
     if not facts:
         return ""
     out = [heading(2, "GPU facts")]
-    keys = []
-    for f in facts:
-        for key in f:
-            if key not in keys:
-                keys.append(key)
-    out.append(table(keys, [[f.get(key) for key in keys] for f in facts]))
+    out.append("<p>Each kernel of the GPU variants as ptxas compiled it (<code>nvcc -Xptxas "
+               "-v</code>): registers per thread, static shared memory per block, stack frame "
+               "and bytes spilled per thread; the block size its launcher uses and the "
+               "theoretical occupancy at that size (resident warps over the SM's most), with "
+               "what limits it; &le; where the launch adds dynamic shared memory.</p>")
+
+    def occupancy(f):
+        occ = f.get("occupancy")
+        if not isinstance(occ, (int, float)):
+            return "unknown"
+        text = ("\u2264 " if f.get("occupancy_is_upper_bound") else "") + fmt_pct(occ)
+        return text + (" (%s)" % f.get("limited_by") if f.get("limited_by") else "")
+
+    def spills(f):
+        st, ld = f.get("spill_store_bytes"), f.get("spill_load_bytes")
+        return "%s / %s" % (st, ld) if st is not None and ld is not None else None
+
+    out.append(table(["backend", "variant", "kernel", "arch", "registers", "shared B", "stack B",
+                      "spill st / ld B", "block", "occupancy"],
+                     [[f.get("backend"), f.get("variant") or "-", f.get("function"), f.get("arch"),
+                       f.get("registers"), f.get("shared_bytes"), f.get("stack_bytes"), spills(f),
+                       f.get("block_threads") or "unknown", (occupancy(f), "")]
+                      for f in facts],
+                     num_cols=(4, 5, 6, 8)))
     return "\n".join(out)
 
 

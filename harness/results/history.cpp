@@ -416,6 +416,18 @@ Result<StoredRun> results_from_json(const json& doc, const std::string& path) {
     if (!f.error().empty()) return file_error(path, f.error());
     run.verification = v;
   }
+  if (doc.contains("kernel_facts") && !doc["kernel_facts"].is_null()) {
+    const json& kf = doc["kernel_facts"];
+    if (!kf.is_array()) return file_error(path, "'kernel_facts' is not an array");
+    for (size_t i = 0; i < kf.size(); ++i) {
+      const std::string where = "kernel_facts[" + std::to_string(i) + "]";
+      if (!kf[i].is_object()) return file_error(path, where + " is not an object");
+      for (const char* key : {"kernel", "backend", "function", "arch"})
+        if (!kf[i].contains(key) || !kf[i][key].is_string())
+          return file_error(path, where + ": '" + key + "' is not a string");
+    }
+    run.kernel_facts = kf;
+  }
   if (doc.contains("nightly") && doc["nightly"].is_object())
     run.partial = text_of(doc["nightly"], "state") == "in_progress";
   return run;
@@ -815,6 +827,21 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   }
   for (const auto& row : summary_rows)
     kernel_entry(row.value("kernel", ""))["summary"].push_back(row);
+  // The GPU kernels' static facts, beside the variants that launch them (make_report.py's "GPU
+  // facts" section).
+  if (latest.kernel_facts.is_array()) {
+    for (const json& f : latest.kernel_facts) {
+      json row = json::object();
+      for (const char* key : {"backend", "variant", "function", "arch", "registers",
+                              "shared_bytes", "stack_bytes", "spill_store_bytes",
+                              "spill_load_bytes", "block_threads", "occupancy",
+                              "occupancy_is_upper_bound", "limited_by"})
+        row[key] = f.contains(key) ? f[key] : json(nullptr);
+      json& k = kernel_entry(f["kernel"].get<std::string>());
+      if (!k.contains("gpu_facts")) k["gpu_facts"] = json::array();
+      k["gpu_facts"].push_back(std::move(row));
+    }
+  }
   for (const auto& row : language_rows)
     kernel_entry(row.value("kernel", ""))["languages"].push_back(row);
 

@@ -35,6 +35,8 @@ struct StoredRun {
   std::vector<StoredBenchmark> benchmarks;
   std::vector<BenchRecord> problems;  // "skipped" and "failed" entries (status Skipped/Failed)
   nlohmann::json verification;        // {"checks", "passed", "failed", "skipped"}; null if absent
+  nlohmann::json kernel_facts;        // the GPU kernels' facts (runner.h: kernel_facts_json), as
+                                      // stored: an array of objects; null if absent
   bool partial = false;               // an interrupted nightly run's checkpoint
 
   std::string date() const;  // context.date, "" when absent

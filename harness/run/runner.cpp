@@ -314,11 +314,20 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
       t.source = (fs::path(settings.root) / "generated" / spec->name / src /
                   (spec->name + "." + em->extension()))
                      .string();
-      if (progress && fs::exists(t.source)) {
+      if (fs::exists(t.source)) {
         // A hand edit is legitimate (that is how one experiments); say so, and build it as is.
-        if (read_text(t.source) != em->emit(*spec).content)
-          progress("note: " + t.source + " differs from what " + spec->path +
-                   " generates (edited by hand, or stale: run `specbench gen`); building it as is");
+        GeneratedFile gf = em->emit(*spec);
+        if (read_text(t.source) != gf.content) {
+          t.launches_unknown = "the generated file differs from what its spec generates";
+          if (progress)
+            progress("note: " + t.source + " differs from what " + spec->path +
+                     " generates (edited by hand, or stale: run `specbench gen`); building it as "
+                     "is");
+        } else {
+          t.launches = std::move(gf.launches);
+        }
+      } else {
+        t.launches_unknown = "the generated file is missing";
       }
       BuildJob job;
       job.kernel = spec->name;
@@ -361,6 +370,84 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
   std::vector<BuildResult> results = build_modules(jobs, settings.cache_dir, parallel, on_done);
   for (size_t i = 0; i < targets.size(); ++i) targets[i].build = std::move(results[i]);
   return targets;
+}
+
+std::vector<KernelFactRow> kernel_fact_rows(const std::vector<Target>& targets) {
+  std::vector<KernelFactRow> rows;
+  for (const Target& t : targets) {
+    if (!t.build.ok) continue;
+    const std::vector<Variant>& kept = variants_of(t);
+    for (const KernelFacts& f : t.build.kernel_facts) {
+      KernelFactRow r;
+      r.kernel = t.spec->name;
+      r.backend = t.backend;
+      r.function = readable_kernel_name(f.symbol);
+      r.facts = f;
+      const KernelLaunch* launch = nullptr;
+      for (const KernelLaunch& l : t.launches)
+        if (l.kernel == r.function) launch = &l;
+      if (launch) {
+        r.variant = launch->variant;
+        bool selected = std::any_of(kept.begin(), kept.end(),
+                                    [&](const Variant& v) { return v.name == r.variant; });
+        if (!selected) continue;
+        r.block_threads = launch->block_threads;
+        r.dynamic_shared = launch->dynamic_shared;
+        if (r.block_threads == 0) r.block_unknown = "launched with more than one block size";
+      } else if (!t.launches_unknown.empty()) {
+        r.block_unknown = t.launches_unknown;
+      } else {
+        r.block_unknown = "not launched by the generated code (a library chooses its block size)";
+      }
+      const SmLimits* sm = find_sm_limits(f.arch);
+      if (r.block_threads == 0)
+        r.occupancy_unknown = "block size unknown";
+      else if (!sm)
+        r.occupancy_unknown = "no SM limits for sm_" + std::to_string(f.arch);
+      else
+        r.occupancy =
+            theoretical_occupancy(*sm, r.block_threads, f.registers, f.shared_bytes, f.barriers);
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+nlohmann::json kernel_facts_json(const std::vector<KernelFactRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KernelFactRow& r : rows) {
+    nlohmann::json e = {{"kernel", r.kernel},
+                        {"backend", r.backend},
+                        {"variant", r.variant.empty() ? nlohmann::json() : nlohmann::json(r.variant)},
+                        {"function", r.function},
+                        {"symbol", r.facts.symbol},
+                        {"arch", "sm_" + std::to_string(r.facts.arch)},
+                        {"registers", r.facts.registers},
+                        {"barriers", r.facts.barriers},
+                        {"shared_bytes", r.facts.shared_bytes},
+                        {"stack_bytes", r.facts.stack_bytes},
+                        {"spill_store_bytes", r.facts.spill_store_bytes},
+                        {"spill_load_bytes", r.facts.spill_load_bytes},
+                        {"block_threads", r.block_threads ? nlohmann::json(r.block_threads)
+                                                          : nlohmann::json()},
+                        {"dynamic_shared", r.dynamic_shared}};
+    if (r.block_threads == 0) e["block_unknown"] = r.block_unknown;
+    if (r.occupancy) {
+      const Occupancy& o = *r.occupancy;
+      e["occupancy"] = o.fraction;
+      e["occupancy_is_upper_bound"] = r.dynamic_shared;
+      e["blocks_per_sm"] = o.blocks_per_sm;
+      e["active_warps"] = o.active_warps;
+      e["max_warps"] = o.max_warps;
+      e["limited_by"] = o.limited_by;
+      if (!o.valid) e["invalid_launch"] = o.invalid;
+    } else {
+      e["occupancy"] = nullptr;
+      e["occupancy_unknown"] = r.occupancy_unknown;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 int64_t tensor_bytes(const Spec& spec, const SizePoint& sizes) {
@@ -893,6 +980,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
   report.doc["summary"] = summary_json(report.summary);
   report.languages = compare_languages(report.records);
   report.doc["languages"] = languages_json(report.languages);
+  report.doc["kernel_facts"] = kernel_facts_json(kernel_fact_rows(targets));
   return report;
 }
 

@@ -13,6 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/emitter.h"
+#include "build/kernel_facts.h"
+#include "build/occupancy.h"
 #include "results/analysis.h"
 #include "ir/ir.h"
 #include "results/noise.h"
@@ -34,6 +37,10 @@ struct Target {
   Runtime* runtime = nullptr;
   std::string source;  // <root>/generated/<kernel>/<backend>/<kernel>.<ext>
   BuildResult build;
+  // The kernels the generated file launches, each with its block size (GeneratedFile::launches),
+  // when the file is what its spec generates now; otherwise empty, and launches_unknown says why.
+  std::vector<KernelLaunch> launches;
+  std::string launches_unknown;
 };
 
 struct BuildSettings {
@@ -50,6 +57,29 @@ struct BuildSettings {
 std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
                                   const std::vector<std::string>& backends,
                                   const BuildSettings& settings, const ProgressFn& progress);
+
+// One kernel of a built GPU module (build.kernel_facts) on one architecture: ptxas's facts, the
+// block size its launcher uses and the theoretical occupancy at that size (occupancy.h).
+struct KernelFactRow {
+  std::string kernel;
+  std::string backend;
+  std::string variant;   // the variant whose launcher launches it; "" when none does (a library's)
+  std::string function;  // readable_kernel_name(facts.symbol)
+  KernelFacts facts;
+  int64_t block_threads = 0;  // 0: not known statically; block_unknown says why
+  std::string block_unknown;
+  // A launch adds dynamic shared memory, whose amount the sizes decide: the occupancy is then
+  // computed with the static shared memory alone, an upper bound.
+  bool dynamic_shared = false;
+  std::optional<Occupancy> occupancy;  // nullopt: unknown, occupancy_unknown says why
+  std::string occupancy_unknown;
+};
+
+// The rows of every target with kernel facts, in target order then ptxas's report order; a
+// kernel launched only by variants narrowed away (--variant, --filter) is left out.
+std::vector<KernelFactRow> kernel_fact_rows(const std::vector<Target>& targets);
+// The rows as the results document's "kernel_facts" list (results/README.md).
+nlohmann::json kernel_facts_json(const std::vector<KernelFactRow>& rows);
 
 // "R=64,C=1024": the spec's size names with the point's values, in spec order.
 std::string format_sizes(const Spec& spec, const SizePoint& sizes);

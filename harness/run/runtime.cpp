@@ -113,6 +113,10 @@ class CudaRuntime : public Runtime {
     }
     for (const char* f : {"-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"})
       c.flags.push_back(f);
+    // ptxas's report of every kernel: registers, shared memory, stack, spills (kernel_facts.h).
+    c.flags.push_back("-Xptxas");
+    c.flags.push_back("-v");
+    c.kernel_facts = true;
     c.flags.push_back("-I" + opt.abi_dir);
     for (const std::string& f : link_flags_) c.flags.push_back(f);
     return c;

@@ -124,8 +124,9 @@ std::vector<std::string> cpu_module_flags(const ToolchainOptions& opt);
 // cpu: SPECBENCH_CXX with cpu_module_flags.
 std::unique_ptr<Runtime> make_cpu_runtime();
 // cuda: SPECBENCH_NVCC -std=c++17 -O3 -gencode ... -Xcompiler -fPIC -shared -cudart shared
-// -I<abi>; device memory through cudart; timed with CUDA events around each launch after an L2
-// flush (cudaMemsetAsync of an L2-sized buffer). Unavailable (with cudaGetErrorString's text)
+// -Xptxas -v -I<abi> (ptxas's report gives each kernel's facts: CompileCommand::kernel_facts);
+// device memory through cudart; timed with CUDA events around each launch after an L2 flush
+// (cudaMemsetAsync of an L2-sized buffer). Unavailable (with cudaGetErrorString's text)
 // when cudaGetDeviceCount fails or finds no device, or when the harness was built without cudart.
 std::unique_ptr<Runtime> make_cuda_runtime();
 

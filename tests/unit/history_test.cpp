@@ -242,6 +242,11 @@ TEST(ResultsReader, BadFilesAreErrorsNamingTheFile) {
        "1}]}",
        "failed[0]: 'kernel' is not a string"},
       {"{\"hello\": 1}", "not a specbench results file"},
+      {"{\"schema_version\": 1, \"context\": {}, \"benchmarks\": [], \"kernel_facts\": {}}",
+       "'kernel_facts' is not an array"},
+      {"{\"schema_version\": 1, \"context\": {}, \"benchmarks\": [], \"kernel_facts\": "
+       "[{\"kernel\": \"k\", \"backend\": \"cuda\", \"function\": 3, \"arch\": \"sm_80\"}]}",
+       "kernel_facts[0]: 'function' is not a string"},
   };
   for (const auto& c : cases) {
     auto r = sb::parse_results(c.text, "dir/run.json");
@@ -287,6 +292,38 @@ TEST(ReportData, TrendMarksTheRegressionOfTheBestVariant) {
 }  // namespace
 
 namespace {
+
+TEST(ReportData, KernelFactsGoBesideTheKernel) {
+  const char* text = R"({
+    "schema_version": 1, "context": {},
+    "benchmarks": [],
+    "skipped": [{"kernel": "k", "backend": "cuda", "variant": "v", "sizes": {"N": 4},
+                 "reason": "no GPU"}],
+    "kernel_facts": [
+      {"kernel": "k", "backend": "cuda", "variant": "v", "function": "sb_v_s0",
+       "symbol": "_Z7sb_v_s0Pf", "arch": "sm_90", "registers": 32, "barriers": 0,
+       "shared_bytes": 0, "stack_bytes": 8, "spill_store_bytes": 8, "spill_load_bytes": 4,
+       "block_threads": 256, "dynamic_shared": true, "occupancy": 1.0,
+       "occupancy_is_upper_bound": true, "limited_by": "warps+registers"},
+      {"kernel": "k2", "backend": "vendor_cuda", "variant": null, "function": "cub::K<…>",
+       "symbol": "_ZN3cub1KIiEEvv", "arch": "sm_80", "registers": 40, "block_threads": null,
+       "occupancy": null, "occupancy_unknown": "block size unknown"}]})";
+  auto r = sb::parse_results(text, "facts.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  nlohmann::json d = sb::report_data({r.value()}, {});
+  const auto& f = d["kernels"]["k"]["gpu_facts"];
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]["function"], "sb_v_s0");
+  EXPECT_EQ(f[0]["arch"], "sm_90");
+  EXPECT_EQ(f[0]["spill_store_bytes"], 8);
+  EXPECT_EQ(f[0]["block_threads"], 256);
+  EXPECT_EQ(f[0]["occupancy_is_upper_bound"], true);
+  const auto& g = d["kernels"]["k2"]["gpu_facts"];
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(g[0]["occupancy"].is_null());
+  EXPECT_TRUE(g[0]["variant"].is_null());
+  EXPECT_TRUE(g[0]["stack_bytes"].is_null());  // absent stays null
+}
 
 TEST(ResultsReader, OddTypesInOptionalFieldsNeverThrow) {
   // Valid enough to read; every optional field has a surprising type.

@@ -263,15 +263,32 @@ class Gen final {
   }
 
   // Launches a kernel whose parameters came from L (plus `extra`), then checks the launch.
+  // `threads` is the block's size, `block` as written (a number, or a dim3 of that many).
   void launch(CodeWriter& w, const std::string& name, const std::string& grid,
-              const std::string& block, const std::string& smem, const StmtLowering& L,
-              const std::vector<std::string>& extra = {}) {
+              const std::string& block, int64_t threads, const std::string& smem,
+              const StmtLowering& L, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {name, grid, block, smem, "sb_stream"};
     for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
     for (const auto& a : extra) args.push_back(a);
     w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
     w.line("SB_CHECK_LAUNCH(" + name + ");");
     note(L);
+    record_launch(name, block, threads, smem);
+  }
+
+  // Records a launch for VariantCode::launches. A block written as a number must be `threads`.
+  void record_launch(const std::string& name, const std::string& block, int64_t threads,
+                     const std::string& smem) {
+    SB_ASSERT(threads > 0, "launch of " + name + " without a block size");
+    SB_ASSERT(block.find_first_not_of("0123456789") != std::string::npos || block == str(threads),
+              "launch of " + name + " with block " + block + " recorded as " + str(threads));
+    for (KernelLaunch& l : launches_) {
+      if (l.kernel != name) continue;
+      if (l.block_threads != threads) l.block_threads = 0;  // more than one block size
+      l.dynamic_shared = l.dynamic_shared || smem != "0";
+      return;
+    }
+    launches_.push_back({name, v_.name, threads, smem != "0"});
   }
 
   // Records what a lowering used, so the launcher declares it.
@@ -329,6 +346,7 @@ class Gen final {
   CodeWriter body_{1};
   std::set<int> tensors_, sizes_;
   bool needs_max_grid_ = false;
+  std::vector<KernelLaunch> launches_;  // every launch so far, for VariantCode::launches
 };
 
 std::string Gen::warp_allreduce(ReduceOp op, DType t) {
@@ -471,7 +489,7 @@ void Gen::generic(size_t k, const Statement& st, bool grid_stride) {
     grid = "sb_grid";
     threads = bs;
   }
-  launch(body_, name, grid, threads, "0", L);
+  launch(body_, name, grid, threads, scalar ? 1 : bs_, "0", L);
   note(H);
   body_.close();
 }
@@ -494,7 +512,7 @@ void Gen::generic_launch(CodeWriter& w, const Statement& st, const std::string& 
   w.line("const int64_t sb_blocks = (sb_total + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
   w.line("const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
   needs_max_grid_ = true;
-  launch(w, name, "sb_grid", str(bs_), "0", L);
+  launch(w, name, "sb_grid", str(bs_), bs_, "0", L);
   note(H);
 }
 
@@ -640,7 +658,7 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
   body_.line(
       "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
   needs_max_grid_ = true;
-  launch(body_, name, "sb_grid", str(bs_), "0", L);
+  launch(body_, name, "sb_grid", str(bs_), bs_, "0", L);
   note(H);
   body_.close();
 }
@@ -720,8 +738,8 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
   body_.line("if (sb_blocks < 1) sb_blocks = 1;");
 
   if (kind == 'a') {
-    launch(body_, fn(k, "_init"), "1", "1", "0", L0);
-    launch(body_, first, "(unsigned)sb_blocks", bs, "0", L1);
+    launch(body_, fn(k, "_init"), "1", "1", 1, "0", L0);
+    launch(body_, first, "(unsigned)sb_blocks", bs, bs_, "0", L1);
     if (epilogue) {
       StmtLowering L3(spec_, st, &h_);
       CodeWriter w3(1);
@@ -730,7 +748,7 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
       L3.assign(w3);
       kernel("// The rest of the statement, applied to the reduced value in place.\n",
              fn(k, "_final"), 0, L3, st.out, {}, w3);
-      launch(body_, fn(k, "_final"), "1", "1", "0", L3);
+      launch(body_, fn(k, "_final"), "1", "1", 1, "0", L3);
     }
   } else {
     // Pass 2: one block combines the partial results and applies the rest of the statement.
@@ -753,8 +771,8 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
     w2.close();
     kernel("// Pass 2: one block combines the " + part + "[0, sb_parts) into the output.\n",
            fn(k, "_final"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
-    launch(body_, first, "(unsigned)sb_blocks", bs, "0", L1);
-    launch(body_, fn(k, "_final"), "1", bs, "0", L2, {"sb_blocks"});
+    launch(body_, first, "(unsigned)sb_blocks", bs, bs_, "0", L1);
+    launch(body_, fn(k, "_final"), "1", bs, bs_, "0", L2, {"sb_blocks"});
   }
   note(H);
   body_.close();
@@ -818,7 +836,7 @@ void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) 
   } else {
     body_.line("const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);");
   }
-  launch(body_, name, "sb_grid", str(bs_), "0", L);
+  launch(body_, name, "sb_grid", str(bs_), bs_, "0", L);
   note(H);
   body_.close();
 }
@@ -900,7 +918,7 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
   body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
              "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + "));");
   body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
-  launch(body_, name, "sb_grid", "sb_block", "0", L);
+  launch(body_, name, "sb_grid", "sb_block", T * T, "0", L);
   note(H);
   body_.close();
 }
@@ -1074,7 +1092,7 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
   body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
              "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + "));");
-  launch(body_, name, "sb_grid", str(NT), "0", L);
+  launch(body_, name, "sb_grid", str(NT), NT, "0", L);
   note(H);
   body_.close();
 }
@@ -1134,7 +1152,7 @@ void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
   body_.line("const dim3 sb_grid((unsigned)((" + h1 + " + " + str(T - 1) + ") / " + ts +
              "), (unsigned)((" + h0 + " + " + str(T - 1) + ") / " + ts + "));");
   body_.line("const dim3 sb_block(" + ts + ", " + str(R) + ");");
-  launch(body_, name, "sb_grid", "sb_block", "0", L);
+  launch(body_, name, "sb_grid", "sb_block", T * R, "0", L);
   note(H);
   body_.close();
 }
@@ -1316,7 +1334,7 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   }
   if_else(
       body_, "sb_smem <= " + str(kMaxStencilSmem),
-      [&](CodeWriter& x) { launch(x, name, grid, block, "(size_t)sb_smem", L); },
+      [&](CodeWriter& x) { launch(x, name, grid, block, threads, "(size_t)sb_smem", L); },
       [&](CodeWriter& x) {
         x.line("// The halo does not fit in shared memory: the untiled kernel.");
         generic_launch(x, st, untiled, G);
@@ -1478,9 +1496,10 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
              " ? sb_tiles : " + str(kMaxPartials) + ");");
   body_.line("const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * " + bs +
              ";  // elements per block");
-  launch(body_, fn(k, "_partial"), "(unsigned)sb_parts", bs, "0", L1, {"sb_len", "sb_chunk"});
-  launch(body_, fn(k, "_carry"), "1", bs, "0", L2, {"sb_parts"});
-  launch(body_, fn(k, "_scan"), "(unsigned)sb_parts", bs, "0", L3,
+  launch(body_, fn(k, "_partial"), "(unsigned)sb_parts", bs, bs_, "0", L1,
+         {"sb_len", "sb_chunk"});
+  launch(body_, fn(k, "_carry"), "1", bs, bs_, "0", L2, {"sb_parts"});
+  launch(body_, fn(k, "_scan"), "(unsigned)sb_parts", bs, bs_, "0", L3,
          {"sb_len", "sb_chunk", "sb_shift"});
   note(H);
   body_.close();
@@ -1834,6 +1853,7 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
     for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
     w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
     w.line("SB_CHECK_LAUNCH(" + name + ");");
+    record_launch(name, str(bs_), bs_, smem);
     tensors_.insert(ts.begin(), ts.end());
     sizes_.insert(ss.begin(), ss.end());
   };
@@ -1907,6 +1927,7 @@ VariantCode Gen::run() {
   for (const GpuStep& g : gpu_mapping(spec_, strategy_.fuse_rows, strategy_.place).steps) step(g);
 
   VariantCode out;
+  out.launches = launches_;
   out.kernels = wrap_comment("// Variant " + v_.name + ": " + info_.doc + ".") + "\n" + kernels_;
   CodeWriter fn(1);
   unpack_args(spec_, "sb_a", tensors_, sizes_, fn);

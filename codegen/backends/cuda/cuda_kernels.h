@@ -43,6 +43,7 @@ struct FileParts {
 struct VariantCode {
   std::string kernels;   // the variant's __global__ functions with their comments
   std::string launcher;  // `static int sb_variant_<name>(const sb_args* sb_a) {...}`
+  std::vector<KernelLaunch> launches;  // every kernel the launcher launches, with its block size
 };
 
 // Lowers every statement of `spec` for variant `v` under strategy `s` (strategies/strategy.h):

@@ -79,12 +79,14 @@ const char* const kSharedMacros =
 GeneratedFile CudaEmitter::print(const Spec& spec) const {
   cuda::FileParts file;
   std::string kernels, launchers;
+  std::vector<KernelLaunch> launches;
   for (const Variant& v : backend_variants(spec, backend())) {
     const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
     SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
     const cuda::VariantCode code = cuda::lower_variant(spec, v, *s, file);
     kernels += code.kernels;
     launchers += code.launcher;
+    launches.insert(launches.end(), code.launches.begin(), code.launches.end());
   }
 
   std::string out = file_header(spec, *this);
@@ -109,7 +111,7 @@ GeneratedFile CudaEmitter::print(const Spec& spec) const {
   out +=
       banner("Launchers: one function per variant, launching its statements in order") + launchers;
   out += banner("Dispatch") + dispatch_section(spec, backend());
-  return {spec.name + "/" + backend() + "/" + spec.name + "." + extension(), out};
+  return {spec.name + "/" + backend() + "/" + spec.name + "." + extension(), out, launches};
 }
 
 }  // namespace
