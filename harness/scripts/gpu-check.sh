@@ -6,18 +6,22 @@
 #      anything: the test command runs it up to there on every machine.
 #   2. Sets up and builds (harness/scripts/setup.sh), unless --no-setup: then the existing
 #      build/bin/specbench is used, for a GPU machine that cannot install packages itself.
-#   3. Runs `specbench run` on the GPU backends of the backend records (every timed backend whose
-#      device is the GPU: cuda and vendor_cuda, and mojo_gpu once it exists), compiled for this
-#      GPU's architecture only: gen, build, verify on the device at the verify sizes, time the
-#      variants that passed at the bench sizes (10 repetitions), machine probes at the start and
-#      end. The results go to results/<host>/<UTC time>.json, with the run's summary beside it
-#      (.md); SPECBENCH_HOST names <host> (default: the host name).
+#   3. Runs `specbench nightly` on the GPU backends of the backend records (every timed backend
+#      whose device is the GPU: cuda and vendor_cuda, and mojo_gpu once it exists), compiled for
+#      this GPU's architecture only: gen --check, build, verify on the device at the verify sizes,
+#      time the variants that passed at the bench sizes (10 repetitions), probes at the start and
+#      end, compare with the previous GPU run, report (build/gpu-report/). Every timed case is
+#      checkpointed as it is measured: a check killed at a time limit keeps its measurements, and
+#      running it again with the same options resumes it. The results go to
+#      results/<host>/<UTC time>.json with the run's summary beside it (.md); SPECBENCH_HOST
+#      names <host> (default: the host name).
 #   4. Prints the GPU summary of that file (harness/scripts/gpu_summary.py) and writes it beside
 #      the results as <UTC time>.gpu.md: per kernel and size the best variant of each GPU
 #      backend, its rate against the measured triad and against the memory's theoretical peak,
 #      x vs the vendor libraries, and CUDA against Mojo GPU.
-# Exit status: 0 when every step ran and every variant verified, or when there is no GPU;
-# otherwise the first failing step's status (specbench: 1 for a failed check, 2 for a user error).
+# Exit status: 0 when every step ran, every variant verified and nothing regressed, or when there
+# is no GPU; otherwise nightly's status (1: a build, a check, a GPU case skipped or a regression
+# against the previous run; 2: a user error), or the summary's.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -116,18 +120,22 @@ for want in cuda vendor_cuda mojo_gpu; do
 done
 host=${SPECBENCH_HOST:-$(hostname -s 2>/dev/null || hostname)}
 export SPECBENCH_HOST="$host"
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out="results/$host/$stamp.json"
+dir="results/$host"
+report="build/gpu-report"
 bargs=()
 for b in "${backends[@]}"; do bargs+=(-b "$b"); done
-say "specbench run ${bargs[*]} --cuda-arch $arch --repetitions $repetitions --min-time $min_time"
-say "results: $out"
+say "specbench nightly ${bargs[*]} --cuda-arch $arch --repetitions $repetitions --min-time $min_time"
+mkdir -p build
+log="build/gpu-check.log"
 rc=0
-"$sb" run "${kernels[@]}" "${bargs[@]}" --cuda-arch "$arch" --repetitions "$repetitions" \
-  --min-time "$min_time" --out "$out" || rc=$?
+"$sb" nightly "${kernels[@]}" "${bargs[@]}" --cuda-arch "$arch" --repetitions "$repetitions" \
+  --min-time "$min_time" --results-dir "$dir" --report-dir "$report" 2>&1 | tee "$log" ||
+  rc=${PIPESTATUS[0]}
+# nightly names the file it stored; without it, nothing was stored (its checkpoint stays).
+out=$(sed -n 's/^results: //p' "$log" | tail -n 1)
 
 # 4. The GPU summary, also after a failed check (the results file records the failures).
-if [[ -f "$out" ]]; then
+if [[ -n "$out" && -f "$out" ]]; then
   md="${out%.json}.gpu.md"
   src=0
   # Written whole, then renamed: an interrupted summary never leaves half a file.
@@ -135,8 +143,9 @@ if [[ -f "$out" ]]; then
   mv "$md.tmp.$$" "$md"
   cat "$md"
   ((rc != 0)) || rc=$src
+  say "results: $out, summary: $md, report: $report/index.html"
 else
-  echo "gpu-check: specbench run wrote no results file (exit status $rc)" >&2
+  echo "gpu-check: nightly stored no results file (exit status $rc); run again to resume" >&2
   ((rc != 0)) || rc=1
 fi
 say "done in $((SECONDS - start)) s, exit status $rc"
