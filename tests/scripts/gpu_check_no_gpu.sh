@@ -47,6 +47,16 @@ expect_no_gpu "hidden (empty)" "CUDA_VISIBLE_DEVICES=''" PATH="$tmp/empty:$tmp/b
 rc=0
 PATH="$tmp/bin" bash "$script" --bogus >/dev/null 2>&1 || rc=$?
 [[ $rc == 2 ]] || fail "--bogus: exit status $rc, expected 2"
+# gpu-offline.sh refuses a pack folder outside the tree, and a folder that holds no pack.
+off="$root/harness/scripts/gpu-offline.sh"
+for bad in /tmp/abs ../up ""; do
+  rc=0
+  bash "$off" pack "$bad" >/dev/null 2>&1 || rc=$?
+  [[ $rc == 2 ]] || fail "gpu-offline.sh pack '$bad': exit status $rc, expected 2"
+done
+rc=0
+out=$(bash "$off" run "no-such-pack-$$" 2>&1) || rc=$?
+[[ $rc == 1 && $out == *"holds no pack"* ]] || fail "gpu-offline.sh run: $rc, $out"
 after=$(cd "$root" && find results -type f | sort | md5sum)
 [[ "$before" == "$after" ]] || fail "results/ changed"
 echo "gpu_check_no_gpu: all passed"
