@@ -63,11 +63,21 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
     SB_ASSERT(width > 0 && scalar(ten.type).tensor_type, "tensor of unsupported type");
     h.bytes.assign(static_cast<size_t>(h.elements) * width, 0);
 
+    // The type's store function, looked up once per tensor rather than per element.
+    const ScalarType& st = scalar(ten.type);
+    SB_ASSERT(st.store, std::string("HostTensor of unsupported type ") + st.name);
+    unsigned char* const data = h.bytes.data();
+    const size_t stride = static_cast<size_t>(st.bytes);
+    auto set = [&](int64_t i, double v) { st.store(data + static_cast<size_t>(i) * stride, v); };
     if (ten.role != Role::In) {
       // Outputs start as NaN (integers: their minimum), so an unwritten element shows.
-      const double sentinel = is_integer(ten.type) ? static_cast<double>(scalar(ten.type).min)
+      const double sentinel = is_integer(ten.type) ? static_cast<double>(st.min)
                                                    : std::numeric_limits<double>::quiet_NaN();
-      for (int64_t i = 0; i < h.elements; ++i) h.set(i, sentinel);
+      if (h.elements > 0) {
+        set(0, sentinel);
+        for (int64_t i = 1; i < h.elements; ++i)
+          std::memcpy(data + static_cast<size_t>(i) * stride, data, stride);
+      }
       continue;
     }
     if (kind == InputKind::Zeros) continue;  // already zero bits: 0.0 and 0 alike
@@ -81,14 +91,14 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
       SB_ASSERT(lo <= hi, "empty integer init range for tensor " + ten.name);
       const uint64_t n = static_cast<uint64_t>(hi - lo) + 1;
       for (int64_t i = 0; i < h.elements; ++i) {
-        h.set(i, static_cast<double>(lo + static_cast<int64_t>(rng() % n)));
+        set(i, static_cast<double>(lo + static_cast<int64_t>(rng() % n)));
       }
       continue;
     }
     const double scale = kind == InputKind::Large ? 1e3 : 1.0;
     const double lo = ten.init_lo * scale;
     const double hi = ten.init_hi * scale;
-    for (int64_t i = 0; i < h.elements; ++i) h.set(i, lo + (hi - lo) * unit_double(rng));
+    for (int64_t i = 0; i < h.elements; ++i) set(i, lo + (hi - lo) * unit_double(rng));
   }
   return out;
 }

@@ -112,12 +112,12 @@ struct CheckResult {
 
 // Runs `fn` once on `kind` inputs and compares every Out tensor with the reference, at every
 // element (sample == 0) or at `sample` elements.
-CheckResult check_once(Runtime& rt, const Spec& spec, const std::string& backend,
-                       const std::string& variant, sb_variant_fn fn, const SizePoint& sizes,
-                       InputKind kind, uint64_t seed, int64_t sample, uint64_t sample_seed) {
+// One check on `host`, the tensors as make_host_tensors makes them (outputs come back into it).
+CheckResult check_on(Runtime& rt, const Spec& spec, const std::string& backend,
+                     const std::string& variant, sb_variant_fn fn, const SizePoint& sizes,
+                     HostTensors host, int64_t sample, uint64_t sample_seed) {
   CheckResult cr;
   try {
-    HostTensors host = make_host_tensors(spec, sizes, kind, seed);
     auto dev = rt.upload(host);
     if (!dev.ok()) return CheckResult{false, 0, 0, dev.error().message};
     Status s = rt.run(fn, *dev.value(), sizes);
@@ -150,6 +150,18 @@ CheckResult check_once(Runtime& rt, const Spec& spec, const std::string& backend
     return CheckResult{false, cr.max_abs, cr.max_rel, std::string("exception: ") + e.what()};
   }
   return cr;
+}
+
+CheckResult check_once(Runtime& rt, const Spec& spec, const std::string& backend,
+                       const std::string& variant, sb_variant_fn fn, const SizePoint& sizes,
+                       InputKind kind, uint64_t seed, int64_t sample, uint64_t sample_seed) {
+  HostTensors host;
+  try {
+    host = make_host_tensors(spec, sizes, kind, seed);
+  } catch (const std::exception& e) {
+    return CheckResult{false, 0, 0, std::string("exception: ") + e.what()};
+  }
+  return check_on(rt, spec, backend, variant, fn, sizes, std::move(host), sample, sample_seed);
 }
 
 // What stands between a target and running its variants: a failed build, an unavailable
@@ -655,6 +667,8 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
     total += variants_of(t).size() * pts.size();
   }
 
+  std::string check_inputs_spec;
+  std::map<std::string, HostTensors> check_inputs;
   for (const Target& t : targets) {
     const Spec& spec = *t.spec;
     const std::vector<SizePoint> points =
@@ -691,8 +705,26 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
           continue;
         }
         auto t0 = Clock::now();
-        CheckResult c = check_once(*t.runtime, spec, t.backend, v.name, fn, p, InputKind::Random, 1,
-                                   opt.sample, opt.sample_seed);
+        // Every variant of every backend checks on a copy of the same inputs, made once per
+        // kernel and size (copying is far cheaper than drawing them again); only the current
+        // kernel's are kept.
+        const std::string inputs_key = format_sizes(spec, p);
+        if (check_inputs_spec != spec.name) {
+          check_inputs.clear();
+          check_inputs_spec = spec.name;
+        }
+        auto in = check_inputs.find(inputs_key);
+        CheckResult c;
+        try {
+          if (in == check_inputs.end())
+            in = check_inputs
+                     .emplace(inputs_key, make_host_tensors(spec, p, InputKind::Random, 1))
+                     .first;
+          c = check_on(*t.runtime, spec, t.backend, v.name, fn, p, in->second, opt.sample,
+                       opt.sample_seed);
+        } catch (const std::exception& e) {
+          c = CheckResult{false, 0, 0, std::string("setting up inputs: ") + e.what()};
+        }
         if (!c.ok) {
           prob.reason = c.detail;
           prob.max_error = c.max_abs;
@@ -717,6 +749,7 @@ Result<BenchReport> bench(const std::vector<Target>& targets, const BenchOptions
       }
     }
   }
+  check_inputs.clear();  // not held while timing
 
   // The cases of one kernel at one size (every backend and variant) run in one Google Benchmark
   // session with their repetitions randomly interleaved, so that a drift of the machine's speed
