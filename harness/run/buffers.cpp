@@ -1,9 +1,12 @@
 #include "run/buffers.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
 
 namespace sb {
 
@@ -49,6 +52,36 @@ double unit_double(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;
 }
 
+// Inputs are drawn in chunks of kDrawChunk elements, each chunk from a stream of its own:
+// chunk 0 from the tensor's stream (so a tensor of one chunk, as at every verify size, is drawn
+// as it always was), chunk c > 0 from one derived from it and c. So the values depend on the
+// seed, the tensor and the element alone, and a large tensor is drawn on several threads.
+constexpr int64_t kDrawChunk = int64_t{1} << 16;
+
+// Calls fill(rng, first, end) once per chunk of [0, elements), on up to hardware_concurrency
+// threads when there are several chunks.
+template <typename Fill>
+void draw_chunks(int64_t elements, uint64_t stream_seed, const Fill& fill) {
+  const int64_t chunks = (elements + kDrawChunk - 1) / kDrawChunk;
+  auto run = [&](int64_t c) {
+    std::mt19937_64 rng(c == 0 ? stream_seed : mix_seed(stream_seed ^ mix_seed(c)));
+    fill(rng, c * kDrawChunk, std::min(elements, (c + 1) * kDrawChunk));
+  };
+  const int64_t threads =
+      std::min<int64_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    for (int64_t c = 0; c < chunks; ++c) run(c);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < threads; ++w)
+    pool.emplace_back([&] {
+      for (int64_t c = next++; c < chunks; c = next++) run(c);
+    });
+  for (auto& th : pool) th.join();
+}
+
 }  // namespace
 
 HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKind kind,
@@ -82,7 +115,7 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
     }
     if (kind == InputKind::Zeros) continue;  // already zero bits: 0.0 and 0 alike
 
-    std::mt19937_64 rng(mix_seed(seed ^ mix_seed(t + 1)));
+    const uint64_t stream_seed = mix_seed(seed ^ mix_seed(t + 1));
     if (is_integer(ten.type)) {
       const int64_t lo = ten.init_lo_expr ? eval_int(*ten.init_lo_expr, sizes)
                                           : static_cast<int64_t>(std::ceil(ten.init_lo));
@@ -90,15 +123,18 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
                                           : static_cast<int64_t>(std::floor(ten.init_hi));
       SB_ASSERT(lo <= hi, "empty integer init range for tensor " + ten.name);
       const uint64_t n = static_cast<uint64_t>(hi - lo) + 1;
-      for (int64_t i = 0; i < h.elements; ++i) {
-        set(i, static_cast<double>(lo + static_cast<int64_t>(rng() % n)));
-      }
+      draw_chunks(h.elements, stream_seed, [&](std::mt19937_64& rng, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          set(i, static_cast<double>(lo + static_cast<int64_t>(rng() % n)));
+      });
       continue;
     }
     const double scale = kind == InputKind::Large ? 1e3 : 1.0;
     const double lo = ten.init_lo * scale;
     const double hi = ten.init_hi * scale;
-    for (int64_t i = 0; i < h.elements; ++i) set(i, lo + (hi - lo) * unit_double(rng));
+    draw_chunks(h.elements, stream_seed, [&](std::mt19937_64& rng, int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) set(i, lo + (hi - lo) * unit_double(rng));
+    });
   }
   return out;
 }

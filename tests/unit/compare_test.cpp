@@ -45,6 +45,33 @@ TEST(Compare, CorrectOutputPasses) {
   EXPECT_LT(r.max_abs_err, 1e-6);  // only the rounding of the sum to f32
 }
 
+// Inputs are drawn in chunks on several threads: the values depend on the seed, the tensor and
+// the element only. A small tensor is a prefix of a large one, two draws agree, seeds differ,
+// every value is in the init range, and outputs start as NaN.
+TEST(Inputs, DrawnPerElementNotPerThread) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load("vadd.yaml", &s));
+  const int a = s.find_tensor("a");
+  const int c = s.find_tensor("c");
+  const int64_t big = 5 * 65536 + 123;  // several chunks, a partial last one
+  HostTensors small = make_host_tensors(s, SizePoint{1000}, InputKind::Random, 7);
+  HostTensors large = make_host_tensors(s, SizePoint{big}, InputKind::Random, 7);
+  HostTensors again = make_host_tensors(s, SizePoint{big}, InputKind::Random, 7);
+  HostTensors other = make_host_tensors(s, SizePoint{big}, InputKind::Random, 8);
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(small[a].get(i), large[a].get(i)) << i;
+  EXPECT_EQ(large[a].bytes, again[a].bytes);
+  EXPECT_NE(large[a].bytes, other[a].bytes);
+  int64_t same_as_chunk0 = 0;
+  for (int64_t i = 0; i < big; ++i) {
+    const double v = large[a].get(i);
+    ASSERT_TRUE(v >= s.tensors[a].init_lo && v <= s.tensors[a].init_hi) << i << ": " << v;
+    // Chunks do not repeat chunk 0's stream.
+    if (i >= 65536 && v == large[a].get(i - 65536)) ++same_as_chunk0;
+  }
+  EXPECT_LT(same_as_chunk0, 10);
+  EXPECT_TRUE(std::isnan(large[c].get(0)) && std::isnan(large[c].get(big - 1)));
+}
+
 TEST(Compare, FindsAPlantedWrongElement) {
   Spec s;
   ASSERT_NO_FATAL_FAILURE(load("vadd.yaml", &s));
