@@ -3,6 +3,7 @@
 #include "specbench_host_alloc.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -220,6 +221,18 @@ class CudaRuntime : public Runtime {
     device_name_ = prop.name;
     int l2 = 0;
     SB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    // Stream-ordered allocations (cub's temporary storage in the vendor_cuda variants) come
+    // from the device's default pool, whose release threshold is 0: every synchronisation hands
+    // its memory back, and the next cudaMallocAsync asks the driver again, inside the timed
+    // interval. The pool keeps it now, as an application's allocator would.
+    int pools = 0;
+    SB_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0));
+    if (pools) {
+      cudaMemPool_t pool = nullptr;
+      SB_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
+      uint64_t keep = UINT64_MAX;
+      SB_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
     SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SB_CUDA_CHECK(cudaEventCreate(&start_));
     SB_CUDA_CHECK(cudaEventCreate(&stop_));
