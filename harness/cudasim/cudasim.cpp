@@ -12,6 +12,8 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <memory>
+#include <unordered_map>
 #include <mutex>
 #include <random>
 #include <string>
@@ -108,6 +110,7 @@ struct Launch {
   size_t smem;
   void (*tramp)(void*);
   void* body;
+  bool gpusim = false;  // a mojo_gpusim launch: global-memory races are tracked
 };
 
 struct Block {
@@ -119,6 +122,20 @@ struct Block {
   std::vector<ShadowCell> dyn_shadow;
   std::string error;
   StackSet* stacks = nullptr;
+  uint64_t linear = 0;
+  // mojo_gpusim: the block's shared arrays (addrspace(3) globals of a rewritten module), by slot.
+  struct GSlot {
+    std::unique_ptr<unsigned char[]> mem;
+    size_t cap = 0;
+    unsigned char* data = nullptr;
+    size_t bytes = 0;
+    size_t granule = 1;
+    std::vector<ShadowCell> shadow;
+    std::string name;
+    uint64_t gen = 0;  // the block serial that last initialised it
+  };
+  std::vector<GSlot> gslots;
+  uint64_t serial = 0;
 };
 
 // Allocation records for guard-page lookups; read by the signal handler without locking.
@@ -160,6 +177,9 @@ std::string thread_str(const Fiber& f) {
 }
 
 std::string where(const Block& b) {
+  if (b.launch->gpusim)
+    return std::string("cudasim: kernel ") + b.launch->kernel + " (mojo_gpusim), block " +
+           dim_str(b.bid) + ": ";
   return std::string("cudasim: kernel ") + b.launch->kernel + " (launched at " + b.launch->file +
          ":" + std::to_string(b.launch->line) + "), block " + dim_str(b.bid) + ": ";
 }
@@ -391,6 +411,8 @@ void run_block(Block& b, uint64_t block_linear) {
   }
   g_threads.fetch_add(n, std::memory_order_relaxed);
   ++t_epoch;
+  b.linear = block_linear;
+  ++b.serial;
   std::vector<int> order = make_order(n, g_schedule.load(), block_linear);
   while (true) {
     for (int i : order) {
@@ -644,9 +666,24 @@ void shared_access(ShadowCell* cells, size_t, size_t index, bool write, const ch
   }
 }
 
+namespace {
+void launch_impl(const Launch& L);
+}
+
 void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* file, int line,
             void (*tramp)(void*), void* body) {
-  Launch L{kernel, file, line, grid, block, smem, tramp, body};
+  launch_impl(Launch{kernel, file, line, grid, block, smem, tramp, body, false});
+}
+
+namespace {
+void gpusim_reset_races();
+
+void launch_impl(const Launch& L) {
+  const char* kernel = L.kernel;
+  const char* file = L.file;
+  const int line = L.line;
+  const dim3 grid = L.grid, block = L.block;
+  const size_t smem = L.smem;
   uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
   if (threads == 0 || threads > kMaxBlockThreads || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
       grid.y > 65535 || grid.z > 65535 || smem > kMaxDynamicShared) {
@@ -659,7 +696,8 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* 
                      cudaErrorInvalidConfiguration);
     return;
   }
-  if (g_count_traffic.load()) {
+  if (L.gpusim) gpusim_reset_races();
+  if (g_count_traffic.load() || L.gpusim) {
     std::lock_guard<std::mutex> lk(g_alloc_mu);
     g_ranges.clear();
     for (const AllocRec& r : g_allocs) {
@@ -686,6 +724,7 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t smem, const char* 
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
           .count());
 }
+}  // namespace
 
 void set_schedule(int schedule) {
   g_schedule = schedule;
@@ -781,6 +820,271 @@ void note_access(uintptr_t addr, size_t size, uintptr_t site) {
       Access{site, f->syncs, first << 8 | std::min<uint64_t>(last - first + 1, 0xff)});
   g_bytes.fetch_add(size, std::memory_order_relaxed);
 }
+
+// ---- mojo_gpusim: the C ABI that kernels rewritten from NVVM IR call (harness/mojo_gpusim/) ----
+
+namespace {
+
+// Global-memory race tracking for mojo_gpusim launches: per byte of an alloc() buffer, the last
+// writer and the last reader, with their block and barrier interval. Two accesses conflict when
+// they come from different threads, at least one writes, not both are atomic, and the threads are
+// in different blocks or in the same barrier interval of one block. Only the last reader is kept,
+// so a race with an earlier reader can go unreported; none is reported that is not there.
+struct GlobalCell {
+  int64_t writer = -1, reader = -1;  // global thread ids
+  uint64_t wblock = 0, rblock = 0;
+  uint64_t wepoch = 0, repoch = 0;
+  bool watomic = false, ratomic = false;
+  const char* wfile = "";
+  const char* rfile = "";
+  int wline = 0, rline = 0;
+};
+constexpr int kRaceShards = 64;
+struct RaceShard {
+  std::mutex mu;
+  std::unordered_map<uintptr_t, GlobalCell> cells;
+};
+RaceShard g_race[kRaceShards];
+
+void gpusim_reset_races() {
+  for (RaceShard& sh : g_race) {
+    std::lock_guard<std::mutex> lk(sh.mu);
+    sh.cells.clear();
+  }
+}
+
+bool in_global(uintptr_t addr) {
+  auto it = std::upper_bound(g_ranges.begin(), g_ranges.end(),
+                             std::make_pair(addr, std::numeric_limits<uintptr_t>::max()));
+  return it != g_ranges.begin() && addr < std::prev(it)->second;
+}
+
+std::string thread_of(const Block& b, int64_t gid) {
+  const Launch& L = *b.launch;
+  const uint64_t n = static_cast<uint64_t>(L.block.x) * L.block.y * L.block.z;
+  const uint64_t blk = static_cast<uint64_t>(gid) / n, t = static_cast<uint64_t>(gid) % n;
+  uint3 tid{static_cast<unsigned>(t % L.block.x), static_cast<unsigned>((t / L.block.x) % L.block.y),
+            static_cast<unsigned>(t / (static_cast<uint64_t>(L.block.x) * L.block.y))};
+  uint3 bid{static_cast<unsigned>(blk % L.grid.x), static_cast<unsigned>((blk / L.grid.x) % L.grid.y),
+            static_cast<unsigned>(blk / (static_cast<uint64_t>(L.grid.x) * L.grid.y))};
+  return "thread " + dim_str(tid) + " of block " + dim_str(bid);
+}
+
+std::string at(const char* file, int line) {
+  return std::string(" (") + file + ":" + std::to_string(line) + ")";
+}
+
+void global_access(Block& b, Fiber& f, uintptr_t addr, size_t size, bool write, bool atomic,
+                   const char* file, int line) {
+  const uint64_t n = b.fibers.size();
+  const int64_t me = static_cast<int64_t>(b.linear * n + f.linear);
+  for (size_t k = 0; k < size; ++k) {
+    const uintptr_t a = addr + k;
+    RaceShard& sh = g_race[(a >> 2) % kRaceShards];
+    std::string msg;
+    {
+      std::lock_guard<std::mutex> lk(sh.mu);
+      GlobalCell& c = sh.cells[a];
+      auto conflicts = [&](int64_t other, uint64_t blk, uint64_t ep, bool other_atomic) {
+        return other >= 0 && other != me && !(atomic && other_atomic) &&
+               (blk != b.linear || ep == t_epoch);
+      };
+      auto report = [&](int64_t other, const char* did, bool other_atomic, const char* ofile,
+                        int oline) {
+        const AllocRec* r = find_alloc(reinterpret_cast<const void*>(a));
+        const long long off = r ? static_cast<long long>(a - reinterpret_cast<uintptr_t>(r->user)) : 0;
+        msg = "global-memory race at byte offset " + std::to_string(off) + " of a buffer of " +
+              std::to_string(r ? r->bytes : 0) + " bytes: " + thread_str(f) +
+              (write ? (atomic ? " writes it atomically" : " writes it")
+                     : (atomic ? " reads it atomically" : " reads it")) +
+              at(file, line) + " and " + thread_of(b, other) + " " + did +
+              (other_atomic ? " it atomically" : " it") + at(ofile, oline) +
+              (b.linear == static_cast<uint64_t>(other) / n ? ", in the same barrier interval"
+                                                            : ", with no barrier between blocks") +
+              "; at least one is not atomic";
+      };
+      if (conflicts(c.writer, c.wblock, c.wepoch, c.watomic)) {
+        report(c.writer, "wrote", c.watomic, c.wfile, c.wline);
+      } else if (write && conflicts(c.reader, c.rblock, c.repoch, c.ratomic)) {
+        report(c.reader, "read", c.ratomic, c.rfile, c.rline);
+      } else if (write) {
+        c.writer = me;
+        c.wblock = b.linear;
+        c.wepoch = t_epoch;
+        c.watomic = atomic;
+        c.wfile = file;
+        c.wline = line;
+        if (c.reader == me) c.reader = -1;
+      } else {
+        c.reader = me;
+        c.rblock = b.linear;
+        c.repoch = t_epoch;
+        c.ratomic = atomic;
+        c.rfile = file;
+        c.rline = line;
+      }
+    }
+    if (!msg.empty()) {
+      fail(b, msg);
+      return;
+    }
+  }
+}
+
+Block::GSlot* slot_of(Block& b, uintptr_t addr) {
+  for (Block::GSlot& s : b.gslots) {
+    const auto begin = reinterpret_cast<uintptr_t>(s.data);
+    if (s.data && s.gen == b.serial && addr >= begin && addr < begin + s.bytes) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+}  // namespace sb::sim
+
+using sb::sim::Block;
+using sb::sim::Fiber;
+
+extern "C" {
+
+// Thread and block registers: code = register * 4 + dimension (register 0 tid, 1 ctaid, 2 ntid,
+// 3 nctaid; dimension 0 x, 1 y, 2 z); 16 the lane, 17 the warp within the block.
+uint32_t sb_gpusim_sreg(uint32_t code) {
+  const Fiber* f = sb::sim::t_fiber;
+  if (!f) return 0;
+  const sb::sim::ThreadState& t = f->ts;
+  auto pick3 = [&](uint3 v) { return code % 4 == 0 ? v.x : code % 4 == 1 ? v.y : v.z; };
+  auto pickd = [&](dim3 v) { return code % 4 == 0 ? v.x : code % 4 == 1 ? v.y : v.z; };
+  switch (code / 4) {
+    case 0:
+      return pick3(t.tid);
+    case 1:
+      return pick3(t.bid);
+    case 2:
+      return pickd(t.bdim);
+    case 3:
+      return pickd(t.gdim);
+  }
+  if (code == 16) return static_cast<uint32_t>(f->lane);
+  if (code == 17) return static_cast<uint32_t>(f->warp);
+  return 0;
+}
+
+void sb_gpusim_barrier(const char* file, int32_t line) {
+  sb::sim::syncthreads(file, line);
+}
+
+void sb_gpusim_syncwarp(uint32_t mask, const char* file, int32_t line) {
+  sb::sim::syncwarp(mask, file, line);
+}
+
+// kind: 0 idx, 1 up, 2 down, 3 bfly (xor); clamp: NVVM's c operand, whose bits 8-12 hold 32 minus
+// the segment width.
+uint32_t sb_gpusim_shfl(int32_t kind, uint32_t mask, uint32_t value, int32_t arg, int32_t clamp,
+                        const char* file, int32_t line) {
+  const int width = 32 - ((clamp >> 8) & 0x1f);
+  return static_cast<uint32_t>(sb::sim::shuffle(static_cast<sb::sim::ShuffleKind>(kind), mask,
+                                                value, arg, width, file, line));
+}
+
+// kind: 0 ballot, 1 any, 2 all, 3 uni (all lanes in the mask agree).
+uint32_t sb_gpusim_vote(int32_t kind, uint32_t mask, int32_t pred, const char* file,
+                        int32_t line) {
+  if (kind == 3) {
+    const unsigned ballot = sb::sim::vote(sb::sim::kVoteBallot, mask, pred, file, line);
+    return ballot == 0 || ballot == mask;
+  }
+  return sb::sim::vote(static_cast<sb::sim::VoteKind>(kind), mask, pred, file, line);
+}
+
+// The block's instance of shared array `slot` (an addrspace(3) global of the rewritten module):
+// `bytes` long (negative: the launch's dynamic shared memory), aligned to `align`, its accesses
+// tracked for races per `granule` bytes (the size of its scalar elements). A new block gets fresh
+// memory filled with 0xff bytes (NaN, -1), so reading what no thread wrote shows.
+void* sb_gpusim_shared(int32_t slot, int64_t bytes, int64_t align, int64_t granule,
+                       const char* name) {
+  Block* b = sb::sim::t_block;
+  if (!b || !sb::sim::t_fiber || slot < 0) return nullptr;
+  if (b->gslots.size() <= static_cast<size_t>(slot)) b->gslots.resize(slot + 1);
+  Block::GSlot& s = b->gslots[slot];
+  if (s.gen == b->serial) return s.data;
+  s.gen = b->serial;
+  s.name = name;
+  s.granule = granule > 0 ? static_cast<size_t>(granule) : 1;
+  if (bytes < 0) {
+    s.data = b->dyn.data();
+    s.bytes = b->dyn.size();
+  } else {
+    const size_t al = align > 16 ? static_cast<size_t>(align) : 16;
+    if (s.cap < static_cast<size_t>(bytes) + al) {
+      s.cap = static_cast<size_t>(bytes) + al;
+      s.mem.reset(new unsigned char[s.cap]);
+    }
+    const auto base = reinterpret_cast<uintptr_t>(s.mem.get());
+    s.data = reinterpret_cast<unsigned char*>((base + al - 1) / al * al);
+    s.bytes = static_cast<size_t>(bytes);
+    std::memset(s.data, 0xff, s.bytes);
+  }
+  s.shadow.assign((s.bytes + s.granule - 1) / s.granule, sb::sim::ShadowCell{0, -1, -1, 0, 0});
+  return s.data;
+}
+
+// One load or store of `size` bytes at `addr`. flags: 1 a write, 2 atomic, 4 the IR says shared
+// (address space 3). Shared accesses are checked for races (atomics exempt) and for addresses
+// outside every shared array; global ones (in alloc() buffers) for races, and counted as traffic.
+void sb_gpusim_access(void* addr, int64_t size, int32_t flags, const char* file, int32_t line) {
+  using namespace sb::sim;
+  Fiber* f = t_fiber;
+  Block* b = t_block;
+  if (!f || !b || size <= 0 || !b->error.empty()) return;
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  const bool write = flags & 1, atomic = flags & 2;
+  if (Block::GSlot* s = slot_of(*b, a)) {
+    if (atomic) return;
+    const auto begin = reinterpret_cast<uintptr_t>(s->data);
+    const size_t first = (a - begin) / s->granule;
+    const size_t last = std::min(s->shadow.size() - 1, (a + size - 1 - begin) / s->granule);
+    for (size_t i = first; i <= last && b->error.empty(); ++i)
+      shared_access(s->shadow.data(), s->shadow.size(), i, write, s->name.c_str(),
+                    s->data + i * s->granule);
+    return;
+  }
+  if (flags & 4) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", addr);
+    fail(*b, thread_str(*f) + (write ? " writes " : " reads ") + std::to_string(size) +
+                 " bytes of shared memory at " + buf + ", outside every shared array" +
+                 at(file, line));
+    return;
+  }
+  if (!in_global(a)) return;
+  if (b->launch->gpusim) global_access(*b, *f, a, static_cast<size_t>(size), write, atomic, file, line);
+  note_access(a, static_cast<size_t>(size), reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+}
+
+// Runs `entry(argv)` once per thread of grid x block (a rewritten kernel's entry, which unpacks
+// its arguments from 8-byte slots). Returns 0, or 1 with the failure in take_error().
+int sb_gpusim_launch(const char* kernel, void (*entry)(void*), void* argv, unsigned gx, unsigned gy,
+                     unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t smem) {
+  using namespace sb::sim;
+  struct Body {
+    void (*entry)(void*);
+    void* argv;
+  } body{entry, argv};
+  launch_impl(Launch{kernel, "mojo_gpusim", 0, dim3(gx, gy, gz), dim3(bx, by, bz), smem,
+                     [](void* p) {
+                       auto* bb = static_cast<Body*>(p);
+                       bb->entry(bb->argv);
+                     },
+                     &body, true});
+  std::lock_guard<std::mutex> lk(g_err_mu);
+  return g_error.empty() ? 0 : 1;
+}
+
+}  // extern "C"
+
+namespace sb::sim {
 
 }  // namespace sb::sim
 

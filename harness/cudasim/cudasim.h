@@ -61,3 +61,12 @@ void reset_traffic();
 void note_access(uintptr_t addr, size_t size, uintptr_t site);
 
 }  // namespace sb::sim
+
+// mojo_gpusim (harness/mojo_gpusim/): runs `entry(argv)`, the entry of a kernel rewritten from
+// NVVM IR, once per thread of grid x block; `argv` holds its arguments in 8-byte slots. Returns 0,
+// or 1 with the failure in sb::sim::take_error(). Global-memory races are checked in these
+// launches (two threads of the launch touch one byte, at least one writing, not both atomic,
+// from different blocks or in one barrier interval of a block), besides everything cudasim checks.
+extern "C" int sb_gpusim_launch(const char* kernel, void (*entry)(void*), void* argv, unsigned gx,
+                                unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                size_t smem);

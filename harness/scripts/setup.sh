@@ -3,7 +3,8 @@
 #   1. installs the Debian packages the build needs (only those missing; `apt-get update` once,
 #      through sudo when not root), among them the mlir backend's tools: mlir-opt-19,
 #      mlir-translate-19, clang-19, LLVM's libomp, and FileCheck-19 for its golden tests, and
-#      clang-19's sanitizer and libFuzzer runtimes (libclang-rt-19-dev) for the fuzz tests;
+#      clang-19's sanitizer and libFuzzer runtimes (libclang-rt-19-dev) for the fuzz tests, and
+#      LLVM 19's C++ libraries and headers (llvm-19-dev) for mojo_gpusim;
 #   2. puts the CUDA toolkit's nvcc on PATH when it is installed in /usr/local/cuda (optional:
 #      without it the CUDA backend is generated but not compiled);
 #   3. installs the pinned Mojo compiler (mojo 1.2.0, with max-core 26.7.0 for the `max` Mojo
@@ -21,7 +22,7 @@ packages=(
   cmake ninja-build g++ git
   libyaml-cpp-dev libbenchmark-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libboost-context-dev libopenblas-dev
-  mlir-19-tools llvm-19-tools clang-19 libclang-rt-19-dev libomp-19-dev
+  mlir-19-tools llvm-19-tools llvm-19-dev clang-19 libclang-rt-19-dev libomp-19-dev
   chromium
 )
 
