@@ -98,9 +98,31 @@ def main(argv):
             order.append(key)
         rows[key][e["backend"]] = e
 
+    # ptxas's facts per variant (every architecture the run compiled): the most registers and
+    # the lowest occupancy over its kernels, and whether any spills.
+    facts = {}
+    for f in doc.get("kernel_facts", []) or []:
+        key = (f.get("kernel"), f.get("backend"), f.get("variant"))
+        facts.setdefault(key, []).append(f)
+
+    def facts_cell(kernel, backend, variant):
+        rows = facts.get((kernel, backend, variant))
+        if not rows:
+            return "-"
+        regs = max(r.get("registers") or 0 for r in rows)
+        occ = [r["occupancy"] for r in rows if r.get("occupancy") is not None]
+        cell = f"{regs} regs"
+        if occ:
+            bound = "<=" if any(r.get("occupancy_is_upper_bound") for r in rows) else ""
+            cell += f", {bound}{100 * min(occ):.0f}% occ"
+        if any((r.get("spill_store_bytes") or 0) + (r.get("spill_load_bytes") or 0) for r in rows):
+            cell += ", spills"
+        return cell
+
     head = ["kernel", "size"]
     for b in native:
-        head += [f"best {b}", "time", "rate", "% of triad", "% of peak", "x vs vendor"]
+        head += [f"best {b}", "time", "rate", "% of triad", "% of peak", "x vs vendor",
+                 "ptxas"]
     for b in vendors:
         head += [f"best {b}", "time"]
     for b in others:
@@ -116,7 +138,7 @@ def main(argv):
         for b in native:
             e = r.get(b)
             if not e:
-                cells += ["-"] * 6
+                cells += ["-"] * 7
                 continue
             base = e
             rate = e.get("rate")
@@ -127,7 +149,8 @@ def main(argv):
             vs = e.get("vs_vendor")
             cells += [e["variant"], fmt_time(e.get("seconds")),
                       f"{rate:.4g} {unit}" if rate else "-", fmt_pct(e.get("roofline_fraction")),
-                      fmt_pct(pct_peak), f"{vs:.2f}x" if vs else "-"]
+                      fmt_pct(pct_peak), f"{vs:.2f}x" if vs else "-",
+                      facts_cell(key[0], b, e["variant"])]
             if e.get("suspect"):
                 flags.append(f"{b}: SUSPECT ({e['suspect']})")
             if e.get("noisy"):

@@ -33,6 +33,13 @@ doc = {
     "summary": [entry(native, "vectorized", 3.0e-6, 4200.0, 1.05, vs_vendor=1.5),
                 entry(vendor, "cublas_axpy", 4.5e-6, 2800.0, 0.70),
                 entry("cpu", "omp_simd", 1e-3, 40.0, 0.9)],
+    "kernel_facts": [
+        {"kernel": "saxpy", "backend": native, "variant": "vectorized", "arch": "sm_90",
+         "registers": 24, "occupancy": 1.0, "occupancy_is_upper_bound": False,
+         "spill_store_bytes": 0, "spill_load_bytes": 0},
+        {"kernel": "saxpy", "backend": native, "variant": "vectorized", "arch": "sm_80",
+         "registers": 40, "occupancy": 0.75, "occupancy_is_upper_bound": False,
+         "spill_store_bytes": 8, "spill_load_bytes": 8}],
     "failed": [{"kernel": "saxpy", "backend": native, "variant": "grid_stride",
                 "sizes": {"N": 1048576}, "reason": "3 of 10 elements differ"}],
     "skipped": [],
@@ -50,7 +57,8 @@ with tempfile.TemporaryDirectory() as tmp:
     assert cells[5] == "105%", cells       # against the measured triad (the run's limit)
     assert cells[6] == "84%", cells        # 4200 / 5000 of the theoretical peak
     assert cells[7] == "1.50x", cells
-    assert cells[8] == "cublas_axpy", cells
+    assert cells[8] == "40 regs, 75% occ, spills", cells  # the worst over the architectures
+    assert cells[9] == "cublas_axpy", cells
     assert "the triad reaches 80% of the memory's theoretical peak" in out, out
     assert "probe sgemm: skipped: not run here" in out, out
     assert f"saxpy/{native}/grid_stride N=1048576: 3 of 10 elements differ" in out, out
