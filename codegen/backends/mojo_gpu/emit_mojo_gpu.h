@@ -6,9 +6,10 @@
 //
 // Variants. mojo_gpu has no strategies of its own: every cuda variant whose GPU mapping
 // (lower/gpu_mapping.h, under its cuda strategy record) has only kernel forms this printer
-// prints (strategies.h: thread_per_element, grid_stride, vectorized) is a mojo_gpu variant of the
-// same name, strategy and parameters; the file's header names the others with the form that is
-// missing. A spec without such a variant has no file.
+// prints (strategies.h: thread_per_element, grid_stride, vectorized, the scalar reductions, and
+// warp and block per row outside fused row groups) is a mojo_gpu variant of the same name,
+// strategy and parameters; the file's header names the others with the form that is missing. A
+// spec without such a variant has no file.
 //
 // Not a backend yet: the printer is not in all_emitters() and has no harness record, because
 // nothing can run these kernels here (no launch route from the harness's CUDA buffers and stream

@@ -81,6 +81,10 @@ class Gen {
         return scalar_reduce(g.first, st, *g.red.red, 'w');
       case GpuKernel::AtomicReduce:
         return scalar_reduce(g.first, st, *g.red.red, 'a');
+      case GpuKernel::WarpPerRow:
+        return row_reduce(g.first, st, *g.red.red, true);
+      case GpuKernel::BlockPerRow:
+        return row_reduce(g.first, st, *g.red.red, false);
       default:
         break;
     }
@@ -417,6 +421,65 @@ class Gen {
                   fn(k, "_final"), L2, w2, {part, "sb_arg_parts: Int64"},
                   "    var sb_parts = Int(sb_arg_parts)\n");
     return out;
+  }
+
+  // ---- row-wise reductions --------------------------------------------------------------------
+
+  // As the cuda printer's: one warp (or one block) per output element, its lanes (threads)
+  // striding the reduction, combined by warp shuffles (or a shared-memory tree); lane (thread) 0
+  // applies the rest of the statement.
+  std::string row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) {
+    const std::string text = source_text(st, spec_);
+    const DType t = value_type(red);
+    const IndexVar& var = st.vars[red.ref];
+    use_gpu({"block_idx", "grid_dim", "thread_idx"});
+    MojoStmt L(spec_, st, needs_.stmt);
+    PyWriter w(1);
+    w.line("var sb_tid = Int(thread_idx.x)");
+    if (!warp) w.line(shared_array("sb_red", bs_, t));
+    const std::string total = L.element_count(st.out);
+    w.line("var sb_total = " + total);
+    if (warp) {
+      use_gpu({"block_dim"});
+      w.line("var sb_lane = sb_tid % 32");
+      w.line("# One warp per output element: the loop bound is the same for all its lanes.");
+      w.line("var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32");
+      w.line("var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)");
+      w.open("for sb_t in range(sb_first, sb_total, sb_stride):");
+    } else {
+      w.line("# One block per output element.");
+      w.open("for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):");
+    }
+    bind_outputs(L, w, "sb_t");
+    w.line("var sb_acc = " + L.identity(red.rop, t));
+    const std::string lo = L.expr(*var.lo, w, kMojoPrecAdd);
+    const std::string hi = L.expr(*var.hi, w, 0);
+    const std::string lane = warp ? "sb_lane" : "sb_tid";
+    w.open("for " + L.var_name(red.ref) + " in range(" + (lo == "0" ? "" : lo + " + ") + lane +
+           ", " + hi + ", " + (warp ? "32" : str(bs_)) + "):");
+    const std::string body = L.expr(*red.args[0], w, 0);
+    w.line(L.update(red.rop, t, "sb_acc", body));
+    w.dedent();
+    if (warp) {
+      w.line("sb_acc = " + warp_allreduce(L, red.rop, t) + "(sb_acc)");
+      w.open("if sb_lane == 0:");
+    } else {
+      block_combine(L, w, red.rop, t, 't');
+      w.open("if sb_tid == 0:");
+      w.line("sb_acc = sb_red[unsafe_offset=0]");
+    }
+    L.set_override(&red, "sb_acc");
+    L.assign(w);
+    L.clear_overrides();
+    w.dedent();
+    w.dedent();
+    const int64_t wpb = bs_ / 32;
+    const std::string t_text = total.find(' ') == std::string::npos ? total : "(" + total + ")";
+    const std::string launch =
+        warp ? "blocks of " + str(bs_) + " threads, grid = ceil(" + t_text + " / " + str(wpb) +
+                   ") (" + str(wpb) + " warps per block)"
+             : "blocks of " + str(bs_) + " threads, grid = min(" + total + ", 65535)";
+    return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
   }
 
   const Spec& spec_;

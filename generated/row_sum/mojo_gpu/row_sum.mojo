@@ -8,19 +8,35 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its warp_per_row kernel (a warp per row, not printed yet).
-#   block_per_row (strategy block_per_row): its block_per_row kernel (a block per row, not printed
-#     yet).
+#   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+#   block_per_row      strategy block_per_row: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Compiled to PTX by `mojo build --emit asm --target-triple
 # nvptx64-nvidia-cuda --target-cpu sm_XX --target-accelerator nvidia:sm_XX`; not run yet (no
 # launch route, no simulator), so there are no launchers and no specbench_module().
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from std.memory import stack_allocation
 
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
+from max.gpu.primitives.warp import shuffle_xor
+
+
+# -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_sum_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v += sb_n
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -65,3 +81,67 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         for c in range(C):
             sb_acc0 += x[unsafe_offset=r * C + c]
         s[unsafe_offset=r] = sb_acc0
+
+
+# Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+# reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+# registers or shared memory.
+
+# s[r] = sum(c in 0..C: x[r, c])
+# Launch: blocks of 256 threads, grid = ceil(R / 8) (8 warps per block).
+@export("sb_warp_per_row_s0")
+def sb_warp_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
+                       s: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_total = R
+    var sb_lane = sb_tid % 32
+    # One warp per output element: the loop bound is the same for all its lanes.
+    var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
+    var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    for sb_t in range(sb_first, sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc = Float32(0.0)
+        for c in range(sb_lane, C, 32):
+            sb_acc += x[unsafe_offset=r * C + c]
+        sb_acc = sb_warp_sum_f32(sb_acc)
+        if sb_lane == 0:
+            s[unsafe_offset=r] = sb_acc
+
+
+# Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+# row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps in
+# registers or shared memory, row-invariant reads staged once per block.
+
+# s[r] = sum(c in 0..C: x[r, c])
+# Launch: blocks of 256 threads, grid = min(R, 65535).
+@export("sb_block_per_row_s0")
+def sb_block_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
+                        s: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_red = stack_allocation[256, Float32, address_space=AddressSpace.SHARED]()
+    var sb_total = R
+    # One block per output element.
+    for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):
+        var r = sb_t
+        var sb_acc = Float32(0.0)
+        for c in range(sb_tid, C, 256):
+            sb_acc += x[unsafe_offset=r * C + c]
+        sb_red[unsafe_offset=sb_tid] = sb_acc
+        barrier()
+        var sb_s = 128
+        while sb_s > 0:
+            if sb_tid < sb_s:
+                var sb_a = sb_red[unsafe_offset=sb_tid]
+                sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
+                sb_red[unsafe_offset=sb_tid] = sb_a
+            barrier()
+            sb_s >>= 1
+        if sb_tid == 0:
+            sb_acc = sb_red[unsafe_offset=0]
+            s[unsafe_offset=r] = sb_acc

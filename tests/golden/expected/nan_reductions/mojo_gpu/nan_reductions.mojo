@@ -19,8 +19,8 @@
 #   thread_per_output  strategy thread_per_output: block_size = 128
 #
 # cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its warp_per_row kernel (a warp per row, not printed yet).
-#   block_per_row (strategy block_per_row): its block_per_row kernel (a block per row, not printed
+#   warp_per_row (strategy warp_per_row): its fused_rows kernel (fused row groups, not printed yet).
+#   block_per_row (strategy block_per_row): its fused_rows kernel (fused row groups, not printed
 #     yet).
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
