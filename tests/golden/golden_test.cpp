@@ -1,5 +1,8 @@
 // Golden tests: each spec in tests/golden/specs/ is loaded, checked and emitted for every backend;
 // the result must equal tests/golden/expected/<name>/<backend>/<name>.<ext> byte for byte.
+// The mojo_gpu printer (not an emitter of all_emitters(): backends/mojo_gpu/emit_mojo_gpu.h) is
+// tested the same way, at expected/<name>/mojo_gpu/<name>.mojo, for the specs it prints; for the
+// others there must be no such file.
 // With SB_UPDATE_GOLDEN=1 in the environment the expected files are rewritten instead.
 #include <gtest/gtest.h>
 
@@ -7,12 +10,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "driver.h"
 #include "backends/emitter.h"
+#include "backends/mojo_gpu/emit_mojo_gpu.h"
 
 namespace sb {
 namespace {
@@ -90,6 +95,49 @@ TEST_P(Golden, MatchesExpected) {
                                     << "SB_UPDATE_GOLDEN=1 rewrites it after an intended change)\n"
                                     << first_difference(want, file.content);
 }
+
+class GoldenMojoGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenMojoGpu, MatchesExpected) {
+  const std::string name = fs::path(GetParam()).stem().string();
+  Result<Spec> spec = load_and_check(GetParam());
+  ASSERT_TRUE(spec.ok()) << format_error(spec.error());
+  const std::optional<GeneratedFile> file = emit_mojo_gpu(spec.value());
+  const fs::path expected =
+      fs::path(SB_GOLDEN_DIR) / "expected" / name / "mojo_gpu" / (name + ".mojo");
+  if (!file) {
+    if (updating()) fs::remove(expected);
+    EXPECT_FALSE(fs::exists(expected)) << expected.string() << " exists, but the spec has no "
+                                       << "mojo_gpu variant (SB_UPDATE_GOLDEN=1 removes it)";
+    return;
+  }
+  EXPECT_EQ(file->path, name + "/mojo_gpu/" + name + ".mojo");
+  EXPECT_EQ(emit_mojo_gpu(spec.value())->content, file->content) << "emission is not deterministic";
+  if (updating()) {
+    fs::create_directories(expected.parent_path());
+    std::ofstream(expected, std::ios::binary) << file->content;
+    GTEST_SKIP() << "rewrote " << expected.string();
+  }
+  ASSERT_TRUE(fs::exists(expected))
+      << expected.string() << " is missing; run with SB_UPDATE_GOLDEN=1 to create it";
+  const std::string want = read_file(expected);
+  EXPECT_TRUE(want == file->content) << expected.string() << " differs from the printer's output ("
+                                     << "SB_UPDATE_GOLDEN=1 rewrites it after an intended change)\n"
+                                     << first_difference(want, file->content);
+}
+
+std::vector<std::string> golden_specs() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(SB_GOLDEN_DIR) / "specs"))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, GoldenMojoGpu, ::testing::ValuesIn(golden_specs()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return fs::path(i.param).stem().string() + "_mojo_gpu";
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Specs, Golden, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) {

@@ -16,6 +16,7 @@
 
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
+#include "backends/mojo/mojo_lowering.h"
 #include "backends/mojo/print_loops.h"
 #include "backends/mojo/py_writer.h"
 #include "backends/mojo/strategies.h"
@@ -451,6 +452,9 @@ enum MPrec {
   kMUnary = 12,
   kMPrimary = 14,
 };
+static_assert(int{kMojoPrecCmp} == int{kMCmp} && int{kMojoPrecAdd} == int{kMAdd} &&
+                  int{kMojoPrecMul} == int{kMMul} && int{kMojoPrecPrimary} == int{kMPrimary},
+              "mojo_lowering.h's precedences are these");
 
 std::string mparen(const std::string& text, int prec, int min_prec) {
   return prec < min_prec ? "(" + text + ")" : text;
@@ -536,6 +540,15 @@ class MojoLowering {
   }
 
   void set_override(const Expr* e, const std::string& text) { overrides_[e] = text; }
+  void clear_overrides() {
+    overrides_.clear();
+    vector_overrides_.clear();
+  }
+  // identity() and update(), for another printer of this lowering (mojo_lowering.h).
+  std::string identity_text(ReduceOp op, DType t) { return identity(op, t); }
+  std::string update_text(ReduceOp op, DType t, const std::string& acc, const std::string& value) {
+    return update(op, t, acc, value);
+  }
 
   // The flat index of the output element whose innermost subscript is `last` (a text) and whose
   // other subscripts are the output index variables.
@@ -2086,6 +2099,68 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
 }
 
 }  // namespace
+
+// ---- The lowering for other Mojo printers (mojo_lowering.h) ------------------------------------
+
+struct MojoNeeds::Impl {
+  FileNeeds needs;
+};
+
+MojoNeeds::MojoNeeds() : impl_(std::make_unique<Impl>()) {}
+MojoNeeds::~MojoNeeds() = default;
+
+std::map<std::string, std::set<std::string>> MojoNeeds::imports() const {
+  const FileNeeds& n = impl_->needs;
+  std::map<std::string, std::set<std::string>> out;
+  if (!n.math.empty()) out["std.math"] = n.math;
+  if (n.bitcast) out["std.memory"].insert("bitcast");
+  return out;
+}
+
+std::string MojoNeeds::helpers() const {
+  std::string out;
+  for (MHelper h : impl_->needs.helpers) out += helper_text(h) + "\n\n";
+  return out;
+}
+
+struct MojoStmt::Impl {
+  MojoLowering L;
+};
+
+MojoStmt::MojoStmt(const Spec& spec, const Statement& st, MojoNeeds& needs)
+    : impl_(std::make_unique<Impl>(Impl{MojoLowering(spec, st, &needs.impl().needs)})) {}
+MojoStmt::~MojoStmt() = default;
+MojoStmt::MojoStmt(MojoStmt&&) noexcept = default;
+
+const Statement& MojoStmt::stmt() const { return impl_->L.stmt(); }
+const std::string& MojoStmt::var_name(int ref) const { return impl_->L.var_name(ref); }
+std::string MojoStmt::tensor_name(int t) { return impl_->L.tensor_name(t); }
+std::string MojoStmt::size_name(int s) { return impl_->L.size_name(s); }
+std::string MojoStmt::extent(int t, size_t d, int min_prec) {
+  return impl_->L.extent(t, d, min_prec);
+}
+std::string MojoStmt::element_count(int t) { return impl_->L.element_count(t); }
+std::string MojoStmt::expr(const Expr& e, PyWriter& w, int min_prec) {
+  return impl_->L.scalar(e, w, min_prec);
+}
+void MojoStmt::assign(PyWriter& w) { impl_->L.assign(w); }
+void MojoStmt::set_override(const Expr* e, const std::string& text) {
+  impl_->L.set_override(e, text);
+}
+void MojoStmt::clear_overrides() { impl_->L.clear_overrides(); }
+std::string MojoStmt::identity(ReduceOp op, DType t) { return impl_->L.identity_text(op, t); }
+std::string MojoStmt::update(ReduceOp op, DType t, const std::string& acc,
+                             const std::string& value) {
+  return impl_->L.update_text(op, t, acc, value);
+}
+const std::set<int>& MojoStmt::used_tensors() const { return impl_->L.used_tensors(); }
+const std::set<int>& MojoStmt::used_sizes() const { return impl_->L.used_sizes(); }
+
+std::string mojo_ident(const std::string& name) { return mojo_name(name); }
+const char* mojo_scalar_type(DType t) { return mojo_type(t); }
+const char* mojo_dtype_name(DType t) { return mojo_dtype(t); }
+std::string mojo_section(const std::string& title) { return mojo_banner(title); }
+std::string mojo_hash_comments(const std::string& text) { return hash_comments(text); }
 
 const Emitter& mojo_emitter() {
   static const MojoEmitter kEmitter;
