@@ -110,9 +110,9 @@ struct CheckResult {
   std::string detail;
 };
 
-// Runs `fn` once on `kind` inputs and compares every Out tensor with the reference, at every
-// element (sample == 0) or at `sample` elements.
-// One check on `host`, the tensors as make_host_tensors makes them (outputs come back into it).
+// Runs `fn` once on `host` (the tensors as make_host_tensors makes them; outputs come back into
+// it) and compares every Out tensor with the reference, at every element (sample == 0) or at
+// `sample` elements.
 CheckResult check_on(Runtime& rt, const Spec& spec, const std::string& backend,
                      const std::string& variant, sb_variant_fn fn, const SizePoint& sizes,
                      HostTensors host, int64_t sample, uint64_t sample_seed) {
@@ -152,6 +152,7 @@ CheckResult check_on(Runtime& rt, const Spec& spec, const std::string& backend,
   return cr;
 }
 
+// check_on, on freshly drawn `kind` inputs.
 CheckResult check_once(Runtime& rt, const Spec& spec, const std::string& backend,
                        const std::string& variant, sb_variant_fn fn, const SizePoint& sizes,
                        InputKind kind, uint64_t seed, int64_t sample, uint64_t sample_seed) {
