@@ -830,14 +830,16 @@ namespace {
 // they come from different threads, at least one writes, not both are atomic, and the threads are
 // in different blocks or in the same barrier interval of one block. Only the last reader is kept,
 // so a race with an earlier reader can go unreported; none is reported that is not there.
+struct GlobalAccess {
+  int64_t thread = -1;  // global thread id; -1: none
+  uint64_t block = 0;
+  uint64_t epoch = 0;
+  bool atomic = false;
+  const char* file = "";
+  int line = 0;
+};
 struct GlobalCell {
-  int64_t writer = -1, reader = -1;  // global thread ids
-  uint64_t wblock = 0, rblock = 0;
-  uint64_t wepoch = 0, repoch = 0;
-  bool watomic = false, ratomic = false;
-  const char* wfile = "";
-  const char* rfile = "";
-  int wline = 0, rline = 0;
+  GlobalAccess writer, reader;
 };
 constexpr int kRaceShards = 64;
 struct RaceShard {
@@ -885,12 +887,15 @@ void global_access(Block& b, Fiber& f, uintptr_t addr, size_t size, bool write, 
     {
       std::lock_guard<std::mutex> lk(sh.mu);
       GlobalCell& c = sh.cells[a];
-      auto conflicts = [&](int64_t other, uint64_t blk, uint64_t ep, bool other_atomic) {
-        return other >= 0 && other != me && !(atomic && other_atomic) &&
-               (blk != b.linear || ep == t_epoch);
+      auto conflicts = [&](const GlobalAccess& o) {
+        return o.thread >= 0 && o.thread != me && !(atomic && o.atomic) &&
+               (o.block != b.linear || o.epoch == t_epoch);
       };
-      auto report = [&](int64_t other, const char* did, bool other_atomic, const char* ofile,
-                        int oline) {
+      auto report = [&](const GlobalAccess& o, const char* did) {
+        const int64_t other = o.thread;
+        const bool other_atomic = o.atomic;
+        const char* ofile = o.file;
+        const int oline = o.line;
         const AllocRec* r = find_alloc(reinterpret_cast<const void*>(a));
         const long long off = r ? static_cast<long long>(a - reinterpret_cast<uintptr_t>(r->user)) : 0;
         msg = "global-memory race at byte offset " + std::to_string(off) + " of a buffer of " +
@@ -903,25 +908,13 @@ void global_access(Block& b, Fiber& f, uintptr_t addr, size_t size, bool write, 
                                                             : ", with no barrier between blocks") +
               "; at least one is not atomic";
       };
-      if (conflicts(c.writer, c.wblock, c.wepoch, c.watomic)) {
-        report(c.writer, "wrote", c.watomic, c.wfile, c.wline);
-      } else if (write && conflicts(c.reader, c.rblock, c.repoch, c.ratomic)) {
-        report(c.reader, "read", c.ratomic, c.rfile, c.rline);
-      } else if (write) {
-        c.writer = me;
-        c.wblock = b.linear;
-        c.wepoch = t_epoch;
-        c.watomic = atomic;
-        c.wfile = file;
-        c.wline = line;
-        if (c.reader == me) c.reader = -1;
+      if (conflicts(c.writer)) {
+        report(c.writer, "wrote");
+      } else if (write && conflicts(c.reader)) {
+        report(c.reader, "read");
       } else {
-        c.reader = me;
-        c.rblock = b.linear;
-        c.repoch = t_epoch;
-        c.ratomic = atomic;
-        c.rfile = file;
-        c.rline = line;
+        (write ? c.writer : c.reader) = GlobalAccess{me, b.linear, t_epoch, atomic, file, line};
+        if (write && c.reader.thread == me) c.reader.thread = -1;
       }
     }
     if (!msg.empty()) {
