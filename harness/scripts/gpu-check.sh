@@ -105,10 +105,7 @@ fi
 
 # 3. The GPU backends, from the backend records: timed, on the GPU.
 mapfile -t backends < <("$sb" list --backends-json |
-  python3 -c 'import json, sys
-for b in json.load(sys.stdin):
-    if b["device"] == "gpu" and b["timed"]:
-        print(b["name"])')
+  python3 harness/scripts/gpu_summary.py --backends -)
 if ((${#backends[@]} == 0)); then
   echo "gpu-check: this build has no timed GPU backend" >&2
   exit 1

@@ -45,10 +45,8 @@ if [[ $mode == pack ]]; then
     esac
   done < <(ldd "$sb" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
   pwd >"$pack/built-at"
-  mapfile -t backends < <("$sb" list --backends-json | python3 -c 'import json, sys
-for b in json.load(sys.stdin):
-    if b["device"] == "gpu" and b["timed"]:
-        print(b["name"])')
+  mapfile -t backends < <("$sb" list --backends-json |
+    python3 harness/scripts/gpu_summary.py --backends -)
   bargs=()
   for b in "${backends[@]}"; do bargs+=(-b "$b"); done
   "$sb" gen >/dev/null

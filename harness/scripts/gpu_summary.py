@@ -8,6 +8,7 @@ vendor libraries, and the native CUDA column against every other GPU language (M
 With --strict (as harness/scripts/gpu-check.sh runs it on a GPU machine) the exit status is 1
 when any GPU case failed or was skipped: there, a skip means the device was not used.
 usage: gpu_summary.py [--strict] RESULTS.json
+       gpu_summary.py --backends - < RECORDS.json   (the timed GPU backends' names)
 """
 import json
 import math
@@ -18,10 +19,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BACKENDS = os.path.join(HERE, "..", "report", "backends.json")
 
 
-def gpu_backends():
-    """The timed GPU backends of the backend records: (native, vendors, others)."""
-    with open(BACKENDS, encoding="utf-8") as f:
-        records = json.load(f)
+def gpu_backends(records=None):
+    """The timed GPU backends of the backend records (default: harness/report/backends.json):
+    (native, vendors, others, languages)."""
+    if records is None:
+        with open(BACKENDS, encoding="utf-8") as f:
+            records = json.load(f)
     gpu = [r for r in records if r["device"] == "gpu" and r["timed"]]
     native = [r["name"] for r in gpu if r["native"]]
     vendors = [r["name"] for r in gpu if r["vendor"]]
@@ -50,10 +53,16 @@ def probe_rate(probes, name):
 
 
 def main(argv):
+    if argv[1:] == ["--backends", "-"]:
+        # The names alone, one per line, from the records on stdin (`specbench list
+        # --backends-json`): what gpu-check.sh and gpu-offline.sh run and pack.
+        native, vendors, others, _ = gpu_backends(json.load(sys.stdin))
+        print("\n".join(native + vendors + others))
+        return 0
     strict = "--strict" in argv[1:]
     argv = [a for a in argv if a != "--strict"]
     if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        print("\n".join(__doc__.strip().splitlines()[-2:]), file=sys.stderr)
         return 2
     with open(argv[1], encoding="utf-8") as f:
         doc = json.load(f)

@@ -77,4 +77,12 @@ with tempfile.TemporaryDirectory() as tmp:
     json.dump(doc, open(path, "w"))
     sk = subprocess.run([sys.executable, script, "--strict", path], capture_output=True, text=True)
     assert sk.returncode == 1 and "1 cases: no GPU" in sk.stdout, sk
+# --backends -: the timed GPU backends' names from the records on stdin, native first.
+names = subprocess.run([sys.executable, script, "--backends", "-"], input=json.dumps(records),
+                       capture_output=True, text=True)
+assert names.returncode == 0, names.stderr
+assert names.stdout.split() == [r["name"] for r in gpu if r["native"]] + \
+    [r["name"] for r in gpu if r["vendor"]] + \
+    [r["name"] for r in gpu if not r["native"] and not r["vendor"]], names.stdout
+assert "cpu" not in names.stdout.split() and "cudasim" not in names.stdout.split(), names.stdout
 print("gpu_summary_test: all passed")
