@@ -48,17 +48,64 @@ std::string diag_str(const SMDiagnostic& d) {
   return os.str();
 }
 
+// Decimal constants of type float that are not exactly a double's decimal: the newer LLVM writes a
+// float constant as its shortest decimal (4.471500e-02), which LLVM 19 reads as a double and
+// rejects for a float. The constant's type is the nearest floating-point type before it on its
+// line (`fmul float %a, 4.471500e-02`, `phi float [ 1.5e-01, %b ]`, `<2 x float> <float ...>`);
+// those of float type become the hexadecimal form of the float's value.
+std::string float_literals_to_hex(const std::string& text) {
+  static const std::regex lit(R"(([\s,\[(<])([-+]?[0-9]+\.[0-9]+e[-+][0-9]+)\b)");
+  static const std::regex type(R"(\b(half|bfloat|float|double|fp128|x86_fp80)\b)");
+  std::istringstream lines(text);
+  std::string out, line;
+  while (std::getline(lines, line)) {
+    std::string res;
+    size_t last = 0;
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), lit);
+         it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      const size_t at = m.position(2);
+      std::string before = line.substr(0, at), ty;
+      for (auto t = std::sregex_iterator(before.begin(), before.end(), type);
+           t != std::sregex_iterator(); ++t)
+        ty = (*t)[1].str();
+      const std::string num = m[2].str();
+      const double d = std::strtod(num.c_str(), nullptr);
+      const float f = std::strtof(num.c_str(), nullptr);
+      if (ty != "float" || static_cast<double>(f) == d) continue;
+      res.append(line, last, at - last);
+      const double fd = f;
+      uint64_t bits;
+      std::memcpy(&bits, &fd, sizeof bits);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
+      res += buf;
+      last = at + num.size();
+    }
+    res.append(line, last, std::string::npos);
+    out += res;
+    out += '\n';
+  }
+  return out;
+}
+
 // IR from Mojo's newer LLVM, made readable by LLVM 19: hexadecimal float constants written as
-// f0x<8 digits> become LLVM 19's double-precision hex form, and attribute keywords LLVM 19 does
-// not know are dropped from attribute lists (found one at a time from the parser's error).
+// f0x<8 or 16 digits>, the words inf and qnan, and float decimals that are not exact doubles
+// become LLVM 19's double-precision hex form; inline comments go; captures(none) becomes nocapture; lifetime markers are dropped; and attribute keywords LLVM 19
+// does not know are dropped from attribute lists (found one at a time from the parser's error).
 std::string to_llvm19_syntax(std::string text) {
-  static const std::regex f32hex(R"(\bf0x([0-9A-Fa-f]{8})\b)");
+  static const std::regex f32hex(R"(\bf0x([0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})\b)");
   std::string out;
   auto begin = std::sregex_iterator(text.begin(), text.end(), f32hex);
   size_t last = 0;
   for (auto it = begin; it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
     out.append(text, last, m.position(0) - last);
+    if (m[1].length() == 16) {  // a double: the same bits
+      out += "0x" + m[1].str();
+      last = m.position(0) + m.length(0);
+      continue;
+    }
     uint32_t bits = static_cast<uint32_t>(std::stoul(m[1].str(), nullptr, 16));
     float f;
     std::memcpy(&f, &bits, sizeof f);
@@ -71,7 +118,44 @@ std::string to_llvm19_syntax(std::string text) {
     last = m.position(0) + m.length(0);
   }
   out.append(text, last, std::string::npos);
-  return out;
+  // Infinities and quiet NaNs written as words (`-inf`, `+qnan`, in instructions and in debug
+  // records) become LLVM 19's hexadecimal form, the bits of the double of the same value.
+  static const std::regex special(R"(([\s,\[(])([+-]?)(inf|qnan)\b)");
+  std::string res;
+  last = 0;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), special);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    res.append(out, last, m.position(0) - last);
+    const bool neg = m[2].str() == "-";
+    const bool inf = m[3].str() == "inf";
+    res += m[1].str();
+    res += inf ? (neg ? "0xFFF0000000000000" : "0x7FF0000000000000")
+               : (neg ? "0xFFF8000000000000" : "0x7FF8000000000000");
+    last = m.position(0) + m.length(0);
+  }
+  res.append(out, last, std::string::npos);
+  // Inline comments (`/* (nan) */ i32 3` in an is.fpclass call) are not LLVM 19 syntax.
+  static const std::regex comment(R"(/\*[^*]*\*/ ?)");
+  res = std::regex_replace(res, comment, "");
+  res = float_literals_to_hex(res);
+  // captures(none) is LLVM 19's nocapture; other captures(...) attributes only narrow what the
+  // optimiser may assume, and are dropped.
+  static const std::regex captures_none(R"(\bcaptures\(none\))");
+  static const std::regex captures_any(R"(\bcaptures\([^)]*\) ?)");
+  res = std::regex_replace(res, captures_none, "nocapture");
+  res = std::regex_replace(res, captures_any, "");
+  // Lifetime markers take one operand in the newer LLVM and two in LLVM 19; they are hints to the
+  // optimiser, with no effect on what a kernel computes, and are dropped (calls and declarations).
+  static const std::regex lifetime(R"(^\s*(call void|declare void) @llvm\.lifetime\.(start|end)\.)");
+  std::istringstream lines(res);
+  std::string kept, line;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, lifetime)) continue;
+    kept += line;
+    kept += '\n';
+  }
+  return kept;
 }
 
 // Drops the word at 1-based (line, col) from every attribute list of `text`, if it is a bare
