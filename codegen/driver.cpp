@@ -16,9 +16,9 @@
 #include <set>
 #include <sstream>
 
-#include "backends/mojo_gpu/emit_mojo_gpu.h"
 #include "check/arg_reductions.h"
 #include "check/bounds.h"
+#include "check/derive_variants.h"
 #include "check/typecheck.h"
 #include "check/variant_check.h"
 #include "frontend/spec_loader.h"
@@ -48,6 +48,8 @@ const std::vector<IrStage>& ir_stages() {
        "bounds proven (bounds), then argmax and argmin as a max or min into a "
        "temp and the least index holding it (arg_reductions)"},
       {"check", "variants checked against their strategies (variant_check)"},
+      {"derive_variants",
+       "the variants of derived backends (mojo_gpu) taken from their source's (derive_variants)"},
   };
   static const std::vector<IrStage> all = [] {
     std::vector<IrStage> v = stages;
@@ -70,6 +72,8 @@ Result<Spec> load_and_check(const std::string& path, const std::string& dump_aft
   if (dump_after == "arg_reductions") std::cout << "# IR after arg_reductions\n" << dump(spec);
   SB_TRY(check_variants(spec));
   if (dump_after == "check") std::cout << "# IR after check\n" << dump(spec);
+  derive_variants(spec);
+  if (dump_after == "derive_variants") std::cout << "# IR after derive_variants\n" << dump(spec);
   return loaded;
 }
 
@@ -94,10 +98,11 @@ std::vector<GeneratedFile> generate(const std::vector<Spec>& specs) {
   for (const Spec& s : specs) {
     for (const Emitter* e : all_emitters()) {
       if (!s.variants.count(e->backend())) continue;
-      files.push_back(e->emit(s));
+      GeneratedFile f = e->emit(s);
+      std::vector<CompanionFile> companions = std::move(f.companions);
+      files.push_back(std::move(f));
+      for (CompanionFile& c : companions) files.push_back({c.path, std::move(c.content)});
     }
-    // Printers derived from another backend's variants, not run by the harness yet.
-    if (auto f = emit_mojo_gpu(s)) files.push_back(std::move(*f));
   }
   return files;
 }

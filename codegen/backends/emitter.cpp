@@ -9,6 +9,7 @@
 #include "backends/vendor_cuda/emit_vendor_cuda.h"
 #include "backends/mlir/emit_mlir.h"
 #include "backends/mojo/emit_mojo.h"
+#include "backends/mojo_gpu/emit_mojo_gpu.h"
 #include "lower/pipeline.h"
 
 namespace sb {
@@ -24,7 +25,8 @@ Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const 
 const std::vector<const Emitter*>& all_emitters() {
   static const std::vector<const Emitter*> kEmitters = {&cpu_emitter(), &cuda_emitter(),
                                                         &mojo_emitter(), &vendor_cpu_emitter(),
-                                                        &vendor_cuda_emitter(), &mlir_emitter()};
+                                                        &vendor_cuda_emitter(), &mlir_emitter(),
+                                                        &mojo_gpu_emitter()};
   return kEmitters;
 }
 
@@ -39,6 +41,7 @@ std::string strategy_table_markdown() {
       "| backend | strategy | algorithm | parameters: default (range) | lowering |\n"
       "|---|---|---|---|---|\n";
   for (const Emitter* e : all_emitters()) {
+    if (!e->derived_from().empty()) continue;  // its source's strategies
     for (const StrategyInfo& s : e->strategies()) {
       std::string params;
       for (const ParamInfo& p : s.params) {

@@ -45,12 +45,20 @@ struct KernelLaunch {
   bool dynamic_shared = false;
 };
 
+// A file written beside a backend's translation unit and built with it (mojo_gpu's host
+// launchers, <spec>.launch.cpp beside <spec>.mojo); its text is part of the module's cache key.
+struct CompanionFile {
+  std::string path;  // relative to the generated/ root
+  std::string content;
+};
+
 struct GeneratedFile {
   std::string path;  // relative to the generated/ root, e.g. "saxpy/cuda/saxpy.cu"
   std::string content;
   // GPU backends whose printer launches kernels itself (cuda): every kernel launched, in the
   // order first launched. Empty elsewhere (a library's kernels are launched by the library).
   std::vector<KernelLaunch> launches = {};
+  std::vector<CompanionFile> companions = {};
 };
 
 struct GemmTarget;  // lower/blocked_gemm.h
@@ -81,6 +89,15 @@ class Emitter {
   // each of its variants of the lowered `spec` as text, for `gen --dump-ir gpu_mapping`; empty
   // elsewhere.
   virtual std::string dump_gpu_mapping(const Spec&) const { return ""; }
+  // A derived backend (mojo_gpu) has no variants of its own in specs: its variants are those of
+  // backend derived_from() ("cuda") that derives() accepts, same names, strategies and
+  // parameters, set by the derive_variants stage (check/derive_variants.h). "" elsewhere.
+  virtual std::string derived_from() const { return ""; }
+  // Whether variant `v` of backend derived_from() of the lowered `spec` has a counterpart here;
+  // when it has none, `why` says why (for the generated file's header).
+  virtual bool derives(const Spec& /*lowered*/, const Variant& /*v*/, std::string* /*why*/) const {
+    return false;
+  }
 
  protected:
   // Prints a checked spec whose intrinsics are all ones this backend spells.

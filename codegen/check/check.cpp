@@ -2,6 +2,7 @@
 
 #include "check/arg_reductions.h"
 #include "check/bounds.h"
+#include "check/derive_variants.h"
 #include "check/typecheck.h"
 #include "check/variant_check.h"
 
@@ -11,7 +12,9 @@ Status check_spec(Spec& spec) {
   SB_TRY(typecheck(spec));
   SB_TRY(check_bounds(spec));
   SB_TRY(rewrite_arg_reductions(spec));
-  return check_variants(spec);
+  SB_TRY(check_variants(spec));
+  derive_variants(spec);
+  return {};
 }
 
 }  // namespace sb

@@ -11,9 +11,14 @@ Status check_variants(const Spec& spec) {
     const Emitter* em = find_emitter(backend);
     if (!em) {
       std::string known;
-      for (const Emitter* e : all_emitters()) known += (known.empty() ? "" : ", ") + e->backend();
+      for (const Emitter* e : all_emitters())
+        if (e->derived_from().empty()) known += (known.empty() ? "" : ", ") + e->backend();
       return make_error(bloc, "unknown backend '" + backend + "' (known: " + known + ")");
     }
+    if (!em->derived_from().empty())
+      return make_error(bloc, "backend '" + backend + "' takes its variants from the " +
+                                  em->derived_from() + " variants (same names, strategies and " +
+                                  "parameters); declare them under " + em->derived_from());
     for (const Variant& v : variants) {
       const StrategyInfo* info = find_strategy(*em, v.strategy);
       if (!info) {

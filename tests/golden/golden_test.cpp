@@ -1,8 +1,8 @@
 // Golden tests: each spec in tests/golden/specs/ is loaded, checked and emitted for every backend;
-// the result must equal tests/golden/expected/<name>/<backend>/<name>.<ext> byte for byte.
-// The mojo_gpu printer (not an emitter of all_emitters(): backends/mojo_gpu/emit_mojo_gpu.h) is
-// tested the same way, at expected/<name>/mojo_gpu/<name>.mojo, for the specs it prints; for the
-// others there must be no such file.
+// the result must equal tests/golden/expected/<name>/<backend>/<name>.<ext> byte for byte, and so
+// must each companion file (mojo_gpu's <name>.launch.cpp). A derived backend (mojo_gpu) prints
+// only the specs that have variants for it (check/derive_variants.h); for the others there must be
+// no expected file.
 // With SB_UPDATE_GOLDEN=1 in the environment the expected files are rewritten instead.
 #include <gtest/gtest.h>
 
@@ -17,7 +17,6 @@
 
 #include "driver.h"
 #include "backends/emitter.h"
-#include "backends/mojo_gpu/emit_mojo_gpu.h"
 
 namespace sb {
 namespace {
@@ -78,66 +77,40 @@ TEST_P(Golden, MatchesExpected) {
   ASSERT_TRUE(spec.ok()) << format_error(spec.error());
   const Emitter* em = find_emitter(c.backend);
   ASSERT_NE(em, nullptr);
-  const GeneratedFile file = em->emit(spec.value());
-  EXPECT_EQ(file.path, c.name + "/" + c.backend + "/" + c.name + "." + em->extension());
-  EXPECT_EQ(em->emit(spec.value()).content, file.content) << "emission is not deterministic";
-
-  const fs::path expected = fs::path(SB_GOLDEN_DIR) / "expected" / file.path;
-  if (updating()) {
-    fs::create_directories(expected.parent_path());
-    std::ofstream(expected, std::ios::binary) << file.content;
-    GTEST_SKIP() << "rewrote " << expected.string();
-  }
-  ASSERT_TRUE(fs::exists(expected))
-      << expected.string() << " is missing; run with SB_UPDATE_GOLDEN=1 to create it";
-  const std::string want = read_file(expected);
-  EXPECT_TRUE(want == file.content) << expected.string() << " differs from the emitter's output ("
-                                    << "SB_UPDATE_GOLDEN=1 rewrites it after an intended change)\n"
-                                    << first_difference(want, file.content);
-}
-
-class GoldenMojoGpu : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(GoldenMojoGpu, MatchesExpected) {
-  const std::string name = fs::path(GetParam()).stem().string();
-  Result<Spec> spec = load_and_check(GetParam());
-  ASSERT_TRUE(spec.ok()) << format_error(spec.error());
-  const std::optional<GeneratedFile> file = emit_mojo_gpu(spec.value());
-  const fs::path expected =
-      fs::path(SB_GOLDEN_DIR) / "expected" / name / "mojo_gpu" / (name + ".mojo");
-  if (!file) {
-    if (updating()) fs::remove(expected);
-    EXPECT_FALSE(fs::exists(expected)) << expected.string() << " exists, but the spec has no "
-                                       << "mojo_gpu variant (SB_UPDATE_GOLDEN=1 removes it)";
+  const fs::path dir = fs::path(SB_GOLDEN_DIR) / "expected" / c.name / c.backend;
+  if (!em->derived_from().empty() && !spec.value().variants.count(c.backend)) {
+    if (updating()) fs::remove_all(dir);
+    EXPECT_FALSE(fs::exists(dir)) << dir.string() << " exists, but the spec has no "
+                                  << c.backend << " variant (SB_UPDATE_GOLDEN=1 removes it)";
     return;
   }
-  EXPECT_EQ(file->path, name + "/mojo_gpu/" + name + ".mojo");
-  EXPECT_EQ(emit_mojo_gpu(spec.value())->content, file->content) << "emission is not deterministic";
-  if (updating()) {
-    fs::create_directories(expected.parent_path());
-    std::ofstream(expected, std::ios::binary) << file->content;
-    GTEST_SKIP() << "rewrote " << expected.string();
+  const GeneratedFile file = em->emit(spec.value());
+  EXPECT_EQ(file.path, c.name + "/" + c.backend + "/" + c.name + "." + em->extension());
+  const GeneratedFile again = em->emit(spec.value());
+  EXPECT_EQ(again.content, file.content) << "emission is not deterministic";
+  std::vector<CompanionFile> files = {{file.path, file.content}};
+  for (const CompanionFile& f : file.companions) files.push_back(f);
+  ASSERT_EQ(again.companions.size(), file.companions.size());
+  for (size_t i = 0; i < file.companions.size(); ++i)
+    EXPECT_EQ(again.companions[i].content, file.companions[i].content)
+        << "emission of " << file.companions[i].path << " is not deterministic";
+
+  for (const CompanionFile& f : files) {
+    const fs::path expected = fs::path(SB_GOLDEN_DIR) / "expected" / f.path;
+    if (updating()) {
+      fs::create_directories(expected.parent_path());
+      std::ofstream(expected, std::ios::binary) << f.content;
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(expected))
+        << expected.string() << " is missing; run with SB_UPDATE_GOLDEN=1 to create it";
+    const std::string want = read_file(expected);
+    EXPECT_TRUE(want == f.content) << expected.string() << " differs from the emitter's output ("
+                                   << "SB_UPDATE_GOLDEN=1 rewrites it after an intended change)\n"
+                                   << first_difference(want, f.content);
   }
-  ASSERT_TRUE(fs::exists(expected))
-      << expected.string() << " is missing; run with SB_UPDATE_GOLDEN=1 to create it";
-  const std::string want = read_file(expected);
-  EXPECT_TRUE(want == file->content) << expected.string() << " differs from the printer's output ("
-                                     << "SB_UPDATE_GOLDEN=1 rewrites it after an intended change)\n"
-                                     << first_difference(want, file->content);
+  if (updating()) GTEST_SKIP() << "rewrote " << dir.string();
 }
-
-std::vector<std::string> golden_specs() {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(fs::path(SB_GOLDEN_DIR) / "specs"))
-    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Specs, GoldenMojoGpu, ::testing::ValuesIn(golden_specs()),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                           return fs::path(i.param).stem().string() + "_mojo_gpu";
-                         });
 
 INSTANTIATE_TEST_SUITE_P(Specs, Golden, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) {

@@ -22,6 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The mojo_gpu file of a checked spec, when the spec has mojo_gpu variants (derive_variants).
+std::optional<GeneratedFile> emit_mojo_gpu(const Spec& spec) {
+  if (!spec.variants.count("mojo_gpu")) return std::nullopt;
+  return mojo_gpu_emitter().emit(spec);
+}
+
 TEST(MojoGpu, EveryKernelFormHasARecord) {
   for (int k = 0; k <= static_cast<int>(GpuKernel::FusedRows); ++k) {
     const GpuKernel kind = static_cast<GpuKernel>(k);
@@ -55,8 +61,40 @@ TEST(MojoGpu, KernelsAreTheCudaKernelsOfTheSameVariants) {
       if (variants.count(l.variant)) launched.insert(l.kernel);
     EXPECT_FALSE(exported.empty()) << f->path;
     EXPECT_EQ(exported, launched) << f->path;
+    // The launcher file declares and launches exactly the exported kernels.
+    ASSERT_EQ(f->companions.size(), 1u) << f->path;
+    const std::string& launch = f->companions[0].content;
+    EXPECT_EQ(f->companions[0].path, spec.value().name + "/mojo_gpu/" + spec.value().name +
+                                         ".launch.cpp");
+    std::set<std::string> declared, called;
+    const std::regex decl("SB_MOJO_KERNEL\\(([A-Za-z0-9_]+)\\);");
+    const std::regex call("SB_MOJO_LAUNCH\\(([A-Za-z0-9_]+),");
+    for (std::sregex_iterator it(launch.begin(), launch.end(), decl), end; it != end; ++it)
+      declared.insert((*it)[1]);
+    for (std::sregex_iterator it(launch.begin(), launch.end(), call), end; it != end; ++it)
+      called.insert((*it)[1]);
+    EXPECT_EQ(declared, exported) << f->companions[0].path;
+    EXPECT_EQ(called, exported) << f->companions[0].path;
+    // Its variant table is the derived variants.
+    for (const Variant& v : spec.value().variants.at("mojo_gpu"))
+      EXPECT_NE(launch.find("{\"" + v.name + "\", sb_variant_" + v.name + "}"), std::string::npos)
+          << v.name;
   }
   EXPECT_GT(files, 50);
+}
+
+// The derived variants are the cuda variants with a counterpart, in order, with their strategies
+// and parameters.
+TEST(MojoGpu, VariantsAreDerivedFromCuda) {
+  Result<Spec> spec = load_and_check(std::string(SB_TESTS_DIR) + "/../specs/softmax.yaml");
+  ASSERT_TRUE(spec.ok()) << format_error(spec.error());
+  const std::vector<Variant>& cuda = spec.value().variants.at("cuda");
+  const std::vector<Variant>& mg = spec.value().variants.at("mojo_gpu");
+  ASSERT_EQ(mg.size(), 2u);
+  EXPECT_EQ(mg[0].name, cuda[0].name);
+  EXPECT_EQ(mg[0].strategy, cuda[0].strategy);
+  EXPECT_EQ(mg[0].params, cuda[0].params);
+  EXPECT_EQ(mg[1].name, cuda[1].name);
 }
 
 Result<Spec> load(const std::string& name, const std::string& compute, const std::string& type) {

@@ -349,6 +349,20 @@ TEST_P(EmitFiles, DeterministicAndFollowTheContract) {
     const std::string& c = f.content;
     EXPECT_NE(c.find("specbench gen specs/" + s.name + ".yaml"), std::string::npos);
     EXPECT_EQ(c.find(s.doc), std::string::npos) << "the doc string must not be pasted";
+    // A derived backend's translation unit in the ABI's sense is its launcher file (mojo_gpu:
+    // <name>.launch.cpp), which holds the C-family contract checked below.
+    if (!em->derived_from().empty()) {
+      ASSERT_EQ(f.companions.size(), 1u);
+      EXPECT_EQ(f.companions[0].path, s.name + "/" + em->backend() + "/" + s.name + ".launch.cpp");
+      EXPECT_EQ(f.companions[0].content, em->emit(s).companions[0].content);
+      const std::string& l = f.companions[0].content;
+      EXPECT_NE(l.find("#include \"specbench_abi.h\""), std::string::npos);
+      EXPECT_NE(l.find("const sb_module* specbench_module(void)"), std::string::npos);
+      for (const Variant& v : backend_variants(s, em->backend()))
+        EXPECT_NE(l.find("static int sb_variant_" + v.name + "(const sb_args* sb_a)"),
+                  std::string::npos);
+      continue;
+    }
     // The C-family contract; other languages export the same table their own way.
     if (em->extension() != "cpp" && em->extension() != "cu") {
       EXPECT_NE(c.find("specbench_module"), std::string::npos);

@@ -40,8 +40,7 @@ std::string wrap_hash(const std::string& text, const std::string& indent) {
   return out + line + "\n";
 }
 
-// The printer as an Emitter, for file_header and the lowering's spelled intrinsics; it is not
-// one of all_emitters() (emit_mojo_gpu.h).
+// The printer as an Emitter: a derived backend of cuda (emit_mojo_gpu.h).
 class MojoGpuEmitter final : public Emitter {
  public:
   std::string backend() const override { return kBackend; }
@@ -50,25 +49,61 @@ class MojoGpuEmitter final : public Emitter {
   std::vector<StrategyInfo> strategies() const override { return cuda_emitter().strategies(); }
   // The statements are printed by the mojo backend's lowering (mojo_lowering.h).
   bool spells(Fn fn) const override { return find_emitter("mojo")->spells(fn); }
-  // Prints a lowered spec whose mojo_gpu variants are set (emit_mojo_gpu).
-  GeneratedFile print_lowered(const Spec& spec) const { return print(spec); }
+  std::string derived_from() const override { return "cuda"; }
+  bool derives(const Spec& lowered, const Variant& v, std::string* why) const override {
+    std::string reason = mojo_gpu::missing_reason(lowered, v);
+    if (why) *why = reason;
+    return reason.empty();
+  }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
 };
 
+// The launcher file: the host side of `<spec>.mojo`.
+std::string launcher_file(const Spec& spec, const Emitter& em, const std::string& launchers,
+                          const std::vector<std::string>& kernel_names,
+                          const std::vector<std::string>& scratch) {
+  std::string out = file_header(spec, em);
+  out += "//\n// The host side of " + spec.name +
+         ".mojo: one launcher per variant, launching its kernels in order\n"
+         "// with the grids of the cuda launcher of the same variant, through the launch runtime "
+         "of\n// specbench_mojo_gpu.h (the simulator, or the CUDA driver API on a GPU).\n";
+  out += "\n#include <stdint.h>\n\n#include \"specbench_abi.h\"\n#include \"specbench_mojo_gpu.h\"\n\n";
+  out += banner("Kernels: the functions " + spec.name + ".mojo exports");
+  for (const std::string& k : kernel_names) out += "SB_MOJO_KERNEL(" + k + ");\n";
+  out += "\n";
+  if (!scratch.empty()) {
+    out += banner("Scratch buffers in device memory, allocated on first use (one launch of a "
+                  "variant at a time)");
+    for (const std::string& d : scratch) out += d + "\n";
+    out += "\n";
+  }
+  out += banner("Launchers: one function per variant, launching its kernels in order") + launchers;
+  out += banner("Dispatch") + dispatch_section(spec, em.backend());
+  return out;
+}
+
 GeneratedFile MojoGpuEmitter::print(const Spec& spec) const {
   mojo_gpu::GpuFileNeeds needs;
-  std::string kernels;
-  for (const Variant& v : backend_variants(spec, backend()))
-    kernels += mojo_gpu::variant_kernels(spec, v, needs);
+  std::string kernels, launchers;
+  std::vector<std::string> kernel_names, scratch;
+  std::vector<KernelLaunch> launches;
+  for (const Variant& v : backend_variants(spec, backend())) {
+    mojo_gpu::VariantCode code = mojo_gpu::variant_code(spec, v, needs);
+    kernels += code.kernels;
+    launchers += code.launcher;
+    kernel_names.insert(kernel_names.end(), code.kernel_names.begin(), code.kernel_names.end());
+    scratch.insert(scratch.end(), code.scratch.begin(), code.scratch.end());
+    launches.insert(launches.end(), code.launches.begin(), code.launches.end());
+  }
 
   std::string out = mojo_hash_comments(file_header(spec, *this));
   // The cuda variants without a counterpart, and why.
   std::string missing;
   for (const Variant& v : backend_variants(spec, "cuda")) {
-    const std::string why = mojo_gpu::missing_reason(spec, v);
-    if (!why.empty())
+    std::string why;
+    if (!derives(spec, v, &why))
       missing += wrap_hash("  " + v.name + " (strategy " + v.strategy + "): " + why + ".", "    ");
   }
   if (!missing.empty())
@@ -76,11 +111,10 @@ GeneratedFile MojoGpuEmitter::print(const Spec& spec) const {
            missing;
   out +=
       "#\n# The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from "
-      "the same\n# GPU mapping (lower/gpu_mapping.h). Compiled to PTX by `mojo build --emit asm "
-      "--target-triple\n# nvptx64-nvidia-cuda --target-cpu sm_XX --target-accelerator "
-      "nvidia:sm_XX`; not run yet (no\n# launch route, no simulator), so there are no launchers "
-      "and no specbench_module().\n\n";
-
+      "the same\n# GPU mapping (lower/gpu_mapping.h). Device code only: " + spec.name +
+      ".launch.cpp beside this file\n# launches them. Compiled to PTX by `mojo build --emit asm "
+      "--target-triple nvptx64-nvidia-cuda\n# --target-cpu sm_XX --target-accelerator "
+      "nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the\n# simulator, mojo_gpusim.\n\n";
   // Imports: the standard library's, then MAX's.
   std::map<std::string, std::set<std::string>> imports = needs.stmt.imports();
   for (const auto& [module, names] : needs.imports) imports[module].insert(names.begin(), names.end());
@@ -102,27 +136,19 @@ GeneratedFile MojoGpuEmitter::print(const Spec& spec) const {
   // One trailing newline.
   while (out.size() > 1 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n')
     out.pop_back();
-  return {spec.name + "/" + backend() + "/" + spec.name + "." + extension(), out};
+  const std::string dir = spec.name + "/" + backend() + "/";
+  GeneratedFile f{dir + spec.name + "." + extension(), out, launches};
+  f.companions.push_back(
+      {dir + spec.name + ".launch.cpp", launcher_file(spec, *this, launchers, kernel_names, scratch)});
+  return f;
 }
 
-const MojoGpuEmitter& mojo_gpu_emitter() {
-  static const MojoGpuEmitter kEmitter;
-  return kEmitter;
-}
 
 }  // namespace
 
-std::optional<GeneratedFile> emit_mojo_gpu(const Spec& spec) {
-  auto it = spec.variants.find("cuda");
-  if (it == spec.variants.end()) return std::nullopt;
-  const MojoGpuEmitter& em = mojo_gpu_emitter();
-  Spec lowered = lower(spec, [&em](Fn fn) { return em.spells(fn); });
-  std::vector<Variant> printed;
-  for (const Variant& v : lowered.variants.at("cuda"))
-    if (mojo_gpu::missing_reason(lowered, v).empty()) printed.push_back(v);
-  if (printed.empty()) return std::nullopt;
-  lowered.variants[kBackend] = printed;
-  return em.print_lowered(lowered);
+const Emitter& mojo_gpu_emitter() {
+  static const MojoGpuEmitter kEmitter;
+  return kEmitter;
 }
 
 }  // namespace sb

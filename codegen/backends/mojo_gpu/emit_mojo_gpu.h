@@ -1,37 +1,33 @@
-// The `mojo_gpu` printer: the cuda variants of a spec again as Mojo GPU kernels,
-// generated/<spec>/mojo_gpu/<spec>.mojo, compiled for NVPTX by Mojo's compiler:
-//   mojo build --emit asm --target-triple nvptx64-nvidia-cuda --target-cpu sm_90
-//              --target-accelerator nvidia:sm_90 -o <spec>.ptx <spec>.mojo
-// then assembled by ptxas (tests/mojo_gpu/, label mojo-gpu-compile).
+// The `mojo_gpu` backend's printer: the cuda variants of a spec again as Mojo GPU kernels,
+// generated/<spec>/mojo_gpu/<spec>.mojo, with their host launchers beside them in
+// generated/<spec>/mojo_gpu/<spec>.launch.cpp.
 //
-// Variants. mojo_gpu has no strategies of its own: every cuda variant whose GPU mapping
-// (lower/gpu_mapping.h, under its cuda strategy record) has only kernel forms this printer
-// prints (strategies.h: thread_per_element, grid_stride, vectorized, the scalar reductions, and
-// warp and block per row outside fused row groups) is a mojo_gpu variant of the same name,
-// strategy and parameters; the file's header names the others with the form that is missing. A
-// spec without such a variant has no file.
-//
-// Not a backend yet: the printer is not in all_emitters() and has no harness record, because
-// nothing can run these kernels here (no launch route from the harness's CUDA buffers and stream
-// into Mojo kernels, no simulator at the NVVM IR level); `gen` writes the files beside the
-// emitters' (driver.cpp). The file holds only kernels: no launcher and no specbench_module().
+// Variants. mojo_gpu is a derived backend (Emitter::derived_from() is "cuda"): it has no
+// strategies of its own, and specs declare no mojo_gpu variants. Every cuda variant whose GPU
+// mapping (lower/gpu_mapping.h, under its cuda strategy record) has only kernel forms this
+// printer prints (strategies.h) is a mojo_gpu variant of the same name, strategy and parameters
+// (set by check/derive_variants.h); the file's header names the others with the form that is
+// missing. A spec without such a variant has no mojo_gpu files.
 //
 // Generated-code contract:
-//   - Kernels are `@export("sb_<variant>_s<k>") def sb_<variant>_s<k>(...) abi("C")`, the names
-//     the cuda file gives the same kernels; tensors are Pointer[T, Mut/ImmUntrackedOrigin]
-//     parameters named after the tensor, sizes `sb_arg_<size>: Int64` parameters (kernel integer
-//     arguments must be fixed width), bound to Ints of the size's name on entry.
-//   - A comment above each kernel gives its launch geometry, as the cuda launcher computes it.
+//   - <spec>.mojo holds only device code. Kernels are `@export("sb_<variant>_s<k>[_part]") def
+//     ...(...) abi("C")`, the names the cuda file gives the same kernels; tensors are
+//     Pointer[T, Mut/ImmUntrackedOrigin] parameters named after the tensor, sizes
+//     `sb_arg_<size>: Int64` parameters (kernel integer arguments must be fixed width), bound to
+//     Ints of the size's name on entry; a reduction's partials buffer and count come last.
+//   - <spec>.launch.cpp is the module's translation unit in the ABI's sense: it includes
+//     specbench_abi.h and specbench_mojo_gpu.h, names every kernel with SB_MOJO_KERNEL, has one
+//     launcher per variant launching its kernels in order with SB_MOJO_LAUNCH (the grids of the
+//     cuda launcher of the same variant), and defines specbench_module(). The launch runtime
+//     (harness/abi/specbench_mojo_gpu.h) runs them on the simulator (mojo_gpusim) or, through
+//     the CUDA driver API, on a GPU (mojo_gpu).
+//   - A comment above each kernel gives its launch geometry.
 #pragma once
-
-#include <optional>
 
 #include "backends/emitter.h"
 
 namespace sb {
 
-// The mojo_gpu file of a checked spec; nullopt when none of its cuda variants has a Mojo GPU
-// counterpart (or it has none).
-std::optional<GeneratedFile> emit_mojo_gpu(const Spec& spec);
+const Emitter& mojo_gpu_emitter();
 
 }  // namespace sb

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/common/emit_common.h"
+#include "backends/cuda/cuda_kernels.h"
 #include "ir/scalar_types.h"
 #include "backends/mojo_gpu/strategies.h"
 #include "support/diag.h"
@@ -48,10 +49,26 @@ class Gen {
     bps_ = has_param("blocks_per_sm") ? param(v_, *info_, "blocks_per_sm") : 4;
   }
 
-  std::string run() {
-    std::string out = comment("Variant " + v_.name + ": " + info_->doc + ".") + "\n";
-    for (const GpuStep& g : variant_mapping(spec_, v_).steps) out += step(g);
-    return out;
+  VariantCode run() {
+    VariantCode code;
+    code.kernels = comment("Variant " + v_.name + ": " + info_->doc + ".") + "\n";
+    for (const GpuStep& g : variant_mapping(spec_, v_).steps) code.kernels += step(g);
+    CodeWriter fn(1);
+    unpack_args(spec_, "sb_a", tensors_, sizes_, fn);
+    fn.line("void* sb_stream = sb_a->stream;");
+    if (needs_max_grid_) {
+      fn.line("int sb_sm_count = 0;");
+      fn.line("SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));");
+      fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(bps_) +
+              ";  // blocks_per_sm");
+    }
+    code.launcher = "// Variant " + v_.name + " (strategy " + v_.strategy + ").\n";
+    code.launcher += "static int " + variant_fn(v_) + "(const sb_args* sb_a) {\n";
+    code.launcher += fn.str() + "\n" + body_.str() + "  return 0;\n}\n\n";
+    code.kernel_names = kernel_names_;
+    code.scratch = scratch_;
+    code.launches = launches_;
+    return code;
   }
 
  private:
@@ -136,6 +153,55 @@ class Gen {
   }
 
   void use_gpu(std::initializer_list<const char*> names) { use("max.gpu", names); }
+
+  // ---- the launcher (C++, generated/<k>/mojo_gpu/<k>.launch.cpp) -------------------------------
+
+  // Opens the launcher's block for statement k.
+  void open_stmt(size_t k, const Statement& st) {
+    if (k > 0 || !body_.str().empty()) body_.line("");
+    body_.line("// " + source_text(st, spec_));
+    body_.open("{");
+  }
+
+  // The statement's output element count as a C expression; the sizes it reads are unpacked.
+  std::string c_count(const Statement& st) {
+    HelperSet none;
+    StmtLowering H(spec_, st, &none);
+    const std::string n = H.element_count(st.out, 0);
+    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+    return n;
+  }
+
+  // The trip count hi - lo of reduction variable `var` as a C expression.
+  std::string c_trip_count(const Statement& st, const IndexVar& var) {
+    HelperSet none;
+    StmtLowering H(spec_, st, &none);
+    CodeWriter discard;
+    const std::string lo = H.expr(*var.lo, discard, kPrecAdd + 1);
+    const std::string hi = H.expr(*var.hi, discard, kPrecAdd);
+    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+    return lo == "0" ? hi : hi + " - " + lo;
+  }
+
+  // Launches kernel `name` (the Mojo function exported under that name) with arguments in its
+  // parameter order: the tensors and sizes L used (spec order), then `extra`.
+  void launch(const std::string& name, const std::string& grid, int64_t block, MojoStmt& L,
+              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {name, grid, str(block), "0", "sb_stream"};
+    for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
+    args.insert(args.end(), extra.begin(), extra.end());
+    body_.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * body_.indent()));
+    tensors_.insert(L.used_tensors().begin(), L.used_tensors().end());
+    sizes_.insert(L.used_sizes().begin(), L.used_sizes().end());
+    if (std::find(kernel_names_.begin(), kernel_names_.end(), name) == kernel_names_.end())
+      kernel_names_.push_back(name);
+    for (KernelLaunch& l : launches_)
+      if (l.kernel == name) {
+        if (l.block_threads != block) l.block_threads = 0;
+        return;
+      }
+    launches_.push_back({name, v_.name, block, false});
+  }
   void use(const std::string& module, std::initializer_list<const char*> names) {
     for (const char* n : names) needs_.imports[module].insert(n);
   }
@@ -172,7 +238,42 @@ class Gen {
       L.assign(w);
       if (grid_stride) w.dedent();
     }
+    open_stmt(k, st);
+    if (st.rank() == 0) {
+      this->launch(fn(k), "1", 1, L);
+    } else {
+      body_.line("const int64_t sb_total = " + c_count(st) + ";");
+      if (grid_stride) {
+        grid_stride_grid("sb_total");
+      } else {
+        body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(bs_ - 1) + ") / " +
+                   str(bs_) + ");");
+      }
+      this->launch(fn(k), "sb_grid", bs_, L);
+    }
+    body_.close();
     return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
+  }
+
+  // sb_grid = min(ceil(n / block), sb_max_grid), for a grid-stride loop over `n` items.
+  void grid_stride_grid(const std::string& n) {
+    body_.line("const int64_t sb_blocks = (" + n + " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
+    body_.line(
+        "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
+    needs_max_grid_ = true;
+  }
+
+  // sb_grid = min(ceil(n / block), sb_max_grid[, kMaxPartials]), at least 1: the first pass of
+  // a reduction to a scalar.
+  void capped_grid(const std::string& n, bool partials) {
+    body_.line("int64_t sb_blocks = (" + n + " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
+    body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
+    if (partials)
+      body_.line("if (sb_blocks > " + str(cuda::kMaxPartials) + ") sb_blocks = " +
+                 str(cuda::kMaxPartials) + ";");
+    body_.line("if (sb_blocks < 1) sb_blocks = 1;");
+    body_.line("const unsigned sb_grid = (unsigned)sb_blocks;");
+    needs_max_grid_ = true;
   }
 
   // ---- vectorized ------------------------------------------------------------------------------
@@ -252,6 +353,12 @@ class Gen {
     const std::string launch = "blocks of " + str(bs_) + " threads, grid = min(ceil(ceil(" +
                                total + " / " + ls + ") / " + str(bs_) + "), SMs * " + str(bps_) +
                                ")";
+    open_stmt(k, st);
+    body_.line("const int64_t sb_vectors = (" + c_count(st) + " + " + str(lanes - 1) + ") / " + ls +
+               ";");
+    grid_stride_grid("sb_vectors");
+    this->launch(fn(k), "sb_grid", bs_, L);
+    body_.close();
     return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
   }
 
@@ -376,6 +483,11 @@ class Gen {
       MojoStmt L0(spec_, st, needs_.stmt);
       PyWriter w0(1);
       w0.line(L0.tensor_name(st.out) + "[] = " + L0.identity(red.rop, t));
+      open_stmt(k, st);
+      body_.line("const int64_t sb_n = " + c_trip_count(st, var) + ";");
+      capped_grid("sb_n", false);
+      this->launch(fn(k, "_init"), "1", 1, L0);
+      this->launch(fn(k, "_atomic"), "sb_grid", bs_, L1);
       out += kernel("# " + text + "\n# The accumulator, " + o +
                         "[], starts at the identity.\n# Launch: one block of one thread.\n",
                     fn(k, "_init"), L0, w0);
@@ -392,7 +504,9 @@ class Gen {
         out += kernel("# The rest of the statement, applied to the reduced value in place.\n"
                       "# Launch: one block of one thread.\n",
                       fn(k, "_final"), L3, w3);
+        this->launch(fn(k, "_final"), "1", 1, L3);
       }
+      body_.close();
       return out;
     }
     w.open("if sb_tid == 0:");
@@ -426,6 +540,19 @@ class Gen {
                       comment("Launch: one block of " + bs + " threads."),
                   fn(k, "_final"), L2, w2, {part, "sb_arg_parts: Int64"},
                   "    var sb_parts = Int(sb_arg_parts)\n");
+    // The launcher: sb_part is a buffer of kMaxPartials elements, allocated on first use and
+    // kept, as the cuda file's static __device__ array.
+    const std::string slot = "sb_scratch_" + fn(k).substr(3);
+    scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
+    open_stmt(k, st);
+    body_.line("void* sb_part = NULL;");
+    body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(cuda::kMaxPartials) +
+               " * sizeof(" + c_type(t) + "), &sb_part));");
+    body_.line("const int64_t sb_n = " + c_trip_count(st, var) + ";");
+    capped_grid("sb_n", true);
+    this->launch(fn(k, "_partial"), "sb_grid", bs_, L1, {"sb_part"});
+    this->launch(fn(k, "_final"), "1", bs_, L2, {"sb_part", "(int64_t)sb_grid"});
+    body_.close();
     return out;
   }
 
@@ -485,12 +612,27 @@ class Gen {
         warp ? "blocks of " + str(bs_) + " threads, grid = ceil(" + t_text + " / " + str(wpb) +
                    ") (" + str(wpb) + " warps per block)"
              : "blocks of " + str(bs_) + " threads, grid = min(" + total + ", 65535)";
+    open_stmt(k, st);
+    body_.line("const int64_t sb_total = " + c_count(st) + ";");
+    if (warp)
+      body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(wpb - 1) + ") / " +
+                 str(wpb) + ");");
+    else
+      body_.line("const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);");
+    this->launch(fn(k), "sb_grid", bs_, L);
+    body_.close();
     return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
   }
 
   const Spec& spec_;
   const Variant& v_;
   GpuFileNeeds& needs_;
+  CodeWriter body_{1};                     // the launcher's statements
+  std::set<int> tensors_, sizes_;          // what the launcher unpacks
+  bool needs_max_grid_ = false;            // a grid is capped at SMs * blocks_per_sm
+  std::vector<std::string> kernel_names_;  // every kernel launched, in order
+  std::vector<std::string> scratch_;       // file-level scratch slots
+  std::vector<KernelLaunch> launches_;
   const StrategyInfo* info_ = nullptr;
   int64_t bs_ = 256;
   int64_t bps_ = 4;
@@ -498,7 +640,7 @@ class Gen {
 
 }  // namespace
 
-std::string variant_kernels(const Spec& spec, const Variant& v, GpuFileNeeds& needs) {
+VariantCode variant_code(const Spec& spec, const Variant& v, GpuFileNeeds& needs) {
   return Gen(spec, v, needs).run();
 }
 

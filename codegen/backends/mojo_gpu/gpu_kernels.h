@@ -7,7 +7,9 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "backends/emitter.h"
 #include "backends/mojo/mojo_lowering.h"
 #include "ir/ir.h"
 
@@ -22,8 +24,19 @@ struct GpuFileNeeds {
   std::map<std::string, std::string> helpers;
 };
 
-// The kernels of variant `v` (its mapping has only printed forms), each preceded by comments
-// saying its statement and launch geometry.
-std::string variant_kernels(const Spec& spec, const Variant& v, GpuFileNeeds& needs);
+// One variant's code: its Mojo kernels, each preceded by comments saying its statement and
+// launch geometry, and its C++ launcher for the .launch.cpp file, which launches them in order
+// through SB_MOJO_LAUNCH (harness/abi/specbench_mojo_gpu.h) with the same grids as the cuda
+// launcher of the same variant.
+struct VariantCode {
+  std::string kernels;                    // Mojo
+  std::string launcher;                   // `static int sb_variant_<name>(const sb_args*) {...}`
+  std::vector<std::string> kernel_names;  // the kernels it launches, in order
+  std::vector<std::string> scratch;       // file-level declarations of its scratch slots
+  std::vector<KernelLaunch> launches;     // every kernel launched, with its block size
+};
+
+// The code of variant `v` (its mapping has only printed forms).
+VariantCode variant_code(const Spec& spec, const Variant& v, GpuFileNeeds& needs);
 
 }  // namespace sb::mojo_gpu

@@ -11,9 +11,10 @@
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
-# GPU mapping (lower/gpu_mapping.h). Compiled to PTX by `mojo build --emit asm --target-triple
-# nvptx64-nvidia-cuda --target-cpu sm_XX --target-accelerator nvidia:sm_XX`; not run yet (no
-# launch route, no simulator), so there are no launchers and no specbench_module().
+# GPU mapping (lower/gpu_mapping.h). Device code only: depthwise_conv2d.launch.cpp beside this file
+# launches them. Compiled to PTX by `mojo build --emit asm --target-triple nvptx64-nvidia-cuda
+# --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
+# simulator, mojo_gpusim.
 
 from max.gpu import block_dim, block_idx, grid_dim, thread_idx
 

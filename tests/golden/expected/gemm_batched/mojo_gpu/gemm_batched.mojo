@@ -20,9 +20,10 @@
 #   thread_per_output  strategy thread_per_output: block_size = 128
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
-# GPU mapping (lower/gpu_mapping.h). Compiled to PTX by `mojo build --emit asm --target-triple
-# nvptx64-nvidia-cuda --target-cpu sm_XX --target-accelerator nvidia:sm_XX`; not run yet (no
-# launch route, no simulator), so there are no launchers and no specbench_module().
+# GPU mapping (lower/gpu_mapping.h). Device code only: gemm_batched.launch.cpp beside this file
+# launches them. Compiled to PTX by `mojo build --emit asm --target-triple nvptx64-nvidia-cuda
+# --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
+# simulator, mojo_gpusim.
 
 from std.math import exp, inf
 
