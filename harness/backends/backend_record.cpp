@@ -73,6 +73,22 @@ std::vector<BackendRecord> make_records() {
     v.push_back(std::move(r));
   }
   {
+    BackendRecord r = record("mojo_gpu", "Mojo (GPU)", Device::Gpu, make_mojo_gpu_runtime);
+    r.simulator = "mojo_gpusim";
+    r.baseline = "cuda";
+    r.version_key = "mojo";
+    r.colormap = "YlOrBr";
+    v.push_back(std::move(r));
+  }
+  {
+    BackendRecord r =
+        record("mojo_gpusim", "Mojo GPU (simulated)", Device::Gpu, make_mojo_gpusim_runtime);
+    r.source = "mojo_gpu";
+    r.timed = false;
+    r.colormap = "Greys";
+    v.push_back(std::move(r));
+  }
+  {
     BackendRecord r = record("mlir", "MLIR", Device::Cpu, make_mlir_runtime);
     r.baseline = "cpu";
     r.colormap = "Greens";

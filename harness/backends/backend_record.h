@@ -63,7 +63,7 @@ const BackendRecord& native_backend(Device d);
 // The records with a baseline, in registry order: the language comparison's other side.
 std::vector<const BackendRecord*> compared_backends();
 
-// The records as the report data's "backends" table (and `list --backends --json`): an array of
+// The records as the report data's "backends" table (and `list --backends-json`): an array of
 // {"name", "language", "device", "source", "timed", "simulator", "baseline", "vendor",
 // "native", "version_key", "colormap"} in registry order.
 nlohmann::json backends_json();

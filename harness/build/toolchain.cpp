@@ -407,10 +407,12 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
   }
   std::sort(headers.begin(), headers.end());
   for (const std::string& h : job.cmd.key_headers) headers.push_back(h);
+  for (const std::string& suffix : job.cmd.companion_suffixes)
+    headers.push_back(fs::path(job.source).replace_extension("").string() + suffix);
   for (const auto& h : headers) {
     std::string text;
     if (!read_text(h.string(), text)) {
-      r.error = h.string() + ": cannot read this header of the module ABI";
+      r.error = h.string() + ": cannot read this file of the module's build (an ABI header, or a file built with the source)";
       return finish(r);
     }
     abi += "\n// " + h.filename().string() + "\n" + text;
@@ -419,6 +421,14 @@ BuildResult build_module(const BuildJob& job, const std::string& cache_dir) {
   if (version.empty()) {
     r.error = "cannot run `" + job.cmd.compiler + " --version`: is the compiler installed?";
     return finish(r);
+  }
+  for (const std::string& tool : job.cmd.key_tools) {
+    const std::string v = compiler_version(tool);
+    if (v.empty()) {
+      r.error = "cannot run `" + tool + " --version`: is it installed?";
+      return finish(r);
+    }
+    version += "\n" + v;
   }
   r.key = cache_key(source, abi, job.cmd, version);
   std::error_code ec;

@@ -32,6 +32,12 @@ struct CompileCommand {
   // The flags make nvcc print ptxas's report (-Xptxas -v): the build parses it into
   // BuildResult::kernel_facts and keeps the facts in the cache beside the module.
   bool kernel_facts = false;
+  // Tools the compiler runs in turn (a build script's Mojo and clang): their `--version` output
+  // enters the cache key as the compiler's does.
+  std::vector<std::string> key_tools = {};
+  // Files built with the source, named by replacing its extension (".mojo") with each suffix
+  // (".launch.cpp"): their text enters the cache key, and a missing one fails the build.
+  std::vector<std::string> companion_suffixes = {};
 };
 
 // Settings shared by every backend's compile command.

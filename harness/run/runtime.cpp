@@ -103,10 +103,15 @@ class CudaRuntime : public Runtime {
   // the nvcc command (libraries such as -lcublas for the vendor_cuda backend).
   explicit CudaRuntime(std::string backend = "cuda", std::vector<std::string> link_flags = {})
       : backend_(std::move(backend)), link_flags_(std::move(link_flags)) {}
+  // A backend whose modules `command` builds, available where CUDA and `extra` are (mojo_gpu).
+  CudaRuntime(std::string backend, std::function<CompileCommand(const ToolchainOptions&)> command,
+              std::function<Availability()> extra)
+      : backend_(std::move(backend)), command_(std::move(command)), extra_(std::move(extra)) {}
 
   std::string backend() const override { return backend_; }
 
   CompileCommand compile_command(const ToolchainOptions& opt) const override {
+    if (command_) return command_(opt);
     CompileCommand c{opt.nvcc, {"-std=c++17", "-O3"}, "nvcc"};
     for (int a : opt.cuda_archs) {
       c.flags.push_back("-gencode");
@@ -125,6 +130,7 @@ class CudaRuntime : public Runtime {
 
   Availability availability() override {
     std::call_once(probe_once_, [this] { probe(); });
+    if (avail_.ok && extra_) return extra_();
     return avail_;
   }
 
@@ -278,6 +284,8 @@ class CudaRuntime : public Runtime {
 
   std::string backend_;
   std::vector<std::string> link_flags_;
+  std::function<CompileCommand(const ToolchainOptions&)> command_;
+  std::function<Availability()> extra_;
   std::once_flag probe_once_;
   Availability avail_;
   std::string device_name_;
@@ -340,6 +348,11 @@ std::unique_ptr<Runtime> make_cuda_runtime() {
 std::unique_ptr<Runtime> make_cuda_runtime_as(const std::string& backend,
                                               const std::vector<std::string>& link_flags) {
   return std::make_unique<CudaRuntime>(backend, link_flags);
+}
+std::unique_ptr<Runtime> make_cuda_runtime_built(
+    const std::string& backend, std::function<CompileCommand(const ToolchainOptions&)> command,
+    std::function<Availability()> extra) {
+  return std::make_unique<CudaRuntime>(backend, std::move(command), std::move(extra));
 }
 
 const std::vector<Runtime*>& all_runtimes() {

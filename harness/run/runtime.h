@@ -21,6 +21,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,31 @@ std::unique_ptr<Runtime> make_vendor_cuda_runtime();
 // (harness/cudasim): compiled by SPECBENCH_CXX with the simulator's cuda_runtime.h, tensors in
 // guarded host memory, every check under two thread orders. Never timed.
 std::unique_ptr<Runtime> make_cudasim_runtime();
+
+// Another backend run on the CUDA simulator exactly as cudasim runs cuda's (memory, thread orders,
+// checks, traffic), with its own build: mojo_gpusim.
+struct SimulatorBuild {
+  std::function<CompileCommand(const ToolchainOptions&)> command;
+  std::function<Availability()> availability;  // why its modules cannot be built or run here
+  std::string device_name;                     // for the results' context
+};
+std::unique_ptr<Runtime> make_simulator_runtime(const std::string& backend, SimulatorBuild build);
+
+// A CUDA runtime (memory, launches and event timing exactly as `cuda`) whose modules another
+// compile command builds, and which is available only where `extra` also is: mojo_gpu.
+std::unique_ptr<Runtime> make_cuda_runtime_built(
+    const std::string& backend, std::function<CompileCommand(const ToolchainOptions&)> command,
+    std::function<Availability()> extra);
+
+// The Mojo compiler (SPECBENCH_MOJO, else <source>/.venv/bin/mojo) and whether it runs here
+// (memoised), for every backend compiled by Mojo (runtime_mojo.cpp).
+std::string mojo_compiler_path();
+const Availability& mojo_compiler_availability();
+
+// mojo_gpu (on a GPU, through the CUDA driver API) and mojo_gpusim (on the CUDA simulator), in
+// runtime_mojo_gpu.cpp.
+std::unique_ptr<Runtime> make_mojo_gpu_runtime();
+std::unique_ptr<Runtime> make_mojo_gpusim_runtime();
 
 // mojo and mlir, in runtime_mojo.cpp and runtime_mlir.cpp.
 std::unique_ptr<Runtime> make_mojo_runtime();

@@ -17,15 +17,27 @@ struct SimTensors : DeviceTensors {
 
 class CudasimRuntime : public HostRuntime {
  public:
-  std::string backend() const override { return "cudasim"; }
+  CudasimRuntime() = default;
+  // Another simulated backend (mojo_gpusim): its name, compile command, availability and device.
+  CudasimRuntime(std::string backend, SimulatorBuild build)
+      : backend_(std::move(backend)), build_(std::move(build)) {}
+
+  std::string backend() const override { return backend_; }
+  Availability availability() override {
+    return build_.availability ? build_.availability() : Availability{};
+  }
   int schedules() const override { return 2; }
   void set_schedule(int s) override { sim::set_schedule(s); }
   std::string schedule_name(int s) const override {
     return s == 0 ? "forward order" : s == 1 ? "reversed order" : "shuffle " + std::to_string(s);
   }
-  std::string device_name() override { return "cudasim (CUDA simulated on the CPU)"; }
+  std::string device_name() override {
+    if (!build_.device_name.empty()) return availability().ok ? build_.device_name : "none";
+    return "cudasim (CUDA simulated on the CPU)";
+  }
 
   CompileCommand compile_command(const ToolchainOptions& opt) const override {
+    if (build_.command) return build_.command(opt);
     return CompileCommand{
         opt.cxx,
         {"-std=c++20", "-O2", "-fPIC", "-shared",
@@ -77,8 +89,8 @@ class CudasimRuntime : public HostRuntime {
     if (s.threads == 0) return "";
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "cudasim: %llu threads simulated (%llu fiber steps) in %.2f s: %.3g threads/s",
-                  static_cast<unsigned long long>(s.threads),
+                  "%s: %llu threads simulated (%llu fiber steps) in %.2f s: %.3g threads/s",
+                  backend_.c_str(), static_cast<unsigned long long>(s.threads),
                   static_cast<unsigned long long>(s.steps), s.seconds,
                   s.seconds > 0 ? static_cast<double>(s.threads) / s.seconds : 0.0);
     sim::reset_stats();
@@ -86,6 +98,8 @@ class CudasimRuntime : public HostRuntime {
   }
 
  private:
+  std::string backend_ = "cudasim";
+  SimulatorBuild build_;
   std::optional<MemoryTraffic> last_traffic_;
 };
 
@@ -93,6 +107,10 @@ class CudasimRuntime : public HostRuntime {
 
 std::unique_ptr<Runtime> make_cudasim_runtime() {
   return std::make_unique<CudasimRuntime>();
+}
+
+std::unique_ptr<Runtime> make_simulator_runtime(const std::string& backend, SimulatorBuild build) {
+  return std::make_unique<CudasimRuntime>(backend, std::move(build));
 }
 
 }  // namespace sb

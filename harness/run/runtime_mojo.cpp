@@ -38,10 +38,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string mojo_path() {
+}  // namespace
+
+std::string mojo_compiler_path() {
   if (const char* e = std::getenv("SPECBENCH_MOJO"); e && *e) return e;
   return std::string(SPECBENCH_SOURCE_DIR) + "/.venv/bin/mojo";
 }
+
+namespace {
+
+std::string mojo_path() { return mojo_compiler_path(); }
 
 // Whether the compiler is there and runs; memoised (the environment does not change).
 const Availability& mojo_probe() {
@@ -65,6 +71,17 @@ const Availability& mojo_probe() {
   });
   return a;
 }
+
+}  // namespace
+
+const Availability& mojo_compiler_availability() {
+  // Every mojo invocation (builds, --version) inherits these.
+  setenv("MODULAR_TELEMETRY_ENABLED", "0", 1);
+  setenv("MODULAR_CRASH_REPORTING_ENABLED", "0", 1);
+  return mojo_probe();
+}
+
+namespace {
 
 class MojoRuntime : public HostRuntime {
  public:

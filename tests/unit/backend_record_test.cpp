@@ -100,12 +100,17 @@ TEST(BackendRecords, DevicesAndFamiliesComeFromTheRecords) {
   std::vector<std::string> compared;
   for (const BackendRecord* r : compared_backends())
     compared.push_back(r->name + ":" + r->baseline);
-  EXPECT_EQ(compared, (std::vector<std::string>{"mojo:cpu", "mlir:cpu"}));
+  EXPECT_EQ(compared, (std::vector<std::string>{"mojo:cpu", "mojo_gpu:cuda", "mlir:cpu"}));
+  EXPECT_EQ(device_of("mojo_gpu"), Device::Gpu);
+  EXPECT_EQ(device_of("mojo_gpusim"), Device::Gpu);
+  EXPECT_EQ(find_backend("mojo_gpusim")->source, "mojo_gpu");
+  EXPECT_FALSE(find_backend("mojo_gpusim")->timed);
+  EXPECT_EQ(find_backend("mojo_gpu")->simulator, "mojo_gpusim");
 }
 
 TEST(BackendRecords, JsonTableMatchesTheReportsFallbackFile) {
   // make_report.py reads the records from the report data; for data without them it reads
-  // harness/report/backends.json, written from this table by `specbench list --backends --json`.
+  // harness/report/backends.json, written from this table by `specbench list --backends-json`.
   nlohmann::json j = backends_json();
   ASSERT_EQ(j.size(), backend_records().size());
   EXPECT_EQ(j[0]["name"], "cpu");
@@ -117,7 +122,7 @@ TEST(BackendRecords, JsonTableMatchesTheReportsFallbackFile) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(nlohmann::json::parse(ss.str()), j)
-      << "regenerate it: build/bin/specbench list --backends --json > harness/report/backends.json";
+      << "regenerate it: build/bin/specbench list --backends-json > harness/report/backends.json";
 }
 
 TEST(BackendRecords, ReportDataCarriesTheRecords) {
