@@ -1,0 +1,661 @@
+// The mojo_gpu printer's generator class, shared by the files that print its kernel forms
+// (gpu_kernels.cpp, and one file per form printed on its own). Internal to backends/mojo_gpu/.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/common/emit_common.h"
+#include "backends/cuda/cuda_kernels.h"
+#include "backends/mojo_gpu/gpu_kernels.h"
+#include "backends/mojo_gpu/strategies.h"
+#include "ir/scalar_types.h"
+#include "support/diag.h"
+
+namespace sb::mojo_gpu {
+
+
+inline std::string str(int64_t v) { return std::to_string(v); }
+
+// The grid-wide index of this thread, as an Int.
+inline const char* const kThreadIndex = "Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)";
+inline const char* const kGridThreads = "Int(block_dim.x) * Int(grid_dim.x)";
+
+// A "# ..." comment wrapped at 100 columns.
+inline std::string comment(const std::string& text) {
+  std::string out, line = "#";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(pos, end - pos);
+    if (line.size() + 1 + word.size() > 100 && line != "#") {
+      out += line + "\n";
+      line = "#";
+    }
+    line += " " + word;
+    pos = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// The printer of one variant's kernels and launcher. Its forms are member functions: the
+// elementwise and reduction forms are defined here, inline; a form with a file of its own under
+// this folder (fused rows, matmul tiles, transpose and stencil tiles, the scan) is declared here
+// and defined there.
+class Gen {
+ public:
+  Gen(const Spec& spec, const Variant& v, GpuFileNeeds& needs)
+      : spec_(spec), v_(v), needs_(needs) {
+    const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
+    SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
+    info_ = &s->info;
+    bs_ = has_param("block_size") ? param(v_, *info_, "block_size") : 256;
+    bps_ = has_param("blocks_per_sm") ? param(v_, *info_, "blocks_per_sm") : 4;
+  }
+
+  VariantCode run() {
+    VariantCode code;
+    code.kernels = comment("Variant " + v_.name + ": " + info_->doc + ".") + "\n";
+    for (const GpuStep& g : variant_mapping(spec_, v_).steps) code.kernels += step(g);
+    CodeWriter fn(1);
+    unpack_args(spec_, "sb_a", tensors_, sizes_, fn);
+    fn.line("void* sb_stream = sb_a->stream;");
+    if (needs_max_grid_) {
+      fn.line("int sb_sm_count = 0;");
+      fn.line("SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));");
+      fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(bps_) +
+              ";  // blocks_per_sm");
+    }
+    code.launcher = "// Variant " + v_.name + " (strategy " + v_.strategy + ").\n";
+    code.launcher += "static int " + variant_fn(v_) + "(const sb_args* sb_a) {\n";
+    code.launcher += fn.str() + "\n" + body_.str() + "  return 0;\n}\n\n";
+    code.kernel_names = kernel_names_;
+    code.scratch = scratch_;
+    code.launches = launches_;
+    return code;
+  }
+
+ private:
+  bool has_param(const std::string& name) const {
+    for (const ParamInfo& p : info_->params)
+      if (p.name == name) return true;
+    return false;
+  }
+  std::string fn(size_t k, const std::string& suffix = "") const {
+    return "sb_" + v_.name + "_s" + str(static_cast<int64_t>(k)) + suffix;
+  }
+
+  std::string step(const GpuStep& g) {
+    SB_ASSERT(kernel_form(g.kind).printed,
+              std::string("a mojo_gpu variant with an unprinted form: ") + gpu_kernel_name(g.kind));
+    const Statement& st = spec_.stmts[g.first];
+    switch (g.kind) {
+      case GpuKernel::ThreadPerElement:
+        return generic(g.first, st, false);
+      case GpuKernel::GridStride:
+        return generic(g.first, st, true);
+      case GpuKernel::Vectorized:
+        return vectorized(g.first, st, g.vec);
+      case GpuKernel::TreeReduce:
+        return scalar_reduce(g.first, st, *g.red.red, 't');
+      case GpuKernel::WarpReduce:
+        return scalar_reduce(g.first, st, *g.red.red, 'w');
+      case GpuKernel::AtomicReduce:
+        return scalar_reduce(g.first, st, *g.red.red, 'a');
+      case GpuKernel::WarpPerRow:
+        return row_reduce(g.first, st, *g.red.red, true);
+      case GpuKernel::BlockPerRow:
+        return row_reduce(g.first, st, *g.red.red, false);
+      // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
+      case GpuKernel::TiledMatmul:
+      case GpuKernel::RegisterBlocked:
+      case GpuKernel::TiledTranspose:
+      case GpuKernel::TiledStencil:
+      case GpuKernel::Scan:
+      case GpuKernel::FusedRows:
+        break;
+    }
+    SB_ASSERT(false, "mojo_gpu form without a printer");
+    return "";
+  }
+
+  // Binds the output indices (all, or those in `only`) from the flat output index `flat`
+  // (row-major de-linearisation); `declare`: as new variables, else as assignments.
+  void bind_outputs(MojoStmt& L, PyWriter& w, const std::string& flat,
+                    const std::set<int>* only = nullptr, bool declare = true) {
+    const Statement& st = L.stmt();
+    const size_t rank = st.rank();
+    for (size_t d = 0; d < rank; ++d) {
+      if (only && !only->count(static_cast<int>(d))) continue;
+      std::string e = flat;
+      for (size_t j = rank - 1; j > d; --j) e += " // " + L.extent(st.out, j, kMojoPrecMul + 1);
+      if (d > 0) e += " % " + L.extent(st.out, d, kMojoPrecMul + 1);
+      w.line((declare ? "var " : "") + L.var_name(static_cast<int>(d)) + " = " + e);
+    }
+  }
+
+  // The kernel: comments, @export, signature from L's uses, the sizes converted to Int, `body`.
+  std::string kernel(const std::string& comments, const std::string& name, MojoStmt& L,
+                     const PyWriter& body, const std::vector<std::string>& extra = {},
+                     const std::string& extra_lines = "") {
+    std::vector<std::string> ps;
+    for (int t : L.used_tensors()) {
+      const Tensor& tn = spec_.tensors[t];
+      ps.push_back(mojo_ident(tn.name) + ": Pointer[" + mojo_scalar_type(tn.type) + ", " +
+                   (t == L.stmt().out ? "MutUntrackedOrigin" : "ImmUntrackedOrigin") + "]");
+    }
+    std::string sizes;
+    for (int s : L.used_sizes()) {
+      const std::string n = mojo_ident(spec_.sizes[s].name);
+      ps.push_back("sb_arg_" + n + ": Int64");
+      sizes += "    var " + n + " = Int(sb_arg_" + n + ")\n";
+    }
+    ps.insert(ps.end(), extra.begin(), extra.end());
+    sizes += extra_lines;
+    return comments + "@export(\"" + name + "\")\n" + wrap_call("def " + name, ps, " abi(\"C\"):", 0) +
+           "\n" + sizes + body.str() + "\n\n";
+  }
+
+  void use_gpu(std::initializer_list<const char*> names) { use("max.gpu", names); }
+
+  // ---- the launcher (C++, generated/<k>/mojo_gpu/<k>.launch.cpp) -------------------------------
+
+  // Opens the launcher's block for statement k.
+  void open_stmt(size_t k, const Statement& st) {
+    if (k > 0 || !body_.str().empty()) body_.line("");
+    body_.line("// " + source_text(st, spec_));
+    body_.open("{");
+  }
+
+  // The statement's output element count as a C expression; the sizes it reads are unpacked.
+  std::string c_count(const Statement& st) {
+    HelperSet none;
+    StmtLowering H(spec_, st, &none);
+    const std::string n = H.element_count(st.out, 0);
+    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+    return n;
+  }
+
+  // The trip count hi - lo of reduction variable `var` as a C expression.
+  std::string c_trip_count(const Statement& st, const IndexVar& var) {
+    HelperSet none;
+    StmtLowering H(spec_, st, &none);
+    CodeWriter discard;
+    const std::string lo = H.expr(*var.lo, discard, kPrecAdd + 1);
+    const std::string hi = H.expr(*var.hi, discard, kPrecAdd);
+    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+    return lo == "0" ? hi : hi + " - " + lo;
+  }
+
+  // Launches kernel `name` (the Mojo function exported under that name) with arguments in its
+  // parameter order: the tensors and sizes L used (spec order), then `extra`.
+  void launch(const std::string& name, const std::string& grid, int64_t block, MojoStmt& L,
+              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {name, grid, str(block), "0", "sb_stream"};
+    for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
+    args.insert(args.end(), extra.begin(), extra.end());
+    body_.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * body_.indent()));
+    tensors_.insert(L.used_tensors().begin(), L.used_tensors().end());
+    sizes_.insert(L.used_sizes().begin(), L.used_sizes().end());
+    if (std::find(kernel_names_.begin(), kernel_names_.end(), name) == kernel_names_.end())
+      kernel_names_.push_back(name);
+    for (KernelLaunch& l : launches_)
+      if (l.kernel == name) {
+        if (l.block_threads != block) l.block_threads = 0;
+        return;
+      }
+    launches_.push_back({name, v_.name, block, false});
+  }
+  void use(const std::string& module, std::initializer_list<const char*> names) {
+    for (const char* n : names) needs_.imports[module].insert(n);
+  }
+
+  // ---- generic ---------------------------------------------------------------------------------
+
+  std::string generic(size_t k, const Statement& st, bool grid_stride) {
+    const std::string text = source_text(st, spec_);
+    MojoStmt L(spec_, st, needs_.stmt);
+    PyWriter w(1);
+    std::string launch;
+    if (st.rank() == 0) {
+      w.line("# A scalar output: one thread.");
+      L.assign(w);
+      launch = "one block of one thread";
+    } else {
+      const std::string total = L.element_count(st.out);
+      w.line("var sb_total = " + total);
+      use_gpu({"block_idx", "block_dim", "thread_idx"});
+      if (grid_stride) {
+        use_gpu({"grid_dim"});
+        w.line("var sb_stride = " + std::string(kGridThreads));
+        w.open("for sb_t in range(" + std::string(kThreadIndex) + ", sb_total, sb_stride):");
+        launch = "blocks of " + str(bs_) + " threads, grid = min(ceil(" + total + " / " +
+                 str(bs_) + "), SMs * " + str(bps_) + ")";
+      } else {
+        w.line("var sb_t = " + std::string(kThreadIndex));
+        w.open("if sb_t >= sb_total:");
+        w.line("return");
+        w.dedent();
+        launch = "blocks of " + str(bs_) + " threads, grid = ceil(" + total + " / " + str(bs_) + ")";
+      }
+      bind_outputs(L, w, "sb_t");
+      L.assign(w);
+      if (grid_stride) w.dedent();
+    }
+    open_stmt(k, st);
+    if (st.rank() == 0) {
+      this->launch(fn(k), "1", 1, L);
+    } else {
+      body_.line("const int64_t sb_total = " + c_count(st) + ";");
+      if (grid_stride) {
+        grid_stride_grid("sb_total");
+      } else {
+        body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(bs_ - 1) + ") / " +
+                   str(bs_) + ");");
+      }
+      this->launch(fn(k), "sb_grid", bs_, L);
+    }
+    body_.close();
+    return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
+  }
+
+  // sb_grid = min(ceil(n / block), sb_max_grid), for a grid-stride loop over `n` items.
+  void grid_stride_grid(const std::string& n) {
+    body_.line("const int64_t sb_blocks = (" + n + " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
+    body_.line(
+        "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
+    needs_max_grid_ = true;
+  }
+
+  // sb_grid = min(ceil(n / block), sb_max_grid[, kMaxPartials]), at least 1: the first pass of
+  // a reduction to a scalar.
+  void capped_grid(const std::string& n, bool partials) {
+    body_.line("int64_t sb_blocks = (" + n + " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
+    body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
+    if (partials)
+      body_.line("if (sb_blocks > " + str(cuda::kMaxPartials) + ") sb_blocks = " +
+                 str(cuda::kMaxPartials) + ";");
+    body_.line("if (sb_blocks < 1) sb_blocks = 1;");
+    body_.line("const unsigned sb_grid = (unsigned)sb_blocks;");
+    needs_max_grid_ = true;
+  }
+
+  // ---- vectorized ------------------------------------------------------------------------------
+
+  // As the cuda printer's: the reads of tensors of the output's shape at the output's own
+  // indices (m.contiguous) and the write move as 16-byte vectors (8 bytes for the narrower
+  // tensors beside an f64) in a grid-stride loop over vectors when every such buffer is 16-byte
+  // aligned, then a scalar grid-stride tail. Reads along the output's rows (m.row_contiguous)
+  // stay per lane.
+  std::string vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
+    const std::string text = source_text(st, spec_);
+    MojoStmt L(spec_, st, needs_.stmt);
+    PyWriter w(1);
+    use_gpu({"block_idx", "block_dim", "thread_idx", "grid_dim"});
+    std::vector<int> vt;  // tensors loaded as vectors, in order of first appearance
+    for (const Expr* r : m.contiguous)
+      if (std::find(vt.begin(), vt.end(), r->ref) == vt.end()) vt.push_back(r->ref);
+    const DType ot = spec_.tensors[st.out].type;
+    int widest = dtype_bytes(ot);
+    for (int t : vt) widest = std::max(widest, dtype_bytes(spec_.tensors[t].type));
+    const int lanes = 16 / widest;
+    const std::string ls = str(lanes);
+    auto width = [&](int t) {
+      return "width=" + ls + ", alignment=" + str(lanes * dtype_bytes(spec_.tensors[t].type));
+    };
+
+    std::string ptrs;
+    for (int t : vt) ptrs += "Int(" + L.tensor_name(t) + ") | ";
+    const std::string out = L.tensor_name(st.out);
+    ptrs += "Int(" + out + ")";
+
+    const std::string total = L.element_count(st.out);
+    w.line("var sb_total = " + total);
+    w.line("var sb_first = " + std::string(kThreadIndex));
+    w.line("var sb_stride = " + std::string(kGridThreads));
+    w.line("var sb_done = 0  # elements written by the vector loop");
+    w.line("# " + ls + "-lane vectors need every vector-accessed buffer 16-byte aligned.");
+    if (!vt.empty()) ptrs = "(" + ptrs + ")";
+    w.open("if (" + ptrs + " & 15) == 0:");
+    w.line("var sb_vectors = sb_total // " + ls);
+    w.open("for sb_v in range(sb_first, sb_vectors, sb_stride):");
+    for (int t : vt) {
+      const std::string n = mojo_ident(spec_.tensors[t].name);
+      w.line("var sb_vec_" + n + " = " + n + ".unsafe_load[" + width(t) + "](" + ls + " * sb_v)");
+    }
+    w.line("var sb_res = SIMD[" + std::string(mojo_dtype_name(ot)) + ", " + ls + "]()");
+    // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
+    const std::set<const Expr*> skip(m.contiguous.begin(), m.contiguous.end());
+    std::set<int> needed;
+    std::function<void(const Expr&)> collect = [&](const Expr& e) {
+      if (skip.count(&e)) return;
+      if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
+        needed.insert(e.ref);
+      for (const auto& a : e.args) collect(*a);
+    };
+    collect(*st.rhs);
+    for (int d : needed) w.line("var " + L.var_name(d) + ": Int");
+    for (int q = 0; q < lanes; ++q) {
+      L.clear_overrides();
+      for (const Expr* r : m.contiguous)
+        L.set_override(r, "sb_vec_" + mojo_ident(spec_.tensors[r->ref].name) + "[" + str(q) + "]");
+      if (!needed.empty())
+        bind_outputs(L, w, "(" + ls + " * sb_v + " + str(q) + ")", &needed, /*declare=*/false);
+      const std::string rhs = L.expr(*st.rhs, w);
+      w.line("sb_res[" + str(q) + "] = " + rhs);
+    }
+    L.clear_overrides();
+    w.line(out + ".unsafe_store[" + width(st.out) + "](" + ls + " * sb_v, sb_res)");
+    w.dedent();
+    w.line("sb_done = sb_vectors * " + ls);
+    w.dedent();
+    w.line("# The scalar tail (everything when a buffer is not aligned).");
+    w.open("for sb_t in range(sb_done + sb_first, sb_total, sb_stride):");
+    bind_outputs(L, w, "sb_t");
+    L.assign(w);
+    w.dedent();
+    const std::string launch = "blocks of " + str(bs_) + " threads, grid = min(ceil(ceil(" +
+                               total + " / " + ls + ") / " + str(bs_) + "), SMs * " + str(bps_) +
+                               ")";
+    open_stmt(k, st);
+    body_.line("const int64_t sb_vectors = (" + c_count(st) + " + " + str(lanes - 1) + ") / " + ls +
+               ";");
+    grid_stride_grid("sb_vectors");
+    this->launch(fn(k), "sb_grid", bs_, L);
+    body_.close();
+    return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
+  }
+
+  // ---- reductions to a scalar -----------------------------------------------------------------
+
+  // A shared-memory array of `n` elements of `t`, for the block.
+  std::string shared_array(const std::string& name, int64_t n, DType t) {
+    use("std.memory", {"stack_allocation"});
+    use("max.gpu.memory", {"AddressSpace"});
+    return "var " + name + " = stack_allocation[" + str(n) + ", " + mojo_scalar_type(t) +
+           ", address_space=AddressSpace.SHARED]()";
+  }
+
+  // The device helper combining v over the 32 lanes of a full warp with butterfly shuffles; every
+  // lane gets the result. Returns its name.
+  std::string warp_allreduce(MojoStmt& L, ReduceOp op, DType t) {
+    use("max.gpu.primitives.warp", {"shuffle_xor"});
+    const std::string ty = mojo_scalar_type(t);
+    const std::string name = std::string("sb_warp_") + reduce_name(op) + "_" + scalar(t).mojo_suffix;
+    std::string d = "# The " + std::string(reduce_name(op)) +
+                    " of v over the 32 lanes of a full warp (every lane calls it and gets it).\n";
+    d += "@always_inline\ndef " + name + "(v: " + ty + ") -> " + ty + ":\n";
+    d += "    var sb_v = v\n    var sb_o = 16\n    while sb_o > 0:\n";
+    d += "        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))\n";
+    d += "        " + L.update(op, t, "sb_v", "sb_n") + "\n";
+    d += "        sb_o >>= 1\n    return sb_v";
+    needs_.helpers.emplace(name, d);
+    return name;
+  }
+
+  // Combines each thread's sb_acc over the block: a shared-memory tree leaving the result in
+  // sb_red[0] ('t'), or warp shuffles and one value per warp in shared memory leaving it in
+  // thread 0's sb_acc ('w', 'a').
+  void block_combine(MojoStmt& L, PyWriter& w, ReduceOp op, DType t, char kind) {
+    use_gpu({"barrier"});
+    if (kind == 't') {
+      w.line("sb_red[unsafe_offset=sb_tid] = sb_acc");
+      w.line("barrier()");
+      w.line("var sb_s = " + str(bs_ / 2));
+      w.open("while sb_s > 0:");
+      w.open("if sb_tid < sb_s:");
+      w.line("var sb_a = sb_red[unsafe_offset=sb_tid]");
+      w.line(L.update(op, t, "sb_a", "sb_red[unsafe_offset=sb_tid + sb_s]"));
+      w.line("sb_red[unsafe_offset=sb_tid] = sb_a");
+      w.dedent();
+      w.line("barrier()");
+      w.line("sb_s >>= 1");
+      w.dedent();
+      return;
+    }
+    const std::string wr = warp_allreduce(L, op, t);
+    const int64_t nw = bs_ / 32;
+    w.line("sb_acc = " + wr + "(sb_acc)");
+    if (nw == 1) return;
+    w.line("# One value per warp.");
+    w.line(shared_array("sb_warps", nw, t));
+    w.open("if sb_tid % 32 == 0:");
+    w.line("sb_warps[unsafe_offset=sb_tid // 32] = sb_acc");
+    w.dedent();
+    w.line("barrier()");
+    w.open("if sb_tid < 32:");
+    w.line("sb_acc = " + L.identity(op, t));
+    w.open("if sb_tid < " + str(nw) + ":");
+    w.line("sb_acc = sb_warps[unsafe_offset=sb_tid]");
+    w.dedent();
+    w.line("sb_acc = " + wr + "(sb_acc)");
+    w.dedent();
+  }
+
+  // As the cuda printer's: pass 1, a grid-stride share of the reduction per thread combined per
+  // block; then, for 't' and 'w', the block's value in sb_part[block] and pass 2, one block
+  // combining them and applying the rest of the statement; for 'a', the output set to the
+  // identity first, each block's value added atomically, and the rest of the statement applied
+  // in place by a last one-thread kernel. Mojo has no global variables: sb_part, a static
+  // __device__ buffer in the cuda file, is a kernel argument here.
+  std::string scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
+    const std::string text = source_text(st, spec_);
+    const DType t = value_type(red);
+    const std::string ty = mojo_scalar_type(t);
+    const IndexVar& var = st.vars[red.ref];
+    const bool epilogue = st.rhs.get() != &red;
+    const std::string bs = str(bs_);
+    const std::string part = "sb_part: Pointer[" + ty + ", MutUntrackedOrigin]";
+    use_gpu({"block_idx", "grid_dim", "thread_idx"});
+    std::string out;
+
+    // Pass 1.
+    MojoStmt L1(spec_, st, needs_.stmt);
+    PyWriter w(1);
+    w.line("var sb_tid = Int(thread_idx.x)");
+    if (kind == 't') w.line(shared_array("sb_red", bs_, t));
+    const std::string lo = L1.expr(*var.lo, w, kMojoPrecAdd);
+    const std::string hi = L1.expr(*var.hi, w, 0);
+    const std::string id = L1.identity(red.rop, t);
+    w.line("var sb_acc = " + id);
+    w.open("for " + L1.var_name(red.ref) + " in range(" + (lo == "0" ? "" : lo + " + ") +
+           "Int(block_idx.x) * " + bs + " + sb_tid, " + hi + ", " + bs +
+           " * Int(grid_dim.x)):");
+    const std::string body = L1.expr(*red.args[0], w, 0);
+    w.line(L1.update(red.rop, t, "sb_acc", body));
+    w.dedent();
+    block_combine(L1, w, red.rop, t, kind);
+    std::string n_text;
+    {
+      MojoStmt H(spec_, st, needs_.stmt);
+      PyWriter none;
+      const std::string hlo = H.expr(*var.lo, none, kMojoPrecAdd + 1);
+      const std::string hhi = H.expr(*var.hi, none, kMojoPrecAdd);
+      n_text = hlo == "0" ? hhi : hhi + " - " + hlo;
+    }
+    if (n_text.find(' ') != std::string::npos) n_text = "(" + n_text + ")";
+    const std::string grid = "min(ceil(" + n_text + " / " + bs + "), SMs * " + str(bps_) +
+                             (kind == 'a' ? "" : ", 1024") + "), at least 1";
+    if (kind == 'a') {
+      use("std.atomic", {"Atomic", "Ordering"});
+      SB_ASSERT(red.rop == ReduceOp::Sum, "an atomic_reduce other than a sum");
+      const std::string o = L1.tensor_name(st.out);
+      w.open("if sb_tid == 0:");
+      // Relaxed, as CUDA's atomicAdd (Mojo's default orders it as an acquire).
+      w.line("_ = Atomic.fetch_add[ordering=Ordering.RELAXED](" + o + ", sb_acc)");
+      w.dedent();
+      MojoStmt L0(spec_, st, needs_.stmt);
+      PyWriter w0(1);
+      w0.line(L0.tensor_name(st.out) + "[] = " + L0.identity(red.rop, t));
+      open_stmt(k, st);
+      body_.line("const int64_t sb_n = " + c_trip_count(st, var) + ";");
+      capped_grid("sb_n", false);
+      this->launch(fn(k, "_init"), "1", 1, L0);
+      this->launch(fn(k, "_atomic"), "sb_grid", bs_, L1);
+      out += kernel("# " + text + "\n# The accumulator, " + o +
+                        "[], starts at the identity.\n# Launch: one block of one thread.\n",
+                    fn(k, "_init"), L0, w0);
+      out += kernel(comment("Each block combines a grid-stride share and adds it atomically to " +
+                            o + "[].") +
+                        comment("Launch: blocks of " + bs + " threads, grid = " + grid + "."),
+                    fn(k, "_atomic"), L1, w);
+      if (epilogue) {
+        MojoStmt L3(spec_, st, needs_.stmt);
+        PyWriter w3(1);
+        w3.line("var sb_acc = " + L3.tensor_name(st.out) + "[]");
+        L3.set_override(&red, "sb_acc");
+        L3.assign(w3);
+        out += kernel("# The rest of the statement, applied to the reduced value in place.\n"
+                      "# Launch: one block of one thread.\n",
+                      fn(k, "_final"), L3, w3);
+        this->launch(fn(k, "_final"), "1", 1, L3);
+      }
+      body_.close();
+      return out;
+    }
+    w.open("if sb_tid == 0:");
+    w.line("sb_part[unsafe_offset=Int(block_idx.x)] = " +
+           std::string(kind == 't' ? "sb_red[unsafe_offset=0]" : "sb_acc"));
+    w.dedent();
+    out += kernel("# " + text + "\n" +
+                      comment("Pass 1: each block combines a grid-stride share into "
+                              "sb_part[block_idx.x]; sb_part is a device buffer of 1024 elements "
+                              "the launcher provides (Mojo has no global variables).") +
+                      comment("Launch: blocks of " + bs + " threads, grid = " + grid + "."),
+                  fn(k, "_partial"), L1, w, {part});
+
+    // Pass 2.
+    MojoStmt L2(spec_, st, needs_.stmt);
+    PyWriter w2(1);
+    w2.line("var sb_tid = Int(thread_idx.x)");
+    if (kind == 't') w2.line(shared_array("sb_red", bs_, t));
+    w2.line("var sb_acc = " + L2.identity(red.rop, t));
+    w2.open("for sb_p in range(sb_tid, sb_parts, " + bs + "):");
+    w2.line(L2.update(red.rop, t, "sb_acc", "sb_part[unsafe_offset=sb_p]"));
+    w2.dedent();
+    block_combine(L2, w2, red.rop, t, kind);
+    w2.open("if sb_tid == 0:");
+    if (kind == 't') w2.line("sb_acc = sb_red[unsafe_offset=0]");
+    L2.set_override(&red, "sb_acc");
+    L2.assign(w2);
+    w2.dedent();
+    out += kernel(comment("Pass 2: one block combines sb_part[0, sb_parts), pass 1's grid, into "
+                          "the output.") +
+                      comment("Launch: one block of " + bs + " threads."),
+                  fn(k, "_final"), L2, w2, {part, "sb_arg_parts: Int64"},
+                  "    var sb_parts = Int(sb_arg_parts)\n");
+    // The launcher: sb_part is a buffer of kMaxPartials elements, allocated on first use and
+    // kept, as the cuda file's static __device__ array.
+    const std::string slot = "sb_scratch_" + fn(k).substr(3);
+    scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
+    open_stmt(k, st);
+    body_.line("void* sb_part = NULL;");
+    body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(cuda::kMaxPartials) +
+               " * sizeof(" + c_type(t) + "), &sb_part));");
+    body_.line("const int64_t sb_n = " + c_trip_count(st, var) + ";");
+    capped_grid("sb_n", true);
+    this->launch(fn(k, "_partial"), "sb_grid", bs_, L1, {"sb_part"});
+    this->launch(fn(k, "_final"), "1", bs_, L2, {"sb_part", "(int64_t)sb_grid"});
+    body_.close();
+    return out;
+  }
+
+  // ---- row-wise reductions --------------------------------------------------------------------
+
+  // As the cuda printer's: one warp (or one block) per output element, its lanes (threads)
+  // striding the reduction, combined by warp shuffles (or a shared-memory tree); lane (thread) 0
+  // applies the rest of the statement.
+  std::string row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) {
+    const std::string text = source_text(st, spec_);
+    const DType t = value_type(red);
+    const IndexVar& var = st.vars[red.ref];
+    use_gpu({"block_idx", "grid_dim", "thread_idx"});
+    MojoStmt L(spec_, st, needs_.stmt);
+    PyWriter w(1);
+    w.line("var sb_tid = Int(thread_idx.x)");
+    if (!warp) w.line(shared_array("sb_red", bs_, t));
+    const std::string total = L.element_count(st.out);
+    w.line("var sb_total = " + total);
+    if (warp) {
+      use_gpu({"block_dim"});
+      w.line("var sb_lane = sb_tid % 32");
+      w.line("# One warp per output element: the loop bound is the same for all its lanes.");
+      w.line("var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32");
+      w.line("var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)");
+      w.open("for sb_t in range(sb_first, sb_total, sb_stride):");
+    } else {
+      w.line("# One block per output element.");
+      w.open("for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):");
+    }
+    bind_outputs(L, w, "sb_t");
+    w.line("var sb_acc = " + L.identity(red.rop, t));
+    const std::string lo = L.expr(*var.lo, w, kMojoPrecAdd);
+    const std::string hi = L.expr(*var.hi, w, 0);
+    const std::string lane = warp ? "sb_lane" : "sb_tid";
+    w.open("for " + L.var_name(red.ref) + " in range(" + (lo == "0" ? "" : lo + " + ") + lane +
+           ", " + hi + ", " + (warp ? "32" : str(bs_)) + "):");
+    const std::string body = L.expr(*red.args[0], w, 0);
+    w.line(L.update(red.rop, t, "sb_acc", body));
+    w.dedent();
+    if (warp) {
+      w.line("sb_acc = " + warp_allreduce(L, red.rop, t) + "(sb_acc)");
+      w.open("if sb_lane == 0:");
+    } else {
+      block_combine(L, w, red.rop, t, 't');
+      w.open("if sb_tid == 0:");
+      w.line("sb_acc = sb_red[unsafe_offset=0]");
+    }
+    L.set_override(&red, "sb_acc");
+    L.assign(w);
+    L.clear_overrides();
+    w.dedent();
+    w.dedent();
+    const int64_t wpb = bs_ / 32;
+    const std::string t_text = total.find(' ') == std::string::npos ? total : "(" + total + ")";
+    const std::string launch =
+        warp ? "blocks of " + str(bs_) + " threads, grid = ceil(" + t_text + " / " + str(wpb) +
+                   ") (" + str(wpb) + " warps per block)"
+             : "blocks of " + str(bs_) + " threads, grid = min(" + total + ", 65535)";
+    open_stmt(k, st);
+    body_.line("const int64_t sb_total = " + c_count(st) + ";");
+    if (warp)
+      body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(wpb - 1) + ") / " +
+                 str(wpb) + ");");
+    else
+      body_.line("const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);");
+    this->launch(fn(k), "sb_grid", bs_, L);
+    body_.close();
+    return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
+  }
+
+  // ---- forms in files of their own ----------------------------------------------------------
+
+  // Each prints the kernels of one step of the variant's GPU mapping and its launches, as the
+  // cuda printer prints the same step (backends/cuda/cuda_kernels.cpp). Declared for every form;
+  // a form whose file is not written yet is not printed (strategies.cpp) and never called.
+  std::string fused_rows(const GpuStep& g);        // fused_rows.cpp
+  std::string tiled_matmul(const GpuStep& g);      // matmul.cpp
+  std::string register_blocked(const GpuStep& g);  // matmul.cpp
+  std::string tiled_transpose(const GpuStep& g);   // transpose.cpp
+  std::string tiled_stencil(const GpuStep& g);     // stencil.cpp
+  std::string scan(const GpuStep& g);              // scan.cpp
+
+  const Spec& spec_;
+  const Variant& v_;
+  GpuFileNeeds& needs_;
+  CodeWriter body_{1};                     // the launcher's statements
+  std::set<int> tensors_, sizes_;          // what the launcher unpacks
+  bool needs_max_grid_ = false;            // a grid is capped at SMs * blocks_per_sm
+  std::vector<std::string> kernel_names_;  // every kernel launched, in order
+  std::vector<std::string> scratch_;       // file-level scratch slots
+  std::vector<KernelLaunch> launches_;
+  const StrategyInfo* info_ = nullptr;
+  int64_t bs_ = 256;
+  int64_t bps_ = 4;
+};
+
+}  // namespace sb::mojo_gpu
