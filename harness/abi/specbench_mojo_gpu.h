@@ -48,7 +48,7 @@ struct sb_mojo_kernel {
     }                                                                                  \
   } while (0)
 
-/* Launches `kernel` (declared with SB_MOJO_KERNEL) on a 1-D grid with 1-D blocks. */
+/* Launches `kernel` (declared with SB_MOJO_KERNEL); `grid` and `block` are numbers or dim3s. */
 #define SB_MOJO_LAUNCH(kernel, grid, block, smem, stream, ...)                          \
   SB_MOJO_CHECK_TEXT(sb_mojo_launch(&kernel, (grid), (block), (smem), (stream), __VA_ARGS__), \
                      "launch of " #kernel)
@@ -63,14 +63,15 @@ static inline uint64_t sb_mojo_slot(T v) {
     return (uint64_t)(int64_t)v;
 }
 
-static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, unsigned grid, unsigned block,
-                                       size_t smem, void* stream, uint64_t* slots, int n);
+static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, dim3 grid, dim3 block, size_t smem,
+                                       void* stream, uint64_t* slots, int n);
 
 template <class... A>
-static inline int sb_mojo_launch(sb_mojo_kernel* k, unsigned grid, unsigned block, size_t smem,
+static inline int sb_mojo_launch(sb_mojo_kernel* k, dim3 grid, dim3 block, size_t smem,
                                  void* stream, A... args) {
   uint64_t slots[] = {sb_mojo_slot(args)...};
-  if (grid == 0 || block == 0) return (int)cudaErrorInvalidConfiguration;
+  if ((uint64_t)grid.x * grid.y * grid.z == 0 || (uint64_t)block.x * block.y * block.z == 0)
+    return (int)cudaErrorInvalidConfiguration;
   return sb_mojo_launch_slots(k, grid, block, smem, stream, slots, (int)sizeof...(A));
 }
 
@@ -103,11 +104,11 @@ extern "C" int sb_gpusim_launch(const char* kernel, void (*entry)(void*), void* 
   extern "C" void name##__sb_gpusim_entry(void*); \
   static sb_mojo_kernel name = {#name, name##__sb_gpusim_entry, NULL}
 
-static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, unsigned grid, unsigned block,
-                                       size_t smem, void* /*stream*/, uint64_t* slots,
-                                       int /*n*/) {
+static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, dim3 grid, dim3 block, size_t smem,
+                                       void* /*stream*/, uint64_t* slots, int /*n*/) {
   /* The simulator reports what failed (sb::sim::take_error); the code stops the launcher. */
-  return sb_gpusim_launch(k->name, k->entry, slots, grid, 1, 1, block, 1, 1, smem) == 0
+  return sb_gpusim_launch(k->name, k->entry, slots, grid.x, grid.y, grid.z, block.x, block.y,
+                          block.z, smem) == 0
              ? 0
              : (int)cudaErrorLaunchFailure;
 }
@@ -195,8 +196,8 @@ static inline int sb_mojo_driver_ready(sb_mojo_driver** out) {
 
 #define SB_MOJO_KERNEL(name) static sb_mojo_kernel name = {#name, NULL, NULL}
 
-static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, unsigned grid, unsigned block,
-                                       size_t smem, void* stream, uint64_t* slots, int n) {
+static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, dim3 grid, dim3 block, size_t smem,
+                                       void* stream, uint64_t* slots, int n) {
   sb_mojo_driver* d = NULL;
   int r = sb_mojo_driver_ready(&d);
   if (r != 0) return r;
@@ -207,7 +208,8 @@ static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, unsigned grid, unsigne
   void* params[64];
   if (n > 64) return (int)cudaErrorInvalidValue;
   for (int i = 0; i < n; ++i) params[i] = &slots[i];
-  r = d->launch_kernel(k->function, grid, 1, 1, block, 1, 1, (unsigned)smem, stream, params, NULL);
+  r = d->launch_kernel(k->function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                       (unsigned)smem, stream, params, NULL);
   if (r != 0) return sb_mojo_fail("cuLaunchKernel", r, d);
   return 0;
 }

@@ -195,7 +195,15 @@ class Gen {
   // parameter order: the tensors and sizes L used (spec order), then `extra`.
   void launch(const std::string& name, const std::string& grid, int64_t block, MojoStmt& L,
               const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {name, grid, str(block), "0", "sb_stream"};
+    launch(name, grid, str(block), block, "0", L, extra);
+  }
+  // The general form: `block` as written (a number, or a dim3 of `threads` threads, e.g.
+  // "sb_block" declared as `const dim3 sb_block(32, 8);`), `smem` the dynamic shared memory in
+  // bytes ("0" for none). SB_MOJO_LAUNCH takes numbers or dim3s for the grid and the block.
+  void launch(const std::string& name, const std::string& grid, const std::string& block,
+              int64_t threads, const std::string& smem, MojoStmt& L,
+              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {name, grid, block, smem, "sb_stream"};
     for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
     args.insert(args.end(), extra.begin(), extra.end());
     body_.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * body_.indent()));
@@ -205,10 +213,11 @@ class Gen {
       kernel_names_.push_back(name);
     for (KernelLaunch& l : launches_)
       if (l.kernel == name) {
-        if (l.block_threads != block) l.block_threads = 0;
+        if (l.block_threads != threads) l.block_threads = 0;
+        l.dynamic_shared = l.dynamic_shared || smem != "0";
         return;
       }
-    launches_.push_back({name, v_.name, block, false});
+    launches_.push_back({name, v_.name, threads, smem != "0"});
   }
   void use(const std::string& module, std::initializer_list<const char*> names) {
     for (const char* n : names) needs_.imports[module].insert(n);
