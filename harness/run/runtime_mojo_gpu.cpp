@@ -61,8 +61,8 @@ Availability device_build_availability(const ToolchainOptions& opt) {
 
 CompileCommand device_command(const ToolchainOptions& opt) {
   if (!device_build_availability(opt).ok) return CompileCommand{"", {}, "mojo (mojo_gpu)"};
-  CompileCommand c{"bash",
-                   {kScript, "device", "--mojo", mojo_compiler_path(), "--cxx", opt.cxx,
+  CompileCommand c{kScript,
+                   {"device", "--mojo", mojo_compiler_path(), "--cxx", opt.cxx,
                     "--ptxas", ptxas_path(opt), "--abi", opt.abi_dir, "--cuda-include",
                     kCudaInclude, "--cuda-lib", kCudaLib},
                    "mojo (mojo_gpu)"};
@@ -72,15 +72,15 @@ CompileCommand device_command(const ToolchainOptions& opt) {
   }
   c.key_headers = {kScript};
   c.kernel_facts = true;
-  c.key_tools = {mojo_compiler_path(), ptxas_path(opt), opt.cxx};
+  c.key_tools = {mojo_compiler_path(), ptxas_path(opt)};
   c.companion_suffixes = {".launch.cpp"};
   return c;
 }
 
 CompileCommand gpusim_command(const ToolchainOptions& opt) {
   if (!gpusim_availability().ok) return CompileCommand{"", {}, "mojo (mojo_gpusim)"};
-  CompileCommand c{"bash",
-                   {kScript, "sim", "--mojo", mojo_compiler_path(), "--gpusim", kGpusimTool,
+  CompileCommand c{kScript,
+                   {"sim", "--mojo", mojo_compiler_path(), "--gpusim", kGpusimTool,
                     "--clang", kClang, "--abi", opt.abi_dir, "--cudasim-include",
                     SPECBENCH_CUDASIM_INCLUDE, "--cudasim-lib", SPECBENCH_CUDASIM_LIBDIR},
                    "mojo (mojo_gpusim)"};

@@ -10,7 +10,9 @@
 #   there: harness/scripts/gpu-offline.sh run DIR [gpu-check.sh options and kernels]
 #          in a copy of the same tree: puts the binary back under build/, makes the path it was
 #          built at (its ABI headers, probe sources and run path are absolute) lead to this tree,
-#          sets LD_LIBRARY_PATH and SPECBENCH_CACHE_DIR, and runs gpu-check.sh --no-setup.
+#          sets LD_LIBRARY_PATH and SPECBENCH_CACHE_DIR, puts a stand-in for Mojo where the pack's
+#          Mojo was when this machine has none (it answers --version only, so that the packed
+#          mojo_gpu modules are found in the cache), and runs gpu-check.sh --no-setup.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -51,6 +53,15 @@ if [[ $mode == pack ]]; then
   for b in "${backends[@]}"; do bargs+=(-b "$b"); done
   "$sb" gen >/dev/null
   "$sb" build "${bargs[@]}" --cuda-arch "$arch" --cache-dir "$PWD/$pack/module-cache"
+  # Mojo cannot be carried (its package is far larger than a pack may be). The mojo_gpu modules
+  # built above are in the pack; there, a stand-in at the same path answers `--version` as this
+  # Mojo does, so that their cache keys match, and compiles nothing.
+  mojo=${SPECBENCH_MOJO:-$PWD/.venv/bin/mojo}
+  if MODULAR_TELEMETRY_ENABLED=0 "$mojo" --version >"$pack/mojo-version" 2>/dev/null; then
+    echo "$mojo" >"$pack/mojo-path"
+  else
+    rm -f "$pack/mojo-version"
+  fi
   du -sh "$pack"
   echo "gpu-offline: packed into $pack; there: harness/scripts/gpu-offline.sh run $pack"
 elif [[ $mode == run ]]; then
@@ -74,6 +85,25 @@ elif [[ $mode == run ]]; then
     export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$PWD/$pack/fallback"
   fi
   export SPECBENCH_CACHE_DIR="$PWD/$pack/module-cache"
+  if [[ -f "$pack/mojo-path" ]]; then
+    mojo=$(cat "$pack/mojo-path")
+    if ! "$mojo" --version >/dev/null 2>&1; then
+      # No Mojo here: the stand-in (see pack) lets the packed mojo_gpu modules be found; a module
+      # not in the pack fails to build, saying so.
+      mkdir -p "$(dirname "$mojo")"
+      cat >"$mojo" <<'STANDIN'
+#!/usr/bin/env bash
+# gpu-offline.sh's stand-in for Mojo on a machine without it: the version of the Mojo that built
+# the packed modules, and no compiler.
+if [[ ${1:-} == --version ]]; then cat "$(dirname "$0")/.sb-mojo-version"; exit 0; fi
+echo "gpu-offline: Mojo is not installed here, and this module is not in the pack" >&2
+exit 1
+STANDIN
+      cp "$pack/mojo-version" "$(dirname "$mojo")/.sb-mojo-version"
+      chmod +x "$mojo"
+      echo "gpu-offline: $mojo is a stand-in for Mojo (the packed mojo_gpu modules only)"
+    fi
+  fi
   exec harness/scripts/gpu-check.sh --no-setup "$@"
 else
   usage

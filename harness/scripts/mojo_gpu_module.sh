@@ -3,7 +3,7 @@
 # beside it (the launchers and specbench_module()) into one shared library. The harness runs it as
 # the compiler of the mojo_gpu and mojo_gpusim backends (harness/run/runtime_mojo_gpu.cpp), as
 #   mojo_gpu_module.sh MODE [OPTIONS] -o MODULE.so KERNEL.mojo
-# and its text is part of the modules' cache key.
+# and its text is part of the modules' cache key. `--version` prints the script's name.
 #
 # MODE sim (mojo_gpusim): the kernels compiled to NVVM IR by Mojo (with line tables, for the
 #   simulator's messages), rewritten for the host by the mojo_gpusim tool, and compiled by clang
@@ -19,6 +19,13 @@
 # Exit status: 0 built; 1 a step failed (the command and its output are printed); 2 usage.
 set -uo pipefail
 export MODULAR_TELEMETRY_ENABLED=0 MODULAR_CRASH_REPORTING_ENABLED=0
+
+# `--version` names the script alone: its text is part of the key, and the tools it runs answer
+# for their own versions (CompileCommand::key_tools), so the key does not depend on the shell's.
+if [[ ${1:-} == --version ]]; then
+  echo "specbench mojo_gpu_module.sh"
+  exit 0
+fi
 
 usage() {
   echo "usage: mojo_gpu_module.sh sim|device [OPTIONS] -o MODULE.so KERNEL.mojo" >&2
