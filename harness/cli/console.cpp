@@ -246,8 +246,9 @@ std::string format_kernel_facts(const std::vector<KernelFactRow>& rows) {
   return format_table({"kernel", "backend", "variant", "function", "arch", "regs", "smem B",
                        "stack B", "spill st/ld B", "block", "occupancy (limit)", "note"},
                       cells) +
-         "From ptxas (nvcc -Xptxas -v): registers per thread, static shared memory per block, the "
-         "stack frame and the bytes spilled per thread. block = the threads per block the "
+         "From ptxas (nvcc -Xptxas -v; ptxas -v on Mojo's PTX for mojo_gpu): registers per "
+         "thread, static shared memory per block, the stack frame and the bytes spilled per "
+         "thread. block = the threads per block the "
          "generated launcher uses; occupancy = resident warps per SM over the most it holds at "
          "that block size (the CUDA occupancy calculator's rules), with what limits it; ≤ where "
          "the launch adds dynamic shared memory, which the sizes decide.\n";

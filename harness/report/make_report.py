@@ -784,7 +784,7 @@ def gpu_facts_section(k):
         return ""
     out = [heading(2, "GPU facts")]
     out.append("<p>Each kernel of the GPU variants as ptxas compiled it (<code>nvcc -Xptxas "
-               "-v</code>): registers per thread, static shared memory per block, stack frame "
+               "-v</code> for CUDA, <code>ptxas -v</code> on Mojo's PTX for mojo_gpu): registers per thread, static shared memory per block, stack frame "
                "and bytes spilled per thread; the block size its launcher uses and the "
                "theoretical occupancy at that size (resident warps over the SM's most), with "
                "what limits it; &le; where the launch adds dynamic shared memory.</p>")
