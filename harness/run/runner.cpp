@@ -330,10 +330,17 @@ std::vector<Target> build_targets(const std::vector<const Spec*>& specs,
       if (fs::exists(t.source)) {
         // A hand edit is legitimate (that is how one experiments); say so, and build it as is.
         GeneratedFile gf = em->emit(*spec);
-        if (read_text(t.source) != gf.content) {
+        bool same = read_text(t.source) == gf.content;
+        // Files built with it (mojo_gpu's launchers) count as part of it.
+        for (const CompanionFile& c : gf.companions)
+          same = same && read_text((fs::path(settings.root) / "generated" / c.path).string()) ==
+                             c.content;
+        if (!same) {
           t.launches_unknown = "the generated file differs from what its spec generates";
           if (progress)
-            progress("note: " + t.source + " differs from what " + spec->path +
+            progress("note: " + t.source +
+                     (gf.companions.empty() ? "" : " (or a file built with it)") +
+                     " differs from what " + spec->path +
                      " generates (edited by hand, or stale: run `specbench gen`); building it as "
                      "is");
         } else {
