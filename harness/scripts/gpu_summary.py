@@ -135,7 +135,7 @@ def main(argv):
     for b in vendors:
         head += [f"best {b}", "time"]
     for b in others:
-        head += [f"best {b}", "time", f"{'/'.join(native)} time / {b} time"]
+        head += [f"best {b}", "time", f"{'/'.join(native)} time / {b} time", "ptxas"]
     head.append("flags")
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
@@ -170,12 +170,13 @@ def main(argv):
         for b in others:
             e = r.get(b)
             if not e:
-                cells += ["-", "-", "-"]
+                cells += ["-", "-", "-", "-"]
                 continue
             ratio = "-"
             if base and e.get("seconds"):
                 ratio = f"{base['seconds'] / e['seconds']:.2f}"
-            cells += [e["variant"], fmt_time(e.get("seconds")), ratio]
+            cells += [e["variant"], fmt_time(e.get("seconds")), ratio,
+                      facts_cell(key[0], b, e["variant"])]
             if e.get("suspect"):
                 flags.append(f"{b}: SUSPECT ({e['suspect']})")
         cells.append("; ".join(flags))
