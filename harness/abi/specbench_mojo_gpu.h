@@ -6,10 +6,11 @@
  *     rewritten for the host by mojo_gpusim and linked into the same module; a launch runs
  *     `<kernel>__sb_gpusim_entry` on the CUDA simulator (sb_gpusim_launch), and device memory,
  *     the device's attributes and errors are cudasim's (its cuda_runtime.h).
- *   otherwise (backend mojo_gpu, on a GPU): the kernels are the .mojo file's PTX, one image per
- *     architecture it was compiled for (sb_mojo_ptx_images, linked in by the build). On the first
- *     launch, the image of the highest architecture the device runs is loaded with the CUDA
- *     driver API (cuModuleLoadData; libcuda is opened at run time, so a module loads on a
+ *   otherwise (backend mojo_gpu, on a GPU): the kernels are the .mojo file's PTX and ptxas's
+ *     cubin of it, one image per architecture it was compiled for (sb_mojo_ptx_images, linked
+ *     in by the build). On the first launch, the cubin of the device's architecture (else the
+ *     PTX of the highest architecture the device runs) is loaded with the CUDA driver API
+ *     (cuModuleLoadData; libcuda is opened at run time, so a module loads on a
  *     machine without a driver), each kernel is looked up once (cuModuleGetFunction) and
  *     launched with cuLaunchKernel on the harness's stream, the stream the cuda backend's
  *     launches use; memory and the device's attributes come from the CUDA runtime, as in the
@@ -118,8 +119,10 @@ static inline int sb_mojo_launch_slots(sb_mojo_kernel* k, dim3 grid, dim3 block,
 #include <dlfcn.h>
 
 struct sb_mojo_ptx_image {
-  int arch;        /* 90 for sm_90 */
-  const char* ptx; /* NUL-terminated PTX text */
+  int arch;                   /* 90 for sm_90 */
+  const char* ptx;            /* NUL-terminated PTX text */
+  const unsigned char* cubin; /* ptxas's machine code of that PTX for sm_<arch> */
+  size_t cubin_size;
 };
 /* Provided by the build: the module's PTX, one image per architecture, in increasing order. */
 extern "C" const sb_mojo_ptx_image sb_mojo_ptx_images[];
@@ -178,6 +181,8 @@ static inline int sb_mojo_driver_ready(sb_mojo_driver** out) {
     fprintf(stderr, "mojo_gpu: %s\n", cudaGetErrorString(e));
     return state = (int)e;
   }
+  /* The cubin for the device's own architecture (what ptxas made and reported on), else the
+     PTX of the highest architecture the device runs, compiled by the driver. */
   const int cc = major * 10 + minor;
   const sb_mojo_ptx_image* image = NULL;
   for (int i = 0; i < sb_mojo_ptx_image_count; ++i)
@@ -188,7 +193,8 @@ static inline int sb_mojo_driver_ready(sb_mojo_driver** out) {
             sb_mojo_ptx_image_count > 0 ? sb_mojo_ptx_images[0].arch : 0);
     return state = (int)cudaErrorNoKernelImageForDevice;
   }
-  const int r = d.module_load_data(&d.module, image->ptx);
+  const bool exact = image->arch == cc && image->cubin && image->cubin_size > 0;
+  const int r = d.module_load_data(&d.module, exact ? (const void*)image->cubin : image->ptx);
   if (r != 0) return state = sb_mojo_fail("cuModuleLoadData", r, &d);
   state = 1;
   return 0;

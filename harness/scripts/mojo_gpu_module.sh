@@ -11,8 +11,9 @@
 #   Options: --mojo PATH --gpusim PATH --clang PATH --abi DIR --cudasim-include DIR
 #            --cudasim-lib DIR
 # MODE device (mojo_gpu): the kernels compiled to PTX by Mojo for each --arch, each PTX assembled
-#   by ptxas -v (its report, printed, gives the kernels' static facts), and the PTX texts built
-#   into the module with the launchers, which load them with the CUDA driver API at run time.
+#   by ptxas -v (its report, printed, gives the kernels' static facts), and the PTX texts and
+#   ptxas's cubins built into the module with the launchers, which load one with the CUDA
+#   driver API at run time.
 #   Options: --mojo PATH --cxx PATH --ptxas PATH --abi DIR --cuda-include DIR --cuda-lib DIR
 #            --arch N (repeatable)
 #
@@ -104,10 +105,8 @@ fi
 
 [[ -n $cxx && -n $ptxas && -n $cuda_inc && -n $cuda_lib && ${#archs[@]} -gt 0 ]] || usage
 images=$work/ptx_images.cpp
-{
-  echo '#include "specbench_mojo_gpu.h"'
-  echo 'extern "C" const sb_mojo_ptx_image sb_mojo_ptx_images[] = {'
-} >"$images"
+: >"$work/cubins.inc"
+: >"$work/table.inc"
 sorted=$(printf '%s\n' "${archs[@]}" | sort -n -u)
 count=0
 for arch in $sorted; do
@@ -115,17 +114,28 @@ for arch in $sorted; do
   step "$mojo" build -j 1 --emit asm --target-triple nvptx64-nvidia-cuda --target-cpu "sm_$arch" \
     --target-accelerator "nvidia:sm_$arch" -o "$ptx" "$src"
   step "$ptxas" -v -arch="sm_$arch" "$ptx" -o "$work/kernels.sm_$arch.cubin"
-  # The PTX as a C++ raw string (PTX has no ')"' sequence of this delimiter).
+  # The PTX as a C++ raw string (PTX has no ')"' sequence of this delimiter), and the cubin
+  # ptxas made of it as bytes.
   if grep -q ')sb_ptx"' "$ptx"; then
     echo "mojo_gpu_module.sh: the PTX holds the raw-string delimiter" >&2
     exit 1
   fi
-  { printf '  {%s, R"sb_ptx(' "$arch"; cat "$ptx"; printf ')sb_ptx"},\n'; } >>"$images"
+  cubin=$work/kernels.sm_$arch.cubin
+  {
+    printf 'static const unsigned char sb_cubin_%s[] = {' "$arch"
+    od -An -v -tx1 "$cubin" | tr -s ' \n' ' ' | sed -E 's/ ?([0-9a-f]{2})/0x\1,/g'
+    printf '};\n'
+  } >>"$work/cubins.inc"
+  { printf '  {%s, R"sb_ptx(' "$arch"; cat "$ptx"; printf ')sb_ptx", sb_cubin_%s, sizeof sb_cubin_%s},\n' "$arch" "$arch"; } >>"$work/table.inc"
   count=$((count + 1))
 done
 {
+  echo '#include "specbench_mojo_gpu.h"'
+  cat "$work/cubins.inc"
+  echo 'extern "C" const sb_mojo_ptx_image sb_mojo_ptx_images[] = {'
+  cat "$work/table.inc"
   echo '};'
   echo "extern \"C\" const int sb_mojo_ptx_image_count = $count;"
-} >>"$images"
+} >"$images"
 step "$cxx" -std=c++17 -O2 -fPIC -shared -o "$out" -I"$abi" -I"$cuda_inc" "$launch" "$images" \
   -L"$cuda_lib" -lcudart -ldl -Wl,-rpath,"$cuda_lib"
