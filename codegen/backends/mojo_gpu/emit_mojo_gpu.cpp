@@ -50,6 +50,14 @@ class MojoGpuEmitter final : public Emitter {
   // The statements are printed by the mojo backend's lowering (mojo_lowering.h).
   bool spells(Fn fn) const override { return find_emitter("mojo")->spells(fn); }
   std::string derived_from() const override { return "cuda"; }
+  // The mapping each mojo_gpu variant prints: its cuda strategy's.
+  std::string dump_gpu_mapping(const Spec& spec) const override {
+    std::string out;
+    for (const Variant& v : backend_variants(spec, backend()))
+      out += "# IR after gpu_mapping for " + spec.name + " " + backend() + "/" + v.name +
+             " (strategy " + v.strategy + ")\n" + dump(mojo_gpu::variant_mapping(spec, v), spec);
+    return out;
+  }
   bool derives(const Spec& lowered, const Variant& v, std::string* why) const override {
     std::string reason = mojo_gpu::missing_reason(lowered, v);
     if (why) *why = reason;
