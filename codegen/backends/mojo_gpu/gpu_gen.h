@@ -110,13 +110,14 @@ class Gen {
         return row_reduce(g.first, st, *g.red.red, true);
       case GpuKernel::BlockPerRow:
         return row_reduce(g.first, st, *g.red.red, false);
+      case GpuKernel::FusedRows:
+        return fused_rows(g);
       // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
       case GpuKernel::TiledMatmul:
       case GpuKernel::RegisterBlocked:
       case GpuKernel::TiledTranspose:
       case GpuKernel::TiledStencil:
       case GpuKernel::Scan:
-      case GpuKernel::FusedRows:
         break;
     }
     SB_ASSERT(false, "mojo_gpu form without a printer");
@@ -647,6 +648,9 @@ class Gen {
   // cuda printer prints the same step (backends/cuda/cuda_kernels.cpp). Declared for every form;
   // a form whose file is not written yet is not printed (strategies.cpp) and never called.
   std::string fused_rows(const GpuStep& g);        // fused_rows.cpp
+  std::string fused_kernel(const RowPlan& p, bool warp, bool staged, std::string& out,
+                           std::set<int>& tensors, std::set<int>& sizes,
+                           std::set<int>& outs);  // fused_rows.cpp
   std::string tiled_matmul(const GpuStep& g);      // matmul.cpp
   std::string register_blocked(const GpuStep& g);  // matmul.cpp
   std::string tiled_transpose(const GpuStep& g);   // transpose.cpp

@@ -20,7 +20,7 @@ const std::vector<KernelForm>& kernel_forms() {
       {GpuKernel::TiledTranspose, false, "a shared-memory transpose tile, not printed yet"},
       {GpuKernel::TiledStencil, false, "a shared-memory stencil tile with halo, not printed yet"},
       {GpuKernel::Scan, false, "a three-phase scan, not printed yet"},
-      {GpuKernel::FusedRows, false, "fused row groups, not printed yet"},
+      {GpuKernel::FusedRows, true, "a row group as one kernel, a warp or a block owning a row"},
   };
   return kForms;
 }

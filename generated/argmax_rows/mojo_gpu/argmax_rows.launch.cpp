@@ -8,6 +8,8 @@
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
+//   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+//   block_per_row      strategy block_per_row: block_size = 256 (default)
 //
 // The host side of argmax_rows.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -24,6 +26,10 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_thread_per_output_s1);
+SB_MOJO_KERNEL(sb_warp_per_row_s0_rows);
+SB_MOJO_KERNEL(sb_warp_per_row_s0_rows_global);
+SB_MOJO_KERNEL(sb_block_per_row_s0_rows);
+SB_MOJO_KERNEL(sb_block_per_row_s0_rows_global);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -54,12 +60,78 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant warp_per_row (strategy warp_per_row).
+static int sb_variant_warp_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  int64_t* y = (int64_t*)sb_a->tensors[1];
+  float* y_max = (float*)sb_a->tensors[2];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)y_max;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // y_max[r] = max(c in 0..C: x[r, c])
+  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (8 * (C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, y, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, y,
+                     R, C);
+    }
+  }
+  return 0;
+}
+
+// Variant block_per_row (strategy block_per_row).
+static int sb_variant_block_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  int64_t* y = (int64_t*)sb_a->tensors[1];
+  float* y_max = (float*)sb_a->tensors[2];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)y_max;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // y_max[r] = max(c in 0..C: x[r, c])
+  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = ((C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_block_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, y, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_block_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, y,
+                     R, C);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
 
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
+    {"warp_per_row", sb_variant_warp_per_row},
+    {"block_per_row", sb_variant_block_per_row},
 };
 
 static const sb_module sb_module_info = {
@@ -68,7 +140,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",     // backend
     3,              // tensors
     2,              // sizes
-    1,              // variants
+    3,              // variants
     sb_variants,
 };
 

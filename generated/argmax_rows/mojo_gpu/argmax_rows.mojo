@@ -8,11 +8,8 @@
 # Sizes (ABI order): R, C
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its fused_rows kernel (fused row groups, not printed yet).
-#   block_per_row (strategy block_per_row): its fused_rows kernel (fused row groups, not printed
-#     yet).
+#   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+#   block_per_row      strategy block_per_row: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: argmax_rows.launch.cpp beside this file
@@ -21,8 +18,11 @@
 # simulator, mojo_gpusim.
 
 from std.math import inf
+from std.memory import stack_allocation
 
-from max.gpu import block_dim, block_idx, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, syncwarp, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
+from max.gpu.primitives.warp import shuffle_xor
 
 
 # -----------------------------------------------------------------------------
@@ -40,6 +40,28 @@ def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
     return (a.gt(b) | ~a.eq(a)).select(a, b)
 
+
+# The max of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_max_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_max(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The min of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_min_i64(v: Int64) -> Int64:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_min(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -84,3 +106,277 @@ def sb_thread_per_output_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     for c in range(C):
         sb_acc0 = sb_min(sb_acc0, Int64(c) if x[unsafe_offset=r * C + c] == y_max[unsafe_offset=r] or x[unsafe_offset=r * C + c] != x[unsafe_offset=r * C + c] else Int64(C - 1))
     y[unsafe_offset=r] = sb_acc0
+
+
+# Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+# reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+# registers or shared memory.
+
+# y_max[r] = max(c in 0..C: x[r, c])
+# y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; y_max stay in registers (every thread holds
+# its row's value); the row of x is staged in shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s0_rows")
+def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                            y: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    var sb_off_x = sb_mine
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_y = Int64(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 32):
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        syncwarp()
+        # y_max[r] = max(c in 0..C: x[r, c])
+        var sb_acc_y_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 32):
+            sb_acc_y_max = sb_max(sb_acc_y_max, sb_rows[unsafe_offset=sb_off_x + c])
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
+        var sb_row_y_max: Float32 = sb_acc_y_max
+        syncwarp()
+        # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+        var sb_acc_y: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 32):
+            sb_acc_y = sb_min(sb_acc_y, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] == sb_row_y_max or sb_rows[unsafe_offset=sb_off_x + c] != sb_rows[unsafe_offset=sb_off_x + c] else Int64(C - 1))
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
+        var sb_row_y: Int64 = sb_acc_y
+        if sb_i % 32 == sb_lane:
+            sb_kept_y = sb_row_y
+        syncwarp()
+        sb_i += 1
+        if sb_i % 32 == 0:
+            y[unsafe_offset=sb_kept_row] = sb_kept_y
+    # The last rows.
+    if sb_kept_row >= 0:
+        y[unsafe_offset=sb_kept_row] = sb_kept_y
+
+
+# y_max[r] = max(c in 0..C: x[r, c])
+# y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; y_max stay in registers (every thread holds
+# its row's value); the rows did not fit in shared memory, so reads go to global memory (no temp is
+# stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1.
+@export("sb_warp_per_row_s0_rows_global")
+def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                   y: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                                   sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_y = Int64(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # y_max[r] = max(c in 0..C: x[r, c])
+        var sb_acc_y_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 32):
+            sb_acc_y_max = sb_max(sb_acc_y_max, x[unsafe_offset=sb_row * C + c])
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
+        var sb_row_y_max: Float32 = sb_acc_y_max
+        syncwarp()
+        # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+        var sb_acc_y: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 32):
+            sb_acc_y = sb_min(sb_acc_y, Int64(c) if x[unsafe_offset=sb_row * C + c] == sb_row_y_max or x[unsafe_offset=sb_row * C + c] != x[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
+        var sb_row_y: Int64 = sb_acc_y
+        if sb_i % 32 == sb_lane:
+            sb_kept_y = sb_row_y
+        sb_i += 1
+        if sb_i % 32 == 0:
+            y[unsafe_offset=sb_kept_row] = sb_kept_y
+    # The last rows.
+    if sb_kept_row >= 0:
+        y[unsafe_offset=sb_kept_row] = sb_kept_y
+
+
+# Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+# row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps in
+# registers or shared memory, row-invariant reads staged once per block.
+
+# y_max[r] = max(c in 0..C: x[r, c])
+# y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; y_max stay in registers (every thread holds
+# its row's value); the row of x is staged in shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s0_rows")
+def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                             y: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_mine = 0  # this block's rows
+    var sb_off_x = sb_mine
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_y = Int64(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 256):
+            if sb_j0 + sb_lane // 32 * 32 >= C:
+                continue  # no slot for this warp
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        barrier()
+        # y_max[r] = max(c in 0..C: x[r, c])
+        var sb_acc_y_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 256):
+            sb_acc_y_max = sb_max(sb_acc_y_max, sb_rows[unsafe_offset=sb_off_x + c])
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_y_max
+        barrier()
+        sb_acc_y_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_y_max = sb_max(sb_acc_y_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_y_max: Float32 = sb_acc_y_max
+        barrier()
+        # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+        var sb_acc_y: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 256):
+            sb_acc_y = sb_min(sb_acc_y, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] == sb_row_y_max or sb_rows[unsafe_offset=sb_off_x + c] != sb_rows[unsafe_offset=sb_off_x + c] else Int64(C - 1))
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_y
+        barrier()
+        sb_acc_y = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_y = sb_min(sb_acc_y, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_y: Int64 = sb_acc_y
+        if sb_i % 256 == sb_lane:
+            sb_kept_y = sb_row_y
+        barrier()
+        sb_i += 1
+        if sb_i % 256 == 0:
+            y[unsafe_offset=sb_kept_row] = sb_kept_y
+    # The last rows.
+    if sb_kept_row >= 0:
+        y[unsafe_offset=sb_kept_row] = sb_kept_y
+
+
+# y_max[r] = max(c in 0..C: x[r, c])
+# y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; y_max stay in registers (every thread holds
+# its row's value); the rows did not fit in shared memory, so reads go to global memory (no temp is
+# stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s0_rows_global")
+def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                    y: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                                    sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_y = Int64(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # y_max[r] = max(c in 0..C: x[r, c])
+        var sb_acc_y_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 256):
+            sb_acc_y_max = sb_max(sb_acc_y_max, x[unsafe_offset=sb_row * C + c])
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_y_max
+        barrier()
+        sb_acc_y_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_y_max = sb_max(sb_acc_y_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_y_max: Float32 = sb_acc_y_max
+        barrier()
+        # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+        var sb_acc_y: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 256):
+            sb_acc_y = sb_min(sb_acc_y, Int64(c) if x[unsafe_offset=sb_row * C + c] == sb_row_y_max or x[unsafe_offset=sb_row * C + c] != x[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_y
+        barrier()
+        sb_acc_y = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_y = sb_min(sb_acc_y, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_y: Int64 = sb_acc_y
+        if sb_i % 256 == sb_lane:
+            sb_kept_y = sb_row_y
+        sb_i += 1
+        if sb_i % 256 == 0:
+            y[unsafe_offset=sb_kept_row] = sb_kept_y
+    # The last rows.
+    if sb_kept_row >= 0:
+        y[unsafe_offset=sb_kept_row] = sb_kept_y

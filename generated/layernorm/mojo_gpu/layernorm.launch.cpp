@@ -13,6 +13,8 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+//   block_per_row      strategy block_per_row: block_size = 256 (default)
 //
 // The host side of layernorm.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -35,6 +37,10 @@ SB_MOJO_KERNEL(sb_grid_stride_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s1);
 SB_MOJO_KERNEL(sb_grid_stride_s2);
 SB_MOJO_KERNEL(sb_grid_stride_s3);
+SB_MOJO_KERNEL(sb_warp_per_row_s0_rows);
+SB_MOJO_KERNEL(sb_warp_per_row_s0_rows_global);
+SB_MOJO_KERNEL(sb_block_per_row_s0_rows);
+SB_MOJO_KERNEL(sb_block_per_row_s0_rows_global);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -135,6 +141,82 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant warp_per_row (strategy warp_per_row).
+static int sb_variant_warp_per_row(const sb_args* sb_a) {
+  const float* inp = (const float*)sb_a->tensors[0];
+  const float* weight = (const float*)sb_a->tensors[1];
+  const float* bias = (const float*)sb_a->tensors[2];
+  float* y = (float*)sb_a->tensors[3];
+  float* mean = (float*)sb_a->tensors[4];
+  float* rstd = (float*)sb_a->tensors[5];
+  float* variance = (float*)sb_a->tensors[6];
+  const int64_t BT = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)variance;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+  {  // one kernel for the row group
+    const int64_t sb_nrows = BT;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (C + C + 8 * (C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     inp, weight, bias, y, mean, rstd, BT, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, inp,
+                     weight, bias, y, mean, rstd, BT, C);
+    }
+  }
+  return 0;
+}
+
+// Variant block_per_row (strategy block_per_row).
+static int sb_variant_block_per_row(const sb_args* sb_a) {
+  const float* inp = (const float*)sb_a->tensors[0];
+  const float* weight = (const float*)sb_a->tensors[1];
+  const float* bias = (const float*)sb_a->tensors[2];
+  float* y = (float*)sb_a->tensors[3];
+  float* mean = (float*)sb_a->tensors[4];
+  float* rstd = (float*)sb_a->tensors[5];
+  float* variance = (float*)sb_a->tensors[6];
+  const int64_t BT = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)variance;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+  {  // one kernel for the row group
+    const int64_t sb_nrows = BT;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (C + C + (C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_block_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     inp, weight, bias, y, mean, rstd, BT, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_block_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, inp,
+                     weight, bias, y, mean, rstd, BT, C);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -142,6 +224,8 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"warp_per_row", sb_variant_warp_per_row},
+    {"block_per_row", sb_variant_block_per_row},
 };
 
 static const sb_module sb_module_info = {
@@ -150,7 +234,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",   // backend
     7,            // tensors
     2,            // sizes
-    2,            // variants
+    4,            // variants
     sb_variants,
 };
 

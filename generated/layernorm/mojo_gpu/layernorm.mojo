@@ -13,11 +13,8 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its fused_rows kernel (fused row groups, not printed yet).
-#   block_per_row (strategy block_per_row): its fused_rows kernel (fused row groups, not printed
-#     yet).
+#   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+#   block_per_row      strategy block_per_row: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: layernorm.launch.cpp beside this file
@@ -26,9 +23,27 @@
 # simulator, mojo_gpusim.
 
 from std.math import sqrt
+from std.memory import stack_allocation
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, syncwarp, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
+from max.gpu.primitives.warp import shuffle_xor
 
+
+# -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_sum_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v += sb_n
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -181,3 +196,425 @@ def sb_grid_stride_s3(inp: Pointer[Float32, ImmUntrackedOrigin],
         var r = sb_t // C
         var c = sb_t % C
         y[unsafe_offset=r * C + c] = rstd[unsafe_offset=r] * (inp[unsafe_offset=r * C + c] - mean[unsafe_offset=r]) * weight[unsafe_offset=c] + bias[unsafe_offset=c]
+
+
+# Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+# reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+# registers or shared memory.
+
+# mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+# variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+# rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+# y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; variance stay in registers (every thread
+# holds its row's value); the row of inp is staged in shared memory, read once; weight, bias (the
+# same for every row) is staged once per block.
+# Launch: blocks of 256 threads, grid = min(ceil(BT / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s0_rows")
+def sb_warp_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
+                            weight: Pointer[Float32, ImmUntrackedOrigin],
+                            bias: Pointer[Float32, ImmUntrackedOrigin],
+                            y: Pointer[Float32, MutUntrackedOrigin],
+                            mean: Pointer[Float32, MutUntrackedOrigin],
+                            rstd: Pointer[Float32, MutUntrackedOrigin], sb_arg_BT: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var BT = Int(sb_arg_BT)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_off_weight = 0
+    var sb_off_bias = sb_off_weight + C
+    var sb_mine = sb_off_bias + C + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    var sb_off_inp = sb_mine
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # Stage the tensors every row reads alike, once for all the block's rows.
+    var sb_lead_weight = Int(weight) // 4 % 32
+    var sb_head_weight = 0 if sb_lead_weight == 0 else (32 - sb_lead_weight if 32 - sb_lead_weight < C else C)
+    var sb_body_weight = (C - sb_head_weight) // 32 * 32
+    for sb_j0 in range(0, C, 256):
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
+            continue  # no slot for this warp
+        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+        var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else (sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j)
+        var sb_v = weight[unsafe_offset=sb_c]
+        if sb_j == sb_j0 + Int(thread_idx.x):
+            sb_rows[unsafe_offset=sb_off_weight + sb_c] = sb_v
+    var sb_lead_bias = Int(bias) // 4 % 32
+    var sb_head_bias = 0 if sb_lead_bias == 0 else (32 - sb_lead_bias if 32 - sb_lead_bias < C else C)
+    var sb_body_bias = (C - sb_head_bias) // 32 * 32
+    for sb_j0 in range(0, C, 256):
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
+            continue  # no slot for this warp
+        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+        var sb_c = sb_head_bias + sb_j if sb_j < sb_body_bias else (sb_j - sb_body_bias if sb_j < sb_body_bias + sb_head_bias else sb_j)
+        var sb_v = bias[unsafe_offset=sb_c]
+        if sb_j == sb_j0 + Int(thread_idx.x):
+            sb_rows[unsafe_offset=sb_off_bias + sb_c] = sb_v
+    barrier()
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_mean = Float32(0)
+    var sb_kept_rstd = Float32(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, BT, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_inp = (Int(inp) // 4 + sb_row * C) % 32
+        var sb_head_inp = 0 if sb_lead_inp == 0 else (32 - sb_lead_inp if 32 - sb_lead_inp < C else C)
+        var sb_body_inp = (C - sb_head_inp) // 32 * 32
+        for sb_j0 in range(0, C, 32):
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_inp + sb_j if sb_j < sb_body_inp else (sb_j - sb_body_inp if sb_j < sb_body_inp + sb_head_inp else sb_j)
+            var sb_v = inp[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_inp + sb_c] = sb_v
+        syncwarp()
+        # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        var sb_acc_mean: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_mean += sb_rows[unsafe_offset=sb_off_inp + c]
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
+        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+        if sb_i % 32 == sb_lane:
+            sb_kept_mean = sb_row_mean
+        syncwarp()
+        # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        var sb_acc_variance: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_variance += (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean) * (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean)
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
+        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+        syncwarp()
+        # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        if sb_i % 32 == sb_lane:
+            sb_kept_rstd = sb_row_rstd
+        syncwarp()
+        # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (sb_rows[unsafe_offset=sb_off_inp + sb_q] - sb_row_mean) * sb_rows[unsafe_offset=sb_off_weight + sb_q] + sb_rows[unsafe_offset=sb_off_bias + sb_q]
+        syncwarp()
+        sb_i += 1
+        if sb_i % 32 == 0:
+            mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+            rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+    # The last rows.
+    if sb_kept_row >= 0:
+        mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+        rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+
+
+# mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+# variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+# rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+# y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; variance stay in registers (every thread
+# holds its row's value); the rows did not fit in shared memory, so reads go to global memory (no
+# temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(BT / 16), SMs * 4), at least 1.
+@export("sb_warp_per_row_s0_rows_global")
+def sb_warp_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
+                                   weight: Pointer[Float32, ImmUntrackedOrigin],
+                                   bias: Pointer[Float32, ImmUntrackedOrigin],
+                                   y: Pointer[Float32, MutUntrackedOrigin],
+                                   mean: Pointer[Float32, MutUntrackedOrigin],
+                                   rstd: Pointer[Float32, MutUntrackedOrigin], sb_arg_BT: Int64,
+                                   sb_arg_C: Int64) abi("C"):
+    var BT = Int(sb_arg_BT)
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_mean = Float32(0)
+    var sb_kept_rstd = Float32(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, BT, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        var sb_acc_mean: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_mean += inp[unsafe_offset=sb_row * C + c]
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
+        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+        if sb_i % 32 == sb_lane:
+            sb_kept_mean = sb_row_mean
+        syncwarp()
+        # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        var sb_acc_variance: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_variance += (inp[unsafe_offset=sb_row * C + c] - sb_row_mean) * (inp[unsafe_offset=sb_row * C + c] - sb_row_mean)
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
+        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+        syncwarp()
+        # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        if sb_i % 32 == sb_lane:
+            sb_kept_rstd = sb_row_rstd
+        syncwarp()
+        # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (inp[unsafe_offset=sb_row * C + sb_q] - sb_row_mean) * weight[unsafe_offset=sb_q] + bias[unsafe_offset=sb_q]
+        sb_i += 1
+        if sb_i % 32 == 0:
+            mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+            rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+    # The last rows.
+    if sb_kept_row >= 0:
+        mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+        rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+
+
+# Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+# row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps in
+# registers or shared memory, row-invariant reads staged once per block.
+
+# mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+# variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+# rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+# y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; variance stay in registers (every thread
+# holds its row's value); the row of inp is staged in shared memory, read once; weight, bias (the
+# same for every row) is staged once per block.
+# Launch: blocks of 256 threads, grid = min(ceil(BT / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s0_rows")
+def sb_block_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
+                             weight: Pointer[Float32, ImmUntrackedOrigin],
+                             bias: Pointer[Float32, ImmUntrackedOrigin],
+                             y: Pointer[Float32, MutUntrackedOrigin],
+                             mean: Pointer[Float32, MutUntrackedOrigin],
+                             rstd: Pointer[Float32, MutUntrackedOrigin], sb_arg_BT: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var BT = Int(sb_arg_BT)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_off_weight = 0
+    var sb_off_bias = sb_off_weight + C
+    var sb_mine = sb_off_bias + C  # this block's rows
+    var sb_off_inp = sb_mine
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # Stage the tensors every row reads alike, once for all the block's rows.
+    var sb_lead_weight = Int(weight) // 4 % 32
+    var sb_head_weight = 0 if sb_lead_weight == 0 else (32 - sb_lead_weight if 32 - sb_lead_weight < C else C)
+    var sb_body_weight = (C - sb_head_weight) // 32 * 32
+    for sb_j0 in range(0, C, 256):
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
+            continue  # no slot for this warp
+        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+        var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else (sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j)
+        var sb_v = weight[unsafe_offset=sb_c]
+        if sb_j == sb_j0 + Int(thread_idx.x):
+            sb_rows[unsafe_offset=sb_off_weight + sb_c] = sb_v
+    var sb_lead_bias = Int(bias) // 4 % 32
+    var sb_head_bias = 0 if sb_lead_bias == 0 else (32 - sb_lead_bias if 32 - sb_lead_bias < C else C)
+    var sb_body_bias = (C - sb_head_bias) // 32 * 32
+    for sb_j0 in range(0, C, 256):
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
+            continue  # no slot for this warp
+        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+        var sb_c = sb_head_bias + sb_j if sb_j < sb_body_bias else (sb_j - sb_body_bias if sb_j < sb_body_bias + sb_head_bias else sb_j)
+        var sb_v = bias[unsafe_offset=sb_c]
+        if sb_j == sb_j0 + Int(thread_idx.x):
+            sb_rows[unsafe_offset=sb_off_bias + sb_c] = sb_v
+    barrier()
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_mean = Float32(0)
+    var sb_kept_rstd = Float32(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, BT, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_inp = (Int(inp) // 4 + sb_row * C) % 32
+        var sb_head_inp = 0 if sb_lead_inp == 0 else (32 - sb_lead_inp if 32 - sb_lead_inp < C else C)
+        var sb_body_inp = (C - sb_head_inp) // 32 * 32
+        for sb_j0 in range(0, C, 256):
+            if sb_j0 + sb_lane // 32 * 32 >= C:
+                continue  # no slot for this warp
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_inp + sb_j if sb_j < sb_body_inp else (sb_j - sb_body_inp if sb_j < sb_body_inp + sb_head_inp else sb_j)
+            var sb_v = inp[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_inp + sb_c] = sb_v
+        barrier()
+        # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        var sb_acc_mean: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_mean += sb_rows[unsafe_offset=sb_off_inp + c]
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mean
+        barrier()
+        sb_acc_mean = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_mean += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+        if sb_i % 256 == sb_lane:
+            sb_kept_mean = sb_row_mean
+        barrier()
+        # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        var sb_acc_variance: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_variance += (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean) * (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean)
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_variance
+        barrier()
+        sb_acc_variance = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_variance += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+        barrier()
+        # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        if sb_i % 256 == sb_lane:
+            sb_kept_rstd = sb_row_rstd
+        barrier()
+        # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (sb_rows[unsafe_offset=sb_off_inp + sb_q] - sb_row_mean) * sb_rows[unsafe_offset=sb_off_weight + sb_q] + sb_rows[unsafe_offset=sb_off_bias + sb_q]
+        barrier()
+        sb_i += 1
+        if sb_i % 256 == 0:
+            mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+            rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+    # The last rows.
+    if sb_kept_row >= 0:
+        mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+        rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+
+
+# mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+# variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+# rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+# y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; variance stay in registers (every thread
+# holds its row's value); the rows did not fit in shared memory, so reads go to global memory (no
+# temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(BT / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s0_rows_global")
+def sb_block_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
+                                    weight: Pointer[Float32, ImmUntrackedOrigin],
+                                    bias: Pointer[Float32, ImmUntrackedOrigin],
+                                    y: Pointer[Float32, MutUntrackedOrigin],
+                                    mean: Pointer[Float32, MutUntrackedOrigin],
+                                    rstd: Pointer[Float32, MutUntrackedOrigin], sb_arg_BT: Int64,
+                                    sb_arg_C: Int64) abi("C"):
+    var BT = Int(sb_arg_BT)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_mean = Float32(0)
+    var sb_kept_rstd = Float32(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, BT, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+        var sb_acc_mean: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_mean += inp[unsafe_offset=sb_row * C + c]
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mean
+        barrier()
+        sb_acc_mean = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_mean += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+        if sb_i % 256 == sb_lane:
+            sb_kept_mean = sb_row_mean
+        barrier()
+        # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+        var sb_acc_variance: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_variance += (inp[unsafe_offset=sb_row * C + c] - sb_row_mean) * (inp[unsafe_offset=sb_row * C + c] - sb_row_mean)
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_variance
+        barrier()
+        sb_acc_variance = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_variance += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+        barrier()
+        # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        if sb_i % 256 == sb_lane:
+            sb_kept_rstd = sb_row_rstd
+        barrier()
+        # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (inp[unsafe_offset=sb_row * C + sb_q] - sb_row_mean) * weight[unsafe_offset=sb_q] + bias[unsafe_offset=sb_q]
+        sb_i += 1
+        if sb_i % 256 == 0:
+            mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+            rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd
+    # The last rows.
+    if sb_kept_row >= 0:
+        mean[unsafe_offset=sb_kept_row] = sb_kept_mean
+        rstd[unsafe_offset=sb_kept_row] = sb_kept_rstd

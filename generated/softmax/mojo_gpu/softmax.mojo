@@ -11,11 +11,8 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its fused_rows kernel (fused row groups, not printed yet).
-#   block_per_row (strategy block_per_row): its fused_rows kernel (fused row groups, not printed
-#     yet).
+#   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+#   block_per_row      strategy block_per_row: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: softmax.launch.cpp beside this file
@@ -24,8 +21,11 @@
 # simulator, mojo_gpusim.
 
 from std.math import exp, inf
+from std.memory import stack_allocation
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, syncwarp, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
+from max.gpu.primitives.warp import shuffle_xor
 
 
 # -----------------------------------------------------------------------------
@@ -61,6 +61,28 @@ def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, 
         r = far.select(h * h, r)
     return r
 
+
+# The max of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_max_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_max(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_sum_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v += sb_n
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -212,3 +234,281 @@ def sb_grid_stride_s3(e: Pointer[Float32, ImmUntrackedOrigin],
         var r = sb_t // C
         var c = sb_t % C
         y[unsafe_offset=r * C + c] = e[unsafe_offset=r * C + c] / rowsum[unsafe_offset=r]
+
+
+# Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+# reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+# registers or shared memory.
+
+# rowmax[r] = max(c in 0..C: x[r, c])
+# e[r, c] = exp(x[r, c] - rowmax[r])
+# rowsum[r] = sum(c in 0..C: e[r, c])
+# y[r, c] = e[r, c] / rowsum[r]
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+# thread holds its row's value); the row of e lives in shared memory; the row of x is staged in
+# shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s0_rows")
+def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                            y: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
+    var sb_off_x = sb_mine
+    var sb_off_e = sb_off_x + C
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 32):
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        syncwarp()
+        # rowmax[r] = max(c in 0..C: x[r, c])
+        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_rows[unsafe_offset=sb_off_x + c])
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
+        var sb_row_rowmax: Float32 = sb_acc_rowmax
+        syncwarp()
+        # e[r, c] = exp(x[r, c] - rowmax[r])
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows[unsafe_offset=sb_off_x + sb_q] - sb_row_rowmax)
+        syncwarp()
+        # rowsum[r] = sum(c in 0..C: e[r, c])
+        var sb_acc_rowsum: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowsum += sb_rows[unsafe_offset=sb_off_e + c]
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
+        var sb_row_rowsum: Float32 = sb_acc_rowsum
+        syncwarp()
+        # y[r, c] = e[r, c] / rowsum[r]
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_e + sb_q] / sb_row_rowsum
+        syncwarp()
+
+
+# rowmax[r] = max(c in 0..C: x[r, c])
+# e[r, c] = exp(x[r, c] - rowmax[r])
+# rowsum[r] = sum(c in 0..C: e[r, c])
+# y[r, c] = e[r, c] / rowsum[r]
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+# thread holds its row's value); the rows did not fit in shared memory, so reads go to global memory
+# and e is recomputed where it is read (no temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1.
+@export("sb_warp_per_row_s0_rows_global")
+def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                   y: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                                   sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # rowmax[r] = max(c in 0..C: x[r, c])
+        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, x[unsafe_offset=sb_row * C + c])
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
+        var sb_row_rowmax: Float32 = sb_acc_rowmax
+        syncwarp()
+        # e[r, c] = exp(x[r, c] - rowmax[r])
+        # e is not stored: it is recomputed where it is read.
+        # rowsum[r] = sum(c in 0..C: e[r, c])
+        var sb_acc_rowsum: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowsum += (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (c)] - sb_row_rowmax))
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
+        var sb_row_rowsum: Float32 = sb_acc_rowsum
+        syncwarp()
+        # y[r, c] = e[r, c] / rowsum[r]
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (sb_q)] - sb_row_rowmax)) / sb_row_rowsum
+
+
+# Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+# row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps in
+# registers or shared memory, row-invariant reads staged once per block.
+
+# rowmax[r] = max(c in 0..C: x[r, c])
+# e[r, c] = exp(x[r, c] - rowmax[r])
+# rowsum[r] = sum(c in 0..C: e[r, c])
+# y[r, c] = e[r, c] / rowsum[r]
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+# thread holds its row's value); the row of e lives in shared memory; the row of x is staged in
+# shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s0_rows")
+def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                             y: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_mine = 0  # this block's rows
+    var sb_off_x = sb_mine
+    var sb_off_e = sb_off_x + C
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 256):
+            if sb_j0 + sb_lane // 32 * 32 >= C:
+                continue  # no slot for this warp
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        barrier()
+        # rowmax[r] = max(c in 0..C: x[r, c])
+        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_rows[unsafe_offset=sb_off_x + c])
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowmax
+        barrier()
+        sb_acc_rowmax = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_rowmax: Float32 = sb_acc_rowmax
+        barrier()
+        # e[r, c] = exp(x[r, c] - rowmax[r])
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows[unsafe_offset=sb_off_x + sb_q] - sb_row_rowmax)
+        barrier()
+        # rowsum[r] = sum(c in 0..C: e[r, c])
+        var sb_acc_rowsum: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowsum += sb_rows[unsafe_offset=sb_off_e + c]
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowsum
+        barrier()
+        sb_acc_rowsum = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_rowsum += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_rowsum: Float32 = sb_acc_rowsum
+        barrier()
+        # y[r, c] = e[r, c] / rowsum[r]
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_e + sb_q] / sb_row_rowsum
+        barrier()
+
+
+# rowmax[r] = max(c in 0..C: x[r, c])
+# e[r, c] = exp(x[r, c] - rowmax[r])
+# rowsum[r] = sum(c in 0..C: e[r, c])
+# y[r, c] = e[r, c] / rowsum[r]
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; rowmax, rowsum stay in registers (every
+# thread holds its row's value); the rows did not fit in shared memory, so reads go to global memory
+# and e is recomputed where it is read (no temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s0_rows_global")
+def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                    y: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                                    sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        var sb_lead = (Int(y) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # rowmax[r] = max(c in 0..C: x[r, c])
+        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, x[unsafe_offset=sb_row * C + c])
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowmax
+        barrier()
+        sb_acc_rowmax = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_rowmax: Float32 = sb_acc_rowmax
+        barrier()
+        # e[r, c] = exp(x[r, c] - rowmax[r])
+        # e is not stored: it is recomputed where it is read.
+        # rowsum[r] = sum(c in 0..C: e[r, c])
+        var sb_acc_rowsum: Float32 = Float32(0.0)
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_rowsum += (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (c)] - sb_row_rowmax))
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowsum
+        barrier()
+        sb_acc_rowsum = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_rowsum += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_rowsum: Float32 = sb_acc_rowsum
+        barrier()
+        # y[r, c] = e[r, c] / rowsum[r]
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            y[unsafe_offset=sb_row * C + sb_q] = (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (sb_q)] - sb_row_rowmax)) / sb_row_rowsum

@@ -25,6 +25,8 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
 //   grid_stride        strategy grid_stride: block_size = 64, blocks_per_sm = 4 (default)
+//   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+//   block_per_row      strategy block_per_row: block_size = 256 (default)
 //
 // The host side of arg_reductions.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -73,6 +75,30 @@ SB_MOJO_KERNEL(sb_grid_stride_s13);
 SB_MOJO_KERNEL(sb_grid_stride_s14);
 SB_MOJO_KERNEL(sb_grid_stride_s15);
 SB_MOJO_KERNEL(sb_grid_stride_s16);
+SB_MOJO_KERNEL(sb_warp_per_row_s0_rows);
+SB_MOJO_KERNEL(sb_warp_per_row_s0_rows_global);
+SB_MOJO_KERNEL(sb_warp_per_row_s7);
+SB_MOJO_KERNEL(sb_warp_per_row_s8);
+SB_MOJO_KERNEL(sb_warp_per_row_s9_rows);
+SB_MOJO_KERNEL(sb_warp_per_row_s9_rows_global);
+SB_MOJO_KERNEL(sb_warp_per_row_s11);
+SB_MOJO_KERNEL(sb_warp_per_row_s12);
+SB_MOJO_KERNEL(sb_warp_per_row_s13);
+SB_MOJO_KERNEL(sb_warp_per_row_s14);
+SB_MOJO_KERNEL(sb_warp_per_row_s15_rows);
+SB_MOJO_KERNEL(sb_warp_per_row_s15_rows_global);
+SB_MOJO_KERNEL(sb_block_per_row_s0_rows);
+SB_MOJO_KERNEL(sb_block_per_row_s0_rows_global);
+SB_MOJO_KERNEL(sb_block_per_row_s7);
+SB_MOJO_KERNEL(sb_block_per_row_s8);
+SB_MOJO_KERNEL(sb_block_per_row_s9_rows);
+SB_MOJO_KERNEL(sb_block_per_row_s9_rows_global);
+SB_MOJO_KERNEL(sb_block_per_row_s11);
+SB_MOJO_KERNEL(sb_block_per_row_s12);
+SB_MOJO_KERNEL(sb_block_per_row_s13);
+SB_MOJO_KERNEL(sb_block_per_row_s14);
+SB_MOJO_KERNEL(sb_block_per_row_s15_rows);
+SB_MOJO_KERNEL(sb_block_per_row_s15_rows_global);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -371,6 +397,260 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant warp_per_row (strategy warp_per_row).
+static int sb_variant_warp_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const int32_t* v = (const int32_t*)sb_a->tensors[1];
+  float* q = (float*)sb_a->tensors[2];
+  int64_t* ties = (int64_t*)sb_a->tensors[3];
+  int64_t* least = (int64_t*)sb_a->tensors[4];
+  int64_t* nan = (int64_t*)sb_a->tensors[5];
+  int64_t* first = (int64_t*)sb_a->tensors[6];
+  int64_t* upto = (int64_t*)sb_a->tensors[7];
+  int32_t* late = (int32_t*)sb_a->tensors[8];
+  int64_t* ints = (int64_t*)sb_a->tensors[9];
+  float* mixed = (float*)sb_a->tensors[10];
+  float* ties_max = (float*)sb_a->tensors[11];
+  float* least_min = (float*)sb_a->tensors[12];
+  float* nan_max = (float*)sb_a->tensors[13];
+  float* first_max = (float*)sb_a->tensors[14];
+  float* upto_min = (float*)sb_a->tensors[15];
+  float* late_max = (float*)sb_a->tensors[16];
+  int32_t* ints_min = (int32_t*)sb_a->tensors[17];
+  float* mixed_max = (float*)sb_a->tensors[18];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)ties_max;  // not used by any statement
+  (void)least_min;  // not used by any statement
+  (void)nan_max;  // not used by any statement
+  (void)upto_min;  // not used by any statement
+  (void)mixed_max;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // q[r, c] = floor(4.0 * x[r, c])
+  // ties_max[r] = max(c in 0..C: q[r, c])
+  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+  // least_min[r] = min(c in 0..C: q[r, c])
+  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (8 * (C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, q, ties, least, nan, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, q,
+                     ties, least, nan, R, C);
+    }
+  }
+
+  // first_max = max(c in 0..C: x[0, c])
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s7, 1, 1, 0, sb_stream, x, first_max, C);
+  }
+
+  // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s8, 1, 1, 0, sb_stream, x, first, first_max, C);
+  }
+
+  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
+  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = C;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (R * C) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_warp_per_row_s9_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, upto, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_warp_per_row_s9_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x,
+                     upto, C);
+    }
+  }
+
+  // late_max[r] = max(c in r..(r + 3): f32(c % 3))
+  {
+    const int64_t sb_total = R;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s11, sb_grid, 256, 0, sb_stream, late_max, R);
+  }
+
+  // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
+  {
+    const int64_t sb_total = R;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s12, sb_grid, 256, 0, sb_stream, late, late_max, R);
+  }
+
+  // ints_min = min(c in 0..C: v[c])
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s13, 1, 1, 0, sb_stream, v, ints_min, C);
+  }
+
+  // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s14, 1, 1, 0, sb_stream, v, ints, ints_min, C);
+  }
+
+  // mixed_max[r] = max(c in 0..C: q[r, c])
+  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (8 * (C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_warp_per_row_s15_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, q, mixed, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_warp_per_row_s15_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, q,
+                     mixed, R, C);
+    }
+  }
+  return 0;
+}
+
+// Variant block_per_row (strategy block_per_row).
+static int sb_variant_block_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const int32_t* v = (const int32_t*)sb_a->tensors[1];
+  float* q = (float*)sb_a->tensors[2];
+  int64_t* ties = (int64_t*)sb_a->tensors[3];
+  int64_t* least = (int64_t*)sb_a->tensors[4];
+  int64_t* nan = (int64_t*)sb_a->tensors[5];
+  int64_t* first = (int64_t*)sb_a->tensors[6];
+  int64_t* upto = (int64_t*)sb_a->tensors[7];
+  int32_t* late = (int32_t*)sb_a->tensors[8];
+  int64_t* ints = (int64_t*)sb_a->tensors[9];
+  float* mixed = (float*)sb_a->tensors[10];
+  float* ties_max = (float*)sb_a->tensors[11];
+  float* least_min = (float*)sb_a->tensors[12];
+  float* nan_max = (float*)sb_a->tensors[13];
+  float* first_max = (float*)sb_a->tensors[14];
+  float* upto_min = (float*)sb_a->tensors[15];
+  float* late_max = (float*)sb_a->tensors[16];
+  int32_t* ints_min = (int32_t*)sb_a->tensors[17];
+  float* mixed_max = (float*)sb_a->tensors[18];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)ties_max;  // not used by any statement
+  (void)least_min;  // not used by any statement
+  (void)nan_max;  // not used by any statement
+  (void)upto_min;  // not used by any statement
+  (void)mixed_max;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // q[r, c] = floor(4.0 * x[r, c])
+  // ties_max[r] = max(c in 0..C: q[r, c])
+  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+  // least_min[r] = min(c in 0..C: q[r, c])
+  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = ((C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_block_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, q, ties, least, nan, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_block_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, q,
+                     ties, least, nan, R, C);
+    }
+  }
+
+  // first_max = max(c in 0..C: x[0, c])
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s7, 1, 1, 0, sb_stream, x, first_max, C);
+  }
+
+  // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s8, 1, 1, 0, sb_stream, x, first, first_max, C);
+  }
+
+  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
+  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = C;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (R * C) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_block_per_row_s9_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, upto, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_block_per_row_s9_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x,
+                     upto, C);
+    }
+  }
+
+  // late_max[r] = max(c in r..(r + 3): f32(c % 3))
+  {
+    const int64_t sb_total = R;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_block_per_row_s11, sb_grid, 256, 0, sb_stream, late_max, R);
+  }
+
+  // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
+  {
+    const int64_t sb_total = R;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_block_per_row_s12, sb_grid, 256, 0, sb_stream, late, late_max, R);
+  }
+
+  // ints_min = min(c in 0..C: v[c])
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s13, 1, 1, 0, sb_stream, v, ints_min, C);
+  }
+
+  // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s14, 1, 1, 0, sb_stream, v, ints, ints_min, C);
+  }
+
+  // mixed_max[r] = max(c in 0..C: q[r, c])
+  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = ((C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_block_per_row_s15_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem,
+                     sb_stream, x, q, mixed, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_block_per_row_s15_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, q,
+                     mixed, R, C);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -378,6 +658,8 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"warp_per_row", sb_variant_warp_per_row},
+    {"block_per_row", sb_variant_block_per_row},
 };
 
 static const sb_module sb_module_info = {
@@ -386,7 +668,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",        // backend
     19,                // tensors
     2,                 // sizes
-    2,                 // variants
+    4,                 // variants
     sb_variants,
 };
 

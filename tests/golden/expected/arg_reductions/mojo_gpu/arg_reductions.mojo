@@ -25,11 +25,8 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
 #   grid_stride        strategy grid_stride: block_size = 64, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its fused_rows kernel (fused row groups, not printed yet).
-#   block_per_row (strategy block_per_row): its fused_rows kernel (fused row groups, not printed
-#     yet).
+#   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+#   block_per_row      strategy block_per_row: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: arg_reductions.launch.cpp beside this file
@@ -38,8 +35,11 @@
 # simulator, mojo_gpusim.
 
 from std.math import floor, inf, log
+from std.memory import stack_allocation
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, syncwarp, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
+from max.gpu.primitives.warp import shuffle_xor
 
 
 # -----------------------------------------------------------------------------
@@ -57,6 +57,39 @@ def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
     return (a.gt(b) | ~a.eq(a)).select(a, b)
 
+
+# The max of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_max_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_max(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The min of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_min_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_min(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The min of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_min_i64(v: Int64) -> Int64:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_min(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -651,3 +684,1287 @@ def sb_grid_stride_s16(x: Pointer[Float32, ImmUntrackedOrigin],
         for c in range(C):
             sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == mixed_max[unsafe_offset=r] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
         mixed[unsafe_offset=r] = Float32(sb_acc0) + x[unsafe_offset=r * C + 0]
+
+
+# Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+# reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+# registers or shared memory.
+
+# q[r, c] = floor(4.0 * x[r, c])
+# ties_max[r] = max(c in 0..C: q[r, c])
+# ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# least_min[r] = min(c in 0..C: q[r, c])
+# least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+# nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; ties_max, least_min, nan_max stay in
+# registers (every thread holds its row's value); the row of x is staged in shared memory, read
+# once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s0_rows")
+def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                            q: Pointer[Float32, MutUntrackedOrigin],
+                            ties: Pointer[Int64, MutUntrackedOrigin],
+                            least: Pointer[Int64, MutUntrackedOrigin],
+                            sb_u_nan: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    var sb_off_x = sb_mine
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_ties = Int64(0)
+    var sb_kept_least = Int64(0)
+    var sb_kept_sb_u_nan = Int64(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(q) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 32):
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        syncwarp()
+        # q[r, c] = floor(4.0 * x[r, c])
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * sb_rows[unsafe_offset=sb_off_x + sb_q])
+        syncwarp()
+        # ties_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
+        var sb_row_ties_max: Float32 = sb_acc_ties_max
+        syncwarp()
+        # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_ties: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
+        var sb_row_ties: Int64 = sb_acc_ties
+        if sb_i % 32 == sb_lane:
+            sb_kept_ties = sb_row_ties
+        syncwarp()
+        # least_min[r] = min(c in 0..C: q[r, c])
+        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
+        var sb_row_least_min: Float32 = sb_acc_least_min
+        syncwarp()
+        # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_least: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
+        var sb_row_least: Int64 = sb_acc_least
+        if sb_i % 32 == sb_lane:
+            sb_kept_least = sb_row_least
+        syncwarp()
+        # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)))
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
+        var sb_row_nan_max: Float32 = sb_acc_nan_max
+        syncwarp()
+        # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) == sb_row_nan_max or log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) != log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) else Int64(C - 1))
+        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
+        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+        if sb_i % 32 == sb_lane:
+            sb_kept_sb_u_nan = sb_row_sb_u_nan
+        syncwarp()
+        sb_i += 1
+        if sb_i % 32 == 0:
+            ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+            least[unsafe_offset=sb_kept_row] = sb_kept_least
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+    # The last rows.
+    if sb_kept_row >= 0:
+        ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+        least[unsafe_offset=sb_kept_row] = sb_kept_least
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+
+
+# q[r, c] = floor(4.0 * x[r, c])
+# ties_max[r] = max(c in 0..C: q[r, c])
+# ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# least_min[r] = min(c in 0..C: q[r, c])
+# least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+# nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; ties_max, least_min, nan_max stay in
+# registers (every thread holds its row's value); the rows did not fit in shared memory, so reads go
+# to global memory (no temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1.
+@export("sb_warp_per_row_s0_rows_global")
+def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                   q: Pointer[Float32, MutUntrackedOrigin],
+                                   ties: Pointer[Int64, MutUntrackedOrigin],
+                                   least: Pointer[Int64, MutUntrackedOrigin],
+                                   sb_u_nan: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                                   sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_ties = Int64(0)
+    var sb_kept_least = Int64(0)
+    var sb_kept_sb_u_nan = Int64(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(q) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # q[r, c] = floor(4.0 * x[r, c])
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * x[unsafe_offset=sb_row * C + sb_q])
+        syncwarp()
+        # ties_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
+        var sb_row_ties_max: Float32 = sb_acc_ties_max
+        syncwarp()
+        # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_ties: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
+        var sb_row_ties: Int64 = sb_acc_ties
+        if sb_i % 32 == sb_lane:
+            sb_kept_ties = sb_row_ties
+        syncwarp()
+        # least_min[r] = min(c in 0..C: q[r, c])
+        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
+        var sb_row_least_min: Float32 = sb_acc_least_min
+        syncwarp()
+        # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_least: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
+        var sb_row_least: Int64 = sb_acc_least
+        if sb_i % 32 == sb_lane:
+            sb_kept_least = sb_row_least
+        syncwarp()
+        # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)))
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
+        var sb_row_nan_max: Float32 = sb_acc_nan_max
+        syncwarp()
+        # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) == sb_row_nan_max or log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) != log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) else Int64(C - 1))
+        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
+        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+        if sb_i % 32 == sb_lane:
+            sb_kept_sb_u_nan = sb_row_sb_u_nan
+        sb_i += 1
+        if sb_i % 32 == 0:
+            ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+            least[unsafe_offset=sb_kept_row] = sb_kept_least
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+    # The last rows.
+    if sb_kept_row >= 0:
+        ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+        least[unsafe_offset=sb_kept_row] = sb_kept_least
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+
+
+# first_max = max(c in 0..C: x[0, c])
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s7")
+def sb_warp_per_row_s7(x: Pointer[Float32, ImmUntrackedOrigin],
+                       first_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = -inf[DType.float32]()
+    for c in range(C):
+        sb_acc0 = sb_max(sb_acc0, x[unsafe_offset=c])
+    first_max[] = sb_acc0
+
+
+# first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s8")
+def sb_warp_per_row_s8(x: Pointer[Float32, ImmUntrackedOrigin],
+                       first: Pointer[Int64, MutUntrackedOrigin],
+                       first_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = Int64.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, Int64(c) if x[unsafe_offset=c] == first_max[] or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(C - 1))
+    first[] = sb_acc0
+
+
+# upto_min[j] = min(c in 0..(j + 1): x[0, c])
+# upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; upto_min stay in registers (every thread
+# holds its row's value); x (the same for every row) is staged once per block.
+# Launch: blocks of 256 threads, grid = min(ceil(C / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s9_rows")
+def sb_warp_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                            upto: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_off_x = 0
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # Stage the tensors every row reads alike, once for all the block's rows.
+    var sb_lead_x = Int(x) // 4 % 32
+    var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < R * C else R * C)
+    var sb_body_x = (R * C - sb_head_x) // 32 * 32
+    for sb_j0 in range(0, R * C, 256):
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= R * C:
+            continue  # no slot for this warp
+        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < R * C else R * C - 1
+        var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+        var sb_v = x[unsafe_offset=sb_c]
+        if sb_j == sb_j0 + Int(thread_idx.x):
+            sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+    barrier()
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_upto = Int64(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, C, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # upto_min[j] = min(c in 0..(j + 1): x[0, c])
+        var sb_acc_upto_min: Float32 = inf[DType.float32]()
+        for c in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_rows[unsafe_offset=sb_off_x + (0 * C + c)])
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
+        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        syncwarp()
+        # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+        var sb_acc_upto: Int64 = Int64.MAX
+        for c in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] == sb_row_upto_min or sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] != sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] else Int64(sb_row + 1 - 1))
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
+        var sb_row_upto: Int64 = sb_acc_upto
+        if sb_i % 32 == sb_lane:
+            sb_kept_upto = sb_row_upto
+        syncwarp()
+        sb_i += 1
+        if sb_i % 32 == 0:
+            upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+    # The last rows.
+    if sb_kept_row >= 0:
+        upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+
+
+# upto_min[j] = min(c in 0..(j + 1): x[0, c])
+# upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; upto_min stay in registers (every thread
+# holds its row's value); the rows did not fit in shared memory, so reads go to global memory (no
+# temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(C / 16), SMs * 4), at least 1.
+@export("sb_warp_per_row_s9_rows_global")
+def sb_warp_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                   upto: Pointer[Int64, MutUntrackedOrigin],
+                                   sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_upto = Int64(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, C, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # upto_min[j] = min(c in 0..(j + 1): x[0, c])
+        var sb_acc_upto_min: Float32 = inf[DType.float32]()
+        for c in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, x[unsafe_offset=c])
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
+        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        syncwarp()
+        # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+        var sb_acc_upto: Int64 = Int64.MAX
+        for c in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if x[unsafe_offset=c] == sb_row_upto_min or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(sb_row + 1 - 1))
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
+        var sb_row_upto: Int64 = sb_acc_upto
+        if sb_i % 32 == sb_lane:
+            sb_kept_upto = sb_row_upto
+        sb_i += 1
+        if sb_i % 32 == 0:
+            upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+    # The last rows.
+    if sb_kept_row >= 0:
+        upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+
+
+# late_max[r] = max(c in r..(r + 3): f32(c % 3))
+# Launch: blocks of 256 threads, grid = min(ceil(R / 256), SMs * 4).
+@export("sb_warp_per_row_s11")
+def sb_warp_per_row_s11(late_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var sb_total = R
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc0 = -inf[DType.float32]()
+        for c in range(r, r + 3):
+            sb_acc0 = sb_max(sb_acc0, Float32(c % 3))
+        late_max[unsafe_offset=r] = sb_acc0
+
+
+# late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
+# Launch: blocks of 256 threads, grid = min(ceil(R / 256), SMs * 4).
+@export("sb_warp_per_row_s12")
+def sb_warp_per_row_s12(late: Pointer[Int32, MutUntrackedOrigin],
+                        late_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_R: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var sb_total = R
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc0 = Int64.MAX
+        for c in range(r, r + 3):
+            sb_acc0 = sb_min(sb_acc0, Int64(c) if Float32(c % 3) == late_max[unsafe_offset=r] or Float32(c % 3) != Float32(c % 3) else Int64(r + 3 - 1))
+        late[unsafe_offset=r] = Int32(sb_acc0)
+
+
+# ints_min = min(c in 0..C: v[c])
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s13")
+def sb_warp_per_row_s13(v: Pointer[Int32, ImmUntrackedOrigin],
+                        ints_min: Pointer[Int32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = Int32.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, v[unsafe_offset=c])
+    ints_min[] = sb_acc0
+
+
+# ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s14")
+def sb_warp_per_row_s14(v: Pointer[Int32, ImmUntrackedOrigin],
+                        ints: Pointer[Int64, MutUntrackedOrigin],
+                        ints_min: Pointer[Int32, ImmUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = Int64.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, Int64(c) if v[unsafe_offset=c] == ints_min[] else Int64(C - 1))
+    ints[] = sb_acc0
+
+
+# mixed_max[r] = max(c in 0..C: q[r, c])
+# mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; mixed_max stay in registers (every thread
+# holds its row's value); the row of q is staged in shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s15_rows")
+def sb_warp_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                             q: Pointer[Float32, ImmUntrackedOrigin],
+                             mixed: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    var sb_off_q = sb_mine
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_mixed = Float32(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_q = (Int(q) // 4 + sb_row * C) % 32
+        var sb_head_q = 0 if sb_lead_q == 0 else (32 - sb_lead_q if 32 - sb_lead_q < C else C)
+        var sb_body_q = (C - sb_head_q) // 32 * 32
+        for sb_j0 in range(0, C, 32):
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_q + sb_j if sb_j < sb_body_q else (sb_j - sb_body_q if sb_j < sb_body_q + sb_head_q else sb_j)
+            var sb_v = q[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_q + sb_c] = sb_v
+        syncwarp()
+        # mixed_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 32):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_rows[unsafe_offset=sb_off_q + c])
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
+        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        syncwarp()
+        # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+        var sb_acc_mixed: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 32):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if sb_rows[unsafe_offset=sb_off_q + c] == sb_row_mixed_max or sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Int64(C - 1))
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
+        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        if sb_i % 32 == sb_lane:
+            sb_kept_mixed = sb_row_mixed
+        syncwarp()
+        sb_i += 1
+        if sb_i % 32 == 0:
+            mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+    # The last rows.
+    if sb_kept_row >= 0:
+        mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+
+
+# mixed_max[r] = max(c in 0..C: q[r, c])
+# mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; mixed_max stay in registers (every thread
+# holds its row's value); the rows did not fit in shared memory, so reads go to global memory (no
+# temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1.
+@export("sb_warp_per_row_s15_rows_global")
+def sb_warp_per_row_s15_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                    q: Pointer[Float32, ImmUntrackedOrigin],
+                                    mixed: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                                    sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_mixed = Float32(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # mixed_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 32):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, q[unsafe_offset=sb_row * C + c])
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
+        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        syncwarp()
+        # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+        var sb_acc_mixed: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 32):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_mixed_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
+        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        if sb_i % 32 == sb_lane:
+            sb_kept_mixed = sb_row_mixed
+        sb_i += 1
+        if sb_i % 32 == 0:
+            mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+    # The last rows.
+    if sb_kept_row >= 0:
+        mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+
+
+# Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+# row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps in
+# registers or shared memory, row-invariant reads staged once per block.
+
+# q[r, c] = floor(4.0 * x[r, c])
+# ties_max[r] = max(c in 0..C: q[r, c])
+# ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# least_min[r] = min(c in 0..C: q[r, c])
+# least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+# nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; ties_max, least_min, nan_max stay in
+# registers (every thread holds its row's value); the row of x is staged in shared memory, read
+# once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s0_rows")
+def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                             q: Pointer[Float32, MutUntrackedOrigin],
+                             ties: Pointer[Int64, MutUntrackedOrigin],
+                             least: Pointer[Int64, MutUntrackedOrigin],
+                             sb_u_nan: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_mine = 0  # this block's rows
+    var sb_off_x = sb_mine
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_ties = Int64(0)
+    var sb_kept_least = Int64(0)
+    var sb_kept_sb_u_nan = Int64(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(q) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 256):
+            if sb_j0 + sb_lane // 32 * 32 >= C:
+                continue  # no slot for this warp
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        barrier()
+        # q[r, c] = floor(4.0 * x[r, c])
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * sb_rows[unsafe_offset=sb_off_x + sb_q])
+        barrier()
+        # ties_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_ties_max
+        barrier()
+        sb_acc_ties_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_ties_max: Float32 = sb_acc_ties_max
+        barrier()
+        # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_ties: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_ties
+        barrier()
+        sb_acc_ties = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_ties = sb_min(sb_acc_ties, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_ties: Int64 = sb_acc_ties
+        if sb_i % 256 == sb_lane:
+            sb_kept_ties = sb_row_ties
+        barrier()
+        # least_min[r] = min(c in 0..C: q[r, c])
+        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_least_min
+        barrier()
+        sb_acc_least_min = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_least_min = sb_min(sb_acc_least_min, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_least_min: Float32 = sb_acc_least_min
+        barrier()
+        # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_least: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_least
+        barrier()
+        sb_acc_least = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_least = sb_min(sb_acc_least, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_least: Int64 = sb_acc_least
+        if sb_i % 256 == sb_lane:
+            sb_kept_least = sb_row_least
+        barrier()
+        # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)))
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nan_max
+        barrier()
+        sb_acc_nan_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_nan_max: Float32 = sb_acc_nan_max
+        barrier()
+        # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) == sb_row_nan_max or log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) != log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) else Int64(C - 1))
+        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_sb_u_nan
+        barrier()
+        sb_acc_sb_u_nan = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+        if sb_i % 256 == sb_lane:
+            sb_kept_sb_u_nan = sb_row_sb_u_nan
+        barrier()
+        sb_i += 1
+        if sb_i % 256 == 0:
+            ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+            least[unsafe_offset=sb_kept_row] = sb_kept_least
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+    # The last rows.
+    if sb_kept_row >= 0:
+        ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+        least[unsafe_offset=sb_kept_row] = sb_kept_least
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+
+
+# q[r, c] = floor(4.0 * x[r, c])
+# ties_max[r] = max(c in 0..C: q[r, c])
+# ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# least_min[r] = min(c in 0..C: q[r, c])
+# least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+# nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+# nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; ties_max, least_min, nan_max stay in
+# registers (every thread holds its row's value); the rows did not fit in shared memory, so reads go
+# to global memory (no temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s0_rows_global")
+def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                    q: Pointer[Float32, MutUntrackedOrigin],
+                                    ties: Pointer[Int64, MutUntrackedOrigin],
+                                    least: Pointer[Int64, MutUntrackedOrigin],
+                                    sb_u_nan: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                                    sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_ties = Int64(0)
+    var sb_kept_least = Int64(0)
+    var sb_kept_sb_u_nan = Int64(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        var sb_lead = (Int(q) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
+        # q[r, c] = floor(4.0 * x[r, c])
+        for sb_j in range(sb_lane, C, 256):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * x[unsafe_offset=sb_row * C + sb_q])
+        barrier()
+        # ties_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_ties_max
+        barrier()
+        sb_acc_ties_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_ties_max: Float32 = sb_acc_ties_max
+        barrier()
+        # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_ties: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_ties
+        barrier()
+        sb_acc_ties = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_ties = sb_min(sb_acc_ties, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_ties: Int64 = sb_acc_ties
+        if sb_i % 256 == sb_lane:
+            sb_kept_ties = sb_row_ties
+        barrier()
+        # least_min[r] = min(c in 0..C: q[r, c])
+        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_least_min
+        barrier()
+        sb_acc_least_min = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_least_min = sb_min(sb_acc_least_min, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_least_min: Float32 = sb_acc_least_min
+        barrier()
+        # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        var sb_acc_least: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_least
+        barrier()
+        sb_acc_least = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_least = sb_min(sb_acc_least, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_least: Int64 = sb_acc_least
+        if sb_i % 256 == sb_lane:
+            sb_kept_least = sb_row_least
+        barrier()
+        # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)))
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nan_max
+        barrier()
+        sb_acc_nan_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_nan_max: Float32 = sb_acc_nan_max
+        barrier()
+        # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 256):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) == sb_row_nan_max or log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) != log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) else Int64(C - 1))
+        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_sb_u_nan
+        barrier()
+        sb_acc_sb_u_nan = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+        if sb_i % 256 == sb_lane:
+            sb_kept_sb_u_nan = sb_row_sb_u_nan
+        sb_i += 1
+        if sb_i % 256 == 0:
+            ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+            least[unsafe_offset=sb_kept_row] = sb_kept_least
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+    # The last rows.
+    if sb_kept_row >= 0:
+        ties[unsafe_offset=sb_kept_row] = sb_kept_ties
+        least[unsafe_offset=sb_kept_row] = sb_kept_least
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+
+
+# first_max = max(c in 0..C: x[0, c])
+# Launch: one block of one thread.
+@export("sb_block_per_row_s7")
+def sb_block_per_row_s7(x: Pointer[Float32, ImmUntrackedOrigin],
+                        first_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = -inf[DType.float32]()
+    for c in range(C):
+        sb_acc0 = sb_max(sb_acc0, x[unsafe_offset=c])
+    first_max[] = sb_acc0
+
+
+# first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
+# Launch: one block of one thread.
+@export("sb_block_per_row_s8")
+def sb_block_per_row_s8(x: Pointer[Float32, ImmUntrackedOrigin],
+                        first: Pointer[Int64, MutUntrackedOrigin],
+                        first_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = Int64.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, Int64(c) if x[unsafe_offset=c] == first_max[] or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(C - 1))
+    first[] = sb_acc0
+
+
+# upto_min[j] = min(c in 0..(j + 1): x[0, c])
+# upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; upto_min stay in registers (every thread
+# holds its row's value); x (the same for every row) is staged once per block.
+# Launch: blocks of 256 threads, grid = min(ceil(C / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s9_rows")
+def sb_block_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                             upto: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_off_x = 0
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # Stage the tensors every row reads alike, once for all the block's rows.
+    var sb_lead_x = Int(x) // 4 % 32
+    var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < R * C else R * C)
+    var sb_body_x = (R * C - sb_head_x) // 32 * 32
+    for sb_j0 in range(0, R * C, 256):
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= R * C:
+            continue  # no slot for this warp
+        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < R * C else R * C - 1
+        var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+        var sb_v = x[unsafe_offset=sb_c]
+        if sb_j == sb_j0 + Int(thread_idx.x):
+            sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+    barrier()
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_upto = Int64(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, C, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # upto_min[j] = min(c in 0..(j + 1): x[0, c])
+        var sb_acc_upto_min: Float32 = inf[DType.float32]()
+        for c in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_rows[unsafe_offset=sb_off_x + (0 * C + c)])
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_upto_min
+        barrier()
+        sb_acc_upto_min = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        barrier()
+        # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+        var sb_acc_upto: Int64 = Int64.MAX
+        for c in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] == sb_row_upto_min or sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] != sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] else Int64(sb_row + 1 - 1))
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_upto
+        barrier()
+        sb_acc_upto = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_upto = sb_min(sb_acc_upto, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_upto: Int64 = sb_acc_upto
+        if sb_i % 256 == sb_lane:
+            sb_kept_upto = sb_row_upto
+        barrier()
+        sb_i += 1
+        if sb_i % 256 == 0:
+            upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+    # The last rows.
+    if sb_kept_row >= 0:
+        upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+
+
+# upto_min[j] = min(c in 0..(j + 1): x[0, c])
+# upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; upto_min stay in registers (every thread
+# holds its row's value); the rows did not fit in shared memory, so reads go to global memory (no
+# temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(C / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s9_rows_global")
+def sb_block_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                    upto: Pointer[Int64, MutUntrackedOrigin],
+                                    sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_upto = Int64(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, C, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # upto_min[j] = min(c in 0..(j + 1): x[0, c])
+        var sb_acc_upto_min: Float32 = inf[DType.float32]()
+        for c in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, x[unsafe_offset=c])
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_upto_min
+        barrier()
+        sb_acc_upto_min = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        barrier()
+        # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+        var sb_acc_upto: Int64 = Int64.MAX
+        for c in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if x[unsafe_offset=c] == sb_row_upto_min or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(sb_row + 1 - 1))
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_upto
+        barrier()
+        sb_acc_upto = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_upto = sb_min(sb_acc_upto, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_upto: Int64 = sb_acc_upto
+        if sb_i % 256 == sb_lane:
+            sb_kept_upto = sb_row_upto
+        sb_i += 1
+        if sb_i % 256 == 0:
+            upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+    # The last rows.
+    if sb_kept_row >= 0:
+        upto[unsafe_offset=sb_kept_row] = sb_kept_upto
+
+
+# late_max[r] = max(c in r..(r + 3): f32(c % 3))
+# Launch: blocks of 256 threads, grid = min(ceil(R / 256), SMs * 4).
+@export("sb_block_per_row_s11")
+def sb_block_per_row_s11(late_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var sb_total = R
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc0 = -inf[DType.float32]()
+        for c in range(r, r + 3):
+            sb_acc0 = sb_max(sb_acc0, Float32(c % 3))
+        late_max[unsafe_offset=r] = sb_acc0
+
+
+# late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
+# Launch: blocks of 256 threads, grid = min(ceil(R / 256), SMs * 4).
+@export("sb_block_per_row_s12")
+def sb_block_per_row_s12(late: Pointer[Int32, MutUntrackedOrigin],
+                         late_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_R: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var sb_total = R
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc0 = Int64.MAX
+        for c in range(r, r + 3):
+            sb_acc0 = sb_min(sb_acc0, Int64(c) if Float32(c % 3) == late_max[unsafe_offset=r] or Float32(c % 3) != Float32(c % 3) else Int64(r + 3 - 1))
+        late[unsafe_offset=r] = Int32(sb_acc0)
+
+
+# ints_min = min(c in 0..C: v[c])
+# Launch: one block of one thread.
+@export("sb_block_per_row_s13")
+def sb_block_per_row_s13(v: Pointer[Int32, ImmUntrackedOrigin],
+                         ints_min: Pointer[Int32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = Int32.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, v[unsafe_offset=c])
+    ints_min[] = sb_acc0
+
+
+# ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
+# Launch: one block of one thread.
+@export("sb_block_per_row_s14")
+def sb_block_per_row_s14(v: Pointer[Int32, ImmUntrackedOrigin],
+                         ints: Pointer[Int64, MutUntrackedOrigin],
+                         ints_min: Pointer[Int32, ImmUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = Int64.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, Int64(c) if v[unsafe_offset=c] == ints_min[] else Int64(C - 1))
+    ints[] = sb_acc0
+
+
+# mixed_max[r] = max(c in 0..C: q[r, c])
+# mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; mixed_max stay in registers (every thread
+# holds its row's value); the row of q is staged in shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s15_rows")
+def sb_block_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                              q: Pointer[Float32, ImmUntrackedOrigin],
+                              mixed: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                              sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_mine = 0  # this block's rows
+    var sb_off_q = sb_mine
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_mixed = Float32(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_q = (Int(q) // 4 + sb_row * C) % 32
+        var sb_head_q = 0 if sb_lead_q == 0 else (32 - sb_lead_q if 32 - sb_lead_q < C else C)
+        var sb_body_q = (C - sb_head_q) // 32 * 32
+        for sb_j0 in range(0, C, 256):
+            if sb_j0 + sb_lane // 32 * 32 >= C:
+                continue  # no slot for this warp
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_q + sb_j if sb_j < sb_body_q else (sb_j - sb_body_q if sb_j < sb_body_q + sb_head_q else sb_j)
+            var sb_v = q[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_q + sb_c] = sb_v
+        barrier()
+        # mixed_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 256):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_rows[unsafe_offset=sb_off_q + c])
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mixed_max
+        barrier()
+        sb_acc_mixed_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        barrier()
+        # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+        var sb_acc_mixed: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 256):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if sb_rows[unsafe_offset=sb_off_q + c] == sb_row_mixed_max or sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Int64(C - 1))
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_mixed
+        barrier()
+        sb_acc_mixed = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_mixed = sb_min(sb_acc_mixed, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        if sb_i % 256 == sb_lane:
+            sb_kept_mixed = sb_row_mixed
+        barrier()
+        sb_i += 1
+        if sb_i % 256 == 0:
+            mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+    # The last rows.
+    if sb_kept_row >= 0:
+        mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+
+
+# mixed_max[r] = max(c in 0..C: q[r, c])
+# mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; mixed_max stay in registers (every thread
+# holds its row's value); the rows did not fit in shared memory, so reads go to global memory (no
+# temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s15_rows_global")
+def sb_block_per_row_s15_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                     q: Pointer[Float32, ImmUntrackedOrigin],
+                                     mixed: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                                     sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_mixed = Float32(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # mixed_max[r] = max(c in 0..C: q[r, c])
+        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
+        for c in range(sb_lane, C, 256):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, q[unsafe_offset=sb_row * C + c])
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mixed_max
+        barrier()
+        sb_acc_mixed_max = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_warps_f32[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        barrier()
+        # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+        var sb_acc_mixed: Int64 = Int64.MAX
+        for c in range(sb_lane, C, 256):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_mixed_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_mixed
+        barrier()
+        sb_acc_mixed = sb_warps_i64[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_mixed = sb_min(sb_acc_mixed, sb_warps_i64[unsafe_offset=sb_w])
+        barrier()
+        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        if sb_i % 256 == sb_lane:
+            sb_kept_mixed = sb_row_mixed
+        sb_i += 1
+        if sb_i % 256 == 0:
+            mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed
+    # The last rows.
+    if sb_kept_row >= 0:
+        mixed[unsafe_offset=sb_kept_row] = sb_kept_mixed

@@ -17,6 +17,8 @@
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
+//   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+//   block_per_row      strategy block_per_row: block_size = 256 (default)
 //
 // The host side of nan_reductions.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -41,6 +43,26 @@ SB_MOJO_KERNEL(sb_thread_per_output_s6);
 SB_MOJO_KERNEL(sb_thread_per_output_s7);
 SB_MOJO_KERNEL(sb_thread_per_output_s8);
 SB_MOJO_KERNEL(sb_thread_per_output_s9);
+SB_MOJO_KERNEL(sb_warp_per_row_s0);
+SB_MOJO_KERNEL(sb_warp_per_row_s1);
+SB_MOJO_KERNEL(sb_warp_per_row_s2);
+SB_MOJO_KERNEL(sb_warp_per_row_s3);
+SB_MOJO_KERNEL(sb_warp_per_row_s4);
+SB_MOJO_KERNEL(sb_warp_per_row_s5);
+SB_MOJO_KERNEL(sb_warp_per_row_s6);
+SB_MOJO_KERNEL(sb_warp_per_row_s7_rows);
+SB_MOJO_KERNEL(sb_warp_per_row_s7_rows_global);
+SB_MOJO_KERNEL(sb_warp_per_row_s9);
+SB_MOJO_KERNEL(sb_block_per_row_s0);
+SB_MOJO_KERNEL(sb_block_per_row_s1);
+SB_MOJO_KERNEL(sb_block_per_row_s2);
+SB_MOJO_KERNEL(sb_block_per_row_s3);
+SB_MOJO_KERNEL(sb_block_per_row_s4);
+SB_MOJO_KERNEL(sb_block_per_row_s5);
+SB_MOJO_KERNEL(sb_block_per_row_s6);
+SB_MOJO_KERNEL(sb_block_per_row_s7_rows);
+SB_MOJO_KERNEL(sb_block_per_row_s7_rows_global);
+SB_MOJO_KERNEL(sb_block_per_row_s9);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -130,12 +152,198 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant warp_per_row (strategy warp_per_row).
+static int sb_variant_warp_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const double* d = (const double*)sb_a->tensors[1];
+  float* q = (float*)sb_a->tensors[2];
+  float* nans = (float*)sb_a->tensors[3];
+  float* rmax = (float*)sb_a->tensors[4];
+  float* rmin = (float*)sb_a->tensors[5];
+  double* dmax = (double*)sb_a->tensors[6];
+  double* dmin = (double*)sb_a->tensors[7];
+  float* cmax = (float*)sb_a->tensors[8];
+  float* firstmax = (float*)sb_a->tensors[9];
+  float* lastmin = (float*)sb_a->tensors[10];
+  double* allmax = (double*)sb_a->tensors[11];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)q;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s0, sb_grid, 256, 0, sb_stream, x, rmax, R, C);
+  }
+
+  // rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s1, sb_grid, 256, 0, sb_stream, x, rmin, R, C);
+  }
+
+  // dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s2, sb_grid, 256, 0, sb_stream, d, dmax, R, C);
+  }
+
+  // dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s3, sb_grid, 256, 0, sb_stream, d, dmin, R, C);
+  }
+
+  // cmax[c] = max(r in 0..R: select(r == c * 3 % R, log(x[r, c] - 2.0), x[r, c]))
+  {
+    const int64_t sb_total = C;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_warp_per_row_s4, sb_grid, 256, 0, sb_stream, x, cmax, R, C);
+  }
+
+  // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s5, 1, 1, 0, sb_stream, x, firstmax, C);
+  }
+
+  // lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s6, 1, 1, 0, sb_stream, x, lastmin, R, C);
+  }
+
+  // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+  // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = (8 * (C + C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_warp_per_row_s7_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, nans, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_warp_per_row_s7_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x,
+                     nans, R, C);
+    }
+  }
+
+  // allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
+  {
+    SB_MOJO_LAUNCH(sb_warp_per_row_s9, 1, 1, 0, sb_stream, d, allmax, R, C);
+  }
+  return 0;
+}
+
+// Variant block_per_row (strategy block_per_row).
+static int sb_variant_block_per_row(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const double* d = (const double*)sb_a->tensors[1];
+  float* q = (float*)sb_a->tensors[2];
+  float* nans = (float*)sb_a->tensors[3];
+  float* rmax = (float*)sb_a->tensors[4];
+  float* rmin = (float*)sb_a->tensors[5];
+  double* dmax = (double*)sb_a->tensors[6];
+  double* dmin = (double*)sb_a->tensors[7];
+  float* cmax = (float*)sb_a->tensors[8];
+  float* firstmax = (float*)sb_a->tensors[9];
+  float* lastmin = (float*)sb_a->tensors[10];
+  double* allmax = (double*)sb_a->tensors[11];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  (void)q;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
+    SB_MOJO_LAUNCH(sb_block_per_row_s0, sb_grid, 256, 0, sb_stream, x, rmax, R, C);
+  }
+
+  // rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
+    SB_MOJO_LAUNCH(sb_block_per_row_s1, sb_grid, 256, 0, sb_stream, x, rmin, R, C);
+  }
+
+  // dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
+    SB_MOJO_LAUNCH(sb_block_per_row_s2, sb_grid, 256, 0, sb_stream, d, dmax, R, C);
+  }
+
+  // dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);
+    SB_MOJO_LAUNCH(sb_block_per_row_s3, sb_grid, 256, 0, sb_stream, d, dmin, R, C);
+  }
+
+  // cmax[c] = max(r in 0..R: select(r == c * 3 % R, log(x[r, c] - 2.0), x[r, c]))
+  {
+    const int64_t sb_total = C;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_block_per_row_s4, sb_grid, 256, 0, sb_stream, x, cmax, R, C);
+  }
+
+  // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s5, 1, 1, 0, sb_stream, x, firstmax, C);
+  }
+
+  // lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s6, 1, 1, 0, sb_stream, x, lastmin, R, C);
+  }
+
+  // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+  // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+  {  // one kernel for the row group
+    const int64_t sb_nrows = R;
+    int64_t sb_blocks = (sb_nrows + 15) / 16;  // at least 16 rows per block
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const int64_t sb_smem = ((C + C)) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      SB_MOJO_LAUNCH(sb_block_per_row_s7_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
+                     x, nans, R, C);
+    } else {  // the rows do not fit in shared memory
+      SB_MOJO_LAUNCH(sb_block_per_row_s7_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x,
+                     nans, R, C);
+    }
+  }
+
+  // allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
+  {
+    SB_MOJO_LAUNCH(sb_block_per_row_s9, 1, 1, 0, sb_stream, d, allmax, R, C);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
 
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
+    {"warp_per_row", sb_variant_warp_per_row},
+    {"block_per_row", sb_variant_block_per_row},
 };
 
 static const sb_module sb_module_info = {
@@ -144,7 +352,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",        // backend
     12,                // tensors
     2,                 // sizes
-    1,                 // variants
+    3,                 // variants
     sb_variants,
 };
 

@@ -17,11 +17,8 @@
 # Sizes (ABI order): R, C
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   warp_per_row (strategy warp_per_row): its fused_rows kernel (fused row groups, not printed yet).
-#   block_per_row (strategy block_per_row): its fused_rows kernel (fused row groups, not printed
-#     yet).
+#   warp_per_row       strategy warp_per_row: block_size = 256 (default)
+#   block_per_row      strategy block_per_row: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: nan_reductions.launch.cpp beside this file
@@ -30,8 +27,11 @@
 # simulator, mojo_gpusim.
 
 from std.math import inf, log
+from std.memory import stack_allocation
 
-from max.gpu import block_dim, block_idx, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, syncwarp, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
+from max.gpu.primitives.warp import shuffle_xor
 
 
 # -----------------------------------------------------------------------------
@@ -49,6 +49,61 @@ def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
     return (a.gt(b) | ~a.eq(a)).select(a, b)
 
+
+# The max of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_max_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_max(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The max of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_max_f64(v: Float64) -> Float64:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_max(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The min of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_min_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_min(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The min of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_min_f64(v: Float64) -> Float64:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v = sb_min(sb_v, sb_n)
+        sb_o >>= 1
+    return sb_v
+
+# The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_sum_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v += sb_n
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -223,6 +278,600 @@ def sb_thread_per_output_s8(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_thread_per_output_s9(d: Pointer[Float64, ImmUntrackedOrigin],
                             allmax: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = -inf[DType.float64]()
+    for r in range(R):
+        var sb_acc1 = -inf[DType.float64]()
+        for c in range(C):
+            sb_acc1 = sb_max(sb_acc1, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if r == R - 1 and c == 0 else d[unsafe_offset=r * C + c])
+        sb_acc0 = sb_max(sb_acc0, sb_acc1)
+    allmax[] = sb_acc0
+
+
+# Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
+# reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
+# registers or shared memory.
+
+# rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
+# Launch: blocks of 256 threads, grid = ceil(R / 8) (8 warps per block).
+@export("sb_warp_per_row_s0")
+def sb_warp_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
+                       rmax: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_total = R
+    var sb_lane = sb_tid % 32
+    # One warp per output element: the loop bound is the same for all its lanes.
+    var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
+    var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    for sb_t in range(sb_first, sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc = -inf[DType.float32]()
+        for c in range(sb_lane, C, 32):
+            sb_acc = sb_max(sb_acc, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == 7 * r % C else x[unsafe_offset=r * C + c])
+        sb_acc = sb_warp_max_f32(sb_acc)
+        if sb_lane == 0:
+            rmax[unsafe_offset=r] = sb_acc
+
+
+# rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
+# Launch: blocks of 256 threads, grid = ceil(R / 8) (8 warps per block).
+@export("sb_warp_per_row_s1")
+def sb_warp_per_row_s1(x: Pointer[Float32, ImmUntrackedOrigin],
+                       rmin: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_total = R
+    var sb_lane = sb_tid % 32
+    # One warp per output element: the loop bound is the same for all its lanes.
+    var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
+    var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    for sb_t in range(sb_first, sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc = inf[DType.float32]()
+        for c in range(sb_lane, C, 32):
+            sb_acc = sb_min(sb_acc, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == (5 * r + 3) % C else x[unsafe_offset=r * C + c])
+        sb_acc = sb_warp_min_f32(sb_acc)
+        if sb_lane == 0:
+            rmin[unsafe_offset=r] = sb_acc
+
+
+# dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
+# Launch: blocks of 256 threads, grid = ceil(R / 8) (8 warps per block).
+@export("sb_warp_per_row_s2")
+def sb_warp_per_row_s2(d: Pointer[Float64, ImmUntrackedOrigin],
+                       dmax: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_total = R
+    var sb_lane = sb_tid % 32
+    # One warp per output element: the loop bound is the same for all its lanes.
+    var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
+    var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    for sb_t in range(sb_first, sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc = -inf[DType.float64]()
+        for c in range(sb_lane, C, 32):
+            sb_acc = sb_max(sb_acc, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == C - 1 - r % C else d[unsafe_offset=r * C + c])
+        sb_acc = sb_warp_max_f64(sb_acc)
+        if sb_lane == 0:
+            dmax[unsafe_offset=r] = sb_acc
+
+
+# dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
+# Launch: blocks of 256 threads, grid = ceil(R / 8) (8 warps per block).
+@export("sb_warp_per_row_s3")
+def sb_warp_per_row_s3(d: Pointer[Float64, ImmUntrackedOrigin],
+                       dmin: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_total = R
+    var sb_lane = sb_tid % 32
+    # One warp per output element: the loop bound is the same for all its lanes.
+    var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
+    var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    for sb_t in range(sb_first, sb_total, sb_stride):
+        var r = sb_t
+        var sb_acc = inf[DType.float64]()
+        for c in range(sb_lane, C, 32):
+            sb_acc = sb_min(sb_acc, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == r % C else d[unsafe_offset=r * C + c])
+        sb_acc = sb_warp_min_f64(sb_acc)
+        if sb_lane == 0:
+            dmin[unsafe_offset=r] = sb_acc
+
+
+# cmax[c] = max(r in 0..R: select(r == c * 3 % R, log(x[r, c] - 2.0), x[r, c]))
+# Launch: blocks of 256 threads, grid = min(ceil(C / 256), SMs * 4).
+@export("sb_warp_per_row_s4")
+def sb_warp_per_row_s4(x: Pointer[Float32, ImmUntrackedOrigin],
+                       cmax: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_total = C
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var c = sb_t
+        var sb_acc0 = -inf[DType.float32]()
+        for r in range(R):
+            sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if r == c * 3 % R else x[unsafe_offset=r * C + c])
+        cmax[unsafe_offset=c] = sb_acc0
+
+
+# firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s5")
+def sb_warp_per_row_s5(x: Pointer[Float32, ImmUntrackedOrigin],
+                       firstmax: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = -inf[DType.float32]()
+    for k in range(C):
+        sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=k] - Float32(2.0)) if k == 0 else x[unsafe_offset=k])
+    firstmax[] = sb_acc0
+
+
+# lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s6")
+def sb_warp_per_row_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+                       lastmin: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = inf[DType.float32]()
+    for k in range(C):
+        sb_acc0 = sb_min(sb_acc0, log(x[unsafe_offset=(R - 1) * C + k] - Float32(2.0)) if k == C - 1 else x[unsafe_offset=(R - 1) * C + k])
+    lastmin[] = sb_acc0
+
+
+# q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+# nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; per-row values stay in registers; the row of
+# q lives in shared memory; the row of x is staged in shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_warp_per_row_s7_rows")
+def sb_warp_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                            nans: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
+    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
+    var sb_off_x = sb_mine
+    var sb_off_q = sb_off_x + C
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_nans = Float32(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 32):
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        syncwarp()
+        # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+        for sb_q in range(sb_lane, C, 32):
+            sb_rows[unsafe_offset=sb_off_q + sb_q] = log(sb_rows[unsafe_offset=sb_off_x + sb_q] - Float32(2.0)) if sb_q == 7 * sb_row % C else sb_rows[unsafe_offset=sb_off_x + sb_q]
+        syncwarp()
+        # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+        var sb_acc_nans: Float32 = Float32(0.0)
+        for c in range(sb_lane, C, 32):
+            sb_acc_nans += (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Float32(0.0)) + (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_x + c] else Float32(0.0))
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
+        var sb_row_nans: Float32 = sb_acc_nans
+        if sb_i % 32 == sb_lane:
+            sb_kept_nans = sb_row_nans
+        syncwarp()
+        sb_i += 1
+        if sb_i % 32 == 0:
+            nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+    # The last rows.
+    if sb_kept_row >= 0:
+        nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+
+
+# q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+# nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+# Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; per-row values stay in registers; the rows
+# did not fit in shared memory, so reads go to global memory and q is recomputed where it is read
+# (no temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1.
+@export("sb_warp_per_row_s7_rows_global")
+def sb_warp_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                   nans: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                                   sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
+    var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+    # every 32 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this warp has done
+    var sb_kept_nans = Float32(0)
+    # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 32 == sb_lane:
+            sb_kept_row = sb_row
+        # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+        # q is not stored: it is recomputed where it is read.
+        # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+        var sb_acc_nans: Float32 = Float32(0.0)
+        for c in range(sb_lane, C, 32):
+            sb_acc_nans += (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) else Float32(0.0)) + (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != x[unsafe_offset=sb_row * C + c] else Float32(0.0))
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
+        var sb_row_nans: Float32 = sb_acc_nans
+        if sb_i % 32 == sb_lane:
+            sb_kept_nans = sb_row_nans
+        sb_i += 1
+        if sb_i % 32 == 0:
+            nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+    # The last rows.
+    if sb_kept_row >= 0:
+        nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+
+
+# allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
+# Launch: one block of one thread.
+@export("sb_warp_per_row_s9")
+def sb_warp_per_row_s9(d: Pointer[Float64, ImmUntrackedOrigin],
+                       allmax: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                       sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = -inf[DType.float64]()
+    for r in range(R):
+        var sb_acc1 = -inf[DType.float64]()
+        for c in range(C):
+            sb_acc1 = sb_max(sb_acc1, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if r == R - 1 and c == 0 else d[unsafe_offset=r * C + c])
+        sb_acc0 = sb_max(sb_acc0, sb_acc1)
+    allmax[] = sb_acc0
+
+
+# Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
+# row group is one kernel, a block owning a row (shuffle and shared-memory reductions), row temps in
+# registers or shared memory, row-invariant reads staged once per block.
+
+# rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
+# Launch: blocks of 256 threads, grid = min(R, 65535).
+@export("sb_block_per_row_s0")
+def sb_block_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
+                        rmax: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_red = stack_allocation[256, Float32, address_space=AddressSpace.SHARED]()
+    var sb_total = R
+    # One block per output element.
+    for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):
+        var r = sb_t
+        var sb_acc = -inf[DType.float32]()
+        for c in range(sb_tid, C, 256):
+            sb_acc = sb_max(sb_acc, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == 7 * r % C else x[unsafe_offset=r * C + c])
+        sb_red[unsafe_offset=sb_tid] = sb_acc
+        barrier()
+        var sb_s = 128
+        while sb_s > 0:
+            if sb_tid < sb_s:
+                var sb_a = sb_red[unsafe_offset=sb_tid]
+                sb_a = sb_max(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
+                sb_red[unsafe_offset=sb_tid] = sb_a
+            barrier()
+            sb_s >>= 1
+        if sb_tid == 0:
+            sb_acc = sb_red[unsafe_offset=0]
+            rmax[unsafe_offset=r] = sb_acc
+
+
+# rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
+# Launch: blocks of 256 threads, grid = min(R, 65535).
+@export("sb_block_per_row_s1")
+def sb_block_per_row_s1(x: Pointer[Float32, ImmUntrackedOrigin],
+                        rmin: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_red = stack_allocation[256, Float32, address_space=AddressSpace.SHARED]()
+    var sb_total = R
+    # One block per output element.
+    for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):
+        var r = sb_t
+        var sb_acc = inf[DType.float32]()
+        for c in range(sb_tid, C, 256):
+            sb_acc = sb_min(sb_acc, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == (5 * r + 3) % C else x[unsafe_offset=r * C + c])
+        sb_red[unsafe_offset=sb_tid] = sb_acc
+        barrier()
+        var sb_s = 128
+        while sb_s > 0:
+            if sb_tid < sb_s:
+                var sb_a = sb_red[unsafe_offset=sb_tid]
+                sb_a = sb_min(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
+                sb_red[unsafe_offset=sb_tid] = sb_a
+            barrier()
+            sb_s >>= 1
+        if sb_tid == 0:
+            sb_acc = sb_red[unsafe_offset=0]
+            rmin[unsafe_offset=r] = sb_acc
+
+
+# dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
+# Launch: blocks of 256 threads, grid = min(R, 65535).
+@export("sb_block_per_row_s2")
+def sb_block_per_row_s2(d: Pointer[Float64, ImmUntrackedOrigin],
+                        dmax: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_red = stack_allocation[256, Float64, address_space=AddressSpace.SHARED]()
+    var sb_total = R
+    # One block per output element.
+    for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):
+        var r = sb_t
+        var sb_acc = -inf[DType.float64]()
+        for c in range(sb_tid, C, 256):
+            sb_acc = sb_max(sb_acc, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == C - 1 - r % C else d[unsafe_offset=r * C + c])
+        sb_red[unsafe_offset=sb_tid] = sb_acc
+        barrier()
+        var sb_s = 128
+        while sb_s > 0:
+            if sb_tid < sb_s:
+                var sb_a = sb_red[unsafe_offset=sb_tid]
+                sb_a = sb_max(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
+                sb_red[unsafe_offset=sb_tid] = sb_a
+            barrier()
+            sb_s >>= 1
+        if sb_tid == 0:
+            sb_acc = sb_red[unsafe_offset=0]
+            dmax[unsafe_offset=r] = sb_acc
+
+
+# dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
+# Launch: blocks of 256 threads, grid = min(R, 65535).
+@export("sb_block_per_row_s3")
+def sb_block_per_row_s3(d: Pointer[Float64, ImmUntrackedOrigin],
+                        dmin: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_tid = Int(thread_idx.x)
+    var sb_red = stack_allocation[256, Float64, address_space=AddressSpace.SHARED]()
+    var sb_total = R
+    # One block per output element.
+    for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):
+        var r = sb_t
+        var sb_acc = inf[DType.float64]()
+        for c in range(sb_tid, C, 256):
+            sb_acc = sb_min(sb_acc, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == r % C else d[unsafe_offset=r * C + c])
+        sb_red[unsafe_offset=sb_tid] = sb_acc
+        barrier()
+        var sb_s = 128
+        while sb_s > 0:
+            if sb_tid < sb_s:
+                var sb_a = sb_red[unsafe_offset=sb_tid]
+                sb_a = sb_min(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
+                sb_red[unsafe_offset=sb_tid] = sb_a
+            barrier()
+            sb_s >>= 1
+        if sb_tid == 0:
+            sb_acc = sb_red[unsafe_offset=0]
+            dmin[unsafe_offset=r] = sb_acc
+
+
+# cmax[c] = max(r in 0..R: select(r == c * 3 % R, log(x[r, c] - 2.0), x[r, c]))
+# Launch: blocks of 256 threads, grid = min(ceil(C / 256), SMs * 4).
+@export("sb_block_per_row_s4")
+def sb_block_per_row_s4(x: Pointer[Float32, ImmUntrackedOrigin],
+                        cmax: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_total = C
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var c = sb_t
+        var sb_acc0 = -inf[DType.float32]()
+        for r in range(R):
+            sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if r == c * 3 % R else x[unsafe_offset=r * C + c])
+        cmax[unsafe_offset=c] = sb_acc0
+
+
+# firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
+# Launch: one block of one thread.
+@export("sb_block_per_row_s5")
+def sb_block_per_row_s5(x: Pointer[Float32, ImmUntrackedOrigin],
+                        firstmax: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = -inf[DType.float32]()
+    for k in range(C):
+        sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=k] - Float32(2.0)) if k == 0 else x[unsafe_offset=k])
+    firstmax[] = sb_acc0
+
+
+# lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
+# Launch: one block of one thread.
+@export("sb_block_per_row_s6")
+def sb_block_per_row_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+                        lastmin: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    # A scalar output: one thread.
+    var sb_acc0 = inf[DType.float32]()
+    for k in range(C):
+        sb_acc0 = sb_min(sb_acc0, log(x[unsafe_offset=(R - 1) * C + k] - Float32(2.0)) if k == C - 1 else x[unsafe_offset=(R - 1) * C + k])
+    lastmin[] = sb_acc0
+
+
+# q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+# nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; per-row values stay in registers; the row of
+# q lives in shared memory; the row of x is staged in shared memory, read once.
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1; dynamic shared
+# memory, the launcher's sb_smem bytes, at most 49152.
+@export("sb_block_per_row_s7_rows")
+def sb_block_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
+                             nans: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                             sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_rows = external_memory[
+        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
+    ]()
+    # Shared memory: the broadcast tensors once per block, then one set of rows per block.
+    var sb_mine = 0  # this block's rows
+    var sb_off_x = sb_mine
+    var sb_off_q = sb_off_x + C
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_nans = Float32(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # Stage the rows read more than once: memory is read once per row.
+        var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
+        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_body_x = (C - sb_head_x) // 32 * 32
+        for sb_j0 in range(0, C, 256):
+            if sb_j0 + sb_lane // 32 * 32 >= C:
+                continue  # no slot for this warp
+            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+            if sb_j == sb_j0 + sb_lane:
+                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        barrier()
+        # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+        for sb_q in range(sb_lane, C, 256):
+            sb_rows[unsafe_offset=sb_off_q + sb_q] = log(sb_rows[unsafe_offset=sb_off_x + sb_q] - Float32(2.0)) if sb_q == 7 * sb_row % C else sb_rows[unsafe_offset=sb_off_x + sb_q]
+        barrier()
+        # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+        var sb_acc_nans: Float32 = Float32(0.0)
+        for c in range(sb_lane, C, 256):
+            sb_acc_nans += (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Float32(0.0)) + (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_x + c] else Float32(0.0))
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nans
+        barrier()
+        sb_acc_nans = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_nans += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_nans: Float32 = sb_acc_nans
+        if sb_i % 256 == sb_lane:
+            sb_kept_nans = sb_row_nans
+        barrier()
+        sb_i += 1
+        if sb_i % 256 == 0:
+            nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+    # The last rows.
+    if sb_kept_row >= 0:
+        nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+
+
+# q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+# nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+# Row group fused into one kernel: each block owns a row at a time (rows grid-stride over a bounded
+# grid) and computes these statements for it in order; per-row values stay in registers; the rows
+# did not fit in shared memory, so reads go to global memory and q is recomputed where it is read
+# (no temp is stored).
+# Launch: blocks of 256 threads, grid = min(ceil(R / 16), SMs * 4), at least 1.
+@export("sb_block_per_row_s7_rows_global")
+def sb_block_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
+                                    nans: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                                    sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_lane = Int(thread_idx.x)
+    var sb_worker = Int(block_idx.x)
+    var sb_workers = Int(grid_dim.x)
+    # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+    # every 256 rows, so that every thread stores alike.
+    var sb_kept_row = -1
+    var sb_i = 0  # rows this block has done
+    var sb_kept_nans = Float32(0)
+    # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
+    for sb_row in range(sb_worker, R, sb_workers):
+        if sb_i % 256 == sb_lane:
+            sb_kept_row = sb_row
+        # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+        # q is not stored: it is recomputed where it is read.
+        # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+        var sb_acc_nans: Float32 = Float32(0.0)
+        for c in range(sb_lane, C, 256):
+            sb_acc_nans += (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) else Float32(0.0)) + (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != x[unsafe_offset=sb_row * C + c] else Float32(0.0))
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
+        # Every thread combines the warps' values, in the same order.
+        if sb_lane % 32 == 0:
+            sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nans
+        barrier()
+        sb_acc_nans = sb_warps_f32[unsafe_offset=0]
+        for sb_w in range(1, 8):
+            sb_acc_nans += sb_warps_f32[unsafe_offset=sb_w]
+        barrier()
+        var sb_row_nans: Float32 = sb_acc_nans
+        if sb_i % 256 == sb_lane:
+            sb_kept_nans = sb_row_nans
+        sb_i += 1
+        if sb_i % 256 == 0:
+            nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+    # The last rows.
+    if sb_kept_row >= 0:
+        nans[unsafe_offset=sb_kept_row] = sb_kept_nans
+
+
+# allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
+# Launch: one block of one thread.
+@export("sb_block_per_row_s9")
+def sb_block_per_row_s9(d: Pointer[Float64, ImmUntrackedOrigin],
+                        allmax: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                        sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     # A scalar output: one thread.
