@@ -112,10 +112,11 @@ class Gen {
         return row_reduce(g.first, st, *g.red.red, false);
       case GpuKernel::TiledTranspose:
         return tiled_transpose(g);
+      case GpuKernel::TiledStencil:
+        return tiled_stencil(g);
       // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
       case GpuKernel::TiledMatmul:
       case GpuKernel::RegisterBlocked:
-      case GpuKernel::TiledStencil:
       case GpuKernel::Scan:
       case GpuKernel::FusedRows:
         break;

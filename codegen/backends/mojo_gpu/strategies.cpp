@@ -18,7 +18,7 @@ const std::vector<KernelForm>& kernel_forms() {
       {GpuKernel::TiledMatmul, false, "shared-memory matmul tiles, not printed yet"},
       {GpuKernel::RegisterBlocked, false, "register-blocked matmul tiles, not printed yet"},
       {GpuKernel::TiledTranspose, true, "padded shared-memory transpose tiles"},
-      {GpuKernel::TiledStencil, false, "a shared-memory stencil tile with halo, not printed yet"},
+      {GpuKernel::TiledStencil, true, "a shared-memory stencil tile with halo"},
       {GpuKernel::Scan, false, "a three-phase scan, not printed yet"},
       {GpuKernel::FusedRows, false, "fused row groups, not printed yet"},
   };
