@@ -114,9 +114,11 @@ class Gen {
         return tiled_transpose(g);
       case GpuKernel::TiledStencil:
         return tiled_stencil(g);
-      // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
       case GpuKernel::TiledMatmul:
+        return tiled_matmul(g);
       case GpuKernel::RegisterBlocked:
+        return register_blocked(g);
+      // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
       case GpuKernel::Scan:
       case GpuKernel::FusedRows:
         break;
