@@ -177,5 +177,58 @@ TEST(MojoGpu, HeaderNamesTheCudaVariantsWithoutACounterpart) {
   EXPECT_EQ(f->content.find("def sb_ar_"), std::string::npos);
 }
 
+// The tiled forms print the cuda variants' tiled kernels under the same names, with the same block
+// sizes (2-D and 3-D blocks by their thread counts), and the stencil's window in dynamic shared
+// memory with its untiled fallback.
+TEST(MojoGpu, TiledFormsMatchTheCudaLaunches) {
+  struct Case {
+    const char* spec;
+    std::vector<std::pair<std::string, int64_t>> kernels;  // name, threads per block
+    const char* launch;  // a line of the launcher
+  };
+  const Case cases[] = {
+      {"transpose", {{"sb_tiled_transpose_s0", 256}}, "const dim3 sb_block(32, 8);"},
+      {"stencil2d",
+       {{"sb_tiled_stencil_s0", 256}, {"sb_tiled_stencil_s0_untiled", 256}},
+       "if (sb_smem <= 49152) {"},
+      {"stencil3d", {{"sb_tiled_stencil_s0", 256}}, "const dim3 sb_block(32, 4, 2);"},
+      {"matmul",
+       {{"sb_tiled_matmul_s0", 256}, {"sb_register_blocked_matmul_s0", 256}},
+       "const dim3 sb_block(16, 16);"},
+  };
+  for (const Case& c : cases) {
+    Result<Spec> spec =
+        load_and_check(std::string(SB_TESTS_DIR) + "/../specs/" + c.spec + ".yaml");
+    ASSERT_TRUE(spec.ok()) << format_error(spec.error());
+    const std::optional<GeneratedFile> f = emit_mojo_gpu(spec.value());
+    ASSERT_TRUE(f.has_value()) << c.spec;
+    EXPECT_EQ(f->content.find("cuda variants without a Mojo GPU counterpart"), std::string::npos)
+        << c.spec;
+    ASSERT_EQ(f->companions.size(), 1u) << c.spec;
+    EXPECT_NE(f->companions[0].content.find(c.launch), std::string::npos) << c.spec;
+    const GeneratedFile cu = cuda_emitter().emit(spec.value());
+    for (const auto& [name, threads] : c.kernels) {
+      EXPECT_NE(f->content.find("@export(\"" + name + "\")"), std::string::npos) << name;
+      bool in_cuda = false, in_mojo = false;
+      for (const KernelLaunch& l : cu.launches)
+        if (l.kernel == name) in_cuda = l.block_threads == threads;
+      for (const KernelLaunch& l : f->launches)
+        if (l.kernel == name) {
+          in_mojo = l.block_threads == threads;
+          EXPECT_EQ(l.dynamic_shared, name == "sb_tiled_stencil_s0") << name;
+        }
+      EXPECT_TRUE(in_cuda) << name;
+      EXPECT_TRUE(in_mojo) << name;
+    }
+  }
+  // The window is external shared memory, one name per element type.
+  Result<Spec> st = load_and_check(std::string(SB_TESTS_DIR) + "/../specs/stencil2d.yaml");
+  ASSERT_TRUE(st.ok()) << format_error(st.error());
+  EXPECT_NE(emit_mojo_gpu(st.value())->content.find("external_memory[Float64, "
+                                                    "address_space=AddressSpace.SHARED, "
+                                                    "alignment=16, name=\"sb_tile_f64\"]()"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sb

@@ -112,11 +112,15 @@ class Gen {
         return row_reduce(g.first, st, *g.red.red, false);
       case GpuKernel::FusedRows:
         return fused_rows(g);
-      // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
-      case GpuKernel::TiledMatmul:
-      case GpuKernel::RegisterBlocked:
       case GpuKernel::TiledTranspose:
+        return tiled_transpose(g);
       case GpuKernel::TiledStencil:
+        return tiled_stencil(g);
+      case GpuKernel::TiledMatmul:
+        return tiled_matmul(g);
+      case GpuKernel::RegisterBlocked:
+        return register_blocked(g);
+      // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
       case GpuKernel::Scan:
         break;
     }

@@ -8,8 +8,10 @@
 //   3  y       f32[BT, OC]  out
 // Sizes (ABI order): BT, C, OC
 // Variants:
-//   thread_per_output  strategy thread_per_output: block_size = 256
-//   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   thread_per_output        strategy thread_per_output: block_size = 256
+//   grid_stride              strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_matmul             strategy tiled_matmul: tile = 16 (default)
+//   register_blocked_matmul  strategy register_blocked_matmul: bm = 64 (default), bn = 64 (default), bk = 8 (default), tm = 4 (default), tn = 4 (default)
 //
 // The host side of matmul_bias.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -26,6 +28,8 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
+SB_MOJO_KERNEL(sb_tiled_matmul_s0);
+SB_MOJO_KERNEL(sb_register_blocked_matmul_s0);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -76,6 +80,47 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_matmul (strategy tiled_matmul).
+static int sb_variant_tiled_matmul(const sb_args* sb_a) {
+  const float* inp = (const float*)sb_a->tensors[0];
+  const float* weight = (const float*)sb_a->tensors[1];
+  const float* bias = (const float*)sb_a->tensors[2];
+  float* y = (float*)sb_a->tensors[3];
+  const int64_t BT = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  const int64_t OC = sb_a->sizes[2];
+  void* sb_stream = sb_a->stream;
+
+  // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
+  {
+    const dim3 sb_grid((unsigned)((OC + 15) / 16), (unsigned)((BT + 15) / 16));
+    const dim3 sb_block(16, 16);
+    SB_MOJO_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, inp, weight, bias, y, BT, C,
+                   OC);
+  }
+  return 0;
+}
+
+// Variant register_blocked_matmul (strategy register_blocked_matmul).
+static int sb_variant_register_blocked_matmul(const sb_args* sb_a) {
+  const float* inp = (const float*)sb_a->tensors[0];
+  const float* weight = (const float*)sb_a->tensors[1];
+  const float* bias = (const float*)sb_a->tensors[2];
+  float* y = (float*)sb_a->tensors[3];
+  const int64_t BT = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  const int64_t OC = sb_a->sizes[2];
+  void* sb_stream = sb_a->stream;
+
+  // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
+  {
+    const dim3 sb_grid((unsigned)((OC + 63) / 64), (unsigned)((BT + 63) / 64));
+    SB_MOJO_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, inp, weight, bias, y,
+                   BT, C, OC);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -83,6 +128,8 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_matmul", sb_variant_tiled_matmul},
+    {"register_blocked_matmul", sb_variant_register_blocked_matmul},
 };
 
 static const sb_module sb_module_info = {
@@ -91,7 +138,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",     // backend
     4,              // tensors
     3,              // sizes
-    2,              // variants
+    4,              // variants
     sb_variants,
 };
 

@@ -8,14 +8,10 @@
 #   3  y       f32[BT, OC]  out
 # Sizes (ABI order): BT, C, OC
 # Variants:
-#   thread_per_output  strategy thread_per_output: block_size = 256
-#   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   tiled_matmul (strategy tiled_matmul): its tiled_matmul kernel (shared-memory matmul tiles, not
-#     printed yet).
-#   register_blocked_matmul (strategy register_blocked_matmul): its register_blocked_matmul kernel
-#     (register-blocked matmul tiles, not printed yet).
+#   thread_per_output        strategy thread_per_output: block_size = 256
+#   grid_stride              strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+#   tiled_matmul             strategy tiled_matmul: tile = 16 (default)
+#   register_blocked_matmul  strategy register_blocked_matmul: bm = 64 (default), bn = 64 (default), bk = 8 (default), tm = 4 (default), tn = 4 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: matmul_bias.launch.cpp beside this file
@@ -23,7 +19,10 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from std.memory import stack_allocation
+
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
 
 
 # -----------------------------------------------------------------------------
@@ -77,3 +76,167 @@ def sb_grid_stride_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
         for c in range(C):
             sb_acc0 += inp[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
         y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
+
+
+# Variant tiled_matmul: matrix products: tile x tile output tiles, with a and b staged through
+# shared memory.
+
+# y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
+# 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands.
+# Launch: blocks of 16 x 16 threads, grid = (ceil(OC / 16), ceil(BT / 16)).
+@export("sb_tiled_matmul_s0")
+def sb_tiled_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
+                       weight: Pointer[Float32, ImmUntrackedOrigin],
+                       bias: Pointer[Float32, ImmUntrackedOrigin],
+                       y: Pointer[Float32, MutUntrackedOrigin], sb_arg_BT: Int64, sb_arg_C: Int64,
+                       sb_arg_OC: Int64) abi("C"):
+    var BT = Int(sb_arg_BT)
+    var C = Int(sb_arg_C)
+    var OC = Int(sb_arg_OC)
+    # Both tiles are stored [k][row or column] with rows padded to 17 (no bank conflicts).
+    # The tile of inp[r, c], then of weight[o, c].
+    var sb_ta = stack_allocation[272, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[272, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ty = Int(thread_idx.y)
+    var sb_tx = Int(thread_idx.x)
+    var sb_row = Int(block_idx.y) * 16 + sb_ty
+    var sb_col = Int(block_idx.x) * 16 + sb_tx
+    # Indices, assigned where they are bound.
+    var r: Int
+    var o: Int
+    var c: Int
+    var sb_hi = C
+    var sb_acc = Float32(0.0)
+    for sb_k0 in range(0, sb_hi, 16):
+        r = Int(block_idx.y) * 16 + sb_ty
+        c = sb_k0 + sb_tx
+        var sb_x_ta = Float32(0)
+        if r < BT and c < sb_hi:
+            sb_x_ta = inp[unsafe_offset=r * C + c]
+        sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = sb_x_ta
+        o = Int(block_idx.x) * 16 + sb_ty
+        c = sb_k0 + sb_tx
+        var sb_x_tb = Float32(0)
+        if o < OC and c < sb_hi:
+            sb_x_tb = weight[unsafe_offset=o * C + c]
+        sb_tb[unsafe_offset=sb_tx * 17 + sb_ty] = sb_x_tb
+        barrier()
+        if sb_k0 + 16 <= sb_hi:
+            comptime for sb_kk in range(16):
+                var sb_a = sb_ta[unsafe_offset=sb_kk * 17 + sb_ty]
+                var sb_b = sb_tb[unsafe_offset=sb_kk * 17 + sb_tx]
+                sb_acc += sb_a * sb_b
+        else:
+            for sb_kk in range(sb_hi - sb_k0):
+                var sb_a = sb_ta[unsafe_offset=sb_kk * 17 + sb_ty]
+                var sb_b = sb_tb[unsafe_offset=sb_kk * 17 + sb_tx]
+                sb_acc += sb_a * sb_b
+        barrier()
+    if sb_row < BT and sb_col < OC:
+        r = sb_row
+        o = sb_col
+        y[unsafe_offset=r * OC + o] = sb_acc + bias[unsafe_offset=o]
+
+
+# Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per thread
+# in registers, vector loads of a and b where aligned.
+
+# y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
+# 64 x 64 output tiles, 4 x 4 outputs per thread in registers; k in steps of 8 through shared
+# memory.
+# Launch: blocks of 256 threads, grid = (ceil(OC / 64), ceil(BT / 64)).
+@export("sb_register_blocked_matmul_s0")
+def sb_register_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
+                                  weight: Pointer[Float32, ImmUntrackedOrigin],
+                                  bias: Pointer[Float32, ImmUntrackedOrigin],
+                                  y: Pointer[Float32, MutUntrackedOrigin], sb_arg_BT: Int64,
+                                  sb_arg_C: Int64, sb_arg_OC: Int64) abi("C"):
+    var BT = Int(sb_arg_BT)
+    var C = Int(sb_arg_C)
+    var OC = Int(sb_arg_OC)
+    # The [k][row] tile of inp[r, c], then the [k][column] tile of weight[o, c].
+    var sb_ta = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tid = Int(thread_idx.x)
+    var sb_tr = sb_tid // 16  # rows sb_tr + m * 16 of the block's tile
+    var sb_tc = sb_tid % 16  # columns sb_tc + n * 16
+    var sb_row0 = Int(block_idx.y) * 64
+    var sb_col0 = Int(block_idx.x) * 64
+    # Indices, assigned where they are bound.
+    var r: Int
+    var o: Int
+    var c: Int
+    var sb_hi = C
+    var sb_vec_a = (Int(inp) & 15) == 0 and C % 4 == 0
+    var sb_vec_b = (Int(weight) & 15) == 0 and C % 4 == 0
+    # Registers: sb_acc[m * 4 + n], sb_ra[m], sb_rb[n].
+    var sb_acc = SIMD[DType.float32, 16](Float32(0.0))
+    var sb_ra = SIMD[DType.float32, 4]()
+    var sb_rb = SIMD[DType.float32, 4]()
+    for sb_k0 in range(0, sb_hi, 8):
+        # Tile of inp[r, c]: 8 k x 64, loaded along c in vectors of 4.
+        for sb_l in range(sb_tid, 128, 256):
+            var sb_r = sb_l // 2
+            var sb_c = sb_l % 2 * 4
+            var sb_gx = sb_row0 + sb_r
+            var sb_gk = sb_k0 + sb_c
+            if sb_vec_a and sb_gx < BT and sb_gk + 4 <= sb_hi:
+                var sb_v = inp.unsafe_load[width=4, alignment=16](sb_gx * C + sb_gk)
+                sb_ta[unsafe_offset=(sb_c + 0) * 64 + sb_r] = sb_v[0]
+                sb_ta[unsafe_offset=(sb_c + 1) * 64 + sb_r] = sb_v[1]
+                sb_ta[unsafe_offset=(sb_c + 2) * 64 + sb_r] = sb_v[2]
+                sb_ta[unsafe_offset=(sb_c + 3) * 64 + sb_r] = sb_v[3]
+            else:
+                comptime for sb_q in range(4):
+                    r = sb_gx
+                    c = sb_gk + sb_q
+                    var sb_x = Float32(0)
+                    if r < BT and c < sb_hi:
+                        sb_x = inp[unsafe_offset=r * C + c]
+                    sb_ta[unsafe_offset=(sb_c + sb_q) * 64 + sb_r] = sb_x
+        # Tile of weight[o, c]: 8 k x 64, loaded along c in vectors of 4.
+        for sb_l in range(sb_tid, 128, 256):
+            var sb_r = sb_l // 2
+            var sb_c = sb_l % 2 * 4
+            var sb_gx = sb_col0 + sb_r
+            var sb_gk = sb_k0 + sb_c
+            if sb_vec_b and sb_gx < OC and sb_gk + 4 <= sb_hi:
+                var sb_v = weight.unsafe_load[width=4, alignment=16](sb_gx * C + sb_gk)
+                sb_tb[unsafe_offset=(sb_c + 0) * 64 + sb_r] = sb_v[0]
+                sb_tb[unsafe_offset=(sb_c + 1) * 64 + sb_r] = sb_v[1]
+                sb_tb[unsafe_offset=(sb_c + 2) * 64 + sb_r] = sb_v[2]
+                sb_tb[unsafe_offset=(sb_c + 3) * 64 + sb_r] = sb_v[3]
+            else:
+                comptime for sb_q in range(4):
+                    o = sb_gx
+                    c = sb_gk + sb_q
+                    var sb_x = Float32(0)
+                    if o < OC and c < sb_hi:
+                        sb_x = weight[unsafe_offset=o * C + c]
+                    sb_tb[unsafe_offset=(sb_c + sb_q) * 64 + sb_r] = sb_x
+        barrier()
+        if sb_k0 + 8 <= sb_hi:
+            comptime for sb_kk in range(8):
+                comptime for sb_m in range(4):
+                    sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 64 + sb_tr + sb_m * 16]
+                comptime for sb_n in range(4):
+                    sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 64 + sb_tc + sb_n * 16]
+                comptime for sb_m in range(4):
+                    comptime for sb_n in range(4):
+                        sb_acc[sb_m * 4 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+        else:
+            for sb_kk in range(sb_hi - sb_k0):
+                comptime for sb_m in range(4):
+                    sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 64 + sb_tr + sb_m * 16]
+                comptime for sb_n in range(4):
+                    sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 64 + sb_tc + sb_n * 16]
+                comptime for sb_m in range(4):
+                    comptime for sb_n in range(4):
+                        sb_acc[sb_m * 4 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+        barrier()
+    comptime for sb_m in range(4):
+        comptime for sb_n in range(4):
+            r = sb_row0 + sb_tr + sb_m * 16
+            o = sb_col0 + sb_tc + sb_n * 16
+            if r < BT and o < OC:
+                y[unsafe_offset=r * OC + o] = sb_acc[sb_m * 4 + sb_n] + bias[unsafe_offset=o]

@@ -9,6 +9,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_stencil      strategy tiled_stencil: block_size = 256 (default), tile_x = 32 (default), tile_y = 4 (default)
 //
 // The host side of puzzle_conv1d.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -25,6 +26,8 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
+SB_MOJO_KERNEL(sb_tiled_stencil_s0);
+SB_MOJO_KERNEL(sb_tiled_stencil_s0_untiled);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -70,6 +73,38 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_stencil (strategy tiled_stencil).
+static int sb_variant_tiled_stencil(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* b = (const float*)sb_a->tensors[1];
+  float* y = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  const int64_t K = sb_a->sizes[1];
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // y[i] = sum(j in 0..K: a[i + j] * b[j])
+  {
+    int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+    if (0 < sb_lo0) sb_lo0 = 0;
+    if ((K - 1) > sb_hi0) sb_hi0 = (K - 1);
+    const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
+    if (sb_smem <= 49152) {
+      const unsigned sb_grid = (unsigned)((N + 255) / 256);
+      SB_MOJO_LAUNCH(sb_tiled_stencil_s0, sb_grid, 256, (size_t)sb_smem, sb_stream, a, b, y, N, K);
+    } else {
+      // The halo does not fit in shared memory: the untiled kernel.
+      const int64_t sb_total = N;
+      const int64_t sb_blocks = (sb_total + 255) / 256;
+      const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+      SB_MOJO_LAUNCH(sb_tiled_stencil_s0_untiled, sb_grid, 256, 0, sb_stream, a, b, y, N, K);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -77,6 +112,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_stencil", sb_variant_tiled_stencil},
 };
 
 static const sb_module sb_module_info = {
@@ -85,7 +121,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",       // backend
     3,                // tensors
     2,                // sizes
-    2,                // variants
+    3,                // variants
     sb_variants,
 };
 

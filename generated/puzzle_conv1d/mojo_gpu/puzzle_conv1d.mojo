@@ -9,10 +9,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   tiled_stencil (strategy tiled_stencil): its tiled_stencil kernel (a shared-memory stencil tile
-#     with halo, not printed yet).
+#   tiled_stencil      strategy tiled_stencil: block_size = 256 (default), tile_x = 32 (default), tile_y = 4 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: puzzle_conv1d.launch.cpp beside this file
@@ -20,7 +17,8 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
 
 
 # -----------------------------------------------------------------------------
@@ -64,6 +62,70 @@ def sb_grid_stride_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                       b: Pointer[Float32, ImmUntrackedOrigin],
                       y: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64,
                       sb_arg_K: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    var sb_total = N
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        var sb_acc0 = Float32(0.0)
+        for j in range(K):
+            var sb_ld0_a_i0 = i + j
+            var sb_ld0_a = (
+                a[unsafe_offset=sb_ld0_a_i0]
+                if sb_ld0_a_i0 >= 0 and sb_ld0_a_i0 < N
+                else Float32(0.0)
+            )
+            sb_acc0 += sb_ld0_a * b[unsafe_offset=j]
+        y[unsafe_offset=i] = sb_acc0
+
+
+# Variant tiled_stencil: reads at offsets of the output index, staged with their halo in dynamic
+# shared memory.
+
+# y[i] = sum(j in 0..K: a[i + j] * b[j])
+# Each block stages its outputs' window of a (halo included) in dynamic shared memory.
+# Launch: blocks of 256 threads, grid = ceil(N / 256), sb_len0 elements of dynamic shared memory (at
+# most 49152 bytes, else sb_tiled_stencil_s0_untiled).
+@export("sb_tiled_stencil_s0")
+def sb_tiled_stencil_s0(a: Pointer[Float32, ImmUntrackedOrigin],
+                        b: Pointer[Float32, ImmUntrackedOrigin],
+                        y: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64,
+                        sb_arg_K: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # a over the block's outputs and their halo
+    var sb_tile_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_tile_f32"]()
+    # Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    var sb_lo0 = 0
+    var sb_hi0 = 0
+    sb_lo0 = min(sb_lo0, 0)
+    sb_hi0 = max(sb_hi0, (K - 1))
+    var sb_len0 = 256 + sb_hi0 - sb_lo0
+    var sb_base0 = Int(block_idx.x) * 256 + sb_lo0
+    for sb_l in range(Int(thread_idx.x), sb_len0, 256):
+        var sb_g0 = sb_base0 + sb_l
+        # Outside a: zero by its boundary rule.
+        var sb_x = Float32(0)
+        if sb_g0 >= 0 and sb_g0 < N:
+            sb_x = a[unsafe_offset=sb_g0]
+        sb_tile_f32[unsafe_offset=sb_l] = sb_x
+    barrier()
+    var i = Int(block_idx.x) * 256 + Int(thread_idx.x)
+    if i < N:
+        var sb_acc0 = Float32(0.0)
+        for j in range(K):
+            sb_acc0 += sb_tile_f32[unsafe_offset=(i + j) - sb_base0] * b[unsafe_offset=j]
+        y[unsafe_offset=i] = sb_acc0
+
+
+# The same statement with a grid-stride loop, for launches the tiles do not fit.
+# Launch: blocks of 256 threads, grid = min(ceil(N / 256), SMs * 4).
+@export("sb_tiled_stencil_s0_untiled")
+def sb_tiled_stencil_s0_untiled(a: Pointer[Float32, ImmUntrackedOrigin],
+                                b: Pointer[Float32, ImmUntrackedOrigin],
+                                y: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64,
+                                sb_arg_K: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var K = Int(sb_arg_K)
     var sb_total = N

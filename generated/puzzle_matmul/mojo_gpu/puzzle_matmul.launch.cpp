@@ -9,6 +9,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_matmul       strategy tiled_matmul: tile = 16 (default)
 //
 // The host side of puzzle_matmul.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -25,6 +26,7 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
+SB_MOJO_KERNEL(sb_tiled_matmul_s0);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -68,6 +70,23 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_matmul (strategy tiled_matmul).
+static int sb_variant_tiled_matmul(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* b = (const float*)sb_a->tensors[1];
+  float* y = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  void* sb_stream = sb_a->stream;
+
+  // y[i, j] = sum(k in 0..N: a[i, k] * b[k, j])
+  {
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((N + 15) / 16));
+    const dim3 sb_block(16, 16);
+    SB_MOJO_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, a, b, y, N);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -75,6 +94,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_matmul", sb_variant_tiled_matmul},
 };
 
 static const sb_module sb_module_info = {
@@ -83,7 +103,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",       // backend
     3,                // tensors
     1,                // sizes
-    2,                // variants
+    3,                // variants
     sb_variants,
 };
 

@@ -8,10 +8,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   tiled_stencil (strategy tiled_stencil): its tiled_stencil kernel (a shared-memory stencil tile
-#     with halo, not printed yet).
+#   tiled_stencil      strategy tiled_stencil: block_size = 256 (default), tile_x = 32 (default), tile_y = 4 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: stencil2d.launch.cpp beside this file
@@ -19,7 +16,8 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
 
 
 # -----------------------------------------------------------------------------
@@ -77,6 +75,86 @@ def sb_thread_per_output_s0(x: Pointer[Float64, ImmUntrackedOrigin],
 def sb_grid_stride_s0(x: Pointer[Float64, ImmUntrackedOrigin],
                       y: Pointer[Float64, MutUntrackedOrigin], sb_arg_H: Int64,
                       sb_arg_W: Int64) abi("C"):
+    var H = Int(sb_arg_H)
+    var W = Int(sb_arg_W)
+    var sb_total = H * W
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // W
+        var j = sb_t % W
+        var sb_ld0_x_i0 = i - 1
+        var sb_ld0_x = (
+            x[unsafe_offset=sb_ld0_x_i0 * W + j]
+            if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < H
+            else Float64(0.0)
+        )
+        var sb_ld1_x_i0 = i + 1
+        var sb_ld1_x = (
+            x[unsafe_offset=sb_ld1_x_i0 * W + j]
+            if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < H
+            else Float64(0.0)
+        )
+        var sb_ld2_x_i1 = j - 1
+        var sb_ld2_x = (
+            x[unsafe_offset=i * W + sb_ld2_x_i1]
+            if sb_ld2_x_i1 >= 0 and sb_ld2_x_i1 < W
+            else Float64(0.0)
+        )
+        var sb_ld3_x_i1 = j + 1
+        var sb_ld3_x = (
+            x[unsafe_offset=i * W + sb_ld3_x_i1]
+            if sb_ld3_x_i1 >= 0 and sb_ld3_x_i1 < W
+            else Float64(0.0)
+        )
+        y[unsafe_offset=i * W + j] = Float64(0.2) * (x[unsafe_offset=i * W + j] + sb_ld0_x + sb_ld1_x + sb_ld2_x + sb_ld3_x)
+
+
+# Variant tiled_stencil: reads at offsets of the output index, staged with their halo in dynamic
+# shared memory.
+
+# y[i, j] = 0.2 * (x[i, j] + x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
+# Each block stages its outputs' window of x (halo included) in dynamic shared memory.
+# Launch: blocks of 32 x 8 threads, grid = (ceil(W / 32), ceil(H / 8)), sb_len0 * sb_len1 elements
+# of dynamic shared memory (at most 49152 bytes, else sb_tiled_stencil_s0_untiled).
+@export("sb_tiled_stencil_s0")
+def sb_tiled_stencil_s0(x: Pointer[Float64, ImmUntrackedOrigin],
+                        y: Pointer[Float64, MutUntrackedOrigin], sb_arg_H: Int64,
+                        sb_arg_W: Int64) abi("C"):
+    var H = Int(sb_arg_H)
+    var W = Int(sb_arg_W)
+    # x over the block's outputs and their halo
+    var sb_tile_f64 = external_memory[Float64, address_space=AddressSpace.SHARED, alignment=16, name="sb_tile_f64"]()
+    # Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    var sb_lo0 = -1
+    var sb_hi0 = 1
+    # Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+    var sb_lo1 = -1
+    var sb_hi1 = 1
+    var sb_len0 = 8 + sb_hi0 - sb_lo0
+    var sb_len1 = 32 + sb_hi1 - sb_lo1
+    var sb_base0 = Int(block_idx.y) * 8 + sb_lo0
+    var sb_base1 = Int(block_idx.x) * 32 + sb_lo1
+    for sb_l in range(Int(thread_idx.y) * 32 + Int(thread_idx.x), sb_len0 * sb_len1, 256):
+        var sb_g0 = sb_base0 + sb_l // sb_len1
+        var sb_g1 = sb_base1 + sb_l % sb_len1
+        # Outside x: zero by its boundary rule.
+        var sb_x = Float64(0)
+        if sb_g0 >= 0 and sb_g0 < H and sb_g1 >= 0 and sb_g1 < W:
+            sb_x = x[unsafe_offset=sb_g0 * W + sb_g1]
+        sb_tile_f64[unsafe_offset=sb_l] = sb_x
+    barrier()
+    var i = Int(block_idx.y) * 8 + Int(thread_idx.y)
+    var j = Int(block_idx.x) * 32 + Int(thread_idx.x)
+    if i < H and j < W:
+        y[unsafe_offset=i * W + j] = Float64(0.2) * (sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[unsafe_offset=((i - 1) - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[unsafe_offset=((i + 1) - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j - 1) - sb_base1] + sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j + 1) - sb_base1])
+
+
+# The same statement with a grid-stride loop, for launches the tiles do not fit.
+# Launch: blocks of 256 threads, grid = min(ceil(H * W / 256), SMs * 4).
+@export("sb_tiled_stencil_s0_untiled")
+def sb_tiled_stencil_s0_untiled(x: Pointer[Float64, ImmUntrackedOrigin],
+                                y: Pointer[Float64, MutUntrackedOrigin], sb_arg_H: Int64,
+                                sb_arg_W: Int64) abi("C"):
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = H * W

@@ -8,6 +8,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_stencil      strategy tiled_stencil: block_size = 256, tile_x = 32, tile_y = 4
 //
 // The host side of stencil3d.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -24,6 +25,8 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
+SB_MOJO_KERNEL(sb_tiled_stencil_s0);
+SB_MOJO_KERNEL(sb_tiled_stencil_s0_untiled);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -69,6 +72,40 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_stencil (strategy tiled_stencil).
+static int sb_variant_tiled_stencil(const sb_args* sb_a) {
+  const double* x = (const double*)sb_a->tensors[0];
+  double* y = (double*)sb_a->tensors[1];
+  const int64_t D = sb_a->sizes[0];
+  const int64_t H = sb_a->sizes[1];
+  const int64_t W = sb_a->sizes[2];
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
+  {
+    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+    const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
+    const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
+    const int64_t sb_smem = (2 + sb_hi0 - sb_lo0) * (4 + sb_hi1 - sb_lo1) * (32 + sb_hi2 - sb_lo2) * (int64_t)sizeof(double);
+    if (sb_smem <= 49152) {
+      const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 3) / 4), (unsigned)((D + 1) / 2));
+      const dim3 sb_block(32, 4, 2);
+      SB_MOJO_LAUNCH(sb_tiled_stencil_s0, sb_grid, sb_block, (size_t)sb_smem, sb_stream, x, y, D, H,
+                     W);
+    } else {
+      // The halo does not fit in shared memory: the untiled kernel.
+      const int64_t sb_total = D * H * W;
+      const int64_t sb_blocks = (sb_total + 255) / 256;
+      const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+      SB_MOJO_LAUNCH(sb_tiled_stencil_s0_untiled, sb_grid, 256, 0, sb_stream, x, y, D, H, W);
+    }
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -76,6 +113,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_stencil", sb_variant_tiled_stencil},
 };
 
 static const sb_module sb_module_info = {
@@ -84,7 +122,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",   // backend
     2,            // tensors
     3,            // sizes
-    2,            // variants
+    3,            // variants
     sb_variants,
 };
 

@@ -8,10 +8,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   tiled_stencil (strategy tiled_stencil): its tiled_stencil kernel (a shared-memory stencil tile
-#     with halo, not printed yet).
+#   tiled_stencil      strategy tiled_stencil: block_size = 256, tile_x = 32, tile_y = 4
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: stencil3d.launch.cpp beside this file
@@ -19,7 +16,8 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace, external_memory
 
 
 # -----------------------------------------------------------------------------
@@ -65,6 +63,75 @@ def sb_thread_per_output_s0(x: Pointer[Float64, ImmUntrackedOrigin],
 def sb_grid_stride_s0(x: Pointer[Float64, ImmUntrackedOrigin],
                       y: Pointer[Float64, MutUntrackedOrigin], sb_arg_D: Int64, sb_arg_H: Int64,
                       sb_arg_W: Int64) abi("C"):
+    var D = Int(sb_arg_D)
+    var H = Int(sb_arg_H)
+    var W = Int(sb_arg_W)
+    var sb_total = D * H * W
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // W // H
+        var j = sb_t // W % H
+        var k = sb_t % W
+        y[unsafe_offset=(i * H + j) * W + k] = Float64(0.4) * x[unsafe_offset=(i * H + j) * W + k] + Float64(0.1) * (x[unsafe_offset=(sb_clamp(i - 1, D) * H + j) * W + k] + x[unsafe_offset=(sb_clamp(i + 1, D) * H + j) * W + k] + x[unsafe_offset=(i * H + sb_clamp(j - 1, H)) * W + k] + x[unsafe_offset=(i * H + sb_clamp(j + 1, H)) * W + k] + x[unsafe_offset=(i * H + j) * W + sb_clamp(k - 1, W)] + x[unsafe_offset=(i * H + j) * W + sb_clamp(k + 1, W)])
+
+
+# Variant tiled_stencil: reads at offsets of the output index, staged with their halo in dynamic
+# shared memory.
+
+# y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
+# Each block stages its outputs' window of x (halo included) in dynamic shared memory.
+# Launch: blocks of 32 x 4 x 2 threads, grid = (ceil(W / 32), ceil(H / 4), ceil(D / 2)), sb_len0 *
+# sb_len1 * sb_len2 elements of dynamic shared memory (at most 49152 bytes, else
+# sb_tiled_stencil_s0_untiled).
+@export("sb_tiled_stencil_s0")
+def sb_tiled_stencil_s0(x: Pointer[Float64, ImmUntrackedOrigin],
+                        y: Pointer[Float64, MutUntrackedOrigin], sb_arg_D: Int64, sb_arg_H: Int64,
+                        sb_arg_W: Int64) abi("C"):
+    var D = Int(sb_arg_D)
+    var H = Int(sb_arg_H)
+    var W = Int(sb_arg_W)
+    # x over the block's outputs and their halo
+    var sb_tile_f64 = external_memory[Float64, address_space=AddressSpace.SHARED, alignment=16, name="sb_tile_f64"]()
+    # Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    var sb_lo0 = -1
+    var sb_hi0 = 1
+    # Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+    var sb_lo1 = -1
+    var sb_hi1 = 1
+    # Offsets of dimension 2 lie in [sb_lo2, sb_hi2].
+    var sb_lo2 = -1
+    var sb_hi2 = 1
+    var sb_len0 = 2 + sb_hi0 - sb_lo0
+    var sb_len1 = 4 + sb_hi1 - sb_lo1
+    var sb_len2 = 32 + sb_hi2 - sb_lo2
+    var sb_base0 = Int(block_idx.z) * 2 + sb_lo0
+    var sb_base1 = Int(block_idx.y) * 4 + sb_lo1
+    var sb_base2 = Int(block_idx.x) * 32 + sb_lo2
+    for sb_l in range((Int(thread_idx.z) * 4 + Int(thread_idx.y)) * 32 + Int(thread_idx.x), sb_len0 * sb_len1 * sb_len2, 256):
+        var sb_g0 = sb_base0 + sb_l // (sb_len1 * sb_len2)
+        var sb_g1 = sb_base1 + (sb_l // sb_len2) % sb_len1
+        var sb_g2 = sb_base2 + sb_l % sb_len2
+        # Outside x: clamped by its boundary rule.
+        var sb_x: Float64
+        if sb_g0 >= 0 and sb_g0 < D and sb_g1 >= 0 and sb_g1 < H and sb_g2 >= 0 and sb_g2 < W:
+            sb_x = x[unsafe_offset=(sb_g0 * H + sb_g1) * W + sb_g2]
+        else:
+            sb_x = x[unsafe_offset=(min(max(sb_g0, 0), D - 1) * H + min(max(sb_g1, 0), H - 1)) * W + min(max(sb_g2, 0), W - 1)]
+        sb_tile_f64[unsafe_offset=sb_l] = sb_x
+    barrier()
+    var i = Int(block_idx.z) * 2 + Int(thread_idx.z)
+    var j = Int(block_idx.y) * 4 + Int(thread_idx.y)
+    var k = Int(block_idx.x) * 32 + Int(thread_idx.x)
+    if i < D and j < H and k < W:
+        y[unsafe_offset=(i * H + j) * W + k] = Float64(0.4) * sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + Float64(0.1) * (sb_tile_f64[unsafe_offset=(((i - 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=(((i + 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j - 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j + 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k - 1) - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k + 1) - sb_base2])
+
+
+# The same statement with a grid-stride loop, for launches the tiles do not fit.
+# Launch: blocks of 256 threads, grid = min(ceil(D * H * W / 256), SMs * 4).
+@export("sb_tiled_stencil_s0_untiled")
+def sb_tiled_stencil_s0_untiled(x: Pointer[Float64, ImmUntrackedOrigin],
+                                y: Pointer[Float64, MutUntrackedOrigin], sb_arg_D: Int64,
+                                sb_arg_H: Int64, sb_arg_W: Int64) abi("C"):
     var D = Int(sb_arg_D)
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)

@@ -8,6 +8,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   tiled_transpose    strategy tiled_transpose: tile = 32 (default), block_rows = 8 (default)
 //
 // The host side of transpose.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -24,6 +25,7 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
+SB_MOJO_KERNEL(sb_tiled_transpose_s0);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -67,6 +69,23 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_transpose (strategy tiled_transpose).
+static int sb_variant_tiled_transpose(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* y = (float*)sb_a->tensors[1];
+  const int64_t R = sb_a->sizes[0];
+  const int64_t C = sb_a->sizes[1];
+  void* sb_stream = sb_a->stream;
+
+  // y[j, i] = x[i, j]
+  {
+    const dim3 sb_grid((unsigned)((R + 31) / 32), (unsigned)((C + 31) / 32));
+    const dim3 sb_block(32, 8);
+    SB_MOJO_LAUNCH(sb_tiled_transpose_s0, sb_grid, sb_block, 0, sb_stream, x, y, R, C);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -74,6 +93,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_transpose", sb_variant_tiled_transpose},
 };
 
 static const sb_module sb_module_info = {
@@ -82,7 +102,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",   // backend
     2,            // tensors
     2,            // sizes
-    2,            // variants
+    3,            // variants
     sb_variants,
 };
 

@@ -8,10 +8,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   tiled_transpose (strategy tiled_transpose): its tiled_transpose kernel (a shared-memory
-#     transpose tile, not printed yet).
+#   tiled_transpose    strategy tiled_transpose: tile = 32 (default), block_rows = 8 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: transpose.launch.cpp beside this file
@@ -19,7 +16,10 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from std.memory import stack_allocation
+
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
 
 
 # -----------------------------------------------------------------------------
@@ -61,3 +61,34 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         var j = sb_t // R
         var i = sb_t % R
         y[unsafe_offset=j * R + i] = x[unsafe_offset=i * C + j]
+
+
+# Variant tiled_transpose: transposed reads through padded shared-memory tiles ([tile][tile + 1]).
+
+# y[j, i] = x[i, j]
+# 32 x 32 tiles through shared memory, so that both the loads and the stores are coalesced.
+# Launch: blocks of 32 x 8 threads, grid = (ceil(R / 32), ceil(C / 32)).
+@export("sb_tiled_transpose_s0")
+def sb_tiled_transpose_s0(x: Pointer[Float32, ImmUntrackedOrigin],
+                          y: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                          sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    # x[i, j], rows padded to 33
+    var sb_tile0 = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tx = Int(thread_idx.x)
+    var sb_r0 = Int(block_idx.y) * 32  # first j of the tile
+    var sb_c0 = Int(block_idx.x) * 32  # first i
+    # Load: consecutive threads read consecutive j, the source's last dimension.
+    for sb_y in range(Int(thread_idx.y), 32, 8):
+        var i = sb_c0 + sb_y
+        var j = sb_r0 + sb_tx
+        if j < C and i < R:
+            sb_tile0[unsafe_offset=sb_y * 33 + sb_tx] = x[unsafe_offset=i * C + j]
+    barrier()
+    # Store: consecutive threads write consecutive i.
+    for sb_y in range(Int(thread_idx.y), 32, 8):
+        var j = sb_r0 + sb_y
+        var i = sb_c0 + sb_tx
+        if j < C and i < R:
+            y[unsafe_offset=j * R + i] = sb_tile0[unsafe_offset=sb_tx * 33 + sb_y]

@@ -1,0 +1,309 @@
+// The mojo_gpu printer's matrix products (Gen::tiled_matmul, Gen::register_blocked), as the cuda
+// printer's of the same names (backends/cuda/cuda_kernels.cpp).
+#include "backends/mojo_gpu/gpu_gen.h"
+
+namespace sb::mojo_gpu {
+
+// As the cuda printer's: tile x tile output tiles, a block of tile x tile threads (x along the
+// columns) per tile, the k range in steps of tile through padded shared-memory tiles of both
+// operands, stored [k][row or column]. Mojo: the output and reduction indices are variables of
+// the kernel, assigned where the cuda kernel declares them in blocks of their own.
+std::string Gen::tiled_matmul(const GpuStep& g) {
+  const size_t k = g.first;
+  const Statement& st = spec_.stmts[k];
+  const MatmulMatch& m = g.mm;
+  const std::string text = source_text(st, spec_);
+  const int64_t T = param(v_, *info_, "tile");
+  const std::string ts = str(T), pitch = str(T + 1);
+  const Expr& red = *m.red;
+  const DType rt = value_type(red);
+  const IndexVar& var = st.vars[red.ref];
+  const Tensor& A = spec_.tensors[m.a->ref];
+  const Tensor& B = spec_.tensors[m.b->ref];
+  use_gpu({"block_idx", "thread_idx", "barrier"});
+  MojoStmt L(spec_, st, needs_.stmt);
+  PyWriter w(1);
+  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
+  const std::string M = L.extent(st.out, 0, kMojoPrecCmp + 1);
+  const std::string N = L.extent(st.out, 1, kMojoPrecCmp + 1);
+
+  w.line("# Both tiles are stored [k][row or column] with rows padded to " + pitch +
+         " (no bank conflicts).");
+  w.line("# The tile of " + to_string(*m.a, spec_, &st) + ", then of " +
+         to_string(*m.b, spec_, &st) + ".");
+  w.line(shared_array("sb_ta", T * (T + 1), A.type));
+  w.line(shared_array("sb_tb", T * (T + 1), B.type));
+  w.line("var sb_ty = Int(thread_idx.y)");
+  w.line("var sb_tx = Int(thread_idx.x)");
+  w.line("var sb_row = Int(block_idx.y) * " + ts + " + sb_ty");
+  w.line("var sb_col = Int(block_idx.x) * " + ts + " + sb_tx");
+  w.line("# Indices, assigned where they are bound.");
+  w.line("var " + iv + ": Int");
+  w.line("var " + jv + ": Int");
+  w.line("var " + kv + ": Int");
+  const std::string lo = L.expr(*var.lo, w, 0);
+  w.line("var sb_hi = " + L.expr(*var.hi, w, 0));
+  w.line("var sb_acc = " + L.identity(red.rop, rt));
+  w.open("for sb_k0 in range(" + lo + ", sb_hi, " + ts + "):");
+  // Consecutive threads (thread_idx.x) load along the operand's contiguous subscript.
+  auto load = [&](const Expr& read, bool k_inner, const std::string& xv, const std::string& lim,
+                  const std::string& base, const std::string& tile) {
+    const std::string kk = k_inner ? "sb_tx" : "sb_ty", x = k_inner ? "sb_ty" : "sb_tx";
+    const DType t = spec_.tensors[read.ref].type;
+    w.line(xv + " = " + base + " + " + x);
+    w.line(kv + " = sb_k0 + " + kk);
+    w.line("var sb_x_" + tile.substr(3) + " = " + mojo_scalar_type(t) + "(0)");
+    w.open("if " + xv + " < " + lim + " and " + kv + " < sb_hi:");
+    const std::string v = L.expr(read, w);
+    w.line("sb_x_" + tile.substr(3) + " = " + v);
+    w.dedent();
+    w.line(tile + "[unsafe_offset=" + kk + " * " + pitch + " + " + x + "] = sb_x_" +
+           tile.substr(3));
+  };
+  load(*m.a, m.a_k_inner, iv, M, "Int(block_idx.y) * " + ts, "sb_ta");
+  load(*m.b, m.b_k_inner, jv, N, "Int(block_idx.x) * " + ts, "sb_tb");
+  w.line("barrier()");
+  L.set_override(m.a, "sb_a");
+  L.set_override(m.b, "sb_b");
+  auto products = [&](const std::string& loop) {
+    w.open(loop);
+    w.line("var sb_a = sb_ta[unsafe_offset=sb_kk * " + pitch + " + sb_ty]");
+    w.line("var sb_b = sb_tb[unsafe_offset=sb_kk * " + pitch + " + sb_tx]");
+    const std::string b = L.expr(*red.args[0], w, 0);
+    w.line(L.update(red.rop, rt, "sb_acc", b));
+    w.dedent();
+  };
+  w.open("if sb_k0 + " + ts + " <= sb_hi:");
+  products("comptime for sb_kk in range(" + ts + "):");
+  w.dedent();
+  w.open("else:");
+  products("for sb_kk in range(sb_hi - sb_k0):");
+  w.dedent();
+  L.clear_overrides();
+  w.line("barrier()");
+  w.dedent();
+  w.open("if sb_row < " + M + " and sb_col < " + N + ":");
+  w.line(iv + " = sb_row");
+  w.line(jv + " = sb_col");
+  L.set_override(&red, "sb_acc");
+  L.assign(w);
+  L.clear_overrides();
+  w.dedent();
+  const std::string e0 = L.extent(st.out, 0, kMojoPrecMul + 1);
+  const std::string e1 = L.extent(st.out, 1, kMojoPrecMul + 1);
+
+  open_stmt(k, st);
+  HelperSet none;
+  StmtLowering H(spec_, st, &none);
+  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
+             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + "));");
+  body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
+  launch(fn(k), "sb_grid", "sb_block", T * T, "0", L);
+  body_.close();
+  return kernel("# " + text + "\n" +
+                    comment(ts + " x " + ts +
+                            " output tiles; the k range goes through shared-memory tiles of both "
+                            "operands.") +
+                    comment("Launch: blocks of " + ts + " x " + ts + " threads, grid = (ceil(" +
+                            e1 + " / " + ts + "), ceil(" + e0 + " / " + ts + "))."),
+                fn(k), L, w);
+}
+
+// As the cuda printer's: bm x bn output tiles, one block of (bm / tm) * (bn / tn) threads per
+// tile, each thread holding tm x tn outputs in registers (rows sb_tr + m * bm / tm, columns
+// sb_tc + n * bn / tn); k in steps of bk through shared-memory tiles stored [k][row or column],
+// loaded in 16-byte vectors where the operand is aligned. Mojo: the register arrays are SIMD
+// values indexed in comptime loops.
+std::string Gen::register_blocked(const GpuStep& g) {
+  const size_t k = g.first;
+  const Statement& st = spec_.stmts[k];
+  const MatmulMatch& m = g.mm;
+  const std::string text = source_text(st, spec_);
+  auto p = [&](const char* n) { return param(v_, *info_, n); };
+  const int64_t BM = p("bm"), BN = p("bn"), BK = p("bk"), TM = p("tm"), TN = p("tn");
+  const int64_t RM = BM / TM, RN = BN / TN, NT = RM * RN;
+  const Expr& red = *m.red;
+  const DType rt = value_type(red);
+  const IndexVar& var = st.vars[red.ref];
+  use_gpu({"block_idx", "thread_idx", "barrier"});
+  MojoStmt L(spec_, st, needs_.stmt);
+  PyWriter w(1);
+  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
+  const std::string M = L.extent(st.out, 0, kMojoPrecCmp + 1);
+  const std::string N = L.extent(st.out, 1, kMojoPrecCmp + 1);
+  const Tensor& A = spec_.tensors[m.a->ref];
+  const Tensor& Bt = spec_.tensors[m.b->ref];
+
+  w.line("# The [k][row] tile of " + to_string(*m.a, spec_, &st) +
+         ", then the [k][column] tile of " + to_string(*m.b, spec_, &st) + ".");
+  w.line(shared_array("sb_ta", BK * BM, A.type));
+  w.line(shared_array("sb_tb", BK * BN, Bt.type));
+  w.line("var sb_tid = Int(thread_idx.x)");
+  w.line("var sb_tr = sb_tid // " + str(RN) + "  # rows sb_tr + m * " + str(RM) +
+         " of the block's tile");
+  w.line("var sb_tc = sb_tid % " + str(RN) + "  # columns sb_tc + n * " + str(RN));
+  w.line("var sb_row0 = Int(block_idx.y) * " + str(BM));
+  w.line("var sb_col0 = Int(block_idx.x) * " + str(BN));
+  w.line("# Indices, assigned where they are bound.");
+  w.line("var " + iv + ": Int");
+  w.line("var " + jv + ": Int");
+  w.line("var " + kv + ": Int");
+  const std::string lo = L.expr(*var.lo, w, 0);
+  w.line("var sb_hi = " + L.expr(*var.hi, w, 0));
+
+  struct Operand {
+    const Expr* read;
+    const Tensor* t;
+    bool k_inner;
+    std::string xv, lim, base, tile, flag;
+    int64_t X;
+    int W;
+    bool vec;
+  };
+  auto operand = [&](const Expr* read, bool k_inner, const std::string& xv, const std::string& lim,
+                     const std::string& base, const std::string& tile, const std::string& flag,
+                     int64_t X) {
+    Operand o{read, &spec_.tensors[read->ref], k_inner, xv, lim, base, tile, flag, X, 0, false};
+    o.W = 16 / dtype_bytes(o.t->type);
+    o.vec = o.t->boundary == Boundary::None && (k_inner ? BK : X) % o.W == 0;
+    return o;
+  };
+  const Operand ops[2] = {operand(m.a, m.a_k_inner, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
+                          operand(m.b, m.b_k_inner, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
+  for (const Operand& o : ops) {
+    if (!o.vec) continue;
+    const bool lo_aligned =
+        !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
+    w.line("var " + o.flag + " = (Int(" + L.tensor_name(o.read->ref) + ") & 15) == 0 and " +
+           L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " % " + str(o.W) + " == 0" +
+           (lo_aligned ? std::string() : " and (" + lo + ") % " + str(o.W) + " == 0"));
+  }
+  const std::string rdt = mojo_dtype_name(rt);
+  w.line("# Registers: sb_acc[m * " + str(TN) + " + n], sb_ra[m], sb_rb[n].");
+  w.line("var sb_acc = SIMD[" + rdt + ", " + str(TM * TN) + "](" + L.identity(red.rop, rt) + ")");
+  w.line("var sb_ra = SIMD[" + std::string(mojo_dtype_name(A.type)) + ", " + str(TM) + "]()");
+  w.line("var sb_rb = SIMD[" + std::string(mojo_dtype_name(Bt.type)) + ", " + str(TN) + "]()");
+  w.open("for sb_k0 in range(" + lo + ", sb_hi, " + str(BK) + "):");
+  for (const Operand& o : ops) {
+    const std::string X = str(o.X);
+    const std::string name = L.tensor_name(o.read->ref);
+    const std::string ty = mojo_scalar_type(o.t->type);
+    w.line("# Tile of " + to_string(*o.read, spec_, &st) + ": " + str(BK) + " k x " + X +
+           ", loaded along " + (o.k_inner ? kv : o.xv) +
+           (o.vec ? " in vectors of " + str(o.W) : std::string()) + ".");
+    const std::string in_k = o.k_inner ? "sb_c" : "sb_r";
+    const std::string in_x = o.k_inner ? "sb_r" : "sb_c";
+    const int64_t inner = o.k_inner ? BK : o.X;
+    const int W = o.vec ? o.W : 1;
+    w.open("for sb_l in range(sb_tid, " + str(BK * o.X / W) + ", " + str(NT) + "):");
+    w.line("var sb_r = sb_l // " + str(inner / W));
+    w.line("var sb_c = sb_l % " + str(inner / W) + (W > 1 ? " * " + str(W) : ""));
+    const std::string gx = o.base + " + " + in_x, gk = "sb_k0 + " + in_k;
+    const std::string cond = o.xv + " < " + o.lim + " and " + kv + " < sb_hi";
+    // The guarded load of one element into `dest`, its indices assigned first.
+    auto guarded = [&](const std::string& xval, const std::string& kval, const std::string& dest) {
+      w.line(o.xv + " = " + xval);
+      w.line(kv + " = " + kval);
+      w.line("var sb_x = " + ty + "(0)");
+      w.open("if " + cond + ":");
+      const std::string v = L.expr(*o.read, w);
+      w.line("sb_x = " + v);
+      w.dedent();
+      w.line(dest + " = sb_x");
+    };
+    if (!o.vec) {
+      guarded(gx, gk, o.tile + "[unsafe_offset=" + in_k + " * " + X + " + " + in_x + "]");
+      w.dedent();
+      continue;
+    }
+    w.line("var sb_gx = " + gx);
+    w.line("var sb_gk = " + gk);
+    const std::string whole = o.k_inner
+                                  ? "sb_gx < " + o.lim + " and sb_gk + " + str(W) + " <= sb_hi"
+                                  : "sb_gk < sb_hi and sb_gx + " + str(W) + " <= " + o.lim;
+    auto dest = [&](const std::string& q) {
+      return o.k_inner ? o.tile + "[unsafe_offset=(sb_c + " + q + ") * " + X + " + sb_r]"
+                       : o.tile + "[unsafe_offset=sb_r * " + X + " + sb_c + " + q + "]";
+    };
+    // Row-major offset of (sb_gx, sb_gk) or (sb_gk, sb_gx) in the operand.
+    const std::string off = o.k_inner
+                                ? "sb_gx * " + L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " + sb_gk"
+                                : "sb_gk * " + L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " + sb_gx";
+    w.open("if " + o.flag + " and " + whole + ":");
+    w.line("var sb_v = " + name + ".unsafe_load[width=" + str(W) + ", alignment=16](" + off + ")");
+    for (int q = 0; q < W; ++q) w.line(dest(str(q)) + " = sb_v[" + str(q) + "]");
+    w.dedent();
+    w.open("else:");
+    w.open("comptime for sb_q in range(" + str(W) + "):");
+    guarded(o.k_inner ? "sb_gx" : "sb_gx + sb_q", o.k_inner ? "sb_gk + sb_q" : "sb_gk",
+            dest("sb_q"));
+    w.dedent();
+    w.dedent();
+    w.dedent();
+  }
+  w.line("barrier()");
+  L.set_override(m.a, "sb_ra[sb_m]");
+  L.set_override(m.b, "sb_rb[sb_n]");
+  const std::string acc = "sb_acc[sb_m * " + str(TN) + " + sb_n]";
+  auto products = [&](const std::string& loop) {
+    w.open(loop);
+    w.open("comptime for sb_m in range(" + str(TM) + "):");
+    w.line("sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * " + str(BM) + " + sb_tr + sb_m * " +
+           str(RM) + "]");
+    w.dedent();
+    w.open("comptime for sb_n in range(" + str(TN) + "):");
+    w.line("sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * " + str(BN) + " + sb_tc + sb_n * " +
+           str(RN) + "]");
+    w.dedent();
+    w.open("comptime for sb_m in range(" + str(TM) + "):");
+    w.open("comptime for sb_n in range(" + str(TN) + "):");
+    const std::string b = L.expr(*red.args[0], w, 0);
+    w.line(L.update(red.rop, rt, acc, b));
+    w.dedent();
+    w.dedent();
+    w.dedent();
+  };
+  w.open("if sb_k0 + " + str(BK) + " <= sb_hi:");
+  products("comptime for sb_kk in range(" + str(BK) + "):");
+  w.dedent();
+  w.open("else:");
+  products("for sb_kk in range(sb_hi - sb_k0):");
+  w.dedent();
+  L.clear_overrides();
+  w.line("barrier()");
+  w.dedent();
+  L.set_override(&red, acc);
+  w.open("comptime for sb_m in range(" + str(TM) + "):");
+  w.open("comptime for sb_n in range(" + str(TN) + "):");
+  w.line(iv + " = sb_row0 + sb_tr + sb_m * " + str(RM));
+  w.line(jv + " = sb_col0 + sb_tc + sb_n * " + str(RN));
+  w.open("if " + iv + " < " + M + " and " + jv + " < " + N + ":");
+  L.assign(w);
+  w.dedent();
+  w.dedent();
+  w.dedent();
+  L.clear_overrides();
+  const std::string e0 = L.extent(st.out, 0, kMojoPrecMul + 1);
+  const std::string e1 = L.extent(st.out, 1, kMojoPrecMul + 1);
+
+  open_stmt(k, st);
+  HelperSet none;
+  StmtLowering H(spec_, st, &none);
+  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
+             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + "));");
+  launch(fn(k), "sb_grid", str(NT), NT, "0", L);
+  body_.close();
+  return kernel("# " + text + "\n" +
+                    comment(str(BM) + " x " + str(BN) + " output tiles, " + str(TM) + " x " +
+                            str(TN) + " outputs per thread in registers; k in steps of " +
+                            str(BK) + " through shared memory.") +
+                    comment("Launch: blocks of " + str(NT) + " threads, grid = (ceil(" + e1 +
+                            " / " + str(BN) + "), ceil(" + e0 + " / " + str(BM) + "))."),
+                fn(k), L, w);
+}
+
+}  // namespace sb::mojo_gpu
