@@ -106,6 +106,8 @@ class Gen {
         return scalar_reduce(g.first, st, *g.red.red, 'w');
       case GpuKernel::AtomicReduce:
         return scalar_reduce(g.first, st, *g.red.red, 'a');
+      case GpuKernel::Scan:
+        return scan(g);
       case GpuKernel::WarpPerRow:
         return row_reduce(g.first, st, *g.red.red, true);
       case GpuKernel::BlockPerRow:
@@ -115,7 +117,6 @@ class Gen {
       case GpuKernel::RegisterBlocked:
       case GpuKernel::TiledTranspose:
       case GpuKernel::TiledStencil:
-      case GpuKernel::Scan:
       case GpuKernel::FusedRows:
         break;
     }

@@ -19,7 +19,7 @@ const std::vector<KernelForm>& kernel_forms() {
       {GpuKernel::RegisterBlocked, false, "register-blocked matmul tiles, not printed yet"},
       {GpuKernel::TiledTranspose, false, "a shared-memory transpose tile, not printed yet"},
       {GpuKernel::TiledStencil, false, "a shared-memory stencil tile with halo, not printed yet"},
-      {GpuKernel::Scan, false, "a three-phase scan, not printed yet"},
+      {GpuKernel::Scan, true, "a three-phase scan: block totals, their scan, chunk scans"},
       {GpuKernel::FusedRows, false, "fused row groups, not printed yet"},
   };
   return kForms;
