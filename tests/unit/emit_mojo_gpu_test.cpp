@@ -125,6 +125,37 @@ TEST(MojoGpu, F64SinAndCosHaveNoCounterpart) {
   EXPECT_FALSE(emit_mojo_gpu(f64.value()).has_value());
 }
 
+// atomic_reduce of a max, min or product: a compare-and-swap loop on the bits for floats and for
+// every product (as the cuda file's), Mojo's atomic max and min for integers.
+TEST(MojoGpu, AtomicMaxMinAndProductsAreCompareAndSwapLoops) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("sb_emit_mojo_gpu_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path path = dir / "atomics.yaml";
+  std::ofstream(path) << "name: atomics\ndoc: test\nsizes:\n  N: {bench: [64], verify: [1, 7]}\n"
+                      << "tensors:\n  x: {type: f32, shape: [N], role: in}\n"
+                      << "  v: {type: i32, shape: [N], role: in}\n"
+                      << "  m: {type: f32, shape: [], role: out}\n"
+                      << "  k: {type: i32, shape: [], role: out}\n"
+                      << "  p: {type: i32, shape: [], role: out}\n"
+                      << "compute: |\n  m = min(i in 0..N: x[i])\n  k = max(i in 0..N: v[i])\n"
+                      << "  p = prod(i in 0..N: v[i])\n"
+                      << "variants:\n  cuda:\n    - {name: a, strategy: atomic_reduce}\n";
+  Result<Spec> spec = load_and_check(path.string());
+  ASSERT_TRUE(spec.ok()) << format_error(spec.error());
+  const std::optional<GeneratedFile> f = emit_mojo_gpu(spec.value());
+  ASSERT_TRUE(f.has_value());
+  const std::string& c = f->content;
+  EXPECT_NE(c.find("def sb_atomic_min_f32(p: Pointer[Float32, MutUntrackedOrigin], v: Float32):"),
+            std::string::npos);
+  EXPECT_NE(c.find("sb_new = sb_min(sb_new, v)"), std::string::npos);
+  EXPECT_NE(c.find("Atomic.compare_exchange["), std::string::npos);
+  EXPECT_NE(c.find("sb_atomic_min_f32(m, sb_acc)"), std::string::npos);
+  EXPECT_NE(c.find("Atomic.max[ordering=Ordering.RELAXED](k, sb_acc)"), std::string::npos);
+  EXPECT_NE(c.find("sb_atomic_prod_i32(p, sb_acc)"), std::string::npos);
+  EXPECT_EQ(c.find("without a Mojo GPU counterpart"), std::string::npos);
+}
+
 TEST(MojoGpu, HeaderNamesTheCudaVariantsWithoutACounterpart) {
   Result<Spec> spec = load_and_check(std::string(SB_TESTS_DIR) + "/../specs/softmax.yaml");
   ASSERT_TRUE(spec.ok()) << format_error(spec.error());

@@ -9,9 +9,10 @@
 //   4  w  i32[]   out
 // Sizes (ABI order): N
 // Variants:
-//   block_reduce  strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
-//   warp_reduce   strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
-//   scan          strategy scan: block_size = 256 (default)
+//   block_reduce   strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   warp_reduce    strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   atomic_reduce  strategy atomic_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   scan           strategy scan: block_size = 256 (default)
 //
 // The host side of products.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -36,6 +37,11 @@ SB_MOJO_KERNEL(sb_warp_reduce_s0_final);
 SB_MOJO_KERNEL(sb_warp_reduce_s1);
 SB_MOJO_KERNEL(sb_warp_reduce_s2_partial);
 SB_MOJO_KERNEL(sb_warp_reduce_s2_final);
+SB_MOJO_KERNEL(sb_atomic_reduce_s0_init);
+SB_MOJO_KERNEL(sb_atomic_reduce_s0_atomic);
+SB_MOJO_KERNEL(sb_atomic_reduce_s1);
+SB_MOJO_KERNEL(sb_atomic_reduce_s2_init);
+SB_MOJO_KERNEL(sb_atomic_reduce_s2_atomic);
 SB_MOJO_KERNEL(sb_scan_s0);
 SB_MOJO_KERNEL(sb_scan_s1_partial);
 SB_MOJO_KERNEL(sb_scan_s1_carry);
@@ -158,6 +164,51 @@ static int sb_variant_warp_reduce(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant atomic_reduce (strategy atomic_reduce).
+static int sb_variant_atomic_reduce(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const int32_t* v = (const int32_t*)sb_a->tensors[1];
+  float* p = (float*)sb_a->tensors[2];
+  double* q = (double*)sb_a->tensors[3];
+  int32_t* w = (int32_t*)sb_a->tensors[4];
+  const int64_t N = sb_a->sizes[0];
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // p = prod(i in 0..N: x[i])
+  {
+    const int64_t sb_n = N;
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const unsigned sb_grid = (unsigned)sb_blocks;
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_init, 1, 1, 0, sb_stream, p);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_atomic, sb_grid, 256, 0, sb_stream, x, p, N);
+  }
+
+  // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s1, sb_grid, 256, 0, sb_stream, x, q, N);
+  }
+
+  // w = prod(i in 0..N: 2 * v[i] + 1)
+  {
+    const int64_t sb_n = N;
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const unsigned sb_grid = (unsigned)sb_blocks;
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s2_init, 1, 1, 0, sb_stream, w);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s2_atomic, sb_grid, 256, 0, sb_stream, v, w, N);
+  }
+  return 0;
+}
+
 // Variant scan (strategy scan).
 static int sb_variant_scan(const sb_args* sb_a) {
   const float* x = (const float*)sb_a->tensors[0];
@@ -204,6 +255,7 @@ static int sb_variant_scan(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"block_reduce", sb_variant_block_reduce},
     {"warp_reduce", sb_variant_warp_reduce},
+    {"atomic_reduce", sb_variant_atomic_reduce},
     {"scan", sb_variant_scan},
 };
 
@@ -213,7 +265,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",  // backend
     5,           // tensors
     1,           // sizes
-    3,           // variants
+    4,           // variants
     sb_variants,
 };
 
