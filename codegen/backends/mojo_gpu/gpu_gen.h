@@ -455,11 +455,12 @@ class Gen {
     const std::string name =
         std::string("sb_atomic_") + reduce_name(op) + "_" + scalar(t).mojo_suffix;
     const std::string bits = "DType.uint" + str(8 * dtype_bytes(t));
-    std::string d = op == ReduceOp::Prod
-                        ? "# An atomic multiply for " + ty + ": a compare-and-swap loop on its bits.\n"
-                        : std::string("# An atomic ") + reduce_name(op) + " for " + ty +
-                              ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
-                              reduce_name(op) + ".\n";
+    std::string d =
+        op == ReduceOp::Prod
+            ? "# An atomic multiply for " + ty + ": a compare-and-swap loop on its bits.\n"
+            : std::string("# An atomic ") + reduce_name(op) + " for " + ty +
+                  ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
+                  reduce_name(op) + ".\n";
     d += "@always_inline\ndef " + name + "(p: Pointer[" + ty + ", MutUntrackedOrigin], v: " + ty +
          "):\n";
     d += "    var sb_old = Atomic.load[ordering=Ordering.RELAXED](p)\n";
@@ -480,8 +481,9 @@ class Gen {
   // As the cuda printer's: pass 1, a grid-stride share of the reduction per thread combined per
   // block; then, for 't' and 'w', the block's value in sb_part[block] and pass 2, one block
   // combining them and applying the rest of the statement; for 'a', the output set to the
-  // identity first, each block's value added atomically, and the rest of the statement applied
-  // in place by a last one-thread kernel. Mojo has no global variables: sb_part, a static
+  // identity first, each block's value folded in atomically (fetch_add, Mojo's integer atomic
+  // max and min, or atomic_cas), and the rest of the statement applied in place by a last
+  // one-thread kernel. Mojo has no global variables: sb_part, a static
   // __device__ buffer in the cuda file, is a kernel argument here.
   std::string scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
     const std::string text = source_text(st, spec_);

@@ -46,8 +46,8 @@ std::string Gen::scan(const GpuStep& g) {
 
   // The device helper: the inclusive scan of v over the lanes of a full warp.
   MojoStmt LH(spec_, st, needs_.stmt);
-  const std::string wscan = std::string("sb_warp_scan_") + reduce_name(op) + "_" +
-                            scalar(t).mojo_suffix;
+  const std::string wscan =
+      std::string("sb_warp_scan_") + reduce_name(op) + "_" + scalar(t).mojo_suffix;
   {
     std::string d = "# Inclusive " + std::string(reduce_name(op)) +
                     "-scan of v over the lanes of a full warp (every lane calls it).\n";
@@ -156,8 +156,8 @@ std::string Gen::scan(const GpuStep& g) {
 
   // Element p (j = lo + p) completes output i = p + sb_shift, sb_shift = lo + 1 - c; known now
   // when lo and c are integer literals (0 for an inclusive scan from 0, 1 for an exclusive one).
-  const bool shift_known = var.lo->kind == ExprKind::IntLit && m.hi.sizes.empty() &&
-                           m.hi.atoms.empty();
+  const bool shift_known =
+      var.lo->kind == ExprKind::IntLit && m.hi.sizes.empty() && m.hi.atoms.empty();
   const int64_t shift = shift_known ? var.lo->ival + 1 - m.hi.constant : 0;
 
   // Phase 3: each block scans its chunk again, starting from the total of the chunks before.
