@@ -106,6 +106,8 @@ class Gen {
         return scalar_reduce(g.first, st, *g.red.red, 'w');
       case GpuKernel::AtomicReduce:
         return scalar_reduce(g.first, st, *g.red.red, 'a');
+      case GpuKernel::Scan:
+        return scan(g);
       case GpuKernel::WarpPerRow:
         return row_reduce(g.first, st, *g.red.red, true);
       case GpuKernel::BlockPerRow:
@@ -120,9 +122,6 @@ class Gen {
         return tiled_matmul(g);
       case GpuKernel::RegisterBlocked:
         return register_blocked(g);
-      // Not printed yet: kernel_form() says so, and the fit check keeps these variants out.
-      case GpuKernel::Scan:
-        break;
     }
     SB_ASSERT(false, "mojo_gpu form without a printer");
     return "";
@@ -450,11 +449,44 @@ class Gen {
     w.dedent();
   }
 
+  // The device helper combining v into p[] atomically where CUDA has no atomic for it (a float
+  // max or min, any product), as the cuda printer's: a compare-and-swap loop on the bits, NaN
+  // propagating as in sb_max and sb_min. Returns its name.
+  std::string atomic_cas(MojoStmt& L, ReduceOp op, DType t) {
+    use("std.memory", {"bitcast"});
+    const std::string ty = mojo_scalar_type(t);
+    const std::string name =
+        std::string("sb_atomic_") + reduce_name(op) + "_" + scalar(t).mojo_suffix;
+    const std::string bits = "DType.uint" + str(8 * dtype_bytes(t));
+    std::string d =
+        op == ReduceOp::Prod
+            ? "# An atomic multiply for " + ty + ": a compare-and-swap loop on its bits.\n"
+            : std::string("# An atomic ") + reduce_name(op) + " for " + ty +
+                  ": a compare-and-swap loop on its bits; NaN propagates as in sb_" +
+                  reduce_name(op) + ".\n";
+    d += "@always_inline\ndef " + name + "(p: Pointer[" + ty + ", MutUntrackedOrigin], v: " + ty +
+         "):\n";
+    d += "    var sb_old = Atomic.load[ordering=Ordering.RELAXED](p)\n";
+    d += "    while True:\n";
+    d += "        var sb_new = sb_old\n";
+    d += "        " + L.update(op, t, "sb_new", "v") + "\n";
+    d += "        if bitcast[" + bits + "](sb_new) == bitcast[" + bits + "](sb_old):\n";
+    d += "            return\n";
+    d += "        # On failure, sb_old becomes the value seen.\n";
+    d += "        if Atomic.compare_exchange[\n";
+    d += "            success_ordering=Ordering.RELAXED, failure_ordering=Ordering.RELAXED\n";
+    d += "        ](p, sb_old, sb_new):\n";
+    d += "            return";
+    needs_.helpers.emplace(name, d);
+    return name;
+  }
+
   // As the cuda printer's: pass 1, a grid-stride share of the reduction per thread combined per
   // block; then, for 't' and 'w', the block's value in sb_part[block] and pass 2, one block
   // combining them and applying the rest of the statement; for 'a', the output set to the
-  // identity first, each block's value added atomically, and the rest of the statement applied
-  // in place by a last one-thread kernel. Mojo has no global variables: sb_part, a static
+  // identity first, each block's value folded in atomically (fetch_add, Mojo's integer atomic
+  // max and min, or atomic_cas), and the rest of the statement applied in place by a last
+  // one-thread kernel. Mojo has no global variables: sb_part, a static
   // __device__ buffer in the cuda file, is a kernel argument here.
   std::string scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
     const std::string text = source_text(st, spec_);
@@ -496,11 +528,16 @@ class Gen {
                              (kind == 'a' ? "" : ", 1024") + "), at least 1";
     if (kind == 'a') {
       use("std.atomic", {"Atomic", "Ordering"});
-      SB_ASSERT(red.rop == ReduceOp::Sum, "an atomic_reduce other than a sum");
       const std::string o = L1.tensor_name(st.out);
       w.open("if sb_tid == 0:");
-      // Relaxed, as CUDA's atomicAdd (Mojo's default orders it as an acquire).
-      w.line("_ = Atomic.fetch_add[ordering=Ordering.RELAXED](" + o + ", sb_acc)");
+      // Relaxed, as CUDA's atomics (Mojo's default orders them sequentially).
+      if (red.rop == ReduceOp::Sum)
+        w.line("_ = Atomic.fetch_add[ordering=Ordering.RELAXED](" + o + ", sb_acc)");
+      else if (!is_float(t) && red.rop != ReduceOp::Prod)  // CUDA's integer atomicMax, atomicMin
+        w.line(std::string("Atomic.") + (red.rop == ReduceOp::Max ? "max" : "min") +
+               "[ordering=Ordering.RELAXED](" + o + ", sb_acc)");
+      else
+        w.line(atomic_cas(L1, red.rop, t) + "(" + o + ", sb_acc)");
       w.dedent();
       MojoStmt L0(spec_, st, needs_.stmt);
       PyWriter w0(1);
@@ -513,7 +550,9 @@ class Gen {
       out += kernel("# " + text + "\n# The accumulator, " + o +
                         "[], starts at the identity.\n# Launch: one block of one thread.\n",
                     fn(k, "_init"), L0, w0);
-      out += kernel(comment("Each block combines a grid-stride share and adds it atomically to " +
+      out += kernel(comment("Each block combines a grid-stride share and " +
+                            std::string(red.rop == ReduceOp::Sum ? "adds it atomically to "
+                                                                 : "folds it atomically into ") +
                             o + "[].") +
                         comment("Launch: blocks of " + bs + " threads, grid = " + grid + "."),
                     fn(k, "_atomic"), L1, w);

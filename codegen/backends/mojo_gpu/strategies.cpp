@@ -19,7 +19,7 @@ const std::vector<KernelForm>& kernel_forms() {
       {GpuKernel::RegisterBlocked, true, "register-blocked matmul tiles, vector loads"},
       {GpuKernel::TiledTranspose, true, "padded shared-memory transpose tiles"},
       {GpuKernel::TiledStencil, true, "a shared-memory stencil tile with halo"},
-      {GpuKernel::Scan, false, "a three-phase scan, not printed yet"},
+      {GpuKernel::Scan, true, "a three-phase scan: block totals, their scan, chunk scans"},
       {GpuKernel::FusedRows, true, "a row group as one kernel, a warp or a block owning a row"},
   };
   return kForms;
@@ -65,9 +65,6 @@ std::string missing_reason(const Spec& spec, const Variant& v) {
     const KernelForm& f = kernel_form(g.kind);
     if (!f.printed)
       return std::string("its ") + gpu_kernel_name(g.kind) + " kernel (" + f.about + ")";
-    if (g.kind == GpuKernel::AtomicReduce && g.red.red->rop != ReduceOp::Sum)
-      return std::string("its atomic_reduce kernel of a ") + reduce_name(g.red.red->rop) +
-             " (atomic max, min and product need a compare-and-swap loop, not printed yet)";
   }
   return "";
 }

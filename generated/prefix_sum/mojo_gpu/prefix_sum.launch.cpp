@@ -8,6 +8,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   scan               strategy scan: block_size = 256 (default)
 //
 // The host side of prefix_sum.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -24,6 +25,15 @@
 
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
+SB_MOJO_KERNEL(sb_scan_s0_partial);
+SB_MOJO_KERNEL(sb_scan_s0_carry);
+SB_MOJO_KERNEL(sb_scan_s0_scan);
+
+// -----------------------------------------------------------------------------
+// Scratch buffers in device memory, allocated on first use (one launch of a variant at a time)
+// -----------------------------------------------------------------------------
+
+static void* sb_scratch_scan_s0 = NULL;  // sb_part of sb_scan_s0_partial
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -65,6 +75,32 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant scan (strategy scan).
+static int sb_variant_scan(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  float* y = (float*)sb_a->tensors[1];
+  const int64_t N = sb_a->sizes[0];
+  void* sb_stream = sb_a->stream;
+
+  // y[i] = sum(j in 0..(i + 1): x[j])
+  {
+    void* sb_part = NULL;
+    SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_scan_s0, 1024 * sizeof(float), &sb_part));
+    // Output i folds elements j in 0..i + 1, so element p (j = lo + p) completes output p + sb_shift.
+    const int64_t sb_shift = 0;
+    const int64_t sb_len = N - sb_shift > 0 ? N - sb_shift : 0;
+    const int64_t sb_tiles = (sb_len + 255) / 256;
+    const int64_t sb_parts = sb_tiles < 1 ? 1 : (sb_tiles < 1024 ? sb_tiles : 1024);
+    const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * 256;  // elements per block
+    SB_MOJO_LAUNCH(sb_scan_s0_partial, (unsigned)sb_parts, 256, 0, sb_stream, x, sb_part, sb_len,
+                   sb_chunk);
+    SB_MOJO_LAUNCH(sb_scan_s0_carry, 1, 256, 0, sb_stream, sb_part, sb_parts);
+    SB_MOJO_LAUNCH(sb_scan_s0_scan, (unsigned)sb_parts, 256, 0, sb_stream, x, y, sb_part, sb_len,
+                   sb_chunk, sb_shift);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -72,6 +108,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"scan", sb_variant_scan},
 };
 
 static const sb_module sb_module_info = {
@@ -80,7 +117,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",    // backend
     2,             // tensors
     1,             // sizes
-    2,             // variants
+    3,             // variants
     sb_variants,
 };
 

@@ -8,9 +8,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   scan (strategy scan): its three_phase_scan kernel (a three-phase scan, not printed yet).
+#   scan               strategy scan: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: prefix_sum.launch.cpp beside this file
@@ -18,8 +16,41 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from std.memory import stack_allocation
 
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
+from max.gpu.primitives.warp import shuffle_up, shuffle_xor
+
+
+# -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# Inclusive sum-scan of v over the lanes of a full warp (every lane calls it).
+@always_inline
+def sb_warp_scan_sum_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_d = 1
+    while sb_d < 32:
+        var sb_n = shuffle_up(sb_v, UInt32(sb_d))
+        if sb_lane >= sb_d:
+            sb_n += sb_v
+            sb_v = sb_n
+        sb_d <<= 1
+    return sb_v
+
+# The sum of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_sum_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v += sb_n
+        sb_o >>= 1
+    return sb_v
 
 # -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
@@ -60,3 +91,131 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         for j in range(i + 1):
             sb_acc0 += x[unsafe_offset=j]
         y[unsafe_offset=i] = sb_acc0
+
+
+# Variant scan: prefix reductions in three phases: per-block totals, their scan in one block, and a
+# block scan of each chunk from its carry.
+
+# y[i] = sum(j in 0..(i + 1): x[j])
+# Scan phase 1: each block reduces its chunk of elements into sb_part[block_idx.x]; sb_part is a
+# device buffer of 1024 elements the launcher provides (Mojo has no global variables).
+# Launch: blocks of 256 threads, grid = sb_parts.
+@export("sb_scan_s0_partial")
+def sb_scan_s0_partial(x: Pointer[Float32, ImmUntrackedOrigin],
+                       sb_part: Pointer[Float32, MutUntrackedOrigin], sb_arg_len: Int64,
+                       sb_arg_chunk: Int64) abi("C"):
+    var sb_len = Int(sb_arg_len)
+    var sb_chunk = Int(sb_arg_chunk)
+    var sb_tid = Int(thread_idx.x)
+    var sb_lo = 0  # element p is j = sb_lo + p
+    var sb_begin = Int(block_idx.x) * sb_chunk
+    var sb_end = sb_begin + sb_chunk if sb_begin + sb_chunk < sb_len else sb_len
+    var sb_acc = Float32(0.0)
+    for sb_p in range(sb_begin + sb_tid, sb_end, 256):
+        var j = sb_lo + sb_p
+        sb_acc += x[unsafe_offset=j]
+    sb_acc = sb_warp_sum_f32(sb_acc)
+    # One value per warp.
+    var sb_warps = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    if sb_tid % 32 == 0:
+        sb_warps[unsafe_offset=sb_tid // 32] = sb_acc
+    barrier()
+    if sb_tid < 32:
+        sb_acc = Float32(0.0)
+        if sb_tid < 8:
+            sb_acc = sb_warps[unsafe_offset=sb_tid]
+        sb_acc = sb_warp_sum_f32(sb_acc)
+    if sb_tid == 0:
+        sb_part[unsafe_offset=Int(block_idx.x)] = sb_acc
+
+
+# Scan phase 2: one block turns sb_part[0, sb_parts) into its inclusive scan.
+# Launch: one block of 256 threads.
+@export("sb_scan_s0_carry")
+def sb_scan_s0_carry(sb_part: Pointer[Float32, MutUntrackedOrigin], sb_arg_parts: Int64) abi("C"):
+    var sb_parts = Int(sb_arg_parts)
+    var sb_tid = Int(thread_idx.x)
+    # One value per warp.
+    var sb_ws = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_carry = Float32(0.0)
+    for sb_p0 in range(0, sb_parts, 256):
+        var sb_p = sb_p0 + sb_tid
+        var sb_v = Float32(0.0)
+        if sb_p < sb_parts:
+            sb_v = sb_part[unsafe_offset=sb_p]
+        sb_v = sb_warp_scan_sum_f32(sb_v)
+        if sb_tid % 32 == 31:
+            sb_ws[unsafe_offset=sb_tid // 32] = sb_v
+        barrier()
+        if sb_tid < 32:
+            var sb_w = Float32(0.0)
+            if sb_tid < 8:
+                sb_w = sb_ws[unsafe_offset=sb_tid]
+            sb_w = sb_warp_scan_sum_f32(sb_w)
+            if sb_tid < 8:
+                sb_ws[unsafe_offset=sb_tid] = sb_w
+        barrier()
+        if sb_tid >= 32:
+            var sb_prev = sb_ws[unsafe_offset=sb_tid // 32 - 1]
+            sb_prev += sb_v
+            sb_v = sb_prev
+        var sb_c = sb_carry
+        sb_c += sb_v
+        sb_v = sb_c
+        if sb_p < sb_parts:
+            sb_part[unsafe_offset=sb_p] = sb_v
+        var sb_tile_total = sb_ws[unsafe_offset=7]
+        sb_carry += sb_tile_total
+        barrier()  # sb_ws is rewritten by the next tile
+
+
+# Scan phase 3: each block scans its chunk from the total of the chunks before it.
+# Launch: blocks of 256 threads, grid = sb_parts.
+@export("sb_scan_s0_scan")
+def sb_scan_s0_scan(x: Pointer[Float32, ImmUntrackedOrigin],
+                    y: Pointer[Float32, MutUntrackedOrigin],
+                    sb_part: Pointer[Float32, MutUntrackedOrigin], sb_arg_len: Int64,
+                    sb_arg_chunk: Int64, sb_arg_shift: Int64) abi("C"):
+    var sb_len = Int(sb_arg_len)
+    var sb_chunk = Int(sb_arg_chunk)
+    var sb_shift = Int(sb_arg_shift)
+    var sb_tid = Int(thread_idx.x)
+    # One value per warp.
+    var sb_ws = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_lo = 0
+    var sb_begin = Int(block_idx.x) * sb_chunk
+    var sb_end = sb_begin + sb_chunk if sb_begin + sb_chunk < sb_len else sb_len
+    var sb_carry = Float32(0.0)
+    if Int(block_idx.x) > 0:
+        sb_carry = sb_part[unsafe_offset=Int(block_idx.x) - 1]
+    for sb_p0 in range(sb_begin, sb_end, 256):
+        var sb_p = sb_p0 + sb_tid
+        var sb_v = Float32(0.0)
+        if sb_p < sb_end:
+            var j = sb_lo + sb_p
+            sb_v = x[unsafe_offset=j]
+        sb_v = sb_warp_scan_sum_f32(sb_v)
+        if sb_tid % 32 == 31:
+            sb_ws[unsafe_offset=sb_tid // 32] = sb_v
+        barrier()
+        if sb_tid < 32:
+            var sb_w = Float32(0.0)
+            if sb_tid < 8:
+                sb_w = sb_ws[unsafe_offset=sb_tid]
+            sb_w = sb_warp_scan_sum_f32(sb_w)
+            if sb_tid < 8:
+                sb_ws[unsafe_offset=sb_tid] = sb_w
+        barrier()
+        if sb_tid >= 32:
+            var sb_prev = sb_ws[unsafe_offset=sb_tid // 32 - 1]
+            sb_prev += sb_v
+            sb_v = sb_prev
+        var sb_c = sb_carry
+        sb_c += sb_v
+        sb_v = sb_c
+        if sb_p < sb_end:
+            var i = sb_p + sb_shift
+            y[unsafe_offset=i] = sb_v
+        var sb_tile_total = sb_ws[unsafe_offset=7]
+        sb_carry += sb_tile_total
+        barrier()  # sb_ws is rewritten by the next tile

@@ -9,8 +9,10 @@
 //   4  w  i32[]   out
 // Sizes (ABI order): N
 // Variants:
-//   block_reduce  strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
-//   warp_reduce   strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   block_reduce   strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   warp_reduce    strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   atomic_reduce  strategy atomic_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+//   scan           strategy scan: block_size = 256 (default)
 //
 // The host side of products.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -35,6 +37,16 @@ SB_MOJO_KERNEL(sb_warp_reduce_s0_final);
 SB_MOJO_KERNEL(sb_warp_reduce_s1);
 SB_MOJO_KERNEL(sb_warp_reduce_s2_partial);
 SB_MOJO_KERNEL(sb_warp_reduce_s2_final);
+SB_MOJO_KERNEL(sb_atomic_reduce_s0_init);
+SB_MOJO_KERNEL(sb_atomic_reduce_s0_atomic);
+SB_MOJO_KERNEL(sb_atomic_reduce_s1);
+SB_MOJO_KERNEL(sb_atomic_reduce_s2_init);
+SB_MOJO_KERNEL(sb_atomic_reduce_s2_atomic);
+SB_MOJO_KERNEL(sb_scan_s0);
+SB_MOJO_KERNEL(sb_scan_s1_partial);
+SB_MOJO_KERNEL(sb_scan_s1_carry);
+SB_MOJO_KERNEL(sb_scan_s1_scan);
+SB_MOJO_KERNEL(sb_scan_s2);
 
 // -----------------------------------------------------------------------------
 // Scratch buffers in device memory, allocated on first use (one launch of a variant at a time)
@@ -44,6 +56,7 @@ static void* sb_scratch_block_reduce_s0 = NULL;  // sb_part of sb_block_reduce_s
 static void* sb_scratch_block_reduce_s2 = NULL;  // sb_part of sb_block_reduce_s2_partial
 static void* sb_scratch_warp_reduce_s0 = NULL;  // sb_part of sb_warp_reduce_s0_partial
 static void* sb_scratch_warp_reduce_s2 = NULL;  // sb_part of sb_warp_reduce_s2_partial
+static void* sb_scratch_scan_s1 = NULL;  // sb_part of sb_scan_s1_partial
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -151,6 +164,90 @@ static int sb_variant_warp_reduce(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant atomic_reduce (strategy atomic_reduce).
+static int sb_variant_atomic_reduce(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const int32_t* v = (const int32_t*)sb_a->tensors[1];
+  float* p = (float*)sb_a->tensors[2];
+  double* q = (double*)sb_a->tensors[3];
+  int32_t* w = (int32_t*)sb_a->tensors[4];
+  const int64_t N = sb_a->sizes[0];
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // p = prod(i in 0..N: x[i])
+  {
+    const int64_t sb_n = N;
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const unsigned sb_grid = (unsigned)sb_blocks;
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_init, 1, 1, 0, sb_stream, p);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_atomic, sb_grid, 256, 0, sb_stream, x, p, N);
+  }
+
+  // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+  {
+    const int64_t sb_total = N;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s1, sb_grid, 256, 0, sb_stream, x, q, N);
+  }
+
+  // w = prod(i in 0..N: 2 * v[i] + 1)
+  {
+    const int64_t sb_n = N;
+    int64_t sb_blocks = (sb_n + 255) / 256;
+    if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
+    if (sb_blocks < 1) sb_blocks = 1;
+    const unsigned sb_grid = (unsigned)sb_blocks;
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s2_init, 1, 1, 0, sb_stream, w);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s2_atomic, sb_grid, 256, 0, sb_stream, v, w, N);
+  }
+  return 0;
+}
+
+// Variant scan (strategy scan).
+static int sb_variant_scan(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const int32_t* v = (const int32_t*)sb_a->tensors[1];
+  float* p = (float*)sb_a->tensors[2];
+  double* q = (double*)sb_a->tensors[3];
+  int32_t* w = (int32_t*)sb_a->tensors[4];
+  const int64_t N = sb_a->sizes[0];
+  void* sb_stream = sb_a->stream;
+
+  // p = prod(i in 0..N: x[i])
+  {
+    SB_MOJO_LAUNCH(sb_scan_s0, 1, 1, 0, sb_stream, x, p, N);
+  }
+
+  // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+  {
+    void* sb_part = NULL;
+    SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_scan_s1, 1024 * sizeof(double), &sb_part));
+    // Output i folds elements k in 0..i + 1, so element p (k = lo + p) completes output p + sb_shift.
+    const int64_t sb_shift = 0;
+    const int64_t sb_len = N - sb_shift > 0 ? N - sb_shift : 0;
+    const int64_t sb_tiles = (sb_len + 255) / 256;
+    const int64_t sb_parts = sb_tiles < 1 ? 1 : (sb_tiles < 1024 ? sb_tiles : 1024);
+    const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * 256;  // elements per block
+    SB_MOJO_LAUNCH(sb_scan_s1_partial, (unsigned)sb_parts, 256, 0, sb_stream, x, sb_part, sb_len,
+                   sb_chunk);
+    SB_MOJO_LAUNCH(sb_scan_s1_carry, 1, 256, 0, sb_stream, sb_part, sb_parts);
+    SB_MOJO_LAUNCH(sb_scan_s1_scan, (unsigned)sb_parts, 256, 0, sb_stream, x, q, sb_part, sb_len,
+                   sb_chunk, sb_shift);
+  }
+
+  // w = prod(i in 0..N: 2 * v[i] + 1)
+  {
+    SB_MOJO_LAUNCH(sb_scan_s2, 1, 1, 0, sb_stream, v, w, N);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -158,6 +255,8 @@ static int sb_variant_warp_reduce(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"block_reduce", sb_variant_block_reduce},
     {"warp_reduce", sb_variant_warp_reduce},
+    {"atomic_reduce", sb_variant_atomic_reduce},
+    {"scan", sb_variant_scan},
 };
 
 static const sb_module sb_module_info = {
@@ -166,7 +265,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",  // backend
     5,           // tensors
     1,           // sizes
-    2,           // variants
+    4,           // variants
     sb_variants,
 };
 

@@ -9,13 +9,10 @@
 #   4  w  i32[]   out
 # Sizes (ABI order): N
 # Variants:
-#   block_reduce  strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
-#   warp_reduce   strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
-#
-# cuda variants without a Mojo GPU counterpart yet, and the kernel form they need:
-#   atomic_reduce (strategy atomic_reduce): its atomic_reduce kernel of a prod (atomic max, min and
-#     product need a compare-and-swap loop, not printed yet).
-#   scan (strategy scan): its three_phase_scan kernel (a three-phase scan, not printed yet).
+#   block_reduce   strategy block_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+#   warp_reduce    strategy warp_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+#   atomic_reduce  strategy atomic_reduce: block_size = 256 (default), blocks_per_sm = 4 (default)
+#   scan           strategy scan: block_size = 256 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: products.launch.cpp beside this file
@@ -23,20 +20,62 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from std.memory import stack_allocation
+from std.atomic import Atomic, Ordering
+from std.memory import bitcast, stack_allocation
 
 from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
 from max.gpu.memory import AddressSpace
-from max.gpu.primitives.warp import shuffle_xor
+from max.gpu.primitives.warp import shuffle_up, shuffle_xor
 
 
 # -----------------------------------------------------------------------------
 # Helpers
 # -----------------------------------------------------------------------------
 
+# An atomic multiply for Float32: a compare-and-swap loop on its bits.
+@always_inline
+def sb_atomic_prod_f32(p: Pointer[Float32, MutUntrackedOrigin], v: Float32):
+    var sb_old = Atomic.load[ordering=Ordering.RELAXED](p)
+    while True:
+        var sb_new = sb_old
+        sb_new *= v
+        if bitcast[DType.uint32](sb_new) == bitcast[DType.uint32](sb_old):
+            return
+        # On failure, sb_old becomes the value seen.
+        if Atomic.compare_exchange[
+            success_ordering=Ordering.RELAXED, failure_ordering=Ordering.RELAXED
+        ](p, sb_old, sb_new):
+            return
+
+# An atomic multiply for Int32: a compare-and-swap loop on its bits.
+@always_inline
+def sb_atomic_prod_i32(p: Pointer[Int32, MutUntrackedOrigin], v: Int32):
+    var sb_old = Atomic.load[ordering=Ordering.RELAXED](p)
+    while True:
+        var sb_new = sb_old
+        sb_new *= v
+        if bitcast[DType.uint32](sb_new) == bitcast[DType.uint32](sb_old):
+            return
+        # On failure, sb_old becomes the value seen.
+        if Atomic.compare_exchange[
+            success_ordering=Ordering.RELAXED, failure_ordering=Ordering.RELAXED
+        ](p, sb_old, sb_new):
+            return
+
 # The prod of v over the 32 lanes of a full warp (every lane calls it and gets it).
 @always_inline
 def sb_warp_prod_f32(v: Float32) -> Float32:
+    var sb_v = v
+    var sb_o = 16
+    while sb_o > 0:
+        var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
+        sb_v *= sb_n
+        sb_o >>= 1
+    return sb_v
+
+# The prod of v over the 32 lanes of a full warp (every lane calls it and gets it).
+@always_inline
+def sb_warp_prod_f64(v: Float64) -> Float64:
     var sb_v = v
     var sb_o = 16
     while sb_o > 0:
@@ -54,6 +93,20 @@ def sb_warp_prod_i32(v: Int32) -> Int32:
         var sb_n = shuffle_xor(sb_v, UInt32(sb_o))
         sb_v *= sb_n
         sb_o >>= 1
+    return sb_v
+
+# Inclusive prod-scan of v over the lanes of a full warp (every lane calls it).
+@always_inline
+def sb_warp_scan_prod_f64(v: Float64) -> Float64:
+    var sb_v = v
+    var sb_lane = Int(thread_idx.x) % 32
+    var sb_d = 1
+    while sb_d < 32:
+        var sb_n = shuffle_up(sb_v, UInt32(sb_d))
+        if sb_lane >= sb_d:
+            sb_n *= sb_v
+            sb_v = sb_n
+        sb_d <<= 1
     return sb_v
 
 # -----------------------------------------------------------------------------
@@ -310,3 +363,242 @@ def sb_warp_reduce_s2_final(w: Pointer[Int32, MutUntrackedOrigin],
         sb_acc = sb_warp_prod_i32(sb_acc)
     if sb_tid == 0:
         w[] = sb_acc
+
+
+# Variant atomic_reduce: a reduction to a scalar: per-block warp-shuffle reductions combined
+# atomically into the output.
+
+# p = prod(i in 0..N: x[i])
+# The accumulator, p[], starts at the identity.
+# Launch: one block of one thread.
+@export("sb_atomic_reduce_s0_init")
+def sb_atomic_reduce_s0_init(p: Pointer[Float32, MutUntrackedOrigin]) abi("C"):
+    p[] = Float32(1.0)
+
+
+# Each block combines a grid-stride share and folds it atomically into p[].
+# Launch: blocks of 256 threads, grid = min(ceil(N / 256), SMs * 4), at least 1.
+@export("sb_atomic_reduce_s0_atomic")
+def sb_atomic_reduce_s0_atomic(x: Pointer[Float32, ImmUntrackedOrigin],
+                               p: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    var sb_tid = Int(thread_idx.x)
+    var sb_acc = Float32(1.0)
+    for i in range(Int(block_idx.x) * 256 + sb_tid, N, 256 * Int(grid_dim.x)):
+        sb_acc *= x[unsafe_offset=i]
+    sb_acc = sb_warp_prod_f32(sb_acc)
+    # One value per warp.
+    var sb_warps = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    if sb_tid % 32 == 0:
+        sb_warps[unsafe_offset=sb_tid // 32] = sb_acc
+    barrier()
+    if sb_tid < 32:
+        sb_acc = Float32(1.0)
+        if sb_tid < 8:
+            sb_acc = sb_warps[unsafe_offset=sb_tid]
+        sb_acc = sb_warp_prod_f32(sb_acc)
+    if sb_tid == 0:
+        sb_atomic_prod_f32(p, sb_acc)
+
+
+# q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+# Launch: blocks of 256 threads, grid = min(ceil(N / 256), SMs * 4).
+@export("sb_atomic_reduce_s1")
+def sb_atomic_reduce_s1(x: Pointer[Float32, ImmUntrackedOrigin],
+                        q: Pointer[Float64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    var sb_total = N
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        var sb_acc0 = Float64(1.0)
+        for k in range(i + 1):
+            sb_acc0 *= -Float64(x[unsafe_offset=k])
+        q[unsafe_offset=i] = sb_acc0
+
+
+# w = prod(i in 0..N: 2 * v[i] + 1)
+# The accumulator, w[], starts at the identity.
+# Launch: one block of one thread.
+@export("sb_atomic_reduce_s2_init")
+def sb_atomic_reduce_s2_init(w: Pointer[Int32, MutUntrackedOrigin]) abi("C"):
+    w[] = Int32(1)
+
+
+# Each block combines a grid-stride share and folds it atomically into w[].
+# Launch: blocks of 256 threads, grid = min(ceil(N / 256), SMs * 4), at least 1.
+@export("sb_atomic_reduce_s2_atomic")
+def sb_atomic_reduce_s2_atomic(v: Pointer[Int32, ImmUntrackedOrigin],
+                               w: Pointer[Int32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    var sb_tid = Int(thread_idx.x)
+    var sb_acc = Int32(1)
+    for i in range(Int(block_idx.x) * 256 + sb_tid, N, 256 * Int(grid_dim.x)):
+        sb_acc *= Int32(2) * v[unsafe_offset=i] + Int32(1)
+    sb_acc = sb_warp_prod_i32(sb_acc)
+    # One value per warp.
+    var sb_warps = stack_allocation[8, Int32, address_space=AddressSpace.SHARED]()
+    if sb_tid % 32 == 0:
+        sb_warps[unsafe_offset=sb_tid // 32] = sb_acc
+    barrier()
+    if sb_tid < 32:
+        sb_acc = Int32(1)
+        if sb_tid < 8:
+            sb_acc = sb_warps[unsafe_offset=sb_tid]
+        sb_acc = sb_warp_prod_i32(sb_acc)
+    if sb_tid == 0:
+        sb_atomic_prod_i32(w, sb_acc)
+
+
+# Variant scan: prefix reductions in three phases: per-block totals, their scan in one block, and a
+# block scan of each chunk from its carry.
+
+# p = prod(i in 0..N: x[i])
+# Launch: one block of one thread.
+@export("sb_scan_s0")
+def sb_scan_s0(x: Pointer[Float32, ImmUntrackedOrigin], p: Pointer[Float32, MutUntrackedOrigin],
+               sb_arg_N: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    # A scalar output: one thread.
+    var sb_acc0 = Float32(1.0)
+    for i in range(N):
+        sb_acc0 *= x[unsafe_offset=i]
+    p[] = sb_acc0
+
+
+# q[i] = prod(k in 0..(i + 1): -f64(x[k]))
+# Scan phase 1: each block reduces its chunk of elements into sb_part[block_idx.x]; sb_part is a
+# device buffer of 1024 elements the launcher provides (Mojo has no global variables).
+# Launch: blocks of 256 threads, grid = sb_parts.
+@export("sb_scan_s1_partial")
+def sb_scan_s1_partial(x: Pointer[Float32, ImmUntrackedOrigin],
+                       sb_part: Pointer[Float64, MutUntrackedOrigin], sb_arg_len: Int64,
+                       sb_arg_chunk: Int64) abi("C"):
+    var sb_len = Int(sb_arg_len)
+    var sb_chunk = Int(sb_arg_chunk)
+    var sb_tid = Int(thread_idx.x)
+    var sb_lo = 0  # element p is k = sb_lo + p
+    var sb_begin = Int(block_idx.x) * sb_chunk
+    var sb_end = sb_begin + sb_chunk if sb_begin + sb_chunk < sb_len else sb_len
+    var sb_acc = Float64(1.0)
+    for sb_p in range(sb_begin + sb_tid, sb_end, 256):
+        var k = sb_lo + sb_p
+        sb_acc *= -Float64(x[unsafe_offset=k])
+    sb_acc = sb_warp_prod_f64(sb_acc)
+    # One value per warp.
+    var sb_warps = stack_allocation[8, Float64, address_space=AddressSpace.SHARED]()
+    if sb_tid % 32 == 0:
+        sb_warps[unsafe_offset=sb_tid // 32] = sb_acc
+    barrier()
+    if sb_tid < 32:
+        sb_acc = Float64(1.0)
+        if sb_tid < 8:
+            sb_acc = sb_warps[unsafe_offset=sb_tid]
+        sb_acc = sb_warp_prod_f64(sb_acc)
+    if sb_tid == 0:
+        sb_part[unsafe_offset=Int(block_idx.x)] = sb_acc
+
+
+# Scan phase 2: one block turns sb_part[0, sb_parts) into its inclusive scan.
+# Launch: one block of 256 threads.
+@export("sb_scan_s1_carry")
+def sb_scan_s1_carry(sb_part: Pointer[Float64, MutUntrackedOrigin], sb_arg_parts: Int64) abi("C"):
+    var sb_parts = Int(sb_arg_parts)
+    var sb_tid = Int(thread_idx.x)
+    # One value per warp.
+    var sb_ws = stack_allocation[8, Float64, address_space=AddressSpace.SHARED]()
+    var sb_carry = Float64(1.0)
+    for sb_p0 in range(0, sb_parts, 256):
+        var sb_p = sb_p0 + sb_tid
+        var sb_v = Float64(1.0)
+        if sb_p < sb_parts:
+            sb_v = sb_part[unsafe_offset=sb_p]
+        sb_v = sb_warp_scan_prod_f64(sb_v)
+        if sb_tid % 32 == 31:
+            sb_ws[unsafe_offset=sb_tid // 32] = sb_v
+        barrier()
+        if sb_tid < 32:
+            var sb_w = Float64(1.0)
+            if sb_tid < 8:
+                sb_w = sb_ws[unsafe_offset=sb_tid]
+            sb_w = sb_warp_scan_prod_f64(sb_w)
+            if sb_tid < 8:
+                sb_ws[unsafe_offset=sb_tid] = sb_w
+        barrier()
+        if sb_tid >= 32:
+            var sb_prev = sb_ws[unsafe_offset=sb_tid // 32 - 1]
+            sb_prev *= sb_v
+            sb_v = sb_prev
+        var sb_c = sb_carry
+        sb_c *= sb_v
+        sb_v = sb_c
+        if sb_p < sb_parts:
+            sb_part[unsafe_offset=sb_p] = sb_v
+        var sb_tile_total = sb_ws[unsafe_offset=7]
+        sb_carry *= sb_tile_total
+        barrier()  # sb_ws is rewritten by the next tile
+
+
+# Scan phase 3: each block scans its chunk from the total of the chunks before it.
+# Launch: blocks of 256 threads, grid = sb_parts.
+@export("sb_scan_s1_scan")
+def sb_scan_s1_scan(x: Pointer[Float32, ImmUntrackedOrigin],
+                    q: Pointer[Float64, MutUntrackedOrigin],
+                    sb_part: Pointer[Float64, MutUntrackedOrigin], sb_arg_len: Int64,
+                    sb_arg_chunk: Int64, sb_arg_shift: Int64) abi("C"):
+    var sb_len = Int(sb_arg_len)
+    var sb_chunk = Int(sb_arg_chunk)
+    var sb_shift = Int(sb_arg_shift)
+    var sb_tid = Int(thread_idx.x)
+    # One value per warp.
+    var sb_ws = stack_allocation[8, Float64, address_space=AddressSpace.SHARED]()
+    var sb_lo = 0
+    var sb_begin = Int(block_idx.x) * sb_chunk
+    var sb_end = sb_begin + sb_chunk if sb_begin + sb_chunk < sb_len else sb_len
+    var sb_carry = Float64(1.0)
+    if Int(block_idx.x) > 0:
+        sb_carry = sb_part[unsafe_offset=Int(block_idx.x) - 1]
+    for sb_p0 in range(sb_begin, sb_end, 256):
+        var sb_p = sb_p0 + sb_tid
+        var sb_v = Float64(1.0)
+        if sb_p < sb_end:
+            var k = sb_lo + sb_p
+            sb_v = -Float64(x[unsafe_offset=k])
+        sb_v = sb_warp_scan_prod_f64(sb_v)
+        if sb_tid % 32 == 31:
+            sb_ws[unsafe_offset=sb_tid // 32] = sb_v
+        barrier()
+        if sb_tid < 32:
+            var sb_w = Float64(1.0)
+            if sb_tid < 8:
+                sb_w = sb_ws[unsafe_offset=sb_tid]
+            sb_w = sb_warp_scan_prod_f64(sb_w)
+            if sb_tid < 8:
+                sb_ws[unsafe_offset=sb_tid] = sb_w
+        barrier()
+        if sb_tid >= 32:
+            var sb_prev = sb_ws[unsafe_offset=sb_tid // 32 - 1]
+            sb_prev *= sb_v
+            sb_v = sb_prev
+        var sb_c = sb_carry
+        sb_c *= sb_v
+        sb_v = sb_c
+        if sb_p < sb_end:
+            var i = sb_p + sb_shift
+            q[unsafe_offset=i] = sb_v
+        var sb_tile_total = sb_ws[unsafe_offset=7]
+        sb_carry *= sb_tile_total
+        barrier()  # sb_ws is rewritten by the next tile
+
+
+# w = prod(i in 0..N: 2 * v[i] + 1)
+# Launch: one block of one thread.
+@export("sb_scan_s2")
+def sb_scan_s2(v: Pointer[Int32, ImmUntrackedOrigin], w: Pointer[Int32, MutUntrackedOrigin],
+               sb_arg_N: Int64) abi("C"):
+    var N = Int(sb_arg_N)
+    # A scalar output: one thread.
+    var sb_acc0 = Int32(1)
+    for i in range(N):
+        sb_acc0 *= Int32(2) * v[unsafe_offset=i] + Int32(1)
+    w[] = sb_acc0
