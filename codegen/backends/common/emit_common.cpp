@@ -1526,6 +1526,22 @@ std::vector<std::string> call_args(const Spec& spec, const std::set<int>& tensor
   return as;
 }
 
+std::string scaled_term(int64_t mult, const std::string& text) {
+  if (mult == 1) return text;
+  if (mult == -1) return "-" + text;
+  return std::to_string(mult) + " * " + text;
+}
+
+std::vector<std::string> var_free_terms(StmtLowering& L, const Affine& a) {
+  CodeWriter none;
+  std::vector<std::string> terms;
+  for (const auto& [s, c] : a.sizes) terms.push_back(scaled_term(c, L.size_name(s)));
+  for (const AffineAtom& t : a.atoms)
+    terms.push_back(scaled_term(t.coef, L.expr(*t.expr, none, kPrecUnary)));
+  if (a.constant != 0) terms.push_back(int_literal(a.constant));
+  return terms;
+}
+
 std::string dispatch_section(const Spec& spec, const std::string& backend) {
   const auto& vs = backend_variants(spec, backend);
   std::string d;

@@ -427,6 +427,12 @@ std::vector<std::string> call_args(const Spec& spec, const std::set<int>& tensor
 // The dispatch section body: the variant table and the exported specbench_module().
 std::string dispatch_section(const Spec& spec, const std::string& backend);
 
+// `mult * text`, `text` printed at unary precedence: "x", "-x", "3 * x" (C and Mojo alike).
+std::string scaled_term(int64_t mult, const std::string& text);
+// The index-free part of an affine form as C terms: each size and atom (a var-free subtree,
+// printed as written) times its coefficient, then the constant when it is not zero.
+std::vector<std::string> var_free_terms(StmtLowering& L, const Affine& a);
+
 // Parenthesises `text` when its precedence is below `min_prec`.
 std::string paren(const std::string& text, int prec, int min_prec);
 

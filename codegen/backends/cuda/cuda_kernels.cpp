@@ -170,24 +170,6 @@ std::string wrap_kernel_comments(const std::string& comments, const Spec& spec) 
   return wrapped;
 }
 
-// `mult * text` as C, `text` printed at unary precedence.
-std::string scaled(int64_t mult, const std::string& text) {
-  if (mult == 1) return text;
-  if (mult == -1) return "-" + text;
-  return str(mult) + " * " + text;
-}
-
-// The index-free part of an affine form as C terms: each size and atom (a var-free subtree,
-// printed as written) times its coefficient, then the constant when it is not zero.
-std::vector<std::string> var_free_terms(StmtLowering& L, const Affine& a) {
-  CodeWriter none;
-  std::vector<std::string> terms;
-  for (const auto& [s, c] : a.sizes) terms.push_back(scaled(c, L.size_name(s)));
-  for (const AffineAtom& t : a.atoms)
-    terms.push_back(scaled(t.coef, L.expr(*t.expr, none, kPrecUnary)));
-  if (a.constant != 0) terms.push_back(int_literal(a.constant));
-  return terms;
-}
 
 // ---- fused row groups (warp_per_row, block_per_row) -------------------------------------------
 
@@ -1174,7 +1156,7 @@ void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, siz
       const bool use_hi = (c > 0) == upper;
       const std::string x = use_hi ? "(" + L.expr(*var.hi, none, kPrecAdd) + " - 1)"
                                    : L.expr(*var.lo, none, kPrecUnary);
-      add(scaled(c, x));
+      add(scaled_term(c, x));
     }
     return s.empty() ? std::string("0") : s;
   };

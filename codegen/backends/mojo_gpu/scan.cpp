@@ -6,28 +6,6 @@
 
 namespace sb::mojo_gpu {
 
-namespace {
-
-// `mult * text` as C, `text` printed at unary precedence.
-std::string scaled(int64_t mult, const std::string& text) {
-  if (mult == 1) return text;
-  if (mult == -1) return "-" + text;
-  return str(mult) + " * " + text;
-}
-
-// The index-free part of an affine form as C terms (as the cuda printer's var_free_terms).
-std::vector<std::string> var_free_terms(StmtLowering& L, const Affine& a) {
-  CodeWriter none;
-  std::vector<std::string> terms;
-  for (const auto& [s, c] : a.sizes) terms.push_back(scaled(c, L.size_name(s)));
-  for (const AffineAtom& t : a.atoms)
-    terms.push_back(scaled(t.coef, L.expr(*t.expr, none, kPrecUnary)));
-  if (a.constant != 0) terms.push_back(int_literal(a.constant));
-  return terms;
-}
-
-}  // namespace
-
 std::string Gen::scan(const GpuStep& g) {
   const size_t k = g.first;
   const Statement& st = spec_.stmts[k];

@@ -26,12 +26,6 @@ struct Printer {
   std::function<std::string(const Expr&)> lo;          // at unary precedence
 };
 
-std::string scaled(int64_t mult, const std::string& text) {
-  if (mult == 1) return text;
-  if (mult == -1) return "-" + text;
-  return str(mult) + " * " + text;
-}
-
 // As the cuda printer's halo_lines, without the printing.
 std::vector<Halo> halos(const Statement& st, const StencilMatch& m, size_t rank, const Printer& p) {
   auto bound = [&](const Affine& a, bool upper) {
@@ -39,13 +33,13 @@ std::vector<Halo> halos(const Statement& st, const StencilMatch& m, size_t rank,
     auto add = [&](const std::string& term) {
       if (term != "0") s += (s.empty() ? "" : " + ") + term;
     };
-    for (const auto& [sz, c] : a.sizes) add(scaled(c, p.size(sz)));
-    for (const AffineAtom& t : a.atoms) add(scaled(t.coef, p.atom(*t.expr)));
+    for (const auto& [sz, c] : a.sizes) add(scaled_term(c, p.size(sz)));
+    for (const AffineAtom& t : a.atoms) add(scaled_term(t.coef, p.atom(*t.expr)));
     if (a.constant != 0) add(str(a.constant));
     for (const auto& [v, c] : a.vars) {
       const IndexVar& var = st.vars[v];
       const bool use_hi = (c > 0) == upper;
-      add(scaled(c, use_hi ? p.hi_minus_1(*var.hi) : p.lo(*var.lo)));
+      add(scaled_term(c, use_hi ? p.hi_minus_1(*var.hi) : p.lo(*var.lo)));
     }
     return s.empty() ? std::string("0") : s;
   };
