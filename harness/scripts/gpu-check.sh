@@ -7,7 +7,7 @@
 #   2. Sets up and builds (harness/scripts/setup.sh), unless --no-setup: then the existing
 #      build/bin/specbench is used, for a GPU machine that cannot install packages itself.
 #   3. Runs `specbench nightly` on the GPU backends of the backend records (every timed backend
-#      whose device is the GPU: cuda and vendor_cuda, and mojo_gpu once it exists), compiled for
+#      whose device is the GPU: cuda, vendor_cuda and mojo_gpu), compiled for
 #      this GPU's architecture only: gen --check, build, verify on the device at the verify sizes,
 #      time the variants that passed at the bench sizes (10 repetitions), probes at the start and
 #      end, compare with the previous GPU run, report (build/gpu-report/). Every timed case is
