@@ -238,6 +238,34 @@ TEST(Rewrite, NotNvvmIsAnError) {
   EXPECT_EQ(r.error, "f.ll: not NVVM IR (target triple \"x86_64-pc-linux-gnu\")");
 }
 
+// The newer LLVM's syntax that LLVM 19 cannot read, as Mojo 1.2.0 writes it: words for infinities,
+// f0x doubles, floats as their shortest decimal, inline comments, captures(none) and one-operand
+// lifetime markers. Each is translated, keeping the values.
+TEST(Rewrite, NewerLlvmSyntaxIsTranslated) {
+  std::string ir = std::string(kHead) +
+                   "define ptx_kernel void @k(ptr captures(none) %p, ptr %q, i1 %c) {\n"
+                   "  %a = alloca float, align 4\n"
+                   "  call void @llvm.lifetime.start.p0(ptr %a)\n"
+                   "  %v = select i1 %c, float -inf, float 4.471500e-02\n"
+                   "  store float %v, ptr %p\n"
+                   "  %n = call i1 @llvm.is.fpclass.f32(float %v, /* (nan) */ i32 3)\n"
+                   "  %d = select i1 %n, double f0xC0862B7D369A5715, double 0.5\n"
+                   "  store double %d, ptr %q\n"
+                   "  call void @llvm.lifetime.end.p0(ptr %a)\n"
+                   "  ret void\n}\n"
+                   "declare i1 @llvm.is.fpclass.f32(float, i32)\n"
+                   "declare void @llvm.lifetime.start.p0(ptr captures(none))\n"
+                   "declare void @llvm.lifetime.end.p0(ptr captures(none))\n";
+  sb::gpusim::RewriteResult r = sb::gpusim::rewrite(ir, "k.ll");
+  ASSERT_EQ(r.error, "");
+  EXPECT_NE(r.ir.find("0xFFF0000000000000"), std::string::npos) << r.ir;  // -inf
+  // 4.471500e-02 as the nearest float, written as that float's double bits.
+  EXPECT_NE(r.ir.find("0x3FA6E4E260000000"), std::string::npos) << r.ir;
+  EXPECT_NE(r.ir.find("0xC0862B7D369A5715"), std::string::npos) << r.ir;
+  EXPECT_EQ(r.ir.find("lifetime"), std::string::npos) << r.ir;
+  EXPECT_EQ(r.ir.find("captures"), std::string::npos) << r.ir;
+}
+
 TEST(Rewrite, SharedGlobalsAndRegistersBecomeSimulatorCalls) {
   std::string ir = std::string(kHead) +
                    "@sh = internal addrspace(3) global [64 x float] undef, align 4\n"
