@@ -47,14 +47,19 @@ std::string mojo_compiler_path() {
 
 namespace {
 
-std::string mojo_path() { return mojo_compiler_path(); }
+// No telemetry or crash reports from any mojo invocation (builds, --version), which inherit
+// this process's environment.
+void quiet_mojo_environment() {
+  setenv("MODULAR_TELEMETRY_ENABLED", "0", 1);
+  setenv("MODULAR_CRASH_REPORTING_ENABLED", "0", 1);
+}
 
 // Whether the compiler is there and runs; memoised (the environment does not change).
 const Availability& mojo_probe() {
   static Availability a;
   static std::once_flag once;
   std::call_once(once, [] {
-    const std::string path = mojo_path();
+    const std::string path = mojo_compiler_path();
     std::error_code ec;
     if (!fs::exists(path, ec)) {
       a = {false, "mojo not found at " + path +
@@ -75,9 +80,7 @@ const Availability& mojo_probe() {
 }  // namespace
 
 const Availability& mojo_compiler_availability() {
-  // Every mojo invocation (builds, --version) inherits these.
-  setenv("MODULAR_TELEMETRY_ENABLED", "0", 1);
-  setenv("MODULAR_CRASH_REPORTING_ENABLED", "0", 1);
+  quiet_mojo_environment();
   return mojo_probe();
 }
 
@@ -85,18 +88,14 @@ namespace {
 
 class MojoRuntime : public HostRuntime {
  public:
-  MojoRuntime() {
-    // Every mojo invocation (builds, --version) inherits these.
-    setenv("MODULAR_TELEMETRY_ENABLED", "0", 1);
-    setenv("MODULAR_CRASH_REPORTING_ENABLED", "0", 1);
-  }
+  MojoRuntime() { quiet_mojo_environment(); }
 
   std::string backend() const override { return "mojo"; }
 
   CompileCommand compile_command(const ToolchainOptions& /*opt*/) const override {
     // Without Mojo there is no compiler: nothing is built and the variants are skipped.
     if (!mojo_probe().ok) return CompileCommand{"", {}, "mojo"};
-    return CompileCommand{mojo_path(),
+    return CompileCommand{mojo_compiler_path(),
                           {"build", "--emit", "shared-lib", "-O3", "--fp-mode", "contract=fast",
                            "-D", "specbench_host_cpu=" + cpu_model()},
                           "mojo"};
