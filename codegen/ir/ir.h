@@ -176,6 +176,10 @@ struct StreamChoice {
   bool whole = false;     // when it runs on its own, over its whole output
   bool rows = false;      // when it runs row by row (in its row group, or alone row by row)
   std::set<int> tensors;  // on its own: the tensors whose bytes are compared with the threshold
+  // The tensors read at the output's own indices (subscript d is output index d, no boundary
+  // rule), which a streamed line prefetches ahead along the innermost index (lower/streaming.h):
+  // on its own, and row by row (less its row group's row-local temps).
+  std::set<int> prefetch, prefetch_rows;
 };
 
 // Pass vectorize (lower/vectorize.h): the loops a SIMD strategy vectorises in one statement.

@@ -34,6 +34,21 @@ std::set<int> stream_tensors(const Spec& spec, size_t first, size_t last,
   return used;
 }
 
+// The tensors statement `st` reads at its output's own indices (subscript d is index variable d
+// for every dimension, no boundary rule), less `row_local`.
+std::set<int> along_reads(const Spec& spec, const Statement& st,
+                          const std::vector<int>& row_local) {
+  std::set<int> along;
+  for (const Expr* r : reads_of(*st.rhs)) {
+    bool ok = spec.tensors[r->ref].boundary == Boundary::None && r->args.size() == st.rank() &&
+              std::find(row_local.begin(), row_local.end(), r->ref) == row_local.end();
+    for (size_t d = 0; ok && d < r->args.size(); ++d)
+      ok = r->args[d]->kind == ExprKind::IndexVar && r->args[d]->ref == static_cast<int>(d);
+    if (ok) along.insert(r->ref);
+  }
+  return along;
+}
+
 std::string names(const Spec& spec, const std::set<int>& tensors) {
   std::string out;
   for (int t : tensors) out += (out.empty() ? "" : ", ") + spec.tensors[t].name;
@@ -50,13 +65,18 @@ void streaming(Spec& spec) {
   for (size_t k = 0; k < spec.stmts.size(); ++k) {
     const Statement& st = spec.stmts[k];
     bool row_local = false;
+    std::vector<int> group_local;
     for (const RowGroup& g : sched.row_groups)
-      if (g.first <= k && k <= g.last)
+      if (g.first <= k && k <= g.last) {
         row_local = std::find(g.row_local.begin(), g.row_local.end(), st.out) != g.row_local.end();
+        group_local = g.row_local;
+      }
     StreamChoice& c = sched.streams[k];
     c.whole = stream_candidate(st, /*in_row_group=*/false, /*row_local=*/false);
     c.rows = stream_candidate(st, /*in_row_group=*/true, row_local);
     c.tensors = stream_tensors(spec, k, k, {});
+    if (c.whole) c.prefetch = along_reads(spec, st, {});
+    if (c.rows) c.prefetch_rows = along_reads(spec, st, group_local);
     sched.epilogue_streams.push_back(StreamChoice{});
     const std::optional<Contraction> m = match_contraction(spec, st);
     if (m && m->epilogue) {
@@ -65,6 +85,7 @@ void streaming(Spec& spec) {
       ec.whole = stream_candidate(e, /*in_row_group=*/false, /*row_local=*/false);
       ec.tensors.insert(e.out);
       for (const Expr* r : reads_of(*e.rhs)) ec.tensors.insert(r->ref);
+      if (ec.whole) ec.prefetch = along_reads(spec, e, {});
     }
   }
   sched.group_tensors.clear();
@@ -86,11 +107,17 @@ std::string dump_streaming(const Spec& spec) {
   std::string out;
   for (size_t k = 0; k < spec.stmts.size(); ++k) {
     const StreamChoice& c = sched.streams[k];
+    auto prefetch = [&](const std::set<int>& p) {
+      return p.empty() ? std::string() : ", prefetch " + names(spec, p);
+    };
     out += "stmt " + std::to_string(k) + " (" + source_text(spec.stmts[k], spec) + "): alone " +
-           (c.whole ? "streams, tensors " + names(spec, c.tensors) : std::string("no")) +
-           "; by rows " + (c.rows ? "streams" : "no");
+           (c.whole ? "streams, tensors " + names(spec, c.tensors) + prefetch(c.prefetch)
+                    : std::string("no")) +
+           "; by rows " + (c.rows ? "streams" + prefetch(c.prefetch_rows) : std::string("no"));
     const StreamChoice& e = sched.epilogue_streams[k];
-    if (e.whole) out += "; its rest after a GEMM call streams, tensors " + names(spec, e.tensors);
+    if (e.whole)
+      out += "; its rest after a GEMM call streams, tensors " + names(spec, e.tensors) +
+             prefetch(e.prefetch);
     out += "\n";
   }
   for (size_t i = 0; i < sched.row_groups.size(); ++i) {

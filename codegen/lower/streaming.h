@@ -28,6 +28,12 @@ inline constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
 // Non-temporal stores write whole lines of this many bytes (a cache line), aligned.
 inline constexpr int kStreamLineBytes = 64;
 
+// Before each streamed line, the tensors the statement reads along its output (StreamChoice::
+// prefetch) are prefetched this many bytes ahead of the line, clamped to the last element the
+// line's loop reads. Without it the line loops wait on their loads: on the 2-core AVX-512 VM,
+// the cpu backend's gelu over 2^25 f32 took 10.6-11.8 ms without it and 6.1-7.0 ms with it.
+inline constexpr int kStreamPrefetchBytes = 4096;
+
 // Fills spec.schedule.streams and epilogue_streams (one StreamChoice per statement each) and
 // spec.schedule.group_tensors (one set per row group) of a spec on which row_fusion has run. A
 // statement's `rows` choice treats it as a row of its row group (its row-local temps taken from
@@ -35,8 +41,8 @@ inline constexpr int kStreamLineBytes = 64;
 void streaming(Spec& spec);
 
 // The `--dump-ir streaming` text: per statement, e.g.
-// `stmt 3 (y[r, c] = e[r, c] / s[r]): alone streams, tensors e, s, y; by rows streams`, then per
-// row group the tensors whose bytes decide.
+// `stmt 3 (y[r, c] = e[r, c] / s[r]): alone streams, tensors e, s, y, prefetch e; by rows
+// streams`, then per row group the tensors whose bytes decide.
 std::string dump_streaming(const Spec& spec);
 
 // The pass's choice for `st` run on its own: `st` is one of spec.stmts, or the epilogue

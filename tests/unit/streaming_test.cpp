@@ -112,6 +112,33 @@ TEST(Streaming, BytesCountTheTensorsInMemory) {
   EXPECT_EQ(spec.schedule.group_tensors[0], (std::set<int>{id(spec, "x"), id(spec, "y")}));
 }
 
+TEST(Streaming, LinesPrefetchOnlyWhatTheyReadAlongTheOutput) {
+  // Prefetched: reads whose subscripts are the output's own indices. Not prefetched: a broadcast
+  // (m[r]), a shifted or reordered read, a read under a boundary rule, a row-local temp.
+  const Spec spec = planned(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  w: {type: f32, shape: [R, C], role: in, boundary: zero}\n"
+      "  u: {type: f32, shape: [C, R], role: in}\n"
+      "  m: {type: f32, shape: [R], role: temp}\n"
+      "  e: {type: f32, shape: [R, C], role: temp}\n"
+      "  s: {type: f32, shape: [R], role: temp}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  m[r] = max(c in 0..C: x[r, c])\n"
+      "  e[r, c] = exp(x[r, c] - m[r]) + w[r, c] + u[c, r] + w[r, C - 1 - c]\n"
+      "  s[r] = sum(c in 0..C: e[r, c])\n"
+      "  y[r, c] = e[r, c] / s[r] + x[r, c]\n");
+  ASSERT_EQ(spec.schedule.row_groups.size(), 1u);
+  const std::vector<StreamChoice>& c = spec.schedule.streams;
+  EXPECT_EQ(c[1].prefetch, (std::set<int>{id(spec, "x")}));
+  EXPECT_TRUE(c[1].prefetch_rows.empty());  // e is row-local: it does not stream by rows
+  EXPECT_EQ(c[3].prefetch, (std::set<int>{id(spec, "e"), id(spec, "x")}));
+  EXPECT_EQ(c[3].prefetch_rows, (std::set<int>{id(spec, "x")}));  // e is row-local
+  // Statements that do not stream prefetch nothing.
+  EXPECT_TRUE(c[0].prefetch.empty());
+  EXPECT_TRUE(c[2].prefetch.empty());
+  EXPECT_EQ(kStreamPrefetchBytes % kStreamLineBytes, 0);
+}
+
 TEST(Streaming, TheRestOfAContractionHasItsOwnChoice) {
   const Spec spec = planned(
       "  a: {type: f32, shape: [R, C], role: in}\n"
@@ -151,12 +178,12 @@ TEST(Streaming, DumpSaysWhatStreams) {
   EXPECT_NE(d.find("stmt 0 (m[r] = max(c in 0..C: x[r, c])): alone no; by rows no\n"),
             std::string::npos)
       << d;
-  EXPECT_NE(d.find("stmt 1 (e[r, c] = exp(x[r, c] - m[r])): alone streams, tensors x, m, e; "
-                   "by rows no\n"),
+  EXPECT_NE(d.find("stmt 1 (e[r, c] = exp(x[r, c] - m[r])): alone streams, tensors x, m, e, "
+                   "prefetch x; by rows no\n"),
             std::string::npos)
       << d;
-  EXPECT_NE(d.find("stmt 3 (y[r, c] = e[r, c] / s[r]): alone streams, tensors e, s, y; by rows "
-                   "streams\n"),
+  EXPECT_NE(d.find("stmt 3 (y[r, c] = e[r, c] / s[r]): alone streams, tensors e, s, y, prefetch "
+                   "e; by rows streams\n"),
             std::string::npos)
       << d;
   EXPECT_NE(d.find("row group stmts 0..3: streams y, tensors x, y\n"), std::string::npos) << d;

@@ -665,8 +665,12 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
 // constant count (whole vectors, which the compiler keeps in registers) and written by
 // sb_store_line with one non-temporal store, then the elements of the last partial line with
 // plain stores.
+// Before each line, the tensors in `prefetch` (the streaming pass's StreamChoice::prefetch or
+// prefetch_rows) are prefetched kStreamPrefetchBytes ahead, clamped to the last element of the
+// output's innermost dimension (not of the block: the next block's lines need it). The line's loop
+// has one vector of a whole line (simdlen), so the buffer is written and read as one register.
 void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const std::string& first,
-                       const std::string& end, CodeWriter& w) {
+                       const std::string& end, const std::set<int>& prefetch, CodeWriter& w) {
   const Statement& st = L.stmt();
   const std::string ty = c_type(L.spec().tensors[st.out].type);
   const std::string& v = L.var_name(static_cast<int>(st.rank()) - 1);
@@ -686,9 +690,20 @@ void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const st
   plain(first, "sb_h");
   w.line("int64_t sb_j = sb_h;");
   w.open("for (; sb_j + " + lanes + " <= " + end + "; sb_j += " + lanes + ") {");
+  const std::string extent = L.extent(st.out, st.rank() - 1, kPrecRel + 1);
+  for (int t : prefetch) {
+    const std::string ahead =
+        std::to_string(kStreamPrefetchBytes / dtype_bytes(L.spec().tensors[t].type));
+    std::vector<std::string> subs = outer;
+    subs.push_back("(sb_j + " + ahead + " < " + extent + " ? sb_j + " + ahead + " : " +
+                   L.extent(st.out, st.rank() - 1, kPrecAdd + 1) + " - 1)");
+    w.line("__builtin_prefetch(&" + L.tensor_name(t) + "[" + L.flat_index(t, subs) + "], 0, 3);");
+  }
   w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
+  const std::string simdlen =
+      std::to_string(kStreamLineBytes / dtype_bytes(L.spec().tensors[st.out].type));
   auto line_loop = [&](const std::function<void()>& body) {
-    w.line("#pragma omp simd");
+    w.line("#pragma omp simd simdlen(" + simdlen + ")");
     w.open("for (int64_t sb_q = 0; sb_q < " + lanes + "; ++sb_q) {");
     w.line("const int64_t " + v + " = sb_j + sb_q;");
     body();
@@ -710,6 +725,7 @@ void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const st
 void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
+  const std::set<int>& prefetch = stream_choice(L.spec(), st).prefetch;
   w.line("#pragma omp parallel");
   w.open("{");
   w.line(std::string("#pragma omp for schedule(static) nowait") +
@@ -727,9 +743,9 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
          " : sb_b + SB_STREAM_BLOCK;");
   if (needs_inside_split(L))
     emit_edge_segments(L, "sb_b", "sb_e", w,
-                       [&] { emit_stream_lines(L, subs, "sb_lo", "sb_hi", w); });
+                       [&] { emit_stream_lines(L, subs, "sb_lo", "sb_hi", prefetch, w); });
   else
-    emit_stream_lines(L, subs, "sb_b", "sb_e", w);
+    emit_stream_lines(L, subs, "sb_b", "sb_e", prefetch, w);
   w.close();
   for (size_t d = 0; d + 1 < rank; ++d) w.close();
   w.line("sb_stream_fence();");
@@ -780,7 +796,8 @@ void emit_tiled_nest(StmtLowering& L, int dim, const Tiles& tiles, bool stream, 
   if (stream) {
     std::vector<std::string> outer;
     for (int d = 0; d < inner; ++d) outer.push_back(L.var_name(d));
-    emit_stream_lines(L, outer, "sb_t" + i_s, "sb_te" + i_s, w);
+    emit_stream_lines(L, outer, "sb_t" + i_s, "sb_te" + i_s, stream_choice(L.spec(), st).prefetch,
+                      w);
   } else {
     emit_simd_assign(L, "sb_t" + i_s, "sb_te" + i_s, false, w);
   }
@@ -936,7 +953,8 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
     if (spec.schedule.streams[g.first + i].rows && st.rank() == 2) {
       streaming = true;
       b.open("if (sb_stream) {");
-      emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1), b);
+      emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1),
+                        spec.schedule.streams[g.first + i].prefetch_rows, b);
       CodeWriter plain(b.indent());
       emit_loop_nest(L, true, plain, /*in_row=*/true);
       b.close("} else {");

@@ -812,33 +812,27 @@ class Body {
   }
 
   // Before a streamed line that starts at element `j` of the output's last dimension (of `len`):
-  // a prefetch, kPrefetchBytes ahead, of every tensor the statement reads at the output's own
-  // indices (along the line, like the output). Without it the line loop waited on its loads: one
-  // core copied at 39 GB/s against 47 GB/s for the cpu backend's loop, and 2^25-element relu on
-  // both cores reached about 50 GB/s where the cpu backend reached 85-90 GB/s (prefetching: 81-89).
-  // The index is clamped to the line's last element, which the statement reads anyway.
+  // a prefetch, kStreamPrefetchBytes ahead, of every tensor the streaming pass lists for the line
+  // (StreamChoice::prefetch, lower/streaming.h), clamped to the line's last element, which the
+  // statement reads anyway. This printer prefetches along rank-1 outputs and along rows only.
   void emit_prefetches(const Statement& st, const std::string& j, const std::string& len) {
     const int rank = static_cast<int>(st.rank());
-    std::set<int> done;
+    if (rank != 1 && row_.empty()) return;
+    const std::set<int>& tensors = row_.empty() ? choice(st).prefetch : choice(st).prefetch_rows;
     std::string end;  // len - 1, made once when the first prefetch needs it
-    for (const Expr* r : reads_of(*st.rhs)) {
-      const Tensor& t = spec_.tensors[r->ref];
-      bool along = t.boundary == Boundary::None && static_cast<int>(r->args.size()) == rank &&
-                   !row_local_.count(r->ref) && (rank == 1 || !row_.empty());
-      for (int d = 0; along && d < rank; ++d)
-        along = r->args[d]->kind == ExprKind::IndexVar && r->args[d]->ref == d;
-      if (!along || !done.insert(r->ref).second) continue;
-      const std::string ahead =
-          constant(std::to_string(kPrefetchBytes / dtype_bytes(t.type)), DType::Index);
+    for (int t : tensors) {
+      const Tensor& tensor = spec_.tensors[t];
+      const std::string ahead = constant(
+          std::to_string(kStreamPrefetchBytes / dtype_bytes(tensor.type)), DType::Index);
       if (end.empty()) end = op("arith.subi", {len, constant("1", DType::Index)}, DType::Index);
       const std::string idx =
           op("arith.minsi", {op("arith.addi", {j, ahead}, DType::Index), end}, DType::Index);
-      if (auto rv = row_view_.find(r->ref); rv != row_view_.end()) {
+      if (auto rv = row_view_.find(t); rv != row_view_.end()) {
         w_.line("memref.prefetch " + rv->second.name + "[" + idx +
                 "], read, locality<3>, data : " + rv->second.type);
       } else {
-        w_.line("memref.prefetch %" + t.name + "[" + (rank == 1 ? idx : row_ + ", " + idx) +
-                "], read, locality<3>, data : " + memref_type(rank, t.type));
+        w_.line("memref.prefetch %" + tensor.name + "[" + (rank == 1 ? idx : row_ + ", " + idx) +
+                "], read, locality<3>, data : " + memref_type(rank, tensor.type));
       }
     }
   }
@@ -1828,8 +1822,6 @@ class Body {
   // Streaming stores write whole lines of kLineBytes, when the tensors a statement touches total
   // at least kStreamMinBytes (both from the shared policy, lower/streaming.h).
   static constexpr int kLineBytes = kStreamLineBytes;
-  // How far ahead streamed lines prefetch what they read (emit_prefetches): 64 lines.
-  static constexpr int kPrefetchBytes = 4096;
 
   const Spec& spec_;
   CodeWriter w_;

@@ -429,6 +429,7 @@ struct FileNeeds {
   bool dealloc = false;
   bool external_call = false;
   bool stream = false;   // non-temporal stores: fence, sb_stream_min_bytes
+  bool prefetch = false;  // prefetch, PrefetchOptions (streamed lines)
   bool bitcast = false;  // std.memory.bitcast (sb_exp_f64)
   std::set<DType> gemm;  // element types of the blocked GEMMs (lower/blocked_gemm.h)
   std::set<DType> widths;
@@ -550,21 +551,23 @@ class MojoLowering {
     return update(op, t, acc, value);
   }
 
-  // The flat index of the output element whose innermost subscript is `last` (a text) and whose
-  // other subscripts are the output index variables.
-  std::string out_flat_at(const std::string& last) {
+  // The flat index of the element of tensor `t` (the output, or a tensor of its rank) whose
+  // innermost subscript is `last` (a text) and whose other subscripts are the output index
+  // variables.
+  std::string flat_at(int t, const std::string& last) {
     std::vector<Piece> subs;
     for (size_t d = 0; d + 1 < st_.rank(); ++d) subs.push_back({var_names_[d], kMPrimary, false});
     if (last == "0" && !subs.empty()) {  // the row's start: no "+ 0"
       subs.push_back({"0", kMPrimary, false});
-      std::string flat = flat_index(st_.out, subs);
+      std::string flat = flat_index(t, subs);
       SB_ASSERT(flat.size() > 4 && flat.compare(flat.size() - 4, 4, " + 0") == 0,
                 "unexpected flat index " + flat);
       return flat.substr(0, flat.size() - 4);
     }
     subs.push_back({last, last.find(' ') == std::string::npos ? kMPrimary : kMAdd, false});
-    return flat_index(st_.out, subs);
+    return flat_index(t, subs);
   }
+  std::string out_flat_at(const std::string& last) { return flat_at(st_.out, last); }
 
   // The number of elements of tensor `t`: the product of its extents, "1" for a scalar.
   std::string element_count(int t) {
@@ -1418,8 +1421,12 @@ void emit_loops(MojoLowering& L, PyWriter& w) {
 // The output elements [lo, hi) (texts) of statement L's innermost dimension, its other indices
 // bound, with non-temporal stores: plain stores up to the first 64-byte boundary, one SIMD store
 // per whole line, plain stores for the rest, so that a large output costs no read-for-ownership
-// traffic. The statement is elementwise and vectorises over its innermost index.
-void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string& hi, PyWriter& w) {
+// traffic. The statement is elementwise and vectorises over its innermost index. Each line
+// first prefetches the tensors in `prefetch` (the streaming pass's StreamChoice::prefetch or
+// prefetch_rows) kStreamPrefetchBytes ahead, clamped to the last element of the output's
+// innermost dimension.
+void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string& hi,
+                       const std::set<int>& prefetch, PyWriter& w) {
   const Statement& st = L.stmt();
   const int v = static_cast<int>(st.rank()) - 1;
   const std::string& name = L.var_name(v);
@@ -1437,6 +1444,16 @@ void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string
   w.line("var sb_lines_end = sb_head + (" + len + " - sb_head) // " + lanes + " * " + lanes);
   w.line("");
   w.open("def sb_line(" + name + ": Int) {imm}:");
+  for (int t : prefetch) {
+    const std::string ahead =
+        std::to_string(kStreamPrefetchBytes / dtype_bytes(L.spec().tensors[t].type));
+    L.needs().prefetch = true;
+    w.line("prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](" +
+           L.tensor_name(t) + ".unsafe_offset(" +
+           L.flat_at(t, "min(" + name + " + " + ahead + ", " +
+                            L.extent(st.out, static_cast<size_t>(v), kMAdd + 1) + " - 1)") +
+           "))");
+  }
   L.assign_vector(w, Mode{v, lanes}, /*line=*/true);
   w.dedent();
   w.line("");
@@ -1486,7 +1503,8 @@ void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
 // dimensions, the innermost vectorised where its expression allows (else its innermost reductions
 // are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
 // chooses at run time (sb_stream) between that and emit_stream_lines; returns whether it does.
-bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
+bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
+                   const std::set<int>& prefetch = {}) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   if (const Expr* red = running_scan(L.spec(), L.stmt(), /*rows=*/true)) {
@@ -1505,7 +1523,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false) {
   }
   if (stream) {
     w.open("if sb_stream:");
-    emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), w);
+    emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), prefetch, w);
     w.dedent();
     w.open("else:");
     ++opened;
@@ -1633,7 +1651,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     stream = stream_choice(L.spec(), st).whole;  // the streaming pass's (lower/streaming.h)
     if (stream) {
       w.open("if sb_stream:");
-      emit_stream_lines(L, "sb_lo", "sb_hi", w);
+      emit_stream_lines(L, "sb_lo", "sb_hi", stream_choice(L.spec(), st).prefetch, w);
       w.line("fence()");
       w.dedent();
       w.open("else:");
@@ -1649,7 +1667,8 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     if (stream) w.dedent();
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
-    stream = emit_row_body(L, w, stream_choice(L.spec(), st).whole);
+    stream = emit_row_body(L, w, stream_choice(L.spec(), st).whole,
+                           stream_choice(L.spec(), st).prefetch);
     w.dedent();
     if (stream) emit_stream_fence(w);
   }
@@ -1685,7 +1704,9 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
     w.line("# " + source_text(L.stmt(), spec));
     w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
     // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
-    stream = emit_row_body(L, w, spec.schedule.streams[g.first + i].rows) || stream;
+    stream = emit_row_body(L, w, spec.schedule.streams[g.first + i].rows,
+                           spec.schedule.streams[g.first + i].prefetch_rows) ||
+             stream;
     w.dedent();
   }
   w.line("");
@@ -2004,6 +2025,7 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
   if (needs.parallel) imports += "from std.runtime import initialize_runtime, parallelism_level\n";
   if (!needs.widths.empty()) imports += "from std.sys import simd_width_of\n";
   if (needs.stream) imports += "from std.sys.defines import get_defined_int\n";
+  if (needs.prefetch) imports += "from std.sys.intrinsics import PrefetchOptions, prefetch\n";
   if (needs.parallel) imports += "\nfrom max.algorithm import parallelize\n";
 
   std::string out = hash_comments(file_header(spec, *this));

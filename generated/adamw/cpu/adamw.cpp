@@ -146,8 +146,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict grad, const 
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&grad[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&m[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
@@ -190,8 +192,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict grad, const 
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&grad[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&v[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
@@ -239,8 +243,11 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict param,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&param[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&m_out[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&v_out[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);

@@ -212,11 +212,11 @@ module attributes {transform.with_named_sequence} {
           %63 = arith.subi %N, %62 : index
           %64 = arith.addi %60, %61 : index
           %65 = arith.minsi %64, %63 : index
-          memref.prefetch %m[%65], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %grad[%65], read, locality<3>, data : memref<?xf32>
           %66 = arith.constant 1024 : index
           %67 = arith.addi %60, %66 : index
           %68 = arith.minsi %67, %63 : index
-          memref.prefetch %grad[%68], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %m[%68], read, locality<3>, data : memref<?xf32>
           %69 = arith.constant 0 : index
           %70 = memref.reinterpret_cast %57 to offset: [0], sizes: [%26], strides: [%69] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -353,11 +353,11 @@ module attributes {transform.with_named_sequence} {
           %184 = arith.subi %N, %183 : index
           %185 = arith.addi %181, %182 : index
           %186 = arith.minsi %185, %184 : index
-          memref.prefetch %v[%186], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %grad[%186], read, locality<3>, data : memref<?xf32>
           %187 = arith.constant 1024 : index
           %188 = arith.addi %181, %187 : index
           %189 = arith.minsi %188, %184 : index
-          memref.prefetch %grad[%189], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %v[%189], read, locality<3>, data : memref<?xf32>
           %190 = arith.constant 0 : index
           %191 = memref.reinterpret_cast %178 to offset: [0], sizes: [%145], strides: [%190] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}

@@ -32,6 +32,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -132,6 +133,8 @@ def sb_vectorize_parallel_s0(grad: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](grad.unsafe_offset(min(i + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](m.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = beta1[] * m.unsafe_load[width=16](i) + (Float32(1.0) - beta1[]) * grad.unsafe_load[width=16](i)
                 m_out.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -176,6 +179,8 @@ def sb_vectorize_parallel_s1(grad: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](grad.unsafe_offset(min(i + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](v.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = beta2[] * v.unsafe_load[width=16](i) + (Float32(1.0) - beta2[]) * grad.unsafe_load[width=16](i) * grad.unsafe_load[width=16](i)
                 v_out.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -225,6 +230,9 @@ def sb_vectorize_parallel_s2(param: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](param.unsafe_offset(min(i + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](m_out.unsafe_offset(min(i + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](v_out.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = param.unsafe_load[width=16](i) - lr[] * (m_out.unsafe_load[width=16](i) / beta1_correction[] / (sqrt(v_out.unsafe_load[width=16](i) / beta2_correction[]) + eps[]) + weight_decay[] * param.unsafe_load[width=16](i))
                 param_out.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 

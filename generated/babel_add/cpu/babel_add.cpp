@@ -114,8 +114,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict a, const do
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            __builtin_prefetch(&a[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
+            __builtin_prefetch(&b[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = a[i] + b[i];

@@ -20,6 +20,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -97,6 +98,8 @@ def sb_vectorize_parallel_s0(a: Pointer[Float64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](a.unsafe_offset(min(i + 512, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](b.unsafe_offset(min(i + 512, N - 1)))
                 var sb_val = a.unsafe_load[width=8](i) + b.unsafe_load[width=8](i)
                 c.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
 

@@ -126,7 +126,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const int32_t* __restrict inp,
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t c = sb_j + sb_q;
                   sb_line[sb_q] = wte[inp[b * T + t] * C + c] + wpe[t * C + c];

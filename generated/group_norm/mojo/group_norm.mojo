@@ -24,6 +24,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -180,6 +181,7 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
                         var sb_lines_end = sb_head + (S - sb_head) // 16 * 16
 
                         def sb_line(s: Int) {imm}:
+                            prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(((n * G + g) * CG + c) * S + (min(s + 1024, S - 1))))
                             var sb_val = (x.unsafe_load[width=16](((n * G + g) * CG + c) * S + s) - sb_row_mean[unsafe_offset=g]) * sb_row_rstd[unsafe_offset=g] * gamma[unsafe_offset=g * CG + c] + beta[unsafe_offset=g * CG + c]
                             y.unsafe_store[width=16, alignment=64, non_temporal=True](((n * G + g) * CG + c) * S + s, sb_val)
 

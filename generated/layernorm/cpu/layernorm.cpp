@@ -186,8 +186,9 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict inp,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&inp[r * C + (sb_j + 1024 < C ? sb_j + 1024 : C - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t c = sb_j + sb_q;
                 sb_line[sb_q] = rstd[r] * (inp[r * C + c] - mean[r]) * weight[c] + bias[c];

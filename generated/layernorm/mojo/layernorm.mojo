@@ -25,6 +25,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -172,6 +173,7 @@ def sb_vectorize_parallel_s0_3(inp: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
 
                 def sb_line(c: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](inp.unsafe_offset(r * C + (min(c + 1024, C - 1))))
                     var sb_val = rstd[unsafe_offset=r] * (inp.unsafe_load[width=16](r * C + c) - mean[unsafe_offset=r]) * weight.unsafe_load[width=16](c) + bias.unsafe_load[width=16](c)
                     y.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
 

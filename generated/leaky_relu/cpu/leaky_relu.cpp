@@ -112,8 +112,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = x[i] > 0.0f ? x[i] : 0.01f * x[i];

@@ -125,8 +125,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const int32_t* __restrict a, int32_t
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+              __builtin_prefetch(&a[i * C + (sb_j + 1024 < C ? sb_j + 1024 : C - 1)], 0, 3);
               int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_add_i32(a[i * C + j], 10);

@@ -371,8 +371,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict inp,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&y[r * OC + (sb_j + 1024 < OC ? sb_j + 1024 : OC - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t o = sb_j + sb_q;
                 sb_line[sb_q] = y[r * OC + o] + bias[o];

@@ -22,6 +22,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -421,6 +422,7 @@ def sb_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (OC - sb_head) // 16 * 16
 
                 def sb_line(o: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](y.unsafe_offset(r * OC + (min(o + 1024, OC - 1))))
                     var sb_val = y.unsafe_load[width=16](r * OC + o) + bias.unsafe_load[width=16](o)
                     y.unsafe_store[width=16, alignment=64, non_temporal=True](r * OC + o, sb_val)
 

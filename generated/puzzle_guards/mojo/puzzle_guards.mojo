@@ -19,6 +19,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -95,6 +96,7 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](a.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = a.unsafe_load[width=16](i) + Float32(10.0)
                 y.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 

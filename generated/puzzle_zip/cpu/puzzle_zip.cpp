@@ -114,8 +114,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict a, const flo
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&a[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&b[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = a[i] + b[i];

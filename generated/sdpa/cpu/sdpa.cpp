@@ -739,8 +739,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict q,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&s[(h * T + i) * T + (sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = s[(h * T + i) * T + j] / sqrtf((float)D);
@@ -810,8 +811,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s2(const float* __restrict s,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&s[(h * T + i) * T + (sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_vec_expf(s[(h * T + i) * T + j] - rowmax[h * T + i]);
@@ -905,8 +907,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s4(const float* __restrict v,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&y[(h * T + i) * D + (sb_j + 1024 < D ? sb_j + 1024 : D - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t e = sb_j + sb_q;
                   sb_line[sb_q] = y[(h * T + i) * D + e] / rowsum[h * T + i];

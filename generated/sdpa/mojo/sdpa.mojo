@@ -27,6 +27,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -592,6 +593,7 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (T - sb_head) // 16 * 16
 
                     def sb_line(j: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s.unsafe_offset((h * T + i) * T + (min(j + 1024, T - 1))))
                         var sb_val = s.unsafe_load[width=16]((h * T + i) * T + j) / sqrt(Float32(D))
                         s.unsafe_store[width=16, alignment=64, non_temporal=True]((h * T + i) * T + j, sb_val)
 
@@ -662,6 +664,7 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (T - sb_head) // 16 * 16
 
                     def sb_line(j: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s.unsafe_offset((h * T + i) * T + (min(j + 1024, T - 1))))
                         var sb_val = sb_exp_f32(s.unsafe_load[width=16]((h * T + i) * T + j) - rowmax[unsafe_offset=h * T + i])
                         p.unsafe_store[width=16, alignment=64, non_temporal=True]((h * T + i) * T + j, sb_val)
 
@@ -749,6 +752,7 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (D - sb_head) // 16 * 16
 
                     def sb_line(e: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](y.unsafe_offset((h * T + i) * D + (min(e + 1024, D - 1))))
                         var sb_val = y.unsafe_load[width=16]((h * T + i) * D + e) / rowsum[unsafe_offset=h * T + i]
                         y.unsafe_store[width=16, alignment=64, non_temporal=True]((h * T + i) * D + e, sb_val)
 

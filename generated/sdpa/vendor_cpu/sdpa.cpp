@@ -141,8 +141,9 @@ SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict q, const flo
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&s[(h * T + i) * T + (sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = s[(h * T + i) * T + j] / sqrtf((float)D);
@@ -210,8 +211,9 @@ SB_STREAM_KERNEL static void sb_openblas_s2(const float* __restrict s,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&s[(h * T + i) * T + (sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = expf(s[(h * T + i) * T + j] - rowmax[h * T + i]);
@@ -296,8 +298,9 @@ SB_STREAM_KERNEL static void sb_openblas_s4(const float* __restrict v, const flo
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&y[(h * T + i) * D + (sb_j + 1024 < D ? sb_j + 1024 : D - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t e = sb_j + sb_q;
                   sb_line[sb_q] = y[(h * T + i) * D + e] / rowsum[h * T + i];

@@ -244,7 +244,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t c = sb_j + sb_q;
                 sb_line[sb_q] = sb_row_e[c] / sb_row_rowsum[0];
@@ -333,7 +333,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t c = sb_j + sb_q;
                 sb_line[sb_q] = (sb_row_e[c] * sb_rcp0);

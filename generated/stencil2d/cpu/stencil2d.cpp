@@ -135,7 +135,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                 int64_t sb_j = sb_h;
                 for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
                   double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                  #pragma omp simd
+                  #pragma omp simd simdlen(8)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     sb_line[sb_q] = 0.2 * (x[i * W + j] + x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)]);
@@ -169,7 +169,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                 int64_t sb_j = sb_h;
                 for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
                   double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                  #pragma omp simd
+                  #pragma omp simd simdlen(8)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     const int64_t sb_ld4_x_i0 = i - 1;

@@ -138,7 +138,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                   int64_t sb_j = sb_h;
                   for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
                     double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                    #pragma omp simd
+                    #pragma omp simd simdlen(8)
                     for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                       const int64_t k = sb_j + sb_q;
                       sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[((i - 1) * H + j) * W + k] + x[((i + 1) * H + j) * W + k] + x[(i * H + (j - 1)) * W + k] + x[(i * H + (j + 1)) * W + k] + x[(i * H + j) * W + (k - 1)] + x[(i * H + j) * W + (k + 1)]);
@@ -160,7 +160,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
                   int64_t sb_j = sb_h;
                   for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(double))) {
                     double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                    #pragma omp simd
+                    #pragma omp simd simdlen(8)
                     for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                       const int64_t k = sb_j + sb_q;
                       sb_line[sb_q] = 0.4 * x[(i * H + j) * W + k] + 0.1 * (x[(sb_clamp(i - 1, D) * H + j) * W + k] + x[(sb_clamp(i + 1, D) * H + j) * W + k] + x[(i * H + sb_clamp(j - 1, H)) * W + k] + x[(i * H + sb_clamp(j + 1, H)) * W + k] + x[(i * H + j) * W + sb_clamp(k - 1, W)] + x[(i * H + j) * W + sb_clamp(k + 1, W)]);

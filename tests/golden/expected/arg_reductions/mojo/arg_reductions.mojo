@@ -37,6 +37,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -319,6 +320,7 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
 
                 def sb_line(c: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(r * C + (min(c + 1024, C - 1))))
                     var sb_val = floor(Float32(4.0) * x.unsafe_load[width=16](r * C + c))
                     q.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
 

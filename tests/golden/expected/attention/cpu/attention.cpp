@@ -1136,8 +1136,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict q,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = j >= i ? s[i * S + j] * 0.25f : -INFINITY;
@@ -1200,8 +1201,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s2(const float* __restrict s,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_vec_expf(s[i * S + j] - m[i]);
@@ -1271,8 +1273,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s4(const float* __restrict v,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&y[i * E + (sb_j + 1024 < E ? sb_j + 1024 : E - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t e = sb_j + sb_q;
                 sb_line[sb_q] = y[i * E + e] / l[i];
@@ -1347,8 +1350,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s5(const double* __restrict q2,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+                __builtin_prefetch(&s2[(b * T + i) * S + (sb_j + 512 < S ? sb_j + 512 : S - 1)], 0, 3);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = s2[(b * T + i) * S + j] / sqrt((double)D);
@@ -1418,8 +1422,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s7(const double* __restrict s2,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+                __builtin_prefetch(&s2[(b * T + i) * S + (sb_j + 512 < S ? sb_j + 512 : S - 1)], 0, 3);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_vec_exp(s2[(b * T + i) * S + j] - m2[b * T + i]);
@@ -1513,8 +1518,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s9(const double* __restrict v2,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+                __builtin_prefetch(&z[(b * T + i) * E + (sb_j + 512 < E ? sb_j + 512 : E - 1)], 0, 3);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t e = sb_j + sb_q;
                   sb_line[sb_q] = z[(b * T + i) * E + e] / l2[b * T + i];
@@ -1592,8 +1598,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s12(
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s3[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_vec_expf(s3[i * S + j] - m3[i]);
@@ -1663,8 +1670,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s14(const float* __restrict v,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&w[i * E + (sb_j + 1024 < E ? sb_j + 1024 : E - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t e = sb_j + sb_q;
                 sb_line[sb_q] = w[i * E + e] / l3[i];
@@ -1711,8 +1719,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s15(
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&l3[(sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = l3[i];
@@ -1840,8 +1849,9 @@ SB_STREAM_KERNEL static void sb_flash_attention_s12(
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s3[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_vec_expf(s3[i * S + j] - m3[i]);
@@ -1909,8 +1919,9 @@ SB_STREAM_KERNEL static int sb_flash_attention_s14(
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&w[i * E + (sb_j + 1024 < E ? sb_j + 1024 : E - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t e = sb_j + sb_q;
                 sb_line[sb_q] = w[i * E + e] / l3[i];
@@ -1957,8 +1968,9 @@ SB_STREAM_KERNEL static void sb_flash_attention_s15(
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&l3[(sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = l3[i];
@@ -2086,8 +2098,9 @@ SB_STREAM_KERNEL static void sb_flash_default_s12(const float* __restrict s3,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s3[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_vec_expf(s3[i * S + j] - m3[i]);
@@ -2157,8 +2170,9 @@ SB_STREAM_KERNEL static int sb_flash_default_s14(const float* __restrict v,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&w[i * E + (sb_j + 1024 < E ? sb_j + 1024 : E - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t e = sb_j + sb_q;
                 sb_line[sb_q] = w[i * E + e] / l3[i];
@@ -2205,8 +2219,9 @@ SB_STREAM_KERNEL static void sb_flash_default_s15(const float* __restrict l3, fl
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&l3[(sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = l3[i];

@@ -40,6 +40,7 @@ from std.memory import Layout, alloc, bitcast, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -950,6 +951,7 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (S - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s.unsafe_offset(i * S + (min(j + 1024, S - 1))))
                     var sb_val = sb_exp_f32(s.unsafe_load[width=16](i * S + j) - m[unsafe_offset=i])
                     p.unsafe_store[width=16, alignment=64, non_temporal=True](i * S + j, sb_val)
 
@@ -1021,6 +1023,7 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (E - sb_head) // 16 * 16
 
                 def sb_line(e: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](y.unsafe_offset(i * E + (min(e + 1024, E - 1))))
                     var sb_val = y.unsafe_load[width=16](i * E + e) / l[unsafe_offset=i]
                     y.unsafe_store[width=16, alignment=64, non_temporal=True](i * E + e, sb_val)
 
@@ -1085,6 +1088,7 @@ def sb_blocked_matmul_s5(q2: Pointer[Float64, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (S - sb_head) // 8 * 8
 
                     def sb_line(j: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s2.unsafe_offset((b * T + i) * S + (min(j + 512, S - 1))))
                         var sb_val = s2.unsafe_load[width=8]((b * T + i) * S + j) / sqrt(Float64(D))
                         s2.unsafe_store[width=8, alignment=64, non_temporal=True]((b * T + i) * S + j, sb_val)
 
@@ -1155,6 +1159,7 @@ def sb_blocked_matmul_s7(s2: Pointer[Float64, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (S - sb_head) // 8 * 8
 
                     def sb_line(j: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s2.unsafe_offset((b * T + i) * S + (min(j + 512, S - 1))))
                         var sb_val = sb_exp_f64(s2.unsafe_load[width=8]((b * T + i) * S + j) - m2[unsafe_offset=b * T + i])
                         p2.unsafe_store[width=8, alignment=64, non_temporal=True]((b * T + i) * S + j, sb_val)
 
@@ -1242,6 +1247,7 @@ def sb_blocked_matmul_s9(v2: Pointer[Float64, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (E - sb_head) // 8 * 8
 
                     def sb_line(e: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](z.unsafe_offset((b * T + i) * E + (min(e + 512, E - 1))))
                         var sb_val = z.unsafe_load[width=8]((b * T + i) * E + e) / l2[unsafe_offset=b * T + i]
                         z.unsafe_store[width=8, alignment=64, non_temporal=True]((b * T + i) * E + e, sb_val)
 
@@ -1318,6 +1324,7 @@ def sb_blocked_matmul_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (S - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s3.unsafe_offset(i * S + (min(j + 1024, S - 1))))
                     var sb_val = sb_exp_f32(s3.unsafe_load[width=16](i * S + j) - m3[unsafe_offset=i])
                     p3.unsafe_store[width=16, alignment=64, non_temporal=True](i * S + j, sb_val)
 
@@ -1389,6 +1396,7 @@ def sb_blocked_matmul_s14(v: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (E - sb_head) // 16 * 16
 
                 def sb_line(e: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](w.unsafe_offset(i * E + (min(e + 1024, E - 1))))
                     var sb_val = w.unsafe_load[width=16](i * E + e) / l3[unsafe_offset=i]
                     w.unsafe_store[width=16, alignment=64, non_temporal=True](i * E + e, sb_val)
 
@@ -1431,6 +1439,7 @@ def sb_blocked_matmul_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](l3.unsafe_offset(min(i + 1024, T - 1)))
                 var sb_val = l3.unsafe_load[width=16](i)
                 u.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 

@@ -152,8 +152,9 @@ SB_STREAM_KERNEL static void sb_blas_s0(const float* __restrict q, const float* 
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = j >= i ? s[i * S + j] * 0.25f : -INFINITY;
@@ -214,8 +215,9 @@ SB_STREAM_KERNEL static void sb_blas_s2(const float* __restrict s, const float* 
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = expf(s[i * S + j] - m[i]);
@@ -289,8 +291,9 @@ SB_STREAM_KERNEL static void sb_blas_s4(const float* __restrict v, const float* 
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&y[i * E + (sb_j + 1024 < E ? sb_j + 1024 : E - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t e = sb_j + sb_q;
                 sb_line[sb_q] = y[i * E + e] / l[i];
@@ -356,8 +359,9 @@ SB_STREAM_KERNEL static void sb_blas_s5(const double* __restrict q2, const doubl
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+                __builtin_prefetch(&s2[(b * T + i) * S + (sb_j + 512 < S ? sb_j + 512 : S - 1)], 0, 3);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = s2[(b * T + i) * S + j] / sqrt((double)D);
@@ -425,8 +429,9 @@ SB_STREAM_KERNEL static void sb_blas_s7(const double* __restrict s2, const doubl
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+                __builtin_prefetch(&s2[(b * T + i) * S + (sb_j + 512 < S ? sb_j + 512 : S - 1)], 0, 3);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = exp(s2[(b * T + i) * S + j] - m2[b * T + i]);
@@ -512,8 +517,9 @@ SB_STREAM_KERNEL static void sb_blas_s9(const double* __restrict v2, const doubl
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+                __builtin_prefetch(&z[(b * T + i) * E + (sb_j + 512 < E ? sb_j + 512 : E - 1)], 0, 3);
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t e = sb_j + sb_q;
                   sb_line[sb_q] = z[(b * T + i) * E + e] / l2[b * T + i];
@@ -593,8 +599,9 @@ SB_STREAM_KERNEL static void sb_blas_s12(const float* __restrict s3, const float
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&s3[i * S + (sb_j + 1024 < S ? sb_j + 1024 : S - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = expf(s3[i * S + j] - m3[i]);
@@ -668,8 +675,9 @@ SB_STREAM_KERNEL static void sb_blas_s14(const float* __restrict v, const float*
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&w[i * E + (sb_j + 1024 < E ? sb_j + 1024 : E - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t e = sb_j + sb_q;
                 sb_line[sb_q] = w[i * E + e] / l3[i];
@@ -715,8 +723,9 @@ SB_STREAM_KERNEL static void sb_blas_s15(const float* __restrict l3, float* __re
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&l3[(sb_j + 1024 < T ? sb_j + 1024 : T - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = l3[i];

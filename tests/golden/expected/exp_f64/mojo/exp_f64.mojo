@@ -22,6 +22,7 @@ from std.memory import Layout, alloc, bitcast
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -141,6 +142,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 512, N - 1)))
                 var sb_val = sb_exp_f64(x.unsafe_load[width=8](i))
                 y.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
 
@@ -182,6 +184,7 @@ def sb_vectorize_parallel_s1(s: Pointer[Float64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s.unsafe_offset(min(i + 512, N - 1)))
                 var sb_val = sb_exp_f64(s.unsafe_load[width=8](i)) + sb_exp_f64(-s.unsafe_load[width=8](i) * Float64(0.5))
                 z.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
 

@@ -723,8 +723,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s1(const float* __restrict a,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&d[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_max_f32(d[(b * M + i) * N + j], 0.0f) + bias[j];
@@ -854,8 +855,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s5(const float* __restrict c,
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&c[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_vec_expf(c[(b * M + i) * N + j] - rm[b * M + i]);
@@ -963,8 +965,9 @@ SB_STREAM_KERNEL static int sb_odd_s1(const float* __restrict a, const float* __
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&d[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_max_f32(d[(b * M + i) * N + j], 0.0f) + bias[j];
@@ -1091,8 +1094,9 @@ SB_STREAM_KERNEL static void sb_odd_s5(const float* __restrict c, const float* _
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&c[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_vec_expf(c[(b * M + i) * N + j] - rm[b * M + i]);

@@ -30,6 +30,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -740,6 +741,7 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                     def sb_line(j: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](d.unsafe_offset((b * M + i) * N + (min(j + 1024, N - 1))))
                         var sb_val = sb_max(d.unsafe_load[width=16]((b * M + i) * N + j), SIMD[DType.float32, 16](Float32(0.0))) + bias.unsafe_load[width=16](j)
                         d.unsafe_store[width=16, alignment=64, non_temporal=True]((b * M + i) * N + j, sb_val)
 
@@ -852,6 +854,7 @@ def sb_blocked_matmul_s5(c: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                     def sb_line(j: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](c.unsafe_offset((b * M + i) * N + (min(j + 1024, N - 1))))
                         var sb_val = sb_exp_f32(c.unsafe_load[width=16]((b * M + i) * N + j) - rm[unsafe_offset=b * M + i])
                         p.unsafe_store[width=16, alignment=64, non_temporal=True]((b * M + i) * N + j, sb_val)
 

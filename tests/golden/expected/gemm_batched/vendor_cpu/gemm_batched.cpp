@@ -169,8 +169,9 @@ SB_STREAM_KERNEL static void sb_openblas_s1(const float* __restrict a, const flo
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&d[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_max_f32(d[(b * M + i) * N + j], 0.0f) + bias[j];
@@ -280,8 +281,9 @@ SB_STREAM_KERNEL static void sb_openblas_s5(const float* __restrict c, const flo
               }
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&c[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = expf(c[(b * M + i) * N + j] - rm[b * M + i]);

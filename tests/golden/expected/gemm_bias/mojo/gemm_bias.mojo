@@ -25,6 +25,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -738,6 +739,7 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](y.unsafe_offset(i * N + (min(j + 1024, N - 1))))
                     var sb_val = y.unsafe_load[width=16](i * N + j) + bias.unsafe_load[width=16](j)
                     y.unsafe_store[width=16, alignment=64, non_temporal=True](i * N + j, sb_val)
 

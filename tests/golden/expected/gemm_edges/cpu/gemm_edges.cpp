@@ -424,8 +424,9 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_4(const float* __restrict a, const fl
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= N; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&d[i * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_vec_expf(d[i * N + j] - sb_row_rm[0]);
@@ -480,8 +481,9 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict a,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&c[i * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_max_f32(c[i * N + j], 0.0f);
@@ -538,8 +540,10 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s1(const float* __restrict a,
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&c[i * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+              __builtin_prefetch(&d[i * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = 0.5f * d[i * N + j] - c[i * N + j];
@@ -614,8 +618,9 @@ SB_STREAM_KERNEL static void sb_blocked_matmul_s4(const float* __restrict d, flo
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&d[i * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_vec_expf(d[i * N + j] - rm[i]);

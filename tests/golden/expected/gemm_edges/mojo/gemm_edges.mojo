@@ -25,6 +25,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -415,6 +416,7 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](c.unsafe_offset(i * N + (min(j + 1024, N - 1))))
                     var sb_val = sb_max(c.unsafe_load[width=16](i * N + j), SIMD[DType.float32, 16](Float32(0.0)))
                     c.unsafe_store[width=16, alignment=64, non_temporal=True](i * N + j, sb_val)
 
@@ -466,6 +468,8 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](c.unsafe_offset(i * N + (min(j + 1024, N - 1))))
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](d.unsafe_offset(i * N + (min(j + 1024, N - 1))))
                     var sb_val = Float32(0.5) * d.unsafe_load[width=16](i * N + j) - c.unsafe_load[width=16](i * N + j)
                     d.unsafe_store[width=16, alignment=64, non_temporal=True](i * N + j, sb_val)
 
@@ -542,6 +546,7 @@ def sb_blocked_matmul_s4(d: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (N - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](d.unsafe_offset(i * N + (min(j + 1024, N - 1))))
                     var sb_val = sb_exp_f32(d.unsafe_load[width=16](i * N + j) - rm[unsafe_offset=i])
                     f.unsafe_store[width=16, alignment=64, non_temporal=True](i * N + j, sb_val)
 

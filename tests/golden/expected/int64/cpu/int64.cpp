@@ -218,7 +218,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const int64_t* __restrict ids,
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t c = sb_j + sb_q;
                 sb_line[sb_q] = w[ids[i] * C + c];
@@ -265,8 +265,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const int64_t* __restrict a,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(int64_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int64_t))) {
+            __builtin_prefetch(&a[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
+            __builtin_prefetch(&b[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             int64_t sb_line[64 / sizeof(int64_t)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int64_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i64(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i]));
@@ -309,8 +311,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const int64_t* __restrict a,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(int64_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int64_t))) {
+            __builtin_prefetch(&a[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
+            __builtin_prefetch(&b[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             int64_t sb_line[64 / sizeof(int64_t)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int64_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i]);
@@ -353,8 +357,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const int64_t* __restrict a,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(int64_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int64_t))) {
+            __builtin_prefetch(&a[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
+            __builtin_prefetch(&b[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             int64_t sb_line[64 / sizeof(int64_t)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int64_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = a[i] > 0 ? sb_max_i64(a[i], sb_mul_i64(b[i], 7)) : sb_min_i64(a[i], sb_neg_i64(b[i]));
@@ -418,8 +424,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const int64_t* __restrict a, double*
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            __builtin_prefetch(&a[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = (double)a[i] * 0.5;
@@ -461,8 +468,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const int64_t* __restrict b, int32_t
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+            __builtin_prefetch(&b[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_mul_i32((int32_t)b[i], 3);
@@ -505,8 +513,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const int64_t* __restrict a,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(int64_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int64_t))) {
+            __builtin_prefetch(&a[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
+            __builtin_prefetch(&t[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             int64_t sb_line[64 / sizeof(int64_t)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int64_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_add_i64((int64_t)t[i], sb_mul_i64(a[i], 2));

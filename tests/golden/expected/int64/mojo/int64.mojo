@@ -30,6 +30,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -279,6 +280,8 @@ def sb_vectorize_parallel_s3(a: Pointer[Int64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](a.unsafe_offset(min(i + 512, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](b.unsafe_offset(min(i + 512, N - 1)))
                 var sb_val = a.unsafe_load[width=8](i).gt(Int64(0)).select(sb_max(a.unsafe_load[width=8](i), b.unsafe_load[width=8](i) * Int64(7)), sb_min(a.unsafe_load[width=8](i), -b.unsafe_load[width=8](i)))
                 m.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
 
@@ -383,6 +386,7 @@ def sb_vectorize_parallel_s6(a: Pointer[Int64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](a.unsafe_offset(min(i + 512, N - 1)))
                 var sb_val = a.unsafe_load[width=8](i).cast[DType.float64]() * Float64(0.5)
                 f.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
 
@@ -425,6 +429,7 @@ def sb_vectorize_parallel_s7(b: Pointer[Int64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](b.unsafe_offset(min(i + 512, N - 1)))
                 var sb_val = b.unsafe_load[width=16](i).cast[DType.int32]() * Int32(3)
                 t.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -468,6 +473,8 @@ def sb_vectorize_parallel_s8(a: Pointer[Int64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](a.unsafe_offset(min(i + 512, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](t.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = t.unsafe_load[width=8](i).cast[DType.int64]() + a.unsafe_load[width=8](i) * Int64(2)
                 u.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_val)
 

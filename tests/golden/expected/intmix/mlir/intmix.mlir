@@ -448,11 +448,11 @@ module attributes {transform.with_named_sequence} {
           %106 = arith.subi %N, %105 : index
           %107 = arith.addi %103, %104 : index
           %108 = arith.minsi %107, %106 : index
-          memref.prefetch %b[%108], read, locality<3>, data : memref<?xi32>
+          memref.prefetch %a[%108], read, locality<3>, data : memref<?xi32>
           %109 = arith.constant 1024 : index
           %110 = arith.addi %103, %109 : index
           %111 = arith.minsi %110, %106 : index
-          memref.prefetch %a[%111], read, locality<3>, data : memref<?xi32>
+          memref.prefetch %b[%111], read, locality<3>, data : memref<?xi32>
           %112 = arith.constant 0 : index
           %113 = memref.reinterpret_cast %100 to offset: [0], sizes: [%25], strides: [%112] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}

@@ -23,6 +23,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -161,6 +162,7 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
 
                     def sb_line(c: Int) {imm}:
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset((b * R + r) * C + (min(c + 1024, C - 1))))
                         var sb_val = (x.unsafe_load[width=16]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r]) * sb_row_rstd[unsafe_offset=r] * gain.unsafe_load[width=16](c)
                         y.unsafe_store[width=16, alignment=64, non_temporal=True]((b * R + r) * C + c, sb_val)
 

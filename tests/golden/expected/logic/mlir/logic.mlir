@@ -400,11 +400,11 @@ module attributes {transform.with_named_sequence} {
           %236 = arith.subi %N, %235 : index
           %237 = arith.addi %233, %234 : index
           %238 = arith.minsi %237, %236 : index
-          memref.prefetch %k[%238], read, locality<3>, data : memref<?xi32>
+          memref.prefetch %x[%238], read, locality<3>, data : memref<?xf32>
           %239 = arith.constant 1024 : index
           %240 = arith.addi %233, %239 : index
           %241 = arith.minsi %240, %236 : index
-          memref.prefetch %x[%241], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %k[%241], read, locality<3>, data : memref<?xi32>
           %242 = arith.constant 0 : index
           %243 = memref.reinterpret_cast %230 to offset: [0], sizes: [%191], strides: [%242] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}

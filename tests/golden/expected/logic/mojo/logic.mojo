@@ -21,6 +21,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -106,6 +107,8 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](k.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = (~x.unsafe_load[width=16](i).gt(Float32(0.0))).select(x.unsafe_load[width=16](i), Float32(0.0)) + (x.unsafe_load[width=16](i).gt(Float32(1.0)) & ~k.unsafe_load[width=16](i).eq(Int32(0))).select(Float32(2.0), Float32(0.0))
                 y.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -149,6 +152,8 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](k.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = (~k.unsafe_load[width=16](i).lt(Int32(0)) | x.unsafe_load[width=16](i).lt(Float32(-2.0))).select(k.unsafe_load[width=16](i) * Int32(3), -k.unsafe_load[width=16](i))
                 z.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 

@@ -223,8 +223,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = 1.0f / (1.0f + sb_vec_expf(-(x[n] * 4.0f)));
@@ -266,8 +267,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_log1pf(x[n] * 0.0001f);
@@ -309,8 +311,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const double* __restrict d, double* 
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            __builtin_prefetch(&d[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_expm1(d[n] * 1.0e-6);
@@ -352,8 +355,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, const flo
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&p[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_powf(p[n], x[n]);
@@ -395,8 +400,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_sinf(x[n] * 2.0f);
@@ -438,8 +444,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const double* __restrict d, double* 
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            __builtin_prefetch(&d[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_cos(d[n]);
@@ -481,8 +488,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = floorf(x[n] * 3.0f);
@@ -524,8 +532,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const double* __restrict d, double* 
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_e; sb_j += (int64_t)(64 / sizeof(double))) {
+            __builtin_prefetch(&d[(sb_j + 512 < N ? sb_j + 512 : N - 1)], 0, 3);
             double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = ceil(d[n] * 3.0);
@@ -567,8 +576,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const float* __restrict x, const int
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&k[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
@@ -610,8 +621,10 @@ SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, const int
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+            __builtin_prefetch(&k[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
@@ -653,8 +666,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict p, float* _
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&p[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = 1.0f / sqrtf(p[n]);

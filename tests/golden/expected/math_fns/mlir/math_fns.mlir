@@ -1263,11 +1263,11 @@ module attributes {transform.with_named_sequence} {
           %680 = arith.subi %N, %679 : index
           %681 = arith.addi %677, %678 : index
           %682 = arith.minsi %681, %680 : index
-          memref.prefetch %p[%682], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %x[%682], read, locality<3>, data : memref<?xf32>
           %683 = arith.constant 1024 : index
           %684 = arith.addi %677, %683 : index
           %685 = arith.minsi %684, %680 : index
-          memref.prefetch %x[%685], read, locality<3>, data : memref<?xf32>
+          memref.prefetch %p[%685], read, locality<3>, data : memref<?xf32>
           %686 = arith.constant 0 : index
           %687 = memref.reinterpret_cast %674 to offset: [0], sizes: [%648], strides: [%686] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}

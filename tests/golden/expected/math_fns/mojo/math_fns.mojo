@@ -33,6 +33,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -202,6 +203,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = Float32(1.0) / (Float32(1.0) + sb_exp_f32(-(x.unsafe_load[width=16](n) * Float32(4.0))))
                 y_sigmoid.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -244,6 +246,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = log1p(x.unsafe_load[width=16](n) * Float32(0.0001))
                 y_log1p.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -286,6 +289,7 @@ def sb_vectorize_parallel_s2(d: Pointer[Float64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](d.unsafe_offset(min(n + 512, N - 1)))
                 var sb_val = expm1(d.unsafe_load[width=8](n) * Float64(1.0e-6))
                 y_expm1.unsafe_store[width=8, alignment=64, non_temporal=True](n, sb_val)
 
@@ -329,6 +333,8 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](p.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = (p.unsafe_load[width=16](n) ** x.unsafe_load[width=16](n))
                 y_pow.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -371,6 +377,7 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = sin(x.unsafe_load[width=16](n) * Float32(2.0))
                 y_sin.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -412,6 +419,7 @@ def sb_vectorize_parallel_s5(d: Pointer[Float64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](d.unsafe_offset(min(n + 512, N - 1)))
                 var sb_val = cos(d.unsafe_load[width=8](n))
                 y_cos.unsafe_store[width=8, alignment=64, non_temporal=True](n, sb_val)
 
@@ -453,6 +461,7 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = floor(x.unsafe_load[width=16](n) * Float32(3.0))
                 y_floor.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -495,6 +504,7 @@ def sb_vectorize_parallel_s7(d: Pointer[Float64, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 8 * 8
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](d.unsafe_offset(min(n + 512, N - 1)))
                 var sb_val = ceil(d.unsafe_load[width=8](n) * Float64(3.0))
                 y_ceil.unsafe_store[width=8, alignment=64, non_temporal=True](n, sb_val)
 
@@ -538,6 +548,8 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](k.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = round(x.unsafe_load[width=16](n) * Float32(2.0)) + round(k.unsafe_load[width=16](n).cast[DType.float32]() + Float32(0.5))
                 y_round.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -581,6 +593,8 @@ def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(n + 1024, N - 1)))
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](k.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = x.unsafe_load[width=16](n).gt(Float32(0.0)).select(Float32(1.0), x.unsafe_load[width=16](n).lt(Float32(0.0)).select(-Float32(1.0), x.unsafe_load[width=16](n))) + k.unsafe_load[width=16](n).gt(Int32(0)).select(Int32(1), k.unsafe_load[width=16](n).lt(Int32(0)).select(-Int32(1), Int32(0))).cast[DType.float32]()
                 y_sign.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 
@@ -623,6 +637,7 @@ def sb_vectorize_parallel_s10(p: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(n: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](p.unsafe_offset(min(n + 1024, N - 1)))
                 var sb_val = rsqrt(p.unsafe_load[width=16](n))
                 y_rsqrt.unsafe_store[width=16, alignment=64, non_temporal=True](n, sb_val)
 

@@ -248,8 +248,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict a, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&a[(sb_j + 1024 < B * T ? sb_j + 1024 : B * T - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t k = sb_j + sb_q;
               sb_line[sb_q] = a[k] * 2.0f;
@@ -292,7 +293,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict a, const flo
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t k = sb_j + sb_q;
               sb_line[sb_q] = f[2 * k] - a[2 * k];
@@ -340,7 +341,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const float* __restrict x, const flo
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t j = sb_j + sb_q;
               const int64_t sb_ld1_xz_i0 = H - 1;

@@ -26,6 +26,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -238,6 +239,7 @@ def sb_vectorize_parallel_s2(a: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(k: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](a.unsafe_offset(min(k + 1024, B * T - 1)))
                 var sb_val = a.unsafe_load[width=16](k) * Float32(2.0)
                 f.unsafe_store[width=16, alignment=64, non_temporal=True](k, sb_val)
 

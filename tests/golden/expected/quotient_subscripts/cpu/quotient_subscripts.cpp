@@ -138,7 +138,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = x[i / 2];
@@ -181,7 +181,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t n = sb_j + sb_q;
               sb_line[sb_q] = n % 2 == 0 ? x[n / 2] : 0.0f;
@@ -224,7 +224,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = x[i % N] * 2.0f;
@@ -267,7 +267,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = x[i / S] + x[(i + S) % N];

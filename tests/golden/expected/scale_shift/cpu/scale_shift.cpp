@@ -148,8 +148,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = alpha[0] * x[i] + 0.1f * (float)(i % 3) - 2.5e-7f;
@@ -208,16 +209,17 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x,
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             float sb_v0[64 / sizeof(float)];
             float sb_v1[64 / sizeof(float)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v0[sb_q] = sb_vec_tanhf(x[i]) + sb_vec_erff(-x[i]);
               sb_v1[sb_q] = sqrtf(fabsf(sb_vec_logf(x[i]))) * sb_vec_expf(-3.1415927f);
             }
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = (x[i] > 1.0f ? sb_v0[sb_q] : sb_v1[sb_q]) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);

@@ -22,6 +22,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -158,6 +159,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = x.unsafe_load[width=16](i).gt(Float32(1.0)).select(tanh(x.unsafe_load[width=16](i)) + erf(-x.unsafe_load[width=16](i)), sqrt(abs(log(x.unsafe_load[width=16](i)))) * sb_exp_f32(-Float32(3.1415927))) + sb_max(x.unsafe_load[width=16](i), SIMD[DType.float32, 16](Float32(1.0))) - sb_min(-x.unsafe_load[width=16](i), SIMD[DType.float32, 16](alpha[]))
                 z.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 

@@ -247,14 +247,15 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             float sb_v0[64 / sizeof(float)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v0[sb_q] = sb_vec_log1pf(sb_vec_expf(x[i]));
             }
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = x[i] > 2.0f ? x[i] : sb_v0[sb_q];
@@ -339,14 +340,15 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             float sb_v0[64 / sizeof(float)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v0[sb_q] = x[i] > 0.0f ? -x[i] : x[i];
             }
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_expf(sb_v0[sb_q]);
@@ -441,10 +443,11 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
             float sb_v0[64 / sizeof(float)];
             float sb_v1[64 / sizeof(float)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v0[sb_q] = sb_vec_expf(-x[i]);
@@ -452,13 +455,13 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
             }
             float sb_v2[64 / sizeof(float)];
             float sb_v3[64 / sizeof(float)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v2[sb_q] = x[i] > 0.0f ? sb_v0[sb_q] : sb_v1[sb_q];
               sb_v3[sb_q] = sb_max_f32(x[i], 0.0f);
             }
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_vec_log1pf(sb_v2[sb_q]) + sb_v3[sb_q];
@@ -569,20 +572,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, int32_t* 
           }
           int64_t sb_j = sb_h;
           for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_e; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+            __builtin_prefetch(&x[(sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
             int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
             float sb_v0[64 / sizeof(int32_t)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v0[sb_q] = sb_min_f32(x[i], 3.0f);
             }
             float sb_v1[64 / sizeof(int32_t)];
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_v1[sb_q] = sb_vec_expf(sb_v0[sb_q]);
             }
-            #pragma omp simd
+            #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
               const int64_t i = sb_j + sb_q;
               sb_line[sb_q] = sb_f32_to_i32(sb_v1[sb_q]);
@@ -682,16 +686,17 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const float* __restrict m, float* __
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&m[i * W + (sb_j + 1024 < W ? sb_j + 1024 : W - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               float sb_v0[64 / sizeof(float)];
               float sb_v1[64 / sizeof(float)];
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_v0[sb_q] = sb_vec_expf(m[i * W + j]);
                 sb_v1[sb_q] = sb_vec_tanhf(m[i * W + j]);
               }
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = sb_max_f32(sb_v0[sb_q], 0.5f) * (m[i * W + j] < 0.0f ? sb_v1[sb_q] : m[i * W + j]);
@@ -795,12 +800,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict z, float* __
                 for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
                   float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                   float sb_v0[64 / sizeof(float)];
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     sb_v0[sb_q] = sb_vec_expf(z[i * W + (j + 1)]);
                   }
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     sb_line[sb_q] = z[i * W + (j - 1)] > 0.0f ? sb_v0[sb_q] : z[i * W + j];
@@ -857,7 +862,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict z, float* __
                 for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
                   float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                   float sb_v0[64 / sizeof(float)];
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     const int64_t sb_ld2_z_i1 = j + 1;
@@ -865,7 +870,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict z, float* __
                         (sb_ld2_z_i1 >= 0 && sb_ld2_z_i1 < W) ? z[i * W + sb_ld2_z_i1] : 0.0f;
                     sb_v0[sb_q] = sb_vec_expf(sb_ld2_z);
                   }
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     const int64_t sb_ld3_z_i1 = j - 1;
@@ -1005,12 +1010,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict m, float* __
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(float))) {
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
                 float sb_v0[64 / sizeof(float)];
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_v0[sb_q] = sb_vec_expm1f(m[i * W + j]);
                 }
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_line[sb_q] = m[i * W + j] > 0.0f ? m[i * W + j] : sb_v0[sb_q];
@@ -1118,14 +1123,15 @@ SB_STREAM_KERNEL static int sb_omp_simd_s7_8(const float* __restrict m, float* _
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= W; sb_j += (int64_t)(64 / sizeof(float))) {
+              __builtin_prefetch(&m[i * W + (sb_j + 1024 < W ? sb_j + 1024 : W - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               float sb_v0[64 / sizeof(float)];
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_v0[sb_q] = sb_vec_expf(m[i * W + j] - mx[i]);
               }
-              #pragma omp simd
+              #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t j = sb_j + sb_q;
                 sb_line[sb_q] = m[i * W + j] > mx[i] - 1.0f ? sb_v0[sb_q] : 0.0f;

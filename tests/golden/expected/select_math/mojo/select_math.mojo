@@ -30,6 +30,7 @@ from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -222,6 +223,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = x.unsafe_load[width=16](i).gt(Float32(2.0)).select(x.unsafe_load[width=16](i), log1p(sb_exp_f32(x.unsafe_load[width=16](i))))
                 a.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -264,6 +266,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = sb_exp_f32(x.unsafe_load[width=16](i).gt(Float32(0.0)).select(-x.unsafe_load[width=16](i), x.unsafe_load[width=16](i)))
                 c.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -306,6 +309,7 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
             def sb_line(i: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(min(i + 1024, N - 1)))
                 var sb_val = log1p(x.unsafe_load[width=16](i).gt(Float32(0.0)).select(sb_exp_f32(-x.unsafe_load[width=16](i)), sb_exp_f32(x.unsafe_load[width=16](i)))) + sb_max(x.unsafe_load[width=16](i), SIMD[DType.float32, 16](Float32(0.0)))
                 d.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_val)
 
@@ -364,6 +368,7 @@ def sb_vectorize_parallel_s4(m: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (W - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](m.unsafe_offset(i * W + (min(j + 1024, W - 1))))
                     var sb_val = sb_max(sb_exp_f32(m.unsafe_load[width=16](i * W + j)), SIMD[DType.float32, 16](Float32(0.5))) * m.unsafe_load[width=16](i * W + j).lt(Float32(0.0)).select(tanh(m.unsafe_load[width=16](i * W + j)), m.unsafe_load[width=16](i * W + j))
                     b.unsafe_store[width=16, alignment=64, non_temporal=True](i * W + j, sb_val)
 
@@ -530,6 +535,7 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_lines_end = sb_head + (W - sb_head) // 16 * 16
 
                 def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](m.unsafe_offset(i * W + (min(j + 1024, W - 1))))
                     var sb_val = m.unsafe_load[width=16](i * W + j).gt(mx[unsafe_offset=i] - Float32(1.0)).select(sb_exp_f32(m.unsafe_load[width=16](i * W + j) - mx[unsafe_offset=i]), Float32(0.0))
                     p.unsafe_store[width=16, alignment=64, non_temporal=True](i * W + j, sb_val)
 

@@ -210,7 +210,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
                 int64_t sb_j = sb_h;
                 for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
                   float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     sb_line[sb_q] = x[(i - 1) * W + j] + x[(i + 1) * W + j] + x[i * W + (j - 1)] + x[i * W + (j + 1)] - 4.0f * x[i * W + j];
@@ -244,7 +244,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
                 int64_t sb_j = sb_h;
                 for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
                   float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t j = sb_j + sb_q;
                     const int64_t sb_ld4_x_i0 = i - 1;
@@ -357,7 +357,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = (s[j - 1] + 2.0f * s[j + 1] + s[j + 3]) / 4.0f;
@@ -379,7 +379,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_hi; sb_j += (int64_t)(64 / sizeof(float))) {
                 float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;

@@ -160,7 +160,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, const do
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(double))) {
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
@@ -218,7 +218,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict v, float* __
                 int64_t sb_j = sb_h;
                 for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_te2; sb_j += (int64_t)(64 / sizeof(float))) {
                   float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t c = sb_j + sb_q;
                     sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
@@ -278,7 +278,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const int32_t* __restrict n, int32_t
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(int32_t))) {
                 int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
@@ -338,7 +338,7 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s0(const double* __restrict x, const d
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(double))) {
                 double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(8)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
                   const int64_t i = sb_j + sb_q;
                   sb_line[sb_q] = x[i * C + j] * 2.0 + b[j];
@@ -396,7 +396,7 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s1(const float* __restrict v, float* _
                 int64_t sb_j = sb_h;
                 for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_te2; sb_j += (int64_t)(64 / sizeof(float))) {
                   float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
-                  #pragma omp simd
+                  #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                     const int64_t c = sb_j + sb_q;
                     sb_line[sb_q] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
@@ -456,7 +456,7 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s2(const int32_t* __restrict n, int32_
               int64_t sb_j = sb_h;
               for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(int32_t))) {
                 int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
-                #pragma omp simd
+                #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
                   const int64_t j = sb_j + sb_q;
                   sb_line[sb_q] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
