@@ -158,6 +158,41 @@ TEST(EmitCpuOmpSimd, ApproxMathOnlyForF32ExpAndTanhOfThatVariant) {
   EXPECT_FALSE(has(p, "sb_approx")) << p;
 }
 
+TEST(EmitCpuOmpSimd, StreamedLinesPrefetchAndAreOneVector) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: in}\n"
+      "  z: {type: f32, shape: [M, N], role: out}\n",
+      "  z[i, j] = x[i, j] * y[j]\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // x is read along the output (the streaming pass's prefetch list), y is broadcast over i.
+  EXPECT_TRUE(has(c, "__builtin_prefetch(&x[i * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], "
+                     "0, 3);"))
+      << c;
+  EXPECT_FALSE(has(c, "__builtin_prefetch(&y[")) << c;
+  EXPECT_TRUE(has(c, "#pragma omp simd simdlen(16)\n")) << c;
+}
+
+TEST(EmitCpuOmpSimd, RowReductionsKeepPartialAccumulators) {
+  const Spec s = load(
+      "  x: {type: f64, shape: [M, N], role: in}\n  r: {type: f64, shape: [M], role: out}\n"
+      "  t: {type: f64, shape: [], role: out}\n",
+      "  r[i] = max(j in 0..N: x[i, j])\n  t = sum(i in 0..M: x[i, 0])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // The row's reduction: 32 f64 partials (256 bytes) when the range holds at least 64 terms,
+  // combined with the NaN-propagating max; the rest of the range by the plain loop.
+  EXPECT_TRUE(has(c, "if (sb_h0 - sb_k0 >= 2 * 32) {")) << c;
+  EXPECT_TRUE(has(c, "double sb_part0[32] __attribute__((aligned(64)));")) << c;
+  EXPECT_TRUE(has(c, "#pragma omp simd simdlen(8)\n")) << c;
+  EXPECT_TRUE(has(c, "sb_part0[sb_q] = sb_max_f64(sb_part0[sb_q], x[i * N + j]);")) << c;
+  EXPECT_TRUE(has(c, "sb_acc0 = sb_max_f64(sb_acc0, sb_part0[sb_q]);")) << c;
+  EXPECT_TRUE(has(c, "for (int64_t j = sb_k0; j < sb_h0; ++j) {")) << c;
+  // A reduction shared out over threads keeps its one OpenMP reduction.
+  EXPECT_TRUE(has(c, "#pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)")) << c;
+  EXPECT_EQ(c.find("sb_part1"), std::string::npos) << c;
+}
+
 TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: in}\n"
@@ -220,10 +255,21 @@ TEST(EmitCpuOmpSimd, RowReductionRunsInTheLoopOfTheRowItReads) {
   const std::string c = emit_compute(
       "  e[i, j] = exp(x[i, j])\n  s[i] = sum(k in 0..N: e[i, k] * x[i, k])\n"
       "  y[i, j] = e[i, j] / (s[i] + 1.0)\n");
-  // e's row is computed inside the sum's loop, with the sum's index as its column.
+  // e's row is computed inside the sum's loops, with the sum's index as its column: in the loop
+  // of its partial accumulators and in the loop of the rest of the range.
   EXPECT_TRUE(has(c, "// e[i, j] = exp(x[i, j]), computed in the loop of:\n")) << c;
   EXPECT_TRUE(has(c,
-                  "for (int64_t k = 0; k < N; ++k) {\n"
+                  "              const int64_t k = sb_k0 + sb_q;\n"
+                  "              const int64_t sb_col = k;\n"
+                  "              {\n"
+                  "                [[maybe_unused]] const int64_t i = sb_row;\n"
+                  "                const int64_t j = sb_col;\n"
+                  "                sb_row_e[j] = sb_vec_expf(x[i * N + j]);\n"
+                  "              }\n"
+                  "              sb_part0[sb_q] += sb_row_e[k] * x[i * N + k];\n"))
+      << c;
+  EXPECT_TRUE(has(c,
+                  "for (int64_t k = sb_k0; k < sb_h0; ++k) {\n"
                   "          const int64_t sb_col = k;\n"
                   "          {\n"
                   "            [[maybe_unused]] const int64_t i = sb_row;\n"

@@ -11,6 +11,7 @@
 #include "ir/shadowing.h"
 #include "lower/patterns.h"
 #include "lower/running_scans.h"
+#include "lower/vectorize.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -1229,12 +1230,56 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   const std::string identity = reduce_identity(e.rop, t);
   w.line(std::string(c_type(t)) + " " + acc + " = " + identity + ";");
 
-  std::string pragma_line;
-  if (pragma) pragma_line = pragma(ReduceSite{&e, t, acc, depth, !contains_reduce(*e.args[0])});
-  open_reduction(e, w, depth, pragma_line);
+  ReduceLoop loop;
+  if (pragma) loop = pragma(ReduceSite{&e, t, acc, depth, !contains_reduce(*e.args[0])});
+  if (loop.partials) {
+    SB_ASSERT(!contains_reduce(*e.args[0]), "partial accumulators of a nested reduction");
+    print_partials(e, acc, loop.pragma, w, depth);
+    return {acc, kPrecPrimary};
+  }
+  open_reduction(e, w, depth, loop.pragma);
   combine(e, acc, sub(*e.args[0], w, depth + 1, pragma, 0), w);
   w.close();
   return {acc, kPrecPrimary};
+}
+
+void StmtLowering::print_partials(const Expr& e, const std::string& acc, const std::string& pragma,
+                                  CodeWriter& w, int depth) {
+  const IndexVar& v = st_.vars[e.ref];
+  SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+  const DType t = value_type(e);
+  const std::string ty = c_type(t);
+  const std::string n = std::to_string(kReducePartialBytes / dtype_bytes(t));
+  // One vector of the four (lower/vectorize.h: kReducePartialBytes).
+  const std::string lanes = std::to_string(kReducePartialBytes / 4 / dtype_bytes(t));
+  const std::string& k = var_names_[e.ref];
+  const std::string id = std::to_string(next_acc_ - 1);
+  const std::string from = "sb_k" + id, to = "sb_h" + id, part = "sb_part" + id;
+  w.line("int64_t " + from + " = " + sub(*v.lo, w, depth, nullptr, 0) + ";");
+  w.line("const int64_t " + to + " = " + sub(*v.hi, w, depth, nullptr, 0) + ";");
+  w.open("if (" + to + " - " + from + " >= 2 * " + n + ") {");
+  w.line("// " + n + " partial accumulators: the vector additions do not wait on each other.");
+  w.line(ty + " " + part + "[" + n + "] __attribute__((aligned(64)));");
+  w.line("for (int sb_q = 0; sb_q < " + n + "; ++sb_q) " + part + "[sb_q] = " +
+         reduce_identity(e.rop, t) + ";");
+  w.open("for (; " + from + " + " + n + " <= " + to + "; " + from + " += " + n + ") {");
+  w.line("#pragma omp simd simdlen(" + lanes + ")");
+  w.open("for (int64_t sb_q = 0; sb_q < " + n + "; ++sb_q) {");
+  w.line("const int64_t " + k + " = " + from + " + sb_q;");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+  combine(e, part + "[sb_q]", sub(*e.args[0], w, depth + 1, nullptr, 0), w);
+  w.close();
+  w.close();
+  if (!pragma.empty()) w.line(pragma);
+  w.open("for (int sb_q = 0; sb_q < " + n + "; ++sb_q) {");
+  combine(e, acc, part + "[sb_q]", w);
+  w.close();
+  w.close();
+  if (!pragma.empty()) w.line(pragma);
+  w.open("for (int64_t " + k + " = " + from + "; " + k + " < " + to + "; ++" + k + ") {");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+  combine(e, acc, sub(*e.args[0], w, depth + 1, nullptr, 0), w);
+  w.close();
 }
 
 void StmtLowering::combine(const Expr& e, const std::string& acc, const std::string& body,

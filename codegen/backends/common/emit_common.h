@@ -172,8 +172,16 @@ struct ReduceSite {
   int depth = 0;                 // 0 when not nested in another hoisted reduction loop
   bool innermost = false;        // its body contains no other reduction
 };
-// Returns the pragma line to put before the reduction's `for` (without indentation), or "".
-using ReducePragma = std::function<std::string(const ReduceSite&)>;
+// What a printer wants before a reduction's `for`: the pragma line (without indentation), or "";
+// with `partials`, an `omp simd` reduction accumulated into kReducePartialBytes of partials
+// (lower/vectorize.h) when its range is long enough.
+struct ReduceLoop {
+  ReduceLoop(std::string p = "", bool partials_ = false)  // NOLINT: a plain pragma converts
+      : pragma(std::move(p)), partials(partials_) {}
+  std::string pragma;
+  bool partials = false;
+};
+using ReducePragma = std::function<ReduceLoop(const ReduceSite&)>;
 
 // "reduction(+:acc)", "reduction(*:acc)", "reduction(max:acc)" or "reduction(min:acc)" for an
 // OpenMP clause. A floating-point max or min names a reduction declared in `helpers`
@@ -328,6 +336,13 @@ class StmtLowering {
   Piece print_cast(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
   Piece print_read(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
   Piece print_reduce(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma);
+  // The loops of innermost reduction `e` into `acc` with kReducePartialBytes of partial
+  // accumulators (ReduceLoop::partials): when its range holds at least two partials' worth of
+  // terms, whole blocks of them go into the partials by `omp simd` loops and the partials into
+  // `acc` (after `pragma`); the rest of the range goes into `acc` by the plain loop (after
+  // `pragma`).
+  void print_partials(const Expr& e, const std::string& acc, const std::string& pragma,
+                      CodeWriter& w, int depth);
   // Writes `acc = acc op body;` for reduction `e` (wrapping and NaN-propagating helpers as needed).
   void combine(const Expr& e, const std::string& acc, const std::string& body, CodeWriter& w);
   std::string sub(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma, int prec);

@@ -646,8 +646,9 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
   }
   ReducePragma pragma = nullptr;
   if (omp && (in_row ? simd.rows : simd.whole) == SimdLoops::Reductions) {
-    pragma = [&L](const ReduceSite& s) -> std::string {
-      return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s, L.helpers()) : "";
+    pragma = [&L](const ReduceSite& s) -> ReduceLoop {
+      if (!s.innermost) return {};
+      return {"#pragma omp simd " + omp_reduction_clause(s, L.helpers()), /*partials=*/true};
     };
   }
   L.assign(w, pragma);
@@ -998,11 +999,12 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
       const ParallelChoice& par = parallel_choice(L.spec(), st);
       SB_ASSERT(simd_choice(L.spec(), st).whole != SimdLoops::Outputs,
                 "a scalar statement vectorised over an output loop");
-      pragma = [&par, &L](const ReduceSite& s) -> std::string {
+      pragma = [&par, &L](const ReduceSite& s) -> ReduceLoop {
         if (par.loops == ParallelLoops::Reductions && par.apart.count(s.reduce->ref))
           return std::string("#pragma omp parallel for") + (s.innermost ? " simd " : " ") +
                  "schedule(static) " + omp_reduction_clause(s, L.helpers());
-        return s.innermost ? "#pragma omp simd " + omp_reduction_clause(s, L.helpers()) : "";
+        if (!s.innermost) return {};
+        return {"#pragma omp simd " + omp_reduction_clause(s, L.helpers()), /*partials=*/true};
       };
     }
     L.assign(w, pragma);

@@ -76,8 +76,26 @@ static int sb_omp_simd_s0_1(const float* __restrict x, int64_t* __restrict y, co
       {  // y_max[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], x[r * C + c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
         }
         sb_row_y_max[0] = sb_acc0;
@@ -85,8 +103,26 @@ static int sb_omp_simd_s0_1(const float* __restrict x, int64_t* __restrict y, co
       {  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
         }
         y[r] = sb_acc0;

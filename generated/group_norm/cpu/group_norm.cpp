@@ -106,8 +106,26 @@ static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict g
           float sb_acc0 = 0.0f;
           for (int64_t c = 0; c < CG; ++c) {
             float sb_acc1 = 0.0f;
+            int64_t sb_k1 = 0;
+            const int64_t sb_h1 = S;
+            if (sb_h1 - sb_k1 >= 2 * 64) {
+              // 64 partial accumulators: the vector additions do not wait on each other.
+              float sb_part1[64] __attribute__((aligned(64)));
+              for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part1[sb_q] = 0.0f;
+              for (; sb_k1 + 64 <= sb_h1; sb_k1 += 64) {
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                  const int64_t s = sb_k1 + sb_q;
+                  sb_part1[sb_q] += x[((n * G + g) * CG + c) * S + s];
+                }
+              }
+              #pragma omp simd reduction(+:sb_acc1)
+              for (int sb_q = 0; sb_q < 64; ++sb_q) {
+                sb_acc1 += sb_part1[sb_q];
+              }
+            }
             #pragma omp simd reduction(+:sb_acc1)
-            for (int64_t s = 0; s < S; ++s) {
+            for (int64_t s = sb_k1; s < sb_h1; ++s) {
               sb_acc1 += x[((n * G + g) * CG + c) * S + s];
             }
             sb_acc0 += sb_acc1;
@@ -121,8 +139,26 @@ static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict g
           float sb_acc0 = 0.0f;
           for (int64_t c = 0; c < CG; ++c) {
             float sb_acc1 = 0.0f;
+            int64_t sb_k1 = 0;
+            const int64_t sb_h1 = S;
+            if (sb_h1 - sb_k1 >= 2 * 64) {
+              // 64 partial accumulators: the vector additions do not wait on each other.
+              float sb_part1[64] __attribute__((aligned(64)));
+              for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part1[sb_q] = 0.0f;
+              for (; sb_k1 + 64 <= sb_h1; sb_k1 += 64) {
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                  const int64_t s = sb_k1 + sb_q;
+                  sb_part1[sb_q] += (x[((n * G + g) * CG + c) * S + s] - sb_row_mean[g]) * (x[((n * G + g) * CG + c) * S + s] - sb_row_mean[g]);
+                }
+              }
+              #pragma omp simd reduction(+:sb_acc1)
+              for (int sb_q = 0; sb_q < 64; ++sb_q) {
+                sb_acc1 += sb_part1[sb_q];
+              }
+            }
             #pragma omp simd reduction(+:sb_acc1)
-            for (int64_t s = 0; s < S; ++s) {
+            for (int64_t s = sb_k1; s < sb_h1; ++s) {
               sb_acc1 += (x[((n * G + g) * CG + c) * S + s] - sb_row_mean[g]) * (x[((n * G + g) * CG + c) * S + s] - sb_row_mean[g]);
             }
             sb_acc0 += sb_acc1;

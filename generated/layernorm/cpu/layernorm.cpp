@@ -156,8 +156,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict inp,
       {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
         const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] += inp[r * C + c];
+            }
+          }
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 += sb_part0[sb_q];
+          }
+        }
         #pragma omp simd reduction(+:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 += inp[r * C + c];
         }
         mean[r] = sb_acc0 / (float)C;
@@ -165,8 +183,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict inp,
       {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] += (inp[r * C + c] - mean[r]) * (inp[r * C + c] - mean[r]);
+            }
+          }
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 += sb_part0[sb_q];
+          }
+        }
         #pragma omp simd reduction(+:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 += (inp[r * C + c] - mean[r]) * (inp[r * C + c] - mean[r]);
         }
         sb_row_variance[0] = sb_acc0 / (float)C;

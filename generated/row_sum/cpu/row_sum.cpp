@@ -40,8 +40,26 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     float sb_acc0 = 0.0f;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = C;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] += x[r * C + c];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
     #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
       sb_acc0 += x[r * C + c];
     }
     s[r] = sb_acc0;

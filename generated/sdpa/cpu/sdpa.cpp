@@ -619,8 +619,26 @@ static int sb_omp_simd_s0_4(const float* __restrict q, const float* __restrict k
         for (int64_t i = 0; i < T; ++i) {
           for (int64_t j = 0; j < T; ++j) {
             float sb_acc0 = 0.0f;
+            int64_t sb_k0 = 0;
+            const int64_t sb_h0 = D;
+            if (sb_h0 - sb_k0 >= 2 * 64) {
+              // 64 partial accumulators: the vector additions do not wait on each other.
+              float sb_part0[64] __attribute__((aligned(64)));
+              for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+              for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                  const int64_t d = sb_k0 + sb_q;
+                  sb_part0[sb_q] += q[(h * T + i) * D + d] * k[(h * T + j) * D + d];
+                }
+              }
+              #pragma omp simd reduction(+:sb_acc0)
+              for (int sb_q = 0; sb_q < 64; ++sb_q) {
+                sb_acc0 += sb_part0[sb_q];
+              }
+            }
             #pragma omp simd reduction(+:sb_acc0)
-            for (int64_t d = 0; d < D; ++d) {
+            for (int64_t d = sb_k0; d < sb_h0; ++d) {
               sb_acc0 += q[(h * T + i) * D + d] * k[(h * T + j) * D + d];
             }
             sb_row_s[i * T + j] = sb_acc0 / sqrtf((float)D);
@@ -631,8 +649,26 @@ static int sb_omp_simd_s0_4(const float* __restrict q, const float* __restrict k
         [[maybe_unused]] const int64_t h = sb_row;
         for (int64_t i = 0; i < T; ++i) {
           float sb_acc0 = -INFINITY;
+          int64_t sb_k0 = 0;
+          const int64_t sb_h0 = T;
+          if (sb_h0 - sb_k0 >= 2 * 64) {
+            // 64 partial accumulators: the vector additions do not wait on each other.
+            float sb_part0[64] __attribute__((aligned(64)));
+            for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+            for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                const int64_t j = sb_k0 + sb_q;
+                sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], sb_row_s[i * T + j]);
+              }
+            }
+            #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+            for (int sb_q = 0; sb_q < 64; ++sb_q) {
+              sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+            }
+          }
           #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-          for (int64_t j = 0; j < T; ++j) {
+          for (int64_t j = sb_k0; j < sb_h0; ++j) {
             sb_acc0 = sb_max_f32(sb_acc0, sb_row_s[i * T + j]);
           }
           sb_row_rowmax[i] = sb_acc0;
@@ -651,8 +687,26 @@ static int sb_omp_simd_s0_4(const float* __restrict q, const float* __restrict k
         [[maybe_unused]] const int64_t h = sb_row;
         for (int64_t i = 0; i < T; ++i) {
           float sb_acc0 = 0.0f;
+          int64_t sb_k0 = 0;
+          const int64_t sb_h0 = T;
+          if (sb_h0 - sb_k0 >= 2 * 64) {
+            // 64 partial accumulators: the vector additions do not wait on each other.
+            float sb_part0[64] __attribute__((aligned(64)));
+            for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+            for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                const int64_t j = sb_k0 + sb_q;
+                sb_part0[sb_q] += sb_row_p[i * T + j];
+              }
+            }
+            #pragma omp simd reduction(+:sb_acc0)
+            for (int sb_q = 0; sb_q < 64; ++sb_q) {
+              sb_acc0 += sb_part0[sb_q];
+            }
+          }
           #pragma omp simd reduction(+:sb_acc0)
-          for (int64_t j = 0; j < T; ++j) {
+          for (int64_t j = sb_k0; j < sb_h0; ++j) {
             sb_acc0 += sb_row_p[i * T + j];
           }
           sb_row_rowsum[i] = sb_acc0;
@@ -779,8 +833,26 @@ static void sb_blocked_matmul_s1(const float* __restrict s, float* __restrict ro
   for (int64_t h = 0; h < BH; ++h) {
     for (int64_t i = 0; i < T; ++i) {
       float sb_acc0 = -INFINITY;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = T;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], s[(h * T + i) * T + j]);
+          }
+        }
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+        }
+      }
       #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-      for (int64_t j = 0; j < T; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, s[(h * T + i) * T + j]);
       }
       rowmax[h * T + i] = sb_acc0;
@@ -850,8 +922,26 @@ static void sb_blocked_matmul_s3(const float* __restrict p, float* __restrict ro
   for (int64_t h = 0; h < BH; ++h) {
     for (int64_t i = 0; i < T; ++i) {
       float sb_acc0 = 0.0f;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = T;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] += p[(h * T + i) * T + j];
+          }
+        }
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 += sb_part0[sb_q];
+        }
+      }
       #pragma omp simd reduction(+:sb_acc0)
-      for (int64_t j = 0; j < T; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 += p[(h * T + i) * T + j];
       }
       rowsum[h * T + i] = sb_acc0;

@@ -210,8 +210,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
       {  // rowmax[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], x[r * C + c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
         }
         sb_row_rowmax[0] = sb_acc0;
@@ -220,8 +238,32 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
         // rowsum[r] = sum(c in 0..C: e[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              const int64_t sb_col = c;
+              {
+                [[maybe_unused]] const int64_t r = sb_row;
+                const int64_t c = sb_col;
+                sb_row_e[c] = sb_vec_expf(x[r * C + c] - sb_row_rowmax[0]);
+              }
+              sb_part0[sb_q] += sb_row_e[c];
+            }
+          }
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 += sb_part0[sb_q];
+          }
+        }
         #pragma omp simd reduction(+:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           const int64_t sb_col = c;
           {
             [[maybe_unused]] const int64_t r = sb_row;
@@ -298,8 +340,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
       {  // rowmax[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], x[r * C + c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, x[r * C + c]);
         }
         sb_row_rowmax[0] = sb_acc0;
@@ -308,8 +368,32 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
         // rowsum[r] = sum(c in 0..C: e[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              const int64_t sb_col = c;
+              {
+                [[maybe_unused]] const int64_t r = sb_row;
+                const int64_t c = sb_col;
+                sb_row_e[c] = sb_approx_expf(x[r * C + c] - sb_row_rowmax[0]);
+              }
+              sb_part0[sb_q] += sb_row_e[c];
+            }
+          }
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 += sb_part0[sb_q];
+          }
+        }
         #pragma omp simd reduction(+:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           const int64_t sb_col = c;
           {
             [[maybe_unused]] const int64_t r = sb_row;

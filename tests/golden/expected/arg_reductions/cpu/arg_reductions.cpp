@@ -395,8 +395,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // ties_max[r] = max(c in 0..C: q[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], q[r * C + c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, q[r * C + c]);
         }
         sb_row_ties_max[0] = sb_acc0;
@@ -404,8 +422,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
         }
         ties[r] = sb_acc0;
@@ -413,8 +449,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // least_min[r] = min(c in 0..C: q[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_f32(sb_part0[sb_q], q[r * C + c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_min_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_f32(sb_acc0, q[r * C + c]);
         }
         sb_row_least_min[0] = sb_acc0;
@@ -422,8 +476,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
         }
         least[r] = sb_acc0;
@@ -431,8 +503,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], sb_vec_logf(x[r * C + c] + 0.5f));
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, sb_vec_logf(x[r * C + c] + 0.5f));
         }
         sb_row_nan_max[0] = sb_acc0;
@@ -440,8 +530,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], sb_vec_logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || sb_vec_logf(x[r * C + c] + 0.5f) != sb_vec_logf(x[r * C + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, sb_vec_logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || sb_vec_logf(x[r * C + c] + 0.5f) != sb_vec_logf(x[r * C + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1));
         }
         nan[r] = sb_acc0;
@@ -486,8 +594,26 @@ static int sb_omp_simd_s9_10(const float* __restrict x, int64_t* __restrict upto
       {  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
         [[maybe_unused]] const int64_t j = sb_row;
         float sb_acc0 = INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = j + 1;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_f32(sb_part0[sb_q], x[c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_min_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
-        for (int64_t c = 0; c < j + 1; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_f32(sb_acc0, x[c]);
         }
         sb_row_upto_min[0] = sb_acc0;
@@ -495,8 +621,26 @@ static int sb_omp_simd_s9_10(const float* __restrict x, int64_t* __restrict upto
       {  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
         const int64_t j = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = j + 1;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], x[c] == sb_row_upto_min[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(j + 1 - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = 0; c < j + 1; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, x[c] == sb_row_upto_min[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(j + 1 - 1));
         }
         upto[j] = sb_acc0;
@@ -518,8 +662,26 @@ static int sb_omp_simd_s11_12(int32_t* __restrict late, const int64_t R) {
       {  // late_max[r] = max(c in r..(r + 3): f32(c % 3))
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = r;
+        const int64_t sb_h0 = r + 3;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], (float)(c % 3));
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = r; c < r + 3; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, (float)(c % 3));
         }
         sb_row_late_max[0] = sb_acc0;
@@ -527,8 +689,26 @@ static int sb_omp_simd_s11_12(int32_t* __restrict late, const int64_t R) {
       {  // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = r;
+        const int64_t sb_h0 = r + 3;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], (float)(c % 3) == sb_row_late_max[0] || (float)(c % 3) != (float)(c % 3) ? (int64_t)c : (int64_t)(r + 3 - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = r; c < r + 3; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, (float)(c % 3) == sb_row_late_max[0] || (float)(c % 3) != (float)(c % 3) ? (int64_t)c : (int64_t)(r + 3 - 1));
         }
         late[r] = (int32_t)sb_acc0;
@@ -573,8 +753,26 @@ static int sb_omp_simd_s15_16(const float* __restrict x, const float* __restrict
       {  // mixed_max[r] = max(c in 0..C: q[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], q[r * C + c]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_max_f32(sb_acc0, q[r * C + c]);
         }
         sb_row_mixed_max[0] = sb_acc0;
@@ -582,8 +780,26 @@ static int sb_omp_simd_s15_16(const float* __restrict x, const float* __restrict
       {  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           sb_acc0 = sb_min_i64(sb_acc0, q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
         }
         mixed[r] = (float)sb_acc0 + x[r * C + 0];

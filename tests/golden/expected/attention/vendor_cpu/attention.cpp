@@ -187,8 +187,26 @@ static void sb_blas_s1(const float* __restrict s, float* __restrict m, const int
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < T; ++i) {
     float sb_acc0 = -INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = S;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t j = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], s[i * S + j]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-    for (int64_t j = 0; j < S; ++j) {
+    for (int64_t j = sb_k0; j < sb_h0; ++j) {
       sb_acc0 = sb_max_f32(sb_acc0, s[i * S + j]);
     }
     m[i] = sb_acc0;
@@ -250,8 +268,26 @@ static void sb_blas_s3(const float* __restrict p, float* __restrict l, const int
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < T; ++i) {
     float sb_acc0 = 0.0f;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = S;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t j = sb_k0 + sb_q;
+          sb_part0[sb_q] += p[i * S + j];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
     #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t j = 0; j < S; ++j) {
+    for (int64_t j = sb_k0; j < sb_h0; ++j) {
       sb_acc0 += p[i * S + j];
     }
     l[i] = sb_acc0;
@@ -398,8 +434,26 @@ static void sb_blas_s6(const double* __restrict s2, double* __restrict m2, const
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < T; ++i) {
       double sb_acc0 = -INFINITY;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = S;
+      if (sb_h0 - sb_k0 >= 2 * 32) {
+        // 32 partial accumulators: the vector additions do not wait on each other.
+        double sb_part0[32] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = -INFINITY;
+        for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+          #pragma omp simd simdlen(8)
+          for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] = sb_max_f64(sb_part0[sb_q], s2[(b * T + i) * S + j]);
+          }
+        }
+        #pragma omp simd reduction(sb_omp_max_f64:sb_acc0)
+        for (int sb_q = 0; sb_q < 32; ++sb_q) {
+          sb_acc0 = sb_max_f64(sb_acc0, sb_part0[sb_q]);
+        }
+      }
       #pragma omp simd reduction(sb_omp_max_f64:sb_acc0)
-      for (int64_t j = 0; j < S; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 = sb_max_f64(sb_acc0, s2[(b * T + i) * S + j]);
       }
       m2[b * T + i] = sb_acc0;
@@ -468,8 +522,26 @@ static void sb_blas_s8(const double* __restrict p2, double* __restrict l2, const
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < T; ++i) {
       double sb_acc0 = 0.0;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = S;
+      if (sb_h0 - sb_k0 >= 2 * 32) {
+        // 32 partial accumulators: the vector additions do not wait on each other.
+        double sb_part0[32] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = 0.0;
+        for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+          #pragma omp simd simdlen(8)
+          for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] += p2[(b * T + i) * S + j];
+          }
+        }
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int sb_q = 0; sb_q < 32; ++sb_q) {
+          sb_acc0 += sb_part0[sb_q];
+        }
+      }
       #pragma omp simd reduction(+:sb_acc0)
-      for (int64_t j = 0; j < S; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 += p2[(b * T + i) * S + j];
       }
       l2[b * T + i] = sb_acc0;
@@ -571,8 +643,26 @@ static void sb_blas_s11(const float* __restrict s3, float* __restrict m3, const 
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < T; ++i) {
     float sb_acc0 = -INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = S;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t j = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], s3[i * S + j]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-    for (int64_t j = 0; j < S; ++j) {
+    for (int64_t j = sb_k0; j < sb_h0; ++j) {
       sb_acc0 = sb_max_f32(sb_acc0, s3[i * S + j]);
     }
     m3[i] = sb_acc0;
@@ -634,8 +724,26 @@ static void sb_blas_s13(const float* __restrict p3, float* __restrict l3, const 
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < T; ++i) {
     float sb_acc0 = 0.0f;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = S;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t j = sb_k0 + sb_q;
+          sb_part0[sb_q] += p3[i * S + j];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
     #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t j = 0; j < S; ++j) {
+    for (int64_t j = sb_k0; j < sb_h0; ++j) {
       sb_acc0 += p3[i * S + j];
     }
     l3[i] = sb_acc0;

@@ -62,8 +62,26 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float sb_acc0 = 0.0f;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = N;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t k = sb_k0 + sb_q;
+          sb_part0[sb_q] += x[k];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
     #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t k = 0; k < N; ++k) {
+    for (int64_t k = sb_k0; k < sb_h0; ++k) {
       sb_acc0 += x[k];
     }
     y[i] = sb_acc0;
@@ -75,8 +93,26 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict z, const
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float sb_acc0 = -INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = N;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t k = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], x[k]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-    for (int64_t k = 0; k < N; ++k) {
+    for (int64_t k = sb_k0; k < sb_h0; ++k) {
       sb_acc0 = sb_max_f32(sb_acc0, x[k]);
     }
     z[i] = sb_acc0 + x[i];

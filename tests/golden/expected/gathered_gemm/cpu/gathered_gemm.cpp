@@ -572,8 +572,26 @@ static void sb_omp_simd_s1(const double* __restrict d, const double* __restrict 
   #pragma omp parallel for schedule(static)
   for (int64_t o = 0; o < M; ++o) {
     double sb_acc0 = 0.0;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = K;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = 0.0;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t k = sb_k0 + sb_q;
+          sb_part0[sb_q] += w2[o * K + k] * sb_vec_exp(d[k * L + 0] / 4.0);
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
     #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t k = 0; k < K; ++k) {
+    for (int64_t k = sb_k0; k < sb_h0; ++k) {
       sb_acc0 += w2[o * K + k] * sb_vec_exp(d[k * L + 0] / 4.0);
     }
     v[o] = sb_acc0;

@@ -583,8 +583,26 @@ static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w
         for (int64_t i = 0; i < M; ++i) {
           for (int64_t j = 0; j < N; ++j) {
             float sb_acc0 = 0.0f;
+            int64_t sb_k0 = L;
+            const int64_t sb_h0 = K;
+            if (sb_h0 - sb_k0 >= 2 * 64) {
+              // 64 partial accumulators: the vector additions do not wait on each other.
+              float sb_part0[64] __attribute__((aligned(64)));
+              for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+              for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                  const int64_t k = sb_k0 + sb_q;
+                  sb_part0[sb_q] += wt[j * K + k] * a[(b * M + i) * K + k];
+                }
+              }
+              #pragma omp simd reduction(+:sb_acc0)
+              for (int sb_q = 0; sb_q < 64; ++sb_q) {
+                sb_acc0 += sb_part0[sb_q];
+              }
+            }
             #pragma omp simd reduction(+:sb_acc0)
-            for (int64_t k = L; k < K; ++k) {
+            for (int64_t k = sb_k0; k < sb_h0; ++k) {
               sb_acc0 += wt[j * K + k] * a[(b * M + i) * K + k];
             }
             d[(b * M + i) * N + j] = sb_max_f32(sb_acc0, 0.0f) + bias[j];
@@ -596,8 +614,26 @@ static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w
         for (int64_t i = 0; i < M; ++i) {
           for (int64_t j = 0; j < N; ++j) {
             float sb_acc0 = 0.0f;
+            int64_t sb_k0 = 0;
+            const int64_t sb_h0 = K;
+            if (sb_h0 - sb_k0 >= 2 * 64) {
+              // 64 partial accumulators: the vector additions do not wait on each other.
+              float sb_part0[64] __attribute__((aligned(64)));
+              for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+              for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                  const int64_t k = sb_k0 + sb_q;
+                  sb_part0[sb_q] += at[(b * K + k) * M + i] * wt[j * K + k];
+                }
+              }
+              #pragma omp simd reduction(+:sb_acc0)
+              for (int sb_q = 0; sb_q < 64; ++sb_q) {
+                sb_acc0 += sb_part0[sb_q];
+              }
+            }
             #pragma omp simd reduction(+:sb_acc0)
-            for (int64_t k = 0; k < K; ++k) {
+            for (int64_t k = sb_k0; k < sb_h0; ++k) {
               sb_acc0 += at[(b * K + k) * M + i] * wt[j * K + k];
             }
             e[(b * M + i) * N + j] = sb_acc0;
@@ -609,8 +645,26 @@ static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w
         for (int64_t i = 0; i < M; ++i) {
           for (int64_t j = 0; j < N; ++j) {
             double sb_acc0 = 0.0;
+            int64_t sb_k0 = 0;
+            const int64_t sb_h0 = K;
+            if (sb_h0 - sb_k0 >= 2 * 32) {
+              // 32 partial accumulators: the vector additions do not wait on each other.
+              double sb_part0[32] __attribute__((aligned(64)));
+              for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = 0.0;
+              for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+                #pragma omp simd simdlen(8)
+                for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+                  const int64_t k = sb_k0 + sb_q;
+                  sb_part0[sb_q] += x[i * K + k] * y[(b * N + j) * K + k];
+                }
+              }
+              #pragma omp simd reduction(+:sb_acc0)
+              for (int sb_q = 0; sb_q < 32; ++sb_q) {
+                sb_acc0 += sb_part0[sb_q];
+              }
+            }
             #pragma omp simd reduction(+:sb_acc0)
-            for (int64_t k = 0; k < K; ++k) {
+            for (int64_t k = sb_k0; k < sb_h0; ++k) {
               sb_acc0 += x[i * K + k] * y[(b * N + j) * K + k];
             }
             g[(b * M + i) * N + j] = sb_acc0;
@@ -621,8 +675,26 @@ static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w
         [[maybe_unused]] const int64_t b = sb_row;
         for (int64_t i = 0; i < M; ++i) {
           float sb_acc0 = -INFINITY;
+          int64_t sb_k0 = 0;
+          const int64_t sb_h0 = N;
+          if (sb_h0 - sb_k0 >= 2 * 64) {
+            // 64 partial accumulators: the vector additions do not wait on each other.
+            float sb_part0[64] __attribute__((aligned(64)));
+            for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+            for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                const int64_t j = sb_k0 + sb_q;
+                sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], c[(b * M + i) * N + j]);
+              }
+            }
+            #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+            for (int sb_q = 0; sb_q < 64; ++sb_q) {
+              sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+            }
+          }
           #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-          for (int64_t j = 0; j < N; ++j) {
+          for (int64_t j = sb_k0; j < sb_h0; ++j) {
             sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
           }
           sb_row_rm[i] = sb_acc0;
@@ -823,8 +895,26 @@ static void sb_blocked_matmul_s4(const float* __restrict c, float* __restrict rm
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < M; ++i) {
       float sb_acc0 = -INFINITY;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = N;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], c[(b * M + i) * N + j]);
+          }
+        }
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+        }
+      }
       #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-      for (int64_t j = 0; j < N; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
       }
       rm[b * M + i] = sb_acc0;
@@ -1063,8 +1153,26 @@ static void sb_odd_s4(const float* __restrict c, float* __restrict rm, const int
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < M; ++i) {
       float sb_acc0 = -INFINITY;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = N;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], c[(b * M + i) * N + j]);
+          }
+        }
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+        }
+      }
       #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-      for (int64_t j = 0; j < N; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
       }
       rm[b * M + i] = sb_acc0;

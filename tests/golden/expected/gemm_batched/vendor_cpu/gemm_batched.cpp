@@ -250,8 +250,26 @@ static void sb_openblas_s4(const float* __restrict c, float* __restrict rm, cons
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < M; ++i) {
       float sb_acc0 = -INFINITY;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = N;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t j = sb_k0 + sb_q;
+            sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], c[(b * M + i) * N + j]);
+          }
+        }
+        #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+        }
+      }
       #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-      for (int64_t j = 0; j < N; ++j) {
+      for (int64_t j = sb_k0; j < sb_h0; ++j) {
         sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
       }
       rm[b * M + i] = sb_acc0;

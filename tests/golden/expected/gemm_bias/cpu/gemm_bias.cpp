@@ -505,8 +505,26 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict bt
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
       float sb_acc0 = 0.0f;
+      int64_t sb_k0 = 1;
+      const int64_t sb_h0 = K;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t k = sb_k0 + sb_q;
+            sb_part0[sb_q] += a[i * K + k] * bt[j * K + k];
+          }
+        }
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 += sb_part0[sb_q];
+        }
+      }
       #pragma omp simd reduction(+:sb_acc0)
-      for (int64_t k = 1; k < K; ++k) {
+      for (int64_t k = sb_k0; k < sb_h0; ++k) {
         sb_acc0 += a[i * K + k] * bt[j * K + k];
       }
       y[i * N + j] = sb_acc0 + bias[j];

@@ -376,8 +376,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_4(const float* __restrict a, const fl
         const int64_t i = sb_row;
         for (int64_t j = 0; j < N; ++j) {
           float sb_acc0 = 0.0f;
+          int64_t sb_k0 = L;
+          const int64_t sb_h0 = K;
+          if (sb_h0 - sb_k0 >= 2 * 64) {
+            // 64 partial accumulators: the vector additions do not wait on each other.
+            float sb_part0[64] __attribute__((aligned(64)));
+            for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+            for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                const int64_t k = sb_k0 + sb_q;
+                sb_part0[sb_q] += bt[j * K + k] * a[i * K + k];
+              }
+            }
+            #pragma omp simd reduction(+:sb_acc0)
+            for (int sb_q = 0; sb_q < 64; ++sb_q) {
+              sb_acc0 += sb_part0[sb_q];
+            }
+          }
           #pragma omp simd reduction(+:sb_acc0)
-          for (int64_t k = L; k < K; ++k) {
+          for (int64_t k = sb_k0; k < sb_h0; ++k) {
             sb_acc0 += bt[j * K + k] * a[i * K + k];
           }
           d[i * N + j] = 0.5f * sb_acc0 - c[i * N + j];
@@ -407,8 +425,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_4(const float* __restrict a, const fl
       {  // rm[i] = max(j in 0..N: d[i, j])
         [[maybe_unused]] const int64_t i = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = N;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t j = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], d[i * N + j]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t j = 0; j < N; ++j) {
+        for (int64_t j = sb_k0; j < sb_h0; ++j) {
           sb_acc0 = sb_max_f32(sb_acc0, d[i * N + j]);
         }
         sb_row_rm[0] = sb_acc0;
@@ -589,8 +625,26 @@ static void sb_blocked_matmul_s3(const float* __restrict d, float* __restrict rm
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < M; ++i) {
     float sb_acc0 = -INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = N;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t j = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], d[i * N + j]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-    for (int64_t j = 0; j < N; ++j) {
+    for (int64_t j = sb_k0; j < sb_h0; ++j) {
       sb_acc0 = sb_max_f32(sb_acc0, d[i * N + j]);
     }
     rm[i] = sb_acc0;

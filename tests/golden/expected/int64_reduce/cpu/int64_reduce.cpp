@@ -96,8 +96,26 @@ static void sb_omp_simd_s2(const int64_t* __restrict x, int64_t* __restrict rs, 
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     int64_t sb_acc0 = 0;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = C;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      int64_t sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = 0;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_add_i64(sb_part0[sb_q], x[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 = sb_add_i64(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(+:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
       sb_acc0 = sb_add_i64(sb_acc0, x[r * C + c]);
     }
     rs[r] = sb_acc0;

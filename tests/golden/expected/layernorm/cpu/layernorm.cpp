@@ -91,8 +91,26 @@ static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict g
         [[maybe_unused]] const int64_t b = sb_row;
         for (int64_t r = 0; r < R; ++r) {
           float sb_acc0 = 0.0f;
+          int64_t sb_k0 = 0;
+          const int64_t sb_h0 = C;
+          if (sb_h0 - sb_k0 >= 2 * 64) {
+            // 64 partial accumulators: the vector additions do not wait on each other.
+            float sb_part0[64] __attribute__((aligned(64)));
+            for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+            for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                const int64_t c = sb_k0 + sb_q;
+                sb_part0[sb_q] += x[(b * R + r) * C + c];
+              }
+            }
+            #pragma omp simd reduction(+:sb_acc0)
+            for (int sb_q = 0; sb_q < 64; ++sb_q) {
+              sb_acc0 += sb_part0[sb_q];
+            }
+          }
           #pragma omp simd reduction(+:sb_acc0)
-          for (int64_t c = 0; c < C; ++c) {
+          for (int64_t c = sb_k0; c < sb_h0; ++c) {
             sb_acc0 += x[(b * R + r) * C + c];
           }
           sb_row_mean[r] = sb_acc0 / (float)C;
@@ -102,8 +120,26 @@ static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict g
         [[maybe_unused]] const int64_t b = sb_row;
         for (int64_t r = 0; r < R; ++r) {
           float sb_acc0 = 0.0f;
+          int64_t sb_k0 = 0;
+          const int64_t sb_h0 = C;
+          if (sb_h0 - sb_k0 >= 2 * 64) {
+            // 64 partial accumulators: the vector additions do not wait on each other.
+            float sb_part0[64] __attribute__((aligned(64)));
+            for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+            for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+                const int64_t c = sb_k0 + sb_q;
+                sb_part0[sb_q] += (x[(b * R + r) * C + c] - sb_row_mean[r]) * (x[(b * R + r) * C + c] - sb_row_mean[r]);
+              }
+            }
+            #pragma omp simd reduction(+:sb_acc0)
+            for (int sb_q = 0; sb_q < 64; ++sb_q) {
+              sb_acc0 += sb_part0[sb_q];
+            }
+          }
           #pragma omp simd reduction(+:sb_acc0)
-          for (int64_t c = 0; c < C; ++c) {
+          for (int64_t c = sb_k0; c < sb_h0; ++c) {
             sb_acc0 += (x[(b * R + r) * C + c] - sb_row_mean[r]) * (x[(b * R + r) * C + c] - sb_row_mean[r]);
           }
           sb_row_rstd[r] = 1.0f / sqrtf(sb_acc0 / (float)C + 1.0e-5f);

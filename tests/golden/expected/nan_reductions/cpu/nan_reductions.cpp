@@ -189,8 +189,26 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict rmax, co
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     float sb_acc0 = -INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = C;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], c == 7 * r % C ? sb_vec_logf(x[r * C + c] - 2.0f) : x[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
       sb_acc0 = sb_max_f32(sb_acc0, c == 7 * r % C ? sb_vec_logf(x[r * C + c] - 2.0f) : x[r * C + c]);
     }
     rmax[r] = sb_acc0;
@@ -203,8 +221,26 @@ static void sb_omp_simd_s1(const float* __restrict x, float* __restrict rmin, co
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     float sb_acc0 = INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = C;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_f32(sb_part0[sb_q], c == (5 * r + 3) % C ? sb_vec_logf(x[r * C + c] - 2.0f) : x[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_min_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
       sb_acc0 = sb_min_f32(sb_acc0, c == (5 * r + 3) % C ? sb_vec_logf(x[r * C + c] - 2.0f) : x[r * C + c]);
     }
     rmin[r] = sb_acc0;
@@ -217,8 +253,26 @@ static void sb_omp_simd_s2(const double* __restrict d, double* __restrict dmax, 
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc0 = -INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = C;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f64(sb_part0[sb_q], c == C - 1 - r % C ? sb_vec_log(d[r * C + c] - 2.0) : d[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f64:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 = sb_max_f64(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f64:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
       sb_acc0 = sb_max_f64(sb_acc0, c == C - 1 - r % C ? sb_vec_log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
     dmax[r] = sb_acc0;
@@ -231,8 +285,26 @@ static void sb_omp_simd_s3(const double* __restrict d, double* __restrict dmin, 
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc0 = INFINITY;
+    int64_t sb_k0 = 0;
+    const int64_t sb_h0 = C;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INFINITY;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_f64(sb_part0[sb_q], c == r % C ? sb_vec_log(d[r * C + c] - 2.0) : d[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_min_f64:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 = sb_min_f64(sb_acc0, sb_part0[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_min_f64:sb_acc0)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
       sb_acc0 = sb_min_f64(sb_acc0, c == r % C ? sb_vec_log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
     dmin[r] = sb_acc0;
@@ -305,8 +377,32 @@ static int sb_omp_simd_s7_8(const float* __restrict x, float* __restrict nans, c
         // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              const int64_t sb_col = c;
+              {
+                [[maybe_unused]] const int64_t r = sb_row;
+                const int64_t c = sb_col;
+                sb_row_q[c] = c == 7 * r % C ? sb_vec_logf(x[r * C + c] - 2.0f) : x[r * C + c];
+              }
+              sb_part0[sb_q] += (sb_row_q[c] != sb_row_q[c] ? 1.0f : 0.0f) + (sb_row_q[c] != x[r * C + c] ? 1.0f : 0.0f);
+            }
+          }
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 += sb_part0[sb_q];
+          }
+        }
         #pragma omp simd reduction(+:sb_acc0)
-        for (int64_t c = 0; c < C; ++c) {
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
           const int64_t sb_col = c;
           {
             [[maybe_unused]] const int64_t r = sb_row;
@@ -330,8 +426,26 @@ static void sb_omp_simd_s9(const double* __restrict d, double* __restrict allmax
   #pragma omp parallel for schedule(static) reduction(sb_omp_max_f64:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
+    int64_t sb_k1 = 0;
+    const int64_t sb_h1 = C;
+    if (sb_h1 - sb_k1 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part1[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part1[sb_q] = -INFINITY;
+      for (; sb_k1 + 32 <= sb_h1; sb_k1 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k1 + sb_q;
+          sb_part1[sb_q] = sb_max_f64(sb_part1[sb_q], r == R - 1 && c == 0 ? sb_vec_log(d[r * C + c] - 2.0) : d[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc1 = sb_max_f64(sb_acc1, sb_part1[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k1; c < sb_h1; ++c) {
       sb_acc1 = sb_max_f64(sb_acc1, r == R - 1 && c == 0 ? sb_vec_log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
     sb_acc0 = sb_max_f64(sb_acc0, sb_acc1);

@@ -98,8 +98,26 @@ static void sb_omp_simd_s0(const double* __restrict a, double* __restrict l2, co
   #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = 0.0;
+    int64_t sb_k1 = 0;
+    const int64_t sb_h1 = C;
+    if (sb_h1 - sb_k1 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part1[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part1[sb_q] = 0.0;
+      for (; sb_k1 + 32 <= sb_h1; sb_k1 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k1 + sb_q;
+          sb_part1[sb_q] += a[r * C + c] * a[r * C + c];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc1)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc1 += sb_part1[sb_q];
+      }
+    }
     #pragma omp simd reduction(+:sb_acc1)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k1; c < sb_h1; ++c) {
       sb_acc1 += a[r * C + c] * a[r * C + c];
     }
     sb_acc0 += sb_acc1;
@@ -114,8 +132,26 @@ static void sb_omp_simd_s1(const double* __restrict a, double* __restrict peak, 
   #pragma omp parallel for schedule(static) reduction(sb_omp_max_f64:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
+    int64_t sb_k1 = 0;
+    const int64_t sb_h1 = C;
+    if (sb_h1 - sb_k1 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part1[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part1[sb_q] = -INFINITY;
+      for (; sb_k1 + 32 <= sb_h1; sb_k1 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k1 + sb_q;
+          sb_part1[sb_q] = sb_max_f64(sb_part1[sb_q], fabs(a[r * C + c]));
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc1 = sb_max_f64(sb_acc1, sb_part1[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k1; c < sb_h1; ++c) {
       sb_acc1 = sb_max_f64(sb_acc1, fabs(a[r * C + c]));
     }
     sb_acc0 = sb_max_f64(sb_acc0, sb_acc1);
@@ -140,8 +176,26 @@ static void sb_omp_simd_s3(const double* __restrict a, double* __restrict rowmax
   #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
+    int64_t sb_k1 = 0;
+    const int64_t sb_h1 = C;
+    if (sb_h1 - sb_k1 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part1[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part1[sb_q] = -INFINITY;
+      for (; sb_k1 + 32 <= sb_h1; sb_k1 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k1 + sb_q;
+          sb_part1[sb_q] = sb_max_f64(sb_part1[sb_q], a[r * C + c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc1 = sb_max_f64(sb_acc1, sb_part1[sb_q]);
+      }
+    }
     #pragma omp simd reduction(sb_omp_max_f64:sb_acc1)
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = sb_k1; c < sb_h1; ++c) {
       sb_acc1 = sb_max_f64(sb_acc1, a[r * C + c]);
     }
     sb_acc0 += sb_acc1;

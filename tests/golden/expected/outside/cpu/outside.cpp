@@ -232,8 +232,26 @@ static void sb_omp_simd_s4(const float* __restrict x, float* __restrict t, const
   for (int64_t i = 0; i < R; ++i) {
     for (int64_t c = 0; c < C; ++c) {
       float sb_acc0 = 0.0f;
+      int64_t sb_k0 = 0;
+      const int64_t sb_h0 = c + 1;
+      if (sb_h0 - sb_k0 >= 2 * 64) {
+        // 64 partial accumulators: the vector additions do not wait on each other.
+        float sb_part0[64] __attribute__((aligned(64)));
+        for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+        for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+          #pragma omp simd simdlen(16)
+          for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+            const int64_t k = sb_k0 + sb_q;
+            sb_part0[sb_q] += x[i * C + k] * x[c];
+          }
+        }
+        #pragma omp simd reduction(+:sb_acc0)
+        for (int sb_q = 0; sb_q < 64; ++sb_q) {
+          sb_acc0 += sb_part0[sb_q];
+        }
+      }
       #pragma omp simd reduction(+:sb_acc0)
-      for (int64_t k = 0; k < c + 1; ++k) {
+      for (int64_t k = sb_k0; k < sb_h0; ++k) {
         sb_acc0 += x[i * C + k] * x[c];
       }
       t[i * C + c] = sb_acc0;

@@ -637,10 +637,29 @@ SB_STREAM_KERNEL static int sb_omp_simd_s4_5(const float* __restrict x, float* _
       {  // s[r] = sum(k in 0..(r + 1): x[k, 0])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = r + 1;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t k = sb_k0 + sb_q;
+              const float sb_ld0_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
+              sb_part0[sb_q] += sb_ld0_x;
+            }
+          }
+          #pragma omp simd reduction(+:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 += sb_part0[sb_q];
+          }
+        }
         #pragma omp simd reduction(+:sb_acc0)
-        for (int64_t k = 0; k < r + 1; ++k) {
-          const float sb_ld0_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
-          sb_acc0 += sb_ld0_x;
+        for (int64_t k = sb_k0; k < sb_h0; ++k) {
+          const float sb_ld1_x = (k >= 0 && k < R && 0 >= 0 && 0 < C) ? x[k * C + 0] : 0.0f;
+          sb_acc0 += sb_ld1_x;
         }
         sb_row_s[0] = sb_acc0;
       }

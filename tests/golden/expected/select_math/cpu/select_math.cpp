@@ -1092,8 +1092,26 @@ SB_STREAM_KERNEL static int sb_omp_simd_s7_8(const float* __restrict m, float* _
       {  // mx[i] = max(j in 0..W: m[i, j])
         const int64_t i = sb_row;
         float sb_acc0 = -INFINITY;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = W;
+        if (sb_h0 - sb_k0 >= 2 * 64) {
+          // 64 partial accumulators: the vector additions do not wait on each other.
+          float sb_part0[64] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+          for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+              const int64_t j = sb_k0 + sb_q;
+              sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], m[i * W + j]);
+            }
+          }
+          #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+          for (int sb_q = 0; sb_q < 64; ++sb_q) {
+            sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+          }
+        }
         #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
-        for (int64_t j = 0; j < W; ++j) {
+        for (int64_t j = sb_k0; j < sb_h0; ++j) {
           sb_acc0 = sb_max_f32(sb_acc0, m[i * W + j]);
         }
         mx[i] = sb_acc0;
