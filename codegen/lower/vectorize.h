@@ -33,13 +33,14 @@ namespace sb {
 // axis_sum's column sum ran within the machine's noise at each.
 constexpr int kOutsideBlock = 128;
 
-// A vectorised innermost reduction (SimdLoops::Reductions) of at least twice this many bytes of
-// terms accumulates them into partials of this many bytes (four 64-byte vectors), combined at the
-// end, so that consecutive vector additions do not wait on each other; a shorter one keeps one
-// accumulator. One vector accumulator made a row sum wait on the addition's latency: the cpu
-// layernorm's row group over 8192 x 1600 f32 took 2.73-2.78 ms with it against 2.42-2.54 ms with
-// the partials (median of 21 each, 2-core AVX-512 VM). A printer whose compiler interleaves the
-// accumulators itself (mlir: LLVM, with reassociation allowed) need not print them.
+// A vectorised innermost reduction (SimdLoops::Reductions) accumulates its terms into partials
+// of this many bytes (four 64-byte vectors), combined at the end, so that consecutive vector
+// additions do not wait on each other. One vector accumulator made a row sum wait on the
+// addition's latency: the cpu layernorm's row group over 8192 x 1600 f32 took 2.73-2.78 ms with
+// it against 2.42-2.54 ms with the partials (median of 21 each, 2-core AVX-512 VM). The cpu
+// printer uses them when the range holds at least two partials' worth of terms; the mojo printer
+// for the range's whole blocks of them, then native vectors. A printer whose compiler
+// interleaves accumulators itself (mlir: LLVM, with reassociation allowed) need not print them.
 constexpr int kReducePartialBytes = 256;
 
 // Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a typechecked

@@ -155,6 +155,23 @@ TEST(EmitMojo, ElementwiseIsParallelAndVectorised) {
   EXPECT_TRUE(has(k, "c.unsafe_store[width=sb_w](i, sb_val)")) << k;
 }
 
+TEST(EmitMojo, RowSumsKeepPartialAccumulatorsThenNativeVectors) {
+  Result<Spec> r = load("rsum", "  R: {bench: [4], verify: [3]}\n  C: {bench: [300], verify: [200]}\n",
+                        "  x: {type: f64, shape: [R, C], role: in}\n"
+                        "  s: {type: f64, shape: [R], role: out}\n",
+                        "  s[i] = sum(j in 0..C: x[i, j] * 2.0)\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  // Whole blocks of 256 bytes (32 f64) into one SIMD value that wide, then native vectors, then
+  // scalars; the two accumulators joined at the end.
+  EXPECT_TRUE(has(k, "var sb_acc0p = SIMD[DType.float64, 32](Float64(0.0))")) << k;
+  EXPECT_TRUE(has(k, "var sb_endp0 = max(C, 0) // 32 * 32")) << k;
+  EXPECT_TRUE(has(k, "for j in range(0, sb_endp0, 32):")) << k;
+  EXPECT_TRUE(has(k, "x.unsafe_load[width=32](i * C + j)")) << k;
+  EXPECT_TRUE(has(k, "var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f64 * sb_w_f64")) << k;
+  EXPECT_TRUE(has(k, "var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()")) << k;
+}
+
 TEST(EmitMojo, LargeElementwiseOutputsStreamWholeAlignedLines) {
   Result<Spec> r = load("vadd", kN,
                         "  a: {type: f32, shape: [N], role: in}\n"
@@ -221,8 +238,12 @@ TEST(EmitMojo, RowReductionsAreStripMined) {
   const std::string k = vp_kernels(emit(r.value()));
   EXPECT_FALSE(has(k, "vectorize[")) << k;  // the row loop is not contiguous
   EXPECT_TRUE(has(k, "var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())")) << k;
-  EXPECT_TRUE(has(k, "for c in range(0, sb_end0, sb_w_f32):")) << k;
+  EXPECT_TRUE(has(k, "for c in range(sb_endp0, sb_end0, sb_w_f32):")) << k;
   EXPECT_TRUE(has(k, "sb_acc0v = sb_max(sb_acc0v, x.unsafe_load[width=sb_w_f32](r * C + c))")) << k;
+  // The partial accumulators' block (64 f32) before it, both joined by the NaN-propagating max.
+  EXPECT_TRUE(has(k, "sb_acc0p = sb_max(sb_acc0p, x.unsafe_load[width=64](r * C + c))")) << k;
+  EXPECT_TRUE(has(k, "sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])")) << k;
+  EXPECT_TRUE(has(k, "sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])")) << k;
   EXPECT_TRUE(has(k, "for c in range(sb_end0, C):")) << k;  // the scalar remainder
 }
 

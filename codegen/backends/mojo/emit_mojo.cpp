@@ -960,21 +960,38 @@ class MojoLowering {
     }
     const std::string W = width_const(t);
     needs_->widths.insert(t);
-    const std::string vacc = acc + "v", end = "sb_end" + acc.substr(6);
+    const std::string id = acc.substr(6);
+    const std::string pacc = acc + "p", pend = "sb_endp" + id;
+    const std::string vacc = acc + "v", end = "sb_end" + id;
+    // First whole blocks of kReducePartialBytes (lower/vectorize.h) into one SIMD value that wide,
+    // which the compiler splits into four independent vector accumulators; then whole native
+    // vectors; then the rest as scalars.
+    const std::string P = std::to_string(kReducePartialBytes / dtype_bytes(t));
+    const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
+    w.line("var " + pacc + " = SIMD[" + mojo_dtype(t) + ", " + P + "](" + identity(e.rop, t) + ")");
+    w.line("var " + pend + " = " + (lo == "0" ? "" : lo + " + ") + "max(" + len + ", 0) // " + P +
+           " * " + P);
+    w.open("for " + k + " in range(" + lo + ", " + pend + ", " + P + "):");
+    {
+      const Mode mp{e.ref, P};
+      Piece pb = print(body, w, mp);
+      w.line(update(e.rop, t, pacc, vec_text(pb, t, mp)));
+    }
+    w.dedent();
     const Mode m{e.ref, W};
     w.line("var " + vacc + " = SIMD[" + mojo_dtype(t) + ", " + W + "](" + identity(e.rop, t) + ")");
-    // The SIMD part covers whole vectors from lo; the rest is scalar.
-    const std::string len = lo == "0" ? hi : hi + " - " + subtrahend(lo);
-    w.line("var " + end + " = " + (lo == "0" ? "" : lo + " + ") + "max(" + len + ", 0) // " + W +
-           " * " + W);
-    w.open("for " + k + " in range(" + lo + ", " + end + ", " + W + "):");
+    w.line("var " + end + " = " + pend + " + max(" + hi + " - " + pend + ", 0) // " + W + " * " + W);
+    w.open("for " + k + " in range(" + pend + ", " + end + ", " + W + "):");
     Piece vb = print(body, w, m);
     w.line(update(e.rop, t, vacc, vec_text(vb, t, m)));
     w.dedent();
     if (e.rop == ReduceOp::Sum) {
-      w.line("var " + acc + " = " + vacc + ".reduce_add()");
+      w.line("var " + acc + " = " + pacc + ".reduce_add() + " + vacc + ".reduce_add()");
     } else {
       w.line("var " + acc + " = " + identity(e.rop, t));
+      w.open("for sb_l in range(" + P + "):");
+      w.line(update(e.rop, t, acc, pacc + "[sb_l]"));
+      w.dedent();
       w.open("for sb_l in range(" + W + "):");
       w.line(update(e.rop, t, acc, vacc + "[sb_l]"));
       w.dedent();

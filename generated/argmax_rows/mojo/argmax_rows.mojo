@@ -116,11 +116,17 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # y_max[r] = max(c in 0..C: x[r, c])
         def sb_row0(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, x.unsafe_load[width=64](r * C + c))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, x.unsafe_load[width=sb_w_f32](r * C + c))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):

@@ -85,11 +85,15 @@ def sb_vectorize_parallel_s0(a: Pointer[Float64, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float64, 32](Float64(0.0))
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
+        for i in range(sb_lo, sb_endp1, 32):
+            sb_acc1p += a.unsafe_load[width=32](i) * b.unsafe_load[width=32](i)
         var sb_acc1v = SIMD[DType.float64, sb_w_f64](Float64(0.0))
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_f64 * sb_w_f64
-        for i in range(sb_lo, sb_end1, sb_w_f64):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f64 * sb_w_f64
+        for i in range(sb_endp1, sb_end1, sb_w_f64):
             sb_acc1v += a.unsafe_load[width=sb_w_f64](i) * b.unsafe_load[width=sb_w_f64](i)
-        var sb_acc1 = sb_acc1v.reduce_add()
+        var sb_acc1 = sb_acc1p.reduce_add() + sb_acc1v.reduce_add()
         for i in range(sb_end1, sb_hi):
             sb_acc1 += a[unsafe_offset=i] * b[unsafe_offset=i]
         sb_p0[unsafe_offset=sb_c] = sb_acc1

@@ -406,29 +406,42 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                         for c in range(CI):
                             var sb_acc1 = Float32(0.0)
                             for a in range(3):
-                                var sb_acc2v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                                var sb_end2 = max(3, 0) // sb_w_f32 * sb_w_f32
-                                for b in range(0, sb_end2, sb_w_f32):
+                                var sb_acc2p = SIMD[DType.float32, 64](Float32(0.0))
+                                var sb_endp2 = max(3, 0) // 64 * 64
+                                for b in range(0, sb_endp2, 64):
                                     var sb_ld0_x_i2 = 2 * i + a - 1
                                     var sb_ld0_x_i3 = 2 * j + b - 1
-                                    var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w_f32 <= W:
-                                        sb_ld0_x = x.unsafe_load[width=sb_w_f32](((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
+                                    var sb_ld0_x = SIMD[DType.float32, 64](Float32(0.0))
+                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + 64 <= W:
+                                        sb_ld0_x = x.unsafe_load[width=64](((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
                                     else:
-                                        for sb_l in range(sb_w_f32):
+                                        for sb_l in range(64):
                                             if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
                                                 sb_ld0_x[sb_l] = x[unsafe_offset=((n * CI + c) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
-                                    sb_acc2v += sb_ld0_x * w.unsafe_load[width=sb_w_f32](((o * CI + c) * 3 + a) * 3 + b)
-                                var sb_acc2 = sb_acc2v.reduce_add()
-                                for b in range(sb_end2, 3):
+                                    sb_acc2p += sb_ld0_x * w.unsafe_load[width=64](((o * CI + c) * 3 + a) * 3 + b)
+                                var sb_acc2v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+                                var sb_end2 = sb_endp2 + max(3 - sb_endp2, 0) // sb_w_f32 * sb_w_f32
+                                for b in range(sb_endp2, sb_end2, sb_w_f32):
                                     var sb_ld1_x_i2 = 2 * i + a - 1
                                     var sb_ld1_x_i3 = 2 * j + b - 1
-                                    var sb_ld1_x = (
-                                        x[unsafe_offset=((n * CI + c) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3]
-                                        if sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < W
+                                    var sb_ld1_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+                                    if sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 + sb_w_f32 <= W:
+                                        sb_ld1_x = x.unsafe_load[width=sb_w_f32](((n * CI + c) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3)
+                                    else:
+                                        for sb_l in range(sb_w_f32):
+                                            if sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 + sb_l >= 0 and sb_ld1_x_i3 + sb_l < W:
+                                                sb_ld1_x[sb_l] = x[unsafe_offset=((n * CI + c) * H + sb_ld1_x_i2) * W + (sb_ld1_x_i3 + sb_l)]
+                                    sb_acc2v += sb_ld1_x * w.unsafe_load[width=sb_w_f32](((o * CI + c) * 3 + a) * 3 + b)
+                                var sb_acc2 = sb_acc2p.reduce_add() + sb_acc2v.reduce_add()
+                                for b in range(sb_end2, 3):
+                                    var sb_ld2_x_i2 = 2 * i + a - 1
+                                    var sb_ld2_x_i3 = 2 * j + b - 1
+                                    var sb_ld2_x = (
+                                        x[unsafe_offset=((n * CI + c) * H + sb_ld2_x_i2) * W + sb_ld2_x_i3]
+                                        if sb_ld2_x_i2 >= 0 and sb_ld2_x_i2 < H and sb_ld2_x_i3 >= 0 and sb_ld2_x_i3 < W
                                         else Float32(0.0)
                                     )
-                                    sb_acc2 += sb_ld1_x * w[unsafe_offset=((o * CI + c) * 3 + a) * 3 + b]
+                                    sb_acc2 += sb_ld2_x * w[unsafe_offset=((o * CI + c) * 3 + a) * 3 + b]
                                 sb_acc1 += sb_acc2
                             sb_acc0 += sb_acc1
                         y[unsafe_offset=((n * CO + o) * (sb_div_int(H + 2 - 3, 2) + 1) + i) * (sb_div_int(W + 2 - 3, 2) + 1) + j] = sb_acc0

@@ -140,11 +140,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i + 1)
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
+            for j in range(sb_k0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, x.unsafe_load[width=64](j))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f32 * sb_w_f32
-            for j in range(sb_k0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(sb_k1 - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, x.unsafe_load[width=sb_w_f32](j))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for j in range(sb_end0, sb_k1):

@@ -145,11 +145,15 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
             for g in range(G):
                 var sb_acc0 = Float32(0.0)
                 for c in range(CG):
+                    var sb_acc1p = SIMD[DType.float32, 64](Float32(0.0))
+                    var sb_endp1 = max(S, 0) // 64 * 64
+                    for s in range(0, sb_endp1, 64):
+                        sb_acc1p += x.unsafe_load[width=64](((n * G + g) * CG + c) * S + s)
                     var sb_acc1v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                    var sb_end1 = max(S, 0) // sb_w_f32 * sb_w_f32
-                    for s in range(0, sb_end1, sb_w_f32):
+                    var sb_end1 = sb_endp1 + max(S - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+                    for s in range(sb_endp1, sb_end1, sb_w_f32):
                         sb_acc1v += x.unsafe_load[width=sb_w_f32](((n * G + g) * CG + c) * S + s)
-                    var sb_acc1 = sb_acc1v.reduce_add()
+                    var sb_acc1 = sb_acc1p.reduce_add() + sb_acc1v.reduce_add()
                     for s in range(sb_end1, S):
                         sb_acc1 += x[unsafe_offset=((n * G + g) * CG + c) * S + s]
                     sb_acc0 += sb_acc1
@@ -160,11 +164,15 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
             for g in range(G):
                 var sb_acc0 = Float32(0.0)
                 for c in range(CG):
+                    var sb_acc1p = SIMD[DType.float32, 64](Float32(0.0))
+                    var sb_endp1 = max(S, 0) // 64 * 64
+                    for s in range(0, sb_endp1, 64):
+                        sb_acc1p += (x.unsafe_load[width=64](((n * G + g) * CG + c) * S + s) - sb_row_mean[unsafe_offset=g]) * (x.unsafe_load[width=64](((n * G + g) * CG + c) * S + s) - sb_row_mean[unsafe_offset=g])
                     var sb_acc1v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                    var sb_end1 = max(S, 0) // sb_w_f32 * sb_w_f32
-                    for s in range(0, sb_end1, sb_w_f32):
+                    var sb_end1 = sb_endp1 + max(S - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+                    for s in range(sb_endp1, sb_end1, sb_w_f32):
                         sb_acc1v += (x.unsafe_load[width=sb_w_f32](((n * G + g) * CG + c) * S + s) - sb_row_mean[unsafe_offset=g]) * (x.unsafe_load[width=sb_w_f32](((n * G + g) * CG + c) * S + s) - sb_row_mean[unsafe_offset=g])
-                    var sb_acc1 = sb_acc1v.reduce_add()
+                    var sb_acc1 = sb_acc1p.reduce_add() + sb_acc1v.reduce_add()
                     for s in range(sb_end1, S):
                         sb_acc1 += (x[unsafe_offset=((n * G + g) * CG + c) * S + s] - sb_row_mean[unsafe_offset=g]) * (x[unsafe_offset=((n * G + g) * CG + c) * S + s] - sb_row_mean[unsafe_offset=g])
                     sb_acc0 += sb_acc1

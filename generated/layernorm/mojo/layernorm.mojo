@@ -140,22 +140,30 @@ def sb_vectorize_parallel_s0_3(inp: Pointer[Float32, ImmUntrackedOrigin],
 
         # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
         def sb_row0(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p += inp.unsafe_load[width=64](r * C + c)
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += inp.unsafe_load[width=sb_w_f32](r * C + c)
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
                 sb_acc0 += inp[unsafe_offset=r * C + c]
             mean[unsafe_offset=r] = sb_acc0 / Float32(C)
 
         # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
         def sb_row1(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p += (inp.unsafe_load[width=64](r * C + c) - mean[unsafe_offset=r]) * (inp.unsafe_load[width=64](r * C + c) - mean[unsafe_offset=r])
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += (inp.unsafe_load[width=sb_w_f32](r * C + c) - mean[unsafe_offset=r]) * (inp.unsafe_load[width=sb_w_f32](r * C + c) - mean[unsafe_offset=r])
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
                 sb_acc0 += (inp[unsafe_offset=r * C + c] - mean[unsafe_offset=r]) * (inp[unsafe_offset=r * C + c] - mean[unsafe_offset=r])
             sb_row_variance[unsafe_offset=0] = sb_acc0 / Float32(C)

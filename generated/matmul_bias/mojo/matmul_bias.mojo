@@ -383,11 +383,15 @@ def sb_vectorize_parallel_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
             for o in range(OC):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = max(C, 0) // 64 * 64
+                for c in range(0, sb_endp0, 64):
+                    sb_acc0p += inp.unsafe_load[width=64](r * C + c) * weight.unsafe_load[width=64](o * C + c)
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-                for c in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for c in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += inp.unsafe_load[width=sb_w_f32](r * C + c) * weight.unsafe_load[width=sb_w_f32](o * C + c)
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for c in range(sb_end0, C):
                     sb_acc0 += inp[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
                 y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]

@@ -482,11 +482,15 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
         def sb_row0(h: Int) {imm}:
             for i in range(T):
                 for j in range(T):
+                    var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                    var sb_endp0 = max(D, 0) // 64 * 64
+                    for d in range(0, sb_endp0, 64):
+                        sb_acc0p += q.unsafe_load[width=64]((h * T + i) * D + d) * k.unsafe_load[width=64]((h * T + j) * D + d)
                     var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                    var sb_end0 = max(D, 0) // sb_w_f32 * sb_w_f32
-                    for d in range(0, sb_end0, sb_w_f32):
+                    var sb_end0 = sb_endp0 + max(D - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                    for d in range(sb_endp0, sb_end0, sb_w_f32):
                         sb_acc0v += q.unsafe_load[width=sb_w_f32]((h * T + i) * D + d) * k.unsafe_load[width=sb_w_f32]((h * T + j) * D + d)
-                    var sb_acc0 = sb_acc0v.reduce_add()
+                    var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                     for d in range(sb_end0, D):
                         sb_acc0 += q[unsafe_offset=(h * T + i) * D + d] * k[unsafe_offset=(h * T + j) * D + d]
                     sb_row_s[unsafe_offset=i * T + j] = sb_acc0 / sqrt(Float32(D))
@@ -494,11 +498,17 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
         # rowmax[h, i] = max(j in 0..T: s[h, i, j])
         def sb_row1(h: Int) {imm}:
             for i in range(T):
+                var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+                var sb_endp0 = max(T, 0) // 64 * 64
+                for j in range(0, sb_endp0, 64):
+                    sb_acc0p = sb_max(sb_acc0p, sb_row_s.unsafe_load[width=64](i * T + j))
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-                var sb_end0 = max(T, 0) // sb_w_f32 * sb_w_f32
-                for j in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(T - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for j in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v = sb_max(sb_acc0v, sb_row_s.unsafe_load[width=sb_w_f32](i * T + j))
                 var sb_acc0 = -inf[DType.float32]()
+                for sb_l in range(64):
+                    sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
                 for sb_l in range(sb_w_f32):
                     sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
                 for j in range(sb_end0, T):
@@ -517,11 +527,15 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
         # rowsum[h, i] = sum(j in 0..T: p[h, i, j])
         def sb_row3(h: Int) {imm}:
             for i in range(T):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = max(T, 0) // 64 * 64
+                for j in range(0, sb_endp0, 64):
+                    sb_acc0p += sb_row_p.unsafe_load[width=64](i * T + j)
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(T, 0) // sb_w_f32 * sb_w_f32
-                for j in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(T - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for j in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += sb_row_p.unsafe_load[width=sb_w_f32](i * T + j)
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for j in range(sb_end0, T):
                     sb_acc0 += sb_row_p[unsafe_offset=i * T + j]
                 sb_row_rowsum[unsafe_offset=i] = sb_acc0
@@ -629,11 +643,17 @@ def sb_blocked_matmul_s1(s: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for h in range(sb_lo, sb_hi):
             for i in range(T):
+                var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+                var sb_endp0 = max(T, 0) // 64 * 64
+                for j in range(0, sb_endp0, 64):
+                    sb_acc0p = sb_max(sb_acc0p, s.unsafe_load[width=64]((h * T + i) * T + j))
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-                var sb_end0 = max(T, 0) // sb_w_f32 * sb_w_f32
-                for j in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(T - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for j in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v = sb_max(sb_acc0v, s.unsafe_load[width=sb_w_f32]((h * T + i) * T + j))
                 var sb_acc0 = -inf[DType.float32]()
+                for sb_l in range(64):
+                    sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
                 for sb_l in range(sb_w_f32):
                     sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
                 for j in range(sb_end0, T):
@@ -700,11 +720,15 @@ def sb_blocked_matmul_s3(p: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for h in range(sb_lo, sb_hi):
             for i in range(T):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = max(T, 0) // 64 * 64
+                for j in range(0, sb_endp0, 64):
+                    sb_acc0p += p.unsafe_load[width=64]((h * T + i) * T + j)
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(T, 0) // sb_w_f32 * sb_w_f32
-                for j in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(T - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for j in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += p.unsafe_load[width=sb_w_f32]((h * T + i) * T + j)
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for j in range(sb_end0, T):
                     sb_acc0 += p[unsafe_offset=(h * T + i) * T + j]
                 rowsum[unsafe_offset=h * T + i] = sb_acc0

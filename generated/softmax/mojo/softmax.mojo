@@ -170,11 +170,17 @@ def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # rowmax[r] = max(c in 0..C: x[r, c])
         def sb_row0(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, x.unsafe_load[width=64](r * C + c))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, x.unsafe_load[width=sb_w_f32](r * C + c))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):
@@ -191,11 +197,15 @@ def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # rowsum[r] = sum(c in 0..C: e[r, c])
         def sb_row2(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p += sb_row_e.unsafe_load[width=64](c)
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += sb_row_e.unsafe_load[width=sb_w_f32](c)
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
                 sb_acc0 += sb_row_e[unsafe_offset=c]
             sb_row_rowsum[unsafe_offset=0] = sb_acc0

@@ -342,11 +342,17 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # ties_max[r] = max(c in 0..C: q[r, c])
         def sb_row1(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, q.unsafe_load[width=64](r * C + c))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, q.unsafe_load[width=sb_w_f32](r * C + c))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):
@@ -362,11 +368,17 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # least_min[r] = min(c in 0..C: q[r, c])
         def sb_row3(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_min(sb_acc0p, q.unsafe_load[width=64](r * C + c))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_min(sb_acc0v, q.unsafe_load[width=sb_w_f32](r * C + c))
             var sb_acc0 = inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):
@@ -382,11 +394,17 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
         def sb_row5(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, log(x.unsafe_load[width=64](r * C + c) + Float32(0.5)))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, log(x.unsafe_load[width=sb_w_f32](r * C + c) + Float32(0.5)))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):
@@ -429,11 +447,17 @@ def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float32, 64](-inf[DType.float32]())
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for c in range(sb_lo, sb_endp1, 64):
+            sb_acc1p = sb_max(sb_acc1p, x.unsafe_load[width=64](c))
         var sb_acc1v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_f32 * sb_w_f32
-        for c in range(sb_lo, sb_end1, sb_w_f32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+        for c in range(sb_endp1, sb_end1, sb_w_f32):
             sb_acc1v = sb_max(sb_acc1v, x.unsafe_load[width=sb_w_f32](c))
         var sb_acc1 = -inf[DType.float32]()
+        for sb_l in range(64):
+            sb_acc1 = sb_max(sb_acc1, sb_acc1p[sb_l])
         for sb_l in range(sb_w_f32):
             sb_acc1 = sb_max(sb_acc1, sb_acc1v[sb_l])
         for c in range(sb_end1, sb_hi):
@@ -490,11 +514,17 @@ def sb_vectorize_parallel_s9_10(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # upto_min[j] = min(c in 0..(j + 1): x[0, c])
         def sb_row0(j: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](inf[DType.float32]())
+            var sb_endp0 = max(j + 1, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_min(sb_acc0p, x.unsafe_load[width=64](c))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
-            var sb_end0 = max(j + 1, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(j + 1 - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_min(sb_acc0v, x.unsafe_load[width=sb_w_f32](c))
             var sb_acc0 = inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, j + 1):
@@ -563,11 +593,17 @@ def sb_vectorize_parallel_s13(v: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int32, 64](Int32.MAX)
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for c in range(sb_lo, sb_endp1, 64):
+            sb_acc1p = sb_min(sb_acc1p, v.unsafe_load[width=64](c))
         var sb_acc1v = SIMD[DType.int32, sb_w_i32](Int32.MAX)
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i32 * sb_w_i32
-        for c in range(sb_lo, sb_end1, sb_w_i32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i32 * sb_w_i32
+        for c in range(sb_endp1, sb_end1, sb_w_i32):
             sb_acc1v = sb_min(sb_acc1v, v.unsafe_load[width=sb_w_i32](c))
         var sb_acc1 = Int32.MAX
+        for sb_l in range(64):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
         for sb_l in range(sb_w_i32):
             sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
         for c in range(sb_end1, sb_hi):
@@ -625,11 +661,17 @@ def sb_vectorize_parallel_s15_16(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # mixed_max[r] = max(c in 0..C: q[r, c])
         def sb_row0(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, q.unsafe_load[width=64](r * C + c))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, q.unsafe_load[width=sb_w_f32](r * C + c))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for c in range(sb_end0, C):

@@ -917,11 +917,17 @@ def sb_blocked_matmul_s1(s: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(S, 0) // 64 * 64
+            for j in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, s.unsafe_load[width=64](i * S + j))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(S, 0) // sb_w_f32 * sb_w_f32
-            for j in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(S - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, s.unsafe_load[width=sb_w_f32](i * S + j))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for j in range(sb_end0, S):
@@ -986,11 +992,15 @@ def sb_blocked_matmul_s3(p: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(S, 0) // 64 * 64
+            for j in range(0, sb_endp0, 64):
+                sb_acc0p += p.unsafe_load[width=64](i * S + j)
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(S, 0) // sb_w_f32 * sb_w_f32
-            for j in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(S - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += p.unsafe_load[width=sb_w_f32](i * S + j)
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for j in range(sb_end0, S):
                 sb_acc0 += p[unsafe_offset=i * S + j]
             l[unsafe_offset=i] = sb_acc0
@@ -1124,11 +1134,17 @@ def sb_blocked_matmul_s6(s2: Pointer[Float64, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for b in range(sb_lo, sb_hi):
             for i in range(T):
+                var sb_acc0p = SIMD[DType.float64, 32](-inf[DType.float64]())
+                var sb_endp0 = max(S, 0) // 32 * 32
+                for j in range(0, sb_endp0, 32):
+                    sb_acc0p = sb_max(sb_acc0p, s2.unsafe_load[width=32]((b * T + i) * S + j))
                 var sb_acc0v = SIMD[DType.float64, sb_w_f64](-inf[DType.float64]())
-                var sb_end0 = max(S, 0) // sb_w_f64 * sb_w_f64
-                for j in range(0, sb_end0, sb_w_f64):
+                var sb_end0 = sb_endp0 + max(S - sb_endp0, 0) // sb_w_f64 * sb_w_f64
+                for j in range(sb_endp0, sb_end0, sb_w_f64):
                     sb_acc0v = sb_max(sb_acc0v, s2.unsafe_load[width=sb_w_f64]((b * T + i) * S + j))
                 var sb_acc0 = -inf[DType.float64]()
+                for sb_l in range(32):
+                    sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
                 for sb_l in range(sb_w_f64):
                     sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
                 for j in range(sb_end0, S):
@@ -1195,11 +1211,15 @@ def sb_blocked_matmul_s8(p2: Pointer[Float64, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for b in range(sb_lo, sb_hi):
             for i in range(T):
+                var sb_acc0p = SIMD[DType.float64, 32](Float64(0.0))
+                var sb_endp0 = max(S, 0) // 32 * 32
+                for j in range(0, sb_endp0, 32):
+                    sb_acc0p += p2.unsafe_load[width=32]((b * T + i) * S + j)
                 var sb_acc0v = SIMD[DType.float64, sb_w_f64](Float64(0.0))
-                var sb_end0 = max(S, 0) // sb_w_f64 * sb_w_f64
-                for j in range(0, sb_end0, sb_w_f64):
+                var sb_end0 = sb_endp0 + max(S - sb_endp0, 0) // sb_w_f64 * sb_w_f64
+                for j in range(sb_endp0, sb_end0, sb_w_f64):
                     sb_acc0v += p2.unsafe_load[width=sb_w_f64]((b * T + i) * S + j)
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for j in range(sb_end0, S):
                     sb_acc0 += p2[unsafe_offset=(b * T + i) * S + j]
                 l2[unsafe_offset=b * T + i] = sb_acc0
@@ -1290,11 +1310,17 @@ def sb_blocked_matmul_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(S, 0) // 64 * 64
+            for j in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, s3.unsafe_load[width=64](i * S + j))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(S, 0) // sb_w_f32 * sb_w_f32
-            for j in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(S - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, s3.unsafe_load[width=sb_w_f32](i * S + j))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for j in range(sb_end0, S):
@@ -1359,11 +1385,15 @@ def sb_blocked_matmul_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(S, 0) // 64 * 64
+            for j in range(0, sb_endp0, 64):
+                sb_acc0p += p3.unsafe_load[width=64](i * S + j)
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(S, 0) // sb_w_f32 * sb_w_f32
-            for j in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(S - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += p3.unsafe_load[width=sb_w_f32](i * S + j)
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for j in range(sb_end0, S):
                 sb_acc0 += p3[unsafe_offset=i * S + j]
             l3[unsafe_offset=i] = sb_acc0

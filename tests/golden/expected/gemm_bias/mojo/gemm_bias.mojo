@@ -676,11 +676,15 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
             for j in range(N):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = 1 + max(K - 1, 0) // 64 * 64
+                for k in range(1, sb_endp0, 64):
+                    sb_acc0p += a.unsafe_load[width=64](i * K + k) * bt.unsafe_load[width=64](j * K + k)
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = 1 + max(K - 1, 0) // sb_w_f32 * sb_w_f32
-                for k in range(1, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(K - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for k in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += a.unsafe_load[width=sb_w_f32](i * K + k) * bt.unsafe_load[width=sb_w_f32](j * K + k)
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for k in range(sb_end0, K):
                     sb_acc0 += a[unsafe_offset=i * K + k] * bt[unsafe_offset=j * K + k]
                 y[unsafe_offset=i * N + j] = sb_acc0 + bias[unsafe_offset=j]

@@ -512,11 +512,17 @@ def sb_blocked_matmul_s3(d: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(N, 0) // 64 * 64
+            for j in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, d.unsafe_load[width=64](i * N + j))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(N, 0) // sb_w_f32 * sb_w_f32
-            for j in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(N - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, d.unsafe_load[width=sb_w_f32](i * N + j))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for j in range(sb_end0, N):

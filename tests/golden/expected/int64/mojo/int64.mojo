@@ -319,11 +319,15 @@ def sb_vectorize_parallel_s4(a: Pointer[Int64, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int64, 32](Int64(0))
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
+        for i in range(sb_lo, sb_endp1, 32):
+            sb_acc1p += a.unsafe_load[width=32](i) + b.unsafe_load[width=32](i)
         var sb_acc1v = SIMD[DType.int64, sb_w_i64](Int64(0))
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i64 * sb_w_i64
-        for i in range(sb_lo, sb_end1, sb_w_i64):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i64 * sb_w_i64
+        for i in range(sb_endp1, sb_end1, sb_w_i64):
             sb_acc1v += a.unsafe_load[width=sb_w_i64](i) + b.unsafe_load[width=sb_w_i64](i)
-        var sb_acc1 = sb_acc1v.reduce_add()
+        var sb_acc1 = sb_acc1p.reduce_add() + sb_acc1v.reduce_add()
         for i in range(sb_end1, sb_hi):
             sb_acc1 += a[unsafe_offset=i] + b[unsafe_offset=i]
         sb_p0[unsafe_offset=sb_c] = sb_acc1
@@ -349,11 +353,17 @@ def sb_vectorize_parallel_s5(ids: Pointer[Int64, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int64, 32](Int64.MIN)
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
+        for i in range(sb_lo, sb_endp1, 32):
+            sb_acc1p = sb_max(sb_acc1p, a.unsafe_load[width=32](i) - ids.unsafe_load[width=32](i))
         var sb_acc1v = SIMD[DType.int64, sb_w_i64](Int64.MIN)
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i64 * sb_w_i64
-        for i in range(sb_lo, sb_end1, sb_w_i64):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i64 * sb_w_i64
+        for i in range(sb_endp1, sb_end1, sb_w_i64):
             sb_acc1v = sb_max(sb_acc1v, a.unsafe_load[width=sb_w_i64](i) - ids.unsafe_load[width=sb_w_i64](i))
         var sb_acc1 = Int64.MIN
+        for sb_l in range(32):
+            sb_acc1 = sb_max(sb_acc1, sb_acc1p[sb_l])
         for sb_l in range(sb_w_i64):
             sb_acc1 = sb_max(sb_acc1, sb_acc1v[sb_l])
         for i in range(sb_end1, sb_hi):

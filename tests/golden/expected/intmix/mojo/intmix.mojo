@@ -199,11 +199,15 @@ def sb_vectorize_parallel_s2(a: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int32, 64](Int32(0))
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for i in range(sb_lo, sb_endp1, 64):
+            sb_acc1p += a.unsafe_load[width=64](i) * b.unsafe_load[width=64](i)
         var sb_acc1v = SIMD[DType.int32, sb_w_i32](Int32(0))
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i32 * sb_w_i32
-        for i in range(sb_lo, sb_end1, sb_w_i32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i32 * sb_w_i32
+        for i in range(sb_endp1, sb_end1, sb_w_i32):
             sb_acc1v += a.unsafe_load[width=sb_w_i32](i) * b.unsafe_load[width=sb_w_i32](i)
-        var sb_acc1 = sb_acc1v.reduce_add()
+        var sb_acc1 = sb_acc1p.reduce_add() + sb_acc1v.reduce_add()
         for i in range(sb_end1, sb_hi):
             sb_acc1 += a[unsafe_offset=i] * b[unsafe_offset=i]
         sb_p0[unsafe_offset=sb_c] = sb_acc1
@@ -222,11 +226,17 @@ def sb_vectorize_parallel_s2(a: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk3(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n3 // sb_chunks3
         var sb_hi = (sb_c + 1) * sb_n3 // sb_chunks3
+        var sb_acc4p = SIMD[DType.int32, 64](Int32.MIN)
+        var sb_endp4 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for i in range(sb_lo, sb_endp4, 64):
+            sb_acc4p = sb_max(sb_acc4p, a.unsafe_load[width=64](i))
         var sb_acc4v = SIMD[DType.int32, sb_w_i32](Int32.MIN)
-        var sb_end4 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i32 * sb_w_i32
-        for i in range(sb_lo, sb_end4, sb_w_i32):
+        var sb_end4 = sb_endp4 + max(sb_hi - sb_endp4, 0) // sb_w_i32 * sb_w_i32
+        for i in range(sb_endp4, sb_end4, sb_w_i32):
             sb_acc4v = sb_max(sb_acc4v, a.unsafe_load[width=sb_w_i32](i))
         var sb_acc4 = Int32.MIN
+        for sb_l in range(64):
+            sb_acc4 = sb_max(sb_acc4, sb_acc4p[sb_l])
         for sb_l in range(sb_w_i32):
             sb_acc4 = sb_max(sb_acc4, sb_acc4v[sb_l])
         for i in range(sb_end4, sb_hi):

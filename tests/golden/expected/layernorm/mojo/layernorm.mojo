@@ -131,11 +131,15 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
         # mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
         def sb_row0(b: Int) {imm}:
             for r in range(R):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = max(C, 0) // 64 * 64
+                for c in range(0, sb_endp0, 64):
+                    sb_acc0p += x.unsafe_load[width=64]((b * R + r) * C + c)
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-                for c in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for c in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c)
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for c in range(sb_end0, C):
                     sb_acc0 += x[unsafe_offset=(b * R + r) * C + c]
                 sb_row_mean[unsafe_offset=r] = sb_acc0 / Float32(C)
@@ -143,11 +147,15 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
         # rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
         def sb_row1(b: Int) {imm}:
             for r in range(R):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = max(C, 0) // 64 * 64
+                for c in range(0, sb_endp0, 64):
+                    sb_acc0p += (x.unsafe_load[width=64]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r]) * (x.unsafe_load[width=64]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r])
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-                for c in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for c in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += (x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r]) * (x.unsafe_load[width=sb_w_f32]((b * R + r) * C + c) - sb_row_mean[unsafe_offset=r])
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for c in range(sb_end0, C):
                     sb_acc0 += (x[unsafe_offset=(b * R + r) * C + c] - sb_row_mean[unsafe_offset=r]) * (x[unsafe_offset=(b * R + r) * C + c] - sb_row_mean[unsafe_offset=r])
                 sb_row_rstd[unsafe_offset=r] = Float32(1.0) / sqrt(sb_acc0 / Float32(C) + Float32(1.0e-5))

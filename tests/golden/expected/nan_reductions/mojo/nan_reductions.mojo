@@ -348,11 +348,15 @@ def sb_vectorize_parallel_s7_8(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
         def sb_row1(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p += (~sb_row_q.unsafe_load[width=64](c).eq(sb_row_q.unsafe_load[width=64](c))).select(Float32(1.0), Float32(0.0)) + (~sb_row_q.unsafe_load[width=64](c).eq(x.unsafe_load[width=64](r * C + c))).select(Float32(1.0), Float32(0.0))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(C, 0) // sb_w_f32 * sb_w_f32
-            for c in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += (~sb_row_q.unsafe_load[width=sb_w_f32](c).eq(sb_row_q.unsafe_load[width=sb_w_f32](c))).select(Float32(1.0), Float32(0.0)) + (~sb_row_q.unsafe_load[width=sb_w_f32](c).eq(x.unsafe_load[width=sb_w_f32](r * C + c))).select(Float32(1.0), Float32(0.0))
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for c in range(sb_end0, C):
                 sb_acc0 += (Float32(1.0) if sb_row_q[unsafe_offset=c] != sb_row_q[unsafe_offset=c] else Float32(0.0)) + (Float32(1.0) if sb_row_q[unsafe_offset=c] != x[unsafe_offset=r * C + c] else Float32(0.0))
             nans[unsafe_offset=r] = sb_acc0

@@ -141,11 +141,15 @@ def sb_vectorize_parallel_s0(a: Pointer[Float64, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
         var sb_acc1 = Float64(0.0)
         for r in range(sb_lo, sb_hi):
+            var sb_acc2p = SIMD[DType.float64, 32](Float64(0.0))
+            var sb_endp2 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp2, 32):
+                sb_acc2p += a.unsafe_load[width=32](r * C + c) * a.unsafe_load[width=32](r * C + c)
             var sb_acc2v = SIMD[DType.float64, sb_w_f64](Float64(0.0))
-            var sb_end2 = max(C, 0) // sb_w_f64 * sb_w_f64
-            for c in range(0, sb_end2, sb_w_f64):
+            var sb_end2 = sb_endp2 + max(C - sb_endp2, 0) // sb_w_f64 * sb_w_f64
+            for c in range(sb_endp2, sb_end2, sb_w_f64):
                 sb_acc2v += a.unsafe_load[width=sb_w_f64](r * C + c) * a.unsafe_load[width=sb_w_f64](r * C + c)
-            var sb_acc2 = sb_acc2v.reduce_add()
+            var sb_acc2 = sb_acc2p.reduce_add() + sb_acc2v.reduce_add()
             for c in range(sb_end2, C):
                 sb_acc2 += a[unsafe_offset=r * C + c] * a[unsafe_offset=r * C + c]
             sb_acc1 += sb_acc2
@@ -173,11 +177,17 @@ def sb_vectorize_parallel_s1(a: Pointer[Float64, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
         var sb_acc1 = -inf[DType.float64]()
         for r in range(sb_lo, sb_hi):
+            var sb_acc2p = SIMD[DType.float64, 32](-inf[DType.float64]())
+            var sb_endp2 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp2, 32):
+                sb_acc2p = sb_max(sb_acc2p, abs(a.unsafe_load[width=32](r * C + c)))
             var sb_acc2v = SIMD[DType.float64, sb_w_f64](-inf[DType.float64]())
-            var sb_end2 = max(C, 0) // sb_w_f64 * sb_w_f64
-            for c in range(0, sb_end2, sb_w_f64):
+            var sb_end2 = sb_endp2 + max(C - sb_endp2, 0) // sb_w_f64 * sb_w_f64
+            for c in range(sb_endp2, sb_end2, sb_w_f64):
                 sb_acc2v = sb_max(sb_acc2v, abs(a.unsafe_load[width=sb_w_f64](r * C + c)))
             var sb_acc2 = -inf[DType.float64]()
+            for sb_l in range(32):
+                sb_acc2 = sb_max(sb_acc2, sb_acc2p[sb_l])
             for sb_l in range(sb_w_f64):
                 sb_acc2 = sb_max(sb_acc2, sb_acc2v[sb_l])
             for c in range(sb_end2, C):
@@ -205,11 +215,17 @@ def sb_vectorize_parallel_s2(a: Pointer[Float64, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float64, 32](inf[DType.float64]())
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
+        for c in range(sb_lo, sb_endp1, 32):
+            sb_acc1p = sb_min(sb_acc1p, a.unsafe_load[width=32](c))
         var sb_acc1v = SIMD[DType.float64, sb_w_f64](inf[DType.float64]())
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_f64 * sb_w_f64
-        for c in range(sb_lo, sb_end1, sb_w_f64):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f64 * sb_w_f64
+        for c in range(sb_endp1, sb_end1, sb_w_f64):
             sb_acc1v = sb_min(sb_acc1v, a.unsafe_load[width=sb_w_f64](c))
         var sb_acc1 = inf[DType.float64]()
+        for sb_l in range(32):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
         for sb_l in range(sb_w_f64):
             sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
         for c in range(sb_end1, sb_hi):
@@ -238,11 +254,17 @@ def sb_vectorize_parallel_s3(a: Pointer[Float64, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
         var sb_acc1 = Float64(0.0)
         for r in range(sb_lo, sb_hi):
+            var sb_acc2p = SIMD[DType.float64, 32](-inf[DType.float64]())
+            var sb_endp2 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp2, 32):
+                sb_acc2p = sb_max(sb_acc2p, a.unsafe_load[width=32](r * C + c))
             var sb_acc2v = SIMD[DType.float64, sb_w_f64](-inf[DType.float64]())
-            var sb_end2 = max(C, 0) // sb_w_f64 * sb_w_f64
-            for c in range(0, sb_end2, sb_w_f64):
+            var sb_end2 = sb_endp2 + max(C - sb_endp2, 0) // sb_w_f64 * sb_w_f64
+            for c in range(sb_endp2, sb_end2, sb_w_f64):
                 sb_acc2v = sb_max(sb_acc2v, a.unsafe_load[width=sb_w_f64](r * C + c))
             var sb_acc2 = -inf[DType.float64]()
+            for sb_l in range(32):
+                sb_acc2 = sb_max(sb_acc2, sb_acc2p[sb_l])
             for sb_l in range(sb_w_f64):
                 sb_acc2 = sb_max(sb_acc2, sb_acc2v[sb_l])
             for c in range(sb_end2, C):

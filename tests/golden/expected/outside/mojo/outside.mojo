@@ -180,11 +180,15 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
             for c in range(C):
+                var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+                var sb_endp0 = max(c + 1, 0) // 64 * 64
+                for k in range(0, sb_endp0, 64):
+                    sb_acc0p += x.unsafe_load[width=64](i * C + k) * x[unsafe_offset=c]
                 var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                var sb_end0 = max(c + 1, 0) // sb_w_f32 * sb_w_f32
-                for k in range(0, sb_end0, sb_w_f32):
+                var sb_end0 = sb_endp0 + max(c + 1 - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+                for k in range(sb_endp0, sb_end0, sb_w_f32):
                     sb_acc0v += x.unsafe_load[width=sb_w_f32](i * C + k) * x[unsafe_offset=c]
-                var sb_acc0 = sb_acc0v.reduce_add()
+                var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for k in range(sb_end0, c + 1):
                     sb_acc0 += x[unsafe_offset=i * C + k] * x[unsafe_offset=c]
                 t[unsafe_offset=i * C + c] = sb_acc0

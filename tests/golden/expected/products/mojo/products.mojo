@@ -135,11 +135,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float32, 64](Float32(1.0))
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for i in range(sb_lo, sb_endp1, 64):
+            sb_acc1p *= x.unsafe_load[width=64](i)
         var sb_acc1v = SIMD[DType.float32, sb_w_f32](Float32(1.0))
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_f32 * sb_w_f32
-        for i in range(sb_lo, sb_end1, sb_w_f32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+        for i in range(sb_endp1, sb_end1, sb_w_f32):
             sb_acc1v *= x.unsafe_load[width=sb_w_f32](i)
         var sb_acc1 = Float32(1.0)
+        for sb_l in range(64):
+            sb_acc1 *= sb_acc1p[sb_l]
         for sb_l in range(sb_w_f32):
             sb_acc1 *= sb_acc1v[sb_l]
         for i in range(sb_end1, sb_hi):
@@ -180,11 +186,17 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i + 1)
+            var sb_acc0p = SIMD[DType.float64, 32](Float64(1.0))
+            var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 32 * 32
+            for k in range(sb_k0, sb_endp0, 32):
+                sb_acc0p *= -x.unsafe_load[width=32](k).cast[DType.float64]()
             var sb_acc0v = SIMD[DType.float64, sb_w_f64](Float64(1.0))
-            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f64 * sb_w_f64
-            for k in range(sb_k0, sb_end0, sb_w_f64):
+            var sb_end0 = sb_endp0 + max(sb_k1 - sb_endp0, 0) // sb_w_f64 * sb_w_f64
+            for k in range(sb_endp0, sb_end0, sb_w_f64):
                 sb_acc0v *= -x.unsafe_load[width=sb_w_f64](k).cast[DType.float64]()
             var sb_acc0 = Float64(1.0)
+            for sb_l in range(32):
+                sb_acc0 *= sb_acc0p[sb_l]
             for sb_l in range(sb_w_f64):
                 sb_acc0 *= sb_acc0v[sb_l]
             for k in range(sb_end0, sb_k1):
@@ -270,11 +282,17 @@ def sb_vectorize_parallel_s2(v: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int32, 64](Int32(1))
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for i in range(sb_lo, sb_endp1, 64):
+            sb_acc1p *= Int32(2) * v.unsafe_load[width=64](i) + Int32(1)
         var sb_acc1v = SIMD[DType.int32, sb_w_i32](Int32(1))
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i32 * sb_w_i32
-        for i in range(sb_lo, sb_end1, sb_w_i32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i32 * sb_w_i32
+        for i in range(sb_endp1, sb_end1, sb_w_i32):
             sb_acc1v *= Int32(2) * v.unsafe_load[width=sb_w_i32](i) + Int32(1)
         var sb_acc1 = Int32(1)
+        for sb_l in range(64):
+            sb_acc1 *= sb_acc1p[sb_l]
         for sb_l in range(sb_w_i32):
             sb_acc1 *= sb_acc1v[sb_l]
         for i in range(sb_end1, sb_hi):

@@ -176,11 +176,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             for j in range(sb_div_int(W - 3, 2) + 1):
                 var sb_acc0 = -inf[DType.float32]()
                 for u in range(2):
+                    var sb_acc1p = SIMD[DType.float32, 64](-inf[DType.float32]())
+                    var sb_endp1 = max(3, 0) // 64 * 64
+                    for v in range(0, sb_endp1, 64):
+                        sb_acc1p = sb_max(sb_acc1p, x.unsafe_load[width=64]((2 * i + u) * W + (2 * j + v)))
                     var sb_acc1v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-                    var sb_end1 = max(3, 0) // sb_w_f32 * sb_w_f32
-                    for v in range(0, sb_end1, sb_w_f32):
+                    var sb_end1 = sb_endp1 + max(3 - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+                    for v in range(sb_endp1, sb_end1, sb_w_f32):
                         sb_acc1v = sb_max(sb_acc1v, x.unsafe_load[width=sb_w_f32]((2 * i + u) * W + (2 * j + v)))
                     var sb_acc1 = -inf[DType.float32]()
+                    for sb_l in range(64):
+                        sb_acc1 = sb_max(sb_acc1, sb_acc1p[sb_l])
                     for sb_l in range(sb_w_f32):
                         sb_acc1 = sb_max(sb_acc1, sb_acc1v[sb_l])
                     for v in range(sb_end1, 3):

@@ -192,11 +192,15 @@ def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var c = sb_i1 - 1
                 sb_k1 = max(sb_k1, c + 1)
+            var sb_acc0p = SIMD[DType.int32, 64](Int32(0))
+            var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
+            for k in range(sb_k0, sb_endp0, 64):
+                sb_acc0p += v.unsafe_load[width=64](k) * Int32(1000003)
             var sb_acc0v = SIMD[DType.int32, sb_w_i32](Int32(0))
-            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_i32 * sb_w_i32
-            for k in range(sb_k0, sb_end0, sb_w_i32):
+            var sb_end0 = sb_endp0 + max(sb_k1 - sb_endp0, 0) // sb_w_i32 * sb_w_i32
+            for k in range(sb_endp0, sb_end0, sb_w_i32):
                 sb_acc0v += v.unsafe_load[width=sb_w_i32](k) * Int32(1000003)
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for k in range(sb_end0, sb_k1):
                 sb_acc0 += v[unsafe_offset=k] * Int32(1000003)
             sb_pp[unsafe_offset=sb_b] = sb_acc0
@@ -328,26 +332,38 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var c = sb_i1 - 1
                 sb_k1 = max(sb_k1, c + 2)
-            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = sb_k0 + max(sb_k1 - sb_k0, 0) // sb_w_f32 * sb_w_f32
-            for k in range(sb_k0, sb_end0, sb_w_f32):
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
+            for k in range(sb_k0, sb_endp0, 64):
                 var sb_ld0_x_i1 = k
-                var sb_ld0_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-                if 0 >= 0 and 0 < R and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + sb_w_f32 <= C:
-                    sb_ld0_x = x.unsafe_load[width=sb_w_f32](sb_ld0_x_i1)
+                var sb_ld0_x = SIMD[DType.float32, 64](Float32(0.0))
+                if 0 >= 0 and 0 < R and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + 64 <= C:
+                    sb_ld0_x = x.unsafe_load[width=64](sb_ld0_x_i1)
                 else:
-                    for sb_l in range(sb_w_f32):
+                    for sb_l in range(64):
                         if 0 >= 0 and 0 < R and sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < C:
                             sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i1 + sb_l]
-                sb_acc0v += sb_ld0_x
-            var sb_acc0 = sb_acc0v.reduce_add()
+                sb_acc0p += sb_ld0_x
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+            var sb_end0 = sb_endp0 + max(sb_k1 - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for k in range(sb_endp0, sb_end0, sb_w_f32):
+                var sb_ld1_x_i1 = k
+                var sb_ld1_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+                if 0 >= 0 and 0 < R and sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + sb_w_f32 <= C:
+                    sb_ld1_x = x.unsafe_load[width=sb_w_f32](sb_ld1_x_i1)
+                else:
+                    for sb_l in range(sb_w_f32):
+                        if 0 >= 0 and 0 < R and sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < C:
+                            sb_ld1_x[sb_l] = x[unsafe_offset=sb_ld1_x_i1 + sb_l]
+                sb_acc0v += sb_ld1_x
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for k in range(sb_end0, sb_k1):
-                var sb_ld1_x = (
+                var sb_ld2_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_acc0 += sb_ld1_x
+                sb_acc0 += sb_ld2_x
             sb_pp[unsafe_offset=sb_b] = sb_acc0
             sb_pf[unsafe_offset=sb_b] = sb_k0
 
@@ -368,12 +384,12 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                 if k == c + 2 - 1:
                     break
                 while k < c + 2:
-                    var sb_ld2_x = (
+                    var sb_ld3_x = (
                         x[unsafe_offset=k]
                         if 0 >= 0 and 0 < R and k >= 0 and k < C
                         else Float32(0.0)
                     )
-                    sb_run += sb_ld2_x
+                    sb_run += sb_ld3_x
                     k += 1
                 t[unsafe_offset=c] = sb_run
                 c += 1
@@ -381,26 +397,26 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             # registers (sb_scan_sum_f32), the outputs stored as one.
             while c + 16 <= sb_i1:
                 k = c + 2 - 1
-                var sb_ld3_x_i1 = k
-                var sb_ld3_x = SIMD[DType.float32, 16](Float32(0.0))
-                if 0 >= 0 and 0 < R and sb_ld3_x_i1 >= 0 and sb_ld3_x_i1 + 16 <= C:
-                    sb_ld3_x = x.unsafe_load[width=16](sb_ld3_x_i1)
+                var sb_ld4_x_i1 = k
+                var sb_ld4_x = SIMD[DType.float32, 16](Float32(0.0))
+                if 0 >= 0 and 0 < R and sb_ld4_x_i1 >= 0 and sb_ld4_x_i1 + 16 <= C:
+                    sb_ld4_x = x.unsafe_load[width=16](sb_ld4_x_i1)
                 else:
                     for sb_l in range(16):
-                        if 0 >= 0 and 0 < R and sb_ld3_x_i1 + sb_l >= 0 and sb_ld3_x_i1 + sb_l < C:
-                            sb_ld3_x[sb_l] = x[unsafe_offset=sb_ld3_x_i1 + sb_l]
-                var sb_scan = sb_scan_sum_f32(sb_ld3_x, sb_run)
+                        if 0 >= 0 and 0 < R and sb_ld4_x_i1 + sb_l >= 0 and sb_ld4_x_i1 + sb_l < C:
+                            sb_ld4_x[sb_l] = x[unsafe_offset=sb_ld4_x_i1 + sb_l]
+                var sb_scan = sb_scan_sum_f32(sb_ld4_x, sb_run)
                 sb_run = sb_scan[15]
                 t.unsafe_store[width=16](c, sb_scan)
                 c += 16
             while c < sb_i1:
                 k = c + 2 - 1
-                var sb_ld4_x = (
+                var sb_ld5_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_run += sb_ld4_x
+                sb_run += sb_ld5_x
                 t[unsafe_offset=c] = sb_run
                 c += 1
 
@@ -416,12 +432,12 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             if k == c + 2 - 1:
                 break
             while k < c + 2:
-                var sb_ld5_x = (
+                var sb_ld6_x = (
                     x[unsafe_offset=k]
                     if 0 >= 0 and 0 < R and k >= 0 and k < C
                     else Float32(0.0)
                 )
-                sb_run += sb_ld5_x
+                sb_run += sb_ld6_x
                 k += 1
             t[unsafe_offset=c] = sb_run
             c += 1
@@ -429,26 +445,26 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
         # registers (sb_scan_sum_f32), the outputs stored as one.
         while c + 16 <= C:
             k = c + 2 - 1
-            var sb_ld6_x_i1 = k
-            var sb_ld6_x = SIMD[DType.float32, 16](Float32(0.0))
-            if 0 >= 0 and 0 < R and sb_ld6_x_i1 >= 0 and sb_ld6_x_i1 + 16 <= C:
-                sb_ld6_x = x.unsafe_load[width=16](sb_ld6_x_i1)
+            var sb_ld7_x_i1 = k
+            var sb_ld7_x = SIMD[DType.float32, 16](Float32(0.0))
+            if 0 >= 0 and 0 < R and sb_ld7_x_i1 >= 0 and sb_ld7_x_i1 + 16 <= C:
+                sb_ld7_x = x.unsafe_load[width=16](sb_ld7_x_i1)
             else:
                 for sb_l in range(16):
-                    if 0 >= 0 and 0 < R and sb_ld6_x_i1 + sb_l >= 0 and sb_ld6_x_i1 + sb_l < C:
-                        sb_ld6_x[sb_l] = x[unsafe_offset=sb_ld6_x_i1 + sb_l]
-            var sb_scan = sb_scan_sum_f32(sb_ld6_x, sb_run)
+                    if 0 >= 0 and 0 < R and sb_ld7_x_i1 + sb_l >= 0 and sb_ld7_x_i1 + sb_l < C:
+                        sb_ld7_x[sb_l] = x[unsafe_offset=sb_ld7_x_i1 + sb_l]
+            var sb_scan = sb_scan_sum_f32(sb_ld7_x, sb_run)
             sb_run = sb_scan[15]
             t.unsafe_store[width=16](c, sb_scan)
             c += 16
         while c < C:
             k = c + 2 - 1
-            var sb_ld7_x = (
+            var sb_ld8_x = (
                 x[unsafe_offset=k]
                 if 0 >= 0 and 0 < R and k >= 0 and k < C
                 else Float32(0.0)
             )
-            sb_run += sb_ld7_x
+            sb_run += sb_ld8_x
             t[unsafe_offset=c] = sb_run
             c += 1
 

@@ -515,11 +515,17 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
 
         # mx[i] = max(j in 0..W: m[i, j])
         def sb_row0(i: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(W, 0) // 64 * 64
+            for j in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, m.unsafe_load[width=64](i * W + j))
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
-            var sb_end0 = max(W, 0) // sb_w_f32 * sb_w_f32
-            for j in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(W - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for j in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v = sb_max(sb_acc0v, m.unsafe_load[width=sb_w_f32](i * W + j))
             var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
             for sb_l in range(sb_w_f32):
                 sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
             for j in range(sb_end0, W):

@@ -87,11 +87,15 @@ def sb_vectorize_parallel_s1(f: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for k in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(2, 0) // 64 * 64
+            for q in range(0, sb_endp0, 64):
+                sb_acc0p += f.unsafe_load[width=64](2 * k + q)
             var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-            var sb_end0 = max(2, 0) // sb_w_f32 * sb_w_f32
-            for q in range(0, sb_end0, sb_w_f32):
+            var sb_end0 = sb_endp0 + max(2 - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for q in range(sb_endp0, sb_end0, sb_w_f32):
                 sb_acc0v += f.unsafe_load[width=sb_w_f32](2 * k + q)
-            var sb_acc0 = sb_acc0v.reduce_add()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for q in range(sb_end0, 2):
                 sb_acc0 += f[unsafe_offset=2 * k + q]
             z[unsafe_offset=k] = sb_acc0

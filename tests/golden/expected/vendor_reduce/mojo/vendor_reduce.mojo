@@ -112,11 +112,15 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float32, 64](Float32(0.0))
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for i in range(sb_lo, sb_endp1, 64):
+            sb_acc1p += x.unsafe_load[width=64](i) * x.unsafe_load[width=64](i)
         var sb_acc1v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_f32 * sb_w_f32
-        for i in range(sb_lo, sb_end1, sb_w_f32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+        for i in range(sb_endp1, sb_end1, sb_w_f32):
             sb_acc1v += x.unsafe_load[width=sb_w_f32](i) * x.unsafe_load[width=sb_w_f32](i)
-        var sb_acc1 = sb_acc1v.reduce_add()
+        var sb_acc1 = sb_acc1p.reduce_add() + sb_acc1v.reduce_add()
         for i in range(sb_end1, sb_hi):
             sb_acc1 += x[unsafe_offset=i] * x[unsafe_offset=i]
         sb_p0[unsafe_offset=sb_c] = sb_acc1
@@ -141,11 +145,17 @@ def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int32, 64](Int32.MIN)
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for i in range(sb_lo, sb_endp1, 64):
+            sb_acc1p = sb_max(sb_acc1p, v.unsafe_load[width=64](i))
         var sb_acc1v = SIMD[DType.int32, sb_w_i32](Int32.MIN)
-        var sb_end1 = sb_lo + max(sb_hi - sb_lo, 0) // sb_w_i32 * sb_w_i32
-        for i in range(sb_lo, sb_end1, sb_w_i32):
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i32 * sb_w_i32
+        for i in range(sb_endp1, sb_end1, sb_w_i32):
             sb_acc1v = sb_max(sb_acc1v, v.unsafe_load[width=sb_w_i32](i))
         var sb_acc1 = Int32.MIN
+        for sb_l in range(64):
+            sb_acc1 = sb_max(sb_acc1, sb_acc1p[sb_l])
         for sb_l in range(sb_w_i32):
             sb_acc1 = sb_max(sb_acc1, sb_acc1v[sb_l])
         for i in range(sb_end1, sb_hi):
