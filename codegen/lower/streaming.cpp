@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lower/patterns.h"
+#include "lower/running_scans.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -76,6 +77,7 @@ void streaming(Spec& spec) {
     c.rows = stream_candidate(st, /*in_row_group=*/true, row_local);
     c.tensors = stream_tensors(spec, k, k, {});
     if (c.whole) c.prefetch = along_reads(spec, st, {});
+    c.scan = st.rank() == 1 && running_scan_reduction(st) >= 0;
     if (c.rows) c.prefetch_rows = along_reads(spec, st, group_local);
     sched.epilogue_streams.push_back(StreamChoice{});
     const std::optional<Contraction> m = match_contraction(spec, st);
@@ -113,7 +115,8 @@ std::string dump_streaming(const Spec& spec) {
     out += "stmt " + std::to_string(k) + " (" + source_text(spec.stmts[k], spec) + "): alone " +
            (c.whole ? "streams, tensors " + names(spec, c.tensors) + prefetch(c.prefetch)
                     : std::string("no")) +
-           "; by rows " + (c.rows ? "streams" + prefetch(c.prefetch_rows) : std::string("no"));
+           "; by rows " + (c.rows ? "streams" + prefetch(c.prefetch_rows) : std::string("no")) +
+           (c.scan ? "; its scan walk streams, tensors " + names(spec, c.tensors) : "");
     const StreamChoice& e = sched.epilogue_streams[k];
     if (e.whole)
       out += "; its rest after a GEMM call streams, tensors " + names(spec, e.tensors) +

@@ -173,6 +173,24 @@ TEST(EmitCpuOmpSimd, StreamedLinesPrefetchAndAreOneVector) {
   EXPECT_TRUE(has(c, "#pragma omp simd simdlen(16)\n")) << c;
 }
 
+TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [N], role: in}\n  y: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = sum(j in 0..i + 1: x[j])\n",
+      "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // The two-pass form decides once, by the streaming threshold, and a vector block that starts
+  // a cache line is written a line at a time with non-temporal stores; each block fences them.
+  EXPECT_TRUE(has(c, "const int sb_stream = 4 * N + 4 * N >= SB_STREAM_MIN_BYTES;")) << c;
+  EXPECT_TRUE(has(c, "if (sb_stream && ((uintptr_t)&y[sb_i] & 63) == 0) {")) << c;
+  EXPECT_TRUE(has(c, "sb_line[sb_q - sb_l] = sb_v[sb_q];")) << c;
+  EXPECT_TRUE(has(c, "sb_store_line(&y[sb_i + sb_l], sb_line, 64);")) << c;
+  EXPECT_TRUE(has(c, "if (sb_stream) sb_stream_fence();")) << c;
+  EXPECT_TRUE(has(c, "SB_STREAM_KERNEL static void sb_omp_s0(")) << c;
+  // The loops variant walks the scan plainly.
+  EXPECT_FALSE(has(c, "SB_STREAM_KERNEL static void sb_loops_s0(")) << c;
+}
+
 TEST(EmitCpuOmpSimd, RowReductionsKeepPartialAccumulators) {
   const Spec s = load(
       "  x: {type: f64, shape: [M, N], role: in}\n  r: {type: f64, shape: [M], role: out}\n"

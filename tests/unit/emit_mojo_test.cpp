@@ -155,6 +155,22 @@ TEST(EmitMojo, ElementwiseIsParallelAndVectorised) {
   EXPECT_TRUE(has(k, "c.unsafe_store[width=sb_w](i, sb_val)")) << k;
 }
 
+TEST(EmitMojo, LongScansStreamWholeLines) {
+  Result<Spec> r = load("csum", kN,
+                        "  x: {type: f32, shape: [N], role: in}\n"
+                        "  y: {type: f32, shape: [N], role: out}\n",
+                        "  y[i] = sum(j in 0..i + 1: x[j])\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  // In the two-pass form, a vector of 16 outputs that starts a cache line is stored
+  // non-temporally when the tensors reach the threshold; each block fences its stores.
+  EXPECT_TRUE(has(k, "var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes")) << k;
+  EXPECT_TRUE(has(k, "if sb_stream and Int(y.unsafe_offset(i)) % 64 == 0:")) << k;
+  EXPECT_TRUE(has(k, "y.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_scan)")) << k;
+  EXPECT_TRUE(has(k, "y.unsafe_store[width=16](i, sb_scan)")) << k;
+  EXPECT_TRUE(has(k, "            if sb_stream:\n                fence()")) << k;
+}
+
 TEST(EmitMojo, RowSumsKeepPartialAccumulatorsThenNativeVectors) {
   Result<Spec> r = load("rsum", "  R: {bench: [4], verify: [3]}\n  C: {bench: [300], verify: [200]}\n",
                         "  x: {type: f64, shape: [R, C], role: in}\n"

@@ -262,8 +262,13 @@ constexpr int kVectorScanBlock = 256;
 // otherwise mispredicts about every other term (cumprod ran 3x slower so; with the simple loop
 // over the terms computed ahead it ran 1.25x slower, 687 against 543 us at 256x2048). The terms
 // are then folded in the plain loop nest's order.
+//
+// With `stream` (the streaming pass's StreamChoice::scan; sb_stream bound), a vector block whose
+// first output starts a cache line writes the block's outputs a line at a time with non-temporal
+// stores (sb_store_line) when sb_stream is set.
 void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
-                    const std::string& end, bool ahead, bool vector, CodeWriter& w) {
+                    const std::string& end, bool ahead, bool vector, CodeWriter& w,
+                    bool stream = false) {
   const std::string& i = L.var_name(static_cast<int>(L.stmt().rank()) - 1);
   const std::string& k = L.var_name(red.ref);
   auto assign = [&](const std::string& value) {
@@ -303,6 +308,27 @@ void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
     w.close();
     w.line("for (int64_t sb_q = 0; sb_q < " + n + "; sb_q += " + lanes + ") " + acc + " = " +
            scan + "(sb_v + sb_q, " + acc + ");");
+    if (stream) {
+      const Statement& st = L.stmt();
+      const std::string oty = c_type(L.spec().tensors[st.out].type);
+      const std::string per = std::to_string(kStreamLineBytes / dtype_bytes(L.spec().tensors[st.out].type));
+      const std::string first = "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, {"sb_i"}) + "]";
+      w.open("if (sb_stream && ((uintptr_t)" + first + " & 63) == 0) {");
+      w.open("for (int64_t sb_l = 0; sb_l < " + n + "; sb_l += " + per + ") {");
+      w.line(oty + " sb_line[" + per + "] __attribute__((aligned(64)));");
+      w.line("#pragma omp simd simdlen(" + per + ")");
+      w.open("for (int64_t sb_q = sb_l; sb_q < sb_l + " + per + "; ++sb_q) {");
+      w.line("const int64_t " + i + " = sb_i + sb_q;");
+      L.set_override(&red, "sb_v[sb_q]");
+      w.line("sb_line[sb_q - sb_l] = " + L.expr(*st.rhs, w, 0) + ";");
+      L.clear_overrides();
+      w.close();
+      w.line("sb_store_line(&" + L.tensor_name(st.out) + "[" +
+             L.flat_index(st.out, {"sb_i + sb_l"}) + "], sb_line, 64);");
+      w.close();
+      w.line("continue;");
+      w.close();
+    }
     w.line("#pragma omp simd");
     w.open("for (int64_t sb_q = 0; sb_q < " + n + "; ++sb_q) {");
     w.line("const int64_t " + i + " = sb_i + sb_q;");
@@ -371,6 +397,17 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
 // block's outputs walked from its offset.
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const Statement& st = L.stmt();
+  // The streaming pass's choice (lower/streaming.h), taken by the vector walk.
+  const bool stream = stream_choice(L.spec(), st).scan && vector_walk(red, true);
+  if (stream) {
+    std::string bytes;
+    for (int t : stream_choice(L.spec(), st).tensors)
+      bytes += (bytes.empty() ? "" : " + ") +
+               std::to_string(dtype_bytes(L.spec().tensors[t].type)) + " * " +
+               L.element_count(t, kPrecMul + 1);
+    w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
+    w.line("const int sb_stream = " + bytes + " >= SB_STREAM_MIN_BYTES;");
+  }
   const DType t = value_type(red);
   const std::string ty = c_type(t);
   const std::string id = reduce_identity(red.rop, t);
@@ -425,7 +462,9 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   w.line(ty + " sb_run = sb_part[sb_b];");
   w.line("int64_t " + k + " = sb_from[sb_b];");
   w.line("int64_t " + i + " = sb_i0;");
-  emit_scan_walk(L, red, "sb_run", "sb_i1", terms_ahead(red, true), vector_walk(red, true), w);
+  emit_scan_walk(L, red, "sb_run", "sb_i1", terms_ahead(red, true), vector_walk(red, true), w,
+                 stream);
+  if (stream) w.line("if (sb_stream) sb_stream_fence();");
   w.close();
 }
 
@@ -1012,6 +1051,11 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
   }
   // The tile_transposes pass's tiles (lower/tile_transposes.h), for a read across rows.
   const int tiled = omp ? tile_choice(L.spec(), st).dim : -1;
+  if (const Expr* scan = running_scan(L.spec(), st, /*rows=*/false);
+      omp && scan && stream_choice(L.spec(), st).scan && vector_walk(*scan, true)) {
+    emit_loop_nest(L, omp, w);  // a long one streams in its two-pass form (emit_scan_split)
+    return true;
+  }
   if (!omp || !stream_choice(L.spec(), st).whole) {
     if (tiled >= 0)
       emit_tiled_nest(L, tiled, tiles, false, w);

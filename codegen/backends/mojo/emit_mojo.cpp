@@ -676,7 +676,13 @@ class MojoLowering {
   // (each output folds the terms from k up to its range's end); from then on each output adds
   // the last term of its range, i + c - 1 (the range's end is i + c: the pass's rule), the form
   // the cpu printer's emit_scan_walk gives too. The terms are folded in the loop nest's order.
-  void walk_scan(const Expr& e, const std::string& acc, const std::string& end, PyWriter& w) {
+  //
+  // With `stream` (the streaming pass's StreamChoice::scan; sb_stream bound), a vector of outputs
+  // that is one whole 64-byte line starting a cache line is stored non-temporally when sb_stream
+  // is set; returns whether the walk has such stores.
+  bool walk_scan(const Expr& e, const std::string& acc, const std::string& end, PyWriter& w,
+                 bool stream = false) {
+    bool streamed = false;
     const DType t = value_type(e);
     const std::string& i = var_names_[st_.rank() - 1];
     const std::string& k = var_names_[e.ref];
@@ -712,7 +718,17 @@ class MojoLowering {
       w.line(acc + " = sb_scan[" + std::to_string(lanes - 1) + "]");
       set_override(&e, "sb_scan");
       vector_overrides_.insert(&e);
+      streamed = stream && lanes * dtype_bytes(spec_.tensors[st_.out].type) == kStreamLineBytes;
+      if (streamed) {
+        needs_->stream = true;
+        w.open("if sb_stream and Int(" + tensor_name(st_.out) + ".unsafe_offset(" + out_flat() +
+               ")) % " + std::to_string(kStreamLineBytes) + " == 0:");
+        assign_vector(w, Mode{iv, n}, /*line=*/true);
+        w.dedent();
+        w.open("else:");
+      }
       assign_vector(w, Mode{iv, n});
+      if (streamed) w.dedent();
       overrides_.clear();
       vector_overrides_.clear();
       w.line(i + " += " + n);
@@ -723,13 +739,15 @@ class MojoLowering {
     w.line(update(e.rop, t, acc, scalar(*e.args[0], w, 0)));
     store();
     w.dedent();
+    return streamed;
   }
 
   // A rank-1 running scan `e` of this statement in two parallel passes over kScanBlocks blocks of
   // its outputs (lower/running_scans.h): each block's new terms folded apart, the folds combined
   // in order into each block's offset, then each block's outputs walked from its offset, one
   // block per parallel task (the cpu printer's form, emit_cpu.cpp: emit_scan_split).
-  void scan_split(const Expr& e, PyWriter& w) {
+  // Returns whether its walk streams (walk_scan with the streaming pass's StreamChoice::scan).
+  bool scan_split(const Expr& e, PyWriter& w) {
     const DType t = value_type(e);
     const std::string& i = var_names_[0];
     const std::string& k = var_names_[e.ref];
@@ -786,12 +804,18 @@ class MojoLowering {
     w.line("var sb_run = sb_pp[unsafe_offset=sb_b]");
     w.line("var " + k + " = sb_pf[unsafe_offset=sb_b]");
     w.line("var " + i + " = sb_i0");
-    walk_scan(e, "sb_run", "sb_i1", w);
+    const bool streamed = walk_scan(e, "sb_run", "sb_i1", w, stream_choice(spec_, st_).scan);
+    if (streamed) {
+      w.open("if sb_stream:");
+      w.line("fence()");
+      w.dedent();
+    }
     w.dedent();
     w.line("");
     w.line("parallelize(sb_walk_block, " + nb + ")");
     w.line("dealloc(sb_part^)");
     w.line("dealloc(sb_from^)");
+    return streamed;
   }
 
   // A top-level reduction of a scalar output, split into chunks computed in parallel (one partial
@@ -1645,12 +1669,12 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     // A rank-1 running scan: one sequential walk, or two parallel passes when it is long
     // (lower/running_scans.h: kScanSplitMin).
     w.open("if " + L.extent(st.out, 0, kMCmp + 1) + " >= " + std::to_string(kScanSplitMin) + ":");
-    L.scan_split(*red, w);
+    const bool stream = L.scan_split(*red, w);
     w.dedent();
     w.open("else:");
     emit_running_scan(L, *red, 0, w);
     w.dedent();
-    return false;
+    return stream;  // the caller binds sb_stream from the statement's tensors
   }
   // The tile_transposes pass's tiles (lower/tile_transposes.h), for a read across rows.
   if (const int dim = tile_choice(L.spec(), st).dim;

@@ -15,12 +15,19 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -163,6 +170,8 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 # q[i] = prod(k in 0..(i + 1): -f64(x[k]))
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              q: Pointer[Float64, MutUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N + 8 * N >= sb_stream_min_bytes
     if N >= 65536:
         # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
         # the folds combined in order into each block's offset, then each block's outputs walked
@@ -231,13 +240,18 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 k = i + 1 - 1
                 var sb_scan = sb_scan_prod_f64(-x.unsafe_load[width=8](k).cast[DType.float64](), sb_run)
                 sb_run = sb_scan[7]
-                q.unsafe_store[width=8](i, sb_scan)
+                if sb_stream and Int(q.unsafe_offset(i)) % 64 == 0:
+                    q.unsafe_store[width=8, alignment=64, non_temporal=True](i, sb_scan)
+                else:
+                    q.unsafe_store[width=8](i, sb_scan)
                 i += 8
             while i < sb_i1:
                 k = i + 1 - 1
                 sb_run *= -Float64(x[unsafe_offset=k])
                 q[unsafe_offset=i] = sb_run
                 i += 1
+            if sb_stream:
+                fence()
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)

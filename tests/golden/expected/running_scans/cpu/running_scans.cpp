@@ -496,9 +496,11 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const
 }
 
 // t[c] = sum(k in 0..(c + 2): x[0, k])
-static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const int64_t R,
-                           const int64_t C) {
+SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t,
+                                            const int64_t R, const int64_t C) {
   if (C >= 65536) {
+    // Stream the outputs when the tensors this touches outgrow the caches.
+    const int sb_stream = 4 * (R * C) + 4 * C >= SB_STREAM_MIN_BYTES;
     // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
     // the folds combined in order into each block's offset, then each block's outputs walked
     // from its offset.
@@ -564,6 +566,18 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
           sb_v[sb_q] = sb_ld2_x;
         }
         for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        if (sb_stream && ((uintptr_t)&t[sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&t[sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
         #pragma omp simd
         for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
           const int64_t c = sb_i + sb_q;
@@ -578,6 +592,7 @@ static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t, const
         }
         t[c] = sb_run;
       }
+      if (sb_stream) sb_stream_fence();
     }
   } else {
     // Running: each output's range extends the previous one's by its new terms.

@@ -309,6 +309,8 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
 # t[c] = sum(k in 0..(c + 2): x[0, k])
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              t: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * C >= sb_stream_min_bytes
     if C >= 65536:
         # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
         # the folds combined in order into each block's offset, then each block's outputs walked
@@ -407,7 +409,10 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_ld4_x[sb_l] = x[unsafe_offset=sb_ld4_x_i1 + sb_l]
                 var sb_scan = sb_scan_sum_f32(sb_ld4_x, sb_run)
                 sb_run = sb_scan[15]
-                t.unsafe_store[width=16](c, sb_scan)
+                if sb_stream and Int(t.unsafe_offset(c)) % 64 == 0:
+                    t.unsafe_store[width=16, alignment=64, non_temporal=True](c, sb_scan)
+                else:
+                    t.unsafe_store[width=16](c, sb_scan)
                 c += 16
             while c < sb_i1:
                 k = c + 2 - 1
@@ -419,6 +424,8 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_run += sb_ld5_x
                 t[unsafe_offset=c] = sb_run
                 c += 1
+            if sb_stream:
+                fence()
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)

@@ -13,13 +13,20 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import inf
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -153,6 +160,8 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], z: Pointer[Float32, Mut
 # y[i] = sum(k in 0..(i + 1): x[k])
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     if N >= 65536:
         # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
         # the folds combined in order into each block's offset, then each block's outputs walked
@@ -217,13 +226,18 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 k = i + 1 - 1
                 var sb_scan = sb_scan_sum_f32(x.unsafe_load[width=16](k), sb_run)
                 sb_run = sb_scan[15]
-                y.unsafe_store[width=16](i, sb_scan)
+                if sb_stream and Int(y.unsafe_offset(i)) % 64 == 0:
+                    y.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_scan)
+                else:
+                    y.unsafe_store[width=16](i, sb_scan)
                 i += 16
             while i < sb_i1:
                 k = i + 1 - 1
                 sb_run += x[unsafe_offset=k]
                 y[unsafe_offset=i] = sb_run
                 i += 1
+            if sb_stream:
+                fence()
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)
@@ -259,6 +273,8 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 # z[i] = min(k in 0..i: abs(x[k]))
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              z: Pointer[Float32, MutUntrackedOrigin], N: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     if N >= 65536:
         # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
         # the folds combined in order into each block's offset, then each block's outputs walked
@@ -327,13 +343,18 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 k = i - 1
                 var sb_scan = sb_scan_min_f32(abs(x.unsafe_load[width=16](k)), sb_run)
                 sb_run = sb_scan[15]
-                z.unsafe_store[width=16](i, sb_scan)
+                if sb_stream and Int(z.unsafe_offset(i)) % 64 == 0:
+                    z.unsafe_store[width=16, alignment=64, non_temporal=True](i, sb_scan)
+                else:
+                    z.unsafe_store[width=16](i, sb_scan)
                 i += 16
             while i < sb_i1:
                 k = i - 1
                 sb_run = sb_min(sb_run, abs(x[unsafe_offset=k]))
                 z[unsafe_offset=i] = sb_run
                 i += 1
+            if sb_stream:
+                fence()
 
         parallelize(sb_walk_block, 512)
         dealloc(sb_part^)
