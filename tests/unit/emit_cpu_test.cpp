@@ -191,6 +191,19 @@ TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
   EXPECT_FALSE(has(c, "SB_STREAM_KERNEL static void sb_loops_s0(")) << c;
 }
 
+TEST(EmitCpuOmpSimd, RowsOfRankThreeStreamAlongTheirLastDimension) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N, K], role: in}\n  m: {type: f32, shape: [M], role: temp}\n"
+      "  y: {type: f32, shape: [M, N, K], role: out}\n",
+      "  m[i] = sum(j in 0..N: sum(k in 0..K: x[i, j, k]))\n  y[i, j, k] = x[i, j, k] - m[i]\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // A row of the group is N x K: its middle dimension a plain loop, lines along k.
+  EXPECT_TRUE(has(c, "if (sb_stream) {\n          for (int64_t j = 0; j < N; ++j) {")) << c;
+  EXPECT_TRUE(has(c, "sb_store_line(&y[(i * N + j) * K + sb_j], sb_line, 64);")) << c;
+  EXPECT_TRUE(has(c, "if (sb_stream) sb_stream_fence();")) << c;
+}
+
 TEST(EmitCpuOmpSimd, RowReductionsKeepPartialAccumulators) {
   const Spec s = load(
       "  x: {type: f64, shape: [M, N], role: in}\n  r: {type: f64, shape: [M], role: out}\n"

@@ -988,13 +988,22 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
            L.var_name(0) + " = sb_row;");
     if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
       hoist_reciprocals(L, *st.rhs, b, next_rcp);
-    // The streaming pass's choice for the statement's rows (lower/streaming.h); this printer
-    // streams rows of rank-2 outputs only.
-    if (spec.schedule.streams[g.first + i].rows && st.rank() == 2) {
+    // The streaming pass's choice for the statement's rows (lower/streaming.h): a row of rank 2
+    // or more is streamed a line at a time along its innermost dimension, its middle dimensions
+    // as plain loops.
+    if (spec.schedule.streams[g.first + i].rows && st.rank() >= 2) {
       streaming = true;
       b.open("if (sb_stream) {");
-      emit_stream_lines(L, {L.var_name(0)}, "0", L.extent(st.out, 1, kPrecAdd + 1),
+      std::vector<std::string> outer{L.var_name(0)};
+      for (size_t d = 1; d + 1 < st.rank(); ++d) {
+        const std::string& v = L.var_name(static_cast<int>(d));
+        b.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) +
+               "; ++" + v + ") {");
+        outer.push_back(v);
+      }
+      emit_stream_lines(L, outer, "0", L.extent(st.out, st.rank() - 1, kPrecAdd + 1),
                         spec.schedule.streams[g.first + i].prefetch_rows, b);
+      for (size_t d = 1; d + 1 < st.rank(); ++d) b.close();
       CodeWriter plain(b.indent());
       emit_loop_nest(L, true, plain, /*in_row=*/true);
       b.close("} else {");

@@ -536,13 +536,16 @@ static int64_t sb_gemm_f64(int64_t M, int64_t N, int64_t K, const double* x, int
 // g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
 // rm[b, i] = max(j in 0..N: c[b, i, j])
 // p[b, i, j] = exp(c[b, i, j] - rm[b, i])
-static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w,
-                            const float* __restrict wt, const float* __restrict at,
-                            const float* __restrict bias, const double* __restrict x,
-                            const double* __restrict y, float* __restrict c, float* __restrict d,
-                            float* __restrict e, double* __restrict g, float* __restrict p,
-                            const int64_t B, const int64_t M, const int64_t N, const int64_t K,
-                            const int64_t L) {
+SB_STREAM_KERNEL static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w,
+                                             const float* __restrict wt, const float* __restrict at,
+                                             const float* __restrict bias,
+                                             const double* __restrict x, const double* __restrict y,
+                                             float* __restrict c, float* __restrict d,
+                                             float* __restrict e, double* __restrict g,
+                                             float* __restrict p, const int64_t B, const int64_t M,
+                                             const int64_t N, const int64_t K, const int64_t L) {
+  // Stream the outputs when the tensors in memory outgrow the caches.
+  const int sb_stream = 4 * (B * M * K) + 4 * (B * K * N) + 4 * (N * K) + 4 * (B * K * M) + 4 * N + 8 * (M * K) + 8 * (B * N * K) + 4 * (B * M * N) + 4 * (B * M * N) + 4 * (B * M * N) + 8 * (B * M * N) + 4 * (B * M * N) >= SB_STREAM_MIN_BYTES;
   int sb_failed = 0;
   #pragma omp parallel
   {
@@ -702,14 +705,42 @@ static int sb_omp_simd_s0_5(const float* __restrict a, const float* __restrict w
       }
       {  // p[b, i, j] = exp(c[b, i, j] - rm[b, i])
         const int64_t b = sb_row;
-        for (int64_t i = 0; i < M; ++i) {
-          #pragma omp simd
-          for (int64_t j = 0; j < N; ++j) {
-            p[(b * M + i) * N + j] = sb_vec_expf(c[(b * M + i) * N + j] - sb_row_rm[i]);
+        if (sb_stream) {
+          for (int64_t i = 0; i < M; ++i) {
+            {
+              const int64_t sb_h = sb_head_elems(&p[(b * M + i) * N + 0], (int64_t)sizeof(float), N);
+              #pragma omp simd
+              for (int64_t j = 0; j < sb_h; ++j) {
+                p[(b * M + i) * N + j] = sb_vec_expf(c[(b * M + i) * N + j] - sb_row_rm[i]);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= N; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&c[(b * M + i) * N + (sb_j + 1024 < N ? sb_j + 1024 : N - 1)], 0, 3);
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t j = sb_j + sb_q;
+                  sb_line[sb_q] = sb_vec_expf(c[(b * M + i) * N + j] - sb_row_rm[i]);
+                }
+                sb_store_line(&p[(b * M + i) * N + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t j = sb_j; j < N; ++j) {
+                p[(b * M + i) * N + j] = sb_vec_expf(c[(b * M + i) * N + j] - sb_row_rm[i]);
+              }
+            }
+          }
+        } else {
+          for (int64_t i = 0; i < M; ++i) {
+            #pragma omp simd
+            for (int64_t j = 0; j < N; ++j) {
+              p[(b * M + i) * N + j] = sb_vec_expf(c[(b * M + i) * N + j] - sb_row_rm[i]);
+            }
           }
         }
       }
     }
+    if (sb_stream) sb_stream_fence();
     free(sb_row_rm);
   }
   return sb_failed;

@@ -15,8 +15,72 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "specbench_abi.h"
+
+// -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -71,9 +135,11 @@ static void sb_loops_s2(const float* __restrict x, const float* __restrict gain,
 // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)
 // rstd[b, r] = 1.0 / sqrt(sum(c in 0..C: (x[b, r, c] - mean[b, r]) * (x[b, r, c] - mean[b, r])) / f32(C) + 1e-05)
 // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
-static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict gain,
-                            float* __restrict y, const int64_t B, const int64_t R,
-                            const int64_t C) {
+SB_STREAM_KERNEL static int sb_omp_simd_s0_2(const float* __restrict x,
+                                             const float* __restrict gain, float* __restrict y,
+                                             const int64_t B, const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors in memory outgrow the caches.
+  const int sb_stream = 4 * (B * R * C) + 4 * C + 4 * (B * R * C) >= SB_STREAM_MIN_BYTES;
   int sb_failed = 0;
   #pragma omp parallel
   {
@@ -147,14 +213,42 @@ static int sb_omp_simd_s0_2(const float* __restrict x, const float* __restrict g
       }
       {  // y[b, r, c] = (x[b, r, c] - mean[b, r]) * rstd[b, r] * gain[c]
         const int64_t b = sb_row;
-        for (int64_t r = 0; r < R; ++r) {
-          #pragma omp simd
-          for (int64_t c = 0; c < C; ++c) {
-            y[(b * R + r) * C + c] = (x[(b * R + r) * C + c] - sb_row_mean[r]) * sb_row_rstd[r] * gain[c];
+        if (sb_stream) {
+          for (int64_t r = 0; r < R; ++r) {
+            {
+              const int64_t sb_h = sb_head_elems(&y[(b * R + r) * C + 0], (int64_t)sizeof(float), C);
+              #pragma omp simd
+              for (int64_t c = 0; c < sb_h; ++c) {
+                y[(b * R + r) * C + c] = (x[(b * R + r) * C + c] - sb_row_mean[r]) * sb_row_rstd[r] * gain[c];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
+                __builtin_prefetch(&x[(b * R + r) * C + (sb_j + 1024 < C ? sb_j + 1024 : C - 1)], 0, 3);
+                float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                  const int64_t c = sb_j + sb_q;
+                  sb_line[sb_q] = (x[(b * R + r) * C + c] - sb_row_mean[r]) * sb_row_rstd[r] * gain[c];
+                }
+                sb_store_line(&y[(b * R + r) * C + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t c = sb_j; c < C; ++c) {
+                y[(b * R + r) * C + c] = (x[(b * R + r) * C + c] - sb_row_mean[r]) * sb_row_rstd[r] * gain[c];
+              }
+            }
+          }
+        } else {
+          for (int64_t r = 0; r < R; ++r) {
+            #pragma omp simd
+            for (int64_t c = 0; c < C; ++c) {
+              y[(b * R + r) * C + c] = (x[(b * R + r) * C + c] - sb_row_mean[r]) * sb_row_rstd[r] * gain[c];
+            }
           }
         }
       }
     }
+    if (sb_stream) sb_stream_fence();
     free(sb_row_mean);
     free(sb_row_rstd);
   }
