@@ -9,12 +9,14 @@
 // a row group (lower/row_fusion.h) only outputs of rank 2 or more stream, row by row, and the
 // bytes are those of the whole group's tensors. A backend may decline a candidate its printer
 // cannot stream (mojo: a statement it does not vectorise; mlir: ranks above 2 and types other
-// than f32, f64 and i32), never accept one this rule rejects. A rank-1 running scan
-// (lower/running_scans.h) writes its outputs once, in order, too: its vector walk may stream
-// whole lines of them by the same threshold (StreamChoice::scan; the cpu and mojo printers do,
-// in the two-pass form of a long scan; the mlir printer does not yet). On the 2-core VM, cpu
-// cumsum over 2^25 f32 took 14.6 ms with plain stores and 10.1 ms streaming. Whether a variant is parallel, and
+// than f32, f64 and i32), never accept one this rule rejects. Whether a variant is parallel, and
 // whether it runs the row groups, is its strategy's (HostSchedule).
+//
+// A rank-1 running scan (lower/running_scans.h) writes its outputs once and in order too: its
+// vector walk may stream whole lines of them by the same threshold (StreamChoice::scan). The cpu
+// and mojo printers do so in the two-pass form of a long scan; the mlir printer does not yet. On
+// the 2-core VM, the cpu cumsum over 2^25 f32 took 14.6 ms with plain stores and 10.1 ms
+// streaming.
 #pragma once
 
 #include <cstddef>
@@ -33,9 +35,10 @@ inline constexpr int64_t kStreamMinBytes = int64_t{32} << 20;
 inline constexpr int kStreamLineBytes = 64;
 
 // Before each streamed line, the tensors the statement reads along its output (StreamChoice::
-// prefetch) are prefetched this many bytes ahead of the line, clamped to the last element the
-// line's loop reads. Without it the line loops wait on their loads: on the 2-core AVX-512 VM,
-// the cpu backend's gelu over 2^25 f32 took 10.6-11.8 ms without it and 6.1-7.0 ms with it.
+// prefetch) are prefetched this many bytes ahead of the line, clamped to the last element of the
+// output's innermost dimension. Without it the line loops wait on their loads: on the 2-core
+// AVX-512 VM, the cpu backend's gelu over 2^25 f32 took 10.6-11.8 ms without it and 6.1-7.0 ms
+// with it.
 inline constexpr int kStreamPrefetchBytes = 4096;
 
 // Fills spec.schedule.streams and epilogue_streams (one StreamChoice per statement each) and

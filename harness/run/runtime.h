@@ -117,9 +117,9 @@ class HostRuntime : public Runtime {
 };
 
 // The flags of host C++ modules: -std=c++17 -O3 -march=native -fno-math-errno -fopenmp -fPIC
-// -shared -I<abi>, on x86-64 -mprefer-vector-width=512, and on x86-64 glibc -lmvec (glibc's vector math library, which the cpu
-// emitter's SIMD loops call for exp, log, tanh and erf; see vector_math_declarations in
-// codegen/backends/common/emit_common.h).
+// -shared -I<abi>, on x86-64 -mprefer-vector-width=512, and on x86-64 glibc -lmvec (glibc's
+// vector math library, which the cpu emitter's SIMD loops call for exp, log, tanh and erf; see
+// vector_math_declarations in codegen/backends/common/emit_common.h).
 std::vector<std::string> cpu_module_flags(const ToolchainOptions& opt);
 
 // cpu: SPECBENCH_CXX with cpu_module_flags.

@@ -172,7 +172,8 @@ TEST(EmitMojo, LongScansStreamWholeLines) {
 }
 
 TEST(EmitMojo, RowSumsKeepPartialAccumulatorsThenNativeVectors) {
-  Result<Spec> r = load("rsum", "  R: {bench: [4], verify: [3]}\n  C: {bench: [300], verify: [200]}\n",
+  Result<Spec> r = load("rsum",
+                        "  R: {bench: [4], verify: [3]}\n  C: {bench: [300], verify: [200]}\n",
                         "  x: {type: f64, shape: [R, C], role: in}\n"
                         "  s: {type: f64, shape: [R], role: out}\n",
                         "  s[i] = sum(j in 0..C: x[i, j] * 2.0)\n");

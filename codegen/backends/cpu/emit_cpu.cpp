@@ -310,9 +310,11 @@ void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
            scan + "(sb_v + sb_q, " + acc + ");");
     if (stream) {
       const Statement& st = L.stmt();
-      const std::string oty = c_type(L.spec().tensors[st.out].type);
-      const std::string per = std::to_string(kStreamLineBytes / dtype_bytes(L.spec().tensors[st.out].type));
-      const std::string first = "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, {"sb_i"}) + "]";
+      const DType ot = L.spec().tensors[st.out].type;
+      const std::string oty = c_type(ot);
+      const std::string per = std::to_string(kStreamLineBytes / dtype_bytes(ot));
+      const std::string first =
+          "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, {"sb_i"}) + "]";
       w.open("if (sb_stream && ((uintptr_t)" + first + " & 63) == 0) {");
       w.open("for (int64_t sb_l = 0; sb_l < " + n + "; sb_l += " + per + ") {");
       w.line(oty + " sb_line[" + per + "] __attribute__((aligned(64)));");

@@ -1004,7 +1004,8 @@ class MojoLowering {
     w.dedent();
     const Mode m{e.ref, W};
     w.line("var " + vacc + " = SIMD[" + mojo_dtype(t) + ", " + W + "](" + identity(e.rop, t) + ")");
-    w.line("var " + end + " = " + pend + " + max(" + hi + " - " + pend + ", 0) // " + W + " * " + W);
+    w.line("var " + end + " = " + pend + " + max(" + hi + " - " + pend + ", 0) // " + W + " * " +
+           W);
     w.open("for " + k + " in range(" + pend + ", " + end + ", " + W + "):");
     Piece vb = print(body, w, m);
     w.line(update(e.rop, t, vacc, vec_text(vb, t, m)));
