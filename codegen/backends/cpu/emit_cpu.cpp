@@ -393,6 +393,16 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   for (size_t d = 0; d < outer; ++d) w.close();
 }
 
+// The bytes of `tensors` (the streaming pass's, lower/streaming.h) as a C sum, e.g.
+// "4 * N + 4 * N", which the streaming threshold is compared with.
+std::string stream_bytes(StmtLowering& L, const std::set<int>& tensors) {
+  std::string sum;
+  for (int t : tensors)
+    sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(L.spec().tensors[t].type)) +
+           " * " + L.element_count(t, kPrecMul + 1);
+  return sum;
+}
+
 // A rank-1 running scan `red` of statement L in two parallel passes over kScanBlocks blocks of its
 // outputs (lower/running_scans.h): each block's new terms folded apart (a float sum or product
 // as an `omp simd` reduction), the folds combined in order into each block's offset, then each
@@ -402,13 +412,9 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   // The streaming pass's choice (lower/streaming.h), taken by the vector walk.
   const bool stream = stream_choice(L.spec(), st).scan && vector_walk(red, true);
   if (stream) {
-    std::string bytes;
-    for (int t : stream_choice(L.spec(), st).tensors)
-      bytes += (bytes.empty() ? "" : " + ") +
-               std::to_string(dtype_bytes(L.spec().tensors[t].type)) + " * " +
-               L.element_count(t, kPrecMul + 1);
     w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
-    w.line("const int sb_stream = " + bytes + " >= SB_STREAM_MIN_BYTES;");
+    w.line("const int sb_stream = " + stream_bytes(L, stream_choice(L.spec(), st).tensors) +
+           " >= SB_STREAM_MIN_BYTES;");
   }
   const DType t = value_type(red);
   const std::string ty = c_type(t);
@@ -1023,12 +1029,9 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
   b.line(alloc ? "return sb_failed;" : "return 0;");
 
   if (streaming) {
-    std::string sum;
-    for (int t : stream_tensors)
-      sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(spec.tensors[t].type)) +
-             " * " + Ls.front().element_count(t, kPrecMul + 1);
     w.line("// Stream the outputs when the tensors in memory outgrow the caches.");
-    w.line("const int sb_stream = " + sum + " >= SB_STREAM_MIN_BYTES;");
+    w.line("const int sb_stream = " + stream_bytes(Ls.front(), stream_tensors) +
+           " >= SB_STREAM_MIN_BYTES;");
   }
   w.raw(b.str());
   return streaming;
