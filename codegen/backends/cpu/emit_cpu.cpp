@@ -369,6 +369,13 @@ bool vector_walk(const Expr& red, bool omp) {
   return omp && vector_scan_fits(red.rop, value_type(red));
 }
 
+// Whether running scan `red` of statement L, under `omp`, streams its vector walk in the two-pass
+// form: the streaming pass's choice (lower/streaming.h: StreamChoice::scan) where the walk is a
+// vector one.
+bool scan_streams(StmtLowering& L, const Expr& red) {
+  return stream_choice(L.spec(), L.stmt()).scan && vector_walk(red, true);
+}
+
 void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row,
                        bool threads = true) {
   const Statement& st = L.stmt();
@@ -409,8 +416,7 @@ std::string stream_bytes(StmtLowering& L, const std::set<int>& tensors) {
 // block's outputs walked from its offset.
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const Statement& st = L.stmt();
-  // The streaming pass's choice (lower/streaming.h), taken by the vector walk.
-  const bool stream = stream_choice(L.spec(), st).scan && vector_walk(red, true);
+  const bool stream = scan_streams(L, red);
   if (stream) {
     w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
     w.line("const int sb_stream = " + stream_bytes(L, stream_choice(L.spec(), st).tensors) +
@@ -1066,7 +1072,7 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
   // The tile_transposes pass's tiles (lower/tile_transposes.h), for a read across rows.
   const int tiled = omp ? tile_choice(L.spec(), st).dim : -1;
   if (const Expr* scan = running_scan(L.spec(), st, /*rows=*/false);
-      omp && scan && stream_choice(L.spec(), st).scan && vector_walk(*scan, true)) {
+      omp && scan && scan_streams(L, *scan)) {
     emit_loop_nest(L, omp, w);  // a long one streams in its two-pass form (emit_scan_split)
     return true;
   }
