@@ -179,13 +179,29 @@ TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
       "  y[i] = sum(j in 0..i + 1: x[j])\n",
       "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n");
   const std::string c = emit("cpu", s);
-  // The two-pass form decides once, by the streaming threshold, and a vector block that starts
-  // a cache line is written a line at a time with non-temporal stores; each block fences them.
-  EXPECT_TRUE(has(c, "const int sb_stream = 4 * N + 4 * N >= SB_STREAM_MIN_BYTES;")) << c;
-  EXPECT_TRUE(has(c, "if (sb_stream && ((uintptr_t)&y[sb_i] & 63) == 0) {")) << c;
-  EXPECT_TRUE(has(c, "sb_line[sb_q - sb_l] = sb_v[sb_q];")) << c;
-  EXPECT_TRUE(has(c, "sb_store_line(&y[sb_i + sb_l], sb_line, 64);")) << c;
-  EXPECT_TRUE(has(c, "if (sb_stream) sb_stream_fence();")) << c;
+  // Past the streaming threshold the blocks are chained (lower/running_scans.h:
+  // kScanChainBytes): each folds its terms, takes its offset in order, and walks from it; a
+  // vector block that starts a cache line is written a line at a time with non-temporal stores,
+  // and each block fences them. Below it, the two passes, with plain stores only.
+  const size_t chain = c.find("if (4 * N + 4 * N >= SB_STREAM_MIN_BYTES) {");
+  ASSERT_NE(chain, std::string::npos) << c;
+  const size_t two = c.find("} else {", chain);
+  ASSERT_NE(two, std::string::npos) << c;
+  const std::string chained = c.substr(chain, two - chain);
+  const std::string len = std::to_string(kScanChainBytes / 4);
+  EXPECT_TRUE(has(chained, "const int64_t sb_len = " + len + ";")) << c;
+  EXPECT_TRUE(has(chained, "#pragma omp parallel for ordered schedule(static, 1)")) << c;
+  EXPECT_TRUE(has(chained, "#pragma omp ordered\n")) << c;
+  EXPECT_TRUE(has(chained, "sb_run = sb_carry;\n")) << c;
+  EXPECT_TRUE(has(chained, "sb_carry += sb_fold;\n")) << c;
+  EXPECT_TRUE(has(chained, "if (((uintptr_t)&y[sb_i] & 63) == 0) {")) << c;
+  EXPECT_TRUE(has(chained, "sb_line[sb_q - sb_l] = sb_v[sb_q];")) << c;
+  EXPECT_TRUE(has(chained, "sb_store_line(&y[sb_i + sb_l], sb_line, 64);")) << c;
+  EXPECT_TRUE(has(chained, "sb_stream_fence();")) << c;
+  const std::string rest = c.substr(two);
+  EXPECT_TRUE(has(rest, "sb_part[sb_b] = sb_fold;")) << c;
+  EXPECT_FALSE(has(rest.substr(0, rest.find("static int sb_variant_loops")), "sb_store_line("))
+      << c;
   EXPECT_TRUE(has(c, "SB_STREAM_KERNEL static void sb_omp_s0(")) << c;
   // The loops variant walks the scan plainly.
   EXPECT_FALSE(has(c, "SB_STREAM_KERNEL static void sb_loops_s0(")) << c;
@@ -397,7 +413,8 @@ TEST(EmitVendorCuda, CubReduceAndScan) {
 
 // A rank-1 running scan (lower/running_scans.h): every host printer walks it once under its
 // sequential strategy, and under its parallel one chooses at run time between that walk and the
-// two parallel passes over kScanBlocks blocks (from kScanSplitMin outputs on).
+// two parallel passes over kScanBlocks blocks (from kScanSplitMin outputs on; cpu chains its
+// blocks instead where the scan streams, EmitCpuOmpSimd.LongScansStreamTheirVectorBlocks).
 TEST(EmitScans, ParallelStrategiesSplitLongRankOneScans) {
   const Spec s = load(
       "  x: {type: f32, shape: [N], role: in}\n"
@@ -413,7 +430,8 @@ TEST(EmitScans, ParallelStrategiesSplitLongRankOneScans) {
   const std::string blocks = std::to_string(kScanBlocks);
   const std::string cpu = emit("cpu", s);
   EXPECT_TRUE(has(cpu, "if (N >= " + split + ") {")) << cpu;
-  EXPECT_TRUE(has(cpu, "for (int64_t sb_b = 0; sb_b < " + blocks + "; ++sb_b) {")) << cpu;
+  EXPECT_TRUE(has(cpu, "const int64_t sb_nb = " + blocks + ";")) << cpu;
+  EXPECT_TRUE(has(cpu, "for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {")) << cpu;
   const size_t loops = cpu.find("static void sb_loops_s0"),
                omp = cpu.find("static void sb_omp_simd_s0");
   ASSERT_NE(loops, std::string::npos);

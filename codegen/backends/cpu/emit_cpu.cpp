@@ -263,9 +263,9 @@ constexpr int kVectorScanBlock = 256;
 // over the terms computed ahead it ran 1.25x slower, 687 against 543 us at 256x2048). The terms
 // are then folded in the plain loop nest's order.
 //
-// With `stream` (the streaming pass's StreamChoice::scan; sb_stream bound), a vector block whose
-// first output starts a cache line writes the block's outputs a line at a time with non-temporal
-// stores (sb_store_line) when sb_stream is set.
+// With `stream` (printed where the streaming pass's StreamChoice::scan holds and the tensors
+// outgrow the caches), a vector block whose first output starts a cache line writes the block's
+// outputs a line at a time with non-temporal stores (sb_store_line).
 void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
                     const std::string& end, bool ahead, bool vector, CodeWriter& w,
                     bool stream = false) {
@@ -315,7 +315,7 @@ void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
       const std::string per = std::to_string(kStreamLineBytes / dtype_bytes(ot));
       const std::string first =
           "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, {"sb_i"}) + "]";
-      w.open("if (sb_stream && ((uintptr_t)" + first + " & 63) == 0) {");
+      w.open("if (((uintptr_t)" + first + " & 63) == 0) {");
       w.open("for (int64_t sb_l = 0; sb_l < " + n + "; sb_l += " + per + ") {");
       w.line(oty + " sb_line[" + per + "] __attribute__((aligned(64)));");
       w.line("#pragma omp simd simdlen(" + per + ")");
@@ -410,39 +410,31 @@ std::string stream_bytes(StmtLowering& L, const std::set<int>& tensors) {
   return sum;
 }
 
-// A rank-1 running scan `red` of statement L in two parallel passes over kScanBlocks blocks of its
-// outputs (lower/running_scans.h): each block's new terms folded apart (a float sum or product
-// as an `omp simd` reduction), the folds combined in order into each block's offset, then each
-// block's outputs walked from its offset.
+// A rank-1 running scan `red` of statement L over blocks of its outputs, in parallel
+// (lower/running_scans.h): each block's new terms folded apart (a float sum or product as an
+// `omp simd` reduction), the folds combined in order into each block's offset, and each block's
+// outputs walked from its offset. Two parallel passes over kScanBlocks blocks where the tensors
+// fit the caches; where the scan streams (scan_streams), one pass over blocks of
+// kScanChainBytes chained by an `omp ordered` region, so the walk re-reads its block from cache.
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const Statement& st = L.stmt();
   const bool stream = scan_streams(L, red);
-  if (stream) {
-    w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
-    w.line("const int sb_stream = " + stream_bytes(L, stream_choice(L.spec(), st).tensors) +
-           " >= SB_STREAM_MIN_BYTES;");
-  }
   const DType t = value_type(red);
   const std::string ty = c_type(t);
   const std::string id = reduce_identity(red.rop, t);
   const std::string& i = L.var_name(0);
   const std::string& k = L.var_name(red.ref);
-  const std::string nb = std::to_string(kScanBlocks);
-  w.line("// Two parallel passes over " + nb + " blocks of the outputs: each block's new terms " +
-         "folded apart,");
-  w.line("// the folds combined in order into each block's offset, then each block's outputs " +
-         std::string("walked"));
-  w.line("// from its offset.");
   w.line("const int64_t sb_n = " + L.extent(st.out, 0, kPrecTernary) + ";");
   w.line("const int64_t sb_lo = " + L.range_bound(red, false, w) + ";");
-  w.line("const int64_t sb_len = (sb_n + " + std::to_string(kScanBlocks - 1) + ") / " + nb + ";");
-  w.line(ty + " sb_part[" + nb + "];");
-  w.line("int64_t sb_from[" + nb + "];");
-  w.line("#pragma omp parallel for schedule(static)");
-  w.open("for (int64_t sb_b = 0; sb_b < " + nb + "; ++sb_b) {");
-  w.line("const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;");
-  w.line("const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;");
-  // Where the walk's term index stands after output `at` - 1 (the range's start before output 0).
+  // Block sb_b's outputs [sb_i0, sb_i1) of sb_len each, and its new terms [sb_k0, sb_k1): where
+  // the walk's term index stands after output sb_i0 - 1 and sb_i1 - 1 (the range's start before
+  // output 0).
+  auto open_block = [&](const std::string& head) {
+    w.line(head);
+    w.open("for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {");
+    w.line("const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;");
+    w.line("const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;");
+  };
   auto term_end = [&](const std::string& out, const std::string& at) {
     w.line("int64_t " + out + " = sb_lo;");
     w.open("if (" + at + " > 0) {");
@@ -451,34 +443,81 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
     w.line("if (" + hi + " > " + out + ") " + out + " = " + hi + ";");
     w.close();
   };
-  term_end("sb_k0", "sb_i0");
-  term_end("sb_k1", "sb_i1");
-  w.line(ty + " sb_run = " + id + ";");
-  if (is_float(t) && (red.rop == ReduceOp::Sum || red.rop == ReduceOp::Prod))
-    w.line(std::string("#pragma omp simd reduction(") + (red.rop == ReduceOp::Sum ? "+" : "*") +
-           ":sb_run)");
-  w.open("for (int64_t " + k + " = sb_k0; " + k + " < sb_k1; ++" + k + ") {");
-  L.fold_term(red, "sb_run", w);
+  auto fold_block = [&] {
+    term_end("sb_k0", "sb_i0");
+    term_end("sb_k1", "sb_i1");
+    w.line(ty + " sb_fold = " + id + ";");
+    if (is_float(t) && (red.rop == ReduceOp::Sum || red.rop == ReduceOp::Prod))
+      w.line(std::string("#pragma omp simd reduction(") + (red.rop == ReduceOp::Sum ? "+" : "*") +
+             ":sb_fold)");
+    w.open("for (int64_t " + k + " = sb_k0; " + k + " < sb_k1; ++" + k + ") {");
+    L.fold_term(red, "sb_fold", w);
+    w.close();
+  };
+  auto walk_block = [&](const std::string& from, bool streamed) {
+    w.line("int64_t " + k + " = " + from + ";");
+    w.line("int64_t " + i + " = sb_i0;");
+    emit_scan_walk(L, red, "sb_run", "sb_i1", terms_ahead(red, true), vector_walk(red, true), w,
+                   streamed);
+    if (streamed) w.line("sb_stream_fence();");
+  };
+  auto two_pass = [&] {
+    const std::string nb = std::to_string(kScanBlocks);
+    w.line("// Two parallel passes over " + nb + " blocks of the outputs: each block's new " +
+           "terms folded apart,");
+    w.line("// the folds combined in order into each block's offset, then each block's " +
+           std::string("outputs walked"));
+    w.line("// from its offset.");
+    w.line("const int64_t sb_nb = " + nb + ";");
+    w.line("const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;");
+    w.line(ty + " sb_part[" + nb + "];");
+    w.line("int64_t sb_from[" + nb + "];");
+    open_block("#pragma omp parallel for schedule(static)");
+    fold_block();
+    w.line("sb_part[sb_b] = sb_fold;");
+    w.line("sb_from[sb_b] = sb_k0;");
+    w.close();
+    w.line(ty + " sb_off = " + id + ";");
+    w.open("for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {");
+    w.line("const " + ty + " sb_fold = sb_part[sb_b];");
+    w.line("sb_part[sb_b] = sb_off;");
+    L.combine_value(red, "sb_off", "sb_fold", w);
+    w.close();
+    open_block("#pragma omp parallel for schedule(static)");
+    w.line(ty + " sb_run = sb_part[sb_b];");
+    walk_block("sb_from[sb_b]", false);
+    w.close();
+  };
+  if (!stream) {
+    two_pass();
+    return;
+  }
+  w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
+  w.open("if (" + stream_bytes(L, stream_choice(L.spec(), st).tensors) +
+         " >= SB_STREAM_MIN_BYTES) {");
+  const int64_t len = kScanChainBytes / dtype_bytes(t);
+  w.line("// One parallel pass over blocks of " + std::to_string(len) + " outputs (" +
+         std::to_string(kScanChainBytes >> 10) + " KiB), taken in turn by the");
+  w.line("// threads: each block's new terms folded, its offset taken from the previous " +
+         std::string("block's in"));
+  w.line("// order (`omp ordered`), then its outputs walked from the offset, its terms read " +
+         std::string("again from"));
+  w.line("// cache. The inputs are read from memory once.");
+  w.line("const int64_t sb_len = " + std::to_string(len) + ";");
+  w.line("const int64_t sb_nb = (sb_n + sb_len - 1) / sb_len;");
+  w.line(ty + " sb_carry = " + id + ";");
+  open_block("#pragma omp parallel for ordered schedule(static, 1)");
+  fold_block();
+  w.line(ty + " sb_run;");
+  w.line("#pragma omp ordered");
+  w.open("{");
+  w.line("sb_run = sb_carry;");
+  L.combine_value(red, "sb_carry", "sb_fold", w);
   w.close();
-  w.line("sb_part[sb_b] = sb_run;");
-  w.line("sb_from[sb_b] = sb_k0;");
+  walk_block("sb_k0", true);
   w.close();
-  w.line(ty + " sb_off = " + id + ";");
-  w.open("for (int64_t sb_b = 0; sb_b < " + nb + "; ++sb_b) {");
-  w.line("const " + ty + " sb_fold = sb_part[sb_b];");
-  w.line("sb_part[sb_b] = sb_off;");
-  L.combine_value(red, "sb_off", "sb_fold", w);
-  w.close();
-  w.line("#pragma omp parallel for schedule(static)");
-  w.open("for (int64_t sb_b = 0; sb_b < " + nb + "; ++sb_b) {");
-  w.line("const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;");
-  w.line("const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;");
-  w.line(ty + " sb_run = sb_part[sb_b];");
-  w.line("int64_t " + k + " = sb_from[sb_b];");
-  w.line("int64_t " + i + " = sb_i0;");
-  emit_scan_walk(L, red, "sb_run", "sb_i1", terms_ahead(red, true), vector_walk(red, true), w,
-                 stream);
-  if (stream) w.line("if (sb_stream) sb_stream_fence();");
+  w.close_open("} else {");
+  two_pass();
   w.close();
 }
 

@@ -147,96 +147,166 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y,
                                             const int64_t N) {
   if (N >= 65536) {
-    // Stream the outputs when the tensors this touches outgrow the caches.
-    const int sb_stream = 4 * N + 4 * N >= SB_STREAM_MIN_BYTES;
-    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-    // the folds combined in order into each block's offset, then each block's outputs walked
-    // from its offset.
     const int64_t sb_n = N;
     const int64_t sb_lo = 0;
-    const int64_t sb_len = (sb_n + 511) / 512;
-    float sb_part[512];
-    int64_t sb_from[512];
-    #pragma omp parallel for schedule(static)
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
-      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
-      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
-      int64_t sb_k0 = sb_lo;
-      if (sb_i0 > 0) {
-        const int64_t i = sb_i0 - 1;
-        if (i + 1 > sb_k0) sb_k0 = i + 1;
-      }
-      int64_t sb_k1 = sb_lo;
-      if (sb_i1 > 0) {
-        const int64_t i = sb_i1 - 1;
-        if (i + 1 > sb_k1) sb_k1 = i + 1;
-      }
-      float sb_run = 0.0f;
-      #pragma omp simd reduction(+:sb_run)
-      for (int64_t j = sb_k0; j < sb_k1; ++j) {
-        sb_run += x[j];
-      }
-      sb_part[sb_b] = sb_run;
-      sb_from[sb_b] = sb_k0;
-    }
-    float sb_off = 0.0f;
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
-      const float sb_fold = sb_part[sb_b];
-      sb_part[sb_b] = sb_off;
-      sb_off += sb_fold;
-    }
-    #pragma omp parallel for schedule(static)
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
-      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
-      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
-      float sb_run = sb_part[sb_b];
-      int64_t j = sb_from[sb_b];
-      int64_t i = sb_i0;
-      for (; i < sb_i1; ++i) {
-        if (j == i + 1 - 1) break;
-        for (; j < i + 1; ++j) {
-          sb_run += x[j];
+    // Stream the outputs when the tensors this touches outgrow the caches.
+    if (4 * N + 4 * N >= SB_STREAM_MIN_BYTES) {
+      // One parallel pass over blocks of 65536 outputs (256 KiB), taken in turn by the
+      // threads: each block's new terms folded, its offset taken from the previous block's in
+      // order (`omp ordered`), then its outputs walked from the offset, its terms read again from
+      // cache. The inputs are read from memory once.
+      const int64_t sb_len = 65536;
+      const int64_t sb_nb = (sb_n + sb_len - 1) / sb_len;
+      float sb_carry = 0.0f;
+      #pragma omp parallel for ordered schedule(static, 1)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        int64_t sb_k0 = sb_lo;
+        if (sb_i0 > 0) {
+          const int64_t i = sb_i0 - 1;
+          if (i + 1 > sb_k0) sb_k0 = i + 1;
         }
-        y[i] = sb_run;
-      }
-      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
-      for (; i + 256 <= sb_i1; i += 256) {
-        const int64_t sb_i = i;
-        float sb_v[256] __attribute__((aligned(64)));
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t i = sb_i + sb_q;
-          const int64_t j = i + 1 - 1;
-          sb_v[sb_q] = x[j];
+        int64_t sb_k1 = sb_lo;
+        if (sb_i1 > 0) {
+          const int64_t i = sb_i1 - 1;
+          if (i + 1 > sb_k1) sb_k1 = i + 1;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-        if (sb_stream && ((uintptr_t)&y[sb_i] & 63) == 0) {
-          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
-            float sb_line[16] __attribute__((aligned(64)));
-            #pragma omp simd simdlen(16)
-            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
-              const int64_t i = sb_i + sb_q;
-              sb_line[sb_q - sb_l] = sb_v[sb_q];
-            }
-            sb_store_line(&y[sb_i + sb_l], sb_line, 64);
-          }
-          continue;
+        float sb_fold = 0.0f;
+        #pragma omp simd reduction(+:sb_fold)
+        for (int64_t j = sb_k0; j < sb_k1; ++j) {
+          sb_fold += x[j];
         }
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t i = sb_i + sb_q;
-          y[i] = sb_v[sb_q];
-        }
-      }
-      for (; i < sb_i1; ++i) {
+        float sb_run;
+        #pragma omp ordered
         {
-          const int64_t j = i + 1 - 1;
-          sb_run += x[j];
+          sb_run = sb_carry;
+          sb_carry += sb_fold;
         }
-        y[i] = sb_run;
+        int64_t j = sb_k0;
+        int64_t i = sb_i0;
+        for (; i < sb_i1; ++i) {
+          if (j == i + 1 - 1) break;
+          for (; j < i + 1; ++j) {
+            sb_run += x[j];
+          }
+          y[i] = sb_run;
+        }
+        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+        for (; i + 256 <= sb_i1; i += 256) {
+          const int64_t sb_i = i;
+          float sb_v[256] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t i = sb_i + sb_q;
+            const int64_t j = i + 1 - 1;
+            sb_v[sb_q] = x[j];
+          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+          if (((uintptr_t)&y[sb_i] & 63) == 0) {
+            for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+              float sb_line[16] __attribute__((aligned(64)));
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+                const int64_t i = sb_i + sb_q;
+                sb_line[sb_q - sb_l] = sb_v[sb_q];
+              }
+              sb_store_line(&y[sb_i + sb_l], sb_line, 64);
+            }
+            continue;
+          }
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t i = sb_i + sb_q;
+            y[i] = sb_v[sb_q];
+          }
+        }
+        for (; i < sb_i1; ++i) {
+          {
+            const int64_t j = i + 1 - 1;
+            sb_run += x[j];
+          }
+          y[i] = sb_run;
+        }
+        sb_stream_fence();
       }
-      if (sb_stream) sb_stream_fence();
+    } else {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      const int64_t sb_nb = 512;
+      const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
+      float sb_part[512];
+      int64_t sb_from[512];
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        int64_t sb_k0 = sb_lo;
+        if (sb_i0 > 0) {
+          const int64_t i = sb_i0 - 1;
+          if (i + 1 > sb_k0) sb_k0 = i + 1;
+        }
+        int64_t sb_k1 = sb_lo;
+        if (sb_i1 > 0) {
+          const int64_t i = sb_i1 - 1;
+          if (i + 1 > sb_k1) sb_k1 = i + 1;
+        }
+        float sb_fold = 0.0f;
+        #pragma omp simd reduction(+:sb_fold)
+        for (int64_t j = sb_k0; j < sb_k1; ++j) {
+          sb_fold += x[j];
+        }
+        sb_part[sb_b] = sb_fold;
+        sb_from[sb_b] = sb_k0;
+      }
+      float sb_off = 0.0f;
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const float sb_fold = sb_part[sb_b];
+        sb_part[sb_b] = sb_off;
+        sb_off += sb_fold;
+      }
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        float sb_run = sb_part[sb_b];
+        int64_t j = sb_from[sb_b];
+        int64_t i = sb_i0;
+        for (; i < sb_i1; ++i) {
+          if (j == i + 1 - 1) break;
+          for (; j < i + 1; ++j) {
+            sb_run += x[j];
+          }
+          y[i] = sb_run;
+        }
+        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+        for (; i + 256 <= sb_i1; i += 256) {
+          const int64_t sb_i = i;
+          float sb_v[256] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t i = sb_i + sb_q;
+            const int64_t j = i + 1 - 1;
+            sb_v[sb_q] = x[j];
+          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t i = sb_i + sb_q;
+            y[i] = sb_v[sb_q];
+          }
+        }
+        for (; i < sb_i1; ++i) {
+          {
+            const int64_t j = i + 1 - 1;
+            sb_run += x[j];
+          }
+          y[i] = sb_run;
+        }
+      }
     }
   } else {
     // Running: each output's range extends the previous one's by its new terms.

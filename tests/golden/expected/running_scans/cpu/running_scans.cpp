@@ -351,16 +351,17 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e, const
 // w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
 static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, const int64_t C) {
   if (C >= 65536) {
+    const int64_t sb_n = C;
+    const int64_t sb_lo = 0;
     // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
     // the folds combined in order into each block's offset, then each block's outputs walked
     // from its offset.
-    const int64_t sb_n = C;
-    const int64_t sb_lo = 0;
-    const int64_t sb_len = (sb_n + 511) / 512;
+    const int64_t sb_nb = 512;
+    const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
     int32_t sb_part[512];
     int64_t sb_from[512];
     #pragma omp parallel for schedule(static)
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+    for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
       const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
       const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
       int64_t sb_k0 = sb_lo;
@@ -373,21 +374,21 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
         const int64_t c = sb_i1 - 1;
         if (c + 1 > sb_k1) sb_k1 = c + 1;
       }
-      int32_t sb_run = 0;
+      int32_t sb_fold = 0;
       for (int64_t k = sb_k0; k < sb_k1; ++k) {
-        sb_run = sb_add_i32(sb_run, sb_mul_i32(v[k], 1000003));
+        sb_fold = sb_add_i32(sb_fold, sb_mul_i32(v[k], 1000003));
       }
-      sb_part[sb_b] = sb_run;
+      sb_part[sb_b] = sb_fold;
       sb_from[sb_b] = sb_k0;
     }
     int32_t sb_off = 0;
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+    for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
       const int32_t sb_fold = sb_part[sb_b];
       sb_part[sb_b] = sb_off;
       sb_off = sb_add_i32(sb_off, sb_fold);
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
+    for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
       const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
       const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
       int32_t sb_run = sb_part[sb_b];
@@ -499,100 +500,174 @@ static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const
 SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __restrict t,
                                             const int64_t R, const int64_t C) {
   if (C >= 65536) {
-    // Stream the outputs when the tensors this touches outgrow the caches.
-    const int sb_stream = 4 * (R * C) + 4 * C >= SB_STREAM_MIN_BYTES;
-    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-    // the folds combined in order into each block's offset, then each block's outputs walked
-    // from its offset.
     const int64_t sb_n = C;
     const int64_t sb_lo = 0;
-    const int64_t sb_len = (sb_n + 511) / 512;
-    float sb_part[512];
-    int64_t sb_from[512];
-    #pragma omp parallel for schedule(static)
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
-      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
-      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
-      int64_t sb_k0 = sb_lo;
-      if (sb_i0 > 0) {
-        const int64_t c = sb_i0 - 1;
-        if (c + 2 > sb_k0) sb_k0 = c + 2;
-      }
-      int64_t sb_k1 = sb_lo;
-      if (sb_i1 > 0) {
-        const int64_t c = sb_i1 - 1;
-        if (c + 2 > sb_k1) sb_k1 = c + 2;
-      }
-      float sb_run = 0.0f;
-      #pragma omp simd reduction(+:sb_run)
-      for (int64_t k = sb_k0; k < sb_k1; ++k) {
-        const float sb_ld0_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld0_x;
-      }
-      sb_part[sb_b] = sb_run;
-      sb_from[sb_b] = sb_k0;
-    }
-    float sb_off = 0.0f;
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
-      const float sb_fold = sb_part[sb_b];
-      sb_part[sb_b] = sb_off;
-      sb_off += sb_fold;
-    }
-    #pragma omp parallel for schedule(static)
-    for (int64_t sb_b = 0; sb_b < 512; ++sb_b) {
-      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
-      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
-      float sb_run = sb_part[sb_b];
-      int64_t k = sb_from[sb_b];
-      int64_t c = sb_i0;
-      for (; c < sb_i1; ++c) {
-        if (k == c + 2 - 1) break;
-        for (; k < c + 2; ++k) {
-          const float sb_ld1_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-          sb_run += sb_ld1_x;
+    // Stream the outputs when the tensors this touches outgrow the caches.
+    if (4 * (R * C) + 4 * C >= SB_STREAM_MIN_BYTES) {
+      // One parallel pass over blocks of 65536 outputs (256 KiB), taken in turn by the
+      // threads: each block's new terms folded, its offset taken from the previous block's in
+      // order (`omp ordered`), then its outputs walked from the offset, its terms read again from
+      // cache. The inputs are read from memory once.
+      const int64_t sb_len = 65536;
+      const int64_t sb_nb = (sb_n + sb_len - 1) / sb_len;
+      float sb_carry = 0.0f;
+      #pragma omp parallel for ordered schedule(static, 1)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        int64_t sb_k0 = sb_lo;
+        if (sb_i0 > 0) {
+          const int64_t c = sb_i0 - 1;
+          if (c + 2 > sb_k0) sb_k0 = c + 2;
         }
-        t[c] = sb_run;
-      }
-      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
-      for (; c + 256 <= sb_i1; c += 256) {
-        const int64_t sb_i = c;
-        float sb_v[256] __attribute__((aligned(64)));
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          const int64_t k = c + 2 - 1;
-          const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-          sb_v[sb_q] = sb_ld2_x;
+        int64_t sb_k1 = sb_lo;
+        if (sb_i1 > 0) {
+          const int64_t c = sb_i1 - 1;
+          if (c + 2 > sb_k1) sb_k1 = c + 2;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-        if (sb_stream && ((uintptr_t)&t[sb_i] & 63) == 0) {
-          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
-            float sb_line[16] __attribute__((aligned(64)));
-            #pragma omp simd simdlen(16)
-            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
-              const int64_t c = sb_i + sb_q;
-              sb_line[sb_q - sb_l] = sb_v[sb_q];
-            }
-            sb_store_line(&t[sb_i + sb_l], sb_line, 64);
-          }
-          continue;
+        float sb_fold = 0.0f;
+        #pragma omp simd reduction(+:sb_fold)
+        for (int64_t k = sb_k0; k < sb_k1; ++k) {
+          const float sb_ld0_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+          sb_fold += sb_ld0_x;
         }
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          t[c] = sb_v[sb_q];
-        }
-      }
-      for (; c < sb_i1; ++c) {
+        float sb_run;
+        #pragma omp ordered
         {
-          const int64_t k = c + 2 - 1;
-          const float sb_ld3_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-          sb_run += sb_ld3_x;
+          sb_run = sb_carry;
+          sb_carry += sb_fold;
         }
-        t[c] = sb_run;
+        int64_t k = sb_k0;
+        int64_t c = sb_i0;
+        for (; c < sb_i1; ++c) {
+          if (k == c + 2 - 1) break;
+          for (; k < c + 2; ++k) {
+            const float sb_ld1_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_run += sb_ld1_x;
+          }
+          t[c] = sb_run;
+        }
+        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+        for (; c + 256 <= sb_i1; c += 256) {
+          const int64_t sb_i = c;
+          float sb_v[256] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            const int64_t k = c + 2 - 1;
+            const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_v[sb_q] = sb_ld2_x;
+          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+          if (((uintptr_t)&t[sb_i] & 63) == 0) {
+            for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+              float sb_line[16] __attribute__((aligned(64)));
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+                const int64_t c = sb_i + sb_q;
+                sb_line[sb_q - sb_l] = sb_v[sb_q];
+              }
+              sb_store_line(&t[sb_i + sb_l], sb_line, 64);
+            }
+            continue;
+          }
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            t[c] = sb_v[sb_q];
+          }
+        }
+        for (; c < sb_i1; ++c) {
+          {
+            const int64_t k = c + 2 - 1;
+            const float sb_ld3_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_run += sb_ld3_x;
+          }
+          t[c] = sb_run;
+        }
+        sb_stream_fence();
       }
-      if (sb_stream) sb_stream_fence();
+    } else {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      const int64_t sb_nb = 512;
+      const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
+      float sb_part[512];
+      int64_t sb_from[512];
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        int64_t sb_k0 = sb_lo;
+        if (sb_i0 > 0) {
+          const int64_t c = sb_i0 - 1;
+          if (c + 2 > sb_k0) sb_k0 = c + 2;
+        }
+        int64_t sb_k1 = sb_lo;
+        if (sb_i1 > 0) {
+          const int64_t c = sb_i1 - 1;
+          if (c + 2 > sb_k1) sb_k1 = c + 2;
+        }
+        float sb_fold = 0.0f;
+        #pragma omp simd reduction(+:sb_fold)
+        for (int64_t k = sb_k0; k < sb_k1; ++k) {
+          const float sb_ld4_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+          sb_fold += sb_ld4_x;
+        }
+        sb_part[sb_b] = sb_fold;
+        sb_from[sb_b] = sb_k0;
+      }
+      float sb_off = 0.0f;
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const float sb_fold = sb_part[sb_b];
+        sb_part[sb_b] = sb_off;
+        sb_off += sb_fold;
+      }
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        float sb_run = sb_part[sb_b];
+        int64_t k = sb_from[sb_b];
+        int64_t c = sb_i0;
+        for (; c < sb_i1; ++c) {
+          if (k == c + 2 - 1) break;
+          for (; k < c + 2; ++k) {
+            const float sb_ld5_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_run += sb_ld5_x;
+          }
+          t[c] = sb_run;
+        }
+        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+        for (; c + 256 <= sb_i1; c += 256) {
+          const int64_t sb_i = c;
+          float sb_v[256] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            const int64_t k = c + 2 - 1;
+            const float sb_ld6_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_v[sb_q] = sb_ld6_x;
+          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            t[c] = sb_v[sb_q];
+          }
+        }
+        for (; c < sb_i1; ++c) {
+          {
+            const int64_t k = c + 2 - 1;
+            const float sb_ld7_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+            sb_run += sb_ld7_x;
+          }
+          t[c] = sb_run;
+        }
+      }
     }
   } else {
     // Running: each output's range extends the previous one's by its new terms.
@@ -602,8 +677,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
     for (; c < C; ++c) {
       if (k == c + 2 - 1) break;
       for (; k < c + 2; ++k) {
-        const float sb_ld4_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld4_x;
+        const float sb_ld8_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld8_x;
       }
       t[c] = sb_run;
     }
@@ -616,8 +691,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
       for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
         const int64_t c = sb_i + sb_q;
         const int64_t k = c + 2 - 1;
-        const float sb_ld5_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_v[sb_q] = sb_ld5_x;
+        const float sb_ld9_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_v[sb_q] = sb_ld9_x;
       }
       for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
       #pragma omp simd
@@ -629,8 +704,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
     for (; c < C; ++c) {
       {
         const int64_t k = c + 2 - 1;
-        const float sb_ld6_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
-        sb_run += sb_ld6_x;
+        const float sb_ld10_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
+        sb_run += sb_ld10_x;
       }
       t[c] = sb_run;
     }
