@@ -207,6 +207,37 @@ TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
   EXPECT_FALSE(has(c, "SB_STREAM_KERNEL static void sb_loops_s0(")) << c;
 }
 
+// A convolution's reductions run outside the vector loop (lower/vectorize.h); a row shorter than
+// a block would take the boundary checks throughout, so each block of a row goes in edge
+// segments, and the middle one reads without checks for every tap: the condition spans the
+// inner reduction's range (k at 0 and at 3 - 1) as well as the segment's ends.
+TEST(EmitCpuOmpSimd, ConvolutionRowsSetTheirEdgesApartForEveryTap) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
+      "  w: {type: f32, shape: [3, 3], role: in}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[i, j] = sum(a in 0..3: sum(k in 0..3: x[i + a - 1, j + k - 1] * w[a, k]))\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {")) << c;
+  EXPECT_TRUE(has(c, "i + a - 1 >= 0 && i + a - 1 < M && sb_lo + 0 - 1 >= 0")) << c;
+  EXPECT_TRUE(has(c, "(sb_hi - 1) + (3 - 1) - 1 < N) {")) << c;
+  EXPECT_TRUE(has(c, "x[(i + a - 1) * N + (j + k - 1)] * w[a * 3 + k]")) << c;  // unchecked
+}
+
+// Where no check depends on the position along the row (a read whose row alone may fall
+// outside), the block stays whole: one condition for it, no segments.
+TEST(EmitCpuOmpSimd, RowChecksThatDoNotVaryAlongTheRowKeepTheBlockWhole) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[i, j] = sum(a in 0..3: x[i + a - 1, j])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_FALSE(has(c, "sb_seg")) << c;
+  EXPECT_TRUE(has(c, "if (i + a - 1 >= 0 && i + a - 1 < M) {")) << c;
+}
+
 TEST(EmitCpuOmpSimd, RowsOfRankThreeStreamAlongTheirLastDimension) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N, K], role: in}\n  m: {type: f32, shape: [M], role: temp}\n"

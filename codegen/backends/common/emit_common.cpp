@@ -1403,13 +1403,20 @@ std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var
                                                           const std::string& first,
                                                           const std::string& last,
                                                           const std::set<int>& unbound,
-                                                          CodeWriter& w) {
+                                                          CodeWriter& w, bool* varies) {
   // The checked subscripts, each as (tensor, dimension, subscript).
   struct Checked {
     int t;
     size_t d;
     const Expr* sub;
-    bool varies;  // it uses `var`: checked at both ends
+    bool varies;            // it uses `var`: checked at both ends
+    std::vector<int> spans;  // the variables of `unbound` it uses: checked at both ends of each
+  };
+  // A variable of `unbound` may be used where its range's bounds use no index variable: an
+  // affine subscript then takes its extremes at the corners of the box its variables span.
+  auto spannable = [&](int u) {
+    const IndexVar& v = st_.vars[u];
+    return v.lo && v.hi && var_free(*v.lo) && var_free(*v.hi);
   };
   std::vector<Checked> checked;
   bool ok = true;
@@ -1420,22 +1427,40 @@ std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var
         if (obviously_inside(*x.args[d], x.ref, d)) continue;
         const std::optional<Affine> a = decompose(*x.args[d], var_free);
         if (!a || a->overflow) ok = false;  // atoms: var_free subtrees, constants here
-        for (int u : unbound)
-          if (depends_on(*x.args[d], u, &st_)) ok = false;
-        checked.push_back({x.ref, d, x.args[d].get(), a && a->uses_var(var)});
+        std::vector<int> spans;
+        for (int u : unbound) {
+          if (!depends_on(*x.args[d], u, &st_)) continue;
+          if (spannable(u) && a && a->uses_var(u))
+            spans.push_back(u);
+          else
+            ok = false;
+        }
+        checked.push_back({x.ref, d, x.args[d].get(), a && a->uses_var(var), spans});
       }
     }
     for (const auto& a : x.args) walk(*a);
   };
   walk(e);
   if (!ok) return std::nullopt;
+  if (varies)
+    *varies = std::any_of(checked.begin(), checked.end(), [](const Checked& c) { return c.varies; });
   std::string cond;
-  const std::string name = var_names_[var];
+  const std::vector<std::string> names = var_names_;
   for (const Checked& c : checked) {
-    for (int end = 0; end < (c.varies ? 2 : 1); ++end) {
-      var_names_[var] = end == 0 ? first : last;
+    // Every corner: `var` at first and last (when it varies), each spanned variable at its
+    // range's first and last value.
+    const size_t dims = (c.varies ? 1 : 0) + c.spans.size();
+    for (size_t corner = 0; corner < (size_t{1} << dims); ++corner) {
+      size_t bit = 0;
+      if (c.varies) var_names_[var] = (corner >> bit++) & 1 ? last : first;
+      for (int u : c.spans) {
+        const IndexVar& v = st_.vars[u];
+        var_names_[u] = (corner >> bit++) & 1
+                            ? "(" + sub(*v.hi, w, 0, nullptr, kPrecAdd) + " - 1)"
+                            : sub(*v.lo, w, 0, nullptr, kPrecAdd + 1);
+      }
       const std::string s = sub(*c.sub, w, 0, nullptr, kPrecRel + 1);
-      var_names_[var] = name;
+      var_names_ = names;
       cond += (cond.empty() ? "" : " && ") + s + " >= 0 && " + s + " < " +
               extent(c.t, c.d, kPrecRel + 1);
     }

@@ -311,11 +311,13 @@ class StmtLowering {
   // them are inside their tensors for every value of index variable `var` from `first` to `last`
   // (C expressions, inclusive), with the other variables they use bound. "" when no read needs
   // it; nullopt when the condition cannot be put so: a subscript that is not affine, or that uses
-  // a variable of `unbound` (one of a reduction nested in `e`, say). Affine subscripts take
-  // their extremes at `first` and `last`.
+  // a variable of `unbound` (one of a reduction nested in `e`, say) whose range's bounds use an
+  // index variable. Affine subscripts take their extremes at `first` and `last`, and at the
+  // first and last value of each variable of `unbound` they use.
+  // With `varies`, also whether the condition depends on `var` (some subscript checked uses it).
   std::optional<std::string> inside_condition(const Expr& e, int var, const std::string& first,
                                               const std::string& last, const std::set<int>& unbound,
-                                              CodeWriter& w);
+                                              CodeWriter& w, bool* varies = nullptr);
   // While set, reads print without boundary handling: code that runs only where
   // inside_condition holds.
   void set_assume_inside(bool on) { assume_inside_ = on; }

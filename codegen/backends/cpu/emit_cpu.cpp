@@ -570,6 +570,44 @@ void emit_inside_split(StmtLowering& L, const Expr& e, int var, const std::strin
   w.close();
 }
 
+// The elements at each end of a range that emit_edge_segments sets apart: at least the reach of
+// a stencil's offsets along the row (x[i, j - 1] .. x[i, j + 8] fit), so that the middle of a
+// range is inside every tensor; a whole line of f32 outputs, which the streaming form writes.
+constexpr int kEdgeElems = 16;
+// The same where a convolution's taps run outside the vector loop (emit_outside_nest): its rows
+// are short (28 and 56 outputs in conv2d and depthwise_conv2d) and its taps reach a few
+// elements (+-1 for 3 taps), so narrower edges leave more of a row unchecked. Measured on the
+// cpu omp_simd variants (5 repetitions each, 2-core VM): with 16, a row of 28 was all edge and
+// conv2d (N=4, 64 channels of 28 x 28) took 20.3 ms against 16.7 ms with no segments; with 4,
+// 9.9 ms, but depthwise_conv2d (N=8, 144 x 56 x 56) slowed (2.0 ms, no gain); with 8, conv2d
+// 13.9 ms, conv2d_s2 44.9 ms (70.5 ms unsegmented) and depthwise_conv2d 1.83 ms against 2.01 ms
+// unsegmented (side by side, median of 31).
+constexpr int kTapEdgeElems = 8;
+
+// The range [first, end) of L's innermost output index (C expressions; the other output indices
+// bound) as three segments, its first `edge` elements, its middle and its last `edge`, in one
+// loop over the segments binding sb_lo and sb_hi: each runs `loop` (over [sb_lo, sb_hi)) without
+// boundary checks when all the reads of `e` are inside (emit_inside_split; the index variables
+// in `unbound` are not bound there), with them otherwise. Only segments at a tensor's edge take
+// the checks.
+void emit_edge_segments(StmtLowering& L, const Expr& e, const std::set<int>& unbound,
+                        const std::string& first, const std::string& end, CodeWriter& w,
+                        const std::function<void()>& loop, int edge = kEdgeElems) {
+  const Statement& st = L.stmt();
+  const std::string p = std::to_string(edge);
+  w.line("// Its first and last " + p + " elements apart: only they can reach past an edge.");
+  const std::string len = first == "0" ? end : end + " - " + first;
+  const std::string from = first == "0" ? "" : first + " + ";
+  w.line("const int64_t sb_p = " + len + " < " + p + " ? " + end + " : " + from + p + ";");
+  w.line("const int64_t sb_t = " + end + " - " + p + " > sb_p ? " + end + " - " + p + " : sb_p;");
+  w.open("for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {");
+  w.line("const int64_t sb_lo = sb_seg == 0 ? " + first + " : sb_seg == 1 ? sb_p : sb_t;");
+  w.line("const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : " + end + ";");
+  emit_inside_split(L, e, static_cast<int>(st.rank()) - 1, "sb_lo", "(sb_hi - 1)", unbound, w,
+                    loop);
+  w.close();
+}
+
 // A statement of rank > 0 whose vector loop is its innermost output loop, with every top-level
 // reduction's loop outside it (lower/vectorize.h): the outer output loops (the outermost
 // parallel, unless `in_row` bound it), then blocks of kOutsideBlock elements of the innermost
@@ -586,9 +624,9 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   const std::string block = std::to_string(kOutsideBlock);
   if (!in_row && rank == 1) w.line("#pragma omp parallel for schedule(static)");
   open_output_blocks(n, w);
-  auto open_block_loop = [&] {
+  auto open_block_loop = [&](const std::string& lo, const std::string& hi) {
     w.line("#pragma omp simd");
-    w.open("for (int64_t " + j + " = sb_jb; " + j + " < sb_je; ++" + j + ") {");
+    w.open("for (int64_t " + j + " = " + lo + "; " + j + " < " + hi + "; ++" + j + ") {");
   };
   // The reduction variables; `bound` is the one whose loop is open.
   auto unbound_but = [&](int bound) {
@@ -597,14 +635,34 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
       if (static_cast<int>(v) != bound) u.insert(static_cast<int>(v));
     return u;
   };
-  // The loop over the block, `body` inside it, split on whether its reads are inside.
+  // The loop over the block, `body` inside it, split on whether its reads are inside: a block
+  // of a row of rank > 1 whose checks depend on the position along it in edge segments
+  // (emit_edge_segments; a row shorter than a block, as a convolution's, would otherwise take
+  // the checks throughout), any other block whole.
   auto block_loop = [&](const Expr& e, int bound, const std::function<void()>& body) {
-    emit_inside_split(L, e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)", unbound_but(bound),
-                      w, [&] {
-                        open_block_loop();
-                        body();
-                        w.close();
-                      });
+    const int inner = static_cast<int>(rank) - 1;
+    CodeWriter scratch;
+    bool along = false;
+    const std::optional<std::string> inside =
+        L.inside_condition(e, inner, "sb_jb", "(sb_je - 1)", unbound_but(bound), scratch, &along);
+    if (rank > 1 && inside && along) {
+      w.open("{");
+      emit_edge_segments(
+          L, e, unbound_but(bound), "sb_jb", "sb_je", w,
+          [&] {
+            open_block_loop("sb_lo", "sb_hi");
+            body();
+            w.close();
+          },
+          kTapEdgeElems);
+      w.close();
+      return;
+    }
+    emit_inside_split(L, e, inner, "sb_jb", "(sb_je - 1)", unbound_but(bound), w, [&] {
+      open_block_loop("sb_jb", "sb_je");
+      body();
+      w.close();
+    });
   };
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
   std::vector<std::string> accs;
@@ -614,7 +672,7 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
     const std::string acc = "sb_block" + std::to_string(r);
     const std::string lane = acc + "[" + j + " - sb_jb]";
     w.line(std::string(c_type(t)) + " " + acc + "[" + block + "] __attribute__((aligned(64)));");
-    open_block_loop();
+    open_block_loop("sb_jb", "sb_je");
     w.line(lane + " = " + reduce_identity(red.rop, t) + ";");
     w.close();
     L.open_reduction(red, w);
@@ -640,33 +698,6 @@ bool needs_inside_split(StmtLowering& L) {
   return c && !c->empty();
 }
 
-// The elements at each end of a range that emit_edge_segments sets apart: at least the reach of
-// a stencil's offsets along the row (x[i, j - 1] .. x[i, j + 8] fit), so that the middle of a
-// range is inside every tensor.
-constexpr int kEdgeElems = 16;
-
-// The range [first, end) of L's innermost output index (C expressions; the other output indices
-// bound) as three segments, its first kEdgeElems elements, its middle and its last kEdgeElems, in
-// one loop over the segments binding sb_lo and sb_hi: each runs `loop` (over [sb_lo, sb_hi))
-// without boundary checks when all its reads are inside (emit_inside_split), with them
-// otherwise. Only segments at a tensor's edge take the checks.
-void emit_edge_segments(StmtLowering& L, const std::string& first, const std::string& end,
-                        CodeWriter& w, const std::function<void()>& loop) {
-  const Statement& st = L.stmt();
-  const std::string p = std::to_string(kEdgeElems);
-  w.line("// Its first and last " + p + " elements apart: only they can reach past an edge.");
-  const std::string len = first == "0" ? end : end + " - " + first;
-  const std::string from = first == "0" ? "" : first + " + ";
-  w.line("const int64_t sb_p = " + len + " < " + p + " ? " + end + " : " + from + p + ";");
-  w.line("const int64_t sb_t = " + end + " - " + p + " > sb_p ? " + end + " - " + p + " : sb_p;");
-  w.open("for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {");
-  w.line("const int64_t sb_lo = sb_seg == 0 ? " + first + " : sb_seg == 1 ? sb_p : sb_t;");
-  w.line("const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : " + end + ";");
-  emit_inside_split(L, *st.rhs, static_cast<int>(st.rank()) - 1, "sb_lo", "(sb_hi - 1)", {}, w,
-                    loop);
-  w.close();
-}
-
 // An elementwise statement whose reads need boundary handling (a stencil's x[i, j - 1] under a
 // clamp or zero rule), under omp: the outer output loops (the outermost parallel), then the row
 // along the innermost index in edge segments (emit_edge_segments), each an `omp simd` loop; a
@@ -689,7 +720,7 @@ void emit_checked_blocks(StmtLowering& L, CodeWriter& w) {
                       simd_loop("sb_jb", "sb_je"));
     w.close();
   } else {
-    emit_edge_segments(L, "0", n, w, simd_loop("sb_lo", "sb_hi"));
+    emit_edge_segments(L, *st.rhs, {}, "0", n, w, simd_loop("sb_lo", "sb_hi"));
   }
   for (size_t d = 0; d < outer; ++d) w.close();
 }
@@ -835,7 +866,7 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   w.line("const int64_t sb_e = " + inner + " - sb_b < SB_STREAM_BLOCK ? " + inner +
          " : sb_b + SB_STREAM_BLOCK;");
   if (needs_inside_split(L))
-    emit_edge_segments(L, "sb_b", "sb_e", w,
+    emit_edge_segments(L, *st.rhs, {}, "sb_b", "sb_e", w,
                        [&] { emit_stream_lines(L, subs, "sb_lo", "sb_hi", prefetch, w); });
   else
     emit_stream_lines(L, subs, "sb_b", "sb_e", prefetch, w);
