@@ -417,6 +417,7 @@ std::string limits_line(const std::string& device, const DeviceLimits& d) {
   s += d.compute_gflops > 0 ? rate(d.compute_gflops, "GFLOP/s") + " (" + d.compute_probe + ")"
                             : "compute unknown";
   if (d.balance() > 0) s += ", balance " + fixed(d.balance(), 1) + " flop/byte";
+  if (d.read_gbps > 0) s += "; loads only " + rate(d.read_gbps, "GB/s") + " (read, not a limit)";
   return s;
 }
 

@@ -38,6 +38,7 @@ DeviceLimits device_limits(const ProbeResults& probes, const std::string& device
       d.bandwidth_probe = name;
     }
   }
+  if (const ProbeResult* r = probes.find(device, "read"); r && r->ok) d.read_gbps = r->rate;
   if (d.bandwidth_gbps == 0) {
     const ProbeResult* t = probes.find(device, "triad");
     missing = t ? t->reason : "no triad probe";
@@ -199,6 +200,7 @@ nlohmann::json limits_json(const MachineLimits& limits) {
     j["compute_probe"] =
         d.compute_probe.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.compute_probe);
     j["balance_flops_per_byte"] = rate_json(d.balance());
+    j["read_gbps"] = rate_json(d.read_gbps);
     if (!d.missing.empty()) j["missing"] = d.missing;
     return j;
   };

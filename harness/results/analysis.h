@@ -37,6 +37,9 @@ struct DeviceLimits {
   std::string bandwidth_probe;  // "triad", "triad_nt" or "" when not measured
   std::string compute_probe;    // "sgemm" or "fma", "" when not measured
   std::string missing;          // why a limit is not measured, "" when both are
+  // The read probe's rate (loads only; cpu): not a limit, shown beside it, since a kernel that
+  // mostly reads reaches this rather than the triad's. 0 when not measured.
+  double read_gbps = 0;
 
   // Machine balance in flops per byte; 0 when either limit is unknown.
   double balance() const;

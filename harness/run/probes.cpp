@@ -135,6 +135,36 @@ ProbeResult cpu_triad(const ProbeOptions& opt, const Loaded& m, bool nt) {
   return p;
 }
 
+// The CPU read probe: loads only, two f64 arrays of the triad's size summed as a dot product. A
+// kernel that mostly reads (a dot product, a pooling or an arg-reduction) moves no stores for the
+// memory to interleave with its loads; this is the rate it can reach. It is recorded beside the
+// bandwidth limit and is not part of it.
+ProbeResult cpu_read(const ProbeOptions& opt, const Loaded& m) {
+  ProbeResult p = make("cpu", "read", "GB/s");
+  auto fn = symbol<triad_fn>(m, "sb_probe_read", p.reason);
+  if (!fn) return p;
+  int64_t n = opt.triad_mib * 1024 * 1024 / 8;
+  double best = 0;
+  int threads = 0;
+  int rc = fn(n, opt.triad_reps, &best, &threads);
+  if (rc != 0) {
+    p.reason = rc == 1 ? "cannot allocate 2 x " + mib(opt.triad_mib) : "read sum is wrong";
+    return p;
+  }
+  double bytes = 2.0 * 8.0 * static_cast<double>(n);
+  p.seconds = best;
+  p.reps = opt.triad_reps;
+  p.detail = "2 x " + mib(opt.triad_mib) + " f64, loads only (a dot product), best of " +
+             std::to_string(p.reps) + ", " + std::to_string(threads) + " threads";
+  p.params = {{"elements", n},
+              {"type", "f64"},
+              {"arrays", 2},
+              {"bytes_per_pass", bytes},
+              {"threads", threads}};
+  finish(p, bytes / best * 1e-9);
+  return p;
+}
+
 ProbeResult cpu_fma(const ProbeOptions& opt, const Loaded& m) {
   ProbeResult p = make("cpu", "fma", "GFLOP/s");
   auto fn = symbol<fma_fn>(m, "sb_probe_fma", p.reason);
@@ -314,6 +344,8 @@ ProbeResults run_probes(const ProbeOptions& opt,
   report(cpu_triad(opt, stream, false), t0);
   t0 = Clock::now();
   report(cpu_triad(opt, stream, true), t0);
+  t0 = Clock::now();
+  report(cpu_read(opt, stream), t0);
   t0 = Clock::now();
   report(cpu_fma(opt, stream), t0);
   t0 = Clock::now();

@@ -5,6 +5,9 @@
 //   cpu triad   STREAM triad a[i] = b[i] + s*c[i] on three f64 arrays (256 MiB each by default,
 //               far beyond any last-level cache), OpenMP parallel; best of N passes after a
 //               warm-up; GB/s counted as STREAM does: 3 arrays x elements x 8 bytes per pass.
+//   cpu triad_nt  the same triad with non-temporal stores (no read for ownership).
+//   cpu read    loads only: a dot product of two f64 arrays of the triad's size. Not a limit: the
+//               rate a kernel that mostly reads can reach, which the summary shows beside it.
 //   cpu fma     peak f32 multiply-add rate: independent FMA chains in registers on every OpenMP
 //               thread (2 flops per lane per FMA); best of a few passes.
 //   cpu sgemm   the vendor rate: cblas_sgemm (OpenBLAS) at n = 2048; 2 n^3 flops; best of a few.
@@ -35,8 +38,8 @@ namespace sb {
 
 struct ProbeResult {
   std::string device;  // "cpu" or "gpu"
-  std::string name;    // "triad", "triad_nt" (cpu), "fma", "sgemm"
-  std::string unit;    // "GB/s" (triads) or "GFLOP/s"
+  std::string name;    // "triad", "triad_nt", "read" (cpu), "fma", "sgemm"
+  std::string unit;    // "GB/s" (triads, read) or "GFLOP/s"
   bool ok = false;
   std::string reason;  // when !ok: why it was skipped or failed
   double rate = 0;     // in `unit` (1e9 per second); 0 when !ok

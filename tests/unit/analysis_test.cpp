@@ -95,6 +95,25 @@ TEST(Analysis, TheBandwidthLimitIsTheBetterTriad) {
   EXPECT_EQ(m.cpu.missing, "triad result is wrong");
 }
 
+TEST(Analysis, TheReadProbeIsShownBesideTheLimitNotAsIt) {
+  // Loads only: even where it is faster than both triads, the limit stays the better triad.
+  sb::ProbeResults r = cpu_only_probes();
+  sb::ProbeResult read = probe("cpu", "read", 70);
+  read.unit = "GB/s";
+  r.probes.push_back(read);
+  sb::MachineLimits m = sb::limits_from_probes(r);
+  EXPECT_DOUBLE_EQ(m.cpu.bandwidth_gbps, 40);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "triad");
+  EXPECT_DOUBLE_EQ(m.cpu.read_gbps, 70);
+  EXPECT_DOUBLE_EQ(sb::limits_json(m)["cpu"]["read_gbps"].get<double>(), 70);
+  EXPECT_TRUE(sb::limits_json(m)["gpu"]["read_gbps"].is_null());
+
+  r.probes.back() = probe("cpu", "read", 0);  // failed: not shown
+  m = sb::limits_from_probes(r);
+  EXPECT_EQ(m.cpu.read_gbps, 0);
+  EXPECT_TRUE(sb::limits_json(m)["cpu"]["read_gbps"].is_null());
+}
+
 TEST(Analysis, BackendFamilies) {
   // From the backend records: a name no record has is a cpu backend and no vendor library.
   EXPECT_TRUE(sb::is_gpu_backend("cuda"));
