@@ -126,6 +126,12 @@ struct GemmBlocks {
 // a cache line, so that the rows of a power-of-two-wide block do not share cache sets.
 constexpr int64_t kGemmPackPadBytes = 64;
 
+// When a row group's rank-2 outputs (streamed_row) write with non-temporal stores: where the
+// streaming pass's tensors of the group reach the threshold (a row group of the row_fusion pass),
+// always (a single statement already under that test), or never (a single statement below it,
+// or one the streaming pass does not stream).
+enum class RowStream { ByThreshold, Always, Never };
+
 class Body {
  public:
   // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
@@ -178,7 +184,21 @@ class Body {
       loop_var_[0] = row_;
     }
     const std::vector<int> all_outer = outer_dims(st, in_row);
-    auto plain = [&] { emit_plain(st, out_mem, out_ty, all_outer); };
+    const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
+    // Under `parallel`, a statement of rank >= 2 on its own runs row by row in parallel blocks
+    // of rows, each row's generic a sequential loop nest: as one generic, its output dimensions
+    // would be one scf.parallel that the OpenMP lowering collapses into a single loop, which
+    // recomputes every index from the collapsed one and is not vectorised. The mlir openmp
+    // variant of outer_add (2048 x 2048) ran 5.4x slower than its sequential loops variant so
+    // (3.08 against 0.57 ms, results/vm/host-10rep-20261204.json).
+    auto plain = [&] {
+      if (!in_row && parallel_ && st.rank() >= 2) {
+        emit_row_group(RowGroup{k, k, {}}, RowStream::Never);
+        st_ = &st;
+        return;
+      }
+      emit_plain(st, out_mem, out_ty, all_outer);
+    };
     std::optional<Contraction> contraction;
     if (!in_row && gemm_) contraction = match_single_contraction(spec_, st);
     if (contraction) {
@@ -194,19 +214,16 @@ class Body {
     } else if (!in_row && parallel_ && tile_choice(spec_, st).dim >= 0) {
       emit_tiles(st, out_mem, out_ty);
     } else if (!in_row && row_contraction(st)) {
-      emit_row_group(RowGroup{static_cast<size_t>(&st - spec_.stmts.data()),
-                              static_cast<size_t>(&st - spec_.stmts.data()),
-                              {}});
+      emit_row_group(RowGroup{k, k, {}});
       st_ = &st;
     } else if (!in_row && streamable(st)) {
-      const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
       emit_if(
           stream_condition(choice(st).tensors),
           [&] {
             if (st.rank() == 1)
               emit_stream_range(st, out_mem, out_ty, extents_[st.out][0], true);
             else
-              emit_row_group(RowGroup{k, k, {}}, true);
+              emit_row_group(RowGroup{k, k, {}}, RowStream::Always);
             st_ = &st;
           },
           plain);
@@ -958,8 +975,8 @@ class Body {
   // group's statements in order as generics on rank-reduced views of that row. The group's
   // row-local temps and the buffers of its reductions are allocated once per block, one row
   // long.
-  // With `stream_always` (a single rank-2 statement), its output is streamed unconditionally.
-  void emit_row_group(const RowGroup& g, bool stream_always = false) {
+  // `mode` says when its rank-2 outputs stream (RowStream).
+  void emit_row_group(const RowGroup& g, RowStream mode = RowStream::ByThreshold) {
     explicit_loops_ = true;
     const Statement& first = spec_.stmts[g.first];
     const std::string& rows = extents_[first.out][0];
@@ -970,12 +987,13 @@ class Body {
               " fused: row by row, in parallel blocks of rows.");
     row_local_ = std::set<int>(g.row_local.begin(), g.row_local.end());
     std::set<DType> streamed;  // element types of the streamed outputs
-    for (size_t k = g.first; k <= g.last; ++k) {
+    for (size_t k = g.first; k <= g.last && mode != RowStream::Never; ++k) {
       const Statement& st = spec_.stmts[k];
       if (streamed_row(st)) streamed.insert(spec_.tensors[st.out].type);
     }
     streaming_ = !streamed.empty();
-    stream_cond_ = streaming_ && !stream_always ? stream_condition(group_tensors(g)) : "";
+    stream_cond_ =
+        streaming_ && mode == RowStream::ByThreshold ? stream_condition(group_tensors(g)) : "";
     const std::string zero = zero_index(), one = constant("1", DType::Index);
     const std::string block = block_length(rows);
     const std::string b = fresh();

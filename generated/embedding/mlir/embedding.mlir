@@ -172,17 +172,35 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %89 = arith.constant 0 : index
-      %90 = arith.constant 0 : index
-      %91 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %C], strides: [%89, %90] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%91, %ids : memref<?x?xf32, strided<[?, ?]>>, memref<?xi64>)
-          outs(%y : memref<?x?xf32>) {
-        ^bb0(%92: f32, %93: i64, %94: f32):
-        %95 = linalg.index 1 : index
-        %96 = arith.index_cast %93 : i64 to index
-        %97 = memref.load %weight[%96, %95] : memref<?x?xf32>
-        linalg.yield %97 : f32
+      %90 = arith.constant 1 : index
+      %91 = arith.constant 63 : index
+      %92 = arith.addi %N, %91 : index
+      %93 = arith.constant 64 : index
+      %94 = arith.divui %92, %93 : index
+      %95 = arith.constant 1 : index
+      %96 = arith.maxsi %94, %95 : index
+      scf.parallel (%97) = (%89) to (%N) step (%96) {
+        %98 = arith.addi %97, %96 : index
+        %99 = arith.minsi %98, %N : index
+        scf.for %100 = %97 to %99 step %90 {
+          %101 = memref.subview %ids[%100] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+          %102 = memref.subview %y[%100, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // y[n, c] = weight[ids[n], c]
+          %103 = arith.constant 0 : index
+          %104 = memref.reinterpret_cast %102 to offset: [0], sizes: [%C], strides: [%103] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%104, %101 : memref<?xf32, strided<[?]>>, memref<i64, strided<[], offset: ?>>)
+              outs(%102 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%105: f32, %106: i64, %107: f32):
+            %108 = linalg.index 0 : index
+            %109 = arith.index_cast %106 : i64 to index
+            %110 = memref.load %weight[%109, %108] : memref<?x?xf32>
+            linalg.yield %110 : f32
+          }
+        }
+        scf.reduce
       }
     }
     return

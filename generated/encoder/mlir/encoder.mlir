@@ -66,25 +66,52 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @encoder_openmp(%inp: memref<?x?xi32> {llvm.noalias}, %wte: memref<?x?xf32> {llvm.noalias}, %wpe: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %V: index) attributes {llvm.emit_c_interface} {
     // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
+    // Row by row, in parallel blocks of rows.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = arith.constant 0 : index
-    %3 = memref.reinterpret_cast %y to offset: [0], sizes: [%B, %T, %C], strides: [%0, %1, %2] : memref<?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%3, %inp, %wpe : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xi32>, memref<?x?xf32>)
-        outs(%y : memref<?x?x?xf32>) {
-      ^bb0(%4: f32, %5: i32, %6: f32, %7: f32):
-      %8 = linalg.index 2 : index
-      %9 = arith.index_cast %5 : i32 to index
-      %10 = memref.load %wte[%9, %8] : memref<?x?xf32>
-      %11 = arith.addf %10, %6 : f32
-      linalg.yield %11 : f32
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %B, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%B) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %B : index
+      scf.for %11 = %8 to %10 step %1 {
+        %12 = memref.subview %inp[%11, 0] [1, %T] [1, 1] : memref<?x?xi32> to memref<?xi32, strided<[1], offset: ?>>
+        %13 = memref.subview %y[%11, 0, 0] [1, %T, %C] [1, 1, 1] : memref<?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
+        %14 = arith.constant 0 : index
+        %15 = arith.constant 0 : index
+        %16 = memref.reinterpret_cast %13 to offset: [0], sizes: [%T, %C], strides: [%14, %15] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+            ins(%16, %12, %wpe : memref<?x?xf32, strided<[?, ?]>>, memref<?xi32, strided<[1], offset: ?>>, memref<?x?xf32>)
+            outs(%13 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%17: f32, %18: i32, %19: f32, %20: f32):
+          %21 = linalg.index 1 : index
+          %22 = arith.index_cast %18 : i32 to index
+          %23 = memref.load %wte[%22, %21] : memref<?x?xf32>
+          %24 = arith.addf %23, %19 : f32
+          linalg.yield %24 : f32
+        }
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -175,16 +175,34 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %91 = arith.constant 0 : index
-      %92 = arith.constant 0 : index
-      %93 = memref.reinterpret_cast %b to offset: [0], sizes: [%R, %C], strides: [%91, %92] : memref<?x?xi32> to memref<?x?xi32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%93, %a : memref<?x?xi32, strided<[?, ?]>>, memref<?x?xi32>)
-          outs(%b : memref<?x?xi32>) {
-        ^bb0(%94: i32, %95: i32, %96: i32):
-        %97 = arith.constant 10 : i32
-        %98 = arith.addi %95, %97 : i32
-        linalg.yield %98 : i32
+      %92 = arith.constant 1 : index
+      %93 = arith.constant 63 : index
+      %94 = arith.addi %R, %93 : index
+      %95 = arith.constant 64 : index
+      %96 = arith.divui %94, %95 : index
+      %97 = arith.constant 1 : index
+      %98 = arith.maxsi %96, %97 : index
+      scf.parallel (%99) = (%91) to (%R) step (%98) {
+        %100 = arith.addi %99, %98 : index
+        %101 = arith.minsi %100, %R : index
+        scf.for %102 = %99 to %101 step %92 {
+          %103 = memref.subview %a[%102, 0] [1, %C] [1, 1] : memref<?x?xi32> to memref<?xi32, strided<[1], offset: ?>>
+          %104 = memref.subview %b[%102, 0] [1, %C] [1, 1] : memref<?x?xi32> to memref<?xi32, strided<[1], offset: ?>>
+          // b[i, j] = a[i, j] + 10
+          %105 = arith.constant 0 : index
+          %106 = memref.reinterpret_cast %104 to offset: [0], sizes: [%C], strides: [%105] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%106, %103 : memref<?xi32, strided<[?]>>, memref<?xi32, strided<[1], offset: ?>>)
+              outs(%104 : memref<?xi32, strided<[1], offset: ?>>) {
+            ^bb0(%107: i32, %108: i32, %109: i32):
+            %110 = arith.constant 10 : i32
+            %111 = arith.addi %108, %110 : i32
+            linalg.yield %111 : i32
+          }
+        }
+        scf.reduce
       }
     }
     return

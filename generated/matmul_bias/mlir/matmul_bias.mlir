@@ -99,41 +99,67 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @matmul_bias_openmp(%inp: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %BT: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
-    %0 = memref.alloc(%BT, %OC) : memref<?x?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?x?xf32>)
-    %2 = arith.constant 0 : index
-    %3 = arith.subi %C, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = arith.constant 0 : index
-    %9 = memref.reinterpret_cast %0 to offset: [0], sizes: [%BT, %OC, %5], strides: [%6, %7, %8] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%9, %inp, %weight : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xf32>, memref<?x?xf32>)
-        outs(%0 : memref<?x?xf32>) {
-      ^bb0(%10: f32, %11: f32, %12: f32, %13: f32):
-      %14 = arith.mulf %11, %12 : f32
-      %15 = arith.addf %13, %14 fastmath<reassoc> : f32
-      linalg.yield %15 : f32
+    // Row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %BT, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%BT) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %BT : index
+      %11 = memref.alloc(%OC) : memref<?xf32>
+      scf.for %12 = %8 to %10 step %1 {
+        %13 = memref.subview %inp[%12, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %14 = memref.subview %y[%12, 0] [1, %OC] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
+        %15 = arith.constant 0.0 : f32
+        linalg.fill ins(%15 : f32) outs(%11 : memref<?xf32>)
+        %16 = arith.constant 0 : index
+        %17 = arith.subi %C, %16 : index
+        %18 = arith.constant 0 : index
+        %19 = arith.maxsi %17, %18 : index
+        %20 = arith.constant 0 : index
+        %21 = arith.constant 0 : index
+        %22 = memref.reinterpret_cast %11 to offset: [0], sizes: [%OC, %19], strides: [%20, %21] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+            ins(%22, %13, %weight : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<?x?xf32>)
+            outs(%11 : memref<?xf32>) {
+          ^bb0(%23: f32, %24: f32, %25: f32, %26: f32):
+          %27 = arith.mulf %24, %25 : f32
+          %28 = arith.addf %26, %27 fastmath<reassoc> : f32
+          linalg.yield %28 : f32
+        }
+        %29 = arith.constant 0 : index
+        %30 = memref.reinterpret_cast %14 to offset: [0], sizes: [%OC], strides: [%29] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%30, %bias, %11 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+            outs(%14 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%31: f32, %32: f32, %33: f32, %34: f32):
+          %35 = arith.addf %33, %32 : f32
+          linalg.yield %35 : f32
+        }
+      }
+      memref.dealloc %11 : memref<?xf32>
+      scf.reduce
     }
-    %16 = arith.constant 0 : index
-    %17 = arith.constant 0 : index
-    %18 = memref.reinterpret_cast %y to offset: [0], sizes: [%BT, %OC], strides: [%16, %17] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%18, %bias, %0 : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%19: f32, %20: f32, %21: f32, %22: f32):
-      %23 = arith.addf %21, %20 : f32
-      linalg.yield %23 : f32
-    }
-    memref.dealloc %0 : memref<?x?xf32>
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

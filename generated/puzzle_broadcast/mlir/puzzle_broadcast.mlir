@@ -167,15 +167,33 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %88 = arith.constant 0 : index
-      %89 = arith.constant 0 : index
-      %90 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%88, %89] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%90, %a, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?xf32>)
-          outs(%y : memref<?x?xf32>) {
-        ^bb0(%91: f32, %92: f32, %93: f32, %94: f32):
-        %95 = arith.addf %92, %93 : f32
-        linalg.yield %95 : f32
+      %89 = arith.constant 1 : index
+      %90 = arith.constant 63 : index
+      %91 = arith.addi %R, %90 : index
+      %92 = arith.constant 64 : index
+      %93 = arith.divui %91, %92 : index
+      %94 = arith.constant 1 : index
+      %95 = arith.maxsi %93, %94 : index
+      scf.parallel (%96) = (%88) to (%R) step (%95) {
+        %97 = arith.addi %96, %95 : index
+        %98 = arith.minsi %97, %R : index
+        scf.for %99 = %96 to %98 step %89 {
+          %100 = memref.subview %a[%99] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+          %101 = memref.subview %y[%99, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // y[i, j] = a[i] + b[j]
+          %102 = arith.constant 0 : index
+          %103 = memref.reinterpret_cast %101 to offset: [0], sizes: [%C], strides: [%102] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%103, %100, %b : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>)
+              outs(%101 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%104: f32, %105: f32, %106: f32, %107: f32):
+            %108 = arith.addf %105, %106 : f32
+            linalg.yield %108 : f32
+          }
+        }
+        scf.reduce
       }
     }
     return

@@ -175,16 +175,34 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %91 = arith.constant 0 : index
-      %92 = arith.constant 0 : index
-      %93 = memref.reinterpret_cast %y to offset: [0], sizes: [%R, %C], strides: [%91, %92] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%93, %a : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-          outs(%y : memref<?x?xf32>) {
-        ^bb0(%94: f32, %95: f32, %96: f32):
-        %97 = arith.constant 1.0e+01 : f32
-        %98 = arith.addf %95, %97 : f32
-        linalg.yield %98 : f32
+      %92 = arith.constant 1 : index
+      %93 = arith.constant 63 : index
+      %94 = arith.addi %R, %93 : index
+      %95 = arith.constant 64 : index
+      %96 = arith.divui %94, %95 : index
+      %97 = arith.constant 1 : index
+      %98 = arith.maxsi %96, %97 : index
+      scf.parallel (%99) = (%91) to (%R) step (%98) {
+        %100 = arith.addi %99, %98 : index
+        %101 = arith.minsi %100, %R : index
+        scf.for %102 = %99 to %101 step %92 {
+          %103 = memref.subview %a[%102, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %104 = memref.subview %y[%102, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // y[i, j] = a[i, j] + 1e+01
+          %105 = arith.constant 0 : index
+          %106 = memref.reinterpret_cast %104 to offset: [0], sizes: [%C], strides: [%105] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%106, %103 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+              outs(%104 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%107: f32, %108: f32, %109: f32):
+            %110 = arith.constant 1.0e+01 : f32
+            %111 = arith.addf %108, %110 : f32
+            linalg.yield %111 : f32
+          }
+        }
+        scf.reduce
       }
     }
     return

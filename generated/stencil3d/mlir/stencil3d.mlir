@@ -330,158 +330,183 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @stencil3d_openmp(%x: memref<?x?x?xf64> {llvm.noalias}, %y: memref<?x?x?xf64> {llvm.noalias}, %D: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
     // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
+    // Row by row, in parallel blocks of rows.
     %0 = arith.constant 0 : index
-    %1 = arith.constant 0 : index
-    %2 = arith.constant 0 : index
-    %3 = memref.reinterpret_cast %y to offset: [0], sizes: [%D, %H, %W], strides: [%0, %1, %2] : memref<?x?x?xf64> to memref<?x?x?xf64, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%3 : memref<?x?x?xf64, strided<[?, ?, ?]>>)
-        outs(%y : memref<?x?x?xf64>) {
-      ^bb0(%4: f64, %5: f64):
-      %6 = linalg.index 0 : index
-      %7 = linalg.index 1 : index
-      %8 = linalg.index 2 : index
-      %9 = arith.constant 0.4 : f64
-      %10 = arith.constant 1 : index
-      %11 = arith.subi %D, %10 : index
-      %12 = arith.minsi %6, %11 : index
-      %13 = arith.constant 0 : index
-      %14 = arith.maxsi %12, %13 : index
-      %15 = arith.constant 1 : index
-      %16 = arith.subi %H, %15 : index
-      %17 = arith.minsi %7, %16 : index
-      %18 = arith.constant 0 : index
-      %19 = arith.maxsi %17, %18 : index
-      %20 = arith.constant 1 : index
-      %21 = arith.subi %W, %20 : index
-      %22 = arith.minsi %8, %21 : index
-      %23 = arith.constant 0 : index
-      %24 = arith.maxsi %22, %23 : index
-      %25 = memref.load %x[%14, %19, %24] : memref<?x?x?xf64>
-      %26 = arith.mulf %9, %25 : f64
-      %27 = arith.constant 0.1 : f64
-      %28 = arith.constant 1 : index
-      %29 = arith.subi %6, %28 : index
-      %30 = arith.constant 1 : index
-      %31 = arith.subi %D, %30 : index
-      %32 = arith.minsi %29, %31 : index
-      %33 = arith.constant 0 : index
-      %34 = arith.maxsi %32, %33 : index
-      %35 = arith.constant 1 : index
-      %36 = arith.subi %H, %35 : index
-      %37 = arith.minsi %7, %36 : index
-      %38 = arith.constant 0 : index
-      %39 = arith.maxsi %37, %38 : index
-      %40 = arith.constant 1 : index
-      %41 = arith.subi %W, %40 : index
-      %42 = arith.minsi %8, %41 : index
-      %43 = arith.constant 0 : index
-      %44 = arith.maxsi %42, %43 : index
-      %45 = memref.load %x[%34, %39, %44] : memref<?x?x?xf64>
-      %46 = arith.constant 1 : index
-      %47 = arith.addi %6, %46 : index
-      %48 = arith.constant 1 : index
-      %49 = arith.subi %D, %48 : index
-      %50 = arith.minsi %47, %49 : index
-      %51 = arith.constant 0 : index
-      %52 = arith.maxsi %50, %51 : index
-      %53 = arith.constant 1 : index
-      %54 = arith.subi %H, %53 : index
-      %55 = arith.minsi %7, %54 : index
-      %56 = arith.constant 0 : index
-      %57 = arith.maxsi %55, %56 : index
-      %58 = arith.constant 1 : index
-      %59 = arith.subi %W, %58 : index
-      %60 = arith.minsi %8, %59 : index
-      %61 = arith.constant 0 : index
-      %62 = arith.maxsi %60, %61 : index
-      %63 = memref.load %x[%52, %57, %62] : memref<?x?x?xf64>
-      %64 = arith.addf %45, %63 : f64
-      %65 = arith.constant 1 : index
-      %66 = arith.subi %D, %65 : index
-      %67 = arith.minsi %6, %66 : index
-      %68 = arith.constant 0 : index
-      %69 = arith.maxsi %67, %68 : index
-      %70 = arith.constant 1 : index
-      %71 = arith.subi %7, %70 : index
-      %72 = arith.constant 1 : index
-      %73 = arith.subi %H, %72 : index
-      %74 = arith.minsi %71, %73 : index
-      %75 = arith.constant 0 : index
-      %76 = arith.maxsi %74, %75 : index
-      %77 = arith.constant 1 : index
-      %78 = arith.subi %W, %77 : index
-      %79 = arith.minsi %8, %78 : index
-      %80 = arith.constant 0 : index
-      %81 = arith.maxsi %79, %80 : index
-      %82 = memref.load %x[%69, %76, %81] : memref<?x?x?xf64>
-      %83 = arith.addf %64, %82 : f64
-      %84 = arith.constant 1 : index
-      %85 = arith.subi %D, %84 : index
-      %86 = arith.minsi %6, %85 : index
-      %87 = arith.constant 0 : index
-      %88 = arith.maxsi %86, %87 : index
-      %89 = arith.constant 1 : index
-      %90 = arith.addi %7, %89 : index
-      %91 = arith.constant 1 : index
-      %92 = arith.subi %H, %91 : index
-      %93 = arith.minsi %90, %92 : index
-      %94 = arith.constant 0 : index
-      %95 = arith.maxsi %93, %94 : index
-      %96 = arith.constant 1 : index
-      %97 = arith.subi %W, %96 : index
-      %98 = arith.minsi %8, %97 : index
-      %99 = arith.constant 0 : index
-      %100 = arith.maxsi %98, %99 : index
-      %101 = memref.load %x[%88, %95, %100] : memref<?x?x?xf64>
-      %102 = arith.addf %83, %101 : f64
-      %103 = arith.constant 1 : index
-      %104 = arith.subi %D, %103 : index
-      %105 = arith.minsi %6, %104 : index
-      %106 = arith.constant 0 : index
-      %107 = arith.maxsi %105, %106 : index
-      %108 = arith.constant 1 : index
-      %109 = arith.subi %H, %108 : index
-      %110 = arith.minsi %7, %109 : index
-      %111 = arith.constant 0 : index
-      %112 = arith.maxsi %110, %111 : index
-      %113 = arith.constant 1 : index
-      %114 = arith.subi %8, %113 : index
-      %115 = arith.constant 1 : index
-      %116 = arith.subi %W, %115 : index
-      %117 = arith.minsi %114, %116 : index
-      %118 = arith.constant 0 : index
-      %119 = arith.maxsi %117, %118 : index
-      %120 = memref.load %x[%107, %112, %119] : memref<?x?x?xf64>
-      %121 = arith.addf %102, %120 : f64
-      %122 = arith.constant 1 : index
-      %123 = arith.subi %D, %122 : index
-      %124 = arith.minsi %6, %123 : index
-      %125 = arith.constant 0 : index
-      %126 = arith.maxsi %124, %125 : index
-      %127 = arith.constant 1 : index
-      %128 = arith.subi %H, %127 : index
-      %129 = arith.minsi %7, %128 : index
-      %130 = arith.constant 0 : index
-      %131 = arith.maxsi %129, %130 : index
-      %132 = arith.constant 1 : index
-      %133 = arith.addi %8, %132 : index
-      %134 = arith.constant 1 : index
-      %135 = arith.subi %W, %134 : index
-      %136 = arith.minsi %133, %135 : index
-      %137 = arith.constant 0 : index
-      %138 = arith.maxsi %136, %137 : index
-      %139 = memref.load %x[%126, %131, %138] : memref<?x?x?xf64>
-      %140 = arith.addf %121, %139 : f64
-      %141 = arith.mulf %27, %140 : f64
-      %142 = arith.addf %26, %141 : f64
-      linalg.yield %142 : f64
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %D, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%D) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %D : index
+      scf.for %11 = %8 to %10 step %1 {
+        %12 = memref.subview %y[%11, 0, 0] [1, %H, %W] [1, 1, 1] : memref<?x?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
+        %13 = arith.constant 0 : index
+        %14 = arith.constant 0 : index
+        %15 = memref.reinterpret_cast %12 to offset: [0], sizes: [%H, %W], strides: [%13, %14] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+            ins(%15 : memref<?x?xf64, strided<[?, ?]>>)
+            outs(%12 : memref<?x?xf64, strided<[?, 1], offset: ?>>) {
+          ^bb0(%16: f64, %17: f64):
+          %18 = linalg.index 0 : index
+          %19 = linalg.index 1 : index
+          %20 = arith.constant 0.4 : f64
+          %21 = arith.constant 1 : index
+          %22 = arith.subi %D, %21 : index
+          %23 = arith.minsi %11, %22 : index
+          %24 = arith.constant 0 : index
+          %25 = arith.maxsi %23, %24 : index
+          %26 = arith.constant 1 : index
+          %27 = arith.subi %H, %26 : index
+          %28 = arith.minsi %18, %27 : index
+          %29 = arith.constant 0 : index
+          %30 = arith.maxsi %28, %29 : index
+          %31 = arith.constant 1 : index
+          %32 = arith.subi %W, %31 : index
+          %33 = arith.minsi %19, %32 : index
+          %34 = arith.constant 0 : index
+          %35 = arith.maxsi %33, %34 : index
+          %36 = memref.load %x[%25, %30, %35] : memref<?x?x?xf64>
+          %37 = arith.mulf %20, %36 : f64
+          %38 = arith.constant 0.1 : f64
+          %39 = arith.constant 1 : index
+          %40 = arith.subi %11, %39 : index
+          %41 = arith.constant 1 : index
+          %42 = arith.subi %D, %41 : index
+          %43 = arith.minsi %40, %42 : index
+          %44 = arith.constant 0 : index
+          %45 = arith.maxsi %43, %44 : index
+          %46 = arith.constant 1 : index
+          %47 = arith.subi %H, %46 : index
+          %48 = arith.minsi %18, %47 : index
+          %49 = arith.constant 0 : index
+          %50 = arith.maxsi %48, %49 : index
+          %51 = arith.constant 1 : index
+          %52 = arith.subi %W, %51 : index
+          %53 = arith.minsi %19, %52 : index
+          %54 = arith.constant 0 : index
+          %55 = arith.maxsi %53, %54 : index
+          %56 = memref.load %x[%45, %50, %55] : memref<?x?x?xf64>
+          %57 = arith.constant 1 : index
+          %58 = arith.addi %11, %57 : index
+          %59 = arith.constant 1 : index
+          %60 = arith.subi %D, %59 : index
+          %61 = arith.minsi %58, %60 : index
+          %62 = arith.constant 0 : index
+          %63 = arith.maxsi %61, %62 : index
+          %64 = arith.constant 1 : index
+          %65 = arith.subi %H, %64 : index
+          %66 = arith.minsi %18, %65 : index
+          %67 = arith.constant 0 : index
+          %68 = arith.maxsi %66, %67 : index
+          %69 = arith.constant 1 : index
+          %70 = arith.subi %W, %69 : index
+          %71 = arith.minsi %19, %70 : index
+          %72 = arith.constant 0 : index
+          %73 = arith.maxsi %71, %72 : index
+          %74 = memref.load %x[%63, %68, %73] : memref<?x?x?xf64>
+          %75 = arith.addf %56, %74 : f64
+          %76 = arith.constant 1 : index
+          %77 = arith.subi %D, %76 : index
+          %78 = arith.minsi %11, %77 : index
+          %79 = arith.constant 0 : index
+          %80 = arith.maxsi %78, %79 : index
+          %81 = arith.constant 1 : index
+          %82 = arith.subi %18, %81 : index
+          %83 = arith.constant 1 : index
+          %84 = arith.subi %H, %83 : index
+          %85 = arith.minsi %82, %84 : index
+          %86 = arith.constant 0 : index
+          %87 = arith.maxsi %85, %86 : index
+          %88 = arith.constant 1 : index
+          %89 = arith.subi %W, %88 : index
+          %90 = arith.minsi %19, %89 : index
+          %91 = arith.constant 0 : index
+          %92 = arith.maxsi %90, %91 : index
+          %93 = memref.load %x[%80, %87, %92] : memref<?x?x?xf64>
+          %94 = arith.addf %75, %93 : f64
+          %95 = arith.constant 1 : index
+          %96 = arith.subi %D, %95 : index
+          %97 = arith.minsi %11, %96 : index
+          %98 = arith.constant 0 : index
+          %99 = arith.maxsi %97, %98 : index
+          %100 = arith.constant 1 : index
+          %101 = arith.addi %18, %100 : index
+          %102 = arith.constant 1 : index
+          %103 = arith.subi %H, %102 : index
+          %104 = arith.minsi %101, %103 : index
+          %105 = arith.constant 0 : index
+          %106 = arith.maxsi %104, %105 : index
+          %107 = arith.constant 1 : index
+          %108 = arith.subi %W, %107 : index
+          %109 = arith.minsi %19, %108 : index
+          %110 = arith.constant 0 : index
+          %111 = arith.maxsi %109, %110 : index
+          %112 = memref.load %x[%99, %106, %111] : memref<?x?x?xf64>
+          %113 = arith.addf %94, %112 : f64
+          %114 = arith.constant 1 : index
+          %115 = arith.subi %D, %114 : index
+          %116 = arith.minsi %11, %115 : index
+          %117 = arith.constant 0 : index
+          %118 = arith.maxsi %116, %117 : index
+          %119 = arith.constant 1 : index
+          %120 = arith.subi %H, %119 : index
+          %121 = arith.minsi %18, %120 : index
+          %122 = arith.constant 0 : index
+          %123 = arith.maxsi %121, %122 : index
+          %124 = arith.constant 1 : index
+          %125 = arith.subi %19, %124 : index
+          %126 = arith.constant 1 : index
+          %127 = arith.subi %W, %126 : index
+          %128 = arith.minsi %125, %127 : index
+          %129 = arith.constant 0 : index
+          %130 = arith.maxsi %128, %129 : index
+          %131 = memref.load %x[%118, %123, %130] : memref<?x?x?xf64>
+          %132 = arith.addf %113, %131 : f64
+          %133 = arith.constant 1 : index
+          %134 = arith.subi %D, %133 : index
+          %135 = arith.minsi %11, %134 : index
+          %136 = arith.constant 0 : index
+          %137 = arith.maxsi %135, %136 : index
+          %138 = arith.constant 1 : index
+          %139 = arith.subi %H, %138 : index
+          %140 = arith.minsi %18, %139 : index
+          %141 = arith.constant 0 : index
+          %142 = arith.maxsi %140, %141 : index
+          %143 = arith.constant 1 : index
+          %144 = arith.addi %19, %143 : index
+          %145 = arith.constant 1 : index
+          %146 = arith.subi %W, %145 : index
+          %147 = arith.minsi %144, %146 : index
+          %148 = arith.constant 0 : index
+          %149 = arith.maxsi %147, %148 : index
+          %150 = memref.load %x[%137, %142, %149] : memref<?x?x?xf64>
+          %151 = arith.addf %132, %150 : f64
+          %152 = arith.mulf %38, %151 : f64
+          %153 = arith.addf %37, %152 : f64
+          linalg.yield %153 : f64
+        }
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

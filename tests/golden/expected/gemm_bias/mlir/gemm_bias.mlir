@@ -145,71 +145,88 @@ module {
 module attributes {transform.with_named_sequence} {
   func.func @gemm_bias_openmp(%a: memref<?x?xf32> {llvm.noalias}, %bt: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xf64> {llvm.noalias}, %z: memref<?x?xf64> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
-    %0 = memref.alloc(%M, %N) : memref<?x?xf32>
-    %1 = arith.constant 0.0 : f32
-    linalg.fill ins(%1 : f32) outs(%0 : memref<?x?xf32>)
-    %2 = arith.constant 1 : index
-    %3 = arith.subi %K, %2 : index
-    %4 = arith.constant 0 : index
-    %5 = arith.maxsi %3, %4 : index
-    %6 = arith.constant 0 : index
-    %7 = arith.constant 0 : index
-    %8 = arith.constant 0 : index
-    %9 = memref.reinterpret_cast %0 to offset: [0], sizes: [%M, %N, %5], strides: [%6, %7, %8] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, (d2 + 1))>, affine_map<(d0, d1, d2) -> (d1, (d2 + 1))>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%9, %a, %bt : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xf32>, memref<?x?xf32>)
-        outs(%0 : memref<?x?xf32>) {
-      ^bb0(%10: f32, %11: f32, %12: f32, %13: f32):
-      %14 = arith.mulf %11, %12 : f32
-      %15 = arith.addf %13, %14 fastmath<reassoc> : f32
-      linalg.yield %15 : f32
+    // Row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %M, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%M) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %M : index
+      %11 = memref.alloc(%N) : memref<?xf32>
+      scf.for %12 = %8 to %10 step %1 {
+        %13 = memref.subview %a[%12, 0] [1, %K] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %14 = memref.subview %y[%12, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
+        %15 = arith.constant 0.0 : f32
+        linalg.fill ins(%15 : f32) outs(%11 : memref<?xf32>)
+        %16 = arith.constant 1 : index
+        %17 = arith.subi %K, %16 : index
+        %18 = arith.constant 0 : index
+        %19 = arith.maxsi %17, %18 : index
+        %20 = arith.constant 0 : index
+        %21 = arith.constant 0 : index
+        %22 = memref.reinterpret_cast %11 to offset: [0], sizes: [%N, %19], strides: [%20, %21] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ((d1 + 1))>, affine_map<(d0, d1) -> (d0, (d1 + 1))>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+            ins(%22, %13, %bt : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<?x?xf32>)
+            outs(%11 : memref<?xf32>) {
+          ^bb0(%23: f32, %24: f32, %25: f32, %26: f32):
+          %27 = arith.mulf %24, %25 : f32
+          %28 = arith.addf %26, %27 fastmath<reassoc> : f32
+          linalg.yield %28 : f32
+        }
+        %29 = arith.constant 0 : index
+        %30 = memref.reinterpret_cast %14 to offset: [0], sizes: [%N], strides: [%29] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%30, %bias, %11 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+            outs(%14 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%31: f32, %32: f32, %33: f32, %34: f32):
+          %35 = arith.addf %33, %32 : f32
+          linalg.yield %35 : f32
+        }
+      }
+      memref.dealloc %11 : memref<?xf32>
+      scf.reduce
     }
-    %16 = arith.constant 0 : index
-    %17 = arith.constant 0 : index
-    %18 = memref.reinterpret_cast %y to offset: [0], sizes: [%M, %N], strides: [%16, %17] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%18, %bias, %0 : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
-      ^bb0(%19: f32, %20: f32, %21: f32, %22: f32):
-      %23 = arith.addf %21, %20 : f32
-      linalg.yield %23 : f32
-    }
-    memref.dealloc %0 : memref<?x?xf32>
     // z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
     // Row by row, in parallel blocks of rows.
-    %24 = arith.constant 0 : index
-    %25 = arith.constant 1 : index
-    %26 = arith.constant 63 : index
-    %27 = arith.addi %M, %26 : index
-    %28 = arith.constant 64 : index
-    %29 = arith.divui %27, %28 : index
-    %30 = arith.constant 1 : index
-    %31 = arith.maxsi %29, %30 : index
-    scf.parallel (%32) = (%24) to (%M) step (%31) {
-      %33 = arith.addi %32, %31 : index
-      %34 = arith.minsi %33, %M : index
-      scf.for %35 = %32 to %34 step %25 {
-        %36 = memref.subview %z[%35, 0] [1, %N] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+    %36 = arith.constant 0 : index
+    %37 = arith.constant 1 : index
+    %38 = arith.constant 63 : index
+    %39 = arith.addi %M, %38 : index
+    %40 = arith.constant 64 : index
+    %41 = arith.divui %39, %40 : index
+    %42 = arith.constant 1 : index
+    %43 = arith.maxsi %41, %42 : index
+    scf.parallel (%44) = (%36) to (%M) step (%43) {
+      %45 = arith.addi %44, %43 : index
+      %46 = arith.minsi %45, %M : index
+      scf.for %47 = %44 to %46 step %37 {
+        %48 = memref.subview %z[%47, 0] [1, %N] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
         // z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
-        %37 = arith.constant 0.0 : f64
-        linalg.fill ins(%37 : f64) outs(%36 : memref<?xf64, strided<[1], offset: ?>>)
-        %38 = arith.constant 0 : index
-        %39 = arith.subi %K, %38 : index
-        %40 = arith.constant 0 : index
-        %41 = arith.maxsi %39, %40 : index
-        %42 = arith.constant 0 : index
-        %43 = arith.constant 0 : index
-        %44 = memref.reinterpret_cast %36 to offset: [0], sizes: [%41, %N], strides: [%42, %43] : memref<?xf64, strided<[1], offset: ?>> to memref<?x?xf64, strided<[?, ?]>>
+        %49 = arith.constant 0.0 : f64
+        linalg.fill ins(%49 : f64) outs(%48 : memref<?xf64, strided<[1], offset: ?>>)
+        %50 = arith.constant 0 : index
+        %51 = arith.subi %K, %50 : index
+        %52 = arith.constant 0 : index
+        %53 = arith.maxsi %51, %52 : index
+        %54 = arith.constant 0 : index
+        %55 = arith.constant 0 : index
+        %56 = memref.reinterpret_cast %48 to offset: [0], sizes: [%53, %N], strides: [%54, %55] : memref<?xf64, strided<[1], offset: ?>> to memref<?x?xf64, strided<[?, ?]>>
         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-            ins(%44, %q : memref<?x?xf64, strided<[?, ?]>>, memref<?x?xf64>)
-            outs(%36 : memref<?xf64, strided<[1], offset: ?>>) {
-          ^bb0(%45: f64, %46: f64, %47: f64):
-          %48 = linalg.index 0 : index
-          %49 = arith.addi %48, %38 : index
-          %50 = memref.load %p[%49, %35] : memref<?x?xf64>
-          %51 = arith.mulf %46, %50 : f64
-          %52 = arith.addf %47, %51 fastmath<reassoc> : f64
-          linalg.yield %52 : f64
+            ins(%56, %q : memref<?x?xf64, strided<[?, ?]>>, memref<?x?xf64>)
+            outs(%48 : memref<?xf64, strided<[1], offset: ?>>) {
+          ^bb0(%57: f64, %58: f64, %59: f64):
+          %60 = linalg.index 0 : index
+          %61 = arith.addi %60, %50 : index
+          %62 = memref.load %p[%61, %47] : memref<?x?xf64>
+          %63 = arith.mulf %58, %62 : f64
+          %64 = arith.addf %59, %63 fastmath<reassoc> : f64
+          linalg.yield %64 : f64
         }
       }
       scf.reduce

@@ -634,16 +634,35 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %272 = arith.constant 0 : index
-      %273 = arith.constant 0 : index
-      %274 = memref.reinterpret_cast %f to offset: [0], sizes: [%M, %N], strides: [%272, %273] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%274, %d, %rm : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-          outs(%f : memref<?x?xf32>) {
-        ^bb0(%275: f32, %276: f32, %277: f32, %278: f32):
-        %279 = arith.subf %276, %277 : f32
-        %280 = math.exp %279 : f32
-        linalg.yield %280 : f32
+      %273 = arith.constant 1 : index
+      %274 = arith.constant 63 : index
+      %275 = arith.addi %M, %274 : index
+      %276 = arith.constant 64 : index
+      %277 = arith.divui %275, %276 : index
+      %278 = arith.constant 1 : index
+      %279 = arith.maxsi %277, %278 : index
+      scf.parallel (%280) = (%272) to (%M) step (%279) {
+        %281 = arith.addi %280, %279 : index
+        %282 = arith.minsi %281, %M : index
+        scf.for %283 = %280 to %282 step %273 {
+          %284 = memref.subview %d[%283, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %285 = memref.subview %f[%283, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %286 = memref.subview %rm[%283] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+          // f[i, j] = exp(d[i, j] - rm[i])
+          %287 = arith.constant 0 : index
+          %288 = memref.reinterpret_cast %285 to offset: [0], sizes: [%N], strides: [%287] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%288, %284, %286 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%285 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%289: f32, %290: f32, %291: f32, %292: f32):
+            %293 = arith.subf %290, %291 : f32
+            %294 = math.exp %293 : f32
+            linalg.yield %294 : f32
+          }
+        }
+        scf.reduce
       }
     }
     return
@@ -1046,16 +1065,35 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %272 = arith.constant 0 : index
-      %273 = arith.constant 0 : index
-      %274 = memref.reinterpret_cast %f to offset: [0], sizes: [%M, %N], strides: [%272, %273] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%274, %d, %rm : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-          outs(%f : memref<?x?xf32>) {
-        ^bb0(%275: f32, %276: f32, %277: f32, %278: f32):
-        %279 = arith.subf %276, %277 : f32
-        %280 = math.exp %279 : f32
-        linalg.yield %280 : f32
+      %273 = arith.constant 1 : index
+      %274 = arith.constant 63 : index
+      %275 = arith.addi %M, %274 : index
+      %276 = arith.constant 64 : index
+      %277 = arith.divui %275, %276 : index
+      %278 = arith.constant 1 : index
+      %279 = arith.maxsi %277, %278 : index
+      scf.parallel (%280) = (%272) to (%M) step (%279) {
+        %281 = arith.addi %280, %279 : index
+        %282 = arith.minsi %281, %M : index
+        scf.for %283 = %280 to %282 step %273 {
+          %284 = memref.subview %d[%283, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %285 = memref.subview %f[%283, 0] [1, %N] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %286 = memref.subview %rm[%283] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+          // f[i, j] = exp(d[i, j] - rm[i])
+          %287 = arith.constant 0 : index
+          %288 = memref.reinterpret_cast %285 to offset: [0], sizes: [%N], strides: [%287] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%288, %284, %286 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%285 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%289: f32, %290: f32, %291: f32, %292: f32):
+            %293 = arith.subf %290, %291 : f32
+            %294 = math.exp %293 : f32
+            linalg.yield %294 : f32
+          }
+        }
+        scf.reduce
       }
     }
     return

@@ -460,447 +460,465 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %89 = arith.constant 0 : index
-      %90 = arith.constant 0 : index
-      %91 = memref.reinterpret_cast %g to offset: [0], sizes: [%N, %C], strides: [%89, %90] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%91, %ids : memref<?x?xf32, strided<[?, ?]>>, memref<?xi64>)
-          outs(%g : memref<?x?xf32>) {
-        ^bb0(%92: f32, %93: i64, %94: f32):
-        %95 = linalg.index 1 : index
-        %96 = arith.index_cast %93 : i64 to index
-        %97 = memref.load %w[%96, %95] : memref<?x?xf32>
-        linalg.yield %97 : f32
+      %90 = arith.constant 1 : index
+      %91 = arith.constant 63 : index
+      %92 = arith.addi %N, %91 : index
+      %93 = arith.constant 64 : index
+      %94 = arith.divui %92, %93 : index
+      %95 = arith.constant 1 : index
+      %96 = arith.maxsi %94, %95 : index
+      scf.parallel (%97) = (%89) to (%N) step (%96) {
+        %98 = arith.addi %97, %96 : index
+        %99 = arith.minsi %98, %N : index
+        scf.for %100 = %97 to %99 step %90 {
+          %101 = memref.subview %ids[%100] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+          %102 = memref.subview %g[%100, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // g[i, c] = w[ids[i], c]
+          %103 = arith.constant 0 : index
+          %104 = memref.reinterpret_cast %102 to offset: [0], sizes: [%C], strides: [%103] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%104, %101 : memref<?xf32, strided<[?]>>, memref<i64, strided<[], offset: ?>>)
+              outs(%102 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%105: f32, %106: i64, %107: f32):
+            %108 = linalg.index 0 : index
+            %109 = arith.index_cast %106 : i64 to index
+            %110 = memref.load %w[%109, %108] : memref<?x?xf32>
+            linalg.yield %110 : f32
+          }
+        }
+        scf.reduce
       }
     }
     // q[i] = a[i] / b[i]
-    %98 = arith.constant 0 : index
-    %99 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%98] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    %111 = arith.constant 0 : index
+    %112 = memref.reinterpret_cast %q to offset: [0], sizes: [%N], strides: [%111] : memref<?xi64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%99, %b, %a : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        ins(%112, %b, %a : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
         outs(%q : memref<?xi64>) {
-      ^bb0(%100: i64, %101: i64, %102: i64, %103: i64):
-      %104 = arith.constant 0 : i64
-      %105 = arith.cmpi eq, %101, %104 : i64
-      %106 = arith.constant 0 : i64
-      %107 = arith.constant -1 : i64
-      %108 = arith.cmpi eq, %101, %107 : i64
-      %109 = arith.constant 0 : i64
-      %110 = arith.subi %109, %102 : i64
-      %111 = arith.constant 0 : i64
-      %112 = arith.cmpi eq, %101, %111 : i64
-      %113 = arith.constant -1 : i64
-      %114 = arith.cmpi eq, %101, %113 : i64
-      %115 = arith.ori %112, %114 : i1
-      %116 = arith.constant 1 : i64
-      %117 = arith.select %115, %116, %101 : i64
-      %118 = arith.divsi %102, %117 : i64
-      %119 = arith.select %108, %110, %118 : i64
-      %120 = arith.select %105, %106, %119 : i64
-      linalg.yield %120 : i64
+      ^bb0(%113: i64, %114: i64, %115: i64, %116: i64):
+      %117 = arith.constant 0 : i64
+      %118 = arith.cmpi eq, %114, %117 : i64
+      %119 = arith.constant 0 : i64
+      %120 = arith.constant -1 : i64
+      %121 = arith.cmpi eq, %114, %120 : i64
+      %122 = arith.constant 0 : i64
+      %123 = arith.subi %122, %115 : i64
+      %124 = arith.constant 0 : i64
+      %125 = arith.cmpi eq, %114, %124 : i64
+      %126 = arith.constant -1 : i64
+      %127 = arith.cmpi eq, %114, %126 : i64
+      %128 = arith.ori %125, %127 : i1
+      %129 = arith.constant 1 : i64
+      %130 = arith.select %128, %129, %114 : i64
+      %131 = arith.divsi %115, %130 : i64
+      %132 = arith.select %121, %123, %131 : i64
+      %133 = arith.select %118, %119, %132 : i64
+      linalg.yield %133 : i64
     }
     // r[i] = a[i] % b[i]
-    %121 = arith.constant 0 : index
-    %122 = memref.reinterpret_cast %r to offset: [0], sizes: [%N], strides: [%121] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    %134 = arith.constant 0 : index
+    %135 = memref.reinterpret_cast %r to offset: [0], sizes: [%N], strides: [%134] : memref<?xi64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%122, %b, %a : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        ins(%135, %b, %a : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
         outs(%r : memref<?xi64>) {
-      ^bb0(%123: i64, %124: i64, %125: i64, %126: i64):
-      %127 = arith.constant 0 : i64
-      %128 = arith.cmpi eq, %124, %127 : i64
-      %129 = arith.constant -1 : i64
-      %130 = arith.cmpi eq, %124, %129 : i64
-      %131 = arith.ori %128, %130 : i1
-      %132 = arith.constant 0 : i64
-      %133 = arith.constant 0 : i64
-      %134 = arith.cmpi eq, %124, %133 : i64
-      %135 = arith.constant -1 : i64
-      %136 = arith.cmpi eq, %124, %135 : i64
-      %137 = arith.ori %134, %136 : i1
-      %138 = arith.constant 1 : i64
-      %139 = arith.select %137, %138, %124 : i64
-      %140 = arith.remsi %125, %139 : i64
-      %141 = arith.select %131, %132, %140 : i64
-      linalg.yield %141 : i64
+      ^bb0(%136: i64, %137: i64, %138: i64, %139: i64):
+      %140 = arith.constant 0 : i64
+      %141 = arith.cmpi eq, %137, %140 : i64
+      %142 = arith.constant -1 : i64
+      %143 = arith.cmpi eq, %137, %142 : i64
+      %144 = arith.ori %141, %143 : i1
+      %145 = arith.constant 0 : i64
+      %146 = arith.constant 0 : i64
+      %147 = arith.cmpi eq, %137, %146 : i64
+      %148 = arith.constant -1 : i64
+      %149 = arith.cmpi eq, %137, %148 : i64
+      %150 = arith.ori %147, %149 : i1
+      %151 = arith.constant 1 : i64
+      %152 = arith.select %150, %151, %137 : i64
+      %153 = arith.remsi %138, %152 : i64
+      %154 = arith.select %144, %145, %153 : i64
+      linalg.yield %154 : i64
     }
     // m[i] = select(a[i] > 0, max(a[i], b[i] * 7), min(a[i], -b[i]))
-    %142 = arith.constant 0 : index
-    %143 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%142] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    %155 = arith.constant 0 : index
+    %156 = memref.reinterpret_cast %m to offset: [0], sizes: [%N], strides: [%155] : memref<?xi64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%143, %a, %b : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
+        ins(%156, %a, %b : memref<?xi64, strided<[?]>>, memref<?xi64>, memref<?xi64>)
         outs(%m : memref<?xi64>) {
-      ^bb0(%144: i64, %145: i64, %146: i64, %147: i64):
-      %148 = arith.constant 0 : i64
-      %149 = arith.cmpi sgt, %145, %148 : i64
-      %150 = arith.constant 7 : i64
-      %151 = arith.muli %146, %150 : i64
-      %152 = arith.maxsi %145, %151 : i64
-      %153 = arith.constant 0 : i64
-      %154 = arith.subi %153, %146 : i64
-      %155 = arith.minsi %145, %154 : i64
-      %156 = arith.select %149, %152, %155 : i64
-      linalg.yield %156 : i64
+      ^bb0(%157: i64, %158: i64, %159: i64, %160: i64):
+      %161 = arith.constant 0 : i64
+      %162 = arith.cmpi sgt, %158, %161 : i64
+      %163 = arith.constant 7 : i64
+      %164 = arith.muli %159, %163 : i64
+      %165 = arith.maxsi %158, %164 : i64
+      %166 = arith.constant 0 : i64
+      %167 = arith.subi %166, %159 : i64
+      %168 = arith.minsi %158, %167 : i64
+      %169 = arith.select %162, %165, %168 : i64
+      linalg.yield %169 : i64
     }
     // s = sum(i in 0..N: a[i] + b[i])
     // In parallel blocks, then the blocks' partial results.
-    %157 = arith.constant 0 : index
-    %158 = arith.subi %N, %157 : index
-    %159 = arith.constant 0 : index
-    %160 = arith.maxsi %158, %159 : index
-    %161 = arith.constant 0 : index
-    %162 = arith.constant 1 : index
-    %163 = arith.constant 63 : index
-    %164 = arith.addi %160, %163 : index
-    %165 = arith.constant 64 : index
-    %166 = arith.divui %164, %165 : index
-    %167 = arith.constant 1 : index
-    %168 = arith.maxsi %166, %167 : index
-    %169 = arith.subi %168, %162 : index
-    %170 = arith.addi %160, %169 : index
-    %171 = arith.divui %170, %168 : index
-    %172 = memref.alloca() : memref<64xi64>
-    scf.parallel (%173) = (%161) to (%171) step (%162) {
-      %174 = arith.muli %173, %168 : index
-      %175 = arith.addi %174, %168 : index
-      %176 = arith.minsi %175, %160 : index
-      %177 = arith.subi %176, %174 : index
-      %178 = arith.addi %157, %174 : index
-      %179 = memref.alloca() : memref<i64>
-      %180 = arith.constant 0 : i64
-      linalg.fill ins(%180 : i64) outs(%179 : memref<i64>)
-      %181 = arith.constant 0 : index
-      %182 = memref.reinterpret_cast %179 to offset: [0], sizes: [%177], strides: [%181] : memref<i64> to memref<?xi64, strided<[?]>>
+    %170 = arith.constant 0 : index
+    %171 = arith.subi %N, %170 : index
+    %172 = arith.constant 0 : index
+    %173 = arith.maxsi %171, %172 : index
+    %174 = arith.constant 0 : index
+    %175 = arith.constant 1 : index
+    %176 = arith.constant 63 : index
+    %177 = arith.addi %173, %176 : index
+    %178 = arith.constant 64 : index
+    %179 = arith.divui %177, %178 : index
+    %180 = arith.constant 1 : index
+    %181 = arith.maxsi %179, %180 : index
+    %182 = arith.subi %181, %175 : index
+    %183 = arith.addi %173, %182 : index
+    %184 = arith.divui %183, %181 : index
+    %185 = memref.alloca() : memref<64xi64>
+    scf.parallel (%186) = (%174) to (%184) step (%175) {
+      %187 = arith.muli %186, %181 : index
+      %188 = arith.addi %187, %181 : index
+      %189 = arith.minsi %188, %173 : index
+      %190 = arith.subi %189, %187 : index
+      %191 = arith.addi %170, %187 : index
+      %192 = memref.alloca() : memref<i64>
+      %193 = arith.constant 0 : i64
+      linalg.fill ins(%193 : i64) outs(%192 : memref<i64>)
+      %194 = arith.constant 0 : index
+      %195 = memref.reinterpret_cast %192 to offset: [0], sizes: [%190], strides: [%194] : memref<i64> to memref<?xi64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%182 : memref<?xi64, strided<[?]>>)
-          outs(%179 : memref<i64>) {
-        ^bb0(%183: i64, %184: i64):
-        %185 = linalg.index 0 : index
-        %186 = arith.addi %185, %178 : index
-        %187 = memref.load %a[%186] : memref<?xi64>
-        %188 = memref.load %b[%186] : memref<?xi64>
-        %189 = arith.addi %187, %188 : i64
-        %190 = arith.addi %184, %189 : i64
-        linalg.yield %190 : i64
+          ins(%195 : memref<?xi64, strided<[?]>>)
+          outs(%192 : memref<i64>) {
+        ^bb0(%196: i64, %197: i64):
+        %198 = linalg.index 0 : index
+        %199 = arith.addi %198, %191 : index
+        %200 = memref.load %a[%199] : memref<?xi64>
+        %201 = memref.load %b[%199] : memref<?xi64>
+        %202 = arith.addi %200, %201 : i64
+        %203 = arith.addi %197, %202 : i64
+        linalg.yield %203 : i64
       }
-      %191 = memref.load %179[] : memref<i64>
-      memref.store %191, %172[%173] : memref<64xi64>
+      %204 = memref.load %192[] : memref<i64>
+      memref.store %204, %185[%186] : memref<64xi64>
       scf.reduce
     }
-    %192 = arith.constant 0 : i64
-    linalg.fill ins(%192 : i64) outs(%s : memref<i64>)
-    %193 = memref.subview %172[0] [%171] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
+    %205 = arith.constant 0 : i64
+    linalg.fill ins(%205 : i64) outs(%s : memref<i64>)
+    %206 = memref.subview %185[0] [%184] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%193 : memref<?xi64, strided<[1]>>)
+        ins(%206 : memref<?xi64, strided<[1]>>)
         outs(%s : memref<i64>) {
-      ^bb0(%194: i64, %195: i64):
-      %196 = arith.addi %195, %194 : i64
-      linalg.yield %196 : i64
+      ^bb0(%207: i64, %208: i64):
+      %209 = arith.addi %208, %207 : i64
+      linalg.yield %209 : i64
     }
     // hi = max(i in 0..N: a[i] - ids[i])
     // In parallel blocks, then the blocks' partial results.
-    %197 = arith.constant 0 : index
-    %198 = arith.subi %N, %197 : index
-    %199 = arith.constant 0 : index
-    %200 = arith.maxsi %198, %199 : index
-    %201 = arith.constant 0 : index
-    %202 = arith.constant 1 : index
-    %203 = arith.constant 63 : index
-    %204 = arith.addi %200, %203 : index
-    %205 = arith.constant 64 : index
-    %206 = arith.divui %204, %205 : index
-    %207 = arith.constant 1 : index
-    %208 = arith.maxsi %206, %207 : index
-    %209 = arith.subi %208, %202 : index
-    %210 = arith.addi %200, %209 : index
-    %211 = arith.divui %210, %208 : index
-    %212 = memref.alloca() : memref<64xi64>
-    scf.parallel (%213) = (%201) to (%211) step (%202) {
-      %214 = arith.muli %213, %208 : index
-      %215 = arith.addi %214, %208 : index
-      %216 = arith.minsi %215, %200 : index
-      %217 = arith.subi %216, %214 : index
-      %218 = arith.addi %197, %214 : index
-      %219 = memref.alloca() : memref<i64>
-      %220 = arith.constant -9223372036854775808 : i64
-      linalg.fill ins(%220 : i64) outs(%219 : memref<i64>)
-      %221 = arith.constant 0 : index
-      %222 = memref.reinterpret_cast %219 to offset: [0], sizes: [%217], strides: [%221] : memref<i64> to memref<?xi64, strided<[?]>>
+    %210 = arith.constant 0 : index
+    %211 = arith.subi %N, %210 : index
+    %212 = arith.constant 0 : index
+    %213 = arith.maxsi %211, %212 : index
+    %214 = arith.constant 0 : index
+    %215 = arith.constant 1 : index
+    %216 = arith.constant 63 : index
+    %217 = arith.addi %213, %216 : index
+    %218 = arith.constant 64 : index
+    %219 = arith.divui %217, %218 : index
+    %220 = arith.constant 1 : index
+    %221 = arith.maxsi %219, %220 : index
+    %222 = arith.subi %221, %215 : index
+    %223 = arith.addi %213, %222 : index
+    %224 = arith.divui %223, %221 : index
+    %225 = memref.alloca() : memref<64xi64>
+    scf.parallel (%226) = (%214) to (%224) step (%215) {
+      %227 = arith.muli %226, %221 : index
+      %228 = arith.addi %227, %221 : index
+      %229 = arith.minsi %228, %213 : index
+      %230 = arith.subi %229, %227 : index
+      %231 = arith.addi %210, %227 : index
+      %232 = memref.alloca() : memref<i64>
+      %233 = arith.constant -9223372036854775808 : i64
+      linalg.fill ins(%233 : i64) outs(%232 : memref<i64>)
+      %234 = arith.constant 0 : index
+      %235 = memref.reinterpret_cast %232 to offset: [0], sizes: [%230], strides: [%234] : memref<i64> to memref<?xi64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%222 : memref<?xi64, strided<[?]>>)
-          outs(%219 : memref<i64>) {
-        ^bb0(%223: i64, %224: i64):
-        %225 = linalg.index 0 : index
-        %226 = arith.addi %225, %218 : index
-        %227 = memref.load %a[%226] : memref<?xi64>
-        %228 = memref.load %ids[%226] : memref<?xi64>
-        %229 = arith.subi %227, %228 : i64
-        %230 = arith.maxsi %224, %229 : i64
-        linalg.yield %230 : i64
+          ins(%235 : memref<?xi64, strided<[?]>>)
+          outs(%232 : memref<i64>) {
+        ^bb0(%236: i64, %237: i64):
+        %238 = linalg.index 0 : index
+        %239 = arith.addi %238, %231 : index
+        %240 = memref.load %a[%239] : memref<?xi64>
+        %241 = memref.load %ids[%239] : memref<?xi64>
+        %242 = arith.subi %240, %241 : i64
+        %243 = arith.maxsi %237, %242 : i64
+        linalg.yield %243 : i64
       }
-      %231 = memref.load %219[] : memref<i64>
-      memref.store %231, %212[%213] : memref<64xi64>
+      %244 = memref.load %232[] : memref<i64>
+      memref.store %244, %225[%226] : memref<64xi64>
       scf.reduce
     }
-    %232 = arith.constant -9223372036854775808 : i64
-    linalg.fill ins(%232 : i64) outs(%hi : memref<i64>)
-    %233 = memref.subview %212[0] [%211] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
+    %245 = arith.constant -9223372036854775808 : i64
+    linalg.fill ins(%245 : i64) outs(%hi : memref<i64>)
+    %246 = memref.subview %225[0] [%224] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%233 : memref<?xi64, strided<[1]>>)
+        ins(%246 : memref<?xi64, strided<[1]>>)
         outs(%hi : memref<i64>) {
-      ^bb0(%234: i64, %235: i64):
-      %236 = arith.maxsi %235, %234 : i64
-      linalg.yield %236 : i64
+      ^bb0(%247: i64, %248: i64):
+      %249 = arith.maxsi %248, %247 : i64
+      linalg.yield %249 : i64
     }
     // f[i] = f64(a[i]) * 0.5
-    %237 = arith.constant 8 : index
-    %238 = arith.muli %237, %N : index
-    %239 = arith.constant 8 : index
-    %240 = arith.muli %239, %N : index
-    %241 = arith.addi %238, %240 : index
-    %242 = arith.constant 33554432 : index
-    %243 = arith.cmpi sge, %241, %242 : index
-    scf.if %243 {
+    %250 = arith.constant 8 : index
+    %251 = arith.muli %250, %N : index
+    %252 = arith.constant 8 : index
+    %253 = arith.muli %252, %N : index
+    %254 = arith.addi %251, %253 : index
+    %255 = arith.constant 33554432 : index
+    %256 = arith.cmpi sge, %254, %255 : index
+    scf.if %256 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %244 = arith.constant 8 : index
-      %245, %246, %247, %248 = memref.extract_strided_metadata %f : memref<?xf64> -> memref<f64>, index, index, index
-      %249 = memref.extract_aligned_pointer_as_index %f : memref<?xf64> -> index
-      %250 = arith.muli %246, %244 : index
-      %251 = arith.addi %249, %250 : index
-      %252 = arith.constant 64 : index
-      %253 = arith.remui %251, %252 : index
-      %254 = arith.subi %252, %253 : index
-      %255 = arith.remui %254, %252 : index
-      %256 = arith.divui %255, %244 : index
-      %257 = arith.minsi %256, %N : index
-      %258 = arith.constant 8 : index
-      %259 = arith.subi %N, %257 : index
-      %260 = arith.divui %259, %258 : index
-      %261 = arith.muli %260, %258 : index
-      %262 = arith.addi %257, %261 : index
-      %263 = arith.constant 0 : index
-      %264 = arith.constant 1 : index
-      %265 = memref.subview %f[%263] [%257] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %266 = arith.constant 0 : index
-      %267 = memref.reinterpret_cast %265 to offset: [0], sizes: [%257], strides: [%266] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %257 = arith.constant 8 : index
+      %258, %259, %260, %261 = memref.extract_strided_metadata %f : memref<?xf64> -> memref<f64>, index, index, index
+      %262 = memref.extract_aligned_pointer_as_index %f : memref<?xf64> -> index
+      %263 = arith.muli %259, %257 : index
+      %264 = arith.addi %262, %263 : index
+      %265 = arith.constant 64 : index
+      %266 = arith.remui %264, %265 : index
+      %267 = arith.subi %265, %266 : index
+      %268 = arith.remui %267, %265 : index
+      %269 = arith.divui %268, %257 : index
+      %270 = arith.minsi %269, %N : index
+      %271 = arith.constant 8 : index
+      %272 = arith.subi %N, %270 : index
+      %273 = arith.divui %272, %271 : index
+      %274 = arith.muli %273, %271 : index
+      %275 = arith.addi %270, %274 : index
+      %276 = arith.constant 0 : index
+      %277 = arith.constant 1 : index
+      %278 = memref.subview %f[%276] [%270] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %279 = arith.constant 0 : index
+      %280 = memref.reinterpret_cast %278 to offset: [0], sizes: [%270], strides: [%279] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%267 : memref<?xf64, strided<[?]>>)
-          outs(%265 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%268: f64, %269: f64):
-        %270 = linalg.index 0 : index
-        %271 = arith.addi %270, %263 : index
-        %272 = memref.load %a[%271] : memref<?xi64>
-        %273 = arith.sitofp %272 : i64 to f64
-        %274 = arith.constant 0.5 : f64
-        %275 = arith.mulf %273, %274 : f64
-        linalg.yield %275 : f64
+          ins(%280 : memref<?xf64, strided<[?]>>)
+          outs(%278 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%281: f64, %282: f64):
+        %283 = linalg.index 0 : index
+        %284 = arith.addi %283, %276 : index
+        %285 = memref.load %a[%284] : memref<?xi64>
+        %286 = arith.sitofp %285 : i64 to f64
+        %287 = arith.constant 0.5 : f64
+        %288 = arith.mulf %286, %287 : f64
+        linalg.yield %288 : f64
       }
-      %276 = arith.constant 63 : index
-      %277 = arith.addi %260, %276 : index
-      %278 = arith.constant 64 : index
-      %279 = arith.divui %277, %278 : index
-      %280 = arith.constant 1 : index
-      %281 = arith.maxsi %279, %280 : index
-      scf.parallel (%282) = (%263) to (%260) step (%281) {
-        %283 = arith.addi %282, %281 : index
-        %284 = arith.minsi %283, %260 : index
-        %285 = memref.alloca() : memref<8xf64>
-        scf.for %286 = %282 to %284 step %264 {
-          %287 = arith.muli %286, %258 : index
-          %288 = arith.addi %257, %287 : index
-          %289 = arith.constant 512 : index
-          %290 = arith.constant 1 : index
-          %291 = arith.subi %N, %290 : index
-          %292 = arith.addi %288, %289 : index
-          %293 = arith.minsi %292, %291 : index
-          memref.prefetch %a[%293], read, locality<3>, data : memref<?xi64>
-          %294 = arith.constant 0 : index
-          %295 = memref.reinterpret_cast %285 to offset: [0], sizes: [%258], strides: [%294] : memref<8xf64> to memref<?xf64, strided<[?]>>
+      %289 = arith.constant 63 : index
+      %290 = arith.addi %273, %289 : index
+      %291 = arith.constant 64 : index
+      %292 = arith.divui %290, %291 : index
+      %293 = arith.constant 1 : index
+      %294 = arith.maxsi %292, %293 : index
+      scf.parallel (%295) = (%276) to (%273) step (%294) {
+        %296 = arith.addi %295, %294 : index
+        %297 = arith.minsi %296, %273 : index
+        %298 = memref.alloca() : memref<8xf64>
+        scf.for %299 = %295 to %297 step %277 {
+          %300 = arith.muli %299, %271 : index
+          %301 = arith.addi %270, %300 : index
+          %302 = arith.constant 512 : index
+          %303 = arith.constant 1 : index
+          %304 = arith.subi %N, %303 : index
+          %305 = arith.addi %301, %302 : index
+          %306 = arith.minsi %305, %304 : index
+          memref.prefetch %a[%306], read, locality<3>, data : memref<?xi64>
+          %307 = arith.constant 0 : index
+          %308 = memref.reinterpret_cast %298 to offset: [0], sizes: [%271], strides: [%307] : memref<8xf64> to memref<?xf64, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%295 : memref<?xf64, strided<[?]>>)
-              outs(%285 : memref<8xf64>) {
-            ^bb0(%296: f64, %297: f64):
-            %298 = linalg.index 0 : index
-            %299 = arith.addi %298, %288 : index
-            %300 = memref.load %a[%299] : memref<?xi64>
-            %301 = arith.sitofp %300 : i64 to f64
-            %302 = arith.constant 0.5 : f64
-            %303 = arith.mulf %301, %302 : f64
-            linalg.yield %303 : f64
+              ins(%308 : memref<?xf64, strided<[?]>>)
+              outs(%298 : memref<8xf64>) {
+            ^bb0(%309: f64, %310: f64):
+            %311 = linalg.index 0 : index
+            %312 = arith.addi %311, %301 : index
+            %313 = memref.load %a[%312] : memref<?xi64>
+            %314 = arith.sitofp %313 : i64 to f64
+            %315 = arith.constant 0.5 : f64
+            %316 = arith.mulf %314, %315 : f64
+            linalg.yield %316 : f64
           }
-          %304 = arith.constant 4 : index
-          %305 = vector.load %285[%263] : memref<8xf64>, vector<4xf64>
-          %306 = vector.load %285[%304] : memref<8xf64>, vector<4xf64>
-          %307 = arith.muli %288, %244 : index
-          %308 = arith.addi %251, %307 : index
-          %309 = arith.index_cast %308 : index to i64
-          %310 = llvm.inttoptr %309 : i64 to !llvm.ptr
-          llvm.store %305, %310 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
-          %311 = llvm.getelementptr %310[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %306, %311 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %317 = arith.constant 4 : index
+          %318 = vector.load %298[%276] : memref<8xf64>, vector<4xf64>
+          %319 = vector.load %298[%317] : memref<8xf64>, vector<4xf64>
+          %320 = arith.muli %301, %257 : index
+          %321 = arith.addi %264, %320 : index
+          %322 = arith.index_cast %321 : index to i64
+          %323 = llvm.inttoptr %322 : i64 to !llvm.ptr
+          llvm.store %318, %323 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
+          %324 = llvm.getelementptr %323[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %319, %324 {alignment = 32 : i64, nontemporal} : vector<4xf64>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %312 = arith.subi %N, %262 : index
-      %313 = memref.subview %f[%262] [%312] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
-      %314 = arith.constant 0 : index
-      %315 = memref.reinterpret_cast %313 to offset: [0], sizes: [%312], strides: [%314] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
+      %325 = arith.subi %N, %275 : index
+      %326 = memref.subview %f[%275] [%325] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+      %327 = arith.constant 0 : index
+      %328 = memref.reinterpret_cast %326 to offset: [0], sizes: [%325], strides: [%327] : memref<?xf64, strided<[1], offset: ?>> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%315 : memref<?xf64, strided<[?]>>)
-          outs(%313 : memref<?xf64, strided<[1], offset: ?>>) {
-        ^bb0(%316: f64, %317: f64):
-        %318 = linalg.index 0 : index
-        %319 = arith.addi %318, %262 : index
-        %320 = memref.load %a[%319] : memref<?xi64>
-        %321 = arith.sitofp %320 : i64 to f64
-        %322 = arith.constant 0.5 : f64
-        %323 = arith.mulf %321, %322 : f64
-        linalg.yield %323 : f64
+          ins(%328 : memref<?xf64, strided<[?]>>)
+          outs(%326 : memref<?xf64, strided<[1], offset: ?>>) {
+        ^bb0(%329: f64, %330: f64):
+        %331 = linalg.index 0 : index
+        %332 = arith.addi %331, %275 : index
+        %333 = memref.load %a[%332] : memref<?xi64>
+        %334 = arith.sitofp %333 : i64 to f64
+        %335 = arith.constant 0.5 : f64
+        %336 = arith.mulf %334, %335 : f64
+        linalg.yield %336 : f64
       }
     } else {
-      %324 = arith.constant 0 : index
-      %325 = memref.reinterpret_cast %f to offset: [0], sizes: [%N], strides: [%324] : memref<?xf64> to memref<?xf64, strided<[?]>>
+      %337 = arith.constant 0 : index
+      %338 = memref.reinterpret_cast %f to offset: [0], sizes: [%N], strides: [%337] : memref<?xf64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%325, %a : memref<?xf64, strided<[?]>>, memref<?xi64>)
+          ins(%338, %a : memref<?xf64, strided<[?]>>, memref<?xi64>)
           outs(%f : memref<?xf64>) {
-        ^bb0(%326: f64, %327: i64, %328: f64):
-        %329 = arith.sitofp %327 : i64 to f64
-        %330 = arith.constant 0.5 : f64
-        %331 = arith.mulf %329, %330 : f64
-        linalg.yield %331 : f64
+        ^bb0(%339: f64, %340: i64, %341: f64):
+        %342 = arith.sitofp %340 : i64 to f64
+        %343 = arith.constant 0.5 : f64
+        %344 = arith.mulf %342, %343 : f64
+        linalg.yield %344 : f64
       }
     }
     // t[i] = i32(b[i]) * 3
-    %332 = arith.constant 8 : index
-    %333 = arith.muli %332, %N : index
-    %334 = arith.constant 4 : index
-    %335 = arith.muli %334, %N : index
-    %336 = arith.addi %333, %335 : index
-    %337 = arith.constant 33554432 : index
-    %338 = arith.cmpi sge, %336, %337 : index
-    scf.if %338 {
+    %345 = arith.constant 8 : index
+    %346 = arith.muli %345, %N : index
+    %347 = arith.constant 4 : index
+    %348 = arith.muli %347, %N : index
+    %349 = arith.addi %346, %348 : index
+    %350 = arith.constant 33554432 : index
+    %351 = arith.cmpi sge, %349, %350 : index
+    scf.if %351 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %339 = arith.constant 4 : index
-      %340, %341, %342, %343 = memref.extract_strided_metadata %t : memref<?xi32> -> memref<i32>, index, index, index
-      %344 = memref.extract_aligned_pointer_as_index %t : memref<?xi32> -> index
-      %345 = arith.muli %341, %339 : index
-      %346 = arith.addi %344, %345 : index
-      %347 = arith.constant 64 : index
-      %348 = arith.remui %346, %347 : index
-      %349 = arith.subi %347, %348 : index
-      %350 = arith.remui %349, %347 : index
-      %351 = arith.divui %350, %339 : index
-      %352 = arith.minsi %351, %N : index
-      %353 = arith.constant 16 : index
-      %354 = arith.subi %N, %352 : index
-      %355 = arith.divui %354, %353 : index
-      %356 = arith.muli %355, %353 : index
-      %357 = arith.addi %352, %356 : index
-      %358 = arith.constant 0 : index
-      %359 = arith.constant 1 : index
-      %360 = memref.subview %t[%358] [%352] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %361 = arith.constant 0 : index
-      %362 = memref.reinterpret_cast %360 to offset: [0], sizes: [%352], strides: [%361] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %352 = arith.constant 4 : index
+      %353, %354, %355, %356 = memref.extract_strided_metadata %t : memref<?xi32> -> memref<i32>, index, index, index
+      %357 = memref.extract_aligned_pointer_as_index %t : memref<?xi32> -> index
+      %358 = arith.muli %354, %352 : index
+      %359 = arith.addi %357, %358 : index
+      %360 = arith.constant 64 : index
+      %361 = arith.remui %359, %360 : index
+      %362 = arith.subi %360, %361 : index
+      %363 = arith.remui %362, %360 : index
+      %364 = arith.divui %363, %352 : index
+      %365 = arith.minsi %364, %N : index
+      %366 = arith.constant 16 : index
+      %367 = arith.subi %N, %365 : index
+      %368 = arith.divui %367, %366 : index
+      %369 = arith.muli %368, %366 : index
+      %370 = arith.addi %365, %369 : index
+      %371 = arith.constant 0 : index
+      %372 = arith.constant 1 : index
+      %373 = memref.subview %t[%371] [%365] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %374 = arith.constant 0 : index
+      %375 = memref.reinterpret_cast %373 to offset: [0], sizes: [%365], strides: [%374] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%362 : memref<?xi32, strided<[?]>>)
-          outs(%360 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%363: i32, %364: i32):
-        %365 = linalg.index 0 : index
-        %366 = arith.addi %365, %358 : index
-        %367 = memref.load %b[%366] : memref<?xi64>
-        %368 = arith.trunci %367 : i64 to i32
-        %369 = arith.constant 3 : i32
-        %370 = arith.muli %368, %369 : i32
-        linalg.yield %370 : i32
+          ins(%375 : memref<?xi32, strided<[?]>>)
+          outs(%373 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%376: i32, %377: i32):
+        %378 = linalg.index 0 : index
+        %379 = arith.addi %378, %371 : index
+        %380 = memref.load %b[%379] : memref<?xi64>
+        %381 = arith.trunci %380 : i64 to i32
+        %382 = arith.constant 3 : i32
+        %383 = arith.muli %381, %382 : i32
+        linalg.yield %383 : i32
       }
-      %371 = arith.constant 63 : index
-      %372 = arith.addi %355, %371 : index
-      %373 = arith.constant 64 : index
-      %374 = arith.divui %372, %373 : index
-      %375 = arith.constant 1 : index
-      %376 = arith.maxsi %374, %375 : index
-      scf.parallel (%377) = (%358) to (%355) step (%376) {
-        %378 = arith.addi %377, %376 : index
-        %379 = arith.minsi %378, %355 : index
-        %380 = memref.alloca() : memref<16xi32>
-        scf.for %381 = %377 to %379 step %359 {
-          %382 = arith.muli %381, %353 : index
-          %383 = arith.addi %352, %382 : index
-          %384 = arith.constant 512 : index
-          %385 = arith.constant 1 : index
-          %386 = arith.subi %N, %385 : index
-          %387 = arith.addi %383, %384 : index
-          %388 = arith.minsi %387, %386 : index
-          memref.prefetch %b[%388], read, locality<3>, data : memref<?xi64>
-          %389 = arith.constant 0 : index
-          %390 = memref.reinterpret_cast %380 to offset: [0], sizes: [%353], strides: [%389] : memref<16xi32> to memref<?xi32, strided<[?]>>
+      %384 = arith.constant 63 : index
+      %385 = arith.addi %368, %384 : index
+      %386 = arith.constant 64 : index
+      %387 = arith.divui %385, %386 : index
+      %388 = arith.constant 1 : index
+      %389 = arith.maxsi %387, %388 : index
+      scf.parallel (%390) = (%371) to (%368) step (%389) {
+        %391 = arith.addi %390, %389 : index
+        %392 = arith.minsi %391, %368 : index
+        %393 = memref.alloca() : memref<16xi32>
+        scf.for %394 = %390 to %392 step %372 {
+          %395 = arith.muli %394, %366 : index
+          %396 = arith.addi %365, %395 : index
+          %397 = arith.constant 512 : index
+          %398 = arith.constant 1 : index
+          %399 = arith.subi %N, %398 : index
+          %400 = arith.addi %396, %397 : index
+          %401 = arith.minsi %400, %399 : index
+          memref.prefetch %b[%401], read, locality<3>, data : memref<?xi64>
+          %402 = arith.constant 0 : index
+          %403 = memref.reinterpret_cast %393 to offset: [0], sizes: [%366], strides: [%402] : memref<16xi32> to memref<?xi32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%390 : memref<?xi32, strided<[?]>>)
-              outs(%380 : memref<16xi32>) {
-            ^bb0(%391: i32, %392: i32):
-            %393 = linalg.index 0 : index
-            %394 = arith.addi %393, %383 : index
-            %395 = memref.load %b[%394] : memref<?xi64>
-            %396 = arith.trunci %395 : i64 to i32
-            %397 = arith.constant 3 : i32
-            %398 = arith.muli %396, %397 : i32
-            linalg.yield %398 : i32
+              ins(%403 : memref<?xi32, strided<[?]>>)
+              outs(%393 : memref<16xi32>) {
+            ^bb0(%404: i32, %405: i32):
+            %406 = linalg.index 0 : index
+            %407 = arith.addi %406, %396 : index
+            %408 = memref.load %b[%407] : memref<?xi64>
+            %409 = arith.trunci %408 : i64 to i32
+            %410 = arith.constant 3 : i32
+            %411 = arith.muli %409, %410 : i32
+            linalg.yield %411 : i32
           }
-          %399 = arith.constant 8 : index
-          %400 = vector.load %380[%358] : memref<16xi32>, vector<8xi32>
-          %401 = vector.load %380[%399] : memref<16xi32>, vector<8xi32>
-          %402 = arith.muli %383, %339 : index
-          %403 = arith.addi %346, %402 : index
-          %404 = arith.index_cast %403 : index to i64
-          %405 = llvm.inttoptr %404 : i64 to !llvm.ptr
-          llvm.store %400, %405 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
-          %406 = llvm.getelementptr %405[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %401, %406 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %412 = arith.constant 8 : index
+          %413 = vector.load %393[%371] : memref<16xi32>, vector<8xi32>
+          %414 = vector.load %393[%412] : memref<16xi32>, vector<8xi32>
+          %415 = arith.muli %396, %352 : index
+          %416 = arith.addi %359, %415 : index
+          %417 = arith.index_cast %416 : index to i64
+          %418 = llvm.inttoptr %417 : i64 to !llvm.ptr
+          llvm.store %413, %418 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
+          %419 = llvm.getelementptr %418[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %414, %419 {alignment = 32 : i64, nontemporal} : vector<8xi32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %407 = arith.subi %N, %357 : index
-      %408 = memref.subview %t[%357] [%407] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
-      %409 = arith.constant 0 : index
-      %410 = memref.reinterpret_cast %408 to offset: [0], sizes: [%407], strides: [%409] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
+      %420 = arith.subi %N, %370 : index
+      %421 = memref.subview %t[%370] [%420] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %422 = arith.constant 0 : index
+      %423 = memref.reinterpret_cast %421 to offset: [0], sizes: [%420], strides: [%422] : memref<?xi32, strided<[1], offset: ?>> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%410 : memref<?xi32, strided<[?]>>)
-          outs(%408 : memref<?xi32, strided<[1], offset: ?>>) {
-        ^bb0(%411: i32, %412: i32):
-        %413 = linalg.index 0 : index
-        %414 = arith.addi %413, %357 : index
-        %415 = memref.load %b[%414] : memref<?xi64>
-        %416 = arith.trunci %415 : i64 to i32
-        %417 = arith.constant 3 : i32
-        %418 = arith.muli %416, %417 : i32
-        linalg.yield %418 : i32
+          ins(%423 : memref<?xi32, strided<[?]>>)
+          outs(%421 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%424: i32, %425: i32):
+        %426 = linalg.index 0 : index
+        %427 = arith.addi %426, %370 : index
+        %428 = memref.load %b[%427] : memref<?xi64>
+        %429 = arith.trunci %428 : i64 to i32
+        %430 = arith.constant 3 : i32
+        %431 = arith.muli %429, %430 : i32
+        linalg.yield %431 : i32
       }
     } else {
-      %419 = arith.constant 0 : index
-      %420 = memref.reinterpret_cast %t to offset: [0], sizes: [%N], strides: [%419] : memref<?xi32> to memref<?xi32, strided<[?]>>
+      %432 = arith.constant 0 : index
+      %433 = memref.reinterpret_cast %t to offset: [0], sizes: [%N], strides: [%432] : memref<?xi32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%420, %b : memref<?xi32, strided<[?]>>, memref<?xi64>)
+          ins(%433, %b : memref<?xi32, strided<[?]>>, memref<?xi64>)
           outs(%t : memref<?xi32>) {
-        ^bb0(%421: i32, %422: i64, %423: i32):
-        %424 = arith.trunci %422 : i64 to i32
-        %425 = arith.constant 3 : i32
-        %426 = arith.muli %424, %425 : i32
-        linalg.yield %426 : i32
+        ^bb0(%434: i32, %435: i64, %436: i32):
+        %437 = arith.trunci %435 : i64 to i32
+        %438 = arith.constant 3 : i32
+        %439 = arith.muli %437, %438 : i32
+        linalg.yield %439 : i32
       }
     }
     // u[i] = i64(t[i]) + a[i] * 2
-    %427 = arith.constant 0 : index
-    %428 = memref.reinterpret_cast %u to offset: [0], sizes: [%N], strides: [%427] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    %440 = arith.constant 0 : index
+    %441 = memref.reinterpret_cast %u to offset: [0], sizes: [%N], strides: [%440] : memref<?xi64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%428, %t, %a : memref<?xi64, strided<[?]>>, memref<?xi32>, memref<?xi64>)
+        ins(%441, %t, %a : memref<?xi64, strided<[?]>>, memref<?xi32>, memref<?xi64>)
         outs(%u : memref<?xi64>) {
-      ^bb0(%429: i64, %430: i32, %431: i64, %432: i64):
-      %433 = arith.extsi %430 : i32 to i64
-      %434 = arith.constant 2 : i64
-      %435 = arith.muli %431, %434 : i64
-      %436 = arith.addi %433, %435 : i64
-      linalg.yield %436 : i64
+      ^bb0(%442: i64, %443: i32, %444: i64, %445: i64):
+      %446 = arith.extsi %443 : i32 to i64
+      %447 = arith.constant 2 : i64
+      %448 = arith.muli %444, %447 : i64
+      %449 = arith.addi %446, %448 : i64
+      linalg.yield %449 : i64
     }
     return
   }

@@ -129,136 +129,153 @@ module attributes {transform.with_named_sequence} {
       scf.reduce
     }
     // t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
+    // Row by row, in parallel blocks of rows.
     %76 = arith.constant 0 : index
-    %77 = arith.constant 0 : index
-    %78 = memref.reinterpret_cast %t to offset: [0], sizes: [%R, %C], strides: [%76, %77] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%78 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%t : memref<?x?xf32>) {
-      ^bb0(%79: f32, %80: f32):
-      %81 = linalg.index 0 : index
-      %82 = linalg.index 1 : index
-      %83 = arith.constant 0 : index
-      %84 = arith.constant 1 : index
-      %85 = arith.addi %82, %84 : index
-      %86 = arith.constant 1 : index
-      %87 = arith.constant 0.0 : f32
-      %88 = scf.for %89 = %83 to %85 step %86 iter_args(%90 = %87) -> (f32) {
-        %91 = memref.load %x[%81, %89] : memref<?x?xf32>
-        %92 = arith.constant 0 : index
-        %93 = memref.load %x[%92, %82] : memref<?x?xf32>
-        %94 = arith.mulf %91, %93 : f32
-        %95 = arith.addf %90, %94 fastmath<reassoc> : f32
-        scf.yield %95 : f32
+    %77 = arith.constant 1 : index
+    %78 = arith.constant 63 : index
+    %79 = arith.addi %R, %78 : index
+    %80 = arith.constant 64 : index
+    %81 = arith.divui %79, %80 : index
+    %82 = arith.constant 1 : index
+    %83 = arith.maxsi %81, %82 : index
+    scf.parallel (%84) = (%76) to (%R) step (%83) {
+      %85 = arith.addi %84, %83 : index
+      %86 = arith.minsi %85, %R : index
+      scf.for %87 = %84 to %86 step %77 {
+        %88 = memref.subview %x[%87, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %89 = memref.subview %t[%87, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
+        %90 = arith.constant 0 : index
+        %91 = memref.reinterpret_cast %89 to offset: [0], sizes: [%C], strides: [%90] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%91 : memref<?xf32, strided<[?]>>)
+            outs(%89 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%92: f32, %93: f32):
+          %94 = linalg.index 0 : index
+          %95 = arith.constant 0 : index
+          %96 = arith.constant 1 : index
+          %97 = arith.addi %94, %96 : index
+          %98 = arith.constant 1 : index
+          %99 = arith.constant 0.0 : f32
+          %100 = scf.for %101 = %95 to %97 step %98 iter_args(%102 = %99) -> (f32) {
+            %103 = memref.load %88[%101] : memref<?xf32, strided<[1], offset: ?>>
+            %104 = arith.constant 0 : index
+            %105 = memref.load %x[%104, %94] : memref<?x?xf32>
+            %106 = arith.mulf %103, %105 : f32
+            %107 = arith.addf %102, %106 fastmath<reassoc> : f32
+            scf.yield %107 : f32
+          }
+          linalg.yield %100 : f32
+        }
       }
-      linalg.yield %88 : f32
+      scf.reduce
     }
     // p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
-    %96 = memref.alloc(%C) : memref<?xf32>
-    %97 = arith.constant 0.0 : f32
-    linalg.fill ins(%97 : f32) outs(%96 : memref<?xf32>)
-    %98 = arith.constant 0 : index
-    %99 = arith.subi %R, %98 : index
-    %100 = arith.constant 0 : index
-    %101 = arith.maxsi %99, %100 : index
-    %102 = arith.constant 0 : index
-    %103 = arith.constant 0 : index
-    %104 = memref.reinterpret_cast %96 to offset: [0], sizes: [%C, %101], strides: [%102, %103] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %108 = memref.alloc(%C) : memref<?xf32>
+    %109 = arith.constant 0.0 : f32
+    linalg.fill ins(%109 : f32) outs(%108 : memref<?xf32>)
+    %110 = arith.constant 0 : index
+    %111 = arith.subi %R, %110 : index
+    %112 = arith.constant 0 : index
+    %113 = arith.maxsi %111, %112 : index
+    %114 = arith.constant 0 : index
+    %115 = arith.constant 0 : index
+    %116 = memref.reinterpret_cast %108 to offset: [0], sizes: [%C, %113], strides: [%114, %115] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%104 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%96 : memref<?xf32>) {
-      ^bb0(%105: f32, %106: f32):
-      %107 = linalg.index 0 : index
-      %108 = linalg.index 1 : index
-      %109 = arith.addi %108, %98 : index
-      %110 = arith.constant 0 : index
-      %111 = arith.cmpi sge, %109, %110 : index
-      %112 = arith.cmpi slt, %109, %R : index
-      %113 = arith.andi %111, %112 : i1
-      %114 = arith.constant 1 : index
-      %115 = arith.subi %R, %114 : index
-      %116 = arith.minsi %109, %115 : index
-      %117 = arith.constant 0 : index
-      %118 = arith.maxsi %116, %117 : index
-      %119 = arith.constant 1 : index
-      %120 = arith.addi %107, %119 : index
-      %121 = arith.constant 0 : index
-      %122 = arith.cmpi sge, %120, %121 : index
-      %123 = arith.cmpi slt, %120, %C : index
-      %124 = arith.andi %122, %123 : i1
-      %125 = arith.andi %113, %124 : i1
+        ins(%116 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%108 : memref<?xf32>) {
+      ^bb0(%117: f32, %118: f32):
+      %119 = linalg.index 0 : index
+      %120 = linalg.index 1 : index
+      %121 = arith.addi %120, %110 : index
+      %122 = arith.constant 0 : index
+      %123 = arith.cmpi sge, %121, %122 : index
+      %124 = arith.cmpi slt, %121, %R : index
+      %125 = arith.andi %123, %124 : i1
       %126 = arith.constant 1 : index
-      %127 = arith.subi %C, %126 : index
-      %128 = arith.minsi %120, %127 : index
+      %127 = arith.subi %R, %126 : index
+      %128 = arith.minsi %121, %127 : index
       %129 = arith.constant 0 : index
       %130 = arith.maxsi %128, %129 : index
-      %131 = memref.load %z[%118, %130] : memref<?x?xf32>
-      %132 = arith.constant 0.0 : f32
-      %133 = arith.select %125, %131, %132 : f32
-      %134 = arith.constant 0 : index
-      %135 = arith.cmpi sge, %109, %134 : index
-      %136 = arith.cmpi slt, %109, %R : index
-      %137 = arith.andi %135, %136 : i1
+      %131 = arith.constant 1 : index
+      %132 = arith.addi %119, %131 : index
+      %133 = arith.constant 0 : index
+      %134 = arith.cmpi sge, %132, %133 : index
+      %135 = arith.cmpi slt, %132, %C : index
+      %136 = arith.andi %134, %135 : i1
+      %137 = arith.andi %125, %136 : i1
       %138 = arith.constant 1 : index
-      %139 = arith.subi %R, %138 : index
-      %140 = arith.minsi %109, %139 : index
+      %139 = arith.subi %C, %138 : index
+      %140 = arith.minsi %132, %139 : index
       %141 = arith.constant 0 : index
       %142 = arith.maxsi %140, %141 : index
-      %143 = arith.constant 1 : index
-      %144 = arith.subi %107, %143 : index
-      %145 = arith.constant 0 : index
-      %146 = arith.cmpi sge, %144, %145 : index
-      %147 = arith.cmpi slt, %144, %C : index
-      %148 = arith.andi %146, %147 : i1
-      %149 = arith.andi %137, %148 : i1
+      %143 = memref.load %z[%130, %142] : memref<?x?xf32>
+      %144 = arith.constant 0.0 : f32
+      %145 = arith.select %137, %143, %144 : f32
+      %146 = arith.constant 0 : index
+      %147 = arith.cmpi sge, %121, %146 : index
+      %148 = arith.cmpi slt, %121, %R : index
+      %149 = arith.andi %147, %148 : i1
       %150 = arith.constant 1 : index
-      %151 = arith.subi %C, %150 : index
-      %152 = arith.minsi %144, %151 : index
+      %151 = arith.subi %R, %150 : index
+      %152 = arith.minsi %121, %151 : index
       %153 = arith.constant 0 : index
       %154 = arith.maxsi %152, %153 : index
-      %155 = memref.load %z[%142, %154] : memref<?x?xf32>
-      %156 = arith.constant 0.0 : f32
-      %157 = arith.select %149, %155, %156 : f32
-      %158 = arith.mulf %133, %157 : f32
-      %159 = arith.addf %106, %158 fastmath<reassoc> : f32
-      linalg.yield %159 : f32
+      %155 = arith.constant 1 : index
+      %156 = arith.subi %119, %155 : index
+      %157 = arith.constant 0 : index
+      %158 = arith.cmpi sge, %156, %157 : index
+      %159 = arith.cmpi slt, %156, %C : index
+      %160 = arith.andi %158, %159 : i1
+      %161 = arith.andi %149, %160 : i1
+      %162 = arith.constant 1 : index
+      %163 = arith.subi %C, %162 : index
+      %164 = arith.minsi %156, %163 : index
+      %165 = arith.constant 0 : index
+      %166 = arith.maxsi %164, %165 : index
+      %167 = memref.load %z[%154, %166] : memref<?x?xf32>
+      %168 = arith.constant 0.0 : f32
+      %169 = arith.select %161, %167, %168 : f32
+      %170 = arith.mulf %145, %169 : f32
+      %171 = arith.addf %118, %170 fastmath<reassoc> : f32
+      linalg.yield %171 : f32
     }
-    %160 = arith.constant 0 : index
-    %161 = memref.reinterpret_cast %p to offset: [0], sizes: [%C], strides: [%160] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %172 = arith.constant 0 : index
+    %173 = memref.reinterpret_cast %p to offset: [0], sizes: [%C], strides: [%172] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%161, %96 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+        ins(%173, %108 : memref<?xf32, strided<[?]>>, memref<?xf32>)
         outs(%p : memref<?xf32>) {
-      ^bb0(%162: f32, %163: f32, %164: f32):
-      %165 = linalg.index 0 : index
-      %166 = arith.constant 0 : index
-      %167 = arith.constant 0 : index
-      %168 = arith.cmpi sge, %166, %167 : index
-      %169 = arith.cmpi slt, %166, %R : index
-      %170 = arith.andi %168, %169 : i1
-      %171 = arith.constant 1 : index
-      %172 = arith.subi %R, %171 : index
-      %173 = arith.minsi %166, %172 : index
-      %174 = arith.constant 0 : index
-      %175 = arith.maxsi %173, %174 : index
-      %176 = arith.constant 1 : index
-      %177 = arith.subi %165, %176 : index
+      ^bb0(%174: f32, %175: f32, %176: f32):
+      %177 = linalg.index 0 : index
       %178 = arith.constant 0 : index
-      %179 = arith.cmpi sge, %177, %178 : index
-      %180 = arith.cmpi slt, %177, %C : index
-      %181 = arith.andi %179, %180 : i1
-      %182 = arith.andi %170, %181 : i1
+      %179 = arith.constant 0 : index
+      %180 = arith.cmpi sge, %178, %179 : index
+      %181 = arith.cmpi slt, %178, %R : index
+      %182 = arith.andi %180, %181 : i1
       %183 = arith.constant 1 : index
-      %184 = arith.subi %C, %183 : index
-      %185 = arith.minsi %177, %184 : index
+      %184 = arith.subi %R, %183 : index
+      %185 = arith.minsi %178, %184 : index
       %186 = arith.constant 0 : index
       %187 = arith.maxsi %185, %186 : index
-      %188 = memref.load %z[%175, %187] : memref<?x?xf32>
-      %189 = arith.constant 0.0 : f32
-      %190 = arith.select %182, %188, %189 : f32
-      %191 = arith.addf %163, %190 : f32
-      linalg.yield %191 : f32
+      %188 = arith.constant 1 : index
+      %189 = arith.subi %177, %188 : index
+      %190 = arith.constant 0 : index
+      %191 = arith.cmpi sge, %189, %190 : index
+      %192 = arith.cmpi slt, %189, %C : index
+      %193 = arith.andi %191, %192 : i1
+      %194 = arith.andi %182, %193 : i1
+      %195 = arith.constant 1 : index
+      %196 = arith.subi %C, %195 : index
+      %197 = arith.minsi %189, %196 : index
+      %198 = arith.constant 0 : index
+      %199 = arith.maxsi %197, %198 : index
+      %200 = memref.load %z[%187, %199] : memref<?x?xf32>
+      %201 = arith.constant 0.0 : f32
+      %202 = arith.select %194, %200, %201 : f32
+      %203 = arith.addf %175, %202 : f32
+      linalg.yield %203 : f32
     }
-    memref.dealloc %96 : memref<?xf32>
+    memref.dealloc %108 : memref<?xf32>
     return
   }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {

@@ -1811,651 +1811,685 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %995 = arith.constant 0 : index
-      %996 = arith.constant 0 : index
-      %997 = memref.reinterpret_cast %b to offset: [0], sizes: [%H, %W], strides: [%995, %996] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%997, %m : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-          outs(%b : memref<?x?xf32>) {
-        ^bb0(%998: f32, %999: f32, %1000: f32):
-        %1001 = math.exp %999 : f32
-        %1002 = arith.constant 0.5 : f32
-        %1003 = arith.maximumf %1001, %1002 : f32
-        %1004 = arith.constant 0.0 : f32
-        %1005 = arith.cmpf olt, %999, %1004 : f32
-        %1006 = math.tanh %999 : f32
-        %1007 = arith.select %1005, %1006, %999 : f32
-        %1008 = arith.mulf %1003, %1007 : f32
-        linalg.yield %1008 : f32
+      %996 = arith.constant 1 : index
+      %997 = arith.constant 63 : index
+      %998 = arith.addi %H, %997 : index
+      %999 = arith.constant 64 : index
+      %1000 = arith.divui %998, %999 : index
+      %1001 = arith.constant 1 : index
+      %1002 = arith.maxsi %1000, %1001 : index
+      scf.parallel (%1003) = (%995) to (%H) step (%1002) {
+        %1004 = arith.addi %1003, %1002 : index
+        %1005 = arith.minsi %1004, %H : index
+        scf.for %1006 = %1003 to %1005 step %996 {
+          %1007 = memref.subview %m[%1006, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          %1008 = memref.subview %b[%1006, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // b[i, j] = max(exp(m[i, j]), 0.5) * select(m[i, j] < 0.0, tanh(m[i, j]), m[i, j])
+          %1009 = arith.constant 0 : index
+          %1010 = memref.reinterpret_cast %1008 to offset: [0], sizes: [%W], strides: [%1009] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%1010, %1007 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+              outs(%1008 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1011: f32, %1012: f32, %1013: f32):
+            %1014 = math.exp %1012 : f32
+            %1015 = arith.constant 0.5 : f32
+            %1016 = arith.maximumf %1014, %1015 : f32
+            %1017 = arith.constant 0.0 : f32
+            %1018 = arith.cmpf olt, %1012, %1017 : f32
+            %1019 = math.tanh %1012 : f32
+            %1020 = arith.select %1018, %1019, %1012 : f32
+            %1021 = arith.mulf %1016, %1020 : f32
+            linalg.yield %1021 : f32
+          }
+        }
+        scf.reduce
       }
     }
     // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
-    %1009 = arith.constant 4 : index
-    %1010 = arith.muli %1009, %H : index
-    %1011 = arith.muli %1010, %W : index
-    %1012 = arith.constant 4 : index
-    %1013 = arith.muli %1012, %H : index
-    %1014 = arith.muli %1013, %W : index
-    %1015 = arith.addi %1011, %1014 : index
-    %1016 = arith.constant 33554432 : index
-    %1017 = arith.cmpi sge, %1015, %1016 : index
-    scf.if %1017 {
+    %1022 = arith.constant 4 : index
+    %1023 = arith.muli %1022, %H : index
+    %1024 = arith.muli %1023, %W : index
+    %1025 = arith.constant 4 : index
+    %1026 = arith.muli %1025, %H : index
+    %1027 = arith.muli %1026, %W : index
+    %1028 = arith.addi %1024, %1027 : index
+    %1029 = arith.constant 33554432 : index
+    %1030 = arith.cmpi sge, %1028, %1029 : index
+    scf.if %1030 {
       // Row by row, in parallel blocks of rows.
-      %1018 = arith.constant 0 : index
-      %1019 = arith.constant 1 : index
-      %1020 = arith.constant 63 : index
-      %1021 = arith.addi %H, %1020 : index
-      %1022 = arith.constant 64 : index
-      %1023 = arith.divui %1021, %1022 : index
-      %1024 = arith.constant 1 : index
-      %1025 = arith.maxsi %1023, %1024 : index
-      scf.parallel (%1026) = (%1018) to (%H) step (%1025) {
-        %1027 = arith.addi %1026, %1025 : index
-        %1028 = arith.minsi %1027, %H : index
-        %1029 = memref.alloca() : memref<16xf32>
-        scf.for %1030 = %1026 to %1028 step %1019 {
-          %1031 = memref.subview %e[%1030, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %1031 = arith.constant 0 : index
+      %1032 = arith.constant 1 : index
+      %1033 = arith.constant 63 : index
+      %1034 = arith.addi %H, %1033 : index
+      %1035 = arith.constant 64 : index
+      %1036 = arith.divui %1034, %1035 : index
+      %1037 = arith.constant 1 : index
+      %1038 = arith.maxsi %1036, %1037 : index
+      scf.parallel (%1039) = (%1031) to (%H) step (%1038) {
+        %1040 = arith.addi %1039, %1038 : index
+        %1041 = arith.minsi %1040, %H : index
+        %1042 = memref.alloca() : memref<16xf32>
+        scf.for %1043 = %1039 to %1041 step %1032 {
+          %1044 = memref.subview %e[%1043, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
           // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %1032 = arith.constant 4 : index
-          %1033, %1034, %1035, %1036 = memref.extract_strided_metadata %1031 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %1037 = memref.extract_aligned_pointer_as_index %1031 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %1038 = arith.muli %1034, %1032 : index
-          %1039 = arith.addi %1037, %1038 : index
-          %1040 = arith.constant 64 : index
-          %1041 = arith.remui %1039, %1040 : index
-          %1042 = arith.subi %1040, %1041 : index
-          %1043 = arith.remui %1042, %1040 : index
-          %1044 = arith.divui %1043, %1032 : index
-          %1045 = arith.minsi %1044, %W : index
-          %1046 = arith.constant 16 : index
-          %1047 = arith.subi %W, %1045 : index
-          %1048 = arith.divui %1047, %1046 : index
-          %1049 = arith.muli %1048, %1046 : index
-          %1050 = arith.addi %1045, %1049 : index
-          %1051 = arith.constant 0 : index
-          %1052 = arith.constant 1 : index
-          %1053 = memref.subview %1031[%1051] [%1045] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1054 = arith.constant 0 : index
-          %1055 = memref.reinterpret_cast %1053 to offset: [0], sizes: [%1045], strides: [%1054] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1045 = arith.constant 4 : index
+          %1046, %1047, %1048, %1049 = memref.extract_strided_metadata %1044 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %1050 = memref.extract_aligned_pointer_as_index %1044 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %1051 = arith.muli %1047, %1045 : index
+          %1052 = arith.addi %1050, %1051 : index
+          %1053 = arith.constant 64 : index
+          %1054 = arith.remui %1052, %1053 : index
+          %1055 = arith.subi %1053, %1054 : index
+          %1056 = arith.remui %1055, %1053 : index
+          %1057 = arith.divui %1056, %1045 : index
+          %1058 = arith.minsi %1057, %W : index
+          %1059 = arith.constant 16 : index
+          %1060 = arith.subi %W, %1058 : index
+          %1061 = arith.divui %1060, %1059 : index
+          %1062 = arith.muli %1061, %1059 : index
+          %1063 = arith.addi %1058, %1062 : index
+          %1064 = arith.constant 0 : index
+          %1065 = arith.constant 1 : index
+          %1066 = memref.subview %1044[%1064] [%1058] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1067 = arith.constant 0 : index
+          %1068 = memref.reinterpret_cast %1066 to offset: [0], sizes: [%1058], strides: [%1067] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1055 : memref<?xf32, strided<[?]>>)
-              outs(%1053 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1056: f32, %1057: f32):
-            %1058 = linalg.index 0 : index
-            %1059 = arith.addi %1058, %1051 : index
-            %1060 = arith.constant 0 : index
-            %1061 = arith.cmpi sge, %1030, %1060 : index
-            %1062 = arith.cmpi slt, %1030, %H : index
-            %1063 = arith.andi %1061, %1062 : i1
-            %1064 = arith.constant 1 : index
-            %1065 = arith.subi %H, %1064 : index
-            %1066 = arith.minsi %1030, %1065 : index
-            %1067 = arith.constant 0 : index
-            %1068 = arith.maxsi %1066, %1067 : index
-            %1069 = arith.constant 1 : index
-            %1070 = arith.subi %1059, %1069 : index
-            %1071 = arith.constant 0 : index
-            %1072 = arith.cmpi sge, %1070, %1071 : index
-            %1073 = arith.cmpi slt, %1070, %W : index
-            %1074 = arith.andi %1072, %1073 : i1
-            %1075 = arith.andi %1063, %1074 : i1
-            %1076 = arith.constant 1 : index
-            %1077 = arith.subi %W, %1076 : index
-            %1078 = arith.minsi %1070, %1077 : index
-            %1079 = arith.constant 0 : index
-            %1080 = arith.maxsi %1078, %1079 : index
-            %1081 = memref.load %z[%1068, %1080] : memref<?x?xf32>
-            %1082 = arith.constant 0.0 : f32
-            %1083 = arith.select %1075, %1081, %1082 : f32
-            %1084 = arith.constant 0.0 : f32
-            %1085 = arith.cmpf ogt, %1083, %1084 : f32
-            %1086 = arith.constant 0 : index
-            %1087 = arith.cmpi sge, %1030, %1086 : index
-            %1088 = arith.cmpi slt, %1030, %H : index
-            %1089 = arith.andi %1087, %1088 : i1
-            %1090 = arith.constant 1 : index
-            %1091 = arith.subi %H, %1090 : index
-            %1092 = arith.minsi %1030, %1091 : index
-            %1093 = arith.constant 0 : index
-            %1094 = arith.maxsi %1092, %1093 : index
-            %1095 = arith.constant 1 : index
-            %1096 = arith.addi %1059, %1095 : index
-            %1097 = arith.constant 0 : index
-            %1098 = arith.cmpi sge, %1096, %1097 : index
-            %1099 = arith.cmpi slt, %1096, %W : index
-            %1100 = arith.andi %1098, %1099 : i1
-            %1101 = arith.andi %1089, %1100 : i1
-            %1102 = arith.constant 1 : index
-            %1103 = arith.subi %W, %1102 : index
-            %1104 = arith.minsi %1096, %1103 : index
-            %1105 = arith.constant 0 : index
-            %1106 = arith.maxsi %1104, %1105 : index
-            %1107 = memref.load %z[%1094, %1106] : memref<?x?xf32>
-            %1108 = arith.constant 0.0 : f32
-            %1109 = arith.select %1101, %1107, %1108 : f32
-            %1110 = math.exp %1109 : f32
-            %1111 = arith.constant 0 : index
-            %1112 = arith.cmpi sge, %1030, %1111 : index
-            %1113 = arith.cmpi slt, %1030, %H : index
-            %1114 = arith.andi %1112, %1113 : i1
+              ins(%1068 : memref<?xf32, strided<[?]>>)
+              outs(%1066 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1069: f32, %1070: f32):
+            %1071 = linalg.index 0 : index
+            %1072 = arith.addi %1071, %1064 : index
+            %1073 = arith.constant 0 : index
+            %1074 = arith.cmpi sge, %1043, %1073 : index
+            %1075 = arith.cmpi slt, %1043, %H : index
+            %1076 = arith.andi %1074, %1075 : i1
+            %1077 = arith.constant 1 : index
+            %1078 = arith.subi %H, %1077 : index
+            %1079 = arith.minsi %1043, %1078 : index
+            %1080 = arith.constant 0 : index
+            %1081 = arith.maxsi %1079, %1080 : index
+            %1082 = arith.constant 1 : index
+            %1083 = arith.subi %1072, %1082 : index
+            %1084 = arith.constant 0 : index
+            %1085 = arith.cmpi sge, %1083, %1084 : index
+            %1086 = arith.cmpi slt, %1083, %W : index
+            %1087 = arith.andi %1085, %1086 : i1
+            %1088 = arith.andi %1076, %1087 : i1
+            %1089 = arith.constant 1 : index
+            %1090 = arith.subi %W, %1089 : index
+            %1091 = arith.minsi %1083, %1090 : index
+            %1092 = arith.constant 0 : index
+            %1093 = arith.maxsi %1091, %1092 : index
+            %1094 = memref.load %z[%1081, %1093] : memref<?x?xf32>
+            %1095 = arith.constant 0.0 : f32
+            %1096 = arith.select %1088, %1094, %1095 : f32
+            %1097 = arith.constant 0.0 : f32
+            %1098 = arith.cmpf ogt, %1096, %1097 : f32
+            %1099 = arith.constant 0 : index
+            %1100 = arith.cmpi sge, %1043, %1099 : index
+            %1101 = arith.cmpi slt, %1043, %H : index
+            %1102 = arith.andi %1100, %1101 : i1
+            %1103 = arith.constant 1 : index
+            %1104 = arith.subi %H, %1103 : index
+            %1105 = arith.minsi %1043, %1104 : index
+            %1106 = arith.constant 0 : index
+            %1107 = arith.maxsi %1105, %1106 : index
+            %1108 = arith.constant 1 : index
+            %1109 = arith.addi %1072, %1108 : index
+            %1110 = arith.constant 0 : index
+            %1111 = arith.cmpi sge, %1109, %1110 : index
+            %1112 = arith.cmpi slt, %1109, %W : index
+            %1113 = arith.andi %1111, %1112 : i1
+            %1114 = arith.andi %1102, %1113 : i1
             %1115 = arith.constant 1 : index
-            %1116 = arith.subi %H, %1115 : index
-            %1117 = arith.minsi %1030, %1116 : index
+            %1116 = arith.subi %W, %1115 : index
+            %1117 = arith.minsi %1109, %1116 : index
             %1118 = arith.constant 0 : index
             %1119 = arith.maxsi %1117, %1118 : index
-            %1120 = arith.constant 0 : index
-            %1121 = arith.cmpi sge, %1059, %1120 : index
-            %1122 = arith.cmpi slt, %1059, %W : index
-            %1123 = arith.andi %1121, %1122 : i1
-            %1124 = arith.andi %1114, %1123 : i1
-            %1125 = arith.constant 1 : index
-            %1126 = arith.subi %W, %1125 : index
-            %1127 = arith.minsi %1059, %1126 : index
-            %1128 = arith.constant 0 : index
-            %1129 = arith.maxsi %1127, %1128 : index
-            %1130 = memref.load %z[%1119, %1129] : memref<?x?xf32>
-            %1131 = arith.constant 0.0 : f32
-            %1132 = arith.select %1124, %1130, %1131 : f32
-            %1133 = arith.select %1085, %1110, %1132 : f32
-            linalg.yield %1133 : f32
+            %1120 = memref.load %z[%1107, %1119] : memref<?x?xf32>
+            %1121 = arith.constant 0.0 : f32
+            %1122 = arith.select %1114, %1120, %1121 : f32
+            %1123 = math.exp %1122 : f32
+            %1124 = arith.constant 0 : index
+            %1125 = arith.cmpi sge, %1043, %1124 : index
+            %1126 = arith.cmpi slt, %1043, %H : index
+            %1127 = arith.andi %1125, %1126 : i1
+            %1128 = arith.constant 1 : index
+            %1129 = arith.subi %H, %1128 : index
+            %1130 = arith.minsi %1043, %1129 : index
+            %1131 = arith.constant 0 : index
+            %1132 = arith.maxsi %1130, %1131 : index
+            %1133 = arith.constant 0 : index
+            %1134 = arith.cmpi sge, %1072, %1133 : index
+            %1135 = arith.cmpi slt, %1072, %W : index
+            %1136 = arith.andi %1134, %1135 : i1
+            %1137 = arith.andi %1127, %1136 : i1
+            %1138 = arith.constant 1 : index
+            %1139 = arith.subi %W, %1138 : index
+            %1140 = arith.minsi %1072, %1139 : index
+            %1141 = arith.constant 0 : index
+            %1142 = arith.maxsi %1140, %1141 : index
+            %1143 = memref.load %z[%1132, %1142] : memref<?x?xf32>
+            %1144 = arith.constant 0.0 : f32
+            %1145 = arith.select %1137, %1143, %1144 : f32
+            %1146 = arith.select %1098, %1123, %1145 : f32
+            linalg.yield %1146 : f32
           }
-          scf.for %1134 = %1051 to %1048 step %1052 {
-            %1135 = arith.muli %1134, %1046 : index
-            %1136 = arith.addi %1045, %1135 : index
-            %1137 = arith.constant 0 : index
-            %1138 = memref.reinterpret_cast %1029 to offset: [0], sizes: [%1046], strides: [%1137] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %1147 = %1064 to %1061 step %1065 {
+            %1148 = arith.muli %1147, %1059 : index
+            %1149 = arith.addi %1058, %1148 : index
+            %1150 = arith.constant 0 : index
+            %1151 = memref.reinterpret_cast %1042 to offset: [0], sizes: [%1059], strides: [%1150] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1138 : memref<?xf32, strided<[?]>>)
-                outs(%1029 : memref<16xf32>) {
-              ^bb0(%1139: f32, %1140: f32):
-              %1141 = linalg.index 0 : index
-              %1142 = arith.addi %1141, %1136 : index
-              %1143 = arith.constant 0 : index
-              %1144 = arith.cmpi sge, %1030, %1143 : index
-              %1145 = arith.cmpi slt, %1030, %H : index
-              %1146 = arith.andi %1144, %1145 : i1
-              %1147 = arith.constant 1 : index
-              %1148 = arith.subi %H, %1147 : index
-              %1149 = arith.minsi %1030, %1148 : index
-              %1150 = arith.constant 0 : index
-              %1151 = arith.maxsi %1149, %1150 : index
-              %1152 = arith.constant 1 : index
-              %1153 = arith.subi %1142, %1152 : index
-              %1154 = arith.constant 0 : index
-              %1155 = arith.cmpi sge, %1153, %1154 : index
-              %1156 = arith.cmpi slt, %1153, %W : index
-              %1157 = arith.andi %1155, %1156 : i1
-              %1158 = arith.andi %1146, %1157 : i1
-              %1159 = arith.constant 1 : index
-              %1160 = arith.subi %W, %1159 : index
-              %1161 = arith.minsi %1153, %1160 : index
-              %1162 = arith.constant 0 : index
-              %1163 = arith.maxsi %1161, %1162 : index
-              %1164 = memref.load %z[%1151, %1163] : memref<?x?xf32>
-              %1165 = arith.constant 0.0 : f32
-              %1166 = arith.select %1158, %1164, %1165 : f32
-              %1167 = arith.constant 0.0 : f32
-              %1168 = arith.cmpf ogt, %1166, %1167 : f32
-              %1169 = arith.constant 0 : index
-              %1170 = arith.cmpi sge, %1030, %1169 : index
-              %1171 = arith.cmpi slt, %1030, %H : index
-              %1172 = arith.andi %1170, %1171 : i1
-              %1173 = arith.constant 1 : index
-              %1174 = arith.subi %H, %1173 : index
-              %1175 = arith.minsi %1030, %1174 : index
-              %1176 = arith.constant 0 : index
-              %1177 = arith.maxsi %1175, %1176 : index
-              %1178 = arith.constant 1 : index
-              %1179 = arith.addi %1142, %1178 : index
-              %1180 = arith.constant 0 : index
-              %1181 = arith.cmpi sge, %1179, %1180 : index
-              %1182 = arith.cmpi slt, %1179, %W : index
-              %1183 = arith.andi %1181, %1182 : i1
-              %1184 = arith.andi %1172, %1183 : i1
-              %1185 = arith.constant 1 : index
-              %1186 = arith.subi %W, %1185 : index
-              %1187 = arith.minsi %1179, %1186 : index
-              %1188 = arith.constant 0 : index
-              %1189 = arith.maxsi %1187, %1188 : index
-              %1190 = memref.load %z[%1177, %1189] : memref<?x?xf32>
-              %1191 = arith.constant 0.0 : f32
-              %1192 = arith.select %1184, %1190, %1191 : f32
-              %1193 = math.exp %1192 : f32
-              %1194 = arith.constant 0 : index
-              %1195 = arith.cmpi sge, %1030, %1194 : index
-              %1196 = arith.cmpi slt, %1030, %H : index
-              %1197 = arith.andi %1195, %1196 : i1
+                ins(%1151 : memref<?xf32, strided<[?]>>)
+                outs(%1042 : memref<16xf32>) {
+              ^bb0(%1152: f32, %1153: f32):
+              %1154 = linalg.index 0 : index
+              %1155 = arith.addi %1154, %1149 : index
+              %1156 = arith.constant 0 : index
+              %1157 = arith.cmpi sge, %1043, %1156 : index
+              %1158 = arith.cmpi slt, %1043, %H : index
+              %1159 = arith.andi %1157, %1158 : i1
+              %1160 = arith.constant 1 : index
+              %1161 = arith.subi %H, %1160 : index
+              %1162 = arith.minsi %1043, %1161 : index
+              %1163 = arith.constant 0 : index
+              %1164 = arith.maxsi %1162, %1163 : index
+              %1165 = arith.constant 1 : index
+              %1166 = arith.subi %1155, %1165 : index
+              %1167 = arith.constant 0 : index
+              %1168 = arith.cmpi sge, %1166, %1167 : index
+              %1169 = arith.cmpi slt, %1166, %W : index
+              %1170 = arith.andi %1168, %1169 : i1
+              %1171 = arith.andi %1159, %1170 : i1
+              %1172 = arith.constant 1 : index
+              %1173 = arith.subi %W, %1172 : index
+              %1174 = arith.minsi %1166, %1173 : index
+              %1175 = arith.constant 0 : index
+              %1176 = arith.maxsi %1174, %1175 : index
+              %1177 = memref.load %z[%1164, %1176] : memref<?x?xf32>
+              %1178 = arith.constant 0.0 : f32
+              %1179 = arith.select %1171, %1177, %1178 : f32
+              %1180 = arith.constant 0.0 : f32
+              %1181 = arith.cmpf ogt, %1179, %1180 : f32
+              %1182 = arith.constant 0 : index
+              %1183 = arith.cmpi sge, %1043, %1182 : index
+              %1184 = arith.cmpi slt, %1043, %H : index
+              %1185 = arith.andi %1183, %1184 : i1
+              %1186 = arith.constant 1 : index
+              %1187 = arith.subi %H, %1186 : index
+              %1188 = arith.minsi %1043, %1187 : index
+              %1189 = arith.constant 0 : index
+              %1190 = arith.maxsi %1188, %1189 : index
+              %1191 = arith.constant 1 : index
+              %1192 = arith.addi %1155, %1191 : index
+              %1193 = arith.constant 0 : index
+              %1194 = arith.cmpi sge, %1192, %1193 : index
+              %1195 = arith.cmpi slt, %1192, %W : index
+              %1196 = arith.andi %1194, %1195 : i1
+              %1197 = arith.andi %1185, %1196 : i1
               %1198 = arith.constant 1 : index
-              %1199 = arith.subi %H, %1198 : index
-              %1200 = arith.minsi %1030, %1199 : index
+              %1199 = arith.subi %W, %1198 : index
+              %1200 = arith.minsi %1192, %1199 : index
               %1201 = arith.constant 0 : index
               %1202 = arith.maxsi %1200, %1201 : index
-              %1203 = arith.constant 0 : index
-              %1204 = arith.cmpi sge, %1142, %1203 : index
-              %1205 = arith.cmpi slt, %1142, %W : index
-              %1206 = arith.andi %1204, %1205 : i1
-              %1207 = arith.andi %1197, %1206 : i1
-              %1208 = arith.constant 1 : index
-              %1209 = arith.subi %W, %1208 : index
-              %1210 = arith.minsi %1142, %1209 : index
-              %1211 = arith.constant 0 : index
-              %1212 = arith.maxsi %1210, %1211 : index
-              %1213 = memref.load %z[%1202, %1212] : memref<?x?xf32>
-              %1214 = arith.constant 0.0 : f32
-              %1215 = arith.select %1207, %1213, %1214 : f32
-              %1216 = arith.select %1168, %1193, %1215 : f32
-              linalg.yield %1216 : f32
+              %1203 = memref.load %z[%1190, %1202] : memref<?x?xf32>
+              %1204 = arith.constant 0.0 : f32
+              %1205 = arith.select %1197, %1203, %1204 : f32
+              %1206 = math.exp %1205 : f32
+              %1207 = arith.constant 0 : index
+              %1208 = arith.cmpi sge, %1043, %1207 : index
+              %1209 = arith.cmpi slt, %1043, %H : index
+              %1210 = arith.andi %1208, %1209 : i1
+              %1211 = arith.constant 1 : index
+              %1212 = arith.subi %H, %1211 : index
+              %1213 = arith.minsi %1043, %1212 : index
+              %1214 = arith.constant 0 : index
+              %1215 = arith.maxsi %1213, %1214 : index
+              %1216 = arith.constant 0 : index
+              %1217 = arith.cmpi sge, %1155, %1216 : index
+              %1218 = arith.cmpi slt, %1155, %W : index
+              %1219 = arith.andi %1217, %1218 : i1
+              %1220 = arith.andi %1210, %1219 : i1
+              %1221 = arith.constant 1 : index
+              %1222 = arith.subi %W, %1221 : index
+              %1223 = arith.minsi %1155, %1222 : index
+              %1224 = arith.constant 0 : index
+              %1225 = arith.maxsi %1223, %1224 : index
+              %1226 = memref.load %z[%1215, %1225] : memref<?x?xf32>
+              %1227 = arith.constant 0.0 : f32
+              %1228 = arith.select %1220, %1226, %1227 : f32
+              %1229 = arith.select %1181, %1206, %1228 : f32
+              linalg.yield %1229 : f32
             }
-            %1217 = arith.constant 8 : index
-            %1218 = vector.load %1029[%1051] : memref<16xf32>, vector<8xf32>
-            %1219 = vector.load %1029[%1217] : memref<16xf32>, vector<8xf32>
-            %1220 = arith.muli %1136, %1032 : index
-            %1221 = arith.addi %1039, %1220 : index
-            %1222 = arith.index_cast %1221 : index to i64
-            %1223 = llvm.inttoptr %1222 : i64 to !llvm.ptr
-            llvm.store %1218, %1223 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %1224 = llvm.getelementptr %1223[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %1219, %1224 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1230 = arith.constant 8 : index
+            %1231 = vector.load %1042[%1064] : memref<16xf32>, vector<8xf32>
+            %1232 = vector.load %1042[%1230] : memref<16xf32>, vector<8xf32>
+            %1233 = arith.muli %1149, %1045 : index
+            %1234 = arith.addi %1052, %1233 : index
+            %1235 = arith.index_cast %1234 : index to i64
+            %1236 = llvm.inttoptr %1235 : i64 to !llvm.ptr
+            llvm.store %1231, %1236 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1237 = llvm.getelementptr %1236[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %1232, %1237 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %1225 = arith.subi %W, %1050 : index
-          %1226 = memref.subview %1031[%1050] [%1225] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1227 = arith.constant 0 : index
-          %1228 = memref.reinterpret_cast %1226 to offset: [0], sizes: [%1225], strides: [%1227] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1238 = arith.subi %W, %1063 : index
+          %1239 = memref.subview %1044[%1063] [%1238] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1240 = arith.constant 0 : index
+          %1241 = memref.reinterpret_cast %1239 to offset: [0], sizes: [%1238], strides: [%1240] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1228 : memref<?xf32, strided<[?]>>)
-              outs(%1226 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1229: f32, %1230: f32):
-            %1231 = linalg.index 0 : index
-            %1232 = arith.addi %1231, %1050 : index
-            %1233 = arith.constant 0 : index
-            %1234 = arith.cmpi sge, %1030, %1233 : index
-            %1235 = arith.cmpi slt, %1030, %H : index
-            %1236 = arith.andi %1234, %1235 : i1
-            %1237 = arith.constant 1 : index
-            %1238 = arith.subi %H, %1237 : index
-            %1239 = arith.minsi %1030, %1238 : index
-            %1240 = arith.constant 0 : index
-            %1241 = arith.maxsi %1239, %1240 : index
-            %1242 = arith.constant 1 : index
-            %1243 = arith.subi %1232, %1242 : index
-            %1244 = arith.constant 0 : index
-            %1245 = arith.cmpi sge, %1243, %1244 : index
-            %1246 = arith.cmpi slt, %1243, %W : index
-            %1247 = arith.andi %1245, %1246 : i1
-            %1248 = arith.andi %1236, %1247 : i1
-            %1249 = arith.constant 1 : index
-            %1250 = arith.subi %W, %1249 : index
-            %1251 = arith.minsi %1243, %1250 : index
-            %1252 = arith.constant 0 : index
-            %1253 = arith.maxsi %1251, %1252 : index
-            %1254 = memref.load %z[%1241, %1253] : memref<?x?xf32>
-            %1255 = arith.constant 0.0 : f32
-            %1256 = arith.select %1248, %1254, %1255 : f32
-            %1257 = arith.constant 0.0 : f32
-            %1258 = arith.cmpf ogt, %1256, %1257 : f32
-            %1259 = arith.constant 0 : index
-            %1260 = arith.cmpi sge, %1030, %1259 : index
-            %1261 = arith.cmpi slt, %1030, %H : index
-            %1262 = arith.andi %1260, %1261 : i1
-            %1263 = arith.constant 1 : index
-            %1264 = arith.subi %H, %1263 : index
-            %1265 = arith.minsi %1030, %1264 : index
-            %1266 = arith.constant 0 : index
-            %1267 = arith.maxsi %1265, %1266 : index
-            %1268 = arith.constant 1 : index
-            %1269 = arith.addi %1232, %1268 : index
-            %1270 = arith.constant 0 : index
-            %1271 = arith.cmpi sge, %1269, %1270 : index
-            %1272 = arith.cmpi slt, %1269, %W : index
-            %1273 = arith.andi %1271, %1272 : i1
-            %1274 = arith.andi %1262, %1273 : i1
-            %1275 = arith.constant 1 : index
-            %1276 = arith.subi %W, %1275 : index
-            %1277 = arith.minsi %1269, %1276 : index
-            %1278 = arith.constant 0 : index
-            %1279 = arith.maxsi %1277, %1278 : index
-            %1280 = memref.load %z[%1267, %1279] : memref<?x?xf32>
-            %1281 = arith.constant 0.0 : f32
-            %1282 = arith.select %1274, %1280, %1281 : f32
-            %1283 = math.exp %1282 : f32
-            %1284 = arith.constant 0 : index
-            %1285 = arith.cmpi sge, %1030, %1284 : index
-            %1286 = arith.cmpi slt, %1030, %H : index
-            %1287 = arith.andi %1285, %1286 : i1
+              ins(%1241 : memref<?xf32, strided<[?]>>)
+              outs(%1239 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1242: f32, %1243: f32):
+            %1244 = linalg.index 0 : index
+            %1245 = arith.addi %1244, %1063 : index
+            %1246 = arith.constant 0 : index
+            %1247 = arith.cmpi sge, %1043, %1246 : index
+            %1248 = arith.cmpi slt, %1043, %H : index
+            %1249 = arith.andi %1247, %1248 : i1
+            %1250 = arith.constant 1 : index
+            %1251 = arith.subi %H, %1250 : index
+            %1252 = arith.minsi %1043, %1251 : index
+            %1253 = arith.constant 0 : index
+            %1254 = arith.maxsi %1252, %1253 : index
+            %1255 = arith.constant 1 : index
+            %1256 = arith.subi %1245, %1255 : index
+            %1257 = arith.constant 0 : index
+            %1258 = arith.cmpi sge, %1256, %1257 : index
+            %1259 = arith.cmpi slt, %1256, %W : index
+            %1260 = arith.andi %1258, %1259 : i1
+            %1261 = arith.andi %1249, %1260 : i1
+            %1262 = arith.constant 1 : index
+            %1263 = arith.subi %W, %1262 : index
+            %1264 = arith.minsi %1256, %1263 : index
+            %1265 = arith.constant 0 : index
+            %1266 = arith.maxsi %1264, %1265 : index
+            %1267 = memref.load %z[%1254, %1266] : memref<?x?xf32>
+            %1268 = arith.constant 0.0 : f32
+            %1269 = arith.select %1261, %1267, %1268 : f32
+            %1270 = arith.constant 0.0 : f32
+            %1271 = arith.cmpf ogt, %1269, %1270 : f32
+            %1272 = arith.constant 0 : index
+            %1273 = arith.cmpi sge, %1043, %1272 : index
+            %1274 = arith.cmpi slt, %1043, %H : index
+            %1275 = arith.andi %1273, %1274 : i1
+            %1276 = arith.constant 1 : index
+            %1277 = arith.subi %H, %1276 : index
+            %1278 = arith.minsi %1043, %1277 : index
+            %1279 = arith.constant 0 : index
+            %1280 = arith.maxsi %1278, %1279 : index
+            %1281 = arith.constant 1 : index
+            %1282 = arith.addi %1245, %1281 : index
+            %1283 = arith.constant 0 : index
+            %1284 = arith.cmpi sge, %1282, %1283 : index
+            %1285 = arith.cmpi slt, %1282, %W : index
+            %1286 = arith.andi %1284, %1285 : i1
+            %1287 = arith.andi %1275, %1286 : i1
             %1288 = arith.constant 1 : index
-            %1289 = arith.subi %H, %1288 : index
-            %1290 = arith.minsi %1030, %1289 : index
+            %1289 = arith.subi %W, %1288 : index
+            %1290 = arith.minsi %1282, %1289 : index
             %1291 = arith.constant 0 : index
             %1292 = arith.maxsi %1290, %1291 : index
-            %1293 = arith.constant 0 : index
-            %1294 = arith.cmpi sge, %1232, %1293 : index
-            %1295 = arith.cmpi slt, %1232, %W : index
-            %1296 = arith.andi %1294, %1295 : i1
-            %1297 = arith.andi %1287, %1296 : i1
-            %1298 = arith.constant 1 : index
-            %1299 = arith.subi %W, %1298 : index
-            %1300 = arith.minsi %1232, %1299 : index
-            %1301 = arith.constant 0 : index
-            %1302 = arith.maxsi %1300, %1301 : index
-            %1303 = memref.load %z[%1292, %1302] : memref<?x?xf32>
-            %1304 = arith.constant 0.0 : f32
-            %1305 = arith.select %1297, %1303, %1304 : f32
-            %1306 = arith.select %1258, %1283, %1305 : f32
-            linalg.yield %1306 : f32
+            %1293 = memref.load %z[%1280, %1292] : memref<?x?xf32>
+            %1294 = arith.constant 0.0 : f32
+            %1295 = arith.select %1287, %1293, %1294 : f32
+            %1296 = math.exp %1295 : f32
+            %1297 = arith.constant 0 : index
+            %1298 = arith.cmpi sge, %1043, %1297 : index
+            %1299 = arith.cmpi slt, %1043, %H : index
+            %1300 = arith.andi %1298, %1299 : i1
+            %1301 = arith.constant 1 : index
+            %1302 = arith.subi %H, %1301 : index
+            %1303 = arith.minsi %1043, %1302 : index
+            %1304 = arith.constant 0 : index
+            %1305 = arith.maxsi %1303, %1304 : index
+            %1306 = arith.constant 0 : index
+            %1307 = arith.cmpi sge, %1245, %1306 : index
+            %1308 = arith.cmpi slt, %1245, %W : index
+            %1309 = arith.andi %1307, %1308 : i1
+            %1310 = arith.andi %1300, %1309 : i1
+            %1311 = arith.constant 1 : index
+            %1312 = arith.subi %W, %1311 : index
+            %1313 = arith.minsi %1245, %1312 : index
+            %1314 = arith.constant 0 : index
+            %1315 = arith.maxsi %1313, %1314 : index
+            %1316 = memref.load %z[%1305, %1315] : memref<?x?xf32>
+            %1317 = arith.constant 0.0 : f32
+            %1318 = arith.select %1310, %1316, %1317 : f32
+            %1319 = arith.select %1271, %1296, %1318 : f32
+            linalg.yield %1319 : f32
           }
         }
         llvm.fence seq_cst
         scf.reduce
       }
     } else {
-      %1307 = arith.constant 0 : index
-      %1308 = arith.constant 0 : index
-      %1309 = memref.reinterpret_cast %e to offset: [0], sizes: [%H, %W], strides: [%1307, %1308] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%1309 : memref<?x?xf32, strided<[?, ?]>>)
-          outs(%e : memref<?x?xf32>) {
-        ^bb0(%1310: f32, %1311: f32):
-        %1312 = linalg.index 0 : index
-        %1313 = linalg.index 1 : index
-        %1314 = arith.constant 0 : index
-        %1315 = arith.cmpi sge, %1312, %1314 : index
-        %1316 = arith.cmpi slt, %1312, %H : index
-        %1317 = arith.andi %1315, %1316 : i1
-        %1318 = arith.constant 1 : index
-        %1319 = arith.subi %H, %1318 : index
-        %1320 = arith.minsi %1312, %1319 : index
-        %1321 = arith.constant 0 : index
-        %1322 = arith.maxsi %1320, %1321 : index
-        %1323 = arith.constant 1 : index
-        %1324 = arith.subi %1313, %1323 : index
-        %1325 = arith.constant 0 : index
-        %1326 = arith.cmpi sge, %1324, %1325 : index
-        %1327 = arith.cmpi slt, %1324, %W : index
-        %1328 = arith.andi %1326, %1327 : i1
-        %1329 = arith.andi %1317, %1328 : i1
-        %1330 = arith.constant 1 : index
-        %1331 = arith.subi %W, %1330 : index
-        %1332 = arith.minsi %1324, %1331 : index
-        %1333 = arith.constant 0 : index
-        %1334 = arith.maxsi %1332, %1333 : index
-        %1335 = memref.load %z[%1322, %1334] : memref<?x?xf32>
-        %1336 = arith.constant 0.0 : f32
-        %1337 = arith.select %1329, %1335, %1336 : f32
-        %1338 = arith.constant 0.0 : f32
-        %1339 = arith.cmpf ogt, %1337, %1338 : f32
-        %1340 = arith.constant 0 : index
-        %1341 = arith.cmpi sge, %1312, %1340 : index
-        %1342 = arith.cmpi slt, %1312, %H : index
-        %1343 = arith.andi %1341, %1342 : i1
-        %1344 = arith.constant 1 : index
-        %1345 = arith.subi %H, %1344 : index
-        %1346 = arith.minsi %1312, %1345 : index
-        %1347 = arith.constant 0 : index
-        %1348 = arith.maxsi %1346, %1347 : index
-        %1349 = arith.constant 1 : index
-        %1350 = arith.addi %1313, %1349 : index
-        %1351 = arith.constant 0 : index
-        %1352 = arith.cmpi sge, %1350, %1351 : index
-        %1353 = arith.cmpi slt, %1350, %W : index
-        %1354 = arith.andi %1352, %1353 : i1
-        %1355 = arith.andi %1343, %1354 : i1
-        %1356 = arith.constant 1 : index
-        %1357 = arith.subi %W, %1356 : index
-        %1358 = arith.minsi %1350, %1357 : index
-        %1359 = arith.constant 0 : index
-        %1360 = arith.maxsi %1358, %1359 : index
-        %1361 = memref.load %z[%1348, %1360] : memref<?x?xf32>
-        %1362 = arith.constant 0.0 : f32
-        %1363 = arith.select %1355, %1361, %1362 : f32
-        %1364 = math.exp %1363 : f32
-        %1365 = arith.constant 0 : index
-        %1366 = arith.cmpi sge, %1312, %1365 : index
-        %1367 = arith.cmpi slt, %1312, %H : index
-        %1368 = arith.andi %1366, %1367 : i1
-        %1369 = arith.constant 1 : index
-        %1370 = arith.subi %H, %1369 : index
-        %1371 = arith.minsi %1312, %1370 : index
-        %1372 = arith.constant 0 : index
-        %1373 = arith.maxsi %1371, %1372 : index
-        %1374 = arith.constant 0 : index
-        %1375 = arith.cmpi sge, %1313, %1374 : index
-        %1376 = arith.cmpi slt, %1313, %W : index
-        %1377 = arith.andi %1375, %1376 : i1
-        %1378 = arith.andi %1368, %1377 : i1
-        %1379 = arith.constant 1 : index
-        %1380 = arith.subi %W, %1379 : index
-        %1381 = arith.minsi %1313, %1380 : index
-        %1382 = arith.constant 0 : index
-        %1383 = arith.maxsi %1381, %1382 : index
-        %1384 = memref.load %z[%1373, %1383] : memref<?x?xf32>
-        %1385 = arith.constant 0.0 : f32
-        %1386 = arith.select %1378, %1384, %1385 : f32
-        %1387 = arith.select %1339, %1364, %1386 : f32
-        linalg.yield %1387 : f32
+      // Row by row, in parallel blocks of rows.
+      %1320 = arith.constant 0 : index
+      %1321 = arith.constant 1 : index
+      %1322 = arith.constant 63 : index
+      %1323 = arith.addi %H, %1322 : index
+      %1324 = arith.constant 64 : index
+      %1325 = arith.divui %1323, %1324 : index
+      %1326 = arith.constant 1 : index
+      %1327 = arith.maxsi %1325, %1326 : index
+      scf.parallel (%1328) = (%1320) to (%H) step (%1327) {
+        %1329 = arith.addi %1328, %1327 : index
+        %1330 = arith.minsi %1329, %H : index
+        scf.for %1331 = %1328 to %1330 step %1321 {
+          %1332 = memref.subview %e[%1331, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
+          %1333 = arith.constant 0 : index
+          %1334 = memref.reinterpret_cast %1332 to offset: [0], sizes: [%W], strides: [%1333] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%1334 : memref<?xf32, strided<[?]>>)
+              outs(%1332 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1335: f32, %1336: f32):
+            %1337 = linalg.index 0 : index
+            %1338 = arith.constant 0 : index
+            %1339 = arith.cmpi sge, %1331, %1338 : index
+            %1340 = arith.cmpi slt, %1331, %H : index
+            %1341 = arith.andi %1339, %1340 : i1
+            %1342 = arith.constant 1 : index
+            %1343 = arith.subi %H, %1342 : index
+            %1344 = arith.minsi %1331, %1343 : index
+            %1345 = arith.constant 0 : index
+            %1346 = arith.maxsi %1344, %1345 : index
+            %1347 = arith.constant 1 : index
+            %1348 = arith.subi %1337, %1347 : index
+            %1349 = arith.constant 0 : index
+            %1350 = arith.cmpi sge, %1348, %1349 : index
+            %1351 = arith.cmpi slt, %1348, %W : index
+            %1352 = arith.andi %1350, %1351 : i1
+            %1353 = arith.andi %1341, %1352 : i1
+            %1354 = arith.constant 1 : index
+            %1355 = arith.subi %W, %1354 : index
+            %1356 = arith.minsi %1348, %1355 : index
+            %1357 = arith.constant 0 : index
+            %1358 = arith.maxsi %1356, %1357 : index
+            %1359 = memref.load %z[%1346, %1358] : memref<?x?xf32>
+            %1360 = arith.constant 0.0 : f32
+            %1361 = arith.select %1353, %1359, %1360 : f32
+            %1362 = arith.constant 0.0 : f32
+            %1363 = arith.cmpf ogt, %1361, %1362 : f32
+            %1364 = arith.constant 0 : index
+            %1365 = arith.cmpi sge, %1331, %1364 : index
+            %1366 = arith.cmpi slt, %1331, %H : index
+            %1367 = arith.andi %1365, %1366 : i1
+            %1368 = arith.constant 1 : index
+            %1369 = arith.subi %H, %1368 : index
+            %1370 = arith.minsi %1331, %1369 : index
+            %1371 = arith.constant 0 : index
+            %1372 = arith.maxsi %1370, %1371 : index
+            %1373 = arith.constant 1 : index
+            %1374 = arith.addi %1337, %1373 : index
+            %1375 = arith.constant 0 : index
+            %1376 = arith.cmpi sge, %1374, %1375 : index
+            %1377 = arith.cmpi slt, %1374, %W : index
+            %1378 = arith.andi %1376, %1377 : i1
+            %1379 = arith.andi %1367, %1378 : i1
+            %1380 = arith.constant 1 : index
+            %1381 = arith.subi %W, %1380 : index
+            %1382 = arith.minsi %1374, %1381 : index
+            %1383 = arith.constant 0 : index
+            %1384 = arith.maxsi %1382, %1383 : index
+            %1385 = memref.load %z[%1372, %1384] : memref<?x?xf32>
+            %1386 = arith.constant 0.0 : f32
+            %1387 = arith.select %1379, %1385, %1386 : f32
+            %1388 = math.exp %1387 : f32
+            %1389 = arith.constant 0 : index
+            %1390 = arith.cmpi sge, %1331, %1389 : index
+            %1391 = arith.cmpi slt, %1331, %H : index
+            %1392 = arith.andi %1390, %1391 : i1
+            %1393 = arith.constant 1 : index
+            %1394 = arith.subi %H, %1393 : index
+            %1395 = arith.minsi %1331, %1394 : index
+            %1396 = arith.constant 0 : index
+            %1397 = arith.maxsi %1395, %1396 : index
+            %1398 = arith.constant 0 : index
+            %1399 = arith.cmpi sge, %1337, %1398 : index
+            %1400 = arith.cmpi slt, %1337, %W : index
+            %1401 = arith.andi %1399, %1400 : i1
+            %1402 = arith.andi %1392, %1401 : i1
+            %1403 = arith.constant 1 : index
+            %1404 = arith.subi %W, %1403 : index
+            %1405 = arith.minsi %1337, %1404 : index
+            %1406 = arith.constant 0 : index
+            %1407 = arith.maxsi %1405, %1406 : index
+            %1408 = memref.load %z[%1397, %1407] : memref<?x?xf32>
+            %1409 = arith.constant 0.0 : f32
+            %1410 = arith.select %1402, %1408, %1409 : f32
+            %1411 = arith.select %1363, %1388, %1410 : f32
+            linalg.yield %1411 : f32
+          }
+        }
+        scf.reduce
       }
     }
     // t[j, i] = select(m[i, j] > 0.0, m[i, j], expm1(m[i, j]))
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %1388 = arith.constant 0 : index
-    %1389 = arith.constant 1 : index
-    %1390 = arith.constant 512 : index
-    %1391 = arith.constant 16 : index
-    scf.parallel (%1392, %1393) = (%1388, %1388) to (%W, %H) step (%1390, %1391) {
-      %1394 = arith.addi %1392, %1390 : index
-      %1395 = arith.minsi %1394, %W : index
-      %1396 = arith.addi %1393, %1391 : index
-      %1397 = arith.minsi %1396, %H : index
-      scf.for %1398 = %1392 to %1395 step %1389 {
-        scf.for %1399 = %1393 to %1397 step %1389 {
-          %1400 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1401 = arith.constant 0.0 : f32
-          %1402 = arith.cmpf ogt, %1400, %1401 : f32
-          %1403 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1404 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1405 = math.exp %1404 : f32
-          %1406 = arith.constant 1.0 : f32
-          %1407 = arith.cmpf oeq, %1405, %1406 : f32
-          %1408 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1409 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1410 = math.exp %1409 : f32
-          %1411 = arith.constant 1.0 : f32
-          %1412 = arith.subf %1410, %1411 : f32
-          %1413 = arith.constant 1.0 : f32
-          %1414 = arith.negf %1413 : f32
-          %1415 = arith.cmpf oeq, %1412, %1414 : f32
-          %1416 = arith.constant 1.0 : f32
-          %1417 = arith.negf %1416 : f32
-          %1418 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1419 = math.exp %1418 : f32
-          %1420 = arith.constant 0x7F800000 : f32
-          %1421 = arith.cmpf oeq, %1419, %1420 : f32
-          %1422 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1423 = math.exp %1422 : f32
-          %1424 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1425 = math.exp %1424 : f32
-          %1426 = arith.constant 1.0 : f32
-          %1427 = arith.subf %1425, %1426 : f32
-          %1428 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1429 = memref.load %m[%1399, %1398] : memref<?x?xf32>
-          %1430 = math.exp %1429 : f32
-          %1431 = math.log %1430 : f32
-          %1432 = arith.divf %1428, %1431 : f32
-          %1433 = arith.mulf %1427, %1432 : f32
-          %1434 = arith.select %1421, %1423, %1433 : f32
-          %1435 = arith.select %1415, %1417, %1434 : f32
-          %1436 = arith.select %1407, %1408, %1435 : f32
-          %1437 = arith.select %1402, %1403, %1436 : f32
-          memref.store %1437, %t[%1398, %1399] : memref<?x?xf32>
+    %1412 = arith.constant 0 : index
+    %1413 = arith.constant 1 : index
+    %1414 = arith.constant 512 : index
+    %1415 = arith.constant 16 : index
+    scf.parallel (%1416, %1417) = (%1412, %1412) to (%W, %H) step (%1414, %1415) {
+      %1418 = arith.addi %1416, %1414 : index
+      %1419 = arith.minsi %1418, %W : index
+      %1420 = arith.addi %1417, %1415 : index
+      %1421 = arith.minsi %1420, %H : index
+      scf.for %1422 = %1416 to %1419 step %1413 {
+        scf.for %1423 = %1417 to %1421 step %1413 {
+          %1424 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1425 = arith.constant 0.0 : f32
+          %1426 = arith.cmpf ogt, %1424, %1425 : f32
+          %1427 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1428 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1429 = math.exp %1428 : f32
+          %1430 = arith.constant 1.0 : f32
+          %1431 = arith.cmpf oeq, %1429, %1430 : f32
+          %1432 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1433 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1434 = math.exp %1433 : f32
+          %1435 = arith.constant 1.0 : f32
+          %1436 = arith.subf %1434, %1435 : f32
+          %1437 = arith.constant 1.0 : f32
+          %1438 = arith.negf %1437 : f32
+          %1439 = arith.cmpf oeq, %1436, %1438 : f32
+          %1440 = arith.constant 1.0 : f32
+          %1441 = arith.negf %1440 : f32
+          %1442 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1443 = math.exp %1442 : f32
+          %1444 = arith.constant 0x7F800000 : f32
+          %1445 = arith.cmpf oeq, %1443, %1444 : f32
+          %1446 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1447 = math.exp %1446 : f32
+          %1448 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1449 = math.exp %1448 : f32
+          %1450 = arith.constant 1.0 : f32
+          %1451 = arith.subf %1449, %1450 : f32
+          %1452 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1453 = memref.load %m[%1423, %1422] : memref<?x?xf32>
+          %1454 = math.exp %1453 : f32
+          %1455 = math.log %1454 : f32
+          %1456 = arith.divf %1452, %1455 : f32
+          %1457 = arith.mulf %1451, %1456 : f32
+          %1458 = arith.select %1445, %1447, %1457 : f32
+          %1459 = arith.select %1439, %1441, %1458 : f32
+          %1460 = arith.select %1431, %1432, %1459 : f32
+          %1461 = arith.select %1426, %1427, %1460 : f32
+          memref.store %1461, %t[%1422, %1423] : memref<?x?xf32>
         }
       }
       scf.reduce
     }
     // Statements 8 to 9 fused: row by row, in parallel blocks of rows.
-    %1438 = arith.constant 4 : index
-    %1439 = arith.muli %1438, %H : index
-    %1440 = arith.muli %1439, %W : index
-    %1441 = arith.constant 4 : index
-    %1442 = arith.muli %1441, %H : index
-    %1443 = arith.addi %1440, %1442 : index
-    %1444 = arith.constant 4 : index
-    %1445 = arith.muli %1444, %H : index
-    %1446 = arith.muli %1445, %W : index
-    %1447 = arith.addi %1443, %1446 : index
-    %1448 = arith.constant 33554432 : index
-    %1449 = arith.cmpi sge, %1447, %1448 : index
-    %1450 = arith.constant 0 : index
-    %1451 = arith.constant 1 : index
-    %1452 = arith.constant 63 : index
-    %1453 = arith.addi %H, %1452 : index
-    %1454 = arith.constant 64 : index
-    %1455 = arith.divui %1453, %1454 : index
-    %1456 = arith.constant 1 : index
-    %1457 = arith.maxsi %1455, %1456 : index
-    scf.parallel (%1458) = (%1450) to (%H) step (%1457) {
-      %1459 = arith.addi %1458, %1457 : index
-      %1460 = arith.minsi %1459, %H : index
-      %1461 = memref.alloca() : memref<16xf32>
-      scf.for %1462 = %1458 to %1460 step %1451 {
-        %1463 = memref.subview %m[%1462, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %1464 = memref.subview %mx[%1462] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %1465 = memref.subview %p[%1462, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %1462 = arith.constant 4 : index
+    %1463 = arith.muli %1462, %H : index
+    %1464 = arith.muli %1463, %W : index
+    %1465 = arith.constant 4 : index
+    %1466 = arith.muli %1465, %H : index
+    %1467 = arith.addi %1464, %1466 : index
+    %1468 = arith.constant 4 : index
+    %1469 = arith.muli %1468, %H : index
+    %1470 = arith.muli %1469, %W : index
+    %1471 = arith.addi %1467, %1470 : index
+    %1472 = arith.constant 33554432 : index
+    %1473 = arith.cmpi sge, %1471, %1472 : index
+    %1474 = arith.constant 0 : index
+    %1475 = arith.constant 1 : index
+    %1476 = arith.constant 63 : index
+    %1477 = arith.addi %H, %1476 : index
+    %1478 = arith.constant 64 : index
+    %1479 = arith.divui %1477, %1478 : index
+    %1480 = arith.constant 1 : index
+    %1481 = arith.maxsi %1479, %1480 : index
+    scf.parallel (%1482) = (%1474) to (%H) step (%1481) {
+      %1483 = arith.addi %1482, %1481 : index
+      %1484 = arith.minsi %1483, %H : index
+      %1485 = memref.alloca() : memref<16xf32>
+      scf.for %1486 = %1482 to %1484 step %1475 {
+        %1487 = memref.subview %m[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %1488 = memref.subview %mx[%1486] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %1489 = memref.subview %p[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // mx[i] = max(j in 0..W: m[i, j])
-        %1466 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%1466 : f32) outs(%1464 : memref<f32, strided<[], offset: ?>>)
-        %1467 = arith.constant 0 : index
-        %1468 = arith.subi %W, %1467 : index
-        %1469 = arith.constant 0 : index
-        %1470 = arith.maxsi %1468, %1469 : index
-        %1471 = arith.constant 0 : index
-        %1472 = memref.reinterpret_cast %1464 to offset: [0], sizes: [%1470], strides: [%1471] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %1490 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%1490 : f32) outs(%1488 : memref<f32, strided<[], offset: ?>>)
+        %1491 = arith.constant 0 : index
+        %1492 = arith.subi %W, %1491 : index
+        %1493 = arith.constant 0 : index
+        %1494 = arith.maxsi %1492, %1493 : index
+        %1495 = arith.constant 0 : index
+        %1496 = memref.reinterpret_cast %1488 to offset: [0], sizes: [%1494], strides: [%1495] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%1472, %1463 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%1464 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%1473: f32, %1474: f32, %1475: f32):
-          %1476 = arith.maximumf %1475, %1474 : f32
-          linalg.yield %1476 : f32
+            ins(%1496, %1487 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%1488 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%1497: f32, %1498: f32, %1499: f32):
+          %1500 = arith.maximumf %1499, %1498 : f32
+          linalg.yield %1500 : f32
         }
         // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
-        scf.if %1449 {
+        scf.if %1473 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %1477 = arith.constant 4 : index
-          %1478, %1479, %1480, %1481 = memref.extract_strided_metadata %1465 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %1482 = memref.extract_aligned_pointer_as_index %1465 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %1483 = arith.muli %1479, %1477 : index
-          %1484 = arith.addi %1482, %1483 : index
-          %1485 = arith.constant 64 : index
-          %1486 = arith.remui %1484, %1485 : index
-          %1487 = arith.subi %1485, %1486 : index
-          %1488 = arith.remui %1487, %1485 : index
-          %1489 = arith.divui %1488, %1477 : index
-          %1490 = arith.minsi %1489, %W : index
-          %1491 = arith.constant 16 : index
-          %1492 = arith.subi %W, %1490 : index
-          %1493 = arith.divui %1492, %1491 : index
-          %1494 = arith.muli %1493, %1491 : index
-          %1495 = arith.addi %1490, %1494 : index
-          %1496 = arith.constant 0 : index
-          %1497 = arith.constant 1 : index
-          %1498 = memref.subview %1465[%1496] [%1490] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1499 = arith.constant 0 : index
-          %1500 = memref.reinterpret_cast %1498 to offset: [0], sizes: [%1490], strides: [%1499] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1501 = arith.constant 4 : index
+          %1502, %1503, %1504, %1505 = memref.extract_strided_metadata %1489 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %1506 = memref.extract_aligned_pointer_as_index %1489 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %1507 = arith.muli %1503, %1501 : index
+          %1508 = arith.addi %1506, %1507 : index
+          %1509 = arith.constant 64 : index
+          %1510 = arith.remui %1508, %1509 : index
+          %1511 = arith.subi %1509, %1510 : index
+          %1512 = arith.remui %1511, %1509 : index
+          %1513 = arith.divui %1512, %1501 : index
+          %1514 = arith.minsi %1513, %W : index
+          %1515 = arith.constant 16 : index
+          %1516 = arith.subi %W, %1514 : index
+          %1517 = arith.divui %1516, %1515 : index
+          %1518 = arith.muli %1517, %1515 : index
+          %1519 = arith.addi %1514, %1518 : index
+          %1520 = arith.constant 0 : index
+          %1521 = arith.constant 1 : index
+          %1522 = memref.subview %1489[%1520] [%1514] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1523 = arith.constant 0 : index
+          %1524 = memref.reinterpret_cast %1522 to offset: [0], sizes: [%1514], strides: [%1523] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1500, %1464 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1498 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1501: f32, %1502: f32, %1503: f32):
-            %1504 = linalg.index 0 : index
-            %1505 = arith.addi %1504, %1496 : index
-            %1506 = memref.load %1463[%1505] : memref<?xf32, strided<[1], offset: ?>>
-            %1507 = arith.constant 1.0 : f32
-            %1508 = arith.subf %1502, %1507 : f32
-            %1509 = arith.cmpf ogt, %1506, %1508 : f32
-            %1510 = memref.load %1463[%1505] : memref<?xf32, strided<[1], offset: ?>>
-            %1511 = arith.subf %1510, %1502 : f32
-            %1512 = math.exp %1511 : f32
-            %1513 = arith.constant 0.0 : f32
-            %1514 = arith.select %1509, %1512, %1513 : f32
-            linalg.yield %1514 : f32
+              ins(%1524, %1488 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1522 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1525: f32, %1526: f32, %1527: f32):
+            %1528 = linalg.index 0 : index
+            %1529 = arith.addi %1528, %1520 : index
+            %1530 = memref.load %1487[%1529] : memref<?xf32, strided<[1], offset: ?>>
+            %1531 = arith.constant 1.0 : f32
+            %1532 = arith.subf %1526, %1531 : f32
+            %1533 = arith.cmpf ogt, %1530, %1532 : f32
+            %1534 = memref.load %1487[%1529] : memref<?xf32, strided<[1], offset: ?>>
+            %1535 = arith.subf %1534, %1526 : f32
+            %1536 = math.exp %1535 : f32
+            %1537 = arith.constant 0.0 : f32
+            %1538 = arith.select %1533, %1536, %1537 : f32
+            linalg.yield %1538 : f32
           }
-          scf.for %1515 = %1496 to %1493 step %1497 {
-            %1516 = arith.muli %1515, %1491 : index
-            %1517 = arith.addi %1490, %1516 : index
-            %1518 = arith.constant 1024 : index
-            %1519 = arith.constant 1 : index
-            %1520 = arith.subi %W, %1519 : index
-            %1521 = arith.addi %1517, %1518 : index
-            %1522 = arith.minsi %1521, %1520 : index
-            memref.prefetch %1463[%1522], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %1523 = arith.constant 0 : index
-            %1524 = memref.reinterpret_cast %1461 to offset: [0], sizes: [%1491], strides: [%1523] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %1539 = %1520 to %1517 step %1521 {
+            %1540 = arith.muli %1539, %1515 : index
+            %1541 = arith.addi %1514, %1540 : index
+            %1542 = arith.constant 1024 : index
+            %1543 = arith.constant 1 : index
+            %1544 = arith.subi %W, %1543 : index
+            %1545 = arith.addi %1541, %1542 : index
+            %1546 = arith.minsi %1545, %1544 : index
+            memref.prefetch %1487[%1546], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %1547 = arith.constant 0 : index
+            %1548 = memref.reinterpret_cast %1485 to offset: [0], sizes: [%1515], strides: [%1547] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1524, %1464 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-                outs(%1461 : memref<16xf32>) {
-              ^bb0(%1525: f32, %1526: f32, %1527: f32):
-              %1528 = linalg.index 0 : index
-              %1529 = arith.addi %1528, %1517 : index
-              %1530 = memref.load %1463[%1529] : memref<?xf32, strided<[1], offset: ?>>
-              %1531 = arith.constant 1.0 : f32
-              %1532 = arith.subf %1526, %1531 : f32
-              %1533 = arith.cmpf ogt, %1530, %1532 : f32
-              %1534 = memref.load %1463[%1529] : memref<?xf32, strided<[1], offset: ?>>
-              %1535 = arith.subf %1534, %1526 : f32
-              %1536 = math.exp %1535 : f32
-              %1537 = arith.constant 0.0 : f32
-              %1538 = arith.select %1533, %1536, %1537 : f32
-              linalg.yield %1538 : f32
+                ins(%1548, %1488 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                outs(%1485 : memref<16xf32>) {
+              ^bb0(%1549: f32, %1550: f32, %1551: f32):
+              %1552 = linalg.index 0 : index
+              %1553 = arith.addi %1552, %1541 : index
+              %1554 = memref.load %1487[%1553] : memref<?xf32, strided<[1], offset: ?>>
+              %1555 = arith.constant 1.0 : f32
+              %1556 = arith.subf %1550, %1555 : f32
+              %1557 = arith.cmpf ogt, %1554, %1556 : f32
+              %1558 = memref.load %1487[%1553] : memref<?xf32, strided<[1], offset: ?>>
+              %1559 = arith.subf %1558, %1550 : f32
+              %1560 = math.exp %1559 : f32
+              %1561 = arith.constant 0.0 : f32
+              %1562 = arith.select %1557, %1560, %1561 : f32
+              linalg.yield %1562 : f32
             }
-            %1539 = arith.constant 8 : index
-            %1540 = vector.load %1461[%1496] : memref<16xf32>, vector<8xf32>
-            %1541 = vector.load %1461[%1539] : memref<16xf32>, vector<8xf32>
-            %1542 = arith.muli %1517, %1477 : index
-            %1543 = arith.addi %1484, %1542 : index
-            %1544 = arith.index_cast %1543 : index to i64
-            %1545 = llvm.inttoptr %1544 : i64 to !llvm.ptr
-            llvm.store %1540, %1545 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %1546 = llvm.getelementptr %1545[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %1541, %1546 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1563 = arith.constant 8 : index
+            %1564 = vector.load %1485[%1520] : memref<16xf32>, vector<8xf32>
+            %1565 = vector.load %1485[%1563] : memref<16xf32>, vector<8xf32>
+            %1566 = arith.muli %1541, %1501 : index
+            %1567 = arith.addi %1508, %1566 : index
+            %1568 = arith.index_cast %1567 : index to i64
+            %1569 = llvm.inttoptr %1568 : i64 to !llvm.ptr
+            llvm.store %1564, %1569 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1570 = llvm.getelementptr %1569[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %1565, %1570 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %1547 = arith.subi %W, %1495 : index
-          %1548 = memref.subview %1465[%1495] [%1547] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1549 = arith.constant 0 : index
-          %1550 = memref.reinterpret_cast %1548 to offset: [0], sizes: [%1547], strides: [%1549] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1571 = arith.subi %W, %1519 : index
+          %1572 = memref.subview %1489[%1519] [%1571] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1573 = arith.constant 0 : index
+          %1574 = memref.reinterpret_cast %1572 to offset: [0], sizes: [%1571], strides: [%1573] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1550, %1464 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1548 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1551: f32, %1552: f32, %1553: f32):
-            %1554 = linalg.index 0 : index
-            %1555 = arith.addi %1554, %1495 : index
-            %1556 = memref.load %1463[%1555] : memref<?xf32, strided<[1], offset: ?>>
-            %1557 = arith.constant 1.0 : f32
-            %1558 = arith.subf %1552, %1557 : f32
-            %1559 = arith.cmpf ogt, %1556, %1558 : f32
-            %1560 = memref.load %1463[%1555] : memref<?xf32, strided<[1], offset: ?>>
-            %1561 = arith.subf %1560, %1552 : f32
-            %1562 = math.exp %1561 : f32
-            %1563 = arith.constant 0.0 : f32
-            %1564 = arith.select %1559, %1562, %1563 : f32
-            linalg.yield %1564 : f32
+              ins(%1574, %1488 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1572 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1575: f32, %1576: f32, %1577: f32):
+            %1578 = linalg.index 0 : index
+            %1579 = arith.addi %1578, %1519 : index
+            %1580 = memref.load %1487[%1579] : memref<?xf32, strided<[1], offset: ?>>
+            %1581 = arith.constant 1.0 : f32
+            %1582 = arith.subf %1576, %1581 : f32
+            %1583 = arith.cmpf ogt, %1580, %1582 : f32
+            %1584 = memref.load %1487[%1579] : memref<?xf32, strided<[1], offset: ?>>
+            %1585 = arith.subf %1584, %1576 : f32
+            %1586 = math.exp %1585 : f32
+            %1587 = arith.constant 0.0 : f32
+            %1588 = arith.select %1583, %1586, %1587 : f32
+            linalg.yield %1588 : f32
           }
         } else {
-          %1565 = arith.constant 0 : index
-          %1566 = memref.reinterpret_cast %1465 to offset: [0], sizes: [%W], strides: [%1565] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1589 = arith.constant 0 : index
+          %1590 = memref.reinterpret_cast %1489 to offset: [0], sizes: [%W], strides: [%1589] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1566, %1463, %1464 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1465 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1567: f32, %1568: f32, %1569: f32, %1570: f32):
-            %1571 = arith.constant 1.0 : f32
-            %1572 = arith.subf %1569, %1571 : f32
-            %1573 = arith.cmpf ogt, %1568, %1572 : f32
-            %1574 = arith.subf %1568, %1569 : f32
-            %1575 = math.exp %1574 : f32
-            %1576 = arith.constant 0.0 : f32
-            %1577 = arith.select %1573, %1575, %1576 : f32
-            linalg.yield %1577 : f32
+              ins(%1590, %1487, %1488 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1489 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1591: f32, %1592: f32, %1593: f32, %1594: f32):
+            %1595 = arith.constant 1.0 : f32
+            %1596 = arith.subf %1593, %1595 : f32
+            %1597 = arith.cmpf ogt, %1592, %1596 : f32
+            %1598 = arith.subf %1592, %1593 : f32
+            %1599 = math.exp %1598 : f32
+            %1600 = arith.constant 0.0 : f32
+            %1601 = arith.select %1597, %1599, %1600 : f32
+            linalg.yield %1601 : f32
           }
         }
       }
-      scf.if %1449 {
+      scf.if %1473 {
         llvm.fence seq_cst
       }
       scf.reduce

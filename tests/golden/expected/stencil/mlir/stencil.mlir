@@ -1036,452 +1036,468 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
+      // Row by row, in parallel blocks of rows.
       %450 = arith.constant 0 : index
-      %451 = arith.constant 0 : index
-      %452 = memref.reinterpret_cast %lap to offset: [0], sizes: [%H, %W], strides: [%450, %451] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-          ins(%452 : memref<?x?xf32, strided<[?, ?]>>)
-          outs(%lap : memref<?x?xf32>) {
-        ^bb0(%453: f32, %454: f32):
-        %455 = linalg.index 0 : index
-        %456 = linalg.index 1 : index
-        %457 = arith.constant 1 : index
-        %458 = arith.subi %455, %457 : index
-        %459 = arith.constant 0 : index
-        %460 = arith.cmpi sge, %458, %459 : index
-        %461 = arith.cmpi slt, %458, %H : index
-        %462 = arith.andi %460, %461 : i1
-        %463 = arith.constant 1 : index
-        %464 = arith.subi %H, %463 : index
-        %465 = arith.minsi %458, %464 : index
-        %466 = arith.constant 0 : index
-        %467 = arith.maxsi %465, %466 : index
-        %468 = arith.constant 0 : index
-        %469 = arith.cmpi sge, %456, %468 : index
-        %470 = arith.cmpi slt, %456, %W : index
-        %471 = arith.andi %469, %470 : i1
-        %472 = arith.andi %462, %471 : i1
-        %473 = arith.constant 1 : index
-        %474 = arith.subi %W, %473 : index
-        %475 = arith.minsi %456, %474 : index
-        %476 = arith.constant 0 : index
-        %477 = arith.maxsi %475, %476 : index
-        %478 = memref.load %x[%467, %477] : memref<?x?xf32>
-        %479 = arith.constant 0.0 : f32
-        %480 = arith.select %472, %478, %479 : f32
-        %481 = arith.constant 1 : index
-        %482 = arith.addi %455, %481 : index
-        %483 = arith.constant 0 : index
-        %484 = arith.cmpi sge, %482, %483 : index
-        %485 = arith.cmpi slt, %482, %H : index
-        %486 = arith.andi %484, %485 : i1
-        %487 = arith.constant 1 : index
-        %488 = arith.subi %H, %487 : index
-        %489 = arith.minsi %482, %488 : index
-        %490 = arith.constant 0 : index
-        %491 = arith.maxsi %489, %490 : index
-        %492 = arith.constant 0 : index
-        %493 = arith.cmpi sge, %456, %492 : index
-        %494 = arith.cmpi slt, %456, %W : index
-        %495 = arith.andi %493, %494 : i1
-        %496 = arith.andi %486, %495 : i1
-        %497 = arith.constant 1 : index
-        %498 = arith.subi %W, %497 : index
-        %499 = arith.minsi %456, %498 : index
-        %500 = arith.constant 0 : index
-        %501 = arith.maxsi %499, %500 : index
-        %502 = memref.load %x[%491, %501] : memref<?x?xf32>
-        %503 = arith.constant 0.0 : f32
-        %504 = arith.select %496, %502, %503 : f32
-        %505 = arith.addf %480, %504 : f32
-        %506 = arith.constant 0 : index
-        %507 = arith.cmpi sge, %455, %506 : index
-        %508 = arith.cmpi slt, %455, %H : index
-        %509 = arith.andi %507, %508 : i1
-        %510 = arith.constant 1 : index
-        %511 = arith.subi %H, %510 : index
-        %512 = arith.minsi %455, %511 : index
-        %513 = arith.constant 0 : index
-        %514 = arith.maxsi %512, %513 : index
-        %515 = arith.constant 1 : index
-        %516 = arith.subi %456, %515 : index
-        %517 = arith.constant 0 : index
-        %518 = arith.cmpi sge, %516, %517 : index
-        %519 = arith.cmpi slt, %516, %W : index
-        %520 = arith.andi %518, %519 : i1
-        %521 = arith.andi %509, %520 : i1
-        %522 = arith.constant 1 : index
-        %523 = arith.subi %W, %522 : index
-        %524 = arith.minsi %516, %523 : index
-        %525 = arith.constant 0 : index
-        %526 = arith.maxsi %524, %525 : index
-        %527 = memref.load %x[%514, %526] : memref<?x?xf32>
-        %528 = arith.constant 0.0 : f32
-        %529 = arith.select %521, %527, %528 : f32
-        %530 = arith.addf %505, %529 : f32
-        %531 = arith.constant 0 : index
-        %532 = arith.cmpi sge, %455, %531 : index
-        %533 = arith.cmpi slt, %455, %H : index
-        %534 = arith.andi %532, %533 : i1
-        %535 = arith.constant 1 : index
-        %536 = arith.subi %H, %535 : index
-        %537 = arith.minsi %455, %536 : index
-        %538 = arith.constant 0 : index
-        %539 = arith.maxsi %537, %538 : index
-        %540 = arith.constant 1 : index
-        %541 = arith.addi %456, %540 : index
-        %542 = arith.constant 0 : index
-        %543 = arith.cmpi sge, %541, %542 : index
-        %544 = arith.cmpi slt, %541, %W : index
-        %545 = arith.andi %543, %544 : i1
-        %546 = arith.andi %534, %545 : i1
-        %547 = arith.constant 1 : index
-        %548 = arith.subi %W, %547 : index
-        %549 = arith.minsi %541, %548 : index
-        %550 = arith.constant 0 : index
-        %551 = arith.maxsi %549, %550 : index
-        %552 = memref.load %x[%539, %551] : memref<?x?xf32>
-        %553 = arith.constant 0.0 : f32
-        %554 = arith.select %546, %552, %553 : f32
-        %555 = arith.addf %530, %554 : f32
-        %556 = arith.constant 4.0 : f32
-        %557 = arith.constant 0 : index
-        %558 = arith.cmpi sge, %455, %557 : index
-        %559 = arith.cmpi slt, %455, %H : index
-        %560 = arith.andi %558, %559 : i1
-        %561 = arith.constant 1 : index
-        %562 = arith.subi %H, %561 : index
-        %563 = arith.minsi %455, %562 : index
-        %564 = arith.constant 0 : index
-        %565 = arith.maxsi %563, %564 : index
-        %566 = arith.constant 0 : index
-        %567 = arith.cmpi sge, %456, %566 : index
-        %568 = arith.cmpi slt, %456, %W : index
-        %569 = arith.andi %567, %568 : i1
-        %570 = arith.andi %560, %569 : i1
-        %571 = arith.constant 1 : index
-        %572 = arith.subi %W, %571 : index
-        %573 = arith.minsi %456, %572 : index
-        %574 = arith.constant 0 : index
-        %575 = arith.maxsi %573, %574 : index
-        %576 = memref.load %x[%565, %575] : memref<?x?xf32>
-        %577 = arith.constant 0.0 : f32
-        %578 = arith.select %570, %576, %577 : f32
-        %579 = arith.mulf %556, %578 : f32
-        %580 = arith.subf %555, %579 : f32
-        linalg.yield %580 : f32
+      %451 = arith.constant 1 : index
+      %452 = arith.constant 63 : index
+      %453 = arith.addi %H, %452 : index
+      %454 = arith.constant 64 : index
+      %455 = arith.divui %453, %454 : index
+      %456 = arith.constant 1 : index
+      %457 = arith.maxsi %455, %456 : index
+      scf.parallel (%458) = (%450) to (%H) step (%457) {
+        %459 = arith.addi %458, %457 : index
+        %460 = arith.minsi %459, %H : index
+        scf.for %461 = %458 to %460 step %451 {
+          %462 = memref.subview %lap[%461, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+          // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
+          %463 = arith.constant 0 : index
+          %464 = memref.reinterpret_cast %462 to offset: [0], sizes: [%W], strides: [%463] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%464 : memref<?xf32, strided<[?]>>)
+              outs(%462 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%465: f32, %466: f32):
+            %467 = linalg.index 0 : index
+            %468 = arith.constant 1 : index
+            %469 = arith.subi %461, %468 : index
+            %470 = arith.constant 0 : index
+            %471 = arith.cmpi sge, %469, %470 : index
+            %472 = arith.cmpi slt, %469, %H : index
+            %473 = arith.andi %471, %472 : i1
+            %474 = arith.constant 1 : index
+            %475 = arith.subi %H, %474 : index
+            %476 = arith.minsi %469, %475 : index
+            %477 = arith.constant 0 : index
+            %478 = arith.maxsi %476, %477 : index
+            %479 = arith.constant 0 : index
+            %480 = arith.cmpi sge, %467, %479 : index
+            %481 = arith.cmpi slt, %467, %W : index
+            %482 = arith.andi %480, %481 : i1
+            %483 = arith.andi %473, %482 : i1
+            %484 = arith.constant 1 : index
+            %485 = arith.subi %W, %484 : index
+            %486 = arith.minsi %467, %485 : index
+            %487 = arith.constant 0 : index
+            %488 = arith.maxsi %486, %487 : index
+            %489 = memref.load %x[%478, %488] : memref<?x?xf32>
+            %490 = arith.constant 0.0 : f32
+            %491 = arith.select %483, %489, %490 : f32
+            %492 = arith.constant 1 : index
+            %493 = arith.addi %461, %492 : index
+            %494 = arith.constant 0 : index
+            %495 = arith.cmpi sge, %493, %494 : index
+            %496 = arith.cmpi slt, %493, %H : index
+            %497 = arith.andi %495, %496 : i1
+            %498 = arith.constant 1 : index
+            %499 = arith.subi %H, %498 : index
+            %500 = arith.minsi %493, %499 : index
+            %501 = arith.constant 0 : index
+            %502 = arith.maxsi %500, %501 : index
+            %503 = arith.constant 0 : index
+            %504 = arith.cmpi sge, %467, %503 : index
+            %505 = arith.cmpi slt, %467, %W : index
+            %506 = arith.andi %504, %505 : i1
+            %507 = arith.andi %497, %506 : i1
+            %508 = arith.constant 1 : index
+            %509 = arith.subi %W, %508 : index
+            %510 = arith.minsi %467, %509 : index
+            %511 = arith.constant 0 : index
+            %512 = arith.maxsi %510, %511 : index
+            %513 = memref.load %x[%502, %512] : memref<?x?xf32>
+            %514 = arith.constant 0.0 : f32
+            %515 = arith.select %507, %513, %514 : f32
+            %516 = arith.addf %491, %515 : f32
+            %517 = arith.constant 0 : index
+            %518 = arith.cmpi sge, %461, %517 : index
+            %519 = arith.cmpi slt, %461, %H : index
+            %520 = arith.andi %518, %519 : i1
+            %521 = arith.constant 1 : index
+            %522 = arith.subi %H, %521 : index
+            %523 = arith.minsi %461, %522 : index
+            %524 = arith.constant 0 : index
+            %525 = arith.maxsi %523, %524 : index
+            %526 = arith.constant 1 : index
+            %527 = arith.subi %467, %526 : index
+            %528 = arith.constant 0 : index
+            %529 = arith.cmpi sge, %527, %528 : index
+            %530 = arith.cmpi slt, %527, %W : index
+            %531 = arith.andi %529, %530 : i1
+            %532 = arith.andi %520, %531 : i1
+            %533 = arith.constant 1 : index
+            %534 = arith.subi %W, %533 : index
+            %535 = arith.minsi %527, %534 : index
+            %536 = arith.constant 0 : index
+            %537 = arith.maxsi %535, %536 : index
+            %538 = memref.load %x[%525, %537] : memref<?x?xf32>
+            %539 = arith.constant 0.0 : f32
+            %540 = arith.select %532, %538, %539 : f32
+            %541 = arith.addf %516, %540 : f32
+            %542 = arith.constant 0 : index
+            %543 = arith.cmpi sge, %461, %542 : index
+            %544 = arith.cmpi slt, %461, %H : index
+            %545 = arith.andi %543, %544 : i1
+            %546 = arith.constant 1 : index
+            %547 = arith.subi %H, %546 : index
+            %548 = arith.minsi %461, %547 : index
+            %549 = arith.constant 0 : index
+            %550 = arith.maxsi %548, %549 : index
+            %551 = arith.constant 1 : index
+            %552 = arith.addi %467, %551 : index
+            %553 = arith.constant 0 : index
+            %554 = arith.cmpi sge, %552, %553 : index
+            %555 = arith.cmpi slt, %552, %W : index
+            %556 = arith.andi %554, %555 : i1
+            %557 = arith.andi %545, %556 : i1
+            %558 = arith.constant 1 : index
+            %559 = arith.subi %W, %558 : index
+            %560 = arith.minsi %552, %559 : index
+            %561 = arith.constant 0 : index
+            %562 = arith.maxsi %560, %561 : index
+            %563 = memref.load %x[%550, %562] : memref<?x?xf32>
+            %564 = arith.constant 0.0 : f32
+            %565 = arith.select %557, %563, %564 : f32
+            %566 = arith.addf %541, %565 : f32
+            %567 = arith.constant 4.0 : f32
+            %568 = arith.constant 0 : index
+            %569 = arith.cmpi sge, %461, %568 : index
+            %570 = arith.cmpi slt, %461, %H : index
+            %571 = arith.andi %569, %570 : i1
+            %572 = arith.constant 1 : index
+            %573 = arith.subi %H, %572 : index
+            %574 = arith.minsi %461, %573 : index
+            %575 = arith.constant 0 : index
+            %576 = arith.maxsi %574, %575 : index
+            %577 = arith.constant 0 : index
+            %578 = arith.cmpi sge, %467, %577 : index
+            %579 = arith.cmpi slt, %467, %W : index
+            %580 = arith.andi %578, %579 : i1
+            %581 = arith.andi %571, %580 : i1
+            %582 = arith.constant 1 : index
+            %583 = arith.subi %W, %582 : index
+            %584 = arith.minsi %467, %583 : index
+            %585 = arith.constant 0 : index
+            %586 = arith.maxsi %584, %585 : index
+            %587 = memref.load %x[%576, %586] : memref<?x?xf32>
+            %588 = arith.constant 0.0 : f32
+            %589 = arith.select %581, %587, %588 : f32
+            %590 = arith.mulf %567, %589 : f32
+            %591 = arith.subf %566, %590 : f32
+            linalg.yield %591 : f32
+          }
+        }
+        scf.reduce
       }
     }
     // smooth[j] = (s[j - 1] + 2.0 * s[j + 1] + s[j + 3]) / 4.0
-    %581 = arith.constant 4 : index
-    %582 = arith.muli %581, %1 : index
-    %583 = arith.constant 4 : index
-    %584 = arith.muli %583, %W : index
-    %585 = arith.addi %582, %584 : index
-    %586 = arith.constant 33554432 : index
-    %587 = arith.cmpi sge, %585, %586 : index
-    scf.if %587 {
+    %592 = arith.constant 4 : index
+    %593 = arith.muli %592, %1 : index
+    %594 = arith.constant 4 : index
+    %595 = arith.muli %594, %W : index
+    %596 = arith.addi %593, %595 : index
+    %597 = arith.constant 33554432 : index
+    %598 = arith.cmpi sge, %596, %597 : index
+    scf.if %598 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %588 = arith.constant 4 : index
-      %589, %590, %591, %592 = memref.extract_strided_metadata %smooth : memref<?xf32> -> memref<f32>, index, index, index
-      %593 = memref.extract_aligned_pointer_as_index %smooth : memref<?xf32> -> index
-      %594 = arith.muli %590, %588 : index
-      %595 = arith.addi %593, %594 : index
-      %596 = arith.constant 64 : index
-      %597 = arith.remui %595, %596 : index
-      %598 = arith.subi %596, %597 : index
-      %599 = arith.remui %598, %596 : index
-      %600 = arith.divui %599, %588 : index
-      %601 = arith.minsi %600, %W : index
-      %602 = arith.constant 16 : index
-      %603 = arith.subi %W, %601 : index
-      %604 = arith.divui %603, %602 : index
-      %605 = arith.muli %604, %602 : index
-      %606 = arith.addi %601, %605 : index
-      %607 = arith.constant 0 : index
-      %608 = arith.constant 1 : index
-      %609 = memref.subview %smooth[%607] [%601] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %610 = arith.constant 0 : index
-      %611 = memref.reinterpret_cast %609 to offset: [0], sizes: [%601], strides: [%610] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %599 = arith.constant 4 : index
+      %600, %601, %602, %603 = memref.extract_strided_metadata %smooth : memref<?xf32> -> memref<f32>, index, index, index
+      %604 = memref.extract_aligned_pointer_as_index %smooth : memref<?xf32> -> index
+      %605 = arith.muli %601, %599 : index
+      %606 = arith.addi %604, %605 : index
+      %607 = arith.constant 64 : index
+      %608 = arith.remui %606, %607 : index
+      %609 = arith.subi %607, %608 : index
+      %610 = arith.remui %609, %607 : index
+      %611 = arith.divui %610, %599 : index
+      %612 = arith.minsi %611, %W : index
+      %613 = arith.constant 16 : index
+      %614 = arith.subi %W, %612 : index
+      %615 = arith.divui %614, %613 : index
+      %616 = arith.muli %615, %613 : index
+      %617 = arith.addi %612, %616 : index
+      %618 = arith.constant 0 : index
+      %619 = arith.constant 1 : index
+      %620 = memref.subview %smooth[%618] [%612] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %621 = arith.constant 0 : index
+      %622 = memref.reinterpret_cast %620 to offset: [0], sizes: [%612], strides: [%621] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%611 : memref<?xf32, strided<[?]>>)
-          outs(%609 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%612: f32, %613: f32):
-        %614 = linalg.index 0 : index
-        %615 = arith.addi %614, %607 : index
-        %616 = arith.constant 1 : index
-        %617 = arith.subi %615, %616 : index
-        %618 = arith.constant 1 : index
-        %619 = arith.subi %1, %618 : index
-        %620 = arith.minsi %617, %619 : index
-        %621 = arith.constant 0 : index
-        %622 = arith.maxsi %620, %621 : index
-        %623 = memref.load %s[%622] : memref<?xf32>
-        %624 = arith.constant 2.0 : f32
-        %625 = arith.constant 1 : index
-        %626 = arith.addi %615, %625 : index
+          ins(%622 : memref<?xf32, strided<[?]>>)
+          outs(%620 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%623: f32, %624: f32):
+        %625 = linalg.index 0 : index
+        %626 = arith.addi %625, %618 : index
         %627 = arith.constant 1 : index
-        %628 = arith.subi %1, %627 : index
-        %629 = arith.minsi %626, %628 : index
-        %630 = arith.constant 0 : index
-        %631 = arith.maxsi %629, %630 : index
-        %632 = memref.load %s[%631] : memref<?xf32>
-        %633 = arith.mulf %624, %632 : f32
-        %634 = arith.addf %623, %633 : f32
-        %635 = arith.constant 3 : index
-        %636 = arith.addi %615, %635 : index
-        %637 = arith.constant 1 : index
-        %638 = arith.subi %1, %637 : index
-        %639 = arith.minsi %636, %638 : index
-        %640 = arith.constant 0 : index
-        %641 = arith.maxsi %639, %640 : index
-        %642 = memref.load %s[%641] : memref<?xf32>
-        %643 = arith.addf %634, %642 : f32
-        %644 = arith.constant 4.0 : f32
-        %645 = arith.divf %643, %644 : f32
-        linalg.yield %645 : f32
+        %628 = arith.subi %626, %627 : index
+        %629 = arith.constant 1 : index
+        %630 = arith.subi %1, %629 : index
+        %631 = arith.minsi %628, %630 : index
+        %632 = arith.constant 0 : index
+        %633 = arith.maxsi %631, %632 : index
+        %634 = memref.load %s[%633] : memref<?xf32>
+        %635 = arith.constant 2.0 : f32
+        %636 = arith.constant 1 : index
+        %637 = arith.addi %626, %636 : index
+        %638 = arith.constant 1 : index
+        %639 = arith.subi %1, %638 : index
+        %640 = arith.minsi %637, %639 : index
+        %641 = arith.constant 0 : index
+        %642 = arith.maxsi %640, %641 : index
+        %643 = memref.load %s[%642] : memref<?xf32>
+        %644 = arith.mulf %635, %643 : f32
+        %645 = arith.addf %634, %644 : f32
+        %646 = arith.constant 3 : index
+        %647 = arith.addi %626, %646 : index
+        %648 = arith.constant 1 : index
+        %649 = arith.subi %1, %648 : index
+        %650 = arith.minsi %647, %649 : index
+        %651 = arith.constant 0 : index
+        %652 = arith.maxsi %650, %651 : index
+        %653 = memref.load %s[%652] : memref<?xf32>
+        %654 = arith.addf %645, %653 : f32
+        %655 = arith.constant 4.0 : f32
+        %656 = arith.divf %654, %655 : f32
+        linalg.yield %656 : f32
       }
-      %646 = arith.constant 63 : index
-      %647 = arith.addi %604, %646 : index
-      %648 = arith.constant 64 : index
-      %649 = arith.divui %647, %648 : index
-      %650 = arith.constant 1 : index
-      %651 = arith.maxsi %649, %650 : index
-      scf.parallel (%652) = (%607) to (%604) step (%651) {
-        %653 = arith.addi %652, %651 : index
-        %654 = arith.minsi %653, %604 : index
-        %655 = memref.alloca() : memref<16xf32>
-        scf.for %656 = %652 to %654 step %608 {
-          %657 = arith.muli %656, %602 : index
-          %658 = arith.addi %601, %657 : index
-          %659 = arith.constant 0 : index
-          %660 = memref.reinterpret_cast %655 to offset: [0], sizes: [%602], strides: [%659] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %657 = arith.constant 63 : index
+      %658 = arith.addi %615, %657 : index
+      %659 = arith.constant 64 : index
+      %660 = arith.divui %658, %659 : index
+      %661 = arith.constant 1 : index
+      %662 = arith.maxsi %660, %661 : index
+      scf.parallel (%663) = (%618) to (%615) step (%662) {
+        %664 = arith.addi %663, %662 : index
+        %665 = arith.minsi %664, %615 : index
+        %666 = memref.alloca() : memref<16xf32>
+        scf.for %667 = %663 to %665 step %619 {
+          %668 = arith.muli %667, %613 : index
+          %669 = arith.addi %612, %668 : index
+          %670 = arith.constant 0 : index
+          %671 = memref.reinterpret_cast %666 to offset: [0], sizes: [%613], strides: [%670] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%660 : memref<?xf32, strided<[?]>>)
-              outs(%655 : memref<16xf32>) {
-            ^bb0(%661: f32, %662: f32):
-            %663 = linalg.index 0 : index
-            %664 = arith.addi %663, %658 : index
-            %665 = arith.constant 1 : index
-            %666 = arith.subi %664, %665 : index
-            %667 = arith.constant 1 : index
-            %668 = arith.subi %1, %667 : index
-            %669 = arith.minsi %666, %668 : index
-            %670 = arith.constant 0 : index
-            %671 = arith.maxsi %669, %670 : index
-            %672 = memref.load %s[%671] : memref<?xf32>
-            %673 = arith.constant 2.0 : f32
-            %674 = arith.constant 1 : index
-            %675 = arith.addi %664, %674 : index
+              ins(%671 : memref<?xf32, strided<[?]>>)
+              outs(%666 : memref<16xf32>) {
+            ^bb0(%672: f32, %673: f32):
+            %674 = linalg.index 0 : index
+            %675 = arith.addi %674, %669 : index
             %676 = arith.constant 1 : index
-            %677 = arith.subi %1, %676 : index
-            %678 = arith.minsi %675, %677 : index
-            %679 = arith.constant 0 : index
-            %680 = arith.maxsi %678, %679 : index
-            %681 = memref.load %s[%680] : memref<?xf32>
-            %682 = arith.mulf %673, %681 : f32
-            %683 = arith.addf %672, %682 : f32
-            %684 = arith.constant 3 : index
-            %685 = arith.addi %664, %684 : index
-            %686 = arith.constant 1 : index
-            %687 = arith.subi %1, %686 : index
-            %688 = arith.minsi %685, %687 : index
-            %689 = arith.constant 0 : index
-            %690 = arith.maxsi %688, %689 : index
-            %691 = memref.load %s[%690] : memref<?xf32>
-            %692 = arith.addf %683, %691 : f32
-            %693 = arith.constant 4.0 : f32
-            %694 = arith.divf %692, %693 : f32
-            linalg.yield %694 : f32
+            %677 = arith.subi %675, %676 : index
+            %678 = arith.constant 1 : index
+            %679 = arith.subi %1, %678 : index
+            %680 = arith.minsi %677, %679 : index
+            %681 = arith.constant 0 : index
+            %682 = arith.maxsi %680, %681 : index
+            %683 = memref.load %s[%682] : memref<?xf32>
+            %684 = arith.constant 2.0 : f32
+            %685 = arith.constant 1 : index
+            %686 = arith.addi %675, %685 : index
+            %687 = arith.constant 1 : index
+            %688 = arith.subi %1, %687 : index
+            %689 = arith.minsi %686, %688 : index
+            %690 = arith.constant 0 : index
+            %691 = arith.maxsi %689, %690 : index
+            %692 = memref.load %s[%691] : memref<?xf32>
+            %693 = arith.mulf %684, %692 : f32
+            %694 = arith.addf %683, %693 : f32
+            %695 = arith.constant 3 : index
+            %696 = arith.addi %675, %695 : index
+            %697 = arith.constant 1 : index
+            %698 = arith.subi %1, %697 : index
+            %699 = arith.minsi %696, %698 : index
+            %700 = arith.constant 0 : index
+            %701 = arith.maxsi %699, %700 : index
+            %702 = memref.load %s[%701] : memref<?xf32>
+            %703 = arith.addf %694, %702 : f32
+            %704 = arith.constant 4.0 : f32
+            %705 = arith.divf %703, %704 : f32
+            linalg.yield %705 : f32
           }
-          %695 = arith.constant 8 : index
-          %696 = vector.load %655[%607] : memref<16xf32>, vector<8xf32>
-          %697 = vector.load %655[%695] : memref<16xf32>, vector<8xf32>
-          %698 = arith.muli %658, %588 : index
-          %699 = arith.addi %595, %698 : index
-          %700 = arith.index_cast %699 : index to i64
-          %701 = llvm.inttoptr %700 : i64 to !llvm.ptr
-          llvm.store %696, %701 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %702 = llvm.getelementptr %701[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %697, %702 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %706 = arith.constant 8 : index
+          %707 = vector.load %666[%618] : memref<16xf32>, vector<8xf32>
+          %708 = vector.load %666[%706] : memref<16xf32>, vector<8xf32>
+          %709 = arith.muli %669, %599 : index
+          %710 = arith.addi %606, %709 : index
+          %711 = arith.index_cast %710 : index to i64
+          %712 = llvm.inttoptr %711 : i64 to !llvm.ptr
+          llvm.store %707, %712 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %713 = llvm.getelementptr %712[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %708, %713 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %703 = arith.subi %W, %606 : index
-      %704 = memref.subview %smooth[%606] [%703] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %705 = arith.constant 0 : index
-      %706 = memref.reinterpret_cast %704 to offset: [0], sizes: [%703], strides: [%705] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %714 = arith.subi %W, %617 : index
+      %715 = memref.subview %smooth[%617] [%714] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %716 = arith.constant 0 : index
+      %717 = memref.reinterpret_cast %715 to offset: [0], sizes: [%714], strides: [%716] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%706 : memref<?xf32, strided<[?]>>)
-          outs(%704 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%707: f32, %708: f32):
-        %709 = linalg.index 0 : index
-        %710 = arith.addi %709, %606 : index
-        %711 = arith.constant 1 : index
-        %712 = arith.subi %710, %711 : index
-        %713 = arith.constant 1 : index
-        %714 = arith.subi %1, %713 : index
-        %715 = arith.minsi %712, %714 : index
-        %716 = arith.constant 0 : index
-        %717 = arith.maxsi %715, %716 : index
-        %718 = memref.load %s[%717] : memref<?xf32>
-        %719 = arith.constant 2.0 : f32
-        %720 = arith.constant 1 : index
-        %721 = arith.addi %710, %720 : index
+          ins(%717 : memref<?xf32, strided<[?]>>)
+          outs(%715 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%718: f32, %719: f32):
+        %720 = linalg.index 0 : index
+        %721 = arith.addi %720, %617 : index
         %722 = arith.constant 1 : index
-        %723 = arith.subi %1, %722 : index
-        %724 = arith.minsi %721, %723 : index
-        %725 = arith.constant 0 : index
-        %726 = arith.maxsi %724, %725 : index
-        %727 = memref.load %s[%726] : memref<?xf32>
-        %728 = arith.mulf %719, %727 : f32
-        %729 = arith.addf %718, %728 : f32
-        %730 = arith.constant 3 : index
-        %731 = arith.addi %710, %730 : index
-        %732 = arith.constant 1 : index
-        %733 = arith.subi %1, %732 : index
-        %734 = arith.minsi %731, %733 : index
-        %735 = arith.constant 0 : index
-        %736 = arith.maxsi %734, %735 : index
-        %737 = memref.load %s[%736] : memref<?xf32>
-        %738 = arith.addf %729, %737 : f32
-        %739 = arith.constant 4.0 : f32
-        %740 = arith.divf %738, %739 : f32
-        linalg.yield %740 : f32
+        %723 = arith.subi %721, %722 : index
+        %724 = arith.constant 1 : index
+        %725 = arith.subi %1, %724 : index
+        %726 = arith.minsi %723, %725 : index
+        %727 = arith.constant 0 : index
+        %728 = arith.maxsi %726, %727 : index
+        %729 = memref.load %s[%728] : memref<?xf32>
+        %730 = arith.constant 2.0 : f32
+        %731 = arith.constant 1 : index
+        %732 = arith.addi %721, %731 : index
+        %733 = arith.constant 1 : index
+        %734 = arith.subi %1, %733 : index
+        %735 = arith.minsi %732, %734 : index
+        %736 = arith.constant 0 : index
+        %737 = arith.maxsi %735, %736 : index
+        %738 = memref.load %s[%737] : memref<?xf32>
+        %739 = arith.mulf %730, %738 : f32
+        %740 = arith.addf %729, %739 : f32
+        %741 = arith.constant 3 : index
+        %742 = arith.addi %721, %741 : index
+        %743 = arith.constant 1 : index
+        %744 = arith.subi %1, %743 : index
+        %745 = arith.minsi %742, %744 : index
+        %746 = arith.constant 0 : index
+        %747 = arith.maxsi %745, %746 : index
+        %748 = memref.load %s[%747] : memref<?xf32>
+        %749 = arith.addf %740, %748 : f32
+        %750 = arith.constant 4.0 : f32
+        %751 = arith.divf %749, %750 : f32
+        linalg.yield %751 : f32
       }
     } else {
-      %741 = arith.constant 0 : index
-      %742 = memref.reinterpret_cast %smooth to offset: [0], sizes: [%W], strides: [%741] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %752 = arith.constant 0 : index
+      %753 = memref.reinterpret_cast %smooth to offset: [0], sizes: [%W], strides: [%752] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%742 : memref<?xf32, strided<[?]>>)
+          ins(%753 : memref<?xf32, strided<[?]>>)
           outs(%smooth : memref<?xf32>) {
-        ^bb0(%743: f32, %744: f32):
-        %745 = linalg.index 0 : index
-        %746 = arith.constant 1 : index
-        %747 = arith.subi %745, %746 : index
-        %748 = arith.constant 1 : index
-        %749 = arith.subi %1, %748 : index
-        %750 = arith.minsi %747, %749 : index
-        %751 = arith.constant 0 : index
-        %752 = arith.maxsi %750, %751 : index
-        %753 = memref.load %s[%752] : memref<?xf32>
-        %754 = arith.constant 2.0 : f32
-        %755 = arith.constant 1 : index
-        %756 = arith.addi %745, %755 : index
+        ^bb0(%754: f32, %755: f32):
+        %756 = linalg.index 0 : index
         %757 = arith.constant 1 : index
-        %758 = arith.subi %1, %757 : index
-        %759 = arith.minsi %756, %758 : index
-        %760 = arith.constant 0 : index
-        %761 = arith.maxsi %759, %760 : index
-        %762 = memref.load %s[%761] : memref<?xf32>
-        %763 = arith.mulf %754, %762 : f32
-        %764 = arith.addf %753, %763 : f32
-        %765 = arith.constant 3 : index
-        %766 = arith.addi %745, %765 : index
-        %767 = arith.constant 1 : index
-        %768 = arith.subi %1, %767 : index
-        %769 = arith.minsi %766, %768 : index
-        %770 = arith.constant 0 : index
-        %771 = arith.maxsi %769, %770 : index
-        %772 = memref.load %s[%771] : memref<?xf32>
-        %773 = arith.addf %764, %772 : f32
-        %774 = arith.constant 4.0 : f32
-        %775 = arith.divf %773, %774 : f32
-        linalg.yield %775 : f32
+        %758 = arith.subi %756, %757 : index
+        %759 = arith.constant 1 : index
+        %760 = arith.subi %1, %759 : index
+        %761 = arith.minsi %758, %760 : index
+        %762 = arith.constant 0 : index
+        %763 = arith.maxsi %761, %762 : index
+        %764 = memref.load %s[%763] : memref<?xf32>
+        %765 = arith.constant 2.0 : f32
+        %766 = arith.constant 1 : index
+        %767 = arith.addi %756, %766 : index
+        %768 = arith.constant 1 : index
+        %769 = arith.subi %1, %768 : index
+        %770 = arith.minsi %767, %769 : index
+        %771 = arith.constant 0 : index
+        %772 = arith.maxsi %770, %771 : index
+        %773 = memref.load %s[%772] : memref<?xf32>
+        %774 = arith.mulf %765, %773 : f32
+        %775 = arith.addf %764, %774 : f32
+        %776 = arith.constant 3 : index
+        %777 = arith.addi %756, %776 : index
+        %778 = arith.constant 1 : index
+        %779 = arith.subi %1, %778 : index
+        %780 = arith.minsi %777, %779 : index
+        %781 = arith.constant 0 : index
+        %782 = arith.maxsi %780, %781 : index
+        %783 = memref.load %s[%782] : memref<?xf32>
+        %784 = arith.addf %775, %783 : f32
+        %785 = arith.constant 4.0 : f32
+        %786 = arith.divf %784, %785 : f32
+        linalg.yield %786 : f32
       }
     }
     // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
     // Running: each output's range extends the previous one's by its new terms.
-    %776 = arith.constant 0 : index
-    %777 = arith.constant 1 : index
-    %778 = arith.constant 63 : index
-    %779 = arith.addi %H, %778 : index
-    %780 = arith.constant 64 : index
-    %781 = arith.divui %779, %780 : index
-    %782 = arith.constant 1 : index
-    %783 = arith.maxsi %781, %782 : index
-    scf.parallel (%784) = (%776) to (%H) step (%783) {
-      %785 = arith.addi %784, %783 : index
-      %786 = arith.minsi %785, %H : index
-      scf.for %787 = %784 to %786 step %777 {
-        %788 = arith.constant 0 : index
-        %789 = arith.constant 0.0 : f32
-        %790 = arith.constant 0 : index
-        %791 = arith.constant 1 : index
-        %792 = arith.constant 1 : index
-        %793 = arith.addi %790, %792 : index
-        %794 = arith.constant 0 : index
-        %795 = arith.subi %793, %791 : index
-        %796 = arith.subi %794, %793 : index
-        %797 = arith.addi %796, %791 : index
-        %798 = arith.maxsi %797, %791 : index
-        %799 = arith.cmpi eq, %795, %794 : index
-        %800 = arith.select %799, %790, %798 : index
-        %801 = arith.maxsi %800, %776 : index
-        %802 = arith.minsi %801, %W : index
-        %803:2 = scf.for %804 = %776 to %802 step %791 iter_args(%805 = %789, %806 = %788) -> (f32, index) {
-          %807 = arith.constant 1 : index
-          %808 = arith.addi %804, %807 : index
-          %809 = scf.for %810 = %806 to %808 step %791 iter_args(%811 = %805) -> (f32) {
-            %812 = arith.constant 0 : index
-            %813 = arith.cmpi sge, %787, %812 : index
-            %814 = arith.cmpi slt, %787, %H : index
-            %815 = arith.andi %813, %814 : i1
-            %816 = arith.constant 1 : index
-            %817 = arith.subi %H, %816 : index
-            %818 = arith.minsi %787, %817 : index
-            %819 = arith.constant 0 : index
-            %820 = arith.maxsi %818, %819 : index
-            %821 = arith.constant 0 : index
-            %822 = arith.cmpi sge, %810, %821 : index
-            %823 = arith.cmpi slt, %810, %W : index
-            %824 = arith.andi %822, %823 : i1
-            %825 = arith.andi %815, %824 : i1
-            %826 = arith.constant 1 : index
-            %827 = arith.subi %W, %826 : index
-            %828 = arith.minsi %810, %827 : index
-            %829 = arith.constant 0 : index
-            %830 = arith.maxsi %828, %829 : index
-            %831 = memref.load %x[%820, %830] : memref<?x?xf32>
-            %832 = arith.constant 0.0 : f32
-            %833 = arith.select %825, %831, %832 : f32
-            %834 = arith.addf %811, %833 fastmath<reassoc> : f32
-            scf.yield %834 : f32
+    %787 = arith.constant 0 : index
+    %788 = arith.constant 1 : index
+    %789 = arith.constant 63 : index
+    %790 = arith.addi %H, %789 : index
+    %791 = arith.constant 64 : index
+    %792 = arith.divui %790, %791 : index
+    %793 = arith.constant 1 : index
+    %794 = arith.maxsi %792, %793 : index
+    scf.parallel (%795) = (%787) to (%H) step (%794) {
+      %796 = arith.addi %795, %794 : index
+      %797 = arith.minsi %796, %H : index
+      scf.for %798 = %795 to %797 step %788 {
+        %799 = arith.constant 0 : index
+        %800 = arith.constant 0.0 : f32
+        %801 = arith.constant 0 : index
+        %802 = arith.constant 1 : index
+        %803 = arith.constant 1 : index
+        %804 = arith.addi %801, %803 : index
+        %805 = arith.constant 0 : index
+        %806 = arith.subi %804, %802 : index
+        %807 = arith.subi %805, %804 : index
+        %808 = arith.addi %807, %802 : index
+        %809 = arith.maxsi %808, %802 : index
+        %810 = arith.cmpi eq, %806, %805 : index
+        %811 = arith.select %810, %801, %809 : index
+        %812 = arith.maxsi %811, %787 : index
+        %813 = arith.minsi %812, %W : index
+        %814:2 = scf.for %815 = %787 to %813 step %802 iter_args(%816 = %800, %817 = %799) -> (f32, index) {
+          %818 = arith.constant 1 : index
+          %819 = arith.addi %815, %818 : index
+          %820 = scf.for %821 = %817 to %819 step %802 iter_args(%822 = %816) -> (f32) {
+            %823 = arith.constant 0 : index
+            %824 = arith.cmpi sge, %798, %823 : index
+            %825 = arith.cmpi slt, %798, %H : index
+            %826 = arith.andi %824, %825 : i1
+            %827 = arith.constant 1 : index
+            %828 = arith.subi %H, %827 : index
+            %829 = arith.minsi %798, %828 : index
+            %830 = arith.constant 0 : index
+            %831 = arith.maxsi %829, %830 : index
+            %832 = arith.constant 0 : index
+            %833 = arith.cmpi sge, %821, %832 : index
+            %834 = arith.cmpi slt, %821, %W : index
+            %835 = arith.andi %833, %834 : i1
+            %836 = arith.andi %826, %835 : i1
+            %837 = arith.constant 1 : index
+            %838 = arith.subi %W, %837 : index
+            %839 = arith.minsi %821, %838 : index
+            %840 = arith.constant 0 : index
+            %841 = arith.maxsi %839, %840 : index
+            %842 = memref.load %x[%831, %841] : memref<?x?xf32>
+            %843 = arith.constant 0.0 : f32
+            %844 = arith.select %836, %842, %843 : f32
+            %845 = arith.addf %822, %844 fastmath<reassoc> : f32
+            scf.yield %845 : f32
           }
-          %835 = arith.maxsi %806, %808 : index
-          memref.store %809, %cum[%787, %804] : memref<?x?xf32>
-          scf.yield %809, %835 : f32, index
+          %846 = arith.maxsi %817, %819 : index
+          memref.store %820, %cum[%798, %815] : memref<?x?xf32>
+          scf.yield %820, %846 : f32, index
         }
-        %836 = scf.for %837 = %802 to %W step %791 iter_args(%838 = %803#0) -> (f32) {
-          %839 = arith.constant 1 : index
-          %840 = arith.addi %837, %839 : index
-          %841 = arith.subi %840, %791 : index
-          %842 = arith.constant 0 : index
-          %843 = arith.cmpi sge, %787, %842 : index
-          %844 = arith.cmpi slt, %787, %H : index
-          %845 = arith.andi %843, %844 : i1
-          %846 = arith.constant 1 : index
-          %847 = arith.subi %H, %846 : index
-          %848 = arith.minsi %787, %847 : index
-          %849 = arith.constant 0 : index
-          %850 = arith.maxsi %848, %849 : index
-          %851 = arith.constant 0 : index
-          %852 = arith.cmpi sge, %841, %851 : index
-          %853 = arith.cmpi slt, %841, %W : index
-          %854 = arith.andi %852, %853 : i1
-          %855 = arith.andi %845, %854 : i1
-          %856 = arith.constant 1 : index
-          %857 = arith.subi %W, %856 : index
-          %858 = arith.minsi %841, %857 : index
-          %859 = arith.constant 0 : index
-          %860 = arith.maxsi %858, %859 : index
-          %861 = memref.load %x[%850, %860] : memref<?x?xf32>
-          %862 = arith.constant 0.0 : f32
-          %863 = arith.select %855, %861, %862 : f32
-          %864 = arith.addf %838, %863 fastmath<reassoc> : f32
-          memref.store %864, %cum[%787, %837] : memref<?x?xf32>
-          scf.yield %864 : f32
+        %847 = scf.for %848 = %813 to %W step %802 iter_args(%849 = %814#0) -> (f32) {
+          %850 = arith.constant 1 : index
+          %851 = arith.addi %848, %850 : index
+          %852 = arith.subi %851, %802 : index
+          %853 = arith.constant 0 : index
+          %854 = arith.cmpi sge, %798, %853 : index
+          %855 = arith.cmpi slt, %798, %H : index
+          %856 = arith.andi %854, %855 : i1
+          %857 = arith.constant 1 : index
+          %858 = arith.subi %H, %857 : index
+          %859 = arith.minsi %798, %858 : index
+          %860 = arith.constant 0 : index
+          %861 = arith.maxsi %859, %860 : index
+          %862 = arith.constant 0 : index
+          %863 = arith.cmpi sge, %852, %862 : index
+          %864 = arith.cmpi slt, %852, %W : index
+          %865 = arith.andi %863, %864 : i1
+          %866 = arith.andi %856, %865 : i1
+          %867 = arith.constant 1 : index
+          %868 = arith.subi %W, %867 : index
+          %869 = arith.minsi %852, %868 : index
+          %870 = arith.constant 0 : index
+          %871 = arith.maxsi %869, %870 : index
+          %872 = memref.load %x[%861, %871] : memref<?x?xf32>
+          %873 = arith.constant 0.0 : f32
+          %874 = arith.select %866, %872, %873 : f32
+          %875 = arith.addf %849, %874 fastmath<reassoc> : f32
+          memref.store %875, %cum[%798, %848] : memref<?x?xf32>
+          scf.yield %875 : f32
         }
       }
       scf.reduce
