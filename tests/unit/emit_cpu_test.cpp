@@ -207,6 +207,19 @@ TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
   EXPECT_FALSE(has(c, "SB_STREAM_KERNEL static void sb_loops_s0(")) << c;
 }
 
+// A stencil's rows set apart one cache line of outputs at each end: 8 f64, 16 f32.
+TEST(EmitCpuOmpSimd, StencilEdgesAreOneLineOfOutputs) {
+  for (const auto& [type, edge] : {std::pair<std::string, std::string>{"f64", "8"}, {"f32", "16"}}) {
+    const Spec s = load("  x: {type: " + type + ", shape: [M, N], role: in, boundary: clamp}\n"
+                        "  y: {type: " + type + ", shape: [M, N], role: out}\n",
+                        "  y[i, j] = x[i - 1, j] + x[i, j + 1]\n",
+                        "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+    const std::string c = emit("cpu", s);
+    EXPECT_TRUE(has(c, "// Its first and last " + edge + " elements apart")) << type << "\n" << c;
+    EXPECT_TRUE(has(c, "const int64_t sb_p = N < " + edge + " ? N : " + edge + ";")) << c;
+  }
+}
+
 // A convolution's reductions run outside the vector loop (lower/vectorize.h); a row shorter than
 // a block would take the boundary checks throughout, so each block of a row goes in edge
 // segments, and the middle one reads without checks for every tap: the condition spans the

@@ -570,10 +570,15 @@ void emit_inside_split(StmtLowering& L, const Expr& e, int var, const std::strin
   w.close();
 }
 
-// The elements at each end of a range that emit_edge_segments sets apart: at least the reach of
-// a stencil's offsets along the row (x[i, j - 1] .. x[i, j + 8] fit), so that the middle of a
-// range is inside every tensor; a whole line of f32 outputs, which the streaming form writes.
-constexpr int kEdgeElems = 16;
+// The elements at each end of a range that emit_edge_segments sets apart by default: one cache
+// line of outputs (16 f32, 8 f64), which the streaming form writes whole; a stencil's offsets
+// along the row up to that many (x[i, j - 1] .. x[i, j + 8] for f32) leave the middle of a
+// range inside every tensor. With 16 f64 (two lines), stencil3d's cpu omp_simd variant at 256^3
+// took 10.8-11.5 ms against 9.9-10.2 ms with 8 (side by side, median of 21 each): each row's
+// checked ends were twice as long.
+int edge_elems(const StmtLowering& L) {
+  return static_cast<int>(kStreamLineBytes / dtype_bytes(L.spec().tensors[L.stmt().out].type));
+}
 // The same where a convolution's taps run outside the vector loop (emit_outside_nest): its rows
 // are short (28 and 56 outputs in conv2d and depthwise_conv2d) and its taps reach a few
 // elements (+-1 for 3 taps), so narrower edges leave more of a row unchecked. Measured on the
@@ -585,16 +590,16 @@ constexpr int kEdgeElems = 16;
 constexpr int kTapEdgeElems = 8;
 
 // The range [first, end) of L's innermost output index (C expressions; the other output indices
-// bound) as three segments, its first `edge` elements, its middle and its last `edge`, in one
-// loop over the segments binding sb_lo and sb_hi: each runs `loop` (over [sb_lo, sb_hi)) without
-// boundary checks when all the reads of `e` are inside (emit_inside_split; the index variables
-// in `unbound` are not bound there), with them otherwise. Only segments at a tensor's edge take
-// the checks.
+// bound) as three segments, its first `edge` elements (0: edge_elems), its middle and its last
+// `edge`, in one loop over the segments binding sb_lo and sb_hi: each runs `loop` (over
+// [sb_lo, sb_hi)) without boundary checks when all the reads of `e` are inside
+// (emit_inside_split; the index variables in `unbound` are not bound there), with them
+// otherwise. Only segments at a tensor's edge take the checks.
 void emit_edge_segments(StmtLowering& L, const Expr& e, const std::set<int>& unbound,
                         const std::string& first, const std::string& end, CodeWriter& w,
-                        const std::function<void()>& loop, int edge = kEdgeElems) {
+                        const std::function<void()>& loop, int edge = 0) {
   const Statement& st = L.stmt();
-  const std::string p = std::to_string(edge);
+  const std::string p = std::to_string(edge > 0 ? edge : edge_elems(L));
   w.line("// Its first and last " + p + " elements apart: only they can reach past an edge.");
   const std::string len = first == "0" ? end : end + " - " + first;
   const std::string from = first == "0" ? "" : first + " + ";

@@ -118,9 +118,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
         for (int64_t j = 0; j < H; ++j) {
           for (int64_t sb_b = 0; sb_b < W; sb_b += SB_STREAM_BLOCK) {
             const int64_t sb_e = W - sb_b < SB_STREAM_BLOCK ? W : sb_b + SB_STREAM_BLOCK;
-            // Its first and last 16 elements apart: only they can reach past an edge.
-            const int64_t sb_p = sb_e - sb_b < 16 ? sb_e : sb_b + 16;
-            const int64_t sb_t = sb_e - 16 > sb_p ? sb_e - 16 : sb_p;
+            // Its first and last 8 elements apart: only they can reach past an edge.
+            const int64_t sb_p = sb_e - sb_b < 8 ? sb_e : sb_b + 8;
+            const int64_t sb_t = sb_e - 8 > sb_p ? sb_e - 8 : sb_p;
             for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
               const int64_t sb_lo = sb_seg == 0 ? sb_b : sb_seg == 1 ? sb_p : sb_t;
               const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_e;
@@ -183,9 +183,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* 
     #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < D; ++i) {
       for (int64_t j = 0; j < H; ++j) {
-        // Its first and last 16 elements apart: only they can reach past an edge.
-        const int64_t sb_p = W < 16 ? W : 16;
-        const int64_t sb_t = W - 16 > sb_p ? W - 16 : sb_p;
+        // Its first and last 8 elements apart: only they can reach past an edge.
+        const int64_t sb_p = W < 8 ? W : 8;
+        const int64_t sb_t = W - 8 > sb_p ? W - 8 : sb_p;
         for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
           const int64_t sb_lo = sb_seg == 0 ? 0 : sb_seg == 1 ? sb_p : sb_t;
           const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : W;
