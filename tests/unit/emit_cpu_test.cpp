@@ -134,16 +134,21 @@ TEST(EmitCpuBlockedMatmul, F64AndNoGemmWithoutTheStrategy) {
 TEST(EmitCpuOmpSimd, ApproxMathOnlyForF32ExpAndTanhOfThatVariant) {
   const Spec s = load(
       "  x: {type: f32, shape: [N], role: in}\n  w: {type: f64, shape: [N], role: in}\n"
-      "  y: {type: f32, shape: [N], role: out}\n  z: {type: f64, shape: [N], role: out}\n",
-      "  y[i] = exp(x[i]) + tanh(x[i]) + log(x[i])\n  z[i] = exp(w[i])\n",
+      "  y: {type: f32, shape: [N], role: out}\n  z: {type: f64, shape: [N], role: out}\n"
+      "  v: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = exp(x[i]) + tanh(x[i])\n  z[i] = exp(w[i])\n  v[i] = exp(x[i]) + log(x[i])\n",
       "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n"
       "    - {name: fast, strategy: omp_simd, approx_math: 1}\n");
   const std::string c = emit("cpu", s);
   // loops calls libm, omp the vector library, fast the inline forms for f32 exp and tanh only.
-  EXPECT_TRUE(has(c, "expf(x[i]) + tanhf(x[i]) + logf(x[i])")) << c;
-  EXPECT_TRUE(has(c, "sb_vec_expf(x[i]) + sb_vec_tanhf(x[i]) + sb_vec_logf(x[i])")) << c;
-  EXPECT_TRUE(has(c, "sb_approx_expf(x[i]) + sb_approx_tanhf(x[i]) + sb_vec_logf(x[i])")) << c;
+  EXPECT_TRUE(has(c, "expf(x[i]) + tanhf(x[i])")) << c;
+  EXPECT_TRUE(has(c, "sb_vec_expf(x[i]) + sb_vec_tanhf(x[i])")) << c;
+  EXPECT_TRUE(has(c, "sb_approx_expf(x[i]) + sb_approx_tanhf(x[i])")) << c;
   EXPECT_FALSE(has(c, "sb_approx_exp(w[i])")) << c;
+  // A statement that also calls the vector library keeps it for exp too: GCC leaves a loop that
+  // mixes the inline form with a vector-library call scalar.
+  EXPECT_TRUE(has(c, "sb_vec_expf(x[i]) + sb_vec_logf(x[i])")) << c;
+  EXPECT_FALSE(has(c, "sb_approx_expf(x[i]) + sb_vec_logf(x[i])")) << c;
   EXPECT_TRUE(has(c, "static inline float sb_approx_expf(float x) {"));
   EXPECT_TRUE(has(c, "static inline float sb_approx_tanhf(float x) {"));
   EXPECT_TRUE(has(c, "//   fast   strategy omp_simd: approx_math = 1")) << c;
