@@ -197,6 +197,7 @@ class Body {
         st_ = &st;
         return;
       }
+      if (!in_row && output_blocks(st)) return emit_output_blocks(st, out_mem, out_ty);
       emit_plain(st, out_mem, out_ty, all_outer);
     };
     std::optional<Contraction> contraction;
@@ -717,6 +718,56 @@ class Body {
 
   // The statement as generics writing `out_mem` (the output, or its current row) over the
   // output indices `all_outer`.
+  // Under `parallel`, a rank-1 statement that is one sum (or other reduction) whose loop the
+  // vectorize pass puts outside the vector loop (conv1d's taps, axis_sum's rows): as one generic,
+  // its output dimension would be an scf.parallel inside the sequential loop over the terms (one
+  // OpenMP region per term), or, with the terms innermost, a short loop per output that is not
+  // vectorised (axis_sum's ran 36x slower than the cpu omp_simd variant, conv1d's 15x,
+  // results/vm/host-10rep-20261204.json). It runs in parallel blocks of kOutsideBlock outputs
+  // instead (emit_output_blocks).
+  bool output_blocks(const Statement& st) const {
+    if (!parallel_ || st.rank() != 1 || st.rhs->kind != ExprKind::Reduce ||
+        !linalg_reduction(*st.rhs, st))
+      return false;
+    const SimdChoice& simd = simd_choice(spec_, st);
+    return simd.whole == SimdLoops::Outputs && simd.outside.count(st.rhs->ref) > 0 &&
+           !parallel_choice(spec_, st).apart.count(st.rhs->ref);
+  }
+
+  // An scf.parallel loop over blocks of kOutsideBlock outputs of `st` (output_blocks): each block
+  // a view of the output, filled with the identity, and one generic over (term, output in the
+  // block) that the transform schedule lowers to sequential loops, the outputs innermost, so
+  // that LLVM vectorises along them and each term reads whole lines. Each output's terms keep
+  // their order.
+  void emit_output_blocks(const Statement& st, const std::string& out_mem,
+                          const std::string& out_ty) {
+    explicit_loops_ = true;
+    const DType t = spec_.tensors[st.out].type;
+    w_.line("// In parallel blocks of " + std::to_string(kOutsideBlock) +
+            " outputs, each output's terms taken one at a time across the block.");
+    const std::string& n = extents_[st.out][0];
+    const std::string zero = zero_index();
+    const std::string block = constant(std::to_string(kOutsideBlock), DType::Index);
+    const std::string b = fresh();
+    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + n + ") step (" + block + ") {");
+    const std::string end =
+        op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), n}, DType::Index);
+    const std::string len = op("arith.subi", {end, b}, DType::Index);
+    const std::string sub = fresh();
+    const std::string sty = "memref<?x" + std::string(mlir_type(t)) + ", strided<[1], offset: ?>>";
+    w_.line(sub + " = memref.subview " + out_mem + "[" + b + "] [" + len + "] [1] : " + out_ty +
+            " to " + sty);
+    part_var_ = 0;
+    part_base_ = b;
+    part_len_ = len;
+    in_blocks_ = true;
+    emit_reduce(*st.rhs, sub, sty, {0});
+    in_blocks_ = false;
+    part_var_ = -1;
+    w_.line("scf.reduce");
+    w_.close("}");
+  }
+
   void emit_plain(const Statement& st, const std::string& out_mem, const std::string& out_ty,
                   const std::vector<int>& all_outer) {
     const Tensor& out = spec_.tensors[st.out];
@@ -1683,9 +1734,10 @@ class Body {
     // The reduction dimension comes before the innermost output dimension when that makes the
     // innermost loop contiguous (b[k, j] in a matrix product), except in `loops` (the plain
     // reference) and where the generic would become a parallel loop inside a sequential one
-    // (openmp outside a row group). Each output's sum keeps its order either way.
+    // (openmp outside a row group or emit_output_blocks' loop). Each output's sum keeps its order
+    // either way.
     const bool red_first = red && red->ref != block_var_ && reassoc_ && rank >= 1 &&
-                           (!parallel_ || !row_.empty()) &&
+                           (!parallel_ || !row_.empty() || in_blocks_) &&
                            outer.back() == static_cast<int>(st.rank()) - 1 &&
                            simd_choice(spec_, st).outside.count(red->ref) > 0;
     auto add_outer = [&](int d) {
@@ -1865,6 +1917,7 @@ class Body {
   // the index at the part's start.
   int part_var_ = -1;
   std::string part_len_, part_base_;
+  bool in_blocks_ = false;  // inside emit_output_blocks' parallel loop
   // Inside a row group with streamed statements: the i1 value that selects streaming ("" when
   // streaming is unconditional), and the line buffer of each streamed element type.
   bool streaming_ = false;

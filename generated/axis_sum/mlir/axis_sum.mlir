@@ -68,27 +68,51 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @axis_sum_openmp(%x: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // s[j] = sum(i in 0..R: x[i, j])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%s : memref<?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %R, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %s to offset: [0], sizes: [%C, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%s : memref<?xf32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.addf %10, %9 fastmath<reassoc> : f32
-      linalg.yield %11 : f32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 128 : index
+    scf.parallel (%2) = (%0) to (%C) step (%1) {
+      %3 = arith.addi %2, %1 : index
+      %4 = arith.minsi %3, %C : index
+      %5 = arith.subi %4, %2 : index
+      %6 = memref.subview %s[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %7 = arith.constant 0.0 : f32
+      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+      %8 = arith.constant 0 : index
+      %9 = arith.subi %R, %8 : index
+      %10 = arith.constant 0 : index
+      %11 = arith.maxsi %9, %10 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 0 : index
+      %14 = memref.reinterpret_cast %6 to offset: [0], sizes: [%11, %5], strides: [%12, %13] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%14 : memref<?x?xf32, strided<[?, ?]>>)
+          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%15: f32, %16: f32):
+        %17 = linalg.index 1 : index
+        %18 = arith.addi %17, %2 : index
+        %19 = linalg.index 0 : index
+        %20 = arith.addi %19, %8 : index
+        %21 = memref.load %x[%20, %18] : memref<?x?xf32>
+        %22 = arith.addf %16, %21 fastmath<reassoc> : f32
+        linalg.yield %22 : f32
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

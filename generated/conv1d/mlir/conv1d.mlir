@@ -109,47 +109,67 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @conv1d_openmp(%x: memref<?xf32> {llvm.noalias}, %w: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %K, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%7, %w : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = linalg.index 0 : index
-      %12 = linalg.index 1 : index
-      %13 = arith.addi %12, %1 : index
-      %14 = arith.addi %11, %13 : index
-      %15 = arith.constant 2 : index
-      %16 = arith.divsi %K, %15 : index
-      %17 = arith.subi %14, %16 : index
-      %18 = arith.constant 0 : index
-      %19 = arith.cmpi sge, %17, %18 : index
-      %20 = arith.cmpi slt, %17, %N : index
-      %21 = arith.andi %19, %20 : i1
-      %22 = arith.constant 1 : index
-      %23 = arith.subi %N, %22 : index
-      %24 = arith.minsi %17, %23 : index
-      %25 = arith.constant 0 : index
-      %26 = arith.maxsi %24, %25 : index
-      %27 = memref.load %x[%26] : memref<?xf32>
-      %28 = arith.constant 0.0 : f32
-      %29 = arith.select %21, %27, %28 : f32
-      %30 = arith.mulf %29, %9 : f32
-      %31 = arith.addf %10, %30 fastmath<reassoc> : f32
-      linalg.yield %31 : f32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 128 : index
+    scf.parallel (%2) = (%0) to (%N) step (%1) {
+      %3 = arith.addi %2, %1 : index
+      %4 = arith.minsi %3, %N : index
+      %5 = arith.subi %4, %2 : index
+      %6 = memref.subview %y[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %7 = arith.constant 0.0 : f32
+      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+      %8 = arith.constant 0 : index
+      %9 = arith.subi %K, %8 : index
+      %10 = arith.constant 0 : index
+      %11 = arith.maxsi %9, %10 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 0 : index
+      %14 = memref.reinterpret_cast %6 to offset: [0], sizes: [%11, %5], strides: [%12, %13] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%14, %w : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
+          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%15: f32, %16: f32, %17: f32):
+        %18 = linalg.index 1 : index
+        %19 = arith.addi %18, %2 : index
+        %20 = linalg.index 0 : index
+        %21 = arith.addi %20, %8 : index
+        %22 = arith.addi %19, %21 : index
+        %23 = arith.constant 2 : index
+        %24 = arith.divsi %K, %23 : index
+        %25 = arith.subi %22, %24 : index
+        %26 = arith.constant 0 : index
+        %27 = arith.cmpi sge, %25, %26 : index
+        %28 = arith.cmpi slt, %25, %N : index
+        %29 = arith.andi %27, %28 : i1
+        %30 = arith.constant 1 : index
+        %31 = arith.subi %N, %30 : index
+        %32 = arith.minsi %25, %31 : index
+        %33 = arith.constant 0 : index
+        %34 = arith.maxsi %32, %33 : index
+        %35 = memref.load %x[%34] : memref<?xf32>
+        %36 = arith.constant 0.0 : f32
+        %37 = arith.select %29, %35, %36 : f32
+        %38 = arith.mulf %37, %16 : f32
+        %39 = arith.addf %17, %38 fastmath<reassoc> : f32
+        linalg.yield %39 : f32
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -103,44 +103,64 @@ module {
 
 // -----
 // sb-variant: openmp
-// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
-module {
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
   func.func @puzzle_conv1d_openmp(%a: memref<?xf32> {llvm.noalias}, %b: memref<?xf32> {llvm.noalias}, %y: memref<?xf32> {llvm.noalias}, %N: index, %K: index) attributes {llvm.emit_c_interface} {
     // y[i] = sum(j in 0..K: a[i + j] * b[j])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%y : memref<?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %K, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %y to offset: [0], sizes: [%N, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%7, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
-        outs(%y : memref<?xf32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = linalg.index 0 : index
-      %12 = linalg.index 1 : index
-      %13 = arith.addi %12, %1 : index
-      %14 = arith.addi %11, %13 : index
-      %15 = arith.constant 0 : index
-      %16 = arith.cmpi sge, %14, %15 : index
-      %17 = arith.cmpi slt, %14, %N : index
-      %18 = arith.andi %16, %17 : i1
-      %19 = arith.constant 1 : index
-      %20 = arith.subi %N, %19 : index
-      %21 = arith.minsi %14, %20 : index
-      %22 = arith.constant 0 : index
-      %23 = arith.maxsi %21, %22 : index
-      %24 = memref.load %a[%23] : memref<?xf32>
-      %25 = arith.constant 0.0 : f32
-      %26 = arith.select %18, %24, %25 : f32
-      %27 = arith.mulf %26, %9 : f32
-      %28 = arith.addf %10, %27 fastmath<reassoc> : f32
-      linalg.yield %28 : f32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 128 : index
+    scf.parallel (%2) = (%0) to (%N) step (%1) {
+      %3 = arith.addi %2, %1 : index
+      %4 = arith.minsi %3, %N : index
+      %5 = arith.subi %4, %2 : index
+      %6 = memref.subview %y[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %7 = arith.constant 0.0 : f32
+      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+      %8 = arith.constant 0 : index
+      %9 = arith.subi %K, %8 : index
+      %10 = arith.constant 0 : index
+      %11 = arith.maxsi %9, %10 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 0 : index
+      %14 = memref.reinterpret_cast %6 to offset: [0], sizes: [%11, %5], strides: [%12, %13] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%14, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
+          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%15: f32, %16: f32, %17: f32):
+        %18 = linalg.index 1 : index
+        %19 = arith.addi %18, %2 : index
+        %20 = linalg.index 0 : index
+        %21 = arith.addi %20, %8 : index
+        %22 = arith.addi %19, %21 : index
+        %23 = arith.constant 0 : index
+        %24 = arith.cmpi sge, %22, %23 : index
+        %25 = arith.cmpi slt, %22, %N : index
+        %26 = arith.andi %24, %25 : i1
+        %27 = arith.constant 1 : index
+        %28 = arith.subi %N, %27 : index
+        %29 = arith.minsi %22, %28 : index
+        %30 = arith.constant 0 : index
+        %31 = arith.maxsi %29, %30 : index
+        %32 = memref.load %a[%31] : memref<?xf32>
+        %33 = arith.constant 0.0 : f32
+        %34 = arith.select %26, %32, %33 : f32
+        %35 = arith.mulf %34, %16 : f32
+        %36 = arith.addf %17, %35 fastmath<reassoc> : f32
+        linalg.yield %36 : f32
+      }
+      scf.reduce
     }
     return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
   }
 }
 

@@ -719,293 +719,306 @@ module attributes {transform.with_named_sequence} {
       linalg.yield %92 : f64
     }
     // cmax[c] = max(r in 0..R: select(r == c * 3 % R, log(x[r, c] - 2.0), x[r, c]))
-    %93 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%93 : f32) outs(%cmax : memref<?xf32>)
-    %94 = arith.constant 0 : index
-    %95 = arith.subi %R, %94 : index
-    %96 = arith.constant 0 : index
-    %97 = arith.maxsi %95, %96 : index
-    %98 = arith.constant 0 : index
-    %99 = arith.constant 0 : index
-    %100 = memref.reinterpret_cast %cmax to offset: [0], sizes: [%C, %97], strides: [%98, %99] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%100, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%cmax : memref<?xf32>) {
-      ^bb0(%101: f32, %102: f32, %103: f32):
-      %104 = linalg.index 0 : index
-      %105 = linalg.index 1 : index
-      %106 = arith.addi %105, %94 : index
-      %107 = arith.constant 3 : index
-      %108 = arith.muli %104, %107 : index
-      %109 = arith.remsi %108, %R : index
-      %110 = arith.cmpi eq, %106, %109 : index
-      %111 = arith.constant 2.0 : f32
-      %112 = arith.subf %102, %111 : f32
-      %113 = math.log %112 : f32
-      %114 = arith.select %110, %113, %102 : f32
-      %115 = arith.maximumf %103, %114 : f32
-      linalg.yield %115 : f32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %93 = arith.constant 0 : index
+    %94 = arith.constant 128 : index
+    scf.parallel (%95) = (%93) to (%C) step (%94) {
+      %96 = arith.addi %95, %94 : index
+      %97 = arith.minsi %96, %C : index
+      %98 = arith.subi %97, %95 : index
+      %99 = memref.subview %cmax[%95] [%98] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %100 = arith.constant 0xFF800000 : f32
+      linalg.fill ins(%100 : f32) outs(%99 : memref<?xf32, strided<[1], offset: ?>>)
+      %101 = arith.constant 0 : index
+      %102 = arith.subi %R, %101 : index
+      %103 = arith.constant 0 : index
+      %104 = arith.maxsi %102, %103 : index
+      %105 = arith.constant 0 : index
+      %106 = arith.constant 0 : index
+      %107 = memref.reinterpret_cast %99 to offset: [0], sizes: [%104, %98], strides: [%105, %106] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%107 : memref<?x?xf32, strided<[?, ?]>>)
+          outs(%99 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%108: f32, %109: f32):
+        %110 = linalg.index 1 : index
+        %111 = arith.addi %110, %95 : index
+        %112 = linalg.index 0 : index
+        %113 = arith.addi %112, %101 : index
+        %114 = arith.constant 3 : index
+        %115 = arith.muli %111, %114 : index
+        %116 = arith.remsi %115, %R : index
+        %117 = arith.cmpi eq, %113, %116 : index
+        %118 = memref.load %x[%113, %111] : memref<?x?xf32>
+        %119 = arith.constant 2.0 : f32
+        %120 = arith.subf %118, %119 : f32
+        %121 = math.log %120 : f32
+        %122 = memref.load %x[%113, %111] : memref<?x?xf32>
+        %123 = arith.select %117, %121, %122 : f32
+        %124 = arith.maximumf %109, %123 : f32
+        linalg.yield %124 : f32
+      }
+      scf.reduce
     }
     // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
     // In parallel blocks, then the blocks' partial results.
-    %116 = arith.constant 0 : index
-    %117 = arith.subi %C, %116 : index
-    %118 = arith.constant 0 : index
-    %119 = arith.maxsi %117, %118 : index
-    %120 = arith.constant 0 : index
-    %121 = arith.constant 1 : index
-    %122 = arith.constant 63 : index
-    %123 = arith.addi %119, %122 : index
-    %124 = arith.constant 64 : index
-    %125 = arith.divui %123, %124 : index
-    %126 = arith.constant 1 : index
-    %127 = arith.maxsi %125, %126 : index
-    %128 = arith.subi %127, %121 : index
-    %129 = arith.addi %119, %128 : index
-    %130 = arith.divui %129, %127 : index
-    %131 = memref.alloca() : memref<64xf32>
-    scf.parallel (%132) = (%120) to (%130) step (%121) {
-      %133 = arith.muli %132, %127 : index
-      %134 = arith.addi %133, %127 : index
-      %135 = arith.minsi %134, %119 : index
-      %136 = arith.subi %135, %133 : index
-      %137 = arith.addi %116, %133 : index
-      %138 = memref.alloca() : memref<f32>
-      %139 = arith.constant 0xFF800000 : f32
-      linalg.fill ins(%139 : f32) outs(%138 : memref<f32>)
-      %140 = arith.constant 0 : index
-      %141 = memref.reinterpret_cast %138 to offset: [0], sizes: [%136], strides: [%140] : memref<f32> to memref<?xf32, strided<[?]>>
+    %125 = arith.constant 0 : index
+    %126 = arith.subi %C, %125 : index
+    %127 = arith.constant 0 : index
+    %128 = arith.maxsi %126, %127 : index
+    %129 = arith.constant 0 : index
+    %130 = arith.constant 1 : index
+    %131 = arith.constant 63 : index
+    %132 = arith.addi %128, %131 : index
+    %133 = arith.constant 64 : index
+    %134 = arith.divui %132, %133 : index
+    %135 = arith.constant 1 : index
+    %136 = arith.maxsi %134, %135 : index
+    %137 = arith.subi %136, %130 : index
+    %138 = arith.addi %128, %137 : index
+    %139 = arith.divui %138, %136 : index
+    %140 = memref.alloca() : memref<64xf32>
+    scf.parallel (%141) = (%129) to (%139) step (%130) {
+      %142 = arith.muli %141, %136 : index
+      %143 = arith.addi %142, %136 : index
+      %144 = arith.minsi %143, %128 : index
+      %145 = arith.subi %144, %142 : index
+      %146 = arith.addi %125, %142 : index
+      %147 = memref.alloca() : memref<f32>
+      %148 = arith.constant 0xFF800000 : f32
+      linalg.fill ins(%148 : f32) outs(%147 : memref<f32>)
+      %149 = arith.constant 0 : index
+      %150 = memref.reinterpret_cast %147 to offset: [0], sizes: [%145], strides: [%149] : memref<f32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%141 : memref<?xf32, strided<[?]>>)
-          outs(%138 : memref<f32>) {
-        ^bb0(%142: f32, %143: f32):
-        %144 = linalg.index 0 : index
-        %145 = arith.addi %144, %137 : index
-        %146 = arith.constant 0 : index
-        %147 = arith.cmpi eq, %145, %146 : index
-        %148 = arith.constant 0 : index
-        %149 = memref.load %x[%148, %145] : memref<?x?xf32>
-        %150 = arith.constant 2.0 : f32
-        %151 = arith.subf %149, %150 : f32
-        %152 = math.log %151 : f32
-        %153 = arith.constant 0 : index
-        %154 = memref.load %x[%153, %145] : memref<?x?xf32>
-        %155 = arith.select %147, %152, %154 : f32
-        %156 = arith.maximumf %143, %155 : f32
-        linalg.yield %156 : f32
+          ins(%150 : memref<?xf32, strided<[?]>>)
+          outs(%147 : memref<f32>) {
+        ^bb0(%151: f32, %152: f32):
+        %153 = linalg.index 0 : index
+        %154 = arith.addi %153, %146 : index
+        %155 = arith.constant 0 : index
+        %156 = arith.cmpi eq, %154, %155 : index
+        %157 = arith.constant 0 : index
+        %158 = memref.load %x[%157, %154] : memref<?x?xf32>
+        %159 = arith.constant 2.0 : f32
+        %160 = arith.subf %158, %159 : f32
+        %161 = math.log %160 : f32
+        %162 = arith.constant 0 : index
+        %163 = memref.load %x[%162, %154] : memref<?x?xf32>
+        %164 = arith.select %156, %161, %163 : f32
+        %165 = arith.maximumf %152, %164 : f32
+        linalg.yield %165 : f32
       }
-      %157 = memref.load %138[] : memref<f32>
-      memref.store %157, %131[%132] : memref<64xf32>
+      %166 = memref.load %147[] : memref<f32>
+      memref.store %166, %140[%141] : memref<64xf32>
       scf.reduce
     }
-    %158 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%158 : f32) outs(%firstmax : memref<f32>)
-    %159 = memref.subview %131[0] [%130] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+    %167 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%167 : f32) outs(%firstmax : memref<f32>)
+    %168 = memref.subview %140[0] [%139] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%159 : memref<?xf32, strided<[1]>>)
+        ins(%168 : memref<?xf32, strided<[1]>>)
         outs(%firstmax : memref<f32>) {
-      ^bb0(%160: f32, %161: f32):
-      %162 = arith.maximumf %161, %160 : f32
-      linalg.yield %162 : f32
+      ^bb0(%169: f32, %170: f32):
+      %171 = arith.maximumf %170, %169 : f32
+      linalg.yield %171 : f32
     }
     // lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
     // In parallel blocks, then the blocks' partial results.
-    %163 = arith.constant 0 : index
-    %164 = arith.subi %C, %163 : index
-    %165 = arith.constant 0 : index
-    %166 = arith.maxsi %164, %165 : index
-    %167 = arith.constant 0 : index
-    %168 = arith.constant 1 : index
-    %169 = arith.constant 63 : index
-    %170 = arith.addi %166, %169 : index
-    %171 = arith.constant 64 : index
-    %172 = arith.divui %170, %171 : index
-    %173 = arith.constant 1 : index
-    %174 = arith.maxsi %172, %173 : index
-    %175 = arith.subi %174, %168 : index
-    %176 = arith.addi %166, %175 : index
-    %177 = arith.divui %176, %174 : index
-    %178 = memref.alloca() : memref<64xf32>
-    scf.parallel (%179) = (%167) to (%177) step (%168) {
-      %180 = arith.muli %179, %174 : index
-      %181 = arith.addi %180, %174 : index
-      %182 = arith.minsi %181, %166 : index
-      %183 = arith.subi %182, %180 : index
-      %184 = arith.addi %163, %180 : index
-      %185 = memref.alloca() : memref<f32>
-      %186 = arith.constant 0x7F800000 : f32
-      linalg.fill ins(%186 : f32) outs(%185 : memref<f32>)
-      %187 = arith.constant 0 : index
-      %188 = memref.reinterpret_cast %185 to offset: [0], sizes: [%183], strides: [%187] : memref<f32> to memref<?xf32, strided<[?]>>
+    %172 = arith.constant 0 : index
+    %173 = arith.subi %C, %172 : index
+    %174 = arith.constant 0 : index
+    %175 = arith.maxsi %173, %174 : index
+    %176 = arith.constant 0 : index
+    %177 = arith.constant 1 : index
+    %178 = arith.constant 63 : index
+    %179 = arith.addi %175, %178 : index
+    %180 = arith.constant 64 : index
+    %181 = arith.divui %179, %180 : index
+    %182 = arith.constant 1 : index
+    %183 = arith.maxsi %181, %182 : index
+    %184 = arith.subi %183, %177 : index
+    %185 = arith.addi %175, %184 : index
+    %186 = arith.divui %185, %183 : index
+    %187 = memref.alloca() : memref<64xf32>
+    scf.parallel (%188) = (%176) to (%186) step (%177) {
+      %189 = arith.muli %188, %183 : index
+      %190 = arith.addi %189, %183 : index
+      %191 = arith.minsi %190, %175 : index
+      %192 = arith.subi %191, %189 : index
+      %193 = arith.addi %172, %189 : index
+      %194 = memref.alloca() : memref<f32>
+      %195 = arith.constant 0x7F800000 : f32
+      linalg.fill ins(%195 : f32) outs(%194 : memref<f32>)
+      %196 = arith.constant 0 : index
+      %197 = memref.reinterpret_cast %194 to offset: [0], sizes: [%192], strides: [%196] : memref<f32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%188 : memref<?xf32, strided<[?]>>)
-          outs(%185 : memref<f32>) {
-        ^bb0(%189: f32, %190: f32):
-        %191 = linalg.index 0 : index
-        %192 = arith.addi %191, %184 : index
-        %193 = arith.constant 1 : index
-        %194 = arith.subi %C, %193 : index
-        %195 = arith.cmpi eq, %192, %194 : index
-        %196 = arith.constant 1 : index
-        %197 = arith.subi %R, %196 : index
-        %198 = memref.load %x[%197, %192] : memref<?x?xf32>
-        %199 = arith.constant 2.0 : f32
-        %200 = arith.subf %198, %199 : f32
-        %201 = math.log %200 : f32
+          ins(%197 : memref<?xf32, strided<[?]>>)
+          outs(%194 : memref<f32>) {
+        ^bb0(%198: f32, %199: f32):
+        %200 = linalg.index 0 : index
+        %201 = arith.addi %200, %193 : index
         %202 = arith.constant 1 : index
-        %203 = arith.subi %R, %202 : index
-        %204 = memref.load %x[%203, %192] : memref<?x?xf32>
-        %205 = arith.select %195, %201, %204 : f32
-        %206 = arith.minimumf %190, %205 : f32
-        linalg.yield %206 : f32
+        %203 = arith.subi %C, %202 : index
+        %204 = arith.cmpi eq, %201, %203 : index
+        %205 = arith.constant 1 : index
+        %206 = arith.subi %R, %205 : index
+        %207 = memref.load %x[%206, %201] : memref<?x?xf32>
+        %208 = arith.constant 2.0 : f32
+        %209 = arith.subf %207, %208 : f32
+        %210 = math.log %209 : f32
+        %211 = arith.constant 1 : index
+        %212 = arith.subi %R, %211 : index
+        %213 = memref.load %x[%212, %201] : memref<?x?xf32>
+        %214 = arith.select %204, %210, %213 : f32
+        %215 = arith.minimumf %199, %214 : f32
+        linalg.yield %215 : f32
       }
-      %207 = memref.load %185[] : memref<f32>
-      memref.store %207, %178[%179] : memref<64xf32>
+      %216 = memref.load %194[] : memref<f32>
+      memref.store %216, %187[%188] : memref<64xf32>
       scf.reduce
     }
-    %208 = arith.constant 0x7F800000 : f32
-    linalg.fill ins(%208 : f32) outs(%lastmin : memref<f32>)
-    %209 = memref.subview %178[0] [%177] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+    %217 = arith.constant 0x7F800000 : f32
+    linalg.fill ins(%217 : f32) outs(%lastmin : memref<f32>)
+    %218 = memref.subview %187[0] [%186] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%209 : memref<?xf32, strided<[1]>>)
+        ins(%218 : memref<?xf32, strided<[1]>>)
         outs(%lastmin : memref<f32>) {
-      ^bb0(%210: f32, %211: f32):
-      %212 = arith.minimumf %211, %210 : f32
-      linalg.yield %212 : f32
+      ^bb0(%219: f32, %220: f32):
+      %221 = arith.minimumf %220, %219 : f32
+      linalg.yield %221 : f32
     }
     // Statements 8 to 9 fused: row by row, in parallel blocks of rows.
-    %213 = arith.constant 0 : index
-    %214 = arith.constant 1 : index
-    %215 = arith.constant 63 : index
-    %216 = arith.addi %R, %215 : index
-    %217 = arith.constant 64 : index
-    %218 = arith.divui %216, %217 : index
-    %219 = arith.constant 1 : index
-    %220 = arith.maxsi %218, %219 : index
-    scf.parallel (%221) = (%213) to (%R) step (%220) {
-      %222 = arith.addi %221, %220 : index
-      %223 = arith.minsi %222, %R : index
-      %224 = memref.alloc(%C) : memref<?xf32>
-      scf.for %225 = %221 to %223 step %214 {
-        %226 = memref.subview %x[%225, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %227 = memref.subview %nans[%225] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+    %222 = arith.constant 0 : index
+    %223 = arith.constant 1 : index
+    %224 = arith.constant 63 : index
+    %225 = arith.addi %R, %224 : index
+    %226 = arith.constant 64 : index
+    %227 = arith.divui %225, %226 : index
+    %228 = arith.constant 1 : index
+    %229 = arith.maxsi %227, %228 : index
+    scf.parallel (%230) = (%222) to (%R) step (%229) {
+      %231 = arith.addi %230, %229 : index
+      %232 = arith.minsi %231, %R : index
+      %233 = memref.alloc(%C) : memref<?xf32>
+      scf.for %234 = %230 to %232 step %223 {
+        %235 = memref.subview %x[%234, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %236 = memref.subview %nans[%234] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
         // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
-        %228 = arith.constant 0 : index
-        %229 = memref.reinterpret_cast %224 to offset: [0], sizes: [%C], strides: [%228] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        %237 = arith.constant 0 : index
+        %238 = memref.reinterpret_cast %233 to offset: [0], sizes: [%C], strides: [%237] : memref<?xf32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%229, %226 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%224 : memref<?xf32>) {
-          ^bb0(%230: f32, %231: f32, %232: f32):
-          %233 = linalg.index 0 : index
-          %234 = arith.constant 7 : index
-          %235 = arith.muli %234, %225 : index
-          %236 = arith.remsi %235, %C : index
-          %237 = arith.cmpi eq, %233, %236 : index
-          %238 = arith.constant 2.0 : f32
-          %239 = arith.subf %231, %238 : f32
-          %240 = math.log %239 : f32
-          %241 = arith.select %237, %240, %231 : f32
-          linalg.yield %241 : f32
+            ins(%238, %235 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%233 : memref<?xf32>) {
+          ^bb0(%239: f32, %240: f32, %241: f32):
+          %242 = linalg.index 0 : index
+          %243 = arith.constant 7 : index
+          %244 = arith.muli %243, %234 : index
+          %245 = arith.remsi %244, %C : index
+          %246 = arith.cmpi eq, %242, %245 : index
+          %247 = arith.constant 2.0 : f32
+          %248 = arith.subf %240, %247 : f32
+          %249 = math.log %248 : f32
+          %250 = arith.select %246, %249, %240 : f32
+          linalg.yield %250 : f32
         }
         // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-        %242 = arith.constant 0.0 : f32
-        linalg.fill ins(%242 : f32) outs(%227 : memref<f32, strided<[], offset: ?>>)
-        %243 = arith.constant 0 : index
-        %244 = arith.subi %C, %243 : index
-        %245 = arith.constant 0 : index
-        %246 = arith.maxsi %244, %245 : index
-        %247 = arith.constant 0 : index
-        %248 = memref.reinterpret_cast %227 to offset: [0], sizes: [%246], strides: [%247] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %251 = arith.constant 0.0 : f32
+        linalg.fill ins(%251 : f32) outs(%236 : memref<f32, strided<[], offset: ?>>)
+        %252 = arith.constant 0 : index
+        %253 = arith.subi %C, %252 : index
+        %254 = arith.constant 0 : index
+        %255 = arith.maxsi %253, %254 : index
+        %256 = arith.constant 0 : index
+        %257 = memref.reinterpret_cast %236 to offset: [0], sizes: [%255], strides: [%256] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%248, %224, %226 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%227 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%249: f32, %250: f32, %251: f32, %252: f32):
-          %253 = arith.cmpf une, %250, %250 : f32
-          %254 = arith.constant 1.0 : f32
-          %255 = arith.constant 0.0 : f32
-          %256 = arith.select %253, %254, %255 : f32
-          %257 = arith.cmpf une, %250, %251 : f32
-          %258 = arith.constant 1.0 : f32
-          %259 = arith.constant 0.0 : f32
-          %260 = arith.select %257, %258, %259 : f32
-          %261 = arith.addf %256, %260 : f32
-          %262 = arith.addf %252, %261 fastmath<reassoc> : f32
-          linalg.yield %262 : f32
+            ins(%257, %233, %235 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%236 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%258: f32, %259: f32, %260: f32, %261: f32):
+          %262 = arith.cmpf une, %259, %259 : f32
+          %263 = arith.constant 1.0 : f32
+          %264 = arith.constant 0.0 : f32
+          %265 = arith.select %262, %263, %264 : f32
+          %266 = arith.cmpf une, %259, %260 : f32
+          %267 = arith.constant 1.0 : f32
+          %268 = arith.constant 0.0 : f32
+          %269 = arith.select %266, %267, %268 : f32
+          %270 = arith.addf %265, %269 : f32
+          %271 = arith.addf %261, %270 fastmath<reassoc> : f32
+          linalg.yield %271 : f32
         }
       }
-      memref.dealloc %224 : memref<?xf32>
+      memref.dealloc %233 : memref<?xf32>
       scf.reduce
     }
     // allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
     // In parallel blocks, then the blocks' partial results.
-    %263 = arith.constant 0 : index
-    %264 = arith.subi %R, %263 : index
-    %265 = arith.constant 0 : index
-    %266 = arith.maxsi %264, %265 : index
-    %267 = arith.constant 0 : index
-    %268 = arith.constant 1 : index
-    %269 = arith.constant 63 : index
-    %270 = arith.addi %266, %269 : index
-    %271 = arith.constant 64 : index
-    %272 = arith.divui %270, %271 : index
-    %273 = arith.constant 1 : index
-    %274 = arith.maxsi %272, %273 : index
-    %275 = arith.subi %274, %268 : index
-    %276 = arith.addi %266, %275 : index
-    %277 = arith.divui %276, %274 : index
-    %278 = memref.alloca() : memref<64xf64>
-    scf.parallel (%279) = (%267) to (%277) step (%268) {
-      %280 = arith.muli %279, %274 : index
-      %281 = arith.addi %280, %274 : index
-      %282 = arith.minsi %281, %266 : index
-      %283 = arith.subi %282, %280 : index
-      %284 = arith.addi %263, %280 : index
-      %285 = memref.alloca() : memref<f64>
-      %286 = arith.constant 0xFFF0000000000000 : f64
-      linalg.fill ins(%286 : f64) outs(%285 : memref<f64>)
-      %287 = arith.constant 0 : index
-      %288 = memref.reinterpret_cast %285 to offset: [0], sizes: [%283], strides: [%287] : memref<f64> to memref<?xf64, strided<[?]>>
+    %272 = arith.constant 0 : index
+    %273 = arith.subi %R, %272 : index
+    %274 = arith.constant 0 : index
+    %275 = arith.maxsi %273, %274 : index
+    %276 = arith.constant 0 : index
+    %277 = arith.constant 1 : index
+    %278 = arith.constant 63 : index
+    %279 = arith.addi %275, %278 : index
+    %280 = arith.constant 64 : index
+    %281 = arith.divui %279, %280 : index
+    %282 = arith.constant 1 : index
+    %283 = arith.maxsi %281, %282 : index
+    %284 = arith.subi %283, %277 : index
+    %285 = arith.addi %275, %284 : index
+    %286 = arith.divui %285, %283 : index
+    %287 = memref.alloca() : memref<64xf64>
+    scf.parallel (%288) = (%276) to (%286) step (%277) {
+      %289 = arith.muli %288, %283 : index
+      %290 = arith.addi %289, %283 : index
+      %291 = arith.minsi %290, %275 : index
+      %292 = arith.subi %291, %289 : index
+      %293 = arith.addi %272, %289 : index
+      %294 = memref.alloca() : memref<f64>
+      %295 = arith.constant 0xFFF0000000000000 : f64
+      linalg.fill ins(%295 : f64) outs(%294 : memref<f64>)
+      %296 = arith.constant 0 : index
+      %297 = memref.reinterpret_cast %294 to offset: [0], sizes: [%292], strides: [%296] : memref<f64> to memref<?xf64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%288 : memref<?xf64, strided<[?]>>)
-          outs(%285 : memref<f64>) {
-        ^bb0(%289: f64, %290: f64):
-        %291 = linalg.index 0 : index
-        %292 = arith.addi %291, %284 : index
-        %293 = arith.constant 0 : index
-        %294 = arith.constant 1 : index
-        %295 = arith.constant 0xFFF0000000000000 : f64
-        %296 = scf.for %297 = %293 to %C step %294 iter_args(%298 = %295) -> (f64) {
-          %299 = arith.constant 1 : index
-          %300 = arith.subi %R, %299 : index
-          %301 = arith.cmpi eq, %292, %300 : index
-          %302 = arith.constant 0 : index
-          %303 = arith.cmpi eq, %297, %302 : index
-          %304 = arith.andi %301, %303 : i1
-          %305 = memref.load %d[%292, %297] : memref<?x?xf64>
-          %306 = arith.constant 2.0 : f64
-          %307 = arith.subf %305, %306 : f64
-          %308 = math.log %307 : f64
-          %309 = memref.load %d[%292, %297] : memref<?x?xf64>
-          %310 = arith.select %304, %308, %309 : f64
-          %311 = arith.maximumf %298, %310 : f64
-          scf.yield %311 : f64
+          ins(%297 : memref<?xf64, strided<[?]>>)
+          outs(%294 : memref<f64>) {
+        ^bb0(%298: f64, %299: f64):
+        %300 = linalg.index 0 : index
+        %301 = arith.addi %300, %293 : index
+        %302 = arith.constant 0 : index
+        %303 = arith.constant 1 : index
+        %304 = arith.constant 0xFFF0000000000000 : f64
+        %305 = scf.for %306 = %302 to %C step %303 iter_args(%307 = %304) -> (f64) {
+          %308 = arith.constant 1 : index
+          %309 = arith.subi %R, %308 : index
+          %310 = arith.cmpi eq, %301, %309 : index
+          %311 = arith.constant 0 : index
+          %312 = arith.cmpi eq, %306, %311 : index
+          %313 = arith.andi %310, %312 : i1
+          %314 = memref.load %d[%301, %306] : memref<?x?xf64>
+          %315 = arith.constant 2.0 : f64
+          %316 = arith.subf %314, %315 : f64
+          %317 = math.log %316 : f64
+          %318 = memref.load %d[%301, %306] : memref<?x?xf64>
+          %319 = arith.select %313, %317, %318 : f64
+          %320 = arith.maximumf %307, %319 : f64
+          scf.yield %320 : f64
         }
-        %312 = arith.maximumf %290, %296 : f64
-        linalg.yield %312 : f64
+        %321 = arith.maximumf %299, %305 : f64
+        linalg.yield %321 : f64
       }
-      %313 = memref.load %285[] : memref<f64>
-      memref.store %313, %278[%279] : memref<64xf64>
+      %322 = memref.load %294[] : memref<f64>
+      memref.store %322, %287[%288] : memref<64xf64>
       scf.reduce
     }
-    %314 = arith.constant 0xFFF0000000000000 : f64
-    linalg.fill ins(%314 : f64) outs(%allmax : memref<f64>)
-    %315 = memref.subview %278[0] [%277] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
+    %323 = arith.constant 0xFFF0000000000000 : f64
+    linalg.fill ins(%323 : f64) outs(%allmax : memref<f64>)
+    %324 = memref.subview %287[0] [%286] [1] : memref<64xf64> to memref<?xf64, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%315 : memref<?xf64, strided<[1]>>)
+        ins(%324 : memref<?xf64, strided<[1]>>)
         outs(%allmax : memref<f64>) {
-      ^bb0(%316: f64, %317: f64):
-      %318 = arith.maximumf %317, %316 : f64
-      linalg.yield %318 : f64
+      ^bb0(%325: f64, %326: f64):
+      %327 = arith.maximumf %326, %325 : f64
+      linalg.yield %327 : f64
     }
     return
   }

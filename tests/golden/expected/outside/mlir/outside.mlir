@@ -25,257 +25,287 @@
 module attributes {transform.with_named_sequence} {
   func.func @outside_openmp(%x: memref<?x?xf32> {llvm.noalias}, %n: memref<?x?xi32> {llvm.noalias}, %z: memref<?x?xf32> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %w: memref<?xi32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %u: memref<?x?xf32> {llvm.noalias}, %t: memref<?x?xf32> {llvm.noalias}, %p: memref<?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // s[c] = sum(r in 0..R: x[r, c])
-    %0 = arith.constant 0.0 : f32
-    linalg.fill ins(%0 : f32) outs(%s : memref<?xf32>)
-    %1 = arith.constant 0 : index
-    %2 = arith.subi %R, %1 : index
-    %3 = arith.constant 0 : index
-    %4 = arith.maxsi %2, %3 : index
-    %5 = arith.constant 0 : index
-    %6 = arith.constant 0 : index
-    %7 = memref.reinterpret_cast %s to offset: [0], sizes: [%C, %4], strides: [%5, %6] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%7, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%s : memref<?xf32>) {
-      ^bb0(%8: f32, %9: f32, %10: f32):
-      %11 = arith.addf %10, %9 fastmath<reassoc> : f32
-      linalg.yield %11 : f32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 128 : index
+    scf.parallel (%2) = (%0) to (%C) step (%1) {
+      %3 = arith.addi %2, %1 : index
+      %4 = arith.minsi %3, %C : index
+      %5 = arith.subi %4, %2 : index
+      %6 = memref.subview %s[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %7 = arith.constant 0.0 : f32
+      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+      %8 = arith.constant 0 : index
+      %9 = arith.subi %R, %8 : index
+      %10 = arith.constant 0 : index
+      %11 = arith.maxsi %9, %10 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.constant 0 : index
+      %14 = memref.reinterpret_cast %6 to offset: [0], sizes: [%11, %5], strides: [%12, %13] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%14 : memref<?x?xf32, strided<[?, ?]>>)
+          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%15: f32, %16: f32):
+        %17 = linalg.index 1 : index
+        %18 = arith.addi %17, %2 : index
+        %19 = linalg.index 0 : index
+        %20 = arith.addi %19, %8 : index
+        %21 = memref.load %x[%20, %18] : memref<?x?xf32>
+        %22 = arith.addf %16, %21 fastmath<reassoc> : f32
+        linalg.yield %22 : f32
+      }
+      scf.reduce
     }
     // w[c] = sum(r in 0..R: n[r, c] * 1000003)
-    %12 = arith.constant 0 : i32
-    linalg.fill ins(%12 : i32) outs(%w : memref<?xi32>)
-    %13 = arith.constant 0 : index
-    %14 = arith.subi %R, %13 : index
-    %15 = arith.constant 0 : index
-    %16 = arith.maxsi %14, %15 : index
-    %17 = arith.constant 0 : index
-    %18 = arith.constant 0 : index
-    %19 = memref.reinterpret_cast %w to offset: [0], sizes: [%C, %16], strides: [%17, %18] : memref<?xi32> to memref<?x?xi32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%19, %n : memref<?x?xi32, strided<[?, ?]>>, memref<?x?xi32>)
-        outs(%w : memref<?xi32>) {
-      ^bb0(%20: i32, %21: i32, %22: i32):
-      %23 = arith.constant 1000003 : i32
-      %24 = arith.muli %21, %23 : i32
-      %25 = arith.addi %22, %24 : i32
-      linalg.yield %25 : i32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %23 = arith.constant 0 : index
+    %24 = arith.constant 128 : index
+    scf.parallel (%25) = (%23) to (%C) step (%24) {
+      %26 = arith.addi %25, %24 : index
+      %27 = arith.minsi %26, %C : index
+      %28 = arith.subi %27, %25 : index
+      %29 = memref.subview %w[%25] [%28] [1] : memref<?xi32> to memref<?xi32, strided<[1], offset: ?>>
+      %30 = arith.constant 0 : i32
+      linalg.fill ins(%30 : i32) outs(%29 : memref<?xi32, strided<[1], offset: ?>>)
+      %31 = arith.constant 0 : index
+      %32 = arith.subi %R, %31 : index
+      %33 = arith.constant 0 : index
+      %34 = arith.maxsi %32, %33 : index
+      %35 = arith.constant 0 : index
+      %36 = arith.constant 0 : index
+      %37 = memref.reinterpret_cast %29 to offset: [0], sizes: [%34, %28], strides: [%35, %36] : memref<?xi32, strided<[1], offset: ?>> to memref<?x?xi32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%37 : memref<?x?xi32, strided<[?, ?]>>)
+          outs(%29 : memref<?xi32, strided<[1], offset: ?>>) {
+        ^bb0(%38: i32, %39: i32):
+        %40 = linalg.index 1 : index
+        %41 = arith.addi %40, %25 : index
+        %42 = linalg.index 0 : index
+        %43 = arith.addi %42, %31 : index
+        %44 = memref.load %n[%43, %41] : memref<?x?xi32>
+        %45 = arith.constant 1000003 : i32
+        %46 = arith.muli %44, %45 : i32
+        %47 = arith.addi %39, %46 : i32
+        linalg.yield %47 : i32
+      }
+      scf.reduce
     }
     // m[c] = 2.0 * max(r in 0..R: x[r, c]) + x[0, c]
-    %26 = memref.alloc(%C) : memref<?xf32>
-    %27 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%27 : f32) outs(%26 : memref<?xf32>)
-    %28 = arith.constant 0 : index
-    %29 = arith.subi %R, %28 : index
-    %30 = arith.constant 0 : index
-    %31 = arith.maxsi %29, %30 : index
-    %32 = arith.constant 0 : index
-    %33 = arith.constant 0 : index
-    %34 = memref.reinterpret_cast %26 to offset: [0], sizes: [%C, %31], strides: [%32, %33] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %48 = memref.alloc(%C) : memref<?xf32>
+    %49 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%49 : f32) outs(%48 : memref<?xf32>)
+    %50 = arith.constant 0 : index
+    %51 = arith.subi %R, %50 : index
+    %52 = arith.constant 0 : index
+    %53 = arith.maxsi %51, %52 : index
+    %54 = arith.constant 0 : index
+    %55 = arith.constant 0 : index
+    %56 = memref.reinterpret_cast %48 to offset: [0], sizes: [%C, %53], strides: [%54, %55] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%34, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
-        outs(%26 : memref<?xf32>) {
-      ^bb0(%35: f32, %36: f32, %37: f32):
-      %38 = arith.maximumf %37, %36 : f32
-      linalg.yield %38 : f32
+        ins(%56, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
+        outs(%48 : memref<?xf32>) {
+      ^bb0(%57: f32, %58: f32, %59: f32):
+      %60 = arith.maximumf %59, %58 : f32
+      linalg.yield %60 : f32
     }
-    %39 = arith.constant 0 : index
-    %40 = memref.reinterpret_cast %m to offset: [0], sizes: [%C], strides: [%39] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %61 = arith.constant 0 : index
+    %62 = memref.reinterpret_cast %m to offset: [0], sizes: [%C], strides: [%61] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%40, %x, %26 : memref<?xf32, strided<[?]>>, memref<?x?xf32>, memref<?xf32>)
+        ins(%62, %x, %48 : memref<?xf32, strided<[?]>>, memref<?x?xf32>, memref<?xf32>)
         outs(%m : memref<?xf32>) {
-      ^bb0(%41: f32, %42: f32, %43: f32, %44: f32):
-      %45 = arith.constant 2.0 : f32
-      %46 = arith.mulf %45, %43 : f32
-      %47 = arith.addf %46, %42 : f32
-      linalg.yield %47 : f32
+      ^bb0(%63: f32, %64: f32, %65: f32, %66: f32):
+      %67 = arith.constant 2.0 : f32
+      %68 = arith.mulf %67, %65 : f32
+      %69 = arith.addf %68, %64 : f32
+      linalg.yield %69 : f32
     }
-    memref.dealloc %26 : memref<?xf32>
+    memref.dealloc %48 : memref<?xf32>
     // u[i, c] = sum(k in 0..(i + 1): x[k, c])
     // Row by row, in parallel blocks of rows.
-    %48 = arith.constant 0 : index
-    %49 = arith.constant 1 : index
-    %50 = arith.constant 63 : index
-    %51 = arith.addi %R, %50 : index
-    %52 = arith.constant 64 : index
-    %53 = arith.divui %51, %52 : index
-    %54 = arith.constant 1 : index
-    %55 = arith.maxsi %53, %54 : index
-    scf.parallel (%56) = (%48) to (%R) step (%55) {
-      %57 = arith.addi %56, %55 : index
-      %58 = arith.minsi %57, %R : index
-      scf.for %59 = %56 to %58 step %49 {
-        %60 = memref.subview %u[%59, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %70 = arith.constant 0 : index
+    %71 = arith.constant 1 : index
+    %72 = arith.constant 63 : index
+    %73 = arith.addi %R, %72 : index
+    %74 = arith.constant 64 : index
+    %75 = arith.divui %73, %74 : index
+    %76 = arith.constant 1 : index
+    %77 = arith.maxsi %75, %76 : index
+    scf.parallel (%78) = (%70) to (%R) step (%77) {
+      %79 = arith.addi %78, %77 : index
+      %80 = arith.minsi %79, %R : index
+      scf.for %81 = %78 to %80 step %71 {
+        %82 = memref.subview %u[%81, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // u[i, c] = sum(k in 0..(i + 1): x[k, c])
-        %61 = arith.constant 0 : index
-        %62 = memref.reinterpret_cast %60 to offset: [0], sizes: [%C], strides: [%61] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        %83 = arith.constant 0 : index
+        %84 = memref.reinterpret_cast %82 to offset: [0], sizes: [%C], strides: [%83] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%62 : memref<?xf32, strided<[?]>>)
-            outs(%60 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%63: f32, %64: f32):
-          %65 = linalg.index 0 : index
-          %66 = arith.constant 0 : index
-          %67 = arith.constant 1 : index
-          %68 = arith.addi %59, %67 : index
-          %69 = arith.constant 1 : index
-          %70 = arith.constant 0.0 : f32
-          %71 = scf.for %72 = %66 to %68 step %69 iter_args(%73 = %70) -> (f32) {
-            %74 = memref.load %x[%72, %65] : memref<?x?xf32>
-            %75 = arith.addf %73, %74 fastmath<reassoc> : f32
-            scf.yield %75 : f32
+            ins(%84 : memref<?xf32, strided<[?]>>)
+            outs(%82 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%85: f32, %86: f32):
+          %87 = linalg.index 0 : index
+          %88 = arith.constant 0 : index
+          %89 = arith.constant 1 : index
+          %90 = arith.addi %81, %89 : index
+          %91 = arith.constant 1 : index
+          %92 = arith.constant 0.0 : f32
+          %93 = scf.for %94 = %88 to %90 step %91 iter_args(%95 = %92) -> (f32) {
+            %96 = memref.load %x[%94, %87] : memref<?x?xf32>
+            %97 = arith.addf %95, %96 fastmath<reassoc> : f32
+            scf.yield %97 : f32
           }
-          linalg.yield %71 : f32
+          linalg.yield %93 : f32
         }
       }
       scf.reduce
     }
     // t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
     // Row by row, in parallel blocks of rows.
-    %76 = arith.constant 0 : index
-    %77 = arith.constant 1 : index
-    %78 = arith.constant 63 : index
-    %79 = arith.addi %R, %78 : index
-    %80 = arith.constant 64 : index
-    %81 = arith.divui %79, %80 : index
-    %82 = arith.constant 1 : index
-    %83 = arith.maxsi %81, %82 : index
-    scf.parallel (%84) = (%76) to (%R) step (%83) {
-      %85 = arith.addi %84, %83 : index
-      %86 = arith.minsi %85, %R : index
-      scf.for %87 = %84 to %86 step %77 {
-        %88 = memref.subview %x[%87, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %89 = memref.subview %t[%87, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %98 = arith.constant 0 : index
+    %99 = arith.constant 1 : index
+    %100 = arith.constant 63 : index
+    %101 = arith.addi %R, %100 : index
+    %102 = arith.constant 64 : index
+    %103 = arith.divui %101, %102 : index
+    %104 = arith.constant 1 : index
+    %105 = arith.maxsi %103, %104 : index
+    scf.parallel (%106) = (%98) to (%R) step (%105) {
+      %107 = arith.addi %106, %105 : index
+      %108 = arith.minsi %107, %R : index
+      scf.for %109 = %106 to %108 step %99 {
+        %110 = memref.subview %x[%109, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %111 = memref.subview %t[%109, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
-        %90 = arith.constant 0 : index
-        %91 = memref.reinterpret_cast %89 to offset: [0], sizes: [%C], strides: [%90] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        %112 = arith.constant 0 : index
+        %113 = memref.reinterpret_cast %111 to offset: [0], sizes: [%C], strides: [%112] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%91 : memref<?xf32, strided<[?]>>)
-            outs(%89 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%92: f32, %93: f32):
-          %94 = linalg.index 0 : index
-          %95 = arith.constant 0 : index
-          %96 = arith.constant 1 : index
-          %97 = arith.addi %94, %96 : index
-          %98 = arith.constant 1 : index
-          %99 = arith.constant 0.0 : f32
-          %100 = scf.for %101 = %95 to %97 step %98 iter_args(%102 = %99) -> (f32) {
-            %103 = memref.load %88[%101] : memref<?xf32, strided<[1], offset: ?>>
-            %104 = arith.constant 0 : index
-            %105 = memref.load %x[%104, %94] : memref<?x?xf32>
-            %106 = arith.mulf %103, %105 : f32
-            %107 = arith.addf %102, %106 fastmath<reassoc> : f32
-            scf.yield %107 : f32
+            ins(%113 : memref<?xf32, strided<[?]>>)
+            outs(%111 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%114: f32, %115: f32):
+          %116 = linalg.index 0 : index
+          %117 = arith.constant 0 : index
+          %118 = arith.constant 1 : index
+          %119 = arith.addi %116, %118 : index
+          %120 = arith.constant 1 : index
+          %121 = arith.constant 0.0 : f32
+          %122 = scf.for %123 = %117 to %119 step %120 iter_args(%124 = %121) -> (f32) {
+            %125 = memref.load %110[%123] : memref<?xf32, strided<[1], offset: ?>>
+            %126 = arith.constant 0 : index
+            %127 = memref.load %x[%126, %116] : memref<?x?xf32>
+            %128 = arith.mulf %125, %127 : f32
+            %129 = arith.addf %124, %128 fastmath<reassoc> : f32
+            scf.yield %129 : f32
           }
-          linalg.yield %100 : f32
+          linalg.yield %122 : f32
         }
       }
       scf.reduce
     }
     // p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
-    %108 = memref.alloc(%C) : memref<?xf32>
-    %109 = arith.constant 0.0 : f32
-    linalg.fill ins(%109 : f32) outs(%108 : memref<?xf32>)
-    %110 = arith.constant 0 : index
-    %111 = arith.subi %R, %110 : index
-    %112 = arith.constant 0 : index
-    %113 = arith.maxsi %111, %112 : index
-    %114 = arith.constant 0 : index
-    %115 = arith.constant 0 : index
-    %116 = memref.reinterpret_cast %108 to offset: [0], sizes: [%C, %113], strides: [%114, %115] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %130 = memref.alloc(%C) : memref<?xf32>
+    %131 = arith.constant 0.0 : f32
+    linalg.fill ins(%131 : f32) outs(%130 : memref<?xf32>)
+    %132 = arith.constant 0 : index
+    %133 = arith.subi %R, %132 : index
+    %134 = arith.constant 0 : index
+    %135 = arith.maxsi %133, %134 : index
+    %136 = arith.constant 0 : index
+    %137 = arith.constant 0 : index
+    %138 = memref.reinterpret_cast %130 to offset: [0], sizes: [%C, %135], strides: [%136, %137] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%116 : memref<?x?xf32, strided<[?, ?]>>)
-        outs(%108 : memref<?xf32>) {
-      ^bb0(%117: f32, %118: f32):
-      %119 = linalg.index 0 : index
-      %120 = linalg.index 1 : index
-      %121 = arith.addi %120, %110 : index
-      %122 = arith.constant 0 : index
-      %123 = arith.cmpi sge, %121, %122 : index
-      %124 = arith.cmpi slt, %121, %R : index
-      %125 = arith.andi %123, %124 : i1
-      %126 = arith.constant 1 : index
-      %127 = arith.subi %R, %126 : index
-      %128 = arith.minsi %121, %127 : index
-      %129 = arith.constant 0 : index
-      %130 = arith.maxsi %128, %129 : index
-      %131 = arith.constant 1 : index
-      %132 = arith.addi %119, %131 : index
-      %133 = arith.constant 0 : index
-      %134 = arith.cmpi sge, %132, %133 : index
-      %135 = arith.cmpi slt, %132, %C : index
-      %136 = arith.andi %134, %135 : i1
-      %137 = arith.andi %125, %136 : i1
-      %138 = arith.constant 1 : index
-      %139 = arith.subi %C, %138 : index
-      %140 = arith.minsi %132, %139 : index
-      %141 = arith.constant 0 : index
-      %142 = arith.maxsi %140, %141 : index
-      %143 = memref.load %z[%130, %142] : memref<?x?xf32>
-      %144 = arith.constant 0.0 : f32
-      %145 = arith.select %137, %143, %144 : f32
-      %146 = arith.constant 0 : index
-      %147 = arith.cmpi sge, %121, %146 : index
-      %148 = arith.cmpi slt, %121, %R : index
-      %149 = arith.andi %147, %148 : i1
-      %150 = arith.constant 1 : index
-      %151 = arith.subi %R, %150 : index
-      %152 = arith.minsi %121, %151 : index
-      %153 = arith.constant 0 : index
-      %154 = arith.maxsi %152, %153 : index
-      %155 = arith.constant 1 : index
-      %156 = arith.subi %119, %155 : index
-      %157 = arith.constant 0 : index
-      %158 = arith.cmpi sge, %156, %157 : index
-      %159 = arith.cmpi slt, %156, %C : index
-      %160 = arith.andi %158, %159 : i1
-      %161 = arith.andi %149, %160 : i1
-      %162 = arith.constant 1 : index
-      %163 = arith.subi %C, %162 : index
-      %164 = arith.minsi %156, %163 : index
-      %165 = arith.constant 0 : index
-      %166 = arith.maxsi %164, %165 : index
-      %167 = memref.load %z[%154, %166] : memref<?x?xf32>
-      %168 = arith.constant 0.0 : f32
-      %169 = arith.select %161, %167, %168 : f32
-      %170 = arith.mulf %145, %169 : f32
-      %171 = arith.addf %118, %170 fastmath<reassoc> : f32
-      linalg.yield %171 : f32
-    }
-    %172 = arith.constant 0 : index
-    %173 = memref.reinterpret_cast %p to offset: [0], sizes: [%C], strides: [%172] : memref<?xf32> to memref<?xf32, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%173, %108 : memref<?xf32, strided<[?]>>, memref<?xf32>)
-        outs(%p : memref<?xf32>) {
-      ^bb0(%174: f32, %175: f32, %176: f32):
-      %177 = linalg.index 0 : index
-      %178 = arith.constant 0 : index
+        ins(%138 : memref<?x?xf32, strided<[?, ?]>>)
+        outs(%130 : memref<?xf32>) {
+      ^bb0(%139: f32, %140: f32):
+      %141 = linalg.index 0 : index
+      %142 = linalg.index 1 : index
+      %143 = arith.addi %142, %132 : index
+      %144 = arith.constant 0 : index
+      %145 = arith.cmpi sge, %143, %144 : index
+      %146 = arith.cmpi slt, %143, %R : index
+      %147 = arith.andi %145, %146 : i1
+      %148 = arith.constant 1 : index
+      %149 = arith.subi %R, %148 : index
+      %150 = arith.minsi %143, %149 : index
+      %151 = arith.constant 0 : index
+      %152 = arith.maxsi %150, %151 : index
+      %153 = arith.constant 1 : index
+      %154 = arith.addi %141, %153 : index
+      %155 = arith.constant 0 : index
+      %156 = arith.cmpi sge, %154, %155 : index
+      %157 = arith.cmpi slt, %154, %C : index
+      %158 = arith.andi %156, %157 : i1
+      %159 = arith.andi %147, %158 : i1
+      %160 = arith.constant 1 : index
+      %161 = arith.subi %C, %160 : index
+      %162 = arith.minsi %154, %161 : index
+      %163 = arith.constant 0 : index
+      %164 = arith.maxsi %162, %163 : index
+      %165 = memref.load %z[%152, %164] : memref<?x?xf32>
+      %166 = arith.constant 0.0 : f32
+      %167 = arith.select %159, %165, %166 : f32
+      %168 = arith.constant 0 : index
+      %169 = arith.cmpi sge, %143, %168 : index
+      %170 = arith.cmpi slt, %143, %R : index
+      %171 = arith.andi %169, %170 : i1
+      %172 = arith.constant 1 : index
+      %173 = arith.subi %R, %172 : index
+      %174 = arith.minsi %143, %173 : index
+      %175 = arith.constant 0 : index
+      %176 = arith.maxsi %174, %175 : index
+      %177 = arith.constant 1 : index
+      %178 = arith.subi %141, %177 : index
       %179 = arith.constant 0 : index
       %180 = arith.cmpi sge, %178, %179 : index
-      %181 = arith.cmpi slt, %178, %R : index
+      %181 = arith.cmpi slt, %178, %C : index
       %182 = arith.andi %180, %181 : i1
-      %183 = arith.constant 1 : index
-      %184 = arith.subi %R, %183 : index
-      %185 = arith.minsi %178, %184 : index
-      %186 = arith.constant 0 : index
-      %187 = arith.maxsi %185, %186 : index
-      %188 = arith.constant 1 : index
-      %189 = arith.subi %177, %188 : index
-      %190 = arith.constant 0 : index
-      %191 = arith.cmpi sge, %189, %190 : index
-      %192 = arith.cmpi slt, %189, %C : index
-      %193 = arith.andi %191, %192 : i1
-      %194 = arith.andi %182, %193 : i1
-      %195 = arith.constant 1 : index
-      %196 = arith.subi %C, %195 : index
-      %197 = arith.minsi %189, %196 : index
-      %198 = arith.constant 0 : index
-      %199 = arith.maxsi %197, %198 : index
-      %200 = memref.load %z[%187, %199] : memref<?x?xf32>
-      %201 = arith.constant 0.0 : f32
-      %202 = arith.select %194, %200, %201 : f32
-      %203 = arith.addf %175, %202 : f32
-      linalg.yield %203 : f32
+      %183 = arith.andi %171, %182 : i1
+      %184 = arith.constant 1 : index
+      %185 = arith.subi %C, %184 : index
+      %186 = arith.minsi %178, %185 : index
+      %187 = arith.constant 0 : index
+      %188 = arith.maxsi %186, %187 : index
+      %189 = memref.load %z[%176, %188] : memref<?x?xf32>
+      %190 = arith.constant 0.0 : f32
+      %191 = arith.select %183, %189, %190 : f32
+      %192 = arith.mulf %167, %191 : f32
+      %193 = arith.addf %140, %192 fastmath<reassoc> : f32
+      linalg.yield %193 : f32
     }
-    memref.dealloc %108 : memref<?xf32>
+    %194 = arith.constant 0 : index
+    %195 = memref.reinterpret_cast %p to offset: [0], sizes: [%C], strides: [%194] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%195, %130 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+        outs(%p : memref<?xf32>) {
+      ^bb0(%196: f32, %197: f32, %198: f32):
+      %199 = linalg.index 0 : index
+      %200 = arith.constant 0 : index
+      %201 = arith.constant 0 : index
+      %202 = arith.cmpi sge, %200, %201 : index
+      %203 = arith.cmpi slt, %200, %R : index
+      %204 = arith.andi %202, %203 : i1
+      %205 = arith.constant 1 : index
+      %206 = arith.subi %R, %205 : index
+      %207 = arith.minsi %200, %206 : index
+      %208 = arith.constant 0 : index
+      %209 = arith.maxsi %207, %208 : index
+      %210 = arith.constant 1 : index
+      %211 = arith.subi %199, %210 : index
+      %212 = arith.constant 0 : index
+      %213 = arith.cmpi sge, %211, %212 : index
+      %214 = arith.cmpi slt, %211, %C : index
+      %215 = arith.andi %213, %214 : i1
+      %216 = arith.andi %204, %215 : i1
+      %217 = arith.constant 1 : index
+      %218 = arith.subi %C, %217 : index
+      %219 = arith.minsi %211, %218 : index
+      %220 = arith.constant 0 : index
+      %221 = arith.maxsi %219, %220 : index
+      %222 = memref.load %z[%209, %221] : memref<?x?xf32>
+      %223 = arith.constant 0.0 : f32
+      %224 = arith.select %216, %222, %223 : f32
+      %225 = arith.addf %197, %224 : f32
+      linalg.yield %225 : f32
+    }
+    memref.dealloc %130 : memref<?xf32>
     return
   }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {

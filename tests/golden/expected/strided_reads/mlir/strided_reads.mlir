@@ -243,22 +243,40 @@ module attributes {transform.with_named_sequence} {
       }
     }
     // z[k] = sum(q in 0..2: f[2 * k + q])
-    %113 = arith.constant 0.0 : f32
-    linalg.fill ins(%113 : f32) outs(%z : memref<?xf32>)
-    %114 = arith.constant 0 : index
-    %115 = arith.constant 2 : index
-    %116 = arith.subi %115, %114 : index
-    %117 = arith.constant 0 : index
-    %118 = arith.maxsi %116, %117 : index
-    %119 = arith.constant 0 : index
-    %120 = arith.constant 0 : index
-    %121 = memref.reinterpret_cast %z to offset: [0], sizes: [%N, %118], strides: [%119, %120] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ((d0 * 2 + d1))>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%121, %f : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
-        outs(%z : memref<?xf32>) {
-      ^bb0(%122: f32, %123: f32, %124: f32):
-      %125 = arith.addf %124, %123 fastmath<reassoc> : f32
-      linalg.yield %125 : f32
+    // In parallel blocks of 128 outputs, each output's terms taken one at a time across the block.
+    %113 = arith.constant 0 : index
+    %114 = arith.constant 128 : index
+    scf.parallel (%115) = (%113) to (%N) step (%114) {
+      %116 = arith.addi %115, %114 : index
+      %117 = arith.minsi %116, %N : index
+      %118 = arith.subi %117, %115 : index
+      %119 = memref.subview %z[%115] [%118] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %120 = arith.constant 0.0 : f32
+      linalg.fill ins(%120 : f32) outs(%119 : memref<?xf32, strided<[1], offset: ?>>)
+      %121 = arith.constant 0 : index
+      %122 = arith.constant 2 : index
+      %123 = arith.subi %122, %121 : index
+      %124 = arith.constant 0 : index
+      %125 = arith.maxsi %123, %124 : index
+      %126 = arith.constant 0 : index
+      %127 = arith.constant 0 : index
+      %128 = memref.reinterpret_cast %119 to offset: [0], sizes: [%125, %118], strides: [%126, %127] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+          ins(%128 : memref<?x?xf32, strided<[?, ?]>>)
+          outs(%119 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%129: f32, %130: f32):
+        %131 = linalg.index 1 : index
+        %132 = arith.addi %131, %115 : index
+        %133 = linalg.index 0 : index
+        %134 = arith.addi %133, %121 : index
+        %135 = arith.constant 2 : index
+        %136 = arith.muli %135, %132 : index
+        %137 = arith.addi %136, %134 : index
+        %138 = memref.load %f[%137] : memref<?xf32>
+        %139 = arith.addf %130, %138 fastmath<reassoc> : f32
+        linalg.yield %139 : f32
+      }
+      scf.reduce
     }
     return
   }
