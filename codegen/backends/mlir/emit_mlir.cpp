@@ -757,15 +757,100 @@ class Body {
     const std::string sty = "memref<?x" + std::string(mlir_type(t)) + ", strided<[1], offset: ?>>";
     w_.line(sub + " = memref.subview " + out_mem + "[" + b + "] [" + len + "] [1] : " + out_ty +
             " to " + sty);
+    // Where every read with a boundary rule is inside its tensor for the whole block (all its
+    // outputs, all its terms), the block reads without the rule: plain loads that LLVM
+    // vectorises, instead of clamped ones under a select.
+    const std::string inside = block_inside(st, *st.rhs, b, end);
     part_var_ = 0;
     part_base_ = b;
     part_len_ = len;
     in_blocks_ = true;
-    emit_reduce(*st.rhs, sub, sty, {0});
+    auto block_sum = [&] { emit_reduce(*st.rhs, sub, sty, {0}); };
+    if (inside.empty()) {
+      block_sum();
+    } else {
+      emit_if(
+          inside,
+          [&] {
+            w_.line("// Every read of the block inside its tensor: no boundary rule.");
+            assume_inside_ = true;
+            block_sum();
+            assume_inside_ = false;
+          },
+          block_sum);
+    }
     in_blocks_ = false;
     part_var_ = -1;
     w_.line("scf.reduce");
     w_.close("}");
+  }
+
+  // The i1 value, computed here, that every read of `e` with a boundary rule is inside its tensor
+  // for output index 0 of `st` from `first` to `end` - 1 (index values) and every value of the
+  // reduction variables it uses; "" when no read has a rule, or when the condition cannot be
+  // put so: a subscript that is not affine, or that uses a variable whose range's bounds use an
+  // index variable. An affine subscript takes its extremes at the corners of that box.
+  std::string block_inside(const Statement& st, const Expr& e, const std::string& first,
+                           const std::string& end) {
+    struct Checked {
+      int t;
+      size_t d;
+      const Expr* sub;
+      std::vector<int> vars;  // output index 0 and the reduction variables it uses
+    };
+    std::vector<Checked> checked;
+    bool ok = true;
+    std::function<void(const Expr&)> walk = [&](const Expr& x) {
+      if (x.kind == ExprKind::Read && spec_.tensors[x.ref].boundary != Boundary::None) {
+        for (size_t d = 0; d < x.args.size(); ++d) {
+          const std::optional<Affine> a = decompose(*x.args[d], var_free);
+          if (!a || a->overflow) {
+            ok = false;
+            continue;
+          }
+          Checked c{x.ref, d, x.args[d].get(), {}};
+          for (const auto& [v, coef] : a->vars) {
+            const IndexVar& iv = st.vars[v];
+            if (v == 0 || (v >= static_cast<int>(st.rank()) && iv.lo && iv.hi &&
+                           var_free(*iv.lo) && var_free(*iv.hi)))
+              c.vars.push_back(v);
+            else
+              ok = false;
+          }
+          checked.push_back(c);
+        }
+      }
+      for (const auto& a : x.args) walk(*a);
+    };
+    walk(e);
+    if (!ok || checked.empty()) return "";
+    const std::string last = op("arith.subi", {end, constant("1", DType::Index)}, DType::Index);
+    std::string cond;
+    const std::map<int, std::string> saved = loop_var_;
+    for (const Checked& c : checked) {
+      for (size_t corner = 0; corner < (size_t{1} << c.vars.size()); ++corner) {
+        for (size_t b = 0; b < c.vars.size(); ++b) {
+          const int v = c.vars[b];
+          const bool hi = (corner >> b) & 1;
+          if (v == 0) {
+            loop_var_[v] = hi ? last : first;
+          } else {
+            const IndexVar& iv = st.vars[v];
+            loop_var_[v] = hi ? op("arith.subi", {val(*iv.hi), constant("1", DType::Index)},
+                                   DType::Index)
+                              : val(*iv.lo);
+          }
+        }
+        std::string sv = val(*c.sub);
+        if (value_type(*c.sub) != DType::Index) sv = cast(sv, value_type(*c.sub), DType::Index);
+        const std::string lo_ok = cmp("arith.cmpi", "sge", sv, zero_index(), DType::Index);
+        const std::string hi_ok = cmp("arith.cmpi", "slt", sv, extents_[c.t][c.d], DType::Index);
+        const std::string both = op("arith.andi", {lo_ok, hi_ok}, DType::Bool);
+        cond = cond.empty() ? both : op("arith.andi", {cond, both}, DType::Bool);
+        loop_var_ = saved;
+      }
+    }
+    return cond;
   }
 
   void emit_plain(const Statement& st, const std::string& out_mem, const std::string& out_ty,
@@ -1306,6 +1391,7 @@ class Body {
     auto it = read_arg_.find(&e);
     if (it != read_arg_.end()) return it->second;
     const Tensor& t = spec_.tensors[e.ref];
+    const bool rule = t.boundary != Boundary::None && !assume_inside_;
     if (auto rv = row_view_.find(e.ref); rv != row_view_.end() && own_row_read(e)) {
       // The current row's view: the subscripts after the row index.
       std::string idx;
@@ -1325,7 +1411,7 @@ class Body {
       std::string s = val(*e.args[d]);
       if (value_type(*e.args[d]) != DType::Index) s = cast(s, value_type(*e.args[d]), DType::Index);
       const std::string& ext = extents_[e.ref][d];
-      if (t.boundary != Boundary::None) {
+      if (rule) {
         if (t.boundary == Boundary::Zero) {
           const std::string lo_ok = cmp("arith.cmpi", "sge", s, zero_index(), DType::Index);
           const std::string hi_ok = cmp("arith.cmpi", "slt", s, ext, DType::Index);
@@ -1918,6 +2004,8 @@ class Body {
   int part_var_ = -1;
   std::string part_len_, part_base_;
   bool in_blocks_ = false;  // inside emit_output_blocks' parallel loop
+  // Reads print without their boundary rule: code that runs only where block_inside holds.
+  bool assume_inside_ = false;
   // Inside a row group with streamed statements: the i1 value that selects streaming ("" when
   // streaming is unconditional), and the line buffer of each streamed element type.
   bool streaming_ = false;

@@ -121,42 +121,115 @@ module attributes {transform.with_named_sequence} {
       %4 = arith.minsi %3, %N : index
       %5 = arith.subi %4, %2 : index
       %6 = memref.subview %y[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %7 = arith.constant 0.0 : f32
-      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
-      %8 = arith.constant 0 : index
-      %9 = arith.subi %K, %8 : index
-      %10 = arith.constant 0 : index
-      %11 = arith.maxsi %9, %10 : index
-      %12 = arith.constant 0 : index
-      %13 = arith.constant 0 : index
-      %14 = memref.reinterpret_cast %6 to offset: [0], sizes: [%11, %5], strides: [%12, %13] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-          ins(%14, %w : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
-          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%15: f32, %16: f32, %17: f32):
-        %18 = linalg.index 1 : index
-        %19 = arith.addi %18, %2 : index
-        %20 = linalg.index 0 : index
-        %21 = arith.addi %20, %8 : index
-        %22 = arith.addi %19, %21 : index
-        %23 = arith.constant 2 : index
-        %24 = arith.divsi %K, %23 : index
-        %25 = arith.subi %22, %24 : index
-        %26 = arith.constant 0 : index
-        %27 = arith.cmpi sge, %25, %26 : index
-        %28 = arith.cmpi slt, %25, %N : index
-        %29 = arith.andi %27, %28 : i1
-        %30 = arith.constant 1 : index
-        %31 = arith.subi %N, %30 : index
-        %32 = arith.minsi %25, %31 : index
-        %33 = arith.constant 0 : index
-        %34 = arith.maxsi %32, %33 : index
-        %35 = memref.load %x[%34] : memref<?xf32>
-        %36 = arith.constant 0.0 : f32
-        %37 = arith.select %29, %35, %36 : f32
-        %38 = arith.mulf %37, %16 : f32
-        %39 = arith.addf %17, %38 fastmath<reassoc> : f32
-        linalg.yield %39 : f32
+      %7 = arith.constant 1 : index
+      %8 = arith.subi %4, %7 : index
+      %9 = arith.constant 0 : index
+      %10 = arith.addi %2, %9 : index
+      %11 = arith.constant 2 : index
+      %12 = arith.divsi %K, %11 : index
+      %13 = arith.subi %10, %12 : index
+      %14 = arith.constant 0 : index
+      %15 = arith.cmpi sge, %13, %14 : index
+      %16 = arith.cmpi slt, %13, %N : index
+      %17 = arith.andi %15, %16 : i1
+      %18 = arith.constant 0 : index
+      %19 = arith.addi %8, %18 : index
+      %20 = arith.constant 2 : index
+      %21 = arith.divsi %K, %20 : index
+      %22 = arith.subi %19, %21 : index
+      %23 = arith.constant 0 : index
+      %24 = arith.cmpi sge, %22, %23 : index
+      %25 = arith.cmpi slt, %22, %N : index
+      %26 = arith.andi %24, %25 : i1
+      %27 = arith.andi %17, %26 : i1
+      %28 = arith.constant 1 : index
+      %29 = arith.subi %K, %28 : index
+      %30 = arith.addi %2, %29 : index
+      %31 = arith.constant 2 : index
+      %32 = arith.divsi %K, %31 : index
+      %33 = arith.subi %30, %32 : index
+      %34 = arith.constant 0 : index
+      %35 = arith.cmpi sge, %33, %34 : index
+      %36 = arith.cmpi slt, %33, %N : index
+      %37 = arith.andi %35, %36 : i1
+      %38 = arith.andi %27, %37 : i1
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %K, %39 : index
+      %41 = arith.addi %8, %40 : index
+      %42 = arith.constant 2 : index
+      %43 = arith.divsi %K, %42 : index
+      %44 = arith.subi %41, %43 : index
+      %45 = arith.constant 0 : index
+      %46 = arith.cmpi sge, %44, %45 : index
+      %47 = arith.cmpi slt, %44, %N : index
+      %48 = arith.andi %46, %47 : i1
+      %49 = arith.andi %38, %48 : i1
+      scf.if %49 {
+        // Every read of the block inside its tensor: no boundary rule.
+        %50 = arith.constant 0.0 : f32
+        linalg.fill ins(%50 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+        %51 = arith.constant 0 : index
+        %52 = arith.subi %K, %51 : index
+        %53 = arith.constant 0 : index
+        %54 = arith.maxsi %52, %53 : index
+        %55 = arith.constant 0 : index
+        %56 = arith.constant 0 : index
+        %57 = memref.reinterpret_cast %6 to offset: [0], sizes: [%54, %5], strides: [%55, %56] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%57, %w : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
+            outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%58: f32, %59: f32, %60: f32):
+          %61 = linalg.index 1 : index
+          %62 = arith.addi %61, %2 : index
+          %63 = linalg.index 0 : index
+          %64 = arith.addi %63, %51 : index
+          %65 = arith.addi %62, %64 : index
+          %66 = arith.constant 2 : index
+          %67 = arith.divsi %K, %66 : index
+          %68 = arith.subi %65, %67 : index
+          %69 = memref.load %x[%68] : memref<?xf32>
+          %70 = arith.mulf %69, %59 : f32
+          %71 = arith.addf %60, %70 fastmath<reassoc> : f32
+          linalg.yield %71 : f32
+        }
+      } else {
+        %72 = arith.constant 0.0 : f32
+        linalg.fill ins(%72 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+        %73 = arith.constant 0 : index
+        %74 = arith.subi %K, %73 : index
+        %75 = arith.constant 0 : index
+        %76 = arith.maxsi %74, %75 : index
+        %77 = arith.constant 0 : index
+        %78 = arith.constant 0 : index
+        %79 = memref.reinterpret_cast %6 to offset: [0], sizes: [%76, %5], strides: [%77, %78] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%79, %w : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
+            outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%80: f32, %81: f32, %82: f32):
+          %83 = linalg.index 1 : index
+          %84 = arith.addi %83, %2 : index
+          %85 = linalg.index 0 : index
+          %86 = arith.addi %85, %73 : index
+          %87 = arith.addi %84, %86 : index
+          %88 = arith.constant 2 : index
+          %89 = arith.divsi %K, %88 : index
+          %90 = arith.subi %87, %89 : index
+          %91 = arith.constant 0 : index
+          %92 = arith.cmpi sge, %90, %91 : index
+          %93 = arith.cmpi slt, %90, %N : index
+          %94 = arith.andi %92, %93 : i1
+          %95 = arith.constant 1 : index
+          %96 = arith.subi %N, %95 : index
+          %97 = arith.minsi %90, %96 : index
+          %98 = arith.constant 0 : index
+          %99 = arith.maxsi %97, %98 : index
+          %100 = memref.load %x[%99] : memref<?xf32>
+          %101 = arith.constant 0.0 : f32
+          %102 = arith.select %94, %100, %101 : f32
+          %103 = arith.mulf %102, %81 : f32
+          %104 = arith.addf %82, %103 fastmath<reassoc> : f32
+          linalg.yield %104 : f32
+        }
       }
       scf.reduce
     }

@@ -115,39 +115,97 @@ module attributes {transform.with_named_sequence} {
       %4 = arith.minsi %3, %N : index
       %5 = arith.subi %4, %2 : index
       %6 = memref.subview %y[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %7 = arith.constant 0.0 : f32
-      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
-      %8 = arith.constant 0 : index
-      %9 = arith.subi %K, %8 : index
-      %10 = arith.constant 0 : index
-      %11 = arith.maxsi %9, %10 : index
-      %12 = arith.constant 0 : index
-      %13 = arith.constant 0 : index
-      %14 = memref.reinterpret_cast %6 to offset: [0], sizes: [%11, %5], strides: [%12, %13] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-          ins(%14, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
-          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%15: f32, %16: f32, %17: f32):
-        %18 = linalg.index 1 : index
-        %19 = arith.addi %18, %2 : index
-        %20 = linalg.index 0 : index
-        %21 = arith.addi %20, %8 : index
-        %22 = arith.addi %19, %21 : index
-        %23 = arith.constant 0 : index
-        %24 = arith.cmpi sge, %22, %23 : index
-        %25 = arith.cmpi slt, %22, %N : index
-        %26 = arith.andi %24, %25 : i1
-        %27 = arith.constant 1 : index
-        %28 = arith.subi %N, %27 : index
-        %29 = arith.minsi %22, %28 : index
-        %30 = arith.constant 0 : index
-        %31 = arith.maxsi %29, %30 : index
-        %32 = memref.load %a[%31] : memref<?xf32>
-        %33 = arith.constant 0.0 : f32
-        %34 = arith.select %26, %32, %33 : f32
-        %35 = arith.mulf %34, %16 : f32
-        %36 = arith.addf %17, %35 fastmath<reassoc> : f32
-        linalg.yield %36 : f32
+      %7 = arith.constant 1 : index
+      %8 = arith.subi %4, %7 : index
+      %9 = arith.constant 0 : index
+      %10 = arith.addi %2, %9 : index
+      %11 = arith.constant 0 : index
+      %12 = arith.cmpi sge, %10, %11 : index
+      %13 = arith.cmpi slt, %10, %N : index
+      %14 = arith.andi %12, %13 : i1
+      %15 = arith.constant 0 : index
+      %16 = arith.addi %8, %15 : index
+      %17 = arith.constant 0 : index
+      %18 = arith.cmpi sge, %16, %17 : index
+      %19 = arith.cmpi slt, %16, %N : index
+      %20 = arith.andi %18, %19 : i1
+      %21 = arith.andi %14, %20 : i1
+      %22 = arith.constant 1 : index
+      %23 = arith.subi %K, %22 : index
+      %24 = arith.addi %2, %23 : index
+      %25 = arith.constant 0 : index
+      %26 = arith.cmpi sge, %24, %25 : index
+      %27 = arith.cmpi slt, %24, %N : index
+      %28 = arith.andi %26, %27 : i1
+      %29 = arith.andi %21, %28 : i1
+      %30 = arith.constant 1 : index
+      %31 = arith.subi %K, %30 : index
+      %32 = arith.addi %8, %31 : index
+      %33 = arith.constant 0 : index
+      %34 = arith.cmpi sge, %32, %33 : index
+      %35 = arith.cmpi slt, %32, %N : index
+      %36 = arith.andi %34, %35 : i1
+      %37 = arith.andi %29, %36 : i1
+      scf.if %37 {
+        // Every read of the block inside its tensor: no boundary rule.
+        %38 = arith.constant 0.0 : f32
+        linalg.fill ins(%38 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+        %39 = arith.constant 0 : index
+        %40 = arith.subi %K, %39 : index
+        %41 = arith.constant 0 : index
+        %42 = arith.maxsi %40, %41 : index
+        %43 = arith.constant 0 : index
+        %44 = arith.constant 0 : index
+        %45 = memref.reinterpret_cast %6 to offset: [0], sizes: [%42, %5], strides: [%43, %44] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%45, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
+            outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%46: f32, %47: f32, %48: f32):
+          %49 = linalg.index 1 : index
+          %50 = arith.addi %49, %2 : index
+          %51 = linalg.index 0 : index
+          %52 = arith.addi %51, %39 : index
+          %53 = arith.addi %50, %52 : index
+          %54 = memref.load %a[%53] : memref<?xf32>
+          %55 = arith.mulf %54, %47 : f32
+          %56 = arith.addf %48, %55 fastmath<reassoc> : f32
+          linalg.yield %56 : f32
+        }
+      } else {
+        %57 = arith.constant 0.0 : f32
+        linalg.fill ins(%57 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+        %58 = arith.constant 0 : index
+        %59 = arith.subi %K, %58 : index
+        %60 = arith.constant 0 : index
+        %61 = arith.maxsi %59, %60 : index
+        %62 = arith.constant 0 : index
+        %63 = arith.constant 0 : index
+        %64 = memref.reinterpret_cast %6 to offset: [0], sizes: [%61, %5], strides: [%62, %63] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%64, %b : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>)
+            outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%65: f32, %66: f32, %67: f32):
+          %68 = linalg.index 1 : index
+          %69 = arith.addi %68, %2 : index
+          %70 = linalg.index 0 : index
+          %71 = arith.addi %70, %58 : index
+          %72 = arith.addi %69, %71 : index
+          %73 = arith.constant 0 : index
+          %74 = arith.cmpi sge, %72, %73 : index
+          %75 = arith.cmpi slt, %72, %N : index
+          %76 = arith.andi %74, %75 : i1
+          %77 = arith.constant 1 : index
+          %78 = arith.subi %N, %77 : index
+          %79 = arith.minsi %72, %78 : index
+          %80 = arith.constant 0 : index
+          %81 = arith.maxsi %79, %80 : index
+          %82 = memref.load %a[%81] : memref<?xf32>
+          %83 = arith.constant 0.0 : f32
+          %84 = arith.select %76, %82, %83 : f32
+          %85 = arith.mulf %84, %66 : f32
+          %86 = arith.addf %67, %85 fastmath<reassoc> : f32
+          linalg.yield %86 : f32
+        }
       }
       scf.reduce
     }

@@ -114,39 +114,99 @@ module attributes {transform.with_named_sequence} {
       %4 = arith.minsi %3, %N : index
       %5 = arith.subi %4, %2 : index
       %6 = memref.subview %y[%2] [%5] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %7 = arith.constant 0.0 : f32
-      linalg.fill ins(%7 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
-      %8 = arith.constant 0 : index
-      %9 = arith.constant 3 : index
-      %10 = arith.subi %9, %8 : index
+      %7 = arith.constant 1 : index
+      %8 = arith.subi %4, %7 : index
+      %9 = arith.constant 0 : index
+      %10 = arith.subi %2, %9 : index
       %11 = arith.constant 0 : index
-      %12 = arith.maxsi %10, %11 : index
-      %13 = arith.constant 0 : index
-      %14 = arith.constant 0 : index
-      %15 = memref.reinterpret_cast %6 to offset: [0], sizes: [%12, %5], strides: [%13, %14] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
-      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-          ins(%15 : memref<?x?xf32, strided<[?, ?]>>)
-          outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%16: f32, %17: f32):
-        %18 = linalg.index 1 : index
-        %19 = arith.addi %18, %2 : index
-        %20 = linalg.index 0 : index
-        %21 = arith.addi %20, %8 : index
-        %22 = arith.subi %19, %21 : index
-        %23 = arith.constant 0 : index
-        %24 = arith.cmpi sge, %22, %23 : index
-        %25 = arith.cmpi slt, %22, %N : index
-        %26 = arith.andi %24, %25 : i1
-        %27 = arith.constant 1 : index
-        %28 = arith.subi %N, %27 : index
-        %29 = arith.minsi %22, %28 : index
-        %30 = arith.constant 0 : index
-        %31 = arith.maxsi %29, %30 : index
-        %32 = memref.load %a[%31] : memref<?xf32>
-        %33 = arith.constant 0.0 : f32
-        %34 = arith.select %26, %32, %33 : f32
-        %35 = arith.addf %17, %34 fastmath<reassoc> : f32
-        linalg.yield %35 : f32
+      %12 = arith.cmpi sge, %10, %11 : index
+      %13 = arith.cmpi slt, %10, %N : index
+      %14 = arith.andi %12, %13 : i1
+      %15 = arith.constant 0 : index
+      %16 = arith.subi %8, %15 : index
+      %17 = arith.constant 0 : index
+      %18 = arith.cmpi sge, %16, %17 : index
+      %19 = arith.cmpi slt, %16, %N : index
+      %20 = arith.andi %18, %19 : i1
+      %21 = arith.andi %14, %20 : i1
+      %22 = arith.constant 3 : index
+      %23 = arith.constant 1 : index
+      %24 = arith.subi %22, %23 : index
+      %25 = arith.subi %2, %24 : index
+      %26 = arith.constant 0 : index
+      %27 = arith.cmpi sge, %25, %26 : index
+      %28 = arith.cmpi slt, %25, %N : index
+      %29 = arith.andi %27, %28 : i1
+      %30 = arith.andi %21, %29 : i1
+      %31 = arith.constant 3 : index
+      %32 = arith.constant 1 : index
+      %33 = arith.subi %31, %32 : index
+      %34 = arith.subi %8, %33 : index
+      %35 = arith.constant 0 : index
+      %36 = arith.cmpi sge, %34, %35 : index
+      %37 = arith.cmpi slt, %34, %N : index
+      %38 = arith.andi %36, %37 : i1
+      %39 = arith.andi %30, %38 : i1
+      scf.if %39 {
+        // Every read of the block inside its tensor: no boundary rule.
+        %40 = arith.constant 0.0 : f32
+        linalg.fill ins(%40 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+        %41 = arith.constant 0 : index
+        %42 = arith.constant 3 : index
+        %43 = arith.subi %42, %41 : index
+        %44 = arith.constant 0 : index
+        %45 = arith.maxsi %43, %44 : index
+        %46 = arith.constant 0 : index
+        %47 = arith.constant 0 : index
+        %48 = memref.reinterpret_cast %6 to offset: [0], sizes: [%45, %5], strides: [%46, %47] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%48 : memref<?x?xf32, strided<[?, ?]>>)
+            outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%49: f32, %50: f32):
+          %51 = linalg.index 1 : index
+          %52 = arith.addi %51, %2 : index
+          %53 = linalg.index 0 : index
+          %54 = arith.addi %53, %41 : index
+          %55 = arith.subi %52, %54 : index
+          %56 = memref.load %a[%55] : memref<?xf32>
+          %57 = arith.addf %50, %56 fastmath<reassoc> : f32
+          linalg.yield %57 : f32
+        }
+      } else {
+        %58 = arith.constant 0.0 : f32
+        linalg.fill ins(%58 : f32) outs(%6 : memref<?xf32, strided<[1], offset: ?>>)
+        %59 = arith.constant 0 : index
+        %60 = arith.constant 3 : index
+        %61 = arith.subi %60, %59 : index
+        %62 = arith.constant 0 : index
+        %63 = arith.maxsi %61, %62 : index
+        %64 = arith.constant 0 : index
+        %65 = arith.constant 0 : index
+        %66 = memref.reinterpret_cast %6 to offset: [0], sizes: [%63, %5], strides: [%64, %65] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%66 : memref<?x?xf32, strided<[?, ?]>>)
+            outs(%6 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%67: f32, %68: f32):
+          %69 = linalg.index 1 : index
+          %70 = arith.addi %69, %2 : index
+          %71 = linalg.index 0 : index
+          %72 = arith.addi %71, %59 : index
+          %73 = arith.subi %70, %72 : index
+          %74 = arith.constant 0 : index
+          %75 = arith.cmpi sge, %73, %74 : index
+          %76 = arith.cmpi slt, %73, %N : index
+          %77 = arith.andi %75, %76 : i1
+          %78 = arith.constant 1 : index
+          %79 = arith.subi %N, %78 : index
+          %80 = arith.minsi %73, %79 : index
+          %81 = arith.constant 0 : index
+          %82 = arith.maxsi %80, %81 : index
+          %83 = memref.load %a[%82] : memref<?xf32>
+          %84 = arith.constant 0.0 : f32
+          %85 = arith.select %77, %83, %84 : f32
+          %86 = arith.addf %68, %85 fastmath<reassoc> : f32
+          linalg.yield %86 : f32
+        }
       }
       scf.reduce
     }
