@@ -103,36 +103,47 @@ using cuda_triad_fn = int (*)(int64_t, int, double*, char*, int);
 using cublas_fn = int (*)(int, int, double*, char*, int, char*, int);
 using cuda_peak_fn = int (*)(double*, int*, int*, char*, int);
 
-// The CPU triad probes: "triad" (plain stores, as STREAM) and "triad_nt" (non-temporal stores,
-// which skip the read for ownership that STREAM pays and does not count). The bandwidth limit is
-// the better of the two (limits_from_probes), so a streaming kernel is measured against a rate
-// the machine reaches with the same kind of stores.
-ProbeResult cpu_triad(const ProbeOptions& opt, const Loaded& m, bool nt) {
-  ProbeResult p = make("cpu", nt ? "triad_nt" : "triad", "GB/s");
-  auto fn = symbol<triad_fn>(m, nt ? "sb_probe_triad_nt" : "sb_probe_triad", p.reason);
+// A CPU streaming probe over `arrays` f64 arrays of opt.triad_mib each: the module's entry
+// `entry` (triad_fn) runs opt.triad_reps timed passes; `what` describes a pass ("plain stores",
+// "loads only (a dot product)") and `stores` goes to params where the pass stores.
+ProbeResult cpu_stream(const ProbeOptions& opt, const Loaded& m, const std::string& name,
+                       const char* entry, int arrays, const std::string& what,
+                       const std::string& stores) {
+  ProbeResult p = make("cpu", name, "GB/s");
+  auto fn = symbol<triad_fn>(m, entry, p.reason);
   if (!fn) return p;
+  const std::string sizes = std::to_string(arrays) + " x " + mib(opt.triad_mib);
   int64_t n = opt.triad_mib * 1024 * 1024 / 8;
   double best = 0;
   int threads = 0;
   int rc = fn(n, opt.triad_reps, &best, &threads);
   if (rc != 0) {
-    p.reason = rc == 1 ? "cannot allocate 3 x " + mib(opt.triad_mib) : "triad result is wrong";
+    p.reason = rc == 1 ? "cannot allocate " + sizes : name + " result is wrong";
     return p;
   }
-  double bytes = 3.0 * 8.0 * static_cast<double>(n);
+  double bytes = arrays * 8.0 * static_cast<double>(n);
   p.seconds = best;
   p.reps = opt.triad_reps;
-  p.detail = "3 x " + mib(opt.triad_mib) + " f64, " + (nt ? "non-temporal" : "plain") +
-             " stores, best of " + std::to_string(p.reps) + ", " + std::to_string(threads) +
-             " threads";
+  p.detail = sizes + " f64, " + what + ", best of " + std::to_string(p.reps) + ", " +
+             std::to_string(threads) + " threads";
   p.params = {{"elements", n},
               {"type", "f64"},
-              {"arrays", 3},
-              {"stores", nt ? "non-temporal" : "plain"},
+              {"arrays", arrays},
               {"bytes_per_pass", bytes},
               {"threads", threads}};
+  if (!stores.empty()) p.params["stores"] = stores;
   finish(p, bytes / best * 1e-9);
   return p;
+}
+
+// The CPU triad probes: "triad" (plain stores, as STREAM) and "triad_nt" (non-temporal stores,
+// which skip the read for ownership that STREAM pays and does not count). The bandwidth limit is
+// the better of the two (limits_from_probes), so a streaming kernel is measured against a rate
+// the machine reaches with the same kind of stores.
+ProbeResult cpu_triad(const ProbeOptions& opt, const Loaded& m, bool nt) {
+  const std::string stores = nt ? "non-temporal" : "plain";
+  return cpu_stream(opt, m, nt ? "triad_nt" : "triad", nt ? "sb_probe_triad_nt" : "sb_probe_triad",
+                    3, stores + " stores", stores);
 }
 
 // The CPU read probe: loads only, two f64 arrays of the triad's size summed as a dot product. A
@@ -140,29 +151,7 @@ ProbeResult cpu_triad(const ProbeOptions& opt, const Loaded& m, bool nt) {
 // memory to interleave with its loads; this is the rate it can reach. It is recorded beside the
 // bandwidth limit and is not part of it.
 ProbeResult cpu_read(const ProbeOptions& opt, const Loaded& m) {
-  ProbeResult p = make("cpu", "read", "GB/s");
-  auto fn = symbol<triad_fn>(m, "sb_probe_read", p.reason);
-  if (!fn) return p;
-  int64_t n = opt.triad_mib * 1024 * 1024 / 8;
-  double best = 0;
-  int threads = 0;
-  int rc = fn(n, opt.triad_reps, &best, &threads);
-  if (rc != 0) {
-    p.reason = rc == 1 ? "cannot allocate 2 x " + mib(opt.triad_mib) : "read sum is wrong";
-    return p;
-  }
-  double bytes = 2.0 * 8.0 * static_cast<double>(n);
-  p.seconds = best;
-  p.reps = opt.triad_reps;
-  p.detail = "2 x " + mib(opt.triad_mib) + " f64, loads only (a dot product), best of " +
-             std::to_string(p.reps) + ", " + std::to_string(threads) + " threads";
-  p.params = {{"elements", n},
-              {"type", "f64"},
-              {"arrays", 2},
-              {"bytes_per_pass", bytes},
-              {"threads", threads}};
-  finish(p, bytes / best * 1e-9);
-  return p;
+  return cpu_stream(opt, m, "read", "sb_probe_read", 2, "loads only (a dot product)", "");
 }
 
 ProbeResult cpu_fma(const ProbeOptions& opt, const Loaded& m) {
