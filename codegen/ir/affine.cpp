@@ -180,6 +180,11 @@ bool var_free(const Expr& e) {
   });
 }
 
+bool fixed_range(const Statement& st, int v) {
+  const IndexVar& iv = st.vars[static_cast<size_t>(v)];
+  return iv.lo && iv.hi && var_free(*iv.lo) && var_free(*iv.hi);
+}
+
 bool depends_on(const Expr& e, int var, const Statement* st) {
   DependsOn d(var, st);
   d.visit(e);

@@ -76,6 +76,11 @@ std::optional<Affine> decompose(const Expr& e, const AtomRule& atom = {});
 // subtrees (`K / 2`) whole.
 bool var_free(const Expr& e);
 
+// Whether index variable `v` of `st` has a range whose bounds are both var_free: the same range
+// at every point of the domain (a reduction's `k in 0..K`), so that an affine subscript takes its
+// extremes at the range's ends. False for a variable without a range (an output index).
+bool fixed_range(const Statement& st, int v);
+
 // Whether `e` uses index variable `var`. With `st`, also through the ranges of the reductions
 // nested in `e` (whose bounds live in st.vars, not under the Reduce node).
 bool depends_on(const Expr& e, int var, const Statement* st = nullptr);

@@ -338,8 +338,7 @@ bool match_stencil(const Spec& s, const Statement& st, StencilMatch* m, std::str
   // Reduction variables whose range uses no index variable: their offsets have a fixed range.
   std::set<int> fixed_range;
   for (size_t v = rank; v < st.vars.size(); ++v)
-    if (var_free(*st.vars[v].lo) && var_free(*st.vars[v].hi))
-      fixed_range.insert(static_cast<int>(v));
+    if (sb::fixed_range(st, static_cast<int>(v))) fixed_range.insert(static_cast<int>(v));
 
   const std::vector<const Expr*> rs = reads_of(*st.rhs);
   std::string first_reason;

@@ -1427,12 +1427,8 @@ std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var
     bool varies;            // it uses `var`: checked at both ends
     std::vector<int> spans;  // the variables of `unbound` it uses: checked at both ends of each
   };
-  // A variable of `unbound` may be used where its range's bounds use no index variable: an
-  // affine subscript then takes its extremes at the corners of the box its variables span.
-  auto spannable = [&](int u) {
-    const IndexVar& v = st_.vars[u];
-    return v.lo && v.hi && var_free(*v.lo) && var_free(*v.hi);
-  };
+  // A variable of `unbound` may be used where it has a fixed range: an affine subscript then
+  // takes its extremes at the corners of the box its variables span.
   std::vector<Checked> checked;
   bool ok = true;
   std::function<void(const Expr&)> walk = [&](const Expr& x) {
@@ -1445,7 +1441,7 @@ std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var
         std::vector<int> spans;
         for (int u : unbound) {
           if (!depends_on(*x.args[d], u, &st_)) continue;
-          if (spannable(u) && a && a->uses_var(u))
+          if (fixed_range(st_, u) && a && a->uses_var(u))
             spans.push_back(u);
           else
             ok = false;

@@ -810,9 +810,7 @@ class Body {
           }
           Checked c{x.ref, d, x.args[d].get(), {}};
           for (const auto& [v, coef] : a->vars) {
-            const IndexVar& iv = st.vars[v];
-            if (v == 0 || (v >= static_cast<int>(st.rank()) && iv.lo && iv.hi &&
-                           var_free(*iv.lo) && var_free(*iv.hi)))
+            if (v == 0 || (v >= static_cast<int>(st.rank()) && fixed_range(st, v)))
               c.vars.push_back(v);
             else
               ok = false;
