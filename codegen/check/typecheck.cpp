@@ -216,6 +216,18 @@ class Checker {
             return make_error(tn.loc, "tensor '" + tn.name + "' would hold " + fmt_count(n) +
                                           " elements at " + point_name(p) +
                                           " (at most 2^31 - 1 are supported)");
+          if (tn.view_of >= 0) {
+            // A view names its base's elements, whose count size_points met first (the base
+            // is declared before it); its bytes are the base's.
+            const Tensor& base = s_.tensors[tn.view_of];
+            const int64_t m = tensor_elements(s_, tn.view_of, p);
+            if (n != static_cast<double>(m))
+              return make_error(tn.loc, "view '" + tn.name + "' has " + fmt_count(n) +
+                                            " elements at " + point_name(p) + ", its base '" +
+                                            base.name + "' has " + fmt_count(static_cast<double>(m)) +
+                                            " (a view keeps the number of elements)");
+            continue;
+          }
           total += n * dtype_bytes(tn.type);
           if (!tn.init_lo_expr) continue;
           auto lo = checked(*tn.init_lo_expr, p, "'init' of tensor '" + tn.name + "'");
@@ -310,6 +322,9 @@ class Checker {
     int t = s_.find_tensor(st.target);
     if (t < 0) return make_error(st.loc, "assignment to undefined tensor '" + st.target + "'");
     const Tensor& tn = s_.tensors[t];
+    if (tn.view_of >= 0)
+      return make_error(st.loc, "cannot write '" + tn.name + "', a view of input tensor '" +
+                                    s_.tensors[tn.view_of].name + "'");
     if (tn.role == Role::In)
       return make_error(st.loc, "cannot write input tensor '" + tn.name + "' (role: in)");
     if (written_by[t] >= 0)

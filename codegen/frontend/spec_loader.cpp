@@ -340,11 +340,19 @@ class Loader {
       std::string why = check_identifier(name);
       if (!why.empty()) return err(k, "invalid tensor name: " + why);
       std::string what = "tensor '" + name + "'";
-      SB_TRY(keys(body, what, {"type", "shape", "role", "boundary", "init"},
-                  {"type", "shape", "role"}));
       Tensor t;
       t.name = name;
       t.loc = loc(k);
+      if (body.IsMap() && body["view"]) {
+        SB_TRY(keys(body, what + " (a view: its type, role and 'init' are its base's)",
+                    {"view", "shape", "boundary"}, {"view", "shape"}));
+        SB_TRY(view(body["view"], what, t));
+        SB_TRY(shape_and_boundary(body, what, t));
+        spec_.tensors.push_back(std::move(t));
+        continue;
+      }
+      SB_TRY(keys(body, what, {"type", "shape", "role", "boundary", "init"},
+                  {"type", "shape", "role"}));
       auto type = scalar(body["type"], "'type' of " + what);
       if (!type.ok()) return type.error();
       if (const ScalarType* s = tensor_scalar(type.value()))
@@ -365,31 +373,7 @@ class Loader {
         return err(body["role"], "unknown role '" + role.value() + "' for " + what +
                                      " (expected in, out or temp)");
 
-      const YAML::Node shape = body["shape"];
-      if (!shape.IsSequence())
-        return err(shape, "'shape' of " + what + " must be a list, found " + node_kind(shape));
-      if (shape.size() > kMaxRank)
-        return err(shape, what + " has rank " + std::to_string(shape.size()) + "; at most " +
-                              std::to_string(kMaxRank) + " dimensions are supported");
-      for (const auto& d : shape) {
-        auto s = scalar(d, "a dimension of " + what);
-        if (!s.ok()) return s.error();
-        auto e = parse_expression(s.value(), text_map(d));
-        if (!e.ok()) return e.error();
-        t.shape.push_back(std::move(e.value()));
-      }
-
-      if (body["boundary"]) {
-        auto b = scalar(body["boundary"], "'boundary' of " + what);
-        if (!b.ok()) return b.error();
-        if (b.value() == "zero")
-          t.boundary = Boundary::Zero;
-        else if (b.value() == "clamp")
-          t.boundary = Boundary::Clamp;
-        else
-          return err(body["boundary"],
-                     "unknown boundary rule '" + b.value() + "' (expected zero or clamp)");
-      }
+      SB_TRY(shape_and_boundary(body, what, t));
       if (body["init"]) {
         const YAML::Node init = body["init"];
         if (!init.IsSequence() || init.size() != 2)
@@ -418,6 +402,61 @@ class Loader {
       }
       spec_.tensors.push_back(std::move(t));
     }
+    return {};
+  }
+
+  // A tensor's `shape` and its optional `boundary` rule.
+  Status shape_and_boundary(const YAML::Node& body, const std::string& what, Tensor& t) {
+    const YAML::Node shape = body["shape"];
+    if (!shape.IsSequence())
+      return err(shape, "'shape' of " + what + " must be a list, found " + node_kind(shape));
+    if (shape.size() > kMaxRank)
+      return err(shape, what + " has rank " + std::to_string(shape.size()) + "; at most " +
+                            std::to_string(kMaxRank) + " dimensions are supported");
+    for (const auto& d : shape) {
+      auto s = scalar(d, "a dimension of " + what);
+      if (!s.ok()) return s.error();
+      auto e = parse_expression(s.value(), text_map(d));
+      if (!e.ok()) return e.error();
+      t.shape.push_back(std::move(e.value()));
+    }
+    if (body["boundary"]) {
+      auto b = scalar(body["boundary"], "'boundary' of " + what);
+      if (!b.ok()) return b.error();
+      if (b.value() == "zero")
+        t.boundary = Boundary::Zero;
+      else if (b.value() == "clamp")
+        t.boundary = Boundary::Clamp;
+      else
+        return err(body["boundary"],
+                   "unknown boundary rule '" + b.value() + "' (expected zero or clamp)");
+    }
+    return {};
+  }
+
+  // `view: x`: the base is an input declared before `t`; a view of a view names the first base.
+  // The view takes the base's type, role and `init` (its gathered range, for the bounds proof).
+  Status view(const YAML::Node& n, const std::string& what, Tensor& t) {
+    auto base = scalar(n, "'view' of " + what);
+    if (!base.ok()) return base.error();
+    int b = -1;
+    for (size_t i = 0; i < spec_.tensors.size(); ++i)
+      if (spec_.tensors[i].name == base.value()) b = static_cast<int>(i);
+    if (b < 0)
+      return err(n, what + " is a view of '" + base.value() +
+                        "', which is not a tensor declared before it");
+    if (spec_.tensors[b].view_of >= 0) b = spec_.tensors[b].view_of;
+    const Tensor& bt = spec_.tensors[b];
+    if (bt.role != Role::In)
+      return err(n, what + " is a view of '" + bt.name + "', a tensor of role '" +
+                        role_name(bt.role) + "'; a view's base must be an input (role: in)");
+    t.view_of = b;
+    t.type = bt.type;
+    t.role = bt.role;
+    t.init_lo = bt.init_lo;
+    t.init_hi = bt.init_hi;
+    if (bt.init_lo_expr) t.init_lo_expr = clone(*bt.init_lo_expr);
+    if (bt.init_hi_expr) t.init_hi_expr = clone(*bt.init_hi_expr);
     return {};
   }
 

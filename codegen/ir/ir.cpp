@@ -124,6 +124,7 @@ Spec clone(const Spec& s) {
     n.init_hi = t.init_hi;
     n.init_lo_expr = clone_or_null(t.init_lo_expr);
     n.init_hi_expr = clone_or_null(t.init_hi_expr);
+    n.view_of = t.view_of;
     c.tensors.push_back(std::move(n));
   }
   for (const Statement& st : s.stmts) {

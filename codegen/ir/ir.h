@@ -126,6 +126,12 @@ struct Tensor {
   // as a subscript (a gather) is proven in bounds from this range.
   ExprPtr init_lo_expr;
   ExprPtr init_hi_expr;
+  // A view (`view: x` in the spec): the index of the tensor whose storage this one names with
+  // its own shape, in the same row-major order, with no copy; -1 for a tensor of its own. The
+  // base is an input declared before the view and never itself a view, and the view takes its
+  // type, role and `init`. A view is still an ABI tensor (specbench_abi.h): the harness passes
+  // the base's pointer for it. Both have the same number of elements at every size point.
+  int view_of = -1;
 };
 
 // out[lhs...] = rhs. `vars` holds every index variable of the statement: first the output

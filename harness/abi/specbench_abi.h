@@ -20,8 +20,10 @@ extern "C" {
 #endif
 
 typedef struct sb_args {
-  /* One base pointer per spec tensor, spec order. Each tensor is a separate allocation: no two
-     overlap, so generated code may declare them non-aliasing (__restrict, llvm.noalias). */
+  /* One base pointer per spec tensor, spec order. Each tensor is a separate allocation, except
+     that a view (a spec tensor declared as `view: x`) gets its base's pointer. Views are inputs,
+     so no two pointers that overlap are written through: generated code may declare them
+     non-aliasing (__restrict, llvm.noalias), which constrains only memory that is modified. */
   void* const* tensors;
   const int64_t* sizes; /* one value per size parameter, spec order */
   void* stream;         /* cudaStream_t for CUDA modules; NULL elsewhere */

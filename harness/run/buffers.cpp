@@ -94,6 +94,12 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
     h.elements = tensor_elements(spec, static_cast<int>(t), sizes);
     const int width = dtype_bytes(ten.type);
     SB_ASSERT(width > 0 && scalar(ten.type).tensor_type, "tensor of unsupported type");
+    if (ten.view_of >= 0) {
+      // The base, an input declared before its view, was drawn already.
+      h.alias = ten.view_of;
+      h.bytes = out[static_cast<size_t>(ten.view_of)].bytes;
+      continue;
+    }
     h.bytes.assign(static_cast<size_t>(h.elements) * width, 0);
 
     // The type's store function, looked up once per tensor rather than per element.

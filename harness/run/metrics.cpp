@@ -118,23 +118,25 @@ int64_t bytes_moved(const Spec& spec, const SizePoint& sizes) {
   int64_t bytes = 0;
   for (size_t t = 0; t < spec.tensors.size(); ++t) {
     const Tensor& ten = spec.tensors[t];
-    if (ten.role == Role::Temp) continue;
+    // A view's reads move its base's bytes, and are counted with the base's.
+    if (ten.role == Role::Temp || ten.view_of >= 0) continue;
     const int id = static_cast<int>(t);
+    auto names_this = [&](int ref) { return ref == id || spec.tensors[ref].view_of == id; };
     const int64_t elems = tensor_elements(spec, id, sizes);
     // Read only through gathers (and never written): the elements the gathers touch.
     bool gathers_only = ten.role == Role::In;
     bool read = false;
     for (const Statement& st : spec.stmts) {
       for (const Expr* r : reads_of(*st.rhs)) {
-        if (r->ref != id) continue;
+        if (!names_this(r->ref)) continue;
         read = true;
         gathers_only = gathers_only && is_gather(*r);
       }
     }
     int64_t touched = elems;
     if (read && gathers_only) {
-      const std::function<double(const Expr&)> weight = [id](const Expr& e) {
-        return e.kind == ExprKind::Read && e.ref == id ? 1.0 : 0.0;
+      const std::function<double(const Expr&)> weight = [&](const Expr& e) {
+        return e.kind == ExprKind::Read && names_this(e.ref) ? 1.0 : 0.0;
       };
       double evaluations = 0;
       for (const Statement& st : spec.stmts)

@@ -48,7 +48,8 @@ Error runtime_error(std::string msg) {
 struct HostDeviceTensors : DeviceTensors {
   std::vector<size_t> bytes;
   ~HostDeviceTensors() override {
-    for (void* p : ptrs) std::free(p);
+    for (size_t t = 0; t < ptrs.size(); ++t)
+      if (owns(t)) std::free(ptrs[t]);
   }
 };
 
@@ -91,8 +92,8 @@ Error cuda_call_error(const char* call, cudaError_t e, const char* file, int lin
 struct CudaDeviceTensors : DeviceTensors {
   std::vector<size_t> bytes;
   ~CudaDeviceTensors() override {
-    for (void* p : ptrs) {
-      if (p) SB_CUDA_WARN(cudaFree(p));
+    for (size_t t = 0; t < ptrs.size(); ++t) {
+      if (ptrs[t] && owns(t)) SB_CUDA_WARN(cudaFree(ptrs[t]));
     }
   }
 };
@@ -161,6 +162,7 @@ class CudaRuntime : public Runtime {
     dev->ptrs.assign(host.size(), nullptr);
     dev->bytes.assign(host.size(), 0);
     for (size_t t = 0; t < host.size(); ++t) {
+      if (host[t].alias >= 0) continue;
       size_t n = host[t].bytes.size();
       dev->bytes[t] = n;
       SB_CUDA_CHECK(cudaMalloc(&dev->ptrs[t], n == 0 ? 1 : n));
@@ -168,6 +170,7 @@ class CudaRuntime : public Runtime {
         SB_CUDA_CHECK(cudaMemcpyAsync(dev->ptrs[t], host[t].bytes.data(), n,
                                       cudaMemcpyHostToDevice, stream_));
     }
+    dev->link_views(host);
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return std::unique_ptr<DeviceTensors>(std::move(dev));
   }
@@ -308,6 +311,7 @@ Result<std::unique_ptr<DeviceTensors>> HostRuntime::upload(const HostTensors& ho
   dev->ptrs.assign(host.size(), nullptr);
   dev->bytes.assign(host.size(), 0);
   for (size_t t = 0; t < host.size(); ++t) {
+    if (host[t].alias >= 0) continue;
     size_t n = host[t].bytes.size();
     void* p = sb_host_alloc(n);
     if (!p) return runtime_error("out of host memory allocating " + std::to_string(n) + " bytes");
@@ -315,6 +319,7 @@ Result<std::unique_ptr<DeviceTensors>> HostRuntime::upload(const HostTensors& ho
     dev->ptrs[t] = p;
     dev->bytes[t] = n;
   }
+  dev->link_views(host);
   return std::unique_ptr<DeviceTensors>(std::move(dev));
 }
 

@@ -46,6 +46,18 @@ class DeviceTensors {
  public:
   virtual ~DeviceTensors() = default;
   std::vector<void*> ptrs;  // one base pointer per spec tensor, spec order
+  // A view's pointer is its base's (HostTensor::alias): upload() allocates no buffer for it,
+  // then calls link_views(). The destructor frees ptrs[t] only where owns(t).
+  std::vector<int> alias;
+  bool owns(size_t t) const { return t >= alias.size() || alias[t] < 0; }
+  void link_views(const HostTensors& host) {
+    alias.assign(host.size(), -1);
+    for (size_t t = 0; t < host.size(); ++t) {
+      if (host[t].alias < 0) continue;
+      alias[t] = host[t].alias;
+      ptrs[t] = ptrs[static_cast<size_t>(host[t].alias)];
+    }
+  }
 };
 
 // Global-memory traffic of one run, as a simulator counts it (see sb::sim::Traffic in

@@ -11,7 +11,8 @@ namespace {
 
 struct SimTensors : DeviceTensors {
   ~SimTensors() override {
-    for (void* p : ptrs) sim::free(p);
+    for (size_t t = 0; t < ptrs.size(); ++t)
+      if (owns(t)) sim::free(ptrs[t]);
   }
 };
 
@@ -55,14 +56,18 @@ class CudasimRuntime : public HostRuntime {
 
   Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override {
     auto dev = std::make_unique<SimTensors>();
-    for (const HostTensor& h : host) {
+    dev->ptrs.assign(host.size(), nullptr);
+    for (size_t t = 0; t < host.size(); ++t) {
+      const HostTensor& h = host[t];
+      if (h.alias >= 0) continue;
       void* p = sim::alloc(h.bytes.size());
       if (!p)
         return Error{Loc{}, "cudasim: cannot allocate " + std::to_string(h.bytes.size()) + " bytes",
                      ""};
       if (!h.bytes.empty()) std::memcpy(p, h.bytes.data(), h.bytes.size());
-      dev->ptrs.push_back(p);
+      dev->ptrs[t] = p;
     }
+    dev->link_views(host);
     return std::unique_ptr<DeviceTensors>(std::move(dev));
   }
 

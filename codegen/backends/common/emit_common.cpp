@@ -1524,6 +1524,7 @@ std::string file_header(const Spec& spec, const Emitter& em) {
     const Tensor& t = spec.tensors[i];
     std::string line = "//   " + std::to_string(i) + "  " + pad(t.name, tw) + "  " +
                        pad(shape_text(spec, t), sw) + "  " + role_name(t.role);
+    if (t.view_of >= 0) line += ", a view of " + spec.tensors[t.view_of].name;
     if (t.boundary != Boundary::None)
       line += std::string(", boundary ") + boundary_name(t.boundary);
     h += line + "\n";
