@@ -12,11 +12,12 @@ namespace sb {
 
 namespace {
 
-// A term `(A / q) * m` of a subscript: the quotient node, with q a positive literal or a size and
-// A affine in indices and sizes, times the literal k and the sizes `by` (m: a product of sizes and
-// literals, in either order and any nesting, `CIG * (o / COG)`, or none).
+// A term `(A / q) * m` or `(A % q) * m` of a subscript: the quotient or remainder node, with q a
+// positive literal or a size and A affine in indices and sizes, times the literal k and the sizes
+// `by` (m: a product of sizes and literals, in either order and any nesting, `CIG * (o / COG)`,
+// or none).
 struct QuotientTerm {
-  const Expr* div = nullptr;
+  const Expr* div = nullptr;  // A / q or A % q
   int64_t k = 1;
   std::vector<int> by;
 };
@@ -29,7 +30,8 @@ std::optional<QuotientTerm> quotient_term(const Expr& x) {
     if (f.kind == ExprKind::Binary && f.bop == BinOp::Mul) {
       factor(*f.args[0]);
       factor(*f.args[1]);
-    } else if (f.kind == ExprKind::Binary && f.bop == BinOp::Div && !t.div) {
+    } else if (f.kind == ExprKind::Binary && (f.bop == BinOp::Div || f.bop == BinOp::Mod) &&
+               !t.div) {
       t.div = &f;
     } else if (f.kind == ExprKind::SizeRef) {
       t.by.push_back(f.ref);
@@ -122,14 +124,14 @@ class Prover {
     std::vector<Affine> options;
   };
 
-  // The bound of the quotient term `t` (coefficient times (A / q) * m, quotient_term) of
-  // subscript `sub`. A >= 0 (then C's division is the floor), so the quotient lies in [0, E - 1]
-  // with E from quotient_limit of A's greatest value, and the term between 0 and its coefficient
-  // times (E - 1) * m (m >= 0, a product of sizes): `(o / COG) * CIG` for o < G * COG lies in
-  // [0, (G - 1) * CIG]. Where q divides the multiplier, q * (A / q) <= A also bounds the term by
-  // (coefficient * m / q) * max(A): tighter for `(i / 3) * 3`, looser for `(i / 2) * 2 + 1` over
-  // an even extent. Each term is bounded apart from the others, which can only widen the
-  // subscript's range.
+  // The bound of the quotient term `t` (coefficient times (A / q) * m or (A % q) * m,
+  // quotient_term) of subscript `sub`. A >= 0 (then C's division is the floor), so the quotient
+  // lies in [0, E - 1] with E from quotient_limit of A's greatest value, and the term between 0
+  // and its coefficient times (E - 1) * m (m >= 0, a product of sizes): `(o / COG) * CIG` for
+  // o < G * COG lies in [0, (G - 1) * CIG]. Where q divides the multiplier, q * (A / q) <= A also
+  // bounds the term by (coefficient * m / q) * max(A): tighter for `(i / 3) * 3`, looser for
+  // `(i / 2) * 2 + 1` over an even extent. A remainder lies in [0, min(q - 1, A)]. Each term is
+  // bounded apart from the others, which can only widen the subscript's range.
   Status bound_quotient_term(const Expr& sub, const AffineAtom& t, const Tensor& tn,
                              const std::string& text, std::vector<TermBound>& bounds) const {
     const QuotientTerm q = *quotient_term(*t.expr);
@@ -143,29 +145,41 @@ class Prover {
         __builtin_mul_overflow(t.coef, q.k, &k))
       return make_error(sub.loc, "integer overflow in subscript '" + text + "' of '" + tn.name +
                                      "': its bounds leave the 64-bit range");
-    if (a_lo && !nonnegative_for_all_sizes(*a_lo))
+    auto unbounded = [&] {
+      return make_error(sub.loc, "cannot bound '" + what + "' in subscript '" + text + "' of '" +
+                                     tn.name + "'; declare a boundary rule (zero or clamp) for '" +
+                                     tn.name + "'");
+    };
+    if (!a_lo || !a_hi) return unbounded();
+    if (!nonnegative_for_all_sizes(*a_lo))
       return make_error(sub.loc, "subscript '" + text + "' of '" + tn.name + "' divides a value " +
                                      "that can be negative; declare a boundary rule (zero or " +
                                      "clamp) for '" + tn.name + "' or change the range");
     const Expr& divisor = *q.div->args[1];
-    const std::optional<Affine> limit =
-        a_lo && a_hi ? quotient_limit(*a_hi, divisor, products_) : std::nullopt;
-    std::optional<Affine> floor = limit ? products_.times(*limit - Affine::of_constant(1), k, q.by)
-                                        : std::nullopt;
-    std::optional<Affine> exact;
-    std::vector<int> by = q.by;
-    const auto at = divisor.kind == ExprKind::SizeRef
-                        ? std::find(by.begin(), by.end(), divisor.ref)
-                        : by.end();
-    if (a_hi && divisor.kind == ExprKind::IntLit && k % divisor.ival == 0) {
-      exact = products_.times(*a_hi, k / divisor.ival, by);
-    } else if (a_hi && at != by.end()) {
-      by.erase(at);
-      exact = products_.times(*a_hi, k, by);
+    std::optional<Affine> by_limit, by_dividend;
+    if (q.div->bop == BinOp::Mod) {
+      // A % q <= q - 1, A % q <= A.
+      const Affine q_form = divisor.kind == ExprKind::IntLit ? Affine::of_constant(divisor.ival)
+                                                             : Affine::of_size(divisor.ref);
+      by_limit = products_.times(q_form - Affine::of_constant(1), k, q.by);
+      by_dividend = products_.times(*a_hi, k, q.by);
+    } else {
+      const std::optional<Affine> limit = quotient_limit(*a_hi, divisor, products_);
+      if (limit) by_limit = products_.times(*limit - Affine::of_constant(1), k, q.by);
+      std::vector<int> by = q.by;
+      const auto at = divisor.kind == ExprKind::SizeRef
+                          ? std::find(by.begin(), by.end(), divisor.ref)
+                          : by.end();
+      if (divisor.kind == ExprKind::IntLit && k % divisor.ival == 0) {
+        by_dividend = products_.times(*a_hi, k / divisor.ival, by);
+      } else if (at != by.end()) {
+        by.erase(at);
+        by_dividend = products_.times(*a_hi, k, by);
+      }
     }
     TermBound b;
     b.upper = k > 0;
-    for (std::optional<Affine>* o : {&floor, &exact})
+    for (std::optional<Affine>* o : {&by_limit, &by_dividend})
       if (*o && (*o)->overflow)
         return make_error(sub.loc, "integer overflow in subscript '" + text + "' of '" + tn.name +
                                        "': its bounds leave the 64-bit range");
@@ -173,14 +187,11 @@ class Prover {
     auto nearer = [&](const Affine& x, const Affine& y) {
       return nonnegative_for_all_sizes(b.upper ? y - x : x - y);
     };
-    if (floor && exact && nearer(*exact, *floor)) floor.reset();
-    else if (floor && exact && nearer(*floor, *exact)) exact.reset();
-    for (std::optional<Affine>* o : {&floor, &exact})
+    if (by_limit && by_dividend && nearer(*by_dividend, *by_limit)) by_limit.reset();
+    else if (by_limit && by_dividend && nearer(*by_limit, *by_dividend)) by_dividend.reset();
+    for (std::optional<Affine>* o : {&by_limit, &by_dividend})
       if (*o) b.options.push_back(**o);
-    if (b.options.empty())
-      return make_error(sub.loc, "cannot bound the quotient '" + what + "' in subscript '" +
-                                     text + "' of '" + tn.name + "'; declare a boundary rule " +
-                                     "(zero or clamp) for '" + tn.name + "'");
+    if (b.options.empty()) return unbounded();
     bounds.push_back(std::move(b));
     return {};
   }
@@ -216,7 +227,8 @@ class Prover {
           continue;
         }
         // Gathered values (reads of i32 inputs with a declared range) are atoms, each in the
-        // range its tensor declares; so are quotient terms `(A / q) * m` (quotient_term).
+        // range its tensor declares; so are quotient and remainder terms `(A / q) * m`
+        // (quotient_term).
         bool gathers_ok = true;
         auto a = decompose(sub, [&](const Expr& x) {
           if (x.kind != ExprKind::Read) return quotient_term(x).has_value();

@@ -298,6 +298,31 @@ TEST(CheckTest, ProvesQuotientTermsByLiteralsAndSizes) {
                   "  y: {type: f32, shape: [N], role: out}\n",
                   "y[i] = x[(i / S) * S + 1]"),
             "");
+  // Remainder terms: A % q lies in [0, min(q - 1, A)]. Each block of S reversed, and a split
+  // of i back into its block and offset.
+  EXPECT_EQ(check("  x: {type: f32, shape: [N * S], role: in}\n"
+                  "  y: {type: f32, shape: [S * N], role: out}\n",
+                  "y[i] = x[(i / S) * S + S - 1 - i % S] + x[i % S + S * (i / S)]"),
+            "");
+  EXPECT_EQ(check("  x: {type: f32, shape: [S + 2], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[i % S + 2] + x[2 * (i % 2)]"),
+            "");
+  EXPECT_NE(check("  x: {type: f32, shape: [S], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[i % S + 1]")
+                .find("can reach past its extent 'S'"),
+            std::string::npos);
+  EXPECT_NE(check("  x: {type: f32, shape: [S], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[S - i % S]")
+                .find("can reach past its extent 'S'"),
+            std::string::npos);
+  EXPECT_NE(check("  x: {type: f32, shape: [S + 1], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[(i - 1) % S + 1]")
+                .find("divides a value that can be negative"),
+            std::string::npos);
   // The quotient alone bounded by the size: i / S < N for i < N * S.
   EXPECT_EQ(check("  x: {type: f32, shape: [N + 1], role: in}\n"
                   "  y: {type: f32, shape: [N * S], role: out}\n",
