@@ -133,9 +133,15 @@ void Affine::add(const Affine& o, int64_t k) {
       const std::optional<SizeProduct> p1 = size_product(*it->expr);
       const std::optional<SizeProduct> p2 = p1 ? size_product(*t.expr) : std::nullopt;
       if (!p2 || p1->sizes != p2->sizes || p1->k == 0) continue;
-      int64_t ck;
-      if (__builtin_mul_overflow(c, p2->k, &ck) || ck % p1->k != 0) continue;
-      c = ck / p1->k;
+      int64_t ck, merged;
+      if (__builtin_mul_overflow(c, p2->k, &ck)) continue;
+      if (p1->k == -1) {  // INT64_MIN % -1 is undefined
+        if (__builtin_mul_overflow(ck, -1, &merged)) continue;
+      } else {
+        if (ck % p1->k != 0) continue;
+        merged = ck / p1->k;
+      }
+      c = merged;
       break;
     }
     if (it == atoms.end()) {
