@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/build.h"
 #include "ir/visitor.h"
 
 namespace sb {
@@ -123,9 +124,26 @@ void Affine::add(const Affine& o, int64_t k) {
   for (const AffineAtom& t : o.atoms) {
     int64_t c;
     overflow = __builtin_mul_overflow(k, t.coef, &c) || overflow;
-    // Atoms of the same node, or of equal trees (a shape and its copy in a range), merge.
+    // Atoms of the same node, or of equal trees (a shape and its copy in a range), merge; so do
+    // products of the same sizes (`G * COG` and `COG * G`), counting c * (k2 * P) as
+    // (c * k2 / k1) * (k1 * P) where k1 divides it.
     auto it = atoms.begin();
-    while (it != atoms.end() && it->expr != t.expr && !same_expr(*it->expr, *t.expr)) ++it;
+    for (; it != atoms.end(); ++it) {
+      if (it->expr == t.expr || same_expr(*it->expr, *t.expr)) break;
+      const std::optional<SizeProduct> p1 = size_product(*it->expr);
+      const std::optional<SizeProduct> p2 = p1 ? size_product(*t.expr) : std::nullopt;
+      if (!p2 || p1->sizes != p2->sizes || p1->k == 0) continue;
+      int64_t ck, merged;
+      if (__builtin_mul_overflow(c, p2->k, &ck)) continue;
+      if (p1->k == -1) {  // INT64_MIN % -1 is undefined
+        if (__builtin_mul_overflow(ck, -1, &merged)) continue;
+      } else {
+        if (ck % p1->k != 0) continue;
+        merged = ck / p1->k;
+      }
+      c = merged;
+      break;
+    }
     if (it == atoms.end()) {
       if (c != 0) atoms.push_back({c, t.expr});
     } else {
@@ -309,6 +327,135 @@ bool nonnegative_for_all_sizes(const Affine& form) {
     if (__builtin_add_overflow(at_ones, c, &at_ones)) return true;  // c > 0: grows past 2^63
   }
   return at_ones >= 0;
+}
+
+std::optional<SizeProduct> size_product(const Expr& x) {
+  switch (x.kind) {
+    case ExprKind::IntLit:
+      return SizeProduct{x.ival, {}};
+    case ExprKind::SizeRef:
+      return SizeProduct{1, {x.ref}};
+    case ExprKind::Unary: {
+      if (x.uop != UnOp::Neg) return std::nullopt;
+      std::optional<SizeProduct> a = size_product(*x.args[0]);
+      if (!a || __builtin_mul_overflow(a->k, -1, &a->k)) return std::nullopt;
+      return a;
+    }
+    case ExprKind::Binary: {
+      if (x.bop != BinOp::Mul) return std::nullopt;
+      std::optional<SizeProduct> a = size_product(*x.args[0]);
+      if (!a) return std::nullopt;
+      std::optional<SizeProduct> b = size_product(*x.args[1]);
+      if (!b || __builtin_mul_overflow(a->k, b->k, &a->k)) return std::nullopt;
+      a->sizes.insert(a->sizes.end(), b->sizes.begin(), b->sizes.end());
+      std::sort(a->sizes.begin(), a->sizes.end());
+      return a;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+Affine SizeProducts::product(int64_t k, std::vector<int> sizes) {
+  std::sort(sizes.begin(), sizes.end());
+  if (sizes.empty()) return Affine::of_constant(k);
+  if (sizes.size() == 1) return Affine::of_size(sizes[0]).scaled(k);
+  ExprPtr& node = nodes_[sizes];
+  if (!node) {
+    auto size = [](int s) {
+      ExprPtr e = ir_node(ExprKind::SizeRef, DType::Index, Loc{});
+      e->ref = s;
+      return e;
+    };
+    node = size(sizes[0]);
+    for (size_t i = 1; i < sizes.size(); ++i)
+      node = ir_binary(BinOp::Mul, std::move(node), size(sizes[i]));
+  }
+  Affine a;
+  if (k != 0) a.atoms.push_back({k, node.get()});
+  return a;
+}
+
+std::optional<Affine> SizeProducts::times(const Affine& a, int64_t k,
+                                          const std::vector<int>& by) {
+  if (!a.vars.empty()) return std::nullopt;
+  Affine r;
+  r.overflow = a.overflow;
+  // r += c * k * (the product of `sizes` and `by`)
+  auto add = [&](int64_t c, int64_t lit, std::vector<int> sizes) {
+    int64_t ck;
+    if (__builtin_mul_overflow(c, k, &ck) || __builtin_mul_overflow(ck, lit, &ck)) {
+      r.overflow = true;
+      return;
+    }
+    sizes.insert(sizes.end(), by.begin(), by.end());
+    r.add(product(1, std::move(sizes)), ck);
+  };
+  add(a.constant, 1, {});
+  for (auto [s, c] : a.sizes) add(c, 1, {s});
+  for (const AffineAtom& t : a.atoms) {
+    if (const std::optional<SizeProduct> p = size_product(*t.expr)) {
+      add(t.coef, p->k, p->sizes);
+    } else if (by.empty()) {
+      Affine x;
+      x.atoms.push_back({1, t.expr});
+      int64_t ck;
+      if (__builtin_mul_overflow(t.coef, k, &ck)) r.overflow = true;
+      else r.add(x, ck);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+std::optional<Affine> quotient_limit(const Affine& max_a, const Expr& q, SizeProducts& products) {
+  if (!max_a.vars.empty() || max_a.overflow) return std::nullopt;
+  const Affine n = max_a + Affine::of_constant(1);  // A < n
+  Affine e;
+  std::optional<Affine> qe;  // q * e
+  if (q.kind == ExprKind::IntLit && q.ival > 0) {
+    // Every term divided by d, rounded up: q * E - n has coefficients in [0, d - 1].
+    const int64_t d = q.ival;
+    auto up = [d](int64_t c) { return c / d + (c % d > 0 ? 1 : 0); };
+    e.add(Affine::of_constant(up(n.constant)));
+    for (auto [s, c] : n.sizes) e.add(Affine::of_size(s), up(c));
+    for (const AffineAtom& t : n.atoms) {
+      Affine x;
+      x.atoms.push_back({1, t.expr});
+      e.add(x, up(t.coef));
+    }
+    qe = e.scaled(d);
+  } else if (q.kind == ExprKind::SizeRef) {
+    // A term that holds the size loses it; another counts whole where positive (it is at most q
+    // times itself) and not at all where negative.
+    const int qs = q.ref;
+    if (n.constant > 0) e.add(Affine::of_constant(n.constant));
+    for (auto [s, c] : n.sizes)
+      if (s == qs) e.add(Affine::of_constant(c));
+      else if (c > 0) e.add(Affine::of_size(s), c);
+    for (const AffineAtom& t : n.atoms) {
+      std::optional<SizeProduct> p = size_product(*t.expr);
+      auto at = p ? std::find(p->sizes.begin(), p->sizes.end(), qs) : std::vector<int>::iterator{};
+      if (p && at != p->sizes.end()) {
+        p->sizes.erase(at);
+        int64_t c;
+        if (__builtin_mul_overflow(t.coef, p->k, &c)) return std::nullopt;
+        e.add(products.product(1, p->sizes), c);
+      } else if (t.coef > 0) {
+        Affine x;
+        x.atoms.push_back({1, t.expr});
+        e.add(x, t.coef);
+      }
+    }
+    qe = products.times(e, 1, {qs});
+  } else {
+    return std::nullopt;
+  }
+  // n <= q * E; else E = n, as floor(A / q) <= A for A >= 0 and q >= 1.
+  if (qe && !e.overflow && !qe->overflow && nonnegative_for_all_sizes(*qe - n)) return e;
+  if (n.overflow) return std::nullopt;
+  return n;
 }
 
 }  // namespace sb

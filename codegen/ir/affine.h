@@ -11,6 +11,9 @@
 // caller chose to keep whole (a gathered read, a var-free `K / 2`), see AtomRule. Coefficients
 // are integers; none is stored as zero. decompose() says "not affine" with nullopt.
 //
+// Atoms that are products of sizes and literals are compared by value, not by tree: `G * COG`
+// and `COG * G` merge, and `2 * B * T` is twice `B * T` (size_product).
+//
 // Every step is overflow-checked: `overflow` is set (and stays set) once the constant or a
 // coefficient leaves the 64-bit range. A form with `overflow` is not exact; the bounds check
 // reports it as an error, every other caller treats it as not affine.
@@ -43,7 +46,8 @@ struct Affine {
   static Affine of_var(int v);
   static Affine of_size(int s);
 
-  // this += k * o. Atoms of the same node merge; a coefficient that becomes zero is dropped.
+  // this += k * o. Atoms of the same node, of equal trees or of the same product of sizes merge;
+  // a coefficient that becomes zero is dropped.
   void add(const Affine& o, int64_t k = 1);
   Affine operator+(const Affine& o) const;
   Affine operator-(const Affine& o) const;
@@ -111,5 +115,39 @@ std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
 // for a literal q, A / q <= A otherwise; a quotient or product of non-negative factors with a
 // positive coefficient is bounded by 0. Any other atom leaves the form unproven (false).
 bool nonnegative_for_all_sizes(const Affine& a);
+
+// A product of sizes and integer literals, `k * s1 * ... * sn`: the literal factor and the sizes,
+// sorted, with repeats.
+struct SizeProduct {
+  int64_t k = 1;
+  std::vector<int> sizes;
+};
+
+// `x` as a product of sizes and integer literals (`G * COG`, `2 * B * T`, `N`), or nullopt when it
+// is not one (or k overflows).
+std::optional<SizeProduct> size_product(const Expr& x);
+
+// Makes and owns the product nodes of forms that an analysis builds (a bound of a quotient times a
+// size): one node per product, so that the forms' atoms merge. The forms must not outlive it.
+class SizeProducts {
+ public:
+  // The form of k * s1 * ... * sn: a constant, k times a size, or an atom of coefficient k.
+  Affine product(int64_t k, std::vector<int> sizes);
+  // The var-free form `a` times k and the sizes `by`. nullopt when `a` has an index variable, or
+  // an atom other than a product of sizes while `by` is not empty.
+  std::optional<Affine> times(const Affine& a, int64_t k, const std::vector<int>& by);
+
+ private:
+  std::map<std::vector<int>, ExprPtr> nodes_;
+};
+
+// A bound of a quotient: a form E in sizes such that floor(A / q) <= E - 1 for every integer A
+// with 0 <= A <= max_a, where max_a is a form in sizes (an extreme()) and q a positive literal
+// or a size. It holds when q * E - 1 - max_a >= 0 for all sizes (nonnegative_for_all_sizes),
+// since then A <= q * E - 1; E is found by dividing max_a + 1 by q term by term (rounding up for
+// a literal; for a size, the terms that hold it lose it, the others count whole where positive
+// and not at all where negative): `G * COG - 1` by COG gives G. Where that is not proven,
+// E = max_a + 1 (floor(A / q) <= A). nullopt on overflow.
+std::optional<Affine> quotient_limit(const Affine& max_a, const Expr& q, SizeProducts& products);
 
 }  // namespace sb

@@ -289,5 +289,82 @@ TEST(Affine, NonnegativeWithQuotientAndProductAtoms) {
   EXPECT_FALSE(nonnegative_for_all_sizes(n - one - n_over_m));
 }
 
+// Products of sizes merge by value: N * M and M * N are one atom, 2 * N * M twice it.
+TEST(Affine, ProductsOfSizesMergeByValue) {
+  const auto subs = subscripts("x[N * M + i] + x[M * N + i] + x[2 * N * M + i] + x[N * N + i]");
+  ASSERT_EQ(subs.size(), 4u);
+  std::vector<Affine> p;
+  for (const Expr* e : subs) {
+    std::optional<Affine> a = decompose(*e, var_free);
+    ASSERT_TRUE(a && a->atoms.size() == 1u);
+    p.push_back(Affine{});
+    p.back().atoms.push_back({1, a->atoms[0].expr});
+  }
+  const std::optional<SizeProduct> nm = size_product(*p[0].atoms[0].expr);
+  const std::optional<SizeProduct> twice = size_product(*p[2].atoms[0].expr);
+  ASSERT_TRUE(nm && twice);
+  EXPECT_EQ(nm->k, 1);
+  EXPECT_EQ(nm->sizes, (std::vector<int>{kN, kM}));
+  EXPECT_EQ(twice->k, 2);
+  EXPECT_EQ(twice->sizes, (std::vector<int>{kN, kM}));
+  EXPECT_TRUE((p[0] - p[1]).is_constant());
+  EXPECT_TRUE((p[2] - p[0].scaled(2)).is_constant());
+  EXPECT_FALSE((p[2] - p[0]).is_constant());  // 2 * N * M - N * M = N * M
+  EXPECT_FALSE((p[0] - p[3]).is_constant());  // N * N is another product
+  EXPECT_FALSE(size_product(*subs[0]));        // N * M + i
+}
+
+// SizeProducts: forms times sizes, and the bound of a quotient (quotient_limit).
+TEST(Affine, QuotientLimit) {
+  const auto subs = subscripts("x[N * M + i]");
+  ASSERT_EQ(subs.size(), 1u);
+  const std::optional<Affine> nm_form = decompose(*subs[0], var_free);
+  ASSERT_TRUE(nm_form && nm_form->atoms.size() == 1u);
+  Affine nm;
+  nm.atoms.push_back({1, nm_form->atoms[0].expr});
+  const Affine n = Affine::of_size(kN), m = Affine::of_size(kM), one = Affine::of_constant(1);
+  SizeProducts products;
+  // (N - 1) * M = N * M - M, with N * M merging with the tree's atom.
+  const std::optional<Affine> t = products.times(n - one, 1, {kM});
+  ASSERT_TRUE(t);
+  EXPECT_TRUE((*t - nm + m).is_constant());
+  EXPECT_EQ((*t - nm + m).constant, 0);
+  EXPECT_FALSE(products.times(Affine::of_var(kI), 1, {kM}));
+  auto size = [](int s) {
+    Expr e;
+    e.kind = ExprKind::SizeRef;
+    e.ref = s;
+    return e;
+  };
+  auto lit = [](int64_t v) {
+    Expr e;
+    e.kind = ExprKind::IntLit;
+    e.ival = v;
+    return e;
+  };
+  // A < N * M by M: the quotient is below N. By N: below M.
+  std::optional<Affine> e = quotient_limit(nm - one, size(kM), products);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE((*e - n).is_constant() && (*e - n).constant == 0);
+  e = quotient_limit(nm - one, size(kN), products);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE((*e - m).is_constant() && (*e - m).constant == 0);
+  // A < 2 * N + 1 by 2: below N + 1 (A = 2 * N gives N). A < N by 3: below N (rounded up).
+  e = quotient_limit(n.scaled(2), lit(2), products);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE((*e - n).is_constant() && (*e - n).constant == 1);
+  e = quotient_limit(n - one, lit(3), products);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE((*e - n).is_constant() && (*e - n).constant == 0);
+  // A < N by M: nothing divides, so the dividend's own bound, N.
+  e = quotient_limit(n - one, size(kM), products);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE((*e - n).is_constant() && (*e - n).constant == 0);
+  // A < N * M + M by M: below N + 1.
+  e = quotient_limit(nm + m - one, size(kM), products);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE((*e - n).is_constant() && (*e - n).constant == 1);
+}
+
 }  // namespace
 }  // namespace sb

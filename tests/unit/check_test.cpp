@@ -95,10 +95,12 @@ TEST(CheckTest, RejectsRaggedReadWithoutBoundary) {
   EXPECT_NE(l.error.find("can reach past its extent 'N'"), std::string::npos) << l.error;
   auto n = load_checked(spec_text(kVec, "  c[i] = a[i - 1]\n"));
   EXPECT_NE(n.error.find("can be negative"), std::string::npos) << n.error;
-  // A quotient is proven only as the whole subscript (check_quotient); inside a sum it is not
-  // affine.
+  // A quotient inside a sum is bounded by its dividend's greatest value (bound_quotient_term):
+  // i / 2 + 1 reaches 1 at N = 1.
   auto d = load_checked(spec_text(kVec, "  c[i] = a[i / 2 + 1]\n"));
-  EXPECT_NE(d.error.find("not affine"), std::string::npos) << d.error;
+  EXPECT_NE(d.error.find("subscript 'i / 2 + 1' of 'a' can reach past its extent 'N'"),
+            std::string::npos)
+      << d.error;
   auto q = load_checked(spec_text(kVec, "  c[i] = a[i / 2] + a[(i + 1) % N] + a[i % 1]\n"));
   EXPECT_EQ(q.error, "");
   auto past = load_checked(spec_text(kVec, "  c[i] = a[(i + 2) / 1]\n"));
@@ -189,6 +191,147 @@ TEST(CheckTest, GatherNeedsAnIntegerIndex) {
       "  y[b, c] = table[idx[b], c]\n", kGatherSizes));
   EXPECT_NE(l.error.find("a subscript of 'table' must be index, found f32"), std::string::npos)
       << l.error;
+}
+
+}  // namespace
+}  // namespace sb
+
+namespace sb {
+namespace {
+
+// Quotient terms `(A / q) * m` inside an affine subscript (check/bounds.cpp:
+// bound_quotient_term): a grouped convolution reads input channel (o / COG) * CIG + c.
+const char* kGroupedSizes =
+    "  G: {bench: [32], verify: [3]}\n  CIG: {bench: [4], verify: [2]}\n"
+    "  COG: {bench: [4], verify: [5]}\n";
+
+std::string grouped(const std::string& x_channels, const std::string& y_channels,
+                    const std::string& range, const std::string& subscript) {
+  return spec_text("  x: {type: f32, shape: [" + x_channels + "], role: in}\n"
+                   "  y: {type: f32, shape: [" + y_channels + "], role: out}\n",
+                   "  y[o] = sum(c in " + range + ": x[" + subscript + "])\n", kGroupedSizes);
+}
+
+TEST(CheckTest, ProvesGroupedChannelReads) {
+  // o <= G * COG - 1, so o / COG <= G - 1 and (o / COG) * CIG + c <= G * CIG - 1.
+  for (const char* sub : {"(o / COG) * CIG + c", "CIG * (o / COG) + c", "c + o / COG * CIG"}) {
+    auto l = load_checked(grouped("G * CIG", "G * COG", "0..CIG", sub));
+    EXPECT_EQ(l.error, "") << sub;
+  }
+  // Products of sizes compare by value: COG * G is G * COG, CIG * G is G * CIG.
+  auto swapped = load_checked(grouped("CIG * G", "COG * G", "0..CIG", "(o / COG) * CIG + c"));
+  EXPECT_EQ(swapped.error, "");
+  // A multiplier with a literal factor, against an extent with one: 2 * G * CIG is twice G * CIG.
+  auto twice = load_checked(grouped("2 * G * CIG", "G * COG", "0..2 * CIG",
+                                    "(o / COG) * (2 * CIG) + c"));
+  EXPECT_EQ(twice.error, "");
+  auto past = load_checked(grouped("2 * G * CIG", "G * COG", "0..2 * CIG + 1",
+                                   "(o / COG) * (2 * CIG) + c"));
+  EXPECT_NE(past.error.find("can reach past its extent '2 * G * CIG'"), std::string::npos)
+      << past.error;
+}
+
+TEST(CheckTest, RejectsGroupedChannelReadsOffByOne) {
+  // One past the group's channels, by the offset or by the range.
+  auto plus = load_checked(grouped("G * CIG", "G * COG", "0..CIG", "(o / COG) * CIG + c + 1"));
+  EXPECT_NE(plus.error.find("subscript 'o / COG * CIG + c + 1' of 'x' can reach past its "
+                            "extent 'G * CIG'"),
+            std::string::npos)
+      << plus.error;
+  auto wide = load_checked(grouped("G * CIG", "G * COG", "0..CIG + 1", "(o / COG) * CIG + c"));
+  EXPECT_NE(wide.error.find("can reach past its extent 'G * CIG'"), std::string::npos)
+      << wide.error;
+  // An output with one group too many, and a quotient by the wrong size.
+  auto groups = load_checked(grouped("G * CIG", "(G + 1) * COG", "0..CIG", "(o / COG) * CIG + c"));
+  EXPECT_NE(groups.error, "");
+  auto by_cig = load_checked(grouped("G * CIG", "G * COG", "0..CIG", "(o / CIG) * CIG + c"));
+  EXPECT_NE(by_cig.error.find("can reach past its extent 'G * CIG'"), std::string::npos)
+      << by_cig.error;
+  // A negative term, and a dividend that can be negative.
+  auto minus = load_checked(grouped("G * CIG", "G * COG", "0..CIG", "c - (o / COG) * CIG"));
+  EXPECT_NE(minus.error.find("can be negative"), std::string::npos) << minus.error;
+  auto neg = load_checked(grouped("G * CIG", "G * COG", "0..CIG", "((o - 1) / COG) * CIG + c"));
+  EXPECT_NE(neg.error.find("divides a value that can be negative"), std::string::npos)
+      << neg.error;
+  // Two quotients multiplied together are not a quotient term.
+  auto square = load_checked(grouped("G * CIG", "G * COG", "0..CIG", "(o / COG) * (o / COG)"));
+  EXPECT_NE(square.error.find("not affine"), std::string::npos) << square.error;
+}
+
+TEST(CheckTest, ProvesQuotientTermsByLiteralsAndSizes) {
+  const char* sizes = "  N: {bench: [64], verify: [5]}\n  S: {bench: [4], verify: [3]}\n";
+  auto check = [&](const std::string& tensors, const std::string& compute) {
+    return load_checked(spec_text(tensors, "  " + compute + "\n", sizes)).error;
+  };
+  // i < 2 * N: (i / 2) * 2 + 1 <= 2 * N - 1, the odd element of each pair.
+  EXPECT_EQ(check("  x: {type: f32, shape: [2 * N], role: in}\n"
+                  "  y: {type: f32, shape: [2 * N], role: out}\n",
+                  "y[i] = x[(i / 2) * 2 + 1]"),
+            "");
+  // i < 2 * N + 1 reaches i = 2 * N, whose pair starts past the end.
+  EXPECT_NE(check("  x: {type: f32, shape: [2 * N], role: in}\n"
+                  "  y: {type: f32, shape: [2 * N + 1], role: out}\n",
+                  "y[i] = x[(i / 2) * 2 + 1]")
+                .find("can reach past its extent '2 * N'"),
+            std::string::npos);
+  // The start of i's block of S, plus k < S: the same block.
+  EXPECT_EQ(check("  x: {type: f32, shape: [N * S], role: in}\n"
+                  "  y: {type: f32, shape: [S * N], role: out}\n",
+                  "y[i] = sum(k in 0..S: x[(i / S) * S + k])"),
+            "");
+  EXPECT_NE(check("  x: {type: f32, shape: [N * S], role: in}\n"
+                  "  y: {type: f32, shape: [S * N], role: out}\n",
+                  "y[i] = sum(k in 0..S + 1: x[(i / S) * S + k])"),
+            "");
+  // A quotient by a literal that rounds down: i < N, (i / 3) * 3 <= N - 1.
+  EXPECT_EQ(check("  x: {type: f32, shape: [N], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[(i / 3) * 3]"),
+            "");
+  // The start of i's block, bounded by i itself (S * (i / S) <= i) where the quotient's bound
+  // (N - 1) * S would not fit.
+  EXPECT_EQ(check("  x: {type: f32, shape: [N], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[(i / S) * S] + x[S * (i / S)]"),
+            "");
+  EXPECT_NE(check("  x: {type: f32, shape: [N], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[(i / S) * S + 1]"),
+            "");
+  // Remainder terms: A % q lies in [0, min(q - 1, A)]. Each block of S reversed, and a split
+  // of i back into its block and offset.
+  EXPECT_EQ(check("  x: {type: f32, shape: [N * S], role: in}\n"
+                  "  y: {type: f32, shape: [S * N], role: out}\n",
+                  "y[i] = x[(i / S) * S + S - 1 - i % S] + x[i % S + S * (i / S)]"),
+            "");
+  EXPECT_EQ(check("  x: {type: f32, shape: [S + 2], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[i % S + 2] + x[2 * (i % 2)]"),
+            "");
+  EXPECT_NE(check("  x: {type: f32, shape: [S], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[i % S + 1]")
+                .find("can reach past its extent 'S'"),
+            std::string::npos);
+  EXPECT_NE(check("  x: {type: f32, shape: [S], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[S - i % S]")
+                .find("can reach past its extent 'S'"),
+            std::string::npos);
+  EXPECT_NE(check("  x: {type: f32, shape: [S + 1], role: in}\n"
+                  "  y: {type: f32, shape: [N], role: out}\n",
+                  "y[i] = x[(i - 1) % S + 1]")
+                .find("divides a value that can be negative"),
+            std::string::npos);
+  // The quotient alone bounded by the size: i / S < N for i < N * S.
+  EXPECT_EQ(check("  x: {type: f32, shape: [N + 1], role: in}\n"
+                  "  y: {type: f32, shape: [N * S], role: out}\n",
+                  "y[i] = x[i / S + 1]"),
+            "");
+  EXPECT_NE(check("  x: {type: f32, shape: [N], role: in}\n"
+                  "  y: {type: f32, shape: [N * S], role: out}\n",
+                  "y[i] = x[i / S + 1]"),
+            "");
 }
 
 }  // namespace
