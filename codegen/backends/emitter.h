@@ -98,6 +98,9 @@ class Emitter {
   virtual bool derives(const Spec& /*lowered*/, const Variant& /*v*/, std::string* /*why*/) const {
     return false;
   }
+  // Whether this backend prints tensors of storage type `t` (f16, bf16: ScalarType::compute).
+  // A spec with such a tensor that lists variants for a backend without it is rejected.
+  virtual bool takes_storage(DType /*t*/) const { return false; }
 
  protected:
   // Prints a checked spec whose intrinsics are all ones this backend spells.

@@ -348,7 +348,8 @@ class Checker {
     cur_ = index;
     SB_TRY(resolve(st.rhs, st, scope));
     SB_TRY(type(*st.rhs, st));
-    SB_TRY(expect_type(*st.rhs, tn.type, "the value assigned to '" + tn.name + "'"));
+    // A storage type (f16, bf16) takes a value of the type it computes in, rounded on store.
+    SB_TRY(expect_type(*st.rhs, compute_type(tn.type), "the value assigned to '" + tn.name + "'"));
     written_by[t] = index;
     return {};
   }
@@ -421,6 +422,12 @@ class Checker {
         e.fn = f->fn;
         want = static_cast<size_t>(f->arity);
       } else if (const ScalarType* c = tensor_scalar(e.name)) {
+        if (is_storage_type(c->type))
+          return make_error(e.loc, "'" + e.name + "' is a storage type: values of " + e.name +
+                                       " tensors compute in " +
+                                       dtype_name(compute_type(c->type)) +
+                                       ", and a value is rounded to " + e.name +
+                                       " where it is stored; there is no cast to it");
         e.kind = ExprKind::Cast;
         e.cast_to = c->type;
         want = 1;
@@ -612,7 +619,7 @@ class Checker {
         SB_TRY(
             c_.expect_type(*a, DType::Index, "a subscript of '" + c_.s_.tensors[e.ref].name + "'"));
       }
-      e.type = c_.s_.tensors[e.ref].type;
+      e.type = compute_type(c_.s_.tensors[e.ref].type);  // an f16 or bf16 element reads as f32
       return {};
     }
     Status visit_unary(Expr& e) override {

@@ -1,6 +1,8 @@
 #include "ir/scalar_types.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -46,6 +48,78 @@ void store_int(unsigned char* p, double v) {
   std::memcpy(p, &x, sizeof x);
 }
 
+// Rounds v to a binary floating-point format of `precision` significant bits whose normal
+// exponents are [emin, emax], to nearest with ties to even (the default rounding mode of
+// nearbyint), with the format's subnormals, and to infinity past its range.
+double round_to_format(double v, int precision, int emin, int emax) {
+  if (!std::isfinite(v) || v == 0) return v;
+  const int e = std::max(std::ilogb(v), emin);  // below emin the quantum stays 2^(emin - p + 1)
+  const double q = std::ldexp(std::nearbyint(std::ldexp(v, precision - 1 - e)), e - precision + 1);
+  const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - precision), emax);
+  return std::fabs(q) > max_finite ? std::copysign(HUGE_VAL, v) : q;
+}
+double to_f16(double v) {
+  return round_to_format(v, 11, -14, 15);
+}
+double to_bf16(double v) {
+  return round_to_format(v, 8, -126, 127);
+}
+double parse_f16(const char* s) {
+  return to_f16(std::strtod(s, nullptr));
+}
+double parse_bf16(const char* s) {
+  return to_bf16(std::strtod(s, nullptr));
+}
+// f16 and bf16 elements: IEEE binary16, and the upper half of an IEEE binary32.
+double load_f16(const unsigned char* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  const int exp = (h >> 10) & 0x1f;
+  const int frac = h & 0x3ff;
+  double v;
+  if (exp == 0x1f)
+    v = frac ? std::numeric_limits<double>::quiet_NaN() : HUGE_VAL;
+  else if (exp == 0)
+    v = std::ldexp(frac, -24);
+  else
+    v = std::ldexp(frac | 0x400, exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+void store_f16(unsigned char* p, double v) {
+  uint16_t h;
+  const double r = to_f16(v);
+  const uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+  if (std::isnan(r)) {
+    h = 0x7e00;
+  } else if (std::isinf(r)) {
+    h = sign | 0x7c00;
+  } else if (std::fabs(r) < std::ldexp(1.0, -14)) {  // zero or subnormal: a multiple of 2^-24
+    h = sign | static_cast<uint16_t>(std::ldexp(std::fabs(r), 24));
+  } else {
+    const int e = std::ilogb(r);
+    const uint16_t frac = static_cast<uint16_t>(std::ldexp(std::fabs(r), 10 - e)) & 0x3ff;
+    h = sign | static_cast<uint16_t>((e + 15) << 10) | frac;
+  }
+  std::memcpy(p, &h, 2);
+}
+double load_bf16(const unsigned char* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return static_cast<double>(f);
+}
+void store_bf16(unsigned char* p, double v) {
+  // Exact in a float, whose upper half it then is (NaN: the quiet NaN 0x7fc0).
+  const float f = std::isnan(v) ? std::numeric_limits<float>::quiet_NaN()
+                                : static_cast<float>(to_bf16(v));
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint16_t h = static_cast<uint16_t>(u >> 16);
+  std::memcpy(p, &h, 2);
+}
+
 // One record per DType, in enumerator order. A field a record leaves out is null (or 0, false):
 // the type has no such spelling or property, and the code that needs it asserts it is there.
 #pragma GCC diagnostic push
@@ -88,6 +162,7 @@ const std::vector<ScalarType> kTypes = {
      .max_digits = 9,
      .integral_limit = 16777216.0,  // 2^24
      .round = to_f32,
+     .epsilon = 0x1p-23,
      .parse = parse_f32,
      // FLT_MAX plus half an ulp, 2^128 - 2^103 (round to nearest).
      .rounds_to_inf = 340282356779733661637539395458142568448.0,
@@ -119,6 +194,7 @@ const std::vector<ScalarType> kTypes = {
      .max_digits = 17,
      .integral_limit = 1e15,
      .round = same,
+     .epsilon = 0x1p-52,
      .parse = parse_f64,
      .load = load_as<double>,
      .store = store_float<double>},
@@ -171,6 +247,53 @@ const std::vector<ScalarType> kTypes = {
      .max = std::numeric_limits<int64_t>::max(),
      .load = load_as<int64_t>,
      .store = store_int<int64_t>},
+    {.type = DType::F16,
+     .name = "f16",
+     .tensor_type = true,
+     .kind = ScalarKind::Float,
+     .bits = 16,
+     .bytes = 2,
+     .printed_as = DType::F16,
+     .compute = DType::F32,
+     .suffix = "f16",
+     .c_type = "sb_f16",
+     .c_bits_type = "unsigned short",
+     .mojo_type = "Float16",
+     .mojo_dtype = "DType.float16",
+     .mojo_suffix = "f16",
+     .mlir_type = "f16",
+     .max_digits = 5,
+     .integral_limit = 2048.0,  // 2^11
+     .round = to_f16,
+     .epsilon = 0x1p-10,
+     .parse = parse_f16,
+     .rounds_to_inf = 65520.0,  // 65504 plus half an ulp (16)
+     .load = load_f16,
+     .store = store_f16},
+    {.type = DType::BF16,
+     .name = "bf16",
+     .tensor_type = true,
+     .kind = ScalarKind::Float,
+     .bits = 16,
+     .bytes = 2,
+     .printed_as = DType::BF16,
+     .compute = DType::F32,
+     .suffix = "bf16",
+     .c_type = "sb_bf16",
+     .c_bits_type = "unsigned short",
+     .mojo_type = "BFloat16",
+     .mojo_dtype = "DType.bfloat16",
+     .mojo_suffix = "bf16",
+     .mlir_type = "bf16",
+     .max_digits = 4,
+     .integral_limit = 256.0,  // 2^8
+     .round = to_bf16,
+     .epsilon = 0x1p-7,
+     .parse = parse_bf16,
+     // The largest bf16, 2^128 - 2^120, plus half an ulp: 2^128 - 2^119.
+     .rounds_to_inf = 339617752923046005526922703901628039168.0,
+     .load = load_bf16,
+     .store = store_bf16},
     {.type = DType::Index,
      .name = "index",
      .kind = ScalarKind::Index,
@@ -266,6 +389,15 @@ int dtype_bytes(DType t) {
 
 bool is_float(DType t) {
   return scalar(t).kind == ScalarKind::Float;
+}
+
+DType compute_type(DType t) {
+  const DType c = scalar(t).compute;
+  return c == DType::Unknown ? t : c;
+}
+
+bool is_storage_type(DType t) {
+  return scalar(t).compute != DType::Unknown;
 }
 
 bool is_integer(DType t) {

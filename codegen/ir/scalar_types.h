@@ -19,7 +19,7 @@ namespace sb {
 // Value types. Index is the integer type of index arithmetic (int64 in generated code); Bool
 // is the type of comparisons. FloatLit and IntLit are the provisional types of untyped
 // literals before check_spec() resolves them against their context.
-enum class DType { Unknown, F32, F64, I32, I64, Index, Bool, FloatLit, IntLit };
+enum class DType { Unknown, F32, F64, I32, I64, F16, BF16, Index, Bool, FloatLit, IntLit };
 
 enum class ScalarKind {
   Float,      // IEEE binary floating point (f32, f64)
@@ -43,6 +43,10 @@ struct ScalarType {
   // The type a value of this type is printed as: itself, F64 for a float literal, Index for an
   // integer literal (and for Unknown).
   DType printed_as;
+  // A storage type (f16, bf16) holds values that compute in another type: a read of such a
+  // tensor is a value of `compute` (F32), and a value stored into one is rounded to nearest,
+  // ties to even. Unknown for every other type, whose values compute in the type itself.
+  DType compute;
   // The suffix of the helper functions of generated C, CUDA and Mojo ("f32", "i64" for index).
   const char* suffix;
 
@@ -78,6 +82,7 @@ struct ScalarType {
   int max_digits;             // significant digits that always read back (9 for f32, 17 for f64)
   double integral_limit;      // integral values of smaller magnitude print in full ("100000.0f")
   double (*round)(double);    // the value rounded to this type
+  double epsilon;             // the gap from 1 to the next value: 2^(1 - significand bits)
   double (*parse)(const char*);  // decimal text read as this type (strtof for f32)
 
   // The smallest magnitude that a double rounds to infinity when stored as this type (0: none
@@ -107,5 +112,9 @@ const char* dtype_name(DType t);  // "f32", "f64", "i32", "index", "bool", ...
 int dtype_bytes(DType t);         // 4 for f32/i32, 8 for f64/i64/index; 0 otherwise
 bool is_float(DType t);           // F32, F64 (not FloatLit)
 bool is_integer(DType t);         // I32, I64, Index (not IntLit, not Bool)
+// The type the values of a tensor of type `t` compute in: F32 for the storage types f16 and
+// bf16 (ScalarType::compute), `t` itself otherwise.
+DType compute_type(DType t);
+bool is_storage_type(DType t);    // F16, BF16
 
 }  // namespace sb

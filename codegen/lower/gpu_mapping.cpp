@@ -109,10 +109,12 @@ bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
     }
   }
   bool typed = false;
+  // Shared memory holds values: an f16 or bf16 row is staged as f32.
   auto take = [&](int t) {
-    if (!typed) p->type = spec.tensors[t].type;
+    const DType v = compute_type(spec.tensors[t].type);
+    if (!typed) p->type = v;
     typed = true;
-    return spec.tensors[t].type == p->type;
+    return v == p->type;
   };
   for (int t : p->rows)
     if (!take(t)) return false;

@@ -47,7 +47,7 @@ bool is_int(const Expr& e, int64_t v) {
 // Scalar reductions and scans take any tensor type (every backend prints their identities and
 // combining operations from the type's record).
 bool scan_type(DType t) {
-  return scalar(t).tensor_type;
+  return scalar(t).tensor_type && !is_storage_type(t);
 }
 
 // Clone of an expression with the node `target` replaced by a read of the statement's output.
@@ -147,10 +147,17 @@ bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std
     return false;
   }
   const Tensor& out = s.tensors[st.out];
+  // f16 and bf16 elements (structs read as float) have no CUDA vector type here: such a
+  // statement runs a thread per element, and such a read stays per lane.
+  if (is_storage_type(out.type)) {
+    *why = std::string("its output is ") + dtype_name(out.type) +
+           " (vectorized loads and stores f32, f64, i32 and i64 elements)";
+    return false;
+  }
   m->contiguous.clear();
   for (const Expr* r : reads_of(*st.rhs)) {
     const Tensor& t = s.tensors[r->ref];
-    if (t.shape.size() != rank) continue;
+    if (t.shape.size() != rank || is_storage_type(t.type)) continue;
     bool same = true;
     for (size_t d = 0; d < rank && same; ++d)
       same = is_var(*r->args[d], static_cast<int>(d)) &&
@@ -164,7 +171,7 @@ bool match_vectorized(const Spec& s, const Statement& st, VectorizeMatch* m, std
   for (const Expr* r : reads_of(*st.rhs)) {
     const Tensor& t = s.tensors[r->ref];
     if (std::find(m->contiguous.begin(), m->contiguous.end(), r) != m->contiguous.end() ||
-        t.boundary != Boundary::None || r->args.empty() || !is_var(*r->args.back(), inner) ||
+        is_storage_type(t.type) || t.boundary != Boundary::None || r->args.empty() || !is_var(*r->args.back(), inner) ||
         to_string(*t.shape.back(), s, nullptr) != inner_extent)
       continue;
     bool elsewhere = false;

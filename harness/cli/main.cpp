@@ -33,6 +33,7 @@
 #include "driver.h"
 #include "results/export.h"
 #include "backends/emitter.h"
+#include "results/compare.h"
 #include "results/history.h"
 #include "results/history_format.h"
 #include "results/results.h"
@@ -315,8 +316,20 @@ std::string format_verify_rows(const std::vector<sb::VerifyRecord>& records,
                                const std::vector<sb::Target>& targets, bool verbose) {
   auto allowed = [&](const std::string& kernel) -> std::string {
     for (const auto& t : targets)
-      if (t.spec->name == kernel)
-        return "atol " + sci3(t.spec->tol.atol) + " + rtol " + sci3(t.spec->tol.rtol) + " x mag";
+      if (t.spec->name == kernel) {
+        std::string a =
+            "atol " + sci3(t.spec->tol.atol) + " + rtol " + sci3(t.spec->tol.rtol) + " x mag";
+        // f16 and bf16 outputs: at least their type's epsilon (tensor_rtol).
+        std::set<std::string> raised;
+        for (size_t i = 0; i < t.spec->tensors.size(); ++i) {
+          const sb::Tensor& tn = t.spec->tensors[i];
+          const double r = sb::tensor_rtol(*t.spec, static_cast<int>(i));
+          if (tn.role == sb::Role::Out && r > t.spec->tol.rtol)
+            raised.insert(std::string(sb::dtype_name(tn.type)) + " outputs rtol " + sci3(r));
+        }
+        for (const std::string& x : raised) a += "; " + x;
+        return a;
+      }
     return "-";
   };
   std::vector<std::vector<std::string>> rows;

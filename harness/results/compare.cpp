@@ -56,6 +56,12 @@ std::string fmt_tol(double v) {
 
 }  // namespace
 
+double tensor_rtol(const Spec& spec, int t) {
+  const DType type = spec.tensors[static_cast<size_t>(t)].type;
+  if (!is_storage_type(type)) return spec.tol.rtol;
+  return std::max(spec.tol.rtol, scalar(type).epsilon);
+}
+
 CompareResult compare_tensor(const Spec& spec, const SizePoint& sizes, int t, const HostTensor& got,
                              Reference& ref, int64_t sample, uint64_t seed) {
   SB_ASSERT(t >= 0 && static_cast<size_t>(t) < spec.tensors.size(), "bad tensor id");
@@ -64,6 +70,7 @@ CompareResult compare_tensor(const Spec& spec, const SizePoint& sizes, int t, co
   SB_ASSERT(got.elements == n && got.type == ten.type, "buffer does not match tensor " + ten.name);
   const std::vector<int64_t> ext = tensor_extents(spec, t, sizes);
   const bool exact = !is_float(ten.type);
+  const double rtol = tensor_rtol(spec, t);
   CompareResult r;
 
   auto check = [&](int64_t i) {
@@ -77,7 +84,7 @@ CompareResult compare_tensor(const Spec& spec, const SizePoint& sizes, int t, co
     } else if (!std::isfinite(want.value)) {
       ok = std::isnan(want.value) ? std::isnan(g) : g == want.value;
     } else {
-      tol = spec.tol.atol + spec.tol.rtol * want.mag;
+      tol = spec.tol.atol + rtol * want.mag;
       if (std::isnan(tol)) tol = std::numeric_limits<double>::infinity();
       ok = false;
       // An f32 tensor stores a value beyond its range as the infinity it rounds to: where the
@@ -158,7 +165,7 @@ std::string describe_failure(const Spec& spec, const std::string& backend,
   if (is_float(ten.type)) {
     s += "  max abs err " + fmt_tol(r.max_abs_err) + ", max rel err " + fmt_tol(r.max_rel_err) +
          " over finite elements; tolerance is atol " + fmt_tol(spec.tol.atol) + " + rtol " +
-         fmt_tol(spec.tol.rtol) + " * mag\n";
+         fmt_tol(tensor_rtol(spec, t)) + " * mag\n";
   }
   return s;
 }

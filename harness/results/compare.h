@@ -30,12 +30,16 @@ struct CompareResult {
 // Compares `got` (tensor `t`) with the reference at every element, or at `sample` distinct
 // random elements (seeded; always including the first and the last) when sample > 0 and the
 // tensor is larger. Elements are checked in ascending flat order. A floating-point element
-// passes when |got - ref| <= spec.tol.atol + spec.tol.rtol * mag; a non-finite reference value
+// passes when |got - ref| <= spec.tol.atol + tensor_rtol(spec, t) * mag; a non-finite reference value
 // matches only the same non-finite value (NaN with NaN, +inf with +inf), and a non-finite `got`
 // never matches a finite reference (so the NaN sentinel of an unwritten element fails). Integer
 // tensors must match exactly (Mismatch::tolerance 0).
 CompareResult compare_tensor(const Spec& spec, const SizePoint& sizes, int t, const HostTensor& got,
                              Reference& ref, int64_t sample, uint64_t seed);
+
+// The relative tolerance of tensor t: the spec's rtol, and for an f16 or bf16 tensor at least
+// its type's epsilon (2^-10, 2^-7), one unit in the last place of a value stored rounded to it.
+double tensor_rtol(const Spec& spec, int t);
 
 // A multi-line description of a comparison, e.g.
 //   softmax cpu/omp_simd at R=3, C=7: tensor y: 2 of 21 checked elements differ (all 21 ...)

@@ -62,6 +62,30 @@ TEST(CheckTest, ResolvesNamesAndTypes) {
   EXPECT_EQ(to_string(st, l.spec), "c[i] = 2.0 * a[i] + 1.0");
 }
 
+// f16 and bf16 are storage types: a read is an f32 value, and the value stored into one is an
+// f32 expression (an f64 one needs a cast to f32; there is no cast to the storage type).
+TEST(CheckTest, StorageTypesReadAndStoreAsF32) {
+  auto l = load_checked(spec_text("  a: {type: bf16, shape: [N], role: in}\n"
+                                  "  h: {type: f16, shape: [N], role: in}\n"
+                                  "  c: {type: f16, shape: [N], role: out}\n",
+                                  "  c[i] = a[i] * h[i] + 1\n"));
+  ASSERT_EQ(l.error, "");
+  const Expr& rhs = *l.spec.stmts[0].rhs;
+  EXPECT_EQ(rhs.type, DType::F32);
+  const Expr& product = *rhs.args[0];
+  EXPECT_EQ(product.args[0]->kind, ExprKind::Read);
+  EXPECT_EQ(product.args[0]->type, DType::F32);
+  EXPECT_EQ(product.args[1]->type, DType::F32);
+  EXPECT_EQ(l.spec.tensors[2].type, DType::F16);
+
+  auto f64 = load_checked(spec_text("  a: {type: f64, shape: [N], role: in}\n"
+                                    "  c: {type: bf16, shape: [N], role: out}\n",
+                                    "  c[i] = a[i]\n"));
+  EXPECT_NE(f64.error.find("must be f32, found f64"), std::string::npos) << f64.error;
+  auto cast = load_checked(spec_text(kVec, "  c[i] = f16(a[i])\n"));
+  EXPECT_NE(cast.error.find("'f16' is a storage type"), std::string::npos) << cast.error;
+}
+
 TEST(CheckTest, ReductionVariablesMoveIntoStatement) {
   auto l = load_checked(spec_text(
       "  a: {type: f32, shape: [N, K], role: in}\n  c: {type: f32, shape: [N], role: out}\n",

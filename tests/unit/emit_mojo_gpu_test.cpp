@@ -186,7 +186,8 @@ TEST(MojoGpu, FusedRowGroupsAreOneKernel) {
 
 // Every kernel form of the GPU mapping is printed, so every cuda variant of every spec has its
 // mojo_gpu counterpart (same names, in order), except in a spec with an f64 sin or cos, which
-// Mojo 1.2.0 cannot compile for NVIDIA GPUs (F64SinAndCosHaveNoCounterpart).
+// Mojo 1.2.0 cannot compile for NVIDIA GPUs (F64SinAndCosHaveNoCounterpart), and in a spec with
+// an f16 or bf16 tensor, which the Mojo GPU printer does not print yet: it derives none.
 TEST(MojoGpu, EveryCudaVariantHasACounterpart) {
   for (const mojo_gpu::KernelForm& f : mojo_gpu::kernel_forms()) EXPECT_TRUE(f.printed) << f.about;
   int specs = 0;
@@ -196,8 +197,14 @@ TEST(MojoGpu, EveryCudaVariantHasACounterpart) {
     ASSERT_TRUE(spec.ok()) << format_error(spec.error());
     const auto cuda = spec.value().variants.find("cuda");
     if (cuda == spec.value().variants.end()) continue;
-    ++specs;
     const auto mg = spec.value().variants.find("mojo_gpu");
+    bool storage = false;
+    for (const Tensor& t : spec.value().tensors) storage = storage || is_storage_type(t.type);
+    if (storage) {
+      EXPECT_EQ(mg, spec.value().variants.end()) << e.path();
+      continue;
+    }
+    ++specs;
     ASSERT_NE(mg, spec.value().variants.end()) << e.path();
     ASSERT_EQ(mg->second.size(), cuda->second.size()) << e.path();
     for (size_t i = 0; i < mg->second.size(); ++i)

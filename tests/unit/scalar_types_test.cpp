@@ -12,8 +12,9 @@
 namespace sb {
 namespace {
 
-constexpr DType kAll[] = {DType::Unknown, DType::F32,  DType::F64,      DType::I32,   DType::I64,
-                          DType::Index,   DType::Bool, DType::FloatLit, DType::IntLit};
+constexpr DType kAll[] = {DType::Unknown, DType::F32,   DType::F64,  DType::I32,
+                          DType::I64,     DType::F16,   DType::BF16, DType::Index,
+                          DType::Bool,    DType::FloatLit, DType::IntLit};
 
 bool set(const char* s) {
   return s != nullptr && *s != '\0';
@@ -49,10 +50,19 @@ TEST(ScalarTypes, EveryTensorTypeHasACompleteRecord) {
     EXPECT_TRUE(set(s.suffix));
     EXPECT_TRUE(set(s.mojo_suffix));
     EXPECT_TRUE(set(s.mlir_type));
-    EXPECT_TRUE(set(s.c_lowest));
-    EXPECT_TRUE(set(s.c_highest));
     EXPECT_TRUE(set(s.c_bits_type));
-    EXPECT_TRUE(set(s.cuda_vector2));
+    // A storage type's values compute in f32, whose record holds their identities and
+    // spellings; it has none of its own.
+    EXPECT_EQ(is_storage_type(s.type), s.compute != DType::Unknown);
+    if (is_storage_type(s.type)) {
+      EXPECT_EQ(s.compute, DType::F32);
+      EXPECT_EQ(compute_type(s.type), DType::F32);
+    } else {
+      EXPECT_EQ(compute_type(s.type), s.type);
+      EXPECT_TRUE(set(s.c_lowest));
+      EXPECT_TRUE(set(s.c_highest));
+      EXPECT_TRUE(set(s.cuda_vector2));
+    }
     ASSERT_NE(s.load, nullptr);
     ASSERT_NE(s.store, nullptr);
     // A buffer element stores and loads back a value the type holds.
@@ -62,10 +72,14 @@ TEST(ScalarTypes, EveryTensorTypeHasACompleteRecord) {
     if (s.kind == ScalarKind::Float) {
       EXPECT_TRUE(is_float(s.type));
       EXPECT_FALSE(is_integer(s.type));
-      EXPECT_NE(s.c_literal_suffix, nullptr);
-      EXPECT_NE(s.c_libm_suffix, nullptr);
-      EXPECT_TRUE(set(s.mlir_nan) && set(s.mlir_inf) && set(s.mlir_neg_inf));
-      EXPECT_TRUE(set(s.blas_prefix));
+      if (!is_storage_type(s.type)) {
+        EXPECT_NE(s.c_literal_suffix, nullptr);
+        EXPECT_NE(s.c_libm_suffix, nullptr);
+        EXPECT_TRUE(set(s.mlir_nan) && set(s.mlir_inf) && set(s.mlir_neg_inf));
+        EXPECT_TRUE(set(s.blas_prefix));
+      }
+      EXPECT_EQ(s.round(1.0 + s.epsilon), 1.0 + s.epsilon);
+      EXPECT_EQ(s.round(1.0 + s.epsilon / 4), 1.0);
       ASSERT_NE(s.round, nullptr);
       ASSERT_NE(s.parse, nullptr);
       EXPECT_GT(s.max_digits, 0);
@@ -101,8 +115,55 @@ TEST(ScalarTypes, EveryTensorTypeHasACompleteRecord) {
       EXPECT_EQ(s.load(buf), std::ldexp(1.0, std::min(s.bits - 1, 53)) - 1);
     }
   }
-  EXPECT_EQ(tensor_types, 4);
-  EXPECT_EQ(tensor_type_list(), "f32, f64, i32 or i64");
+  EXPECT_EQ(tensor_types, 6);
+  EXPECT_EQ(tensor_type_list(), "f32, f64, i32, i64, f16 or bf16");
+}
+
+// f16 and bf16 round to nearest with ties to even, keep their subnormals, overflow to infinity
+// past the largest value plus half an ulp, and store NaN as a NaN; a stored element loads back
+// the rounded value, bit for bit in the formats' encodings.
+TEST(ScalarTypes, HalfPrecisionRoundingAndEncoding) {
+  const ScalarType& h = scalar(DType::F16);
+  const ScalarType& b = scalar(DType::BF16);
+  EXPECT_EQ(h.round(1.0 + 0x1p-11), 1.0);                 // a tie: to the even 1.0
+  EXPECT_EQ(h.round(1.0 + 3 * 0x1p-11), 1.0 + 0x1p-9);   // a tie: to the even 1 + 2^-9
+  EXPECT_EQ(h.round(65504.0), 65504.0);
+  EXPECT_EQ(h.round(65519.0), 65504.0);
+  EXPECT_TRUE(std::isinf(h.round(65520.0)));
+  EXPECT_EQ(h.round(0x1p-24), 0x1p-24);                  // the least subnormal
+  EXPECT_EQ(h.round(0x1p-26), 0.0);
+  EXPECT_EQ(h.round(3 * 0x1p-25), 0x1p-23);              // 1.5 subnormal quanta: to even 2
+  EXPECT_EQ(b.round(1.0 + 0x1p-8), 1.0);
+  EXPECT_EQ(b.round(1.0 + 3 * 0x1p-8), 1.0 + 0x1p-6);
+  EXPECT_EQ(b.round(0x1p-133), 0x1p-133);                // the least bf16 subnormal
+  EXPECT_TRUE(std::isinf(b.round(b.rounds_to_inf)));
+  EXPECT_FALSE(std::isinf(b.round(std::nextafter(b.rounds_to_inf, 0.0))));
+  EXPECT_TRUE(std::isinf(h.round(h.rounds_to_inf)));
+
+  unsigned char buf[2];
+  auto bits = [&] { return static_cast<unsigned>(buf[0] | (buf[1] << 8)); };
+  h.store(buf, 1.0);
+  EXPECT_EQ(bits(), 0x3c00u);
+  h.store(buf, -2.5);
+  EXPECT_EQ(bits(), 0xc100u);
+  h.store(buf, 0x1p-24);
+  EXPECT_EQ(bits(), 0x0001u);
+  h.store(buf, 1e6);
+  EXPECT_EQ(bits(), 0x7c00u);
+  h.store(buf, NAN);
+  EXPECT_TRUE(std::isnan(h.load(buf)));
+  b.store(buf, 1.0);
+  EXPECT_EQ(bits(), 0x3f80u);
+  b.store(buf, -0x1p-133);
+  EXPECT_EQ(bits(), 0x8001u);
+  b.store(buf, NAN);
+  EXPECT_TRUE(std::isnan(b.load(buf)));
+  for (double v : {0.1, -3.75, 1e-6, 12345.678, 6e-8}) {
+    h.store(buf, v);
+    EXPECT_EQ(h.load(buf), h.round(v)) << v;
+    b.store(buf, v);
+    EXPECT_EQ(b.load(buf), b.round(v)) << v;
+  }
 }
 
 TEST(ScalarTypes, IndexAndLiterals) {
@@ -117,7 +178,7 @@ TEST(ScalarTypes, IndexAndLiterals) {
   EXPECT_EQ(std::to_string(ix.max), ix.mlir_highest);
   EXPECT_STREQ(ix.mlir_int_type, "i64");
   EXPECT_EQ(tensor_scalar("index"), nullptr);  // not a tensor type
-  EXPECT_EQ(tensor_scalar("f16"), nullptr);
+  EXPECT_EQ(tensor_scalar("f8"), nullptr);
   EXPECT_STREQ(dtype_name(DType::FloatLit), "float literal");
 }
 

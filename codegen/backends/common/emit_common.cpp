@@ -1554,6 +1554,71 @@ std::string file_header(const Spec& spec, const Emitter& em) {
   return h;
 }
 
+std::string storage_types(const Spec& spec, StorageLang lang) {
+  std::set<DType> used;
+  for (const Tensor& t : spec.tensors)
+    if (is_storage_type(t.type)) used.insert(t.type);
+  if (used.empty()) return "";
+  const std::string q = lang == StorageLang::Cuda ? "__host__ __device__ " : "";
+  std::string out = banner("Storage types: elements read as float, floats stored rounded to nearest even");
+  out += "union sb_f32_bits {\n  float f;\n  uint32_t u;\n};\n\n";
+  if (used.count(DType::BF16)) {
+    out += "// bf16: the upper half of an IEEE binary32 (a quiet NaN stays one).\n";
+    out += "struct sb_bf16 {\n  uint16_t bits;\n";
+    out += "  " + q + "operator float() const {\n";
+    out += "    sb_f32_bits c;\n    c.u = (uint32_t)bits << 16;\n    return c.f;\n  }\n";
+    out += "  " + q + "sb_bf16& operator=(float f) {\n";
+    out += "    sb_f32_bits c;\n    c.f = f;\n";
+    out += "    bits = f != f ? (uint16_t)0x7fc0u\n";
+    out += "                  : (uint16_t)((c.u + 0x7fffu + ((c.u >> 16) & 1u)) >> 16);\n";
+    out += "    return *this;\n  }\n};\n\n";
+  }
+  if (used.count(DType::F16)) {
+    out += "// f16: IEEE binary16.\n";
+    out += "struct sb_f16 {\n  uint16_t bits;\n";
+    if (lang == StorageLang::Cpu) {
+      // GCC and clang convert _Float16 with F16C's vcvtph2ps and vcvtps2ph where the target has
+      // them, a vector at a time in a vectorised loop.
+      out += "  operator float() const {\n";
+      out += "    union {\n      uint16_t u;\n      _Float16 h;\n    } c;\n";
+      out += "    c.u = bits;\n    return (float)c.h;\n  }\n";
+      out += "  sb_f16& operator=(float f) {\n";
+      out += "    union {\n      uint16_t u;\n      _Float16 h;\n    } c;\n";
+      out += "    c.h = (_Float16)f;\n    bits = c.u;\n    return *this;\n  }\n};\n\n";
+      return out;
+    }
+    // CUDA: the PTX conversions on the device; on the host (the simulator), the same rounding
+    // in integer arithmetic.
+    out += "  " + q + "operator float() const {\n";
+    out += "#ifdef __CUDA_ARCH__\n    float f;\n";
+    out += "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(bits));\n    return f;\n#else\n";
+    out += "    const uint32_t e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;\n";
+    out += "    sb_f32_bits c;\n";
+    out += "    if (e == 0) {  // zero or subnormal: m * 2^-24\n";
+    out += "      c.f = (float)m * 5.9604644775390625e-8f;\n";
+    out += "      c.u |= (uint32_t)(bits & 0x8000u) << 16;\n";
+    out += "      return c.f;\n    }\n";
+    out += "    c.u = ((uint32_t)(bits & 0x8000u) << 16) | (e == 0x1fu ? 0x7f800000u | (m << 13)\n";
+    out += "                                                        : ((e + 112u) << 23) | (m << 13));\n";
+    out += "    return c.f;\n#endif\n  }\n";
+    out += "  " + q + "sb_f16& operator=(float f) {\n";
+    out += "#ifdef __CUDA_ARCH__\n";
+    out += "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f));\n#else\n";
+    out += "    sb_f32_bits c;\n    c.f = f;\n";
+    out += "    const uint32_t sign = (c.u >> 16) & 0x8000u, a = c.u & 0x7fffffffu;\n";
+    out += "    if (a > 0x7f800000u) {\n      bits = (uint16_t)(sign | 0x7e00u);  // NaN\n";
+    out += "    } else if (a >= 0x477ff000u) {\n";
+    out += "      bits = (uint16_t)(sign | 0x7c00u);  // 65520 and above round to infinity\n";
+    out += "    } else if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24\n";
+    out += "      sb_f32_bits m;\n      m.u = a;\n";
+    out += "      bits = (uint16_t)(sign | (uint32_t)rintf(m.f * 16777216.0f));\n";
+    out += "    } else {  // rebias the exponent, round 13 bits of the mantissa away\n";
+    out += "      bits = (uint16_t)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));\n";
+    out += "    }\n#endif\n    return *this;\n  }\n};\n\n";
+  }
+  return out;
+}
+
 std::string banner(const std::string& title) {
   const std::string rule = "// " + std::string(77, '-') + "\n";
   return rule + "// " + title + "\n" + rule + "\n";

@@ -417,6 +417,13 @@ std::string file_header(const Spec& spec, const Emitter& em);
 // A section banner: a rule, "// <title>", a rule, then an empty line.
 std::string banner(const std::string& title);
 
+// The C++ types of the storage types (f16, bf16) that `spec`'s tensors use, or "": structs whose
+// element reads as a float and takes a float by assignment, rounded to nearest even, so that the
+// C family prints a read and a store of such an element as of any other. kCuda adds
+// __host__ __device__ and converts with PTX on the device.
+enum class StorageLang { Cpu, Cuda };
+std::string storage_types(const Spec& spec, StorageLang lang);
+
 // The name of a variant's function: "sb_variant_<name>".
 std::string variant_fn(const Variant& v);
 

@@ -36,6 +36,8 @@ class CpuEmitter final : public Emitter {
     return cpu_strategies().of(v).schedule.gemm == host::Gemm::Blocked;
   }
   bool spells(Fn fn) const override { return c_spells(fn); }
+  // f16 and bf16 elements are structs that read as float (storage_types in emit_common.h).
+  bool takes_storage(DType) const override { return true; }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
@@ -1020,21 +1022,22 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
   if (alloc) b.line("int sb_failed = 0;");
   b.line("#pragma omp parallel");
   b.open("{");
+  // A row-local temp holds values, in the type they compute in (f32 for f16 and bf16).
   for (int t : g.row_local) {
     const Tensor& tn = spec.tensors[t];
     if (tn.shape.size() == 1)
-      b.line(std::string(c_type(tn.type)) + " sb_row_" + c_name(tn.name) + "[1];");
+      b.line(std::string(c_type(compute_type(tn.type))) + " sb_row_" + c_name(tn.name) + "[1];");
   }
   if (alloc) {
     std::string ok;
     for (int t : heap) {
       const Tensor& tn = spec.tensors[t];
       const std::string name = "sb_row_" + c_name(tn.name);
-      std::string bytes = "sizeof(" + std::string(c_type(tn.type)) + ")";
+      const std::string ct = c_type(compute_type(tn.type));
+      std::string bytes = "sizeof(" + ct + ")";
       for (size_t d = 1; d < tn.shape.size(); ++d)
         bytes += " * " + Ls.front().extent(t, d, kPrecMul + 1);
-      b.line(std::string(c_type(tn.type)) + "* " + name + " = (" + c_type(tn.type) + "*)malloc(" +
-             bytes + ");");
+      b.line(ct + "* " + name + " = (" + ct + "*)malloc(" + bytes + ");");
       ok += (ok.empty() ? "" : " && ") + name + " != NULL";
     }
     b.line("const int sb_ok = " + ok + ";");
@@ -1551,6 +1554,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   }
   if (!gemm.empty()) out += "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
   out += "\n#include \"specbench_abi.h\"\n\n";
+  out += storage_types(spec, StorageLang::Cpu);
   if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
   if (!vector_math.empty())
     out += banner("Vector math") + vector_math_declarations(vector_math) + "\n";

@@ -429,7 +429,7 @@ void Gen::warp_combine(CodeWriter& w, ReduceOp op, DType t) {
 void Gen::guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
                        const std::vector<std::string>& binds, const std::string& cond,
                        const std::string& dest, bool own_block) {
-  const DType t = spec_.tensors[read.ref].type;
+  const DType t = compute_type(spec_.tensors[read.ref].type);  // an f16 or bf16 read is f32
   if (own_block) w.open("{");
   for (const auto& b : binds) w.line("const int64_t " + b + ";");
   w.line(std::string(c_type(t)) + " sb_x = " + zero_of(t) + ";");
@@ -836,8 +836,9 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
   const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
   const std::string M = L.extent(st.out, 0, kPrecRel + 1);
   const std::string N = L.extent(st.out, 1, kPrecRel + 1);
-  const std::string at = c_type(spec_.tensors[m.a->ref].type);
-  const std::string bt = c_type(spec_.tensors[m.b->ref].type);
+  // The tiles hold the operands' values: f16 and bf16 elements converted to f32 once, on load.
+  const std::string at = c_type(compute_type(spec_.tensors[m.a->ref].type));
+  const std::string bt = c_type(compute_type(spec_.tensors[m.b->ref].type));
   const IndexVar& var = st.vars[red.ref];
 
   w.line("// Both tiles are stored [k][row or column] with rows padded to " + pitch +
@@ -918,7 +919,8 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   const std::string N = L.extent(st.out, 1, kPrecRel + 1);
   const Tensor& A = spec_.tensors[m.a->ref];
   const Tensor& B = spec_.tensors[m.b->ref];
-  const std::string at = c_type(A.type), bt = c_type(B.type);
+  // Tiles and registers hold values: f16 and bf16 elements converted to f32 once, on load.
+  const std::string at = c_type(compute_type(A.type)), bt = c_type(compute_type(B.type));
   const IndexVar& var = st.vars[red.ref];
 
   w.line("SB_SHARED_ARRAY(" + at + ", sb_ta, " + str(BK * BM) + ");  // [k][row] tile of " +
@@ -950,7 +952,9 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
                      int64_t X) {
     Operand o{read, &spec_.tensors[read->ref], k_inner, xv, lim, base, tile, flag, X, 0, false};
     o.W = 16 / dtype_bytes(o.t->type);
-    o.vec = o.t->boundary == Boundary::None && (k_inner ? BK : X) % o.W == 0;
+    // f16 and bf16 elements have no vector type here: they load one at a time.
+    o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
+            (k_inner ? BK : X) % o.W == 0;
     return o;
   };
   const Operand ops[2] = {operand(m.a, m.a_k_inner, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
@@ -1634,7 +1638,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   }
   for (int t : p.regs) {
     const Tensor& tn = spec_.tensors[t];
-    w.line(std::string(c_type(tn.type)) + " " + reg_name(t) + "[1];  // " + tn.name +
+    w.line(std::string(c_type(compute_type(tn.type))) + " " + reg_name(t) + "[1];  // " + tn.name +
            "[row], in every thread of the " + (warp ? "warp" : "block"));
   }
   std::vector<int> kept;  // rank-1 outputs stored to memory
@@ -1653,8 +1657,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
     w.line("int64_t sb_kept_row = -1;");
     w.line("int64_t sb_i = 0;  // rows this " + std::string(warp ? "warp" : "block") + " has done");
     for (int t : kept)
-      w.line(std::string(c_type(spec_.tensors[t].type)) + " " + kept_name(t) + " = " +
-             zero_of(spec_.tensors[t].type) + ";");
+      w.line(std::string(c_type(compute_type(spec_.tensors[t].type))) + " " + kept_name(t) +
+             " = " + zero_of(compute_type(spec_.tensors[t].type)) + ";");
   }
   w.line("// The row is the same for every thread of the " + std::string(warp ? "warp" : "block") +
          ", so loop bounds and barriers are uniform.");

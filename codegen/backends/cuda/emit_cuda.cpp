@@ -24,6 +24,8 @@ class CudaEmitter final : public Emitter {
     return cuda::check_fit(*s, spec, v, s->info);
   }
   bool spells(Fn fn) const override { return c_spells(fn); }
+  // f16 and bf16 elements are structs that read as float (storage_types in emit_common.h).
+  bool takes_storage(DType) const override { return true; }
   std::string dump_gpu_mapping(const Spec& spec) const override {
     std::string out;
     for (const Variant& v : backend_variants(spec, backend())) {
@@ -95,6 +97,7 @@ GeneratedFile CudaEmitter::print(const Spec& spec) const {
   if (file.needs_string_h) out += "#include <string.h>\n";
   out += "\n#include \"specbench_abi.h\"\n\n";
   out += kMacros;
+  out += storage_types(spec, StorageLang::Cuda);
   const bool shared = kernels.find("SB_SHARED_ARRAY(") != std::string::npos ||
                       kernels.find("SB_DYNAMIC_SHARED(") != std::string::npos;
   if (shared) out += kSharedMacros;
