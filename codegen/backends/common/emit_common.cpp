@@ -82,7 +82,7 @@ std::string float_literal(double v, DType t) {
   if (std::isnan(v)) return "NAN";
   if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
   const ScalarType& st = scalar(t);
-  SB_ASSERT(st.kind == ScalarKind::Float,
+  SB_ASSERT(st.kind == ScalarKind::Float && !is_storage_type(t),
             std::string("a floating-point literal of type ") + st.name);
   const double x = st.round(v);
   char buf[64];
@@ -1222,9 +1222,10 @@ StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int d
       const std::string load = name + "[" + flat_index_p(t, subs) + "]";
       if (inside.empty()) return {load, kPrecPrimary};
       ++next_load_;
-      const std::string lhs = "const " + std::string(c_type(tn.type)) + " " + value + " =";
+      const DType vt = compute_type(tn.type);  // an f16 or bf16 element reads as f32
+      const std::string lhs = "const " + std::string(c_type(vt)) + " " + value + " =";
       const std::string rhs =
-          "(" + inside + ") ? " + load + " : " + reduce_identity(ReduceOp::Sum, tn.type) + ";";
+          "(" + inside + ") ? " + load + " : " + reduce_identity(ReduceOp::Sum, vt) + ";";
       if (2 * w.indent() + lhs.size() + 1 + rhs.size() <= 100) {
         w.line(lhs + " " + rhs);
       } else {

@@ -1201,7 +1201,8 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const std::string text = source_text(st, spec_);
   const size_t rank = st.rank();
   const Tensor& X = spec_.tensors[m.tensor];
-  const std::string xt = c_type(X.type);
+  const DType xv = compute_type(X.type);  // the tile holds values (f32 for f16 and bf16)
+  const std::string xt = c_type(xv);
   // Block edge per output dimension; the last dimension runs along threadIdx.x, the one before
   // along threadIdx.y, the first of three along threadIdx.z (and likewise for blockIdx).
   std::vector<int64_t> B(rank);
@@ -1214,7 +1215,7 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
   auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
   // One name per element type: nvcc gives every `extern __shared__` array of a file one address.
-  const std::string tile = std::string("sb_tile_") + sfx(X.type);
+  const std::string tile = std::string("sb_tile_") + sfx(xv);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
   const std::string xn = L.tensor_name(m.tensor);
@@ -1252,7 +1253,7 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   for (size_t d = 0; d < rank; ++d)
     inside += (d ? " && " : "") + gs[d] + " >= 0 && " + gs[d] + " < " +
               L.extent(m.tensor, d, kPrecRel + 1);
-  w.line(xt + " sb_x = " + zero_of(X.type) + ";  // outside " + X.name + ": " +
+  w.line(xt + " sb_x = " + zero_of(xv) + ";  // outside " + X.name + ": " +
          (X.boundary == Boundary::Zero    ? "zero by its boundary rule"
           : X.boundary == Boundary::Clamp ? "clamped by its boundary rule"
                                           : "never read"));

@@ -156,7 +156,7 @@ std::string width_const(DType t) {
   return std::string("sb_w_") + sb::scalar(t).mojo_suffix;
 }
 
-// A floating-point constant of type F32 or F64 as Float32(...)/Float64(...). The decimal text is
+// A floating-point constant of type F32, F64, F16 or BF16 as Float32(...), .... The decimal text is
 // the shortest that reads back to the value; for f32 it is checked to read back also through an
 // f64 rounding (Mojo's literal may be rounded twice), otherwise the f32 value's exact f64 digits
 // are printed.
@@ -171,8 +171,10 @@ std::string mojo_float(double v, DType t, std::set<std::string>& math) {
     math.insert("inf");
     return std::string(v > 0 ? "" : "-") + "inf[" + dt + "]()";
   }
-  std::string s = float_literal(v, t);
-  s.resize(s.size() - std::strlen(st.c_literal_suffix));  // C's suffix ('f')
+  // An f16 or bf16 constant: the text of its rounded value as an f32, which holds it exactly.
+  const DType lt = is_storage_type(t) ? compute_type(t) : t;
+  std::string s = float_literal(st.round(v), lt);
+  s.resize(s.size() - std::strlen(sb::scalar(lt).c_literal_suffix));  // C's suffix ('f')
   // Through f64 and then rounded to the type (a no-op for f64, where the text reads back).
   const double want = st.round(v);
   if (st.round(std::strtod(s.c_str(), nullptr)) != want) {
@@ -622,8 +624,17 @@ class MojoLowering {
   }
 
   // out[...] = rhs, scalar.
+  // The value `text` stored into tensor t: rounded to an f16 or bf16 element (nearest even),
+  // except into a tensor held as one row, which holds f32 values.
+  std::string stored(const std::string& text, int prec, int t) const {
+    const DType type = spec_.tensors[t].type;
+    if (!is_storage_type(type) || row_local_.count(t)) return text;
+    return mparen(text, prec, kMPrimary) + ".cast[" + mojo_dtype(type) + "]()";
+  }
+
   void assign(PyWriter& w) {
-    const std::string rhs = mparen(print(*st_.rhs, w, Mode{}).text, 0, 0);
+    const Piece value = print(*st_.rhs, w, Mode{});
+    const std::string rhs = mparen(stored(value.text, value.prec, st_.out), 0, 0);
     const int t = st_.out;
     const std::string name = tensor_name(t);
     if (spec_.tensors[t].shape.empty()) {
@@ -657,7 +668,8 @@ class MojoLowering {
     Piece rhs = print(*st_.rhs, w, m);
     const DType ot = spec_.tensors[st_.out].type;
     const std::string name = tensor_name(st_.out);
-    std::string value = vec_text(rhs, ot, m);
+    std::string value =
+        stored(vec_text(rhs, compute_type(ot), m), rhs.vec ? rhs.prec : kMPrimary, st_.out);
     const std::string head =
         name + ".unsafe_store[width=" + m.width +
         (line ? ", alignment=" + std::to_string(kStreamLineBytes) + ", non_temporal=True"
@@ -1053,8 +1065,16 @@ class MojoLowering {
         return {var_names_[e.ref], kMPrimary, false};
       case ExprKind::SizeRef:
         return {size_name(e.ref), kMPrimary, false};
-      case ExprKind::Read:
-        return print_read(e, w, m);
+      case ExprKind::Read: {
+        // An f16 or bf16 element (a vector of them) reads as the f32 it widens to. A tensor
+        // held as one row holds those f32 values already.
+        Piece r = print_read(e, w, m);
+        const DType t = spec_.tensors[e.ref].type;
+        if (!is_storage_type(t) || row_local_.count(e.ref)) return r;
+        return {mparen(r.text, r.prec, kMPrimary) + ".cast[" + mojo_dtype(compute_type(t)) +
+                    "]()",
+                kMPrimary, r.vec};
+      }
       case ExprKind::Unary: {
         Piece a = print(*e.args[0], w, m);
         if (e.uop == UnOp::Not) {
@@ -1733,7 +1753,8 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
     for (size_t d = 1; d < tn.shape.size(); ++d)
       count += (count.empty() ? "" : " * ") + first.extent(t, d, kMMul + 1);
     const std::string row = "sb_row_" + tn.name;
-    w.line("var sb_buf_" + tn.name + " = alloc(Layout[" + mojo_type(tn.type) +
+    // A row-local temp holds values, in the type they compute in (f32 for f16 and bf16).
+    w.line("var sb_buf_" + tn.name + " = alloc(Layout[" + mojo_type(compute_type(tn.type)) +
            "](count=" + (count.empty() ? "1" : count) + "))");
     w.line("var " + row + " = sb_buf_" + tn.name + ".unsafe_ptr()");
     for (MojoLowering& L : Ls) L.hold_row(t, row);
@@ -1906,6 +1927,9 @@ class MojoEmitter final : public Emitter {
   bool uses_blocked_gemm(const Variant& v) const override {
     return mojo_strategies().of(v).schedule.gemm == host::Gemm::Blocked;
   }
+  // f16 and bf16 elements read with .cast to f32 and store with .cast back (rounding to nearest
+  // even); row-local temps hold f32.
+  bool takes_storage(DType) const override { return true; }
   bool spells(Fn fn) const override {
     return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select || fn == Fn::Pow ||
            fn == Fn::DivTrunc || fn == Fn::RemTrunc || mojo_math(fn);

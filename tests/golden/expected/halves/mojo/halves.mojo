@@ -13,13 +13,32 @@
 #   8  t   f16[R, C]   temp
 #   9  y3  f16[R, C]   out
 # Sizes (ABI order): R, C, K
-# Variants: none
+# Variants:
+#   loops               strategy loops
+#   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
 #
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
-from std.memory import Layout, alloc
+from std.math import exp, inf
+from std.memory import Layout, alloc, dealloc
+from std.runtime import initialize_runtime, parallelism_level
+from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
+
+from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
+
+# Native SIMD widths of this machine.
+comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -54,12 +73,356 @@ struct SbModule(TrivialRegisterPassable):
 
 
 # -----------------------------------------------------------------------------
+# Helpers
+# -----------------------------------------------------------------------------
+
+# Min and max that propagate NaN, for any element type and SIMD width
+# (~a.eq(a) is true for NaN; SIMD.ne is ordered, false for NaN).
+@always_inline
+def sb_min[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
+    return (a.lt(b) | ~a.eq(a)).select(a, b)
+
+
+@always_inline
+def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt, w]:
+    return (a.gt(b) | ~a.eq(a)).select(a, b)
+
+
+# f32 exp with f32's own overflow and underflow. Mojo's std exp clamps its argument
+# to about [-88.38, 88.38]: beyond it a SIMD exp gives 2.4e38 (not inf) or 4.2e-39
+# (not the subnormal or 0), and a scalar one gives inf from 88.38 where f32 reaches
+# 88.72. A scalar goes through f64 exp (well inside its range, and cheaper than a
+# branch, which keeps the loop from vectorising); where a vector has a lane with
+# |x| > 87, that lane's e^x is (e^(x/2))^2, rounded once at the end.
+@always_inline
+def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, w]:
+    comptime if w == 1:
+        return exp(x.cast[DType.float64]()).cast[DType.float32]()
+    var r = exp(x)
+    var far = abs(x).gt(87.0)
+    if far.reduce_or():
+        var h = exp(x * 0.5)
+        r = far.select(h * h, r)
+    return r
+
+
+# -----------------------------------------------------------------------------
 # Kernels: one function per variant and statement
 # -----------------------------------------------------------------------------
+
+# Variant loops: a scalar loop nest per statement.
+
+# y1[r, c] = x[r, c] * 2.0 + h[r, c]
+def sb_loops_s0(x: Pointer[BFloat16, ImmUntrackedOrigin], h: Pointer[Float16, ImmUntrackedOrigin],
+                y1: Pointer[BFloat16, MutUntrackedOrigin], R: Int, C: Int):
+    for r in range(R):
+        for c in range(C):
+            y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
+
+
+# s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+def sb_loops_s1(x: Pointer[BFloat16, ImmUntrackedOrigin], h: Pointer[Float16, ImmUntrackedOrigin],
+                s: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    for r in range(R):
+        var sb_acc0 = Float32(0.0)
+        for c in range(C):
+            sb_acc0 += x[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()
+        s[unsafe_offset=r] = sb_acc0
+
+
+# m[r] = max(c in 0..C: x[r, c])
+def sb_loops_s2(x: Pointer[BFloat16, ImmUntrackedOrigin], m: Pointer[Float32, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        var sb_acc0 = -inf[DType.float32]()
+        for c in range(C):
+            sb_acc0 = sb_max(sb_acc0, x[unsafe_offset=r * C + c].cast[DType.float32]())
+        m[unsafe_offset=r] = sb_acc0
+
+
+# y2[r, c] = exp(x[r, c] - m[r])
+def sb_loops_s3(x: Pointer[BFloat16, ImmUntrackedOrigin], m: Pointer[Float32, ImmUntrackedOrigin],
+                y2: Pointer[BFloat16, MutUntrackedOrigin], R: Int, C: Int):
+    for r in range(R):
+        for c in range(C):
+            y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - m[unsafe_offset=r]).cast[DType.bfloat16]()
+
+
+# p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+def sb_loops_s4(x: Pointer[BFloat16, ImmUntrackedOrigin], w: Pointer[BFloat16, ImmUntrackedOrigin],
+                p: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int, K: Int):
+    for r in range(R):
+        for k in range(K):
+            var sb_acc0 = Float32(0.0)
+            for c in range(C):
+                sb_acc0 += x[unsafe_offset=r * C + c].cast[DType.float32]() * w[unsafe_offset=c * K + k].cast[DType.float32]()
+            p[unsafe_offset=r * K + k] = sb_acc0
+
+
+# t[r, c] = h[r, c] * h[r, c]
+def sb_loops_s5(h: Pointer[Float16, ImmUntrackedOrigin], t: Pointer[Float16, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        for c in range(C):
+            t[unsafe_offset=r * C + c] = (h[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.float16]()
+
+
+# y3[r, c] = t[r, c] + 1.0
+def sb_loops_s6(t: Pointer[Float16, ImmUntrackedOrigin], y3: Pointer[Float16, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        for c in range(C):
+            y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
+
+
+# Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
+
+# Statements 0 to 6 in one parallel loop over rows (m, t kept as one row per chunk):
+# y1[r, c] = x[r, c] * 2.0 + h[r, c]
+# s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+# m[r] = max(c in 0..C: x[r, c])
+# y2[r, c] = exp(x[r, c] - m[r])
+# p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+# t[r, c] = h[r, c] * h[r, c]
+# y3[r, c] = t[r, c] + 1.0
+def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
+                               h: Pointer[Float16, ImmUntrackedOrigin],
+                               w: Pointer[BFloat16, ImmUntrackedOrigin],
+                               y1: Pointer[BFloat16, MutUntrackedOrigin],
+                               s: Pointer[Float32, MutUntrackedOrigin],
+                               y2: Pointer[BFloat16, MutUntrackedOrigin],
+                               p: Pointer[Float32, MutUntrackedOrigin],
+                               y3: Pointer[Float16, MutUntrackedOrigin], R: Int, C: Int, K: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 2 * R * C + 2 * R * C + 2 * C * K + 2 * R * C + 4 * R + 2 * R * C + 4 * R * K + 2 * R * C >= sb_stream_min_bytes
+    var sb_n = R
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        var sb_buf_m = alloc(Layout[Float32](count=1))
+        var sb_row_m = sb_buf_m.unsafe_ptr()
+        var sb_buf_t = alloc(Layout[Float32](count=C))
+        var sb_row_t = sb_buf_t.unsafe_ptr()
+
+        # y1[r, c] = x[r, c] * 2.0 + h[r, c]
+        def sb_row0(r: Int) {imm}:
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(y1.unsafe_offset(r * C))
+                var sb_head = min((64 - sb_first % 64) % 64 // 2, C)
+                var sb_lines_end = sb_head + (C - sb_head) // 32 * 32
+
+                def sb_line(c: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(r * C + (min(c + 2048, C - 1))))
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](h.unsafe_offset(r * C + (min(c + 2048, C - 1))))
+                    var sb_val = (x.unsafe_load[width=32](r * C + c).cast[DType.float32]() * Float32(2.0) + h.unsafe_load[width=32](r * C + c).cast[DType.float32]()).cast[DType.bfloat16]()
+                    y1.unsafe_store[width=32, alignment=64, non_temporal=True](r * C + c, sb_val)
+
+                def sb_one(c: Int) {imm}:
+                    y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
+
+                for c in range(0, sb_head):
+                    sb_one(c)
+                for c in range(sb_head, sb_lines_end, 32):
+                    sb_line(c)
+                for c in range(sb_lines_end, C):
+                    sb_one(c)
+            else:
+                def sb_vec[sb_w: Int](c: Int) {imm}:
+                    var sb_val = (x.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() * Float32(2.0) + h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]()).cast[DType.bfloat16]()
+                    y1.unsafe_store[width=sb_w](r * C + c, sb_val)
+
+                vectorize[sb_w_f32](C, sb_vec)
+
+        # s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+        def sb_row1(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p += x.unsafe_load[width=64](r * C + c).cast[DType.float32]() * h.unsafe_load[width=64](r * C + c).cast[DType.float32]()
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
+                sb_acc0v += x.unsafe_load[width=sb_w_f32](r * C + c).cast[DType.float32]() * h.unsafe_load[width=sb_w_f32](r * C + c).cast[DType.float32]()
+            var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
+            for c in range(sb_end0, C):
+                sb_acc0 += x[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()
+            s[unsafe_offset=r] = sb_acc0
+
+        # m[r] = max(c in 0..C: x[r, c])
+        def sb_row2(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, x.unsafe_load[width=64](r * C + c).cast[DType.float32]())
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
+                sb_acc0v = sb_max(sb_acc0v, x.unsafe_load[width=sb_w_f32](r * C + c).cast[DType.float32]())
+            var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_f32):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
+                sb_acc0 = sb_max(sb_acc0, x[unsafe_offset=r * C + c].cast[DType.float32]())
+            sb_row_m[unsafe_offset=0] = sb_acc0
+
+        # y2[r, c] = exp(x[r, c] - m[r])
+        def sb_row3(r: Int) {imm}:
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(y2.unsafe_offset(r * C))
+                var sb_head = min((64 - sb_first % 64) % 64 // 2, C)
+                var sb_lines_end = sb_head + (C - sb_head) // 32 * 32
+
+                def sb_line(c: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(r * C + (min(c + 2048, C - 1))))
+                    var sb_val = sb_exp_f32(x.unsafe_load[width=32](r * C + c).cast[DType.float32]() - sb_row_m[unsafe_offset=0]).cast[DType.bfloat16]()
+                    y2.unsafe_store[width=32, alignment=64, non_temporal=True](r * C + c, sb_val)
+
+                def sb_one(c: Int) {imm}:
+                    y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - sb_row_m[unsafe_offset=0]).cast[DType.bfloat16]()
+
+                for c in range(0, sb_head):
+                    sb_one(c)
+                for c in range(sb_head, sb_lines_end, 32):
+                    sb_line(c)
+                for c in range(sb_lines_end, C):
+                    sb_one(c)
+            else:
+                def sb_vec[sb_w: Int](c: Int) {imm}:
+                    var sb_val = sb_exp_f32(x.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() - sb_row_m[unsafe_offset=0]).cast[DType.bfloat16]()
+                    y2.unsafe_store[width=sb_w](r * C + c, sb_val)
+
+                vectorize[sb_w_f32](C, sb_vec)
+
+        # p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+        def sb_row4(r: Int) {imm}:
+            def sb_vec[sb_w: Int](k: Int) {imm}:
+                var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
+                for c in range(C):
+                    sb_acc0 += x[unsafe_offset=r * C + c].cast[DType.float32]() * w.unsafe_load[width=sb_w](c * K + k).cast[DType.float32]()
+                p.unsafe_store[width=sb_w](r * K + k, sb_acc0)
+
+            vectorize[sb_w_f32](K, sb_vec)
+
+        # t[r, c] = h[r, c] * h[r, c]
+        def sb_row5(r: Int) {imm}:
+            def sb_vec[sb_w: Int](c: Int) {imm}:
+                var sb_val = h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() * h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]()
+                sb_row_t.unsafe_store[width=sb_w](c, sb_val)
+
+            vectorize[sb_w_f32](C, sb_vec)
+
+        # y3[r, c] = t[r, c] + 1.0
+        def sb_row6(r: Int) {imm}:
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(y3.unsafe_offset(r * C))
+                var sb_head = min((64 - sb_first % 64) % 64 // 2, C)
+                var sb_lines_end = sb_head + (C - sb_head) // 32 * 32
+
+                def sb_line(c: Int) {imm}:
+                    var sb_val = (sb_row_t.unsafe_load[width=32](c) + Float32(1.0)).cast[DType.float16]()
+                    y3.unsafe_store[width=32, alignment=64, non_temporal=True](r * C + c, sb_val)
+
+                def sb_one(c: Int) {imm}:
+                    y3[unsafe_offset=r * C + c] = (sb_row_t[unsafe_offset=c] + Float32(1.0)).cast[DType.float16]()
+
+                for c in range(0, sb_head):
+                    sb_one(c)
+                for c in range(sb_head, sb_lines_end, 32):
+                    sb_line(c)
+                for c in range(sb_lines_end, C):
+                    sb_one(c)
+            else:
+                def sb_vec[sb_w: Int](c: Int) {imm}:
+                    var sb_val = (sb_row_t.unsafe_load[width=sb_w](c) + Float32(1.0)).cast[DType.float16]()
+                    y3.unsafe_store[width=sb_w](r * C + c, sb_val)
+
+                vectorize[sb_w_f32](C, sb_vec)
+
+        for sb_row in range(sb_lo, sb_hi):
+            sb_row0(sb_row)
+            sb_row1(sb_row)
+            sb_row2(sb_row)
+            sb_row3(sb_row)
+            sb_row4(sb_row)
+            sb_row5(sb_row)
+            sb_row6(sb_row)
+        if sb_stream:
+            fence()
+        dealloc(sb_buf_m^)
+        dealloc(sb_buf_t^)
+
+    parallelize(sb_chunk, sb_chunks)
+
 
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
+
+# Variant loops (strategy loops).
+def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
+    var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[BFloat16]()
+    var h = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float16]()
+    var w = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[BFloat16]()
+    var y1 = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[BFloat16]()
+    var s = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
+    var m = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
+    var y2 = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[BFloat16]()
+    var p = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var t = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float16]()
+    var y3 = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float16]()
+    var R = Int(sb_a[].sizes[unsafe_offset=0])
+    var C = Int(sb_a[].sizes[unsafe_offset=1])
+    var K = Int(sb_a[].sizes[unsafe_offset=2])
+
+    # y1[r, c] = x[r, c] * 2.0 + h[r, c]
+    sb_loops_s0(x, h, y1, R, C)
+    # s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+    sb_loops_s1(x, h, s, R, C)
+    # m[r] = max(c in 0..C: x[r, c])
+    sb_loops_s2(x, m, R, C)
+    # y2[r, c] = exp(x[r, c] - m[r])
+    sb_loops_s3(x, m, y2, R, C)
+    # p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+    sb_loops_s4(x, w, p, R, C, K)
+    # t[r, c] = h[r, c] * h[r, c]
+    sb_loops_s5(h, t, R, C)
+    # y3[r, c] = t[r, c] + 1.0
+    sb_loops_s6(t, y3, R, C)
+    return 0
+
+
+# Variant vectorize_parallel (strategy vectorize_parallel).
+def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
+    initialize_runtime()
+    var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[BFloat16]()
+    var h = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float16]()
+    var w = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[BFloat16]()
+    var y1 = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[BFloat16]()
+    var s = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
+    var y2 = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[BFloat16]()
+    var p = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var y3 = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float16]()
+    var R = Int(sb_a[].sizes[unsafe_offset=0])
+    var C = Int(sb_a[].sizes[unsafe_offset=1])
+    var K = Int(sb_a[].sizes[unsafe_offset=2])
+
+    # y1[r, c] = x[r, c] * 2.0 + h[r, c]
+    # s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+    # m[r] = max(c in 0..C: x[r, c])
+    # y2[r, c] = exp(x[r, c] - m[r])
+    # p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+    # t[r, c] = h[r, c] * h[r, c]
+    # y3[r, c] = t[r, c] + 1.0
+    sb_vectorize_parallel_s0_6(x, h, w, y1, s, y2, p, y3, R, C, K)
+    return 0
+
 
 # -----------------------------------------------------------------------------
 # Dispatch
@@ -69,7 +432,9 @@ struct SbModule(TrivialRegisterPassable):
 def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
     # Mojo has no global variables and a global_constant cannot hold pointers, so the table is
     # built in memory that is never freed; the harness calls this once per module load.
-    var variants = alloc(Layout[SbVariant](count=1)).unsafe_leak()
+    var variants = alloc(Layout[SbVariant](count=2)).unsafe_leak()
+    variants.unsafe_offset(0).unsafe_write(SbVariant("loops".as_c_string_span(), sb_variant_loops))
+    variants.unsafe_offset(1).unsafe_write(SbVariant("vectorize_parallel".as_c_string_span(), sb_variant_vectorize_parallel))
     var info = alloc(Layout[SbModule].single()).unsafe_leak()
     info.unsafe_write(
         SbModule(
@@ -78,7 +443,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             backend="mojo".as_c_string_span(),
             num_tensors=10,
             num_sizes=3,
-            num_variants=0,
+            num_variants=2,
             variants=variants,
         )
     )
