@@ -1575,47 +1575,42 @@ std::string storage_types(const Spec& spec, StorageLang lang) {
     out += "    return *this;\n  }\n};\n\n";
   }
   if (used.count(DType::F16)) {
+    // In integer arithmetic and selects, so that a loop of conversions vectorises (GCC 12 does
+    // not vectorise _Float16 conversions without AVX512-FP16); on a CUDA device, PTX's cvt.
+    const bool cuda = lang == StorageLang::Cuda;
     out += "// f16: IEEE binary16.\n";
     out += "struct sb_f16 {\n  uint16_t bits;\n";
-    if (lang == StorageLang::Cpu) {
-      // GCC and clang convert _Float16 with F16C's vcvtph2ps and vcvtps2ph where the target has
-      // them, a vector at a time in a vectorised loop.
-      out += "  operator float() const {\n";
-      out += "    union {\n      uint16_t u;\n      _Float16 h;\n    } c;\n";
-      out += "    c.u = bits;\n    return (float)c.h;\n  }\n";
-      out += "  sb_f16& operator=(float f) {\n";
-      out += "    union {\n      uint16_t u;\n      _Float16 h;\n    } c;\n";
-      out += "    c.h = (_Float16)f;\n    bits = c.u;\n    return *this;\n  }\n};\n\n";
-      return out;
-    }
-    // CUDA: the PTX conversions on the device; on the host (the simulator), the same rounding
-    // in integer arithmetic.
     out += "  " + q + "operator float() const {\n";
-    out += "#ifdef __CUDA_ARCH__\n    float f;\n";
-    out += "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(bits));\n    return f;\n#else\n";
+    if (cuda) {
+      out += "#ifdef __CUDA_ARCH__\n    float f;\n";
+      out += "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(bits));\n    return f;\n#else\n";
+    }
     out += "    const uint32_t e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;\n";
-    out += "    sb_f32_bits c;\n";
-    out += "    if (e == 0) {  // zero or subnormal: m * 2^-24\n";
-    out += "      c.f = (float)m * 5.9604644775390625e-8f;\n";
-    out += "      c.u |= (uint32_t)(bits & 0x8000u) << 16;\n";
-    out += "      return c.f;\n    }\n";
-    out += "    c.u = ((uint32_t)(bits & 0x8000u) << 16) | (e == 0x1fu ? 0x7f800000u | (m << 13)\n";
-    out += "                                                        : ((e + 112u) << 23) | (m << 13));\n";
-    out += "    return c.f;\n#endif\n  }\n";
+    out += "    sb_f32_bits c, sub;\n";
+    out += "    sub.f = (float)m * 5.9604644775390625e-8f;  // zero or subnormal: m * 2^-24\n";
+    out += "    c.u = e == 0x1fu ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13);\n";
+    out += "    c.u = (e == 0 ? sub.u : c.u) | ((uint32_t)(bits & 0x8000u) << 16);\n";
+    out += "    return c.f;\n";
+    if (cuda) out += "#endif\n";
+    out += "  }\n";
     out += "  " + q + "sb_f16& operator=(float f) {\n";
-    out += "#ifdef __CUDA_ARCH__\n";
-    out += "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f));\n#else\n";
-    out += "    sb_f32_bits c;\n    c.f = f;\n";
-    out += "    const uint32_t sign = (c.u >> 16) & 0x8000u, a = c.u & 0x7fffffffu;\n";
-    out += "    if (a > 0x7f800000u) {\n      bits = (uint16_t)(sign | 0x7e00u);  // NaN\n";
-    out += "    } else if (a >= 0x477ff000u) {\n";
-    out += "      bits = (uint16_t)(sign | 0x7c00u);  // 65520 and above round to infinity\n";
-    out += "    } else if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24\n";
-    out += "      sb_f32_bits m;\n      m.u = a;\n";
-    out += "      bits = (uint16_t)(sign | (uint32_t)rintf(m.f * 16777216.0f));\n";
-    out += "    } else {  // rebias the exponent, round 13 bits of the mantissa away\n";
-    out += "      bits = (uint16_t)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));\n";
-    out += "    }\n#endif\n    return *this;\n  }\n};\n\n";
+    if (cuda) {
+      out += "#ifdef __CUDA_ARCH__\n";
+      out += "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f));\n#else\n";
+    }
+    out += "    sb_f32_bits c, a;\n    c.f = f;\n";
+    out += "    a.u = c.u & 0x7fffffffu;\n";
+    out += "    // Below 2^-14 a multiple of 2^-24; else the exponent rebiased and 13 bits of the\n";
+    out += "    // mantissa rounded away; from 65520 infinity; NaN a quiet NaN.\n";
+    out += "    const uint32_t sub = (uint32_t)(int32_t)rintf(fminf(a.f, 6.103515625e-05f) * 16777216.0f);\n";
+    out += "    const uint32_t nor = (a.u - 0x38000000u + 0xfffu + ((a.u >> 13) & 1u)) >> 13;\n";
+    out += "    const uint32_t h = a.u > 0x7f800000u   ? 0x7e00u\n";
+    out += "                       : a.u >= 0x477ff000u ? 0x7c00u\n";
+    out += "                       : a.u < 0x38800000u  ? sub\n";
+    out += "                                            : nor;\n";
+    out += "    bits = (uint16_t)(((c.u >> 16) & 0x8000u) | h);\n";
+    if (cuda) out += "#endif\n";
+    out += "    return *this;\n  }\n};\n\n";
   }
   return out;
 }

@@ -419,8 +419,8 @@ std::string banner(const std::string& title);
 
 // The C++ types of the storage types (f16, bf16) that `spec`'s tensors use, or "": structs whose
 // element reads as a float and takes a float by assignment, rounded to nearest even, so that the
-// C family prints a read and a store of such an element as of any other. kCuda adds
-// __host__ __device__ and converts with PTX on the device.
+// C family prints a read and a store of such an element as of any other. Cuda adds
+// __host__ __device__ and converts f16 with PTX on the device.
 enum class StorageLang { Cpu, Cuda };
 std::string storage_types(const Spec& spec, StorageLang lang);
 

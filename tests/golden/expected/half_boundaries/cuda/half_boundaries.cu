@@ -74,14 +74,10 @@ struct sb_f16 {
     return f;
 #else
     const uint32_t e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;
-    sb_f32_bits c;
-    if (e == 0) {  // zero or subnormal: m * 2^-24
-      c.f = (float)m * 5.9604644775390625e-8f;
-      c.u |= (uint32_t)(bits & 0x8000u) << 16;
-      return c.f;
-    }
-    c.u = ((uint32_t)(bits & 0x8000u) << 16) | (e == 0x1fu ? 0x7f800000u | (m << 13)
-                                                        : ((e + 112u) << 23) | (m << 13));
+    sb_f32_bits c, sub;
+    sub.f = (float)m * 5.9604644775390625e-8f;  // zero or subnormal: m * 2^-24
+    c.u = e == 0x1fu ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13);
+    c.u = (e == 0 ? sub.u : c.u) | ((uint32_t)(bits & 0x8000u) << 16);
     return c.f;
 #endif
   }
@@ -89,20 +85,18 @@ struct sb_f16 {
 #ifdef __CUDA_ARCH__
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));
 #else
-    sb_f32_bits c;
+    sb_f32_bits c, a;
     c.f = f;
-    const uint32_t sign = (c.u >> 16) & 0x8000u, a = c.u & 0x7fffffffu;
-    if (a > 0x7f800000u) {
-      bits = (uint16_t)(sign | 0x7e00u);  // NaN
-    } else if (a >= 0x477ff000u) {
-      bits = (uint16_t)(sign | 0x7c00u);  // 65520 and above round to infinity
-    } else if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24
-      sb_f32_bits m;
-      m.u = a;
-      bits = (uint16_t)(sign | (uint32_t)rintf(m.f * 16777216.0f));
-    } else {  // rebias the exponent, round 13 bits of the mantissa away
-      bits = (uint16_t)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
-    }
+    a.u = c.u & 0x7fffffffu;
+    // Below 2^-14 a multiple of 2^-24; else the exponent rebiased and 13 bits of the
+    // mantissa rounded away; from 65520 infinity; NaN a quiet NaN.
+    const uint32_t sub = (uint32_t)(int32_t)rintf(fminf(a.f, 6.103515625e-05f) * 16777216.0f);
+    const uint32_t nor = (a.u - 0x38000000u + 0xfffu + ((a.u >> 13) & 1u)) >> 13;
+    const uint32_t h = a.u > 0x7f800000u   ? 0x7e00u
+                       : a.u >= 0x477ff000u ? 0x7c00u
+                       : a.u < 0x38800000u  ? sub
+                                            : nor;
+    bits = (uint16_t)(((c.u >> 16) & 0x8000u) | h);
 #endif
     return *this;
   }

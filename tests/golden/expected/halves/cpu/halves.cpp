@@ -57,20 +57,26 @@ struct sb_bf16 {
 struct sb_f16 {
   uint16_t bits;
   operator float() const {
-    union {
-      uint16_t u;
-      _Float16 h;
-    } c;
-    c.u = bits;
-    return (float)c.h;
+    const uint32_t e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;
+    sb_f32_bits c, sub;
+    sub.f = (float)m * 5.9604644775390625e-8f;  // zero or subnormal: m * 2^-24
+    c.u = e == 0x1fu ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13);
+    c.u = (e == 0 ? sub.u : c.u) | ((uint32_t)(bits & 0x8000u) << 16);
+    return c.f;
   }
   sb_f16& operator=(float f) {
-    union {
-      uint16_t u;
-      _Float16 h;
-    } c;
-    c.h = (_Float16)f;
-    bits = c.u;
+    sb_f32_bits c, a;
+    c.f = f;
+    a.u = c.u & 0x7fffffffu;
+    // Below 2^-14 a multiple of 2^-24; else the exponent rebiased and 13 bits of the
+    // mantissa rounded away; from 65520 infinity; NaN a quiet NaN.
+    const uint32_t sub = (uint32_t)(int32_t)rintf(fminf(a.f, 6.103515625e-05f) * 16777216.0f);
+    const uint32_t nor = (a.u - 0x38000000u + 0xfffu + ((a.u >> 13) & 1u)) >> 13;
+    const uint32_t h = a.u > 0x7f800000u   ? 0x7e00u
+                       : a.u >= 0x477ff000u ? 0x7c00u
+                       : a.u < 0x38800000u  ? sub
+                                            : nor;
+    bits = (uint16_t)(((c.u >> 16) & 0x8000u) | h);
     return *this;
   }
 };
