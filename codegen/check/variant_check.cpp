@@ -24,7 +24,7 @@ Status check_variants(const Spec& spec) {
         return make_error(bloc, "backend '" + backend + "' does not print " +
                                     dtype_name(t.type) + " tensors yet ('" + t.name + "' is " +
                                     dtype_name(t.type) +
-                                    "); f16 and bf16 run on the cpu, cuda and mojo backends");
+                                    "); f16 and bf16 run on the cpu, cuda, mojo and mlir backends");
     for (const Variant& v : variants) {
       const StrategyInfo* info = find_strategy(*em, v.strategy);
       if (!info) {

@@ -161,6 +161,20 @@ TEST(HostStrategyRegistry, MlirRecordsNameTheirPipelines) {
   EXPECT_EQ(mlir_openmp_pipeline(false).find("--transform-interpreter"), std::string::npos);
 }
 
+// A module with bf16 memory: every pipeline expands the bf16 conversions right before the arith
+// lowering (no __truncsfbf2 call), once.
+TEST(HostStrategyRegistry, MlirBf16PipelinesExpandConversions) {
+  const std::string at = "--arith-expand=include-bf16=true --convert-arith-to-llvm ";
+  for (const std::string& p :
+       {mlir_loops_pipeline(), mlir_tiled_vector_pipeline(32, 4), mlir_openmp_pipeline(true),
+        mlir_openmp_pipeline(false), mlir_blocked_matmul_pipeline()}) {
+    const std::string b = mlir_bf16_pipeline(p);
+    EXPECT_NE(b.find(at), std::string::npos) << b;
+    EXPECT_EQ(b.find("--arith-expand"), b.rfind("--arith-expand")) << b;
+    EXPECT_EQ(b.size(), p.size() + std::string("--arith-expand=include-bf16=true ").size());
+  }
+}
+
 // `specbench list --strategies` is the registries': one line per strategy with its backend (on
 // the strategy's first line), name and algorithm class.
 TEST(HostStrategyRegistry, ListStrategiesShowsEveryRecordWithItsClass) {

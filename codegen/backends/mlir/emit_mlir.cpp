@@ -494,7 +494,7 @@ class Body {
               " iter_args(" + accv + " = " + res + "#0) -> (" + ty + ") {");
       loop_var_[last] = iv;
       loop_var_[red.ref] = op("arith.subi", {val(*kv.hi), one}, DType::Index);
-      std::string x = vector_load(*term, vty);
+      std::string x = vector_load(*term, lanes);
       loop_var_.erase(red.ref);
       const std::string id = fresh();
       w_.line(id + " = vector.broadcast " + identity(red.rop, t) + " : " + ty + " to " + vty);
@@ -554,10 +554,13 @@ class Body {
     return &term;
   }
 
-  // One vector (type `vty`) of read `e`'s tensor from its subscripts at the current loop
-  // variables along the last dimension (vector_scan_term's read).
-  std::string vector_load(const Expr& e, const std::string& vty) {
+  // One vector of `lanes` elements of read `e`'s tensor from its subscripts at the current loop
+  // variables along the last dimension (vector_scan_term's read), widened to f32 when the tensor
+  // is f16 or bf16.
+  std::string vector_load(const Expr& e, int lanes) {
     const Tensor& t = spec_.tensors[e.ref];
+    const std::string vty =
+        "vector<" + std::to_string(lanes) + "x" + std::string(mlir_type(t.type)) + ">";
     std::string idx;
     for (size_t d = 0; d < e.args.size(); ++d) {
       std::string s = val(*e.args[d]);
@@ -567,7 +570,7 @@ class Body {
     const std::string v = fresh();
     w_.line(v + " = vector.load %" + t.name + "[" + idx + "] : " +
             memref_type(static_cast<int>(t.shape.size()), t.type) + ", " + vty);
-    return v;
+    return widen(v, t.type, lanes);
   }
 
   // `a op b` on float vectors of type `vty`, a the earlier lanes: maximumf and minimumf propagate
@@ -765,7 +768,7 @@ class Body {
     part_base_ = b;
     part_len_ = len;
     in_blocks_ = true;
-    auto block_sum = [&] { emit_reduce(*st.rhs, sub, sty, {0}); };
+    auto block_sum = [&] { emit_reduce(*st.rhs, sub, sty, t, {0}); };
     if (inside.empty()) {
       block_sum();
     } else {
@@ -853,7 +856,6 @@ class Body {
 
   void emit_plain(const Statement& st, const std::string& out_mem, const std::string& out_ty,
                   const std::vector<int>& all_outer) {
-    const Tensor& out = spec_.tensors[st.out];
     const bool in_row = !row_.empty();
     // A whole right-hand side reduced straight into the output, unless it is computed apart
     // (lower/parallelize.h) while the output has dimensions (y[i] = sum(k in 0..N: x[k])): then
@@ -862,8 +864,9 @@ class Body {
     const bool apart_into_dims = parallel_ && !in_row && !all_outer.empty() &&
                                  st.rhs->kind == ExprKind::Reduce &&
                                  parallel_choice(spec_, st).apart.count(st.rhs->ref);
+    const DType out_elem = mem_elem(st.out);
     if (st.rhs->kind == ExprKind::Reduce && linalg_reduction(*st.rhs, st) && !apart_into_dims) {
-      emit_reduce(*st.rhs, out_mem, out_ty, all_outer);
+      emit_reduce(*st.rhs, out_mem, out_ty, out_elem, all_outer);
       return;
     }
     std::vector<const Expr*> allocated;
@@ -881,9 +884,9 @@ class Body {
         temp_of_[r] = {tmp, ty, outer};
         allocated.push_back(r);
       }
-      emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, outer);
+      emit_reduce(*r, temp_of_[r].buffer, temp_of_[r].type, value_type(*r), outer);
     }
-    emit_generic(*st.rhs, out_mem, out_ty, out.type, nullptr, all_outer);
+    emit_generic(*st.rhs, out_mem, out_ty, out_elem, nullptr, all_outer);
     for (const Expr* r : allocated)
       w_.line("memref.dealloc " + temp_of_[r].buffer + " : " + temp_of_[r].type);
     temp_of_.clear();
@@ -1146,15 +1149,18 @@ class Body {
         w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
         heap.push_back({buf, ty});
       }
-      return View{buf, ty};
+      return View{buf, ty, t};
     };
     for (int t : g.row_local) {
       const std::vector<std::string> dims(extents_[t].begin() + 1, extents_[t].end());
-      row_view_[t] = row_buffer(spec_.tensors[t].type, dims);
+      // Row-local rows are private buffers: an f16 or bf16 temp's holds the widened f32 values.
+      row_view_[t] = row_buffer(compute_type(spec_.tensors[t].type), dims);
     }
     for (DType t : streamed) {
-      const View v{fresh(), "memref<" + std::to_string(kLineBytes / dtype_bytes(t)) + "x" +
-                                std::string(mlir_type(t)) + ">"};
+      const View v{fresh(),
+                   "memref<" + std::to_string(kLineBytes / dtype_bytes(t)) + "x" +
+                       std::string(mlir_type(t)) + ">",
+                   t};
       w_.line(v.name + " = memref.alloca() : " + v.type);
       line_buf_[t] = v;
     }
@@ -1193,7 +1199,7 @@ class Body {
       const std::string v = fresh();
       w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
               "] : " + memref_type(rank, tn.type) + " to " + ty);
-      row_view_[t] = {v, ty};
+      row_view_[t] = {v, ty, tn.type};
     }
     for (size_t k = g.first; k <= g.last; ++k) emit_statement(spec_.stmts[k]);
     w_.close("}");
@@ -1401,7 +1407,7 @@ class Body {
       }
       const std::string v = fresh();
       w_.line(v + " = memref.load " + rv->second.name + "[" + idx + "] : " + rv->second.type);
-      return v;
+      return widen(v, rv->second.elem);
     }
     std::vector<std::string> subs;
     std::string inside;
@@ -1428,10 +1434,24 @@ class Body {
     const std::string v = fresh();
     w_.line(v + " = memref.load %" + t.name + "[" + idx +
             "] : " + memref_type(static_cast<int>(t.shape.size()), t.type));
-    if (inside.empty()) return v;
-    const std::string z =
-        is_float(t.type) ? constant(mlir_float(0.0, t.type), t.type) : constant("0", t.type);
-    return select(inside, v, z, t.type);
+    const std::string x = widen(v, t.type);
+    if (inside.empty()) return x;
+    const DType ct = compute_type(t.type);
+    const std::string z = is_float(ct) ? constant(mlir_float(0.0, ct), ct) : constant("0", ct);
+    return select(inside, x, z, ct);
+  }
+
+  // A value loaded from memory of element type `elem`: an f16 or bf16 one widened to the f32 it
+  // computes in (arith.extf, exact); any other as it is. `lanes` > 0: a vector of that many.
+  std::string widen(const std::string& v, DType elem, int lanes = 0) {
+    if (!is_storage_type(elem)) return v;
+    auto ty = [lanes](DType t) {
+      const std::string e = mlir_type(t);
+      return lanes > 0 ? "vector<" + std::to_string(lanes) + "x" + e + ">" : e;
+    };
+    const std::string r = fresh();
+    w_.line(r + " = arith.extf " + v + " : " + ty(elem) + " to " + ty(compute_type(elem)));
+    return r;
   }
 
   std::string zero_index() { return constant("0", DType::Index); }
@@ -1663,10 +1683,51 @@ class Body {
     return select(op("arith.ori", {beyond, nan}, DType::Bool), acc, v, t);
   }
 
-  // `dst` (of memref type `ty`) = op(k in lo..hi: body) at every output point.
-  // `outer` lists the output indices that are dst's dimensions, in order.
-  void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty,
+  // The element type of tensor `t`'s memory here: its current row's view inside a row loop (a
+  // row-local f16 or bf16 temp's holds f32), else the tensor's own type.
+  DType mem_elem(int t) const {
+    if (!row_.empty())
+      if (auto rv = row_view_.find(t); rv != row_view_.end()) return rv->second.elem;
+    return spec_.tensors[t].type;
+  }
+
+  // `dst` (of memref type `ty`, elements `dst_elem`) = op(k in lo..hi: body) at every output
+  // point. `outer` lists the output indices that are dst's dimensions, in order.
+  void emit_reduce(const Expr& r, const std::string& dst, const std::string& ty, DType dst_elem,
                    const std::vector<int>& outer) {
+    if (is_storage_type(dst_elem)) {
+      // An f16 or bf16 destination: the sums accumulate in an f32 buffer of its shape, whose
+      // values are then rounded into it.
+      const DType t = value_type(r);
+      const int rank = static_cast<int>(outer.size());
+      std::string dims, ids;
+      for (int d = 0; d < rank; ++d) {
+        const std::string c = constant(std::to_string(d), DType::Index);
+        const std::string n = fresh();
+        w_.line(n + " = memref.dim " + dst + ", " + c + " : " + ty);
+        dims += (d ? ", " : "") + n;
+        ids += (d ? ", d" : "d") + std::to_string(d);
+      }
+      const std::string tmp = fresh();
+      const std::string tty = memref_type(rank, t);
+      w_.line("// Accumulated in " + std::string(mlir_type(t)) + ", then rounded to " +
+              mlir_type(dst_elem) + ".");
+      w_.line(tmp + " = memref.alloc(" + dims + ") : " + tty);
+      emit_reduce(r, tmp, tty, t, outer);
+      const std::string map = "affine_map<(" + ids + ") -> (" + ids + ")>";
+      std::string iters;
+      for (int d = 0; d < rank; ++d) iters += d ? ", \"parallel\"" : "\"parallel\"";
+      w_.line("linalg.generic {indexing_maps = [" + map + ", " + map + "], iterator_types = [" +
+              iters + "]}");
+      w_.line("    ins(" + tmp + " : " + tty + ")");
+      w_.open("    outs(" + dst + " : " + ty + ") {");
+      const std::string x = fresh(), o = fresh();
+      w_.line("^bb0(" + x + ": " + mlir_type(t) + ", " + o + ": " + mlir_type(dst_elem) + "):");
+      w_.line("linalg.yield " + cast(x, t, dst_elem) + " : " + mlir_type(dst_elem));
+      w_.close("}");
+      w_.line("memref.dealloc " + tmp + " : " + tty);
+      return;
+    }
     // A reduction no output index reaches, computed apart into its own buffer, is split over the
     // threads (lower/parallelize.h).
     if (parallel_ && row_.empty() && parallel_choice(spec_, *st_).apart.count(r.ref)) {
@@ -1857,6 +1918,7 @@ class Body {
     };
 
     std::vector<std::string> ins, in_types, maps, arg_types;
+    std::map<int, DType> storage_arg;  // operands of f16 or bf16 elements, widened in the body
     if (nd > 0) {
       // The domain view: extents of the iteration space, zero strides, never read.
       std::string sizes, strides, lay;
@@ -1905,7 +1967,9 @@ class Body {
         in_types.push_back(row ? rv->second.type
                                : memref_type(static_cast<int>(t.shape.size()), t.type));
         maps.push_back(map(res));
-        arg_types.push_back(mlir_type(t.type));
+        const DType elem = row ? rv->second.elem : t.type;
+        arg_types.push_back(mlir_type(elem));
+        if (is_storage_type(elem)) storage_arg[it->second] = elem;
       }
       read_operand.push_back({r, it->second});
     }
@@ -1956,11 +2020,18 @@ class Body {
     w_.line("^bb0(" + block + "):");
     read_arg_.clear();
     reduce_arg_.clear();
+    for (auto& [i, elem] : storage_arg) {
+      const std::string x = widen(args[i], elem);
+      args[i] = x;
+    }
     for (const auto& [r, i] : read_operand) read_arg_[r] = args[i];
     for (const auto& [r, i] : red_operand) reduce_arg_[r] = args[i];
     emit_indices(body);
     std::string v = val(body);
-    if (red) v = combine(red->rop, acc, v, dst_elem);
+    if (red)
+      v = combine(red->rop, acc, v, dst_elem);
+    else
+      v = cast(v, value_type(body), dst_elem);  // an f32 value rounded into f16 or bf16 memory
     w_.line("linalg.yield " + v + " : " + mlir_type(dst_elem));
     w_.close("}");
     read_arg_.clear();
@@ -1992,6 +2063,7 @@ class Body {
   struct View {
     std::string name;  // SSA name
     std::string type;  // its memref type
+    DType elem;        // its element type (a row-local buffer of an f16/bf16 temp holds f32)
   };
   // Inside a block of a blocked reduction: its reduction var, the block's length and the value
   // of the var at the block's start.
@@ -2153,6 +2225,9 @@ class MlirEmitter final : public Emitter {
     return fn == Fn::Min || fn == Fn::Max || fn == Fn::Abs || fn == Fn::Select ||
            fn == Fn::DivTrunc || fn == Fn::RemTrunc || mlir_math(fn);
   }
+  // f16 and bf16 memrefs: each load widened to f32 (arith.extf), each store rounded
+  // (arith.truncf); accumulators, temps' private rows and registers hold f32.
+  bool takes_storage(DType) const override { return true; }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
@@ -2225,6 +2300,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
   out +=
       "// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C\n";
   out += "// shim at the end (lines starting with `//|`) exports specbench_module().\n";
+  bool bf16 = false;  // bf16 memory: the pipelines expand its conversions (mlir_bf16_pipeline)
+  for (const Tensor& t : spec.tensors) bf16 |= t.type == DType::BF16;
   for (const Variant& v : variants) {
     const host::HostStrategy& strategy = mlir_strategies().of(v);
     const host::HostSchedule& sched = strategy.schedule;
@@ -2258,7 +2335,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     host::PipelineFacts facts;
     facts.explicit_loops = text.explicit_loops;
     facts.strided_inner = text.strided_inner;
-    out += "// sb-pipeline: " + sched.pipeline(params, facts) + "\n";
+    const std::string pipeline = sched.pipeline(params, facts);
+    out += "// sb-pipeline: " + (bf16 ? mlir_bf16_pipeline(pipeline) : pipeline) + "\n";
     out += text.explicit_loops ? "module attributes {transform.with_named_sequence} {\n"
                                : "module {\n";
     // libomp's thread count, for blocked_matmul's row chunks.

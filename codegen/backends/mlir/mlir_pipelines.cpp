@@ -69,6 +69,15 @@ std::string mlir_blocked_matmul_pipeline() {
   return p;
 }
 
+std::string mlir_bf16_pipeline(const std::string& pipeline) {
+  std::string p = pipeline;
+  const std::string at = "--convert-arith-to-llvm ";
+  const size_t pos = p.find(at);
+  SB_ASSERT(pos != std::string::npos, "an mlir pipeline without --convert-arith-to-llvm");
+  p.insert(pos, "--arith-expand=include-bf16=true ");
+  return p;
+}
+
 std::string mlir_parallel_loops_schedule(const std::string& first) {
   return "  transform.named_sequence @__transform_main(%root: !transform.any_op "
          "{transform.readonly}) {\n" +

@@ -39,6 +39,11 @@ std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector, bool vector
 std::string mlir_openmp_pipeline(bool explicit_loops);
 // blocked_matmul: its modules always hold explicit loops (the block products').
 std::string mlir_blocked_matmul_pipeline();
+// `pipeline` for a module with bf16 memory: arith-expand with include-bf16 before the arith
+// lowering turns every bf16 arith.truncf (and extf) into integer arithmetic, rounding to nearest
+// even (NaN kept a quiet NaN). Else LLVM 19 lowers an fptrunc to bfloat on an x86 without
+// AVX512-BF16 to a call of __truncsfbf2, which libgcc 12 (Debian 12's) lacks.
+std::string mlir_bf16_pipeline(const std::string& pipeline);
 
 // A transform-dialect schedule (`transform.named_sequence @__transform_main`, for a module with
 // the `transform.with_named_sequence` attribute) that runs the transform ops `first` (lines of

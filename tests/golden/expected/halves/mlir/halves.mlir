@@ -13,7 +13,415 @@
 //   8  t   f16[R, C]   temp
 //   9  y3  f16[R, C]   out
 // Sizes (ABI order): R, C, K
-// Variants: none
+// Variants:
+//   loops         strategy loops
+//   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: loops
+// sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @halves_loops(%x: memref<?x?xbf16> {llvm.noalias}, %h: memref<?x?xf16> {llvm.noalias}, %w: memref<?x?xbf16> {llvm.noalias}, %y1: memref<?x?xbf16> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %y2: memref<?x?xbf16> {llvm.noalias}, %p: memref<?x?xf32> {llvm.noalias}, %t: memref<?x?xf16> {llvm.noalias}, %y3: memref<?x?xf16> {llvm.noalias}, %R: index, %C: index, %K: index) attributes {llvm.emit_c_interface} {
+    // y1[r, c] = x[r, c] * 2.0 + h[r, c]
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 0 : index
+    %2 = memref.reinterpret_cast %y1 to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%2, %x, %h : memref<?x?xbf16, strided<[?, ?]>>, memref<?x?xbf16>, memref<?x?xf16>)
+        outs(%y1 : memref<?x?xbf16>) {
+      ^bb0(%3: bf16, %4: bf16, %5: f16, %6: bf16):
+      %7 = arith.extf %4 : bf16 to f32
+      %8 = arith.extf %5 : f16 to f32
+      %9 = arith.constant 2.0 : f32
+      %10 = arith.mulf %7, %9 : f32
+      %11 = arith.addf %10, %8 : f32
+      %12 = arith.truncf %11 : f32 to bf16
+      linalg.yield %12 : bf16
+    }
+    // s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+    %13 = arith.constant 0.0 : f32
+    linalg.fill ins(%13 : f32) outs(%s : memref<?xf32>)
+    %14 = arith.constant 0 : index
+    %15 = arith.subi %C, %14 : index
+    %16 = arith.constant 0 : index
+    %17 = arith.maxsi %15, %16 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0 : index
+    %20 = memref.reinterpret_cast %s to offset: [0], sizes: [%R, %17], strides: [%18, %19] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%20, %x, %h : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xbf16>, memref<?x?xf16>)
+        outs(%s : memref<?xf32>) {
+      ^bb0(%21: f32, %22: bf16, %23: f16, %24: f32):
+      %25 = arith.extf %22 : bf16 to f32
+      %26 = arith.extf %23 : f16 to f32
+      %27 = arith.mulf %25, %26 : f32
+      %28 = arith.addf %24, %27 : f32
+      linalg.yield %28 : f32
+    }
+    // m[r] = max(c in 0..C: x[r, c])
+    %29 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%29 : f32) outs(%m : memref<?xf32>)
+    %30 = arith.constant 0 : index
+    %31 = arith.subi %C, %30 : index
+    %32 = arith.constant 0 : index
+    %33 = arith.maxsi %31, %32 : index
+    %34 = arith.constant 0 : index
+    %35 = arith.constant 0 : index
+    %36 = memref.reinterpret_cast %m to offset: [0], sizes: [%R, %33], strides: [%34, %35] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%36, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xbf16>)
+        outs(%m : memref<?xf32>) {
+      ^bb0(%37: f32, %38: bf16, %39: f32):
+      %40 = arith.extf %38 : bf16 to f32
+      %41 = arith.maximumf %39, %40 : f32
+      linalg.yield %41 : f32
+    }
+    // y2[r, c] = exp(x[r, c] - m[r])
+    %42 = arith.constant 0 : index
+    %43 = arith.constant 0 : index
+    %44 = memref.reinterpret_cast %y2 to offset: [0], sizes: [%R, %C], strides: [%42, %43] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%44, %x, %m : memref<?x?xbf16, strided<[?, ?]>>, memref<?x?xbf16>, memref<?xf32>)
+        outs(%y2 : memref<?x?xbf16>) {
+      ^bb0(%45: bf16, %46: bf16, %47: f32, %48: bf16):
+      %49 = arith.extf %46 : bf16 to f32
+      %50 = arith.subf %49, %47 : f32
+      %51 = math.exp %50 : f32
+      %52 = arith.truncf %51 : f32 to bf16
+      linalg.yield %52 : bf16
+    }
+    // p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+    %53 = arith.constant 0.0 : f32
+    linalg.fill ins(%53 : f32) outs(%p : memref<?x?xf32>)
+    %54 = arith.constant 0 : index
+    %55 = arith.subi %C, %54 : index
+    %56 = arith.constant 0 : index
+    %57 = arith.maxsi %55, %56 : index
+    %58 = arith.constant 0 : index
+    %59 = arith.constant 0 : index
+    %60 = arith.constant 0 : index
+    %61 = memref.reinterpret_cast %p to offset: [0], sizes: [%R, %K, %57], strides: [%58, %59, %60] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%61, %x, %w : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xbf16>, memref<?x?xbf16>)
+        outs(%p : memref<?x?xf32>) {
+      ^bb0(%62: f32, %63: bf16, %64: bf16, %65: f32):
+      %66 = arith.extf %63 : bf16 to f32
+      %67 = arith.extf %64 : bf16 to f32
+      %68 = arith.mulf %66, %67 : f32
+      %69 = arith.addf %65, %68 : f32
+      linalg.yield %69 : f32
+    }
+    // t[r, c] = h[r, c] * h[r, c]
+    %70 = arith.constant 0 : index
+    %71 = arith.constant 0 : index
+    %72 = memref.reinterpret_cast %t to offset: [0], sizes: [%R, %C], strides: [%70, %71] : memref<?x?xf16> to memref<?x?xf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%72, %h : memref<?x?xf16, strided<[?, ?]>>, memref<?x?xf16>)
+        outs(%t : memref<?x?xf16>) {
+      ^bb0(%73: f16, %74: f16, %75: f16):
+      %76 = arith.extf %74 : f16 to f32
+      %77 = arith.mulf %76, %76 : f32
+      %78 = arith.truncf %77 : f32 to f16
+      linalg.yield %78 : f16
+    }
+    // y3[r, c] = t[r, c] + 1.0
+    %79 = arith.constant 0 : index
+    %80 = arith.constant 0 : index
+    %81 = memref.reinterpret_cast %y3 to offset: [0], sizes: [%R, %C], strides: [%79, %80] : memref<?x?xf16> to memref<?x?xf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%81, %t : memref<?x?xf16, strided<[?, ?]>>, memref<?x?xf16>)
+        outs(%y3 : memref<?x?xf16>) {
+      ^bb0(%82: f16, %83: f16, %84: f16):
+      %85 = arith.extf %83 : f16 to f32
+      %86 = arith.constant 1.0 : f32
+      %87 = arith.addf %85, %86 : f32
+      %88 = arith.truncf %87 : f32 to f16
+      linalg.yield %88 : f16
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: tiled_vector
+// sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @halves_tiled_vector(%x: memref<?x?xbf16> {llvm.noalias}, %h: memref<?x?xf16> {llvm.noalias}, %w: memref<?x?xbf16> {llvm.noalias}, %y1: memref<?x?xbf16> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %y2: memref<?x?xbf16> {llvm.noalias}, %p: memref<?x?xf32> {llvm.noalias}, %t: memref<?x?xf16> {llvm.noalias}, %y3: memref<?x?xf16> {llvm.noalias}, %R: index, %C: index, %K: index) attributes {llvm.emit_c_interface} {
+    // y1[r, c] = x[r, c] * 2.0 + h[r, c]
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 0 : index
+    %2 = memref.reinterpret_cast %y1 to offset: [0], sizes: [%R, %C], strides: [%0, %1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%2, %x, %h : memref<?x?xbf16, strided<[?, ?]>>, memref<?x?xbf16>, memref<?x?xf16>)
+        outs(%y1 : memref<?x?xbf16>) {
+      ^bb0(%3: bf16, %4: bf16, %5: f16, %6: bf16):
+      %7 = arith.extf %4 : bf16 to f32
+      %8 = arith.extf %5 : f16 to f32
+      %9 = arith.constant 2.0 : f32
+      %10 = arith.mulf %7, %9 : f32
+      %11 = arith.addf %10, %8 : f32
+      %12 = arith.truncf %11 : f32 to bf16
+      linalg.yield %12 : bf16
+    }
+    // s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+    %13 = arith.constant 0.0 : f32
+    linalg.fill ins(%13 : f32) outs(%s : memref<?xf32>)
+    %14 = arith.constant 0 : index
+    %15 = arith.subi %C, %14 : index
+    %16 = arith.constant 0 : index
+    %17 = arith.maxsi %15, %16 : index
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 0 : index
+    %20 = memref.reinterpret_cast %s to offset: [0], sizes: [%R, %17], strides: [%18, %19] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%20, %x, %h : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xbf16>, memref<?x?xf16>)
+        outs(%s : memref<?xf32>) {
+      ^bb0(%21: f32, %22: bf16, %23: f16, %24: f32):
+      %25 = arith.extf %22 : bf16 to f32
+      %26 = arith.extf %23 : f16 to f32
+      %27 = arith.mulf %25, %26 : f32
+      %28 = arith.addf %24, %27 fastmath<reassoc> : f32
+      linalg.yield %28 : f32
+    }
+    // m[r] = max(c in 0..C: x[r, c])
+    %29 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%29 : f32) outs(%m : memref<?xf32>)
+    %30 = arith.constant 0 : index
+    %31 = arith.subi %C, %30 : index
+    %32 = arith.constant 0 : index
+    %33 = arith.maxsi %31, %32 : index
+    %34 = arith.constant 0 : index
+    %35 = arith.constant 0 : index
+    %36 = memref.reinterpret_cast %m to offset: [0], sizes: [%R, %33], strides: [%34, %35] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%36, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xbf16>)
+        outs(%m : memref<?xf32>) {
+      ^bb0(%37: f32, %38: bf16, %39: f32):
+      %40 = arith.extf %38 : bf16 to f32
+      %41 = arith.maximumf %39, %40 : f32
+      linalg.yield %41 : f32
+    }
+    // y2[r, c] = exp(x[r, c] - m[r])
+    %42 = arith.constant 0 : index
+    %43 = arith.constant 0 : index
+    %44 = memref.reinterpret_cast %y2 to offset: [0], sizes: [%R, %C], strides: [%42, %43] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%44, %x, %m : memref<?x?xbf16, strided<[?, ?]>>, memref<?x?xbf16>, memref<?xf32>)
+        outs(%y2 : memref<?x?xbf16>) {
+      ^bb0(%45: bf16, %46: bf16, %47: f32, %48: bf16):
+      %49 = arith.extf %46 : bf16 to f32
+      %50 = arith.subf %49, %47 : f32
+      %51 = math.exp %50 : f32
+      %52 = arith.truncf %51 : f32 to bf16
+      linalg.yield %52 : bf16
+    }
+    // p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+    %53 = arith.constant 0.0 : f32
+    linalg.fill ins(%53 : f32) outs(%p : memref<?x?xf32>)
+    %54 = arith.constant 0 : index
+    %55 = arith.subi %C, %54 : index
+    %56 = arith.constant 0 : index
+    %57 = arith.maxsi %55, %56 : index
+    %58 = arith.constant 0 : index
+    %59 = arith.constant 0 : index
+    %60 = arith.constant 0 : index
+    %61 = memref.reinterpret_cast %p to offset: [0], sizes: [%R, %57, %K], strides: [%58, %59, %60] : memref<?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%61, %x, %w : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xbf16>, memref<?x?xbf16>)
+        outs(%p : memref<?x?xf32>) {
+      ^bb0(%62: f32, %63: bf16, %64: bf16, %65: f32):
+      %66 = arith.extf %63 : bf16 to f32
+      %67 = arith.extf %64 : bf16 to f32
+      %68 = arith.mulf %66, %67 : f32
+      %69 = arith.addf %65, %68 fastmath<reassoc> : f32
+      linalg.yield %69 : f32
+    }
+    // t[r, c] = h[r, c] * h[r, c]
+    %70 = arith.constant 0 : index
+    %71 = arith.constant 0 : index
+    %72 = memref.reinterpret_cast %t to offset: [0], sizes: [%R, %C], strides: [%70, %71] : memref<?x?xf16> to memref<?x?xf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%72, %h : memref<?x?xf16, strided<[?, ?]>>, memref<?x?xf16>)
+        outs(%t : memref<?x?xf16>) {
+      ^bb0(%73: f16, %74: f16, %75: f16):
+      %76 = arith.extf %74 : f16 to f32
+      %77 = arith.mulf %76, %76 : f32
+      %78 = arith.truncf %77 : f32 to f16
+      linalg.yield %78 : f16
+    }
+    // y3[r, c] = t[r, c] + 1.0
+    %79 = arith.constant 0 : index
+    %80 = arith.constant 0 : index
+    %81 = memref.reinterpret_cast %y3 to offset: [0], sizes: [%R, %C], strides: [%79, %80] : memref<?x?xf16> to memref<?x?xf16, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%81, %t : memref<?x?xf16, strided<[?, ?]>>, memref<?x?xf16>)
+        outs(%y3 : memref<?x?xf16>) {
+      ^bb0(%82: f16, %83: f16, %84: f16):
+      %85 = arith.extf %83 : f16 to f32
+      %86 = arith.constant 1.0 : f32
+      %87 = arith.addf %85, %86 : f32
+      %88 = arith.truncf %87 : f32 to f16
+      linalg.yield %88 : f16
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: openmp
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func @halves_openmp(%x: memref<?x?xbf16> {llvm.noalias}, %h: memref<?x?xf16> {llvm.noalias}, %w: memref<?x?xbf16> {llvm.noalias}, %y1: memref<?x?xbf16> {llvm.noalias}, %s: memref<?xf32> {llvm.noalias}, %m: memref<?xf32> {llvm.noalias}, %y2: memref<?x?xbf16> {llvm.noalias}, %p: memref<?x?xf32> {llvm.noalias}, %t: memref<?x?xf16> {llvm.noalias}, %y3: memref<?x?xf16> {llvm.noalias}, %R: index, %C: index, %K: index) attributes {llvm.emit_c_interface} {
+    // Statements 1 to 7 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 63 : index
+    %3 = arith.addi %R, %2 : index
+    %4 = arith.constant 64 : index
+    %5 = arith.divui %3, %4 : index
+    %6 = arith.constant 1 : index
+    %7 = arith.maxsi %5, %6 : index
+    scf.parallel (%8) = (%0) to (%R) step (%7) {
+      %9 = arith.addi %8, %7 : index
+      %10 = arith.minsi %9, %R : index
+      %11 = memref.alloca() : memref<f32>
+      %12 = memref.alloc(%C) : memref<?xf32>
+      scf.for %13 = %8 to %10 step %1 {
+        %14 = memref.subview %x[%13, 0] [1, %C] [1, 1] : memref<?x?xbf16> to memref<?xbf16, strided<[1], offset: ?>>
+        %15 = memref.subview %h[%13, 0] [1, %C] [1, 1] : memref<?x?xf16> to memref<?xf16, strided<[1], offset: ?>>
+        %16 = memref.subview %y1[%13, 0] [1, %C] [1, 1] : memref<?x?xbf16> to memref<?xbf16, strided<[1], offset: ?>>
+        %17 = memref.subview %s[%13] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %18 = memref.subview %y2[%13, 0] [1, %C] [1, 1] : memref<?x?xbf16> to memref<?xbf16, strided<[1], offset: ?>>
+        %19 = memref.subview %p[%13, 0] [1, %K] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %20 = memref.subview %y3[%13, 0] [1, %C] [1, 1] : memref<?x?xf16> to memref<?xf16, strided<[1], offset: ?>>
+        // y1[r, c] = x[r, c] * 2.0 + h[r, c]
+        %21 = arith.constant 0 : index
+        %22 = memref.reinterpret_cast %16 to offset: [0], sizes: [%C], strides: [%21] : memref<?xbf16, strided<[1], offset: ?>> to memref<?xbf16, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%22, %14, %15 : memref<?xbf16, strided<[?]>>, memref<?xbf16, strided<[1], offset: ?>>, memref<?xf16, strided<[1], offset: ?>>)
+            outs(%16 : memref<?xbf16, strided<[1], offset: ?>>) {
+          ^bb0(%23: bf16, %24: bf16, %25: f16, %26: bf16):
+          %27 = arith.extf %24 : bf16 to f32
+          %28 = arith.extf %25 : f16 to f32
+          %29 = arith.constant 2.0 : f32
+          %30 = arith.mulf %27, %29 : f32
+          %31 = arith.addf %30, %28 : f32
+          %32 = arith.truncf %31 : f32 to bf16
+          linalg.yield %32 : bf16
+        }
+        // s[r] = sum(c in 0..C: x[r, c] * h[r, c])
+        %33 = arith.constant 0.0 : f32
+        linalg.fill ins(%33 : f32) outs(%17 : memref<f32, strided<[], offset: ?>>)
+        %34 = arith.constant 0 : index
+        %35 = arith.subi %C, %34 : index
+        %36 = arith.constant 0 : index
+        %37 = arith.maxsi %35, %36 : index
+        %38 = arith.constant 0 : index
+        %39 = memref.reinterpret_cast %17 to offset: [0], sizes: [%37], strides: [%38] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%39, %14, %15 : memref<?xf32, strided<[?]>>, memref<?xbf16, strided<[1], offset: ?>>, memref<?xf16, strided<[1], offset: ?>>)
+            outs(%17 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%40: f32, %41: bf16, %42: f16, %43: f32):
+          %44 = arith.extf %41 : bf16 to f32
+          %45 = arith.extf %42 : f16 to f32
+          %46 = arith.mulf %44, %45 : f32
+          %47 = arith.addf %43, %46 fastmath<reassoc> : f32
+          linalg.yield %47 : f32
+        }
+        // m[r] = max(c in 0..C: x[r, c])
+        %48 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%48 : f32) outs(%11 : memref<f32>)
+        %49 = arith.constant 0 : index
+        %50 = arith.subi %C, %49 : index
+        %51 = arith.constant 0 : index
+        %52 = arith.maxsi %50, %51 : index
+        %53 = arith.constant 0 : index
+        %54 = memref.reinterpret_cast %11 to offset: [0], sizes: [%52], strides: [%53] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%54, %14 : memref<?xf32, strided<[?]>>, memref<?xbf16, strided<[1], offset: ?>>)
+            outs(%11 : memref<f32>) {
+          ^bb0(%55: f32, %56: bf16, %57: f32):
+          %58 = arith.extf %56 : bf16 to f32
+          %59 = arith.maximumf %57, %58 : f32
+          linalg.yield %59 : f32
+        }
+        // y2[r, c] = exp(x[r, c] - m[r])
+        %60 = arith.constant 0 : index
+        %61 = memref.reinterpret_cast %18 to offset: [0], sizes: [%C], strides: [%60] : memref<?xbf16, strided<[1], offset: ?>> to memref<?xbf16, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%61, %14, %11 : memref<?xbf16, strided<[?]>>, memref<?xbf16, strided<[1], offset: ?>>, memref<f32>)
+            outs(%18 : memref<?xbf16, strided<[1], offset: ?>>) {
+          ^bb0(%62: bf16, %63: bf16, %64: f32, %65: bf16):
+          %66 = arith.extf %63 : bf16 to f32
+          %67 = arith.subf %66, %64 : f32
+          %68 = math.exp %67 : f32
+          %69 = arith.truncf %68 : f32 to bf16
+          linalg.yield %69 : bf16
+        }
+        // p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
+        %70 = arith.constant 0.0 : f32
+        linalg.fill ins(%70 : f32) outs(%19 : memref<?xf32, strided<[1], offset: ?>>)
+        %71 = arith.constant 0 : index
+        %72 = arith.subi %C, %71 : index
+        %73 = arith.constant 0 : index
+        %74 = arith.maxsi %72, %73 : index
+        %75 = arith.constant 0 : index
+        %76 = arith.constant 0 : index
+        %77 = memref.reinterpret_cast %19 to offset: [0], sizes: [%74, %K], strides: [%75, %76] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%77, %14, %w : memref<?x?xf32, strided<[?, ?]>>, memref<?xbf16, strided<[1], offset: ?>>, memref<?x?xbf16>)
+            outs(%19 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%78: f32, %79: bf16, %80: bf16, %81: f32):
+          %82 = arith.extf %79 : bf16 to f32
+          %83 = arith.extf %80 : bf16 to f32
+          %84 = arith.mulf %82, %83 : f32
+          %85 = arith.addf %81, %84 fastmath<reassoc> : f32
+          linalg.yield %85 : f32
+        }
+        // t[r, c] = h[r, c] * h[r, c]
+        %86 = arith.constant 0 : index
+        %87 = memref.reinterpret_cast %12 to offset: [0], sizes: [%C], strides: [%86] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%87, %15 : memref<?xf32, strided<[?]>>, memref<?xf16, strided<[1], offset: ?>>)
+            outs(%12 : memref<?xf32>) {
+          ^bb0(%88: f32, %89: f16, %90: f32):
+          %91 = arith.extf %89 : f16 to f32
+          %92 = arith.mulf %91, %91 : f32
+          linalg.yield %92 : f32
+        }
+        // y3[r, c] = t[r, c] + 1.0
+        %93 = arith.constant 0 : index
+        %94 = memref.reinterpret_cast %20 to offset: [0], sizes: [%C], strides: [%93] : memref<?xf16, strided<[1], offset: ?>> to memref<?xf16, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%94, %12 : memref<?xf16, strided<[?]>>, memref<?xf32>)
+            outs(%20 : memref<?xf16, strided<[1], offset: ?>>) {
+          ^bb0(%95: f16, %96: f32, %97: f16):
+          %98 = arith.constant 1.0 : f32
+          %99 = arith.addf %96, %98 : f32
+          %100 = arith.truncf %99 : f32 to f16
+          linalg.yield %100 : f16
+        }
+      }
+      memref.dealloc %12 : memref<?xf32>
+      scf.reduce
+    }
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
 
 //| #include <stdint.h>
 //|
@@ -23,7 +431,274 @@
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[1]; int64_t strides[1]; } sb_memref1;
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
 //|
+//| void _mlir_ciface_halves_loops(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref1*,
+//|                                sb_memref1*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                int64_t, int64_t, int64_t);
+//| static int sb_variant_loops(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[1];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[2];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[1];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[1];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[0];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref1 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = 1;
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[0];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref2 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[1] = sb_s[1];
+//|   sb_m6.strides[1] = 1;
+//|   sb_m6.sizes[0] = sb_s[0];
+//|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[2];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref2 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[1] = sb_s[1];
+//|   sb_m8.strides[1] = 1;
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[1];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[0];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_halves_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
+//|                            &sb_m9, sb_s[0], sb_s[1], sb_s[2]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_halves_tiled_vector(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                       sb_memref1*, sb_memref1*, sb_memref2*, sb_memref2*,
+//|                                       sb_memref2*, sb_memref2*, int64_t, int64_t, int64_t);
+//| static int sb_variant_tiled_vector(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[1];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[2];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[1];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[1];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[0];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref1 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = 1;
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[0];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref2 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[1] = sb_s[1];
+//|   sb_m6.strides[1] = 1;
+//|   sb_m6.sizes[0] = sb_s[0];
+//|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[2];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref2 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[1] = sb_s[1];
+//|   sb_m8.strides[1] = 1;
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[1];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[0];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_halves_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                                   &sb_m8, &sb_m9, sb_s[0], sb_s[1], sb_s[2]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_halves_openmp(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref1*,
+//|                                 sb_memref1*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                 int64_t, int64_t, int64_t);
+//| static int sb_variant_openmp(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[1];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[2];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[1];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[1];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[0];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref1 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = 1;
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[0];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref2 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[1] = sb_s[1];
+//|   sb_m6.strides[1] = 1;
+//|   sb_m6.sizes[0] = sb_s[0];
+//|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[2];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref2 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[1] = sb_s[1];
+//|   sb_m8.strides[1] = 1;
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[1];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[0];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_halves_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
+//|                             &sb_m9, sb_s[0], sb_s[1], sb_s[2]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"loops", sb_variant_loops},
+//|   {"tiled_vector", sb_variant_tiled_vector},
+//|   {"openmp", sb_variant_openmp},
+//| };
+//|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "halves", "mlir", 10, 3, 0, (const sb_variant*)0};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "halves", "mlir", 10, 3, 3, sb_variants};
 //|   return &m;
 //| }
