@@ -6,7 +6,203 @@
 //   1  z  f16[N]   in, boundary clamp
 //   2  y  bf16[N]  out
 // Sizes (ABI order): N
-// Variants: none
+// Variants:
+//   loops         strategy loops
+//   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
+//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: loops
+// sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @half_boundaries_loops(%x: memref<?xbf16> {llvm.noalias}, %z: memref<?xf16> {llvm.noalias}, %y: memref<?xbf16> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i] = x[i - 1] + x[i + 1] - 2.0 * z[i + 2]
+    %0 = arith.constant 0 : index
+    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xbf16> to memref<?xbf16, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%1 : memref<?xbf16, strided<[?]>>)
+        outs(%y : memref<?xbf16>) {
+      ^bb0(%2: bf16, %3: bf16):
+      %4 = linalg.index 0 : index
+      %5 = arith.constant 1 : index
+      %6 = arith.subi %4, %5 : index
+      %7 = arith.constant 0 : index
+      %8 = arith.cmpi sge, %6, %7 : index
+      %9 = arith.cmpi slt, %6, %N : index
+      %10 = arith.andi %8, %9 : i1
+      %11 = arith.constant 1 : index
+      %12 = arith.subi %N, %11 : index
+      %13 = arith.minsi %6, %12 : index
+      %14 = arith.constant 0 : index
+      %15 = arith.maxsi %13, %14 : index
+      %16 = memref.load %x[%15] : memref<?xbf16>
+      %17 = arith.extf %16 : bf16 to f32
+      %18 = arith.constant 0.0 : f32
+      %19 = arith.select %10, %17, %18 : f32
+      %20 = arith.constant 1 : index
+      %21 = arith.addi %4, %20 : index
+      %22 = arith.constant 0 : index
+      %23 = arith.cmpi sge, %21, %22 : index
+      %24 = arith.cmpi slt, %21, %N : index
+      %25 = arith.andi %23, %24 : i1
+      %26 = arith.constant 1 : index
+      %27 = arith.subi %N, %26 : index
+      %28 = arith.minsi %21, %27 : index
+      %29 = arith.constant 0 : index
+      %30 = arith.maxsi %28, %29 : index
+      %31 = memref.load %x[%30] : memref<?xbf16>
+      %32 = arith.extf %31 : bf16 to f32
+      %33 = arith.constant 0.0 : f32
+      %34 = arith.select %25, %32, %33 : f32
+      %35 = arith.addf %19, %34 : f32
+      %36 = arith.constant 2.0 : f32
+      %37 = arith.constant 2 : index
+      %38 = arith.addi %4, %37 : index
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %N, %39 : index
+      %41 = arith.minsi %38, %40 : index
+      %42 = arith.constant 0 : index
+      %43 = arith.maxsi %41, %42 : index
+      %44 = memref.load %z[%43] : memref<?xf16>
+      %45 = arith.extf %44 : f16 to f32
+      %46 = arith.mulf %36, %45 : f32
+      %47 = arith.subf %35, %46 : f32
+      %48 = arith.truncf %47 : f32 to bf16
+      linalg.yield %48 : bf16
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: tiled_vector
+// sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @half_boundaries_tiled_vector(%x: memref<?xbf16> {llvm.noalias}, %z: memref<?xf16> {llvm.noalias}, %y: memref<?xbf16> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i] = x[i - 1] + x[i + 1] - 2.0 * z[i + 2]
+    %0 = arith.constant 0 : index
+    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xbf16> to memref<?xbf16, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%1 : memref<?xbf16, strided<[?]>>)
+        outs(%y : memref<?xbf16>) {
+      ^bb0(%2: bf16, %3: bf16):
+      %4 = linalg.index 0 : index
+      %5 = arith.constant 1 : index
+      %6 = arith.subi %4, %5 : index
+      %7 = arith.constant 0 : index
+      %8 = arith.cmpi sge, %6, %7 : index
+      %9 = arith.cmpi slt, %6, %N : index
+      %10 = arith.andi %8, %9 : i1
+      %11 = arith.constant 1 : index
+      %12 = arith.subi %N, %11 : index
+      %13 = arith.minsi %6, %12 : index
+      %14 = arith.constant 0 : index
+      %15 = arith.maxsi %13, %14 : index
+      %16 = memref.load %x[%15] : memref<?xbf16>
+      %17 = arith.extf %16 : bf16 to f32
+      %18 = arith.constant 0.0 : f32
+      %19 = arith.select %10, %17, %18 : f32
+      %20 = arith.constant 1 : index
+      %21 = arith.addi %4, %20 : index
+      %22 = arith.constant 0 : index
+      %23 = arith.cmpi sge, %21, %22 : index
+      %24 = arith.cmpi slt, %21, %N : index
+      %25 = arith.andi %23, %24 : i1
+      %26 = arith.constant 1 : index
+      %27 = arith.subi %N, %26 : index
+      %28 = arith.minsi %21, %27 : index
+      %29 = arith.constant 0 : index
+      %30 = arith.maxsi %28, %29 : index
+      %31 = memref.load %x[%30] : memref<?xbf16>
+      %32 = arith.extf %31 : bf16 to f32
+      %33 = arith.constant 0.0 : f32
+      %34 = arith.select %25, %32, %33 : f32
+      %35 = arith.addf %19, %34 : f32
+      %36 = arith.constant 2.0 : f32
+      %37 = arith.constant 2 : index
+      %38 = arith.addi %4, %37 : index
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %N, %39 : index
+      %41 = arith.minsi %38, %40 : index
+      %42 = arith.constant 0 : index
+      %43 = arith.maxsi %41, %42 : index
+      %44 = memref.load %z[%43] : memref<?xf16>
+      %45 = arith.extf %44 : f16 to f32
+      %46 = arith.mulf %36, %45 : f32
+      %47 = arith.subf %35, %46 : f32
+      %48 = arith.truncf %47 : f32 to bf16
+      linalg.yield %48 : bf16
+    }
+    return
+  }
+}
+
+// -----
+// sb-variant: openmp
+// sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module {
+  func.func @half_boundaries_openmp(%x: memref<?xbf16> {llvm.noalias}, %z: memref<?xf16> {llvm.noalias}, %y: memref<?xbf16> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
+    // y[i] = x[i - 1] + x[i + 1] - 2.0 * z[i + 2]
+    %0 = arith.constant 0 : index
+    %1 = memref.reinterpret_cast %y to offset: [0], sizes: [%N], strides: [%0] : memref<?xbf16> to memref<?xbf16, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%1 : memref<?xbf16, strided<[?]>>)
+        outs(%y : memref<?xbf16>) {
+      ^bb0(%2: bf16, %3: bf16):
+      %4 = linalg.index 0 : index
+      %5 = arith.constant 1 : index
+      %6 = arith.subi %4, %5 : index
+      %7 = arith.constant 0 : index
+      %8 = arith.cmpi sge, %6, %7 : index
+      %9 = arith.cmpi slt, %6, %N : index
+      %10 = arith.andi %8, %9 : i1
+      %11 = arith.constant 1 : index
+      %12 = arith.subi %N, %11 : index
+      %13 = arith.minsi %6, %12 : index
+      %14 = arith.constant 0 : index
+      %15 = arith.maxsi %13, %14 : index
+      %16 = memref.load %x[%15] : memref<?xbf16>
+      %17 = arith.extf %16 : bf16 to f32
+      %18 = arith.constant 0.0 : f32
+      %19 = arith.select %10, %17, %18 : f32
+      %20 = arith.constant 1 : index
+      %21 = arith.addi %4, %20 : index
+      %22 = arith.constant 0 : index
+      %23 = arith.cmpi sge, %21, %22 : index
+      %24 = arith.cmpi slt, %21, %N : index
+      %25 = arith.andi %23, %24 : i1
+      %26 = arith.constant 1 : index
+      %27 = arith.subi %N, %26 : index
+      %28 = arith.minsi %21, %27 : index
+      %29 = arith.constant 0 : index
+      %30 = arith.maxsi %28, %29 : index
+      %31 = memref.load %x[%30] : memref<?xbf16>
+      %32 = arith.extf %31 : bf16 to f32
+      %33 = arith.constant 0.0 : f32
+      %34 = arith.select %25, %32, %33 : f32
+      %35 = arith.addf %19, %34 : f32
+      %36 = arith.constant 2.0 : f32
+      %37 = arith.constant 2 : index
+      %38 = arith.addi %4, %37 : index
+      %39 = arith.constant 1 : index
+      %40 = arith.subi %N, %39 : index
+      %41 = arith.minsi %38, %40 : index
+      %42 = arith.constant 0 : index
+      %43 = arith.maxsi %41, %42 : index
+      %44 = memref.load %z[%43] : memref<?xf16>
+      %45 = arith.extf %44 : f16 to f32
+      %46 = arith.mulf %36, %45 : f32
+      %47 = arith.subf %35, %46 : f32
+      %48 = arith.truncf %47 : f32 to bf16
+      linalg.yield %48 : bf16
+    }
+    return
+  }
+}
 
 //| #include <stdint.h>
 //|
@@ -15,7 +211,91 @@
 //| // MLIR's memref descriptors, by rank; element pointers are untyped here.
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[1]; int64_t strides[1]; } sb_memref1;
 //|
+//| void _mlir_ciface_half_boundaries_loops(sb_memref1*, sb_memref1*, sb_memref1*, int64_t);
+//| static int sb_variant_loops(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   _mlir_ciface_half_boundaries_loops(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_half_boundaries_tiled_vector(sb_memref1*, sb_memref1*, sb_memref1*, int64_t);
+//| static int sb_variant_tiled_vector(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   _mlir_ciface_half_boundaries_tiled_vector(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_half_boundaries_openmp(sb_memref1*, sb_memref1*, sb_memref1*, int64_t);
+//| static int sb_variant_openmp(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref1 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = 1;
+//|   sb_memref1 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[0] = sb_s[0];
+//|   sb_m1.strides[0] = 1;
+//|   sb_memref1 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = 1;
+//|   _mlir_ciface_half_boundaries_openmp(&sb_m0, &sb_m1, &sb_m2, sb_s[0]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"loops", sb_variant_loops},
+//|   {"tiled_vector", sb_variant_tiled_vector},
+//|   {"openmp", sb_variant_openmp},
+//| };
+//|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "half_boundaries", "mlir", 3, 1, 0, (const sb_variant*)0};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "half_boundaries", "mlir", 3, 1, 3, sb_variants};
 //|   return &m;
 //| }
