@@ -1,9 +1,10 @@
 // Lowering pass fuse_attention: where attention groups start, the five statements that a fused
-// attention strategy (cpu flash_attention) runs as one pass over blocks of keys with an online
-// softmax. The one home of the choice of groups; the shape itself is match_attention
+// attention strategy (cpu and cuda flash_attention) runs as one pass over blocks of keys with an
+// online softmax. The one home of the choice of groups; the shape itself is match_attention
 // (lower/patterns.h). Its result is data in the lowered spec (Spec::schedule.attention_groups,
-// ir.h), which a strategy that fuses attention (HostSchedule::attention) runs; any other runs
-// each statement on its own.
+// ir.h), which a strategy that fuses attention runs (HostSchedule::attention on the hosts, a
+// FusedAttention step of the GPU mapping under GpuFusion::attention, lower/gpu_mapping.h); any
+// other runs each statement on its own.
 #pragma once
 
 #include <string>

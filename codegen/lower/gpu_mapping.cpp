@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "support/diag.h"
@@ -52,6 +53,8 @@ const char* gpu_kernel_name(GpuKernel k) {
       return "three_phase_scan";
     case GpuKernel::FusedRows:
       return "fused_rows";
+    case GpuKernel::FusedAttention:
+      return "fused_attention";
   }
   return "?";
 }
@@ -139,25 +142,48 @@ bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
 }
 
 
-GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place) {
+GpuMapping gpu_mapping(const Spec& spec, GpuFusion fuse, const GpuPlace& place) {
   SB_ASSERT(static_cast<bool>(place), "gpu_mapping without a placement");
-  SB_ASSERT(fuse == RowUnit::None || spec.schedule.row_fusion_done,
+  SB_ASSERT(fuse.rows == RowUnit::None || spec.schedule.row_fusion_done,
             "gpu_mapping fuses rows before row_fusion ran on spec " + spec.name);
+  SB_ASSERT(!fuse.attention || spec.schedule.fuse_attention_done,
+            "gpu_mapping fuses attention before fuse_attention ran on spec " + spec.name);
+  std::map<size_t, Attention> attention;
+  if (fuse.attention)
+    for (size_t first : spec.schedule.attention_groups) {  // the fuse_attention pass's
+      std::optional<Attention> a = match_attention(spec, first);
+      SB_ASSERT(a.has_value(), "an attention group that match_attention does not match");
+      attention.emplace(first, std::move(*a));
+    }
   std::map<size_t, RowPlan> fused;
-  if (fuse != RowUnit::None)
+  if (fuse.rows != RowUnit::None)
     for (const RowGroup& g : spec.schedule.row_groups) {  // the row_fusion pass's
+      // A row group that shares a statement with an attention group is not fused.
+      bool overlaps = false;
+      for (const auto& [first, a] : attention)
+        overlaps = overlaps || (g.first < first + kAttentionStatements && first <= g.last);
       RowPlan p;
-      if (plan_rows(spec, g, &p)) fused.emplace(g.first, p);
+      if (!overlaps && plan_rows(spec, g, &p)) fused.emplace(g.first, p);
     }
   GpuMapping m;
   for (size_t k = 0; k < spec.stmts.size(); ++k) {
+    if (auto it = attention.find(k); it != attention.end()) {
+      GpuStep s;
+      s.kind = GpuKernel::FusedAttention;
+      s.first = k;
+      s.last = k + kAttentionStatements - 1;
+      s.att = it->second;
+      k = s.last;
+      m.steps.push_back(std::move(s));
+      continue;
+    }
     if (auto it = fused.find(k); it != fused.end()) {
       GpuStep s;
       s.kind = GpuKernel::FusedRows;
       s.first = it->second.first;
       s.last = it->second.last;
       s.rows = it->second;
-      s.unit = fuse;
+      s.unit = fuse.rows;
       m.steps.push_back(std::move(s));
       k = it->second.last;
       continue;
@@ -186,6 +212,9 @@ std::string dump(const GpuMapping& m, const Spec& spec) {
       if (!p.cached.empty()) out += "; staged rows " + names(spec, p.cached);
       if (!p.bcast.empty()) out += "; staged per block " + names(spec, p.bcast);
     }
+    if (s.kind == GpuKernel::FusedAttention)
+      out += ", an online softmax over blocks of keys; never written " +
+             names(spec, {s.att.s, s.att.m, s.att.p, s.att.l});
     out += "\n";
     for (size_t k = s.first; k <= s.last; ++k) out += "  " + to_string(spec.stmts[k], spec) + "\n";
   }

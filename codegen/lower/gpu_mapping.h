@@ -34,6 +34,7 @@ enum class GpuKernel {
   TiledStencil,      // a shared-memory tile with its halo
   Scan,              // three phases: block scans, a scan of the block totals, the offsets
   FusedRows,         // a row group as one kernel, a worker owning a row
+  FusedAttention,    // an attention group as one kernel: blocks of keys, an online softmax
 };
 const char* gpu_kernel_name(GpuKernel k);  // "thread_per_element", ..., "fused_rows"
 
@@ -66,9 +67,10 @@ struct RowPlan {
 // without a boundary rule, and every row temp of rank 2 computable again from its own statement.
 bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p);
 
-// One step of a mapping. `first`..`last` are the statements (equal except for FusedRows); only
-// the match of the step's kind is set: `vec` (Vectorized), `red` (the reductions, the row
-// reductions), `mm` (the matmuls), `tr`, `sten`, `scan`, `rows` and `unit` (FusedRows).
+// One step of a mapping. `first`..`last` are the statements (equal except for FusedRows and
+// FusedAttention); only the match of the step's kind is set: `vec` (Vectorized), `red` (the
+// reductions, the row reductions), `mm` (the matmuls), `tr`, `sten`, `scan`, `rows` and `unit`
+// (FusedRows), `att` (FusedAttention).
 struct GpuStep {
   GpuKernel kind = GpuKernel::ThreadPerElement;
   size_t first = 0, last = 0;
@@ -80,6 +82,7 @@ struct GpuStep {
   ScanMatch scan;
   RowPlan rows;
   RowUnit unit = RowUnit::None;
+  Attention att;
 };
 
 struct GpuMapping {
@@ -90,10 +93,18 @@ struct GpuMapping {
 // statement has the strategy's shape, a generic one otherwise.
 using GpuPlace = std::function<GpuStep(const Spec& spec, size_t k, const Statement& st)>;
 
-// The mapping of every statement of a lowered `spec` (after the row_fusion pass): under `fuse`
-// (not None), each row group of spec.schedule.row_groups that plan_rows() accepts is one
-// FusedRows step; every other statement is placed by `place`.
-GpuMapping gpu_mapping(const Spec& spec, RowUnit fuse, const GpuPlace& place);
+// What a strategy fuses across statements: row groups (with the unit owning a row; None: no
+// row fusion) and attention groups.
+struct GpuFusion {
+  RowUnit rows = RowUnit::None;
+  bool attention = false;
+};
+
+// The mapping of every statement of a lowered `spec` (after the row_fusion and fuse_attention
+// passes): under `fuse.attention`, each attention group of spec.schedule.attention_groups is one
+// FusedAttention step; under `fuse.rows` (not None), each row group of spec.schedule.row_groups
+// that plan_rows() accepts is one FusedRows step; every other statement is placed by `place`.
+GpuMapping gpu_mapping(const Spec& spec, GpuFusion fuse, const GpuPlace& place);
 
 // The mapping as text, one step per line, for `gen --dump-ir gpu_mapping` and tests, e.g.
 // "kernel 0: stmts 0..3 fused_rows, a warp per row; registers rowmax, rowsum; shared rows e;

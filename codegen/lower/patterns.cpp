@@ -751,6 +751,12 @@ std::optional<Attention> match_attention(const Spec& spec, size_t first) {
   return a;
 }
 
+bool starts_attention(const Spec& spec, const Statement& st) {
+  for (size_t k = 0; k < spec.stmts.size(); ++k)
+    if (&spec.stmts[k] == &st) return match_attention(spec, k).has_value();
+  return false;
+}
+
 bool has_attention(const Spec& spec) {
   for (size_t k = 0; k < spec.stmts.size(); ++k)
     if (match_attention(spec, k)) return true;

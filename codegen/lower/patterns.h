@@ -204,6 +204,9 @@ struct Attention {
 std::optional<Attention> match_attention(const Spec& spec, size_t first);
 // True when some statement starts an attention group (match_attention).
 bool has_attention(const Spec& spec);
+// True when `st`, a statement of `spec`, starts an attention group (match_attention): the fit
+// check of a strategy that fuses attention.
+bool starts_attention(const Spec& spec, const Statement& st);
 
 // A scalar output computed from one reduction: out = op(k in lo..hi: body(k)), optionally inside
 // an elementwise epilogue (e.g. `sqrt(sum(...))`). The body uses no other reduction; the bounds

@@ -22,7 +22,7 @@ TEST(CudaStrategyRegistry, NamesAreUniqueAndTheEmitterListsThemInOrder) {
   const auto& reg = cuda::strategy_registry();
   const std::vector<StrategyInfo> listed = cuda_emitter().strategies();
   ASSERT_EQ(listed.size(), reg.size());
-  EXPECT_EQ(reg.size(), 13u);
+  EXPECT_EQ(reg.size(), 14u);
   std::set<std::string> names;
   for (size_t i = 0; i < reg.size(); ++i) {
     EXPECT_TRUE(names.insert(reg[i].info.name).second) << reg[i].info.name << " twice";
@@ -65,8 +65,13 @@ TEST(CudaStrategyRegistry, OnlyTheRowStrategiesFuseRows) {
     const RowUnit want = s.info.name == "warp_per_row"    ? RowUnit::Warp
                                : s.info.name == "block_per_row" ? RowUnit::Block
                                                                 : RowUnit::None;
-    EXPECT_EQ(s.fuse_rows, want) << s.info.name;
+    EXPECT_EQ(s.fuse.rows, want) << s.info.name;
   }
+}
+
+TEST(CudaStrategyRegistry, OnlyFlashAttentionFusesAttention) {
+  for (const cuda::CudaStrategy& s : cuda::strategy_registry())
+    EXPECT_EQ(s.fuse.attention, s.info.name == "flash_attention") << s.info.name;
 }
 
 // The fit check of each record, called directly on a vector add: the elementwise strategies fit

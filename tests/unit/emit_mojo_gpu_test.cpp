@@ -29,7 +29,7 @@ std::optional<GeneratedFile> emit_mojo_gpu(const Spec& spec) {
 }
 
 TEST(MojoGpu, EveryKernelFormHasARecord) {
-  for (int k = 0; k <= static_cast<int>(GpuKernel::FusedRows); ++k) {
+  for (int k = 0; k <= static_cast<int>(GpuKernel::FusedAttention); ++k) {
     const GpuKernel kind = static_cast<GpuKernel>(k);
     EXPECT_EQ(mojo_gpu::kernel_form(kind).kind, kind) << gpu_kernel_name(kind);
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backends/cuda/strategies/strategy.h"
+#include "lower/fuse_attention.h"
 #include "lower/gpu_mapping.h"
 #include "lower/row_fusion.h"
 #include "rc_spec.h"
@@ -14,7 +15,8 @@ namespace {
 
 Spec load(const std::string& tensors, const std::string& compute) {
   Spec spec = load_rc_spec(tensors, compute);
-  row_fusion(spec);  // the pass before gpu_mapping that it reads
+  row_fusion(spec);  // the passes before gpu_mapping that it reads
+  fuse_attention(spec);
   return spec;
 }
 
@@ -34,7 +36,7 @@ const char* kSoftmax =
 GpuMapping map_with(const Spec& spec, const char* strategy) {
   const cuda::CudaStrategy* s = cuda::find_cuda_strategy(strategy);
   EXPECT_NE(s, nullptr) << strategy;
-  return gpu_mapping(spec, s->fuse_rows, s->place);
+  return gpu_mapping(spec, s->fuse, s->place);
 }
 
 TEST(GpuMapping, AFusingStrategyMapsTheRowGroupToOneKernel) {
@@ -97,6 +99,54 @@ TEST(GpuMapping, DumpNamesEveryStepAndWhereTheRowTensorsLive) {
   EXPECT_NE(d.find("  y[r, c] = e[r, c] / s[r] * w[c]\n"), std::string::npos) << d;
   const std::string g = dump(map_with(spec, "grid_stride"), spec);
   EXPECT_NE(g.find("kernel 3: stmt 3 grid_stride\n"), std::string::npos) << g;
+}
+
+const char* kAttentionTensors =
+    "  q: {type: f32, shape: [R, C], role: in}\n"
+    "  k: {type: f32, shape: [R, C], role: in}\n"
+    "  v: {type: f32, shape: [R, C], role: in}\n"
+    "  s: {type: f32, shape: [R, R], role: temp}\n"
+    "  m: {type: f32, shape: [R], role: temp}\n"
+    "  p: {type: f32, shape: [R, R], role: temp}\n"
+    "  l: {type: f32, shape: [R], role: temp}\n"
+    "  y: {type: f32, shape: [R, C], role: out}\n"
+    "  u: {type: f32, shape: [R, C], role: out}\n";
+const char* kAttention =
+    "  s[i, j] = sum(d in 0..C: q[i, d] * k[j, d]) * 0.5\n"
+    "  m[i] = max(j in 0..R: s[i, j])\n"
+    "  p[i, j] = exp(s[i, j] - m[i])\n"
+    "  l[i] = sum(j in 0..R: p[i, j])\n"
+    "  y[i, e] = sum(j in 0..R: p[i, j] * v[j, e]) / l[i]\n"
+    "  u[i, c] = q[i, c] + 1.0\n";
+
+TEST(GpuMapping, FlashAttentionMapsAnAttentionGroupToOneKernel) {
+  const Spec spec = load(kAttentionTensors, kAttention);
+  const GpuMapping m = map_with(spec, "flash_attention");
+  ASSERT_EQ(m.steps.size(), 2u);
+  EXPECT_EQ(m.steps[0].kind, GpuKernel::FusedAttention);
+  EXPECT_EQ(m.steps[0].first, 0u);
+  EXPECT_EQ(m.steps[0].last, 4u);
+  EXPECT_EQ(m.steps[0].att.s, spec.find_tensor("s"));
+  EXPECT_EQ(m.steps[0].att.l, spec.find_tensor("l"));
+  EXPECT_EQ(m.steps[1].kind, GpuKernel::GridStride);
+  EXPECT_EQ(m.steps[1].first, 5u);
+  const std::string d = dump(m, spec);
+  EXPECT_NE(d.find("kernel 0: stmts 0..4 fused_attention, an online softmax over blocks of keys; "
+                   "never written s, m, p, l\n"),
+            std::string::npos)
+      << d;
+  // Any other strategy places the five statements one by one.
+  EXPECT_EQ(map_with(spec, "thread_per_output").steps.size(), 6u);
+  EXPECT_EQ(map_with(spec, "block_per_row").steps.size(), 6u);
+}
+
+TEST(GpuMapping, FlashAttentionFitsOnlyAnAttentionGroup) {
+  // With the row sums read by another statement, the five are no attention group.
+  const Spec spec = load(std::string(kAttentionTensors) + "  w: {type: f32, shape: [R], role: out}\n",
+                         std::string(kAttention) + "  w[i] = l[i]\n");
+  const GpuMapping m = map_with(spec, "flash_attention");
+  ASSERT_EQ(m.steps.size(), 7u);
+  for (const GpuStep& g : m.steps) EXPECT_EQ(g.kind, GpuKernel::GridStride);
 }
 
 }  // namespace

@@ -83,12 +83,6 @@ std::string gathered_gemm_needs() {
          " that is not a contraction (contractions run as contractions)";
 }
 
-bool starts_attention(const Spec& spec, const Statement& st) {
-  for (size_t k = 0; k < spec.stmts.size(); ++k)
-    if (&spec.stmts[k] == &st) return match_attention(spec, k).has_value();
-  return false;
-}
-
 std::string attention_needs() {
   return std::string("an attention group, ") + kAttentionShape;
 }

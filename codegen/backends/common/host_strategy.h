@@ -138,8 +138,8 @@ std::string single_contraction_needs();
 // runs contractions as contractions: a gathered GEMM that is no contraction.
 bool is_gathered_gemm(const Spec& spec, const Statement& st);
 std::string gathered_gemm_needs();
-// The same for a strategy that fuses attention: `st` starts an attention group.
-bool starts_attention(const Spec& spec, const Statement& st);
+// The needs text of a strategy that fuses attention (its shape check is starts_attention,
+// lower/patterns.h).
 std::string attention_needs();
 
 }  // namespace sb::host

@@ -217,6 +217,7 @@ class Gen final {
   void transpose(size_t k, const Statement& st, const TransposeMatch& m);
   void stencil(size_t k, const Statement& st, const StencilMatch& m);
   void scan(size_t k, const Statement& st, const ScanMatch& m);
+  void attention(const Attention& a);
 
  private:
   int64_t p(const std::string& name) const { return param(v_, info_, name); }
@@ -1869,6 +1870,289 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
   body_.close();
 }
 
+// ---- fused attention --------------------------------------------------------------------------
+
+namespace {
+
+// The read of tensor `t` in the product `body` (a contraction's body: two reads) whose
+// subscripts use index variable `var`: q read with the query index, k with the key index (one
+// tensor may be both, as in self-attention).
+const Expr* operand_read(const Expr& body, int t, int var, const Statement& st) {
+  for (const auto& a : body.args) {
+    if (a->kind != ExprKind::Read || a->ref != t) continue;
+    for (const auto& sub : a->args)
+      if (depends_on(*sub, var, &st)) return a.get();
+  }
+  SB_ASSERT(false, "a contraction operand without its index");
+  return nullptr;
+}
+
+}  // namespace
+
+// An attention group (match_attention) as one kernel, FlashAttention's algorithm with the
+// parallelism of a GPU block: a block owns bq queries of one batch element and ec columns of the
+// output, and walks the keys in blocks of bk. For each block of keys it computes the bq x bk
+// scores (q and k staged through shared memory kAttentionDepthChunk depths at a time, each thread
+// holding bq * bk / block_size dot products in registers), then a thread per query folds the
+// block into its running max and sum and turns the scores into weights, and every thread
+// rescales its bq * ec / block_size outputs and adds the weights times the staged values. The
+// scores exist one block at a time in shared memory; s, m, p and l are never written.
+void Gen::attention(const Attention& a) {
+  const size_t first = a.first, last = a.first + kAttentionStatements - 1;
+  const Statement& ss = spec_.stmts[first];
+  const Statement& sp = spec_.stmts[first + 2];
+  const Statement& sy = spec_.stmts[last];
+  const bool batched = a.scores.batched;
+  const int64_t BQ = p("bq"), BK = p("bk"), EC = p("ec"), NT = bs_;
+  const int64_t DC = kAttentionDepthChunk;
+  const int64_t RS = BQ * BK / NT, RA = BQ * EC / NT;
+  SB_ASSERT(RS >= 1 && RA >= 1 && NT >= BQ && RS * NT == BQ * BK && RA * NT == BQ * EC,
+            "flash_attention parameters that check_params should have rejected");
+  const std::string T = c_type(a.type);
+  const std::string qpitch = str(DC + 1), ppitch = str(BK + 1);
+  std::deque<StmtLowering> Ls;  // every lowering printed in the kernel (their uses make the
+                                // signature)
+  StmtLowering& S = Ls.emplace_back(spec_, ss, &h_);
+  StmtLowering& P = Ls.emplace_back(spec_, sp, &h_);
+  StmtLowering& Y = Ls.emplace_back(spec_, sy, &h_);
+  // The index variables: the batch (first, when there is one), the query, the key, the depth
+  // (the scores' sum), the value column.
+  const int s_i = a.scores.out_row_dim(), s_j = s_i + 1, s_d = a.scores.k;
+  const int y_i = a.values.out_row_dim(), y_e = y_i + 1, y_j = a.values.k;
+  const Expr& dot = *a.scores.reduce->args[0];
+  const Expr* q_read = operand_read(dot, a.scores.x, s_i, ss);
+  const Expr* k_read = operand_read(dot, a.scores.y, s_j, ss);
+  const Expr* v_read = operand_read(*a.values.reduce->args[0], a.values.y, y_e, sy);
+  const Expr* l_read = sy.rhs->args[1].get();
+  auto bind = [](CodeWriter& w, const std::string& name, const std::string& value) {
+    w.line("[[maybe_unused]] const int64_t " + name + " = " + value + ";");
+  };
+  auto bind_batch = [&](CodeWriter& w, const StmtLowering& L) {
+    if (batched) bind(w, L.var_name(0), "sb_b");
+  };
+
+  CodeWriter w(1);
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_qs, " + str(BQ * (DC + 1)) +
+         ");  // the queries' depths d0.., [query][depth]");
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_ks, " + str(BK * (DC + 1)) +
+         ");  // the keys' same depths, [key][depth]");
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_ps, " + str(BQ * (BK + 1)) +
+         ");  // the block's scores, then weights, [query][key]");
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_vs, " + str(BK * EC) +
+         ");  // the block's values, [key][column]");
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_mx, " + str(BQ) + ");  // per query: the running max,");
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_sum, " + str(BQ) + ");  // the running sum of weights,");
+  w.line("SB_SHARED_ARRAY(" + T + ", sb_scale, " + str(BQ) +
+         ");  // and the rescale factor of the block");
+  w.line("const int sb_t = (int)threadIdx.x;");
+  if (batched) w.line("const int64_t sb_b = (int64_t)blockIdx.x / sb_qblocks;");
+  w.line("const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * " + str(BQ) + ";");
+  w.line("const int64_t sb_e0 = (int64_t)blockIdx.y * " + str(EC) + ";");
+  w.line("const int64_t sb_m = " + Y.extent(sy.out, static_cast<size_t>(y_i)) + ";  // queries");
+  w.line("const int64_t sb_e = " + Y.extent(sy.out, static_cast<size_t>(y_e)) +
+         ";  // value columns");
+  w.line("const int64_t sb_n = " + Y.expr(*sy.vars[y_j].hi, w) + ";  // keys");
+  w.line("int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum");
+  w.open("{");
+  bind_batch(w, S);
+  w.line("sb_dlo = " + S.expr(*ss.vars[s_d].lo, w) + ";");
+  w.line("sb_dhi = " + S.expr(*ss.vars[s_d].hi, w) + ";");
+  w.close();
+  w.open("if (sb_t < " + str(BQ) + ") {");
+  w.line("sb_mx[sb_t] = -INFINITY;");
+  w.line("sb_sum[sb_t] = 0;");
+  w.close();
+  w.line(T + " sb_acc[" + str(RA) + "];  // outputs (sb_t + r * " + str(NT) +
+         ") / ec, % ec of the block");
+  w.line("#pragma unroll");
+  w.line("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) sb_acc[sb_r] = 0;");
+  w.open("for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += " + str(BK) + ") {");
+  w.line("const int sb_kn = (int)(sb_n - sb_j0 < " + str(BK) + " ? sb_n - sb_j0 : " + str(BK) +
+         ");");
+  w.line("// The block's scores: thread sb_t holds those of slots sb_t + r * " + str(NT) +
+         " (query slot / bk, key slot % bk).");
+  w.line(T + " sb_dot[" + str(RS) + "];");
+  w.line("#pragma unroll");
+  w.line("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) sb_dot[sb_r] = 0;");
+  w.open("for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += " + str(DC) + ") {");
+  w.open("for (int sb_slot = sb_t; sb_slot < " + str(BQ * DC) + "; sb_slot += " + str(NT) + ") {");
+  w.line("const int sb_qi = sb_slot / " + str(DC) + ", sb_dd = sb_slot % " + str(DC) + ";");
+  {
+    std::vector<std::string> binds;
+    if (batched) binds.push_back(S.var_name(0) + " = sb_b");
+    binds.push_back(S.var_name(s_i) + " = sb_i0 + sb_qi");
+    binds.push_back(S.var_name(s_d) + " = sb_d0 + sb_dd");
+    guarded_load(w, S, *q_read, binds,
+                 S.var_name(s_i) + " < sb_m && " + S.var_name(s_d) + " < sb_dhi",
+                 "sb_qs[sb_qi * " + qpitch + " + sb_dd]");
+  }
+  w.close();
+  w.open("for (int sb_slot = sb_t; sb_slot < " + str(BK * DC) + "; sb_slot += " + str(NT) + ") {");
+  w.line("const int sb_kj = sb_slot / " + str(DC) + ", sb_dd = sb_slot % " + str(DC) + ";");
+  {
+    std::vector<std::string> binds;
+    if (batched) binds.push_back(S.var_name(0) + " = sb_b");
+    binds.push_back(S.var_name(s_j) + " = sb_j0 + sb_kj");
+    binds.push_back(S.var_name(s_d) + " = sb_d0 + sb_dd");
+    guarded_load(w, S, *k_read, binds, "sb_kj < sb_kn && " + S.var_name(s_d) + " < sb_dhi",
+                 "sb_ks[sb_kj * " + qpitch + " + sb_dd]");
+  }
+  w.close();
+  w.line("__syncthreads();");
+  w.line("#pragma unroll");
+  w.open("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) {");
+  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(BK) +
+         ", sb_kj = (sb_t + sb_r * " + str(NT) + ") % " + str(BK) + ";");
+  w.line("#pragma unroll 8");
+  w.open("for (int sb_dd = 0; sb_dd < " + str(DC) + "; ++sb_dd) {  // zeros past the depths");
+  w.line("const " + T + " sb_a = sb_qs[sb_qi * " + qpitch + " + sb_dd];");
+  w.line("const " + T + " sb_b2 = sb_ks[sb_kj * " + qpitch + " + sb_dd];");
+  S.set_override(q_read, "sb_a");
+  S.set_override(k_read, "sb_b2");
+  w.line(accumulate(ReduceOp::Sum, a.type, "sb_dot[sb_r]", S.expr(dot, w, kPrecAdd + 1), h_));
+  S.clear_overrides();
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  w.line("// The scores' statement with its sum replaced by the dot product; -inf past the keys.");
+  w.line("#pragma unroll");
+  w.open("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) {");
+  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(BK) +
+         ", sb_kj = (sb_t + sb_r * " + str(NT) + ") % " + str(BK) + ";");
+  w.line(T + " sb_s = -INFINITY;");
+  w.open("if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {");
+  bind_batch(w, S);
+  bind(w, S.var_name(s_i), "sb_i0 + sb_qi");
+  bind(w, S.var_name(s_j), "sb_j0 + sb_kj");
+  S.set_override(a.scores.reduce, "sb_dot[sb_r]");
+  w.line("sb_s = (" + T + ")(" + S.expr(*ss.rhs, w) + ");");
+  S.clear_overrides();
+  w.close();
+  w.line("sb_ps[sb_qi * " + ppitch + " + sb_kj] = sb_s;");
+  w.close();
+  w.line("// The block's values, zero past the keys and the columns.");
+  w.open("for (int sb_slot = sb_t; sb_slot < " + str(BK * EC) + "; sb_slot += " + str(NT) + ") {");
+  w.line("const int sb_kj = sb_slot / " + str(EC) + ", sb_ee = sb_slot % " + str(EC) + ";");
+  {
+    std::vector<std::string> binds;
+    if (batched) binds.push_back(Y.var_name(0) + " = sb_b");
+    binds.push_back(Y.var_name(y_j) + " = sb_j0 + sb_kj");
+    binds.push_back(Y.var_name(y_e) + " = sb_e0 + sb_ee");
+    guarded_load(w, Y, *v_read, binds, "sb_kj < sb_kn && " + Y.var_name(y_e) + " < sb_e",
+                 "sb_vs[sb_slot]");
+  }
+  w.close();
+  w.line("__syncthreads();");
+  w.line("// The online softmax, a thread per query: the block's max (NaN propagates; a max still");
+  w.line("// -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.");
+  w.open("if (sb_t < " + str(BQ) + ") {");
+  P.set_override(a.weight_s, "sb_x");
+  P.set_override(a.weight_m, "sb_max");
+  {
+    CodeWriter pw(w.indent() + 1);
+    const std::string weight = P.expr(*sp.rhs, pw);
+    w.open("auto sb_weight = [&](" + T + " sb_x, " + T + " sb_max) {  // " +
+           source_text(sp, spec_));
+    w.raw(pw.str());
+    w.line("return (" + T + ")(" + weight + ");");
+    w.close("};");
+  }
+  P.clear_overrides();
+  w.line(T + " sb_bm = sb_mx[sb_t];");
+  w.open("for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {");
+  w.line("const " + T + " sb_x = sb_ps[sb_t * " + ppitch + " + sb_kj];");
+  w.line("sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;");
+  w.close();
+  w.line("const " + T + " sb_safe = sb_bm == -INFINITY ? (" + T + ")0 : sb_bm;");
+  w.line("const " + T + " sb_sc = sb_weight(sb_mx[sb_t], sb_safe);");
+  w.line(T + " sb_l = sb_sum[sb_t] * sb_sc;");
+  w.open("for (int sb_kj = 0; sb_kj < " + str(BK) + "; ++sb_kj) {");
+  w.line(T + " sb_w = 0;");
+  w.open("if (sb_kj < sb_kn) {");
+  w.line("sb_w = sb_weight(sb_ps[sb_t * " + ppitch + " + sb_kj], sb_safe);");
+  w.line("sb_l += sb_w;");
+  w.close();
+  w.line("sb_ps[sb_t * " + ppitch + " + sb_kj] = sb_w;");
+  w.close();
+  w.line("sb_mx[sb_t] = sb_bm;");
+  w.line("sb_sum[sb_t] = sb_l;");
+  w.line("sb_scale[sb_t] = sb_sc;");
+  w.close();
+  w.line("__syncthreads();");
+  w.line("// The outputs: rescaled, plus the weights times the values.");
+  w.line("#pragma unroll");
+  w.open("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) {");
+  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(EC) +
+         ", sb_ee = (sb_t + sb_r * " + str(NT) + ") % " + str(EC) + ";");
+  w.line(T + " sb_o = sb_acc[sb_r] * sb_scale[sb_qi];");
+  w.line("#pragma unroll 8");
+  w.open("for (int sb_kj = 0; sb_kj < " + str(BK) + "; ++sb_kj) {");
+  w.line("sb_o += sb_ps[sb_qi * " + ppitch + " + sb_kj] * sb_vs[sb_kj * " + str(EC) +
+         " + sb_ee];");
+  w.close();
+  w.line("sb_acc[sb_r] = sb_o;");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  w.line("// The weighted sum's statement, its sum the accumulated outputs and l the running sum.");
+  w.line("#pragma unroll");
+  w.open("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) {");
+  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(EC) +
+         ", sb_ee = (sb_t + sb_r * " + str(NT) + ") % " + str(EC) + ";");
+  w.open("if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {");
+  bind_batch(w, Y);
+  bind(w, Y.var_name(y_i), "sb_i0 + sb_qi");
+  bind(w, Y.var_name(y_e), "sb_e0 + sb_ee");
+  Y.set_override(a.values.reduce, "sb_acc[sb_r]");
+  Y.set_override(l_read, "sb_sum[sb_qi]");
+  Y.assign(w);
+  Y.clear_overrides();
+  w.close();
+  w.close();
+
+  std::set<int> tensors, sizes;
+  for (const StmtLowering& L : Ls) {
+    tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
+    sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
+  }
+  const std::string name = fn(first, "_" + str(static_cast<int64_t>(last)));
+  std::string comments;
+  for (size_t k = first; k <= last; ++k) comments += "// " + to_string(spec_.stmts[k], spec_) + "\n";
+  comments += "// Attention group fused into one kernel (FlashAttention): a block owns " +
+              str(BQ) + " queries and " + str(EC) + " value columns and walks the keys in blocks "
+              "of " + str(BK) + " with an online softmax; " + spec_.tensors[a.s].name + ", " +
+              spec_.tensors[a.m].name + ", " + spec_.tensors[a.p].name + " and " +
+              spec_.tensors[a.l].name + " are never written.\n";
+  std::vector<std::string> ps = kernel_params(spec_, tensors, sizes, sy.out, "__restrict__");
+  ps.push_back("int64_t sb_qblocks");
+  const std::string head = "__global__ void __launch_bounds__(" + str(NT) + ") " + name;
+  kernels_ += wrap_kernel_comments(comments, spec_) + wrap_call(head, ps, " {", 0) + "\n" +
+              w.str() + "}\n\n";
+
+  if (first > 0) body_.line("");
+  for (size_t k = first; k <= last; ++k) body_.line("// " + to_string(spec_.stmts[k], spec_));
+  body_.open("{  // one kernel for the attention group");
+  StmtLowering H(spec_, sy, &h_);
+  body_.line("const int64_t sb_batch = " +
+             (batched ? H.extent(sy.out, 0) : std::string("1")) + ";");
+  body_.line("const int64_t sb_qblocks = (" + H.extent(sy.out, static_cast<size_t>(y_i)) +
+             " + " + str(BQ - 1) + ") / " + str(BQ) + ";");
+  body_.line("const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((" +
+             H.extent(sy.out, static_cast<size_t>(y_e)) + " + " + str(EC - 1) + ") / " +
+             str(EC) + "));");
+  std::vector<std::string> args = {name, "sb_grid", str(NT), "0", "sb_stream"};
+  for (const auto& x : call_args(spec_, tensors, sizes)) args.push_back(x);
+  args.push_back("sb_qblocks");
+  body_.line(wrap_call("SB_LAUNCH", args, ";", 2 * body_.indent()));
+  body_.line("SB_CHECK_LAUNCH(" + name + ");");
+  record_launch(name, str(NT), NT, "0");
+  tensors_.insert(tensors.begin(), tensors.end());
+  sizes_.insert(sizes.begin(), sizes.end());
+  sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
+  body_.close();
+}
+
 // ---- the variant ------------------------------------------------------------------------------
 
 void Gen::step(const GpuStep& g) {
@@ -1903,6 +2187,8 @@ void Gen::step(const GpuStep& g) {
     case GpuKernel::FusedRows:
       SB_ASSERT(g.unit != RowUnit::None, "a fused row group without its unit");
       return fused_rows(g.rows, g.unit == RowUnit::Warp);
+    case GpuKernel::FusedAttention:
+      return attention(g.att);
   }
   SB_ASSERT(false, "GPU step of unknown kind");
 }
@@ -1911,7 +2197,7 @@ VariantCode Gen::run() {
   // Under a strategy that fuses rows (warp_per_row, block_per_row), each row group whose
   // statements the fused kernel can lower is one kernel; the other statements keep their own
   // kernels, as the strategy places them.
-  for (const GpuStep& g : gpu_mapping(spec_, strategy_.fuse_rows, strategy_.place).steps) step(g);
+  for (const GpuStep& g : gpu_mapping(spec_, strategy_.fuse, strategy_.place).steps) step(g);
 
   VariantCode out;
   out.launches = launches_;

@@ -32,6 +32,10 @@ constexpr int64_t kMinRowsPerBlock = 16;
 // larger rows take the kernel that reads global memory instead.
 constexpr int64_t kMaxRowSmem = 48 * 1024;
 
+// The depths of the scores' dot products that a flash_attention block stages through shared
+// memory at a time (its q and k tiles hold this many depths of each query and key).
+constexpr int64_t kAttentionDepthChunk = 32;
+
 // File-level pieces shared by every variant of one generated file.
 struct FileParts {
   HelperSet helpers;                                  // portable helpers (emit_common.h)

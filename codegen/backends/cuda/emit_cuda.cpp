@@ -33,7 +33,7 @@ class CudaEmitter final : public Emitter {
       SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
       out += "# IR after gpu_mapping for " + spec.name + " " + backend() + "/" + v.name +
              " (strategy " + v.strategy + ")\n" +
-             dump(gpu_mapping(spec, s->fuse_rows, s->place), spec);
+             dump(gpu_mapping(spec, s->fuse, s->place), spec);
     }
     return out;
   }

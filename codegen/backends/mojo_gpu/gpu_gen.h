@@ -122,6 +122,8 @@ class Gen {
         return tiled_matmul(g);
       case GpuKernel::RegisterBlocked:
         return register_blocked(g);
+      case GpuKernel::FusedAttention:
+        return attention(g);
     }
     SB_ASSERT(false, "mojo_gpu form without a printer");
     return "";
@@ -699,6 +701,7 @@ class Gen {
   std::string tiled_transpose(const GpuStep& g);   // transpose.cpp
   std::string tiled_stencil(const GpuStep& g);     // stencil.cpp
   std::string scan(const GpuStep& g);              // scan.cpp
+  std::string attention(const GpuStep& g);         // attention.cpp
 
   const Spec& spec_;
   const Variant& v_;

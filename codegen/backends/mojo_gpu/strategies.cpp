@@ -21,6 +21,8 @@ const std::vector<KernelForm>& kernel_forms() {
       {GpuKernel::TiledStencil, true, "a shared-memory stencil tile with halo"},
       {GpuKernel::Scan, true, "a three-phase scan: block totals, their scan, chunk scans"},
       {GpuKernel::FusedRows, true, "a row group as one kernel, a warp or a block owning a row"},
+      {GpuKernel::FusedAttention, true,
+       "an attention group as one kernel, an online softmax over blocks of keys"},
   };
   return kForms;
 }
@@ -36,7 +38,7 @@ const KernelForm& kernel_form(GpuKernel kind) {
 GpuMapping variant_mapping(const Spec& spec, const Variant& v) {
   const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
   SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
-  return gpu_mapping(spec, s->fuse_rows, s->place);
+  return gpu_mapping(spec, s->fuse, s->place);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   flash_attention    strategy flash_attention: bq = 32 (default), bk = 32 (default), ec = 64 (default), block_size = 128 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -42,6 +43,15 @@
       return (int)sb_err;                                                            \
     }                                                                                \
   } while (0)
+
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 // -----------------------------------------------------------------------------
 // Helpers
@@ -224,6 +234,176 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s4(
   }
 }
 
+// Variant flash_attention: attention (scores, row max, exponentials, row sum, weighted sum) as one
+// kernel: a block per bq queries and ec value columns, an online softmax over blocks of bk keys, q
+// and k staged through shared memory by chunks of the depth, the score matrix never written; other
+// statements grid-stride.
+
+// s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+// rowmax[h, i] = max(j in 0..T: s[h, i, j])
+// p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+// rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+// y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+// Attention group fused into one kernel (FlashAttention): a block owns 32 queries and 64 value
+// columns and walks the keys in blocks of 32 with an online softmax; s, rowmax, p and rowsum are
+// never written.
+__global__ void __launch_bounds__(128) sb_flash_attention_s0_4(
+    const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+    float* __restrict__ y, const int64_t T, const int64_t D, int64_t sb_qblocks) {
+  SB_SHARED_ARRAY(float, sb_qs, 1056);  // the queries' depths d0.., [query][depth]
+  SB_SHARED_ARRAY(float, sb_ks, 1056);  // the keys' same depths, [key][depth]
+  SB_SHARED_ARRAY(float, sb_ps, 1056);  // the block's scores, then weights, [query][key]
+  SB_SHARED_ARRAY(float, sb_vs, 2048);  // the block's values, [key][column]
+  SB_SHARED_ARRAY(float, sb_mx, 32);  // per query: the running max,
+  SB_SHARED_ARRAY(float, sb_sum, 32);  // the running sum of weights,
+  SB_SHARED_ARRAY(float, sb_scale, 32);  // and the rescale factor of the block
+  const int sb_t = (int)threadIdx.x;
+  const int64_t sb_b = (int64_t)blockIdx.x / sb_qblocks;
+  const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * 32;
+  const int64_t sb_e0 = (int64_t)blockIdx.y * 64;
+  const int64_t sb_m = T;  // queries
+  const int64_t sb_e = D;  // value columns
+  const int64_t sb_n = T;  // keys
+  int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum
+  {
+    [[maybe_unused]] const int64_t h = sb_b;
+    sb_dlo = 0;
+    sb_dhi = D;
+  }
+  if (sb_t < 32) {
+    sb_mx[sb_t] = -INFINITY;
+    sb_sum[sb_t] = 0;
+  }
+  float sb_acc[16];  // outputs (sb_t + r * 128) / ec, % ec of the block
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 16; ++sb_r) sb_acc[sb_r] = 0;
+  for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += 32) {
+    const int sb_kn = (int)(sb_n - sb_j0 < 32 ? sb_n - sb_j0 : 32);
+    // The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot / bk, key slot % bk).
+    float sb_dot[8];
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 8; ++sb_r) sb_dot[sb_r] = 0;
+    for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += 32) {
+      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int sb_qi = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t h = sb_b;
+          const int64_t i = sb_i0 + sb_qi;
+          const int64_t d = sb_d0 + sb_dd;
+          float sb_x = 0.0f;
+          if (i < sb_m && d < sb_dhi) {
+            sb_x = q[(h * T + i) * D + d];
+          }
+          sb_qs[sb_qi * 33 + sb_dd] = sb_x;
+        }
+      }
+      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int sb_kj = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t h = sb_b;
+          const int64_t j = sb_j0 + sb_kj;
+          const int64_t d = sb_d0 + sb_dd;
+          float sb_x = 0.0f;
+          if (sb_kj < sb_kn && d < sb_dhi) {
+            sb_x = k[(h * T + j) * D + d];
+          }
+          sb_ks[sb_kj * 33 + sb_dd] = sb_x;
+        }
+      }
+      __syncthreads();
+      #pragma unroll
+      for (int sb_r = 0; sb_r < 8; ++sb_r) {
+        const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+        #pragma unroll 8
+        for (int sb_dd = 0; sb_dd < 32; ++sb_dd) {  // zeros past the depths
+          const float sb_a = sb_qs[sb_qi * 33 + sb_dd];
+          const float sb_b2 = sb_ks[sb_kj * 33 + sb_dd];
+          sb_dot[sb_r] += sb_a * sb_b2;
+        }
+      }
+      __syncthreads();
+    }
+    // The scores' statement with its sum replaced by the dot product; -inf past the keys.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 8; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+      float sb_s = -INFINITY;
+      if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {
+        [[maybe_unused]] const int64_t h = sb_b;
+        [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+        [[maybe_unused]] const int64_t j = sb_j0 + sb_kj;
+        sb_s = (float)(sb_dot[sb_r] / sqrtf((float)D));
+      }
+      sb_ps[sb_qi * 33 + sb_kj] = sb_s;
+    }
+    // The block's values, zero past the keys and the columns.
+    for (int sb_slot = sb_t; sb_slot < 2048; sb_slot += 128) {
+      const int sb_kj = sb_slot / 64, sb_ee = sb_slot % 64;
+      {
+        const int64_t h = sb_b;
+        const int64_t j = sb_j0 + sb_kj;
+        const int64_t e = sb_e0 + sb_ee;
+        float sb_x = 0.0f;
+        if (sb_kj < sb_kn && e < sb_e) {
+          sb_x = v[(h * T + j) * D + e];
+        }
+        sb_vs[sb_slot] = sb_x;
+      }
+    }
+    __syncthreads();
+    // The online softmax, a thread per query: the block's max (NaN propagates; a max still
+    // -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+    if (sb_t < 32) {
+      auto sb_weight = [&](float sb_x, float sb_max) {  // p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+        return (float)(expf(sb_x - sb_max));
+      };
+      float sb_bm = sb_mx[sb_t];
+      for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
+        const float sb_x = sb_ps[sb_t * 33 + sb_kj];
+        sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;
+      }
+      const float sb_safe = sb_bm == -INFINITY ? (float)0 : sb_bm;
+      const float sb_sc = sb_weight(sb_mx[sb_t], sb_safe);
+      float sb_l = sb_sum[sb_t] * sb_sc;
+      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        float sb_w = 0;
+        if (sb_kj < sb_kn) {
+          sb_w = sb_weight(sb_ps[sb_t * 33 + sb_kj], sb_safe);
+          sb_l += sb_w;
+        }
+        sb_ps[sb_t * 33 + sb_kj] = sb_w;
+      }
+      sb_mx[sb_t] = sb_bm;
+      sb_sum[sb_t] = sb_l;
+      sb_scale[sb_t] = sb_sc;
+    }
+    __syncthreads();
+    // The outputs: rescaled, plus the weights times the values.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 16; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+      float sb_o = sb_acc[sb_r] * sb_scale[sb_qi];
+      #pragma unroll 8
+      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        sb_o += sb_ps[sb_qi * 33 + sb_kj] * sb_vs[sb_kj * 64 + sb_ee];
+      }
+      sb_acc[sb_r] = sb_o;
+    }
+    __syncthreads();
+  }
+  // The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 16; ++sb_r) {
+    const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+    if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {
+      [[maybe_unused]] const int64_t h = sb_b;
+      [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+      [[maybe_unused]] const int64_t e = sb_e0 + sb_ee;
+      y[(h * T + i) * D + e] = sb_acc[sb_r] / sb_sum[sb_qi];
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -353,6 +533,40 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant flash_attention (strategy flash_attention).
+static int sb_variant_flash_attention(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* rowmax = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* rowsum = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const int64_t BH = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t D = sb_a->sizes[2];
+  (void)s;  // not used by any statement
+  (void)rowmax;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)rowsum;  // not used by any statement
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+
+  // s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+  // rowmax[h, i] = max(j in 0..T: s[h, i, j])
+  // p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+  // rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+  // y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = BH;
+    const int64_t sb_qblocks = (T + 31) / 32;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((D + 63) / 64));
+    SB_LAUNCH(sb_flash_attention_s0_4, sb_grid, 128, 0, sb_stream, q, k, v, y, T, D, sb_qblocks);
+    SB_CHECK_LAUNCH(sb_flash_attention_s0_4);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -360,6 +574,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"flash_attention", sb_variant_flash_attention},
 };
 
 static const sb_module sb_module_info = {
@@ -368,7 +583,7 @@ static const sb_module sb_module_info = {
     "cuda",  // backend
     8,       // tensors
     3,       // sizes
-    2,       // variants
+    3,       // variants
     sb_variants,
 };
 

@@ -14,6 +14,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 256, blocks_per_sm = 4 (default)
+//   flash_attention    strategy flash_attention: bq = 32 (default), bk = 32 (default), ec = 64 (default), block_size = 128 (default)
 //
 // The host side of sdpa.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -38,6 +39,7 @@ SB_MOJO_KERNEL(sb_grid_stride_s1);
 SB_MOJO_KERNEL(sb_grid_stride_s2);
 SB_MOJO_KERNEL(sb_grid_stride_s3);
 SB_MOJO_KERNEL(sb_grid_stride_s4);
+SB_MOJO_KERNEL(sb_flash_attention_s0_4);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -155,6 +157,40 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant flash_attention (strategy flash_attention).
+static int sb_variant_flash_attention(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* rowmax = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* rowsum = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const int64_t BH = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t D = sb_a->sizes[2];
+  (void)s;  // not used by any statement
+  (void)rowmax;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)rowsum;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+
+  // s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))
+  // rowmax[h, i] = max(j in 0..T: s[h, i, j])
+  // p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
+  // rowsum[h, i] = sum(j in 0..T: p[h, i, j])
+  // y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = BH;
+    const int64_t sb_qblocks = (T + 31) / 32;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((D + 63) / 64));
+    SB_MOJO_LAUNCH(sb_flash_attention_s0_4, sb_grid, 128, 0, sb_stream, q, k, v, y, T, D,
+                   sb_qblocks);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -162,6 +198,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"flash_attention", sb_variant_flash_attention},
 };
 
 static const sb_module sb_module_info = {
@@ -170,7 +207,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",  // backend
     8,           // tensors
     3,           // sizes
-    2,           // variants
+    3,           // variants
     sb_variants,
 };
 

@@ -40,6 +40,7 @@ const std::vector<CudaStrategy>& strategy_registry() {
     add_transpose_strategies(out);
     add_stencil_strategies(out);
     add_scan_strategies(out);
+    add_attention_strategies(out);
     std::set<std::string> names;
     for (const CudaStrategy& s : out) {
       SB_ASSERT(names.insert(s.info.name).second, "cuda strategy registered twice: " + s.info.name);

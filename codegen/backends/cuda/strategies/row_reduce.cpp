@@ -16,7 +16,7 @@ CudaStrategy row_strategy(const char* name, const char* doc, RowUnit unit, const
     ReduceMatch m;
     return match_row_reduce(spec, st, &m, why);
   };
-  s.fuse_rows = unit;
+  s.fuse.rows = unit;
   s.place = [warp](const Spec& spec, size_t k, const Statement& st) {
     GpuStep g = generic_step(k);
     std::string why;

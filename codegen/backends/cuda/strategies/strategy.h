@@ -1,6 +1,6 @@
 // The cuda backend's strategies as objects: one CudaStrategy record per strategy, registered in
 // registry.cpp from one file per strategy family (elementwise.cpp, scalar_reduce.cpp,
-// row_reduce.cpp, matmul.cpp, transpose.cpp, stencil.cpp, scan.cpp).
+// row_reduce.cpp, matmul.cpp, transpose.cpp, stencil.cpp, scan.cpp, attention.cpp).
 //
 // A record holds everything the backend knows about a strategy: its StrategyInfo (name, doc,
 // typed parameters with default and range; what `list --strategies` and the README table show),
@@ -41,9 +41,10 @@ struct CudaStrategy {
   // there are none.
   std::function<Status(const Spec&, const Statement&, const Variant&, const StrategyInfo&)>
       check_target;
-  // Row groups whose statements the fused kernel can lower are one kernel, a row owned by a warp
-  // or a block; None: every statement is placed on its own.
-  RowUnit fuse_rows = RowUnit::None;
+  // What the strategy fuses across statements (lower/gpu_mapping.h): row groups whose
+  // statements the fused kernel can lower are one kernel, a row owned by a warp or a block
+  // (fuse.rows; None: no row fusion); attention groups are one kernel (fuse.attention).
+  GpuFusion fuse;
   // The GPU mapping of statement k (lower/gpu_mapping.h): the strategy's kernel where the
   // statement has its shape, else a generic one.
   GpuPlace place;
@@ -79,5 +80,6 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out);          // matmul.c
 void add_transpose_strategies(std::vector<CudaStrategy>& out);       // transpose.cpp
 void add_stencil_strategies(std::vector<CudaStrategy>& out);         // stencil.cpp
 void add_scan_strategies(std::vector<CudaStrategy>& out);            // scan.cpp
+void add_attention_strategies(std::vector<CudaStrategy>& out);       // attention.cpp
 
 }  // namespace sb::cuda

@@ -27,6 +27,8 @@
 // Sizes (ABI order): B, T, S, D, E
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
+//   flash_small        strategy flash_attention: bq = 8, bk = 8, ec = 8, block_size = 32
+//   flash_attention    strategy flash_attention: bq = 32 (default), bk = 32 (default), ec = 64 (default), block_size = 128 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -55,6 +57,15 @@
       return (int)sb_err;                                                            \
     }                                                                                \
   } while (0)
+
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 // -----------------------------------------------------------------------------
 // Helpers
@@ -307,6 +318,854 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s15(
   u[i] = l3[i];
 }
 
+// Variant flash_small: attention (scores, row max, exponentials, row sum, weighted sum) as one
+// kernel: a block per bq queries and ec value columns, an online softmax over blocks of bk keys, q
+// and k staged through shared memory by chunks of the depth, the score matrix never written; other
+// statements grid-stride.
+
+// s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+// m[i] = max(j in 0..S: s[i, j])
+// p[i, j] = exp(s[i, j] - m[i])
+// l[i] = sum(j in 0..S: p[i, j])
+// y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+// Attention group fused into one kernel (FlashAttention): a block owns 8 queries and 8 value
+// columns and walks the keys in blocks of 8 with an online softmax; s, m, p and l are never
+// written.
+__global__ void __launch_bounds__(32) sb_flash_small_s0_4(
+    const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+    float* __restrict__ y, const int64_t T, const int64_t S, const int64_t D, const int64_t E,
+    int64_t sb_qblocks) {
+  SB_SHARED_ARRAY(float, sb_qs, 264);  // the queries' depths d0.., [query][depth]
+  SB_SHARED_ARRAY(float, sb_ks, 264);  // the keys' same depths, [key][depth]
+  SB_SHARED_ARRAY(float, sb_ps, 72);  // the block's scores, then weights, [query][key]
+  SB_SHARED_ARRAY(float, sb_vs, 64);  // the block's values, [key][column]
+  SB_SHARED_ARRAY(float, sb_mx, 8);  // per query: the running max,
+  SB_SHARED_ARRAY(float, sb_sum, 8);  // the running sum of weights,
+  SB_SHARED_ARRAY(float, sb_scale, 8);  // and the rescale factor of the block
+  const int sb_t = (int)threadIdx.x;
+  const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * 8;
+  const int64_t sb_e0 = (int64_t)blockIdx.y * 8;
+  const int64_t sb_m = T;  // queries
+  const int64_t sb_e = E;  // value columns
+  const int64_t sb_n = S;  // keys
+  int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum
+  {
+    sb_dlo = 0;
+    sb_dhi = D;
+  }
+  if (sb_t < 8) {
+    sb_mx[sb_t] = -INFINITY;
+    sb_sum[sb_t] = 0;
+  }
+  float sb_acc[2];  // outputs (sb_t + r * 32) / ec, % ec of the block
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 2; ++sb_r) sb_acc[sb_r] = 0;
+  for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += 8) {
+    const int sb_kn = (int)(sb_n - sb_j0 < 8 ? sb_n - sb_j0 : 8);
+    // The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot / bk, key slot % bk).
+    float sb_dot[2];
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 2; ++sb_r) sb_dot[sb_r] = 0;
+    for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += 32) {
+      for (int sb_slot = sb_t; sb_slot < 256; sb_slot += 32) {
+        const int sb_qi = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t i = sb_i0 + sb_qi;
+          const int64_t d = sb_d0 + sb_dd;
+          float sb_x = 0.0f;
+          if (i < sb_m && d < sb_dhi) {
+            sb_x = q[i * D + d];
+          }
+          sb_qs[sb_qi * 33 + sb_dd] = sb_x;
+        }
+      }
+      for (int sb_slot = sb_t; sb_slot < 256; sb_slot += 32) {
+        const int sb_kj = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t j = sb_j0 + sb_kj;
+          const int64_t d = sb_d0 + sb_dd;
+          float sb_x = 0.0f;
+          if (sb_kj < sb_kn && d < sb_dhi) {
+            sb_x = k[j * D + d];
+          }
+          sb_ks[sb_kj * 33 + sb_dd] = sb_x;
+        }
+      }
+      __syncthreads();
+      #pragma unroll
+      for (int sb_r = 0; sb_r < 2; ++sb_r) {
+        const int sb_qi = (sb_t + sb_r * 32) / 8, sb_kj = (sb_t + sb_r * 32) % 8;
+        #pragma unroll 8
+        for (int sb_dd = 0; sb_dd < 32; ++sb_dd) {  // zeros past the depths
+          const float sb_a = sb_qs[sb_qi * 33 + sb_dd];
+          const float sb_b2 = sb_ks[sb_kj * 33 + sb_dd];
+          sb_dot[sb_r] += sb_a * sb_b2;
+        }
+      }
+      __syncthreads();
+    }
+    // The scores' statement with its sum replaced by the dot product; -inf past the keys.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 2; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 32) / 8, sb_kj = (sb_t + sb_r * 32) % 8;
+      float sb_s = -INFINITY;
+      if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {
+        [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+        [[maybe_unused]] const int64_t j = sb_j0 + sb_kj;
+        sb_s = (float)(j >= i ? sb_dot[sb_r] * 0.25f : -INFINITY);
+      }
+      sb_ps[sb_qi * 9 + sb_kj] = sb_s;
+    }
+    // The block's values, zero past the keys and the columns.
+    for (int sb_slot = sb_t; sb_slot < 64; sb_slot += 32) {
+      const int sb_kj = sb_slot / 8, sb_ee = sb_slot % 8;
+      {
+        const int64_t j = sb_j0 + sb_kj;
+        const int64_t e = sb_e0 + sb_ee;
+        float sb_x = 0.0f;
+        if (sb_kj < sb_kn && e < sb_e) {
+          sb_x = v[j * E + e];
+        }
+        sb_vs[sb_slot] = sb_x;
+      }
+    }
+    __syncthreads();
+    // The online softmax, a thread per query: the block's max (NaN propagates; a max still
+    // -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+    if (sb_t < 8) {
+      auto sb_weight = [&](float sb_x, float sb_max) {  // p[i, j] = exp(s[i, j] - m[i])
+        return (float)(expf(sb_x - sb_max));
+      };
+      float sb_bm = sb_mx[sb_t];
+      for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
+        const float sb_x = sb_ps[sb_t * 9 + sb_kj];
+        sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;
+      }
+      const float sb_safe = sb_bm == -INFINITY ? (float)0 : sb_bm;
+      const float sb_sc = sb_weight(sb_mx[sb_t], sb_safe);
+      float sb_l = sb_sum[sb_t] * sb_sc;
+      for (int sb_kj = 0; sb_kj < 8; ++sb_kj) {
+        float sb_w = 0;
+        if (sb_kj < sb_kn) {
+          sb_w = sb_weight(sb_ps[sb_t * 9 + sb_kj], sb_safe);
+          sb_l += sb_w;
+        }
+        sb_ps[sb_t * 9 + sb_kj] = sb_w;
+      }
+      sb_mx[sb_t] = sb_bm;
+      sb_sum[sb_t] = sb_l;
+      sb_scale[sb_t] = sb_sc;
+    }
+    __syncthreads();
+    // The outputs: rescaled, plus the weights times the values.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 2; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 32) / 8, sb_ee = (sb_t + sb_r * 32) % 8;
+      float sb_o = sb_acc[sb_r] * sb_scale[sb_qi];
+      #pragma unroll 8
+      for (int sb_kj = 0; sb_kj < 8; ++sb_kj) {
+        sb_o += sb_ps[sb_qi * 9 + sb_kj] * sb_vs[sb_kj * 8 + sb_ee];
+      }
+      sb_acc[sb_r] = sb_o;
+    }
+    __syncthreads();
+  }
+  // The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 2; ++sb_r) {
+    const int sb_qi = (sb_t + sb_r * 32) / 8, sb_ee = (sb_t + sb_r * 32) % 8;
+    if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {
+      [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+      [[maybe_unused]] const int64_t e = sb_e0 + sb_ee;
+      y[i * E + e] = sb_acc[sb_r] / sb_sum[sb_qi];
+    }
+  }
+}
+
+// s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+// m2[b, i] = max(j in 0..S: s2[b, i, j])
+// p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+// l2[b, i] = sum(j in 0..S: p2[b, i, j])
+// z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+// Attention group fused into one kernel (FlashAttention): a block owns 8 queries and 8 value
+// columns and walks the keys in blocks of 8 with an online softmax; s2, m2, p2 and l2 are never
+// written.
+__global__ void __launch_bounds__(32) sb_flash_small_s5_9(
+    const double* __restrict__ q2, const double* __restrict__ kt, const double* __restrict__ v2,
+    double* __restrict__ z, const int64_t T, const int64_t S, const int64_t D, const int64_t E,
+    int64_t sb_qblocks) {
+  SB_SHARED_ARRAY(double, sb_qs, 264);  // the queries' depths d0.., [query][depth]
+  SB_SHARED_ARRAY(double, sb_ks, 264);  // the keys' same depths, [key][depth]
+  SB_SHARED_ARRAY(double, sb_ps, 72);  // the block's scores, then weights, [query][key]
+  SB_SHARED_ARRAY(double, sb_vs, 64);  // the block's values, [key][column]
+  SB_SHARED_ARRAY(double, sb_mx, 8);  // per query: the running max,
+  SB_SHARED_ARRAY(double, sb_sum, 8);  // the running sum of weights,
+  SB_SHARED_ARRAY(double, sb_scale, 8);  // and the rescale factor of the block
+  const int sb_t = (int)threadIdx.x;
+  const int64_t sb_b = (int64_t)blockIdx.x / sb_qblocks;
+  const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * 8;
+  const int64_t sb_e0 = (int64_t)blockIdx.y * 8;
+  const int64_t sb_m = T;  // queries
+  const int64_t sb_e = E;  // value columns
+  const int64_t sb_n = S;  // keys
+  int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum
+  {
+    [[maybe_unused]] const int64_t b = sb_b;
+    sb_dlo = 1;
+    sb_dhi = D;
+  }
+  if (sb_t < 8) {
+    sb_mx[sb_t] = -INFINITY;
+    sb_sum[sb_t] = 0;
+  }
+  double sb_acc[2];  // outputs (sb_t + r * 32) / ec, % ec of the block
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 2; ++sb_r) sb_acc[sb_r] = 0;
+  for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += 8) {
+    const int sb_kn = (int)(sb_n - sb_j0 < 8 ? sb_n - sb_j0 : 8);
+    // The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot / bk, key slot % bk).
+    double sb_dot[2];
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 2; ++sb_r) sb_dot[sb_r] = 0;
+    for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += 32) {
+      for (int sb_slot = sb_t; sb_slot < 256; sb_slot += 32) {
+        const int sb_qi = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t b = sb_b;
+          const int64_t i = sb_i0 + sb_qi;
+          const int64_t d = sb_d0 + sb_dd;
+          double sb_x = 0.0;
+          if (i < sb_m && d < sb_dhi) {
+            sb_x = q2[(b * T + i) * D + d];
+          }
+          sb_qs[sb_qi * 33 + sb_dd] = sb_x;
+        }
+      }
+      for (int sb_slot = sb_t; sb_slot < 256; sb_slot += 32) {
+        const int sb_kj = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t b = sb_b;
+          const int64_t j = sb_j0 + sb_kj;
+          const int64_t d = sb_d0 + sb_dd;
+          double sb_x = 0.0;
+          if (sb_kj < sb_kn && d < sb_dhi) {
+            sb_x = kt[d * S + j];
+          }
+          sb_ks[sb_kj * 33 + sb_dd] = sb_x;
+        }
+      }
+      __syncthreads();
+      #pragma unroll
+      for (int sb_r = 0; sb_r < 2; ++sb_r) {
+        const int sb_qi = (sb_t + sb_r * 32) / 8, sb_kj = (sb_t + sb_r * 32) % 8;
+        #pragma unroll 8
+        for (int sb_dd = 0; sb_dd < 32; ++sb_dd) {  // zeros past the depths
+          const double sb_a = sb_qs[sb_qi * 33 + sb_dd];
+          const double sb_b2 = sb_ks[sb_kj * 33 + sb_dd];
+          sb_dot[sb_r] += sb_a * sb_b2;
+        }
+      }
+      __syncthreads();
+    }
+    // The scores' statement with its sum replaced by the dot product; -inf past the keys.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 2; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 32) / 8, sb_kj = (sb_t + sb_r * 32) % 8;
+      double sb_s = -INFINITY;
+      if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {
+        [[maybe_unused]] const int64_t b = sb_b;
+        [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+        [[maybe_unused]] const int64_t j = sb_j0 + sb_kj;
+        sb_s = (double)(sb_dot[sb_r] / sqrt((double)D));
+      }
+      sb_ps[sb_qi * 9 + sb_kj] = sb_s;
+    }
+    // The block's values, zero past the keys and the columns.
+    for (int sb_slot = sb_t; sb_slot < 64; sb_slot += 32) {
+      const int sb_kj = sb_slot / 8, sb_ee = sb_slot % 8;
+      {
+        const int64_t b = sb_b;
+        const int64_t j = sb_j0 + sb_kj;
+        const int64_t e = sb_e0 + sb_ee;
+        double sb_x = 0.0;
+        if (sb_kj < sb_kn && e < sb_e) {
+          sb_x = v2[(b * S + j) * E + e];
+        }
+        sb_vs[sb_slot] = sb_x;
+      }
+    }
+    __syncthreads();
+    // The online softmax, a thread per query: the block's max (NaN propagates; a max still
+    // -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+    if (sb_t < 8) {
+      auto sb_weight = [&](double sb_x, double sb_max) {  // p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+        return (double)(exp(sb_x - sb_max));
+      };
+      double sb_bm = sb_mx[sb_t];
+      for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
+        const double sb_x = sb_ps[sb_t * 9 + sb_kj];
+        sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;
+      }
+      const double sb_safe = sb_bm == -INFINITY ? (double)0 : sb_bm;
+      const double sb_sc = sb_weight(sb_mx[sb_t], sb_safe);
+      double sb_l = sb_sum[sb_t] * sb_sc;
+      for (int sb_kj = 0; sb_kj < 8; ++sb_kj) {
+        double sb_w = 0;
+        if (sb_kj < sb_kn) {
+          sb_w = sb_weight(sb_ps[sb_t * 9 + sb_kj], sb_safe);
+          sb_l += sb_w;
+        }
+        sb_ps[sb_t * 9 + sb_kj] = sb_w;
+      }
+      sb_mx[sb_t] = sb_bm;
+      sb_sum[sb_t] = sb_l;
+      sb_scale[sb_t] = sb_sc;
+    }
+    __syncthreads();
+    // The outputs: rescaled, plus the weights times the values.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 2; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 32) / 8, sb_ee = (sb_t + sb_r * 32) % 8;
+      double sb_o = sb_acc[sb_r] * sb_scale[sb_qi];
+      #pragma unroll 8
+      for (int sb_kj = 0; sb_kj < 8; ++sb_kj) {
+        sb_o += sb_ps[sb_qi * 9 + sb_kj] * sb_vs[sb_kj * 8 + sb_ee];
+      }
+      sb_acc[sb_r] = sb_o;
+    }
+    __syncthreads();
+  }
+  // The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 2; ++sb_r) {
+    const int sb_qi = (sb_t + sb_r * 32) / 8, sb_ee = (sb_t + sb_r * 32) % 8;
+    if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {
+      [[maybe_unused]] const int64_t b = sb_b;
+      [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+      [[maybe_unused]] const int64_t e = sb_e0 + sb_ee;
+      z[(b * T + i) * E + e] = sb_acc[sb_r] / sb_sum[sb_qi];
+    }
+  }
+}
+
+// s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+__global__ void __launch_bounds__(32) sb_flash_small_s10(
+    const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s3,
+    const int64_t T, const int64_t S, const int64_t D) {
+  const int64_t sb_total = T * S;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / S;
+    const int64_t j = sb_t % S;
+    float sb_acc0 = 0.0f;
+    for (int64_t d = 0; d < D; ++d) {
+      sb_acc0 += q[i * D + d] * k[j * D + d];
+    }
+    s3[i * S + j] = sb_acc0;
+  }
+}
+
+// m3[i] = max(j in 0..S: s3[i, j])
+__global__ void __launch_bounds__(32) sb_flash_small_s11(
+    const float* __restrict__ s3, float* __restrict__ m3, const int64_t T, const int64_t S) {
+  const int64_t sb_total = T;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    float sb_acc0 = -INFINITY;
+    for (int64_t j = 0; j < S; ++j) {
+      sb_acc0 = sb_max_f32(sb_acc0, s3[i * S + j]);
+    }
+    m3[i] = sb_acc0;
+  }
+}
+
+// p3[i, j] = exp(s3[i, j] - m3[i])
+__global__ void __launch_bounds__(32) sb_flash_small_s12(
+    const float* __restrict__ s3, const float* __restrict__ m3, float* __restrict__ p3,
+    const int64_t T, const int64_t S) {
+  const int64_t sb_total = T * S;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / S;
+    const int64_t j = sb_t % S;
+    p3[i * S + j] = expf(s3[i * S + j] - m3[i]);
+  }
+}
+
+// l3[i] = sum(j in 0..S: p3[i, j])
+__global__ void __launch_bounds__(32) sb_flash_small_s13(
+    const float* __restrict__ p3, float* __restrict__ l3, const int64_t T, const int64_t S) {
+  const int64_t sb_total = T;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    float sb_acc0 = 0.0f;
+    for (int64_t j = 0; j < S; ++j) {
+      sb_acc0 += p3[i * S + j];
+    }
+    l3[i] = sb_acc0;
+  }
+}
+
+// w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+__global__ void __launch_bounds__(32) sb_flash_small_s14(
+    const float* __restrict__ v, const float* __restrict__ p3, const float* __restrict__ l3,
+    float* __restrict__ w, const int64_t T, const int64_t S, const int64_t E) {
+  const int64_t sb_total = T * E;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / E;
+    const int64_t e = sb_t % E;
+    float sb_acc0 = 0.0f;
+    for (int64_t j = 0; j < S; ++j) {
+      sb_acc0 += p3[i * S + j] * v[j * E + e];
+    }
+    w[i * E + e] = sb_acc0 / l3[i];
+  }
+}
+
+// u[i] = l3[i]
+__global__ void __launch_bounds__(32) sb_flash_small_s15(
+    const float* __restrict__ l3, float* __restrict__ u, const int64_t T) {
+  const int64_t sb_total = T;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    u[i] = l3[i];
+  }
+}
+
+// Variant flash_attention: attention (scores, row max, exponentials, row sum, weighted sum) as one
+// kernel: a block per bq queries and ec value columns, an online softmax over blocks of bk keys, q
+// and k staged through shared memory by chunks of the depth, the score matrix never written; other
+// statements grid-stride.
+
+// s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+// m[i] = max(j in 0..S: s[i, j])
+// p[i, j] = exp(s[i, j] - m[i])
+// l[i] = sum(j in 0..S: p[i, j])
+// y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+// Attention group fused into one kernel (FlashAttention): a block owns 32 queries and 64 value
+// columns and walks the keys in blocks of 32 with an online softmax; s, m, p and l are never
+// written.
+__global__ void __launch_bounds__(128) sb_flash_attention_s0_4(
+    const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+    float* __restrict__ y, const int64_t T, const int64_t S, const int64_t D, const int64_t E,
+    int64_t sb_qblocks) {
+  SB_SHARED_ARRAY(float, sb_qs, 1056);  // the queries' depths d0.., [query][depth]
+  SB_SHARED_ARRAY(float, sb_ks, 1056);  // the keys' same depths, [key][depth]
+  SB_SHARED_ARRAY(float, sb_ps, 1056);  // the block's scores, then weights, [query][key]
+  SB_SHARED_ARRAY(float, sb_vs, 2048);  // the block's values, [key][column]
+  SB_SHARED_ARRAY(float, sb_mx, 32);  // per query: the running max,
+  SB_SHARED_ARRAY(float, sb_sum, 32);  // the running sum of weights,
+  SB_SHARED_ARRAY(float, sb_scale, 32);  // and the rescale factor of the block
+  const int sb_t = (int)threadIdx.x;
+  const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * 32;
+  const int64_t sb_e0 = (int64_t)blockIdx.y * 64;
+  const int64_t sb_m = T;  // queries
+  const int64_t sb_e = E;  // value columns
+  const int64_t sb_n = S;  // keys
+  int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum
+  {
+    sb_dlo = 0;
+    sb_dhi = D;
+  }
+  if (sb_t < 32) {
+    sb_mx[sb_t] = -INFINITY;
+    sb_sum[sb_t] = 0;
+  }
+  float sb_acc[16];  // outputs (sb_t + r * 128) / ec, % ec of the block
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 16; ++sb_r) sb_acc[sb_r] = 0;
+  for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += 32) {
+    const int sb_kn = (int)(sb_n - sb_j0 < 32 ? sb_n - sb_j0 : 32);
+    // The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot / bk, key slot % bk).
+    float sb_dot[8];
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 8; ++sb_r) sb_dot[sb_r] = 0;
+    for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += 32) {
+      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int sb_qi = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t i = sb_i0 + sb_qi;
+          const int64_t d = sb_d0 + sb_dd;
+          float sb_x = 0.0f;
+          if (i < sb_m && d < sb_dhi) {
+            sb_x = q[i * D + d];
+          }
+          sb_qs[sb_qi * 33 + sb_dd] = sb_x;
+        }
+      }
+      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int sb_kj = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t j = sb_j0 + sb_kj;
+          const int64_t d = sb_d0 + sb_dd;
+          float sb_x = 0.0f;
+          if (sb_kj < sb_kn && d < sb_dhi) {
+            sb_x = k[j * D + d];
+          }
+          sb_ks[sb_kj * 33 + sb_dd] = sb_x;
+        }
+      }
+      __syncthreads();
+      #pragma unroll
+      for (int sb_r = 0; sb_r < 8; ++sb_r) {
+        const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+        #pragma unroll 8
+        for (int sb_dd = 0; sb_dd < 32; ++sb_dd) {  // zeros past the depths
+          const float sb_a = sb_qs[sb_qi * 33 + sb_dd];
+          const float sb_b2 = sb_ks[sb_kj * 33 + sb_dd];
+          sb_dot[sb_r] += sb_a * sb_b2;
+        }
+      }
+      __syncthreads();
+    }
+    // The scores' statement with its sum replaced by the dot product; -inf past the keys.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 8; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+      float sb_s = -INFINITY;
+      if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {
+        [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+        [[maybe_unused]] const int64_t j = sb_j0 + sb_kj;
+        sb_s = (float)(j >= i ? sb_dot[sb_r] * 0.25f : -INFINITY);
+      }
+      sb_ps[sb_qi * 33 + sb_kj] = sb_s;
+    }
+    // The block's values, zero past the keys and the columns.
+    for (int sb_slot = sb_t; sb_slot < 2048; sb_slot += 128) {
+      const int sb_kj = sb_slot / 64, sb_ee = sb_slot % 64;
+      {
+        const int64_t j = sb_j0 + sb_kj;
+        const int64_t e = sb_e0 + sb_ee;
+        float sb_x = 0.0f;
+        if (sb_kj < sb_kn && e < sb_e) {
+          sb_x = v[j * E + e];
+        }
+        sb_vs[sb_slot] = sb_x;
+      }
+    }
+    __syncthreads();
+    // The online softmax, a thread per query: the block's max (NaN propagates; a max still
+    // -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+    if (sb_t < 32) {
+      auto sb_weight = [&](float sb_x, float sb_max) {  // p[i, j] = exp(s[i, j] - m[i])
+        return (float)(expf(sb_x - sb_max));
+      };
+      float sb_bm = sb_mx[sb_t];
+      for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
+        const float sb_x = sb_ps[sb_t * 33 + sb_kj];
+        sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;
+      }
+      const float sb_safe = sb_bm == -INFINITY ? (float)0 : sb_bm;
+      const float sb_sc = sb_weight(sb_mx[sb_t], sb_safe);
+      float sb_l = sb_sum[sb_t] * sb_sc;
+      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        float sb_w = 0;
+        if (sb_kj < sb_kn) {
+          sb_w = sb_weight(sb_ps[sb_t * 33 + sb_kj], sb_safe);
+          sb_l += sb_w;
+        }
+        sb_ps[sb_t * 33 + sb_kj] = sb_w;
+      }
+      sb_mx[sb_t] = sb_bm;
+      sb_sum[sb_t] = sb_l;
+      sb_scale[sb_t] = sb_sc;
+    }
+    __syncthreads();
+    // The outputs: rescaled, plus the weights times the values.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 16; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+      float sb_o = sb_acc[sb_r] * sb_scale[sb_qi];
+      #pragma unroll 8
+      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        sb_o += sb_ps[sb_qi * 33 + sb_kj] * sb_vs[sb_kj * 64 + sb_ee];
+      }
+      sb_acc[sb_r] = sb_o;
+    }
+    __syncthreads();
+  }
+  // The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 16; ++sb_r) {
+    const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+    if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {
+      [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+      [[maybe_unused]] const int64_t e = sb_e0 + sb_ee;
+      y[i * E + e] = sb_acc[sb_r] / sb_sum[sb_qi];
+    }
+  }
+}
+
+// s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+// m2[b, i] = max(j in 0..S: s2[b, i, j])
+// p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+// l2[b, i] = sum(j in 0..S: p2[b, i, j])
+// z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+// Attention group fused into one kernel (FlashAttention): a block owns 32 queries and 64 value
+// columns and walks the keys in blocks of 32 with an online softmax; s2, m2, p2 and l2 are never
+// written.
+__global__ void __launch_bounds__(128) sb_flash_attention_s5_9(
+    const double* __restrict__ q2, const double* __restrict__ kt, const double* __restrict__ v2,
+    double* __restrict__ z, const int64_t T, const int64_t S, const int64_t D, const int64_t E,
+    int64_t sb_qblocks) {
+  SB_SHARED_ARRAY(double, sb_qs, 1056);  // the queries' depths d0.., [query][depth]
+  SB_SHARED_ARRAY(double, sb_ks, 1056);  // the keys' same depths, [key][depth]
+  SB_SHARED_ARRAY(double, sb_ps, 1056);  // the block's scores, then weights, [query][key]
+  SB_SHARED_ARRAY(double, sb_vs, 2048);  // the block's values, [key][column]
+  SB_SHARED_ARRAY(double, sb_mx, 32);  // per query: the running max,
+  SB_SHARED_ARRAY(double, sb_sum, 32);  // the running sum of weights,
+  SB_SHARED_ARRAY(double, sb_scale, 32);  // and the rescale factor of the block
+  const int sb_t = (int)threadIdx.x;
+  const int64_t sb_b = (int64_t)blockIdx.x / sb_qblocks;
+  const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * 32;
+  const int64_t sb_e0 = (int64_t)blockIdx.y * 64;
+  const int64_t sb_m = T;  // queries
+  const int64_t sb_e = E;  // value columns
+  const int64_t sb_n = S;  // keys
+  int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum
+  {
+    [[maybe_unused]] const int64_t b = sb_b;
+    sb_dlo = 1;
+    sb_dhi = D;
+  }
+  if (sb_t < 32) {
+    sb_mx[sb_t] = -INFINITY;
+    sb_sum[sb_t] = 0;
+  }
+  double sb_acc[16];  // outputs (sb_t + r * 128) / ec, % ec of the block
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 16; ++sb_r) sb_acc[sb_r] = 0;
+  for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += 32) {
+    const int sb_kn = (int)(sb_n - sb_j0 < 32 ? sb_n - sb_j0 : 32);
+    // The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot / bk, key slot % bk).
+    double sb_dot[8];
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 8; ++sb_r) sb_dot[sb_r] = 0;
+    for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += 32) {
+      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int sb_qi = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t b = sb_b;
+          const int64_t i = sb_i0 + sb_qi;
+          const int64_t d = sb_d0 + sb_dd;
+          double sb_x = 0.0;
+          if (i < sb_m && d < sb_dhi) {
+            sb_x = q2[(b * T + i) * D + d];
+          }
+          sb_qs[sb_qi * 33 + sb_dd] = sb_x;
+        }
+      }
+      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int sb_kj = sb_slot / 32, sb_dd = sb_slot % 32;
+        {
+          const int64_t b = sb_b;
+          const int64_t j = sb_j0 + sb_kj;
+          const int64_t d = sb_d0 + sb_dd;
+          double sb_x = 0.0;
+          if (sb_kj < sb_kn && d < sb_dhi) {
+            sb_x = kt[d * S + j];
+          }
+          sb_ks[sb_kj * 33 + sb_dd] = sb_x;
+        }
+      }
+      __syncthreads();
+      #pragma unroll
+      for (int sb_r = 0; sb_r < 8; ++sb_r) {
+        const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+        #pragma unroll 8
+        for (int sb_dd = 0; sb_dd < 32; ++sb_dd) {  // zeros past the depths
+          const double sb_a = sb_qs[sb_qi * 33 + sb_dd];
+          const double sb_b2 = sb_ks[sb_kj * 33 + sb_dd];
+          sb_dot[sb_r] += sb_a * sb_b2;
+        }
+      }
+      __syncthreads();
+    }
+    // The scores' statement with its sum replaced by the dot product; -inf past the keys.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 8; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+      double sb_s = -INFINITY;
+      if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {
+        [[maybe_unused]] const int64_t b = sb_b;
+        [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+        [[maybe_unused]] const int64_t j = sb_j0 + sb_kj;
+        sb_s = (double)(sb_dot[sb_r] / sqrt((double)D));
+      }
+      sb_ps[sb_qi * 33 + sb_kj] = sb_s;
+    }
+    // The block's values, zero past the keys and the columns.
+    for (int sb_slot = sb_t; sb_slot < 2048; sb_slot += 128) {
+      const int sb_kj = sb_slot / 64, sb_ee = sb_slot % 64;
+      {
+        const int64_t b = sb_b;
+        const int64_t j = sb_j0 + sb_kj;
+        const int64_t e = sb_e0 + sb_ee;
+        double sb_x = 0.0;
+        if (sb_kj < sb_kn && e < sb_e) {
+          sb_x = v2[(b * S + j) * E + e];
+        }
+        sb_vs[sb_slot] = sb_x;
+      }
+    }
+    __syncthreads();
+    // The online softmax, a thread per query: the block's max (NaN propagates; a max still
+    // -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+    if (sb_t < 32) {
+      auto sb_weight = [&](double sb_x, double sb_max) {  // p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+        return (double)(exp(sb_x - sb_max));
+      };
+      double sb_bm = sb_mx[sb_t];
+      for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
+        const double sb_x = sb_ps[sb_t * 33 + sb_kj];
+        sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;
+      }
+      const double sb_safe = sb_bm == -INFINITY ? (double)0 : sb_bm;
+      const double sb_sc = sb_weight(sb_mx[sb_t], sb_safe);
+      double sb_l = sb_sum[sb_t] * sb_sc;
+      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        double sb_w = 0;
+        if (sb_kj < sb_kn) {
+          sb_w = sb_weight(sb_ps[sb_t * 33 + sb_kj], sb_safe);
+          sb_l += sb_w;
+        }
+        sb_ps[sb_t * 33 + sb_kj] = sb_w;
+      }
+      sb_mx[sb_t] = sb_bm;
+      sb_sum[sb_t] = sb_l;
+      sb_scale[sb_t] = sb_sc;
+    }
+    __syncthreads();
+    // The outputs: rescaled, plus the weights times the values.
+    #pragma unroll
+    for (int sb_r = 0; sb_r < 16; ++sb_r) {
+      const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+      double sb_o = sb_acc[sb_r] * sb_scale[sb_qi];
+      #pragma unroll 8
+      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        sb_o += sb_ps[sb_qi * 33 + sb_kj] * sb_vs[sb_kj * 64 + sb_ee];
+      }
+      sb_acc[sb_r] = sb_o;
+    }
+    __syncthreads();
+  }
+  // The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+  #pragma unroll
+  for (int sb_r = 0; sb_r < 16; ++sb_r) {
+    const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+    if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {
+      [[maybe_unused]] const int64_t b = sb_b;
+      [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
+      [[maybe_unused]] const int64_t e = sb_e0 + sb_ee;
+      z[(b * T + i) * E + e] = sb_acc[sb_r] / sb_sum[sb_qi];
+    }
+  }
+}
+
+// s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+__global__ void __launch_bounds__(128) sb_flash_attention_s10(
+    const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s3,
+    const int64_t T, const int64_t S, const int64_t D) {
+  const int64_t sb_total = T * S;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / S;
+    const int64_t j = sb_t % S;
+    float sb_acc0 = 0.0f;
+    for (int64_t d = 0; d < D; ++d) {
+      sb_acc0 += q[i * D + d] * k[j * D + d];
+    }
+    s3[i * S + j] = sb_acc0;
+  }
+}
+
+// m3[i] = max(j in 0..S: s3[i, j])
+__global__ void __launch_bounds__(128) sb_flash_attention_s11(
+    const float* __restrict__ s3, float* __restrict__ m3, const int64_t T, const int64_t S) {
+  const int64_t sb_total = T;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    float sb_acc0 = -INFINITY;
+    for (int64_t j = 0; j < S; ++j) {
+      sb_acc0 = sb_max_f32(sb_acc0, s3[i * S + j]);
+    }
+    m3[i] = sb_acc0;
+  }
+}
+
+// p3[i, j] = exp(s3[i, j] - m3[i])
+__global__ void __launch_bounds__(128) sb_flash_attention_s12(
+    const float* __restrict__ s3, const float* __restrict__ m3, float* __restrict__ p3,
+    const int64_t T, const int64_t S) {
+  const int64_t sb_total = T * S;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / S;
+    const int64_t j = sb_t % S;
+    p3[i * S + j] = expf(s3[i * S + j] - m3[i]);
+  }
+}
+
+// l3[i] = sum(j in 0..S: p3[i, j])
+__global__ void __launch_bounds__(128) sb_flash_attention_s13(
+    const float* __restrict__ p3, float* __restrict__ l3, const int64_t T, const int64_t S) {
+  const int64_t sb_total = T;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    float sb_acc0 = 0.0f;
+    for (int64_t j = 0; j < S; ++j) {
+      sb_acc0 += p3[i * S + j];
+    }
+    l3[i] = sb_acc0;
+  }
+}
+
+// w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+__global__ void __launch_bounds__(128) sb_flash_attention_s14(
+    const float* __restrict__ v, const float* __restrict__ p3, const float* __restrict__ l3,
+    float* __restrict__ w, const int64_t T, const int64_t S, const int64_t E) {
+  const int64_t sb_total = T * E;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t / E;
+    const int64_t e = sb_t % E;
+    float sb_acc0 = 0.0f;
+    for (int64_t j = 0; j < S; ++j) {
+      sb_acc0 += p3[i * S + j] * v[j * E + e];
+    }
+    w[i * E + e] = sb_acc0 / l3[i];
+  }
+}
+
+// u[i] = l3[i]
+__global__ void __launch_bounds__(128) sb_flash_attention_s15(
+    const float* __restrict__ l3, float* __restrict__ u, const int64_t T) {
+  const int64_t sb_total = T;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t i = sb_t;
+    u[i] = l3[i];
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -472,12 +1331,271 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant flash_small (strategy flash_attention).
+static int sb_variant_flash_small(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* m = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* l = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const double* q2 = (const double*)sb_a->tensors[8];
+  const double* kt = (const double*)sb_a->tensors[9];
+  const double* v2 = (const double*)sb_a->tensors[10];
+  double* s2 = (double*)sb_a->tensors[11];
+  double* m2 = (double*)sb_a->tensors[12];
+  double* p2 = (double*)sb_a->tensors[13];
+  double* l2 = (double*)sb_a->tensors[14];
+  double* z = (double*)sb_a->tensors[15];
+  float* s3 = (float*)sb_a->tensors[16];
+  float* m3 = (float*)sb_a->tensors[17];
+  float* p3 = (float*)sb_a->tensors[18];
+  float* l3 = (float*)sb_a->tensors[19];
+  float* w = (float*)sb_a->tensors[20];
+  float* u = (float*)sb_a->tensors[21];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t S = sb_a->sizes[2];
+  const int64_t D = sb_a->sizes[3];
+  const int64_t E = sb_a->sizes[4];
+  (void)s;  // not used by any statement
+  (void)m;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)l;  // not used by any statement
+  (void)s2;  // not used by any statement
+  (void)m2;  // not used by any statement
+  (void)p2;  // not used by any statement
+  (void)l2;  // not used by any statement
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+  // m[i] = max(j in 0..S: s[i, j])
+  // p[i, j] = exp(s[i, j] - m[i])
+  // l[i] = sum(j in 0..S: p[i, j])
+  // y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = 1;
+    const int64_t sb_qblocks = (T + 7) / 8;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 7) / 8));
+    SB_LAUNCH(sb_flash_small_s0_4, sb_grid, 32, 0, sb_stream, q, k, v, y, T, S, D, E, sb_qblocks);
+    SB_CHECK_LAUNCH(sb_flash_small_s0_4);
+  }
+
+  // s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+  // m2[b, i] = max(j in 0..S: s2[b, i, j])
+  // p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+  // l2[b, i] = sum(j in 0..S: p2[b, i, j])
+  // z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = B;
+    const int64_t sb_qblocks = (T + 7) / 8;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 7) / 8));
+    SB_LAUNCH(sb_flash_small_s5_9, sb_grid, 32, 0, sb_stream, q2, kt, v2, z, T, S, D, E,
+              sb_qblocks);
+    SB_CHECK_LAUNCH(sb_flash_small_s5_9);
+  }
+
+  // s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_small_s10, sb_grid, 32, 0, sb_stream, q, k, s3, T, S, D);
+    SB_CHECK_LAUNCH(sb_flash_small_s10);
+  }
+
+  // m3[i] = max(j in 0..S: s3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_small_s11, sb_grid, 32, 0, sb_stream, s3, m3, T, S);
+    SB_CHECK_LAUNCH(sb_flash_small_s11);
+  }
+
+  // p3[i, j] = exp(s3[i, j] - m3[i])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_small_s12, sb_grid, 32, 0, sb_stream, s3, m3, p3, T, S);
+    SB_CHECK_LAUNCH(sb_flash_small_s12);
+  }
+
+  // l3[i] = sum(j in 0..S: p3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_small_s13, sb_grid, 32, 0, sb_stream, p3, l3, T, S);
+    SB_CHECK_LAUNCH(sb_flash_small_s13);
+  }
+
+  // w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+  {
+    const int64_t sb_total = T * E;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_small_s14, sb_grid, 32, 0, sb_stream, v, p3, l3, w, T, S, E);
+    SB_CHECK_LAUNCH(sb_flash_small_s14);
+  }
+
+  // u[i] = l3[i]
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_small_s15, sb_grid, 32, 0, sb_stream, l3, u, T);
+    SB_CHECK_LAUNCH(sb_flash_small_s15);
+  }
+  return 0;
+}
+
+// Variant flash_attention (strategy flash_attention).
+static int sb_variant_flash_attention(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* m = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* l = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const double* q2 = (const double*)sb_a->tensors[8];
+  const double* kt = (const double*)sb_a->tensors[9];
+  const double* v2 = (const double*)sb_a->tensors[10];
+  double* s2 = (double*)sb_a->tensors[11];
+  double* m2 = (double*)sb_a->tensors[12];
+  double* p2 = (double*)sb_a->tensors[13];
+  double* l2 = (double*)sb_a->tensors[14];
+  double* z = (double*)sb_a->tensors[15];
+  float* s3 = (float*)sb_a->tensors[16];
+  float* m3 = (float*)sb_a->tensors[17];
+  float* p3 = (float*)sb_a->tensors[18];
+  float* l3 = (float*)sb_a->tensors[19];
+  float* w = (float*)sb_a->tensors[20];
+  float* u = (float*)sb_a->tensors[21];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t S = sb_a->sizes[2];
+  const int64_t D = sb_a->sizes[3];
+  const int64_t E = sb_a->sizes[4];
+  (void)s;  // not used by any statement
+  (void)m;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)l;  // not used by any statement
+  (void)s2;  // not used by any statement
+  (void)m2;  // not used by any statement
+  (void)p2;  // not used by any statement
+  (void)l2;  // not used by any statement
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+  // m[i] = max(j in 0..S: s[i, j])
+  // p[i, j] = exp(s[i, j] - m[i])
+  // l[i] = sum(j in 0..S: p[i, j])
+  // y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = 1;
+    const int64_t sb_qblocks = (T + 31) / 32;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 63) / 64));
+    SB_LAUNCH(sb_flash_attention_s0_4, sb_grid, 128, 0, sb_stream, q, k, v, y, T, S, D, E,
+              sb_qblocks);
+    SB_CHECK_LAUNCH(sb_flash_attention_s0_4);
+  }
+
+  // s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+  // m2[b, i] = max(j in 0..S: s2[b, i, j])
+  // p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+  // l2[b, i] = sum(j in 0..S: p2[b, i, j])
+  // z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = B;
+    const int64_t sb_qblocks = (T + 31) / 32;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 63) / 64));
+    SB_LAUNCH(sb_flash_attention_s5_9, sb_grid, 128, 0, sb_stream, q2, kt, v2, z, T, S, D, E,
+              sb_qblocks);
+    SB_CHECK_LAUNCH(sb_flash_attention_s5_9);
+  }
+
+  // s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_attention_s10, sb_grid, 128, 0, sb_stream, q, k, s3, T, S, D);
+    SB_CHECK_LAUNCH(sb_flash_attention_s10);
+  }
+
+  // m3[i] = max(j in 0..S: s3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_attention_s11, sb_grid, 128, 0, sb_stream, s3, m3, T, S);
+    SB_CHECK_LAUNCH(sb_flash_attention_s11);
+  }
+
+  // p3[i, j] = exp(s3[i, j] - m3[i])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_attention_s12, sb_grid, 128, 0, sb_stream, s3, m3, p3, T, S);
+    SB_CHECK_LAUNCH(sb_flash_attention_s12);
+  }
+
+  // l3[i] = sum(j in 0..S: p3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_attention_s13, sb_grid, 128, 0, sb_stream, p3, l3, T, S);
+    SB_CHECK_LAUNCH(sb_flash_attention_s13);
+  }
+
+  // w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+  {
+    const int64_t sb_total = T * E;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_attention_s14, sb_grid, 128, 0, sb_stream, v, p3, l3, w, T, S, E);
+    SB_CHECK_LAUNCH(sb_flash_attention_s14);
+  }
+
+  // u[i] = l3[i]
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_flash_attention_s15, sb_grid, 128, 0, sb_stream, l3, u, T);
+    SB_CHECK_LAUNCH(sb_flash_attention_s15);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
 
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
+    {"flash_small", sb_variant_flash_small},
+    {"flash_attention", sb_variant_flash_attention},
 };
 
 static const sb_module sb_module_info = {
@@ -486,7 +1604,7 @@ static const sb_module sb_module_info = {
     "cuda",       // backend
     22,           // tensors
     5,            // sizes
-    1,            // variants
+    3,            // variants
     sb_variants,
 };
 

@@ -27,6 +27,8 @@
 // Sizes (ABI order): B, T, S, D, E
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
+//   flash_small        strategy flash_attention: bq = 8, bk = 8, ec = 8, block_size = 32
+//   flash_attention    strategy flash_attention: bq = 32 (default), bk = 32 (default), ec = 64 (default), block_size = 128 (default)
 //
 // The host side of attention.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -57,6 +59,22 @@ SB_MOJO_KERNEL(sb_thread_per_output_s12);
 SB_MOJO_KERNEL(sb_thread_per_output_s13);
 SB_MOJO_KERNEL(sb_thread_per_output_s14);
 SB_MOJO_KERNEL(sb_thread_per_output_s15);
+SB_MOJO_KERNEL(sb_flash_small_s0_4);
+SB_MOJO_KERNEL(sb_flash_small_s5_9);
+SB_MOJO_KERNEL(sb_flash_small_s10);
+SB_MOJO_KERNEL(sb_flash_small_s11);
+SB_MOJO_KERNEL(sb_flash_small_s12);
+SB_MOJO_KERNEL(sb_flash_small_s13);
+SB_MOJO_KERNEL(sb_flash_small_s14);
+SB_MOJO_KERNEL(sb_flash_small_s15);
+SB_MOJO_KERNEL(sb_flash_attention_s0_4);
+SB_MOJO_KERNEL(sb_flash_attention_s5_9);
+SB_MOJO_KERNEL(sb_flash_attention_s10);
+SB_MOJO_KERNEL(sb_flash_attention_s11);
+SB_MOJO_KERNEL(sb_flash_attention_s12);
+SB_MOJO_KERNEL(sb_flash_attention_s13);
+SB_MOJO_KERNEL(sb_flash_attention_s14);
+SB_MOJO_KERNEL(sb_flash_attention_s15);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -207,12 +225,250 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant flash_small (strategy flash_attention).
+static int sb_variant_flash_small(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* m = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* l = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const double* q2 = (const double*)sb_a->tensors[8];
+  const double* kt = (const double*)sb_a->tensors[9];
+  const double* v2 = (const double*)sb_a->tensors[10];
+  double* s2 = (double*)sb_a->tensors[11];
+  double* m2 = (double*)sb_a->tensors[12];
+  double* p2 = (double*)sb_a->tensors[13];
+  double* l2 = (double*)sb_a->tensors[14];
+  double* z = (double*)sb_a->tensors[15];
+  float* s3 = (float*)sb_a->tensors[16];
+  float* m3 = (float*)sb_a->tensors[17];
+  float* p3 = (float*)sb_a->tensors[18];
+  float* l3 = (float*)sb_a->tensors[19];
+  float* w = (float*)sb_a->tensors[20];
+  float* u = (float*)sb_a->tensors[21];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t S = sb_a->sizes[2];
+  const int64_t D = sb_a->sizes[3];
+  const int64_t E = sb_a->sizes[4];
+  (void)s;  // not used by any statement
+  (void)m;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)l;  // not used by any statement
+  (void)s2;  // not used by any statement
+  (void)m2;  // not used by any statement
+  (void)p2;  // not used by any statement
+  (void)l2;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+  // m[i] = max(j in 0..S: s[i, j])
+  // p[i, j] = exp(s[i, j] - m[i])
+  // l[i] = sum(j in 0..S: p[i, j])
+  // y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = 1;
+    const int64_t sb_qblocks = (T + 7) / 8;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 7) / 8));
+    SB_MOJO_LAUNCH(sb_flash_small_s0_4, sb_grid, 32, 0, sb_stream, q, k, v, y, T, S, D, E,
+                   sb_qblocks);
+  }
+
+  // s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+  // m2[b, i] = max(j in 0..S: s2[b, i, j])
+  // p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+  // l2[b, i] = sum(j in 0..S: p2[b, i, j])
+  // z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = B;
+    const int64_t sb_qblocks = (T + 7) / 8;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 7) / 8));
+    SB_MOJO_LAUNCH(sb_flash_small_s5_9, sb_grid, 32, 0, sb_stream, q2, kt, v2, z, T, S, D, E,
+                   sb_qblocks);
+  }
+
+  // s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_small_s10, sb_grid, 32, 0, sb_stream, q, k, s3, T, S, D);
+  }
+
+  // m3[i] = max(j in 0..S: s3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_small_s11, sb_grid, 32, 0, sb_stream, s3, m3, T, S);
+  }
+
+  // p3[i, j] = exp(s3[i, j] - m3[i])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_small_s12, sb_grid, 32, 0, sb_stream, s3, m3, p3, T, S);
+  }
+
+  // l3[i] = sum(j in 0..S: p3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_small_s13, sb_grid, 32, 0, sb_stream, p3, l3, T, S);
+  }
+
+  // w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+  {
+    const int64_t sb_total = T * E;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_small_s14, sb_grid, 32, 0, sb_stream, v, p3, l3, w, T, S, E);
+  }
+
+  // u[i] = l3[i]
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 31) / 32;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_small_s15, sb_grid, 32, 0, sb_stream, l3, u, T);
+  }
+  return 0;
+}
+
+// Variant flash_attention (strategy flash_attention).
+static int sb_variant_flash_attention(const sb_args* sb_a) {
+  const float* q = (const float*)sb_a->tensors[0];
+  const float* k = (const float*)sb_a->tensors[1];
+  const float* v = (const float*)sb_a->tensors[2];
+  float* s = (float*)sb_a->tensors[3];
+  float* m = (float*)sb_a->tensors[4];
+  float* p = (float*)sb_a->tensors[5];
+  float* l = (float*)sb_a->tensors[6];
+  float* y = (float*)sb_a->tensors[7];
+  const double* q2 = (const double*)sb_a->tensors[8];
+  const double* kt = (const double*)sb_a->tensors[9];
+  const double* v2 = (const double*)sb_a->tensors[10];
+  double* s2 = (double*)sb_a->tensors[11];
+  double* m2 = (double*)sb_a->tensors[12];
+  double* p2 = (double*)sb_a->tensors[13];
+  double* l2 = (double*)sb_a->tensors[14];
+  double* z = (double*)sb_a->tensors[15];
+  float* s3 = (float*)sb_a->tensors[16];
+  float* m3 = (float*)sb_a->tensors[17];
+  float* p3 = (float*)sb_a->tensors[18];
+  float* l3 = (float*)sb_a->tensors[19];
+  float* w = (float*)sb_a->tensors[20];
+  float* u = (float*)sb_a->tensors[21];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t T = sb_a->sizes[1];
+  const int64_t S = sb_a->sizes[2];
+  const int64_t D = sb_a->sizes[3];
+  const int64_t E = sb_a->sizes[4];
+  (void)s;  // not used by any statement
+  (void)m;  // not used by any statement
+  (void)p;  // not used by any statement
+  (void)l;  // not used by any statement
+  (void)s2;  // not used by any statement
+  (void)m2;  // not used by any statement
+  (void)p2;  // not used by any statement
+  (void)l2;  // not used by any statement
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+  // m[i] = max(j in 0..S: s[i, j])
+  // p[i, j] = exp(s[i, j] - m[i])
+  // l[i] = sum(j in 0..S: p[i, j])
+  // y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = 1;
+    const int64_t sb_qblocks = (T + 31) / 32;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 63) / 64));
+    SB_MOJO_LAUNCH(sb_flash_attention_s0_4, sb_grid, 128, 0, sb_stream, q, k, v, y, T, S, D, E,
+                   sb_qblocks);
+  }
+
+  // s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+  // m2[b, i] = max(j in 0..S: s2[b, i, j])
+  // p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+  // l2[b, i] = sum(j in 0..S: p2[b, i, j])
+  // z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+  {  // one kernel for the attention group
+    const int64_t sb_batch = B;
+    const int64_t sb_qblocks = (T + 31) / 32;
+    const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((E + 63) / 64));
+    SB_MOJO_LAUNCH(sb_flash_attention_s5_9, sb_grid, 128, 0, sb_stream, q2, kt, v2, z, T, S, D, E,
+                   sb_qblocks);
+  }
+
+  // s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_attention_s10, sb_grid, 128, 0, sb_stream, q, k, s3, T, S, D);
+  }
+
+  // m3[i] = max(j in 0..S: s3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_attention_s11, sb_grid, 128, 0, sb_stream, s3, m3, T, S);
+  }
+
+  // p3[i, j] = exp(s3[i, j] - m3[i])
+  {
+    const int64_t sb_total = T * S;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_attention_s12, sb_grid, 128, 0, sb_stream, s3, m3, p3, T, S);
+  }
+
+  // l3[i] = sum(j in 0..S: p3[i, j])
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_attention_s13, sb_grid, 128, 0, sb_stream, p3, l3, T, S);
+  }
+
+  // w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+  {
+    const int64_t sb_total = T * E;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_attention_s14, sb_grid, 128, 0, sb_stream, v, p3, l3, w, T, S, E);
+  }
+
+  // u[i] = l3[i]
+  {
+    const int64_t sb_total = T;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_flash_attention_s15, sb_grid, 128, 0, sb_stream, l3, u, T);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
 
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
+    {"flash_small", sb_variant_flash_small},
+    {"flash_attention", sb_variant_flash_attention},
 };
 
 static const sb_module sb_module_info = {
@@ -221,7 +477,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",   // backend
     22,           // tensors
     5,            // sizes
-    1,            // variants
+    3,            // variants
     sb_variants,
 };
 

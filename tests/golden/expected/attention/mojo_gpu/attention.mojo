@@ -27,6 +27,8 @@
 # Sizes (ABI order): B, T, S, D, E
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
+#   flash_small        strategy flash_attention: bq = 8, bk = 8, ec = 8, block_size = 32
+#   flash_attention    strategy flash_attention: bq = 32 (default), bk = 32 (default), ec = 64 (default), block_size = 128 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: attention.launch.cpp beside this file
@@ -35,9 +37,10 @@
 # simulator, mojo_gpusim.
 
 from std.math import exp, inf, sqrt
-from std.memory import bitcast
+from std.memory import bitcast, stack_allocation
 
-from max.gpu import block_dim, block_idx, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
 
 
 # -----------------------------------------------------------------------------
@@ -437,3 +440,805 @@ def sb_thread_per_output_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
         return
     var i = sb_t
     u[unsafe_offset=i] = l3[unsafe_offset=i]
+
+
+# Variant flash_small: attention (scores, row max, exponentials, row sum, weighted sum) as one
+# kernel: a block per bq queries and ec value columns, an online softmax over blocks of bk keys, q
+# and k staged through shared memory by chunks of the depth, the score matrix never written; other
+# statements grid-stride.
+
+# s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+# m[i] = max(j in 0..S: s[i, j])
+# p[i, j] = exp(s[i, j] - m[i])
+# l[i] = sum(j in 0..S: p[i, j])
+# y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+# Attention group fused into one kernel (FlashAttention): a block owns 8 queries and 8 value columns
+# and walks the keys in blocks of 8 with an online softmax; s, m, p and l are never written.
+# Launch: blocks of 32 threads, grid = (batch * ceil(queries / 8), ceil(value columns / 8)).
+@export("sb_flash_small_s0_4")
+def sb_flash_small_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
+                        k: Pointer[Float32, ImmUntrackedOrigin],
+                        v: Pointer[Float32, ImmUntrackedOrigin],
+                        y: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64, sb_arg_S: Int64,
+                        sb_arg_D: Int64, sb_arg_E: Int64, sb_arg_qblocks: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var D = Int(sb_arg_D)
+    var E = Int(sb_arg_E)
+    var sb_qblocks = Int(sb_arg_qblocks)
+    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
+    # [key][depth], the block's scores then weights [query][key], its values
+    # [key][column]; per query the running max, the running sum and the rescale factor.
+    var sb_qs = stack_allocation[264, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ks = stack_allocation[264, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ps = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_vs = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_mx = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_sum = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_scale = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_t = Int(thread_idx.x)
+    var sb_i0 = Int(block_idx.x) % sb_qblocks * 8
+    var sb_e0 = Int(block_idx.y) * 8
+    # Indices, assigned where they are bound.
+    var i: Int
+    var j: Int
+    var d: Int
+    var e: Int
+    var sb_m = T  # queries
+    var sb_e = E  # value columns
+    var sb_n = S  # keys
+    var sb_dlo = 0  # the depths of the scores' sum
+    var sb_dhi = D
+    if sb_t < 8:
+        sb_mx[unsafe_offset=sb_t] = -inf[DType.float32]()
+        sb_sum[unsafe_offset=sb_t] = 0
+    # Outputs (sb_t + r * 32) // ec, % ec of the block.
+    var sb_acc = SIMD[DType.float32, 2](0)
+    for sb_j0 in range(0, sb_n, 8):
+        var sb_kn = min(8, sb_n - sb_j0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot // bk, key slot % bk).
+        var sb_dot = SIMD[DType.float32, 2](0)
+        for sb_d0 in range(sb_dlo, sb_dhi, 32):
+            for sb_slot in range(sb_t, 256, 32):
+                var sb_qi = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                i = sb_i0 + sb_qi
+                d = sb_d0 + sb_dd
+                var sb_x = Float32(0)
+                if i < sb_m and d < sb_dhi:
+                    sb_x = q[unsafe_offset=i * D + d]
+                sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
+            for sb_slot in range(sb_t, 256, 32):
+                var sb_kj = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                j = sb_j0 + sb_kj
+                d = sb_d0 + sb_dd
+                var sb_x = Float32(0)
+                if sb_kj < sb_kn and d < sb_dhi:
+                    sb_x = k[unsafe_offset=j * D + d]
+                sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
+            barrier()
+            comptime for sb_r in range(2):
+                var sb_qi = (sb_t + sb_r * 32) // 8
+                var sb_kj = (sb_t + sb_r * 32) % 8
+                for sb_dd in range(32):  # zeros past the depths
+                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
+                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
+                    sb_dot[sb_r] += sb_a * sb_b2
+            barrier()
+        # The scores' statement with its sum replaced by the dot product; -inf past the keys.
+        comptime for sb_r in range(2):
+            var sb_qi = (sb_t + sb_r * 32) // 8
+            var sb_kj = (sb_t + sb_r * 32) % 8
+            var sb_s = -inf[DType.float32]()
+            if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:
+                i = sb_i0 + sb_qi
+                j = sb_j0 + sb_kj
+                sb_s = sb_dot[sb_r] * Float32(0.25) if j >= i else -inf[DType.float32]()
+            sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] = sb_s
+        # The block's values, zero past the keys and the columns.
+        for sb_slot in range(sb_t, 64, 32):
+            var sb_kj = sb_slot // 8
+            var sb_ee = sb_slot % 8
+            j = sb_j0 + sb_kj
+            e = sb_e0 + sb_ee
+            var sb_x = Float32(0)
+            if sb_kj < sb_kn and e < sb_e:
+                sb_x = v[unsafe_offset=j * E + e]
+            sb_vs[unsafe_offset=sb_slot] = sb_x
+        barrier()
+        # The online softmax, a thread per query: the block's max (NaN propagates; a max still
+        # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+        # The weight is p[i, j] = exp(s[i, j] - m[i]) of sb_x and sb_max.
+        if sb_t < 8:
+            var sb_bm = sb_mx[unsafe_offset=sb_t]
+            for sb_kj in range(sb_kn):
+                var sb_s = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
+                sb_bm = sb_max(sb_bm, sb_s)
+            var sb_max = sb_bm if sb_bm != -inf[DType.float32]() else Float32(0)
+            var sb_x = sb_mx[unsafe_offset=sb_t]
+            var sb_sc = sb_exp_f32(sb_x - sb_max)
+            var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
+            for sb_kj in range(8):
+                var sb_w = Float32(0)
+                if sb_kj < sb_kn:
+                    sb_x = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
+                    sb_w = sb_exp_f32(sb_x - sb_max)
+                    sb_l += sb_w
+                sb_ps[unsafe_offset=sb_t * 9 + sb_kj] = sb_w
+            sb_mx[unsafe_offset=sb_t] = sb_bm
+            sb_sum[unsafe_offset=sb_t] = sb_l
+            sb_scale[unsafe_offset=sb_t] = sb_sc
+        barrier()
+        # The outputs: rescaled, plus the weights times the values.
+        comptime for sb_r in range(2):
+            var sb_qi = (sb_t + sb_r * 32) // 8
+            var sb_ee = (sb_t + sb_r * 32) % 8
+            var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
+            for sb_kj in range(8):
+                sb_o += sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 8 + sb_ee]
+            sb_acc[sb_r] = sb_o
+        barrier()
+    # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+    comptime for sb_r in range(2):
+        var sb_qi = (sb_t + sb_r * 32) // 8
+        var sb_ee = (sb_t + sb_r * 32) % 8
+        if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
+            i = sb_i0 + sb_qi
+            e = sb_e0 + sb_ee
+            y[unsafe_offset=i * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
+
+
+# s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+# m2[b, i] = max(j in 0..S: s2[b, i, j])
+# p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+# l2[b, i] = sum(j in 0..S: p2[b, i, j])
+# z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+# Attention group fused into one kernel (FlashAttention): a block owns 8 queries and 8 value columns
+# and walks the keys in blocks of 8 with an online softmax; s2, m2, p2 and l2 are never written.
+# Launch: blocks of 32 threads, grid = (batch * ceil(queries / 8), ceil(value columns / 8)).
+@export("sb_flash_small_s5_9")
+def sb_flash_small_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
+                        kt: Pointer[Float64, ImmUntrackedOrigin],
+                        v2: Pointer[Float64, ImmUntrackedOrigin],
+                        z: Pointer[Float64, MutUntrackedOrigin], sb_arg_T: Int64, sb_arg_S: Int64,
+                        sb_arg_D: Int64, sb_arg_E: Int64, sb_arg_qblocks: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var D = Int(sb_arg_D)
+    var E = Int(sb_arg_E)
+    var sb_qblocks = Int(sb_arg_qblocks)
+    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
+    # [key][depth], the block's scores then weights [query][key], its values
+    # [key][column]; per query the running max, the running sum and the rescale factor.
+    var sb_qs = stack_allocation[264, Float64, address_space=AddressSpace.SHARED]()
+    var sb_ks = stack_allocation[264, Float64, address_space=AddressSpace.SHARED]()
+    var sb_ps = stack_allocation[72, Float64, address_space=AddressSpace.SHARED]()
+    var sb_vs = stack_allocation[64, Float64, address_space=AddressSpace.SHARED]()
+    var sb_mx = stack_allocation[8, Float64, address_space=AddressSpace.SHARED]()
+    var sb_sum = stack_allocation[8, Float64, address_space=AddressSpace.SHARED]()
+    var sb_scale = stack_allocation[8, Float64, address_space=AddressSpace.SHARED]()
+    var sb_t = Int(thread_idx.x)
+    var sb_b = Int(block_idx.x) // sb_qblocks
+    var sb_i0 = Int(block_idx.x) % sb_qblocks * 8
+    var sb_e0 = Int(block_idx.y) * 8
+    # Indices, assigned where they are bound.
+    var i: Int
+    var j: Int
+    var d: Int
+    var e: Int
+    var b: Int
+    b = sb_b
+    var sb_m = T  # queries
+    var sb_e = E  # value columns
+    var sb_n = S  # keys
+    var sb_dlo = 1  # the depths of the scores' sum
+    var sb_dhi = D
+    if sb_t < 8:
+        sb_mx[unsafe_offset=sb_t] = -inf[DType.float64]()
+        sb_sum[unsafe_offset=sb_t] = 0
+    # Outputs (sb_t + r * 32) // ec, % ec of the block.
+    var sb_acc = SIMD[DType.float64, 2](0)
+    for sb_j0 in range(0, sb_n, 8):
+        var sb_kn = min(8, sb_n - sb_j0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot // bk, key slot % bk).
+        var sb_dot = SIMD[DType.float64, 2](0)
+        for sb_d0 in range(sb_dlo, sb_dhi, 32):
+            for sb_slot in range(sb_t, 256, 32):
+                var sb_qi = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                i = sb_i0 + sb_qi
+                d = sb_d0 + sb_dd
+                var sb_x = Float64(0)
+                if i < sb_m and d < sb_dhi:
+                    sb_x = q2[unsafe_offset=(b * T + i) * D + d]
+                sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
+            for sb_slot in range(sb_t, 256, 32):
+                var sb_kj = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                j = sb_j0 + sb_kj
+                d = sb_d0 + sb_dd
+                var sb_x = Float64(0)
+                if sb_kj < sb_kn and d < sb_dhi:
+                    sb_x = kt[unsafe_offset=d * S + j]
+                sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
+            barrier()
+            comptime for sb_r in range(2):
+                var sb_qi = (sb_t + sb_r * 32) // 8
+                var sb_kj = (sb_t + sb_r * 32) % 8
+                for sb_dd in range(32):  # zeros past the depths
+                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
+                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
+                    sb_dot[sb_r] += sb_a * sb_b2
+            barrier()
+        # The scores' statement with its sum replaced by the dot product; -inf past the keys.
+        comptime for sb_r in range(2):
+            var sb_qi = (sb_t + sb_r * 32) // 8
+            var sb_kj = (sb_t + sb_r * 32) % 8
+            var sb_s = -inf[DType.float64]()
+            if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:
+                sb_s = sb_dot[sb_r] / sqrt(Float64(D))
+            sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] = sb_s
+        # The block's values, zero past the keys and the columns.
+        for sb_slot in range(sb_t, 64, 32):
+            var sb_kj = sb_slot // 8
+            var sb_ee = sb_slot % 8
+            j = sb_j0 + sb_kj
+            e = sb_e0 + sb_ee
+            var sb_x = Float64(0)
+            if sb_kj < sb_kn and e < sb_e:
+                sb_x = v2[unsafe_offset=(b * S + j) * E + e]
+            sb_vs[unsafe_offset=sb_slot] = sb_x
+        barrier()
+        # The online softmax, a thread per query: the block's max (NaN propagates; a max still
+        # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+        # The weight is p2[b, i, j] = exp(s2[b, i, j] - m2[b, i]) of sb_x and sb_max.
+        if sb_t < 8:
+            var sb_bm = sb_mx[unsafe_offset=sb_t]
+            for sb_kj in range(sb_kn):
+                var sb_s = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
+                sb_bm = sb_max(sb_bm, sb_s)
+            var sb_max = sb_bm if sb_bm != -inf[DType.float64]() else Float64(0)
+            var sb_x = sb_mx[unsafe_offset=sb_t]
+            var sb_sc = sb_exp_f64(sb_x - sb_max)
+            var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
+            for sb_kj in range(8):
+                var sb_w = Float64(0)
+                if sb_kj < sb_kn:
+                    sb_x = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
+                    sb_w = sb_exp_f64(sb_x - sb_max)
+                    sb_l += sb_w
+                sb_ps[unsafe_offset=sb_t * 9 + sb_kj] = sb_w
+            sb_mx[unsafe_offset=sb_t] = sb_bm
+            sb_sum[unsafe_offset=sb_t] = sb_l
+            sb_scale[unsafe_offset=sb_t] = sb_sc
+        barrier()
+        # The outputs: rescaled, plus the weights times the values.
+        comptime for sb_r in range(2):
+            var sb_qi = (sb_t + sb_r * 32) // 8
+            var sb_ee = (sb_t + sb_r * 32) % 8
+            var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
+            for sb_kj in range(8):
+                sb_o += sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 8 + sb_ee]
+            sb_acc[sb_r] = sb_o
+        barrier()
+    # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+    comptime for sb_r in range(2):
+        var sb_qi = (sb_t + sb_r * 32) // 8
+        var sb_ee = (sb_t + sb_r * 32) % 8
+        if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
+            i = sb_i0 + sb_qi
+            e = sb_e0 + sb_ee
+            z[unsafe_offset=(b * T + i) * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
+
+
+# s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+# Launch: blocks of 32 threads, grid = min(ceil(T * S / 32), SMs * 4).
+@export("sb_flash_small_s10")
+def sb_flash_small_s10(q: Pointer[Float32, ImmUntrackedOrigin],
+                       k: Pointer[Float32, ImmUntrackedOrigin],
+                       s3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64, sb_arg_S: Int64,
+                       sb_arg_D: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var D = Int(sb_arg_D)
+    var sb_total = T * S
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // S
+        var j = sb_t % S
+        var sb_acc0 = Float32(0.0)
+        for d in range(D):
+            sb_acc0 += q[unsafe_offset=i * D + d] * k[unsafe_offset=j * D + d]
+        s3[unsafe_offset=i * S + j] = sb_acc0
+
+
+# m3[i] = max(j in 0..S: s3[i, j])
+# Launch: blocks of 32 threads, grid = min(ceil(T / 32), SMs * 4).
+@export("sb_flash_small_s11")
+def sb_flash_small_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
+                       m3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                       sb_arg_S: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var sb_total = T
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        var sb_acc0 = -inf[DType.float32]()
+        for j in range(S):
+            sb_acc0 = sb_max(sb_acc0, s3[unsafe_offset=i * S + j])
+        m3[unsafe_offset=i] = sb_acc0
+
+
+# p3[i, j] = exp(s3[i, j] - m3[i])
+# Launch: blocks of 32 threads, grid = min(ceil(T * S / 32), SMs * 4).
+@export("sb_flash_small_s12")
+def sb_flash_small_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
+                       m3: Pointer[Float32, ImmUntrackedOrigin],
+                       p3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                       sb_arg_S: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var sb_total = T * S
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // S
+        var j = sb_t % S
+        p3[unsafe_offset=i * S + j] = sb_exp_f32(s3[unsafe_offset=i * S + j] - m3[unsafe_offset=i])
+
+
+# l3[i] = sum(j in 0..S: p3[i, j])
+# Launch: blocks of 32 threads, grid = min(ceil(T / 32), SMs * 4).
+@export("sb_flash_small_s13")
+def sb_flash_small_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
+                       l3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                       sb_arg_S: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var sb_total = T
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        var sb_acc0 = Float32(0.0)
+        for j in range(S):
+            sb_acc0 += p3[unsafe_offset=i * S + j]
+        l3[unsafe_offset=i] = sb_acc0
+
+
+# w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+# Launch: blocks of 32 threads, grid = min(ceil(T * E / 32), SMs * 4).
+@export("sb_flash_small_s14")
+def sb_flash_small_s14(v: Pointer[Float32, ImmUntrackedOrigin],
+                       p3: Pointer[Float32, ImmUntrackedOrigin],
+                       l3: Pointer[Float32, ImmUntrackedOrigin],
+                       w: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64, sb_arg_S: Int64,
+                       sb_arg_E: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var E = Int(sb_arg_E)
+    var sb_total = T * E
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // E
+        var e = sb_t % E
+        var sb_acc0 = Float32(0.0)
+        for j in range(S):
+            sb_acc0 += p3[unsafe_offset=i * S + j] * v[unsafe_offset=j * E + e]
+        w[unsafe_offset=i * E + e] = sb_acc0 / l3[unsafe_offset=i]
+
+
+# u[i] = l3[i]
+# Launch: blocks of 32 threads, grid = min(ceil(T / 32), SMs * 4).
+@export("sb_flash_small_s15")
+def sb_flash_small_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
+                       u: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var sb_total = T
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        u[unsafe_offset=i] = l3[unsafe_offset=i]
+
+
+# Variant flash_attention: attention (scores, row max, exponentials, row sum, weighted sum) as one
+# kernel: a block per bq queries and ec value columns, an online softmax over blocks of bk keys, q
+# and k staged through shared memory by chunks of the depth, the score matrix never written; other
+# statements grid-stride.
+
+# s[i, j] = select(j >= i, sum(d in 0..D: q[i, d] * k[j, d]) * 0.25, -inf)
+# m[i] = max(j in 0..S: s[i, j])
+# p[i, j] = exp(s[i, j] - m[i])
+# l[i] = sum(j in 0..S: p[i, j])
+# y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
+# Attention group fused into one kernel (FlashAttention): a block owns 32 queries and 64 value
+# columns and walks the keys in blocks of 32 with an online softmax; s, m, p and l are never
+# written.
+# Launch: blocks of 128 threads, grid = (batch * ceil(queries / 32), ceil(value columns / 64)).
+@export("sb_flash_attention_s0_4")
+def sb_flash_attention_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
+                            k: Pointer[Float32, ImmUntrackedOrigin],
+                            v: Pointer[Float32, ImmUntrackedOrigin],
+                            y: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                            sb_arg_S: Int64, sb_arg_D: Int64, sb_arg_E: Int64,
+                            sb_arg_qblocks: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var D = Int(sb_arg_D)
+    var E = Int(sb_arg_E)
+    var sb_qblocks = Int(sb_arg_qblocks)
+    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
+    # [key][depth], the block's scores then weights [query][key], its values
+    # [key][column]; per query the running max, the running sum and the rescale factor.
+    var sb_qs = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ks = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ps = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
+    var sb_vs = stack_allocation[2048, Float32, address_space=AddressSpace.SHARED]()
+    var sb_mx = stack_allocation[32, Float32, address_space=AddressSpace.SHARED]()
+    var sb_sum = stack_allocation[32, Float32, address_space=AddressSpace.SHARED]()
+    var sb_scale = stack_allocation[32, Float32, address_space=AddressSpace.SHARED]()
+    var sb_t = Int(thread_idx.x)
+    var sb_i0 = Int(block_idx.x) % sb_qblocks * 32
+    var sb_e0 = Int(block_idx.y) * 64
+    # Indices, assigned where they are bound.
+    var i: Int
+    var j: Int
+    var d: Int
+    var e: Int
+    var sb_m = T  # queries
+    var sb_e = E  # value columns
+    var sb_n = S  # keys
+    var sb_dlo = 0  # the depths of the scores' sum
+    var sb_dhi = D
+    if sb_t < 32:
+        sb_mx[unsafe_offset=sb_t] = -inf[DType.float32]()
+        sb_sum[unsafe_offset=sb_t] = 0
+    # Outputs (sb_t + r * 128) // ec, % ec of the block.
+    var sb_acc = SIMD[DType.float32, 16](0)
+    for sb_j0 in range(0, sb_n, 32):
+        var sb_kn = min(32, sb_n - sb_j0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot // bk, key slot % bk).
+        var sb_dot = SIMD[DType.float32, 8](0)
+        for sb_d0 in range(sb_dlo, sb_dhi, 32):
+            for sb_slot in range(sb_t, 1024, 128):
+                var sb_qi = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                i = sb_i0 + sb_qi
+                d = sb_d0 + sb_dd
+                var sb_x = Float32(0)
+                if i < sb_m and d < sb_dhi:
+                    sb_x = q[unsafe_offset=i * D + d]
+                sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
+            for sb_slot in range(sb_t, 1024, 128):
+                var sb_kj = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                j = sb_j0 + sb_kj
+                d = sb_d0 + sb_dd
+                var sb_x = Float32(0)
+                if sb_kj < sb_kn and d < sb_dhi:
+                    sb_x = k[unsafe_offset=j * D + d]
+                sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
+            barrier()
+            comptime for sb_r in range(8):
+                var sb_qi = (sb_t + sb_r * 128) // 32
+                var sb_kj = (sb_t + sb_r * 128) % 32
+                for sb_dd in range(32):  # zeros past the depths
+                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
+                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
+                    sb_dot[sb_r] += sb_a * sb_b2
+            barrier()
+        # The scores' statement with its sum replaced by the dot product; -inf past the keys.
+        comptime for sb_r in range(8):
+            var sb_qi = (sb_t + sb_r * 128) // 32
+            var sb_kj = (sb_t + sb_r * 128) % 32
+            var sb_s = -inf[DType.float32]()
+            if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:
+                i = sb_i0 + sb_qi
+                j = sb_j0 + sb_kj
+                sb_s = sb_dot[sb_r] * Float32(0.25) if j >= i else -inf[DType.float32]()
+            sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] = sb_s
+        # The block's values, zero past the keys and the columns.
+        for sb_slot in range(sb_t, 2048, 128):
+            var sb_kj = sb_slot // 64
+            var sb_ee = sb_slot % 64
+            j = sb_j0 + sb_kj
+            e = sb_e0 + sb_ee
+            var sb_x = Float32(0)
+            if sb_kj < sb_kn and e < sb_e:
+                sb_x = v[unsafe_offset=j * E + e]
+            sb_vs[unsafe_offset=sb_slot] = sb_x
+        barrier()
+        # The online softmax, a thread per query: the block's max (NaN propagates; a max still
+        # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+        # The weight is p[i, j] = exp(s[i, j] - m[i]) of sb_x and sb_max.
+        if sb_t < 32:
+            var sb_bm = sb_mx[unsafe_offset=sb_t]
+            for sb_kj in range(sb_kn):
+                var sb_s = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
+                sb_bm = sb_max(sb_bm, sb_s)
+            var sb_max = sb_bm if sb_bm != -inf[DType.float32]() else Float32(0)
+            var sb_x = sb_mx[unsafe_offset=sb_t]
+            var sb_sc = sb_exp_f32(sb_x - sb_max)
+            var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
+            for sb_kj in range(32):
+                var sb_w = Float32(0)
+                if sb_kj < sb_kn:
+                    sb_x = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
+                    sb_w = sb_exp_f32(sb_x - sb_max)
+                    sb_l += sb_w
+                sb_ps[unsafe_offset=sb_t * 33 + sb_kj] = sb_w
+            sb_mx[unsafe_offset=sb_t] = sb_bm
+            sb_sum[unsafe_offset=sb_t] = sb_l
+            sb_scale[unsafe_offset=sb_t] = sb_sc
+        barrier()
+        # The outputs: rescaled, plus the weights times the values.
+        comptime for sb_r in range(16):
+            var sb_qi = (sb_t + sb_r * 128) // 64
+            var sb_ee = (sb_t + sb_r * 128) % 64
+            var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
+            for sb_kj in range(32):
+                sb_o += sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 64 + sb_ee]
+            sb_acc[sb_r] = sb_o
+        barrier()
+    # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+    comptime for sb_r in range(16):
+        var sb_qi = (sb_t + sb_r * 128) // 64
+        var sb_ee = (sb_t + sb_r * 128) % 64
+        if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
+            i = sb_i0 + sb_qi
+            e = sb_e0 + sb_ee
+            y[unsafe_offset=i * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
+
+
+# s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
+# m2[b, i] = max(j in 0..S: s2[b, i, j])
+# p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
+# l2[b, i] = sum(j in 0..S: p2[b, i, j])
+# z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
+# Attention group fused into one kernel (FlashAttention): a block owns 32 queries and 64 value
+# columns and walks the keys in blocks of 32 with an online softmax; s2, m2, p2 and l2 are never
+# written.
+# Launch: blocks of 128 threads, grid = (batch * ceil(queries / 32), ceil(value columns / 64)).
+@export("sb_flash_attention_s5_9")
+def sb_flash_attention_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
+                            kt: Pointer[Float64, ImmUntrackedOrigin],
+                            v2: Pointer[Float64, ImmUntrackedOrigin],
+                            z: Pointer[Float64, MutUntrackedOrigin], sb_arg_T: Int64,
+                            sb_arg_S: Int64, sb_arg_D: Int64, sb_arg_E: Int64,
+                            sb_arg_qblocks: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var D = Int(sb_arg_D)
+    var E = Int(sb_arg_E)
+    var sb_qblocks = Int(sb_arg_qblocks)
+    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
+    # [key][depth], the block's scores then weights [query][key], its values
+    # [key][column]; per query the running max, the running sum and the rescale factor.
+    var sb_qs = stack_allocation[1056, Float64, address_space=AddressSpace.SHARED]()
+    var sb_ks = stack_allocation[1056, Float64, address_space=AddressSpace.SHARED]()
+    var sb_ps = stack_allocation[1056, Float64, address_space=AddressSpace.SHARED]()
+    var sb_vs = stack_allocation[2048, Float64, address_space=AddressSpace.SHARED]()
+    var sb_mx = stack_allocation[32, Float64, address_space=AddressSpace.SHARED]()
+    var sb_sum = stack_allocation[32, Float64, address_space=AddressSpace.SHARED]()
+    var sb_scale = stack_allocation[32, Float64, address_space=AddressSpace.SHARED]()
+    var sb_t = Int(thread_idx.x)
+    var sb_b = Int(block_idx.x) // sb_qblocks
+    var sb_i0 = Int(block_idx.x) % sb_qblocks * 32
+    var sb_e0 = Int(block_idx.y) * 64
+    # Indices, assigned where they are bound.
+    var i: Int
+    var j: Int
+    var d: Int
+    var e: Int
+    var b: Int
+    b = sb_b
+    var sb_m = T  # queries
+    var sb_e = E  # value columns
+    var sb_n = S  # keys
+    var sb_dlo = 1  # the depths of the scores' sum
+    var sb_dhi = D
+    if sb_t < 32:
+        sb_mx[unsafe_offset=sb_t] = -inf[DType.float64]()
+        sb_sum[unsafe_offset=sb_t] = 0
+    # Outputs (sb_t + r * 128) // ec, % ec of the block.
+    var sb_acc = SIMD[DType.float64, 16](0)
+    for sb_j0 in range(0, sb_n, 32):
+        var sb_kn = min(32, sb_n - sb_j0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot // bk, key slot % bk).
+        var sb_dot = SIMD[DType.float64, 8](0)
+        for sb_d0 in range(sb_dlo, sb_dhi, 32):
+            for sb_slot in range(sb_t, 1024, 128):
+                var sb_qi = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                i = sb_i0 + sb_qi
+                d = sb_d0 + sb_dd
+                var sb_x = Float64(0)
+                if i < sb_m and d < sb_dhi:
+                    sb_x = q2[unsafe_offset=(b * T + i) * D + d]
+                sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
+            for sb_slot in range(sb_t, 1024, 128):
+                var sb_kj = sb_slot // 32
+                var sb_dd = sb_slot % 32
+                j = sb_j0 + sb_kj
+                d = sb_d0 + sb_dd
+                var sb_x = Float64(0)
+                if sb_kj < sb_kn and d < sb_dhi:
+                    sb_x = kt[unsafe_offset=d * S + j]
+                sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
+            barrier()
+            comptime for sb_r in range(8):
+                var sb_qi = (sb_t + sb_r * 128) // 32
+                var sb_kj = (sb_t + sb_r * 128) % 32
+                for sb_dd in range(32):  # zeros past the depths
+                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
+                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
+                    sb_dot[sb_r] += sb_a * sb_b2
+            barrier()
+        # The scores' statement with its sum replaced by the dot product; -inf past the keys.
+        comptime for sb_r in range(8):
+            var sb_qi = (sb_t + sb_r * 128) // 32
+            var sb_kj = (sb_t + sb_r * 128) % 32
+            var sb_s = -inf[DType.float64]()
+            if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:
+                sb_s = sb_dot[sb_r] / sqrt(Float64(D))
+            sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] = sb_s
+        # The block's values, zero past the keys and the columns.
+        for sb_slot in range(sb_t, 2048, 128):
+            var sb_kj = sb_slot // 64
+            var sb_ee = sb_slot % 64
+            j = sb_j0 + sb_kj
+            e = sb_e0 + sb_ee
+            var sb_x = Float64(0)
+            if sb_kj < sb_kn and e < sb_e:
+                sb_x = v2[unsafe_offset=(b * S + j) * E + e]
+            sb_vs[unsafe_offset=sb_slot] = sb_x
+        barrier()
+        # The online softmax, a thread per query: the block's max (NaN propagates; a max still
+        # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
+        # The weight is p2[b, i, j] = exp(s2[b, i, j] - m2[b, i]) of sb_x and sb_max.
+        if sb_t < 32:
+            var sb_bm = sb_mx[unsafe_offset=sb_t]
+            for sb_kj in range(sb_kn):
+                var sb_s = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
+                sb_bm = sb_max(sb_bm, sb_s)
+            var sb_max = sb_bm if sb_bm != -inf[DType.float64]() else Float64(0)
+            var sb_x = sb_mx[unsafe_offset=sb_t]
+            var sb_sc = sb_exp_f64(sb_x - sb_max)
+            var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
+            for sb_kj in range(32):
+                var sb_w = Float64(0)
+                if sb_kj < sb_kn:
+                    sb_x = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
+                    sb_w = sb_exp_f64(sb_x - sb_max)
+                    sb_l += sb_w
+                sb_ps[unsafe_offset=sb_t * 33 + sb_kj] = sb_w
+            sb_mx[unsafe_offset=sb_t] = sb_bm
+            sb_sum[unsafe_offset=sb_t] = sb_l
+            sb_scale[unsafe_offset=sb_t] = sb_sc
+        barrier()
+        # The outputs: rescaled, plus the weights times the values.
+        comptime for sb_r in range(16):
+            var sb_qi = (sb_t + sb_r * 128) // 64
+            var sb_ee = (sb_t + sb_r * 128) % 64
+            var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
+            for sb_kj in range(32):
+                sb_o += sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 64 + sb_ee]
+            sb_acc[sb_r] = sb_o
+        barrier()
+    # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
+    comptime for sb_r in range(16):
+        var sb_qi = (sb_t + sb_r * 128) // 64
+        var sb_ee = (sb_t + sb_r * 128) % 64
+        if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
+            i = sb_i0 + sb_qi
+            e = sb_e0 + sb_ee
+            z[unsafe_offset=(b * T + i) * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
+
+
+# s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
+# Launch: blocks of 128 threads, grid = min(ceil(T * S / 128), SMs * 4).
+@export("sb_flash_attention_s10")
+def sb_flash_attention_s10(q: Pointer[Float32, ImmUntrackedOrigin],
+                           k: Pointer[Float32, ImmUntrackedOrigin],
+                           s3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                           sb_arg_S: Int64, sb_arg_D: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var D = Int(sb_arg_D)
+    var sb_total = T * S
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // S
+        var j = sb_t % S
+        var sb_acc0 = Float32(0.0)
+        for d in range(D):
+            sb_acc0 += q[unsafe_offset=i * D + d] * k[unsafe_offset=j * D + d]
+        s3[unsafe_offset=i * S + j] = sb_acc0
+
+
+# m3[i] = max(j in 0..S: s3[i, j])
+# Launch: blocks of 128 threads, grid = min(ceil(T / 128), SMs * 4).
+@export("sb_flash_attention_s11")
+def sb_flash_attention_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
+                           m3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                           sb_arg_S: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var sb_total = T
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        var sb_acc0 = -inf[DType.float32]()
+        for j in range(S):
+            sb_acc0 = sb_max(sb_acc0, s3[unsafe_offset=i * S + j])
+        m3[unsafe_offset=i] = sb_acc0
+
+
+# p3[i, j] = exp(s3[i, j] - m3[i])
+# Launch: blocks of 128 threads, grid = min(ceil(T * S / 128), SMs * 4).
+@export("sb_flash_attention_s12")
+def sb_flash_attention_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
+                           m3: Pointer[Float32, ImmUntrackedOrigin],
+                           p3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                           sb_arg_S: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var sb_total = T * S
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // S
+        var j = sb_t % S
+        p3[unsafe_offset=i * S + j] = sb_exp_f32(s3[unsafe_offset=i * S + j] - m3[unsafe_offset=i])
+
+
+# l3[i] = sum(j in 0..S: p3[i, j])
+# Launch: blocks of 128 threads, grid = min(ceil(T / 128), SMs * 4).
+@export("sb_flash_attention_s13")
+def sb_flash_attention_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
+                           l3: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                           sb_arg_S: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var sb_total = T
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        var sb_acc0 = Float32(0.0)
+        for j in range(S):
+            sb_acc0 += p3[unsafe_offset=i * S + j]
+        l3[unsafe_offset=i] = sb_acc0
+
+
+# w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
+# Launch: blocks of 128 threads, grid = min(ceil(T * E / 128), SMs * 4).
+@export("sb_flash_attention_s14")
+def sb_flash_attention_s14(v: Pointer[Float32, ImmUntrackedOrigin],
+                           p3: Pointer[Float32, ImmUntrackedOrigin],
+                           l3: Pointer[Float32, ImmUntrackedOrigin],
+                           w: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64,
+                           sb_arg_S: Int64, sb_arg_E: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var S = Int(sb_arg_S)
+    var E = Int(sb_arg_E)
+    var sb_total = T * E
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t // E
+        var e = sb_t % E
+        var sb_acc0 = Float32(0.0)
+        for j in range(S):
+            sb_acc0 += p3[unsafe_offset=i * S + j] * v[unsafe_offset=j * E + e]
+        w[unsafe_offset=i * E + e] = sb_acc0 / l3[unsafe_offset=i]
+
+
+# u[i] = l3[i]
+# Launch: blocks of 128 threads, grid = min(ceil(T / 128), SMs * 4).
+@export("sb_flash_attention_s15")
+def sb_flash_attention_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
+                           u: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64) abi("C"):
+    var T = Int(sb_arg_T)
+    var sb_total = T
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var i = sb_t
+        u[unsafe_offset=i] = l3[unsafe_offset=i]
