@@ -96,7 +96,9 @@ if [[ $mode == sim ]]; then
   step "$mojo" build -g1 -j 1 --emit llvm --target-triple nvptx64-nvidia-cuda \
     --target-accelerator nvidia:sm_90 -o "$work/kernels.ll" "$src"
   step "$gpusim" "$work/kernels.ll" --emit-ll "$work/host.ll"
-  step "$clang" -O2 -fPIC -shared -Wno-override-module -o "$out" \
+  # compiler-rt's builtins: the host code converts f32 and f64 to bf16 and f16 through
+  # __truncsfbf2, __truncdfbf2, ..., which libgcc 12 lacks (libclang-rt-19-dev has them).
+  step "$clang" -O2 -fPIC -shared -Wno-override-module -rtlib=compiler-rt -o "$out" \
     -x ir "$work/host.ll" \
     -x c++ -std=c++20 -DSB_MOJO_GPUSIM -I"$abi" -I"$sim_inc" "$launch" \
     -L"$sim_lib" -lspecbench_cudasim -lm -Wl,-rpath,"$sim_lib"

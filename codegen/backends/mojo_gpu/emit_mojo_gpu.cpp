@@ -78,6 +78,8 @@ std::string launcher_file(const Spec& spec, const Emitter& em, const std::string
          "// with the grids of the cuda launcher of the same variant, through the launch runtime "
          "of\n// specbench_mojo_gpu.h (the simulator, or the CUDA driver API on a GPU).\n";
   out += "\n#include <stdint.h>\n\n#include \"specbench_abi.h\"\n#include \"specbench_mojo_gpu.h\"\n\n";
+  // The element types the launcher's pointers name (it only passes them on).
+  out += storage_types(spec, StorageLang::Cpu);
   out += banner("Kernels: the functions " + spec.name + ".mojo exports");
   for (const std::string& k : kernel_names) out += "SB_MOJO_KERNEL(" + k + ");\n";
   out += "\n";

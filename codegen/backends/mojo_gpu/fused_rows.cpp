@@ -89,7 +89,8 @@ void copy_in(PyWriter& w, const std::string& tag, const std::string& src, const 
   w.line("var sb_j = sb_j0 + " + lane + " if sb_j0 + " + lane + " < " + len + " else " + len +
          " - 1");
   w.line("var sb_c = " + seg_element(tag, "sb_j"));
-  w.line("var sb_v = " + src + "[unsafe_offset=" + (base == "0" ? "" : base + " + ") + "sb_c]");
+  w.line("var sb_v = " +
+         widened(t, src + "[unsafe_offset=" + (base == "0" ? "" : base + " + ") + "sb_c]"));
   w.open("if sb_j == sb_j0 + " + lane + ":");
   w.line("sb_rows[unsafe_offset=" + off + " + sb_c] = sb_v");
   w.dedent();
@@ -229,7 +230,9 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
   auto kept_name = [&](int t) { return "sb_kept_" + ident(t); };
   auto store_kept = [&](PyWriter& o, const std::string& cond) {
     o.open("if " + cond + ":");
-    for (int t : kept) o.line(ident(t) + "[unsafe_offset=sb_kept_row] = " + kept_name(t));
+    for (int t : kept)
+      o.line(ident(t) + "[unsafe_offset=sb_kept_row] = " +
+             narrowed(spec_.tensors[t].type, kept_name(t)));
     o.dedent();
   };
   if (!kept.empty()) {
@@ -239,7 +242,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
     w.line("var sb_kept_row = -1");
     w.line("var sb_i = 0  # rows this " + std::string(warp ? "warp" : "block") + " has done");
     for (int t : kept) {
-      const std::string ty = mojo_scalar_type(spec_.tensors[t].type);
+      const std::string ty = mojo_scalar_type(compute_type(spec_.tensors[t].type));
       w.line("var " + kept_name(t) + " = " + ty + "(0)");
     }
   }
@@ -335,7 +338,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
         L.set_override(&red, acc);
       }
       const std::string rhs = L.expr(*st.rhs, rb);
-      const std::string ty = mojo_scalar_type(spec_.tensors[st.out].type);
+      // A row value, in the type it computes in (f32 for f16 and bf16).
+      const std::string ty = mojo_scalar_type(compute_type(spec_.tensors[st.out].type));
       rb.line("var " + reg_name(st.out) + ": " + ty + " = " + rhs);
       if (!in(p.row_local, st.out)) {
         outs.insert(st.out);
@@ -352,7 +356,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
         rb.line("sb_rows[unsafe_offset=" + off_name(st.out) + " + sb_q] = " + rhs);
       } else {
         rb.line(L.tensor_name(st.out) + "[unsafe_offset=sb_row * " +
-                L.extent(st.out, 1, kMojoPrecMul + 1) + " + sb_q] = " + rhs);
+                L.extent(st.out, 1, kMojoPrecMul + 1) + " + sb_q] = " +
+                narrowed(spec_.tensors[st.out].type, rhs));
         outs.insert(st.out);
       }
       rb.dedent();

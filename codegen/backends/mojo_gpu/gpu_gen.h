@@ -20,6 +20,19 @@ namespace sb::mojo_gpu {
 
 inline std::string str(int64_t v) { return std::to_string(v); }
 
+// An element of type `t` loaded as `v`, in the type it computes in: f16 and bf16 widened to f32,
+// as the mojo lowering reads them (MojoStmt), for the forms that load elements themselves.
+inline std::string widened(DType t, const std::string& v) {
+  if (!is_storage_type(t)) return v;
+  return v + ".cast[" + mojo_dtype_name(compute_type(t)) + "]()";
+}
+// The value `v` (any expression) stored to an element of type `t`: rounded to f16 or bf16
+// (nearest even), as the mojo lowering stores them.
+inline std::string narrowed(DType t, const std::string& v) {
+  if (!is_storage_type(t)) return v;
+  return "(" + v + ").cast[" + mojo_dtype_name(t) + "]()";
+}
+
 // The grid-wide index of this thread, as an Int.
 inline const char* const kThreadIndex = "Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)";
 inline const char* const kGridThreads = "Int(block_dim.x) * Int(grid_dim.x)";

@@ -31,8 +31,9 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
          " (no bank conflicts).");
   w.line("# The tile of " + to_string(*m.a, spec_, &st) + ", then of " +
          to_string(*m.b, spec_, &st) + ".");
-  w.line(shared_array("sb_ta", T * (T + 1), A.type));
-  w.line(shared_array("sb_tb", T * (T + 1), B.type));
+  // The tiles hold the operands' values: f16 and bf16 elements widened to f32 once, on load.
+  w.line(shared_array("sb_ta", T * (T + 1), compute_type(A.type)));
+  w.line(shared_array("sb_tb", T * (T + 1), compute_type(B.type)));
   w.line("var sb_ty = Int(thread_idx.y)");
   w.line("var sb_tx = Int(thread_idx.x)");
   w.line("var sb_row = Int(block_idx.y) * " + ts + " + sb_ty");
@@ -49,7 +50,7 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   auto load = [&](const Expr& read, bool k_inner, const std::string& xv, const std::string& lim,
                   const std::string& base, const std::string& tile) {
     const std::string kk = k_inner ? "sb_tx" : "sb_ty", x = k_inner ? "sb_ty" : "sb_tx";
-    const DType t = spec_.tensors[read.ref].type;
+    const DType t = compute_type(spec_.tensors[read.ref].type);
     w.line(xv + " = " + base + " + " + x);
     w.line(kv + " = sb_k0 + " + kk);
     w.line("var sb_x_" + tile.substr(3) + " = " + mojo_scalar_type(t) + "(0)");
@@ -138,8 +139,8 @@ std::string Gen::register_blocked(const GpuStep& g) {
 
   w.line("# The [k][row] tile of " + to_string(*m.a, spec_, &st) +
          ", then the [k][column] tile of " + to_string(*m.b, spec_, &st) + ".");
-  w.line(shared_array("sb_ta", BK * BM, A.type));
-  w.line(shared_array("sb_tb", BK * BN, Bt.type));
+  w.line(shared_array("sb_ta", BK * BM, compute_type(A.type)));
+  w.line(shared_array("sb_tb", BK * BN, compute_type(Bt.type)));
   w.line("var sb_tid = Int(thread_idx.x)");
   w.line("var sb_tr = sb_tid // " + str(RN) + "  # rows sb_tr + m * " + str(RM) +
          " of the block's tile");
@@ -167,7 +168,9 @@ std::string Gen::register_blocked(const GpuStep& g) {
                      int64_t X) {
     Operand o{read, &spec_.tensors[read->ref], k_inner, xv, lim, base, tile, flag, X, 0, false};
     o.W = 16 / dtype_bytes(o.t->type);
-    o.vec = o.t->boundary == Boundary::None && (k_inner ? BK : X) % o.W == 0;
+    // f16 and bf16 elements load one by one, widened as they are (as the cuda kernel's).
+    o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
+            (k_inner ? BK : X) % o.W == 0;
     return o;
   };
   const Operand ops[2] = {operand(m.a, m.a_k_inner, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
@@ -183,13 +186,13 @@ std::string Gen::register_blocked(const GpuStep& g) {
   const std::string rdt = mojo_dtype_name(rt);
   w.line("# Registers: sb_acc[m * " + str(TN) + " + n], sb_ra[m], sb_rb[n].");
   w.line("var sb_acc = SIMD[" + rdt + ", " + str(TM * TN) + "](" + L.identity(red.rop, rt) + ")");
-  w.line("var sb_ra = SIMD[" + std::string(mojo_dtype_name(A.type)) + ", " + str(TM) + "]()");
-  w.line("var sb_rb = SIMD[" + std::string(mojo_dtype_name(Bt.type)) + ", " + str(TN) + "]()");
+  w.line("var sb_ra = SIMD[" + std::string(mojo_dtype_name(compute_type(A.type))) + ", " + str(TM) + "]()");
+  w.line("var sb_rb = SIMD[" + std::string(mojo_dtype_name(compute_type(Bt.type))) + ", " + str(TN) + "]()");
   w.open("for sb_k0 in range(" + lo + ", sb_hi, " + str(BK) + "):");
   for (const Operand& o : ops) {
     const std::string X = str(o.X);
     const std::string name = L.tensor_name(o.read->ref);
-    const std::string ty = mojo_scalar_type(o.t->type);
+    const std::string ty = mojo_scalar_type(compute_type(o.t->type));
     w.line("# Tile of " + to_string(*o.read, spec_, &st) + ": " + str(BK) + " k x " + X +
            ", loaded along " + (o.k_inner ? kv : o.xv) +
            (o.vec ? " in vectors of " + str(o.W) : std::string()) + ".");

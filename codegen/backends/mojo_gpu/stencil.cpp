@@ -81,7 +81,9 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
   const std::string text = source_text(st, spec_);
   const size_t rank = st.rank();
   const Tensor& X = spec_.tensors[m.tensor];
-  const std::string xt = mojo_scalar_type(X.type);
+  // The tile holds values (f32 for f16 and bf16 elements, widened as they are loaded).
+  const DType xv = compute_type(X.type);
+  const std::string xt = mojo_scalar_type(xv);
   std::vector<int64_t> B(rank);
   B[rank - 1] = rank == 1 ? bs_ : param(v_, *info_, "tile_x");
   if (rank == 2) B[0] = bs_ / B[1];
@@ -91,7 +93,7 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
   }
   auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
   auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
-  const std::string tile = std::string("sb_tile_") + scalar(X.type).mojo_suffix;
+  const std::string tile = std::string("sb_tile_") + scalar(xv).mojo_suffix;
   use_gpu({"block_idx", "thread_idx", "barrier"});
   use("max.gpu.memory", {"AddressSpace", "external_memory"});
 
@@ -170,14 +172,14 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
   // Clamped: both branches assign it (Mojo warns of an initial value never used).
   w.line(X.boundary == Boundary::Clamp ? "var sb_x: " + xt : "var sb_x = " + xt + "(0)");
   w.open("if " + inside + ":");
-  w.line("sb_x = " + xn + "[unsafe_offset=" + flat(gs) + "]");
+  w.line("sb_x = " + widened(X.type, xn + "[unsafe_offset=" + flat(gs) + "]"));
   w.dedent();
   if (X.boundary == Boundary::Clamp) {
     std::vector<std::string> cl;
     for (size_t d = 0; d < rank; ++d)
       cl.push_back("min(max(" + gs[d] + ", 0), " + L.extent(m.tensor, d, kMojoPrecAdd) + " - 1)");
     w.open("else:");
-    w.line("sb_x = " + xn + "[unsafe_offset=" + flat(cl) + "]");
+    w.line("sb_x = " + widened(X.type, xn + "[unsafe_offset=" + flat(cl) + "]"));
     w.dedent();
   }
   w.line(tile + "[unsafe_offset=sb_l] = sb_x");
@@ -261,7 +263,7 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
     for (size_t d = 0; d < rank; ++d)
       bytes += (d ? " * " : "") + std::string("(") + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
                ds(d) + ")";
-    body_.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + c_type(X.type) + ");");
+    body_.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + c_type(xv) + ");");
     std::vector<std::string> gdim;  // x first
     for (size_t d = rank; d-- > 0;) {
       const std::string e = H.extent(st.out, d, kPrecAdd);

@@ -25,7 +25,7 @@ std::string Gen::tiled_transpose(const GpuStep& g) {
     const Expr& r = *m.reads[q];
     w.line("# " + to_string(r, spec_, &st) + ", rows padded to " + pitch);
     w.line(shared_array("sb_tile" + str(static_cast<int64_t>(q)), T * (T + 1),
-                        spec_.tensors[r.ref].type));
+                        compute_type(spec_.tensors[r.ref].type)));
   }
   w.line("var sb_tx = Int(thread_idx.x)");
   w.line("var sb_r0 = Int(block_idx.y) * " + ts + "  # first " + iv + " of the tile");
