@@ -22,6 +22,18 @@ Status Emitter::check_variant(const Spec& /*spec*/, const Variant& /*v*/) const 
   return {};
 }
 
+Status Emitter::check_storage(const Spec& spec, const Loc& backend_loc) const {
+  for (const Tensor& t : spec.tensors)
+    if (is_storage_type(t.type) && !takes_storage(t.type))
+      return make_error(backend_loc, "backend '" + backend() + "' does not print " +
+                                         dtype_name(t.type) + " tensors yet ('" + t.name +
+                                         "' is " + dtype_name(t.type) +
+                                         "); f16 and bf16 run on the cpu, cuda, mojo and mlir "
+                                         "backends, and on vendor_cpu as the operands of a "
+                                         "matrix product");
+  return {};
+}
+
 const std::vector<const Emitter*>& all_emitters() {
   static const std::vector<const Emitter*> kEmitters = {&cpu_emitter(), &cuda_emitter(),
                                                         &mojo_emitter(), &vendor_cpu_emitter(),

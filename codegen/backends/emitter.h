@@ -98,9 +98,15 @@ class Emitter {
   virtual bool derives(const Spec& /*lowered*/, const Variant& /*v*/, std::string* /*why*/) const {
     return false;
   }
-  // Whether this backend prints tensors of storage type `t` (f16, bf16: ScalarType::compute).
-  // A spec with such a tensor that lists variants for a backend without it is rejected.
+  // Whether this backend prints tensors of storage type `t` (f16, bf16: ScalarType::compute)
+  // wherever a spec uses them.
   virtual bool takes_storage(DType /*t*/) const { return false; }
+  // The check of a spec that lists variants for this backend, for its storage-type tensors:
+  // nothing where the backend takes every use of them, else a located error. By default, an error
+  // at the backend's key `backend_loc` naming the first tensor of a type takes_storage() refuses.
+  // A backend that takes them in some statements only (vendor_cpu: as the operands of a matrix
+  // product, widened) overrides it and locates the first use it cannot take.
+  virtual Status check_storage(const Spec& spec, const Loc& backend_loc) const;
 
  protected:
   // Prints a checked spec whose intrinsics are all ones this backend spells.

@@ -19,12 +19,7 @@ Status check_variants(const Spec& spec) {
       return make_error(bloc, "backend '" + backend + "' takes its variants from the " +
                                   em->derived_from() + " variants (same names, strategies and " +
                                   "parameters); declare them under " + em->derived_from());
-    for (const Tensor& t : spec.tensors)
-      if (is_storage_type(t.type) && !variants.empty() && !em->takes_storage(t.type))
-        return make_error(bloc, "backend '" + backend + "' does not print " +
-                                    dtype_name(t.type) + " tensors yet ('" + t.name + "' is " +
-                                    dtype_name(t.type) +
-                                    "); f16 and bf16 run on the cpu, cuda, mojo and mlir backends");
+    if (!variants.empty()) SB_TRY(em->check_storage(spec, bloc));
     for (const Variant& v : variants) {
       const StrategyInfo* info = find_strategy(*em, v.strategy);
       if (!info) {

@@ -1,5 +1,6 @@
 #include "lower/blocked_gemm.h"
 
+#include <map>
 #include <set>
 
 #include "lower/patterns.h"
@@ -42,21 +43,34 @@ struct G {
 
 ExprPtr I(const std::string& n) { return var(n, int_t()); }
 
-// Packs a strip of an operand over kc steps: dst[p * width + v] = src[v * s_v + p * s_k] for
-// v < have, zero for have <= v < width. X's strips are MR tall (v = r a row), Y's NR wide
-// (v = q a column): the same loop with the roles of the strides swapped.
-Function pack(const G& g, const std::string& which) {
+// The packing routine of operand `which` ("x" or "y") of element type `o`: sb_gemm_pack_x_<t>
+// for o = t, sb_gemm_pack_x_<o>_<t> for a storage type o that widens to t.
+std::string pack_name(const G& g, const std::string& which, DType o) {
+  return g.fn("pack_" + which + "_" + (o == g.t ? "" : std::string(dtype_name(o)) + "_"));
+}
+
+// Packs a strip of an operand of element type `o` over kc steps: dst[p * width + v] =
+// src[v * s_v + p * s_k] for v < have, zero for have <= v < width. X's strips are MR tall (v = r
+// a row), Y's NR wide (v = q a column): the same loop with the roles of the strides swapped. An
+// operand of a storage type (f16, bf16) is widened to T as it is packed, exactly.
+Function pack(const G& g, const std::string& which, DType o) {
+  SB_ASSERT(o == g.t || (is_storage_type(o) && compute_type(o) == g.t),
+            std::string("GEMM operand of type ") + dtype_name(o) + " for a " + g.s + " GEMM");
+  const bool widen = o != g.t;
   const bool x = which == "x";
   const std::string v = x ? "r" : "q", have = x ? "h" : "w";
   const std::string s_v = x ? "xs_i" : "ys_j", s_k = x ? "xs_k" : "ys_k";
   const ExprPtr width = x ? g.MR : g.NR;
   Function f;
-  f.name = g.fn("pack_" + which + "_");
+  f.name = pack_name(g, which, o);
   f.doc = {x ? "Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] ="
              : "Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + "
                "q] =",
            x ? "X(r, p), zero for r >= h." : "Y(p, q), zero for q >= w."};
-  f.params = {{"kc", int_t()}, {have, int_t()}, {which, g.cptr}};
+  if (widen)
+    f.doc.push_back(std::string(x ? "X" : "Y") + " holds " + dtype_name(o) + " elements, each widened to " + g.s +
+                    " as it is packed (exactly).");
+  f.params = {{"kc", int_t()}, {have, int_t()}, {which, ptr_t(o, false)}};
   if (x)
     f.params.insert(f.params.end(), {{"xs_i", int_t()}, {"xs_k", int_t()}});
   else
@@ -67,10 +81,12 @@ Function pack(const G& g, const std::string& which) {
   const ExprPtr p = I("p"), V = I(v);
   const ExprPtr at = add(mul(p, width), V);
   const ExprPtr src = x ? add(mul(V, I(s_v)), mul(p, I(s_k))) : add(mul(p, I(s_k)), mul(V, I(s_v)));
+  ExprPtr element = load(which, float_t(o), {src});
+  if (widen) element = cast(g.T, element);
   f.body = {for_loop(
       "p", imm(0), I("kc"), imm(1), ForKind::Serial,
       {for_loop(v, imm(0), I(have), imm(1), ForKind::Serial,
-                {store("dst", g.T, {at}, load(which, g.T, {src}))}),
+                {store("dst", g.T, {at}, element)}),
        for_loop(v, I(have), width, imm(1), ForKind::Serial, {store("dst", g.T, {at}, g.zero)})})};
   return f;
 }
@@ -134,10 +150,10 @@ Function tile(const G& g) {
   return f;
 }
 
-// The driver: Goto's blocking over the whole product.
-Function driver(const G& g) {
+// The driver: Goto's blocking over the whole product, of operands of types xo and yo.
+Function driver(const G& g, DType xo, DType yo) {
   Function f;
-  f.name = "sb_gemm_" + g.s;
+  f.name = blocked_gemm_name(g.t, xo, yo);
   f.doc = {
       "C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and",
       "Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's",
@@ -148,8 +164,17 @@ Function driver(const G& g) {
       "thread packs its own panel of Y (a little more packing, but no barrier inside the loops: a",
       "thread that loses its core to another process delays nobody until the end). Returns 0, or",
       "1 when the packing buffers cannot be allocated."};
-  f.params = {{"M", int_t()},    {"N", int_t()},     {"K", int_t()},    {"x", g.cptr},
-              {"xs_i", int_t()}, {"xs_k", int_t()},  {"y", g.cptr},     {"ys_k", int_t()},
+  if (xo != g.t || yo != g.t) {
+    const std::string xs = dtype_name(xo), ys = dtype_name(yo);
+    const std::string held = xo == yo    ? "x and y hold " + xs + " elements"
+                             : yo == g.t ? "x holds " + xs + " elements"
+                             : xo == g.t ? "y holds " + ys + " elements"
+                                         : "x holds " + xs + " elements and y " + ys + " elements";
+    f.doc.push_back(held + ": the packing widens each to " + g.s + " (exactly),");
+    f.doc.push_back("and the micro-kernel runs on the packed " + g.s + " panels.");
+  }
+  f.params = {{"M", int_t()},    {"N", int_t()},     {"K", int_t()},    {"x", ptr_t(xo, false)},
+              {"xs_i", int_t()}, {"xs_k", int_t()},  {"y", ptr_t(yo, false)}, {"ys_k", int_t()},
               {"ys_j", int_t()}, {"c", g.mptr},      {"ldc", int_t()},  {"mc_in", int_t()},
               {"kc_in", int_t()}, {"nc_in", int_t()}};
   f.result = int_t();
@@ -176,18 +201,18 @@ Function driver(const G& g) {
   const Block row_block = {
       let("ic", mul(I("blk"), mc)), let("mcur", min(mc, sub(M, ic))),
       for_loop("ip", imm(0), mcur, g.MR, ForKind::Serial,
-               {evaluate(call(g.fn("pack_x_"), void_t(),
+               {evaluate(call(pack_name(g, "x", xo), void_t(),
                               {kcur, min(g.MR, sub(mcur, ip)),
-                               ptr_add(var("x", g.cptr),
+                               ptr_add(var("x", ptr_t(xo, false)),
                                        add(mul(add(ic, ip), I("xs_i")), mul(pc, I("xs_k")))),
                                I("xs_i"), I("xs_k"), ptr_add(ap, mul(ip, kcur))}))}),
       for_loop("jr", imm(0), ncur, g.NR, ForKind::Serial, tiles)};
   const Block slice = {
       let("kcur", min(kc, sub(K, pc))),
       for_loop("jp", imm(0), ncur, g.NR, ForKind::Serial,
-               {evaluate(call(g.fn("pack_y_"), void_t(),
+               {evaluate(call(pack_name(g, "y", yo), void_t(),
                               {kcur, min(g.NR, sub(ncur, jp)),
-                               ptr_add(var("y", g.cptr),
+                               ptr_add(var("y", ptr_t(yo, false)),
                                        add(mul(pc, I("ys_k")), mul(add(jc, jp), I("ys_j")))),
                                I("ys_k"), I("ys_j"), ptr_add(bp, mul(jp, kcur))}))}),
       for_loop("blk", I("b0"), I("b1"), imm(1), ForKind::Serial, row_block)};
@@ -231,8 +256,9 @@ Function driver(const G& g) {
 
 }  // namespace
 
-Module build_gemm(DType t, const GemmTarget& target) {
+Module build_gemm(DType t, const GemmTarget& target, const std::set<GemmOperandTypes>& operands) {
   SB_ASSERT(t == DType::F32 || t == DType::F64, "blocked GEMM of a non-float type");
+  SB_ASSERT(!operands.empty(), "blocked GEMM without a driver");
   const G g(t);
   Module m;
   m.name = "blocked_gemm_" + g.s;
@@ -249,14 +275,35 @@ Module build_gemm(DType t, const GemmTarget& target) {
       {"sb_gemm_min_parallel_" + g.s, imm(kGemmMinParallel),
        "fewer multiply-adds than this run on one thread"},
   };
-  m.functions = {pack(g, "x"), pack(g, "y"), tile(g), driver(g)};
+  // The packing routines of every operand type each side uses, the micro-kernel, then a driver
+  // per pair of operand types (a function calls only earlier ones).
+  std::set<DType> xs, ys;
+  for (const auto& [xo, yo] : operands) {
+    xs.insert(xo);
+    ys.insert(yo);
+  }
+  for (DType o : xs) m.functions.push_back(pack(g, "x", o));
+  for (DType o : ys) m.functions.push_back(pack(g, "y", o));
+  m.functions.push_back(tile(g));
+  for (const auto& [xo, yo] : operands) m.functions.push_back(driver(g, xo, yo));
   return m;
 }
 
 }  // namespace loops
 
 loops::Module blocked_gemm(DType t, const GemmTarget& target) {
-  return loops::build_gemm(t, target);
+  return loops::build_gemm(t, target, {{t, t}});
+}
+
+loops::Module blocked_gemm(DType t, const GemmTarget& target,
+                           const std::set<GemmOperandTypes>& operands) {
+  return loops::build_gemm(t, target, operands);
+}
+
+std::string blocked_gemm_name(DType t, DType x, DType y) {
+  const std::string s = dtype_name(t);
+  if (x == t && y == t) return "sb_gemm_" + s;
+  return "sb_gemm_" + std::string(dtype_name(x)) + "_" + dtype_name(y) + "_" + s;
 }
 
 std::string dump_blocked_gemm(const Spec& spec, const std::string& backend,
@@ -268,13 +315,13 @@ std::string dump_blocked_gemm(const Spec& spec, const std::string& backend,
   auto it = spec.variants.find(backend);
   if (it != spec.variants.end())
     for (const Variant& v : it->second) blocked = blocked || uses_gemm(v);
-  std::set<DType> types;
+  std::map<DType, std::set<GemmOperandTypes>> types;
   if (blocked)
     for (const Statement& st : spec.stmts)
-      if (auto c = match_contraction(spec, st)) types.insert(c->type);
+      if (auto c = match_contraction(spec, st)) types[c->type].insert({c->x_type, c->y_type});
   if (types.empty())
     return out + "# no GEMM: spec " + spec.name + " has no contraction under a blocked-GEMM strategy\n";
-  for (DType t : types) out += loops::dump(blocked_gemm(t, *target));
+  for (const auto& [t, operands] : types) out += loops::dump(blocked_gemm(t, *target, operands));
   return out;
 }
 

@@ -11,6 +11,12 @@
 //                       of Y and each of its row blocks of X, then runs the micro-kernel over the
 //                       block's tiles. One scratch buffer (64-byte aligned panels, one pair per
 //                       thread); returns 0, or 1 when that buffer cannot be allocated.
+// Operands of a storage type whose elements compute in T (f16 and bf16 for f32: a contraction's
+// x_type and y_type, lower/patterns.h) are widened while they are packed: for each such type O
+// the module also holds sb_gemm_pack_x_<o>_<t> and/or sb_gemm_pack_y_<o>_<t>, the same strips
+// with each element converted to T (exactly), and for each pair of operand types a driver
+// sb_gemm_<x>_<y>_<t> (blocked_gemm_name) that calls them; the micro-kernel runs on the packed T
+// panels as for T operands.
 // The rules here are the only home of: the register tile (MR by native vector size, NR = two
 // native vectors), the threshold below which a product runs on one thread, the panel alignment
 // and the loop order. The cache blocking sizes mc, kc, nc are the strategy's parameters, passed
@@ -18,7 +24,9 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "ir/ir.h"
 #include "lower/loop_ir.h"
@@ -40,8 +48,20 @@ inline constexpr int64_t kGemmMinParallel = 4194304;
 // The alignment of the packed panels, in bytes (a cache line).
 inline constexpr int64_t kGemmPanelAlign = 64;
 
-// The GEMM routines for element type `t` (F32 or F64) as one loop-IR module.
+// The element types of a GEMM call's two operands (x's, y's): the computing type, or a storage
+// type whose elements compute in it (is_storage_type, compute_type: ir/scalar_types.h).
+using GemmOperandTypes = std::pair<DType, DType>;
+
+// The GEMM routines for element type `t` (F32 or F64) as one loop-IR module, with operands of
+// type `t`.
 loops::Module blocked_gemm(DType t, const GemmTarget& target);
+// The same module with a driver for each pair of operand types in `operands` (not empty; each
+// type `t` or one that widens to it), and the packing routines they call.
+loops::Module blocked_gemm(DType t, const GemmTarget& target,
+                           const std::set<GemmOperandTypes>& operands);
+// The driver a GEMM call of computing type `t` with operands of types `x` and `y` calls:
+// sb_gemm_<t> when both are `t`, else sb_gemm_<x>_<y>_<t> (sb_gemm_bf16_bf16_f32).
+std::string blocked_gemm_name(DType t, DType x, DType y);
 
 // The `--dump-ir blocked_gemm` text for `spec` and `backend`: a header, then the module of each
 // element type its contraction statements use (match_contraction, patterns.h) when one of the

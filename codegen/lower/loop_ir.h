@@ -43,7 +43,9 @@ enum class TypeKind { Void, Int, Bool, Float, Vec, Ptr };
 
 struct Type {
   TypeKind kind = TypeKind::Void;
-  DType elem = DType::Unknown;  // Float, Vec, Ptr: the scalar type (F32 or F64)
+  // Float, Vec, Ptr: the scalar type (F32 or F64; a Ptr or a scalar Float loaded through one may
+  // also be of a storage type, F16 or BF16, which a Cast widens to F32)
+  DType elem = DType::Unknown;
   bool mut = false;             // Ptr: the pointee may be written
 };
 

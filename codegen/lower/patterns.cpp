@@ -444,8 +444,8 @@ std::optional<Contraction> match_contraction(const Spec& spec, const Statement& 
   if (!scalar(type).blas_prefix) return std::nullopt;
   const Expr& r = *m.red;
   if (r.rop != ReduceOp::Sum || r.type != type) return std::nullopt;
-  // The body is exactly the product of the two reads, which are plain tensors of the output's
-  // type other than the output.
+  // The body is exactly the product of the two reads, which are plain tensors other than the
+  // output, of the output's type or of a storage type whose reads widen to it (bf16 for f32).
   const Expr& body = *r.args[0];
   if (body.kind != ExprKind::Binary || body.bop != BinOp::Mul || body.type != type)
     return std::nullopt;
@@ -454,12 +454,15 @@ std::optional<Contraction> match_contraction(const Spec& spec, const Statement& 
   if (!ab && !ba) return std::nullopt;
   for (const Expr* op : {m.a, m.b}) {
     const Tensor& t = spec.tensors[op->ref];
-    if (t.boundary != Boundary::None || t.type != type || op->ref == st.out) return std::nullopt;
+    if (t.boundary != Boundary::None || compute_type(t.type) != type || op->ref == st.out)
+      return std::nullopt;
   }
   Contraction c;
   c.reduce = m.red;
   c.k = r.ref;
   c.type = type;
+  c.x_type = spec.tensors[m.a->ref].type;
+  c.y_type = spec.tensors[m.b->ref].type;
   c.epilogue = st.rhs.get() != m.red;
   c.x = m.a->ref;
   c.y = m.b->ref;
@@ -473,7 +476,7 @@ std::optional<Contraction> match_contraction(const Spec& spec, const Statement& 
 
 std::optional<Contraction> match_single_contraction(const Spec& spec, const Statement& st) {
   std::optional<Contraction> c = match_contraction(spec, st);
-  if (c && c->batched) return std::nullopt;
+  if (c && (c->batched || c->widens())) return std::nullopt;
   return c;
 }
 
@@ -671,7 +674,7 @@ std::optional<Attention> match_attention(const Spec& spec, size_t first) {
   Attention a;
   a.first = first;
   const std::optional<Contraction> scores = match_contraction(spec, st_s);
-  if (!scores) return std::nullopt;
+  if (!scores || scores->widens()) return std::nullopt;
   a.scores = *scores;
   a.type = scores->type;
   const size_t rank = st_s.rank();  // 2, or 3 with a batch
@@ -728,7 +731,8 @@ std::optional<Attention> match_attention(const Spec& spec, size_t first) {
   if (!nl || !same_expr(*nl, *n)) return std::nullopt;
   // y = sum(j in 0..N: p[B, i, j] * v[B, j, e]) / l[B, i].
   const std::optional<Contraction> values = match_contraction(spec, st_y);
-  if (!values || values->x != a.p || values->x_trans || values->batched != (rank == 3) ||
+  if (!values || values->widens() || values->x != a.p || values->x_trans ||
+      values->batched != (rank == 3) ||
       (values->batched && !values->x_batched) || temps.count(values->y) || values->y == y ||
       values->type != a.type)
     return std::nullopt;

@@ -114,7 +114,11 @@ bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* w
 //   - its body is a product of two reads (either order) of tensors without a boundary rule,
 //     each subscripted by bare index variables: one by {i, k} (either order) and one by {k, j}
 //     (either order);
-//   - the output, both operands, the product and the sum share one type, f32 or f64.
+//   - the output, the product and the sum share one type, f32 or f64; each operand is of that
+//     type or of a storage type whose elements compute in it (f16 or bf16 for an f32 output:
+//     ScalarType::compute), whose reads widen exactly. A lowering whose GEMM takes operands of
+//     the output's type only (BLAS, cuBLAS, MLIR's block products, the fused attention) checks
+//     widens(), or calls match_single_contraction.
 struct Contraction {
   const Expr* reduce = nullptr;  // the Sum node
   int k = -1;                    // the reduction variable (index into Statement::vars)
@@ -123,7 +127,11 @@ struct Contraction {
   bool x_trans = false;          // x is read x[k, i] rather than x[i, k]
   bool y_trans = false;          // y is read y[j, k] rather than y[k, j]
   bool epilogue = false;         // the rhs is more than the sum
-  DType type = DType::F32;
+  DType type = DType::F32;  // of the output, the products and the sum
+  // The operands' tensor types: `type`, or a storage type that widens to it (f16, bf16).
+  DType x_type = DType::F32, y_type = DType::F32;
+  // True when an operand is of a storage type: the GEMM widens its elements to `type`.
+  bool widens() const { return x_type != type || y_type != type; }
   // A batch of products c[b, i, j] (output rank 3, b its first index): each operand is read with
   // b first (x[b, i, k], the batch's own matrix) or without it (the same matrix for every b).
   bool batched = false;
@@ -135,8 +143,8 @@ struct Contraction {
   int y_row_dim() const { return y_batched ? 1 : 0; }
 };
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st);
-// match_contraction without batches: for a lowering whose GEMM takes one product (mlir's block
-// products, cuBLAS's plain GEMM).
+// match_contraction without batches and without operands to widen: for a lowering whose GEMM
+// takes one product of one element type (mlir's block products, cuBLAS's plain GEMM).
 std::optional<Contraction> match_single_contraction(const Spec& spec, const Statement& st);
 
 // A contraction's operands as a GEMM call takes them (BLAS, cuBLAS, the blocked GEMM): each
@@ -189,7 +197,8 @@ std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statemen
 // The softmax's three ranges are the same, 0..N. s, m, p and l are temps without a boundary
 // rule, of one shape per rank (m and l the rows of s, p the shape of s), that no other
 // statement reads or writes, so running the five as one pass over blocks of keys with an online
-// softmax, never writing them, gives y. All of one type, f32 or f64.
+// softmax, never writing them, gives y. All of one type, f32 or f64, the operands q, k and v
+// included (no f16 or bf16 operand to widen: the fused kernel packs operands of its own type).
 // The statements of an attention group.
 constexpr size_t kAttentionStatements = 5;
 struct Attention {

@@ -2,6 +2,7 @@
 // printers (backends/cpu/print_loops.h, backends/mojo/print_loops.h).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,68 @@ TEST(BlockedGemm, MojoPrinterUnrollsTheTileIntoNamedAccumulators) {
   EXPECT_FALSE(has(m, "comptime if sb_gemm_mr_f32 > 12:")) << m;
   EXPECT_TRUE(has(m, "parallelize(sb_par_t, nt)")) << m;
   EXPECT_TRUE(has(m, "def sb_gemm_f32(")) << m;
+}
+
+// Operands of a storage type: a packing routine per operand type and side that widens each
+// element (a Cast of the load to f32), one micro-kernel, a driver per pair of operand types.
+TEST(BlockedGemm, StorageOperandsAreWidenedWhileTheyArePacked) {
+  const loops::Module m = blocked_gemm(
+      DType::F32, gemm_target_cpu(),
+      {{DType::BF16, DType::BF16}, {DType::F16, DType::F32}, {DType::F32, DType::F32}});
+  std::vector<std::string> names;
+  for (const loops::Function& f : m.functions) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "sb_gemm_pack_x_f32", "sb_gemm_pack_x_f16_f32", "sb_gemm_pack_x_bf16_f32",
+                       "sb_gemm_pack_y_f32", "sb_gemm_pack_y_bf16_f32", "sb_gemm_tile_f32",
+                       "sb_gemm_f32", "sb_gemm_f16_f32_f32", "sb_gemm_bf16_bf16_f32"}));
+  EXPECT_EQ(blocked_gemm_name(DType::F32, DType::BF16, DType::BF16), "sb_gemm_bf16_bf16_f32");
+  EXPECT_EQ(blocked_gemm_name(DType::F64, DType::F64, DType::F64), "sb_gemm_f64");
+
+  // The widening pack reads bf16 through its pointer and stores the f32 it widens to.
+  const loops::Function& pack = function(m, "sb_gemm_pack_y_bf16_f32");
+  EXPECT_EQ(pack.params[2].name, "y");
+  EXPECT_EQ(pack.params[2].type.elem, DType::BF16);
+  const Stmt* st = find(pack.body, [](const Stmt& s) {
+    return s.kind == StmtKind::Store && s.exprs[0]->kind == loops::ExprKind::Cast;
+  });
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->type.elem, DType::F32);
+  EXPECT_EQ(st->exprs[0]->type.elem, DType::F32);
+  EXPECT_EQ(st->exprs[0]->args[0]->kind, loops::ExprKind::Load);
+  EXPECT_EQ(st->exprs[0]->args[0]->type.elem, DType::BF16);
+  // f32 operands pack without a conversion.
+  EXPECT_EQ(find(function(m, "sb_gemm_pack_y_f32").body,
+                 [](const Stmt& s) {
+                   return s.kind == StmtKind::Store && s.exprs[0]->kind == loops::ExprKind::Cast;
+                 }),
+            nullptr);
+
+  // The driver of a pair calls that pair's packing routines and the one micro-kernel.
+  const loops::Function& drv = function(m, "sb_gemm_f16_f32_f32");
+  EXPECT_EQ(drv.params[3].type.elem, DType::F16);
+  EXPECT_EQ(drv.params[6].type.elem, DType::F32);
+  std::set<std::string> calls;
+  loops::for_each_stmt(drv.body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Evaluate) calls.insert(s.exprs[0]->name);
+  });
+  EXPECT_EQ(calls, (std::set<std::string>{"sb_gemm_pack_x_f16_f32", "sb_gemm_pack_y_f32",
+                                          "sb_gemm_tile_f32"}));
+
+  // The printers: C converts through the element struct's operator float, Mojo by SIMD.cast.
+  const std::string c = print_cpu_loops({m});
+  EXPECT_TRUE(has(c, "static inline void sb_gemm_pack_y_bf16_f32(int64_t kc, int64_t w, const "
+                     "sb_bf16* y,"))
+      << c;
+  EXPECT_TRUE(has(c, "dst[p * sb_gemm_nr_f32 + q] = (float)y[p * ys_k + q * ys_j];")) << c;
+  EXPECT_TRUE(has(c, "static int64_t sb_gemm_bf16_bf16_f32(int64_t M, int64_t N, int64_t K, const "
+                     "sb_bf16* x,"))
+      << c;
+  const std::string mj = print_mojo_loops({blocked_gemm(DType::F32, gemm_target_mojo(),
+                                                        {{DType::BF16, DType::F16}})});
+  EXPECT_TRUE(has(mj, "x: Pointer[BFloat16, ImmUntrackedOrigin]")) << mj;
+  EXPECT_TRUE(has(mj, "= y[unsafe_offset=p * ys_k + q * ys_j].cast[DType.float32]()")) << mj;
+  EXPECT_TRUE(has(mj, "def sb_gemm_bf16_f16_f32(")) << mj;
+  EXPECT_FALSE(has(mj, "def sb_gemm_f32(")) << mj;
 }
 
 TEST(BlockedGemm, DumpWithoutAContractionSaysNoGemm) {

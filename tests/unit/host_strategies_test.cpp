@@ -258,6 +258,39 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
   fs::remove_all(dir);
 }
 
+// A product of bf16 operands into f32: the blocked GEMMs of cpu and mojo (which widen while they
+// pack) and vendor_cpu's blas (sgemm on widened copies) fit it; mlir's blocked_matmul, whose
+// block products take operands of the output's type, does not; every host backend takes the
+// spec's bf16 tensors (check_storage), vendor_cpu as the operands of that product.
+TEST(HostStrategyRegistry, FitChecksOfABf16Matmul) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("sb_host_strategies_bf16_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "mm16.yaml")
+      << "name: mm16\ndoc: test\nsizes:\n  N: {bench: [64], verify: [1, 7]}\n"
+         "tensors:\n  a: {type: bf16, shape: [N, N], role: in}\n"
+         "  b: {type: bf16, shape: [N, N], role: in}\n"
+         "  c: {type: f32, shape: [N, N], role: out}\n"
+         "compute: |\n  c[i, j] = sum(k in 0..N: a[i, k] * b[k, j])\n"
+         "variants:\n  cpu:\n    - {name: v, strategy: loops}\n";
+  Result<Spec> mm = load_and_check((dir / "mm16.yaml").string());
+  ASSERT_TRUE(mm.ok()) << mm.error().message;
+  std::set<std::string> fit;
+  for (const Backend& b : host_backends()) {
+    EXPECT_TRUE(b.emitter.check_storage(mm.value(), Loc{}).ok()) << b.emitter.backend();
+    for (const host::HostStrategy& s : b.registry.all()) {
+      if (!s.matches) continue;
+      Variant v = mm.value().variants.at("cpu")[0];
+      v.strategy = s.info.name;
+      if (b.emitter.check_variant(mm.value(), v).ok())
+        fit.insert(b.emitter.backend() + "/" + s.info.name);
+    }
+  }
+  EXPECT_EQ(fit, (std::set<std::string>{"cpu/blocked_matmul", "mojo/blocked_matmul",
+                                        "vendor_cpu/blas"}));
+  fs::remove_all(dir);
+}
+
 // The matched comparison rows pair strategies of the same algorithm class. For the current
 // registries the derived pairs are exactly the ones the harness used to name, and im2col's.
 TEST(MatchedStrategies, DerivedFromAlgorithmClassesEqualTheFormerList) {

@@ -225,7 +225,9 @@ const char* const kAttentionTensors =
     "  m3: {type: f32, shape: [M, M], role: temp}\n"
     "  p3: {type: f32, shape: [M, M, N], role: temp}\n"
     "  l3: {type: f32, shape: [M, M], role: temp}\n"
-    "  y3: {type: f32, shape: [M, M, K], role: out}\n";
+    "  y3: {type: f32, shape: [M, M, K], role: out}\n"
+    "  qh: {type: bf16, shape: [M, K], role: in}\n"
+    "  vh: {type: f16, shape: [N, K], role: in}\n";
 
 const char* const kAttention =
     "  s[i, j] = sum(d in 0..K: q[i, d] * kk[j, d]) * 0.5\n"
@@ -303,6 +305,21 @@ TEST(MatchAttention, AMaskTransposedKeysABatchAndAPrologue) {
   EXPECT_TRUE(batched->values.y_batched);
 }
 
+TEST(MatchAttention, RejectsOperandsToWiden) {
+  // bf16 queries or f16 values: the products are contractions whose GEMM widens them, but the
+  // fused kernel packs operands of its own type only.
+  for (const auto& [from, to] :
+       std::vector<std::pair<const char*, const char*>>{{"q[i, d]", "qh[i, d]"},
+                                                        {"* v[j, e]", "* vh[j, e]"}}) {
+    const std::string compute = replaced(kAttention, from, to);
+    EXPECT_FALSE(attention(compute)) << compute;
+    const Spec& spec = contraction_spec();
+    EXPECT_TRUE(match_contraction(spec, spec.stmts[0]));
+    EXPECT_TRUE(match_contraction(spec, spec.stmts[4]));
+  }
+  EXPECT_TRUE(attention(kAttention));
+}
+
 TEST(MatchAttention, RejectsWhatTheOnlineSoftmaxWouldChange) {
   const std::vector<std::pair<const char*, const char*>> misses = {
       // the row sums are an output, which the fused form never writes
@@ -335,6 +352,62 @@ TEST(MatchContraction, F64) {
                        "  c: {type: f64, shape: [M, N], role: out}\n");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->type, DType::F64);
+}
+
+// f16 and bf16 operands into an f32 output: their reads widen to f32, so the GEMM may widen
+// them as it packs. The contraction records each operand's tensor type.
+const std::string kHalfInputs =
+    "  a: {type: bf16, shape: [M, K], role: in}\n"
+    "  h: {type: f16, shape: [M, K], role: in}\n"
+    "  bt: {type: bf16, shape: [N, K], role: in}\n"
+    "  b: {type: f32, shape: [K, N], role: in}\n"
+    "  bb: {type: bf16, shape: [M, K, N], role: in}\n";
+const std::string kHalves = kHalfInputs + "  c: {type: f32, shape: [M, N], role: out}\n";
+
+TEST(MatchContraction, StorageTypeOperandsWidenToTheOutputsType) {
+  auto both = contraction("c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k])", kHalves);
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->type, DType::F32);
+  EXPECT_EQ(both->x_type, DType::BF16);
+  EXPECT_EQ(both->y_type, DType::BF16);
+  EXPECT_TRUE(both->y_trans);
+  EXPECT_TRUE(both->widens());
+  // Neither a lowering of one element type (mlir, cuBLAS) nor an attention group takes them.
+  EXPECT_FALSE(match_single_contraction(contraction_spec(), contraction_spec().stmts[0]));
+
+  // One operand of each kind, in either order; f16 with bf16.
+  auto mixed = contraction("c[i, j] = sum(k in 0..K: b[k, j] * h[i, k]) + 1", kHalves);
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->x_type, DType::F16);
+  EXPECT_EQ(mixed->y_type, DType::F32);
+  EXPECT_TRUE(mixed->epilogue);
+  EXPECT_TRUE(mixed->widens());
+  auto halves = contraction("c[i, j] = sum(k in 0..K: h[i, k] * bt[j, k])", kHalves);
+  ASSERT_TRUE(halves);
+  EXPECT_EQ(halves->x_type, DType::F16);
+  EXPECT_EQ(halves->y_type, DType::BF16);
+
+  // A batch.
+  auto batch = contraction("cb[g, i, j] = sum(k in 0..K: a[i, k] * bb[g, k, j])",
+                           kHalfInputs + "  cb: {type: f32, shape: [M, M, N], role: out}\n");
+  ASSERT_TRUE(batch);
+  EXPECT_TRUE(batch->batched);
+  EXPECT_EQ(batch->y_type, DType::BF16);
+
+  // f32 operands: nothing to widen, the operand types are the output's.
+  auto plain = contraction("c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k])", kMats);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->x_type, DType::F32);
+  EXPECT_EQ(plain->y_type, DType::F32);
+  EXPECT_FALSE(plain->widens());
+  EXPECT_TRUE(match_single_contraction(contraction_spec(), contraction_spec().stmts[0]));
+
+  // Not a contraction: an f64 sum of widened reads (an f32 read cast to f64 is no operand), and a
+  // bf16 output (no GEMM writes one).
+  EXPECT_FALSE(contraction("c64[i, j] = sum(k in 0..K: f64(a[i, k]) * f64(bt[j, k]))",
+                           kHalfInputs + "  c64: {type: f64, shape: [M, N], role: out}\n"));
+  EXPECT_FALSE(contraction("ch[i, j] = sum(k in 0..K: a[i, k] * bt[j, k])",
+                           kHalfInputs + "  ch: {type: bf16, shape: [M, N], role: out}\n"));
 }
 
 // Batches: the sizes M, N and K stand in for a batch count where a tensor needs one.
@@ -581,6 +654,53 @@ TEST(StrategyChecks, BlockedMatmulNeedsAContraction) {
   EXPECT_NE(blas.error.find(":16:14: error: variant 'ob' (strategy blas) needs a contraction"),
             std::string::npos)
       << blas.error;
+}
+
+// vendor_cpu takes f16 and bf16 tensors as the operands of a contraction only (widened into f32
+// copies for cblas_sgemm): any other use is an error at that use. mlir's blocked_matmul and
+// cuBLAS take none.
+TEST(StrategyChecks, StorageOperandsOnTheHostGemms) {
+  const std::string product = "  c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k]) + 1\n";
+  Loaded ok = load(kHalves, product,
+                   "  cpu:\n    - {name: blocked, strategy: blocked_matmul}\n"
+                   "  mojo:\n    - {name: blocked, strategy: blocked_matmul}\n"
+                   "  vendor_cpu:\n    - {name: blas, strategy: blas}\n");
+  EXPECT_EQ(ok.error, "");
+
+  Loaded epilogue = load(kHalves, "  c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k]) + h[i, 0]\n",
+                         "  vendor_cpu:\n    - {name: blas, strategy: blas}\n");
+  EXPECT_NE(epilogue.error.find(":15:50: error: backend 'vendor_cpu' takes f16 tensors only as the "
+                                "operands of a matrix product, which it widens into f32 copies "
+                                "for OpenBLAS's cblas_sgemm; 'h' is read here outside one"),
+            std::string::npos)
+      << epilogue.error;
+  Loaded written = load(kHalves + "  ch: {type: bf16, shape: [M, N], role: out}\n",
+                        product + "  ch[i, j] = c[i, j]\n",
+                        "  vendor_cpu:\n    - {name: blas, strategy: blas}\n");
+  EXPECT_NE(written.error.find(":17:3: error: backend 'vendor_cpu' takes bf16 tensors only as the "
+                               "operands of a matrix product"),
+            std::string::npos)
+      << written.error;
+  // A gathered term of im2col reads its tensors outside the product.
+  Loaded gathered = load(
+      "  w: {type: f32, shape: [M, K], role: in}\n  x: {type: bf16, shape: [K, N], role: in}\n"
+      "  c: {type: f32, shape: [M, N], role: out}\n",
+      "  c[i, j] = sum(k in 0..K: w[i, k] * (x[k, j] + 1))\n",
+      "  vendor_cpu:\n    - {name: im2col, strategy: im2col}\n");
+  EXPECT_NE(gathered.error.find(":12:39: error: backend 'vendor_cpu' takes bf16 tensors only"),
+            std::string::npos)
+      << gathered.error;
+
+  Loaded mlir = load(kHalves, product, "  mlir:\n    - {name: blocked, strategy: blocked_matmul}\n");
+  EXPECT_NE(mlir.error.find("error: variant 'blocked' (strategy blocked_matmul) needs a "
+                            "contraction statement of one product (no batch) whose operands have "
+                            "the output's type"),
+            std::string::npos)
+      << mlir.error;
+  Loaded cublas = load(kHalves, product, "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
+  EXPECT_NE(cublas.error.find("error: backend 'vendor_cuda' does not print bf16 tensors yet"),
+            std::string::npos)
+      << cublas.error;
 }
 
 TEST(StrategyChecks, VendorCudaNamesTheStatementThatDoesNotFit) {

@@ -662,7 +662,8 @@ std::string paren(const std::string& text, int prec, int min_prec) {
   return prec < min_prec ? "(" + text + ")" : text;
 }
 
-LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
+LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w,
+                         const std::string& x_base, const std::string& y_base) {
   const Statement& st = L.stmt();
   const GemmLayout o = gemm_layout(st, m);
   LibraryGemm g;
@@ -677,12 +678,12 @@ LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w) {
   g.ys_j = o.y_j == GemmStep::Row ? yw : "1";
   const std::string lo = o.k0 ? L.expr(*o.k0, w, kPrecMul) : "0";
   const std::string hi = L.expr(*o.k_end, w, kPrecAdd);
-  g.xp = g.x;
-  g.yp = g.y;
+  g.xp = x_base.empty() ? g.x : x_base;
+  g.yp = y_base.empty() ? g.y : y_base;
   if (o.k0) {
     // X(i, k0 + k) and Y(k0 + k, j): offset the base pointers along k.
-    g.xp = g.x + " + " + lo + (o.x_k == GemmStep::Row ? " * " + xw : "");
-    g.yp = g.y + " + " + lo + (o.y_k == GemmStep::Row ? " * " + yw : "");
+    g.xp += " + " + lo + (o.x_k == GemmStep::Row ? " * " + xw : "");
+    g.yp += " + " + lo + (o.y_k == GemmStep::Row ? " * " + yw : "");
   }
   w.line("const int64_t sb_m = " + L.extent(st.out, cr, 0) + ";");
   w.line("const int64_t sb_n = " + L.extent(st.out, cr + 1, 0) + ";");

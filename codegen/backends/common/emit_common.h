@@ -475,7 +475,10 @@ struct LibraryGemm {
   // without the batch index, the same matrix for every product); empty for a single product.
   std::string xs_b, ys_b, cs_b;
 };
-LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w);
+// `x_base` and `y_base`, where not empty, name what is passed for x and y instead of their
+// tensors (a copy of the tensor with its layout: vendor_cpu's widened f16 and bf16 operands).
+LibraryGemm library_gemm(StmtLowering& L, const Contraction& m, CodeWriter& w,
+                         const std::string& x_base = "", const std::string& y_base = "");
 
 // The index arithmetic of a gathered GEMM's kernel (match_gathered_gemm), in the syntax C and
 // Mojo share: `extent(v)` is index variable v's extent as a factor of a product (its dimension

@@ -71,7 +71,9 @@ bool is_single_contraction(const Spec& spec, const Statement& st) {
 }
 
 std::string single_contraction_needs() {
-  return std::string("a contraction statement of one product (no batch), ") + kContractionShape;
+  return std::string("a contraction statement of one product (no batch) whose operands have the "
+                     "output's type (no f16 or bf16 operand to widen), ") +
+         kContractionShape;
 }
 
 bool is_gathered_gemm(const Spec& spec, const Statement& st) {
@@ -84,7 +86,8 @@ std::string gathered_gemm_needs() {
 }
 
 std::string attention_needs() {
-  return std::string("an attention group, ") + kAttentionShape;
+  return std::string("an attention group of one element type (f32 or f64, no f16 or bf16 operand), ") +
+         kAttentionShape;
 }
 
 // The default blocking was tuned on a 2-core AVX-512 EPYC (Zen 4, 1 MiB L2 per core) at n = 2048.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -1284,13 +1285,13 @@ namespace {
 // A gathered GEMM's kernel (emit_im2col) with one call of the blocked GEMM per batch element.
 void emit_im2col_gemm(StmtLowering& L, const GatheredGemm& g, int64_t mc, int64_t kc, int64_t nc,
                       CodeWriter& w) {
-  const std::string sfx = dtype_name(g.type);
+  const std::string gemm = blocked_gemm_name(g.type, g.type, g.type);
   emit_im2col(L, g, /*parallel_gather=*/true, w,
               [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
                 const std::vector<std::string> args = gemm_args(
                     {"sb_m", "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"},
                     mc, kc, nc);
-                cw.open(wrap_call("if (sb_gemm_" + sfx, args, " != 0) {", 2 * cw.indent()));
+                cw.open(wrap_call("if (" + gemm, args, " != 0) {", 2 * cw.indent()));
                 cw.line("free(sb_col);");
                 cw.line("return 1;");
                 cw.close();
@@ -1307,11 +1308,13 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
   const LibraryGemm g = library_gemm(L, m, w);
   const std::string& c = g.c;
   const std::string sfx = dtype_name(m.type);
+  // f16 and bf16 operands are widened to f32 as the GEMM packs them (lower/blocked_gemm.h).
+  const std::string gemm = blocked_gemm_name(m.type, m.x_type, m.y_type);
   if (!m.batched) {
     const std::vector<std::string> args =
         gemm_args({"sb_m", "sb_n", "sb_k", g.xp, g.xs_i, g.xs_k, g.yp, g.ys_k, g.ys_j, c, "sb_n"},
                   mc, kc, nc);
-    w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) return 1;", 2 * w.indent()));
+    w.line(wrap_call("if (" + gemm, args, " != 0) return 1;", 2 * w.indent()));
   } else {
     // Product sb_b's operands and output: a step of the batch's stride, none for an operand
     // that every product shares.
@@ -1331,11 +1334,11 @@ bool emit_gemm_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
            ") {");
     w.line("#pragma omp parallel for schedule(static) reduction(|:sb_failed)");
     w.open("for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {");
-    w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) sb_failed = 1;", 2 * w.indent()));
+    w.line(wrap_call("if (" + gemm, args, " != 0) sb_failed = 1;", 2 * w.indent()));
     w.close();
     w.close_open("} else {");
     w.open("for (int64_t sb_b = 0; sb_b < sb_batch; ++sb_b) {");
-    w.line(wrap_call("if (sb_gemm_" + sfx, args, " != 0) sb_failed = 1;", 2 * w.indent()));
+    w.line(wrap_call("if (" + gemm, args, " != 0) sb_failed = 1;", 2 * w.indent()));
     w.close();
     w.close();
     w.line("if (sb_failed) return 1;");
@@ -1373,7 +1376,8 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   VectorMath vector_math;
   std::string kernels, launchers;
   const auto& variants = backend_variants(spec, em.backend());
-  std::set<DType> gemm;  // element types of the blocked GEMMs (lower/blocked_gemm.h)
+  // The blocked GEMMs (lower/blocked_gemm.h): per element type, the operand types of its calls.
+  std::map<DType, std::set<GemmOperandTypes>> gemm;
   std::set<DType> attention;  // and of the fused attention (backends/cpu/attention.h)
   bool streaming = false, uses_malloc = false;
 
@@ -1409,7 +1413,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         const std::optional<Attention> att = match_attention(spec, k);
         SB_ASSERT(att.has_value(), "an attention group that match_attention does not match");
         const size_t last = k + kAttentionStatements - 1;
-        gemm.insert(att->type);
+        gemm[att->type].insert({att->type, att->type});
         attention.insert(att->type);
         std::vector<StmtLowering> Ls;
         Ls.reserve(3);
@@ -1491,14 +1495,14 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
       if (blocked) m = match_contraction(spec, st);
       if (sched.im2col && !m) gathered = match_gathered_gemm(spec, st);
       if (gathered) {
-        gemm.insert(gathered->type);
+        gemm[gathered->type].insert({gathered->type, gathered->type});
         uses_malloc = true;
         emit_im2col_gemm(L, *gathered, param(v, *info, "mc"), param(v, *info, "kc"),
                          param(v, *info, "nc"), body);
         kt = L.used_tensors();
         ks = L.used_sizes();
       } else if (m) {
-        gemm.insert(m->type);
+        gemm[m->type].insert({m->x_type, m->y_type});
         Statement epi;
         std::optional<StmtLowering> E;
         if (m->epilogue) {
@@ -1562,7 +1566,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   if (!gemm.empty()) {
     out += banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
     std::vector<loops::Module> gemms;  // written once as loop IR (lower/blocked_gemm.h)
-    for (DType t : gemm) gemms.push_back(blocked_gemm(t, gemm_target_cpu()));
+    for (const auto& [t, operands] : gemm) gemms.push_back(blocked_gemm(t, gemm_target_cpu(), operands));
     out += print_cpu_loops(gemms);
   }
   if (!attention.empty()) {

@@ -20,7 +20,8 @@
 //                   (patterns.h) become a call of a cache-blocked GEMM emitted into the file
 //                   (sb_gemm_f32/_f64: the loop IR of lower/blocked_gemm.h printed by
 //                   print_loops.h: packed panels, a register-blocked micro-kernel in GCC vector
-//                   extensions, OpenMP over row blocks, ragged edges), followed
+//                   extensions, OpenMP over row blocks, ragged edges; f16 and bf16 operands
+//                   widened to f32 while they are packed, sb_gemm_bf16_bf16_f32), followed
 //                   by an elementwise pass for the rest of the statement (a bias term, ...);
 //                   other statements are lowered as omp_simd. check_variant() rejects a spec
 //                   without a contraction statement.

@@ -433,7 +433,8 @@ struct FileNeeds {
   bool stream = false;   // non-temporal stores: fence, sb_stream_min_bytes
   bool prefetch = false;  // prefetch, PrefetchOptions (streamed lines)
   bool bitcast = false;  // std.memory.bitcast (sb_exp_f64)
-  std::set<DType> gemm;  // element types of the blocked GEMMs (lower/blocked_gemm.h)
+  // The blocked GEMMs (lower/blocked_gemm.h): per element type, the operand types of its calls.
+  std::map<DType, std::set<GemmOperandTypes>> gemm;
   std::set<DType> widths;
   std::set<MHelper> helpers;
   // The vector scans used (lower/running_scans.h: vector_scan_fits), each with its identity.
@@ -1804,11 +1805,13 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
     xp = x + ".unsafe_offset(sb_k0" + (o.x_k == GemmStep::Row ? " * " + xs_k : "") + ")";
     yp = y + ".unsafe_offset(sb_k0" + (o.y_k == GemmStep::Row ? " * " + ys_k : "") + ")";
   }
-  L.needs().gemm.insert(m.type);
+  L.needs().gemm[m.type].insert({m.x_type, m.y_type});
   L.needs().parallel = true;
   L.needs().dealloc = true;
   L.needs().widths.insert(m.type);
   const std::string sfx = dtype_name(m.type);
+  // f16 and bf16 operands are widened to f32 as the GEMM packs them (lower/blocked_gemm.h).
+  const std::string gemm = blocked_gemm_name(m.type, m.x_type, m.y_type);
   w.line("# " + gemm_comment(c, x, m.x_trans, y, m.y_trans, mc, kc, nc));
   // sb_gemm_<t> returns non-zero where its buffers cannot be allocated; the Mojo backend does not
   // report that (alloc gives no null allocation to check).
@@ -1817,7 +1820,7 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
         gemm_args({L.extent(st.out, 0, 0), L.extent(st.out, 1, 0), kext, xp, xs_i, xs_k, yp, ys_k,
                    ys_j, c, L.extent(st.out, 1, 0)},
                   mc, kc, nc);
-    w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+    w.line("_ = " + wrap_call(gemm, args, "", w.columns() + 4));
   } else {
     // Product sb_b's operands and output: a step of the batch's stride, none for an operand
     // read without the batch index (every product shares it). (sb_gm, sb_gn, sb_gk: the names
@@ -1837,7 +1840,7 @@ bool emit_gemm_call(MojoLowering& L, MojoLowering* E, const Contraction& m, int6
     w.line("# One GEMM per product of the batch. Products too small to use every thread (the");
     w.line("# GEMM runs them on one) run side by side instead, one per thread.");
     w.open("def sb_product(sb_b: Int) {imm}:");
-    w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+    w.line("_ = " + wrap_call(gemm, args, "", w.columns() + 4));
     w.dedent();
     w.line("");
     w.open("if Float64(sb_gm) * Float64(sb_gn) * Float64(sb_gk) < Float64(sb_gemm_min_parallel_" +
@@ -1870,8 +1873,8 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   const GatheredIndex ix{[&](int v) { return extent(v, kMMul + 1); },
                          [&](int v) { return L.var_name(v); }};
   const std::string y = L.tensor_name(st.out), wt = L.tensor_name(g.w);
-  const std::string ty = mojo_type(g.type), sfx = dtype_name(g.type);
-  L.needs().gemm.insert(g.type);
+  const std::string ty = mojo_type(g.type);
+  L.needs().gemm[g.type].insert({g.type, g.type});
   L.needs().parallel = true;
   L.needs().dealloc = true;
   L.needs().widths.insert(g.type);
@@ -1907,7 +1910,7 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   const std::vector<std::string> args =
       gemm_args({"sb_gm", "sb_gn", "sb_gk", wt, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"},
                 mc, kc, nc);
-  w.line("_ = " + wrap_call("sb_gemm_" + sfx, args, "", w.columns() + 4));
+  w.line("_ = " + wrap_call(blocked_gemm_name(g.type, g.type, g.type), args, "", w.columns() + 4));
   for (size_t i = 0; i < g.batch.size(); ++i) w.dedent();
   w.line("dealloc(sb_colbuf^)");
   w.dedent();
@@ -2148,7 +2151,8 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
   if (!needs.gemm.empty()) {
     out += mojo_banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
     std::vector<loops::Module> gemms;  // written once as loop IR (lower/blocked_gemm.h)
-    for (DType t : needs.gemm) gemms.push_back(blocked_gemm(t, gemm_target_mojo()));
+    for (const auto& [t, operands] : needs.gemm)
+      gemms.push_back(blocked_gemm(t, gemm_target_mojo(), operands));
     out += print_mojo_loops(gemms);
   }
   out += mojo_banner("Kernels: one function per variant and statement") + kernels;

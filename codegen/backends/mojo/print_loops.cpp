@@ -179,7 +179,12 @@ class MExpr : public ExprFunctor<std::string(int)> {
                  kSel, parent);
   }
   std::string visit_cast(const Expr& e, int) override {
-    return type(e.type) + "(" + print(*e.args[0]) + ")";
+    // A float converted to another float type (an f16 or bf16 element widened to f32) by
+    // SIMD.cast; an integer to a float by the type's constructor.
+    const Expr& v = *e.args[0];
+    if (e.type.kind == TypeKind::Float && v.type.kind == TypeKind::Float)
+      return print(v, kTop) + ".cast[" + dtype_mojo(e.type.elem) + "]()";
+    return type(e.type) + "(" + print(v) + ")";
   }
   std::string visit_load(const Expr& e, int) override {
     if (env_.registers.count(e.name)) return register_name(e);

@@ -1,7 +1,10 @@
 #include "backends/vendor_cpu/emit_vendor_cpu.h"
 
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/common/emit_common.h"
 #include "backends/cpu/emit_cpu.h"
@@ -21,25 +24,102 @@ class VendorCpuEmitter final : public Emitter {
     return vendor_cpu_strategies().check_fit(spec, v);
   }
   bool spells(Fn fn) const override { return c_spells(fn); }
+  Status check_storage(const Spec& spec, const Loc& backend_loc) const override;
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
 };
 
+// f16 and bf16 tensors on vendor_cpu: OpenBLAS has no GEMM of them that this backend can call
+// (Debian's OpenBLAS 0.3.21 declares cblas_sbgemm in its header but does not export it), so they
+// may only be the operands of a contraction, which are widened into f32 copies for cblas_sgemm
+// (emit_blas_statement). Every other use is refused at the use: a write, a read outside a
+// contraction's product (an elementwise statement, a contraction's epilogue, a gathered term).
+Status VendorCpuEmitter::check_storage(const Spec& spec, const Loc& /*backend_loc*/) const {
+  const std::string why = " tensors only as the operands of a matrix product, which it widens "
+                          "into f32 copies for OpenBLAS's cblas_sgemm";
+  for (const Statement& st : spec.stmts) {
+    const Tensor& out = spec.tensors[st.out];
+    if (is_storage_type(out.type))
+      return make_error(st.loc, "backend 'vendor_cpu' takes " + std::string(dtype_name(out.type)) +
+                                    why + "; '" + out.name + "' is written here");
+    std::set<const Expr*> operands;
+    if (const std::optional<Contraction> m = match_contraction(spec, st))
+      for (const Expr* r : reads_of(*m->reduce)) operands.insert(r);
+    for (const Expr* r : reads_of(*st.rhs)) {
+      const Tensor& t = spec.tensors[r->ref];
+      if (is_storage_type(t.type) && !operands.count(r))
+        return make_error(r->loc, "backend 'vendor_cpu' takes " +
+                                      std::string(dtype_name(t.type)) + why + "; '" + t.name +
+                                      "' is read here outside one");
+    }
+  }
+  return {};
+}
+
 // The body of a contraction statement's kernel: one GEMM call, then the rest of the statement.
-// Returns whether the rest of the statement uses streaming stores.
+// An f16 or bf16 operand is first widened into an f32 copy of the whole tensor (same layout, so
+// the same strides), allocated for the call; the kernel then returns 1 when that allocation
+// fails, else 0. Returns whether the rest of the statement uses streaming stores.
 bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m, CodeWriter& w) {
-  const LibraryGemm g = library_gemm(L, m, w);
+  const Spec& spec = L.spec();
+  // The f32 copies of the operands of a storage type: their names ("" for an operand passed as
+  // it is), one copy where both operands read the same tensor.
+  const std::string wide_x = m.x_type != m.type ? "sb_wide_" + L.tensor_name(m.x) : "";
+  const std::string wide_y =
+      m.y_type == m.type ? "" : m.y == m.x ? wide_x : "sb_wide_" + L.tensor_name(m.y);
+  const LibraryGemm g = library_gemm(L, m, w, wide_x, wide_y);
   const std::string &x = g.x, &y = g.y, &c = g.c, &xp = g.xp, &yp = g.yp;
   const std::string count = m.batched ? "sb_batch * sb_m * sb_n" : "sb_m * sb_n";
+  const std::string done = m.widens() ? "return 0;" : "return;";
   w.line(std::string("if (sb_m <= 0 || sb_n <= 0") + (m.batched ? " || sb_batch <= 0" : "") +
-         ") return;");
+         ") " + done);
   w.open("if (sb_k <= 0) {  // an empty sum");
   w.line("for (int64_t sb_i = 0; sb_i < " + count + "; ++sb_i) " + c +
          "[sb_i] = " + float_literal(0.0, m.type) + ";");
   w.close("} else {");
   {
     CodeWriter inner(w.indent() + 1);
+    // The widened copies: each element of the operand converted to f32 exactly, on the calling
+    // thread (an OpenMP team would keep spinning on the cores OpenBLAS's threads then need).
+    std::vector<std::pair<int, std::string>> copies;
+    if (!wide_x.empty()) copies.push_back({m.x, wide_x});
+    if (!wide_y.empty() && wide_y != wide_x) copies.push_back({m.y, wide_y});
+    if (!copies.empty()) {
+      const std::string ct = c_type(m.type), tn = dtype_name(m.type);
+      std::string names;
+      for (size_t i = 0; i < copies.size(); ++i) {
+        const Tensor& t = spec.tensors[copies[i].first];
+        names += (i == 0 ? "" : " and ") + t.name + " (" + dtype_name(t.type) + ")";
+      }
+      inner.line("// OpenBLAS offers no GEMM of f16 or bf16 operands here (Debian's 0.3.21 declares");
+      inner.line("// cblas_sbgemm but does not export it): this is its " +
+                 std::string(scalar(m.type).blas_prefix) + "gemm on " +
+                 (copies.size() > 1 ? tn + " copies of" : "an " + tn + " copy of"));
+      inner.line("// " + names + ", each element widened exactly.");
+      for (const auto& [t, n] : copies) {
+        std::string elems;
+        for (size_t d = 0; d < spec.tensors[t].shape.size(); ++d)
+          elems += (elems.empty() ? "" : " * ") + std::string("(size_t)") +
+                   L.extent(t, d, kPrecUnary);
+        inner.line("const size_t " + n + "_count = " + (elems.empty() ? "1" : elems) + ";");
+        inner.line(ct + "* " + n + " = (" + ct + "*)malloc(sizeof(" + ct + ") * " + n +
+                   "_count);");
+      }
+      std::string failed;
+      for (const auto& [t, n] : copies) failed += (failed.empty() ? "" : " || ") + ("!" + n);
+      if (copies.size() == 1) {
+        inner.line("if (" + failed + ") return 1;");
+      } else {
+        inner.open("if (" + failed + ") {");
+        for (const auto& [t, n] : copies) inner.line("free(" + n + ");");
+        inner.line("return 1;");
+        inner.close();
+      }
+      for (const auto& [t, n] : copies)
+        inner.line("for (size_t sb_i = 0; sb_i < " + n + "_count; ++sb_i) " + n + "[sb_i] = (" +
+                   ct + ")" + L.tensor_name(t) + "[sb_i];");
+    }
     // Product sb_b's operands and output, for a batch: a step of the batch's stride, none for
     // an operand that every product shares.
     auto at = [&m](const std::string& p, const std::string& step) {
@@ -69,12 +149,17 @@ bool emit_blas_statement(StmtLowering& L, StmtLowering* E, const Contraction& m,
                                            "(int)sb_n"};
     inner.line(wrap_call(std::string("cblas_") + blas + "gemm", args, ";", 2 * inner.indent()));
     if (m.batched) inner.close();
+    for (const auto& [t, n] : copies) inner.line("free(" + n + ");");
     w.raw(inner.str());
   }
   w.line("}");
-  if (!E) return false;
-  w.line("// The rest of the statement, elementwise, with the sum read back from " + c + ".");
-  return emit_cpu_statement(*E, true, w);
+  bool streaming = false;
+  if (E) {
+    w.line("// The rest of the statement, elementwise, with the sum read back from " + c + ".");
+    streaming = emit_cpu_statement(*E, true, w);
+  }
+  if (m.widens()) w.line("return 0;");
+  return streaming;
 }
 
 // A gathered GEMM's kernel (emit_im2col) with one OpenBLAS GEMM per batch element. The gather
@@ -108,7 +193,7 @@ void emit_im2col_statement(StmtLowering& L, const GatheredGemm& g, CodeWriter& w
 GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
   HelperSet helpers;
   std::string kernels, launchers;
-  bool streaming = false, gathers = false;
+  bool streaming = false, gathers = false, widens = false;
   const auto& variants = backend_variants(spec, backend());
 
   for (const Variant& v : variants) {
@@ -136,6 +221,8 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
         kt = L.used_tensors();
         ks = L.used_sizes();
       } else if (std::optional<Contraction> m = match_contraction(spec, st)) {
+        fallible = m->widens();  // the widened copies' allocation may fail
+        widens = widens || m->widens();
         Statement epi;
         std::optional<StmtLowering> E;
         if (m->epilogue) {
@@ -178,9 +265,12 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
 
   std::string out = file_header(spec, *this);
   out += "\n#include <cblas.h>\n#include <math.h>\n#include <stdint.h>\n";
-  if (gathers) out += "#include <stdlib.h>\n";
+  if (gathers || widens) out += "#include <stdlib.h>\n";
   if (streaming) out += cpu_stream_includes();
   out += "\n#include \"specbench_abi.h\"\n\n";
+  // The f16 and bf16 operands' element types, which the widening reads (check_storage allows
+  // them nowhere else); a spec without variants here passes no tensor.
+  if (!variants.empty()) out += storage_types(spec, StorageLang::Cpu);
   if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
   if (streaming) out += cpu_stream_support();
   out += banner("Kernels: one function per variant and statement") + kernels;

@@ -7,8 +7,11 @@
 //   blas  (no parameters) every statement that match_contraction() accepts (patterns.h) becomes
 //         one cblas_sgemm/cblas_dgemm call (row-major; transposed operands as CblasTrans, a
 //         sum starting at k0 > 0 as offset pointers), followed by an OpenMP loop for the rest
-//         of the statement (a bias term, ...). Other statements are lowered as the cpu
-//         backend's omp_simd. check_variant() rejects a spec without a contraction statement.
+//         of the statement (a bias term, ...). f16 and bf16 operands are first widened into
+//         f32 copies allocated for the call (OpenBLAS here has no bf16 GEMM to call); the
+//         backend takes such tensors nowhere else (check_storage). Other statements are
+//         lowered as the cpu backend's omp_simd. check_variant() rejects a spec without a
+//         contraction statement.
 // Kernels and launchers follow the cpu backend's conventions (emit_cpu.h).
 #pragma once
 
