@@ -28,9 +28,9 @@ Status Emitter::check_storage(const Spec& spec, const Loc& backend_loc) const {
       return make_error(backend_loc, "backend '" + backend() + "' does not print " +
                                          dtype_name(t.type) + " tensors yet ('" + t.name +
                                          "' is " + dtype_name(t.type) +
-                                         "); f16 and bf16 run on the cpu, cuda, mojo and mlir "
-                                         "backends, and on vendor_cpu as the operands of a "
-                                         "matrix product");
+                                         "); f16 and bf16 run on the cpu, cuda, mojo, mojo_gpu "
+                                         "and mlir backends, and on vendor_cpu and vendor_cuda "
+                                         "as the operands of a matrix product");
   return {};
 }
 

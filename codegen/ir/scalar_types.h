@@ -63,6 +63,9 @@ struct ScalarType {
   // The prefix of the BLAS (and cuBLAS) routines of this type: "s" (sgemm), "d"; nullptr: none
   // (lower/patterns.h matches a contraction, a GEMM, only for a type that has one).
   const char* blas_prefix;
+  // The cudaDataType naming an element of this type in cuBLAS's mixed-precision calls
+  // (cublasGemmEx): "CUDA_R_16BF"; nullptr: none.
+  const char* cuda_data_type;
 
   // ---- Mojo
   const char* mojo_type;    // "Float32", "Int" (index)

@@ -657,8 +657,8 @@ TEST(StrategyChecks, BlockedMatmulNeedsAContraction) {
 }
 
 // vendor_cpu takes f16 and bf16 tensors as the operands of a contraction only (widened into f32
-// copies for cblas_sgemm): any other use is an error at that use. mlir's blocked_matmul and
-// cuBLAS take none.
+// copies for cblas_sgemm), and vendor_cuda as the two operands of one product (cublasGemmEx): any
+// other use is an error at that use. mlir's blocked_matmul takes none.
 TEST(StrategyChecks, StorageOperandsOnTheHostGemms) {
   const std::string product = "  c[i, j] = sum(k in 0..K: a[i, k] * bt[j, k]) + 1\n";
   Loaded ok = load(kHalves, product,
@@ -697,10 +697,25 @@ TEST(StrategyChecks, StorageOperandsOnTheHostGemms) {
                             "the output's type"),
             std::string::npos)
       << mlir.error;
+  // cuBLAS takes two operands of one storage type (cublasGemmEx), nothing else.
   Loaded cublas = load(kHalves, product, "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
-  EXPECT_NE(cublas.error.find("error: backend 'vendor_cuda' does not print bf16 tensors yet"),
+  EXPECT_EQ(cublas.error, "");
+  Loaded mixed = load(kHalves, "  c[i, j] = sum(k in 0..K: h[i, k] * bt[j, k])\n",
+                      "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
+  EXPECT_NE(mixed.error.find(":15:28: error: backend 'vendor_cuda' takes f16 tensors only as the "
+                             "operands of a matrix product (not a batch) of two f16 or two bf16 "
+                             "operands into an f32 output, which it passes to cublasGemmEx; 'h' is "
+                             "read here by a product it cannot take"),
             std::string::npos)
-      << cublas.error;
+      << mixed.error;
+  Loaded half_b = load(kHalves, "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n",
+                       "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
+  EXPECT_NE(half_b.error.find("'a' is read here by a product it cannot take"), std::string::npos)
+      << half_b.error;
+  Loaded elementwise = load(kHalves, "  c[i, j] = a[i, 0]\n",
+                            "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
+  EXPECT_NE(elementwise.error.find("'a' is read here outside one"), std::string::npos)
+      << elementwise.error;
 }
 
 TEST(StrategyChecks, VendorCudaNamesTheStatementThatDoesNotFit) {

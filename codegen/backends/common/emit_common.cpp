@@ -1556,6 +1556,53 @@ std::string file_header(const Spec& spec, const Emitter& em) {
   return h;
 }
 
+// A "// ..." comment line wrapped at 100 columns (continuation lines start with "// " too).
+std::string wrap_comment(const std::string& line) {
+  constexpr size_t kColumns = 100;
+  if (line.size() <= kColumns || line.rfind("// ", 0) != 0) return line + "\n";
+  std::string out, cur = "//";
+  size_t i = 3;
+  while (i < line.size()) {
+    size_t j = line.find(' ', i);
+    if (j == std::string::npos) j = line.size();
+    const std::string word = line.substr(i, j - i);
+    if (cur.size() > 2 && cur.size() + 1 + word.size() > kColumns) {
+      out += cur + "\n";
+      cur = "//";
+    }
+    cur += " " + word;
+    i = j + 1;
+  }
+  return out + cur + "\n";
+}
+
+Status storage_only_in_products(const Spec& spec, const std::string& backend,
+                                const std::string& why,
+                                const std::function<bool(const Contraction&)>& takes) {
+  for (const Statement& st : spec.stmts) {
+    const Tensor& out = spec.tensors[st.out];
+    auto refuse = [&](const Loc& loc, DType t, const std::string& what) {
+      return make_error(loc, "backend '" + backend + "' takes " + dtype_name(t) +
+                                 " tensors only " + why + "; " + what);
+    };
+    if (is_storage_type(out.type))
+      return refuse(st.loc, out.type, "'" + out.name + "' is written here");
+    std::set<const Expr*> operands;
+    const std::optional<Contraction> m = match_contraction(spec, st);
+    if (m)
+      for (const Expr* r : reads_of(*m->reduce)) operands.insert(r);
+    for (const Expr* r : reads_of(*st.rhs)) {
+      const Tensor& t = spec.tensors[r->ref];
+      if (!is_storage_type(t.type)) continue;
+      if (!operands.count(r))
+        return refuse(r->loc, t.type, "'" + t.name + "' is read here outside one");
+      if (!takes(*m))
+        return refuse(r->loc, t.type, "'" + t.name + "' is read here by a product it cannot take");
+    }
+  }
+  return {};
+}
+
 std::string storage_types(const Spec& spec, StorageLang lang) {
   std::set<DType> used;
   for (const Tensor& t : spec.tensors)

@@ -421,6 +421,19 @@ std::string banner(const std::string& title);
 // element reads as a float and takes a float by assignment, rounded to nearest even, so that the
 // C family prints a read and a store of such an element as of any other. Cuda adds
 // __host__ __device__ and converts f16 with PTX on the device.
+// A "// ..." comment line wrapped at 100 columns, with its newline (continuation lines start
+// with "// " too); other text is returned as it is, with a newline.
+std::string wrap_comment(const std::string& line);
+
+// The storage-type check of a backend that takes f16 and bf16 tensors only as the operands of
+// the contractions its library GEMM reads (vendor_cpu widening them for OpenBLAS, vendor_cuda
+// passing them to cublasGemmEx): an error naming `backend` and, after "takes f16 tensors only",
+// `why`, at the first other use: a write, a read outside a contraction's product (an
+// elementwise statement, an epilogue, a gathered term), or a contraction that `takes` refuses.
+Status storage_only_in_products(const Spec& spec, const std::string& backend,
+                                const std::string& why,
+                                const std::function<bool(const Contraction&)>& takes);
+
 enum class StorageLang { Cpu, Cuda };
 std::string storage_types(const Spec& spec, StorageLang lang);
 

@@ -135,26 +135,6 @@ std::string vector_type(DType t, int lanes) {
 
 const char* const kLane[] = {"x", "y", "z", "w"};
 
-// A "// ..." comment line wrapped at 100 columns (continuation lines start with "// " too).
-std::string wrap_comment(const std::string& line) {
-  constexpr size_t kColumns = 100;
-  if (line.size() <= kColumns || line.rfind("// ", 0) != 0) return line + "\n";
-  std::string out, cur = "//";
-  size_t i = 3;
-  while (i < line.size()) {
-    size_t j = line.find(' ', i);
-    if (j == std::string::npos) j = line.size();
-    const std::string word = line.substr(i, j - i);
-    if (cur.size() > 2 && cur.size() + 1 + word.size() > kColumns) {
-      out += cur + "\n";
-      cur = "//";
-    }
-    cur += " " + word;
-    i = j + 1;
-  }
-  return out + cur + "\n";
-}
-
 // The comment block above a kernel (lines "// ...\n"), each line wrapped at 100 columns except
 // the statements' own text, which is kept whole.
 std::string wrap_kernel_comments(const std::string& comments, const Spec& spec) {

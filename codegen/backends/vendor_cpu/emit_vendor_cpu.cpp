@@ -36,25 +36,11 @@ class VendorCpuEmitter final : public Emitter {
 // (emit_blas_statement). Every other use is refused at the use: a write, a read outside a
 // contraction's product (an elementwise statement, a contraction's epilogue, a gathered term).
 Status VendorCpuEmitter::check_storage(const Spec& spec, const Loc& /*backend_loc*/) const {
-  const std::string why = " tensors only as the operands of a matrix product, which it widens "
-                          "into f32 copies for OpenBLAS's cblas_sgemm";
-  for (const Statement& st : spec.stmts) {
-    const Tensor& out = spec.tensors[st.out];
-    if (is_storage_type(out.type))
-      return make_error(st.loc, "backend 'vendor_cpu' takes " + std::string(dtype_name(out.type)) +
-                                    why + "; '" + out.name + "' is written here");
-    std::set<const Expr*> operands;
-    if (const std::optional<Contraction> m = match_contraction(spec, st))
-      for (const Expr* r : reads_of(*m->reduce)) operands.insert(r);
-    for (const Expr* r : reads_of(*st.rhs)) {
-      const Tensor& t = spec.tensors[r->ref];
-      if (is_storage_type(t.type) && !operands.count(r))
-        return make_error(r->loc, "backend 'vendor_cpu' takes " +
-                                      std::string(dtype_name(t.type)) + why + "; '" + t.name +
-                                      "' is read here outside one");
-    }
-  }
-  return {};
+  return storage_only_in_products(
+      spec, backend(),
+      "as the operands of a matrix product, which it widens into f32 copies for OpenBLAS's "
+      "cblas_sgemm",
+      [](const Contraction&) { return true; });
 }
 
 // The body of a contraction statement's kernel: one GEMM call, then the rest of the statement.

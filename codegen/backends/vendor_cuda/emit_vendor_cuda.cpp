@@ -20,6 +20,14 @@ class VendorCudaEmitter final : public Emitter {
     return vendor_cuda::check_fit(vendor_cuda::strategy_of(v), spec, v);
   }
   bool spells(Fn fn) const override { return c_spells(fn); }
+  // f16 and bf16 tensors only as the operands of a product cuBLAS takes (cublas_takes).
+  Status check_storage(const Spec& spec, const Loc& /*backend_loc*/) const override {
+    return storage_only_in_products(
+        spec, backend(),
+        "as the operands of a matrix product (not a batch) of two f16 or two bf16 operands "
+        "into an f32 output, which it passes to cublasGemmEx",
+        vendor_cuda::cublas_takes);
+  }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;
@@ -52,7 +60,7 @@ GeneratedFile VendorCudaEmitter::print(const Spec& spec) const {
   for (const Variant& v : variants) {
     const vendor_cuda::VendorCudaStrategy& s = vendor_cuda::strategy_of(v);
     used[static_cast<size_t>(&s - registry.data())] = true;
-    kernels += "// Variant " + v.name + ": " + s.info.doc + ".\n\n";
+    kernels += wrap_comment("// Variant " + v.name + ": " + s.info.doc + ".") + "\n";
     CodeWriter body(1);
     std::set<int> used_tensors, used_sizes;
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
@@ -96,6 +104,8 @@ GeneratedFile VendorCudaEmitter::print(const Spec& spec) const {
   out += thrust_includes;
   out += "\n#include \"specbench_abi.h\"\n\n";
   out += kMacros;
+  // The f16 and bf16 element types the launchers' pointers name (cublasGemmEx reads them).
+  if (!variants.empty()) out += storage_types(spec, StorageLang::Cuda);
   out += macros;
   if (!parts.helpers.empty())
     out += banner("Helpers") + parts.helpers.definitions("static inline __host__ __device__") + "\n";

@@ -51,7 +51,8 @@ static cublasHandle_t sb_cublas = NULL;
 // Kernels and functors: per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant cublas: contractions through cublasSgemm/cublasDgemm (row-major as C^T = B^T A^T).
+// Variant cublas: contractions through cublasSgemm/cublasDgemm, or cublasGemmEx for f16 or bf16
+// operands of one type into an f32 output (f32 accumulation), row-major as C^T = B^T A^T.
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order

@@ -1,6 +1,7 @@
-// The cublas strategy (strategy.h): a contraction through cublasSgemm/cublasDgemm with the
-// row-major trick (C^T = Y^T X^T in column-major, so no transposition is copied), then a
-// grid-stride kernel for the rest of the statement (a bias term, ...).
+// The cublas strategy (strategy.h): a contraction through cublasSgemm/cublasDgemm, or
+// cublasGemmEx for f16 or bf16 operands into an f32 output, with the row-major trick (C^T = Y^T
+// X^T in column-major, so no transposition is copied), then a grid-stride kernel for the rest of
+// the statement (a bias term, ...).
 #include <cctype>
 #include <optional>
 #include <string>
@@ -32,6 +33,12 @@ static cublasHandle_t sb_cublas = NULL;
 
 )";
 
+std::optional<Contraction> match_cublas(const Spec& spec, const Statement& st) {
+  std::optional<Contraction> m = match_contraction(spec, st);
+  if (!m || !cublas_takes(*m)) return std::nullopt;
+  return m;
+}
+
 void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, HelperSet& helpers,
                  const std::string& fn, StmtCode& out) {
   StmtLowering L(spec, st, &helpers);
@@ -41,7 +48,11 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
   const std::string &x = g.x, &y = g.y, &c = g.c, &xp = g.xp, &yp = g.yp;
   const char* blas = scalar(m.type).blas_prefix;
   SB_ASSERT(blas, std::string("no cuBLAS GEMM of ") + dtype_name(m.type));
-  const std::string gemm = std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
+  // f16 and bf16 operands go to cublasGemmEx as they are stored, with f32 accumulation.
+  const bool ex = m.widens();
+  const std::string gemm =
+      ex ? std::string("cublasGemmEx")
+         : std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
   const std::string ty = c_type(m.type);
   w.open("if (sb_m > 0 && sb_n > 0 && sb_k <= 0) {  // an empty sum");
   w.line("SB_CUDA_CHECK(cudaMemsetAsync(" + c + ", 0, sizeof(" + ty +
@@ -53,20 +64,28 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
          (m.y_trans ? "" : "^T") + " * " + x + (m.x_trans ? "" : "^T") + ".");
   w.line("const " + ty + " sb_one = " + float_literal(1.0, m.type) + ", sb_zero = " +
          float_literal(0.0, m.type) + ";");
-  const std::vector<std::string> args = {"sb_cublas",
-                                         m.y_trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N",
-                                         m.x_trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N",
-                                         "(int)sb_n",
-                                         "(int)sb_m",
-                                         "(int)sb_k",
-                                         "&sb_one",
-                                         yp,
-                                         "(int)" + L.extent(m.y, 1, kPrecUnary),
-                                         xp,
-                                         "(int)" + L.extent(m.x, 1, kPrecUnary),
-                                         "&sb_zero",
-                                         c,
-                                         "(int)sb_n"};
+  // cublasGemmEx names each matrix's element type after it (cudaDataType) and ends with the
+  // computation's type and the algorithm.
+  auto typed = [&](DType t) { return ex ? std::vector<std::string>{scalar(t).cuda_data_type}
+                                        : std::vector<std::string>{}; };
+  std::vector<std::string> args = {"sb_cublas",
+                                   m.y_trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N",
+                                   m.x_trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N",
+                                   "(int)sb_n",
+                                   "(int)sb_m",
+                                   "(int)sb_k",
+                                   "&sb_one",
+                                   yp};
+  auto add = [&args](const std::vector<std::string>& xs) {
+    args.insert(args.end(), xs.begin(), xs.end());
+  };
+  add(typed(m.y_type));
+  add({"(int)" + L.extent(m.y, 1, kPrecUnary), xp});
+  add(typed(m.x_type));
+  add({"(int)" + L.extent(m.x, 1, kPrecUnary), "&sb_zero", c});
+  add(typed(m.type));
+  add({"(int)sb_n"});
+  if (ex) add({"CUBLAS_COMPUTE_32F", "CUBLAS_GEMM_DEFAULT"});
   w.line(wrap_call(std::string("SB_CUBLAS_CHECK(") + gemm, args,
                    ");", 2 * w.indent()));
   w.close();
@@ -75,19 +94,26 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
 
 }  // namespace
 
+bool cublas_takes(const Contraction& m) {
+  if (m.batched) return false;
+  return !m.widens() || (m.type == DType::F32 && m.x_type == m.y_type);
+}
+
 VendorCudaStrategy cublas_strategy() {
   VendorCudaStrategy s;
   s.info = {"cublas",
-            "contractions through cublasSgemm/cublasDgemm (row-major as C^T = B^T A^T)",
+            "contractions through cublasSgemm/cublasDgemm, or cublasGemmEx for f16 or bf16 "
+            "operands of one type into an f32 output (f32 accumulation), row-major as C^T = B^T "
+            "A^T",
             {},
             "vendor_gemm"};
   s.shape = kContractionShape;
   s.matches = [](const Spec& spec, const Statement& st) {
-    return match_single_contraction(spec, st).has_value();
+    return match_cublas(spec, st).has_value();
   };
   s.lower = [](const Spec& spec, const Statement& st, const std::string& fn, FileParts& parts,
                StmtCode& out) {
-    std::optional<Contraction> m = match_single_contraction(spec, st);
+    std::optional<Contraction> m = match_cublas(spec, st);
     SB_ASSERT(m.has_value(), "cublas variant on a statement that is not a contraction");
     emit_cublas(spec, st, *m, parts.helpers, fn, out);
   };
