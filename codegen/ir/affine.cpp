@@ -245,7 +245,9 @@ std::optional<Affine> extreme(Affine a, const Statement& st, bool want_max,
                                   : std::pair<const Expr*, const Expr*>{nullptr, nullptr};
     const Expr* b = (t.coef > 0) == want_max ? range.second : range.first;
     if (!b) return std::nullopt;
-    std::optional<Affine> bound = decompose(*b);
+    // The range is built from sizes and literals (typecheck.cpp): its products and quotients of
+    // sizes are atoms, as in a shape.
+    std::optional<Affine> bound = decompose(*b, var_free);
     if (!bound) return std::nullopt;
     a.add(*bound, t.coef);
   }
@@ -295,7 +297,8 @@ bool nonnegative_for_all_sizes(const Affine& form) {
   // Atoms first. A quotient floor(A / q) (A >= 0: the typecheck's dividend rule; q >= 1) with a
   // negative coefficient c is replaced by a bound of A: c * floor(A / q) >= (c / q) * A when q
   // is a literal that divides c, else >= c * A; an atom that is at least 0 with a positive
-  // coefficient only adds, so it is dropped; any other atom leaves the form unproven. A
+  // coefficient only adds, so it is bounded by its least value (a product of sizes k * N * M by
+  // k, every size being at least 1; any other by 0); any other atom leaves the form unproven. A
   // replacement may bring atoms of its own.
   // Every replacement first (it may cancel an atom that would otherwise be dropped), then the
   // atoms left.
@@ -317,11 +320,19 @@ bool nonnegative_for_all_sizes(const Affine& form) {
     const bool exact = q.kind == ExprKind::IntLit && t.coef % q.ival == 0;
     a.add(*dividend, exact ? t.coef / q.ival : t.coef);
   }
-  for (const AffineAtom& t : a.atoms)
+  // Every term left is nondecreasing in each size, so the form is least where every size is 1:
+  // there a product of sizes k * N * M is k (>= 1 when k is), any other non-negative atom at
+  // least 0.
+  int64_t at_ones = a.constant;
+  for (const AffineAtom& t : a.atoms) {
     if (t.coef < 0 || !nonnegative_atom(*t.expr)) return false;
+    const std::optional<SizeProduct> p = size_product(*t.expr);
+    int64_t least = 0;
+    if (p && p->k > 0 && __builtin_mul_overflow(t.coef, p->k, &least)) return true;  // huge
+    if (__builtin_add_overflow(at_ones, least, &at_ones)) return true;  // least > 0: past 2^63
+  }
   a.atoms.clear();
   if (a.overflow) return false;
-  int64_t at_ones = a.constant;
   for (auto [s, c] : a.sizes) {
     if (c < 0) return false;
     if (__builtin_add_overflow(at_ones, c, &at_ones)) return true;  // c > 0: grows past 2^63

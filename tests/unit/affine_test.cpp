@@ -285,6 +285,12 @@ TEST(Affine, NonnegativeWithQuotientAndProductAtoms) {
   // is unproven; a quotient by a size is bounded by its dividend, N / M <= N.
   EXPECT_TRUE(nonnegative_for_all_sizes(nm + n_over_m));
   EXPECT_FALSE(nonnegative_for_all_sizes(n - nm));
+  // A product of sizes is at least 1 (every size is): N * M - 1 >= 0, not N * M - 2; a quotient
+  // may be 0: N / M - 1 is unproven.
+  EXPECT_TRUE(nonnegative_for_all_sizes(nm - one));
+  EXPECT_FALSE(nonnegative_for_all_sizes(nm - one.scaled(2)));
+  EXPECT_FALSE(nonnegative_for_all_sizes(n_over_m - one));
+  EXPECT_TRUE(nonnegative_for_all_sizes(nm + n_over_m - one));
   EXPECT_TRUE(nonnegative_for_all_sizes(n - n_over_m));
   EXPECT_FALSE(nonnegative_for_all_sizes(n - one - n_over_m));
 }

@@ -74,10 +74,10 @@ TEST(Views, AViewsReadsMoveItsBasesBytesOnce) {
   Spec s;
   ASSERT_NO_FATAL_FAILURE(load_views(&s));
   const int64_t N = 17, M = 5, K = 40;
-  // x (read as x, flat, other and mat), cube (as rows), ids (as ids and idv): once each; then
-  // the outputs sq, re, rs (f64) and g.
-  const int64_t in = N * M * 4 + N * 2 * M * 8 + K * 8;
-  const int64_t out = N * M * 4 + M * N * 4 + N * 2 * 8 + K * 4;
+  // x (read as x, flat, other and mat), cube (as rows), ids (as ids and idv), fid: once each;
+  // then the outputs sq, re, rs (f64), g and fg.
+  const int64_t in = N * M * 4 + N * 2 * M * 8 + K * 8 + K * 8;
+  const int64_t out = N * M * 4 + M * N * 4 + N * 2 * 8 + K * 4 + K * 4;
   EXPECT_EQ(bytes_moved(s, {N, M, K}), in + out);
 }
 

@@ -10,10 +10,12 @@
 //   5  rows   f64[N * 2, M]  in, a view of cube
 //   6  ids    i64[K]         in
 //   7  idv    i64[K, 1]      in, a view of ids
-//   8  sq     f32[N, M]      out
-//   9  re     f32[M, N]      out
-//   10  rs     f64[N * 2]     out
-//   11  g      f32[K]         out
+//   8  fid    i64[K]         in
+//   9  sq     f32[N, M]      out
+//   10  re     f32[M, N]      out
+//   11  rs     f64[N * 2]     out
+//   12  g      f32[K]         out
+//   13  fg     f32[K]         out
 // Sizes (ABI order): N, M, K
 // Variants:
 //   loops     strategy loops
@@ -132,6 +134,14 @@ static void sb_loops_s3(const float* __restrict x, const float* __restrict mat,
                         float* __restrict g, const int64_t M, const int64_t K) {
   for (int64_t k = 0; k < K; ++k) {
     g[k] = mat[idv[k * 1 + 0] * M + 0] - x[ids[k] * M + (M - 1)] + x[0];
+  }
+}
+
+// fg[k] = flat[fid[k]] * flat[0]
+static void sb_loops_s4(const float* __restrict flat, const int64_t* __restrict fid,
+                        float* __restrict fg, const int64_t K) {
+  for (int64_t k = 0; k < K; ++k) {
+    fg[k] = flat[fid[k]] * flat[0];
   }
 }
 
@@ -315,6 +325,51 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, const flo
   }
 }
 
+// fg[k] = flat[fid[k]] * flat[0]
+SB_STREAM_KERNEL static void sb_omp_simd_s4(const float* __restrict flat,
+                                            const int64_t* __restrict fid, float* __restrict fg,
+                                            const int64_t N, const int64_t M, const int64_t K) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (N * M) + 8 * K + 4 * K;
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait
+      for (int64_t sb_b = 0; sb_b < K; sb_b += SB_STREAM_BLOCK) {
+        const int64_t sb_e = K - sb_b < SB_STREAM_BLOCK ? K : sb_b + SB_STREAM_BLOCK;
+        {
+          const int64_t sb_h = sb_b + sb_head_elems(&fg[sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+          #pragma omp simd
+          for (int64_t k = sb_b; k < sb_h; ++k) {
+            fg[k] = flat[fid[k]] * flat[0];
+          }
+          int64_t sb_j = sb_h;
+          for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
+            __builtin_prefetch(&fid[(sb_j + 512 < K ? sb_j + 512 : K - 1)], 0, 3);
+            float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+              const int64_t k = sb_j + sb_q;
+              sb_line[sb_q] = flat[fid[k]] * flat[0];
+            }
+            sb_store_line(&fg[sb_j], sb_line, 64);
+          }
+          #pragma omp simd
+          for (int64_t k = sb_j; k < sb_e; ++k) {
+            fg[k] = flat[fid[k]] * flat[0];
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for simd schedule(static)
+    for (int64_t k = 0; k < K; ++k) {
+      fg[k] = flat[fid[k]] * flat[0];
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -329,14 +384,15 @@ static int sb_variant_loops(const sb_args* sb_a) {
   const double* rows = (const double*)sb_a->tensors[5];
   const int64_t* ids = (const int64_t*)sb_a->tensors[6];
   const int64_t* idv = (const int64_t*)sb_a->tensors[7];
-  float* sq = (float*)sb_a->tensors[8];
-  float* re = (float*)sb_a->tensors[9];
-  double* rs = (double*)sb_a->tensors[10];
-  float* g = (float*)sb_a->tensors[11];
+  const int64_t* fid = (const int64_t*)sb_a->tensors[8];
+  float* sq = (float*)sb_a->tensors[9];
+  float* re = (float*)sb_a->tensors[10];
+  double* rs = (double*)sb_a->tensors[11];
+  float* g = (float*)sb_a->tensors[12];
+  float* fg = (float*)sb_a->tensors[13];
   const int64_t N = sb_a->sizes[0];
   const int64_t M = sb_a->sizes[1];
   const int64_t K = sb_a->sizes[2];
-  (void)flat;  // not used by any statement
   (void)cube;  // not used by any statement
 
   // sq[i, j] = x[i, j] * mat[i, j]
@@ -347,6 +403,8 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s2(rows, rs, N, M);
   // g[k] = mat[idv[k, 0], 0] - x[ids[k], M - 1] + x[0, 0]
   sb_loops_s3(x, mat, ids, idv, g, M, K);
+  // fg[k] = flat[fid[k]] * flat[0]
+  sb_loops_s4(flat, fid, fg, K);
   return 0;
 }
 
@@ -360,14 +418,15 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   const double* rows = (const double*)sb_a->tensors[5];
   const int64_t* ids = (const int64_t*)sb_a->tensors[6];
   const int64_t* idv = (const int64_t*)sb_a->tensors[7];
-  float* sq = (float*)sb_a->tensors[8];
-  float* re = (float*)sb_a->tensors[9];
-  double* rs = (double*)sb_a->tensors[10];
-  float* g = (float*)sb_a->tensors[11];
+  const int64_t* fid = (const int64_t*)sb_a->tensors[8];
+  float* sq = (float*)sb_a->tensors[9];
+  float* re = (float*)sb_a->tensors[10];
+  double* rs = (double*)sb_a->tensors[11];
+  float* g = (float*)sb_a->tensors[12];
+  float* fg = (float*)sb_a->tensors[13];
   const int64_t N = sb_a->sizes[0];
   const int64_t M = sb_a->sizes[1];
   const int64_t K = sb_a->sizes[2];
-  (void)flat;  // not used by any statement
   (void)cube;  // not used by any statement
 
   // sq[i, j] = x[i, j] * mat[i, j]
@@ -378,6 +437,8 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s2(rows, rs, N, M);
   // g[k] = mat[idv[k, 0], 0] - x[ids[k], M - 1] + x[0, 0]
   sb_omp_simd_s3(x, mat, ids, idv, g, N, M, K);
+  // fg[k] = flat[fid[k]] * flat[0]
+  sb_omp_simd_s4(flat, fid, fg, N, M, K);
   return 0;
 }
 
@@ -394,7 +455,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "views",  // spec
     "cpu",    // backend
-    12,       // tensors
+    14,       // tensors
     3,        // sizes
     2,        // variants
     sb_variants,

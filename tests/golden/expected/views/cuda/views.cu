@@ -10,10 +10,12 @@
 //   5  rows   f64[N * 2, M]  in, a view of cube
 //   6  ids    i64[K]         in
 //   7  idv    i64[K, 1]      in, a view of ids
-//   8  sq     f32[N, M]      out
-//   9  re     f32[M, N]      out
-//   10  rs     f64[N * 2]     out
-//   11  g      f32[K]         out
+//   8  fid    i64[K]         in
+//   9  sq     f32[N, M]      out
+//   10  re     f32[M, N]      out
+//   11  rs     f64[N * 2]     out
+//   12  g      f32[K]         out
+//   13  fg     f32[K]         out
 // Sizes (ABI order): N, M, K
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -101,6 +103,17 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
   g[k] = mat[idv[k * 1 + 0] * M + 0] - x[ids[k] * M + (M - 1)] + x[0];
 }
 
+// fg[k] = flat[fid[k]] * flat[0]
+__global__ void __launch_bounds__(128) sb_thread_per_output_s4(
+    const float* __restrict__ flat, const int64_t* __restrict__ fid, float* __restrict__ fg,
+    const int64_t K) {
+  const int64_t sb_total = K;
+  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (sb_t >= sb_total) return;
+  const int64_t k = sb_t;
+  fg[k] = flat[fid[k]] * flat[0];
+}
+
 // Variant grid_stride: a grid-stride loop over output elements.
 
 // sq[i, j] = x[i, j] * mat[i, j]
@@ -159,6 +172,19 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s3(
   }
 }
 
+// fg[k] = flat[fid[k]] * flat[0]
+__global__ void __launch_bounds__(128) sb_grid_stride_s4(
+    const float* __restrict__ flat, const int64_t* __restrict__ fid, float* __restrict__ fg,
+    const int64_t K) {
+  const int64_t sb_total = K;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t k = sb_t;
+    fg[k] = flat[fid[k]] * flat[0];
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -173,14 +199,15 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   const double* rows = (const double*)sb_a->tensors[5];
   const int64_t* ids = (const int64_t*)sb_a->tensors[6];
   const int64_t* idv = (const int64_t*)sb_a->tensors[7];
-  float* sq = (float*)sb_a->tensors[8];
-  float* re = (float*)sb_a->tensors[9];
-  double* rs = (double*)sb_a->tensors[10];
-  float* g = (float*)sb_a->tensors[11];
+  const int64_t* fid = (const int64_t*)sb_a->tensors[8];
+  float* sq = (float*)sb_a->tensors[9];
+  float* re = (float*)sb_a->tensors[10];
+  double* rs = (double*)sb_a->tensors[11];
+  float* g = (float*)sb_a->tensors[12];
+  float* fg = (float*)sb_a->tensors[13];
   const int64_t N = sb_a->sizes[0];
   const int64_t M = sb_a->sizes[1];
   const int64_t K = sb_a->sizes[2];
-  (void)flat;  // not used by any statement
   (void)cube;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
@@ -215,6 +242,14 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     SB_LAUNCH(sb_thread_per_output_s3, sb_grid, 128, 0, sb_stream, x, mat, ids, idv, g, M, K);
     SB_CHECK_LAUNCH(sb_thread_per_output_s3);
   }
+
+  // fg[k] = flat[fid[k]] * flat[0]
+  {
+    const int64_t sb_total = K;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s4, sb_grid, 128, 0, sb_stream, flat, fid, fg, K);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s4);
+  }
   return 0;
 }
 
@@ -228,14 +263,15 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   const double* rows = (const double*)sb_a->tensors[5];
   const int64_t* ids = (const int64_t*)sb_a->tensors[6];
   const int64_t* idv = (const int64_t*)sb_a->tensors[7];
-  float* sq = (float*)sb_a->tensors[8];
-  float* re = (float*)sb_a->tensors[9];
-  double* rs = (double*)sb_a->tensors[10];
-  float* g = (float*)sb_a->tensors[11];
+  const int64_t* fid = (const int64_t*)sb_a->tensors[8];
+  float* sq = (float*)sb_a->tensors[9];
+  float* re = (float*)sb_a->tensors[10];
+  double* rs = (double*)sb_a->tensors[11];
+  float* g = (float*)sb_a->tensors[12];
+  float* fg = (float*)sb_a->tensors[13];
   const int64_t N = sb_a->sizes[0];
   const int64_t M = sb_a->sizes[1];
   const int64_t K = sb_a->sizes[2];
-  (void)flat;  // not used by any statement
   (void)cube;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
@@ -280,6 +316,15 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
     SB_LAUNCH(sb_grid_stride_s3, sb_grid, 128, 0, sb_stream, x, mat, ids, idv, g, M, K);
     SB_CHECK_LAUNCH(sb_grid_stride_s3);
   }
+
+  // fg[k] = flat[fid[k]] * flat[0]
+  {
+    const int64_t sb_total = K;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_grid_stride_s4, sb_grid, 128, 0, sb_stream, flat, fid, fg, K);
+    SB_CHECK_LAUNCH(sb_grid_stride_s4);
+  }
   return 0;
 }
 
@@ -296,7 +341,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "views",  // spec
     "cuda",   // backend
-    12,       // tensors
+    14,       // tensors
     3,        // sizes
     2,        // variants
     sb_variants,

@@ -10,10 +10,12 @@
 //   5  rows   f64[N * 2, M]  in, a view of cube
 //   6  ids    i64[K]         in
 //   7  idv    i64[K, 1]      in, a view of ids
-//   8  sq     f32[N, M]      out
-//   9  re     f32[M, N]      out
-//   10  rs     f64[N * 2]     out
-//   11  g      f32[K]         out
+//   8  fid    i64[K]         in
+//   9  sq     f32[N, M]      out
+//   10  re     f32[M, N]      out
+//   11  rs     f64[N * 2]     out
+//   12  g      f32[K]         out
+//   13  fg     f32[K]         out
 // Sizes (ABI order): N, M, K
 // Variants:
 //   loops         strategy loops
@@ -28,7 +30,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @views_loops(%x: memref<?x?xf32> {llvm.noalias}, %flat: memref<?xf32> {llvm.noalias}, %other: memref<?x?xf32> {llvm.noalias}, %mat: memref<?x?xf32> {llvm.noalias}, %cube: memref<?x?x?xf64> {llvm.noalias}, %rows: memref<?x?xf64> {llvm.noalias}, %ids: memref<?xi64> {llvm.noalias}, %idv: memref<?x?xi64> {llvm.noalias}, %sq: memref<?x?xf32> {llvm.noalias}, %re: memref<?x?xf32> {llvm.noalias}, %rs: memref<?xf64> {llvm.noalias}, %g: memref<?xf32> {llvm.noalias}, %N: index, %M: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @views_loops(%x: memref<?x?xf32> {llvm.noalias}, %flat: memref<?xf32> {llvm.noalias}, %other: memref<?x?xf32> {llvm.noalias}, %mat: memref<?x?xf32> {llvm.noalias}, %cube: memref<?x?x?xf64> {llvm.noalias}, %rows: memref<?x?xf64> {llvm.noalias}, %ids: memref<?xi64> {llvm.noalias}, %idv: memref<?x?xi64> {llvm.noalias}, %fid: memref<?xi64> {llvm.noalias}, %sq: memref<?x?xf32> {llvm.noalias}, %re: memref<?x?xf32> {llvm.noalias}, %rs: memref<?xf64> {llvm.noalias}, %g: memref<?xf32> {llvm.noalias}, %fg: memref<?xf32> {llvm.noalias}, %N: index, %M: index, %K: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %N, %M : index
     %1 = arith.constant 2 : index
     %2 = arith.constant 2 : index
@@ -94,6 +96,18 @@ module {
       %50 = arith.addf %49, %40 : f32
       linalg.yield %50 : f32
     }
+    // fg[k] = flat[fid[k]] * flat[0]
+    %51 = arith.constant 0 : index
+    %52 = memref.reinterpret_cast %fg to offset: [0], sizes: [%K], strides: [%51] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%52, %fid, %flat : memref<?xf32, strided<[?]>>, memref<?xi64>, memref<?xf32>)
+        outs(%fg : memref<?xf32>) {
+      ^bb0(%53: f32, %54: i64, %55: f32, %56: f32):
+      %57 = arith.index_cast %54 : i64 to index
+      %58 = memref.load %flat[%57] : memref<?xf32>
+      %59 = arith.mulf %58, %55 : f32
+      linalg.yield %59 : f32
+    }
     return
   }
 }
@@ -102,7 +116,7 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @views_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %flat: memref<?xf32> {llvm.noalias}, %other: memref<?x?xf32> {llvm.noalias}, %mat: memref<?x?xf32> {llvm.noalias}, %cube: memref<?x?x?xf64> {llvm.noalias}, %rows: memref<?x?xf64> {llvm.noalias}, %ids: memref<?xi64> {llvm.noalias}, %idv: memref<?x?xi64> {llvm.noalias}, %sq: memref<?x?xf32> {llvm.noalias}, %re: memref<?x?xf32> {llvm.noalias}, %rs: memref<?xf64> {llvm.noalias}, %g: memref<?xf32> {llvm.noalias}, %N: index, %M: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @views_tiled_vector(%x: memref<?x?xf32> {llvm.noalias}, %flat: memref<?xf32> {llvm.noalias}, %other: memref<?x?xf32> {llvm.noalias}, %mat: memref<?x?xf32> {llvm.noalias}, %cube: memref<?x?x?xf64> {llvm.noalias}, %rows: memref<?x?xf64> {llvm.noalias}, %ids: memref<?xi64> {llvm.noalias}, %idv: memref<?x?xi64> {llvm.noalias}, %fid: memref<?xi64> {llvm.noalias}, %sq: memref<?x?xf32> {llvm.noalias}, %re: memref<?x?xf32> {llvm.noalias}, %rs: memref<?xf64> {llvm.noalias}, %g: memref<?xf32> {llvm.noalias}, %fg: memref<?xf32> {llvm.noalias}, %N: index, %M: index, %K: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %N, %M : index
     %1 = arith.constant 2 : index
     %2 = arith.constant 2 : index
@@ -168,6 +182,18 @@ module {
       %50 = arith.addf %49, %40 : f32
       linalg.yield %50 : f32
     }
+    // fg[k] = flat[fid[k]] * flat[0]
+    %51 = arith.constant 0 : index
+    %52 = memref.reinterpret_cast %fg to offset: [0], sizes: [%K], strides: [%51] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%52, %fid, %flat : memref<?xf32, strided<[?]>>, memref<?xi64>, memref<?xf32>)
+        outs(%fg : memref<?xf32>) {
+      ^bb0(%53: f32, %54: i64, %55: f32, %56: f32):
+      %57 = arith.index_cast %54 : i64 to index
+      %58 = memref.load %flat[%57] : memref<?xf32>
+      %59 = arith.mulf %58, %55 : f32
+      linalg.yield %59 : f32
+    }
     return
   }
 }
@@ -176,7 +202,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @views_openmp(%x: memref<?x?xf32> {llvm.noalias}, %flat: memref<?xf32> {llvm.noalias}, %other: memref<?x?xf32> {llvm.noalias}, %mat: memref<?x?xf32> {llvm.noalias}, %cube: memref<?x?x?xf64> {llvm.noalias}, %rows: memref<?x?xf64> {llvm.noalias}, %ids: memref<?xi64> {llvm.noalias}, %idv: memref<?x?xi64> {llvm.noalias}, %sq: memref<?x?xf32> {llvm.noalias}, %re: memref<?x?xf32> {llvm.noalias}, %rs: memref<?xf64> {llvm.noalias}, %g: memref<?xf32> {llvm.noalias}, %N: index, %M: index, %K: index) attributes {llvm.emit_c_interface} {
+  func.func @views_openmp(%x: memref<?x?xf32> {llvm.noalias}, %flat: memref<?xf32> {llvm.noalias}, %other: memref<?x?xf32> {llvm.noalias}, %mat: memref<?x?xf32> {llvm.noalias}, %cube: memref<?x?x?xf64> {llvm.noalias}, %rows: memref<?x?xf64> {llvm.noalias}, %ids: memref<?xi64> {llvm.noalias}, %idv: memref<?x?xi64> {llvm.noalias}, %fid: memref<?xi64> {llvm.noalias}, %sq: memref<?x?xf32> {llvm.noalias}, %re: memref<?x?xf32> {llvm.noalias}, %rs: memref<?xf64> {llvm.noalias}, %g: memref<?xf32> {llvm.noalias}, %fg: memref<?xf32> {llvm.noalias}, %N: index, %M: index, %K: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %N, %M : index
     %1 = arith.constant 2 : index
     %2 = arith.constant 2 : index
@@ -659,6 +685,128 @@ module attributes {transform.with_named_sequence} {
         linalg.yield %393 : f32
       }
     }
+    // fg[k] = flat[fid[k]] * flat[0]
+    %394 = arith.constant 4 : index
+    %395 = arith.muli %394, %0 : index
+    %396 = arith.constant 8 : index
+    %397 = arith.muli %396, %K : index
+    %398 = arith.addi %395, %397 : index
+    %399 = arith.constant 4 : index
+    %400 = arith.muli %399, %K : index
+    %401 = arith.addi %398, %400 : index
+    %402 = arith.constant 33554432 : index
+    %403 = arith.cmpi sge, %401, %402 : index
+    scf.if %403 {
+      // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+      %404 = arith.constant 4 : index
+      %405, %406, %407, %408 = memref.extract_strided_metadata %fg : memref<?xf32> -> memref<f32>, index, index, index
+      %409 = memref.extract_aligned_pointer_as_index %fg : memref<?xf32> -> index
+      %410 = arith.muli %406, %404 : index
+      %411 = arith.addi %409, %410 : index
+      %412 = arith.constant 64 : index
+      %413 = arith.remui %411, %412 : index
+      %414 = arith.subi %412, %413 : index
+      %415 = arith.remui %414, %412 : index
+      %416 = arith.divui %415, %404 : index
+      %417 = arith.minsi %416, %K : index
+      %418 = arith.constant 16 : index
+      %419 = arith.subi %K, %417 : index
+      %420 = arith.divui %419, %418 : index
+      %421 = arith.muli %420, %418 : index
+      %422 = arith.addi %417, %421 : index
+      %423 = arith.constant 0 : index
+      %424 = arith.constant 1 : index
+      %425 = memref.subview %fg[%423] [%417] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %426 = arith.constant 0 : index
+      %427 = memref.reinterpret_cast %425 to offset: [0], sizes: [%417], strides: [%426] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%427, %flat : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          outs(%425 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%428: f32, %429: f32, %430: f32):
+        %431 = linalg.index 0 : index
+        %432 = arith.addi %431, %423 : index
+        %433 = memref.load %fid[%432] : memref<?xi64>
+        %434 = arith.index_cast %433 : i64 to index
+        %435 = memref.load %flat[%434] : memref<?xf32>
+        %436 = arith.mulf %435, %429 : f32
+        linalg.yield %436 : f32
+      }
+      %437 = arith.constant 63 : index
+      %438 = arith.addi %420, %437 : index
+      %439 = arith.constant 64 : index
+      %440 = arith.divui %438, %439 : index
+      %441 = arith.constant 1 : index
+      %442 = arith.maxsi %440, %441 : index
+      scf.parallel (%443) = (%423) to (%420) step (%442) {
+        %444 = arith.addi %443, %442 : index
+        %445 = arith.minsi %444, %420 : index
+        %446 = memref.alloca() : memref<16xf32>
+        scf.for %447 = %443 to %445 step %424 {
+          %448 = arith.muli %447, %418 : index
+          %449 = arith.addi %417, %448 : index
+          %450 = arith.constant 512 : index
+          %451 = arith.constant 1 : index
+          %452 = arith.subi %K, %451 : index
+          %453 = arith.addi %449, %450 : index
+          %454 = arith.minsi %453, %452 : index
+          memref.prefetch %fid[%454], read, locality<3>, data : memref<?xi64>
+          %455 = arith.constant 0 : index
+          %456 = memref.reinterpret_cast %446 to offset: [0], sizes: [%418], strides: [%455] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%456, %flat : memref<?xf32, strided<[?]>>, memref<?xf32>)
+              outs(%446 : memref<16xf32>) {
+            ^bb0(%457: f32, %458: f32, %459: f32):
+            %460 = linalg.index 0 : index
+            %461 = arith.addi %460, %449 : index
+            %462 = memref.load %fid[%461] : memref<?xi64>
+            %463 = arith.index_cast %462 : i64 to index
+            %464 = memref.load %flat[%463] : memref<?xf32>
+            %465 = arith.mulf %464, %458 : f32
+            linalg.yield %465 : f32
+          }
+          %466 = arith.constant 8 : index
+          %467 = vector.load %446[%423] : memref<16xf32>, vector<8xf32>
+          %468 = vector.load %446[%466] : memref<16xf32>, vector<8xf32>
+          %469 = arith.muli %449, %404 : index
+          %470 = arith.addi %411, %469 : index
+          %471 = arith.index_cast %470 : index to i64
+          %472 = llvm.inttoptr %471 : i64 to !llvm.ptr
+          llvm.store %467, %472 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %473 = llvm.getelementptr %472[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %468, %473 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+        }
+        llvm.fence seq_cst
+        scf.reduce
+      }
+      %474 = arith.subi %K, %422 : index
+      %475 = memref.subview %fg[%422] [%474] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %476 = arith.constant 0 : index
+      %477 = memref.reinterpret_cast %475 to offset: [0], sizes: [%474], strides: [%476] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%477, %flat : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          outs(%475 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%478: f32, %479: f32, %480: f32):
+        %481 = linalg.index 0 : index
+        %482 = arith.addi %481, %422 : index
+        %483 = memref.load %fid[%482] : memref<?xi64>
+        %484 = arith.index_cast %483 : i64 to index
+        %485 = memref.load %flat[%484] : memref<?xf32>
+        %486 = arith.mulf %485, %479 : f32
+        linalg.yield %486 : f32
+      }
+    } else {
+      %487 = arith.constant 0 : index
+      %488 = memref.reinterpret_cast %fg to offset: [0], sizes: [%K], strides: [%487] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%488, %fid, %flat : memref<?xf32, strided<[?]>>, memref<?xi64>, memref<?xf32>)
+          outs(%fg : memref<?xf32>) {
+        ^bb0(%489: f32, %490: i64, %491: f32, %492: f32):
+        %493 = arith.index_cast %490 : i64 to index
+        %494 = memref.load %flat[%493] : memref<?xf32>
+        %495 = arith.mulf %494, %491 : f32
+        linalg.yield %495 : f32
+      }
+    }
     return
   }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -682,8 +830,9 @@ module attributes {transform.with_named_sequence} {
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[3]; int64_t strides[3]; } sb_memref3;
 //|
 //| void _mlir_ciface_views_loops(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*, sb_memref3*,
-//|                               sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*, sb_memref2*,
-//|                               sb_memref1*, sb_memref1*, int64_t, int64_t, int64_t);
+//|                               sb_memref2*, sb_memref1*, sb_memref2*, sb_memref1*, sb_memref2*,
+//|                               sb_memref2*, sb_memref1*, sb_memref1*, sb_memref1*, int64_t, int64_t,
+//|                               int64_t);
 //| static int sb_variant_loops(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -749,43 +898,55 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m7.strides[1] = 1;
 //|   sb_m7.sizes[0] = sb_s[2];
 //|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
-//|   sb_memref2 sb_m8;
+//|   sb_memref1 sb_m8;
 //|   sb_m8.allocated = sb_a->tensors[8];
 //|   sb_m8.aligned = sb_a->tensors[8];
 //|   sb_m8.offset = 0;
-//|   sb_m8.sizes[1] = sb_s[1];
-//|   sb_m8.strides[1] = 1;
-//|   sb_m8.sizes[0] = sb_s[0];
-//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_m8.sizes[0] = sb_s[2];
+//|   sb_m8.strides[0] = 1;
 //|   sb_memref2 sb_m9;
 //|   sb_m9.allocated = sb_a->tensors[9];
 //|   sb_m9.aligned = sb_a->tensors[9];
 //|   sb_m9.offset = 0;
-//|   sb_m9.sizes[1] = sb_s[0];
+//|   sb_m9.sizes[1] = sb_s[1];
 //|   sb_m9.strides[1] = 1;
-//|   sb_m9.sizes[0] = sb_s[1];
+//|   sb_m9.sizes[0] = sb_s[0];
 //|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
-//|   sb_memref1 sb_m10;
+//|   sb_memref2 sb_m10;
 //|   sb_m10.allocated = sb_a->tensors[10];
 //|   sb_m10.aligned = sb_a->tensors[10];
 //|   sb_m10.offset = 0;
-//|   sb_m10.sizes[0] = (sb_s[0] * 2LL);
-//|   sb_m10.strides[0] = 1;
+//|   sb_m10.sizes[1] = sb_s[0];
+//|   sb_m10.strides[1] = 1;
+//|   sb_m10.sizes[0] = sb_s[1];
+//|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
 //|   sb_memref1 sb_m11;
 //|   sb_m11.allocated = sb_a->tensors[11];
 //|   sb_m11.aligned = sb_a->tensors[11];
 //|   sb_m11.offset = 0;
-//|   sb_m11.sizes[0] = sb_s[2];
+//|   sb_m11.sizes[0] = (sb_s[0] * 2LL);
 //|   sb_m11.strides[0] = 1;
+//|   sb_memref1 sb_m12;
+//|   sb_m12.allocated = sb_a->tensors[12];
+//|   sb_m12.aligned = sb_a->tensors[12];
+//|   sb_m12.offset = 0;
+//|   sb_m12.sizes[0] = sb_s[2];
+//|   sb_m12.strides[0] = 1;
+//|   sb_memref1 sb_m13;
+//|   sb_m13.allocated = sb_a->tensors[13];
+//|   sb_m13.aligned = sb_a->tensors[13];
+//|   sb_m13.offset = 0;
+//|   sb_m13.sizes[0] = sb_s[2];
+//|   sb_m13.strides[0] = 1;
 //|   _mlir_ciface_views_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
-//|                           &sb_m9, &sb_m10, &sb_m11, sb_s[0], sb_s[1], sb_s[2]);
+//|                           &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, sb_s[0], sb_s[1], sb_s[2]);
 //|   return 0;
 //| }
 //|
 //| void _mlir_ciface_views_tiled_vector(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*,
 //|                                      sb_memref3*, sb_memref2*, sb_memref1*, sb_memref2*,
-//|                                      sb_memref2*, sb_memref2*, sb_memref1*, sb_memref1*, int64_t,
-//|                                      int64_t, int64_t);
+//|                                      sb_memref1*, sb_memref2*, sb_memref2*, sb_memref1*,
+//|                                      sb_memref1*, sb_memref1*, int64_t, int64_t, int64_t);
 //| static int sb_variant_tiled_vector(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -851,42 +1012,56 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m7.strides[1] = 1;
 //|   sb_m7.sizes[0] = sb_s[2];
 //|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
-//|   sb_memref2 sb_m8;
+//|   sb_memref1 sb_m8;
 //|   sb_m8.allocated = sb_a->tensors[8];
 //|   sb_m8.aligned = sb_a->tensors[8];
 //|   sb_m8.offset = 0;
-//|   sb_m8.sizes[1] = sb_s[1];
-//|   sb_m8.strides[1] = 1;
-//|   sb_m8.sizes[0] = sb_s[0];
-//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_m8.sizes[0] = sb_s[2];
+//|   sb_m8.strides[0] = 1;
 //|   sb_memref2 sb_m9;
 //|   sb_m9.allocated = sb_a->tensors[9];
 //|   sb_m9.aligned = sb_a->tensors[9];
 //|   sb_m9.offset = 0;
-//|   sb_m9.sizes[1] = sb_s[0];
+//|   sb_m9.sizes[1] = sb_s[1];
 //|   sb_m9.strides[1] = 1;
-//|   sb_m9.sizes[0] = sb_s[1];
+//|   sb_m9.sizes[0] = sb_s[0];
 //|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
-//|   sb_memref1 sb_m10;
+//|   sb_memref2 sb_m10;
 //|   sb_m10.allocated = sb_a->tensors[10];
 //|   sb_m10.aligned = sb_a->tensors[10];
 //|   sb_m10.offset = 0;
-//|   sb_m10.sizes[0] = (sb_s[0] * 2LL);
-//|   sb_m10.strides[0] = 1;
+//|   sb_m10.sizes[1] = sb_s[0];
+//|   sb_m10.strides[1] = 1;
+//|   sb_m10.sizes[0] = sb_s[1];
+//|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
 //|   sb_memref1 sb_m11;
 //|   sb_m11.allocated = sb_a->tensors[11];
 //|   sb_m11.aligned = sb_a->tensors[11];
 //|   sb_m11.offset = 0;
-//|   sb_m11.sizes[0] = sb_s[2];
+//|   sb_m11.sizes[0] = (sb_s[0] * 2LL);
 //|   sb_m11.strides[0] = 1;
+//|   sb_memref1 sb_m12;
+//|   sb_m12.allocated = sb_a->tensors[12];
+//|   sb_m12.aligned = sb_a->tensors[12];
+//|   sb_m12.offset = 0;
+//|   sb_m12.sizes[0] = sb_s[2];
+//|   sb_m12.strides[0] = 1;
+//|   sb_memref1 sb_m13;
+//|   sb_m13.allocated = sb_a->tensors[13];
+//|   sb_m13.aligned = sb_a->tensors[13];
+//|   sb_m13.offset = 0;
+//|   sb_m13.sizes[0] = sb_s[2];
+//|   sb_m13.strides[0] = 1;
 //|   _mlir_ciface_views_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
-//|                                  &sb_m8, &sb_m9, &sb_m10, &sb_m11, sb_s[0], sb_s[1], sb_s[2]);
+//|                                  &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, sb_s[0],
+//|                                  sb_s[1], sb_s[2]);
 //|   return 0;
 //| }
 //|
 //| void _mlir_ciface_views_openmp(sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*, sb_memref3*,
-//|                                sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*, sb_memref2*,
-//|                                sb_memref1*, sb_memref1*, int64_t, int64_t, int64_t);
+//|                                sb_memref2*, sb_memref1*, sb_memref2*, sb_memref1*, sb_memref2*,
+//|                                sb_memref2*, sb_memref1*, sb_memref1*, sb_memref1*, int64_t, int64_t,
+//|                                int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -952,36 +1127,48 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m7.strides[1] = 1;
 //|   sb_m7.sizes[0] = sb_s[2];
 //|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
-//|   sb_memref2 sb_m8;
+//|   sb_memref1 sb_m8;
 //|   sb_m8.allocated = sb_a->tensors[8];
 //|   sb_m8.aligned = sb_a->tensors[8];
 //|   sb_m8.offset = 0;
-//|   sb_m8.sizes[1] = sb_s[1];
-//|   sb_m8.strides[1] = 1;
-//|   sb_m8.sizes[0] = sb_s[0];
-//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_m8.sizes[0] = sb_s[2];
+//|   sb_m8.strides[0] = 1;
 //|   sb_memref2 sb_m9;
 //|   sb_m9.allocated = sb_a->tensors[9];
 //|   sb_m9.aligned = sb_a->tensors[9];
 //|   sb_m9.offset = 0;
-//|   sb_m9.sizes[1] = sb_s[0];
+//|   sb_m9.sizes[1] = sb_s[1];
 //|   sb_m9.strides[1] = 1;
-//|   sb_m9.sizes[0] = sb_s[1];
+//|   sb_m9.sizes[0] = sb_s[0];
 //|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
-//|   sb_memref1 sb_m10;
+//|   sb_memref2 sb_m10;
 //|   sb_m10.allocated = sb_a->tensors[10];
 //|   sb_m10.aligned = sb_a->tensors[10];
 //|   sb_m10.offset = 0;
-//|   sb_m10.sizes[0] = (sb_s[0] * 2LL);
-//|   sb_m10.strides[0] = 1;
+//|   sb_m10.sizes[1] = sb_s[0];
+//|   sb_m10.strides[1] = 1;
+//|   sb_m10.sizes[0] = sb_s[1];
+//|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
 //|   sb_memref1 sb_m11;
 //|   sb_m11.allocated = sb_a->tensors[11];
 //|   sb_m11.aligned = sb_a->tensors[11];
 //|   sb_m11.offset = 0;
-//|   sb_m11.sizes[0] = sb_s[2];
+//|   sb_m11.sizes[0] = (sb_s[0] * 2LL);
 //|   sb_m11.strides[0] = 1;
+//|   sb_memref1 sb_m12;
+//|   sb_m12.allocated = sb_a->tensors[12];
+//|   sb_m12.aligned = sb_a->tensors[12];
+//|   sb_m12.offset = 0;
+//|   sb_m12.sizes[0] = sb_s[2];
+//|   sb_m12.strides[0] = 1;
+//|   sb_memref1 sb_m13;
+//|   sb_m13.allocated = sb_a->tensors[13];
+//|   sb_m13.aligned = sb_a->tensors[13];
+//|   sb_m13.offset = 0;
+//|   sb_m13.sizes[0] = sb_s[2];
+//|   sb_m13.strides[0] = 1;
 //|   _mlir_ciface_views_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
-//|                            &sb_m9, &sb_m10, &sb_m11, sb_s[0], sb_s[1], sb_s[2]);
+//|                            &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, sb_s[0], sb_s[1], sb_s[2]);
 //|   return 0;
 //| }
 //|
@@ -992,6 +1179,6 @@ module attributes {transform.with_named_sequence} {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "views", "mlir", 12, 3, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "views", "mlir", 14, 3, 3, sb_variants};
 //|   return &m;
 //| }

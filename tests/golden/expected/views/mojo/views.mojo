@@ -10,10 +10,12 @@
 #   5  rows   f64[N * 2, M]  in, a view of cube
 #   6  ids    i64[K]         in
 #   7  idv    i64[K, 1]      in, a view of ids
-#   8  sq     f32[N, M]      out
-#   9  re     f32[M, N]      out
-#   10  rs     f64[N * 2]     out
-#   11  g      f32[K]         out
+#   8  fid    i64[K]         in
+#   9  sq     f32[N, M]      out
+#   10  re     f32[M, N]      out
+#   11  rs     f64[N * 2]     out
+#   12  g      f32[K]         out
+#   13  fg     f32[K]         out
 # Sizes (ABI order): N, M, K
 # Variants:
 #   loops               strategy loops
@@ -112,6 +114,13 @@ def sb_loops_s3(x: Pointer[Float32, ImmUntrackedOrigin], mat: Pointer[Float32, I
                 g: Pointer[Float32, MutUntrackedOrigin], M: Int, K: Int):
     for k in range(K):
         g[unsafe_offset=k] = mat[unsafe_offset=Int(idv[unsafe_offset=k * 1 + 0]) * M + 0] - x[unsafe_offset=Int(ids[unsafe_offset=k]) * M + (M - 1)] + x[unsafe_offset=0]
+
+
+# fg[k] = flat[fid[k]] * flat[0]
+def sb_loops_s4(flat: Pointer[Float32, ImmUntrackedOrigin], fid: Pointer[Int64, ImmUntrackedOrigin],
+                fg: Pointer[Float32, MutUntrackedOrigin], K: Int):
+    for k in range(K):
+        fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
@@ -250,6 +259,22 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
+# fg[k] = flat[fid[k]] * flat[0]
+def sb_vectorize_parallel_s4(flat: Pointer[Float32, ImmUntrackedOrigin],
+                             fid: Pointer[Int64, ImmUntrackedOrigin],
+                             fg: Pointer[Float32, MutUntrackedOrigin], K: Int):
+    var sb_n = K
+    var sb_chunks = min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for k in range(sb_lo, sb_hi):
+            fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]
+
+    parallelize(sb_chunk, sb_chunks)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -257,15 +282,18 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
 # Variant loops (strategy loops).
 def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
     var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
+    var flat = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var other = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
     var mat = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var rows = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
     var ids = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Int64]()
     var idv = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Int64]()
-    var sq = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
-    var re = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
-    var rs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
-    var g = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float32]()
+    var fid = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Int64]()
+    var sq = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
+    var re = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float32]()
+    var rs = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float64]()
+    var g = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
+    var fg = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var M = Int(sb_a[].sizes[unsafe_offset=1])
     var K = Int(sb_a[].sizes[unsafe_offset=2])
@@ -278,6 +306,8 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s2(rows, rs, N, M)
     # g[k] = mat[idv[k, 0], 0] - x[ids[k], M - 1] + x[0, 0]
     sb_loops_s3(x, mat, ids, idv, g, M, K)
+    # fg[k] = flat[fid[k]] * flat[0]
+    sb_loops_s4(flat, fid, fg, K)
     return 0
 
 
@@ -285,15 +315,18 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
 def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
     initialize_runtime()
     var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
+    var flat = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var other = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
     var mat = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var rows = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
     var ids = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Int64]()
     var idv = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Int64]()
-    var sq = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
-    var re = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
-    var rs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
-    var g = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float32]()
+    var fid = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Int64]()
+    var sq = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
+    var re = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float32]()
+    var rs = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float64]()
+    var g = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
+    var fg = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
     var N = Int(sb_a[].sizes[unsafe_offset=0])
     var M = Int(sb_a[].sizes[unsafe_offset=1])
     var K = Int(sb_a[].sizes[unsafe_offset=2])
@@ -306,6 +339,8 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s2(rows, rs, N, M)
     # g[k] = mat[idv[k, 0], 0] - x[ids[k], M - 1] + x[0, 0]
     sb_vectorize_parallel_s3(x, mat, ids, idv, g, M, K)
+    # fg[k] = flat[fid[k]] * flat[0]
+    sb_vectorize_parallel_s4(flat, fid, fg, K)
     return 0
 
 
@@ -326,7 +361,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="views".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=12,
+            num_tensors=14,
             num_sizes=3,
             num_variants=2,
             variants=variants,

@@ -10,10 +10,12 @@
 //   5  rows   f64[N * 2, M]  in, a view of cube
 //   6  ids    i64[K]         in
 //   7  idv    i64[K, 1]      in, a view of ids
-//   8  sq     f32[N, M]      out
-//   9  re     f32[M, N]      out
-//   10  rs     f64[N * 2]     out
-//   11  g      f32[K]         out
+//   8  fid    i64[K]         in
+//   9  sq     f32[N, M]      out
+//   10  re     f32[M, N]      out
+//   11  rs     f64[N * 2]     out
+//   12  g      f32[K]         out
+//   13  fg     f32[K]         out
 // Sizes (ABI order): N, M, K
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -36,10 +38,12 @@ SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_thread_per_output_s1);
 SB_MOJO_KERNEL(sb_thread_per_output_s2);
 SB_MOJO_KERNEL(sb_thread_per_output_s3);
+SB_MOJO_KERNEL(sb_thread_per_output_s4);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s1);
 SB_MOJO_KERNEL(sb_grid_stride_s2);
 SB_MOJO_KERNEL(sb_grid_stride_s3);
+SB_MOJO_KERNEL(sb_grid_stride_s4);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -55,14 +59,15 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   const double* rows = (const double*)sb_a->tensors[5];
   const int64_t* ids = (const int64_t*)sb_a->tensors[6];
   const int64_t* idv = (const int64_t*)sb_a->tensors[7];
-  float* sq = (float*)sb_a->tensors[8];
-  float* re = (float*)sb_a->tensors[9];
-  double* rs = (double*)sb_a->tensors[10];
-  float* g = (float*)sb_a->tensors[11];
+  const int64_t* fid = (const int64_t*)sb_a->tensors[8];
+  float* sq = (float*)sb_a->tensors[9];
+  float* re = (float*)sb_a->tensors[10];
+  double* rs = (double*)sb_a->tensors[11];
+  float* g = (float*)sb_a->tensors[12];
+  float* fg = (float*)sb_a->tensors[13];
   const int64_t N = sb_a->sizes[0];
   const int64_t M = sb_a->sizes[1];
   const int64_t K = sb_a->sizes[2];
-  (void)flat;  // not used by any statement
   (void)cube;  // not used by any statement
   void* sb_stream = sb_a->stream;
 
@@ -93,6 +98,13 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
     SB_MOJO_LAUNCH(sb_thread_per_output_s3, sb_grid, 128, 0, sb_stream, x, mat, ids, idv, g, M, K);
   }
+
+  // fg[k] = flat[fid[k]] * flat[0]
+  {
+    const int64_t sb_total = K;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s4, sb_grid, 128, 0, sb_stream, flat, fid, fg, K);
+  }
   return 0;
 }
 
@@ -106,14 +118,15 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   const double* rows = (const double*)sb_a->tensors[5];
   const int64_t* ids = (const int64_t*)sb_a->tensors[6];
   const int64_t* idv = (const int64_t*)sb_a->tensors[7];
-  float* sq = (float*)sb_a->tensors[8];
-  float* re = (float*)sb_a->tensors[9];
-  double* rs = (double*)sb_a->tensors[10];
-  float* g = (float*)sb_a->tensors[11];
+  const int64_t* fid = (const int64_t*)sb_a->tensors[8];
+  float* sq = (float*)sb_a->tensors[9];
+  float* re = (float*)sb_a->tensors[10];
+  double* rs = (double*)sb_a->tensors[11];
+  float* g = (float*)sb_a->tensors[12];
+  float* fg = (float*)sb_a->tensors[13];
   const int64_t N = sb_a->sizes[0];
   const int64_t M = sb_a->sizes[1];
   const int64_t K = sb_a->sizes[2];
-  (void)flat;  // not used by any statement
   (void)cube;  // not used by any statement
   void* sb_stream = sb_a->stream;
   int sb_sm_count = 0;
@@ -151,6 +164,14 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_MOJO_LAUNCH(sb_grid_stride_s3, sb_grid, 128, 0, sb_stream, x, mat, ids, idv, g, M, K);
   }
+
+  // fg[k] = flat[fid[k]] * flat[0]
+  {
+    const int64_t sb_total = K;
+    const int64_t sb_blocks = (sb_total + 127) / 128;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_grid_stride_s4, sb_grid, 128, 0, sb_stream, flat, fid, fg, K);
+  }
   return 0;
 }
 
@@ -167,7 +188,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "views",     // spec
     "mojo_gpu",  // backend
-    12,          // tensors
+    14,          // tensors
     3,           // sizes
     2,           // variants
     sb_variants,

@@ -10,10 +10,12 @@
 #   5  rows   f64[N * 2, M]  in, a view of cube
 #   6  ids    i64[K]         in
 #   7  idv    i64[K, 1]      in, a view of ids
-#   8  sq     f32[N, M]      out
-#   9  re     f32[M, N]      out
-#   10  rs     f64[N * 2]     out
-#   11  g      f32[K]         out
+#   8  fid    i64[K]         in
+#   9  sq     f32[N, M]      out
+#   10  re     f32[M, N]      out
+#   11  rs     f64[N * 2]     out
+#   12  g      f32[K]         out
+#   13  fg     f32[K]         out
 # Sizes (ABI order): N, M, K
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
@@ -107,6 +109,21 @@ def sb_thread_per_output_s3(x: Pointer[Float32, ImmUntrackedOrigin],
     g[unsafe_offset=k] = mat[unsafe_offset=Int(idv[unsafe_offset=k * 1 + 0]) * M + 0] - x[unsafe_offset=Int(ids[unsafe_offset=k]) * M + (M - 1)] + x[unsafe_offset=0]
 
 
+# fg[k] = flat[fid[k]] * flat[0]
+# Launch: blocks of 128 threads, grid = ceil(K / 128).
+@export("sb_thread_per_output_s4")
+def sb_thread_per_output_s4(flat: Pointer[Float32, ImmUntrackedOrigin],
+                            fid: Pointer[Int64, ImmUntrackedOrigin],
+                            fg: Pointer[Float32, MutUntrackedOrigin], sb_arg_K: Int64) abi("C"):
+    var K = Int(sb_arg_K)
+    var sb_total = K
+    var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
+    if sb_t >= sb_total:
+        return
+    var k = sb_t
+    fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]
+
+
 # Variant grid_stride: a grid-stride loop over output elements.
 
 # sq[i, j] = x[i, j] * mat[i, j]
@@ -176,3 +193,17 @@ def sb_grid_stride_s3(x: Pointer[Float32, ImmUntrackedOrigin],
     for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
         var k = sb_t
         g[unsafe_offset=k] = mat[unsafe_offset=Int(idv[unsafe_offset=k * 1 + 0]) * M + 0] - x[unsafe_offset=Int(ids[unsafe_offset=k]) * M + (M - 1)] + x[unsafe_offset=0]
+
+
+# fg[k] = flat[fid[k]] * flat[0]
+# Launch: blocks of 128 threads, grid = min(ceil(K / 128), SMs * 4).
+@export("sb_grid_stride_s4")
+def sb_grid_stride_s4(flat: Pointer[Float32, ImmUntrackedOrigin],
+                      fid: Pointer[Int64, ImmUntrackedOrigin],
+                      fg: Pointer[Float32, MutUntrackedOrigin], sb_arg_K: Int64) abi("C"):
+    var K = Int(sb_arg_K)
+    var sb_total = K
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var k = sb_t
+        fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]

@@ -10,10 +10,12 @@
 //   5  rows   f64[N * 2, M]  in, a view of cube
 //   6  ids    i64[K]         in
 //   7  idv    i64[K, 1]      in, a view of ids
-//   8  sq     f32[N, M]      out
-//   9  re     f32[M, N]      out
-//   10  rs     f64[N * 2]     out
-//   11  g      f32[K]         out
+//   8  fid    i64[K]         in
+//   9  sq     f32[N, M]      out
+//   10  re     f32[M, N]      out
+//   11  rs     f64[N * 2]     out
+//   12  g      f32[K]         out
+//   13  fg     f32[K]         out
 // Sizes (ABI order): N, M, K
 // Variants: none
 
@@ -56,7 +58,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "views",        // spec
     "vendor_cuda",  // backend
-    12,             // tensors
+    14,             // tensors
     3,              // sizes
     0,              // variants
     sb_variants,
