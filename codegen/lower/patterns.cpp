@@ -466,6 +466,8 @@ std::optional<Contraction> match_contraction(const Spec& spec, const Statement& 
   c.epilogue = st.rhs.get() != m.red;
   c.x = m.a->ref;
   c.y = m.b->ref;
+  c.x_read = m.a;
+  c.y_read = m.b;
   c.batched = batched;
   c.x_batched = m.a_batched;
   c.y_batched = m.b_batched;
@@ -743,6 +745,7 @@ std::optional<Attention> match_attention(const Spec& spec, size_t first) {
     return std::nullopt;
   const Expr* ny = range_from_zero(st_y, *values->reduce);
   if (!ny || !same_expr(*ny, *n)) return std::nullopt;
+  a.sum_l = div.args[1].get();
   // No statement outside the group uses the temps.
   for (size_t k = 0; k < spec.stmts.size(); ++k) {
     if (k >= first && k < first + kAttentionStatements) continue;

@@ -124,6 +124,8 @@ struct Contraction {
   int k = -1;                    // the reduction variable (index into Statement::vars)
   int x = -1;                    // the tensor that carries i (rows of the output)
   int y = -1;                    // the tensor that carries j (columns of the output)
+  const Expr* x_read = nullptr;  // the product's read of x
+  const Expr* y_read = nullptr;  // and of y (x and y may be one tensor: x[i, k] * x[j, k])
   bool x_trans = false;          // x is read x[k, i] rather than x[i, k]
   bool y_trans = false;          // y is read y[j, k] rather than y[k, j]
   bool epilogue = false;         // the rhs is more than the sum
@@ -208,6 +210,7 @@ struct Attention {
   int s = -1, m = -1, p = -1, l = -1;
   const Expr* weight_s = nullptr;  // in exp(s - m): the read of s
   const Expr* weight_m = nullptr;  // and the read of m
+  const Expr* sum_l = nullptr;     // in the weighted sum's division: the read of l
   DType type = DType::F32;
 };
 std::optional<Attention> match_attention(const Spec& spec, size_t first);

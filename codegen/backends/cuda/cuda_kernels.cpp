@@ -1852,23 +1852,6 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
 
 // ---- fused attention --------------------------------------------------------------------------
 
-namespace {
-
-// The read of tensor `t` in the product `body` (a contraction's body: two reads) whose
-// subscripts use index variable `var`: q read with the query index, k with the key index (one
-// tensor may be both, as in self-attention).
-const Expr* operand_read(const Expr& body, int t, int var, const Statement& st) {
-  for (const auto& a : body.args) {
-    if (a->kind != ExprKind::Read || a->ref != t) continue;
-    for (const auto& sub : a->args)
-      if (depends_on(*sub, var, &st)) return a.get();
-  }
-  SB_ASSERT(false, "a contraction operand without its index");
-  return nullptr;
-}
-
-}  // namespace
-
 // An attention group (match_attention) as one kernel, FlashAttention's algorithm with the
 // parallelism of a GPU block: a block owns bq queries of one batch element and ec columns of the
 // output, and walks the keys in blocks of bk. For each block of keys it computes the bq x bk
@@ -1900,15 +1883,22 @@ void Gen::attention(const Attention& a) {
   const int s_i = a.scores.out_row_dim(), s_j = s_i + 1, s_d = a.scores.k;
   const int y_i = a.values.out_row_dim(), y_e = y_i + 1, y_j = a.values.k;
   const Expr& dot = *a.scores.reduce->args[0];
-  const Expr* q_read = operand_read(dot, a.scores.x, s_i, ss);
-  const Expr* k_read = operand_read(dot, a.scores.y, s_j, ss);
-  const Expr* v_read = operand_read(*a.values.reduce->args[0], a.values.y, y_e, sy);
-  const Expr* l_read = sy.rhs->args[1].get();
+  const Expr* q_read = a.scores.x_read;
+  const Expr* k_read = a.scores.y_read;
+  const Expr* v_read = a.values.y_read;
+  const Expr* l_read = a.sum_l;
   auto bind = [](CodeWriter& w, const std::string& name, const std::string& value) {
     w.line("[[maybe_unused]] const int64_t " + name + " = " + value + ";");
   };
   auto bind_batch = [&](CodeWriter& w, const StmtLowering& L) {
     if (batched) bind(w, L.var_name(0), "sb_b");
+  };
+  // The query and the key or column of register r's slot sb_t + r * block_size, in a row of
+  // `per_row` slots.
+  auto slot = [NT](CodeWriter& w, int64_t per_row, const std::string& name) {
+    const std::string at = "(sb_t + sb_r * " + str(NT) + ")";
+    w.line("const int sb_qi = " + at + " / " + str(per_row) + ", " + name + " = " + at + " % " +
+           str(per_row) + ";");
   };
 
   CodeWriter w(1);
@@ -1981,8 +1971,7 @@ void Gen::attention(const Attention& a) {
   w.line("__syncthreads();");
   w.line("#pragma unroll");
   w.open("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) {");
-  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(BK) +
-         ", sb_kj = (sb_t + sb_r * " + str(NT) + ") % " + str(BK) + ";");
+  slot(w, BK, "sb_kj");
   w.line("#pragma unroll 8");
   w.open("for (int sb_dd = 0; sb_dd < " + str(DC) + "; ++sb_dd) {  // zeros past the depths");
   w.line("const " + T + " sb_a = sb_qs[sb_qi * " + qpitch + " + sb_dd];");
@@ -1998,8 +1987,7 @@ void Gen::attention(const Attention& a) {
   w.line("// The scores' statement with its sum replaced by the dot product; -inf past the keys.");
   w.line("#pragma unroll");
   w.open("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) {");
-  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(BK) +
-         ", sb_kj = (sb_t + sb_r * " + str(NT) + ") % " + str(BK) + ";");
+  slot(w, BK, "sb_kj");
   w.line(T + " sb_s = -INFINITY;");
   w.open("if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {");
   bind_batch(w, S);
@@ -2063,8 +2051,7 @@ void Gen::attention(const Attention& a) {
   w.line("// The outputs: rescaled, plus the weights times the values.");
   w.line("#pragma unroll");
   w.open("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) {");
-  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(EC) +
-         ", sb_ee = (sb_t + sb_r * " + str(NT) + ") % " + str(EC) + ";");
+  slot(w, EC, "sb_ee");
   w.line(T + " sb_o = sb_acc[sb_r] * sb_scale[sb_qi];");
   w.line("#pragma unroll 8");
   w.open("for (int sb_kj = 0; sb_kj < " + str(BK) + "; ++sb_kj) {");
@@ -2078,8 +2065,7 @@ void Gen::attention(const Attention& a) {
   w.line("// The weighted sum's statement, its sum the accumulated outputs and l the running sum.");
   w.line("#pragma unroll");
   w.open("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) {");
-  w.line("const int sb_qi = (sb_t + sb_r * " + str(NT) + ") / " + str(EC) +
-         ", sb_ee = (sb_t + sb_r * " + str(NT) + ") % " + str(EC) + ";");
+  slot(w, EC, "sb_ee");
   w.open("if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {");
   bind_batch(w, Y);
   bind(w, Y.var_name(y_i), "sb_i0 + sb_qi");

@@ -10,17 +10,6 @@ namespace sb::mojo_gpu {
 
 namespace {
 
-// As cuda's operand_read: the read of tensor `t` in product `body` whose subscripts use `var`.
-const Expr* operand_read(const Expr& body, int t, int var, const Statement& st) {
-  for (const auto& a : body.args) {
-    if (a->kind != ExprKind::Read || a->ref != t) continue;
-    for (const auto& sub : a->args)
-      if (depends_on(*sub, var, &st)) return a.get();
-  }
-  SB_ASSERT(false, "a contraction operand without its index");
-  return nullptr;
-}
-
 // The index variables `e` uses, outside the subtree `skip` (Mojo warns of an index assigned and
 // never read).
 void used_vars(const Expr& e, const Expr* skip, std::set<int>& out) {
@@ -54,13 +43,20 @@ std::string Gen::attention(const GpuStep& g) {
   const int s_i = a.scores.out_row_dim(), s_j = s_i + 1, s_d = a.scores.k;
   const int y_i = a.values.out_row_dim(), y_e = y_i + 1, y_j = a.values.k;
   const Expr& dot = *a.scores.reduce->args[0];
-  const Expr* q_read = operand_read(dot, a.scores.x, s_i, ss);
-  const Expr* k_read = operand_read(dot, a.scores.y, s_j, ss);
-  const Expr* v_read = operand_read(*a.values.reduce->args[0], a.values.y, y_e, sy);
-  const Expr* l_read = sy.rhs->args[1].get();
+  const Expr* q_read = a.scores.x_read;
+  const Expr* k_read = a.scores.y_read;
+  const Expr* v_read = a.values.y_read;
+  const Expr* l_read = a.sum_l;
   const std::string ninf = S.identity(ReduceOp::Max, t);
 
   PyWriter w(1);
+  // The query and the key or column of register r's slot sb_t + r * block_size, in a row of
+  // `per_row` slots.
+  auto slot = [&w, NT](int64_t per_row, const std::string& name) {
+    const std::string at = "(sb_t + sb_r * " + str(NT) + ")";
+    w.line("var sb_qi = " + at + " // " + str(per_row));
+    w.line("var " + name + " = " + at + " % " + str(per_row));
+  };
   w.line("# Shared memory: the queries' depths d0.. [query][depth], the keys' same depths");
   w.line("# [key][depth], the block's scores then weights [query][key], its values");
   w.line("# [key][column]; per query the running max, the running sum and the rescale factor.");
@@ -140,8 +136,7 @@ std::string Gen::attention(const GpuStep& g) {
   w.dedent();
   w.line("barrier()");
   w.open("comptime for sb_r in range(" + str(RS) + "):");
-  w.line("var sb_qi = (sb_t + sb_r * " + str(NT) + ") // " + str(BK));
-  w.line("var sb_kj = (sb_t + sb_r * " + str(NT) + ") % " + str(BK));
+  slot(BK, "sb_kj");
   w.open("for sb_dd in range(" + str(DC) + "):  # zeros past the depths");
   w.line("var sb_a = sb_qs[unsafe_offset=sb_qi * " + qpitch + " + sb_dd]");
   w.line("var sb_b2 = sb_ks[unsafe_offset=sb_kj * " + qpitch + " + sb_dd]");
@@ -155,8 +150,7 @@ std::string Gen::attention(const GpuStep& g) {
   w.dedent();
   w.line("# The scores' statement with its sum replaced by the dot product; -inf past the keys.");
   w.open("comptime for sb_r in range(" + str(RS) + "):");
-  w.line("var sb_qi = (sb_t + sb_r * " + str(NT) + ") // " + str(BK));
-  w.line("var sb_kj = (sb_t + sb_r * " + str(NT) + ") % " + str(BK));
+  slot(BK, "sb_kj");
   w.line("var sb_s = " + ninf);
   w.open("if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:");
   if (in_score_epilogue.count(s_i)) w.line(S.var_name(s_i) + " = sb_i0 + sb_qi");
@@ -211,8 +205,7 @@ std::string Gen::attention(const GpuStep& g) {
   w.line("barrier()");
   w.line("# The outputs: rescaled, plus the weights times the values.");
   w.open("comptime for sb_r in range(" + str(RA) + "):");
-  w.line("var sb_qi = (sb_t + sb_r * " + str(NT) + ") // " + str(EC));
-  w.line("var sb_ee = (sb_t + sb_r * " + str(NT) + ") % " + str(EC));
+  slot(EC, "sb_ee");
   w.line("var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]");
   w.open("for sb_kj in range(" + str(BK) + "):");
   w.line("sb_o += sb_ps[unsafe_offset=sb_qi * " + ppitch + " + sb_kj] * sb_vs[unsafe_offset=sb_kj * " +
@@ -224,8 +217,7 @@ std::string Gen::attention(const GpuStep& g) {
   w.dedent();
   w.line("# The weighted sum's statement, its sum the accumulated outputs and l the running sum.");
   w.open("comptime for sb_r in range(" + str(RA) + "):");
-  w.line("var sb_qi = (sb_t + sb_r * " + str(NT) + ") // " + str(EC));
-  w.line("var sb_ee = (sb_t + sb_r * " + str(NT) + ") % " + str(EC));
+  slot(EC, "sb_ee");
   w.open("if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:");
   w.line(Y.var_name(y_i) + " = sb_i0 + sb_qi");
   w.line(Y.var_name(y_e) + " = sb_e0 + sb_ee");
