@@ -2100,13 +2100,7 @@ void Gen::attention(const Attention& a) {
   for (size_t k = first; k <= last; ++k) body_.line("// " + to_string(spec_.stmts[k], spec_));
   body_.open("{  // one kernel for the attention group");
   StmtLowering H(spec_, sy, &h_);
-  body_.line("const int64_t sb_batch = " +
-             (batched ? H.extent(sy.out, 0) : std::string("1")) + ";");
-  body_.line("const int64_t sb_qblocks = (" + H.extent(sy.out, static_cast<size_t>(y_i)) +
-             " + " + str(BQ - 1) + ") / " + str(BQ) + ";");
-  body_.line("const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((" +
-             H.extent(sy.out, static_cast<size_t>(y_e)) + " + " + str(EC - 1) + ") / " +
-             str(EC) + "));");
+  attention_grid(spec_, a, BQ, EC, H, body_);
   std::vector<std::string> args = {name, "sb_grid", str(NT), "0", "sb_stream"};
   for (const auto& x : call_args(spec_, tensors, sizes)) args.push_back(x);
   args.push_back("sb_qblocks");
@@ -2188,6 +2182,18 @@ VariantCode Gen::run() {
 }
 
 }  // namespace
+
+void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,
+                    StmtLowering& H, CodeWriter& w) {
+  const Statement& sy = spec.stmts[a.first + kAttentionStatements - 1];
+  const size_t rows = static_cast<size_t>(a.values.out_row_dim());
+  w.line("const int64_t sb_batch = " +
+         (a.scores.batched ? H.extent(sy.out, 0) : std::string("1")) + ";");
+  w.line("const int64_t sb_qblocks = (" + H.extent(sy.out, rows) + " + " + str(bq - 1) + ") / " +
+         str(bq) + ";");
+  w.line("const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((" +
+         H.extent(sy.out, rows + 1) + " + " + str(ec - 1) + ") / " + str(ec) + "));");
+}
 
 VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,
                           FileParts& file) {

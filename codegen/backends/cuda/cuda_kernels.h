@@ -36,6 +36,13 @@ constexpr int64_t kMaxRowSmem = 48 * 1024;
 // memory at a time (its q and k tiles hold this many depths of each query and key).
 constexpr int64_t kAttentionDepthChunk = 32;
 
+// The launch grid of flash_attention's kernel for attention group `a`, as launcher lines
+// (C++, the cuda file's and the mojo_gpu launcher's alike): sb_qblocks, the blocks of `bq`
+// queries per batch element, and `dim3 sb_grid` of batch * sb_qblocks by ceil(columns / ec)
+// blocks. `H` lowers the group's last statement (its extents' sizes are recorded there).
+void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,
+                    StmtLowering& H, CodeWriter& w);
+
 // File-level pieces shared by every variant of one generated file.
 struct FileParts {
   HelperSet helpers;                                  // portable helpers (emit_common.h)

@@ -269,13 +269,7 @@ std::string Gen::attention(const GpuStep& g) {
   body_.open("{  // one kernel for the attention group");
   HelperSet none;
   StmtLowering H(spec_, sy, &none);
-  body_.line("const int64_t sb_batch = " + (batched ? H.extent(sy.out, 0) : std::string("1")) +
-             ";");
-  body_.line("const int64_t sb_qblocks = (" + H.extent(sy.out, static_cast<size_t>(y_i)) +
-             " + " + str(BQ - 1) + ") / " + str(BQ) + ";");
-  body_.line("const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((" +
-             H.extent(sy.out, static_cast<size_t>(y_e)) + " + " + str(EC - 1) + ") / " +
-             str(EC) + "));");
+  cuda::attention_grid(spec_, a, BQ, EC, H, body_);
   std::vector<std::string> args = {name, "sb_grid", str(NT), "0", "sb_stream"};
   for (const auto& x : call_args(spec_, tensors, sizes)) args.push_back(x);
   args.push_back("sb_qblocks");
