@@ -25,7 +25,8 @@ const char* const kScanShape =
 const char* const kGatheredGemmShape =
     "y[B..., M..., N...] = sum(k1 in 0..E1: ... sum(kr in 0..Er: w[M..., k1, ..., kr] * g)), w "
     "read with bare indices (each k over all of its dimension of w) and g any expression of the "
-    "other indices without a reduction (a convolution: y[n, o, i, j] = sum(c in 0..CI: sum(a in "
+    "other indices (and of the first M index only as one quotient o / q: grouped) without a "
+    "reduction (a convolution: y[n, o, i, j] = sum(c in 0..CI: sum(a in "
     "0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b]))))";
 
 const char* const kAttentionShape =
@@ -556,6 +557,30 @@ StmtSlot stmt_slot(const Spec& spec, const Statement& st) {
   return {};
 }
 
+namespace {
+
+// Whether every use of index variable `v` in `e` is as the dividend of a quotient `v / q` (q a
+// positive literal or a size), all of them the same quotient; the first in `*div`. A quotient is
+// a Binary Div or, in a lowered spec, the div_trunc call legalize_int_div makes of it.
+bool only_quotient_uses(const Expr& e, int v, const Expr** div) {
+  const bool quotient = (e.kind == ExprKind::Binary && e.bop == BinOp::Div) ||
+                        (e.kind == ExprKind::Call && e.fn == Fn::DivTrunc);
+  if (quotient && e.args.size() == 2 && is_var(*e.args[0], v)) {
+    const Expr& q = *e.args[1];
+    if (!((q.kind == ExprKind::IntLit && q.ival > 0) || q.kind == ExprKind::SizeRef))
+      return false;
+    if (*div && !same_expr(**div, e)) return false;
+    if (!*div) *div = &e;
+    return true;
+  }
+  if (e.kind == ExprKind::IndexVar && e.ref == v) return false;
+  for (const auto& a : e.args)
+    if (!only_quotient_uses(*a, v, div)) return false;
+  return true;
+}
+
+}  // namespace
+
 std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statement& st) {
   if (!st.rhs || st.out < 0 || st.rank() == 0) return std::nullopt;
   const DType type = spec.tensors[st.out].type;
@@ -608,12 +633,17 @@ std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statemen
     std::optional<std::vector<int>> m = weights(f);
     if (!m || !reduces_of(other).empty()) continue;
     bool ok = true;
-    for (int v : *m) ok = ok && !depends_on(other, v);
+    for (size_t i = 1; i < m->size(); ++i) ok = ok && !depends_on(other, (*m)[i]);
+    // The first M index only through one quotient (a grouped GEMM), or not at all.
+    const Expr* group = nullptr;
+    ok = ok && !m->empty() && only_quotient_uses(other, m->front(), &group);
     for (const Expr* r : reads_of(other)) ok = ok && r->ref != st.out;
     if (!ok) continue;
     g.w = f.ref;
     g.m = *m;
     g.gathered = &other;
+    g.group = group;
+    g.group_size = group ? group->args[1].get() : nullptr;
   }
   if (g.w < 0) return std::nullopt;
   // The output's indices: batch, then M in w's order, then N.

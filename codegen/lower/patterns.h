@@ -176,6 +176,11 @@ GemmLayout gemm_layout(const Statement& st, const Contraction& m);
 //   1 when there is none).
 // The column matrix is g at every (k1..kr, N...): K x N. Types f32 and f64, w is neither the
 // output nor has a boundary rule, and g does not read the output.
+// A grouped GEMM (a grouped convolution, `x[n, (o / COG) * CIG + c, ...]`): g may use the first
+// M index m0 as the dividend of one quotient `m0 / q` (q a positive literal or a size; the same
+// quotient wherever it appears, and m0 nowhere else). The rows of w and of the outputs with
+// m0 / q = gi are then group gi's: q times the other M extents of them, contiguous, and g at
+// m0 / q = gi its columns, one GEMM per group.
 struct GatheredGemm {
   const Expr* outer = nullptr;     // the outermost sum (the rhs)
   const Expr* gathered = nullptr;  // g
@@ -183,6 +188,10 @@ struct GatheredGemm {
   std::vector<int> batch, m, n;    // output indices (index into Statement::vars), in order
   std::vector<int> k;              // reduction variables, outermost first
   DType type = DType::F32;
+  // The quotient m0 / q of a grouped GEMM (a Binary Div, or its legalised div_trunc call), the
+  // first of its uses in g; null when g uses no M index.
+  const Expr* group = nullptr;
+  const Expr* group_size = nullptr;  // its q
 };
 std::optional<GatheredGemm> match_gathered_gemm(const Spec& spec, const Statement& st);
 

@@ -182,6 +182,39 @@ TEST(MatchGatheredGemm, AConvolutionsBatchRowsColumnsAndSums) {
   EXPECT_EQ(r->gathered->kind, ExprKind::Binary);
 }
 
+// A grouped GEMM: the gathered term uses the output's weight-row index o only as one quotient
+// o / q (a grouped convolution's input channel); any other use of o is no gathered GEMM.
+TEST(MatchGatheredGemm, AGroupedConvolutionsQuotient) {
+  auto g = gathered(
+      "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, (o / 2) * K + c, i + t]))");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->m, std::vector<int>({1}));
+  ASSERT_NE(g->group, nullptr);
+  ASSERT_NE(g->group_size, nullptr);
+  EXPECT_EQ(g->group_size->kind, ExprKind::IntLit);
+  EXPECT_EQ(g->group_size->ival, 2);
+  auto by_size = gathered(
+      "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, o / K + c + o / K, i]))");
+  ASSERT_TRUE(by_size);
+  ASSERT_NE(by_size->group_size, nullptr);
+  EXPECT_EQ(by_size->group_size->kind, ExprKind::SizeRef);
+  auto ungrouped =
+      gathered("y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, c, i + t]))");
+  ASSERT_TRUE(ungrouped);
+  EXPECT_EQ(ungrouped->group, nullptr);
+  for (const char* c : {
+           // o beside its quotient
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, o / 2 + c, o + t]))",
+           // two different quotients
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, o / 2 + o / 3, i + t]))",
+           // the quotient of more than o
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, (o + c) / 2, i + t]))",
+           // a remainder
+           "y[b, o, i] = sum(c in 0..K: sum(t in 0..3: w[o, c, t] * x[b, o % 2, i + t]))",
+       })
+    EXPECT_FALSE(gathered(c)) << c;
+}
+
 TEST(MatchGatheredGemm, RejectsWhatIsNoWeightMatrixTimesColumns) {
   for (const char* c : {
            // the reductions in w in another order than their nesting

@@ -756,7 +756,20 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
   w.close();
   w.line(ty + "* sb_col = (" + ty + "*)malloc(sizeof(" + ty + ") * (size_t)sb_k * (size_t)sb_n);");
   w.line("if (sb_col == NULL) return 1;");
+  if (g.group) {
+    // A grouped GEMM: rows sb_g * sb_q .. of the weights and outputs are group sb_g's, whose
+    // columns are the gathered term at m0 / q = sb_g.
+    std::vector<int> inner(g.m.begin() + 1, g.m.end());
+    w.line("const int64_t sb_q = " + L.expr(*g.group_size, w, kPrecMul + 1) +
+           (inner.empty() ? "" : " * " + ix.product(inner)) + ";  // rows per group");
+    w.line("const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;");
+    L.set_override(g.group, "sb_g");
+  }
   for (int v : g.batch) open_for(v);
+  if (g.group) {
+    w.open("for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {");
+    w.line("const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;");
+  }
   // The gather: every (k..., N...) once, the outer loops shared out, the innermost vectorised.
   std::vector<int> loops = g.k;
   loops.insert(loops.end(), g.n.begin(), g.n.end());
@@ -774,9 +787,17 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
   const std::string value = L.expr(*g.gathered, w, 0);
   w.line("sb_col[" + ix.flat(g.k) + " * sb_n + " + ix.flat(g.n) + "] = " + value + ";");
   for (size_t i = 0; i < loops.size(); ++i) w.close();
-  w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
-  const std::string out = g.batch.empty() ? y : y + " + " + ix.flat(g.batch) + " * sb_m * sb_n";
-  gemm(wt, out, w);
+  std::string out = g.batch.empty() ? y : y + " + " + ix.flat(g.batch) + " * sb_m * sb_n";
+  if (g.group) {
+    L.clear_override(g.group);
+    w.line("// group sb_g's rows of " + y + " = its rows of " + wt +
+           " (sb_rows x K) * sb_col (K x N), row-major");
+    gemm(wt + " + sb_g * sb_q * sb_k", out + " + sb_g * sb_q * sb_n", "sb_rows", w);
+    w.close();
+  } else {
+    w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
+    gemm(wt, out, "sb_m", w);
+  }
   for (size_t i = 0; i < g.batch.size(); ++i) w.close();
   w.line("free(sb_col);");
   w.line("return 0;");

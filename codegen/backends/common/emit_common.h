@@ -513,11 +513,13 @@ std::pair<int, size_t> gathered_extent(const Spec& spec, const Statement& st, co
 // im2col): `sb_m`, `sb_n`, `sb_k` and `sb_batch`; the gathered term at every (k..., N...) into
 // sb_col, a malloc'ed row-major K x N buffer, by a loop nest, vectorised, and parallel when
 // `parallel_gather` is set (the kernel returns 1 when the buffer cannot be allocated); then, per
-// batch element, `gemm` writes the call computing the element's M x N outputs `out` (a pointer
-// text) as the weights `weights` (an M x K row-major matrix) times sb_col. It frees sb_col before
-// any return it writes. The kernel returns int.
-using Im2colGemmCall =
-    std::function<void(const std::string& weights, const std::string& out, CodeWriter& w)>;
+// batch element, `gemm` writes the call computing the element's `rows` x N outputs `out` (a
+// pointer text) as the weights `weights` (a rows x K row-major matrix) times sb_col. It frees
+// sb_col before any return it writes. The kernel returns int. A grouped GEMM (GatheredGemm::group)
+// gathers and multiplies group by group: rows are then the group's, weights and out offset to
+// them.
+using Im2colGemmCall = std::function<void(const std::string& weights, const std::string& out,
+                                          const std::string& rows, CodeWriter& w)>;
 void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, CodeWriter& w,
                  const Im2colGemmCall& gemm);
 

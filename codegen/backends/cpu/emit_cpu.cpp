@@ -1287,9 +1287,10 @@ void emit_im2col_gemm(StmtLowering& L, const GatheredGemm& g, int64_t mc, int64_
                       CodeWriter& w) {
   const std::string gemm = blocked_gemm_name(g.type, g.type, g.type);
   emit_im2col(L, g, /*parallel_gather=*/true, w,
-              [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
+              [&](const std::string& wt, const std::string& out, const std::string& rows,
+                  CodeWriter& cw) {
                 const std::vector<std::string> args = gemm_args(
-                    {"sb_m", "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"},
+                    {rows, "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"},
                     mc, kc, nc);
                 cw.open(wrap_call("if (" + gemm, args, " != 0) {", 2 * cw.indent()));
                 cw.line("free(sb_col);");

@@ -1890,7 +1890,22 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   w.open("elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:");
   w.line("var sb_colbuf = alloc(Layout[" + ty + "](count=sb_gk * sb_gn))");
   w.line("var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()");
+  if (g.group) {
+    // A grouped GEMM, as the cpu printer's: group sb_g's rows, its columns at m0 / q = sb_g.
+    std::vector<int> inner(g.m.begin() + 1, g.m.end());
+    const Expr& q = *g.group_size;
+    const std::string qs =
+        q.kind == ExprKind::IntLit ? std::to_string(q.ival) : L.size_name(q.ref);
+    w.line("var sb_q = " + qs + (inner.empty() ? "" : " * " + ix.product(inner)) +
+           "  # rows per group");
+    w.line("var sb_groups = (sb_gm + sb_q - 1) // sb_q");
+    L.set_override(g.group, "sb_g");
+  }
   for (int v : g.batch) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
+  if (g.group) {
+    w.open("for sb_g in range(sb_groups):");
+    w.line("var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)");
+  }
   w.line("# The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
   w.open("def sb_gather(" + L.var_name(g.k.front()) + ": Int) {imm}:");
   std::vector<int> loops(g.k.begin() + 1, g.k.end());
@@ -1905,12 +1920,21 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   w.line("# " + y + " = " + wt +
          " (M x K) * sb_col (K x N), row-major, blocked with mc = " + std::to_string(mc) +
          ", kc = " + std::to_string(kc) + ", nc = " + std::to_string(nc) + ".");
-  const std::string out =
+  std::string out =
       g.batch.empty() ? y : y + ".unsafe_offset(" + ix.flat(g.batch) + " * sb_gm * sb_gn)";
-  const std::vector<std::string> args =
-      gemm_args({"sb_gm", "sb_gn", "sb_gk", wt, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"},
-                mc, kc, nc);
+  std::string weights = wt, rows = "sb_gm";
+  if (g.group) {
+    L.clear_overrides();
+    out = "(" + out + ").unsafe_offset(sb_g * sb_q * sb_gn)";
+    weights = wt + ".unsafe_offset(sb_g * sb_q * sb_gk)";
+    rows = "sb_rows";
+    w.line("# (group sb_g's rows only)");
+  }
+  const std::vector<std::string> args = gemm_args(
+      {rows, "sb_gn", "sb_gk", weights, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"}, mc,
+      kc, nc);
   w.line("_ = " + wrap_call(blocked_gemm_name(g.type, g.type, g.type), args, "", w.columns() + 4));
+  if (g.group) w.dedent();
   for (size_t i = 0; i < g.batch.size(); ++i) w.dedent();
   w.line("dealloc(sb_colbuf^)");
   w.dedent();

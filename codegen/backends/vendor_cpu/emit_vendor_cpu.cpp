@@ -157,11 +157,12 @@ void emit_im2col_statement(StmtLowering& L, const GatheredGemm& g, CodeWriter& w
   SB_ASSERT(blas, std::string("no BLAS GEMM of ") + dtype_name(g.type));
   emit_im2col(
       L, g, /*parallel_gather=*/false, w,
-      [&](const std::string& wt, const std::string& out, CodeWriter& cw) {
+      [&](const std::string& wt, const std::string& out, const std::string& rows,
+          CodeWriter& cw) {
         const std::vector<std::string> args = {"CblasRowMajor",
                                                "CblasNoTrans",
                                                "CblasNoTrans",
-                                               "(int)sb_m",
+                                               "(int)" + rows,
                                                "(int)sb_n",
                                                "(int)sb_k",
                                                float_literal(1.0, g.type),

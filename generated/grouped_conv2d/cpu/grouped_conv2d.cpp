@@ -9,11 +9,231 @@
 // Variants:
 //   loops     strategy loops
 //   omp_simd  strategy omp_simd: approx_math = 0 (default), tile = 512 (default), tile_inner = 16 (default)
+//   im2col    strategy im2col: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "specbench_abi.h"
+
+// -----------------------------------------------------------------------------
+// Blocked GEMM: packing, register-blocked micro-kernel, cache blocking
+// -----------------------------------------------------------------------------
+
+// Native vectors: the widest of AVX-512, AVX and SSE that the compiler targets. GCC vector
+// extensions leave the instruction choice to the compiler (-O3 -march=native); loads and
+// stores go through memcpy and assume no alignment.
+#if defined(__AVX512F__)
+#define SB_SIMD_BYTES 64
+#elif defined(__AVX__)
+#define SB_SIMD_BYTES 32
+#else
+#define SB_SIMD_BYTES 16
+#endif
+typedef float sb_simd_f32 __attribute__((vector_size(SB_SIMD_BYTES)));
+static inline sb_simd_f32 sb_simd_load_f32(const float* p) {
+  sb_simd_f32 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void sb_simd_store_f32(float* p, sb_simd_f32 v) { memcpy(p, &v, sizeof v); }
+
+// The worker threads OpenMP offers (1 without OpenMP).
+static inline int64_t sb_workers(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// The blocked GEMM for f32 (lower/blocked_gemm), target cpu.
+// sb_gemm_vl_f32: lanes of a native vector.
+static constexpr int64_t sb_gemm_vl_f32 = (int64_t)(SB_SIMD_BYTES / sizeof(float));
+// sb_gemm_mr_f32: tile rows: 2 * MR accumulators, 12 x 2 in AVX-512's 32 registers, 6 x 2 in AVX's 16.
+static constexpr int64_t sb_gemm_mr_f32 = sb_gemm_vl_f32 * 4 >= 64 ? 12 : sb_gemm_vl_f32 * 4 >= 32 ? 6 : 4;
+// sb_gemm_nr_f32: tile columns: two native vectors.
+static constexpr int64_t sb_gemm_nr_f32 = 2 * sb_gemm_vl_f32;
+// sb_gemm_min_parallel_f32: fewer multiply-adds than this run on one thread.
+static constexpr int64_t sb_gemm_min_parallel_f32 = 4194304;
+
+// Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] =
+// X(r, p), zero for r >= h.
+static inline void sb_gemm_pack_x_f32(int64_t kc, int64_t h, const float* x, int64_t xs_i,
+                                      int64_t xs_k, float* __restrict dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int64_t r = 0; r < h; ++r) {
+      dst[p * sb_gemm_mr_f32 + r] = x[r * xs_i + p * xs_k];
+    }
+    for (int64_t r = h; r < sb_gemm_mr_f32; ++r) {
+      dst[p * sb_gemm_mr_f32 + r] = 0.0f;
+    }
+  }
+}
+
+// Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + q] =
+// Y(p, q), zero for q >= w.
+static inline void sb_gemm_pack_y_f32(int64_t kc, int64_t w, const float* y, int64_t ys_k,
+                                      int64_t ys_j, float* __restrict dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int64_t q = 0; q < w; ++q) {
+      dst[p * sb_gemm_nr_f32 + q] = y[p * ys_k + q * ys_j];
+    }
+    for (int64_t q = w; q < sb_gemm_nr_f32; ++q) {
+      dst[p * sb_gemm_nr_f32 + q] = 0.0f;
+    }
+  }
+}
+
+// The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X
+// (kc x MR) and a packed strip of Y (kc x NR), accumulated in MR x 2 vector registers.
+// Ragged tiles (mr < MR or nr < NR) go through a local tile.
+static inline void sb_gemm_tile_f32(int64_t kc, const float* __restrict ap,
+                                    const float* __restrict bp, float* __restrict c, int64_t ldc,
+                                    int64_t mr, int64_t nr, bool accumulate) {
+  sb_simd_f32 acc[sb_gemm_mr_f32][2];
+  #pragma GCC unroll 12
+  for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+    acc[r][0] = (sb_simd_f32){};
+    acc[r][1] = (sb_simd_f32){};
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const sb_simd_f32 b0 = sb_simd_load_f32(bp + p * sb_gemm_nr_f32);
+    const sb_simd_f32 b1 = sb_simd_load_f32(bp + (p * sb_gemm_nr_f32 + sb_gemm_vl_f32));
+    #pragma GCC unroll 12
+    for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+      const float a = ap[p * sb_gemm_mr_f32 + r];
+      acc[r][0] += a * b0;
+      acc[r][1] += a * b1;
+    }
+  }
+  if (mr == sb_gemm_mr_f32 && nr == sb_gemm_nr_f32) {
+    // A whole tile: straight from the registers to C.
+    #pragma GCC unroll 12
+    for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+      if (accumulate) {
+        acc[r][0] += sb_simd_load_f32(c + r * ldc);
+        acc[r][1] += sb_simd_load_f32(c + (r * ldc + sb_gemm_vl_f32));
+      }
+      sb_simd_store_f32(c + r * ldc, acc[r][0]);
+      sb_simd_store_f32(c + (r * ldc + sb_gemm_vl_f32), acc[r][1]);
+    }
+    return;
+  }
+  float tile[sb_gemm_mr_f32 * sb_gemm_nr_f32];
+  #pragma GCC unroll 12
+  for (int64_t r = 0; r < sb_gemm_mr_f32; ++r) {
+    sb_simd_store_f32(tile + r * sb_gemm_nr_f32, acc[r][0]);
+    sb_simd_store_f32(tile + (r * sb_gemm_nr_f32 + sb_gemm_vl_f32), acc[r][1]);
+  }
+  for (int64_t r = 0; r < mr; ++r) {
+    for (int64_t q = 0; q < nr; ++q) {
+      float v = tile[r * sb_gemm_nr_f32 + q];
+      if (accumulate) {
+        v += c[r * ldc + q];
+      }
+      c[r * ldc + q] = v;
+    }
+  }
+}
+
+// The scratch buffer of sb_gemm_f32, kept between calls (grown when too small, never
+// freed), one per thread: a batch of products calls it from several threads at
+// once, and reusing it saves page faults on every call.
+static thread_local float* sb_gemm_f32_scratch = NULL;
+static thread_local size_t sb_gemm_f32_scratch_cap = 0;
+
+// C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
+// Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
+// blocking: the mc-row blocks of C are split evenly over the threads (mc is adjusted for
+// that); for each nc-wide column block and kc-deep slice, a thread packs the kc x nc panel of
+// Y into NR-wide strips (L3) and each of its row blocks of X into MR-tall strips (L2), then
+// runs the micro-kernel over the block's MR x NR tiles, a strip of Y staying in L1. Each
+// thread packs its own panel of Y (a little more packing, but no barrier inside the loops: a
+// thread that loses its core to another process delays nobody until the end). Returns 0, or
+// 1 when the packing buffers cannot be allocated.
+static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int64_t xs_i,
+                           int64_t xs_k, const float* y, int64_t ys_k, int64_t ys_j, float* c,
+                           int64_t ldc, int64_t mc_in, int64_t kc_in, int64_t nc_in) {
+  if (M <= 0 || N <= 0) {
+    return 0;
+  }
+  if (K <= 0) {
+    // An empty sum.
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        c[i * ldc + j] = 0.0f;
+      }
+    }
+    return 0;
+  }
+  int64_t nt = 1;
+  if ((double)M * (double)N * (double)K >= (double)sb_gemm_min_parallel_f32) {
+    nt = sb_workers();
+  }
+  const int64_t kc = kc_in < K ? kc_in : K;
+  const int64_t nc = ((nc_in < N ? nc_in : N) + sb_gemm_nr_f32 - 1) / sb_gemm_nr_f32 * sb_gemm_nr_f32;
+  // mc: the row blocks split evenly over the threads, a whole number of MR strips.
+  int64_t blocks = (M + mc_in - 1) / mc_in;
+  blocks = (blocks + nt - 1) / nt * nt;
+  const int64_t mc = ((M + blocks - 1) / blocks + sb_gemm_mr_f32 - 1) / sb_gemm_mr_f32 * sb_gemm_mr_f32;
+  const int64_t blocks_total = (M + mc - 1) / mc;
+  const int64_t b_elems = (kc * nc + 16 - 1) / 16 * 16;
+  const int64_t a_elems = (kc * mc + 16 - 1) / 16 * 16;
+  if (sb_gemm_f32_scratch_cap < (size_t)((b_elems + a_elems) * nt)) {
+    free(sb_gemm_f32_scratch);
+    sb_gemm_f32_scratch_cap = (size_t)((b_elems + a_elems) * nt);
+    sb_gemm_f32_scratch = (float*)aligned_alloc(64, (sb_gemm_f32_scratch_cap * sizeof(float) + 63) / 64 * 64);
+    if (!sb_gemm_f32_scratch) {
+      sb_gemm_f32_scratch_cap = 0;
+      return 1;
+    }
+  }
+  float* const scratch = sb_gemm_f32_scratch;
+  #pragma omp parallel for schedule(static) num_threads(nt)
+  for (int64_t t = 0; t < nt; ++t) {
+    // This thread's row blocks [b0, b1), its own packed panels: no barrier until the end.
+    float* bp = scratch + (b_elems + a_elems) * t;
+    float* ap = bp + b_elems;
+    const int64_t b0 = blocks_total * t / nt;
+    const int64_t b1 = blocks_total * (t + 1) / nt;
+    if (b0 < b1) {
+      for (int64_t jc = 0; jc < N; jc += nc) {
+        const int64_t ncur = nc < N - jc ? nc : N - jc;
+        for (int64_t pc = 0; pc < K; pc += kc) {
+          const int64_t kcur = kc < K - pc ? kc : K - pc;
+          for (int64_t jp = 0; jp < ncur; jp += sb_gemm_nr_f32) {
+            sb_gemm_pack_y_f32(kcur, sb_gemm_nr_f32 < ncur - jp ? sb_gemm_nr_f32 : ncur - jp,
+                               y + (pc * ys_k + (jc + jp) * ys_j), ys_k, ys_j, bp + jp * kcur);
+          }
+          for (int64_t blk = b0; blk < b1; ++blk) {
+            const int64_t ic = blk * mc;
+            const int64_t mcur = mc < M - ic ? mc : M - ic;
+            for (int64_t ip = 0; ip < mcur; ip += sb_gemm_mr_f32) {
+              sb_gemm_pack_x_f32(kcur, sb_gemm_mr_f32 < mcur - ip ? sb_gemm_mr_f32 : mcur - ip,
+                                 x + ((ic + ip) * xs_i + pc * xs_k), xs_i, xs_k, ap + ip * kcur);
+            }
+            for (int64_t jr = 0; jr < ncur; jr += sb_gemm_nr_f32) {
+              for (int64_t ir = 0; ir < mcur; ir += sb_gemm_mr_f32) {
+                sb_gemm_tile_f32(kcur, ap + ir * kcur, bp + jr * kcur,
+                                 c + ((ic + ir) * ldc + jc + jr), ldc,
+                                 sb_gemm_mr_f32 < mcur - ir ? sb_gemm_mr_f32 : mcur - ir,
+                                 sb_gemm_nr_f32 < ncur - jr ? sb_gemm_nr_f32 : ncur - jr, pc > 0);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -99,6 +319,59 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
   }
 }
 
+// Variant im2col: convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, then one call of blocked_matmul's GEMM per batch element; contractions and other statements as blocked_matmul.
+
+// y[n, o, i, j] = sum(c in 0..CIG: sum(a in 0..3: sum(b in 0..3: x[n, o / COG * CIG + c, i + a - 1, j + b - 1] * w[o, c, a, b])))
+static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, float* __restrict y,
+                        const int64_t N, const int64_t G, const int64_t CIG, const int64_t COG,
+                        const int64_t H, const int64_t W) {
+  const int64_t sb_m = (G * COG);
+  const int64_t sb_n = H * W;
+  const int64_t sb_k = CIG * 3 * 3;
+  const int64_t sb_batch = N;
+  if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;
+  if (sb_k <= 0) {  // an empty sum
+    for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) y[sb_i] = 0.0f;
+    return 0;
+  }
+  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
+  const int64_t sb_q = COG;  // rows per group
+  const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
+      const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
+      // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+      #pragma omp parallel for collapse(4) schedule(static)
+      for (int64_t c = 0; c < CIG; ++c) {
+        for (int64_t a = 0; a < 3; ++a) {
+          for (int64_t b = 0; b < 3; ++b) {
+            for (int64_t i = 0; i < H; ++i) {
+              #pragma omp simd
+              for (int64_t j = 0; j < W; ++j) {
+                const int64_t sb_ld0_x_i1 = sb_g * CIG + c;
+                const int64_t sb_ld0_x_i2 = i + a - 1;
+                const int64_t sb_ld0_x_i3 = j + b - 1;
+                const float sb_ld0_x =
+                    (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G * CIG && sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
+                sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * W + j)] = sb_ld0_x;
+              }
+            }
+          }
+        }
+      }
+      // group sb_g's rows of y = its rows of w (sb_rows x K) * sb_col (K x N), row-major
+      if (sb_gemm_f32(sb_rows, sb_n, sb_k, w + sb_g * sb_q * sb_k, sb_k, 1, sb_col, sb_n, 1,
+                      y + n * sb_m * sb_n + sb_g * sb_q * sb_n, sb_n, 128, 512, 4096) != 0) {
+        free(sb_col);
+        return 1;
+      }
+    }
+  }
+  free(sb_col);
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -137,6 +410,23 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant im2col (strategy im2col).
+static int sb_variant_im2col(const sb_args* sb_a) {
+  const float* x = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  float* y = (float*)sb_a->tensors[2];
+  const int64_t N = sb_a->sizes[0];
+  const int64_t G = sb_a->sizes[1];
+  const int64_t CIG = sb_a->sizes[2];
+  const int64_t COG = sb_a->sizes[3];
+  const int64_t H = sb_a->sizes[4];
+  const int64_t W = sb_a->sizes[5];
+
+  // y[n, o, i, j] = sum(c in 0..CIG: sum(a in 0..3: sum(b in 0..3: x[n, o / COG * CIG + c, i + a - 1, j + b - 1] * w[o, c, a, b])))
+  if (sb_im2col_s0(x, w, y, N, G, CIG, COG, H, W) != 0) return 1;
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -144,6 +434,7 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"loops", sb_variant_loops},
     {"omp_simd", sb_variant_omp_simd},
+    {"im2col", sb_variant_im2col},
 };
 
 static const sb_module sb_module_info = {
@@ -152,7 +443,7 @@ static const sb_module sb_module_info = {
     "cpu",             // backend
     3,                 // tensors
     6,                 // sizes
-    2,                 // variants
+    3,                 // variants
     sb_variants,
 };
 

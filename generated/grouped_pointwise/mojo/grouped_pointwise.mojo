@@ -9,13 +9,14 @@
 # Variants:
 #   loops               strategy loops
 #   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
+#   im2col              strategy im2col: mc = 128 (default), kc = 512 (default), nc = 4096 (default)
 #
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.algorithm.functional import vectorize
 from std.ffi import CStringSpan
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 
@@ -54,6 +55,289 @@ struct SbModule(TrivialRegisterPassable):
     var num_sizes: Int32
     var num_variants: Int32
     var variants: Pointer[SbVariant, ImmUntrackedOrigin]
+
+
+# -----------------------------------------------------------------------------
+# Blocked GEMM: packing, register-blocked micro-kernel, cache blocking
+# -----------------------------------------------------------------------------
+
+# The blocked GEMM for f32 (lower/blocked_gemm), target mojo.
+# sb_gemm_vl_f32: lanes of a native vector.
+comptime sb_gemm_vl_f32 = simd_width_of[DType.float32]()
+# sb_gemm_mr_f32: tile rows: 2 * MR accumulators, 12 x 2 in AVX-512's 32 registers, 6 x 2 in AVX's 16.
+comptime sb_gemm_mr_f32 = 12 if sb_gemm_vl_f32 * 4 >= 64 else 6 if sb_gemm_vl_f32 * 4 >= 32 else 6
+# sb_gemm_nr_f32: tile columns: two native vectors.
+comptime sb_gemm_nr_f32 = 2 * sb_gemm_vl_f32
+# sb_gemm_min_parallel_f32: fewer multiply-adds than this run on one thread.
+comptime sb_gemm_min_parallel_f32 = 4194304
+
+
+# Packs an MR-tall strip of X, rows [0, h) (h <= MR), over kc steps: dst[p * MR + r] =
+# X(r, p), zero for r >= h.
+def sb_gemm_pack_x_f32(kc: Int, h: Int, x: Pointer[Float32, ImmUntrackedOrigin], xs_i: Int,
+                       xs_k: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
+    for p in range(kc):
+        for r in range(h):
+            dst[unsafe_offset=p * sb_gemm_mr_f32 + r] = x[unsafe_offset=r * xs_i + p * xs_k]
+        for r in range(h, sb_gemm_mr_f32):
+            dst[unsafe_offset=p * sb_gemm_mr_f32 + r] = Float32(0)
+
+
+# Packs an NR-wide strip of Y, columns [0, w) (w <= NR), over kc steps: dst[p * NR + q] =
+# Y(p, q), zero for q >= w.
+def sb_gemm_pack_y_f32(kc: Int, w: Int, y: Pointer[Float32, ImmUntrackedOrigin], ys_k: Int,
+                       ys_j: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
+    for p in range(kc):
+        for q in range(w):
+            dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = y[unsafe_offset=p * ys_k + q * ys_j]
+        for q in range(w, sb_gemm_nr_f32):
+            dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = Float32(0)
+
+
+# The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X
+# (kc x MR) and a packed strip of Y (kc x NR), accumulated in MR x 2 vector registers.
+# Ragged tiles (mr < MR or nr < NR) go through a local tile.
+def sb_gemm_tile_f32(kc: Int, ap: Pointer[Float32, ImmUntrackedOrigin],
+                     bp: Pointer[Float32, ImmUntrackedOrigin],
+                     c: Pointer[Float32, MutUntrackedOrigin], ldc: Int, mr: Int, nr: Int,
+                     accumulate: Bool):
+    var acc0_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc0_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc1_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc1_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc2_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc2_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc3_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc3_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc4_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc4_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc5_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc5_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc6_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc6_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc7_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc7_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc8_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc8_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc9_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc9_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc10_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc10_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc11_0 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    var acc11_1 = SIMD[DType.float32, sb_gemm_vl_f32](0)
+    for p in range(kc):
+        var b0 = bp.unsafe_load[width=sb_gemm_vl_f32](p * sb_gemm_nr_f32)
+        var b1 = bp.unsafe_load[width=sb_gemm_vl_f32](p * sb_gemm_nr_f32 + sb_gemm_vl_f32)
+        var a0 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 0])
+        acc0_0 = a0.fma(b0, acc0_0)
+        acc0_1 = a0.fma(b1, acc0_1)
+        var a1 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 1])
+        acc1_0 = a1.fma(b0, acc1_0)
+        acc1_1 = a1.fma(b1, acc1_1)
+        var a2 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 2])
+        acc2_0 = a2.fma(b0, acc2_0)
+        acc2_1 = a2.fma(b1, acc2_1)
+        var a3 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 3])
+        acc3_0 = a3.fma(b0, acc3_0)
+        acc3_1 = a3.fma(b1, acc3_1)
+        var a4 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 4])
+        acc4_0 = a4.fma(b0, acc4_0)
+        acc4_1 = a4.fma(b1, acc4_1)
+        var a5 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 5])
+        acc5_0 = a5.fma(b0, acc5_0)
+        acc5_1 = a5.fma(b1, acc5_1)
+        comptime if sb_gemm_mr_f32 > 6:
+            var a6 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 6])
+            acc6_0 = a6.fma(b0, acc6_0)
+            acc6_1 = a6.fma(b1, acc6_1)
+            var a7 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 7])
+            acc7_0 = a7.fma(b0, acc7_0)
+            acc7_1 = a7.fma(b1, acc7_1)
+            var a8 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 8])
+            acc8_0 = a8.fma(b0, acc8_0)
+            acc8_1 = a8.fma(b1, acc8_1)
+            var a9 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 9])
+            acc9_0 = a9.fma(b0, acc9_0)
+            acc9_1 = a9.fma(b1, acc9_1)
+            var a10 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 10])
+            acc10_0 = a10.fma(b0, acc10_0)
+            acc10_1 = a10.fma(b1, acc10_1)
+            var a11 = SIMD[DType.float32, sb_gemm_vl_f32](ap[unsafe_offset=p * sb_gemm_mr_f32 + 11])
+            acc11_0 = a11.fma(b0, acc11_0)
+            acc11_1 = a11.fma(b1, acc11_1)
+    if mr == sb_gemm_mr_f32 and nr == sb_gemm_nr_f32:
+        # A whole tile: straight from the registers to C.
+        if accumulate:
+            acc0_0 += c.unsafe_load[width=sb_gemm_vl_f32](0 * ldc)
+            acc0_1 += c.unsafe_load[width=sb_gemm_vl_f32](0 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](0 * ldc, acc0_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](0 * ldc + sb_gemm_vl_f32, acc0_1)
+        if accumulate:
+            acc1_0 += c.unsafe_load[width=sb_gemm_vl_f32](1 * ldc)
+            acc1_1 += c.unsafe_load[width=sb_gemm_vl_f32](1 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](1 * ldc, acc1_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](1 * ldc + sb_gemm_vl_f32, acc1_1)
+        if accumulate:
+            acc2_0 += c.unsafe_load[width=sb_gemm_vl_f32](2 * ldc)
+            acc2_1 += c.unsafe_load[width=sb_gemm_vl_f32](2 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](2 * ldc, acc2_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](2 * ldc + sb_gemm_vl_f32, acc2_1)
+        if accumulate:
+            acc3_0 += c.unsafe_load[width=sb_gemm_vl_f32](3 * ldc)
+            acc3_1 += c.unsafe_load[width=sb_gemm_vl_f32](3 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](3 * ldc, acc3_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](3 * ldc + sb_gemm_vl_f32, acc3_1)
+        if accumulate:
+            acc4_0 += c.unsafe_load[width=sb_gemm_vl_f32](4 * ldc)
+            acc4_1 += c.unsafe_load[width=sb_gemm_vl_f32](4 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](4 * ldc, acc4_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](4 * ldc + sb_gemm_vl_f32, acc4_1)
+        if accumulate:
+            acc5_0 += c.unsafe_load[width=sb_gemm_vl_f32](5 * ldc)
+            acc5_1 += c.unsafe_load[width=sb_gemm_vl_f32](5 * ldc + sb_gemm_vl_f32)
+        c.unsafe_store[width=sb_gemm_vl_f32](5 * ldc, acc5_0)
+        c.unsafe_store[width=sb_gemm_vl_f32](5 * ldc + sb_gemm_vl_f32, acc5_1)
+        comptime if sb_gemm_mr_f32 > 6:
+            if accumulate:
+                acc6_0 += c.unsafe_load[width=sb_gemm_vl_f32](6 * ldc)
+                acc6_1 += c.unsafe_load[width=sb_gemm_vl_f32](6 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](6 * ldc, acc6_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](6 * ldc + sb_gemm_vl_f32, acc6_1)
+            if accumulate:
+                acc7_0 += c.unsafe_load[width=sb_gemm_vl_f32](7 * ldc)
+                acc7_1 += c.unsafe_load[width=sb_gemm_vl_f32](7 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](7 * ldc, acc7_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](7 * ldc + sb_gemm_vl_f32, acc7_1)
+            if accumulate:
+                acc8_0 += c.unsafe_load[width=sb_gemm_vl_f32](8 * ldc)
+                acc8_1 += c.unsafe_load[width=sb_gemm_vl_f32](8 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](8 * ldc, acc8_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](8 * ldc + sb_gemm_vl_f32, acc8_1)
+            if accumulate:
+                acc9_0 += c.unsafe_load[width=sb_gemm_vl_f32](9 * ldc)
+                acc9_1 += c.unsafe_load[width=sb_gemm_vl_f32](9 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](9 * ldc, acc9_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](9 * ldc + sb_gemm_vl_f32, acc9_1)
+            if accumulate:
+                acc10_0 += c.unsafe_load[width=sb_gemm_vl_f32](10 * ldc)
+                acc10_1 += c.unsafe_load[width=sb_gemm_vl_f32](10 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](10 * ldc, acc10_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](10 * ldc + sb_gemm_vl_f32, acc10_1)
+            if accumulate:
+                acc11_0 += c.unsafe_load[width=sb_gemm_vl_f32](11 * ldc)
+                acc11_1 += c.unsafe_load[width=sb_gemm_vl_f32](11 * ldc + sb_gemm_vl_f32)
+            c.unsafe_store[width=sb_gemm_vl_f32](11 * ldc, acc11_0)
+            c.unsafe_store[width=sb_gemm_vl_f32](11 * ldc + sb_gemm_vl_f32, acc11_1)
+        return
+    var sb_buf_tile = alloc(Layout[Float32](count=sb_gemm_mr_f32 * sb_gemm_nr_f32))
+    var tile = sb_buf_tile.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+    tile.unsafe_store[width=sb_gemm_vl_f32](0 * sb_gemm_nr_f32, acc0_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](0 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc0_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](1 * sb_gemm_nr_f32, acc1_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](1 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc1_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](2 * sb_gemm_nr_f32, acc2_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](2 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc2_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](3 * sb_gemm_nr_f32, acc3_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](3 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc3_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](4 * sb_gemm_nr_f32, acc4_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](4 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc4_1)
+    tile.unsafe_store[width=sb_gemm_vl_f32](5 * sb_gemm_nr_f32, acc5_0)
+    tile.unsafe_store[width=sb_gemm_vl_f32](5 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc5_1)
+    comptime if sb_gemm_mr_f32 > 6:
+        tile.unsafe_store[width=sb_gemm_vl_f32](6 * sb_gemm_nr_f32, acc6_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](6 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc6_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](7 * sb_gemm_nr_f32, acc7_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](7 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc7_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](8 * sb_gemm_nr_f32, acc8_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](8 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc8_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](9 * sb_gemm_nr_f32, acc9_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](9 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc9_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](10 * sb_gemm_nr_f32, acc10_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](10 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc10_1)
+        tile.unsafe_store[width=sb_gemm_vl_f32](11 * sb_gemm_nr_f32, acc11_0)
+        tile.unsafe_store[width=sb_gemm_vl_f32](11 * sb_gemm_nr_f32 + sb_gemm_vl_f32, acc11_1)
+    for r in range(mr):
+        for q in range(nr):
+            var v = tile[unsafe_offset=r * sb_gemm_nr_f32 + q]
+            if accumulate:
+                v += c[unsafe_offset=r * ldc + q]
+            c[unsafe_offset=r * ldc + q] = v
+    dealloc(sb_buf_tile^)
+
+
+# C (M x N, row-major, row stride ldc) = X * Y, where X(i, k) = x[i * xs_i + k * xs_k] and
+# Y(k, j) = y[k * ys_k + j * ys_j] (any layout: transposed operands need no copy). Goto's
+# blocking: the mc-row blocks of C are split evenly over the threads (mc is adjusted for
+# that); for each nc-wide column block and kc-deep slice, a thread packs the kc x nc panel of
+# Y into NR-wide strips (L3) and each of its row blocks of X into MR-tall strips (L2), then
+# runs the micro-kernel over the block's MR x NR tiles, a strip of Y staying in L1. Each
+# thread packs its own panel of Y (a little more packing, but no barrier inside the loops: a
+# thread that loses its core to another process delays nobody until the end). Returns 0, or
+# 1 when the packing buffers cannot be allocated.
+def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin], xs_i: Int,
+                xs_k: Int, y: Pointer[Float32, ImmUntrackedOrigin], ys_k: Int, ys_j: Int,
+                c: Pointer[Float32, MutUntrackedOrigin], ldc: Int, mc_in: Int, kc_in: Int,
+                nc_in: Int) -> Int:
+    if M <= 0 or N <= 0:
+        return 0
+    if K <= 0:
+        # An empty sum.
+
+        def sb_par_i(i: Int) {imm}:
+            for j in range(N):
+                c[unsafe_offset=i * ldc + j] = Float32(0)
+
+        parallelize(sb_par_i, M)
+        return 0
+    var nt = 1
+    if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
+        nt = parallelism_level()
+    var kc = min(kc_in, K)
+    var nc = (min(nc_in, N) + sb_gemm_nr_f32 - 1) // sb_gemm_nr_f32 * sb_gemm_nr_f32
+    # mc: the row blocks split evenly over the threads, a whole number of MR strips.
+    var blocks = (M + mc_in - 1) // mc_in
+    blocks = (blocks + nt - 1) // nt * nt
+    var mc = ((M + blocks - 1) // blocks + sb_gemm_mr_f32 - 1) // sb_gemm_mr_f32 * sb_gemm_mr_f32
+    var blocks_total = (M + mc - 1) // mc
+    var b_elems = (kc * nc + 16 - 1) // 16 * 16
+    var a_elems = (kc * mc + 16 - 1) // 16 * 16
+    # scratch: allocated for this call, freed after it (Mojo keeps no buffer between calls)
+    var sb_buf_scratch = alloc(Layout[Float32](count=(b_elems + a_elems) * nt))
+    var scratch = sb_buf_scratch.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+
+    def sb_par_t(t: Int) {imm}:
+        # This thread's row blocks [b0, b1), its own packed panels: no barrier until the end.
+        var bp = scratch.unsafe_offset((b_elems + a_elems) * t)
+        var ap = bp.unsafe_offset(b_elems)
+        var b0 = blocks_total * t // nt
+        var b1 = blocks_total * (t + 1) // nt
+        if b0 < b1:
+            for jc in range(0, N, nc):
+                var ncur = min(nc, N - jc)
+                for pc in range(0, K, kc):
+                    var kcur = min(kc, K - pc)
+                    for jp in range(0, ncur, sb_gemm_nr_f32):
+                        sb_gemm_pack_y_f32(kcur, min(sb_gemm_nr_f32, ncur - jp),
+                                           y.unsafe_offset(pc * ys_k + (jc + jp) * ys_j), ys_k,
+                                           ys_j, bp.unsafe_offset(jp * kcur))
+                    for blk in range(b0, b1):
+                        var ic = blk * mc
+                        var mcur = min(mc, M - ic)
+                        for ip in range(0, mcur, sb_gemm_mr_f32):
+                            sb_gemm_pack_x_f32(kcur, min(sb_gemm_mr_f32, mcur - ip),
+                                               x.unsafe_offset((ic + ip) * xs_i + pc * xs_k), xs_i,
+                                               xs_k, ap.unsafe_offset(ip * kcur))
+                        for jr in range(0, ncur, sb_gemm_nr_f32):
+                            for ir in range(0, mcur, sb_gemm_mr_f32):
+                                sb_gemm_tile_f32(kcur, ap.unsafe_offset(ir * kcur),
+                                                 bp.unsafe_offset(jr * kcur),
+                                                 c.unsafe_offset((ic + ir) * ldc + jc + jr), ldc,
+                                                 min(sb_gemm_mr_f32, mcur - ir),
+                                                 min(sb_gemm_nr_f32, ncur - jr), pc > 0)
+
+    parallelize(sb_par_t, nt)
+    dealloc(sb_buf_scratch^)
+    return 0
 
 
 # -----------------------------------------------------------------------------
@@ -103,6 +387,43 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     parallelize(sb_chunk, sb_chunks)
 
 
+# Variant im2col: convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, then one call of blocked_matmul's GEMM per batch element; contractions and other statements as blocked_matmul.
+
+# y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
+def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, ImmUntrackedOrigin],
+                 y: Pointer[Float32, MutUntrackedOrigin], N: Int, G: Int, CIG: Int, COG: Int,
+                 H: Int, W: Int):
+    var sb_gm = (G * COG)
+    var sb_gn = H * W
+    var sb_gk = CIG
+    var sb_gb = N
+    if sb_gk <= 0:  # an empty sum
+        for sb_i in range(sb_gb * sb_gm * sb_gn):
+            y[unsafe_offset=sb_i] = Float32(0)
+    elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:
+        var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
+        var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_q = COG  # rows per group
+        var sb_groups = (sb_gm + sb_q - 1) // sb_q
+        for n in range(N):
+            for sb_g in range(sb_groups):
+                var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+                def sb_gather(c: Int) {imm}:
+                    for i in range(H):
+                        for j in range(W):
+                            sb_col[unsafe_offset=c * sb_gn + (i * W + j)] = x[unsafe_offset=((n * (G * CIG) + (sb_g * CIG + c)) * H + i) * W + j]
+
+                parallelize(sb_gather, CIG)
+                # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
+                # (group sb_g's rows only)
+                _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
+                                1, sb_col, sb_gn, 1,
+                                (y.unsafe_offset(n * sb_gm * sb_gn)).unsafe_offset(sb_g * sb_q * sb_gn),
+                                sb_gn, 128, 512, 4096)
+        dealloc(sb_colbuf^)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -142,6 +463,24 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     return 0
 
 
+# Variant im2col (strategy im2col).
+def sb_variant_im2col(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int32:
+    initialize_runtime()
+    var x = sb_a[].tensors[unsafe_offset=0].unsafe_bitcast[Float32]()
+    var w = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
+    var y = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
+    var N = Int(sb_a[].sizes[unsafe_offset=0])
+    var G = Int(sb_a[].sizes[unsafe_offset=1])
+    var CIG = Int(sb_a[].sizes[unsafe_offset=2])
+    var COG = Int(sb_a[].sizes[unsafe_offset=3])
+    var H = Int(sb_a[].sizes[unsafe_offset=4])
+    var W = Int(sb_a[].sizes[unsafe_offset=5])
+
+    # y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
+    sb_im2col_s0(x, w, y, N, G, CIG, COG, H, W)
+    return 0
+
+
 # -----------------------------------------------------------------------------
 # Dispatch
 # -----------------------------------------------------------------------------
@@ -150,9 +489,10 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
 def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
     # Mojo has no global variables and a global_constant cannot hold pointers, so the table is
     # built in memory that is never freed; the harness calls this once per module load.
-    var variants = alloc(Layout[SbVariant](count=2)).unsafe_leak()
+    var variants = alloc(Layout[SbVariant](count=3)).unsafe_leak()
     variants.unsafe_offset(0).unsafe_write(SbVariant("loops".as_c_string_span(), sb_variant_loops))
     variants.unsafe_offset(1).unsafe_write(SbVariant("vectorize_parallel".as_c_string_span(), sb_variant_vectorize_parallel))
+    variants.unsafe_offset(2).unsafe_write(SbVariant("im2col".as_c_string_span(), sb_variant_im2col))
     var info = alloc(Layout[SbModule].single()).unsafe_leak()
     info.unsafe_write(
         SbModule(
@@ -161,7 +501,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             backend="mojo".as_c_string_span(),
             num_tensors=3,
             num_sizes=6,
-            num_variants=2,
+            num_variants=3,
             variants=variants,
         )
     )

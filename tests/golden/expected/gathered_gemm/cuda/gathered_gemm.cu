@@ -10,6 +10,8 @@
 //   5  v   f64[M]              out
 //   6  u   f64[M, L]           out
 //   7  r   f32[M, L]           out
+//   8  gy  f32[B, M, P, L]     out
+//   9  gz  f64[M, L]           out
 // Sizes (ABI order): B, G, M, P, K, L
 // Variants: none
 
@@ -59,7 +61,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "gathered_gemm",  // spec
     "cuda",           // backend
-    8,                // tensors
+    10,               // tensors
     6,                // sizes
     0,                // variants
     sb_variants,

@@ -10,6 +10,8 @@
 //   5  v   f64[M]              out
 //   6  u   f64[M, L]           out
 //   7  r   f32[M, L]           out
+//   8  gy  f32[B, M, P, L]     out
+//   9  gz  f64[M, L]           out
 // Sizes (ABI order): B, G, M, P, K, L
 // Variants: none
 
@@ -24,6 +26,6 @@
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[5]; int64_t strides[5]; } sb_memref5;
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "gathered_gemm", "mlir", 8, 6, 0, (const sb_variant*)0};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "gathered_gemm", "mlir", 10, 6, 0, (const sb_variant*)0};
 //|   return &m;
 //| }

@@ -10,6 +10,8 @@
 #   5  v   f64[M]              out
 #   6  u   f64[M, L]           out
 #   7  r   f32[M, L]           out
+#   8  gy  f32[B, M, P, L]     out
+#   9  gz  f64[M, L]           out
 # Sizes (ABI order): B, G, M, P, K, L
 # Variants:
 #   loops   strategy loops
@@ -732,6 +734,41 @@ def sb_loops_s3(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Imm
             r[unsafe_offset=o * L + l] = sb_acc0
 
 
+# gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+def sb_loops_s4(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, ImmUntrackedOrigin],
+                gy: Pointer[Float32, MutUntrackedOrigin], B: Int, G: Int, M: Int, P: Int, K: Int,
+                L: Int):
+    for b in range(B):
+        for o in range(M):
+            for p in range(P):
+                for l in range(L):
+                    var sb_acc0 = Float32(0.0)
+                    for k in range(K):
+                        var sb_acc1 = Float32(0.0)
+                        for t in range(3):
+                            var sb_ld0_x_i1 = o // 2
+                            var sb_ld0_x_i3 = l + t - 1
+                            var sb_ld0_x = (
+                                x[unsafe_offset=((b * G + sb_ld0_x_i1) * K + k) * L + sb_ld0_x_i3]
+                                if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < L
+                                else Float32(0.0)
+                            )
+                            sb_acc1 += w[unsafe_offset=((o * P + p) * K + k) * 3 + t] * sb_ld0_x
+                        sb_acc0 += sb_acc1
+                    gy[unsafe_offset=((b * M + o) * P + p) * L + l] = sb_acc0
+
+
+# gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+def sb_loops_s5(d: Pointer[Float64, ImmUntrackedOrigin], w2: Pointer[Float64, ImmUntrackedOrigin],
+                gz: Pointer[Float64, MutUntrackedOrigin], M: Int, P: Int, K: Int, L: Int):
+    for o in range(M):
+        for l in range(L):
+            var sb_acc0 = Float64(0.0)
+            for k in range(K):
+                sb_acc0 += w2[unsafe_offset=o * K + k] * (d[unsafe_offset=k * L + l] + Float64(o // P))
+            gz[unsafe_offset=o * L + l] = sb_acc0
+
+
 # Variant im2col: convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, then one call of blocked_matmul's GEMM per batch element; contractions and other statements as blocked_matmul.
 
 # y[b, g, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * (2.0 * x[b, g, k, l + t - 1] + 1.0)))
@@ -849,6 +886,78 @@ def sb_im2col_s3(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
     parallelize(sb_chunk, sb_chunks)
 
 
+# gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+def sb_im2col_s4(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, ImmUntrackedOrigin],
+                 gy: Pointer[Float32, MutUntrackedOrigin], B: Int, G: Int, M: Int, P: Int, K: Int,
+                 L: Int):
+    var sb_gm = M * P
+    var sb_gn = L
+    var sb_gk = K * 3
+    var sb_gb = B
+    if sb_gk <= 0:  # an empty sum
+        for sb_i in range(sb_gb * sb_gm * sb_gn):
+            gy[unsafe_offset=sb_i] = Float32(0)
+    elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:
+        var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
+        var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_q = 2 * P  # rows per group
+        var sb_groups = (sb_gm + sb_q - 1) // sb_q
+        for b in range(B):
+            for sb_g in range(sb_groups):
+                var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+                def sb_gather(k: Int) {imm}:
+                    for t in range(3):
+                        for l in range(L):
+                            var sb_ld0_x_i3 = l + t - 1
+                            var sb_ld0_x = (
+                                x[unsafe_offset=((b * G + sb_g) * K + k) * L + sb_ld0_x_i3]
+                                if sb_g >= 0 and sb_g < G and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < L
+                                else Float32(0.0)
+                            )
+                            sb_col[unsafe_offset=(k * 3 + t) * sb_gn + l] = sb_ld0_x
+
+                parallelize(sb_gather, K)
+                # gy = w (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
+                # (group sb_g's rows only)
+                _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
+                                1, sb_col, sb_gn, 1,
+                                (gy.unsafe_offset(b * sb_gm * sb_gn)).unsafe_offset(sb_g * sb_q * sb_gn),
+                                sb_gn, 4, 8, 16)
+        dealloc(sb_colbuf^)
+
+
+# gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+def sb_im2col_s5(d: Pointer[Float64, ImmUntrackedOrigin], w2: Pointer[Float64, ImmUntrackedOrigin],
+                 gz: Pointer[Float64, MutUntrackedOrigin], M: Int, P: Int, K: Int, L: Int):
+    var sb_gm = M
+    var sb_gn = L
+    var sb_gk = K
+    var sb_gb = 1
+    if sb_gk <= 0:  # an empty sum
+        for sb_i in range(sb_gb * sb_gm * sb_gn):
+            gz[unsafe_offset=sb_i] = Float64(0)
+    elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:
+        var sb_colbuf = alloc(Layout[Float64](count=sb_gk * sb_gn))
+        var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_q = P  # rows per group
+        var sb_groups = (sb_gm + sb_q - 1) // sb_q
+        for sb_g in range(sb_groups):
+            var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+            # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+            def sb_gather(k: Int) {imm}:
+                for l in range(L):
+                    sb_col[unsafe_offset=k * sb_gn + l] = d[unsafe_offset=k * L + l] + Float64(sb_g)
+
+            parallelize(sb_gather, K)
+            # gz = w2 (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
+            # (group sb_g's rows only)
+            _ = sb_gemm_f64(sb_rows, sb_gn, sb_gk, w2.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk, 1,
+                            sb_col, sb_gn, 1, (gz).unsafe_offset(sb_g * sb_q * sb_gn), sb_gn, 4, 8,
+                            16)
+        dealloc(sb_colbuf^)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -863,6 +972,8 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var v = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
     var u = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
     var r = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var gy = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var gz = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float64]()
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var G = Int(sb_a[].sizes[unsafe_offset=1])
     var M = Int(sb_a[].sizes[unsafe_offset=2])
@@ -878,6 +989,10 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s2(d, w2, u, M, K, L)
     # r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
     sb_loops_s3(x, w, r, B, G, M, P, K, L)
+    # gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+    sb_loops_s4(x, w, gy, B, G, M, P, K, L)
+    # gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    sb_loops_s5(d, w2, gz, M, P, K, L)
     return 0
 
 
@@ -892,6 +1007,8 @@ def sb_variant_im2col(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int
     var v = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
     var u = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
     var r = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var gy = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var gz = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float64]()
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var G = Int(sb_a[].sizes[unsafe_offset=1])
     var M = Int(sb_a[].sizes[unsafe_offset=2])
@@ -907,6 +1024,10 @@ def sb_variant_im2col(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int
     sb_im2col_s2(d, w2, u, M, K, L)
     # r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
     sb_im2col_s3(x, w, r, B, G, M, P, K, L)
+    # gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+    sb_im2col_s4(x, w, gy, B, G, M, P, K, L)
+    # gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    sb_im2col_s5(d, w2, gz, M, P, K, L)
     return 0
 
 
@@ -927,7 +1048,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="gathered_gemm".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=8,
+            num_tensors=10,
             num_sizes=6,
             num_variants=2,
             variants=variants,

@@ -10,6 +10,8 @@
 //   5  v   f64[M]              out
 //   6  u   f64[M, L]           out
 //   7  r   f32[M, L]           out
+//   8  gy  f32[B, M, P, L]     out
+//   9  gz  f64[M, L]           out
 // Sizes (ABI order): B, G, M, P, K, L
 // Variants:
 //   im2col  strategy im2col
@@ -163,6 +165,83 @@ static void sb_im2col_s3(const float* __restrict x, const float* __restrict w, f
   }
 }
 
+// gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+static int sb_im2col_s4(const float* __restrict x, const float* __restrict w, float* __restrict gy,
+                        const int64_t B, const int64_t G, const int64_t M, const int64_t P,
+                        const int64_t K, const int64_t L) {
+  const int64_t sb_m = M * P;
+  const int64_t sb_n = L;
+  const int64_t sb_k = K * 3;
+  const int64_t sb_batch = B;
+  if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;
+  if (sb_k <= 0) {  // an empty sum
+    for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) gy[sb_i] = 0.0f;
+    return 0;
+  }
+  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
+  const int64_t sb_q = 2 * P;  // rows per group
+  const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
+      const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
+      // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t t = 0; t < 3; ++t) {
+          #pragma omp simd
+          for (int64_t l = 0; l < L; ++l) {
+            const int64_t sb_ld0_x_i3 = l + t - 1;
+            const float sb_ld0_x =
+                (sb_g >= 0 && sb_g < G && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < L) ? x[((b * G + sb_g) * K + k) * L + sb_ld0_x_i3] : 0.0f;
+            sb_col[(k * 3 + t) * sb_n + l] = sb_ld0_x;
+          }
+        }
+      }
+      // group sb_g's rows of gy = its rows of w (sb_rows x K) * sb_col (K x N), row-major
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)sb_rows, (int)sb_n, (int)sb_k,
+                  1.0f, w + sb_g * sb_q * sb_k, (int)sb_k, sb_col, (int)sb_n, 0.0f,
+                  gy + b * sb_m * sb_n + sb_g * sb_q * sb_n, (int)sb_n);
+    }
+  }
+  free(sb_col);
+  return 0;
+}
+
+// gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+static int sb_im2col_s5(const double* __restrict d, const double* __restrict w2,
+                        double* __restrict gz, const int64_t M, const int64_t P, const int64_t K,
+                        const int64_t L) {
+  const int64_t sb_m = M;
+  const int64_t sb_n = L;
+  const int64_t sb_k = K;
+  const int64_t sb_batch = 1;
+  if (sb_m <= 0 || sb_n <= 0 || sb_batch <= 0) return 0;
+  if (sb_k <= 0) {  // an empty sum
+    for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) gz[sb_i] = 0.0;
+    return 0;
+  }
+  double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
+  const int64_t sb_q = P;  // rows per group
+  const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
+    const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
+    // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+    for (int64_t k = 0; k < K; ++k) {
+      #pragma omp simd
+      for (int64_t l = 0; l < L; ++l) {
+        sb_col[k * sb_n + l] = d[k * L + l] + (double)sb_g;
+      }
+    }
+    // group sb_g's rows of gz = its rows of w2 (sb_rows x K) * sb_col (K x N), row-major
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)sb_rows, (int)sb_n, (int)sb_k, 1.0,
+                w2 + sb_g * sb_q * sb_k, (int)sb_k, sb_col, (int)sb_n, 0.0, gz + sb_g * sb_q * sb_n,
+                (int)sb_n);
+  }
+  free(sb_col);
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -177,6 +256,8 @@ static int sb_variant_im2col(const sb_args* sb_a) {
   double* v = (double*)sb_a->tensors[5];
   double* u = (double*)sb_a->tensors[6];
   float* r = (float*)sb_a->tensors[7];
+  float* gy = (float*)sb_a->tensors[8];
+  double* gz = (double*)sb_a->tensors[9];
   const int64_t B = sb_a->sizes[0];
   const int64_t G = sb_a->sizes[1];
   const int64_t M = sb_a->sizes[2];
@@ -192,6 +273,10 @@ static int sb_variant_im2col(const sb_args* sb_a) {
   if (sb_im2col_s2(d, w2, u, M, K, L) != 0) return 1;
   // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
   sb_im2col_s3(x, w, r, B, G, M, P, K, L);
+  // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+  if (sb_im2col_s4(x, w, gy, B, G, M, P, K, L) != 0) return 1;
+  // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+  if (sb_im2col_s5(d, w2, gz, M, P, K, L) != 0) return 1;
   return 0;
 }
 
@@ -207,7 +292,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "gathered_gemm",  // spec
     "vendor_cpu",     // backend
-    8,                // tensors
+    10,               // tensors
     6,                // sizes
     1,                // variants
     sb_variants,
