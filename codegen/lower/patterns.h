@@ -117,8 +117,9 @@ bool match_scan(const Spec& s, const Statement& st, ScanMatch* m, std::string* w
 //   - the output, the product and the sum share one type, f32 or f64; each operand is of that
 //     type or of a storage type whose elements compute in it (f16 or bf16 for an f32 output:
 //     ScalarType::compute), whose reads widen exactly. A lowering whose GEMM takes operands of
-//     the output's type only (BLAS, cuBLAS, MLIR's block products, the fused attention) checks
-//     widens(), or calls match_single_contraction.
+//     the output's type only (BLAS, cuBLAS, the fused attention) checks widens(), or calls
+//     match_single_contraction; mlir's block products widen the operands as they copy their
+//     blocks (match_mlir_gemm, backends/mlir/strategies.h).
 struct Contraction {
   const Expr* reduce = nullptr;  // the Sum node
   int k = -1;                    // the reduction variable (index into Statement::vars)
@@ -146,7 +147,7 @@ struct Contraction {
 };
 std::optional<Contraction> match_contraction(const Spec& spec, const Statement& st);
 // match_contraction without batches and without operands to widen: for a lowering whose GEMM
-// takes one product of one element type (mlir's block products, cuBLAS's plain GEMM).
+// takes one product of one element type (cuBLAS's plain GEMM).
 std::optional<Contraction> match_single_contraction(const Spec& spec, const Statement& st);
 
 // A contraction's operands as a GEMM call takes them (BLAS, cuBLAS, the blocked GEMM): each

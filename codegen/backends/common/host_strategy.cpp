@@ -66,16 +66,6 @@ std::string contraction_needs() {
   return std::string("a contraction statement, ") + kBatchedContractionShape;
 }
 
-bool is_single_contraction(const Spec& spec, const Statement& st) {
-  return match_single_contraction(spec, st).has_value();
-}
-
-std::string single_contraction_needs() {
-  return std::string("a contraction statement of one product (no batch) whose operands have the "
-                     "output's type (no f16 or bf16 operand to widen), ") +
-         kContractionShape;
-}
-
 bool is_gathered_gemm(const Spec& spec, const Statement& st) {
   return !is_contraction(spec, st) && match_gathered_gemm(spec, st).has_value();
 }

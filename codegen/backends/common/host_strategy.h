@@ -131,10 +131,6 @@ Tiles variant_tiles(const Variant& v, const StrategyInfo& info);
 bool is_contraction(const Spec& spec, const Statement& st);
 // The needs text of such a strategy: "a contraction statement, <the shape>".
 std::string contraction_needs();
-// The same for a strategy that lowers single products of one element type only (no operand to
-// widen): match_single_contraction.
-bool is_single_contraction(const Spec& spec, const Statement& st);
-std::string single_contraction_needs();
 // The same for a strategy that lowers gathered GEMMs (match_gathered_gemm: convolutions) and
 // runs contractions as contractions: a gathered GEMM that is no contraction.
 bool is_gathered_gemm(const Spec& spec, const Statement& st);

@@ -201,7 +201,7 @@ class Body {
       emit_plain(st, out_mem, out_ty, all_outer);
     };
     std::optional<Contraction> contraction;
-    if (!in_row && gemm_) contraction = match_single_contraction(spec_, st);
+    if (!in_row && gemm_) contraction = match_mlir_gemm(spec_, st);
     if (contraction) {
       emit_gemm(st, *contraction);
     } else if (const Expr* scan = in_row ? nullptr : running_scan(spec_, st, /*rows=*/false)) {
@@ -241,7 +241,10 @@ class Body {
   // kGemmPackPadBytes, transposed there when Y is read y[j, k]) and, for each block of mc of its
   // rows, adds the block product X * Y to C: a linalg.generic marked mlir_gemm_mark(type), which
   // mlir_gemm_schedule tiles into register tiles. An epilogue (`+ bias[j]`) then runs on C as a
-  // statement of its own.
+  // statement of its own. Operands of a storage type (f16, bf16; match_mlir_gemm) are widened to
+  // the output's type while they are copied: Y's block into the buffer as above, X's block of mc
+  // rows into a second buffer of the thread's (heap, mc x kc, rows along k), so that the block
+  // product and its register tiles are those of operands of the output's type.
   void emit_gemm(const Statement& st, const Contraction& m) {
     explicit_loops_ = true;
     thread_count_ = true;
@@ -254,6 +257,13 @@ class Body {
             std::to_string(gemm_->kc) + " terms,");
     w_.line("// that block of " + spec_.tensors[m.y].name +
             " copied to the thread's buffer, then each block product added to the output.");
+    const bool widen_x = m.x_type != m.type, widen_y = m.y_type != m.type;
+    if (widen_y)
+      w_.line("// " + spec_.tensors[m.y].name + "'s elements widened to " + ty +
+              " (arith.extf) as they are copied.");
+    if (widen_x)
+      w_.line("// " + spec_.tensors[m.x].name + "'s elements widened to " + ty +
+              " (arith.extf) as each block of mc of its rows is copied to a second buffer.");
     const IndexVar& kv = st.vars[m.k];
     const std::string zero = zero_index(), one = constant("1", DType::Index);
     const std::string& rows = extents_[st.out][0];
@@ -269,6 +279,17 @@ class Body {
     const std::string x = "%" + spec_.tensors[m.x].name, y = "%" + spec_.tensors[m.y].name;
     const std::string full = memref_type(2, m.type);
     const std::string view = "memref<?x?x" + ty + ", strided<[?, 1], offset: ?>>";
+    // The operands' own memrefs and views of them (of a storage type when they widen).
+    const std::string x_full = memref_type(2, m.x_type), y_full = memref_type(2, m.y_type);
+    const std::string x_view =
+        std::string("memref<?x?x") + mlir_type(m.x_type) + ", strided<[?, 1], offset: ?>>";
+    const std::string y_view =
+        std::string("memref<?x?x") + mlir_type(m.y_type) + ", strided<[?, 1], offset: ?>>";
+    // X's widened block: mc x kc, its rows along k.
+    const std::string xbuf_ty =
+        "memref<" + std::to_string(gemm_->mc) + "x" + std::to_string(gemm_->kc) + "x" + ty + ">";
+    const std::string xpacked_ty =
+        "memref<?x?x" + ty + ", strided<[" + std::to_string(gemm_->kc) + ", 1]>>";
     const std::string buf_ty = "memref<" + std::to_string(gemm_->kc) + "x" +
                                std::to_string(gemm_->nc + pad) + "x" + ty + ">";
     const std::string packed_ty =
@@ -301,6 +322,12 @@ class Body {
     const std::string buf = fresh();
     w_.line(buf + " = memref.alloca() {alignment = " + std::to_string(kStreamLineBytes) +
             " : i64} : " + buf_ty);
+    std::string xbuf;
+    if (widen_x) {
+      xbuf = fresh();
+      w_.line(xbuf + " = memref.alloc() {alignment = " + std::to_string(kStreamLineBytes) +
+              " : i64} : " + xbuf_ty);
+    }
     const std::string r0 =
         op("arith.minsi", {op("arith.muli", {t, chunk}, DType::Index), rows}, DType::Index);
     const std::string r1 =
@@ -321,27 +348,43 @@ class Body {
     const char* swap = "affine_map<(d0, d1) -> (d1, d0)>";
     // The copy runs along the rows of Y's block (a transposed one along its k), so that it reads
     // contiguously.
-    const std::string yb =
-        m.y_trans ? subview(y, j0, ks, nr, kr, full, view) : subview(y, ks, j0, kr, nr, full, view);
-    w_.open(std::string("linalg.generic {indexing_maps = [") + ident + ", " +
-            (m.y_trans ? swap : ident) + "], iterator_types = [\"parallel\", \"parallel\"]} ins(" +
-            yb + " : " + view + ") outs(" + packed + " : " + packed_ty + ") {");
-    const std::string e = fresh(), unused = fresh();
-    w_.line("^bb0(" + e + ": " + ty + ", " + unused + ": " + ty + "):");
-    w_.line("linalg.yield " + e + " : " + ty);
-    w_.close("}");
+    const std::string yb = m.y_trans ? subview(y, j0, ks, nr, kr, y_full, y_view)
+                                     : subview(y, ks, j0, kr, nr, y_full, y_view);
+    // Copies `from` (a view of an operand, of element type `from_type`) into `to`, transposed
+    // with `trans`, widening each element to the output's type.
+    auto copy = [&](const std::string& from, DType from_type, const std::string& from_ty,
+                    const std::string& to, const std::string& to_ty, bool trans) {
+      w_.open(std::string("linalg.generic {indexing_maps = [") + ident + ", " +
+              (trans ? swap : ident) + "], iterator_types = [\"parallel\", \"parallel\"]} ins(" +
+              from + " : " + from_ty + ") outs(" + to + " : " + to_ty + ") {");
+      const std::string e = fresh(), unused = fresh();
+      w_.line("^bb0(" + e + ": " + mlir_type(from_type) + ", " + unused + ": " + ty + "):");
+      w_.line("linalg.yield " + cast(e, from_type, m.type) + " : " + ty);
+      w_.close("}");
+    };
+    copy(yb, m.y_type, y_view, packed, packed_ty, m.y_trans);
     const std::string i1 = fresh();
     w_.open("scf.for " + i1 + " = " + r0 + " to " + r1 + " step " + mc + " {");
     const std::string mr = upto(mc, i1, r1);
-    const std::string xb =
-        m.x_trans ? subview(x, ks, i1, kr, mr, full, view) : subview(x, i1, ks, mr, kr, full, view);
+    std::string xb = m.x_trans ? subview(x, ks, i1, kr, mr, x_full, x_view)
+                               : subview(x, i1, ks, mr, kr, x_full, x_view);
+    std::string xb_ty = view;
+    bool x_trans = m.x_trans;
+    if (widen_x) {
+      // X's block widened into the thread's buffer, rows along k (transposed when x[k, i]).
+      const std::string xpacked = subview(xbuf, "0", "0", mr, kr, xbuf_ty, xpacked_ty);
+      copy(xb, m.x_type, x_view, xpacked, xpacked_ty, m.x_trans);
+      xb = xpacked;
+      xb_ty = xpacked_ty;
+      x_trans = false;
+    }
     const std::string cb = subview(out, i1, j0, mr, nr, full, view);
     w_.open(std::string("linalg.generic {indexing_maps = [") +
-            (m.x_trans ? "affine_map<(d0, d1, d2) -> (d2, d0)>"
-                       : "affine_map<(d0, d1, d2) -> (d0, d2)>") +
+            (x_trans ? "affine_map<(d0, d1, d2) -> (d2, d0)>"
+                     : "affine_map<(d0, d1, d2) -> (d0, d2)>") +
             ", affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], "
             "iterator_types = [\"parallel\", \"parallel\", \"reduction\"]} ins(" +
-            xb + ", " + packed + " : " + view + ", " + packed_ty + ") outs(" + cb + " : " + view +
+            xb + ", " + packed + " : " + xb_ty + ", " + packed_ty + ") outs(" + cb + " : " + view +
             ") attrs = {" + mlir_gemm_mark(ty) + "} {");
     const std::string a = fresh(), b = fresh(), acc = fresh();
     w_.line("^bb0(" + a + ": " + ty + ", " + b + ": " + ty + ", " + acc + ": " + ty + "):");
@@ -353,6 +396,7 @@ class Body {
     w_.close("}");
     w_.close("}");
     w_.close("}");
+    if (widen_x) w_.line("memref.dealloc " + xbuf + " : " + xbuf_ty);
     w_.line("scf.reduce");
     w_.close("}");
     if (m.epilogue) {
@@ -2263,7 +2307,7 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     // that the contraction is a block product.
     auto has_gemm = [&](const RowGroup& g) {
       for (size_t k = g.first; gemm && k <= g.last; ++k)
-        if (match_single_contraction(spec, spec.stmts[k])) return true;
+        if (match_mlir_gemm(spec, spec.stmts[k])) return true;
       return false;
     };
     for (size_t k = 0; k < spec.stmts.size(); ++k) {

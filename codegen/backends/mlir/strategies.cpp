@@ -72,7 +72,9 @@ host::HostStrategy blocked_matmul() {
   s.info.name = "blocked_matmul";
   s.info.doc =
       "contractions in Goto's loop order: each OpenMP thread an equal share of the rows of C; "
-      "each nc x kc block of the second operand copied to a padded buffer of the thread's, then "
+      "each nc x kc block of the second operand copied to a padded buffer of the thread's (f16 "
+      "and bf16 operands widened to f32 as their blocks are copied, the first's into an f32 "
+      "buffer of mc x kc), then "
       "the block product of each mc of its rows tiled by MLIR's transform dialect into mr-row "
       "tiles of C held in vector registers along the sum (tiling, peeling, vectorisation, "
       "hoisting, outer products as FMAs); other statements as openmp";
@@ -84,8 +86,13 @@ host::HostStrategy blocked_matmul() {
                            "bytes of a register tile's row (f32: 32 elements, f64: 16; two "
                            "AVX-512 registers)"});
   s.info.algorithm = "transform_gemm";
-  s.needs = host::single_contraction_needs();
-  s.matches = host::is_single_contraction;
+  s.needs = std::string(
+                "a contraction statement of one product (no batch) whose operands have the "
+                "output's type or widen to it (f16 or bf16 operands of an f32 output), ") +
+            kContractionShape;
+  s.matches = [](const Spec& spec, const Statement& st) {
+    return match_mlir_gemm(spec, st).has_value();
+  };
   s.schedule.gemm = host::Gemm::Transform;
   s.schedule.pipeline = [](const std::map<std::string, int64_t>&, const host::PipelineFacts&) {
     return mlir_blocked_matmul_pipeline();
@@ -94,6 +101,12 @@ host::HostStrategy blocked_matmul() {
 }
 
 }  // namespace
+
+std::optional<Contraction> match_mlir_gemm(const Spec& spec, const Statement& st) {
+  std::optional<Contraction> c = match_contraction(spec, st);
+  if (c && c->batched) return std::nullopt;
+  return c;
+}
 
 const host::HostRegistry& mlir_strategies() {
   static const host::HostRegistry kRegistry("mlir",

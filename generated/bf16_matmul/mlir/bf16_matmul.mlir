@@ -7,9 +7,10 @@
 //   2  y  f32[M, N]   out
 // Sizes (ABI order): M, N, K
 // Variants:
-//   loops         strategy loops
-//   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
-//   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   loops           strategy loops
+//   tiled_vector    strategy tiled_vector: tile = 64 (default), vector = 8 (default)
+//   openmp          strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   blocked_matmul  strategy blocked_matmul: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 8 (default), nr_bytes = 128 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -132,6 +133,137 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+// sb-variant: blocked_matmul
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @bf16_matmul_blocked_matmul(%a: memref<?x?xbf16> {llvm.noalias}, %b: memref<?x?xbf16> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %M: index, %N: index, %K: index) attributes {llvm.emit_c_interface} {
+    // y[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of b copied to the thread's buffer, then each block product added to the output.
+    // b's elements widened to f32 (arith.extf) as they are copied.
+    // a's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %K, %2 : index
+    %4 = arith.maxsi %3, %0 : index
+    %5 = arith.constant 64 : index
+    %6 = arith.constant 256 : index
+    %7 = arith.constant 256 : index
+    %8 = arith.constant 8 : index
+    %9 = func.call @omp_get_max_threads() : () -> i32
+    %10 = arith.index_cast %9 : i32 to index
+    %11 = arith.subi %10, %1 : index
+    %12 = arith.addi %M, %11 : index
+    %13 = arith.divui %12, %10 : index
+    %14 = arith.subi %8, %1 : index
+    %15 = arith.addi %13, %14 : index
+    %16 = arith.divui %15, %8 : index
+    %17 = arith.muli %16, %8 : index
+    scf.parallel (%18) = (%0) to (%10) step (%1) {
+      %19 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %20 = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+      %21 = arith.muli %18, %17 : index
+      %22 = arith.minsi %21, %M : index
+      %23 = arith.addi %22, %17 : index
+      %24 = arith.minsi %23, %M : index
+      %25 = arith.subi %24, %22 : index
+      %26 = memref.subview %y[%22, %0] [%25, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %27 = arith.constant 0.0 : f32
+      linalg.fill ins(%27 : f32) outs(%26 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %28 = %0 to %N step %6 {
+        %29 = arith.subi %N, %28 : index
+        %30 = arith.minsi %6, %29 : index
+        scf.for %31 = %0 to %4 step %7 {
+          %32 = arith.subi %4, %31 : index
+          %33 = arith.minsi %7, %32 : index
+          %34 = arith.addi %2, %31 : index
+          %35 = memref.subview %19[0, 0] [%33, %30] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %36 = memref.subview %b[%34, %28] [%33, %30] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%36 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%35 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%37: bf16, %38: f32):
+            %39 = arith.extf %37 : bf16 to f32
+            linalg.yield %39 : f32
+          }
+          scf.for %40 = %22 to %24 step %5 {
+            %41 = arith.subi %24, %40 : index
+            %42 = arith.minsi %5, %41 : index
+            %43 = memref.subview %a[%40, %34] [%42, %33] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %44 = memref.subview %20[0, 0] [%42, %33] [1, 1] : memref<64x256xf32> to memref<?x?xf32, strided<[256, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%43 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%44 : memref<?x?xf32, strided<[256, 1]>>) {
+              ^bb0(%45: bf16, %46: f32):
+              %47 = arith.extf %45 : bf16 to f32
+              linalg.yield %47 : f32
+            }
+            %48 = memref.subview %y[%40, %28] [%42, %30] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%44, %35 : memref<?x?xf32, strided<[256, 1]>>, memref<?x?xf32, strided<[272, 1]>>) outs(%48 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%49: f32, %50: f32, %51: f32):
+              %52 = arith.mulf %49, %50 : f32
+              %53 = arith.addf %51, %52 fastmath<reassoc> : f32
+              linalg.yield %53 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %20 : memref<64x256xf32>
+      scf.reduce
+    }
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
@@ -238,13 +370,47 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_bf16_matmul_blocked_matmul(sb_memref2*, sb_memref2*, sb_memref2*, int64_t,
+//|                                              int64_t, int64_t);
+//| static int sb_variant_blocked_matmul(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[2];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[1];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[2];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   _mlir_ciface_bf16_matmul_blocked_matmul(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2]);
+//|   return 0;
+//| }
+//|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
+//|   {"blocked_matmul", sb_variant_blocked_matmul},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "bf16_matmul", "mlir", 3, 3, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "bf16_matmul", "mlir", 3, 3, 4, sb_variants};
 //|   return &m;
 //| }

@@ -18,7 +18,943 @@
 //   13  p5    f32[M, M]      out
 //   14  p6    f32[M, N]      out
 // Sizes (ABI order): B, M, N, K, L
-// Variants: none
+// Variants:
+//   blocked_matmul  strategy blocked_matmul: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 8 (default), nr_bytes = 128 (default)
+//   odd             strategy blocked_matmul: tile = 512 (default), tile_inner = 16 (default), mc = 5, nc = 9, kc = 3, mr = 8 (default), nr_bytes = 128 (default)
+//
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: blocked_matmul
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @half_products_blocked_matmul(%h: memref<?x?xf16> {llvm.noalias}, %g: memref<?x?xf16> {llvm.noalias}, %at: memref<?x?xbf16> {llvm.noalias}, %bt: memref<?x?xbf16> {llvm.noalias}, %a: memref<?x?xbf16> {llvm.noalias}, %f: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %xb: memref<?x?x?xbf16> {llvm.noalias}, %w: memref<?x?xbf16> {llvm.noalias}, %p1: memref<?x?xf32> {llvm.noalias}, %p2: memref<?x?xf32> {llvm.noalias}, %p3: memref<?x?xf32> {llvm.noalias}, %p4: memref<?x?x?xf32> {llvm.noalias}, %p5: memref<?x?xf32> {llvm.noalias}, %p6: memref<?x?xf32> {llvm.noalias}, %B: index, %M: index, %N: index, %K: index, %L: index) attributes {llvm.emit_c_interface} {
+    // p1[i, j] = sum(k in 0..K: h[i, k] * g[k, j])
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of g copied to the thread's buffer, then each block product added to the output.
+    // g's elements widened to f32 (arith.extf) as they are copied.
+    // h's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %K, %2 : index
+    %4 = arith.maxsi %3, %0 : index
+    %5 = arith.constant 64 : index
+    %6 = arith.constant 256 : index
+    %7 = arith.constant 256 : index
+    %8 = arith.constant 8 : index
+    %9 = func.call @omp_get_max_threads() : () -> i32
+    %10 = arith.index_cast %9 : i32 to index
+    %11 = arith.subi %10, %1 : index
+    %12 = arith.addi %M, %11 : index
+    %13 = arith.divui %12, %10 : index
+    %14 = arith.subi %8, %1 : index
+    %15 = arith.addi %13, %14 : index
+    %16 = arith.divui %15, %8 : index
+    %17 = arith.muli %16, %8 : index
+    scf.parallel (%18) = (%0) to (%10) step (%1) {
+      %19 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %20 = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+      %21 = arith.muli %18, %17 : index
+      %22 = arith.minsi %21, %M : index
+      %23 = arith.addi %22, %17 : index
+      %24 = arith.minsi %23, %M : index
+      %25 = arith.subi %24, %22 : index
+      %26 = memref.subview %p1[%22, %0] [%25, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %27 = arith.constant 0.0 : f32
+      linalg.fill ins(%27 : f32) outs(%26 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %28 = %0 to %N step %6 {
+        %29 = arith.subi %N, %28 : index
+        %30 = arith.minsi %6, %29 : index
+        scf.for %31 = %0 to %4 step %7 {
+          %32 = arith.subi %4, %31 : index
+          %33 = arith.minsi %7, %32 : index
+          %34 = arith.addi %2, %31 : index
+          %35 = memref.subview %19[0, 0] [%33, %30] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %36 = memref.subview %g[%34, %28] [%33, %30] [1, 1] : memref<?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%36 : memref<?x?xf16, strided<[?, 1], offset: ?>>) outs(%35 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%37: f16, %38: f32):
+            %39 = arith.extf %37 : f16 to f32
+            linalg.yield %39 : f32
+          }
+          scf.for %40 = %22 to %24 step %5 {
+            %41 = arith.subi %24, %40 : index
+            %42 = arith.minsi %5, %41 : index
+            %43 = memref.subview %h[%40, %34] [%42, %33] [1, 1] : memref<?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+            %44 = memref.subview %20[0, 0] [%42, %33] [1, 1] : memref<64x256xf32> to memref<?x?xf32, strided<[256, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%43 : memref<?x?xf16, strided<[?, 1], offset: ?>>) outs(%44 : memref<?x?xf32, strided<[256, 1]>>) {
+              ^bb0(%45: f16, %46: f32):
+              %47 = arith.extf %45 : f16 to f32
+              linalg.yield %47 : f32
+            }
+            %48 = memref.subview %p1[%40, %28] [%42, %30] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%44, %35 : memref<?x?xf32, strided<[256, 1]>>, memref<?x?xf32, strided<[272, 1]>>) outs(%48 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%49: f32, %50: f32, %51: f32):
+              %52 = arith.mulf %49, %50 : f32
+              %53 = arith.addf %51, %52 fastmath<reassoc> : f32
+              linalg.yield %53 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %20 : memref<64x256xf32>
+      scf.reduce
+    }
+    // p2[i, j] = sum(k in 0..K: at[k, i] * bt[j, k])
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of bt copied to the thread's buffer, then each block product added to the output.
+    // bt's elements widened to f32 (arith.extf) as they are copied.
+    // at's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %54 = arith.constant 0 : index
+    %55 = arith.constant 1 : index
+    %56 = arith.constant 0 : index
+    %57 = arith.subi %K, %56 : index
+    %58 = arith.maxsi %57, %54 : index
+    %59 = arith.constant 64 : index
+    %60 = arith.constant 256 : index
+    %61 = arith.constant 256 : index
+    %62 = arith.constant 8 : index
+    %63 = func.call @omp_get_max_threads() : () -> i32
+    %64 = arith.index_cast %63 : i32 to index
+    %65 = arith.subi %64, %55 : index
+    %66 = arith.addi %M, %65 : index
+    %67 = arith.divui %66, %64 : index
+    %68 = arith.subi %62, %55 : index
+    %69 = arith.addi %67, %68 : index
+    %70 = arith.divui %69, %62 : index
+    %71 = arith.muli %70, %62 : index
+    scf.parallel (%72) = (%54) to (%64) step (%55) {
+      %73 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %74 = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+      %75 = arith.muli %72, %71 : index
+      %76 = arith.minsi %75, %M : index
+      %77 = arith.addi %76, %71 : index
+      %78 = arith.minsi %77, %M : index
+      %79 = arith.subi %78, %76 : index
+      %80 = memref.subview %p2[%76, %54] [%79, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %81 = arith.constant 0.0 : f32
+      linalg.fill ins(%81 : f32) outs(%80 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %82 = %54 to %N step %60 {
+        %83 = arith.subi %N, %82 : index
+        %84 = arith.minsi %60, %83 : index
+        scf.for %85 = %54 to %58 step %61 {
+          %86 = arith.subi %58, %85 : index
+          %87 = arith.minsi %61, %86 : index
+          %88 = arith.addi %56, %85 : index
+          %89 = memref.subview %73[0, 0] [%87, %84] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %90 = memref.subview %bt[%82, %88] [%84, %87] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%90 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%89 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%91: bf16, %92: f32):
+            %93 = arith.extf %91 : bf16 to f32
+            linalg.yield %93 : f32
+          }
+          scf.for %94 = %76 to %78 step %59 {
+            %95 = arith.subi %78, %94 : index
+            %96 = arith.minsi %59, %95 : index
+            %97 = memref.subview %at[%88, %94] [%87, %96] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %98 = memref.subview %74[0, 0] [%96, %87] [1, 1] : memref<64x256xf32> to memref<?x?xf32, strided<[256, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%97 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%98 : memref<?x?xf32, strided<[256, 1]>>) {
+              ^bb0(%99: bf16, %100: f32):
+              %101 = arith.extf %99 : bf16 to f32
+              linalg.yield %101 : f32
+            }
+            %102 = memref.subview %p2[%94, %82] [%96, %84] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%98, %89 : memref<?x?xf32, strided<[256, 1]>>, memref<?x?xf32, strided<[272, 1]>>) outs(%102 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%103: f32, %104: f32, %105: f32):
+              %106 = arith.mulf %103, %104 : f32
+              %107 = arith.addf %105, %106 fastmath<reassoc> : f32
+              linalg.yield %107 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %74 : memref<64x256xf32>
+      scf.reduce
+    }
+    // p3[i, j] = max(sum(k in L..K: a[i, k] * f[k, j]), 0.0) + bias[j]
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of f copied to the thread's buffer, then each block product added to the output.
+    // a's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %108 = arith.constant 0 : index
+    %109 = arith.constant 1 : index
+    %110 = arith.subi %K, %L : index
+    %111 = arith.maxsi %110, %108 : index
+    %112 = arith.constant 64 : index
+    %113 = arith.constant 256 : index
+    %114 = arith.constant 256 : index
+    %115 = arith.constant 8 : index
+    %116 = func.call @omp_get_max_threads() : () -> i32
+    %117 = arith.index_cast %116 : i32 to index
+    %118 = arith.subi %117, %109 : index
+    %119 = arith.addi %M, %118 : index
+    %120 = arith.divui %119, %117 : index
+    %121 = arith.subi %115, %109 : index
+    %122 = arith.addi %120, %121 : index
+    %123 = arith.divui %122, %115 : index
+    %124 = arith.muli %123, %115 : index
+    scf.parallel (%125) = (%108) to (%117) step (%109) {
+      %126 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %127 = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+      %128 = arith.muli %125, %124 : index
+      %129 = arith.minsi %128, %M : index
+      %130 = arith.addi %129, %124 : index
+      %131 = arith.minsi %130, %M : index
+      %132 = arith.subi %131, %129 : index
+      %133 = memref.subview %p3[%129, %108] [%132, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %134 = arith.constant 0.0 : f32
+      linalg.fill ins(%134 : f32) outs(%133 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %135 = %108 to %N step %113 {
+        %136 = arith.subi %N, %135 : index
+        %137 = arith.minsi %113, %136 : index
+        scf.for %138 = %108 to %111 step %114 {
+          %139 = arith.subi %111, %138 : index
+          %140 = arith.minsi %114, %139 : index
+          %141 = arith.addi %L, %138 : index
+          %142 = memref.subview %126[0, 0] [%140, %137] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %143 = memref.subview %f[%141, %135] [%140, %137] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%143 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%142 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%144: f32, %145: f32):
+            linalg.yield %144 : f32
+          }
+          scf.for %146 = %129 to %131 step %112 {
+            %147 = arith.subi %131, %146 : index
+            %148 = arith.minsi %112, %147 : index
+            %149 = memref.subview %a[%146, %141] [%148, %140] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %150 = memref.subview %127[0, 0] [%148, %140] [1, 1] : memref<64x256xf32> to memref<?x?xf32, strided<[256, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%149 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%150 : memref<?x?xf32, strided<[256, 1]>>) {
+              ^bb0(%151: bf16, %152: f32):
+              %153 = arith.extf %151 : bf16 to f32
+              linalg.yield %153 : f32
+            }
+            %154 = memref.subview %p3[%146, %135] [%148, %137] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%150, %142 : memref<?x?xf32, strided<[256, 1]>>, memref<?x?xf32, strided<[272, 1]>>) outs(%154 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%155: f32, %156: f32, %157: f32):
+              %158 = arith.mulf %155, %156 : f32
+              %159 = arith.addf %157, %158 fastmath<reassoc> : f32
+              linalg.yield %159 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %127 : memref<64x256xf32>
+      scf.reduce
+    }
+    // The epilogue: p3[i, j] = max(p3[i, j], 0.0) + bias[j]
+    %160 = arith.constant 0 : index
+    %161 = arith.constant 0 : index
+    %162 = memref.reinterpret_cast %p3 to offset: [0], sizes: [%M, %N], strides: [%160, %161] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%162, %p3, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        outs(%p3 : memref<?x?xf32>) {
+      ^bb0(%163: f32, %164: f32, %165: f32, %166: f32):
+      %167 = arith.constant 0.0 : f32
+      %168 = arith.maximumf %164, %167 : f32
+      %169 = arith.addf %168, %165 : f32
+      linalg.yield %169 : f32
+    }
+    // p4[b, i, j] = sum(k in 0..K: xb[b, i, k] * w[k, j])
+    // Row by row, in parallel blocks of rows.
+    %170 = arith.constant 0 : index
+    %171 = arith.constant 1 : index
+    %172 = arith.constant 63 : index
+    %173 = arith.addi %B, %172 : index
+    %174 = arith.constant 64 : index
+    %175 = arith.divui %173, %174 : index
+    %176 = arith.constant 1 : index
+    %177 = arith.maxsi %175, %176 : index
+    scf.parallel (%178) = (%170) to (%B) step (%177) {
+      %179 = arith.addi %178, %177 : index
+      %180 = arith.minsi %179, %B : index
+      scf.for %181 = %178 to %180 step %171 {
+        %182 = memref.subview %xb[%181, 0, 0] [1, %M, %K] [1, 1, 1] : memref<?x?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+        %183 = memref.subview %p4[%181, 0, 0] [1, %M, %N] [1, 1, 1] : memref<?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // p4[b, i, j] = sum(k in 0..K: xb[b, i, k] * w[k, j])
+        %184 = arith.constant 0.0 : f32
+        linalg.fill ins(%184 : f32) outs(%183 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        %185 = arith.constant 0 : index
+        %186 = arith.subi %K, %185 : index
+        %187 = arith.constant 0 : index
+        %188 = arith.maxsi %186, %187 : index
+        %189 = arith.constant 0 : index
+        %190 = arith.constant 0 : index
+        %191 = arith.constant 0 : index
+        %192 = memref.reinterpret_cast %183 to offset: [0], sizes: [%M, %188, %N], strides: [%189, %190, %191] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%192, %182, %w : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<?x?xbf16>)
+            outs(%183 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%193: f32, %194: bf16, %195: bf16, %196: f32):
+          %197 = arith.extf %194 : bf16 to f32
+          %198 = arith.extf %195 : bf16 to f32
+          %199 = arith.mulf %197, %198 : f32
+          %200 = arith.addf %196, %199 fastmath<reassoc> : f32
+          linalg.yield %200 : f32
+        }
+      }
+      scf.reduce
+    }
+    // p5[i, j] = sum(k in 0..K: a[i, k] * a[j, k])
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of a copied to the thread's buffer, then each block product added to the output.
+    // a's elements widened to f32 (arith.extf) as they are copied.
+    // a's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %201 = arith.constant 0 : index
+    %202 = arith.constant 1 : index
+    %203 = arith.constant 0 : index
+    %204 = arith.subi %K, %203 : index
+    %205 = arith.maxsi %204, %201 : index
+    %206 = arith.constant 64 : index
+    %207 = arith.constant 256 : index
+    %208 = arith.constant 256 : index
+    %209 = arith.constant 8 : index
+    %210 = func.call @omp_get_max_threads() : () -> i32
+    %211 = arith.index_cast %210 : i32 to index
+    %212 = arith.subi %211, %202 : index
+    %213 = arith.addi %M, %212 : index
+    %214 = arith.divui %213, %211 : index
+    %215 = arith.subi %209, %202 : index
+    %216 = arith.addi %214, %215 : index
+    %217 = arith.divui %216, %209 : index
+    %218 = arith.muli %217, %209 : index
+    scf.parallel (%219) = (%201) to (%211) step (%202) {
+      %220 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %221 = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+      %222 = arith.muli %219, %218 : index
+      %223 = arith.minsi %222, %M : index
+      %224 = arith.addi %223, %218 : index
+      %225 = arith.minsi %224, %M : index
+      %226 = arith.subi %225, %223 : index
+      %227 = memref.subview %p5[%223, %201] [%226, %M] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %228 = arith.constant 0.0 : f32
+      linalg.fill ins(%228 : f32) outs(%227 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %229 = %201 to %M step %207 {
+        %230 = arith.subi %M, %229 : index
+        %231 = arith.minsi %207, %230 : index
+        scf.for %232 = %201 to %205 step %208 {
+          %233 = arith.subi %205, %232 : index
+          %234 = arith.minsi %208, %233 : index
+          %235 = arith.addi %203, %232 : index
+          %236 = memref.subview %220[0, 0] [%234, %231] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %237 = memref.subview %a[%229, %235] [%231, %234] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%237 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%236 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%238: bf16, %239: f32):
+            %240 = arith.extf %238 : bf16 to f32
+            linalg.yield %240 : f32
+          }
+          scf.for %241 = %223 to %225 step %206 {
+            %242 = arith.subi %225, %241 : index
+            %243 = arith.minsi %206, %242 : index
+            %244 = memref.subview %a[%241, %235] [%243, %234] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %245 = memref.subview %221[0, 0] [%243, %234] [1, 1] : memref<64x256xf32> to memref<?x?xf32, strided<[256, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%244 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%245 : memref<?x?xf32, strided<[256, 1]>>) {
+              ^bb0(%246: bf16, %247: f32):
+              %248 = arith.extf %246 : bf16 to f32
+              linalg.yield %248 : f32
+            }
+            %249 = memref.subview %p5[%241, %229] [%243, %231] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%245, %236 : memref<?x?xf32, strided<[256, 1]>>, memref<?x?xf32, strided<[272, 1]>>) outs(%249 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%250: f32, %251: f32, %252: f32):
+              %253 = arith.mulf %250, %251 : f32
+              %254 = arith.addf %252, %253 fastmath<reassoc> : f32
+              linalg.yield %254 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %221 : memref<64x256xf32>
+      scf.reduce
+    }
+    // p6[i, j] = sum(k in 0..K: h[i, k] * bt[j, k])
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of bt copied to the thread's buffer, then each block product added to the output.
+    // bt's elements widened to f32 (arith.extf) as they are copied.
+    // h's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %255 = arith.constant 0 : index
+    %256 = arith.constant 1 : index
+    %257 = arith.constant 0 : index
+    %258 = arith.subi %K, %257 : index
+    %259 = arith.maxsi %258, %255 : index
+    %260 = arith.constant 64 : index
+    %261 = arith.constant 256 : index
+    %262 = arith.constant 256 : index
+    %263 = arith.constant 8 : index
+    %264 = func.call @omp_get_max_threads() : () -> i32
+    %265 = arith.index_cast %264 : i32 to index
+    %266 = arith.subi %265, %256 : index
+    %267 = arith.addi %M, %266 : index
+    %268 = arith.divui %267, %265 : index
+    %269 = arith.subi %263, %256 : index
+    %270 = arith.addi %268, %269 : index
+    %271 = arith.divui %270, %263 : index
+    %272 = arith.muli %271, %263 : index
+    scf.parallel (%273) = (%255) to (%265) step (%256) {
+      %274 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+      %275 = memref.alloc() {alignment = 64 : i64} : memref<64x256xf32>
+      %276 = arith.muli %273, %272 : index
+      %277 = arith.minsi %276, %M : index
+      %278 = arith.addi %277, %272 : index
+      %279 = arith.minsi %278, %M : index
+      %280 = arith.subi %279, %277 : index
+      %281 = memref.subview %p6[%277, %255] [%280, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %282 = arith.constant 0.0 : f32
+      linalg.fill ins(%282 : f32) outs(%281 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %283 = %255 to %N step %261 {
+        %284 = arith.subi %N, %283 : index
+        %285 = arith.minsi %261, %284 : index
+        scf.for %286 = %255 to %259 step %262 {
+          %287 = arith.subi %259, %286 : index
+          %288 = arith.minsi %262, %287 : index
+          %289 = arith.addi %257, %286 : index
+          %290 = memref.subview %274[0, 0] [%288, %285] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+          %291 = memref.subview %bt[%283, %289] [%285, %288] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%291 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%290 : memref<?x?xf32, strided<[272, 1]>>) {
+            ^bb0(%292: bf16, %293: f32):
+            %294 = arith.extf %292 : bf16 to f32
+            linalg.yield %294 : f32
+          }
+          scf.for %295 = %277 to %279 step %260 {
+            %296 = arith.subi %279, %295 : index
+            %297 = arith.minsi %260, %296 : index
+            %298 = memref.subview %h[%295, %289] [%297, %288] [1, 1] : memref<?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+            %299 = memref.subview %275[0, 0] [%297, %288] [1, 1] : memref<64x256xf32> to memref<?x?xf32, strided<[256, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%298 : memref<?x?xf16, strided<[?, 1], offset: ?>>) outs(%299 : memref<?x?xf32, strided<[256, 1]>>) {
+              ^bb0(%300: f16, %301: f32):
+              %302 = arith.extf %300 : f16 to f32
+              linalg.yield %302 : f32
+            }
+            %303 = memref.subview %p6[%295, %283] [%297, %285] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%299, %290 : memref<?x?xf32, strided<[256, 1]>>, memref<?x?xf32, strided<[272, 1]>>) outs(%303 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%304: f32, %305: f32, %306: f32):
+              %307 = arith.mulf %304, %305 : f32
+              %308 = arith.addf %306, %307 fastmath<reassoc> : f32
+              linalg.yield %308 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %275 : memref<64x256xf32>
+      scf.reduce
+    }
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
+// -----
+// sb-variant: odd
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --arith-expand=include-bf16=true --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @half_products_odd(%h: memref<?x?xf16> {llvm.noalias}, %g: memref<?x?xf16> {llvm.noalias}, %at: memref<?x?xbf16> {llvm.noalias}, %bt: memref<?x?xbf16> {llvm.noalias}, %a: memref<?x?xbf16> {llvm.noalias}, %f: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %xb: memref<?x?x?xbf16> {llvm.noalias}, %w: memref<?x?xbf16> {llvm.noalias}, %p1: memref<?x?xf32> {llvm.noalias}, %p2: memref<?x?xf32> {llvm.noalias}, %p3: memref<?x?xf32> {llvm.noalias}, %p4: memref<?x?x?xf32> {llvm.noalias}, %p5: memref<?x?xf32> {llvm.noalias}, %p6: memref<?x?xf32> {llvm.noalias}, %B: index, %M: index, %N: index, %K: index, %L: index) attributes {llvm.emit_c_interface} {
+    // p1[i, j] = sum(k in 0..K: h[i, k] * g[k, j])
+    // As block products: each thread's rows in blocks of 5; per block of 9 columns and 3 terms,
+    // that block of g copied to the thread's buffer, then each block product added to the output.
+    // g's elements widened to f32 (arith.extf) as they are copied.
+    // h's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %0 = arith.constant 0 : index
+    %1 = arith.constant 1 : index
+    %2 = arith.constant 0 : index
+    %3 = arith.subi %K, %2 : index
+    %4 = arith.maxsi %3, %0 : index
+    %5 = arith.constant 5 : index
+    %6 = arith.constant 9 : index
+    %7 = arith.constant 3 : index
+    %8 = arith.constant 8 : index
+    %9 = func.call @omp_get_max_threads() : () -> i32
+    %10 = arith.index_cast %9 : i32 to index
+    %11 = arith.subi %10, %1 : index
+    %12 = arith.addi %M, %11 : index
+    %13 = arith.divui %12, %10 : index
+    %14 = arith.subi %8, %1 : index
+    %15 = arith.addi %13, %14 : index
+    %16 = arith.divui %15, %8 : index
+    %17 = arith.muli %16, %8 : index
+    scf.parallel (%18) = (%0) to (%10) step (%1) {
+      %19 = memref.alloca() {alignment = 64 : i64} : memref<3x25xf32>
+      %20 = memref.alloc() {alignment = 64 : i64} : memref<5x3xf32>
+      %21 = arith.muli %18, %17 : index
+      %22 = arith.minsi %21, %M : index
+      %23 = arith.addi %22, %17 : index
+      %24 = arith.minsi %23, %M : index
+      %25 = arith.subi %24, %22 : index
+      %26 = memref.subview %p1[%22, %0] [%25, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %27 = arith.constant 0.0 : f32
+      linalg.fill ins(%27 : f32) outs(%26 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %28 = %0 to %N step %6 {
+        %29 = arith.subi %N, %28 : index
+        %30 = arith.minsi %6, %29 : index
+        scf.for %31 = %0 to %4 step %7 {
+          %32 = arith.subi %4, %31 : index
+          %33 = arith.minsi %7, %32 : index
+          %34 = arith.addi %2, %31 : index
+          %35 = memref.subview %19[0, 0] [%33, %30] [1, 1] : memref<3x25xf32> to memref<?x?xf32, strided<[25, 1]>>
+          %36 = memref.subview %g[%34, %28] [%33, %30] [1, 1] : memref<?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%36 : memref<?x?xf16, strided<[?, 1], offset: ?>>) outs(%35 : memref<?x?xf32, strided<[25, 1]>>) {
+            ^bb0(%37: f16, %38: f32):
+            %39 = arith.extf %37 : f16 to f32
+            linalg.yield %39 : f32
+          }
+          scf.for %40 = %22 to %24 step %5 {
+            %41 = arith.subi %24, %40 : index
+            %42 = arith.minsi %5, %41 : index
+            %43 = memref.subview %h[%40, %34] [%42, %33] [1, 1] : memref<?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+            %44 = memref.subview %20[0, 0] [%42, %33] [1, 1] : memref<5x3xf32> to memref<?x?xf32, strided<[3, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%43 : memref<?x?xf16, strided<[?, 1], offset: ?>>) outs(%44 : memref<?x?xf32, strided<[3, 1]>>) {
+              ^bb0(%45: f16, %46: f32):
+              %47 = arith.extf %45 : f16 to f32
+              linalg.yield %47 : f32
+            }
+            %48 = memref.subview %p1[%40, %28] [%42, %30] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%44, %35 : memref<?x?xf32, strided<[3, 1]>>, memref<?x?xf32, strided<[25, 1]>>) outs(%48 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%49: f32, %50: f32, %51: f32):
+              %52 = arith.mulf %49, %50 : f32
+              %53 = arith.addf %51, %52 fastmath<reassoc> : f32
+              linalg.yield %53 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %20 : memref<5x3xf32>
+      scf.reduce
+    }
+    // p2[i, j] = sum(k in 0..K: at[k, i] * bt[j, k])
+    // As block products: each thread's rows in blocks of 5; per block of 9 columns and 3 terms,
+    // that block of bt copied to the thread's buffer, then each block product added to the output.
+    // bt's elements widened to f32 (arith.extf) as they are copied.
+    // at's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %54 = arith.constant 0 : index
+    %55 = arith.constant 1 : index
+    %56 = arith.constant 0 : index
+    %57 = arith.subi %K, %56 : index
+    %58 = arith.maxsi %57, %54 : index
+    %59 = arith.constant 5 : index
+    %60 = arith.constant 9 : index
+    %61 = arith.constant 3 : index
+    %62 = arith.constant 8 : index
+    %63 = func.call @omp_get_max_threads() : () -> i32
+    %64 = arith.index_cast %63 : i32 to index
+    %65 = arith.subi %64, %55 : index
+    %66 = arith.addi %M, %65 : index
+    %67 = arith.divui %66, %64 : index
+    %68 = arith.subi %62, %55 : index
+    %69 = arith.addi %67, %68 : index
+    %70 = arith.divui %69, %62 : index
+    %71 = arith.muli %70, %62 : index
+    scf.parallel (%72) = (%54) to (%64) step (%55) {
+      %73 = memref.alloca() {alignment = 64 : i64} : memref<3x25xf32>
+      %74 = memref.alloc() {alignment = 64 : i64} : memref<5x3xf32>
+      %75 = arith.muli %72, %71 : index
+      %76 = arith.minsi %75, %M : index
+      %77 = arith.addi %76, %71 : index
+      %78 = arith.minsi %77, %M : index
+      %79 = arith.subi %78, %76 : index
+      %80 = memref.subview %p2[%76, %54] [%79, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %81 = arith.constant 0.0 : f32
+      linalg.fill ins(%81 : f32) outs(%80 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %82 = %54 to %N step %60 {
+        %83 = arith.subi %N, %82 : index
+        %84 = arith.minsi %60, %83 : index
+        scf.for %85 = %54 to %58 step %61 {
+          %86 = arith.subi %58, %85 : index
+          %87 = arith.minsi %61, %86 : index
+          %88 = arith.addi %56, %85 : index
+          %89 = memref.subview %73[0, 0] [%87, %84] [1, 1] : memref<3x25xf32> to memref<?x?xf32, strided<[25, 1]>>
+          %90 = memref.subview %bt[%82, %88] [%84, %87] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%90 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%89 : memref<?x?xf32, strided<[25, 1]>>) {
+            ^bb0(%91: bf16, %92: f32):
+            %93 = arith.extf %91 : bf16 to f32
+            linalg.yield %93 : f32
+          }
+          scf.for %94 = %76 to %78 step %59 {
+            %95 = arith.subi %78, %94 : index
+            %96 = arith.minsi %59, %95 : index
+            %97 = memref.subview %at[%88, %94] [%87, %96] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %98 = memref.subview %74[0, 0] [%96, %87] [1, 1] : memref<5x3xf32> to memref<?x?xf32, strided<[3, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%97 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%98 : memref<?x?xf32, strided<[3, 1]>>) {
+              ^bb0(%99: bf16, %100: f32):
+              %101 = arith.extf %99 : bf16 to f32
+              linalg.yield %101 : f32
+            }
+            %102 = memref.subview %p2[%94, %82] [%96, %84] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%98, %89 : memref<?x?xf32, strided<[3, 1]>>, memref<?x?xf32, strided<[25, 1]>>) outs(%102 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%103: f32, %104: f32, %105: f32):
+              %106 = arith.mulf %103, %104 : f32
+              %107 = arith.addf %105, %106 fastmath<reassoc> : f32
+              linalg.yield %107 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %74 : memref<5x3xf32>
+      scf.reduce
+    }
+    // p3[i, j] = max(sum(k in L..K: a[i, k] * f[k, j]), 0.0) + bias[j]
+    // As block products: each thread's rows in blocks of 5; per block of 9 columns and 3 terms,
+    // that block of f copied to the thread's buffer, then each block product added to the output.
+    // a's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %108 = arith.constant 0 : index
+    %109 = arith.constant 1 : index
+    %110 = arith.subi %K, %L : index
+    %111 = arith.maxsi %110, %108 : index
+    %112 = arith.constant 5 : index
+    %113 = arith.constant 9 : index
+    %114 = arith.constant 3 : index
+    %115 = arith.constant 8 : index
+    %116 = func.call @omp_get_max_threads() : () -> i32
+    %117 = arith.index_cast %116 : i32 to index
+    %118 = arith.subi %117, %109 : index
+    %119 = arith.addi %M, %118 : index
+    %120 = arith.divui %119, %117 : index
+    %121 = arith.subi %115, %109 : index
+    %122 = arith.addi %120, %121 : index
+    %123 = arith.divui %122, %115 : index
+    %124 = arith.muli %123, %115 : index
+    scf.parallel (%125) = (%108) to (%117) step (%109) {
+      %126 = memref.alloca() {alignment = 64 : i64} : memref<3x25xf32>
+      %127 = memref.alloc() {alignment = 64 : i64} : memref<5x3xf32>
+      %128 = arith.muli %125, %124 : index
+      %129 = arith.minsi %128, %M : index
+      %130 = arith.addi %129, %124 : index
+      %131 = arith.minsi %130, %M : index
+      %132 = arith.subi %131, %129 : index
+      %133 = memref.subview %p3[%129, %108] [%132, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %134 = arith.constant 0.0 : f32
+      linalg.fill ins(%134 : f32) outs(%133 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %135 = %108 to %N step %113 {
+        %136 = arith.subi %N, %135 : index
+        %137 = arith.minsi %113, %136 : index
+        scf.for %138 = %108 to %111 step %114 {
+          %139 = arith.subi %111, %138 : index
+          %140 = arith.minsi %114, %139 : index
+          %141 = arith.addi %L, %138 : index
+          %142 = memref.subview %126[0, 0] [%140, %137] [1, 1] : memref<3x25xf32> to memref<?x?xf32, strided<[25, 1]>>
+          %143 = memref.subview %f[%141, %135] [%140, %137] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%143 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%142 : memref<?x?xf32, strided<[25, 1]>>) {
+            ^bb0(%144: f32, %145: f32):
+            linalg.yield %144 : f32
+          }
+          scf.for %146 = %129 to %131 step %112 {
+            %147 = arith.subi %131, %146 : index
+            %148 = arith.minsi %112, %147 : index
+            %149 = memref.subview %a[%146, %141] [%148, %140] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %150 = memref.subview %127[0, 0] [%148, %140] [1, 1] : memref<5x3xf32> to memref<?x?xf32, strided<[3, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%149 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%150 : memref<?x?xf32, strided<[3, 1]>>) {
+              ^bb0(%151: bf16, %152: f32):
+              %153 = arith.extf %151 : bf16 to f32
+              linalg.yield %153 : f32
+            }
+            %154 = memref.subview %p3[%146, %135] [%148, %137] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%150, %142 : memref<?x?xf32, strided<[3, 1]>>, memref<?x?xf32, strided<[25, 1]>>) outs(%154 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%155: f32, %156: f32, %157: f32):
+              %158 = arith.mulf %155, %156 : f32
+              %159 = arith.addf %157, %158 fastmath<reassoc> : f32
+              linalg.yield %159 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %127 : memref<5x3xf32>
+      scf.reduce
+    }
+    // The epilogue: p3[i, j] = max(p3[i, j], 0.0) + bias[j]
+    %160 = arith.constant 0 : index
+    %161 = arith.constant 0 : index
+    %162 = memref.reinterpret_cast %p3 to offset: [0], sizes: [%M, %N], strides: [%160, %161] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%162, %p3, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        outs(%p3 : memref<?x?xf32>) {
+      ^bb0(%163: f32, %164: f32, %165: f32, %166: f32):
+      %167 = arith.constant 0.0 : f32
+      %168 = arith.maximumf %164, %167 : f32
+      %169 = arith.addf %168, %165 : f32
+      linalg.yield %169 : f32
+    }
+    // p4[b, i, j] = sum(k in 0..K: xb[b, i, k] * w[k, j])
+    // Row by row, in parallel blocks of rows.
+    %170 = arith.constant 0 : index
+    %171 = arith.constant 1 : index
+    %172 = arith.constant 63 : index
+    %173 = arith.addi %B, %172 : index
+    %174 = arith.constant 64 : index
+    %175 = arith.divui %173, %174 : index
+    %176 = arith.constant 1 : index
+    %177 = arith.maxsi %175, %176 : index
+    scf.parallel (%178) = (%170) to (%B) step (%177) {
+      %179 = arith.addi %178, %177 : index
+      %180 = arith.minsi %179, %B : index
+      scf.for %181 = %178 to %180 step %171 {
+        %182 = memref.subview %xb[%181, 0, 0] [1, %M, %K] [1, 1, 1] : memref<?x?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+        %183 = memref.subview %p4[%181, 0, 0] [1, %M, %N] [1, 1, 1] : memref<?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // p4[b, i, j] = sum(k in 0..K: xb[b, i, k] * w[k, j])
+        %184 = arith.constant 0.0 : f32
+        linalg.fill ins(%184 : f32) outs(%183 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        %185 = arith.constant 0 : index
+        %186 = arith.subi %K, %185 : index
+        %187 = arith.constant 0 : index
+        %188 = arith.maxsi %186, %187 : index
+        %189 = arith.constant 0 : index
+        %190 = arith.constant 0 : index
+        %191 = arith.constant 0 : index
+        %192 = memref.reinterpret_cast %183 to offset: [0], sizes: [%M, %188, %N], strides: [%189, %190, %191] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%192, %182, %w : memref<?x?x?xf32, strided<[?, ?, ?]>>, memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<?x?xbf16>)
+            outs(%183 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%193: f32, %194: bf16, %195: bf16, %196: f32):
+          %197 = arith.extf %194 : bf16 to f32
+          %198 = arith.extf %195 : bf16 to f32
+          %199 = arith.mulf %197, %198 : f32
+          %200 = arith.addf %196, %199 fastmath<reassoc> : f32
+          linalg.yield %200 : f32
+        }
+      }
+      scf.reduce
+    }
+    // p5[i, j] = sum(k in 0..K: a[i, k] * a[j, k])
+    // As block products: each thread's rows in blocks of 5; per block of 9 columns and 3 terms,
+    // that block of a copied to the thread's buffer, then each block product added to the output.
+    // a's elements widened to f32 (arith.extf) as they are copied.
+    // a's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %201 = arith.constant 0 : index
+    %202 = arith.constant 1 : index
+    %203 = arith.constant 0 : index
+    %204 = arith.subi %K, %203 : index
+    %205 = arith.maxsi %204, %201 : index
+    %206 = arith.constant 5 : index
+    %207 = arith.constant 9 : index
+    %208 = arith.constant 3 : index
+    %209 = arith.constant 8 : index
+    %210 = func.call @omp_get_max_threads() : () -> i32
+    %211 = arith.index_cast %210 : i32 to index
+    %212 = arith.subi %211, %202 : index
+    %213 = arith.addi %M, %212 : index
+    %214 = arith.divui %213, %211 : index
+    %215 = arith.subi %209, %202 : index
+    %216 = arith.addi %214, %215 : index
+    %217 = arith.divui %216, %209 : index
+    %218 = arith.muli %217, %209 : index
+    scf.parallel (%219) = (%201) to (%211) step (%202) {
+      %220 = memref.alloca() {alignment = 64 : i64} : memref<3x25xf32>
+      %221 = memref.alloc() {alignment = 64 : i64} : memref<5x3xf32>
+      %222 = arith.muli %219, %218 : index
+      %223 = arith.minsi %222, %M : index
+      %224 = arith.addi %223, %218 : index
+      %225 = arith.minsi %224, %M : index
+      %226 = arith.subi %225, %223 : index
+      %227 = memref.subview %p5[%223, %201] [%226, %M] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %228 = arith.constant 0.0 : f32
+      linalg.fill ins(%228 : f32) outs(%227 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %229 = %201 to %M step %207 {
+        %230 = arith.subi %M, %229 : index
+        %231 = arith.minsi %207, %230 : index
+        scf.for %232 = %201 to %205 step %208 {
+          %233 = arith.subi %205, %232 : index
+          %234 = arith.minsi %208, %233 : index
+          %235 = arith.addi %203, %232 : index
+          %236 = memref.subview %220[0, 0] [%234, %231] [1, 1] : memref<3x25xf32> to memref<?x?xf32, strided<[25, 1]>>
+          %237 = memref.subview %a[%229, %235] [%231, %234] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%237 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%236 : memref<?x?xf32, strided<[25, 1]>>) {
+            ^bb0(%238: bf16, %239: f32):
+            %240 = arith.extf %238 : bf16 to f32
+            linalg.yield %240 : f32
+          }
+          scf.for %241 = %223 to %225 step %206 {
+            %242 = arith.subi %225, %241 : index
+            %243 = arith.minsi %206, %242 : index
+            %244 = memref.subview %a[%241, %235] [%243, %234] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+            %245 = memref.subview %221[0, 0] [%243, %234] [1, 1] : memref<5x3xf32> to memref<?x?xf32, strided<[3, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%244 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%245 : memref<?x?xf32, strided<[3, 1]>>) {
+              ^bb0(%246: bf16, %247: f32):
+              %248 = arith.extf %246 : bf16 to f32
+              linalg.yield %248 : f32
+            }
+            %249 = memref.subview %p5[%241, %229] [%243, %231] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%245, %236 : memref<?x?xf32, strided<[3, 1]>>, memref<?x?xf32, strided<[25, 1]>>) outs(%249 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%250: f32, %251: f32, %252: f32):
+              %253 = arith.mulf %250, %251 : f32
+              %254 = arith.addf %252, %253 fastmath<reassoc> : f32
+              linalg.yield %254 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %221 : memref<5x3xf32>
+      scf.reduce
+    }
+    // p6[i, j] = sum(k in 0..K: h[i, k] * bt[j, k])
+    // As block products: each thread's rows in blocks of 5; per block of 9 columns and 3 terms,
+    // that block of bt copied to the thread's buffer, then each block product added to the output.
+    // bt's elements widened to f32 (arith.extf) as they are copied.
+    // h's elements widened to f32 (arith.extf) as each block of mc of its rows is copied to a second buffer.
+    %255 = arith.constant 0 : index
+    %256 = arith.constant 1 : index
+    %257 = arith.constant 0 : index
+    %258 = arith.subi %K, %257 : index
+    %259 = arith.maxsi %258, %255 : index
+    %260 = arith.constant 5 : index
+    %261 = arith.constant 9 : index
+    %262 = arith.constant 3 : index
+    %263 = arith.constant 8 : index
+    %264 = func.call @omp_get_max_threads() : () -> i32
+    %265 = arith.index_cast %264 : i32 to index
+    %266 = arith.subi %265, %256 : index
+    %267 = arith.addi %M, %266 : index
+    %268 = arith.divui %267, %265 : index
+    %269 = arith.subi %263, %256 : index
+    %270 = arith.addi %268, %269 : index
+    %271 = arith.divui %270, %263 : index
+    %272 = arith.muli %271, %263 : index
+    scf.parallel (%273) = (%255) to (%265) step (%256) {
+      %274 = memref.alloca() {alignment = 64 : i64} : memref<3x25xf32>
+      %275 = memref.alloc() {alignment = 64 : i64} : memref<5x3xf32>
+      %276 = arith.muli %273, %272 : index
+      %277 = arith.minsi %276, %M : index
+      %278 = arith.addi %277, %272 : index
+      %279 = arith.minsi %278, %M : index
+      %280 = arith.subi %279, %277 : index
+      %281 = memref.subview %p6[%277, %255] [%280, %N] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %282 = arith.constant 0.0 : f32
+      linalg.fill ins(%282 : f32) outs(%281 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+      scf.for %283 = %255 to %N step %261 {
+        %284 = arith.subi %N, %283 : index
+        %285 = arith.minsi %261, %284 : index
+        scf.for %286 = %255 to %259 step %262 {
+          %287 = arith.subi %259, %286 : index
+          %288 = arith.minsi %262, %287 : index
+          %289 = arith.addi %257, %286 : index
+          %290 = memref.subview %274[0, 0] [%288, %285] [1, 1] : memref<3x25xf32> to memref<?x?xf32, strided<[25, 1]>>
+          %291 = memref.subview %bt[%283, %289] [%285, %288] [1, 1] : memref<?x?xbf16> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%291 : memref<?x?xbf16, strided<[?, 1], offset: ?>>) outs(%290 : memref<?x?xf32, strided<[25, 1]>>) {
+            ^bb0(%292: bf16, %293: f32):
+            %294 = arith.extf %292 : bf16 to f32
+            linalg.yield %294 : f32
+          }
+          scf.for %295 = %277 to %279 step %260 {
+            %296 = arith.subi %279, %295 : index
+            %297 = arith.minsi %260, %296 : index
+            %298 = memref.subview %h[%295, %289] [%297, %288] [1, 1] : memref<?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+            %299 = memref.subview %275[0, 0] [%297, %288] [1, 1] : memref<5x3xf32> to memref<?x?xf32, strided<[3, 1]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%298 : memref<?x?xf16, strided<[?, 1], offset: ?>>) outs(%299 : memref<?x?xf32, strided<[3, 1]>>) {
+              ^bb0(%300: f16, %301: f32):
+              %302 = arith.extf %300 : f16 to f32
+              linalg.yield %302 : f32
+            }
+            %303 = memref.subview %p6[%295, %283] [%297, %285] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%299, %290 : memref<?x?xf32, strided<[3, 1]>>, memref<?x?xf32, strided<[25, 1]>>) outs(%303 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+              ^bb0(%304: f32, %305: f32, %306: f32):
+              %307 = arith.mulf %304, %305 : f32
+              %308 = arith.addf %306, %307 fastmath<reassoc> : f32
+              linalg.yield %308 : f32
+            }
+          }
+        }
+      }
+      memref.dealloc %275 : memref<5x3xf32>
+      scf.reduce
+    }
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
 
 //| #include <stdint.h>
 //|
@@ -29,7 +965,284 @@
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[3]; int64_t strides[3]; } sb_memref3;
 //|
+//| void _mlir_ciface_half_products_blocked_matmul(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                                sb_memref2*, sb_memref2*, sb_memref1*, sb_memref3*,
+//|                                                sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                                sb_memref3*, sb_memref2*, sb_memref2*, int64_t,
+//|                                                int64_t, int64_t, int64_t, int64_t);
+//| static int sb_variant_blocked_matmul(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[3];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[1];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[2];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[3];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[3];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[3];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[2];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref2 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[1] = sb_s[3];
+//|   sb_m4.strides[1] = 1;
+//|   sb_m4.sizes[0] = sb_s[1];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   sb_memref2 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[1] = sb_s[2];
+//|   sb_m5.strides[1] = 1;
+//|   sb_m5.sizes[0] = sb_s[3];
+//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   sb_memref1 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[0] = sb_s[2];
+//|   sb_m6.strides[0] = 1;
+//|   sb_memref3 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[2] = sb_s[3];
+//|   sb_m7.strides[2] = 1;
+//|   sb_m7.sizes[1] = sb_s[1];
+//|   sb_m7.strides[1] = sb_m7.strides[2] * sb_m7.sizes[2];
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref2 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[1] = sb_s[2];
+//|   sb_m8.strides[1] = 1;
+//|   sb_m8.sizes[0] = sb_s[3];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[2];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[1];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   sb_memref2 sb_m10;
+//|   sb_m10.allocated = sb_a->tensors[10];
+//|   sb_m10.aligned = sb_a->tensors[10];
+//|   sb_m10.offset = 0;
+//|   sb_m10.sizes[1] = sb_s[2];
+//|   sb_m10.strides[1] = 1;
+//|   sb_m10.sizes[0] = sb_s[1];
+//|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
+//|   sb_memref2 sb_m11;
+//|   sb_m11.allocated = sb_a->tensors[11];
+//|   sb_m11.aligned = sb_a->tensors[11];
+//|   sb_m11.offset = 0;
+//|   sb_m11.sizes[1] = sb_s[2];
+//|   sb_m11.strides[1] = 1;
+//|   sb_m11.sizes[0] = sb_s[1];
+//|   sb_m11.strides[0] = sb_m11.strides[1] * sb_m11.sizes[1];
+//|   sb_memref3 sb_m12;
+//|   sb_m12.allocated = sb_a->tensors[12];
+//|   sb_m12.aligned = sb_a->tensors[12];
+//|   sb_m12.offset = 0;
+//|   sb_m12.sizes[2] = sb_s[2];
+//|   sb_m12.strides[2] = 1;
+//|   sb_m12.sizes[1] = sb_s[1];
+//|   sb_m12.strides[1] = sb_m12.strides[2] * sb_m12.sizes[2];
+//|   sb_m12.sizes[0] = sb_s[0];
+//|   sb_m12.strides[0] = sb_m12.strides[1] * sb_m12.sizes[1];
+//|   sb_memref2 sb_m13;
+//|   sb_m13.allocated = sb_a->tensors[13];
+//|   sb_m13.aligned = sb_a->tensors[13];
+//|   sb_m13.offset = 0;
+//|   sb_m13.sizes[1] = sb_s[1];
+//|   sb_m13.strides[1] = 1;
+//|   sb_m13.sizes[0] = sb_s[1];
+//|   sb_m13.strides[0] = sb_m13.strides[1] * sb_m13.sizes[1];
+//|   sb_memref2 sb_m14;
+//|   sb_m14.allocated = sb_a->tensors[14];
+//|   sb_m14.aligned = sb_a->tensors[14];
+//|   sb_m14.offset = 0;
+//|   sb_m14.sizes[1] = sb_s[2];
+//|   sb_m14.strides[1] = 1;
+//|   sb_m14.sizes[0] = sb_s[1];
+//|   sb_m14.strides[0] = sb_m14.strides[1] * sb_m14.sizes[1];
+//|   _mlir_ciface_half_products_blocked_matmul(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6,
+//|                                            &sb_m7, &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12,
+//|                                            &sb_m13, &sb_m14, sb_s[0], sb_s[1], sb_s[2], sb_s[3],
+//|                                            sb_s[4]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_half_products_odd(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                     sb_memref2*, sb_memref1*, sb_memref3*, sb_memref2*, sb_memref2*,
+//|                                     sb_memref2*, sb_memref2*, sb_memref3*, sb_memref2*, sb_memref2*,
+//|                                     int64_t, int64_t, int64_t, int64_t, int64_t);
+//| static int sb_variant_odd(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref2 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[1] = sb_s[3];
+//|   sb_m0.strides[1] = 1;
+//|   sb_m0.sizes[0] = sb_s[1];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[2];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = sb_s[3];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[1];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[3];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[3];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[2];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref2 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[1] = sb_s[3];
+//|   sb_m4.strides[1] = 1;
+//|   sb_m4.sizes[0] = sb_s[1];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   sb_memref2 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[1] = sb_s[2];
+//|   sb_m5.strides[1] = 1;
+//|   sb_m5.sizes[0] = sb_s[3];
+//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   sb_memref1 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[0] = sb_s[2];
+//|   sb_m6.strides[0] = 1;
+//|   sb_memref3 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[2] = sb_s[3];
+//|   sb_m7.strides[2] = 1;
+//|   sb_m7.sizes[1] = sb_s[1];
+//|   sb_m7.strides[1] = sb_m7.strides[2] * sb_m7.sizes[2];
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref2 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[1] = sb_s[2];
+//|   sb_m8.strides[1] = 1;
+//|   sb_m8.sizes[0] = sb_s[3];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[2];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[1];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   sb_memref2 sb_m10;
+//|   sb_m10.allocated = sb_a->tensors[10];
+//|   sb_m10.aligned = sb_a->tensors[10];
+//|   sb_m10.offset = 0;
+//|   sb_m10.sizes[1] = sb_s[2];
+//|   sb_m10.strides[1] = 1;
+//|   sb_m10.sizes[0] = sb_s[1];
+//|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
+//|   sb_memref2 sb_m11;
+//|   sb_m11.allocated = sb_a->tensors[11];
+//|   sb_m11.aligned = sb_a->tensors[11];
+//|   sb_m11.offset = 0;
+//|   sb_m11.sizes[1] = sb_s[2];
+//|   sb_m11.strides[1] = 1;
+//|   sb_m11.sizes[0] = sb_s[1];
+//|   sb_m11.strides[0] = sb_m11.strides[1] * sb_m11.sizes[1];
+//|   sb_memref3 sb_m12;
+//|   sb_m12.allocated = sb_a->tensors[12];
+//|   sb_m12.aligned = sb_a->tensors[12];
+//|   sb_m12.offset = 0;
+//|   sb_m12.sizes[2] = sb_s[2];
+//|   sb_m12.strides[2] = 1;
+//|   sb_m12.sizes[1] = sb_s[1];
+//|   sb_m12.strides[1] = sb_m12.strides[2] * sb_m12.sizes[2];
+//|   sb_m12.sizes[0] = sb_s[0];
+//|   sb_m12.strides[0] = sb_m12.strides[1] * sb_m12.sizes[1];
+//|   sb_memref2 sb_m13;
+//|   sb_m13.allocated = sb_a->tensors[13];
+//|   sb_m13.aligned = sb_a->tensors[13];
+//|   sb_m13.offset = 0;
+//|   sb_m13.sizes[1] = sb_s[1];
+//|   sb_m13.strides[1] = 1;
+//|   sb_m13.sizes[0] = sb_s[1];
+//|   sb_m13.strides[0] = sb_m13.strides[1] * sb_m13.sizes[1];
+//|   sb_memref2 sb_m14;
+//|   sb_m14.allocated = sb_a->tensors[14];
+//|   sb_m14.aligned = sb_a->tensors[14];
+//|   sb_m14.offset = 0;
+//|   sb_m14.sizes[1] = sb_s[2];
+//|   sb_m14.strides[1] = 1;
+//|   sb_m14.sizes[0] = sb_s[1];
+//|   sb_m14.strides[0] = sb_m14.strides[1] * sb_m14.sizes[1];
+//|   _mlir_ciface_half_products_odd(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                                 &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, &sb_m14,
+//|                                 sb_s[0], sb_s[1], sb_s[2], sb_s[3], sb_s[4]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"blocked_matmul", sb_variant_blocked_matmul},
+//|   {"odd", sb_variant_odd},
+//| };
+//|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "half_products", "mlir", 15, 5, 0, (const sb_variant*)0};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "half_products", "mlir", 15, 5, 2, sb_variants};
 //|   return &m;
 //| }
