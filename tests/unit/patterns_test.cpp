@@ -736,11 +736,16 @@ TEST(StrategyChecks, StorageOperandsOnTheHostGemms) {
   Loaded mixed = load(kHalves, "  c[i, j] = sum(k in 0..K: h[i, k] * bt[j, k])\n",
                       "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
   EXPECT_NE(mixed.error.find(":15:28: error: backend 'vendor_cuda' takes f16 tensors only as the "
-                             "operands of a matrix product (not a batch) of two f16 or two bf16 "
-                             "operands into an f32 output, which it passes to cublasGemmEx; 'h' is "
-                             "read here by a product it cannot take"),
+                             "operands of a matrix product (or a batch of them) of two f16 or two "
+                             "bf16 operands into an f32 output, which it passes to cublasGemmEx; "
+                             "'h' is read here by a product it cannot take"),
             std::string::npos)
       << mixed.error;
+  // A batch of bf16 products (cublasGemmStridedBatchedEx), one operand read transposed.
+  Loaded batch = load(kHalfInputs + "  cb: {type: f32, shape: [M, N, N], role: out}\n",
+                      "  cb[m, i, j] = sum(k in 0..K: bb[m, k, i] * bb[m, k, j])\n",
+                      "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
+  EXPECT_EQ(batch.error, "");
   Loaded half_b = load(kHalves, "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])\n",
                        "  vendor_cuda:\n    - {name: g, strategy: cublas}\n");
   EXPECT_NE(half_b.error.find("'a' is read here by a product it cannot take"), std::string::npos)

@@ -24,8 +24,8 @@ class VendorCudaEmitter final : public Emitter {
   Status check_storage(const Spec& spec, const Loc& /*backend_loc*/) const override {
     return storage_only_in_products(
         spec, backend(),
-        "as the operands of a matrix product (not a batch) of two f16 or two bf16 operands "
-        "into an f32 output, which it passes to cublasGemmEx",
+        "as the operands of a matrix product (or a batch of them) of two f16 or two bf16 "
+        "operands into an f32 output, which it passes to cublasGemmEx",
         vendor_cuda::cublas_takes);
   }
 

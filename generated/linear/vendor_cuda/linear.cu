@@ -54,7 +54,8 @@ static cublasHandle_t sb_cublas = NULL;
 // -----------------------------------------------------------------------------
 
 // Variant cublas: contractions through cublasSgemm/cublasDgemm, or cublasGemmEx for f16 or bf16
-// operands of one type into an f32 output (f32 accumulation), row-major as C^T = B^T A^T.
+// operands of one type into an f32 output (f32 accumulation), a batch of them through their
+// strided-batched forms, row-major as C^T = B^T A^T.
 
 // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 __global__ void sb_cublas_s0_rest(const float* __restrict__ bias, float* __restrict__ y,

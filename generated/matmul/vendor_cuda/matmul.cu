@@ -52,7 +52,8 @@ static cublasHandle_t sb_cublas = NULL;
 // -----------------------------------------------------------------------------
 
 // Variant cublas: contractions through cublasSgemm/cublasDgemm, or cublasGemmEx for f16 or bf16
-// operands of one type into an f32 output (f32 accumulation), row-major as C^T = B^T A^T.
+// operands of one type into an f32 output (f32 accumulation), a batch of them through their
+// strided-batched forms, row-major as C^T = B^T A^T.
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order

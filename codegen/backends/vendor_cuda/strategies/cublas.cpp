@@ -48,17 +48,22 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
   const std::string &x = g.x, &y = g.y, &c = g.c, &xp = g.xp, &yp = g.yp;
   const char* blas = scalar(m.type).blas_prefix;
   SB_ASSERT(blas, std::string("no cuBLAS GEMM of ") + dtype_name(m.type));
-  // f16 and bf16 operands go to cublasGemmEx as they are stored, with f32 accumulation.
-  const bool ex = m.widens();
+  // f16 and bf16 operands go to cublasGemmEx as they are stored, with f32 accumulation; a
+  // batch of products to the strided-batched forms, each operand's stride its step along the
+  // batch (0 for one the products share).
+  const bool ex = m.widens(), batched = m.batched;
   const std::string gemm =
-      ex ? std::string("cublasGemmEx")
-         : std::string("cublas") + static_cast<char>(std::toupper(*blas)) + "gemm";
+      ex ? std::string(batched ? "cublasGemmStridedBatchedEx" : "cublasGemmEx")
+         : std::string("cublas") + static_cast<char>(std::toupper(*blas)) +
+               (batched ? "gemmStridedBatched" : "gemm");
   const std::string ty = c_type(m.type);
-  w.open("if (sb_m > 0 && sb_n > 0 && sb_k <= 0) {  // an empty sum");
-  w.line("SB_CUDA_CHECK(cudaMemsetAsync(" + c + ", 0, sizeof(" + ty +
-         ") * sb_m * sb_n, sb_stream));");
+  const std::string count = batched ? "sb_batch * sb_m * sb_n" : "sb_m * sb_n";
+  const std::string some = batched ? "sb_batch > 0 && sb_m > 0 && sb_n > 0" : "sb_m > 0 && sb_n > 0";
+  w.open("if (" + some + " && sb_k <= 0) {  // an empty sum");
+  w.line("SB_CUDA_CHECK(cudaMemsetAsync(" + c + ", 0, sizeof(" + ty + ") * " + count +
+         ", sb_stream));");
   w.close();
-  w.open("if (sb_m > 0 && sb_n > 0 && sb_k > 0) {");
+  w.open("if (" + some + " && sb_k > 0) {");
   w.line("// Row-major " + c + " = " + x + (m.x_trans ? "^T" : "") + " * " + y +
          (m.y_trans ? "^T" : "") + " is column-major " + c + "^T = " + y +
          (m.y_trans ? "" : "^T") + " * " + x + (m.x_trans ? "" : "^T") + ".");
@@ -79,12 +84,26 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
   auto add = [&args](const std::vector<std::string>& xs) {
     args.insert(args.end(), xs.begin(), xs.end());
   };
+  // Each operand's leading dimension: its row length, the step along its first index.
+  const std::string ld_y = batched ? "(int)(" + (m.y_trans ? g.ys_j : g.ys_k) + ")"
+                                   : "(int)" + L.extent(m.y, 1, kPrecUnary);
+  const std::string ld_x = batched ? "(int)(" + (m.x_trans ? g.xs_k : g.xs_i) + ")"
+                                   : "(int)" + L.extent(m.x, 1, kPrecUnary);
+  auto stride = [&](const std::string& s) {
+    return batched ? std::vector<std::string>{"(long long)(" + s + ")"} : std::vector<std::string>{};
+  };
   add(typed(m.y_type));
-  add({"(int)" + L.extent(m.y, 1, kPrecUnary), xp});
+  add({ld_y});
+  add(stride(g.ys_b));
+  add({xp});
   add(typed(m.x_type));
-  add({"(int)" + L.extent(m.x, 1, kPrecUnary), "&sb_zero", c});
+  add({ld_x});
+  add(stride(g.xs_b));
+  add({"&sb_zero", c});
   add(typed(m.type));
   add({"(int)sb_n"});
+  add(stride(g.cs_b));
+  if (batched) add({"(int)sb_batch"});
   if (ex) add({"CUBLAS_COMPUTE_32F", "CUBLAS_GEMM_DEFAULT"});
   w.line(wrap_call(std::string("SB_CUBLAS_CHECK(") + gemm, args,
                    ");", 2 * w.indent()));
@@ -95,7 +114,6 @@ void emit_cublas(const Spec& spec, const Statement& st, const Contraction& m, He
 }  // namespace
 
 bool cublas_takes(const Contraction& m) {
-  if (m.batched) return false;
   return !m.widens() || (m.type == DType::F32 && m.x_type == m.y_type);
 }
 
@@ -103,8 +121,8 @@ VendorCudaStrategy cublas_strategy() {
   VendorCudaStrategy s;
   s.info = {"cublas",
             "contractions through cublasSgemm/cublasDgemm, or cublasGemmEx for f16 or bf16 "
-            "operands of one type into an f32 output (f32 accumulation), row-major as C^T = B^T "
-            "A^T",
+            "operands of one type into an f32 output (f32 accumulation), a batch of them through "
+            "their strided-batched forms, row-major as C^T = B^T A^T",
             {},
             "vendor_gemm"};
   s.shape = kContractionShape;

@@ -76,9 +76,10 @@ Status check_fit(const VendorCudaStrategy& s, const Spec& spec, const Variant& v
 
 // The records, each defined in its own file; registry.cpp lists them in order.
 VendorCudaStrategy cublas_strategy();      // cublas.cpp
-// Whether cuBLAS takes contraction `m` as one call: one product (no batch) of operands of the
-// output's type (cublasSgemm, cublasDgemm), or of one f16 or bf16 type into an f32 output
-// (cublasGemmEx, f32 accumulation). cublas.cpp.
+// Whether cuBLAS takes contraction `m` as one call: a product, or a batch of them, of operands
+// of the output's type (cublasSgemm, cublasDgemm and their strided-batched forms), or of one f16
+// or bf16 type into an f32 output (cublasGemmEx, cublasGemmStridedBatchedEx; f32 accumulation).
+// cublas.cpp.
 bool cublas_takes(const Contraction& m);
 VendorCudaStrategy cub_reduce_strategy();  // cub_reduce.cpp
 VendorCudaStrategy cub_scan_strategy();    // cub_scan.cpp
