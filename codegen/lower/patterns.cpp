@@ -311,6 +311,15 @@ bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::strin
   return match_product(s, st, 0, m, why);
 }
 
+bool match_batched_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why) {
+  m->batched = st.rank() == 3;
+  if (st.rank() != 2 && !m->batched) {
+    *why = rank_text(st.rank()) + ", not 2 or 3 (a batch of products)";
+    return false;
+  }
+  return match_product(s, st, m->batched ? 1 : 0, m, why);
+}
+
 bool match_transpose(const Spec& s, const Statement& st, TransposeMatch* m, std::string* why) {
   (void)s;
   if (st.rank() != 2) {

@@ -74,8 +74,13 @@ struct MatmulMatch {
   bool b_k_inner = false;   // b[j, k]: k is b's last subscript
   bool a_batched = false;   // a[b, ...]: read with the batch index first (batched products)
   bool b_batched = false;
+  bool batched = false;     // c[b, i, j]: a batch of products (match_batched_matmul)
 };
 bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why);
+// match_matmul, or a batch of products c[b, i, j] (rank 3, b first; each operand read with b
+// first or shared by the batch, as match_contraction's batches): for a kernel with a batch grid
+// dimension (cuda tiled_matmul).
+bool match_batched_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why);
 
 // tiled_transpose: a rank-2 elementwise statement with at least one (at most 4) reads
 // x[j, i] of its output indices (i, j) swapped.

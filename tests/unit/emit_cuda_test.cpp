@@ -306,6 +306,38 @@ TEST(EmitCudaShapes, TransposedMatmulOperands) {
             std::string::npos);
 }
 
+// A batch of products (match_batched_matmul): tiled_matmul takes it, the products along the
+// grid's z; register_blocked_matmul (rank 2 only) does not, so its variant fits no statement.
+TEST(EmitCudaShapes, BatchedProductsAlongTheGridsZ) {
+  const std::string sizes =
+      "  B: {bench: [2], verify: [2]}\n  M: {bench: [8], verify: [3]}\n"
+      "  N: {bench: [8], verify: [3]}\n  K: {bench: [8], verify: [3]}\n";
+  const std::string tensors =
+      "  a: {type: f32, shape: [B, M, K], role: in}\n  w: {type: f32, shape: [K, N], role: in}\n"
+      "  c: {type: f32, shape: [B, M, N], role: out}\n";
+  const std::string compute = "  c[h, i, j] = sum(k in 0..K: a[h, i, k] * w[k, j])\n";
+  Result<Spec> r = load("bmmt", sizes, tensors, compute, "    - {name: t, strategy: tiled_matmul}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const Spec& s = r.value();
+  MatmulMatch m;
+  std::string why;
+  EXPECT_FALSE(match_matmul(s, s.stmts[0], &m, &why));
+  ASSERT_TRUE(match_batched_matmul(s, s.stmts[0], &m, &why)) << why;
+  EXPECT_TRUE(m.batched);
+  EXPECT_TRUE(m.a_batched);
+  EXPECT_FALSE(m.b_batched);  // w is shared by the batch
+  const std::string c = find_emitter("cuda")->emit(s).content;
+  EXPECT_NE(c.find("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {"),
+            std::string::npos)
+      << c;
+  EXPECT_NE(c.find("(unsigned)(sb_nb < 65535 ? sb_nb : 65535));"), std::string::npos) << c;
+  Result<Spec> rb =
+      load("bmmr", sizes, tensors, compute, "    - {name: r, strategy: register_blocked_matmul}\n");
+  ASSERT_FALSE(rb.ok());
+  EXPECT_NE(format_error(rb.error()).find("fits no statement"), std::string::npos)
+      << format_error(rb.error());
+}
+
 TEST(EmitCudaShapes, StencilOffsetsAndScans) {
   const std::string sizes = "  N: {bench: [8], verify: [3]}\n  K: {bench: [3], verify: [3]}\n";
   Result<Spec> r = load("conv", sizes,

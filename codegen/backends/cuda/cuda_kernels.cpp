@@ -814,9 +814,12 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
   const DType rt = value_type(red);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
-  const std::string M = L.extent(st.out, 0, kPrecRel + 1);
-  const std::string N = L.extent(st.out, 1, kPrecRel + 1);
+  // A batch of products: the batch index first, the products along the grid's z.
+  const int base = m.batched ? 1 : 0;
+  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
+  const std::string bv = m.batched ? L.var_name(0) : "";
+  const std::string M = L.extent(st.out, static_cast<size_t>(base), kPrecRel + 1);
+  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kPrecRel + 1);
   // The tiles hold the operands' values: f16 and bf16 elements converted to f32 once, on load.
   const std::string at = c_type(compute_type(spec_.tensors[m.a->ref].type));
   const std::string bt = c_type(compute_type(spec_.tensors[m.b->ref].type));
@@ -834,18 +837,26 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
   w.line("const int64_t sb_col = (int64_t)blockIdx.x * " + ts + " + sb_tx;");
   const std::string lo = L.expr(*var.lo, w);
   w.line("const int64_t sb_hi = " + L.expr(*var.hi, w) + ";");
+  if (m.batched) {
+    // Every thread of a block walks the same products, so the barriers stay uniform.
+    w.line("const int64_t sb_nb = " + L.extent(st.out, 0) + ";  // products");
+    w.open("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {");
+  }
   w.line(std::string(c_type(rt)) + " sb_acc = " + identity(red.rop, rt) + ";");
   w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + ts + ") {");
   // Consecutive threads (threadIdx.x) load along the operand's contiguous subscript.
-  auto load = [&](const Expr& read, bool k_inner, const std::string& xv, const std::string& lim,
-                  const std::string& base, const std::string& tile) {
+  auto load = [&](const Expr& read, bool k_inner, bool batched, const std::string& xv,
+                  const std::string& lim, const std::string& first, const std::string& tile) {
     const std::string kk = k_inner ? "sb_tx" : "sb_ty", x = k_inner ? "sb_ty" : "sb_tx";
-    guarded_load(w, L, read, {xv + " = " + base + " + " + x, kv + " = sb_k0 + " + kk},
-                 xv + " < " + lim + " && " + kv + " < sb_hi",
+    std::vector<std::string> binds;
+    if (batched) binds.push_back(bv + " = sb_bz");
+    binds.push_back(xv + " = " + first + " + " + x);
+    binds.push_back(kv + " = sb_k0 + " + kk);
+    guarded_load(w, L, read, binds, xv + " < " + lim + " && " + kv + " < sb_hi",
                  tile + "[" + kk + " * " + pitch + " + " + x + "]");
   };
-  load(*m.a, m.a_k_inner, iv, M, "(int64_t)blockIdx.y * " + ts, "sb_ta");
-  load(*m.b, m.b_k_inner, jv, N, "(int64_t)blockIdx.x * " + ts, "sb_tb");
+  load(*m.a, m.a_k_inner, m.a_batched, iv, M, "(int64_t)blockIdx.y * " + ts, "sb_ta");
+  load(*m.b, m.b_k_inner, m.b_batched, jv, N, "(int64_t)blockIdx.x * " + ts, "sb_tb");
   w.line("__syncthreads();");
   L.set_override(m.a, "sb_a");
   L.set_override(m.b, "sb_b");
@@ -865,22 +876,33 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
   w.line("__syncthreads();");
   w.close();
   w.open("if (sb_row < " + M + " && sb_col < " + N + ") {");
+  if (m.batched) w.line("const int64_t " + bv + " = sb_bz;");
   w.line("const int64_t " + iv + " = sb_row;");
   w.line("const int64_t " + jv + " = sb_col;");
   L.set_override(&red, "sb_acc");
   L.assign(w);
   L.clear_overrides();
   w.close();
+  if (m.batched) w.close();
   const std::string name = fn(k);
   kernel("// " + text + "\n// " + ts + " x " + ts +
-             " output tiles; the k range goes through shared-memory tiles of both operands.\n",
+             " output tiles; the k range goes through shared-memory tiles of both operands" +
+             (m.batched ? "; the products along the grid's z (a grid-stride loop over them)"
+                        : "") +
+             ".\n",
          name, T * T, L, st.out, {}, w);
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
+  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
+  std::string gz;
+  if (m.batched) {
+    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
+    gz = ", (unsigned)(sb_nb < " + str(kMaxGridZ) + " ? sb_nb : " + str(kMaxGridZ) + ")";
+  }
   body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
-             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + "));");
+             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + ")" + gz + ");");
   body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
   launch(body_, name, "sb_grid", "sb_block", T * T, "0", L);
   note(H);

@@ -43,6 +43,10 @@ constexpr int64_t kAttentionDepthChunk = 32;
 void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,
                     StmtLowering& H, CodeWriter& w);
 
+// The largest grid z dimension of a launch (CUDA's limit); a kernel covers more along z with a
+// grid-stride loop.
+constexpr int64_t kMaxGridZ = 65535;
+
 // File-level pieces shared by every variant of one generated file.
 struct FileParts {
   HelperSet helpers;                                  // portable helpers (emit_common.h)

@@ -23,9 +23,11 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   use_gpu({"block_idx", "thread_idx", "barrier"});
   MojoStmt L(spec_, st, needs_.stmt);
   PyWriter w(1);
-  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
-  const std::string M = L.extent(st.out, 0, kMojoPrecCmp + 1);
-  const std::string N = L.extent(st.out, 1, kMojoPrecCmp + 1);
+  // A batch of products: the batch index first, the products along the grid's z.
+  const int base = m.batched ? 1 : 0;
+  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
+  const std::string M = L.extent(st.out, static_cast<size_t>(base), kMojoPrecCmp + 1);
+  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kMojoPrecCmp + 1);
 
   w.line("# Both tiles are stored [k][row or column] with rows padded to " + pitch +
          " (no bank conflicts).");
@@ -39,11 +41,19 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   w.line("var sb_row = Int(block_idx.y) * " + ts + " + sb_ty");
   w.line("var sb_col = Int(block_idx.x) * " + ts + " + sb_tx");
   w.line("# Indices, assigned where they are bound.");
+  if (m.batched) w.line("var " + L.var_name(0) + ": Int");
   w.line("var " + iv + ": Int");
   w.line("var " + jv + ": Int");
   w.line("var " + kv + ": Int");
   const std::string lo = L.expr(*var.lo, w, 0);
   w.line("var sb_hi = " + L.expr(*var.hi, w, 0));
+  if (m.batched) {
+    use_gpu({"grid_dim"});
+    w.line("# Every thread of a block walks the same products, so the barriers stay uniform.");
+    w.open("for sb_bz in range(Int(block_idx.z), " + L.extent(st.out, 0, 0) +
+           ", Int(grid_dim.z)):");
+    w.line(L.var_name(0) + " = sb_bz");
+  }
   w.line("var sb_acc = " + L.identity(red.rop, rt));
   w.open("for sb_k0 in range(" + lo + ", sb_hi, " + ts + "):");
   // Consecutive threads (thread_idx.x) load along the operand's contiguous subscript.
@@ -90,25 +100,37 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   L.assign(w);
   L.clear_overrides();
   w.dedent();
-  const std::string e0 = L.extent(st.out, 0, kMojoPrecMul + 1);
-  const std::string e1 = L.extent(st.out, 1, kMojoPrecMul + 1);
+  if (m.batched) w.dedent();
+  const std::string e0 = L.extent(st.out, static_cast<size_t>(base), kMojoPrecMul + 1);
+  const std::string e1 = L.extent(st.out, static_cast<size_t>(base) + 1, kMojoPrecMul + 1);
 
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
+  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
+  std::string gz;
+  if (m.batched) {
+    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
+    gz = ", (unsigned)(sb_nb < " + str(cuda::kMaxGridZ) + " ? sb_nb : " + str(cuda::kMaxGridZ) +
+         ")";
+  }
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
-             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + "));");
+             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + ")" + gz + ");");
   body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
   launch(fn(k), "sb_grid", "sb_block", T * T, "0", L);
   body_.close();
   return kernel("# " + text + "\n" +
                     comment(ts + " x " + ts +
                             " output tiles; the k range goes through shared-memory tiles of both "
-                            "operands.") +
+                            "operands" +
+                            (m.batched ? "; the products along the grid's z (a grid-stride "
+                                         "loop over them)."
+                                       : ".")) +
                     comment("Launch: blocks of " + ts + " x " + ts + " threads, grid = (ceil(" +
-                            e1 + " / " + ts + "), ceil(" + e0 + " / " + ts + "))."),
+                            e1 + " / " + ts + "), ceil(" + e0 + " / " + ts + ")" +
+                            (m.batched ? ", min(products, 65535)" : "") + ")."),
                 fn(k), L, w);
 }
 

@@ -9,6 +9,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 256
 //   grid_stride        strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
+//   tiled_matmul       strategy tiled_matmul: tile = 16 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -37,6 +38,15 @@
       return (int)sb_err;                                                            \
     }                                                                                \
   } while (0)
+
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 // -----------------------------------------------------------------------------
 // Kernels: one __global__ function per variant and statement (or row group)
@@ -79,6 +89,73 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
       sb_acc0 += a[(b * M + i) * K + k] * w[(b * K + k) * N + j];
     }
     c[(b * M + i) * N + j] = sb_acc0;
+  }
+}
+
+// Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and
+// b staged through shared memory, the batch along the grid's z.
+
+// c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+// 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands; the products
+// along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
+    const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
+    const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
+  // Both tiles are stored [k][row or column] with rows padded to 17 (no bank conflicts).
+  SB_SHARED_ARRAY(float, sb_ta, 272);  // tile of a[b, i, k]
+  SB_SHARED_ARRAY(float, sb_tb, 272);  // tile of w[b, k, j]
+  const int64_t sb_ty = threadIdx.y;
+  const int64_t sb_tx = threadIdx.x;
+  const int64_t sb_row = (int64_t)blockIdx.y * 16 + sb_ty;
+  const int64_t sb_col = (int64_t)blockIdx.x * 16 + sb_tx;
+  const int64_t sb_hi = K;
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    float sb_acc = 0.0f;
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 16) {
+      {
+        const int64_t b = sb_bz;
+        const int64_t i = (int64_t)blockIdx.y * 16 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        float sb_x = 0.0f;
+        if (i < M && k < sb_hi) {
+          sb_x = a[(b * M + i) * K + k];
+        }
+        sb_ta[sb_tx * 17 + sb_ty] = sb_x;
+      }
+      {
+        const int64_t b = sb_bz;
+        const int64_t j = (int64_t)blockIdx.x * 16 + sb_tx;
+        const int64_t k = sb_k0 + sb_ty;
+        float sb_x = 0.0f;
+        if (j < N && k < sb_hi) {
+          sb_x = w[(b * K + k) * N + j];
+        }
+        sb_tb[sb_ty * 17 + sb_tx] = sb_x;
+      }
+      __syncthreads();
+      if (sb_k0 + 16 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 16; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      }
+      __syncthreads();
+    }
+    if (sb_row < M && sb_col < N) {
+      const int64_t b = sb_bz;
+      const int64_t i = sb_row;
+      const int64_t j = sb_col;
+      c[(b * M + i) * N + j] = sb_acc;
+    }
   }
 }
 
@@ -135,6 +212,28 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled_matmul (strategy tiled_matmul).
+static int sb_variant_tiled_matmul(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  float* c = (float*)sb_a->tensors[2];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t M = sb_a->sizes[1];
+  const int64_t N = sb_a->sizes[2];
+  const int64_t K = sb_a->sizes[3];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+
+  // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    const dim3 sb_block(16, 16);
+    SB_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, a, w, c, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_tiled_matmul_s0);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -142,6 +241,7 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
+    {"tiled_matmul", sb_variant_tiled_matmul},
 };
 
 static const sb_module sb_module_info = {
@@ -150,7 +250,7 @@ static const sb_module sb_module_info = {
     "cuda",  // backend
     3,       // tensors
     4,       // sizes
-    2,       // variants
+    3,       // variants
     sb_variants,
 };
 

@@ -9,6 +9,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 256
 #   grid_stride        strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
+#   tiled_matmul       strategy tiled_matmul: tile = 16 (default)
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: bmm.launch.cpp beside this file
@@ -16,7 +17,10 @@
 # --target-cpu sm_XX --target-accelerator nvidia:sm_XX`, and to NVVM IR (--emit llvm) for the
 # simulator, mojo_gpusim.
 
-from max.gpu import block_dim, block_idx, grid_dim, thread_idx
+from std.memory import stack_allocation
+
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
 
 
 # -----------------------------------------------------------------------------
@@ -72,3 +76,68 @@ def sb_grid_stride_s0(a: Pointer[Float32, ImmUntrackedOrigin],
         for k in range(K):
             sb_acc0 += a[unsafe_offset=(b * M + i) * K + k] * w[unsafe_offset=(b * K + k) * N + j]
         c[unsafe_offset=(b * M + i) * N + j] = sb_acc0
+
+
+# Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and b
+# staged through shared memory, the batch along the grid's z.
+
+# c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+# 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands; the products
+# along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 16 x 16 threads, grid = (ceil(N / 16), ceil(M / 16), min(products, 65535)).
+@export("sb_tiled_matmul_s0")
+def sb_tiled_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
+                       w: Pointer[Float32, ImmUntrackedOrigin],
+                       c: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_M: Int64,
+                       sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # Both tiles are stored [k][row or column] with rows padded to 17 (no bank conflicts).
+    # The tile of a[b, i, k], then of w[b, k, j].
+    var sb_ta = stack_allocation[272, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[272, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ty = Int(thread_idx.y)
+    var sb_tx = Int(thread_idx.x)
+    var sb_row = Int(block_idx.y) * 16 + sb_ty
+    var sb_col = Int(block_idx.x) * 16 + sb_tx
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        var sb_acc = Float32(0.0)
+        for sb_k0 in range(0, sb_hi, 16):
+            i = Int(block_idx.y) * 16 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_ta = Float32(0)
+            if i < M and k < sb_hi:
+                sb_x_ta = a[unsafe_offset=(b * M + i) * K + k]
+            sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = sb_x_ta
+            j = Int(block_idx.x) * 16 + sb_tx
+            k = sb_k0 + sb_ty
+            var sb_x_tb = Float32(0)
+            if j < N and k < sb_hi:
+                sb_x_tb = w[unsafe_offset=(b * K + k) * N + j]
+            sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = sb_x_tb
+            barrier()
+            if sb_k0 + 16 <= sb_hi:
+                comptime for sb_kk in range(16):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 17 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 17 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 17 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 17 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            barrier()
+        if sb_row < M and sb_col < N:
+            i = sb_row
+            j = sb_col
+            c[unsafe_offset=(b * M + i) * N + j] = sb_acc

@@ -81,8 +81,8 @@ def sb_grid_stride_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
         y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
 
-# Variant tiled_matmul: matrix products: tile x tile output tiles, with a and b staged through
-# shared memory.
+# Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and b
+# staged through shared memory, the batch along the grid's z.
 
 # y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 # 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands.

@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
   }
 }
 
-// Variant tiled_matmul: matrix products: tile x tile output tiles, with a and b staged through
-// shared memory.
+// Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and
+// b staged through shared memory, the batch along the grid's z.
 
 // c[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
 // 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands.

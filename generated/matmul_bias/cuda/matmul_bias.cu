@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
   }
 }
 
-// Variant tiled_matmul: matrix products: tile x tile output tiles, with a and b staged through
-// shared memory.
+// Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and
+// b staged through shared memory, the batch along the grid's z.
 
 // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
 // 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands.

@@ -13,6 +13,10 @@ bool matches_matmul(const Spec& spec, const Statement& st, std::string* why) {
 const char* const kNeeds =
     "a matrix product c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), possibly inside an "
     "elementwise expression";
+const char* const kBatchedNeeds =
+    "a matrix product c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), or a batch of them c[h, i, "
+    "j] = sum(k in 0..K: a[h, i, k] * b[h, k, j]) (an operand may lack h), possibly inside an "
+    "elementwise expression";
 
 Status check_register_blocked_params(const Spec&, const Variant& v, const StrategyInfo& info) {
   auto p = [&](const std::string& name) { return param(v, info, name); };
@@ -52,16 +56,19 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
   {
     CudaStrategy s;
     s.info = {"tiled_matmul",
-              "matrix products: tile x tile output tiles, with a and b staged through shared "
-              "memory",
+              "matrix products, and batches of them: tile x tile output tiles, with a and b "
+              "staged through shared memory, the batch along the grid's z",
               {pow2_param("tile", 16, 8, 32, "output tile edge; the block is tile x tile threads")},
               "shared_tiled_gemm"};
-    s.needs = kNeeds;
-    s.matches = matches_matmul;
+    s.needs = kBatchedNeeds;
+    s.matches = [](const Spec& spec, const Statement& st, std::string* why) {
+      MatmulMatch m;
+      return match_batched_matmul(spec, st, &m, why);
+    };
     s.place = [](const Spec& spec, size_t k, const Statement& st) {
       GpuStep g = generic_step(k);
       std::string why;
-      if (match_matmul(spec, st, &g.mm, &why)) g.kind = GpuKernel::TiledMatmul;
+      if (match_batched_matmul(spec, st, &g.mm, &why)) g.kind = GpuKernel::TiledMatmul;
       return g;
     };
     out.push_back(std::move(s));

@@ -18,6 +18,7 @@
 // Sizes (ABI order): B, M, N, K, L
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
+//   tiled              strategy tiled_matmul: tile = 8
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -46,6 +47,15 @@
       return (int)sb_err;                                                            \
     }                                                                                \
   } while (0)
+
+// Shared memory is declared through these, so that a CUDA simulator can track each access
+// (races, indices out of range); under nvcc they are plain __shared__ arrays.
+#ifndef SB_SHARED_ARRAY
+#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#endif
+#ifndef SB_DYNAMIC_SHARED
+#define SB_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 // -----------------------------------------------------------------------------
 // Helpers
@@ -160,6 +170,304 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
   p[(b * M + i) * N + j] = expf(c[(b * M + i) * N + j] - rm[b * M + i]);
 }
 
+// Variant tiled: matrix products, and batches of them: tile x tile output tiles, with a and b
+// staged through shared memory, the batch along the grid's z.
+
+// c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+// 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+// along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_tiled_s0(const float* __restrict__ a,
+                                                  const float* __restrict__ w,
+                                                  float* __restrict__ c, const int64_t B,
+                                                  const int64_t M, const int64_t N,
+                                                  const int64_t K) {
+  // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of a[b, i, k]
+  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of w[b, k, j]
+  const int64_t sb_ty = threadIdx.y;
+  const int64_t sb_tx = threadIdx.x;
+  const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
+  const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
+  const int64_t sb_hi = K;
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    float sb_acc = 0.0f;
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+      {
+        const int64_t b = sb_bz;
+        const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        float sb_x = 0.0f;
+        if (i < M && k < sb_hi) {
+          sb_x = a[(b * M + i) * K + k];
+        }
+        sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+      }
+      {
+        const int64_t b = sb_bz;
+        const int64_t j = (int64_t)blockIdx.x * 8 + sb_tx;
+        const int64_t k = sb_k0 + sb_ty;
+        float sb_x = 0.0f;
+        if (j < N && k < sb_hi) {
+          sb_x = w[(b * K + k) * N + j];
+        }
+        sb_tb[sb_ty * 9 + sb_tx] = sb_x;
+      }
+      __syncthreads();
+      if (sb_k0 + 8 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      }
+      __syncthreads();
+    }
+    if (sb_row < M && sb_col < N) {
+      const int64_t b = sb_bz;
+      const int64_t i = sb_row;
+      const int64_t j = sb_col;
+      c[(b * M + i) * N + j] = sb_acc;
+    }
+  }
+}
+
+// d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+// 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+// along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_tiled_s1(const float* __restrict__ a,
+                                                  const float* __restrict__ wt,
+                                                  const float* __restrict__ bias,
+                                                  float* __restrict__ d, const int64_t B,
+                                                  const int64_t M, const int64_t N, const int64_t K,
+                                                  const int64_t L) {
+  // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of a[b, i, k]
+  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of wt[j, k]
+  const int64_t sb_ty = threadIdx.y;
+  const int64_t sb_tx = threadIdx.x;
+  const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
+  const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
+  const int64_t sb_hi = K;
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    float sb_acc = 0.0f;
+    for (int64_t sb_k0 = L; sb_k0 < sb_hi; sb_k0 += 8) {
+      {
+        const int64_t b = sb_bz;
+        const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        float sb_x = 0.0f;
+        if (i < M && k < sb_hi) {
+          sb_x = a[(b * M + i) * K + k];
+        }
+        sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+      }
+      {
+        const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        float sb_x = 0.0f;
+        if (j < N && k < sb_hi) {
+          sb_x = wt[j * K + k];
+        }
+        sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+      }
+      __syncthreads();
+      if (sb_k0 + 8 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_b * sb_a;
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_b * sb_a;
+        }
+      }
+      __syncthreads();
+    }
+    if (sb_row < M && sb_col < N) {
+      const int64_t b = sb_bz;
+      const int64_t i = sb_row;
+      const int64_t j = sb_col;
+      d[(b * M + i) * N + j] = sb_max_f32(sb_acc, 0.0f) + bias[j];
+    }
+  }
+}
+
+// e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+// 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+// along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_tiled_s2(const float* __restrict__ wt,
+                                                  const float* __restrict__ at,
+                                                  float* __restrict__ e, const int64_t B,
+                                                  const int64_t M, const int64_t N,
+                                                  const int64_t K) {
+  // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of at[b, k, i]
+  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of wt[j, k]
+  const int64_t sb_ty = threadIdx.y;
+  const int64_t sb_tx = threadIdx.x;
+  const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
+  const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
+  const int64_t sb_hi = K;
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    float sb_acc = 0.0f;
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+      {
+        const int64_t b = sb_bz;
+        const int64_t i = (int64_t)blockIdx.y * 8 + sb_tx;
+        const int64_t k = sb_k0 + sb_ty;
+        float sb_x = 0.0f;
+        if (i < M && k < sb_hi) {
+          sb_x = at[(b * K + k) * M + i];
+        }
+        sb_ta[sb_ty * 9 + sb_tx] = sb_x;
+      }
+      {
+        const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        float sb_x = 0.0f;
+        if (j < N && k < sb_hi) {
+          sb_x = wt[j * K + k];
+        }
+        sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+      }
+      __syncthreads();
+      if (sb_k0 + 8 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      }
+      __syncthreads();
+    }
+    if (sb_row < M && sb_col < N) {
+      const int64_t b = sb_bz;
+      const int64_t i = sb_row;
+      const int64_t j = sb_col;
+      e[(b * M + i) * N + j] = sb_acc;
+    }
+  }
+}
+
+// g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+// 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+// along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_tiled_s3(const double* __restrict__ x,
+                                                  const double* __restrict__ y,
+                                                  double* __restrict__ g, const int64_t B,
+                                                  const int64_t M, const int64_t N,
+                                                  const int64_t K) {
+  // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+  SB_SHARED_ARRAY(double, sb_ta, 72);  // tile of x[i, k]
+  SB_SHARED_ARRAY(double, sb_tb, 72);  // tile of y[b, j, k]
+  const int64_t sb_ty = threadIdx.y;
+  const int64_t sb_tx = threadIdx.x;
+  const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
+  const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
+  const int64_t sb_hi = K;
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    double sb_acc = 0.0;
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+      {
+        const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        double sb_x = 0.0;
+        if (i < M && k < sb_hi) {
+          sb_x = x[i * K + k];
+        }
+        sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+      }
+      {
+        const int64_t b = sb_bz;
+        const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
+        const int64_t k = sb_k0 + sb_tx;
+        double sb_x = 0.0;
+        if (j < N && k < sb_hi) {
+          sb_x = y[(b * N + j) * K + k];
+        }
+        sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+      }
+      __syncthreads();
+      if (sb_k0 + 8 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+          const double sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const double sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          const double sb_a = sb_ta[sb_kk * 9 + sb_ty];
+          const double sb_b = sb_tb[sb_kk * 9 + sb_tx];
+          sb_acc += sb_a * sb_b;
+        }
+      }
+      __syncthreads();
+    }
+    if (sb_row < M && sb_col < N) {
+      const int64_t b = sb_bz;
+      const int64_t i = sb_row;
+      const int64_t j = sb_col;
+      g[(b * M + i) * N + j] = sb_acc;
+    }
+  }
+}
+
+// rm[b, i] = max(j in 0..N: c[b, i, j])
+__global__ void __launch_bounds__(256) sb_tiled_s4(
+    const float* __restrict__ c, float* __restrict__ rm, const int64_t B, const int64_t M,
+    const int64_t N) {
+  const int64_t sb_total = B * M;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t b = sb_t / M;
+    const int64_t i = sb_t % M;
+    float sb_acc0 = -INFINITY;
+    for (int64_t j = 0; j < N; ++j) {
+      sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
+    }
+    rm[b * M + i] = sb_acc0;
+  }
+}
+
+// p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+__global__ void __launch_bounds__(256) sb_tiled_s5(
+    const float* __restrict__ c, const float* __restrict__ rm, float* __restrict__ p,
+    const int64_t B, const int64_t M, const int64_t N) {
+  const int64_t sb_total = B * M * N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t b = sb_t / N / M;
+    const int64_t i = sb_t / N % M;
+    const int64_t j = sb_t % N;
+    p[(b * M + i) * N + j] = expf(c[(b * M + i) * N + j] - rm[b * M + i]);
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -236,12 +544,97 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant tiled (strategy tiled_matmul).
+static int sb_variant_tiled(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  const float* wt = (const float*)sb_a->tensors[2];
+  const float* at = (const float*)sb_a->tensors[3];
+  const float* bias = (const float*)sb_a->tensors[4];
+  const double* x = (const double*)sb_a->tensors[5];
+  const double* y = (const double*)sb_a->tensors[6];
+  float* c = (float*)sb_a->tensors[7];
+  float* d = (float*)sb_a->tensors[8];
+  float* e = (float*)sb_a->tensors[9];
+  double* g = (double*)sb_a->tensors[10];
+  float* rm = (float*)sb_a->tensors[11];
+  float* p = (float*)sb_a->tensors[12];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t M = sb_a->sizes[1];
+  const int64_t N = sb_a->sizes[2];
+  const int64_t K = sb_a->sizes[3];
+  const int64_t L = sb_a->sizes[4];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 7) / 8), (unsigned)((M + 7) / 8), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    const dim3 sb_block(8, 8);
+    SB_LAUNCH(sb_tiled_s0, sb_grid, sb_block, 0, sb_stream, a, w, c, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_tiled_s0);
+  }
+
+  // d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 7) / 8), (unsigned)((M + 7) / 8), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    const dim3 sb_block(8, 8);
+    SB_LAUNCH(sb_tiled_s1, sb_grid, sb_block, 0, sb_stream, a, wt, bias, d, B, M, N, K, L);
+    SB_CHECK_LAUNCH(sb_tiled_s1);
+  }
+
+  // e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 7) / 8), (unsigned)((M + 7) / 8), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    const dim3 sb_block(8, 8);
+    SB_LAUNCH(sb_tiled_s2, sb_grid, sb_block, 0, sb_stream, wt, at, e, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_tiled_s2);
+  }
+
+  // g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 7) / 8), (unsigned)((M + 7) / 8), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    const dim3 sb_block(8, 8);
+    SB_LAUNCH(sb_tiled_s3, sb_grid, sb_block, 0, sb_stream, x, y, g, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_tiled_s3);
+  }
+
+  // rm[b, i] = max(j in 0..N: c[b, i, j])
+  {
+    const int64_t sb_total = B * M;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_tiled_s4, sb_grid, 256, 0, sb_stream, c, rm, B, M, N);
+    SB_CHECK_LAUNCH(sb_tiled_s4);
+  }
+
+  // p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+  {
+    const int64_t sb_total = B * M * N;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_tiled_s5, sb_grid, 256, 0, sb_stream, c, rm, p, B, M, N);
+    SB_CHECK_LAUNCH(sb_tiled_s5);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
 
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
+    {"tiled", sb_variant_tiled},
 };
 
 static const sb_module sb_module_info = {
@@ -250,7 +643,7 @@ static const sb_module sb_module_info = {
     "cuda",          // backend
     13,              // tensors
     5,               // sizes
-    1,               // variants
+    2,               // variants
     sb_variants,
 };
 

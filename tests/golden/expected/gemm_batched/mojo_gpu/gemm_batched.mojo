@@ -18,6 +18,7 @@
 # Sizes (ABI order): B, M, N, K, L
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
+#   tiled              strategy tiled_matmul: tile = 8
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: gemm_batched.launch.cpp beside this file
@@ -26,8 +27,10 @@
 # simulator, mojo_gpusim.
 
 from std.math import exp, inf
+from std.memory import stack_allocation
 
-from max.gpu import block_dim, block_idx, thread_idx
+from max.gpu import barrier, block_dim, block_idx, grid_dim, thread_idx
+from max.gpu.memory import AddressSpace
 
 
 # -----------------------------------------------------------------------------
@@ -208,3 +211,289 @@ def sb_thread_per_output_s5(c: Pointer[Float32, ImmUntrackedOrigin],
     var i = sb_t // N % M
     var j = sb_t % N
     p[unsafe_offset=(b * M + i) * N + j] = sb_exp_f32(c[unsafe_offset=(b * M + i) * N + j] - rm[unsafe_offset=b * M + i])
+
+
+# Variant tiled: matrix products, and batches of them: tile x tile output tiles, with a and b staged
+# through shared memory, the batch along the grid's z.
+
+# c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+# 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+# along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 8 x 8 threads, grid = (ceil(N / 8), ceil(M / 8), min(products, 65535)).
+@export("sb_tiled_s0")
+def sb_tiled_s0(a: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, ImmUntrackedOrigin],
+                c: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_M: Int64,
+                sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+    # The tile of a[b, i, k], then of w[b, k, j].
+    var sb_ta = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ty = Int(thread_idx.y)
+    var sb_tx = Int(thread_idx.x)
+    var sb_row = Int(block_idx.y) * 8 + sb_ty
+    var sb_col = Int(block_idx.x) * 8 + sb_tx
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        var sb_acc = Float32(0.0)
+        for sb_k0 in range(0, sb_hi, 8):
+            i = Int(block_idx.y) * 8 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_ta = Float32(0)
+            if i < M and k < sb_hi:
+                sb_x_ta = a[unsafe_offset=(b * M + i) * K + k]
+            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
+            j = Int(block_idx.x) * 8 + sb_tx
+            k = sb_k0 + sb_ty
+            var sb_x_tb = Float32(0)
+            if j < N and k < sb_hi:
+                sb_x_tb = w[unsafe_offset=(b * K + k) * N + j]
+            sb_tb[unsafe_offset=sb_ty * 9 + sb_tx] = sb_x_tb
+            barrier()
+            if sb_k0 + 8 <= sb_hi:
+                comptime for sb_kk in range(8):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            barrier()
+        if sb_row < M and sb_col < N:
+            i = sb_row
+            j = sb_col
+            c[unsafe_offset=(b * M + i) * N + j] = sb_acc
+
+
+# d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+# 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+# along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 8 x 8 threads, grid = (ceil(N / 8), ceil(M / 8), min(products, 65535)).
+@export("sb_tiled_s1")
+def sb_tiled_s1(a: Pointer[Float32, ImmUntrackedOrigin], wt: Pointer[Float32, ImmUntrackedOrigin],
+                bias: Pointer[Float32, ImmUntrackedOrigin], d: Pointer[Float32, MutUntrackedOrigin],
+                sb_arg_B: Int64, sb_arg_M: Int64, sb_arg_N: Int64, sb_arg_K: Int64,
+                sb_arg_L: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    var L = Int(sb_arg_L)
+    # Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+    # The tile of a[b, i, k], then of wt[j, k].
+    var sb_ta = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ty = Int(thread_idx.y)
+    var sb_tx = Int(thread_idx.x)
+    var sb_row = Int(block_idx.y) * 8 + sb_ty
+    var sb_col = Int(block_idx.x) * 8 + sb_tx
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        var sb_acc = Float32(0.0)
+        for sb_k0 in range(L, sb_hi, 8):
+            i = Int(block_idx.y) * 8 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_ta = Float32(0)
+            if i < M and k < sb_hi:
+                sb_x_ta = a[unsafe_offset=(b * M + i) * K + k]
+            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
+            j = Int(block_idx.x) * 8 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_tb = Float32(0)
+            if j < N and k < sb_hi:
+                sb_x_tb = wt[unsafe_offset=j * K + k]
+            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+            barrier()
+            if sb_k0 + 8 <= sb_hi:
+                comptime for sb_kk in range(8):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_b * sb_a
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_b * sb_a
+            barrier()
+        if sb_row < M and sb_col < N:
+            i = sb_row
+            j = sb_col
+            d[unsafe_offset=(b * M + i) * N + j] = sb_max(sb_acc, Float32(0.0)) + bias[unsafe_offset=j]
+
+
+# e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+# 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+# along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 8 x 8 threads, grid = (ceil(N / 8), ceil(M / 8), min(products, 65535)).
+@export("sb_tiled_s2")
+def sb_tiled_s2(wt: Pointer[Float32, ImmUntrackedOrigin], at: Pointer[Float32, ImmUntrackedOrigin],
+                e: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_M: Int64,
+                sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+    # The tile of at[b, k, i], then of wt[j, k].
+    var sb_ta = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
+    var sb_ty = Int(thread_idx.y)
+    var sb_tx = Int(thread_idx.x)
+    var sb_row = Int(block_idx.y) * 8 + sb_ty
+    var sb_col = Int(block_idx.x) * 8 + sb_tx
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        var sb_acc = Float32(0.0)
+        for sb_k0 in range(0, sb_hi, 8):
+            i = Int(block_idx.y) * 8 + sb_tx
+            k = sb_k0 + sb_ty
+            var sb_x_ta = Float32(0)
+            if i < M and k < sb_hi:
+                sb_x_ta = at[unsafe_offset=(b * K + k) * M + i]
+            sb_ta[unsafe_offset=sb_ty * 9 + sb_tx] = sb_x_ta
+            j = Int(block_idx.x) * 8 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_tb = Float32(0)
+            if j < N and k < sb_hi:
+                sb_x_tb = wt[unsafe_offset=j * K + k]
+            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+            barrier()
+            if sb_k0 + 8 <= sb_hi:
+                comptime for sb_kk in range(8):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            barrier()
+        if sb_row < M and sb_col < N:
+            i = sb_row
+            j = sb_col
+            e[unsafe_offset=(b * M + i) * N + j] = sb_acc
+
+
+# g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+# 8 x 8 output tiles; the k range goes through shared-memory tiles of both operands; the products
+# along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 8 x 8 threads, grid = (ceil(N / 8), ceil(M / 8), min(products, 65535)).
+@export("sb_tiled_s3")
+def sb_tiled_s3(x: Pointer[Float64, ImmUntrackedOrigin], y: Pointer[Float64, ImmUntrackedOrigin],
+                g: Pointer[Float64, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_M: Int64,
+                sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
+    # The tile of x[i, k], then of y[b, j, k].
+    var sb_ta = stack_allocation[72, Float64, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[72, Float64, address_space=AddressSpace.SHARED]()
+    var sb_ty = Int(thread_idx.y)
+    var sb_tx = Int(thread_idx.x)
+    var sb_row = Int(block_idx.y) * 8 + sb_ty
+    var sb_col = Int(block_idx.x) * 8 + sb_tx
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        var sb_acc = Float64(0.0)
+        for sb_k0 in range(0, sb_hi, 8):
+            i = Int(block_idx.y) * 8 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_ta = Float64(0)
+            if i < M and k < sb_hi:
+                sb_x_ta = x[unsafe_offset=i * K + k]
+            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
+            j = Int(block_idx.x) * 8 + sb_ty
+            k = sb_k0 + sb_tx
+            var sb_x_tb = Float64(0)
+            if j < N and k < sb_hi:
+                sb_x_tb = y[unsafe_offset=(b * N + j) * K + k]
+            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+            barrier()
+            if sb_k0 + 8 <= sb_hi:
+                comptime for sb_kk in range(8):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    var sb_a = sb_ta[unsafe_offset=sb_kk * 9 + sb_ty]
+                    var sb_b = sb_tb[unsafe_offset=sb_kk * 9 + sb_tx]
+                    sb_acc += sb_a * sb_b
+            barrier()
+        if sb_row < M and sb_col < N:
+            i = sb_row
+            j = sb_col
+            g[unsafe_offset=(b * M + i) * N + j] = sb_acc
+
+
+# rm[b, i] = max(j in 0..N: c[b, i, j])
+# Launch: blocks of 256 threads, grid = min(ceil(B * M / 256), SMs * 4).
+@export("sb_tiled_s4")
+def sb_tiled_s4(c: Pointer[Float32, ImmUntrackedOrigin], rm: Pointer[Float32, MutUntrackedOrigin],
+                sb_arg_B: Int64, sb_arg_M: Int64, sb_arg_N: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var sb_total = B * M
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var b = sb_t // M
+        var i = sb_t % M
+        var sb_acc0 = -inf[DType.float32]()
+        for j in range(N):
+            sb_acc0 = sb_max(sb_acc0, c[unsafe_offset=(b * M + i) * N + j])
+        rm[unsafe_offset=b * M + i] = sb_acc0
+
+
+# p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+# Launch: blocks of 256 threads, grid = min(ceil(B * M * N / 256), SMs * 4).
+@export("sb_tiled_s5")
+def sb_tiled_s5(c: Pointer[Float32, ImmUntrackedOrigin], rm: Pointer[Float32, ImmUntrackedOrigin],
+                p: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_M: Int64,
+                sb_arg_N: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var sb_total = B * M * N
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var b = sb_t // N // M
+        var i = sb_t // N % M
+        var j = sb_t % N
+        p[unsafe_offset=(b * M + i) * N + j] = sb_exp_f32(c[unsafe_offset=(b * M + i) * N + j] - rm[unsafe_offset=b * M + i])

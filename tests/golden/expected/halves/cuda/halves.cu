@@ -611,8 +611,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s6(
   }
 }
 
-// Variant tiled_matmul: matrix products: tile x tile output tiles, with a and b staged through
-// shared memory.
+// Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and
+// b staged through shared memory, the batch along the grid's z.
 
 // y1[r, c] = x[r, c] * 2.0 + h[r, c]
 __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(

@@ -650,8 +650,8 @@ def sb_block_per_row_s6(t: Pointer[Float16, ImmUntrackedOrigin],
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
 
 
-# Variant tiled_matmul: matrix products: tile x tile output tiles, with a and b staged through
-# shared memory.
+# Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and b
+# staged through shared memory, the batch along the grid's z.
 
 # y1[r, c] = x[r, c] * 2.0 + h[r, c]
 # Launch: blocks of 256 threads, grid = min(ceil(R * C / 256), SMs * 4).
