@@ -172,7 +172,8 @@ class Checker {
     SB_TRY(range_dividends(/*strict=*/false));
     for (size_t t = 0; t < s_.tensors.size(); ++t) {
       const Tensor& tn = s_.tensors[t];
-      if (tn.role != Role::In && written_by[t] < 0)
+      if (tn.role != Role::In && written_by[t] < 0 &&
+          writer_of_storage(static_cast<int>(t), static_cast<int>(s_.stmts.size())) < 0)
         return make_error(tn.loc, std::string(role_name(tn.role)) + " tensor '" + tn.name +
                                       "' is never written by 'compute'");
       if (tn.role == Role::Temp && !read_[t])
@@ -322,7 +323,7 @@ class Checker {
     int t = s_.find_tensor(st.target);
     if (t < 0) return make_error(st.loc, "assignment to undefined tensor '" + st.target + "'");
     const Tensor& tn = s_.tensors[t];
-    if (tn.view_of >= 0)
+    if (tn.view_of >= 0 && tn.role == Role::In)
       return make_error(st.loc, "cannot write '" + tn.name + "', a view of input tensor '" +
                                     s_.tensors[tn.view_of].name + "'");
     if (tn.role == Role::In)
@@ -331,6 +332,13 @@ class Checker {
       return make_error(st.loc, "tensor '" + tn.name +
                                     "' is written twice (each out or temp "
                                     "tensor is written by one statement)");
+    // An output and its views name one storage, written once through one of the names.
+    const int other = writer_of_storage(t, index);
+    if (other >= 0)
+      return make_error(st.loc, "'" + tn.name + "' and '" + s_.tensors[other].name +
+                                    "' name the same output, which an earlier statement writes "
+                                    "(an output is written once, through its name or one of "
+                                    "its views)");
     if (st.vars.size() != tn.shape.size())
       return make_error(st.loc, "'" + tn.name + "' has rank " + std::to_string(tn.shape.size()) +
                                     " but the left-hand side has " +
@@ -352,6 +360,17 @@ class Checker {
     SB_TRY(expect_type(*st.rhs, compute_type(tn.type), "the value assigned to '" + tn.name + "'"));
     written_by[t] = index;
     return {};
+  }
+
+  // The tensor other than `t` that names t's storage (its base or a view of the same base) and
+  // that one of the statements before `before` writes; -1 if there is none.
+  int writer_of_storage(int t, int before) const {
+    auto storage = [&](int u) { return s_.tensors[u].view_of >= 0 ? s_.tensors[u].view_of : u; };
+    for (int i = 0; i < before; ++i) {
+      const int w = s_.stmts[i].out;
+      if (w >= 0 && w != t && storage(w) == storage(t)) return w;
+    }
+    return -1;
   }
 
   Status index_name(const std::string& n, const Loc& loc, const Statement& st,
@@ -490,6 +509,11 @@ class Checker {
       bool ready = false;
       for (int i = 0; i < cur_; ++i) ready = ready || s_.stmts[i].out == e.ref;
       if (!ready) {
+        const int other = writer_of_storage(e.ref, cur_);
+        if (other >= 0)
+          return make_error(e.loc, "'" + tn.name + "' names the output that '" +
+                                       s_.tensors[other].name +
+                                       "' writes; read it through the name that writes it");
         if (s_.stmts[cur_].target == tn.name)
           return make_error(e.loc, "'" + tn.name +
                                        "' is read by the statement that writes it "

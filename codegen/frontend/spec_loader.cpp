@@ -434,8 +434,9 @@ class Loader {
     return {};
   }
 
-  // `view: x`: the base is an input declared before `t`; a view of a view names the first base.
-  // The view takes the base's type, role and `init` (its gathered range, for the bounds proof).
+  // `view: x`: the base is an input or an output declared before `t`; a view of a view names the
+  // first base. The view takes the base's type, role and `init` (its gathered range, for the
+  // bounds proof). How an output and its views may be named is the type checker's rule.
   Status view(const YAML::Node& n, const std::string& what, Tensor& t) {
     auto base = scalar(n, "'view' of " + what);
     if (!base.ok()) return base.error();
@@ -447,9 +448,10 @@ class Loader {
                         "', which is not a tensor declared before it");
     if (spec_.tensors[b].view_of >= 0) b = spec_.tensors[b].view_of;
     const Tensor& bt = spec_.tensors[b];
-    if (bt.role != Role::In)
-      return err(n, what + " is a view of '" + bt.name + "', a tensor of role '" +
-                        role_name(bt.role) + "'; a view's base must be an input (role: in)");
+    if (bt.role == Role::Temp)
+      return err(n, what + " is a view of '" + bt.name +
+                        "', a temp; a view's base must be an input or an output (declare the "
+                        "temp in the shape its statements use)");
     t.view_of = b;
     t.type = bt.type;
     t.role = bt.role;

@@ -128,9 +128,11 @@ struct Tensor {
   ExprPtr init_hi_expr;
   // A view (`view: x` in the spec): the index of the tensor whose storage this one names with
   // its own shape, in the same row-major order, with no copy; -1 for a tensor of its own. The
-  // base is an input declared before the view and never itself a view, and the view takes its
-  // type, role and `init`. A view is still an ABI tensor (specbench_abi.h): the harness passes
-  // the base's pointer for it. Both have the same number of elements at every size point.
+  // base is an input or an output declared before the view and never itself a view, and the view
+  // takes its type, role and `init`. An output's storage is written by one statement, through
+  // the output or one of its views, and no other of those names is in a statement (typecheck).
+  // A view is still an ABI tensor (specbench_abi.h): the harness passes the base's pointer for
+  // it. Both have the same number of elements at every size point.
   int view_of = -1;
 };
 

@@ -126,7 +126,9 @@ std::string describe_failure(const Spec& spec, const std::string& backend,
     s += (i ? ", " : "") + spec.sizes[i].name + "=" + std::to_string(sizes[i]);
   }
   if (spec.sizes.empty()) s += "(no sizes)";
-  s += ": tensor " + ten.name + ": ";
+  s += ": tensor " + ten.name;
+  if (ten.view_of >= 0) s += " (a view of " + spec.tensors[ten.view_of].name + ")";
+  s += ": ";
   const std::string scope =
       r.checked < n ? std::to_string(r.checked) + " sampled of " + std::to_string(n) + " elements"
                     : "all " + std::to_string(n) + " elements";

@@ -95,7 +95,7 @@ HostTensors make_host_tensors(const Spec& spec, const SizePoint& sizes, InputKin
     const int width = dtype_bytes(ten.type);
     SB_ASSERT(width > 0 && scalar(ten.type).tensor_type, "tensor of unsupported type");
     if (ten.view_of >= 0) {
-      // The base, an input declared before its view, was drawn already.
+      // The base, declared before its view, was drawn (an input) or filled (an output) already.
       h.alias = ten.view_of;
       h.bytes = out[static_cast<size_t>(ten.view_of)].bytes;
       continue;

@@ -14,8 +14,9 @@ struct HostTensor {
   DType type = DType::F32;
   int64_t elements = 0;
   std::vector<unsigned char> bytes;
-  // A view's base (Tensor::view_of): `bytes` holds a copy of the base's, for the reference, and
-  // a runtime passes the base's buffer for this tensor instead of allocating one. -1: none.
+  // A view's base (Tensor::view_of): `bytes` holds a copy of the base's (an output view's is
+  // downloaded when a statement writes through it), and a runtime passes the base's buffer for
+  // this tensor instead of allocating one. -1: none.
   int alias = -1;
   double get(int64_t i) const;    // converts to double
   void set(int64_t i, double v);  // converts from double (rounds to the tensor's type)

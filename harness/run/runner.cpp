@@ -94,13 +94,17 @@ const std::vector<Variant>& variants_of(const Target& t) {
   return variants_of(*t.spec, t.runtime->source_backend());
 }
 
+}  // namespace
+
 std::vector<int> out_tensors(const Spec& spec) {
   std::vector<int> outs;
-  for (size_t t = 0; t < spec.tensors.size(); ++t) {
-    if (spec.tensors[t].role == Role::Out) outs.push_back(static_cast<int>(t));
-  }
+  for (const Statement& st : spec.stmts)
+    if (spec.tensors[st.out].role == Role::Out) outs.push_back(st.out);
+  std::sort(outs.begin(), outs.end());
   return outs;
 }
+
+namespace {
 
 // The result of running one variant on one input set and comparing its outputs.
 struct CheckResult {

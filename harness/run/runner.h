@@ -113,6 +113,10 @@ struct VerifyOptions {
   int seeds = 3;  // random input sets with seeds 1..seeds; Zeros and Large are always added
 };
 
+// The outputs verify compares, in spec order: each output's storage once, under the name the
+// statement that writes it uses (the output itself or one of its views).
+std::vector<int> out_tensors(const Spec& spec);
+
 // The bytes of every tensor of `spec` at `sizes` (what the spec declares).
 int64_t tensor_bytes(const Spec& spec, const SizePoint& sizes);
 // The peak memory verify needs for one check at `sizes`: twice the declared tensor bytes (the

@@ -1,6 +1,7 @@
 // Views (Tensor::view_of): the loader's resolution of a view to its base, the host tensors the
-// harness makes for them, the base pointer a runtime passes for a view, and the bytes a spec with
-// views moves (a view's reads are its base's bytes, counted once).
+// harness makes for them, the base pointer a runtime passes for a view, the bytes a spec with
+// views moves (a view's reads are its base's bytes, counted once), and the outputs verify
+// compares when an output is written through a view.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "driver.h"
 #include "run/buffers.h"
 #include "run/metrics.h"
+#include "run/runner.h"
 #include "run/runtime.h"
 
 namespace sb {
@@ -79,6 +81,50 @@ TEST(Views, AViewsReadsMoveItsBasesBytesOnce) {
   const int64_t in = N * M * 4 + N * 2 * M * 8 + K * 8 + K * 8;
   const int64_t out = N * M * 4 + M * N * 4 + N * 2 * 8 + K * 4 + K * 4;
   EXPECT_EQ(bytes_moved(s, {N, M, K}), in + out);
+}
+
+// tests/golden/specs/output_views.yaml: outputs y [B, T, O] written as yrows [B * T, O], s [B, T]
+// written as sflat [B * T] and read back as sflat, q [B * T], z [T, B] written as zt [B, T], and
+// u [B, T] written as u beside uflat, a view no statement names.
+void load_output_views(Spec* out) {
+  Result<Spec> r = load_and_check(std::string(SB_TESTS_DIR) + "/golden/specs/output_views.yaml");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  *out = std::move(r.value());
+}
+
+TEST(Views, AViewOfAnOutputIsAnOutputThatVerifyComparesWhereAStatementWritesIt) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load_output_views(&s));
+  const int y = tensor(s, "y"), yrows = tensor(s, "yrows");
+  EXPECT_EQ(s.tensors[yrows].view_of, y);
+  EXPECT_EQ(s.tensors[yrows].role, Role::Out);
+  EXPECT_EQ(s.tensors[tensor(s, "uflat")].view_of, tensor(s, "u"));
+  // Each storage once, under the name written: never y, s, z (written through views) or uflat.
+  const std::vector<int> want = {yrows, tensor(s, "sflat"), tensor(s, "q"), tensor(s, "zt"),
+                                 tensor(s, "u")};
+  EXPECT_EQ(out_tensors(s), want);
+}
+
+TEST(Views, AnOutputsViewGetsTheOutputsBufferAndItsBytesCountOnce) {
+  Spec s;
+  ASSERT_NO_FATAL_FAILURE(load_output_views(&s));
+  const int64_t B = 3, T = 5, C = 9, O = 10;
+  const SizePoint p = {B, T, C, O};
+  HostTensors h = make_host_tensors(s, p, InputKind::Random, 3);
+  const int y = tensor(s, "y"), yrows = tensor(s, "yrows");
+  EXPECT_EQ(h[yrows].alias, y);
+  EXPECT_EQ(h[yrows].elements, B * T * O);
+  DeviceTensors dev;
+  dev.ptrs.assign(h.size(), nullptr);
+  for (size_t t = 0; t < h.size(); ++t)
+    if (h[t].alias < 0) dev.ptrs[t] = h[t].data();
+  dev.link_views(h);
+  EXPECT_EQ(dev.ptrs[yrows], dev.ptrs[y]);
+  EXPECT_FALSE(dev.owns(yrows));
+  // x and w read; y, s, q, z and u written: the views add nothing.
+  const int64_t in = B * T * C * 4 + O * C * 4;
+  const int64_t out = B * T * O * 4 + B * T * 4 * 4;
+  EXPECT_EQ(bytes_moved(s, p), in + out);
 }
 
 }  // namespace

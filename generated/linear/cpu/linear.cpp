@@ -6,7 +6,8 @@
 //   1  rows    f32[B * T, C]   in, a view of x
 //   2  weight  f32[OC, C]      in
 //   3  bias    f32[OC]         in
-//   4  y       f32[B * T, OC]  out
+//   4  y       f32[B, T, OC]   out
+//   5  yrows   f32[B * T, OC]  out, a view of y
 // Sizes (ABI order): B, T, C, OC
 // Variants:
 //   loops           strategy loops
@@ -306,9 +307,9 @@ static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int6
 
 // Variant loops: a scalar loop nest per statement.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 static void sb_loops_s0(const float* __restrict rows, const float* __restrict weight,
-                        const float* __restrict bias, float* __restrict y, const int64_t B,
+                        const float* __restrict bias, float* __restrict yrows, const int64_t B,
                         const int64_t T, const int64_t C, const int64_t OC) {
   for (int64_t r = 0; r < B * T; ++r) {
     for (int64_t o = 0; o < OC; ++o) {
@@ -316,16 +317,16 @@ static void sb_loops_s0(const float* __restrict rows, const float* __restrict we
       for (int64_t c = 0; c < C; ++c) {
         sb_acc0 += rows[r * C + c] * weight[o * C + c];
       }
-      y[r * OC + o] = sb_acc0 + bias[o];
+      yrows[r * OC + o] = sb_acc0 + bias[o];
     }
   }
 }
 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 static void sb_omp_simd_s0(const float* __restrict rows, const float* __restrict weight,
-                           const float* __restrict bias, float* __restrict y, const int64_t B,
+                           const float* __restrict bias, float* __restrict yrows, const int64_t B,
                            const int64_t T, const int64_t C, const int64_t OC) {
   #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < B * T; ++r) {
@@ -353,26 +354,27 @@ static void sb_omp_simd_s0(const float* __restrict rows, const float* __restrict
       for (int64_t c = sb_k0; c < sb_h0; ++c) {
         sb_acc0 += rows[r * C + c] * weight[o * C + c];
       }
-      y[r * OC + o] = sb_acc0 + bias[o];
+      yrows[r * OC + o] = sb_acc0 + bias[o];
     }
   }
 }
 
 // Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as omp_simd.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict rows,
                                                  const float* __restrict weight,
-                                                 const float* __restrict bias, float* __restrict y,
-                                                 const int64_t B, const int64_t T, const int64_t C,
+                                                 const float* __restrict bias,
+                                                 float* __restrict yrows, const int64_t B,
+                                                 const int64_t T, const int64_t C,
                                                  const int64_t OC) {
-  // y = rows * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
+  // yrows = rows * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
   const int64_t sb_m = B * T;
   const int64_t sb_n = OC;
   const int64_t sb_k = C;
-  if (sb_gemm_f32(sb_m, sb_n, sb_k, rows, C, 1, weight, 1, C, y, sb_n, 128, 512,
+  if (sb_gemm_f32(sb_m, sb_n, sb_k, rows, C, 1, weight, 1, C, yrows, sb_n, 128, 512,
                   4096) != 0) return 1;
-  // The rest of the statement, elementwise, with the sum read back from y.
+  // The rest of the statement, elementwise, with the sum read back from yrows.
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * OC + 4 * (B * T * OC);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -383,25 +385,25 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict rows,
         for (int64_t sb_b = 0; sb_b < OC; sb_b += SB_STREAM_BLOCK) {
           const int64_t sb_e = OC - sb_b < SB_STREAM_BLOCK ? OC : sb_b + SB_STREAM_BLOCK;
           {
-            const int64_t sb_h = sb_b + sb_head_elems(&y[r * OC + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+            const int64_t sb_h = sb_b + sb_head_elems(&yrows[r * OC + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
             #pragma omp simd
             for (int64_t o = sb_b; o < sb_h; ++o) {
-              y[r * OC + o] = y[r * OC + o] + bias[o];
+              yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
-              __builtin_prefetch(&y[r * OC + (sb_j + 1024 < OC ? sb_j + 1024 : OC - 1)], 0, 3);
+              __builtin_prefetch(&yrows[r * OC + (sb_j + 1024 < OC ? sb_j + 1024 : OC - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t o = sb_j + sb_q;
-                sb_line[sb_q] = y[r * OC + o] + bias[o];
+                sb_line[sb_q] = yrows[r * OC + o] + bias[o];
               }
-              sb_store_line(&y[r * OC + sb_j], sb_line, 64);
+              sb_store_line(&yrows[r * OC + sb_j], sb_line, 64);
             }
             #pragma omp simd
             for (int64_t o = sb_j; o < sb_e; ++o) {
-              y[r * OC + o] = y[r * OC + o] + bias[o];
+              yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
             }
           }
         }
@@ -413,7 +415,7 @@ SB_STREAM_KERNEL static int sb_blocked_matmul_s0(const float* __restrict rows,
     for (int64_t r = 0; r < B * T; ++r) {
       #pragma omp simd
       for (int64_t o = 0; o < OC; ++o) {
-        y[r * OC + o] = y[r * OC + o] + bias[o];
+        yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
       }
     }
   }
@@ -431,14 +433,16 @@ static int sb_variant_loops(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-  sb_loops_s0(rows, weight, bias, y, B, T, C, OC);
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  sb_loops_s0(rows, weight, bias, yrows, B, T, C, OC);
   return 0;
 }
 
@@ -449,14 +453,16 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-  sb_omp_simd_s0(rows, weight, bias, y, B, T, C, OC);
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  sb_omp_simd_s0(rows, weight, bias, yrows, B, T, C, OC);
   return 0;
 }
 
@@ -467,14 +473,16 @@ static int sb_variant_blocked_matmul(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-  if (sb_blocked_matmul_s0(rows, weight, bias, y, B, T, C, OC) != 0) return 1;
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  if (sb_blocked_matmul_s0(rows, weight, bias, yrows, B, T, C, OC) != 0) return 1;
   return 0;
 }
 
@@ -492,7 +500,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "linear",  // spec
     "cpu",     // backend
-    5,         // tensors
+    6,         // tensors
     4,         // sizes
     3,         // variants
     sb_variants,

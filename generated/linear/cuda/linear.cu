@@ -6,7 +6,8 @@
 //   1  rows    f32[B * T, C]   in, a view of x
 //   2  weight  f32[OC, C]      in
 //   3  bias    f32[OC]         in
-//   4  y       f32[B * T, OC]  out
+//   4  y       f32[B, T, OC]   out
+//   5  yrows   f32[B * T, OC]  out, a view of y
 // Sizes (ABI order): B, T, C, OC
 // Variants:
 //   thread_per_output        strategy thread_per_output: block_size = 256
@@ -57,10 +58,10 @@
 
 // Variant thread_per_output: one thread per output element, one launch per statement.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ rows, const float* __restrict__ weight,
-    const float* __restrict__ bias, float* __restrict__ y, const int64_t B, const int64_t T,
+    const float* __restrict__ bias, float* __restrict__ yrows, const int64_t B, const int64_t T,
     const int64_t C, const int64_t OC) {
   const int64_t sb_total = B * T * OC;
   const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -71,15 +72,15 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 += rows[r * C + c] * weight[o * C + c];
   }
-  y[r * OC + o] = sb_acc0 + bias[o];
+  yrows[r * OC + o] = sb_acc0 + bias[o];
 }
 
 // Variant grid_stride: a grid-stride loop over output elements.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ rows, const float* __restrict__ weight,
-    const float* __restrict__ bias, float* __restrict__ y, const int64_t B, const int64_t T,
+    const float* __restrict__ bias, float* __restrict__ yrows, const int64_t B, const int64_t T,
     const int64_t C, const int64_t OC) {
   const int64_t sb_total = B * T * OC;
   const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -91,18 +92,18 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     for (int64_t c = 0; c < C; ++c) {
       sb_acc0 += rows[r * C + c] * weight[o * C + c];
     }
-    y[r * OC + o] = sb_acc0 + bias[o];
+    yrows[r * OC + o] = sb_acc0 + bias[o];
   }
 }
 
 // Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and
 // b staged through shared memory, the batch along the grid's z.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 // 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands.
 __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
     const float* __restrict__ rows, const float* __restrict__ weight,
-    const float* __restrict__ bias, float* __restrict__ y, const int64_t B, const int64_t T,
+    const float* __restrict__ bias, float* __restrict__ yrows, const int64_t B, const int64_t T,
     const int64_t C, const int64_t OC) {
   // Both tiles are stored [k][row or column] with rows padded to 17 (no bank conflicts).
   SB_SHARED_ARRAY(float, sb_ta, 272);  // tile of rows[r, c]
@@ -152,19 +153,19 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
   if (sb_row < B * T && sb_col < OC) {
     const int64_t r = sb_row;
     const int64_t o = sb_col;
-    y[r * OC + o] = sb_acc + bias[o];
+    yrows[r * OC + o] = sb_acc + bias[o];
   }
 }
 
 // Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per
 // thread in registers, vector loads of a and b where aligned.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 // 64 x 64 output tiles, 4 x 4 outputs per thread in registers; k in steps of 8 through shared
 // memory.
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     const float* __restrict__ rows, const float* __restrict__ weight,
-    const float* __restrict__ bias, float* __restrict__ y, const int64_t B, const int64_t T,
+    const float* __restrict__ bias, float* __restrict__ yrows, const int64_t B, const int64_t T,
     const int64_t C, const int64_t OC) {
   SB_SHARED_ARRAY(float, sb_ta, 512);  // [k][row] tile of rows[r, c]
   SB_SHARED_ARRAY(float, sb_tb, 512);  // [k][column] tile of weight[o, c]
@@ -277,7 +278,7 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
       const int64_t r = sb_row0 + sb_tr + sb_m * 16;
       const int64_t o = sb_col0 + sb_tc + sb_n * 16;
       if (r < B * T && o < OC) {
-        y[r * OC + o] = sb_acc[sb_m][sb_n] + bias[o];
+        yrows[r * OC + o] = sb_acc[sb_m][sb_n] + bias[o];
       }
     }
   }
@@ -294,19 +295,21 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const int64_t sb_total = B * T * OC;
     const unsigned sb_grid = (unsigned)((sb_total + 255) / 256);
-    SB_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, y, B, T, C,
-              OC);
+    SB_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, yrows, B, T,
+              C, OC);
     SB_CHECK_LAUNCH(sb_thread_per_output_s0);
   }
   return 0;
@@ -319,11 +322,13 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&sb_device));
@@ -332,12 +337,13 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
       cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const int64_t sb_total = B * T * OC;
     const int64_t sb_blocks = (sb_total + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, y, B, T, C, OC);
+    SB_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, yrows, B, T, C,
+              OC);
     SB_CHECK_LAUNCH(sb_grid_stride_s0);
   }
   return 0;
@@ -350,19 +356,21 @@ static int sb_variant_tiled_matmul(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const dim3 sb_grid((unsigned)((OC + 15) / 16), (unsigned)((B * T + 15) / 16));
     const dim3 sb_block(16, 16);
-    SB_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, rows, weight, bias, y, B, T, C,
-              OC);
+    SB_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, rows, weight, bias, yrows, B, T,
+              C, OC);
     SB_CHECK_LAUNCH(sb_tiled_matmul_s0);
   }
   return 0;
@@ -375,18 +383,20 @@ static int sb_variant_register_blocked_matmul(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const dim3 sb_grid((unsigned)((OC + 63) / 64), (unsigned)((B * T + 63) / 64));
-    SB_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, y, B,
-              T, C, OC);
+    SB_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, yrows,
+              B, T, C, OC);
     SB_CHECK_LAUNCH(sb_register_blocked_matmul_s0);
   }
   return 0;
@@ -407,7 +417,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "linear",  // spec
     "cuda",    // backend
-    5,         // tensors
+    6,         // tensors
     4,         // sizes
     4,         // variants
     sb_variants,

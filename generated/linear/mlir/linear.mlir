@@ -6,7 +6,8 @@
 //   1  rows    f32[B * T, C]   in, a view of x
 //   2  weight  f32[OC, C]      in
 //   3  bias    f32[OC]         in
-//   4  y       f32[B * T, OC]  out
+//   4  y       f32[B, T, OC]   out
+//   5  yrows   f32[B * T, OC]  out, a view of y
 // Sizes (ABI order): B, T, C, OC
 // Variants:
 //   loops           strategy loops
@@ -22,10 +23,10 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @linear_loops(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @linear_loops(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %yrows: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %B, %T : index
     %1 = arith.muli %B, %T : index
-    // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
     %2 = memref.alloc(%1, %OC) : memref<?x?xf32>
     %3 = arith.constant 0.0 : f32
     linalg.fill ins(%3 : f32) outs(%2 : memref<?x?xf32>)
@@ -47,10 +48,10 @@ module {
     }
     %18 = arith.constant 0 : index
     %19 = arith.constant 0 : index
-    %20 = memref.reinterpret_cast %y to offset: [0], sizes: [%1, %OC], strides: [%18, %19] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %20 = memref.reinterpret_cast %yrows to offset: [0], sizes: [%1, %OC], strides: [%18, %19] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
         ins(%20, %bias, %2 : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
+        outs(%yrows : memref<?x?xf32>) {
       ^bb0(%21: f32, %22: f32, %23: f32, %24: f32):
       %25 = arith.addf %23, %22 : f32
       linalg.yield %25 : f32
@@ -64,10 +65,10 @@ module {
 // sb-variant: tiled_vector
 // sb-pipeline: --convert-linalg-to-affine-loops --canonicalize --affine-super-vectorize=virtual-vector-size=8 --affine-loop-tile=tile-size=64 --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @linear_tiled_vector(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @linear_tiled_vector(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %yrows: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %B, %T : index
     %1 = arith.muli %B, %T : index
-    // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
     %2 = memref.alloc(%1, %OC) : memref<?x?xf32>
     %3 = arith.constant 0.0 : f32
     linalg.fill ins(%3 : f32) outs(%2 : memref<?x?xf32>)
@@ -89,10 +90,10 @@ module {
     }
     %18 = arith.constant 0 : index
     %19 = arith.constant 0 : index
-    %20 = memref.reinterpret_cast %y to offset: [0], sizes: [%1, %OC], strides: [%18, %19] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %20 = memref.reinterpret_cast %yrows to offset: [0], sizes: [%1, %OC], strides: [%18, %19] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
         ins(%20, %bias, %2 : memref<?x?xf32, strided<[?, ?]>>, memref<?xf32>, memref<?x?xf32>)
-        outs(%y : memref<?x?xf32>) {
+        outs(%yrows : memref<?x?xf32>) {
       ^bb0(%21: f32, %22: f32, %23: f32, %24: f32):
       %25 = arith.addf %23, %22 : f32
       linalg.yield %25 : f32
@@ -106,10 +107,10 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @linear_openmp(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @linear_openmp(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %yrows: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %B, %T : index
     %1 = arith.muli %B, %T : index
-    // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
     // Row by row, in parallel blocks of rows.
     %2 = arith.constant 0 : index
     %3 = arith.constant 1 : index
@@ -125,8 +126,8 @@ module attributes {transform.with_named_sequence} {
       %13 = memref.alloc(%OC) : memref<?xf32>
       scf.for %14 = %10 to %12 step %3 {
         %15 = memref.subview %rows[%14, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %16 = memref.subview %y[%14, 0] [1, %OC] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+        %16 = memref.subview %yrows[%14, 0] [1, %OC] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
         %17 = arith.constant 0.0 : f32
         linalg.fill ins(%17 : f32) outs(%13 : memref<?xf32>)
         %18 = arith.constant 0 : index
@@ -175,10 +176,10 @@ module attributes {transform.with_named_sequence} {
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
   func.func private @omp_get_max_threads() -> i32
-  func.func @linear_blocked_matmul(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
+  func.func @linear_blocked_matmul(%x: memref<?x?x?xf32> {llvm.noalias}, %rows: memref<?x?xf32> {llvm.noalias}, %weight: memref<?x?xf32> {llvm.noalias}, %bias: memref<?xf32> {llvm.noalias}, %y: memref<?x?x?xf32> {llvm.noalias}, %yrows: memref<?x?xf32> {llvm.noalias}, %B: index, %T: index, %C: index, %OC: index) attributes {llvm.emit_c_interface} {
     %0 = arith.muli %B, %T : index
     %1 = arith.muli %B, %T : index
-    // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
     // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
     // that block of weight copied to the thread's buffer, then each block product added to the output.
     %2 = arith.constant 0 : index
@@ -206,7 +207,7 @@ module attributes {transform.with_named_sequence} {
       %24 = arith.addi %23, %19 : index
       %25 = arith.minsi %24, %1 : index
       %26 = arith.subi %25, %23 : index
-      %27 = memref.subview %y[%23, %2] [%26, %OC] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %27 = memref.subview %yrows[%23, %2] [%26, %OC] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
       %28 = arith.constant 0.0 : f32
       linalg.fill ins(%28 : f32) outs(%27 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
       scf.for %29 = %2 to %OC step %8 {
@@ -226,7 +227,7 @@ module attributes {transform.with_named_sequence} {
             %41 = arith.subi %25, %40 : index
             %42 = arith.minsi %7, %41 : index
             %43 = memref.subview %rows[%40, %35] [%42, %34] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %44 = memref.subview %y[%40, %29] [%42, %31] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %44 = memref.subview %yrows[%40, %29] [%42, %31] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
             linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%43, %36 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%44 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
               ^bb0(%45: f32, %46: f32, %47: f32):
               %48 = arith.mulf %45, %46 : f32
@@ -238,13 +239,13 @@ module attributes {transform.with_named_sequence} {
       }
       scf.reduce
     }
-    // The epilogue: y[r, o] = y[r, o] + bias[o]
+    // The epilogue: yrows[r, o] = yrows[r, o] + bias[o]
     %50 = arith.constant 0 : index
     %51 = arith.constant 0 : index
-    %52 = memref.reinterpret_cast %y to offset: [0], sizes: [%1, %OC], strides: [%50, %51] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %52 = memref.reinterpret_cast %yrows to offset: [0], sizes: [%1, %OC], strides: [%50, %51] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-        ins(%52, %y, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%y : memref<?x?xf32>) {
+        ins(%52, %yrows, %bias : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        outs(%yrows : memref<?x?xf32>) {
       ^bb0(%53: f32, %54: f32, %55: f32, %56: f32):
       %57 = arith.addf %54, %55 : f32
       linalg.yield %57 : f32
@@ -312,8 +313,8 @@ module attributes {transform.with_named_sequence} {
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[3]; int64_t strides[3]; } sb_memref3;
 //|
-//| void _mlir_ciface_linear_loops(sb_memref3*, sb_memref2*, sb_memref2*, sb_memref1*, sb_memref2*,
-//|                                int64_t, int64_t, int64_t, int64_t);
+//| void _mlir_ciface_linear_loops(sb_memref3*, sb_memref2*, sb_memref2*, sb_memref1*, sb_memref3*,
+//|                                sb_memref2*, int64_t, int64_t, int64_t, int64_t);
 //| static int sb_variant_loops(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -349,21 +350,31 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m3.offset = 0;
 //|   sb_m3.sizes[0] = sb_s[3];
 //|   sb_m3.strides[0] = 1;
-//|   sb_memref2 sb_m4;
+//|   sb_memref3 sb_m4;
 //|   sb_m4.allocated = sb_a->tensors[4];
 //|   sb_m4.aligned = sb_a->tensors[4];
 //|   sb_m4.offset = 0;
-//|   sb_m4.sizes[1] = sb_s[3];
-//|   sb_m4.strides[1] = 1;
-//|   sb_m4.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m4.sizes[2] = sb_s[3];
+//|   sb_m4.strides[2] = 1;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
 //|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
-//|   _mlir_ciface_linear_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1], sb_s[2],
-//|                            sb_s[3]);
+//|   sb_memref2 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[1] = sb_s[3];
+//|   sb_m5.strides[1] = 1;
+//|   sb_m5.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   _mlir_ciface_linear_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, sb_s[0], sb_s[1],
+//|                            sb_s[2], sb_s[3]);
 //|   return 0;
 //| }
 //|
 //| void _mlir_ciface_linear_tiled_vector(sb_memref3*, sb_memref2*, sb_memref2*, sb_memref1*,
-//|                                       sb_memref2*, int64_t, int64_t, int64_t, int64_t);
+//|                                       sb_memref3*, sb_memref2*, int64_t, int64_t, int64_t, int64_t);
 //| static int sb_variant_tiled_vector(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -399,21 +410,31 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m3.offset = 0;
 //|   sb_m3.sizes[0] = sb_s[3];
 //|   sb_m3.strides[0] = 1;
-//|   sb_memref2 sb_m4;
+//|   sb_memref3 sb_m4;
 //|   sb_m4.allocated = sb_a->tensors[4];
 //|   sb_m4.aligned = sb_a->tensors[4];
 //|   sb_m4.offset = 0;
-//|   sb_m4.sizes[1] = sb_s[3];
-//|   sb_m4.strides[1] = 1;
-//|   sb_m4.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m4.sizes[2] = sb_s[3];
+//|   sb_m4.strides[2] = 1;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
 //|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
-//|   _mlir_ciface_linear_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1], sb_s[2],
-//|                                   sb_s[3]);
+//|   sb_memref2 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[1] = sb_s[3];
+//|   sb_m5.strides[1] = 1;
+//|   sb_m5.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   _mlir_ciface_linear_tiled_vector(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, sb_s[0], sb_s[1],
+//|                                   sb_s[2], sb_s[3]);
 //|   return 0;
 //| }
 //|
-//| void _mlir_ciface_linear_openmp(sb_memref3*, sb_memref2*, sb_memref2*, sb_memref1*, sb_memref2*,
-//|                                 int64_t, int64_t, int64_t, int64_t);
+//| void _mlir_ciface_linear_openmp(sb_memref3*, sb_memref2*, sb_memref2*, sb_memref1*, sb_memref3*,
+//|                                 sb_memref2*, int64_t, int64_t, int64_t, int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -449,21 +470,32 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m3.offset = 0;
 //|   sb_m3.sizes[0] = sb_s[3];
 //|   sb_m3.strides[0] = 1;
-//|   sb_memref2 sb_m4;
+//|   sb_memref3 sb_m4;
 //|   sb_m4.allocated = sb_a->tensors[4];
 //|   sb_m4.aligned = sb_a->tensors[4];
 //|   sb_m4.offset = 0;
-//|   sb_m4.sizes[1] = sb_s[3];
-//|   sb_m4.strides[1] = 1;
-//|   sb_m4.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m4.sizes[2] = sb_s[3];
+//|   sb_m4.strides[2] = 1;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
 //|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
-//|   _mlir_ciface_linear_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1], sb_s[2],
-//|                             sb_s[3]);
+//|   sb_memref2 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[1] = sb_s[3];
+//|   sb_m5.strides[1] = 1;
+//|   sb_m5.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   _mlir_ciface_linear_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, sb_s[0], sb_s[1],
+//|                             sb_s[2], sb_s[3]);
 //|   return 0;
 //| }
 //|
 //| void _mlir_ciface_linear_blocked_matmul(sb_memref3*, sb_memref2*, sb_memref2*, sb_memref1*,
-//|                                         sb_memref2*, int64_t, int64_t, int64_t, int64_t);
+//|                                         sb_memref3*, sb_memref2*, int64_t, int64_t, int64_t,
+//|                                         int64_t);
 //| static int sb_variant_blocked_matmul(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -499,16 +531,26 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m3.offset = 0;
 //|   sb_m3.sizes[0] = sb_s[3];
 //|   sb_m3.strides[0] = 1;
-//|   sb_memref2 sb_m4;
+//|   sb_memref3 sb_m4;
 //|   sb_m4.allocated = sb_a->tensors[4];
 //|   sb_m4.aligned = sb_a->tensors[4];
 //|   sb_m4.offset = 0;
-//|   sb_m4.sizes[1] = sb_s[3];
-//|   sb_m4.strides[1] = 1;
-//|   sb_m4.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m4.sizes[2] = sb_s[3];
+//|   sb_m4.strides[2] = 1;
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
 //|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
-//|   _mlir_ciface_linear_blocked_matmul(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, sb_s[0], sb_s[1],
-//|                                     sb_s[2], sb_s[3]);
+//|   sb_memref2 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[1] = sb_s[3];
+//|   sb_m5.strides[1] = 1;
+//|   sb_m5.sizes[0] = (sb_s[0] * sb_s[1]);
+//|   sb_m5.strides[0] = sb_m5.strides[1] * sb_m5.sizes[1];
+//|   _mlir_ciface_linear_blocked_matmul(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, sb_s[0],
+//|                                     sb_s[1], sb_s[2], sb_s[3]);
 //|   return 0;
 //| }
 //|
@@ -520,6 +562,6 @@ module attributes {transform.with_named_sequence} {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "linear", "mlir", 5, 4, 4, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "linear", "mlir", 6, 4, 4, sb_variants};
 //|   return &m;
 //| }

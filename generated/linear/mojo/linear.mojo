@@ -6,7 +6,8 @@
 #   1  rows    f32[B * T, C]   in, a view of x
 #   2  weight  f32[OC, C]      in
 #   3  bias    f32[OC]         in
-#   4  y       f32[B * T, OC]  out
+#   4  y       f32[B, T, OC]   out
+#   5  yrows   f32[B * T, OC]  out, a view of y
 # Sizes (ABI order): B, T, C, OC
 # Variants:
 #   loops               strategy loops
@@ -356,26 +357,26 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
 
 # Variant loops: a scalar loop nest per statement.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 def sb_loops_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                 weight: Pointer[Float32, ImmUntrackedOrigin],
-                bias: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, MutUntrackedOrigin],
-                B: Int, T: Int, C: Int, OC: Int):
+                bias: Pointer[Float32, ImmUntrackedOrigin],
+                yrows: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int, OC: Int):
     for r in range(B * T):
         for o in range(OC):
             var sb_acc0 = Float32(0.0)
             for c in range(C):
                 sb_acc0 += rows[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
-            y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
+            yrows[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
 
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 def sb_vectorize_parallel_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                              weight: Pointer[Float32, ImmUntrackedOrigin],
                              bias: Pointer[Float32, ImmUntrackedOrigin],
-                             y: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
+                             yrows: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
                              OC: Int):
     var sb_n = B * T
     var sb_chunks = min(sb_n, parallelism_level())
@@ -396,24 +397,25 @@ def sb_vectorize_parallel_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
                 for c in range(sb_end0, C):
                     sb_acc0 += rows[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
-                y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
+                yrows[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
     parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-# y[r, o] = y[r, o] + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = yrows[r, o] + bias[o]
 def sb_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                          weight: Pointer[Float32, ImmUntrackedOrigin],
                          bias: Pointer[Float32, ImmUntrackedOrigin],
-                         y: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int, OC: Int):
+                         yrows: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
+                         OC: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * OC + 4 * (B * T) * OC >= sb_stream_min_bytes
-    # y = rows * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
-    _ = sb_gemm_f32(B * T, OC, C, rows, C, 1, weight, 1, C, y, OC, 128, 512, 4096)
-    # The rest of the statement, elementwise, with the sum read back from y.
+    # yrows = rows * weight^T, blocked with mc = 128, kc = 512, nc = 4096.
+    _ = sb_gemm_f32(B * T, OC, C, rows, C, 1, weight, 1, C, yrows, OC, 128, 512, 4096)
+    # The rest of the statement, elementwise, with the sum read back from yrows.
     var sb_n = B * T
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -423,17 +425,17 @@ def sb_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
         for r in range(sb_lo, sb_hi):
             if sb_stream:
                 # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-                var sb_first = Int(y.unsafe_offset(r * OC))
+                var sb_first = Int(yrows.unsafe_offset(r * OC))
                 var sb_head = min((64 - sb_first % 64) % 64 // 4, OC)
                 var sb_lines_end = sb_head + (OC - sb_head) // 16 * 16
 
                 def sb_line(o: Int) {imm}:
-                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](y.unsafe_offset(r * OC + (min(o + 1024, OC - 1))))
-                    var sb_val = y.unsafe_load[width=16](r * OC + o) + bias.unsafe_load[width=16](o)
-                    y.unsafe_store[width=16, alignment=64, non_temporal=True](r * OC + o, sb_val)
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](yrows.unsafe_offset(r * OC + (min(o + 1024, OC - 1))))
+                    var sb_val = yrows.unsafe_load[width=16](r * OC + o) + bias.unsafe_load[width=16](o)
+                    yrows.unsafe_store[width=16, alignment=64, non_temporal=True](r * OC + o, sb_val)
 
                 def sb_one(o: Int) {imm}:
-                    y[unsafe_offset=r * OC + o] = y[unsafe_offset=r * OC + o] + bias[unsafe_offset=o]
+                    yrows[unsafe_offset=r * OC + o] = yrows[unsafe_offset=r * OC + o] + bias[unsafe_offset=o]
 
                 for o in range(0, sb_head):
                     sb_one(o)
@@ -443,8 +445,8 @@ def sb_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                     sb_one(o)
             else:
                 def sb_vec[sb_w: Int](o: Int) {imm}:
-                    var sb_val = y.unsafe_load[width=sb_w](r * OC + o) + bias.unsafe_load[width=sb_w](o)
-                    y.unsafe_store[width=sb_w](r * OC + o, sb_val)
+                    var sb_val = yrows.unsafe_load[width=sb_w](r * OC + o) + bias.unsafe_load[width=sb_w](o)
+                    yrows.unsafe_store[width=sb_w](r * OC + o, sb_val)
 
                 vectorize[sb_w_f32](OC, sb_vec)
         if sb_stream:
@@ -462,14 +464,14 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var rows = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var weight = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
     var bias = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
-    var y = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
+    var yrows = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var T = Int(sb_a[].sizes[unsafe_offset=1])
     var C = Int(sb_a[].sizes[unsafe_offset=2])
     var OC = Int(sb_a[].sizes[unsafe_offset=3])
 
-    # y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-    sb_loops_s0(rows, weight, bias, y, B, T, C, OC)
+    # yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    sb_loops_s0(rows, weight, bias, yrows, B, T, C, OC)
     return 0
 
 
@@ -479,14 +481,14 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var rows = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var weight = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
     var bias = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
-    var y = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
+    var yrows = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var T = Int(sb_a[].sizes[unsafe_offset=1])
     var C = Int(sb_a[].sizes[unsafe_offset=2])
     var OC = Int(sb_a[].sizes[unsafe_offset=3])
 
-    # y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-    sb_vectorize_parallel_s0(rows, weight, bias, y, B, T, C, OC)
+    # yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    sb_vectorize_parallel_s0(rows, weight, bias, yrows, B, T, C, OC)
     return 0
 
 
@@ -496,15 +498,15 @@ def sb_variant_blocked_matmul(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C"
     var rows = sb_a[].tensors[unsafe_offset=1].unsafe_bitcast[Float32]()
     var weight = sb_a[].tensors[unsafe_offset=2].unsafe_bitcast[Float32]()
     var bias = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
-    var y = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
+    var yrows = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
     var B = Int(sb_a[].sizes[unsafe_offset=0])
     var T = Int(sb_a[].sizes[unsafe_offset=1])
     var C = Int(sb_a[].sizes[unsafe_offset=2])
     var OC = Int(sb_a[].sizes[unsafe_offset=3])
 
-    # y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-    # y[r, o] = y[r, o] + bias[o]
-    sb_blocked_matmul_s0(rows, weight, bias, y, B, T, C, OC)
+    # yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+    # yrows[r, o] = yrows[r, o] + bias[o]
+    sb_blocked_matmul_s0(rows, weight, bias, yrows, B, T, C, OC)
     return 0
 
 
@@ -526,7 +528,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="linear".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=5,
+            num_tensors=6,
             num_sizes=4,
             num_variants=3,
             variants=variants,

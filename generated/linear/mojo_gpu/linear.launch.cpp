@@ -6,7 +6,8 @@
 //   1  rows    f32[B * T, C]   in, a view of x
 //   2  weight  f32[OC, C]      in
 //   3  bias    f32[OC]         in
-//   4  y       f32[B * T, OC]  out
+//   4  y       f32[B, T, OC]   out
+//   5  yrows   f32[B * T, OC]  out, a view of y
 // Sizes (ABI order): B, T, C, OC
 // Variants:
 //   thread_per_output        strategy thread_per_output: block_size = 256
@@ -43,19 +44,21 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   void* sb_stream = sb_a->stream;
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const int64_t sb_total = B * T * OC;
     const unsigned sb_grid = (unsigned)((sb_total + 255) / 256);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, y, B, T,
-                   C, OC);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, yrows,
+                   B, T, C, OC);
   }
   return 0;
 }
@@ -67,23 +70,25 @@ static int sb_variant_grid_stride(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   void* sb_stream = sb_a->stream;
   int sb_sm_count = 0;
   SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
   const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const int64_t sb_total = B * T * OC;
     const int64_t sb_blocks = (sb_total + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
-    SB_MOJO_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, y, B, T, C,
-                   OC);
+    SB_MOJO_LAUNCH(sb_grid_stride_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, yrows, B, T,
+                   C, OC);
   }
   return 0;
 }
@@ -95,19 +100,21 @@ static int sb_variant_tiled_matmul(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   void* sb_stream = sb_a->stream;
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const dim3 sb_grid((unsigned)((OC + 15) / 16), (unsigned)((B * T + 15) / 16));
     const dim3 sb_block(16, 16);
-    SB_MOJO_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, rows, weight, bias, y, B, T,
-                   C, OC);
+    SB_MOJO_LAUNCH(sb_tiled_matmul_s0, sb_grid, sb_block, 0, sb_stream, rows, weight, bias, yrows,
+                   B, T, C, OC);
   }
   return 0;
 }
@@ -119,18 +126,20 @@ static int sb_variant_register_blocked_matmul(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   void* sb_stream = sb_a->stream;
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const dim3 sb_grid((unsigned)((OC + 63) / 64), (unsigned)((B * T + 63) / 64));
-    SB_MOJO_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias, y,
-                   B, T, C, OC);
+    SB_MOJO_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, rows, weight, bias,
+                   yrows, B, T, C, OC);
   }
   return 0;
 }
@@ -150,7 +159,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "linear",    // spec
     "mojo_gpu",  // backend
-    5,           // tensors
+    6,           // tensors
     4,           // sizes
     4,           // variants
     sb_variants,

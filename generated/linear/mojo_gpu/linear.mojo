@@ -6,7 +6,8 @@
 #   1  rows    f32[B * T, C]   in, a view of x
 #   2  weight  f32[OC, C]      in
 #   3  bias    f32[OC]         in
-#   4  y       f32[B * T, OC]  out
+#   4  y       f32[B, T, OC]   out
+#   5  yrows   f32[B * T, OC]  out, a view of y
 # Sizes (ABI order): B, T, C, OC
 # Variants:
 #   thread_per_output        strategy thread_per_output: block_size = 256
@@ -32,13 +33,13 @@ from max.gpu.memory import AddressSpace
 
 # Variant thread_per_output: one thread per output element, one launch per statement.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 # Launch: blocks of 256 threads, grid = ceil((B * T) * OC / 256).
 @export("sb_thread_per_output_s0")
 def sb_thread_per_output_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                             weight: Pointer[Float32, ImmUntrackedOrigin],
                             bias: Pointer[Float32, ImmUntrackedOrigin],
-                            y: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                            yrows: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
                             sb_arg_T: Int64, sb_arg_C: Int64, sb_arg_OC: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
@@ -53,18 +54,18 @@ def sb_thread_per_output_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     var sb_acc0 = Float32(0.0)
     for c in range(C):
         sb_acc0 += rows[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
-    y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
+    yrows[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
 
 # Variant grid_stride: a grid-stride loop over output elements.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 # Launch: blocks of 256 threads, grid = min(ceil((B * T) * OC / 256), SMs * 4).
 @export("sb_grid_stride_s0")
 def sb_grid_stride_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                       weight: Pointer[Float32, ImmUntrackedOrigin],
                       bias: Pointer[Float32, ImmUntrackedOrigin],
-                      y: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_T: Int64,
+                      yrows: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_T: Int64,
                       sb_arg_C: Int64, sb_arg_OC: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
@@ -78,21 +79,21 @@ def sb_grid_stride_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
         var sb_acc0 = Float32(0.0)
         for c in range(C):
             sb_acc0 += rows[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
-        y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
+        yrows[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
 
 # Variant tiled_matmul: matrix products, and batches of them: tile x tile output tiles, with a and b
 # staged through shared memory, the batch along the grid's z.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 # 16 x 16 output tiles; the k range goes through shared-memory tiles of both operands.
 # Launch: blocks of 16 x 16 threads, grid = (ceil(OC / 16), ceil((B * T) / 16)).
 @export("sb_tiled_matmul_s0")
 def sb_tiled_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                        weight: Pointer[Float32, ImmUntrackedOrigin],
                        bias: Pointer[Float32, ImmUntrackedOrigin],
-                       y: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_T: Int64,
-                       sb_arg_C: Int64, sb_arg_OC: Int64) abi("C"):
+                       yrows: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                       sb_arg_T: Int64, sb_arg_C: Int64, sb_arg_OC: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
@@ -139,13 +140,13 @@ def sb_tiled_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     if sb_row < B * T and sb_col < OC:
         r = sb_row
         o = sb_col
-        y[unsafe_offset=r * OC + o] = sb_acc + bias[unsafe_offset=o]
+        yrows[unsafe_offset=r * OC + o] = sb_acc + bias[unsafe_offset=o]
 
 
 # Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per thread
 # in registers, vector loads of a and b where aligned.
 
-# y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+# yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 # 64 x 64 output tiles, 4 x 4 outputs per thread in registers; k in steps of 8 through shared
 # memory.
 # Launch: blocks of 256 threads, grid = (ceil(OC / 64), ceil((B * T) / 64)).
@@ -153,7 +154,7 @@ def sb_tiled_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
 def sb_register_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                                   weight: Pointer[Float32, ImmUntrackedOrigin],
                                   bias: Pointer[Float32, ImmUntrackedOrigin],
-                                  y: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                                  yrows: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
                                   sb_arg_T: Int64, sb_arg_C: Int64, sb_arg_OC: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
@@ -244,4 +245,4 @@ def sb_register_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
             r = sb_row0 + sb_tr + sb_m * 16
             o = sb_col0 + sb_tc + sb_n * 16
             if r < B * T and o < OC:
-                y[unsafe_offset=r * OC + o] = sb_acc[sb_m * 4 + sb_n] + bias[unsafe_offset=o]
+                yrows[unsafe_offset=r * OC + o] = sb_acc[sb_m * 4 + sb_n] + bias[unsafe_offset=o]

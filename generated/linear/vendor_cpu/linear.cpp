@@ -6,7 +6,8 @@
 //   1  rows    f32[B * T, C]   in, a view of x
 //   2  weight  f32[OC, C]      in
 //   3  bias    f32[OC]         in
-//   4  y       f32[B * T, OC]  out
+//   4  y       f32[B, T, OC]   out
+//   5  yrows   f32[B * T, OC]  out, a view of y
 // Sizes (ABI order): B, T, C, OC
 // Variants:
 //   openblas  strategy blas
@@ -87,10 +88,10 @@ static inline void sb_stream_fence(void) {
 
 // Variant openblas: contractions through OpenBLAS cblas_sgemm/cblas_dgemm, one call per product of a batch; other statements as omp_simd.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
 SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict rows,
                                             const float* __restrict weight,
-                                            const float* __restrict bias, float* __restrict y,
+                                            const float* __restrict bias, float* __restrict yrows,
                                             const int64_t B, const int64_t T, const int64_t C,
                                             const int64_t OC) {
   const int64_t sb_m = B * T;
@@ -98,13 +99,13 @@ SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict rows,
   const int64_t sb_k = C;
   if (sb_m <= 0 || sb_n <= 0) return;
   if (sb_k <= 0) {  // an empty sum
-    for (int64_t sb_i = 0; sb_i < sb_m * sb_n; ++sb_i) y[sb_i] = 0.0f;
+    for (int64_t sb_i = 0; sb_i < sb_m * sb_n; ++sb_i) yrows[sb_i] = 0.0f;
   } else {
-    // y = rows * weight^T (row-major)
+    // yrows = rows * weight^T (row-major)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)sb_m, (int)sb_n, (int)sb_k, 1.0f,
-                rows, (int)C, weight, (int)C, 0.0f, y, (int)sb_n);
+                rows, (int)C, weight, (int)C, 0.0f, yrows, (int)sb_n);
   }
-  // The rest of the statement, elementwise, with the sum read back from y.
+  // The rest of the statement, elementwise, with the sum read back from yrows.
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * OC + 4 * (B * T * OC);
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -115,25 +116,25 @@ SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict rows,
         for (int64_t sb_b = 0; sb_b < OC; sb_b += SB_STREAM_BLOCK) {
           const int64_t sb_e = OC - sb_b < SB_STREAM_BLOCK ? OC : sb_b + SB_STREAM_BLOCK;
           {
-            const int64_t sb_h = sb_b + sb_head_elems(&y[r * OC + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
+            const int64_t sb_h = sb_b + sb_head_elems(&yrows[r * OC + sb_b], (int64_t)sizeof(float), sb_e - sb_b);
             #pragma omp simd
             for (int64_t o = sb_b; o < sb_h; ++o) {
-              y[r * OC + o] = y[r * OC + o] + bias[o];
+              yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
             }
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= sb_e; sb_j += (int64_t)(64 / sizeof(float))) {
-              __builtin_prefetch(&y[r * OC + (sb_j + 1024 < OC ? sb_j + 1024 : OC - 1)], 0, 3);
+              __builtin_prefetch(&yrows[r * OC + (sb_j + 1024 < OC ? sb_j + 1024 : OC - 1)], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
                 const int64_t o = sb_j + sb_q;
-                sb_line[sb_q] = y[r * OC + o] + bias[o];
+                sb_line[sb_q] = yrows[r * OC + o] + bias[o];
               }
-              sb_store_line(&y[r * OC + sb_j], sb_line, 64);
+              sb_store_line(&yrows[r * OC + sb_j], sb_line, 64);
             }
             #pragma omp simd
             for (int64_t o = sb_j; o < sb_e; ++o) {
-              y[r * OC + o] = y[r * OC + o] + bias[o];
+              yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
             }
           }
         }
@@ -145,7 +146,7 @@ SB_STREAM_KERNEL static void sb_openblas_s0(const float* __restrict rows,
     for (int64_t r = 0; r < B * T; ++r) {
       #pragma omp simd
       for (int64_t o = 0; o < OC; ++o) {
-        y[r * OC + o] = y[r * OC + o] + bias[o];
+        yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
       }
     }
   }
@@ -162,14 +163,16 @@ static int sb_variant_openblas(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-  sb_openblas_s0(rows, weight, bias, y, B, T, C, OC);
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  sb_openblas_s0(rows, weight, bias, yrows, B, T, C, OC);
   return 0;
 }
 
@@ -185,7 +188,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "linear",      // spec
     "vendor_cpu",  // backend
-    5,             // tensors
+    6,             // tensors
     4,             // sizes
     1,             // variants
     sb_variants,

@@ -6,7 +6,8 @@
 //   1  rows    f32[B * T, C]   in, a view of x
 //   2  weight  f32[OC, C]      in
 //   3  bias    f32[OC]         in
-//   4  y       f32[B * T, OC]  out
+//   4  y       f32[B, T, OC]   out
+//   5  yrows   f32[B * T, OC]  out, a view of y
 // Sizes (ABI order): B, T, C, OC
 // Variants:
 //   cublas  strategy cublas
@@ -57,8 +58,8 @@ static cublasHandle_t sb_cublas = NULL;
 // operands of one type into an f32 output (f32 accumulation), a batch of them through their
 // strided-batched forms, row-major as C^T = B^T A^T.
 
-// y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
-__global__ void sb_cublas_s0_rest(const float* __restrict__ bias, float* __restrict__ y,
+// yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+__global__ void sb_cublas_s0_rest(const float* __restrict__ bias, float* __restrict__ yrows,
                                   const int64_t B, const int64_t T, const int64_t OC) {
   const int64_t sb_total = B * T * OC;
   const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -66,7 +67,7 @@ __global__ void sb_cublas_s0_rest(const float* __restrict__ bias, float* __restr
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / OC;
     const int64_t o = sb_t % OC;
-    y[r * OC + o] = y[r * OC + o] + bias[o];
+    yrows[r * OC + o] = yrows[r * OC + o] + bias[o];
   }
 }
 
@@ -81,35 +82,37 @@ static int sb_variant_cublas(const sb_args* sb_a) {
   const float* weight = (const float*)sb_a->tensors[2];
   const float* bias = (const float*)sb_a->tensors[3];
   float* y = (float*)sb_a->tensors[4];
+  float* yrows = (float*)sb_a->tensors[5];
   const int64_t B = sb_a->sizes[0];
   const int64_t T = sb_a->sizes[1];
   const int64_t C = sb_a->sizes[2];
   const int64_t OC = sb_a->sizes[3];
   (void)x;  // not used by any statement
+  (void)y;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   if (!sb_cublas) SB_CUBLAS_CHECK(cublasCreate(&sb_cublas));
   SB_CUBLAS_CHECK(cublasSetStream(sb_cublas, sb_stream));
 
-  // y[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
+  // yrows[r, o] = sum(c in 0..C: rows[r, c] * weight[o, c]) + bias[o]
   {
     const int64_t sb_m = B * T;
     const int64_t sb_n = OC;
     const int64_t sb_k = C;
     if (sb_m > 0 && sb_n > 0 && sb_k <= 0) {  // an empty sum
-      SB_CUDA_CHECK(cudaMemsetAsync(y, 0, sizeof(float) * sb_m * sb_n, sb_stream));
+      SB_CUDA_CHECK(cudaMemsetAsync(yrows, 0, sizeof(float) * sb_m * sb_n, sb_stream));
     }
     if (sb_m > 0 && sb_n > 0 && sb_k > 0) {
-      // Row-major y = rows * weight^T is column-major y^T = weight * rows^T.
+      // Row-major yrows = rows * weight^T is column-major yrows^T = weight * rows^T.
       const float sb_one = 1.0f, sb_zero = 0.0f;
       SB_CUBLAS_CHECK(cublasSgemm(sb_cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)sb_n, (int)sb_m,
-                                  (int)sb_k, &sb_one, weight, (int)C, rows, (int)C, &sb_zero, y,
+                                  (int)sb_k, &sb_one, weight, (int)C, rows, (int)C, &sb_zero, yrows,
                                   (int)sb_n));
     }
     // The rest of the statement, elementwise, with the library's result read back.
     {
       const int64_t sb_total = B * T * OC;
       const unsigned sb_grid = (unsigned)(sb_total < 65536 * 256 ? (sb_total + 255) / 256 : 65536);
-      sb_cublas_s0_rest<<<sb_grid, 256, 0, sb_stream>>>(bias, y, B, T, OC);
+      sb_cublas_s0_rest<<<sb_grid, 256, 0, sb_stream>>>(bias, yrows, B, T, OC);
       SB_CHECK_LAUNCH(sb_cublas_s0_rest);
     }
   }
@@ -128,7 +131,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "linear",       // spec
     "vendor_cuda",  // backend
-    5,              // tensors
+    6,              // tensors
     4,              // sizes
     1,              // variants
     sb_variants,
