@@ -188,8 +188,8 @@ struct StreamChoice {
   // rule), which a streamed line prefetches ahead along the innermost index (lower/streaming.h):
   // on its own, and row by row (less its row group's row-local temps).
   std::set<int> prefetch, prefetch_rows;
-  // A rank-1 running scan (lower/running_scans.h): its vector walk may write whole lines of its
-  // output with non-temporal stores when `tensors` reach the threshold.
+  // A running scan (lower/running_scans.h): its vector walk may write whole lines of its output
+  // with non-temporal stores when `tensors` reach the threshold.
   bool scan = false;
 };
 

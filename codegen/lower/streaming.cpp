@@ -77,7 +77,7 @@ void streaming(Spec& spec) {
     c.rows = stream_candidate(st, /*in_row_group=*/true, row_local);
     c.tensors = stream_tensors(spec, k, k, {});
     if (c.whole) c.prefetch = along_reads(spec, st, {});
-    c.scan = st.rank() == 1 && running_scan_reduction(st) >= 0;
+    c.scan = running_scan_reduction(st) >= 0;
     if (c.rows) c.prefetch_rows = along_reads(spec, st, group_local);
     sched.epilogue_streams.push_back(StreamChoice{});
     const std::optional<Contraction> m = match_contraction(spec, st);

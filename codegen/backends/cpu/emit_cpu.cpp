@@ -316,8 +316,14 @@ void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
       const DType ot = L.spec().tensors[st.out].type;
       const std::string oty = c_type(ot);
       const std::string per = std::to_string(kStreamLineBytes / dtype_bytes(ot));
-      const std::string first =
-          "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, {"sb_i"}) + "]";
+      // The output's element at the outer indices (bound by the enclosing loops) and `last`.
+      auto at = [&](const std::string& last) {
+        std::vector<std::string> subs;
+        for (size_t d = 0; d + 1 < st.rank(); ++d) subs.push_back(L.var_name(static_cast<int>(d)));
+        subs.push_back(last);
+        return "&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, subs) + "]";
+      };
+      const std::string first = at("sb_i");
       w.open("if (((uintptr_t)" + first + " & 63) == 0) {");
       w.open("for (int64_t sb_l = 0; sb_l < " + n + "; sb_l += " + per + ") {");
       w.line(oty + " sb_line[" + per + "] __attribute__((aligned(64)));");
@@ -328,8 +334,7 @@ void emit_scan_walk(StmtLowering& L, const Expr& red, const std::string& acc,
       w.line("sb_line[sb_q - sb_l] = " + L.expr(*st.rhs, w, 0) + ";");
       L.clear_overrides();
       w.close();
-      w.line("sb_store_line(&" + L.tensor_name(st.out) + "[" +
-             L.flat_index(st.out, {"sb_i + sb_l"}) + "], sb_line, 64);");
+      w.line("sb_store_line(" + at("sb_i + sb_l") + ", sb_line, 64);");
       w.close();
       w.line("continue;");
       w.close();
@@ -372,11 +377,22 @@ bool vector_walk(const Expr& red, bool omp) {
   return omp && vector_scan_fits(red.rop, value_type(red));
 }
 
-// Whether running scan `red` of statement L, under `omp`, streams its vector walk in the two-pass
-// form: the streaming pass's choice (lower/streaming.h: StreamChoice::scan) where the walk is a
-// vector one.
+// Whether running scan `red` of statement L, under `omp`, streams its vector walk (a rank-1 scan
+// in its chained form, the rows of a higher-rank one as they are walked) when the tensors outgrow
+// the caches: the streaming pass's choice (lower/streaming.h: StreamChoice::scan) where the walk
+// is a vector one.
 bool scan_streams(StmtLowering& L, const Expr& red) {
   return stream_choice(L.spec(), L.stmt()).scan && vector_walk(red, true);
+}
+
+// The bytes of `tensors` (the streaming pass's, lower/streaming.h) as a C sum, e.g.
+// "4 * N + 4 * N", which the streaming threshold is compared with.
+std::string stream_bytes(StmtLowering& L, const std::set<int>& tensors) {
+  std::string sum;
+  for (int t : tensors)
+    sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(L.spec().tensors[t].type)) +
+           " * " + L.element_count(t, kPrecMul + 1);
+  return sum;
 }
 
 void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w, bool in_row,
@@ -394,23 +410,29 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
     w.close();
     return;
   }
-  const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && threads && !in_row, w);
-  w.line("// Running: each output's range extends the previous one's by its new terms.");
-  L.open_running(red, "sb_run", w);
-  w.line("int64_t " + L.var_name(static_cast<int>(rank) - 1) + " = 0;");
-  emit_scan_walk(L, red, "sb_run", L.extent(st.out, rank - 1, kPrecRel + 1), terms_ahead(red, omp),
-                 vector_walk(red, omp), w);
-  for (size_t d = 0; d < outer; ++d) w.close();
-}
-
-// The bytes of `tensors` (the streaming pass's, lower/streaming.h) as a C sum, e.g.
-// "4 * N + 4 * N", which the streaming threshold is compared with.
-std::string stream_bytes(StmtLowering& L, const std::set<int>& tensors) {
-  std::string sum;
-  for (int t : tensors)
-    sum += (sum.empty() ? "" : " + ") + std::to_string(dtype_bytes(L.spec().tensors[t].type)) +
-           " * " + L.element_count(t, kPrecMul + 1);
-  return sum;
+  auto walk = [&](bool streamed) {
+    const size_t outer = open_outer_loops(L, in_row ? 1 : 0, omp && threads && !in_row, w);
+    w.line("// Running: each output's range extends the previous one's by its new terms.");
+    L.open_running(red, "sb_run", w);
+    w.line("int64_t " + L.var_name(static_cast<int>(rank) - 1) + " = 0;");
+    emit_scan_walk(L, red, "sb_run", L.extent(st.out, rank - 1, kPrecRel + 1),
+                   terms_ahead(red, omp), vector_walk(red, omp), w, streamed);
+    if (streamed) w.line("sb_stream_fence();");
+    for (size_t d = 0; d < outer; ++d) w.close();
+  };
+  if (!(omp && threads && !in_row && scan_streams(L, red))) {
+    walk(false);
+    return;
+  }
+  // A scan along the last index of each row (rank > 1): the rows' walks store whole lines of
+  // their outputs with non-temporal stores when the tensors outgrow the caches.
+  w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
+  w.open("if (" + stream_bytes(L, stream_choice(L.spec(), st).tensors) +
+         " >= SB_STREAM_MIN_BYTES) {");
+  walk(true);
+  w.close_open("} else {");
+  walk(false);
+  w.close();
 }
 
 // A rank-1 running scan `red` of statement L over blocks of its outputs, in parallel

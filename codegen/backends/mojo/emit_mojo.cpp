@@ -1468,13 +1468,16 @@ class MojoLowering {
 
 // ---- Strategies -------------------------------------------------------------------------------
 
-void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w);
+bool emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w,
+                       bool stream = false);
 
 // A scalar loop nest; a running scan (lower/running_scans.h) walks its innermost index once.
 void emit_loops(MojoLowering& L, PyWriter& w) {
   const Statement& st = L.stmt();
-  if (const Expr* red = running_scan(L.spec(), st, /*rows=*/false))
-    return emit_running_scan(L, *red, 0, w);
+  if (const Expr* red = running_scan(L.spec(), st, /*rows=*/false)) {
+    emit_running_scan(L, *red, 0, w);
+    return;
+  }
   for (size_t d = 0; d < st.rank(); ++d)
     w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
   L.assign(w);
@@ -1549,8 +1552,10 @@ bool vectorises_outputs(MojoLowering& L, bool rows) {
 
 // A running scan (lower/running_scans.h) of statement L: loops over the output dimensions from
 // `first` up to the innermost, then one accumulator carried along the innermost index
-// (MojoLowering::walk_scan).
-void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w) {
+// (MojoLowering::walk_scan, streaming its whole lines under sb_stream with `stream`). Returns
+// whether the walk has non-temporal stores.
+bool emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter& w,
+                       bool stream) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   for (size_t d = first; d + 1 < rank; ++d)
@@ -1558,22 +1563,23 @@ void emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
   w.line("# Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
   w.line("var " + L.var_name(static_cast<int>(rank) - 1) + " = 0");
-  L.walk_scan(red, "sb_run", L.extent(st.out, rank - 1, kMCmp + 1), w);
+  const bool streamed = L.walk_scan(red, "sb_run", L.extent(st.out, rank - 1, kMCmp + 1), w, stream);
   for (size_t d = first; d + 1 < rank; ++d) w.dedent();
+  return streamed;
 }
 
 // Statement L's code for one row, its first index already bound: loops over its other output
 // dimensions, the innermost vectorised where its expression allows (else its innermost reductions
 // are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
-// chooses at run time (sb_stream) between that and emit_stream_lines; returns whether it does.
+// chooses at run time (sb_stream) between that and emit_stream_lines; with `scan_stream`, a
+// running scan's walk stores its whole lines non-temporally under sb_stream. Returns whether the
+// row has such stores.
 bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
-                   const std::set<int>& prefetch = {}) {
+                   const std::set<int>& prefetch = {}, bool scan_stream = false) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
-  if (const Expr* red = running_scan(L.spec(), L.stmt(), /*rows=*/true)) {
-    emit_running_scan(L, *red, 1, w);
-    return false;
-  }
+  if (const Expr* red = running_scan(L.spec(), L.stmt(), /*rows=*/true))
+    return emit_running_scan(L, *red, 1, w, scan_stream);
   const int v = static_cast<int>(rank) - 1;
   const bool vec = vectorises_outputs(L, /*rows=*/true);
   L.strip = !vec;
@@ -1731,7 +1737,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
     stream = emit_row_body(L, w, stream_choice(L.spec(), st).whole,
-                           stream_choice(L.spec(), st).prefetch);
+                           stream_choice(L.spec(), st).prefetch, stream_choice(L.spec(), st).scan);
     w.dedent();
     if (stream) emit_stream_fence(w);
   }

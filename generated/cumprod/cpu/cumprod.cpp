@@ -11,6 +11,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "specbench_abi.h"
 
@@ -50,6 +54,66 @@ static inline float sb_scan_prod_f32(float* v, float carry) {
 }
 
 // -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (about the size of the
+// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (32LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+// -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
@@ -83,45 +147,101 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // y[r, c] = prod(k in 0..(c + 1): select(x[r, k] < 0.0, x[r, k] - 1.0, x[r, k] + 1.0))
-static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = 1.0f;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 1.0f;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        }
+        y[r * C + c] = sb_run;
       }
-      y[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&y[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&y[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          y[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        }
+        y[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 1.0f;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        }
+        y[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        y[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          y[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run *= x[r * C + k] < 0.0f ? x[r * C + k] - 1.0f : x[r * C + k] + 1.0f;
+        }
+        y[r * C + c] = sb_run;
       }
-      y[r * C + c] = sb_run;
     }
   }
 }

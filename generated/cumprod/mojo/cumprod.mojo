@@ -12,11 +12,18 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, about the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 33554432]()
 
 
 # -----------------------------------------------------------------------------
@@ -101,6 +108,8 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
 # y[r, c] = prod(k in 0..(c + 1): select(x[r, k] < 0.0, x[r, k] - 1.0, x[r, k] + 1.0))
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -126,13 +135,18 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 k = c + 1 - 1
                 var sb_scan = sb_scan_prod_f32(x.unsafe_load[width=16](r * C + k).lt(Float32(0.0)).select(x.unsafe_load[width=16](r * C + k) - Float32(1.0), x.unsafe_load[width=16](r * C + k) + Float32(1.0)), sb_run)
                 sb_run = sb_scan[15]
-                y.unsafe_store[width=16](r * C + c, sb_scan)
+                if sb_stream and Int(y.unsafe_offset(r * C + c)) % 64 == 0:
+                    y.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    y.unsafe_store[width=16](r * C + c, sb_scan)
                 c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run *= x[unsafe_offset=r * C + k] - Float32(1.0) if x[unsafe_offset=r * C + k] < Float32(0.0) else x[unsafe_offset=r * C + k] + Float32(1.0)
                 y[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -531,397 +531,901 @@ static void sb_loops_s11(const float* __restrict q, float* __restrict wq, const 
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // mx[r, c] = max(k in 0..(c + 1): select(k == 7 * r % C, log(x[r, k] - 2.0), x[r, k]))
-static void sb_omp_simd_s0(const float* __restrict x, float* __restrict mx, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = -INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_max_f32(sb_run, k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict mx,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f32(sb_run, k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mx[r * C + c] = sb_run;
       }
-      mx[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&mx[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&mx[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          mx[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f32(sb_run, k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mx[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f32(sb_run, k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mx[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        mx[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          mx[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_max_f32(sb_run, k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f32(sb_run, k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mx[r * C + c] = sb_run;
       }
-      mx[r * C + c] = sb_run;
     }
   }
 }
 
 // mn[r, c] = min(k in 0..(c + 1): select(k == (5 * r + 3) % C, log(x[r, k] - 2.0), x[r, k]))
-static void sb_omp_simd_s1(const float* __restrict x, float* __restrict mn, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_min_f32(sb_run, k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __restrict mn,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f32(sb_run, k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mn[r * C + c] = sb_run;
       }
-      mn[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&mn[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&mn[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          mn[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f32(sb_run, k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mn[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f32(sb_run, k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mn[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        mn[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          mn[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_min_f32(sb_run, k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f32(sb_run, k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        mn[r * C + c] = sb_run;
       }
-      mn[r * C + c] = sb_run;
     }
   }
 }
 
 // emn[r, c] = min(k in 0..c: select(k == (3 * r + 2) % C, log(x[r, k] - 2.0), x[r, k]))
-static void sb_omp_simd_s2(const float* __restrict x, float* __restrict emn, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c - 1) break;
-      for (; k < c; ++k) {
-        sb_run = sb_min_f32(sb_run, k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __restrict emn,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c - 1) break;
+        for (; k < c; ++k) {
+          sb_run = sb_min_f32(sb_run, k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        emn[r * C + c] = sb_run;
       }
-      emn[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c - 1;
+          sb_v[sb_q] = k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&emn[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&emn[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          emn[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c - 1;
+          sb_run = sb_min_f32(sb_run, k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        emn[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c - 1;
-        sb_v[sb_q] = k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c - 1) break;
+        for (; k < c; ++k) {
+          sb_run = sb_min_f32(sb_run, k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        emn[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        emn[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c - 1;
+          sb_v[sb_q] = k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          emn[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c - 1;
-        sb_run = sb_min_f32(sb_run, k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c - 1;
+          sb_run = sb_min_f32(sb_run, k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k]);
+        }
+        emn[r * C + c] = sb_run;
       }
-      emn[r * C + c] = sb_run;
     }
   }
 }
 
 // dmx[r, c] = max(k in 0..(c + 1): select(k == C - 1 - r % C, log(d[r, k] - 2.0), d[r, k]))
-static void sb_omp_simd_s3(const double* __restrict d, double* __restrict dmx, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    double sb_run = -INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_max_f64(sb_run, k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+SB_STREAM_KERNEL static void sb_omp_simd_s3(const double* __restrict d, double* __restrict dmx,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (8 * (R * C) + 8 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f64(sb_run, k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmx[r * C + c] = sb_run;
       }
-      dmx[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_max_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_max_f64(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&dmx[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
+            double sb_line[8] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 8; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&dmx[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dmx[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f64(sb_run, k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmx[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-    // at a time in vector registers (sb_scan_max_f64), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      double sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f64(sb_run, k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmx[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_max_f64(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        dmx[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_max_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_max_f64(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dmx[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_max_f64(sb_run, k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f64(sb_run, k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmx[r * C + c] = sb_run;
       }
-      dmx[r * C + c] = sb_run;
     }
   }
 }
 
 // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-static void sb_omp_simd_s4(const double* __restrict d, double* __restrict dsum, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    double sb_run = 0.0;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run += k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* __restrict dsum,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (8 * (R * C) + 8 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = 0.0;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run += k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        dsum[r * C + c] = sb_run;
       }
-      dsum[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&dsum[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
+            double sb_line[8] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 8; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&dsum[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dsum[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run += k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        dsum[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-    // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      double sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = 0.0;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run += k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        dsum[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        dsum[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dsum[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run += k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run += k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        dsum[r * C + c] = sb_run;
       }
-      dsum[r * C + c] = sb_run;
     }
   }
 }
 
 // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-static void sb_omp_simd_s5(const float* __restrict x, float* __restrict pr, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = 1.0f;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run *= k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict x, float* __restrict pr,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 1.0f;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run *= k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+        }
+        pr[r * C + c] = sb_run;
       }
-      pr[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&pr[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&pr[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          pr[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run *= k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+        }
+        pr[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 1.0f;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run *= k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+        }
+        pr[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        pr[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          pr[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run *= k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run *= k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
+        }
+        pr[r * C + c] = sb_run;
       }
-      pr[r * C + c] = sb_run;
     }
   }
 }
 
 // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-static void sb_omp_simd_s6(const float* __restrict x, float* __restrict vmx, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = -INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __restrict vmx,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmx[r * C + c] = sb_run;
       }
-      vmx[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&vmx[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&vmx[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          vmx[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmx[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmx[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        vmx[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          vmx[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmx[r * C + c] = sb_run;
       }
-      vmx[r * C + c] = sb_run;
     }
   }
 }
 
 // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-static void sb_omp_simd_s7(const float* __restrict x, float* __restrict vmn, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __restrict vmn,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmn[r * C + c] = sb_run;
       }
-      vmn[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&vmn[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&vmn[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          vmn[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmn[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmn[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        vmn[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          vmn[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f32(sb_run, sqrtf(x[r * C + k] + 0.99f));
+        }
+        vmn[r * C + c] = sb_run;
       }
-      vmn[r * C + c] = sb_run;
     }
   }
 }
 
 // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-static void sb_omp_simd_s8(const double* __restrict d, double* __restrict dvs, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    double sb_run = 0.0;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run += sqrt(d[r * C + k] + 0.99);
+SB_STREAM_KERNEL static void sb_omp_simd_s8(const double* __restrict d, double* __restrict dvs,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (8 * (R * C) + 8 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = 0.0;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run += sqrt(d[r * C + k] + 0.99);
+        }
+        dvs[r * C + c] = sb_run;
       }
-      dvs[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = sqrt(d[r * C + k] + 0.99);
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&dvs[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
+            double sb_line[8] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 8; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&dvs[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dvs[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run += sqrt(d[r * C + k] + 0.99);
+        }
+        dvs[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-    // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      double sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = sqrt(d[r * C + k] + 0.99);
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = 0.0;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run += sqrt(d[r * C + k] + 0.99);
+        }
+        dvs[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        dvs[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = sqrt(d[r * C + k] + 0.99);
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dvs[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run += sqrt(d[r * C + k] + 0.99);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run += sqrt(d[r * C + k] + 0.99);
+        }
+        dvs[r * C + c] = sb_run;
       }
-      dvs[r * C + c] = sb_run;
     }
   }
 }
@@ -970,89 +1474,201 @@ SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, float* __
 }
 
 // vq[r, c] = max(k in 0..(c + 1): q[k])
-static void sb_omp_simd_s10(const float* __restrict q, float* __restrict vq, const int64_t R,
-                            const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = -INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_max_f32(sb_run, q[k]);
+SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict q, float* __restrict vq,
+                                             const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * C + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f32(sb_run, q[k]);
+        }
+        vq[r * C + c] = sb_run;
       }
-      vq[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = q[k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&vq[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&vq[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          vq[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f32(sb_run, q[k]);
+        }
+        vq[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = q[k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = -INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_max_f32(sb_run, q[k]);
+        }
+        vq[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        vq[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = q[k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          vq[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_max_f32(sb_run, q[k]);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_max_f32(sb_run, q[k]);
+        }
+        vq[r * C + c] = sb_run;
       }
-      vq[r * C + c] = sb_run;
     }
   }
 }
 
 // wq[r, c] = min(k in 0..(c + 1): q[k])
-static void sb_omp_simd_s11(const float* __restrict q, float* __restrict wq, const int64_t R,
-                            const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        sb_run = sb_min_f32(sb_run, q[k]);
+SB_STREAM_KERNEL static void sb_omp_simd_s11(const float* __restrict q, float* __restrict wq,
+                                             const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * C + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f32(sb_run, q[k]);
+        }
+        wq[r * C + c] = sb_run;
       }
-      wq[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = q[k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&wq[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&wq[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          wq[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f32(sb_run, q[k]);
+        }
+        wq[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        sb_v[sb_q] = q[k];
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f32(sb_run, q[k]);
+        }
+        wq[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        wq[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = q[k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          wq[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        sb_run = sb_min_f32(sb_run, q[k]);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f32(sb_run, q[k]);
+        }
+        wq[r * C + c] = sb_run;
       }
-      wq[r * C + c] = sb_run;
     }
   }
 }

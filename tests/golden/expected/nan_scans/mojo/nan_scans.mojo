@@ -586,6 +586,8 @@ def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
 # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
 def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
                              vmx: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -611,13 +613,18 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
                 k = c + 1 - 1
                 var sb_scan = sb_scan_max_f32(sqrt(x.unsafe_load[width=16](r * C + k) + Float32(0.99)), sb_run)
                 sb_run = sb_scan[15]
-                vmx.unsafe_store[width=16](r * C + c, sb_scan)
+                if sb_stream and Int(vmx.unsafe_offset(r * C + c)) % 64 == 0:
+                    vmx.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    vmx.unsafe_store[width=16](r * C + c, sb_scan)
                 c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_max(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
                 vmx[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -625,6 +632,8 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
 # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
 def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
                              vmn: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -650,13 +659,18 @@ def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
                 k = c + 1 - 1
                 var sb_scan = sb_scan_min_f32(sqrt(x.unsafe_load[width=16](r * C + k) + Float32(0.99)), sb_run)
                 sb_run = sb_scan[15]
-                vmn.unsafe_store[width=16](r * C + c, sb_scan)
+                if sb_stream and Int(vmn.unsafe_offset(r * C + c)) % 64 == 0:
+                    vmn.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    vmn.unsafe_store[width=16](r * C + c, sb_scan)
                 c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_min(sb_run, sqrt(x[unsafe_offset=r * C + k] + Float32(0.99)))
                 vmn[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -664,6 +678,8 @@ def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
 # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
 def sb_vectorize_parallel_s8(d: Pointer[Float64, ImmUntrackedOrigin],
                              dvs: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 8 * R * C + 8 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -689,13 +705,18 @@ def sb_vectorize_parallel_s8(d: Pointer[Float64, ImmUntrackedOrigin],
                 k = c + 1 - 1
                 var sb_scan = sb_scan_sum_f64(sqrt(d.unsafe_load[width=8](r * C + k) + Float64(0.99)), sb_run)
                 sb_run = sb_scan[7]
-                dvs.unsafe_store[width=8](r * C + c, sb_scan)
+                if sb_stream and Int(dvs.unsafe_offset(r * C + c)) % 64 == 0:
+                    dvs.unsafe_store[width=8, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    dvs.unsafe_store[width=8](r * C + c, sb_scan)
                 c += 8
             while c < C:
                 k = c + 1 - 1
                 sb_run += sqrt(d[unsafe_offset=r * C + k] + Float64(0.99))
                 dvs[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -744,6 +765,8 @@ def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
 # vq[r, c] = max(k in 0..(c + 1): q[k])
 def sb_vectorize_parallel_s10(q: Pointer[Float32, ImmUntrackedOrigin],
                               vq: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -769,13 +792,18 @@ def sb_vectorize_parallel_s10(q: Pointer[Float32, ImmUntrackedOrigin],
                 k = c + 1 - 1
                 var sb_scan = sb_scan_max_f32(q.unsafe_load[width=16](k), sb_run)
                 sb_run = sb_scan[15]
-                vq.unsafe_store[width=16](r * C + c, sb_scan)
+                if sb_stream and Int(vq.unsafe_offset(r * C + c)) % 64 == 0:
+                    vq.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    vq.unsafe_store[width=16](r * C + c, sb_scan)
                 c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_max(sb_run, q[unsafe_offset=k])
                 vq[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -783,6 +811,8 @@ def sb_vectorize_parallel_s10(q: Pointer[Float32, ImmUntrackedOrigin],
 # wq[r, c] = min(k in 0..(c + 1): q[k])
 def sb_vectorize_parallel_s11(q: Pointer[Float32, ImmUntrackedOrigin],
                               wq: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -808,13 +838,18 @@ def sb_vectorize_parallel_s11(q: Pointer[Float32, ImmUntrackedOrigin],
                 k = c + 1 - 1
                 var sb_scan = sb_scan_min_f32(q.unsafe_load[width=16](k), sb_run)
                 sb_run = sb_scan[15]
-                wq.unsafe_store[width=16](r * C + c, sb_scan)
+                if sb_stream and Int(wq.unsafe_offset(r * C + c)) % 64 == 0:
+                    wq.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    wq.unsafe_store[width=16](r * C + c, sb_scan)
                 c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_min(sb_run, q[unsafe_offset=k])
                 wq[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -302,48 +302,107 @@ static void sb_loops_s5(const float* __restrict x, const float* __restrict s, fl
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
 // e[r, c] = sum(k in 1..c: x[r, k])
-static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = 0.0f;
-    int64_t k = 1;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c - 1) break;
-      for (; k < c; ++k) {
-        const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_run += sb_ld0_x;
+SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 0.0f;
+      int64_t k = 1;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c - 1) break;
+        for (; k < c; ++k) {
+          const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run += sb_ld0_x;
+        }
+        e[r * C + c] = sb_run;
       }
-      e[r * C + c] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c - 1;
+          const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_v[sb_q] = sb_ld1_x;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&e[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&e[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          e[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c - 1;
+          const float sb_ld2_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run += sb_ld2_x;
+        }
+        e[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c - 1;
-        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_v[sb_q] = sb_ld1_x;
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 0.0f;
+      int64_t k = 1;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c - 1) break;
+        for (; k < c; ++k) {
+          const float sb_ld3_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run += sb_ld3_x;
+        }
+        e[r * C + c] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        e[r * C + c] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c - 1;
+          const float sb_ld4_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_v[sb_q] = sb_ld4_x;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          e[r * C + c] = sb_v[sb_q];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c - 1;
-        const float sb_ld2_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_run += sb_ld2_x;
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c - 1;
+          const float sb_ld5_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run += sb_ld5_x;
+        }
+        e[r * C + c] = sb_run;
       }
-      e[r * C + c] = sb_run;
     }
   }
 }
@@ -450,48 +509,107 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
 }
 
 // m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
-static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m, const int64_t R,
-                           const int64_t C) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = INFINITY;
-    int64_t k = 0;
-    int64_t c = 0;
-    for (; c < C; ++c) {
-      if (k == c + 1 - 1) break;
-      for (; k < c + 1; ++k) {
-        const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_run = sb_min_f32(sb_run, sb_ld0_x);
+SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __restrict m,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          const float sb_ld0_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run = sb_min_f32(sb_run, sb_ld0_x);
+        }
+        m[r * C + c] = 2.0f * sb_run + x[r * C + c];
       }
-      m[r * C + c] = 2.0f * sb_run + x[r * C + c];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_v[sb_q] = sb_ld1_x;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&m[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = 2.0f * sb_v[sb_q] + x[r * C + c];
+            }
+            sb_store_line(&m[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          m[r * C + c] = 2.0f * sb_v[sb_q] + x[r * C + c];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          const float sb_ld2_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run = sb_min_f32(sb_run, sb_ld2_x);
+        }
+        m[r * C + c] = 2.0f * sb_run + x[r * C + c];
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
-    for (; c + 256 <= C; c += 256) {
-      const int64_t sb_i = c;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        const int64_t k = c + 1 - 1;
-        const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_v[sb_q] = sb_ld1_x;
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          const float sb_ld3_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run = sb_min_f32(sb_run, sb_ld3_x);
+        }
+        m[r * C + c] = 2.0f * sb_run + x[r * C + c];
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        m[r * C + c] = 2.0f * sb_v[sb_q] + x[r * C + c];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          const float sb_ld4_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_v[sb_q] = sb_ld4_x;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          m[r * C + c] = 2.0f * sb_v[sb_q] + x[r * C + c];
+        }
       }
-    }
-    for (; c < C; ++c) {
-      {
-        const int64_t k = c + 1 - 1;
-        const float sb_ld2_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
-        sb_run = sb_min_f32(sb_run, sb_ld2_x);
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          const float sb_ld5_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
+          sb_run = sb_min_f32(sb_run, sb_ld5_x);
+        }
+        m[r * C + c] = 2.0f * sb_run + x[r * C + c];
       }
-      m[r * C + c] = 2.0f * sb_run + x[r * C + c];
     }
   }
 }

@@ -120,6 +120,8 @@ def sb_scan_min_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.f
 # e[r, c] = sum(k in 1..c: x[r, k])
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              e: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -154,7 +156,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_ld1_x[sb_l] = x[unsafe_offset=r * C + (sb_ld1_x_i1 + sb_l)]
                 var sb_scan = sb_scan_sum_f32(sb_ld1_x, sb_run)
                 sb_run = sb_scan[15]
-                e.unsafe_store[width=16](r * C + c, sb_scan)
+                if sb_stream and Int(e.unsafe_offset(r * C + c)) % 64 == 0:
+                    e.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    e.unsafe_store[width=16](r * C + c, sb_scan)
                 c += 16
             while c < C:
                 k = c - 1
@@ -162,6 +167,8 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_run += sb_ld2_x
                 e[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -259,6 +266,8 @@ def sb_vectorize_parallel_s1(v: Pointer[Int32, ImmUntrackedOrigin],
 # m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
 def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                              m: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -293,8 +302,12 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_ld1_x[sb_l] = x[unsafe_offset=r * C + (sb_ld1_x_i1 + sb_l)]
                 var sb_scan = sb_scan_min_f32(sb_ld1_x, sb_run)
                 sb_run = sb_scan[15]
-                var sb_val = Float32(2.0) * sb_scan + x.unsafe_load[width=16](r * C + c)
-                m.unsafe_store[width=16](r * C + c, sb_val)
+                if sb_stream and Int(m.unsafe_offset(r * C + c)) % 64 == 0:
+                    var sb_val = Float32(2.0) * sb_scan + x.unsafe_load[width=16](r * C + c)
+                    m.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
+                else:
+                    var sb_val = Float32(2.0) * sb_scan + x.unsafe_load[width=16](r * C + c)
+                    m.unsafe_store[width=16](r * C + c, sb_val)
                 c += 16
             while c < C:
                 k = c + 1 - 1
@@ -302,6 +315,8 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_run = sb_min(sb_run, sb_ld2_x)
                 m[unsafe_offset=r * C + c] = Float32(2.0) * sb_run + x[unsafe_offset=r * C + c]
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -419,48 +419,107 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict s, float* __
 }
 
 // cum[i, j] = sum(k in 0..(j + 1): x[i, k])
-static void sb_omp_simd_s2(const float* __restrict x, float* __restrict cum, const int64_t H,
-                           const int64_t W) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < H; ++i) {
-    // Running: each output's range extends the previous one's by its new terms.
-    float sb_run = 0.0f;
-    int64_t k = 0;
-    int64_t j = 0;
-    for (; j < W; ++j) {
-      if (k == j + 1 - 1) break;
-      for (; k < j + 1; ++k) {
-        const float sb_ld0_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
-        sb_run += sb_ld0_x;
+SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __restrict cum,
+                                            const int64_t H, const int64_t W) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (4 * (H * W) + 4 * (H * W) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < H; ++i) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 0.0f;
+      int64_t k = 0;
+      int64_t j = 0;
+      for (; j < W; ++j) {
+        if (k == j + 1 - 1) break;
+        for (; k < j + 1; ++k) {
+          const float sb_ld0_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+          sb_run += sb_ld0_x;
+        }
+        cum[i * W + j] = sb_run;
       }
-      cum[i * W + j] = sb_run;
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      for (; j + 256 <= W; j += 256) {
+        const int64_t sb_i = j;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t j = sb_i + sb_q;
+          const int64_t k = j + 1 - 1;
+          const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+          sb_v[sb_q] = sb_ld1_x;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        if (((uintptr_t)&cum[i * W + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+            float sb_line[16] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(16)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+              const int64_t j = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&cum[i * W + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t j = sb_i + sb_q;
+          cum[i * W + j] = sb_v[sb_q];
+        }
+      }
+      for (; j < W; ++j) {
+        {
+          const int64_t k = j + 1 - 1;
+          const float sb_ld2_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+          sb_run += sb_ld2_x;
+        }
+        cum[i * W + j] = sb_run;
+      }
+      sb_stream_fence();
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
-    for (; j + 256 <= W; j += 256) {
-      const int64_t sb_i = j;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t j = sb_i + sb_q;
-        const int64_t k = j + 1 - 1;
-        const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
-        sb_v[sb_q] = sb_ld1_x;
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < H; ++i) {
+      // Running: each output's range extends the previous one's by its new terms.
+      float sb_run = 0.0f;
+      int64_t k = 0;
+      int64_t j = 0;
+      for (; j < W; ++j) {
+        if (k == j + 1 - 1) break;
+        for (; k < j + 1; ++k) {
+          const float sb_ld3_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+          sb_run += sb_ld3_x;
+        }
+        cum[i * W + j] = sb_run;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t j = sb_i + sb_q;
-        cum[i * W + j] = sb_v[sb_q];
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      for (; j + 256 <= W; j += 256) {
+        const int64_t sb_i = j;
+        float sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t j = sb_i + sb_q;
+          const int64_t k = j + 1 - 1;
+          const float sb_ld4_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+          sb_v[sb_q] = sb_ld4_x;
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t j = sb_i + sb_q;
+          cum[i * W + j] = sb_v[sb_q];
+        }
       }
-    }
-    for (; j < W; ++j) {
-      {
-        const int64_t k = j + 1 - 1;
-        const float sb_ld2_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
-        sb_run += sb_ld2_x;
+      for (; j < W; ++j) {
+        {
+          const int64_t k = j + 1 - 1;
+          const float sb_ld5_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
+          sb_run += sb_ld5_x;
+        }
+        cum[i * W + j] = sb_run;
       }
-      cum[i * W + j] = sb_run;
     }
   }
 }

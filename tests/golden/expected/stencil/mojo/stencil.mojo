@@ -382,6 +382,8 @@ def sb_vectorize_parallel_s1(s: Pointer[Float32, ImmUntrackedOrigin],
 # cum[i, j] = sum(k in 0..(j + 1): x[i, k])
 def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                              cum: Pointer[Float32, MutUntrackedOrigin], H: Int, W: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * H * W + 4 * H * W >= sb_stream_min_bytes
     var sb_n = H
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -416,7 +418,10 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_ld1_x[sb_l] = x[unsafe_offset=i * W + (sb_ld1_x_i1 + sb_l)]
                 var sb_scan = sb_scan_sum_f32(sb_ld1_x, sb_run)
                 sb_run = sb_scan[15]
-                cum.unsafe_store[width=16](i * W + j, sb_scan)
+                if sb_stream and Int(cum.unsafe_offset(i * W + j)) % 64 == 0:
+                    cum.unsafe_store[width=16, alignment=64, non_temporal=True](i * W + j, sb_scan)
+                else:
+                    cum.unsafe_store[width=16](i * W + j, sb_scan)
                 j += 16
             while j < W:
                 k = j + 1 - 1
@@ -424,6 +429,8 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_run += sb_ld2_x
                 cum[unsafe_offset=i * W + j] = sb_run
                 j += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
