@@ -729,7 +729,7 @@ std::pair<int, size_t> gathered_extent(const Spec& spec, const Statement& st, co
 }
 
 void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, CodeWriter& w,
-                 const Im2colGemmCall& gemm) {
+                 const Im2colGemmCall& gemm, bool groups_side_by_side) {
   const Statement& st = L.stmt();
   const std::string ty = c_type(g.type);
   auto extent = [&](int v, int prec) {
@@ -754,8 +754,39 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
          "[sb_i] = " + float_literal(0.0, g.type) + ";");
   w.line("return 0;");
   w.close();
-  w.line(ty + "* sb_col = (" + ty + "*)malloc(sizeof(" + ty + ") * (size_t)sb_k * (size_t)sb_n);");
-  w.line("if (sb_col == NULL) return 1;");
+  const std::string alloc_col =
+      ty + "* sb_col = (" + ty + "*)malloc(sizeof(" + ty + ") * (size_t)sb_k * (size_t)sb_n);";
+  // The gather: every (k..., N...) once, the innermost vectorised, and with `parallel` the outer
+  // loops shared out.
+  auto gather = [&](bool parallel) {
+    std::vector<int> loops = g.k;
+    loops.insert(loops.end(), g.n.begin(), g.n.end());
+    w.line(
+        "// The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
+    if (parallel && loops.size() > 1)
+      w.line("#pragma omp parallel for collapse(" + std::to_string(loops.size() - 1) +
+             ") schedule(static)");
+    else if (parallel)
+      w.line("#pragma omp parallel for simd schedule(static)");
+    for (size_t i = 0; i < loops.size(); ++i) {
+      if (i + 1 == loops.size() && (loops.size() > 1 || !parallel)) w.line("#pragma omp simd");
+      open_for(loops[i]);
+    }
+    const std::string value = L.expr(*g.gathered, w, 0);
+    w.line("sb_col[" + ix.flat(g.k) + " * sb_n + " + ix.flat(g.n) + "] = " + value + ";");
+    for (size_t i = 0; i < loops.size(); ++i) w.close();
+  };
+  const std::string out = g.batch.empty() ? y : y + " + " + ix.flat(g.batch) + " * sb_m * sb_n";
+  // Group sb_g's gather and product, inside the loop over the groups.
+  auto group = [&](bool parallel, const std::string& on_fail) {
+    w.line("const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;");
+    L.set_override(g.group, "sb_g");
+    gather(parallel);
+    L.clear_override(g.group);
+    w.line("// group sb_g's rows of " + y + " = its rows of " + wt +
+           " (sb_rows x K) * sb_col (K x N), row-major");
+    gemm(wt + " + sb_g * sb_q * sb_k", out + " + sb_g * sb_q * sb_n", "sb_rows", on_fail, w);
+  };
   if (g.group) {
     // A grouped GEMM: rows sb_g * sb_q .. of the weights and outputs are group sb_g's, whose
     // columns are the gathered term at m0 / q = sb_g.
@@ -763,40 +794,43 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
     w.line("const int64_t sb_q = " + L.expr(*g.group_size, w, kPrecMul + 1) +
            (inner.empty() ? "" : " * " + ix.product(inner)) + ";  // rows per group");
     w.line("const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;");
-    L.set_override(g.group, "sb_g");
   }
+  if (g.group && groups_side_by_side) {
+    w.line("// Groups enough for the threads: each thread gathers and multiplies whole groups in its");
+    w.line("// own columns, one after another; else one group at a time, each shared out.");
+    w.open("if (sb_batch * sb_groups >= 2 * sb_workers()) {");
+    w.line("int sb_failed = 0;");
+    w.line("#pragma omp parallel");
+    w.open("{");
+    w.line(alloc_col);
+    w.open("if (sb_col == NULL) {");
+    w.line("#pragma omp atomic write");
+    w.line("sb_failed = 1;");
+    w.close();
+    w.line("#pragma omp for collapse(" + std::to_string(g.batch.size() + 1) +
+           ") schedule(dynamic)");
+    for (int v : g.batch) open_for(v);
+    w.open("for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {");
+    w.line("if (sb_col == NULL) continue;");
+    group(/*parallel=*/false, "#pragma omp atomic write\nsb_failed = 1;");
+    w.close();
+    for (size_t i = 0; i < g.batch.size(); ++i) w.close();
+    w.line("free(sb_col);");
+    w.close();
+    w.line("return sb_failed;");
+    w.close();
+  }
+  w.line(alloc_col);
+  w.line("if (sb_col == NULL) return 1;");
   for (int v : g.batch) open_for(v);
   if (g.group) {
     w.open("for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {");
-    w.line("const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;");
-  }
-  // The gather: every (k..., N...) once, the outer loops shared out, the innermost vectorised.
-  std::vector<int> loops = g.k;
-  loops.insert(loops.end(), g.n.begin(), g.n.end());
-  w.line(
-      "// The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
-  if (parallel_gather && loops.size() > 1)
-    w.line("#pragma omp parallel for collapse(" + std::to_string(loops.size() - 1) +
-           ") schedule(static)");
-  else if (parallel_gather)
-    w.line("#pragma omp parallel for simd schedule(static)");
-  for (size_t i = 0; i < loops.size(); ++i) {
-    if (i + 1 == loops.size() && (loops.size() > 1 || !parallel_gather)) w.line("#pragma omp simd");
-    open_for(loops[i]);
-  }
-  const std::string value = L.expr(*g.gathered, w, 0);
-  w.line("sb_col[" + ix.flat(g.k) + " * sb_n + " + ix.flat(g.n) + "] = " + value + ";");
-  for (size_t i = 0; i < loops.size(); ++i) w.close();
-  std::string out = g.batch.empty() ? y : y + " + " + ix.flat(g.batch) + " * sb_m * sb_n";
-  if (g.group) {
-    L.clear_override(g.group);
-    w.line("// group sb_g's rows of " + y + " = its rows of " + wt +
-           " (sb_rows x K) * sb_col (K x N), row-major");
-    gemm(wt + " + sb_g * sb_q * sb_k", out + " + sb_g * sb_q * sb_n", "sb_rows", w);
+    group(parallel_gather, "free(sb_col);\nreturn 1;");
     w.close();
   } else {
+    gather(parallel_gather);
     w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
-    gemm(wt, out, "sb_m", w);
+    gemm(wt, out, "sb_m", "free(sb_col);\nreturn 1;", w);
   }
   for (size_t i = 0; i < g.batch.size(); ++i) w.close();
   w.line("free(sb_col);");

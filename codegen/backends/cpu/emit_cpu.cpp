@@ -1304,21 +1304,28 @@ std::string cpu_stream_support() {
 
 namespace {
 
-// A gathered GEMM's kernel (emit_im2col) with one call of the blocked GEMM per batch element.
+// A gathered GEMM's kernel (emit_im2col) with one call of the blocked GEMM per batch element,
+// or per group; many small groups run side by side, since the blocked GEMM shares out its row
+// blocks and a group of a few rows has one (its sb_workers() is 1 inside a parallel region).
 void emit_im2col_gemm(StmtLowering& L, const GatheredGemm& g, int64_t mc, int64_t kc, int64_t nc,
                       CodeWriter& w) {
   const std::string gemm = blocked_gemm_name(g.type, g.type, g.type);
-  emit_im2col(L, g, /*parallel_gather=*/true, w,
-              [&](const std::string& wt, const std::string& out, const std::string& rows,
-                  CodeWriter& cw) {
-                const std::vector<std::string> args = gemm_args(
-                    {rows, "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"},
-                    mc, kc, nc);
-                cw.open(wrap_call("if (" + gemm, args, " != 0) {", 2 * cw.indent()));
-                cw.line("free(sb_col);");
-                cw.line("return 1;");
-                cw.close();
-              });
+  emit_im2col(
+      L, g, /*parallel_gather=*/true, w,
+      [&](const std::string& wt, const std::string& out, const std::string& rows,
+          const std::string& on_fail, CodeWriter& cw) {
+        const std::vector<std::string> args = gemm_args(
+            {rows, "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"}, mc, kc,
+            nc);
+        cw.open(wrap_call("if (" + gemm, args, " != 0) {", 2 * cw.indent()));
+        for (size_t at = 0; at <= on_fail.size();) {
+          const size_t next = std::min(on_fail.find('\n', at), on_fail.size());
+          cw.line(on_fail.substr(at, next - at));
+          at = next + 1;
+        }
+        cw.close();
+      },
+      /*groups_side_by_side=*/true);
 }
 
 // Writes the body of a contraction statement's kernel: the GEMM call, then the elementwise rest

@@ -395,9 +395,11 @@ std::string print_cpu_loops_impl(const std::vector<Module>& modules) {
   }
   if (workers)
     out +=
-        "// The worker threads OpenMP offers (1 without OpenMP).\n"
-        "static inline int64_t sb_workers(void) {\n#ifdef _OPENMP\n  return "
-        "omp_get_max_threads();\n#else\n  return 1;\n#endif\n}\n\n";
+        "// The worker threads a parallel region would get here: 1 without OpenMP, or inside a\n"
+        "// region when nested ones are inactive.\n"
+        "static inline int64_t sb_workers(void) {\n#ifdef _OPENMP\n  return omp_get_level() >= "
+        "omp_get_max_active_levels() ? 1 : omp_get_max_threads();\n#else\n  return 1;\n"
+        "#endif\n}\n\n";
   for (const Module& m : modules) {
     for (const std::string& d : m.doc) out += "// " + d + "\n";
     Scope none;

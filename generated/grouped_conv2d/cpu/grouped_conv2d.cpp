@@ -43,10 +43,11 @@ static inline sb_simd_f32 sb_simd_load_f32(const float* p) {
 }
 static inline void sb_simd_store_f32(float* p, sb_simd_f32 v) { memcpy(p, &v, sizeof v); }
 
-// The worker threads OpenMP offers (1 without OpenMP).
+// The worker threads a parallel region would get here: 1 without OpenMP, or inside a
+// region when nested ones are inactive.
 static inline int64_t sb_workers(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  return omp_get_level() >= omp_get_max_active_levels() ? 1 : omp_get_max_threads();
 #else
   return 1;
 #endif
@@ -334,10 +335,56 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
     for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) y[sb_i] = 0.0f;
     return 0;
   }
-  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
-  if (sb_col == NULL) return 1;
   const int64_t sb_q = COG;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  // Groups enough for the threads: each thread gathers and multiplies whole groups in its
+  // own columns, one after another; else one group at a time, each shared out.
+  if (sb_batch * sb_groups >= 2 * sb_workers()) {
+    int sb_failed = 0;
+    #pragma omp parallel
+    {
+      float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+      if (sb_col == NULL) {
+        #pragma omp atomic write
+        sb_failed = 1;
+      }
+      #pragma omp for collapse(2) schedule(dynamic)
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
+          if (sb_col == NULL) continue;
+          const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
+          // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+          for (int64_t c = 0; c < CIG; ++c) {
+            for (int64_t a = 0; a < 3; ++a) {
+              for (int64_t b = 0; b < 3; ++b) {
+                for (int64_t i = 0; i < H; ++i) {
+                  #pragma omp simd
+                  for (int64_t j = 0; j < W; ++j) {
+                    const int64_t sb_ld0_x_i1 = sb_g * CIG + c;
+                    const int64_t sb_ld0_x_i2 = i + a - 1;
+                    const int64_t sb_ld0_x_i3 = j + b - 1;
+                    const float sb_ld0_x =
+                        (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G * CIG && sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
+                    sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * W + j)] = sb_ld0_x;
+                  }
+                }
+              }
+            }
+          }
+          // group sb_g's rows of y = its rows of w (sb_rows x K) * sb_col (K x N), row-major
+          if (sb_gemm_f32(sb_rows, sb_n, sb_k, w + sb_g * sb_q * sb_k, sb_k, 1, sb_col, sb_n, 1,
+                          y + n * sb_m * sb_n + sb_g * sb_q * sb_n, sb_n, 128, 512, 4096) != 0) {
+            #pragma omp atomic write
+            sb_failed = 1;
+          }
+        }
+      }
+      free(sb_col);
+    }
+    return sb_failed;
+  }
+  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
       const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
@@ -349,12 +396,12 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
             for (int64_t i = 0; i < H; ++i) {
               #pragma omp simd
               for (int64_t j = 0; j < W; ++j) {
-                const int64_t sb_ld0_x_i1 = sb_g * CIG + c;
-                const int64_t sb_ld0_x_i2 = i + a - 1;
-                const int64_t sb_ld0_x_i3 = j + b - 1;
-                const float sb_ld0_x =
-                    (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G * CIG && sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
-                sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * W + j)] = sb_ld0_x;
+                const int64_t sb_ld1_x_i1 = sb_g * CIG + c;
+                const int64_t sb_ld1_x_i2 = i + a - 1;
+                const int64_t sb_ld1_x_i3 = j + b - 1;
+                const float sb_ld1_x =
+                    (sb_ld1_x_i1 >= 0 && sb_ld1_x_i1 < G * CIG && sb_ld1_x_i2 >= 0 && sb_ld1_x_i2 < H && sb_ld1_x_i3 >= 0 && sb_ld1_x_i3 < W) ? x[((n * (G * CIG) + sb_ld1_x_i1) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3] : 0.0f;
+                sb_col[((c * 3 + a) * 3 + b) * sb_n + (i * W + j)] = sb_ld1_x;
               }
             }
           }

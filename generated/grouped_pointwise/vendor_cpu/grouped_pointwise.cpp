@@ -35,10 +35,10 @@ static int sb_im2col_s0(const float* __restrict x, const float* __restrict w, fl
     for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) y[sb_i] = 0.0f;
     return 0;
   }
-  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
-  if (sb_col == NULL) return 1;
   const int64_t sb_q = COG;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
       const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;

@@ -43,10 +43,11 @@ static inline sb_simd_f32 sb_simd_load_f32(const float* p) {
 }
 static inline void sb_simd_store_f32(float* p, sb_simd_f32 v) { memcpy(p, &v, sizeof v); }
 
-// The worker threads OpenMP offers (1 without OpenMP).
+// The worker threads a parallel region would get here: 1 without OpenMP, or inside a
+// region when nested ones are inactive.
 static inline int64_t sb_workers(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  return omp_get_level() >= omp_get_max_active_levels() ? 1 : omp_get_max_threads();
 #else
   return 1;
 #endif

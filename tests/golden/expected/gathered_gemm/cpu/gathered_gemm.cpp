@@ -70,10 +70,11 @@ static inline sb_simd_f64 sb_simd_load_f64(const double* p) {
 }
 static inline void sb_simd_store_f64(double* p, sb_simd_f64 v) { memcpy(p, &v, sizeof v); }
 
-// The worker threads OpenMP offers (1 without OpenMP).
+// The worker threads a parallel region would get here: 1 without OpenMP, or inside a
+// region when nested ones are inactive.
 static inline int64_t sb_workers(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  return omp_get_level() >= omp_get_max_active_levels() ? 1 : omp_get_max_threads();
 #else
   return 1;
 #endif
@@ -963,10 +964,50 @@ static int sb_im2col_s4(const float* __restrict x, const float* __restrict w, fl
     for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) gy[sb_i] = 0.0f;
     return 0;
   }
-  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
-  if (sb_col == NULL) return 1;
   const int64_t sb_q = 2 * P;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  // Groups enough for the threads: each thread gathers and multiplies whole groups in its
+  // own columns, one after another; else one group at a time, each shared out.
+  if (sb_batch * sb_groups >= 2 * sb_workers()) {
+    int sb_failed = 0;
+    #pragma omp parallel
+    {
+      float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+      if (sb_col == NULL) {
+        #pragma omp atomic write
+        sb_failed = 1;
+      }
+      #pragma omp for collapse(2) schedule(dynamic)
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
+          if (sb_col == NULL) continue;
+          const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
+          // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+          for (int64_t k = 0; k < K; ++k) {
+            for (int64_t t = 0; t < 3; ++t) {
+              #pragma omp simd
+              for (int64_t l = 0; l < L; ++l) {
+                const int64_t sb_ld0_x_i3 = l + t - 1;
+                const float sb_ld0_x =
+                    (sb_g >= 0 && sb_g < G && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < L) ? x[((b * G + sb_g) * K + k) * L + sb_ld0_x_i3] : 0.0f;
+                sb_col[(k * 3 + t) * sb_n + l] = sb_ld0_x;
+              }
+            }
+          }
+          // group sb_g's rows of gy = its rows of w (sb_rows x K) * sb_col (K x N), row-major
+          if (sb_gemm_f32(sb_rows, sb_n, sb_k, w + sb_g * sb_q * sb_k, sb_k, 1, sb_col, sb_n, 1,
+                          gy + b * sb_m * sb_n + sb_g * sb_q * sb_n, sb_n, 4, 8, 16) != 0) {
+            #pragma omp atomic write
+            sb_failed = 1;
+          }
+        }
+      }
+      free(sb_col);
+    }
+    return sb_failed;
+  }
+  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
       const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
@@ -976,10 +1017,10 @@ static int sb_im2col_s4(const float* __restrict x, const float* __restrict w, fl
         for (int64_t t = 0; t < 3; ++t) {
           #pragma omp simd
           for (int64_t l = 0; l < L; ++l) {
-            const int64_t sb_ld0_x_i3 = l + t - 1;
-            const float sb_ld0_x =
-                (sb_g >= 0 && sb_g < G && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < L) ? x[((b * G + sb_g) * K + k) * L + sb_ld0_x_i3] : 0.0f;
-            sb_col[(k * 3 + t) * sb_n + l] = sb_ld0_x;
+            const int64_t sb_ld1_x_i3 = l + t - 1;
+            const float sb_ld1_x =
+                (sb_g >= 0 && sb_g < G && sb_ld1_x_i3 >= 0 && sb_ld1_x_i3 < L) ? x[((b * G + sb_g) * K + k) * L + sb_ld1_x_i3] : 0.0f;
+            sb_col[(k * 3 + t) * sb_n + l] = sb_ld1_x;
           }
         }
       }
@@ -1008,10 +1049,43 @@ static int sb_im2col_s5(const double* __restrict d, const double* __restrict w2,
     for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) gz[sb_i] = 0.0;
     return 0;
   }
-  double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
-  if (sb_col == NULL) return 1;
   const int64_t sb_q = P;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  // Groups enough for the threads: each thread gathers and multiplies whole groups in its
+  // own columns, one after another; else one group at a time, each shared out.
+  if (sb_batch * sb_groups >= 2 * sb_workers()) {
+    int sb_failed = 0;
+    #pragma omp parallel
+    {
+      double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
+      if (sb_col == NULL) {
+        #pragma omp atomic write
+        sb_failed = 1;
+      }
+      #pragma omp for collapse(1) schedule(dynamic)
+      for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
+        if (sb_col == NULL) continue;
+        const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
+        // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+        for (int64_t k = 0; k < K; ++k) {
+          #pragma omp simd
+          for (int64_t l = 0; l < L; ++l) {
+            sb_col[k * sb_n + l] = d[k * L + l] + (double)sb_g;
+          }
+        }
+        // group sb_g's rows of gz = its rows of w2 (sb_rows x K) * sb_col (K x N), row-major
+        if (sb_gemm_f64(sb_rows, sb_n, sb_k, w2 + sb_g * sb_q * sb_k, sb_k, 1, sb_col, sb_n, 1,
+                        gz + sb_g * sb_q * sb_n, sb_n, 4, 8, 16) != 0) {
+          #pragma omp atomic write
+          sb_failed = 1;
+        }
+      }
+      free(sb_col);
+    }
+    return sb_failed;
+  }
+  double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
   for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
     const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
     // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.

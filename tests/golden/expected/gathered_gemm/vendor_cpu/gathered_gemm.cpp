@@ -178,10 +178,10 @@ static int sb_im2col_s4(const float* __restrict x, const float* __restrict w, fl
     for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) gy[sb_i] = 0.0f;
     return 0;
   }
-  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
-  if (sb_col == NULL) return 1;
   const int64_t sb_q = 2 * P;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  float* sb_col = (float*)malloc(sizeof(float) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
       const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
@@ -220,10 +220,10 @@ static int sb_im2col_s5(const double* __restrict d, const double* __restrict w2,
     for (int64_t sb_i = 0; sb_i < sb_batch * sb_m * sb_n; ++sb_i) gz[sb_i] = 0.0;
     return 0;
   }
-  double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
-  if (sb_col == NULL) return 1;
   const int64_t sb_q = P;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
+  double* sb_col = (double*)malloc(sizeof(double) * (size_t)sb_k * (size_t)sb_n);
+  if (sb_col == NULL) return 1;
   for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {
     const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;
     // The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.

@@ -116,10 +116,11 @@ static inline sb_simd_f64 sb_simd_load_f64(const double* p) {
 }
 static inline void sb_simd_store_f64(double* p, sb_simd_f64 v) { memcpy(p, &v, sizeof v); }
 
-// The worker threads OpenMP offers (1 without OpenMP).
+// The worker threads a parallel region would get here: 1 without OpenMP, or inside a
+// region when nested ones are inactive.
 static inline int64_t sb_workers(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  return omp_get_level() >= omp_get_max_active_levels() ? 1 : omp_get_max_threads();
 #else
   return 1;
 #endif
