@@ -271,9 +271,8 @@ std::string Gen::register_blocked(const GpuStep& g) {
     // Row-major offset of (sb_gx, sb_gk) or (sb_gk, sb_gx) in the operand, after the product
     // sb_bz where the operand is batched.
     const size_t last = o.read->args.size() - 1;
-    const std::string row = o.batched ? "(sb_bz * " +
-                                            L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " + " +
-                                            (o.k_inner ? "sb_gx" : "sb_gk") + ")"
+    const std::string row = o.batched ? "(sb_bz * " + L.extent(o.read->ref, 1, kMojoPrecMul + 1) +
+                                            " + " + (o.k_inner ? "sb_gx" : "sb_gk") + ")"
                                       : std::string(o.k_inner ? "sb_gx" : "sb_gk");
     const std::string off = row + " * " + L.extent(o.read->ref, last, kMojoPrecMul + 1) + " + " +
                             (o.k_inner ? "sb_gk" : "sb_gx");
