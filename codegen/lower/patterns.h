@@ -79,7 +79,7 @@ struct MatmulMatch {
 bool match_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why);
 // match_matmul, or a batch of products c[b, i, j] (rank 3, b first; each operand read with b
 // first or shared by the batch, as match_contraction's batches): for a kernel with a batch grid
-// dimension (cuda tiled_matmul).
+// dimension (cuda tiled_matmul, register_blocked_matmul).
 bool match_batched_matmul(const Spec& s, const Statement& st, MatmulMatch* m, std::string* why);
 
 // tiled_transpose: a rank-2 elementwise statement with at least one (at most 4) reads

@@ -917,9 +917,12 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   const DType rt = value_type(red);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
-  const std::string M = L.extent(st.out, 0, kPrecRel + 1);
-  const std::string N = L.extent(st.out, 1, kPrecRel + 1);
+  // A batch of products: the batch index first, the products along the grid's z.
+  const int base = m.batched ? 1 : 0;
+  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
+  const std::string bv = m.batched ? L.var_name(0) : "";
+  const std::string M = L.extent(st.out, static_cast<size_t>(base), kPrecRel + 1);
+  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kPrecRel + 1);
   const Tensor& A = spec_.tensors[m.a->ref];
   const Tensor& B = spec_.tensors[m.b->ref];
   // Tiles and registers hold values: f16 and bf16 elements converted to f32 once, on load.
@@ -945,30 +948,37 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     const Expr* read;
     const Tensor* t;
     bool k_inner;
+    bool batched;  // read with the batch index first; else shared by the products
     std::string xv, lim, base, tile, flag;
     int64_t X;
     int W;
     bool vec;
   };
-  auto operand = [&](const Expr* read, bool k_inner, const std::string& xv, const std::string& lim,
-                     const std::string& base, const std::string& tile, const std::string& flag,
-                     int64_t X) {
-    Operand o{read, &spec_.tensors[read->ref], k_inner, xv, lim, base, tile, flag, X, 0, false};
+  auto operand = [&](const Expr* read, bool k_inner, bool batched, const std::string& xv,
+                     const std::string& lim, const std::string& base, const std::string& tile,
+                     const std::string& flag, int64_t X) {
+    Operand o{read, &spec_.tensors[read->ref], k_inner, batched, xv, lim, base, tile, flag, X, 0,
+              false};
     o.W = 16 / dtype_bytes(o.t->type);
     // f16 and bf16 elements have no vector type here: they load one at a time.
     o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
             (k_inner ? BK : X) % o.W == 0;
     return o;
   };
-  const Operand ops[2] = {operand(m.a, m.a_k_inner, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
-                          operand(m.b, m.b_k_inner, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
+  const Operand ops[2] = {
+      operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
+      operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
   for (const Operand& o : ops) {
     if (!o.vec) continue;
     // Vectors start at k = lo + a multiple of bk (k contiguous) or at a multiple of the tile.
     const bool lo_aligned =
         !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
+    // Rows of a whole number of vectors: the last (contiguous) extent a multiple of W. A batched
+    // operand's products then start on vectors too, each a whole number of rows apart.
+    const size_t last = o.read->args.size() - 1;
     w.line("const bool " + o.flag + " = ((uintptr_t)" + L.tensor_name(o.read->ref) +
-           " & 15) == 0 && " + L.extent(o.read->ref, 1, kPrecMul + 1) + " % " + str(o.W) + " == 0" +
+           " & 15) == 0 && " + L.extent(o.read->ref, last, kPrecMul + 1) + " % " + str(o.W) +
+           " == 0" +
            (lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") + ";");
   }
   const std::string rct = c_type(rt);
@@ -984,6 +994,11 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     x.close();
     x.close();
   };
+  if (m.batched) {
+    // Every thread of a block walks the same products, so the barriers stay uniform.
+    w.line("const int64_t sb_nb = " + L.extent(st.out, 0) + ";  // products");
+    w.open("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {");
+  }
   mn_loops(w,
            [&](CodeWriter& x) { x.line("sb_acc[sb_m][sb_n] = " + identity(red.rop, rt) + ";"); });
   w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + str(BK) + ") {");
@@ -1002,8 +1017,16 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     w.line("const int sb_c = sb_l % " + str(inner / W) + (W > 1 ? " * " + str(W) : "") + ";");
     const std::string gx = o.base + " + " + in_x, gk = "sb_k0 + " + in_k;
     const std::string cond = o.xv + " < " + o.lim + " && " + kv + " < sb_hi";
+    // The indices of one element, the batch index first where the operand has it.
+    auto binds = [&](const std::string& x, const std::string& kk) {
+      std::vector<std::string> b;
+      if (o.batched) b.push_back(bv + " = sb_bz");
+      b.push_back(o.xv + " = " + x);
+      b.push_back(kv + " = " + kk);
+      return b;
+    };
     if (!o.vec) {
-      guarded_load(w, L, *o.read, {o.xv + " = " + gx, kv + " = " + gk}, cond,
+      guarded_load(w, L, *o.read, binds(gx, gk), cond,
                    o.tile + "[" + in_k + " * " + X + " + " + in_x + "]", false);
       w.close();
       continue;
@@ -1011,8 +1034,10 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     w.line("const int64_t sb_gx = " + gx + ";");
     w.line("const int64_t sb_gk = " + gk + ";");
     const std::string vt = vector_type(o.t->type, W);
-    const std::vector<std::string> subs = o.k_inner ? std::vector<std::string>{"sb_gx", "sb_gk"}
-                                                    : std::vector<std::string>{"sb_gk", "sb_gx"};
+    std::vector<std::string> subs;
+    if (o.batched) subs.push_back("sb_bz");
+    subs.push_back(o.k_inner ? "sb_gx" : "sb_gk");
+    subs.push_back(o.k_inner ? "sb_gk" : "sb_gx");
     const std::string whole = o.k_inner ? "sb_gx < " + o.lim + " && sb_gk + " + str(W) + " <= sb_hi"
                                         : "sb_gk < sb_hi && sb_gx + " + str(W) + " <= " + o.lim;
     auto dest = [&](const std::string& q) {
@@ -1030,8 +1055,8 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
           x.line("#pragma unroll");
           x.open("for (int sb_q = 0; sb_q < " + str(W) + "; ++sb_q) {");
           guarded_load(x, L, *o.read,
-                       {o.xv + " = sb_gx" + (o.k_inner ? "" : " + sb_q"),
-                        kv + " = sb_gk" + (o.k_inner ? " + sb_q" : "")},
+                       binds(std::string("sb_gx") + (o.k_inner ? "" : " + sb_q"),
+                             std::string("sb_gk") + (o.k_inner ? " + sb_q" : "")),
                        cond, dest("sb_q"), false);
           x.close();
         });
@@ -1062,6 +1087,7 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   w.line("__syncthreads();");
   w.close();
   L.set_override(&red, "sb_acc[sb_m][sb_n]");
+  if (m.batched) w.line("const int64_t " + bv + " = sb_bz;");
   mn_loops(w, [&](CodeWriter& x) {
     x.line("const int64_t " + iv + " = sb_row0 + sb_tr + sb_m * " + str(RM) + ";");
     x.line("const int64_t " + jv + " = sb_col0 + sb_tc + sb_n * " + str(RN) + ";");
@@ -1069,18 +1095,28 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
     L.assign(x);
     x.close();
   });
+  if (m.batched) w.close();
   L.clear_overrides();
   const std::string name = fn(k);
   kernel("// " + text + "\n// " + str(BM) + " x " + str(BN) + " output tiles, " + str(TM) + " x " +
              str(TN) + " outputs per thread in registers; k in steps of " + str(BK) +
-             " through shared memory.\n",
+             " through shared memory" +
+             (m.batched ? "; the products along the grid's z (a grid-stride loop over them)"
+                        : "") +
+             ".\n",
          name, NT, L, st.out, {}, w);
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
+  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
+  std::string gz;
+  if (m.batched) {
+    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
+    gz = ", (unsigned)(sb_nb < " + str(kMaxGridZ) + " ? sb_nb : " + str(kMaxGridZ) + ")";
+  }
   body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
-             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + "));");
+             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + ")" + gz + ");");
   launch(body_, name, "sb_grid", str(NT), NT, "0", L);
   note(H);
   body_.close();

@@ -56,7 +56,9 @@
 //                      output tiles, (bm / tm) * (bn / tn) threads each holding tm x tn
 //                      accumulators, bk-deep shared tiles loaded with 16-byte vectors along the
 //                      contiguous subscript when the base is aligned and the row length a
-//                      multiple of the vector, scalar guarded loads otherwise.
+//                      multiple of the vector, scalar guarded loads otherwise. Both take a
+//                      batch of products c[h, i, j] too (each operand read with h first or
+//                      shared), the products along the grid's z (a grid-stride loop past 65535).
 //   tiled_transpose    (tile 32, block_rows 8): rank-2 elementwise statements reading x[j, i]
 //                      for output [i, j]: such reads go through [tile][tile + 1] shared tiles
 //                      so that loads and stores are both coalesced; other reads are direct.

@@ -153,9 +153,11 @@ std::string Gen::register_blocked(const GpuStep& g) {
   use_gpu({"block_idx", "thread_idx", "barrier"});
   MojoStmt L(spec_, st, needs_.stmt);
   PyWriter w(1);
-  const std::string iv = L.var_name(0), jv = L.var_name(1), kv = L.var_name(red.ref);
-  const std::string M = L.extent(st.out, 0, kMojoPrecCmp + 1);
-  const std::string N = L.extent(st.out, 1, kMojoPrecCmp + 1);
+  // A batch of products: the batch index first, the products along the grid's z.
+  const int base = m.batched ? 1 : 0;
+  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
+  const std::string M = L.extent(st.out, static_cast<size_t>(base), kMojoPrecCmp + 1);
+  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kMojoPrecCmp + 1);
   const Tensor& A = spec_.tensors[m.a->ref];
   const Tensor& Bt = spec_.tensors[m.b->ref];
 
@@ -170,6 +172,7 @@ std::string Gen::register_blocked(const GpuStep& g) {
   w.line("var sb_row0 = Int(block_idx.y) * " + str(BM));
   w.line("var sb_col0 = Int(block_idx.x) * " + str(BN));
   w.line("# Indices, assigned where they are bound.");
+  if (m.batched) w.line("var " + L.var_name(0) + ": Int");
   w.line("var " + iv + ": Int");
   w.line("var " + jv + ": Int");
   w.line("var " + kv + ": Int");
@@ -180,32 +183,45 @@ std::string Gen::register_blocked(const GpuStep& g) {
     const Expr* read;
     const Tensor* t;
     bool k_inner;
+    bool batched;  // read with the batch index first; else shared by the products
     std::string xv, lim, base, tile, flag;
     int64_t X;
     int W;
     bool vec;
   };
-  auto operand = [&](const Expr* read, bool k_inner, const std::string& xv, const std::string& lim,
-                     const std::string& base, const std::string& tile, const std::string& flag,
-                     int64_t X) {
-    Operand o{read, &spec_.tensors[read->ref], k_inner, xv, lim, base, tile, flag, X, 0, false};
+  auto operand = [&](const Expr* read, bool k_inner, bool batched, const std::string& xv,
+                     const std::string& lim, const std::string& base, const std::string& tile,
+                     const std::string& flag, int64_t X) {
+    Operand o{read, &spec_.tensors[read->ref], k_inner, batched, xv, lim, base, tile, flag, X, 0,
+              false};
     o.W = 16 / dtype_bytes(o.t->type);
     // f16 and bf16 elements load one by one, widened as they are (as the cuda kernel's).
     o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
             (k_inner ? BK : X) % o.W == 0;
     return o;
   };
-  const Operand ops[2] = {operand(m.a, m.a_k_inner, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
-                          operand(m.b, m.b_k_inner, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
+  const Operand ops[2] = {
+      operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
+      operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
   for (const Operand& o : ops) {
     if (!o.vec) continue;
     const bool lo_aligned =
         !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
+    // Rows of a whole number of vectors: the last (contiguous) extent a multiple of W. A batched
+    // operand's products then start on vectors too, each a whole number of rows apart.
+    const size_t last = o.read->args.size() - 1;
     w.line("var " + o.flag + " = (Int(" + L.tensor_name(o.read->ref) + ") & 15) == 0 and " +
-           L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " % " + str(o.W) + " == 0" +
+           L.extent(o.read->ref, last, kMojoPrecMul + 1) + " % " + str(o.W) + " == 0" +
            (lo_aligned ? std::string() : " and (" + lo + ") % " + str(o.W) + " == 0"));
   }
   const std::string rdt = mojo_dtype_name(rt);
+  if (m.batched) {
+    use_gpu({"grid_dim"});
+    w.line("# Every thread of a block walks the same products, so the barriers stay uniform.");
+    w.open("for sb_bz in range(Int(block_idx.z), " + L.extent(st.out, 0, 0) +
+           ", Int(grid_dim.z)):");
+    w.line(L.var_name(0) + " = sb_bz");
+  }
   w.line("# Registers: sb_acc[m * " + str(TN) + " + n], sb_ra[m], sb_rb[n].");
   w.line("var sb_acc = SIMD[" + rdt + ", " + str(TM * TN) + "](" + L.identity(red.rop, rt) + ")");
   w.line("var sb_ra = SIMD[" + std::string(mojo_dtype_name(compute_type(A.type))) + ", " + str(TM) + "]()");
@@ -252,10 +268,14 @@ std::string Gen::register_blocked(const GpuStep& g) {
       return o.k_inner ? o.tile + "[unsafe_offset=(sb_c + " + q + ") * " + X + " + sb_r]"
                        : o.tile + "[unsafe_offset=sb_r * " + X + " + sb_c + " + q + "]";
     };
-    // Row-major offset of (sb_gx, sb_gk) or (sb_gk, sb_gx) in the operand.
-    const std::string off = o.k_inner
-                                ? "sb_gx * " + L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " + sb_gk"
-                                : "sb_gk * " + L.extent(o.read->ref, 1, kMojoPrecMul + 1) + " + sb_gx";
+    // Row-major offset of (sb_gx, sb_gk) or (sb_gk, sb_gx) in the operand, after the product
+    // sb_bz where the operand is batched.
+    const size_t last = o.read->args.size() - 1;
+    const std::string row = o.batched ? "(sb_bz * " + L.extent(o.read->ref, 1, kMojoPrecMul + 1) +
+                                            " + " + (o.k_inner ? "sb_gx" : "sb_gk") + ")"
+                                      : std::string(o.k_inner ? "sb_gx" : "sb_gk");
+    const std::string off = row + " * " + L.extent(o.read->ref, last, kMojoPrecMul + 1) + " + " +
+                            (o.k_inner ? "sb_gk" : "sb_gx");
     w.open("if " + o.flag + " and " + whole + ":");
     w.line("var sb_v = " + name + ".unsafe_load[width=" + str(W) + ", alignment=16](" + off + ")");
     for (int q = 0; q < W; ++q) w.line(dest(str(q)) + " = sb_v[" + str(q) + "]");
@@ -309,25 +329,37 @@ std::string Gen::register_blocked(const GpuStep& g) {
   w.dedent();
   w.dedent();
   w.dedent();
+  if (m.batched) w.dedent();
   L.clear_overrides();
-  const std::string e0 = L.extent(st.out, 0, kMojoPrecMul + 1);
-  const std::string e1 = L.extent(st.out, 1, kMojoPrecMul + 1);
+  const std::string e0 = L.extent(st.out, static_cast<size_t>(base), kMojoPrecMul + 1);
+  const std::string e1 = L.extent(st.out, static_cast<size_t>(base) + 1, kMojoPrecMul + 1);
 
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  const std::string hm = H.extent(st.out, 0, kPrecAdd), hn = H.extent(st.out, 1, kPrecAdd);
+  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
+  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
+  std::string gz;
+  if (m.batched) {
+    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
+    gz = ", (unsigned)(sb_nb < " + str(cuda::kMaxGridZ) + " ? sb_nb : " + str(cuda::kMaxGridZ) +
+         ")";
+  }
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
-             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + "));");
+             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + ")" + gz + ");");
   launch(fn(k), "sb_grid", str(NT), NT, "0", L);
   body_.close();
   return kernel("# " + text + "\n" +
                     comment(str(BM) + " x " + str(BN) + " output tiles, " + str(TM) + " x " +
                             str(TN) + " outputs per thread in registers; k in steps of " +
-                            str(BK) + " through shared memory.") +
+                            str(BK) + " through shared memory" +
+                            (m.batched ? "; the products along the grid's z (a grid-stride "
+                                         "loop over them)."
+                                       : ".")) +
                     comment("Launch: blocks of " + str(NT) + " threads, grid = (ceil(" + e1 +
-                            " / " + str(BN) + "), ceil(" + e0 + " / " + str(BM) + "))."),
+                            " / " + str(BN) + "), ceil(" + e0 + " / " + str(BM) + ")" +
+                            (m.batched ? ", min(products, 65535)" : "") + ")."),
                 fn(k), L, w);
 }
 

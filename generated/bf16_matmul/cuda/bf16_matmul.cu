@@ -177,8 +177,9 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
   }
 }
 
-// Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per
-// thread in registers, vector loads of a and b where aligned.
+// Variant register_blocked_matmul: matrix products, and batches of them: bm x bn output tiles, tm x
+// tn outputs per thread in registers, vector loads of a and b where aligned, the batch along the
+// grid's z.
 
 // y[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
 // 64 x 64 output tiles, 4 x 4 outputs per thread in registers; k in steps of 8 through shared

@@ -7,9 +7,10 @@
 //   2  c  f32[B, M, N]  out
 // Sizes (ABI order): B, M, N, K
 // Variants:
-//   thread_per_output  strategy thread_per_output: block_size = 256
-//   grid_stride        strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
-//   tiled_matmul       strategy tiled_matmul: tile = 16 (default)
+//   thread_per_output        strategy thread_per_output: block_size = 256
+//   grid_stride              strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
+//   tiled_matmul             strategy tiled_matmul: tile = 16 (default)
+//   register_blocked_matmul  strategy register_blocked_matmul: bm = 64 (default), bn = 64 (default), bk = 8 (default), tm = 4 (default), tn = 4 (default)
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -159,6 +160,139 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
   }
 }
 
+// Variant register_blocked_matmul: matrix products, and batches of them: bm x bn output tiles, tm x
+// tn outputs per thread in registers, vector loads of a and b where aligned, the batch along the
+// grid's z.
+
+// c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+// 64 x 64 output tiles, 4 x 4 outputs per thread in registers; k in steps of 8 through shared
+// memory; the products along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
+    const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
+    const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
+  SB_SHARED_ARRAY(float, sb_ta, 512);  // [k][row] tile of a[b, i, k]
+  SB_SHARED_ARRAY(float, sb_tb, 512);  // [k][column] tile of w[b, k, j]
+  const int sb_tid = threadIdx.x;
+  const int sb_tr = sb_tid / 16;  // rows sb_tr + m * 16 of the block's tile
+  const int sb_tc = sb_tid % 16;  // columns sb_tc + n * 16
+  const int64_t sb_row0 = (int64_t)blockIdx.y * 64;
+  const int64_t sb_col0 = (int64_t)blockIdx.x * 64;
+  const int64_t sb_hi = K;
+  const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0;
+  const bool sb_vec_b = ((uintptr_t)w & 15) == 0 && N % 4 == 0;
+  float sb_acc[4][4];
+  float sb_ra[4];
+  float sb_rb[4];
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 4; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 4; ++sb_n) {
+        sb_acc[sb_m][sb_n] = 0.0f;
+      }
+    }
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+      // Tile of a[b, i, k]: 8 k x 64, loaded along k in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 128; sb_l += 256) {
+        const int sb_r = sb_l / 2;
+        const int sb_c = sb_l % 2 * 4;
+        const int64_t sb_gx = sb_row0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_a && sb_gx < M && sb_gk + 4 <= sb_hi) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk);
+          sb_ta[(sb_c + 0) * 64 + sb_r] = sb_v.x;
+          sb_ta[(sb_c + 1) * 64 + sb_r] = sb_v.y;
+          sb_ta[(sb_c + 2) * 64 + sb_r] = sb_v.z;
+          sb_ta[(sb_c + 3) * 64 + sb_r] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t i = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            float sb_x = 0.0f;
+            if (i < M && k < sb_hi) {
+              sb_x = a[(b * M + i) * K + k];
+            }
+            sb_ta[(sb_c + sb_q) * 64 + sb_r] = sb_x;
+          }
+        }
+      }
+      // Tile of w[b, k, j]: 8 k x 64, loaded along j in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 128; sb_l += 256) {
+        const int sb_r = sb_l / 16;
+        const int sb_c = sb_l % 16 * 4;
+        const int64_t sb_gx = sb_col0 + sb_c;
+        const int64_t sb_gk = sb_k0 + sb_r;
+        if (sb_vec_b && sb_gk < sb_hi && sb_gx + 4 <= N) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(w + (sb_bz * K + sb_gk) * N + sb_gx);
+          sb_tb[sb_r * 64 + sb_c + 0] = sb_v.x;
+          sb_tb[sb_r * 64 + sb_c + 1] = sb_v.y;
+          sb_tb[sb_r * 64 + sb_c + 2] = sb_v.z;
+          sb_tb[sb_r * 64 + sb_c + 3] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t j = sb_gx + sb_q;
+            const int64_t k = sb_gk;
+            float sb_x = 0.0f;
+            if (j < N && k < sb_hi) {
+              sb_x = w[(b * K + k) * N + j];
+            }
+            sb_tb[sb_r * 64 + sb_c + sb_q] = sb_x;
+          }
+        }
+      }
+      __syncthreads();
+      if (sb_k0 + 8 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 4; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 4; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 4; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 4; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      }
+      __syncthreads();
+    }
+    const int64_t b = sb_bz;
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 4; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 4; ++sb_n) {
+        const int64_t i = sb_row0 + sb_tr + sb_m * 16;
+        const int64_t j = sb_col0 + sb_tc + sb_n * 16;
+        if (i < M && j < N) {
+          c[(b * M + i) * N + j] = sb_acc[sb_m][sb_n];
+        }
+      }
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -234,6 +368,27 @@ static int sb_variant_tiled_matmul(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant register_blocked_matmul (strategy register_blocked_matmul).
+static int sb_variant_register_blocked_matmul(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  float* c = (float*)sb_a->tensors[2];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t M = sb_a->sizes[1];
+  const int64_t N = sb_a->sizes[2];
+  const int64_t K = sb_a->sizes[3];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+
+  // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, a, w, c, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_register_blocked_matmul_s0);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -242,6 +397,7 @@ static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
     {"tiled_matmul", sb_variant_tiled_matmul},
+    {"register_blocked_matmul", sb_variant_register_blocked_matmul},
 };
 
 static const sb_module sb_module_info = {
@@ -250,7 +406,7 @@ static const sb_module sb_module_info = {
     "cuda",  // backend
     3,       // tensors
     4,       // sizes
-    3,       // variants
+    4,       // variants
     sb_variants,
 };
 

@@ -7,9 +7,10 @@
 //   2  c  f32[B, M, N]  out
 // Sizes (ABI order): B, M, N, K
 // Variants:
-//   thread_per_output  strategy thread_per_output: block_size = 256
-//   grid_stride        strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
-//   tiled_matmul       strategy tiled_matmul: tile = 16 (default)
+//   thread_per_output        strategy thread_per_output: block_size = 256
+//   grid_stride              strategy grid_stride: block_size = 128, blocks_per_sm = 4 (default)
+//   tiled_matmul             strategy tiled_matmul: tile = 16 (default)
+//   register_blocked_matmul  strategy register_blocked_matmul: bm = 64 (default), bn = 64 (default), bk = 8 (default), tm = 4 (default), tn = 4 (default)
 //
 // The host side of bmm.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -27,6 +28,7 @@
 SB_MOJO_KERNEL(sb_thread_per_output_s0);
 SB_MOJO_KERNEL(sb_grid_stride_s0);
 SB_MOJO_KERNEL(sb_tiled_matmul_s0);
+SB_MOJO_KERNEL(sb_register_blocked_matmul_s0);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -97,6 +99,26 @@ static int sb_variant_tiled_matmul(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant register_blocked_matmul (strategy register_blocked_matmul).
+static int sb_variant_register_blocked_matmul(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  float* c = (float*)sb_a->tensors[2];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t M = sb_a->sizes[1];
+  const int64_t N = sb_a->sizes[2];
+  const int64_t K = sb_a->sizes[3];
+  void* sb_stream = sb_a->stream;
+
+  // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_MOJO_LAUNCH(sb_register_blocked_matmul_s0, sb_grid, 256, 0, sb_stream, a, w, c, B, M, N, K);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -105,6 +127,7 @@ static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"grid_stride", sb_variant_grid_stride},
     {"tiled_matmul", sb_variant_tiled_matmul},
+    {"register_blocked_matmul", sb_variant_register_blocked_matmul},
 };
 
 static const sb_module sb_module_info = {
@@ -113,7 +136,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",  // backend
     3,           // tensors
     4,           // sizes
-    3,           // variants
+    4,           // variants
     sb_variants,
 };
 

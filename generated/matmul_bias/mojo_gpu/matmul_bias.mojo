@@ -138,8 +138,9 @@ def sb_tiled_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
         y[unsafe_offset=r * OC + o] = sb_acc + bias[unsafe_offset=o]
 
 
-# Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per thread
-# in registers, vector loads of a and b where aligned.
+# Variant register_blocked_matmul: matrix products, and batches of them: bm x bn output tiles, tm x
+# tn outputs per thread in registers, vector loads of a and b where aligned, the batch along the
+# grid's z.
 
 # y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
 # 64 x 64 output tiles, 4 x 4 outputs per thread in registers; k in steps of 8 through shared

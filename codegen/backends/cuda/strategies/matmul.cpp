@@ -5,14 +5,11 @@ namespace sb::cuda {
 
 namespace {
 
-bool matches_matmul(const Spec& spec, const Statement& st, std::string* why) {
+bool matches_batched_matmul(const Spec& spec, const Statement& st, std::string* why) {
   MatmulMatch m;
-  return match_matmul(spec, st, &m, why);
+  return match_batched_matmul(spec, st, &m, why);
 }
 
-const char* const kNeeds =
-    "a matrix product c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), possibly inside an "
-    "elementwise expression";
 const char* const kBatchedNeeds =
     "a matrix product c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]), or a batch of them c[h, i, "
     "j] = sum(k in 0..K: a[h, i, k] * b[h, k, j]) (an operand may lack h), possibly inside an "
@@ -41,7 +38,7 @@ Status check_register_blocked_target(const Spec& spec, const Statement& st, cons
   auto p = [&](const std::string& name) { return param(v, info, name); };
   MatmulMatch mm;
   std::string why;
-  SB_ASSERT(match_matmul(spec, st, &mm, &why), "target that does not match");
+  SB_ASSERT(match_batched_matmul(spec, st, &mm, &why), "target that does not match");
   const int64_t bytes = p("bk") * (p("bm") * dtype_bytes(spec.tensors[mm.a->ref].type) +
                                    p("bn") * dtype_bytes(spec.tensors[mm.b->ref].type));
   if (bytes > 48 * 1024)
@@ -61,10 +58,7 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
               {pow2_param("tile", 16, 8, 32, "output tile edge; the block is tile x tile threads")},
               "shared_tiled_gemm"};
     s.needs = kBatchedNeeds;
-    s.matches = [](const Spec& spec, const Statement& st, std::string* why) {
-      MatmulMatch m;
-      return match_batched_matmul(spec, st, &m, why);
-    };
+    s.matches = matches_batched_matmul;
     s.place = [](const Spec& spec, size_t k, const Statement& st) {
       GpuStep g = generic_step(k);
       std::string why;
@@ -76,22 +70,23 @@ void add_matmul_strategies(std::vector<CudaStrategy>& out) {
   {
     CudaStrategy s;
     s.info = {"register_blocked_matmul",
-              "matrix products: bm x bn output tiles, tm x tn outputs per thread in registers, "
-              "vector loads of a and b where aligned",
+              "matrix products, and batches of them: bm x bn output tiles, tm x tn outputs per "
+              "thread in registers, vector loads of a and b where aligned, the batch along the "
+              "grid's z",
               {pow2_param("bm", 64, 16, 256, "rows of the block's output tile"),
                pow2_param("bn", 64, 16, 256, "columns of the block's output tile"),
                pow2_param("bk", 8, 4, 64, "k values per shared-memory stage"),
                pow2_param("tm", 4, 1, 16, "rows per thread"),
                pow2_param("tn", 4, 1, 16, "columns per thread")},
               "register_blocked_gemm"};
-    s.needs = kNeeds;
-    s.matches = matches_matmul;
+    s.needs = kBatchedNeeds;
+    s.matches = matches_batched_matmul;
     s.check_params = check_register_blocked_params;
     s.check_target = check_register_blocked_target;
     s.place = [](const Spec& spec, size_t k, const Statement& st) {
       GpuStep g = generic_step(k);
       std::string why;
-      if (match_matmul(spec, st, &g.mm, &why)) g.kind = GpuKernel::RegisterBlocked;
+      if (match_batched_matmul(spec, st, &g.mm, &why)) g.kind = GpuKernel::RegisterBlocked;
       return g;
     };
     out.push_back(std::move(s));

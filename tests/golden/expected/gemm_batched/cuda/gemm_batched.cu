@@ -19,6 +19,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
 //   tiled              strategy tiled_matmul: tile = 8
+//   register_blocked   strategy register_blocked_matmul: bm = 16, bn = 16, bk = 4, tm = 2, tn = 2
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -468,6 +469,553 @@ __global__ void __launch_bounds__(256) sb_tiled_s5(
   }
 }
 
+// Variant register_blocked: matrix products, and batches of them: bm x bn output tiles, tm x tn
+// outputs per thread in registers, vector loads of a and b where aligned, the batch along the
+// grid's z.
+
+// c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+// 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+// memory; the products along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_register_blocked_s0(
+    const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
+    const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
+  SB_SHARED_ARRAY(float, sb_ta, 64);  // [k][row] tile of a[b, i, k]
+  SB_SHARED_ARRAY(float, sb_tb, 64);  // [k][column] tile of w[b, k, j]
+  const int sb_tid = threadIdx.x;
+  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
+  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
+  const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_hi = K;
+  const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0;
+  const bool sb_vec_b = ((uintptr_t)w & 15) == 0 && N % 4 == 0;
+  float sb_acc[2][2];
+  float sb_ra[2];
+  float sb_rb[2];
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        sb_acc[sb_m][sb_n] = 0.0f;
+      }
+    }
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 4) {
+      // Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int sb_r = sb_l / 1;
+        const int sb_c = sb_l % 1 * 4;
+        const int64_t sb_gx = sb_row0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_a && sb_gx < M && sb_gk + 4 <= sb_hi) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk);
+          sb_ta[(sb_c + 0) * 16 + sb_r] = sb_v.x;
+          sb_ta[(sb_c + 1) * 16 + sb_r] = sb_v.y;
+          sb_ta[(sb_c + 2) * 16 + sb_r] = sb_v.z;
+          sb_ta[(sb_c + 3) * 16 + sb_r] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t i = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            float sb_x = 0.0f;
+            if (i < M && k < sb_hi) {
+              sb_x = a[(b * M + i) * K + k];
+            }
+            sb_ta[(sb_c + sb_q) * 16 + sb_r] = sb_x;
+          }
+        }
+      }
+      // Tile of w[b, k, j]: 4 k x 16, loaded along j in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int sb_r = sb_l / 4;
+        const int sb_c = sb_l % 4 * 4;
+        const int64_t sb_gx = sb_col0 + sb_c;
+        const int64_t sb_gk = sb_k0 + sb_r;
+        if (sb_vec_b && sb_gk < sb_hi && sb_gx + 4 <= N) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(w + (sb_bz * K + sb_gk) * N + sb_gx);
+          sb_tb[sb_r * 16 + sb_c + 0] = sb_v.x;
+          sb_tb[sb_r * 16 + sb_c + 1] = sb_v.y;
+          sb_tb[sb_r * 16 + sb_c + 2] = sb_v.z;
+          sb_tb[sb_r * 16 + sb_c + 3] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t j = sb_gx + sb_q;
+            const int64_t k = sb_gk;
+            float sb_x = 0.0f;
+            if (j < N && k < sb_hi) {
+              sb_x = w[(b * K + k) * N + j];
+            }
+            sb_tb[sb_r * 16 + sb_c + sb_q] = sb_x;
+          }
+        }
+      }
+      __syncthreads();
+      if (sb_k0 + 4 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      }
+      __syncthreads();
+    }
+    const int64_t b = sb_bz;
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        const int64_t i = sb_row0 + sb_tr + sb_m * 8;
+        const int64_t j = sb_col0 + sb_tc + sb_n * 8;
+        if (i < M && j < N) {
+          c[(b * M + i) * N + j] = sb_acc[sb_m][sb_n];
+        }
+      }
+    }
+  }
+}
+
+// d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+// 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+// memory; the products along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_register_blocked_s1(
+    const float* __restrict__ a, const float* __restrict__ wt, const float* __restrict__ bias,
+    float* __restrict__ d, const int64_t B, const int64_t M, const int64_t N, const int64_t K,
+    const int64_t L) {
+  SB_SHARED_ARRAY(float, sb_ta, 64);  // [k][row] tile of a[b, i, k]
+  SB_SHARED_ARRAY(float, sb_tb, 64);  // [k][column] tile of wt[j, k]
+  const int sb_tid = threadIdx.x;
+  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
+  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
+  const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_hi = K;
+  const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0 && (L) % 4 == 0;
+  const bool sb_vec_b = ((uintptr_t)wt & 15) == 0 && K % 4 == 0 && (L) % 4 == 0;
+  float sb_acc[2][2];
+  float sb_ra[2];
+  float sb_rb[2];
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        sb_acc[sb_m][sb_n] = 0.0f;
+      }
+    }
+    for (int64_t sb_k0 = L; sb_k0 < sb_hi; sb_k0 += 4) {
+      // Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int sb_r = sb_l / 1;
+        const int sb_c = sb_l % 1 * 4;
+        const int64_t sb_gx = sb_row0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_a && sb_gx < M && sb_gk + 4 <= sb_hi) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk);
+          sb_ta[(sb_c + 0) * 16 + sb_r] = sb_v.x;
+          sb_ta[(sb_c + 1) * 16 + sb_r] = sb_v.y;
+          sb_ta[(sb_c + 2) * 16 + sb_r] = sb_v.z;
+          sb_ta[(sb_c + 3) * 16 + sb_r] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t i = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            float sb_x = 0.0f;
+            if (i < M && k < sb_hi) {
+              sb_x = a[(b * M + i) * K + k];
+            }
+            sb_ta[(sb_c + sb_q) * 16 + sb_r] = sb_x;
+          }
+        }
+      }
+      // Tile of wt[j, k]: 4 k x 16, loaded along k in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int sb_r = sb_l / 1;
+        const int sb_c = sb_l % 1 * 4;
+        const int64_t sb_gx = sb_col0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_b && sb_gx < N && sb_gk + 4 <= sb_hi) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(wt + sb_gx * K + sb_gk);
+          sb_tb[(sb_c + 0) * 16 + sb_r] = sb_v.x;
+          sb_tb[(sb_c + 1) * 16 + sb_r] = sb_v.y;
+          sb_tb[(sb_c + 2) * 16 + sb_r] = sb_v.z;
+          sb_tb[(sb_c + 3) * 16 + sb_r] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t j = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            float sb_x = 0.0f;
+            if (j < N && k < sb_hi) {
+              sb_x = wt[j * K + k];
+            }
+            sb_tb[(sb_c + sb_q) * 16 + sb_r] = sb_x;
+          }
+        }
+      }
+      __syncthreads();
+      if (sb_k0 + 4 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_rb[sb_n] * sb_ra[sb_m];
+            }
+          }
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_rb[sb_n] * sb_ra[sb_m];
+            }
+          }
+        }
+      }
+      __syncthreads();
+    }
+    const int64_t b = sb_bz;
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        const int64_t i = sb_row0 + sb_tr + sb_m * 8;
+        const int64_t j = sb_col0 + sb_tc + sb_n * 8;
+        if (i < M && j < N) {
+          d[(b * M + i) * N + j] = sb_max_f32(sb_acc[sb_m][sb_n], 0.0f) + bias[j];
+        }
+      }
+    }
+  }
+}
+
+// e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+// 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+// memory; the products along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_register_blocked_s2(
+    const float* __restrict__ wt, const float* __restrict__ at, float* __restrict__ e,
+    const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
+  SB_SHARED_ARRAY(float, sb_ta, 64);  // [k][row] tile of at[b, k, i]
+  SB_SHARED_ARRAY(float, sb_tb, 64);  // [k][column] tile of wt[j, k]
+  const int sb_tid = threadIdx.x;
+  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
+  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
+  const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_hi = K;
+  const bool sb_vec_a = ((uintptr_t)at & 15) == 0 && M % 4 == 0;
+  const bool sb_vec_b = ((uintptr_t)wt & 15) == 0 && K % 4 == 0;
+  float sb_acc[2][2];
+  float sb_ra[2];
+  float sb_rb[2];
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        sb_acc[sb_m][sb_n] = 0.0f;
+      }
+    }
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 4) {
+      // Tile of at[b, k, i]: 4 k x 16, loaded along i in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int sb_r = sb_l / 4;
+        const int sb_c = sb_l % 4 * 4;
+        const int64_t sb_gx = sb_row0 + sb_c;
+        const int64_t sb_gk = sb_k0 + sb_r;
+        if (sb_vec_a && sb_gk < sb_hi && sb_gx + 4 <= M) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(at + (sb_bz * K + sb_gk) * M + sb_gx);
+          sb_ta[sb_r * 16 + sb_c + 0] = sb_v.x;
+          sb_ta[sb_r * 16 + sb_c + 1] = sb_v.y;
+          sb_ta[sb_r * 16 + sb_c + 2] = sb_v.z;
+          sb_ta[sb_r * 16 + sb_c + 3] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t i = sb_gx + sb_q;
+            const int64_t k = sb_gk;
+            float sb_x = 0.0f;
+            if (i < M && k < sb_hi) {
+              sb_x = at[(b * K + k) * M + i];
+            }
+            sb_ta[sb_r * 16 + sb_c + sb_q] = sb_x;
+          }
+        }
+      }
+      // Tile of wt[j, k]: 4 k x 16, loaded along k in vectors of 4.
+      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int sb_r = sb_l / 1;
+        const int sb_c = sb_l % 1 * 4;
+        const int64_t sb_gx = sb_col0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_b && sb_gx < N && sb_gk + 4 <= sb_hi) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(wt + sb_gx * K + sb_gk);
+          sb_tb[(sb_c + 0) * 16 + sb_r] = sb_v.x;
+          sb_tb[(sb_c + 1) * 16 + sb_r] = sb_v.y;
+          sb_tb[(sb_c + 2) * 16 + sb_r] = sb_v.z;
+          sb_tb[(sb_c + 3) * 16 + sb_r] = sb_v.w;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+            const int64_t j = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            float sb_x = 0.0f;
+            if (j < N && k < sb_hi) {
+              sb_x = wt[j * K + k];
+            }
+            sb_tb[(sb_c + sb_q) * 16 + sb_r] = sb_x;
+          }
+        }
+      }
+      __syncthreads();
+      if (sb_k0 + 4 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      }
+      __syncthreads();
+    }
+    const int64_t b = sb_bz;
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        const int64_t i = sb_row0 + sb_tr + sb_m * 8;
+        const int64_t j = sb_col0 + sb_tc + sb_n * 8;
+        if (i < M && j < N) {
+          e[(b * M + i) * N + j] = sb_acc[sb_m][sb_n];
+        }
+      }
+    }
+  }
+}
+
+// g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+// 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+// memory; the products along the grid's z (a grid-stride loop over them).
+__global__ void __launch_bounds__(64) sb_register_blocked_s3(
+    const double* __restrict__ x, const double* __restrict__ y, double* __restrict__ g,
+    const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
+  SB_SHARED_ARRAY(double, sb_ta, 64);  // [k][row] tile of x[i, k]
+  SB_SHARED_ARRAY(double, sb_tb, 64);  // [k][column] tile of y[b, j, k]
+  const int sb_tid = threadIdx.x;
+  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
+  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
+  const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_hi = K;
+  const bool sb_vec_a = ((uintptr_t)x & 15) == 0 && K % 2 == 0;
+  const bool sb_vec_b = ((uintptr_t)y & 15) == 0 && K % 2 == 0;
+  double sb_acc[2][2];
+  double sb_ra[2];
+  double sb_rb[2];
+  const int64_t sb_nb = B;  // products
+  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        sb_acc[sb_m][sb_n] = 0.0;
+      }
+    }
+    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 4) {
+      // Tile of x[i, k]: 4 k x 16, loaded along k in vectors of 2.
+      for (int sb_l = sb_tid; sb_l < 32; sb_l += 64) {
+        const int sb_r = sb_l / 2;
+        const int sb_c = sb_l % 2 * 2;
+        const int64_t sb_gx = sb_row0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_a && sb_gx < M && sb_gk + 2 <= sb_hi) {
+          const double2 sb_v = *reinterpret_cast<const double2*>(x + sb_gx * K + sb_gk);
+          sb_ta[(sb_c + 0) * 16 + sb_r] = sb_v.x;
+          sb_ta[(sb_c + 1) * 16 + sb_r] = sb_v.y;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 2; ++sb_q) {
+            const int64_t i = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            double sb_x = 0.0;
+            if (i < M && k < sb_hi) {
+              sb_x = x[i * K + k];
+            }
+            sb_ta[(sb_c + sb_q) * 16 + sb_r] = sb_x;
+          }
+        }
+      }
+      // Tile of y[b, j, k]: 4 k x 16, loaded along k in vectors of 2.
+      for (int sb_l = sb_tid; sb_l < 32; sb_l += 64) {
+        const int sb_r = sb_l / 2;
+        const int sb_c = sb_l % 2 * 2;
+        const int64_t sb_gx = sb_col0 + sb_r;
+        const int64_t sb_gk = sb_k0 + sb_c;
+        if (sb_vec_b && sb_gx < N && sb_gk + 2 <= sb_hi) {
+          const double2 sb_v = *reinterpret_cast<const double2*>(y + (sb_bz * N + sb_gx) * K + sb_gk);
+          sb_tb[(sb_c + 0) * 16 + sb_r] = sb_v.x;
+          sb_tb[(sb_c + 1) * 16 + sb_r] = sb_v.y;
+        } else {
+          #pragma unroll
+          for (int sb_q = 0; sb_q < 2; ++sb_q) {
+            const int64_t b = sb_bz;
+            const int64_t j = sb_gx;
+            const int64_t k = sb_gk + sb_q;
+            double sb_x = 0.0;
+            if (j < N && k < sb_hi) {
+              sb_x = y[(b * N + j) * K + k];
+            }
+            sb_tb[(sb_c + sb_q) * 16 + sb_r] = sb_x;
+          }
+        }
+      }
+      __syncthreads();
+      if (sb_k0 + 4 <= sb_hi) {
+        #pragma unroll
+        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      } else {
+        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          #pragma unroll
+          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          #pragma unroll
+          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+            #pragma unroll
+            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+              sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
+            }
+          }
+        }
+      }
+      __syncthreads();
+    }
+    const int64_t b = sb_bz;
+    #pragma unroll
+    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+      #pragma unroll
+      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+        const int64_t i = sb_row0 + sb_tr + sb_m * 8;
+        const int64_t j = sb_col0 + sb_tc + sb_n * 8;
+        if (i < M && j < N) {
+          g[(b * M + i) * N + j] = sb_acc[sb_m][sb_n];
+        }
+      }
+    }
+  }
+}
+
+// rm[b, i] = max(j in 0..N: c[b, i, j])
+__global__ void __launch_bounds__(256) sb_register_blocked_s4(
+    const float* __restrict__ c, float* __restrict__ rm, const int64_t B, const int64_t M,
+    const int64_t N) {
+  const int64_t sb_total = B * M;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t b = sb_t / M;
+    const int64_t i = sb_t % M;
+    float sb_acc0 = -INFINITY;
+    for (int64_t j = 0; j < N; ++j) {
+      sb_acc0 = sb_max_f32(sb_acc0, c[(b * M + i) * N + j]);
+    }
+    rm[b * M + i] = sb_acc0;
+  }
+}
+
+// p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+__global__ void __launch_bounds__(256) sb_register_blocked_s5(
+    const float* __restrict__ c, const float* __restrict__ rm, float* __restrict__ p,
+    const int64_t B, const int64_t M, const int64_t N) {
+  const int64_t sb_total = B * M * N;
+  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
+    const int64_t b = sb_t / N / M;
+    const int64_t i = sb_t / N % M;
+    const int64_t j = sb_t % N;
+    p[(b * M + i) * N + j] = expf(c[(b * M + i) * N + j] - rm[b * M + i]);
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its statements in order
 // -----------------------------------------------------------------------------
@@ -628,6 +1176,86 @@ static int sb_variant_tiled(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant register_blocked (strategy register_blocked_matmul).
+static int sb_variant_register_blocked(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  const float* wt = (const float*)sb_a->tensors[2];
+  const float* at = (const float*)sb_a->tensors[3];
+  const float* bias = (const float*)sb_a->tensors[4];
+  const double* x = (const double*)sb_a->tensors[5];
+  const double* y = (const double*)sb_a->tensors[6];
+  float* c = (float*)sb_a->tensors[7];
+  float* d = (float*)sb_a->tensors[8];
+  float* e = (float*)sb_a->tensors[9];
+  double* g = (double*)sb_a->tensors[10];
+  float* rm = (float*)sb_a->tensors[11];
+  float* p = (float*)sb_a->tensors[12];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t M = sb_a->sizes[1];
+  const int64_t N = sb_a->sizes[2];
+  const int64_t K = sb_a->sizes[3];
+  const int64_t L = sb_a->sizes[4];
+  cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
+  int sb_device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&sb_device));
+  int sb_sm_count = 0;
+  SB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_LAUNCH(sb_register_blocked_s0, sb_grid, 64, 0, sb_stream, a, w, c, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_register_blocked_s0);
+  }
+
+  // d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_LAUNCH(sb_register_blocked_s1, sb_grid, 64, 0, sb_stream, a, wt, bias, d, B, M, N, K, L);
+    SB_CHECK_LAUNCH(sb_register_blocked_s1);
+  }
+
+  // e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_LAUNCH(sb_register_blocked_s2, sb_grid, 64, 0, sb_stream, wt, at, e, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_register_blocked_s2);
+  }
+
+  // g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_LAUNCH(sb_register_blocked_s3, sb_grid, 64, 0, sb_stream, x, y, g, B, M, N, K);
+    SB_CHECK_LAUNCH(sb_register_blocked_s3);
+  }
+
+  // rm[b, i] = max(j in 0..N: c[b, i, j])
+  {
+    const int64_t sb_total = B * M;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_register_blocked_s4, sb_grid, 256, 0, sb_stream, c, rm, B, M, N);
+    SB_CHECK_LAUNCH(sb_register_blocked_s4);
+  }
+
+  // p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+  {
+    const int64_t sb_total = B * M * N;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_LAUNCH(sb_register_blocked_s5, sb_grid, 256, 0, sb_stream, c, rm, p, B, M, N);
+    SB_CHECK_LAUNCH(sb_register_blocked_s5);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -635,6 +1263,7 @@ static int sb_variant_tiled(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"tiled", sb_variant_tiled},
+    {"register_blocked", sb_variant_register_blocked},
 };
 
 static const sb_module sb_module_info = {
@@ -643,7 +1272,7 @@ static const sb_module sb_module_info = {
     "cuda",          // backend
     13,              // tensors
     5,               // sizes
-    2,               // variants
+    3,               // variants
     sb_variants,
 };
 

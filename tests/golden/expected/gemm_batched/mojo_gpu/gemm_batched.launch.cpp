@@ -19,6 +19,7 @@
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
 //   tiled              strategy tiled_matmul: tile = 8
+//   register_blocked   strategy register_blocked_matmul: bm = 16, bn = 16, bk = 4, tm = 2, tn = 2
 //
 // The host side of gemm_batched.mojo: one launcher per variant, launching its kernels in order
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
@@ -45,6 +46,12 @@ SB_MOJO_KERNEL(sb_tiled_s2);
 SB_MOJO_KERNEL(sb_tiled_s3);
 SB_MOJO_KERNEL(sb_tiled_s4);
 SB_MOJO_KERNEL(sb_tiled_s5);
+SB_MOJO_KERNEL(sb_register_blocked_s0);
+SB_MOJO_KERNEL(sb_register_blocked_s1);
+SB_MOJO_KERNEL(sb_register_blocked_s2);
+SB_MOJO_KERNEL(sb_register_blocked_s3);
+SB_MOJO_KERNEL(sb_register_blocked_s4);
+SB_MOJO_KERNEL(sb_register_blocked_s5);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -192,6 +199,78 @@ static int sb_variant_tiled(const sb_args* sb_a) {
   return 0;
 }
 
+// Variant register_blocked (strategy register_blocked_matmul).
+static int sb_variant_register_blocked(const sb_args* sb_a) {
+  const float* a = (const float*)sb_a->tensors[0];
+  const float* w = (const float*)sb_a->tensors[1];
+  const float* wt = (const float*)sb_a->tensors[2];
+  const float* at = (const float*)sb_a->tensors[3];
+  const float* bias = (const float*)sb_a->tensors[4];
+  const double* x = (const double*)sb_a->tensors[5];
+  const double* y = (const double*)sb_a->tensors[6];
+  float* c = (float*)sb_a->tensors[7];
+  float* d = (float*)sb_a->tensors[8];
+  float* e = (float*)sb_a->tensors[9];
+  double* g = (double*)sb_a->tensors[10];
+  float* rm = (float*)sb_a->tensors[11];
+  float* p = (float*)sb_a->tensors[12];
+  const int64_t B = sb_a->sizes[0];
+  const int64_t M = sb_a->sizes[1];
+  const int64_t N = sb_a->sizes[2];
+  const int64_t K = sb_a->sizes[3];
+  const int64_t L = sb_a->sizes[4];
+  void* sb_stream = sb_a->stream;
+  int sb_sm_count = 0;
+  SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
+  const int64_t sb_max_grid = (int64_t)sb_sm_count * 4;  // blocks_per_sm
+
+  // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_MOJO_LAUNCH(sb_register_blocked_s0, sb_grid, 64, 0, sb_stream, a, w, c, B, M, N, K);
+  }
+
+  // d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_MOJO_LAUNCH(sb_register_blocked_s1, sb_grid, 64, 0, sb_stream, a, wt, bias, d, B, M, N, K,
+                   L);
+  }
+
+  // e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_MOJO_LAUNCH(sb_register_blocked_s2, sb_grid, 64, 0, sb_stream, wt, at, e, B, M, N, K);
+  }
+
+  // g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+  {
+    const int64_t sb_nb = B;
+    const dim3 sb_grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16), (unsigned)(sb_nb < 65535 ? sb_nb : 65535));
+    SB_MOJO_LAUNCH(sb_register_blocked_s3, sb_grid, 64, 0, sb_stream, x, y, g, B, M, N, K);
+  }
+
+  // rm[b, i] = max(j in 0..N: c[b, i, j])
+  {
+    const int64_t sb_total = B * M;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_register_blocked_s4, sb_grid, 256, 0, sb_stream, c, rm, B, M, N);
+  }
+
+  // p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+  {
+    const int64_t sb_total = B * M * N;
+    const int64_t sb_blocks = (sb_total + 255) / 256;
+    const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
+    SB_MOJO_LAUNCH(sb_register_blocked_s5, sb_grid, 256, 0, sb_stream, c, rm, p, B, M, N);
+  }
+  return 0;
+}
+
 // -----------------------------------------------------------------------------
 // Dispatch
 // -----------------------------------------------------------------------------
@@ -199,6 +278,7 @@ static int sb_variant_tiled(const sb_args* sb_a) {
 static const sb_variant sb_variants[] = {
     {"thread_per_output", sb_variant_thread_per_output},
     {"tiled", sb_variant_tiled},
+    {"register_blocked", sb_variant_register_blocked},
 };
 
 static const sb_module sb_module_info = {
@@ -207,7 +287,7 @@ static const sb_module sb_module_info = {
     "mojo_gpu",      // backend
     13,              // tensors
     5,               // sizes
-    2,               // variants
+    3,               // variants
     sb_variants,
 };
 

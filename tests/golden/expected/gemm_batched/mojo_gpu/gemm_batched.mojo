@@ -19,6 +19,7 @@
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
 #   tiled              strategy tiled_matmul: tile = 8
+#   register_blocked   strategy register_blocked_matmul: bm = 16, bn = 16, bk = 4, tm = 2, tn = 2
 #
 # The cuda variants' kernels (backends/cuda/cuda_kernels.cpp) as Mojo GPU kernels, from the same
 # GPU mapping (lower/gpu_mapping.h). Device code only: gemm_batched.launch.cpp beside this file
@@ -487,6 +488,468 @@ def sb_tiled_s4(c: Pointer[Float32, ImmUntrackedOrigin], rm: Pointer[Float32, Mu
 def sb_tiled_s5(c: Pointer[Float32, ImmUntrackedOrigin], rm: Pointer[Float32, ImmUntrackedOrigin],
                 p: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64, sb_arg_M: Int64,
                 sb_arg_N: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var sb_total = B * M * N
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var b = sb_t // N // M
+        var i = sb_t // N % M
+        var j = sb_t % N
+        p[unsafe_offset=(b * M + i) * N + j] = sb_exp_f32(c[unsafe_offset=(b * M + i) * N + j] - rm[unsafe_offset=b * M + i])
+
+
+# Variant register_blocked: matrix products, and batches of them: bm x bn output tiles, tm x tn
+# outputs per thread in registers, vector loads of a and b where aligned, the batch along the grid's
+# z.
+
+# c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
+# 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+# memory; the products along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 64 threads, grid = (ceil(N / 16), ceil(M / 16), min(products, 65535)).
+@export("sb_register_blocked_s0")
+def sb_register_blocked_s0(a: Pointer[Float32, ImmUntrackedOrigin],
+                           w: Pointer[Float32, ImmUntrackedOrigin],
+                           c: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                           sb_arg_M: Int64, sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # The [k][row] tile of a[b, i, k], then the [k][column] tile of w[b, k, j].
+    var sb_ta = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tid = Int(thread_idx.x)
+    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
+    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    var sb_row0 = Int(block_idx.y) * 16
+    var sb_col0 = Int(block_idx.x) * 16
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    var sb_vec_a = (Int(a) & 15) == 0 and K % 4 == 0
+    var sb_vec_b = (Int(w) & 15) == 0 and N % 4 == 0
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
+        var sb_acc = SIMD[DType.float32, 4](Float32(0.0))
+        var sb_ra = SIMD[DType.float32, 2]()
+        var sb_rb = SIMD[DType.float32, 2]()
+        for sb_k0 in range(0, sb_hi, 4):
+            # Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
+            for sb_l in range(sb_tid, 16, 64):
+                var sb_r = sb_l // 1
+                var sb_c = sb_l % 1 * 4
+                var sb_gx = sb_row0 + sb_r
+                var sb_gk = sb_k0 + sb_c
+                if sb_vec_a and sb_gx < M and sb_gk + 4 <= sb_hi:
+                    var sb_v = a.unsafe_load[width=4, alignment=16]((sb_bz * M + sb_gx) * K + sb_gk)
+                    sb_ta[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
+                    sb_ta[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
+                    sb_ta[unsafe_offset=(sb_c + 2) * 16 + sb_r] = sb_v[2]
+                    sb_ta[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
+                else:
+                    comptime for sb_q in range(4):
+                        i = sb_gx
+                        k = sb_gk + sb_q
+                        var sb_x = Float32(0)
+                        if i < M and k < sb_hi:
+                            sb_x = a[unsafe_offset=(b * M + i) * K + k]
+                        sb_ta[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
+            # Tile of w[b, k, j]: 4 k x 16, loaded along j in vectors of 4.
+            for sb_l in range(sb_tid, 16, 64):
+                var sb_r = sb_l // 4
+                var sb_c = sb_l % 4 * 4
+                var sb_gx = sb_col0 + sb_c
+                var sb_gk = sb_k0 + sb_r
+                if sb_vec_b and sb_gk < sb_hi and sb_gx + 4 <= N:
+                    var sb_v = w.unsafe_load[width=4, alignment=16]((sb_bz * K + sb_gk) * N + sb_gx)
+                    sb_tb[unsafe_offset=sb_r * 16 + sb_c + 0] = sb_v[0]
+                    sb_tb[unsafe_offset=sb_r * 16 + sb_c + 1] = sb_v[1]
+                    sb_tb[unsafe_offset=sb_r * 16 + sb_c + 2] = sb_v[2]
+                    sb_tb[unsafe_offset=sb_r * 16 + sb_c + 3] = sb_v[3]
+                else:
+                    comptime for sb_q in range(4):
+                        j = sb_gx + sb_q
+                        k = sb_gk
+                        var sb_x = Float32(0)
+                        if j < N and k < sb_hi:
+                            sb_x = w[unsafe_offset=(b * K + k) * N + j]
+                        sb_tb[unsafe_offset=sb_r * 16 + sb_c + sb_q] = sb_x
+            barrier()
+            if sb_k0 + 4 <= sb_hi:
+                comptime for sb_kk in range(4):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+            barrier()
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                i = sb_row0 + sb_tr + sb_m * 8
+                j = sb_col0 + sb_tc + sb_n * 8
+                if i < M and j < N:
+                    c[unsafe_offset=(b * M + i) * N + j] = sb_acc[sb_m * 2 + sb_n]
+
+
+# d[b, i, j] = max(sum(k in L..K: wt[j, k] * a[b, i, k]), 0.0) + bias[j]
+# 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+# memory; the products along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 64 threads, grid = (ceil(N / 16), ceil(M / 16), min(products, 65535)).
+@export("sb_register_blocked_s1")
+def sb_register_blocked_s1(a: Pointer[Float32, ImmUntrackedOrigin],
+                           wt: Pointer[Float32, ImmUntrackedOrigin],
+                           bias: Pointer[Float32, ImmUntrackedOrigin],
+                           d: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                           sb_arg_M: Int64, sb_arg_N: Int64, sb_arg_K: Int64,
+                           sb_arg_L: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    var L = Int(sb_arg_L)
+    # The [k][row] tile of a[b, i, k], then the [k][column] tile of wt[j, k].
+    var sb_ta = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tid = Int(thread_idx.x)
+    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
+    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    var sb_row0 = Int(block_idx.y) * 16
+    var sb_col0 = Int(block_idx.x) * 16
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    var sb_vec_a = (Int(a) & 15) == 0 and K % 4 == 0 and (L) % 4 == 0
+    var sb_vec_b = (Int(wt) & 15) == 0 and K % 4 == 0 and (L) % 4 == 0
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
+        var sb_acc = SIMD[DType.float32, 4](Float32(0.0))
+        var sb_ra = SIMD[DType.float32, 2]()
+        var sb_rb = SIMD[DType.float32, 2]()
+        for sb_k0 in range(L, sb_hi, 4):
+            # Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
+            for sb_l in range(sb_tid, 16, 64):
+                var sb_r = sb_l // 1
+                var sb_c = sb_l % 1 * 4
+                var sb_gx = sb_row0 + sb_r
+                var sb_gk = sb_k0 + sb_c
+                if sb_vec_a and sb_gx < M and sb_gk + 4 <= sb_hi:
+                    var sb_v = a.unsafe_load[width=4, alignment=16]((sb_bz * M + sb_gx) * K + sb_gk)
+                    sb_ta[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
+                    sb_ta[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
+                    sb_ta[unsafe_offset=(sb_c + 2) * 16 + sb_r] = sb_v[2]
+                    sb_ta[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
+                else:
+                    comptime for sb_q in range(4):
+                        i = sb_gx
+                        k = sb_gk + sb_q
+                        var sb_x = Float32(0)
+                        if i < M and k < sb_hi:
+                            sb_x = a[unsafe_offset=(b * M + i) * K + k]
+                        sb_ta[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
+            # Tile of wt[j, k]: 4 k x 16, loaded along k in vectors of 4.
+            for sb_l in range(sb_tid, 16, 64):
+                var sb_r = sb_l // 1
+                var sb_c = sb_l % 1 * 4
+                var sb_gx = sb_col0 + sb_r
+                var sb_gk = sb_k0 + sb_c
+                if sb_vec_b and sb_gx < N and sb_gk + 4 <= sb_hi:
+                    var sb_v = wt.unsafe_load[width=4, alignment=16](sb_gx * K + sb_gk)
+                    sb_tb[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
+                    sb_tb[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
+                    sb_tb[unsafe_offset=(sb_c + 2) * 16 + sb_r] = sb_v[2]
+                    sb_tb[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
+                else:
+                    comptime for sb_q in range(4):
+                        j = sb_gx
+                        k = sb_gk + sb_q
+                        var sb_x = Float32(0)
+                        if j < N and k < sb_hi:
+                            sb_x = wt[unsafe_offset=j * K + k]
+                        sb_tb[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
+            barrier()
+            if sb_k0 + 4 <= sb_hi:
+                comptime for sb_kk in range(4):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_rb[sb_n] * sb_ra[sb_m]
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_rb[sb_n] * sb_ra[sb_m]
+            barrier()
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                i = sb_row0 + sb_tr + sb_m * 8
+                j = sb_col0 + sb_tc + sb_n * 8
+                if i < M and j < N:
+                    d[unsafe_offset=(b * M + i) * N + j] = sb_max(sb_acc[sb_m * 2 + sb_n], Float32(0.0)) + bias[unsafe_offset=j]
+
+
+# e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
+# 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+# memory; the products along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 64 threads, grid = (ceil(N / 16), ceil(M / 16), min(products, 65535)).
+@export("sb_register_blocked_s2")
+def sb_register_blocked_s2(wt: Pointer[Float32, ImmUntrackedOrigin],
+                           at: Pointer[Float32, ImmUntrackedOrigin],
+                           e: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                           sb_arg_M: Int64, sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # The [k][row] tile of at[b, k, i], then the [k][column] tile of wt[j, k].
+    var sb_ta = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
+    var sb_tid = Int(thread_idx.x)
+    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
+    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    var sb_row0 = Int(block_idx.y) * 16
+    var sb_col0 = Int(block_idx.x) * 16
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    var sb_vec_a = (Int(at) & 15) == 0 and M % 4 == 0
+    var sb_vec_b = (Int(wt) & 15) == 0 and K % 4 == 0
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
+        var sb_acc = SIMD[DType.float32, 4](Float32(0.0))
+        var sb_ra = SIMD[DType.float32, 2]()
+        var sb_rb = SIMD[DType.float32, 2]()
+        for sb_k0 in range(0, sb_hi, 4):
+            # Tile of at[b, k, i]: 4 k x 16, loaded along i in vectors of 4.
+            for sb_l in range(sb_tid, 16, 64):
+                var sb_r = sb_l // 4
+                var sb_c = sb_l % 4 * 4
+                var sb_gx = sb_row0 + sb_c
+                var sb_gk = sb_k0 + sb_r
+                if sb_vec_a and sb_gk < sb_hi and sb_gx + 4 <= M:
+                    var sb_v = at.unsafe_load[width=4, alignment=16]((sb_bz * K + sb_gk) * M + sb_gx)
+                    sb_ta[unsafe_offset=sb_r * 16 + sb_c + 0] = sb_v[0]
+                    sb_ta[unsafe_offset=sb_r * 16 + sb_c + 1] = sb_v[1]
+                    sb_ta[unsafe_offset=sb_r * 16 + sb_c + 2] = sb_v[2]
+                    sb_ta[unsafe_offset=sb_r * 16 + sb_c + 3] = sb_v[3]
+                else:
+                    comptime for sb_q in range(4):
+                        i = sb_gx + sb_q
+                        k = sb_gk
+                        var sb_x = Float32(0)
+                        if i < M and k < sb_hi:
+                            sb_x = at[unsafe_offset=(b * K + k) * M + i]
+                        sb_ta[unsafe_offset=sb_r * 16 + sb_c + sb_q] = sb_x
+            # Tile of wt[j, k]: 4 k x 16, loaded along k in vectors of 4.
+            for sb_l in range(sb_tid, 16, 64):
+                var sb_r = sb_l // 1
+                var sb_c = sb_l % 1 * 4
+                var sb_gx = sb_col0 + sb_r
+                var sb_gk = sb_k0 + sb_c
+                if sb_vec_b and sb_gx < N and sb_gk + 4 <= sb_hi:
+                    var sb_v = wt.unsafe_load[width=4, alignment=16](sb_gx * K + sb_gk)
+                    sb_tb[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
+                    sb_tb[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
+                    sb_tb[unsafe_offset=(sb_c + 2) * 16 + sb_r] = sb_v[2]
+                    sb_tb[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
+                else:
+                    comptime for sb_q in range(4):
+                        j = sb_gx
+                        k = sb_gk + sb_q
+                        var sb_x = Float32(0)
+                        if j < N and k < sb_hi:
+                            sb_x = wt[unsafe_offset=j * K + k]
+                        sb_tb[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
+            barrier()
+            if sb_k0 + 4 <= sb_hi:
+                comptime for sb_kk in range(4):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+            barrier()
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                i = sb_row0 + sb_tr + sb_m * 8
+                j = sb_col0 + sb_tc + sb_n * 8
+                if i < M and j < N:
+                    e[unsafe_offset=(b * M + i) * N + j] = sb_acc[sb_m * 2 + sb_n]
+
+
+# g[b, i, j] = sum(k in 0..K: x[i, k] * y[b, j, k])
+# 16 x 16 output tiles, 2 x 2 outputs per thread in registers; k in steps of 4 through shared
+# memory; the products along the grid's z (a grid-stride loop over them).
+# Launch: blocks of 64 threads, grid = (ceil(N / 16), ceil(M / 16), min(products, 65535)).
+@export("sb_register_blocked_s3")
+def sb_register_blocked_s3(x: Pointer[Float64, ImmUntrackedOrigin],
+                           y: Pointer[Float64, ImmUntrackedOrigin],
+                           g: Pointer[Float64, MutUntrackedOrigin], sb_arg_B: Int64,
+                           sb_arg_M: Int64, sb_arg_N: Int64, sb_arg_K: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var K = Int(sb_arg_K)
+    # The [k][row] tile of x[i, k], then the [k][column] tile of y[b, j, k].
+    var sb_ta = stack_allocation[64, Float64, address_space=AddressSpace.SHARED]()
+    var sb_tb = stack_allocation[64, Float64, address_space=AddressSpace.SHARED]()
+    var sb_tid = Int(thread_idx.x)
+    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
+    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    var sb_row0 = Int(block_idx.y) * 16
+    var sb_col0 = Int(block_idx.x) * 16
+    # Indices, assigned where they are bound.
+    var b: Int
+    var i: Int
+    var j: Int
+    var k: Int
+    var sb_hi = K
+    var sb_vec_a = (Int(x) & 15) == 0 and K % 2 == 0
+    var sb_vec_b = (Int(y) & 15) == 0 and K % 2 == 0
+    # Every thread of a block walks the same products, so the barriers stay uniform.
+    for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
+        b = sb_bz
+        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
+        var sb_acc = SIMD[DType.float64, 4](Float64(0.0))
+        var sb_ra = SIMD[DType.float64, 2]()
+        var sb_rb = SIMD[DType.float64, 2]()
+        for sb_k0 in range(0, sb_hi, 4):
+            # Tile of x[i, k]: 4 k x 16, loaded along k in vectors of 2.
+            for sb_l in range(sb_tid, 32, 64):
+                var sb_r = sb_l // 2
+                var sb_c = sb_l % 2 * 2
+                var sb_gx = sb_row0 + sb_r
+                var sb_gk = sb_k0 + sb_c
+                if sb_vec_a and sb_gx < M and sb_gk + 2 <= sb_hi:
+                    var sb_v = x.unsafe_load[width=2, alignment=16](sb_gx * K + sb_gk)
+                    sb_ta[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
+                    sb_ta[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
+                else:
+                    comptime for sb_q in range(2):
+                        i = sb_gx
+                        k = sb_gk + sb_q
+                        var sb_x = Float64(0)
+                        if i < M and k < sb_hi:
+                            sb_x = x[unsafe_offset=i * K + k]
+                        sb_ta[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
+            # Tile of y[b, j, k]: 4 k x 16, loaded along k in vectors of 2.
+            for sb_l in range(sb_tid, 32, 64):
+                var sb_r = sb_l // 2
+                var sb_c = sb_l % 2 * 2
+                var sb_gx = sb_col0 + sb_r
+                var sb_gk = sb_k0 + sb_c
+                if sb_vec_b and sb_gx < N and sb_gk + 2 <= sb_hi:
+                    var sb_v = y.unsafe_load[width=2, alignment=16]((sb_bz * N + sb_gx) * K + sb_gk)
+                    sb_tb[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
+                    sb_tb[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
+                else:
+                    comptime for sb_q in range(2):
+                        j = sb_gx
+                        k = sb_gk + sb_q
+                        var sb_x = Float64(0)
+                        if j < N and k < sb_hi:
+                            sb_x = y[unsafe_offset=(b * N + j) * K + k]
+                        sb_tb[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
+            barrier()
+            if sb_k0 + 4 <= sb_hi:
+                comptime for sb_kk in range(4):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+            else:
+                for sb_kk in range(sb_hi - sb_k0):
+                    comptime for sb_m in range(2):
+                        sb_ra[sb_m] = sb_ta[unsafe_offset=sb_kk * 16 + sb_tr + sb_m * 8]
+                    comptime for sb_n in range(2):
+                        sb_rb[sb_n] = sb_tb[unsafe_offset=sb_kk * 16 + sb_tc + sb_n * 8]
+                    comptime for sb_m in range(2):
+                        comptime for sb_n in range(2):
+                            sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
+            barrier()
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                i = sb_row0 + sb_tr + sb_m * 8
+                j = sb_col0 + sb_tc + sb_n * 8
+                if i < M and j < N:
+                    g[unsafe_offset=(b * M + i) * N + j] = sb_acc[sb_m * 2 + sb_n]
+
+
+# rm[b, i] = max(j in 0..N: c[b, i, j])
+# Launch: blocks of 256 threads, grid = min(ceil(B * M / 256), SMs * 4).
+@export("sb_register_blocked_s4")
+def sb_register_blocked_s4(c: Pointer[Float32, ImmUntrackedOrigin],
+                           rm: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                           sb_arg_M: Int64, sb_arg_N: Int64) abi("C"):
+    var B = Int(sb_arg_B)
+    var M = Int(sb_arg_M)
+    var N = Int(sb_arg_N)
+    var sb_total = B * M
+    var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
+    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+        var b = sb_t // M
+        var i = sb_t % M
+        var sb_acc0 = -inf[DType.float32]()
+        for j in range(N):
+            sb_acc0 = sb_max(sb_acc0, c[unsafe_offset=(b * M + i) * N + j])
+        rm[unsafe_offset=b * M + i] = sb_acc0
+
+
+# p[b, i, j] = exp(c[b, i, j] - rm[b, i])
+# Launch: blocks of 256 threads, grid = min(ceil(B * M * N / 256), SMs * 4).
+@export("sb_register_blocked_s5")
+def sb_register_blocked_s5(c: Pointer[Float32, ImmUntrackedOrigin],
+                           rm: Pointer[Float32, ImmUntrackedOrigin],
+                           p: Pointer[Float32, MutUntrackedOrigin], sb_arg_B: Int64,
+                           sb_arg_M: Int64, sb_arg_N: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var M = Int(sb_arg_M)
     var N = Int(sb_arg_N)

@@ -758,8 +758,9 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s6(
   }
 }
 
-// Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per
-// thread in registers, vector loads of a and b where aligned.
+// Variant register_blocked_matmul: matrix products, and batches of them: bm x bn output tiles, tm x
+// tn outputs per thread in registers, vector loads of a and b where aligned, the batch along the
+// grid's z.
 
 // y1[r, c] = x[r, c] * 2.0 + h[r, c]
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(

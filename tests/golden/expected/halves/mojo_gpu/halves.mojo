@@ -812,8 +812,9 @@ def sb_tiled_matmul_s6(t: Pointer[Float16, ImmUntrackedOrigin],
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
 
 
-# Variant register_blocked_matmul: matrix products: bm x bn output tiles, tm x tn outputs per thread
-# in registers, vector loads of a and b where aligned.
+# Variant register_blocked_matmul: matrix products, and batches of them: bm x bn output tiles, tm x
+# tn outputs per thread in registers, vector loads of a and b where aligned, the batch along the
+# grid's z.
 
 # y1[r, c] = x[r, c] * 2.0 + h[r, c]
 # Launch: blocks of 256 threads, grid = min(ceil(R * C / 256), SMs * 4).
