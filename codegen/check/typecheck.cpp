@@ -176,7 +176,12 @@ class Checker {
           writer_of_storage(static_cast<int>(t), static_cast<int>(s_.stmts.size())) < 0)
         return make_error(tn.loc, std::string(role_name(tn.role)) + " tensor '" + tn.name +
                                       "' is never written by 'compute'");
-      if (tn.role == Role::Temp && !read_[t])
+      // A written temp is read through its name or any view of its storage.
+      bool read = false;
+      for (size_t u = 0; u < s_.tensors.size(); ++u)
+        read = read || (read_[static_cast<int>(u)] &&
+                        storage_of(s_, static_cast<int>(u)) == storage_of(s_, static_cast<int>(t)));
+      if (tn.role == Role::Temp && written_by[t] >= 0 && !read)
         return make_error(tn.loc, "temp tensor '" + tn.name + "' is written but never read");
     }
     return {};
@@ -332,13 +337,14 @@ class Checker {
       return make_error(st.loc, "tensor '" + tn.name +
                                     "' is written twice (each out or temp "
                                     "tensor is written by one statement)");
-    // An output and its views name one storage, written once through one of the names.
+    // An output or a temp and its views name one storage, written once through one of them.
     const int other = writer_of_storage(t, index);
     if (other >= 0)
       return make_error(st.loc, "'" + tn.name + "' and '" + s_.tensors[other].name +
-                                    "' name the same output, which an earlier statement writes "
-                                    "(an output is written once, through its name or one of "
-                                    "its views)");
+                                    "' name the same " +
+                                    (tn.role == Role::Temp ? "temp" : "output") +
+                                    ", which an earlier statement writes (it is written "
+                                    "once, through its name or one of its views)");
     if (st.vars.size() != tn.shape.size())
       return make_error(st.loc, "'" + tn.name + "' has rank " + std::to_string(tn.shape.size()) +
                                     " but the left-hand side has " +
@@ -506,14 +512,16 @@ class Checker {
   Status note_read(const Expr& e) {
     const Tensor& tn = s_.tensors[e.ref];
     if (tn.role != Role::In) {
-      bool ready = false;
+      // Ready once an earlier statement wrote its storage, through this name or another.
+      bool ready = writer_of_storage(e.ref, cur_) >= 0;
       for (int i = 0; i < cur_; ++i) ready = ready || s_.stmts[i].out == e.ref;
       if (!ready) {
-        const int other = writer_of_storage(e.ref, cur_);
-        if (other >= 0)
-          return make_error(e.loc, "'" + tn.name + "' names the output that '" +
-                                       s_.tensors[other].name +
-                                       "' writes; read it through the name that writes it");
+        const int target = s_.find_tensor(s_.stmts[cur_].target);
+        if (target != e.ref && storage_of(s_, target) == storage_of(s_, e.ref))
+          return make_error(e.loc, "'" + tn.name +
+                                       "' names the storage that this statement writes, as '" +
+                                       s_.stmts[cur_].target +
+                                       "' (use a temp tensor for the earlier value)");
         if (s_.stmts[cur_].target == tn.name)
           return make_error(e.loc, "'" + tn.name +
                                        "' is read by the statement that writes it "

@@ -434,9 +434,9 @@ class Loader {
     return {};
   }
 
-  // `view: x`: the base is an input or an output declared before `t`; a view of a view names the
-  // first base. The view takes the base's type, role and `init` (its gathered range, for the
-  // bounds proof). How an output and its views may be named is the type checker's rule.
+  // `view: x`: the base is a tensor declared before `t`; a view of a view names the first base.
+  // The view takes the base's type, role and `init` (its gathered range, for the bounds proof).
+  // How a written storage may be named is the type checker's rule.
   Status view(const YAML::Node& n, const std::string& what, Tensor& t) {
     auto base = scalar(n, "'view' of " + what);
     if (!base.ok()) return base.error();
@@ -448,10 +448,6 @@ class Loader {
                         "', which is not a tensor declared before it");
     if (spec_.tensors[b].view_of >= 0) b = spec_.tensors[b].view_of;
     const Tensor& bt = spec_.tensors[b];
-    if (bt.role == Role::Temp)
-      return err(n, what + " is a view of '" + bt.name +
-                        "', a temp; a view's base must be an input or an output (declare the "
-                        "temp in the shape its statements use)");
     t.view_of = b;
     t.type = bt.type;
     t.role = bt.role;

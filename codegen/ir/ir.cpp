@@ -262,6 +262,22 @@ int Spec::find_tensor(const std::string& n) const {
   return -1;
 }
 
+int storage_of(const Spec& spec, int t) {
+  SB_ASSERT(t >= 0 && static_cast<size_t>(t) < spec.tensors.size(), "bad tensor id");
+  return spec.tensors[t].view_of >= 0 ? spec.tensors[t].view_of : t;
+}
+
+bool reads_across_names(const Spec& spec) {
+  for (const Statement& st : spec.stmts)
+    for (const Expr* r : reads_of(*st.rhs)) {
+      if (spec.tensors[r->ref].role == Role::In) continue;
+      const int s = storage_of(spec, r->ref);
+      for (const Statement& w : spec.stmts)
+        if (w.out != r->ref && storage_of(spec, w.out) == s) return true;
+    }
+  return false;
+}
+
 int Spec::find_size(const std::string& n) const {
   for (size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i].name == n) return static_cast<int>(i);

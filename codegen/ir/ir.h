@@ -128,9 +128,9 @@ struct Tensor {
   ExprPtr init_hi_expr;
   // A view (`view: x` in the spec): the index of the tensor whose storage this one names with
   // its own shape, in the same row-major order, with no copy; -1 for a tensor of its own. The
-  // base is an input or an output declared before the view and never itself a view, and the view
-  // takes its type, role and `init`. An output's storage is written by one statement, through
-  // the output or one of its views, and no other of those names is in a statement (typecheck).
+  // base is a tensor declared before the view and never itself a view, and the view takes its
+  // type, role and `init`. An output's or a temp's storage is written by one statement, through
+  // the tensor or one of its views, and read after that through any of them (typecheck).
   // A view is still an ABI tensor (specbench_abi.h): the harness passes the base's pointer for
   // it. Both have the same number of elements at every size point.
   int view_of = -1;
@@ -289,6 +289,14 @@ struct Spec {
 
 // A deep copy of `s` (its expressions cloned), for passes that rewrite a spec for one backend.
 Spec clone(const Spec& s);
+
+// The tensor whose storage tensor `t` names: its base for a view (Tensor::view_of), else itself.
+int storage_of(const Spec& spec, int t);
+// Whether some statement of a checked spec reads a storage through a name other than the one the
+// statement that writes it uses (a view of a temp or an output read after the write through
+// another shape). The fusing passes (row_fusion, fuse_attention) leave such a spec's statements
+// unfused: they match rows and reads by name.
+bool reads_across_names(const Spec& spec);
 
 // Evaluates an integer expression (shape, range bound, subscript) given sizes and index-variable
 // values (`vars` indexed like Statement::vars; may be empty when the expression uses none).

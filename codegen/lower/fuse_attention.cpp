@@ -10,7 +10,9 @@ namespace sb {
 void fuse_attention(Spec& spec) {
   std::vector<size_t>& groups = spec.schedule.attention_groups;
   groups.clear();
-  for (size_t k = 0; k < spec.stmts.size(); ++k) {
+  // Matched by name, as row_fusion's rows: nothing fuses across a storage's names.
+  const size_t n = reads_across_names(spec) ? 0 : spec.stmts.size();
+  for (size_t k = 0; k < n; ++k) {
     if (!match_attention(spec, k)) continue;
     groups.push_back(k);
     k += kAttentionStatements - 1;

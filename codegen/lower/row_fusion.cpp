@@ -46,6 +46,9 @@ bool touches(const Statement& st, int t) {
 
 std::vector<RowGroup> find_row_groups(const Spec& spec) {
   std::vector<RowGroup> groups;
+  // Rows and row-local temps are matched by name: a storage read through another name than the
+  // one written (ir.h: reads_across_names) leaves every statement on its own.
+  if (reads_across_names(spec)) return groups;
   const size_t n = spec.stmts.size();
   for (size_t k = 0; k < n;) {
     size_t m = k;
@@ -95,7 +98,10 @@ void row_fusion(Spec& spec) {
 
 std::string dump_row_fusion(const Spec& spec) {
   SB_ASSERT(spec.schedule.row_fusion_done, "row_fusion has not run on spec " + spec.name);
-  if (spec.schedule.row_groups.empty()) return "no row groups\n";
+  if (spec.schedule.row_groups.empty())
+    return reads_across_names(spec) ? "no row groups (a storage is read through another name than "
+                                      "the one written)\n"
+                                    : "no row groups\n";
   std::string out;
   for (const RowGroup& g : spec.schedule.row_groups) {
     std::string names;  // in the order the group writes them

@@ -115,6 +115,7 @@ struct Reference::Impl {
   std::vector<int> writer;                // per tensor: the statement writing it, or -1
   std::vector<Memo> memo;
   std::vector<bool> read_by_stmt;  // per tensor: some statement reads it (then it is memoised)
+  std::vector<int> written_as;     // per tensor: the name its storage is written through
   std::vector<Frame> frames;       // per statement
   std::unordered_map<const Expr*, Resume> resumes;  // per reduction node evaluated
 
@@ -150,6 +151,18 @@ struct Reference::Impl {
       frames[i].vars.assign(st.vars.size(), 0);
     }
     read_by_stmt = tensors_read_by_statements(spec);
+    // A storage read through another name than the one written (a view of a temp or an output):
+    // its reads pull the written name's elements, in the same row-major order.
+    written_as.resize(nt);
+    for (size_t t = 0; t < nt; ++t) {
+      written_as[t] = static_cast<int>(t);
+      if (writer[t] >= 0 || spec.tensors[t].role == Role::In) continue;
+      for (size_t u = 0; u < nt; ++u)
+        if (writer[u] >= 0 && storage_of(spec, static_cast<int>(u)) ==
+                                  storage_of(spec, static_cast<int>(t)))
+          written_as[t] = static_cast<int>(u);
+      if (read_by_stmt[t]) read_by_stmt[written_as[t]] = true;
+    }
   }
 
   V pull(int t, int64_t flat) {
@@ -212,7 +225,7 @@ struct Reference::Impl {
       flat = flat * ex[d] + i;
     }
     if (ten.role == Role::In) return num(in[t].get(flat));
-    return pull(t, flat);
+    return pull(written_as[t], flat);
   }
 
   void range(const Expr& e, Frame& f, int64_t* lo, int64_t* hi) {

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "driver.h"
+#include "lower/fuse_attention.h"
+#include "lower/row_fusion.h"
 #include "run/buffers.h"
 #include "run/metrics.h"
 #include "run/runner.h"
@@ -125,6 +127,31 @@ TEST(Views, AnOutputsViewGetsTheOutputsBufferAndItsBytesCountOnce) {
   const int64_t in = B * T * C * 4 + O * C * 4;
   const int64_t out = B * T * O * 4 + B * T * 4 * 4;
   EXPECT_EQ(bytes_moved(s, p), in + out);
+}
+
+// tests/golden/specs/storage_views.yaml: a temp h [B, T, C] read as hrows [B * T, C]; row sums s
+// read back as sbt [B, T]; an output g [B * T] read back as gbt [B, T].
+TEST(Views, AStorageReadThroughAnotherNameLeavesEveryStatementUnfused) {
+  Result<Spec> r = load_and_check(std::string(SB_TESTS_DIR) + "/golden/specs/storage_views.yaml");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  Spec& s = r.value();
+  EXPECT_EQ(s.tensors[tensor(s, "hrows")].role, Role::Temp);
+  EXPECT_EQ(storage_of(s, tensor(s, "sbt")), tensor(s, "s"));
+  EXPECT_EQ(storage_of(s, tensor(s, "s")), tensor(s, "s"));
+  EXPECT_TRUE(reads_across_names(s));
+  row_fusion(s);
+  fuse_attention(s);
+  EXPECT_TRUE(s.schedule.row_groups.empty());
+  EXPECT_TRUE(s.schedule.attention_groups.empty());
+  EXPECT_NE(dump_row_fusion(s).find("read through another name"), std::string::npos);
+  // Views of inputs, and outputs written through a view and read back under that name, do not
+  // count.
+  Spec o;
+  ASSERT_NO_FATAL_FAILURE(load_output_views(&o));
+  EXPECT_FALSE(reads_across_names(o));
+  Spec v;
+  ASSERT_NO_FATAL_FAILURE(load_views(&v));
+  EXPECT_FALSE(reads_across_names(v));
 }
 
 }  // namespace
