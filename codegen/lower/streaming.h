@@ -27,14 +27,19 @@
 
 namespace sb {
 
-// Twice the size of a last-level cache: below this, the tensors stay in the caches (most of them
-// at the cache's own size) and plain stores are faster. On the 2-core VM (32 MiB L3), cpu omp_simd
-// at f32 R x C, 5 repetitions each way (results/vm/stream-threshold-20261205-{nt,plain}.md): map2d took
-// 346 us with plain stores and 610 us streaming at 2048 x 2048 (32 MiB in all), 1.18 against
-// 1.21 ms at 2048 x 4096 (64 MiB), and 3.00 against 2.54 ms at 4096 x 4096 (128 MiB); the row
-// scan cumsum_rows 461 against 673 us, 1.27 against 1.27 ms, and 3.21 against 2.68 ms. The
-// generated C and Mojo let `-D SB_STREAM_MIN_BYTES=n` override it.
-inline constexpr int64_t kStreamMinBytes = int64_t{64} << 20;
+// One and a half times a last-level cache: below this, the tensors stay in the caches (at the
+// cache's own size too) and plain stores are faster; above it, non-temporal stores save the
+// read for ownership. On the 2-core VM (32 MiB L3), cpu omp_simd, f32, medians of 5 repetitions:
+// - one run each way (results/vm/stream-threshold-20261205-{nt,plain}.md): map2d took 346 us
+//   with plain stores and 610 us streaming at 2048 x 2048 (32 MiB in all), 1.18 against 1.21 ms
+//   at 2048 x 4096 (64 MiB), 3.00 against 2.54 ms at 4096 x 4096 (128 MiB); the row scan
+//   cumsum_rows 461 against 673 us, 1.27 against 1.27 ms, 3.21 against 2.68 ms;
+// - three alternations of both builds (results/vm/stream-threshold-ab-20261205-*.json, "nt32"
+//   streaming from 32 MiB, "plain64" from 64 MiB): at 32 MiB plain stores were 1.30x (cumsum_rows),
+//   1.51x (map2d) and 1.33x (puzzle_map) faster; at 48 MiB (vector_add) streaming was 1.12x
+//   faster (703-990 against 898-1198 us).
+// The generated C and Mojo let `-D SB_STREAM_MIN_BYTES=n` override it.
+inline constexpr int64_t kStreamMinBytes = int64_t{48} << 20;
 
 // Non-temporal stores write whole lines of this many bytes (a cache line), aligned.
 inline constexpr int kStreamLineBytes = 64;

@@ -5,7 +5,7 @@
 #     the golden ones), generated in a scratch root, at their verify sizes with the streaming
 #     threshold at 0 bytes: every elementwise statement of a parallel variant then takes its
 #     streaming form (non-temporal stores by whole lines, plain stores at unaligned ends; the
-#     tiled form of a transpose), which the verify sizes, all below the 64 MiB threshold, never
+#     tiled form of a transpose), which the verify sizes, all below the 48 MiB threshold, never
 #     reach otherwise. The threshold is set by a wrapper around the C++ compiler CXX that adds
 #     -D SB_STREAM_MIN_BYTES=0 (named by SPECBENCH_CXX); modules go to their own cache folder.
 set -uo pipefail

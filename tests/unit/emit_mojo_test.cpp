@@ -201,7 +201,7 @@ TEST(EmitMojo, LargeElementwiseOutputsStreamWholeAlignedLines) {
   // The same run-time choice as the cpu backend: the bytes of the tensors touched.
   EXPECT_TRUE(has(file,
                   "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", "
-                  "67108864]()"))
+                  "50331648]()"))
       << file;
   EXPECT_TRUE(has(k, "var sb_stream = 4 * N + 8 * N + 8 * N >= sb_stream_min_bytes")) << k;
   EXPECT_TRUE(has(k, "if sb_stream:")) << k;

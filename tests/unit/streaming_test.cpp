@@ -52,7 +52,7 @@ const char* kSoftmaxCompute =
     "  z = x[0, 0]\n";
 
 TEST(Streaming, ThresholdAndLineAreTheDocumentedOnes) {
-  EXPECT_EQ(kStreamMinBytes, 64 * 1024 * 1024);
+  EXPECT_EQ(kStreamMinBytes, 48 * 1024 * 1024);
   EXPECT_EQ(kStreamLineBytes, 64);
 }
 

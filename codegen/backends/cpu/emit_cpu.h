@@ -52,7 +52,7 @@ const Emitter& cpu_emitter();
 // Writes the loop nest of one statement (output indices bound by the loops it writes) into `w`:
 // scalar loops, or with `omp` the OpenMP/simd loops of the omp_simd strategy. Under `omp`, an
 // elementwise statement of rank > 0 gets two forms chosen at run time by the bytes of the
-// tensors it touches: the plain loop nest, and above SB_STREAM_MIN_BYTES (64 MiB) a blocked
+// tensors it touches: the plain loop nest, and above SB_STREAM_MIN_BYTES (48 MiB) a blocked
 // form writing the output with non-temporal stores. Returns true when the code uses that form:
 // the file must then contain cpu_stream_includes() and cpu_stream_support(). Under `omp`, an
 // elementwise statement that reads across rows (lower/tile_transposes.h) runs both forms in

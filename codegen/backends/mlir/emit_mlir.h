@@ -58,7 +58,7 @@
 //
 // Also under `openmp`, an elementwise statement with an f32, f64 or i32 output of rank 1 or 2
 // (outside row groups, or a rank-2 output in memory inside one) checks at run time whether the
-// tensors it (or its group) touches total at least 64 MiB; then it writes its output with
+// tensors it (or its group) touches total at least 48 MiB; then it writes its output with
 // non-temporal stores (`scf.if`, the plain form otherwise). Each row, or the whole rank-1
 // output, is written as a plain head up to the first 64-byte boundary (tensors are assumed aligned
 // to their element size; the address is taken from

@@ -2136,7 +2136,7 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
   if (needs.stream) {
     out +=
         "# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at "
-        "least\n# this many bytes, twice the last-level cache, as in the cpu backend; "
+        "least\n# this many bytes, 1.5x the last-level cache, as in the cpu backend; "
         "-D SB_STREAM_MIN_BYTES=n\n# overrides it.\n"
         "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", " +
         std::to_string(kStreamMinBytes) + "]()\n\n";

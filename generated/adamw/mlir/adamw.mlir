@@ -154,7 +154,7 @@ module attributes {transform.with_named_sequence} {
     %7 = arith.constant 4 : index
     %8 = arith.muli %7, %N : index
     %9 = arith.addi %6, %8 : index
-    %10 = arith.constant 67108864 : index
+    %10 = arith.constant 50331648 : index
     %11 = arith.cmpi sge, %9, %10 : index
     scf.if %11 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -293,7 +293,7 @@ module attributes {transform.with_named_sequence} {
     %126 = arith.constant 4 : index
     %127 = arith.muli %126, %N : index
     %128 = arith.addi %125, %127 : index
-    %129 = arith.constant 67108864 : index
+    %129 = arith.constant 50331648 : index
     %130 = arith.cmpi sge, %128, %129 : index
     scf.if %130 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -450,7 +450,7 @@ module attributes {transform.with_named_sequence} {
     %263 = arith.constant 4 : index
     %264 = arith.muli %263, %N : index
     %265 = arith.addi %262, %264 : index
-    %266 = arith.constant 67108864 : index
+    %266 = arith.constant 50331648 : index
     %267 = arith.cmpi sge, %265, %266 : index
     scf.if %267 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -66,7 +66,7 @@ module attributes {transform.with_named_sequence} {
     %4 = arith.constant 8 : index
     %5 = arith.muli %4, %N : index
     %6 = arith.addi %3, %5 : index
-    %7 = arith.constant 67108864 : index
+    %7 = arith.constant 50331648 : index
     %8 = arith.cmpi sge, %6, %7 : index
     scf.if %8 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

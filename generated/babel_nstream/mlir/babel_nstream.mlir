@@ -78,7 +78,7 @@ module attributes {transform.with_named_sequence} {
     %10 = arith.constant 8 : index
     %11 = arith.muli %10, %N : index
     %12 = arith.addi %9, %11 : index
-    %13 = arith.constant 67108864 : index
+    %13 = arith.constant 50331648 : index
     %14 = arith.cmpi sge, %12, %13 : index
     scf.if %14 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

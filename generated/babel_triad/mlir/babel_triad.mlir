@@ -72,7 +72,7 @@ module attributes {transform.with_named_sequence} {
     %7 = arith.constant 8 : index
     %8 = arith.muli %7, %N : index
     %9 = arith.addi %6, %8 : index
-    %10 = arith.constant 67108864 : index
+    %10 = arith.constant 50331648 : index
     %11 = arith.cmpi sge, %9, %10 : index
     scf.if %11 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

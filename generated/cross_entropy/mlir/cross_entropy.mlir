@@ -76,7 +76,7 @@ module attributes {transform.with_named_sequence} {
     %6 = arith.constant 4 : index
     %7 = arith.muli %6, %BT : index
     %8 = arith.addi %5, %7 : index
-    %9 = arith.constant 67108864 : index
+    %9 = arith.constant 50331648 : index
     %10 = arith.cmpi sge, %8, %9 : index
     scf.if %10 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

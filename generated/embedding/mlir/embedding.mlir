@@ -75,7 +75,7 @@ module attributes {transform.with_named_sequence} {
     %7 = arith.muli %6, %N : index
     %8 = arith.muli %7, %C : index
     %9 = arith.addi %5, %8 : index
-    %10 = arith.constant 67108864 : index
+    %10 = arith.constant 50331648 : index
     %11 = arith.cmpi sge, %9, %10 : index
     scf.if %11 {
       // Row by row, in parallel blocks of rows.

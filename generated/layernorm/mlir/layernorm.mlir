@@ -244,7 +244,7 @@ module attributes {transform.with_named_sequence} {
     %16 = arith.constant 4 : index
     %17 = arith.muli %16, %BT : index
     %18 = arith.addi %15, %17 : index
-    %19 = arith.constant 67108864 : index
+    %19 = arith.constant 50331648 : index
     %20 = arith.cmpi sge, %18, %19 : index
     %21 = arith.constant 0 : index
     %22 = arith.constant 1 : index

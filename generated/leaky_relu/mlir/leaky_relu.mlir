@@ -71,7 +71,7 @@ module attributes {transform.with_named_sequence} {
     %2 = arith.constant 4 : index
     %3 = arith.muli %2, %N : index
     %4 = arith.addi %1, %3 : index
-    %5 = arith.constant 67108864 : index
+    %5 = arith.constant 50331648 : index
     %6 = arith.cmpi sge, %4, %5 : index
     scf.if %6 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -69,7 +69,7 @@ module attributes {transform.with_named_sequence} {
     %4 = arith.muli %3, %R : index
     %5 = arith.muli %4, %C : index
     %6 = arith.addi %2, %5 : index
-    %7 = arith.constant 67108864 : index
+    %7 = arith.constant 50331648 : index
     %8 = arith.cmpi sge, %6, %7 : index
     scf.if %8 {
       // Row by row, in parallel blocks of rows.

@@ -70,7 +70,7 @@ module attributes {transform.with_named_sequence} {
     %6 = arith.muli %5, %R : index
     %7 = arith.muli %6, %C : index
     %8 = arith.addi %4, %7 : index
-    %9 = arith.constant 67108864 : index
+    %9 = arith.constant 50331648 : index
     %10 = arith.cmpi sge, %8, %9 : index
     scf.if %10 {
       // Row by row, in parallel blocks of rows.

@@ -146,7 +146,7 @@ module attributes {transform.with_named_sequence} {
     %7 = arith.muli %6, %R : index
     %8 = arith.muli %7, %C : index
     %9 = arith.addi %5, %8 : index
-    %10 = arith.constant 67108864 : index
+    %10 = arith.constant 50331648 : index
     %11 = arith.cmpi sge, %9, %10 : index
     %12 = arith.constant 0 : index
     %13 = arith.constant 1 : index

@@ -67,7 +67,7 @@ module attributes {transform.with_named_sequence} {
     %5 = arith.constant 4 : index
     %6 = arith.muli %5, %N : index
     %7 = arith.addi %4, %6 : index
-    %8 = arith.constant 67108864 : index
+    %8 = arith.constant 50331648 : index
     %9 = arith.cmpi sge, %7, %8 : index
     scf.if %9 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

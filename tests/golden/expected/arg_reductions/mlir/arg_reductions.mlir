@@ -985,7 +985,7 @@ module attributes {transform.with_named_sequence} {
     %13 = arith.constant 8 : index
     %14 = arith.muli %13, %R : index
     %15 = arith.addi %12, %14 : index
-    %16 = arith.constant 67108864 : index
+    %16 = arith.constant 50331648 : index
     %17 = arith.cmpi sge, %15, %16 : index
     %18 = arith.constant 0 : index
     %19 = arith.constant 1 : index

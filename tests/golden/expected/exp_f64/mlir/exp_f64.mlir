@@ -60,7 +60,7 @@ module attributes {transform.with_named_sequence} {
     %2 = arith.constant 8 : index
     %3 = arith.muli %2, %N : index
     %4 = arith.addi %1, %3 : index
-    %5 = arith.constant 67108864 : index
+    %5 = arith.constant 50331648 : index
     %6 = arith.cmpi sge, %4, %5 : index
     scf.if %6 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -171,7 +171,7 @@ module attributes {transform.with_named_sequence} {
     %89 = arith.constant 8 : index
     %90 = arith.muli %89, %N : index
     %91 = arith.addi %88, %90 : index
-    %92 = arith.constant 67108864 : index
+    %92 = arith.constant 50331648 : index
     %93 = arith.cmpi sge, %91, %92 : index
     scf.if %93 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

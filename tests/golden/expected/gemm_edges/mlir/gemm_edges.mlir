@@ -53,7 +53,7 @@ module attributes {transform.with_named_sequence} {
     %24 = arith.muli %23, %M : index
     %25 = arith.muli %24, %N : index
     %26 = arith.addi %22, %25 : index
-    %27 = arith.constant 67108864 : index
+    %27 = arith.constant 50331648 : index
     %28 = arith.cmpi sge, %26, %27 : index
     %29 = arith.constant 0 : index
     %30 = arith.constant 1 : index
@@ -527,7 +527,7 @@ module attributes {transform.with_named_sequence} {
     %181 = arith.constant 4 : index
     %182 = arith.muli %181, %M : index
     %183 = arith.addi %180, %182 : index
-    %184 = arith.constant 67108864 : index
+    %184 = arith.constant 50331648 : index
     %185 = arith.cmpi sge, %183, %184 : index
     scf.if %185 {
       // Row by row, in parallel blocks of rows.
@@ -958,7 +958,7 @@ module attributes {transform.with_named_sequence} {
     %181 = arith.constant 4 : index
     %182 = arith.muli %181, %M : index
     %183 = arith.addi %180, %182 : index
-    %184 = arith.constant 67108864 : index
+    %184 = arith.constant 50331648 : index
     %185 = arith.cmpi sge, %183, %184 : index
     scf.if %185 {
       // Row by row, in parallel blocks of rows.

@@ -363,7 +363,7 @@ module attributes {transform.with_named_sequence} {
     %7 = arith.muli %6, %N : index
     %8 = arith.muli %7, %C : index
     %9 = arith.addi %5, %8 : index
-    %10 = arith.constant 67108864 : index
+    %10 = arith.constant 50331648 : index
     %11 = arith.cmpi sge, %9, %10 : index
     scf.if %11 {
       // Row by row, in parallel blocks of rows.
@@ -675,7 +675,7 @@ module attributes {transform.with_named_sequence} {
     %252 = arith.constant 8 : index
     %253 = arith.muli %252, %N : index
     %254 = arith.addi %251, %253 : index
-    %255 = arith.constant 67108864 : index
+    %255 = arith.constant 50331648 : index
     %256 = arith.cmpi sge, %254, %255 : index
     scf.if %256 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -794,7 +794,7 @@ module attributes {transform.with_named_sequence} {
     %347 = arith.constant 4 : index
     %348 = arith.muli %347, %N : index
     %349 = arith.addi %346, %348 : index
-    %350 = arith.constant 67108864 : index
+    %350 = arith.constant 50331648 : index
     %351 = arith.cmpi sge, %349, %350 : index
     scf.if %351 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -345,7 +345,7 @@ module attributes {transform.with_named_sequence} {
     %6 = arith.constant 4 : index
     %7 = arith.muli %6, %N : index
     %8 = arith.addi %5, %7 : index
-    %9 = arith.constant 67108864 : index
+    %9 = arith.constant 50331648 : index
     %10 = arith.cmpi sge, %8, %9 : index
     scf.if %10 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -653,7 +653,7 @@ module attributes {transform.with_named_sequence} {
     %290 = arith.constant 4 : index
     %291 = arith.muli %290, %N : index
     %292 = arith.addi %289, %291 : index
-    %293 = arith.constant 67108864 : index
+    %293 = arith.constant 50331648 : index
     %294 = arith.cmpi sge, %292, %293 : index
     scf.if %294 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -959,7 +959,7 @@ module attributes {transform.with_named_sequence} {
     %538 = arith.constant 8 : index
     %539 = arith.muli %538, %N : index
     %540 = arith.addi %537, %539 : index
-    %541 = arith.constant 67108864 : index
+    %541 = arith.constant 50331648 : index
     %542 = arith.cmpi sge, %540, %541 : index
     scf.if %542 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

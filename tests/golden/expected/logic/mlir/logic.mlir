@@ -142,7 +142,7 @@ module attributes {transform.with_named_sequence} {
     %5 = arith.constant 4 : index
     %6 = arith.muli %5, %N : index
     %7 = arith.addi %4, %6 : index
-    %8 = arith.constant 67108864 : index
+    %8 = arith.constant 50331648 : index
     %9 = arith.cmpi sge, %7, %8 : index
     scf.if %9 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -333,7 +333,7 @@ module attributes {transform.with_named_sequence} {
     %172 = arith.constant 4 : index
     %173 = arith.muli %172, %N : index
     %174 = arith.addi %171, %173 : index
-    %175 = arith.constant 67108864 : index
+    %175 = arith.constant 50331648 : index
     %176 = arith.cmpi sge, %174, %175 : index
     scf.if %176 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

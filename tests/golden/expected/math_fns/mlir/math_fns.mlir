@@ -510,7 +510,7 @@ module attributes {transform.with_named_sequence} {
     %2 = arith.constant 4 : index
     %3 = arith.muli %2, %N : index
     %4 = arith.addi %1, %3 : index
-    %5 = arith.constant 67108864 : index
+    %5 = arith.constant 50331648 : index
     %6 = arith.cmpi sge, %4, %5 : index
     scf.if %6 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -649,7 +649,7 @@ module attributes {transform.with_named_sequence} {
     %117 = arith.constant 4 : index
     %118 = arith.muli %117, %N : index
     %119 = arith.addi %116, %118 : index
-    %120 = arith.constant 67108864 : index
+    %120 = arith.constant 50331648 : index
     %121 = arith.cmpi sge, %119, %120 : index
     scf.if %121 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -914,7 +914,7 @@ module attributes {transform.with_named_sequence} {
     %358 = arith.constant 8 : index
     %359 = arith.muli %358, %N : index
     %360 = arith.addi %357, %359 : index
-    %361 = arith.constant 67108864 : index
+    %361 = arith.constant 50331648 : index
     %362 = arith.cmpi sge, %360, %361 : index
     scf.if %362 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1209,7 +1209,7 @@ module attributes {transform.with_named_sequence} {
     %629 = arith.constant 4 : index
     %630 = arith.muli %629, %N : index
     %631 = arith.addi %628, %630 : index
-    %632 = arith.constant 67108864 : index
+    %632 = arith.constant 50331648 : index
     %633 = arith.cmpi sge, %631, %632 : index
     scf.if %633 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1327,7 +1327,7 @@ module attributes {transform.with_named_sequence} {
     %723 = arith.constant 4 : index
     %724 = arith.muli %723, %N : index
     %725 = arith.addi %722, %724 : index
-    %726 = arith.constant 67108864 : index
+    %726 = arith.constant 50331648 : index
     %727 = arith.cmpi sge, %725, %726 : index
     scf.if %727 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1446,7 +1446,7 @@ module attributes {transform.with_named_sequence} {
     %818 = arith.constant 8 : index
     %819 = arith.muli %818, %N : index
     %820 = arith.addi %817, %819 : index
-    %821 = arith.constant 67108864 : index
+    %821 = arith.constant 50331648 : index
     %822 = arith.cmpi sge, %820, %821 : index
     scf.if %822 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1557,7 +1557,7 @@ module attributes {transform.with_named_sequence} {
     %905 = arith.constant 4 : index
     %906 = arith.muli %905, %N : index
     %907 = arith.addi %904, %906 : index
-    %908 = arith.constant 67108864 : index
+    %908 = arith.constant 50331648 : index
     %909 = arith.cmpi sge, %907, %908 : index
     scf.if %909 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1676,7 +1676,7 @@ module attributes {transform.with_named_sequence} {
     %1000 = arith.constant 8 : index
     %1001 = arith.muli %1000, %N : index
     %1002 = arith.addi %999, %1001 : index
-    %1003 = arith.constant 67108864 : index
+    %1003 = arith.constant 50331648 : index
     %1004 = arith.cmpi sge, %1002, %1003 : index
     scf.if %1004 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1798,7 +1798,7 @@ module attributes {transform.with_named_sequence} {
     %1098 = arith.constant 4 : index
     %1099 = arith.muli %1098, %N : index
     %1100 = arith.addi %1097, %1099 : index
-    %1101 = arith.constant 67108864 : index
+    %1101 = arith.constant 50331648 : index
     %1102 = arith.cmpi sge, %1100, %1101 : index
     scf.if %1102 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1947,7 +1947,7 @@ module attributes {transform.with_named_sequence} {
     %1223 = arith.constant 4 : index
     %1224 = arith.muli %1223, %N : index
     %1225 = arith.addi %1222, %1224 : index
-    %1226 = arith.constant 67108864 : index
+    %1226 = arith.constant 50331648 : index
     %1227 = arith.cmpi sge, %1225, %1226 : index
     scf.if %1227 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -2158,7 +2158,7 @@ module attributes {transform.with_named_sequence} {
     %1410 = arith.constant 4 : index
     %1411 = arith.muli %1410, %N : index
     %1412 = arith.addi %1409, %1411 : index
-    %1413 = arith.constant 67108864 : index
+    %1413 = arith.constant 50331648 : index
     %1414 = arith.cmpi sge, %1412, %1413 : index
     scf.if %1414 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

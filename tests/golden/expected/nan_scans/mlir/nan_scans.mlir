@@ -1365,7 +1365,7 @@ module attributes {transform.with_named_sequence} {
     %604 = arith.constant 4 : index
     %605 = arith.muli %604, %C : index
     %606 = arith.addi %603, %605 : index
-    %607 = arith.constant 67108864 : index
+    %607 = arith.constant 50331648 : index
     %608 = arith.cmpi sge, %606, %607 : index
     scf.if %608 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -201,7 +201,7 @@ module attributes {transform.with_named_sequence} {
     %58 = arith.muli %57, %B : index
     %59 = arith.muli %58, %T : index
     %60 = arith.addi %56, %59 : index
-    %61 = arith.constant 67108864 : index
+    %61 = arith.constant 50331648 : index
     %62 = arith.cmpi sge, %60, %61 : index
     scf.if %62 {
       // Row by row, in parallel blocks of rows.
@@ -352,7 +352,7 @@ module attributes {transform.with_named_sequence} {
     %178 = arith.muli %177, %B : index
     %179 = arith.muli %178, %T : index
     %180 = arith.addi %176, %179 : index
-    %181 = arith.constant 67108864 : index
+    %181 = arith.constant 50331648 : index
     %182 = arith.cmpi sge, %180, %181 : index
     scf.if %182 {
       // Row by row, in parallel blocks of rows.
@@ -593,7 +593,7 @@ module attributes {transform.with_named_sequence} {
     %68 = arith.constant 4 : index
     %69 = arith.muli %68, %3 : index
     %70 = arith.addi %67, %69 : index
-    %71 = arith.constant 67108864 : index
+    %71 = arith.constant 50331648 : index
     %72 = arith.cmpi sge, %70, %71 : index
     scf.if %72 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -719,7 +719,7 @@ module attributes {transform.with_named_sequence} {
     %170 = arith.muli %169, %B : index
     %171 = arith.muli %170, %T : index
     %172 = arith.addi %168, %171 : index
-    %173 = arith.constant 67108864 : index
+    %173 = arith.constant 50331648 : index
     %174 = arith.cmpi sge, %172, %173 : index
     scf.if %174 {
       // Row by row, in parallel blocks of rows.
@@ -870,7 +870,7 @@ module attributes {transform.with_named_sequence} {
     %290 = arith.muli %289, %B : index
     %291 = arith.muli %290, %T : index
     %292 = arith.addi %288, %291 : index
-    %293 = arith.constant 67108864 : index
+    %293 = arith.constant 50331648 : index
     %294 = arith.cmpi sge, %292, %293 : index
     scf.if %294 {
       // Row by row, in parallel blocks of rows.

@@ -35,9 +35,9 @@ from std.sys.intrinsics import PrefetchOptions, prefetch
 from max.algorithm import parallelize
 
 # Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
-# this many bytes, twice the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# this many bytes, 1.5x the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
 # overrides it.
-comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 67108864]()
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()

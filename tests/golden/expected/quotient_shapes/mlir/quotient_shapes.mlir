@@ -555,7 +555,7 @@ module attributes {transform.with_named_sequence} {
     %132 = arith.constant 4 : index
     %133 = arith.muli %132, %21 : index
     %134 = arith.addi %131, %133 : index
-    %135 = arith.constant 67108864 : index
+    %135 = arith.constant 50331648 : index
     %136 = arith.cmpi sge, %134, %135 : index
     scf.if %136 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -673,7 +673,7 @@ module attributes {transform.with_named_sequence} {
     %226 = arith.constant 4 : index
     %227 = arith.muli %226, %26 : index
     %228 = arith.addi %225, %227 : index
-    %229 = arith.constant 67108864 : index
+    %229 = arith.constant 50331648 : index
     %230 = arith.cmpi sge, %228, %229 : index
     scf.if %230 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -798,7 +798,7 @@ module attributes {transform.with_named_sequence} {
     %329 = arith.constant 4 : index
     %330 = arith.muli %329, %31 : index
     %331 = arith.addi %328, %330 : index
-    %332 = arith.constant 67108864 : index
+    %332 = arith.constant 50331648 : index
     %333 = arith.cmpi sge, %331, %332 : index
     scf.if %333 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -194,7 +194,7 @@ module attributes {transform.with_named_sequence} {
     %10 = arith.constant 4 : index
     %11 = arith.muli %10, %1 : index
     %12 = arith.addi %9, %11 : index
-    %13 = arith.constant 67108864 : index
+    %13 = arith.constant 50331648 : index
     %14 = arith.cmpi sge, %12, %13 : index
     scf.if %14 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -305,7 +305,7 @@ module attributes {transform.with_named_sequence} {
     %97 = arith.constant 4 : index
     %98 = arith.muli %97, %5 : index
     %99 = arith.addi %96, %98 : index
-    %100 = arith.constant 67108864 : index
+    %100 = arith.constant 50331648 : index
     %101 = arith.cmpi sge, %99, %100 : index
     scf.if %101 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -440,7 +440,7 @@ module attributes {transform.with_named_sequence} {
     %208 = arith.constant 4 : index
     %209 = arith.muli %208, %7 : index
     %210 = arith.addi %207, %209 : index
-    %211 = arith.constant 67108864 : index
+    %211 = arith.constant 50331648 : index
     %212 = arith.cmpi sge, %210, %211 : index
     scf.if %212 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -555,7 +555,7 @@ module attributes {transform.with_named_sequence} {
     %299 = arith.constant 4 : index
     %300 = arith.muli %299, %N : index
     %301 = arith.addi %298, %300 : index
-    %302 = arith.constant 67108864 : index
+    %302 = arith.constant 50331648 : index
     %303 = arith.cmpi sge, %301, %302 : index
     scf.if %303 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -657,7 +657,7 @@ module attributes {transform.with_named_sequence} {
     %586 = arith.muli %585, %R : index
     %587 = arith.muli %586, %C : index
     %588 = arith.addi %584, %587 : index
-    %589 = arith.constant 67108864 : index
+    %589 = arith.constant 50331648 : index
     %590 = arith.cmpi sge, %588, %589 : index
     %591 = arith.constant 0 : index
     %592 = arith.constant 1 : index

@@ -145,7 +145,7 @@ module attributes {transform.with_named_sequence} {
     %4 = arith.constant 4 : index
     %5 = arith.muli %4, %N : index
     %6 = arith.addi %3, %5 : index
-    %7 = arith.constant 67108864 : index
+    %7 = arith.constant 50331648 : index
     %8 = arith.cmpi sge, %6, %7 : index
     scf.if %8 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -295,7 +295,7 @@ module attributes {transform.with_named_sequence} {
     %134 = arith.constant 4 : index
     %135 = arith.muli %134, %N : index
     %136 = arith.addi %133, %135 : index
-    %137 = arith.constant 67108864 : index
+    %137 = arith.constant 50331648 : index
     %138 = arith.cmpi sge, %136, %137 : index
     scf.if %138 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

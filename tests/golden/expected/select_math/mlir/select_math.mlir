@@ -703,7 +703,7 @@ module attributes {transform.with_named_sequence} {
     %2 = arith.constant 4 : index
     %3 = arith.muli %2, %N : index
     %4 = arith.addi %1, %3 : index
-    %5 = arith.constant 67108864 : index
+    %5 = arith.constant 50331648 : index
     %6 = arith.cmpi sge, %4, %5 : index
     scf.if %6 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -958,7 +958,7 @@ module attributes {transform.with_named_sequence} {
     %233 = arith.constant 4 : index
     %234 = arith.muli %233, %N : index
     %235 = arith.addi %232, %234 : index
-    %236 = arith.constant 67108864 : index
+    %236 = arith.constant 50331648 : index
     %237 = arith.cmpi sge, %235, %236 : index
     scf.if %237 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1091,7 +1091,7 @@ module attributes {transform.with_named_sequence} {
     %342 = arith.constant 4 : index
     %343 = arith.muli %342, %N : index
     %344 = arith.addi %341, %343 : index
-    %345 = arith.constant 67108864 : index
+    %345 = arith.constant 50331648 : index
     %346 = arith.cmpi sge, %344, %345 : index
     scf.if %346 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1525,7 +1525,7 @@ module attributes {transform.with_named_sequence} {
     %752 = arith.constant 4 : index
     %753 = arith.muli %752, %N : index
     %754 = arith.addi %751, %753 : index
-    %755 = arith.constant 67108864 : index
+    %755 = arith.constant 50331648 : index
     %756 = arith.cmpi sge, %754, %755 : index
     scf.if %756 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -1678,7 +1678,7 @@ module attributes {transform.with_named_sequence} {
     %881 = arith.muli %880, %H : index
     %882 = arith.muli %881, %W : index
     %883 = arith.addi %879, %882 : index
-    %884 = arith.constant 67108864 : index
+    %884 = arith.constant 50331648 : index
     %885 = arith.cmpi sge, %883, %884 : index
     scf.if %885 {
       // Row by row, in parallel blocks of rows.
@@ -1855,7 +1855,7 @@ module attributes {transform.with_named_sequence} {
     %1026 = arith.muli %1025, %H : index
     %1027 = arith.muli %1026, %W : index
     %1028 = arith.addi %1024, %1027 : index
-    %1029 = arith.constant 67108864 : index
+    %1029 = arith.constant 50331648 : index
     %1030 = arith.cmpi sge, %1028, %1029 : index
     scf.if %1030 {
       // Row by row, in parallel blocks of rows.
@@ -2336,7 +2336,7 @@ module attributes {transform.with_named_sequence} {
     %1469 = arith.muli %1468, %H : index
     %1470 = arith.muli %1469, %W : index
     %1471 = arith.addi %1467, %1470 : index
-    %1472 = arith.constant 67108864 : index
+    %1472 = arith.constant 50331648 : index
     %1473 = arith.cmpi sge, %1471, %1472 : index
     %1474 = arith.constant 0 : index
     %1475 = arith.constant 1 : index

@@ -574,7 +574,7 @@ module attributes {transform.with_named_sequence} {
     %6 = arith.muli %5, %H : index
     %7 = arith.muli %6, %W : index
     %8 = arith.addi %4, %7 : index
-    %9 = arith.constant 67108864 : index
+    %9 = arith.constant 50331648 : index
     %10 = arith.cmpi sge, %8, %9 : index
     scf.if %10 {
       // Row by row, in parallel blocks of rows.
@@ -1194,7 +1194,7 @@ module attributes {transform.with_named_sequence} {
     %594 = arith.constant 4 : index
     %595 = arith.muli %594, %W : index
     %596 = arith.addi %593, %595 : index
-    %597 = arith.constant 67108864 : index
+    %597 = arith.constant 50331648 : index
     %598 = arith.cmpi sge, %596, %597 : index
     scf.if %598 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -65,11 +65,11 @@ extern "C" SB_VECTOR_MATH float sb_vec_expf(float) noexcept __asm__("expf");
 // Streaming stores for large elementwise outputs
 // -----------------------------------------------------------------------------
 
-// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (twice the size of the
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (1.5x the size of the
 // last-level cache) write their output with non-temporal stores, one cache line at a time, in
 // parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
 #ifndef SB_STREAM_MIN_BYTES
-#define SB_STREAM_MIN_BYTES (64LL << 20)
+#define SB_STREAM_MIN_BYTES (48LL << 20)
 #endif
 #ifndef SB_STREAM_BLOCK
 #define SB_STREAM_BLOCK 1024

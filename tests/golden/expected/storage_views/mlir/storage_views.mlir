@@ -277,7 +277,7 @@ module attributes {transform.with_named_sequence} {
     %78 = arith.muli %77, %3 : index
     %79 = arith.muli %78, %O : index
     %80 = arith.addi %76, %79 : index
-    %81 = arith.constant 67108864 : index
+    %81 = arith.constant 50331648 : index
     %82 = arith.cmpi sge, %80, %81 : index
     scf.if %82 {
       // Row by row, in parallel blocks of rows.
@@ -443,7 +443,7 @@ module attributes {transform.with_named_sequence} {
     %211 = arith.muli %210, %5 : index
     %212 = arith.muli %211, %O : index
     %213 = arith.addi %209, %212 : index
-    %214 = arith.constant 67108864 : index
+    %214 = arith.constant 50331648 : index
     %215 = arith.cmpi sge, %213, %214 : index
     scf.if %215 {
       // Row by row, in parallel blocks of rows.
@@ -590,7 +590,7 @@ module attributes {transform.with_named_sequence} {
     %330 = arith.muli %329, %B : index
     %331 = arith.muli %330, %T : index
     %332 = arith.addi %328, %331 : index
-    %333 = arith.constant 67108864 : index
+    %333 = arith.constant 50331648 : index
     %334 = arith.cmpi sge, %332, %333 : index
     scf.if %334 {
       // Row by row, in parallel blocks of rows.
@@ -737,7 +737,7 @@ module attributes {transform.with_named_sequence} {
     %446 = arith.constant 4 : index
     %447 = arith.muli %446, %6 : index
     %448 = arith.addi %445, %447 : index
-    %449 = arith.constant 67108864 : index
+    %449 = arith.constant 50331648 : index
     %450 = arith.cmpi sge, %448, %449 : index
     scf.if %450 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -851,7 +851,7 @@ module attributes {transform.with_named_sequence} {
     %537 = arith.muli %536, %B : index
     %538 = arith.muli %537, %T : index
     %539 = arith.addi %535, %538 : index
-    %540 = arith.constant 67108864 : index
+    %540 = arith.constant 50331648 : index
     %541 = arith.cmpi sge, %539, %540 : index
     scf.if %541 {
       // Row by row, in parallel blocks of rows.

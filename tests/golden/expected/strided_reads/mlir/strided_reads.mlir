@@ -122,7 +122,7 @@ module attributes {transform.with_named_sequence} {
     %11 = arith.constant 4 : index
     %12 = arith.muli %11, %N : index
     %13 = arith.addi %10, %12 : index
-    %14 = arith.constant 67108864 : index
+    %14 = arith.constant 50331648 : index
     %15 = arith.cmpi sge, %13, %14 : index
     scf.if %15 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.

@@ -222,7 +222,7 @@ module attributes {transform.with_named_sequence} {
     %15 = arith.muli %14, %N : index
     %16 = arith.muli %15, %M : index
     %17 = arith.addi %13, %16 : index
-    %18 = arith.constant 67108864 : index
+    %18 = arith.constant 50331648 : index
     %19 = arith.cmpi sge, %17, %18 : index
     scf.if %19 {
       // Row by row, in parallel blocks of rows.
@@ -371,7 +371,7 @@ module attributes {transform.with_named_sequence} {
     %132 = arith.muli %131, %M : index
     %133 = arith.muli %132, %N : index
     %134 = arith.addi %130, %133 : index
-    %135 = arith.constant 67108864 : index
+    %135 = arith.constant 50331648 : index
     %136 = arith.cmpi sge, %134, %135 : index
     scf.if %136 {
       // Row by row, in parallel blocks of rows.
@@ -542,7 +542,7 @@ module attributes {transform.with_named_sequence} {
     %266 = arith.constant 4 : index
     %267 = arith.muli %266, %K : index
     %268 = arith.addi %265, %267 : index
-    %269 = arith.constant 67108864 : index
+    %269 = arith.constant 50331648 : index
     %270 = arith.cmpi sge, %268, %269 : index
     scf.if %270 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
@@ -694,7 +694,7 @@ module attributes {transform.with_named_sequence} {
     %399 = arith.constant 4 : index
     %400 = arith.muli %399, %K : index
     %401 = arith.addi %398, %400 : index
-    %402 = arith.constant 67108864 : index
+    %402 = arith.constant 50331648 : index
     %403 = arith.cmpi sge, %401, %402 : index
     scf.if %403 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
