@@ -894,15 +894,7 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
-  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
-  std::string gz;
-  if (m.batched) {
-    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
-    gz = ", (unsigned)(sb_nb < " + str(kMaxGridZ) + " ? sb_nb : " + str(kMaxGridZ) + ")";
-  }
-  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
-             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + ")" + gz + ");");
+  matmul_grid(st, m.batched, T, T, H, body_);
   body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
   launch(body_, name, "sb_grid", "sb_block", T * T, "0", L);
   note(H);
@@ -1108,15 +1100,7 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
-  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
-  std::string gz;
-  if (m.batched) {
-    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
-    gz = ", (unsigned)(sb_nb < " + str(kMaxGridZ) + " ? sb_nb : " + str(kMaxGridZ) + ")";
-  }
-  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
-             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + ")" + gz + ");");
+  matmul_grid(st, m.batched, BM, BN, H, body_);
   launch(body_, name, "sb_grid", str(NT), NT, "0", L);
   note(H);
   body_.close();
@@ -2240,6 +2224,20 @@ VariantCode Gen::run() {
 }
 
 }  // namespace
+
+void matmul_grid(const Statement& st, bool batched, int64_t bm, int64_t bn, StmtLowering& H,
+                 CodeWriter& w) {
+  const size_t base = batched ? 1 : 0;
+  const std::string hm = H.extent(st.out, base, kPrecAdd);
+  const std::string hn = H.extent(st.out, base + 1, kPrecAdd);
+  std::string gz;
+  if (batched) {
+    w.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
+    gz = ", (unsigned)(sb_nb < " + str(kMaxGridZ) + " ? sb_nb : " + str(kMaxGridZ) + ")";
+  }
+  w.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(bn - 1) + ") / " + str(bn) +
+         "), (unsigned)((" + hm + " + " + str(bm - 1) + ") / " + str(bm) + ")" + gz + ");");
+}
 
 void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,
                     StmtLowering& H, CodeWriter& w) {

@@ -43,6 +43,13 @@ constexpr int64_t kAttentionDepthChunk = 32;
 void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,
                     StmtLowering& H, CodeWriter& w);
 
+// The launch grid of a tiled matrix product c[(h,) i, j] (tiled_matmul, register_blocked_matmul)
+// with `bm` x `bn` output tiles, as launcher lines (C++, the cuda file's and the mojo_gpu
+// launcher's alike): `dim3 sb_grid` of ceil(columns / bn) by ceil(rows / bm) blocks, and for a
+// batch (`batched`) sb_nb, the products, along z up to kMaxGridZ. `H` lowers the statement.
+void matmul_grid(const Statement& st, bool batched, int64_t bm, int64_t bn, StmtLowering& H,
+                 CodeWriter& w);
+
 // The largest grid z dimension of a launch (CUDA's limit); a kernel covers more along z with a
 // grid-stride loop.
 constexpr int64_t kMaxGridZ = 65535;

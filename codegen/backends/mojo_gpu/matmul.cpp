@@ -107,17 +107,8 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
-  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
-  std::string gz;
-  if (m.batched) {
-    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
-    gz = ", (unsigned)(sb_nb < " + str(cuda::kMaxGridZ) + " ? sb_nb : " + str(cuda::kMaxGridZ) +
-         ")";
-  }
+  cuda::matmul_grid(st, m.batched, T, T, H, body_);
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(T - 1) + ") / " + ts +
-             "), (unsigned)((" + hm + " + " + str(T - 1) + ") / " + ts + ")" + gz + ");");
   body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
   launch(fn(k), "sb_grid", "sb_block", T * T, "0", L);
   body_.close();
@@ -337,17 +328,8 @@ std::string Gen::register_blocked(const GpuStep& g) {
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  const std::string hm = H.extent(st.out, static_cast<size_t>(base), kPrecAdd);
-  const std::string hn = H.extent(st.out, static_cast<size_t>(base) + 1, kPrecAdd);
-  std::string gz;
-  if (m.batched) {
-    body_.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
-    gz = ", (unsigned)(sb_nb < " + str(cuda::kMaxGridZ) + " ? sb_nb : " + str(cuda::kMaxGridZ) +
-         ")";
-  }
+  cuda::matmul_grid(st, m.batched, BM, BN, H, body_);
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-  body_.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(BN - 1) + ") / " + str(BN) +
-             "), (unsigned)((" + hm + " + " + str(BM - 1) + ") / " + str(BM) + ")" + gz + ");");
   launch(fn(k), "sb_grid", str(NT), NT, "0", L);
   body_.close();
   return kernel("# " + text + "\n" +
