@@ -796,8 +796,8 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
     w.line("const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;");
   }
   if (g.group && groups_side_by_side) {
-    w.line("// Groups enough for the threads: each thread gathers and multiplies whole groups in its");
-    w.line("// own columns, one after another; else one group at a time, each shared out.");
+    w.line("// Groups enough for the threads: each thread gathers and multiplies whole groups");
+    w.line("// in its own columns, one after another; else one group at a time, each shared out.");
     w.open("if (sb_batch * sb_groups >= 2 * sb_workers()) {");
     w.line("int sb_failed = 0;");
     w.line("#pragma omp parallel");

@@ -711,6 +711,9 @@ class Gen {
                            std::set<int>& outs);  // fused_rows.cpp
   std::string tiled_matmul(const GpuStep& g);      // matmul.cpp
   std::string register_blocked(const GpuStep& g);  // matmul.cpp
+  // A batch of products (matmul.cpp): opens the loop binding L's batch index to each product
+  // along the grid's z that this block computes.
+  void open_batch_loop(const Statement& st, MojoStmt& L, PyWriter& w);
   std::string tiled_transpose(const GpuStep& g);   // transpose.cpp
   std::string tiled_stencil(const GpuStep& g);     // stencil.cpp
   std::string scan(const GpuStep& g);              // scan.cpp

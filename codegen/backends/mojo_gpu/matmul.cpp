@@ -47,13 +47,7 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   w.line("var " + kv + ": Int");
   const std::string lo = L.expr(*var.lo, w, 0);
   w.line("var sb_hi = " + L.expr(*var.hi, w, 0));
-  if (m.batched) {
-    use_gpu({"grid_dim"});
-    w.line("# Every thread of a block walks the same products, so the barriers stay uniform.");
-    w.open("for sb_bz in range(Int(block_idx.z), " + L.extent(st.out, 0, 0) +
-           ", Int(grid_dim.z)):");
-    w.line(L.var_name(0) + " = sb_bz");
-  }
+  if (m.batched) open_batch_loop(st, L, w);
   w.line("var sb_acc = " + L.identity(red.rop, rt));
   w.open("for sb_k0 in range(" + lo + ", sb_hi, " + ts + "):");
   // Consecutive threads (thread_idx.x) load along the operand's contiguous subscript.
@@ -206,13 +200,7 @@ std::string Gen::register_blocked(const GpuStep& g) {
            (lo_aligned ? std::string() : " and (" + lo + ") % " + str(o.W) + " == 0"));
   }
   const std::string rdt = mojo_dtype_name(rt);
-  if (m.batched) {
-    use_gpu({"grid_dim"});
-    w.line("# Every thread of a block walks the same products, so the barriers stay uniform.");
-    w.open("for sb_bz in range(Int(block_idx.z), " + L.extent(st.out, 0, 0) +
-           ", Int(grid_dim.z)):");
-    w.line(L.var_name(0) + " = sb_bz");
-  }
+  if (m.batched) open_batch_loop(st, L, w);
   w.line("# Registers: sb_acc[m * " + str(TN) + " + n], sb_ra[m], sb_rb[n].");
   w.line("var sb_acc = SIMD[" + rdt + ", " + str(TM * TN) + "](" + L.identity(red.rop, rt) + ")");
   w.line("var sb_ra = SIMD[" + std::string(mojo_dtype_name(compute_type(A.type))) + ", " + str(TM) + "]()");
@@ -343,6 +331,13 @@ std::string Gen::register_blocked(const GpuStep& g) {
                             " / " + str(BN) + "), ceil(" + e0 + " / " + str(BM) + ")" +
                             (m.batched ? ", min(products, 65535)" : "") + ")."),
                 fn(k), L, w);
+}
+
+void Gen::open_batch_loop(const Statement& st, MojoStmt& L, PyWriter& w) {
+  use_gpu({"grid_dim"});
+  w.line("# Every thread of a block walks the same products, so the barriers stay uniform.");
+  w.open("for sb_bz in range(Int(block_idx.z), " + L.extent(st.out, 0, 0) + ", Int(grid_dim.z)):");
+  w.line(L.var_name(0) + " = sb_bz");
 }
 
 }  // namespace sb::mojo_gpu

@@ -31,8 +31,8 @@
 // Streaming stores for large elementwise outputs
 // -----------------------------------------------------------------------------
 
-// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (1.5x the size of the
-// last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (1.5x the size of
+// the last-level cache) write their output with non-temporal stores, one cache line at a time, in
 // parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
 #ifndef SB_STREAM_MIN_BYTES
 #define SB_STREAM_MIN_BYTES (48LL << 20)

@@ -966,8 +966,8 @@ static int sb_im2col_s4(const float* __restrict x, const float* __restrict w, fl
   }
   const int64_t sb_q = 2 * P;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
-  // Groups enough for the threads: each thread gathers and multiplies whole groups in its
-  // own columns, one after another; else one group at a time, each shared out.
+  // Groups enough for the threads: each thread gathers and multiplies whole groups
+  // in its own columns, one after another; else one group at a time, each shared out.
   if (sb_batch * sb_groups >= 2 * sb_workers()) {
     int sb_failed = 0;
     #pragma omp parallel
@@ -1051,8 +1051,8 @@ static int sb_im2col_s5(const double* __restrict d, const double* __restrict w2,
   }
   const int64_t sb_q = P;  // rows per group
   const int64_t sb_groups = (sb_m + sb_q - 1) / sb_q;
-  // Groups enough for the threads: each thread gathers and multiplies whole groups in its
-  // own columns, one after another; else one group at a time, each shared out.
+  // Groups enough for the threads: each thread gathers and multiplies whole groups
+  // in its own columns, one after another; else one group at a time, each shared out.
   if (sb_batch * sb_groups >= 2 * sb_workers()) {
     int sb_failed = 0;
     #pragma omp parallel
