@@ -170,6 +170,10 @@ class Checker {
       SB_TRY(statement(s_.stmts[i], static_cast<int>(i), written_by));
     }
     SB_TRY(range_dividends(/*strict=*/false));
+    // The storages some statement reads, through any of their names.
+    std::set<int> read_storages;
+    for (const auto& [u, read] : read_)
+      if (read) read_storages.insert(storage_of(s_, u));
     for (size_t t = 0; t < s_.tensors.size(); ++t) {
       const Tensor& tn = s_.tensors[t];
       if (tn.role != Role::In && written_by[t] < 0 &&
@@ -177,11 +181,8 @@ class Checker {
         return make_error(tn.loc, std::string(role_name(tn.role)) + " tensor '" + tn.name +
                                       "' is never written by 'compute'");
       // A written temp is read through its name or any view of its storage.
-      bool read = false;
-      for (size_t u = 0; u < s_.tensors.size(); ++u)
-        read = read || (read_[static_cast<int>(u)] &&
-                        storage_of(s_, static_cast<int>(u)) == storage_of(s_, static_cast<int>(t)));
-      if (tn.role == Role::Temp && written_by[t] >= 0 && !read)
+      if (tn.role == Role::Temp && written_by[t] >= 0 &&
+          !read_storages.count(storage_of(s_, static_cast<int>(t))))
         return make_error(tn.loc, "temp tensor '" + tn.name + "' is written but never read");
     }
     return {};
@@ -371,10 +372,9 @@ class Checker {
   // The tensor other than `t` that names t's storage (its base or a view of the same base) and
   // that one of the statements before `before` writes; -1 if there is none.
   int writer_of_storage(int t, int before) const {
-    auto storage = [&](int u) { return s_.tensors[u].view_of >= 0 ? s_.tensors[u].view_of : u; };
     for (int i = 0; i < before; ++i) {
       const int w = s_.stmts[i].out;
-      if (w >= 0 && w != t && storage(w) == storage(t)) return w;
+      if (w >= 0 && w != t && storage_of(s_, w) == storage_of(s_, t)) return w;
     }
     return -1;
   }

@@ -778,7 +778,7 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
   };
   const std::string out = g.batch.empty() ? y : y + " + " + ix.flat(g.batch) + " * sb_m * sb_n";
   // Group sb_g's gather and product, inside the loop over the groups.
-  auto group = [&](bool parallel, const std::string& on_fail) {
+  auto group = [&](bool parallel, const std::vector<std::string>& on_fail) {
     w.line("const int64_t sb_rows = sb_q < sb_m - sb_g * sb_q ? sb_q : sb_m - sb_g * sb_q;");
     L.set_override(g.group, "sb_g");
     gather(parallel);
@@ -812,7 +812,7 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
     for (int v : g.batch) open_for(v);
     w.open("for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {");
     w.line("if (sb_col == NULL) continue;");
-    group(/*parallel=*/false, "#pragma omp atomic write\nsb_failed = 1;");
+    group(/*parallel=*/false, {"#pragma omp atomic write", "sb_failed = 1;"});
     w.close();
     for (size_t i = 0; i < g.batch.size(); ++i) w.close();
     w.line("free(sb_col);");
@@ -825,12 +825,12 @@ void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, C
   for (int v : g.batch) open_for(v);
   if (g.group) {
     w.open("for (int64_t sb_g = 0; sb_g < sb_groups; ++sb_g) {");
-    group(parallel_gather, "free(sb_col);\nreturn 1;");
+    group(parallel_gather, {"free(sb_col);", "return 1;"});
     w.close();
   } else {
     gather(parallel_gather);
     w.line("// " + y + " = " + wt + " (M x K) * sb_col (K x N), row-major");
-    gemm(wt, out, "sb_m", "free(sb_col);\nreturn 1;", w);
+    gemm(wt, out, "sb_m", {"free(sb_col);", "return 1;"}, w);
   }
   for (size_t i = 0; i < g.batch.size(); ++i) w.close();
   w.line("free(sb_col);");

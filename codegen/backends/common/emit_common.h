@@ -514,8 +514,8 @@ std::pair<int, size_t> gathered_extent(const Spec& spec, const Statement& st, co
 // sb_col, a malloc'ed row-major K x N buffer, by a loop nest, vectorised, and parallel when
 // `parallel_gather` is set (the kernel returns 1 when the buffer cannot be allocated); then, per
 // batch element, `gemm` writes the call computing the element's `rows` x N outputs `out` (a
-// pointer text) as the weights `weights` (a rows x K row-major matrix) times sb_col, running the
-// lines of `on_fail` (separated by newlines) if the call can fail and fails. The kernel returns
+// pointer text) as the weights `weights` (a rows x K row-major matrix) times sb_col, writing the
+// lines `on_fail` to run if the call can fail and fails. The kernel returns
 // int. A grouped GEMM (GatheredGemm::group) gathers and multiplies group by group: rows are then
 // the group's, weights and out offset to them. With `groups_side_by_side` (OpenMP; the printed
 // code calls sb_workers() and the GEMM call must run on the calling thread alone when called
@@ -523,7 +523,7 @@ std::pair<int, size_t> gathered_extent(const Spec& spec, const Statement& st, co
 // by side instead, each thread gathering whole groups into its own columns.
 using Im2colGemmCall =
     std::function<void(const std::string& weights, const std::string& out, const std::string& rows,
-                       const std::string& on_fail, CodeWriter& w)>;
+                       const std::vector<std::string>& on_fail, CodeWriter& w)>;
 void emit_im2col(StmtLowering& L, const GatheredGemm& g, bool parallel_gather, CodeWriter& w,
                  const Im2colGemmCall& gemm, bool groups_side_by_side = false);
 

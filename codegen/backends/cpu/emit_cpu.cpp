@@ -1313,16 +1313,12 @@ void emit_im2col_gemm(StmtLowering& L, const GatheredGemm& g, int64_t mc, int64_
   emit_im2col(
       L, g, /*parallel_gather=*/true, w,
       [&](const std::string& wt, const std::string& out, const std::string& rows,
-          const std::string& on_fail, CodeWriter& cw) {
+          const std::vector<std::string>& on_fail, CodeWriter& cw) {
         const std::vector<std::string> args = gemm_args(
             {rows, "sb_n", "sb_k", wt, "sb_k", "1", "sb_col", "sb_n", "1", out, "sb_n"}, mc, kc,
             nc);
         cw.open(wrap_call("if (" + gemm, args, " != 0) {", 2 * cw.indent()));
-        for (size_t at = 0; at <= on_fail.size();) {
-          const size_t next = std::min(on_fail.find('\n', at), on_fail.size());
-          cw.line(on_fail.substr(at, next - at));
-          at = next + 1;
-        }
+        for (const std::string& l : on_fail) cw.line(l);
         cw.close();
       },
       /*groups_side_by_side=*/true);

@@ -1563,7 +1563,8 @@ bool emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
   w.line("# Running: each output's range extends the previous one's by its new terms.");
   L.open_running(red, "sb_run", w);
   w.line("var " + L.var_name(static_cast<int>(rank) - 1) + " = 0");
-  const bool streamed = L.walk_scan(red, "sb_run", L.extent(st.out, rank - 1, kMCmp + 1), w, stream);
+  const bool streamed =
+      L.walk_scan(red, "sb_run", L.extent(st.out, rank - 1, kMCmp + 1), w, stream);
   for (size_t d = first; d + 1 < rank; ++d) w.dedent();
   return streamed;
 }

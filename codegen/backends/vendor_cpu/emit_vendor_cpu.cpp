@@ -158,7 +158,7 @@ void emit_im2col_statement(StmtLowering& L, const GatheredGemm& g, CodeWriter& w
   emit_im2col(
       L, g, /*parallel_gather=*/false, w,
       [&](const std::string& wt, const std::string& out, const std::string& rows,
-          const std::string& /*on_fail: the call cannot fail*/, CodeWriter& cw) {
+          const std::vector<std::string>& /*on_fail: the call cannot fail*/, CodeWriter& cw) {
         const std::vector<std::string> args = {"CblasRowMajor",
                                                "CblasNoTrans",
                                                "CblasNoTrans",
