@@ -1895,8 +1895,43 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   w.dedent();
   w.dedent();
   w.open("elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:");
-  w.line("var sb_colbuf = alloc(Layout[" + ty + "](count=sb_gk * sb_gn))");
-  w.line("var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()");
+  const std::string alloc_col = "var sb_colbuf = alloc(Layout[" + ty + "](count=sb_gk * sb_gn))";
+  const std::string col_ptr = "var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()";
+  // The gather into sb_col, then the product: shared out when `parallel`, else on this thread.
+  std::string out =
+      g.batch.empty() ? y : y + ".unsafe_offset(" + ix.flat(g.batch) + " * sb_gm * sb_gn)";
+  std::string weights = wt, rows = "sb_gm";
+  if (g.group) {
+    out = "(" + out + ").unsafe_offset(sb_g * sb_q * sb_gn)";
+    weights = wt + ".unsafe_offset(sb_g * sb_q * sb_gk)";
+    rows = "sb_rows";
+  }
+  auto gather_and_multiply = [&](bool parallel) {
+    w.line("# The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
+    std::vector<int> loops(g.k.begin() + (parallel ? 1 : 0), g.k.end());
+    loops.insert(loops.end(), g.n.begin(), g.n.end());
+    if (parallel) w.open("def sb_gather(" + L.var_name(g.k.front()) + ": Int) {imm}:");
+    for (int v : loops) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
+    if (g.group) L.set_override(g.group, "sb_g");
+    const std::string value = L.scalar(*g.gathered, w, 0);
+    if (g.group) L.clear_overrides();
+    w.line("sb_col[unsafe_offset=" + ix.flat(g.k) + " * sb_gn + " + ix.flat(g.n) + "] = " + value);
+    for (size_t i = 0; i < loops.size(); ++i) w.dedent();
+    if (parallel) {
+      w.dedent();
+      w.line("");
+      w.line("parallelize(sb_gather, " + extent(g.k.front(), 0) + ")");
+    }
+    w.line("# " + y + " = " + wt +
+           " (M x K) * sb_col (K x N), row-major, blocked with mc = " + std::to_string(mc) +
+           ", kc = " + std::to_string(kc) + ", nc = " + std::to_string(nc) + ".");
+    if (g.group) w.line("# (group sb_g's rows only)");
+    const std::vector<std::string> args = gemm_args(
+        {rows, "sb_gn", "sb_gk", weights, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"}, mc,
+        kc, nc);
+    w.line("_ = " +
+           wrap_call(blocked_gemm_name(g.type, g.type, g.type), args, "", w.columns() + 4));
+  };
   if (g.group) {
     // A grouped GEMM, as the cpu printer's: group sb_g's rows, its columns at m0 / q = sb_g.
     std::vector<int> inner(g.m.begin() + 1, g.m.end());
@@ -1906,44 +1941,48 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
     w.line("var sb_q = " + qs + (inner.empty() ? "" : " * " + ix.product(inner)) +
            "  # rows per group");
     w.line("var sb_groups = (sb_gm + sb_q - 1) // sb_q");
-    L.set_override(g.group, "sb_g");
+    w.line("# Groups too small to use every thread (the GEMM runs each on one) run side by side,");
+    w.line("# each task gathering its group's columns into its own buffer.");
+    w.open("if Float64(sb_q) * Float64(sb_gn) * Float64(sb_gk) < Float64(sb_gemm_min_parallel_" + std::string(
+           dtype_name(g.type)) + "):");
+    w.open("def sb_group_task(sb_t: Int) {imm}:");
+    w.line("var sb_g = sb_t % sb_groups");
+    w.line("var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)");
+    if (!g.batch.empty()) {
+      w.line("var sb_tb = sb_t // sb_groups");
+      for (size_t i = g.batch.size(); i-- > 0;) {
+        const int v = g.batch[i];
+        const std::string n = L.var_name(v);
+        if (i == 0) {
+          w.line("var " + n + " = sb_tb");
+        } else {
+          w.line("var " + n + " = sb_tb % " + extent(v, kMMul + 1));
+          w.line("sb_tb = sb_tb // " + extent(v, kMMul + 1));
+        }
+      }
+    }
+    w.line(alloc_col);
+    w.line(col_ptr);
+    gather_and_multiply(/*parallel=*/false);
+    w.line("dealloc(sb_colbuf^)");
+    w.dedent();
+    w.line("");
+    w.line("parallelize(sb_group_task, sb_gb * sb_groups)");
+    w.dedent();
+    w.open("else:");
   }
+  w.line(alloc_col);
+  w.line(col_ptr);
   for (int v : g.batch) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
   if (g.group) {
     w.open("for sb_g in range(sb_groups):");
     w.line("var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)");
   }
-  w.line("# The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
-  w.open("def sb_gather(" + L.var_name(g.k.front()) + ": Int) {imm}:");
-  std::vector<int> loops(g.k.begin() + 1, g.k.end());
-  loops.insert(loops.end(), g.n.begin(), g.n.end());
-  for (int v : loops) w.open("for " + L.var_name(v) + " in range(" + extent(v, 0) + "):");
-  const std::string value = L.scalar(*g.gathered, w, 0);
-  w.line("sb_col[unsafe_offset=" + ix.flat(g.k) + " * sb_gn + " + ix.flat(g.n) + "] = " + value);
-  for (size_t i = 0; i < loops.size(); ++i) w.dedent();
-  w.dedent();
-  w.line("");
-  w.line("parallelize(sb_gather, " + extent(g.k.front(), 0) + ")");
-  w.line("# " + y + " = " + wt +
-         " (M x K) * sb_col (K x N), row-major, blocked with mc = " + std::to_string(mc) +
-         ", kc = " + std::to_string(kc) + ", nc = " + std::to_string(nc) + ".");
-  std::string out =
-      g.batch.empty() ? y : y + ".unsafe_offset(" + ix.flat(g.batch) + " * sb_gm * sb_gn)";
-  std::string weights = wt, rows = "sb_gm";
-  if (g.group) {
-    L.clear_overrides();
-    out = "(" + out + ").unsafe_offset(sb_g * sb_q * sb_gn)";
-    weights = wt + ".unsafe_offset(sb_g * sb_q * sb_gk)";
-    rows = "sb_rows";
-    w.line("# (group sb_g's rows only)");
-  }
-  const std::vector<std::string> args = gemm_args(
-      {rows, "sb_gn", "sb_gk", weights, "sb_gk", "1", "sb_col", "sb_gn", "1", out, "sb_gn"}, mc,
-      kc, nc);
-  w.line("_ = " + wrap_call(blocked_gemm_name(g.type, g.type, g.type), args, "", w.columns() + 4));
+  gather_and_multiply(/*parallel=*/true);
   if (g.group) w.dedent();
   for (size_t i = 0; i < g.batch.size(); ++i) w.dedent();
   w.line("dealloc(sb_colbuf^)");
+  if (g.group) w.dedent();
   w.dedent();
 }
 

@@ -419,7 +419,7 @@ class MojoPrinter : public StmtFunctor<void()> {
     for (int64_t i = 0; i < opened; ++i) w_.dedent();
   }
 
-  // A parallel loop: a closure over the iteration, run by parallelize.
+  // A parallel loop: a closure over the iteration, run by parallelize when there are several.
   void parallel(const Stmt& s) {
     const Expr& lo = *s.exprs[0];
     const Expr& step = *s.exprs[2];
@@ -435,7 +435,15 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.dedent();
     w_.line("");
     const std::string count = zero ? e(*s.exprs[1]) : e(*s.exprs[1], kAdd) + " - " + e(lo, kAdd + 1);
+    // One iteration runs on this thread. A parallelize of one item inside a task of another (a
+    // product run side by side with others) made the grouped im2col 2-4x slower, and the OpenMP
+    // kernels timed after it in the same process 10-40x slower (measured 2026-12-05).
+    w_.open("if " + count + " == 1:");
+    w_.line(fn + "(0)");
+    w_.dedent();
+    w_.open("else:");
     w_.line("parallelize(" + fn + ", " + count + ")");
+    w_.dedent();
   }
 
   // A stack or heap buffer: allocated here, freed after its body.

@@ -287,7 +287,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -335,7 +338,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -431,15 +437,20 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
         for sb_i in range(sb_gb * sb_gm * sb_gn):
             y[unsafe_offset=sb_i] = Float32(0)
     elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:
-        var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
-        var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
         var sb_q = COG  # rows per group
         var sb_groups = (sb_gm + sb_q - 1) // sb_q
-        for n in range(N):
-            for sb_g in range(sb_groups):
+        # Groups too small to use every thread (the GEMM runs each on one) run side by side,
+        # each task gathering its group's columns into its own buffer.
+        if Float64(sb_q) * Float64(sb_gn) * Float64(sb_gk) < Float64(sb_gemm_min_parallel_f32):
+            def sb_group_task(sb_t: Int) {imm}:
+                var sb_g = sb_t % sb_groups
                 var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                var sb_tb = sb_t // sb_groups
+                var n = sb_tb
+                var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
+                var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-                def sb_gather(c: Int) {imm}:
+                for c in range(CIG):
                     for a in range(3):
                         for b in range(3):
                             for i in range(H):
@@ -453,15 +464,45 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                                         else Float32(0.0)
                                     )
                                     sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * W + j)] = sb_ld0_x
-
-                parallelize(sb_gather, CIG)
                 # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
                 # (group sb_g's rows only)
                 _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
                                 1, sb_col, sb_gn, 1,
                                 (y.unsafe_offset(n * sb_gm * sb_gn)).unsafe_offset(sb_g * sb_q * sb_gn),
                                 sb_gn, 128, 512, 4096)
-        dealloc(sb_colbuf^)
+                dealloc(sb_colbuf^)
+
+            parallelize(sb_group_task, sb_gb * sb_groups)
+        else:
+            var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
+            var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+            for n in range(N):
+                for sb_g in range(sb_groups):
+                    var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                    # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+                    def sb_gather(c: Int) {imm}:
+                        for a in range(3):
+                            for b in range(3):
+                                for i in range(H):
+                                    for j in range(W):
+                                        var sb_ld1_x_i1 = sb_g * CIG + c
+                                        var sb_ld1_x_i2 = i + a - 1
+                                        var sb_ld1_x_i3 = j + b - 1
+                                        var sb_ld1_x = (
+                                            x[unsafe_offset=((n * (G * CIG) + sb_ld1_x_i1) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3]
+                                            if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 < G * CIG and sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < W
+                                            else Float32(0.0)
+                                        )
+                                        sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * W + j)] = sb_ld1_x
+
+                    parallelize(sb_gather, CIG)
+                    # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
+                    # (group sb_g's rows only)
+                    _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk),
+                                    sb_gk, 1, sb_col, sb_gn, 1,
+                                    (y.unsafe_offset(n * sb_gm * sb_gn)).unsafe_offset(sb_g * sb_q * sb_gn),
+                                    sb_gn, 128, 512, 4096)
+            dealloc(sb_colbuf^)
 
 
 # -----------------------------------------------------------------------------

@@ -287,7 +287,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -335,7 +338,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 

@@ -331,7 +331,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -379,7 +382,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -610,7 +616,10 @@ def sb_gemm_f64(M: Int, N: Int, K: Int, x: Pointer[Float64, ImmUntrackedOrigin],
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float64(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f64):
@@ -658,7 +667,10 @@ def sb_gemm_f64(M: Int, N: Int, K: Int, x: Pointer[Float64, ImmUntrackedOrigin],
                                                  min(sb_gemm_mr_f64, mcur - ir),
                                                  min(sb_gemm_nr_f64, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -898,15 +910,20 @@ def sb_im2col_s4(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
         for sb_i in range(sb_gb * sb_gm * sb_gn):
             gy[unsafe_offset=sb_i] = Float32(0)
     elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:
-        var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
-        var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
         var sb_q = 2 * P  # rows per group
         var sb_groups = (sb_gm + sb_q - 1) // sb_q
-        for b in range(B):
-            for sb_g in range(sb_groups):
+        # Groups too small to use every thread (the GEMM runs each on one) run side by side,
+        # each task gathering its group's columns into its own buffer.
+        if Float64(sb_q) * Float64(sb_gn) * Float64(sb_gk) < Float64(sb_gemm_min_parallel_f32):
+            def sb_group_task(sb_t: Int) {imm}:
+                var sb_g = sb_t % sb_groups
                 var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                var sb_tb = sb_t // sb_groups
+                var b = sb_tb
+                var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
+                var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-                def sb_gather(k: Int) {imm}:
+                for k in range(K):
                     for t in range(3):
                         for l in range(L):
                             var sb_ld0_x_i3 = l + t - 1
@@ -916,15 +933,41 @@ def sb_im2col_s4(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                                 else Float32(0.0)
                             )
                             sb_col[unsafe_offset=(k * 3 + t) * sb_gn + l] = sb_ld0_x
-
-                parallelize(sb_gather, K)
                 # gy = w (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
                 # (group sb_g's rows only)
                 _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
                                 1, sb_col, sb_gn, 1,
                                 (gy.unsafe_offset(b * sb_gm * sb_gn)).unsafe_offset(sb_g * sb_q * sb_gn),
                                 sb_gn, 4, 8, 16)
-        dealloc(sb_colbuf^)
+                dealloc(sb_colbuf^)
+
+            parallelize(sb_group_task, sb_gb * sb_groups)
+        else:
+            var sb_colbuf = alloc(Layout[Float32](count=sb_gk * sb_gn))
+            var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+            for b in range(B):
+                for sb_g in range(sb_groups):
+                    var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                    # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+                    def sb_gather(k: Int) {imm}:
+                        for t in range(3):
+                            for l in range(L):
+                                var sb_ld1_x_i3 = l + t - 1
+                                var sb_ld1_x = (
+                                    x[unsafe_offset=((b * G + sb_g) * K + k) * L + sb_ld1_x_i3]
+                                    if sb_g >= 0 and sb_g < G and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < L
+                                    else Float32(0.0)
+                                )
+                                sb_col[unsafe_offset=(k * 3 + t) * sb_gn + l] = sb_ld1_x
+
+                    parallelize(sb_gather, K)
+                    # gy = w (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
+                    # (group sb_g's rows only)
+                    _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk),
+                                    sb_gk, 1, sb_col, sb_gn, 1,
+                                    (gy.unsafe_offset(b * sb_gm * sb_gn)).unsafe_offset(sb_g * sb_q * sb_gn),
+                                    sb_gn, 4, 8, 16)
+            dealloc(sb_colbuf^)
 
 
 # gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
@@ -938,24 +981,45 @@ def sb_im2col_s5(d: Pointer[Float64, ImmUntrackedOrigin], w2: Pointer[Float64, I
         for sb_i in range(sb_gb * sb_gm * sb_gn):
             gz[unsafe_offset=sb_i] = Float64(0)
     elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:
-        var sb_colbuf = alloc(Layout[Float64](count=sb_gk * sb_gn))
-        var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
         var sb_q = P  # rows per group
         var sb_groups = (sb_gm + sb_q - 1) // sb_q
-        for sb_g in range(sb_groups):
-            var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
-            # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
-            def sb_gather(k: Int) {imm}:
-                for l in range(L):
-                    sb_col[unsafe_offset=k * sb_gn + l] = d[unsafe_offset=k * L + l] + Float64(sb_g)
+        # Groups too small to use every thread (the GEMM runs each on one) run side by side,
+        # each task gathering its group's columns into its own buffer.
+        if Float64(sb_q) * Float64(sb_gn) * Float64(sb_gk) < Float64(sb_gemm_min_parallel_f64):
+            def sb_group_task(sb_t: Int) {imm}:
+                var sb_g = sb_t % sb_groups
+                var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                var sb_colbuf = alloc(Layout[Float64](count=sb_gk * sb_gn))
+                var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+                # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+                for k in range(K):
+                    for l in range(L):
+                        sb_col[unsafe_offset=k * sb_gn + l] = d[unsafe_offset=k * L + l] + Float64(sb_g)
+                # gz = w2 (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
+                # (group sb_g's rows only)
+                _ = sb_gemm_f64(sb_rows, sb_gn, sb_gk, w2.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
+                                1, sb_col, sb_gn, 1, (gz).unsafe_offset(sb_g * sb_q * sb_gn), sb_gn,
+                                4, 8, 16)
+                dealloc(sb_colbuf^)
 
-            parallelize(sb_gather, K)
-            # gz = w2 (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
-            # (group sb_g's rows only)
-            _ = sb_gemm_f64(sb_rows, sb_gn, sb_gk, w2.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk, 1,
-                            sb_col, sb_gn, 1, (gz).unsafe_offset(sb_g * sb_q * sb_gn), sb_gn, 4, 8,
-                            16)
-        dealloc(sb_colbuf^)
+            parallelize(sb_group_task, sb_gb * sb_groups)
+        else:
+            var sb_colbuf = alloc(Layout[Float64](count=sb_gk * sb_gn))
+            var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+            for sb_g in range(sb_groups):
+                var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
+                # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
+                def sb_gather(k: Int) {imm}:
+                    for l in range(L):
+                        sb_col[unsafe_offset=k * sb_gn + l] = d[unsafe_offset=k * L + l] + Float64(sb_g)
+
+                parallelize(sb_gather, K)
+                # gz = w2 (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
+                # (group sb_g's rows only)
+                _ = sb_gemm_f64(sb_rows, sb_gn, sb_gk, w2.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
+                                1, sb_col, sb_gn, 1, (gz).unsafe_offset(sb_g * sb_q * sb_gn), sb_gn,
+                                4, 8, 16)
+            dealloc(sb_colbuf^)
 
 
 # -----------------------------------------------------------------------------

@@ -339,7 +339,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -387,7 +390,10 @@ def sb_gemm_f32(M: Int, N: Int, K: Int, x: Pointer[Float32, ImmUntrackedOrigin],
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -618,7 +624,10 @@ def sb_gemm_f64(M: Int, N: Int, K: Int, x: Pointer[Float64, ImmUntrackedOrigin],
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float64(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f64):
@@ -666,7 +675,10 @@ def sb_gemm_f64(M: Int, N: Int, K: Int, x: Pointer[Float64, ImmUntrackedOrigin],
                                                  min(sb_gemm_mr_f64, mcur - ir),
                                                  min(sb_gemm_nr_f64, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 

@@ -361,7 +361,10 @@ def sb_gemm_f16_f16_f32(M: Int, N: Int, K: Int, x: Pointer[Float16, ImmUntracked
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -410,7 +413,10 @@ def sb_gemm_f16_f16_f32(M: Int, N: Int, K: Int, x: Pointer[Float16, ImmUntracked
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -439,7 +445,10 @@ def sb_gemm_f16_bf16_f32(M: Int, N: Int, K: Int, x: Pointer[Float16, ImmUntracke
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -488,7 +497,10 @@ def sb_gemm_f16_bf16_f32(M: Int, N: Int, K: Int, x: Pointer[Float16, ImmUntracke
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -517,7 +529,10 @@ def sb_gemm_bf16_f32_f32(M: Int, N: Int, K: Int, x: Pointer[BFloat16, ImmUntrack
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -566,7 +581,10 @@ def sb_gemm_bf16_f32_f32(M: Int, N: Int, K: Int, x: Pointer[BFloat16, ImmUntrack
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
@@ -595,7 +613,10 @@ def sb_gemm_bf16_bf16_f32(M: Int, N: Int, K: Int, x: Pointer[BFloat16, ImmUntrac
             for j in range(N):
                 c[unsafe_offset=i * ldc + j] = Float32(0)
 
-        parallelize(sb_par_i, M)
+        if M == 1:
+            sb_par_i(0)
+        else:
+            parallelize(sb_par_i, M)
         return 0
     var nt = 1
     if Float64(M) * Float64(N) * Float64(K) >= Float64(sb_gemm_min_parallel_f32):
@@ -644,7 +665,10 @@ def sb_gemm_bf16_bf16_f32(M: Int, N: Int, K: Int, x: Pointer[BFloat16, ImmUntrac
                                                  min(sb_gemm_mr_f32, mcur - ir),
                                                  min(sb_gemm_nr_f32, ncur - jr), pc > 0)
 
-    parallelize(sb_par_t, nt)
+    if nt == 1:
+        sb_par_t(0)
+    else:
+        parallelize(sb_par_t, nt)
     dealloc(sb_buf_scratch^)
     return 0
 
