@@ -156,6 +156,25 @@ std::string width_const(DType t) {
   return std::string("sb_w_") + sb::scalar(t).mojo_suffix;
 }
 
+// Calls closure `fn` (a `def fn[sb_w: Int](i: Int)`) over [0, n) as vectorize does, but with
+// the remainder in narrower vectors, each power of two below the width at most once: vectorize
+// runs its remainder one element at a time, so a row of 28 f32 took 12 scalar calls. Side by
+// side (3 repetitions, 2 runs, 2-core VM), conv2d's vectorize_parallel at N=1, 32 channels of
+// 28 x 28 went from 4.8-5.9 ms to 2.3-2.4 ms.
+void emit_vectorize(DType t, const std::string& n, const std::string& fn, PyWriter& w) {
+  const std::string width = width_const(t);
+  w.line("var sb_vn = " + n);
+  w.line("var sb_vr = sb_vn - sb_vn % " + width);
+  w.line("vectorize[" + width + "](sb_vr, " + fn + ")");
+  for (int h : {32, 16, 8, 4, 2, 1}) {
+    const std::string hs = std::to_string(h);
+    w.open("if " + width + " > " + hs + " and sb_vn - sb_vr >= " + hs + ":");
+    w.line(fn + "[" + hs + "](sb_vr)");
+    w.line("sb_vr += " + hs);
+    w.dedent();
+  }
+}
+
 // A floating-point constant of type F32, F64, F16 or BF16 as Float32(...), .... The decimal text is
 // the shortest that reads back to the value; for f32 it is checked to read back also through an
 // f64 rounding (Mojo's literal may be rounded twice), otherwise the f32 value's exact f64 digits
@@ -1606,7 +1625,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
     L.assign_vector(w, Mode{v, "sb_w"});
     w.dedent();
     w.line("");
-    w.line("vectorize[" + width_const(t) + "](" + L.extent(st.out, rank - 1, 0) + ", sb_vec)");
+    emit_vectorize(t, L.extent(st.out, rank - 1, 0), "sb_vec", w);
   } else {
     L.assign(w);
   }
@@ -1733,7 +1752,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     L.assign_vector(w, Mode{0, "sb_w"});
     w.dedent();
     w.line("");
-    w.line("vectorize[" + width_const(t) + "](sb_hi - sb_lo, sb_vec)");
+    emit_vectorize(t, "sb_hi - sb_lo", "sb_vec", w);
     if (stream) w.dedent();
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");

@@ -122,7 +122,27 @@ def sb_vectorize_parallel_s0(b: Pointer[Float64, ImmUntrackedOrigin],
                 var sb_val = b.unsafe_load[width=sb_w](i) + scalar[] * c.unsafe_load[width=sb_w](i)
                 a.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_f64](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f64
+            vectorize[sb_w_f64](sb_vr, sb_vec)
+            if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 

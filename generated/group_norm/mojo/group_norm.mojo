@@ -207,7 +207,27 @@ def sb_vectorize_parallel_s0_2(x: Pointer[Float32, ImmUntrackedOrigin],
                             var sb_val = (x.unsafe_load[width=sb_w](((n * G + g) * CG + c) * S + s) - sb_row_mean[unsafe_offset=g]) * sb_row_rstd[unsafe_offset=g] * gamma[unsafe_offset=g * CG + c] + beta[unsafe_offset=g * CG + c]
                             y.unsafe_store[width=sb_w](((n * G + g) * CG + c) * S + s, sb_val)
 
-                        vectorize[sb_w_f32](S, sb_vec)
+                        var sb_vn = S
+                        var sb_vr = sb_vn - sb_vn % sb_w_f32
+                        vectorize[sb_w_f32](sb_vr, sb_vec)
+                        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                            sb_vec[32](sb_vr)
+                            sb_vr += 32
+                        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                            sb_vec[16](sb_vr)
+                            sb_vr += 16
+                        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                            sb_vec[8](sb_vr)
+                            sb_vr += 8
+                        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                            sb_vec[4](sb_vr)
+                            sb_vr += 4
+                        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                            sb_vec[2](sb_vr)
+                            sb_vr += 2
+                        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                            sb_vec[1](sb_vr)
+                            sb_vr += 1
 
         for sb_row in range(sb_lo, sb_hi):
             sb_row0(sb_row)

@@ -418,7 +418,27 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_acc0 += sb_acc1
                         y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc0)
 
-                    vectorize[sb_w_f32](W, sb_vec)
+                    var sb_vn = W
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -528,7 +528,27 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_exp_f32(sb_row_s.unsafe_load[width=sb_w](i * T + j) - sb_row_rowmax[unsafe_offset=i])
                     sb_row_p.unsafe_store[width=sb_w](i * T + j, sb_val)
 
-                vectorize[sb_w_f32](T, sb_vec)
+                var sb_vn = T
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
         # rowsum[h, i] = sum(j in 0..T: p[h, i, j])
         def sb_row3(h: Int) {imm}:
@@ -556,7 +576,27 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_acc0 / sb_row_rowsum[unsafe_offset=i]
                     y.unsafe_store[width=sb_w]((h * T + i) * D + e, sb_val)
 
-                vectorize[sb_w_f32](D, sb_vec)
+                var sb_vn = D
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
         for sb_row in range(sb_lo, sb_hi):
             sb_row0(sb_row)
@@ -631,7 +671,27 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
                         var sb_val = s.unsafe_load[width=sb_w]((h * T + i) * T + j) / sqrt(Float32(D))
                         s.unsafe_store[width=sb_w]((h * T + i) * T + j, sb_val)
 
-                    vectorize[sb_w_f32](T, sb_vec)
+                    var sb_vn = T
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
@@ -708,7 +768,27 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
                         var sb_val = sb_exp_f32(s.unsafe_load[width=sb_w]((h * T + i) * T + j) - rowmax[unsafe_offset=h * T + i])
                         p.unsafe_store[width=sb_w]((h * T + i) * T + j, sb_val)
 
-                    vectorize[sb_w_f32](T, sb_vec)
+                    var sb_vn = T
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
@@ -800,7 +880,27 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
                         var sb_val = y.unsafe_load[width=sb_w]((h * T + i) * D + e) / rowsum[unsafe_offset=h * T + i]
                         y.unsafe_store[width=sb_w]((h * T + i) * D + e, sb_val)
 
-                    vectorize[sb_w_f32](D, sb_vec)
+                    var sb_vn = D
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 

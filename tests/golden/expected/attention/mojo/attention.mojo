@@ -987,7 +987,27 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_exp_f32(s.unsafe_load[width=sb_w](i * S + j) - m[unsafe_offset=i])
                     p.unsafe_store[width=sb_w](i * S + j, sb_val)
 
-                vectorize[sb_w_f32](S, sb_vec)
+                var sb_vn = S
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1063,7 +1083,27 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = y.unsafe_load[width=sb_w](i * E + e) / l[unsafe_offset=i]
                     y.unsafe_store[width=sb_w](i * E + e, sb_val)
 
-                vectorize[sb_w_f32](E, sb_vec)
+                var sb_vn = E
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1128,7 +1168,27 @@ def sb_blocked_matmul_s5(q2: Pointer[Float64, ImmUntrackedOrigin],
                         var sb_val = s2.unsafe_load[width=sb_w]((b * T + i) * S + j) / sqrt(Float64(D))
                         s2.unsafe_store[width=sb_w]((b * T + i) * S + j, sb_val)
 
-                    vectorize[sb_w_f64](S, sb_vec)
+                    var sb_vn = S
+                    var sb_vr = sb_vn - sb_vn % sb_w_f64
+                    vectorize[sb_w_f64](sb_vr, sb_vec)
+                    if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1205,7 +1265,27 @@ def sb_blocked_matmul_s7(s2: Pointer[Float64, ImmUntrackedOrigin],
                         var sb_val = sb_exp_f64(s2.unsafe_load[width=sb_w]((b * T + i) * S + j) - m2[unsafe_offset=b * T + i])
                         p2.unsafe_store[width=sb_w]((b * T + i) * S + j, sb_val)
 
-                    vectorize[sb_w_f64](S, sb_vec)
+                    var sb_vn = S
+                    var sb_vr = sb_vn - sb_vn % sb_w_f64
+                    vectorize[sb_w_f64](sb_vr, sb_vec)
+                    if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1297,7 +1377,27 @@ def sb_blocked_matmul_s9(v2: Pointer[Float64, ImmUntrackedOrigin],
                         var sb_val = z.unsafe_load[width=sb_w]((b * T + i) * E + e) / l2[unsafe_offset=b * T + i]
                         z.unsafe_store[width=sb_w]((b * T + i) * E + e, sb_val)
 
-                    vectorize[sb_w_f64](E, sb_vec)
+                    var sb_vn = E
+                    var sb_vr = sb_vn - sb_vn % sb_w_f64
+                    vectorize[sb_w_f64](sb_vr, sb_vec)
+                    if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1380,7 +1480,27 @@ def sb_blocked_matmul_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_exp_f32(s3.unsafe_load[width=sb_w](i * S + j) - m3[unsafe_offset=i])
                     p3.unsafe_store[width=sb_w](i * S + j, sb_val)
 
-                vectorize[sb_w_f32](S, sb_vec)
+                var sb_vn = S
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1456,7 +1576,27 @@ def sb_blocked_matmul_s14(v: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = w.unsafe_load[width=sb_w](i * E + e) / l3[unsafe_offset=i]
                     w.unsafe_store[width=sb_w](i * E + e, sb_val)
 
-                vectorize[sb_w_f32](E, sb_vec)
+                var sb_vn = E
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -1500,7 +1640,27 @@ def sb_blocked_matmul_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
                 var i = sb_lo + sb_k
                 u.unsafe_store[width=sb_w](i, l3.unsafe_load[width=sb_w](i))
 
-            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -440,7 +440,27 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_max(c.unsafe_load[width=sb_w](i * N + j), SIMD[DType.float32, sb_w](Float32(0.0)))
                     c.unsafe_store[width=sb_w](i * N + j, sb_val)
 
-                vectorize[sb_w_f32](N, sb_vec)
+                var sb_vn = N
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -493,7 +513,27 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = Float32(0.5) * d.unsafe_load[width=sb_w](i * N + j) - c.unsafe_load[width=sb_w](i * N + j)
                     d.unsafe_store[width=sb_w](i * N + j, sb_val)
 
-                vectorize[sb_w_f32](N, sb_vec)
+                var sb_vn = N
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -576,7 +616,27 @@ def sb_blocked_matmul_s4(d: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_exp_f32(d.unsafe_load[width=sb_w](i * N + j) - rm[unsafe_offset=i])
                     f.unsafe_store[width=sb_w](i * N + j, sb_val)
 
-                vectorize[sb_w_f32](N, sb_vec)
+                var sb_vn = N
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 

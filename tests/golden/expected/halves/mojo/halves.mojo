@@ -234,7 +234,27 @@ def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
                     var sb_val = (x.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() * Float32(2.0) + h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]()).cast[DType.bfloat16]()
                     y1.unsafe_store[width=sb_w](r * C + c, sb_val)
 
-                vectorize[sb_w_f32](C, sb_vec)
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
         # s[r] = sum(c in 0..C: x[r, c] * h[r, c])
         def sb_row1(r: Int) {imm}:
@@ -297,7 +317,27 @@ def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
                     var sb_val = sb_exp_f32(x.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() - sb_row_m[unsafe_offset=0]).cast[DType.bfloat16]()
                     y2.unsafe_store[width=sb_w](r * C + c, sb_val)
 
-                vectorize[sb_w_f32](C, sb_vec)
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
         # p[r, k] = sum(c in 0..C: x[r, c] * w[c, k])
         def sb_row4(r: Int) {imm}:
@@ -307,7 +347,27 @@ def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
                     sb_acc0 += x[unsafe_offset=r * C + c].cast[DType.float32]() * w.unsafe_load[width=sb_w](c * K + k).cast[DType.float32]()
                 p.unsafe_store[width=sb_w](r * K + k, sb_acc0)
 
-            vectorize[sb_w_f32](K, sb_vec)
+            var sb_vn = K
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
         # t[r, c] = h[r, c] * h[r, c]
         def sb_row5(r: Int) {imm}:
@@ -315,7 +375,27 @@ def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
                 var sb_val = h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() * h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]()
                 sb_row_t.unsafe_store[width=sb_w](c, sb_val)
 
-            vectorize[sb_w_f32](C, sb_vec)
+            var sb_vn = C
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
         # y3[r, c] = t[r, c] + 1.0
         def sb_row6(r: Int) {imm}:
@@ -343,7 +423,27 @@ def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
                     var sb_val = (sb_row_t.unsafe_load[width=sb_w](c) + Float32(1.0)).cast[DType.float16]()
                     y3.unsafe_store[width=sb_w](r * C + c, sb_val)
 
-                vectorize[sb_w_f32](C, sb_vec)
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
         for sb_row in range(sb_lo, sb_hi):
             sb_row0(sb_row)

@@ -222,7 +222,27 @@ def sb_vectorize_parallel_s0(ids: Pointer[Int64, ImmUntrackedOrigin],
                     var sb_val = w.unsafe_load[width=sb_w](Int(ids[unsafe_offset=i]) * C + c)
                     g.unsafe_store[width=sb_w](i * C + c, sb_val)
 
-                vectorize[sb_w_f32](C, sb_vec)
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -301,7 +321,27 @@ def sb_vectorize_parallel_s3(a: Pointer[Int64, ImmUntrackedOrigin],
                 var sb_val = a.unsafe_load[width=sb_w](i).gt(Int64(0)).select(sb_max(a.unsafe_load[width=sb_w](i), b.unsafe_load[width=sb_w](i) * Int64(7)), sb_min(a.unsafe_load[width=sb_w](i), -b.unsafe_load[width=sb_w](i)))
                 m.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_i64](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_i64
+            vectorize[sb_w_i64](sb_vr, sb_vec)
+            if sb_w_i64 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_i64 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_i64 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_i64 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_i64 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_i64 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -416,7 +456,27 @@ def sb_vectorize_parallel_s6(a: Pointer[Int64, ImmUntrackedOrigin],
                 var sb_val = a.unsafe_load[width=sb_w](i).cast[DType.float64]() * Float64(0.5)
                 f.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_f64](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f64
+            vectorize[sb_w_f64](sb_vr, sb_vec)
+            if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -459,7 +519,27 @@ def sb_vectorize_parallel_s7(b: Pointer[Int64, ImmUntrackedOrigin],
                 var sb_val = b.unsafe_load[width=sb_w](i).cast[DType.int32]() * Int32(3)
                 t.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_i32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_i32
+            vectorize[sb_w_i32](sb_vr, sb_vec)
+            if sb_w_i32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_i32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_i32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_i32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_i32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_i32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -504,7 +584,27 @@ def sb_vectorize_parallel_s8(a: Pointer[Int64, ImmUntrackedOrigin],
                 var sb_val = t.unsafe_load[width=sb_w](i).cast[DType.int64]() + a.unsafe_load[width=sb_w](i) * Int64(2)
                 u.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_i64](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_i64
+            vectorize[sb_w_i64](sb_vr, sb_vec)
+            if sb_w_i64 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_i64 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_i64 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_i64 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_i64 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_i64 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 

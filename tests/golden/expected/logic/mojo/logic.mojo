@@ -128,7 +128,27 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_val = (~x.unsafe_load[width=sb_w](i).gt(Float32(0.0))).select(x.unsafe_load[width=sb_w](i), Float32(0.0)) + (x.unsafe_load[width=sb_w](i).gt(Float32(1.0)) & ~k.unsafe_load[width=sb_w](i).eq(Int32(0))).select(Float32(2.0), Float32(0.0))
                 y.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -173,7 +193,27 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_val = (~k.unsafe_load[width=sb_w](i).lt(Int32(0)) | x.unsafe_load[width=sb_w](i).lt(Float32(-2.0))).select(k.unsafe_load[width=sb_w](i) * Int32(3), -k.unsafe_load[width=sb_w](i))
                 z.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_i32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_i32
+            vectorize[sb_w_i32](sb_vr, sb_vec)
+            if sb_w_i32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_i32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_i32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_i32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_i32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_i32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 

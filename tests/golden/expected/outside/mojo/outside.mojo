@@ -101,7 +101,27 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 += x.unsafe_load[width=sb_w](r * C + c)
             s.unsafe_store[width=sb_w](c, sb_acc0)
 
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+        var sb_vn = sb_hi - sb_lo
+        var sb_vr = sb_vn - sb_vn % sb_w_f32
+        vectorize[sb_w_f32](sb_vr, sb_vec)
+        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+            sb_vec[32](sb_vr)
+            sb_vr += 32
+        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+            sb_vec[16](sb_vr)
+            sb_vr += 16
+        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+            sb_vec[8](sb_vr)
+            sb_vr += 8
+        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+            sb_vec[4](sb_vr)
+            sb_vr += 4
+        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+            sb_vec[2](sb_vr)
+            sb_vr += 2
+        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+            sb_vec[1](sb_vr)
+            sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -122,7 +142,27 @@ def sb_vectorize_parallel_s1(n: Pointer[Int32, ImmUntrackedOrigin],
                 sb_acc0 += n.unsafe_load[width=sb_w](r * C + c) * Int32(1000003)
             w.unsafe_store[width=sb_w](c, sb_acc0)
 
-        vectorize[sb_w_i32](sb_hi - sb_lo, sb_vec)
+        var sb_vn = sb_hi - sb_lo
+        var sb_vr = sb_vn - sb_vn % sb_w_i32
+        vectorize[sb_w_i32](sb_vr, sb_vec)
+        if sb_w_i32 > 32 and sb_vn - sb_vr >= 32:
+            sb_vec[32](sb_vr)
+            sb_vr += 32
+        if sb_w_i32 > 16 and sb_vn - sb_vr >= 16:
+            sb_vec[16](sb_vr)
+            sb_vr += 16
+        if sb_w_i32 > 8 and sb_vn - sb_vr >= 8:
+            sb_vec[8](sb_vr)
+            sb_vr += 8
+        if sb_w_i32 > 4 and sb_vn - sb_vr >= 4:
+            sb_vec[4](sb_vr)
+            sb_vr += 4
+        if sb_w_i32 > 2 and sb_vn - sb_vr >= 2:
+            sb_vec[2](sb_vr)
+            sb_vr += 2
+        if sb_w_i32 > 1 and sb_vn - sb_vr >= 1:
+            sb_vec[1](sb_vr)
+            sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -143,7 +183,27 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, x.unsafe_load[width=sb_w](r * C + c))
             m.unsafe_store[width=sb_w](c, Float32(2.0) * sb_acc0 + x.unsafe_load[width=sb_w](c))
 
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+        var sb_vn = sb_hi - sb_lo
+        var sb_vr = sb_vn - sb_vn % sb_w_f32
+        vectorize[sb_w_f32](sb_vr, sb_vec)
+        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+            sb_vec[32](sb_vr)
+            sb_vr += 32
+        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+            sb_vec[16](sb_vr)
+            sb_vr += 16
+        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+            sb_vec[8](sb_vr)
+            sb_vr += 8
+        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+            sb_vec[4](sb_vr)
+            sb_vr += 4
+        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+            sb_vec[2](sb_vr)
+            sb_vr += 2
+        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+            sb_vec[1](sb_vr)
+            sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -164,7 +224,27 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += x.unsafe_load[width=sb_w](k * C + c)
                 u.unsafe_store[width=sb_w](i * C + c, sb_acc0)
 
-            vectorize[sb_w_f32](C, sb_vec)
+            var sb_vn = C
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -236,7 +316,27 @@ def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
                         sb_ld2_z[sb_l] = z[unsafe_offset=sb_ld2_z_i1 + sb_l]
             p.unsafe_store[width=sb_w](c, sb_acc0 + sb_ld2_z)
 
-        vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+        var sb_vn = sb_hi - sb_lo
+        var sb_vr = sb_vn - sb_vn % sb_w_f32
+        vectorize[sb_w_f32](sb_vr, sb_vec)
+        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+            sb_vec[32](sb_vr)
+            sb_vr += 32
+        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+            sb_vec[16](sb_vr)
+            sb_vr += 16
+        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+            sb_vec[8](sb_vr)
+            sb_vr += 8
+        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+            sb_vec[4](sb_vr)
+            sb_vr += 4
+        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+            sb_vec[2](sb_vr)
+            sb_vr += 2
+        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+            sb_vec[1](sb_vr)
+            sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -243,7 +243,27 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_val = x.unsafe_load[width=sb_w](i).gt(Float32(2.0)).select(x.unsafe_load[width=sb_w](i), log1p(sb_exp_f32(x.unsafe_load[width=sb_w](i))))
                 a.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -286,7 +306,27 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_val = sb_exp_f32(x.unsafe_load[width=sb_w](i).gt(Float32(0.0)).select(-x.unsafe_load[width=sb_w](i), x.unsafe_load[width=sb_w](i)))
                 c.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -329,7 +369,27 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_val = log1p(x.unsafe_load[width=sb_w](i).gt(Float32(0.0)).select(sb_exp_f32(-x.unsafe_load[width=sb_w](i)), sb_exp_f32(x.unsafe_load[width=sb_w](i)))) + sb_max(x.unsafe_load[width=sb_w](i), SIMD[DType.float32, sb_w](Float32(0.0)))
                 d.unsafe_store[width=sb_w](i, sb_val)
 
-            vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -386,7 +446,27 @@ def sb_vectorize_parallel_s4(m: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_max(sb_exp_f32(m.unsafe_load[width=sb_w](i * W + j)), SIMD[DType.float32, sb_w](Float32(0.5))) * m.unsafe_load[width=sb_w](i * W + j).lt(Float32(0.0)).select(tanh(m.unsafe_load[width=sb_w](i * W + j)), m.unsafe_load[width=sb_w](i * W + j))
                     b.unsafe_store[width=sb_w](i * W + j, sb_val)
 
-                vectorize[sb_w_f32](W, sb_vec)
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -473,7 +553,27 @@ def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_ld4_z.gt(Float32(0.0)).select(sb_exp_f32(sb_ld5_z), z.unsafe_load[width=sb_w](i * W + j))
                     e.unsafe_store[width=sb_w](i * W + j, sb_val)
 
-                vectorize[sb_w_f32](W, sb_vec)
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -559,7 +659,27 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = m.unsafe_load[width=sb_w](i * W + j).gt(mx[unsafe_offset=i] - Float32(1.0)).select(sb_exp_f32(m.unsafe_load[width=sb_w](i * W + j) - mx[unsafe_offset=i]), Float32(0.0))
                     p.unsafe_store[width=sb_w](i * W + j, sb_val)
 
-                vectorize[sb_w_f32](W, sb_vec)
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
         for sb_row in range(sb_lo, sb_hi):
             sb_row0(sb_row)

@@ -237,7 +237,27 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                         var sb_val = x.unsafe_load[width=sb_w]((b * T + t) * C + c) * Float32(0.5) + Float32(1.0)
                         h.unsafe_store[width=sb_w]((b * T + t) * C + c, sb_val)
 
-                    vectorize[sb_w_f32](C, sb_vec)
+                    var sb_vn = C
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
@@ -341,7 +361,27 @@ def sb_vectorize_parallel_s3(y: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_exp_f32(y.unsafe_load[width=sb_w](r * O + o) - m[unsafe_offset=r])
                     e.unsafe_store[width=sb_w](r * O + o, sb_val)
 
-                vectorize[sb_w_f32](O, sb_vec)
+                var sb_vn = O
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -412,7 +452,27 @@ def sb_vectorize_parallel_s5(e: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = e.unsafe_load[width=sb_w](r * O + o) / s[unsafe_offset=r]
                     prows.unsafe_store[width=sb_w](r * O + o, sb_val)
 
-                vectorize[sb_w_f32](O, sb_vec)
+                var sb_vn = O
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
@@ -488,7 +548,27 @@ def sb_vectorize_parallel_s8(gbt: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = gbt.unsafe_load[width=sb_w](b * T + t) * Float32(2.0)
                     u.unsafe_store[width=sb_w](b * T + t, sb_val)
 
-                vectorize[sb_w_f32](T, sb_vec)
+                var sb_vn = T
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
         if sb_stream:
             fence()
 
