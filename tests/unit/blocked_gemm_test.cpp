@@ -150,6 +150,10 @@ TEST(BlockedGemm, MojoPrinterUnrollsTheTileIntoNamedAccumulators) {
   EXPECT_TRUE(has(m, "acc11_1 = a11.fma(b1, acc11_1)")) << m;
   EXPECT_FALSE(has(m, "comptime if sb_gemm_mr_f32 > 12:")) << m;
   EXPECT_TRUE(has(m, "parallelize(sb_par_t, nt)")) << m;
+  // One thread's share runs on the calling thread, with no parallelize: a product run side by
+  // side with others calls the GEMM from a task of another parallelize.
+  EXPECT_TRUE(has(m, "    if nt == 1:\n        sb_par_t(0)\n    else:\n        parallelize(sb_par_t, nt)\n"))
+      << m;
   EXPECT_TRUE(has(m, "def sb_gemm_f32(")) << m;
 }
 

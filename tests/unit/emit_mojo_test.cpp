@@ -149,7 +149,16 @@ TEST(EmitMojo, ElementwiseIsParallelAndVectorised) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const std::string k = vp_kernels(emit(r.value()));
   EXPECT_TRUE(has(k, "parallelize(sb_chunk, sb_chunks)")) << k;
-  EXPECT_TRUE(has(k, "vectorize[sb_w_f32](sb_hi - sb_lo, sb_vec)")) << k;
+  // Whole vectors by vectorize, then the remainder in narrower ones (vectorize would run it one
+  // element at a time): each power of two below the width at most once.
+  EXPECT_TRUE(has(k, "var sb_vn = sb_hi - sb_lo\n")) << k;
+  EXPECT_TRUE(has(k, "var sb_vr = sb_vn - sb_vn % sb_w_f32\n")) << k;
+  EXPECT_TRUE(has(k, "vectorize[sb_w_f32](sb_vr, sb_vec)")) << k;
+  for (const char* h : {"32", "16", "8", "4", "2", "1"}) {
+    const std::string n(h);
+    EXPECT_TRUE(has(k, "if sb_w_f32 > " + n + " and sb_vn - sb_vr >= " + n + ":\n")) << k;
+    EXPECT_TRUE(has(k, "sb_vec[" + n + "](sb_vr)\n")) << k;
+  }
   EXPECT_TRUE(has(k, "var sb_val = a.unsafe_load[width=sb_w](i) + b.unsafe_load[width=sb_w](i)"))
       << k;
   EXPECT_TRUE(has(k, "c.unsafe_store[width=sb_w](i, sb_val)")) << k;
@@ -214,7 +223,8 @@ TEST(EmitMojo, LargeElementwiseOutputsStreamWholeAlignedLines) {
   EXPECT_TRUE(has(k, "for i in range(sb_lo + sb_lines_end, sb_hi):")) << k;
   EXPECT_TRUE(has(k, "fence()")) << k;
   // Otherwise the plain vectorised loop.
-  EXPECT_TRUE(has(k, "vectorize[sb_w_f64](sb_hi - sb_lo, sb_vec)")) << k;
+  EXPECT_TRUE(has(k, "var sb_vn = sb_hi - sb_lo\n")) << k;
+  EXPECT_TRUE(has(k, "vectorize[sb_w_f64](sb_vr, sb_vec)")) << k;
   // The loops variant never streams.
   const size_t loops = file.find("# Variant loops:");
   ASSERT_NE(loops, std::string::npos);
@@ -243,7 +253,34 @@ TEST(EmitMojo, MatmulVectorisesOverColumnsWithSimdAccumulators) {
   EXPECT_TRUE(has(k, "def sb_vec[sb_w: Int](j: Int) {imm}:")) << k;
   EXPECT_TRUE(has(k, "var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))")) << k;
   EXPECT_TRUE(has(k, "b.unsafe_load[width=sb_w](k * N + j)")) << k;
-  EXPECT_TRUE(has(k, "vectorize[sb_w_f32](N, sb_vec)")) << k;
+  EXPECT_TRUE(has(k, "var sb_vn = N\n")) << k;
+  EXPECT_TRUE(has(k, "vectorize[sb_w_f32](sb_vr, sb_vec)")) << k;
+}
+
+TEST(EmitMojo, ReadsTwoElementsApartLoadTwoVectorsAndDeinterleave) {
+  // A stride-2 window (a 2 x 2 max pool): vectorised over the outputs, each read one load of
+  // twice the lanes and its even (or odd) lanes, through the helper.
+  Result<Spec> r = load("pool", kN,
+                        "  x: {type: f32, shape: [2 * N + 1], role: in}\n"
+                        "  y: {type: f32, shape: [N], role: out}\n",
+                        "  y[i] = max(b in 0..2: x[2 * i + b])\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  const std::string k = vp_kernels(file);
+  EXPECT_TRUE(has(k, "def sb_vec[sb_w: Int](sb_k: Int) {imm}:")) << k;
+  EXPECT_TRUE(has(k, "sb_load_step2[DType.float32, sb_w](x, 2 * i + b, (2 * N + 1))")) << k;
+  EXPECT_TRUE(has(file, "def sb_load_step2[dt: DType, w: Int](")) << file;
+  EXPECT_TRUE(has(file, ".deinterleave()[0]")) << file;
+  EXPECT_TRUE(has(file, ".deinterleave()[1]")) << file;
+  // Three apart: no SIMD form here, so the outputs stay scalar.
+  Result<Spec> r3 = load("pool3", kN,
+                         "  x: {type: f32, shape: [3 * N + 1], role: in}\n"
+                         "  y: {type: f32, shape: [N], role: out}\n",
+                         "  y[i] = max(b in 0..2: x[3 * i + b])\n");
+  ASSERT_TRUE(r3.ok()) << format_error(r3.error());
+  const std::string f3 = emit(r3.value());
+  EXPECT_FALSE(has(vp_kernels(f3), "def sb_vec[")) << f3;
+  EXPECT_FALSE(has(f3, "sb_load_step2")) << f3;
 }
 
 TEST(EmitMojo, RowReductionsAreStripMined) {
