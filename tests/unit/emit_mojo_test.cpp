@@ -283,6 +283,30 @@ TEST(EmitMojo, ReadsTwoElementsApartLoadTwoVectorsAndDeinterleave) {
   EXPECT_FALSE(has(f3, "sb_load_step2")) << f3;
 }
 
+TEST(EmitMojo, TheIndexAsAValueIsAnIotaVector) {
+  // The first index of a row's maximum (argmax's second pass): the index as a value vectorises
+  // as consecutive integers, and the NaN test and the select as SIMD masks.
+  Result<Spec> r = load("first", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in}\n"
+                        "  m: {type: f32, shape: [R], role: in}\n"
+                        "  y: {type: i64, shape: [R], role: out}\n",
+                        "  y[r] = min(c in 0..C: select(x[r, c] == m[r], i64(c), i64(C - 1)))\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  const std::string k = vp_kernels(file);
+  EXPECT_TRUE(has(file, "from std.math import iota")) << file;
+  EXPECT_TRUE(has(k, "iota[DType.int, sb_w_i64](c).cast[DType.int64]()")) << k;
+  EXPECT_TRUE(has(k, ".eq(m[unsafe_offset=r]).select(")) << k;
+  // A uniform Bool splats by name (it is not a Scalar).
+  Result<Spec> b = load("mask", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in}\n"
+                        "  y: {type: f32, shape: [R], role: out}\n",
+                        "  y[r] = max(c in 0..C: select(r == 0 && c == 0, 0.0, x[r, c]))\n");
+  ASSERT_TRUE(b.ok()) << format_error(b.error());
+  const std::string kb = vp_kernels(emit(b.value()));
+  EXPECT_TRUE(has(kb, "SIMD[DType.bool, sb_w_f32](fill=r == 0)")) << kb;
+}
+
 TEST(EmitMojo, RowReductionsAreStripMined) {
   Result<Spec> r = load("rmax", kRC,
                         "  x: {type: f32, shape: [R, C], role: in}\n"

@@ -629,7 +629,7 @@ class MojoLowering {
     if (!depends(e, v)) return true;
     switch (e.kind) {
       case ExprKind::IndexVar:
-        return false;  // the index itself as a value
+        return true;  // the index itself as a value: consecutive integers (iota)
       case ExprKind::Read: {
         const Tensor& tn = spec_.tensors[e.ref];
         const size_t n = e.args.size();
@@ -991,7 +991,9 @@ class MojoLowering {
   // A uniform value as a vector (broadcast), or a vector as is.
   std::string vec_text(const Piece& p, DType t, const Mode& m) {
     if (p.vec) return p.text;
-    return "SIMD[" + std::string(mojo_dtype(t)) + ", " + m.width + "](" + p.text + ")";
+    // A Bool is not a Scalar: it splats only by name.
+    const std::string fill = t == DType::Bool ? "fill=" : "";
+    return "SIMD[" + std::string(mojo_dtype(t)) + ", " + m.width + "](" + fill + p.text + ")";
   }
 
   std::string identity(ReduceOp op, DType t) {
@@ -1119,7 +1121,13 @@ class MojoLowering {
       case ExprKind::Const:
         return {mojo_float(e.fval, is_float(t) ? t : DType::F64, needs_->math), kMPrimary, false};
       case ExprKind::IndexVar:
-        SB_ASSERT(!m.vector(), "the vectorised index used as a value");
+        if (m.vector() && e.ref == m.v) {
+          // Lane l holds the index plus l.
+          needs_->math.insert("iota");
+          return {std::string("iota[") + mojo_dtype(DType::Index) + ", " + m.width + "](" +
+                      var_names_[e.ref] + ")",
+                  kMPrimary, true};
+        }
         return {var_names_[e.ref], kMPrimary, false};
       case ExprKind::SizeRef:
         return {size_name(e.ref), kMPrimary, false};

@@ -32,7 +32,7 @@
 from std.algorithm.functional import vectorize
 from std.atomic import fence
 from std.ffi import CStringSpan
-from std.math import floor, inf, log
+from std.math import floor, inf, iota, log
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -49,6 +49,7 @@ comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648](
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_i32 = simd_width_of[DType.int32]()
+comptime sb_w_i64 = simd_width_of[DType.int64]()
 
 
 # -----------------------------------------------------------------------------
@@ -381,8 +382,20 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         def sb_row2(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
+            var sb_endp0 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_min(sb_acc0p, (q.unsafe_load[width=32](r * C + c).eq(sb_row_ties_max[unsafe_offset=0]) | ~q.unsafe_load[width=32](r * C + c).eq(q.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
+            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
+            for c in range(sb_endp0, sb_end0, sb_w_i64):
+                sb_acc0v = sb_min(sb_acc0v, (q.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_ties_max[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_i64](r * C + c).eq(q.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
             var sb_acc0 = Int64.MAX
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_i64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == sb_row_ties_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
             ties[unsafe_offset=r] = sb_acc0
 
@@ -407,8 +420,20 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         def sb_row4(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
+            var sb_endp0 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_min(sb_acc0p, (q.unsafe_load[width=32](r * C + c).eq(sb_row_least_min[unsafe_offset=0]) | ~q.unsafe_load[width=32](r * C + c).eq(q.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
+            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
+            for c in range(sb_endp0, sb_end0, sb_w_i64):
+                sb_acc0v = sb_min(sb_acc0v, (q.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_least_min[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_i64](r * C + c).eq(q.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
             var sb_acc0 = Int64.MAX
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_i64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == sb_row_least_min[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
             least[unsafe_offset=r] = sb_acc0
 
@@ -433,8 +458,20 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
         def sb_row6(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
+            var sb_endp0 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_min(sb_acc0p, (log(x.unsafe_load[width=32](r * C + c) + Float32(0.5)).eq(sb_row_nan_max[unsafe_offset=0]) | ~log(x.unsafe_load[width=32](r * C + c) + Float32(0.5)).eq(log(x.unsafe_load[width=32](r * C + c) + Float32(0.5)))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
+            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
+            for c in range(sb_endp0, sb_end0, sb_w_i64):
+                sb_acc0v = sb_min(sb_acc0v, (log(x.unsafe_load[width=sb_w_i64](r * C + c) + Float32(0.5)).eq(sb_row_nan_max[unsafe_offset=0]) | ~log(x.unsafe_load[width=sb_w_i64](r * C + c) + Float32(0.5)).eq(log(x.unsafe_load[width=sb_w_i64](r * C + c) + Float32(0.5)))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
             var sb_acc0 = Int64.MAX
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_i64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_min(sb_acc0, Int64(c) if log(x[unsafe_offset=r * C + c] + Float32(0.5)) == sb_row_nan_max[unsafe_offset=0] or log(x[unsafe_offset=r * C + c] + Float32(0.5)) != log(x[unsafe_offset=r * C + c] + Float32(0.5)) else Int64(C - 1))
             sb_u_nan[unsafe_offset=r] = sb_acc0
 
@@ -505,8 +542,20 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int64, 32](Int64.MAX)
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
+        for c in range(sb_lo, sb_endp1, 32):
+            sb_acc1p = sb_min(sb_acc1p, (x.unsafe_load[width=32](c).eq(first_max[]) | ~x.unsafe_load[width=32](c).eq(x.unsafe_load[width=32](c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
+        var sb_acc1v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i64 * sb_w_i64
+        for c in range(sb_endp1, sb_end1, sb_w_i64):
+            sb_acc1v = sb_min(sb_acc1v, (x.unsafe_load[width=sb_w_i64](c).eq(first_max[]) | ~x.unsafe_load[width=sb_w_i64](c).eq(x.unsafe_load[width=sb_w_i64](c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
         var sb_acc1 = Int64.MAX
-        for c in range(sb_lo, sb_hi):
+        for sb_l in range(32):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
+        for sb_l in range(sb_w_i64):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
+        for c in range(sb_end1, sb_hi):
             sb_acc1 = sb_min(sb_acc1, Int64(c) if x[unsafe_offset=c] == first_max[] or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(C - 1))
         sb_p0[unsafe_offset=sb_c] = sb_acc1
 
@@ -553,8 +602,20 @@ def sb_vectorize_parallel_s9_10(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
         def sb_row1(j: Int) {imm}:
+            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
+            var sb_endp0 = max(j + 1, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_min(sb_acc0p, (x.unsafe_load[width=32](c).eq(sb_row_upto_min[unsafe_offset=0]) | ~x.unsafe_load[width=32](c).eq(x.unsafe_load[width=32](c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(j + 1 - 1)))
+            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+            var sb_end0 = sb_endp0 + max(j + 1 - sb_endp0, 0) // sb_w_i64 * sb_w_i64
+            for c in range(sb_endp0, sb_end0, sb_w_i64):
+                sb_acc0v = sb_min(sb_acc0v, (x.unsafe_load[width=sb_w_i64](c).eq(sb_row_upto_min[unsafe_offset=0]) | ~x.unsafe_load[width=sb_w_i64](c).eq(x.unsafe_load[width=sb_w_i64](c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(j + 1 - 1)))
             var sb_acc0 = Int64.MAX
-            for c in range(j + 1):
+            for sb_l in range(32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_i64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, j + 1):
                 sb_acc0 = sb_min(sb_acc0, Int64(c) if x[unsafe_offset=c] == sb_row_upto_min[unsafe_offset=0] or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(j + 1 - 1))
             upto[unsafe_offset=j] = sb_acc0
 
@@ -651,8 +712,20 @@ def sb_vectorize_parallel_s14(v: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.int64, 32](Int64.MAX)
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
+        for c in range(sb_lo, sb_endp1, 32):
+            sb_acc1p = sb_min(sb_acc1p, v.unsafe_load[width=32](c).eq(ints_min[]).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
+        var sb_acc1v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i64 * sb_w_i64
+        for c in range(sb_endp1, sb_end1, sb_w_i64):
+            sb_acc1v = sb_min(sb_acc1v, v.unsafe_load[width=sb_w_i64](c).eq(ints_min[]).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
         var sb_acc1 = Int64.MAX
-        for c in range(sb_lo, sb_hi):
+        for sb_l in range(32):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
+        for sb_l in range(sb_w_i64):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
+        for c in range(sb_end1, sb_hi):
             sb_acc1 = sb_min(sb_acc1, Int64(c) if v[unsafe_offset=c] == ints_min[] else Int64(C - 1))
         sb_p0[unsafe_offset=sb_c] = sb_acc1
 
@@ -700,8 +773,20 @@ def sb_vectorize_parallel_s15_16(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
         def sb_row1(r: Int) {imm}:
+            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
+            var sb_endp0 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_min(sb_acc0p, (q.unsafe_load[width=32](r * C + c).eq(sb_row_mixed_max[unsafe_offset=0]) | ~q.unsafe_load[width=32](r * C + c).eq(q.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
+            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
+            for c in range(sb_endp0, sb_end0, sb_w_i64):
+                sb_acc0v = sb_min(sb_acc0v, (q.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_mixed_max[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_i64](r * C + c).eq(q.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
             var sb_acc0 = Int64.MAX
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_i64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == sb_row_mixed_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
             mixed[unsafe_offset=r] = Float32(sb_acc0) + x[unsafe_offset=r * C + 0]
 

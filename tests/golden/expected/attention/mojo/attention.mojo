@@ -35,7 +35,7 @@
 from std.algorithm.functional import vectorize
 from std.atomic import fence
 from std.ffi import CStringSpan
-from std.math import exp, inf, sqrt
+from std.math import exp, inf, iota, sqrt
 from std.memory import Layout, alloc, bitcast, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -903,6 +903,8 @@ def sb_loops_s15(l3: Pointer[Float32, ImmUntrackedOrigin], u: Pointer[Float32, M
 def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
                          k: Pointer[Float32, ImmUntrackedOrigin],
                          s: Pointer[Float32, MutUntrackedOrigin], T: Int, S: Int, D: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * T * S >= sb_stream_min_bytes
     # s = q * k^T, blocked with mc = 128, kc = 512, nc = 4096.
     _ = sb_gemm_f32(T, S, D, q, D, 1, k, 1, D, s, S, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from s.
@@ -913,8 +915,54 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for i in range(sb_lo, sb_hi):
-            for j in range(S):
-                s[unsafe_offset=i * S + j] = s[unsafe_offset=i * S + j] * Float32(0.25) if j >= i else -inf[DType.float32]()
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(s.unsafe_offset(i * S))
+                var sb_head = min((64 - sb_first % 64) % 64 // 4, S)
+                var sb_lines_end = sb_head + (S - sb_head) // 16 * 16
+
+                def sb_line(j: Int) {imm}:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](s.unsafe_offset(i * S + (min(j + 1024, S - 1))))
+                    var sb_val = iota[DType.int, 16](j).ge(i).select(s.unsafe_load[width=16](i * S + j) * Float32(0.25), -inf[DType.float32]())
+                    s.unsafe_store[width=16, alignment=64, non_temporal=True](i * S + j, sb_val)
+
+                def sb_one(j: Int) {imm}:
+                    s[unsafe_offset=i * S + j] = s[unsafe_offset=i * S + j] * Float32(0.25) if j >= i else -inf[DType.float32]()
+
+                for j in range(0, sb_head):
+                    sb_one(j)
+                for j in range(sb_head, sb_lines_end, 16):
+                    sb_line(j)
+                for j in range(sb_lines_end, S):
+                    sb_one(j)
+            else:
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_val = iota[DType.int, sb_w](j).ge(i).select(s.unsafe_load[width=sb_w](i * S + j) * Float32(0.25), -inf[DType.float32]())
+                    s.unsafe_store[width=sb_w](i * S + j, sb_val)
+
+                var sb_vn = S
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 

@@ -22,8 +22,9 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.algorithm.functional import vectorize
 from std.ffi import CStringSpan
-from std.math import inf, log
+from std.math import inf, iota, log
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -32,6 +33,7 @@ from max.algorithm import parallelize
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
+comptime sb_w_f64 = simd_width_of[DType.float64]()
 
 
 # -----------------------------------------------------------------------------
@@ -197,8 +199,20 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_max(sb_acc0p, iota[DType.int, 64](c).eq(7 * r % C).select(log(x.unsafe_load[width=64](r * C + c) - Float32(2.0)), x.unsafe_load[width=64](r * C + c)))
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
+                sb_acc0v = sb_max(sb_acc0v, iota[DType.int, sb_w_f32](c).eq(7 * r % C).select(log(x.unsafe_load[width=sb_w_f32](r * C + c) - Float32(2.0)), x.unsafe_load[width=sb_w_f32](r * C + c)))
             var sb_acc0 = -inf[DType.float32]()
-            for c in range(C):
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_f32):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == 7 * r % C else x[unsafe_offset=r * C + c])
             rmax[unsafe_offset=r] = sb_acc0
 
@@ -215,8 +229,20 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float32, 64](inf[DType.float32]())
+            var sb_endp0 = max(C, 0) // 64 * 64
+            for c in range(0, sb_endp0, 64):
+                sb_acc0p = sb_min(sb_acc0p, iota[DType.int, 64](c).eq((5 * r + 3) % C).select(log(x.unsafe_load[width=64](r * C + c) - Float32(2.0)), x.unsafe_load[width=64](r * C + c)))
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for c in range(sb_endp0, sb_end0, sb_w_f32):
+                sb_acc0v = sb_min(sb_acc0v, iota[DType.int, sb_w_f32](c).eq((5 * r + 3) % C).select(log(x.unsafe_load[width=sb_w_f32](r * C + c) - Float32(2.0)), x.unsafe_load[width=sb_w_f32](r * C + c)))
             var sb_acc0 = inf[DType.float32]()
-            for c in range(C):
+            for sb_l in range(64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_f32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_min(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == (5 * r + 3) % C else x[unsafe_offset=r * C + c])
             rmin[unsafe_offset=r] = sb_acc0
 
@@ -233,8 +259,20 @@ def sb_vectorize_parallel_s2(d: Pointer[Float64, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float64, 32](-inf[DType.float64]())
+            var sb_endp0 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_max(sb_acc0p, iota[DType.int, 32](c).eq(C - 1 - r % C).select(log(d.unsafe_load[width=32](r * C + c) - Float64(2.0)), d.unsafe_load[width=32](r * C + c)))
+            var sb_acc0v = SIMD[DType.float64, sb_w_f64](-inf[DType.float64]())
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f64 * sb_w_f64
+            for c in range(sb_endp0, sb_end0, sb_w_f64):
+                sb_acc0v = sb_max(sb_acc0v, iota[DType.int, sb_w_f64](c).eq(C - 1 - r % C).select(log(d.unsafe_load[width=sb_w_f64](r * C + c) - Float64(2.0)), d.unsafe_load[width=sb_w_f64](r * C + c)))
             var sb_acc0 = -inf[DType.float64]()
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_f64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_max(sb_acc0, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == C - 1 - r % C else d[unsafe_offset=r * C + c])
             dmax[unsafe_offset=r] = sb_acc0
 
@@ -251,8 +289,20 @@ def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         for r in range(sb_lo, sb_hi):
+            var sb_acc0p = SIMD[DType.float64, 32](inf[DType.float64]())
+            var sb_endp0 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp0, 32):
+                sb_acc0p = sb_min(sb_acc0p, iota[DType.int, 32](c).eq(r % C).select(log(d.unsafe_load[width=32](r * C + c) - Float64(2.0)), d.unsafe_load[width=32](r * C + c)))
+            var sb_acc0v = SIMD[DType.float64, sb_w_f64](inf[DType.float64]())
+            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_f64 * sb_w_f64
+            for c in range(sb_endp0, sb_end0, sb_w_f64):
+                sb_acc0v = sb_min(sb_acc0v, iota[DType.int, sb_w_f64](c).eq(r % C).select(log(d.unsafe_load[width=sb_w_f64](r * C + c) - Float64(2.0)), d.unsafe_load[width=sb_w_f64](r * C + c)))
             var sb_acc0 = inf[DType.float64]()
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_f64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for c in range(sb_end0, C):
                 sb_acc0 = sb_min(sb_acc0, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == r % C else d[unsafe_offset=r * C + c])
             dmin[unsafe_offset=r] = sb_acc0
 
@@ -289,8 +339,20 @@ def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float32, 64](-inf[DType.float32]())
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for k in range(sb_lo, sb_endp1, 64):
+            sb_acc1p = sb_max(sb_acc1p, iota[DType.int, 64](k).eq(0).select(log(x.unsafe_load[width=64](k) - Float32(2.0)), x.unsafe_load[width=64](k)))
+        var sb_acc1v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+        for k in range(sb_endp1, sb_end1, sb_w_f32):
+            sb_acc1v = sb_max(sb_acc1v, iota[DType.int, sb_w_f32](k).eq(0).select(log(x.unsafe_load[width=sb_w_f32](k) - Float32(2.0)), x.unsafe_load[width=sb_w_f32](k)))
         var sb_acc1 = -inf[DType.float32]()
-        for k in range(sb_lo, sb_hi):
+        for sb_l in range(64):
+            sb_acc1 = sb_max(sb_acc1, sb_acc1p[sb_l])
+        for sb_l in range(sb_w_f32):
+            sb_acc1 = sb_max(sb_acc1, sb_acc1v[sb_l])
+        for k in range(sb_end1, sb_hi):
             sb_acc1 = sb_max(sb_acc1, log(x[unsafe_offset=k] - Float32(2.0)) if k == 0 else x[unsafe_offset=k])
         sb_p0[unsafe_offset=sb_c] = sb_acc1
 
@@ -314,8 +376,20 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
+        var sb_acc1p = SIMD[DType.float32, 64](inf[DType.float32]())
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 64 * 64
+        for k in range(sb_lo, sb_endp1, 64):
+            sb_acc1p = sb_min(sb_acc1p, iota[DType.int, 64](k).eq(C - 1).select(log(x.unsafe_load[width=64]((R - 1) * C + k) - Float32(2.0)), x.unsafe_load[width=64]((R - 1) * C + k)))
+        var sb_acc1v = SIMD[DType.float32, sb_w_f32](inf[DType.float32]())
+        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_f32 * sb_w_f32
+        for k in range(sb_endp1, sb_end1, sb_w_f32):
+            sb_acc1v = sb_min(sb_acc1v, iota[DType.int, sb_w_f32](k).eq(C - 1).select(log(x.unsafe_load[width=sb_w_f32]((R - 1) * C + k) - Float32(2.0)), x.unsafe_load[width=sb_w_f32]((R - 1) * C + k)))
         var sb_acc1 = inf[DType.float32]()
-        for k in range(sb_lo, sb_hi):
+        for sb_l in range(64):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
+        for sb_l in range(sb_w_f32):
+            sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
+        for k in range(sb_end1, sb_hi):
             sb_acc1 = sb_min(sb_acc1, log(x[unsafe_offset=(R - 1) * C + k] - Float32(2.0)) if k == C - 1 else x[unsafe_offset=(R - 1) * C + k])
         sb_p0[unsafe_offset=sb_c] = sb_acc1
 
@@ -343,8 +417,31 @@ def sb_vectorize_parallel_s7_8(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
         def sb_row0(r: Int) {imm}:
-            for c in range(C):
-                sb_row_q[unsafe_offset=c] = log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == 7 * r % C else x[unsafe_offset=r * C + c]
+            def sb_vec[sb_w: Int](c: Int) {imm}:
+                var sb_val = iota[DType.int, sb_w](c).eq(7 * r % C).select(log(x.unsafe_load[width=sb_w](r * C + c) - Float32(2.0)), x.unsafe_load[width=sb_w](r * C + c))
+                sb_row_q.unsafe_store[width=sb_w](c, sb_val)
+
+            var sb_vn = C
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
 
         # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
         def sb_row1(r: Int) {imm}:
@@ -383,8 +480,20 @@ def sb_vectorize_parallel_s9(d: Pointer[Float64, ImmUntrackedOrigin],
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
         var sb_acc1 = -inf[DType.float64]()
         for r in range(sb_lo, sb_hi):
+            var sb_acc2p = SIMD[DType.float64, 32](-inf[DType.float64]())
+            var sb_endp2 = max(C, 0) // 32 * 32
+            for c in range(0, sb_endp2, 32):
+                sb_acc2p = sb_max(sb_acc2p, (SIMD[DType.bool, 32](fill=r == R - 1) & iota[DType.int, 32](c).eq(0)).select(log(d.unsafe_load[width=32](r * C + c) - Float64(2.0)), d.unsafe_load[width=32](r * C + c)))
+            var sb_acc2v = SIMD[DType.float64, sb_w_f64](-inf[DType.float64]())
+            var sb_end2 = sb_endp2 + max(C - sb_endp2, 0) // sb_w_f64 * sb_w_f64
+            for c in range(sb_endp2, sb_end2, sb_w_f64):
+                sb_acc2v = sb_max(sb_acc2v, (SIMD[DType.bool, sb_w_f64](fill=r == R - 1) & iota[DType.int, sb_w_f64](c).eq(0)).select(log(d.unsafe_load[width=sb_w_f64](r * C + c) - Float64(2.0)), d.unsafe_load[width=sb_w_f64](r * C + c)))
             var sb_acc2 = -inf[DType.float64]()
-            for c in range(C):
+            for sb_l in range(32):
+                sb_acc2 = sb_max(sb_acc2, sb_acc2p[sb_l])
+            for sb_l in range(sb_w_f64):
+                sb_acc2 = sb_max(sb_acc2, sb_acc2v[sb_l])
+            for c in range(sb_end2, C):
                 sb_acc2 = sb_max(sb_acc2, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if r == R - 1 and c == 0 else d[unsafe_offset=r * C + c])
             sb_acc1 = sb_max(sb_acc1, sb_acc2)
         sb_p0[unsafe_offset=sb_c] = sb_acc1

@@ -27,7 +27,7 @@
 from std.algorithm.functional import vectorize
 from std.atomic import fence
 from std.ffi import CStringSpan
-from std.math import inf, log, sqrt
+from std.math import inf, iota, log, sqrt
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -116,6 +116,18 @@ def sb_scan_max_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.f
     return sb_max(SIMD[DType.float32, 16](carry), x)
 
 
+# Running max of 8 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_max_f64(x0: SIMD[DType.float64, 8], carry: Float64) -> SIMD[DType.float64, 8]:
+    var x = x0
+    var id = SIMD[DType.float64, 8](-inf[DType.float64]())
+    x = sb_max(x.shuffle[8, 0, 1, 2, 3, 4, 5, 6](id), x)
+    x = sb_max(x.shuffle[8, 8, 0, 1, 2, 3, 4, 5](id), x)
+    x = sb_max(x.shuffle[8, 8, 8, 8, 0, 1, 2, 3](id), x)
+    return sb_max(SIMD[DType.float64, 8](carry), x)
+
+
 # Running min of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
 # (the identity shifted in); the carry joins once (lower/running_scans.h).
 @always_inline
@@ -127,6 +139,19 @@ def sb_scan_min_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.f
     x = sb_min(x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id), x)
     x = sb_min(x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id), x)
     return sb_min(SIMD[DType.float32, 16](carry), x)
+
+
+# Running prod of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_prod_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](Float32(1.0))
+    x = x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id) * x
+    x = x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id) * x
+    x = x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id) * x
+    x = x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id) * x
+    return SIMD[DType.float32, 16](carry) * x
 
 
 # -----------------------------------------------------------------------------
@@ -400,6 +425,8 @@ def sb_loops_s11(q: Pointer[Float32, ImmUntrackedOrigin], wq: Pointer[Float32, M
 # mx[r, c] = max(k in 0..(c + 1): select(k == 7 * r % C, log(x[r, k] - 2.0), x[r, k]))
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              mx: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -419,11 +446,24 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 mx[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_max_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_max_f32(iota[DType.int, 16](k).eq(7 * r % C).select(log(x.unsafe_load[width=16](r * C + k) - Float32(2.0)), x.unsafe_load[width=16](r * C + k)), sb_run)
+                sb_run = sb_scan[15]
+                if sb_stream and Int(mx.unsafe_offset(r * C + c)) % 64 == 0:
+                    mx.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    mx.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_max(sb_run, log(x[unsafe_offset=r * C + k] - Float32(2.0)) if k == 7 * r % C else x[unsafe_offset=r * C + k])
                 mx[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -431,6 +471,8 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 # mn[r, c] = min(k in 0..(c + 1): select(k == (5 * r + 3) % C, log(x[r, k] - 2.0), x[r, k]))
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              mn: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -450,11 +492,24 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 mn[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_min_f32(iota[DType.int, 16](k).eq((5 * r + 3) % C).select(log(x.unsafe_load[width=16](r * C + k) - Float32(2.0)), x.unsafe_load[width=16](r * C + k)), sb_run)
+                sb_run = sb_scan[15]
+                if sb_stream and Int(mn.unsafe_offset(r * C + c)) % 64 == 0:
+                    mn.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    mn.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_min(sb_run, log(x[unsafe_offset=r * C + k] - Float32(2.0)) if k == (5 * r + 3) % C else x[unsafe_offset=r * C + k])
                 mn[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -462,6 +517,8 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
 # emn[r, c] = min(k in 0..c: select(k == (3 * r + 2) % C, log(x[r, k] - 2.0), x[r, k]))
 def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                              emn: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -481,11 +538,24 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 emn[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c - 1
+                var sb_scan = sb_scan_min_f32(iota[DType.int, 16](k).eq((3 * r + 2) % C).select(log(x.unsafe_load[width=16](r * C + k) - Float32(2.0)), x.unsafe_load[width=16](r * C + k)), sb_run)
+                sb_run = sb_scan[15]
+                if sb_stream and Int(emn.unsafe_offset(r * C + c)) % 64 == 0:
+                    emn.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    emn.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
             while c < C:
                 k = c - 1
                 sb_run = sb_min(sb_run, log(x[unsafe_offset=r * C + k] - Float32(2.0)) if k == (3 * r + 2) % C else x[unsafe_offset=r * C + k])
                 emn[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -493,6 +563,8 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
 # dmx[r, c] = max(k in 0..(c + 1): select(k == C - 1 - r % C, log(d[r, k] - 2.0), d[r, k]))
 def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
                              dmx: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 8 * R * C + 8 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -512,11 +584,24 @@ def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
                     k += 1
                 dmx[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 8 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_max_f64), the outputs stored as one.
+            while c + 8 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_max_f64(iota[DType.int, 8](k).eq(C - 1 - r % C).select(log(d.unsafe_load[width=8](r * C + k) - Float64(2.0)), d.unsafe_load[width=8](r * C + k)), sb_run)
+                sb_run = sb_scan[7]
+                if sb_stream and Int(dmx.unsafe_offset(r * C + c)) % 64 == 0:
+                    dmx.unsafe_store[width=8, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    dmx.unsafe_store[width=8](r * C + c, sb_scan)
+                c += 8
             while c < C:
                 k = c + 1 - 1
                 sb_run = sb_max(sb_run, log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == C - 1 - r % C else d[unsafe_offset=r * C + k])
                 dmx[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -524,6 +609,8 @@ def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
 # dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
 def sb_vectorize_parallel_s4(d: Pointer[Float64, ImmUntrackedOrigin],
                              dsum: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 8 * R * C + 8 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -543,11 +630,24 @@ def sb_vectorize_parallel_s4(d: Pointer[Float64, ImmUntrackedOrigin],
                     k += 1
                 dsum[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 8 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_sum_f64), the outputs stored as one.
+            while c + 8 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_sum_f64(iota[DType.int, 8](k).eq((3 * r + 1) % C).select(log(d.unsafe_load[width=8](r * C + k) - Float64(2.0)), d.unsafe_load[width=8](r * C + k)), sb_run)
+                sb_run = sb_scan[7]
+                if sb_stream and Int(dsum.unsafe_offset(r * C + c)) % 64 == 0:
+                    dsum.unsafe_store[width=8, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    dsum.unsafe_store[width=8](r * C + c, sb_scan)
+                c += 8
             while c < C:
                 k = c + 1 - 1
                 sb_run += log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == (3 * r + 1) % C else d[unsafe_offset=r * C + k]
                 dsum[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
@@ -555,6 +655,8 @@ def sb_vectorize_parallel_s4(d: Pointer[Float64, ImmUntrackedOrigin],
 # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
 def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
                              pr: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
     var sb_chunks = min(sb_n, parallelism_level())
 
@@ -574,11 +676,24 @@ def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
                     k += 1
                 pr[unsafe_offset=r * C + c] = sb_run
                 c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_prod_f32), the outputs stored as one.
+            while c + 16 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_prod_f32(iota[DType.int, 16](k).eq(11 * r % C).select(log(x.unsafe_load[width=16](r * C + k) - Float32(2.0)), Float32(1.0) + x.unsafe_load[width=16](r * C + k) / Float32(8.0)), sb_run)
+                sb_run = sb_scan[15]
+                if sb_stream and Int(pr.unsafe_offset(r * C + c)) % 64 == 0:
+                    pr.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    pr.unsafe_store[width=16](r * C + c, sb_scan)
+                c += 16
             while c < C:
                 k = c + 1 - 1
                 sb_run *= log(x[unsafe_offset=r * C + k] - Float32(2.0)) if k == 11 * r % C else Float32(1.0) + x[unsafe_offset=r * C + k] / Float32(8.0)
                 pr[unsafe_offset=r * C + c] = sb_run
                 c += 1
+        if sb_stream:
+            fence()
 
     parallelize(sb_chunk, sb_chunks)
 
