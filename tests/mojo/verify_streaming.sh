@@ -3,9 +3,11 @@
 #   verify_streaming.sh SPECBENCH CACHE_DIR SOURCE_DIR KERNEL...
 #     verifies the mojo variants of the KERNELs at their verify sizes with the streaming threshold
 #     at 0 bytes, so that every vectorize_parallel output that may stream (non-temporal stores,
-#     plain head and tail) does so at those small and unaligned sizes. The threshold is set by a
-#     wrapper around the Mojo compiler that adds -D SB_STREAM_MIN_BYTES=0 to `mojo build`; the
-#     modules go to their own cache folder. Exits 77 (skipped) when Mojo is not installed.
+#     plain head and tail) does so at those small and unaligned sizes, and with the serial
+#     cut-off at 0 iterations, so that every chunked statement runs its chunks through
+#     parallelize as at bench sizes. Both are set by a wrapper around the Mojo compiler that adds
+#     -D SB_STREAM_MIN_BYTES=0 -D SB_SERIAL_ITERATIONS=0 to `mojo build`; the modules go to their
+#     own cache folder. Exits 77 (skipped) when Mojo is not installed.
 set -uo pipefail
 specbench=$1 cache=$2 source=$3
 shift 3
@@ -20,7 +22,9 @@ mkdir -p "$cache"
 wrapper="$cache/mojo-streaming"
 cat >"$wrapper" <<WRAP
 #!/usr/bin/env bash
-if [[ \${1:-} == build ]]; then exec "$mojo" build -D SB_STREAM_MIN_BYTES=0 "\${@:2}"; fi
+if [[ \${1:-} == build ]]; then
+  exec "$mojo" build -D SB_STREAM_MIN_BYTES=0 -D SB_SERIAL_ITERATIONS=0 "\${@:2}"
+fi
 exec "$mojo" "\$@"
 WRAP
 chmod +x "$wrapper"

@@ -149,6 +149,15 @@ TEST(EmitMojo, ElementwiseIsParallelAndVectorised) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const std::string k = vp_kernels(emit(r.value()));
   EXPECT_TRUE(has(k, "parallelize(sb_chunk, sb_chunks)")) << k;
+  // Under kMojoSerialIterations loop iterations, one chunk, called on this thread.
+  const std::string file = emit(r.value());
+  EXPECT_TRUE(has(file, "comptime sb_serial_iterations = get_defined_int[\"SB_SERIAL_ITERATIONS\", "
+                        "32768]()"))
+      << file;
+  EXPECT_TRUE(has(k, "var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, "
+                     "parallelism_level())"))
+      << k;
+  EXPECT_TRUE(has(k, "    if sb_chunks == 1:\n        sb_chunk(0)\n    else:\n")) << k;
   // Whole vectors by vectorize, then the remainder in narrower ones (vectorize would run it one
   // element at a time): each power of two below the width at most once.
   EXPECT_TRUE(has(k, "var sb_vn = sb_hi - sb_lo\n")) << k;
@@ -315,6 +324,8 @@ TEST(EmitMojo, RowReductionsAreStripMined) {
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const std::string k = vp_kernels(emit(r.value()));
   EXPECT_FALSE(has(k, "vectorize[")) << k;  // the row loop is not contiguous
+  // The iterations count the reduction's range too.
+  EXPECT_TRUE(has(k, "var sb_chunks = 1 if R * C < sb_serial_iterations")) << k;
   EXPECT_TRUE(has(k, "var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())")) << k;
   EXPECT_TRUE(has(k, "for c in range(sb_endp0, sb_end0, sb_w_f32):")) << k;
   EXPECT_TRUE(has(k, "sb_acc0v = sb_max(sb_acc0v, x.unsafe_load[width=sb_w_f32](r * C + c))")) << k;

@@ -473,6 +473,7 @@ struct FileNeeds {
   bool external_call = false;
   bool stream = false;   // non-temporal stores: fence, sb_stream_min_bytes
   bool prefetch = false;  // prefetch, PrefetchOptions (streamed lines)
+  bool chunks = false;    // sb_serial_iterations (open_chunks)
   bool bitcast = false;  // std.memory.bitcast (sb_exp_f64)
   // The blocked GEMMs (lower/blocked_gemm.h): per element type, the operand types of its calls.
   std::map<DType, std::set<GemmOperandTypes>> gemm;
@@ -624,6 +625,32 @@ class MojoLowering {
   // True when `e` depends on index variable `v`, including through a reduction's range.
   bool depends(const Expr& e, int v) const { return depends_on(e, v, &st_); }
 
+  // The statement's loop iterations as a Mojo expression: the product of its output extents and
+  // of each reduction's range length where the range is the same at every point (a range that
+  // depends on another index counts as one).
+  std::string iterations(int min_prec = 0) {
+    PyWriter scratch;
+    std::vector<std::string> f;
+    for (size_t d = 0; d < st_.rank(); ++d) f.push_back(extent(st_.out, d, kMMul + 1));
+    std::function<void(const Expr&)> walk = [&](const Expr& x) {
+      if (x.kind == ExprKind::Reduce) {
+        const IndexVar& k = st_.vars[x.ref];
+        if (k.lo && k.hi && var_free(*k.lo) && var_free(*k.hi)) {
+          const bool zero = k.lo->kind == ExprKind::IntLit && k.lo->ival == 0;
+          f.push_back(zero ? scalar(*k.hi, scratch, kMMul + 1)
+                           : "(" + scalar(*k.hi, scratch, kMAdd) + " - " +
+                                 scalar(*k.lo, scratch, kMAdd + 1) + ")");
+        }
+      }
+      for (const auto& a : x.args) walk(*a);
+    };
+    walk(*st_.rhs);
+    if (f.empty()) return "1";
+    std::string out;
+    for (const std::string& t : f) out += (out.empty() ? "" : " * ") + t;
+    return mparen(out, kMMul, min_prec);
+  }
+
   // Whether `e` has a SIMD lowering over the lanes of `v`.
   bool vec_ok(const Expr& e, int v) const {
     if (!depends(e, v)) return true;
@@ -633,6 +660,7 @@ class MojoLowering {
       case ExprKind::Read: {
         const Tensor& tn = spec_.tensors[e.ref];
         const size_t n = e.args.size();
+        if (gathered(e, v)) return true;  // lane by lane (print_read)
         for (size_t d = 0; d + 1 < n; ++d)
           if (depends(*e.args[d], v)) return false;
         // Contiguous in v, or two elements apart (a stride-2 window) in a tensor held whole;
@@ -911,6 +939,20 @@ class MojoLowering {
   }
 
  private:
+  // Whether read `e` is a gather along v: one of its subscripts varies with v through a tensor's
+  // value (probs[r, targets[r]]), so that no lanes' elements stand a fixed step apart.
+  bool gathered(const Expr& e, int v) const {
+    std::function<bool(const Expr&)> through_read = [&](const Expr& x) {
+      if (x.kind == ExprKind::Read && depends(x, v)) return true;
+      for (const auto& a : x.args)
+        if (through_read(*a)) return true;
+      return false;
+    };
+    for (const auto& a : e.args)
+      if (through_read(*a)) return true;
+    return false;
+  }
+
   // The step c >= 1 between the elements that consecutive lanes read when `e` is c * v + (terms
   // that do not depend on v), c a constant; 0 otherwise. 1: a contiguous read.
   int64_t lane_stride(const Expr& e, int v) const {
@@ -1375,6 +1417,19 @@ class MojoLowering {
     SB_ASSERT(!row_local_.count(t) || tn.boundary == Boundary::None,
               "a tensor held as one row has a boundary rule");
     std::vector<Piece> subs;
+    if (m.vector() && gathered(e, m.v)) {
+      // A gather: lane by lane, each the scalar read at index v + l.
+      const std::string value = "sb_ld" + std::to_string(next_load_++) + "_" + name;
+      w.line("var " + value + " = SIMD[" + mojo_dtype(tn.type) + ", " + m.width + "]()");
+      w.open("for sb_l in range(" + m.width + "):");
+      const std::string saved = var_names_[m.v];
+      var_names_[m.v] = "(" + saved + " + sb_l)";
+      const Piece one = print_read(e, w, Mode{});
+      var_names_[m.v] = saved;
+      w.line(value + "[sb_l] = " + one.text);
+      w.dedent();
+      return {value, kMPrimary, true};
+    }
     if (m.vector()) {  // a constant step in the lanes (vec_ok)
       bool inside = true;
       for (size_t d = 0; d < e.args.size(); ++d)
@@ -1693,9 +1748,22 @@ void emit_stream_fence(PyWriter& w) {
 
 // The start of a loop over the rows [0, extent) in parallel chunks: opens the chunk closure and
 // binds sb_lo and sb_hi, the chunk's rows. close_chunks ends it.
-void open_chunks(const std::string& extent, PyWriter& w) {
+// The loop iterations below which a statement's chunks run as one, on the calling thread. Mojo's
+// parallelize costs about 12-16 us a call on the 2-core development VM (cross_entropy's 128 rows:
+// 17 us through parallelize, 0.3 us called directly), where OpenMP's team costs 1-2 us. Side by
+// side (3 repetitions, 2-3 runs each), gelu took 6 us on one thread against 14-16 us in parallel
+// at 16384 elements, 28-32 against 23-24 us at 65536; relu 1-2 against 17-20 us at 16384.
+constexpr int64_t kMojoSerialIterations = 32768;
+
+// The chunks of output dimension 0 (extent `extent`) of a statement of `iterations` loop
+// iterations (MojoLowering::iterations; texts): one per worker, or one under
+// kMojoSerialIterations (sb_serial_iterations, which -D SB_SERIAL_ITERATIONS=n overrides).
+void open_chunks(const std::string& extent, const std::string& iterations, FileNeeds& needs,
+                 PyWriter& w) {
+  needs.chunks = true;
   w.line("var sb_n = " + extent);
-  w.line("var sb_chunks = min(sb_n, parallelism_level())");
+  w.line("var sb_chunks = 1 if " + iterations +
+         " < sb_serial_iterations else min(sb_n, parallelism_level())");
   w.line("");
   w.open("def sb_chunk(sb_c: Int) {imm}:");
   w.line("var sb_lo = sb_c * sb_n // sb_chunks");
@@ -1705,7 +1773,12 @@ void open_chunks(const std::string& extent, PyWriter& w) {
 void close_chunks(PyWriter& w) {
   w.dedent();
   w.line("");
+  w.open("if sb_chunks == 1:");
+  w.line("sb_chunk(0)");
+  w.dedent();
+  w.open("else:");
   w.line("parallelize(sb_chunk, sb_chunks)");
+  w.dedent();
 }
 
 // An elementwise statement of L that reads across rows (lower/tile_transposes.h: y[j, i] =
@@ -1720,7 +1793,7 @@ void emit_tiled_chunks(MojoLowering& L, int dim, const Tiles& tiles, PyWriter& w
   const int inner = rank - 1;
   SB_ASSERT(dim >= 0 && dim < inner, "a tiled dimension that is not an outer output dimension");
   auto t = [&](int d) { return std::to_string(d == dim ? tiles.outer : tiles.inner); };
-  open_chunks(L.extent(st.out, 0, 0), w);
+  open_chunks(L.extent(st.out, 0, 0), L.iterations(), L.needs(), w);
   int opened = 0;
   // The tile loops' ranges: dimension 0's within the chunk.
   auto lo = [&](int d) { return d == 0 ? std::string("sb_lo") : std::string("0"); };
@@ -1781,7 +1854,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     emit_tiled_chunks(L, dim, tiles, w);
     return false;
   }
-  open_chunks(L.extent(st.out, 0, 0), w);
+  open_chunks(L.extent(st.out, 0, 0), L.iterations(), L.needs(), w);
   const bool vec_rows = rank == 1 && vectorises_outputs(L, /*rows=*/false);
   bool stream = false;
   if (vec_rows) {
@@ -1824,7 +1897,10 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
                                   const Spec& spec, PyWriter& w) {
   MojoLowering& first = Ls.front();
   first.needs().parallel = true;
-  open_chunks(first.extent(first.stmt().out, 0, 0), w);
+  std::string iterations;
+  for (MojoLowering& L : Ls)
+    iterations += (iterations.empty() ? "" : " + ") + L.iterations(kMAdd + 1);
+  open_chunks(first.extent(first.stmt().out, 0, 0), iterations, first.needs(), w);
   for (int t : g.row_local) {
     const Tensor& tn = spec.tensors[t];
     std::string count;
@@ -2233,7 +2309,7 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
              (needs.bitcast ? ", bitcast" : "") + (needs.dealloc ? ", dealloc" : "") + "\n";
   if (needs.parallel) imports += "from std.runtime import initialize_runtime, parallelism_level\n";
   if (!needs.widths.empty()) imports += "from std.sys import simd_width_of\n";
-  if (needs.stream) imports += "from std.sys.defines import get_defined_int\n";
+  if (needs.stream || needs.chunks) imports += "from std.sys.defines import get_defined_int\n";
   if (needs.prefetch) imports += "from std.sys.intrinsics import PrefetchOptions, prefetch\n";
   if (needs.parallel) imports += "\nfrom max.algorithm import parallelize\n";
 
@@ -2250,6 +2326,12 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
         "-D SB_STREAM_MIN_BYTES=n\n# overrides it.\n"
         "comptime sb_stream_min_bytes = get_defined_int[\"SB_STREAM_MIN_BYTES\", " +
         std::to_string(kStreamMinBytes) + "]()\n\n";
+  }
+  if (needs.chunks) {
+    out += "# Statements of fewer loop iterations than this run on the calling thread: a parallelize\n"
+           "# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.\n"
+           "comptime sb_serial_iterations = get_defined_int[\"SB_SERIAL_ITERATIONS\", " +
+           std::to_string(kMojoSerialIterations) + "]()\n\n";
   }
   if (!needs.widths.empty()) {
     out += "# Native SIMD widths of this machine.\n";

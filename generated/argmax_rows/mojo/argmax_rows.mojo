@@ -18,8 +18,13 @@ from std.math import inf, iota
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -107,7 +112,7 @@ def sb_loops_s1(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Int64, MutUn
 def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
                                y: Pointer[Int64, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -158,7 +163,10 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_row1(sb_row)
         dealloc(sb_buf_y_max^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

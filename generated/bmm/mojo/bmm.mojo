@@ -19,8 +19,13 @@ from std.ffi import CStringSpan
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -372,7 +377,7 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                              c: Pointer[Float32, MutUntrackedOrigin], B: Int, M: Int, N: Int,
                              K: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * M * N * K < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -407,7 +412,10 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                     sb_vec[1](sb_vr)
                     sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.

@@ -18,8 +18,13 @@ from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -85,7 +90,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, K: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N * K < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -127,7 +132,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_vec[1](sb_vr)
             sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

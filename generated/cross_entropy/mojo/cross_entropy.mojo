@@ -13,12 +13,29 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import log
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, 1.5x the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
+# Native SIMD widths of this machine.
+comptime sb_w_f32 = simd_width_of[DType.float32]()
 
 
 # -----------------------------------------------------------------------------
@@ -72,16 +89,72 @@ def sb_loops_s0(probs: Pointer[Float32, ImmUntrackedOrigin],
 def sb_vectorize_parallel_s0(probs: Pointer[Float32, ImmUntrackedOrigin],
                              targets: Pointer[Int32, ImmUntrackedOrigin],
                              losses: Pointer[Float32, MutUntrackedOrigin], BT: Int, V: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * BT * V + 4 * BT + 4 * BT >= sb_stream_min_bytes
     var sb_n = BT
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BT < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for r in range(sb_lo, sb_hi):
-            losses[unsafe_offset=r] = -log(probs[unsafe_offset=r * V + Int(targets[unsafe_offset=r])])
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(losses.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
-    parallelize(sb_chunk, sb_chunks)
+            def sb_line(r: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](targets.unsafe_offset(min(r + 1024, BT - 1)))
+                var sb_ld0_probs = SIMD[DType.float32, 16]()
+                for sb_l in range(16):
+                    sb_ld0_probs[sb_l] = probs[unsafe_offset=(r + sb_l) * V + Int(targets[unsafe_offset=(r + sb_l)])]
+                var sb_val = -log(sb_ld0_probs)
+                losses.unsafe_store[width=16, alignment=64, non_temporal=True](r, sb_val)
+
+            def sb_one(r: Int) {imm}:
+                losses[unsafe_offset=r] = -log(probs[unsafe_offset=r * V + Int(targets[unsafe_offset=r])])
+
+            for r in range(sb_lo, sb_lo + sb_head):
+                sb_one(r)
+            for r in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(r)
+            for r in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(r)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var r = sb_lo + sb_k
+                var sb_ld1_probs = SIMD[DType.float32, sb_w]()
+                for sb_l in range(sb_w):
+                    sb_ld1_probs[sb_l] = probs[unsafe_offset=(r + sb_l) * V + Int(targets[unsafe_offset=(r + sb_l)])]
+                losses.unsafe_store[width=sb_w](r, -log(sb_ld1_probs))
+
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
+
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -33,6 +33,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -385,7 +389,7 @@ def sb_vectorize_parallel_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                              yrows: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
                              OC: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * OC * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -405,7 +409,10 @@ def sb_vectorize_parallel_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += rows[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
                 yrows[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
@@ -423,7 +430,7 @@ def sb_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     _ = sb_gemm_f32(B * T, OC, C, rows, C, 1, weight, 1, C, yrows, OC, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from yrows.
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * OC < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -478,7 +485,10 @@ def sb_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -31,6 +31,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -382,7 +386,7 @@ def sb_vectorize_parallel_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                              bias: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], BT: Int, C: Int, OC: Int):
     var sb_n = BT
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BT * OC * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -402,7 +406,10 @@ def sb_vectorize_parallel_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += inp[unsafe_offset=r * C + c] * weight[unsafe_offset=o * C + c]
                 y[unsafe_offset=r * OC + o] = sb_acc0 + bias[unsafe_offset=o]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
@@ -419,7 +426,7 @@ def sb_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
     _ = sb_gemm_f32(BT, OC, C, inp, C, 1, weight, 1, C, y, OC, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from y.
     var sb_n = BT
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BT * OC < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -474,7 +481,10 @@ def sb_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

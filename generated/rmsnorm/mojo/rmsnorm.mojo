@@ -31,6 +31,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -103,7 +107,7 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -182,7 +186,10 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
             fence()
         dealloc(sb_buf_rstd^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -36,6 +36,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -470,7 +474,7 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
                                v: Pointer[Float32, ImmUntrackedOrigin],
                                y: Pointer[Float32, MutUntrackedOrigin], BH: Int, T: Int, D: Int):
     var sb_n = BH
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BH * T * T * D + BH * T * T + BH * T * T + BH * T * T + BH * T * D * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -609,7 +613,10 @@ def sb_vectorize_parallel_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
         dealloc(sb_buf_p^)
         dealloc(sb_buf_rowsum^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
@@ -639,7 +646,7 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
             sb_product(sb_b)
     # The rest of the statement, elementwise, with the sum read back from s.
     var sb_n = BH
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BH * T * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -695,14 +702,17 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # rowmax[h, i] = max(j in 0..T: s[h, i, j])
 def sb_blocked_matmul_s1(s: Pointer[Float32, ImmUntrackedOrigin],
                          rowmax: Pointer[Float32, MutUntrackedOrigin], BH: Int, T: Int):
     var sb_n = BH
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BH * T * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -726,7 +736,10 @@ def sb_blocked_matmul_s1(s: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 = sb_max(sb_acc0, s[unsafe_offset=(h * T + i) * T + j])
                 rowmax[unsafe_offset=h * T + i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
@@ -736,7 +749,7 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * BH * T * T + 4 * BH * T + 4 * BH * T * T >= sb_stream_min_bytes
     var sb_n = BH
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BH * T * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -792,14 +805,17 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # rowsum[h, i] = sum(j in 0..T: p[h, i, j])
 def sb_blocked_matmul_s3(p: Pointer[Float32, ImmUntrackedOrigin],
                          rowsum: Pointer[Float32, MutUntrackedOrigin], BH: Int, T: Int):
     var sb_n = BH
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BH * T * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -819,7 +835,10 @@ def sb_blocked_matmul_s3(p: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += p[unsafe_offset=(h * T + i) * T + j]
                 rowsum[unsafe_offset=h * T + i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y[h, i, e] = sum(j in 0..T: p[h, i, j] * v[h, j, e]) / rowsum[h, i]
@@ -848,7 +867,7 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
             sb_product(sb_b)
     # The rest of the statement, elementwise, with the sum read back from y.
     var sb_n = BH
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if BH * T * D < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -904,7 +923,10 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -15,8 +15,13 @@
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 
 # -----------------------------------------------------------------------------
@@ -70,7 +75,7 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -81,7 +86,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                     for i in range(sb_t1, min(sb_t1 + 16, R)):
                         y[unsafe_offset=j * R + i] = x[unsafe_offset=i * C + j]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

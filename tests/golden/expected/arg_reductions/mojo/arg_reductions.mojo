@@ -46,6 +46,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_i32 = simd_width_of[DType.int32]()
@@ -300,7 +304,7 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C + 8 * R + 8 * R + 8 * R >= sb_stream_min_bytes
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C + R * C + R * C + R * C + R * C + R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -489,7 +493,10 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
         dealloc(sb_buf_least_min^)
         dealloc(sb_buf_nan_max^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # first_max = max(c in 0..C: x[0, c])
@@ -573,7 +580,7 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_vectorize_parallel_s9_10(x: Pointer[Float32, ImmUntrackedOrigin],
                                 upto: Pointer[Int64, MutUntrackedOrigin], C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C + C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -624,7 +631,10 @@ def sb_vectorize_parallel_s9_10(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_row1(sb_row)
         dealloc(sb_buf_upto_min^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Statements 11 to 12 in one parallel loop over rows (late_max kept as one row per chunk):
@@ -632,7 +642,7 @@ def sb_vectorize_parallel_s9_10(x: Pointer[Float32, ImmUntrackedOrigin],
 # late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
 def sb_vectorize_parallel_s11_12(late: Pointer[Int32, MutUntrackedOrigin], R: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R + R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -659,7 +669,10 @@ def sb_vectorize_parallel_s11_12(late: Pointer[Int32, MutUntrackedOrigin], R: In
             sb_row1(sb_row)
         dealloc(sb_buf_late_max^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # ints_min = min(c in 0..C: v[c])
@@ -744,7 +757,7 @@ def sb_vectorize_parallel_s15_16(x: Pointer[Float32, ImmUntrackedOrigin],
                                  q: Pointer[Float32, ImmUntrackedOrigin],
                                  mixed: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -795,7 +808,10 @@ def sb_vectorize_parallel_s15_16(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_row1(sb_row)
         dealloc(sb_buf_mixed_max^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -49,6 +49,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -909,7 +913,7 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
     _ = sb_gemm_f32(T, S, D, q, D, 1, k, 1, D, s, S, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from s.
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -964,14 +968,17 @@ def sb_blocked_matmul_s0(q: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m[i] = max(j in 0..S: s[i, j])
 def sb_blocked_matmul_s1(s: Pointer[Float32, ImmUntrackedOrigin],
                          m: Pointer[Float32, MutUntrackedOrigin], T: Int, S: Int):
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -994,7 +1001,10 @@ def sb_blocked_matmul_s1(s: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, s[unsafe_offset=i * S + j])
             m[unsafe_offset=i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p[i, j] = exp(s[i, j] - m[i])
@@ -1004,7 +1014,7 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * T * S + 4 * T + 4 * T * S >= sb_stream_min_bytes
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1059,14 +1069,17 @@ def sb_blocked_matmul_s2(s: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # l[i] = sum(j in 0..S: p[i, j])
 def sb_blocked_matmul_s3(p: Pointer[Float32, ImmUntrackedOrigin],
                          l: Pointer[Float32, MutUntrackedOrigin], T: Int, S: Int):
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1085,7 +1098,10 @@ def sb_blocked_matmul_s3(p: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 += p[unsafe_offset=i * S + j]
             l[unsafe_offset=i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y[i, e] = sum(j in 0..S: p[i, j] * v[j, e]) / l[i]
@@ -1100,7 +1116,7 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
     _ = sb_gemm_f32(T, E, S, p, S, 1, v, E, 1, y, E, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from y.
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * E < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1155,7 +1171,10 @@ def sb_blocked_matmul_s4(v: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # s2[b, i, j] = sum(d in 1..D: q2[b, i, d] * kt[d, j]) / sqrt(f64(D))
@@ -1184,7 +1203,7 @@ def sb_blocked_matmul_s5(q2: Pointer[Float64, ImmUntrackedOrigin],
             sb_product(sb_b)
     # The rest of the statement, elementwise, with the sum read back from s2.
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1240,14 +1259,17 @@ def sb_blocked_matmul_s5(q2: Pointer[Float64, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m2[b, i] = max(j in 0..S: s2[b, i, j])
 def sb_blocked_matmul_s6(s2: Pointer[Float64, ImmUntrackedOrigin],
                          m2: Pointer[Float64, MutUntrackedOrigin], B: Int, T: Int, S: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1271,7 +1293,10 @@ def sb_blocked_matmul_s6(s2: Pointer[Float64, ImmUntrackedOrigin],
                     sb_acc0 = sb_max(sb_acc0, s2[unsafe_offset=(b * T + i) * S + j])
                 m2[unsafe_offset=b * T + i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p2[b, i, j] = exp(s2[b, i, j] - m2[b, i])
@@ -1281,7 +1306,7 @@ def sb_blocked_matmul_s7(s2: Pointer[Float64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * B * T * S + 8 * B * T + 8 * B * T * S >= sb_stream_min_bytes
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1337,14 +1362,17 @@ def sb_blocked_matmul_s7(s2: Pointer[Float64, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # l2[b, i] = sum(j in 0..S: p2[b, i, j])
 def sb_blocked_matmul_s8(p2: Pointer[Float64, ImmUntrackedOrigin],
                          l2: Pointer[Float64, MutUntrackedOrigin], B: Int, T: Int, S: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1364,7 +1392,10 @@ def sb_blocked_matmul_s8(p2: Pointer[Float64, ImmUntrackedOrigin],
                     sb_acc0 += p2[unsafe_offset=(b * T + i) * S + j]
                 l2[unsafe_offset=b * T + i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # z[b, i, e] = sum(j in 0..S: p2[b, i, j] * v2[b, j, e]) / l2[b, i]
@@ -1393,7 +1424,7 @@ def sb_blocked_matmul_s9(v2: Pointer[Float64, ImmUntrackedOrigin],
             sb_product(sb_b)
     # The rest of the statement, elementwise, with the sum read back from z.
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T * E < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1449,7 +1480,10 @@ def sb_blocked_matmul_s9(v2: Pointer[Float64, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # s3[i, j] = sum(d in 0..D: q[i, d] * k[j, d])
@@ -1464,7 +1498,7 @@ def sb_blocked_matmul_s10(q: Pointer[Float32, ImmUntrackedOrigin],
 def sb_blocked_matmul_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
                           m3: Pointer[Float32, MutUntrackedOrigin], T: Int, S: Int):
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1487,7 +1521,10 @@ def sb_blocked_matmul_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, s3[unsafe_offset=i * S + j])
             m3[unsafe_offset=i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p3[i, j] = exp(s3[i, j] - m3[i])
@@ -1497,7 +1534,7 @@ def sb_blocked_matmul_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * T * S + 4 * T + 4 * T * S >= sb_stream_min_bytes
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1552,14 +1589,17 @@ def sb_blocked_matmul_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # l3[i] = sum(j in 0..S: p3[i, j])
 def sb_blocked_matmul_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
                           l3: Pointer[Float32, MutUntrackedOrigin], T: Int, S: Int):
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * S < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1578,7 +1618,10 @@ def sb_blocked_matmul_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 += p3[unsafe_offset=i * S + j]
             l3[unsafe_offset=i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # w[i, e] = sum(j in 0..S: p3[i, j] * v[j, e]) / l3[i]
@@ -1593,7 +1636,7 @@ def sb_blocked_matmul_s14(v: Pointer[Float32, ImmUntrackedOrigin],
     _ = sb_gemm_f32(T, E, S, p3, S, 1, v, E, 1, w, E, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from w.
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T * E < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1648,7 +1691,10 @@ def sb_blocked_matmul_s14(v: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # u[i] = l3[i]
@@ -1657,7 +1703,7 @@ def sb_blocked_matmul_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * T + 4 * T >= sb_stream_min_bytes
     var sb_n = T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -1710,7 +1756,10 @@ def sb_blocked_matmul_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -26,8 +26,13 @@ from std.math import inf
 from std.memory import Layout, alloc, bitcast, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -870,7 +875,7 @@ def sb_im2col_s3(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                  r: Pointer[Float32, MutUntrackedOrigin], B: Int, G: Int, M: Int, P: Int, K: Int,
                  L: Int):
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * L * K * 3 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -915,7 +920,10 @@ def sb_im2col_s3(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))

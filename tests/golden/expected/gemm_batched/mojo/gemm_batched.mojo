@@ -39,6 +39,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -739,7 +743,7 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
             sb_product(sb_b)
     # The rest of the statement, elementwise, with the sum read back from d.
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -795,7 +799,10 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # e[b, i, j] = sum(k in 0..K: at[b, k, i] * wt[j, k])
@@ -844,7 +851,7 @@ def sb_blocked_matmul_s3(x: Pointer[Float64, ImmUntrackedOrigin],
 def sb_blocked_matmul_s4(c: Pointer[Float32, ImmUntrackedOrigin],
                          rm: Pointer[Float32, MutUntrackedOrigin], B: Int, M: Int, N: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -868,7 +875,10 @@ def sb_blocked_matmul_s4(c: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 = sb_max(sb_acc0, c[unsafe_offset=(b * M + i) * N + j])
                 rm[unsafe_offset=b * M + i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p[b, i, j] = exp(c[b, i, j] - rm[b, i])
@@ -878,7 +888,7 @@ def sb_blocked_matmul_s5(c: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * B * M * N + 4 * B * M + 4 * B * M * N >= sb_stream_min_bytes
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -934,7 +944,10 @@ def sb_blocked_matmul_s5(c: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

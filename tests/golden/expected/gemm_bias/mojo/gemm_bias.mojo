@@ -34,6 +34,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -681,7 +685,7 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                              bias: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], M: Int, N: Int, K: Int):
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N * (K - 1) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -701,7 +705,10 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += a[unsafe_offset=i * K + k] * bt[unsafe_offset=j * K + k]
                 y[unsafe_offset=i * N + j] = sb_acc0 + bias[unsafe_offset=j]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])
@@ -709,7 +716,7 @@ def sb_vectorize_parallel_s1(p: Pointer[Float64, ImmUntrackedOrigin],
                              q: Pointer[Float64, ImmUntrackedOrigin],
                              z: Pointer[Float64, MutUntrackedOrigin], M: Int, N: Int, K: Int):
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N * K < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -743,7 +750,10 @@ def sb_vectorize_parallel_s1(p: Pointer[Float64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
@@ -762,7 +772,7 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                     N, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from y.
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -817,7 +827,10 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # z[i, j] = sum(k in 0..K: q[k, j] * p[k, i])

@@ -34,6 +34,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -409,7 +413,7 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     _ = sb_gemm_f32(M, N, K, a, K, 1, b, N, 1, c, N, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from c.
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -464,7 +468,10 @@ def sb_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # d[i, j] = 0.5 * sum(k in L..K: bt[j, k] * a[i, k]) - c[i, j]
@@ -481,7 +488,7 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                     N, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from d.
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -537,7 +544,10 @@ def sb_blocked_matmul_s1(a: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # e[i, j] = sum(k in 0..(K - L): a[i, k] * b[k, j])
@@ -552,7 +562,7 @@ def sb_blocked_matmul_s2(a: Pointer[Float32, ImmUntrackedOrigin],
 def sb_blocked_matmul_s3(d: Pointer[Float32, ImmUntrackedOrigin],
                          rm: Pointer[Float32, MutUntrackedOrigin], M: Int, N: Int):
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -575,7 +585,10 @@ def sb_blocked_matmul_s3(d: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, d[unsafe_offset=i * N + j])
             rm[unsafe_offset=i] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # f[i, j] = exp(d[i, j] - rm[i])
@@ -585,7 +598,7 @@ def sb_blocked_matmul_s4(d: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * M * N + 4 * M * N + 4 * M >= sb_stream_min_bytes
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -640,7 +653,10 @@ def sb_blocked_matmul_s4(d: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

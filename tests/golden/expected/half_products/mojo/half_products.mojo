@@ -41,6 +41,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -709,7 +713,7 @@ def sb_blocked_matmul_s2(a: Pointer[BFloat16, ImmUntrackedOrigin],
                              f.unsafe_offset(sb_k0 * N), N, 1, p3, N, 128, 512, 4096)
     # The rest of the statement, elementwise, with the sum read back from p3.
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -764,7 +768,10 @@ def sb_blocked_matmul_s2(a: Pointer[BFloat16, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p4[b, i, j] = sum(k in 0..K: xb[b, i, k] * w[k, j])
@@ -832,7 +839,7 @@ def sb_odd_s2(a: Pointer[BFloat16, ImmUntrackedOrigin], f: Pointer[Float32, ImmU
                              f.unsafe_offset(sb_k0 * N), N, 1, p3, N, 5, 3, 9)
     # The rest of the statement, elementwise, with the sum read back from p3.
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -887,7 +894,10 @@ def sb_odd_s2(a: Pointer[BFloat16, ImmUntrackedOrigin], f: Pointer[Float32, ImmU
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p4[b, i, j] = sum(k in 0..K: xb[b, i, k] * w[k, j])

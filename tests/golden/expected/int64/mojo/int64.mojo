@@ -39,6 +39,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -192,7 +196,7 @@ def sb_vectorize_parallel_s0(ids: Pointer[Int64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 4 * V * C + 4 * N * C >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -246,7 +250,10 @@ def sb_vectorize_parallel_s0(ids: Pointer[Int64, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # q[i] = a[i] / b[i]
@@ -254,7 +261,7 @@ def sb_vectorize_parallel_s1(a: Pointer[Int64, ImmUntrackedOrigin],
                              b: Pointer[Int64, ImmUntrackedOrigin],
                              q: Pointer[Int64, MutUntrackedOrigin], N: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -262,7 +269,10 @@ def sb_vectorize_parallel_s1(a: Pointer[Int64, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             q[unsafe_offset=i] = Int64(0) if b[unsafe_offset=i] == Int64(0) else (-a[unsafe_offset=i] if b[unsafe_offset=i] == Int64(-1) else sb_div_i64(a[unsafe_offset=i], Int64(1) if b[unsafe_offset=i] == Int64(0) or b[unsafe_offset=i] == Int64(-1) else b[unsafe_offset=i]))
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # r[i] = a[i] % b[i]
@@ -270,7 +280,7 @@ def sb_vectorize_parallel_s2(a: Pointer[Int64, ImmUntrackedOrigin],
                              b: Pointer[Int64, ImmUntrackedOrigin],
                              r: Pointer[Int64, MutUntrackedOrigin], N: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -278,7 +288,10 @@ def sb_vectorize_parallel_s2(a: Pointer[Int64, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             r[unsafe_offset=i] = Int64(0) if b[unsafe_offset=i] == Int64(0) or b[unsafe_offset=i] == Int64(-1) else sb_mod_i64(a[unsafe_offset=i], Int64(1) if b[unsafe_offset=i] == Int64(0) or b[unsafe_offset=i] == Int64(-1) else b[unsafe_offset=i])
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m[i] = select(a[i] > 0, max(a[i], b[i] * 7), min(a[i], -b[i]))
@@ -288,7 +301,7 @@ def sb_vectorize_parallel_s3(a: Pointer[Int64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 8 * N + 8 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -343,7 +356,10 @@ def sb_vectorize_parallel_s3(a: Pointer[Int64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # s = sum(i in 0..N: a[i] + b[i])
@@ -424,7 +440,7 @@ def sb_vectorize_parallel_s6(a: Pointer[Int64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 8 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -478,7 +494,10 @@ def sb_vectorize_parallel_s6(a: Pointer[Int64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # t[i] = i32(b[i]) * 3
@@ -487,7 +506,7 @@ def sb_vectorize_parallel_s7(b: Pointer[Int64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -541,7 +560,10 @@ def sb_vectorize_parallel_s7(b: Pointer[Int64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # u[i] = i64(t[i]) + a[i] * 2
@@ -551,7 +573,7 @@ def sb_vectorize_parallel_s8(a: Pointer[Int64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 4 * N + 8 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -606,7 +628,10 @@ def sb_vectorize_parallel_s8(a: Pointer[Int64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -19,8 +19,13 @@ from std.ffi import CStringSpan
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_i64 = simd_width_of[DType.int64]()
@@ -183,7 +188,7 @@ def sb_vectorize_parallel_s1(a: Pointer[Int64, ImmUntrackedOrigin],
 def sb_vectorize_parallel_s2(x: Pointer[Int64, ImmUntrackedOrigin],
                              rs: Pointer[Int64, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -202,7 +207,10 @@ def sb_vectorize_parallel_s2(x: Pointer[Int64, ImmUntrackedOrigin],
                 sb_acc0 += x[unsafe_offset=r * C + c]
             rs[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

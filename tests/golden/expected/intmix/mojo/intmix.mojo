@@ -22,8 +22,13 @@ from std.ffi import CStringSpan
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_i32 = simd_width_of[DType.int32]()
@@ -158,7 +163,7 @@ def sb_vectorize_parallel_s0(a: Pointer[Int32, ImmUntrackedOrigin],
                              b: Pointer[Int32, ImmUntrackedOrigin],
                              q: Pointer[Int32, MutUntrackedOrigin], N: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -166,7 +171,10 @@ def sb_vectorize_parallel_s0(a: Pointer[Int32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             q[unsafe_offset=i] = (Int32(0) if b[unsafe_offset=i] == Int32(0) else (-a[unsafe_offset=i] if b[unsafe_offset=i] == Int32(-1) else sb_div_i32(a[unsafe_offset=i], Int32(1) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else b[unsafe_offset=i]))) + (Int32(0) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else sb_mod_i32(a[unsafe_offset=i], Int32(1) if b[unsafe_offset=i] == Int32(0) or b[unsafe_offset=i] == Int32(-1) else b[unsafe_offset=i])) - -a[unsafe_offset=i] * Int32(7)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m[i] = max(abs(a[i]), min(b[i], i32(f[i]))) % 5
@@ -175,7 +183,7 @@ def sb_vectorize_parallel_s1(a: Pointer[Int32, ImmUntrackedOrigin],
                              f: Pointer[Float64, ImmUntrackedOrigin],
                              m: Pointer[Int32, MutUntrackedOrigin], N: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -183,7 +191,10 @@ def sb_vectorize_parallel_s1(a: Pointer[Int32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             m[unsafe_offset=i] = sb_mod_i32(sb_max(sb_abs(a[unsafe_offset=i]), sb_min(b[unsafe_offset=i], sb_f64_to_i32(f[unsafe_offset=i]))), Int32(5))
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
@@ -256,7 +267,7 @@ def sb_vectorize_parallel_s3(a: Pointer[Int32, ImmUntrackedOrigin],
                              lut: Pointer[Float64, ImmUntrackedOrigin],
                              g: Pointer[Float64, MutUntrackedOrigin], N: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -264,7 +275,10 @@ def sb_vectorize_parallel_s3(a: Pointer[Int32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             g[unsafe_offset=i] = Float64(sb_div_i32(a[unsafe_offset=i], Int32(2))) + Float64(i // 3) * Float64(0.5) + lut[unsafe_offset=sb_clamp(Int(a[unsafe_offset=i] + Int32(8)), 16)]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -42,6 +42,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -191,7 +195,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -245,7 +249,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_log1p[n] = log1p(x[n] * 0.0001)
@@ -254,7 +261,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -308,7 +315,10 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_expm1[n] = expm1(d[n] * 1e-06)
@@ -317,7 +327,7 @@ def sb_vectorize_parallel_s2(d: Pointer[Float64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 8 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -371,7 +381,10 @@ def sb_vectorize_parallel_s2(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_pow[n] = pow(p[n], x[n])
@@ -381,7 +394,7 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -436,7 +449,10 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_sin[n] = sin(x[n] * 2.0)
@@ -445,7 +461,7 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -498,7 +514,10 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_cos[n] = cos(d[n])
@@ -507,7 +526,7 @@ def sb_vectorize_parallel_s5(d: Pointer[Float64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 8 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -560,7 +579,10 @@ def sb_vectorize_parallel_s5(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_floor[n] = floor(x[n] * 3.0)
@@ -569,7 +591,7 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -623,7 +645,10 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_ceil[n] = ceil(d[n] * 3.0)
@@ -632,7 +657,7 @@ def sb_vectorize_parallel_s7(d: Pointer[Float64, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * N + 8 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -686,7 +711,10 @@ def sb_vectorize_parallel_s7(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_round[n] = round(x[n] * 2.0) + round(f32(k[n]) + 0.5)
@@ -696,7 +724,7 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -751,7 +779,10 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_sign[n] = sign(x[n]) + f32(sign(k[n]))
@@ -761,7 +792,7 @@ def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -816,7 +847,10 @@ def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y_rsqrt[n] = rsqrt(p[n])
@@ -825,7 +859,7 @@ def sb_vectorize_parallel_s10(p: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -878,7 +912,10 @@ def sb_vectorize_parallel_s10(p: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -28,8 +28,13 @@ from std.math import inf, iota, log
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -193,7 +198,7 @@ def sb_loops_s9(d: Pointer[Float64, ImmUntrackedOrigin],
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              rmax: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -216,14 +221,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == 7 * r % C else x[unsafe_offset=r * C + c])
             rmax[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              rmin: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -246,14 +254,17 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_min(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if c == (5 * r + 3) % C else x[unsafe_offset=r * C + c])
             rmin[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
 def sb_vectorize_parallel_s2(d: Pointer[Float64, ImmUntrackedOrigin],
                              dmax: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -276,14 +287,17 @@ def sb_vectorize_parallel_s2(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == C - 1 - r % C else d[unsafe_offset=r * C + c])
             dmax[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
 def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
                              dmin: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -306,14 +320,17 @@ def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_acc0 = sb_min(sb_acc0, log(d[unsafe_offset=r * C + c] - Float64(2.0)) if c == r % C else d[unsafe_offset=r * C + c])
             dmin[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # cmax[c] = max(r in 0..R: select(r == c * 3 % R, log(x[r, c] - 2.0), x[r, c]))
 def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                              cmax: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -324,7 +341,10 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, log(x[unsafe_offset=r * C + c] - Float32(2.0)) if r == c * 3 % R else x[unsafe_offset=r * C + c])
             cmax[unsafe_offset=c] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
@@ -407,7 +427,7 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_vectorize_parallel_s7_8(x: Pointer[Float32, ImmUntrackedOrigin],
                                nans: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -463,7 +483,10 @@ def sb_vectorize_parallel_s7_8(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_row1(sb_row)
         dealloc(sb_buf_q^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))

@@ -39,6 +39,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -426,7 +430,7 @@ def sb_vectorize_parallel_s0_2(rows: Pointer[Float32, ImmUntrackedOrigin],
                                q: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
                                O: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * O * C + (B * T) * C + (B * T) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -472,14 +476,17 @@ def sb_vectorize_parallel_s0_2(rows: Pointer[Float32, ImmUntrackedOrigin],
             sb_row1(sb_row)
             sb_row2(sb_row)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # zt[b, t] = x[b, t, 0] - x[b, t, C - 1]
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              zt: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -488,14 +495,17 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             for t in range(T):
                 zt[unsafe_offset=b * T + t] = x[unsafe_offset=(b * T + t) * C + 0] - x[unsafe_offset=(b * T + t) * C + (C - 1)]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # u[b, t] = x[b, t, 0] * 3.0
 def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                              u: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -504,7 +514,10 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
             for t in range(T):
                 u[unsafe_offset=b * T + t] = x[unsafe_offset=(b * T + t) * C + 0] * Float32(3.0)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Variant blocked_matmul: contractions as a cache-blocked GEMM with packed panels and a register-blocked micro-kernel, one call per product of a batch (products too small for every thread side by side); other statements as vectorize_parallel.
@@ -522,7 +535,7 @@ def sb_blocked_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
 def sb_blocked_matmul_s1(rows: Pointer[Float32, ImmUntrackedOrigin],
                          sflat: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -541,7 +554,10 @@ def sb_blocked_matmul_s1(rows: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 += rows[unsafe_offset=r * C + c] * rows[unsafe_offset=r * C + c]
             sflat[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # q[r] = sflat[r] * 2.0 + 1.0
@@ -550,7 +566,7 @@ def sb_blocked_matmul_s2(sflat: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * (B * T) + 4 * (B * T) >= sb_stream_min_bytes
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -604,14 +620,17 @@ def sb_blocked_matmul_s2(sflat: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # zt[b, t] = x[b, t, 0] - x[b, t, C - 1]
 def sb_blocked_matmul_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                          zt: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -620,14 +639,17 @@ def sb_blocked_matmul_s3(x: Pointer[Float32, ImmUntrackedOrigin],
             for t in range(T):
                 zt[unsafe_offset=b * T + t] = x[unsafe_offset=(b * T + t) * C + 0] - x[unsafe_offset=(b * T + t) * C + (C - 1)]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # u[b, t] = x[b, t, 0] * 3.0
 def sb_blocked_matmul_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                          u: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -636,7 +658,10 @@ def sb_blocked_matmul_s4(x: Pointer[Float32, ImmUntrackedOrigin],
             for t in range(T):
                 u[unsafe_offset=b * T + t] = x[unsafe_offset=(b * T + t) * C + 0] * Float32(3.0)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -24,8 +24,13 @@ from std.math import inf
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
@@ -89,7 +94,7 @@ def sb_max[dt: DType, w: SIMDLength](a: SIMD[dt, w], b: SIMD[dt, w]) -> SIMD[dt,
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              s: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -123,14 +128,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_vec[1](sb_vr)
             sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # w[c] = sum(r in 0..R: n[r, c] * 1000003)
 def sb_vectorize_parallel_s1(n: Pointer[Int32, ImmUntrackedOrigin],
                              w: Pointer[Int32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -164,14 +172,17 @@ def sb_vectorize_parallel_s1(n: Pointer[Int32, ImmUntrackedOrigin],
             sb_vec[1](sb_vr)
             sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m[c] = 2.0 * max(r in 0..R: x[r, c]) + x[0, c]
 def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                              m: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -205,14 +216,17 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_vec[1](sb_vr)
             sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # u[i, c] = sum(k in 0..(i + 1): x[k, c])
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              u: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -246,14 +260,17 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # t[i, c] = sum(k in 0..(c + 1): x[i, k] * x[0, c])
 def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                              t: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -273,14 +290,17 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += x[unsafe_offset=i * C + k] * x[unsafe_offset=c]
                 t[unsafe_offset=i * C + c] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # p[c] = sum(r in 0..R: z[r, c + 1] * z[r, c - 1]) + z[0, c - 1]
 def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
                              p: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -338,7 +358,10 @@ def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
             sb_vec[1](sb_vr)
             sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -35,6 +35,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -189,7 +193,7 @@ def sb_loops_s4(x: Pointer[Float32, ImmUntrackedOrigin], xz: Pointer[Float32, Im
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              p: Pointer[Float32, MutUntrackedOrigin], H: Int, W: Int):
     var sb_n = sb_div_int(H - 2, 2) + 1
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (sb_div_int(H - 2, 2) + 1) * (sb_div_int(W - 3, 2) + 1) * 2 * 3 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -226,14 +230,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # q[i, j] = sum(u in 0..3: xz[2 * i + u - 1, j])
 def sb_vectorize_parallel_s1(xz: Pointer[Float32, ImmUntrackedOrigin],
                              q: Pointer[Float32, MutUntrackedOrigin], H: Int, W: Int):
     var sb_n = sb_div_int(H + 2 - 3, 2) + 1
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (sb_div_int(H + 2 - 3, 2) + 1) * W * 3 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -276,7 +283,10 @@ def sb_vectorize_parallel_s1(xz: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # f[k] = a[k] * 2.0
@@ -285,7 +295,7 @@ def sb_vectorize_parallel_s2(a: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * (B * T) + 4 * (B * T) >= sb_stream_min_bytes
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -338,7 +348,10 @@ def sb_vectorize_parallel_s2(a: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # g[k] = f[2 * k] - a[2 * k]
@@ -348,7 +361,7 @@ def sb_vectorize_parallel_s3(a: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * (B * T) + 4 * (B * T) + 4 * ((B * T + 1) // 2) >= sb_stream_min_bytes
     var sb_n = (B * T + 1) // 2
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if ((B * T + 1) // 2) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -401,7 +414,10 @@ def sb_vectorize_parallel_s3(a: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # r[j] = xz[H - 1, j * S] + x[0, 0]
@@ -409,7 +425,7 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
                              xz: Pointer[Float32, ImmUntrackedOrigin],
                              r: Pointer[Float32, MutUntrackedOrigin], H: Int, W: Int, S: Int):
     var sb_n = sb_div_int(W - 1, S) + 1
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (sb_div_int(W - 1, S) + 1) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -424,7 +440,10 @@ def sb_vectorize_parallel_s4(x: Pointer[Float32, ImmUntrackedOrigin],
             )
             r[unsafe_offset=j] = sb_ld0_xz + x[unsafe_offset=0]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

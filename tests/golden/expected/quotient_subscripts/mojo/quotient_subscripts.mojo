@@ -18,8 +18,13 @@
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 
 # -----------------------------------------------------------------------------
@@ -93,7 +98,7 @@ def sb_loops_s3(x: Pointer[Float32, ImmUntrackedOrigin], grp: Pointer[Float32, M
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              up: Pointer[Float32, MutUntrackedOrigin], N: Int):
     var sb_n = 2 * N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (2 * N) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -101,14 +106,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             up[unsafe_offset=i] = x[unsafe_offset=i // 2]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # tc[n] = select(n % 2 == 0, x[n / 2], 0.0)
 def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                              tc: Pointer[Float32, MutUntrackedOrigin], N: Int):
     var sb_n = 2 * N - 1
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (2 * N - 1) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -116,14 +124,17 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
         for n in range(sb_lo, sb_hi):
             tc[unsafe_offset=n] = x[unsafe_offset=n // 2] if n % 2 == 0 else Float32(0.0)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # rep[i] = x[i % N] * 2.0
 def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                              rep: Pointer[Float32, MutUntrackedOrigin], N: Int):
     var sb_n = 3 * N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (3 * N) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -131,14 +142,17 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             rep[unsafe_offset=i] = x[unsafe_offset=i % N] * Float32(2.0)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # grp[i] = x[i / S] + x[(i + S) % N]
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              grp: Pointer[Float32, MutUntrackedOrigin], N: Int, S: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -146,7 +160,10 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             grp[unsafe_offset=i] = x[unsafe_offset=i // S] + x[unsafe_offset=(i + S) % N]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -33,6 +33,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_i32 = simd_width_of[DType.int32]()
@@ -123,7 +127,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -170,7 +174,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # w[c] = sum(k in 0..(c + 1): v[k] * 1000003)
@@ -269,7 +276,7 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -318,7 +325,10 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # t[c] = sum(k in 0..(c + 2): x[0, k])
@@ -499,7 +509,7 @@ def sb_vectorize_parallel_s4_5(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -574,7 +584,10 @@ def sb_vectorize_parallel_s4_5(x: Pointer[Float32, ImmUntrackedOrigin],
             fence()
         dealloc(sb_buf_s^)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -39,6 +39,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -211,7 +215,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -265,7 +269,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # c[i] = exp(select(x[i] > 0.0, -x[i], x[i]))
@@ -274,7 +281,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -328,7 +335,10 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # d[i] = log1p(select(x[i] > 0.0, exp(-x[i]), exp(x[i]))) + max(x[i], 0.0)
@@ -337,7 +347,7 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -391,14 +401,17 @@ def sb_vectorize_parallel_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_vec[1](sb_vr)
                 sb_vr += 1
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # k[i] = i32(exp(min(x[i], 3.0)))
 def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              k: Pointer[Int32, MutUntrackedOrigin], N: Int):
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -406,7 +419,10 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
         for i in range(sb_lo, sb_hi):
             k[unsafe_offset=i] = sb_f32_to_i32(sb_exp_f32(sb_min(x[unsafe_offset=i], Float32(3.0))))
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # b[i, j] = max(exp(m[i, j]), 0.5) * select(m[i, j] < 0.0, tanh(m[i, j]), m[i, j])
@@ -415,7 +431,7 @@ def sb_vectorize_parallel_s4(m: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * H * W + 4 * H * W >= sb_stream_min_bytes
     var sb_n = H
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if H * W < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -470,7 +486,10 @@ def sb_vectorize_parallel_s4(m: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
@@ -479,7 +498,7 @@ def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * H * W + 4 * H * W >= sb_stream_min_bytes
     var sb_n = H
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if H * W < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -577,14 +596,17 @@ def sb_vectorize_parallel_s5(z: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # t[j, i] = select(m[i, j] > 0.0, m[i, j], expm1(m[i, j]))
 def sb_vectorize_parallel_s6(m: Pointer[Float32, ImmUntrackedOrigin],
                              t: Pointer[Float32, MutUntrackedOrigin], H: Int, W: Int):
     var sb_n = W
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if W * H < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -595,7 +617,10 @@ def sb_vectorize_parallel_s6(m: Pointer[Float32, ImmUntrackedOrigin],
                     for i in range(sb_t1, min(sb_t1 + 16, H)):
                         t[unsafe_offset=j * H + i] = m[unsafe_offset=i * W + j] if m[unsafe_offset=i * W + j] > Float32(0.0) else expm1(m[unsafe_offset=i * W + j])
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # Statements 7 to 8 in one parallel loop over rows:
@@ -607,7 +632,7 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * H * W + 4 * H + 4 * H * W >= sb_stream_min_bytes
     var sb_n = H
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if H * W + H * W < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -687,7 +712,10 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -42,6 +42,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 
@@ -205,7 +209,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * B * T * C + 4 * B * T * C >= sb_stream_min_bytes
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -261,7 +265,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # y[r, o] = sum(c in 0..C: hrows[r, c] * w[o, c])
@@ -270,7 +277,7 @@ def sb_vectorize_parallel_s1(w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int,
                              O: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * O * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -290,14 +297,17 @@ def sb_vectorize_parallel_s1(w: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += hrows[unsafe_offset=r * C + c] * w[unsafe_offset=o * C + c]
                 y[unsafe_offset=r * O + o] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m[r] = max(o in 0..O: y[r, o])
 def sb_vectorize_parallel_s2(y: Pointer[Float32, ImmUntrackedOrigin],
                              m: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, O: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * O < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -320,7 +330,10 @@ def sb_vectorize_parallel_s2(y: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_max(sb_acc0, y[unsafe_offset=r * O + o])
             m[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # e[r, o] = exp(y[r, o] - m[r])
@@ -330,7 +343,7 @@ def sb_vectorize_parallel_s3(y: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * (B * T) * O + 4 * (B * T) + 4 * (B * T) * O >= sb_stream_min_bytes
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * O < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -385,14 +398,17 @@ def sb_vectorize_parallel_s3(y: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # s[r] = sum(o in 0..O: e[r, o])
 def sb_vectorize_parallel_s4(e: Pointer[Float32, ImmUntrackedOrigin],
                              s: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, O: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * O < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -411,7 +427,10 @@ def sb_vectorize_parallel_s4(e: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 += e[unsafe_offset=r * O + o]
             s[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # prows[r, o] = e[r, o] / s[r]
@@ -421,7 +440,7 @@ def sb_vectorize_parallel_s5(e: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * (B * T) * O + 4 * (B * T) + 4 * (B * T) * O >= sb_stream_min_bytes
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) * O < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -476,7 +495,10 @@ def sb_vectorize_parallel_s5(e: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # q[b, t] = sbt[b, t] + p[b, t, 0]
@@ -484,7 +506,7 @@ def sb_vectorize_parallel_s6(sbt: Pointer[Float32, ImmUntrackedOrigin],
                              p: Pointer[Float32, ImmUntrackedOrigin],
                              q: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, O: Int):
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -493,14 +515,17 @@ def sb_vectorize_parallel_s6(sbt: Pointer[Float32, ImmUntrackedOrigin],
             for t in range(T):
                 q[unsafe_offset=b * T + t] = sbt[unsafe_offset=b * T + t] + p[unsafe_offset=(b * T + t) * O + 0]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # g[r] = hrows[r, 0] - 1.0
 def sb_vectorize_parallel_s7(hrows: Pointer[Float32, ImmUntrackedOrigin],
                              g: Pointer[Float32, MutUntrackedOrigin], B: Int, T: Int, C: Int):
     var sb_n = B * T
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (B * T) < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -508,7 +533,10 @@ def sb_vectorize_parallel_s7(hrows: Pointer[Float32, ImmUntrackedOrigin],
         for r in range(sb_lo, sb_hi):
             g[unsafe_offset=r] = hrows[unsafe_offset=r * C + 0] - Float32(1.0)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # u[b, t] = gbt[b, t] * 2.0
@@ -517,7 +545,7 @@ def sb_vectorize_parallel_s8(gbt: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * B * T + 4 * B * T >= sb_stream_min_bytes
     var sb_n = B
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if B * T < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -572,7 +600,10 @@ def sb_vectorize_parallel_s8(gbt: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -19,8 +19,13 @@
 from std.ffi import CStringSpan
 from std.memory import Layout, alloc
 from std.runtime import initialize_runtime, parallelism_level
+from std.sys.defines import get_defined_int
 
 from max.algorithm import parallelize
+
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 
 # -----------------------------------------------------------------------------
@@ -75,7 +80,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float64, ImmUntrackedOrigin],
                              b: Pointer[Float64, ImmUntrackedOrigin],
                              y: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = C
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -86,14 +91,17 @@ def sb_vectorize_parallel_s0(x: Pointer[Float64, ImmUntrackedOrigin],
                     for i in range(sb_t1, min(sb_t1 + 16, R)):
                         y[unsafe_offset=j * R + i] = x[unsafe_offset=i * C + j] * Float64(2.0) + b[unsafe_offset=j]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # w[a, e, c] = v[c, e, a] - v[c, 0, a]
 def sb_vectorize_parallel_s1(v: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int, D: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C * D < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -105,14 +113,17 @@ def sb_vectorize_parallel_s1(v: Pointer[Float32, ImmUntrackedOrigin],
                         for c in range(sb_t2, min(sb_t2 + 16, D)):
                             w[unsafe_offset=(a * C + e) * D + c] = v[unsafe_offset=(c * C + e) * R + a] - v[unsafe_offset=(c * C + 0) * R + a]
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # m[i, j] = n[j + 1, i - 1] * 3
 def sb_vectorize_parallel_s2(n: Pointer[Int32, ImmUntrackedOrigin],
                              m: Pointer[Int32, MutUntrackedOrigin], R: Int, C: Int):
     var sb_n = R
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -123,7 +134,10 @@ def sb_vectorize_parallel_s2(n: Pointer[Int32, ImmUntrackedOrigin],
                     for j in range(sb_t1, min(sb_t1 + 16, C)):
                         m[unsafe_offset=i * C + j] = n[unsafe_offset=sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)] * Int32(3)
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------

@@ -40,6 +40,10 @@ from max.algorithm import parallelize
 # overrides it.
 comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
+# Statements of fewer loop iterations than this run on the calling thread: a parallelize
+# costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
+comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
+
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_f64 = simd_width_of[DType.float64]()
@@ -132,7 +136,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N * M + 4 * N * M + 4 * N * M >= sb_stream_min_bytes
     var sb_n = N
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if N * M < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -188,7 +192,10 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # re[a, b] = other[a, b] + 1.0
@@ -197,7 +204,7 @@ def sb_vectorize_parallel_s1(other: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * M * N + 4 * M * N >= sb_stream_min_bytes
     var sb_n = M
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if M * N < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -252,14 +259,17 @@ def sb_vectorize_parallel_s1(other: Pointer[Float32, ImmUntrackedOrigin],
         if sb_stream:
             fence()
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # rs[r] = sum(c in 0..M: rows[r, c])
 def sb_vectorize_parallel_s2(rows: Pointer[Float64, ImmUntrackedOrigin],
                              rs: Pointer[Float64, MutUntrackedOrigin], N: Int, M: Int):
     var sb_n = N * 2
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if (N * 2) * M < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
@@ -278,7 +288,10 @@ def sb_vectorize_parallel_s2(rows: Pointer[Float64, ImmUntrackedOrigin],
                 sb_acc0 += rows[unsafe_offset=r * M + c]
             rs[unsafe_offset=r] = sb_acc0
 
-    parallelize(sb_chunk, sb_chunks)
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # g[k] = mat[idv[k, 0], 0] - x[ids[k], M - 1] + x[0, 0]
@@ -286,33 +299,151 @@ def sb_vectorize_parallel_s3(x: Pointer[Float32, ImmUntrackedOrigin],
                              mat: Pointer[Float32, ImmUntrackedOrigin],
                              ids: Pointer[Int64, ImmUntrackedOrigin],
                              idv: Pointer[Int64, ImmUntrackedOrigin],
-                             g: Pointer[Float32, MutUntrackedOrigin], M: Int, K: Int):
+                             g: Pointer[Float32, MutUntrackedOrigin], N: Int, M: Int, K: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * N * M + 4 * N * M + 8 * K + 8 * K * 1 + 4 * K >= sb_stream_min_bytes
     var sb_n = K
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if K < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for k in range(sb_lo, sb_hi):
-            g[unsafe_offset=k] = mat[unsafe_offset=Int(idv[unsafe_offset=k * 1 + 0]) * M + 0] - x[unsafe_offset=Int(ids[unsafe_offset=k]) * M + (M - 1)] + x[unsafe_offset=0]
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(g.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
-    parallelize(sb_chunk, sb_chunks)
+            def sb_line(k: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](ids.unsafe_offset(min(k + 512, K - 1)))
+                var sb_ld0_mat = SIMD[DType.float32, 16]()
+                for sb_l in range(16):
+                    sb_ld0_mat[sb_l] = mat[unsafe_offset=Int(idv[unsafe_offset=(k + sb_l) * 1 + 0]) * M + 0]
+                var sb_ld1_x = SIMD[DType.float32, 16]()
+                for sb_l in range(16):
+                    sb_ld1_x[sb_l] = x[unsafe_offset=Int(ids[unsafe_offset=(k + sb_l)]) * M + (M - 1)]
+                var sb_val = sb_ld0_mat - sb_ld1_x + x[unsafe_offset=0]
+                g.unsafe_store[width=16, alignment=64, non_temporal=True](k, sb_val)
+
+            def sb_one(k: Int) {imm}:
+                g[unsafe_offset=k] = mat[unsafe_offset=Int(idv[unsafe_offset=k * 1 + 0]) * M + 0] - x[unsafe_offset=Int(ids[unsafe_offset=k]) * M + (M - 1)] + x[unsafe_offset=0]
+
+            for k in range(sb_lo, sb_lo + sb_head):
+                sb_one(k)
+            for k in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(k)
+            for k in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(k)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var k = sb_lo + sb_k
+                var sb_ld2_mat = SIMD[DType.float32, sb_w]()
+                for sb_l in range(sb_w):
+                    sb_ld2_mat[sb_l] = mat[unsafe_offset=Int(idv[unsafe_offset=(k + sb_l) * 1 + 0]) * M + 0]
+                var sb_ld3_x = SIMD[DType.float32, sb_w]()
+                for sb_l in range(sb_w):
+                    sb_ld3_x[sb_l] = x[unsafe_offset=Int(ids[unsafe_offset=(k + sb_l)]) * M + (M - 1)]
+                g.unsafe_store[width=sb_w](k, sb_ld2_mat - sb_ld3_x + x[unsafe_offset=0])
+
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
+
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # fg[k] = flat[fid[k]] * flat[0]
 def sb_vectorize_parallel_s4(flat: Pointer[Float32, ImmUntrackedOrigin],
                              fid: Pointer[Int64, ImmUntrackedOrigin],
-                             fg: Pointer[Float32, MutUntrackedOrigin], K: Int):
+                             fg: Pointer[Float32, MutUntrackedOrigin], N: Int, M: Int, K: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * (N * M) + 8 * K + 4 * K >= sb_stream_min_bytes
     var sb_n = K
-    var sb_chunks = min(sb_n, parallelism_level())
+    var sb_chunks = 1 if K < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for k in range(sb_lo, sb_hi):
-            fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]
+        if sb_stream:
+            # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+            var sb_first = Int(fg.unsafe_offset(sb_lo))
+            var sb_head = min((64 - sb_first % 64) % 64 // 4, sb_hi - sb_lo)
+            var sb_lines_end = sb_head + (sb_hi - sb_lo - sb_head) // 16 * 16
 
-    parallelize(sb_chunk, sb_chunks)
+            def sb_line(k: Int) {imm}:
+                prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](fid.unsafe_offset(min(k + 512, K - 1)))
+                var sb_ld0_flat = SIMD[DType.float32, 16]()
+                for sb_l in range(16):
+                    sb_ld0_flat[sb_l] = flat[unsafe_offset=Int(fid[unsafe_offset=(k + sb_l)])]
+                var sb_val = sb_ld0_flat * flat[unsafe_offset=0]
+                fg.unsafe_store[width=16, alignment=64, non_temporal=True](k, sb_val)
+
+            def sb_one(k: Int) {imm}:
+                fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]
+
+            for k in range(sb_lo, sb_lo + sb_head):
+                sb_one(k)
+            for k in range(sb_lo + sb_head, sb_lo + sb_lines_end, 16):
+                sb_line(k)
+            for k in range(sb_lo + sb_lines_end, sb_hi):
+                sb_one(k)
+            fence()
+        else:
+            def sb_vec[sb_w: Int](sb_k: Int) {imm}:
+                var k = sb_lo + sb_k
+                var sb_ld1_flat = SIMD[DType.float32, sb_w]()
+                for sb_l in range(sb_w):
+                    sb_ld1_flat[sb_l] = flat[unsafe_offset=Int(fid[unsafe_offset=(k + sb_l)])]
+                fg.unsafe_store[width=sb_w](k, sb_ld1_flat * flat[unsafe_offset=0])
+
+            var sb_vn = sb_hi - sb_lo
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
+
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
 
 
 # -----------------------------------------------------------------------------
@@ -378,9 +509,9 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     # rs[r] = sum(c in 0..M: rows[r, c])
     sb_vectorize_parallel_s2(rows, rs, N, M)
     # g[k] = mat[idv[k, 0], 0] - x[ids[k], M - 1] + x[0, 0]
-    sb_vectorize_parallel_s3(x, mat, ids, idv, g, M, K)
+    sb_vectorize_parallel_s3(x, mat, ids, idv, g, N, M, K)
     # fg[k] = flat[fid[k]] * flat[0]
-    sb_vectorize_parallel_s4(flat, fid, fg, K)
+    sb_vectorize_parallel_s4(flat, fid, fg, N, M, K)
     return 0
 
 
