@@ -316,6 +316,32 @@ TEST(EmitMojo, TheIndexAsAValueIsAnIotaVector) {
   EXPECT_TRUE(has(kb, "SIMD[DType.bool, sb_w_f32](fill=r == 0)")) << kb;
 }
 
+TEST(EmitMojo, GathersVectoriseLaneByLane) {
+  // A gathered read (cross_entropy's probs[r, targets[r]]): the lanes' elements read one by one
+  // into a vector, each at index r + l, so that the rest of the statement (the log) runs on
+  // vectors; an affine read across rows (a transpose) is not vectorised so.
+  Result<Spec> r = load("pick", kRC,
+                        "  p: {type: f32, shape: [R, C], role: in}\n"
+                        "  t: {type: i32, shape: [R], role: in, init: [0, C - 1]}\n"
+                        "  y: {type: f32, shape: [R], role: out}\n",
+                        "  y[r] = -log(p[r, t[r]])\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  EXPECT_TRUE(has(k, "var sb_ld1_p = SIMD[DType.float32, sb_w]()\n")) << k;
+  EXPECT_TRUE(has(k, "for sb_l in range(sb_w):\n")) << k;
+  EXPECT_TRUE(has(k, "sb_ld1_p[sb_l] = p[unsafe_offset=(r + sb_l) * C + Int(t[unsafe_offset=(r + sb_l)])]"))
+      << k;
+  EXPECT_TRUE(has(k, "-log(sb_ld1_p)")) << k;
+  // The streamed lines gather alike, 16 lanes at a time.
+  EXPECT_TRUE(has(k, "for sb_l in range(16):\n")) << k;
+  Result<Spec> tr = load("tr", kRC,
+                         "  x: {type: f32, shape: [C, R], role: in}\n"
+                         "  y: {type: f32, shape: [R, C], role: out}\n",
+                         "  y[i, j] = x[j, i]\n");
+  ASSERT_TRUE(tr.ok()) << format_error(tr.error());
+  EXPECT_FALSE(has(vp_kernels(emit(tr.value())), "for sb_l in range(sb_w)")) << emit(tr.value());
+}
+
 TEST(EmitMojo, RowReductionsAreStripMined) {
   Result<Spec> r = load("rmax", kRC,
                         "  x: {type: f32, shape: [R, C], role: in}\n"
