@@ -1746,8 +1746,6 @@ void emit_stream_fence(PyWriter& w) {
   w.dedent();
 }
 
-// The start of a loop over the rows [0, extent) in parallel chunks: opens the chunk closure and
-// binds sb_lo and sb_hi, the chunk's rows. close_chunks ends it.
 // The loop iterations below which a statement's chunks run as one, on the calling thread. Mojo's
 // parallelize costs about 12-16 us a call on the 2-core development VM (cross_entropy's 128 rows:
 // 17 us through parallelize, 0.3 us called directly), where OpenMP's team costs 1-2 us. Side by
@@ -1755,9 +1753,11 @@ void emit_stream_fence(PyWriter& w) {
 // at 16384 elements, 28-32 against 23-24 us at 65536; relu 1-2 against 17-20 us at 16384.
 constexpr int64_t kMojoSerialIterations = 32768;
 
-// The chunks of output dimension 0 (extent `extent`) of a statement of `iterations` loop
-// iterations (MojoLowering::iterations; texts): one per worker, or one under
-// kMojoSerialIterations (sb_serial_iterations, which -D SB_SERIAL_ITERATIONS=n overrides).
+// The start of a loop over the rows [0, extent) in parallel chunks: opens the chunk closure and
+// binds sb_lo and sb_hi, the chunk's rows. close_chunks ends it. A statement of `iterations`
+// loop iterations (MojoLowering::iterations; texts) has one chunk per worker, or one under
+// kMojoSerialIterations (sb_serial_iterations, which -D SB_SERIAL_ITERATIONS=n overrides), which
+// close_chunks calls on this thread.
 void open_chunks(const std::string& extent, const std::string& iterations, FileNeeds& needs,
                  PyWriter& w) {
   needs.chunks = true;
@@ -2042,7 +2042,8 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
   w.dedent();
   w.open("elif sb_gm > 0 and sb_gn > 0 and sb_gb > 0:");
   const std::string alloc_col = "var sb_colbuf = alloc(Layout[" + ty + "](count=sb_gk * sb_gn))";
-  const std::string col_ptr = "var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()";
+  const std::string col_ptr =
+      "var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()";
   // The gather into sb_col, then the product: shared out when `parallel`, else on this thread.
   std::string out =
       g.batch.empty() ? y : y + ".unsafe_offset(" + ix.flat(g.batch) + " * sb_gm * sb_gn)";
@@ -2053,7 +2054,8 @@ void emit_im2col_call(MojoLowering& L, const GatheredGemm& g, int64_t mc, int64_
     rows = "sb_rows";
   }
   auto gather_and_multiply = [&](bool parallel) {
-    w.line("# The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
+    w.line(
+        "# The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.");
     std::vector<int> loops(g.k.begin() + (parallel ? 1 : 0), g.k.end());
     loops.insert(loops.end(), g.n.begin(), g.n.end());
     if (parallel) w.open("def sb_gather(" + L.var_name(g.k.front()) + ": Int) {imm}:");
