@@ -1773,12 +1773,7 @@ void open_chunks(const std::string& extent, const std::string& iterations, FileN
 void close_chunks(PyWriter& w) {
   w.dedent();
   w.line("");
-  w.open("if sb_chunks == 1:");
-  w.line("sb_chunk(0)");
-  w.dedent();
-  w.open("else:");
-  w.line("parallelize(sb_chunk, sb_chunks)");
-  w.dedent();
+  print_parallel_call("sb_chunk", "sb_chunks", w);
 }
 
 // An elementwise statement of L that reads across rows (lower/tile_transposes.h: y[j, i] =

@@ -435,15 +435,7 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.dedent();
     w_.line("");
     const std::string count = zero ? e(*s.exprs[1]) : e(*s.exprs[1], kAdd) + " - " + e(lo, kAdd + 1);
-    // One iteration runs on this thread. A parallelize of one item inside a task of another (a
-    // product run side by side with others) made the grouped im2col 2-4x slower, and the OpenMP
-    // kernels timed after it in the same process 10-40x slower (measured 2026-12-05).
-    w_.open("if " + count + " == 1:");
-    w_.line(fn + "(0)");
-    w_.dedent();
-    w_.open("else:");
-    w_.line("parallelize(" + fn + ", " + count + ")");
-    w_.dedent();
+    print_parallel_call(fn, count, w_);
   }
 
   // A stack or heap buffer: allocated here, freed after its body.
@@ -510,6 +502,15 @@ std::string print_mojo_loops_impl(const std::vector<Module>& modules) {
 }  // namespace sb::loops
 
 namespace sb {
+
+void print_parallel_call(const std::string& fn, const std::string& count, PyWriter& w) {
+  w.open("if " + count + " == 1:");
+  w.line(fn + "(0)");
+  w.dedent();
+  w.open("else:");
+  w.line("parallelize(" + fn + ", " + count + ")");
+  w.dedent();
+}
 
 std::string print_mojo_loops(const std::vector<loops::Module>& modules) {
   return loops::print_mojo_loops_impl(modules);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/mojo/py_writer.h"
 #include "lower/loop_ir.h"
 
 namespace sb {
@@ -23,5 +24,11 @@ namespace sb {
 // The Mojo text of `modules` (their constants and functions). The file must import alloc,
 // Layout, dealloc, parallelism_level, parallelize and simd_width_of.
 std::string print_mojo_loops(const std::vector<loops::Module>& modules);
+
+// Runs closure `fn` (a `def fn(i: Int)`) for i in [0, count): `parallelize(fn, count)`, or, for
+// one item, `fn(0)` on this thread. A parallelize of one item inside a task of another (a
+// product run side by side with others) made the grouped im2col 2-4x slower, and the OpenMP
+// kernels timed after it in the same process 10-40x slower (measured 2026-12-05).
+void print_parallel_call(const std::string& fn, const std::string& count, PyWriter& w);
 
 }  // namespace sb
