@@ -77,7 +77,9 @@ std::string launcher_file(const Spec& spec, const Emitter& em, const std::string
          ".mojo: one launcher per variant, launching its kernels in order\n"
          "// with the grids of the cuda launcher of the same variant, through the launch runtime "
          "of\n// specbench_mojo_gpu.h (the simulator, or the CUDA driver API on a GPU).\n";
-  out += "\n#include <stdint.h>\n\n#include \"specbench_abi.h\"\n#include \"specbench_mojo_gpu.h\"\n\n";
+  // math.h: the f16 element type's rounding (storage_types) calls rintf and fminf.
+  out += "\n#include <math.h>\n#include <stdint.h>\n\n#include \"specbench_abi.h\"\n"
+         "#include \"specbench_mojo_gpu.h\"\n\n";
   // The element types the launcher's pointers name (it only passes them on).
   out += storage_types(spec, StorageLang::Cpu);
   out += banner("Kernels: the functions " + spec.name + ".mojo exports");

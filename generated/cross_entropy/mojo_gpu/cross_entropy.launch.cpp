@@ -14,6 +14,7 @@
 // with the grids of the cuda launcher of the same variant, through the launch runtime of
 // specbench_mojo_gpu.h (the simulator, or the CUDA driver API on a GPU).
 
+#include <math.h>
 #include <stdint.h>
 
 #include "specbench_abi.h"
