@@ -1118,7 +1118,8 @@ void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
   const std::string E0 = L.extent(st.out, 0, kPrecRel + 1);
   const std::string E1 = L.extent(st.out, 1, kPrecRel + 1);
   for (size_t q = 0; q < m.reads.size(); ++q)
-    w.line("SB_SHARED_ARRAY(" + std::string(c_type(spec_.tensors[m.reads[q]->ref].type)) +
+    w.line("SB_SHARED_ARRAY(" +
+           std::string(c_type(compute_type(spec_.tensors[m.reads[q]->ref].type))) +
            ", sb_tile" + str(static_cast<int64_t>(q)) + ", " + str(T * (T + 1)) + ");  // " +
            to_string(*m.reads[q], spec_, &st) + ", rows padded to " + pitch);
   w.line("const int64_t sb_r0 = (int64_t)blockIdx.y * " + ts + ";  // first " + iv +
@@ -1543,6 +1544,7 @@ std::string seg_element(const std::string& tag, const std::string& j) {
 // `lane` of `lanes` taking every lanes-th slot in segment order (seg_element). Every lane of a
 // warp with a slot in the row loads, those past the end the last slot's element (in a sector the
 // warp loads anyway), so that all its lanes make the same accesses; only real slots are stored.
+// `t` is the source's element type (a storage type is widened to its compute type).
 void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
              const std::string& len, const std::string& off, const std::string& lane,
              const std::string& lanes, DType t) {
@@ -1555,7 +1557,8 @@ void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
   w.line("const int64_t sb_j = sb_j0 + " + lane + " < " + len + " ? sb_j0 + " + lane + " : " +
          len + " - 1;");
   w.line("const int64_t sb_c = " + seg_element("_in", "sb_j") + ";");
-  w.line("const " + std::string(c_type(t)) + " sb_v = " + src + "[" + base + " + sb_c];");
+  w.line("const " + std::string(c_type(compute_type(t))) + " sb_v = " + src + "[" + base +
+         " + sb_c];");
   w.line("if (sb_j == sb_j0 + " + lane + ") sb_rows[" + off + " + sb_c] = sb_v;");
   w.close();
   w.close();
@@ -1657,7 +1660,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
     w.line("// Stage the tensors every row reads alike, once for all the block's rows.");
     for (int t : p.bcast)
       copy_in(w, S.tensor_name(t), "0", S.element_count(t, kPrecRel + 1), off_name(t),
-              "threadIdx.x", str(bs_), p.type);
+              "threadIdx.x", str(bs_), spec_.tensors[t].type);
     w.line("__syncthreads();");
   }
   for (int t : p.regs) {
@@ -1716,7 +1719,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
       const std::string n = S.tensor_name(t);
       const std::string len = S.extent(t, 1, kPrecMul + 1);
       copy_in(w, n, "sb_row * " + len, S.extent(t, 1, kPrecRel + 1), off_name(t), "sb_lane",
-              lanes, p.type);
+              lanes, spec_.tensors[t].type);
     }
     w.line(sync);
   }

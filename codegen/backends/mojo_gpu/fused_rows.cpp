@@ -75,7 +75,8 @@ std::string seg_element(const std::string& tag, const std::string& j) {
 // Copies the `len` elements of global array `src` from element `base` on into
 // sb_rows[off + ...], thread `lane` of `lanes` taking every lanes-th slot in segment order; every
 // lane of a warp with a slot loads (those past the end the last slot's element), only real slots
-// are stored. As the cuda printer's copy_in; `tag` names its variables.
+// are stored; `t` is the source's element type (a storage type is widened into the row). As the
+// cuda printer's copy_in; `tag` names its variables.
 void copy_in(PyWriter& w, const std::string& tag, const std::string& src, const std::string& base,
              const std::string& len, const std::string& off, const std::string& lane,
              const std::string& lanes, DType t) {
@@ -220,7 +221,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
     for (int t : p.bcast) {
       std::string n = S.element_count(t);
       copy_in(w, "_" + ident(t), S.tensor_name(t), "0", n, off_name(t), "Int(thread_idx.x)",
-              str(bs_), p.type);
+              str(bs_), spec_.tensors[t].type);
     }
     w.line("barrier()");
   }
@@ -287,7 +288,8 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
     for (int t : p.cached) {
       const std::string n = S.tensor_name(t);
       copy_in(rb, "_" + ident(t), n, "sb_row * " + S.extent(t, 1, kMojoPrecMul + 1),
-              S.extent(t, 1, kMojoPrecCmp + 1), off_name(t), "sb_lane", lanes, p.type);
+              S.extent(t, 1, kMojoPrecCmp + 1), off_name(t), "sb_lane", lanes,
+              spec_.tensors[t].type);
     }
     use_gpu({warp ? "syncwarp" : "barrier"});
     rb.line(sync);
