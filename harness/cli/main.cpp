@@ -1327,7 +1327,8 @@ int real_main(int argc, char** argv) {
         });
   };
   auto add_seeds = [&](CLI::App* sc) {
-    sc->add_option("--seeds", seeds, "random input sets per size (plus zeros and large)")
+    sc->add_option("--seeds", seeds,
+                   "random input sets per size (plus zeros, large, and seed 1 on shifted buffers)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
   };

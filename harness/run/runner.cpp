@@ -509,12 +509,14 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
     InputKind kind;
     uint64_t seed;
     std::string label;
+    bool shifted = false;  // buffers one element past a 64-byte boundary (Runtime::can_shift)
   };
   std::vector<InputSet> inputs;
   for (int s = 1; s <= opt.seeds; ++s)
     inputs.push_back({InputKind::Random, static_cast<uint64_t>(s), "seed " + std::to_string(s)});
   inputs.push_back({InputKind::Zeros, 1, input_kind_name(InputKind::Zeros)});
   inputs.push_back({InputKind::Large, 1, input_kind_name(InputKind::Large)});
+  inputs.push_back({InputKind::Random, 1, "seed 1, buffers shifted", true});
 
   size_t total = 0, done = 0;
   for (const Target& t : targets) total += variants_of(t).size();
@@ -572,9 +574,12 @@ std::vector<VerifyRecord> verify(const std::vector<Target>& targets, const Verif
         }
         for (int sched = 0; sched < t.runtime->schedules(); ++sched)
           for (const InputSet& in : inputs) {
+            if (in.shifted && !t.runtime->can_shift()) continue;
             t.runtime->set_schedule(sched);
+            t.runtime->set_shifted(in.shifted);
             CheckResult c =
                 check_once(*t.runtime, spec, t.backend, v.name, fn, p, in.kind, in.seed, 0, 0);
+            t.runtime->set_shifted(false);
             VerifyRecord r = base;
             r.sizes = format_sizes(spec, p);
             std::string order = t.runtime->schedule_name(sched);

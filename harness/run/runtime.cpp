@@ -47,9 +47,9 @@ Error runtime_error(std::string msg) {
 
 struct HostDeviceTensors : DeviceTensors {
   std::vector<size_t> bytes;
+  std::vector<void*> blocks;  // what sb_host_alloc returned for each owned tensor
   ~HostDeviceTensors() override {
-    for (size_t t = 0; t < ptrs.size(); ++t)
-      if (owns(t)) std::free(ptrs[t]);
+    for (void* b : blocks) std::free(b);
   }
 };
 
@@ -313,8 +313,13 @@ Result<std::unique_ptr<DeviceTensors>> HostRuntime::upload(const HostTensors& ho
   for (size_t t = 0; t < host.size(); ++t) {
     if (host[t].alias >= 0) continue;
     size_t n = host[t].bytes.size();
-    void* p = sb_host_alloc(n);
-    if (!p) return runtime_error("out of host memory allocating " + std::to_string(n) + " bytes");
+    // Shifted: the data starts one element past the 64-byte boundary of the block.
+    const size_t shift = shifted() ? static_cast<size_t>(dtype_bytes(host[t].type)) : 0;
+    void* block = sb_host_alloc(n + shift);
+    if (!block)
+      return runtime_error("out of host memory allocating " + std::to_string(n) + " bytes");
+    dev->blocks.push_back(block);
+    unsigned char* p = static_cast<unsigned char*>(block) + shift;
     if (n) std::memcpy(p, host[t].bytes.data(), n);
     dev->ptrs[t] = p;
     dev->bytes[t] = n;

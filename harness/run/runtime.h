@@ -85,6 +85,14 @@ class Runtime {
   virtual int schedules() const { return 1; }
   virtual void set_schedule(int /*s*/) {}
   virtual std::string schedule_name(int /*s*/) const { return ""; }
+  // Whether upload() can place buffers one element past a 64-byte boundary (a kernel must not
+  // assume more alignment than its element's: a caller's tensor may start anywhere, as a view of
+  // a PyTorch tensor with a storage offset does). Verification then runs one input set so, so that
+  // the code a kernel keeps for unaligned buffers (the head of its streaming stores, a scalar
+  // path) is checked too; set_shifted(on) applies to the following upload() calls.
+  virtual bool can_shift() const { return false; }
+  void set_shifted(bool on) { shifted_ = on; }
+  bool shifted() const { return shifted_; }
   // A line about the work done so far (a simulator's rate), or "" for nothing to report.
   virtual std::string report() { return ""; }
   // The global-memory traffic of the last successful run(), for runtimes that count it (the
@@ -111,14 +119,18 @@ class Runtime {
   // backend error it calls state.SkipWithError() with the message and leaves the loop.
   virtual void time(benchmark::State& state, sb_variant_fn fn, DeviceTensors& dev,
                     const SizePoint& sizes) = 0;
+
+ private:
+  bool shifted_ = false;
 };
 
 // A runtime whose tensors live in host memory (sb_host_alloc: 64-byte aligned, huge pages for
-// large ones) and whose variants run synchronously on the calling thread; timed by wall clock
-// (UseRealTime, since variants may use OpenMP threads).
+// large ones; shifted by one element when shifted()) and whose variants run synchronously on the
+// calling thread; timed by wall clock (UseRealTime, since variants may use OpenMP threads).
 class HostRuntime : public Runtime {
  public:
   Availability availability() override { return {}; }
+  bool can_shift() const override { return true; }
   std::string device_name() override { return "host"; }
   Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override;
   Status download(const DeviceTensors& dev, int t, HostTensor& host) override;

@@ -1,6 +1,7 @@
 // The cudasim runtime: the cuda backend's generated files, run on the CUDA simulator.
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "cudasim.h"
 #include "run/runtime.h"
@@ -10,9 +11,9 @@ namespace sb {
 namespace {
 
 struct SimTensors : DeviceTensors {
+  std::vector<void*> blocks;  // what sim::alloc returned for each owned tensor
   ~SimTensors() override {
-    for (size_t t = 0; t < ptrs.size(); ++t)
-      if (owns(t)) sim::free(ptrs[t]);
+    for (void* b : blocks) sim::free(b);
   }
 };
 
@@ -60,10 +61,15 @@ class CudasimRuntime : public HostRuntime {
     for (size_t t = 0; t < host.size(); ++t) {
       const HostTensor& h = host[t];
       if (h.alias >= 0) continue;
-      void* p = sim::alloc(h.bytes.size());
-      if (!p)
+      // Shifted (Runtime::can_shift): the data starts one element into the block, so that its
+      // end still meets the guard page placed after the block.
+      const size_t shift = shifted() ? static_cast<size_t>(dtype_bytes(h.type)) : 0;
+      void* block = sim::alloc(h.bytes.size() + shift);
+      if (!block)
         return Error{Loc{}, "cudasim: cannot allocate " + std::to_string(h.bytes.size()) + " bytes",
                      ""};
+      dev->blocks.push_back(block);
+      unsigned char* p = static_cast<unsigned char*>(block) + shift;
       if (!h.bytes.empty()) std::memcpy(p, h.bytes.data(), h.bytes.size());
       dev->ptrs[t] = p;
     }

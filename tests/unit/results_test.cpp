@@ -195,6 +195,30 @@ static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2
 extern "C" const sb_module* specbench_module(void) { return &module; }
 )";
 
+// As kModule, but `wrong` is right only where its output starts on a 64-byte boundary: a kernel
+// whose path for unaligned buffers is broken, which only the shifted input set reaches.
+const char* kAlignedOnlyModule = R"(#include <stdint.h>
+#include "specbench_abi.h"
+static int right(const sb_args* s) {
+  const float* a = (const float*)s->tensors[0];
+  const float* b = (const float*)s->tensors[1];
+  float* c = (float*)s->tensors[2];
+  for (int64_t i = 0; i < s->sizes[0]; ++i) c[i] = a[i] + b[i];
+  return 0;
+}
+static int wrong(const sb_args* s) {
+  const float* a = (const float*)s->tensors[0];
+  const float* b = (const float*)s->tensors[1];
+  float* c = (float*)s->tensors[2];
+  const int aligned = ((uintptr_t)c & 63) == 0;
+  for (int64_t i = 0; i < s->sizes[0]; ++i) c[i] = aligned ? a[i] + b[i] : a[i] - b[i];
+  return 0;
+}
+static const sb_variant variants[] = {{"right", right}, {"wrong", wrong}};
+static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2, variants};
+extern "C" const sb_module* specbench_module(void) { return &module; }
+)";
+
 // A backend that is never available, like CUDA on a machine without a GPU.
 class NoDeviceRuntime : public sb::HostRuntime {
  public:
@@ -215,8 +239,8 @@ class RunnerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  sb::Target cpu_target() {
-    std::ofstream(dir_ / "toyadd.cpp") << kModule;
+  sb::Target cpu_target(const char* module = kModule) {
+    std::ofstream(dir_ / "toyadd.cpp") << module;
     sb::ToolchainOptions tools = sb::default_toolchain_options();
     sb::Target t;
     t.spec = &spec_;
@@ -289,8 +313,8 @@ TEST_F(RunnerTest, VerifiesEveryInputSetAndCatchesAWrongVariant) {
   sb::VerifyOptions vo;
   vo.seeds = 2;
   auto records = sb::verify(targets, vo, {});
-  // 2 variants x 2 sizes x (2 seeds + zeros + large)
-  ASSERT_EQ(records.size(), 16u);
+  // 2 variants x 2 sizes x (2 seeds + zeros + large + seed 1 on shifted buffers)
+  ASSERT_EQ(records.size(), 20u);
   for (const auto& r : records) {
     if (r.variant == "right") {
       EXPECT_EQ(r.outcome, sb::Outcome::Pass) << r.sizes << " " << r.inputs << " " << r.detail;
@@ -301,6 +325,24 @@ TEST_F(RunnerTest, VerifiesEveryInputSetAndCatchesAWrongVariant) {
   }
   auto failed = sb::failed_variants(records);
   EXPECT_EQ(failed, std::set<std::string>{"toyadd/cpu/wrong"});
+}
+
+TEST_F(RunnerTest, ShiftedBuffersCatchAVariantRightOnlyWhenAligned) {
+  std::vector<sb::Target> targets{cpu_target(kAlignedOnlyModule)};
+  ASSERT_TRUE(targets[0].build.ok) << targets[0].build.error;
+  ASSERT_TRUE(targets[0].runtime->can_shift());
+  auto records = sb::verify(targets, sb::VerifyOptions{}, {});
+  int shifted = 0;
+  for (const auto& r : records) {
+    const bool is_shifted = r.inputs == "seed 1, buffers shifted";
+    shifted += is_shifted;
+    const bool fails = r.variant == "wrong" && is_shifted;
+    EXPECT_EQ(r.outcome, fails ? sb::Outcome::Fail : sb::Outcome::Pass)
+        << r.variant << " " << r.sizes << " " << r.inputs;
+  }
+  EXPECT_EQ(shifted, 4);  // 2 variants x 2 sizes
+  EXPECT_EQ(sb::failed_variants(records), std::set<std::string>{"toyadd/cpu/wrong"});
+  EXPECT_FALSE(targets[0].runtime->shifted());  // verify leaves the runtime unshifted
 }
 
 TEST_F(RunnerTest, BenchTimesVerifiedCasesOnlyAndAnnotatesJson) {
