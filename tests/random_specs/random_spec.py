@@ -79,7 +79,6 @@ class Gen:
             # gather along the first dim
             if len(iv) >= 1:
                 idx = self.tensor(self.fresh("ix"), "i32", [shape[0]], "in", init=[0, "V - 1"])
-                self.need_v = True
                 t = self.tensor(self.fresh("tab"), ty, ["V"] + shape[1:], "in")
                 subs = [f"{idx}[{names[0]}]"] + names[1:]
                 return f"{t}[{', '.join(subs)}]"
@@ -208,7 +207,6 @@ class Gen:
                 bias = self.tensor(self.fresh("bias"), t, ["C"], "in")
                 s = f"max({s} + {bias}[j], 0)"
             self.stmts.append(f"{y}[i, j] = {s}")
-            self.need_k = True
         elif kind == "stencil":
             x = self.tensor(self.fresh("x"), ty, ["R", "C"], "in",
                             boundary=pick(r, ["zero", "clamp"]))
@@ -222,7 +220,6 @@ class Gen:
             w = self.tensor(self.fresh("w"), ty, ["K"], "in")
             y = self.tensor(self.fresh("y"), ty, ["N"], out_role)
             self.stmts.append(f"{y}[i] = sum(k in 0..K: {x}[i + k] * {w}[k])")
-            self.need_k = True
         elif kind == "argmax":
             x = self.tensor(self.fresh("x"), ty, ["R", "C"], "in")
             oty = pick(r, ["i32", "i64"])
@@ -346,8 +343,6 @@ class Gen:
 
     def build(self):
         r = self.r
-        self.need_v = False
-        self.need_k = False
         self.prod_stmts = []
         self.need_min2 = False
         rank = pick(r, [1, 2, 2, 3])
