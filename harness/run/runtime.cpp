@@ -314,7 +314,7 @@ Result<std::unique_ptr<DeviceTensors>> HostRuntime::upload(const HostTensors& ho
     if (host[t].alias >= 0) continue;
     size_t n = host[t].bytes.size();
     // Shifted: the data starts one element past the 64-byte boundary of the block.
-    const size_t shift = shifted() ? static_cast<size_t>(dtype_bytes(host[t].type)) : 0;
+    const size_t shift = shift_bytes(host[t].type);
     void* block = sb_host_alloc(n + shift);
     if (!block)
       return runtime_error("out of host memory allocating " + std::to_string(n) + " bytes");

@@ -20,6 +20,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,6 +94,9 @@ class Runtime {
   virtual bool can_shift() const { return false; }
   void set_shifted(bool on) { shifted_ = on; }
   bool shifted() const { return shifted_; }
+  // How far upload() places a buffer of element type `t` past its block's start: one element
+  // when shifted(), else 0.
+  size_t shift_bytes(DType t) const { return shifted_ ? static_cast<size_t>(dtype_bytes(t)) : 0; }
   // A line about the work done so far (a simulator's rate), or "" for nothing to report.
   virtual std::string report() { return ""; }
   // The global-memory traffic of the last successful run(), for runtimes that count it (the

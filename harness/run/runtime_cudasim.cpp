@@ -63,7 +63,7 @@ class CudasimRuntime : public HostRuntime {
       if (h.alias >= 0) continue;
       // Shifted (Runtime::can_shift): the data starts one element into the block, so that its
       // end still meets the guard page placed after the block.
-      const size_t shift = shifted() ? static_cast<size_t>(dtype_bytes(h.type)) : 0;
+      const size_t shift = shift_bytes(h.type);
       void* block = sim::alloc(h.bytes.size() + shift);
       if (!block)
         return Error{Loc{}, "cudasim: cannot allocate " + std::to_string(h.bytes.size()) + " bytes",
