@@ -293,11 +293,12 @@ const char* kSummaryNote =
     "naive = the first variant the spec lists for that backend; × vs naive = naive time / best "
     "time; × vs vendor = time of the fastest vendor_* variant on the same kind of device / best "
     "time (> 1: faster); % of limit = the bound's rate over the probe that bounds it (memory: "
-    "triad GB/s; compute: the better of sgemm and the FMA loop).";
+    "the best of the triad, non-temporal triad and non-temporal copy probes; compute: the better "
+    "of sgemm and the FMA loop).";
 
 const char* kCacheNote =
     "Above 100% of a memory limit: the working set fits in a cache, while the limit is main "
-    "memory's (the triad runs on arrays far beyond the last-level cache).";
+    "memory's (the bandwidth probes run on arrays far beyond the last-level cache).";
 
 bool above_memory_limit(const std::vector<SummaryRow>& summary) {
   for (const auto& r : summary) {

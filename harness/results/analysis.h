@@ -9,9 +9,9 @@
 // GB/s over the bandwidth probe; I >= B: compute-bound, GFLOP/s over the compute probe. (Both are
 // the achieved rate over min(compute, I x bandwidth), the roofline.)
 //
-// Limits per device: bandwidth = the better of the triad and non-temporal triad probes; compute =
-// the higher of the sgemm (vendor) and fma (peak loop) probes, i.e. the best rate the machine
-// demonstrably reaches. A backend whose record (harness/backends) says it runs on the GPU is put
+// Limits per device: bandwidth = the best of the triad, non-temporal triad and non-temporal copy
+// probes; compute = the higher of the sgemm (vendor) and fma (peak loop) probes, i.e. the best
+// rate the machine demonstrably reaches. A backend whose record (harness/backends) says it runs on the GPU is put
 // against the gpu probes, every other backend against the cpu probes.
 #pragma once
 
@@ -34,7 +34,7 @@ struct BenchRecord;  // runner.h
 struct DeviceLimits {
   double bandwidth_gbps = 0;
   double compute_gflops = 0;
-  std::string bandwidth_probe;  // "triad", "triad_nt" or "" when not measured
+  std::string bandwidth_probe;  // "triad", "triad_nt", "copy_nt" or "" when not measured
   std::string compute_probe;    // "sgemm" or "fma", "" when not measured
   std::string missing;          // why a limit is not measured, "" when both are
   // The read probe's rate (loads only; cpu): not a limit, shown beside it, since a kernel that
@@ -78,8 +78,9 @@ std::optional<double> roofline_fraction(const Roofline& r, double gbps, double g
 // the kernel moves bytes, else GFLOP/s. `unit` receives "GB/s" or "GFLOP/s".
 double bound_rate(Bound b, double gbps, double gflops, double bytes, std::string* unit);
 
-// Why a measured rate cannot be right (noise.h: a memory-bound rate above 110% of the bandwidth
-// limit with a working set of `bytes` beyond the last-level cache of `llc_bytes`, suspect_reason;
+// Why a measured rate cannot be right (noise.h: a memory-bound rate above 110% of what the
+// bandwidth limit allows a working set of `bytes` with a last-level cache of `llc_bytes`,
+// suspect_reason;
 // a compute-bound one above 110% of the compute limit at any size, suspect_compute_reason); ""
 // when plausible or when the bound, the limit or (for memory) the cache size is unknown.
 std::string suspect_of(const Roofline& r, double gbps, double gflops, double bytes,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -173,16 +174,25 @@ std::string suspect_compute_reason(std::optional<double> fraction, const std::st
          " compute limit: not possible; the flops model, or the timing, is wrong";
 }
 
+double cache_lift(double working_set, int64_t llc_bytes) {
+  if (llc_bytes <= 0) return 0;
+  const double llc = static_cast<double>(llc_bytes);
+  if (!(working_set > llc)) return std::numeric_limits<double>::infinity();
+  return working_set / (working_set - llc);
+}
+
 std::string suspect_reason(std::optional<double> fraction, double working_set, int64_t llc_bytes,
                            const std::string& rate_text, const std::string& limit_text) {
-  if (!fraction || !(*fraction > kSuspectFraction) || llc_bytes <= 0) return "";
-  if (!(working_set >= kBeyondCache * static_cast<double>(llc_bytes))) return "";
+  const double lift = cache_lift(working_set, llc_bytes);
+  if (!fraction || !(lift > 0) || !std::isfinite(lift)) return "";
   const double f = *fraction;
-  const std::string share = share_of(f);
+  if (!(f > kSuspectFraction * lift)) return "";
   const double llc = static_cast<double>(llc_bytes);
-  return rate_text + " is " + share + limit_text + " limit with a " + fmt_bytes(working_set) +
+  return rate_text + " is " + share_of(f) + limit_text + " limit with a " + fmt_bytes(working_set) +
          " working set, " + fmt("%.3g", working_set / llc) + "x the " + fmt_bytes(llc) +
-         " last-level cache: not possible; the bytes or flops model, or the timing, is wrong";
+         " last-level cache; even with " + fmt_bytes(llc) +
+         " of it served from the cache on every pass, at most " + fmt("%.0f", lift * 100) +
+         "% is possible: the bytes or flops model, or the timing, is wrong";
 }
 
 int64_t parse_cache_size(const std::string& text) {

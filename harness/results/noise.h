@@ -70,12 +70,20 @@ std::string describe_noise(const Spread& s);
 // ---------------------------------------------------------------------------------------------
 // Implausible rates
 
+// How far above main memory's rate a kernel whose working set is `working_set` bytes (the
+// tensors' compulsory traffic) can run when a benchmark repeats it: the last-level cache
+// (`llc_bytes`) serves at most its own size of the working set on each pass, and memory moves
+// the rest, so the rate is at most W / (W - LLC) times the memory limit. A victim cache with a
+// replacement policy that is not LRU (AMD's L3) keeps part of a stream much larger than itself
+// from one pass to the next: on the development VM, relu read twice its rate at 32x the cache
+// at a working set 2x the cache, in the same run (README.md, "Suspect figures"). Infinite for a
+// working set inside the cache (no bound), 0 when the cache size is unknown.
+double cache_lift(double working_set, int64_t llc_bytes);
+
 // The reason a rate cannot be right, or "" when it is plausible: `fraction` of the bounding
-// limit above 1.1 while the working set (`working_set` bytes, the tensors' compulsory traffic)
-// is at least kBeyondCache times the last-level cache (`llc_bytes`; 0: unknown, then nothing is
-// flagged). A working set about the cache's size is still partly served from it when a benchmark
-// repeats the kernel, so a rate above main memory's is possible there. `rate_text`
-// and `limit_text` are the figures as shown ("1.8e+05 GB/s", "38 GB/s").
+// memory limit above 1.1 times the cache_lift of its working set (`llc_bytes`: 0 when unknown,
+// then nothing is flagged). `rate_text` and `limit_text` are the figures as shown
+// ("1.8e+05 GB/s", "38 GB/s").
 std::string suspect_reason(std::optional<double> fraction, double working_set, int64_t llc_bytes,
                            const std::string& rate_text, const std::string& limit_text);
 // The same for a compute-bound rate, which no cache explains: `fraction` of the compute limit (the
@@ -83,7 +91,6 @@ std::string suspect_reason(std::optional<double> fraction, double working_set, i
 std::string suspect_compute_reason(std::optional<double> fraction, const std::string& rate_text,
                                    const std::string& limit_text);
 inline constexpr double kSuspectFraction = 1.1;
-inline constexpr double kBeyondCache = 2.0;
 
 // The size in bytes of one last-level cache as this CPU sees it: the highest-level data or
 // unified cache under `sysfs_cpu_cache` (/sys/devices/system/cpu/cpu0/cache); 0 when unknown.

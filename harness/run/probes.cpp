@@ -103,17 +103,17 @@ using cuda_triad_fn = int (*)(int64_t, int, double*, char*, int);
 using cublas_fn = int (*)(int, int, double*, char*, int, char*, int);
 using cuda_peak_fn = int (*)(double*, int*, int*, char*, int);
 
-// A CPU streaming probe over `arrays` f64 arrays of opt.triad_mib each: the module's entry
+// A CPU streaming probe over `arrays` f64 arrays of `array_mib` each: the module's entry
 // `entry` (triad_fn) runs opt.triad_reps timed passes; `what` describes a pass ("plain stores",
 // "loads only (a dot product)") and `stores` goes to params where the pass stores.
 ProbeResult cpu_stream(const ProbeOptions& opt, const Loaded& m, const std::string& name,
-                       const char* entry, int arrays, const std::string& what,
+                       const char* entry, int arrays, int64_t array_mib, const std::string& what,
                        const std::string& stores) {
   ProbeResult p = make("cpu", name, "GB/s");
   auto fn = symbol<triad_fn>(m, entry, p.reason);
   if (!fn) return p;
-  const std::string sizes = std::to_string(arrays) + " x " + mib(opt.triad_mib);
-  int64_t n = opt.triad_mib * 1024 * 1024 / 8;
+  const std::string sizes = std::to_string(arrays) + " x " + mib(array_mib);
+  int64_t n = array_mib * 1024 * 1024 / 8;
   double best = 0;
   int threads = 0;
   int rc = fn(n, opt.triad_reps, &best, &threads);
@@ -143,7 +143,19 @@ ProbeResult cpu_stream(const ProbeOptions& opt, const Loaded& m, const std::stri
 ProbeResult cpu_triad(const ProbeOptions& opt, const Loaded& m, bool nt) {
   const std::string stores = nt ? "non-temporal" : "plain";
   return cpu_stream(opt, m, nt ? "triad_nt" : "triad", nt ? "sb_probe_triad_nt" : "sb_probe_triad",
-                    3, stores + " stores", stores);
+                    3, opt.triad_mib, stores + " stores", stores);
+}
+
+// The CPU copy probe: one f64 array copied to another with non-temporal stores and a software
+// prefetch, the shape of a one-input streaming kernel (relu, scale). Part of the bandwidth limit
+// with the triads: where one read stream per thread and a prefetch move more than the triad
+// does, a kernel of that shape is measured against what the machine showed it can move. Its
+// arrays are twice the triad's, so that it reads as many bytes as the triad does per pass: a
+// last-level cache that keeps part of a stream from one pass to the next (as AMD's victim L3
+// does) then serves each probe the same share at most.
+ProbeResult cpu_copy_nt(const ProbeOptions& opt, const Loaded& m) {
+  return cpu_stream(opt, m, "copy_nt", "sb_probe_copy_nt", 2, 2 * opt.triad_mib,
+                    "copy, non-temporal stores, prefetched", "non-temporal");
 }
 
 // The CPU read probe: loads only, two f64 arrays of the triad's size summed as a dot product. A
@@ -151,7 +163,8 @@ ProbeResult cpu_triad(const ProbeOptions& opt, const Loaded& m, bool nt) {
 // memory to interleave with its loads; this is the rate it can reach. It is recorded beside the
 // bandwidth limit and is not part of it.
 ProbeResult cpu_read(const ProbeOptions& opt, const Loaded& m) {
-  return cpu_stream(opt, m, "read", "sb_probe_read", 2, "loads only (a dot product)", "");
+  return cpu_stream(opt, m, "read", "sb_probe_read", 2, opt.triad_mib, "loads only (a dot product)",
+                    "");
 }
 
 ProbeResult cpu_fma(const ProbeOptions& opt, const Loaded& m) {
@@ -333,6 +346,8 @@ ProbeResults run_probes(const ProbeOptions& opt,
   report(cpu_triad(opt, stream, false), t0);
   t0 = Clock::now();
   report(cpu_triad(opt, stream, true), t0);
+  t0 = Clock::now();
+  report(cpu_copy_nt(opt, stream), t0);
   t0 = Clock::now();
   report(cpu_read(opt, stream), t0);
   t0 = Clock::now();

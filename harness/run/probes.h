@@ -6,6 +6,9 @@
 //               far beyond any last-level cache), OpenMP parallel; best of N passes after a
 //               warm-up; GB/s counted as STREAM does: 3 arrays x elements x 8 bytes per pass.
 //   cpu triad_nt  the same triad with non-temporal stores (no read for ownership).
+//   cpu copy_nt a[i] = b[i] on two f64 arrays of twice the triad's size (it reads as much as the
+//               triad), non-temporal stores and a software prefetch: the shape of a one-input
+//               streaming kernel (relu).
 //   cpu read    loads only: a dot product of two f64 arrays of the triad's size. Not a limit: the
 //               rate a kernel that mostly reads can reach, which the summary shows beside it.
 //   cpu fma     peak f32 multiply-add rate: independent FMA chains in registers on every OpenMP
@@ -38,7 +41,7 @@ namespace sb {
 
 struct ProbeResult {
   std::string device;  // "cpu" or "gpu"
-  std::string name;    // "triad", "triad_nt", "read" (cpu), "fma", "sgemm"
+  std::string name;    // "triad", "triad_nt", "copy_nt", "read" (cpu), "fma", "sgemm"
   std::string unit;    // "GB/s" (triads, read) or "GFLOP/s"
   bool ok = false;
   std::string reason;  // when !ok: why it was skipped or failed

@@ -25,7 +25,7 @@ sb::ProbeResult probe(const std::string& device, const std::string& name, double
   sb::ProbeResult p;
   p.device = device;
   p.name = name;
-  p.unit = name.rfind("triad", 0) == 0 ? "GB/s" : "GFLOP/s";
+  p.unit = name.rfind("triad", 0) == 0 || name == "copy_nt" ? "GB/s" : "GFLOP/s";
   p.ok = rate > 0;
   p.rate = rate;
   p.reason = rate > 0 ? "" : "no GPU: test";
@@ -93,6 +93,28 @@ TEST(Analysis, TheBandwidthLimitIsTheBetterTriad) {
   EXPECT_EQ(m.cpu.bandwidth_gbps, 0);
   EXPECT_EQ(m.cpu.bandwidth_probe, "");
   EXPECT_EQ(m.cpu.missing, "triad result is wrong");
+}
+
+TEST(Analysis, TheBandwidthLimitIsTheBestStreamingProbe) {
+  // The non-temporal copy counts with the triads: the best of the three is the limit, and a
+  // failed copy leaves the better triad.
+  sb::ProbeResults r = cpu_only_probes();
+  r.probes.push_back(probe("cpu", "triad_nt", 55));
+  r.probes.push_back(probe("cpu", "copy_nt", 70));
+  sb::MachineLimits m = sb::limits_from_probes(r);
+  EXPECT_DOUBLE_EQ(m.cpu.bandwidth_gbps, 70);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "copy_nt");
+  EXPECT_EQ(sb::limits_json(m)["cpu"]["bandwidth_probe"], "copy_nt");
+
+  r.probes.back().rate = 50;  // slower than the non-temporal triad
+  m = sb::limits_from_probes(r);
+  EXPECT_DOUBLE_EQ(m.cpu.bandwidth_gbps, 55);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "triad_nt");
+
+  r.probes.back() = probe("cpu", "copy_nt", 0);  // failed
+  m = sb::limits_from_probes(r);
+  EXPECT_DOUBLE_EQ(m.cpu.bandwidth_gbps, 55);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "triad_nt");
 }
 
 TEST(Analysis, TheReadProbeIsShownBesideTheLimitNotAsIt) {

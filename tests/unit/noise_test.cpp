@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -94,28 +95,43 @@ TEST(Spread, TooFewRepetitionsAreNotJudged) {
   EXPECT_EQ(k["noise_reasons"].size(), 1u);
 }
 
-TEST(Suspect, AboveTheLimitBeyondTheCache) {
+TEST(Suspect, AboveWhatTheCacheCanLiftBeyondIt) {
   const int64_t llc = 32 << 20;
-  // 4692x the limit with 64 MiB of tensors: suspect.
+  // 4692x the limit with 64 MiB of tensors: suspect (the cache can at most halve the traffic).
   std::string r = suspect_reason(4692.0, 64.0 * (1 << 20), llc, "1.8e+05 GB/s", "38 GB/s");
   EXPECT_NE(r.find("4692x the 38 GB/s limit"), std::string::npos) << r;
   EXPECT_NE(r.find("64 MiB working set"), std::string::npos) << r;
   EXPECT_NE(r.find("2x the 32 MiB last-level cache"), std::string::npos) << r;
+  EXPECT_NE(r.find("at most 200% is possible"), std::string::npos) << r;
   // Inside the cache, above the limit: plausible (the limit is main memory's).
   EXPECT_EQ(suspect_reason(3.0, 1 << 20, llc, "a", "b"), "");
-  // A working set just beyond the cache is still partly served from it: plausible below twice
-  // the cache's size, suspect from there.
-  EXPECT_EQ(suspect_reason(1.5, 32.0 * (1 << 20) + 8, llc, "a", "b"), "");
-  EXPECT_EQ(suspect_reason(1.5, 63.9 * (1 << 20), llc, "a", "b"), "");
-  EXPECT_NE(suspect_reason(1.5, 64.0 * (1 << 20), llc, "a", "b").find("2x the 32 MiB"),
-            std::string::npos);
-  // At 110% or below: plausible.
-  EXPECT_EQ(suspect_reason(1.1, 1e9, llc, "a", "b"), "");
-  EXPECT_NE(suspect_reason(1.11, 1e9, llc, "a", "b").find("a is 111% of the b limit"),
-            std::string::npos);
+  EXPECT_EQ(suspect_reason(50.0, 32.0 * (1 << 20), llc, "a", "b"), "");
+  // Just beyond the cache, the cache still serves most of it: far above the limit is possible.
+  EXPECT_EQ(suspect_reason(20.0, 33.0 * (1 << 20), llc, "a", "b"), "");
+  // At twice the cache, up to 2 x 1.1 of the limit passes.
+  EXPECT_EQ(suspect_reason(2.19, 64.0 * (1 << 20), llc, "a", "b"), "");
+  EXPECT_NE(suspect_reason(2.21, 64.0 * (1 << 20), llc, "a", "b"), "");
+  // relu at N = 2^25 (256 MiB, 8x the cache): 124% of the limit is possible (at most 114%
+  // from the cache, 1.1 x that), 130% is not.
+  EXPECT_EQ(suspect_reason(1.24, 256.0 * (1 << 20), llc, "a", "b"), "");
+  r = suspect_reason(1.30, 256.0 * (1 << 20), llc, "a", "b");
+  EXPECT_NE(r.find("a is 130% of the b limit"), std::string::npos) << r;
+  EXPECT_NE(r.find("8x the 32 MiB last-level cache"), std::string::npos) << r;
+  EXPECT_NE(r.find("at most 114% is possible"), std::string::npos) << r;
+  // Far beyond the cache the bound tends to 1.1 x the limit.
+  EXPECT_EQ(suspect_reason(1.1, 1e12, llc, "a", "b"), "");
+  EXPECT_NE(suspect_reason(1.11, 1e12, llc, "a", "b"), "");
   // Unknown fraction or cache: nothing flagged.
   EXPECT_EQ(suspect_reason(std::nullopt, 1e9, llc, "a", "b"), "");
   EXPECT_EQ(suspect_reason(5.0, 1e9, 0, "a", "b"), "");
+}
+
+TEST(Suspect, CacheLift) {
+  const int64_t llc = 32 << 20;
+  EXPECT_DOUBLE_EQ(cache_lift(64.0 * (1 << 20), llc), 2.0);
+  EXPECT_DOUBLE_EQ(cache_lift(256.0 * (1 << 20), llc), 256.0 / 224.0);
+  EXPECT_TRUE(std::isinf(cache_lift(32.0 * (1 << 20), llc)));
+  EXPECT_EQ(cache_lift(1e9, 0), 0);
 }
 
 TEST(Suspect, AboveTheComputeLimitAtAnySize) {

@@ -48,7 +48,7 @@ TEST(Probes, CpuProbesGiveSaneNumbersAndGpuProbesAReason) {
       sb::run_probes(small_options(dir), [&](const std::string& l) { lines.push_back(l); });
   EXPECT_TRUE(r.ran);
   EXPECT_GT(r.seconds, 0);
-  for (const char* name : {"triad", "triad_nt", "read", "fma", "sgemm"}) {
+  for (const char* name : {"triad", "triad_nt", "copy_nt", "read", "fma", "sgemm"}) {
     const sb::ProbeResult* p = r.find("cpu", name);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_TRUE(p->ok) << name << ": " << p->reason;
@@ -64,6 +64,10 @@ TEST(Probes, CpuProbesGiveSaneNumbersAndGpuProbesAReason) {
   EXPECT_EQ(r.find("cpu", "triad_nt")->unit, "GB/s");
   EXPECT_EQ(r.find("cpu", "triad_nt")->params["stores"], "non-temporal");
   EXPECT_EQ(r.find("cpu", "triad_nt")->params["elements"], 8 * 1024 * 1024 / 8);
+  EXPECT_EQ(r.find("cpu", "copy_nt")->unit, "GB/s");
+  EXPECT_EQ(r.find("cpu", "copy_nt")->params["stores"], "non-temporal");
+  EXPECT_EQ(r.find("cpu", "copy_nt")->params["arrays"], 2);
+  EXPECT_EQ(r.find("cpu", "copy_nt")->params["elements"], 2 * 8 * 1024 * 1024 / 8);
   EXPECT_EQ(r.find("cpu", "read")->unit, "GB/s");
   EXPECT_EQ(r.find("cpu", "read")->params["arrays"], 2);
   EXPECT_EQ(r.find("cpu", "read")->params["elements"], 8 * 1024 * 1024 / 8);
@@ -84,12 +88,13 @@ TEST(Probes, CpuProbesGiveSaneNumbersAndGpuProbesAReason) {
   // One progress line per cpu probe at least, each naming its probe.
   int cpu_lines = 0;
   for (const auto& l : lines) cpu_lines += l.rfind("probe cpu ", 0) == 0;
-  EXPECT_GE(cpu_lines, 5);
+  EXPECT_GE(cpu_lines, 6);
 
   nlohmann::json j = sb::probes_json(r);
   EXPECT_EQ(j["ran"], true);
   EXPECT_GT(j["cpu"]["triad"]["gbps"].get<double>(), 0);
   EXPECT_GT(j["cpu"]["triad_nt"]["gbps"].get<double>(), 0);
+  EXPECT_GT(j["cpu"]["copy_nt"]["gbps"].get<double>(), 0);
   EXPECT_GT(j["cpu"]["read"]["gbps"].get<double>(), 0);
   EXPECT_GT(j["cpu"]["sgemm"]["gflops"].get<double>(), 0);
   EXPECT_GT(j["cpu"]["fma"]["gflops"].get<double>(), 0);
@@ -107,14 +112,14 @@ TEST(Probes, AProbeThatCannotBeBuiltIsRecordedNotThrown) {
   o.source_dir = (dir / "no_such_folder").string();
   o.gpu = false;
   sb::ProbeResults r = sb::run_probes(o, {});
-  ASSERT_EQ(r.probes.size(), 8u);  // cpu triad, triad_nt, read, fma, sgemm; gpu triad, memory_peak,
-                                   // sgemm
+  // cpu triad, triad_nt, copy_nt, read, fma, sgemm; gpu triad, memory_peak, sgemm
+  ASSERT_EQ(r.probes.size(), 9u);
   for (const auto& p : r.probes) {
     EXPECT_FALSE(p.ok) << p.device << " " << p.name;
     EXPECT_FALSE(p.reason.empty()) << p.device << " " << p.name;
     EXPECT_EQ(p.rate, 0);
   }
-  for (const char* name : {"triad", "triad_nt", "read"})
+  for (const char* name : {"triad", "triad_nt", "copy_nt", "read"})
     EXPECT_NE(r.find("cpu", name)->reason.find("build failed"), std::string::npos)
         << r.find("cpu", name)->reason;
   EXPECT_EQ(sb::describe_probe(*r.find("gpu", "sgemm")), "skipped: gpu probes not asked for");
