@@ -191,6 +191,10 @@ struct StreamChoice {
   // A running scan (lower/running_scans.h): its vector walk may write whole lines of its output
   // with non-temporal stores when `tensors` reach the threshold.
   bool scan = false;
+  // In a row group that streams: the tensors whose next row this statement prefetches while it
+  // runs over its row, each with the index variable (an output or reduction variable of the
+  // statement) along which it reads that row (lower/streaming.h: next-row prefetch).
+  std::map<int, int> next_rows;
 };
 
 // Pass vectorize (lower/vectorize.h): the loops a SIMD strategy vectorises in one statement.

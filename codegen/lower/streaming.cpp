@@ -50,6 +50,28 @@ std::set<int> along_reads(const Spec& spec, const Statement& st,
   return along;
 }
 
+// The next-row prefetches of row group `g` (streaming.h), into `streams`: for each tensor of rank 2
+// that the group reads and does not write, the group's last statement to read it, when that read
+// is `t[row, k]` with the row as subscript 0 (the statement's output variable 0) and k one of the
+// statement's variables other than the row.
+void next_row_prefetches(const Spec& spec, const RowGroup& g, std::vector<StreamChoice>& streams) {
+  std::set<int> written, seen;
+  for (size_t k = g.first; k <= g.last; ++k) written.insert(spec.stmts[k].out);
+  for (size_t k = g.last + 1; k-- > g.first;) {
+    for (const Expr* r : reads_of(*spec.stmts[k].rhs)) {
+      const int t = r->ref;
+      if (written.count(t) || !seen.insert(t).second) continue;
+      const Tensor& tn = spec.tensors[t];
+      if (tn.shape.size() != 2 || tn.boundary != Boundary::None || r->args.size() != 2) continue;
+      const Expr& row = *r->args[0];
+      const Expr& col = *r->args[1];
+      if (row.kind != ExprKind::IndexVar || row.ref != 0) continue;
+      if (col.kind != ExprKind::IndexVar || col.ref == 0) continue;
+      streams[k].next_rows[t] = col.ref;
+    }
+  }
+}
+
 std::string names(const Spec& spec, const std::set<int>& tensors) {
   std::string out;
   for (int t : tensors) out += (out.empty() ? "" : ", ") + spec.tensors[t].name;
@@ -91,8 +113,12 @@ void streaming(Spec& spec) {
     }
   }
   sched.group_tensors.clear();
-  for (const RowGroup& g : sched.row_groups)
+  for (const RowGroup& g : sched.row_groups) {
     sched.group_tensors.push_back(stream_tensors(spec, g.first, g.last, g.row_local));
+    bool streams = false;
+    for (size_t k = g.first; k <= g.last; ++k) streams = streams || sched.streams[k].rows;
+    if (streams) next_row_prefetches(spec, g, sched.streams);
+  }
   sched.streaming_done = true;
 }
 
@@ -117,6 +143,9 @@ std::string dump_streaming(const Spec& spec) {
                     : std::string("no")) +
            "; by rows " + (c.rows ? "streams" + prefetch(c.prefetch_rows) : std::string("no")) +
            (c.scan ? "; its scan walk streams, tensors " + names(spec, c.tensors) : "");
+    for (const auto& [t, v] : c.next_rows)
+      out += "; prefetches the next row of " + spec.tensors[t].name + " along " +
+             spec.stmts[k].vars[v].name;
     const StreamChoice& e = sched.epilogue_streams[k];
     if (e.whole)
       out += "; its rest after a GEMM call streams, tensors " + names(spec, e.tensors) +

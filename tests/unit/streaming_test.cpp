@@ -2,6 +2,7 @@
 // output alone and by rows, and whose bytes decide it; its `--dump-ir streaming` text.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -139,6 +140,52 @@ TEST(Streaming, LinesPrefetchOnlyWhatTheyReadAlongTheOutput) {
   EXPECT_EQ(kStreamPrefetchBytes % kStreamLineBytes, 0);
 }
 
+TEST(Streaming, TheLastReaderOfARowPrefetchesTheNextRow) {
+  // In the softmax-like group, x is read by statements 0 and 1: statement 1, the last, prefetches
+  // its next row along c. Nothing else: y is written, m, e and s are row-local, and statement 4
+  // is outside the group.
+  const Spec spec = planned(kSoftmaxLike, kSoftmaxCompute);
+  const std::vector<StreamChoice>& c = spec.schedule.streams;
+  const int c_var = 1;  // e[r, c]: output variable 1
+  EXPECT_EQ(c[1].next_rows, (std::map<int, int>{{id(spec, "x"), c_var}}));
+  for (size_t k : {0u, 2u, 3u, 4u, 5u}) EXPECT_TRUE(c[k].next_rows.empty()) << "stmt " << k;
+}
+
+TEST(Streaming, NextRowsAlongAReductionAndNotForOtherReads) {
+  // The last reader of x is a reduction: it prefetches along its reduction variable k. w is read
+  // at another row (w[0, c]), u across rows (u[c, r]), b under a boundary rule, v is of rank 1:
+  // none of them is prefetched. A group that does not stream (its outputs are of rank 1)
+  // prefetches nothing.
+  const Spec spec = planned(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  w: {type: f32, shape: [R, C], role: in}\n"
+      "  u: {type: f32, shape: [C, R], role: in}\n"
+      "  b: {type: f32, shape: [R, C], role: in, boundary: zero}\n"
+      "  v: {type: f32, shape: [C], role: in}\n"
+      "  m: {type: f32, shape: [R], role: temp}\n"
+      "  s: {type: f32, shape: [R], role: temp}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  m[r] = max(c in 0..C: x[r, c])\n"
+      "  s[r] = sum(k in 0..C: x[r, k] - m[r])\n"
+      "  y[r, c] = s[r] * w[0, c] + u[c, r] + b[r, c + 1] + v[c]\n");
+  ASSERT_EQ(spec.schedule.row_groups.size(), 1u);
+  const std::vector<StreamChoice>& c = spec.schedule.streams;
+  ASSERT_EQ(c[1].next_rows.size(), 1u);
+  EXPECT_EQ(c[1].next_rows.begin()->first, id(spec, "x"));
+  EXPECT_TRUE(spec.stmts[1].vars[c[1].next_rows.begin()->second].is_reduction);
+  EXPECT_TRUE(c[0].next_rows.empty());  // x is read again later
+  EXPECT_TRUE(c[2].next_rows.empty());
+
+  const Spec quiet = planned(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  m: {type: f32, shape: [R], role: temp}\n"
+      "  s: {type: f32, shape: [R], role: out}\n",
+      "  m[r] = max(c in 0..C: x[r, c])\n"
+      "  s[r] = sum(c in 0..C: x[r, c] - m[r])\n");
+  ASSERT_EQ(quiet.schedule.row_groups.size(), 1u);
+  for (const StreamChoice& q : quiet.schedule.streams) EXPECT_TRUE(q.next_rows.empty());
+}
+
 TEST(Streaming, TheRestOfAContractionHasItsOwnChoice) {
   const Spec spec = planned(
       "  a: {type: f32, shape: [R, C], role: in}\n"
@@ -179,7 +226,7 @@ TEST(Streaming, DumpSaysWhatStreams) {
             std::string::npos)
       << d;
   EXPECT_NE(d.find("stmt 1 (e[r, c] = exp(x[r, c] - m[r])): alone streams, tensors x, m, e, "
-                   "prefetch x; by rows no\n"),
+                   "prefetch x; by rows no; prefetches the next row of x along c\n"),
             std::string::npos)
       << d;
   EXPECT_NE(d.find("stmt 3 (y[r, c] = e[r, c] / s[r]): alone streams, tensors e, s, y, prefetch "

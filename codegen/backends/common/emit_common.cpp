@@ -1335,6 +1335,8 @@ void StmtLowering::print_partials(const Expr& e, const std::string& acc, const s
   w.line("for (int sb_q = 0; sb_q < " + n + "; ++sb_q) " + part + "[sb_q] = " +
          reduce_identity(e.rop, t) + ";");
   w.open("for (; " + from + " + " + n + " <= " + to + "; " + from + " += " + n + ") {");
+  if (auto p = block_prologues_.find(&e); p != block_prologues_.end())
+    p->second(w, from, kReducePartialBytes / dtype_bytes(t));
   w.line("#pragma omp simd simdlen(" + lanes + ")");
   w.open("for (int64_t sb_q = 0; sb_q < " + n + "; ++sb_q) {");
   w.line("const int64_t " + k + " = " + from + " + sb_q;");

@@ -263,6 +263,13 @@ class StmtLowering {
   void set_reduce_prologue(const Expr* reduce, std::function<void(CodeWriter&)> prologue) {
     prologues_[reduce] = std::move(prologue);
   }
+  // Calls `prologue` at the start of each block of reduction `reduce`'s partial-accumulator loop
+  // (print_partials), with the block's first value of the loop variable and the block's length:
+  // code that runs once per block rather than once per element (a prefetch).
+  using BlockPrologue = std::function<void(CodeWriter&, const std::string& first, int count)>;
+  void set_reduce_block_prologue(const Expr* reduce, BlockPrologue prologue) {
+    block_prologues_[reduce] = std::move(prologue);
+  }
 
   // A running reduction (lower/running_scans.h) of reduction `e`, which has none nested: its
   // terms are folded into `acc` as its range grows. open_running declares `acc` (the identity, of
@@ -363,6 +370,7 @@ class StmtLowering {
   int next_load_ = 0;
   std::map<const Expr*, std::string> overrides_;
   std::map<const Expr*, std::function<void(CodeWriter&)>> prologues_;
+  std::map<const Expr*, BlockPrologue> block_prologues_;
   VectorMath* vector_math_ = nullptr;
   std::map<int, std::string> row_local_;
   bool assume_inside_ = false;

@@ -808,6 +808,39 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
   for (size_t d = in_row ? 1 : 0; d < rank; ++d) w.close();
 }
 
+// The row group's next row, which next-row prefetches (lower/streaming.h) read: the row after
+// `sb_row`, or `sb_row` itself at the last row.
+constexpr const char* kNextRow = "sb_next_row";
+
+// The next-row prefetches of `next_rows` (StreamChoice::next_rows) that run along variable `var`:
+// the cache lines of t[kNextRow, col .. col + count) for each such tensor t, when the group
+// streams (sb_stream; `streaming`: the code runs only then). `count` is the elements the loop
+// covers from `col` in one step.
+void emit_next_row_prefetches(StmtLowering& L, const std::map<int, int>& next_rows, int var,
+                              const std::string& col, int count, CodeWriter& w,
+                              bool streaming = false) {
+  std::vector<std::string> lines;
+  for (const auto& [t, v] : next_rows) {
+    if (v != var) continue;
+    const int bytes = dtype_bytes(L.spec().tensors[t].type);
+    const int step = std::max(1, kStreamLineBytes / bytes);
+    for (int q = 0; q * step < count; ++q) {
+      const std::string at = q == 0 ? col : col + " + " + std::to_string(q * step);
+      lines.push_back("__builtin_prefetch(&" + L.tensor_name(t) + "[" +
+                      L.flat_index(t, {kNextRow, at}) + "], 0, 3);");
+    }
+  }
+  if (lines.empty()) return;
+  if (streaming) {
+    w.line("// The next row, for its first pass:");
+    for (const std::string& l : lines) w.line(l);
+    return;
+  }
+  w.open("if (sb_stream) {  // the next row, for its first pass");
+  for (const std::string& l : lines) w.line(l);
+  w.close();
+}
+
 // The streaming form of an elementwise statement: the outer output loops and the blocks of
 // SB_STREAM_BLOCK elements of the innermost one are shared out by one collapsed static loop. A
 // block is computed one output cache line at a time into a line-sized buffer (an `omp simd` loop
@@ -821,10 +854,12 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
 // plain stores.
 // Before each line, the tensors in `prefetch` (the streaming pass's StreamChoice::prefetch or
 // prefetch_rows) are prefetched kStreamPrefetchBytes ahead, clamped to the last element of the
-// output's innermost dimension (not of the block: the next block's lines need it). The line's loop
-// has one vector of a whole line (simdlen), so the buffer is written and read as one register.
+// output's innermost dimension (not of the block: the next block's lines need it); in a row group,
+// so are the next row's lines of `next_rows` along the line (emit_next_row_prefetches). The line's
+// loop has one vector of a whole line (simdlen), so the buffer is written and read as one register.
 void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const std::string& first,
-                       const std::string& end, const std::set<int>& prefetch, CodeWriter& w) {
+                       const std::string& end, const std::set<int>& prefetch, CodeWriter& w,
+                       const std::map<int, int>& next_rows = {}) {
   const Statement& st = L.stmt();
   const std::string ty = c_type(L.spec().tensors[st.out].type);
   const std::string& v = L.var_name(static_cast<int>(st.rank()) - 1);
@@ -853,6 +888,9 @@ void emit_stream_lines(StmtLowering& L, std::vector<std::string> outer, const st
                    L.extent(st.out, st.rank() - 1, kPrecAdd + 1) + " - 1)");
     w.line("__builtin_prefetch(&" + L.tensor_name(t) + "[" + L.flat_index(t, subs) + "], 0, 3);");
   }
+  emit_next_row_prefetches(L, next_rows, static_cast<int>(st.rank()) - 1, "sb_j",
+                           kStreamLineBytes / dtype_bytes(L.spec().tensors[st.out].type), w,
+                           /*streaming=*/true);
   w.line(ty + " sb_line[64 / sizeof(" + ty + ")] __attribute__((aligned(64)));");
   const std::string simdlen =
       std::to_string(kStreamLineBytes / dtype_bytes(L.spec().tensors[st.out].type));
@@ -1070,9 +1108,21 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
     b.close();
   }
   b.line("#pragma omp for schedule(static)");
-  b.open("for (int64_t sb_row = 0; sb_row < " +
-         Ls.front().extent(Ls.front().stmt().out, 0, kPrecRel + 1) + "; ++sb_row) {");
+  const std::string rows = Ls.front().extent(Ls.front().stmt().out, 0, kPrecRel + 1);
+  b.open("for (int64_t sb_row = 0; sb_row < " + rows + "; ++sb_row) {");
   if (alloc) b.line("if (!sb_ok) continue;");
+  // Prints the next-row prefetches `nr` (lower/streaming.h) of a statement whose variable `var`
+  // is reduction `reduce`'s loop variable in `Q`, in that reduction's blocks of partial
+  // accumulators. A statement prints its other next-row prefetches in its streamed lines.
+  auto prefetch_in_blocks = [](StmtLowering& Q, const Expr* reduce, std::map<int, int> nr,
+                               int var) {
+    if (nr.empty()) return;
+    Q.set_reduce_block_prologue(reduce, [&Q, nr, var](CodeWriter& lw, const std::string& first,
+                                                      int count) {
+      emit_next_row_prefetches(Q, nr, var, first, count, lw);
+    });
+  };
+  CodeWriter rb(b.indent());  // the row's statements
   int next_rcp = 0;
   for (size_t i = 0; i < Ls.size(); ++i) {
     StmtLowering& L = Ls[i];
@@ -1082,9 +1132,9 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
     if (fuse) {
       // This statement's row is computed inside the next statement's reduction loop.
       StmtLowering& Q = Ls[++i];
-      b.open("{  // " + source_text(st, spec) + ", computed in the loop of:");
-      b.line("// " + source_text(Q.stmt(), spec));
-      b.line("[[maybe_unused]] const int64_t " + Q.var_name(0) + " = sb_row;");
+      rb.open("{  // " + source_text(st, spec) + ", computed in the loop of:");
+      rb.line("// " + source_text(Q.stmt(), spec));
+      rb.line("[[maybe_unused]] const int64_t " + Q.var_name(0) + " = sb_row;");
       Q.set_reduce_prologue(fuse, [&L, &Q, fuse](CodeWriter& lw) {
         lw.line("const int64_t sb_col = " + Q.var_name(fuse->ref) + ";");
         lw.open("{");
@@ -1093,42 +1143,58 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
         L.assign(lw);
         lw.close();
       });
-      emit_loop_nest(Q, true, b, /*in_row=*/true);
-      b.close();
+      // The producer's next rows along its column, which is the reduction's variable here.
+      const std::map<int, int>& nr = spec.schedule.streams[g.first + i - 1].next_rows;
+      std::map<int, int> along;
+      for (const auto& [t, v] : nr)
+        if (v == 1) along[t] = fuse->ref;
+      const std::map<int, int>& q_nr = spec.schedule.streams[g.first + i].next_rows;
+      for (const auto& [t, v] : q_nr) along.emplace(t, v);
+      prefetch_in_blocks(Q, fuse, along, fuse->ref);
+      emit_loop_nest(Q, true, rb, /*in_row=*/true);
+      rb.close();
       continue;
     }
-    b.open("{  // " + source_text(st, spec));
+    const std::map<int, int>& nr = spec.schedule.streams[g.first + i].next_rows;
+    for (const Expr* e : top_reduces_of(*st.rhs)) prefetch_in_blocks(L, e, nr, e->ref);
+    rb.open("{  // " + source_text(st, spec));
     // The row index may go unused when the statement touches only row-local tensors.
-    b.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
+    rb.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
            L.var_name(0) + " = sb_row;");
     if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
-      hoist_reciprocals(L, *st.rhs, b, next_rcp);
+      hoist_reciprocals(L, *st.rhs, rb, next_rcp);
     // The streaming pass's choice for the statement's rows (lower/streaming.h): a row of rank 2
     // or more is streamed a line at a time along its innermost dimension, its middle dimensions
     // as plain loops.
     if (spec.schedule.streams[g.first + i].rows && st.rank() >= 2) {
       streaming = true;
-      b.open("if (sb_stream) {");
+      rb.open("if (sb_stream) {");
       std::vector<std::string> outer{L.var_name(0)};
       for (size_t d = 1; d + 1 < st.rank(); ++d) {
         const std::string& v = L.var_name(static_cast<int>(d));
-        b.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) +
+        rb.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) +
                "; ++" + v + ") {");
         outer.push_back(v);
       }
       emit_stream_lines(L, outer, "0", L.extent(st.out, st.rank() - 1, kPrecAdd + 1),
-                        spec.schedule.streams[g.first + i].prefetch_rows, b);
-      for (size_t d = 1; d + 1 < st.rank(); ++d) b.close();
-      CodeWriter plain(b.indent());
+                        spec.schedule.streams[g.first + i].prefetch_rows, rb, nr);
+      for (size_t d = 1; d + 1 < st.rank(); ++d) rb.close();
+      CodeWriter plain(rb.indent());
       emit_loop_nest(L, true, plain, /*in_row=*/true);
-      b.close("} else {");
-      b.raw(plain.str());
-      b.line("}");
+      rb.close("} else {");
+      rb.raw(plain.str());
+      rb.line("}");
     } else {
-      emit_loop_nest(L, true, b, /*in_row=*/true);
+      emit_loop_nest(L, true, rb, /*in_row=*/true);
     }
-    b.close();
+    rb.close();
   }
+  if (rb.str().find(kNextRow) != std::string::npos) {
+    streaming = true;  // the prefetches run when the group streams
+    b.line("const int64_t " + std::string(kNextRow) + " = sb_row + 1 < " + rows +
+           " ? sb_row + 1 : sb_row;");
+  }
+  b.raw(rb.str());
   b.close();
   if (streaming) b.line("if (sb_stream) sb_stream_fence();");
   for (int t : heap) b.line("free(sb_row_" + c_name(spec.tensors[t].name) + ");");

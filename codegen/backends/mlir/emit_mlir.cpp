@@ -1012,10 +1012,20 @@ class Body {
   // Before a streamed line that starts at element `j` of the output's last dimension (of `len`):
   // a prefetch, kStreamPrefetchBytes ahead, of every tensor the streaming pass lists for the line
   // (StreamChoice::prefetch, lower/streaming.h), clamped to the line's last element, which the
-  // statement reads anyway. This printer prefetches along rank-1 outputs and along rows only.
+  // statement reads anyway. This printer prefetches along rank-1 outputs and along rows only. In a
+  // row group, the line of the next row of each tensor of StreamChoice::next_rows along the
+  // line (lower/streaming.h: next-row prefetch) too; this printer has them only in streamed lines.
   void emit_prefetches(const Statement& st, const std::string& j, const std::string& len) {
     const int rank = static_cast<int>(st.rank());
     if (rank != 1 && row_.empty()) return;
+    if (!next_row_.empty()) {
+      for (const auto& [t, var] : choice(st).next_rows) {
+        if (var != rank - 1) continue;
+        const Tensor& tensor = spec_.tensors[t];
+        w_.line("memref.prefetch %" + tensor.name + "[" + next_row_ + ", " + j +
+                "], read, locality<3>, data : " + memref_type(2, tensor.type));
+      }
+    }
     const std::set<int>& tensors = row_.empty() ? choice(st).prefetch : choice(st).prefetch_rows;
     std::string end;  // len - 1, made once when the first prefetch needs it
     for (int t : tensors) {
@@ -1219,6 +1229,20 @@ class Body {
     }
     row_ = fresh();
     w_.open("scf.for " + row_ + " = " + b + " to " + end + " step " + one + " {");
+    bool next_rows = false;  // along a streamed line: the only place this printer has them
+    for (size_t k = g.first; k <= g.last; ++k) {
+      const StreamChoice& c = spec_.schedule.streams[k];
+      for (const auto& [t, var] : c.next_rows)
+        next_rows = next_rows || (c.rows && var + 1 == static_cast<int>(spec_.stmts[k].rank()));
+    }
+    if (next_rows) {
+      // The next row, whose lines the next-row prefetches (lower/streaming.h) fetch.
+      const std::string& rows = extents_[spec_.stmts[g.first].out][0];
+      next_row_ = op("arith.minsi",
+                     {op("arith.addi", {row_, one}, DType::Index),
+                      op("arith.subi", {rows, one}, DType::Index)},
+                     DType::Index);
+    }
     // Views of this row of every tensor in memory that the group writes or reads by its own row.
     std::set<int> viewed;
     for (size_t k = g.first; k <= g.last; ++k) {
@@ -1257,6 +1281,7 @@ class Body {
     w_.line("scf.reduce");
     w_.close("}");
     row_.clear();
+    next_row_.clear();
     row_view_.clear();
     row_temp_.clear();
     row_local_.clear();
@@ -2127,6 +2152,7 @@ class Body {
   std::map<DType, View> line_buf_;
   std::set<int> row_local_;       // inside a row loop: the group's row-local temps
   std::string row_;               // inside a row loop: the row index; else empty
+  std::string next_row_;  // inside a row loop with next-row prefetches: the next row (or the last)
   std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
   int next_ = 0;
   const Statement* st_ = nullptr;

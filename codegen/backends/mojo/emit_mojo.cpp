@@ -613,6 +613,11 @@ class MojoLowering {
     return flat_index(t, subs);
   }
   std::string out_flat_at(const std::string& last) { return flat_at(st_.out, last); }
+  // The flat index of t[row, col] (texts) of a tensor of rank 2.
+  std::string flat_2d(int t, const std::string& row, const std::string& col) {
+    return flat_index(t, {{row, row.find(' ') == std::string::npos ? kMPrimary : kMAdd, false},
+                          {col, col.find(' ') == std::string::npos ? kMPrimary : kMAdd, false}});
+  }
 
   // The number of elements of tensor `t`: the product of its extents, "1" for a scalar.
   std::string element_count(int t) {
@@ -1609,15 +1614,52 @@ void emit_loops(MojoLowering& L, PyWriter& w) {
   for (size_t d = 0; d < st.rank(); ++d) w.dedent();
 }
 
+// The row group's next row, which next-row prefetches (lower/streaming.h) read: bound at the
+// start of a row's code (emit_row_body) when the statement has any.
+constexpr const char* kNextRow = "sb_next_row";
+
+// The next-row prefetches of `next_rows` (StreamChoice::next_rows) along statement L's innermost
+// output variable: the cache lines of t[kNextRow, col .. col + count) for each such tensor t,
+// `count` a text (a number, or a SIMD width parameter). `streaming`: the code runs only when the
+// group streams, else it checks sb_stream. Returns whether it printed any.
+bool emit_next_row_prefetches(MojoLowering& L, const std::map<int, int>& next_rows,
+                              const std::string& col, const std::string& count, bool streaming,
+                              PyWriter& w) {
+  const Statement& st = L.stmt();
+  const int v = static_cast<int>(st.rank()) - 1;
+  std::vector<int> tensors;
+  for (const auto& [t, var] : next_rows)
+    if (var == v) tensors.push_back(t);
+  if (tensors.empty()) return false;
+  L.needs().prefetch = true;
+  if (!streaming) w.open("if sb_stream:  # the next row, for its first pass");
+  if (streaming) w.line("# The next row, for its first pass:");
+  for (int t : tensors) {
+    const int step = std::max(1, kStreamLineBytes / dtype_bytes(L.spec().tensors[t].type));
+    const bool one = count.find_first_not_of("0123456789") == std::string::npos &&
+                     std::stoi(count) <= step;
+    const std::string at = one ? col : col + " + sb_p";
+    if (!one) w.open("for sb_p in range(0, " + count + ", " + std::to_string(step) + "):");
+    w.line("prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](" +
+           L.tensor_name(t) + ".unsafe_offset(" +
+           L.flat_2d(t, kNextRow, at) +
+           "))");
+    if (!one) w.dedent();
+  }
+  if (!streaming) w.dedent();
+  return true;
+}
+
 // The output elements [lo, hi) (texts) of statement L's innermost dimension, its other indices
 // bound, with non-temporal stores: plain stores up to the first 64-byte boundary, one SIMD store
 // per whole line, plain stores for the rest, so that a large output costs no read-for-ownership
 // traffic. The statement is elementwise and vectorises over its innermost index. Each line
 // first prefetches the tensors in `prefetch` (the streaming pass's StreamChoice::prefetch or
 // prefetch_rows) kStreamPrefetchBytes ahead, clamped to the last element of the output's
-// innermost dimension.
+// innermost dimension, and in a row group the next row's line of each of `next_rows`.
 void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string& hi,
-                       const std::set<int>& prefetch, PyWriter& w) {
+                       const std::set<int>& prefetch, PyWriter& w,
+                       const std::map<int, int>& next_rows = {}) {
   const Statement& st = L.stmt();
   const int v = static_cast<int>(st.rank()) - 1;
   const std::string& name = L.var_name(v);
@@ -1645,6 +1687,7 @@ void emit_stream_lines(MojoLowering& L, const std::string& lo, const std::string
                             L.extent(st.out, static_cast<size_t>(v), kMAdd + 1) + " - 1)") +
            "))");
   }
+  emit_next_row_prefetches(L, next_rows, name, lanes, /*streaming=*/true, w);
   L.assign_vector(w, Mode{v, lanes}, /*line=*/true);
   w.dedent();
   w.line("");
@@ -1701,13 +1744,22 @@ bool emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
 // running scan's walk stores its whole lines non-temporally under sb_stream. Returns whether the
 // row has such stores.
 bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
-                   const std::set<int>& prefetch = {}, bool scan_stream = false) {
+                   const std::set<int>& prefetch = {}, bool scan_stream = false,
+                   const std::map<int, int>& next_rows = {}) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
   if (const Expr* red = running_scan(L.spec(), L.stmt(), /*rows=*/true))
     return emit_running_scan(L, *red, 1, w, scan_stream);
   const int v = static_cast<int>(rank) - 1;
   const bool vec = vectorises_outputs(L, /*rows=*/true);
+  // Next-row prefetches (lower/streaming.h) go in the vector loop along the innermost output
+  // variable, one line per vector; a statement this printer does not vectorise declines them.
+  bool next = false;
+  if (vec)
+    for (const auto& [t, var] : next_rows) next = next || var == v;
+  if (next)
+    w.line("var " + std::string(kNextRow) + " = min(" + L.var_name(0) + " + 1, " +
+           L.extent(st.out, 0, kMAdd + 1) + " - 1)");
   L.strip = !vec;
   stream = stream && vec;  // a candidate of lower/streaming.h that this printer vectorises
   size_t opened = 0;
@@ -1718,7 +1770,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
   }
   if (stream) {
     w.open("if sb_stream:");
-    emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), prefetch, w);
+    emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), prefetch, w, next_rows);
     w.dedent();
     w.open("else:");
     ++opened;
@@ -1728,6 +1780,8 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
     L.needs().vectorize = true;
     L.needs().widths.insert(t);
     w.open("def sb_vec[sb_w: Int](" + L.var_name(v) + ": Int) {imm}:");
+    // In cache (the else of a streamed row) the group does not stream: no next-row prefetch.
+    if (!stream) emit_next_row_prefetches(L, next_rows, L.var_name(v), "sb_w", false, w);
     L.assign_vector(w, Mode{v, "sb_w"});
     w.dedent();
     w.line("");
@@ -1736,7 +1790,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
     L.assign(w);
   }
   for (size_t d = 0; d < opened; ++d) w.dedent();
-  return stream;
+  return stream || next;
 }
 
 // Ends a chunk that may have stored non-temporally: orders those stores before what follows.
@@ -1916,9 +1970,8 @@ bool emit_vectorize_parallel_rows(std::vector<MojoLowering>& Ls, const RowGroup&
     w.line("# " + source_text(L.stmt(), spec));
     w.open("def sb_row" + std::to_string(i) + "(" + L.var_name(0) + ": Int) {imm}:");
     // Outputs in memory stream when rows are longer than one element, as in the cpu backend.
-    stream = emit_row_body(L, w, spec.schedule.streams[g.first + i].rows,
-                           spec.schedule.streams[g.first + i].prefetch_rows) ||
-             stream;
+    const StreamChoice& c = spec.schedule.streams[g.first + i];
+    stream = emit_row_body(L, w, c.rows, c.prefetch_rows, false, c.next_rows) || stream;
     w.dedent();
   }
   w.line("");

@@ -153,6 +153,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict inp,
     float sb_row_variance[1];
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < BT; ++sb_row) {
+      const int64_t sb_next_row = sb_row + 1 < BT ? sb_row + 1 : sb_row;
       {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
         const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
@@ -223,6 +224,8 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict inp,
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
               __builtin_prefetch(&inp[r * C + (sb_j + 1024 < C ? sb_j + 1024 : C - 1)], 0, 3);
+              // The next row, for its first pass:
+              __builtin_prefetch(&inp[sb_next_row * C + sb_j], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {

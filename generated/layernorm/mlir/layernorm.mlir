@@ -262,182 +262,186 @@ module attributes {transform.with_named_sequence} {
       %34 = memref.alloca() : memref<f32>
       %35 = memref.alloca() : memref<f32>
       scf.for %36 = %29 to %31 step %22 {
-        %37 = memref.subview %inp[%36, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %38 = memref.subview %y[%36, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %39 = memref.subview %mean[%36] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %40 = memref.subview %rstd[%36] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %37 = arith.addi %36, %22 : index
+        %38 = arith.subi %BT, %22 : index
+        %39 = arith.minsi %37, %38 : index
+        %40 = memref.subview %inp[%36, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %41 = memref.subview %y[%36, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %42 = memref.subview %mean[%36] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %43 = memref.subview %rstd[%36] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
         // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-        %41 = arith.constant 0.0 : f32
-        linalg.fill ins(%41 : f32) outs(%34 : memref<f32>)
-        %42 = arith.constant 0 : index
-        %43 = arith.subi %C, %42 : index
-        %44 = arith.constant 0 : index
-        %45 = arith.maxsi %43, %44 : index
-        %46 = arith.constant 0 : index
-        %47 = memref.reinterpret_cast %34 to offset: [0], sizes: [%45], strides: [%46] : memref<f32> to memref<?xf32, strided<[?]>>
+        %44 = arith.constant 0.0 : f32
+        linalg.fill ins(%44 : f32) outs(%34 : memref<f32>)
+        %45 = arith.constant 0 : index
+        %46 = arith.subi %C, %45 : index
+        %47 = arith.constant 0 : index
+        %48 = arith.maxsi %46, %47 : index
+        %49 = arith.constant 0 : index
+        %50 = memref.reinterpret_cast %34 to offset: [0], sizes: [%48], strides: [%49] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%47, %37 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            ins(%50, %40 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
             outs(%34 : memref<f32>) {
-          ^bb0(%48: f32, %49: f32, %50: f32):
-          %51 = arith.addf %50, %49 fastmath<reassoc> : f32
-          linalg.yield %51 : f32
+          ^bb0(%51: f32, %52: f32, %53: f32):
+          %54 = arith.addf %53, %52 fastmath<reassoc> : f32
+          linalg.yield %54 : f32
         }
         linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
             ins(%34 : memref<f32>)
-            outs(%39 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%52: f32, %53: f32):
-          %54 = arith.index_cast %C : index to i64
-          %55 = arith.sitofp %54 : i64 to f32
-          %56 = arith.divf %52, %55 : f32
-          linalg.yield %56 : f32
+            outs(%42 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%55: f32, %56: f32):
+          %57 = arith.index_cast %C : index to i64
+          %58 = arith.sitofp %57 : i64 to f32
+          %59 = arith.divf %55, %58 : f32
+          linalg.yield %59 : f32
         }
         // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-        %57 = arith.constant 0.0 : f32
-        linalg.fill ins(%57 : f32) outs(%35 : memref<f32>)
-        %58 = arith.constant 0 : index
-        %59 = arith.subi %C, %58 : index
-        %60 = arith.constant 0 : index
-        %61 = arith.maxsi %59, %60 : index
-        %62 = arith.constant 0 : index
-        %63 = memref.reinterpret_cast %35 to offset: [0], sizes: [%61], strides: [%62] : memref<f32> to memref<?xf32, strided<[?]>>
+        %60 = arith.constant 0.0 : f32
+        linalg.fill ins(%60 : f32) outs(%35 : memref<f32>)
+        %61 = arith.constant 0 : index
+        %62 = arith.subi %C, %61 : index
+        %63 = arith.constant 0 : index
+        %64 = arith.maxsi %62, %63 : index
+        %65 = arith.constant 0 : index
+        %66 = memref.reinterpret_cast %35 to offset: [0], sizes: [%64], strides: [%65] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%63, %37, %39 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+            ins(%66, %40, %42 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
             outs(%35 : memref<f32>) {
-          ^bb0(%64: f32, %65: f32, %66: f32, %67: f32):
-          %68 = arith.subf %65, %66 : f32
-          %69 = arith.subf %65, %66 : f32
-          %70 = arith.mulf %68, %69 : f32
-          %71 = arith.addf %67, %70 fastmath<reassoc> : f32
-          linalg.yield %71 : f32
+          ^bb0(%67: f32, %68: f32, %69: f32, %70: f32):
+          %71 = arith.subf %68, %69 : f32
+          %72 = arith.subf %68, %69 : f32
+          %73 = arith.mulf %71, %72 : f32
+          %74 = arith.addf %70, %73 fastmath<reassoc> : f32
+          linalg.yield %74 : f32
         }
         linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
             ins(%35 : memref<f32>)
             outs(%32 : memref<f32>) {
-          ^bb0(%72: f32, %73: f32):
-          %74 = arith.index_cast %C : index to i64
-          %75 = arith.sitofp %74 : i64 to f32
-          %76 = arith.divf %72, %75 : f32
-          linalg.yield %76 : f32
+          ^bb0(%75: f32, %76: f32):
+          %77 = arith.index_cast %C : index to i64
+          %78 = arith.sitofp %77 : i64 to f32
+          %79 = arith.divf %75, %78 : f32
+          linalg.yield %79 : f32
         }
         // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
         linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
             ins(%32 : memref<f32>)
-            outs(%40 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%77: f32, %78: f32):
-          %79 = arith.constant 1.0 : f32
-          %80 = arith.constant 1.0e-05 : f32
-          %81 = arith.addf %77, %80 : f32
-          %82 = math.sqrt %81 : f32
-          %83 = arith.divf %79, %82 : f32
-          linalg.yield %83 : f32
+            outs(%43 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%80: f32, %81: f32):
+          %82 = arith.constant 1.0 : f32
+          %83 = arith.constant 1.0e-05 : f32
+          %84 = arith.addf %80, %83 : f32
+          %85 = math.sqrt %84 : f32
+          %86 = arith.divf %82, %85 : f32
+          linalg.yield %86 : f32
         }
         // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
         scf.if %20 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %84 = arith.constant 4 : index
-          %85, %86, %87, %88 = memref.extract_strided_metadata %38 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %89 = memref.extract_aligned_pointer_as_index %38 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %90 = arith.muli %86, %84 : index
-          %91 = arith.addi %89, %90 : index
-          %92 = arith.constant 64 : index
-          %93 = arith.remui %91, %92 : index
-          %94 = arith.subi %92, %93 : index
-          %95 = arith.remui %94, %92 : index
-          %96 = arith.divui %95, %84 : index
-          %97 = arith.minsi %96, %C : index
-          %98 = arith.constant 16 : index
-          %99 = arith.subi %C, %97 : index
-          %100 = arith.divui %99, %98 : index
-          %101 = arith.muli %100, %98 : index
-          %102 = arith.addi %97, %101 : index
-          %103 = arith.constant 0 : index
-          %104 = arith.constant 1 : index
-          %105 = memref.subview %38[%103] [%97] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %87 = arith.constant 4 : index
+          %88, %89, %90, %91 = memref.extract_strided_metadata %41 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %92 = memref.extract_aligned_pointer_as_index %41 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %93 = arith.muli %89, %87 : index
+          %94 = arith.addi %92, %93 : index
+          %95 = arith.constant 64 : index
+          %96 = arith.remui %94, %95 : index
+          %97 = arith.subi %95, %96 : index
+          %98 = arith.remui %97, %95 : index
+          %99 = arith.divui %98, %87 : index
+          %100 = arith.minsi %99, %C : index
+          %101 = arith.constant 16 : index
+          %102 = arith.subi %C, %100 : index
+          %103 = arith.divui %102, %101 : index
+          %104 = arith.muli %103, %101 : index
+          %105 = arith.addi %100, %104 : index
           %106 = arith.constant 0 : index
-          %107 = memref.reinterpret_cast %105 to offset: [0], sizes: [%97], strides: [%106] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %107 = arith.constant 1 : index
+          %108 = memref.subview %41[%106] [%100] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %109 = arith.constant 0 : index
+          %110 = memref.reinterpret_cast %108 to offset: [0], sizes: [%100], strides: [%109] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%107, %40, %39 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%105 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%108: f32, %109: f32, %110: f32, %111: f32):
-            %112 = linalg.index 0 : index
-            %113 = arith.addi %112, %103 : index
-            %114 = memref.load %37[%113] : memref<?xf32, strided<[1], offset: ?>>
-            %115 = arith.subf %114, %110 : f32
-            %116 = arith.mulf %109, %115 : f32
-            %117 = memref.load %weight[%113] : memref<?xf32>
-            %118 = arith.mulf %116, %117 : f32
-            %119 = memref.load %bias[%113] : memref<?xf32>
-            %120 = arith.addf %118, %119 : f32
-            linalg.yield %120 : f32
+              ins(%110, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%108 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%111: f32, %112: f32, %113: f32, %114: f32):
+            %115 = linalg.index 0 : index
+            %116 = arith.addi %115, %106 : index
+            %117 = memref.load %40[%116] : memref<?xf32, strided<[1], offset: ?>>
+            %118 = arith.subf %117, %113 : f32
+            %119 = arith.mulf %112, %118 : f32
+            %120 = memref.load %weight[%116] : memref<?xf32>
+            %121 = arith.mulf %119, %120 : f32
+            %122 = memref.load %bias[%116] : memref<?xf32>
+            %123 = arith.addf %121, %122 : f32
+            linalg.yield %123 : f32
           }
-          scf.for %121 = %103 to %100 step %104 {
-            %122 = arith.muli %121, %98 : index
-            %123 = arith.addi %97, %122 : index
-            %124 = arith.constant 1024 : index
-            %125 = arith.constant 1 : index
-            %126 = arith.subi %C, %125 : index
-            %127 = arith.addi %123, %124 : index
-            %128 = arith.minsi %127, %126 : index
-            memref.prefetch %37[%128], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %129 = arith.constant 0 : index
-            %130 = memref.reinterpret_cast %33 to offset: [0], sizes: [%98], strides: [%129] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %124 = %106 to %103 step %107 {
+            %125 = arith.muli %124, %101 : index
+            %126 = arith.addi %100, %125 : index
+            memref.prefetch %inp[%39, %126], read, locality<3>, data : memref<?x?xf32>
+            %127 = arith.constant 1024 : index
+            %128 = arith.constant 1 : index
+            %129 = arith.subi %C, %128 : index
+            %130 = arith.addi %126, %127 : index
+            %131 = arith.minsi %130, %129 : index
+            memref.prefetch %40[%131], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %132 = arith.constant 0 : index
+            %133 = memref.reinterpret_cast %33 to offset: [0], sizes: [%101], strides: [%132] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%130, %40, %39 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+                ins(%133, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
                 outs(%33 : memref<16xf32>) {
-              ^bb0(%131: f32, %132: f32, %133: f32, %134: f32):
-              %135 = linalg.index 0 : index
-              %136 = arith.addi %135, %123 : index
-              %137 = memref.load %37[%136] : memref<?xf32, strided<[1], offset: ?>>
-              %138 = arith.subf %137, %133 : f32
-              %139 = arith.mulf %132, %138 : f32
-              %140 = memref.load %weight[%136] : memref<?xf32>
-              %141 = arith.mulf %139, %140 : f32
-              %142 = memref.load %bias[%136] : memref<?xf32>
-              %143 = arith.addf %141, %142 : f32
-              linalg.yield %143 : f32
+              ^bb0(%134: f32, %135: f32, %136: f32, %137: f32):
+              %138 = linalg.index 0 : index
+              %139 = arith.addi %138, %126 : index
+              %140 = memref.load %40[%139] : memref<?xf32, strided<[1], offset: ?>>
+              %141 = arith.subf %140, %136 : f32
+              %142 = arith.mulf %135, %141 : f32
+              %143 = memref.load %weight[%139] : memref<?xf32>
+              %144 = arith.mulf %142, %143 : f32
+              %145 = memref.load %bias[%139] : memref<?xf32>
+              %146 = arith.addf %144, %145 : f32
+              linalg.yield %146 : f32
             }
-            %144 = arith.constant 8 : index
-            %145 = vector.load %33[%103] : memref<16xf32>, vector<8xf32>
-            %146 = vector.load %33[%144] : memref<16xf32>, vector<8xf32>
-            %147 = arith.muli %123, %84 : index
-            %148 = arith.addi %91, %147 : index
-            %149 = arith.index_cast %148 : index to i64
-            %150 = llvm.inttoptr %149 : i64 to !llvm.ptr
-            llvm.store %145, %150 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %151 = llvm.getelementptr %150[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %146, %151 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %147 = arith.constant 8 : index
+            %148 = vector.load %33[%106] : memref<16xf32>, vector<8xf32>
+            %149 = vector.load %33[%147] : memref<16xf32>, vector<8xf32>
+            %150 = arith.muli %126, %87 : index
+            %151 = arith.addi %94, %150 : index
+            %152 = arith.index_cast %151 : index to i64
+            %153 = llvm.inttoptr %152 : i64 to !llvm.ptr
+            llvm.store %148, %153 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %154 = llvm.getelementptr %153[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %149, %154 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %152 = arith.subi %C, %102 : index
-          %153 = memref.subview %38[%102] [%152] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %154 = arith.constant 0 : index
-          %155 = memref.reinterpret_cast %153 to offset: [0], sizes: [%152], strides: [%154] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %155 = arith.subi %C, %105 : index
+          %156 = memref.subview %41[%105] [%155] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %157 = arith.constant 0 : index
+          %158 = memref.reinterpret_cast %156 to offset: [0], sizes: [%155], strides: [%157] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%155, %40, %39 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%153 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%156: f32, %157: f32, %158: f32, %159: f32):
-            %160 = linalg.index 0 : index
-            %161 = arith.addi %160, %102 : index
-            %162 = memref.load %37[%161] : memref<?xf32, strided<[1], offset: ?>>
-            %163 = arith.subf %162, %158 : f32
-            %164 = arith.mulf %157, %163 : f32
-            %165 = memref.load %weight[%161] : memref<?xf32>
-            %166 = arith.mulf %164, %165 : f32
-            %167 = memref.load %bias[%161] : memref<?xf32>
-            %168 = arith.addf %166, %167 : f32
-            linalg.yield %168 : f32
+              ins(%158, %43, %42 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%156 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%159: f32, %160: f32, %161: f32, %162: f32):
+            %163 = linalg.index 0 : index
+            %164 = arith.addi %163, %105 : index
+            %165 = memref.load %40[%164] : memref<?xf32, strided<[1], offset: ?>>
+            %166 = arith.subf %165, %161 : f32
+            %167 = arith.mulf %160, %166 : f32
+            %168 = memref.load %weight[%164] : memref<?xf32>
+            %169 = arith.mulf %167, %168 : f32
+            %170 = memref.load %bias[%164] : memref<?xf32>
+            %171 = arith.addf %169, %170 : f32
+            linalg.yield %171 : f32
           }
         } else {
-          %169 = arith.constant 0 : index
-          %170 = memref.reinterpret_cast %38 to offset: [0], sizes: [%C], strides: [%169] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %172 = arith.constant 0 : index
+          %173 = memref.reinterpret_cast %41 to offset: [0], sizes: [%C], strides: [%172] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%170, %40, %37, %39, %weight, %bias : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>, memref<?xf32>)
-              outs(%38 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%171: f32, %172: f32, %173: f32, %174: f32, %175: f32, %176: f32, %177: f32):
-            %178 = arith.subf %173, %174 : f32
-            %179 = arith.mulf %172, %178 : f32
-            %180 = arith.mulf %179, %175 : f32
-            %181 = arith.addf %180, %176 : f32
-            linalg.yield %181 : f32
+              ins(%173, %43, %40, %42, %weight, %bias : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>, memref<?xf32>, memref<?xf32>)
+              outs(%41 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%174: f32, %175: f32, %176: f32, %177: f32, %178: f32, %179: f32, %180: f32):
+            %181 = arith.subf %176, %177 : f32
+            %182 = arith.mulf %175, %181 : f32
+            %183 = arith.mulf %182, %178 : f32
+            %184 = arith.addf %183, %179 : f32
+            linalg.yield %184 : f32
           }
         }
       }

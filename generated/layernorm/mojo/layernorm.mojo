@@ -178,6 +178,7 @@ def sb_vectorize_parallel_s0_3(inp: Pointer[Float32, ImmUntrackedOrigin],
 
         # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
         def sb_row3(r: Int) {imm}:
+            var sb_next_row = min(r + 1, BT - 1)
             if sb_stream:
                 # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
                 var sb_first = Int(y.unsafe_offset(r * C))
@@ -186,6 +187,8 @@ def sb_vectorize_parallel_s0_3(inp: Pointer[Float32, ImmUntrackedOrigin],
 
                 def sb_line(c: Int) {imm}:
                     prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](inp.unsafe_offset(r * C + (min(c + 1024, C - 1))))
+                    # The next row, for its first pass:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](inp.unsafe_offset(sb_next_row * C + c))
                     var sb_val = rstd[unsafe_offset=r] * (inp.unsafe_load[width=16](r * C + c) - mean[unsafe_offset=r]) * weight.unsafe_load[width=16](c) + bias.unsafe_load[width=16](c)
                     y.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
 

@@ -125,6 +125,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_1(const float* __restrict x,
     float sb_row_rstd[1];
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
+      const int64_t sb_next_row = sb_row + 1 < R ? sb_row + 1 : sb_row;
       {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = 0.0f;
@@ -164,6 +165,8 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_1(const float* __restrict x,
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
               __builtin_prefetch(&x[r * C + (sb_j + 1024 < C ? sb_j + 1024 : C - 1)], 0, 3);
+              // The next row, for its first pass:
+              __builtin_prefetch(&x[sb_next_row * C + sb_j], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               #pragma omp simd simdlen(16)
               for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {

@@ -163,135 +163,139 @@ module attributes {transform.with_named_sequence} {
       %24 = memref.alloca() : memref<16xf32>
       %25 = memref.alloca() : memref<f32>
       scf.for %26 = %20 to %22 step %13 {
-        %27 = memref.subview %x[%26, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %28 = memref.subview %y[%26, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %27 = arith.addi %26, %13 : index
+        %28 = arith.subi %R, %13 : index
+        %29 = arith.minsi %27, %28 : index
+        %30 = memref.subview %x[%26, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %31 = memref.subview %y[%26, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-        %29 = arith.constant 0.0 : f32
-        linalg.fill ins(%29 : f32) outs(%25 : memref<f32>)
-        %30 = arith.constant 0 : index
-        %31 = arith.subi %C, %30 : index
-        %32 = arith.constant 0 : index
-        %33 = arith.maxsi %31, %32 : index
-        %34 = arith.constant 0 : index
-        %35 = memref.reinterpret_cast %25 to offset: [0], sizes: [%33], strides: [%34] : memref<f32> to memref<?xf32, strided<[?]>>
+        %32 = arith.constant 0.0 : f32
+        linalg.fill ins(%32 : f32) outs(%25 : memref<f32>)
+        %33 = arith.constant 0 : index
+        %34 = arith.subi %C, %33 : index
+        %35 = arith.constant 0 : index
+        %36 = arith.maxsi %34, %35 : index
+        %37 = arith.constant 0 : index
+        %38 = memref.reinterpret_cast %25 to offset: [0], sizes: [%36], strides: [%37] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%35, %27 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            ins(%38, %30 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
             outs(%25 : memref<f32>) {
-          ^bb0(%36: f32, %37: f32, %38: f32):
-          %39 = arith.mulf %37, %37 : f32
-          %40 = arith.addf %38, %39 fastmath<reassoc> : f32
-          linalg.yield %40 : f32
+          ^bb0(%39: f32, %40: f32, %41: f32):
+          %42 = arith.mulf %40, %40 : f32
+          %43 = arith.addf %41, %42 fastmath<reassoc> : f32
+          linalg.yield %43 : f32
         }
         linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
             ins(%25 : memref<f32>)
             outs(%23 : memref<f32>) {
-          ^bb0(%41: f32, %42: f32):
-          %43 = arith.constant 1.0 : f32
-          %44 = arith.index_cast %C : index to i64
-          %45 = arith.sitofp %44 : i64 to f32
-          %46 = arith.divf %41, %45 : f32
-          %47 = arith.constant 1.0e-05 : f32
-          %48 = arith.addf %46, %47 : f32
-          %49 = math.sqrt %48 : f32
-          %50 = arith.divf %43, %49 : f32
-          linalg.yield %50 : f32
+          ^bb0(%44: f32, %45: f32):
+          %46 = arith.constant 1.0 : f32
+          %47 = arith.index_cast %C : index to i64
+          %48 = arith.sitofp %47 : i64 to f32
+          %49 = arith.divf %44, %48 : f32
+          %50 = arith.constant 1.0e-05 : f32
+          %51 = arith.addf %49, %50 : f32
+          %52 = math.sqrt %51 : f32
+          %53 = arith.divf %46, %52 : f32
+          linalg.yield %53 : f32
         }
         // y[r, c] = weight[c] * (rstd[r] * x[r, c])
         scf.if %11 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %51 = arith.constant 4 : index
-          %52, %53, %54, %55 = memref.extract_strided_metadata %28 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %56 = memref.extract_aligned_pointer_as_index %28 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %57 = arith.muli %53, %51 : index
-          %58 = arith.addi %56, %57 : index
-          %59 = arith.constant 64 : index
-          %60 = arith.remui %58, %59 : index
-          %61 = arith.subi %59, %60 : index
-          %62 = arith.remui %61, %59 : index
-          %63 = arith.divui %62, %51 : index
-          %64 = arith.minsi %63, %C : index
-          %65 = arith.constant 16 : index
-          %66 = arith.subi %C, %64 : index
-          %67 = arith.divui %66, %65 : index
-          %68 = arith.muli %67, %65 : index
-          %69 = arith.addi %64, %68 : index
-          %70 = arith.constant 0 : index
-          %71 = arith.constant 1 : index
-          %72 = memref.subview %28[%70] [%64] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %54 = arith.constant 4 : index
+          %55, %56, %57, %58 = memref.extract_strided_metadata %31 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %59 = memref.extract_aligned_pointer_as_index %31 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %60 = arith.muli %56, %54 : index
+          %61 = arith.addi %59, %60 : index
+          %62 = arith.constant 64 : index
+          %63 = arith.remui %61, %62 : index
+          %64 = arith.subi %62, %63 : index
+          %65 = arith.remui %64, %62 : index
+          %66 = arith.divui %65, %54 : index
+          %67 = arith.minsi %66, %C : index
+          %68 = arith.constant 16 : index
+          %69 = arith.subi %C, %67 : index
+          %70 = arith.divui %69, %68 : index
+          %71 = arith.muli %70, %68 : index
+          %72 = arith.addi %67, %71 : index
           %73 = arith.constant 0 : index
-          %74 = memref.reinterpret_cast %72 to offset: [0], sizes: [%64], strides: [%73] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %74 = arith.constant 1 : index
+          %75 = memref.subview %31[%73] [%67] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %76 = arith.constant 0 : index
+          %77 = memref.reinterpret_cast %75 to offset: [0], sizes: [%67], strides: [%76] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%74, %23 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%72 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%75: f32, %76: f32, %77: f32):
-            %78 = linalg.index 0 : index
-            %79 = arith.addi %78, %70 : index
-            %80 = memref.load %weight[%79] : memref<?xf32>
-            %81 = memref.load %27[%79] : memref<?xf32, strided<[1], offset: ?>>
-            %82 = arith.mulf %76, %81 : f32
-            %83 = arith.mulf %80, %82 : f32
-            linalg.yield %83 : f32
+              ins(%77, %23 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%75 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%78: f32, %79: f32, %80: f32):
+            %81 = linalg.index 0 : index
+            %82 = arith.addi %81, %73 : index
+            %83 = memref.load %weight[%82] : memref<?xf32>
+            %84 = memref.load %30[%82] : memref<?xf32, strided<[1], offset: ?>>
+            %85 = arith.mulf %79, %84 : f32
+            %86 = arith.mulf %83, %85 : f32
+            linalg.yield %86 : f32
           }
-          scf.for %84 = %70 to %67 step %71 {
-            %85 = arith.muli %84, %65 : index
-            %86 = arith.addi %64, %85 : index
-            %87 = arith.constant 1024 : index
-            %88 = arith.constant 1 : index
-            %89 = arith.subi %C, %88 : index
-            %90 = arith.addi %86, %87 : index
-            %91 = arith.minsi %90, %89 : index
-            memref.prefetch %27[%91], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %92 = arith.constant 0 : index
-            %93 = memref.reinterpret_cast %24 to offset: [0], sizes: [%65], strides: [%92] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %87 = %73 to %70 step %74 {
+            %88 = arith.muli %87, %68 : index
+            %89 = arith.addi %67, %88 : index
+            memref.prefetch %x[%29, %89], read, locality<3>, data : memref<?x?xf32>
+            %90 = arith.constant 1024 : index
+            %91 = arith.constant 1 : index
+            %92 = arith.subi %C, %91 : index
+            %93 = arith.addi %89, %90 : index
+            %94 = arith.minsi %93, %92 : index
+            memref.prefetch %30[%94], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %95 = arith.constant 0 : index
+            %96 = memref.reinterpret_cast %24 to offset: [0], sizes: [%68], strides: [%95] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%93, %23 : memref<?xf32, strided<[?]>>, memref<f32>)
+                ins(%96, %23 : memref<?xf32, strided<[?]>>, memref<f32>)
                 outs(%24 : memref<16xf32>) {
-              ^bb0(%94: f32, %95: f32, %96: f32):
-              %97 = linalg.index 0 : index
-              %98 = arith.addi %97, %86 : index
-              %99 = memref.load %weight[%98] : memref<?xf32>
-              %100 = memref.load %27[%98] : memref<?xf32, strided<[1], offset: ?>>
-              %101 = arith.mulf %95, %100 : f32
-              %102 = arith.mulf %99, %101 : f32
-              linalg.yield %102 : f32
+              ^bb0(%97: f32, %98: f32, %99: f32):
+              %100 = linalg.index 0 : index
+              %101 = arith.addi %100, %89 : index
+              %102 = memref.load %weight[%101] : memref<?xf32>
+              %103 = memref.load %30[%101] : memref<?xf32, strided<[1], offset: ?>>
+              %104 = arith.mulf %98, %103 : f32
+              %105 = arith.mulf %102, %104 : f32
+              linalg.yield %105 : f32
             }
-            %103 = arith.constant 8 : index
-            %104 = vector.load %24[%70] : memref<16xf32>, vector<8xf32>
-            %105 = vector.load %24[%103] : memref<16xf32>, vector<8xf32>
-            %106 = arith.muli %86, %51 : index
-            %107 = arith.addi %58, %106 : index
-            %108 = arith.index_cast %107 : index to i64
-            %109 = llvm.inttoptr %108 : i64 to !llvm.ptr
-            llvm.store %104, %109 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %110 = llvm.getelementptr %109[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %105, %110 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %106 = arith.constant 8 : index
+            %107 = vector.load %24[%73] : memref<16xf32>, vector<8xf32>
+            %108 = vector.load %24[%106] : memref<16xf32>, vector<8xf32>
+            %109 = arith.muli %89, %54 : index
+            %110 = arith.addi %61, %109 : index
+            %111 = arith.index_cast %110 : index to i64
+            %112 = llvm.inttoptr %111 : i64 to !llvm.ptr
+            llvm.store %107, %112 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %113 = llvm.getelementptr %112[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %108, %113 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %111 = arith.subi %C, %69 : index
-          %112 = memref.subview %28[%69] [%111] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %113 = arith.constant 0 : index
-          %114 = memref.reinterpret_cast %112 to offset: [0], sizes: [%111], strides: [%113] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %114 = arith.subi %C, %72 : index
+          %115 = memref.subview %31[%72] [%114] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %116 = arith.constant 0 : index
+          %117 = memref.reinterpret_cast %115 to offset: [0], sizes: [%114], strides: [%116] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%114, %23 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%112 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%115: f32, %116: f32, %117: f32):
-            %118 = linalg.index 0 : index
-            %119 = arith.addi %118, %69 : index
-            %120 = memref.load %weight[%119] : memref<?xf32>
-            %121 = memref.load %27[%119] : memref<?xf32, strided<[1], offset: ?>>
-            %122 = arith.mulf %116, %121 : f32
-            %123 = arith.mulf %120, %122 : f32
-            linalg.yield %123 : f32
+              ins(%117, %23 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%115 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%118: f32, %119: f32, %120: f32):
+            %121 = linalg.index 0 : index
+            %122 = arith.addi %121, %72 : index
+            %123 = memref.load %weight[%122] : memref<?xf32>
+            %124 = memref.load %30[%122] : memref<?xf32, strided<[1], offset: ?>>
+            %125 = arith.mulf %119, %124 : f32
+            %126 = arith.mulf %123, %125 : f32
+            linalg.yield %126 : f32
           }
         } else {
-          %124 = arith.constant 0 : index
-          %125 = memref.reinterpret_cast %28 to offset: [0], sizes: [%C], strides: [%124] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %127 = arith.constant 0 : index
+          %128 = memref.reinterpret_cast %31 to offset: [0], sizes: [%C], strides: [%127] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%125, %weight, %23, %27 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
-              outs(%28 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%126: f32, %127: f32, %128: f32, %129: f32, %130: f32):
-            %131 = arith.mulf %128, %129 : f32
-            %132 = arith.mulf %127, %131 : f32
-            linalg.yield %132 : f32
+              ins(%128, %weight, %23, %30 : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<f32>, memref<?xf32, strided<[1], offset: ?>>)
+              outs(%31 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%129: f32, %130: f32, %131: f32, %132: f32, %133: f32):
+            %134 = arith.mulf %131, %132 : f32
+            %135 = arith.mulf %130, %134 : f32
+            linalg.yield %135 : f32
           }
         }
       }

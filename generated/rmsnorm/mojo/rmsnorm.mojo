@@ -132,6 +132,7 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # y[r, c] = weight[c] * (rstd[r] * x[r, c])
         def sb_row1(r: Int) {imm}:
+            var sb_next_row = min(r + 1, R - 1)
             if sb_stream:
                 # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
                 var sb_first = Int(y.unsafe_offset(r * C))
@@ -140,6 +141,8 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
 
                 def sb_line(c: Int) {imm}:
                     prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(r * C + (min(c + 1024, C - 1))))
+                    # The next row, for its first pass:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(sb_next_row * C + c))
                     var sb_val = weight.unsafe_load[width=16](c) * (sb_row_rstd[unsafe_offset=0] * x.unsafe_load[width=16](r * C + c))
                     y.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
 

@@ -207,6 +207,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
       if (!sb_ok) continue;
+      const int64_t sb_next_row = sb_row + 1 < R ? sb_row + 1 : sb_row;
       {  // rowmax[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
@@ -245,6 +246,12 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
           float sb_part0[64] __attribute__((aligned(64)));
           for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
           for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            if (sb_stream) {  // the next row, for its first pass
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 16], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 32], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 48], 0, 3);
+            }
             #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
               const int64_t c = sb_k0 + sb_q;
@@ -337,6 +344,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
       if (!sb_ok) continue;
+      const int64_t sb_next_row = sb_row + 1 < R ? sb_row + 1 : sb_row;
       {  // rowmax[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
@@ -375,6 +383,12 @@ SB_STREAM_KERNEL static int sb_omp_simd_approx_s0_3(
           float sb_part0[64] __attribute__((aligned(64)));
           for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
           for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            if (sb_stream) {  // the next row, for its first pass
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 16], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 32], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 48], 0, 3);
+            }
             #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
               const int64_t c = sb_k0 + sb_q;

@@ -23,6 +23,7 @@ from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
 
@@ -193,7 +194,11 @@ def sb_vectorize_parallel_s0_3(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # e[r, c] = exp(x[r, c] - rowmax[r])
         def sb_row1(r: Int) {imm}:
+            var sb_next_row = min(r + 1, R - 1)
             def sb_vec[sb_w: Int](c: Int) {imm}:
+                if sb_stream:  # the next row, for its first pass
+                    for sb_p in range(0, sb_w, 16):
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(sb_next_row * C + (c + sb_p)))
                 var sb_val = sb_exp_f32(x.unsafe_load[width=sb_w](r * C + c) - sb_row_rowmax[unsafe_offset=0])
                 sb_row_e.unsafe_store[width=sb_w](c, sb_val)
 

@@ -360,6 +360,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
     float sb_row_nan_max[1];
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
+      const int64_t sb_next_row = sb_row + 1 < R ? sb_row + 1 : sb_row;
       {  // q[r, c] = floor(4.0 * x[r, c])
         const int64_t r = sb_row;
         if (sb_stream) {
@@ -537,6 +538,10 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
           int64_t sb_part0[32] __attribute__((aligned(64)));
           for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
           for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            if (sb_stream) {  // the next row, for its first pass
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 16], 0, 3);
+            }
             #pragma omp simd simdlen(8)
             for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
               const int64_t c = sb_k0 + sb_q;

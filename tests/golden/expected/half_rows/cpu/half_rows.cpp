@@ -250,6 +250,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_4(const sb_f16* __restrict x, sb_f16*
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
       if (!sb_ok) continue;
+      const int64_t sb_next_row = sb_row + 1 < R ? sb_row + 1 : sb_row;
       {  // m[r] = max(c in 0..C: x[r, c])
         [[maybe_unused]] const int64_t r = sb_row;
         float sb_acc0 = -INFINITY;
@@ -288,6 +289,10 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_4(const sb_f16* __restrict x, sb_f16*
           float sb_part0[64] __attribute__((aligned(64)));
           for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
           for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+            if (sb_stream) {  // the next row, for its first pass
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 32], 0, 3);
+            }
             #pragma omp simd simdlen(16)
             for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
               const int64_t c = sb_k0 + sb_q;

@@ -375,7 +375,11 @@ def sb_vectorize_parallel_s0_6(x: Pointer[BFloat16, ImmUntrackedOrigin],
 
         # t[r, c] = h[r, c] * h[r, c]
         def sb_row5(r: Int) {imm}:
+            var sb_next_row = min(r + 1, R - 1)
             def sb_vec[sb_w: Int](c: Int) {imm}:
+                if sb_stream:  # the next row, for its first pass
+                    for sb_p in range(0, sb_w, 32):
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](h.unsafe_offset(sb_next_row * C + (c + sb_p)))
                 var sb_val = h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]() * h.unsafe_load[width=sb_w](r * C + c).cast[DType.float32]()
                 sb_row_t.unsafe_store[width=sb_w](c, sb_val)
 

@@ -1089,6 +1089,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s7_8(const float* __restrict m, float* _
   {
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < H; ++sb_row) {
+      const int64_t sb_next_row = sb_row + 1 < H ? sb_row + 1 : sb_row;
       {  // mx[i] = max(j in 0..W: m[i, j])
         const int64_t i = sb_row;
         float sb_acc0 = -INFINITY;
@@ -1142,6 +1143,8 @@ SB_STREAM_KERNEL static int sb_omp_simd_s7_8(const float* __restrict m, float* _
             int64_t sb_j = sb_h;
             for (; sb_j + (int64_t)(64 / sizeof(float)) <= W; sb_j += (int64_t)(64 / sizeof(float))) {
               __builtin_prefetch(&m[i * W + (sb_j + 1024 < W ? sb_j + 1024 : W - 1)], 0, 3);
+              // The next row, for its first pass:
+              __builtin_prefetch(&m[sb_next_row * W + sb_j], 0, 3);
               float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
               float sb_v0[64 / sizeof(float)];
               #pragma omp simd simdlen(16)

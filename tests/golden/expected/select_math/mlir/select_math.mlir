@@ -2351,141 +2351,145 @@ module attributes {transform.with_named_sequence} {
       %1484 = arith.minsi %1483, %H : index
       %1485 = memref.alloca() : memref<16xf32>
       scf.for %1486 = %1482 to %1484 step %1475 {
-        %1487 = memref.subview %m[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %1488 = memref.subview %mx[%1486] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %1489 = memref.subview %p[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %1487 = arith.addi %1486, %1475 : index
+        %1488 = arith.subi %H, %1475 : index
+        %1489 = arith.minsi %1487, %1488 : index
+        %1490 = memref.subview %m[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %1491 = memref.subview %mx[%1486] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %1492 = memref.subview %p[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // mx[i] = max(j in 0..W: m[i, j])
-        %1490 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%1490 : f32) outs(%1488 : memref<f32, strided<[], offset: ?>>)
-        %1491 = arith.constant 0 : index
-        %1492 = arith.subi %W, %1491 : index
-        %1493 = arith.constant 0 : index
-        %1494 = arith.maxsi %1492, %1493 : index
-        %1495 = arith.constant 0 : index
-        %1496 = memref.reinterpret_cast %1488 to offset: [0], sizes: [%1494], strides: [%1495] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %1493 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%1493 : f32) outs(%1491 : memref<f32, strided<[], offset: ?>>)
+        %1494 = arith.constant 0 : index
+        %1495 = arith.subi %W, %1494 : index
+        %1496 = arith.constant 0 : index
+        %1497 = arith.maxsi %1495, %1496 : index
+        %1498 = arith.constant 0 : index
+        %1499 = memref.reinterpret_cast %1491 to offset: [0], sizes: [%1497], strides: [%1498] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%1496, %1487 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%1488 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%1497: f32, %1498: f32, %1499: f32):
-          %1500 = arith.maximumf %1499, %1498 : f32
-          linalg.yield %1500 : f32
+            ins(%1499, %1490 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%1491 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%1500: f32, %1501: f32, %1502: f32):
+          %1503 = arith.maximumf %1502, %1501 : f32
+          linalg.yield %1503 : f32
         }
         // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
         scf.if %1473 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %1501 = arith.constant 4 : index
-          %1502, %1503, %1504, %1505 = memref.extract_strided_metadata %1489 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %1506 = memref.extract_aligned_pointer_as_index %1489 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %1507 = arith.muli %1503, %1501 : index
-          %1508 = arith.addi %1506, %1507 : index
-          %1509 = arith.constant 64 : index
-          %1510 = arith.remui %1508, %1509 : index
-          %1511 = arith.subi %1509, %1510 : index
-          %1512 = arith.remui %1511, %1509 : index
-          %1513 = arith.divui %1512, %1501 : index
-          %1514 = arith.minsi %1513, %W : index
-          %1515 = arith.constant 16 : index
-          %1516 = arith.subi %W, %1514 : index
-          %1517 = arith.divui %1516, %1515 : index
-          %1518 = arith.muli %1517, %1515 : index
-          %1519 = arith.addi %1514, %1518 : index
-          %1520 = arith.constant 0 : index
-          %1521 = arith.constant 1 : index
-          %1522 = memref.subview %1489[%1520] [%1514] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1504 = arith.constant 4 : index
+          %1505, %1506, %1507, %1508 = memref.extract_strided_metadata %1492 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %1509 = memref.extract_aligned_pointer_as_index %1492 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %1510 = arith.muli %1506, %1504 : index
+          %1511 = arith.addi %1509, %1510 : index
+          %1512 = arith.constant 64 : index
+          %1513 = arith.remui %1511, %1512 : index
+          %1514 = arith.subi %1512, %1513 : index
+          %1515 = arith.remui %1514, %1512 : index
+          %1516 = arith.divui %1515, %1504 : index
+          %1517 = arith.minsi %1516, %W : index
+          %1518 = arith.constant 16 : index
+          %1519 = arith.subi %W, %1517 : index
+          %1520 = arith.divui %1519, %1518 : index
+          %1521 = arith.muli %1520, %1518 : index
+          %1522 = arith.addi %1517, %1521 : index
           %1523 = arith.constant 0 : index
-          %1524 = memref.reinterpret_cast %1522 to offset: [0], sizes: [%1514], strides: [%1523] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1524 = arith.constant 1 : index
+          %1525 = memref.subview %1492[%1523] [%1517] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1526 = arith.constant 0 : index
+          %1527 = memref.reinterpret_cast %1525 to offset: [0], sizes: [%1517], strides: [%1526] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1524, %1488 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1522 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1525: f32, %1526: f32, %1527: f32):
-            %1528 = linalg.index 0 : index
-            %1529 = arith.addi %1528, %1520 : index
-            %1530 = memref.load %1487[%1529] : memref<?xf32, strided<[1], offset: ?>>
-            %1531 = arith.constant 1.0 : f32
-            %1532 = arith.subf %1526, %1531 : f32
-            %1533 = arith.cmpf ogt, %1530, %1532 : f32
-            %1534 = memref.load %1487[%1529] : memref<?xf32, strided<[1], offset: ?>>
-            %1535 = arith.subf %1534, %1526 : f32
-            %1536 = math.exp %1535 : f32
-            %1537 = arith.constant 0.0 : f32
-            %1538 = arith.select %1533, %1536, %1537 : f32
-            linalg.yield %1538 : f32
+              ins(%1527, %1491 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1525 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1528: f32, %1529: f32, %1530: f32):
+            %1531 = linalg.index 0 : index
+            %1532 = arith.addi %1531, %1523 : index
+            %1533 = memref.load %1490[%1532] : memref<?xf32, strided<[1], offset: ?>>
+            %1534 = arith.constant 1.0 : f32
+            %1535 = arith.subf %1529, %1534 : f32
+            %1536 = arith.cmpf ogt, %1533, %1535 : f32
+            %1537 = memref.load %1490[%1532] : memref<?xf32, strided<[1], offset: ?>>
+            %1538 = arith.subf %1537, %1529 : f32
+            %1539 = math.exp %1538 : f32
+            %1540 = arith.constant 0.0 : f32
+            %1541 = arith.select %1536, %1539, %1540 : f32
+            linalg.yield %1541 : f32
           }
-          scf.for %1539 = %1520 to %1517 step %1521 {
-            %1540 = arith.muli %1539, %1515 : index
-            %1541 = arith.addi %1514, %1540 : index
-            %1542 = arith.constant 1024 : index
-            %1543 = arith.constant 1 : index
-            %1544 = arith.subi %W, %1543 : index
-            %1545 = arith.addi %1541, %1542 : index
-            %1546 = arith.minsi %1545, %1544 : index
-            memref.prefetch %1487[%1546], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %1547 = arith.constant 0 : index
-            %1548 = memref.reinterpret_cast %1485 to offset: [0], sizes: [%1515], strides: [%1547] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %1542 = %1523 to %1520 step %1524 {
+            %1543 = arith.muli %1542, %1518 : index
+            %1544 = arith.addi %1517, %1543 : index
+            memref.prefetch %m[%1489, %1544], read, locality<3>, data : memref<?x?xf32>
+            %1545 = arith.constant 1024 : index
+            %1546 = arith.constant 1 : index
+            %1547 = arith.subi %W, %1546 : index
+            %1548 = arith.addi %1544, %1545 : index
+            %1549 = arith.minsi %1548, %1547 : index
+            memref.prefetch %1490[%1549], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %1550 = arith.constant 0 : index
+            %1551 = memref.reinterpret_cast %1485 to offset: [0], sizes: [%1518], strides: [%1550] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1548, %1488 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                ins(%1551, %1491 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
                 outs(%1485 : memref<16xf32>) {
-              ^bb0(%1549: f32, %1550: f32, %1551: f32):
-              %1552 = linalg.index 0 : index
-              %1553 = arith.addi %1552, %1541 : index
-              %1554 = memref.load %1487[%1553] : memref<?xf32, strided<[1], offset: ?>>
-              %1555 = arith.constant 1.0 : f32
-              %1556 = arith.subf %1550, %1555 : f32
-              %1557 = arith.cmpf ogt, %1554, %1556 : f32
-              %1558 = memref.load %1487[%1553] : memref<?xf32, strided<[1], offset: ?>>
-              %1559 = arith.subf %1558, %1550 : f32
-              %1560 = math.exp %1559 : f32
-              %1561 = arith.constant 0.0 : f32
-              %1562 = arith.select %1557, %1560, %1561 : f32
-              linalg.yield %1562 : f32
+              ^bb0(%1552: f32, %1553: f32, %1554: f32):
+              %1555 = linalg.index 0 : index
+              %1556 = arith.addi %1555, %1544 : index
+              %1557 = memref.load %1490[%1556] : memref<?xf32, strided<[1], offset: ?>>
+              %1558 = arith.constant 1.0 : f32
+              %1559 = arith.subf %1553, %1558 : f32
+              %1560 = arith.cmpf ogt, %1557, %1559 : f32
+              %1561 = memref.load %1490[%1556] : memref<?xf32, strided<[1], offset: ?>>
+              %1562 = arith.subf %1561, %1553 : f32
+              %1563 = math.exp %1562 : f32
+              %1564 = arith.constant 0.0 : f32
+              %1565 = arith.select %1560, %1563, %1564 : f32
+              linalg.yield %1565 : f32
             }
-            %1563 = arith.constant 8 : index
-            %1564 = vector.load %1485[%1520] : memref<16xf32>, vector<8xf32>
-            %1565 = vector.load %1485[%1563] : memref<16xf32>, vector<8xf32>
-            %1566 = arith.muli %1541, %1501 : index
-            %1567 = arith.addi %1508, %1566 : index
-            %1568 = arith.index_cast %1567 : index to i64
-            %1569 = llvm.inttoptr %1568 : i64 to !llvm.ptr
-            llvm.store %1564, %1569 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %1570 = llvm.getelementptr %1569[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %1565, %1570 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1566 = arith.constant 8 : index
+            %1567 = vector.load %1485[%1523] : memref<16xf32>, vector<8xf32>
+            %1568 = vector.load %1485[%1566] : memref<16xf32>, vector<8xf32>
+            %1569 = arith.muli %1544, %1504 : index
+            %1570 = arith.addi %1511, %1569 : index
+            %1571 = arith.index_cast %1570 : index to i64
+            %1572 = llvm.inttoptr %1571 : i64 to !llvm.ptr
+            llvm.store %1567, %1572 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1573 = llvm.getelementptr %1572[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %1568, %1573 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %1571 = arith.subi %W, %1519 : index
-          %1572 = memref.subview %1489[%1519] [%1571] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1573 = arith.constant 0 : index
-          %1574 = memref.reinterpret_cast %1572 to offset: [0], sizes: [%1571], strides: [%1573] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1574 = arith.subi %W, %1522 : index
+          %1575 = memref.subview %1492[%1522] [%1574] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1576 = arith.constant 0 : index
+          %1577 = memref.reinterpret_cast %1575 to offset: [0], sizes: [%1574], strides: [%1576] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1574, %1488 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1572 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1575: f32, %1576: f32, %1577: f32):
-            %1578 = linalg.index 0 : index
-            %1579 = arith.addi %1578, %1519 : index
-            %1580 = memref.load %1487[%1579] : memref<?xf32, strided<[1], offset: ?>>
-            %1581 = arith.constant 1.0 : f32
-            %1582 = arith.subf %1576, %1581 : f32
-            %1583 = arith.cmpf ogt, %1580, %1582 : f32
-            %1584 = memref.load %1487[%1579] : memref<?xf32, strided<[1], offset: ?>>
-            %1585 = arith.subf %1584, %1576 : f32
-            %1586 = math.exp %1585 : f32
-            %1587 = arith.constant 0.0 : f32
-            %1588 = arith.select %1583, %1586, %1587 : f32
-            linalg.yield %1588 : f32
+              ins(%1577, %1491 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1575 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1578: f32, %1579: f32, %1580: f32):
+            %1581 = linalg.index 0 : index
+            %1582 = arith.addi %1581, %1522 : index
+            %1583 = memref.load %1490[%1582] : memref<?xf32, strided<[1], offset: ?>>
+            %1584 = arith.constant 1.0 : f32
+            %1585 = arith.subf %1579, %1584 : f32
+            %1586 = arith.cmpf ogt, %1583, %1585 : f32
+            %1587 = memref.load %1490[%1582] : memref<?xf32, strided<[1], offset: ?>>
+            %1588 = arith.subf %1587, %1579 : f32
+            %1589 = math.exp %1588 : f32
+            %1590 = arith.constant 0.0 : f32
+            %1591 = arith.select %1586, %1589, %1590 : f32
+            linalg.yield %1591 : f32
           }
         } else {
-          %1589 = arith.constant 0 : index
-          %1590 = memref.reinterpret_cast %1489 to offset: [0], sizes: [%W], strides: [%1589] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1592 = arith.constant 0 : index
+          %1593 = memref.reinterpret_cast %1492 to offset: [0], sizes: [%W], strides: [%1592] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1590, %1487, %1488 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1489 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1591: f32, %1592: f32, %1593: f32, %1594: f32):
-            %1595 = arith.constant 1.0 : f32
-            %1596 = arith.subf %1593, %1595 : f32
-            %1597 = arith.cmpf ogt, %1592, %1596 : f32
-            %1598 = arith.subf %1592, %1593 : f32
-            %1599 = math.exp %1598 : f32
-            %1600 = arith.constant 0.0 : f32
-            %1601 = arith.select %1597, %1599, %1600 : f32
-            linalg.yield %1601 : f32
+              ins(%1593, %1490, %1491 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1492 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1594: f32, %1595: f32, %1596: f32, %1597: f32):
+            %1598 = arith.constant 1.0 : f32
+            %1599 = arith.subf %1596, %1598 : f32
+            %1600 = arith.cmpf ogt, %1595, %1599 : f32
+            %1601 = arith.subf %1595, %1596 : f32
+            %1602 = math.exp %1601 : f32
+            %1603 = arith.constant 0.0 : f32
+            %1604 = arith.select %1600, %1602, %1603 : f32
+            linalg.yield %1604 : f32
           }
         }
       }

@@ -659,6 +659,7 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
 
         # p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
         def sb_row1(i: Int) {imm}:
+            var sb_next_row = min(i + 1, H - 1)
             if sb_stream:
                 # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
                 var sb_first = Int(p.unsafe_offset(i * W))
@@ -667,6 +668,8 @@ def sb_vectorize_parallel_s7_8(m: Pointer[Float32, ImmUntrackedOrigin],
 
                 def sb_line(j: Int) {imm}:
                     prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](m.unsafe_offset(i * W + (min(j + 1024, W - 1))))
+                    # The next row, for its first pass:
+                    prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](m.unsafe_offset(sb_next_row * W + j))
                     var sb_val = m.unsafe_load[width=16](i * W + j).gt(mx[unsafe_offset=i] - Float32(1.0)).select(sb_exp_f32(m.unsafe_load[width=16](i * W + j) - mx[unsafe_offset=i]), Float32(0.0))
                     p.unsafe_store[width=16, alignment=64, non_temporal=True](i * W + j, sb_val)
 
