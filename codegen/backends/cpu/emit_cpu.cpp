@@ -1160,7 +1160,7 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
     rb.open("{  // " + source_text(st, spec));
     // The row index may go unused when the statement touches only row-local tensors.
     rb.line(std::string(row_local(st.out) ? "[[maybe_unused]] " : "") + "const int64_t " +
-           L.var_name(0) + " = sb_row;");
+            L.var_name(0) + " = sb_row;");
     if (reciprocals && st.rank() == 2 && !contains_reduce(*st.rhs))
       hoist_reciprocals(L, *st.rhs, rb, next_rcp);
     // The streaming pass's choice for the statement's rows (lower/streaming.h): a row of rank 2
@@ -1173,7 +1173,7 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
       for (size_t d = 1; d + 1 < st.rank(); ++d) {
         const std::string& v = L.var_name(static_cast<int>(d));
         rb.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) +
-               "; ++" + v + ") {");
+                "; ++" + v + ") {");
         outer.push_back(v);
       }
       emit_stream_lines(L, outer, "0", L.extent(st.out, st.rank() - 1, kPrecAdd + 1),
