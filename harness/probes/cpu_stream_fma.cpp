@@ -16,6 +16,28 @@ double now() {
   return omp_get_wtime();
 }
 
+// Runs `pass` reps + 1 times, each time called by every thread of one OpenMP parallel region
+// (its loops are orphaned `omp for`s); the first run is a warm-up, as in STREAM. Returns the
+// fastest of the others, in seconds; *threads is the team's size.
+template <typename Pass>
+double best_pass(int reps, int* threads, Pass pass) {
+  int nthreads = 1;
+  double best = 1e300;
+  for (int r = 0; r <= reps; ++r) {
+    double t0 = now();
+#pragma omp parallel
+    {
+#pragma omp single
+      nthreads = omp_get_num_threads();
+      pass();
+    }
+    double t = now() - t0;
+    if (r > 0 && t < best) best = t;
+  }
+  *threads = nthreads;
+  return best;
+}
+
 }  // namespace
 
 namespace {
@@ -71,27 +93,17 @@ int triad(int64_t n, int reps, bool nt, double* best_seconds, int* threads) {
     b[i] = 1.0;
     c[i] = 2.0;
   }
-  int nthreads = 1;
-  double best = 1e300;
-  for (int r = 0; r <= reps; ++r) {
-    double t0 = now();
-#pragma omp parallel
-    {
-#pragma omp single
-      nthreads = omp_get_num_threads();
-      if (nt) {
-        triad_nt_pass(a, b, c, s, n);
-      } else {
-        double* __restrict__ pa = a;
-        const double* __restrict__ pb = b;
-        const double* __restrict__ pc = c;
+  const double best = best_pass(reps, threads, [&] {
+    if (nt) {
+      triad_nt_pass(a, b, c, s, n);
+    } else {
+      double* __restrict__ pa = a;
+      const double* __restrict__ pb = b;
+      const double* __restrict__ pc = c;
 #pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
-      }
+      for (int64_t i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
     }
-    double t = now() - t0;
-    if (r > 0 && t < best) best = t;  // the first pass is a warm-up, as in STREAM
-  }
+  });
   // Every element is 1 + 3 * 2 = 7 exactly; check a spread of them (also keeps the stores live).
   int rc = 0;
   for (int64_t i = 0; i < n; i += 1 + n / 97)
@@ -101,7 +113,6 @@ int triad(int64_t n, int reps, bool nt, double* best_seconds, int* threads) {
   std::free(b);
   std::free(c);
   *best_seconds = best;
-  *threads = nthreads;
   return rc;
 }
 
@@ -154,19 +165,7 @@ int copy_nt(int64_t n, int reps, double* best_seconds, int* threads) {
     a[i] = 0.0;
     b[i] = static_cast<double>(i & 1023);
   }
-  int nthreads = 1;
-  double best = 1e300;
-  for (int r = 0; r <= reps; ++r) {
-    double t0 = now();
-#pragma omp parallel
-    {
-#pragma omp single
-      nthreads = omp_get_num_threads();
-      copy_nt_pass(a, b, n);
-    }
-    double t = now() - t0;
-    if (r > 0 && t < best) best = t;  // the first pass is a warm-up
-  }
+  const double best = best_pass(reps, threads, [&] { copy_nt_pass(a, b, n); });
   int rc = 0;
   for (int64_t i = 0; i < n; i += 1 + n / 97)
     if (a[i] != static_cast<double>(i & 1023)) rc = 2;
@@ -174,7 +173,6 @@ int copy_nt(int64_t n, int reps, double* best_seconds, int* threads) {
   std::free(a);
   std::free(b);
   *best_seconds = best;
-  *threads = nthreads;
   return rc;
 }
 
