@@ -178,6 +178,48 @@ TEST(EmitCpuOmpSimd, StreamedLinesPrefetchAndAreOneVector) {
   EXPECT_TRUE(has(c, "#pragma omp simd simdlen(16)\n")) << c;
 }
 
+TEST(EmitCpuOmpSimd, RowGroupsPrefetchTheNextRowWhereTheyReadItLast) {
+  // A softmax: x's last reader is exp, computed inside the sum's loop, so the sum's blocks of
+  // partial accumulators prefetch the next row's lines of x (four f32 lines per 64 elements),
+  // when the group streams. The row's last pass reads no x and prefetches no next row.
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in}\n  m: {type: f32, shape: [M], role: temp}\n"
+      "  e: {type: f32, shape: [M, N], role: temp}\n  t: {type: f32, shape: [M], role: temp}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  m[r] = max(c in 0..N: x[r, c])\n  e[r, c] = exp(x[r, c] - m[r])\n"
+      "  t[r] = sum(c in 0..N: e[r, c])\n  y[r, c] = e[r, c] / t[r]\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "const int64_t sb_next_row = sb_row + 1 < M ? sb_row + 1 : sb_row;")) << c;
+  // Each statement numbers its accumulators from 0: the max pass's blocks come first, the sum's
+  // second.
+  const std::string header = "for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {";
+  const size_t first = c.find(header);
+  ASSERT_NE(first, std::string::npos) << c;
+  const size_t block = c.find(header, first + 1);
+  ASSERT_NE(block, std::string::npos) << c;
+  const std::string body = c.substr(block, c.find("#pragma omp simd", block) - block);
+  EXPECT_TRUE(has(body, "if (sb_stream) {")) << body;
+  for (const char* at : {"sb_k0]", "sb_k0 + 16]", "sb_k0 + 32]", "sb_k0 + 48]"})
+    EXPECT_TRUE(has(body, std::string("__builtin_prefetch(&x[sb_next_row * N + ") + at)) << body;
+  // The max pass reads x too, but not last: its blocks prefetch nothing.
+  EXPECT_FALSE(has(c.substr(first, c.find("#pragma omp simd", first) - first), "prefetch")) << c;
+}
+
+TEST(EmitCpuOmpSimd, StreamedRowLinesPrefetchTheNextRow) {
+  // An rmsnorm: the output's streamed lines are x's last read, so each line prefetches the same
+  // line of the next row; w (rank 1) is not prefetched.
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in}\n  w: {type: f32, shape: [N], role: in}\n"
+      "  q: {type: f32, shape: [M], role: temp}\n  y: {type: f32, shape: [M, N], role: out}\n",
+      "  q[r] = sum(c in 0..N: x[r, c] * x[r, c])\n  y[r, c] = w[c] * q[r] * x[r, c]\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "// The next row, for its first pass:\n")) << c;
+  EXPECT_TRUE(has(c, "__builtin_prefetch(&x[sb_next_row * N + sb_j], 0, 3);")) << c;
+  EXPECT_FALSE(has(c, "__builtin_prefetch(&w[sb_next_row")) << c;
+}
+
 TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
   const Spec s = load(
       "  x: {type: f32, shape: [N], role: in}\n  y: {type: f32, shape: [N], role: out}\n",

@@ -207,6 +207,33 @@ TEST(EmitMojo, RowSumsKeepPartialAccumulatorsThenNativeVectors) {
   EXPECT_TRUE(has(k, "var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()")) << k;
 }
 
+TEST(EmitMojo, RowGroupsPrefetchTheNextRowWhereTheyReadItLast) {
+  // A softmax: exp is x's last reader; its vector closure prefetches the next row's lines of x
+  // (one per 16 f32 of a vector) when the group streams. The max pass prefetches nothing.
+  Result<Spec> r = load("sm", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in}\n"
+                        "  m: {type: f32, shape: [R], role: temp}\n"
+                        "  e: {type: f32, shape: [R, C], role: temp}\n"
+                        "  t: {type: f32, shape: [R], role: temp}\n"
+                        "  y: {type: f32, shape: [R, C], role: out}\n",
+                        "  m[r] = max(c in 0..C: x[r, c])\n  e[r, c] = exp(x[r, c] - m[r])\n"
+                        "  t[r] = sum(c in 0..C: e[r, c])\n  y[r, c] = e[r, c] / t[r]\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  // One closure per statement of the row: sb_row1 is exp, sb_row2 the sum.
+  const size_t exp_row = k.find("def sb_row1(");
+  const size_t sum_row = k.find("def sb_row2(");
+  ASSERT_NE(exp_row, std::string::npos) << k;
+  ASSERT_NE(sum_row, std::string::npos) << k;
+  const std::string e = k.substr(exp_row, sum_row - exp_row);
+  EXPECT_TRUE(has(e, "var sb_next_row = min(r + 1, R - 1)")) << e;
+  EXPECT_TRUE(has(e, "if sb_stream:  # the next row, for its first pass")) << e;
+  EXPECT_TRUE(has(e, "for sb_p in range(0, sb_w, 16):")) << e;
+  EXPECT_TRUE(has(e, "x.unsafe_offset(sb_next_row * C + (c + sb_p))")) << e;
+  EXPECT_FALSE(has(k.substr(0, exp_row), "sb_next_row")) << k;
+  EXPECT_FALSE(has(k.substr(sum_row), "sb_next_row")) << k;
+}
+
 TEST(EmitMojo, LargeElementwiseOutputsStreamWholeAlignedLines) {
   Result<Spec> r = load("vadd", kN,
                         "  a: {type: f32, shape: [N], role: in}\n"
