@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 #include "specbench_host_alloc.h"
 
@@ -15,6 +16,30 @@ namespace {
 double now() {
   return omp_get_wtime();
 }
+
+// `count` f64 arrays of n elements each from sb_host_alloc, freed with the object. ok() is false
+// when any could not be had.
+class F64Arrays {
+ public:
+  F64Arrays(int count, int64_t n) {
+    for (int i = 0; i < count; ++i)
+      p_.push_back(static_cast<double*>(sb_host_alloc(static_cast<size_t>(n) * sizeof(double))));
+  }
+  ~F64Arrays() {
+    for (double* p : p_) std::free(p);
+  }
+  F64Arrays(const F64Arrays&) = delete;
+  F64Arrays& operator=(const F64Arrays&) = delete;
+  bool ok() const {
+    for (double* p : p_)
+      if (!p) return false;
+    return true;
+  }
+  double* operator[](int i) const { return p_[static_cast<size_t>(i)]; }
+
+ private:
+  std::vector<double*> p_;
+};
 
 // Runs `pass` reps + 1 times, each time called by every thread of one OpenMP parallel region
 // (its loops are orphaned `omp for`s); the first run is a warm-up, as in STREAM. Returns the
@@ -76,16 +101,11 @@ void triad_nt_pass(double* __restrict__ a, const double* __restrict__ b,
 // threads). Runs `reps` times after one untimed pass; *best_seconds is the fastest pass.
 // Returns 1 when the arrays cannot be allocated, 2 when the result is wrong.
 int triad(int64_t n, int reps, bool nt, double* best_seconds, int* threads) {
-  const size_t bytes = static_cast<size_t>(n) * sizeof(double);
-  double* a = static_cast<double*>(sb_host_alloc(bytes));
-  double* b = static_cast<double*>(sb_host_alloc(bytes));
-  double* c = static_cast<double*>(sb_host_alloc(bytes));
-  if (!a || !b || !c) {
-    std::free(a);
-    std::free(b);
-    std::free(c);
-    return 1;
-  }
+  F64Arrays arrays(3, n);
+  if (!arrays.ok()) return 1;
+  double* a = arrays[0];
+  double* b = arrays[1];
+  double* c = arrays[2];
   const double s = 3.0;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
@@ -109,9 +129,6 @@ int triad(int64_t n, int reps, bool nt, double* best_seconds, int* threads) {
   for (int64_t i = 0; i < n; i += 1 + n / 97)
     if (a[i] != 7.0) rc = 2;
   if (n > 0 && a[n - 1] != 7.0) rc = 2;
-  std::free(a);
-  std::free(b);
-  std::free(c);
   *best_seconds = best;
   return rc;
 }
@@ -152,14 +169,10 @@ void copy_nt_pass(double* __restrict__ a, const double* __restrict__ b, int64_t 
 // (first touch by the same threads). Runs `reps` times after one untimed pass; *best_seconds is
 // the fastest pass. Returns 1 when the arrays cannot be allocated, 2 when the copy is wrong.
 int copy_nt(int64_t n, int reps, double* best_seconds, int* threads) {
-  const size_t bytes = static_cast<size_t>(n) * sizeof(double);
-  double* a = static_cast<double*>(sb_host_alloc(bytes));
-  double* b = static_cast<double*>(sb_host_alloc(bytes));
-  if (!a || !b) {
-    std::free(a);
-    std::free(b);
-    return 1;
-  }
+  F64Arrays arrays(2, n);
+  if (!arrays.ok()) return 1;
+  double* a = arrays[0];
+  double* b = arrays[1];
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     a[i] = 0.0;
@@ -170,8 +183,6 @@ int copy_nt(int64_t n, int reps, double* best_seconds, int* threads) {
   for (int64_t i = 0; i < n; i += 1 + n / 97)
     if (a[i] != static_cast<double>(i & 1023)) rc = 2;
   if (n > 0 && a[n - 1] != static_cast<double>((n - 1) & 1023)) rc = 2;
-  std::free(a);
-  std::free(b);
   *best_seconds = best;
   return rc;
 }
@@ -185,14 +196,10 @@ namespace {
 // one partial sum per lane. Runs `reps` times after one untimed pass; *best_seconds is the
 // fastest pass. Returns 1 when the arrays cannot be allocated, 2 when the sum is wrong.
 int read_only(int64_t n, int reps, double* best_seconds, int* threads) {
-  const size_t bytes = static_cast<size_t>(n) * sizeof(double);
-  double* a = static_cast<double*>(sb_host_alloc(bytes));
-  double* b = static_cast<double*>(sb_host_alloc(bytes));
-  if (!a || !b) {
-    std::free(a);
-    std::free(b);
-    return 1;
-  }
+  F64Arrays arrays(2, n);
+  if (!arrays.ok()) return 1;
+  double* a = arrays[0];
+  double* b = arrays[1];
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     a[i] = 1.0;
@@ -217,8 +224,6 @@ int read_only(int64_t n, int reps, double* best_seconds, int* threads) {
     if (r > 0 && t < best) best = t;  // the first pass is a warm-up
     if (sum != 2.0 * static_cast<double>(n)) rc = 2;  // exact: every partial sum is an even integer
   }
-  std::free(a);
-  std::free(b);
   *best_seconds = best;
   *threads = nthreads;
   return rc;
