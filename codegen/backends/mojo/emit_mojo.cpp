@@ -1621,8 +1621,8 @@ constexpr const char* kNextRow = "sb_next_row";
 // The next-row prefetches of `next_rows` (StreamChoice::next_rows) along statement L's innermost
 // output variable: the cache lines of t[kNextRow, col .. col + count) for each such tensor t,
 // `count` a text (a number, or a SIMD width parameter). `streaming`: the code runs only when the
-// group streams, else it checks sb_stream. Returns whether it printed any.
-bool emit_next_row_prefetches(MojoLowering& L, const std::map<int, int>& next_rows,
+// group streams, else it checks sb_stream.
+void emit_next_row_prefetches(MojoLowering& L, const std::map<int, int>& next_rows,
                               const std::string& col, const std::string& count, bool streaming,
                               PyWriter& w) {
   const Statement& st = L.stmt();
@@ -1630,10 +1630,12 @@ bool emit_next_row_prefetches(MojoLowering& L, const std::map<int, int>& next_ro
   std::vector<int> tensors;
   for (const auto& [t, var] : next_rows)
     if (var == v) tensors.push_back(t);
-  if (tensors.empty()) return false;
+  if (tensors.empty()) return;
   L.needs().prefetch = true;
-  if (!streaming) w.open("if sb_stream:  # the next row, for its first pass");
-  if (streaming) w.line("# The next row, for its first pass:");
+  if (streaming)
+    w.line("# The next row, for its first pass:");
+  else
+    w.open("if sb_stream:  # the next row, for its first pass");
   for (int t : tensors) {
     const int step = std::max(1, kStreamLineBytes / dtype_bytes(L.spec().tensors[t].type));
     const bool one = count.find_first_not_of("0123456789") == std::string::npos &&
@@ -1647,7 +1649,6 @@ bool emit_next_row_prefetches(MojoLowering& L, const std::map<int, int>& next_ro
     if (!one) w.dedent();
   }
   if (!streaming) w.dedent();
-  return true;
 }
 
 // The output elements [lo, hi) (texts) of statement L's innermost dimension, its other indices
