@@ -138,7 +138,53 @@ bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
     for (const Expr* r : reads_of(*st.rhs))
       if (in(p->rows, r->ref)) return false;
   }
+  for (int t : p->regs)
+    if (!in(p->row_local, t)) p->kept.push_back(t);
+  for (size_t k = g.first; k <= g.last && p->anchor < 0; ++k) {
+    const Statement& st = spec.stmts[k];
+    if (st.rank() == 2 && !in(p->rows, st.out)) p->anchor = st.out;
+  }
   return true;
+}
+
+bool stages_rows(const RowPlan& p) {
+  return !p.rows.empty() || !p.cached.empty() || !p.bcast.empty();
+}
+
+std::vector<int> worker_rows(const RowPlan& p) {
+  std::vector<int> out = p.cached;
+  out.insert(out.end(), p.rows.begin(), p.rows.end());
+  return out;
+}
+
+int64_t rows_per_block(const RowPlan& p, RowUnit unit, int64_t block_size) {
+  SB_ASSERT(unit != RowUnit::None, "rows_per_block of a group no unit owns");
+  const int64_t warps = block_size / 32;
+  if (unit == RowUnit::Block) return kMinRowsPerBlock;
+  return p.bcast.empty() ? warps : std::max(warps, kMinRowsPerBlock);
+}
+
+std::string describe(const RowPlan& p, const Spec& spec, RowUnit unit, bool staged) {
+  const std::string worker = unit == RowUnit::Warp ? "warp" : "block";
+  std::string text = "Row group fused into one kernel: each " + worker +
+                     " owns a row at a time (rows grid-stride over a bounded grid) and computes "
+                     "these statements for it in order; ";
+  std::vector<int> held;
+  for (int t : p.regs)
+    if (in(p.row_local, t)) held.push_back(t);
+  text += held.empty() ? "per-row values stay in registers"
+                       : names(spec, held) + " stay in registers (every thread holds its row's value)";
+  const std::string rows = names(spec, p.rows), cached = names(spec, p.cached),
+                    bc = names(spec, p.bcast);
+  if (staged) {
+    if (!rows.empty()) text += "; the row of " + rows + " lives in shared memory";
+    if (!cached.empty()) text += "; the row of " + cached + " is staged in shared memory, read once";
+    if (!bc.empty()) text += "; " + bc + " (the same for every row) is staged once per block";
+    return text + ".";
+  }
+  text += "; the rows did not fit in shared memory, so reads go to global memory";
+  if (!rows.empty()) text += " and " + rows + " is recomputed where it is read";
+  return text + " (no temp is stored).";
 }
 
 

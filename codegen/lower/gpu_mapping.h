@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,7 +61,47 @@ struct RowPlan {
   std::vector<int> bcast;
   DType type = DType::F32;     // the element type of the shared-memory arrays
   std::vector<int> row_local;  // RowGroup::row_local
+  // The regs that are outputs stored to memory (not row_local): the worker's i-th row's value is
+  // kept by thread i % lanes and stored every `lanes` rows, so that every thread stores alike.
+  std::vector<int> kept;
+  // The first rank-2 output stored to memory (-1: none). Every loop along the row that covers
+  // this tensor's row visits its elements in segment order: the whole kRowSegmentBytes segments
+  // first, then the partial head and tail together. A warp's stores then cover whole sectors, and
+  // a thread reads the same elements of a staged row in every statement.
+  int anchor = -1;
 };
+
+// A fused row group runs on a grid of blocks that each process at least this many rows, so that
+// what a block stages once (tensors every row reads alike) serves that many rows: every
+// block_per_row group, and a warp_per_row group that stages such tensors (one without them takes
+// one row per warp of the block); the grid is also capped at SMs * blocks_per_sm blocks.
+constexpr int64_t kMinRowsPerBlock = 16;
+
+// Dynamic shared memory a fused row group's kernel may use (the default limit without opting in);
+// larger rows take the kernel that reads global memory instead.
+constexpr int64_t kMaxRowSmem = 48 * 1024;
+
+// The memory segment that the visiting order along a row (RowPlan::anchor) and the staging copies
+// align to: a warp's 32 lanes touch one such segment, or a row's two partial ones.
+constexpr int kRowSegmentBytes = 128;
+
+// Whether group `p` has a kernel that holds rows in shared memory (anything staged or shared).
+// Such a group also has the kernel that reads global memory, which the launch takes when the
+// shared memory exceeds kMaxRowSmem.
+bool stages_rows(const RowPlan& p);
+
+// The rank-2 tensors of which each worker holds its current row in shared memory, in the order
+// of their slots: p.cached, then p.rows. The broadcast tensors (p.bcast) come first, once per
+// block, in their own order.
+std::vector<int> worker_rows(const RowPlan& p);
+
+// The fewest rows a block of `block_size` threads processes under `unit`: kMinRowsPerBlock for a
+// block per row, or for a warp per row that stages broadcast tensors; one per warp otherwise.
+int64_t rows_per_block(const RowPlan& p, RowUnit unit, int64_t block_size);
+
+// What the fused kernel of `p` keeps where, as one sentence for the kernel's comment: the
+// `staged` kernel (shared memory) or the one reading global memory.
+std::string describe(const RowPlan& p, const Spec& spec, RowUnit unit, bool staged);
 
 // Whether the statements of `g` lower as one kernel (filling `p`): rank 1 (elementwise, or one
 // outer reduction along a contiguous index, as match_row_reduce) or rank 2 (elementwise), outputs

@@ -57,6 +57,67 @@ TEST(GpuMapping, AFusingStrategyMapsTheRowGroupToOneKernel) {
   }
 }
 
+// The decisions every GPU printer's fused row kernel and launch read from the plan.
+TEST(GpuMapping, ARowPlanNamesItsAnchorItsKeptOutputsAndItsSharedRows) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  const RowPlan p = map_with(spec, "warp_per_row").steps.at(0).rows;
+  // e is the first rank-2 output, but a row temp: the first one stored to memory is y.
+  EXPECT_EQ(p.anchor, spec.find_tensor("y"));
+  EXPECT_TRUE(p.kept.empty());  // m and s are temps
+  EXPECT_TRUE(stages_rows(p));
+  EXPECT_EQ(worker_rows(p), (std::vector<int>{spec.find_tensor("x"), spec.find_tensor("e")}));
+  // w is staged once per block, so a block takes kMinRowsPerBlock rows whatever its unit.
+  EXPECT_EQ(rows_per_block(p, RowUnit::Warp, 256), kMinRowsPerBlock);
+  EXPECT_EQ(rows_per_block(p, RowUnit::Warp, 1024), 32);
+  EXPECT_EQ(rows_per_block(p, RowUnit::Block, 256), kMinRowsPerBlock);
+
+  const Spec norm = load(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  mean: {type: f32, shape: [R], role: out}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  mean[r] = sum(c in 0..C: x[r, c]) * 0.5\n"
+      "  y[r, c] = x[r, c] - mean[r]\n");
+  const RowPlan q = map_with(norm, "block_per_row").steps.at(0).rows;
+  EXPECT_EQ(q.kept, std::vector<int>{norm.find_tensor("mean")});  // an output: stored
+  EXPECT_EQ(q.anchor, norm.find_tensor("y"));
+  EXPECT_EQ(worker_rows(q), std::vector<int>{norm.find_tensor("x")});
+  // No broadcast tensor: under a warp per row, one row per warp of the block.
+  EXPECT_EQ(rows_per_block(q, RowUnit::Warp, 256), 8);
+  EXPECT_EQ(rows_per_block(q, RowUnit::Warp, 64), 2);
+  EXPECT_EQ(rows_per_block(q, RowUnit::Block, 64), kMinRowsPerBlock);
+
+  const Spec once = load(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  z: {type: f32, shape: [R, C], role: in}\n"
+      "  m: {type: f32, shape: [R], role: temp}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  m[r] = max(c in 0..C: x[r, c])\n"
+      "  y[r, c] = z[r, c] - m[r]\n");
+  const GpuMapping om = map_with(once, "warp_per_row");
+  ASSERT_EQ(om.steps.size(), 1u);
+  EXPECT_EQ(om.steps[0].kind, GpuKernel::FusedRows);
+  EXPECT_FALSE(stages_rows(om.steps[0].rows));  // every row is read once: nothing to stage
+  EXPECT_TRUE(worker_rows(om.steps[0].rows).empty());
+}
+
+TEST(GpuMapping, TheFusedKernelsDescriptionSaysWhereEachTensorLives) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  const RowPlan p = map_with(spec, "block_per_row").steps.at(0).rows;
+  const std::string staged = describe(p, spec, RowUnit::Block, true);
+  EXPECT_EQ(staged,
+            "Row group fused into one kernel: each block owns a row at a time (rows grid-stride "
+            "over a bounded grid) and computes these statements for it in order; m, s stay in "
+            "registers (every thread holds its row's value); the row of e lives in shared "
+            "memory; the row of x is staged in shared memory, read once; w (the same for every "
+            "row) is staged once per block.");
+  const std::string global = describe(p, spec, RowUnit::Warp, false);
+  EXPECT_NE(global.find("each warp owns a row"), std::string::npos) << global;
+  EXPECT_NE(global.find("; the rows did not fit in shared memory, so reads go to global memory "
+                        "and e is recomputed where it is read (no temp is stored)."),
+            std::string::npos)
+      << global;
+}
+
 TEST(GpuMapping, OtherStrategiesPlaceEachStatement) {
   const Spec spec = load(kSoftmaxTensors, kSoftmax);
   const GpuMapping t = map_with(spec, "thread_per_output");

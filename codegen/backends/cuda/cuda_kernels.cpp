@@ -1523,7 +1523,7 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 void segments(CodeWriter& w, const std::string& tag, const std::string& ptr,
               const std::string& len, DType t) {
   const int bytes = dtype_bytes(t);
-  const std::string seg = str(128 / bytes);
+  const std::string seg = str(kRowSegmentBytes / bytes);
   w.line("const int64_t sb_lead" + tag + " = (int64_t)(((uintptr_t)(" + ptr + ") / " +
          str(bytes) + ") % " + seg + ");");
   w.line("const int64_t sb_head" + tag + " = sb_lead" + tag + " == 0 ? 0 : (" + seg + " - sb_lead" +
@@ -1633,8 +1633,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
       at = off_name(t) + " + " + S.element_count(t, kPrecAdd + 1);
     }
     std::string row_len = "0";
-    std::vector<int> per_row = p.cached;
-    per_row.insert(per_row.end(), p.rows.begin(), p.rows.end());
+    const std::vector<int> per_row = worker_rows(p);
     for (int t : per_row)
       row_len = (row_len == "0" ? "" : row_len + " + ") + S.extent(t, 1, kPrecAdd + 1);
     if (!per_row.empty()) {
@@ -1668,9 +1667,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
     w.line(std::string(c_type(compute_type(tn.type))) + " " + reg_name(t) + "[1];  // " + tn.name +
            "[row], in every thread of the " + (warp ? "warp" : "block"));
   }
-  std::vector<int> kept;  // rank-1 outputs stored to memory
-  for (int t : p.regs)
-    if (!in(p.row_local, t)) kept.push_back(t);
+  const std::vector<int>& kept = p.kept;  // rank-1 outputs stored to memory
   auto kept_name = [&](int t) { return "sb_kept_" + c_name(spec_.tensors[t].name); };
   auto store_kept = [&](const std::string& cond) {
     w.open("if (" + cond + ") {");
@@ -1691,12 +1688,9 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
          ", so loop bounds and barriers are uniform.");
   w.open("for (int64_t sb_row = sb_worker; sb_row < " + R + "; sb_row += sb_workers) {");
   if (!kept.empty()) w.line("if (sb_i % " + lanes + " == sb_lane) sb_kept_row = sb_row;");
-  // Every loop along the row visits its elements in the segment order (seg_element) of the row of
-  // the first output stored to memory: each warp's stores then cover whole sectors, and each
-  // element of a row in shared memory is read by the same thread in every statement.
-  int anchor = -1;
-  for (size_t k = p.first; k <= p.last && anchor < 0; ++k)
-    if (spec_.stmts[k].rank() == 2 && !in(p.rows, spec_.stmts[k].out)) anchor = spec_.stmts[k].out;
+  // Every loop along the row visits its elements in the segment order (seg_element) of the
+  // anchor's row (RowPlan::anchor).
+  const int anchor = p.anchor;
   std::string anchor_len;
   if (anchor >= 0) {
     anchor_len = S.extent(anchor, 1, kPrecRel + 1);
@@ -1800,35 +1794,11 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   }
   tensors.insert(S.used_tensors().begin(), S.used_tensors().end());
   sizes.insert(S.used_sizes().begin(), S.used_sizes().end());
-  for (int t : p.regs)
-    if (!in(p.row_local, t)) tensors.insert(t);
+  tensors.insert(kept.begin(), kept.end());
 
   std::string comments;
   for (size_t k = p.first; k <= p.last; ++k) comments += "// " + to_string(spec_.stmts[k], spec_) + "\n";
-  comments += "// Row group fused into one kernel: each " + std::string(warp ? "warp" : "block") +
-              " owns a row at a time (rows grid-stride over a bounded grid) and computes these "
-              "statements for it in order; ";
-  std::string held;
-  for (int t : p.regs)
-    if (in(p.row_local, t)) held += (held.empty() ? "" : ", ") + spec_.tensors[t].name;
-  comments += held.empty() ? "per-row values stay in registers"
-                           : held + " stay in registers (every thread holds its row's value)";
-  std::string rows;
-  for (int t : p.rows) rows += (rows.empty() ? "" : ", ") + spec_.tensors[t].name;
-  std::string cached;
-  for (int t : p.cached) cached += (cached.empty() ? "" : ", ") + spec_.tensors[t].name;
-  std::string bc;
-  for (int t : p.bcast) bc += (bc.empty() ? "" : ", ") + spec_.tensors[t].name;
-  if (staged) {
-    if (!rows.empty()) comments += "; the row of " + rows + " lives in shared memory";
-    if (!cached.empty()) comments += "; the row of " + cached + " is staged in shared memory, read once";
-    if (!bc.empty()) comments += "; " + bc + " (the same for every row) is staged once per block";
-    comments += ".\n";
-  } else {
-    comments += "; the rows did not fit in shared memory, so reads go to global memory";
-    if (!rows.empty()) comments += " and " + rows + " is recomputed where it is read";
-    comments += " (no temp is stored).\n";
-  }
+  comments += "// " + describe(p, spec_, warp ? RowUnit::Warp : RowUnit::Block, staged) + "\n";
   std::vector<std::string> ps = kernel_params(spec_, tensors, sizes, outs, "__restrict__");
   const std::string head = "__global__ void __launch_bounds__(" + str(bs_) + ") " + name;
   kernels_ += wrap_kernel_comments(comments, spec_) + wrap_call(head, ps, " {", 0) + "\n" +
@@ -1836,61 +1806,32 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   return name;
 }
 
-// The launcher's part for row group `p`: a bounded grid of blocks that each process at least
-// kMinRowsPerBlock rows (so that what a block stages once serves many rows), and the staged
-// kernel when its shared memory fits in kMaxRowSmem, the global one otherwise.
+// The launcher's part for row group `p`: the staged kernel (when the group stages rows) and the
+// global one, launched as fused_rows_launch decides.
 void Gen::fused_rows(const RowPlan& p, bool warp) {
   std::set<int> t1, s1, o1, t2, s2, o2;
-  const bool any_staged = !p.rows.empty() || !p.cached.empty() || !p.bcast.empty();
-  const std::string staged = any_staged ? fused_kernel(p, warp, true, t1, s1, o1) : "";
+  const std::string staged = stages_rows(p) ? fused_kernel(p, warp, true, t1, s1, o1) : "";
   const std::string global = fused_kernel(p, warp, false, t2, s2, o2);
   if (p.first > 0) body_.line("");
   for (size_t k = p.first; k <= p.last; ++k) body_.line("// " + to_string(spec_.stmts[k], spec_));
   body_.open("{  // one kernel for the row group");
   StmtLowering H(spec_, spec_.stmts[p.first], &h_);
-  body_.line("const int64_t sb_nrows = " + H.extent(spec_.stmts[p.first].out, 0) + ";");
-  // A warp owns a row, so a block of bs/32 warps is bs/32 rows at a time; when the block stages
-  // broadcast tensors it takes at least kMinRowsPerBlock rows, as a block_per_row block does.
-  const int64_t warps = bs_ / 32;
-  const int64_t per_block =
-      !warp ? kMinRowsPerBlock : p.bcast.empty() ? warps : std::max(warps, kMinRowsPerBlock);
-  body_.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " +
-             str(per_block) + ";  // at least " + str(per_block) +
-             " rows per block");
-  body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
-  body_.line("if (sb_blocks < 1) sb_blocks = 1;");
+  fused_rows_launch(spec_, p, warp ? RowUnit::Warp : RowUnit::Block, bs_, H, body_,
+                    [&](CodeWriter& w, bool in_shared) {
+                      const std::string& name = in_shared ? staged : global;
+                      const std::string smem = in_shared ? "(size_t)sb_smem" : "0";
+                      const std::set<int>& ts = in_shared ? t1 : t2;
+                      const std::set<int>& ss = in_shared ? s1 : s2;
+                      std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_),
+                                                       smem, "sb_stream"};
+                      for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
+                      w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
+                      w.line("SB_CHECK_LAUNCH(" + name + ");");
+                      record_launch(name, str(bs_), bs_, smem);
+                      tensors_.insert(ts.begin(), ts.end());
+                      sizes_.insert(ss.begin(), ss.end());
+                    });
   needs_max_grid_ = true;
-  auto go = [&](CodeWriter& w, const std::string& name, const std::string& smem,
-                const std::set<int>& ts, const std::set<int>& ss) {
-    std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_), smem, "sb_stream"};
-    for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
-    w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
-    w.line("SB_CHECK_LAUNCH(" + name + ");");
-    record_launch(name, str(bs_), bs_, smem);
-    tensors_.insert(ts.begin(), ts.end());
-    sizes_.insert(ss.begin(), ss.end());
-  };
-  if (any_staged) {
-    std::string elems = "0";
-    auto add = [&](const std::string& e) { elems = elems == "0" ? e : elems + " + " + e; };
-    for (int t : p.bcast) add(H.element_count(t, kPrecAdd + 1));
-    std::string row;
-    for (int t : p.cached) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
-    for (int t : p.rows) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
-    if (!row.empty()) add(warp ? str(bs_ / 32) + " * (" + row + ")" : "(" + row + ")");
-    body_.line("const int64_t sb_smem = (" + elems + ") * (int64_t)sizeof(" +
-               std::string(c_type(p.type)) + ");");
-    CodeWriter a(body_.indent() + 1), b(body_.indent() + 1);
-    go(a, staged, "(size_t)sb_smem", t1, s1);
-    go(b, global, "0", t2, s2);
-    body_.line("if (sb_smem <= " + str(kMaxRowSmem) + ") {");
-    body_.raw(a.str());
-    body_.line("} else {  // the rows do not fit in shared memory");
-    body_.raw(b.str());
-    body_.line("}");
-  } else {
-    go(body_, global, "0", t2, s2);
-  }
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.close();
 }
@@ -2240,6 +2181,38 @@ void matmul_grid(const Statement& st, bool batched, int64_t bm, int64_t bn, Stmt
   }
   w.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(bn - 1) + ") / " + str(bn) +
          "), (unsigned)((" + hm + " + " + str(bm - 1) + ") / " + str(bm) + ")" + gz + ");");
+}
+
+void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
+                       StmtLowering& H, CodeWriter& w,
+                       const std::function<void(CodeWriter&, bool staged)>& launch) {
+  w.line("const int64_t sb_nrows = " + H.extent(spec.stmts[p.first].out, 0) + ";");
+  const int64_t per_block = rows_per_block(p, unit, bs);
+  w.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " + str(per_block) +
+         ";  // at least " + str(per_block) + " rows per block");
+  w.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
+  w.line("if (sb_blocks < 1) sb_blocks = 1;");
+  if (!stages_rows(p)) {
+    launch(w, false);
+    return;
+  }
+  std::string elems = "0";
+  auto add = [&](const std::string& e) { elems = elems == "0" ? e : elems + " + " + e; };
+  for (int t : p.bcast) add(H.element_count(t, kPrecAdd + 1));
+  std::string row;
+  for (int t : worker_rows(p)) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
+  if (!row.empty())
+    add(unit == RowUnit::Warp ? str(bs / 32) + " * (" + row + ")" : "(" + row + ")");
+  w.line("const int64_t sb_smem = (" + elems + ") * (int64_t)sizeof(" +
+         std::string(c_type(p.type)) + ");");
+  CodeWriter a(w.indent() + 1), b(w.indent() + 1);
+  launch(a, true);
+  launch(b, false);
+  w.line("if (sb_smem <= " + str(kMaxRowSmem) + ") {");
+  w.raw(a.str());
+  w.line("} else {  // the rows do not fit in shared memory");
+  w.raw(b.str());
+  w.line("}");
 }
 
 void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,

@@ -4,6 +4,7 @@
 // shapes each strategy targets are decided in lower/patterns.h.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "backends/cuda/strategies/strategy.h"
 #include "backends/emitter.h"
 #include "ir/ir.h"
+#include "lower/gpu_mapping.h"
 
 namespace sb::cuda {
 
@@ -21,16 +23,6 @@ constexpr int64_t kMaxPartials = 1024;
 
 // Dynamic shared memory a tiled_stencil launch may use; larger halos take the untiled kernel.
 constexpr int64_t kMaxStencilSmem = 48 * 1024;
-
-// A fused row group runs on a grid of blocks that each process at least this many rows, so that
-// what a block stages once (tensors every row reads alike) serves that many rows: every
-// block_per_row group, and a warp_per_row group that stages such tensors (one without them takes
-// one row per warp of the block); the grid is also capped at SMs * blocks_per_sm blocks.
-constexpr int64_t kMinRowsPerBlock = 16;
-
-// Dynamic shared memory a fused row group's kernel may use (the default limit without opting in);
-// larger rows take the kernel that reads global memory instead.
-constexpr int64_t kMaxRowSmem = 48 * 1024;
 
 // The depths of the scores' dot products that a flash_attention block stages through shared
 // memory at a time (its q and k tiles hold this many depths of each query and key).
@@ -49,6 +41,16 @@ void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec
 // batch (`batched`) sb_nb, the products, along z up to kMaxGridZ. `H` lowers the statement.
 void matmul_grid(const Statement& st, bool batched, int64_t bm, int64_t bn, StmtLowering& H,
                  CodeWriter& w);
+
+// The launch of fused row group `p` (gpu_mapping.h) under `unit`, with blocks of `bs` threads, as
+// launcher lines (C++, the cuda file's and the mojo_gpu launcher's alike): sb_blocks,
+// ceil(rows / rows_per_block) capped at sb_max_grid; and for a group that stages rows
+// (stages_rows), sb_smem, the bytes of its shared memory in the layout of worker_rows, with the
+// staged kernel launched when they fit in kMaxRowSmem and the global one otherwise.
+// `launch(w, staged)` prints one launch into `w`. `H` lowers the group's first statement.
+void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
+                       StmtLowering& H, CodeWriter& w,
+                       const std::function<void(CodeWriter&, bool staged)>& launch);
 
 // The largest grid z dimension of a launch (CUDA's limit); a kernel covers more along z with a
 // grid-stride loop.

@@ -55,7 +55,7 @@ std::string paren_if_spaced(const std::string& s) {
 void segments(PyWriter& w, const std::string& tag, const std::string& ptr, const std::string& off,
               const std::string& len, DType t) {
   const int bytes = dtype_bytes(t);
-  const std::string seg = str(128 / bytes);
+  const std::string seg = str(kRowSegmentBytes / bytes);
   const std::string addr = "Int(" + ptr + ") // " + str(bytes);
   w.line("var sb_lead" + tag + " = " + (off == "0" ? addr : "(" + addr + " + " + off + ")") +
          " % " + seg);
@@ -191,8 +191,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
       at = off_name(t) + " + " + paren_if_spaced(n);
     }
     std::string row_len = "0";
-    std::vector<int> per_row = p.cached;
-    per_row.insert(per_row.end(), p.rows.begin(), p.rows.end());
+    const std::vector<int> per_row = worker_rows(p);
     for (int t : per_row)
       row_len = (row_len == "0" ? "" : row_len + " + ") + S.extent(t, 1, kMojoPrecAdd + 1);
     if (!per_row.empty()) {
@@ -225,9 +224,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
     }
     w.line("barrier()");
   }
-  std::vector<int> kept;  // rank-1 outputs stored to memory
-  for (int t : p.regs)
-    if (!in(p.row_local, t)) kept.push_back(t);
+  const std::vector<int>& kept = p.kept;  // rank-1 outputs stored to memory
   auto kept_name = [&](int t) { return "sb_kept_" + ident(t); };
   auto store_kept = [&](PyWriter& o, const std::string& cond) {
     o.open("if " + cond + ":");
@@ -255,13 +252,11 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
     w.line("sb_kept_row = sb_row");
     w.dedent();
   }
-  // Every loop along the row visits its elements in the segment order of the row of the first
-  // output stored to memory (the anchor). Its segments are declared only when a loop uses them.
+  // Every loop along the row visits its elements in the segment order of the anchor's row
+  // (RowPlan::anchor). Its segments are declared only when a loop uses them.
   PyWriter segs(2), rb(2);
   std::deque<MojoStmt> anchor_lowering;
-  int anchor = -1;
-  for (size_t k = p.first; k <= p.last && anchor < 0; ++k)
-    if (spec_.stmts[k].rank() == 2 && !in(p.rows, spec_.stmts[k].out)) anchor = spec_.stmts[k].out;
+  const int anchor = p.anchor;
   std::string anchor_len;
   bool anchor_used = false;
   if (anchor >= 0) {
@@ -391,36 +386,14 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
 
   std::string comments;
   for (size_t k = p.first; k <= p.last; ++k) comments += "# " + source_text(spec_.stmts[k], spec_) + "\n";
-  std::string text = "Row group fused into one kernel: each " + std::string(warp ? "warp" : "block") +
-                     " owns a row at a time (rows grid-stride over a bounded grid) and computes "
-                     "these statements for it in order; ";
-  std::string held;
-  for (int t : p.regs)
-    if (in(p.row_local, t)) held += (held.empty() ? "" : ", ") + spec_.tensors[t].name;
-  text += held.empty() ? "per-row values stay in registers"
-                       : held + " stay in registers (every thread holds its row's value)";
-  std::string rows, cached, bc;
-  for (int t : p.rows) rows += (rows.empty() ? "" : ", ") + spec_.tensors[t].name;
-  for (int t : p.cached) cached += (cached.empty() ? "" : ", ") + spec_.tensors[t].name;
-  for (int t : p.bcast) bc += (bc.empty() ? "" : ", ") + spec_.tensors[t].name;
-  if (staged) {
-    if (!rows.empty()) text += "; the row of " + rows + " lives in shared memory";
-    if (!cached.empty()) text += "; the row of " + cached + " is staged in shared memory, read once";
-    if (!bc.empty()) text += "; " + bc + " (the same for every row) is staged once per block";
-    text += ".";
-  } else {
-    text += "; the rows did not fit in shared memory, so reads go to global memory";
-    if (!rows.empty()) text += " and " + rows + " is recomputed where it is read";
-    text += " (no temp is stored).";
-  }
+  const RowUnit unit = warp ? RowUnit::Warp : RowUnit::Block;
+  const std::string text = describe(p, spec_, unit, staged);
   comments += comment(text);
-  const int64_t per_block =
-      !warp ? cuda::kMinRowsPerBlock
-            : p.bcast.empty() ? nw : std::max(nw, cuda::kMinRowsPerBlock);
+  const int64_t per_block = rows_per_block(p, unit, bs_);
   comments += comment("Launch: blocks of " + str(bs_) + " threads, grid = min(ceil(" + R + " / " +
                       str(per_block) + "), SMs * " + str(bps_) + "), at least 1" +
                       (staged ? "; dynamic shared memory, the launcher's sb_smem bytes, at most " +
-                                    str(cuda::kMaxRowSmem)
+                                    str(kMaxRowSmem)
                               : std::string()) +
                       ".");
 
@@ -442,18 +415,15 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
   return name;
 }
 
-// The launcher's part for row group `p`, as the cuda printer's fused_rows: a bounded grid of
-// blocks that each process at least kMinRowsPerBlock rows (a warp_per_row block without broadcast
-// tensors: one row per warp), and the staged kernel when its shared memory fits in kMaxRowSmem,
-// the global one otherwise.
+// The launcher's part for row group `p`: the staged kernel (when the group stages rows) and the
+// global one, launched as cuda::fused_rows_launch decides (the cuda launcher's lines).
 std::string Gen::fused_rows(const GpuStep& g) {
   SB_ASSERT(g.unit != RowUnit::None, "a fused row group without its unit");
   const RowPlan& p = g.rows;
   const bool warp = g.unit == RowUnit::Warp;
   std::set<int> t1, s1, o1, t2, s2, o2;
   std::string out;
-  const bool any_staged = !p.rows.empty() || !p.cached.empty() || !p.bcast.empty();
-  const std::string staged = any_staged ? fused_kernel(p, warp, true, out, t1, s1, o1) : "";
+  const std::string staged = stages_rows(p) ? fused_kernel(p, warp, true, out, t1, s1, o1) : "";
   const std::string global = fused_kernel(p, warp, false, out, t2, s2, o2);
   if (p.first > 0 || !body_.str().empty()) body_.line("");
   for (size_t k = p.first; k <= p.last; ++k)
@@ -461,18 +431,11 @@ std::string Gen::fused_rows(const GpuStep& g) {
   body_.open("{  // one kernel for the row group");
   HelperSet none;
   StmtLowering H(spec_, spec_.stmts[p.first], &none);
-  body_.line("const int64_t sb_nrows = " + H.extent(spec_.stmts[p.first].out, 0) + ";");
-  const int64_t warps = bs_ / 32;
-  const int64_t per_block = !warp ? cuda::kMinRowsPerBlock
-                            : p.bcast.empty() ? warps
-                                              : std::max(warps, cuda::kMinRowsPerBlock);
-  body_.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " + str(per_block) +
-             ";  // at least " + str(per_block) + " rows per block");
-  body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
-  body_.line("if (sb_blocks < 1) sb_blocks = 1;");
-  needs_max_grid_ = true;
-  auto go = [&](CodeWriter& w, const std::string& name, const std::string& smem,
-                const std::set<int>& ts, const std::set<int>& ss) {
+  cuda::fused_rows_launch(spec_, p, g.unit, bs_, H, body_, [&](CodeWriter& w, bool in_shared) {
+    const std::string& name = in_shared ? staged : global;
+    const std::string smem = in_shared ? "(size_t)sb_smem" : "0";
+    const std::set<int>& ts = in_shared ? t1 : t2;
+    const std::set<int>& ss = in_shared ? s1 : s2;
     std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_), smem, "sb_stream"};
     for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
     w.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * w.indent()));
@@ -482,32 +445,12 @@ std::string Gen::fused_rows(const GpuStep& g) {
       kernel_names_.push_back(name);
     for (KernelLaunch& l : launches_)
       if (l.kernel == name) {
-        l.dynamic_shared = l.dynamic_shared || smem != "0";
+        l.dynamic_shared = l.dynamic_shared || in_shared;
         return;
       }
-    launches_.push_back({name, v_.name, bs_, smem != "0"});
-  };
-  if (any_staged) {
-    std::string elems = "0";
-    auto add = [&](const std::string& e) { elems = elems == "0" ? e : elems + " + " + e; };
-    for (int t : p.bcast) add(H.element_count(t, kPrecAdd + 1));
-    std::string row;
-    for (int t : p.cached) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
-    for (int t : p.rows) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
-    if (!row.empty()) add(warp ? str(bs_ / 32) + " * (" + row + ")" : "(" + row + ")");
-    body_.line("const int64_t sb_smem = (" + elems + ") * (int64_t)sizeof(" +
-               std::string(c_type(p.type)) + ");");
-    CodeWriter a(body_.indent() + 1), b(body_.indent() + 1);
-    go(a, staged, "(size_t)sb_smem", t1, s1);
-    go(b, global, "0", t2, s2);
-    body_.line("if (sb_smem <= " + str(cuda::kMaxRowSmem) + ") {");
-    body_.raw(a.str());
-    body_.line("} else {  // the rows do not fit in shared memory");
-    body_.raw(b.str());
-    body_.line("}");
-  } else {
-    go(body_, global, "0", t2, s2);
-  }
+    launches_.push_back({name, v_.name, bs_, in_shared});
+  });
+  needs_max_grid_ = true;
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.close();
   return out;
