@@ -164,6 +164,19 @@ int64_t rows_per_block(const RowPlan& p, RowUnit unit, int64_t block_size) {
   return p.bcast.empty() ? warps : std::max(warps, kMinRowsPerBlock);
 }
 
+RowRead row_read(const RowPlan& p, int t, bool staged) {
+  if (in(p.regs, t)) return RowRead::Register;
+  const bool row = in(p.rows, t);
+  if (staged && (row || in(p.cached, t))) return RowRead::SharedRow;
+  if (staged && in(p.bcast, t)) return RowRead::SharedBlock;
+  return row ? RowRead::Recompute : RowRead::Global;
+}
+
+bool barrier_after(const RowPlan& p, size_t k, bool staged) {
+  SB_ASSERT(p.first <= k && k <= p.last, "barrier_after a statement outside its group");
+  return k < p.last || staged;
+}
+
 std::string describe(const RowPlan& p, const Spec& spec, RowUnit unit, bool staged) {
   const std::string worker = unit == RowUnit::Warp ? "warp" : "block";
   std::string text = "Row group fused into one kernel: each " + worker +

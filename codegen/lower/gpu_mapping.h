@@ -99,6 +99,22 @@ std::vector<int> worker_rows(const RowPlan& p);
 // block per row, or for a warp per row that stages broadcast tensors; one per warp otherwise.
 int64_t rows_per_block(const RowPlan& p, RowUnit unit, int64_t block_size);
 
+// Where a fused row kernel reads tensor `t` from: its `staged` kernel (shared memory), or the one
+// reading global memory.
+enum class RowRead {
+  Global,       // the tensor in global memory, as written
+  Register,     // a per-row value (p.regs) every thread of the worker holds
+  SharedRow,    // the worker's row in shared memory (p.cached, p.rows), at the read's column
+  SharedBlock,  // the block's copy in shared memory (p.bcast), at the read's flat index
+  Recompute,    // a row temp (p.rows) without shared memory: its statement at the read's subscripts
+};
+RowRead row_read(const RowPlan& p, int t, bool staged);
+
+// Whether the worker's threads meet at a barrier after statement `k` of group `p`: before the
+// group's next statement, which may read what other threads of the worker wrote; and, in the
+// `staged` kernel, after the last one too, before the next row's staging overwrites shared memory.
+bool barrier_after(const RowPlan& p, size_t k, bool staged);
+
 // What the fused kernel of `p` keeps where, as one sentence for the kernel's comment: the
 // `staged` kernel (shared memory) or the one reading global memory.
 std::string describe(const RowPlan& p, const Spec& spec, RowUnit unit, bool staged);

@@ -100,6 +100,27 @@ TEST(GpuMapping, ARowPlanNamesItsAnchorItsKeptOutputsAndItsSharedRows) {
   EXPECT_TRUE(worker_rows(om.steps[0].rows).empty());
 }
 
+TEST(GpuMapping, AFusedKernelReadsEachTensorFromWhereThePlanKeepsIt) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  const RowPlan p = map_with(spec, "warp_per_row").steps.at(0).rows;
+  const int x = spec.find_tensor("x"), w = spec.find_tensor("w"), m = spec.find_tensor("m"),
+            e = spec.find_tensor("e"), s = spec.find_tensor("s");
+  EXPECT_EQ(row_read(p, m, true), RowRead::Register);
+  EXPECT_EQ(row_read(p, s, false), RowRead::Register);
+  EXPECT_EQ(row_read(p, x, true), RowRead::SharedRow);
+  EXPECT_EQ(row_read(p, e, true), RowRead::SharedRow);
+  EXPECT_EQ(row_read(p, w, true), RowRead::SharedBlock);
+  // Without shared memory, x and w are read from memory and e is computed again.
+  EXPECT_EQ(row_read(p, x, false), RowRead::Global);
+  EXPECT_EQ(row_read(p, w, false), RowRead::Global);
+  EXPECT_EQ(row_read(p, e, false), RowRead::Recompute);
+  // Between statements always; after the last only where the next row's staging follows.
+  EXPECT_TRUE(barrier_after(p, 0, false));
+  EXPECT_TRUE(barrier_after(p, 2, false));
+  EXPECT_FALSE(barrier_after(p, 3, false));
+  EXPECT_TRUE(barrier_after(p, 3, true));
+}
+
 TEST(GpuMapping, TheFusedKernelsDescriptionSaysWhereEachTensorLives) {
   const Spec spec = load(kSoftmaxTensors, kSoftmax);
   const RowPlan p = map_with(spec, "block_per_row").steps.at(0).rows;

@@ -1590,24 +1590,33 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   std::function<void(StmtLowering&, const Expr&)> redirect = [&](StmtLowering& L, const Expr& e) {
     for (const Expr* r : reads_of(e)) {
       const int t = r->ref;
-      const bool row = in(p.rows, t);
-      if (staged && (row || in(p.cached, t))) {
-        L.set_override(r, "sb_rows[" + off_name(t) + " + " + L.expr(*r->args[1], none, kPrecAdd + 1) +
-                              "]");
-      } else if (staged && in(p.bcast, t)) {
-        std::vector<std::string> subs;
-        for (const auto& a : r->args) subs.push_back("(" + L.expr(*a, none) + ")");
-        L.set_override(r, "sb_rows[" + off_name(t) + " + " + L.flat_index(t, subs) + "]");
-      } else if (row) {
-        // Recomputed: the producer's right-hand side at this read's subscripts.
-        const Statement& ps = producer(spec_, p, t);
-        StmtLowering& P = fresh(ps);
-        std::vector<const Expr*> vars;
-        index_vars(*ps.rhs, vars);
-        for (const Expr* v : vars)
-          P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
-        redirect(P, *ps.rhs);
-        L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+      switch (row_read(p, t, staged)) {
+        case RowRead::Global:
+          break;
+        case RowRead::Register:  // every lowering reads it as a row local (fresh)
+          break;
+        case RowRead::SharedRow:
+          L.set_override(r, "sb_rows[" + off_name(t) + " + " +
+                                L.expr(*r->args[1], none, kPrecAdd + 1) + "]");
+          break;
+        case RowRead::SharedBlock: {
+          std::vector<std::string> subs;
+          for (const auto& a : r->args) subs.push_back("(" + L.expr(*a, none) + ")");
+          L.set_override(r, "sb_rows[" + off_name(t) + " + " + L.flat_index(t, subs) + "]");
+          break;
+        }
+        case RowRead::Recompute: {
+          // The producer's right-hand side at this read's subscripts.
+          const Statement& ps = producer(spec_, p, t);
+          StmtLowering& P = fresh(ps);
+          std::vector<const Expr*> vars;
+          index_vars(*ps.rhs, vars);
+          for (const Expr* v : vars)
+            P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
+          redirect(P, *ps.rhs);
+          L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+          break;
+        }
       }
     }
   };
@@ -1780,7 +1789,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
       w.close();
     }
     w.close();
-    if (k < p.last || staged) w.line(sync);
+    if (barrier_after(p, k, staged)) w.line(sync);
   }
   if (!kept.empty()) {
     w.line("++sb_i;");

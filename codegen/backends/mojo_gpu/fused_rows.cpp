@@ -129,36 +129,45 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
   std::function<void(MojoStmt&, const Expr&)> redirect = [&](MojoStmt& L, const Expr& e) {
     for (const Expr* r : reads_of(e)) {
       const int t = r->ref;
-      const bool row = in(p.rows, t);
-      if (in(p.regs, t)) {
-        L.set_override(r, reg_name(t));
-      } else if (staged && (row || in(p.cached, t))) {
-        L.set_override(r, "sb_rows[unsafe_offset=" + off_name(t) + " + " +
-                              L.expr(*r->args[1], none, kMojoPrecAdd + 1) + "]");
-      } else if (staged && in(p.bcast, t)) {
-        std::string flat = "0";
-        const size_t n = r->args.size();
-        if (n == 1) {
-          flat = L.expr(*r->args[0], none, kMojoPrecAdd + 1);
-        } else if (n > 1) {
-          flat = L.expr(*r->args[0], none, kMojoPrecMul);
-          for (size_t d = 1; d < n; ++d)
-            flat = (d == 1 ? flat : "(" + flat + ")") + " * " + L.extent(t, d, kMojoPrecMul + 1) +
-                   " + " + L.expr(*r->args[d], none, kMojoPrecAdd + 1);
-          flat = "(" + flat + ")";
+      switch (row_read(p, t, staged)) {
+        case RowRead::Global:
+          break;
+        case RowRead::Register:
+          L.set_override(r, reg_name(t));
+          break;
+        case RowRead::SharedRow:
+          L.set_override(r, "sb_rows[unsafe_offset=" + off_name(t) + " + " +
+                                L.expr(*r->args[1], none, kMojoPrecAdd + 1) + "]");
+          break;
+        case RowRead::SharedBlock: {
+          std::string flat = "0";
+          const size_t n = r->args.size();
+          if (n == 1) {
+            flat = L.expr(*r->args[0], none, kMojoPrecAdd + 1);
+          } else if (n > 1) {
+            flat = L.expr(*r->args[0], none, kMojoPrecMul);
+            for (size_t d = 1; d < n; ++d)
+              flat = (d == 1 ? flat : "(" + flat + ")") + " * " +
+                     L.extent(t, d, kMojoPrecMul + 1) + " + " +
+                     L.expr(*r->args[d], none, kMojoPrecAdd + 1);
+            flat = "(" + flat + ")";
+          }
+          L.set_override(r, "sb_rows[unsafe_offset=" + off_name(t) + " + " + flat + "]");
+          break;
         }
-        L.set_override(r, "sb_rows[unsafe_offset=" + off_name(t) + " + " + flat + "]");
-      } else if (row) {
-        // Recomputed: the producer's right-hand side at this read's subscripts.
-        const Statement& ps = producer(spec_, p, t);
-        Ls.emplace_back(spec_, ps, needs_.stmt);
-        MojoStmt& P = Ls.back();
-        std::vector<const Expr*> vars;
-        index_vars(*ps.rhs, vars);
-        for (const Expr* v : vars)
-          P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
-        redirect(P, *ps.rhs);
-        L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+        case RowRead::Recompute: {
+          // The producer's right-hand side at this read's subscripts.
+          const Statement& ps = producer(spec_, p, t);
+          Ls.emplace_back(spec_, ps, needs_.stmt);
+          MojoStmt& P = Ls.back();
+          std::vector<const Expr*> vars;
+          index_vars(*ps.rhs, vars);
+          for (const Expr* v : vars)
+            P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
+          redirect(P, *ps.rhs);
+          L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+          break;
+        }
       }
     }
   };
@@ -359,7 +368,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
       }
       rb.dedent();
     }
-    if (k < p.last || staged) {
+    if (barrier_after(p, k, staged)) {
       use_gpu({warp ? "syncwarp" : "barrier"});
       rb.line(sync);
     }
