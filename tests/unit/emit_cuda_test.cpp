@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "lower/patterns.h"
 #include "driver.h"
 #include "backends/common/emit_common.h"
+#include "backends/cuda/cuda_kernels.h"
 #include "backends/emitter.h"
 
 namespace sb {
@@ -408,6 +410,53 @@ TEST(EmitCudaShapes, AffineSubscripts) {
   EXPECT_EQ(a->size(0), 1);  // N
   EXPECT_EQ(a->constant, 2);  // 2 * 1
   EXPECT_TRUE(a->atoms.empty());
+}
+
+// register_blocked_matmul's operand tiles, as the cuda and mojo_gpu kernels both load them.
+std::array<cuda::TileOperand, 2> operands(const std::string& b_type, const std::string& lo,
+                                          int64_t bk) {
+  Result<Spec> r = load("mm", "  M: {bench: [64], verify: [5]}\n  N: {bench: [64], verify: [6]}\n"
+                              "  K: {bench: [64], verify: [7]}\n",
+                        "  a: {type: f32, shape: [M, K], role: in}\n"
+                        "  b: {type: " + b_type + ", shape: [K, N], role: in}\n"
+                        "  c: {type: f32, shape: [M, N], role: out}\n",
+                        "  c[i, j] = sum(k in " + lo + "..K: a[i, k] * b[k, j])\n",
+                        "    - {name: rb, strategy: register_blocked_matmul}\n");
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  static std::deque<Spec> keep;  // the operands point into the spec
+  keep.push_back(std::move(r.value()));
+  const Spec& spec = keep.back();
+  MatmulMatch m;
+  std::string why;
+  EXPECT_TRUE(match_matmul(spec, spec.stmts[0], &m, &why)) << why;
+  return cuda::tile_operands(spec, spec.stmts[0], m, 64, 64, bk, "i", "j", "M", "N");
+}
+
+TEST(EmitCudaTiles, OperandsLoadVectorsWhereTheirTypeAndTileAllow) {
+  const auto f32 = operands("f32", "0", 8);
+  EXPECT_TRUE(f32[0].k_inner);   // a[i, k]
+  EXPECT_FALSE(f32[1].k_inner);  // b[k, j]
+  EXPECT_EQ(f32[0].W, 4);
+  EXPECT_TRUE(f32[0].vec);
+  EXPECT_TRUE(f32[1].vec);
+  EXPECT_TRUE(f32[0].lo_aligned);
+  EXPECT_EQ(f32[0].tile, "sb_ta");
+  EXPECT_EQ(f32[1].lim, "N");
+  // a loads along k: a tile 6 deep is not whole vectors; b loads along its 64 columns.
+  const auto deep6 = operands("f32", "0", 6);
+  EXPECT_FALSE(deep6[0].vec);
+  EXPECT_TRUE(deep6[1].vec);
+  // f16 loads one element at a time, widened.
+  const auto half = operands("f16", "0", 8);
+  EXPECT_EQ(half[1].W, 8);
+  EXPECT_FALSE(half[1].vec);
+  EXPECT_TRUE(half[0].vec);
+  // k from 1: a's vectors along k need the bound checked; b's along j do not.
+  const auto from1 = operands("f32", "1", 8);
+  EXPECT_FALSE(from1[0].lo_aligned);
+  EXPECT_TRUE(from1[1].lo_aligned);
+  const auto from4 = operands("f32", "4", 8);
+  EXPECT_TRUE(from4[0].lo_aligned);
 }
 
 }  // namespace

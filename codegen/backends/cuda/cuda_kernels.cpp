@@ -934,44 +934,16 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   const std::string lo = L.expr(*var.lo, w);
   w.line("const int64_t sb_hi = " + L.expr(*var.hi, w) + ";");
 
-  // An operand tile: X rows (or columns) by BK values of k, stored [k][x]. Consecutive threads
-  // load along the operand's contiguous subscript, W values at a time when it is aligned.
-  struct Operand {
-    const Expr* read;
-    const Tensor* t;
-    bool k_inner;
-    bool batched;  // read with the batch index first; else shared by the products
-    std::string xv, lim, base, tile, flag;
-    int64_t X;
-    int W;
-    bool vec;
-  };
-  auto operand = [&](const Expr* read, bool k_inner, bool batched, const std::string& xv,
-                     const std::string& lim, const std::string& base, const std::string& tile,
-                     const std::string& flag, int64_t X) {
-    Operand o{read, &spec_.tensors[read->ref], k_inner, batched, xv, lim, base, tile, flag, X, 0,
-              false};
-    o.W = 16 / dtype_bytes(o.t->type);
-    // f16 and bf16 elements have no vector type here: they load one at a time.
-    o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
-            (k_inner ? BK : X) % o.W == 0;
-    return o;
-  };
-  const Operand ops[2] = {
-      operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
-      operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
-  for (const Operand& o : ops) {
+  const std::array<TileOperand, 2> ops = tile_operands(spec_, st, m, BM, BN, BK, iv, jv, M, N);
+  for (const TileOperand& o : ops) {
     if (!o.vec) continue;
-    // Vectors start at k = lo + a multiple of bk (k contiguous) or at a multiple of the tile.
-    const bool lo_aligned =
-        !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
     // Rows of a whole number of vectors: the last (contiguous) extent a multiple of W. A batched
     // operand's products then start on vectors too, each a whole number of rows apart.
     const size_t last = o.read->args.size() - 1;
     w.line("const bool " + o.flag + " = ((uintptr_t)" + L.tensor_name(o.read->ref) +
            " & 15) == 0 && " + L.extent(o.read->ref, last, kPrecMul + 1) + " % " + str(o.W) +
            " == 0" +
-           (lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") + ";");
+           (o.lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") + ";");
   }
   const std::string rct = c_type(rt);
   w.line(rct + " sb_acc[" + str(TM) + "][" + str(TN) + "];");
@@ -994,7 +966,7 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   mn_loops(w,
            [&](CodeWriter& x) { x.line("sb_acc[sb_m][sb_n] = " + identity(red.rop, rt) + ";"); });
   w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + str(BK) + ") {");
-  for (const Operand& o : ops) {
+  for (const TileOperand& o : ops) {
     const std::string X = str(o.X);
     const std::string name = L.tensor_name(o.read->ref);
     w.line("// Tile of " + to_string(*o.read, spec_, &st) + ": " + str(BK) + " k x " + X +
@@ -2222,6 +2194,27 @@ void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t
   w.line("} else {  // the rows do not fit in shared memory");
   w.raw(b.str());
   w.line("}");
+}
+
+std::array<TileOperand, 2> tile_operands(const Spec& spec, const Statement& st,
+                                         const MatmulMatch& m, int64_t bm, int64_t bn, int64_t bk,
+                                         const std::string& iv, const std::string& jv,
+                                         const std::string& M, const std::string& N) {
+  const IndexVar& k = st.vars[m.red->ref];
+  auto operand = [&](const Expr* read, bool k_inner, bool batched, const std::string& xv,
+                     const std::string& lim, const std::string& base, const std::string& tile,
+                     const std::string& flag, int64_t X) {
+    TileOperand o{read, &spec.tensors[read->ref], k_inner, batched, xv, lim, base, tile, flag, X,
+                  0, false, false};
+    o.W = 16 / dtype_bytes(o.t->type);
+    o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
+            (k_inner ? bk : X) % o.W == 0;
+    // Vectors start at k = lo + a multiple of bk (k contiguous) or at a multiple of the tile.
+    o.lo_aligned = !k_inner || (k.lo->kind == ExprKind::IntLit && k.lo->ival % o.W == 0);
+    return o;
+  };
+  return {operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", bm),
+          operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", bn)};
 }
 
 void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,

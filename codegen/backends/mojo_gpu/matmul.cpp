@@ -164,40 +164,16 @@ std::string Gen::register_blocked(const GpuStep& g) {
   const std::string lo = L.expr(*var.lo, w, 0);
   w.line("var sb_hi = " + L.expr(*var.hi, w, 0));
 
-  struct Operand {
-    const Expr* read;
-    const Tensor* t;
-    bool k_inner;
-    bool batched;  // read with the batch index first; else shared by the products
-    std::string xv, lim, base, tile, flag;
-    int64_t X;
-    int W;
-    bool vec;
-  };
-  auto operand = [&](const Expr* read, bool k_inner, bool batched, const std::string& xv,
-                     const std::string& lim, const std::string& base, const std::string& tile,
-                     const std::string& flag, int64_t X) {
-    Operand o{read, &spec_.tensors[read->ref], k_inner, batched, xv, lim, base, tile, flag, X, 0,
-              false};
-    o.W = 16 / dtype_bytes(o.t->type);
-    // f16 and bf16 elements load one by one, widened as they are (as the cuda kernel's).
-    o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
-            (k_inner ? BK : X) % o.W == 0;
-    return o;
-  };
-  const Operand ops[2] = {
-      operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", BM),
-      operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", BN)};
-  for (const Operand& o : ops) {
+  const std::array<cuda::TileOperand, 2> ops =
+      cuda::tile_operands(spec_, st, m, BM, BN, BK, iv, jv, M, N);
+  for (const cuda::TileOperand& o : ops) {
     if (!o.vec) continue;
-    const bool lo_aligned =
-        !o.k_inner || (var.lo->kind == ExprKind::IntLit && var.lo->ival % o.W == 0);
     // Rows of a whole number of vectors: the last (contiguous) extent a multiple of W. A batched
     // operand's products then start on vectors too, each a whole number of rows apart.
     const size_t last = o.read->args.size() - 1;
     w.line("var " + o.flag + " = (Int(" + L.tensor_name(o.read->ref) + ") & 15) == 0 and " +
            L.extent(o.read->ref, last, kMojoPrecMul + 1) + " % " + str(o.W) + " == 0" +
-           (lo_aligned ? std::string() : " and (" + lo + ") % " + str(o.W) + " == 0"));
+           (o.lo_aligned ? std::string() : " and (" + lo + ") % " + str(o.W) + " == 0"));
   }
   const std::string rdt = mojo_dtype_name(rt);
   if (m.batched) open_batch_loop(st, L, w);
@@ -206,7 +182,7 @@ std::string Gen::register_blocked(const GpuStep& g) {
   w.line("var sb_ra = SIMD[" + std::string(mojo_dtype_name(compute_type(A.type))) + ", " + str(TM) + "]()");
   w.line("var sb_rb = SIMD[" + std::string(mojo_dtype_name(compute_type(Bt.type))) + ", " + str(TN) + "]()");
   w.open("for sb_k0 in range(" + lo + ", sb_hi, " + str(BK) + "):");
-  for (const Operand& o : ops) {
+  for (const cuda::TileOperand& o : ops) {
     const std::string X = str(o.X);
     const std::string name = L.tensor_name(o.read->ref);
     const std::string ty = mojo_scalar_type(compute_type(o.t->type));
