@@ -437,20 +437,9 @@ void Gen::generic(size_t k, const Statement& st, bool grid_stride) {
   StmtLowering H(spec_, st, &h_);
   std::string grid = "1", threads = "1";
   if (!scalar) {
-    const std::string bs = str(bs_);
-    body_.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
-    if (grid_stride) {
-      body_.line("const int64_t sb_blocks = (sb_total + " + str(bs_ - 1) + ") / " + bs + ";");
-      body_.line(
-          "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : "
-          "sb_max_grid);");
-      needs_max_grid_ = true;
-    } else {
-      body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(bs_ - 1) + ") / " + bs +
-                 ");");
-    }
+    if (element_grid(st, bs_, grid_stride, H, body_)) needs_max_grid_ = true;
     grid = "sb_grid";
-    threads = bs;
+    threads = str(bs_);
   }
   launch(body_, name, grid, threads, scalar ? 1 : bs_, "0", L);
   note(H);
@@ -471,10 +460,7 @@ std::string Gen::generic_kernel(size_t k, const Statement& st, const std::string
 void Gen::generic_launch(CodeWriter& w, const Statement& st, const std::string& name,
                          const StmtLowering& L) {
   StmtLowering H(spec_, st, &h_);
-  w.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
-  w.line("const int64_t sb_blocks = (sb_total + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
-  w.line("const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
-  needs_max_grid_ = true;
+  if (element_grid(st, bs_, true, H, w)) needs_max_grid_ = true;
   launch(w, name, "sb_grid", str(bs_), bs_, "0", L);
   note(H);
 }
@@ -615,12 +601,7 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  body_.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
-  body_.line("const int64_t sb_blocks = ((sb_total + " + str(lanes - 1) + ") / " + str(lanes) +
-             " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
-  body_.line(
-      "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
-  needs_max_grid_ = true;
+  if (vector_grid(st, lanes, bs_, H, body_)) needs_max_grid_ = true;
   launch(body_, name, "sb_grid", str(bs_), bs_, "0", L);
   note(H);
   body_.close();
@@ -685,20 +666,7 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  {
-    CodeWriter none;
-    const std::string hlo = H.expr(*var.lo, none, kPrecAdd + 1);
-    const std::string hhi = H.expr(*var.hi, none, kPrecAdd);
-    body_.line("const int64_t sb_n = " + (hlo == "0" ? hhi : hhi + " - " + hlo) +
-               ";  // reduction length");
-  }
-  body_.line("int64_t sb_blocks = (sb_n + " + str(bs_ - 1) + ") / " + bs + ";");
-  body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
-  needs_max_grid_ = true;
-  if (kind != 'a')
-    body_.line("if (sb_blocks > " + str(kMaxPartials) + ") sb_blocks = " + str(kMaxPartials) +
-               ";  // the size of " + part);
-  body_.line("if (sb_blocks < 1) sb_blocks = 1;");
+  if (reduce_blocks(st, var, bs_, kind != 'a' ? part : "", H, body_)) needs_max_grid_ = true;
 
   if (kind == 'a') {
     launch(body_, fn(k, "_init"), "1", "1", 1, "0", L0);
@@ -791,14 +759,7 @@ void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) 
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  body_.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");
-  if (warp) {
-    const int64_t wpb = bs_ / 32;
-    body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(wpb - 1) + ") / " +
-               str(wpb) + ");  // " + str(wpb) + " warps per block");
-  } else {
-    body_.line("const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);");
-  }
+  row_reduce_grid(st, bs_, warp, H, body_);
   launch(body_, name, "sb_grid", str(bs_), bs_, "0", L);
   note(H);
   body_.close();
@@ -1130,10 +1091,7 @@ void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  const std::string h0 = H.extent(st.out, 0, kPrecAdd), h1 = H.extent(st.out, 1, kPrecAdd);
-  body_.line("const dim3 sb_grid((unsigned)((" + h1 + " + " + str(T - 1) + ") / " + ts +
-             "), (unsigned)((" + h0 + " + " + str(T - 1) + ") / " + ts + "));");
-  body_.line("const dim3 sb_block(" + ts + ", " + str(R) + ");");
+  transpose_grid(st, T, R, H, body_);
   launch(body_, name, "sb_grid", "sb_block", T * R, "0", L);
   note(H);
   body_.close();
@@ -1406,11 +1364,10 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   kernel("// Scan phase 2: one block turns " + part + "[0, sb_parts) into its inclusive scan.\n",
          fn(k, "_carry"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
 
-  // Element p (j = lo + p) completes output i = p + sb_shift, sb_shift = lo + 1 - c; known now
-  // when lo and c are integer literals (0 for an inclusive scan from 0, 1 for an exclusive one).
-  const bool shift_known = var.lo->kind == ExprKind::IntLit && m.hi.sizes.empty() &&
-                           m.hi.atoms.empty();
-  const int64_t shift = shift_known ? var.lo->ival + 1 - m.hi.constant : 0;
+  // Element p (j = lo + p) completes output i = p + sb_shift (scan_shift).
+  const std::optional<int64_t> known_shift = scan_shift(st, m);
+  const bool shift_known = known_shift.has_value();
+  const int64_t shift = known_shift.value_or(0);
 
   // Phase 3: each block scans its chunk again, starting from the total of the chunks before.
   StmtLowering L3(spec_, st, &h_);
@@ -1458,27 +1415,7 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  {
-    CodeWriter none;
-    std::string c;
-    for (const std::string& term : var_free_terms(H, m.hi)) c += (c.empty() ? "" : " + ") + term;
-    if (c.empty()) c = "0";
-    const std::string lo = H.expr(*var.lo, none, kPrecAdd);
-    body_.line("// Output " + st.vars[0].name + " folds elements " + st.vars[red.ref].name +
-               " in " + to_string(*var.lo, spec_, &st) + ".." + to_string(*var.hi, spec_, &st) +
-               ", so element p (" + st.vars[red.ref].name +
-               " = lo + p) completes output p + "
-               "sb_shift.");
-    body_.line(
-        "const int64_t sb_shift = " + (shift_known ? str(shift) : lo + " + 1 - (" + c + ")") + ";");
-  }
-  const std::string hn = H.extent(st.out, 0, kPrecAdd);
-  body_.line("const int64_t sb_len = " + hn + " - sb_shift > 0 ? " + hn + " - sb_shift : 0;");
-  body_.line("const int64_t sb_tiles = (sb_len + " + str(bs_ - 1) + ") / " + bs + ";");
-  body_.line("const int64_t sb_parts = sb_tiles < 1 ? 1 : (sb_tiles < " + str(kMaxPartials) +
-             " ? sb_tiles : " + str(kMaxPartials) + ");");
-  body_.line("const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * " + bs +
-             ";  // elements per block");
+  scan_grid(spec_, st, m, bs_, H, body_);
   launch(body_, fn(k, "_partial"), "(unsigned)sb_parts", bs, bs_, "0", L1,
          {"sb_len", "sb_chunk"});
   launch(body_, fn(k, "_carry"), "1", bs, bs_, "0", L2, {"sb_parts"});
@@ -2150,52 +2087,6 @@ VariantCode Gen::run() {
 
 }  // namespace
 
-void matmul_grid(const Statement& st, bool batched, int64_t bm, int64_t bn, StmtLowering& H,
-                 CodeWriter& w) {
-  const size_t base = batched ? 1 : 0;
-  const std::string hm = H.extent(st.out, base, kPrecAdd);
-  const std::string hn = H.extent(st.out, base + 1, kPrecAdd);
-  std::string gz;
-  if (batched) {
-    w.line("const int64_t sb_nb = " + H.extent(st.out, 0) + ";");
-    gz = ", (unsigned)(sb_nb < " + str(kMaxGridZ) + " ? sb_nb : " + str(kMaxGridZ) + ")";
-  }
-  w.line("const dim3 sb_grid((unsigned)((" + hn + " + " + str(bn - 1) + ") / " + str(bn) +
-         "), (unsigned)((" + hm + " + " + str(bm - 1) + ") / " + str(bm) + ")" + gz + ");");
-}
-
-void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
-                       StmtLowering& H, CodeWriter& w,
-                       const std::function<void(CodeWriter&, bool staged)>& launch) {
-  w.line("const int64_t sb_nrows = " + H.extent(spec.stmts[p.first].out, 0) + ";");
-  const int64_t per_block = rows_per_block(p, unit, bs);
-  w.line("int64_t sb_blocks = (sb_nrows + " + str(per_block - 1) + ") / " + str(per_block) +
-         ";  // at least " + str(per_block) + " rows per block");
-  w.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
-  w.line("if (sb_blocks < 1) sb_blocks = 1;");
-  if (!stages_rows(p)) {
-    launch(w, false);
-    return;
-  }
-  std::string elems = "0";
-  auto add = [&](const std::string& e) { elems = elems == "0" ? e : elems + " + " + e; };
-  for (int t : p.bcast) add(H.element_count(t, kPrecAdd + 1));
-  std::string row;
-  for (int t : worker_rows(p)) row += (row.empty() ? "" : " + ") + H.extent(t, 1, kPrecAdd + 1);
-  if (!row.empty())
-    add(unit == RowUnit::Warp ? str(bs / 32) + " * (" + row + ")" : "(" + row + ")");
-  w.line("const int64_t sb_smem = (" + elems + ") * (int64_t)sizeof(" +
-         std::string(c_type(p.type)) + ");");
-  CodeWriter a(w.indent() + 1), b(w.indent() + 1);
-  launch(a, true);
-  launch(b, false);
-  w.line("if (sb_smem <= " + str(kMaxRowSmem) + ") {");
-  w.raw(a.str());
-  w.line("} else {  // the rows do not fit in shared memory");
-  w.raw(b.str());
-  w.line("}");
-}
-
 std::array<TileOperand, 2> tile_operands(const Spec& spec, const Statement& st,
                                          const MatmulMatch& m, int64_t bm, int64_t bn, int64_t bk,
                                          const std::string& iv, const std::string& jv,
@@ -2215,18 +2106,6 @@ std::array<TileOperand, 2> tile_operands(const Spec& spec, const Statement& st,
   };
   return {operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", bm),
           operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", bn)};
-}
-
-void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec,
-                    StmtLowering& H, CodeWriter& w) {
-  const Statement& sy = spec.stmts[a.first + kAttentionStatements - 1];
-  const size_t rows = static_cast<size_t>(a.values.out_row_dim());
-  w.line("const int64_t sb_batch = " +
-         (a.scores.batched ? H.extent(sy.out, 0) : std::string("1")) + ";");
-  w.line("const int64_t sb_qblocks = (" + H.extent(sy.out, rows) + " + " + str(bq - 1) + ") / " +
-         str(bq) + ";");
-  w.line("const dim3 sb_grid((unsigned)(sb_batch * sb_qblocks), (unsigned)((" +
-         H.extent(sy.out, rows + 1) + " + " + str(ec - 1) + ") / " + str(ec) + "));");
 }
 
 VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,

@@ -269,7 +269,7 @@ std::string Gen::attention(const GpuStep& g) {
   body_.open("{  // one kernel for the attention group");
   HelperSet none;
   StmtLowering H(spec_, sy, &none);
-  cuda::attention_grid(spec_, a, BQ, EC, H, body_);
+  attention_grid(spec_, a, BQ, EC, H, body_);
   std::vector<std::string> args = {name, "sb_grid", str(NT), "0", "sb_stream"};
   for (const auto& x : call_args(spec_, tensors, sizes)) args.push_back(x);
   args.push_back("sb_qblocks");

@@ -425,7 +425,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
 }
 
 // The launcher's part for row group `p`: the staged kernel (when the group stages rows) and the
-// global one, launched as cuda::fused_rows_launch decides (the cuda launcher's lines).
+// global one, launched as fused_rows_launch decides (the cuda launcher's lines).
 std::string Gen::fused_rows(const GpuStep& g) {
   SB_ASSERT(g.unit != RowUnit::None, "a fused row group without its unit");
   const RowPlan& p = g.rows;
@@ -440,7 +440,7 @@ std::string Gen::fused_rows(const GpuStep& g) {
   body_.open("{  // one kernel for the row group");
   HelperSet none;
   StmtLowering H(spec_, spec_.stmts[p.first], &none);
-  cuda::fused_rows_launch(spec_, p, g.unit, bs_, H, body_, [&](CodeWriter& w, bool in_shared) {
+  fused_rows_launch(spec_, p, g.unit, bs_, H, body_, [&](CodeWriter& w, bool in_shared) {
     const std::string& name = in_shared ? staged : global;
     const std::string smem = in_shared ? "(size_t)sb_smem" : "0";
     const std::set<int>& ts = in_shared ? t1 : t2;

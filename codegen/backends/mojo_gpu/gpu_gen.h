@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/common/emit_common.h"
+#include "backends/common/gpu_launch.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/mojo_gpu/gpu_kernels.h"
 #include "backends/mojo_gpu/strategies.h"
@@ -190,26 +191,6 @@ class Gen {
     body_.open("{");
   }
 
-  // The statement's output element count as a C expression; the sizes it reads are unpacked.
-  std::string c_count(const Statement& st) {
-    HelperSet none;
-    StmtLowering H(spec_, st, &none);
-    const std::string n = H.element_count(st.out, 0);
-    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-    return n;
-  }
-
-  // The trip count hi - lo of reduction variable `var` as a C expression.
-  std::string c_trip_count(const Statement& st, const IndexVar& var) {
-    HelperSet none;
-    StmtLowering H(spec_, st, &none);
-    CodeWriter discard;
-    const std::string lo = H.expr(*var.lo, discard, kPrecAdd + 1);
-    const std::string hi = H.expr(*var.hi, discard, kPrecAdd);
-    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-    return lo == "0" ? hi : hi + " - " + lo;
-  }
-
   // Launches kernel `name` (the Mojo function exported under that name) with arguments in its
   // parameter order: the tensors and sizes L used (spec order), then `extra`.
   void launch(const std::string& name, const std::string& grid, int64_t block, MojoStmt& L,
@@ -278,38 +259,21 @@ class Gen {
     if (st.rank() == 0) {
       this->launch(fn(k), "1", 1, L);
     } else {
-      body_.line("const int64_t sb_total = " + c_count(st) + ";");
-      if (grid_stride) {
-        grid_stride_grid("sb_total");
-      } else {
-        body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(bs_ - 1) + ") / " +
-                   str(bs_) + ");");
-      }
+      grid_lines(st, [&](StmtLowering& H) { return element_grid(st, bs_, grid_stride, H, body_); });
       this->launch(fn(k), "sb_grid", bs_, L);
     }
     body_.close();
     return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
   }
 
-  // sb_grid = min(ceil(n / block), sb_max_grid), for a grid-stride loop over `n` items.
-  void grid_stride_grid(const std::string& n) {
-    body_.line("const int64_t sb_blocks = (" + n + " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
-    body_.line(
-        "const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);");
-    needs_max_grid_ = true;
-  }
-
-  // sb_grid = min(ceil(n / block), sb_max_grid[, kMaxPartials]), at least 1: the first pass of
-  // a reduction to a scalar.
-  void capped_grid(const std::string& n, bool partials) {
-    body_.line("int64_t sb_blocks = (" + n + " + " + str(bs_ - 1) + ") / " + str(bs_) + ";");
-    body_.line("if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;");
-    if (partials)
-      body_.line("if (sb_blocks > " + str(cuda::kMaxPartials) + ") sb_blocks = " +
-                 str(cuda::kMaxPartials) + ";");
-    body_.line("if (sb_blocks < 1) sb_blocks = 1;");
-    body_.line("const unsigned sb_grid = (unsigned)sb_blocks;");
-    needs_max_grid_ = true;
+  // Prints the launch plan's lines for statement `st` (`grid`, a function of gpu_launch.h given
+  // a C++ lowering of `st`) and unpacks the sizes they read; `grid` returns whether the lines
+  // read sb_max_grid.
+  void grid_lines(const Statement& st, const std::function<bool(StmtLowering&)>& grid) {
+    HelperSet none;
+    StmtLowering H(spec_, st, &none);
+    if (grid(H)) needs_max_grid_ = true;
+    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   }
 
   // ---- vectorized ------------------------------------------------------------------------------
@@ -390,9 +354,7 @@ class Gen {
                                total + " / " + ls + ") / " + str(bs_) + "), SMs * " + str(bps_) +
                                ")";
     open_stmt(k, st);
-    body_.line("const int64_t sb_vectors = (" + c_count(st) + " + " + str(lanes - 1) + ") / " + ls +
-               ";");
-    grid_stride_grid("sb_vectors");
+    grid_lines(st, [&](StmtLowering& H) { return vector_grid(st, lanes, bs_, H, body_); });
     this->launch(fn(k), "sb_grid", bs_, L);
     body_.close();
     return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);
@@ -558,10 +520,9 @@ class Gen {
       PyWriter w0(1);
       w0.line(L0.tensor_name(st.out) + "[] = " + L0.identity(red.rop, t));
       open_stmt(k, st);
-      body_.line("const int64_t sb_n = " + c_trip_count(st, var) + ";");
-      capped_grid("sb_n", false);
+      grid_lines(st, [&](StmtLowering& H) { return reduce_blocks(st, var, bs_, "", H, body_); });
       this->launch(fn(k, "_init"), "1", 1, L0);
-      this->launch(fn(k, "_atomic"), "sb_grid", bs_, L1);
+      this->launch(fn(k, "_atomic"), "(unsigned)sb_blocks", bs_, L1);
       out += kernel("# " + text + "\n# The accumulator, " + o +
                         "[], starts at the identity.\n# Launch: one block of one thread.\n",
                     fn(k, "_init"), L0, w0);
@@ -622,12 +583,13 @@ class Gen {
     scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
     open_stmt(k, st);
     body_.line("void* sb_part = NULL;");
-    body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(cuda::kMaxPartials) +
+    body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(kMaxPartials) +
                " * sizeof(" + c_type(t) + "), &sb_part));");
-    body_.line("const int64_t sb_n = " + c_trip_count(st, var) + ";");
-    capped_grid("sb_n", true);
-    this->launch(fn(k, "_partial"), "sb_grid", bs_, L1, {"sb_part"});
-    this->launch(fn(k, "_final"), "1", bs_, L2, {"sb_part", "(int64_t)sb_grid"});
+    grid_lines(st, [&](StmtLowering& H) {
+      return reduce_blocks(st, var, bs_, "sb_part", H, body_);
+    });
+    this->launch(fn(k, "_partial"), "(unsigned)sb_blocks", bs_, L1, {"sb_part"});
+    this->launch(fn(k, "_final"), "1", bs_, L2, {"sb_part", "sb_blocks"});
     body_.close();
     return out;
   }
@@ -689,12 +651,10 @@ class Gen {
                    ") (" + str(wpb) + " warps per block)"
              : "blocks of " + str(bs_) + " threads, grid = min(" + total + ", 65535)";
     open_stmt(k, st);
-    body_.line("const int64_t sb_total = " + c_count(st) + ";");
-    if (warp)
-      body_.line("const unsigned sb_grid = (unsigned)((sb_total + " + str(wpb - 1) + ") / " +
-                 str(wpb) + ");");
-    else
-      body_.line("const unsigned sb_grid = (unsigned)(sb_total < 65535 ? sb_total : 65535);");
+    grid_lines(st, [&](StmtLowering& H) {
+      row_reduce_grid(st, bs_, warp, H, body_);
+      return false;
+    });
     this->launch(fn(k), "sb_grid", bs_, L);
     body_.close();
     return kernel("# " + text + "\n" + comment("Launch: " + launch + "."), fn(k), L, w);

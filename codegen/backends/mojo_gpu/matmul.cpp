@@ -101,7 +101,7 @@ std::string Gen::tiled_matmul(const GpuStep& g) {
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  cuda::matmul_grid(st, m.batched, T, T, H, body_);
+  matmul_grid(st, m.batched, T, T, H, body_);
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.line("const dim3 sb_block(" + ts + ", " + ts + ");");
   launch(fn(k), "sb_grid", "sb_block", T * T, "0", L);
@@ -292,7 +292,7 @@ std::string Gen::register_blocked(const GpuStep& g) {
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  cuda::matmul_grid(st, m.batched, BM, BN, H, body_);
+  matmul_grid(st, m.batched, BM, BN, H, body_);
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   launch(fn(k), "sb_grid", str(NT), NT, "0", L);
   body_.close();

@@ -100,7 +100,7 @@ std::string Gen::scan(const GpuStep& g) {
   out += kernel("# " + text + "\n" +
                     comment("Scan phase 1: each block reduces its chunk of elements into "
                             "sb_part[block_idx.x]; sb_part is a device buffer of " +
-                            str(cuda::kMaxPartials) +
+                            str(kMaxPartials) +
                             " elements the launcher provides (Mojo has no global variables).") +
                     "# Launch: blocks of " + bs + " threads, grid = sb_parts.\n",
                 fn(k, "_partial"), L1, w1, {part, "sb_arg_len: Int64", "sb_arg_chunk: Int64"},
@@ -132,11 +132,10 @@ std::string Gen::scan(const GpuStep& g) {
       fn(k, "_carry"), L2, w2, {part, "sb_arg_parts: Int64"},
       "    var sb_parts = Int(sb_arg_parts)\n");
 
-  // Element p (j = lo + p) completes output i = p + sb_shift, sb_shift = lo + 1 - c; known now
-  // when lo and c are integer literals (0 for an inclusive scan from 0, 1 for an exclusive one).
-  const bool shift_known =
-      var.lo->kind == ExprKind::IntLit && m.hi.sizes.empty() && m.hi.atoms.empty();
-  const int64_t shift = shift_known ? var.lo->ival + 1 - m.hi.constant : 0;
+  // Element p (j = lo + p) completes output i = p + sb_shift (scan_shift).
+  const std::optional<int64_t> known_shift = scan_shift(st, m);
+  const bool shift_known = known_shift.has_value();
+  const int64_t shift = known_shift.value_or(0);
 
   // Phase 3: each block scans its chunk again, starting from the total of the chunks before.
   MojoStmt L3(spec_, st, needs_.stmt);
@@ -194,29 +193,11 @@ std::string Gen::scan(const GpuStep& g) {
   scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
   open_stmt(k, st);
   body_.line("void* sb_part = NULL;");
-  body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(cuda::kMaxPartials) +
+  body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(kMaxPartials) +
              " * sizeof(" + c_type(t) + "), &sb_part));");
   HelperSet no_helpers;
   StmtLowering H(spec_, st, &no_helpers);
-  {
-    CodeWriter none;
-    std::string c;
-    for (const std::string& term : var_free_terms(H, m.hi)) c += (c.empty() ? "" : " + ") + term;
-    if (c.empty()) c = "0";
-    const std::string lo = H.expr(*var.lo, none, kPrecAdd);
-    body_.line("// Output " + st.vars[0].name + " folds elements " + var.name + " in " +
-               to_string(*var.lo, spec_, &st) + ".." + to_string(*var.hi, spec_, &st) +
-               ", so element p (" + var.name + " = lo + p) completes output p + sb_shift.");
-    body_.line(
-        "const int64_t sb_shift = " + (shift_known ? str(shift) : lo + " + 1 - (" + c + ")") + ";");
-  }
-  const std::string hn = H.extent(st.out, 0, kPrecAdd);
-  body_.line("const int64_t sb_len = " + hn + " - sb_shift > 0 ? " + hn + " - sb_shift : 0;");
-  body_.line("const int64_t sb_tiles = (sb_len + " + str(bs_ - 1) + ") / " + bs + ";");
-  body_.line("const int64_t sb_parts = sb_tiles < 1 ? 1 : (sb_tiles < " + str(cuda::kMaxPartials) +
-             " ? sb_tiles : " + str(cuda::kMaxPartials) + ");");
-  body_.line("const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * " + bs +
-             ";  // elements per block");
+  scan_grid(spec_, st, m, bs_, H, body_);
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   launch(fn(k, "_partial"), "(unsigned)sb_parts", bs_, L1, {"sb_part", "sb_len", "sb_chunk"});
   launch(fn(k, "_carry"), "1", bs_, L2, {"sb_part", "sb_parts"});

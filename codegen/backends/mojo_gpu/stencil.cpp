@@ -270,7 +270,7 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
       gdim.push_back("(unsigned)((" + e + " + " + str(B[d] - 1) + ") / " + str(B[d]) + ")");
     }
     sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-    body_.open("if (sb_smem <= " + str(cuda::kMaxStencilSmem) + ") {");
+    body_.open("if (sb_smem <= " + str(kMaxStencilSmem) + ") {");
     if (rank == 1) {
       body_.line("const unsigned sb_grid = " + gdim[0] + ";");
       launch(name, "sb_grid", str(B[0]), threads, "(size_t)sb_smem", L);
@@ -287,8 +287,8 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
     }
     body_.close_open("} else {");
     body_.line("// The halo does not fit in shared memory: the untiled kernel.");
-    body_.line("const int64_t sb_total = " + c_count(st) + ";");
-    grid_stride_grid("sb_total");
+    if (element_grid(st, bs_, true, H, body_)) needs_max_grid_ = true;
+    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
     launch(untiled, "sb_grid", bs_, G);
     body_.close();
   }
@@ -300,7 +300,7 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
                   " (halo included) in dynamic shared memory.") +
           comment("Launch: blocks of " + geo_block + " threads, grid = " + geo_grid + ", " +
                   geo_smem + " elements of dynamic shared memory (at most " +
-                  str(cuda::kMaxStencilSmem) + " bytes, else " + untiled + ")."),
+                  str(kMaxStencilSmem) + " bytes, else " + untiled + ")."),
       name, L, w);
   out += kernel(comment("The same statement with a grid-stride loop, for launches the tiles do "
                         "not fit.") +

@@ -63,11 +63,8 @@ std::string Gen::tiled_transpose(const GpuStep& g) {
   open_stmt(k, st);
   HelperSet none;
   StmtLowering H(spec_, st, &none);
-  const std::string h0 = H.extent(st.out, 0, kPrecAdd), h1 = H.extent(st.out, 1, kPrecAdd);
+  transpose_grid(st, T, R, H, body_);
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-  body_.line("const dim3 sb_grid((unsigned)((" + h1 + " + " + str(T - 1) + ") / " + ts +
-             "), (unsigned)((" + h0 + " + " + str(T - 1) + ") / " + ts + "));");
-  body_.line("const dim3 sb_block(" + ts + ", " + rs + ");");
   launch(fn(k), "sb_grid", "sb_block", T * R, "0", L);
   body_.close();
   return kernel("# " + text + "\n" +

@@ -362,8 +362,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s0, sb_grid, 256, 0, sb_stream, grad, m, beta1, m_out, N);
     SB_CHECK_LAUNCH(sb_vectorized_s0);
@@ -371,8 +371,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // v_out[i] = beta2 * v[i] + (1.0 - beta2) * grad[i] * grad[i]
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s1, sb_grid, 256, 0, sb_stream, grad, v, beta2, v_out, N);
     SB_CHECK_LAUNCH(sb_vectorized_s1);
@@ -380,8 +380,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // param_out[i] = param[i] - lr * (m_out[i] / beta1_correction / (sqrt(v_out[i] / beta2_correction) + eps) + weight_decay * param[i])
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s2, sb_grid, 256, 0, sb_stream, param, lr, eps, weight_decay,
               beta1_correction, beta2_correction, param_out, m_out, v_out, N);

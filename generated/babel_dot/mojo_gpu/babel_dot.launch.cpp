@@ -89,15 +89,14 @@ static int sb_variant_block_reduce(const sb_args* sb_a) {
   {
     void* sb_part = NULL;
     SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_block_reduce_s0, 1024 * sizeof(double), &sb_part));
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
-    if (sb_blocks > 1024) sb_blocks = 1024;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
-    SB_MOJO_LAUNCH(sb_block_reduce_s0_partial, sb_grid, 256, 0, sb_stream, a, b, N, sb_part);
-    SB_MOJO_LAUNCH(sb_block_reduce_s0_final, 1, 256, 0, sb_stream, total, sb_part,
-                   (int64_t)sb_grid);
+    SB_MOJO_LAUNCH(sb_block_reduce_s0_partial, (unsigned)sb_blocks, 256, 0, sb_stream, a, b, N,
+                   sb_part);
+    SB_MOJO_LAUNCH(sb_block_reduce_s0_final, 1, 256, 0, sb_stream, total, sb_part, sb_blocks);
   }
   return 0;
 }
@@ -117,14 +116,14 @@ static int sb_variant_warp_reduce(const sb_args* sb_a) {
   {
     void* sb_part = NULL;
     SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_warp_reduce_s0, 1024 * sizeof(double), &sb_part));
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
-    if (sb_blocks > 1024) sb_blocks = 1024;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
-    SB_MOJO_LAUNCH(sb_warp_reduce_s0_partial, sb_grid, 256, 0, sb_stream, a, b, N, sb_part);
-    SB_MOJO_LAUNCH(sb_warp_reduce_s0_final, 1, 256, 0, sb_stream, total, sb_part, (int64_t)sb_grid);
+    SB_MOJO_LAUNCH(sb_warp_reduce_s0_partial, (unsigned)sb_blocks, 256, 0, sb_stream, a, b, N,
+                   sb_part);
+    SB_MOJO_LAUNCH(sb_warp_reduce_s0_final, 1, 256, 0, sb_stream, total, sb_part, sb_blocks);
   }
   return 0;
 }

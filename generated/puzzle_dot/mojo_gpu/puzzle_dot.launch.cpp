@@ -77,13 +77,12 @@ static int sb_variant_atomic_reduce(const sb_args* sb_a) {
 
   // y = sum(i in 0..N: a[i] * b[i])
   {
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
     SB_MOJO_LAUNCH(sb_atomic_reduce_s0_init, 1, 1, 0, sb_stream, y);
-    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_atomic, sb_grid, 256, 0, sb_stream, a, b, y, N);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_atomic, (unsigned)sb_blocks, 256, 0, sb_stream, a, b, y, N);
   }
   return 0;
 }

@@ -169,8 +169,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // a[i] = b[i] + s * c[i]
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s0, sb_grid, 256, 0, sb_stream, b, c, s, a, N);
     SB_CHECK_LAUNCH(sb_vectorized_s0);

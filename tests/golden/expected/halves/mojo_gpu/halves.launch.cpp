@@ -313,14 +313,14 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // s[r] = sum(c in 0..C: x[r, c] * h[r, c])
   {
     const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s1, sb_grid, 256, 0, sb_stream, x, h, s, R, C);
   }
 
   // m[r] = max(c in 0..C: x[r, c])
   {
     const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s2, sb_grid, 256, 0, sb_stream, x, m, R, C);
   }
 

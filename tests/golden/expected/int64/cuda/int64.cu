@@ -779,8 +779,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // g[i, c] = w[ids[i], c]
   {
-    const int64_t sb_total = N * C;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N * C + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s0, sb_grid, 256, 0, sb_stream, ids, w, g, N, C);
     SB_CHECK_LAUNCH(sb_vectorized_s0);
@@ -788,8 +788,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // q[i] = a[i] / b[i]
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s1, sb_grid, 256, 0, sb_stream, a, b, q, N);
     SB_CHECK_LAUNCH(sb_vectorized_s1);
@@ -797,8 +797,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // r[i] = a[i] % b[i]
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s2, sb_grid, 256, 0, sb_stream, a, b, r, N);
     SB_CHECK_LAUNCH(sb_vectorized_s2);
@@ -806,8 +806,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // m[i] = select(a[i] > 0, max(a[i], b[i] * 7), min(a[i], -b[i]))
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s3, sb_grid, 256, 0, sb_stream, a, b, m, N);
     SB_CHECK_LAUNCH(sb_vectorized_s3);
@@ -827,8 +827,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // f[i] = f64(a[i]) * 0.5
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s6, sb_grid, 256, 0, sb_stream, a, f, N);
     SB_CHECK_LAUNCH(sb_vectorized_s6);
@@ -836,8 +836,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // t[i] = i32(b[i]) * 3
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s7, sb_grid, 256, 0, sb_stream, b, t, N);
     SB_CHECK_LAUNCH(sb_vectorized_s7);
@@ -845,8 +845,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // u[i] = i64(t[i]) + a[i] * 2
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 1) / 2 + 255) / 256;
+    const int64_t sb_vectors = (N + 1) / 2;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s8, sb_grid, 256, 0, sb_stream, a, t, u, N);
     SB_CHECK_LAUNCH(sb_vectorized_s8);

@@ -178,28 +178,28 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
   {
     const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s0, sb_grid, 256, 0, sb_stream, x, rmax, R, C);
   }
 
   // rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
   {
     const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s1, sb_grid, 256, 0, sb_stream, x, rmin, R, C);
   }
 
   // dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
   {
     const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s2, sb_grid, 256, 0, sb_stream, d, dmax, R, C);
   }
 
   // dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
   {
     const int64_t sb_total = R;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s3, sb_grid, 256, 0, sb_stream, d, dmin, R, C);
   }
 

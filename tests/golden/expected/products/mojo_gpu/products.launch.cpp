@@ -80,14 +80,14 @@ static int sb_variant_block_reduce(const sb_args* sb_a) {
   {
     void* sb_part = NULL;
     SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_block_reduce_s0, 1024 * sizeof(float), &sb_part));
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
-    if (sb_blocks > 1024) sb_blocks = 1024;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
-    SB_MOJO_LAUNCH(sb_block_reduce_s0_partial, sb_grid, 256, 0, sb_stream, x, N, sb_part);
-    SB_MOJO_LAUNCH(sb_block_reduce_s0_final, 1, 256, 0, sb_stream, p, sb_part, (int64_t)sb_grid);
+    SB_MOJO_LAUNCH(sb_block_reduce_s0_partial, (unsigned)sb_blocks, 256, 0, sb_stream, x, N,
+                   sb_part);
+    SB_MOJO_LAUNCH(sb_block_reduce_s0_final, 1, 256, 0, sb_stream, p, sb_part, sb_blocks);
   }
 
   // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
@@ -102,14 +102,14 @@ static int sb_variant_block_reduce(const sb_args* sb_a) {
   {
     void* sb_part = NULL;
     SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_block_reduce_s2, 1024 * sizeof(int32_t), &sb_part));
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
-    if (sb_blocks > 1024) sb_blocks = 1024;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
-    SB_MOJO_LAUNCH(sb_block_reduce_s2_partial, sb_grid, 256, 0, sb_stream, v, N, sb_part);
-    SB_MOJO_LAUNCH(sb_block_reduce_s2_final, 1, 256, 0, sb_stream, w, sb_part, (int64_t)sb_grid);
+    SB_MOJO_LAUNCH(sb_block_reduce_s2_partial, (unsigned)sb_blocks, 256, 0, sb_stream, v, N,
+                   sb_part);
+    SB_MOJO_LAUNCH(sb_block_reduce_s2_final, 1, 256, 0, sb_stream, w, sb_part, sb_blocks);
   }
   return 0;
 }
@@ -131,14 +131,14 @@ static int sb_variant_warp_reduce(const sb_args* sb_a) {
   {
     void* sb_part = NULL;
     SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_warp_reduce_s0, 1024 * sizeof(float), &sb_part));
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
-    if (sb_blocks > 1024) sb_blocks = 1024;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
-    SB_MOJO_LAUNCH(sb_warp_reduce_s0_partial, sb_grid, 256, 0, sb_stream, x, N, sb_part);
-    SB_MOJO_LAUNCH(sb_warp_reduce_s0_final, 1, 256, 0, sb_stream, p, sb_part, (int64_t)sb_grid);
+    SB_MOJO_LAUNCH(sb_warp_reduce_s0_partial, (unsigned)sb_blocks, 256, 0, sb_stream, x, N,
+                   sb_part);
+    SB_MOJO_LAUNCH(sb_warp_reduce_s0_final, 1, 256, 0, sb_stream, p, sb_part, sb_blocks);
   }
 
   // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
@@ -153,14 +153,14 @@ static int sb_variant_warp_reduce(const sb_args* sb_a) {
   {
     void* sb_part = NULL;
     SB_MOJO_CHECK(sb_mojo_scratch(&sb_scratch_warp_reduce_s2, 1024 * sizeof(int32_t), &sb_part));
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
-    if (sb_blocks > 1024) sb_blocks = 1024;
+    if (sb_blocks > 1024) sb_blocks = 1024;  // the size of sb_part
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
-    SB_MOJO_LAUNCH(sb_warp_reduce_s2_partial, sb_grid, 256, 0, sb_stream, v, N, sb_part);
-    SB_MOJO_LAUNCH(sb_warp_reduce_s2_final, 1, 256, 0, sb_stream, w, sb_part, (int64_t)sb_grid);
+    SB_MOJO_LAUNCH(sb_warp_reduce_s2_partial, (unsigned)sb_blocks, 256, 0, sb_stream, v, N,
+                   sb_part);
+    SB_MOJO_LAUNCH(sb_warp_reduce_s2_final, 1, 256, 0, sb_stream, w, sb_part, sb_blocks);
   }
   return 0;
 }
@@ -180,13 +180,12 @@ static int sb_variant_atomic_reduce(const sb_args* sb_a) {
 
   // p = prod(i in 0..N: x[i])
   {
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
     SB_MOJO_LAUNCH(sb_atomic_reduce_s0_init, 1, 1, 0, sb_stream, p);
-    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_atomic, sb_grid, 256, 0, sb_stream, x, p, N);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s0_atomic, (unsigned)sb_blocks, 256, 0, sb_stream, x, p, N);
   }
 
   // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
@@ -199,13 +198,12 @@ static int sb_variant_atomic_reduce(const sb_args* sb_a) {
 
   // w = prod(i in 0..N: 2 * v[i] + 1)
   {
-    const int64_t sb_n = N;
+    const int64_t sb_n = N;  // reduction length
     int64_t sb_blocks = (sb_n + 255) / 256;
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
-    const unsigned sb_grid = (unsigned)sb_blocks;
     SB_MOJO_LAUNCH(sb_atomic_reduce_s2_init, 1, 1, 0, sb_stream, w);
-    SB_MOJO_LAUNCH(sb_atomic_reduce_s2_atomic, sb_grid, 256, 0, sb_stream, v, w, N);
+    SB_MOJO_LAUNCH(sb_atomic_reduce_s2_atomic, (unsigned)sb_blocks, 256, 0, sb_stream, v, w, N);
   }
   return 0;
 }

@@ -628,8 +628,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // a[i] = select(x[i] > 2.0, x[i], log1p(exp(x[i])))
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s0, sb_grid, 256, 0, sb_stream, x, a, N);
     SB_CHECK_LAUNCH(sb_vectorized_s0);
@@ -637,8 +637,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // c[i] = exp(select(x[i] > 0.0, -x[i], x[i]))
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s1, sb_grid, 256, 0, sb_stream, x, c, N);
     SB_CHECK_LAUNCH(sb_vectorized_s1);
@@ -646,8 +646,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // d[i] = log1p(select(x[i] > 0.0, exp(-x[i]), exp(x[i]))) + max(x[i], 0.0)
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s2, sb_grid, 256, 0, sb_stream, x, d, N);
     SB_CHECK_LAUNCH(sb_vectorized_s2);
@@ -655,8 +655,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // k[i] = i32(exp(min(x[i], 3.0)))
   {
-    const int64_t sb_total = N;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (N + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s3, sb_grid, 256, 0, sb_stream, x, k, N);
     SB_CHECK_LAUNCH(sb_vectorized_s3);
@@ -664,8 +664,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // b[i, j] = max(exp(m[i, j]), 0.5) * select(m[i, j] < 0.0, tanh(m[i, j]), m[i, j])
   {
-    const int64_t sb_total = H * W;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (H * W + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s4, sb_grid, 256, 0, sb_stream, m, b, H, W);
     SB_CHECK_LAUNCH(sb_vectorized_s4);
@@ -673,8 +673,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
   {
-    const int64_t sb_total = H * W;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (H * W + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s5, sb_grid, 256, 0, sb_stream, z, e, H, W);
     SB_CHECK_LAUNCH(sb_vectorized_s5);
@@ -682,8 +682,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // t[j, i] = select(m[i, j] > 0.0, m[i, j], expm1(m[i, j]))
   {
-    const int64_t sb_total = W * H;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (W * H + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s6, sb_grid, 256, 0, sb_stream, m, t, H, W);
     SB_CHECK_LAUNCH(sb_vectorized_s6);
@@ -700,8 +700,8 @@ static int sb_variant_vectorized(const sb_args* sb_a) {
 
   // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
   {
-    const int64_t sb_total = H * W;
-    const int64_t sb_blocks = ((sb_total + 3) / 4 + 255) / 256;
+    const int64_t sb_vectors = (H * W + 3) / 4;
+    const int64_t sb_blocks = (sb_vectors + 255) / 256;
     const unsigned sb_grid = (unsigned)(sb_blocks < sb_max_grid ? sb_blocks : sb_max_grid);
     SB_LAUNCH(sb_vectorized_s8, sb_grid, 256, 0, sb_stream, m, mx, p, H, W);
     SB_CHECK_LAUNCH(sb_vectorized_s8);

@@ -184,14 +184,14 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // y[r, o] = sum(c in 0..C: hrows[r, c] * w[o, c])
   {
     const int64_t sb_total = B * T * O;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s1, sb_grid, 256, 0, sb_stream, w, hrows, y, B, T, C, O);
   }
 
   // m[r] = max(o in 0..O: y[r, o])
   {
     const int64_t sb_total = B * T;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s2, sb_grid, 256, 0, sb_stream, y, m, B, T, O);
   }
 
@@ -206,7 +206,7 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // s[r] = sum(o in 0..O: e[r, o])
   {
     const int64_t sb_total = B * T;
-    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);
+    const unsigned sb_grid = (unsigned)((sb_total + 7) / 8);  // 8 warps per block
     SB_MOJO_LAUNCH(sb_warp_per_row_s4, sb_grid, 256, 0, sb_stream, e, s, B, T, O);
   }
 
