@@ -70,5 +70,34 @@ TEST(GpuLaunch, AScansShiftIsKnownForLiteralBounds) {
   EXPECT_EQ(shift("  w[i] = sum(k in C - C..i + 1: u[k])\n"), std::nullopt);  // lo not a literal
 }
 
+TEST(GpuLaunch, StencilBlocksSplitTheThreadsAlongTheOutputsDimensions) {
+  EXPECT_EQ(stencil_block(1, 256, 0, 0), std::vector<int64_t>{256});
+  EXPECT_EQ(stencil_block(2, 256, 32, 0), (std::vector<int64_t>{8, 32}));
+  EXPECT_EQ(stencil_block(3, 256, 8, 4), (std::vector<int64_t>{8, 4, 8}));
+}
+
+TEST(GpuLaunch, AStencilsHaloIsKnownNowOrBoundedAtRunTime) {
+  auto lines = [](const std::string& compute) {
+    const Spec spec = load_rc_spec(
+        "  x: {type: f32, shape: [C], role: in, boundary: zero}\n"
+        "  y: {type: f32, shape: [C], role: out}\n",
+        compute);
+    StencilMatch m;
+    std::string why;
+    EXPECT_TRUE(match_stencil(spec, spec.stmts[0], &m, &why)) << why;
+    HelperSet h;
+    StmtLowering H(spec, spec.stmts[0], &h);
+    CodeWriter w;
+    c_halo_lines(halos(spec.stmts[0], m, c_halo_printer(H)), w);
+    return w.str();
+  };
+  EXPECT_EQ(lines("  y[i] = x[i - 1] + x[i + 2]\n"),
+            "const int64_t sb_lo0 = -1, sb_hi0 = 2;  // offsets of dimension 0 lie in [sb_lo0, "
+            "sb_hi0]\n");
+  const std::string window = lines("  y[i] = sum(k in 0..C: x[i + k])\n");
+  EXPECT_NE(window.find("int64_t sb_lo0 = 0, sb_hi0 = 0;"), std::string::npos) << window;
+  EXPECT_NE(window.find("if ((C - 1) > sb_hi0) sb_hi0 = (C - 1);"), std::string::npos) << window;
+}
+
 }  // namespace
 }  // namespace sb

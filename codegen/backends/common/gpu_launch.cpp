@@ -1,5 +1,10 @@
 #include "backends/common/gpu_launch.h"
 
+#include <algorithm>
+#include <set>
+
+#include "support/diag.h"
+
 namespace sb {
 
 namespace {
@@ -86,6 +91,131 @@ void scan_grid(const Spec& spec, const Statement& st, const ScanMatch& m, int64_
          " ? sb_tiles : " + str(kMaxPartials) + ");");
   w.line("const int64_t sb_chunk = (sb_tiles + sb_parts - 1) / sb_parts * " + b +
          ";  // elements per block");
+}
+
+std::vector<int64_t> stencil_block(size_t rank, int64_t bs, int64_t tile_x, int64_t tile_y) {
+  SB_ASSERT(rank >= 1 && rank <= 3, "a tiled stencil of rank " + std::to_string(rank));
+  std::vector<int64_t> b(rank);
+  b[rank - 1] = rank == 1 ? bs : tile_x;
+  if (rank == 2) b[0] = bs / b[1];
+  if (rank == 3) {
+    b[1] = tile_y;
+    b[0] = bs / (b[1] * b[2]);
+  }
+  return b;
+}
+
+HaloPrinter c_halo_printer(StmtLowering& H) {
+  auto text = [&H](const Expr& e, int prec) {
+    CodeWriter none;
+    return H.expr(e, none, prec);
+  };
+  return {[&H](int s) { return H.size_name(s); },
+          [text](const Expr& e) { return text(e, kPrecUnary); },
+          [text](const Expr& e) { return "(" + text(e, kPrecAdd) + " - 1)"; },
+          [text](const Expr& e) { return text(e, kPrecUnary); }};
+}
+
+std::vector<Halo> halos(const Statement& st, const StencilMatch& m, const HaloPrinter& p) {
+  auto bound = [&](const Affine& a, bool upper) {
+    std::string s;
+    auto add = [&](const std::string& term) {
+      if (term != "0") s += (s.empty() ? "" : " + ") + term;
+    };
+    for (const auto& [sz, c] : a.sizes) add(scaled_term(c, p.size(sz)));
+    for (const AffineAtom& t : a.atoms) add(scaled_term(t.coef, p.atom(*t.expr)));
+    if (a.constant != 0) add(str(a.constant));
+    for (const auto& [v, c] : a.vars) {
+      const IndexVar& var = st.vars[v];
+      const bool use_hi = (c > 0) == upper;
+      add(scaled_term(c, use_hi ? p.hi_minus_1(*var.hi) : p.lo(*var.lo)));
+    }
+    return s.empty() ? std::string("0") : s;
+  };
+  std::vector<Halo> out(st.rank());
+  for (size_t d = 0; d < out.size(); ++d) {
+    Halo& h = out[d];
+    for (const auto& offs : m.offsets) {
+      const Affine& a = offs[d];
+      h.literal = a.is_constant();
+      if (!h.literal) break;
+      h.lo_c = std::min(h.lo_c, a.constant);
+      h.hi_c = std::max(h.hi_c, a.constant);
+    }
+    if (h.literal) continue;
+    std::set<std::string> seen;
+    for (const auto& offs : m.offsets) {
+      const Affine& a = offs[d];
+      if (a.is_constant() && a.constant == 0) continue;
+      const std::string lo = bound(a, false), hi = bound(a, true);
+      if (!seen.insert(lo + "\n" + hi).second) continue;
+      h.bounds.emplace_back(lo, hi);
+    }
+  }
+  return out;
+}
+
+void c_halo_lines(const std::vector<Halo>& hs, CodeWriter& w) {
+  for (size_t d = 0; d < hs.size(); ++d) {
+    const std::string ds = str(static_cast<int64_t>(d));
+    const std::string lo = "sb_lo" + ds, hi = "sb_hi" + ds;
+    const std::string says = ";  // offsets of dimension " + ds + " lie in [" + lo + ", " + hi + "]";
+    if (hs[d].literal) {
+      w.line("const int64_t " + lo + " = " + str(hs[d].lo_c) + ", " + hi + " = " +
+             str(hs[d].hi_c) + says);
+      continue;
+    }
+    w.line("int64_t " + lo + " = 0, " + hi + " = 0" + says);
+    for (const auto& [blo, bhi] : hs[d].bounds) {
+      w.line("if (" + blo + " < " + lo + ") " + lo + " = " + blo + ";");
+      w.line("if (" + bhi + " > " + hi + ") " + hi + " = " + bhi + ";");
+    }
+  }
+}
+
+bool stencil_launch(const Statement& st, const StencilMatch& m, const std::vector<int64_t>& block,
+                    DType value, int64_t bs, StmtLowering& H, CodeWriter& w,
+                    const std::function<void(CodeWriter&, bool tiled, const std::string& grid,
+                                             const std::string& block)>& launch) {
+  const size_t rank = st.rank();
+  SB_ASSERT(block.size() == rank, "a stencil block of another rank than its statement");
+  c_halo_lines(halos(st, m, c_halo_printer(H)), w);
+  std::string bytes;
+  for (size_t d = 0; d < rank; ++d) {
+    const std::string ds = str(static_cast<int64_t>(d));
+    bytes += (d ? " * " : "") + std::string("(") + str(block[d]) + " + sb_hi" + ds + " - sb_lo" +
+             ds + ")";
+  }
+  w.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + c_type(value) + ");");
+  std::vector<std::string> gdim;  // x first
+  for (size_t d = rank; d-- > 0;) {
+    const std::string e = H.extent(st.out, d, kPrecAdd);
+    gdim.push_back("(unsigned)((" + e + " + " + str(block[d] - 1) + ") / " + str(block[d]) + ")");
+  }
+  CodeWriter tiled(w.indent() + 1), untiled(w.indent() + 1);
+  if (rank == 1) {
+    tiled.line("const unsigned sb_grid = " + gdim[0] + ";");
+    launch(tiled, true, "sb_grid", str(block[0]));
+  } else {
+    std::string grid = "const dim3 sb_grid(" + gdim[0];
+    std::string blk = "const dim3 sb_block(" + str(block[rank - 1]);
+    for (size_t a = 1; a < rank; ++a) {
+      grid += ", " + gdim[a];
+      blk += ", " + str(block[rank - 1 - a]);
+    }
+    tiled.line(grid + ");");
+    tiled.line(blk + ");");
+    launch(tiled, true, "sb_grid", "sb_block");
+  }
+  untiled.line("// The halo does not fit in shared memory: the untiled kernel.");
+  element_grid(st, bs, true, H, untiled);
+  launch(untiled, false, "sb_grid", str(bs));
+  w.line("if (sb_smem <= " + str(kMaxStencilSmem) + ") {");
+  w.raw(tiled.str());
+  w.line("} else {");
+  w.raw(untiled.str());
+  w.line("}");
+  return true;
 }
 
 void transpose_grid(const Statement& st, int64_t t, int64_t rows, StmtLowering& H, CodeWriter& w) {

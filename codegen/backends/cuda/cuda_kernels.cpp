@@ -291,8 +291,6 @@ class Gen final {
   // Statement lowerings.
   std::string generic_kernel(size_t k, const Statement& st, const std::string& suffix,
                              StmtLowering& L);
-  void generic_launch(CodeWriter& w, const Statement& st, const std::string& name,
-                      const StmtLowering& L);
   void fused_rows(const RowPlan& p, bool warp);
   std::string fused_kernel(const RowPlan& p, bool warp, bool staged, std::set<int>& tensors,
                            std::set<int>& sizes, std::set<int>& outs);
@@ -455,14 +453,6 @@ std::string Gen::generic_kernel(size_t k, const Statement& st, const std::string
   kernel("// The same statement with a grid-stride loop, for launches the tiles do not fit.\n",
          name, bs_, L, st.out, {}, kb);
   return name;
-}
-
-void Gen::generic_launch(CodeWriter& w, const Statement& st, const std::string& name,
-                         const StmtLowering& L) {
-  StmtLowering H(spec_, st, &h_);
-  if (element_grid(st, bs_, true, H, w)) needs_max_grid_ = true;
-  launch(w, name, "sb_grid", str(bs_), bs_, "0", L);
-  note(H);
 }
 
 // ---- vectorized -------------------------------------------------------------------------------
@@ -1099,58 +1089,6 @@ void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
 
 // ---- stencils ---------------------------------------------------------------------------------
 
-// Declares sb_lo<d> <= 0 <= sb_hi<d>: the range of the offsets of dimension d over every read.
-void halo_lines(StmtLowering& L, const Statement& st, const StencilMatch& m, size_t rank,
-                CodeWriter& w, HelperSet& h) {
-  CodeWriter none;
-  auto bound = [&](const Affine& a, bool upper) {
-    std::string s;
-    auto add = [&](const std::string& term) {
-      if (term != "0") s += (s.empty() ? "" : " + ") + term;
-    };
-    for (const std::string& term : var_free_terms(L, a)) add(term);
-    for (const auto& [v, c] : a.vars) {
-      const IndexVar& var = st.vars[v];
-      const bool use_hi = (c > 0) == upper;
-      const std::string x = use_hi ? "(" + L.expr(*var.hi, none, kPrecAdd) + " - 1)"
-                                   : L.expr(*var.lo, none, kPrecUnary);
-      add(scaled_term(c, x));
-    }
-    return s.empty() ? std::string("0") : s;
-  };
-  for (size_t d = 0; d < rank; ++d) {
-    const std::string ds = str(static_cast<int64_t>(d));
-    // Offsets that are constants: the halo is known now.
-    bool literal = true;
-    int64_t lo_c = 0, hi_c = 0;
-    for (const auto& offs : m.offsets) {
-      const Affine& a = offs[d];
-      literal = a.is_constant();
-      if (!literal) break;
-      lo_c = std::min(lo_c, a.constant);
-      hi_c = std::max(hi_c, a.constant);
-    }
-    if (literal) {
-      w.line("const int64_t sb_lo" + ds + " = " + str(lo_c) + ", sb_hi" + ds + " = " + str(hi_c) +
-             ";  // offsets of dimension " + ds + " lie in [sb_lo" + ds + ", sb_hi" + ds + "]");
-      continue;
-    }
-    h.use(Helper::MinI64);
-    h.use(Helper::MaxI64);
-    w.line("int64_t sb_lo" + ds + " = 0, sb_hi" + ds + " = 0;  // offsets of dimension " + ds +
-           " lie in [sb_lo" + ds + ", sb_hi" + ds + "]");
-    std::set<std::string> seen;
-    for (const auto& offs : m.offsets) {
-      const Affine& a = offs[d];
-      if (a.is_constant() && a.constant == 0) continue;
-      const std::string lo = bound(a, false), hi = bound(a, true);
-      if (!seen.insert(lo + "\n" + hi).second) continue;
-      w.line("sb_lo" + ds + " = sb_min_i64(sb_lo" + ds + ", " + lo + ");");
-      w.line("sb_hi" + ds + " = sb_max_i64(sb_hi" + ds + ", " + hi + ");");
-    }
-  }
-}
-
 void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const std::string text = source_text(st, spec_);
   const size_t rank = st.rank();
@@ -1159,13 +1097,8 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const std::string xt = c_type(xv);
   // Block edge per output dimension; the last dimension runs along threadIdx.x, the one before
   // along threadIdx.y, the first of three along threadIdx.z (and likewise for blockIdx).
-  std::vector<int64_t> B(rank);
-  B[rank - 1] = rank == 1 ? bs_ : p("tile_x");
-  if (rank == 2) B[0] = bs_ / B[1];
-  if (rank == 3) {
-    B[1] = p("tile_y");
-    B[0] = bs_ / (B[1] * B[2]);
-  }
+  const std::vector<int64_t> B =
+      stencil_block(rank, bs_, rank > 1 ? p("tile_x") : 0, rank == 3 ? p("tile_y") : 0);
   auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
   auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
   // One name per element type: nvcc gives every `extern __shared__` array of a file one address.
@@ -1175,7 +1108,7 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const std::string xn = L.tensor_name(m.tensor);
   w.line("SB_DYNAMIC_SHARED(" + xt + ", " + tile + ");  // " + X.name +
          " over the block's outputs and their halo");
-  halo_lines(L, st, m, rank, w, h_);
+  c_halo_lines(halos(st, m, c_halo_printer(L)), w);
   std::vector<std::string> gs;
   for (size_t d = 0; d < rank; ++d)
     w.line("const int64_t sb_len" + ds(d) + " = " + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
@@ -1251,35 +1184,15 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  halo_lines(H, st, m, rank, body_, h_);
-  std::string bytes;
-  for (size_t d = 0; d < rank; ++d)
-    bytes += (d ? " * " : "") + std::string("(") + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
-             ds(d) + ")";
-  body_.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + xt + ");");
-  std::vector<std::string> gdim;  // x first
-  for (size_t d = rank; d-- > 0;) {
-    const std::string e = H.extent(st.out, d, kPrecAdd);
-    gdim.push_back("(unsigned)((" + e + " + " + str(B[d] - 1) + ") / " + str(B[d]) + ")");
-  }
-  std::string grid = gdim[0], block = str(B[rank - 1]);
-  if (rank > 1) {
-    grid = "dim3(" + gdim[0];
-    block = "dim3(" + str(B[rank - 1]);
-    for (size_t a = 1; a < rank; ++a) {
-      grid += ", " + gdim[a];
-      block += ", " + str(B[rank - 1 - a]);
-    }
-    grid += ")";
-    block += ")";
-  }
-  if_else(
-      body_, "sb_smem <= " + str(kMaxStencilSmem),
-      [&](CodeWriter& x) { launch(x, name, grid, block, threads, "(size_t)sb_smem", L); },
-      [&](CodeWriter& x) {
-        x.line("// The halo does not fit in shared memory: the untiled kernel.");
-        generic_launch(x, st, untiled, G);
+  const bool max_grid = stencil_launch(
+      st, m, B, xv, bs_, H, body_,
+      [&](CodeWriter& x, bool tiled, const std::string& grid, const std::string& block) {
+        if (tiled)
+          launch(x, name, grid, block, threads, "(size_t)sb_smem", L);
+        else
+          launch(x, untiled, grid, block, bs_, "0", G);
       });
+  if (max_grid) needs_max_grid_ = true;
   note(H);
   body_.close();
 }

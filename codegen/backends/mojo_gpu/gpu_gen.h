@@ -203,10 +203,16 @@ class Gen {
   void launch(const std::string& name, const std::string& grid, const std::string& block,
               int64_t threads, const std::string& smem, MojoStmt& L,
               const std::vector<std::string>& extra = {}) {
+    launch_into(body_, name, grid, block, threads, smem, L, extra);
+  }
+  // The same, printed into `w` (a branch of the launcher).
+  void launch_into(CodeWriter& w, const std::string& name, const std::string& grid,
+                   const std::string& block, int64_t threads, const std::string& smem,
+                   MojoStmt& L, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {name, grid, block, smem, "sb_stream"};
     for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
     args.insert(args.end(), extra.begin(), extra.end());
-    body_.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * body_.indent()));
+    w.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * w.indent()));
     tensors_.insert(L.used_tensors().begin(), L.used_tensors().end());
     sizes_.insert(L.used_sizes().begin(), L.used_sizes().end());
     if (std::find(kernel_names_.begin(), kernel_names_.end(), name) == kernel_names_.end())

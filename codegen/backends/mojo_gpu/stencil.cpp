@@ -7,66 +7,6 @@
 
 namespace sb::mojo_gpu {
 
-namespace {
-
-// The halo of dimension d: the range [lo, hi] of the offsets of dimension d over every read,
-// either known now (literal) or the min and max of bounds computed at run time.
-struct Halo {
-  bool literal = true;
-  int64_t lo_c = 0, hi_c = 0;
-  std::vector<std::pair<std::string, std::string>> bounds;  // (lo, hi) of each offset form
-};
-
-// The printing of an offset's bounds in one language: its sizes, atoms and the ranges of its
-// reduction variables.
-struct Printer {
-  std::function<std::string(int)> size;                // size s
-  std::function<std::string(const Expr&)> atom;       // at unary precedence
-  std::function<std::string(const Expr&)> hi_minus_1;  // "(hi - 1)"
-  std::function<std::string(const Expr&)> lo;          // at unary precedence
-};
-
-// As the cuda printer's halo_lines, without the printing.
-std::vector<Halo> halos(const Statement& st, const StencilMatch& m, size_t rank, const Printer& p) {
-  auto bound = [&](const Affine& a, bool upper) {
-    std::string s;
-    auto add = [&](const std::string& term) {
-      if (term != "0") s += (s.empty() ? "" : " + ") + term;
-    };
-    for (const auto& [sz, c] : a.sizes) add(scaled_term(c, p.size(sz)));
-    for (const AffineAtom& t : a.atoms) add(scaled_term(t.coef, p.atom(*t.expr)));
-    if (a.constant != 0) add(str(a.constant));
-    for (const auto& [v, c] : a.vars) {
-      const IndexVar& var = st.vars[v];
-      const bool use_hi = (c > 0) == upper;
-      add(scaled_term(c, use_hi ? p.hi_minus_1(*var.hi) : p.lo(*var.lo)));
-    }
-    return s.empty() ? std::string("0") : s;
-  };
-  std::vector<Halo> out(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    Halo& h = out[d];
-    for (const auto& offs : m.offsets) {
-      const Affine& a = offs[d];
-      h.literal = a.is_constant();
-      if (!h.literal) break;
-      h.lo_c = std::min(h.lo_c, a.constant);
-      h.hi_c = std::max(h.hi_c, a.constant);
-    }
-    if (h.literal) continue;
-    std::set<std::string> seen;
-    for (const auto& offs : m.offsets) {
-      const Affine& a = offs[d];
-      if (a.is_constant() && a.constant == 0) continue;
-      const std::string lo = bound(a, false), hi = bound(a, true);
-      if (!seen.insert(lo + "\n" + hi).second) continue;
-      h.bounds.emplace_back(lo, hi);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 // As the cuda printer's: each block stages the window of the stencil's tensor its outputs read
 // (halo included) in dynamic shared memory, its threads loading the window in row-major order,
@@ -84,13 +24,9 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
   // The tile holds values (f32 for f16 and bf16 elements, widened as they are loaded).
   const DType xv = compute_type(X.type);
   const std::string xt = mojo_scalar_type(xv);
-  std::vector<int64_t> B(rank);
-  B[rank - 1] = rank == 1 ? bs_ : param(v_, *info_, "tile_x");
-  if (rank == 2) B[0] = bs_ / B[1];
-  if (rank == 3) {
-    B[1] = param(v_, *info_, "tile_y");
-    B[0] = bs_ / (B[1] * B[2]);
-  }
+  const std::vector<int64_t> B =
+      stencil_block(rank, bs_, rank > 1 ? param(v_, *info_, "tile_x") : 0,
+                    rank == 3 ? param(v_, *info_, "tile_y") : 0);
   auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
   auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
   const std::string tile = std::string("sb_tile_") + scalar(xv).mojo_suffix;
@@ -105,12 +41,12 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
          ", address_space=AddressSpace.SHARED, alignment=16, name=\"" + tile + "\"]()");
   {
     PyWriter none;
-    const Printer mp{
+    const HaloPrinter mp{
         [&](int s) { return L.size_name(s); },
         [&](const Expr& e) { return L.expr(e, none, kMojoPrecMul + 1); },
         [&](const Expr& e) { return "(" + L.expr(e, none, kMojoPrecAdd) + " - 1)"; },
         [&](const Expr& e) { return L.expr(e, none, kMojoPrecMul + 1); }};
-    const std::vector<Halo> hs = halos(st, m, rank, mp);
+    const std::vector<Halo> hs = halos(st, m, mp);
     for (size_t d = 0; d < rank; ++d) {
       const std::string lo = "sb_lo" + ds(d), hi = "sb_hi" + ds(d);
       w.line("# Offsets of dimension " + ds(d) + " lie in [" + lo + ", " + hi + "].");
@@ -237,60 +173,16 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
   {
     HelperSet none_h;
     StmtLowering H(spec_, st, &none_h);
-    CodeWriter none;
-    const Printer cp{
-        [&](int s) { return H.size_name(s); },
-        [&](const Expr& e) { return H.expr(e, none, kPrecUnary); },
-        [&](const Expr& e) { return "(" + H.expr(e, none, kPrecAdd) + " - 1)"; },
-        [&](const Expr& e) { return H.expr(e, none, kPrecUnary); }};
-    const std::vector<Halo> hs = halos(st, m, rank, cp);
-    for (size_t d = 0; d < rank; ++d) {
-      const std::string lo = "sb_lo" + ds(d), hi = "sb_hi" + ds(d);
-      if (hs[d].literal) {
-        body_.line("const int64_t " + lo + " = " + str(hs[d].lo_c) + ", " + hi + " = " +
-                   str(hs[d].hi_c) + ";  // offsets of dimension " + ds(d) + " lie in [" + lo +
-                   ", " + hi + "]");
-        continue;
-      }
-      body_.line("int64_t " + lo + " = 0, " + hi + " = 0;  // offsets of dimension " + ds(d) +
-                 " lie in [" + lo + ", " + hi + "]");
-      for (const auto& [blo, bhi] : hs[d].bounds) {
-        body_.line("if (" + blo + " < " + lo + ") " + lo + " = " + blo + ";");
-        body_.line("if (" + bhi + " > " + hi + ") " + hi + " = " + bhi + ";");
-      }
-    }
-    std::string bytes;
-    for (size_t d = 0; d < rank; ++d)
-      bytes += (d ? " * " : "") + std::string("(") + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
-               ds(d) + ")";
-    body_.line("const int64_t sb_smem = " + bytes + " * (int64_t)sizeof(" + c_type(xv) + ");");
-    std::vector<std::string> gdim;  // x first
-    for (size_t d = rank; d-- > 0;) {
-      const std::string e = H.extent(st.out, d, kPrecAdd);
-      gdim.push_back("(unsigned)((" + e + " + " + str(B[d] - 1) + ") / " + str(B[d]) + ")");
-    }
+    const bool max_grid = stencil_launch(
+        st, m, B, xv, bs_, H, body_,
+        [&](CodeWriter& x, bool tiled, const std::string& grid, const std::string& block) {
+          if (tiled)
+            launch_into(x, name, grid, block, threads, "(size_t)sb_smem", L);
+          else
+            launch_into(x, untiled, grid, block, bs_, "0", G);
+        });
+    if (max_grid) needs_max_grid_ = true;
     sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-    body_.open("if (sb_smem <= " + str(kMaxStencilSmem) + ") {");
-    if (rank == 1) {
-      body_.line("const unsigned sb_grid = " + gdim[0] + ";");
-      launch(name, "sb_grid", str(B[0]), threads, "(size_t)sb_smem", L);
-    } else {
-      std::string grid = "const dim3 sb_grid(" + gdim[0], block = "const dim3 sb_block(" +
-                                                                  str(B[rank - 1]);
-      for (size_t a = 1; a < rank; ++a) {
-        grid += ", " + gdim[a];
-        block += ", " + str(B[rank - 1 - a]);
-      }
-      body_.line(grid + ");");
-      body_.line(block + ");");
-      launch(name, "sb_grid", "sb_block", threads, "(size_t)sb_smem", L);
-    }
-    body_.close_open("} else {");
-    body_.line("// The halo does not fit in shared memory: the untiled kernel.");
-    if (element_grid(st, bs_, true, H, body_)) needs_max_grid_ = true;
-    sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
-    launch(untiled, "sb_grid", bs_, G);
-    body_.close();
   }
   body_.close();
 

@@ -49,14 +49,6 @@
 #endif
 
 // -----------------------------------------------------------------------------
-// Helpers
-// -----------------------------------------------------------------------------
-
-// Integer min, max and abs.
-static inline __host__ __device__ int64_t sb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline __host__ __device__ int64_t sb_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-// -----------------------------------------------------------------------------
 // Kernels: one __global__ function per variant and statement (or row group)
 // -----------------------------------------------------------------------------
 
@@ -110,8 +102,8 @@ __global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
     const int64_t N, const int64_t K) {
   SB_DYNAMIC_SHARED(float, sb_tile_f32);  // a over the block's outputs and their halo
   int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-  sb_lo0 = sb_min_i64(sb_lo0, 0);
-  sb_hi0 = sb_max_i64(sb_hi0, (K - 1));
+  if (0 < sb_lo0) sb_lo0 = 0;
+  if ((K - 1) > sb_hi0) sb_hi0 = (K - 1);
   const int64_t sb_len0 = 256 + sb_hi0 - sb_lo0;
   const int64_t sb_base0 = (int64_t)blockIdx.x * 256 + sb_lo0;
   for (int64_t sb_l = threadIdx.x; sb_l < sb_len0; sb_l += 256) {
@@ -217,12 +209,12 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
   // y[i] = sum(j in 0..K: a[i + j] * b[j])
   {
     int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    sb_lo0 = sb_min_i64(sb_lo0, 0);
-    sb_hi0 = sb_max_i64(sb_hi0, (K - 1));
+    if (0 < sb_lo0) sb_lo0 = 0;
+    if ((K - 1) > sb_hi0) sb_hi0 = (K - 1);
     const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
-      SB_LAUNCH(sb_tiled_stencil_s0, (unsigned)((N + 255) / 256), 256, (size_t)sb_smem, sb_stream,
-                a, b, y, N, K);
+      const unsigned sb_grid = (unsigned)((N + 255) / 256);
+      SB_LAUNCH(sb_tiled_stencil_s0, sb_grid, 256, (size_t)sb_smem, sb_stream, a, b, y, N, K);
       SB_CHECK_LAUNCH(sb_tiled_stencil_s0);
     } else {
       // The halo does not fit in shared memory: the untiled kernel.

@@ -212,8 +212,9 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
     const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
     const int64_t sb_smem = (8 + sb_hi0 - sb_lo0) * (32 + sb_hi1 - sb_lo1) * (int64_t)sizeof(double);
     if (sb_smem <= 49152) {
-      SB_LAUNCH(sb_tiled_stencil_s0, dim3((unsigned)((W + 31) / 32), (unsigned)((H + 7) / 8)),
-                dim3(32, 8), (size_t)sb_smem, sb_stream, x, y, H, W);
+      const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 7) / 8));
+      const dim3 sb_block(32, 8);
+      SB_LAUNCH(sb_tiled_stencil_s0, sb_grid, sb_block, (size_t)sb_smem, sb_stream, x, y, H, W);
       SB_CHECK_LAUNCH(sb_tiled_stencil_s0);
     } else {
       // The halo does not fit in shared memory: the untiled kernel.

@@ -214,9 +214,9 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
     const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
     const int64_t sb_smem = (2 + sb_hi0 - sb_lo0) * (4 + sb_hi1 - sb_lo1) * (32 + sb_hi2 - sb_lo2) * (int64_t)sizeof(double);
     if (sb_smem <= 49152) {
-      SB_LAUNCH(sb_tiled_stencil_s0,
-                dim3((unsigned)((W + 31) / 32), (unsigned)((H + 3) / 4), (unsigned)((D + 1) / 2)),
-                dim3(32, 4, 2), (size_t)sb_smem, sb_stream, x, y, D, H, W);
+      const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 3) / 4), (unsigned)((D + 1) / 2));
+      const dim3 sb_block(32, 4, 2);
+      SB_LAUNCH(sb_tiled_stencil_s0, sb_grid, sb_block, (size_t)sb_smem, sb_stream, x, y, D, H, W);
       SB_CHECK_LAUNCH(sb_tiled_stencil_s0);
     } else {
       // The halo does not fit in shared memory: the untiled kernel.

@@ -224,8 +224,8 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
     const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
     const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
-      SB_LAUNCH(sb_tiled_stencil_s0, (unsigned)((N + 255) / 256), 256, (size_t)sb_smem, sb_stream,
-                x, z, y, N);
+      const unsigned sb_grid = (unsigned)((N + 255) / 256);
+      SB_LAUNCH(sb_tiled_stencil_s0, sb_grid, 256, (size_t)sb_smem, sb_stream, x, z, y, N);
       SB_CHECK_LAUNCH(sb_tiled_stencil_s0);
     } else {
       // The halo does not fit in shared memory: the untiled kernel.
