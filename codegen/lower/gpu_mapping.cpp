@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/scalar_types.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -140,6 +141,9 @@ bool plan_rows(const Spec& spec, const RowGroup& g, RowPlan* p) {
   }
   for (int t : p->regs)
     if (!in(p->row_local, t)) p->kept.push_back(t);
+  for (size_t k = g.first; k <= g.last; ++k)
+    for (const Expr* r : outer_reductions(*spec.stmts[k].rhs)) 
+      p->reduce_types.insert(scalar(r->type).printed_as);
   for (size_t k = g.first; k <= g.last && p->anchor < 0; ++k) {
     const Statement& st = spec.stmts[k];
     if (st.rank() == 2 && !in(p->rows, st.out)) p->anchor = st.out;

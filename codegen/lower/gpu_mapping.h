@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,10 @@ struct RowPlan {
   // first, then the partial head and tail together. A warp's stores then cover whole sectors, and
   // a thread reads the same elements of a staged row in every statement.
   int anchor = -1;
+  // The value types of the group's row reductions. Under a block per row, every thread combines
+  // the block's warps' values of a reduction through one shared array per type, one value per
+  // warp.
+  std::set<DType> reduce_types;
 };
 
 // A fused row group runs on a grid of blocks that each process at least this many rows, so that

@@ -2,6 +2,7 @@
 // schedule gives a spec, fused row groups and their plans, and the dump.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "backends/cuda/strategies/strategy.h"
@@ -64,6 +65,7 @@ TEST(GpuMapping, ARowPlanNamesItsAnchorItsKeptOutputsAndItsSharedRows) {
   // e is the first rank-2 output, but a row temp: the first one stored to memory is y.
   EXPECT_EQ(p.anchor, spec.find_tensor("y"));
   EXPECT_TRUE(p.kept.empty());  // m and s are temps
+  EXPECT_EQ(p.reduce_types, std::set<DType>{DType::F32});  // m's max and s's sum
   EXPECT_TRUE(stages_rows(p));
   EXPECT_EQ(worker_rows(p), (std::vector<int>{spec.find_tensor("x"), spec.find_tensor("e")}));
   // w is staged once per block, so a block takes kMinRowsPerBlock rows whatever its unit.

@@ -1444,12 +1444,9 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
   };
 
   CodeWriter w(1);
-  std::set<DType> red_types;
-  for (size_t k = p.first; k <= p.last; ++k)
-    for (const Expr* r : outer_reductions(*spec_.stmts[k].rhs)) red_types.insert(value_type(*r));
   const int64_t nw = bs_ / 32;
   if (!warp && nw > 1)
-    for (DType t : red_types)
+    for (DType t : p.reduce_types)
       w.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", sb_warps_" + sfx(t) + ", " +
              str(nw) + ");  // one value per warp");
   StmtLowering S(spec_, spec_.stmts[p.first], &h_);  // sizes of the layout

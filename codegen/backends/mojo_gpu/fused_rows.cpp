@@ -173,13 +173,10 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
   };
 
   PyWriter w(1);
-  std::set<DType> red_types;
-  for (size_t k = p.first; k <= p.last; ++k)
-    for (const Expr* r : outer_reductions(*spec_.stmts[k].rhs)) red_types.insert(value_type(*r));
   const int64_t nw = bs_ / 32;
   auto warps_name = [&](DType t) { return std::string("sb_warps_") + scalar(t).mojo_suffix; };
   if (!warp && nw > 1)
-    for (DType t : red_types) w.line(shared_array(warps_name(t), nw, t) + "  # one value per warp");
+    for (DType t : p.reduce_types) w.line(shared_array(warps_name(t), nw, t) + "  # one value per warp");
   MojoStmt& S = fresh(spec_.stmts[p.first]);  // sizes of the layout
   const std::string R = S.extent(spec_.stmts[p.first].out, 0, 0);
   if (staged) {
