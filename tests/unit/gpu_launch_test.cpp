@@ -44,7 +44,7 @@ TEST(GpuLaunch, AReductionsBlocksFitItsPartialsBuffer) {
   HelperSet h;
   StmtLowering H(spec, st, &h);
   CodeWriter part, atomic;
-  EXPECT_TRUE(reduce_blocks(st, var, 256, "sb_part", H, part));
+  EXPECT_TRUE(reduce_blocks(var, 256, "sb_part", H, part));
   EXPECT_NE(part.str().find("const int64_t sb_n = C - 1;  // reduction length\n"),
             std::string::npos)
       << part.str();
@@ -52,7 +52,7 @@ TEST(GpuLaunch, AReductionsBlocksFitItsPartialsBuffer) {
                             std::to_string(kMaxPartials) + ";  // the size of sb_part\n"),
             std::string::npos)
       << part.str();
-  EXPECT_TRUE(reduce_blocks(st, var, 256, "", H, atomic));  // atomics: no buffer to fit
+  EXPECT_TRUE(reduce_blocks(var, 256, "", H, atomic));  // atomics: no buffer to fit
   EXPECT_EQ(atomic.str().find(std::to_string(kMaxPartials)), std::string::npos) << atomic.str();
 }
 

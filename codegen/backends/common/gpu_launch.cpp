@@ -32,9 +32,8 @@ bool vector_grid(const Statement& st, int64_t lanes, int64_t bs, StmtLowering& H
   return grid_stride_grid("sb_vectors", bs, w);
 }
 
-bool reduce_blocks(const Statement& st, const IndexVar& var, int64_t bs,
-                   const std::string& partials, StmtLowering& H, CodeWriter& w) {
-  (void)st;
+bool reduce_blocks(const IndexVar& var, int64_t bs, const std::string& partials, StmtLowering& H,
+                   CodeWriter& w) {
   CodeWriter none;
   const std::string lo = H.expr(*var.lo, none, kPrecAdd + 1);
   const std::string hi = H.expr(*var.hi, none, kPrecAdd);
@@ -252,7 +251,7 @@ void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec
          H.extent(sy.out, rows + 1) + " + " + str(ec - 1) + ") / " + str(ec) + "));");
 }
 
-void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
+bool fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
                        StmtLowering& H, CodeWriter& w,
                        const std::function<void(CodeWriter&, bool staged)>& launch) {
   w.line("const int64_t sb_nrows = " + H.extent(spec.stmts[p.first].out, 0) + ";");
@@ -263,7 +262,7 @@ void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t
   w.line("if (sb_blocks < 1) sb_blocks = 1;");
   if (!stages_rows(p)) {
     launch(w, false);
-    return;
+    return true;
   }
   std::string elems = "0";
   auto add = [&](const std::string& e) { elems = elems == "0" ? e : elems + " + " + e; };
@@ -282,6 +281,7 @@ void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t
   w.line("} else {  // the rows do not fit in shared memory");
   w.raw(b.str());
   w.line("}");
+  return true;
 }
 
 }  // namespace sb

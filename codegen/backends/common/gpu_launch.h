@@ -51,8 +51,8 @@ bool vector_grid(const Statement& st, int64_t lanes, int64_t bs, StmtLowering& H
 // The first pass of a reduction to a scalar over variable `var`: sb_n, its trip count, and
 // sb_blocks = ceil(n / bs) capped at sb_max_grid, and at kMaxPartials when the blocks' results
 // go to the buffer named `partials` (none: empty), at least 1.
-bool reduce_blocks(const Statement& st, const IndexVar& var, int64_t bs,
-                   const std::string& partials, StmtLowering& H, CodeWriter& w);
+bool reduce_blocks(const IndexVar& var, int64_t bs, const std::string& partials, StmtLowering& H,
+                   CodeWriter& w);
 
 // A reduction per output element: sb_total, and sb_grid of one warp per element (ceil(total /
 // warps per block) blocks) under `warp`, else one block per element, at most kMaxGridZ blocks
@@ -130,8 +130,9 @@ void attention_grid(const Spec& spec, const Attention& a, int64_t bq, int64_t ec
 // ceil(rows / rows_per_block) capped at sb_max_grid; and for a group that stages rows
 // (stages_rows), sb_smem, the bytes of its shared memory in the layout of worker_rows, with the
 // staged kernel launched when they fit in kMaxRowSmem and the global one otherwise.
-// `launch(w, staged)` prints one launch into `w`. `H` lowers the group's first statement.
-void fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
+// `launch(w, staged)` prints one launch into `w`. `H` lowers the group's first statement. Reads
+// sb_max_grid: returns true.
+bool fused_rows_launch(const Spec& spec, const RowPlan& p, RowUnit unit, int64_t bs,
                        StmtLowering& H, CodeWriter& w,
                        const std::function<void(CodeWriter&, bool staged)>& launch);
 

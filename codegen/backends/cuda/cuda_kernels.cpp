@@ -656,7 +656,7 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  if (reduce_blocks(st, var, bs_, kind != 'a' ? part : "", H, body_)) needs_max_grid_ = true;
+  if (reduce_blocks(var, bs_, kind != 'a' ? part : "", H, body_)) needs_max_grid_ = true;
 
   if (kind == 'a') {
     launch(body_, fn(k, "_init"), "1", "1", 1, "0", L0);
@@ -1644,22 +1644,22 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
   for (size_t k = p.first; k <= p.last; ++k) body_.line("// " + to_string(spec_.stmts[k], spec_));
   body_.open("{  // one kernel for the row group");
   StmtLowering H(spec_, spec_.stmts[p.first], &h_);
-  fused_rows_launch(spec_, p, warp ? RowUnit::Warp : RowUnit::Block, bs_, H, body_,
-                    [&](CodeWriter& w, bool in_shared) {
-                      const std::string& name = in_shared ? staged : global;
-                      const std::string smem = in_shared ? "(size_t)sb_smem" : "0";
-                      const std::set<int>& ts = in_shared ? t1 : t2;
-                      const std::set<int>& ss = in_shared ? s1 : s2;
-                      std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_),
-                                                       smem, "sb_stream"};
-                      for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
-                      w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
-                      w.line("SB_CHECK_LAUNCH(" + name + ");");
-                      record_launch(name, str(bs_), bs_, smem);
-                      tensors_.insert(ts.begin(), ts.end());
-                      sizes_.insert(ss.begin(), ss.end());
-                    });
-  needs_max_grid_ = true;
+  auto launch_one = [&](CodeWriter& w, bool in_shared) {
+    const std::string& name = in_shared ? staged : global;
+    const std::string smem = in_shared ? "(size_t)sb_smem" : "0";
+    const std::set<int>& ts = in_shared ? t1 : t2;
+    const std::set<int>& ss = in_shared ? s1 : s2;
+    std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_), smem, "sb_stream"};
+    for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
+    w.line(wrap_call("SB_LAUNCH", args, ";", 2 * w.indent()));
+    w.line("SB_CHECK_LAUNCH(" + name + ");");
+    record_launch(name, str(bs_), bs_, smem);
+    tensors_.insert(ts.begin(), ts.end());
+    sizes_.insert(ss.begin(), ss.end());
+  };
+  const RowUnit unit = warp ? RowUnit::Warp : RowUnit::Block;
+  const bool max_grid = fused_rows_launch(spec_, p, unit, bs_, H, body_, launch_one);
+  if (max_grid) needs_max_grid_ = true;
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.close();
 }

@@ -437,26 +437,12 @@ std::string Gen::fused_rows(const GpuStep& g) {
   body_.open("{  // one kernel for the row group");
   HelperSet none;
   StmtLowering H(spec_, spec_.stmts[p.first], &none);
-  fused_rows_launch(spec_, p, g.unit, bs_, H, body_, [&](CodeWriter& w, bool in_shared) {
-    const std::string& name = in_shared ? staged : global;
-    const std::string smem = in_shared ? "(size_t)sb_smem" : "0";
-    const std::set<int>& ts = in_shared ? t1 : t2;
-    const std::set<int>& ss = in_shared ? s1 : s2;
-    std::vector<std::string> args = {name, "(unsigned)sb_blocks", str(bs_), smem, "sb_stream"};
-    for (const auto& a : call_args(spec_, ts, ss)) args.push_back(a);
-    w.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * w.indent()));
-    tensors_.insert(ts.begin(), ts.end());
-    sizes_.insert(ss.begin(), ss.end());
-    if (std::find(kernel_names_.begin(), kernel_names_.end(), name) == kernel_names_.end())
-      kernel_names_.push_back(name);
-    for (KernelLaunch& l : launches_)
-      if (l.kernel == name) {
-        l.dynamic_shared = l.dynamic_shared || in_shared;
-        return;
-      }
-    launches_.push_back({name, v_.name, bs_, in_shared});
-  });
-  needs_max_grid_ = true;
+  auto launch_one = [&](CodeWriter& w, bool in_shared) {
+    launch_into(w, in_shared ? staged : global, "(unsigned)sb_blocks", str(bs_), bs_,
+                in_shared ? "(size_t)sb_smem" : "0", in_shared ? t1 : t2, in_shared ? s1 : s2);
+  };
+  const bool max_grid = fused_rows_launch(spec_, p, g.unit, bs_, H, body_, launch_one);
+  if (max_grid) needs_max_grid_ = true;
   sizes_.insert(H.used_sizes().begin(), H.used_sizes().end());
   body_.close();
   return out;

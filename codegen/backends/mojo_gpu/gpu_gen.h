@@ -209,12 +209,19 @@ class Gen {
   void launch_into(CodeWriter& w, const std::string& name, const std::string& grid,
                    const std::string& block, int64_t threads, const std::string& smem,
                    MojoStmt& L, const std::vector<std::string>& extra = {}) {
+    launch_into(w, name, grid, block, threads, smem, L.used_tensors(), L.used_sizes(), extra);
+  }
+  // The same for a kernel whose parameters are `tensors` and `sizes` (spec order).
+  void launch_into(CodeWriter& w, const std::string& name, const std::string& grid,
+                   const std::string& block, int64_t threads, const std::string& smem,
+                   const std::set<int>& tensors, const std::set<int>& sizes,
+                   const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {name, grid, block, smem, "sb_stream"};
-    for (const auto& a : call_args(spec_, L.used_tensors(), L.used_sizes())) args.push_back(a);
+    for (const auto& a : call_args(spec_, tensors, sizes)) args.push_back(a);
     args.insert(args.end(), extra.begin(), extra.end());
     w.line(wrap_call("SB_MOJO_LAUNCH", args, ";", 2 * w.indent()));
-    tensors_.insert(L.used_tensors().begin(), L.used_tensors().end());
-    sizes_.insert(L.used_sizes().begin(), L.used_sizes().end());
+    tensors_.insert(tensors.begin(), tensors.end());
+    sizes_.insert(sizes.begin(), sizes.end());
     if (std::find(kernel_names_.begin(), kernel_names_.end(), name) == kernel_names_.end())
       kernel_names_.push_back(name);
     for (KernelLaunch& l : launches_)
@@ -526,7 +533,7 @@ class Gen {
       PyWriter w0(1);
       w0.line(L0.tensor_name(st.out) + "[] = " + L0.identity(red.rop, t));
       open_stmt(k, st);
-      grid_lines(st, [&](StmtLowering& H) { return reduce_blocks(st, var, bs_, "", H, body_); });
+      grid_lines(st, [&](StmtLowering& H) { return reduce_blocks(var, bs_, "", H, body_); });
       this->launch(fn(k, "_init"), "1", 1, L0);
       this->launch(fn(k, "_atomic"), "(unsigned)sb_blocks", bs_, L1);
       out += kernel("# " + text + "\n# The accumulator, " + o +
@@ -592,7 +599,7 @@ class Gen {
     body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(kMaxPartials) +
                " * sizeof(" + c_type(t) + "), &sb_part));");
     grid_lines(st, [&](StmtLowering& H) {
-      return reduce_blocks(st, var, bs_, "sb_part", H, body_);
+      return reduce_blocks(var, bs_, "sb_part", H, body_);
     });
     this->launch(fn(k, "_partial"), "(unsigned)sb_blocks", bs_, L1, {"sb_part"});
     this->launch(fn(k, "_final"), "1", bs_, L2, {"sb_part", "sb_blocks"});
