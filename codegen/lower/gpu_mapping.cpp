@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/scalar_types.h"
+#include "ir/visitor.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -174,6 +175,26 @@ RowRead row_read(const RowPlan& p, int t, bool staged) {
   if (staged && (row || in(p.cached, t))) return RowRead::SharedRow;
   if (staged && in(p.bcast, t)) return RowRead::SharedBlock;
   return row ? RowRead::Recompute : RowRead::Global;
+}
+
+Recompute recompute(const Spec& spec, const RowPlan& p, const Expr& read) {
+  SB_ASSERT(read.kind == ExprKind::Read && in(p.rows, read.ref), "recompute of no row temp");
+  Recompute out;
+  for (size_t k = p.first; k <= p.last && !out.producer; ++k)
+    if (spec.stmts[k].out == read.ref) out.producer = &spec.stmts[k];
+  SB_ASSERT(out.producer != nullptr, "a row temp without a statement in its group");
+  struct Vars : ExprVisitor {
+    const Expr& read;
+    std::vector<std::pair<const Expr*, const Expr*>>* binds;
+    Vars(const Expr& r, std::vector<std::pair<const Expr*, const Expr*>>* b) : read(r), binds(b) {}
+    void visit_index_var(const Expr& e) override {
+      SB_ASSERT(static_cast<size_t>(e.ref) < read.args.size(),
+                "a row temp's statement reads an index past the temp's rank");
+      binds->emplace_back(&e, read.args[static_cast<size_t>(e.ref)].get());
+    }
+  } vars(read, &out.binds);
+  vars.visit(*out.producer->rhs);
+  return out;
 }
 
 bool barrier_after(const RowPlan& p, size_t k, bool staged) {

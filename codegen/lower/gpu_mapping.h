@@ -12,6 +12,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ir.h"
@@ -114,6 +115,15 @@ enum class RowRead {
   Recompute,    // a row temp (p.rows) without shared memory: its statement at the read's subscripts
 };
 RowRead row_read(const RowPlan& p, int t, bool staged);
+
+// A read of a row temp that the kernel reading global memory computes again (RowRead::
+// Recompute): the temp's statement in the group, and each index variable node of its right-hand
+// side paired with the subscript of the read it stands for.
+struct Recompute {
+  const Statement* producer = nullptr;
+  std::vector<std::pair<const Expr*, const Expr*>> binds;
+};
+Recompute recompute(const Spec& spec, const RowPlan& p, const Expr& read);
 
 // Whether the worker's threads meet at a barrier after statement `k` of group `p`: before the
 // group's next statement, which may read what other threads of the worker wrote; and, in the

@@ -123,6 +123,25 @@ TEST(GpuMapping, AFusedKernelReadsEachTensorFromWhereThePlanKeepsIt) {
   EXPECT_TRUE(barrier_after(p, 3, true));
 }
 
+TEST(GpuMapping, ARecomputedRowTempBindsItsStatementToTheReadsSubscripts) {
+  const Spec spec = load(kSoftmaxTensors, kSoftmax);
+  const RowPlan p = map_with(spec, "warp_per_row").steps.at(0).rows;
+  // s[r] = sum(c in 0..C: e[r, c]): the read of e.
+  const Expr& sum = *spec.stmts[2].rhs;
+  const Expr* read = nullptr;
+  for (const Expr* r : reads_of(sum))
+    if (r->ref == spec.find_tensor("e")) read = r;
+  ASSERT_NE(read, nullptr);
+  const Recompute rc = recompute(spec, p, *read);
+  EXPECT_EQ(rc.producer, &spec.stmts[1]);  // e[r, c] = exp(x[r, c] - m[r])
+  ASSERT_EQ(rc.binds.size(), 3u);           // x's r and c, m's r
+  for (const auto& [v, sub] : rc.binds) {
+    EXPECT_EQ(v->kind, ExprKind::IndexVar);
+    EXPECT_EQ(sub, read->args[static_cast<size_t>(v->ref)].get());
+  }
+  EXPECT_EQ(rc.binds[1].second, read->args[1].get());  // c
+}
+
 TEST(GpuMapping, TheFusedKernelsDescriptionSaysWhereEachTensorLives) {
   const Spec spec = load(kSoftmaxTensors, kSoftmax);
   const RowPlan p = map_with(spec, "block_per_row").steps.at(0).rows;

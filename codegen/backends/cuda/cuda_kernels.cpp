@@ -157,20 +157,6 @@ bool in(const std::vector<int>& v, int t) {
   return std::find(v.begin(), v.end(), t) != v.end();
 }
 
-// Every node of `e` of kind IndexVar.
-void index_vars(const Expr& e, std::vector<const Expr*>& out) {
-  if (e.kind == ExprKind::IndexVar) out.push_back(&e);
-  for (const auto& a : e.args) index_vars(*a, out);
-}
-
-// The statement of a group that writes tensor `t`.
-const Statement& producer(const Spec& spec, const RowPlan& p, int t) {
-  for (size_t k = p.first; k <= p.last; ++k)
-    if (spec.stmts[k].out == t) return spec.stmts[k];
-  SB_ASSERT(false, "row temp without a statement in its group");
-  return spec.stmts[p.first];
-}
-
 class Gen final {
  public:
   Gen(const Spec& spec, const Variant& v, const CudaStrategy& strategy, FileParts& file)
@@ -1429,14 +1415,11 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
         }
         case RowRead::Recompute: {
           // The producer's right-hand side at this read's subscripts.
-          const Statement& ps = producer(spec_, p, t);
-          StmtLowering& P = fresh(ps);
-          std::vector<const Expr*> vars;
-          index_vars(*ps.rhs, vars);
-          for (const Expr* v : vars)
-            P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
-          redirect(P, *ps.rhs);
-          L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+          const Recompute rc = recompute(spec_, p, *r);
+          StmtLowering& P = fresh(*rc.producer);
+          for (const auto& [v, sub] : rc.binds) P.set_override(v, "(" + L.expr(*sub, none) + ")");
+          redirect(P, *rc.producer->rhs);
+          L.set_override(r, "(" + P.expr(*rc.producer->rhs, none) + ")");
           break;
         }
       }

@@ -37,14 +37,6 @@ std::vector<const Expr*> stmt_index_vars(const Statement& st) {
   return out;
 }
 
-// The statement of a group that writes tensor `t`.
-const Statement& producer(const Spec& spec, const RowPlan& p, int t) {
-  for (size_t k = p.first; k <= p.last; ++k)
-    if (spec.stmts[k].out == t) return spec.stmts[k];
-  SB_ASSERT(false, "row temp without a statement in its group");
-  return spec.stmts[p.first];
-}
-
 std::string paren_if_spaced(const std::string& s) {
   return s.find(' ') == std::string::npos ? s : "(" + s + ")";
 }
@@ -157,15 +149,12 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::str
         }
         case RowRead::Recompute: {
           // The producer's right-hand side at this read's subscripts.
-          const Statement& ps = producer(spec_, p, t);
-          Ls.emplace_back(spec_, ps, needs_.stmt);
+          const Recompute rc = recompute(spec_, p, *r);
+          Ls.emplace_back(spec_, *rc.producer, needs_.stmt);
           MojoStmt& P = Ls.back();
-          std::vector<const Expr*> vars;
-          index_vars(*ps.rhs, vars);
-          for (const Expr* v : vars)
-            P.set_override(v, "(" + L.expr(*r->args[static_cast<size_t>(v->ref)], none) + ")");
-          redirect(P, *ps.rhs);
-          L.set_override(r, "(" + P.expr(*ps.rhs, none) + ")");
+          for (const auto& [v, sub] : rc.binds) P.set_override(v, "(" + L.expr(*sub, none) + ")");
+          redirect(P, *rc.producer->rhs);
+          L.set_override(r, "(" + P.expr(*rc.producer->rhs, none) + ")");
           break;
         }
       }
