@@ -11,6 +11,11 @@ namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 }  // namespace
 
+void max_grid_line(int64_t blocks_per_sm, CodeWriter& w) {
+  w.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(blocks_per_sm) +
+         ";  // blocks_per_sm");
+}
+
 bool element_grid(const Statement& st, int64_t bs, bool grid_stride, StmtLowering& H,
                   CodeWriter& w) {
   w.line("const int64_t sb_total = " + H.element_count(st.out, 0) + ";");

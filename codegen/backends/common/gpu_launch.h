@@ -35,6 +35,10 @@ constexpr int64_t kMaxStencilSmem = 48 * 1024;
 // with a grid-stride loop, and block_per_row's grid of one block per output is capped at it.
 constexpr int64_t kMaxGridZ = 65535;
 
+// The line declaring sb_max_grid, the largest grid of a grid-stride form: `blocks_per_sm` blocks
+// on each of the device's sb_sm_count multiprocessors (which the launcher has read by then).
+void max_grid_line(int64_t blocks_per_sm, CodeWriter& w);
+
 // One thread per element of statement `st`'s output: sb_total, and sb_grid of ceil(total / bs)
 // blocks; under `grid_stride`, at most sb_max_grid of them (the kernel strides over the rest).
 bool element_grid(const Statement& st, int64_t bs, bool grid_stride, StmtLowering& H,

@@ -1969,8 +1969,7 @@ VariantCode Gen::run() {
     fn.line("SB_CUDA_CHECK(");
     fn.line(
         "    cudaDeviceGetAttribute(&sb_sm_count, cudaDevAttrMultiProcessorCount, sb_device));");
-    fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(bps_) +
-            ";  // blocks_per_sm");
+    max_grid_line(bps_, fn);
   }
   out.launcher = "// Variant " + v_.name + " (strategy " + v_.strategy + ").\n";
   out.launcher += "static int " + variant_fn(v_) + "(const sb_args* sb_a) {\n";

@@ -81,8 +81,7 @@ class Gen {
     if (needs_max_grid_) {
       fn.line("int sb_sm_count = 0;");
       fn.line("SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));");
-      fn.line("const int64_t sb_max_grid = (int64_t)sb_sm_count * " + str(bps_) +
-              ";  // blocks_per_sm");
+      max_grid_line(bps_, fn);
     }
     code.launcher = "// Variant " + v_.name + " (strategy " + v_.strategy + ").\n";
     code.launcher += "static int " + variant_fn(v_) + "(const sb_args* sb_a) {\n";
