@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "backends/common/row_segments.h"
 #include "lower/patterns.h"
 #include "ir/affine.h"
 #include "lower/gpu_mapping.h"
@@ -1326,26 +1327,27 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 
 // ---- fused row groups -------------------------------------------------------------------------
 
-// Declares sb_head<tag> and sb_body<tag> for a row of `len` elements at `ptr` (element type `t`):
-// the elements before its first 128-byte boundary, and the whole 128-byte segments after them.
+// The segment order (backends/common/row_segments.h) in CUDA C++.
+const SegmentSyntax kCudaSegments{
+    [](const std::string& name, const std::string& value) {
+      return "const int64_t " + name + " = " + value + ";";
+    },
+    [](const std::string& c, const std::string& a, const std::string& b) {
+      return c + " ? " + a + " : " + b;
+    },
+    "/",
+    [](const std::string& ptr, const std::string& off, int bytes) {
+      return "(int64_t)((uintptr_t)(" + ptr + ") / " + std::to_string(bytes) + ")" +
+             (off == "0" ? "" : " + " + off);
+    }};
+
 void segments(CodeWriter& w, const std::string& tag, const std::string& ptr,
               const std::string& len, DType t) {
-  const int bytes = dtype_bytes(t);
-  const std::string seg = str(kRowSegmentBytes / bytes);
-  w.line("const int64_t sb_lead" + tag + " = (int64_t)(((uintptr_t)(" + ptr + ") / " +
-         str(bytes) + ") % " + seg + ");");
-  w.line("const int64_t sb_head" + tag + " = sb_lead" + tag + " == 0 ? 0 : (" + seg + " - sb_lead" +
-         tag + " < " + len + " ? " + seg + " - sb_lead" + tag + " : " + len + ");");
-  w.line("const int64_t sb_body" + tag + " = (" + len + " - sb_head" + tag + ") / " + seg +
-         " * " + seg + ";");
+  for (const std::string& l : segment_lines(kCudaSegments, tag, ptr, "0", len, t)) w.line(l);
 }
 
-// The element that slot `j` of a row stands for, in segment order: first the whole segments
-// (slot j is element head + j), then the partial head and tail together. A warp's slots are then
-// one whole segment, or the row's two partial ones, and lanes run out of slots only at the end.
 std::string seg_element(const std::string& tag, const std::string& j) {
-  return j + " < sb_body" + tag + " ? sb_head" + tag + " + " + j + " : (" + j + " < sb_body" +
-         tag + " + sb_head" + tag + " ? " + j + " - sb_body" + tag + " : " + j + ")";
+  return segment_element(kCudaSegments, tag, j);
 }
 
 // Copies the `len` elements of global array `src` from `base` on into sb_rows[off...], thread

@@ -11,6 +11,7 @@
 // the staging variables after the tensor staged.
 #include <deque>
 
+#include "backends/common/row_segments.h"
 #include "backends/mojo_gpu/gpu_gen.h"
 #include "lower/patterns.h"
 
@@ -41,27 +42,25 @@ std::string paren_if_spaced(const std::string& s) {
   return s.find(' ') == std::string::npos ? s : "(" + s + ")";
 }
 
-// Declares sb_lead<tag>, sb_head<tag> and sb_body<tag> for a row of `len` elements (type `t`) at
-// element `off` of the array at `ptr`: the elements before its first 128-byte boundary, and the
-// whole 128-byte segments after them. As the cuda printer's segments().
+// The segment order (backends/common/row_segments.h) in Mojo.
+const SegmentSyntax kMojoSegments{
+    [](const std::string& name, const std::string& value) { return "var " + name + " = " + value; },
+    [](const std::string& c, const std::string& a, const std::string& b) {
+      return a + " if " + c + " else " + b;
+    },
+    "//",
+    [](const std::string& ptr, const std::string& off, int bytes) {
+      const std::string addr = "Int(" + ptr + ") // " + std::to_string(bytes);
+      return off == "0" ? addr : "(" + addr + " + " + off + ")";
+    }};
+
 void segments(PyWriter& w, const std::string& tag, const std::string& ptr, const std::string& off,
               const std::string& len, DType t) {
-  const int bytes = dtype_bytes(t);
-  const std::string seg = str(kRowSegmentBytes / bytes);
-  const std::string addr = "Int(" + ptr + ") // " + str(bytes);
-  w.line("var sb_lead" + tag + " = " + (off == "0" ? addr : "(" + addr + " + " + off + ")") +
-         " % " + seg);
-  w.line("var sb_head" + tag + " = 0 if sb_lead" + tag + " == 0 else (" + seg + " - sb_lead" +
-         tag + " if " + seg + " - sb_lead" + tag + " < " + len + " else " + len + ")");
-  w.line("var sb_body" + tag + " = (" + len + " - sb_head" + tag + ") // " + seg + " * " + seg);
+  for (const std::string& l : segment_lines(kMojoSegments, tag, ptr, off, len, t)) w.line(l);
 }
 
-// The element that slot `j` of a row stands for, in segment order: first the whole segments, then
-// the partial head and tail together (the cuda printer's seg_element).
 std::string seg_element(const std::string& tag, const std::string& j) {
-  return "sb_head" + tag + " + " + j + " if " + j + " < sb_body" + tag + " else (" + j +
-         " - sb_body" + tag + " if " + j + " < sb_body" + tag + " + sb_head" + tag + " else " + j +
-         ")";
+  return segment_element(kMojoSegments, tag, j);
 }
 
 // Copies the `len` elements of global array `src` from element `base` on into

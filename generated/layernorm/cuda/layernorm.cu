@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     }
   }
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(bias + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -248,12 +248,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(inp + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(inp + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   const int64_t sb_workers = gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     }
   }
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(bias + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -455,12 +455,12 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
     if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(inp + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(inp + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -561,7 +561,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
     if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)

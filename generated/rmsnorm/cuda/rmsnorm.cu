@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -165,12 +165,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   const int64_t sb_workers = gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(weight + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -283,12 +283,12 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)

@@ -642,12 +642,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(q + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
@@ -782,7 +782,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(q + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // q[r, c] = floor(4.0 * x[r, c])
@@ -913,7 +913,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s9_rows(
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < R * C ? 32 - sb_lead_in : R * C);
     const int64_t sb_body_in = (R * C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < R * C; sb_j0 += 256) {
@@ -1095,7 +1095,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s15_rows(
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(q + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
@@ -1230,12 +1230,12 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
     if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(q + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
@@ -1409,7 +1409,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
     if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(q + sb_row * C) / 4) % 32);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
     const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // q[r, c] = floor(4.0 * x[r, c])
@@ -1578,7 +1578,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s9_rows(
   const int64_t sb_workers = gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + 0) / 4) % 32);
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + 0) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < R * C ? 32 - sb_lead_in : R * C);
     const int64_t sb_body_in = (R * C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < R * C; sb_j0 += 256) {
@@ -1788,7 +1788,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s15_rows(
     if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(q + sb_row * C) / 4) % 32);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {

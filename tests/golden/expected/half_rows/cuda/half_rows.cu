@@ -179,12 +179,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   float sb_row_s[1];  // s[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 2) % 64);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
     const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 64 * 64;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 2) % 64);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 2) % 64;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (64 - sb_lead_in < C ? 64 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 64 * 64;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   float sb_row_s[1];  // s[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 2) % 64);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
     const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 64 * 64;
     {  // m[r] = max(c in 0..C: x[r, c])
@@ -343,12 +343,12 @@ __global__ void __launch_bounds__(64) sb_block_per_row_s0_rows(
   float sb_row_s[1];  // s[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 2) % 64);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
     const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 64 * 64;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)(((uintptr_t)(x + sb_row * C) / 2) % 64);
+      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 2) % 64;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (64 - sb_lead_in < C ? 64 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 64 * 64;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 64) {
@@ -444,7 +444,7 @@ __global__ void __launch_bounds__(64) sb_block_per_row_s0_rows_global(
   float sb_row_s[1];  // s[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)(((uintptr_t)(y + sb_row * C) / 2) % 64);
+    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
     const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
     const int64_t sb_body = (C - sb_head) / 64 * 64;
     {  // m[r] = max(c in 0..C: x[r, c])
