@@ -295,6 +295,8 @@ std::string dump(const GpuMapping& m, const Spec& spec) {
       if (!p.rows.empty()) out += "; shared rows " + names(spec, p.rows);
       if (!p.cached.empty()) out += "; staged rows " + names(spec, p.cached);
       if (!p.bcast.empty()) out += "; staged per block " + names(spec, p.bcast);
+      if (!p.kept.empty()) out += "; stored per row " + names(spec, p.kept);
+      if (p.anchor >= 0) out += "; rows in the segment order of " + spec.tensors[p.anchor].name;
     }
     if (s.kind == GpuKernel::FusedAttention)
       out += ", an online softmax over blocks of keys; never written " +

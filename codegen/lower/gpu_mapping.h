@@ -180,7 +180,7 @@ GpuMapping gpu_mapping(const Spec& spec, GpuFusion fuse, const GpuPlace& place);
 
 // The mapping as text, one step per line, for `gen --dump-ir gpu_mapping` and tests, e.g.
 // "kernel 0: stmts 0..3 fused_rows, a warp per row; registers rowmax, rowsum; shared rows e;
-// staged rows x".
+// staged rows x; rows in the segment order of y".
 std::string dump(const GpuMapping& m, const Spec& spec);
 
 }  // namespace sb

@@ -196,7 +196,7 @@ TEST(GpuMapping, DumpNamesEveryStepAndWhereTheRowTensorsLive) {
   const Spec spec = load(kSoftmaxTensors, kSoftmax);
   const std::string d = dump(map_with(spec, "warp_per_row"), spec);
   EXPECT_NE(d.find("kernel 0: stmts 0..3 fused_rows, a warp per row; registers m, s; shared rows "
-                   "e; staged rows x; staged per block w\n"),
+                   "e; staged rows x; staged per block w; rows in the segment order of y\n"),
             std::string::npos)
       << d;
   EXPECT_NE(d.find("  y[r, c] = e[r, c] / s[r] * w[c]\n"), std::string::npos) << d;
