@@ -27,4 +27,25 @@ std::string segment_element(const SegmentSyntax& s, const std::string& tag,
                   "(" + s.select(j + " < " + body + " + " + head, j + " - " + body, j) + ")");
 }
 
+void staging_copy(const SegmentSyntax& s, const SegmentWriter& w, const std::string& tag,
+                  const std::string& src, const std::string& base, const std::string& len,
+                  const std::string& rows, const std::string& off, const std::string& lane,
+                  const std::string& lanes, DType t) {
+  for (const std::string& l : segment_lines(s, tag, src, base, len, t)) w.line(l);
+  w.open(s.for_range("sb_j0", "0", len, lanes));
+  if (lanes != "32") {  // a block of warps: a warp whose first slot is past the end has none
+    w.open(s.if_("sb_j0 + " + lane + " " + s.idiv + " 32 * 32 >= " + len));
+    w.line(s.stmt("continue", "no slot for this warp"));
+    w.close();
+  }
+  const std::string mine = "sb_j0 + " + lane;
+  w.line(s.let("sb_j", s.select(mine + " < " + len, mine, len + " - 1")));
+  w.line(s.let("sb_c", segment_element(s, tag, "sb_j")));
+  w.line(s.let_value("sb_v", s.at(src, base == "0" ? "sb_c" : base + " + sb_c"), t));
+  w.open(s.if_("sb_j == " + mine));
+  w.line(s.stmt(s.at(rows, off + " + sb_c") + " = sb_v", ""));
+  w.close();
+  w.close();
+}
+
 }  // namespace sb

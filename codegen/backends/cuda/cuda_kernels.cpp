@@ -1337,8 +1337,20 @@ const SegmentSyntax kCudaSegments{
     },
     "/",
     [](const std::string& ptr, const std::string& off, int bytes) {
-      return "(int64_t)((uintptr_t)(" + ptr + ") / " + std::to_string(bytes) + ")" +
-             (off == "0" ? "" : " + " + off);
+      const std::string e = "(int64_t)((uintptr_t)(" + ptr + ") / " + std::to_string(bytes) + ")";
+      return off == "0" ? e : "(" + e + " + " + off + ")";
+    },
+    [](const std::string& name, const std::string& value, DType t) {
+      return "const " + std::string(c_type(compute_type(t))) + " " + name + " = " + value + ";";
+    },
+    [](const std::string& array, const std::string& index) { return array + "[" + index + "]"; },
+    [](const std::string& v, const std::string& lo, const std::string& hi, const std::string& step) {
+      return "for (int64_t " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + step +
+             ") {";
+    },
+    [](const std::string& cond) { return "if (" + cond + ") {"; },
+    [](const std::string& stmt, const std::string& comment) {
+      return stmt + ";" + (comment.empty() ? "" : "  // " + comment);
     }};
 
 void segments(CodeWriter& w, const std::string& tag, const std::string& ptr,
@@ -1350,27 +1362,15 @@ std::string seg_element(const std::string& tag, const std::string& j) {
   return segment_element(kCudaSegments, tag, j);
 }
 
-// Copies the `len` elements of global array `src` from `base` on into sb_rows[off...], thread
-// `lane` of `lanes` taking every lanes-th slot in segment order (seg_element). Every lane of a
-// warp with a slot in the row loads, those past the end the last slot's element (in a sector the
-// warp loads anyway), so that all its lanes make the same accesses; only real slots are stored.
-// `t` is the source's element type (a storage type is widened to its compute type).
+// The staging copy (staging_copy in backends/common/row_segments.h) into sb_rows, in a block of
+// its own so that its variables may be named alike in every copy.
 void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
              const std::string& len, const std::string& off, const std::string& lane,
              const std::string& lanes, DType t) {
   w.open("{");
-  segments(w, "_in", src + " + " + base, len, t);
-  const std::string warp0 = lanes == "32" ? "sb_j0" : "sb_j0 + " + lane + " / 32 * 32";
-  w.open("for (int64_t sb_j0 = 0; sb_j0 < " + len + "; sb_j0 += " + lanes + ") {");
-  if (lanes != "32")
-    w.line("if (" + warp0 + " >= " + len + ") continue;  // no slot for this warp");
-  w.line("const int64_t sb_j = sb_j0 + " + lane + " < " + len + " ? sb_j0 + " + lane + " : " +
-         len + " - 1;");
-  w.line("const int64_t sb_c = " + seg_element("_in", "sb_j") + ";");
-  w.line("const " + std::string(c_type(compute_type(t))) + " sb_v = " + src + "[" + base +
-         " + sb_c];");
-  w.line("if (sb_j == sb_j0 + " + lane + ") sb_rows[" + off + " + sb_c] = sb_v;");
-  w.close();
+  const SegmentWriter into{[&w](const std::string& l) { w.line(l); },
+                           [&w](const std::string& h) { w.open(h); }, [&w] { w.close(); }};
+  staging_copy(kCudaSegments, into, "_in", src, base, len, "sb_rows", off, lane, lanes, t);
   w.close();
 }
 

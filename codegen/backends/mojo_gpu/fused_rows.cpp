@@ -52,6 +52,19 @@ const SegmentSyntax kMojoSegments{
     [](const std::string& ptr, const std::string& off, int bytes) {
       const std::string addr = "Int(" + ptr + ") // " + std::to_string(bytes);
       return off == "0" ? addr : "(" + addr + " + " + off + ")";
+    },
+    [](const std::string& name, const std::string& value, DType t) {
+      return "var " + name + " = " + widened(t, value);
+    },
+    [](const std::string& array, const std::string& index) {
+      return array + "[unsafe_offset=" + index + "]";
+    },
+    [](const std::string& v, const std::string& lo, const std::string& hi, const std::string& step) {
+      return "for " + v + " in range(" + lo + ", " + hi + ", " + step + "):";
+    },
+    [](const std::string& cond) { return "if " + cond + ":"; },
+    [](const std::string& stmt, const std::string& comment) {
+      return stmt + (comment.empty() ? "" : "  # " + comment);
     }};
 
 void segments(PyWriter& w, const std::string& tag, const std::string& ptr, const std::string& off,
@@ -63,30 +76,14 @@ std::string seg_element(const std::string& tag, const std::string& j) {
   return segment_element(kMojoSegments, tag, j);
 }
 
-// Copies the `len` elements of global array `src` from element `base` on into
-// sb_rows[off + ...], thread `lane` of `lanes` taking every lanes-th slot in segment order; every
-// lane of a warp with a slot loads (those past the end the last slot's element), only real slots
-// are stored; `t` is the source's element type (a storage type is widened into the row). As the
-// cuda printer's copy_in; `tag` names its variables.
+// The staging copy (staging_copy in backends/common/row_segments.h) into sb_rows, its variables
+// named after `tag`.
 void copy_in(PyWriter& w, const std::string& tag, const std::string& src, const std::string& base,
              const std::string& len, const std::string& off, const std::string& lane,
              const std::string& lanes, DType t) {
-  segments(w, tag, src, base, len, t);
-  w.open("for sb_j0 in range(0, " + len + ", " + lanes + "):");
-  if (lanes != "32") {
-    w.open("if sb_j0 + " + lane + " // 32 * 32 >= " + len + ":");
-    w.line("continue  # no slot for this warp");
-    w.dedent();
-  }
-  w.line("var sb_j = sb_j0 + " + lane + " if sb_j0 + " + lane + " < " + len + " else " + len +
-         " - 1");
-  w.line("var sb_c = " + seg_element(tag, "sb_j"));
-  w.line("var sb_v = " +
-         widened(t, src + "[unsafe_offset=" + (base == "0" ? "" : base + " + ") + "sb_c]"));
-  w.open("if sb_j == sb_j0 + " + lane + ":");
-  w.line("sb_rows[unsafe_offset=" + off + " + sb_c] = sb_v");
-  w.dedent();
-  w.dedent();
+  const SegmentWriter into{[&w](const std::string& l) { w.line(l); },
+                           [&w](const std::string& h) { w.open(h); }, [&w] { w.dedent(); }};
+  staging_copy(kMojoSegments, into, tag, src, base, len, "sb_rows", off, lane, lanes, t);
 }
 
 }  // namespace

@@ -213,27 +213,35 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight + 0) / 4) % 32;
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) continue;  // no slot for this warp
+      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
+        continue;  // no slot for this warp
+      }
       const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
       const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-      const float sb_v = weight[0 + sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) sb_rows[sb_off_weight + sb_c] = sb_v;
+      const float sb_v = weight[sb_c];
+      if (sb_j == sb_j0 + threadIdx.x) {
+        sb_rows[sb_off_weight + sb_c] = sb_v;
+      }
     }
   }
   {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias + 0) / 4) % 32;
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) continue;  // no slot for this warp
+      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
+        continue;  // no slot for this warp
+      }
       const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
       const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-      const float sb_v = bias[0 + sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) sb_rows[sb_off_bias + sb_c] = sb_v;
+      const float sb_v = bias[sb_c];
+      if (sb_j == sb_j0 + threadIdx.x) {
+        sb_rows[sb_off_bias + sb_c] = sb_v;
+      }
     }
   }
   __syncthreads();
@@ -253,14 +261,16 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)((uintptr_t)(inp + sb_row * C) / 4) % 32;
+      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(inp) / 4) + sb_row * C) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
         const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
         const float sb_v = inp[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) sb_rows[sb_off_inp + sb_c] = sb_v;
+        if (sb_j == sb_j0 + sb_lane) {
+          sb_rows[sb_off_inp + sb_c] = sb_v;
+        }
       }
     }
     __syncwarp();
@@ -420,27 +430,35 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
   const int64_t sb_workers = gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
   {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight + 0) / 4) % 32;
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) continue;  // no slot for this warp
+      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
+        continue;  // no slot for this warp
+      }
       const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
       const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-      const float sb_v = weight[0 + sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) sb_rows[sb_off_weight + sb_c] = sb_v;
+      const float sb_v = weight[sb_c];
+      if (sb_j == sb_j0 + threadIdx.x) {
+        sb_rows[sb_off_weight + sb_c] = sb_v;
+      }
     }
   }
   {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias + 0) / 4) % 32;
+    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias) / 4) % 32;
     const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
     const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
     for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) continue;  // no slot for this warp
+      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
+        continue;  // no slot for this warp
+      }
       const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
       const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-      const float sb_v = bias[0 + sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) sb_rows[sb_off_bias + sb_c] = sb_v;
+      const float sb_v = bias[sb_c];
+      if (sb_j == sb_j0 + threadIdx.x) {
+        sb_rows[sb_off_bias + sb_c] = sb_v;
+      }
     }
   }
   __syncthreads();
@@ -460,15 +478,19 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)((uintptr_t)(inp + sb_row * C) / 4) % 32;
+      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(inp) / 4) + sb_row * C) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) continue;  // no slot for this warp
+        if (sb_j0 + sb_lane / 32 * 32 >= C) {
+          continue;  // no slot for this warp
+        }
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
         const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
         const float sb_v = inp[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) sb_rows[sb_off_inp + sb_c] = sb_v;
+        if (sb_j == sb_j0 + sb_lane) {
+          sb_rows[sb_off_inp + sb_c] = sb_v;
+        }
       }
     }
     __syncthreads();

@@ -414,14 +414,16 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s7_rows(
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 4) % 32;
+      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
         const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
         const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) sb_rows[sb_off_x + sb_c] = sb_v;
+        if (sb_j == sb_j0 + sb_lane) {
+          sb_rows[sb_off_x + sb_c] = sb_v;
+        }
       }
     }
     __syncwarp();
@@ -695,15 +697,19 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s7_rows(
     if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
     // Stage the rows read more than once: memory is read once per row.
     {
-      const int64_t sb_lead_in = (int64_t)((uintptr_t)(x + sb_row * C) / 4) % 32;
+      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
       const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
       const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
       for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) continue;  // no slot for this warp
+        if (sb_j0 + sb_lane / 32 * 32 >= C) {
+          continue;  // no slot for this warp
+        }
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
         const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
         const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) sb_rows[sb_off_x + sb_c] = sb_v;
+        if (sb_j == sb_j0 + sb_lane) {
+          sb_rows[sb_off_x + sb_c] = sb_v;
+        }
       }
     }
     __syncthreads();
