@@ -212,14 +212,14 @@ bool stencil_launch(const Statement& st, const StencilMatch& m, const std::vecto
     launch(tiled, true, "sb_grid", "sb_block");
   }
   untiled.line("// The halo does not fit in shared memory: the untiled kernel.");
-  element_grid(st, bs, true, H, untiled);
+  const bool max_grid = element_grid(st, bs, true, H, untiled);
   launch(untiled, false, "sb_grid", str(bs));
   w.line("if (sb_smem <= " + str(kMaxStencilSmem) + ") {");
   w.raw(tiled.str());
   w.line("} else {");
   w.raw(untiled.str());
   w.line("}");
-  return true;
+  return max_grid;
 }
 
 void transpose_grid(const Statement& st, int64_t t, int64_t rows, StmtLowering& H, CodeWriter& w) {
