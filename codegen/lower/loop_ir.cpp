@@ -36,6 +36,8 @@ const char* binop_name(BinOp op) {
       return "*";
     case BinOp::Div:
       return "/";
+    case BinOp::Mod:
+      return "%";
     case BinOp::Min:
       return "min";
     case BinOp::Max:
@@ -82,6 +84,28 @@ const char* mem_scope_name(MemScope s) {
       return "stack_local";
     case MemScope::HeapScratch:
       return "heap_scratch";
+    case MemScope::Shared:
+      return "shared";
+  }
+  return "?";
+}
+
+const char* gpu_index_name(GpuIndex g) {
+  switch (g) {
+    case GpuIndex::ThreadX:
+      return "thread_idx.x";
+    case GpuIndex::ThreadY:
+      return "thread_idx.y";
+    case GpuIndex::BlockX:
+      return "block_idx.x";
+    case GpuIndex::BlockY:
+      return "block_idx.y";
+    case GpuIndex::BlockZ:
+      return "block_idx.z";
+    case GpuIndex::BlockDimX:
+      return "block_dim.x";
+    case GpuIndex::GridDimX:
+      return "grid_dim.x";
   }
   return "?";
 }
@@ -153,6 +177,7 @@ ExprPtr add(ExprPtr a, ExprPtr b) { return binary(BinOp::Add, std::move(a), std:
 ExprPtr sub(ExprPtr a, ExprPtr b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
 ExprPtr mul(ExprPtr a, ExprPtr b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }
 ExprPtr div(ExprPtr a, ExprPtr b) { return binary(BinOp::Div, std::move(a), std::move(b)); }
+ExprPtr mod(ExprPtr a, ExprPtr b) { return binary(BinOp::Mod, std::move(a), std::move(b)); }
 ExprPtr min(ExprPtr a, ExprPtr b) { return binary(BinOp::Min, std::move(a), std::move(b)); }
 ExprPtr max(ExprPtr a, ExprPtr b) { return binary(BinOp::Max, std::move(a), std::move(b)); }
 
@@ -233,6 +258,69 @@ ExprPtr ptr_add(ExprPtr p, ExprPtr offset) {
   return make(std::move(e));
 }
 
+ExprPtr gpu(GpuIndex g) {
+  Expr e;
+  e.kind = ExprKind::Gpu;
+  e.type = int_t();
+  e.gpu = g;
+  return make(std::move(e));
+}
+
+ExprPtr index_var(int v, const std::string& text) {
+  SB_ASSERT(v >= 0, "loop IR index variable of a negative index");
+  Expr e;
+  e.kind = ExprKind::IndexVar;
+  e.type = int_t();
+  e.ival = v;
+  e.name = text;
+  return make(std::move(e));
+}
+
+ExprPtr extent(int tensor, int dim, const std::string& text) {
+  SB_ASSERT(tensor >= 0 && dim >= 0, "loop IR extent of a negative tensor or dimension");
+  Expr e;
+  e.kind = ExprKind::Extent;
+  e.type = int_t();
+  e.ival = tensor;
+  e.dim = dim;
+  e.name = text;
+  return make(std::move(e));
+}
+
+ExprPtr spec_expr(const sb::Expr& x, Type t, const std::string& text) {
+  SB_ASSERT(t.kind == TypeKind::Int || t.kind == TypeKind::Float || t.kind == TypeKind::Bool,
+            "loop IR spec leaf of a non-scalar type");
+  Expr e;
+  e.kind = ExprKind::Spec;
+  e.type = t;
+  e.spec = &x;
+  e.name = text;
+  return make(std::move(e));
+}
+
+ExprPtr identity(ReduceOp op, DType elem) {
+  SB_ASSERT(op != ReduceOp::ArgMax && op != ReduceOp::ArgMin,
+            "loop IR identity of an arg-reduction");
+  Expr e;
+  e.kind = ExprKind::Identity;
+  e.type = float_t(elem);
+  e.rop = op;
+  e.elem = elem;
+  return make(std::move(e));
+}
+
+ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value) {
+  SB_ASSERT(value && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin,
+            "loop IR warp reduction of a value, not an arg-reduction");
+  Expr e;
+  e.kind = ExprKind::Warp;
+  e.type = value->type;
+  e.rop = op;
+  e.warp = w;
+  e.args = {std::move(value)};
+  return make(std::move(e));
+}
+
 ExprPtr round_up(ExprPtr a, ExprPtr b) {
   return mul(div(sub(add(std::move(a), b), imm(1)), b), b);
 }
@@ -240,6 +328,7 @@ ExprPtr round_up(ExprPtr a, ExprPtr b) {
 bool equal(const Expr& a, const Expr& b) {
   if (a.kind != b.kind || !(a.type == b.type) || a.ival != b.ival || a.fval != b.fval ||
       a.name != b.name || a.op != b.op || a.width != b.width || a.elem != b.elem ||
+      a.gpu != b.gpu || a.dim != b.dim || a.spec != b.spec || a.rop != b.rop || a.warp != b.warp ||
       a.args.size() != b.args.size())
     return false;
   for (size_t i = 0; i < a.args.size(); ++i)
@@ -343,6 +432,55 @@ StmtPtr comment(const std::string& text) {
   return make(std::move(s));
 }
 
+StmtPtr barrier() {
+  Stmt s;
+  s.kind = StmtKind::Barrier;
+  return make(std::move(s));
+}
+
+StmtPtr let_index(int v, const std::string& text, ExprPtr value) {
+  SB_ASSERT(v >= 0 && value && value->type.kind == TypeKind::Int,
+            "loop IR let of an index variable: an integer value");
+  Stmt s;
+  s.kind = StmtKind::Let;
+  s.name = text;
+  s.index_var = v;
+  s.type = int_t();
+  s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr compute(std::vector<Override> overrides) {
+  Stmt s;
+  s.kind = StmtKind::Compute;
+  for (const Override& o : overrides)
+    SB_ASSERT(o.expr && o.value, "loop IR compute with an empty override");
+  s.overrides = std::move(overrides);
+  return make(std::move(s));
+}
+
+StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value) {
+  SB_ASSERT(value && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin,
+            "loop IR fold of a value, not an arg-reduction");
+  Stmt s;
+  s.kind = StmtKind::Fold;
+  s.name = v;
+  s.rop = op;
+  s.type = t;
+  s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, ExprPtr step,
+                  Block body) {
+  SB_ASSERT(v >= 0, "loop IR loop over a negative index variable");
+  StmtPtr f = for_loop(text, std::move(min), std::move(end), std::move(step), ForKind::Serial,
+                       std::move(body));
+  Stmt s = *f;
+  s.index_var = v;
+  return make(std::move(s));
+}
+
 std::set<int64_t> possible_values(const Expr& e, const Module& m) {
   if (e.kind == ExprKind::IntImm) return {e.ival};
   if (e.kind == ExprKind::Select) {
@@ -420,6 +558,19 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
   }
   void visit_workers(const Expr&, std::ostream& o) override { o << "workers()"; }
   void visit_ptr_add(const Expr& e, std::ostream& o) override { fn("ptr_add", e, o); }
+  void visit_gpu(const Expr& e, std::ostream& o) override { o << gpu_index_name(e.gpu); }
+  void visit_index_var(const Expr& e, std::ostream& o) override { o << "index<" << e.name << ">"; }
+  void visit_extent(const Expr& e, std::ostream& o) override {
+    o << "extent<" << e.name << ", " << e.dim << ">";
+  }
+  void visit_spec(const Expr& e, std::ostream& o) override { o << "spec<" << e.name << ">"; }
+  void visit_identity(const Expr& e, std::ostream& o) override {
+    o << "identity<" << reduce_name(e.rop) << ", " << dtype_name(e.elem) << ">";
+  }
+  void visit_warp(const Expr& e, std::ostream& o) override {
+    fn(std::string(e.warp == WarpOp::Scan ? "warp_scan<" : "warp_all<") + reduce_name(e.rop) + ">",
+       e, o);
+  }
 
  private:
   void fn(const std::string& name, const Expr& e, std::ostream& o) {
@@ -447,8 +598,9 @@ class StmtDump : public StmtFunctor<void(int)> {
 
  protected:
   void visit_for(const Stmt& s, int ind) override {
-    line(ind) << "for " << s.name << " in [" << text(*s.exprs[0]) << ", " << text(*s.exprs[1])
-              << ") step " << text(*s.exprs[2]) << " " << for_kind_name(s.for_kind);
+    line(ind) << "for " << (s.index_var >= 0 ? "index<" + s.name + ">" : s.name) << " in ["
+              << text(*s.exprs[0]) << ", " << text(*s.exprs[1]) << ") step " << text(*s.exprs[2])
+              << " " << for_kind_name(s.for_kind);
     if (s.threads) o_ << " threads " << text(*s.threads);
     o_ << " {\n";
     block(s.body, ind + 1);
@@ -464,8 +616,8 @@ class StmtDump : public StmtFunctor<void(int)> {
     line(ind) << "}\n";
   }
   void visit_let(const Stmt& s, int ind) override {
-    line(ind) << (s.mut ? "var " : "let ") << s.name << ": " << to_string(s.type) << " = "
-              << text(*s.exprs[0]) << "\n";
+    line(ind) << (s.mut ? "var " : "let ") << (s.index_var >= 0 ? "index<" + s.name + ">" : s.name)
+              << ": " << to_string(s.type) << " = " << text(*s.exprs[0]) << "\n";
   }
   void visit_assign(const Stmt& s, int ind) override {
     line(ind) << s.name << " = " << text(*s.exprs[0]) << "\n";
@@ -497,6 +649,17 @@ class StmtDump : public StmtFunctor<void(int)> {
     line(ind) << "return" << (s.exprs.empty() ? "" : " " + text(*s.exprs[0])) << "\n";
   }
   void visit_comment(const Stmt& s, int ind) override { line(ind) << "// " << s.text << "\n"; }
+  void visit_barrier(const Stmt&, int ind) override { line(ind) << "barrier\n"; }
+  void visit_fold(const Stmt& s, int ind) override {
+    line(ind) << s.name << " = " << reduce_name(s.rop) << "<" << to_string(s.type) << ">(" << s.name
+              << ", " << text(*s.exprs[0]) << ")\n";
+  }
+  void visit_compute(const Stmt& s, int ind) override {
+    line(ind) << "compute";
+    for (size_t i = 0; i < s.overrides.size(); ++i)
+      o_ << (i ? ", " : " with ") << s.overrides[i].text << " = " << text(*s.overrides[i].value);
+    o_ << "\n";
+  }
 
  private:
   std::ostream& line(int ind) { return o_ << std::string(2 * ind, ' '); }
@@ -506,6 +669,12 @@ class StmtDump : public StmtFunctor<void(int)> {
 }  // namespace
 
 std::string to_string(const Expr& e) { return text(e); }
+
+std::string dump(const Block& b) {
+  std::ostringstream o;
+  StmtDump(o).block(b, 0);
+  return o.str();
+}
 
 std::string dump(const Module& m) {
   std::ostringstream o;

@@ -10,8 +10,8 @@
 // native vector; a load or store of width Vector moves Lanes(T) consecutive elements.
 //
 // Semantics a printer must keep:
-// - Div is the quotient of non-negative integers (a builder only divides non-negative values,
-//   where C's truncation and Mojo's floor agree).
+// - Div and Mod are the quotient and remainder of non-negative integers (a builder only divides
+//   non-negative values, where C's truncation and Mojo's floor agree).
 // - A For runs var = min, min + step, ... while var < end; kind Parallel splits its iterations
 //   over at most `threads` worker threads (null: as many as the target offers; no order between
 //   iterations, each must be independent), Vector
@@ -23,6 +23,24 @@
 //   the target may keep between calls (`persistent`, grown when too small); `on_fail` runs when
 //   the allocation fails, where the target can detect that.
 // - Store to a Register buffer is an assignment of one element.
+//
+// A GPU kernel's body (lower/gpu_bodies.h) uses further nodes, which only the GPU printers
+// print (a host printer asserts on them):
+// - Gpu: a thread's index in its block, its block's in the grid, or a dimension of either
+//   (type int); Barrier: every thread of the block waits for the others and sees their writes
+//   to shared memory; Alloc of scope Shared: an array in the block's shared memory (its element
+//   type, and a value loaded from it, may be any scalar type of the spec).
+// - Reductions with the spec's arithmetic for reduction `rop` over `elem` (wrapping integer sums
+//   and products, NaN-propagating float max and min): Identity, its identity; Fold, the
+//   statement name = name (+) value; Warp, over the 32 lanes of a full warp (every lane calls it
+//   with its `args[0]`): WarpOp::AllReduce gives every lane the fold of all 32, WarpOp::Scan
+//   lane q the fold of lanes 0..q.
+// - Leaves of the checked spec, spelled by the backend's own printer of the statement the
+//   kernel computes: IndexVar (the statement's index variable `ival`, bound by a Let whose
+//   index_var is set), Extent (dimension `dim` of tensor `ival`, type int), Spec (a spec
+//   expression of that statement, `spec`, its index variables bound as above) and Compute (the
+//   statement's assignment at its index variables, with each spec expression in `overrides`
+//   replaced by a loop IR value). Their `name` is the spec's text, for dumps.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +52,10 @@
 
 #include "ir/ir.h"
 #include "support/diag.h"
+
+namespace sb {
+struct Expr;
+}
 
 namespace sb::loops {
 
@@ -74,10 +96,23 @@ enum class ExprKind {
   Lanes,      // the target's native vector lane count for `elem` (type int)
   Workers,    // the number of worker threads the target offers (type int)
   PtrAdd,     // args {pointer, offset}: the address `offset` elements past `pointer`
+  Gpu,        // gpu: a GPU index (type int)
+  IndexVar,   // ival: the spec statement's index variable (type int); name: the spec's
+  Extent,     // dimension `dim` of the spec's tensor `ival` (type int); name: the tensor's
+  Spec,       // spec: an expression of the spec statement; name: its text
+  Identity,   // the identity of reduction `rop` over `elem` (type float of elem)
+  Warp,       // warp: a warp-wide reduction `rop` of args {value} (the header's comment)
 };
 
-enum class BinOp { Add, Sub, Mul, Div, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
-const char* binop_name(BinOp op);  // "+", "-", "*", "/", "min", "max", "<", ..., "&&", "||"
+enum class WarpOp { AllReduce, Scan };
+
+// The GPU indices a kernel body reads: its thread's index in the block (x, y), its block's in
+// the grid (x, y, z), and the extents along x of the block and the grid.
+enum class GpuIndex { ThreadX, ThreadY, BlockX, BlockY, BlockZ, BlockDimX, GridDimX };
+const char* gpu_index_name(GpuIndex g);  // "thread_idx.x", ..., "grid_dim.x"
+
+enum class BinOp { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+const char* binop_name(BinOp op);  // "+", "-", "*", "/", "%", "min", "max", "<", ..., "||"
 
 enum class Width { Scalar, Vector };
 
@@ -93,6 +128,11 @@ struct Expr {
   BinOp op = BinOp::Add;
   Width width = Width::Scalar;
   DType elem = DType::Unknown;  // Lanes
+  GpuIndex gpu = GpuIndex::ThreadX;
+  int dim = 0;                      // Extent
+  const sb::Expr* spec = nullptr;   // Spec
+  ReduceOp rop = ReduceOp::Sum;     // Identity, Warp
+  WarpOp warp = WarpOp::AllReduce;  // Warp
   std::vector<ExprPtr> args;
 };
 
@@ -106,6 +146,7 @@ ExprPtr add(ExprPtr a, ExprPtr b);
 ExprPtr sub(ExprPtr a, ExprPtr b);
 ExprPtr mul(ExprPtr a, ExprPtr b);
 ExprPtr div(ExprPtr a, ExprPtr b);
+ExprPtr mod(ExprPtr a, ExprPtr b);
 ExprPtr min(ExprPtr a, ExprPtr b);
 ExprPtr max(ExprPtr a, ExprPtr b);
 ExprPtr select(ExprPtr c, ExprPtr a, ExprPtr b);
@@ -119,6 +160,14 @@ ExprPtr call(const std::string& fn, Type result, std::vector<ExprPtr> args);
 ExprPtr lanes(DType t);
 ExprPtr workers();
 ExprPtr ptr_add(ExprPtr p, ExprPtr offset);
+ExprPtr gpu(GpuIndex g);
+// The leaves of the checked spec (the header's comment); `text` is what a dump shows.
+ExprPtr index_var(int v, const std::string& text);
+ExprPtr extent(int tensor, int dim, const std::string& text);
+ExprPtr spec_expr(const sb::Expr& e, Type t, const std::string& text);
+// The reductions of the spec's arithmetic (the header's comment); `elem` is a spec scalar type.
+ExprPtr identity(ReduceOp op, DType elem);
+ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value);
 // (a + b - 1) / b * b: a rounded up to a multiple of b (non-negative a, positive b).
 ExprPtr round_up(ExprPtr a, ExprPtr b);
 
@@ -126,11 +175,31 @@ bool equal(const Expr& a, const Expr& b);  // structural equality
 
 // ---- Statements ------------------------------------------------------------------------------
 
-enum class StmtKind { For, If, Let, Assign, Alloc, Store, Evaluate, Return, Comment };
+enum class StmtKind {
+  For,
+  If,
+  Let,
+  Assign,
+  Alloc,
+  Store,
+  Evaluate,
+  Return,
+  Comment,
+  Barrier,  // GPU: the block's threads wait for each other
+  Compute,  // the spec statement's assignment (the header's comment)
+  Fold,     // name = name (+) exprs[0], under reduction `rop` of type `type` (the header's)
+};
 enum class ForKind { Serial, Parallel, Vector, Unrolled };
-enum class MemScope { Register, StackLocal, HeapScratch };
+enum class MemScope { Register, StackLocal, HeapScratch, Shared };
 const char* for_kind_name(ForKind k);    // "serial", "parallel", "vector", "unrolled"
-const char* mem_scope_name(MemScope s);  // "register", "stack_local", "heap_scratch"
+const char* mem_scope_name(MemScope s);  // "register", "stack_local", "heap_scratch", "shared"
+
+// Compute: spec expression `expr` (of text `text`, for dumps) replaced by loop IR `value`.
+struct Override {
+  const sb::Expr* expr = nullptr;
+  std::string text;
+  ExprPtr value;
+};
 
 struct Stmt;
 using StmtPtr = std::shared_ptr<const Stmt>;
@@ -152,6 +221,11 @@ struct Stmt {
   // Store: {value, index...}; Evaluate: {call}; Return: {} or {value}.
   std::vector<ExprPtr> exprs;
   ExprPtr threads;  // For Parallel: at most this many threads (null: the target's choice)
+  // Let, For: binds the spec statement's index variable (then `name` is its text)
+  int index_var = -1;
+  ReduceOp rop = ReduceOp::Sum;  // Fold
+  // Compute: the spec expressions replaced by loop IR values
+  std::vector<Override> overrides;
   Block body;     // For, Alloc; If: the then branch
   Block other;    // If: the else branch; Alloc: on_fail
 };
@@ -168,6 +242,14 @@ StmtPtr store(const std::string& buf, Type elem, std::vector<ExprPtr> index, Exp
 StmtPtr evaluate(ExprPtr call);
 StmtPtr ret(ExprPtr value = nullptr);
 StmtPtr comment(const std::string& text);
+StmtPtr barrier();
+// A Let of the spec statement's index variable `v` (named `text` in the spec).
+StmtPtr let_index(int v, const std::string& text, ExprPtr value);
+StmtPtr compute(std::vector<Override> overrides = {});
+StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value);
+// A For whose variable is the spec statement's index variable `v` (named `text` in the spec).
+StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, ExprPtr step,
+                  Block body);
 
 // ---- Functions and modules -------------------------------------------------------------------
 
@@ -243,6 +325,18 @@ class ExprFunctor<R(Args...)> {
         return visit_workers(e, args...);
       case ExprKind::PtrAdd:
         return visit_ptr_add(e, args...);
+      case ExprKind::Gpu:
+        return visit_gpu(e, args...);
+      case ExprKind::IndexVar:
+        return visit_index_var(e, args...);
+      case ExprKind::Extent:
+        return visit_extent(e, args...);
+      case ExprKind::Spec:
+        return visit_spec(e, args...);
+      case ExprKind::Identity:
+        return visit_identity(e, args...);
+      case ExprKind::Warp:
+        return visit_warp(e, args...);
     }
     SB_ASSERT(false, "loop IR expression of unknown kind");
     return visit_int_imm(e, args...);
@@ -262,6 +356,12 @@ class ExprFunctor<R(Args...)> {
   virtual R visit_lanes(const Expr& e, Args... args) = 0;
   virtual R visit_workers(const Expr& e, Args... args) = 0;
   virtual R visit_ptr_add(const Expr& e, Args... args) = 0;
+  virtual R visit_gpu(const Expr& e, Args... args) = 0;
+  virtual R visit_index_var(const Expr& e, Args... args) = 0;
+  virtual R visit_extent(const Expr& e, Args... args) = 0;
+  virtual R visit_spec(const Expr& e, Args... args) = 0;
+  virtual R visit_identity(const Expr& e, Args... args) = 0;
+  virtual R visit_warp(const Expr& e, Args... args) = 0;
 };
 
 template <typename Sig>
@@ -291,6 +391,12 @@ class StmtFunctor<R(Args...)> {
         return visit_return(s, args...);
       case StmtKind::Comment:
         return visit_comment(s, args...);
+      case StmtKind::Barrier:
+        return visit_barrier(s, args...);
+      case StmtKind::Compute:
+        return visit_compute(s, args...);
+      case StmtKind::Fold:
+        return visit_fold(s, args...);
     }
     SB_ASSERT(false, "loop IR statement of unknown kind");
     return visit_comment(s, args...);
@@ -306,6 +412,9 @@ class StmtFunctor<R(Args...)> {
   virtual R visit_evaluate(const Stmt& s, Args... args) = 0;
   virtual R visit_return(const Stmt& s, Args... args) = 0;
   virtual R visit_comment(const Stmt& s, Args... args) = 0;
+  virtual R visit_barrier(const Stmt& s, Args... args) = 0;
+  virtual R visit_compute(const Stmt& s, Args... args) = 0;
+  virtual R visit_fold(const Stmt& s, Args... args) = 0;
 };
 
 // Every statement of `b`, pre-order (bodies, then else branches / on_fail), for checks and
@@ -315,5 +424,6 @@ void for_each_stmt(const Block& b, const std::function<void(const Stmt&)>& f);
 // The loop IR as text, for --dump-ir and tests: one node per line, nested by indentation.
 std::string to_string(const Expr& e);
 std::string dump(const Module& m);
+std::string dump(const Block& b);  // a kernel body, at indentation 0
 
 }  // namespace sb::loops

@@ -104,6 +104,12 @@ class KindCount : public ExprFunctor<int()> {
   int visit_lanes(const Expr&) override { return 1; }
   int visit_workers(const Expr&) override { return 1; }
   int visit_ptr_add(const Expr& e) override { return 1 + sum(e); }
+  int visit_gpu(const Expr&) override { return 1; }
+  int visit_index_var(const Expr&) override { return 1; }
+  int visit_extent(const Expr&) override { return 1; }
+  int visit_spec(const Expr&) override { return 1; }
+  int visit_identity(const Expr&) override { return 1; }
+  int visit_warp(const Expr& e) override { return 1 + sum(e); }
 
  private:
   int sum(const Expr& e) {
@@ -128,6 +134,12 @@ class MissingFma : public ExprFunctor<int()> {
   int visit_lanes(const Expr&) override { return 1; }
   int visit_workers(const Expr&) override { return 1; }
   int visit_ptr_add(const Expr&) override { return 1; }
+  int visit_gpu(const Expr&) override { return 1; }
+  int visit_index_var(const Expr&) override { return 1; }
+  int visit_extent(const Expr&) override { return 1; }
+  int visit_spec(const Expr&) override { return 1; }
+  int visit_identity(const Expr&) override { return 1; }
+  int visit_warp(const Expr&) override { return 1; }
 };
 
 TEST(LoopIr, StrictFunctorVisitsEveryKindAndMissingHandlersStayAbstract) {
@@ -137,6 +149,64 @@ TEST(LoopIr, StrictFunctorVisitsEveryKindAndMissingHandlersStayAbstract) {
   EXPECT_EQ(KindCount().visit(*e), 8);
   static_assert(!std::is_abstract_v<KindCount>);
   static_assert(std::is_abstract_v<MissingFma>, "a functor without visit_fma must not compile");
+}
+
+// A GPU kernel body with the spec's leaves (the nodes of lower/gpu_bodies.h).
+Block gpu_body(const sb::Expr& read) {
+  const ExprPtr tid = gpu(GpuIndex::ThreadX), acc = var("acc", float_t(DType::F32));
+  return {comment("one value per warp"),
+          alloc("ws", float_t(DType::F32), {imm(8)}, MemScope::Shared,
+                {let("acc", identity(ReduceOp::Max, DType::F32), /*mut=*/true),
+                 for_index(0, "i", tid, extent(0, 1, "x"), mul(gpu(GpuIndex::GridDimX), imm(256)),
+                           {fold("acc", ReduceOp::Max, float_t(DType::F32),
+                                 spec_expr(read, float_t(DType::F32), "x[i]"))}),
+                 assign("acc", warp(WarpOp::Scan, ReduceOp::Max, acc)),
+                 if_then(binary(BinOp::Eq, mod(tid, imm(32)), imm(31)),
+                         {store("ws", float_t(DType::F32), {div(tid, imm(32))}, acc)}),
+                 barrier(), let_index(1, "j", add(index_var(0, "i"), imm(1))),
+                 compute({{&read, "x[i]", load("ws", float_t(DType::F32), {imm(7)})}})})};
+}
+
+TEST(LoopIr, GpuNodesAndSpecLeavesDump) {
+  const sb::Expr read;
+  const std::string want =
+      "// one value per warp\n"
+      "alloc ws: f32[8] shared {\n"
+      "  var acc: f32 = identity<max, f32>\n"
+      "  for index<i> in [thread_idx.x, extent<x, 1>) step (grid_dim.x * 256) serial {\n"
+      "    acc = max<f32>(acc, spec<x[i]>)\n"
+      "  }\n"
+      "  acc = warp_scan<max>(acc)\n"
+      "  if ((thread_idx.x % 32) == 31) {\n"
+      "    ws[(thread_idx.x / 32)] = acc\n"
+      "  }\n"
+      "  barrier\n"
+      "  let index<j>: int = (index<i> + 1)\n"
+      "  compute with x[i] = ws[7]\n"
+      "}\n";
+  EXPECT_EQ(dump(gpu_body(read)), want);
+  // The leaves keep what a printer needs: the spec node, the variable, the tensor and dimension.
+  const Block b = gpu_body(read);
+  const Stmt* c = nullptr;
+  const Stmt* f = nullptr;
+  for_each_stmt(b, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Compute) c = &s;
+    if (s.kind == StmtKind::For) f = &s;
+  });
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(c->overrides.at(0).expr, &read);
+  EXPECT_EQ(f->index_var, 0);
+  EXPECT_EQ(f->exprs[1]->kind, ExprKind::Extent);
+  EXPECT_EQ(f->exprs[1]->ival, 0);
+  EXPECT_EQ(f->exprs[1]->dim, 1);
+  EXPECT_EQ(f->body[0]->exprs[0]->spec, &read);
+  // Leaves of different spec nodes differ.
+  const sb::Expr other;
+  EXPECT_FALSE(equal(*spec_expr(read, float_t(DType::F32), "a"),
+                     *spec_expr(other, float_t(DType::F32), "a")));
+  EXPECT_FALSE(equal(*warp(WarpOp::Scan, ReduceOp::Sum, imm(1)),
+                     *warp(WarpOp::AllReduce, ReduceOp::Sum, imm(1))));
 }
 
 TEST(LoopIr, ForEachStmtReachesNestedBodies) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backends/common/emit_common.h"
+#include "backends/common/loop_leaves.h"
 #include "support/diag.h"
 
 namespace sb::loops {
@@ -13,7 +14,7 @@ namespace sb::loops {
 namespace {
 
 const char* scalar_c(DType t) {
-  SB_ASSERT(is_float(t), "loop IR scalar type of the cpu printer");
+  SB_ASSERT(t != DType::Unknown, "loop IR scalar of no type");
   return scalar(t).c_type;
 }
 
@@ -59,6 +60,7 @@ int prec(BinOp op) {
       return kAdd;
     case BinOp::Mul:
     case BinOp::Div:
+    case BinOp::Mod:
       return kMul;
     case BinOp::Min:
     case BinOp::Max:
@@ -71,11 +73,25 @@ std::string paren(const std::string& s, int p, int parent) {
   return p < parent ? "(" + s + ")" : s;
 }
 
+// A level of this printer's scale (0 for none) in emit_common.h's, which the leaves take.
+int common_prec(int p) {
+  static const int kCommon[] = {0,        kPrecTernary, kPrecOr,  kPrecAnd,   kPrecEq,
+                                kPrecRel, kPrecAdd,     kPrecMul, kPrecUnary, kPrecPrimary};
+  SB_ASSERT(p >= 0 && p <= kTop, "C precedence level out of range");
+  return kCommon[p];
+}
+
 // What the printer knows of the names in scope.
 struct Scope {
   std::map<std::string, MemScope> buffers;  // allocated buffers (pointers are plain names)
   std::set<std::string> scalar_broadcasts;  // Lets of a Broadcast, kept as scalars
+  LoopLeaves* leaves = nullptr;             // a kernel body's (print_c_block)
 };
+
+LoopLeaves& leaves_of(const Scope& s, const char* node) {
+  SB_ASSERT(s.leaves, std::string("loop IR ") + node + " outside a kernel body (no leaves)");
+  return *s.leaves;
+}
 
 class CExpr : public ExprFunctor<std::string(int)> {
  public:
@@ -149,6 +165,24 @@ class CExpr : public ExprFunctor<std::string(int)> {
   std::string visit_ptr_add(const Expr& e, int parent) override {
     return paren(print(*e.args[0], kAdd) + " + " + print(*e.args[1], kAdd + 1), kAdd, parent);
   }
+  std::string visit_gpu(const Expr& e, int) override {
+    return leaves_of(s_, "GPU index").gpu_index(e.gpu);
+  }
+  std::string visit_index_var(const Expr& e, int) override {
+    return leaves_of(s_, "index variable").index_var(static_cast<int>(e.ival));
+  }
+  std::string visit_extent(const Expr& e, int parent) override {
+    return leaves_of(s_, "extent").extent(static_cast<int>(e.ival), e.dim, common_prec(parent));
+  }
+  std::string visit_spec(const Expr& e, int parent) override {
+    return leaves_of(s_, "spec expression").spec(*e.spec, common_prec(parent));
+  }
+  std::string visit_identity(const Expr& e, int) override {
+    return leaves_of(s_, "identity").identity(e.rop, e.elem);
+  }
+  std::string visit_warp(const Expr& e, int) override {
+    return leaves_of(s_, "warp reduction").warp(e.warp, e.rop, e.type.elem, print(*e.args[0]));
+  }
 
  private:
   // An operand of vector arithmetic: a Broadcast is left to GCC's scalar broadcast.
@@ -161,7 +195,10 @@ class CExpr : public ExprFunctor<std::string(int)> {
 
 class CStmt : public StmtFunctor<void()> {
  public:
-  CStmt(CodeWriter& w, const Module& m, const Function& f) : w_(w), module_(m), f_(f) {}
+  CStmt(CodeWriter& w, const Module& m, const Function& f, LoopLeaves* leaves = nullptr)
+      : w_(w), module_(m), f_(f) {
+    scope_.leaves = leaves;
+  }
   void block(const Block& b) {
     for (const StmtPtr& s : b) visit(*s);
   }
@@ -187,9 +224,11 @@ class CStmt : public StmtFunctor<void()> {
         break;
       }
     }
-    w_.open("for (int64_t " + s.name + " = " + e(*s.exprs[0]) + "; " + s.name + " < " +
-            e(*s.exprs[1], kRel + 1) + "; " +
-            (unit ? "++" + s.name : s.name + " += " + e(*s.exprs[2])) + ") {");
+    const std::string v =
+        s.index_var >= 0 ? leaves_of(scope_, "index variable").index_var(s.index_var) : s.name;
+    w_.open("for (int64_t " + v + " = " + e(*s.exprs[0]) + "; " + v + " < " +
+            e(*s.exprs[1], kRel + 1) + "; " + (unit ? "++" + v : v + " += " + e(*s.exprs[2])) +
+            ") {");
     block(s.body);
     w_.close();
   }
@@ -211,7 +250,9 @@ class CStmt : public StmtFunctor<void()> {
       return;
     }
     const bool top_const = !s.mut && s.type.kind != TypeKind::Ptr;
-    w_.line((top_const ? "const " : "") + type_c(s.type) + " " + s.name + " = " + e(v) + ";");
+    const std::string name =
+        s.index_var >= 0 ? leaves_of(scope_, "index variable").index_var(s.index_var) : s.name;
+    w_.line((top_const ? "const " : "") + type_c(s.type) + " " + name + " = " + e(v) + ";");
   }
   void visit_assign(const Stmt& s) override { w_.line(update(s.name, *s.exprs[0])); }
   void visit_alloc(const Stmt& s) override {
@@ -228,6 +269,14 @@ class CStmt : public StmtFunctor<void()> {
       case MemScope::HeapScratch:
         heap(s);
         return;
+      case MemScope::Shared: {
+        std::string count;
+        for (const ExprPtr& d : s.exprs)
+          count += (count.empty() ? "" : " * ") + e(*d, count.empty() ? kMul : kMul + 1);
+        leaves_of(scope_, "shared array").shared_array(s.name, s.type.elem, count);
+        block(s.body);
+        return;
+      }
     }
   }
   void visit_store(const Stmt& s) override {
@@ -257,6 +306,15 @@ class CStmt : public StmtFunctor<void()> {
     w_.line(s.exprs.empty() ? "return;" : "return " + e(*s.exprs[0]) + ";");
   }
   void visit_comment(const Stmt& s) override { w_.line("// " + s.text); }
+  void visit_barrier(const Stmt&) override { leaves_of(scope_, "barrier").barrier(); }
+  void visit_compute(const Stmt& s) override {
+    std::vector<std::pair<const sb::Expr*, std::string>> overrides;
+    for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
+    leaves_of(scope_, "compute").compute(overrides);
+  }
+  void visit_fold(const Stmt& s) override {
+    leaves_of(scope_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
+  }
 
  private:
   std::string e(const Expr& x, int parent = 0) { return CExpr(scope_).print(x, parent); }
@@ -413,12 +471,23 @@ std::string print_cpu_loops_impl(const std::vector<Module>& modules) {
   return out;
 }
 
+void print_c_block_impl(const Block& b, LoopLeaves& leaves, CodeWriter& w) {
+  const Module none;
+  Function body;
+  body.name = "sb_kernel";
+  CStmt(w, none, body, &leaves).block(b);
+}
+
 }  // namespace sb::loops
 
 namespace sb {
 
 std::string print_cpu_loops(const std::vector<loops::Module>& modules) {
   return loops::print_cpu_loops_impl(modules);
+}
+
+void print_c_block(const loops::Block& b, LoopLeaves& leaves, CodeWriter& w) {
+  loops::print_c_block_impl(b, leaves, w);
 }
 
 }  // namespace sb

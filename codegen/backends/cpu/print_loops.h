@@ -18,9 +18,16 @@
 
 namespace sb {
 
+class CodeWriter;
+class LoopLeaves;
+
 // The C text of `modules`: first the definitions their native vectors and Workers() need (once),
 // then each module's constants and functions. The file must include <string.h>, <stdlib.h> and
 // (under _OPENMP) <omp.h>.
 std::string print_cpu_loops(const std::vector<loops::Module>& modules);
+
+// A kernel body (lower/gpu_bodies.h) as C++ statements into `w`, its spec leaves and GPU nodes
+// spelled by `leaves` (the CUDA printer's).
+void print_c_block(const loops::Block& b, LoopLeaves& leaves, CodeWriter& w);
 
 }  // namespace sb

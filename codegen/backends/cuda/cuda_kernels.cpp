@@ -6,10 +6,13 @@
 #include <set>
 #include <vector>
 
+#include "backends/common/loop_leaves.h"
 #include "backends/common/row_segments.h"
-#include "lower/patterns.h"
+#include "backends/cpu/print_loops.h"
 #include "ir/affine.h"
+#include "lower/gpu_bodies.h"
 #include "lower/gpu_mapping.h"
+#include "lower/patterns.h"
 
 namespace sb::cuda {
 
@@ -185,6 +188,10 @@ class Gen final {
   void stencil(size_t k, const Statement& st, const StencilMatch& m);
   void scan(size_t k, const Statement& st, const ScanMatch& m);
   void attention(const Attention& a);
+  // Prints kernel body `b` (lower/gpu_bodies.h) into `w` through statement printer `L`, its
+  // leaves spelled by Leaves.
+  class Leaves;
+  void print_body(const loops::Block& b, StmtLowering& L, CodeWriter& w);
 
  private:
   int64_t p(const std::string& name) const { return param(v_, info_, name); }
@@ -1016,50 +1023,71 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
   body_.close();
 }
 
+// ---- kernel bodies as loop IR -----------------------------------------------------------------
+
+// The CUDA spelling of the spec's leaves and the GPU nodes of a kernel body written as loop IR
+// (lower/gpu_bodies.h), printed by the C loop printer (backends/cpu/print_loops.h) into `w`
+// through statement printer `L`.
+class Gen::Leaves : public StmtLeaves<StmtLowering, CodeWriter> {
+ public:
+  Leaves(Gen& g, StmtLowering& L, CodeWriter& w) : StmtLeaves(L, w), g_(g) {}
+  std::string identity(ReduceOp op, DType t) override { return sb::cuda::identity(op, t); }
+  void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) override {
+    w_.line(accumulate(op, t, acc, value, g_.h_));
+  }
+  std::string warp(loops::WarpOp w, ReduceOp op, DType t, const std::string& value) override {
+    switch (w) {
+      case loops::WarpOp::AllReduce:
+        return g_.warp_allreduce(op, t) + "(" + value + ")";
+      case loops::WarpOp::Scan:
+        return g_.warp_scan(op, t) + "(" + value + ")";
+    }
+    SB_ASSERT(false, "a warp reduction the cuda printer does not spell");
+    return "";
+  }
+  std::string gpu_index(loops::GpuIndex g) override {
+    switch (g) {
+      case loops::GpuIndex::ThreadX:
+        return "(int64_t)threadIdx.x";
+      case loops::GpuIndex::ThreadY:
+        return "(int64_t)threadIdx.y";
+      case loops::GpuIndex::BlockX:
+        return "(int64_t)blockIdx.x";
+      case loops::GpuIndex::BlockY:
+        return "(int64_t)blockIdx.y";
+      case loops::GpuIndex::BlockZ:
+        return "(int64_t)blockIdx.z";
+      case loops::GpuIndex::BlockDimX:
+        return "(int64_t)blockDim.x";
+      case loops::GpuIndex::GridDimX:
+        return "(int64_t)gridDim.x";
+    }
+    SB_ASSERT(false, "a GPU index the cuda printer does not spell");
+    return "";
+  }
+  void barrier() override { w_.line("__syncthreads();"); }
+  void shared_array(const std::string& name, DType t, const std::string& count) override {
+    w_.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", " + name + ", " + count + ");");
+  }
+
+ private:
+  Gen& g_;
+};
+
+void Gen::print_body(const loops::Block& b, StmtLowering& L, CodeWriter& w) {
+  Leaves leaves(*this, L, w);
+  print_c_block(b, leaves, w);
+}
+
 // ---- transpose --------------------------------------------------------------------------------
 
 void Gen::transpose(size_t k, const Statement& st, const TransposeMatch& m) {
   const std::string text = source_text(st, spec_);
   const int64_t T = p("tile"), R = p("block_rows");
-  const std::string ts = str(T), pitch = str(T + 1);
+  const std::string ts = str(T);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  const std::string iv = L.var_name(0), jv = L.var_name(1);
-  const std::string E0 = L.extent(st.out, 0, kPrecRel + 1);
-  const std::string E1 = L.extent(st.out, 1, kPrecRel + 1);
-  for (size_t q = 0; q < m.reads.size(); ++q)
-    w.line("SB_SHARED_ARRAY(" +
-           std::string(c_type(compute_type(spec_.tensors[m.reads[q]->ref].type))) +
-           ", sb_tile" + str(static_cast<int64_t>(q)) + ", " + str(T * (T + 1)) + ");  // " +
-           to_string(*m.reads[q], spec_, &st) + ", rows padded to " + pitch);
-  w.line("const int64_t sb_r0 = (int64_t)blockIdx.y * " + ts + ";  // first " + iv +
-         " of the tile");
-  w.line("const int64_t sb_c0 = (int64_t)blockIdx.x * " + ts + ";  // first " + jv);
-  w.line("// Load: consecutive threads read consecutive " + iv + ", the source's last dimension.");
-  w.open("for (int sb_y = (int)threadIdx.y; sb_y < " + ts + "; sb_y += " + str(R) + ") {");
-  w.line("const int64_t " + jv + " = sb_c0 + sb_y;");
-  w.line("const int64_t " + iv + " = sb_r0 + threadIdx.x;");
-  w.open("if (" + iv + " < " + E0 + " && " + jv + " < " + E1 + ") {");
-  for (size_t q = 0; q < m.reads.size(); ++q) {
-    const std::string v = L.expr(*m.reads[q], w);
-    w.line("sb_tile" + str(static_cast<int64_t>(q)) + "[sb_y * " + pitch +
-           " + threadIdx.x] = " + v + ";");
-  }
-  w.close();
-  w.close();
-  w.line("__syncthreads();");
-  w.line("// Store: consecutive threads write consecutive " + jv + ".");
-  w.open("for (int sb_y = (int)threadIdx.y; sb_y < " + ts + "; sb_y += " + str(R) + ") {");
-  w.line("const int64_t " + iv + " = sb_r0 + sb_y;");
-  w.line("const int64_t " + jv + " = sb_c0 + threadIdx.x;");
-  w.open("if (" + iv + " < " + E0 + " && " + jv + " < " + E1 + ") {");
-  for (size_t q = 0; q < m.reads.size(); ++q)
-    L.set_override(m.reads[q], "sb_tile" + str(static_cast<int64_t>(q)) + "[threadIdx.x * " +
-                                   pitch + " + sb_y]");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
-  w.close();
+  print_body(transpose_tile(spec_, st, m, T, R), L, w);
   const std::string name = fn(k);
   kernel("// " + text + "\n// " + ts + " x " + ts +
              " tiles through shared memory, so that both the loads and the stores are "
@@ -1188,127 +1216,34 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
 
 void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
   const std::string text = source_text(st, spec_);
-  const Expr& red = *m.red;
-  const DType t = value_type(red);
-  const std::string ct = c_type(t);
-  const std::string id = identity(red.rop, t);
-  const IndexVar& var = st.vars[red.ref];
+  const DType t = value_type(*m.red);
   const std::string part = scratch(k);
   const std::string bs = str(bs_);
-  const int64_t nw = bs_ / 32;
-  const std::string wscan = warp_scan(red.rop, t);
 
   file_.globals +=
       wrap_comment("// Per-block totals of " + fn(k, "_partial") + ", then their inclusive scan (" +
                    fn(k, "_carry") + "); at most " + str(kMaxPartials) + " blocks.");
-  file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
+  file_.globals +=
+      "static __device__ " + std::string(c_type(t)) + " " + part + "[" + str(kMaxPartials) + "];\n";
+  const ScanBodies bodies = scan_bodies(spec_, st, m, bs_, part, scan_shift(st, m));
 
-  // The block-wide inclusive scan of sb_v (one element per thread), continued from sb_carry.
-  auto block_scan = [&](CodeWriter& w) {
-    w.line("sb_v = " + wscan + "(sb_v);");
-    w.line("if (threadIdx.x % 32 == 31) sb_ws[threadIdx.x / 32] = sb_v;");
-    w.line("__syncthreads();");
-    w.open("if (threadIdx.x < 32) {");
-    w.line(ct + " sb_w = " + id + ";");
-    w.line("if (threadIdx.x < " + str(nw) + ") sb_w = sb_ws[threadIdx.x];");
-    w.line("sb_w = " + wscan + "(sb_w);");
-    w.line("if (threadIdx.x < " + str(nw) + ") sb_ws[threadIdx.x] = sb_w;");
-    w.close();
-    w.line("__syncthreads();");
-    w.open("if (threadIdx.x >= 32) {");
-    w.line("const " + ct + " sb_prev = sb_ws[threadIdx.x / 32 - 1];");
-    w.line("sb_v = " + combine(red.rop, t, "sb_prev", "sb_v", h_) + ";");
-    w.close();
-    w.line("sb_v = " + combine(red.rop, t, "sb_carry", "sb_v", h_) + ";");
-  };
-  auto block_scan_end = [&](CodeWriter& w) {
-    w.line("const " + ct + " sb_tile_total = sb_ws[" + str(nw - 1) + "];");
-    w.line("sb_carry = " + combine(red.rop, t, "sb_carry", "sb_tile_total", h_) + ";");
-    w.line("__syncthreads();  // sb_ws is rewritten by the next tile");
-  };
-  const std::string jv = st.vars[red.ref].name;  // placeholder, replaced per lowering
-
-  // Phase 1: each block reduces its chunk of elements.
   StmtLowering L1(spec_, st, &h_);
   CodeWriter w1(1);
-  w1.line("const int64_t sb_lo = " + L1.expr(*var.lo, w1) + ";  // element p is " + jv +
-          " = sb_lo + p");
-  w1.line("const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;");
-  w1.line("const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;");
-  w1.line(ct + " sb_acc = " + id + ";");
-  w1.open("for (int64_t sb_p = sb_begin + threadIdx.x; sb_p < sb_end; sb_p += " + bs + ") {");
-  w1.line("const int64_t " + L1.var_name(red.ref) + " = sb_lo + sb_p;");
-  const std::string b1 = L1.expr(*red.args[0], w1, kPrecAdd + 1);
-  w1.line(accumulate(red.rop, t, "sb_acc", b1, h_));
-  w1.close();
-  warp_combine(w1, red.rop, t);
-  w1.line("if (threadIdx.x == 0) " + part + "[blockIdx.x] = sb_acc;");
+  print_body(bodies.partial, L1, w1);
   kernel("// " + text + "\n// Scan phase 1: each block reduces its chunk of elements into " + part +
              "[blockIdx.x].\n",
          fn(k, "_partial"), bs_, L1, st.out, {"const int64_t sb_len", "const int64_t sb_chunk"},
          w1);
 
-  // Phase 2: one block scans the block totals in place.
   StmtLowering L2(spec_, st, &h_);
   CodeWriter w2(1);
-  w2.line("SB_SHARED_ARRAY(" + ct + ", sb_ws, " + str(nw) + ");  // one value per warp");
-  w2.line(ct + " sb_carry = " + id + ";");
-  w2.open("for (int64_t sb_p0 = 0; sb_p0 < sb_parts; sb_p0 += " + bs + ") {");
-  w2.line("const int64_t sb_p = sb_p0 + threadIdx.x;");
-  w2.line(ct + " sb_v = " + id + ";");
-  w2.line("if (sb_p < sb_parts) sb_v = " + part + "[sb_p];");
-  block_scan(w2);
-  w2.line("if (sb_p < sb_parts) " + part + "[sb_p] = sb_v;");
-  block_scan_end(w2);
-  w2.close();
+  print_body(bodies.carry, L2, w2);
   kernel("// Scan phase 2: one block turns " + part + "[0, sb_parts) into its inclusive scan.\n",
          fn(k, "_carry"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
 
-  // Element p (j = lo + p) completes output i = p + sb_shift (scan_shift).
-  const std::optional<int64_t> known_shift = scan_shift(st, m);
-  const bool shift_known = known_shift.has_value();
-  const int64_t shift = known_shift.value_or(0);
-
-  // Phase 3: each block scans its chunk again, starting from the total of the chunks before.
   StmtLowering L3(spec_, st, &h_);
   CodeWriter w3(1);
-  const std::string iv = L3.var_name(0);
-  w3.line("SB_SHARED_ARRAY(" + ct + ", sb_ws, " + str(nw) + ");  // one value per warp");
-  if (!shift_known || shift > 0) {
-    const std::string n = L3.extent(st.out, 0, kPrecRel + 1);
-    w3.line("// Outputs before the first element fold nothing: the identity.");
-    w3.line("for (int64_t " + iv + " = (int64_t)blockIdx.x * " + bs + " + threadIdx.x;");
-    w3.open("     " + iv + " < sb_shift && " + iv + " < " + n + "; " + iv +
-            " += (int64_t)gridDim.x * " + bs + ") {");
-    w3.line("const " + ct + " sb_v = " + id + ";");
-    L3.set_override(&red, "sb_v");
-    L3.assign(w3);
-    L3.clear_overrides();
-    w3.close();
-  }
-  w3.line("const int64_t sb_lo = " + L3.expr(*var.lo, w3) + ";");
-  w3.line("const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;");
-  w3.line("const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;");
-  w3.line(ct + " sb_carry = " + id + ";");
-  w3.line("if (blockIdx.x > 0) sb_carry = " + part + "[blockIdx.x - 1];");
-  w3.open("for (int64_t sb_p0 = sb_begin; sb_p0 < sb_end; sb_p0 += " + bs + ") {");
-  w3.line("const int64_t sb_p = sb_p0 + threadIdx.x;");
-  w3.line(ct + " sb_v = " + id + ";");
-  w3.open("if (sb_p < sb_end) {");
-  w3.line("const int64_t " + L3.var_name(red.ref) + " = sb_lo + sb_p;");
-  const std::string b3 = L3.expr(*red.args[0], w3, 0);
-  w3.line("sb_v = " + b3 + ";");
-  w3.close();
-  block_scan(w3);
-  w3.open(!shift_known || shift < 0 ? "if (sb_p < sb_end && sb_p + sb_shift >= 0) {"
-                                    : "if (sb_p < sb_end) {");
-  w3.line("const int64_t " + iv + " = sb_p + sb_shift;");
-  L3.set_override(&red, "sb_v");
-  L3.assign(w3);
-  L3.clear_overrides();
-  w3.close();
-  block_scan_end(w3);
-  w3.close();
+  print_body(bodies.offsets, L3, w3);
   kernel("// Scan phase 3: each block scans its chunk from the total of the chunks before it.\n",
          fn(k, "_scan"), bs_, L3, st.out,
          {"const int64_t sb_len", "const int64_t sb_chunk", "const int64_t sb_shift"}, w3);

@@ -498,8 +498,10 @@ enum MPrec {
   kMUnary = 12,
   kMPrimary = 14,
 };
-static_assert(int{kMojoPrecCmp} == int{kMCmp} && int{kMojoPrecAdd} == int{kMAdd} &&
-                  int{kMojoPrecMul} == int{kMMul} && int{kMojoPrecPrimary} == int{kMPrimary},
+static_assert(int{kMojoPrecTernary} == int{kMTernary} && int{kMojoPrecOr} == int{kMOr} &&
+                  int{kMojoPrecAnd} == int{kMAnd} && int{kMojoPrecCmp} == int{kMCmp} &&
+                  int{kMojoPrecAdd} == int{kMAdd} && int{kMojoPrecMul} == int{kMMul} &&
+                  int{kMojoPrecUnary} == int{kMUnary} && int{kMojoPrecPrimary} == int{kMPrimary},
               "mojo_lowering.h's precedences are these");
 
 std::string mparen(const std::string& text, int prec, int min_prec) {

@@ -17,9 +17,13 @@ namespace sb {
 
 // Precedence of Mojo (Python's), higher binds tighter; extent() and expr() take a minimum.
 enum MojoPrec {
+  kMojoPrecTernary = 1,
+  kMojoPrecOr = 2,
+  kMojoPrecAnd = 3,
   kMojoPrecCmp = 5,
   kMojoPrecAdd = 10,
   kMojoPrecMul = 11,
+  kMojoPrecUnary = 12,
   kMojoPrecPrimary = 14,
 };
 

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "backends/common/emit_common.h"
+#include "backends/common/loop_leaves.h"
+#include "backends/mojo/mojo_lowering.h"
 #include "backends/mojo/py_writer.h"
 #include "support/diag.h"
 
@@ -45,6 +47,7 @@ int prec(BinOp op) {
       return kAdd;
     case BinOp::Mul:
     case BinOp::Div:
+    case BinOp::Mod:
       return kMul;
     case BinOp::Min:
     case BinOp::Max:
@@ -57,6 +60,8 @@ const char* op_mojo(BinOp op) {
   switch (op) {
     case BinOp::Div:
       return "//";
+    case BinOp::Mod:
+      return "%";
     case BinOp::And:
       return "and";
     case BinOp::Or:
@@ -81,13 +86,35 @@ std::string paren(const std::string& s, int p, int parent) {
   return p < parent ? "(" + s + ")" : s;
 }
 
+// A level of this printer's scale (0 for none) in mojo_lowering.h's, which the leaves take.
+int mojo_prec(int p) {
+  static const int kMojo[] = {0,
+                              kMojoPrecTernary,
+                              kMojoPrecOr,
+                              kMojoPrecAnd,
+                              kMojoPrecCmp,
+                              kMojoPrecAdd,
+                              kMojoPrecMul,
+                              kMojoPrecUnary,
+                              kMojoPrecPrimary};
+  SB_ASSERT(p >= 0 && p <= kTop, "Mojo precedence level out of range");
+  return kMojo[p];
+}
+
 // Names bound while printing: loop variables of loops unrolled here (to their iteration), Lets
-// inside them (renamed per iteration), register buffers.
+// inside them (renamed per iteration), register buffers; and a kernel body's leaves
+// (print_mojo_block).
 struct Env {
   std::map<std::string, int64_t> values;
   std::map<std::string, std::string> renames;
   std::set<std::string> registers;
+  LoopLeaves* leaves = nullptr;
 };
+
+LoopLeaves& leaves_of(const Env& env, const char* node) {
+  SB_ASSERT(env.leaves, std::string("loop IR ") + node + " outside a kernel body (no leaves)");
+  return *env.leaves;
+}
 
 std::optional<int64_t> eval(const Expr& e, const Env& env) {
   if (e.kind == ExprKind::IntImm) return e.ival;
@@ -214,6 +241,24 @@ class MExpr : public ExprFunctor<std::string(int)> {
   std::string visit_ptr_add(const Expr& e, int) override {
     return print(*e.args[0], kTop) + ".unsafe_offset(" + print(*e.args[1]) + ")";
   }
+  std::string visit_gpu(const Expr& e, int) override {
+    return leaves_of(env_, "GPU index").gpu_index(e.gpu);
+  }
+  std::string visit_index_var(const Expr& e, int) override {
+    return leaves_of(env_, "index variable").index_var(static_cast<int>(e.ival));
+  }
+  std::string visit_extent(const Expr& e, int parent) override {
+    return leaves_of(env_, "extent").extent(static_cast<int>(e.ival), e.dim, mojo_prec(parent));
+  }
+  std::string visit_spec(const Expr& e, int parent) override {
+    return leaves_of(env_, "spec expression").spec(*e.spec, mojo_prec(parent));
+  }
+  std::string visit_identity(const Expr& e, int) override {
+    return leaves_of(env_, "identity").identity(e.rop, e.elem);
+  }
+  std::string visit_warp(const Expr& e, int) override {
+    return leaves_of(env_, "warp reduction").warp(e.warp, e.rop, e.type.elem, print(*e.args[0]));
+  }
 
  private:
   std::string lanes_name(DType t) const {
@@ -226,8 +271,11 @@ class MExpr : public ExprFunctor<std::string(int)> {
 
 class MojoPrinter : public StmtFunctor<void()> {
  public:
-  MojoPrinter(PyWriter& w, const Module& m, const std::map<DType, std::string>& lanes)
-      : w_(w), m_(m), lanes_(lanes) {}
+  MojoPrinter(PyWriter& w, const Module& m, const std::map<DType, std::string>& lanes,
+              LoopLeaves* leaves = nullptr)
+      : w_(w), m_(m), lanes_(lanes) {
+    env_.leaves = leaves;
+  }
 
   // The statements of `b`; `pass` where there are none.
   void block(const Block& b) {
@@ -238,6 +286,8 @@ class MojoPrinter : public StmtFunctor<void()> {
 
  protected:
   void visit_for(const Stmt& s) override {
+    SB_ASSERT(s.index_var < 0 || s.for_kind == ForKind::Serial || s.for_kind == ForKind::Vector,
+              "a parallel or unrolled loop over a spec index variable");
     switch (s.for_kind) {
       case ForKind::Unrolled:
         unrolled(s);
@@ -249,7 +299,9 @@ class MojoPrinter : public StmtFunctor<void()> {
       case ForKind::Vector:  // left to LLVM's vectoriser
         break;
     }
-    w_.open("for " + s.name + " in " + range(s) + ":");
+    const std::string v =
+        s.index_var >= 0 ? leaves_of(env_, "index variable").index_var(s.index_var) : s.name;
+    w_.open("for " + v + " in " + range(s) + ":");
     block(s.body);
     w_.dedent();
   }
@@ -263,6 +315,11 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.dedent();
   }
   void visit_let(const Stmt& s) override {
+    if (s.index_var >= 0) {
+      w_.line("var " + leaves_of(env_, "index variable").index_var(s.index_var) + " = " +
+              e(*s.exprs[0]));
+      return;
+    }
     std::string name = s.name;
     if (unrolling_ > 0) {
       // One variable per unrolled iteration: the name takes the iteration's values.
@@ -308,6 +365,14 @@ class MojoPrinter : public StmtFunctor<void()> {
       case MemScope::HeapScratch:
         memory(s);
         return;
+      case MemScope::Shared: {
+        std::string count;
+        for (const ExprPtr& d : s.exprs)
+          count += (count.empty() ? "" : " * ") + e(*d, count.empty() ? kMul : kMul + 1);
+        leaves_of(env_, "shared array").shared_array(s.name, s.type.elem, count);
+        for (const StmtPtr& b : s.body) visit(*b);
+        return;
+      }
     }
   }
   void visit_store(const Stmt& s) override {
@@ -347,6 +412,15 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.line(s.exprs.empty() ? "return" : "return " + e(*s.exprs[0]));
   }
   void visit_comment(const Stmt& s) override { w_.line("# " + s.text); }
+  void visit_barrier(const Stmt&) override { leaves_of(env_, "barrier").barrier(); }
+  void visit_compute(const Stmt& s) override {
+    std::vector<std::pair<const sb::Expr*, std::string>> overrides;
+    for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
+    leaves_of(env_, "compute").compute(overrides);
+  }
+  void visit_fold(const Stmt& s) override {
+    leaves_of(env_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
+  }
 
  private:
   std::string e(const Expr& x, int parent = 0) { return MExpr(env_, lanes_).print(x, parent); }
@@ -499,9 +573,19 @@ std::string print_mojo_loops_impl(const std::vector<Module>& modules) {
   return out;
 }
 
+void print_mojo_block_impl(const Block& b, LoopLeaves& leaves, PyWriter& w) {
+  const Module none;
+  const std::map<DType, std::string> no_lanes;
+  MojoPrinter(w, none, no_lanes, &leaves).block(b);
+}
+
 }  // namespace sb::loops
 
 namespace sb {
+
+void print_mojo_block(const loops::Block& b, LoopLeaves& leaves, PyWriter& w) {
+  loops::print_mojo_block_impl(b, leaves, w);
+}
 
 void print_parallel_call(const std::string& fn, const std::string& count, PyWriter& w) {
   w.open("if " + count + " == 1:");

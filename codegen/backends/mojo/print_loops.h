@@ -25,6 +25,12 @@ namespace sb {
 // Layout, dealloc, parallelism_level, parallelize and simd_width_of.
 std::string print_mojo_loops(const std::vector<loops::Module>& modules);
 
+class LoopLeaves;
+
+// A kernel body (lower/gpu_bodies.h) as Mojo statements into `w` at its indentation, its spec
+// leaves and GPU nodes spelled by `leaves` (the mojo_gpu printer's).
+void print_mojo_block(const loops::Block& b, LoopLeaves& leaves, PyWriter& w);
+
 // Runs closure `fn` (a `def fn(i: Int)`) for i in [0, count): `parallelize(fn, count)`, or, for
 // one item, `fn(0)` on this thread. A parallelize of one item inside a task of another (a
 // product run side by side with others) made the grouped im2col 2-4x slower, and the OpenMP

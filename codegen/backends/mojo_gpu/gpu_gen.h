@@ -14,6 +14,7 @@
 #include "backends/mojo_gpu/gpu_kernels.h"
 #include "backends/mojo_gpu/strategies.h"
 #include "ir/scalar_types.h"
+#include "lower/loop_ir.h"
 #include "support/diag.h"
 
 namespace sb::mojo_gpu {
@@ -374,12 +375,15 @@ class Gen {
 
   // ---- reductions to a scalar -----------------------------------------------------------------
 
-  // A shared-memory array of `n` elements of `t`, for the block.
-  std::string shared_array(const std::string& name, int64_t n, DType t) {
+  // A shared-memory array of `n` elements of `t` (a compile-time constant), for the block.
+  std::string shared_array(const std::string& name, const std::string& n, DType t) {
     use("std.memory", {"stack_allocation"});
     use("max.gpu.memory", {"AddressSpace"});
-    return "var " + name + " = stack_allocation[" + str(n) + ", " + mojo_scalar_type(t) +
+    return "var " + name + " = stack_allocation[" + n + ", " + mojo_scalar_type(t) +
            ", address_space=AddressSpace.SHARED]()";
+  }
+  std::string shared_array(const std::string& name, int64_t n, DType t) {
+    return shared_array(name, str(n), t);
   }
 
   // The device helper combining v over the 32 lanes of a full warp with butterfly shuffles; every
@@ -687,8 +691,13 @@ class Gen {
   // along the grid's z that this block computes.
   void open_batch_loop(const Statement& st, MojoStmt& L, PyWriter& w);
   std::string tiled_transpose(const GpuStep& g);   // transpose.cpp
+  // Prints kernel body `b` (lower/gpu_bodies.h) into `w` through statement printer `L`, its
+  // leaves spelled by Leaves (loops.cpp).
+  class Leaves;
+  void print_body(const loops::Block& b, MojoStmt& L, PyWriter& w);  // loops.cpp
   std::string tiled_stencil(const GpuStep& g);     // stencil.cpp
   std::string scan(const GpuStep& g);              // scan.cpp
+  std::string warp_scan(MojoStmt& L, ReduceOp op, DType t);  // scan.cpp
   std::string attention(const GpuStep& g);         // attention.cpp
 
   const Spec& spec_;

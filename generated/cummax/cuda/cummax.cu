@@ -132,53 +132,74 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 // Scan phase 1: each block reduces its chunk of elements into sb_part_scan_s0[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_scan_s0_partial(
     const float* __restrict__ x, const int64_t sb_len, const int64_t sb_chunk) {
-  const int64_t sb_lo = 0;  // element p is j = sb_lo + p
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Element p is j = sb_lo + p.
+  const int64_t sb_lo = 0;
   const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;
   const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;
   float sb_acc = -INFINITY;
-  for (int64_t sb_p = sb_begin + threadIdx.x; sb_p < sb_end; sb_p += 256) {
+  for (int64_t sb_p = sb_begin + sb_tid; sb_p < sb_end; sb_p += 256) {
     const int64_t j = sb_lo + sb_p;
     sb_acc = sb_max_f32(sb_acc, x[j]);
   }
   sb_acc = sb_warp_max_f32(sb_acc);
-  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = -INFINITY;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_max_f32(sb_acc);
   }
-  if (threadIdx.x == 0) sb_part_scan_s0[blockIdx.x] = sb_acc;
+  if (sb_tid == 0) {
+    sb_part_scan_s0[(int64_t)blockIdx.x] = sb_acc;
+  }
 }
 
 // Scan phase 2: one block turns sb_part_scan_s0[0, sb_parts) into its inclusive scan.
 __global__ void __launch_bounds__(256) sb_scan_s0_carry(const int64_t sb_parts) {
-  SB_SHARED_ARRAY(float, sb_ws, 8);  // one value per warp
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_ws, 8);
   float sb_carry = -INFINITY;
   for (int64_t sb_p0 = 0; sb_p0 < sb_parts; sb_p0 += 256) {
-    const int64_t sb_p = sb_p0 + threadIdx.x;
+    const int64_t sb_p = sb_p0 + sb_tid;
     float sb_v = -INFINITY;
-    if (sb_p < sb_parts) sb_v = sb_part_scan_s0[sb_p];
+    if (sb_p < sb_parts) {
+      sb_v = sb_part_scan_s0[sb_p];
+    }
     sb_v = sb_warp_scan_max_f32(sb_v);
-    if (threadIdx.x % 32 == 31) sb_ws[threadIdx.x / 32] = sb_v;
+    if (sb_tid % 32 == 31) {
+      sb_ws[sb_tid / 32] = sb_v;
+    }
     __syncthreads();
-    if (threadIdx.x < 32) {
+    if (sb_tid < 32) {
       float sb_w = -INFINITY;
-      if (threadIdx.x < 8) sb_w = sb_ws[threadIdx.x];
+      if (sb_tid < 8) {
+        sb_w = sb_ws[sb_tid];
+      }
       sb_w = sb_warp_scan_max_f32(sb_w);
-      if (threadIdx.x < 8) sb_ws[threadIdx.x] = sb_w;
+      if (sb_tid < 8) {
+        sb_ws[sb_tid] = sb_w;
+      }
     }
     __syncthreads();
-    if (threadIdx.x >= 32) {
-      const float sb_prev = sb_ws[threadIdx.x / 32 - 1];
-      sb_v = sb_max_f32(sb_prev, sb_v);
+    if (sb_tid >= 32) {
+      sb_v = sb_max_f32(sb_v, sb_ws[sb_tid / 32 - 1]);
     }
-    sb_v = sb_max_f32(sb_carry, sb_v);
-    if (sb_p < sb_parts) sb_part_scan_s0[sb_p] = sb_v;
+    sb_v = sb_max_f32(sb_v, sb_carry);
+    if (sb_p < sb_parts) {
+      sb_part_scan_s0[sb_p] = sb_v;
+    }
     const float sb_tile_total = sb_ws[7];
     sb_carry = sb_max_f32(sb_carry, sb_tile_total);
-    __syncthreads();  // sb_ws is rewritten by the next tile
+    // sb_ws is rewritten by the next tile.
+    __syncthreads();
   }
 }
 
@@ -186,41 +207,51 @@ __global__ void __launch_bounds__(256) sb_scan_s0_carry(const int64_t sb_parts) 
 __global__ void __launch_bounds__(256) sb_scan_s0_scan(
     const float* __restrict__ x, float* __restrict__ y, const int64_t sb_len,
     const int64_t sb_chunk, const int64_t sb_shift) {
-  SB_SHARED_ARRAY(float, sb_ws, 8);  // one value per warp
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_ws, 8);
   const int64_t sb_lo = 0;
   const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;
   const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;
   float sb_carry = -INFINITY;
-  if (blockIdx.x > 0) sb_carry = sb_part_scan_s0[blockIdx.x - 1];
+  if ((int64_t)blockIdx.x > 0) {
+    sb_carry = sb_part_scan_s0[(int64_t)blockIdx.x - 1];
+  }
   for (int64_t sb_p0 = sb_begin; sb_p0 < sb_end; sb_p0 += 256) {
-    const int64_t sb_p = sb_p0 + threadIdx.x;
+    const int64_t sb_p = sb_p0 + sb_tid;
     float sb_v = -INFINITY;
     if (sb_p < sb_end) {
       const int64_t j = sb_lo + sb_p;
       sb_v = x[j];
     }
     sb_v = sb_warp_scan_max_f32(sb_v);
-    if (threadIdx.x % 32 == 31) sb_ws[threadIdx.x / 32] = sb_v;
+    if (sb_tid % 32 == 31) {
+      sb_ws[sb_tid / 32] = sb_v;
+    }
     __syncthreads();
-    if (threadIdx.x < 32) {
+    if (sb_tid < 32) {
       float sb_w = -INFINITY;
-      if (threadIdx.x < 8) sb_w = sb_ws[threadIdx.x];
+      if (sb_tid < 8) {
+        sb_w = sb_ws[sb_tid];
+      }
       sb_w = sb_warp_scan_max_f32(sb_w);
-      if (threadIdx.x < 8) sb_ws[threadIdx.x] = sb_w;
+      if (sb_tid < 8) {
+        sb_ws[sb_tid] = sb_w;
+      }
     }
     __syncthreads();
-    if (threadIdx.x >= 32) {
-      const float sb_prev = sb_ws[threadIdx.x / 32 - 1];
-      sb_v = sb_max_f32(sb_prev, sb_v);
+    if (sb_tid >= 32) {
+      sb_v = sb_max_f32(sb_v, sb_ws[sb_tid / 32 - 1]);
     }
-    sb_v = sb_max_f32(sb_carry, sb_v);
+    sb_v = sb_max_f32(sb_v, sb_carry);
     if (sb_p < sb_end) {
       const int64_t i = sb_p + sb_shift;
       y[i] = sb_v;
     }
     const float sb_tile_total = sb_ws[7];
     sb_carry = sb_max_f32(sb_carry, sb_tile_total);
-    __syncthreads();  // sb_ws is rewritten by the next tile
+    // sb_ws is rewritten by the next tile.
+    __syncthreads();
   }
 }
 

@@ -16,7 +16,7 @@
 
 from std.memory import stack_allocation
 
-from max.gpu import barrier, block_idx, grid_dim, thread_idx
+from max.gpu import barrier, block_idx, thread_idx
 from max.gpu.memory import AddressSpace
 from max.gpu.primitives.warp import shuffle_up, shuffle_xor
 
@@ -68,9 +68,10 @@ def sb_scan_s0_partial(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_len = Int(sb_arg_len)
     var sb_chunk = Int(sb_arg_chunk)
     var sb_tid = Int(thread_idx.x)
-    var sb_lo = 0  # element p is j = sb_lo + p
+    # Element p is j = sb_lo + p.
+    var sb_lo = 0
     var sb_begin = Int(block_idx.x) * sb_chunk
-    var sb_end = sb_begin + sb_chunk if sb_begin + sb_chunk < sb_len else sb_len
+    var sb_end = min(sb_begin + sb_chunk, sb_len)
     var sb_acc = Float32(0.0)
     for sb_p in range(sb_begin + sb_tid, sb_end, 256):
         var j = sb_lo + sb_p
@@ -117,17 +118,14 @@ def sb_scan_s0_carry(sb_part: Pointer[Float32, MutUntrackedOrigin], sb_arg_parts
                 sb_ws[unsafe_offset=sb_tid] = sb_w
         barrier()
         if sb_tid >= 32:
-            var sb_prev = sb_ws[unsafe_offset=sb_tid // 32 - 1]
-            sb_prev += sb_v
-            sb_v = sb_prev
-        var sb_c = sb_carry
-        sb_c += sb_v
-        sb_v = sb_c
+            sb_v += sb_ws[unsafe_offset=sb_tid // 32 - 1]
+        sb_v += sb_carry
         if sb_p < sb_parts:
             sb_part[unsafe_offset=sb_p] = sb_v
         var sb_tile_total = sb_ws[unsafe_offset=7]
         sb_carry += sb_tile_total
-        barrier()  # sb_ws is rewritten by the next tile
+        # sb_ws is rewritten by the next tile.
+        barrier()
 
 
 # Scan phase 3: each block scans its chunk from the total of the chunks before it.
@@ -145,7 +143,7 @@ def sb_scan_s0_scan(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_ws = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
     var sb_lo = 0
     var sb_begin = Int(block_idx.x) * sb_chunk
-    var sb_end = sb_begin + sb_chunk if sb_begin + sb_chunk < sb_len else sb_len
+    var sb_end = min(sb_begin + sb_chunk, sb_len)
     var sb_carry = Float32(0.0)
     if Int(block_idx.x) > 0:
         sb_carry = sb_part[unsafe_offset=Int(block_idx.x) - 1]
@@ -168,15 +166,12 @@ def sb_scan_s0_scan(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_ws[unsafe_offset=sb_tid] = sb_w
         barrier()
         if sb_tid >= 32:
-            var sb_prev = sb_ws[unsafe_offset=sb_tid // 32 - 1]
-            sb_prev += sb_v
-            sb_v = sb_prev
-        var sb_c = sb_carry
-        sb_c += sb_v
-        sb_v = sb_c
+            sb_v += sb_ws[unsafe_offset=sb_tid // 32 - 1]
+        sb_v += sb_carry
         if sb_p < sb_end:
             var i = sb_p + sb_shift
             y[unsafe_offset=i] = sb_v
         var sb_tile_total = sb_ws[unsafe_offset=7]
         sb_carry += sb_tile_total
-        barrier()  # sb_ws is rewritten by the next tile
+        # sb_ws is rewritten by the next tile.
+        barrier()

@@ -85,24 +85,27 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 // 32 x 32 tiles through shared memory, so that both the loads and the stores are coalesced.
 __global__ void __launch_bounds__(256) sb_tiled_transpose_s0(
     const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_tile0, 1056);  // x[i, j], rows padded to 33
-  const int64_t sb_r0 = (int64_t)blockIdx.y * 32;  // first j of the tile
-  const int64_t sb_c0 = (int64_t)blockIdx.x * 32;  // first i
+  // x[i, j], rows padded to 33
+  SB_SHARED_ARRAY(float, sb_tile0, 1056);
+  const int64_t sb_tx = (int64_t)threadIdx.x;
+  // first j of the tile, and first i
+  const int64_t sb_r0 = (int64_t)blockIdx.y * 32;
+  const int64_t sb_c0 = (int64_t)blockIdx.x * 32;
   // Load: consecutive threads read consecutive j, the source's last dimension.
-  for (int sb_y = (int)threadIdx.y; sb_y < 32; sb_y += 8) {
+  for (int64_t sb_y = (int64_t)threadIdx.y; sb_y < 32; sb_y += 8) {
     const int64_t i = sb_c0 + sb_y;
-    const int64_t j = sb_r0 + threadIdx.x;
+    const int64_t j = sb_r0 + sb_tx;
     if (j < C && i < R) {
-      sb_tile0[sb_y * 33 + threadIdx.x] = x[i * C + j];
+      sb_tile0[sb_y * 33 + sb_tx] = x[i * C + j];
     }
   }
   __syncthreads();
   // Store: consecutive threads write consecutive i.
-  for (int sb_y = (int)threadIdx.y; sb_y < 32; sb_y += 8) {
+  for (int64_t sb_y = (int64_t)threadIdx.y; sb_y < 32; sb_y += 8) {
     const int64_t j = sb_r0 + sb_y;
-    const int64_t i = sb_c0 + threadIdx.x;
+    const int64_t i = sb_c0 + sb_tx;
     if (j < C && i < R) {
-      y[j * R + i] = sb_tile0[threadIdx.x * 33 + sb_y];
+      y[j * R + i] = sb_tile0[sb_tx * 33 + sb_y];
     }
   }
 }

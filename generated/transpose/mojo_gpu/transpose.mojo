@@ -77,8 +77,9 @@ def sb_tiled_transpose_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # x[i, j], rows padded to 33
     var sb_tile0 = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
     var sb_tx = Int(thread_idx.x)
-    var sb_r0 = Int(block_idx.y) * 32  # first j of the tile
-    var sb_c0 = Int(block_idx.x) * 32  # first i
+    # first j of the tile, and first i
+    var sb_r0 = Int(block_idx.y) * 32
+    var sb_c0 = Int(block_idx.x) * 32
     # Load: consecutive threads read consecutive j, the source's last dimension.
     for sb_y in range(Int(thread_idx.y), 32, 8):
         var i = sb_c0 + sb_y

@@ -576,28 +576,33 @@ __global__ void __launch_bounds__(256) sb_tiled_transpose_s3(
 // 16 x 16 tiles through shared memory, so that both the loads and the stores are coalesced.
 __global__ void __launch_bounds__(64) sb_tiled_transpose_s4(
     const sb_bf16* __restrict__ b, sb_bf16* __restrict__ t, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_tile0, 272);  // b[c, r], rows padded to 17
-  SB_SHARED_ARRAY(float, sb_tile1, 272);  // b[c, r], rows padded to 17
-  SB_SHARED_ARRAY(float, sb_tile2, 272);  // b[c, r], rows padded to 17
-  const int64_t sb_r0 = (int64_t)blockIdx.y * 16;  // first r of the tile
-  const int64_t sb_c0 = (int64_t)blockIdx.x * 16;  // first c
+  // b[c, r], rows padded to 17
+  SB_SHARED_ARRAY(float, sb_tile0, 272);
+  // b[c, r], rows padded to 17
+  SB_SHARED_ARRAY(float, sb_tile1, 272);
+  // b[c, r], rows padded to 17
+  SB_SHARED_ARRAY(float, sb_tile2, 272);
+  const int64_t sb_tx = (int64_t)threadIdx.x;
+  // first r of the tile, and first c
+  const int64_t sb_r0 = (int64_t)blockIdx.y * 16;
+  const int64_t sb_c0 = (int64_t)blockIdx.x * 16;
   // Load: consecutive threads read consecutive r, the source's last dimension.
-  for (int sb_y = (int)threadIdx.y; sb_y < 16; sb_y += 4) {
+  for (int64_t sb_y = (int64_t)threadIdx.y; sb_y < 16; sb_y += 4) {
     const int64_t c = sb_c0 + sb_y;
-    const int64_t r = sb_r0 + threadIdx.x;
+    const int64_t r = sb_r0 + sb_tx;
     if (r < R && c < C) {
-      sb_tile0[sb_y * 17 + threadIdx.x] = b[c * R + r];
-      sb_tile1[sb_y * 17 + threadIdx.x] = b[c * R + r];
-      sb_tile2[sb_y * 17 + threadIdx.x] = b[c * R + r];
+      sb_tile0[sb_y * 17 + sb_tx] = b[c * R + r];
+      sb_tile1[sb_y * 17 + sb_tx] = b[c * R + r];
+      sb_tile2[sb_y * 17 + sb_tx] = b[c * R + r];
     }
   }
   __syncthreads();
   // Store: consecutive threads write consecutive c.
-  for (int sb_y = (int)threadIdx.y; sb_y < 16; sb_y += 4) {
+  for (int64_t sb_y = (int64_t)threadIdx.y; sb_y < 16; sb_y += 4) {
     const int64_t r = sb_r0 + sb_y;
-    const int64_t c = sb_c0 + threadIdx.x;
+    const int64_t c = sb_c0 + sb_tx;
     if (r < R && c < C) {
-      t[r * C + c] = sb_tile0[threadIdx.x * 17 + sb_y] > 0.0f ? sb_tile1[threadIdx.x * 17 + sb_y] : sb_tile2[threadIdx.x * 17 + sb_y] * 0.5f;
+      t[r * C + c] = sb_tile0[sb_tx * 17 + sb_y] > 0.0f ? sb_tile1[sb_tx * 17 + sb_y] : sb_tile2[sb_tx * 17 + sb_y] * 0.5f;
     }
   }
 }

@@ -487,8 +487,9 @@ def sb_tiled_transpose_s4(b: Pointer[BFloat16, ImmUntrackedOrigin],
     # b[c, r], rows padded to 17
     var sb_tile2 = stack_allocation[272, Float32, address_space=AddressSpace.SHARED]()
     var sb_tx = Int(thread_idx.x)
-    var sb_r0 = Int(block_idx.y) * 16  # first r of the tile
-    var sb_c0 = Int(block_idx.x) * 16  # first c
+    # first r of the tile, and first c
+    var sb_r0 = Int(block_idx.y) * 16
+    var sb_c0 = Int(block_idx.x) * 16
     # Load: consecutive threads read consecutive r, the source's last dimension.
     for sb_y in range(Int(thread_idx.y), 16, 4):
         var c = sb_c0 + sb_y

@@ -457,53 +457,74 @@ __global__ void sb_scan_s0(const float* __restrict__ x, float* __restrict__ p, c
 // Scan phase 1: each block reduces its chunk of elements into sb_part_scan_s1[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_scan_s1_partial(
     const float* __restrict__ x, const int64_t sb_len, const int64_t sb_chunk) {
-  const int64_t sb_lo = 0;  // element p is k = sb_lo + p
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Element p is k = sb_lo + p.
+  const int64_t sb_lo = 0;
   const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;
   const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;
   double sb_acc = 1.0;
-  for (int64_t sb_p = sb_begin + threadIdx.x; sb_p < sb_end; sb_p += 256) {
+  for (int64_t sb_p = sb_begin + sb_tid; sb_p < sb_end; sb_p += 256) {
     const int64_t k = sb_lo + sb_p;
     sb_acc *= -(double)x[k];
   }
   sb_acc = sb_warp_prod_f64(sb_acc);
-  SB_SHARED_ARRAY(double, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(double, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1.0;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_f64(sb_acc);
   }
-  if (threadIdx.x == 0) sb_part_scan_s1[blockIdx.x] = sb_acc;
+  if (sb_tid == 0) {
+    sb_part_scan_s1[(int64_t)blockIdx.x] = sb_acc;
+  }
 }
 
 // Scan phase 2: one block turns sb_part_scan_s1[0, sb_parts) into its inclusive scan.
 __global__ void __launch_bounds__(256) sb_scan_s1_carry(const int64_t sb_parts) {
-  SB_SHARED_ARRAY(double, sb_ws, 8);  // one value per warp
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // One value per warp.
+  SB_SHARED_ARRAY(double, sb_ws, 8);
   double sb_carry = 1.0;
   for (int64_t sb_p0 = 0; sb_p0 < sb_parts; sb_p0 += 256) {
-    const int64_t sb_p = sb_p0 + threadIdx.x;
+    const int64_t sb_p = sb_p0 + sb_tid;
     double sb_v = 1.0;
-    if (sb_p < sb_parts) sb_v = sb_part_scan_s1[sb_p];
+    if (sb_p < sb_parts) {
+      sb_v = sb_part_scan_s1[sb_p];
+    }
     sb_v = sb_warp_scan_prod_f64(sb_v);
-    if (threadIdx.x % 32 == 31) sb_ws[threadIdx.x / 32] = sb_v;
+    if (sb_tid % 32 == 31) {
+      sb_ws[sb_tid / 32] = sb_v;
+    }
     __syncthreads();
-    if (threadIdx.x < 32) {
+    if (sb_tid < 32) {
       double sb_w = 1.0;
-      if (threadIdx.x < 8) sb_w = sb_ws[threadIdx.x];
+      if (sb_tid < 8) {
+        sb_w = sb_ws[sb_tid];
+      }
       sb_w = sb_warp_scan_prod_f64(sb_w);
-      if (threadIdx.x < 8) sb_ws[threadIdx.x] = sb_w;
+      if (sb_tid < 8) {
+        sb_ws[sb_tid] = sb_w;
+      }
     }
     __syncthreads();
-    if (threadIdx.x >= 32) {
-      const double sb_prev = sb_ws[threadIdx.x / 32 - 1];
-      sb_v = sb_prev * sb_v;
+    if (sb_tid >= 32) {
+      sb_v *= sb_ws[sb_tid / 32 - 1];
     }
-    sb_v = sb_carry * sb_v;
-    if (sb_p < sb_parts) sb_part_scan_s1[sb_p] = sb_v;
+    sb_v *= sb_carry;
+    if (sb_p < sb_parts) {
+      sb_part_scan_s1[sb_p] = sb_v;
+    }
     const double sb_tile_total = sb_ws[7];
-    sb_carry = sb_carry * sb_tile_total;
-    __syncthreads();  // sb_ws is rewritten by the next tile
+    sb_carry *= sb_tile_total;
+    // sb_ws is rewritten by the next tile.
+    __syncthreads();
   }
 }
 
@@ -511,41 +532,51 @@ __global__ void __launch_bounds__(256) sb_scan_s1_carry(const int64_t sb_parts) 
 __global__ void __launch_bounds__(256) sb_scan_s1_scan(
     const float* __restrict__ x, double* __restrict__ q, const int64_t sb_len,
     const int64_t sb_chunk, const int64_t sb_shift) {
-  SB_SHARED_ARRAY(double, sb_ws, 8);  // one value per warp
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // One value per warp.
+  SB_SHARED_ARRAY(double, sb_ws, 8);
   const int64_t sb_lo = 0;
   const int64_t sb_begin = (int64_t)blockIdx.x * sb_chunk;
   const int64_t sb_end = sb_begin + sb_chunk < sb_len ? sb_begin + sb_chunk : sb_len;
   double sb_carry = 1.0;
-  if (blockIdx.x > 0) sb_carry = sb_part_scan_s1[blockIdx.x - 1];
+  if ((int64_t)blockIdx.x > 0) {
+    sb_carry = sb_part_scan_s1[(int64_t)blockIdx.x - 1];
+  }
   for (int64_t sb_p0 = sb_begin; sb_p0 < sb_end; sb_p0 += 256) {
-    const int64_t sb_p = sb_p0 + threadIdx.x;
+    const int64_t sb_p = sb_p0 + sb_tid;
     double sb_v = 1.0;
     if (sb_p < sb_end) {
       const int64_t k = sb_lo + sb_p;
       sb_v = -(double)x[k];
     }
     sb_v = sb_warp_scan_prod_f64(sb_v);
-    if (threadIdx.x % 32 == 31) sb_ws[threadIdx.x / 32] = sb_v;
+    if (sb_tid % 32 == 31) {
+      sb_ws[sb_tid / 32] = sb_v;
+    }
     __syncthreads();
-    if (threadIdx.x < 32) {
+    if (sb_tid < 32) {
       double sb_w = 1.0;
-      if (threadIdx.x < 8) sb_w = sb_ws[threadIdx.x];
+      if (sb_tid < 8) {
+        sb_w = sb_ws[sb_tid];
+      }
       sb_w = sb_warp_scan_prod_f64(sb_w);
-      if (threadIdx.x < 8) sb_ws[threadIdx.x] = sb_w;
+      if (sb_tid < 8) {
+        sb_ws[sb_tid] = sb_w;
+      }
     }
     __syncthreads();
-    if (threadIdx.x >= 32) {
-      const double sb_prev = sb_ws[threadIdx.x / 32 - 1];
-      sb_v = sb_prev * sb_v;
+    if (sb_tid >= 32) {
+      sb_v *= sb_ws[sb_tid / 32 - 1];
     }
-    sb_v = sb_carry * sb_v;
+    sb_v *= sb_carry;
     if (sb_p < sb_end) {
       const int64_t i = sb_p + sb_shift;
       q[i] = sb_v;
     }
     const double sb_tile_total = sb_ws[7];
-    sb_carry = sb_carry * sb_tile_total;
-    __syncthreads();  // sb_ws is rewritten by the next tile
+    sb_carry *= sb_tile_total;
+    // sb_ws is rewritten by the next tile.
+    __syncthreads();
   }
 }
 

@@ -1,0 +1,72 @@
+// What a backend's own printer spells for a loop IR printer (backends/cpu/print_loops.h prints C
+// and CUDA C++, backends/mojo/print_loops.h Mojo): the leaves of the checked spec in a kernel
+// body and a GPU kernel's own nodes (lower/loop_ir.h). A host module has neither, and is
+// printed without leaves.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+#include "lower/loop_ir.h"
+
+namespace sb {
+
+class LoopLeaves {
+ public:
+  virtual ~LoopLeaves() = default;
+
+  // Precedences below are in the scale of the printer's language: emit_common.h's Prec for C,
+  // mojo_lowering.h's MojoPrec for Mojo. A leaf is parenthesized where its own binds less
+  // tightly than `min_prec`.
+
+  // The name of the spec statement's index variable `v`.
+  virtual std::string index_var(int v) = 0;
+  // Extent `dim` of tensor `t`.
+  virtual std::string extent(int t, int dim, int min_prec) = 0;
+  // Spec expression `e` of the statement, its index variables bound; may first write the lines
+  // it needs.
+  virtual std::string spec(const Expr& e, int min_prec) = 0;
+  // The statement's assignment at its index variables, each spec expression of `overrides`
+  // replaced by its text.
+  virtual void compute(const std::vector<std::pair<const Expr*, std::string>>& overrides) = 0;
+
+  // The reductions with the spec's arithmetic (lower/loop_ir.h): the identity of `op` over
+  // `t`; the lines of acc = acc (+) value; the warp-wide reduction `w` of `value` (its text as
+  // an argument of a call).
+  virtual std::string identity(ReduceOp op, DType t) = 0;
+  virtual void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) = 0;
+  virtual std::string warp(loops::WarpOp w, ReduceOp op, DType t, const std::string& value) = 0;
+
+  // A GPU index, as an operand of any operator (a 64-bit integer).
+  virtual std::string gpu_index(loops::GpuIndex g) = 0;
+  // The block's barrier, as a line.
+  virtual void barrier() = 0;
+  // The declaration of shared array `name` of `count` elements of type `t`.
+  virtual void shared_array(const std::string& name, DType t, const std::string& count) = 0;
+};
+
+// The spec's leaves spelled by a backend's statement printer `L` (StmtLowering for C, MojoStmt
+// for Mojo: the same calls), its hoisted lines written to `w`; a GPU printer adds the rest.
+template <typename Lowering, typename Writer>
+class StmtLeaves : public LoopLeaves {
+ public:
+  StmtLeaves(Lowering& L, Writer& w) : L_(L), w_(w) {}
+  std::string index_var(int v) override { return L_.var_name(v); }
+  std::string extent(int t, int dim, int min_prec) override {
+    return L_.extent(t, static_cast<size_t>(dim), min_prec);
+  }
+  std::string spec(const Expr& e, int min_prec) override { return L_.expr(e, w_, min_prec); }
+  void compute(const std::vector<std::pair<const Expr*, std::string>>& overrides) override {
+    for (const auto& [e, text] : overrides) L_.set_override(e, text);
+    L_.assign(w_);
+    L_.clear_overrides();
+  }
+
+ protected:
+  Lowering& L_;
+  Writer& w_;
+};
+
+}  // namespace sb

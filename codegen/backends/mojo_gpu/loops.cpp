@@ -1,0 +1,70 @@
+// The mojo_gpu printer's spelling of a kernel body written once as loop IR (lower/gpu_bodies.h),
+// which the Mojo loop printer (backends/mojo/print_loops.h) prints.
+#include "backends/common/loop_leaves.h"
+#include "backends/mojo/print_loops.h"
+#include "backends/mojo_gpu/gpu_gen.h"
+
+namespace sb::mojo_gpu {
+
+class Gen::Leaves : public StmtLeaves<MojoStmt, PyWriter> {
+ public:
+  Leaves(Gen& g, MojoStmt& L, PyWriter& w) : StmtLeaves(L, w), g_(g) {}
+  std::string identity(ReduceOp op, DType t) override { return L_.identity(op, t); }
+  void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) override {
+    w_.line(L_.update(op, t, acc, value));
+  }
+  std::string warp(loops::WarpOp w, ReduceOp op, DType t, const std::string& value) override {
+    switch (w) {
+      case loops::WarpOp::AllReduce:
+        return g_.warp_allreduce(L_, op, t) + "(" + value + ")";
+      case loops::WarpOp::Scan:
+        return g_.warp_scan(L_, op, t) + "(" + value + ")";
+    }
+    SB_ASSERT(false, "a warp reduction the mojo_gpu printer does not spell");
+    return "";
+  }
+  std::string gpu_index(loops::GpuIndex g) override {
+    switch (g) {
+      case loops::GpuIndex::ThreadX:
+        g_.use_gpu({"thread_idx"});
+        return "Int(thread_idx.x)";
+      case loops::GpuIndex::ThreadY:
+        g_.use_gpu({"thread_idx"});
+        return "Int(thread_idx.y)";
+      case loops::GpuIndex::BlockX:
+        g_.use_gpu({"block_idx"});
+        return "Int(block_idx.x)";
+      case loops::GpuIndex::BlockY:
+        g_.use_gpu({"block_idx"});
+        return "Int(block_idx.y)";
+      case loops::GpuIndex::BlockZ:
+        g_.use_gpu({"block_idx"});
+        return "Int(block_idx.z)";
+      case loops::GpuIndex::BlockDimX:
+        g_.use_gpu({"block_dim"});
+        return "Int(block_dim.x)";
+      case loops::GpuIndex::GridDimX:
+        g_.use_gpu({"grid_dim"});
+        return "Int(grid_dim.x)";
+    }
+    SB_ASSERT(false, "a GPU index the mojo_gpu printer does not spell");
+    return "";
+  }
+  void barrier() override {
+    g_.use_gpu({"barrier"});
+    w_.line("barrier()");
+  }
+  void shared_array(const std::string& name, DType t, const std::string& count) override {
+    w_.line(g_.shared_array(name, count, t));
+  }
+
+ private:
+  Gen& g_;
+};
+
+void Gen::print_body(const loops::Block& b, MojoStmt& L, PyWriter& w) {
+  Leaves leaves(*this, L, w);
+  print_mojo_block(b, leaves, w);
+}
+
+}  // namespace sb::mojo_gpu

@@ -1,0 +1,231 @@
+#include "lower/gpu_bodies.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/scalar_types.h"
+#include "support/diag.h"
+
+// The bodies are built inside sb::loops, where the loop IR's names come first.
+namespace sb::loops {
+
+namespace {
+
+// `i` below extent 0 of the output and `j` below extent 1.
+ExprPtr in_output(const Spec& spec, const Statement& st, const ExprPtr& i, const ExprPtr& j) {
+  const std::string& out = spec.tensors[st.out].name;
+  return binary(BinOp::And, binary(BinOp::Lt, i, extent(st.out, 0, out)),
+                binary(BinOp::Lt, j, extent(st.out, 1, out)));
+}
+
+Block transpose_tile_body(const Spec& spec, const Statement& st, const TransposeMatch& m,
+                          int64_t tile, int64_t rows) {
+  SB_ASSERT(st.rank() == 2 && tile > 0 && rows > 0, "a tiled transpose of a rank-2 output");
+  const std::string& in = st.vars[0].name;
+  const std::string& jn = st.vars[1].name;
+  const ExprPtr iv = index_var(0, in), jv = index_var(1, jn);
+  const ExprPtr pitch = imm(tile + 1);
+  const ExprPtr tx = var("sb_tx", int_t()), y = var("sb_y", int_t());
+  const ExprPtr r0 = var("sb_r0", int_t()), c0 = var("sb_c0", int_t());
+  auto tile_name = [](size_t q) { return "sb_tile" + std::to_string(q); };
+  auto tile_type = [&](size_t q) {
+    return float_t(compute_type(spec.tensors[m.reads[q]->ref].type));
+  };
+  auto rows_loop = [&](Block body) {
+    return for_loop("sb_y", gpu(GpuIndex::ThreadY), imm(tile), imm(rows), ForKind::Serial,
+                    std::move(body));
+  };
+
+  Block loads;
+  for (size_t q = 0; q < m.reads.size(); ++q)
+    loads.push_back(store(tile_name(q), tile_type(q), {add(mul(y, pitch), tx)},
+                          spec_expr(*m.reads[q], tile_type(q), to_string(*m.reads[q], spec, &st))));
+  std::vector<Override> from_tiles;
+  for (size_t q = 0; q < m.reads.size(); ++q)
+    from_tiles.push_back({m.reads[q], to_string(*m.reads[q], spec, &st),
+                          load(tile_name(q), tile_type(q), {add(mul(tx, pitch), y)})});
+
+  Block body = {
+      let("sb_tx", gpu(GpuIndex::ThreadX)),
+      comment("first " + in + " of the tile, and first " + jn),
+      let("sb_r0", mul(gpu(GpuIndex::BlockY), imm(tile))),
+      let("sb_c0", mul(gpu(GpuIndex::BlockX), imm(tile))),
+      comment("Load: consecutive threads read consecutive " + in +
+              ", the source's last dimension."),
+      rows_loop({let_index(1, jn, add(c0, y)), let_index(0, in, add(r0, tx)),
+                 if_then(in_output(spec, st, iv, jv), std::move(loads))}),
+      barrier(),
+      comment("Store: consecutive threads write consecutive " + jn + "."),
+      rows_loop({let_index(0, in, add(r0, y)), let_index(1, jn, add(c0, tx)),
+                 if_then(in_output(spec, st, iv, jv), {compute(std::move(from_tiles))})}),
+  };
+  // The tiles, outermost first, each holding the rest.
+  for (size_t q = m.reads.size(); q-- > 0;) {
+    body = {
+        comment(to_string(*m.reads[q], spec, &st) + ", rows padded to " + std::to_string(tile + 1)),
+        alloc(tile_name(q), tile_type(q), {imm(tile * (tile + 1))}, MemScope::Shared,
+              std::move(body))};
+  }
+  return body;
+}
+
+Block block_fold_body(const std::string& acc, ReduceOp op, DType t, const ExprPtr& tid,
+                      int64_t block_size) {
+  const int64_t nw = block_size / 32;
+  const Type vt = float_t(t);
+  const ExprPtr a = var(acc, vt);
+  Block b = {assign(acc, warp(WarpOp::AllReduce, op, a))};
+  if (nw == 1) return b;
+  b.push_back(comment("One value per warp."));
+  b.push_back(alloc("sb_warps", vt, {imm(nw)}, MemScope::Shared,
+                    {if_then(binary(BinOp::Eq, mod(tid, imm(32)), imm(0)),
+                             {store("sb_warps", vt, {div(tid, imm(32))}, a)}),
+                     barrier(),
+                     if_then(binary(BinOp::Lt, tid, imm(32)),
+                             {assign(acc, identity(op, t)),
+                              if_then(binary(BinOp::Lt, tid, imm(nw)),
+                                      {assign(acc, load("sb_warps", vt, {tid}))}),
+                              assign(acc, warp(WarpOp::AllReduce, op, a))})}));
+  return b;
+}
+
+ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch& m,
+                          int64_t block_size, const std::string& part,
+                          std::optional<int64_t> shift) {
+  SB_ASSERT(st.rank() == 1 && m.red && block_size % 32 == 0, "a scan of a rank-1 output");
+  const sb::Expr& red = *m.red;
+  const DType t = scalar(red.type).printed_as;  // the value type (lower/loop_ir.h's elem)
+  const Type vt = float_t(t);
+  const int64_t nw = block_size / 32;
+  const IndexVar& rv = st.vars[red.ref];
+  const int k = red.ref;
+  const std::string& on = st.vars[0].name;
+  const ExprPtr tid = var("sb_tid", int_t()), bs = imm(block_size);
+  const ExprPtr lo = var("sb_lo", int_t()), p = var("sb_p", int_t());
+  const ExprPtr begin = var("sb_begin", int_t()), end = var("sb_end", int_t());
+  const ExprPtr v = var("sb_v", vt), carry = var("sb_carry", vt);
+  auto lt = [](ExprPtr a, ExprPtr b) { return binary(BinOp::Lt, std::move(a), std::move(b)); };
+  auto ws_at = [&](ExprPtr i) { return load("sb_ws", vt, {std::move(i)}); };
+  auto term = [&] { return spec_expr(*red.args[0], vt, to_string(*red.args[0], spec, &st)); };
+  auto lo_expr = [&] { return spec_expr(*rv.lo, int_t(), to_string(*rv.lo, spec, &st)); };
+  // The chunk of this block: elements [sb_begin, sb_end).
+  auto chunk = [&] {
+    return Block{let("sb_begin", mul(gpu(GpuIndex::BlockX), var("sb_chunk", int_t()))),
+                 let("sb_end", min(add(begin, var("sb_chunk", int_t())), var("sb_len", int_t())))};
+  };
+  // The block-wide inclusive scan of sb_v (one element per thread), continued from sb_carry,
+  // and what follows each tile of it.
+  auto block_scan = [&] {
+    return Block{assign("sb_v", warp(WarpOp::Scan, red.rop, v)),
+                 if_then(binary(BinOp::Eq, mod(tid, imm(32)), imm(31)),
+                         {store("sb_ws", vt, {div(tid, imm(32))}, v)}),
+                 barrier(),
+                 if_then(lt(tid, imm(32)),
+                         {let("sb_w", identity(red.rop, t), /*mut=*/true),
+                          if_then(lt(tid, imm(nw)), {assign("sb_w", ws_at(tid))}),
+                          assign("sb_w", warp(WarpOp::Scan, red.rop, var("sb_w", vt))),
+                          if_then(lt(tid, imm(nw)), {store("sb_ws", vt, {tid}, var("sb_w", vt))})}),
+                 barrier(),
+                 if_then(binary(BinOp::Ge, tid, imm(32)),
+                         {fold("sb_v", red.rop, vt, ws_at(sub(div(tid, imm(32)), imm(1))))}),
+                 fold("sb_v", red.rop, vt, carry)};
+  };
+  auto tile_end = [&] {
+    return Block{let("sb_tile_total", ws_at(imm(nw - 1))),
+                 fold("sb_carry", red.rop, vt, var("sb_tile_total", vt)),
+                 comment("sb_ws is rewritten by the next tile."), barrier()};
+  };
+  auto with_ws = [&](Block body) {
+    return Block{comment("One value per warp."),
+                 alloc("sb_ws", vt, {imm(nw)}, MemScope::Shared, std::move(body))};
+  };
+  auto append = [](Block& to, Block more) {
+    for (StmtPtr& s : more) to.push_back(std::move(s));
+  };
+
+  ScanBodies out;
+  // Phase 1.
+  {
+    Block b = {let("sb_tid", gpu(GpuIndex::ThreadX)),
+               comment("Element p is " + rv.name + " = sb_lo + p."), let("sb_lo", lo_expr())};
+    append(b, chunk());
+    b.push_back(let("sb_acc", identity(red.rop, t), /*mut=*/true));
+    b.push_back(for_loop("sb_p", add(begin, tid), end, bs, ForKind::Serial,
+                         {let_index(k, rv.name, add(lo, p)), fold("sb_acc", red.rop, vt, term())}));
+    append(b, block_fold_body("sb_acc", red.rop, t, tid, block_size));
+    b.push_back(if_then(binary(BinOp::Eq, tid, imm(0)),
+                        {store(part, vt, {gpu(GpuIndex::BlockX)}, var("sb_acc", vt))}));
+    out.partial = std::move(b);
+  }
+  // Phase 2.
+  {
+    const ExprPtr parts = var("sb_parts", int_t());
+    Block tile = {let("sb_p", add(var("sb_p0", int_t()), tid)),
+                  let("sb_v", identity(red.rop, t), /*mut=*/true),
+                  if_then(lt(p, parts), {assign("sb_v", load(part, vt, {p}))})};
+    append(tile, block_scan());
+    tile.push_back(if_then(lt(p, parts), {store(part, vt, {p}, v)}));
+    append(tile, tile_end());
+    Block b = {let("sb_carry", identity(red.rop, t), /*mut=*/true),
+               for_loop("sb_p0", imm(0), parts, bs, ForKind::Serial, std::move(tile))};
+    out.carry = {let("sb_tid", gpu(GpuIndex::ThreadX))};
+    append(out.carry, with_ws(std::move(b)));
+  }
+  // Phase 3.
+  {
+    const ExprPtr shift_v = var("sb_shift", int_t());
+    Block b;
+    if (!shift || *shift > 0) {
+      b.push_back(comment("Outputs before the first element fold nothing: the identity."));
+      b.push_back(for_index(
+          0, on, add(mul(gpu(GpuIndex::BlockX), bs), tid),
+          min(shift_v, extent(st.out, 0, spec.tensors[st.out].name)),
+          mul(gpu(GpuIndex::GridDimX), bs),
+          {let("sb_v", identity(red.rop, t)), compute({{&red, to_string(red, spec, &st), v}})}));
+    }
+    b.push_back(let("sb_lo", lo_expr()));
+    append(b, chunk());
+    b.push_back(let("sb_carry", identity(red.rop, t), /*mut=*/true));
+    b.push_back(
+        if_then(binary(BinOp::Gt, gpu(GpuIndex::BlockX), imm(0)),
+                {assign("sb_carry", load(part, vt, {sub(gpu(GpuIndex::BlockX), imm(1))}))}));
+    Block tile = {let("sb_p", add(var("sb_p0", int_t()), tid)),
+                  let("sb_v", identity(red.rop, t), /*mut=*/true),
+                  if_then(lt(p, end), {let_index(k, rv.name, add(lo, p)), assign("sb_v", term())})};
+    append(tile, block_scan());
+    ExprPtr stores = lt(p, end);
+    if (!shift || *shift < 0)
+      stores = binary(BinOp::And, stores, binary(BinOp::Ge, add(p, shift_v), imm(0)));
+    tile.push_back(if_then(stores, {let_index(0, on, add(p, shift_v)),
+                                    compute({{&red, to_string(red, spec, &st), v}})}));
+    append(tile, tile_end());
+    b.push_back(for_loop("sb_p0", begin, end, bs, ForKind::Serial, std::move(tile)));
+    out.offsets = {let("sb_tid", gpu(GpuIndex::ThreadX))};
+    append(out.offsets, with_ws(std::move(b)));
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace sb::loops
+
+namespace sb {
+
+loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
+                            int64_t tile, int64_t rows) {
+  return loops::transpose_tile_body(spec, st, m, tile, rows);
+}
+
+loops::Block block_fold(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
+                        int64_t block_size) {
+  return loops::block_fold_body(acc, op, t, tid, block_size);
+}
+
+ScanBodies scan_bodies(const Spec& spec, const Statement& st, const ScanMatch& m,
+                       int64_t block_size, const std::string& part, std::optional<int64_t> shift) {
+  return loops::scan_bodies_of(spec, st, m, block_size, part, shift);
+}
+
+}  // namespace sb

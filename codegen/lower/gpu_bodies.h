@@ -1,0 +1,48 @@
+// The bodies of GPU kernels, written once as loop IR (lower/loop_ir.h) for both GPU printers
+// (backends/cuda, backends/mojo_gpu), which print them through their loop IR printers with their
+// own spelling of the spec's leaves and the GPU nodes (backends/common/loop_leaves.h). Each
+// printer keeps the kernel's frame: its signature, its description and its launch
+// (backends/common/gpu_launch.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ir/ir.h"
+#include "lower/loop_ir.h"
+#include "lower/patterns.h"
+
+namespace sb {
+
+// The tiled transpose (GpuKernel::TiledTranspose) of statement `st`: `tile` x `tile` blocks of
+// the output through padded shared-memory tiles ([tile][tile + 1], one per transposed read,
+// sb_tile<q>), loaded along the source's last dimension and stored along the output's; blocks
+// of tile x `rows` threads, each looping over the tile's rows in steps of `rows`; a 2-D grid,
+// x over output dimension 1, y over dimension 0 (transpose_grid).
+loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
+                            int64_t tile, int64_t rows);
+
+// The block's fold of `acc` (every thread's value of reduction `op` over `t`) for blocks of
+// `block_size` threads, `tid` the thread's index: warp shuffles, then one value per warp through
+// shared memory (sb_warps) folded by the first warp. Afterwards the first warp's `acc` is the
+// block's total.
+loops::Block block_fold(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
+                        int64_t block_size);
+
+// The three kernels of the scan (GpuKernel::Scan) of statement `st` (match_scan `m`), for blocks
+// of `block_size` threads and the per-block totals in global array `part`:
+// - partial: each block folds its chunk of the scanned elements (sb_chunk of sb_len; element p
+//   is the reduction variable at lo + p) into part[block];
+// - carry: one block turns part[0, sb_parts) into its inclusive scan;
+// - offsets: each block scans its chunk again, from the total of the chunks before it, and
+//   stores output p + sb_shift for element p; `shift` is sb_shift where it is known when
+//   generating (gpu_launch.h: scan_shift), and outputs below sb_shift get the identity.
+// The block-wide scan (one value per warp in shared memory, sb_ws) continues from sb_carry.
+struct ScanBodies {
+  loops::Block partial, carry, offsets;
+};
+ScanBodies scan_bodies(const Spec& spec, const Statement& st, const ScanMatch& m,
+                       int64_t block_size, const std::string& part, std::optional<int64_t> shift);
+
+}  // namespace sb

@@ -1,0 +1,114 @@
+// Unit tests of the loop IR printers' kernel bodies (print_c_block in backends/cpu/print_loops.h,
+// print_mojo_block in backends/mojo/print_loops.h): the GPU nodes and the spec's leaves are
+// spelled by the LoopLeaves a GPU printer gives (backends/common/loop_leaves.h), here a fake that
+// marks each call.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/common/emit_common.h"
+#include "backends/common/loop_leaves.h"
+#include "backends/cpu/print_loops.h"
+#include "backends/mojo/mojo_lowering.h"
+#include "backends/mojo/print_loops.h"
+#include "backends/mojo/py_writer.h"
+
+namespace sb::loops {
+namespace {
+
+// Spells every leaf as a marked name, and records the precedence each was asked for.
+class FakeLeaves : public LoopLeaves {
+ public:
+  explicit FakeLeaves(std::function<void(const std::string&)> line) : line_(std::move(line)) {}
+  std::string index_var(int v) override { return "v" + std::to_string(v); }
+  std::string extent(int t, int dim, int min_prec) override {
+    precs.push_back(min_prec);
+    return "E" + std::to_string(t) + "_" + std::to_string(dim);
+  }
+  std::string spec(const sb::Expr&, int min_prec) override {
+    precs.push_back(min_prec);
+    return "SPEC";
+  }
+  void compute(const std::vector<std::pair<const sb::Expr*, std::string>>& o) override {
+    line_("COMPUTE(" + (o.empty() ? std::string() : o[0].second) + ")");
+  }
+  std::string identity(ReduceOp op, DType) override { return std::string("ID_") + reduce_name(op); }
+  void fold(const std::string& acc, ReduceOp op, DType, const std::string& value) override {
+    line_("FOLD_" + std::string(reduce_name(op)) + "(" + acc + ", " + value + ")");
+  }
+  std::string warp(WarpOp w, ReduceOp, DType, const std::string& value) override {
+    return std::string(w == WarpOp::Scan ? "WSCAN(" : "WALL(") + value + ")";
+  }
+  std::string gpu_index(GpuIndex g) override { return std::string("G:") + gpu_index_name(g); }
+  void barrier() override { line_("BARRIER"); }
+  void shared_array(const std::string& name, DType, const std::string& count) override {
+    line_("SHARED " + name + "[" + count + "]");
+  }
+  std::vector<int> precs;
+
+ private:
+  std::function<void(const std::string&)> line_;
+};
+
+Block body(const sb::Expr& read) {
+  const ExprPtr tid = gpu(GpuIndex::ThreadX), acc = var("acc", float_t(DType::F32));
+  const ExprPtr i = index_var(0, "i");
+  return {alloc("ws", float_t(DType::F32), {imm(8)}, MemScope::Shared,
+                {let("acc", identity(ReduceOp::Sum, DType::F32), /*mut=*/true),
+                 for_index(0, "i", tid, sub(extent(0, 1, "x"), imm(1)), imm(256),
+                           {fold("acc", ReduceOp::Sum, float_t(DType::F32),
+                                 spec_expr(read, float_t(DType::F32), "x[i]"))}),
+                 assign("acc", warp(WarpOp::AllReduce, ReduceOp::Sum, acc)),
+                 if_then(binary(BinOp::And, binary(BinOp::Eq, mod(tid, imm(32)), imm(0)),
+                                binary(BinOp::Lt, i, extent(0, 0, "x"))),
+                         {store("ws", float_t(DType::F32), {div(tid, imm(32))}, acc)}),
+                 barrier(), let_index(1, "j", min(add(i, imm(1)), var("n", int_t()))),
+                 compute({{&read, "x[i]", load("ws", float_t(DType::F32), {imm(7)})}})})};
+}
+
+TEST(LoopPrinters, CKernelBodySpellsLeavesThroughThePrinter) {
+  const sb::Expr read;
+  CodeWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_c_block(body(read), leaves, w);
+  const std::string got = w.str();
+  EXPECT_NE(got.find("SHARED ws[8]\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("float acc = ID_sum;\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("for (int64_t v0 = G:thread_idx.x; v0 < E0_1 - 1; v0 += 256) {\n"),
+            std::string::npos)
+      << got;
+  EXPECT_NE(got.find("FOLD_sum(acc, SPEC)\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("acc = WALL(acc);\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("if (G:thread_idx.x % 32 == 0 && v0 < E0_0) {\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("ws[G:thread_idx.x / 32] = acc;\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("BARRIER\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("const int64_t v1 = v0 + 1 < n ? v0 + 1 : n;\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("COMPUTE(ws[7])\n"), std::string::npos) << got;
+  // Precedences in emit_common.h's scale: the extent as the left operand of `-` and as the right
+  // of `<` (additive, the next level above relational), the spec value as a whole argument.
+  EXPECT_EQ(leaves.precs, (std::vector<int>{kPrecAdd, 0, kPrecAdd}));
+}
+
+TEST(LoopPrinters, MojoKernelBodySpellsLeavesThroughThePrinter) {
+  const sb::Expr read;
+  PyWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_mojo_block(body(read), leaves, w);
+  const std::string got = w.str();
+  EXPECT_NE(got.find("SHARED ws[8]\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("var acc = ID_sum\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("for v0 in range(G:thread_idx.x, E0_1 - 1, 256):\n"), std::string::npos)
+      << got;
+  EXPECT_NE(got.find("FOLD_sum(acc, SPEC)\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("if G:thread_idx.x % 32 == 0 and v0 < E0_0:\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("ws[unsafe_offset=G:thread_idx.x // 32] = acc\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("var v1 = min(v0 + 1, n)\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("COMPUTE(ws[unsafe_offset=7])\n"), std::string::npos) << got;
+  EXPECT_EQ(leaves.precs, (std::vector<int>{kMojoPrecAdd, 0, kMojoPrecAdd}));
+}
+
+}  // namespace
+}  // namespace sb::loops
