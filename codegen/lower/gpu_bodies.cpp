@@ -90,6 +90,164 @@ Block block_fold_body(const std::string& acc, ReduceOp op, DType t, const ExprPt
   return b;
 }
 
+Block block_tree_body(const std::string& acc, ReduceOp op, DType t, const ExprPtr& tid,
+                      int64_t block_size) {
+  const Type vt = float_t(t);
+  const ExprPtr s = var("sb_s", int_t());
+  return {store("sb_red", vt, {tid}, var(acc, vt)), barrier(),
+          let("sb_s", imm(block_size / 2), /*mut=*/true),
+          while_loop(binary(BinOp::Gt, s, imm(0)),
+                     {if_then(binary(BinOp::Lt, tid, s),
+                              {let("sb_a", load("sb_red", vt, {tid}), /*mut=*/true),
+                               fold("sb_a", op, vt, load("sb_red", vt, {add(tid, s)})),
+                               store("sb_red", vt, {tid}, var("sb_a", vt))}),
+                      barrier(), assign("sb_s", div(s, imm(2)))})};
+}
+
+Block bind_outputs_body(const Spec& spec, const Statement& st, const ExprPtr& flat) {
+  const std::string& out = spec.tensors[st.out].name;
+  Block b;
+  const size_t rank = st.rank();
+  for (size_t d = 0; d < rank; ++d) {
+    // Index d = flat / (extents after d) % extent d; the outermost needs no remainder.
+    ExprPtr e = flat;
+    for (size_t j = rank - 1; j > d; --j) e = div(e, extent(st.out, static_cast<int>(j), out));
+    if (d > 0) e = mod(e, extent(st.out, static_cast<int>(d), out));
+    b.push_back(let_index(static_cast<int>(d), st.vars[d].name, e));
+  }
+  return b;
+}
+
+// Whether spec expression `e` is the literal 0.
+bool is_zero(const sb::Expr& e) {
+  return e.kind == sb::ExprKind::IntLit && e.ival == 0;
+}
+
+// The loop of reduction `red`'s variable from lo + `first` while below hi by `step`, folding
+// each term into sb_acc.
+StmtPtr fold_range(const Spec& spec, const Statement& st, const sb::Expr& red, ExprPtr first,
+                   ExprPtr step) {
+  const IndexVar& rv = st.vars[red.ref];
+  const Type vt = float_t(scalar(red.type).printed_as);
+  if (!is_zero(*rv.lo))
+    first = add(spec_expr(*rv.lo, int_t(), to_string(*rv.lo, spec, &st)), std::move(first));
+  return for_index(red.ref, rv.name, std::move(first),
+                   spec_expr(*rv.hi, int_t(), to_string(*rv.hi, spec, &st)), std::move(step),
+                   {fold("sb_acc", red.rop, vt,
+                         spec_expr(*red.args[0], vt, to_string(*red.args[0], spec, &st)))});
+}
+
+// The rest of the statement applied to the reduced value sb_acc.
+StmtPtr apply_rest(const Spec& spec, const Statement& st, const sb::Expr& red) {
+  return compute(
+      {{&red, to_string(red, spec, &st), var("sb_acc", float_t(scalar(red.type).printed_as))}});
+}
+
+ScalarReduceBodies scalar_reduce_bodies_of(const Spec& spec, const Statement& st,
+                                           const sb::Expr& red, GpuKernel kind, int64_t block_size,
+                                           const std::string& part) {
+  SB_ASSERT(kind == GpuKernel::TreeReduce || kind == GpuKernel::WarpReduce ||
+                kind == GpuKernel::AtomicReduce,
+            "a scalar reduction of a reduction kernel form");
+  const DType t = scalar(red.type).printed_as;
+  const Type vt = float_t(t);
+  const bool tree = kind == GpuKernel::TreeReduce;
+  const ExprPtr tid = var("sb_tid", int_t()), bs = imm(block_size);
+  const ExprPtr acc = var("sb_acc", vt);
+  auto append = [](Block& to, Block more) {
+    for (StmtPtr& x : more) to.push_back(std::move(x));
+  };
+  // A tree's shared array holds the body that follows.
+  auto with_tree = [&](Block body) {
+    if (!tree) return body;
+    return Block{alloc("sb_red", vt, {bs}, MemScope::Shared, std::move(body))};
+  };
+  auto block_combine = [&] {
+    return tree ? block_tree_body("sb_acc", red.rop, t, tid, block_size)
+                : block_fold_body("sb_acc", red.rop, t, tid, block_size);
+  };
+  const ExprPtr block_total = tree ? load("sb_red", vt, {imm(0)}) : acc;
+
+  ScalarReduceBodies out;
+  {
+    Block b = {let("sb_acc", identity(red.rop, t), /*mut=*/true),
+               fold_range(spec, st, red, add(mul(gpu(GpuIndex::BlockX), bs), tid),
+                          mul(bs, gpu(GpuIndex::GridDimX)))};
+    append(b, block_combine());
+    if (kind == GpuKernel::AtomicReduce)
+      b.push_back(
+          if_then(binary(BinOp::Eq, tid, imm(0)), {atomic_fold(st.out, imm(0), red.rop, vt, acc)}));
+    else
+      b.push_back(if_then(binary(BinOp::Eq, tid, imm(0)),
+                          {store(part, vt, {gpu(GpuIndex::BlockX)}, block_total)}));
+    out.partial = {let("sb_tid", gpu(GpuIndex::ThreadX))};
+    append(out.partial, with_tree(std::move(b)));
+  }
+  if (kind != GpuKernel::AtomicReduce) {
+    Block b = {let("sb_acc", identity(red.rop, t), /*mut=*/true),
+               for_loop("sb_p", tid, var("sb_parts", int_t()), bs, ForKind::Serial,
+                        {fold("sb_acc", red.rop, vt, load(part, vt, {var("sb_p", int_t())}))})};
+    append(b, block_combine());
+    Block last;
+    if (tree) last.push_back(assign("sb_acc", block_total));
+    last.push_back(apply_rest(spec, st, red));
+    b.push_back(if_then(binary(BinOp::Eq, tid, imm(0)), std::move(last)));
+    out.final = {let("sb_tid", gpu(GpuIndex::ThreadX))};
+    append(out.final, with_tree(std::move(b)));
+  }
+  return out;
+}
+
+Block row_reduce_body_of(const Spec& spec, const Statement& st, const sb::Expr& red, bool warp,
+                         int64_t block_size) {
+  const DType t = scalar(red.type).printed_as;
+  const Type vt = float_t(t);
+  const std::string& out = spec.tensors[st.out].name;
+  const ExprPtr tid = var("sb_tid", int_t()), lane = var("sb_lane", int_t());
+  const ExprPtr row = var("sb_t", int_t()), total = var("sb_total", int_t());
+  ExprPtr count = extent(st.out, 0, out);
+  for (size_t d = 1; d < spec.tensors[st.out].shape.size(); ++d)
+    count = mul(count, extent(st.out, static_cast<int>(d), out));
+
+  Block per_row = bind_outputs_body(spec, st, row);
+  per_row.push_back(let("sb_acc", identity(red.rop, t), /*mut=*/true));
+  per_row.push_back(fold_range(spec, st, red, warp ? lane : tid, warp ? imm(32) : imm(block_size)));
+  if (warp) {
+    per_row.push_back(assign("sb_acc", loops::warp(WarpOp::AllReduce, red.rop, var("sb_acc", vt))));
+    per_row.push_back(if_then(binary(BinOp::Eq, lane, imm(0)), {apply_rest(spec, st, red)}));
+  } else {
+    for (StmtPtr& x : block_tree_body("sb_acc", red.rop, t, tid, block_size))
+      per_row.push_back(std::move(x));
+    per_row.push_back(
+        if_then(binary(BinOp::Eq, tid, imm(0)),
+                {assign("sb_acc", load("sb_red", vt, {imm(0)})), apply_rest(spec, st, red)}));
+  }
+
+  Block b = {let("sb_total", count)};
+  if (warp) {
+    b.push_back(let("sb_lane", mod(tid, imm(32))));
+    b.push_back(
+        comment("One warp per output element: the loop bound is the same for all its lanes."));
+    b.push_back(let("sb_first",
+                    div(add(mul(gpu(GpuIndex::BlockX), gpu(GpuIndex::BlockDimX)), tid), imm(32))));
+    b.push_back(
+        let("sb_stride", mul(gpu(GpuIndex::GridDimX), div(gpu(GpuIndex::BlockDimX), imm(32)))));
+    b.push_back(for_loop("sb_t", var("sb_first", int_t()), total, var("sb_stride", int_t()),
+                         ForKind::Serial, std::move(per_row)));
+  } else {
+    b.push_back(comment("One block per output element."));
+    b.push_back(for_loop("sb_t", gpu(GpuIndex::BlockX), total, gpu(GpuIndex::GridDimX),
+                         ForKind::Serial, std::move(per_row)));
+  }
+  Block body = {let("sb_tid", gpu(GpuIndex::ThreadX))};
+  if (warp) {
+    for (StmtPtr& x : b) body.push_back(std::move(x));
+  } else {
+    body.push_back(alloc("sb_red", vt, {imm(block_size)}, MemScope::Shared, std::move(b)));
+  }
+  return body;
+}
+
 ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch& m,
                           int64_t block_size, const std::string& part,
                           std::optional<int64_t> shift) {
@@ -221,6 +379,26 @@ loops::Block transpose_tile(const Spec& spec, const Statement& st, const Transpo
 loops::Block block_fold(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
                         int64_t block_size) {
   return loops::block_fold_body(acc, op, t, tid, block_size);
+}
+
+loops::Block block_tree(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
+                        int64_t block_size) {
+  return loops::block_tree_body(acc, op, t, tid, block_size);
+}
+
+loops::Block bind_outputs(const Spec& spec, const Statement& st, const loops::ExprPtr& flat) {
+  return loops::bind_outputs_body(spec, st, flat);
+}
+
+ScalarReduceBodies scalar_reduce_bodies(const Spec& spec, const Statement& st, const Expr& red,
+                                        GpuKernel kind, int64_t block_size,
+                                        const std::string& part) {
+  return loops::scalar_reduce_bodies_of(spec, st, red, kind, block_size, part);
+}
+
+loops::Block row_reduce_body(const Spec& spec, const Statement& st, const Expr& red, bool warp,
+                             int64_t block_size) {
+  return loops::row_reduce_body_of(spec, st, red, warp, block_size);
 }
 
 ScanBodies scan_bodies(const Spec& spec, const Statement& st, const ScanMatch& m,

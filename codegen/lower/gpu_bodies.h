@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "lower/gpu_mapping.h"
 #include "lower/loop_ir.h"
 #include "lower/patterns.h"
 
@@ -29,6 +30,37 @@ loops::Block transpose_tile(const Spec& spec, const Statement& st, const Transpo
 // block's total.
 loops::Block block_fold(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
                         int64_t block_size);
+
+// The block's fold of `acc` through a shared-memory tree (sb_red, `block_size` elements, which
+// the caller allocates): each thread's value stored, then halved in steps, a barrier after each.
+// Afterwards sb_red[0] is the block's total.
+loops::Block block_tree(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
+                        int64_t block_size);
+
+// Lets binding statement `st`'s output indices from the flat output index `flat` (row-major).
+loops::Block bind_outputs(const Spec& spec, const Statement& st, const loops::ExprPtr& flat);
+
+// The reduction `red` of statement `st`'s scalar output (`kind`: GpuKernel::TreeReduce,
+// WarpReduce or AtomicReduce), for blocks of `block_size` threads:
+// - partial: a grid-stride share of the reduction per thread, folded per block (block_tree or
+//   block_fold), then stored to global array `part`[block] (tree, warp) or folded atomically
+//   into the output (atomic);
+// - final (tree, warp): one block folds part[0, sb_parts) and its thread 0 applies the rest of
+//   the statement. The atomic form's output starts at the identity and the rest of the statement
+//   is applied after; both stay in the printers.
+struct ScalarReduceBodies {
+  loops::Block partial, final;
+};
+ScalarReduceBodies scalar_reduce_bodies(const Spec& spec, const Statement& st, const Expr& red,
+                                        GpuKernel kind, int64_t block_size,
+                                        const std::string& part);
+
+// The row reduction `red` of statement `st` (GpuKernel::WarpPerRow under `warp`, else
+// BlockPerRow): one warp (one block) per output element, its lanes (threads) striding the
+// reduction, folded by warp shuffles (a shared-memory tree); lane (thread) 0 applies the rest of
+// the statement.
+loops::Block row_reduce_body(const Spec& spec, const Statement& st, const Expr& red, bool warp,
+                             int64_t block_size);
 
 // The three kernels of the scan (GpuKernel::Scan) of statement `st` (match_scan `m`), for blocks
 // of `block_size` threads and the per-block totals in global array `part`:

@@ -471,6 +471,27 @@ StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value) {
   return make(std::move(s));
 }
 
+StmtPtr while_loop(ExprPtr cond, Block body) {
+  SB_ASSERT(cond && cond->type.kind == TypeKind::Bool, "loop IR while of a condition");
+  Stmt s;
+  s.kind = StmtKind::While;
+  s.exprs = {std::move(cond)};
+  s.body = std::move(body);
+  return make(std::move(s));
+}
+
+StmtPtr atomic_fold(int tensor, ExprPtr index, ReduceOp op, Type t, ExprPtr value) {
+  SB_ASSERT(tensor >= 0 && index && value && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin,
+            "loop IR atomic fold into a spec tensor");
+  Stmt s;
+  s.kind = StmtKind::Atomic;
+  s.tensor = tensor;
+  s.rop = op;
+  s.type = t;
+  s.exprs = {std::move(value), std::move(index)};
+  return make(std::move(s));
+}
+
 StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, ExprPtr step,
                   Block body) {
   SB_ASSERT(v >= 0, "loop IR loop over a negative index variable");
@@ -650,6 +671,16 @@ class StmtDump : public StmtFunctor<void(int)> {
   }
   void visit_comment(const Stmt& s, int ind) override { line(ind) << "// " << s.text << "\n"; }
   void visit_barrier(const Stmt&, int ind) override { line(ind) << "barrier\n"; }
+  void visit_while(const Stmt& s, int ind) override {
+    line(ind) << "while " << text(*s.exprs[0]) << " {\n";
+    block(s.body, ind + 1);
+    line(ind) << "}\n";
+  }
+  void visit_atomic(const Stmt& s, int ind) override {
+    line(ind) << "atomic tensor<" << s.tensor << ">[" << text(*s.exprs[1])
+              << "] = " << reduce_name(s.rop) << "<" << to_string(s.type) << ">(tensor<" << s.tensor
+              << ">[" << text(*s.exprs[1]) << "], " << text(*s.exprs[0]) << ")\n";
+  }
   void visit_fold(const Stmt& s, int ind) override {
     line(ind) << s.name << " = " << reduce_name(s.rop) << "<" << to_string(s.type) << ">(" << s.name
               << ", " << text(*s.exprs[0]) << ")\n";

@@ -34,7 +34,8 @@
 //   and products, NaN-propagating float max and min): Identity, its identity; Fold, the
 //   statement name = name (+) value; Warp, over the 32 lanes of a full warp (every lane calls it
 //   with its `args[0]`): WarpOp::AllReduce gives every lane the fold of all 32, WarpOp::Scan
-//   lane q the fold of lanes 0..q.
+//   lane q the fold of lanes 0..q; Atomic, the statement that folds exprs[0] into element
+//   exprs[1] of the spec's tensor `tensor` atomically (no thread's fold is lost).
 // - Leaves of the checked spec, spelled by the backend's own printer of the statement the
 //   kernel computes: IndexVar (the statement's index variable `ival`, bound by a Let whose
 //   index_var is set), Extent (dimension `dim` of tensor `ival`, type int), Spec (a spec
@@ -188,6 +189,8 @@ enum class StmtKind {
   Barrier,  // GPU: the block's threads wait for each other
   Compute,  // the spec statement's assignment (the header's comment)
   Fold,     // name = name (+) exprs[0], under reduction `rop` of type `type` (the header's)
+  While,    // while exprs[0] holds: body
+  Atomic,   // tensor[exprs[1]] = tensor[exprs[1]] (+) exprs[0], atomically (the header's)
 };
 enum class ForKind { Serial, Parallel, Vector, Unrolled };
 enum class MemScope { Register, StackLocal, HeapScratch, Shared };
@@ -223,7 +226,8 @@ struct Stmt {
   ExprPtr threads;  // For Parallel: at most this many threads (null: the target's choice)
   // Let, For: binds the spec statement's index variable (then `name` is its text)
   int index_var = -1;
-  ReduceOp rop = ReduceOp::Sum;  // Fold
+  ReduceOp rop = ReduceOp::Sum;  // Fold, Atomic
+  int tensor = -1;               // Atomic: the spec's tensor
   // Compute: the spec expressions replaced by loop IR values
   std::vector<Override> overrides;
   Block body;     // For, Alloc; If: the then branch
@@ -247,6 +251,8 @@ StmtPtr barrier();
 StmtPtr let_index(int v, const std::string& text, ExprPtr value);
 StmtPtr compute(std::vector<Override> overrides = {});
 StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value);
+StmtPtr while_loop(ExprPtr cond, Block body);
+StmtPtr atomic_fold(int tensor, ExprPtr index, ReduceOp op, Type t, ExprPtr value);
 // A For whose variable is the spec statement's index variable `v` (named `text` in the spec).
 StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, ExprPtr step,
                   Block body);
@@ -397,6 +403,10 @@ class StmtFunctor<R(Args...)> {
         return visit_compute(s, args...);
       case StmtKind::Fold:
         return visit_fold(s, args...);
+      case StmtKind::While:
+        return visit_while(s, args...);
+      case StmtKind::Atomic:
+        return visit_atomic(s, args...);
     }
     SB_ASSERT(false, "loop IR statement of unknown kind");
     return visit_comment(s, args...);
@@ -415,6 +425,8 @@ class StmtFunctor<R(Args...)> {
   virtual R visit_barrier(const Stmt& s, Args... args) = 0;
   virtual R visit_compute(const Stmt& s, Args... args) = 0;
   virtual R visit_fold(const Stmt& s, Args... args) = 0;
+  virtual R visit_while(const Stmt& s, Args... args) = 0;
+  virtual R visit_atomic(const Stmt& s, Args... args) = 0;
 };
 
 // Every statement of `b`, pre-order (bodies, then else branches / on_fail), for checks and

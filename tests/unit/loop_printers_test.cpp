@@ -42,6 +42,11 @@ class FakeLeaves : public LoopLeaves {
   std::string warp(WarpOp w, ReduceOp, DType, const std::string& value) override {
     return std::string(w == WarpOp::Scan ? "WSCAN(" : "WALL(") + value + ")";
   }
+  void atomic_fold(int tensor, const std::string& index, ReduceOp op, DType,
+                   const std::string& value) override {
+    line_("ATOMIC_" + std::string(reduce_name(op)) + "(T" + std::to_string(tensor) + "[" + index +
+          "], " + value + ")");
+  }
   std::string gpu_index(GpuIndex g) override { return std::string("G:") + gpu_index_name(g); }
   void barrier() override { line_("BARRIER"); }
   void shared_array(const std::string& name, DType, const std::string& count) override {
@@ -56,17 +61,22 @@ class FakeLeaves : public LoopLeaves {
 Block body(const sb::Expr& read) {
   const ExprPtr tid = gpu(GpuIndex::ThreadX), acc = var("acc", float_t(DType::F32));
   const ExprPtr i = index_var(0, "i");
-  return {alloc("ws", float_t(DType::F32), {imm(8)}, MemScope::Shared,
-                {let("acc", identity(ReduceOp::Sum, DType::F32), /*mut=*/true),
-                 for_index(0, "i", tid, sub(extent(0, 1, "x"), imm(1)), imm(256),
-                           {fold("acc", ReduceOp::Sum, float_t(DType::F32),
-                                 spec_expr(read, float_t(DType::F32), "x[i]"))}),
-                 assign("acc", warp(WarpOp::AllReduce, ReduceOp::Sum, acc)),
-                 if_then(binary(BinOp::And, binary(BinOp::Eq, mod(tid, imm(32)), imm(0)),
-                                binary(BinOp::Lt, i, extent(0, 0, "x"))),
-                         {store("ws", float_t(DType::F32), {div(tid, imm(32))}, acc)}),
-                 barrier(), let_index(1, "j", min(add(i, imm(1)), var("n", int_t()))),
-                 compute({{&read, "x[i]", load("ws", float_t(DType::F32), {imm(7)})}})})};
+  return {
+      alloc("ws", float_t(DType::F32), {imm(8)}, MemScope::Shared,
+            {let("acc", identity(ReduceOp::Sum, DType::F32), /*mut=*/true),
+             for_index(0, "i", tid, sub(extent(0, 1, "x"), imm(1)), imm(256),
+                       {fold("acc", ReduceOp::Sum, float_t(DType::F32),
+                             spec_expr(read, float_t(DType::F32), "x[i]"))}),
+             assign("acc", warp(WarpOp::AllReduce, ReduceOp::Sum, acc)),
+             if_then(binary(BinOp::And, binary(BinOp::Eq, mod(tid, imm(32)), imm(0)),
+                            binary(BinOp::Lt, i, extent(0, 0, "x"))),
+                     {store("ws", float_t(DType::F32), {div(tid, imm(32))}, acc)}),
+             barrier(), let_index(1, "j", min(add(i, imm(1)), var("n", int_t()))),
+             compute({{&read, "x[i]", load("ws", float_t(DType::F32), {imm(7)})}}),
+             let("s", imm(4), /*mut=*/true),
+             while_loop(binary(BinOp::Gt, var("s", int_t()), imm(0)),
+                        {atomic_fold(0, var("s", int_t()), ReduceOp::Sum, float_t(DType::F32), acc),
+                         assign("s", div(var("s", int_t()), imm(2)))})})};
 }
 
 TEST(LoopPrinters, CKernelBodySpellsLeavesThroughThePrinter) {
@@ -87,6 +97,9 @@ TEST(LoopPrinters, CKernelBodySpellsLeavesThroughThePrinter) {
   EXPECT_NE(got.find("BARRIER\n"), std::string::npos) << got;
   EXPECT_NE(got.find("const int64_t v1 = v0 + 1 < n ? v0 + 1 : n;\n"), std::string::npos) << got;
   EXPECT_NE(got.find("COMPUTE(ws[7])\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("while (s > 0) {\n  ATOMIC_sum(T0[s], acc)\n  s = s / 2;\n}\n"),
+            std::string::npos)
+      << got;
   // Precedences in emit_common.h's scale: the extent as the left operand of `-` and as the right
   // of `<` (additive, the next level above relational), the spec value as a whole argument.
   EXPECT_EQ(leaves.precs, (std::vector<int>{kPrecAdd, 0, kPrecAdd}));
@@ -107,6 +120,9 @@ TEST(LoopPrinters, MojoKernelBodySpellsLeavesThroughThePrinter) {
   EXPECT_NE(got.find("ws[unsafe_offset=G:thread_idx.x // 32] = acc\n"), std::string::npos) << got;
   EXPECT_NE(got.find("var v1 = min(v0 + 1, n)\n"), std::string::npos) << got;
   EXPECT_NE(got.find("COMPUTE(ws[unsafe_offset=7])\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("while s > 0:\n    ATOMIC_sum(T0[s], acc)\n    s = s // 2\n"),
+            std::string::npos)
+      << got;
   EXPECT_EQ(leaves.precs, (std::vector<int>{kMojoPrecAdd, 0, kMojoPrecAdd}));
 }
 

@@ -38,6 +38,9 @@ class LoopLeaves {
   virtual std::string identity(ReduceOp op, DType t) = 0;
   virtual void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) = 0;
   virtual std::string warp(loops::WarpOp w, ReduceOp op, DType t, const std::string& value) = 0;
+  // The lines folding `value` into element `index` of spec tensor `tensor` atomically.
+  virtual void atomic_fold(int tensor, const std::string& index, ReduceOp op, DType t,
+                           const std::string& value) = 0;
 
   // A GPU index, as an operand of any operator (a 64-bit integer).
   virtual std::string gpu_index(loops::GpuIndex g) = 0;

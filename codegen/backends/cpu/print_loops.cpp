@@ -312,6 +312,15 @@ class CStmt : public StmtFunctor<void()> {
     for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
     leaves_of(scope_, "compute").compute(overrides);
   }
+  void visit_while(const Stmt& s) override {
+    w_.open("while (" + e(*s.exprs[0]) + ") {");
+    block(s.body);
+    w_.close();
+  }
+  void visit_atomic(const Stmt& s) override {
+    leaves_of(scope_, "atomic")
+        .atomic_fold(s.tensor, e(*s.exprs[1]), s.rop, s.type.elem, e(*s.exprs[0]));
+  }
   void visit_fold(const Stmt& s) override {
     leaves_of(scope_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
   }

@@ -179,8 +179,8 @@ class Gen final {
   // The printers of the step kinds.
   void generic(size_t k, const Statement& st, bool grid_stride);
   void vectorized(size_t k, const Statement& st, const VectorizeMatch& m);
-  // kind: 't' shared-memory trees, 'w' warp shuffles, 'a' atomics.
-  void scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind);
+  // kind: GpuKernel::TreeReduce, WarpReduce or AtomicReduce.
+  void scalar_reduce(size_t k, const Statement& st, const Expr& red, GpuKernel kind);
   void row_reduce(size_t k, const Statement& st, const Expr& red, bool warp);
   void tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m);
   void register_blocked(size_t k, const Statement& st, const MatmulMatch& m);
@@ -267,14 +267,6 @@ class Gen final {
   std::string warp_allreduce(ReduceOp op, DType t);
   std::string warp_scan(ReduceOp op, DType t);
   std::string atomic_stmt(ReduceOp op, DType t, const std::string& ptr, const std::string& value);
-
-  // Block-wide combination of each thread's `sb_acc`: tree_combine leaves the result in
-  // sb_red[0], warp_combine in thread 0's sb_acc.
-  void tree_declare(CodeWriter& w, DType t) {
-    w.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", sb_red, " + str(bs_) + ");");
-  }
-  void tree_combine(CodeWriter& w, ReduceOp op, DType t);
-  void warp_combine(CodeWriter& w, ReduceOp op, DType t);
 
   // A load of one element of `read` into `dest`, with `binds` ("name = value") declared first
   // and the load done only when `cond` holds (zero otherwise).
@@ -367,36 +359,6 @@ std::string Gen::atomic_stmt(ReduceOp op, DType t, const std::string& ptr,
   device_helper(name, d);
   file_.needs_string_h = true;
   return name + "(" + ptr + ", " + value + ");";
-}
-
-void Gen::tree_combine(CodeWriter& w, ReduceOp op, DType t) {
-  const std::string ct = c_type(t);
-  w.line("sb_red[threadIdx.x] = sb_acc;");
-  w.line("__syncthreads();");
-  w.open("for (unsigned sb_s = " + str(bs_ / 2) + "; sb_s > 0; sb_s >>= 1) {");
-  w.open("if (threadIdx.x < sb_s) {");
-  w.line("const " + ct + " sb_a = sb_red[threadIdx.x];");
-  w.line("const " + ct + " sb_b = sb_red[threadIdx.x + sb_s];");
-  w.line("sb_red[threadIdx.x] = " + combine(op, t, "sb_a", "sb_b", h_) + ";");
-  w.close();
-  w.line("__syncthreads();");
-  w.close();
-}
-
-void Gen::warp_combine(CodeWriter& w, ReduceOp op, DType t) {
-  const std::string ct = c_type(t);
-  const std::string wr = warp_allreduce(op, t);
-  const int64_t nw = bs_ / 32;
-  w.line("sb_acc = " + wr + "(sb_acc);");
-  if (nw == 1) return;
-  w.line("SB_SHARED_ARRAY(" + ct + ", sb_warps, " + str(nw) + ");  // one value per warp");
-  w.line("if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;");
-  w.line("__syncthreads();");
-  w.open("if (threadIdx.x < 32) {");
-  w.line("sb_acc = " + identity(op, t) + ";");
-  w.line("if (threadIdx.x < " + str(nw) + ") sb_acc = sb_warps[threadIdx.x];");
-  w.line("sb_acc = " + wr + "(sb_acc);");
-  w.close();
 }
 
 void Gen::guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
@@ -593,8 +555,7 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
 
 // ---- reductions to a scalar -------------------------------------------------------------------
 
-// kind: 't' block_reduce (shared-memory tree), 'w' warp_reduce (shuffles), 'a' atomic_reduce.
-void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
+void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, GpuKernel kind) {
   const std::string text = source_text(st, spec_);
   const DType t = value_type(red);
   const std::string ct = c_type(t);
@@ -603,32 +564,18 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
   const std::string part = scratch(k);
   const std::string bs = str(bs_);
   const bool epilogue = st.rhs.get() != &red;
+  const bool atomic = kind == GpuKernel::AtomicReduce;
+  const ScalarReduceBodies bodies = scalar_reduce_bodies(spec_, st, red, kind, bs_, part);
 
   // Pass 1: a grid-stride loop over the reduction range, then a block-wide combination.
   StmtLowering L1(spec_, st, &h_);
   CodeWriter w(1);
-  if (kind == 't') tree_declare(w, t);
-  const std::string kv = L1.var_name(red.ref);
-  const std::string lo = L1.expr(*var.lo, w, kPrecAdd);
-  const std::string hi = L1.expr(*var.hi, w, kPrecRel + 1);
-  w.line(ct + " sb_acc = " + id + ";");
-  w.open("for (int64_t " + kv + " = " + (lo == "0" ? "" : lo + " + ") + "(int64_t)blockIdx.x * " +
-         bs + " + threadIdx.x; " + kv + " < " + hi + "; " + kv + " += (int64_t)" + bs +
-         " * gridDim.x) {");
-  const std::string body = L1.expr(*red.args[0], w, kPrecAdd + 1);
-  w.line(accumulate(red.rop, t, "sb_acc", body, h_));
-  w.close();
-  if (kind == 't') {
-    tree_combine(w, red.rop, t);
-  } else {
-    warp_combine(w, red.rop, t);
-  }
+  print_body(bodies.partial, L1, w);
   std::string first;
   StmtLowering L0(spec_, st, &h_);
-  if (kind == 'a') {
+  if (atomic) {
     // The output starts at the identity; a last one-thread kernel applies the epilogue.
     const std::string out = L1.tensor_name(st.out);
-    w.line("if (threadIdx.x == 0) " + atomic_stmt(red.rop, t, out, "sb_acc"));
     CodeWriter w0(1);
     w0.line(L0.tensor_name(st.out) + "[0] = " + id + ";");
     kernel("// " + text + "\n// The accumulator, " + out + "[0], starts at the identity.\n",
@@ -640,8 +587,6 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
     file_.globals += wrap_comment("// Per-block results of " + fn(k, "_partial") + " (at most " +
                                   str(kMaxPartials) + " blocks).");
     file_.globals += "static __device__ " + ct + " " + part + "[" + str(kMaxPartials) + "];\n";
-    w.line("if (threadIdx.x == 0) " + part +
-           "[blockIdx.x] = " + (kind == 't' ? "sb_red[0]" : "sb_acc") + ";");
     first = fn(k, "_partial");
     kernel("// " + text + "\n// Pass 1: each block combines a grid-stride share into " + part +
                "[blockIdx.x].\n",
@@ -650,9 +595,9 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
 
   open_stmt(k, st);
   StmtLowering H(spec_, st, &h_);
-  if (reduce_blocks(var, bs_, kind != 'a' ? part : "", H, body_)) needs_max_grid_ = true;
+  if (reduce_blocks(var, bs_, !atomic ? part : "", H, body_)) needs_max_grid_ = true;
 
-  if (kind == 'a') {
+  if (atomic) {
     launch(body_, fn(k, "_init"), "1", "1", 1, "0", L0);
     launch(body_, first, "(unsigned)sb_blocks", bs, bs_, "0", L1);
     if (epilogue) {
@@ -669,21 +614,7 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
     // Pass 2: one block combines the partial results and applies the rest of the statement.
     StmtLowering L2(spec_, st, &h_);
     CodeWriter w2(1);
-    if (kind == 't') tree_declare(w2, t);
-    w2.line(ct + " sb_acc = " + id + ";");
-    w2.open("for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += " + bs + ") {");
-    w2.line(accumulate(red.rop, t, "sb_acc", part + "[sb_p]", h_));
-    w2.close();
-    if (kind == 't') {
-      tree_combine(w2, red.rop, t);
-    } else {
-      warp_combine(w2, red.rop, t);
-    }
-    w2.open("if (threadIdx.x == 0) {");
-    if (kind == 't') w2.line("sb_acc = sb_red[0];");
-    L2.set_override(&red, "sb_acc");
-    L2.assign(w2);
-    w2.close();
+    print_body(bodies.final, L2, w2);
     kernel("// Pass 2: one block combines the " + part + "[0, sb_parts) into the output.\n",
            fn(k, "_final"), bs_, L2, st.out, {"const int64_t sb_parts"}, w2);
     launch(body_, first, "(unsigned)sb_blocks", bs, bs_, "0", L1);
@@ -697,47 +628,9 @@ void Gen::scalar_reduce(size_t k, const Statement& st, const Expr& red, char kin
 
 void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) {
   const std::string text = source_text(st, spec_);
-  const DType t = value_type(red);
-  const std::string ct = c_type(t);
-  const IndexVar& var = st.vars[red.ref];
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  if (!warp) tree_declare(w, t);
-  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
-  if (warp) {
-    w.line("const int64_t sb_lane = threadIdx.x % 32;");
-    w.line("// One warp per output element: the loop bound is the same for all its lanes.");
-    w.line("const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;");
-    w.line("const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);");
-    w.open("for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {");
-  } else {
-    w.line("// One block per output element.");
-    w.open("for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {");
-  }
-  bind_outputs(L, w);
-  w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
-  const std::string kv = L.var_name(red.ref);
-  const std::string lo = L.expr(*var.lo, w, kPrecAdd);
-  const std::string hi = L.expr(*var.hi, w, kPrecRel + 1);
-  const std::string lane = warp ? "sb_lane" : "threadIdx.x";
-  w.open("for (int64_t " + kv + " = " + (lo == "0" ? "" : lo + " + ") + lane + "; " + kv + " < " +
-         hi + "; " + kv + " += " + (warp ? "32" : str(bs_)) + ") {");
-  const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
-  w.line(accumulate(red.rop, t, "sb_acc", body, h_));
-  w.close();
-  if (warp) {
-    w.line("sb_acc = " + warp_allreduce(red.rop, t) + "(sb_acc);");
-    w.open("if (sb_lane == 0) {");
-  } else {
-    tree_combine(w, red.rop, t);
-    w.open("if (threadIdx.x == 0) {");
-    w.line("sb_acc = sb_red[0];");
-  }
-  L.set_override(&red, "sb_acc");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
-  w.close();
+  print_body(row_reduce_body(spec_, st, red, warp, bs_), L, w);
   const std::string name = fn(k);
   kernel("// " + text + "\n", name, bs_, L, st.out, {}, w);
 
@@ -1044,6 +937,11 @@ class Gen::Leaves : public StmtLeaves<StmtLowering, CodeWriter> {
     }
     SB_ASSERT(false, "a warp reduction the cuda printer does not spell");
     return "";
+  }
+  void atomic_fold(int tensor, const std::string& index, ReduceOp op, DType t,
+                   const std::string& value) override {
+    const std::string p = L_.tensor_name(tensor);
+    w_.line(g_.atomic_stmt(op, t, index == "0" ? p : p + " + " + index, value));
   }
   std::string gpu_index(loops::GpuIndex g) override {
     switch (g) {
@@ -1859,11 +1757,9 @@ void Gen::step(const GpuStep& g) {
     case GpuKernel::Vectorized:
       return vectorized(g.first, st, g.vec);
     case GpuKernel::TreeReduce:
-      return scalar_reduce(g.first, st, *g.red.red, 't');
     case GpuKernel::WarpReduce:
-      return scalar_reduce(g.first, st, *g.red.red, 'w');
     case GpuKernel::AtomicReduce:
-      return scalar_reduce(g.first, st, *g.red.red, 'a');
+      return scalar_reduce(g.first, st, *g.red.red, g.kind);
     case GpuKernel::WarpPerRow:
       return row_reduce(g.first, st, *g.red.red, true);
     case GpuKernel::BlockPerRow:

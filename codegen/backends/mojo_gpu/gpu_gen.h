@@ -14,6 +14,7 @@
 #include "backends/mojo_gpu/gpu_kernels.h"
 #include "backends/mojo_gpu/strategies.h"
 #include "ir/scalar_types.h"
+#include "lower/gpu_bodies.h"
 #include "lower/loop_ir.h"
 #include "support/diag.h"
 
@@ -115,11 +116,9 @@ class Gen {
       case GpuKernel::Vectorized:
         return vectorized(g.first, st, g.vec);
       case GpuKernel::TreeReduce:
-        return scalar_reduce(g.first, st, *g.red.red, 't');
       case GpuKernel::WarpReduce:
-        return scalar_reduce(g.first, st, *g.red.red, 'w');
       case GpuKernel::AtomicReduce:
-        return scalar_reduce(g.first, st, *g.red.red, 'a');
+        return scalar_reduce(g.first, st, *g.red.red, g.kind);
       case GpuKernel::Scan:
         return scan(g);
       case GpuKernel::WarpPerRow:
@@ -403,45 +402,6 @@ class Gen {
     return name;
   }
 
-  // Combines each thread's sb_acc over the block: a shared-memory tree leaving the result in
-  // sb_red[0] ('t'), or warp shuffles and one value per warp in shared memory leaving it in
-  // thread 0's sb_acc ('w', 'a').
-  void block_combine(MojoStmt& L, PyWriter& w, ReduceOp op, DType t, char kind) {
-    use_gpu({"barrier"});
-    if (kind == 't') {
-      w.line("sb_red[unsafe_offset=sb_tid] = sb_acc");
-      w.line("barrier()");
-      w.line("var sb_s = " + str(bs_ / 2));
-      w.open("while sb_s > 0:");
-      w.open("if sb_tid < sb_s:");
-      w.line("var sb_a = sb_red[unsafe_offset=sb_tid]");
-      w.line(L.update(op, t, "sb_a", "sb_red[unsafe_offset=sb_tid + sb_s]"));
-      w.line("sb_red[unsafe_offset=sb_tid] = sb_a");
-      w.dedent();
-      w.line("barrier()");
-      w.line("sb_s >>= 1");
-      w.dedent();
-      return;
-    }
-    const std::string wr = warp_allreduce(L, op, t);
-    const int64_t nw = bs_ / 32;
-    w.line("sb_acc = " + wr + "(sb_acc)");
-    if (nw == 1) return;
-    w.line("# One value per warp.");
-    w.line(shared_array("sb_warps", nw, t));
-    w.open("if sb_tid % 32 == 0:");
-    w.line("sb_warps[unsafe_offset=sb_tid // 32] = sb_acc");
-    w.dedent();
-    w.line("barrier()");
-    w.open("if sb_tid < 32:");
-    w.line("sb_acc = " + L.identity(op, t));
-    w.open("if sb_tid < " + str(nw) + ":");
-    w.line("sb_acc = sb_warps[unsafe_offset=sb_tid]");
-    w.dedent();
-    w.line("sb_acc = " + wr + "(sb_acc)");
-    w.dedent();
-  }
-
   // The device helper combining v into p[] atomically where CUDA has no atomic for it (a float
   // max or min, any product), as the cuda printer's: a compare-and-swap loop on the bits, NaN
   // propagating as in sb_max and sb_min. Returns its name.
@@ -481,7 +441,7 @@ class Gen {
   // max and min, or atomic_cas), and the rest of the statement applied in place by a last
   // one-thread kernel. Mojo has no global variables: sb_part, a static
   // __device__ buffer in the cuda file, is a kernel argument here.
-  std::string scalar_reduce(size_t k, const Statement& st, const Expr& red, char kind) {
+  std::string scalar_reduce(size_t k, const Statement& st, const Expr& red, GpuKernel kind) {
     const std::string text = source_text(st, spec_);
     const DType t = value_type(red);
     const std::string ty = mojo_scalar_type(t);
@@ -489,25 +449,14 @@ class Gen {
     const bool epilogue = st.rhs.get() != &red;
     const std::string bs = str(bs_);
     const std::string part = "sb_part: Pointer[" + ty + ", MutUntrackedOrigin]";
-    use_gpu({"block_idx", "grid_dim", "thread_idx"});
+    const bool atomic = kind == GpuKernel::AtomicReduce;
+    const ScalarReduceBodies bodies = scalar_reduce_bodies(spec_, st, red, kind, bs_, "sb_part");
     std::string out;
 
     // Pass 1.
     MojoStmt L1(spec_, st, needs_.stmt);
     PyWriter w(1);
-    w.line("var sb_tid = Int(thread_idx.x)");
-    if (kind == 't') w.line(shared_array("sb_red", bs_, t));
-    const std::string lo = L1.expr(*var.lo, w, kMojoPrecAdd);
-    const std::string hi = L1.expr(*var.hi, w, 0);
-    const std::string id = L1.identity(red.rop, t);
-    w.line("var sb_acc = " + id);
-    w.open("for " + L1.var_name(red.ref) + " in range(" + (lo == "0" ? "" : lo + " + ") +
-           "Int(block_idx.x) * " + bs + " + sb_tid, " + hi + ", " + bs +
-           " * Int(grid_dim.x)):");
-    const std::string body = L1.expr(*red.args[0], w, 0);
-    w.line(L1.update(red.rop, t, "sb_acc", body));
-    w.dedent();
-    block_combine(L1, w, red.rop, t, kind);
+    print_body(bodies.partial, L1, w);
     std::string n_text;
     {
       MojoStmt H(spec_, st, needs_.stmt);
@@ -518,20 +467,9 @@ class Gen {
     }
     if (n_text.find(' ') != std::string::npos) n_text = "(" + n_text + ")";
     const std::string grid = "min(ceil(" + n_text + " / " + bs + "), SMs * " + str(bps_) +
-                             (kind == 'a' ? "" : ", 1024") + "), at least 1";
-    if (kind == 'a') {
-      use("std.atomic", {"Atomic", "Ordering"});
+                             (atomic ? "" : ", 1024") + "), at least 1";
+    if (atomic) {
       const std::string o = L1.tensor_name(st.out);
-      w.open("if sb_tid == 0:");
-      // Relaxed, as CUDA's atomics (Mojo's default orders them sequentially).
-      if (red.rop == ReduceOp::Sum)
-        w.line("_ = Atomic.fetch_add[ordering=Ordering.RELAXED](" + o + ", sb_acc)");
-      else if (!is_float(t) && red.rop != ReduceOp::Prod)  // CUDA's integer atomicMax, atomicMin
-        w.line(std::string("Atomic.") + (red.rop == ReduceOp::Max ? "max" : "min") +
-               "[ordering=Ordering.RELAXED](" + o + ", sb_acc)");
-      else
-        w.line(atomic_cas(L1, red.rop, t) + "(" + o + ", sb_acc)");
-      w.dedent();
       MojoStmt L0(spec_, st, needs_.stmt);
       PyWriter w0(1);
       w0.line(L0.tensor_name(st.out) + "[] = " + L0.identity(red.rop, t));
@@ -562,10 +500,6 @@ class Gen {
       body_.close();
       return out;
     }
-    w.open("if sb_tid == 0:");
-    w.line("sb_part[unsafe_offset=Int(block_idx.x)] = " +
-           std::string(kind == 't' ? "sb_red[unsafe_offset=0]" : "sb_acc"));
-    w.dedent();
     out += kernel("# " + text + "\n" +
                       comment("Pass 1: each block combines a grid-stride share into "
                               "sb_part[block_idx.x]; sb_part is a device buffer of 1024 elements "
@@ -576,18 +510,7 @@ class Gen {
     // Pass 2.
     MojoStmt L2(spec_, st, needs_.stmt);
     PyWriter w2(1);
-    w2.line("var sb_tid = Int(thread_idx.x)");
-    if (kind == 't') w2.line(shared_array("sb_red", bs_, t));
-    w2.line("var sb_acc = " + L2.identity(red.rop, t));
-    w2.open("for sb_p in range(sb_tid, sb_parts, " + bs + "):");
-    w2.line(L2.update(red.rop, t, "sb_acc", "sb_part[unsafe_offset=sb_p]"));
-    w2.dedent();
-    block_combine(L2, w2, red.rop, t, kind);
-    w2.open("if sb_tid == 0:");
-    if (kind == 't') w2.line("sb_acc = sb_red[unsafe_offset=0]");
-    L2.set_override(&red, "sb_acc");
-    L2.assign(w2);
-    w2.dedent();
+    print_body(bodies.final, L2, w2);
     out += kernel(comment("Pass 2: one block combines sb_part[0, sb_parts), pass 1's grid, into "
                           "the output.") +
                       comment("Launch: one block of " + bs + " threads."),
@@ -617,49 +540,10 @@ class Gen {
   // applies the rest of the statement.
   std::string row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) {
     const std::string text = source_text(st, spec_);
-    const DType t = value_type(red);
-    const IndexVar& var = st.vars[red.ref];
-    use_gpu({"block_idx", "grid_dim", "thread_idx"});
     MojoStmt L(spec_, st, needs_.stmt);
     PyWriter w(1);
-    w.line("var sb_tid = Int(thread_idx.x)");
-    if (!warp) w.line(shared_array("sb_red", bs_, t));
+    print_body(row_reduce_body(spec_, st, red, warp, bs_), L, w);
     const std::string total = L.element_count(st.out);
-    w.line("var sb_total = " + total);
-    if (warp) {
-      use_gpu({"block_dim"});
-      w.line("var sb_lane = sb_tid % 32");
-      w.line("# One warp per output element: the loop bound is the same for all its lanes.");
-      w.line("var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32");
-      w.line("var sb_stride = Int(grid_dim.x) * (Int(block_dim.x) // 32)");
-      w.open("for sb_t in range(sb_first, sb_total, sb_stride):");
-    } else {
-      w.line("# One block per output element.");
-      w.open("for sb_t in range(Int(block_idx.x), sb_total, Int(grid_dim.x)):");
-    }
-    bind_outputs(L, w, "sb_t");
-    w.line("var sb_acc = " + L.identity(red.rop, t));
-    const std::string lo = L.expr(*var.lo, w, kMojoPrecAdd);
-    const std::string hi = L.expr(*var.hi, w, 0);
-    const std::string lane = warp ? "sb_lane" : "sb_tid";
-    w.open("for " + L.var_name(red.ref) + " in range(" + (lo == "0" ? "" : lo + " + ") + lane +
-           ", " + hi + ", " + (warp ? "32" : str(bs_)) + "):");
-    const std::string body = L.expr(*red.args[0], w, 0);
-    w.line(L.update(red.rop, t, "sb_acc", body));
-    w.dedent();
-    if (warp) {
-      w.line("sb_acc = " + warp_allreduce(L, red.rop, t) + "(sb_acc)");
-      w.open("if sb_lane == 0:");
-    } else {
-      block_combine(L, w, red.rop, t, 't');
-      w.open("if sb_tid == 0:");
-      w.line("sb_acc = sb_red[unsafe_offset=0]");
-    }
-    L.set_override(&red, "sb_acc");
-    L.assign(w);
-    L.clear_overrides();
-    w.dedent();
-    w.dedent();
     const int64_t wpb = bs_ / 32;
     const std::string t_text = total.find(' ') == std::string::npos ? total : "(" + total + ")";
     const std::string launch =

@@ -23,6 +23,22 @@ class Gen::Leaves : public StmtLeaves<MojoStmt, PyWriter> {
     SB_ASSERT(false, "a warp reduction the mojo_gpu printer does not spell");
     return "";
   }
+  // Relaxed, as CUDA's atomics (Mojo's default orders them sequentially): fetch_add for sums,
+  // Mojo's integer atomic max and min (CUDA's atomicMax, atomicMin), else a compare-and-swap
+  // loop on the bits (atomic_cas).
+  void atomic_fold(int tensor, const std::string& index, ReduceOp op, DType t,
+                   const std::string& value) override {
+    g_.use("std.atomic", {"Atomic", "Ordering"});
+    const std::string name = L_.tensor_name(tensor);
+    const std::string p = index == "0" ? name : name + ".unsafe_offset(" + index + ")";
+    if (op == ReduceOp::Sum)
+      w_.line("_ = Atomic.fetch_add[ordering=Ordering.RELAXED](" + p + ", " + value + ")");
+    else if (!is_float(t) && op != ReduceOp::Prod)
+      w_.line(std::string("Atomic.") + (op == ReduceOp::Max ? "max" : "min") +
+              "[ordering=Ordering.RELAXED](" + p + ", " + value + ")");
+    else
+      w_.line(g_.atomic_cas(L_, op, t) + "(" + p + ", " + value + ")");
+  }
   std::string gpu_index(loops::GpuIndex g) override {
     switch (g) {
       case loops::GpuIndex::ThreadX:

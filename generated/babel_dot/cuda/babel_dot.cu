@@ -108,43 +108,51 @@ __global__ void sb_grid_stride_s0(const double* __restrict__ a, const double* __
 // Pass 1: each block combines a grid-stride share into sb_part_block_reduce_s0[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_block_reduce_s0_partial(
     const double* __restrict__ a, const double* __restrict__ b, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(double, sb_red, 256);
   double sb_acc = 0.0;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc += a[i] * b[i];
   }
-  sb_red[threadIdx.x] = sb_acc;
+  sb_red[sb_tid] = sb_acc;
   __syncthreads();
-  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-    if (threadIdx.x < sb_s) {
-      const double sb_a = sb_red[threadIdx.x];
-      const double sb_b = sb_red[threadIdx.x + sb_s];
-      sb_red[threadIdx.x] = sb_a + sb_b;
+  int64_t sb_s = 128;
+  while (sb_s > 0) {
+    if (sb_tid < sb_s) {
+      double sb_a = sb_red[sb_tid];
+      sb_a += sb_red[sb_tid + sb_s];
+      sb_red[sb_tid] = sb_a;
     }
     __syncthreads();
+    sb_s = sb_s / 2;
   }
-  if (threadIdx.x == 0) sb_part_block_reduce_s0[blockIdx.x] = sb_red[0];
+  if (sb_tid == 0) {
+    sb_part_block_reduce_s0[(int64_t)blockIdx.x] = sb_red[0];
+  }
 }
 
 // Pass 2: one block combines the sb_part_block_reduce_s0[0, sb_parts) into the output.
 __global__ void __launch_bounds__(256) sb_block_reduce_s0_final(
     double* __restrict__ total, const int64_t sb_parts) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(double, sb_red, 256);
   double sb_acc = 0.0;
-  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+  for (int64_t sb_p = sb_tid; sb_p < sb_parts; sb_p += 256) {
     sb_acc += sb_part_block_reduce_s0[sb_p];
   }
-  sb_red[threadIdx.x] = sb_acc;
+  sb_red[sb_tid] = sb_acc;
   __syncthreads();
-  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-    if (threadIdx.x < sb_s) {
-      const double sb_a = sb_red[threadIdx.x];
-      const double sb_b = sb_red[threadIdx.x + sb_s];
-      sb_red[threadIdx.x] = sb_a + sb_b;
+  int64_t sb_s = 128;
+  while (sb_s > 0) {
+    if (sb_tid < sb_s) {
+      double sb_a = sb_red[sb_tid];
+      sb_a += sb_red[sb_tid + sb_s];
+      sb_red[sb_tid] = sb_a;
     }
     __syncthreads();
+    sb_s = sb_s / 2;
   }
-  if (threadIdx.x == 0) {
+  if (sb_tid == 0) {
     sb_acc = sb_red[0];
     total[0] = sb_acc;
   }
@@ -157,39 +165,53 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s0_final(
 // Pass 1: each block combines a grid-stride share into sb_part_warp_reduce_s0[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_warp_reduce_s0_partial(
     const double* __restrict__ a, const double* __restrict__ b, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   double sb_acc = 0.0;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc += a[i] * b[i];
   }
   sb_acc = sb_warp_sum_f64(sb_acc);
-  SB_SHARED_ARRAY(double, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(double, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 0.0;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_sum_f64(sb_acc);
   }
-  if (threadIdx.x == 0) sb_part_warp_reduce_s0[blockIdx.x] = sb_acc;
+  if (sb_tid == 0) {
+    sb_part_warp_reduce_s0[(int64_t)blockIdx.x] = sb_acc;
+  }
 }
 
 // Pass 2: one block combines the sb_part_warp_reduce_s0[0, sb_parts) into the output.
 __global__ void __launch_bounds__(256) sb_warp_reduce_s0_final(
     double* __restrict__ total, const int64_t sb_parts) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   double sb_acc = 0.0;
-  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+  for (int64_t sb_p = sb_tid; sb_p < sb_parts; sb_p += 256) {
     sb_acc += sb_part_warp_reduce_s0[sb_p];
   }
   sb_acc = sb_warp_sum_f64(sb_acc);
-  SB_SHARED_ARRAY(double, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(double, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 0.0;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_sum_f64(sb_acc);
   }
-  if (threadIdx.x == 0) {
+  if (sb_tid == 0) {
     total[0] = sb_acc;
   }
 }

@@ -102,7 +102,7 @@ def sb_block_reduce_s0_partial(a: Pointer[Float64, ImmUntrackedOrigin],
             sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_part[unsafe_offset=Int(block_idx.x)] = sb_red[unsafe_offset=0]
 
@@ -128,7 +128,7 @@ def sb_block_reduce_s0_final(total: Pointer[Float64, MutUntrackedOrigin],
             sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_acc = sb_red[unsafe_offset=0]
         total[] = sb_acc

@@ -104,7 +104,7 @@ def sb_block_reduce_s0_partial(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_part[unsafe_offset=Int(block_idx.x)] = sb_red[unsafe_offset=0]
 
@@ -130,7 +130,7 @@ def sb_block_reduce_s0_final(d: Pointer[Float32, MutUntrackedOrigin],
             sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_acc = sb_red[unsafe_offset=0]
         d[] = sb_acc

@@ -104,20 +104,28 @@ __global__ void sb_atomic_reduce_s0_init(float* __restrict__ y) {
 __global__ void __launch_bounds__(256) sb_atomic_reduce_s0_atomic(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
     const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   float sb_acc = 0.0f;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc += a[i] * b[i];
   }
   sb_acc = sb_warp_sum_f32(sb_acc);
-  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 0.0f;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_sum_f32(sb_acc);
   }
-  if (threadIdx.x == 0) atomicAdd(y, sb_acc);
+  if (sb_tid == 0) {
+    atomicAdd(y, sb_acc);
+  }
 }
 
 // -----------------------------------------------------------------------------

@@ -142,7 +142,7 @@ def sb_block_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
                 sb_red[unsafe_offset=sb_tid] = sb_a
             barrier()
-            sb_s >>= 1
+            sb_s = sb_s // 2
         if sb_tid == 0:
             sb_acc = sb_red[unsafe_offset=0]
             s[unsafe_offset=r] = sb_acc

@@ -379,11 +379,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s1(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, float* __restrict__ s,
     const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc = 0.0f;
@@ -400,11 +401,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s1(
 // m[r] = max(c in 0..C: x[r, c])
 __global__ void __launch_bounds__(256) sb_warp_per_row_s2(
     const sb_bf16* __restrict__ x, float* __restrict__ m, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc = -INFINITY;
@@ -498,26 +500,29 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0(
 __global__ void __launch_bounds__(256) sb_block_per_row_s1(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, float* __restrict__ s,
     const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(float, sb_red, 256);
   const int64_t sb_total = R;
   // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+  for (int64_t sb_t = (int64_t)blockIdx.x; sb_t < sb_total; sb_t += (int64_t)gridDim.x) {
     const int64_t r = sb_t;
     float sb_acc = 0.0f;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
+    for (int64_t c = sb_tid; c < C; c += 256) {
       sb_acc += x[r * C + c] * h[r * C + c];
     }
-    sb_red[threadIdx.x] = sb_acc;
+    sb_red[sb_tid] = sb_acc;
     __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const float sb_a = sb_red[threadIdx.x];
-        const float sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_a + sb_b;
+    int64_t sb_s = 128;
+    while (sb_s > 0) {
+      if (sb_tid < sb_s) {
+        float sb_a = sb_red[sb_tid];
+        sb_a += sb_red[sb_tid + sb_s];
+        sb_red[sb_tid] = sb_a;
       }
       __syncthreads();
+      sb_s = sb_s / 2;
     }
-    if (threadIdx.x == 0) {
+    if (sb_tid == 0) {
       sb_acc = sb_red[0];
       s[r] = sb_acc;
     }
@@ -527,26 +532,29 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s1(
 // m[r] = max(c in 0..C: x[r, c])
 __global__ void __launch_bounds__(256) sb_block_per_row_s2(
     const sb_bf16* __restrict__ x, float* __restrict__ m, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(float, sb_red, 256);
   const int64_t sb_total = R;
   // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+  for (int64_t sb_t = (int64_t)blockIdx.x; sb_t < sb_total; sb_t += (int64_t)gridDim.x) {
     const int64_t r = sb_t;
     float sb_acc = -INFINITY;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
+    for (int64_t c = sb_tid; c < C; c += 256) {
       sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
     }
-    sb_red[threadIdx.x] = sb_acc;
+    sb_red[sb_tid] = sb_acc;
     __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const float sb_a = sb_red[threadIdx.x];
-        const float sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_max_f32(sb_a, sb_b);
+    int64_t sb_s = 128;
+    while (sb_s > 0) {
+      if (sb_tid < sb_s) {
+        float sb_a = sb_red[sb_tid];
+        sb_a = sb_max_f32(sb_a, sb_red[sb_tid + sb_s]);
+        sb_red[sb_tid] = sb_a;
       }
       __syncthreads();
+      sb_s = sb_s / 2;
     }
-    if (threadIdx.x == 0) {
+    if (sb_tid == 0) {
       sb_acc = sb_red[0];
       m[r] = sb_acc;
     }

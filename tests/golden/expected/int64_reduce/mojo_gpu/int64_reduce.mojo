@@ -140,7 +140,7 @@ def sb_block_reduce_s0_partial(a: Pointer[Int64, ImmUntrackedOrigin], sb_arg_N: 
             sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_part[unsafe_offset=Int(block_idx.x)] = sb_red[unsafe_offset=0]
 
@@ -166,7 +166,7 @@ def sb_block_reduce_s0_final(s: Pointer[Int64, MutUntrackedOrigin],
             sb_a += sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_acc = sb_red[unsafe_offset=0]
         s[] = sb_acc
@@ -194,7 +194,7 @@ def sb_block_reduce_s1_partial(a: Pointer[Int64, ImmUntrackedOrigin], sb_arg_N: 
             sb_a = sb_max(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_part[unsafe_offset=Int(block_idx.x)] = sb_red[unsafe_offset=0]
 
@@ -220,7 +220,7 @@ def sb_block_reduce_s1_final(hi: Pointer[Int64, MutUntrackedOrigin],
             sb_a = sb_max(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_acc = sb_red[unsafe_offset=0]
         hi[] = sb_acc

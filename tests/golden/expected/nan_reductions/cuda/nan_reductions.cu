@@ -270,16 +270,17 @@ __global__ void sb_thread_per_output_s9(const double* __restrict__ d, double* __
 // rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
     const float* __restrict__ x, float* __restrict__ rmax, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc = -INFINITY;
     for (int64_t c = sb_lane; c < C; c += 32) {
-      sb_acc = sb_max_f32(sb_acc, (c == 7 * r % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]));
+      sb_acc = sb_max_f32(sb_acc, c == 7 * r % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]);
     }
     sb_acc = sb_warp_max_f32(sb_acc);
     if (sb_lane == 0) {
@@ -291,16 +292,17 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
 // rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
 __global__ void __launch_bounds__(256) sb_warp_per_row_s1(
     const float* __restrict__ x, float* __restrict__ rmin, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc = INFINITY;
     for (int64_t c = sb_lane; c < C; c += 32) {
-      sb_acc = sb_min_f32(sb_acc, (c == (5 * r + 3) % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]));
+      sb_acc = sb_min_f32(sb_acc, c == (5 * r + 3) % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]);
     }
     sb_acc = sb_warp_min_f32(sb_acc);
     if (sb_lane == 0) {
@@ -312,16 +314,17 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s1(
 // dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
 __global__ void __launch_bounds__(256) sb_warp_per_row_s2(
     const double* __restrict__ d, double* __restrict__ dmax, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     double sb_acc = -INFINITY;
     for (int64_t c = sb_lane; c < C; c += 32) {
-      sb_acc = sb_max_f64(sb_acc, (c == C - 1 - r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]));
+      sb_acc = sb_max_f64(sb_acc, c == C - 1 - r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
     sb_acc = sb_warp_max_f64(sb_acc);
     if (sb_lane == 0) {
@@ -333,16 +336,17 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s2(
 // dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
 __global__ void __launch_bounds__(256) sb_warp_per_row_s3(
     const double* __restrict__ d, double* __restrict__ dmin, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = R;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     double sb_acc = INFINITY;
     for (int64_t c = sb_lane; c < C; c += 32) {
-      sb_acc = sb_min_f64(sb_acc, (c == r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]));
+      sb_acc = sb_min_f64(sb_acc, c == r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
     sb_acc = sb_warp_min_f64(sb_acc);
     if (sb_lane == 0) {
@@ -520,26 +524,29 @@ __global__ void sb_warp_per_row_s9(const double* __restrict__ d, double* __restr
 // rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
 __global__ void __launch_bounds__(256) sb_block_per_row_s0(
     const float* __restrict__ x, float* __restrict__ rmax, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(float, sb_red, 256);
   const int64_t sb_total = R;
   // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+  for (int64_t sb_t = (int64_t)blockIdx.x; sb_t < sb_total; sb_t += (int64_t)gridDim.x) {
     const int64_t r = sb_t;
     float sb_acc = -INFINITY;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
-      sb_acc = sb_max_f32(sb_acc, (c == 7 * r % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]));
+    for (int64_t c = sb_tid; c < C; c += 256) {
+      sb_acc = sb_max_f32(sb_acc, c == 7 * r % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]);
     }
-    sb_red[threadIdx.x] = sb_acc;
+    sb_red[sb_tid] = sb_acc;
     __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const float sb_a = sb_red[threadIdx.x];
-        const float sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_max_f32(sb_a, sb_b);
+    int64_t sb_s = 128;
+    while (sb_s > 0) {
+      if (sb_tid < sb_s) {
+        float sb_a = sb_red[sb_tid];
+        sb_a = sb_max_f32(sb_a, sb_red[sb_tid + sb_s]);
+        sb_red[sb_tid] = sb_a;
       }
       __syncthreads();
+      sb_s = sb_s / 2;
     }
-    if (threadIdx.x == 0) {
+    if (sb_tid == 0) {
       sb_acc = sb_red[0];
       rmax[r] = sb_acc;
     }
@@ -549,26 +556,29 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0(
 // rmin[r] = min(c in 0..C: select(c == (5 * r + 3) % C, log(x[r, c] - 2.0), x[r, c]))
 __global__ void __launch_bounds__(256) sb_block_per_row_s1(
     const float* __restrict__ x, float* __restrict__ rmin, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(float, sb_red, 256);
   const int64_t sb_total = R;
   // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+  for (int64_t sb_t = (int64_t)blockIdx.x; sb_t < sb_total; sb_t += (int64_t)gridDim.x) {
     const int64_t r = sb_t;
     float sb_acc = INFINITY;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
-      sb_acc = sb_min_f32(sb_acc, (c == (5 * r + 3) % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]));
+    for (int64_t c = sb_tid; c < C; c += 256) {
+      sb_acc = sb_min_f32(sb_acc, c == (5 * r + 3) % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c]);
     }
-    sb_red[threadIdx.x] = sb_acc;
+    sb_red[sb_tid] = sb_acc;
     __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const float sb_a = sb_red[threadIdx.x];
-        const float sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_min_f32(sb_a, sb_b);
+    int64_t sb_s = 128;
+    while (sb_s > 0) {
+      if (sb_tid < sb_s) {
+        float sb_a = sb_red[sb_tid];
+        sb_a = sb_min_f32(sb_a, sb_red[sb_tid + sb_s]);
+        sb_red[sb_tid] = sb_a;
       }
       __syncthreads();
+      sb_s = sb_s / 2;
     }
-    if (threadIdx.x == 0) {
+    if (sb_tid == 0) {
       sb_acc = sb_red[0];
       rmin[r] = sb_acc;
     }
@@ -578,26 +588,29 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s1(
 // dmax[r] = max(c in 0..C: select(c == C - 1 - r % C, log(d[r, c] - 2.0), d[r, c]))
 __global__ void __launch_bounds__(256) sb_block_per_row_s2(
     const double* __restrict__ d, double* __restrict__ dmax, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(double, sb_red, 256);
   const int64_t sb_total = R;
   // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+  for (int64_t sb_t = (int64_t)blockIdx.x; sb_t < sb_total; sb_t += (int64_t)gridDim.x) {
     const int64_t r = sb_t;
     double sb_acc = -INFINITY;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
-      sb_acc = sb_max_f64(sb_acc, (c == C - 1 - r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]));
+    for (int64_t c = sb_tid; c < C; c += 256) {
+      sb_acc = sb_max_f64(sb_acc, c == C - 1 - r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
-    sb_red[threadIdx.x] = sb_acc;
+    sb_red[sb_tid] = sb_acc;
     __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const double sb_a = sb_red[threadIdx.x];
-        const double sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_max_f64(sb_a, sb_b);
+    int64_t sb_s = 128;
+    while (sb_s > 0) {
+      if (sb_tid < sb_s) {
+        double sb_a = sb_red[sb_tid];
+        sb_a = sb_max_f64(sb_a, sb_red[sb_tid + sb_s]);
+        sb_red[sb_tid] = sb_a;
       }
       __syncthreads();
+      sb_s = sb_s / 2;
     }
-    if (threadIdx.x == 0) {
+    if (sb_tid == 0) {
       sb_acc = sb_red[0];
       dmax[r] = sb_acc;
     }
@@ -607,26 +620,29 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s2(
 // dmin[r] = min(c in 0..C: select(c == r % C, log(d[r, c] - 2.0), d[r, c]))
 __global__ void __launch_bounds__(256) sb_block_per_row_s3(
     const double* __restrict__ d, double* __restrict__ dmin, const int64_t R, const int64_t C) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(double, sb_red, 256);
   const int64_t sb_total = R;
   // One block per output element.
-  for (int64_t sb_t = blockIdx.x; sb_t < sb_total; sb_t += gridDim.x) {
+  for (int64_t sb_t = (int64_t)blockIdx.x; sb_t < sb_total; sb_t += (int64_t)gridDim.x) {
     const int64_t r = sb_t;
     double sb_acc = INFINITY;
-    for (int64_t c = threadIdx.x; c < C; c += 256) {
-      sb_acc = sb_min_f64(sb_acc, (c == r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]));
+    for (int64_t c = sb_tid; c < C; c += 256) {
+      sb_acc = sb_min_f64(sb_acc, c == r % C ? log(d[r * C + c] - 2.0) : d[r * C + c]);
     }
-    sb_red[threadIdx.x] = sb_acc;
+    sb_red[sb_tid] = sb_acc;
     __syncthreads();
-    for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-      if (threadIdx.x < sb_s) {
-        const double sb_a = sb_red[threadIdx.x];
-        const double sb_b = sb_red[threadIdx.x + sb_s];
-        sb_red[threadIdx.x] = sb_min_f64(sb_a, sb_b);
+    int64_t sb_s = 128;
+    while (sb_s > 0) {
+      if (sb_tid < sb_s) {
+        double sb_a = sb_red[sb_tid];
+        sb_a = sb_min_f64(sb_a, sb_red[sb_tid + sb_s]);
+        sb_red[sb_tid] = sb_a;
       }
       __syncthreads();
+      sb_s = sb_s / 2;
     }
-    if (threadIdx.x == 0) {
+    if (sb_tid == 0) {
       sb_acc = sb_red[0];
       dmin[r] = sb_acc;
     }

@@ -591,7 +591,7 @@ def sb_block_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_a = sb_max(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
                 sb_red[unsafe_offset=sb_tid] = sb_a
             barrier()
-            sb_s >>= 1
+            sb_s = sb_s // 2
         if sb_tid == 0:
             sb_acc = sb_red[unsafe_offset=0]
             rmax[unsafe_offset=r] = sb_acc
@@ -623,7 +623,7 @@ def sb_block_per_row_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_a = sb_min(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
                 sb_red[unsafe_offset=sb_tid] = sb_a
             barrier()
-            sb_s >>= 1
+            sb_s = sb_s // 2
         if sb_tid == 0:
             sb_acc = sb_red[unsafe_offset=0]
             rmin[unsafe_offset=r] = sb_acc
@@ -655,7 +655,7 @@ def sb_block_per_row_s2(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_a = sb_max(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
                 sb_red[unsafe_offset=sb_tid] = sb_a
             barrier()
-            sb_s >>= 1
+            sb_s = sb_s // 2
         if sb_tid == 0:
             sb_acc = sb_red[unsafe_offset=0]
             dmax[unsafe_offset=r] = sb_acc
@@ -687,7 +687,7 @@ def sb_block_per_row_s3(d: Pointer[Float64, ImmUntrackedOrigin],
                 sb_a = sb_min(sb_a, sb_red[unsafe_offset=sb_tid + sb_s])
                 sb_red[unsafe_offset=sb_tid] = sb_a
             barrier()
-            sb_s >>= 1
+            sb_s = sb_s // 2
         if sb_tid == 0:
             sb_acc = sb_red[unsafe_offset=0]
             dmin[unsafe_offset=r] = sb_acc

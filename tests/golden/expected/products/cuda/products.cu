@@ -166,43 +166,51 @@ static __device__ double sb_part_scan_s1[1024];
 // Pass 1: each block combines a grid-stride share into sb_part_block_reduce_s0[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_block_reduce_s0_partial(
     const float* __restrict__ x, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(float, sb_red, 256);
   float sb_acc = 1.0f;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc *= x[i];
   }
-  sb_red[threadIdx.x] = sb_acc;
+  sb_red[sb_tid] = sb_acc;
   __syncthreads();
-  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-    if (threadIdx.x < sb_s) {
-      const float sb_a = sb_red[threadIdx.x];
-      const float sb_b = sb_red[threadIdx.x + sb_s];
-      sb_red[threadIdx.x] = sb_a * sb_b;
+  int64_t sb_s = 128;
+  while (sb_s > 0) {
+    if (sb_tid < sb_s) {
+      float sb_a = sb_red[sb_tid];
+      sb_a *= sb_red[sb_tid + sb_s];
+      sb_red[sb_tid] = sb_a;
     }
     __syncthreads();
+    sb_s = sb_s / 2;
   }
-  if (threadIdx.x == 0) sb_part_block_reduce_s0[blockIdx.x] = sb_red[0];
+  if (sb_tid == 0) {
+    sb_part_block_reduce_s0[(int64_t)blockIdx.x] = sb_red[0];
+  }
 }
 
 // Pass 2: one block combines the sb_part_block_reduce_s0[0, sb_parts) into the output.
 __global__ void __launch_bounds__(256) sb_block_reduce_s0_final(
     float* __restrict__ p, const int64_t sb_parts) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(float, sb_red, 256);
   float sb_acc = 1.0f;
-  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+  for (int64_t sb_p = sb_tid; sb_p < sb_parts; sb_p += 256) {
     sb_acc *= sb_part_block_reduce_s0[sb_p];
   }
-  sb_red[threadIdx.x] = sb_acc;
+  sb_red[sb_tid] = sb_acc;
   __syncthreads();
-  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-    if (threadIdx.x < sb_s) {
-      const float sb_a = sb_red[threadIdx.x];
-      const float sb_b = sb_red[threadIdx.x + sb_s];
-      sb_red[threadIdx.x] = sb_a * sb_b;
+  int64_t sb_s = 128;
+  while (sb_s > 0) {
+    if (sb_tid < sb_s) {
+      float sb_a = sb_red[sb_tid];
+      sb_a *= sb_red[sb_tid + sb_s];
+      sb_red[sb_tid] = sb_a;
     }
     __syncthreads();
+    sb_s = sb_s / 2;
   }
-  if (threadIdx.x == 0) {
+  if (sb_tid == 0) {
     sb_acc = sb_red[0];
     p[0] = sb_acc;
   }
@@ -228,43 +236,51 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s1(
 // Pass 1: each block combines a grid-stride share into sb_part_block_reduce_s2[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_block_reduce_s2_partial(
     const int32_t* __restrict__ v, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(int32_t, sb_red, 256);
   int32_t sb_acc = 1;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc = sb_mul_i32(sb_acc, sb_add_i32(sb_mul_i32(2, v[i]), 1));
   }
-  sb_red[threadIdx.x] = sb_acc;
+  sb_red[sb_tid] = sb_acc;
   __syncthreads();
-  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-    if (threadIdx.x < sb_s) {
-      const int32_t sb_a = sb_red[threadIdx.x];
-      const int32_t sb_b = sb_red[threadIdx.x + sb_s];
-      sb_red[threadIdx.x] = sb_mul_i32(sb_a, sb_b);
+  int64_t sb_s = 128;
+  while (sb_s > 0) {
+    if (sb_tid < sb_s) {
+      int32_t sb_a = sb_red[sb_tid];
+      sb_a = sb_mul_i32(sb_a, sb_red[sb_tid + sb_s]);
+      sb_red[sb_tid] = sb_a;
     }
     __syncthreads();
+    sb_s = sb_s / 2;
   }
-  if (threadIdx.x == 0) sb_part_block_reduce_s2[blockIdx.x] = sb_red[0];
+  if (sb_tid == 0) {
+    sb_part_block_reduce_s2[(int64_t)blockIdx.x] = sb_red[0];
+  }
 }
 
 // Pass 2: one block combines the sb_part_block_reduce_s2[0, sb_parts) into the output.
 __global__ void __launch_bounds__(256) sb_block_reduce_s2_final(
     int32_t* __restrict__ w, const int64_t sb_parts) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   SB_SHARED_ARRAY(int32_t, sb_red, 256);
   int32_t sb_acc = 1;
-  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+  for (int64_t sb_p = sb_tid; sb_p < sb_parts; sb_p += 256) {
     sb_acc = sb_mul_i32(sb_acc, sb_part_block_reduce_s2[sb_p]);
   }
-  sb_red[threadIdx.x] = sb_acc;
+  sb_red[sb_tid] = sb_acc;
   __syncthreads();
-  for (unsigned sb_s = 128; sb_s > 0; sb_s >>= 1) {
-    if (threadIdx.x < sb_s) {
-      const int32_t sb_a = sb_red[threadIdx.x];
-      const int32_t sb_b = sb_red[threadIdx.x + sb_s];
-      sb_red[threadIdx.x] = sb_mul_i32(sb_a, sb_b);
+  int64_t sb_s = 128;
+  while (sb_s > 0) {
+    if (sb_tid < sb_s) {
+      int32_t sb_a = sb_red[sb_tid];
+      sb_a = sb_mul_i32(sb_a, sb_red[sb_tid + sb_s]);
+      sb_red[sb_tid] = sb_a;
     }
     __syncthreads();
+    sb_s = sb_s / 2;
   }
-  if (threadIdx.x == 0) {
+  if (sb_tid == 0) {
     sb_acc = sb_red[0];
     w[0] = sb_acc;
   }
@@ -277,39 +293,53 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s2_final(
 // Pass 1: each block combines a grid-stride share into sb_part_warp_reduce_s0[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_warp_reduce_s0_partial(
     const float* __restrict__ x, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   float sb_acc = 1.0f;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc *= x[i];
   }
   sb_acc = sb_warp_prod_f32(sb_acc);
-  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1.0f;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_f32(sb_acc);
   }
-  if (threadIdx.x == 0) sb_part_warp_reduce_s0[blockIdx.x] = sb_acc;
+  if (sb_tid == 0) {
+    sb_part_warp_reduce_s0[(int64_t)blockIdx.x] = sb_acc;
+  }
 }
 
 // Pass 2: one block combines the sb_part_warp_reduce_s0[0, sb_parts) into the output.
 __global__ void __launch_bounds__(256) sb_warp_reduce_s0_final(
     float* __restrict__ p, const int64_t sb_parts) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   float sb_acc = 1.0f;
-  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+  for (int64_t sb_p = sb_tid; sb_p < sb_parts; sb_p += 256) {
     sb_acc *= sb_part_warp_reduce_s0[sb_p];
   }
   sb_acc = sb_warp_prod_f32(sb_acc);
-  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1.0f;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_f32(sb_acc);
   }
-  if (threadIdx.x == 0) {
+  if (sb_tid == 0) {
     p[0] = sb_acc;
   }
 }
@@ -334,39 +364,53 @@ __global__ void __launch_bounds__(256) sb_warp_reduce_s1(
 // Pass 1: each block combines a grid-stride share into sb_part_warp_reduce_s2[blockIdx.x].
 __global__ void __launch_bounds__(256) sb_warp_reduce_s2_partial(
     const int32_t* __restrict__ v, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   int32_t sb_acc = 1;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc = sb_mul_i32(sb_acc, sb_add_i32(sb_mul_i32(2, v[i]), 1));
   }
   sb_acc = sb_warp_prod_i32(sb_acc);
-  SB_SHARED_ARRAY(int32_t, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(int32_t, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_i32(sb_acc);
   }
-  if (threadIdx.x == 0) sb_part_warp_reduce_s2[blockIdx.x] = sb_acc;
+  if (sb_tid == 0) {
+    sb_part_warp_reduce_s2[(int64_t)blockIdx.x] = sb_acc;
+  }
 }
 
 // Pass 2: one block combines the sb_part_warp_reduce_s2[0, sb_parts) into the output.
 __global__ void __launch_bounds__(256) sb_warp_reduce_s2_final(
     int32_t* __restrict__ w, const int64_t sb_parts) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   int32_t sb_acc = 1;
-  for (int64_t sb_p = threadIdx.x; sb_p < sb_parts; sb_p += 256) {
+  for (int64_t sb_p = sb_tid; sb_p < sb_parts; sb_p += 256) {
     sb_acc = sb_mul_i32(sb_acc, sb_part_warp_reduce_s2[sb_p]);
   }
   sb_acc = sb_warp_prod_i32(sb_acc);
-  SB_SHARED_ARRAY(int32_t, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(int32_t, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_i32(sb_acc);
   }
-  if (threadIdx.x == 0) {
+  if (sb_tid == 0) {
     w[0] = sb_acc;
   }
 }
@@ -383,20 +427,28 @@ __global__ void sb_atomic_reduce_s0_init(float* __restrict__ p) {
 // Each block combines a grid-stride share and adds it atomically to p[0].
 __global__ void __launch_bounds__(256) sb_atomic_reduce_s0_atomic(
     const float* __restrict__ x, float* __restrict__ p, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   float sb_acc = 1.0f;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc *= x[i];
   }
   sb_acc = sb_warp_prod_f32(sb_acc);
-  SB_SHARED_ARRAY(float, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(float, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1.0f;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_f32(sb_acc);
   }
-  if (threadIdx.x == 0) sb_atomic_prod_f32(p, sb_acc);
+  if (sb_tid == 0) {
+    sb_atomic_prod_f32(p, sb_acc);
+  }
 }
 
 // q[i] = prod(k in 0..(i + 1): -f64(x[k]))
@@ -424,20 +476,28 @@ __global__ void sb_atomic_reduce_s2_init(int32_t* __restrict__ w) {
 // Each block combines a grid-stride share and adds it atomically to w[0].
 __global__ void __launch_bounds__(256) sb_atomic_reduce_s2_atomic(
     const int32_t* __restrict__ v, int32_t* __restrict__ w, const int64_t N) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   int32_t sb_acc = 1;
-  for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < N; i += (int64_t)256 * gridDim.x) {
+  for (int64_t i = (int64_t)blockIdx.x * 256 + sb_tid; i < N; i += 256 * (int64_t)gridDim.x) {
     sb_acc = sb_mul_i32(sb_acc, sb_add_i32(sb_mul_i32(2, v[i]), 1));
   }
   sb_acc = sb_warp_prod_i32(sb_acc);
-  SB_SHARED_ARRAY(int32_t, sb_warps, 8);  // one value per warp
-  if (threadIdx.x % 32 == 0) sb_warps[threadIdx.x / 32] = sb_acc;
+  // One value per warp.
+  SB_SHARED_ARRAY(int32_t, sb_warps, 8);
+  if (sb_tid % 32 == 0) {
+    sb_warps[sb_tid / 32] = sb_acc;
+  }
   __syncthreads();
-  if (threadIdx.x < 32) {
+  if (sb_tid < 32) {
     sb_acc = 1;
-    if (threadIdx.x < 8) sb_acc = sb_warps[threadIdx.x];
+    if (sb_tid < 8) {
+      sb_acc = sb_warps[sb_tid];
+    }
     sb_acc = sb_warp_prod_i32(sb_acc);
   }
-  if (threadIdx.x == 0) sb_atomic_prod_i32(w, sb_acc);
+  if (sb_tid == 0) {
+    sb_atomic_prod_i32(w, sb_acc);
+  }
 }
 
 // Variant scan: prefix reductions in three phases: per-block totals, their scan in one block, and a

@@ -138,7 +138,7 @@ def sb_block_reduce_s0_partial(x: Pointer[Float32, ImmUntrackedOrigin], sb_arg_N
             sb_a *= sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_part[unsafe_offset=Int(block_idx.x)] = sb_red[unsafe_offset=0]
 
@@ -164,7 +164,7 @@ def sb_block_reduce_s0_final(p: Pointer[Float32, MutUntrackedOrigin],
             sb_a *= sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_acc = sb_red[unsafe_offset=0]
         p[] = sb_acc
@@ -208,7 +208,7 @@ def sb_block_reduce_s2_partial(v: Pointer[Int32, ImmUntrackedOrigin], sb_arg_N: 
             sb_a *= sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_part[unsafe_offset=Int(block_idx.x)] = sb_red[unsafe_offset=0]
 
@@ -234,7 +234,7 @@ def sb_block_reduce_s2_final(w: Pointer[Int32, MutUntrackedOrigin],
             sb_a *= sb_red[unsafe_offset=sb_tid + sb_s]
             sb_red[unsafe_offset=sb_tid] = sb_a
         barrier()
-        sb_s >>= 1
+        sb_s = sb_s // 2
     if sb_tid == 0:
         sb_acc = sb_red[unsafe_offset=0]
         w[] = sb_acc

@@ -227,11 +227,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s1(
     const float* __restrict__ w, const float* __restrict__ hrows, float* __restrict__ y,
     const int64_t B, const int64_t T, const int64_t C, const int64_t O) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = B * T * O;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / O;
     const int64_t o = sb_t % O;
@@ -250,11 +251,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s1(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s2(
     const float* __restrict__ y, float* __restrict__ m, const int64_t B, const int64_t T,
     const int64_t O) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = B * T;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc = -INFINITY;
@@ -286,11 +288,12 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s3(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s4(
     const float* __restrict__ e, float* __restrict__ s, const int64_t B, const int64_t T,
     const int64_t O) {
+  const int64_t sb_tid = (int64_t)threadIdx.x;
   const int64_t sb_total = B * T;
-  const int64_t sb_lane = threadIdx.x % 32;
+  const int64_t sb_lane = sb_tid % 32;
   // One warp per output element: the loop bound is the same for all its lanes.
-  const int64_t sb_first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_stride = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_first = ((int64_t)blockIdx.x * (int64_t)blockDim.x + sb_tid) / 32;
+  const int64_t sb_stride = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc = 0.0f;

@@ -303,7 +303,7 @@ def sb_warp_per_row_s1(w: Pointer[Float32, ImmUntrackedOrigin],
     var C = Int(sb_arg_C)
     var O = Int(sb_arg_O)
     var sb_tid = Int(thread_idx.x)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
     var sb_lane = sb_tid % 32
     # One warp per output element: the loop bound is the same for all its lanes.
     var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
@@ -329,7 +329,7 @@ def sb_warp_per_row_s2(y: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
     var sb_tid = Int(thread_idx.x)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_lane = sb_tid % 32
     # One warp per output element: the loop bound is the same for all its lanes.
     var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
@@ -372,7 +372,7 @@ def sb_warp_per_row_s4(e: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
     var sb_tid = Int(thread_idx.x)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_lane = sb_tid % 32
     # One warp per output element: the loop bound is the same for all its lanes.
     var sb_first = (Int(block_idx.x) * Int(block_dim.x) + sb_tid) // 32
