@@ -253,6 +253,10 @@ int run_gen(const GenOptions& opt) {
           std::cout << e->dump_gpu_mapping(lower(s, [e](Fn fn) { return e->spells(fn); }));
           continue;
         }
+        if (std::string(p.name) == "gpu_bodies") {  // loop IR, built by the GPU printers' call
+          std::cout << e->dump_gpu_bodies(lower(s, [e](Fn fn) { return e->spells(fn); }));
+          continue;
+        }
         lower(s, [e](Fn fn) { return e->spells(fn); }, p.name, &std::cout,
               "backend " + e->backend());
       }

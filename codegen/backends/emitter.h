@@ -89,6 +89,9 @@ class Emitter {
   // each of its variants of the lowered `spec` as text, for `gen --dump-ir gpu_mapping`; empty
   // elsewhere.
   virtual std::string dump_gpu_mapping(const Spec&) const { return ""; }
+  // Likewise the kernel bodies of each variant written once as loop IR (lower/gpu_bodies.h),
+  // for `gen --dump-ir gpu_bodies`.
+  virtual std::string dump_gpu_bodies(const Spec&) const { return ""; }
   // A derived backend (mojo_gpu) has no variants of its own in specs: its variants are those of
   // backend derived_from() ("cuda") that derives() accepts, same names, strategies and
   // parameters, set by the derive_variants stage (check/derive_variants.h). "" elsewhere.

@@ -118,6 +118,36 @@ Block bind_outputs_body(const Spec& spec, const Statement& st, const ExprPtr& fl
   return b;
 }
 
+ExprPtr output_count_of(const Spec& spec, const Statement& st) {
+  const std::string& out = spec.tensors[st.out].name;
+  SB_ASSERT(st.rank() > 0, "the element count of a scalar output");
+  ExprPtr count = extent(st.out, 0, out);
+  for (size_t d = 1; d < st.rank(); ++d)
+    count = mul(count, extent(st.out, static_cast<int>(d), out));
+  return count;
+}
+
+Block element_body_of(const Spec& spec, const Statement& st, bool grid_stride) {
+  if (st.rank() == 0) return {comment("A scalar output: one thread."), compute()};
+  const ExprPtr t = var("sb_t", int_t()), total = var("sb_total", int_t());
+  const ExprPtr first =
+      add(mul(gpu(GpuIndex::BlockX), gpu(GpuIndex::BlockDimX)), gpu(GpuIndex::ThreadX));
+  Block per = bind_outputs_body(spec, st, t);
+  per.push_back(compute());
+  Block b = {let("sb_total", output_count_of(spec, st))};
+  if (grid_stride) {
+    b.push_back(let("sb_first", first));
+    b.push_back(let("sb_stride", mul(gpu(GpuIndex::BlockDimX), gpu(GpuIndex::GridDimX))));
+    b.push_back(for_loop("sb_t", var("sb_first", int_t()), total, var("sb_stride", int_t()),
+                         ForKind::Serial, std::move(per)));
+    return b;
+  }
+  b.push_back(let("sb_t", first));
+  b.push_back(if_then(binary(BinOp::Ge, t, total), {ret()}));
+  for (StmtPtr& x : per) b.push_back(std::move(x));
+  return b;
+}
+
 // Whether spec expression `e` is the literal 0.
 bool is_zero(const sb::Expr& e) {
   return e.kind == sb::ExprKind::IntLit && e.ival == 0;
@@ -202,12 +232,9 @@ Block row_reduce_body_of(const Spec& spec, const Statement& st, const sb::Expr& 
                          int64_t block_size) {
   const DType t = scalar(red.type).printed_as;
   const Type vt = float_t(t);
-  const std::string& out = spec.tensors[st.out].name;
   const ExprPtr tid = var("sb_tid", int_t()), lane = var("sb_lane", int_t());
   const ExprPtr row = var("sb_t", int_t()), total = var("sb_total", int_t());
-  ExprPtr count = extent(st.out, 0, out);
-  for (size_t d = 1; d < spec.tensors[st.out].shape.size(); ++d)
-    count = mul(count, extent(st.out, static_cast<int>(d), out));
+  const ExprPtr count = output_count_of(spec, st);
 
   Block per_row = bind_outputs_body(spec, st, row);
   per_row.push_back(let("sb_acc", identity(red.rop, t), /*mut=*/true));
@@ -388,6 +415,14 @@ loops::Block block_tree(const std::string& acc, ReduceOp op, DType t, const loop
 
 loops::Block bind_outputs(const Spec& spec, const Statement& st, const loops::ExprPtr& flat) {
   return loops::bind_outputs_body(spec, st, flat);
+}
+
+loops::ExprPtr output_count(const Spec& spec, const Statement& st) {
+  return loops::output_count_of(spec, st);
+}
+
+loops::Block element_body(const Spec& spec, const Statement& st, bool grid_stride) {
+  return loops::element_body_of(spec, st, grid_stride);
 }
 
 ScalarReduceBodies scalar_reduce_bodies(const Spec& spec, const Statement& st, const Expr& red,

@@ -39,6 +39,13 @@ loops::Block block_tree(const std::string& acc, ReduceOp op, DType t, const loop
 
 // Lets binding statement `st`'s output indices from the flat output index `flat` (row-major).
 loops::Block bind_outputs(const Spec& spec, const Statement& st, const loops::ExprPtr& flat);
+// The number of output elements of statement `st` (the product of the output's extents).
+loops::ExprPtr output_count(const Spec& spec, const Statement& st);
+
+// One thread per output element of statement `st` (GpuKernel::ThreadPerElement; a scalar output:
+// the one thread of a <<<1, 1>>> launch), or under `grid_stride` (GpuKernel::GridStride) a loop
+// of each thread over the flat outputs, a grid's threads apart.
+loops::Block element_body(const Spec& spec, const Statement& st, bool grid_stride);
 
 // The reduction `red` of statement `st`'s scalar output (`kind`: GpuKernel::TreeReduce,
 // WarpReduce or AtomicReduce), for blocks of `block_size` threads:

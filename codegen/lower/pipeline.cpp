@@ -39,6 +39,8 @@ const std::vector<LowerPass>& lower_passes() {
       {"gpu_mapping", "cuda: per variant, the kernels its strategy maps the statements and "
                       "row groups onto, and where a fused group's tensors live "
                       "(lower/gpu_mapping)"},
+      {"gpu_bodies", "cuda, mojo_gpu: per variant, the kernel bodies both GPU printers print "
+                     "from loop IR (lower/gpu_bodies)"},
       {"blocked_gemm", "cpu, mojo: the blocked GEMM of strategy blocked_matmul as loop IR, one "
                        "module per element type (lower/blocked_gemm)"},
   };

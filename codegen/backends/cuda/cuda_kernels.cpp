@@ -92,29 +92,6 @@ void bind_outputs(StmtLowering& L, CodeWriter& w, const std::string& flat = "sb_
   }
 }
 
-// The generic kernel body: one thread per output element, or a grid-stride loop over them; a
-// scalar output is computed by one thread.
-void generic_body(StmtLowering& L, bool grid_stride, CodeWriter& w) {
-  const Statement& st = L.stmt();
-  if (st.rank() == 0) {
-    w.line("// A scalar output: one thread (the launch is <<<1, 1>>>).");
-    L.assign(w);
-    return;
-  }
-  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
-  if (grid_stride) {
-    w.line("const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
-    w.line("const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;");
-    w.open("for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {");
-  } else {
-    w.line("const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
-    w.line("if (sb_t >= sb_total) return;");
-  }
-  bind_outputs(L, w);
-  L.assign(w);
-  if (grid_stride) w.close();
-}
-
 // `if (cond) {then} else {else}` with both branches written by callbacks at the right indent.
 void if_else(CodeWriter& w, const std::string& cond, const std::function<void(CodeWriter&)>& then_,
              const std::function<void(CodeWriter&)>& else_) {
@@ -166,8 +143,8 @@ class Gen final {
   Gen(const Spec& spec, const Variant& v, const CudaStrategy& strategy, FileParts& file)
       : spec_(spec), v_(v), strategy_(strategy), info_(strategy.info), file_(file),
         h_(file.helpers) {
-    bs_ = has_param("block_size") ? p("block_size") : 256;
-    bps_ = has_param("blocks_per_sm") ? p("blocks_per_sm") : 4;
+    bs_ = block_size_of(v, info_);
+    bps_ = blocks_per_sm_of(v, info_);
   }
 
   // Prints the variant's GPU mapping (lower/gpu_mapping.h), step by step.
@@ -195,11 +172,6 @@ class Gen final {
 
  private:
   int64_t p(const std::string& name) const { return param(v_, info_, name); }
-  bool has_param(const std::string& name) const {
-    for (const ParamInfo& pi : info_.params)
-      if (pi.name == name) return true;
-    return false;
-  }
   std::string fn(size_t k, const std::string& suffix = "") const {
     return "sb_" + v_.name + "_s" + str(static_cast<int64_t>(k)) + suffix;
   }
@@ -383,7 +355,7 @@ void Gen::generic(size_t k, const Statement& st, bool grid_stride) {
   const bool scalar = st.rank() == 0;
   StmtLowering L(spec_, st, &h_);
   CodeWriter kb(1);
-  generic_body(L, grid_stride, kb);
+  print_body(element_body(spec_, st, grid_stride), L, kb);
   const std::string name = fn(k);
   kernel("// " + text + "\n", name, scalar ? 0 : bs_, L, st.out, {}, kb);
 
@@ -404,7 +376,7 @@ void Gen::generic(size_t k, const Statement& st, bool grid_stride) {
 std::string Gen::generic_kernel(size_t k, const Statement& st, const std::string& suffix,
                                 StmtLowering& L) {
   CodeWriter kb(1);
-  generic_body(L, true, kb);
+  print_body(element_body(spec_, st, true), L, kb);
   const std::string name = fn(k, suffix);
   kernel("// The same statement with a grid-stride loop, for launches the tiles do not fit.\n",
          name, bs_, L, st.out, {}, kb);
@@ -1836,6 +1808,79 @@ std::array<TileOperand, 2> tile_operands(const Spec& spec, const Statement& st,
 VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,
                           FileParts& file) {
   return Gen(spec, v, s, file).run();
+}
+
+namespace {
+
+bool has(const StrategyInfo& info, const std::string& name) {
+  for (const ParamInfo& p : info.params)
+    if (p.name == name) return true;
+  return false;
+}
+
+}  // namespace
+
+int64_t block_size_of(const Variant& v, const StrategyInfo& info) {
+  return has(info, "block_size") ? param(v, info, "block_size") : 256;
+}
+
+int64_t blocks_per_sm_of(const Variant& v, const StrategyInfo& info) {
+  return has(info, "blocks_per_sm") ? param(v, info, "blocks_per_sm") : 4;
+}
+
+std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Variant& v,
+                               const StrategyInfo& info) {
+  const int64_t bs = block_size_of(v, info);
+  std::string out;
+  int n = 0;
+  for (const GpuStep& g : m.steps) {
+    const Statement& st = spec.stmts[g.first];
+    out += "## step " + std::to_string(n++) + ": " + gpu_kernel_name(g.kind) + ", statement " +
+           std::to_string(g.first) + "\n";
+    auto body = [&](const std::string& name, const loops::Block& b) {
+      out += "### " + name + "\n" + loops::dump(b);
+    };
+    auto not_yet = [&] { out += "(printed by each GPU printer, not loop IR)\n"; };
+    switch (g.kind) {
+      case GpuKernel::ThreadPerElement:
+      case GpuKernel::GridStride:
+        body("kernel", element_body(spec, st, g.kind == GpuKernel::GridStride));
+        break;
+      case GpuKernel::TreeReduce:
+      case GpuKernel::WarpReduce:
+      case GpuKernel::AtomicReduce: {
+        const ScalarReduceBodies b =
+            scalar_reduce_bodies(spec, st, *g.red.red, g.kind, bs, "sb_part");
+        body("partial", b.partial);
+        if (!b.final.empty()) body("final", b.final);
+        break;
+      }
+      case GpuKernel::WarpPerRow:
+      case GpuKernel::BlockPerRow:
+        body("kernel", row_reduce_body(spec, st, *g.red.red, g.kind == GpuKernel::WarpPerRow, bs));
+        break;
+      case GpuKernel::TiledTranspose:
+        body("kernel",
+             transpose_tile(spec, st, g.tr, param(v, info, "tile"), param(v, info, "block_rows")));
+        break;
+      case GpuKernel::Scan: {
+        const ScanBodies b = scan_bodies(spec, st, g.scan, bs, "sb_part", scan_shift(st, g.scan));
+        body("partial", b.partial);
+        body("carry", b.carry);
+        body("offsets", b.offsets);
+        break;
+      }
+      case GpuKernel::Vectorized:
+      case GpuKernel::TiledMatmul:
+      case GpuKernel::RegisterBlocked:
+      case GpuKernel::TiledStencil:
+      case GpuKernel::FusedRows:
+      case GpuKernel::FusedAttention:
+        not_yet();
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace sb::cuda

@@ -68,4 +68,15 @@ struct VariantCode {
 VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,
                           FileParts& file);
 
+// A variant's threads per block (its block_size, else 256) and blocks per multiprocessor for
+// sb_max_grid (its blocks_per_sm, else 4), for both GPU printers.
+int64_t block_size_of(const Variant& v, const StrategyInfo& info);
+int64_t blocks_per_sm_of(const Variant& v, const StrategyInfo& info);
+
+// The kernel bodies of mapping `m` (variant `v` of a cuda strategy) that are written once as loop
+// IR (lower/gpu_bodies.h), step by step, for `gen --dump-ir gpu_bodies`; the other steps are
+// named as printed by each GPU printer.
+std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Variant& v,
+                               const StrategyInfo& info);
+
 }  // namespace sb::cuda

@@ -37,6 +37,17 @@ class CudaEmitter final : public Emitter {
     }
     return out;
   }
+  std::string dump_gpu_bodies(const Spec& spec) const override {
+    std::string out;
+    for (const Variant& v : backend_variants(spec, backend())) {
+      const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
+      SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
+      out += "# IR after gpu_bodies for " + spec.name + " " + backend() + "/" + v.name +
+             " (strategy " + v.strategy + ")\n" +
+             cuda::dump_kernel_bodies(spec, gpu_mapping(spec, s->fuse, s->place), v, s->info);
+    }
+    return out;
+  }
 
  protected:
   GeneratedFile print(const Spec& spec) const override;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/common/emit_common.h"
+#include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/emit_cuda.h"
 #include "backends/cuda/strategies/strategy.h"
 #include "backends/mojo/mojo_lowering.h"
@@ -56,6 +57,17 @@ class MojoGpuEmitter final : public Emitter {
     for (const Variant& v : backend_variants(spec, backend()))
       out += "# IR after gpu_mapping for " + spec.name + " " + backend() + "/" + v.name +
              " (strategy " + v.strategy + ")\n" + dump(mojo_gpu::variant_mapping(spec, v), spec);
+    return out;
+  }
+  std::string dump_gpu_bodies(const Spec& spec) const override {
+    std::string out;
+    for (const Variant& v : backend_variants(spec, backend())) {
+      const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
+      SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
+      out += "# IR after gpu_bodies for " + spec.name + " " + backend() + "/" + v.name +
+             " (strategy " + v.strategy + ")\n" +
+             cuda::dump_kernel_bodies(spec, mojo_gpu::variant_mapping(spec, v), v, s->info);
+    }
     return out;
   }
   bool derives(const Spec& lowered, const Variant& v, std::string* why) const override {

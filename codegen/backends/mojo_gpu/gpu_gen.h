@@ -69,8 +69,8 @@ class Gen {
     const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
     SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
     info_ = &s->info;
-    bs_ = has_param("block_size") ? param(v_, *info_, "block_size") : 256;
-    bps_ = has_param("blocks_per_sm") ? param(v_, *info_, "blocks_per_sm") : 4;
+    bs_ = cuda::block_size_of(v_, *info_);
+    bps_ = cuda::blocks_per_sm_of(v_, *info_);
   }
 
   VariantCode run() {
@@ -95,11 +95,6 @@ class Gen {
   }
 
  private:
-  bool has_param(const std::string& name) const {
-    for (const ParamInfo& p : info_->params)
-      if (p.name == name) return true;
-    return false;
-  }
   std::string fn(size_t k, const std::string& suffix = "") const {
     return "sb_" + v_.name + "_s" + str(static_cast<int64_t>(k)) + suffix;
   }
@@ -241,31 +236,14 @@ class Gen {
     const std::string text = source_text(st, spec_);
     MojoStmt L(spec_, st, needs_.stmt);
     PyWriter w(1);
-    std::string launch;
-    if (st.rank() == 0) {
-      w.line("# A scalar output: one thread.");
-      L.assign(w);
-      launch = "one block of one thread";
-    } else {
+    print_body(element_body(spec_, st, grid_stride), L, w);
+    std::string launch = "one block of one thread";
+    if (st.rank() > 0) {
       const std::string total = L.element_count(st.out);
-      w.line("var sb_total = " + total);
-      use_gpu({"block_idx", "block_dim", "thread_idx"});
-      if (grid_stride) {
-        use_gpu({"grid_dim"});
-        w.line("var sb_stride = " + std::string(kGridThreads));
-        w.open("for sb_t in range(" + std::string(kThreadIndex) + ", sb_total, sb_stride):");
-        launch = "blocks of " + str(bs_) + " threads, grid = min(ceil(" + total + " / " +
-                 str(bs_) + "), SMs * " + str(bps_) + ")";
-      } else {
-        w.line("var sb_t = " + std::string(kThreadIndex));
-        w.open("if sb_t >= sb_total:");
-        w.line("return");
-        w.dedent();
-        launch = "blocks of " + str(bs_) + " threads, grid = ceil(" + total + " / " + str(bs_) + ")";
-      }
-      bind_outputs(L, w, "sb_t");
-      L.assign(w);
-      if (grid_stride) w.dedent();
+      launch = grid_stride ? "blocks of " + str(bs_) + " threads, grid = min(ceil(" + total +
+                                 " / " + str(bs_) + "), SMs * " + str(bps_) + ")"
+                           : "blocks of " + str(bs_) + " threads, grid = ceil(" + total + " / " +
+                                 str(bs_) + ")";
     }
     open_stmt(k, st);
     if (st.rank() == 0) {

@@ -4,6 +4,7 @@
 
 #include "backends/mojo_gpu/gpu_gen.h"
 #include "ir/affine.h"
+#include "lower/gpu_bodies.h"
 
 namespace sb::mojo_gpu {
 
@@ -147,14 +148,8 @@ std::string Gen::tiled_stencil(const GpuStep& g) {
   // The untiled kernel: the same statement in a grid-stride loop.
   MojoStmt G(spec_, st, needs_.stmt);
   PyWriter wg(1);
-  use_gpu({"block_dim", "grid_dim"});
+  print_body(element_body(spec_, st, true), G, wg);
   const std::string total = G.element_count(st.out);
-  wg.line("var sb_total = " + total);
-  wg.line("var sb_stride = " + std::string(kGridThreads));
-  wg.open("for sb_t in range(" + std::string(kThreadIndex) + ", sb_total, sb_stride):");
-  bind_outputs(G, wg, "sb_t");
-  G.assign(wg);
-  wg.dedent();
 
   // Comments on the launch geometry.
   std::string geo_grid, geo_block;

@@ -61,8 +61,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ grad, const float* __restrict__ m, const float* __restrict__ beta1,
     float* __restrict__ m_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   m_out[i] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
 }
@@ -72,8 +74,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
     const float* __restrict__ grad, const float* __restrict__ v, const float* __restrict__ beta2,
     float* __restrict__ v_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   v_out[i] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
 }
@@ -85,8 +89,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s2(
     const float* __restrict__ beta2_correction, float* __restrict__ param_out,
     const float* __restrict__ m_out, const float* __restrict__ v_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   param_out[i] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);
 }
@@ -98,8 +104,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ grad, const float* __restrict__ m, const float* __restrict__ beta1,
     float* __restrict__ m_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     m_out[i] = beta1[0] * m[i] + (1.0f - beta1[0]) * grad[i];
@@ -111,8 +117,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
     const float* __restrict__ grad, const float* __restrict__ v, const float* __restrict__ beta2,
     float* __restrict__ v_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     v_out[i] = beta2[0] * v[i] + (1.0f - beta2[0]) * grad[i] * grad[i];
@@ -126,8 +132,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s2(
     const float* __restrict__ beta2_correction, float* __restrict__ param_out,
     const float* __restrict__ m_out, const float* __restrict__ v_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     param_out[i] = param[i] - lr[0] * (m_out[i] / beta1_correction[0] / (sqrtf(v_out[i] / beta2_correction[0]) + eps[0]) + weight_decay[0] * param[i]);

@@ -103,8 +103,9 @@ def sb_grid_stride_s0(grad: Pointer[Float32, ImmUntrackedOrigin],
                       m_out: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         m_out[unsafe_offset=i] = beta1[] * m[unsafe_offset=i] + (Float32(1.0) - beta1[]) * grad[unsafe_offset=i]
 
@@ -118,8 +119,9 @@ def sb_grid_stride_s1(grad: Pointer[Float32, ImmUntrackedOrigin],
                       v_out: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         v_out[unsafe_offset=i] = beta2[] * v[unsafe_offset=i] + (Float32(1.0) - beta2[]) * grad[unsafe_offset=i] * grad[unsafe_offset=i]
 
@@ -138,8 +140,9 @@ def sb_grid_stride_s2(param: Pointer[Float32, ImmUntrackedOrigin],
                       v_out: Pointer[Float32, ImmUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         param_out[unsafe_offset=i] = param[unsafe_offset=i] - lr[] * (m_out[unsafe_offset=i] / beta1_correction[] / (sqrt(v_out[unsafe_offset=i] / beta2_correction[]) + eps[]) + weight_decay[] * param[unsafe_offset=i])
 

@@ -92,8 +92,10 @@ static __device__ __forceinline__ int64_t sb_warp_min_i64(int64_t v) {
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ y_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -107,8 +109,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
     const float* __restrict__ x, int64_t* __restrict__ y, const float* __restrict__ y_max,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {

@@ -54,8 +54,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var j = sb_t
         var sb_acc0 = Float32(0.0)
         for i in range(R):

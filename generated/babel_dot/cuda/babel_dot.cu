@@ -80,7 +80,7 @@ static __device__ double sb_part_warp_reduce_s0[1024];
 // total = sum(i in 0..N: a[i] * b[i])
 __global__ void sb_thread_per_output_s0(const double* __restrict__ a, const double* __restrict__ b,
                                         double* __restrict__ total, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = 0.0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += a[i] * b[i];
@@ -93,7 +93,7 @@ __global__ void sb_thread_per_output_s0(const double* __restrict__ a, const doub
 // total = sum(i in 0..N: a[i] * b[i])
 __global__ void sb_grid_stride_s0(const double* __restrict__ a, const double* __restrict__ b,
                                   double* __restrict__ total, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = 0.0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += a[i] * b[i];

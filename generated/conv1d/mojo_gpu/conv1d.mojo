@@ -65,8 +65,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var N = Int(sb_arg_N)
     var K = Int(sb_arg_K)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float32(0.0)
         for k in range(K):
@@ -129,8 +130,9 @@ def sb_tiled_stencil_s0_untiled(x: Pointer[Float32, ImmUntrackedOrigin],
     var N = Int(sb_arg_N)
     var K = Int(sb_arg_K)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float32(0.0)
         for k in range(K):

@@ -96,8 +96,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = N * CO * (sb_div_int(H + 2 - 3, 2) + 1) * (sb_div_int(W + 2 - 3, 2) + 1)
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var n = sb_t // (sb_div_int(W + 2 - 3, 2) + 1) // (sb_div_int(H + 2 - 3, 2) + 1) // CO
         var o = sb_t // (sb_div_int(W + 2 - 3, 2) + 1) // (sb_div_int(H + 2 - 3, 2) + 1) % CO
         var i = sb_t // (sb_div_int(W + 2 - 3, 2) + 1) % (sb_div_int(H + 2 - 3, 2) + 1)

@@ -49,8 +49,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ probs, const int32_t* __restrict__ targets,
     float* __restrict__ losses, const int64_t BT, const int64_t V) {
   const int64_t sb_total = BT;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   losses[r] = -logf(probs[r * V + targets[r]]);
 }
@@ -62,8 +64,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
     const float* __restrict__ probs, const int32_t* __restrict__ targets,
     float* __restrict__ losses, const int64_t BT, const int64_t V) {
   const int64_t sb_total = BT;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     losses[r] = -logf(probs[r * V + targets[r]]);

@@ -56,7 +56,8 @@ def sb_grid_stride_s0(probs: Pointer[Float32, ImmUntrackedOrigin],
     var BT = Int(sb_arg_BT)
     var V = Int(sb_arg_V)
     var sb_total = BT
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         losses[unsafe_offset=r] = -log(probs[unsafe_offset=r * V + Int(targets[unsafe_offset=r])])

@@ -81,7 +81,7 @@ static __device__ float sb_part_warp_reduce_s0[1024];
 // d = sum(i in 0..N: x[i] * y[i])
 __global__ void sb_thread_per_output_s0(const float* __restrict__ x, const float* __restrict__ y,
                                         float* __restrict__ d, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = 0.0f;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += x[i] * y[i];
@@ -94,7 +94,7 @@ __global__ void sb_thread_per_output_s0(const float* __restrict__ x, const float
 // d = sum(i in 0..N: x[i] * y[i])
 __global__ void sb_grid_stride_s0(const float* __restrict__ x, const float* __restrict__ y,
                                   float* __restrict__ d, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = 0.0f;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += x[i] * y[i];

@@ -55,8 +55,9 @@ def sb_grid_stride_s0(ids: Pointer[Int64, ImmUntrackedOrigin],
     var N = Int(sb_arg_N)
     var C = Int(sb_arg_C)
     var sb_total = N * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var n = sb_t // C
         var c = sb_t % C
         y[unsafe_offset=n * C + c] = weight[unsafe_offset=Int(ids[unsafe_offset=n]) * C + c]

@@ -50,8 +50,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const int32_t* __restrict__ inp, const float* __restrict__ wte, const float* __restrict__ wpe,
     float* __restrict__ y, const int64_t B, const int64_t T, const int64_t C) {
   const int64_t sb_total = B * T * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / C / T;
   const int64_t t = sb_t / C % T;
   const int64_t c = sb_t % C;
@@ -65,8 +67,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const int32_t* __restrict__ inp, const float* __restrict__ wte, const float* __restrict__ wpe,
     float* __restrict__ y, const int64_t B, const int64_t T, const int64_t C) {
   const int64_t sb_total = B * T * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / C / T;
     const int64_t t = sb_t / C % T;

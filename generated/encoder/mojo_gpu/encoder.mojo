@@ -61,8 +61,9 @@ def sb_grid_stride_s0(inp: Pointer[Int32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var sb_total = B * T * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // C // T
         var t = sb_t // C % T
         var c = sb_t % C

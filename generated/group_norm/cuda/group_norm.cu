@@ -52,8 +52,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ mean, const int64_t N, const int64_t G,
     const int64_t CG, const int64_t S) {
   const int64_t sb_total = N * G;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t / G;
   const int64_t g = sb_t % G;
   float sb_acc0 = 0.0f;
@@ -72,8 +74,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
     const float* __restrict__ x, const float* __restrict__ mean, float* __restrict__ rstd,
     const int64_t N, const int64_t G, const int64_t CG, const int64_t S) {
   const int64_t sb_total = N * G;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t / G;
   const int64_t g = sb_t % G;
   float sb_acc0 = 0.0f;
@@ -93,8 +97,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s2(
     const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ y,
     const int64_t N, const int64_t G, const int64_t CG, const int64_t S) {
   const int64_t sb_total = N * G * CG * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t / S / CG / G;
   const int64_t g = sb_t / S / CG % G;
   const int64_t c = sb_t / S % CG;
@@ -109,8 +115,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ x, float* __restrict__ mean, const int64_t N, const int64_t G,
     const int64_t CG, const int64_t S) {
   const int64_t sb_total = N * G;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t n = sb_t / G;
     const int64_t g = sb_t % G;
@@ -131,8 +137,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
     const float* __restrict__ x, const float* __restrict__ mean, float* __restrict__ rstd,
     const int64_t N, const int64_t G, const int64_t CG, const int64_t S) {
   const int64_t sb_total = N * G;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t n = sb_t / G;
     const int64_t g = sb_t % G;
@@ -154,8 +160,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s2(
     const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ y,
     const int64_t N, const int64_t G, const int64_t CG, const int64_t S) {
   const int64_t sb_total = N * G * CG * S;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t n = sb_t / S / CG / G;
     const int64_t g = sb_t / S / CG % G;

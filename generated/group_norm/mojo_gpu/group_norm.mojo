@@ -119,8 +119,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var CG = Int(sb_arg_CG)
     var S = Int(sb_arg_S)
     var sb_total = N * G
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var n = sb_t // G
         var g = sb_t % G
         var sb_acc0 = Float32(0.0)
@@ -144,8 +145,9 @@ def sb_grid_stride_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     var CG = Int(sb_arg_CG)
     var S = Int(sb_arg_S)
     var sb_total = N * G
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var n = sb_t // G
         var g = sb_t % G
         var sb_acc0 = Float32(0.0)
@@ -172,8 +174,9 @@ def sb_grid_stride_s2(x: Pointer[Float32, ImmUntrackedOrigin],
     var CG = Int(sb_arg_CG)
     var S = Int(sb_arg_S)
     var sb_total = N * G * CG * S
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var n = sb_t // S // CG // G
         var g = sb_t // S // CG % G
         var c = sb_t // S % CG

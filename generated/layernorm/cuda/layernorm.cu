@@ -76,8 +76,10 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ inp, float* __restrict__ mean, const int64_t BT, const int64_t C) {
   const int64_t sb_total = BT;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
@@ -91,8 +93,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
     const float* __restrict__ inp, const float* __restrict__ mean, float* __restrict__ variance,
     const int64_t BT, const int64_t C) {
   const int64_t sb_total = BT;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
@@ -105,8 +109,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(256) sb_thread_per_output_s2(
     float* __restrict__ rstd, const float* __restrict__ variance, const int64_t BT) {
   const int64_t sb_total = BT;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   rstd[r] = 1.0f / sqrtf(variance[r] + 1.0e-5f);
 }
@@ -117,8 +123,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s3(
     float* __restrict__ y, const float* __restrict__ mean, const float* __restrict__ rstd,
     const int64_t BT, const int64_t C) {
   const int64_t sb_total = BT * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   y[r * C + c] = rstd[r] * (inp[r * C + c] - mean[r]) * weight[c] + bias[c];
@@ -130,8 +138,8 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s3(
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ inp, float* __restrict__ mean, const int64_t BT, const int64_t C) {
   const int64_t sb_total = BT;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -147,8 +155,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
     const float* __restrict__ inp, const float* __restrict__ mean, float* __restrict__ variance,
     const int64_t BT, const int64_t C) {
   const int64_t sb_total = BT;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -163,8 +171,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
 __global__ void __launch_bounds__(256) sb_grid_stride_s2(
     float* __restrict__ rstd, const float* __restrict__ variance, const int64_t BT) {
   const int64_t sb_total = BT;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     rstd[r] = 1.0f / sqrtf(variance[r] + 1.0e-5f);
@@ -177,8 +185,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s3(
     float* __restrict__ y, const float* __restrict__ mean, const float* __restrict__ rstd,
     const int64_t BT, const int64_t C) {
   const int64_t sb_total = BT * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;

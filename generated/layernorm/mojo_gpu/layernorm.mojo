@@ -137,8 +137,9 @@ def sb_grid_stride_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
     var BT = Int(sb_arg_BT)
     var C = Int(sb_arg_C)
     var sb_total = BT
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -156,8 +157,9 @@ def sb_grid_stride_s1(inp: Pointer[Float32, ImmUntrackedOrigin],
     var BT = Int(sb_arg_BT)
     var C = Int(sb_arg_C)
     var sb_total = BT
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -172,8 +174,9 @@ def sb_grid_stride_s2(rstd: Pointer[Float32, MutUntrackedOrigin],
                       variance: Pointer[Float32, ImmUntrackedOrigin], sb_arg_BT: Int64) abi("C"):
     var BT = Int(sb_arg_BT)
     var sb_total = BT
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         rstd[unsafe_offset=r] = Float32(1.0) / sqrt(variance[unsafe_offset=r] + Float32(1.0e-5))
 
@@ -191,8 +194,9 @@ def sb_grid_stride_s3(inp: Pointer[Float32, ImmUntrackedOrigin],
     var BT = Int(sb_arg_BT)
     var C = Int(sb_arg_C)
     var sb_total = BT * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y[unsafe_offset=r * C + c] = rstd[unsafe_offset=r] * (inp[unsafe_offset=r * C + c] - mean[unsafe_offset=r]) * weight[unsafe_offset=c] + bias[unsafe_offset=c]

@@ -45,7 +45,7 @@ def sb_thread_per_output_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var OC = Int(sb_arg_OC)
-    var sb_total = (B * T) * OC
+    var sb_total = B * T * OC
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -71,9 +71,10 @@ def sb_grid_stride_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var OC = Int(sb_arg_OC)
-    var sb_total = (B * T) * OC
+    var sb_total = B * T * OC
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // OC
         var o = sb_t % OC
         var sb_acc0 = Float32(0.0)

@@ -57,8 +57,10 @@ static inline __host__ __device__ int32_t sb_add_i32(int32_t a, int32_t b) {
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const int32_t* __restrict__ a, int32_t* __restrict__ b, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / C;
   const int64_t j = sb_t % C;
   b[i * C + j] = sb_add_i32(a[i * C + j], 10);
@@ -70,8 +72,8 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const int32_t* __restrict__ a, int32_t* __restrict__ b, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / C;
     const int64_t j = sb_t % C;

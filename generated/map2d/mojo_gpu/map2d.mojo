@@ -52,8 +52,9 @@ def sb_grid_stride_s0(a: Pointer[Int32, ImmUntrackedOrigin], b: Pointer[Int32, M
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // C
         var j = sb_t % C
         b[unsafe_offset=i * C + j] = a[unsafe_offset=i * C + j] + Int32(10)

@@ -68,8 +68,9 @@ def sb_grid_stride_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
     var C = Int(sb_arg_C)
     var OC = Int(sb_arg_OC)
     var sb_total = BT * OC
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // OC
         var o = sb_t % OC
         var sb_acc0 = Float32(0.0)

@@ -56,8 +56,9 @@ def sb_grid_stride_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     var M = Int(sb_arg_M)
     var N = Int(sb_arg_N)
     var sb_total = M * N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // N
         var j = sb_t % N
         c[unsafe_offset=i * N + j] = a[unsafe_offset=i] + b[unsafe_offset=j]

@@ -70,7 +70,7 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 // y = sum(i in 0..N: a[i] * b[i])
 __global__ void sb_thread_per_output_s0(const float* __restrict__ a, const float* __restrict__ b,
                                         float* __restrict__ y, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = 0.0f;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += a[i] * b[i];
@@ -83,7 +83,7 @@ __global__ void sb_thread_per_output_s0(const float* __restrict__ a, const float
 // y = sum(i in 0..N: a[i] * b[i])
 __global__ void sb_grid_stride_s0(const float* __restrict__ a, const float* __restrict__ b,
                                   float* __restrict__ y, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = 0.0f;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 += a[i] * b[i];

@@ -73,8 +73,10 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ rstd, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
@@ -88,8 +90,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
     const float* __restrict__ x, const float* __restrict__ weight, float* __restrict__ y,
     const float* __restrict__ rstd, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   y[r * C + c] = weight[c] * (rstd[r] * x[r * C + c]);
@@ -101,8 +105,8 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ x, float* __restrict__ rstd, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -118,8 +122,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
     const float* __restrict__ x, const float* __restrict__ weight, float* __restrict__ y,
     const float* __restrict__ rstd, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;

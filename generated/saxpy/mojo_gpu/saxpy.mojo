@@ -54,8 +54,9 @@ def sb_grid_stride_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                       z: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         z[unsafe_offset=i] = a[] * x[unsafe_offset=i] + y[unsafe_offset=i]
 

@@ -73,8 +73,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s,
     const int64_t BH, const int64_t T, const int64_t D) {
   const int64_t sb_total = BH * T * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t h = sb_t / T / T;
   const int64_t i = sb_t / T % T;
   const int64_t j = sb_t % T;
@@ -89,8 +91,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
     const float* __restrict__ s, float* __restrict__ rowmax, const int64_t BH, const int64_t T) {
   const int64_t sb_total = BH * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t h = sb_t / T;
   const int64_t i = sb_t % T;
   float sb_acc0 = -INFINITY;
@@ -105,8 +109,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s2(
     const float* __restrict__ s, const float* __restrict__ rowmax, float* __restrict__ p,
     const int64_t BH, const int64_t T) {
   const int64_t sb_total = BH * T * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t h = sb_t / T / T;
   const int64_t i = sb_t / T % T;
   const int64_t j = sb_t % T;
@@ -117,8 +123,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s2(
 __global__ void __launch_bounds__(256) sb_thread_per_output_s3(
     const float* __restrict__ p, float* __restrict__ rowsum, const int64_t BH, const int64_t T) {
   const int64_t sb_total = BH * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t h = sb_t / T;
   const int64_t i = sb_t % T;
   float sb_acc0 = 0.0f;
@@ -133,8 +141,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s4(
     const float* __restrict__ v, const float* __restrict__ p, const float* __restrict__ rowsum,
     float* __restrict__ y, const int64_t BH, const int64_t T, const int64_t D) {
   const int64_t sb_total = BH * T * D;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t h = sb_t / D / T;
   const int64_t i = sb_t / D % T;
   const int64_t e = sb_t % D;
@@ -152,8 +162,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s,
     const int64_t BH, const int64_t T, const int64_t D) {
   const int64_t sb_total = BH * T * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t h = sb_t / T / T;
     const int64_t i = sb_t / T % T;
@@ -170,8 +180,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 __global__ void __launch_bounds__(256) sb_grid_stride_s1(
     const float* __restrict__ s, float* __restrict__ rowmax, const int64_t BH, const int64_t T) {
   const int64_t sb_total = BH * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t h = sb_t / T;
     const int64_t i = sb_t % T;
@@ -188,8 +198,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s2(
     const float* __restrict__ s, const float* __restrict__ rowmax, float* __restrict__ p,
     const int64_t BH, const int64_t T) {
   const int64_t sb_total = BH * T * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t h = sb_t / T / T;
     const int64_t i = sb_t / T % T;
@@ -202,8 +212,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s2(
 __global__ void __launch_bounds__(256) sb_grid_stride_s3(
     const float* __restrict__ p, float* __restrict__ rowsum, const int64_t BH, const int64_t T) {
   const int64_t sb_total = BH * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t h = sb_t / T;
     const int64_t i = sb_t % T;
@@ -220,8 +230,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s4(
     const float* __restrict__ v, const float* __restrict__ p, const float* __restrict__ rowsum,
     float* __restrict__ y, const int64_t BH, const int64_t T, const int64_t D) {
   const int64_t sb_total = BH * T * D;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t h = sb_t / D / T;
     const int64_t i = sb_t / D % T;

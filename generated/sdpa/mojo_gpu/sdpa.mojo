@@ -188,8 +188,9 @@ def sb_grid_stride_s0(q: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var D = Int(sb_arg_D)
     var sb_total = BH * T * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var h = sb_t // T // T
         var i = sb_t // T % T
         var j = sb_t % T
@@ -208,8 +209,9 @@ def sb_grid_stride_s1(s: Pointer[Float32, ImmUntrackedOrigin],
     var BH = Int(sb_arg_BH)
     var T = Int(sb_arg_T)
     var sb_total = BH * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var h = sb_t // T
         var i = sb_t % T
         var sb_acc0 = -inf[DType.float32]()
@@ -228,8 +230,9 @@ def sb_grid_stride_s2(s: Pointer[Float32, ImmUntrackedOrigin],
     var BH = Int(sb_arg_BH)
     var T = Int(sb_arg_T)
     var sb_total = BH * T * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var h = sb_t // T // T
         var i = sb_t // T % T
         var j = sb_t % T
@@ -245,8 +248,9 @@ def sb_grid_stride_s3(p: Pointer[Float32, ImmUntrackedOrigin],
     var BH = Int(sb_arg_BH)
     var T = Int(sb_arg_T)
     var sb_total = BH * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var h = sb_t // T
         var i = sb_t % T
         var sb_acc0 = Float32(0.0)
@@ -267,8 +271,9 @@ def sb_grid_stride_s4(v: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var D = Int(sb_arg_D)
     var sb_total = BH * T * D
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var h = sb_t // D // T
         var i = sb_t // D % T
         var e = sb_t % D

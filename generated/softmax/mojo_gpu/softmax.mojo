@@ -175,8 +175,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -194,8 +195,9 @@ def sb_grid_stride_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         e[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c] - rowmax[unsafe_offset=r])
@@ -210,8 +212,9 @@ def sb_grid_stride_s2(e: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -229,8 +232,9 @@ def sb_grid_stride_s3(e: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y[unsafe_offset=r * C + c] = e[unsafe_offset=r * C + c] / rowsum[unsafe_offset=r]

@@ -67,8 +67,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
     const int64_t W) {
   const int64_t sb_total = D * H * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W / H;
   const int64_t j = sb_t / W % H;
   const int64_t k = sb_t % W;
@@ -82,8 +84,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
     const int64_t W) {
   const int64_t sb_total = D * H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / W / H;
     const int64_t j = sb_t / W % H;
@@ -133,8 +135,8 @@ __global__ void __launch_bounds__(256) sb_tiled_stencil_s0_untiled(
     const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
     const int64_t W) {
   const int64_t sb_total = D * H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / W / H;
     const int64_t j = sb_t / W % H;

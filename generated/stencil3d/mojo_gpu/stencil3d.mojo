@@ -67,8 +67,9 @@ def sb_grid_stride_s0(x: Pointer[Float64, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = D * H * W
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // W // H
         var j = sb_t // W % H
         var k = sb_t % W
@@ -136,8 +137,9 @@ def sb_tiled_stencil_s0_untiled(x: Pointer[Float64, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = D * H * W
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // W // H
         var j = sb_t // W % H
         var k = sb_t % W

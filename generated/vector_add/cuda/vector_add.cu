@@ -50,8 +50,10 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s0(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   c[i] = a[i] + b[i];
 }
@@ -63,8 +65,8 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     c[i] = a[i] + b[i];

@@ -122,8 +122,10 @@ static __device__ __forceinline__ int64_t sb_warp_min_i64(int64_t v) {
 __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ q, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   q[r * C + c] = floorf(4.0f * x[r * C + c]);
@@ -133,8 +135,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ q, float* __restrict__ ties_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -148,8 +152,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ q, int64_t* __restrict__ ties, const float* __restrict__ ties_max,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
@@ -162,8 +168,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ q, float* __restrict__ least_min, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -177,8 +185,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ q, int64_t* __restrict__ least, const float* __restrict__ least_min,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
@@ -191,8 +201,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const float* __restrict__ x, float* __restrict__ nan_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -206,8 +218,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const float* __restrict__ x, int64_t* __restrict__ nan, const float* __restrict__ nan_max,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
@@ -219,7 +233,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
 // first_max = max(c in 0..C: x[0, c])
 __global__ void sb_thread_per_output_s7(const float* __restrict__ x, float* __restrict__ first_max,
                                         const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_max_f32(sb_acc0, x[c]);
@@ -230,7 +244,7 @@ __global__ void sb_thread_per_output_s7(const float* __restrict__ x, float* __re
 // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
 __global__ void sb_thread_per_output_s8(const float* __restrict__ x, int64_t* __restrict__ first,
                                         const float* __restrict__ first_max, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
@@ -242,8 +256,10 @@ __global__ void sb_thread_per_output_s8(const float* __restrict__ x, int64_t* __
 __global__ void __launch_bounds__(128) sb_thread_per_output_s9(
     const float* __restrict__ x, float* __restrict__ upto_min, const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t j = sb_t;
   float sb_acc0 = INFINITY;
   for (int64_t c = 0; c < j + 1; ++c) {
@@ -257,8 +273,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
     const float* __restrict__ x, int64_t* __restrict__ upto, const float* __restrict__ upto_min,
     const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t j = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < j + 1; ++c) {
@@ -271,8 +289,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s11(
     float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = r; c < r + 3; ++c) {
@@ -285,8 +305,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s11(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s12(
     int32_t* __restrict__ late, const float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = r; c < r + 3; ++c) {
@@ -298,7 +320,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s12(
 // ints_min = min(c in 0..C: v[c])
 __global__ void sb_thread_per_output_s13(const int32_t* __restrict__ v,
                                          int32_t* __restrict__ ints_min, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int32_t sb_acc0 = INT32_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i32(sb_acc0, v[c]);
@@ -309,7 +331,7 @@ __global__ void sb_thread_per_output_s13(const int32_t* __restrict__ v,
 // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
 __global__ void sb_thread_per_output_s14(const int32_t* __restrict__ v, int64_t* __restrict__ ints,
                                          const int32_t* __restrict__ ints_min, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));
@@ -321,8 +343,10 @@ __global__ void sb_thread_per_output_s14(const int32_t* __restrict__ v, int64_t*
 __global__ void __launch_bounds__(128) sb_thread_per_output_s15(
     const float* __restrict__ q, float* __restrict__ mixed_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -336,8 +360,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s16(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ mixed,
     const float* __restrict__ mixed_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
@@ -352,8 +378,8 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s16(
 __global__ void __launch_bounds__(64) sb_grid_stride_s0(
     const float* __restrict__ x, float* __restrict__ q, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -365,8 +391,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s0(
 __global__ void __launch_bounds__(64) sb_grid_stride_s1(
     const float* __restrict__ q, float* __restrict__ ties_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -382,8 +408,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s2(
     const float* __restrict__ q, int64_t* __restrict__ ties, const float* __restrict__ ties_max,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -398,8 +424,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s2(
 __global__ void __launch_bounds__(64) sb_grid_stride_s3(
     const float* __restrict__ q, float* __restrict__ least_min, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = INFINITY;
@@ -415,8 +441,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s4(
     const float* __restrict__ q, int64_t* __restrict__ least, const float* __restrict__ least_min,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -431,8 +457,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s4(
 __global__ void __launch_bounds__(64) sb_grid_stride_s5(
     const float* __restrict__ x, float* __restrict__ nan_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -448,8 +474,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s6(
     const float* __restrict__ x, int64_t* __restrict__ nan, const float* __restrict__ nan_max,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -463,7 +489,7 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s6(
 // first_max = max(c in 0..C: x[0, c])
 __global__ void sb_grid_stride_s7(const float* __restrict__ x, float* __restrict__ first_max,
                                   const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_max_f32(sb_acc0, x[c]);
@@ -474,7 +500,7 @@ __global__ void sb_grid_stride_s7(const float* __restrict__ x, float* __restrict
 // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
 __global__ void sb_grid_stride_s8(const float* __restrict__ x, int64_t* __restrict__ first,
                                   const float* __restrict__ first_max, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
@@ -486,8 +512,8 @@ __global__ void sb_grid_stride_s8(const float* __restrict__ x, int64_t* __restri
 __global__ void __launch_bounds__(64) sb_grid_stride_s9(
     const float* __restrict__ x, float* __restrict__ upto_min, const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t j = sb_t;
     float sb_acc0 = INFINITY;
@@ -503,8 +529,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s10(
     const float* __restrict__ x, int64_t* __restrict__ upto, const float* __restrict__ upto_min,
     const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t j = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -519,8 +545,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s10(
 __global__ void __launch_bounds__(64) sb_grid_stride_s11(
     float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -535,8 +561,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s11(
 __global__ void __launch_bounds__(64) sb_grid_stride_s12(
     int32_t* __restrict__ late, const float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -550,7 +576,7 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s12(
 // ints_min = min(c in 0..C: v[c])
 __global__ void sb_grid_stride_s13(const int32_t* __restrict__ v, int32_t* __restrict__ ints_min,
                                    const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int32_t sb_acc0 = INT32_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i32(sb_acc0, v[c]);
@@ -561,7 +587,7 @@ __global__ void sb_grid_stride_s13(const int32_t* __restrict__ v, int32_t* __res
 // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
 __global__ void sb_grid_stride_s14(const int32_t* __restrict__ v, int64_t* __restrict__ ints,
                                    const int32_t* __restrict__ ints_min, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));
@@ -573,8 +599,8 @@ __global__ void sb_grid_stride_s14(const int32_t* __restrict__ v, int64_t* __res
 __global__ void __launch_bounds__(64) sb_grid_stride_s15(
     const float* __restrict__ q, float* __restrict__ mixed_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -590,8 +616,8 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s16(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ mixed,
     const float* __restrict__ mixed_max, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -881,7 +907,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
 // first_max = max(c in 0..C: x[0, c])
 __global__ void sb_warp_per_row_s7(const float* __restrict__ x, float* __restrict__ first_max,
                                    const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_max_f32(sb_acc0, x[c]);
@@ -892,7 +918,7 @@ __global__ void sb_warp_per_row_s7(const float* __restrict__ x, float* __restric
 // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
 __global__ void sb_warp_per_row_s8(const float* __restrict__ x, int64_t* __restrict__ first,
                                    const float* __restrict__ first_max, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
@@ -1025,8 +1051,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s9_rows_global(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s11(
     float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -1041,8 +1067,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s11(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s12(
     int32_t* __restrict__ late, const float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -1056,7 +1082,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s12(
 // ints_min = min(c in 0..C: v[c])
 __global__ void sb_warp_per_row_s13(const int32_t* __restrict__ v, int32_t* __restrict__ ints_min,
                                     const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int32_t sb_acc0 = INT32_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i32(sb_acc0, v[c]);
@@ -1067,7 +1093,7 @@ __global__ void sb_warp_per_row_s13(const int32_t* __restrict__ v, int32_t* __re
 // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
 __global__ void sb_warp_per_row_s14(const int32_t* __restrict__ v, int64_t* __restrict__ ints,
                                     const int32_t* __restrict__ ints_min, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));
@@ -1554,7 +1580,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
 // first_max = max(c in 0..C: x[0, c])
 __global__ void sb_block_per_row_s7(const float* __restrict__ x, float* __restrict__ first_max,
                                     const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_max_f32(sb_acc0, x[c]);
@@ -1565,7 +1591,7 @@ __global__ void sb_block_per_row_s7(const float* __restrict__ x, float* __restri
 // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
 __global__ void sb_block_per_row_s8(const float* __restrict__ x, int64_t* __restrict__ first,
                                     const float* __restrict__ first_max, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
@@ -1726,8 +1752,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s9_rows_global(
 __global__ void __launch_bounds__(256) sb_block_per_row_s11(
     float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -1742,8 +1768,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s11(
 __global__ void __launch_bounds__(256) sb_block_per_row_s12(
     int32_t* __restrict__ late, const float* __restrict__ late_max, const int64_t R) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = INT64_MAX;
@@ -1757,7 +1783,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s12(
 // ints_min = min(c in 0..C: v[c])
 __global__ void sb_block_per_row_s13(const int32_t* __restrict__ v, int32_t* __restrict__ ints_min,
                                      const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int32_t sb_acc0 = INT32_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i32(sb_acc0, v[c]);
@@ -1768,7 +1794,7 @@ __global__ void sb_block_per_row_s13(const int32_t* __restrict__ v, int32_t* __r
 // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
 __global__ void sb_block_per_row_s14(const int32_t* __restrict__ v, int64_t* __restrict__ ints,
                                      const int32_t* __restrict__ ints_min, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MAX;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_i64(sb_acc0, v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));

@@ -412,8 +412,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         q[unsafe_offset=r * C + c] = floor(Float32(4.0) * x[unsafe_offset=r * C + c])
@@ -428,8 +429,9 @@ def sb_grid_stride_s1(q: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -447,8 +449,9 @@ def sb_grid_stride_s2(q: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(C):
@@ -465,8 +468,9 @@ def sb_grid_stride_s3(q: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = inf[DType.float32]()
         for c in range(C):
@@ -484,8 +488,9 @@ def sb_grid_stride_s4(q: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(C):
@@ -502,8 +507,9 @@ def sb_grid_stride_s5(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -521,8 +527,9 @@ def sb_grid_stride_s6(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(C):
@@ -564,8 +571,9 @@ def sb_grid_stride_s9(x: Pointer[Float32, ImmUntrackedOrigin],
                       upto_min: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
     var C = Int(sb_arg_C)
     var sb_total = C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var j = sb_t
         var sb_acc0 = inf[DType.float32]()
         for c in range(j + 1):
@@ -581,8 +589,9 @@ def sb_grid_stride_s10(x: Pointer[Float32, ImmUntrackedOrigin],
                        upto_min: Pointer[Float32, ImmUntrackedOrigin], sb_arg_C: Int64) abi("C"):
     var C = Int(sb_arg_C)
     var sb_total = C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var j = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(j + 1):
@@ -596,8 +605,9 @@ def sb_grid_stride_s10(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_grid_stride_s11(late_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(r, r + 3):
@@ -612,8 +622,9 @@ def sb_grid_stride_s12(late: Pointer[Int32, MutUntrackedOrigin],
                        late_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_R: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(r, r + 3):
@@ -657,8 +668,9 @@ def sb_grid_stride_s15(q: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -677,8 +689,9 @@ def sb_grid_stride_s16(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(C):
@@ -1072,8 +1085,9 @@ def sb_warp_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_warp_per_row_s11(late_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(r, r + 3):
@@ -1088,8 +1102,9 @@ def sb_warp_per_row_s12(late: Pointer[Int32, MutUntrackedOrigin],
                         late_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_R: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(r, r + 3):
@@ -1764,8 +1779,9 @@ def sb_block_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_block_per_row_s11(late_max: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(r, r + 3):
@@ -1780,8 +1796,9 @@ def sb_block_per_row_s12(late: Pointer[Int32, MutUntrackedOrigin],
                          late_max: Pointer[Float32, ImmUntrackedOrigin], sb_arg_R: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64.MAX
         for c in range(r, r + 3):

@@ -90,8 +90,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s,
     const int64_t T, const int64_t S, const int64_t D) {
   const int64_t sb_total = T * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / S;
   const int64_t j = sb_t % S;
   float sb_acc0 = 0.0f;
@@ -105,8 +107,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ s, float* __restrict__ m, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t j = 0; j < S; ++j) {
@@ -120,8 +124,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ s, const float* __restrict__ m, float* __restrict__ p,
     const int64_t T, const int64_t S) {
   const int64_t sb_total = T * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / S;
   const int64_t j = sb_t % S;
   p[i * S + j] = expf(s[i * S + j] - m[i]);
@@ -131,8 +137,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ p, float* __restrict__ l, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t j = 0; j < S; ++j) {
@@ -146,8 +154,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ v, const float* __restrict__ p, const float* __restrict__ l,
     float* __restrict__ y, const int64_t T, const int64_t S, const int64_t E) {
   const int64_t sb_total = T * E;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / E;
   const int64_t e = sb_t % E;
   float sb_acc0 = 0.0f;
@@ -162,8 +172,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const double* __restrict__ q2, const double* __restrict__ kt, double* __restrict__ s2,
     const int64_t B, const int64_t T, const int64_t S, const int64_t D) {
   const int64_t sb_total = B * T * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / S / T;
   const int64_t i = sb_t / S % T;
   const int64_t j = sb_t % S;
@@ -179,8 +191,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const double* __restrict__ s2, double* __restrict__ m2, const int64_t B, const int64_t T,
     const int64_t S) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / T;
   const int64_t i = sb_t % T;
   double sb_acc0 = -INFINITY;
@@ -195,8 +209,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const double* __restrict__ s2, const double* __restrict__ m2, double* __restrict__ p2,
     const int64_t B, const int64_t T, const int64_t S) {
   const int64_t sb_total = B * T * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / S / T;
   const int64_t i = sb_t / S % T;
   const int64_t j = sb_t % S;
@@ -208,8 +224,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const double* __restrict__ p2, double* __restrict__ l2, const int64_t B, const int64_t T,
     const int64_t S) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / T;
   const int64_t i = sb_t % T;
   double sb_acc0 = 0.0;
@@ -224,8 +242,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s9(
     const double* __restrict__ v2, const double* __restrict__ p2, const double* __restrict__ l2,
     double* __restrict__ z, const int64_t B, const int64_t T, const int64_t S, const int64_t E) {
   const int64_t sb_total = B * T * E;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / E / T;
   const int64_t i = sb_t / E % T;
   const int64_t e = sb_t % E;
@@ -241,8 +261,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
     const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s3,
     const int64_t T, const int64_t S, const int64_t D) {
   const int64_t sb_total = T * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / S;
   const int64_t j = sb_t % S;
   float sb_acc0 = 0.0f;
@@ -256,8 +278,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s11(
     const float* __restrict__ s3, float* __restrict__ m3, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t j = 0; j < S; ++j) {
@@ -271,8 +295,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s12(
     const float* __restrict__ s3, const float* __restrict__ m3, float* __restrict__ p3,
     const int64_t T, const int64_t S) {
   const int64_t sb_total = T * S;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / S;
   const int64_t j = sb_t % S;
   p3[i * S + j] = expf(s3[i * S + j] - m3[i]);
@@ -282,8 +308,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s12(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s13(
     const float* __restrict__ p3, float* __restrict__ l3, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t j = 0; j < S; ++j) {
@@ -297,8 +325,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s14(
     const float* __restrict__ v, const float* __restrict__ p3, const float* __restrict__ l3,
     float* __restrict__ w, const int64_t T, const int64_t S, const int64_t E) {
   const int64_t sb_total = T * E;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / E;
   const int64_t e = sb_t % E;
   float sb_acc0 = 0.0f;
@@ -312,8 +342,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s14(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s15(
     const float* __restrict__ l3, float* __restrict__ u, const int64_t T) {
   const int64_t sb_total = T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   u[i] = l3[i];
 }
@@ -653,8 +685,8 @@ __global__ void __launch_bounds__(32) sb_flash_small_s10(
     const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s3,
     const int64_t T, const int64_t S, const int64_t D) {
   const int64_t sb_total = T * S;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / S;
     const int64_t j = sb_t % S;
@@ -670,8 +702,8 @@ __global__ void __launch_bounds__(32) sb_flash_small_s10(
 __global__ void __launch_bounds__(32) sb_flash_small_s11(
     const float* __restrict__ s3, float* __restrict__ m3, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     float sb_acc0 = -INFINITY;
@@ -687,8 +719,8 @@ __global__ void __launch_bounds__(32) sb_flash_small_s12(
     const float* __restrict__ s3, const float* __restrict__ m3, float* __restrict__ p3,
     const int64_t T, const int64_t S) {
   const int64_t sb_total = T * S;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / S;
     const int64_t j = sb_t % S;
@@ -700,8 +732,8 @@ __global__ void __launch_bounds__(32) sb_flash_small_s12(
 __global__ void __launch_bounds__(32) sb_flash_small_s13(
     const float* __restrict__ p3, float* __restrict__ l3, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     float sb_acc0 = 0.0f;
@@ -717,8 +749,8 @@ __global__ void __launch_bounds__(32) sb_flash_small_s14(
     const float* __restrict__ v, const float* __restrict__ p3, const float* __restrict__ l3,
     float* __restrict__ w, const int64_t T, const int64_t S, const int64_t E) {
   const int64_t sb_total = T * E;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / E;
     const int64_t e = sb_t % E;
@@ -734,8 +766,8 @@ __global__ void __launch_bounds__(32) sb_flash_small_s14(
 __global__ void __launch_bounds__(32) sb_flash_small_s15(
     const float* __restrict__ l3, float* __restrict__ u, const int64_t T) {
   const int64_t sb_total = T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     u[i] = l3[i];
@@ -1077,8 +1109,8 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s10(
     const float* __restrict__ q, const float* __restrict__ k, float* __restrict__ s3,
     const int64_t T, const int64_t S, const int64_t D) {
   const int64_t sb_total = T * S;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / S;
     const int64_t j = sb_t % S;
@@ -1094,8 +1126,8 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s10(
 __global__ void __launch_bounds__(128) sb_flash_attention_s11(
     const float* __restrict__ s3, float* __restrict__ m3, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     float sb_acc0 = -INFINITY;
@@ -1111,8 +1143,8 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s12(
     const float* __restrict__ s3, const float* __restrict__ m3, float* __restrict__ p3,
     const int64_t T, const int64_t S) {
   const int64_t sb_total = T * S;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / S;
     const int64_t j = sb_t % S;
@@ -1124,8 +1156,8 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s12(
 __global__ void __launch_bounds__(128) sb_flash_attention_s13(
     const float* __restrict__ p3, float* __restrict__ l3, const int64_t T, const int64_t S) {
   const int64_t sb_total = T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     float sb_acc0 = 0.0f;
@@ -1141,8 +1173,8 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s14(
     const float* __restrict__ v, const float* __restrict__ p3, const float* __restrict__ l3,
     float* __restrict__ w, const int64_t T, const int64_t S, const int64_t E) {
   const int64_t sb_total = T * E;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / E;
     const int64_t e = sb_t % E;
@@ -1158,8 +1190,8 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s14(
 __global__ void __launch_bounds__(128) sb_flash_attention_s15(
     const float* __restrict__ l3, float* __restrict__ u, const int64_t T) {
   const int64_t sb_total = T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     u[i] = l3[i];

@@ -743,8 +743,9 @@ def sb_flash_small_s10(q: Pointer[Float32, ImmUntrackedOrigin],
     var S = Int(sb_arg_S)
     var D = Int(sb_arg_D)
     var sb_total = T * S
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // S
         var j = sb_t % S
         var sb_acc0 = Float32(0.0)
@@ -762,8 +763,9 @@ def sb_flash_small_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var S = Int(sb_arg_S)
     var sb_total = T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for j in range(S):
@@ -781,8 +783,9 @@ def sb_flash_small_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var S = Int(sb_arg_S)
     var sb_total = T * S
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // S
         var j = sb_t % S
         p3[unsafe_offset=i * S + j] = sb_exp_f32(s3[unsafe_offset=i * S + j] - m3[unsafe_offset=i])
@@ -797,8 +800,9 @@ def sb_flash_small_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var S = Int(sb_arg_S)
     var sb_total = T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float32(0.0)
         for j in range(S):
@@ -818,8 +822,9 @@ def sb_flash_small_s14(v: Pointer[Float32, ImmUntrackedOrigin],
     var S = Int(sb_arg_S)
     var E = Int(sb_arg_E)
     var sb_total = T * E
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // E
         var e = sb_t % E
         var sb_acc0 = Float32(0.0)
@@ -835,8 +840,9 @@ def sb_flash_small_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
                        u: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64) abi("C"):
     var T = Int(sb_arg_T)
     var sb_total = T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         u[unsafe_offset=i] = l3[unsafe_offset=i]
 
@@ -1146,8 +1152,9 @@ def sb_flash_attention_s10(q: Pointer[Float32, ImmUntrackedOrigin],
     var S = Int(sb_arg_S)
     var D = Int(sb_arg_D)
     var sb_total = T * S
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // S
         var j = sb_t % S
         var sb_acc0 = Float32(0.0)
@@ -1165,8 +1172,9 @@ def sb_flash_attention_s11(s3: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var S = Int(sb_arg_S)
     var sb_total = T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for j in range(S):
@@ -1184,8 +1192,9 @@ def sb_flash_attention_s12(s3: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var S = Int(sb_arg_S)
     var sb_total = T * S
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // S
         var j = sb_t % S
         p3[unsafe_offset=i * S + j] = sb_exp_f32(s3[unsafe_offset=i * S + j] - m3[unsafe_offset=i])
@@ -1200,8 +1209,9 @@ def sb_flash_attention_s13(p3: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var S = Int(sb_arg_S)
     var sb_total = T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float32(0.0)
         for j in range(S):
@@ -1221,8 +1231,9 @@ def sb_flash_attention_s14(v: Pointer[Float32, ImmUntrackedOrigin],
     var S = Int(sb_arg_S)
     var E = Int(sb_arg_E)
     var sb_total = T * E
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // E
         var e = sb_t % E
         var sb_acc0 = Float32(0.0)
@@ -1238,7 +1249,8 @@ def sb_flash_attention_s15(l3: Pointer[Float32, ImmUntrackedOrigin],
                            u: Pointer[Float32, MutUntrackedOrigin], sb_arg_T: Int64) abi("C"):
     var T = Int(sb_arg_T)
     var sb_total = T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         u[unsafe_offset=i] = l3[unsafe_offset=i]

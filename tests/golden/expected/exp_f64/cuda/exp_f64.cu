@@ -48,8 +48,10 @@
 __global__ void __launch_bounds__(64) sb_naive_s0(const double* __restrict__ x,
                                                   double* __restrict__ y, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   y[i] = exp(x[i]);
 }
@@ -58,8 +60,10 @@ __global__ void __launch_bounds__(64) sb_naive_s0(const double* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s1(const double* __restrict__ s,
                                                   double* __restrict__ z, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   z[i] = exp(s[i]) + exp(-s[i] * 0.5);
 }

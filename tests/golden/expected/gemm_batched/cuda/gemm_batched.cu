@@ -78,8 +78,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / N / M;
   const int64_t i = sb_t / N % M;
   const int64_t j = sb_t % N;
@@ -96,8 +98,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     float* __restrict__ d, const int64_t B, const int64_t M, const int64_t N, const int64_t K,
     const int64_t L) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / N / M;
   const int64_t i = sb_t / N % M;
   const int64_t j = sb_t % N;
@@ -113,8 +117,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ wt, const float* __restrict__ at, float* __restrict__ e,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / N / M;
   const int64_t i = sb_t / N % M;
   const int64_t j = sb_t % N;
@@ -130,8 +136,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const double* __restrict__ x, const double* __restrict__ y, double* __restrict__ g,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / N / M;
   const int64_t i = sb_t / N % M;
   const int64_t j = sb_t % N;
@@ -147,8 +155,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ c, float* __restrict__ rm, const int64_t B, const int64_t M,
     const int64_t N) {
   const int64_t sb_total = B * M;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / M;
   const int64_t i = sb_t % M;
   float sb_acc0 = -INFINITY;
@@ -163,8 +173,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const float* __restrict__ c, const float* __restrict__ rm, float* __restrict__ p,
     const int64_t B, const int64_t M, const int64_t N) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / N / M;
   const int64_t i = sb_t / N % M;
   const int64_t j = sb_t % N;
@@ -441,8 +453,8 @@ __global__ void __launch_bounds__(256) sb_tiled_s4(
     const float* __restrict__ c, float* __restrict__ rm, const int64_t B, const int64_t M,
     const int64_t N) {
   const int64_t sb_total = B * M;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / M;
     const int64_t i = sb_t % M;
@@ -459,8 +471,8 @@ __global__ void __launch_bounds__(256) sb_tiled_s5(
     const float* __restrict__ c, const float* __restrict__ rm, float* __restrict__ p,
     const int64_t B, const int64_t M, const int64_t N) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / N / M;
     const int64_t i = sb_t / N % M;
@@ -988,8 +1000,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_s4(
     const float* __restrict__ c, float* __restrict__ rm, const int64_t B, const int64_t M,
     const int64_t N) {
   const int64_t sb_total = B * M;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / M;
     const int64_t i = sb_t % M;
@@ -1006,8 +1018,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_s5(
     const float* __restrict__ c, const float* __restrict__ rm, float* __restrict__ p,
     const int64_t B, const int64_t M, const int64_t N) {
   const int64_t sb_total = B * M * N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / N / M;
     const int64_t i = sb_t / N % M;

@@ -472,8 +472,9 @@ def sb_tiled_s4(c: Pointer[Float32, ImmUntrackedOrigin], rm: Pointer[Float32, Mu
     var M = Int(sb_arg_M)
     var N = Int(sb_arg_N)
     var sb_total = B * M
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // M
         var i = sb_t % M
         var sb_acc0 = -inf[DType.float32]()
@@ -492,8 +493,9 @@ def sb_tiled_s5(c: Pointer[Float32, ImmUntrackedOrigin], rm: Pointer[Float32, Im
     var M = Int(sb_arg_M)
     var N = Int(sb_arg_N)
     var sb_total = B * M * N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // N // M
         var i = sb_t // N % M
         var j = sb_t % N
@@ -933,8 +935,9 @@ def sb_register_blocked_s4(c: Pointer[Float32, ImmUntrackedOrigin],
     var M = Int(sb_arg_M)
     var N = Int(sb_arg_N)
     var sb_total = B * M
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // M
         var i = sb_t % M
         var sb_acc0 = -inf[DType.float32]()
@@ -954,8 +957,9 @@ def sb_register_blocked_s5(c: Pointer[Float32, ImmUntrackedOrigin],
     var M = Int(sb_arg_M)
     var N = Int(sb_arg_N)
     var sb_total = B * M * N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // N // M
         var i = sb_t // N % M
         var j = sb_t % N

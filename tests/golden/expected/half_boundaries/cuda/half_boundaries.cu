@@ -131,8 +131,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ z, sb_bf16* __restrict__ y,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   const int64_t sb_ld0_x_i0 = i - 1;
   const float sb_ld0_x = (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < N) ? x[sb_ld0_x_i0] : 0.0f;
@@ -171,8 +173,8 @@ __global__ void __launch_bounds__(256) sb_tiled_stencil_s0_untiled(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ z, sb_bf16* __restrict__ y,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     const int64_t sb_ld0_x_i0 = i - 1;

@@ -103,8 +103,9 @@ def sb_tiled_stencil_s0_untiled(x: Pointer[BFloat16, ImmUntrackedOrigin],
                                 y: Pointer[BFloat16, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_ld0_x_i0 = i - 1
         var sb_ld0_x = (

@@ -516,8 +516,8 @@ __global__ void __launch_bounds__(64) sb_block_per_row_s0_rows_global(
 __global__ void __launch_bounds__(256) sb_tiled_transpose_s0(
     const sb_f16* __restrict__ x, sb_f16* __restrict__ m, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -533,8 +533,8 @@ __global__ void __launch_bounds__(256) sb_tiled_transpose_s1(
     const sb_f16* __restrict__ x, const sb_f16* __restrict__ m, sb_f16* __restrict__ e,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -546,8 +546,8 @@ __global__ void __launch_bounds__(256) sb_tiled_transpose_s1(
 __global__ void __launch_bounds__(256) sb_tiled_transpose_s2(
     const sb_f16* __restrict__ e, float* __restrict__ s, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -563,8 +563,8 @@ __global__ void __launch_bounds__(256) sb_tiled_transpose_s3(
     const sb_f16* __restrict__ e, const float* __restrict__ s, sb_f16* __restrict__ y,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;

@@ -164,8 +164,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, sb_bf16* __restrict__ y1,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   y1[r * C + c] = x[r * C + c] * 2.0f + h[r * C + c];
@@ -176,8 +178,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, float* __restrict__ s,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
@@ -190,8 +194,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const sb_bf16* __restrict__ x, float* __restrict__ m, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -205,8 +211,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const sb_bf16* __restrict__ x, const float* __restrict__ m, sb_bf16* __restrict__ y2,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   y2[r * C + c] = expf(x[r * C + c] - m[r]);
@@ -217,8 +225,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const sb_bf16* __restrict__ x, const sb_bf16* __restrict__ w, float* __restrict__ p,
     const int64_t R, const int64_t C, const int64_t K) {
   const int64_t sb_total = R * K;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / K;
   const int64_t k = sb_t % K;
   float sb_acc0 = 0.0f;
@@ -232,8 +242,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const sb_f16* __restrict__ h, sb_f16* __restrict__ t, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   t[r * C + c] = h[r * C + c] * h[r * C + c];
@@ -243,8 +255,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const sb_f16* __restrict__ t, sb_f16* __restrict__ y3, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   y3[r * C + c] = t[r * C + c] + 1.0f;
@@ -257,8 +271,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, sb_bf16* __restrict__ y1,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -271,8 +285,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s1(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, float* __restrict__ s,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -287,8 +301,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s1(
 __global__ void __launch_bounds__(128) sb_grid_stride_s2(
     const sb_bf16* __restrict__ x, float* __restrict__ m, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -304,8 +318,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s3(
     const sb_bf16* __restrict__ x, const float* __restrict__ m, sb_bf16* __restrict__ y2,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -318,8 +332,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s4(
     const sb_bf16* __restrict__ x, const sb_bf16* __restrict__ w, float* __restrict__ p,
     const int64_t R, const int64_t C, const int64_t K) {
   const int64_t sb_total = R * K;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / K;
     const int64_t k = sb_t % K;
@@ -335,8 +349,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s4(
 __global__ void __launch_bounds__(128) sb_grid_stride_s5(
     const sb_f16* __restrict__ h, sb_f16* __restrict__ t, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -348,8 +362,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s5(
 __global__ void __launch_bounds__(128) sb_grid_stride_s6(
     const sb_f16* __restrict__ t, sb_f16* __restrict__ y3, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -366,8 +380,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, sb_bf16* __restrict__ y1,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -425,8 +439,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s3(
     const sb_bf16* __restrict__ x, const float* __restrict__ m, sb_bf16* __restrict__ y2,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -439,8 +453,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s4(
     const sb_bf16* __restrict__ x, const sb_bf16* __restrict__ w, float* __restrict__ p,
     const int64_t R, const int64_t C, const int64_t K) {
   const int64_t sb_total = R * K;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / K;
     const int64_t k = sb_t % K;
@@ -456,8 +470,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s4(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s5(
     const sb_f16* __restrict__ h, sb_f16* __restrict__ t, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -469,8 +483,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s5(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s6(
     const sb_f16* __restrict__ t, sb_f16* __restrict__ y3, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -487,8 +501,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, sb_bf16* __restrict__ y1,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -566,8 +580,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s3(
     const sb_bf16* __restrict__ x, const float* __restrict__ m, sb_bf16* __restrict__ y2,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -580,8 +594,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s4(
     const sb_bf16* __restrict__ x, const sb_bf16* __restrict__ w, float* __restrict__ p,
     const int64_t R, const int64_t C, const int64_t K) {
   const int64_t sb_total = R * K;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / K;
     const int64_t k = sb_t % K;
@@ -597,8 +611,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s4(
 __global__ void __launch_bounds__(256) sb_block_per_row_s5(
     const sb_f16* __restrict__ h, sb_f16* __restrict__ t, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -610,8 +624,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s5(
 __global__ void __launch_bounds__(256) sb_block_per_row_s6(
     const sb_f16* __restrict__ t, sb_f16* __restrict__ y3, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -627,8 +641,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, sb_bf16* __restrict__ y1,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -641,8 +655,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s1(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, float* __restrict__ s,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -657,8 +671,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s1(
 __global__ void __launch_bounds__(256) sb_tiled_matmul_s2(
     const sb_bf16* __restrict__ x, float* __restrict__ m, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -674,8 +688,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s3(
     const sb_bf16* __restrict__ x, const float* __restrict__ m, sb_bf16* __restrict__ y2,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -744,8 +758,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s4(
 __global__ void __launch_bounds__(256) sb_tiled_matmul_s5(
     const sb_f16* __restrict__ h, sb_f16* __restrict__ t, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -757,8 +771,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s5(
 __global__ void __launch_bounds__(256) sb_tiled_matmul_s6(
     const sb_f16* __restrict__ t, sb_f16* __restrict__ y3, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -775,8 +789,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, sb_bf16* __restrict__ y1,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -789,8 +803,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s1(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ h, float* __restrict__ s,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -805,8 +819,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s1(
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s2(
     const sb_bf16* __restrict__ x, float* __restrict__ m, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = -INFINITY;
@@ -822,8 +836,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s3(
     const sb_bf16* __restrict__ x, const float* __restrict__ m, sb_bf16* __restrict__ y2,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -930,8 +944,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s4(
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s5(
     const sb_f16* __restrict__ h, sb_f16* __restrict__ t, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;
@@ -943,8 +957,8 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s5(
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s6(
     const sb_f16* __restrict__ t, sb_f16* __restrict__ y3, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / C;
     const int64_t c = sb_t % C;

@@ -240,8 +240,9 @@ def sb_grid_stride_s0(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
@@ -257,8 +258,9 @@ def sb_grid_stride_s1(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -275,8 +277,9 @@ def sb_grid_stride_s2(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -294,8 +297,9 @@ def sb_grid_stride_s3(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - m[unsafe_offset=r]).cast[DType.bfloat16]()
@@ -312,8 +316,9 @@ def sb_grid_stride_s4(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var C = Int(sb_arg_C)
     var K = Int(sb_arg_K)
     var sb_total = R * K
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // K
         var k = sb_t % K
         var sb_acc0 = Float32(0.0)
@@ -331,8 +336,9 @@ def sb_grid_stride_s5(h: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         t[unsafe_offset=r * C + c] = (h[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.float16]()
@@ -347,8 +353,9 @@ def sb_grid_stride_s6(t: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
@@ -368,8 +375,9 @@ def sb_warp_per_row_s0(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
@@ -434,8 +442,9 @@ def sb_warp_per_row_s3(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - m[unsafe_offset=r]).cast[DType.bfloat16]()
@@ -452,8 +461,9 @@ def sb_warp_per_row_s4(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var C = Int(sb_arg_C)
     var K = Int(sb_arg_K)
     var sb_total = R * K
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // K
         var k = sb_t % K
         var sb_acc0 = Float32(0.0)
@@ -471,8 +481,9 @@ def sb_warp_per_row_s5(h: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         t[unsafe_offset=r * C + c] = (h[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.float16]()
@@ -487,8 +498,9 @@ def sb_warp_per_row_s6(t: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
@@ -508,8 +520,9 @@ def sb_block_per_row_s0(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
@@ -590,8 +603,9 @@ def sb_block_per_row_s3(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - m[unsafe_offset=r]).cast[DType.bfloat16]()
@@ -608,8 +622,9 @@ def sb_block_per_row_s4(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var C = Int(sb_arg_C)
     var K = Int(sb_arg_K)
     var sb_total = R * K
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // K
         var k = sb_t % K
         var sb_acc0 = Float32(0.0)
@@ -627,8 +642,9 @@ def sb_block_per_row_s5(h: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         t[unsafe_offset=r * C + c] = (h[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.float16]()
@@ -643,8 +659,9 @@ def sb_block_per_row_s6(t: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
@@ -663,8 +680,9 @@ def sb_tiled_matmul_s0(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
@@ -680,8 +698,9 @@ def sb_tiled_matmul_s1(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -698,8 +717,9 @@ def sb_tiled_matmul_s2(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -717,8 +737,9 @@ def sb_tiled_matmul_s3(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - m[unsafe_offset=r]).cast[DType.bfloat16]()
@@ -789,8 +810,9 @@ def sb_tiled_matmul_s5(h: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         t[unsafe_offset=r * C + c] = (h[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.float16]()
@@ -805,8 +827,9 @@ def sb_tiled_matmul_s6(t: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()
@@ -826,8 +849,9 @@ def sb_register_blocked_matmul_s0(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y1[unsafe_offset=r * C + c] = (x[unsafe_offset=r * C + c].cast[DType.float32]() * Float32(2.0) + h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.bfloat16]()
@@ -843,8 +867,9 @@ def sb_register_blocked_matmul_s1(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -861,8 +886,9 @@ def sb_register_blocked_matmul_s2(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for c in range(C):
@@ -880,8 +906,9 @@ def sb_register_blocked_matmul_s3(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y2[unsafe_offset=r * C + c] = sb_exp_f32(x[unsafe_offset=r * C + c].cast[DType.float32]() - m[unsafe_offset=r]).cast[DType.bfloat16]()
@@ -974,8 +1001,9 @@ def sb_register_blocked_matmul_s5(h: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         t[unsafe_offset=r * C + c] = (h[unsafe_offset=r * C + c].cast[DType.float32]() * h[unsafe_offset=r * C + c].cast[DType.float32]()).cast[DType.float16]()
@@ -990,8 +1018,9 @@ def sb_register_blocked_matmul_s6(t: Pointer[Float16, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // C
         var c = sb_t % C
         y3[unsafe_offset=r * C + c] = (t[unsafe_offset=r * C + c].cast[DType.float32]() + Float32(1.0)).cast[DType.float16]()

@@ -85,8 +85,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const int64_t* __restrict__ ids, const float* __restrict__ w, float* __restrict__ g,
     const int64_t N, const int64_t C) {
   const int64_t sb_total = N * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / C;
   const int64_t c = sb_t % C;
   g[i * C + c] = w[ids[i] * C + c];
@@ -97,8 +99,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ q,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   q[i] = b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i64(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i]));
 }
@@ -108,8 +112,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ r,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   r[i] = b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i]);
 }
@@ -119,8 +125,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ m,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   m[i] = a[i] > 0 ? sb_max_i64(a[i], sb_mul_i64(b[i], 7)) : sb_min_i64(a[i], sb_neg_i64(b[i]));
 }
@@ -129,7 +137,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
 __global__ void sb_thread_per_output_s4(const int64_t* __restrict__ a,
                                         const int64_t* __restrict__ b, int64_t* __restrict__ s,
                                         const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = 0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_add_i64(sb_acc0, sb_add_i64(a[i], b[i]));
@@ -141,7 +149,7 @@ __global__ void sb_thread_per_output_s4(const int64_t* __restrict__ a,
 __global__ void sb_thread_per_output_s5(const int64_t* __restrict__ ids,
                                         const int64_t* __restrict__ a, int64_t* __restrict__ hi,
                                         const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MIN;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_max_i64(sb_acc0, sb_sub_i64(a[i], ids[i]));
@@ -153,8 +161,10 @@ __global__ void sb_thread_per_output_s5(const int64_t* __restrict__ ids,
 __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const int64_t* __restrict__ a, double* __restrict__ f, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   f[i] = (double)a[i] * 0.5;
 }
@@ -163,8 +173,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const int64_t* __restrict__ b, int32_t* __restrict__ t, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   t[i] = sb_mul_i32((int32_t)b[i], 3);
 }
@@ -174,8 +186,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const int64_t* __restrict__ a, const int32_t* __restrict__ t, int64_t* __restrict__ u,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   u[i] = sb_add_i64((int64_t)t[i], sb_mul_i64(a[i], 2));
 }
@@ -187,8 +201,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
     const int64_t* __restrict__ ids, const float* __restrict__ w, float* __restrict__ g,
     const int64_t N, const int64_t C) {
   const int64_t sb_total = N * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / C;
     const int64_t c = sb_t % C;
@@ -201,8 +215,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s1(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ q,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     q[i] = b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i64(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i]));
@@ -214,8 +228,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s2(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ r,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     r[i] = b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i]);
@@ -227,8 +241,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s3(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ m,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     m[i] = a[i] > 0 ? sb_max_i64(a[i], sb_mul_i64(b[i], 7)) : sb_min_i64(a[i], sb_neg_i64(b[i]));
@@ -238,7 +252,7 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s3(
 // s = sum(i in 0..N: a[i] + b[i])
 __global__ void sb_grid_stride_s4(const int64_t* __restrict__ a, const int64_t* __restrict__ b,
                                   int64_t* __restrict__ s, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = 0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_add_i64(sb_acc0, sb_add_i64(a[i], b[i]));
@@ -249,7 +263,7 @@ __global__ void sb_grid_stride_s4(const int64_t* __restrict__ a, const int64_t* 
 // hi = max(i in 0..N: a[i] - ids[i])
 __global__ void sb_grid_stride_s5(const int64_t* __restrict__ ids, const int64_t* __restrict__ a,
                                   int64_t* __restrict__ hi, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MIN;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_max_i64(sb_acc0, sb_sub_i64(a[i], ids[i]));
@@ -261,8 +275,8 @@ __global__ void sb_grid_stride_s5(const int64_t* __restrict__ ids, const int64_t
 __global__ void __launch_bounds__(128) sb_grid_stride_s6(
     const int64_t* __restrict__ a, double* __restrict__ f, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     f[i] = (double)a[i] * 0.5;
@@ -273,8 +287,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s6(
 __global__ void __launch_bounds__(128) sb_grid_stride_s7(
     const int64_t* __restrict__ b, int32_t* __restrict__ t, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     t[i] = sb_mul_i32((int32_t)b[i], 3);
@@ -286,8 +300,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s8(
     const int64_t* __restrict__ a, const int32_t* __restrict__ t, int64_t* __restrict__ u,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     u[i] = sb_add_i64((int64_t)t[i], sb_mul_i64(a[i], 2));
@@ -452,7 +466,7 @@ __global__ void __launch_bounds__(256) sb_vectorized_s3(
 // s = sum(i in 0..N: a[i] + b[i])
 __global__ void sb_vectorized_s4(const int64_t* __restrict__ a, const int64_t* __restrict__ b,
                                  int64_t* __restrict__ s, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = 0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_add_i64(sb_acc0, sb_add_i64(a[i], b[i]));
@@ -463,7 +477,7 @@ __global__ void sb_vectorized_s4(const int64_t* __restrict__ a, const int64_t* _
 // hi = max(i in 0..N: a[i] - ids[i])
 __global__ void sb_vectorized_s5(const int64_t* __restrict__ ids, const int64_t* __restrict__ a,
                                  int64_t* __restrict__ hi, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MIN;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_max_i64(sb_acc0, sb_sub_i64(a[i], ids[i]));

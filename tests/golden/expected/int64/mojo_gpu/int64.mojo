@@ -214,8 +214,9 @@ def sb_grid_stride_s0(ids: Pointer[Int64, ImmUntrackedOrigin],
     var N = Int(sb_arg_N)
     var C = Int(sb_arg_C)
     var sb_total = N * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // C
         var c = sb_t % C
         g[unsafe_offset=i * C + c] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
@@ -228,8 +229,9 @@ def sb_grid_stride_s1(a: Pointer[Int64, ImmUntrackedOrigin], b: Pointer[Int64, I
                       q: Pointer[Int64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         q[unsafe_offset=i] = Int64(0) if b[unsafe_offset=i] == Int64(0) else (-a[unsafe_offset=i] if b[unsafe_offset=i] == Int64(-1) else sb_div_i64(a[unsafe_offset=i], Int64(1) if b[unsafe_offset=i] == Int64(0) or b[unsafe_offset=i] == Int64(-1) else b[unsafe_offset=i]))
 
@@ -241,8 +243,9 @@ def sb_grid_stride_s2(a: Pointer[Int64, ImmUntrackedOrigin], b: Pointer[Int64, I
                       r: Pointer[Int64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         r[unsafe_offset=i] = Int64(0) if b[unsafe_offset=i] == Int64(0) or b[unsafe_offset=i] == Int64(-1) else sb_mod_i64(a[unsafe_offset=i], Int64(1) if b[unsafe_offset=i] == Int64(0) or b[unsafe_offset=i] == Int64(-1) else b[unsafe_offset=i])
 
@@ -254,8 +257,9 @@ def sb_grid_stride_s3(a: Pointer[Int64, ImmUntrackedOrigin], b: Pointer[Int64, I
                       m: Pointer[Int64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         m[unsafe_offset=i] = sb_max(a[unsafe_offset=i], b[unsafe_offset=i] * Int64(7)) if a[unsafe_offset=i] > Int64(0) else sb_min(a[unsafe_offset=i], -b[unsafe_offset=i])
 
@@ -294,8 +298,9 @@ def sb_grid_stride_s6(a: Pointer[Int64, ImmUntrackedOrigin],
                       f: Pointer[Float64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         f[unsafe_offset=i] = Float64(a[unsafe_offset=i]) * Float64(0.5)
 
@@ -307,8 +312,9 @@ def sb_grid_stride_s7(b: Pointer[Int64, ImmUntrackedOrigin], t: Pointer[Int32, M
                       sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         t[unsafe_offset=i] = Int32(b[unsafe_offset=i]) * Int32(3)
 
@@ -320,8 +326,9 @@ def sb_grid_stride_s8(a: Pointer[Int64, ImmUntrackedOrigin], t: Pointer[Int32, I
                       u: Pointer[Int64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         u[unsafe_offset=i] = Int64(t[unsafe_offset=i]) + a[unsafe_offset=i] * Int64(2)
 

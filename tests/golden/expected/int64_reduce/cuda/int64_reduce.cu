@@ -109,7 +109,7 @@ static __device__ int64_t sb_part_warp_reduce_s1[1024];
 // s = sum(i in 0..N: a[i] * 3)
 __global__ void sb_thread_per_output_s0(const int64_t* __restrict__ a, int64_t* __restrict__ s,
                                         const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = 0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_add_i64(sb_acc0, sb_mul_i64(a[i], 3));
@@ -120,7 +120,7 @@ __global__ void sb_thread_per_output_s0(const int64_t* __restrict__ a, int64_t* 
 // hi = max(i in 0..N: a[i])
 __global__ void sb_thread_per_output_s1(const int64_t* __restrict__ a, int64_t* __restrict__ hi,
                                         const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int64_t sb_acc0 = INT64_MIN;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_max_i64(sb_acc0, a[i]);
@@ -132,8 +132,10 @@ __global__ void sb_thread_per_output_s1(const int64_t* __restrict__ a, int64_t* 
 __global__ void __launch_bounds__(64) sb_thread_per_output_s2(
     const int64_t* __restrict__ x, int64_t* __restrict__ rs, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   int64_t sb_acc0 = 0;
   for (int64_t c = 0; c < C; ++c) {
@@ -257,8 +259,8 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s1_final(
 __global__ void __launch_bounds__(256) sb_block_reduce_s2(
     const int64_t* __restrict__ x, int64_t* __restrict__ rs, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = 0;
@@ -386,8 +388,8 @@ __global__ void __launch_bounds__(256) sb_warp_reduce_s1_final(
 __global__ void __launch_bounds__(256) sb_warp_reduce_s2(
     const int64_t* __restrict__ x, int64_t* __restrict__ rs, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     int64_t sb_acc0 = 0;

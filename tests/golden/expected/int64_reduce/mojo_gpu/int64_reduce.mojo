@@ -235,8 +235,9 @@ def sb_block_reduce_s2(x: Pointer[Int64, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64(0)
         for c in range(C):
@@ -361,8 +362,9 @@ def sb_warp_reduce_s2(x: Pointer[Int64, ImmUntrackedOrigin], rs: Pointer[Int64, 
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Int64(0)
         for c in range(C):

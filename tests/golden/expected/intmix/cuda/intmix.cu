@@ -88,8 +88,10 @@ __global__ void __launch_bounds__(32) sb_naive_s0(const int32_t* __restrict__ a,
                                                   const int32_t* __restrict__ b,
                                                   int32_t* __restrict__ q, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   q[i] = sb_sub_i32(sb_add_i32(b[i] == 0 ? 0 : (b[i] == -1 ? sb_neg_i32(a[i]) : a[i] / (b[i] == 0 || b[i] == -1 ? 1 : b[i])), b[i] == 0 || b[i] == -1 ? 0 : a[i] % (b[i] == 0 || b[i] == -1 ? 1 : b[i])), sb_mul_i32(sb_neg_i32(a[i]), 7));
 }
@@ -100,8 +102,10 @@ __global__ void __launch_bounds__(32) sb_naive_s1(const int32_t* __restrict__ a,
                                                   const double* __restrict__ f,
                                                   int32_t* __restrict__ m, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   m[i] = sb_max_i32(sb_abs_i32(a[i]), sb_min_i32(b[i], sb_f64_to_i32(f[i]))) % 5;
 }
@@ -109,7 +113,7 @@ __global__ void __launch_bounds__(32) sb_naive_s1(const int32_t* __restrict__ a,
 // total = sum(i in 0..N: a[i] * b[i]) + max(i in 0..N: a[i])
 __global__ void sb_naive_s2(const int32_t* __restrict__ a, const int32_t* __restrict__ b,
                             int32_t* __restrict__ total, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int32_t sb_acc0 = 0;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_add_i32(sb_acc0, sb_mul_i32(a[i], b[i]));
@@ -126,8 +130,10 @@ __global__ void __launch_bounds__(32) sb_naive_s3(const int32_t* __restrict__ a,
                                                   const double* __restrict__ lut,
                                                   double* __restrict__ g, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   g[i] = (double)(a[i] / 2) + (double)(i / 3) * 0.5 + lut[sb_clamp(sb_add_i32(a[i], 8), 16)];
 }

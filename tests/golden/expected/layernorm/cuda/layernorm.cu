@@ -51,8 +51,10 @@ __global__ void __launch_bounds__(256) sb_naive_s0(
     const float* __restrict__ x, float* __restrict__ mean, const int64_t B, const int64_t R,
     const int64_t C) {
   const int64_t sb_total = B * R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / R;
   const int64_t r = sb_t % R;
   float sb_acc0 = 0.0f;
@@ -67,8 +69,10 @@ __global__ void __launch_bounds__(256) sb_naive_s1(
     const float* __restrict__ x, const float* __restrict__ mean, float* __restrict__ rstd,
     const int64_t B, const int64_t R, const int64_t C) {
   const int64_t sb_total = B * R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / R;
   const int64_t r = sb_t % R;
   float sb_acc0 = 0.0f;
@@ -84,8 +88,10 @@ __global__ void __launch_bounds__(256) sb_naive_s2(
     const float* __restrict__ rstd, float* __restrict__ y, const int64_t B, const int64_t R,
     const int64_t C) {
   const int64_t sb_total = B * R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / C / R;
   const int64_t r = sb_t / C % R;
   const int64_t c = sb_t % C;
@@ -99,8 +105,8 @@ __global__ void __launch_bounds__(256) sb_strided_s0(
     const float* __restrict__ x, float* __restrict__ mean, const int64_t B, const int64_t R,
     const int64_t C) {
   const int64_t sb_total = B * R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / R;
     const int64_t r = sb_t % R;
@@ -117,8 +123,8 @@ __global__ void __launch_bounds__(256) sb_strided_s1(
     const float* __restrict__ x, const float* __restrict__ mean, float* __restrict__ rstd,
     const int64_t B, const int64_t R, const int64_t C) {
   const int64_t sb_total = B * R;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / R;
     const int64_t r = sb_t % R;
@@ -136,8 +142,8 @@ __global__ void __launch_bounds__(256) sb_strided_s2(
     const float* __restrict__ rstd, float* __restrict__ y, const int64_t B, const int64_t R,
     const int64_t C) {
   const int64_t sb_total = B * R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / C / R;
     const int64_t r = sb_t / C % R;

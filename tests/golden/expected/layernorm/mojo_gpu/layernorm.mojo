@@ -102,8 +102,9 @@ def sb_strided_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = B * R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // R
         var r = sb_t % R
         var sb_acc0 = Float32(0.0)
@@ -123,8 +124,9 @@ def sb_strided_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = B * R
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // R
         var r = sb_t % R
         var sb_acc0 = Float32(0.0)
@@ -146,8 +148,9 @@ def sb_strided_s2(x: Pointer[Float32, ImmUntrackedOrigin],
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
     var sb_total = B * R * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // C // R
         var r = sb_t // C % R
         var c = sb_t % C

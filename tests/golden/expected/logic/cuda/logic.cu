@@ -61,8 +61,10 @@ __global__ void __launch_bounds__(32) sb_naive_s0(const float* __restrict__ x,
                                                   const int32_t* __restrict__ k,
                                                   float* __restrict__ y, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   y[i] = (!(x[i] > 0.0f) ? x[i] : 0.0f) + (x[i] > 1.0f && !(k[i] == 0) ? 2.0f : 0.0f);
 }
@@ -72,8 +74,10 @@ __global__ void __launch_bounds__(32) sb_naive_s1(const float* __restrict__ x,
                                                   const int32_t* __restrict__ k,
                                                   int32_t* __restrict__ z, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   z[i] = !(k[i] < 0) || x[i] < -2.0f ? sb_mul_i32(k[i], 3) : sb_neg_i32(k[i]);
 }

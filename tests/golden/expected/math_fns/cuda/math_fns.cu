@@ -68,8 +68,10 @@ static inline __host__ __device__ int32_t sb_neg_i32(int32_t a) {
 __global__ void __launch_bounds__(64) sb_naive_s0(const float* __restrict__ x,
                                                   float* __restrict__ y_sigmoid, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_sigmoid[n] = 1.0f / (1.0f + expf(-(x[n] * 4.0f)));
 }
@@ -78,8 +80,10 @@ __global__ void __launch_bounds__(64) sb_naive_s0(const float* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s1(const float* __restrict__ x,
                                                   float* __restrict__ y_log1p, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_log1p[n] = log1pf(x[n] * 0.0001f);
 }
@@ -88,8 +92,10 @@ __global__ void __launch_bounds__(64) sb_naive_s1(const float* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s2(const double* __restrict__ d,
                                                   double* __restrict__ y_expm1, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_expm1[n] = expm1(d[n] * 1.0e-6);
 }
@@ -99,8 +105,10 @@ __global__ void __launch_bounds__(64) sb_naive_s3(const float* __restrict__ x,
                                                   const float* __restrict__ p,
                                                   float* __restrict__ y_pow, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_pow[n] = powf(p[n], x[n]);
 }
@@ -109,8 +117,10 @@ __global__ void __launch_bounds__(64) sb_naive_s3(const float* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s4(const float* __restrict__ x,
                                                   float* __restrict__ y_sin, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_sin[n] = sinf(x[n] * 2.0f);
 }
@@ -119,8 +129,10 @@ __global__ void __launch_bounds__(64) sb_naive_s4(const float* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s5(const double* __restrict__ d,
                                                   double* __restrict__ y_cos, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_cos[n] = cos(d[n]);
 }
@@ -129,8 +141,10 @@ __global__ void __launch_bounds__(64) sb_naive_s5(const double* __restrict__ d,
 __global__ void __launch_bounds__(64) sb_naive_s6(const float* __restrict__ x,
                                                   float* __restrict__ y_floor, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_floor[n] = floorf(x[n] * 3.0f);
 }
@@ -139,8 +153,10 @@ __global__ void __launch_bounds__(64) sb_naive_s6(const float* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s7(const double* __restrict__ d,
                                                   double* __restrict__ y_ceil, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_ceil[n] = ceil(d[n] * 3.0);
 }
@@ -150,8 +166,10 @@ __global__ void __launch_bounds__(64) sb_naive_s8(const float* __restrict__ x,
                                                   const int32_t* __restrict__ k,
                                                   float* __restrict__ y_round, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_round[n] = rintf(x[n] * 2.0f) + rintf((float)k[n] + 0.5f);
 }
@@ -161,8 +179,10 @@ __global__ void __launch_bounds__(64) sb_naive_s9(const float* __restrict__ x,
                                                   const int32_t* __restrict__ k,
                                                   float* __restrict__ y_sign, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_sign[n] = (x[n] > 0.0f ? 1.0f : (x[n] < 0.0f ? -1.0f : x[n])) + (float)(k[n] > 0 ? 1 : (k[n] < 0 ? sb_neg_i32(1) : 0));
 }
@@ -171,8 +191,10 @@ __global__ void __launch_bounds__(64) sb_naive_s9(const float* __restrict__ x,
 __global__ void __launch_bounds__(64) sb_naive_s10(
     const float* __restrict__ p, float* __restrict__ y_rsqrt, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t n = sb_t;
   y_rsqrt[n] = 1.0f / sqrtf(p[n]);
 }

@@ -134,8 +134,10 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ rmax, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -148,8 +150,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ x, float* __restrict__ rmin, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -162,8 +166,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const double* __restrict__ d, double* __restrict__ dmax, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   double sb_acc0 = -INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -176,8 +182,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const double* __restrict__ d, double* __restrict__ dmin, const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   double sb_acc0 = INFINITY;
   for (int64_t c = 0; c < C; ++c) {
@@ -190,8 +198,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ x, float* __restrict__ cmax, const int64_t R, const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t c = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t r = 0; r < R; ++r) {
@@ -203,7 +213,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
 // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
 __global__ void sb_thread_per_output_s5(const float* __restrict__ x, float* __restrict__ firstmax,
                                         const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t k = 0; k < C; ++k) {
     sb_acc0 = sb_max_f32(sb_acc0, k == 0 ? logf(x[k] - 2.0f) : x[k]);
@@ -214,7 +224,7 @@ __global__ void sb_thread_per_output_s5(const float* __restrict__ x, float* __re
 // lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
 __global__ void sb_thread_per_output_s6(const float* __restrict__ x, float* __restrict__ lastmin,
                                         const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = INFINITY;
   for (int64_t k = 0; k < C; ++k) {
     sb_acc0 = sb_min_f32(sb_acc0, k == C - 1 ? logf(x[(R - 1) * C + k] - 2.0f) : x[(R - 1) * C + k]);
@@ -226,8 +236,10 @@ __global__ void sb_thread_per_output_s6(const float* __restrict__ x, float* __re
 __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const float* __restrict__ x, float* __restrict__ q, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   q[r * C + c] = c == 7 * r % C ? logf(x[r * C + c] - 2.0f) : x[r * C + c];
@@ -238,8 +250,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ nans,
     const int64_t R, const int64_t C) {
   const int64_t sb_total = R;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
@@ -251,7 +265,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
 // allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
 __global__ void sb_thread_per_output_s9(const double* __restrict__ d, double* __restrict__ allmax,
                                         const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = -INFINITY;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
@@ -359,8 +373,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s3(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s4(
     const float* __restrict__ x, float* __restrict__ cmax, const int64_t R, const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t c = sb_t;
     float sb_acc0 = -INFINITY;
@@ -374,7 +388,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s4(
 // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
 __global__ void sb_warp_per_row_s5(const float* __restrict__ x, float* __restrict__ firstmax,
                                    const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t k = 0; k < C; ++k) {
     sb_acc0 = sb_max_f32(sb_acc0, k == 0 ? logf(x[k] - 2.0f) : x[k]);
@@ -385,7 +399,7 @@ __global__ void sb_warp_per_row_s5(const float* __restrict__ x, float* __restric
 // lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
 __global__ void sb_warp_per_row_s6(const float* __restrict__ x, float* __restrict__ lastmin,
                                    const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = INFINITY;
   for (int64_t k = 0; k < C; ++k) {
     sb_acc0 = sb_min_f32(sb_acc0, k == C - 1 ? logf(x[(R - 1) * C + k] - 2.0f) : x[(R - 1) * C + k]);
@@ -505,7 +519,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s7_rows_global(
 // allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
 __global__ void sb_warp_per_row_s9(const double* __restrict__ d, double* __restrict__ allmax,
                                    const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = -INFINITY;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
@@ -653,8 +667,8 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s3(
 __global__ void __launch_bounds__(256) sb_block_per_row_s4(
     const float* __restrict__ x, float* __restrict__ cmax, const int64_t R, const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t c = sb_t;
     float sb_acc0 = -INFINITY;
@@ -668,7 +682,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s4(
 // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
 __global__ void sb_block_per_row_s5(const float* __restrict__ x, float* __restrict__ firstmax,
                                     const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = -INFINITY;
   for (int64_t k = 0; k < C; ++k) {
     sb_acc0 = sb_max_f32(sb_acc0, k == 0 ? logf(x[k] - 2.0f) : x[k]);
@@ -679,7 +693,7 @@ __global__ void sb_block_per_row_s5(const float* __restrict__ x, float* __restri
 // lastmin = min(k in 0..C: select(k == C - 1, log(x[R - 1, k] - 2.0), x[R - 1, k]))
 __global__ void sb_block_per_row_s6(const float* __restrict__ x, float* __restrict__ lastmin,
                                     const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = INFINITY;
   for (int64_t k = 0; k < C; ++k) {
     sb_acc0 = sb_min_f32(sb_acc0, k == C - 1 ? logf(x[(R - 1) * C + k] - 2.0f) : x[(R - 1) * C + k]);
@@ -816,7 +830,7 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s7_rows_global(
 // allmax = max(r in 0..R: max(c in 0..C: select(r == R - 1 && c == 0, log(d[r, c] - 2.0), d[r, c])))
 __global__ void sb_block_per_row_s9(const double* __restrict__ d, double* __restrict__ allmax,
                                     const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = -INFINITY;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;

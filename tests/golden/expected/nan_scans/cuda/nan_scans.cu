@@ -73,8 +73,10 @@ static inline __host__ __device__ double sb_max_f64(double a, double b) {
 __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ mx, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = -INFINITY;
@@ -88,8 +90,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ x, float* __restrict__ mn, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = INFINITY;
@@ -103,8 +107,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ x, float* __restrict__ emn, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = INFINITY;
@@ -118,8 +124,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const double* __restrict__ d, double* __restrict__ dmx, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   double sb_acc0 = -INFINITY;
@@ -133,8 +141,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const double* __restrict__ d, double* __restrict__ dsum, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   double sb_acc0 = 0.0;
@@ -148,8 +158,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const float* __restrict__ x, float* __restrict__ pr, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = 1.0f;
@@ -163,8 +175,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const float* __restrict__ x, float* __restrict__ vmx, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = -INFINITY;
@@ -178,8 +192,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const float* __restrict__ x, float* __restrict__ vmn, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = INFINITY;
@@ -193,8 +209,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const double* __restrict__ d, double* __restrict__ dvs, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   double sb_acc0 = 0.0;
@@ -208,8 +226,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s9(
     const float* __restrict__ x, float* __restrict__ q, const int64_t C) {
   const int64_t sb_total = C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t c = sb_t;
   q[c] = sqrtf(x[c] + 0.9f);
 }
@@ -218,8 +238,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s9(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
     const float* __restrict__ q, float* __restrict__ vq, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = -INFINITY;
@@ -233,8 +255,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s11(
     const float* __restrict__ q, float* __restrict__ wq, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / C;
   const int64_t c = sb_t % C;
   float sb_acc0 = INFINITY;

@@ -61,7 +61,7 @@ static inline __host__ __device__ double sb_max_f64(double a, double b) {
 // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
 __global__ void sb_naive_s0(const double* __restrict__ a, double* __restrict__ l2, const int64_t R,
                             const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = 0.0;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = 0.0;
@@ -76,7 +76,7 @@ __global__ void sb_naive_s0(const double* __restrict__ a, double* __restrict__ l
 // peak = max(r in 0..R: max(c in 0..C: abs(a[r, c])))
 __global__ void sb_naive_s1(const double* __restrict__ a, double* __restrict__ peak,
                             const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = -INFINITY;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
@@ -91,7 +91,7 @@ __global__ void sb_naive_s1(const double* __restrict__ a, double* __restrict__ p
 // lowest = min(c in 0..C: a[0, c]) - 1.0
 __global__ void sb_naive_s2(const double* __restrict__ a, double* __restrict__ lowest,
                             const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = INFINITY;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_f64(sb_acc0, a[c]);
@@ -102,7 +102,7 @@ __global__ void sb_naive_s2(const double* __restrict__ a, double* __restrict__ l
 // rowmax_sum = sum(r in 0..R: max(c in 0..C: a[r, c]))
 __global__ void sb_naive_s3(const double* __restrict__ a, double* __restrict__ rowmax_sum,
                             const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = 0.0;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
@@ -119,7 +119,7 @@ __global__ void sb_naive_s3(const double* __restrict__ a, double* __restrict__ r
 // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
 __global__ void sb_strided_s0(const double* __restrict__ a, double* __restrict__ l2,
                               const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = 0.0;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = 0.0;
@@ -134,7 +134,7 @@ __global__ void sb_strided_s0(const double* __restrict__ a, double* __restrict__
 // peak = max(r in 0..R: max(c in 0..C: abs(a[r, c])))
 __global__ void sb_strided_s1(const double* __restrict__ a, double* __restrict__ peak,
                               const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = -INFINITY;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;
@@ -149,7 +149,7 @@ __global__ void sb_strided_s1(const double* __restrict__ a, double* __restrict__
 // lowest = min(c in 0..C: a[0, c]) - 1.0
 __global__ void sb_strided_s2(const double* __restrict__ a, double* __restrict__ lowest,
                               const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = INFINITY;
   for (int64_t c = 0; c < C; ++c) {
     sb_acc0 = sb_min_f64(sb_acc0, a[c]);
@@ -160,7 +160,7 @@ __global__ void sb_strided_s2(const double* __restrict__ a, double* __restrict__
 // rowmax_sum = sum(r in 0..R: max(c in 0..C: a[r, c]))
 __global__ void sb_strided_s3(const double* __restrict__ a, double* __restrict__ rowmax_sum,
                               const int64_t R, const int64_t C) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   double sb_acc0 = 0.0;
   for (int64_t r = 0; r < R; ++r) {
     double sb_acc1 = -INFINITY;

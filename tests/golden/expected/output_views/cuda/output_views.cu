@@ -67,8 +67,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ rows, const float* __restrict__ w, float* __restrict__ yrows,
     const int64_t B, const int64_t T, const int64_t C, const int64_t O) {
   const int64_t sb_total = B * T * O;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / O;
   const int64_t o = sb_t % O;
   float sb_acc0 = 0.0f;
@@ -83,8 +85,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ rows, float* __restrict__ sflat, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
@@ -97,8 +101,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ sflat, float* __restrict__ q, const int64_t B, const int64_t T) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   q[r] = sflat[r] * 2.0f + 1.0f;
 }
@@ -108,8 +114,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ x, float* __restrict__ zt, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / T;
   const int64_t t = sb_t % T;
   zt[b * T + t] = x[(b * T + t) * C + 0] - x[(b * T + t) * C + (C - 1)];
@@ -120,8 +128,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ x, float* __restrict__ u, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / T;
   const int64_t t = sb_t % T;
   u[b * T + t] = x[(b * T + t) * C + 0] * 3.0f;
@@ -192,8 +202,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s1(
     const float* __restrict__ rows, float* __restrict__ sflat, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     float sb_acc0 = 0.0f;
@@ -208,8 +218,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s1(
 __global__ void __launch_bounds__(256) sb_tiled_matmul_s2(
     const float* __restrict__ sflat, float* __restrict__ q, const int64_t B, const int64_t T) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     q[r] = sflat[r] * 2.0f + 1.0f;
@@ -221,8 +231,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s3(
     const float* __restrict__ x, float* __restrict__ zt, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / T;
     const int64_t t = sb_t % T;
@@ -235,8 +245,8 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s4(
     const float* __restrict__ x, float* __restrict__ u, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / T;
     const int64_t t = sb_t % T;

@@ -48,7 +48,7 @@ def sb_thread_per_output_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -69,7 +69,7 @@ def sb_thread_per_output_s1(rows: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -88,7 +88,7 @@ def sb_thread_per_output_s2(sflat: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_T: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -201,9 +201,10 @@ def sb_tiled_matmul_s1(rows: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
-    var sb_total = (B * T)
+    var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float32(0.0)
         for c in range(C):
@@ -219,9 +220,10 @@ def sb_tiled_matmul_s2(sflat: Pointer[Float32, ImmUntrackedOrigin],
                        sb_arg_T: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
-    var sb_total = (B * T)
+    var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         q[unsafe_offset=r] = sflat[unsafe_offset=r] * Float32(2.0) + Float32(1.0)
 
@@ -236,8 +238,9 @@ def sb_tiled_matmul_s3(x: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // T
         var t = sb_t % T
         zt[unsafe_offset=b * T + t] = x[unsafe_offset=(b * T + t) * C + 0] - x[unsafe_offset=(b * T + t) * C + (C - 1)]
@@ -253,8 +256,9 @@ def sb_tiled_matmul_s4(x: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // T
         var t = sb_t % T
         u[unsafe_offset=b * T + t] = x[unsafe_offset=(b * T + t) * C + 0] * Float32(3.0)

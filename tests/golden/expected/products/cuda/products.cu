@@ -220,8 +220,8 @@ __global__ void __launch_bounds__(256) sb_block_reduce_s0_final(
 __global__ void __launch_bounds__(256) sb_block_reduce_s1(
     const float* __restrict__ x, double* __restrict__ q, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     double sb_acc0 = 1.0;
@@ -348,8 +348,8 @@ __global__ void __launch_bounds__(256) sb_warp_reduce_s0_final(
 __global__ void __launch_bounds__(256) sb_warp_reduce_s1(
     const float* __restrict__ x, double* __restrict__ q, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     double sb_acc0 = 1.0;
@@ -455,8 +455,8 @@ __global__ void __launch_bounds__(256) sb_atomic_reduce_s0_atomic(
 __global__ void __launch_bounds__(256) sb_atomic_reduce_s1(
     const float* __restrict__ x, double* __restrict__ q, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     double sb_acc0 = 1.0;
@@ -505,7 +505,7 @@ __global__ void __launch_bounds__(256) sb_atomic_reduce_s2_atomic(
 
 // p = prod(i in 0..N: x[i])
 __global__ void sb_scan_s0(const float* __restrict__ x, float* __restrict__ p, const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   float sb_acc0 = 1.0f;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 *= x[i];
@@ -643,7 +643,7 @@ __global__ void __launch_bounds__(256) sb_scan_s1_scan(
 // w = prod(i in 0..N: 2 * v[i] + 1)
 __global__ void sb_scan_s2(const int32_t* __restrict__ v, int32_t* __restrict__ w,
                            const int64_t N) {
-  // A scalar output: one thread (the launch is <<<1, 1>>>).
+  // A scalar output: one thread.
   int32_t sb_acc0 = 1;
   for (int64_t i = 0; i < N; ++i) {
     sb_acc0 = sb_mul_i32(sb_acc0, sb_add_i32(sb_mul_i32(2, v[i]), 1));

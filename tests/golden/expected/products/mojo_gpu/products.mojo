@@ -177,8 +177,9 @@ def sb_block_reduce_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                        q: Pointer[Float64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float64(1.0)
         for k in range(i + 1):
@@ -303,8 +304,9 @@ def sb_warp_reduce_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                       q: Pointer[Float64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float64(1.0)
         for k in range(i + 1):
@@ -408,8 +410,9 @@ def sb_atomic_reduce_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                         q: Pointer[Float64, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = Float64(1.0)
         for k in range(i + 1):

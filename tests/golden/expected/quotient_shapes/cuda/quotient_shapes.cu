@@ -61,8 +61,10 @@ static inline __host__ __device__ float sb_max_f32(float a, float b) {
 __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ p, const int64_t H, const int64_t W) {
   const int64_t sb_total = ((H - 2) / 2 + 1) * ((W - 3) / 2 + 1);
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / ((W - 3) / 2 + 1);
   const int64_t j = sb_t % ((W - 3) / 2 + 1);
   float sb_acc0 = -INFINITY;
@@ -80,8 +82,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ xz, float* __restrict__ q, const int64_t H, const int64_t W) {
   const int64_t sb_total = ((H + 2 - 3) / 2 + 1) * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W;
   const int64_t j = sb_t % W;
   float sb_acc0 = 0.0f;
@@ -98,8 +102,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ a, float* __restrict__ f, const int64_t B, const int64_t T) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t k = sb_t;
   f[k] = a[k] * 2.0f;
 }
@@ -109,8 +115,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ a, const float* __restrict__ f, float* __restrict__ g,
     const int64_t B, const int64_t T) {
   const int64_t sb_total = (B * T + 1) / 2;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t k = sb_t;
   g[k] = f[2 * k] - a[2 * k];
 }
@@ -120,8 +128,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ x, const float* __restrict__ xz, float* __restrict__ r,
     const int64_t H, const int64_t W, const int64_t S) {
   const int64_t sb_total = (W - 1) / S + 1;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t j = sb_t;
   const int64_t sb_ld0_xz_i0 = H - 1;
   const int64_t sb_ld0_xz_i1 = j * S;

@@ -115,7 +115,7 @@ def sb_thread_per_output_s2(a: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_T: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -132,7 +132,7 @@ def sb_thread_per_output_s3(a: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_T: Int64) abi("C"):
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
-    var sb_total = ((B * T + 1) // 2)
+    var sb_total = (B * T + 1) // 2
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -150,7 +150,7 @@ def sb_thread_per_output_s4(x: Pointer[Float32, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var S = Int(sb_arg_S)
-    var sb_total = (sb_div_int(W - 1, S) + 1)
+    var sb_total = sb_div_int(W - 1, S) + 1
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return

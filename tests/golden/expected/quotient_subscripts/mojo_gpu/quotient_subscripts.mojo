@@ -32,7 +32,7 @@ from max.gpu import block_dim, block_idx, thread_idx
 def sb_thread_per_output_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                             up: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
-    var sb_total = (2 * N)
+    var sb_total = 2 * N
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -46,7 +46,7 @@ def sb_thread_per_output_s0(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_thread_per_output_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                             tc: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
-    var sb_total = (2 * N - 1)
+    var sb_total = 2 * N - 1
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -60,7 +60,7 @@ def sb_thread_per_output_s1(x: Pointer[Float32, ImmUntrackedOrigin],
 def sb_thread_per_output_s2(x: Pointer[Float32, ImmUntrackedOrigin],
                             rep: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
-    var sb_total = (3 * N)
+    var sb_total = 3 * N
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return

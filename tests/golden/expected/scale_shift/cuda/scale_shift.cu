@@ -62,8 +62,10 @@ __global__ void __launch_bounds__(256) sb_naive_s0(
     const float* __restrict__ x, const float* __restrict__ alpha, float* __restrict__ y,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   y[i] = alpha[0] * x[i] + 0.1f * (float)(i % 3) - 2.5e-7f;
 }
@@ -73,8 +75,10 @@ __global__ void __launch_bounds__(256) sb_naive_s1(
     const float* __restrict__ x, const float* __restrict__ alpha, float* __restrict__ z,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   z[i] = (x[i] > 1.0f ? tanhf(x[i]) + erff(-x[i]) : sqrtf(fabsf(logf(x[i]))) * expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);
 }
@@ -86,8 +90,8 @@ __global__ void __launch_bounds__(128) sb_strided_s0(
     const float* __restrict__ x, const float* __restrict__ alpha, float* __restrict__ y,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     y[i] = alpha[0] * x[i] + 0.1f * (float)(i % 3) - 2.5e-7f;
@@ -99,8 +103,8 @@ __global__ void __launch_bounds__(128) sb_strided_s1(
     const float* __restrict__ x, const float* __restrict__ alpha, float* __restrict__ z,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     z[i] = (x[i] > 1.0f ? tanhf(x[i]) + erff(-x[i]) : sqrtf(fabsf(logf(x[i]))) * expf(-3.1415927f)) + sb_max_f32(x[i], 1.0f) - sb_min_f32(-x[i], alpha[0]);

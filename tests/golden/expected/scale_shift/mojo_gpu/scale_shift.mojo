@@ -102,8 +102,9 @@ def sb_strided_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                   y: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         y[unsafe_offset=i] = alpha[] * x[unsafe_offset=i] + Float32(0.1) * Float32(i % 3) - Float32(2.5e-7)
 
@@ -116,7 +117,8 @@ def sb_strided_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                   z: Pointer[Float32, MutUntrackedOrigin], sb_arg_N: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var sb_total = N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         z[unsafe_offset=i] = (tanh(x[unsafe_offset=i]) + erf(-x[unsafe_offset=i]) if x[unsafe_offset=i] > Float32(1.0) else sqrt(abs(log(x[unsafe_offset=i]))) * sb_exp_f32(-Float32(3.1415927))) + sb_max(x[unsafe_offset=i], Float32(1.0)) - sb_min(-x[unsafe_offset=i], alpha[])

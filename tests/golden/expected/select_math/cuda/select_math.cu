@@ -74,8 +74,10 @@ static inline __host__ __device__ int32_t sb_f32_to_i32(float x) {
 __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ a, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   a[i] = x[i] > 2.0f ? x[i] : log1pf(expf(x[i]));
 }
@@ -84,8 +86,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ x, float* __restrict__ c, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   c[i] = expf(x[i] > 0.0f ? -x[i] : x[i]);
 }
@@ -94,8 +98,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ x, float* __restrict__ d, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   d[i] = log1pf(x[i] > 0.0f ? expf(-x[i]) : expf(x[i])) + sb_max_f32(x[i], 0.0f);
 }
@@ -104,8 +110,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ x, int32_t* __restrict__ k, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   k[i] = sb_f32_to_i32(expf(sb_min_f32(x[i], 3.0f)));
 }
@@ -114,8 +122,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ m, float* __restrict__ b, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W;
   const int64_t j = sb_t % W;
   b[i * W + j] = sb_max_f32(expf(m[i * W + j]), 0.5f) * (m[i * W + j] < 0.0f ? tanhf(m[i * W + j]) : m[i * W + j]);
@@ -125,8 +135,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const float* __restrict__ z, float* __restrict__ e, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W;
   const int64_t j = sb_t % W;
   const int64_t sb_ld0_z_i1 = j - 1;
@@ -140,8 +152,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const float* __restrict__ m, float* __restrict__ t, const int64_t H, const int64_t W) {
   const int64_t sb_total = W * H;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t j = sb_t / H;
   const int64_t i = sb_t % H;
   t[j * H + i] = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
@@ -151,8 +165,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const float* __restrict__ m, float* __restrict__ mx, const int64_t H, const int64_t W) {
   const int64_t sb_total = H;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t j = 0; j < W; ++j) {
@@ -166,8 +182,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const float* __restrict__ m, const float* __restrict__ mx, float* __restrict__ p,
     const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W;
   const int64_t j = sb_t % W;
   p[i * W + j] = m[i * W + j] > mx[i] - 1.0f ? expf(m[i * W + j] - mx[i]) : 0.0f;
@@ -446,8 +464,8 @@ __global__ void __launch_bounds__(256) sb_vectorized_s6(
 __global__ void __launch_bounds__(256) sb_vectorized_s7(
     const float* __restrict__ m, float* __restrict__ mx, const int64_t H, const int64_t W) {
   const int64_t sb_total = H;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t;
     float sb_acc0 = -INFINITY;

@@ -529,8 +529,9 @@ def sb_vectorized_s7(m: Pointer[Float32, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = H
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t
         var sb_acc0 = -inf[DType.float32]()
         for j in range(W):

@@ -59,8 +59,10 @@ static inline __host__ __device__ int64_t sb_clamp(int64_t v, int64_t n) {
 __global__ void __launch_bounds__(256) sb_naive_s0(
     const float* __restrict__ x, float* __restrict__ lap, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W;
   const int64_t j = sb_t % W;
   const int64_t sb_ld0_x_i0 = i - 1;
@@ -78,8 +80,10 @@ __global__ void __launch_bounds__(256) sb_naive_s0(
 __global__ void __launch_bounds__(256) sb_naive_s1(
     const float* __restrict__ s, float* __restrict__ smooth, const int64_t W) {
   const int64_t sb_total = W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t j = sb_t;
   smooth[j] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
 }
@@ -88,8 +92,10 @@ __global__ void __launch_bounds__(256) sb_naive_s1(
 __global__ void __launch_bounds__(256) sb_naive_s2(
     const float* __restrict__ x, float* __restrict__ cum, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / W;
   const int64_t j = sb_t % W;
   float sb_acc0 = 0.0f;
@@ -106,8 +112,8 @@ __global__ void __launch_bounds__(256) sb_naive_s2(
 __global__ void __launch_bounds__(256) sb_strided_s0(
     const float* __restrict__ x, float* __restrict__ lap, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / W;
     const int64_t j = sb_t % W;
@@ -127,8 +133,8 @@ __global__ void __launch_bounds__(256) sb_strided_s0(
 __global__ void __launch_bounds__(256) sb_strided_s1(
     const float* __restrict__ s, float* __restrict__ smooth, const int64_t W) {
   const int64_t sb_total = W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t j = sb_t;
     smooth[j] = (s[sb_clamp(j - 1, W + 2)] + 2.0f * s[sb_clamp(j + 1, W + 2)] + s[sb_clamp(j + 3, W + 2)]) / 4.0f;
@@ -139,8 +145,8 @@ __global__ void __launch_bounds__(256) sb_strided_s1(
 __global__ void __launch_bounds__(256) sb_strided_s2(
     const float* __restrict__ x, float* __restrict__ cum, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / W;
     const int64_t j = sb_t % W;

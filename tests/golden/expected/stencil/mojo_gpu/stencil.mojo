@@ -122,8 +122,9 @@ def sb_strided_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = H * W
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // W
         var j = sb_t % W
         var sb_ld0_x_i0 = i - 1
@@ -160,8 +161,9 @@ def sb_strided_s1(s: Pointer[Float32, ImmUntrackedOrigin],
                   smooth: Pointer[Float32, MutUntrackedOrigin], sb_arg_W: Int64) abi("C"):
     var W = Int(sb_arg_W)
     var sb_total = W
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var j = sb_t
         smooth[unsafe_offset=j] = (s[unsafe_offset=sb_clamp(j - 1, W + 2)] + Float32(2.0) * s[unsafe_offset=sb_clamp(j + 1, W + 2)] + s[unsafe_offset=sb_clamp(j + 3, W + 2)]) / Float32(4.0)
 
@@ -175,8 +177,9 @@ def sb_strided_s2(x: Pointer[Float32, ImmUntrackedOrigin],
     var H = Int(sb_arg_H)
     var W = Int(sb_arg_W)
     var sb_total = H * W
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // W
         var j = sb_t % W
         var sb_acc0 = Float32(0.0)

@@ -92,8 +92,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, float* __restrict__ h, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T * C;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / C / T;
   const int64_t t = sb_t / C % T;
   const int64_t c = sb_t % C;
@@ -105,8 +107,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ w, const float* __restrict__ hrows, float* __restrict__ y,
     const int64_t B, const int64_t T, const int64_t C, const int64_t O) {
   const int64_t sb_total = B * T * O;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / O;
   const int64_t o = sb_t % O;
   float sb_acc0 = 0.0f;
@@ -121,8 +125,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const float* __restrict__ y, float* __restrict__ m, const int64_t B, const int64_t T,
     const int64_t O) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = -INFINITY;
   for (int64_t o = 0; o < O; ++o) {
@@ -136,8 +142,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ y, const float* __restrict__ m, float* __restrict__ e,
     const int64_t B, const int64_t T, const int64_t O) {
   const int64_t sb_total = B * T * O;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / O;
   const int64_t o = sb_t % O;
   e[r * O + o] = expf(y[r * O + o] - m[r]);
@@ -148,8 +156,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ e, float* __restrict__ s, const int64_t B, const int64_t T,
     const int64_t O) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t o = 0; o < O; ++o) {
@@ -163,8 +173,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const float* __restrict__ e, const float* __restrict__ s, float* __restrict__ prows,
     const int64_t B, const int64_t T, const int64_t O) {
   const int64_t sb_total = B * T * O;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t / O;
   const int64_t o = sb_t % O;
   prows[r * O + o] = e[r * O + o] / s[r];
@@ -175,8 +187,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const float* __restrict__ sbt, const float* __restrict__ p, float* __restrict__ q,
     const int64_t B, const int64_t T, const int64_t O) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / T;
   const int64_t t = sb_t % T;
   q[b * T + t] = sbt[b * T + t] + p[(b * T + t) * O + 0];
@@ -187,8 +201,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const float* __restrict__ hrows, float* __restrict__ g, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   g[r] = hrows[r * C + 0] - 1.0f;
 }
@@ -197,8 +213,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const float* __restrict__ gbt, float* __restrict__ u, const int64_t B, const int64_t T) {
   const int64_t sb_total = B * T;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t b = sb_t / T;
   const int64_t t = sb_t % T;
   u[b * T + t] = gbt[b * T + t] * 2.0f;
@@ -213,8 +231,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0(
     const float* __restrict__ x, float* __restrict__ h, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / C / T;
     const int64_t t = sb_t / C % T;
@@ -275,8 +293,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s3(
     const float* __restrict__ y, const float* __restrict__ m, float* __restrict__ e,
     const int64_t B, const int64_t T, const int64_t O) {
   const int64_t sb_total = B * T * O;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / O;
     const int64_t o = sb_t % O;
@@ -312,8 +330,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s5(
     const float* __restrict__ e, const float* __restrict__ s, float* __restrict__ prows,
     const int64_t B, const int64_t T, const int64_t O) {
   const int64_t sb_total = B * T * O;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t / O;
     const int64_t o = sb_t % O;
@@ -326,8 +344,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s6(
     const float* __restrict__ sbt, const float* __restrict__ p, float* __restrict__ q,
     const int64_t B, const int64_t T, const int64_t O) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / T;
     const int64_t t = sb_t % T;
@@ -340,8 +358,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s7(
     const float* __restrict__ hrows, float* __restrict__ g, const int64_t B, const int64_t T,
     const int64_t C) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     g[r] = hrows[r * C + 0] - 1.0f;
@@ -352,8 +370,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s7(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s8(
     const float* __restrict__ gbt, float* __restrict__ u, const int64_t B, const int64_t T) {
   const int64_t sb_total = B * T;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t b = sb_t / T;
     const int64_t t = sb_t % T;

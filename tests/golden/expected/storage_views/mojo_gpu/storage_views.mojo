@@ -126,7 +126,7 @@ def sb_thread_per_output_s1(w: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -147,7 +147,7 @@ def sb_thread_per_output_s2(y: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -168,7 +168,7 @@ def sb_thread_per_output_s3(y: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -186,7 +186,7 @@ def sb_thread_per_output_s4(e: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -207,7 +207,7 @@ def sb_thread_per_output_s5(e: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -244,7 +244,7 @@ def sb_thread_per_output_s7(hrows: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
-    var sb_total = (B * T)
+    var sb_total = B * T
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -283,8 +283,9 @@ def sb_warp_per_row_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
     var sb_total = B * T * C
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // C // T
         var t = sb_t // C % T
         var c = sb_t % C
@@ -354,9 +355,10 @@ def sb_warp_per_row_s3(y: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // O
         var o = sb_t % O
         e[unsafe_offset=r * O + o] = sb_exp_f32(y[unsafe_offset=r * O + o] - m[unsafe_offset=r])
@@ -397,9 +399,10 @@ def sb_warp_per_row_s5(e: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
-    var sb_total = (B * T) * O
+    var sb_total = B * T * O
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t // O
         var o = sb_t % O
         prows[unsafe_offset=r * O + o] = e[unsafe_offset=r * O + o] / s[unsafe_offset=r]
@@ -416,8 +419,9 @@ def sb_warp_per_row_s6(sbt: Pointer[Float32, ImmUntrackedOrigin],
     var T = Int(sb_arg_T)
     var O = Int(sb_arg_O)
     var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // T
         var t = sb_t % T
         q[unsafe_offset=b * T + t] = sbt[unsafe_offset=b * T + t] + p[unsafe_offset=(b * T + t) * O + 0]
@@ -432,9 +436,10 @@ def sb_warp_per_row_s7(hrows: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var C = Int(sb_arg_C)
-    var sb_total = (B * T)
+    var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         g[unsafe_offset=r] = hrows[unsafe_offset=r * C + 0] - Float32(1.0)
 
@@ -448,8 +453,9 @@ def sb_warp_per_row_s8(gbt: Pointer[Float32, ImmUntrackedOrigin],
     var B = Int(sb_arg_B)
     var T = Int(sb_arg_T)
     var sb_total = B * T
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var b = sb_t // T
         var t = sb_t % T
         u[unsafe_offset=b * T + t] = gbt[unsafe_offset=b * T + t] * Float32(2.0)

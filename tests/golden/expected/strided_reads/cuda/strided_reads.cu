@@ -49,8 +49,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, const float* __restrict__ f, float* __restrict__ y,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t k = sb_t;
   y[k] = f[2 * k] - x[2 * k + 1];
 }
@@ -59,8 +61,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ f, float* __restrict__ z, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t k = sb_t;
   float sb_acc0 = 0.0f;
   for (int64_t q = 0; q < 2; ++q) {

@@ -60,8 +60,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
     const float* __restrict__ x, const float* __restrict__ mat, float* __restrict__ sq,
     const int64_t N, const int64_t M) {
   const int64_t sb_total = N * M;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t i = sb_t / M;
   const int64_t j = sb_t % M;
   sq[i * M + j] = x[i * M + j] * mat[i * M + j];
@@ -71,8 +73,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
     const float* __restrict__ other, float* __restrict__ re, const int64_t N, const int64_t M) {
   const int64_t sb_total = M * N;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t a = sb_t / N;
   const int64_t b = sb_t % N;
   re[a * N + b] = other[a * N + b] + 1.0f;
@@ -82,8 +86,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s1(
 __global__ void __launch_bounds__(128) sb_thread_per_output_s2(
     const double* __restrict__ rows, double* __restrict__ rs, const int64_t N, const int64_t M) {
   const int64_t sb_total = N * 2;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t r = sb_t;
   double sb_acc0 = 0.0;
   for (int64_t c = 0; c < M; ++c) {
@@ -97,8 +103,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
     const float* __restrict__ x, const float* __restrict__ mat, const int64_t* __restrict__ ids,
     const int64_t* __restrict__ idv, float* __restrict__ g, const int64_t M, const int64_t K) {
   const int64_t sb_total = K;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t k = sb_t;
   g[k] = mat[idv[k * 1 + 0] * M + 0] - x[ids[k] * M + (M - 1)] + x[0];
 }
@@ -108,8 +116,10 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
     const float* __restrict__ flat, const int64_t* __restrict__ fid, float* __restrict__ fg,
     const int64_t K) {
   const int64_t sb_total = K;
-  const int64_t sb_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (sb_t >= sb_total) return;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
   const int64_t k = sb_t;
   fg[k] = flat[fid[k]] * flat[0];
 }
@@ -121,8 +131,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
     const float* __restrict__ x, const float* __restrict__ mat, float* __restrict__ sq,
     const int64_t N, const int64_t M) {
   const int64_t sb_total = N * M;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t i = sb_t / M;
     const int64_t j = sb_t % M;
@@ -134,8 +144,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s0(
 __global__ void __launch_bounds__(128) sb_grid_stride_s1(
     const float* __restrict__ other, float* __restrict__ re, const int64_t N, const int64_t M) {
   const int64_t sb_total = M * N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t a = sb_t / N;
     const int64_t b = sb_t % N;
@@ -147,8 +157,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s1(
 __global__ void __launch_bounds__(128) sb_grid_stride_s2(
     const double* __restrict__ rows, double* __restrict__ rs, const int64_t N, const int64_t M) {
   const int64_t sb_total = N * 2;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t r = sb_t;
     double sb_acc0 = 0.0;
@@ -164,8 +174,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s3(
     const float* __restrict__ x, const float* __restrict__ mat, const int64_t* __restrict__ ids,
     const int64_t* __restrict__ idv, float* __restrict__ g, const int64_t M, const int64_t K) {
   const int64_t sb_total = K;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t k = sb_t;
     g[k] = mat[idv[k * 1 + 0] * M + 0] - x[ids[k] * M + (M - 1)] + x[0];
@@ -177,8 +187,8 @@ __global__ void __launch_bounds__(128) sb_grid_stride_s4(
     const float* __restrict__ flat, const int64_t* __restrict__ fid, float* __restrict__ fg,
     const int64_t K) {
   const int64_t sb_total = K;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
   for (int64_t sb_t = sb_first; sb_t < sb_total; sb_t += sb_stride) {
     const int64_t k = sb_t;
     fg[k] = flat[fid[k]] * flat[0];

@@ -79,7 +79,7 @@ def sb_thread_per_output_s2(rows: Pointer[Float64, ImmUntrackedOrigin],
                             sb_arg_M: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var M = Int(sb_arg_M)
-    var sb_total = (N * 2)
+    var sb_total = N * 2
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     if sb_t >= sb_total:
         return
@@ -136,8 +136,9 @@ def sb_grid_stride_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var N = Int(sb_arg_N)
     var M = Int(sb_arg_M)
     var sb_total = N * M
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var i = sb_t // M
         var j = sb_t % M
         sq[unsafe_offset=i * M + j] = x[unsafe_offset=i * M + j] * mat[unsafe_offset=i * M + j]
@@ -152,8 +153,9 @@ def sb_grid_stride_s1(other: Pointer[Float32, ImmUntrackedOrigin],
     var N = Int(sb_arg_N)
     var M = Int(sb_arg_M)
     var sb_total = M * N
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var a = sb_t // N
         var b = sb_t % N
         re[unsafe_offset=a * N + b] = other[unsafe_offset=a * N + b] + Float32(1.0)
@@ -167,9 +169,10 @@ def sb_grid_stride_s2(rows: Pointer[Float64, ImmUntrackedOrigin],
                       sb_arg_M: Int64) abi("C"):
     var N = Int(sb_arg_N)
     var M = Int(sb_arg_M)
-    var sb_total = (N * 2)
+    var sb_total = N * 2
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var r = sb_t
         var sb_acc0 = Float64(0.0)
         for c in range(M):
@@ -189,8 +192,9 @@ def sb_grid_stride_s3(x: Pointer[Float32, ImmUntrackedOrigin],
     var M = Int(sb_arg_M)
     var K = Int(sb_arg_K)
     var sb_total = K
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var k = sb_t
         g[unsafe_offset=k] = mat[unsafe_offset=Int(idv[unsafe_offset=k * 1 + 0]) * M + 0] - x[unsafe_offset=Int(ids[unsafe_offset=k]) * M + (M - 1)] + x[unsafe_offset=0]
 
@@ -203,7 +207,8 @@ def sb_grid_stride_s4(flat: Pointer[Float32, ImmUntrackedOrigin],
                       fg: Pointer[Float32, MutUntrackedOrigin], sb_arg_K: Int64) abi("C"):
     var K = Int(sb_arg_K)
     var sb_total = K
+    var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    for sb_t in range(Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x), sb_total, sb_stride):
+    for sb_t in range(sb_first, sb_total, sb_stride):
         var k = sb_t
         fg[unsafe_offset=k] = flat[unsafe_offset=Int(fid[unsafe_offset=k])] * flat[unsafe_offset=0]

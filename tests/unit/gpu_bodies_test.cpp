@@ -1,0 +1,105 @@
+// Unit tests of the GPU kernel bodies written once as loop IR (codegen/lower/gpu_bodies.h): what
+// each body holds (its shared arrays, barriers, loops over the spec's index variables and the
+// statement's assignment with the reads replaced), read from the loop IR itself.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lower/gpu_bodies.h"
+#include "lower/patterns.h"
+#include "rc_spec.h"
+
+namespace sb {
+namespace {
+
+struct Counts {
+  int barriers = 0, shared = 0, computes = 0, folds = 0, returns = 0, index_lets = 0, whiles = 0,
+      atomics = 0;
+};
+
+Counts count(const loops::Block& b) {
+  Counts c;
+  loops::for_each_stmt(b, [&](const loops::Stmt& s) {
+    c.barriers += s.kind == loops::StmtKind::Barrier;
+    c.shared += s.kind == loops::StmtKind::Alloc && s.scope == loops::MemScope::Shared;
+    c.computes += s.kind == loops::StmtKind::Compute;
+    c.folds += s.kind == loops::StmtKind::Fold;
+    c.returns += s.kind == loops::StmtKind::Return;
+    c.index_lets += s.kind == loops::StmtKind::Let && s.index_var >= 0;
+    c.whiles += s.kind == loops::StmtKind::While;
+    c.atomics += s.kind == loops::StmtKind::Atomic;
+  });
+  return c;
+}
+
+TEST(GpuBodies, ATransposeStagesEachReadInAPaddedTileAndStoresFromIt) {
+  const Spec spec = load_rc_spec(rc_tensors({"t", "y"}), "  y[r, c] = t[c, r] * 2.0\n");
+  TransposeMatch m;
+  std::string why;
+  ASSERT_TRUE(match_transpose(spec, spec.stmts[0], &m, &why)) << why;
+  const loops::Block b = transpose_tile(spec, spec.stmts[0], m, 32, 8);
+  const Counts c = count(b);
+  EXPECT_EQ(c.shared, 1);
+  EXPECT_EQ(c.barriers, 1);
+  EXPECT_EQ(c.computes, 1);
+  EXPECT_EQ(c.index_lets, 4);  // both indices, in the load loop and in the store loop
+  const std::string d = loops::dump(b);
+  EXPECT_NE(d.find("alloc sb_tile0: f32[1056] shared"), std::string::npos) << d;
+  EXPECT_NE(d.find("sb_tile0[((sb_y * 33) + sb_tx)] = spec<t[c, r]>"), std::string::npos) << d;
+  EXPECT_NE(d.find("compute with t[c, r] = sb_tile0[((sb_tx * 33) + sb_y)]"), std::string::npos)
+      << d;
+}
+
+TEST(GpuBodies, ElementKernelsBindEveryOutputIndexFromTheFlatIndex) {
+  const Spec spec = load_rc_spec(rc_tensors({"a", "y"}), "  y[r, c] = a[r, c] + 1.0\n");
+  const loops::Block one = element_body(spec, spec.stmts[0], false);
+  const loops::Block strided = element_body(spec, spec.stmts[0], true);
+  EXPECT_EQ(count(one).returns, 1);  // threads past the end return
+  EXPECT_EQ(count(strided).returns, 0);
+  EXPECT_EQ(count(one).index_lets, 2);
+  const std::string d = loops::dump(strided);
+  EXPECT_NE(d.find("for sb_t in [sb_first, sb_total) step sb_stride serial"), std::string::npos)
+      << d;
+  EXPECT_NE(d.find("let index<r>: int = (sb_t / extent<y, 1>)"), std::string::npos) << d;
+  EXPECT_NE(d.find("let index<c>: int = (sb_t % extent<y, 1>)"), std::string::npos) << d;
+}
+
+TEST(GpuBodies, ScalarReductionsFoldPerBlockByTheirKind) {
+  const Spec spec = load_rc_spec(rc_tensors({"x", "z"}), "  z = sum(c in 0..C: x[c] * x[c])\n");
+  const Expr& red = *spec.stmts[0].rhs;
+  const ScalarReduceBodies tree =
+      scalar_reduce_bodies(spec, spec.stmts[0], red, GpuKernel::TreeReduce, 256, "sb_part");
+  const ScalarReduceBodies warp =
+      scalar_reduce_bodies(spec, spec.stmts[0], red, GpuKernel::WarpReduce, 256, "sb_part");
+  const ScalarReduceBodies atomic =
+      scalar_reduce_bodies(spec, spec.stmts[0], red, GpuKernel::AtomicReduce, 256, "sb_part");
+  EXPECT_EQ(count(tree.partial).whiles, 1);  // the tree halves in a loop
+  EXPECT_EQ(count(warp.partial).whiles, 0);
+  EXPECT_EQ(count(warp.partial).shared, 1);  // one value per warp
+  EXPECT_EQ(count(atomic.partial).atomics, 1);
+  EXPECT_TRUE(atomic.final.empty());
+  EXPECT_EQ(count(tree.final).computes, 1);
+  EXPECT_EQ(count(warp.final).computes, 1);
+  // 32 threads: one warp, no shared array.
+  const ScalarReduceBodies small =
+      scalar_reduce_bodies(spec, spec.stmts[0], red, GpuKernel::WarpReduce, 32, "sb_part");
+  EXPECT_EQ(count(small.partial).shared, 0);
+}
+
+TEST(GpuBodies, AScanScansTilesBlockWideAndStoresShiftedOutputs) {
+  const Spec spec = load_rc_spec(rc_tensors({"x", "v"}), "  v[c] = sum(k in 0..c + 1: x[k])\n");
+  ScanMatch m;
+  std::string why;
+  ASSERT_TRUE(match_scan(spec, spec.stmts[0], &m, &why)) << why;
+  const ScanBodies known = scan_bodies(spec, spec.stmts[0], m, 256, "sb_part", 0);
+  const ScanBodies unknown = scan_bodies(spec, spec.stmts[0], m, 256, "sb_part", std::nullopt);
+  EXPECT_EQ(count(known.carry).barriers, 3);  // two in the block scan, one after each tile
+  EXPECT_EQ(count(known.offsets).barriers, 3);
+  EXPECT_EQ(count(known.offsets).computes, 1);    // no outputs before the first: shift 0
+  EXPECT_EQ(count(unknown.offsets).computes, 2);  // the identity below sb_shift, then the scan
+  const std::string d = loops::dump(unknown.offsets);
+  EXPECT_NE(d.find("((sb_p < sb_end) && ((sb_p + sb_shift) >= 0))"), std::string::npos) << d;
+}
+
+}  // namespace
+}  // namespace sb
