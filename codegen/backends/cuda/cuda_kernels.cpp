@@ -1883,4 +1883,19 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
   return out;
 }
 
+std::string dump_gpu_variants(const Spec& spec, const std::string& backend, GpuDump what,
+                              const std::function<GpuMapping(const Variant&)>& mapping) {
+  const bool bodies = what == GpuDump::Bodies;
+  std::string out;
+  for (const Variant& v : backend_variants(spec, backend)) {
+    const CudaStrategy* s = find_cuda_strategy(v.strategy);
+    SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
+    const GpuMapping m = mapping(v);
+    out += std::string("# IR after ") + (bodies ? "gpu_bodies" : "gpu_mapping") + " for " +
+           spec.name + " " + backend + "/" + v.name + " (strategy " + v.strategy + ")\n" +
+           (bodies ? dump_kernel_bodies(spec, m, v, s->info) : dump(m, spec));
+  }
+  return out;
+}
+
 }  // namespace sb::cuda

@@ -79,4 +79,10 @@ int64_t blocks_per_sm_of(const Variant& v, const StrategyInfo& info);
 std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Variant& v,
                                const StrategyInfo& info);
 
+// `gen --dump-ir gpu_mapping` (the mapping) or `gpu_bodies` (its kernel bodies) for each of
+// `backend`'s variants of `spec`, whose GPU mapping is `mapping(v)` under its cuda strategy.
+enum class GpuDump { Mapping, Bodies };
+std::string dump_gpu_variants(const Spec& spec, const std::string& backend, GpuDump what,
+                              const std::function<GpuMapping(const Variant&)>& mapping);
+
 }  // namespace sb::cuda

@@ -27,26 +27,20 @@ class CudaEmitter final : public Emitter {
   // f16 and bf16 elements are structs that read as float (storage_types in emit_common.h).
   bool takes_storage(DType) const override { return true; }
   std::string dump_gpu_mapping(const Spec& spec) const override {
-    std::string out;
-    for (const Variant& v : backend_variants(spec, backend())) {
-      const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
-      SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
-      out += "# IR after gpu_mapping for " + spec.name + " " + backend() + "/" + v.name +
-             " (strategy " + v.strategy + ")\n" +
-             dump(gpu_mapping(spec, s->fuse, s->place), spec);
-    }
-    return out;
+    return cuda::dump_gpu_variants(spec, backend(), cuda::GpuDump::Mapping, mapping(spec));
   }
   std::string dump_gpu_bodies(const Spec& spec) const override {
-    std::string out;
-    for (const Variant& v : backend_variants(spec, backend())) {
+    return cuda::dump_gpu_variants(spec, backend(), cuda::GpuDump::Bodies, mapping(spec));
+  }
+
+ private:
+  // A variant's mapping: its cuda strategy's schedule.
+  static std::function<GpuMapping(const Variant&)> mapping(const Spec& spec) {
+    return [&spec](const Variant& v) {
       const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
       SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
-      out += "# IR after gpu_bodies for " + spec.name + " " + backend() + "/" + v.name +
-             " (strategy " + v.strategy + ")\n" +
-             cuda::dump_kernel_bodies(spec, gpu_mapping(spec, s->fuse, s->place), v, s->info);
-    }
-    return out;
+      return gpu_mapping(spec, s->fuse, s->place);
+    };
   }
 
  protected:

@@ -51,24 +51,15 @@ class MojoGpuEmitter final : public Emitter {
   // The statements are printed by the mojo backend's lowering (mojo_lowering.h).
   bool spells(Fn fn) const override { return find_emitter("mojo")->spells(fn); }
   std::string derived_from() const override { return "cuda"; }
-  // The mapping each mojo_gpu variant prints: its cuda strategy's.
+  // The mapping each mojo_gpu variant prints (its cuda strategy's), and the bodies.
   std::string dump_gpu_mapping(const Spec& spec) const override {
-    std::string out;
-    for (const Variant& v : backend_variants(spec, backend()))
-      out += "# IR after gpu_mapping for " + spec.name + " " + backend() + "/" + v.name +
-             " (strategy " + v.strategy + ")\n" + dump(mojo_gpu::variant_mapping(spec, v), spec);
-    return out;
+    return cuda::dump_gpu_variants(spec, backend(), cuda::GpuDump::Mapping, mapping(spec));
   }
   std::string dump_gpu_bodies(const Spec& spec) const override {
-    std::string out;
-    for (const Variant& v : backend_variants(spec, backend())) {
-      const cuda::CudaStrategy* s = cuda::find_cuda_strategy(v.strategy);
-      SB_ASSERT(s != nullptr, "unknown cuda strategy " + v.strategy);
-      out += "# IR after gpu_bodies for " + spec.name + " " + backend() + "/" + v.name +
-             " (strategy " + v.strategy + ")\n" +
-             cuda::dump_kernel_bodies(spec, mojo_gpu::variant_mapping(spec, v), v, s->info);
-    }
-    return out;
+    return cuda::dump_gpu_variants(spec, backend(), cuda::GpuDump::Bodies, mapping(spec));
+  }
+  static std::function<GpuMapping(const Variant&)> mapping(const Spec& spec) {
+    return [&spec](const Variant& v) { return mojo_gpu::variant_mapping(spec, v); };
   }
   bool derives(const Spec& lowered, const Variant& v, std::string* why) const override {
     std::string reason = mojo_gpu::missing_reason(lowered, v);

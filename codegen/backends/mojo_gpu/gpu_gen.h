@@ -185,6 +185,17 @@ class Gen {
     body_.open("{");
   }
 
+  // The launcher's sb_part for statement k's per-block values of type `t`: a buffer of
+  // kMaxPartials elements, allocated on first use and kept, as the cuda file's static
+  // __device__ array (Mojo has no global variables).
+  void part_scratch(size_t k, DType t) {
+    const std::string slot = "sb_scratch_" + fn(k).substr(3);
+    scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
+    body_.line("void* sb_part = NULL;");
+    body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(kMaxPartials) +
+               " * sizeof(" + c_type(t) + "), &sb_part));");
+  }
+
   // Launches kernel `name` (the Mojo function exported under that name) with arguments in its
   // parameter order: the tensors and sizes L used (spec order), then `extra`.
   void launch(const std::string& name, const std::string& grid, int64_t block, MojoStmt& L,
@@ -494,14 +505,8 @@ class Gen {
                       comment("Launch: one block of " + bs + " threads."),
                   fn(k, "_final"), L2, w2, {part, "sb_arg_parts: Int64"},
                   "    var sb_parts = Int(sb_arg_parts)\n");
-    // The launcher: sb_part is a buffer of kMaxPartials elements, allocated on first use and
-    // kept, as the cuda file's static __device__ array.
-    const std::string slot = "sb_scratch_" + fn(k).substr(3);
-    scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
     open_stmt(k, st);
-    body_.line("void* sb_part = NULL;");
-    body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(kMaxPartials) +
-               " * sizeof(" + c_type(t) + "), &sb_part));");
+    part_scratch(k, t);
     grid_lines(st, [&](StmtLowering& H) {
       return reduce_blocks(var, bs_, "sb_part", H, body_);
     });

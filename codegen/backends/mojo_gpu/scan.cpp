@@ -74,13 +74,9 @@ std::string Gen::scan(const GpuStep& g) {
       {part, "sb_arg_len: Int64", "sb_arg_chunk: Int64", "sb_arg_shift: Int64"},
       chunk_lines + "    var sb_shift = Int(sb_arg_shift)\n");
 
-  // The launcher, as the cuda one; sb_part is allocated on first use and kept.
-  const std::string slot = "sb_scratch_" + fn(k).substr(3);
-  scratch_.push_back("static void* " + slot + " = NULL;  // sb_part of " + fn(k) + "_partial");
+  // The launcher, as the cuda one.
   open_stmt(k, st);
-  body_.line("void* sb_part = NULL;");
-  body_.line("SB_MOJO_CHECK(sb_mojo_scratch(&" + slot + ", " + str(kMaxPartials) +
-             " * sizeof(" + c_type(t) + "), &sb_part));");
+  part_scratch(k, t);
   HelperSet no_helpers;
   StmtLowering H(spec_, st, &no_helpers);
   scan_grid(spec_, st, m, bs_, H, body_);
