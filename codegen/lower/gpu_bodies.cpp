@@ -4,6 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include <algorithm>
+#include <set>
+
+#include "ir/affine.h"
 #include "ir/scalar_types.h"
 #include "support/diag.h"
 
@@ -275,6 +279,166 @@ Block row_reduce_body_of(const Spec& spec, const Statement& st, const sb::Expr& 
   return body;
 }
 
+// c * x (c a non-zero coefficient), folded into `acc` (null: x alone).
+ExprPtr add_term(ExprPtr acc, int64_t c, ExprPtr x) {
+  SB_ASSERT(c != 0, "a term of coefficient 0");
+  if (!acc) return c == 1 ? x : mul(imm(c), x);
+  const int64_t m = c < 0 ? -c : c;
+  ExprPtr t = m == 1 ? std::move(x) : mul(imm(m), std::move(x));
+  return c < 0 ? sub(std::move(acc), std::move(t)) : add(std::move(acc), std::move(t));
+}
+
+Block halo_lets_body(const Spec& spec, const Statement& st, const StencilMatch& m) {
+  // An offset form's least (`upper` false) or greatest value over the reduction ranges.
+  auto bound = [&](const Affine& a, bool upper) {
+    ExprPtr s;
+    for (const auto& [sz, c] : a.sizes) s = add_term(s, c, size(sz, spec.sizes[sz].name));
+    for (const AffineAtom& t : a.atoms)
+      s = add_term(s, t.coef, spec_expr(*t.expr, int_t(), to_string(*t.expr, spec, &st)));
+    if (a.constant != 0) s = s ? add(s, imm(a.constant)) : imm(a.constant);
+    for (const auto& [v, c] : a.vars) {
+      const IndexVar& var = st.vars[v];
+      const bool use_hi = (c > 0) == upper;
+      s = add_term(s, c,
+                   use_hi ? sub(spec_expr(*var.hi, int_t(), to_string(*var.hi, spec, &st)), imm(1))
+                          : spec_expr(*var.lo, int_t(), to_string(*var.lo, spec, &st)));
+    }
+    return s ? s : imm(0);
+  };
+  Block b;
+  for (size_t d = 0; d < st.rank(); ++d) {
+    const std::string ds = std::to_string(d), lo = "sb_lo" + ds, hi = "sb_hi" + ds;
+    b.push_back(comment("Offsets of dimension " + ds + " lie in [" + lo + ", " + hi + "]."));
+    bool literal = true;
+    int64_t lo_c = 0, hi_c = 0;
+    for (const auto& offs : m.offsets) {
+      literal = literal && offs[d].is_constant();
+      lo_c = std::min(lo_c, offs[d].constant);
+      hi_c = std::max(hi_c, offs[d].constant);
+    }
+    if (literal) {
+      b.push_back(let(lo, imm(lo_c)));
+      b.push_back(let(hi, imm(hi_c)));
+      continue;
+    }
+    b.push_back(let(lo, imm(0), /*mut=*/true));
+    b.push_back(let(hi, imm(0), /*mut=*/true));
+    std::set<std::string> seen;
+    for (const auto& offs : m.offsets) {
+      const Affine& a = offs[d];
+      if (a.is_constant() && a.constant == 0) continue;
+      const ExprPtr blo = bound(a, false), bhi = bound(a, true);
+      if (!seen.insert(to_string(*blo) + "\n" + to_string(*bhi)).second) continue;
+      b.push_back(assign(lo, min(var(lo, int_t()), blo)));
+      b.push_back(assign(hi, max(var(hi, int_t()), bhi)));
+    }
+  }
+  return b;
+}
+
+Block stencil_tile_body(const Spec& spec, const Statement& st, const StencilMatch& m,
+                        const std::vector<int64_t>& block) {
+  const size_t rank = st.rank();
+  SB_ASSERT(rank >= 1 && rank <= 3 && block.size() == rank, "a stencil of rank 1 to 3");
+  const Tensor& X = spec.tensors[m.tensor];
+  const DType xv = compute_type(X.type);  // the tile holds values (f32 for f16 and bf16)
+  const Type vt = float_t(xv);
+  // One name per element type: nvcc gives every `extern __shared__` array of a file one address.
+  const std::string tile = std::string("sb_tile_") + dtype_name(xv);
+  auto ds = [](size_t d) { return std::to_string(d); };
+  auto v = [](const std::string& n) { return var(n, int_t()); };
+  const GpuIndex threads_of[3] = {GpuIndex::ThreadX, GpuIndex::ThreadY, GpuIndex::ThreadZ};
+  const GpuIndex blocks_of[3] = {GpuIndex::BlockX, GpuIndex::BlockY, GpuIndex::BlockZ};
+  // The last dimension runs along x, the one before along y, the first of three along z.
+  auto axis = [&](size_t d) { return rank - 1 - d; };
+
+  Block b = halo_lets_body(spec, st, m);
+  for (size_t d = 0; d < rank; ++d)
+    b.push_back(
+        let("sb_len" + ds(d), sub(add(imm(block[d]), v("sb_hi" + ds(d))), v("sb_lo" + ds(d)))));
+  for (size_t d = 0; d < rank; ++d)
+    b.push_back(let("sb_base" + ds(d),
+                    add(mul(gpu(blocks_of[axis(d)]), imm(block[d])), v("sb_lo" + ds(d)))));
+  // The block's threads, numbered x fastest, load the window's elements in row-major order.
+  ExprPtr thread = gpu(GpuIndex::ThreadX);
+  if (rank >= 2) thread = add(mul(gpu(GpuIndex::ThreadY), imm(block[rank - 1])), thread);
+  if (rank == 3)
+    thread = add(
+        mul(add(mul(gpu(GpuIndex::ThreadZ), imm(block[1])), gpu(GpuIndex::ThreadY)), imm(block[2])),
+        gpu(GpuIndex::ThreadX));
+  ExprPtr count = v("sb_len0");
+  int64_t threads = 1;
+  for (size_t d = 1; d < rank; ++d) count = mul(count, v("sb_len" + ds(d)));
+  for (int64_t e : block) threads *= e;
+
+  Block fill;
+  std::vector<ExprPtr> gs;
+  for (size_t d = 0; d < rank; ++d) {
+    ExprPtr pos = v("sb_l");
+    ExprPtr inner;  // the product of the window's later extents
+    for (size_t e = d + 1; e < rank; ++e)
+      inner = inner ? mul(inner, v("sb_len" + ds(e))) : v("sb_len" + ds(e));
+    if (inner) pos = div(pos, inner);
+    if (d > 0) pos = mod(pos, v("sb_len" + ds(d)));
+    fill.push_back(let("sb_g" + ds(d), add(v("sb_base" + ds(d)), pos)));
+    gs.push_back(v("sb_g" + ds(d)));
+  }
+  // Row-major flat index of `subs` in X.
+  auto flat = [&](const std::vector<ExprPtr>& subs) {
+    ExprPtr acc = subs[0];
+    for (size_t d = 1; d < rank; ++d)
+      acc = add(mul(acc, extent(m.tensor, static_cast<int>(d), X.name)), subs[d]);
+    return acc;
+  };
+  ExprPtr inside;
+  for (size_t d = 0; d < rank; ++d) {
+    ExprPtr in_d = binary(BinOp::And, binary(BinOp::Ge, gs[d], imm(0)),
+                          binary(BinOp::Lt, gs[d], extent(m.tensor, static_cast<int>(d), X.name)));
+    inside = inside ? binary(BinOp::And, inside, in_d) : in_d;
+  }
+  fill.push_back(comment("Outside " + X.name + ": " +
+                         (X.boundary == Boundary::Zero    ? "zero by its boundary rule."
+                          : X.boundary == Boundary::Clamp ? "clamped by its boundary rule."
+                                                          : "never read.")));
+  if (X.boundary == Boundary::Clamp) {
+    // Every position reads its clamped one, the same element inside the tensor.
+    std::vector<ExprPtr> cl;
+    for (size_t d = 0; d < rank; ++d)
+      cl.push_back(
+          min(max(gs[d], imm(0)), sub(extent(m.tensor, static_cast<int>(d), X.name), imm(1))));
+    fill.push_back(let("sb_x", element(m.tensor, vt, flat(cl), X.name)));
+  } else {
+    fill.push_back(let("sb_x", identity(ReduceOp::Sum, xv), /*mut=*/true));
+    fill.push_back(if_then(inside, {assign("sb_x", element(m.tensor, vt, flat(gs), X.name))}));
+  }
+  fill.push_back(store(tile, vt, {v("sb_l")}, var("sb_x", vt)));
+
+  b.push_back(for_loop("sb_l", thread, count, imm(threads), ForKind::Serial, std::move(fill)));
+  b.push_back(barrier());
+  ExprPtr cond;
+  for (size_t d = 0; d < rank; ++d) {
+    b.push_back(
+        let_index(static_cast<int>(d), st.vars[d].name,
+                  add(mul(gpu(blocks_of[axis(d)]), imm(block[d])), gpu(threads_of[axis(d)]))));
+    ExprPtr c = binary(BinOp::Lt, index_var(static_cast<int>(d), st.vars[d].name),
+                       extent(st.out, static_cast<int>(d), spec.tensors[st.out].name));
+    cond = cond ? binary(BinOp::And, cond, c) : c;
+  }
+  std::vector<Override> from_tile;
+  for (const sb::Expr* r : m.reads) {
+    ExprPtr idx;
+    for (size_t d = 0; d < rank; ++d) {
+      const ExprPtr rel = sub(spec_expr(*r->args[d], int_t(), to_string(*r->args[d], spec, &st)),
+                              v("sb_base" + ds(d)));
+      idx = d == 0 ? rel : add(mul(idx, v("sb_len" + ds(d))), rel);
+    }
+    from_tile.push_back({r, to_string(*r, spec, &st), load(tile, vt, {idx})});
+  }
+  b.push_back(if_then(cond, {compute(std::move(from_tile))}));
+  return {comment(X.name + " over the block's outputs and their halo"),
+          alloc(tile, vt, {}, MemScope::Shared, std::move(b))};
+}
+
 ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch& m,
                           int64_t block_size, const std::string& part,
                           std::optional<int64_t> shift) {
@@ -434,6 +598,15 @@ ScalarReduceBodies scalar_reduce_bodies(const Spec& spec, const Statement& st, c
 loops::Block row_reduce_body(const Spec& spec, const Statement& st, const Expr& red, bool warp,
                              int64_t block_size) {
   return loops::row_reduce_body_of(spec, st, red, warp, block_size);
+}
+
+loops::Block halo_lets(const Spec& spec, const Statement& st, const StencilMatch& m) {
+  return loops::halo_lets_body(spec, st, m);
+}
+
+loops::Block stencil_tile(const Spec& spec, const Statement& st, const StencilMatch& m,
+                          const std::vector<int64_t>& block) {
+  return loops::stencil_tile_body(spec, st, m, block);
 }
 
 ScanBodies scan_bodies(const Spec& spec, const Statement& st, const ScanMatch& m,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 #include "lower/gpu_mapping.h"
@@ -68,6 +69,20 @@ ScalarReduceBodies scalar_reduce_bodies(const Spec& spec, const Statement& st, c
 // the statement.
 loops::Block row_reduce_body(const Spec& spec, const Statement& st, const Expr& red, bool warp,
                              int64_t block_size);
+
+// The halo of stencil `m` (match_stencil) of statement `st`: per output dimension d, the Lets of
+// sb_lo<d> <= 0 <= sb_hi<d>, the least and greatest offsets of the reads' subscripts along d, for
+// the kernel and its launcher (literal offsets as constants, others as the min and max of each
+// offset form's bounds over the reduction ranges).
+loops::Block halo_lets(const Spec& spec, const Statement& st, const StencilMatch& m);
+
+// The tiled stencil (GpuKernel::TiledStencil) of statement `st` (match_stencil `m`) for blocks
+// of edges `block` (stencil_block, the last dimension along x): each block stages the window of
+// the stencil's tensor its outputs read (halo included) in dynamic shared memory, its threads
+// loading the window in row-major order (outside the tensor: zero, or clamped, by its boundary
+// rule), then computes its outputs from the window.
+loops::Block stencil_tile(const Spec& spec, const Statement& st, const StencilMatch& m,
+                          const std::vector<int64_t>& block);
 
 // The three kernels of the scan (GpuKernel::Scan) of statement `st` (match_scan `m`), for blocks
 // of `block_size` threads and the per-block totals in global array `part`:

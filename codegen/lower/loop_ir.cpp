@@ -96,6 +96,8 @@ const char* gpu_index_name(GpuIndex g) {
       return "thread_idx.x";
     case GpuIndex::ThreadY:
       return "thread_idx.y";
+    case GpuIndex::ThreadZ:
+      return "thread_idx.z";
     case GpuIndex::BlockX:
       return "block_idx.x";
     case GpuIndex::BlockY:
@@ -284,6 +286,28 @@ ExprPtr extent(int tensor, int dim, const std::string& text) {
   e.ival = tensor;
   e.dim = dim;
   e.name = text;
+  return make(std::move(e));
+}
+
+ExprPtr size(int s, const std::string& text) {
+  SB_ASSERT(s >= 0, "loop IR size of a negative index");
+  Expr e;
+  e.kind = ExprKind::Size;
+  e.type = int_t();
+  e.ival = s;
+  e.name = text;
+  return make(std::move(e));
+}
+
+ExprPtr element(int tensor, Type value, ExprPtr flat, const std::string& text) {
+  SB_ASSERT(tensor >= 0 && flat && flat->type.kind == TypeKind::Int,
+            "loop IR element of a spec tensor at an integer index");
+  Expr e;
+  e.kind = ExprKind::Element;
+  e.type = value;
+  e.ival = tensor;
+  e.name = text;
+  e.args = {std::move(flat)};
   return make(std::move(e));
 }
 
@@ -585,6 +609,12 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
     o << "extent<" << e.name << ", " << e.dim << ">";
   }
   void visit_spec(const Expr& e, std::ostream& o) override { o << "spec<" << e.name << ">"; }
+  void visit_size(const Expr& e, std::ostream& o) override { o << "size<" << e.name << ">"; }
+  void visit_element(const Expr& e, std::ostream& o) override {
+    o << "element<" << e.name << ">[";
+    visit(*e.args[0], o);
+    o << "]";
+  }
   void visit_identity(const Expr& e, std::ostream& o) override {
     o << "identity<" << reduce_name(e.rop) << ", " << dtype_name(e.elem) << ">";
   }

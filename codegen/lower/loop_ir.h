@@ -29,7 +29,8 @@
 // - Gpu: a thread's index in its block, its block's in the grid, or a dimension of either
 //   (type int); Barrier: every thread of the block waits for the others and sees their writes
 //   to shared memory; Alloc of scope Shared: an array in the block's shared memory (its element
-//   type, and a value loaded from it, may be any scalar type of the spec).
+//   type, and a value loaded from it, may be any scalar type of the spec); with no dimensions, the
+//   kernel's dynamic shared memory, sized by its launch.
 // - Reductions with the spec's arithmetic for reduction `rop` over `elem` (wrapping integer sums
 //   and products, NaN-propagating float max and min): Identity, its identity; Fold, the
 //   statement name = name (+) value; Warp, over the 32 lanes of a full warp (every lane calls it
@@ -38,7 +39,9 @@
 //   exprs[1] of the spec's tensor `tensor` atomically (no thread's fold is lost).
 // - Leaves of the checked spec, spelled by the backend's own printer of the statement the
 //   kernel computes: IndexVar (the statement's index variable `ival`, bound by a Let whose
-//   index_var is set), Extent (dimension `dim` of tensor `ival`, type int), Spec (a spec
+//   index_var is set), Size (the spec's size `ival`), Extent (dimension `dim` of tensor `ival`,
+//   type int), Element (element args[0] of tensor `ival`, its row-major flat index, as a value
+//   of the tensor's compute type), Spec (a spec
 //   expression of that statement, `spec`, its index variables bound as above) and Compute (the
 //   statement's assignment at its index variables, with each spec expression in `overrides`
 //   replaced by a loop IR value). Their `name` is the spec's text, for dumps.
@@ -100,6 +103,8 @@ enum class ExprKind {
   Gpu,        // gpu: a GPU index (type int)
   IndexVar,   // ival: the spec statement's index variable (type int); name: the spec's
   Extent,     // dimension `dim` of the spec's tensor `ival` (type int); name: the tensor's
+  Size,       // the spec's size `ival` (type int); name: its name
+  Element,    // args {flat}: an element of the spec's tensor `ival`; name: the tensor's
   Spec,       // spec: an expression of the spec statement; name: its text
   Identity,   // the identity of reduction `rop` over `elem` (type float of elem)
   Warp,       // warp: a warp-wide reduction `rop` of args {value} (the header's comment)
@@ -109,7 +114,7 @@ enum class WarpOp { AllReduce, Scan };
 
 // The GPU indices a kernel body reads: its thread's index in the block (x, y), its block's in
 // the grid (x, y, z), and the extents along x of the block and the grid.
-enum class GpuIndex { ThreadX, ThreadY, BlockX, BlockY, BlockZ, BlockDimX, GridDimX };
+enum class GpuIndex { ThreadX, ThreadY, ThreadZ, BlockX, BlockY, BlockZ, BlockDimX, GridDimX };
 const char* gpu_index_name(GpuIndex g);  // "thread_idx.x", ..., "grid_dim.x"
 
 enum class BinOp { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
@@ -165,6 +170,8 @@ ExprPtr gpu(GpuIndex g);
 // The leaves of the checked spec (the header's comment); `text` is what a dump shows.
 ExprPtr index_var(int v, const std::string& text);
 ExprPtr extent(int tensor, int dim, const std::string& text);
+ExprPtr size(int s, const std::string& text);
+ExprPtr element(int tensor, Type value, ExprPtr flat, const std::string& text);
 ExprPtr spec_expr(const sb::Expr& e, Type t, const std::string& text);
 // The reductions of the spec's arithmetic (the header's comment); `elem` is a spec scalar type.
 ExprPtr identity(ReduceOp op, DType elem);
@@ -337,6 +344,10 @@ class ExprFunctor<R(Args...)> {
         return visit_index_var(e, args...);
       case ExprKind::Extent:
         return visit_extent(e, args...);
+      case ExprKind::Size:
+        return visit_size(e, args...);
+      case ExprKind::Element:
+        return visit_element(e, args...);
       case ExprKind::Spec:
         return visit_spec(e, args...);
       case ExprKind::Identity:
@@ -365,6 +376,8 @@ class ExprFunctor<R(Args...)> {
   virtual R visit_gpu(const Expr& e, Args... args) = 0;
   virtual R visit_index_var(const Expr& e, Args... args) = 0;
   virtual R visit_extent(const Expr& e, Args... args) = 0;
+  virtual R visit_size(const Expr& e, Args... args) = 0;
+  virtual R visit_element(const Expr& e, Args... args) = 0;
   virtual R visit_spec(const Expr& e, Args... args) = 0;
   virtual R visit_identity(const Expr& e, Args... args) = 0;
   virtual R visit_warp(const Expr& e, Args... args) = 0;

@@ -388,7 +388,7 @@ TEST(EmitCudaShapes, StencilOffsetsAndScans) {
   EXPECT_FALSE(match_scan(s, s.stmts[0], &scm, &why));
   const std::string c = find_emitter("cuda")->emit(s).content;
   EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_tile_f32);"), std::string::npos);
-  EXPECT_NE(c.find("sb_acc0 += sb_tile_f32[(i + k - K / 2) - sb_base0] * w[k];"), std::string::npos)
+  EXPECT_NE(c.find("sb_acc0 += sb_tile_f32[i + k - K / 2 - sb_base0] * w[k];"), std::string::npos)
       << c;
   EXPECT_NE(c.find("static __device__ float sb_part_s_s1[1024];"), std::string::npos);
   EXPECT_NE(c.find("__shfl_up_sync(0xffffffffu, v, sb_d)"), std::string::npos);

@@ -101,5 +101,33 @@ TEST(GpuBodies, AScanScansTilesBlockWideAndStoresShiftedOutputs) {
   EXPECT_NE(d.find("((sb_p < sb_end) && ((sb_p + sb_shift) >= 0))"), std::string::npos) << d;
 }
 
+TEST(GpuBodies, AStencilStagesItsWindowByItsBoundaryRule) {
+  auto body = [](const char* boundary) {
+    const Spec spec =
+        load_rc_spec(std::string("  x: {type: f32, shape: [C], role: in, boundary: ") + boundary +
+                         "}\n  y: {type: f32, shape: [C], role: out}\n",
+                     "  y[i] = x[i - 1] + x[i + 2]\n");
+    StencilMatch m;
+    std::string why;
+    EXPECT_TRUE(match_stencil(spec, spec.stmts[0], &m, &why)) << why;
+    return loops::dump(stencil_tile(spec, spec.stmts[0], m, {256}));
+  };
+  const std::string zero = body("zero"), clamp = body("clamp");
+  // The window is the kernel's dynamic shared memory, loaded once, then read by both reads.
+  EXPECT_NE(zero.find("alloc sb_tile_f32: f32 shared {"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("let sb_lo0: int = -1\n  let sb_hi0: int = 2\n"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("var sb_x: f32 = identity<sum, f32>"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("sb_x = element<x>[sb_g0]"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("compute with x[i - 1] = sb_tile_f32[(spec<i - 1> - sb_base0)], x[i + 2] = "
+                      "sb_tile_f32[(spec<i + 2> - sb_base0)]"),
+            std::string::npos)
+      << zero;
+  // Clamped: every position reads its clamped element, with no branch.
+  EXPECT_EQ(clamp.find("identity<sum"), std::string::npos) << clamp;
+  EXPECT_NE(clamp.find("let sb_x: f32 = element<x>[min(max(sb_g0, 0), (extent<x, 0> - 1))]"),
+            std::string::npos)
+      << clamp;
+}
+
 }  // namespace
 }  // namespace sb

@@ -88,15 +88,16 @@ TEST(GpuLaunch, AStencilsHaloIsKnownNowOrBoundedAtRunTime) {
     HelperSet h;
     StmtLowering H(spec, spec.stmts[0], &h);
     CodeWriter w;
-    c_halo_lines(halos(spec.stmts[0], m, c_halo_printer(H)), w);
+    c_halo_lets(spec.stmts[0], m, H, w);
     return w.str();
   };
   EXPECT_EQ(lines("  y[i] = x[i - 1] + x[i + 2]\n"),
-            "const int64_t sb_lo0 = -1, sb_hi0 = 2;  // offsets of dimension 0 lie in [sb_lo0, "
-            "sb_hi0]\n");
+            "// Offsets of dimension 0 lie in [sb_lo0, sb_hi0].\n"
+            "const int64_t sb_lo0 = -1;\n"
+            "const int64_t sb_hi0 = 2;\n");
   const std::string window = lines("  y[i] = sum(k in 0..C: x[i + k])\n");
-  EXPECT_NE(window.find("int64_t sb_lo0 = 0, sb_hi0 = 0;"), std::string::npos) << window;
-  EXPECT_NE(window.find("if ((C - 1) > sb_hi0) sb_hi0 = (C - 1);"), std::string::npos) << window;
+  EXPECT_NE(window.find("int64_t sb_lo0 = 0;\nint64_t sb_hi0 = 0;\n"), std::string::npos) << window;
+  EXPECT_NE(window.find("sb_hi0 = sb_hi0 > C - 1 ? sb_hi0 : C - 1;"), std::string::npos) << window;
 }
 
 }  // namespace

@@ -107,6 +107,8 @@ class KindCount : public ExprFunctor<int()> {
   int visit_gpu(const Expr&) override { return 1; }
   int visit_index_var(const Expr&) override { return 1; }
   int visit_extent(const Expr&) override { return 1; }
+  int visit_size(const Expr&) override { return 1; }
+  int visit_element(const Expr& e) override { return 1 + sum(e); }
   int visit_spec(const Expr&) override { return 1; }
   int visit_identity(const Expr&) override { return 1; }
   int visit_warp(const Expr& e) override { return 1 + sum(e); }
@@ -137,6 +139,8 @@ class MissingFma : public ExprFunctor<int()> {
   int visit_gpu(const Expr&) override { return 1; }
   int visit_index_var(const Expr&) override { return 1; }
   int visit_extent(const Expr&) override { return 1; }
+  int visit_size(const Expr&) override { return 1; }
+  int visit_element(const Expr&) override { return 1; }
   int visit_spec(const Expr&) override { return 1; }
   int visit_identity(const Expr&) override { return 1; }
   int visit_warp(const Expr&) override { return 1; }

@@ -28,6 +28,10 @@ class FakeLeaves : public LoopLeaves {
     precs.push_back(min_prec);
     return "E" + std::to_string(t) + "_" + std::to_string(dim);
   }
+  std::string size(int s) override { return "S" + std::to_string(s); }
+  std::string element(int t, const std::string& flat) override {
+    return "T" + std::to_string(t) + "<" + flat + ">";
+  }
   std::string spec(const sb::Expr&, int min_prec) override {
     precs.push_back(min_prec);
     return "SPEC";

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "backends/common/loop_leaves.h"
+#include "backends/cpu/print_loops.h"
+#include "lower/gpu_bodies.h"
 #include "support/diag.h"
 
 namespace sb {
@@ -109,72 +112,39 @@ std::vector<int64_t> stencil_block(size_t rank, int64_t bs, int64_t tile_x, int6
   return b;
 }
 
-HaloPrinter c_halo_printer(StmtLowering& H) {
-  auto text = [&H](const Expr& e, int prec) {
-    CodeWriter none;
-    return H.expr(e, none, prec);
-  };
-  return {[&H](int s) { return H.size_name(s); },
-          [text](const Expr& e) { return text(e, kPrecUnary); },
-          [text](const Expr& e) { return "(" + text(e, kPrecAdd) + " - 1)"; },
-          [text](const Expr& e) { return text(e, kPrecUnary); }};
-}
+namespace {
 
-std::vector<Halo> halos(const Statement& st, const StencilMatch& m, const HaloPrinter& p) {
-  auto bound = [&](const Affine& a, bool upper) {
-    std::string s;
-    auto add = [&](const std::string& term) {
-      if (term != "0") s += (s.empty() ? "" : " + ") + term;
-    };
-    for (const auto& [sz, c] : a.sizes) add(scaled_term(c, p.size(sz)));
-    for (const AffineAtom& t : a.atoms) add(scaled_term(t.coef, p.atom(*t.expr)));
-    if (a.constant != 0) add(str(a.constant));
-    for (const auto& [v, c] : a.vars) {
-      const IndexVar& var = st.vars[v];
-      const bool use_hi = (c > 0) == upper;
-      add(scaled_term(c, use_hi ? p.hi_minus_1(*var.hi) : p.lo(*var.lo)));
-    }
-    return s.empty() ? std::string("0") : s;
-  };
-  std::vector<Halo> out(st.rank());
-  for (size_t d = 0; d < out.size(); ++d) {
-    Halo& h = out[d];
-    for (const auto& offs : m.offsets) {
-      const Affine& a = offs[d];
-      h.literal = a.is_constant();
-      if (!h.literal) break;
-      h.lo_c = std::min(h.lo_c, a.constant);
-      h.hi_c = std::max(h.hi_c, a.constant);
-    }
-    if (h.literal) continue;
-    std::set<std::string> seen;
-    for (const auto& offs : m.offsets) {
-      const Affine& a = offs[d];
-      if (a.is_constant() && a.constant == 0) continue;
-      const std::string lo = bound(a, false), hi = bound(a, true);
-      if (!seen.insert(lo + "\n" + hi).second) continue;
-      h.bounds.emplace_back(lo, hi);
-    }
+// The launcher's spelling of the spec's leaves of a loop IR block (a host function: no GPU node).
+class LauncherLeaves : public StmtLeaves<StmtLowering, CodeWriter> {
+ public:
+  using StmtLeaves::StmtLeaves;
+  std::string element(int, const std::string&) override { return none("element"); }
+  std::string identity(ReduceOp, DType) override { return none("identity"); }
+  void fold(const std::string&, ReduceOp, DType, const std::string&) override { none("fold"); }
+  std::string warp(loops::WarpOp, ReduceOp, DType, const std::string&) override {
+    return none("warp reduction");
   }
-  return out;
-}
+  void atomic_fold(int, const std::string&, ReduceOp, DType, const std::string&) override {
+    none("atomic");
+  }
+  std::string gpu_index(loops::GpuIndex) override { return none("GPU index"); }
+  void barrier() override { none("barrier"); }
+  void shared_array(const std::string&, DType, const std::string&) override {
+    none("shared array");
+  }
 
-void c_halo_lines(const std::vector<Halo>& hs, CodeWriter& w) {
-  for (size_t d = 0; d < hs.size(); ++d) {
-    const std::string ds = str(static_cast<int64_t>(d));
-    const std::string lo = "sb_lo" + ds, hi = "sb_hi" + ds;
-    const std::string says = ";  // offsets of dimension " + ds + " lie in [" + lo + ", " + hi + "]";
-    if (hs[d].literal) {
-      w.line("const int64_t " + lo + " = " + str(hs[d].lo_c) + ", " + hi + " = " +
-             str(hs[d].hi_c) + says);
-      continue;
-    }
-    w.line("int64_t " + lo + " = 0, " + hi + " = 0" + says);
-    for (const auto& [blo, bhi] : hs[d].bounds) {
-      w.line("if (" + blo + " < " + lo + ") " + lo + " = " + blo + ";");
-      w.line("if (" + bhi + " > " + hi + ") " + hi + " = " + bhi + ";");
-    }
+ private:
+  static std::string none(const char* node) {
+    SB_ASSERT(false, std::string("a launcher's loop IR with a ") + node);
+    return "";
   }
+};
+
+}  // namespace
+
+void c_halo_lets(const Statement& st, const StencilMatch& m, StmtLowering& H, CodeWriter& w) {
+  LauncherLeaves leaves(H, w);
+  print_c_block(halo_lets(H.spec(), st, m), leaves, w);
 }
 
 bool stencil_launch(const Statement& st, const StencilMatch& m, const std::vector<int64_t>& block,
@@ -183,7 +153,7 @@ bool stencil_launch(const Statement& st, const StencilMatch& m, const std::vecto
                                              const std::string& block)>& launch) {
   const size_t rank = st.rank();
   SB_ASSERT(block.size() == rank, "a stencil block of another rank than its statement");
-  c_halo_lines(halos(st, m, c_halo_printer(H)), w);
+  c_halo_lets(st, m, H, w);
   std::string bytes;
   for (size_t d = 0; d < rank; ++d) {
     const std::string ds = str(static_cast<int64_t>(d));

@@ -82,32 +82,11 @@ void transpose_grid(const Statement& st, int64_t t, int64_t rows, StmtLowering& 
 // one before along y, `tile_y`; the first dimension takes the rest of the `bs` threads.
 std::vector<int64_t> stencil_block(size_t rank, int64_t bs, int64_t tile_x, int64_t tile_y);
 
-// The halo of a stencil's dimension d: the range [lo, hi] of the offsets of dimension d over
-// every read, known now (`literal`: lo_c, hi_c) or the min and max, over 0 and `bounds`, of
-// bounds computed at run time.
-struct Halo {
-  bool literal = true;
-  int64_t lo_c = 0, hi_c = 0;
-  std::vector<std::pair<std::string, std::string>> bounds;  // (lo, hi) of each offset form
-};
+// C lines of the halo of stencil `m` (lower/gpu_bodies.h: halo_lets, sb_lo<d> <= 0 <= sb_hi<d>)
+// through `H`, in the launchers of both GPU printers.
+void c_halo_lets(const Statement& st, const StencilMatch& m, StmtLowering& H, CodeWriter& w);
 
-// How one language spells the parts of an offset's bounds: a size, an atom (at unary
-// precedence), a reduction variable's "(hi - 1)" and its lo (at unary precedence).
-struct HaloPrinter {
-  std::function<std::string(int)> size;
-  std::function<std::string(const Expr&)> atom;
-  std::function<std::string(const Expr&)> hi_minus_1;
-  std::function<std::string(const Expr&)> lo;
-};
-HaloPrinter c_halo_printer(StmtLowering& H);  // C and C++ (the launchers, the cuda kernel)
-
-// The halo of each of the output's dimensions of stencil `m`.
-std::vector<Halo> halos(const Statement& st, const StencilMatch& m, const HaloPrinter& p);
-
-// C lines declaring sb_lo<d> <= 0 <= sb_hi<d> from `hs`, in the launcher and the cuda kernel.
-void c_halo_lines(const std::vector<Halo>& hs, CodeWriter& w);
-
-// tiled_stencil's launch with blocks of edges `block` (stencil_block): the halo (c_halo_lines),
+// tiled_stencil's launch with blocks of edges `block` (stencil_block): the halo (c_halo_lets),
 // sb_smem, the bytes of one block's window of the stencil's tensor held as `value`, and where they
 // fit in kMaxStencilSmem, the tiled kernel on `sb_grid` of ceil(extent / edge) blocks per
 // dimension (x first) and `sb_block` (both dim3s; numbers at rank 1); else the untiled kernel on an

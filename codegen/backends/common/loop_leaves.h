@@ -23,8 +23,12 @@ class LoopLeaves {
 
   // The name of the spec statement's index variable `v`.
   virtual std::string index_var(int v) = 0;
-  // Extent `dim` of tensor `t`.
+  // Extent `dim` of tensor `t`; size `s`.
   virtual std::string extent(int t, int dim, int min_prec) = 0;
+  virtual std::string size(int s) = 0;
+  // Element `flat` (its text as an operand of any operator) of tensor `t`, as a value of its
+  // compute type.
+  virtual std::string element(int t, const std::string& flat) = 0;
   // Spec expression `e` of the statement, its index variables bound; may first write the lines
   // it needs.
   virtual std::string spec(const Expr& e, int min_prec) = 0;
@@ -46,7 +50,8 @@ class LoopLeaves {
   virtual std::string gpu_index(loops::GpuIndex g) = 0;
   // The block's barrier, as a line.
   virtual void barrier() = 0;
-  // The declaration of shared array `name` of `count` elements of type `t`.
+  // The declaration of shared array `name` of `count` elements of type `t`; with an empty
+  // `count`, the kernel's dynamic shared memory as an array of `t`.
   virtual void shared_array(const std::string& name, DType t, const std::string& count) = 0;
 };
 
@@ -57,6 +62,7 @@ class StmtLeaves : public LoopLeaves {
  public:
   StmtLeaves(Lowering& L, Writer& w) : L_(L), w_(w) {}
   std::string index_var(int v) override { return L_.var_name(v); }
+  std::string size(int s) override { return L_.size_name(s); }
   std::string extent(int t, int dim, int min_prec) override {
     return L_.extent(t, static_cast<size_t>(dim), min_prec);
   }

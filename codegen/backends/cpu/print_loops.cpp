@@ -174,6 +174,12 @@ class CExpr : public ExprFunctor<std::string(int)> {
   std::string visit_extent(const Expr& e, int parent) override {
     return leaves_of(s_, "extent").extent(static_cast<int>(e.ival), e.dim, common_prec(parent));
   }
+  std::string visit_size(const Expr& e, int) override {
+    return leaves_of(s_, "size").size(static_cast<int>(e.ival));
+  }
+  std::string visit_element(const Expr& e, int) override {
+    return leaves_of(s_, "element").element(static_cast<int>(e.ival), print(*e.args[0]));
+  }
   std::string visit_spec(const Expr& e, int parent) override {
     return leaves_of(s_, "spec expression").spec(*e.spec, common_prec(parent));
   }

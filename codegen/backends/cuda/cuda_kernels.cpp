@@ -921,6 +921,8 @@ class Gen::Leaves : public StmtLeaves<StmtLowering, CodeWriter> {
         return "(int64_t)threadIdx.x";
       case loops::GpuIndex::ThreadY:
         return "(int64_t)threadIdx.y";
+      case loops::GpuIndex::ThreadZ:
+        return "(int64_t)threadIdx.z";
       case loops::GpuIndex::BlockX:
         return "(int64_t)blockIdx.x";
       case loops::GpuIndex::BlockY:
@@ -937,7 +939,14 @@ class Gen::Leaves : public StmtLeaves<StmtLowering, CodeWriter> {
   }
   void barrier() override { w_.line("__syncthreads();"); }
   void shared_array(const std::string& name, DType t, const std::string& count) override {
-    w_.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", " + name + ", " + count + ");");
+    if (count.empty())
+      w_.line("SB_DYNAMIC_SHARED(" + std::string(c_type(t)) + ", " + name + ");");
+    else
+      w_.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", " + name + ", " + count + ");");
+  }
+  // An f16 or bf16 element is a struct that reads as float.
+  std::string element(int t, const std::string& flat) override {
+    return L_.tensor_name(t) + "[" + flat + "]";
   }
 
  private:
@@ -979,87 +988,15 @@ void Gen::stencil(size_t k, const Statement& st, const StencilMatch& m) {
   const size_t rank = st.rank();
   const Tensor& X = spec_.tensors[m.tensor];
   const DType xv = compute_type(X.type);  // the tile holds values (f32 for f16 and bf16)
-  const std::string xt = c_type(xv);
   // Block edge per output dimension; the last dimension runs along threadIdx.x, the one before
   // along threadIdx.y, the first of three along threadIdx.z (and likewise for blockIdx).
   const std::vector<int64_t> B =
       stencil_block(rank, bs_, rank > 1 ? p("tile_x") : 0, rank == 3 ? p("tile_y") : 0);
-  auto axis = [&](size_t d) { return std::string(1, "xyz"[rank - 1 - d]); };
-  auto ds = [](size_t d) { return str(static_cast<int64_t>(d)); };
-  // One name per element type: nvcc gives every `extern __shared__` array of a file one address.
-  const std::string tile = std::string("sb_tile_") + sfx(xv);
-  StmtLowering L(spec_, st, &h_);
-  CodeWriter w(1);
-  const std::string xn = L.tensor_name(m.tensor);
-  w.line("SB_DYNAMIC_SHARED(" + xt + ", " + tile + ");  // " + X.name +
-         " over the block's outputs and their halo");
-  c_halo_lines(halos(st, m, c_halo_printer(L)), w);
-  std::vector<std::string> gs;
-  for (size_t d = 0; d < rank; ++d)
-    w.line("const int64_t sb_len" + ds(d) + " = " + str(B[d]) + " + sb_hi" + ds(d) + " - sb_lo" +
-           ds(d) + ";");
-  for (size_t d = 0; d < rank; ++d)
-    w.line("const int64_t sb_base" + ds(d) + " = (int64_t)blockIdx." + axis(d) + " * " + str(B[d]) +
-           " + sb_lo" + ds(d) + ";");
-  // The block's threads, numbered x fastest, load the window's elements in row-major order.
-  std::string thread = "threadIdx.x", count = "sb_len0";
-  if (rank >= 2) thread = "threadIdx.y * " + str(B[rank - 1]) + " + threadIdx.x";
-  if (rank == 3)
-    thread = "(threadIdx.z * " + str(B[1]) + " + threadIdx.y) * " + str(B[2]) + " + threadIdx.x";
-  for (size_t d = 1; d < rank; ++d) count += " * sb_len" + ds(d);
   int64_t threads = 1;
   for (int64_t b : B) threads *= b;
-  w.open("for (int64_t sb_l = " + thread + "; sb_l < " + count + "; sb_l += " + str(threads) +
-         ") {");
-  for (size_t d = 0; d < rank; ++d) {
-    std::string inner;  // the product of the window's later extents
-    for (size_t e = d + 1; e < rank; ++e)
-      inner += std::string(inner.empty() ? "" : " * ") + "sb_len" + ds(e);
-    std::string pos = "sb_l";
-    if (!inner.empty()) pos += " / " + (d + 2 < rank ? "(" + inner + ")" : inner);
-    if (d > 0) pos = (inner.empty() ? pos : "(" + pos + ")") + " % sb_len" + ds(d);
-    w.line("const int64_t sb_g" + ds(d) + " = sb_base" + ds(d) + " + " + pos + ";");
-    gs.push_back("sb_g" + ds(d));
-  }
-  std::string inside;
-  for (size_t d = 0; d < rank; ++d)
-    inside += (d ? " && " : "") + gs[d] + " >= 0 && " + gs[d] + " < " +
-              L.extent(m.tensor, d, kPrecRel + 1);
-  w.line(xt + " sb_x = " + zero_of(xv) + ";  // outside " + X.name + ": " +
-         (X.boundary == Boundary::Zero    ? "zero by its boundary rule"
-          : X.boundary == Boundary::Clamp ? "clamped by its boundary rule"
-                                          : "never read"));
-  w.line("if (" + inside + ") sb_x = " + xn + "[" + L.flat_index(m.tensor, gs) + "];");
-  if (X.boundary == Boundary::Clamp) {
-    h_.use(Helper::ClampIndex);
-    std::vector<std::string> cl;
-    for (size_t d = 0; d < rank; ++d)
-      cl.push_back("sb_clamp(" + gs[d] + ", " + L.extent(m.tensor, d, 0) + ")");
-    w.line("else sb_x = " + xn + "[" + L.flat_index(m.tensor, cl) + "];");
-  }
-  w.line(tile + "[sb_l] = sb_x;");
-  w.close();
-  w.line("__syncthreads();");
-  std::string cond;
-  for (size_t d = 0; d < rank; ++d) {
-    const std::string v = L.var_name(static_cast<int>(d));
-    w.line("const int64_t " + v + " = (int64_t)blockIdx." + axis(d) + " * " + str(B[d]) +
-           " + threadIdx." + axis(d) + ";");
-    cond += (d ? " && " : "") + v + " < " + L.extent(st.out, d, kPrecRel + 1);
-  }
-  CodeWriter none;
-  for (const Expr* r : m.reads) {
-    std::string idx;
-    for (size_t d = 0; d < rank; ++d) {
-      const std::string rel = L.expr(*r->args[d], none, kPrecAdd + 1) + " - sb_base" + ds(d);
-      idx = d == 0 ? rel : "(" + idx + ") * sb_len" + ds(d) + " + " + rel;
-    }
-    L.set_override(r, tile + "[" + idx + "]");
-  }
-  w.open("if (" + cond + ") {");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
+  StmtLowering L(spec_, st, &h_);
+  CodeWriter w(1);
+  print_body(stencil_tile(spec_, st, m, B), L, w);
   const std::string name = fn(k);
   kernel("// " + text + "\n// Each block stages its outputs' window of " + X.name +
              " (halo included) in dynamic shared memory.\n",

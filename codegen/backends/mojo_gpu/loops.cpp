@@ -47,6 +47,9 @@ class Gen::Leaves : public StmtLeaves<MojoStmt, PyWriter> {
       case loops::GpuIndex::ThreadY:
         g_.use_gpu({"thread_idx"});
         return "Int(thread_idx.y)";
+      case loops::GpuIndex::ThreadZ:
+        g_.use_gpu({"thread_idx"});
+        return "Int(thread_idx.z)";
       case loops::GpuIndex::BlockX:
         g_.use_gpu({"block_idx"});
         return "Int(block_idx.x)";
@@ -70,8 +73,20 @@ class Gen::Leaves : public StmtLeaves<MojoStmt, PyWriter> {
     g_.use_gpu({"barrier"});
     w_.line("barrier()");
   }
+  // The dynamic array is external memory, named after itself (one name per element type, as in
+  // the cuda file).
   void shared_array(const std::string& name, DType t, const std::string& count) override {
-    w_.line(g_.shared_array(name, count, t));
+    if (!count.empty()) {
+      w_.line(g_.shared_array(name, count, t));
+      return;
+    }
+    g_.use("max.gpu.memory", {"AddressSpace", "external_memory"});
+    w_.line("var " + name + " = external_memory[" + mojo_scalar_type(t) +
+            ", address_space=AddressSpace.SHARED, alignment=16, name=\"" + name + "\"]()");
+  }
+  // f16 and bf16 elements widened to f32 as they are loaded.
+  std::string element(int t, const std::string& flat) override {
+    return widened(g_.spec_.tensors[t].type, L_.tensor_name(t) + "[unsafe_offset=" + flat + "]");
   }
 
  private:

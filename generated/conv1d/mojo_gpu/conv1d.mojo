@@ -100,14 +100,14 @@ def sb_tiled_stencil_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
     var sb_lo0 = 0
     var sb_hi0 = 0
-    sb_lo0 = min(sb_lo0, -(K // 2))
-    sb_hi0 = max(sb_hi0, -(K // 2) + (K - 1))
+    sb_lo0 = min(sb_lo0, -1 * (K // 2) + 0)
+    sb_hi0 = max(sb_hi0, -1 * (K // 2) + (K - 1))
     var sb_len0 = 256 + sb_hi0 - sb_lo0
     var sb_base0 = Int(block_idx.x) * 256 + sb_lo0
     for sb_l in range(Int(thread_idx.x), sb_len0, 256):
         var sb_g0 = sb_base0 + sb_l
         # Outside x: zero by its boundary rule.
-        var sb_x = Float32(0)
+        var sb_x = Float32(0.0)
         if sb_g0 >= 0 and sb_g0 < N:
             sb_x = x[unsafe_offset=sb_g0]
         sb_tile_f32[unsafe_offset=sb_l] = sb_x
@@ -116,7 +116,7 @@ def sb_tiled_stencil_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     if i < N:
         var sb_acc0 = Float32(0.0)
         for k in range(K):
-            sb_acc0 += sb_tile_f32[unsafe_offset=(i + k - K // 2) - sb_base0] * w[unsafe_offset=k]
+            sb_acc0 += sb_tile_f32[unsafe_offset=i + k - K // 2 - sb_base0] * w[unsafe_offset=k]
         y[unsafe_offset=i] = sb_acc0
 
 

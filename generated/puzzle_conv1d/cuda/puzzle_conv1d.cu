@@ -102,24 +102,30 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 __global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
     const int64_t N, const int64_t K) {
-  SB_DYNAMIC_SHARED(float, sb_tile_f32);  // a over the block's outputs and their halo
-  int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-  if (0 < sb_lo0) sb_lo0 = 0;
-  if ((K - 1) > sb_hi0) sb_hi0 = (K - 1);
+  // a over the block's outputs and their halo
+  SB_DYNAMIC_SHARED(float, sb_tile_f32);
+  // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+  int64_t sb_lo0 = 0;
+  int64_t sb_hi0 = 0;
+  sb_lo0 = sb_lo0 < 0 ? sb_lo0 : 0;
+  sb_hi0 = sb_hi0 > K - 1 ? sb_hi0 : K - 1;
   const int64_t sb_len0 = 256 + sb_hi0 - sb_lo0;
   const int64_t sb_base0 = (int64_t)blockIdx.x * 256 + sb_lo0;
-  for (int64_t sb_l = threadIdx.x; sb_l < sb_len0; sb_l += 256) {
+  for (int64_t sb_l = (int64_t)threadIdx.x; sb_l < sb_len0; sb_l += 256) {
     const int64_t sb_g0 = sb_base0 + sb_l;
-    float sb_x = 0.0f;  // outside a: zero by its boundary rule
-    if (sb_g0 >= 0 && sb_g0 < N) sb_x = a[sb_g0];
+    // Outside a: zero by its boundary rule.
+    float sb_x = 0.0f;
+    if (sb_g0 >= 0 && sb_g0 < N) {
+      sb_x = a[sb_g0];
+    }
     sb_tile_f32[sb_l] = sb_x;
   }
   __syncthreads();
-  const int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
+  const int64_t i = (int64_t)blockIdx.x * 256 + (int64_t)threadIdx.x;
   if (i < N) {
     float sb_acc0 = 0.0f;
     for (int64_t j = 0; j < K; ++j) {
-      sb_acc0 += sb_tile_f32[(i + j) - sb_base0] * b[j];
+      sb_acc0 += sb_tile_f32[i + j - sb_base0] * b[j];
     }
     y[i] = sb_acc0;
   }
@@ -210,9 +216,11 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i] = sum(j in 0..K: a[i + j] * b[j])
   {
-    int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    if (0 < sb_lo0) sb_lo0 = 0;
-    if ((K - 1) > sb_hi0) sb_hi0 = (K - 1);
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    int64_t sb_lo0 = 0;
+    int64_t sb_hi0 = 0;
+    sb_lo0 = sb_lo0 < 0 ? sb_lo0 : 0;
+    sb_hi0 = sb_hi0 > K - 1 ? sb_hi0 : K - 1;
     const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
       const unsigned sb_grid = (unsigned)((N + 255) / 256);

@@ -81,9 +81,11 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i] = sum(k in 0..3: a[i - k])
   {
-    int64_t sb_lo0 = 0, sb_hi0 = 0;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    if (-(3 - 1) < sb_lo0) sb_lo0 = -(3 - 1);
-    if (-0 > sb_hi0) sb_hi0 = -0;
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    int64_t sb_lo0 = 0;
+    int64_t sb_hi0 = 0;
+    sb_lo0 = sb_lo0 < -1 * (3 - 1) ? sb_lo0 : -1 * (3 - 1);
+    sb_hi0 = sb_hi0 > -1 * 0 ? sb_hi0 : -1 * 0;
     const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
       const unsigned sb_grid = (unsigned)((N + 255) / 256);

@@ -90,14 +90,14 @@ def sb_tiled_stencil_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     # Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
     var sb_lo0 = 0
     var sb_hi0 = 0
-    sb_lo0 = min(sb_lo0, -(3 - 1))
-    sb_hi0 = max(sb_hi0, -0)
+    sb_lo0 = min(sb_lo0, -1 * (3 - 1))
+    sb_hi0 = max(sb_hi0, -1 * 0)
     var sb_len0 = 256 + sb_hi0 - sb_lo0
     var sb_base0 = Int(block_idx.x) * 256 + sb_lo0
     for sb_l in range(Int(thread_idx.x), sb_len0, 256):
         var sb_g0 = sb_base0 + sb_l
         # Outside a: zero by its boundary rule.
-        var sb_x = Float32(0)
+        var sb_x = Float32(0.0)
         if sb_g0 >= 0 and sb_g0 < N:
             sb_x = a[unsafe_offset=sb_g0]
         sb_tile_f32[unsafe_offset=sb_l] = sb_x
@@ -106,7 +106,7 @@ def sb_tiled_stencil_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     if i < N:
         var sb_acc0 = Float32(0.0)
         for k in range(3):
-            sb_acc0 += sb_tile_f32[unsafe_offset=(i - k) - sb_base0]
+            sb_acc0 += sb_tile_f32[unsafe_offset=i - k - sb_base0]
         y[unsafe_offset=i] = sb_acc0
 
 

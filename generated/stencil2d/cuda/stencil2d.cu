@@ -104,25 +104,33 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 // Each block stages its outputs' window of x (halo included) in dynamic shared memory.
 __global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
     const double* __restrict__ x, double* __restrict__ y, const int64_t H, const int64_t W) {
-  SB_DYNAMIC_SHARED(double, sb_tile_f64);  // x over the block's outputs and their halo
-  const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-  const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
+  // x over the block's outputs and their halo
+  SB_DYNAMIC_SHARED(double, sb_tile_f64);
+  // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+  const int64_t sb_lo0 = -1;
+  const int64_t sb_hi0 = 1;
+  // Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+  const int64_t sb_lo1 = -1;
+  const int64_t sb_hi1 = 1;
   const int64_t sb_len0 = 8 + sb_hi0 - sb_lo0;
   const int64_t sb_len1 = 32 + sb_hi1 - sb_lo1;
   const int64_t sb_base0 = (int64_t)blockIdx.y * 8 + sb_lo0;
   const int64_t sb_base1 = (int64_t)blockIdx.x * 32 + sb_lo1;
-  for (int64_t sb_l = threadIdx.y * 32 + threadIdx.x; sb_l < sb_len0 * sb_len1; sb_l += 256) {
+  for (int64_t sb_l = (int64_t)threadIdx.y * 32 + (int64_t)threadIdx.x; sb_l < sb_len0 * sb_len1; sb_l += 256) {
     const int64_t sb_g0 = sb_base0 + sb_l / sb_len1;
     const int64_t sb_g1 = sb_base1 + sb_l % sb_len1;
-    double sb_x = 0.0;  // outside x: zero by its boundary rule
-    if (sb_g0 >= 0 && sb_g0 < H && sb_g1 >= 0 && sb_g1 < W) sb_x = x[sb_g0 * W + sb_g1];
+    // Outside x: zero by its boundary rule.
+    double sb_x = 0.0;
+    if (sb_g0 >= 0 && sb_g0 < H && (sb_g1 >= 0 && sb_g1 < W)) {
+      sb_x = x[sb_g0 * W + sb_g1];
+    }
     sb_tile_f64[sb_l] = sb_x;
   }
   __syncthreads();
-  const int64_t i = (int64_t)blockIdx.y * 8 + threadIdx.y;
-  const int64_t j = (int64_t)blockIdx.x * 32 + threadIdx.x;
+  const int64_t i = (int64_t)blockIdx.y * 8 + (int64_t)threadIdx.y;
+  const int64_t j = (int64_t)blockIdx.x * 32 + (int64_t)threadIdx.x;
   if (i < H && j < W) {
-    y[i * W + j] = 0.2 * (sb_tile_f64[(i - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[((i - 1) - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[((i + 1) - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[(i - sb_base0) * sb_len1 + (j - 1) - sb_base1] + sb_tile_f64[(i - sb_base0) * sb_len1 + (j + 1) - sb_base1]);
+    y[i * W + j] = 0.2 * (sb_tile_f64[(i - sb_base0) * sb_len1 + (j - sb_base1)] + sb_tile_f64[(i - 1 - sb_base0) * sb_len1 + (j - sb_base1)] + sb_tile_f64[(i + 1 - sb_base0) * sb_len1 + (j - sb_base1)] + sb_tile_f64[(i - sb_base0) * sb_len1 + (j - 1 - sb_base1)] + sb_tile_f64[(i - sb_base0) * sb_len1 + (j + 1 - sb_base1)]);
   }
 }
 
@@ -210,8 +218,12 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i, j] = 0.2 * (x[i, j] + x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
   {
-    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    const int64_t sb_lo0 = -1;
+    const int64_t sb_hi0 = 1;
+    // Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+    const int64_t sb_lo1 = -1;
+    const int64_t sb_hi1 = 1;
     const int64_t sb_smem = (8 + sb_hi0 - sb_lo0) * (32 + sb_hi1 - sb_lo1) * (int64_t)sizeof(double);
     if (sb_smem <= 49152) {
       const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 7) / 8));

@@ -84,8 +84,12 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i, j] = 0.2 * (x[i, j] + x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
   {
-    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    const int64_t sb_lo0 = -1;
+    const int64_t sb_hi0 = 1;
+    // Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+    const int64_t sb_lo1 = -1;
+    const int64_t sb_hi1 = 1;
     const int64_t sb_smem = (8 + sb_hi0 - sb_lo0) * (32 + sb_hi1 - sb_lo1) * (int64_t)sizeof(double);
     if (sb_smem <= 49152) {
       const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 7) / 8));

@@ -139,15 +139,15 @@ def sb_tiled_stencil_s0(x: Pointer[Float64, ImmUntrackedOrigin],
         var sb_g0 = sb_base0 + sb_l // sb_len1
         var sb_g1 = sb_base1 + sb_l % sb_len1
         # Outside x: zero by its boundary rule.
-        var sb_x = Float64(0)
-        if sb_g0 >= 0 and sb_g0 < H and sb_g1 >= 0 and sb_g1 < W:
+        var sb_x = Float64(0.0)
+        if sb_g0 >= 0 and sb_g0 < H and (sb_g1 >= 0 and sb_g1 < W):
             sb_x = x[unsafe_offset=sb_g0 * W + sb_g1]
         sb_tile_f64[unsafe_offset=sb_l] = sb_x
     barrier()
     var i = Int(block_idx.y) * 8 + Int(thread_idx.y)
     var j = Int(block_idx.x) * 32 + Int(thread_idx.x)
     if i < H and j < W:
-        y[unsafe_offset=i * W + j] = Float64(0.2) * (sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[unsafe_offset=((i - 1) - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[unsafe_offset=((i + 1) - sb_base0) * sb_len1 + j - sb_base1] + sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j - 1) - sb_base1] + sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j + 1) - sb_base1])
+        y[unsafe_offset=i * W + j] = Float64(0.2) * (sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j - sb_base1)] + sb_tile_f64[unsafe_offset=(i - 1 - sb_base0) * sb_len1 + (j - sb_base1)] + sb_tile_f64[unsafe_offset=(i + 1 - sb_base0) * sb_len1 + (j - sb_base1)] + sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j - 1 - sb_base1)] + sb_tile_f64[unsafe_offset=(i - sb_base0) * sb_len1 + (j + 1 - sb_base1)])
 
 
 # The same statement with a grid-stride loop, for launches the tiles do not fit.

@@ -102,31 +102,37 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 __global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
     const double* __restrict__ x, double* __restrict__ y, const int64_t D, const int64_t H,
     const int64_t W) {
-  SB_DYNAMIC_SHARED(double, sb_tile_f64);  // x over the block's outputs and their halo
-  const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-  const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
-  const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
+  // x over the block's outputs and their halo
+  SB_DYNAMIC_SHARED(double, sb_tile_f64);
+  // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+  const int64_t sb_lo0 = -1;
+  const int64_t sb_hi0 = 1;
+  // Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+  const int64_t sb_lo1 = -1;
+  const int64_t sb_hi1 = 1;
+  // Offsets of dimension 2 lie in [sb_lo2, sb_hi2].
+  const int64_t sb_lo2 = -1;
+  const int64_t sb_hi2 = 1;
   const int64_t sb_len0 = 2 + sb_hi0 - sb_lo0;
   const int64_t sb_len1 = 4 + sb_hi1 - sb_lo1;
   const int64_t sb_len2 = 32 + sb_hi2 - sb_lo2;
   const int64_t sb_base0 = (int64_t)blockIdx.z * 2 + sb_lo0;
   const int64_t sb_base1 = (int64_t)blockIdx.y * 4 + sb_lo1;
   const int64_t sb_base2 = (int64_t)blockIdx.x * 32 + sb_lo2;
-  for (int64_t sb_l = (threadIdx.z * 4 + threadIdx.y) * 32 + threadIdx.x; sb_l < sb_len0 * sb_len1 * sb_len2; sb_l += 256) {
+  for (int64_t sb_l = ((int64_t)threadIdx.z * 4 + (int64_t)threadIdx.y) * 32 + (int64_t)threadIdx.x; sb_l < sb_len0 * sb_len1 * sb_len2; sb_l += 256) {
     const int64_t sb_g0 = sb_base0 + sb_l / (sb_len1 * sb_len2);
-    const int64_t sb_g1 = sb_base1 + (sb_l / sb_len2) % sb_len1;
+    const int64_t sb_g1 = sb_base1 + sb_l / sb_len2 % sb_len1;
     const int64_t sb_g2 = sb_base2 + sb_l % sb_len2;
-    double sb_x = 0.0;  // outside x: clamped by its boundary rule
-    if (sb_g0 >= 0 && sb_g0 < D && sb_g1 >= 0 && sb_g1 < H && sb_g2 >= 0 && sb_g2 < W) sb_x = x[(sb_g0 * H + sb_g1) * W + sb_g2];
-    else sb_x = x[(sb_clamp(sb_g0, D) * H + sb_clamp(sb_g1, H)) * W + sb_clamp(sb_g2, W)];
+    // Outside x: clamped by its boundary rule.
+    const double sb_x = x[(((sb_g0 > 0 ? sb_g0 : 0) < D - 1 ? (sb_g0 > 0 ? sb_g0 : 0) : D - 1) * H + ((sb_g1 > 0 ? sb_g1 : 0) < H - 1 ? (sb_g1 > 0 ? sb_g1 : 0) : H - 1)) * W + ((sb_g2 > 0 ? sb_g2 : 0) < W - 1 ? (sb_g2 > 0 ? sb_g2 : 0) : W - 1)];
     sb_tile_f64[sb_l] = sb_x;
   }
   __syncthreads();
-  const int64_t i = (int64_t)blockIdx.z * 2 + threadIdx.z;
-  const int64_t j = (int64_t)blockIdx.y * 4 + threadIdx.y;
-  const int64_t k = (int64_t)blockIdx.x * 32 + threadIdx.x;
+  const int64_t i = (int64_t)blockIdx.z * 2 + (int64_t)threadIdx.z;
+  const int64_t j = (int64_t)blockIdx.y * 4 + (int64_t)threadIdx.y;
+  const int64_t k = (int64_t)blockIdx.x * 32 + (int64_t)threadIdx.x;
   if (i < D && j < H && k < W) {
-    y[(i * H + j) * W + k] = 0.4 * sb_tile_f64[((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + 0.1 * (sb_tile_f64[(((i - 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[(((i + 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j - 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j + 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k - 1) - sb_base2] + sb_tile_f64[((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k + 1) - sb_base2]);
+    y[(i * H + j) * W + k] = 0.4 * sb_tile_f64[((i - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - sb_base2)] + 0.1 * (sb_tile_f64[((i - 1 - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[((i + 1 - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j - 1 - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j + 1 - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - 1 - sb_base2)] + sb_tile_f64[((i - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k + 1 - sb_base2)]);
   }
 }
 
@@ -211,9 +217,15 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
   {
-    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
-    const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    const int64_t sb_lo0 = -1;
+    const int64_t sb_hi0 = 1;
+    // Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+    const int64_t sb_lo1 = -1;
+    const int64_t sb_hi1 = 1;
+    // Offsets of dimension 2 lie in [sb_lo2, sb_hi2].
+    const int64_t sb_lo2 = -1;
+    const int64_t sb_hi2 = 1;
     const int64_t sb_smem = (2 + sb_hi0 - sb_lo0) * (4 + sb_hi1 - sb_lo1) * (32 + sb_hi2 - sb_lo2) * (int64_t)sizeof(double);
     if (sb_smem <= 49152) {
       const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 3) / 4), (unsigned)((D + 1) / 2));

@@ -87,9 +87,15 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
   {
-    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
-    const int64_t sb_lo1 = -1, sb_hi1 = 1;  // offsets of dimension 1 lie in [sb_lo1, sb_hi1]
-    const int64_t sb_lo2 = -1, sb_hi2 = 1;  // offsets of dimension 2 lie in [sb_lo2, sb_hi2]
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    const int64_t sb_lo0 = -1;
+    const int64_t sb_hi0 = 1;
+    // Offsets of dimension 1 lie in [sb_lo1, sb_hi1].
+    const int64_t sb_lo1 = -1;
+    const int64_t sb_hi1 = 1;
+    // Offsets of dimension 2 lie in [sb_lo2, sb_hi2].
+    const int64_t sb_lo2 = -1;
+    const int64_t sb_hi2 = 1;
     const int64_t sb_smem = (2 + sb_hi0 - sb_lo0) * (4 + sb_hi1 - sb_lo1) * (32 + sb_hi2 - sb_lo2) * (int64_t)sizeof(double);
     if (sb_smem <= 49152) {
       const dim3 sb_grid((unsigned)((W + 31) / 32), (unsigned)((H + 3) / 4), (unsigned)((D + 1) / 2));

@@ -110,21 +110,17 @@ def sb_tiled_stencil_s0(x: Pointer[Float64, ImmUntrackedOrigin],
     var sb_base2 = Int(block_idx.x) * 32 + sb_lo2
     for sb_l in range((Int(thread_idx.z) * 4 + Int(thread_idx.y)) * 32 + Int(thread_idx.x), sb_len0 * sb_len1 * sb_len2, 256):
         var sb_g0 = sb_base0 + sb_l // (sb_len1 * sb_len2)
-        var sb_g1 = sb_base1 + (sb_l // sb_len2) % sb_len1
+        var sb_g1 = sb_base1 + sb_l // sb_len2 % sb_len1
         var sb_g2 = sb_base2 + sb_l % sb_len2
         # Outside x: clamped by its boundary rule.
-        var sb_x: Float64
-        if sb_g0 >= 0 and sb_g0 < D and sb_g1 >= 0 and sb_g1 < H and sb_g2 >= 0 and sb_g2 < W:
-            sb_x = x[unsafe_offset=(sb_g0 * H + sb_g1) * W + sb_g2]
-        else:
-            sb_x = x[unsafe_offset=(min(max(sb_g0, 0), D - 1) * H + min(max(sb_g1, 0), H - 1)) * W + min(max(sb_g2, 0), W - 1)]
+        var sb_x = x[unsafe_offset=(min(max(sb_g0, 0), D - 1) * H + min(max(sb_g1, 0), H - 1)) * W + min(max(sb_g2, 0), W - 1)]
         sb_tile_f64[unsafe_offset=sb_l] = sb_x
     barrier()
     var i = Int(block_idx.z) * 2 + Int(thread_idx.z)
     var j = Int(block_idx.y) * 4 + Int(thread_idx.y)
     var k = Int(block_idx.x) * 32 + Int(thread_idx.x)
     if i < D and j < H and k < W:
-        y[unsafe_offset=(i * H + j) * W + k] = Float64(0.4) * sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + Float64(0.1) * (sb_tile_f64[unsafe_offset=(((i - 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=(((i + 1) - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j - 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j + 1) - sb_base1) * sb_len2 + k - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k - 1) - sb_base2] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + j - sb_base1) * sb_len2 + (k + 1) - sb_base2])
+        y[unsafe_offset=(i * H + j) * W + k] = Float64(0.4) * sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - sb_base2)] + Float64(0.1) * (sb_tile_f64[unsafe_offset=((i - 1 - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[unsafe_offset=((i + 1 - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j - 1 - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j + 1 - sb_base1)) * sb_len2 + (k - sb_base2)] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k - 1 - sb_base2)] + sb_tile_f64[unsafe_offset=((i - sb_base0) * sb_len1 + (j - sb_base1)) * sb_len2 + (k + 1 - sb_base2)])
 
 
 # The same statement with a grid-stride loop, for launches the tiles do not fit.

@@ -151,20 +151,26 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s0(
 __global__ void __launch_bounds__(256) sb_tiled_stencil_s0(
     const sb_bf16* __restrict__ x, const sb_f16* __restrict__ z, sb_bf16* __restrict__ y,
     const int64_t N) {
-  SB_DYNAMIC_SHARED(float, sb_tile_f32);  // x over the block's outputs and their halo
-  const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+  // x over the block's outputs and their halo
+  SB_DYNAMIC_SHARED(float, sb_tile_f32);
+  // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+  const int64_t sb_lo0 = -1;
+  const int64_t sb_hi0 = 1;
   const int64_t sb_len0 = 256 + sb_hi0 - sb_lo0;
   const int64_t sb_base0 = (int64_t)blockIdx.x * 256 + sb_lo0;
-  for (int64_t sb_l = threadIdx.x; sb_l < sb_len0; sb_l += 256) {
+  for (int64_t sb_l = (int64_t)threadIdx.x; sb_l < sb_len0; sb_l += 256) {
     const int64_t sb_g0 = sb_base0 + sb_l;
-    float sb_x = 0.0f;  // outside x: zero by its boundary rule
-    if (sb_g0 >= 0 && sb_g0 < N) sb_x = x[sb_g0];
+    // Outside x: zero by its boundary rule.
+    float sb_x = 0.0f;
+    if (sb_g0 >= 0 && sb_g0 < N) {
+      sb_x = x[sb_g0];
+    }
     sb_tile_f32[sb_l] = sb_x;
   }
   __syncthreads();
-  const int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x;
+  const int64_t i = (int64_t)blockIdx.x * 256 + (int64_t)threadIdx.x;
   if (i < N) {
-    y[i] = sb_tile_f32[(i - 1) - sb_base0] + sb_tile_f32[(i + 1) - sb_base0] - 2.0f * z[sb_clamp(i + 2, N)];
+    y[i] = sb_tile_f32[i - 1 - sb_base0] + sb_tile_f32[i + 1 - sb_base0] - 2.0f * z[sb_clamp(i + 2, N)];
   }
 }
 
@@ -223,7 +229,9 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i] = x[i - 1] + x[i + 1] - 2.0 * z[i + 2]
   {
-    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    const int64_t sb_lo0 = -1;
+    const int64_t sb_hi0 = 1;
     const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
       const unsigned sb_grid = (unsigned)((N + 255) / 256);

@@ -116,7 +116,9 @@ static int sb_variant_tiled_stencil(const sb_args* sb_a) {
 
   // y[i] = x[i - 1] + x[i + 1] - 2.0 * z[i + 2]
   {
-    const int64_t sb_lo0 = -1, sb_hi0 = 1;  // offsets of dimension 0 lie in [sb_lo0, sb_hi0]
+    // Offsets of dimension 0 lie in [sb_lo0, sb_hi0].
+    const int64_t sb_lo0 = -1;
+    const int64_t sb_hi0 = 1;
     const int64_t sb_smem = (256 + sb_hi0 - sb_lo0) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
       const unsigned sb_grid = (unsigned)((N + 255) / 256);

@@ -85,14 +85,14 @@ def sb_tiled_stencil_s0(x: Pointer[BFloat16, ImmUntrackedOrigin],
     for sb_l in range(Int(thread_idx.x), sb_len0, 256):
         var sb_g0 = sb_base0 + sb_l
         # Outside x: zero by its boundary rule.
-        var sb_x = Float32(0)
+        var sb_x = Float32(0.0)
         if sb_g0 >= 0 and sb_g0 < N:
             sb_x = x[unsafe_offset=sb_g0].cast[DType.float32]()
         sb_tile_f32[unsafe_offset=sb_l] = sb_x
     barrier()
     var i = Int(block_idx.x) * 256 + Int(thread_idx.x)
     if i < N:
-        y[unsafe_offset=i] = (sb_tile_f32[unsafe_offset=(i - 1) - sb_base0] + sb_tile_f32[unsafe_offset=(i + 1) - sb_base0] - Float32(2.0) * z[unsafe_offset=sb_clamp(i + 2, N)].cast[DType.float32]()).cast[DType.bfloat16]()
+        y[unsafe_offset=i] = (sb_tile_f32[unsafe_offset=i - 1 - sb_base0] + sb_tile_f32[unsafe_offset=i + 1 - sb_base0] - Float32(2.0) * z[unsafe_offset=sb_clamp(i + 2, N)].cast[DType.float32]()).cast[DType.bfloat16]()
 
 
 # The same statement with a grid-stride loop, for launches the tiles do not fit.
