@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "ir/affine.h"
@@ -283,9 +284,10 @@ Block row_reduce_body_of(const Spec& spec, const Statement& st, const sb::Expr& 
 ExprPtr add_term(ExprPtr acc, int64_t c, ExprPtr x) {
   SB_ASSERT(c != 0, "a term of coefficient 0");
   if (!acc) return c == 1 ? x : mul(imm(c), x);
-  const int64_t m = c < 0 ? -c : c;
-  ExprPtr t = m == 1 ? std::move(x) : mul(imm(m), std::move(x));
-  return c < 0 ? sub(std::move(acc), std::move(t)) : add(std::move(acc), std::move(t));
+  // A negative coefficient subtracts its magnitude (the least int64 has none: it is added).
+  if (c < 0 && c != std::numeric_limits<int64_t>::min())
+    return sub(std::move(acc), c == -1 ? std::move(x) : mul(imm(-c), std::move(x)));
+  return add(std::move(acc), c == 1 ? std::move(x) : mul(imm(c), std::move(x)));
 }
 
 Block halo_lets_body(const Spec& spec, const Statement& st, const StencilMatch& m) {
