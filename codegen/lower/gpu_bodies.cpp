@@ -1,12 +1,11 @@
 #include "lower/gpu_bodies.h"
 
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/affine.h"
 #include "ir/scalar_types.h"
@@ -16,6 +15,16 @@
 namespace sb::loops {
 
 namespace {
+
+// Spec expression `e` of statement `st` as a leaf of type `t`, its text for dumps.
+ExprPtr leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t) {
+  return spec_expr(e, t, to_string(e, spec, &st));
+}
+
+// `more` appended to `to`.
+void append(Block& to, Block more) {
+  for (StmtPtr& x : more) to.push_back(std::move(x));
+}
 
 // `i` below extent 0 of the output and `j` below extent 1.
 ExprPtr in_output(const Spec& spec, const Statement& st, const ExprPtr& i, const ExprPtr& j) {
@@ -45,7 +54,7 @@ Block transpose_tile_body(const Spec& spec, const Statement& st, const Transpose
   Block loads;
   for (size_t q = 0; q < m.reads.size(); ++q)
     loads.push_back(store(tile_name(q), tile_type(q), {add(mul(y, pitch), tx)},
-                          spec_expr(*m.reads[q], tile_type(q), to_string(*m.reads[q], spec, &st))));
+                          leaf(spec, st, *m.reads[q], tile_type(q))));
   std::vector<Override> from_tiles;
   for (size_t q = 0; q < m.reads.size(); ++q)
     from_tiles.push_back({m.reads[q], to_string(*m.reads[q], spec, &st),
@@ -149,7 +158,7 @@ Block element_body_of(const Spec& spec, const Statement& st, bool grid_stride) {
   }
   b.push_back(let("sb_t", first));
   b.push_back(if_then(binary(BinOp::Ge, t, total), {ret()}));
-  for (StmtPtr& x : per) b.push_back(std::move(x));
+  append(b, std::move(per));
   return b;
 }
 
@@ -164,12 +173,10 @@ StmtPtr fold_range(const Spec& spec, const Statement& st, const sb::Expr& red, E
                    ExprPtr step) {
   const IndexVar& rv = st.vars[red.ref];
   const Type vt = float_t(scalar(red.type).printed_as);
-  if (!is_zero(*rv.lo))
-    first = add(spec_expr(*rv.lo, int_t(), to_string(*rv.lo, spec, &st)), std::move(first));
-  return for_index(red.ref, rv.name, std::move(first),
-                   spec_expr(*rv.hi, int_t(), to_string(*rv.hi, spec, &st)), std::move(step),
-                   {fold("sb_acc", red.rop, vt,
-                         spec_expr(*red.args[0], vt, to_string(*red.args[0], spec, &st)))});
+  if (!is_zero(*rv.lo)) first = add(leaf(spec, st, *rv.lo, int_t()), std::move(first));
+  return for_index(red.ref, rv.name, std::move(first), leaf(spec, st, *rv.hi, int_t()),
+                   std::move(step),
+                   {fold("sb_acc", red.rop, vt, leaf(spec, st, *red.args[0], vt))});
 }
 
 // The rest of the statement applied to the reduced value sb_acc.
@@ -189,9 +196,6 @@ ScalarReduceBodies scalar_reduce_bodies_of(const Spec& spec, const Statement& st
   const bool tree = kind == GpuKernel::TreeReduce;
   const ExprPtr tid = var("sb_tid", int_t()), bs = imm(block_size);
   const ExprPtr acc = var("sb_acc", vt);
-  auto append = [](Block& to, Block more) {
-    for (StmtPtr& x : more) to.push_back(std::move(x));
-  };
   // A tree's shared array holds the body that follows.
   auto with_tree = [&](Block body) {
     if (!tree) return body;
@@ -248,8 +252,7 @@ Block row_reduce_body_of(const Spec& spec, const Statement& st, const sb::Expr& 
     per_row.push_back(assign("sb_acc", loops::warp(WarpOp::AllReduce, red.rop, var("sb_acc", vt))));
     per_row.push_back(if_then(binary(BinOp::Eq, lane, imm(0)), {apply_rest(spec, st, red)}));
   } else {
-    for (StmtPtr& x : block_tree_body("sb_acc", red.rop, t, tid, block_size))
-      per_row.push_back(std::move(x));
+    append(per_row, block_tree_body("sb_acc", red.rop, t, tid, block_size));
     per_row.push_back(
         if_then(binary(BinOp::Eq, tid, imm(0)),
                 {assign("sb_acc", load("sb_red", vt, {imm(0)})), apply_rest(spec, st, red)}));
@@ -273,7 +276,7 @@ Block row_reduce_body_of(const Spec& spec, const Statement& st, const sb::Expr& 
   }
   Block body = {let("sb_tid", gpu(GpuIndex::ThreadX))};
   if (warp) {
-    for (StmtPtr& x : b) body.push_back(std::move(x));
+    append(body, std::move(b));
   } else {
     body.push_back(alloc("sb_red", vt, {imm(block_size)}, MemScope::Shared, std::move(b)));
   }
@@ -295,15 +298,14 @@ Block halo_lets_body(const Spec& spec, const Statement& st, const StencilMatch& 
   auto bound = [&](const Affine& a, bool upper) {
     ExprPtr s;
     for (const auto& [sz, c] : a.sizes) s = add_term(s, c, size(sz, spec.sizes[sz].name));
-    for (const AffineAtom& t : a.atoms)
-      s = add_term(s, t.coef, spec_expr(*t.expr, int_t(), to_string(*t.expr, spec, &st)));
+    for (const AffineAtom& t : a.atoms) s = add_term(s, t.coef, leaf(spec, st, *t.expr, int_t()));
     if (a.constant != 0) s = s ? add(s, imm(a.constant)) : imm(a.constant);
     for (const auto& [v, c] : a.vars) {
       const IndexVar& var = st.vars[v];
       const bool use_hi = (c > 0) == upper;
       s = add_term(s, c,
-                   use_hi ? sub(spec_expr(*var.hi, int_t(), to_string(*var.hi, spec, &st)), imm(1))
-                          : spec_expr(*var.lo, int_t(), to_string(*var.lo, spec, &st)));
+                   use_hi ? sub(leaf(spec, st, *var.hi, int_t()), imm(1))
+                          : leaf(spec, st, *var.lo, int_t()));
     }
     return s ? s : imm(0);
   };
@@ -430,8 +432,7 @@ Block stencil_tile_body(const Spec& spec, const Statement& st, const StencilMatc
   for (const sb::Expr* r : m.reads) {
     ExprPtr idx;
     for (size_t d = 0; d < rank; ++d) {
-      const ExprPtr rel = sub(spec_expr(*r->args[d], int_t(), to_string(*r->args[d], spec, &st)),
-                              v("sb_base" + ds(d)));
+      const ExprPtr rel = sub(leaf(spec, st, *r->args[d], int_t()), v("sb_base" + ds(d)));
       idx = d == 0 ? rel : add(mul(idx, v("sb_len" + ds(d))), rel);
     }
     from_tile.push_back({r, to_string(*r, spec, &st), load(tile, vt, {idx})});
@@ -458,8 +459,8 @@ ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch
   const ExprPtr v = var("sb_v", vt), carry = var("sb_carry", vt);
   auto lt = [](ExprPtr a, ExprPtr b) { return binary(BinOp::Lt, std::move(a), std::move(b)); };
   auto ws_at = [&](ExprPtr i) { return load("sb_ws", vt, {std::move(i)}); };
-  auto term = [&] { return spec_expr(*red.args[0], vt, to_string(*red.args[0], spec, &st)); };
-  auto lo_expr = [&] { return spec_expr(*rv.lo, int_t(), to_string(*rv.lo, spec, &st)); };
+  auto term = [&] { return leaf(spec, st, *red.args[0], vt); };
+  auto lo_expr = [&] { return leaf(spec, st, *rv.lo, int_t()); };
   // The chunk of this block: elements [sb_begin, sb_end).
   auto chunk = [&] {
     return Block{let("sb_begin", mul(gpu(GpuIndex::BlockX), var("sb_chunk", int_t()))),
@@ -491,10 +492,6 @@ ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch
     return Block{comment("One value per warp."),
                  alloc("sb_ws", vt, {imm(nw)}, MemScope::Shared, std::move(body))};
   };
-  auto append = [](Block& to, Block more) {
-    for (StmtPtr& s : more) to.push_back(std::move(s));
-  };
-
   ScanBodies out;
   // Phase 1.
   {
