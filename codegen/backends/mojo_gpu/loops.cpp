@@ -39,35 +39,12 @@ class Gen::Leaves : public StmtLeaves<MojoStmt, PyWriter> {
     else
       w_.line(g_.atomic_cas(L_, op, t) + "(" + p + ", " + value + ")");
   }
+  // The loop IR names a GPU index as Mojo does (thread_idx.x, ...); the module imports its
+  // first part.
   std::string gpu_index(loops::GpuIndex g) override {
-    switch (g) {
-      case loops::GpuIndex::ThreadX:
-        g_.use_gpu({"thread_idx"});
-        return "Int(thread_idx.x)";
-      case loops::GpuIndex::ThreadY:
-        g_.use_gpu({"thread_idx"});
-        return "Int(thread_idx.y)";
-      case loops::GpuIndex::ThreadZ:
-        g_.use_gpu({"thread_idx"});
-        return "Int(thread_idx.z)";
-      case loops::GpuIndex::BlockX:
-        g_.use_gpu({"block_idx"});
-        return "Int(block_idx.x)";
-      case loops::GpuIndex::BlockY:
-        g_.use_gpu({"block_idx"});
-        return "Int(block_idx.y)";
-      case loops::GpuIndex::BlockZ:
-        g_.use_gpu({"block_idx"});
-        return "Int(block_idx.z)";
-      case loops::GpuIndex::BlockDimX:
-        g_.use_gpu({"block_dim"});
-        return "Int(block_dim.x)";
-      case loops::GpuIndex::GridDimX:
-        g_.use_gpu({"grid_dim"});
-        return "Int(grid_dim.x)";
-    }
-    SB_ASSERT(false, "a GPU index the mojo_gpu printer does not spell");
-    return "";
+    const std::string name = loops::gpu_index_name(g);
+    g_.use_gpu({name.substr(0, name.find('.')).c_str()});
+    return "Int(" + name + ")";
   }
   void barrier() override {
     g_.use_gpu({"barrier"});
