@@ -25,11 +25,11 @@ endfunction()
 verify(0)
 
 file(READ "${src}" text)
-string(FIND "${text}" "if (sb_t >= sb_total) return;" at)
+string(FIND "${text}" "if (sb_t >= sb_total) {" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "${src} has no bounds guard to mutate")
 endif()
-string(REPLACE "if (sb_t >= sb_total) return;" "if (sb_t > sb_total) return;" text "${text}")
+string(REPLACE "if (sb_t >= sb_total) {" "if (sb_t > sb_total) {" text "${text}")
 file(WRITE "${src}" "${text}")
 
 verify(1)
