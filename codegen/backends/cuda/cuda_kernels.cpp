@@ -1747,22 +1747,12 @@ VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy
   return Gen(spec, v, s, file).run();
 }
 
-namespace {
-
-bool has(const StrategyInfo& info, const std::string& name) {
-  for (const ParamInfo& p : info.params)
-    if (p.name == name) return true;
-  return false;
-}
-
-}  // namespace
-
 int64_t block_size_of(const Variant& v, const StrategyInfo& info) {
-  return has(info, "block_size") ? param(v, info, "block_size") : 256;
+  return param_or(v, info, "block_size", 256);
 }
 
 int64_t blocks_per_sm_of(const Variant& v, const StrategyInfo& info) {
-  return has(info, "blocks_per_sm") ? param(v, info, "blocks_per_sm") : 4;
+  return param_or(v, info, "blocks_per_sm", 4);
 }
 
 std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Variant& v,
