@@ -84,6 +84,9 @@ Block transpose_tile_body(const Spec& spec, const Statement& st, const Transpose
   return body;
 }
 
+// The block's fold of `acc` (every thread's value of reduction `op` over `t`), `tid` the thread's
+// index: warp shuffles, then one value per warp through shared memory (sb_warps) folded by the
+// first warp. Afterwards the first warp's `acc` is the block's total.
 Block block_fold_body(const std::string& acc, ReduceOp op, DType t, const ExprPtr& tid,
                       int64_t block_size) {
   const int64_t nw = block_size / 32;
@@ -104,6 +107,9 @@ Block block_fold_body(const std::string& acc, ReduceOp op, DType t, const ExprPt
   return b;
 }
 
+// The block's fold of `acc` through a shared-memory tree (sb_red, `block_size` elements, which
+// the caller allocates): each thread's value stored, then halved in steps, a barrier after each.
+// Afterwards sb_red[0] is the block's total.
 Block block_tree_body(const std::string& acc, ReduceOp op, DType t, const ExprPtr& tid,
                       int64_t block_size) {
   const Type vt = float_t(t);
@@ -118,6 +124,7 @@ Block block_tree_body(const std::string& acc, ReduceOp op, DType t, const ExprPt
                       barrier(), assign("sb_s", div(s, imm(2)))})};
 }
 
+// Lets binding statement `st`'s output indices from the flat output index `flat` (row-major).
 Block bind_outputs_body(const Spec& spec, const Statement& st, const ExprPtr& flat) {
   const std::string& out = spec.tensors[st.out].name;
   Block b;
@@ -132,6 +139,7 @@ Block bind_outputs_body(const Spec& spec, const Statement& st, const ExprPtr& fl
   return b;
 }
 
+// The number of output elements of statement `st` (the product of the output's extents).
 ExprPtr output_count_of(const Spec& spec, const Statement& st) {
   const std::string& out = spec.tensors[st.out].name;
   SB_ASSERT(st.rank() > 0, "the element count of a scalar output");
@@ -564,24 +572,6 @@ namespace sb {
 loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
                             int64_t tile, int64_t rows) {
   return loops::transpose_tile_body(spec, st, m, tile, rows);
-}
-
-loops::Block block_fold(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
-                        int64_t block_size) {
-  return loops::block_fold_body(acc, op, t, tid, block_size);
-}
-
-loops::Block block_tree(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
-                        int64_t block_size) {
-  return loops::block_tree_body(acc, op, t, tid, block_size);
-}
-
-loops::Block bind_outputs(const Spec& spec, const Statement& st, const loops::ExprPtr& flat) {
-  return loops::bind_outputs_body(spec, st, flat);
-}
-
-loops::ExprPtr output_count(const Spec& spec, const Statement& st) {
-  return loops::output_count_of(spec, st);
 }
 
 loops::Block element_body(const Spec& spec, const Statement& st, bool grid_stride) {

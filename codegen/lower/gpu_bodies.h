@@ -25,24 +25,6 @@ namespace sb {
 loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
                             int64_t tile, int64_t rows);
 
-// The block's fold of `acc` (every thread's value of reduction `op` over `t`) for blocks of
-// `block_size` threads, `tid` the thread's index: warp shuffles, then one value per warp through
-// shared memory (sb_warps) folded by the first warp. Afterwards the first warp's `acc` is the
-// block's total.
-loops::Block block_fold(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
-                        int64_t block_size);
-
-// The block's fold of `acc` through a shared-memory tree (sb_red, `block_size` elements, which
-// the caller allocates): each thread's value stored, then halved in steps, a barrier after each.
-// Afterwards sb_red[0] is the block's total.
-loops::Block block_tree(const std::string& acc, ReduceOp op, DType t, const loops::ExprPtr& tid,
-                        int64_t block_size);
-
-// Lets binding statement `st`'s output indices from the flat output index `flat` (row-major).
-loops::Block bind_outputs(const Spec& spec, const Statement& st, const loops::ExprPtr& flat);
-// The number of output elements of statement `st` (the product of the output's extents).
-loops::ExprPtr output_count(const Spec& spec, const Statement& st);
-
 // One thread per output element of statement `st` (GpuKernel::ThreadPerElement; a scalar output:
 // the one thread of a <<<1, 1>>> launch), or under `grid_stride` (GpuKernel::GridStride) a loop
 // of each thread over the flat outputs, a grid's threads apart.
@@ -50,8 +32,8 @@ loops::Block element_body(const Spec& spec, const Statement& st, bool grid_strid
 
 // The reduction `red` of statement `st`'s scalar output (`kind`: GpuKernel::TreeReduce,
 // WarpReduce or AtomicReduce), for blocks of `block_size` threads:
-// - partial: a grid-stride share of the reduction per thread, folded per block (block_tree or
-//   block_fold), then stored to global array `part`[block] (tree, warp) or folded atomically
+// - partial: a grid-stride share of the reduction per thread, folded per block (a shared-memory
+//   tree, or warp shuffles and one value per warp), then stored to global array `part`[block] (tree, warp) or folded atomically
 //   into the output (atomic);
 // - final (tree, warp): one block folds part[0, sb_parts) and its thread 0 applies the rest of
 //   the statement. The atomic form's output starts at the identity and the rest of the statement
