@@ -23,6 +23,7 @@
 #include "check/variant_check.h"
 #include "frontend/spec_loader.h"
 #include "lower/blocked_gemm.h"
+#include "lower/host_bodies.h"
 #include "lower/pipeline.h"
 #include "support/safe_io.h"
 
@@ -251,6 +252,12 @@ int run_gen(const GenOptions& opt) {
         }
         if (std::string(p.name) == "gpu_mapping") {  // per variant, from the strategy's schedule
           std::cout << e->dump_gpu_mapping(lower(s, [e](Fn fn) { return e->spells(fn); }));
+          continue;
+        }
+        if (std::string(p.name) == "host_bodies") {  // loop IR, built by the host printers' call
+          if (e->prints_host_bodies())
+            std::cout << dump_host_bodies(lower(s, [e](Fn fn) { return e->spells(fn); }),
+                                          e->backend());
           continue;
         }
         if (std::string(p.name) == "gpu_bodies") {  // loop IR, built by the GPU printers' call

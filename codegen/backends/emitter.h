@@ -92,6 +92,9 @@ class Emitter {
   // Likewise the kernel bodies of each variant written once as loop IR (lower/gpu_bodies.h),
   // for `gen --dump-ir gpu_bodies`.
   virtual std::string dump_gpu_bodies(const Spec&) const { return ""; }
+  // Whether this backend prints the host kernel bodies written once as loop IR
+  // (lower/host_bodies.h), for `gen --dump-ir host_bodies`.
+  virtual bool prints_host_bodies() const { return false; }
   // A derived backend (mojo_gpu) has no variants of its own in specs: its variants are those of
   // backend derived_from() ("cuda") that derives() accepts, same names, strategies and
   // parameters, set by the derive_variants stage (check/derive_variants.h). "" elsewhere.

@@ -16,11 +16,6 @@ namespace sb::loops {
 
 namespace {
 
-// Spec expression `e` of statement `st` as a leaf of type `t`, its text for dumps.
-ExprPtr leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t) {
-  return spec_expr(e, t, to_string(e, spec, &st));
-}
-
 // `more` appended to `to`.
 void append(Block& to, Block more) {
   for (StmtPtr& x : more) to.push_back(std::move(x));
@@ -54,7 +49,7 @@ Block transpose_tile_body(const Spec& spec, const Statement& st, const Transpose
   Block loads;
   for (size_t q = 0; q < m.reads.size(); ++q)
     loads.push_back(store(tile_name(q), tile_type(q), {add(mul(y, pitch), tx)},
-                          leaf(spec, st, *m.reads[q], tile_type(q))));
+                          spec_leaf(spec, st, *m.reads[q], tile_type(q))));
   std::vector<Override> from_tiles;
   for (size_t q = 0; q < m.reads.size(); ++q)
     from_tiles.push_back({m.reads[q], to_string(*m.reads[q], spec, &st),
@@ -181,10 +176,10 @@ StmtPtr fold_range(const Spec& spec, const Statement& st, const sb::Expr& red, E
                    ExprPtr step) {
   const IndexVar& rv = st.vars[red.ref];
   const Type vt = float_t(scalar(red.type).printed_as);
-  if (!is_zero(*rv.lo)) first = add(leaf(spec, st, *rv.lo, int_t()), std::move(first));
-  return for_index(red.ref, rv.name, std::move(first), leaf(spec, st, *rv.hi, int_t()),
+  if (!is_zero(*rv.lo)) first = add(spec_leaf(spec, st, *rv.lo, int_t()), std::move(first));
+  return for_index(red.ref, rv.name, std::move(first), spec_leaf(spec, st, *rv.hi, int_t()),
                    std::move(step),
-                   {fold("sb_acc", red.rop, vt, leaf(spec, st, *red.args[0], vt))});
+                   {fold("sb_acc", red.rop, vt, spec_leaf(spec, st, *red.args[0], vt))});
 }
 
 // The rest of the statement applied to the reduced value sb_acc.
@@ -306,14 +301,15 @@ Block halo_lets_body(const Spec& spec, const Statement& st, const StencilMatch& 
   auto bound = [&](const Affine& a, bool upper) {
     ExprPtr s;
     for (const auto& [sz, c] : a.sizes) s = add_term(s, c, size(sz, spec.sizes[sz].name));
-    for (const AffineAtom& t : a.atoms) s = add_term(s, t.coef, leaf(spec, st, *t.expr, int_t()));
+    for (const AffineAtom& t : a.atoms)
+      s = add_term(s, t.coef, spec_leaf(spec, st, *t.expr, int_t()));
     if (a.constant != 0) s = s ? add(s, imm(a.constant)) : imm(a.constant);
     for (const auto& [v, c] : a.vars) {
       const IndexVar& var = st.vars[v];
       const bool use_hi = (c > 0) == upper;
       s = add_term(s, c,
-                   use_hi ? sub(leaf(spec, st, *var.hi, int_t()), imm(1))
-                          : leaf(spec, st, *var.lo, int_t()));
+                   use_hi ? sub(spec_leaf(spec, st, *var.hi, int_t()), imm(1))
+                          : spec_leaf(spec, st, *var.lo, int_t()));
     }
     return s ? s : imm(0);
   };
@@ -440,7 +436,7 @@ Block stencil_tile_body(const Spec& spec, const Statement& st, const StencilMatc
   for (const sb::Expr* r : m.reads) {
     ExprPtr idx;
     for (size_t d = 0; d < rank; ++d) {
-      const ExprPtr rel = sub(leaf(spec, st, *r->args[d], int_t()), v("sb_base" + ds(d)));
+      const ExprPtr rel = sub(spec_leaf(spec, st, *r->args[d], int_t()), v("sb_base" + ds(d)));
       idx = d == 0 ? rel : add(mul(idx, v("sb_len" + ds(d))), rel);
     }
     from_tile.push_back({r, to_string(*r, spec, &st), load(tile, vt, {idx})});
@@ -467,8 +463,8 @@ ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch
   const ExprPtr v = var("sb_v", vt), carry = var("sb_carry", vt);
   auto lt = [](ExprPtr a, ExprPtr b) { return binary(BinOp::Lt, std::move(a), std::move(b)); };
   auto ws_at = [&](ExprPtr i) { return load("sb_ws", vt, {std::move(i)}); };
-  auto term = [&] { return leaf(spec, st, *red.args[0], vt); };
-  auto lo_expr = [&] { return leaf(spec, st, *rv.lo, int_t()); };
+  auto term = [&] { return spec_leaf(spec, st, *red.args[0], vt); };
+  auto lo_expr = [&] { return spec_leaf(spec, st, *rv.lo, int_t()); };
   // The chunk of this block: elements [sb_begin, sb_end).
   auto chunk = [&] {
     return Block{let("sb_begin", mul(gpu(GpuIndex::BlockX), var("sb_chunk", int_t()))),

@@ -322,6 +322,10 @@ ExprPtr spec_expr(const sb::Expr& x, Type t, const std::string& text) {
   return make(std::move(e));
 }
 
+ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t) {
+  return spec_expr(e, t, to_string(e, spec, &st));
+}
+
 ExprPtr identity(ReduceOp op, DType elem) {
   SB_ASSERT(op != ReduceOp::ArgMax && op != ReduceOp::ArgMin,
             "loop IR identity of an arg-reduction");
@@ -462,13 +466,14 @@ StmtPtr barrier() {
   return make(std::move(s));
 }
 
-StmtPtr let_index(int v, const std::string& text, ExprPtr value) {
+StmtPtr let_index(int v, const std::string& text, ExprPtr value, bool mut) {
   SB_ASSERT(v >= 0 && value && value->type.kind == TypeKind::Int,
             "loop IR let of an index variable: an integer value");
   Stmt s;
   s.kind = StmtKind::Let;
   s.name = text;
   s.index_var = v;
+  s.mut = mut;
   s.type = int_t();
   s.exprs = {std::move(value)};
   return make(std::move(s));
@@ -513,6 +518,31 @@ StmtPtr atomic_fold(int tensor, ExprPtr index, ReduceOp op, Type t, ExprPtr valu
   s.rop = op;
   s.type = t;
   s.exprs = {std::move(value), std::move(index)};
+  return make(std::move(s));
+}
+
+StmtPtr fold_range(const std::string& acc, const sb::Expr& red, const std::string& text, ExprPtr lo,
+                   ExprPtr hi) {
+  SB_ASSERT(lo && hi && lo->type.kind == TypeKind::Int && hi->type.kind == TypeKind::Int,
+            "loop IR fold of a range: integer bounds");
+  Stmt s;
+  s.kind = StmtKind::FoldRange;
+  s.name = acc;
+  s.spec = &red;
+  s.text = text;
+  s.exprs = {std::move(lo), std::move(hi)};
+  return make(std::move(s));
+}
+
+StmtPtr scan_walk(const std::string& acc, const sb::Expr& red, const std::string& text,
+                  ExprPtr end) {
+  SB_ASSERT(end && end->type.kind == TypeKind::Int, "loop IR scan walk: an integer end");
+  Stmt s;
+  s.kind = StmtKind::ScanWalk;
+  s.name = acc;
+  s.spec = &red;
+  s.text = text;
+  s.exprs = {std::move(end)};
   return make(std::move(s));
 }
 
@@ -714,6 +744,14 @@ class StmtDump : public StmtFunctor<void(int)> {
   void visit_fold(const Stmt& s, int ind) override {
     line(ind) << s.name << " = " << reduce_name(s.rop) << "<" << to_string(s.type) << ">(" << s.name
               << ", " << text(*s.exprs[0]) << ")\n";
+  }
+  void visit_fold_range(const Stmt& s, int ind) override {
+    line(ind) << s.name << " = fold(" << s.name << ", terms of " << s.text << " in ["
+              << text(*s.exprs[0]) << ", " << text(*s.exprs[1]) << "))\n";
+  }
+  void visit_scan_walk(const Stmt& s, int ind) override {
+    line(ind) << "scan_walk " << s.text << " to " << text(*s.exprs[0]) << " from " << s.name
+              << "\n";
   }
   void visit_compute(const Stmt& s, int ind) override {
     line(ind) << "compute";

@@ -45,6 +45,15 @@
 //   expression of that statement, `spec`, its index variables bound as above) and Compute (the
 //   statement's assignment at its index variables, with each spec expression in `overrides`
 //   replaced by a loop IR value). Their `name` is the spec's text, for dumps.
+//
+// A host kernel body (lower/host_bodies.h) may use two leaves of a running scan
+// (lower/running_scans.h) `spec`, the reduction of the statement, which only the host printers
+// print (a GPU printer asserts on them): FoldRange, the statement name = name (+) the fold of
+// the reduction's terms at its variable's values [exprs[0], exprs[1]), in any order its
+// tolerance allows (a printer may fold them as a SIMD reduction); and ScanWalk, the walk of the
+// scan along the statement's innermost output index: from the output that index holds (bound by
+// a mutable Let) up to exprs[0], each output computed, the reduction's variable (bound by a
+// mutable Let) at the walk's next term and `name` the fold of the terms before it.
 #pragma once
 
 #include <cstdint>
@@ -173,6 +182,8 @@ ExprPtr extent(int tensor, int dim, const std::string& text);
 ExprPtr size(int s, const std::string& text);
 ExprPtr element(int tensor, Type value, ExprPtr flat, const std::string& text);
 ExprPtr spec_expr(const sb::Expr& e, Type t, const std::string& text);
+// Spec expression `e` of statement `st` of `spec` as a leaf of type `t`, its spec text for dumps.
+ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t);
 // The reductions of the spec's arithmetic (the header's comment); `elem` is a spec scalar type.
 ExprPtr identity(ReduceOp op, DType elem);
 ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value);
@@ -193,11 +204,13 @@ enum class StmtKind {
   Evaluate,
   Return,
   Comment,
-  Barrier,  // GPU: the block's threads wait for each other
-  Compute,  // the spec statement's assignment (the header's comment)
-  Fold,     // name = name (+) exprs[0], under reduction `rop` of type `type` (the header's)
-  While,    // while exprs[0] holds: body
-  Atomic,   // tensor[exprs[1]] = tensor[exprs[1]] (+) exprs[0], atomically (the header's)
+  Barrier,    // GPU: the block's threads wait for each other
+  Compute,    // the spec statement's assignment (the header's comment)
+  Fold,       // name = name (+) exprs[0], under reduction `rop` of type `type` (the header's)
+  While,      // while exprs[0] holds: body
+  Atomic,     // tensor[exprs[1]] = tensor[exprs[1]] (+) exprs[0], atomically (the header's)
+  FoldRange,  // name = name (+) the terms of reduction `spec` over [exprs[0], exprs[1])
+  ScanWalk,   // the walk of running scan `spec` up to output exprs[0], its fold in `name`
 };
 enum class ForKind { Serial, Parallel, Vector, Unrolled };
 enum class MemScope { Register, StackLocal, HeapScratch, Shared };
@@ -218,7 +231,7 @@ using Block = std::vector<StmtPtr>;
 struct Stmt {
   StmtKind kind = StmtKind::Comment;
   std::string name;   // For: the loop variable; Let/Assign: the variable; Alloc/Store: buffer
-  std::string text;   // Comment
+  std::string text;   // Comment; FoldRange, ScanWalk: the reduction's spec text, for dumps
   Type type;          // Let: the variable's type; Alloc/Store: the element type
   ForKind for_kind = ForKind::Serial;
   MemScope scope = MemScope::StackLocal;
@@ -235,6 +248,7 @@ struct Stmt {
   int index_var = -1;
   ReduceOp rop = ReduceOp::Sum;  // Fold, Atomic
   int tensor = -1;               // Atomic: the spec's tensor
+  const sb::Expr* spec = nullptr;  // FoldRange, ScanWalk: the statement's running scan
   // Compute: the spec expressions replaced by loop IR values
   std::vector<Override> overrides;
   Block body;     // For, Alloc; If: the then branch
@@ -255,11 +269,16 @@ StmtPtr ret(ExprPtr value = nullptr);
 StmtPtr comment(const std::string& text);
 StmtPtr barrier();
 // A Let of the spec statement's index variable `v` (named `text` in the spec).
-StmtPtr let_index(int v, const std::string& text, ExprPtr value);
+StmtPtr let_index(int v, const std::string& text, ExprPtr value, bool mut = false);
 StmtPtr compute(std::vector<Override> overrides = {});
 StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value);
 StmtPtr while_loop(ExprPtr cond, Block body);
 StmtPtr atomic_fold(int tensor, ExprPtr index, ReduceOp op, Type t, ExprPtr value);
+// The running scan's leaves (the header's comment), of reduction `red` (`text` its spec text).
+StmtPtr fold_range(const std::string& acc, const sb::Expr& red, const std::string& text, ExprPtr lo,
+                   ExprPtr hi);
+StmtPtr scan_walk(const std::string& acc, const sb::Expr& red, const std::string& text,
+                  ExprPtr end);
 // A For whose variable is the spec statement's index variable `v` (named `text` in the spec).
 StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, ExprPtr step,
                   Block body);
@@ -420,6 +439,10 @@ class StmtFunctor<R(Args...)> {
         return visit_while(s, args...);
       case StmtKind::Atomic:
         return visit_atomic(s, args...);
+      case StmtKind::FoldRange:
+        return visit_fold_range(s, args...);
+      case StmtKind::ScanWalk:
+        return visit_scan_walk(s, args...);
     }
     SB_ASSERT(false, "loop IR statement of unknown kind");
     return visit_comment(s, args...);
@@ -440,6 +463,8 @@ class StmtFunctor<R(Args...)> {
   virtual R visit_fold(const Stmt& s, Args... args) = 0;
   virtual R visit_while(const Stmt& s, Args... args) = 0;
   virtual R visit_atomic(const Stmt& s, Args... args) = 0;
+  virtual R visit_fold_range(const Stmt& s, Args... args) = 0;
+  virtual R visit_scan_walk(const Stmt& s, Args... args) = 0;
 };
 
 // Every statement of `b`, pre-order (bodies, then else branches / on_fail), for checks and

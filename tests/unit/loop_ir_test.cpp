@@ -213,6 +213,23 @@ TEST(LoopIr, GpuNodesAndSpecLeavesDump) {
                      *warp(WarpOp::AllReduce, ReduceOp::Sum, imm(1))));
 }
 
+TEST(LoopIr, HostScanLeavesDump) {
+  const sb::Expr red;
+  const Block b = {let_index(1, "k", var("sb_k0", int_t()), /*mut=*/true),
+                   fold_range("acc", red, "sum(k in 0..i + 1: x[k])", var("sb_k0", int_t()),
+                              var("sb_k1", int_t())),
+                   scan_walk("acc", red, "sum(k in 0..i + 1: x[k])", var("sb_i1", int_t()))};
+  EXPECT_EQ(dump(b),
+            "var index<k>: int = sb_k0\n"
+            "acc = fold(acc, terms of sum(k in 0..i + 1: x[k]) in [sb_k0, sb_k1))\n"
+            "scan_walk sum(k in 0..i + 1: x[k]) to sb_i1 from acc\n");
+  // The leaves keep the reduction they fold or walk.
+  EXPECT_EQ(b[1]->spec, &red);
+  EXPECT_EQ(b[2]->spec, &red);
+  EXPECT_EQ(b[2]->name, "acc");
+  EXPECT_TRUE(b[0]->mut);
+}
+
 TEST(LoopIr, ForEachStmtReachesNestedBodies) {
   const Module m = small_module();
   int fors = 0, stores = 0;

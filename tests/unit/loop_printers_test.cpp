@@ -56,6 +56,13 @@ class FakeLeaves : public LoopLeaves {
   void shared_array(const std::string& name, DType, const std::string& count) override {
     line_("SHARED " + name + "[" + count + "]");
   }
+  void fold_range(const sb::Expr&, const std::string& acc, const std::string& lo,
+                  const std::string& hi) override {
+    line_("FOLD_RANGE(" + acc + ", " + lo + ", " + hi + ")");
+  }
+  void scan_walk(const sb::Expr&, const std::string& acc, const std::string& end) override {
+    line_("WALK(" + acc + ", " + end + ")");
+  }
   std::vector<int> precs;
 
  private:
@@ -81,6 +88,50 @@ Block body(const sb::Expr& read) {
              while_loop(binary(BinOp::Gt, var("s", int_t()), imm(0)),
                         {atomic_fold(0, var("s", int_t()), ReduceOp::Sum, float_t(DType::F32), acc),
                          assign("s", div(var("s", int_t()), imm(2)))})})};
+}
+
+// A host body's shape (lower/host_bodies.h): an index buffer, two parallel loops over the same
+// variable, a running scan's fold of a range and its walk.
+Block host_body(const sb::Expr& red) {
+  const ExprPtr b = var("b", int_t());
+  return {alloc(
+      "from", int_t(), {imm(4)}, MemScope::StackLocal,
+      {for_loop("b", imm(0), imm(4), imm(1), ForKind::Parallel,
+                {let("f", identity(ReduceOp::Sum, DType::F32), /*mut=*/true),
+                 fold_range("f", red, "sum", b, add(b, imm(1))), store("from", int_t(), {b}, b)}),
+       for_loop("b", imm(0), imm(4), imm(1), ForKind::Parallel,
+                {let_index(0, "i", load("from", int_t(), {b}), /*mut=*/true),
+                 scan_walk("f", red, "sum", var("n", int_t()))})})};
+}
+
+TEST(LoopPrinters, CHostBodySpellsTheScanLeavesThroughThePrinter) {
+  const sb::Expr red;
+  CodeWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_c_block(host_body(red), leaves, w);
+  const std::string got = w.str();
+  EXPECT_NE(got.find("int64_t from[4];\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("FOLD_RANGE(f, b, b + 1)\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("\n  int64_t v0 = from[b];\n  WALK(f, n)\n"), std::string::npos) << got;
+  size_t loops = 0;
+  for (size_t at = got.find("#pragma omp parallel for"); at != std::string::npos;
+       at = got.find("#pragma omp parallel for", at + 1))
+    ++loops;
+  EXPECT_EQ(loops, 2u) << got;
+}
+
+TEST(LoopPrinters, MojoHostBodyNamesEachParallelClosureApart) {
+  const sb::Expr red;
+  PyWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_mojo_block(host_body(red), leaves, w);
+  const std::string got = w.str();
+  EXPECT_NE(got.find("alloc(Layout[Int](count=4))"), std::string::npos) << got;
+  EXPECT_NE(got.find("def sb_par_b(b: Int) {imm}:\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("def sb_par_b_2(b: Int) {imm}:\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("parallelize(sb_par_b_2, 4)"), std::string::npos) << got;
+  EXPECT_NE(got.find("FOLD_RANGE(f, b, b + 1)\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("var v0 = from[unsafe_offset=b]\n    WALK(f, n)\n"), std::string::npos) << got;
 }
 
 TEST(LoopPrinters, CKernelBodySpellsLeavesThroughThePrinter) {

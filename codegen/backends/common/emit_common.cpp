@@ -564,6 +564,31 @@ std::string reduce_identity(ReduceOp op, DType t) {
   return "0";
 }
 
+std::string fold_line(ReduceOp op, DType t, const std::string& acc, const std::string& value,
+                      HelperSet& h) {
+  const bool wraps = scalar(t).kind == ScalarKind::SignedInt;
+  const std::string sfx = scalar(t).suffix;
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Prod: {
+      const bool add = op == ReduceOp::Sum;
+      if (!wraps) return acc + (add ? " += " : " *= ") + value + ";";
+      h.use(wrapping_helper(t, add ? BinOp::Add : BinOp::Mul));
+      return acc + " = " + (add ? "sb_add_" : "sb_mul_") + sfx + "(" + acc + ", " + value + ");";
+    }
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
+      const bool mx = op == ReduceOp::Max;
+      h.use(min_max_helper(t, mx));
+      return acc + " = " + (mx ? "sb_max_" : "sb_min_") + sfx + "(" + acc + ", " + value + ");";
+    }
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
+  }
+  return acc + " = " + value + ";";
+}
+
 const CMath* c_math(Fn fn) {
   for (const CMath& m : kCMath)
     if (m.fn == fn) return &m;
@@ -1358,38 +1383,7 @@ void StmtLowering::print_partials(const Expr& e, const std::string& acc, const s
 
 void StmtLowering::combine(const Expr& e, const std::string& acc, const std::string& body,
                            CodeWriter& w) {
-  const DType t = value_type(e);
-  const bool wraps = scalar(t).kind == ScalarKind::SignedInt;
-  const std::string sfx = scalar(t).suffix;
-  switch (e.rop) {
-    case ReduceOp::Sum:
-      if (wraps) {
-        helpers_->use(wrapping_helper(t, BinOp::Add));
-        w.line(acc + " = sb_add_" + sfx + "(" + acc + ", " + body + ");");
-      } else {
-        w.line(acc + " += " + body + ";");
-      }
-      break;
-    case ReduceOp::Prod:
-      if (wraps) {
-        helpers_->use(wrapping_helper(t, BinOp::Mul));
-        w.line(acc + " = sb_mul_" + sfx + "(" + acc + ", " + body + ");");
-      } else {
-        w.line(acc + " *= " + body + ";");
-      }
-      break;
-    case ReduceOp::Max:
-    case ReduceOp::Min: {
-      const bool mx = e.rop == ReduceOp::Max;
-      helpers_->use(min_max_helper(t, mx));
-      w.line(acc + " = " + (mx ? "sb_max_" : "sb_min_") + sfx + "(" + acc + ", " + body + ");");
-      break;
-    }
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin:
-      SB_ASSERT(false, "an arg-reduction after check (check/arg_reductions.h rewrites them)");
-      break;
-  }
+  w.line(fold_line(e.rop, value_type(e), acc, body, *helpers_));
 }
 
 void StmtLowering::open_running(const Expr& e, const std::string& acc, CodeWriter& w) {

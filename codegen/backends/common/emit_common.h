@@ -121,6 +121,13 @@ Helper float_to_int_helper(DType from, DType to);
 // The identity of reduction `op` over type `t` as C spells it: 0 (0.0f), INT32_MIN, -INFINITY...
 std::string reduce_identity(ReduceOp op, DType t);
 
+class HelperSet;
+// `acc = acc (op) value;` with the spec's arithmetic (wrapping signed integer sums and products,
+// NaN-propagating floating-point max and min), the helpers it calls recorded in `h`; `value` a
+// primary expression or one parenthesised for `+` and `*`.
+std::string fold_line(ReduceOp op, DType t, const std::string& acc, const std::string& value,
+                      HelperSet& h);
+
 class HelperSet {
  public:
   void use(Helper h) { used_.insert(h); }
@@ -232,6 +239,13 @@ class StmtLowering {
   // Writes `out[flat] = rhs;` for the statement (output indices must be bound), preceded by the
   // rhs's hoisted code.
   void assign(CodeWriter& w, const ReducePragma& pragma = nullptr);
+
+  // The identity of reduction `op` over `t`, and the statement folding `value` into `acc`
+  // (fold_line), as a loop IR printer's leaves spell them (backends/common/loop_leaves.h).
+  std::string identity(ReduceOp op, DType t) const { return reduce_identity(op, t); }
+  std::string update(ReduceOp op, DType t, const std::string& acc, const std::string& value) {
+    return fold_line(op, t, acc, value, *helpers_);
+  }
 
   // Row-major flat index of tensor `t` from per-dimension subscripts given as identifiers.
   std::string flat_index(int t, const std::vector<std::string>& subs);

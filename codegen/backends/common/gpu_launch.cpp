@@ -114,29 +114,22 @@ std::vector<int64_t> stencil_block(size_t rank, int64_t bs, int64_t tile_x, int6
 
 namespace {
 
-// The launcher's spelling of the spec's leaves of a loop IR block (a host function: no GPU node).
-class LauncherLeaves : public StmtLeaves<StmtLowering, CodeWriter> {
+// The launcher's spelling of the spec's leaves of a loop IR block (a host function: no GPU node,
+// and no running scan).
+class LauncherLeaves : public HostLeaves<StmtLowering, CodeWriter> {
  public:
-  using StmtLeaves::StmtLeaves;
-  std::string element(int, const std::string&) override { return none("element"); }
-  std::string identity(ReduceOp, DType) override { return none("identity"); }
-  void fold(const std::string&, ReduceOp, DType, const std::string&) override { none("fold"); }
-  std::string warp(loops::WarpOp, ReduceOp, DType, const std::string&) override {
-    return none("warp reduction");
+  using HostLeaves::HostLeaves;
+  void fold_range(const Expr&, const std::string&, const std::string&,
+                  const std::string&) override {
+    none("running scan's fold of a range");
   }
-  void atomic_fold(int, const std::string&, ReduceOp, DType, const std::string&) override {
-    none("atomic");
-  }
-  std::string gpu_index(loops::GpuIndex) override { return none("GPU index"); }
-  void barrier() override { none("barrier"); }
-  void shared_array(const std::string&, DType, const std::string&) override {
-    none("shared array");
+  void scan_walk(const Expr&, const std::string&, const std::string&) override {
+    none("running scan's walk");
   }
 
  private:
-  static std::string none(const char* node) {
+  static void none(const char* node) {
     SB_ASSERT(false, std::string("a launcher's loop IR with a ") + node);
-    return "";
   }
 };
 

@@ -1,7 +1,8 @@
 // What a backend's own printer spells for a loop IR printer (backends/cpu/print_loops.h prints C
 // and CUDA C++, backends/mojo/print_loops.h Mojo): the leaves of the checked spec in a kernel
-// body and a GPU kernel's own nodes (lower/loop_ir.h). A host module has neither, and is
-// printed without leaves.
+// body, a GPU kernel's own nodes and a host kernel body's running scan (lower/loop_ir.h). A host
+// module has none of them, and is printed without leaves. GpuLeaves and HostLeaves below assert
+// on the other kind's nodes.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "lower/loop_ir.h"
+#include "support/diag.h"
 
 namespace sb {
 
@@ -53,10 +55,18 @@ class LoopLeaves {
   // The declaration of shared array `name` of `count` elements of type `t`; with an empty
   // `count`, the kernel's dynamic shared memory as an array of `t`.
   virtual void shared_array(const std::string& name, DType t, const std::string& count) = 0;
+
+  // A host kernel body's running scan `red` (lower/loop_ir.h: FoldRange, ScanWalk), its bounds
+  // each an operand of a comparison: the lines folding its terms at [lo, hi) into `acc`; the
+  // lines of its walk up to output `end`, its fold so far in `acc`.
+  virtual void fold_range(const Expr& red, const std::string& acc, const std::string& lo,
+                          const std::string& hi) = 0;
+  virtual void scan_walk(const Expr& red, const std::string& acc, const std::string& end) = 0;
 };
 
-// The spec's leaves spelled by a backend's statement printer `L` (StmtLowering for C, MojoStmt
-// for Mojo: the same calls), its hoisted lines written to `w`; a GPU printer adds the rest.
+// The spec's leaves and the reductions' arithmetic spelled by a backend's statement printer `L`
+// (StmtLowering for C, MojoStmt or MojoLowering for Mojo: the same calls), its hoisted lines
+// written to `w`; a GPU or host printer adds the rest.
 template <typename Lowering, typename Writer>
 class StmtLeaves : public LoopLeaves {
  public:
@@ -72,10 +82,53 @@ class StmtLeaves : public LoopLeaves {
     L_.assign(w_);
     L_.clear_overrides();
   }
+  std::string identity(ReduceOp op, DType t) override { return L_.identity(op, t); }
+  void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) override {
+    w_.line(L_.update(op, t, acc, value));
+  }
 
  protected:
   Lowering& L_;
   Writer& w_;
+};
+
+// A GPU printer's leaves: a host kernel body's nodes are not in its kernels.
+template <typename Lowering, typename Writer>
+class GpuLeaves : public StmtLeaves<Lowering, Writer> {
+ public:
+  using StmtLeaves<Lowering, Writer>::StmtLeaves;
+  void fold_range(const Expr&, const std::string&, const std::string&,
+                  const std::string&) override {
+    SB_ASSERT(false, "a host running scan's fold of a range in a GPU kernel body");
+  }
+  void scan_walk(const Expr&, const std::string&, const std::string&) override {
+    SB_ASSERT(false, "a host running scan's walk in a GPU kernel body");
+  }
+};
+
+// A host printer's leaves: a GPU kernel's nodes are not in its bodies.
+template <typename Lowering, typename Writer>
+class HostLeaves : public StmtLeaves<Lowering, Writer> {
+ public:
+  using StmtLeaves<Lowering, Writer>::StmtLeaves;
+  std::string element(int, const std::string&) override { return fail("a tensor element"); }
+  std::string warp(loops::WarpOp, ReduceOp, DType, const std::string&) override {
+    return fail("a warp reduction");
+  }
+  void atomic_fold(int, const std::string&, ReduceOp, DType, const std::string&) override {
+    fail("an atomic fold");
+  }
+  std::string gpu_index(loops::GpuIndex) override { return fail("a GPU index"); }
+  void barrier() override { fail("a barrier"); }
+  void shared_array(const std::string&, DType, const std::string&) override {
+    fail("a shared array");
+  }
+
+ private:
+  static std::string fail(const char* node) {
+    SB_ASSERT(false, std::string(node) + " in a host kernel body");
+    return "";
+  }
 };
 
 }  // namespace sb

@@ -8,10 +8,12 @@
 #include <string>
 
 #include "backends/common/emit_common.h"
+#include "backends/common/loop_leaves.h"
 #include "backends/cpu/attention.h"
 #include "backends/cpu/print_loops.h"
 #include "backends/cpu/strategies.h"
 #include "lower/blocked_gemm.h"
+#include "lower/host_bodies.h"
 #include "lower/parallelize.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
@@ -33,6 +35,7 @@ class CpuEmitter final : public Emitter {
     return cpu_strategies().check_fit(spec, v);
   }
   const GemmTarget* gemm_target() const override { return &gemm_target_cpu(); }
+  bool prints_host_bodies() const override { return true; }
   bool uses_blocked_gemm(const Variant& v) const override {
     return cpu_strategies().of(v).schedule.gemm == host::Gemm::Blocked;
   }
@@ -435,86 +438,47 @@ void emit_running_scan(StmtLowering& L, const Expr& red, bool omp, CodeWriter& w
   w.close();
 }
 
+// A running scan's fold and walk in a host kernel body (lower/host_bodies.h), spelled by this
+// printer: the fold of a range of terms as an `omp simd` reduction where the reduction is a
+// float sum or product (other folds are exact in any grouping the compiler may choose, or not
+// vectorised), and the walk of emit_scan_walk, its outputs stored non-temporally with `stream`.
+class ScanLeaves : public HostLeaves<StmtLowering, CodeWriter> {
+ public:
+  ScanLeaves(StmtLowering& L, CodeWriter& w, bool stream) : HostLeaves(L, w), stream_(stream) {}
+  void fold_range(const Expr& red, const std::string& acc, const std::string& lo,
+                  const std::string& hi) override {
+    const DType t = value_type(red);
+    if (is_float(t) && (red.rop == ReduceOp::Sum || red.rop == ReduceOp::Prod))
+      w_.line(std::string("#pragma omp simd reduction(") + (red.rop == ReduceOp::Sum ? "+" : "*") +
+              ":" + acc + ")");
+    const std::string& k = L_.var_name(red.ref);
+    w_.open("for (int64_t " + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k + ") {");
+    L_.fold_term(red, acc, w_);
+    w_.close();
+  }
+  void scan_walk(const Expr& red, const std::string& acc, const std::string& end) override {
+    emit_scan_walk(L_, red, acc, end, terms_ahead(red, true), vector_walk(red, true), w_, stream_);
+    if (stream_) w_.line("sb_stream_fence();");
+  }
+
+ private:
+  bool stream_;
+};
+
 // A rank-1 running scan `red` of statement L over blocks of its outputs, in parallel
-// (lower/running_scans.h): each block's new terms folded apart (a float sum or product as an
-// `omp simd` reduction), the folds combined in order into each block's offset, and each block's
-// outputs walked from its offset. Two parallel passes over kScanBlocks blocks where the tensors
-// fit the caches; where the scan streams (scan_streams), one pass over blocks of
-// kScanChainBytes chained by an `omp ordered` region, so the walk re-reads its block from cache.
+// (lower/host_bodies.h: scan_split_bodies): two parallel passes over kScanBlocks blocks where the
+// tensors fit the caches; where the scan streams (scan_streams), one pass over blocks of
+// kScanChainBytes chained by an `omp ordered` region, so that the walk re-reads its block from
+// cache (this printer's form: Mojo has no ordered region).
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const Statement& st = L.stmt();
-  const bool stream = scan_streams(L, red);
   const DType t = value_type(red);
   const std::string ty = c_type(t);
-  const std::string id = reduce_identity(red.rop, t);
-  const std::string& i = L.var_name(0);
-  const std::string& k = L.var_name(red.ref);
-  w.line("const int64_t sb_n = " + L.extent(st.out, 0, kPrecTernary) + ";");
-  w.line("const int64_t sb_lo = " + L.range_bound(red, false, w) + ";");
-  // Block sb_b's outputs [sb_i0, sb_i1) of sb_len each, and its new terms [sb_k0, sb_k1): where
-  // the walk's term index stands after output sb_i0 - 1 and sb_i1 - 1 (the range's start before
-  // output 0).
-  auto open_block = [&](const std::string& head) {
-    w.line(head);
-    w.open("for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {");
-    w.line("const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;");
-    w.line("const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;");
-  };
-  auto term_end = [&](const std::string& out, const std::string& at) {
-    w.line("int64_t " + out + " = sb_lo;");
-    w.open("if (" + at + " > 0) {");
-    w.line("const int64_t " + i + " = " + at + " - 1;");
-    const std::string hi = L.range_bound(red, true, w);
-    w.line("if (" + hi + " > " + out + ") " + out + " = " + hi + ";");
-    w.close();
-  };
-  auto fold_block = [&] {
-    term_end("sb_k0", "sb_i0");
-    term_end("sb_k1", "sb_i1");
-    w.line(ty + " sb_fold = " + id + ";");
-    if (is_float(t) && (red.rop == ReduceOp::Sum || red.rop == ReduceOp::Prod))
-      w.line(std::string("#pragma omp simd reduction(") + (red.rop == ReduceOp::Sum ? "+" : "*") +
-             ":sb_fold)");
-    w.open("for (int64_t " + k + " = sb_k0; " + k + " < sb_k1; ++" + k + ") {");
-    L.fold_term(red, "sb_fold", w);
-    w.close();
-  };
-  auto walk_block = [&](const std::string& from, bool streamed) {
-    w.line("int64_t " + k + " = " + from + ";");
-    w.line("int64_t " + i + " = sb_i0;");
-    emit_scan_walk(L, red, "sb_run", "sb_i1", terms_ahead(red, true), vector_walk(red, true), w,
-                   streamed);
-    if (streamed) w.line("sb_stream_fence();");
-  };
-  auto two_pass = [&] {
-    const std::string nb = std::to_string(kScanBlocks);
-    w.line("// Two parallel passes over " + nb + " blocks of the outputs: each block's new " +
-           "terms folded apart,");
-    w.line("// the folds combined in order into each block's offset, then each block's " +
-           std::string("outputs walked"));
-    w.line("// from its offset.");
-    w.line("const int64_t sb_nb = " + nb + ";");
-    w.line("const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;");
-    w.line(ty + " sb_part[" + nb + "];");
-    w.line("int64_t sb_from[" + nb + "];");
-    open_block("#pragma omp parallel for schedule(static)");
-    fold_block();
-    w.line("sb_part[sb_b] = sb_fold;");
-    w.line("sb_from[sb_b] = sb_k0;");
-    w.close();
-    w.line(ty + " sb_off = " + id + ";");
-    w.open("for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {");
-    w.line("const " + ty + " sb_fold = sb_part[sb_b];");
-    w.line("sb_part[sb_b] = sb_off;");
-    L.combine_value(red, "sb_off", "sb_fold", w);
-    w.close();
-    open_block("#pragma omp parallel for schedule(static)");
-    w.line(ty + " sb_run = sb_part[sb_b];");
-    walk_block("sb_from[sb_b]", false);
-    w.close();
-  };
-  if (!stream) {
-    two_pass();
+  const ScanSplitBodies bodies = scan_split_bodies(L.spec(), st, red);
+  ScanLeaves leaves(L, w, /*stream=*/false);
+  print_c_block(bodies.head, leaves, w);
+  if (!scan_streams(L, red)) {
+    print_c_block(bodies.two_pass, leaves, w);
     return;
   }
   w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
@@ -530,19 +494,22 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   w.line("// cache. The inputs are read from memory once.");
   w.line("const int64_t sb_len = " + std::to_string(len) + ";");
   w.line("const int64_t sb_nb = (sb_n + sb_len - 1) / sb_len;");
-  w.line(ty + " sb_carry = " + id + ";");
-  open_block("#pragma omp parallel for ordered schedule(static, 1)");
-  fold_block();
+  w.line(ty + " sb_carry = " + reduce_identity(red.rop, t) + ";");
+  w.line("#pragma omp parallel for ordered schedule(static, 1)");
+  w.open("for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {");
+  print_c_block(bodies.bounds, leaves, w);
+  print_c_block(bodies.fold, leaves, w);
   w.line(ty + " sb_run;");
   w.line("#pragma omp ordered");
   w.open("{");
   w.line("sb_run = sb_carry;");
   L.combine_value(red, "sb_carry", "sb_fold", w);
   w.close();
-  walk_block("sb_k0", true);
+  ScanLeaves streamed(L, w, /*stream=*/true);
+  print_c_block(bodies.walk, streamed, w);
   w.close();
   w.close_open("} else {");
-  two_pass();
+  print_c_block(bodies.two_pass, leaves, w);
   w.close();
 }
 

@@ -330,6 +330,13 @@ class CStmt : public StmtFunctor<void()> {
   void visit_fold(const Stmt& s) override {
     leaves_of(scope_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
   }
+  void visit_fold_range(const Stmt& s) override {
+    leaves_of(scope_, "fold of a range")
+        .fold_range(*s.spec, s.name, e(*s.exprs[0], kRel + 1), e(*s.exprs[1], kRel + 1));
+  }
+  void visit_scan_walk(const Stmt& s) override {
+    leaves_of(scope_, "scan walk").scan_walk(*s.spec, s.name, e(*s.exprs[0], kRel + 1));
+  }
 
  private:
   std::string e(const Expr& x, int parent = 0) { return CExpr(scope_).print(x, parent); }

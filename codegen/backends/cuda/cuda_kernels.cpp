@@ -68,14 +68,6 @@ std::string combine(ReduceOp op, DType t, const std::string& a, const std::strin
   return a;
 }
 
-// `acc = acc (op) value;` as a statement; `value` printed at precedence > additive.
-std::string accumulate(ReduceOp op, DType t, const std::string& acc, const std::string& value,
-                       HelperSet& h) {
-  if (op == ReduceOp::Sum && !wraps(t)) return acc + " += " + value + ";";
-  if (op == ReduceOp::Prod && !wraps(t)) return acc + " *= " + value + ";";
-  return acc + " = " + combine(op, t, acc, value, h) + ";";
-}
-
 // Binds the output indices from the flat output index `flat` (row-major de-linearisation).
 // With `only`, binds just the indices in it.
 void bind_outputs(StmtLowering& L, CodeWriter& w, const std::string& flat = "sb_t",
@@ -676,7 +668,7 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
     x.line("const " + at + " sb_a = sb_ta[sb_kk * " + pitch + " + sb_ty];");
     x.line("const " + bt + " sb_b = sb_tb[sb_kk * " + pitch + " + sb_tx];");
     const std::string b = L.expr(*red.args[0], x, kPrecAdd + 1);
-    x.line(accumulate(red.rop, rt, "sb_acc", b, h_));
+    x.line(fold_line(red.rop, rt, "sb_acc", b, h_));
     x.close();
   };
   if_else(
@@ -850,7 +842,7 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
            str(BN) + " + sb_tc + sb_n * " + str(RN) + "];");
     mn_loops(x, [&](CodeWriter& y) {
       const std::string b = L.expr(*red.args[0], y, kPrecAdd + 1);
-      y.line(accumulate(red.rop, rt, "sb_acc[sb_m][sb_n]", b, h_));
+      y.line(fold_line(red.rop, rt, "sb_acc[sb_m][sb_n]", b, h_));
     });
     x.close();
   };
@@ -893,13 +885,9 @@ void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) 
 // The CUDA spelling of the spec's leaves and the GPU nodes of a kernel body written as loop IR
 // (lower/gpu_bodies.h), printed by the C loop printer (backends/cpu/print_loops.h) into `w`
 // through statement printer `L`.
-class Gen::Leaves : public StmtLeaves<StmtLowering, CodeWriter> {
+class Gen::Leaves : public GpuLeaves<StmtLowering, CodeWriter> {
  public:
-  Leaves(Gen& g, StmtLowering& L, CodeWriter& w) : StmtLeaves(L, w), g_(g) {}
-  std::string identity(ReduceOp op, DType t) override { return sb::cuda::identity(op, t); }
-  void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) override {
-    w_.line(accumulate(op, t, acc, value, g_.h_));
-  }
+  Leaves(Gen& g, StmtLowering& L, CodeWriter& w) : GpuLeaves(L, w), g_(g) {}
   std::string warp(loops::WarpOp w, ReduceOp op, DType t, const std::string& value) override {
     switch (w) {
       case loops::WarpOp::AllReduce:
@@ -1297,7 +1285,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
         w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
         row_loop(kv, lo, hi);
         const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
-        w.line(accumulate(red.rop, t, "sb_acc", body, h_));
+        w.line(fold_line(red.rop, t, "sb_acc", body, h_));
         w.close();
         const std::string wr = warp_allreduce(red.rop, t);
         w.line("sb_acc = " + wr + "(sb_acc);  // every lane of the warp gets the warp's value");
@@ -1308,7 +1296,7 @@ std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set
           w.line("__syncthreads();");
           w.line("sb_acc = " + ws + "[0];");
           w.line("for (int sb_w = 1; sb_w < " + str(nw) + "; ++sb_w) " +
-                 accumulate(red.rop, t, "sb_acc", ws + "[sb_w]", h_));
+                 fold_line(red.rop, t, "sb_acc", ws + "[sb_w]", h_));
           w.line("__syncthreads();");
         }
         L.set_override(&red, "sb_acc");
@@ -1519,7 +1507,7 @@ void Gen::attention(const Attention& a) {
   w.line("const " + T + " sb_b2 = sb_ks[sb_kj * " + qpitch + " + sb_dd];");
   S.set_override(q_read, "sb_a");
   S.set_override(k_read, "sb_b2");
-  w.line(accumulate(ReduceOp::Sum, a.type, "sb_dot[sb_r]", S.expr(dot, w, kPrecAdd + 1), h_));
+  w.line(fold_line(ReduceOp::Sum, a.type, "sb_dot[sb_r]", S.expr(dot, w, kPrecAdd + 1), h_));
   S.clear_overrides();
   w.close();
   w.close();

@@ -16,6 +16,7 @@
 
 #include "../harness/abi/specbench_abi.h"
 #include "backends/common/emit_common.h"
+#include "backends/common/loop_leaves.h"
 #include "backends/mojo/mojo_lowering.h"
 #include "backends/mojo/print_loops.h"
 #include "backends/mojo/py_writer.h"
@@ -23,6 +24,7 @@
 #include "ir/affine.h"
 #include "ir/shadowing.h"
 #include "lower/blocked_gemm.h"
+#include "lower/host_bodies.h"
 #include "lower/parallelize.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
@@ -592,11 +594,8 @@ class MojoLowering {
     overrides_.clear();
     vector_overrides_.clear();
   }
-  // identity() and update(), for another printer of this lowering (mojo_lowering.h).
-  std::string identity_text(ReduceOp op, DType t) { return identity(op, t); }
-  std::string update_text(ReduceOp op, DType t, const std::string& acc, const std::string& value) {
-    return update(op, t, acc, value);
-  }
+  // scalar() under the name a loop IR printer's leaves call (backends/common/loop_leaves.h).
+  std::string expr(const Expr& e, PyWriter& w, int min_prec = 0) { return scalar(e, w, min_prec); }
 
   // The flat index of the element of tensor `t` (the output, or a tensor of its rank) whose
   // innermost subscript is `last` (a text) and whose other subscripts are the output index
@@ -833,81 +832,11 @@ class MojoLowering {
     return streamed;
   }
 
-  // A rank-1 running scan `e` of this statement in two parallel passes over kScanBlocks blocks of
-  // its outputs (lower/running_scans.h): each block's new terms folded apart, the folds combined
-  // in order into each block's offset, then each block's outputs walked from its offset, one
-  // block per parallel task (the cpu printer's form, emit_cpu.cpp: emit_scan_split).
-  // Returns whether its walk streams (walk_scan with the streaming pass's StreamChoice::scan).
-  bool scan_split(const Expr& e, PyWriter& w) {
-    const DType t = value_type(e);
-    const std::string& i = var_names_[0];
-    const std::string& k = var_names_[e.ref];
-    const std::string nb = std::to_string(kScanBlocks);
-    needs_->parallel = true;
-    needs_->dealloc = true;
-    w.line("# Two parallel passes over " + nb + " blocks of the outputs: each block's new terms " +
-           "folded apart,");
-    w.line("# the folds combined in order into each block's offset, then each block's outputs " +
-           std::string("walked"));
-    w.line("# from its offset.");
-    w.line("var sb_n = " + extent(st_.out, 0, 0));
-    w.line("var sb_lo = " + scalar(*st_.vars[e.ref].lo, w, 0));
-    w.line("var sb_len = (sb_n + " + std::to_string(kScanBlocks - 1) + ") // " + nb);
-    w.line(std::string("var sb_part = alloc(Layout[") + mojo_type(t) + "](count=" + nb + "))");
-    w.line("var sb_from = alloc(Layout[Int](count=" + nb + "))");
-    w.line("var sb_pp = sb_part.unsafe_ptr()");
-    w.line("var sb_pf = sb_from.unsafe_ptr()");
-    w.line("");
-    auto block_bounds = [&] {
-      w.line("var sb_i0 = min(sb_b * sb_len, sb_n)");
-      w.line("var sb_i1 = min(sb_i0 + sb_len, sb_n)");
-    };
-    w.open("def sb_fold_block(sb_b: Int) {imm}:");
-    block_bounds();
-    // Where the walk's term index stands after output `at` - 1 (the range's start before 0).
-    for (const char* side : {"0", "1"}) {
-      const std::string out = std::string("sb_k") + side, at = std::string("sb_i") + side;
-      w.line("var " + out + " = sb_lo");
-      w.open("if " + at + " > 0:");
-      w.line("var " + i + " = " + at + " - 1");
-      w.line(out + " = max(" + out + ", " + scalar(*st_.vars[e.ref].hi, w, 0) + ")");
-      w.dedent();
-    }
-    // The block's terms as a SIMD reduction where the term allows (reduce_loop's strip-mining).
-    const bool strip_was = strip;
-    strip = true;
-    const std::string folded = reduce_loop(e, w, "sb_k0", "sb_k1");
-    strip = strip_was;
-    w.line("sb_pp[unsafe_offset=sb_b] = " + folded);
-    w.line("sb_pf[unsafe_offset=sb_b] = sb_k0");
-    w.dedent();
-    w.line("");
-    w.line("parallelize(sb_fold_block, " + nb + ")");
-    w.line("var sb_off = " + identity(e.rop, t));
-    w.open("for sb_b in range(" + nb + "):");
-    w.line("var sb_fold = sb_pp[unsafe_offset=sb_b]");
-    w.line("sb_pp[unsafe_offset=sb_b] = sb_off");
-    w.line(update(e.rop, t, "sb_off", "sb_fold"));
-    w.dedent();
-    w.line("");
-    w.open("def sb_walk_block(sb_b: Int) {imm}:");
-    block_bounds();
-    w.line("var sb_run = sb_pp[unsafe_offset=sb_b]");
-    w.line("var " + k + " = sb_pf[unsafe_offset=sb_b]");
-    w.line("var " + i + " = sb_i0");
-    const bool streamed = walk_scan(e, "sb_run", "sb_i1", w, stream_choice(spec_, st_).scan);
-    if (streamed) {
-      w.open("if sb_stream:");
-      w.line("fence()");
-      w.dedent();
-    }
-    w.dedent();
-    w.line("");
-    w.line("parallelize(sb_walk_block, " + nb + ")");
-    w.line("dealloc(sb_part^)");
-    w.line("dealloc(sb_from^)");
-    return streamed;
-  }
+  // A rank-1 running scan `e` of this statement in two parallel passes (lower/host_bodies.h:
+  // scan_split_bodies), one block per parallel task. Returns whether its walk streams (walk_scan
+  // with the streaming pass's StreamChoice::scan).
+  class ScanLeaves;
+  bool scan_split(const Expr& e, PyWriter& w);
 
   // A top-level reduction of a scalar output, split into chunks computed in parallel (one partial
   // result per chunk, combined in chunk order). Returns the variable holding the result.
@@ -1045,6 +974,8 @@ class MojoLowering {
     return "SIMD[" + std::string(mojo_dtype(t)) + ", " + m.width + "](" + fill + p.text + ")";
   }
 
+ public:
+  // The identity of reduction `op` over `t`, and the statement folding `value` into `acc`.
   std::string identity(ReduceOp op, DType t) {
     const bool fl = is_float(t);
     switch (op) {
@@ -1071,6 +1002,7 @@ class MojoLowering {
     return acc + " = " + (op == ReduceOp::Max ? "sb_max(" : "sb_min(") + acc + ", " + value + ")";
   }
 
+ private:
   // The vector scan of reduction `op` over type `t` (vector_scan_fits), recorded in the file's
   // needs with its identity; returns its name, sb_scan_<op>_<type>.
   std::string use_vector_scan(ReduceOp op, DType t) {
@@ -1597,6 +1529,43 @@ class MojoLowering {
   std::set<const Expr*> vector_overrides_;  // overrides whose text is a SIMD vector
   std::map<int, std::string> row_local_;
 };
+
+// A running scan's fold and walk in a host kernel body (lower/host_bodies.h), spelled by this
+// printer: the fold of a range of terms as reduce_loop's strip-mined SIMD reduction where the
+// term allows, and the walk of walk_scan, streaming with `stream` (then fenced under sb_stream).
+class MojoLowering::ScanLeaves : public HostLeaves<MojoLowering, PyWriter> {
+ public:
+  ScanLeaves(MojoLowering& L, PyWriter& w, bool stream) : HostLeaves(L, w), stream_(stream) {}
+  void fold_range(const Expr& red, const std::string& acc, const std::string& lo,
+                  const std::string& hi) override {
+    const bool strip_was = L_.strip;
+    L_.strip = true;
+    const std::string folded = L_.reduce_loop(red, w_, lo, hi);
+    L_.strip = strip_was;
+    w_.line(L_.update(red.rop, value_type(red), acc, folded));
+  }
+  void scan_walk(const Expr& red, const std::string& acc, const std::string& end) override {
+    if (!L_.walk_scan(red, acc, end, w_, stream_)) return;
+    streamed = true;
+    w_.open("if sb_stream:");
+    w_.line("fence()");
+    w_.dedent();
+  }
+  bool streamed = false;  // a walk stores non-temporally
+
+ private:
+  bool stream_;
+};
+
+bool MojoLowering::scan_split(const Expr& e, PyWriter& w) {
+  needs_->parallel = true;
+  needs_->dealloc = true;
+  const ScanSplitBodies bodies = scan_split_bodies(spec_, st_, e);
+  ScanLeaves leaves(*this, w, stream_choice(spec_, st_).scan);
+  print_mojo_block(bodies.head, leaves, w);
+  print_mojo_block(bodies.two_pass, leaves, w);
+  return leaves.streamed;
+}
 
 // ---- Strategies -------------------------------------------------------------------------------
 
@@ -2196,6 +2165,7 @@ class MojoEmitter final : public Emitter {
     return mojo_strategies().check_fit(spec, v);
   }
   const GemmTarget* gemm_target() const override { return &gemm_target_mojo(); }
+  bool prints_host_bodies() const override { return true; }
   bool uses_blocked_gemm(const Variant& v) const override {
     return mojo_strategies().of(v).schedule.gemm == host::Gemm::Blocked;
   }
@@ -2508,17 +2478,19 @@ std::string MojoStmt::extent(int t, size_t d, int min_prec) {
 }
 std::string MojoStmt::element_count(int t) { return impl_->L.element_count(t); }
 std::string MojoStmt::expr(const Expr& e, PyWriter& w, int min_prec) {
-  return impl_->L.scalar(e, w, min_prec);
+  return impl_->L.expr(e, w, min_prec);
 }
 void MojoStmt::assign(PyWriter& w) { impl_->L.assign(w); }
 void MojoStmt::set_override(const Expr* e, const std::string& text) {
   impl_->L.set_override(e, text);
 }
 void MojoStmt::clear_overrides() { impl_->L.clear_overrides(); }
-std::string MojoStmt::identity(ReduceOp op, DType t) { return impl_->L.identity_text(op, t); }
+std::string MojoStmt::identity(ReduceOp op, DType t) {
+  return impl_->L.identity(op, t);
+}
 std::string MojoStmt::update(ReduceOp op, DType t, const std::string& acc,
                              const std::string& value) {
-  return impl_->L.update_text(op, t, acc, value);
+  return impl_->L.update(op, t, acc, value);
 }
 const std::set<int>& MojoStmt::used_tensors() const { return impl_->L.used_tensors(); }
 const std::set<int>& MojoStmt::used_sizes() const { return impl_->L.used_sizes(); }

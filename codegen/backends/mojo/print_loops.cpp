@@ -436,6 +436,13 @@ class MojoPrinter : public StmtFunctor<void()> {
   void visit_fold(const Stmt& s) override {
     leaves_of(env_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
   }
+  void visit_fold_range(const Stmt& s) override {
+    leaves_of(env_, "fold of a range")
+        .fold_range(*s.spec, s.name, e(*s.exprs[0], kCmp + 1), e(*s.exprs[1], kCmp + 1));
+  }
+  void visit_scan_walk(const Stmt& s) override {
+    leaves_of(env_, "scan walk").scan_walk(*s.spec, s.name, e(*s.exprs[0], kCmp + 1));
+  }
 
  private:
   std::string e(const Expr& x, int parent = 0) { return MExpr(env_, lanes_).print(x, parent); }
@@ -514,7 +521,10 @@ class MojoPrinter : public StmtFunctor<void()> {
     const Expr& step = *s.exprs[2];
     SB_ASSERT(step.kind == ExprKind::IntImm && step.ival == 1, "parallel loop of a step");
     const bool zero = lo.kind == ExprKind::IntImm && lo.ival == 0;
-    const std::string fn = "sb_par_" + s.name;
+    // One closure name per loop of the body: a second loop over the same variable gets a suffix.
+    std::string fn = "sb_par_" + s.name;
+    for (int n = 2; !closure_names_.insert(fn).second; ++n)
+      fn = "sb_par_" + s.name + "_" + std::to_string(n);
     w_.line("");
     w_.open("def " + fn + "(" + (zero ? s.name : "sb_i") + ": Int) {imm}:");
     if (!zero) w_.line("var " + s.name + " = sb_i + " + e(lo, kAdd + 1));
@@ -535,8 +545,10 @@ class MojoPrinter : public StmtFunctor<void()> {
     if (s.scope == MemScope::HeapScratch)
       w_.line("# " + s.name + ": allocated for this call, freed after it (Mojo keeps no buffer "
               "between calls)");
-    w_.line("var " + owner + " = alloc(Layout[" + scalar_mojo(s.type.elem) + "](count=" + count +
-            "))");
+    // An index buffer holds Int, as Mojo's index variables are; a value buffer its scalar type.
+    const std::string elem =
+        s.type.kind == TypeKind::Int ? "Int" : std::string(scalar(s.type.elem).mojo_type);
+    w_.line("var " + owner + " = alloc(Layout[" + elem + "](count=" + count + "))");
     w_.line("var " + s.name + " = " + owner +
             ".unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()");
     ++buffers_;
@@ -550,6 +562,7 @@ class MojoPrinter : public StmtFunctor<void()> {
   const std::map<DType, std::string>& lanes_;
   Env env_;
   int unrolling_ = 0, closures_ = 0, buffers_ = 0;
+  std::set<std::string> closure_names_;
 };
 
 }  // namespace

@@ -6,13 +6,9 @@
 
 namespace sb::mojo_gpu {
 
-class Gen::Leaves : public StmtLeaves<MojoStmt, PyWriter> {
+class Gen::Leaves : public GpuLeaves<MojoStmt, PyWriter> {
  public:
-  Leaves(Gen& g, MojoStmt& L, PyWriter& w) : StmtLeaves(L, w), g_(g) {}
-  std::string identity(ReduceOp op, DType t) override { return L_.identity(op, t); }
-  void fold(const std::string& acc, ReduceOp op, DType t, const std::string& value) override {
-    w_.line(L_.update(op, t, acc, value));
-  }
+  Leaves(Gen& g, MojoStmt& L, PyWriter& w) : GpuLeaves(L, w), g_(g) {}
   std::string warp(loops::WarpOp w, ReduceOp op, DType t, const std::string& value) override {
     switch (w) {
       case loops::WarpOp::AllReduce:

@@ -168,12 +168,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         float sb_fold = -INFINITY;
         for (int64_t j = sb_k0; j < sb_k1; ++j) {
@@ -248,12 +248,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         float sb_fold = -INFINITY;
         for (int64_t j = sb_k0; j < sb_k1; ++j) {
@@ -272,8 +272,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
         float sb_run = sb_part[sb_b];
-        int64_t j = sb_from[sb_b];
+        int64_t j = sb_k0;
         int64_t i = sb_i0;
         for (; i < sb_i1; ++i) {
           if (j == i + 1 - 1) break;

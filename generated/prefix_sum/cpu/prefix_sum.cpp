@@ -165,12 +165,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         float sb_fold = 0.0f;
         #pragma omp simd reduction(+:sb_fold)
@@ -246,12 +246,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         float sb_fold = 0.0f;
         #pragma omp simd reduction(+:sb_fold)
@@ -271,8 +271,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
         float sb_run = sb_part[sb_b];
-        int64_t j = sb_from[sb_b];
+        int64_t j = sb_k0;
         int64_t i = sb_i0;
         for (; i < sb_i1; ++i) {
           if (j == i + 1 - 1) break;

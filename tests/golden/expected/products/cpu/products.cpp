@@ -157,12 +157,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         double sb_fold = 1.0;
         #pragma omp simd reduction(*:sb_fold)
@@ -238,12 +238,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         double sb_fold = 1.0;
         #pragma omp simd reduction(*:sb_fold)
@@ -263,8 +263,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
         double sb_run = sb_part[sb_b];
-        int64_t k = sb_from[sb_b];
+        int64_t k = sb_k0;
         int64_t i = sb_i0;
         for (; i < sb_i1; ++i) {
           if (k == i + 1 - 1) break;

@@ -426,12 +426,12 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
       int64_t sb_k0 = sb_lo;
       if (sb_i0 > 0) {
         const int64_t c = sb_i0 - 1;
-        if (c + 1 > sb_k0) sb_k0 = c + 1;
+        sb_k0 = sb_k0 > c + 1 ? sb_k0 : c + 1;
       }
       int64_t sb_k1 = sb_lo;
       if (sb_i1 > 0) {
         const int64_t c = sb_i1 - 1;
-        if (c + 1 > sb_k1) sb_k1 = c + 1;
+        sb_k1 = sb_k1 > c + 1 ? sb_k1 : c + 1;
       }
       int32_t sb_fold = 0;
       for (int64_t k = sb_k0; k < sb_k1; ++k) {
@@ -450,8 +450,9 @@ static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict w, c
     for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
       const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
       const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      const int64_t sb_k0 = sb_from[sb_b];
       int32_t sb_run = sb_part[sb_b];
-      int64_t k = sb_from[sb_b];
+      int64_t k = sb_k0;
       int64_t c = sb_i0;
       // Terms computed 64 at a time as vectors, then folded in order.
       int32_t sb_terms[64] __attribute__((aligned(64)));
@@ -636,12 +637,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t c = sb_i0 - 1;
-          if (c + 2 > sb_k0) sb_k0 = c + 2;
+          sb_k0 = sb_k0 > c + 2 ? sb_k0 : c + 2;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t c = sb_i1 - 1;
-          if (c + 2 > sb_k1) sb_k1 = c + 2;
+          sb_k1 = sb_k1 > c + 2 ? sb_k1 : c + 2;
         }
         float sb_fold = 0.0f;
         #pragma omp simd reduction(+:sb_fold)
@@ -721,12 +722,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t c = sb_i0 - 1;
-          if (c + 2 > sb_k0) sb_k0 = c + 2;
+          sb_k0 = sb_k0 > c + 2 ? sb_k0 : c + 2;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t c = sb_i1 - 1;
-          if (c + 2 > sb_k1) sb_k1 = c + 2;
+          sb_k1 = sb_k1 > c + 2 ? sb_k1 : c + 2;
         }
         float sb_fold = 0.0f;
         #pragma omp simd reduction(+:sb_fold)
@@ -747,8 +748,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
         float sb_run = sb_part[sb_b];
-        int64_t k = sb_from[sb_b];
+        int64_t k = sb_k0;
         int64_t c = sb_i0;
         for (; c < sb_i1; ++c) {
           if (k == c + 2 - 1) break;

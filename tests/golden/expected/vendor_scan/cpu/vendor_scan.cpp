@@ -217,12 +217,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         float sb_fold = 0.0f;
         #pragma omp simd reduction(+:sb_fold)
@@ -298,12 +298,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i + 1 > sb_k0) sb_k0 = i + 1;
+          sb_k0 = sb_k0 > i + 1 ? sb_k0 : i + 1;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i + 1 > sb_k1) sb_k1 = i + 1;
+          sb_k1 = sb_k1 > i + 1 ? sb_k1 : i + 1;
         }
         float sb_fold = 0.0f;
         #pragma omp simd reduction(+:sb_fold)
@@ -323,8 +323,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
         float sb_run = sb_part[sb_b];
-        int64_t k = sb_from[sb_b];
+        int64_t k = sb_k0;
         int64_t i = sb_i0;
         for (; i < sb_i1; ++i) {
           if (k == i + 1 - 1) break;
@@ -422,12 +423,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i > sb_k0) sb_k0 = i;
+          sb_k0 = sb_k0 > i ? sb_k0 : i;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i > sb_k1) sb_k1 = i;
+          sb_k1 = sb_k1 > i ? sb_k1 : i;
         }
         float sb_fold = INFINITY;
         for (int64_t k = sb_k0; k < sb_k1; ++k) {
@@ -502,12 +503,12 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
         int64_t sb_k0 = sb_lo;
         if (sb_i0 > 0) {
           const int64_t i = sb_i0 - 1;
-          if (i > sb_k0) sb_k0 = i;
+          sb_k0 = sb_k0 > i ? sb_k0 : i;
         }
         int64_t sb_k1 = sb_lo;
         if (sb_i1 > 0) {
           const int64_t i = sb_i1 - 1;
-          if (i > sb_k1) sb_k1 = i;
+          sb_k1 = sb_k1 > i ? sb_k1 : i;
         }
         float sb_fold = INFINITY;
         for (int64_t k = sb_k0; k < sb_k1; ++k) {
@@ -526,8 +527,9 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
         float sb_run = sb_part[sb_b];
-        int64_t k = sb_from[sb_b];
+        int64_t k = sb_k0;
         int64_t i = sb_i0;
         for (; i < sb_i1; ++i) {
           if (k == i - 1) break;

@@ -163,18 +163,19 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     if N >= 65536:
+        var sb_n = N
+        var sb_lo = 0
         # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
         # the folds combined in order into each block's offset, then each block's outputs walked
         # from its offset.
-        var sb_n = N
-        var sb_lo = 0
-        var sb_len = (sb_n + 511) // 512
-        var sb_part = alloc(Layout[Float32](count=512))
-        var sb_from = alloc(Layout[Int](count=512))
-        var sb_pp = sb_part.unsafe_ptr()
-        var sb_pf = sb_from.unsafe_ptr()
+        var sb_nb = 512
+        var sb_len = (sb_n + sb_nb - 1) // sb_nb
+        var sb_buf_sb_part = alloc(Layout[Float32](count=512))
+        var sb_part = sb_buf_sb_part.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_buf_sb_from = alloc(Layout[Int](count=512))
+        var sb_from = sb_buf_sb_from.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
 
-        def sb_fold_block(sb_b: Int) {imm}:
+        def sb_par_sb_b(sb_b: Int) {imm}:
             var sb_i0 = min(sb_b * sb_len, sb_n)
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_k0 = sb_lo
@@ -185,6 +186,7 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i + 1)
+            var sb_fold = Float32(0.0)
             var sb_acc0p = SIMD[DType.float32, 64](Float32(0.0))
             var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
             for k in range(sb_k0, sb_endp0, 64):
@@ -196,21 +198,26 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             var sb_acc0 = sb_acc0p.reduce_add() + sb_acc0v.reduce_add()
             for k in range(sb_end0, sb_k1):
                 sb_acc0 += x[unsafe_offset=k]
-            sb_pp[unsafe_offset=sb_b] = sb_acc0
-            sb_pf[unsafe_offset=sb_b] = sb_k0
+            sb_fold += sb_acc0
+            sb_part[unsafe_offset=sb_b] = sb_fold
+            sb_from[unsafe_offset=sb_b] = sb_k0
 
-        parallelize(sb_fold_block, 512)
+        if sb_nb == 1:
+            sb_par_sb_b(0)
+        else:
+            parallelize(sb_par_sb_b, sb_nb)
         var sb_off = Float32(0.0)
-        for sb_b in range(512):
-            var sb_fold = sb_pp[unsafe_offset=sb_b]
-            sb_pp[unsafe_offset=sb_b] = sb_off
+        for sb_b in range(sb_nb):
+            var sb_fold = sb_part[unsafe_offset=sb_b]
+            sb_part[unsafe_offset=sb_b] = sb_off
             sb_off += sb_fold
 
-        def sb_walk_block(sb_b: Int) {imm}:
+        def sb_par_sb_b_2(sb_b: Int) {imm}:
             var sb_i0 = min(sb_b * sb_len, sb_n)
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
-            var sb_run = sb_pp[unsafe_offset=sb_b]
-            var k = sb_pf[unsafe_offset=sb_b]
+            var sb_k0 = sb_from[unsafe_offset=sb_b]
+            var sb_run = sb_part[unsafe_offset=sb_b]
+            var k = sb_k0
             var i = sb_i0
             while i < sb_i1:
                 if k == i + 1 - 1:
@@ -239,9 +246,12 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_stream:
                 fence()
 
-        parallelize(sb_walk_block, 512)
-        dealloc(sb_part^)
-        dealloc(sb_from^)
+        if sb_nb == 1:
+            sb_par_sb_b_2(0)
+        else:
+            parallelize(sb_par_sb_b_2, sb_nb)
+        dealloc(sb_buf_sb_from^)
+        dealloc(sb_buf_sb_part^)
     else:
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = Float32(0.0)
@@ -276,18 +286,19 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * N + 4 * N >= sb_stream_min_bytes
     if N >= 65536:
+        var sb_n = N
+        var sb_lo = 0
         # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
         # the folds combined in order into each block's offset, then each block's outputs walked
         # from its offset.
-        var sb_n = N
-        var sb_lo = 0
-        var sb_len = (sb_n + 511) // 512
-        var sb_part = alloc(Layout[Float32](count=512))
-        var sb_from = alloc(Layout[Int](count=512))
-        var sb_pp = sb_part.unsafe_ptr()
-        var sb_pf = sb_from.unsafe_ptr()
+        var sb_nb = 512
+        var sb_len = (sb_n + sb_nb - 1) // sb_nb
+        var sb_buf_sb_part = alloc(Layout[Float32](count=512))
+        var sb_part = sb_buf_sb_part.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_buf_sb_from = alloc(Layout[Int](count=512))
+        var sb_from = sb_buf_sb_from.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
 
-        def sb_fold_block(sb_b: Int) {imm}:
+        def sb_par_sb_b(sb_b: Int) {imm}:
             var sb_i0 = min(sb_b * sb_len, sb_n)
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
             var sb_k0 = sb_lo
@@ -298,6 +309,7 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_i1 > 0:
                 var i = sb_i1 - 1
                 sb_k1 = max(sb_k1, i)
+            var sb_fold = inf[DType.float32]()
             var sb_acc0p = SIMD[DType.float32, 64](inf[DType.float32]())
             var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
             for k in range(sb_k0, sb_endp0, 64):
@@ -313,21 +325,26 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
             for k in range(sb_end0, sb_k1):
                 sb_acc0 = sb_min(sb_acc0, abs(x[unsafe_offset=k]))
-            sb_pp[unsafe_offset=sb_b] = sb_acc0
-            sb_pf[unsafe_offset=sb_b] = sb_k0
+            sb_fold = sb_min(sb_fold, sb_acc0)
+            sb_part[unsafe_offset=sb_b] = sb_fold
+            sb_from[unsafe_offset=sb_b] = sb_k0
 
-        parallelize(sb_fold_block, 512)
+        if sb_nb == 1:
+            sb_par_sb_b(0)
+        else:
+            parallelize(sb_par_sb_b, sb_nb)
         var sb_off = inf[DType.float32]()
-        for sb_b in range(512):
-            var sb_fold = sb_pp[unsafe_offset=sb_b]
-            sb_pp[unsafe_offset=sb_b] = sb_off
+        for sb_b in range(sb_nb):
+            var sb_fold = sb_part[unsafe_offset=sb_b]
+            sb_part[unsafe_offset=sb_b] = sb_off
             sb_off = sb_min(sb_off, sb_fold)
 
-        def sb_walk_block(sb_b: Int) {imm}:
+        def sb_par_sb_b_2(sb_b: Int) {imm}:
             var sb_i0 = min(sb_b * sb_len, sb_n)
             var sb_i1 = min(sb_i0 + sb_len, sb_n)
-            var sb_run = sb_pp[unsafe_offset=sb_b]
-            var k = sb_pf[unsafe_offset=sb_b]
+            var sb_k0 = sb_from[unsafe_offset=sb_b]
+            var sb_run = sb_part[unsafe_offset=sb_b]
+            var k = sb_k0
             var i = sb_i0
             while i < sb_i1:
                 if k == i - 1:
@@ -356,9 +373,12 @@ def sb_vectorize_parallel_s1(x: Pointer[Float32, ImmUntrackedOrigin],
             if sb_stream:
                 fence()
 
-        parallelize(sb_walk_block, 512)
-        dealloc(sb_part^)
-        dealloc(sb_from^)
+        if sb_nb == 1:
+            sb_par_sb_b_2(0)
+        else:
+            parallelize(sb_par_sb_b_2, sb_nb)
+        dealloc(sb_buf_sb_from^)
+        dealloc(sb_buf_sb_part^)
     else:
         # Running: each output's range extends the previous one's by its new terms.
         var sb_run = inf[DType.float32]()
