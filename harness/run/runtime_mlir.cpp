@@ -1,6 +1,6 @@
 // The mlir runtime: the mlir backend's generated files (generated/<k>/mlir/<k>.mlir, see
-// codegen/backends/mlir/emit_mlir.h), lowered by LLVM 19's tools into shared libraries that run in host memory
-// on the calling thread (the `openmp` variants use LLVM libomp's worker threads).
+// codegen/backends/mlir/emit_mlir.h), lowered by LLVM 19's tools into shared libraries that run in
+// host memory on the calling thread (the `openmp` variants use LLVM libomp's worker threads).
 //
 // Tools: SPECBENCH_MLIR_OPT, SPECBENCH_MLIR_TRANSLATE and SPECBENCH_MLIR_CLANG from the
 // environment when set, else mlir-opt-19, mlir-translate-19 and clang-19 from PATH or
@@ -12,19 +12,25 @@
 // The compile command is one bash script (its text, which names every tool and its version, is
 // part of the module's cache key), run as `bash -c SCRIPT mlir -o <module> <kernel>.mlir`:
 //   1. split the file at its `// -----` lines, one module per variant;
-//   2. for each: mlir-opt-19 <the module's `// sb-pipeline:` line> (codegen/backends/mlir/mlir_pipelines.cpp),
+//   2. for each: mlir-opt-19 <the module's `// sb-pipeline:` line>
+//   (codegen/backends/mlir/mlir_pipelines.cpp),
 //      mlir-translate-19 --mlir-to-llvmir, clang-19 -O3 -march=native -fPIC -c (with
 //      -fveclib=libmvec on x86-64 glibc);
 //   3. the C shim (the file's `//| ` lines) compiled by clang-19 -O3 -fPIC -c against
 //      specbench_abi.h;
-//   4. clang-19 -shared, linked with -lm, libomp (rpath to its folder) and there -lmvec.
+//   4. clang-19 -shared, linked with compiler-rt's builtins archive (the one `clang-19
+//      -rtlib=compiler-rt -print-libgcc-file-name` names, libclang-rt-19-dev), -lm, libomp (rpath
+//      to its folder) and there -lmvec. LLVM lowers a conversion to bf16 to a call of
+//      __truncsfbf2 where the CPU has no instruction for it (no AVX512-BF16: AVX2 machines such as
+//      AMD Zen 3), and GCC 12's libgcc lacks it: without the archive, bf16_matmul's module built
+//      there but failed to load ("undefined symbol: __truncsfbf2").
 // A failing step prints which variant and which command failed, then the tool's own message.
 //
 // The environment: KMP_BLOCKTIME=1 unless set (see MlirRuntime()).
 //
-// Availability: the three tools run (`--version`) and libomp.so exists. Otherwise the backend is
-// skipped with the reason, and its compile command is a stand-in that compiles nothing (as for
-// mojo), so its variants are reported as skipped, not as failed builds.
+// Availability: the three tools run (`--version`), and libomp.so and the builtins archive exist.
+// Otherwise the backend is skipped with the reason, and its compile command is a stand-in that
+// compiles nothing (as for mojo), so its variants are reported as skipped, not as failed builds.
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -38,7 +44,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct MlirTools {
-  std::string opt, translate, clang, libomp_dir;
+  std::string opt, translate, clang, libomp_dir, builtins;
   std::string versions;  // one line per tool, for the cache key
   Availability avail;
 };
@@ -108,6 +114,15 @@ const MlirTools& mlir_tools() {
       return;
     }
     t.libomp_dir = fs::path(lib).parent_path().string();
+    ProcessResult rt = run_process({t.clang, "-rtlib=compiler-rt", "-print-libgcc-file-name"});
+    const std::string builtins = first_line(rt.output);
+    if (rt.exit_code != 0 || builtins.empty() || builtins[0] != '/' || !fs::exists(builtins, ec)) {
+      t.avail = {false, "compiler-rt's builtins not found by `" + t.clang +
+                            " -rtlib=compiler-rt -print-libgcc-file-name` (package "
+                            "libclang-rt-19-dev)"};
+      return;
+    }
+    t.builtins = builtins;
   });
   return t;
 }
@@ -143,7 +158,8 @@ class MlirRuntime : public HostRuntime {
     s += "# host cpu (-march=native): " + cpu_model() + "\n";
     s += "set -eu -o pipefail\n";
     s += "opt=" + quote(t.opt) + "\ntranslate=" + quote(t.translate) + "\nclang=" + quote(t.clang) +
-         "\nabi=" + quote(opt.abi_dir) + "\nomp=" + quote(t.libomp_dir) + "\n";
+         "\nabi=" + quote(opt.abi_dir) + "\nomp=" + quote(t.libomp_dir) +
+         "\nbuiltins=" + quote(t.builtins) + "\n";
 #if defined(__x86_64__) && defined(__GLIBC__)
     // Vector math calls to glibc's libmvec, as the cpu backend's SIMD loops.
     s += "veclib=-fveclib=libmvec\nmvec='-Wl,--no-as-needed -lmvec'\n";
@@ -179,7 +195,7 @@ for f in "$work"/v*.mlir; do
   objs+=("${f%.mlir}.o")
 done
 step "the C shim" "$clang" -O3 -fPIC -Wall -Werror -x c -I"$abi" -c "$work/shim.c" -o "$work/shim.o"
-step "linking" "$clang" -shared -o "$out" "${objs[@]}" "$work/shim.o" $mvec -lm -L"$omp" -Wl,-rpath,"$omp" -lomp
+step "linking" "$clang" -shared -o "$out" "${objs[@]}" "$work/shim.o" "$builtins" $mvec -lm -L"$omp" -Wl,-rpath,"$omp" -lomp
 )SH";
     return CompileCommand{"/bin/bash", {"-c", s, "mlir"}, "mlir"};
   }
