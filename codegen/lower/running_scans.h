@@ -26,7 +26,7 @@
 namespace sb {
 
 // Under a parallel strategy, a rank-1 running scan of at least kScanSplitMin outputs runs in two
-// parallel passes over kScanBlocks equal blocks of its outputs (scan_split in the printers): each
+// parallel passes over kScanBlocks equal blocks of its outputs (lower/host_bodies.h): each
 // block's new terms folded apart; the blocks' folds combined in order into each block's offset;
 // then each block's outputs walked from its offset. The block count does not depend on the
 // thread count, so the result (whose terms are grouped by block) does not either.

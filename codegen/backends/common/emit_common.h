@@ -304,7 +304,7 @@ class StmtLowering {
   void fold_terms_ahead(const Expr& e, const std::string& acc, int block, CodeWriter& w);
   // The C text of reduction `e`'s range start (`hi` false) or end, with the variables it uses
   // bound; and `acc = acc op value;` in e's combining operation (for a running scan's partial
-  // folds, lower/running_scans.h: scan_split).
+  // folds in its chained form, emit_cpu.cpp: emit_scan_split).
   std::string range_bound(const Expr& e, bool hi, CodeWriter& w);
   void combine_value(const Expr& e, const std::string& acc, const std::string& value,
                      CodeWriter& w) {
