@@ -19,7 +19,9 @@
 // -----------------------------------------------------------------------------
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement

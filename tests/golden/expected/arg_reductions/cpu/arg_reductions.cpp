@@ -45,8 +45,12 @@ static inline int32_t sb_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int64_t sb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float sb_min_f32(float a, float b) {
+  const float m = a < b ? a : b; return a != a ? a : m;
+}
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
 
 // OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
 // own max and min do not propagate NaN).

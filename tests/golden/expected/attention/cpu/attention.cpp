@@ -49,8 +49,12 @@
 // -----------------------------------------------------------------------------
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
-static inline double sb_max_f64(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
+static inline double sb_max_f64(double a, double b) {
+  const double m = a > b ? a : b; return a != a ? a : m;
+}
 
 // OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
 // own max and min do not propagate NaN).

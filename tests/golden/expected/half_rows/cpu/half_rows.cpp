@@ -83,7 +83,9 @@ struct sb_f16 {
 // -----------------------------------------------------------------------------
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
 
 // OpenMP reductions that combine threads and SIMD lanes with the helpers above (OpenMP's
 // own max and min do not propagate NaN).

@@ -35,9 +35,15 @@
 // -----------------------------------------------------------------------------
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
-static inline double sb_max_f64(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline float sb_min_f32(float a, float b) {
+  const float m = a < b ? a : b; return a != a ? a : m;
+}
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
+static inline double sb_max_f64(double a, double b) {
+  const double m = a > b ? a : b; return a != a ? a : m;
+}
 
 // Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
 // carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in

@@ -46,10 +46,10 @@
 
 // Floating-point min and max; NaN propagates.
 static inline __host__ __device__ double sb_min_f64(double a, double b) {
-  return (a < b || a != a) ? a : b;
+  const double m = a < b ? a : b; return a != a ? a : m;
 }
 static inline __host__ __device__ double sb_max_f64(double a, double b) {
-  return (a > b || a != a) ? a : b;
+  const double m = a > b ? a : b; return a != a ? a : m;
 }
 
 // -----------------------------------------------------------------------------

@@ -34,7 +34,9 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
 }
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement

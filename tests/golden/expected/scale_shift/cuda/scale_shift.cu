@@ -45,10 +45,10 @@
 
 // Floating-point min and max; NaN propagates.
 static inline __host__ __device__ float sb_min_f32(float a, float b) {
-  return (a < b || a != a) ? a : b;
+  const float m = a < b ? a : b; return a != a ? a : m;
 }
 static inline __host__ __device__ float sb_max_f32(float a, float b) {
-  return (a > b || a != a) ? a : b;
+  const float m = a > b ? a : b; return a != a ? a : m;
 }
 
 // -----------------------------------------------------------------------------

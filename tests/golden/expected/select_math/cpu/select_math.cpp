@@ -33,8 +33,12 @@
 // -----------------------------------------------------------------------------
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
-static inline float sb_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float sb_min_f32(float a, float b) {
+  const float m = a < b ? a : b; return a != a ? a : m;
+}
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
+}
 
 // Truncating casts; NaN and out-of-range values give the minimum.
 static inline int32_t sb_f32_to_i32(float x) {

@@ -24,7 +24,9 @@
 // -----------------------------------------------------------------------------
 
 // Floating-point min and max; NaN propagates.
-static inline float sb_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }
+static inline float sb_min_f32(float a, float b) {
+  const float m = a < b ? a : b; return a != a ? a : m;
+}
 
 // Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
 // carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
