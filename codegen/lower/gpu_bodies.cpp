@@ -79,6 +79,92 @@ Block transpose_tile_body(const Spec& spec, const Statement& st, const Transpose
   return body;
 }
 
+Block matmul_tile_body(const Spec& spec, const Statement& st, const MatmulMatch& m, int64_t tile) {
+  SB_ASSERT(m.red && m.a && m.b && tile > 0, "a tiled matmul of a matched product");
+  const sb::Expr& red = *m.red;
+  const IndexVar& kv = st.vars[red.ref];
+  const std::string& out = spec.tensors[st.out].name;
+  const int base = m.batched ? 1 : 0;  // a batch of products: the batch index first
+  const Type rt = float_t(scalar(red.type).printed_as);
+  auto v = [](const char* n) { return var(n, int_t()); };
+  const ExprPtr T = imm(tile), pitch = imm(tile + 1);
+  const ExprPtr ty = v("sb_ty"), tx = v("sb_tx"), k0 = v("sb_k0"), hi = v("sb_hi");
+  const ExprPtr kk = v("sb_kk"), bz = v("sb_bz");
+  // The tiles hold the operands' values: f16 and bf16 elements widened to f32 once, on load.
+  auto value_of = [&](const sb::Expr& read) {
+    return float_t(compute_type(spec.tensors[read.ref].type));
+  };
+  const Type at = value_of(*m.a), bt = value_of(*m.b);
+
+  // Operand `read`'s tile element [k][row or column] (output dimension `xd` across k), zero
+  // outside the operand; consecutive threads (x) load along its contiguous subscript.
+  auto load_tile = [&](const std::string& tile_name, const sb::Expr& read, bool k_inner,
+                       bool batched, int xd, const ExprPtr& first) {
+    const ExprPtr along = k_inner ? tx : ty, across = k_inner ? ty : tx;
+    const ExprPtr x = add(first, across), k = add(k0, along);
+    const Type t = value_of(read);
+    const std::vector<ExprPtr> at_elem = {add(mul(along, pitch), across)};
+    Block in;
+    if (batched) in.push_back(let_index(0, st.vars[0].name, bz));
+    in.push_back(let_index(xd, st.vars[xd].name, x));
+    in.push_back(let_index(red.ref, kv.name, k));
+    in.push_back(store(tile_name, t, at_elem, spec_leaf(spec, st, read, t)));
+    const ExprPtr inside =
+        binary(BinOp::And, binary(BinOp::Lt, x, extent(st.out, xd, out)), binary(BinOp::Lt, k, hi));
+    return if_then(inside, std::move(in),
+                   {store(tile_name, t, at_elem, identity(ReduceOp::Sum, t.elem))});
+  };
+  // The products of the tiles' first `count` k, folded into sb_acc.
+  auto products = [&](ExprPtr count, ForKind kind) {
+    const std::vector<Override> from_tiles = {{m.a, to_string(*m.a, spec, &st), var("sb_a", at)},
+                                              {m.b, to_string(*m.b, spec, &st), var("sb_b", bt)}};
+    return for_loop(
+        "sb_kk", imm(0), std::move(count), imm(1), kind,
+        {let("sb_a", load("sb_ta", at, {add(mul(kk, pitch), ty)})),
+         let("sb_b", load("sb_tb", bt, {add(mul(kk, pitch), tx)})),
+         fold("sb_acc", red.rop, rt, spec_leaf(spec, st, *red.args[0], rt, from_tiles))});
+  };
+
+  Block done;
+  if (m.batched) done.push_back(let_index(0, st.vars[0].name, bz));
+  done.push_back(let_index(base, st.vars[base].name, v("sb_row")));
+  done.push_back(let_index(base + 1, st.vars[base + 1].name, v("sb_col")));
+  done.push_back(compute({{&red, to_string(red, spec, &st), var("sb_acc", rt)}}));
+  Block product = {
+      let("sb_acc", identity(red.rop, rt.elem), /*mut=*/true),
+      for_loop(
+          "sb_k0", spec_leaf(spec, st, *kv.lo, int_t()), hi, T, ForKind::Serial,
+          {load_tile("sb_ta", *m.a, m.a_k_inner, m.a_batched, base, mul(gpu(GpuIndex::BlockY), T)),
+           load_tile("sb_tb", *m.b, m.b_k_inner, m.b_batched, base + 1,
+                     mul(gpu(GpuIndex::BlockX), T)),
+           barrier(),
+           if_then(binary(BinOp::Le, add(k0, T), hi), {products(T, ForKind::Unrolled)},
+                   {products(sub(hi, k0), ForKind::Serial)}),
+           barrier()}),
+      if_then(binary(BinOp::And, binary(BinOp::Lt, v("sb_row"), extent(st.out, base, out)),
+                     binary(BinOp::Lt, v("sb_col"), extent(st.out, base + 1, out))),
+              std::move(done))};
+
+  Block body = {let("sb_ty", gpu(GpuIndex::ThreadY)), let("sb_tx", gpu(GpuIndex::ThreadX)),
+                let("sb_row", add(mul(gpu(GpuIndex::BlockY), T), ty)),
+                let("sb_col", add(mul(gpu(GpuIndex::BlockX), T), tx)),
+                let("sb_hi", spec_leaf(spec, st, *kv.hi, int_t()))};
+  if (m.batched) {
+    body.push_back(
+        comment("Every thread of a block walks the same products, so the barriers stay uniform."));
+    body.push_back(for_loop("sb_bz", gpu(GpuIndex::BlockZ), extent(st.out, 0, out),
+                            gpu(GpuIndex::GridDimZ), ForKind::Serial, std::move(product)));
+  } else {
+    append(body, std::move(product));
+  }
+  return {comment("Both tiles are stored [k][row or column] with rows padded to " +
+                  std::to_string(tile + 1) + " (no bank conflicts)."),
+          comment("The tile of " + to_string(*m.a, spec, &st) + ", then of " +
+                  to_string(*m.b, spec, &st) + "."),
+          alloc("sb_ta", at, {imm(tile * (tile + 1))}, MemScope::Shared,
+                {alloc("sb_tb", bt, {imm(tile * (tile + 1))}, MemScope::Shared, std::move(body))})};
+}
+
 // The block's fold of `acc` (every thread's value of reduction `op` over `t`), `tid` the thread's
 // index: warp shuffles, then one value per warp through shared memory (sb_warps) folded by the
 // first warp. Afterwards the first warp's `acc` is the block's total.
@@ -568,6 +654,11 @@ namespace sb {
 loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
                             int64_t tile, int64_t rows) {
   return loops::transpose_tile_body(spec, st, m, tile, rows);
+}
+
+loops::Block matmul_tile(const Spec& spec, const Statement& st, const MatmulMatch& m,
+                         int64_t tile) {
+  return loops::matmul_tile_body(spec, st, m, tile);
 }
 
 loops::Block element_body(const Spec& spec, const Statement& st, bool grid_stride) {

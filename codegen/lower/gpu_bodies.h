@@ -25,6 +25,14 @@ namespace sb {
 loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
                             int64_t tile, int64_t rows);
 
+// The tiled matrix product (GpuKernel::TiledMatmul) `m` of statement `st`: `tile` x `tile`
+// output tiles, a block of tile x tile threads (x along the columns) per tile, the reduction's
+// range in steps of `tile` through shared-memory tiles of both operands (sb_ta, sb_tb) stored
+// [k][row or column] with rows padded to tile + 1, zero outside the operands; a batch of products
+// (m.batched, the batch index first) along the grid's z, every thread of a block walking the same
+// products. The thread at row sb_row and column sb_col folds its output's terms in sb_acc.
+loops::Block matmul_tile(const Spec& spec, const Statement& st, const MatmulMatch& m, int64_t tile);
+
 // One thread per output element of statement `st` (GpuKernel::ThreadPerElement; a scalar output:
 // the one thread of a <<<1, 1>>> launch), or under `grid_stride` (GpuKernel::GridStride) a loop
 // of each thread over the flat outputs, a grid's threads apart.

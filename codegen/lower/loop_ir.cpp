@@ -108,6 +108,8 @@ const char* gpu_index_name(GpuIndex g) {
       return "block_dim.x";
     case GpuIndex::GridDimX:
       return "grid_dim.x";
+    case GpuIndex::GridDimZ:
+      return "grid_dim.z";
   }
   return "?";
 }
@@ -311,19 +313,24 @@ ExprPtr element(int tensor, Type value, ExprPtr flat, const std::string& text) {
   return make(std::move(e));
 }
 
-ExprPtr spec_expr(const sb::Expr& x, Type t, const std::string& text) {
+ExprPtr spec_expr(const sb::Expr& x, Type t, const std::string& text,
+                  std::vector<Override> overrides) {
   SB_ASSERT(t.kind == TypeKind::Int || t.kind == TypeKind::Float || t.kind == TypeKind::Bool,
             "loop IR spec leaf of a non-scalar type");
   Expr e;
+  for (const Override& o : overrides)
+    SB_ASSERT(o.expr && o.value, "loop IR spec leaf with an empty override");
   e.kind = ExprKind::Spec;
   e.type = t;
   e.spec = &x;
   e.name = text;
+  e.overrides = std::move(overrides);
   return make(std::move(e));
 }
 
-ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t) {
-  return spec_expr(e, t, to_string(e, spec, &st));
+ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t,
+                  std::vector<Override> overrides) {
+  return spec_expr(e, t, to_string(e, spec, &st), std::move(overrides));
 }
 
 ExprPtr identity(ReduceOp op, DType elem) {
@@ -357,10 +364,14 @@ bool equal(const Expr& a, const Expr& b) {
   if (a.kind != b.kind || !(a.type == b.type) || a.ival != b.ival || a.fval != b.fval ||
       a.name != b.name || a.op != b.op || a.width != b.width || a.elem != b.elem ||
       a.gpu != b.gpu || a.dim != b.dim || a.spec != b.spec || a.rop != b.rop || a.warp != b.warp ||
-      a.args.size() != b.args.size())
+      a.args.size() != b.args.size() || a.overrides.size() != b.overrides.size())
     return false;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (!equal(*a.args[i], *b.args[i])) return false;
+  for (size_t i = 0; i < a.overrides.size(); ++i)
+    if (a.overrides[i].expr != b.overrides[i].expr ||
+        !equal(*a.overrides[i].value, *b.overrides[i].value))
+      return false;
   return true;
 }
 
@@ -638,7 +649,14 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
   void visit_extent(const Expr& e, std::ostream& o) override {
     o << "extent<" << e.name << ", " << e.dim << ">";
   }
-  void visit_spec(const Expr& e, std::ostream& o) override { o << "spec<" << e.name << ">"; }
+  void visit_spec(const Expr& e, std::ostream& o) override {
+    o << "spec<" << e.name;
+    for (size_t i = 0; i < e.overrides.size(); ++i) {
+      o << (i ? ", " : " with ") << e.overrides[i].text << " = ";
+      visit(*e.overrides[i].value, o);
+    }
+    o << ">";
+  }
   void visit_size(const Expr& e, std::ostream& o) override { o << "size<" << e.name << ">"; }
   void visit_element(const Expr& e, std::ostream& o) override {
     o << "element<" << e.name << ">[";

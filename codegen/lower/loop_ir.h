@@ -43,8 +43,8 @@
 //   type int), Element (element args[0] of tensor `ival`, its row-major flat index, as a value
 //   of the tensor's compute type), Spec (a spec
 //   expression of that statement, `spec`, its index variables bound as above) and Compute (the
-//   statement's assignment at its index variables, with each spec expression in `overrides`
-//   replaced by a loop IR value). Their `name` is the spec's text, for dumps.
+//   statement's assignment at its index variables); in both, each spec expression in
+//   `overrides` is replaced by a loop IR value. Their `name` is the spec's text, for dumps.
 //
 // A host kernel body (lower/host_bodies.h) may use two leaves of a running scan
 // (lower/running_scans.h) `spec`, the reduction of the statement, which only the host printers
@@ -122,8 +122,18 @@ enum class ExprKind {
 enum class WarpOp { AllReduce, Scan };
 
 // The GPU indices a kernel body reads: its thread's index in the block (x, y), its block's in
-// the grid (x, y, z), and the extents along x of the block and the grid.
-enum class GpuIndex { ThreadX, ThreadY, ThreadZ, BlockX, BlockY, BlockZ, BlockDimX, GridDimX };
+// the grid (x, y, z), the block's extent along x and the grid's along x and z.
+enum class GpuIndex {
+  ThreadX,
+  ThreadY,
+  ThreadZ,
+  BlockX,
+  BlockY,
+  BlockZ,
+  BlockDimX,
+  GridDimX,
+  GridDimZ,
+};
 const char* gpu_index_name(GpuIndex g);  // "thread_idx.x", ..., "grid_dim.x"
 
 enum class BinOp { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
@@ -133,6 +143,14 @@ enum class Width { Scalar, Vector };
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
+
+// Compute and Spec: spec expression `expr` (of text `text`, for dumps) replaced by loop IR
+// `value`.
+struct Override {
+  const sb::Expr* expr = nullptr;
+  std::string text;
+  ExprPtr value;
+};
 
 struct Expr {
   ExprKind kind = ExprKind::IntImm;
@@ -149,6 +167,7 @@ struct Expr {
   ReduceOp rop = ReduceOp::Sum;     // Identity, Warp
   WarpOp warp = WarpOp::AllReduce;  // Warp
   std::vector<ExprPtr> args;
+  std::vector<Override> overrides;  // Spec: its spec expressions replaced by loop IR values
 };
 
 // Builders (types are derived from the operands).
@@ -181,9 +200,12 @@ ExprPtr index_var(int v, const std::string& text);
 ExprPtr extent(int tensor, int dim, const std::string& text);
 ExprPtr size(int s, const std::string& text);
 ExprPtr element(int tensor, Type value, ExprPtr flat, const std::string& text);
-ExprPtr spec_expr(const sb::Expr& e, Type t, const std::string& text);
-// Spec expression `e` of statement `st` of `spec` as a leaf of type `t`, its spec text for dumps.
-ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t);
+ExprPtr spec_expr(const sb::Expr& e, Type t, const std::string& text,
+                  std::vector<Override> overrides = {});
+// Spec expression `e` of statement `st` of `spec` as a leaf of type `t`, its spec text for dumps,
+// each spec expression of `overrides` in it replaced by a loop IR value.
+ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t,
+                  std::vector<Override> overrides = {});
 // The reductions of the spec's arithmetic (the header's comment); `elem` is a spec scalar type.
 ExprPtr identity(ReduceOp op, DType elem);
 ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value);
@@ -216,13 +238,6 @@ enum class ForKind { Serial, Parallel, Vector, Unrolled };
 enum class MemScope { Register, StackLocal, HeapScratch, Shared };
 const char* for_kind_name(ForKind k);    // "serial", "parallel", "vector", "unrolled"
 const char* mem_scope_name(MemScope s);  // "register", "stack_local", "heap_scratch", "shared"
-
-// Compute: spec expression `expr` (of text `text`, for dumps) replaced by loop IR `value`.
-struct Override {
-  const sb::Expr* expr = nullptr;
-  std::string text;
-  ExprPtr value;
-};
 
 struct Stmt;
 using StmtPtr = std::shared_ptr<const Stmt>;

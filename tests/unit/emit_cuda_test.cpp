@@ -329,7 +329,8 @@ TEST(EmitCudaShapes, BatchedProductsAlongTheGridsZ) {
   EXPECT_TRUE(m.a_batched);
   EXPECT_FALSE(m.b_batched);  // w is shared by the batch
   const std::string c = find_emitter("cuda")->emit(s).content;
-  EXPECT_NE(c.find("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {"),
+  EXPECT_NE(c.find("for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += "
+                   "(int64_t)gridDim.z) {"),
             std::string::npos)
       << c;
   EXPECT_NE(c.find("(unsigned)(sb_nb < 65535 ? sb_nb : 65535));"), std::string::npos) << c;

@@ -50,6 +50,38 @@ TEST(GpuBodies, ATransposeStagesEachReadInAPaddedTileAndStoresFromIt) {
       << d;
 }
 
+TEST(GpuBodies, ATiledMatmulFoldsTheTilesProductsAndBatchesAlongZ) {
+  const Spec spec = load_rc_spec(
+      "  a: {type: f32, shape: [R, C, C], role: in}\n"
+      "  w: {type: bf16, shape: [C, C], role: in}\n"
+      "  y: {type: f32, shape: [R, C, C], role: out}\n",
+      "  y[b, i, j] = sum(k in 0..C: a[b, i, k] * w[k, j])\n");
+  MatmulMatch m;
+  std::string why;
+  ASSERT_TRUE(match_batched_matmul(spec, spec.stmts[0], &m, &why)) << why;
+  ASSERT_TRUE(m.batched && m.a_batched && !m.b_batched);
+  const loops::Block b = matmul_tile(spec, spec.stmts[0], m, 16);
+  const Counts c = count(b);
+  EXPECT_EQ(c.shared, 2);
+  EXPECT_EQ(c.barriers, 2);
+  EXPECT_EQ(c.folds, 2);  // the whole tile (unrolled) and the last partial one
+  EXPECT_EQ(c.computes, 1);
+  EXPECT_EQ(c.index_lets, 8);  // a: b, i, k; w: j, k; the output: b, i, j
+  const std::string d = loops::dump(b);
+  EXPECT_NE(d.find("alloc sb_ta: f32[272] shared"), std::string::npos) << d;
+  EXPECT_NE(d.find("alloc sb_tb: f32[272] shared"), std::string::npos) << d;  // bf16 widened
+  EXPECT_NE(d.find("for sb_bz in [block_idx.z, extent<y, 0>) step grid_dim.z serial"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("for sb_kk in [0, 16) step 1 unrolled"), std::string::npos) << d;
+  EXPECT_NE(d.find("for sb_kk in [0, (sb_hi - sb_k0)) step 1 serial"), std::string::npos) << d;
+  EXPECT_NE(d.find("spec<a[b, i, k] * w[k, j] with a[b, i, k] = sb_a, w[k, j] = sb_b>"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("compute with sum(k in 0..C: a[b, i, k] * w[k, j]) = sb_acc"), std::string::npos)
+      << d;
+}
+
 TEST(GpuBodies, ElementKernelsBindEveryOutputIndexFromTheFlatIndex) {
   const Spec spec = load_rc_spec(rc_tensors({"a", "y"}), "  y[r, c] = a[r, c] + 1.0\n");
   const loops::Block one = element_body(spec, spec.stmts[0], false);

@@ -32,11 +32,13 @@ class FakeLeaves : public LoopLeaves {
   std::string element(int t, const std::string& flat) override {
     return "T" + std::to_string(t) + "<" + flat + ">";
   }
-  std::string spec(const sb::Expr&, int min_prec) override {
+  std::string spec(const sb::Expr&, int min_prec, const Overrides& o) override {
     precs.push_back(min_prec);
-    return "SPEC";
+    std::string with;
+    for (const auto& [e, text] : o) with += (with.empty() ? "{" : ", ") + text;
+    return "SPEC" + (with.empty() ? "" : with + "}");
   }
-  void compute(const std::vector<std::pair<const sb::Expr*, std::string>>& o) override {
+  void compute(const Overrides& o) override {
     line_("COMPUTE(" + (o.empty() ? std::string() : o[0].second) + ")");
   }
   std::string identity(ReduceOp op, DType) override { return std::string("ID_") + reduce_name(op); }
@@ -179,6 +181,47 @@ TEST(LoopPrinters, MojoKernelBodySpellsLeavesThroughThePrinter) {
             std::string::npos)
       << got;
   EXPECT_EQ(leaves.precs, (std::vector<int>{kMojoPrecAdd, 0, kMojoPrecAdd}));
+}
+
+// A tile's products (lower/gpu_bodies.h: matmul_tile): an unrolled loop over a shared array's
+// elements folding a spec expression whose read comes from the tile.
+Block tile_body(const sb::Expr& term, const sb::Expr& read) {
+  const Type f = float_t(DType::F32);
+  const ExprPtr kk = var("kk", int_t());
+  return {alloc(
+      "ta", f, {imm(4)}, MemScope::Shared,
+      {let("acc", identity(ReduceOp::Sum, DType::F32), /*mut=*/true),
+       for_loop("kk", imm(0), imm(4), imm(1), ForKind::Unrolled,
+                {let("a", load("ta", f, {kk})),
+                 fold("acc", ReduceOp::Sum, f,
+                      spec_expr(term, f, "a[i, k] * 2", {{&read, "a[i, k]", var("a", f)}}))})})};
+}
+
+TEST(LoopPrinters, CUnrollsATileForNvccAndGccAndReplacesTheSpecRead) {
+  const sb::Expr term, read;
+  for (const CCompiler c : {CCompiler::Gcc, CCompiler::Nvcc}) {
+    CodeWriter w(0);
+    FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+    print_c_block(tile_body(term, read), leaves, w, c);
+    const std::string got = w.str();
+    const std::string pragma = c == CCompiler::Nvcc ? "#pragma unroll\n" : "#pragma GCC unroll 4\n";
+    EXPECT_NE(got.find(pragma + "for (int64_t kk = 0; kk < 4; ++kk) {\n"), std::string::npos)
+        << got;
+    EXPECT_NE(got.find("const float a = ta[kk];\n  FOLD_sum(acc, SPEC{a})\n"), std::string::npos)
+        << got;
+  }
+}
+
+TEST(LoopPrinters, MojoUnrollsATileWithoutRegistersAsAComptimeLoop) {
+  const sb::Expr term, read;
+  PyWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_mojo_block(tile_body(term, read), leaves, w);
+  const std::string got = w.str();
+  EXPECT_NE(got.find("comptime for kk in range(4):\n    var a = ta[unsafe_offset=kk]\n"
+                     "    FOLD_sum(acc, SPEC{a})\n"),
+            std::string::npos)
+      << got;
 }
 
 }  // namespace

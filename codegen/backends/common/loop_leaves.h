@@ -31,12 +31,14 @@ class LoopLeaves {
   // Element `flat` (its text as an operand of any operator) of tensor `t`, as a value of its
   // compute type.
   virtual std::string element(int t, const std::string& flat) = 0;
-  // Spec expression `e` of the statement, its index variables bound; may first write the lines
-  // it needs.
-  virtual std::string spec(const Expr& e, int min_prec) = 0;
+  // Spec expressions replaced by the text of loop IR values.
+  using Overrides = std::vector<std::pair<const Expr*, std::string>>;
+  // Spec expression `e` of the statement, its index variables bound and each spec expression of
+  // `overrides` replaced by its text; may first write the lines it needs.
+  virtual std::string spec(const Expr& e, int min_prec, const Overrides& overrides) = 0;
   // The statement's assignment at its index variables, each spec expression of `overrides`
   // replaced by its text.
-  virtual void compute(const std::vector<std::pair<const Expr*, std::string>>& overrides) = 0;
+  virtual void compute(const Overrides& overrides) = 0;
 
   // The reductions with the spec's arithmetic (lower/loop_ir.h): the identity of `op` over
   // `t`; the lines of acc = acc (+) value; the warp-wide reduction `w` of `value` (its text as
@@ -76,8 +78,13 @@ class StmtLeaves : public LoopLeaves {
   std::string extent(int t, int dim, int min_prec) override {
     return L_.extent(t, static_cast<size_t>(dim), min_prec);
   }
-  std::string spec(const Expr& e, int min_prec) override { return L_.expr(e, w_, min_prec); }
-  void compute(const std::vector<std::pair<const Expr*, std::string>>& overrides) override {
+  std::string spec(const Expr& e, int min_prec, const Overrides& overrides) override {
+    for (const auto& [x, text] : overrides) L_.set_override(x, text);
+    std::string text = L_.expr(e, w_, min_prec);
+    if (!overrides.empty()) L_.clear_overrides();
+    return text;
+  }
+  void compute(const Overrides& overrides) override {
     for (const auto& [e, text] : overrides) L_.set_override(e, text);
     L_.assign(w_);
     L_.clear_overrides();

@@ -181,7 +181,9 @@ class CExpr : public ExprFunctor<std::string(int)> {
     return leaves_of(s_, "element").element(static_cast<int>(e.ival), print(*e.args[0]));
   }
   std::string visit_spec(const Expr& e, int parent) override {
-    return leaves_of(s_, "spec expression").spec(*e.spec, common_prec(parent));
+    LoopLeaves::Overrides overrides;
+    for (const Override& o : e.overrides) overrides.emplace_back(o.expr, print(*o.value));
+    return leaves_of(s_, "spec expression").spec(*e.spec, common_prec(parent), overrides);
   }
   std::string visit_identity(const Expr& e, int) override {
     return leaves_of(s_, "identity").identity(e.rop, e.elem);
@@ -201,8 +203,9 @@ class CExpr : public ExprFunctor<std::string(int)> {
 
 class CStmt : public StmtFunctor<void()> {
  public:
-  CStmt(CodeWriter& w, const Module& m, const Function& f, LoopLeaves* leaves = nullptr)
-      : w_(w), module_(m), f_(f) {
+  CStmt(CodeWriter& w, const Module& m, const Function& f, LoopLeaves* leaves = nullptr,
+        CCompiler compiler = CCompiler::Gcc)
+      : w_(w), module_(m), f_(f), compiler_(compiler) {
     scope_.leaves = leaves;
   }
   void block(const Block& b) {
@@ -226,7 +229,9 @@ class CStmt : public StmtFunctor<void()> {
       case ForKind::Unrolled: {
         std::set<int64_t> v = possible_values(*s.exprs[1], module_);
         SB_ASSERT(!v.empty(), "unrolled loop of a run-time extent: " + to_string(*s.exprs[1]));
-        w_.line("#pragma GCC unroll " + std::to_string(*v.rbegin()));
+        // nvcc knows no GCC pragma (warning 1675-D); its own unrolls fully.
+        w_.line(compiler_ == CCompiler::Nvcc ? std::string("#pragma unroll")
+                                             : "#pragma GCC unroll " + std::to_string(*v.rbegin()));
         break;
       }
     }
@@ -314,7 +319,7 @@ class CStmt : public StmtFunctor<void()> {
   void visit_comment(const Stmt& s) override { w_.line("// " + s.text); }
   void visit_barrier(const Stmt&) override { leaves_of(scope_, "barrier").barrier(); }
   void visit_compute(const Stmt& s) override {
-    std::vector<std::pair<const sb::Expr*, std::string>> overrides;
+    LoopLeaves::Overrides overrides;
     for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
     leaves_of(scope_, "compute").compute(overrides);
   }
@@ -399,6 +404,7 @@ class CStmt : public StmtFunctor<void()> {
   CodeWriter& w_;
   const Module& module_;
   const Function& f_;
+  const CCompiler compiler_;
   Scope scope_;
 };
 
@@ -493,11 +499,11 @@ std::string print_cpu_loops_impl(const std::vector<Module>& modules) {
   return out;
 }
 
-void print_c_block_impl(const Block& b, LoopLeaves& leaves, CodeWriter& w) {
+void print_c_block_impl(const Block& b, LoopLeaves& leaves, CodeWriter& w, CCompiler compiler) {
   const Module none;
   Function body;
   body.name = "sb_kernel";
-  CStmt(w, none, body, &leaves).block(b);
+  CStmt(w, none, body, &leaves, compiler).block(b);
 }
 
 }  // namespace sb::loops
@@ -508,8 +514,8 @@ std::string print_cpu_loops(const std::vector<loops::Module>& modules) {
   return loops::print_cpu_loops_impl(modules);
 }
 
-void print_c_block(const loops::Block& b, LoopLeaves& leaves, CodeWriter& w) {
-  loops::print_c_block_impl(b, leaves, w);
+void print_c_block(const loops::Block& b, LoopLeaves& leaves, CodeWriter& w, CCompiler compiler) {
+  loops::print_c_block_impl(b, leaves, w, compiler);
 }
 
 }  // namespace sb

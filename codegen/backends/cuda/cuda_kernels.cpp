@@ -611,81 +611,10 @@ void Gen::row_reduce(size_t k, const Statement& st, const Expr& red, bool warp) 
 void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
   const std::string text = source_text(st, spec_);
   const int64_t T = p("tile");
-  const std::string ts = str(T), pitch = str(T + 1);
-  const Expr& red = *m.red;
-  const DType rt = value_type(red);
+  const std::string ts = str(T);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  // A batch of products: the batch index first, the products along the grid's z.
-  const int base = m.batched ? 1 : 0;
-  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
-  const std::string bv = m.batched ? L.var_name(0) : "";
-  const std::string M = L.extent(st.out, static_cast<size_t>(base), kPrecRel + 1);
-  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kPrecRel + 1);
-  // The tiles hold the operands' values: f16 and bf16 elements converted to f32 once, on load.
-  const std::string at = c_type(compute_type(spec_.tensors[m.a->ref].type));
-  const std::string bt = c_type(compute_type(spec_.tensors[m.b->ref].type));
-  const IndexVar& var = st.vars[red.ref];
-
-  w.line("// Both tiles are stored [k][row or column] with rows padded to " + pitch +
-         " (no bank conflicts).");
-  w.line("SB_SHARED_ARRAY(" + at + ", sb_ta, " + str(T * (T + 1)) + ");  // tile of " +
-         to_string(*m.a, spec_, &st));
-  w.line("SB_SHARED_ARRAY(" + bt + ", sb_tb, " + str(T * (T + 1)) + ");  // tile of " +
-         to_string(*m.b, spec_, &st));
-  w.line("const int64_t sb_ty = threadIdx.y;");
-  w.line("const int64_t sb_tx = threadIdx.x;");
-  w.line("const int64_t sb_row = (int64_t)blockIdx.y * " + ts + " + sb_ty;");
-  w.line("const int64_t sb_col = (int64_t)blockIdx.x * " + ts + " + sb_tx;");
-  const std::string lo = L.expr(*var.lo, w);
-  w.line("const int64_t sb_hi = " + L.expr(*var.hi, w) + ";");
-  if (m.batched) {
-    // Every thread of a block walks the same products, so the barriers stay uniform.
-    w.line("const int64_t sb_nb = " + L.extent(st.out, 0) + ";  // products");
-    w.open("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {");
-  }
-  w.line(std::string(c_type(rt)) + " sb_acc = " + identity(red.rop, rt) + ";");
-  w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + ts + ") {");
-  // Consecutive threads (threadIdx.x) load along the operand's contiguous subscript.
-  auto load = [&](const Expr& read, bool k_inner, bool batched, const std::string& xv,
-                  const std::string& lim, const std::string& first, const std::string& tile) {
-    const std::string kk = k_inner ? "sb_tx" : "sb_ty", x = k_inner ? "sb_ty" : "sb_tx";
-    std::vector<std::string> binds;
-    if (batched) binds.push_back(bv + " = sb_bz");
-    binds.push_back(xv + " = " + first + " + " + x);
-    binds.push_back(kv + " = sb_k0 + " + kk);
-    guarded_load(w, L, read, binds, xv + " < " + lim + " && " + kv + " < sb_hi",
-                 tile + "[" + kk + " * " + pitch + " + " + x + "]");
-  };
-  load(*m.a, m.a_k_inner, m.a_batched, iv, M, "(int64_t)blockIdx.y * " + ts, "sb_ta");
-  load(*m.b, m.b_k_inner, m.b_batched, jv, N, "(int64_t)blockIdx.x * " + ts, "sb_tb");
-  w.line("__syncthreads();");
-  L.set_override(m.a, "sb_a");
-  L.set_override(m.b, "sb_b");
-  auto products = [&](CodeWriter& x, const std::string& count, bool unroll) {
-    if (unroll) x.line("#pragma unroll");
-    x.open("for (int sb_kk = 0; sb_kk < " + count + "; ++sb_kk) {");
-    x.line("const " + at + " sb_a = sb_ta[sb_kk * " + pitch + " + sb_ty];");
-    x.line("const " + bt + " sb_b = sb_tb[sb_kk * " + pitch + " + sb_tx];");
-    const std::string b = L.expr(*red.args[0], x, kPrecAdd + 1);
-    x.line(fold_line(red.rop, rt, "sb_acc", b, h_));
-    x.close();
-  };
-  if_else(
-      w, "sb_k0 + " + ts + " <= sb_hi", [&](CodeWriter& x) { products(x, ts, true); },
-      [&](CodeWriter& x) { products(x, "sb_hi - sb_k0", false); });
-  L.clear_overrides();
-  w.line("__syncthreads();");
-  w.close();
-  w.open("if (sb_row < " + M + " && sb_col < " + N + ") {");
-  if (m.batched) w.line("const int64_t " + bv + " = sb_bz;");
-  w.line("const int64_t " + iv + " = sb_row;");
-  w.line("const int64_t " + jv + " = sb_col;");
-  L.set_override(&red, "sb_acc");
-  L.assign(w);
-  L.clear_overrides();
-  w.close();
-  if (m.batched) w.close();
+  print_body(matmul_tile(spec_, st, m, T), L, w);
   const std::string name = fn(k);
   kernel("// " + text + "\n// " + ts + " x " + ts +
              " output tiles; the k range goes through shared-memory tiles of both operands" +
@@ -921,6 +850,8 @@ class Gen::Leaves : public GpuLeaves<StmtLowering, CodeWriter> {
         return "(int64_t)blockDim.x";
       case loops::GpuIndex::GridDimX:
         return "(int64_t)gridDim.x";
+      case loops::GpuIndex::GridDimZ:
+        return "(int64_t)gridDim.z";
     }
     SB_ASSERT(false, "a GPU index the cuda printer does not spell");
     return "";
@@ -943,7 +874,7 @@ class Gen::Leaves : public GpuLeaves<StmtLowering, CodeWriter> {
 
 void Gen::print_body(const loops::Block& b, StmtLowering& L, CodeWriter& w) {
   Leaves leaves(*this, L, w);
-  print_c_block(b, leaves, w);
+  print_c_block(b, leaves, w, CCompiler::Nvcc);
 }
 
 // ---- transpose --------------------------------------------------------------------------------
@@ -1785,10 +1716,19 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
         body("offsets", b.offsets);
         break;
       }
-      case GpuKernel::Vectorized:
       case GpuKernel::TiledMatmul:
+        body("kernel", matmul_tile(spec, st, g.mm, param(v, info, "tile")));
+        break;
+      case GpuKernel::TiledStencil: {
+        const size_t rank = st.rank();
+        body("halo", halo_lets(spec, st, g.sten));
+        body("kernel", stencil_tile(spec, st, g.sten,
+                                    stencil_block(rank, bs, rank > 1 ? param(v, info, "tile_x") : 0,
+                                                  rank == 3 ? param(v, info, "tile_y") : 0)));
+        break;
+      }
+      case GpuKernel::Vectorized:
       case GpuKernel::RegisterBlocked:
-      case GpuKernel::TiledStencil:
       case GpuKernel::FusedRows:
       case GpuKernel::FusedAttention:
         not_yet();

@@ -111,6 +111,26 @@ struct Env {
   LoopLeaves* leaves = nullptr;
 };
 
+// Whether `b` allocates a register buffer or reads or writes one of `regs`: an unrolled loop over
+// such a body is unrolled in the text, each element of a register buffer a variable of its own.
+bool touches_registers(const Block& b, const std::set<std::string>& regs) {
+  bool found = false;
+  std::function<void(const Expr&)> expr = [&](const Expr& e) {
+    if (e.kind == ExprKind::Load && regs.count(e.name)) found = true;
+    for (const ExprPtr& a : e.args) expr(*a);
+    for (const Override& o : e.overrides) expr(*o.value);
+  };
+  for_each_stmt(b, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Alloc && s.scope == MemScope::Register) found = true;
+    if ((s.kind == StmtKind::Store || s.kind == StmtKind::Assign) && regs.count(s.name))
+      found = true;
+    for (const ExprPtr& x : s.exprs)
+      if (x) expr(*x);
+    for (const Override& o : s.overrides) expr(*o.value);
+  });
+  return found;
+}
+
 LoopLeaves& leaves_of(const Env& env, const char* node) {
   SB_ASSERT(env.leaves, std::string("loop IR ") + node + " outside a kernel body (no leaves)");
   return *env.leaves;
@@ -257,7 +277,9 @@ class MExpr : public ExprFunctor<std::string(int)> {
     return leaves_of(env_, "element").element(static_cast<int>(e.ival), print(*e.args[0]));
   }
   std::string visit_spec(const Expr& e, int parent) override {
-    return leaves_of(env_, "spec expression").spec(*e.spec, mojo_prec(parent));
+    LoopLeaves::Overrides overrides;
+    for (const Override& o : e.overrides) overrides.emplace_back(o.expr, print(*o.value));
+    return leaves_of(env_, "spec expression").spec(*e.spec, mojo_prec(parent), overrides);
   }
   std::string visit_identity(const Expr& e, int) override {
     return leaves_of(env_, "identity").identity(e.rop, e.elem);
@@ -420,7 +442,7 @@ class MojoPrinter : public StmtFunctor<void()> {
   void visit_comment(const Stmt& s) override { w_.line("# " + s.text); }
   void visit_barrier(const Stmt&) override { leaves_of(env_, "barrier").barrier(); }
   void visit_compute(const Stmt& s) override {
-    std::vector<std::pair<const sb::Expr*, std::string>> overrides;
+    LoopLeaves::Overrides overrides;
     for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
     leaves_of(env_, "compute").compute(overrides);
   }
@@ -493,6 +515,13 @@ class MojoPrinter : public StmtFunctor<void()> {
               "unrolled loop not from 0 by 1");
     const std::set<int64_t> values = possible_values(*s.exprs[1], m_);
     SB_ASSERT(!values.empty(), "unrolled loop of a run-time extent: " + to_string(*s.exprs[1]));
+    if (!touches_registers(s.body, env_.registers)) {
+      // No register buffer to name per iteration: Mojo unrolls the loop itself.
+      w_.open("comptime for " + s.name + " in range(" + e(*s.exprs[1]) + "):");
+      block(s.body);
+      w_.dedent();
+      return;
+    }
     const std::string extent = e(*s.exprs[1], kCmp + 1);
     int64_t from = 0, opened = 0;
     for (int64_t upto : values) {

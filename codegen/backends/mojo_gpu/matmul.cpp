@@ -1,100 +1,23 @@
 // The mojo_gpu printer's matrix products (Gen::tiled_matmul, Gen::register_blocked), as the cuda
 // printer's of the same names (backends/cuda/cuda_kernels.cpp).
 #include "backends/mojo_gpu/gpu_gen.h"
+#include "lower/gpu_bodies.h"
 
 namespace sb::mojo_gpu {
 
-// As the cuda printer's: tile x tile output tiles, a block of tile x tile threads (x along the
-// columns) per tile, the k range in steps of tile through padded shared-memory tiles of both
-// operands, stored [k][row or column]. Mojo: the output and reduction indices are variables of
-// the kernel, assigned where the cuda kernel declares them in blocks of their own.
+// The kernel body written once for both GPU printers (lower/gpu_bodies.h: matmul_tile), its
+// frame and launch here.
 std::string Gen::tiled_matmul(const GpuStep& g) {
   const size_t k = g.first;
   const Statement& st = spec_.stmts[k];
   const MatmulMatch& m = g.mm;
   const std::string text = source_text(st, spec_);
   const int64_t T = param(v_, *info_, "tile");
-  const std::string ts = str(T), pitch = str(T + 1);
-  const Expr& red = *m.red;
-  const DType rt = value_type(red);
-  const IndexVar& var = st.vars[red.ref];
-  const Tensor& A = spec_.tensors[m.a->ref];
-  const Tensor& B = spec_.tensors[m.b->ref];
-  use_gpu({"block_idx", "thread_idx", "barrier"});
+  const std::string ts = str(T);
   MojoStmt L(spec_, st, needs_.stmt);
   PyWriter w(1);
-  // A batch of products: the batch index first, the products along the grid's z.
+  print_body(matmul_tile(spec_, st, m, T), L, w);
   const int base = m.batched ? 1 : 0;
-  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
-  const std::string M = L.extent(st.out, static_cast<size_t>(base), kMojoPrecCmp + 1);
-  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kMojoPrecCmp + 1);
-
-  w.line("# Both tiles are stored [k][row or column] with rows padded to " + pitch +
-         " (no bank conflicts).");
-  w.line("# The tile of " + to_string(*m.a, spec_, &st) + ", then of " +
-         to_string(*m.b, spec_, &st) + ".");
-  // The tiles hold the operands' values: f16 and bf16 elements widened to f32 once, on load.
-  w.line(shared_array("sb_ta", T * (T + 1), compute_type(A.type)));
-  w.line(shared_array("sb_tb", T * (T + 1), compute_type(B.type)));
-  w.line("var sb_ty = Int(thread_idx.y)");
-  w.line("var sb_tx = Int(thread_idx.x)");
-  w.line("var sb_row = Int(block_idx.y) * " + ts + " + sb_ty");
-  w.line("var sb_col = Int(block_idx.x) * " + ts + " + sb_tx");
-  w.line("# Indices, assigned where they are bound.");
-  if (m.batched) w.line("var " + L.var_name(0) + ": Int");
-  w.line("var " + iv + ": Int");
-  w.line("var " + jv + ": Int");
-  w.line("var " + kv + ": Int");
-  const std::string lo = L.expr(*var.lo, w, 0);
-  w.line("var sb_hi = " + L.expr(*var.hi, w, 0));
-  if (m.batched) open_batch_loop(st, L, w);
-  w.line("var sb_acc = " + L.identity(red.rop, rt));
-  w.open("for sb_k0 in range(" + lo + ", sb_hi, " + ts + "):");
-  // Consecutive threads (thread_idx.x) load along the operand's contiguous subscript.
-  auto load = [&](const Expr& read, bool k_inner, const std::string& xv, const std::string& lim,
-                  const std::string& base, const std::string& tile) {
-    const std::string kk = k_inner ? "sb_tx" : "sb_ty", x = k_inner ? "sb_ty" : "sb_tx";
-    const DType t = compute_type(spec_.tensors[read.ref].type);
-    w.line(xv + " = " + base + " + " + x);
-    w.line(kv + " = sb_k0 + " + kk);
-    w.line("var sb_x_" + tile.substr(3) + " = " + mojo_scalar_type(t) + "(0)");
-    w.open("if " + xv + " < " + lim + " and " + kv + " < sb_hi:");
-    const std::string v = L.expr(read, w);
-    w.line("sb_x_" + tile.substr(3) + " = " + v);
-    w.dedent();
-    w.line(tile + "[unsafe_offset=" + kk + " * " + pitch + " + " + x + "] = sb_x_" +
-           tile.substr(3));
-  };
-  load(*m.a, m.a_k_inner, iv, M, "Int(block_idx.y) * " + ts, "sb_ta");
-  load(*m.b, m.b_k_inner, jv, N, "Int(block_idx.x) * " + ts, "sb_tb");
-  w.line("barrier()");
-  L.set_override(m.a, "sb_a");
-  L.set_override(m.b, "sb_b");
-  auto products = [&](const std::string& loop) {
-    w.open(loop);
-    w.line("var sb_a = sb_ta[unsafe_offset=sb_kk * " + pitch + " + sb_ty]");
-    w.line("var sb_b = sb_tb[unsafe_offset=sb_kk * " + pitch + " + sb_tx]");
-    const std::string b = L.expr(*red.args[0], w, 0);
-    w.line(L.update(red.rop, rt, "sb_acc", b));
-    w.dedent();
-  };
-  w.open("if sb_k0 + " + ts + " <= sb_hi:");
-  products("comptime for sb_kk in range(" + ts + "):");
-  w.dedent();
-  w.open("else:");
-  products("for sb_kk in range(sb_hi - sb_k0):");
-  w.dedent();
-  L.clear_overrides();
-  w.line("barrier()");
-  w.dedent();
-  w.open("if sb_row < " + M + " and sb_col < " + N + ":");
-  w.line(iv + " = sb_row");
-  w.line(jv + " = sb_col");
-  L.set_override(&red, "sb_acc");
-  L.assign(w);
-  L.clear_overrides();
-  w.dedent();
-  if (m.batched) w.dedent();
   const std::string e0 = L.extent(st.out, static_cast<size_t>(base), kMojoPrecMul + 1);
   const std::string e1 = L.extent(st.out, static_cast<size_t>(base) + 1, kMojoPrecMul + 1);
 

@@ -105,47 +105,47 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
     const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
   // Both tiles are stored [k][row or column] with rows padded to 17 (no bank conflicts).
-  SB_SHARED_ARRAY(float, sb_ta, 272);  // tile of a[b, i, k]
-  SB_SHARED_ARRAY(float, sb_tb, 272);  // tile of w[b, k, j]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of a[b, i, k], then of w[b, k, j].
+  SB_SHARED_ARRAY(float, sb_ta, 272);
+  SB_SHARED_ARRAY(float, sb_tb, 272);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 16 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 16 + sb_tx;
   const int64_t sb_hi = K;
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
     float sb_acc = 0.0f;
     for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 16) {
-      {
+      if ((int64_t)blockIdx.y * 16 + sb_ty < M && sb_k0 + sb_tx < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t i = (int64_t)blockIdx.y * 16 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        float sb_x = 0.0f;
-        if (i < M && k < sb_hi) {
-          sb_x = a[(b * M + i) * K + k];
-        }
-        sb_ta[sb_tx * 17 + sb_ty] = sb_x;
+        sb_ta[sb_tx * 17 + sb_ty] = a[(b * M + i) * K + k];
       }
-      {
+      else {
+        sb_ta[sb_tx * 17 + sb_ty] = 0.0f;
+      }
+      if ((int64_t)blockIdx.x * 16 + sb_tx < N && sb_k0 + sb_ty < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t j = (int64_t)blockIdx.x * 16 + sb_tx;
         const int64_t k = sb_k0 + sb_ty;
-        float sb_x = 0.0f;
-        if (j < N && k < sb_hi) {
-          sb_x = w[(b * K + k) * N + j];
-        }
-        sb_tb[sb_ty * 17 + sb_tx] = sb_x;
+        sb_tb[sb_ty * 17 + sb_tx] = w[(b * K + k) * N + j];
+      }
+      else {
+        sb_tb[sb_ty * 17 + sb_tx] = 0.0f;
       }
       __syncthreads();
       if (sb_k0 + 16 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 16; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 16; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      }
+      else {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
           sb_acc += sb_a * sb_b;

@@ -108,43 +108,43 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
     const float* __restrict__ bias, float* __restrict__ yrows, const int64_t B, const int64_t T,
     const int64_t C, const int64_t OC) {
   // Both tiles are stored [k][row or column] with rows padded to 17 (no bank conflicts).
-  SB_SHARED_ARRAY(float, sb_ta, 272);  // tile of rows[r, c]
-  SB_SHARED_ARRAY(float, sb_tb, 272);  // tile of weight[o, c]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of rows[r, c], then of weight[o, c].
+  SB_SHARED_ARRAY(float, sb_ta, 272);
+  SB_SHARED_ARRAY(float, sb_tb, 272);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 16 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 16 + sb_tx;
   const int64_t sb_hi = C;
   float sb_acc = 0.0f;
   for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 16) {
-    {
+    if ((int64_t)blockIdx.y * 16 + sb_ty < B * T && sb_k0 + sb_tx < sb_hi) {
       const int64_t r = (int64_t)blockIdx.y * 16 + sb_ty;
       const int64_t c = sb_k0 + sb_tx;
-      float sb_x = 0.0f;
-      if (r < B * T && c < sb_hi) {
-        sb_x = rows[r * C + c];
-      }
-      sb_ta[sb_tx * 17 + sb_ty] = sb_x;
+      sb_ta[sb_tx * 17 + sb_ty] = rows[r * C + c];
     }
-    {
+    else {
+      sb_ta[sb_tx * 17 + sb_ty] = 0.0f;
+    }
+    if ((int64_t)blockIdx.x * 16 + sb_ty < OC && sb_k0 + sb_tx < sb_hi) {
       const int64_t o = (int64_t)blockIdx.x * 16 + sb_ty;
       const int64_t c = sb_k0 + sb_tx;
-      float sb_x = 0.0f;
-      if (o < OC && c < sb_hi) {
-        sb_x = weight[o * C + c];
-      }
-      sb_tb[sb_tx * 17 + sb_ty] = sb_x;
+      sb_tb[sb_tx * 17 + sb_ty] = weight[o * C + c];
+    }
+    else {
+      sb_tb[sb_tx * 17 + sb_ty] = 0.0f;
     }
     __syncthreads();
     if (sb_k0 + 16 <= sb_hi) {
       #pragma unroll
-      for (int sb_kk = 0; sb_kk < 16; ++sb_kk) {
+      for (int64_t sb_kk = 0; sb_kk < 16; ++sb_kk) {
         const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
         const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
         sb_acc += sb_a * sb_b;
       }
-    } else {
-      for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+    }
+    else {
+      for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
         const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
         const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
         sb_acc += sb_a * sb_b;

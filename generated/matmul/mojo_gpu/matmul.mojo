@@ -98,25 +98,21 @@ def sb_tiled_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 16 + sb_ty
     var sb_col = Int(block_idx.x) * 16 + sb_tx
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var k: Int
     var sb_hi = K
     var sb_acc = Float32(0.0)
     for sb_k0 in range(0, sb_hi, 16):
-        i = Int(block_idx.y) * 16 + sb_ty
-        k = sb_k0 + sb_tx
-        var sb_x_ta = Float32(0)
-        if i < M and k < sb_hi:
-            sb_x_ta = a[unsafe_offset=i * K + k]
-        sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = sb_x_ta
-        j = Int(block_idx.x) * 16 + sb_tx
-        k = sb_k0 + sb_ty
-        var sb_x_tb = Float32(0)
-        if j < N and k < sb_hi:
-            sb_x_tb = b[unsafe_offset=k * N + j]
-        sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = sb_x_tb
+        if Int(block_idx.y) * 16 + sb_ty < M and sb_k0 + sb_tx < sb_hi:
+            var i = Int(block_idx.y) * 16 + sb_ty
+            var k = sb_k0 + sb_tx
+            sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = a[unsafe_offset=i * K + k]
+        else:
+            sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = Float32(0.0)
+        if Int(block_idx.x) * 16 + sb_tx < N and sb_k0 + sb_ty < sb_hi:
+            var j = Int(block_idx.x) * 16 + sb_tx
+            var k = sb_k0 + sb_ty
+            sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = b[unsafe_offset=k * N + j]
+        else:
+            sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = Float32(0.0)
         barrier()
         if sb_k0 + 16 <= sb_hi:
             comptime for sb_kk in range(16):
@@ -130,8 +126,8 @@ def sb_tiled_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc += sb_a * sb_b
         barrier()
     if sb_row < M and sb_col < N:
-        i = sb_row
-        j = sb_col
+        var i = sb_row
+        var j = sb_col
         c[unsafe_offset=i * N + j] = sb_acc
 
 

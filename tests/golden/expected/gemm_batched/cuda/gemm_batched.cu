@@ -195,47 +195,47 @@ __global__ void __launch_bounds__(64) sb_tiled_s0(const float* __restrict__ a,
                                                   const int64_t M, const int64_t N,
                                                   const int64_t K) {
   // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
-  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of a[b, i, k]
-  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of w[b, k, j]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of a[b, i, k], then of w[b, k, j].
+  SB_SHARED_ARRAY(float, sb_ta, 72);
+  SB_SHARED_ARRAY(float, sb_tb, 72);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
   const int64_t sb_hi = K;
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
     float sb_acc = 0.0f;
     for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
-      {
+      if ((int64_t)blockIdx.y * 8 + sb_ty < M && sb_k0 + sb_tx < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        float sb_x = 0.0f;
-        if (i < M && k < sb_hi) {
-          sb_x = a[(b * M + i) * K + k];
-        }
-        sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+        sb_ta[sb_tx * 9 + sb_ty] = a[(b * M + i) * K + k];
       }
-      {
+      else {
+        sb_ta[sb_tx * 9 + sb_ty] = 0.0f;
+      }
+      if ((int64_t)blockIdx.x * 8 + sb_tx < N && sb_k0 + sb_ty < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_tx;
         const int64_t k = sb_k0 + sb_ty;
-        float sb_x = 0.0f;
-        if (j < N && k < sb_hi) {
-          sb_x = w[(b * K + k) * N + j];
-        }
-        sb_tb[sb_ty * 9 + sb_tx] = sb_x;
+        sb_tb[sb_ty * 9 + sb_tx] = w[(b * K + k) * N + j];
+      }
+      else {
+        sb_tb[sb_ty * 9 + sb_tx] = 0.0f;
       }
       __syncthreads();
       if (sb_k0 + 8 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      }
+      else {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
@@ -262,46 +262,46 @@ __global__ void __launch_bounds__(64) sb_tiled_s1(const float* __restrict__ a,
                                                   const int64_t M, const int64_t N, const int64_t K,
                                                   const int64_t L) {
   // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
-  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of a[b, i, k]
-  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of wt[j, k]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of a[b, i, k], then of wt[j, k].
+  SB_SHARED_ARRAY(float, sb_ta, 72);
+  SB_SHARED_ARRAY(float, sb_tb, 72);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
   const int64_t sb_hi = K;
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
     float sb_acc = 0.0f;
     for (int64_t sb_k0 = L; sb_k0 < sb_hi; sb_k0 += 8) {
-      {
+      if ((int64_t)blockIdx.y * 8 + sb_ty < M && sb_k0 + sb_tx < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        float sb_x = 0.0f;
-        if (i < M && k < sb_hi) {
-          sb_x = a[(b * M + i) * K + k];
-        }
-        sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+        sb_ta[sb_tx * 9 + sb_ty] = a[(b * M + i) * K + k];
       }
-      {
+      else {
+        sb_ta[sb_tx * 9 + sb_ty] = 0.0f;
+      }
+      if ((int64_t)blockIdx.x * 8 + sb_ty < N && sb_k0 + sb_tx < sb_hi) {
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        float sb_x = 0.0f;
-        if (j < N && k < sb_hi) {
-          sb_x = wt[j * K + k];
-        }
-        sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+        sb_tb[sb_tx * 9 + sb_ty] = wt[j * K + k];
+      }
+      else {
+        sb_tb[sb_tx * 9 + sb_ty] = 0.0f;
       }
       __syncthreads();
       if (sb_k0 + 8 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_b * sb_a;
         }
-      } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      }
+      else {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_b * sb_a;
@@ -327,46 +327,46 @@ __global__ void __launch_bounds__(64) sb_tiled_s2(const float* __restrict__ wt,
                                                   const int64_t M, const int64_t N,
                                                   const int64_t K) {
   // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
-  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of at[b, k, i]
-  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of wt[j, k]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of at[b, k, i], then of wt[j, k].
+  SB_SHARED_ARRAY(float, sb_ta, 72);
+  SB_SHARED_ARRAY(float, sb_tb, 72);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
   const int64_t sb_hi = K;
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
     float sb_acc = 0.0f;
     for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
-      {
+      if ((int64_t)blockIdx.y * 8 + sb_tx < M && sb_k0 + sb_ty < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_tx;
         const int64_t k = sb_k0 + sb_ty;
-        float sb_x = 0.0f;
-        if (i < M && k < sb_hi) {
-          sb_x = at[(b * K + k) * M + i];
-        }
-        sb_ta[sb_ty * 9 + sb_tx] = sb_x;
+        sb_ta[sb_ty * 9 + sb_tx] = at[(b * K + k) * M + i];
       }
-      {
+      else {
+        sb_ta[sb_ty * 9 + sb_tx] = 0.0f;
+      }
+      if ((int64_t)blockIdx.x * 8 + sb_ty < N && sb_k0 + sb_tx < sb_hi) {
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        float sb_x = 0.0f;
-        if (j < N && k < sb_hi) {
-          sb_x = wt[j * K + k];
-        }
-        sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+        sb_tb[sb_tx * 9 + sb_ty] = wt[j * K + k];
+      }
+      else {
+        sb_tb[sb_tx * 9 + sb_ty] = 0.0f;
       }
       __syncthreads();
       if (sb_k0 + 8 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      }
+      else {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
@@ -392,46 +392,46 @@ __global__ void __launch_bounds__(64) sb_tiled_s3(const double* __restrict__ x,
                                                   const int64_t M, const int64_t N,
                                                   const int64_t K) {
   // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
-  SB_SHARED_ARRAY(double, sb_ta, 72);  // tile of x[i, k]
-  SB_SHARED_ARRAY(double, sb_tb, 72);  // tile of y[b, j, k]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of x[i, k], then of y[b, j, k].
+  SB_SHARED_ARRAY(double, sb_ta, 72);
+  SB_SHARED_ARRAY(double, sb_tb, 72);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
   const int64_t sb_hi = K;
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
     double sb_acc = 0.0;
     for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
-      {
+      if ((int64_t)blockIdx.y * 8 + sb_ty < M && sb_k0 + sb_tx < sb_hi) {
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        double sb_x = 0.0;
-        if (i < M && k < sb_hi) {
-          sb_x = x[i * K + k];
-        }
-        sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+        sb_ta[sb_tx * 9 + sb_ty] = x[i * K + k];
       }
-      {
+      else {
+        sb_ta[sb_tx * 9 + sb_ty] = 0.0;
+      }
+      if ((int64_t)blockIdx.x * 8 + sb_ty < N && sb_k0 + sb_tx < sb_hi) {
         const int64_t b = sb_bz;
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
-        double sb_x = 0.0;
-        if (j < N && k < sb_hi) {
-          sb_x = y[(b * N + j) * K + k];
-        }
-        sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+        sb_tb[sb_tx * 9 + sb_ty] = y[(b * N + j) * K + k];
+      }
+      else {
+        sb_tb[sb_tx * 9 + sb_ty] = 0.0;
       }
       __syncthreads();
       if (sb_k0 + 8 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
           const double sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const double sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      }
+      else {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const double sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const double sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;

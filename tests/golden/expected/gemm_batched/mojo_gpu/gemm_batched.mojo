@@ -237,29 +237,25 @@ def sb_tiled_s0(a: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Imm
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 8 + sb_ty
     var sb_col = Int(block_idx.x) * 8 + sb_tx
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
     var sb_hi = K
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
         var sb_acc = Float32(0.0)
         for sb_k0 in range(0, sb_hi, 8):
-            i = Int(block_idx.y) * 8 + sb_ty
-            k = sb_k0 + sb_tx
-            var sb_x_ta = Float32(0)
-            if i < M and k < sb_hi:
-                sb_x_ta = a[unsafe_offset=(b * M + i) * K + k]
-            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
-            j = Int(block_idx.x) * 8 + sb_tx
-            k = sb_k0 + sb_ty
-            var sb_x_tb = Float32(0)
-            if j < N and k < sb_hi:
-                sb_x_tb = w[unsafe_offset=(b * K + k) * N + j]
-            sb_tb[unsafe_offset=sb_ty * 9 + sb_tx] = sb_x_tb
+            if Int(block_idx.y) * 8 + sb_ty < M and sb_k0 + sb_tx < sb_hi:
+                var b = sb_bz
+                var i = Int(block_idx.y) * 8 + sb_ty
+                var k = sb_k0 + sb_tx
+                sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = a[unsafe_offset=(b * M + i) * K + k]
+            else:
+                sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = Float32(0.0)
+            if Int(block_idx.x) * 8 + sb_tx < N and sb_k0 + sb_ty < sb_hi:
+                var b = sb_bz
+                var j = Int(block_idx.x) * 8 + sb_tx
+                var k = sb_k0 + sb_ty
+                sb_tb[unsafe_offset=sb_ty * 9 + sb_tx] = w[unsafe_offset=(b * K + k) * N + j]
+            else:
+                sb_tb[unsafe_offset=sb_ty * 9 + sb_tx] = Float32(0.0)
             barrier()
             if sb_k0 + 8 <= sb_hi:
                 comptime for sb_kk in range(8):
@@ -273,8 +269,9 @@ def sb_tiled_s0(a: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Imm
                     sb_acc += sb_a * sb_b
             barrier()
         if sb_row < M and sb_col < N:
-            i = sb_row
-            j = sb_col
+            var b = sb_bz
+            var i = sb_row
+            var j = sb_col
             c[unsafe_offset=(b * M + i) * N + j] = sb_acc
 
 
@@ -300,29 +297,24 @@ def sb_tiled_s1(a: Pointer[Float32, ImmUntrackedOrigin], wt: Pointer[Float32, Im
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 8 + sb_ty
     var sb_col = Int(block_idx.x) * 8 + sb_tx
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
     var sb_hi = K
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
         var sb_acc = Float32(0.0)
         for sb_k0 in range(L, sb_hi, 8):
-            i = Int(block_idx.y) * 8 + sb_ty
-            k = sb_k0 + sb_tx
-            var sb_x_ta = Float32(0)
-            if i < M and k < sb_hi:
-                sb_x_ta = a[unsafe_offset=(b * M + i) * K + k]
-            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
-            j = Int(block_idx.x) * 8 + sb_ty
-            k = sb_k0 + sb_tx
-            var sb_x_tb = Float32(0)
-            if j < N and k < sb_hi:
-                sb_x_tb = wt[unsafe_offset=j * K + k]
-            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+            if Int(block_idx.y) * 8 + sb_ty < M and sb_k0 + sb_tx < sb_hi:
+                var b = sb_bz
+                var i = Int(block_idx.y) * 8 + sb_ty
+                var k = sb_k0 + sb_tx
+                sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = a[unsafe_offset=(b * M + i) * K + k]
+            else:
+                sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = Float32(0.0)
+            if Int(block_idx.x) * 8 + sb_ty < N and sb_k0 + sb_tx < sb_hi:
+                var j = Int(block_idx.x) * 8 + sb_ty
+                var k = sb_k0 + sb_tx
+                sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = wt[unsafe_offset=j * K + k]
+            else:
+                sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = Float32(0.0)
             barrier()
             if sb_k0 + 8 <= sb_hi:
                 comptime for sb_kk in range(8):
@@ -336,8 +328,9 @@ def sb_tiled_s1(a: Pointer[Float32, ImmUntrackedOrigin], wt: Pointer[Float32, Im
                     sb_acc += sb_b * sb_a
             barrier()
         if sb_row < M and sb_col < N:
-            i = sb_row
-            j = sb_col
+            var b = sb_bz
+            var i = sb_row
+            var j = sb_col
             d[unsafe_offset=(b * M + i) * N + j] = sb_max(sb_acc, Float32(0.0)) + bias[unsafe_offset=j]
 
 
@@ -361,29 +354,24 @@ def sb_tiled_s2(wt: Pointer[Float32, ImmUntrackedOrigin], at: Pointer[Float32, I
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 8 + sb_ty
     var sb_col = Int(block_idx.x) * 8 + sb_tx
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
     var sb_hi = K
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
         var sb_acc = Float32(0.0)
         for sb_k0 in range(0, sb_hi, 8):
-            i = Int(block_idx.y) * 8 + sb_tx
-            k = sb_k0 + sb_ty
-            var sb_x_ta = Float32(0)
-            if i < M and k < sb_hi:
-                sb_x_ta = at[unsafe_offset=(b * K + k) * M + i]
-            sb_ta[unsafe_offset=sb_ty * 9 + sb_tx] = sb_x_ta
-            j = Int(block_idx.x) * 8 + sb_ty
-            k = sb_k0 + sb_tx
-            var sb_x_tb = Float32(0)
-            if j < N and k < sb_hi:
-                sb_x_tb = wt[unsafe_offset=j * K + k]
-            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+            if Int(block_idx.y) * 8 + sb_tx < M and sb_k0 + sb_ty < sb_hi:
+                var b = sb_bz
+                var i = Int(block_idx.y) * 8 + sb_tx
+                var k = sb_k0 + sb_ty
+                sb_ta[unsafe_offset=sb_ty * 9 + sb_tx] = at[unsafe_offset=(b * K + k) * M + i]
+            else:
+                sb_ta[unsafe_offset=sb_ty * 9 + sb_tx] = Float32(0.0)
+            if Int(block_idx.x) * 8 + sb_ty < N and sb_k0 + sb_tx < sb_hi:
+                var j = Int(block_idx.x) * 8 + sb_ty
+                var k = sb_k0 + sb_tx
+                sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = wt[unsafe_offset=j * K + k]
+            else:
+                sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = Float32(0.0)
             barrier()
             if sb_k0 + 8 <= sb_hi:
                 comptime for sb_kk in range(8):
@@ -397,8 +385,9 @@ def sb_tiled_s2(wt: Pointer[Float32, ImmUntrackedOrigin], at: Pointer[Float32, I
                     sb_acc += sb_a * sb_b
             barrier()
         if sb_row < M and sb_col < N:
-            i = sb_row
-            j = sb_col
+            var b = sb_bz
+            var i = sb_row
+            var j = sb_col
             e[unsafe_offset=(b * M + i) * N + j] = sb_acc
 
 
@@ -422,29 +411,24 @@ def sb_tiled_s3(x: Pointer[Float64, ImmUntrackedOrigin], y: Pointer[Float64, Imm
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 8 + sb_ty
     var sb_col = Int(block_idx.x) * 8 + sb_tx
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
     var sb_hi = K
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
         var sb_acc = Float64(0.0)
         for sb_k0 in range(0, sb_hi, 8):
-            i = Int(block_idx.y) * 8 + sb_ty
-            k = sb_k0 + sb_tx
-            var sb_x_ta = Float64(0)
-            if i < M and k < sb_hi:
-                sb_x_ta = x[unsafe_offset=i * K + k]
-            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
-            j = Int(block_idx.x) * 8 + sb_ty
-            k = sb_k0 + sb_tx
-            var sb_x_tb = Float64(0)
-            if j < N and k < sb_hi:
-                sb_x_tb = y[unsafe_offset=(b * N + j) * K + k]
-            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+            if Int(block_idx.y) * 8 + sb_ty < M and sb_k0 + sb_tx < sb_hi:
+                var i = Int(block_idx.y) * 8 + sb_ty
+                var k = sb_k0 + sb_tx
+                sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = x[unsafe_offset=i * K + k]
+            else:
+                sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = Float64(0.0)
+            if Int(block_idx.x) * 8 + sb_ty < N and sb_k0 + sb_tx < sb_hi:
+                var b = sb_bz
+                var j = Int(block_idx.x) * 8 + sb_ty
+                var k = sb_k0 + sb_tx
+                sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = y[unsafe_offset=(b * N + j) * K + k]
+            else:
+                sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = Float64(0.0)
             barrier()
             if sb_k0 + 8 <= sb_hi:
                 comptime for sb_kk in range(8):
@@ -458,8 +442,9 @@ def sb_tiled_s3(x: Pointer[Float64, ImmUntrackedOrigin], y: Pointer[Float64, Imm
                     sb_acc += sb_a * sb_b
             barrier()
         if sb_row < M and sb_col < N:
-            i = sb_row
-            j = sb_col
+            var b = sb_bz
+            var i = sb_row
+            var j = sb_col
             g[unsafe_offset=(b * M + i) * N + j] = sb_acc
 
 

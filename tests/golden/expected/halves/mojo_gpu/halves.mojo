@@ -764,25 +764,21 @@ def sb_tiled_matmul_s4(x: Pointer[BFloat16, ImmUntrackedOrigin],
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 16 + sb_ty
     var sb_col = Int(block_idx.x) * 16 + sb_tx
-    # Indices, assigned where they are bound.
-    var r: Int
-    var k: Int
-    var c: Int
     var sb_hi = C
     var sb_acc = Float32(0.0)
     for sb_k0 in range(0, sb_hi, 16):
-        r = Int(block_idx.y) * 16 + sb_ty
-        c = sb_k0 + sb_tx
-        var sb_x_ta = Float32(0)
-        if r < R and c < sb_hi:
-            sb_x_ta = x[unsafe_offset=r * C + c].cast[DType.float32]()
-        sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = sb_x_ta
-        k = Int(block_idx.x) * 16 + sb_tx
-        c = sb_k0 + sb_ty
-        var sb_x_tb = Float32(0)
-        if k < K and c < sb_hi:
-            sb_x_tb = w[unsafe_offset=c * K + k].cast[DType.float32]()
-        sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = sb_x_tb
+        if Int(block_idx.y) * 16 + sb_ty < R and sb_k0 + sb_tx < sb_hi:
+            var r = Int(block_idx.y) * 16 + sb_ty
+            var c = sb_k0 + sb_tx
+            sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = x[unsafe_offset=r * C + c].cast[DType.float32]()
+        else:
+            sb_ta[unsafe_offset=sb_tx * 17 + sb_ty] = Float32(0.0)
+        if Int(block_idx.x) * 16 + sb_tx < K and sb_k0 + sb_ty < sb_hi:
+            var k = Int(block_idx.x) * 16 + sb_tx
+            var c = sb_k0 + sb_ty
+            sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = w[unsafe_offset=c * K + k].cast[DType.float32]()
+        else:
+            sb_tb[unsafe_offset=sb_ty * 17 + sb_tx] = Float32(0.0)
         barrier()
         if sb_k0 + 16 <= sb_hi:
             comptime for sb_kk in range(16):
@@ -796,8 +792,8 @@ def sb_tiled_matmul_s4(x: Pointer[BFloat16, ImmUntrackedOrigin],
                 sb_acc += sb_a * sb_b
         barrier()
     if sb_row < R and sb_col < K:
-        r = sb_row
-        k = sb_col
+        var r = sb_row
+        var k = sb_col
         p[unsafe_offset=r * K + k] = sb_acc
 
 

@@ -146,43 +146,43 @@ __global__ void __launch_bounds__(64) sb_tiled_matmul_s0(
     const float* __restrict__ rows, const float* __restrict__ w, float* __restrict__ yrows,
     const int64_t B, const int64_t T, const int64_t C, const int64_t O) {
   // Both tiles are stored [k][row or column] with rows padded to 9 (no bank conflicts).
-  SB_SHARED_ARRAY(float, sb_ta, 72);  // tile of rows[r, c]
-  SB_SHARED_ARRAY(float, sb_tb, 72);  // tile of w[o, c]
-  const int64_t sb_ty = threadIdx.y;
-  const int64_t sb_tx = threadIdx.x;
+  // The tile of rows[r, c], then of w[o, c].
+  SB_SHARED_ARRAY(float, sb_ta, 72);
+  SB_SHARED_ARRAY(float, sb_tb, 72);
+  const int64_t sb_ty = (int64_t)threadIdx.y;
+  const int64_t sb_tx = (int64_t)threadIdx.x;
   const int64_t sb_row = (int64_t)blockIdx.y * 8 + sb_ty;
   const int64_t sb_col = (int64_t)blockIdx.x * 8 + sb_tx;
   const int64_t sb_hi = C;
   float sb_acc = 0.0f;
   for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
-    {
+    if ((int64_t)blockIdx.y * 8 + sb_ty < B * T && sb_k0 + sb_tx < sb_hi) {
       const int64_t r = (int64_t)blockIdx.y * 8 + sb_ty;
       const int64_t c = sb_k0 + sb_tx;
-      float sb_x = 0.0f;
-      if (r < B * T && c < sb_hi) {
-        sb_x = rows[r * C + c];
-      }
-      sb_ta[sb_tx * 9 + sb_ty] = sb_x;
+      sb_ta[sb_tx * 9 + sb_ty] = rows[r * C + c];
     }
-    {
+    else {
+      sb_ta[sb_tx * 9 + sb_ty] = 0.0f;
+    }
+    if ((int64_t)blockIdx.x * 8 + sb_ty < O && sb_k0 + sb_tx < sb_hi) {
       const int64_t o = (int64_t)blockIdx.x * 8 + sb_ty;
       const int64_t c = sb_k0 + sb_tx;
-      float sb_x = 0.0f;
-      if (o < O && c < sb_hi) {
-        sb_x = w[o * C + c];
-      }
-      sb_tb[sb_tx * 9 + sb_ty] = sb_x;
+      sb_tb[sb_tx * 9 + sb_ty] = w[o * C + c];
+    }
+    else {
+      sb_tb[sb_tx * 9 + sb_ty] = 0.0f;
     }
     __syncthreads();
     if (sb_k0 + 8 <= sb_hi) {
       #pragma unroll
-      for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+      for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
         const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
         const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
         sb_acc += sb_a * sb_b;
       }
-    } else {
-      for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+    }
+    else {
+      for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
         const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
         const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
         sb_acc += sb_a * sb_b;

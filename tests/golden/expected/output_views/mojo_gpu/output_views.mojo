@@ -155,25 +155,21 @@ def sb_tiled_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
     var sb_tx = Int(thread_idx.x)
     var sb_row = Int(block_idx.y) * 8 + sb_ty
     var sb_col = Int(block_idx.x) * 8 + sb_tx
-    # Indices, assigned where they are bound.
-    var r: Int
-    var o: Int
-    var c: Int
     var sb_hi = C
     var sb_acc = Float32(0.0)
     for sb_k0 in range(0, sb_hi, 8):
-        r = Int(block_idx.y) * 8 + sb_ty
-        c = sb_k0 + sb_tx
-        var sb_x_ta = Float32(0)
-        if r < B * T and c < sb_hi:
-            sb_x_ta = rows[unsafe_offset=r * C + c]
-        sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_ta
-        o = Int(block_idx.x) * 8 + sb_ty
-        c = sb_k0 + sb_tx
-        var sb_x_tb = Float32(0)
-        if o < O and c < sb_hi:
-            sb_x_tb = w[unsafe_offset=o * C + c]
-        sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = sb_x_tb
+        if Int(block_idx.y) * 8 + sb_ty < B * T and sb_k0 + sb_tx < sb_hi:
+            var r = Int(block_idx.y) * 8 + sb_ty
+            var c = sb_k0 + sb_tx
+            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = rows[unsafe_offset=r * C + c]
+        else:
+            sb_ta[unsafe_offset=sb_tx * 9 + sb_ty] = Float32(0.0)
+        if Int(block_idx.x) * 8 + sb_ty < O and sb_k0 + sb_tx < sb_hi:
+            var o = Int(block_idx.x) * 8 + sb_ty
+            var c = sb_k0 + sb_tx
+            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = w[unsafe_offset=o * C + c]
+        else:
+            sb_tb[unsafe_offset=sb_tx * 9 + sb_ty] = Float32(0.0)
         barrier()
         if sb_k0 + 8 <= sb_hi:
             comptime for sb_kk in range(8):
@@ -187,8 +183,8 @@ def sb_tiled_matmul_s0(rows: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc += sb_a * sb_b
         barrier()
     if sb_row < B * T and sb_col < O:
-        r = sb_row
-        o = sb_col
+        var r = sb_row
+        var o = sb_col
         yrows[unsafe_offset=r * O + o] = sb_acc
 
 
