@@ -33,7 +33,7 @@ sb::ScanSplitBodies scan_split_of(const Spec& spec, const Statement& st, const s
   sb::ScanSplitBodies r;
   r.head = {let("sb_n", extent(st.out, 0, spec.tensors[st.out].name)),
             let("sb_lo", spec_leaf(spec, st, *kv.lo, int_t()))};
-  r.bounds = {let("sb_i0", min(mul(b, len), n)), let("sb_i1", min(add(i0, len), n))};
+  const Block bounds = {let("sb_i0", min(mul(b, len), n)), let("sb_i1", min(add(i0, len), n))};
   // Where the range's end stands after output `at` - 1, as `name`.
   auto term_end = [&](const std::string& name, const ExprPtr& at) -> Block {
     return {let(name, lo, /*mut=*/true),
@@ -44,9 +44,9 @@ sb::ScanSplitBodies scan_split_of(const Spec& spec, const Statement& st, const s
   const Block end0 = term_end("sb_k0", i0), end1 = term_end("sb_k1", i1);
   const Block fold_terms = {let("sb_fold", identity(red.rop, vt.elem), /*mut=*/true),
                             fold_range("sb_fold", red, text, k0, k1)};
-  r.fold = joined({&end0, &end1, &fold_terms});
-  r.walk = {let_index(red.ref, kv.name, k0, /*mut=*/true), let_index(0, in, i0, /*mut=*/true),
-            scan_walk("sb_run", red, text, i1)};
+  const Block fold_block = joined({&end0, &end1, &fold_terms});
+  const Block walk = {let_index(red.ref, kv.name, k0, /*mut=*/true),
+                      let_index(0, in, i0, /*mut=*/true), scan_walk("sb_run", red, text, i1)};
 
   const int64_t blocks = kScanBlocks;
   const Block keep = {store("sb_part", vt, {b}, var("sb_fold", vt)),
@@ -69,10 +69,10 @@ sb::ScanSplitBodies scan_split_of(const Spec& spec, const Statement& st, const s
       let("sb_len", div(sub(add(n, nb), imm(1)), nb)),
       alloc("sb_part", vt, {imm(blocks)}, MemScope::StackLocal,
             {alloc("sb_from", int_t(), {imm(blocks)}, MemScope::StackLocal,
-                   {over_blocks(ForKind::Parallel, joined({&r.bounds, &r.fold, &keep})),
+                   {over_blocks(ForKind::Parallel, joined({&bounds, &fold_block, &keep})),
                     let("sb_off", identity(red.rop, vt.elem), /*mut=*/true),
                     over_blocks(ForKind::Serial, offsets),
-                    over_blocks(ForKind::Parallel, joined({&r.bounds, &from, &r.walk}))})})};
+                    over_blocks(ForKind::Parallel, joined({&bounds, &from, &walk}))})})};
   return r;
 }
 

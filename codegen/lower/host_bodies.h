@@ -14,17 +14,14 @@ namespace sb {
 // kScanSplitMin, kScanBlocks). Its outputs go in blocks of sb_len: block sb_b holds outputs
 // [sb_i0, sb_i1) and, of the reduction's terms, the new ones [sb_k0, sb_k1), from where the
 // range's end stands after output sb_i0 - 1 to where it stands after output sb_i1 - 1 (the
-// range's start before output 0). The pieces, for a printer that assembles a form of its own:
+// range's start before output 0). The bodies:
 // - head: sb_n, the outputs, and sb_lo, the range's start;
-// - bounds, in a loop over sb_b with sb_len bound: sb_i0 and sb_i1;
-// - fold, after bounds: sb_k0, sb_k1, and sb_fold, the fold of the block's new terms;
-// - walk, after bounds, with sb_k0 and a mutable sb_run (the fold of every term before the
-//   block) bound: the block's outputs, walked from sb_k0;
-// - two_pass, after head: kScanBlocks blocks; the folds in parallel, each kept with its block's
-//   sb_k0; the folds combined in order into each block's offset; then the walks in parallel.
+// - two_pass, after head: kScanBlocks blocks; the folds of each block's new terms in parallel,
+//   each kept with its block's sb_k0; the folds combined in order into each block's offset; then
+//   the walks of the blocks' outputs in parallel, each from its offset and its sb_k0.
 // The block count does not depend on the thread count, so neither does the result.
 struct ScanSplitBodies {
-  loops::Block head, bounds, fold, walk, two_pass;
+  loops::Block head, two_pass;
 };
 ScanSplitBodies scan_split_bodies(const Spec& spec, const Statement& st, const Expr& red);
 

@@ -28,7 +28,7 @@
 //
 // A running scan (lower/running_scans.h) writes its outputs once and in order too: its vector
 // walk may stream whole lines of them by the same threshold (StreamChoice::scan). The cpu and
-// mojo printers do so in the chained form of a long rank-1 scan and in the walk of each row of a
+// mojo printers do so in the block walks of a long rank-1 scan and in the walk of each row of a
 // scan of rank 2 or more; the mlir printer does not yet. On the 2-core VM, the cpu
 // cumsum over 2^25 f32 took 14.6 ms with plain stores and 10.1 ms streaming.
 #pragma once

@@ -303,13 +303,8 @@ class StmtLowering {
   void open_running_ahead(const Expr& e, int block, const std::string& last_output, CodeWriter& w);
   void fold_terms_ahead(const Expr& e, const std::string& acc, int block, CodeWriter& w);
   // The C text of reduction `e`'s range start (`hi` false) or end, with the variables it uses
-  // bound; and `acc = acc op value;` in e's combining operation (for a running scan's partial
-  // folds in its chained form, emit_cpu.cpp: emit_scan_split).
+  // bound.
   std::string range_bound(const Expr& e, bool hi, CodeWriter& w);
-  void combine_value(const Expr& e, const std::string& acc, const std::string& value,
-                     CodeWriter& w) {
-    combine(e, acc, value, w);
-  }
 
   // A reduction whose loop is printed apart from the loops of the outputs it feeds (a loop the
   // vectorize pass puts outside the vector loop: SimdChoice::outside, lower/vectorize.h).

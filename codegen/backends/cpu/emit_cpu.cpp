@@ -380,8 +380,8 @@ bool vector_walk(const Expr& red, bool omp) {
   return omp && vector_scan_fits(red.rop, value_type(red));
 }
 
-// Whether running scan `red` of statement L, under `omp`, streams its vector walk (a rank-1 scan
-// in its chained form, the rows of a higher-rank one as they are walked) when the tensors outgrow
+// Whether running scan `red` of statement L, under `omp`, streams its vector walk (the blocks of
+// a long rank-1 scan, the rows of a higher-rank one as they are walked) when the tensors outgrow
 // the caches: the streaming pass's choice (lower/streaming.h: StreamChoice::scan) where the walk
 // is a vector one.
 bool scan_streams(StmtLowering& L, const Expr& red) {
@@ -466,14 +466,11 @@ class ScanLeaves : public HostLeaves<StmtLowering, CodeWriter> {
 };
 
 // A rank-1 running scan `red` of statement L over blocks of its outputs, in parallel
-// (lower/host_bodies.h: scan_split_bodies): two parallel passes over kScanBlocks blocks where the
-// tensors fit the caches; where the scan streams (scan_streams), one pass over blocks of
-// kScanChainBytes chained by an `omp ordered` region, so that the walk re-reads its block from
-// cache (this printer's form: Mojo has no ordered region).
+// (lower/host_bodies.h: scan_split_bodies): two parallel passes over kScanBlocks blocks, the
+// walks' outputs streamed where the scan streams (scan_streams) and its tensors outgrow the
+// caches, as the mojo printer does.
 void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   const Statement& st = L.stmt();
-  const DType t = value_type(red);
-  const std::string ty = c_type(t);
   const ScanSplitBodies bodies = scan_split_bodies(L.spec(), st, red);
   ScanLeaves leaves(L, w, /*stream=*/false);
   print_c_block(bodies.head, leaves, w);
@@ -484,30 +481,8 @@ void emit_scan_split(StmtLowering& L, const Expr& red, CodeWriter& w) {
   w.line("// Stream the outputs when the tensors this touches outgrow the caches.");
   w.open("if (" + stream_bytes(L, stream_choice(L.spec(), st).tensors) +
          " >= SB_STREAM_MIN_BYTES) {");
-  const int64_t len = kScanChainBytes / dtype_bytes(t);
-  w.line("// One parallel pass over blocks of " + std::to_string(len) + " outputs (" +
-         std::to_string(kScanChainBytes >> 10) + " KiB), taken in turn by the");
-  w.line("// threads: each block's new terms folded, its offset taken from the previous " +
-         std::string("block's in"));
-  w.line("// order (`omp ordered`), then its outputs walked from the offset, its terms read " +
-         std::string("again from"));
-  w.line("// cache. The inputs are read from memory once.");
-  w.line("const int64_t sb_len = " + std::to_string(len) + ";");
-  w.line("const int64_t sb_nb = (sb_n + sb_len - 1) / sb_len;");
-  w.line(ty + " sb_carry = " + reduce_identity(red.rop, t) + ";");
-  w.line("#pragma omp parallel for ordered schedule(static, 1)");
-  w.open("for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {");
-  print_c_block(bodies.bounds, leaves, w);
-  print_c_block(bodies.fold, leaves, w);
-  w.line(ty + " sb_run;");
-  w.line("#pragma omp ordered");
-  w.open("{");
-  w.line("sb_run = sb_carry;");
-  L.combine_value(red, "sb_carry", "sb_fold", w);
-  w.close();
   ScanLeaves streamed(L, w, /*stream=*/true);
-  print_c_block(bodies.walk, streamed, w);
-  w.close();
+  print_c_block(bodies.two_pass, streamed, w);
   w.close_open("} else {");
   print_c_block(bodies.two_pass, leaves, w);
   w.close();

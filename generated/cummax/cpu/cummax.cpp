@@ -156,14 +156,14 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
     const int64_t sb_lo = 0;
     // Stream the outputs when the tensors this touches outgrow the caches.
     if (4 * N + 4 * N >= SB_STREAM_MIN_BYTES) {
-      // One parallel pass over blocks of 65536 outputs (256 KiB), taken in turn by the
-      // threads: each block's new terms folded, its offset taken from the previous block's in
-      // order (`omp ordered`), then its outputs walked from the offset, its terms read again from
-      // cache. The inputs are read from memory once.
-      const int64_t sb_len = 65536;
-      const int64_t sb_nb = (sb_n + sb_len - 1) / sb_len;
-      float sb_carry = -INFINITY;
-      #pragma omp parallel for ordered schedule(static, 1)
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      const int64_t sb_nb = 512;
+      const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
+      float sb_part[512];
+      int64_t sb_from[512];
+      #pragma omp parallel for schedule(static)
       for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
         const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
         const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
@@ -181,12 +181,21 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         for (int64_t j = sb_k0; j < sb_k1; ++j) {
           sb_fold = sb_max_f32(sb_fold, x[j]);
         }
-        float sb_run;
-        #pragma omp ordered
-        {
-          sb_run = sb_carry;
-          sb_carry = sb_max_f32(sb_carry, sb_fold);
-        }
+        sb_part[sb_b] = sb_fold;
+        sb_from[sb_b] = sb_k0;
+      }
+      float sb_off = -INFINITY;
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const float sb_fold = sb_part[sb_b];
+        sb_part[sb_b] = sb_off;
+        sb_off = sb_max_f32(sb_off, sb_fold);
+      }
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
+        float sb_run = sb_part[sb_b];
         int64_t j = sb_k0;
         int64_t i = sb_i0;
         for (; i < sb_i1; ++i) {
