@@ -16,11 +16,6 @@ namespace sb::loops {
 
 namespace {
 
-// `more` appended to `to`.
-void append(Block& to, Block more) {
-  for (StmtPtr& x : more) to.push_back(std::move(x));
-}
-
 // `i` below extent 0 of the output and `j` below extent 1.
 ExprPtr in_output(const Spec& spec, const Statement& st, const ExprPtr& i, const ExprPtr& j) {
   const std::string& out = spec.tensors[st.out].name;

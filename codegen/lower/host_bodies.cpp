@@ -12,12 +12,6 @@ namespace sb::loops {
 
 namespace {
 
-Block joined(std::initializer_list<const Block*> parts) {
-  Block b;
-  for (const Block* p : parts) b.insert(b.end(), p->begin(), p->end());
-  return b;
-}
-
 sb::ScanSplitBodies scan_split_of(const Spec& spec, const Statement& st, const sb::Expr& red) {
   SB_ASSERT(st.rank() == 1 && red.kind == sb::ExprKind::Reduce && red.ref >= 1,
             "the split of a running scan of a rank-1 statement");

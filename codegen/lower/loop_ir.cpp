@@ -567,6 +567,16 @@ StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, Expr
   return make(std::move(s));
 }
 
+void append(Block& to, Block more) {
+  for (StmtPtr& x : more) to.push_back(std::move(x));
+}
+
+Block joined(std::initializer_list<const Block*> parts) {
+  Block b;
+  for (const Block* p : parts) append(b, *p);
+  return b;
+}
+
 std::set<int64_t> possible_values(const Expr& e, const Module& m) {
   if (e.kind == ExprKind::IntImm) return {e.ival};
   if (e.kind == ExprKind::Select) {

@@ -58,6 +58,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <set>
 #include <string>
@@ -297,6 +298,10 @@ StmtPtr scan_walk(const std::string& acc, const sb::Expr& red, const std::string
 // A For whose variable is the spec statement's index variable `v` (named `text` in the spec).
 StmtPtr for_index(int v, const std::string& text, ExprPtr min, ExprPtr end, ExprPtr step,
                   Block body);
+
+// `more` appended to `to`; and the statements of `parts`, in order, as one block.
+void append(Block& to, Block more);
+Block joined(std::initializer_list<const Block*> parts);
 
 // ---- Functions and modules -------------------------------------------------------------------
 
