@@ -23,7 +23,11 @@ int vector_scan_lanes(DType t) {
 }
 
 std::vector<std::vector<int>> vector_scan_steps(DType t) {
-  const int lanes = vector_scan_lanes(t);
+  return vector_scan_steps(vector_scan_lanes(t));
+}
+
+std::vector<std::vector<int>> vector_scan_steps(int lanes) {
+  SB_ASSERT(lanes > 0, "a vector scan of no lanes");
   std::vector<std::vector<int>> steps;
   for (int shift = 1; shift < lanes; shift *= 2) {
     std::vector<int> mask;

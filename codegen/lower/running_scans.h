@@ -54,8 +54,10 @@ int vector_scan_lanes(DType t);
 // The in-register scan's steps for type `t`, as the shuffle each makes of the pair (x, id) (id
 // holding the identity in every lane): lane q of step s's copy is x[q - s'] for shift s' = 2^s,
 // or, for q < s', id's first lane (index `lanes`); the step then combines the copy (the earlier
-// terms) with x. Printed as "i, j, ..." by vector_scan_mask.
+// terms) with x. Printed as "i, j, ..." by vector_scan_mask. The second form: the steps of a
+// vector of `lanes` lanes (a part of one, where a printer scans it in parts).
 std::vector<std::vector<int>> vector_scan_steps(DType t);
+std::vector<std::vector<int>> vector_scan_steps(int lanes);
 // The name of the helper that scans one vector of reduction `op` over type `t` in every printer
 // that has one (cpu, mojo): sb_scan_<op>_<type>, e.g. sb_scan_max_f32.
 std::string vector_scan_name(ReduceOp op, DType t);

@@ -115,6 +115,33 @@ TEST(EmitText, HelpersOnlyWhenUsedInFixedOrder) {
   EXPECT_EQ(d.find("sb_min_f32"), std::string::npos);
 }
 
+// A max or min scan helper scans two 32-byte halves where the target has no 64-byte vectors (GCC
+// compares and selects a 64-byte vector lane by lane there); a sum scans one 64-byte vector.
+TEST(EmitText, VectorScanHelpersTakeHalvesForSelectsWithoutAvx512) {
+  HelperSet h;
+  EXPECT_EQ(h.use_vector_scan(ReduceOp::Max, DType::F64), "sb_scan_max_f64");
+  const std::string max = h.definitions("static inline");
+  const size_t wide = max.find("#if defined(__AVX512F__)\n  typedef double sb_vec");
+  const size_t split =
+      max.find("#else\n  typedef double sb_half __attribute__((vector_size(32)));");
+  ASSERT_NE(wide, std::string::npos) << max;
+  ASSERT_NE(split, std::string::npos) << max;
+  EXPECT_LT(wide, split);
+  // The second half's lanes start at 4 (f64), and the first half's total carries into them.
+  EXPECT_NE(max.find("__builtin_memcpy(&b, v + 4, sizeof b);"), std::string::npos) << max;
+  EXPECT_NE(max.find("const double mid = sb_max_f64(carry, a[3]);\n"
+                     "  const double total = sb_max_f64(mid, b[3]);"),
+            std::string::npos)
+      << max;
+  HelperSet s;
+  s.use_vector_scan(ReduceOp::Sum, DType::F32);
+  const std::string sum = s.definitions("static inline");
+  EXPECT_NE(sum.find("typedef float sb_vec __attribute__((vector_size(64)));"), std::string::npos)
+      << sum;
+  EXPECT_EQ(sum.find("#if"), std::string::npos) << sum;
+  EXPECT_EQ(sum.find("sb_half"), std::string::npos) << sum;
+}
+
 // ---- Lowering of hand-made IR ------------------------------------------------------------------
 
 ExprPtr node(ExprKind k, DType t) {

@@ -427,6 +427,13 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     };
     out += qualifiers + " " + T + " " + vector_scan_name(op, t) + "(" + T + "* v, " + T +
            " carry) {\n";
+    // One 64-byte vector. A max or min compares and selects: where the target has no 64-byte
+    // vectors, GCC does that lane by lane (cummax's walk took 8x longer so on AVX2), so there the
+    // scan takes two 32-byte halves, the first's total carried into the second. Sums and
+    // products, split by GCC into native vectors well, keep the one vector (the halves made
+    // cumsum_rows' small rows 1.4x slower).
+    const bool halves = op == ReduceOp::Max || op == ReduceOp::Min;
+    if (halves) out += "#if defined(__AVX512F__)\n";
     out += "  typedef " + T + " sb_vec __attribute__((vector_size(64)));\n";
     out += "  const sb_vec id = sb_vec{} + " + reduce_identity(op, t) + ";\n";
     out += "  sb_vec x;\n  __builtin_memcpy(&x, v, sizeof x);\n";
@@ -438,7 +445,34 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     out += "  const " + T + " total = x[" + std::to_string(lanes - 1) + "];\n";
     out += "  x = " + vec_op("(sb_vec{} + carry)", "x") + ";\n";
     out += "  __builtin_memcpy(v, &x, sizeof x);\n";
-    out += "  return " + scalar_op("carry", "total") + ";\n}\n";
+    out += "  return " + scalar_op("carry", "total") + ";\n";
+    if (!halves) {
+      out += "}\n";
+      continue;
+    }
+    out += "#else\n";
+    const int half = lanes / 2;
+    out += "  typedef " + T + " sb_half __attribute__((vector_size(32)));\n";
+    out += "  const sb_half id = sb_half{} + " + reduce_identity(op, t) + ";\n";
+    out += "  sb_half a, b;\n";
+    out += "  __builtin_memcpy(&a, v, sizeof a);\n";
+    out += "  __builtin_memcpy(&b, v + " + std::to_string(half) + ", sizeof b);\n";
+    for (const std::vector<int>& mask : vector_scan_steps(half)) {
+      for (const char* x : {"a", "b"}) {
+        out += "  {\n    const sb_half s = __builtin_shufflevector(" + std::string(x) + ", id, " +
+               vector_scan_mask(mask) + ");\n";
+        out += "    " + std::string(x) + " = " + vec_op("s", x) + ";\n  }\n";
+      }
+    }
+    const std::string last = std::to_string(half - 1);
+    out += "  const " + T + " mid = " + scalar_op("carry", "a[" + last + "]") + ";\n";
+    out += "  const " + T + " total = " + scalar_op("mid", "b[" + last + "]") + ";\n";
+    out += "  a = " + vec_op("(sb_half{} + carry)", "a") + ";\n";
+    out += "  b = " + vec_op("(sb_half{} + mid)", "b") + ";\n";
+    out += "  __builtin_memcpy(v, &a, sizeof a);\n";
+    out += "  __builtin_memcpy(v + " + std::to_string(half) + ", &b, sizeof b);\n";
+    out += "  return total;\n";
+    out += "#endif\n}\n";
   }
   return out;
 }

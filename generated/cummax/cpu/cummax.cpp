@@ -32,6 +32,7 @@ static inline float sb_max_f32(float a, float b) {
 // log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
 // shifted in); the carry joins once per vector.
 static inline float sb_scan_max_f32(float* v, float carry) {
+#if defined(__AVX512F__)
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + -INFINITY;
   sb_vec x;
@@ -56,6 +57,44 @@ static inline float sb_scan_max_f32(float* v, float carry) {
   x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
   __builtin_memcpy(v, &x, sizeof x);
   return sb_max_f32(carry, total);
+#else
+  typedef float sb_half __attribute__((vector_size(32)));
+  const sb_half id = sb_half{} + -INFINITY;
+  sb_half a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 8, sizeof b);
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    b = (s > b | s != s) ? s : b;
+  }
+  const float mid = sb_max_f32(carry, a[7]);
+  const float total = sb_max_f32(mid, b[7]);
+  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
+  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
+  __builtin_memcpy(v, &a, sizeof a);
+  __builtin_memcpy(v + 8, &b, sizeof b);
+  return total;
+#endif
 }
 
 // -----------------------------------------------------------------------------

@@ -72,6 +72,7 @@ static inline double sb_scan_sum_f64(double* v, double carry) {
   return carry + total;
 }
 static inline float sb_scan_max_f32(float* v, float carry) {
+#if defined(__AVX512F__)
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + -INFINITY;
   sb_vec x;
@@ -96,8 +97,47 @@ static inline float sb_scan_max_f32(float* v, float carry) {
   x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
   __builtin_memcpy(v, &x, sizeof x);
   return sb_max_f32(carry, total);
+#else
+  typedef float sb_half __attribute__((vector_size(32)));
+  const sb_half id = sb_half{} + -INFINITY;
+  sb_half a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 8, sizeof b);
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    b = (s > b | s != s) ? s : b;
+  }
+  const float mid = sb_max_f32(carry, a[7]);
+  const float total = sb_max_f32(mid, b[7]);
+  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
+  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
+  __builtin_memcpy(v, &a, sizeof a);
+  __builtin_memcpy(v + 8, &b, sizeof b);
+  return total;
+#endif
 }
 static inline double sb_scan_max_f64(double* v, double carry) {
+#if defined(__AVX512F__)
   typedef double sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + -INFINITY;
   sb_vec x;
@@ -118,8 +158,39 @@ static inline double sb_scan_max_f64(double* v, double carry) {
   x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
   __builtin_memcpy(v, &x, sizeof x);
   return sb_max_f64(carry, total);
+#else
+  typedef double sb_half __attribute__((vector_size(32)));
+  const sb_half id = sb_half{} + -INFINITY;
+  sb_half a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 4, sizeof b);
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 4, 0, 1, 2);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 4, 0, 1, 2);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 4, 4, 0, 1);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 4, 4, 0, 1);
+    b = (s > b | s != s) ? s : b;
+  }
+  const double mid = sb_max_f64(carry, a[3]);
+  const double total = sb_max_f64(mid, b[3]);
+  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
+  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
+  __builtin_memcpy(v, &a, sizeof a);
+  __builtin_memcpy(v + 4, &b, sizeof b);
+  return total;
+#endif
 }
 static inline float sb_scan_min_f32(float* v, float carry) {
+#if defined(__AVX512F__)
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + INFINITY;
   sb_vec x;
@@ -144,6 +215,44 @@ static inline float sb_scan_min_f32(float* v, float carry) {
   x = ((sb_vec{} + carry) < x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
   __builtin_memcpy(v, &x, sizeof x);
   return sb_min_f32(carry, total);
+#else
+  typedef float sb_half __attribute__((vector_size(32)));
+  const sb_half id = sb_half{} + INFINITY;
+  sb_half a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 8, sizeof b);
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    a = (s < a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    b = (s < b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    a = (s < a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    b = (s < b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    a = (s < a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    b = (s < b | s != s) ? s : b;
+  }
+  const float mid = sb_min_f32(carry, a[7]);
+  const float total = sb_min_f32(mid, b[7]);
+  a = ((sb_half{} + carry) < a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
+  b = ((sb_half{} + mid) < b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
+  __builtin_memcpy(v, &a, sizeof a);
+  __builtin_memcpy(v + 8, &b, sizeof b);
+  return total;
+#endif
 }
 static inline float sb_scan_prod_f32(float* v, float carry) {
   typedef float sb_vec __attribute__((vector_size(64)));
