@@ -603,6 +603,9 @@ void for_each_stmt(const Block& b, const std::function<void(const Stmt&)>& f) {
 
 namespace {
 
+// " with <text> = <value>, ..." for the overrides of a Spec leaf or a Compute; empty for none.
+std::string overrides_text(const std::vector<Override>& os);
+
 class ExprDump : public ExprFunctor<void(std::ostream&)> {
  protected:
   void visit_int_imm(const Expr& e, std::ostream& o) override {
@@ -660,12 +663,7 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
     o << "extent<" << e.name << ", " << e.dim << ">";
   }
   void visit_spec(const Expr& e, std::ostream& o) override {
-    o << "spec<" << e.name;
-    for (size_t i = 0; i < e.overrides.size(); ++i) {
-      o << (i ? ", " : " with ") << e.overrides[i].text << " = ";
-      visit(*e.overrides[i].value, o);
-    }
-    o << ">";
+    o << "spec<" << e.name << overrides_text(e.overrides) << ">";
   }
   void visit_size(const Expr& e, std::ostream& o) override { o << "size<" << e.name << ">"; }
   void visit_element(const Expr& e, std::ostream& o) override {
@@ -696,6 +694,13 @@ std::string text(const Expr& e) {
   std::ostringstream o;
   ExprDump().visit(e, o);
   return o.str();
+}
+
+std::string overrides_text(const std::vector<Override>& os) {
+  std::string out;
+  for (size_t i = 0; i < os.size(); ++i)
+    out += (i ? ", " : " with ") + os[i].text + " = " + text(*os[i].value);
+  return out;
 }
 
 class StmtDump : public StmtFunctor<void(int)> {
@@ -782,10 +787,7 @@ class StmtDump : public StmtFunctor<void(int)> {
               << "\n";
   }
   void visit_compute(const Stmt& s, int ind) override {
-    line(ind) << "compute";
-    for (size_t i = 0; i < s.overrides.size(); ++i)
-      o_ << (i ? ", " : " with ") << s.overrides[i].text << " = " << text(*s.overrides[i].value);
-    o_ << "\n";
+    line(ind) << "compute" << overrides_text(s.overrides) << "\n";
   }
 
  private:

@@ -432,16 +432,21 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     // scan takes two 32-byte halves, the first's total carried into the second. Sums and
     // products, split by GCC into native vectors well, keep the one vector (the halves made
     // cumsum_rows' small rows 1.4x slower).
+    // The in-register steps on each of `vecs` (vectors of `type`, `n` lanes), step by step.
+    auto scan_steps = [&](const std::string& type, std::initializer_list<const char*> vecs, int n) {
+      for (const std::vector<int>& mask : vector_scan_steps(n))
+        for (const std::string x : vecs) {
+          out += "  {\n    const " + type + " s = __builtin_shufflevector(" + x + ", id, " +
+                 vector_scan_mask(mask) + ");\n";
+          out += "    " + x + " = " + vec_op("s", x) + ";\n  }\n";
+        }
+    };
     const bool halves = op == ReduceOp::Max || op == ReduceOp::Min;
     if (halves) out += "#if defined(__AVX512F__)\n";
     out += "  typedef " + T + " sb_vec __attribute__((vector_size(64)));\n";
     out += "  const sb_vec id = sb_vec{} + " + reduce_identity(op, t) + ";\n";
     out += "  sb_vec x;\n  __builtin_memcpy(&x, v, sizeof x);\n";
-    for (const std::vector<int>& mask : vector_scan_steps(t)) {
-      out += "  {\n    const sb_vec s = __builtin_shufflevector(x, id, " + vector_scan_mask(mask) +
-             ");\n";
-      out += "    x = " + vec_op("s", "x") + ";\n  }\n";
-    }
+    scan_steps("sb_vec", {"x"}, lanes);
     out += "  const " + T + " total = x[" + std::to_string(lanes - 1) + "];\n";
     out += "  x = " + vec_op("(sb_vec{} + carry)", "x") + ";\n";
     out += "  __builtin_memcpy(v, &x, sizeof x);\n";
@@ -457,13 +462,7 @@ std::string HelperSet::definitions(const std::string& qualifiers) const {
     out += "  sb_half a, b;\n";
     out += "  __builtin_memcpy(&a, v, sizeof a);\n";
     out += "  __builtin_memcpy(&b, v + " + std::to_string(half) + ", sizeof b);\n";
-    for (const std::vector<int>& mask : vector_scan_steps(half)) {
-      for (const char* x : {"a", "b"}) {
-        out += "  {\n    const sb_half s = __builtin_shufflevector(" + std::string(x) + ", id, " +
-               vector_scan_mask(mask) + ");\n";
-        out += "    " + std::string(x) + " = " + vec_op("s", x) + ";\n  }\n";
-      }
-    }
+    scan_steps("sb_half", {"a", "b"}, half);
     const std::string last = std::to_string(half - 1);
     out += "  const " + T + " mid = " + scalar_op("carry", "a[" + last + "]") + ";\n";
     out += "  const " + T + " total = " + scalar_op("mid", "b[" + last + "]") + ";\n";
